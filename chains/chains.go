@@ -1,0 +1,89 @@
+// Package chains owns which chains this deployment serves: the stored catalogue filtered by the
+// configured networks (mainnet, testnet or all). Chain.Enabled leaving here is the public
+// `isEnabled`.
+package chains
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Networks selects the chains a deployment serves.
+type Networks string
+
+// The accepted values of --networks.
+const (
+	Mainnet Networks = "mainnet"
+	Testnet Networks = "testnet"
+	All     Networks = "all"
+)
+
+// ParseNetworks validates a --networks value.
+func ParseNetworks(s string) (Networks, error) {
+	switch n := Networks(strings.ToLower(strings.TrimSpace(s))); n {
+	case Mainnet, Testnet, All:
+		return n, nil
+	}
+	return "", fmt.Errorf("networks must be one of mainnet, testnet, all (got %q)", s)
+}
+
+// Serves reports whether a chain of this kind is served.
+func (n Networks) Serves(c domain.Chain) bool {
+	switch n {
+	case Mainnet:
+		return !c.IsTestnet
+	case Testnet:
+		return c.IsTestnet
+	}
+	return true
+}
+
+// Catalog reads the catalogue and marks each chain enabled only when it is active in the data
+// and served by this deployment.
+func Catalog(tx *store.Tx, n Networks) (store.Catalog, error) {
+	cat, err := tx.LoadCatalog()
+	if err != nil {
+		return store.Catalog{}, err
+	}
+	for i, c := range cat.Chains {
+		cat.Chains[i].Enabled = c.Enabled && n.Serves(c)
+	}
+	for id, t := range cat.Tokens {
+		t.Chain.Enabled = t.Chain.Enabled && n.Serves(t.Chain)
+		cat.Tokens[id] = t
+	}
+	return cat, nil
+}
+
+// List returns one page of chains and the total.
+func List(ctx context.Context, s *store.Store, n Networks, limit, offset int32) ([]domain.Chain, int64, error) {
+	cat, err := Catalog(s.Read(ctx), n)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := int64(len(cat.Chains))
+	start := min(int64(offset), total)
+	end := min(start+int64(limit), total)
+	return cat.Chains[start:end], total, nil
+}
+
+// CAIP2 renders a chain id in CAIP-2 form.
+func CAIP2(id int64) string { return "eip155:" + strconv.FormatInt(id, 10) }
+
+// ParseCAIP2 reads "eip155:<n>" into the numeric id.
+func ParseCAIP2(s string) (int64, error) {
+	rest, ok := strings.CutPrefix(s, "eip155:")
+	if !ok {
+		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
+	}
+	return id, nil
+}

@@ -1,0 +1,45 @@
+// Package config owns the one typed configuration of paymentsd, loaded from flags and
+// environment in cmd/paymentsd and passed down explicitly.
+package config
+
+import (
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/chains"
+)
+
+// DefaultDatabaseURL is the zero-setup embedded SQLite file.
+const DefaultDatabaseURL = "data/paymentsd.db"
+
+// Config is everything a paymentsd process needs.
+type Config struct {
+	Addr           string          // listen address
+	DatabaseURL    string          // postgres://… or a SQLite path
+	PublicBaseURL  string          // base of paymentUrl, e.g. https://pay.example.com
+	Networks       chains.Networks // which chains this deployment serves
+	XPub           string          // deposit-address extended public key (m/44'/60'/0'/0); empty: a persisted dev key
+	BackendWallet  string          // withdrawal hot-wallet address; empty: derived from the xpub
+	QuoteTTL       time.Duration
+	PaymentTTL     time.Duration
+	MerchantFeeBps int64
+	IdempotencyTTL time.Duration
+	Pricing        Pricing
+	ShutdownGrace  time.Duration
+	MaxBodyBytes   string // Echo body-limit syntax, e.g. "1M"
+	LogFormat      string // text | json
+}
+
+// Pricing selects and tunes the price source.
+type Pricing struct {
+	Source       string // static | coingecko
+	BaseURL      string
+	APIKey       string
+	TTL          time.Duration
+	MaxStaleness time.Duration
+}
+
+// IsEmbedded reports whether the database is the embedded SQLite (not PostgreSQL).
+func (c Config) IsEmbedded() bool {
+	return !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}

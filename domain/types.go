@@ -1,0 +1,187 @@
+// Package domain holds the entities of the payments gateway and the error vocabulary shared by
+// the services, the store and the HTTP layer. It has no behaviour that touches I/O.
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Merchant owns payments, withdrawals, API keys and a balance.
+type Merchant struct {
+	ID                 uuid.UUID
+	Name               string
+	ShortName          string
+	LogoURL            *string
+	DepositsEnabled    bool
+	WithdrawalsEnabled bool
+	CreatedAt          time.Time
+}
+
+// APIKey is a merchant secret key as stored: only its hash and a display prefix.
+type APIKey struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Prefix     string
+	Hash       []byte
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// Chain is an EVM chain. Enabled says whether this deployment serves it (configuration and data).
+type Chain struct {
+	ID                    int64
+	Name                  string
+	NativeSymbol          string
+	NativeDecimals        int32
+	IsTestnet             bool
+	Enabled               bool
+	ConvenienceFeeCents   int64
+	RequiredConfirmations int32
+}
+
+// Token is an asset on a chain.
+type Token struct {
+	ID              string
+	Chain           Chain
+	Symbol          string
+	MarketAPIID     string
+	ContractAddress string
+	Decimals        int32
+	Type            string // stablecoin | volatile
+	AssetType       string // native | erc20
+	Status          string // active | deprecated | blocked
+}
+
+// DepositAddress is a derived EVM address. PaymentID is nil for an address shared by one
+// customer's deposits.
+type DepositAddress struct {
+	ID              uuid.UUID
+	MerchantID      uuid.UUID
+	PaymentID       *uuid.UUID
+	CustomerRefID   *string
+	DerivationIndex int64
+	Address         string
+	CreatedAt       time.Time
+}
+
+// Quote fixes a token, a rate and an expected amount for a payment.
+type Quote struct {
+	ID                  uuid.UUID
+	PaymentID           uuid.UUID
+	Token               Token
+	ExpectedAmountAsset decimal.Decimal // integer, smallest unit
+	RateUSDAsset        decimal.Decimal
+	AmountDueCents      *int64
+	ConvenienceFeeCents int64
+	TokenPriceUSD       *decimal.Decimal
+	ExpiresAt           time.Time
+	Status              string
+	CreatedAt           time.Time
+}
+
+// PaymentReceipt records how a payment settled.
+type PaymentReceipt struct {
+	PaymentID               uuid.UUID
+	QuoteID                 uuid.UUID
+	Token                   Token
+	SettledAmountAsset      decimal.Decimal
+	SettledAmountUSD        decimal.Decimal
+	TxHash                  *string
+	TxBlockNumber           *int64
+	TxTimestamp             *time.Time
+	TxSenderAddress         *string
+	TxGasUsed               *int64
+	TxTotalCost             *decimal.Decimal
+	TxTotalCostUSDFractions *int64
+	TxIsSponsored           *bool
+	ProcessedBy             *string
+	TxRiskScore             *int32
+	TxRiskSeverity          *string
+	TxRiskProvider          *string
+	Confirmations           int32
+	RequiredConfirmations   int32
+	CreatedAt               time.Time
+}
+
+// Payment is a fixed-amount payment or a deposit.
+type Payment struct {
+	ID                     uuid.UUID
+	Merchant               Merchant
+	Type                   string // payment | deposit
+	AmountInCents          int64
+	AmountDueCents         int64
+	ConvenienceFeeCents    *int64
+	MerchantFeeCents       *int64
+	SwapFeeCents           *int64
+	AmountMerchantNetCents int64
+	Currency               string
+	Status                 string
+	OrderID                *string
+	CustomerRefID          *string
+	RedirectURL            *string
+	CustomMetadata         *string
+	SecretHash             []byte
+	DepositAddress         DepositAddress
+	Quotes                 []Quote
+	Receipt                *PaymentReceipt
+	ExpiresAt              time.Time
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// WithdrawalConfig is a merchant's withdrawal policy.
+type WithdrawalConfig struct {
+	MerchantID           uuid.UUID
+	ChainIDs             []int64
+	TokenSymbol          string
+	MinAmountCents       int64
+	MaxAmountCents       int64
+	BackendWalletAddress string
+	UpdatedAt            time.Time
+}
+
+// WithdrawalReceipt records a completed withdrawal's transaction.
+type WithdrawalReceipt struct {
+	WithdrawalID            uuid.UUID
+	Token                   Token
+	SettledAmountAsset      decimal.Decimal
+	SettledAmountUSD        decimal.Decimal
+	TxHash                  string
+	TxBlockNumber           int64
+	TxTimestamp             time.Time
+	TxSenderAddress         string
+	TxGasUsed               int64
+	TxTotalCost             decimal.Decimal
+	TxTotalCostUSDFractions int64
+	TxIsSponsored           bool
+	ProcessedBy             string
+	CreatedAt               time.Time
+}
+
+// Withdrawal is a payout from the merchant's balance.
+type Withdrawal struct {
+	ID               uuid.UUID
+	MerchantID       uuid.UUID
+	AmountInCents    int64
+	Chain            Chain
+	Token            Token
+	RecipientAddress string
+	Status           string
+	Currency         string
+	OrderID          *string
+	CustomMetadata   *string
+	ErrorMessage     *string
+	Receipt          *WithdrawalReceipt
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Page is a list window; Total counts every match.
+type Page struct {
+	Limit  int32
+	Offset int32
+	Total  int64
+}

@@ -1,0 +1,202 @@
+// Package merchants owns merchants, their secret keys (generated, hashed, revoked, checked) and
+// their withdrawal configuration.
+package merchants
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Withdrawal defaults for a new merchant: the spec's bounds, USDC, every served chain that has it.
+const (
+	DefaultWithdrawalToken = "USDC"
+	DefaultWithdrawalMin   = 100
+	DefaultWithdrawalMax   = 100_000_000
+	keyPrefixLen           = 16 // "sk_live_" + 8 random characters: enough to tell keys apart, useless to an attacker
+)
+
+// Service manages merchants and keys.
+type Service struct {
+	Store         *store.Store
+	Networks      chains.Networks
+	BackendWallet string // default withdrawal hot-wallet address for new merchants
+	Now           func() time.Time
+}
+
+// CreateInput describes a new merchant.
+type CreateInput struct {
+	Name               string
+	ShortName          string
+	LogoURL            *string
+	DepositsEnabled    bool
+	WithdrawalsEnabled bool
+}
+
+// Created is a new merchant with its first secret key, shown once.
+type Created struct {
+	Merchant  domain.Merchant
+	SecretKey string
+	KeyPrefix string
+}
+
+// Create makes a merchant, its first key and its default withdrawal configuration in one transaction.
+func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return Created{}, domain.Invalid("parameter_missing", "name", "a merchant needs a name")
+	}
+	short := strings.TrimSpace(in.ShortName)
+	if short == "" {
+		short = name
+	}
+	now := s.Now()
+	m := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: name, ShortName: short, LogoURL: in.LogoURL,
+		DepositsEnabled: in.DepositsEnabled, WithdrawalsEnabled: in.WithdrawalsEnabled, CreatedAt: now}
+	var out Created
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateMerchant(m); err != nil {
+			return err
+		}
+		cat, err := chains.Catalog(tx, s.Networks)
+		if err != nil {
+			return err
+		}
+		cfg := domain.WithdrawalConfig{MerchantID: m.ID, TokenSymbol: DefaultWithdrawalToken,
+			MinAmountCents: DefaultWithdrawalMin, MaxAmountCents: DefaultWithdrawalMax,
+			BackendWalletAddress: s.BackendWallet, UpdatedAt: now}
+		for _, c := range cat.Chains {
+			if c.Enabled && hasToken(cat, c.ID, DefaultWithdrawalToken) {
+				cfg.ChainIDs = append(cfg.ChainIDs, c.ID)
+			}
+		}
+		if err := tx.PutWithdrawalConfig(cfg); err != nil {
+			return err
+		}
+		out, err = s.createKey(tx, m, now)
+		return err
+	})
+	return out, err
+}
+
+// CreateKey issues another secret key for a merchant.
+func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID) (Created, error) {
+	var out Created
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		m, err := tx.GetMerchant(merchantID)
+		if errors.Is(err, store.ErrNotFound) {
+			return domain.ErrMerchantNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out, err = s.createKey(tx, m, s.Now())
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) createKey(tx *store.Tx, m domain.Merchant, now time.Time) (Created, error) {
+	key, err := newSecretKey(s.Networks)
+	if err != nil {
+		return Created{}, err
+	}
+	prefix := key[:keyPrefixLen]
+	err = tx.CreateAPIKey(domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix,
+		Hash: HashKey(key), CreatedAt: now})
+	return Created{Merchant: m, SecretKey: key, KeyPrefix: prefix}, err
+}
+
+// RevokeKeys revokes the active keys with this display prefix.
+func (s *Service) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
+	var n int64
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.RevokeKeysByPrefix(prefix, s.Now())
+		return err
+	})
+	return n, err
+}
+
+// Authenticate resolves a presented secret key to its merchant. Unknown, revoked and empty keys
+// all answer ErrInvalidAPIKey, indistinguishably.
+func (s *Service) Authenticate(ctx context.Context, key string) (domain.Merchant, error) {
+	if key == "" || len(key) > 256 {
+		return domain.Merchant{}, domain.ErrInvalidAPIKey
+	}
+	m, err := s.Store.Read(ctx).MerchantByKeyHash(HashKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Merchant{}, domain.ErrInvalidAPIKey
+	}
+	return m, err
+}
+
+// WithdrawalConfig reads a merchant's withdrawal configuration.
+func (s *Service) WithdrawalConfig(ctx context.Context, merchantID uuid.UUID) (domain.WithdrawalConfig, error) {
+	return s.Store.Read(ctx).GetWithdrawalConfig(merchantID)
+}
+
+// SetWithdrawalConfig validates and replaces a merchant's withdrawal configuration.
+func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.WithdrawalConfig) error {
+	if cfg.MinAmountCents < DefaultWithdrawalMin || cfg.MaxAmountCents > DefaultWithdrawalMax || cfg.MinAmountCents > cfg.MaxAmountCents {
+		return fmt.Errorf("withdrawal limits must satisfy %d <= min <= max <= %d", DefaultWithdrawalMin, DefaultWithdrawalMax)
+	}
+	cfg.UpdatedAt = s.Now()
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.GetMerchant(cfg.MerchantID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return domain.ErrMerchantNotFound
+			}
+			return err
+		}
+		cat, err := tx.LoadCatalog()
+		if err != nil {
+			return err
+		}
+		for _, id := range cfg.ChainIDs {
+			if !hasToken(cat, id, cfg.TokenSymbol) {
+				return fmt.Errorf("chain %d has no %s token", id, cfg.TokenSymbol)
+			}
+		}
+		return tx.PutWithdrawalConfig(cfg)
+	})
+}
+
+func hasToken(cat store.Catalog, chainID int64, symbol string) bool {
+	for _, t := range cat.Tokens {
+		if t.Chain.ID == chainID && t.Symbol == symbol && t.Status == "active" {
+			return true
+		}
+	}
+	return false
+}
+
+// HashKey is the stored form of a secret key. Keys carry 256 random bits, so a fast hash is
+// enough: there is nothing to brute-force.
+func HashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+func newSecretKey(n chains.Networks) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	mode := "live"
+	if n == chains.Testnet {
+		mode = "test"
+	}
+	return "sk_" + mode + "_" + base64.RawURLEncoding.EncodeToString(b), nil
+}

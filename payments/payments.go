@@ -1,0 +1,222 @@
+// Package payments owns payments and deposits: creation with quotes and a derived deposit
+// address, listing and reading scoped to the merchant, and the operator's manual settlement.
+package payments
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/wallet"
+)
+
+// Payment types.
+const (
+	TypePayment = "payment"
+	TypeDeposit = "deposit"
+)
+
+// Service creates, lists, reads and settles payments.
+type Service struct {
+	Store          *store.Store
+	Networks       chains.Networks
+	Prices         pricing.Source
+	Addresses      *wallet.Deriver
+	Limits         Limits
+	QuoteTTL       time.Duration
+	PaymentTTL     time.Duration
+	MerchantFeeBps int64 // merchant fee in basis points of the payment amount, finalised at settlement
+	PublicBaseURL  string
+	Log            *slog.Logger
+	Now            func() time.Time
+}
+
+// Limits are the create-payment amount bounds of the active shape.
+type Limits struct {
+	MinAmountCents int64
+	MaxAmountCents int64
+}
+
+// CreateInput is a validated create-payment request.
+type CreateInput struct {
+	Type           string
+	Amount         *int64
+	Currency       string
+	OrderID        string
+	CustomerRefID  *string
+	RedirectURL    *string
+	CustomMetadata *string
+}
+
+// Created is a new payment with its secret (returned once, stored only as a hash) and URL.
+type Created struct {
+	Payment    domain.Payment
+	Secret     string
+	PaymentURL string
+}
+
+// Create makes a payment or deposit with its quotes and deposit address in one transaction.
+func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput) (Created, error) {
+	if in.Type == "" {
+		in.Type = TypePayment
+	}
+	if in.Type == TypeDeposit && !m.DepositsEnabled {
+		return Created{}, domain.ErrDepositsDisabled
+	}
+	if in.Currency != "USD" {
+		return Created{}, domain.Invalid("parameter_invalid", "currency", "currency must be USD")
+	}
+	var amount int64
+	if in.Type == TypePayment {
+		if in.Amount == nil {
+			return Created{}, domain.Invalid("parameter_missing", "amount", "amount is required for a payment")
+		}
+		amount = *in.Amount
+		if amount < s.Limits.MinAmountCents || amount > s.Limits.MaxAmountCents {
+			return Created{}, domain.Invalid("invalid_amount", "amount", "amount must be between %d and %d cents",
+				s.Limits.MinAmountCents, s.Limits.MaxAmountCents)
+		}
+	}
+	if in.Type == TypePayment {
+		in.CustomerRefID = nil // the spec ignores customerRefId for payments
+	}
+	secret, err := newPaymentSecret()
+	if err != nil {
+		return Created{}, err
+	}
+	now := s.Now()
+	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Type: in.Type, AmountInCents: amount,
+		AmountMerchantNetCents: amount, Currency: "USD", Status: "pending", OrderID: &in.OrderID,
+		CustomerRefID: in.CustomerRefID, RedirectURL: in.RedirectURL, CustomMetadata: in.CustomMetadata,
+		SecretHash: hashSecret(secret), ExpiresAt: now.Add(s.PaymentTTL), CreatedAt: now, UpdatedAt: now}
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		cat, err := chains.Catalog(tx, s.Networks)
+		if err != nil {
+			return err
+		}
+		if err := s.buildQuotes(ctx, cat, &p, now); err != nil {
+			return err
+		}
+		if p.DepositAddress, err = s.depositAddress(tx, m, p, now); err != nil {
+			return err
+		}
+		return tx.InsertPayment(p)
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Payment: s.present(p), Secret: secret, PaymentURL: s.PublicBaseURL + "/pay/" + p.ID.String() + "#secret=" + secret}, nil
+}
+
+// depositAddress reuses a deposit customer's address or derives a fresh one.
+func (s *Service) depositAddress(tx *store.Tx, m domain.Merchant, p domain.Payment, now time.Time) (domain.DepositAddress, error) {
+	if p.Type == TypeDeposit && p.CustomerRefID != nil {
+		a, err := tx.CustomerDepositAddress(m.ID, *p.CustomerRefID)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return domain.DepositAddress{}, err
+		}
+	}
+	idx, err := tx.AllocateDerivationIndex()
+	if err != nil {
+		return domain.DepositAddress{}, err
+	}
+	addr, err := s.Addresses.Address(uint32(idx))
+	if err != nil {
+		return domain.DepositAddress{}, err
+	}
+	a := domain.DepositAddress{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, DerivationIndex: idx, Address: addr, CreatedAt: now}
+	if p.Type == TypeDeposit && p.CustomerRefID != nil {
+		a.CustomerRefID = p.CustomerRefID // shared by the customer's deposits: no single payment owns it
+	} else {
+		id := p.ID
+		a.PaymentID = &id
+	}
+	return a, tx.InsertDepositAddress(a)
+}
+
+// ListInput selects a page of payments.
+type ListInput struct {
+	Type, Status, Search string
+	SortBy               string // createdAt | amountInCents
+	SortOrder            string // ASC | DESC
+	Limit, Offset        int32
+}
+
+// List returns a page of the merchant's payments.
+func (s *Service) List(ctx context.Context, m domain.Merchant, in ListInput) ([]domain.Payment, domain.Page, error) {
+	tx := s.Store.Read(ctx)
+	cat, err := chains.Catalog(tx, s.Networks)
+	if err != nil {
+		return nil, domain.Page{}, err
+	}
+	f := store.PaymentFilter{MerchantID: m.ID, Type: in.Type, Status: in.Status, Search: in.Search,
+		Ascending: in.SortOrder == "ASC", Limit: in.Limit, Offset: in.Offset, SortBy: "created_at"}
+	if in.SortBy == "amountInCents" {
+		f.SortBy = "amount_in_cents"
+	}
+	ps, total, err := tx.ListPayments(f, cat)
+	if err != nil {
+		return nil, domain.Page{}, err
+	}
+	for i := range ps {
+		ps[i] = s.present(ps[i])
+	}
+	return ps, domain.Page{Limit: in.Limit, Offset: in.Offset, Total: total}, nil
+}
+
+// Get reads one of the merchant's payments; an unknown id, a malformed id and another
+// merchant's id all answer ErrPaymentNotFound.
+func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain.Payment, error) {
+	pid, err := uuid.Parse(id)
+	if err != nil {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	tx := s.Store.Read(ctx)
+	cat, err := chains.Catalog(tx, s.Networks)
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	p, err := tx.GetPayment(m.ID, pid, cat)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	return s.present(p), nil
+}
+
+// present applies read-time truths: quotes past expiry read as expired.
+func (s *Service) present(p domain.Payment) domain.Payment {
+	now := s.Now()
+	for i, q := range p.Quotes {
+		p.Quotes[i].Status = effectiveQuoteStatus(q, now)
+	}
+	return p
+}
+
+func newPaymentSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "ps_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func hashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}

@@ -1,0 +1,119 @@
+package payments
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// ExpectedAmountAsset is ceil(amountDueCents / 100 / rateUSD × 10^decimals), computed exactly
+// in integers: the buyer is never asked for less than the amount due.
+func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals int32) (decimal.Decimal, error) {
+	if !rateUSD.IsPositive() {
+		return decimal.Decimal{}, errors.New("rate must be positive")
+	}
+	// rate = coef × 10^exp. amount = cents × 10^decimals / (100 × coef × 10^exp).
+	coef := rateUSD.Coefficient()
+	exp := rateUSD.Exponent()
+	num := new(big.Int).Mul(big.NewInt(amountDueCents), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
+	den := new(big.Int).Mul(big.NewInt(100), coef)
+	if exp < 0 {
+		num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-exp)), nil))
+	} else {
+		den.Mul(den, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil))
+	}
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return decimal.NewFromBigInt(q, 0), nil
+}
+
+// buildQuotes makes one quote per active token on an enabled chain. A token whose price cannot
+// be had (stale, provider down) gets no quote; the payment fails only when no token can quote.
+func (s *Service) buildQuotes(ctx context.Context, cat store.Catalog, p *domain.Payment, now time.Time) error {
+	for _, c := range cat.Chains {
+		if !c.Enabled {
+			continue
+		}
+		for _, t := range tokensOn(cat, c.ID) {
+			rate, err := s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == "stablecoin"})
+			if err != nil {
+				s.Log.Warn("no quote for token: price unavailable", "token", t.ID, "err", err)
+				continue
+			}
+			q := domain.Quote{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: t, RateUSDAsset: rate,
+				TokenPriceUSD: &rate, ConvenienceFeeCents: c.ConvenienceFeeCents, ExpiresAt: now.Add(s.QuoteTTL),
+				Status: "active", CreatedAt: now, ExpectedAmountAsset: decimal.Zero}
+			if p.Type == TypePayment {
+				due := p.AmountInCents + c.ConvenienceFeeCents
+				q.AmountDueCents = &due
+				if q.ExpectedAmountAsset, err = ExpectedAmountAsset(due, rate, t.Decimals); err != nil {
+					return err
+				}
+			}
+			p.Quotes = append(p.Quotes, q)
+		}
+	}
+	if len(p.Quotes) == 0 {
+		return domain.ErrNoQuotableTokens
+	}
+	if p.Type == TypePayment {
+		p.AmountDueCents = cheapestDue(p.Quotes)
+	}
+	return nil
+}
+
+// tokensOn lists a chain's active tokens: native first, then by symbol, for a stable order.
+func tokensOn(cat store.Catalog, chainID int64) []domain.Token {
+	var out []domain.Token
+	for _, t := range cat.Tokens {
+		if t.Chain.ID == chainID && t.Status == "active" {
+			out = append(out, t)
+		}
+	}
+	sortTokens(out)
+	return out
+}
+
+func sortTokens(ts []domain.Token) {
+	less := func(a, b domain.Token) bool {
+		if (a.AssetType == "native") != (b.AssetType == "native") {
+			return a.AssetType == "native"
+		}
+		return a.Symbol < b.Symbol
+	}
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && less(ts[j], ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+func cheapestDue(qs []domain.Quote) int64 {
+	var best int64 = -1
+	for _, q := range qs {
+		if q.AmountDueCents != nil && (best < 0 || *q.AmountDueCents < best) {
+			best = *q.AmountDueCents
+		}
+	}
+	return max(best, 0)
+}
+
+// effectiveQuoteStatus reports an active quote past its expiry as expired, so reads never
+// offer a rate that can no longer be paid, even before a sweeper has run.
+func effectiveQuoteStatus(q domain.Quote, now time.Time) string {
+	if q.Status == "active" && !now.Before(q.ExpiresAt) {
+		return "expired"
+	}
+	return q.Status
+}
+

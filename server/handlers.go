@@ -1,0 +1,40 @@
+package server
+
+import (
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/withdrawals"
+)
+
+// handlers implements gen.StrictServerInterface: generated request in, domain call, typed
+// response out. Documented errors travel as domain errors to the one renderer (errors.go).
+type handlers struct {
+	store       *store.Store
+	networks    chains.Networks
+	payments    *payments.Service
+	withdrawals *withdrawals.Service
+}
+
+var _ gen.StrictServerInterface = (*handlers)(nil)
+
+const defaultLimit = 100
+
+func pageParams(limit, offset *int32) (int32, int32) {
+	l, o := int32(defaultLimit), int32(0)
+	if limit != nil {
+		l = *limit
+	}
+	if offset != nil {
+		o = *offset
+	}
+	return l, o
+}
+
+func strOrEmpty[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+
+	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/settlement"
+)
+
+func (h *handlers) CreatePayment(ctx context.Context, req gen.CreatePaymentRequestObject) (gen.CreatePaymentResponseObject, error) {
+	b := req.Body
+	created, err := h.payments.Create(ctx, merchantFrom(ctx), payments.CreateInput{Type: strOrEmpty(b.Type), Amount: b.Amount,
+		Currency: string(b.Currency), OrderID: b.OrderId, CustomerRefID: b.CustomerRefId, RedirectURL: b.RedirectUrl,
+		CustomMetadata: b.CustomMetadata})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreatePayment201JSONResponse{Body: gen.CreatePaymentResponse{PaymentUrl: created.PaymentURL,
+		Secret: created.Secret, PaymentId: created.Payment.ID, Payment: settlement.Payment(created.Payment)}}, nil
+}
+
+func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequestObject) (gen.ListPaymentsResponseObject, error) {
+	p := req.Params
+	limit, offset := pageParams(p.Limit, p.Offset)
+	search := ""
+	if p.Search != nil {
+		search = *p.Search
+	}
+	list, page, err := h.payments.List(ctx, merchantFrom(ctx), payments.ListInput{Type: strOrEmpty(p.Type),
+		Status: strOrEmpty(p.Status), Search: search, SortBy: strOrEmpty(p.SortBy), SortOrder: strOrEmpty(p.SortOrder),
+		Limit: limit, Offset: offset})
+	if err != nil {
+		return nil, err
+	}
+	data := make([]gen.Payment, len(list))
+	for i, pm := range list {
+		data[i] = settlement.Payment(pm)
+	}
+	return gen.ListPayments200JSONResponse{Data: data, Pagination: settlement.Pagination(page, len(data))}, nil
+}
+
+func (h *handlers) GetPayment(ctx context.Context, req gen.GetPaymentRequestObject) (gen.GetPaymentResponseObject, error) {
+	p, err := h.payments.Get(ctx, merchantFrom(ctx), req.PaymentId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetPayment200JSONResponse(settlement.Payment(p)), nil
+}

@@ -1,0 +1,100 @@
+// Package server owns the HTTP side: Echo wiring, the middleware chain (request id, access log,
+// recover, body limit, authentication, openapi3filter validation, idempotency), the handlers of
+// gen.StrictServerInterface, and the one error renderer.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/withdrawals"
+)
+
+// Deps are the services the HTTP layer calls.
+type Deps struct {
+	Store        *store.Store
+	Networks     chains.Networks
+	Merchants    *merchants.Service
+	Payments     *payments.Service
+	Withdrawals  *withdrawals.Service
+	Idempotency  *idempotency.Keeper
+	Spec         *openapi3.T // the active shape's spec (validation)
+	SpecYAML     []byte      // served at GET /openapi.yaml
+	MaxBodyBytes string
+	Log          *slog.Logger
+}
+
+// New builds the Echo application.
+func New(d Deps) (*echo.Echo, error) {
+	v, err := newValidator(d.Spec)
+	if err != nil {
+		return nil, err
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Log)
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return uuid.Must(uuid.NewV7()).String() }}))
+	e.Use(accessLog(d.Log))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableErrorHandler: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+		d.Log.Error("panic", "err", err, "stack", string(stack))
+		return err
+	}}))
+	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
+	e.Use(authenticate(d.Merchants))
+	e.Use(v.middleware)
+	e.Use(idempotent(d.Idempotency, d.Log))
+
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/readyz", func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		if err := d.Store.Ping(ctx); err != nil {
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	})
+	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
+
+	h := &handlers{store: d.Store, networks: d.Networks, payments: d.Payments, withdrawals: d.Withdrawals}
+	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+	return e, nil
+}
+
+// Serve runs the server on ln until ctx ends, then drains in-flight requests for up to grace.
+func Serve(ctx context.Context, e *echo.Echo, ln net.Listener, grace time.Duration, log *slog.Logger) error {
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

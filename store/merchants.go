@@ -1,0 +1,126 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm/clause"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// CreateMerchant inserts a merchant.
+func (t *Tx) CreateMerchant(m domain.Merchant) error {
+	return translate(t.db.Create(&merchantRow{ID: m.ID, Name: m.Name, ShortName: m.ShortName, LogoURL: m.LogoURL,
+		DepositsEnabled: m.DepositsEnabled, WithdrawalsEnabled: m.WithdrawalsEnabled, CreatedAt: m.CreatedAt}).Error)
+}
+
+// GetMerchant reads a merchant.
+func (t *Tx) GetMerchant(id uuid.UUID) (domain.Merchant, error) {
+	var r merchantRow
+	if err := t.db.Take(&r, "id = ?", id).Error; err != nil {
+		return domain.Merchant{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// LockMerchant reads a merchant holding a row lock until the transaction ends (PostgreSQL);
+// on SQLite the single connection already serialises transactions. Balance checks run under it.
+func (t *Tx) LockMerchant(id uuid.UUID) (domain.Merchant, error) {
+	q := t.db
+	if t.dialect == Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var r merchantRow
+	if err := q.Take(&r, "id = ?", id).Error; err != nil {
+		return domain.Merchant{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// CountMerchants reports how many merchants exist (the demo bootstrap runs only on an empty database).
+func (t *Tx) CountMerchants() (int64, error) {
+	var n int64
+	return n, translate(t.db.Model(&merchantRow{}).Count(&n).Error)
+}
+
+// CreateAPIKey stores a key's hash and display prefix.
+func (t *Tx) CreateAPIKey(k domain.APIKey) error {
+	return translate(t.db.Create(&apiKeyRow{ID: k.ID, MerchantID: k.MerchantID, Prefix: k.Prefix, KeyHash: k.Hash,
+		CreatedAt: k.CreatedAt}).Error)
+}
+
+// MerchantByKeyHash finds the merchant owning an unrevoked key.
+func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
+	var r merchantRow
+	err := t.db.Table("merchants").Select("merchants.*").
+		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
+		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Take(&r).Error
+	if err != nil {
+		return domain.Merchant{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// RevokeKeysByPrefix revokes every active key with the display prefix; ErrNotFound when none.
+func (t *Tx) RevokeKeysByPrefix(prefix string, at time.Time) (int64, error) {
+	res := t.db.Model(&apiKeyRow{}).Where("prefix = ? AND revoked_at IS NULL", prefix).Update("revoked_at", at)
+	if res.Error != nil {
+		return 0, translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return 0, fmt.Errorf("%w: no active key with prefix %q", ErrNotFound, prefix)
+	}
+	return res.RowsAffected, nil
+}
+
+// PutWithdrawalConfig replaces a merchant's withdrawal configuration.
+func (t *Tx) PutWithdrawalConfig(c domain.WithdrawalConfig) error {
+	row := withdrawalConfigRow{MerchantID: c.MerchantID, TokenSymbol: c.TokenSymbol, MinAmountCents: c.MinAmountCents,
+		MaxAmountCents: c.MaxAmountCents, BackendWalletAddress: c.BackendWalletAddress, UpdatedAt: c.UpdatedAt}
+	if err := t.db.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		return translate(err)
+	}
+	if err := t.db.Where("merchant_id = ?", c.MerchantID).Delete(&withdrawalConfigChainRow{}).Error; err != nil {
+		return translate(err)
+	}
+	for _, id := range c.ChainIDs {
+		if err := t.db.Create(&withdrawalConfigChainRow{MerchantID: c.MerchantID, ChainID: id}).Error; err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// GetWithdrawalConfig reads a merchant's withdrawal configuration.
+func (t *Tx) GetWithdrawalConfig(merchantID uuid.UUID) (domain.WithdrawalConfig, error) {
+	var row withdrawalConfigRow
+	if err := t.db.Take(&row, "merchant_id = ?", merchantID).Error; err != nil {
+		return domain.WithdrawalConfig{}, translate(err)
+	}
+	var chains []withdrawalConfigChainRow
+	if err := t.db.Where("merchant_id = ?", merchantID).Order("chain_id").Find(&chains).Error; err != nil {
+		return domain.WithdrawalConfig{}, translate(err)
+	}
+	c := domain.WithdrawalConfig{MerchantID: row.MerchantID, TokenSymbol: row.TokenSymbol, MinAmountCents: row.MinAmountCents,
+		MaxAmountCents: row.MaxAmountCents, BackendWalletAddress: row.BackendWalletAddress, UpdatedAt: row.UpdatedAt}
+	for _, ch := range chains {
+		c.ChainIDs = append(c.ChainIDs, ch.ChainID)
+	}
+	return c, nil
+}
+
+// Setting reads a deployment setting; ErrNotFound when unset.
+func (t *Tx) Setting(name string) (string, error) {
+	var r settingRow
+	if err := t.db.Take(&r, "name = ?", name).Error; err != nil {
+		return "", translate(err)
+	}
+	return r.Value, nil
+}
+
+// InsertSetting stores a setting once; ErrConflict if another process stored it first.
+func (t *Tx) InsertSetting(name, value string) error {
+	return translate(t.db.Create(&settingRow{Name: name, Value: value}).Error)
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// AllocateDerivationIndex hands out the next BIP-32 child index. The counter row is locked by
+// the UPDATE until commit, so concurrent payments never share an index (and the unique index on
+// deposit_addresses.derivation_index backs that up).
+func (t *Tx) AllocateDerivationIndex() (int64, error) {
+	var next int64
+	err := t.db.Raw("UPDATE address_counters SET next_index = next_index + 1 WHERE name = 'deposit' RETURNING next_index").
+		Scan(&next).Error
+	if err != nil {
+		return 0, translate(err)
+	}
+	return next - 1, nil
+}
+
+// InsertDepositAddress stores a derived address.
+func (t *Tx) InsertDepositAddress(a domain.DepositAddress) error {
+	return translate(t.db.Create(&depositAddressRow{ID: a.ID, MerchantID: a.MerchantID, PaymentID: a.PaymentID,
+		CustomerRefID: a.CustomerRefID, DerivationIndex: a.DerivationIndex, Address: a.Address, CreatedAt: a.CreatedAt}).Error)
+}
+
+// CustomerDepositAddress finds the address a merchant's customer already deposits to.
+func (t *Tx) CustomerDepositAddress(merchantID uuid.UUID, customerRefID string) (domain.DepositAddress, error) {
+	var r depositAddressRow
+	if err := t.db.Take(&r, "merchant_id = ? AND customer_ref_id = ?", merchantID, customerRefID).Error; err != nil {
+		return domain.DepositAddress{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
+// InsertPayment stores a payment with its quotes.
+func (t *Tx) InsertPayment(p domain.Payment) error {
+	row := paymentRow{ID: p.ID, MerchantID: p.Merchant.ID, Type: p.Type, AmountInCents: p.AmountInCents,
+		AmountDueCents: p.AmountDueCents, AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency,
+		Status: p.Status, OrderID: p.OrderID, CustomerRefID: p.CustomerRefID, RedirectURL: p.RedirectURL,
+		CustomMetadata: p.CustomMetadata, SecretHash: p.SecretHash, DepositAddressID: p.DepositAddress.ID,
+		ExpiresAt: p.ExpiresAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	if err := t.db.Create(&row).Error; err != nil {
+		return translate(err)
+	}
+	if len(p.Quotes) == 0 {
+		return nil
+	}
+	quotes := make([]quoteRow, len(p.Quotes))
+	for i, q := range p.Quotes {
+		quotes[i] = quoteRow{ID: q.ID, PaymentID: p.ID, TokenID: q.Token.ID, ChainID: q.Token.Chain.ID,
+			ExpectedAmountAsset: q.ExpectedAmountAsset, RateUSDAsset: q.RateUSDAsset, AmountDueCents: q.AmountDueCents,
+			ConvenienceFeeCents: q.ConvenienceFeeCents, ExpiresAt: q.ExpiresAt, Status: q.Status, CreatedAt: q.CreatedAt}
+	}
+	return translate(t.db.Create(&quotes).Error)
+}
+
+// PaymentFilter selects a page of a merchant's payments.
+type PaymentFilter struct {
+	MerchantID uuid.UUID
+	Type       string
+	Status     string
+	Search     string // already trimmed; matched per the API's search rules
+	SortBy     string // created_at | amount_in_cents
+	Ascending  bool
+	Limit      int32
+	Offset     int32
+}
+
+// ListPayments returns one page of payments (fully loaded) and the count of all matches.
+func (t *Tx) ListPayments(f PaymentFilter, cat Catalog) ([]domain.Payment, int64, error) {
+	q := t.db.Model(&paymentRow{}).Where("payments.merchant_id = ?", f.MerchantID)
+	if f.Type != "" {
+		q = q.Where("payments.type = ?", f.Type)
+	}
+	if f.Status != "" {
+		q = q.Where("payments.status = ?", f.Status)
+	}
+	if f.Search != "" {
+		var err error
+		if q, err = t.applySearch(q, f); err != nil {
+			return nil, 0, err
+		}
+	}
+	var total int64
+	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
+		return nil, 0, translate(err)
+	}
+	dir := "DESC"
+	if f.Ascending {
+		dir = "ASC"
+	}
+	col := "created_at"
+	if f.SortBy == "amount_in_cents" {
+		col = "amount_in_cents"
+	}
+	var rows []paymentRow
+	err := q.Order(fmt.Sprintf("payments.%s %s, payments.id %s", col, dir, dir)).
+		Limit(int(f.Limit)).Offset(int(f.Offset)).Find(&rows).Error
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	out, err := t.hydrate(rows, cat)
+	return out, total, err
+}
+
+// applySearch narrows to payments whose id equals the term, whose deposit address, receipt tx
+// hash or receipt sender starts with it (all stored lowercase), or every payment when the
+// merchant's short name contains it. Each branch is an indexed lookup, not a scan.
+func (t *Tx) applySearch(q *gorm.DB, f PaymentFilter) (*gorm.DB, error) {
+	term := strings.ToLower(f.Search)
+	var m merchantRow
+	if err := t.db.Select("short_name").Take(&m, "id = ?", f.MerchantID).Error; err != nil {
+		return nil, translate(err)
+	}
+	if strings.Contains(strings.ToLower(m.ShortName), term) {
+		return q, nil
+	}
+	prefix := escapeLike(term) + "%"
+	conds := []string{
+		"payments.deposit_address_id IN (SELECT id FROM deposit_addresses WHERE address LIKE @prefix ESCAPE '\\')",
+		"payments.id IN (SELECT payment_id FROM payment_receipts WHERE tx_hash LIKE @prefix ESCAPE '\\')",
+		"payments.id IN (SELECT payment_id FROM payment_receipts WHERE tx_sender_address LIKE @prefix ESCAPE '\\')",
+	}
+	args := map[string]any{"prefix": prefix}
+	if id, err := uuid.Parse(term); err == nil {
+		conds = append(conds, "payments.id = @id")
+		args["id"] = id
+	}
+	return q.Where("("+strings.Join(conds, " OR ")+")", args), nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// GetPayment reads one merchant's payment; another merchant's id is ErrNotFound.
+func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat Catalog) (domain.Payment, error) {
+	var row paymentRow
+	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+		return domain.Payment{}, translate(err)
+	}
+	out, err := t.hydrate([]paymentRow{row}, cat)
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	return out[0], nil
+}
+
+// LockPayment reads a payment by id alone (operator paths) under a row lock on PostgreSQL.
+func (t *Tx) LockPayment(id uuid.UUID, cat Catalog) (domain.Payment, error) {
+	q := t.db
+	if t.dialect == Postgres {
+		q = q.Set("gorm:query_option", "FOR UPDATE")
+	}
+	var row paymentRow
+	if err := q.Take(&row, "id = ?", id).Error; err != nil {
+		return domain.Payment{}, translate(err)
+	}
+	out, err := t.hydrate([]paymentRow{row}, cat)
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	return out[0], nil
+}
+
+// SettlePayment writes a payment's final amounts and status, its receipt, and its quotes' statuses.
+func (t *Tx) SettlePayment(p domain.Payment, usedQuote uuid.UUID, now time.Time) error {
+	res := t.db.Model(&paymentRow{}).Where("id = ? AND status IN ?", p.ID, []string{"pending", "processing"}).
+		Updates(map[string]any{
+			"status": p.Status, "amount_in_cents": p.AmountInCents, "amount_due_cents": p.AmountDueCents,
+			"convenience_fee_cents": p.ConvenienceFeeCents, "merchant_fee_cents": p.MerchantFeeCents,
+			"swap_fee_cents": p.SwapFeeCents, "amount_merchant_net_cents": p.AmountMerchantNetCents, "updated_at": now,
+		})
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("%w: payment %s is no longer open", ErrConflict, p.ID)
+	}
+	if err := t.db.Model(&quoteRow{}).Where("payment_id = ? AND id = ?", p.ID, usedQuote).Update("status", "used").Error; err != nil {
+		return translate(err)
+	}
+	if err := t.db.Model(&quoteRow{}).Where("payment_id = ? AND id <> ? AND status = ?", p.ID, usedQuote, "active").
+		Update("status", "expired").Error; err != nil {
+		return translate(err)
+	}
+	r := p.Receipt
+	return translate(t.db.Create(&paymentReceiptRow{PaymentID: p.ID, QuoteID: r.QuoteID, TokenID: r.Token.ID,
+		ChainID: r.Token.Chain.ID, SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD,
+		TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
+		TxGasUsed: r.TxGasUsed, TxTotalCost: nullDecimal(r.TxTotalCost), TxTotalCostUSDFractions: r.TxTotalCostUSDFractions, TxIsSponsored: r.TxIsSponsored,
+		ProcessedBy: r.ProcessedBy, TxRiskScore: r.TxRiskScore, TxRiskSeverity: r.TxRiskSeverity,
+		TxRiskProvider: r.TxRiskProvider, Confirmations: r.Confirmations, RequiredConfirmations: r.RequiredConfirmations,
+		CreatedAt: r.CreatedAt}).Error)
+}

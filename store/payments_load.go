@@ -1,0 +1,102 @@
+package store
+
+import (
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// hydrate loads what a page of payments references with one query per table, never one per row.
+func (t *Tx) hydrate(rows []paymentRow, cat Catalog) ([]domain.Payment, error) {
+	if len(rows) == 0 {
+		return []domain.Payment{}, nil
+	}
+	ids := make([]uuid.UUID, len(rows))
+	addrIDs := make([]uuid.UUID, len(rows))
+	merchantIDs := map[uuid.UUID]struct{}{}
+	for i, r := range rows {
+		ids[i] = r.ID
+		addrIDs[i] = r.DepositAddressID
+		merchantIDs[r.MerchantID] = struct{}{}
+	}
+	var merchants []merchantRow
+	mids := make([]uuid.UUID, 0, len(merchantIDs))
+	for id := range merchantIDs {
+		mids = append(mids, id)
+	}
+	if err := t.db.Where("id IN ?", mids).Find(&merchants).Error; err != nil {
+		return nil, translate(err)
+	}
+	var addrs []depositAddressRow
+	if err := t.db.Where("id IN ?", addrIDs).Find(&addrs).Error; err != nil {
+		return nil, translate(err)
+	}
+	var quotes []quoteRow
+	if err := t.db.Where("payment_id IN ?", ids).Order("created_at, id").Find(&quotes).Error; err != nil {
+		return nil, translate(err)
+	}
+	var receipts []paymentReceiptRow
+	if err := t.db.Where("payment_id IN ?", ids).Find(&receipts).Error; err != nil {
+		return nil, translate(err)
+	}
+	merchantByID := map[uuid.UUID]domain.Merchant{}
+	for _, m := range merchants {
+		merchantByID[m.ID] = m.domain()
+	}
+	addrByID := map[uuid.UUID]domain.DepositAddress{}
+	for _, a := range addrs {
+		addrByID[a.ID] = a.domain()
+	}
+	quotesByPayment := map[uuid.UUID][]domain.Quote{}
+	quoteByID := map[uuid.UUID]domain.Quote{}
+	for _, q := range quotes {
+		dq := domain.Quote{ID: q.ID, PaymentID: q.PaymentID, Token: cat.Tokens[q.TokenID],
+			ExpectedAmountAsset: q.ExpectedAmountAsset, RateUSDAsset: q.RateUSDAsset, AmountDueCents: q.AmountDueCents,
+			ConvenienceFeeCents: q.ConvenienceFeeCents, ExpiresAt: q.ExpiresAt, Status: q.Status, CreatedAt: q.CreatedAt}
+		rate := q.RateUSDAsset
+		dq.TokenPriceUSD = &rate
+		quotesByPayment[q.PaymentID] = append(quotesByPayment[q.PaymentID], dq)
+		quoteByID[q.ID] = dq
+	}
+	receiptByPayment := map[uuid.UUID]*domain.PaymentReceipt{}
+	for _, r := range receipts {
+		receiptByPayment[r.PaymentID] = &domain.PaymentReceipt{PaymentID: r.PaymentID, QuoteID: r.QuoteID,
+			Token: cat.Tokens[r.TokenID], SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD,
+			TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
+			TxGasUsed: r.TxGasUsed, TxTotalCost: decimalPtr(r.TxTotalCost), TxTotalCostUSDFractions: r.TxTotalCostUSDFractions,
+			TxIsSponsored: r.TxIsSponsored, ProcessedBy: r.ProcessedBy, TxRiskScore: r.TxRiskScore,
+			TxRiskSeverity: r.TxRiskSeverity, TxRiskProvider: r.TxRiskProvider, Confirmations: r.Confirmations,
+			RequiredConfirmations: r.RequiredConfirmations, CreatedAt: r.CreatedAt}
+	}
+	out := make([]domain.Payment, len(rows))
+	for i, r := range rows {
+		qs := quotesByPayment[r.ID]
+		if qs == nil {
+			qs = []domain.Quote{}
+		}
+		out[i] = domain.Payment{ID: r.ID, Merchant: merchantByID[r.MerchantID], Type: r.Type,
+			AmountInCents: r.AmountInCents, AmountDueCents: r.AmountDueCents, ConvenienceFeeCents: r.ConvenienceFeeCents,
+			MerchantFeeCents: r.MerchantFeeCents, SwapFeeCents: r.SwapFeeCents, AmountMerchantNetCents: r.AmountMerchantNetCents,
+			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,
+			RedirectURL: r.RedirectURL, CustomMetadata: r.CustomMetadata, SecretHash: r.SecretHash,
+			DepositAddress: addrByID[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID],
+			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
+}
+
+func decimalPtr(n decimal.NullDecimal) *decimal.Decimal {
+	if !n.Valid {
+		return nil
+	}
+	d := n.Decimal
+	return &d
+}
+
+func nullDecimal(d *decimal.Decimal) decimal.NullDecimal {
+	if d == nil {
+		return decimal.NullDecimal{}
+	}
+	return decimal.NullDecimal{Decimal: *d, Valid: true}
+}

@@ -1,0 +1,190 @@
+// Package store owns persistence: GORM on PostgreSQL (pgx) or an embedded pure-Go SQLite, the
+// versioned migrations for both, and the repositories. It speaks domain types and its own error
+// vocabulary (ErrNotFound, ErrConflict); it never knows HTTP.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Store errors: every storage failure that callers act on is translated to one of these.
+var (
+	ErrNotFound = errors.New("store: not found")
+	ErrConflict = errors.New("store: conflict")
+)
+
+// Dialect names the backing database.
+type Dialect string
+
+// Supported dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// Store is the database handle. Reads and writes go through Tx values.
+type Store struct {
+	db      *gorm.DB
+	dialect Dialect
+}
+
+// Tx is a unit of work on the database, inside or outside a transaction.
+type Tx struct {
+	db      *gorm.DB
+	dialect Dialect
+}
+
+// Open connects to databaseURL: a postgres:// or postgresql:// URL, or a SQLite file path
+// (optionally prefixed with sqlite: or file:).
+func Open(databaseURL string) (*Store, error) {
+	cfg := &gorm.Config{TranslateError: true, Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
+	var (
+		db      *gorm.DB
+		dialect Dialect
+		err     error
+	)
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		dialect = Postgres
+		db, err = gorm.Open(postgres.Open(databaseURL), cfg)
+	default:
+		dialect = SQLite
+		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "file:")
+		if path == "" {
+			return nil, errors.New("store: empty database path")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("store: create data directory: %w", err)
+			}
+		}
+		dsn := path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
+		db, err = gorm.Open(sqlite.Open(dsn), cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if dialect == SQLite {
+		// One connection serialises every transaction: SQLite has one writer anyway, and this
+		// makes the balance check under "lock" trivially safe without FOR UPDATE.
+		sqlDB.SetMaxOpenConns(1)
+	} else {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	return &Store{db: db, dialect: dialect}, nil
+}
+
+// Dialect reports the backing database.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks the database answers (readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Migrate applies every pending versioned migration for the dialect.
+func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	sub, err := fs.Sub(migrationsFS, "migrations/"+string(s.dialect))
+	if err != nil {
+		return err
+	}
+	gooseDialect := goose.DialectPostgres
+	if s.dialect == SQLite {
+		gooseDialect = goose.DialectSQLite3
+	}
+	provider, err := goose.NewProvider(gooseDialect, sqlDB, sub,
+		goose.WithGoMigrations(seedMigration(s.dialect)))
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	for _, r := range results {
+		log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
+	}
+	return nil
+}
+
+// Read returns a Tx for reads outside a transaction.
+func (s *Store) Read(ctx context.Context) *Tx {
+	return &Tx{db: s.db.WithContext(ctx), dialect: s.dialect}
+}
+
+// InTx runs fn in one transaction, committed when fn returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return translate(s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		return fn(&Tx{db: db, dialect: s.dialect})
+	}, &sql.TxOptions{}))
+}
+
+// translate maps driver and GORM errors to the store vocabulary, keeping the cause for logs.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict):
+		return err
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	case isSQLiteUniqueViolation(err):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
+
+// isSQLiteUniqueViolation covers the glebarez driver, whose error translation GORM does not
+// always reach (raw Exec paths).
+func isSQLiteUniqueViolation(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		// SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555).
+		return coded.Code() == 2067 || coded.Code() == 1555
+	}
+	return false
+}

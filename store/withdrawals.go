@@ -1,0 +1,110 @@
+package store
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// Ledger entry kinds.
+const (
+	LedgerPaymentCredit      = "payment_credit"
+	LedgerWithdrawalDebit    = "withdrawal_debit"
+	LedgerWithdrawalReversal = "withdrawal_reversal"
+)
+
+// AvailableBalance sums a merchant's ledger: settled payment credits less withdrawal debits
+// (reversed when a withdrawal fails or is cancelled).
+func (t *Tx) AvailableBalance(merchantID uuid.UUID) (int64, error) {
+	var sum int64
+	err := t.db.Model(&ledgerEntryRow{}).Where("merchant_id = ?", merchantID).
+		Select("COALESCE(SUM(amount_cents), 0)").Scan(&sum).Error
+	return sum, translate(err)
+}
+
+// AppendLedger books one signed amount; a second entry of the same kind for the same payment or
+// withdrawal is ErrConflict (the unique indexes make double-booking impossible).
+func (t *Tx) AppendLedger(merchantID uuid.UUID, kind string, cents int64, paymentID, withdrawalID *uuid.UUID, at time.Time) error {
+	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Kind: kind,
+		AmountCents: cents, PaymentID: paymentID, WithdrawalID: withdrawalID, CreatedAt: at}).Error)
+}
+
+// InsertWithdrawal stores a new withdrawal.
+func (t *Tx) InsertWithdrawal(w domain.Withdrawal) error {
+	return translate(t.db.Create(&withdrawalRow{ID: w.ID, MerchantID: w.MerchantID, AmountInCents: w.AmountInCents,
+		ChainID: w.Chain.ID, TokenID: w.Token.ID, RecipientAddress: w.RecipientAddress, Status: w.Status,
+		Currency: w.Currency, OrderID: w.OrderID, CustomMetadata: w.CustomMetadata, ErrorMessage: w.ErrorMessage,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}).Error)
+}
+
+// WithdrawalFilter selects a page of a merchant's withdrawals.
+type WithdrawalFilter struct {
+	MerchantID uuid.UUID
+	Status     string
+	Limit      int32
+	Offset     int32
+}
+
+// ListWithdrawals returns one page, newest first, and the count of all matches.
+func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat Catalog) ([]domain.Withdrawal, int64, error) {
+	q := t.db.Model(&withdrawalRow{}).Where("merchant_id = ?", f.MerchantID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, translate(err)
+	}
+	var rows []withdrawalRow
+	if err := q.Order("created_at DESC, id DESC").Limit(int(f.Limit)).Offset(int(f.Offset)).Find(&rows).Error; err != nil {
+		return nil, 0, translate(err)
+	}
+	out, err := t.hydrateWithdrawals(rows, cat)
+	return out, total, err
+}
+
+// GetWithdrawal reads one merchant's withdrawal; another merchant's id is ErrNotFound.
+func (t *Tx) GetWithdrawal(merchantID, id uuid.UUID, cat Catalog) (domain.Withdrawal, error) {
+	var row withdrawalRow
+	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+		return domain.Withdrawal{}, translate(err)
+	}
+	out, err := t.hydrateWithdrawals([]withdrawalRow{row}, cat)
+	if err != nil {
+		return domain.Withdrawal{}, err
+	}
+	return out[0], nil
+}
+
+func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat Catalog) ([]domain.Withdrawal, error) {
+	out := make([]domain.Withdrawal, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	var receipts []withdrawalReceiptRow
+	if err := t.db.Where("withdrawal_id IN ?", ids).Find(&receipts).Error; err != nil {
+		return nil, translate(err)
+	}
+	byID := map[uuid.UUID]*domain.WithdrawalReceipt{}
+	for _, r := range receipts {
+		byID[r.WithdrawalID] = &domain.WithdrawalReceipt{WithdrawalID: r.WithdrawalID, Token: cat.Tokens[r.TokenID],
+			SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD, TxHash: r.TxHash,
+			TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
+			TxGasUsed: r.TxGasUsed, TxTotalCost: r.TxTotalCost, TxTotalCostUSDFractions: r.TxTotalCostUSDFractions,
+			TxIsSponsored: r.TxIsSponsored, ProcessedBy: r.ProcessedBy, CreatedAt: r.CreatedAt}
+	}
+	for i, r := range rows {
+		tok := cat.Tokens[r.TokenID]
+		out[i] = domain.Withdrawal{ID: r.ID, MerchantID: r.MerchantID, AmountInCents: r.AmountInCents, Chain: tok.Chain,
+			Token: tok, RecipientAddress: r.RecipientAddress, Status: r.Status, Currency: r.Currency, OrderID: r.OrderID,
+			CustomMetadata: r.CustomMetadata, ErrorMessage: r.ErrorMessage, Receipt: byID[r.ID],
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
+}

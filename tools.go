@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins the code generators used by `make generate`, so their versions come from go.mod.
+package tools
+
+import (
+	_ "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen"
+)
