@@ -23,15 +23,102 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for CreatePaymentRequestType.
+const (
+	CreatePaymentRequestTypeDeposit CreatePaymentRequestType = "deposit"
+	CreatePaymentRequestTypePayment CreatePaymentRequestType = "payment"
+)
+
+// Valid indicates whether the value is a known member of the CreatePaymentRequestType enum.
+func (e CreatePaymentRequestType) Valid() bool {
+	switch e {
+	case CreatePaymentRequestTypeDeposit:
+		return true
+	case CreatePaymentRequestTypePayment:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreatePaymentRequest1Type.
+const (
+	CreatePaymentRequest1TypeDeposit CreatePaymentRequest1Type = "deposit"
+)
+
+// Valid indicates whether the value is a known member of the CreatePaymentRequest1Type enum.
+func (e CreatePaymentRequest1Type) Valid() bool {
+	switch e {
+	case CreatePaymentRequest1TypeDeposit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateWithdrawalRequestChainId.
+const (
+	Eip1551        CreateWithdrawalRequestChainId = "eip155:1"
+	Eip15510       CreateWithdrawalRequestChainId = "eip155:10"
+	Eip15511155111 CreateWithdrawalRequestChainId = "eip155:11155111"
+	Eip155137      CreateWithdrawalRequestChainId = "eip155:137"
+	Eip15542161    CreateWithdrawalRequestChainId = "eip155:42161"
+	Eip15543114    CreateWithdrawalRequestChainId = "eip155:43114"
+	Eip15556       CreateWithdrawalRequestChainId = "eip155:56"
+	Eip1558453     CreateWithdrawalRequestChainId = "eip155:8453"
+	Eip15584532    CreateWithdrawalRequestChainId = "eip155:84532"
+)
+
+// Valid indicates whether the value is a known member of the CreateWithdrawalRequestChainId enum.
+func (e CreateWithdrawalRequestChainId) Valid() bool {
+	switch e {
+	case Eip1551:
+		return true
+	case Eip15510:
+		return true
+	case Eip15511155111:
+		return true
+	case Eip155137:
+		return true
+	case Eip15542161:
+		return true
+	case Eip15543114:
+		return true
+	case Eip15556:
+		return true
+	case Eip1558453:
+		return true
+	case Eip15584532:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateWithdrawalRequestCurrency.
+const (
+	CreateWithdrawalRequestCurrencyUSD CreateWithdrawalRequestCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the CreateWithdrawalRequestCurrency enum.
+func (e CreateWithdrawalRequestCurrency) Valid() bool {
+	switch e {
+	case CreateWithdrawalRequestCurrencyUSD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Currency.
 const (
-	USD Currency = "USD"
+	CurrencyUSD Currency = "USD"
 )
 
 // Valid indicates whether the value is a known member of the Currency enum.
 func (e Currency) Valid() bool {
 	switch e {
-	case USD:
+	case CurrencyUSD:
 		return true
 	default:
 		return false
@@ -380,9 +467,26 @@ type CreatePaymentRequest struct {
 	OrderId string `json:"orderId"`
 
 	// RedirectUrl Example: https://shop.example/thanks
-	RedirectUrl *string      `json:"redirectUrl,omitempty"`
-	Type        *PaymentType `json:"type,omitempty"`
+	RedirectUrl *string `json:"redirectUrl,omitempty"`
+
+	// Type A fixed-amount payment (default) or a customer-chosen deposit.
+	Type  *CreatePaymentRequestType `json:"type,omitempty"`
+	union json.RawMessage
 }
+
+// CreatePaymentRequestType A fixed-amount payment (default) or a customer-chosen deposit.
+type CreatePaymentRequestType string
+
+// CreatePaymentRequest0 A payment (type omitted or `payment`) states its amount.
+type CreatePaymentRequest0 = interface{}
+
+// CreatePaymentRequest1 A deposit needs no amount.
+type CreatePaymentRequest1 struct {
+	Type CreatePaymentRequest1Type `json:"type"`
+}
+
+// CreatePaymentRequest1Type defines model for CreatePaymentRequest.1.Type.
+type CreatePaymentRequest1Type string
 
 // CreatePaymentResponse The created payment with its hosted URL and secret.
 type CreatePaymentResponse struct {
@@ -404,19 +508,32 @@ type CreateWithdrawalRequest struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
 
-	// ChainId CAIP-2 EVM chain id from the merchant's withdrawal configuration.
+	// ChainId CAIP-2 EVM chain id of a chain this service knows; it must also be in the merchant's
+	// withdrawal configuration (else `chain_not_supported`).
+	//
 	//
 	// Example: eip155:8453
-	ChainId        string    `json:"chainId"`
-	Currency       *Currency `json:"currency,omitempty"`
-	CustomMetadata *string   `json:"customMetadata,omitempty"`
-	OrderId        *string   `json:"orderId,omitempty"`
+	ChainId CreateWithdrawalRequestChainId `json:"chainId"`
 
-	// RecipientAddress EVM address; mixed case must carry a valid EIP-55 checksum.
+	// Currency Only USD.
+	Currency       *CreateWithdrawalRequestCurrency `json:"currency,omitempty"`
+	CustomMetadata *string                          `json:"customMetadata,omitempty"`
+	OrderId        *string                          `json:"orderId,omitempty"`
+
+	// RecipientAddress EVM address (any letter case; stored lowercase). The zero address is refused.
 	//
 	// Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
 	RecipientAddress string `json:"recipientAddress"`
 }
+
+// CreateWithdrawalRequestChainId CAIP-2 EVM chain id of a chain this service knows; it must also be in the merchant's
+// withdrawal configuration (else `chain_not_supported`).
+//
+// Example: eip155:8453
+type CreateWithdrawalRequestChainId string
+
+// CreateWithdrawalRequestCurrency Only USD.
+type CreateWithdrawalRequestCurrency string
 
 // Currency Only USD.
 //
@@ -900,6 +1017,182 @@ type CreatePaymentJSONRequestBody = CreatePaymentRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
+
+// AsCreatePaymentRequest0 returns the union data inside the CreatePaymentRequest as a CreatePaymentRequest0
+func (t CreatePaymentRequest) AsCreatePaymentRequest0() (CreatePaymentRequest0, error) {
+	var body CreatePaymentRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCreatePaymentRequest0 overwrites any union data inside the CreatePaymentRequest as the provided CreatePaymentRequest0
+func (t *CreatePaymentRequest) FromCreatePaymentRequest0(v CreatePaymentRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCreatePaymentRequest0 performs a merge with any union data inside the CreatePaymentRequest, using the provided CreatePaymentRequest0
+func (t *CreatePaymentRequest) MergeCreatePaymentRequest0(v CreatePaymentRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCreatePaymentRequest1 returns the union data inside the CreatePaymentRequest as a CreatePaymentRequest1
+func (t CreatePaymentRequest) AsCreatePaymentRequest1() (CreatePaymentRequest1, error) {
+	var body CreatePaymentRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCreatePaymentRequest1 overwrites any union data inside the CreatePaymentRequest as the provided CreatePaymentRequest1
+func (t *CreatePaymentRequest) FromCreatePaymentRequest1(v CreatePaymentRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCreatePaymentRequest1 performs a merge with any union data inside the CreatePaymentRequest, using the provided CreatePaymentRequest1
+func (t *CreatePaymentRequest) MergeCreatePaymentRequest1(v CreatePaymentRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CreatePaymentRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Amount != nil {
+		object["amount"], err = json.Marshal(t.Amount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'amount': %w", err)
+		}
+	}
+
+	object["currency"], err = json.Marshal(t.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	if t.CustomMetadata != nil {
+		object["customMetadata"], err = json.Marshal(t.CustomMetadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'customMetadata': %w", err)
+		}
+	}
+
+	if t.CustomerRefId != nil {
+		object["customerRefId"], err = json.Marshal(t.CustomerRefId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'customerRefId': %w", err)
+		}
+	}
+
+	object["orderId"], err = json.Marshal(t.OrderId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'orderId': %w", err)
+	}
+
+	if t.RedirectUrl != nil {
+		object["redirectUrl"], err = json.Marshal(t.RedirectUrl)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'redirectUrl': %w", err)
+		}
+	}
+
+	if t.Type != nil {
+		object["type"], err = json.Marshal(t.Type)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'type': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *CreatePaymentRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["amount"]; found {
+		err = json.Unmarshal(raw, &t.Amount)
+		if err != nil {
+			return fmt.Errorf("error reading 'amount': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["customMetadata"]; found {
+		err = json.Unmarshal(raw, &t.CustomMetadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'customMetadata': %w", err)
+		}
+	}
+
+	if raw, found := object["customerRefId"]; found {
+		err = json.Unmarshal(raw, &t.CustomerRefId)
+		if err != nil {
+			return fmt.Errorf("error reading 'customerRefId': %w", err)
+		}
+	}
+
+	if raw, found := object["orderId"]; found {
+		err = json.Unmarshal(raw, &t.OrderId)
+		if err != nil {
+			return fmt.Errorf("error reading 'orderId': %w", err)
+		}
+	}
+
+	if raw, found := object["redirectUrl"]; found {
+		err = json.Unmarshal(raw, &t.RedirectUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'redirectUrl': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	return err
+}
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -2016,102 +2309,105 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Hz7ctw2lveroDipilTDvqqV2O2/FF8STWxHn2VPvlpLq0aTp5sYsQEGACX1qFS1T7MPtk+yhQtJkER3",
-	"s23Z8UytK5VSkwRwcHAuv3MOgPsgYquMUaBSBNP7IAEcA9d/nsawypgEKt9BluI1xOppDCLiJJOE0WAa",
-	"zCTPYYZuE6BIJkQgDiJjVAAiAmHEdUPEFghTBJinBDji8EcOQqJbIhMkE0ACrwCVo0Xr3q+w7gdhIKIE",
-	"VlgNCjRfBdOPgRotuAwDuc4gmAZCckKXwcPDQxhkmOMVyCbt0fpXWLfpfoOvQaCIA1YPkMALQJIhDpKv",
-	"++hcEXQNa4RpbKibs3hdzEaRvCBcyHKyz8xHqoWeFL6gMVksgAOVummIGEe3CUmh1trwgQgkJElTxHNK",
-	"CV2GCFNxC1ygyfBpH/0Ka4EwByQilkGsyJQJXNAV8CjBVGoiryGTaME4Gk9QwnIu+hc0CAOi5mqWNAgD",
-	"ileKaw1O1xi9wnevgS5lEkzHx8dhsCK0+D1SPJYSuOrzPz9eXNyNR72Li7sfX17+9bugvSZh8JqsiGzz",
-	"/lTCSqAMOMrwEtDBSE1pNBwOQxTDAuepVL8O+wX9f+TA1xX5qe7VJdq2Cqaj4TAMFoyvsAymAaHyaByE",
-	"ak5kpeRHj6GmZH+WNBMqYQlcE/3bYiFgI9WSIXFNMnRQULqZTmY68hLqJbOga+ih6yEMCmHT8v0Tjt8Z",
-	"8VG/IkaVmqo/cZalJNJSPfiHUJTfB3CHV1lqGhJ6g1MSn6xYbhrc4DQH/RXnjJveYjO4/vIKm0/DYAVC",
-	"4KV6ZR6hVS4kmgOag7wFoGgyHGphVHzW/1CkzYpVzrJh4EzQjGFV4crQUNfnU/PNVlrLj69sjzVyGY+B",
-	"n8ZTZCUBGRlFqZZspX/j42OHSvt9BzIf3NX9jsMimAZ/GVQWdWDeisHLamINsTJdI0KzXPbRTE1opkia",
-	"1fk/09qNKbK8Z7lUZnXOchqLEDGZAL8lAtCsxYtZ6D5cESEIXaqHhIp8sSARASqv5jjFNIKZslSzKMGE",
-	"XlEmr0SeZYxLiGfPbC8zpARcaEPGFgugseLlgkAa94OHMHjF+JzEMdDukulb0hgyJogUVzEReJ5CfUlf",
-	"2LfaMFImEVD9keaSdkSFeexXy5gB17NntFzBz16/98qcA5Y5B2UULFXK2hOZxBzf4lQcqvVsEwkOjQ+h",
-	"a5afM7pISSQ/j4Ok6vDqGtZXHHLRYON7xamGP0C3WCD1pfVlqHJlhcdSLs3hqzvQozH2pBtOUKwlFGWc",
-	"LTkIgQ5mzWkTepULmB2qRUlwXJuQduvtJoZTs0OzLlT5PJy+rNj7yStiu7JccleiGAXpV+igBAcxGo6e",
-	"Hs1Hi3Hvx2gU934cDoe9J+p/Q+ffobMcOCOPtwwfKNxlEEmIkQB+A9wQ+MzKryYfRZhzYk1CRbjm3hle",
-	"r4DKt0y+Uqbq8/iXmc60YVro7lwWvmVI5FGC7Fd9x6LbR65NL/t4PF69ZcXYhcwq4YzRHFJGl8Iit7rW",
-	"f6A4lwnj5J8Qf65wWX+RESXEDekyXoZxZO0/EhBxkAqzuqKTywSotKM+Hmfe2EEZR5bM2vgPYfB7aS4f",
-	"R1Qq87tDWqoPXYGpnn55manG6io25bAa0j1XzroNWE8oevn3N0i7cjU1h1n62WkcTAMg2ej4ePpkcnyk",
-	"YKx4aTxUMFWRlnrwHoSkCg8vcCqgBLc/YQEa6kpyAy8gIiucimA6elI8O1+v5iwNpsHL97+o9c04y4BL",
-	"YlBoSUCT6Ocnp2e9sSFamxCH7gaxTqgyGbXCj9pkmqP8noDCS4bTMWQpM1qrLZwxYyXbbL9zxlLA1HRc",
-	"MuXe89pwyBHOglktCpvcc9ooRrYihGZU0OS1O6Ziuy8mU+aZcMWUj+UqWJob3bXoc1nqcqGKx9n8HxBJ",
-	"RZiWyddEeAKpExP2sYXhsdBqV5OOGEutUESFXLs0y0j/Q2XCOMdrLXF4SSg2g27v4qz6sskiTUqtL+9s",
-	"OWAJ1tU5cVlz4hRuSw/BOLJwsaGcNkay0WqUc65wiXLF5y+CsAxObJjSGw2HIwfimt7bGofLgK+hcIoT",
-	"z1AxZw1NZ7aXWYjIkrLysaV3ViPYkOnK6g+TZtCt/zkR7mQ49ElzNdcdS158p9sIyVZvQOJCaioduL8I",
-	"IszlRTC9CCbji+ChbjXGw8kTj1aaHoG/g4XPQr2qFk6EFSzVoSnSwNEaENvN96L4HOE4Vhi13yDj+NhD",
-	"RbnM7oRqK76zCw4x4RDJD7xhGxIpMzEdDETCsr59PJAJptdKyculzDnpxDDz4D7AafrbIph+3KVsWrbe",
-	"q0YPl2GVE6lkt2mmiuWuuNJBCU2ypL1+KmDTeT+I62hNxW0JE+r5h3evTepPY5S2gSoonXaaqjFGBQCd",
-	"3jsczknscwz2a7twdfp/MSQWpCtbasC4BVSS4xtIdVCknqqpLDheFoi4NZZp5udTMYjt+kAk7JYiRiM4",
-	"7O/0Ls4kylHCGhIv2Lh5NStUuMOq1lFcy5qe0ucmwX1sjOoG/MMhIhkBKk+MpgbTYHj39MnxE1gs4vHR",
-	"eD4ZHh3B5Mf46XA4PIonI4iOJhBhiPHTySabW47tqODxJxjN0QajuQNKlRhQQcoFZ6samPxeuPAzYnRB",
-	"ljnXnm4P7OXkhe13H0e9p5cfh72nl/fD8Ojo4bvAa2kre9/NeFSWv2Y5lGf0+oLdxsuxsx0MalM8mjxX",
-	"zLZW/hlakTuIUYQFmEypipLXCCMT/7w8PesdH6Mogeha5Ks6t/eQuhr3h3eK57i3OOm9uryfDB++26mm",
-	"dSENHVDYmq5XT501rPPiN5qu0YfzF3pmtn6jFurSnajBNC1O2/TeRj7/ngCHmptFAmgs0CKnsWiagE9R",
-	"5jCwTuJECdh4OP6hNxr1xuP3o+F0qP77D4WBlQnpkJ4Z1QxfpyYO3n/59zce27KJNa/ZLXAtdI4wfoZ0",
-	"tbW24ovjymIsoSfJyhvokL3cns+Yud5ILbudl85VrnAMCqA+QzRPU5Mnb2IuJBKscOxcKWAbmmkGqdYq",
-	"uimC341Ap5BmtTCXu/SLxA2vpz8PywV0GepTsDLt2GaISRXqHCZbILgBvkaU0d747q4sTTZ04Vsq8jRF",
-	"uqStkSvQlLYLuFFCKPQ44FgtGlKf1cW8NbfWgpaTbYGsfIVp1bf9rt793vzxyLtmWHPwtyqeYItGgaXI",
-	"q9pCS5uSYIvENryUlpsIS1gyvvYzrb5Yu4TcyrReqoqtbXFuNDOd+6T+rBa818k/UxpLGNXbCkwygVCE",
-	"UUpEM5Y2CEOe6UUehUGCxRvGocxmmVqygVa2XqvLr0zi1BSI1V+quQimo3Yay+2+SeaoN8dCI/UlIJqv",
-	"5sBDtEgZ4wdmKDRAevxD9Fc06gcePNhGe+UENqW0dM4ELViasluT38qs5LYzVem2+rwVADUBW6lvkrgh",
-	"J8W2FtDFNckyiDv2ZReiBW1NCXRhZ7vCUhmDpd1bkUrgHdnpLm9zkAhIeqA/KBeqU69N1dBTCMttC+W2",
-	"gGIpa1SENZnya0YZe7bzar7Uki8meZFDGZQ0lIuzGyIIozhFB1ECOFNG54+cSThEOZUkRdj8RFq2SKyT",
-	"ICbYVD/Ny+9FI0l0POy0IK2QqUGdnaH57BkaNry9IZCoiFXKFESXTNUmIt7YEOktyHYA17mviNEboARo",
-	"BK+gYnqr5Qbw4fa0P+76lIRa3ILe21o2gHp3rFcEoJ/JlKKb0/1Gfc2WzGZXdqK+os15wrh820run0R+",
-	"3juB5c4htMqIzinv/6c+96W8OURAMrl3Mu6dbaei6jqx7TTizskIiWUuOubGzs3Hqtktzj5TGAq00zn9",
-	"6IPqjkT51r4tQxWib0TSDVPrtwUeTWjwYqM9Ct3MqOV6KUuVMITOfiZ3LXcFHpZTu4o41ul8bhnHyZX+",
-	"iYWchj60pn2u3crK7IWJGI8NBlWkpOCkZdvM+ATrvWfOmLMIhID4pz3yaWdOI6/yC0j15g9jcrraJeN9",
-	"7SbDE+GFg4aVcbGfzaarJbsG+r1AYoXTVCGPnDYKZMFofKzjKn8y2xn4g4g3D/vh/IUdOkTylqHYVDlR",
-	"luKogRuC0bh/PKwn2nRq868XF32T4xz7E5yWnLJA36mOaRu9V5zY1ch8pHTm7qeURddvdZjxqebz7mcs",
-	"PgiIP7n9L1gknXyEvDsV5xmjgnHY5iKdYEXevSPiWsPT2EyxwyiqyXlkA6atG4Pr+4K7TFb3DTfAiVy7",
-	"WaHn707fnz4/eX317vT81yAMfjn9+Zfi7zcvX5x+eFP8ev3b78Wfb38zf112SUPdnQONgTsQrUOb92QF",
-	"QuJVttEAdelERSrPmc8j6FcoYqLUZbN9YLNK7zPeBxG/4jhSY4ldYyvVXpE0JYzKRHhjtl3r6y9laRda",
-	"t4gNdW2ovNcSeqxUqTtNRa4vXHvpXaWtr89m7jW1r+466lrTkvOWHnZEEeclKPQHdClZQLSOUkAKyIBb",
-	"M8hMAqyi0/wofa5aX0zMphS4y4iZU4RpBKl6Wqs3VJ21pM1Fhh68syB3EPest3Ii7Sqd3IsSJoDWtnUU",
-	"c7DopgyvGlSVr9tU1d16M+mDi1A3tgF4SVejImoJuYV5wti14hnXe+s0rzij2hzSXKcqRMJyeVV8WqO0",
-	"/KZFaIkQmozT+o8YVZzSdUgsETbsRBxLCG1BzMTuZgXFySekLjQ3FBfm+VqnrNai2g6uYXGIHAiOFgCI",
-	"0CjNY4id2oFbEqji/bE3gdEhan+EnW6PUYL53LC+2AW8FdO9LLYKdwB16MByyZ7GONyI8lqwy4u1SsH5",
-	"smWpnV8rkf4g4g0cUr4p4yTSoROjgG4TlloOoQO4w5EsoGidIdUOR1q4hrvekvXswxWjsO6/bb3qkVXG",
-	"uDSbVmQSTIMlkUk+70dsNShCt9j5S3dkdph2iuO12ldRvNwDte4slFmXWlWkG0Lsl8rGEnji8EpUnLh5",
-	"uxtzp9laVP1ymwtTrvcGav7JHsWwnqtmY8uvW7JVxgS7bKzHeCpmvG8UMA1CU3TxaDz01DIt8zvHLhGj",
-	"UgGNk93V6eLTar+EMhX/BM7Kmq3J7WoKvhc1ONmsZz85Ojp+8nQRxT9APP8Bhk8Wk+jH6GgcTxY/jubH",
-	"k3mMh+OnoyO/ZfTsv/2hU3mCNPbnOWZ7kIs48qYgMb8GeZIRn1M4jZH1YeazXowlRpkFW/VZ5yLuRUyj",
-	"zC05uJYIxpBxiLABTnOFNSH2rrzw7Cr+cP7iubfOqBblTNk1b9D9GguJKtOnZD9EZIEwXe8yehs87Ncy",
-	"gs2Sv5CKGMv2G5ZiSVLouAnAXflCsUo2t3XHkcwqxVhqsWO56sz3Wa9qG53PeJQHiRtHIT5vL9u3C4Ue",
-	"Z5txG4BwzvibTTsK3ip4mdNU2TWl386uO+MDdkfESqLZikhYZXJtS9j7F1w6whinfOHbB7dfmcHdxllV",
-	"GrwMUjFAgz9FpOfdpONliW+j3mNtf+oGi6oZV9goz+L9RHVneWKPvXsu0qmqBpX2uORtNyG7CgLOwdfP",
-	"rAk4ZuvPLQu05Xf/ysA24/opxYF6XmCP+P5yV968DF06pde/6aT3vknubUnt3UlsX9K6lar9pNTsrlTs",
-	"PqnTDpOunX7c7S0aOtU4O/lvlyDdHim2LH87T1W5tkdKe+6b7DTHPnJO5PpcKZW9UwQwB36SSy3uc/3r",
-	"VbHyf/v9fdB02S+wSOYM8xj97ff35ojY4GY0KFyUGNxX3uph4PiFGQIaZ4xQKdABZRJlmEuz5ZGIMjL8",
-	"XiBlJLVZFoflhUBaxTRx1cQSKTM329zhTMvMHEmZIQ4y5xR05FVcCBTq2dhPe/b4i0sz3ICKTUvofA3r",
-	"6iKY5oU7/793DvyGRNCz9PXOi+Mw1ZH9X0F7NfPGf2dRMVh1dBodzMT1VUpu4Op//uu/Z2iA1G8JQurf",
-	"h310rg/t9wSJddyFGE3XffSLplBf5IEUx7GAHqECqCAqTOwwE0OnvT+oMQslX4Qu2OYp9BY4InRZXcCE",
-	"aYw4YL3TlS1QxNeZLE/TC/26OnTnCVhEeEHVRzoJns9TEtlwQm8KRSdpanOS5saQIvWoYtLInIA0KRTP",
-	"RxfUqI3YXqNG+i4NYtC9YkjcMw4LiQRn9ozWMlfroB8gIi6UpSI3YM/lEInmazRbAh3o73rsBniK1/01",
-	"XqUzc6GTJFKrdikLZy6LKssi0MnZqQpRgQu7HbU/1Lg+A4ozEkyDo/6wf2TSq4nWf6W7cGeuoRiYs7nq",
-	"8dKnSWeGx4q7xVZl08IeRdNCgq4puxXP0Kw8NzxDAq8Fut1+/trUTkrd10cmFOp8bmiq3/X18V/qeqkd",
-	"t0phiVLA4qtdK3XZuFZqPBx2uHah25UH1RFw7+0uzUPgD2EwMaP7Oi2pHDg3Xz2EwXGXJvUbXFzvF0w/",
-	"XoaByFcrzNdWylB55ZGlTakdXoryxLwILlUfNXUxJvka1j2cy6RMJW3UHzWQ0RXnyg2I3XN5G4wfhVtz",
-	"DIALbS/s4vs1prAOu3RGn9UqBywcsRKXTWJoE1LdRKGx6W776MTeJGji1U3jl9HsXhQUwXibhlccAEm4",
-	"k2Y3uYIDS7XWslZXJbHNVx6ao9/FvuNb5QnKVHZoL8LRoeKFAjNUGHCJEiwSVDgq+4U+uqbghE17HzTd",
-	"Mco4LMjdYVi0dC7/Ewnj0jjydjuRz4viWnUdYJORgHmU7HEJYAtLtkJhRZG9V8Y7IuPyp7XfgtUyEgUU",
-	"dp/VUx6XXckx2x7tqdZNRP3GDdjx0fXi5flzh6QT/Us/9NPgE8ZKBQfmasQOH9rrCL+opXZ3em611dVe",
-	"z0+z1pPhaHeT2o1Ij2Li711U/fHyoW3ys8pOFqa+fHT5EAaZd8uTOaMuit0Mjc0hIaodTbhtH1mNEsaK",
-	"6yJM2/4FnRX3/RHRuJVDSdm06H2GDowB0gJ6qC2De1lHuYtBK37dM9RuSmi7hh0S2bha1UimXuKfWLx+",
-	"PPjgu1PloZ5rKHeo1xRj9KVosFdKbLgFsLxMAoviggllbLwX6vbcG3V9FNhWA88dvA/65Ba91l3+DNIQ",
-	"GTvnguqrvQTpX+r72pnk78oTo3MWr/8yqN6Zey6/lrpPhke7G1V3TOoWTzsYCM/til/euJi10acUm0ez",
-	"/KamI64c3JfL87ARY74DHAu9ycRGaDuhZh+dUH2TqOelcynxpA02f94kZB+35WBMrU+7Y12YLb2xuw2k",
-	"ru4bcMoPk7YX/gouc4ct+Kp+cjKc7G7UvI7xy6vAzwoXI2eH495C72R5PieecpNFtSjKHzo5uZRO0ZPT",
-	"/ZcJYdolxX81nNmoIW6FmrUq4r8Z2rytiVahEO7TLZiT0RvgsnbXau04S3FdZHGXj74xXqc2aYz+yCHX",
-	"CTaNEYW9WqC4Ub4sGiNGbUpPb2g2W8rQW530hrsIIBbNW4TwDSa6MI/sRdKbgadT1v2msWf78qmvDD/d",
-	"+rffz7hXh/45sLO+taiFPDeu9X2jyNjCn+T/gOdjAM9bdwH8pqa7+x3cu4v2GMjTNfM+8OkI+C78uc2s",
-	"bNWcjSi0Ucj+JoHoPjbi24OjnlufvxYi7aIYulN+U0hRztNgGgy027EtNpxnqift+63ARgTtPOUbT1UT",
-	"HeA0S/Bh3yeUvk7OWrXPqqUtXjxcPvxvAAAA//8=",
+	"7H17c9s4kvhXQXGnauzfUrIky3kof3nymPFOkskvTnauLvZaENkSsaYADgDa1rpUdZ/mPth9kis8SIIk",
+	"JNGPZLNb55qakigCaDT63Y3ObRCxZcYoUCmCyW2QAI6B648nMSwzJoHKj5CleAWxehqDiDjJJGE0mART",
+	"yXOYousEKJIJEYiDyBgVgIhAGHE9ELE5whQB5ikBjjj8kYOQ6JrIBMkEkMBLQOVq0ar3K6z6QRiIKIEl",
+	"VosCzZfB5EugVgvOw0CuMggmgZCc0EWwXq/DIMMcL0E2YY9Wv8KqDfc7fAkCRRyweoAEngOSDHGQfNVH",
+	"pwqgS1ghTGMD3YzFq2I3CuQ54UKWm31hXlIj9KbwGY3JfA4cqNRDQ8Q4uk5ICrXRBg9EICFJmiKeU0ro",
+	"IkSYimvgAo0Hz/voV1gJhDkgEbEMYgWmTOCMLoFHCaZSA3kJmURzxtFojBKWc9E/o0EYELVXc6RBGFC8",
+	"VFhrYLqG6CW+eQt0IZNgMjo6CoMlocX3ocKxlMDVnH/7cnZ2Mxr2zs5unr4+//MPQftMwuAtWRLZxv2J",
+	"hKVAGXCU4QWgvaHa0nAwGIQohjnOU6m+7fcL+P/Iga8q8FM9qwu0HRVMhoNBGMwZX2IZTAJC5eEoCNWe",
+	"yFLRj15Dbcl+LWEmVMICuAb6t/lcwEaoJUPikmRor4B0M5zMTOQF1AtmAdfAA9c6DApi0/T9E44/GvJR",
+	"3yJGFZuqjzjLUhJpqj74u1CQ3wZwg5dZagYSeoVTEh8vWW4GXOE0B/0W54yb2WKzuH7zAptXw2AJQuCF",
+	"+sk8QstcSDQDNAN5DUDReDDQxKjwrP9QpMWKZc5yYOBs0KxhWeHCwFDn5xPzzlZYy5cv7Iw1cBmPgZ/E",
+	"E2QpARkaRammbMV/o6MjB0r7fgcw1+7p/sBhHkyCPx1UEvXA/CoOXlcba5CVmRoRmuWyj6ZqQ1MF0rSO",
+	"/6nmbkyRxT3LpRKrM5bTWISIyQT4NRGApi1cTEP34ZIIQehCPSRU5PM5iQhQeTHDKaYRTJWkmkYJJvSC",
+	"Mnkh8ixjXEI8fWFnmSJF4EILMjafA40VLucE0rgfrMPgDeMzEsdAu1Om70hjyJggUlzEROBZCvUjfWV/",
+	"1YKRMomA6pc0lrQiKsRjvzrGDLjePaPlCT74/D4pcQ5Y5hyUULBQKWlPZBJzfI1Tsa/Osw0kODCuQ1cs",
+	"v2R0npJIPgyDpJrw4hJWFxxy0UDjJ4Wphj5A11gg9abVZahSZYXGUirNwau70KMh9ribnaBQSyjKOFtw",
+	"EALtTZvbJvQiFzDdV4eS4Li2Ia3W20MMpqb75lyo0nk4fV2h994nYqeyWHJPolgF6Z/QXmkcxGgwfH44",
+	"G85HvafRMO49HQwGvWfqfwPnb985DpyRxzuGzxRuMogkxEgAvwJuAHxh6VeDjyLMObEioQJcY+8DXi2B",
+	"yvdMvlGi6mH4y8xkWjDN9XQuCt8zJPIoQfatviPR7SNXppdzPB6u3rNi7YJmFXHGaAYpowthLbc613+m",
+	"OJcJ4+QfED+UuKy+yIgi4gZ1GS3DOLLyHwmIOEhls7qkk8sEqLSrPh5m3tlFGUcWzNr66zD4vRSXj0Mq",
+	"lfjdQS3Viy7BVE+/Ps1Ua3Ulm3JZbdK9VMq6bbAeU/T6r++QVuVqaw6y9LOTOJgEQLLh0dHk2fjoUJmx",
+	"4rXRUMFEeVrqwScQkip7eI5TAaVx+xMWoE1dSa7gFURkiVMRTIbPimenq+WMpcEkeP3pF3W+GWcZcEmM",
+	"FVoC0AT65fHJh97IAK1FiAN3A1jHVRkPW+5HbTPNVX5PQNlLBtMxZCkzXKslnBFjJdrsvDPGUsDUTFwi",
+	"5dbzs8GQQ5wFsloQNrHnjFGIbHkITa+giWt3TYV2n0+mxDPhCilfylOwMDema8HnotTFQuWPs9nfIZIK",
+	"ME2Tb4nwOFLHxu1jc4NjodmuRh0xlpqhiHK5dnGWof51JcI4xytNcXhBKDaLbp/iQ/VmE0UalNpc3t1y",
+	"wBKsqnP8MkxXv82DyRcfCgzF7am5EFsSqTSsMr3tL9N9JCSWIJC2crXRrzDlAme9qfN12F7AmqKIAsTK",
+	"+HSmqCPbbKYKsdiBvihLfXX96/n6vG24UbguN8h4AUpDBlngrVMe5Zwr80tZHKevgrD0waw31hsOBkPH",
+	"kjeztwULLv3ahlxRB/4CFfBrC7xEdYjIgrLysYV3WgPYgOmy5JNxM7ag/xxHfjwY+Ji22usOyi7e02OE",
+	"ZMt3IHHBHBWr354FEebyLJicBePRWbCuC8fRYPysHrr529nZzWBw/v9+8AklsxLwjzD3Ceg31YGKsLLK",
+	"tWeOtN1s5aed5kdRkiKOY2Wi9xvgHR3dAbqSLFwE1Cjk3lNziAmHSH7mDVGaSJmJycGBSFjWt48PZILp",
+	"pZKJJUnknDwI8QUjlkGiksrbHDYnNxD3bCiglCV2pPZ0cHkCvShhAmiNDS2vuwt05PqSeKuz6CARTeSq",
+	"TU3Ke9ZBWIjrprMSegkT6vnnj29NHFYbjG0BVmxip5CvREbpDUxunfPLSew7F/u2JYs6/L8YEAvQlWIz",
+	"npG1biXHV5BqD1U9VVuZc7wo3JPWWmaYH0/FInbqPZGwa4oYjWC/v1PVO5soVwlrblGBxs2nWZnojorz",
+	"yf66Sd2S+Sf0pck2HBnRv8EY5RCRjACVx0ZuBJNgcPP82dEzmM/j0eFoNh4cHsL4afx8MBgcxuMhRIdj",
+	"iDDE+Pl4k2Yo13YY/Ogeon24QbTvsGtLg1zZ92yuuFR/04aosj5JBOiSsmvxAhEbYMWpYGgGBQ0VbsCP",
+	"4ow6nkPE6Jwscm7yGXuQCvCH8fZNZqAQARbnSnIWHwfV56MnzvPDp9UXe0b223g0fOLMMD4cDsf1d0fO",
+	"PMPh0dFwOFSUdl/b3lWhlbw0lkMd8b/RdIU+n75yxZ5673yj6nOV7P2luaOoHqCRmhzQJCtFT1atoj1M",
+	"VygFNTeKsE5KSW3UpOwauHqy30dKkPwDOCtH6ZTdPBfQ8LXuwGqh8ouNJC43NrgZ3I4H6x+MAHUefxn0",
+	"nuPe/Lj35ty8sEty1fk2dJyWFnq8oqtGKR0po0KDIanWydjw88Zz+T0BDjU7CAmgsUDznMaiKRXvI9/C",
+	"wOrNY0X5o8HoSW847I1Gn4aDyUD995/KR1NStUP4cFjTBZ2GOP7o67++84jbTah5W1Ajcoj3AbTX5uIK",
+	"L452j7GEniRLryNO7mQJ+OS7q6DVsRfsdY0FWuIYlGfxAtE8TU0ep2kUI5FgxauzlWO5VbazRpAarbzv",
+	"Ijiz0YIsqFkdzE6DjsQNQ0C/HpYH6CLUx2BlWLyNEBPK1jF2NkdwBXyFKKO90c1NmTpv8ML3lIRsknQJ",
+	"WyOWpSFtFxhECaHQ44BjdWhIvVYn89beWgdabrZld+ZLTKu57Xv16e+MHw+9a4Q1F3+vHD42byQAi7i/",
+	"TQS2Idnu89S0mqabCEtYML7yI61+WJ1iFaE5qgqtbXJuDDOT+6j+Qy24VAf/g+JYZYVpA08HuwhFGKVE",
+	"NIMgxo6RH/QhD8MgweId41BGW02tg7E2bT2BLg9gEqemgEF9UsNFMBm2w6zu9E0wh70ZFtp5WQCi+XIG",
+	"PETzlDG+Z5ZCB0ivv4/+jIb9wGMitw3gcgObQq46pofmLE3ZtTF7M0u57Uhquq1+xBKA2oCtJGmCuCFm",
+	"yrYWeIhLkmXGGOowlz2IlrVvUvRzu9sllkoYLGztTyqBd0Sne7zNRSIg6Z5+oTyoTrM2WUNvISzLasqy",
+	"leIoa1CENZryc0bpjm8KetZjgj437VUOpZ/WYC7OroggjOIU7UUJ4EwJnT9yJmEf5VSSFGHzFWnaIrGO",
+	"UhnfSX01P/4oGtG9o0GnA2l5kQ3o7A7Nay/QoKHtDYBEOfFSpiC6hBg3AfHOOoLvQbZ92s5zRYxeASVA",
+	"I3gDFdJbIzcYH+5Md7e77hMJjVum97aRDUO9u61XuNkPREoxzcndVn3LFswGnHZafcWY04Rx+b6VfDqO",
+	"/Lh3HNSdS2iWEZ1TMv9fve5LyXCIgGQmNZKmNjXSIWj30Y5bnzdx3o7b7tyMkFjmomO48NS8rIZd4+yB",
+	"xFBYOx3W/aRe9ZrqDkX5zr5NQ5VF3/CkG6LWLws8nNDAxUZ5FLrBYov1kpYqYgidejv3LHc5HhZTu5KM",
+	"Vuk8NM3ohI//iYnGBj+0tn2q1crS1GpFjBdBRqaEgROpbiPjHtL7jmF0ziIQAuKfVnfgf2eQl/kFpLo4",
+	"yYicrnLJaF9bBHssvOagQWVc1Fva6Ktkl0B/FEgscZoqyyOnjcxmMBwdab/KH993Fv4s4s3Lfj59ZZcO",
+	"kbxmKDZZeJSlOGrYDcFw1D8aBPXA4qD3/PzPZ2d9/eF2tP5hCzhlAUmnPLsd9ElhYtcg85LimZufUhZd",
+	"vtduxn3F583PWHwWEN97/C9YJJ10hLw5EacZo4Jx2KYiHWdF3nwk4lKbp7HZYodV1JDTyDpMWwvX63Xr",
+	"XTar54Yr4ESu3KjQy48nn05eHr+9+Hhy+msQBr+c/PxL8fnd61cnn98V397+9nvx8f1v5tN5lzDUzSnQ",
+	"GLhjonUY84ksQUi8zDYKoC6TKE/lJfNpBP0TipgoedmUt2xm6bus91nEbziO1Fpi19qKtZckTQmjMhFe",
+	"n23X+fqze1qF1iVig10bLO+VhB4pVfJOk5HrB9c+epdp6+ezGXtN7qurjjrXtOi8xYcdrYjT0ij0O3Qp",
+	"mUO0ilIwVTm1JLoJgFVwmi+lzlXni4kpmoKbjJg9RZhGkKqntXxDNVmL2lzL0GPveEsCHlQI4EBV/tyG",
+	"qq7Wm0EfXLi6sXXAS7gaSWILyDXMEsYuFc64rv3UuOKManFIcx2qEAnL5UXxag3S8p0WoKWF0ESc5n/E",
+	"aJmMxRJhg07EsYQQmYJV47ubExTH9whdaGwoLMzylQ5ZrUR1XUGbxSFyTHA0B0CERmkeQ+zkDtyUQOXv",
+	"j7wBjA5e+yNUYj5GCuahbn1Rpb7VpntdlLJ3MOrQnsWSvS20v9HKa5ldXlurJJyvm5ba+bYi6c8i3oAh",
+	"pZsyTiLtOjEK6DphqcUQ2oMbHMnCFK0jpMrS00I13PQWrGcfLhmFVf9966ceWWaMF9njJJgECyKTfNaP",
+	"2PKgcN1i55OeyFRAd/LjNdtXXry8g9W6M1FmVWqVkW4QsZ8qG0fg8cMrUnH85u1qzN1m61D1j9tUmFK9",
+	"V1DTT/aqkNVcNRlbvt2irdIn2CVjPcJTIeNTI4FpLDQFF49GA3/Nxp18l4hRqQyN493Z6eLVIkNr6rpq",
+	"tRMmtqsh+FHUzMlmPvvZ4eHRs+fzKH4C8ewJDJ7Nx9HT6HAUj+dPh7Oj8SzGg9Hz4aFfMnrqw590Sk+Q",
+	"RqGkI7YPchFH3hAk5pcgjzPiUwonMbI6zLzWi7HEKLPGVn3XuYh7EdNW5pYYXIsEY8g4RNgYTjNla0Ls",
+	"PXnhqXr/fPrqpTfPqA7lg5JrXqf7LRYSVaJP0X6IyBxhutol9DZo2G8lBJspfyEVMBbtVyzFkqTQsQjA",
+	"PfmCsUo0t3nHocwqxFhysSO56sj3Sa+qstAnPMqL7o2rOg8r7/t+TaHHqQ9vGyCcM/5uU0XBe2Ve5jRV",
+	"ck3xt1NaaHTAbo9YUTRbEgnLTK5sCvvuCZeOZoyTvvDVzd0tzeBWtlaZBi+ClA/QwE/h6XmLdLwo8RX2",
+	"PVb5UzezqNpxZRvlWXw3Ut2ZnrhD7Z5r6VRZg4p7XPC2i5BdCQHnYvYDcwKO2PrnpgXa9Hv3zMA24Xqf",
+	"5EA9LnAH//58V9y8dF06hde/66D3XYPc24Lau4PYvqB1K1R7r9DsrlDsXUKnHTZdu527W1s0eKpxt/ff",
+	"LkC63VNsSf52nKpSbY8U9rxrsNPchMk5katTxVS25w1gDvw4l5rcZ/rbm+Lk//L7p1bt/ysskhnDPEZ/",
+	"+f2Tudt3cDU8KFSUOLittNX6wNELUwQ0zhihUqA9yiTKMJem5JGI0jP8USAlJLVYFvtlwyrNYhq4amOJ",
+	"lJkbbe5wzWdqbulMEQeZcwra8yoaVoV6N/bVnr0R5MIMV6B809J0voRV1aio2RDqP3qn5upJz8LXOy1u",
+	"CFUtJX4FrdXML/6eWsVi1dV+tDcVlxcpuYKL//mv/56iA6S+SxBSf9/vo1PdVKInSKz9LsRouuqjXzSE",
+	"utEMUhjHAnqECqCCKDexw04MnLa/VWMXir4InbPNW+jNcUToomoQhmmMOGBd6crmKOKrTJbdHoT+uboV",
+	"6XFYRHhG1Us6CJ7PUhJZd0IXhaLjNLUxSdPRpgg9Kp80MldXTQjF89IZNWwjtueoke71Qox1rxAS94zC",
+	"QiLBmb22tsjVOegHiIgzJanIFcRoztkSEYlmKzRdAD3Q7/XYFfAUr/orvEyn5lqRJFKzdkkLH1wUVZJF",
+	"oOMPJ8pFBS5sOWp/oO36DCjOSDAJDvuD/qEJryaa/xXvwo1pk3Jg7o6rxwsfJ30wOFbYLUqVzQh7O692",
+	"02pa3mufIoFXAl1v7w9gcicl7+srE8rqfGlgqvei+/Iv1f5sR9czLFEKWHyztmfnjbZno8GgQ1uQbi05",
+	"qhYF3u5DzSYF6zAYm9V9k5ZQHjid2dZhcNRlSL3DkKv9gsmX8zAQ+XKJ+cpSGSrv8lnYFNvhhSg7Oojg",
+	"XM1RYxcjki9h1cO5TMpQ0kb+UQsZXnFawkDs3D7cJPwoXJtrAFxoeWEP388xhXTYxTP6rla5YKGIFbls",
+	"IkMbkOpGCo2iu+2rl9c1tfm0af3Sm70TBIUz3obhDQdAEm6kqSZX5sBCnbWs5VVJbOOV++ZuflF3fK00",
+	"QRnKDm2jJu0qniljhgpjXKIEiwQVisq+oa+uKXOiuGjYVMco4zAnN/thMdJpTikSxqVR5O1xIp8VybWq",
+	"XWUTkYB5lNyzSeWW65VtFJ8qSG0/JC8kjMufVn7JVotUFCay+6weCjnvCo4phySMbgPqN26MIB9cr16f",
+	"vnRAOtbf9EM/DD4irVjzwLT07PCibaP5VSW4WwG6VYZXNaD3k+LjwXD3kFonr0cR/beutf1Ft1ppqIKs",
+	"kp+FCigfna/DIPOWQpnr/KKocmgUjYSodmXhun2VNUoYK/p82LYyZ3Ra9KkkotFmRVHZpJh9ivaMYLKt",
+	"KpTEcLuvlNUNWiDUNUatqURbZeygyEZLYEOZ+oh/YvHq8cwKXy+gdT0GUVau1xhj+LVgsN03NnSvLPtu",
+	"YFH04lDCxtsIuud2gvZBYEcdeHpHr/WNLnqpp/wZpAEydu4L1U97AdJ/1Le1u8o/lDdJZyxe/emg+s30",
+	"Z/1W7D4eHO4eVPVG1SOedxAQnq6gX1+4mLPRtxebV7b8oqajvXlwWx7PeqPt+RFwLHTxifXcdpqgfXRM",
+	"dQdcz49OM+1x2wj9eRORfdkWmzE5QK2OdcK21MZueUid3V3t3FS730BH7mD+b6oYx4Px7kHNvqFfn+Z/",
+	"VgYyckod70zlTrjnIY6VGzWquVN+H8oJqnRyo5zpv44v084t/qsZlo1k4lbbspZO/DczL69rpFUwhPt0",
+	"i5HJ6BVwWWsKXLvXUvQ1LToX6X/aQMc4aYz+yCHXkTZtFArbY6D4pw/K7DFi1Mb2dGWzqS1D73X0G24i",
+	"3fuw3jQJ4StMdIYe2Y7nmy1NJ7/7XRub7cZc39jedBPhfj3j9rj959iZ9Rqjlqm58axvG9nGlsFJ/s/S",
+	"fAxL89o9AL+o6a5+D27dQ3sMU9MV8z5r0yHwXQbnNrGylXM2mp2NjPb3YXneRSh8f/anpx/5tzJBu3CC",
+	"npRfFWST8zSYBAdaz9gRG24y1cP1/ZbrIoJ2JPKdJ5+J9nCaJXi/76NC3yQfWlnPaqRNW6zP1/8bAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

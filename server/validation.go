@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -19,7 +21,22 @@ type validator struct {
 	router routers.Router
 }
 
+var defineFormats sync.Once
+
+// uriFormat checks `format: uri` as RFC 3986 defines it: an absolute URI with a scheme.
+func uriFormat(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || strings.ContainsAny(s, " \t\r\n") {
+		return errors.New("must be an absolute URI")
+	}
+	return nil
+}
+
 func newValidator(doc *openapi3.T) (*validator, error) {
+	// kin-openapi keeps format validators in a package-level table; register ours once.
+	defineFormats.Do(func() {
+		openapi3.DefineStringFormatValidator("uri", openapi3.NewCallbackValidator(uriFormat))
+	})
 	doc.Servers = nil // match paths regardless of the host we are served on
 	r, err := gorillamux.NewRouter(doc)
 	if err != nil {
@@ -33,18 +50,43 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		route, params, err := v.router.FindRoute(req)
 		if err != nil {
-			if errors.Is(err, routers.ErrMethodNotAllowed) {
-				return echo.ErrMethodNotAllowed
-			}
-			return next(c) // not an API route (health, spec, docs): Echo answers or 404s
+			// Not an API route (health, spec) or a method the route lacks: Echo's router answers,
+			// with its 404, or its 405 and Allow header.
+			return next(c)
+		}
+		if err := checkEmptyQuery(req, route); err != nil {
+			return err
 		}
 		input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true}}
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true,
+				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
+				SkipSettingDefaults: true}}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return err
 		}
 		return next(c)
 	}
+}
+
+// checkEmptyQuery rejects `?limit=` and the like. openapi3filter treats an empty query value as
+// absent, which would let `limit=` through as the default; a value that was sent must be valid.
+func checkEmptyQuery(req *http.Request, route *routers.Route) error {
+	q := req.URL.Query()
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Schema == nil || p.Schema.Value == nil {
+			continue
+		}
+		vals, sent := q[p.Name]
+		if !sent || (len(vals) > 0 && vals[0] != "") {
+			continue
+		}
+		if err := p.Schema.Value.VisitJSON(""); err != nil {
+			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
+				p.Name + ": a value is required when the parameter is sent", p.Name}
+		}
+	}
+	return nil
 }
 
 // fromRequestError turns a validation failure into a 400 naming the offending field.
@@ -68,7 +110,7 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		case "required":
 			code = "parameter_missing"
 			// The pointer names the object; the reason names the missing property.
-			if name := missingProperty(schemaErr.Reason); name != "" {
+			if name := missingProperty(schemaErr.Reason); name != "" && !strings.HasSuffix("."+param, "."+name) {
 				param = joinParam(param, name)
 			}
 		case "minimum", "maximum":

@@ -12,7 +12,7 @@ import (
 
 func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawalRequestObject) (gen.CreateWithdrawalResponseObject, error) {
 	b := req.Body
-	chainID, err := chains.ParseCAIP2(b.ChainId)
+	chainID, err := chains.ParseCAIP2(string(b.ChainId))
 	if err != nil {
 		return nil, domain.Invalid("parameter_invalid", "chainId", "%v", err)
 	}

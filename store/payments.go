@@ -114,7 +114,8 @@ func (t *Tx) ListPayments(f PaymentFilter, cat Catalog) ([]domain.Payment, int64
 // hash or receipt sender starts with it (all stored lowercase), or every payment when the
 // merchant's short name contains it. Each branch is an indexed lookup, not a scan.
 func (t *Tx) applySearch(q *gorm.DB, f PaymentFilter) (*gorm.DB, error) {
-	term := strings.ToLower(f.Search)
+	// Query strings may carry bytes that are not UTF-8; PostgreSQL would refuse them outright.
+	term := strings.ToLower(strings.ToValidUTF8(f.Search, "\uFFFD"))
 	var m merchantRow
 	if err := t.db.Select("short_name").Take(&m, "id = ?", f.MerchantID).Error; err != nil {
 		return nil, translate(err)

@@ -110,15 +110,12 @@ func configuredToken(cat store.Catalog, cfg domain.WithdrawalConfig, chainID int
 	return domain.Token{}, false
 }
 
-// normaliseAddress accepts an EVM address in lowercase, uppercase or valid EIP-55 mixed case,
-// and stores it lowercase. A mixed-case address with a wrong checksum is a typo: refuse it.
+// normaliseAddress accepts a 0x-prefixed EVM address in any letter case and stores it
+// lowercase. EIP-55 checksums are not enforced: the contract accepts any case (see
+// docs/decisions.md). The zero address burns funds and is refused.
 func normaliseAddress(a string) (string, error) {
 	if !common.IsHexAddress(a) || !strings.HasPrefix(a, "0x") {
 		return "", domain.Invalid("parameter_invalid", "recipientAddress", "recipientAddress must be a 0x-prefixed 20-byte hex address")
-	}
-	hex := a[2:]
-	if hex != strings.ToLower(hex) && hex != strings.ToUpper(hex) && common.HexToAddress(a).Hex() != a {
-		return "", domain.Invalid("parameter_invalid", "recipientAddress", "recipientAddress has an invalid EIP-55 checksum")
 	}
 	if common.HexToAddress(a) == (common.Address{}) {
 		return "", domain.Invalid("parameter_invalid", "recipientAddress", "recipientAddress must not be the zero address")

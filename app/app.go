@@ -1,0 +1,121 @@
+// Package app wires a paymentsd process: the store, the services and the HTTP handler, all
+// built from one config.Config. cmd/paymentsd and the black-box tests share it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/labstack/echo/v4"
+	paymentsd "github.com/paymentsd/paymentsd"
+	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/server"
+	"log/slog"
+	"time"
+
+	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/wallet"
+	"github.com/paymentsd/paymentsd/withdrawals"
+)
+
+// App is a wired process: store and services built from one config.
+type App struct {
+	Cfg         config.Config
+	Log         *slog.Logger
+	Store       *store.Store
+	Merchants   *merchants.Service
+	Payments    *payments.Service
+	Withdrawals *withdrawals.Service
+	Keeper      *idempotency.Keeper
+}
+
+// Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back
+// equals the value written.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// devXPubSetting persists the generated development key so addresses stay stable across restarts.
+const devXPubSetting = "dev_xpub"
+
+// Open opens and migrates the database and wires the services.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	st, err := store.Open(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx, log); err != nil {
+		st.Close()
+		return nil, err
+	}
+	deriver, err := depositDeriver(ctx, st, cfg, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	backend := cfg.BackendWallet
+	if backend == "" {
+		// The last non-hardened child is never handed out as a deposit address.
+		if backend, err = deriver.Address(1<<31 - 1); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	a := &App{Cfg: cfg, Log: log, Store: st}
+	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, BackendWallet: backend, Now: Now}
+	a.Payments = &payments.Service{Store: st, Networks: cfg.Networks, Prices: priceSource(cfg.Pricing), Addresses: deriver,
+		Limits: payments.Limits{MinAmountCents: 400, MaxAmountCents: 100_000_000}, QuoteTTL: cfg.QuoteTTL,
+		PaymentTTL: cfg.PaymentTTL, MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
+	a.Withdrawals = &withdrawals.Service{Store: st, Networks: cfg.Networks, Now: Now}
+	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
+	return a, nil
+}
+
+// Close releases the database.
+func (a *App) Close() { _ = a.Store.Close() }
+
+// Handler builds the HTTP application for the typed-schema shape.
+func (a *App) Handler() (*echo.Echo, error) {
+	spec, err := gen.GetSwagger()
+	if err != nil {
+		return nil, err
+	}
+	return server.New(server.Deps{Store: a.Store, Networks: a.Cfg.Networks, Merchants: a.Merchants, Payments: a.Payments,
+		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Spec: spec, SpecYAML: paymentsd.OpenAPIYAML,
+		MaxBodyBytes: a.Cfg.MaxBodyBytes, Log: a.Log})
+}
+
+func priceSource(p config.Pricing) pricing.Source {
+	var volatile pricing.Source = pricing.DefaultStatic()
+	if p.Source == "coingecko" {
+		volatile = pricing.NewCoinGecko(pricing.CoinGeckoConfig{BaseURL: p.BaseURL, APIKey: p.APIKey, TTL: p.TTL, MaxStaleness: p.MaxStaleness})
+	}
+	return pricing.Pegged{Volatile: volatile}
+}
+
+// depositDeriver uses the configured xpub, or a development key generated once and kept in the
+// database. The development key's private half is thrown away: funds sent to it are lost.
+func depositDeriver(ctx context.Context, st *store.Store, cfg config.Config, log *slog.Logger) (*wallet.Deriver, error) {
+	if cfg.XPub != "" {
+		return wallet.NewDeriver(cfg.XPub)
+	}
+	xpub, err := st.Read(ctx).Setting(devXPubSetting)
+	if errors.Is(err, store.ErrNotFound) {
+		if xpub, err = wallet.GenerateDevXPub(); err != nil {
+			return nil, err
+		}
+		err = st.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSetting(devXPubSetting, xpub) })
+		if errors.Is(err, store.ErrConflict) { // another process won the race: use its key
+			xpub, err = st.Read(ctx).Setting(devXPubSetting)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("development xpub: %w", err)
+	}
+	log.Warn("DEVELOPMENT DEPOSIT KEY IN USE: no PAYMENTS_XPUB configured, deposit addresses come from a generated key " +
+		"whose private half was discarded. Never send real funds to them. Set PAYMENTS_XPUB for production.")
+	return wallet.NewDeriver(xpub)
+}

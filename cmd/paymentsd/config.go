@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/config"
+)
+
+// env reads an environment variable with a default.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// envParsed reads a typed environment variable; a malformed value is a startup error.
+func envParsed[T any](name string, def T, parse func(string) (T, error)) (T, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	out, err := parse(v)
+	if err != nil {
+		return def, fmt.Errorf("%s=%q: %w", name, v, err)
+	}
+	return out, nil
+}
+
+// commonFlags registers --database-url (env DATABASE_URL), shared by every subcommand.
+func commonFlags(fs *flag.FlagSet) *string {
+	return fs.String("database-url", env("DATABASE_URL", config.DefaultDatabaseURL),
+		"postgres://… URL or SQLite file path (env DATABASE_URL)")
+}
+
+// loadConfig builds the one typed config from flags already parsed and the environment.
+func loadConfig(databaseURL, addr, networks, publicURL string) (config.Config, error) {
+	c := config.Config{Addr: addr, DatabaseURL: databaseURL, PublicBaseURL: publicURL, XPub: env("PAYMENTS_XPUB", ""),
+		BackendWallet: env("PAYMENTS_BACKEND_WALLET", ""), MaxBodyBytes: env("PAYMENTS_MAX_BODY", "1M"),
+		LogFormat: env("PAYMENTS_LOG_FORMAT", "text")}
+	defNetworks, defPricing := "mainnet", "coingecko"
+	if c.IsEmbedded() {
+		defNetworks, defPricing = "all", "static" // the zero-setup default shows every chain and needs no network
+	}
+	if networks == "" {
+		networks = env("PAYMENTS_NETWORKS", defNetworks)
+	}
+	var err error
+	if c.Networks, err = chains.ParseNetworks(networks); err != nil {
+		return c, err
+	}
+	dur := func(name string, def time.Duration) time.Duration {
+		if err != nil {
+			return def
+		}
+		var d time.Duration
+		d, err = envParsed(name, def, time.ParseDuration)
+		return d
+	}
+	c.QuoteTTL = dur("PAYMENTS_QUOTE_TTL", 15*time.Minute)
+	c.PaymentTTL = dur("PAYMENTS_PAYMENT_TTL", 24*time.Hour)
+	c.IdempotencyTTL = dur("PAYMENTS_IDEMPOTENCY_TTL", 24*time.Hour)
+	c.ShutdownGrace = dur("PAYMENTS_SHUTDOWN_GRACE", 15*time.Second)
+	c.Pricing = config.Pricing{Source: env("PAYMENTS_PRICING", defPricing), BaseURL: env("PAYMENTS_COINGECKO_URL", ""),
+		APIKey: env("PAYMENTS_COINGECKO_API_KEY", ""), TTL: dur("PAYMENTS_PRICE_TTL", time.Minute),
+		MaxStaleness: dur("PAYMENTS_PRICE_MAX_STALENESS", 5*time.Minute)}
+	if err != nil {
+		return c, err
+	}
+	if c.MerchantFeeBps, err = envParsed("PAYMENTS_MERCHANT_FEE_BPS", int64(100), func(s string) (int64, error) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err == nil && (n < 0 || n > 10_000) {
+			err = fmt.Errorf("must be 0..10000")
+		}
+		return n, err
+	}); err != nil {
+		return c, err
+	}
+	if c.Pricing.Source != "static" && c.Pricing.Source != "coingecko" {
+		return c, fmt.Errorf("PAYMENTS_PRICING must be static or coingecko (got %q)", c.Pricing.Source)
+	}
+	if c.QuoteTTL <= 0 || c.PaymentTTL < c.QuoteTTL {
+		return c, fmt.Errorf("need 0 < PAYMENTS_QUOTE_TTL <= PAYMENTS_PAYMENT_TTL")
+	}
+	return c, nil
+}

@@ -1,0 +1,89 @@
+// Command paymentsd is the payments gateway: the HTTP API (serve), its migrations, and the
+// operator's commands for merchants, keys and manual settlement.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: paymentsd <command> [flags]
+
+commands:
+  serve                         run the HTTP API (applies migrations first)
+  migrate                       apply database migrations
+  merchants create              create a merchant and its first secret key
+  merchants withdrawal-config   show or edit a merchant's withdrawal configuration
+  keys create                   issue another secret key for a merchant
+  keys revoke                   revoke keys by their display prefix
+  payments settle               settle a payment manually (operator)
+
+Every command reads DATABASE_URL (or --database-url); default: the embedded SQLite file data/paymentsd.db.
+Run 'paymentsd <command> -h' for its flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "paymentsd:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[0], args[1:]
+	sub := ""
+	if len(rest) > 0 {
+		sub = rest[0]
+	}
+	switch {
+	case cmd == "serve":
+		return cmdServe(ctx, rest, stdout, stderr)
+	case cmd == "migrate":
+		return cmdMigrate(ctx, rest, stderr)
+	case cmd == "merchants" && sub == "create":
+		return cmdMerchantsCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "merchants" && sub == "withdrawal-config":
+		return cmdWithdrawalConfig(ctx, rest[1:], stdout, stderr)
+	case cmd == "keys" && sub == "create":
+		return cmdKeysCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "keys" && sub == "revoke":
+		return cmdKeysRevoke(ctx, rest[1:], stdout, stderr)
+	case cmd == "payments" && sub == "settle":
+		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
+	case cmd == "help" || cmd == "-h" || cmd == "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "paymentsd: unknown command %q\n\n%s", cmd+" "+sub, usage)
+	return errUsage
+}
+
+func newLogger(w io.Writer, format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}

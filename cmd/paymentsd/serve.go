@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/paymentsd/paymentsd/app"
+	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/server"
+)
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := commonFlags(fs)
+	addr := fs.String("addr", env("PAYMENTS_ADDR", ":8080"), "listen address (env PAYMENTS_ADDR)")
+	networks := fs.String("networks", "", "chains served: mainnet, testnet or all (env PAYMENTS_NETWORKS; default all on the embedded database, mainnet on PostgreSQL)")
+	publicURL := fs.String("public-url", env("PAYMENTS_PUBLIC_URL", ""), "public base URL of paymentUrl (env PAYMENTS_PUBLIC_URL; default http://localhost:<port>)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	base := *publicURL
+	if base == "" {
+		base = "http://localhost:" + portOf(ln.Addr().String())
+	}
+	cfg, err := loadConfig(*dbURL, *addr, *networks, strings.TrimRight(base, "/"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log := newLogger(stderr, cfg.LogFormat)
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer a.Close()
+	if cfg.IsEmbedded() {
+		if err := bootstrapDemo(ctx, a, base, stdout); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	e, err := a.Handler()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks))
+	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
+}
+
+// bootstrapDemo creates the demo merchant on an empty embedded database and prints its key once.
+func bootstrapDemo(ctx context.Context, a *app.App, base string, stdout io.Writer) error {
+	n, err := a.Store.Read(ctx).CountMerchants()
+	if err != nil || n > 0 {
+		return err
+	}
+	created, err := a.Merchants.Create(ctx, merchants.CreateInput{Name: "Demo Store", ShortName: "Demo",
+		DepositsEnabled: true, WithdrawalsEnabled: true})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, `
+Demo merchant created (shown once; keep it):
+  merchant id: %s
+  secret key:  %s
+
+Try it:
+  curl -s -X POST %s/v1/external/secretkey-auth/payments \
+    -H 'X-Service-Secret-Key: %s' -H 'Content-Type: application/json' \
+    -d '{"amount": 1000, "currency": "USD", "orderId": "order-1"}'
+
+API: %s   spec: %s/openapi.yaml
+
+`, created.Merchant.ID, created.SecretKey, base, created.SecretKey, base, base)
+	return nil
+}
+
+func portOf(hostport string) string {
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "8080"
+	}
+	return port
+}
