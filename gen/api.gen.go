@@ -928,6 +928,11 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// PayloadTooLarge The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PayloadTooLarge = Error
+
 // PaymentNotFound The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -937,6 +942,11 @@ type PaymentNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type Unauthorized = Error
+
+// UnsupportedMediaType The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type UnsupportedMediaType = Error
 
 // WithdrawalNotFound The error body of every non-2xx response.
 //
@@ -1496,9 +1506,13 @@ type IdempotencyConflictJSONResponse Error
 
 type InternalErrorJSONResponse Error
 
+type PayloadTooLargeJSONResponse Error
+
 type PaymentNotFoundJSONResponse Error
 
 type UnauthorizedJSONResponse Error
+
+type UnsupportedMediaTypeJSONResponse Error
 
 type WithdrawalNotFoundJSONResponse Error
 
@@ -1703,6 +1717,36 @@ func (response CreatePayment409JSONResponse) VisitCreatePaymentResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayment413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreatePayment413JSONResponse) VisitCreatePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayment415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreatePayment415JSONResponse) VisitCreatePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1950,6 +1994,36 @@ func (response CreateWithdrawal409JSONResponse) VisitCreateWithdrawalResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWithdrawal413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateWithdrawal413JSONResponse) VisitCreateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWithdrawal415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateWithdrawal415JSONResponse) VisitCreateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2309,105 +2383,107 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9s4kvhXQXGnauzfUrIky3kof3nymPFOkskvTnauLvZaENkSsaYADgDa1rpUdZ/mPth9kis8SIIk",
-	"JNGPZLNb55qakigCaDT63Y3ObRCxZcYoUCmCyW2QAI6B648nMSwzJoHKj5CleAWxehqDiDjJJGE0mART",
-	"yXOYousEKJIJEYiDyBgVgIhAGHE9ELE5whQB5ikBjjj8kYOQ6JrIBMkEkMBLQOVq0ar3K6z6QRiIKIEl",
-	"VosCzZfB5EugVgvOw0CuMggmgZCc0EWwXq/DIMMcL0E2YY9Wv8KqDfc7fAkCRRyweoAEngOSDHGQfNVH",
-	"pwqgS1ghTGMD3YzFq2I3CuQ54UKWm31hXlIj9KbwGY3JfA4cqNRDQ8Q4uk5ICrXRBg9EICFJmiKeU0ro",
-	"IkSYimvgAo0Hz/voV1gJhDkgEbEMYgWmTOCMLoFHCaZSA3kJmURzxtFojBKWc9E/o0EYELVXc6RBGFC8",
-	"VFhrYLqG6CW+eQt0IZNgMjo6CoMlocX3ocKxlMDVnH/7cnZ2Mxr2zs5unr4+//MPQftMwuAtWRLZxv2J",
-	"hKVAGXCU4QWgvaHa0nAwGIQohjnOU6m+7fcL+P/Iga8q8FM9qwu0HRVMhoNBGMwZX2IZTAJC5eEoCNWe",
-	"yFLRj15Dbcl+LWEmVMICuAb6t/lcwEaoJUPikmRor4B0M5zMTOQF1AtmAdfAA9c6DApi0/T9E44/GvJR",
-	"3yJGFZuqjzjLUhJpqj74u1CQ3wZwg5dZagYSeoVTEh8vWW4GXOE0B/0W54yb2WKzuH7zAptXw2AJQuCF",
-	"+sk8QstcSDQDNAN5DUDReDDQxKjwrP9QpMWKZc5yYOBs0KxhWeHCwFDn5xPzzlZYy5cv7Iw1cBmPgZ/E",
-	"E2QpARkaRammbMV/o6MjB0r7fgcw1+7p/sBhHkyCPx1UEvXA/CoOXlcba5CVmRoRmuWyj6ZqQ1MF0rSO",
-	"/6nmbkyRxT3LpRKrM5bTWISIyQT4NRGApi1cTEP34ZIIQehCPSRU5PM5iQhQeTHDKaYRTJWkmkYJJvSC",
-	"Mnkh8ixjXEI8fWFnmSJF4EILMjafA40VLucE0rgfrMPgDeMzEsdAu1Om70hjyJggUlzEROBZCvUjfWV/",
-	"1YKRMomA6pc0lrQiKsRjvzrGDLjePaPlCT74/D4pcQ5Y5hyUULBQKWlPZBJzfI1Tsa/Osw0kODCuQ1cs",
-	"v2R0npJIPgyDpJrw4hJWFxxy0UDjJ4Wphj5A11gg9abVZahSZYXGUirNwau70KMh9ribnaBQSyjKOFtw",
-	"EALtTZvbJvQiFzDdV4eS4Li2Ia3W20MMpqb75lyo0nk4fV2h994nYqeyWHJPolgF6Z/QXmkcxGgwfH44",
-	"G85HvafRMO49HQwGvWfqfwPnb985DpyRxzuGzxRuMogkxEgAvwJuAHxh6VeDjyLMObEioQJcY+8DXi2B",
-	"yvdMvlGi6mH4y8xkWjDN9XQuCt8zJPIoQfatviPR7SNXppdzPB6u3rNi7YJmFXHGaAYpowthLbc613+m",
-	"OJcJ4+QfED+UuKy+yIgi4gZ1GS3DOLLyHwmIOEhls7qkk8sEqLSrPh5m3tlFGUcWzNr66zD4vRSXj0Mq",
-	"lfjdQS3Viy7BVE+/Ps1Ua3Ulm3JZbdK9VMq6bbAeU/T6r++QVuVqaw6y9LOTOJgEQLLh0dHk2fjoUJmx",
-	"4rXRUMFEeVrqwScQkip7eI5TAaVx+xMWoE1dSa7gFURkiVMRTIbPimenq+WMpcEkeP3pF3W+GWcZcEmM",
-	"FVoC0AT65fHJh97IAK1FiAN3A1jHVRkPW+5HbTPNVX5PQNlLBtMxZCkzXKslnBFjJdrsvDPGUsDUTFwi",
-	"5dbzs8GQQ5wFsloQNrHnjFGIbHkITa+giWt3TYV2n0+mxDPhCilfylOwMDema8HnotTFQuWPs9nfIZIK",
-	"ME2Tb4nwOFLHxu1jc4NjodmuRh0xlpqhiHK5dnGWof51JcI4xytNcXhBKDaLbp/iQ/VmE0UalNpc3t1y",
-	"wBKsqnP8MkxXv82DyRcfCgzF7am5EFsSqTSsMr3tL9N9JCSWIJC2crXRrzDlAme9qfN12F7AmqKIAsTK",
-	"+HSmqCPbbKYKsdiBvihLfXX96/n6vG24UbguN8h4AUpDBlngrVMe5Zwr80tZHKevgrD0waw31hsOBkPH",
-	"kjeztwULLv3ahlxRB/4CFfBrC7xEdYjIgrLysYV3WgPYgOmy5JNxM7ag/xxHfjwY+Ji22usOyi7e02OE",
-	"ZMt3IHHBHBWr354FEebyLJicBePRWbCuC8fRYPysHrr529nZzWBw/v9+8AklsxLwjzD3Ceg31YGKsLLK",
-	"tWeOtN1s5aed5kdRkiKOY2Wi9xvgHR3dAbqSLFwE1Cjk3lNziAmHSH7mDVGaSJmJycGBSFjWt48PZILp",
-	"pZKJJUnknDwI8QUjlkGiksrbHDYnNxD3bCiglCV2pPZ0cHkCvShhAmiNDS2vuwt05PqSeKuz6CARTeSq",
-	"TU3Ke9ZBWIjrprMSegkT6vnnj29NHFYbjG0BVmxip5CvREbpDUxunfPLSew7F/u2JYs6/L8YEAvQlWIz",
-	"npG1biXHV5BqD1U9VVuZc7wo3JPWWmaYH0/FInbqPZGwa4oYjWC/v1PVO5soVwlrblGBxs2nWZnojorz",
-	"yf66Sd2S+Sf0pck2HBnRv8EY5RCRjACVx0ZuBJNgcPP82dEzmM/j0eFoNh4cHsL4afx8MBgcxuMhRIdj",
-	"iDDE+Pl4k2Yo13YY/Ogeon24QbTvsGtLg1zZ92yuuFR/04aosj5JBOiSsmvxAhEbYMWpYGgGBQ0VbsCP",
-	"4ow6nkPE6Jwscm7yGXuQCvCH8fZNZqAQARbnSnIWHwfV56MnzvPDp9UXe0b223g0fOLMMD4cDsf1d0fO",
-	"PMPh0dFwOFSUdl/b3lWhlbw0lkMd8b/RdIU+n75yxZ5673yj6nOV7P2luaOoHqCRmhzQJCtFT1atoj1M",
-	"VygFNTeKsE5KSW3UpOwauHqy30dKkPwDOCtH6ZTdPBfQ8LXuwGqh8ouNJC43NrgZ3I4H6x+MAHUefxn0",
-	"nuPe/Lj35ty8sEty1fk2dJyWFnq8oqtGKR0po0KDIanWydjw88Zz+T0BDjU7CAmgsUDznMaiKRXvI9/C",
-	"wOrNY0X5o8HoSW847I1Gn4aDyUD995/KR1NStUP4cFjTBZ2GOP7o67++84jbTah5W1Ajcoj3AbTX5uIK",
-	"L452j7GEniRLryNO7mQJ+OS7q6DVsRfsdY0FWuIYlGfxAtE8TU0ep2kUI5FgxauzlWO5VbazRpAarbzv",
-	"Ijiz0YIsqFkdzE6DjsQNQ0C/HpYH6CLUx2BlWLyNEBPK1jF2NkdwBXyFKKO90c1NmTpv8ML3lIRsknQJ",
-	"WyOWpSFtFxhECaHQ44BjdWhIvVYn89beWgdabrZld+ZLTKu57Xv16e+MHw+9a4Q1F3+vHD42byQAi7i/",
-	"TQS2Idnu89S0mqabCEtYML7yI61+WJ1iFaE5qgqtbXJuDDOT+6j+Qy24VAf/g+JYZYVpA08HuwhFGKVE",
-	"NIMgxo6RH/QhD8MgweId41BGW02tg7E2bT2BLg9gEqemgEF9UsNFMBm2w6zu9E0wh70ZFtp5WQCi+XIG",
-	"PETzlDG+Z5ZCB0ivv4/+jIb9wGMitw3gcgObQq46pofmLE3ZtTF7M0u57Uhquq1+xBKA2oCtJGmCuCFm",
-	"yrYWeIhLkmXGGOowlz2IlrVvUvRzu9sllkoYLGztTyqBd0Sne7zNRSIg6Z5+oTyoTrM2WUNvISzLasqy",
-	"leIoa1CENZryc0bpjm8KetZjgj437VUOpZ/WYC7OroggjOIU7UUJ4EwJnT9yJmEf5VSSFGHzFWnaIrGO",
-	"UhnfSX01P/4oGtG9o0GnA2l5kQ3o7A7Nay/QoKHtDYBEOfFSpiC6hBg3AfHOOoLvQbZ92s5zRYxeASVA",
-	"I3gDFdJbIzcYH+5Md7e77hMJjVum97aRDUO9u61XuNkPREoxzcndVn3LFswGnHZafcWY04Rx+b6VfDqO",
-	"/Lh3HNSdS2iWEZ1TMv9fve5LyXCIgGQmNZKmNjXSIWj30Y5bnzdx3o7b7tyMkFjmomO48NS8rIZd4+yB",
-	"xFBYOx3W/aRe9ZrqDkX5zr5NQ5VF3/CkG6LWLws8nNDAxUZ5FLrBYov1kpYqYgidejv3LHc5HhZTu5KM",
-	"Vuk8NM3ohI//iYnGBj+0tn2q1crS1GpFjBdBRqaEgROpbiPjHtL7jmF0ziIQAuKfVnfgf2eQl/kFpLo4",
-	"yYicrnLJaF9bBHssvOagQWVc1Fva6Ktkl0B/FEgscZoqyyOnjcxmMBwdab/KH993Fv4s4s3Lfj59ZZcO",
-	"kbxmKDZZeJSlOGrYDcFw1D8aBPXA4qD3/PzPZ2d9/eF2tP5hCzhlAUmnPLsd9ElhYtcg85LimZufUhZd",
-	"vtduxn3F583PWHwWEN97/C9YJJ10hLw5EacZo4Jx2KYiHWdF3nwk4lKbp7HZYodV1JDTyDpMWwvX63Xr",
-	"XTar54Yr4ESu3KjQy48nn05eHr+9+Hhy+msQBr+c/PxL8fnd61cnn98V397+9nvx8f1v5tN5lzDUzSnQ",
-	"GLhjonUY84ksQUi8zDYKoC6TKE/lJfNpBP0TipgoedmUt2xm6bus91nEbziO1Fpi19qKtZckTQmjMhFe",
-	"n23X+fqze1qF1iVig10bLO+VhB4pVfJOk5HrB9c+epdp6+ezGXtN7qurjjrXtOi8xYcdrYjT0ij0O3Qp",
-	"mUO0ilIwVTm1JLoJgFVwmi+lzlXni4kpmoKbjJg9RZhGkKqntXxDNVmL2lzL0GPveEsCHlQI4EBV/tyG",
-	"qq7Wm0EfXLi6sXXAS7gaSWILyDXMEsYuFc64rv3UuOKManFIcx2qEAnL5UXxag3S8p0WoKWF0ESc5n/E",
-	"aJmMxRJhg07EsYQQmYJV47ubExTH9whdaGwoLMzylQ5ZrUR1XUGbxSFyTHA0B0CERmkeQ+zkDtyUQOXv",
-	"j7wBjA5e+yNUYj5GCuahbn1Rpb7VpntdlLJ3MOrQnsWSvS20v9HKa5ldXlurJJyvm5ba+bYi6c8i3oAh",
-	"pZsyTiLtOjEK6DphqcUQ2oMbHMnCFK0jpMrS00I13PQWrGcfLhmFVf9966ceWWaMF9njJJgECyKTfNaP",
-	"2PKgcN1i55OeyFRAd/LjNdtXXry8g9W6M1FmVWqVkW4QsZ8qG0fg8cMrUnH85u1qzN1m61D1j9tUmFK9",
-	"V1DTT/aqkNVcNRlbvt2irdIn2CVjPcJTIeNTI4FpLDQFF49GA3/Nxp18l4hRqQyN493Z6eLVIkNr6rpq",
-	"tRMmtqsh+FHUzMlmPvvZ4eHRs+fzKH4C8ewJDJ7Nx9HT6HAUj+dPh7Oj8SzGg9Hz4aFfMnrqw590Sk+Q",
-	"RqGkI7YPchFH3hAk5pcgjzPiUwonMbI6zLzWi7HEKLPGVn3XuYh7EdNW5pYYXIsEY8g4RNgYTjNla0Ls",
-	"PXnhqXr/fPrqpTfPqA7lg5JrXqf7LRYSVaJP0X6IyBxhutol9DZo2G8lBJspfyEVMBbtVyzFkqTQsQjA",
-	"PfmCsUo0t3nHocwqxFhysSO56sj3Sa+qstAnPMqL7o2rOg8r7/t+TaHHqQ9vGyCcM/5uU0XBe2Ve5jRV",
-	"ck3xt1NaaHTAbo9YUTRbEgnLTK5sCvvuCZeOZoyTvvDVzd0tzeBWtlaZBi+ClA/QwE/h6XmLdLwo8RX2",
-	"PVb5UzezqNpxZRvlWXw3Ut2ZnrhD7Z5r6VRZg4p7XPC2i5BdCQHnYvYDcwKO2PrnpgXa9Hv3zMA24Xqf",
-	"5EA9LnAH//58V9y8dF06hde/66D3XYPc24Lau4PYvqB1K1R7r9DsrlDsXUKnHTZdu527W1s0eKpxt/ff",
-	"LkC63VNsSf52nKpSbY8U9rxrsNPchMk5katTxVS25w1gDvw4l5rcZ/rbm+Lk//L7p1bt/ysskhnDPEZ/",
-	"+f2Tudt3cDU8KFSUOLittNX6wNELUwQ0zhihUqA9yiTKMJem5JGI0jP8USAlJLVYFvtlwyrNYhq4amOJ",
-	"lJkbbe5wzWdqbulMEQeZcwra8yoaVoV6N/bVnr0R5MIMV6B809J0voRV1aio2RDqP3qn5upJz8LXOy1u",
-	"CFUtJX4FrdXML/6eWsVi1dV+tDcVlxcpuYKL//mv/56iA6S+SxBSf9/vo1PdVKInSKz9LsRouuqjXzSE",
-	"utEMUhjHAnqECqCCKDexw04MnLa/VWMXir4InbPNW+jNcUToomoQhmmMOGBd6crmKOKrTJbdHoT+uboV",
-	"6XFYRHhG1Us6CJ7PUhJZd0IXhaLjNLUxSdPRpgg9Kp80MldXTQjF89IZNWwjtueoke71Qox1rxAS94zC",
-	"QiLBmb22tsjVOegHiIgzJanIFcRoztkSEYlmKzRdAD3Q7/XYFfAUr/orvEyn5lqRJFKzdkkLH1wUVZJF",
-	"oOMPJ8pFBS5sOWp/oO36DCjOSDAJDvuD/qEJryaa/xXvwo1pk3Jg7o6rxwsfJ30wOFbYLUqVzQh7O692",
-	"02pa3mufIoFXAl1v7w9gcicl7+srE8rqfGlgqvei+/Iv1f5sR9czLFEKWHyztmfnjbZno8GgQ1uQbi05",
-	"qhYF3u5DzSYF6zAYm9V9k5ZQHjid2dZhcNRlSL3DkKv9gsmX8zAQ+XKJ+cpSGSrv8lnYFNvhhSg7Oojg",
-	"XM1RYxcjki9h1cO5TMpQ0kb+UQsZXnFawkDs3D7cJPwoXJtrAFxoeWEP388xhXTYxTP6rla5YKGIFbls",
-	"IkMbkOpGCo2iu+2rl9c1tfm0af3Sm70TBIUz3obhDQdAEm6kqSZX5sBCnbWs5VVJbOOV++ZuflF3fK00",
-	"QRnKDm2jJu0qniljhgpjXKIEiwQVisq+oa+uKXOiuGjYVMco4zAnN/thMdJpTikSxqVR5O1xIp8VybWq",
-	"XWUTkYB5lNyzSeWW65VtFJ8qSG0/JC8kjMufVn7JVotUFCay+6weCjnvCo4phySMbgPqN26MIB9cr16f",
-	"vnRAOtbf9EM/DD4irVjzwLT07PCibaP5VSW4WwG6VYZXNaD3k+LjwXD3kFonr0cR/beutf1Ft1ppqIKs",
-	"kp+FCigfna/DIPOWQpnr/KKocmgUjYSodmXhun2VNUoYK/p82LYyZ3Ra9KkkotFmRVHZpJh9ivaMYLKt",
-	"KpTEcLuvlNUNWiDUNUatqURbZeygyEZLYEOZ+oh/YvHq8cwKXy+gdT0GUVau1xhj+LVgsN03NnSvLPtu",
-	"YFH04lDCxtsIuud2gvZBYEcdeHpHr/WNLnqpp/wZpAEydu4L1U97AdJ/1Le1u8o/lDdJZyxe/emg+s30",
-	"Z/1W7D4eHO4eVPVG1SOedxAQnq6gX1+4mLPRtxebV7b8oqajvXlwWx7PeqPt+RFwLHTxifXcdpqgfXRM",
-	"dQdcz49OM+1x2wj9eRORfdkWmzE5QK2OdcK21MZueUid3V3t3FS730BH7mD+b6oYx4Px7kHNvqFfn+Z/",
-	"VgYyckod70zlTrjnIY6VGzWquVN+H8oJqnRyo5zpv44v084t/qsZlo1k4lbbspZO/DczL69rpFUwhPt0",
-	"i5HJ6BVwWWsKXLvXUvQ1LToX6X/aQMc4aYz+yCHXkTZtFArbY6D4pw/K7DFi1Mb2dGWzqS1D73X0G24i",
-	"3fuw3jQJ4StMdIYe2Y7nmy1NJ7/7XRub7cZc39jedBPhfj3j9rj959iZ9Rqjlqm58axvG9nGlsFJ/s/S",
-	"fAxL89o9AL+o6a5+D27dQ3sMU9MV8z5r0yHwXQbnNrGylXM2mp2NjPb3YXneRSh8f/anpx/5tzJBu3CC",
-	"npRfFWST8zSYBAdaz9gRG24y1cP1/ZbrIoJ2JPKdJ5+J9nCaJXi/76NC3yQfWlnPaqRNW6zP1/8bAAD/",
-	"/w==",
+	"7H17c+M2kvhXQXFTFfu3kizJ8jw0f3leiTfjyfzG9ubqxl4LIlsi1hTAAKBlrctV92nug90nucKDJEhC",
+	"Ev2YyWTrXKmURBFAo9HvbvTcBiFbpIwClSIY3wYx4Ai4/ngUwSJlEqj8DGmCVxCppxGIkJNUEkaDcTCR",
+	"PIMJWsZAkYyJQBxEyqgARATCiOuBiM0QpggwTwhwxOH3DIRESyJjJGNAAi8AFauFq+4vsOoFnUCEMSyw",
+	"WhRotgjGXwK1WnDRCeQqhWAcCMkJnQd3d3edIMUcL0DWYQ9Xv8CqCfcxvgKBQg5YPUACzwBJhjhIvuqh",
+	"EwXQFawQppGBbsqiVb4bBfKMcCGLzb4yL6kRelP4nEZkNgMOVOqhHcQ4WsYkgcpogwcikJAkSRDPKCV0",
+	"3kGYiiVwgUb9lz30C6wEwhyQCFkKkQJTxnBOF8DDGFOpgbyCVKIZ42g4QjHLuOid06ATELVXc6RBJ6B4",
+	"obBWw3QF0Qt88wHoXMbBeHhw0AkWhObfBwrHUgJXc/7jy/n5zXDQPT+/ef7u4q8/BM0z6QQfyILIJu6P",
+	"JCwESoGjFM8B7QzUlgb9fr+DIpjhLJHq224vh//3DPiqBD/Rs7pA21HBeNDvd4IZ4wssg3FAqNwfBh21",
+	"J7JQ9KPXUFuyXwuYCZUwB66B/nU2E7AWasmQuCIp2skhXQ8nMxN5AfWCmcPV98B11wlyYtP0/RpHnw35",
+	"qG8ho4pN1UecpgkJNVXv/VMoyG8DuMGLNDEDCb3GCYkOFywzA65xkoF+i3PGzWyRWVy/eYnNq51gAULg",
+	"ufrJPEKLTEg0BTQFuQSgaNTva2JUeNZ/KNRixTJnMTBwNmjWsKxwaWCo8vOReWcjrMXLl3bGCriMR8CP",
+	"ojGylIAMjaJEU7biv+HBgQOlfb8FmHfu6f7AYRaMg7/slRJ1z/wq9t6VG6uRlZkaEZpmsocmakMTBdKk",
+	"iv+J5m5MkcU9y6QSq1OW0Uh0EJMx8CURgCYNXEw67sMFEYLQuXpIqMhmMxISoPJyihNMQ5goSTUJY0zo",
+	"JWXyUmRpyriEaPLKzjJBisCFFmRsNgMaKVzOCCRRL7jrBO8Zn5IoAtqeMn1HGkHKBJHiMiICTxOoHulb",
+	"+6sWjJRJBFS/pLGkFVEuHnvlMabA9e4ZLU7w0ed3qsQ5YJlxUELBQqWkPZFxxPESJ2JXnWcTSHBgvOu4",
+	"YvkNo7OEhPJxGCTlhJdXsLrkkIkaGk8Vpmr6AC2xQOpNq8tQqcpyjaVUmoNXd6EnQ+xhOztBoZZQlHI2",
+	"5yAE2pnUt03oZSZgsqsOJcZRZUNarTeHGExNds25UKXzcPKuRO+DT8ROZbHknkS+CtI/oZ3COIhQf/By",
+	"fzqYDbvPw0HUfd7v97sv1P/6zt+ucxw4JU93DGcUblIIJURIAL8GbgB8ZelXg49CzDmxIqEEXGPvE14l",
+	"DEenjH3AfA6Pw18ufyVjl4mezkXhZ4c6kWQM6Vd628X4kwgBlzcQ3IQAkUGIIP8CpI0WZeock9dousoN",
+	"nd0cRwug8iOT75U4fxyOUjOZFt4zPZ2Lo48MiSyMkX2r52g9+8jVe8UcT4eqjyxfO+drxcARmkLC6FxY",
+	"67YqGc8ozmTMOPkXRI9lQKtTU6IYvcaBRhMzjqyORAJCDlLZ9S57ZTIGKu2qT4eZY7so48iCWVlf46HQ",
+	"xscQEXyqAXoMPrJyxsuFmvJSb9JFyxszeVctVlh89WX+ECazSnVSB2aikfVboX+fhq9Kfb6FtcoXXe4q",
+	"n359BivXastjxbLaR3ijrL+mB3RI0bu/HyNtG6qtOcjSz46iYBwASQcHB+MXo4N95ReJd8bkCcbKdVcP",
+	"TkFIqhysGU4EFN7SayxA+06SXMNbCMkCJyIYD17kz05WiylLgnHw7vRndb4pZylwSYxbUwBQB/rN4dGn",
+	"7tAArXWSA3cNWMf3HQ0a/mxlM/VVfotBGeAG0xGkCTMiTqtMowYKtNl5p4wlgKmZuEDKredngyGHOHNk",
+	"NSCsY88ZoxDZcDnrbmYd1+6aCu0+J1+xJOEKKV+KU7Aw16ZrwOei1MVCGeBh039CKBVgmiY/EOHxzA9N",
+	"HIHNDI6FZrsKdURYaoYiyoffxlmG+u9Kec85XmmKw3NCsVl08xSfyjfrKNKgVOby7pYDlmDtAsfRx3T1",
+	"6ywYf/GhwFDcjpoLsQWRymRTvpz9ZbKLhMQSBNJuk/YiFaZc4Kx7fnHXaS5gfRtEtWFDmTNFFdnSaqU8",
+	"ZmcH+sJ21dX1rxd3F01PgMKy2CDjOSg1GWSBt1GeMONc2fPKhD15G3QKp966991Bvz9wXEMze1Ow4CJQ",
+	"UpMr6sBfoRx+7dIVqO4gMqeseGzhnVQANmC6LPlsVA9W6T8nMjTq931MW+51C2Xn7+kxQrLFMUicM0fJ",
+	"6rfnQYi5PA/G58FoeB7cVYXjsD96UY0F/uP8/Kbfv/h/P/iEklkJ+GeY+QT0+/JARad083SoB2lHzMpP",
+	"O82PoiBFHEXK5+vVwDs4uAd0BVm4CKhQyIOn5hARDqE84zVRGkuZivHenohZ2rOP92SM6ZWSiQVJZJw8",
+	"CvE5IxZRx4LKmxw2IzcQdW1sqZAluZeimA4XJ9ANYyaAVtjQ8rq7QEuuL4i3PIsWEtGEQpvUpIxEHdWH",
+	"qOpnKKEXM6Gen33+YAL72rpuCrB8E1uFfCkyCtdpfOucX0Yi37nYty1ZVOH/2YCYg64Um3G1rSsgOb6G",
+	"RIc81FO1lRnH89yXa6xlhvnxlC9ip94RMVtSxGgIu72tqt7ZRLFKp+JD5mhcf5qlie6oOJ/sr5rUDZl/",
+	"RN+Y9NWBEf1rjFEOIUkJUHlo5EYwDvo3L18cvIDZLBruD6ej/v4+jJ5HL/v9/n40GkC4P4IQQ4RfjtZp",
+	"hmJth8EPHiDaB2tE+xa7tjDIlX3PZopL9TdtiCrrk4SArihbileI2Ig9TgRTTpylodwN+FGcU8dzCBmd",
+	"kXnGTYJsBxIB/rjwrkk15SLA4lxJzvxjv/x88Mx5vv+8/GLPyH4bDQfPnBlG+4PBqPru0JlnMDg4GAwG",
+	"itIeatu7KrSUl8ZyqCL+V5qs0NnJW1fsqfcu1qo+V8k+XJo7iuoRGqnOAXWyUvRk1SrawXSFElBzoxDr",
+	"LKfURk3ClsDVk90eUoLkX8BZMUrngGeZgJqvdQ9W6yi/2EjiYmP9m/7tqH/3gxGgzuMv/e5L3J0ddt9f",
+	"mBe2Sa4q33Ycp6WBHq/oqlBKS8oo0WBIqnEyNp+x9lx+i4FDxQ5CAmgk0CyjkahLxYfIt05g9eahovxh",
+	"f/isOxh0h8PTQX/cV//9p/LRlFRtEY8eVHRBqyGOP/ru78cecbsONR9yakQO8T6C9ppcXOLF0e4RltCV",
+	"ZOF1xMm9LAGffHcVtDr2nL2WWKAFjkB5Fq8QzZLEJAbrRjESMVa8Ol05lltpO2sEqdHK+86DM2styJya",
+	"1cFsNehIVDMEbEgxP0AXoT4GK/IsTYSY3IgO/rEZgmvgK0QZ7Q5vbopajBovfE9Z7TpJF7DVYlka0mbF",
+	"ShgTCl0OOFKHhtRrVTJv7K1xoMVmG3ZntsC0nNu+V53+3vjx0LtGWH3xj8rhY7NaRjmP9drMchOSzT5P",
+	"RatpugmxhDnjKz/SqofVKlbRMUdVorVJzrVhZnIf1X+qBJeq4H9SHKusMG3g6WAXoQijhIh6EMTYMfKT",
+	"PuRBJ4ixOGYcimirKZ4x1qYtUNH1JkzixFTEqE9quAjGg2aY1Z2+DuagO8VCOy9zQDRbTIF30CxhjO+Y",
+	"pdCeyYPtor+iQS/wmMhNA7jYwLqQq47poRlLErY0Zm+KK1k/J5KabCpIsgSgNmBLk+ogromZso0VQ+KK",
+	"pKkxhlrMZQ+iYe2bmo+Z3e0CSyUM5raYLJHAW6LTPd76IiGQZEe/UBxUq1nrrKG30CnqtIo6qPwoK1B0",
+	"KjTl54zCHV8X9KzGBH1u2tsMCj+txlycXRNBGMUJ2gljwKkSOr9nTMIuyqgkCcLmK9K0RSIdpTK+k/pq",
+	"fvxR1KJ7B/1WB9LwImvQ2R2a116hfk3bGwCJcuKlTEC0CTGuA+LYOoIfQTZ92tZzhYxeAyVAQ3gPJdIb",
+	"I9cYH+5M97e7HhIJjRqm96aRNUO9va2Xu9mPREo+zdH9Vv3A5swGnLZaffmYk5hx+bGRfDoM/bh3HNSt",
+	"S2iWEa1TMv9fve5LyXAIgaQmNZIkNjXSImj32Y67u6jjvBm33boZIbHMRMtw4Yl5WQ1b4vSRxJBbOy3W",
+	"1bUCXlPdoSjf2TdpqLToa550TdT6ZYGHE2q4WCuPOm6w2GK9oKWSGDpOAad7ltscD4upbUlGq3Qem2Z0",
+	"wsd/YKKxxg+NbZ9otbIwxX8h43mQkSlh4ESqm8h4gPS+ZxidsxCEgOj16h787wzyMr+ARFe7GZHTVi4Z",
+	"7Wurqg+F1xw0qIzyAl4bfZXsCuiPAokFThJleWS0ltkMBsMD7Vf54/vOwmciWr/s2clbu3QHySVDkcnC",
+	"ozTBYc1uCAbD3kE/qAYW+92XF389P+/pD7fDux82gFMUkLTKs9tBpwoT2waZlxTP3LxOWHj1UbsZDxWf",
+	"Nz9hcSYgevD4n7GIW+kIeXMkTlJGBeOwSUU6zoq8+UzElTZPI7PFFquoISehdZg23oSoXoRos1k9N1wD",
+	"J3LlRoXefD46PXpz+OHy89HJL0En+Pnop5/zz8fv3h6dHeffPvz6W/7x46/m00WbMNTNCdAIuGOitRhz",
+	"ShYgJF6kawVQm0mUp/KG+TSC/gmFTBS8bMpb1rP0fdY7E9F7jkO1lti2tmLtBUkSwqiMhddn23a+/uye",
+	"VqFViVhj1xrLeyWhR0oVvFNn5OrBNY/eZdrq+azHXp37qqqjyjUNOm/wYUsr4qQwCv0OXUJmEK7CBExV",
+	"TiWJbgJgJZzmS6Fz1fliYoqm4CYlZk8hpiEk6mkl31BO1qA21zL02DvekoBHFQI4UBU/N6GqqvV60Afn",
+	"rm5kHfACrlqS2AKyhGnM2JXCGde1nxpXnFEtDmmmQxUiZpm8zF+tQFq80wC0sBDqiNP8jxgtkrFYImzQ",
+	"iTiW0EGmutf47uYExeEDQhcaGwoL02ylQ1YrUd5/0WZxBzkmOJoBIELDJIsgcnIHbkqg9PeH3gBGC6/9",
+	"CSoxnyIF81i3Pr/2sNGme5ffjWhh1KEdiyV7/Wx3rZXXMLu8tlZBOF83LbX1bUXSZyJagyGlm1JOQu06",
+	"MQpoGbPEYgjtwA0OZW6KVhFSZulprhpuunPWtQ8XjMKq97HxU5csUsbz7HEcjIM5kXE27YVssZe7bpHz",
+	"SU9kKqBb+fGa7UsvXt7Dat2aKLMqtcxI14jYT5W1I/D44SWpOH7zZjXmbrNxqPrHTSpMqd5rqOgne/fM",
+	"aq6KjC3ebtBW4RNsk7Ee4amQcVpLYBoLTcHFw2HfX7NxL98lZFQqQ+Nwe3Y6fzXP0Jq6rkrthIntagh+",
+	"FBVzsp7PfrG/f/Di5SyMnkE0fQb9F7NR+DzcH0aj2fPB9GA0jXB/+HKw75eMnvrwZ63SE6RWKOmI7b1M",
+	"RKE3BIn5FcjDlPiUwlGErA4zr3UjLDFKrbFV3XUmom7ItJW5IQbXIMEIUg4hNobTVNmaEHlPXniq3s9O",
+	"3r7x5hnVoXxScs3rdH/AQqJS9Cna7yAyQ5iutgm9NRr2WwnBespfSAWMRfs1S7AkCbQsAnBPPmesAs1N",
+	"3nEoswwxFlzsSK4q8n3Sq6ws9AmPonNC7arO48r7vl9T6Gnqw5sGCOeMH6+rKPiozMuMJkquKf52SguN",
+	"DtjuESuKZgsiYZHKlU1h3z/h0tKMcdIXvrq5+6UZ3MrWMtPgRZDyAWr4yT09b5GOFyW+wr6nKn9qZxaV",
+	"Oy5toyyN7keqW9MT96jdcy2dMmtQco8L3mYRsi0h4Nz0f2ROwBFbf2xaoEm/988MbBKuD0kOVOMC9/Dv",
+	"L7bFzQvXpVV4/bsOet83yL0pqL09iO0LWjdCtQ8KzW4Lxd4ndNpi05Xbudu1RY2nand7/+0CpJs9xYbk",
+	"b8apStX2RGHP+wY7zU2YjBO5OlFMZZsoAebADzOpyX2qv73PT/5vv502av/fYhFPGeYR+ttvp+Zu3971",
+	"YC9XUWLvttRWd3uOXpggoFHKCJUC7VAmUYq5NCWPRBSe4Y8CKSGpxbLYLTqgaRbTwJUbi6VM3Whzi2s+",
+	"E3NLZ4I4yIxT0J5X3gGto3djX+3aG0EuzHANyjctTOcrWJWdr+odxv6je2KunnQtfN2T/IZQ2aPkF9Ba",
+	"zfzib9KWL1b2QUA7E3F1mZBruPyf//rvCdpD6rsEIfX33R460V1KuoJE2u9CjCarHvpZQ6g7FyGFcSyg",
+	"S6gAKohyE1vsxMBpG6bVdqHoi9AZW7+F7gyHhM7LjnOYRogD1pWubIZCvkpl0RpD6J/LW5Eeh0V0zql6",
+	"SQfBs2lCQutO6KJQdJgkNiZpWiTloUflk4bm6qoJoXheOqeGbcTmHDXSzYOIse4VQqKuUVhIxDi119bm",
+	"mToH/QARca4kFbmGCM04WyAi0XSFJnOge/q9LrsGnuBVb4UXycRcK5JEatYuaOGTi6JSsgh0+OlIuajA",
+	"hS1H7fW1XZ8CxSkJxsF+r9/bN+HVWPO/4l24MX139szdcfV47uOkTwbHCrt5qbIZYW/nVW5aTYp77RMk",
+	"8Eqg5eb+ACZ3UvC+vjKhrM43BqZqc8Mvf6p+elva6GGJEsDim/XRu6j10Rv2+y3agrRryVG2KPC2s6o3",
+	"KbjrBCOzum/SAso9p9XfXSc4aDOk2rLK1X7B+MtFJxDZYoH5ylIZKu7yWdgU2+G5KDo6iOBCzVFhFyOS",
+	"r2DVxZmMi1DSWv5RCxlecfrnQOTcPlwn/CgszTUALqTTOsnPMbl02MYz+q5WsWCuiBW5rCNDG5BqRwq1",
+	"orvNqxfXNbX5tG79wpu9FwS5M96E4T0HQBJupKkmV+bAXJ21rORVSWTjlbvmbn5ed7xUmqAIZXds5y/t",
+	"Kp4rY4YKY1yiGIsY5YrKvqGvrilzIr9oWFfHKOUwIze7nXyk0+1UxIxLo8ib40Q2zZNrZf/TOiIB8zB+",
+	"YNfTDdcrmyg+UZDa5lFeSBiXr1d+yVaJVOQmsvusGgq5aAuOKYckpmXTOqB+5cYI8sH19t3JGwekQ/1N",
+	"P/TD4CPSkjX3TI/YFi/avqxfVYK7FaAbZXhZA/owKT7qD7YPqbQ9exLRf+ta2190q5WaKkhL+ZmrgOLR",
+	"xV0nSL2lUOY6v8irHGpFIx1UubKwbF5lDWPG8j4ftq3MOZ3kjU+JqLVZUVQ2zmefoB0jmGyrCiUx3O4r",
+	"RXWDFghVjVFpKtFUGVsostZj2lCmPuLXLFo9nVnh6wV0V41BFJXrFcYYfC0YbPeNNU3air4bWOS9OJSw",
+	"8XYW77qtxX0Q2FF7nmbkd/pGF73SU/4E0gAZOfeFqqc9B+k/6tvKXeUfipukUxat/rJX/mYa/n4rdh/1",
+	"97cPKpvt6hEvWwgIT5tZNXbQYrV6M0897qDN1jyNC7++RDMEoa9M1u+J+eVbSyN377agibu1Bu9nwJHQ",
+	"FS/WXdxq9/bQIdV9nD0/Oi3hR03L96d1lP1lU0DIJB61DaCzxIUJ4NakVGWMaxLUdf03UMxbJM431caj",
+	"/qgVw1Q6u359mv9JWeXIqa+8N5U7MabHeHNuqKriw/kdNyeS08p3c6b/Og5UM6H5Z7NmaxnMjQZtJYf5",
+	"b2bTLiuklTOE+3SDZcvoNXBZaW1duUyTN1PN2yXpf6BDB1ZphH7PINPhPW2JCtvYIP8HPIqUNWLUBhR1",
+	"ObUpaEMfdcjd7STtcBe+xkSXBSDbt3+9eesklb9rC7fZDewbG7lu9t2vZ9zGun+McVstbGrYt2vP+raW",
+	"4mxYueT/zNs/rXm7dE/dL9/a6/y9W5dSnsK+dXWLz8R1uGqblbtJlm1k17W2bi13/32Yu/eRRN+f0evp",
+	"vP6t7N42nKAn5dc52WQ8CcbBnlZudsSaO1vVxESv4S+JoBlzPfZkbtEOTtIY7/Z8VOib5FMjv1uOtAma",
+	"u4u7/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

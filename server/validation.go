@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			// with its 404, or its 405 and Allow header.
 			return next(c)
 		}
+		if err := checkContentType(req, route); err != nil {
+			return err
+		}
 		if err := checkEmptyQuery(req, route); err != nil {
 			return err
 		}
@@ -66,6 +70,19 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// checkContentType answers 415 when a body is sent in a media type the operation does not take.
+func checkContentType(req *http.Request, route *routers.Route) error {
+	rb := route.Operation.RequestBody
+	if rb == nil || rb.Value == nil || req.ContentLength == 0 {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || rb.Value.Content.Get(mt) == nil {
+		return &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "Content-Type must be application/json.", ""}
+	}
+	return nil
 }
 
 // checkEmptyQuery rejects `?limit=` and the like. openapi3filter treats an empty query value as
@@ -122,9 +139,6 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		code = "parameter_missing"
 	} else if e.Err != nil {
 		reason = e.Err.Error()
-	}
-	if e.RequestBody != nil && e.Err != nil && strings.Contains(e.Err.Error(), "Content-Type") {
-		return &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "Content-Type must be application/json.", ""}
 	}
 	if e.RequestBody != nil && errors.Is(e.Err, openapi3filter.ErrInvalidRequired) {
 		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_missing", "A JSON request body is required.", ""}

@@ -1,0 +1,227 @@
+package tests
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/payments"
+)
+
+const recipient = "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+
+func withdrawal(amount int64, extra ...any) map[string]any {
+	m := map[string]any{"amountInCents": amount, "chainId": "eip155:8453", "recipientAddress": recipient}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
+}
+
+// fund credits a merchant's balance with at least cents (within a cent, after the 1% merchant
+// fee) by settling a deposit of USDC on Base, a 6-decimal stablecoin at 1.00.
+func (e *env) fund(key string, cents int64) {
+	e.t.Helper()
+	id := e.createPayment(key, map[string]any{"type": "deposit", "currency": "USD", "orderId": "funding"})["paymentId"].(string)
+	r := e.do(http.MethodGet, paymentsPath+"/"+id, key, nil)
+	var quote uuid.UUID
+	for _, q := range r.JSON(e.t)["quotes"].([]any) {
+		q := q.(map[string]any)
+		if q["chainId"] == "eip155:8453" && q["token"].(map[string]any)["symbol"] == "USDC" {
+			quote = uuid.MustParse(q["id"].(string))
+		}
+	}
+	require.NotEqual(e.t, uuid.Nil, quote)
+	// Gross up for the 1% merchant fee so the net credit is what the test asked for.
+	gross := decimal.NewFromInt(cents).Mul(decimal.NewFromInt(10000)).Div(decimal.NewFromInt(9900)).Ceil()
+	amount := gross.Mul(decimal.NewFromInt(10000)) // cents → micro-USDC
+	_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id), QuoteID: &quote,
+		TxHash: "0x" + strings.Repeat("1", 64), AmountAsset: &amount})
+	require.NoError(e.t, err)
+}
+
+func (e *env) balance(m uuid.UUID) int64 {
+	e.t.Helper()
+	b, err := e.app.Store.Read(context.Background()).AvailableBalance(m)
+	require.NoError(e.t, err)
+	return b
+}
+
+func TestWithdrawalBounds(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		e.fund(m.SecretKey, 250_000_000)
+		start := e.balance(m.Merchant.ID)
+		require.GreaterOrEqual(t, start, int64(200_000_100))
+		cases := []struct {
+			amount int64
+			status int
+		}{{99, 400}, {100, 201}, {100000000, 201}, {100000001, 400}, {0, 400}}
+		spent := int64(0)
+		for _, c := range cases {
+			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(c.amount))
+			require.Equal(t, c.status, r.Status, "amount %d: %s", c.amount, r.Body)
+			if c.status == 201 {
+				spent += c.amount
+				w := r.JSON(t)
+				assert.Equal(t, "pending", w["status"])
+				assert.Nil(t, w["errorMessage"])
+				assert.Nil(t, w["receipt"])
+				assert.Contains(t, w, "errorMessage", "null, not absent, on creation")
+				assert.Equal(t, "USD", w["currency"])
+				assert.Equal(t, "eip155:8453", w["chainId"])
+				assert.Equal(t, w["createdAt"], w["updatedAt"])
+				continue
+			}
+			code, _, param := r.errorFields(t)
+			assert.Equal(t, "invalid_amount", code)
+			assert.Equal(t, "amountInCents", param)
+		}
+		assert.Equal(t, start-spent, e.balance(m.Merchant.ID), "failed requests change nothing")
+	})
+}
+
+func TestWithdrawalValidation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		off := e.merchant(merchantOpts{name: "No Withdrawals"})
+		r := e.do(http.MethodPost, withdrawalsPath, off.SecretKey, withdrawal(500))
+		require.Equal(t, 403, r.Status)
+		code, typ, _ := r.errorFields(t)
+		assert.Equal(t, "withdrawals_disabled", code)
+		assert.Equal(t, "permission_error", typ)
+
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500))
+		require.Equal(t, 400, r.Status)
+		code, _, param := r.errorFields(t)
+		assert.Equal(t, "insufficient_balance", code)
+		assert.Equal(t, "amountInCents", param)
+
+		e.fund(m.SecretKey, 10_000)
+		funded := e.balance(m.Merchant.ID)
+		// Narrow the merchant's configuration to Base only: Ethereum is then not supported.
+		cfg, err := e.app.Merchants.WithdrawalConfig(context.Background(), m.Merchant.ID)
+		require.NoError(t, err)
+		cfg.ChainIDs = []int64{8453}
+		require.NoError(t, e.app.Merchants.SetWithdrawalConfig(context.Background(), cfg))
+		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500, "chainId", "eip155:1"))
+		require.Equal(t, 400, r.Status, string(r.Body))
+		code, _, param = r.errorFields(t)
+		assert.Equal(t, "chain_not_supported", code)
+		assert.Equal(t, "chainId", param)
+
+		bad := []struct {
+			field string
+			value any
+		}{
+			{"chainId", "eip155:999999"}, {"chainId", strings.Repeat("9", 42)}, {"chainId", 8453},
+			{"recipientAddress", "0x123"}, {"recipientAddress", "9858effd232b4033e47d90003d41ec34ecaeda94"},
+			{"recipientAddress", "0x0000000000000000000000000000000000000000"},
+			{"orderId", strings.Repeat("o", 256)}, {"customMetadata", strings.Repeat("m", 2049)}, {"currency", "EUR"},
+		}
+		for _, b := range bad {
+			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500, b.field, b.value))
+			require.Equal(t, 400, r.Status, "%s=%v: %s", b.field, b.value, r.Body)
+			code, _, param := r.errorFields(t)
+			assert.Equal(t, "parameter_invalid", code, b.field)
+			assert.Equal(t, b.field, param)
+		}
+		for _, missing := range []string{"amountInCents", "chainId", "recipientAddress"} {
+			body := withdrawal(500)
+			delete(body, missing)
+			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, body)
+			require.Equal(t, 400, r.Status)
+			code, _, param := r.errorFields(t)
+			assert.Equal(t, "parameter_missing", code)
+			assert.Equal(t, missing, param)
+		}
+		assert.Equal(t, funded, e.balance(m.Merchant.ID), "no rejected request moved money")
+
+		// Upper-case and mixed-case addresses are accepted and stored lowercase; limits at the edge pass.
+		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(100, "recipientAddress", "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+			"orderId", strings.Repeat("o", 255), "customMetadata", strings.Repeat("m", 2048), "currency", "USD"))
+		require.Equal(t, 201, r.Status, string(r.Body))
+		w := r.JSON(t)
+		assert.Equal(t, recipient, w["recipientAddress"])
+		assert.Equal(t, strings.Repeat("o", 255), w["orderId"])
+	})
+}
+
+func TestWithdrawalReadsAndIsolation(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "A"})
+		b := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "B"})
+		e.fund(a.SecretKey, 5_000)
+		var ids []string
+		for _, amt := range []int64{100, 200, 300} {
+			r := e.do(http.MethodPost, withdrawalsPath, a.SecretKey, withdrawal(amt))
+			require.Equal(t, 201, r.Status)
+			ids = append(ids, r.JSON(t)["id"].(string))
+		}
+		r := e.do(http.MethodGet, withdrawalsPath+"/"+ids[0], a.SecretKey, nil)
+		require.Equal(t, 200, r.Status)
+		assert.EqualValues(t, 100, r.JSON(t)["amountInCents"])
+		for _, p := range []string{ids[0], uuid.NewString(), "nope"} {
+			r := e.do(http.MethodGet, withdrawalsPath+"/"+p, b.SecretKey, nil)
+			require.Equal(t, 404, r.Status)
+			code, _, _ := r.errorFields(t)
+			assert.Equal(t, "withdrawal_not_found", code)
+		}
+		r = e.do(http.MethodGet, withdrawalsPath+"?limit=2", a.SecretKey, nil)
+		require.Equal(t, 200, r.Status)
+		body := r.JSON(t)
+		data := body["data"].([]any)
+		require.Len(t, data, 2)
+		assert.Equal(t, ids[2], data[0].(map[string]any)["id"], "newest first")
+		assert.Equal(t, map[string]any{"total": 3.0, "limit": 2.0, "offset": 0.0, "hasMore": true, "totalPages": 2.0, "currentPage": 1.0}, body["pagination"])
+		r = e.do(http.MethodGet, withdrawalsPath+"?status=completed", a.SecretKey, nil)
+		assert.Empty(t, r.JSON(t)["data"])
+		r = e.do(http.MethodGet, withdrawalsPath+"?status=pending&offset=1&limit=1000", a.SecretKey, nil)
+		assert.Len(t, r.JSON(t)["data"], 2)
+		r = e.do(http.MethodGet, withdrawalsPath, b.SecretKey, nil)
+		assert.Empty(t, r.JSON(t)["data"])
+		for _, bad := range []string{"?limit=0", "?limit=1001", "?offset=-1", "?status=expired"} {
+			r := e.do(http.MethodGet, withdrawalsPath+bad, a.SecretKey, nil)
+			require.Equal(t, 400, r.Status, bad)
+		}
+	})
+}
+
+// TestConcurrentWithdrawalsNeverOverdraw fires parallel withdrawals whose sum exceeds the
+// balance: exactly as many succeed as the balance covers, and the balance never goes negative.
+func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		e.fund(m.SecretKey, 1_000)
+		start := e.balance(m.Merchant.ID)
+		const n = 24
+		var wg sync.WaitGroup
+		statuses := make([]int, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(100)).Status
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for _, s := range statuses {
+			require.Contains(t, []int{201, 400}, s)
+			if s == 201 {
+				created++
+			}
+		}
+		assert.Equal(t, int(start/100), created, "exactly the covered withdrawals succeed")
+		assert.Equal(t, start-int64(created)*100, e.balance(m.Merchant.ID))
+		assert.GreaterOrEqual(t, e.balance(m.Merchant.ID), int64(0))
+	})
+}
+
