@@ -33,14 +33,14 @@ import (
 const testXPub = "xpub6EF8jXqFeFEW5bwMU7RpQtHkzE4KJxcqJtvkCjJumzW8CPpacXkb92ek4WzLQXjL93HycJwTPUAcuNxCqFPKKU5m5Z2Vq4nCyh5CyPeBFFr"
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	app    *app.App
 	srv    *httptest.Server
 	router routers.Router
 }
 
 // newEnv starts paymentsd on a fresh database of the backend.
-func newEnv(t *testing.T, backend string) *env {
+func newEnv(t testing.TB, backend string) *env {
 	t.Helper()
 	cfg := config.Config{DatabaseURL: testdb.URL(t, backend), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
@@ -96,7 +96,7 @@ type response struct {
 }
 
 // JSON decodes the body into a generic map.
-func (r response) JSON(t *testing.T) map[string]any {
+func (r response) JSON(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(r.Body, &m), string(r.Body))
@@ -104,7 +104,7 @@ func (r response) JSON(t *testing.T) map[string]any {
 }
 
 // errorCode returns error.code, error.type and error.param of an error body.
-func (r response) errorFields(t *testing.T) (code, typ, param string) {
+func (r response) errorFields(t testing.TB) (code, typ, param string) {
 	t.Helper()
 	m := r.JSON(t)
 	e, ok := m["error"].(map[string]any)

@@ -224,4 +224,3 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 		assert.GreaterOrEqual(t, e.balance(m.Merchant.ID), int64(0))
 	})
 }
-

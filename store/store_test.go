@@ -1,0 +1,424 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/testdb"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	for _, backend := range testdb.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			url := testdb.URL(t, backend)
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+
+			st := openStore(t, url)
+			require.NoError(t, st.Migrate(ctx, log))
+			assert.Equal(t, 2, strings.Count(logs.String(), "migration applied"),
+				"a fresh database gets the schema and the seed: %s", logs.String())
+			before := loadCatalog(t, st)
+
+			logs.Reset()
+			require.NoError(t, st.Migrate(ctx, log), "second Migrate on the same handle")
+			// A new process (new handle) on the same database must find nothing to do either.
+			again := openStore(t, url)
+			require.NoError(t, again.Migrate(ctx, log), "Migrate from a second handle")
+			assert.Zero(t, strings.Count(logs.String(), "migration applied"), "nothing re-applied: %s", logs.String())
+
+			after := loadCatalog(t, again)
+			assert.Equal(t, before, after, "re-running migrations must not duplicate or alter the seed")
+			assert.Len(t, after.Chains, 9)
+			assert.Len(t, after.Tokens, 25)
+
+			// The derivation counter was not reset by the second run.
+			var first int64
+			require.NoError(t, st.InTx(ctx, func(tx *store.Tx) (err error) { first, err = tx.AllocateDerivationIndex(); return }))
+			require.NoError(t, again.Migrate(ctx, log))
+			var second int64
+			require.NoError(t, again.InTx(ctx, func(tx *store.Tx) (err error) { second, err = tx.AllocateDerivationIndex(); return }))
+			assert.Equal(t, first+1, second)
+		})
+	}
+}
+
+var (
+	contractRE = regexp.MustCompile(`^0x[0-9a-f]{40}$`)
+	tokenIDRE  = regexp.MustCompile(`^eip155:([1-9][0-9]*)/(?:erc20:(0x[0-9a-f]{40})|slip44:60)$`)
+)
+
+func TestSeededCatalogue(t *testing.T) {
+	// The issuers' canonical USDC deployments.
+	usdc := map[int64]string{
+		1:        "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48",
+		10:       "0x0b2c639c533813f4aa9d7837caf62653d097ff85",
+		56:       "0x8ac76a51cc950d9822d68b83fe1ad97b32cd580d",
+		137:      "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359",
+		8453:     "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+		42161:    "0xaf88d065e77c8cc2239327c5edb3a432268e5831",
+		43114:    "0xb97ef9ef8734c71904d8002f8b6bc66dd9c48a6e",
+		84532:    "0x036cbd53842c5426634e7929541ec2318f3dcf7e",
+		11155111: "0x1c7d4b196cb0c7b01d743fbc6116a902379c7238",
+	}
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		cat := loadCatalog(t, st)
+
+		var ids []int64
+		for _, c := range cat.Chains {
+			ids = append(ids, c.ID)
+			assert.Equal(t, c.ID == 84532 || c.ID == 11155111, c.IsTestnet, "testnet flag of chain %d", c.ID)
+			assert.True(t, c.Enabled, "chain %d is seeded active", c.ID)
+			assert.NotEmpty(t, c.Name)
+			assert.NotEmpty(t, c.NativeSymbol)
+			assert.EqualValues(t, 18, c.NativeDecimals)
+			assert.Positive(t, c.RequiredConfirmations)
+		}
+		assert.Equal(t, []int64{1, 10, 56, 137, 8453, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
+
+		chainByID := map[int64]domain.Chain{}
+		for _, c := range cat.Chains {
+			chainByID[c.ID] = c
+		}
+		natives, stables := map[int64]int{}, map[int64]map[string]domain.Token{}
+		for id, tk := range cat.Tokens {
+			assert.Equal(t, id, tk.ID, "map key is the token id")
+			m := tokenIDRE.FindStringSubmatch(tk.ID)
+			require.NotNil(t, m, "token id %q is not CAIP-19 eip155:<chain>/erc20:<addr> or /slip44:60", tk.ID)
+			chainID, err := strconv.ParseInt(m[1], 10, 64)
+			require.NoError(t, err)
+			assert.Equal(t, chainByID[chainID], tk.Chain, "token %s carries its chain", tk.ID)
+			assert.Regexp(t, contractRE, tk.ContractAddress, "token %s contract address", tk.ID)
+			assert.Equal(t, "active", tk.Status)
+			assert.NotEmpty(t, tk.MarketAPIID)
+			switch tk.AssetType {
+			case "native":
+				natives[chainID]++
+				assert.Empty(t, m[2], "native token %s must use the slip44:60 form", tk.ID)
+				assert.Equal(t, store.NativeTokenID(chainID), tk.ID)
+				assert.Equal(t, "0x0000000000000000000000000000000000000000", tk.ContractAddress)
+				assert.Equal(t, "volatile", tk.Type)
+				assert.EqualValues(t, 18, tk.Decimals)
+				assert.Equal(t, tk.Chain.NativeSymbol, tk.Symbol)
+			case "erc20":
+				assert.Equal(t, tk.ContractAddress, m[2], "erc20 token id embeds its contract")
+				assert.Equal(t, store.ERC20TokenID(chainID, tk.ContractAddress), tk.ID)
+				assert.Equal(t, "stablecoin", tk.Type)
+				if stables[chainID] == nil {
+					stables[chainID] = map[string]domain.Token{}
+				}
+				stables[chainID][tk.Symbol] = tk
+			default:
+				t.Errorf("token %s has asset type %q", tk.ID, tk.AssetType)
+			}
+		}
+		for id, c := range chainByID {
+			assert.Equal(t, 1, natives[id], "one native token on chain %d", id)
+			u, ok := stables[id]["USDC"]
+			if assert.True(t, ok, "USDC on chain %d", id) {
+				assert.Equal(t, usdc[id], u.ContractAddress, "USDC contract on chain %d", id)
+				assert.Equal(t, "usd-coin", u.MarketAPIID)
+				want := int32(6)
+				if id == 56 {
+					want = 18
+				}
+				assert.Equal(t, want, u.Decimals, "USDC decimals on chain %d", id)
+			}
+			usdt, ok := stables[id]["USDT"]
+			assert.Equal(t, !c.IsTestnet, ok, "USDT is seeded on mainnets only (chain %d)", id)
+			if ok {
+				assert.Equal(t, "tether", usdt.MarketAPIID)
+				assert.EqualValues(t, map[bool]int32{true: 18, false: 6}[id == 56], usdt.Decimals, "USDT decimals on chain %d", id)
+			}
+		}
+	})
+}
+
+func TestAllocateDerivationIndex(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		alloc := func() (int64, error) {
+			var idx int64
+			err := st.InTx(ctx, func(tx *store.Tx) (err error) { idx, err = tx.AllocateDerivationIndex(); return })
+			return idx, err
+		}
+		for want := int64(0); want < 3; want++ {
+			got, err := alloc()
+			require.NoError(t, err)
+			require.Equal(t, want, got, "indexes are handed out sequentially from 0")
+		}
+
+		// An allocation in a rolled-back transaction is not consumed.
+		boom := errors.New("boom")
+		err := st.InTx(ctx, func(tx *store.Tx) error {
+			idx, err := tx.AllocateDerivationIndex()
+			require.NoError(t, err)
+			assert.EqualValues(t, 3, idx)
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+
+		const n = 16
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			got     []int64
+			errs    []error
+			release = make(chan struct{})
+		)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-release
+				idx, err := alloc()
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				got = append(got, idx)
+			}()
+		}
+		close(release)
+		wg.Wait()
+		require.Empty(t, errs)
+		slices.Sort(got)
+		want := make([]int64, n)
+		for i := range want {
+			want[i] = int64(3 + i)
+		}
+		assert.Equal(t, want, got, "concurrent allocations are distinct and leave no gap")
+	})
+}
+
+func TestMerchantsAndAPIKeys(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		acme := createMerchant(t, st, "Acme Corp", "acme")
+		other := createMerchant(t, st, "Globex", "globex")
+
+		got, err := st.Read(ctx).GetMerchant(acme.ID)
+		require.NoError(t, err)
+		assert.Equal(t, acme.ID, got.ID)
+		assert.Equal(t, acme.Name, got.Name)
+		assert.Equal(t, acme.ShortName, got.ShortName)
+		assert.Equal(t, acme.LogoURL, got.LogoURL)
+		assert.True(t, got.DepositsEnabled)
+		assert.False(t, got.WithdrawalsEnabled)
+		assert.True(t, acme.CreatedAt.Equal(got.CreatedAt), "created_at %s != %s", got.CreatedAt, acme.CreatedAt)
+		_, err = st.Read(ctx).GetMerchant(uuid.New())
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		n, err := st.Read(ctx).CountMerchants()
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, n)
+		assert.ErrorIs(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMerchant(acme) }), store.ErrConflict)
+
+		hash := func(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
+		keys := []domain.APIKey{
+			{ID: uuid.Must(uuid.NewV7()), MerchantID: acme.ID, Prefix: "sk_test_aaaa", Hash: hash("secret-1"), CreatedAt: t0},
+			{ID: uuid.Must(uuid.NewV7()), MerchantID: acme.ID, Prefix: "sk_test_aaaa", Hash: hash("secret-2"), CreatedAt: t0},
+			{ID: uuid.Must(uuid.NewV7()), MerchantID: acme.ID, Prefix: "sk_test_bbbb", Hash: hash("secret-3"), CreatedAt: t0},
+			{ID: uuid.Must(uuid.NewV7()), MerchantID: other.ID, Prefix: "sk_test_cccc", Hash: hash("secret-4"), CreatedAt: t0},
+		}
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
+			for _, k := range keys {
+				if err := tx.CreateAPIKey(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		dup := keys[0]
+		dup.ID = uuid.Must(uuid.NewV7())
+		assert.ErrorIs(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.CreateAPIKey(dup) }), store.ErrConflict,
+			"a key hash is unique")
+
+		for i, k := range keys {
+			m, err := st.Read(ctx).MerchantByKeyHash(k.Hash)
+			require.NoError(t, err, "key %d", i)
+			assert.Equal(t, k.MerchantID, m.ID, "key %d", i)
+			assert.NotEmpty(t, m.Name)
+		}
+		_, err = st.Read(ctx).MerchantByKeyHash(hash("unknown"))
+		assert.ErrorIs(t, err, store.ErrNotFound)
+
+		var revoked int64
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) (err error) {
+			revoked, err = tx.RevokeKeysByPrefix("sk_test_aaaa", t0.Add(time.Hour))
+			return
+		}))
+		assert.EqualValues(t, 2, revoked, "every active key with the prefix is revoked")
+		for _, k := range keys[:2] {
+			_, err := st.Read(ctx).MerchantByKeyHash(k.Hash)
+			assert.ErrorIs(t, err, store.ErrNotFound, "revoked key %s", k.ID)
+		}
+		for _, k := range keys[2:] {
+			m, err := st.Read(ctx).MerchantByKeyHash(k.Hash)
+			require.NoError(t, err, "untouched key %s", k.ID)
+			assert.Equal(t, k.MerchantID, m.ID)
+		}
+
+		_, err = st.Read(ctx).RevokeKeysByPrefix("sk_test_aaaa", t0.Add(2*time.Hour))
+		assert.ErrorIs(t, err, store.ErrNotFound, "revoking already-revoked keys again finds no active key")
+		_, err = st.Read(ctx).RevokeKeysByPrefix("sk_test_zzzz", t0)
+		assert.ErrorIs(t, err, store.ErrNotFound, "unknown prefix")
+	})
+}
+
+func TestLedger(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		cat := loadCatalog(t, st)
+		acme := createMerchant(t, st, "Acme Corp", "acme")
+		other := createMerchant(t, st, "Globex", "globex")
+		p1 := insertPayment(t, st, cat, acme, paymentSpec{Amount: 1000})
+		p2 := insertPayment(t, st, cat, acme, paymentSpec{Amount: 250})
+		p3 := insertPayment(t, st, cat, acme, paymentSpec{Amount: 500})
+		po := insertPayment(t, st, cat, other, paymentSpec{Amount: 77})
+		usdc := token(t, cat, store.ERC20TokenID(1, usdcEthereum))
+		w := domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: acme.ID, AmountInCents: 300, Chain: usdc.Chain,
+			Token: usdc, RecipientAddress: "0x" + strings.Repeat("ab", 20), Status: "pending", Currency: "USD",
+			CreatedAt: t0, UpdatedAt: t0}
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.InsertWithdrawal(w) }))
+
+		balance := func(id uuid.UUID) int64 {
+			t.Helper()
+			b, err := st.Read(ctx).AvailableBalance(id)
+			require.NoError(t, err)
+			return b
+		}
+		appendEntry := func(m uuid.UUID, kind string, cents int64, pid, wid *uuid.UUID) error {
+			return st.InTx(ctx, func(tx *store.Tx) error { return tx.AppendLedger(m, kind, cents, pid, wid, t0) })
+		}
+
+		assert.Zero(t, balance(acme.ID), "no entries: zero, not an error")
+		require.NoError(t, appendEntry(acme.ID, store.LedgerPaymentCredit, 1000, &p1.ID, nil))
+		err := appendEntry(acme.ID, store.LedgerPaymentCredit, 1000, &p1.ID, nil)
+		assert.ErrorIs(t, err, store.ErrConflict, "the same payment cannot be credited twice")
+		require.NoError(t, appendEntry(acme.ID, store.LedgerPaymentCredit, 250, &p2.ID, nil))
+		require.NoError(t, appendEntry(other.ID, store.LedgerPaymentCredit, 77, &po.ID, nil))
+		assert.EqualValues(t, 1250, balance(acme.ID))
+
+		require.NoError(t, appendEntry(acme.ID, store.LedgerWithdrawalDebit, -300, nil, &w.ID))
+		assert.ErrorIs(t, appendEntry(acme.ID, store.LedgerWithdrawalDebit, -300, nil, &w.ID), store.ErrConflict,
+			"the same withdrawal cannot be debited twice")
+		assert.EqualValues(t, 950, balance(acme.ID), "credits less debits")
+		require.NoError(t, appendEntry(acme.ID, store.LedgerWithdrawalReversal, 300, nil, &w.ID),
+			"a reversal is another kind for the same withdrawal")
+		assert.EqualValues(t, 1250, balance(acme.ID))
+		assert.EqualValues(t, 77, balance(other.ID), "balances are per merchant")
+
+		// A failed unit of work leaves nothing behind.
+		boom := errors.New("boom")
+		err = st.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.AppendLedger(acme.ID, store.LedgerPaymentCredit, 500, &p3.ID, nil, t0); err != nil {
+				return err
+			}
+			inside, err := tx.AvailableBalance(acme.ID)
+			require.NoError(t, err)
+			assert.EqualValues(t, 1750, inside, "the transaction sees its own entry")
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+		assert.EqualValues(t, 1250, balance(acme.ID), "rolled back")
+		require.NoError(t, appendEntry(acme.ID, store.LedgerPaymentCredit, 500, &p3.ID, nil),
+			"no leftover entry blocks crediting p3 for real")
+		assert.EqualValues(t, 1750, balance(acme.ID))
+	})
+}
+
+func TestIdempotencyKeys(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a := createMerchant(t, st, "Acme Corp", "acme")
+		b := createMerchant(t, st, "Globex", "globex")
+		now := t0
+		rec := func(m uuid.UUID, key string, ttl time.Duration) store.IdempotencyRecord {
+			h := sha256.Sum256([]byte(m.String() + key))
+			return store.IdempotencyRecord{MerchantID: m, Key: key, Operation: "create_payment", RequestHash: h[:],
+				ExpiresAt: now.Add(ttl)}
+		}
+		claim := func(r store.IdempotencyRecord) error {
+			return st.InTx(ctx, func(tx *store.Tx) error { return tx.ClaimIdempotencyKey(r, now) })
+		}
+		get := func(m uuid.UUID, key string) (store.IdempotencyRecord, error) {
+			return st.Read(ctx).GetIdempotencyKey(m, key)
+		}
+
+		r1 := rec(a.ID, "key-1", 24*time.Hour)
+		require.NoError(t, claim(r1))
+		assert.ErrorIs(t, claim(r1), store.ErrConflict, "second claim of the same (merchant, key)")
+		require.NoError(t, claim(rec(b.ID, "key-1", 24*time.Hour)), "keys are scoped per merchant")
+
+		got, err := get(a.ID, "key-1")
+		require.NoError(t, err)
+		assert.Equal(t, store.IdemInProgress, got.State)
+		assert.Equal(t, r1.Operation, got.Operation)
+		assert.Equal(t, r1.RequestHash, got.RequestHash)
+		assert.Zero(t, got.StatusCode)
+		assert.Empty(t, got.ResponseBody)
+		assert.True(t, r1.ExpiresAt.Equal(got.ExpiresAt), "expires_at %s != %s", got.ExpiresAt, r1.ExpiresAt)
+
+		body := []byte(`{"id":"x","amount":1000}` + "\x00\xff") // arbitrary bytes survive
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
+			return tx.CompleteIdempotencyKey(a.ID, "key-1", 201, body)
+		}))
+		got, err = get(a.ID, "key-1")
+		require.NoError(t, err)
+		assert.Equal(t, store.IdemDone, got.State)
+		assert.Equal(t, 201, got.StatusCode)
+		assert.Equal(t, body, got.ResponseBody)
+		other, err := get(b.ID, "key-1")
+		require.NoError(t, err)
+		assert.Equal(t, store.IdemInProgress, other.State, "completing a's key leaves b's alone")
+
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseIdempotencyKey(b.ID, "key-1") }))
+		_, err = get(b.ID, "key-1")
+		assert.ErrorIs(t, err, store.ErrNotFound, "released")
+		_, err = get(a.ID, "key-1")
+		assert.NoError(t, err, "releasing b's key leaves a's alone")
+		require.NoError(t, claim(rec(b.ID, "key-1", time.Hour)), "a released key can be claimed again")
+
+		// Expiry: only an expired record is deleted.
+		r2 := rec(a.ID, "key-2", time.Hour)
+		require.NoError(t, claim(r2))
+		deleteExpired := func(m uuid.UUID, key string, at time.Time) {
+			t.Helper()
+			require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteExpiredIdempotencyKey(m, key, at) }))
+		}
+		deleteExpired(a.ID, "key-2", now)
+		deleteExpired(a.ID, "key-2", r2.ExpiresAt.Add(-time.Microsecond))
+		_, err = get(a.ID, "key-2")
+		require.NoError(t, err, "not yet expired: kept")
+		deleteExpired(a.ID, "key-1", now.Add(time.Hour))
+		_, err = get(a.ID, "key-1")
+		require.NoError(t, err, "key-1 lives 24h: kept")
+
+		deleteExpired(a.ID, "key-2", r2.ExpiresAt)
+		_, err = get(a.ID, "key-2")
+		assert.ErrorIs(t, err, store.ErrNotFound, "expired at exactly expires_at: deleted")
+		_, err = get(a.ID, "key-1")
+		require.NoError(t, err, "only the named key is deleted")
+		deleteExpired(a.ID, "no-such-key", now.Add(100*time.Hour))
+		require.NoError(t, claim(r2), "an expired key can be claimed afresh")
+	})
+}
