@@ -82,7 +82,7 @@ func ParseCAIP2(s string) (int64, error) {
 		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
 	}
 	id, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil || id <= 0 {
+	if err != nil || id <= 0 || rest != strconv.FormatInt(id, 10) { // canonical form only: no "+1", "01"
 		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
 	}
 	return id, nil

@@ -116,4 +116,3 @@ func effectiveQuoteStatus(q domain.Quote, now time.Time) string {
 	}
 	return q.Status
 }
-

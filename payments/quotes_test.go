@@ -128,7 +128,9 @@ func symbols(ts []domain.Token) []string {
 }
 
 func TestSortTokens(t *testing.T) {
-	tok := func(sym, asset string) domain.Token { return domain.Token{ID: sym + "/" + asset, Symbol: sym, AssetType: asset} }
+	tok := func(sym, asset string) domain.Token {
+		return domain.Token{ID: sym + "/" + asset, Symbol: sym, AssetType: asset}
+	}
 	tests := []struct {
 		name string
 		in   []domain.Token

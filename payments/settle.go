@@ -57,6 +57,9 @@ func (s *Service) Settle(ctx context.Context, in SettleInput) (domain.Payment, e
 			return err
 		}
 		if err := tx.SettlePayment(p, q.ID, s.Now()); err != nil {
+			if errors.Is(err, store.ErrConflict) { // settled by someone else since we read it
+				return &domain.StateError{Entity: "payment", ID: p.ID.String(), State: "no longer open", Op: "settle"}
+			}
 			return err
 		}
 		id := p.ID
@@ -112,9 +115,11 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	if p.Type == TypePayment && settled.LessThan(q.ExpectedAmountAsset) {
 		return domain.Invalid("parameter_invalid", "amount-asset", "amount %s is below the quote's expected %s", settled, q.ExpectedAmountAsset)
 	}
-	usd := settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset)
+	usd := settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Round(2)
 	if p.Type == TypeDeposit {
-		p.AmountInCents = usd.Shift(2).Truncate(0).IntPart()
+		// Credit no more than arrived: round down, and report the same figure on the receipt.
+		p.AmountInCents = settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Shift(2).Truncate(0).IntPart()
+		usd = decimal.New(p.AmountInCents, -2)
 		due := p.AmountInCents
 		p.AmountDueCents = due
 	} else {
@@ -133,7 +138,7 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	processedBy := "manual"
 	now := s.Now()
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: settled,
-		SettledAmountUSD: usd.Round(2), TxHash: &txHash, ProcessedBy: &processedBy,
+		SettledAmountUSD: usd, TxHash: &txHash, ProcessedBy: &processedBy,
 		RequiredConfirmations: q.Token.Chain.RequiredConfirmations, Confirmations: q.Token.Chain.RequiredConfirmations, CreatedAt: now}
 	return nil
 }

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -61,6 +64,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkEmptyQuery(req, route); err != nil {
 			return err
 		}
+		if err := checkSingleJSONValue(req, route); err != nil {
+			return err
+		}
 		input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true,
 				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
@@ -81,6 +87,28 @@ func checkContentType(req *http.Request, route *routers.Route) error {
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || rb.Value.Content.Get(mt) == nil {
 		return &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "Content-Type must be application/json.", ""}
+	}
+	return nil
+}
+
+// checkSingleJSONValue refuses a body with anything but whitespace after its JSON value: both
+// the validator and the binder stop at the first value and would silently ignore the rest.
+func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
+	if route.Operation.RequestBody == nil || req.Body == nil || req.Body == http.NoBody {
+		return nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return nil // empty or malformed: openapi3filter reports it
+	}
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid", "The request body must be a single JSON value.", ""}
 	}
 	return nil
 }
@@ -124,6 +152,11 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		}
 		reason = schemaErr.Reason
 		switch schemaErr.SchemaField {
+		case "anyOf":
+			// The only anyOf in the contract: a payment (type omitted or "payment") needs an amount.
+			if e.Input != nil && e.Input.Route != nil && e.Input.Route.Operation.OperationID == "createPayment" && len(schemaErr.JSONPointer()) == 0 {
+				return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_missing", "amount: required unless type is deposit", "amount"}
+			}
 		case "required":
 			code = "parameter_missing"
 			// The pointer names the object; the reason names the missing property.

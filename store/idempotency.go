@@ -58,6 +58,7 @@ func (t *Tx) ReleaseIdempotencyKey(merchantID uuid.UUID, key string) error {
 
 // DeleteExpiredIdempotencyKey removes one expired key so it can be claimed afresh.
 func (t *Tx) DeleteExpiredIdempotencyKey(merchantID uuid.UUID, key string, now time.Time) error {
-	return translate(t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", merchantID, key, now).
+	// UTC: SQLite compares stored times as text, so every time must be written and compared in one zone.
+	return translate(t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", merchantID, key, now.UTC()).
 		Delete(&idempotencyRow{}).Error)
 }

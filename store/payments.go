@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
@@ -15,13 +16,16 @@ import (
 // the UPDATE until commit, so concurrent payments never share an index (and the unique index on
 // deposit_addresses.derivation_index backs that up).
 func (t *Tx) AllocateDerivationIndex() (int64, error) {
-	var next int64
+	var next []int64
 	err := t.db.Raw("UPDATE address_counters SET next_index = next_index + 1 WHERE name = 'deposit' RETURNING next_index").
 		Scan(&next).Error
 	if err != nil {
 		return 0, translate(err)
 	}
-	return next - 1, nil
+	if len(next) != 1 {
+		return 0, fmt.Errorf("store: address counter 'deposit' missing (%d rows): database not migrated?", len(next))
+	}
+	return next[0] - 1, nil
 }
 
 // InsertDepositAddress stores a derived address.
@@ -158,7 +162,7 @@ func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat Catalog) (domain.Payment, 
 func (t *Tx) LockPayment(id uuid.UUID, cat Catalog) (domain.Payment, error) {
 	q := t.db
 	if t.dialect == Postgres {
-		q = q.Set("gorm:query_option", "FOR UPDATE")
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
 	var row paymentRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
