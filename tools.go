@@ -5,4 +5,5 @@ package tools
 
 import (
 	_ "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen"
+	_ "github.com/speakeasy-api/openapi/overlay"
 )

@@ -6,9 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	paymentsd "github.com/paymentsd/paymentsd"
-	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/server"
 	"log/slog"
 	"time"
@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	a := &App{Cfg: cfg, Log: log, Store: st}
 	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, BackendWallet: backend, Now: Now}
 	a.Payments = &payments.Service{Store: st, Networks: cfg.Networks, Prices: priceSource(cfg.Pricing), Addresses: deriver,
-		Limits: payments.Limits{MinAmountCents: 400, MaxAmountCents: 100_000_000}, QuoteTTL: cfg.QuoteTTL,
+		Limits: payments.Limits{MinAmountCents: cfg.ResponseShape.MinPaymentCents(), MaxAmountCents: 100_000_000}, QuoteTTL: cfg.QuoteTTL,
 		PaymentTTL: cfg.PaymentTTL, MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
 	a.Withdrawals = &withdrawals.Service{Store: st, Networks: cfg.Networks, Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
@@ -77,14 +77,15 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 // Close releases the database.
 func (a *App) Close() { _ = a.Store.Close() }
 
-// Handler builds the HTTP application for the typed-schema shape.
+// Handler builds the HTTP application for the configured response shape.
 func (a *App) Handler() (*echo.Echo, error) {
-	spec, err := gen.GetSwagger()
+	yaml := a.Cfg.ResponseShape.SpecYAML(paymentsd.OpenAPIYAML)
+	spec, err := openapi3.NewLoader().LoadFromData(yaml)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
 	return server.New(server.Deps{Store: a.Store, Networks: a.Cfg.Networks, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Spec: spec, SpecYAML: paymentsd.OpenAPIYAML,
+		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, Log: a.Log})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/settlement"
 )
 
 // DefaultDatabaseURL is the zero-setup embedded SQLite file.
@@ -14,12 +15,13 @@ const DefaultDatabaseURL = "data/paymentsd.db"
 
 // Config is everything a paymentsd process needs.
 type Config struct {
-	Addr           string          // listen address
-	DatabaseURL    string          // postgres://… or a SQLite path
-	PublicBaseURL  string          // base of paymentUrl, e.g. https://pay.example.com
-	Networks       chains.Networks // which chains this deployment serves
-	XPub           string          // deposit-address extended public key (m/44'/60'/0'/0); empty: a persisted dev key
-	BackendWallet  string          // withdrawal hot-wallet address; empty: derived from the xpub
+	Addr           string           // listen address
+	DatabaseURL    string           // postgres://… or a SQLite path
+	PublicBaseURL  string           // base of paymentUrl, e.g. https://pay.example.com
+	Networks       chains.Networks  // which chains this deployment serves
+	ResponseShape  settlement.Shape // schema | guide: the wire shape served and validated
+	XPub           string           // deposit-address extended public key (m/44'/60'/0'/0); empty: a persisted dev key
+	BackendWallet  string           // withdrawal hot-wallet address; empty: derived from the xpub
 	QuoteTTL       time.Duration
 	PaymentTTL     time.Duration
 	MerchantFeeBps int64

@@ -4,6 +4,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
@@ -15,6 +16,7 @@ type handlers struct {
 	networks    chains.Networks
 	payments    *payments.Service
 	withdrawals *withdrawals.Service
+	render      settlement.Renderer // the active response shape
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/payments"
-	"github.com/paymentsd/paymentsd/settlement"
 )
 
 func (h *handlers) CreatePayment(ctx context.Context, req gen.CreatePaymentRequestObject) (gen.CreatePaymentResponseObject, error) {
@@ -16,8 +15,7 @@ func (h *handlers) CreatePayment(ctx context.Context, req gen.CreatePaymentReque
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreatePayment201JSONResponse{Body: gen.CreatePaymentResponse{PaymentUrl: created.PaymentURL,
-		Secret: created.Secret, PaymentId: created.Payment.ID, Payment: settlement.Payment(created.Payment)}}, nil
+	return h.render.CreatedPayment(created.Payment, created.Secret, created.PaymentURL), nil
 }
 
 func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequestObject) (gen.ListPaymentsResponseObject, error) {
@@ -33,11 +31,7 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 	if err != nil {
 		return nil, err
 	}
-	data := make([]gen.Payment, len(list))
-	for i, pm := range list {
-		data[i] = settlement.Payment(pm)
-	}
-	return gen.ListPayments200JSONResponse{Data: data, Pagination: settlement.Pagination(page, len(data))}, nil
+	return h.render.PaymentList(list, page), nil
 }
 
 func (h *handlers) GetPayment(ctx context.Context, req gen.GetPaymentRequestObject) (gen.GetPaymentResponseObject, error) {
@@ -45,5 +39,5 @@ func (h *handlers) GetPayment(ctx context.Context, req gen.GetPaymentRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetPayment200JSONResponse(settlement.Payment(p)), nil
+	return h.render.Payment(p), nil
 }

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/paymentsd/paymentsd/settlement"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,15 +34,16 @@ type Deps struct {
 	Payments     *payments.Service
 	Withdrawals  *withdrawals.Service
 	Idempotency  *idempotency.Keeper
+	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
-	SpecYAML     []byte      // served at GET /openapi.yaml
+	SpecYAML     []byte      // the active shape's spec, served at GET /openapi.yaml
 	MaxBodyBytes string
 	Log          *slog.Logger
 }
 
 // New builds the Echo application.
 func New(d Deps) (*echo.Echo, error) {
-	v, err := newValidator(d.Spec)
+	v, err := newValidator(d.Spec, d.Shape)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,8 @@ func New(d Deps) (*echo.Echo, error) {
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
 
-	h := &handlers{store: d.Store, networks: d.Networks, payments: d.Payments, withdrawals: d.Withdrawals}
+	h := &handlers{store: d.Store, networks: d.Networks, payments: d.Payments, withdrawals: d.Withdrawals,
+		render: settlement.Renderer{Shape: d.Shape}}
 	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 	return e, nil
 }

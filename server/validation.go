@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paymentsd/paymentsd/settlement"
 	"io"
 	"mime"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 // own middleware's job, so validation authenticates nothing.
 type validator struct {
 	router routers.Router
+	shape  settlement.Shape
 }
 
 var defineFormats sync.Once
@@ -36,7 +38,7 @@ func uriFormat(s string) error {
 	return nil
 }
 
-func newValidator(doc *openapi3.T) (*validator, error) {
+func newValidator(doc *openapi3.T, shape settlement.Shape) (*validator, error) {
 	// kin-openapi keeps format validators in a package-level table; register ours once.
 	defineFormats.Do(func() {
 		openapi3.DefineStringFormatValidator("uri", openapi3.NewCallbackValidator(uriFormat))
@@ -46,7 +48,7 @@ func newValidator(doc *openapi3.T) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: build validation router: %w", err)
 	}
-	return &validator{router: r}, nil
+	return &validator{router: r, shape: shape}, nil
 }
 
 func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
@@ -71,8 +73,23 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true,
 				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
 				SkipSettingDefaults: true}}
+		raw, err := peekBody(req)
+		if err != nil {
+			return err
+		}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return err
+		}
+		if raw != nil {
+			// Hand the generated binder the typed-schema form of what the active shape accepted.
+			body, err := v.shape.SchemaRequest(route.Operation.OperationID, raw)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(body, raw) {
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				req.ContentLength = int64(len(body))
+			}
 		}
 		return next(c)
 	}
@@ -94,14 +111,13 @@ func checkContentType(req *http.Request, route *routers.Route) error {
 // checkSingleJSONValue refuses a body with anything but whitespace after its JSON value: both
 // the validator and the binder stop at the first value and would silently ignore the rest.
 func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
-	if route.Operation.RequestBody == nil || req.Body == nil || req.Body == http.NoBody {
+	if route.Operation.RequestBody == nil {
 		return nil
 	}
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
+	body, err := peekBody(req)
+	if err != nil || body == nil {
 		return err
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var v json.RawMessage
 	if err := dec.Decode(&v); err != nil {
@@ -111,6 +127,19 @@ func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
 		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid", "The request body must be a single JSON value.", ""}
 	}
 	return nil
+}
+
+// peekBody reads the request body and puts an identical reader back; nil when there is none.
+func peekBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
 }
 
 // checkEmptyQuery rejects `?limit=` and the like. openapi3filter treats an empty query value as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/paymentsd/paymentsd/settlement"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,7 +63,7 @@ func newTestValidator(t *testing.T) *validator {
 	t.Helper()
 	doc, err := gen.GetSpec()
 	require.NoError(t, err)
-	v, err := newValidator(doc)
+	v, err := newValidator(doc, settlement.Schema)
 	require.NoError(t, err)
 	return v
 }

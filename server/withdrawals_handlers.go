@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
-	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -22,7 +22,7 @@ func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawa
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreateWithdrawal201JSONResponse{Body: settlement.Withdrawal(w)}, nil
+	return h.render.Withdrawal(w, http.StatusCreated), nil
 }
 
 func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsRequestObject) (gen.ListWithdrawalsResponseObject, error) {
@@ -31,11 +31,7 @@ func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsR
 	if err != nil {
 		return nil, err
 	}
-	data := make([]gen.Withdrawal, len(list))
-	for i, w := range list {
-		data[i] = settlement.Withdrawal(w)
-	}
-	return gen.ListWithdrawals200JSONResponse{Data: data, Pagination: settlement.Pagination(page, len(data))}, nil
+	return h.render.WithdrawalList(list, page), nil
 }
 
 func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalRequestObject) (gen.GetWithdrawalResponseObject, error) {
@@ -43,7 +39,7 @@ func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalReque
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetWithdrawal200JSONResponse(settlement.Withdrawal(w)), nil
+	return h.render.Withdrawal(w, http.StatusOK), nil
 }
 
 func (h *handlers) ListChains(ctx context.Context, req gen.ListChainsRequestObject) (gen.ListChainsResponseObject, error) {
@@ -52,9 +48,5 @@ func (h *handlers) ListChains(ctx context.Context, req gen.ListChainsRequestObje
 	if err != nil {
 		return nil, err
 	}
-	data := make([]gen.Chain, len(list))
-	for i, c := range list {
-		data[i] = settlement.Chain(c)
-	}
-	return gen.ListChains200JSONResponse{Data: data, Pagination: settlement.Pagination(domain.Page{Limit: limit, Offset: offset, Total: total}, len(data))}, nil
+	return h.render.ChainList(list, domain.Page{Limit: limit, Offset: offset, Total: total}), nil
 }

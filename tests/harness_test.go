@@ -26,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/settlement"
 )
 
 // testXPub is the m/44'/60'/0'/0 key of the public BIP-39 test mnemonic "abandon … about":
@@ -39,13 +40,22 @@ type env struct {
 	router routers.Router
 }
 
-// newEnv starts paymentsd on a fresh database of the backend.
+// newEnv starts paymentsd in the typed-schema shape on a fresh database of the backend.
 func newEnv(t testing.TB, backend string) *env {
+	t.Helper()
+	return newShapedEnv(t, backend, settlement.Schema)
+}
+
+// specFiles are the specs each shape's responses are validated against.
+var specFiles = map[settlement.Shape]string{settlement.Schema: "../openapi.yaml", settlement.Guide: "../gen/guide-openapi.yaml"}
+
+// newShapedEnv starts paymentsd serving shape; every response is validated against that shape's spec.
+func newShapedEnv(t testing.TB, backend string, shape settlement.Shape) *env {
 	t.Helper()
 	cfg := config.Config{DatabaseURL: testdb.URL(t, backend), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}}
+		Pricing: config.Pricing{Source: "static"}, ResponseShape: shape}
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
@@ -54,7 +64,7 @@ func newEnv(t testing.TB, backend string) *env {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile("../openapi.yaml")
+	doc, err := loader.LoadFromFile(specFiles[shape])
 	require.NoError(t, err)
 	doc.Servers = nil
 	r, err := gorillamux.NewRouter(doc)

@@ -19,7 +19,7 @@ import (
 
 // operatorApp opens the database for a one-shot operator command; logs go to stderr.
 func operatorApp(ctx context.Context, dbURL string, stderr io.Writer) (*app.App, error) {
-	cfg, err := loadConfig(dbURL, "", "", env("PAYMENTS_PUBLIC_URL", "http://localhost:8080"))
+	cfg, err := loadConfig(dbURL, "", "", env("PAYMENTS_PUBLIC_URL", "http://localhost:8080"), "")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/settlement"
 )
 
 // env reads an environment variable with a default.
@@ -39,7 +40,7 @@ func commonFlags(fs *flag.FlagSet) *string {
 }
 
 // loadConfig builds the one typed config from flags already parsed and the environment.
-func loadConfig(databaseURL, addr, networks, publicURL string) (config.Config, error) {
+func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Config, error) {
 	c := config.Config{Addr: addr, DatabaseURL: databaseURL, PublicBaseURL: publicURL, XPub: env("PAYMENTS_XPUB", ""),
 		BackendWallet: env("PAYMENTS_BACKEND_WALLET", ""), MaxBodyBytes: env("PAYMENTS_MAX_BODY", "1M"),
 		LogFormat: env("PAYMENTS_LOG_FORMAT", "text")}
@@ -52,6 +53,12 @@ func loadConfig(databaseURL, addr, networks, publicURL string) (config.Config, e
 	}
 	var err error
 	if c.Networks, err = chains.ParseNetworks(networks); err != nil {
+		return c, err
+	}
+	if shape == "" {
+		shape = env("PAYMENTS_RESPONSE_SHAPE", string(settlement.Schema))
+	}
+	if c.ResponseShape, err = settlement.ParseShape(shape); err != nil {
 		return c, err
 	}
 	dur := func(name string, def time.Duration) time.Duration {

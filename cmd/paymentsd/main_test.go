@@ -501,7 +501,7 @@ func TestLoadConfig(t *testing.T) {
 	t.Run("embedded defaults", func(t *testing.T) {
 		cliEnv(t)
 		t.Setenv("PAYMENTS_PRICING", "")
-		c, err := loadConfig("data/x.db", "", "", "http://localhost:8080")
+		c, err := loadConfig("data/x.db", "", "", "http://localhost:8080", "")
 		require.NoError(t, err)
 		assert.Equal(t, chains.All, c.Networks)
 		assert.Equal(t, "static", c.Pricing.Source)
@@ -513,7 +513,7 @@ func TestLoadConfig(t *testing.T) {
 	t.Run("postgres defaults", func(t *testing.T) {
 		cliEnv(t)
 		t.Setenv("PAYMENTS_PRICING", "")
-		c, err := loadConfig("postgres://u@h/db", "", "", "")
+		c, err := loadConfig("postgres://u@h/db", "", "", "", "")
 		require.NoError(t, err)
 		assert.Equal(t, chains.Mainnet, c.Networks)
 		assert.Equal(t, "coingecko", c.Pricing.Source)
@@ -521,7 +521,7 @@ func TestLoadConfig(t *testing.T) {
 	t.Run("flag beats env for networks", func(t *testing.T) {
 		cliEnv(t)
 		t.Setenv("PAYMENTS_NETWORKS", "mainnet")
-		c, err := loadConfig("x.db", "", "testnet", "")
+		c, err := loadConfig("x.db", "", "testnet", "", "")
 		require.NoError(t, err)
 		assert.Equal(t, chains.Testnet, c.Networks)
 	})
@@ -541,7 +541,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cliEnv(t)
 			t.Setenv(tc.env, tc.value)
-			_, err := loadConfig("x.db", "", "", "")
+			_, err := loadConfig("x.db", "", "", "", "")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.msg)
 		})

@@ -19,6 +19,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dbURL := commonFlags(fs)
 	addr := fs.String("addr", env("PAYMENTS_ADDR", ":8080"), "listen address (env PAYMENTS_ADDR)")
 	networks := fs.String("networks", "", "chains served: mainnet, testnet or all (env PAYMENTS_NETWORKS; default all on the embedded database, mainnet on PostgreSQL)")
+	shape := fs.String("response-shape", "", "wire shape: schema (typed schema) or guide (guide examples) (env PAYMENTS_RESPONSE_SHAPE; default schema)")
 	publicURL := fs.String("public-url", env("PAYMENTS_PUBLIC_URL", ""), "public base URL of paymentUrl (env PAYMENTS_PUBLIC_URL; default http://localhost:<port>)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -31,7 +32,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if base == "" {
 		base = "http://localhost:" + portOf(ln.Addr().String())
 	}
-	cfg, err := loadConfig(*dbURL, *addr, *networks, strings.TrimRight(base, "/"))
+	cfg, err := loadConfig(*dbURL, *addr, *networks, strings.TrimRight(base, "/"), *shape)
 	if err != nil {
 		ln.Close()
 		return err
@@ -54,7 +55,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ln.Close()
 		return err
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks))
+	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
+		"response_shape", string(cfg.ResponseShape))
 	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
 }
 
