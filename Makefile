@@ -34,7 +34,7 @@ test-go:
 	$(GO) test -count=1 -race ./...
 
 contract: build
-	scripts/contract.sh
+	SHAPES="schema guide" scripts/contract.sh
 
 clean:
 	rm -rf bin data .venv

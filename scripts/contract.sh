@@ -91,8 +91,12 @@ export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 log "migrating database"
 "$BIN" migrate </dev/null || die "bin/paymentsd migrate failed"
 
+# create_merchant makes a fresh merchant for one shape and sets SECRET_KEY. One merchant per
+# shape: Idempotency-Key replays return the stored body, which is in the shape that first
+# answered, so shapes must not share a merchant's keys. (Body left unindented for the heredoc.)
+create_merchant() {
 # A unique name so reruns against a persistent database don't collide.
-MERCHANT_NAME="contract-$(date +%s)-$$"
+MERCHANT_NAME="contract-$1-$(date +%s)-$$"
 log "creating merchant $MERCHANT_NAME"
 "$BIN" merchants create --name "$MERCHANT_NAME" --deposits --withdrawals --json \
   >"$WORK/merchant.json" </dev/null \
@@ -121,6 +125,8 @@ PY
 ) || { cat "$WORK/merchant.json" >&2; die "could not parse secretKey from merchants create output"; }
 MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("merchantId",""))' "$WORK/merchant.json" 2>/dev/null || true)
 log "merchant created (merchantId=${MERCHANT_ID:-?})"
+}
+
 
 # Poll /readyz until 200, the server exits, or the deadline passes.
 wait_ready() {
@@ -142,7 +148,6 @@ except Exception:
 # fund_merchant gives the merchant a settled balance, so schema-valid withdrawals are accepted
 # rather than refused for insufficient balance: a deposit is created through the API and
 # settled by the operator CLI with a large amount of the chain's native token.
-FUNDED=0
 fund_merchant() {
   local base=$1 pid
   pid=$(curl -sf -X POST "$base/v1/external/secretkey-auth/payments" \
@@ -154,7 +159,6 @@ fund_merchant() {
     --amount-asset 1000000000000000000000000000 --json >"$WORK/funding.json" </dev/null \
     || die "could not settle the funding deposit"
   log "merchant funded: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["amountMerchantNetCents"])' "$WORK/funding.json") cents"
-  FUNDED=1
 }
 
 failed_shapes=()
@@ -180,7 +184,8 @@ for shape in $SHAPES; do
     failed_shapes+=("$shape")
     continue
   fi
-  [ "$FUNDED" -eq 1 ] || fund_merchant "$base"
+  create_merchant "$shape"
+  fund_merchant "$base"
   log "[$shape] ready; running schemathesis (mode all, max-examples $MAX_EXAMPLES, seed $SEED)"
 
   # schemathesis runs from a scratch dir: it writes a crash cache
