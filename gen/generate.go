@@ -3,4 +3,5 @@
 package gen
 
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen -config oapi-codegen.yaml ../openapi.yaml
+//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen -config client/oapi-codegen.yaml ../openapi.yaml
 //go:generate go run ../cmd/applyoverlay -spec ../openapi.yaml -overlay guide-overlay.yaml -out guide-openapi.yaml

@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/gen/client"
 )
 
 func (e *env) countPayments() int64 {
@@ -19,9 +22,13 @@ func (e *env) countPayments() int64 {
 func TestIdempotentCreatePayment(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		m := e.merchant(merchantOpts{})
-		first := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(1234), "Idempotency-Key", "k-1")
-		require.Equal(t, 201, first.Status)
-		assert.Empty(t, first.Header.Get("Idempotent-Replayed"))
+		amount, key := int64(1234), "k-1"
+		typed, err := e.api(m.SecretKey).CreatePaymentWithResponse(context.Background(), &client.CreatePaymentParams{IdempotencyKey: &key},
+			client.CreatePaymentJSONRequestBody{Amount: &amount, Currency: client.CurrencyUSD, OrderId: "order-1"})
+		require.NoError(t, err)
+		require.NotNil(t, typed.JSON201, string(typed.Body))
+		assert.Empty(t, typed.HTTPResponse.Header.Get("Idempotent-Replayed"))
+		first := response{Status: typed.StatusCode(), Body: typed.Body}
 
 		// Same key, same body (keys reordered, whitespace differs): the same response, replayed.
 		again := e.do(http.MethodPost, paymentsPath, m.SecretKey, `{ "orderId":"order-1", "currency":"USD", "amount":1234 }`, "Idempotency-Key", "k-1")

@@ -2,8 +2,11 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,29 +15,38 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/gen/client"
 	"github.com/paymentsd/paymentsd/payments"
 )
 
 func TestCreatePaymentAmountBounds(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		key := e.merchant(merchantOpts{}).SecretKey
+		api := e.api(key)
+		// A fractional cent is not an amount (the typed client cannot even send one).
+		r := e.do(http.MethodPost, paymentsPath, key, `{"amount": 400.5, "currency": "USD", "orderId": "o"}`)
+		require.Equal(t, 400, r.Status)
 		cases := []struct {
 			amount int64
 			status int
 		}{{399, 400}, {400, 201}, {100000000, 201}, {100000001, 400}, {0, 400}, {-1, 400}}
 		for _, c := range cases {
-			r := e.do(http.MethodPost, paymentsPath, key, payment(c.amount))
-			require.Equal(t, c.status, r.Status, "amount %d: %s", c.amount, r.Body)
-			if c.status == 400 {
-				code, typ, param := r.errorFields(t)
-				assert.Equal(t, "invalid_amount", code)
-				assert.Equal(t, "invalid_request_error", typ)
-				assert.Equal(t, "amount", param)
+			amount := c.amount
+			res, err := api.CreatePaymentWithResponse(context.Background(), &client.CreatePaymentParams{},
+				client.CreatePaymentJSONRequestBody{Amount: &amount, Currency: client.CurrencyUSD, OrderId: "order-1"})
+			require.NoError(t, err)
+			require.Equal(t, c.status, res.StatusCode(), "amount %d: %s", c.amount, res.Body)
+			if c.status == 201 {
+				require.NotNil(t, res.JSON201)
+				assert.Equal(t, c.amount, res.JSON201.Payment.AmountInCents)
+				continue
 			}
+			require.NotNil(t, res.JSON400)
+			assert.Equal(t, "invalid_amount", res.JSON400.Error.Code)
+			assert.Equal(t, "invalid_request_error", res.JSON400.Error.Type)
+			require.NotNil(t, res.JSON400.Error.Param)
+			assert.Equal(t, "amount", *res.JSON400.Error.Param)
 		}
-		// A fractional cent is not an amount.
-		r := e.do(http.MethodPost, paymentsPath, key, `{"amount": 400.5, "currency": "USD", "orderId": "o"}`)
-		assert.Equal(t, 400, r.Status)
 	})
 }
 
@@ -183,22 +195,32 @@ func TestDeposits(t *testing.T) {
 
 func TestGetPaymentAndIsolation(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		a := e.merchant(merchantOpts{name: "A"})
-		b := e.merchant(merchantOpts{name: "B"})
-		id := e.createPayment(a.SecretKey, payment(500))["paymentId"].(string)
-		r := e.do(http.MethodGet, paymentsPath+"/"+id, a.SecretKey, nil)
-		require.Equal(t, 200, r.Status)
-		assert.Equal(t, id, r.JSON(t)["id"])
-		for _, path := range []string{paymentsPath + "/" + id, paymentsPath + "/" + uuid.NewString(), paymentsPath + "/not-a-uuid"} {
-			key := b.SecretKey
-			r := e.do(http.MethodGet, path, key, nil)
-			require.Equal(t, 404, r.Status, path)
-			code, typ, _ := r.errorFields(t)
-			assert.Equal(t, "payment_not_found", code)
-			assert.Equal(t, "not_found_error", typ)
+		ctx := context.Background()
+		a := e.api(e.merchant(merchantOpts{name: "A"}).SecretKey)
+		b := e.api(e.merchant(merchantOpts{name: "B"}).SecretKey)
+		amount := int64(500)
+		created, err := a.CreatePaymentWithResponse(ctx, &client.CreatePaymentParams{},
+			client.CreatePaymentJSONRequestBody{Amount: &amount, Currency: client.CurrencyUSD, OrderId: "o"})
+		require.NoError(t, err)
+		require.NotNil(t, created.JSON201, string(created.Body))
+		id := created.JSON201.PaymentId.String()
+		got, err := a.GetPaymentWithResponse(ctx, id)
+		require.NoError(t, err)
+		require.NotNil(t, got.JSON200, string(got.Body))
+		assert.Equal(t, created.JSON201.Payment.Id, got.JSON200.Id)
+		assert.Equal(t, created.JSON201.Payment.Quotes, got.JSON200.Quotes, "a read returns what creation returned")
+		for _, pid := range []string{id, uuid.NewString(), "not-a-uuid"} {
+			r, err := b.GetPaymentWithResponse(ctx, pid)
+			require.NoError(t, err)
+			require.Equal(t, 404, r.StatusCode(), pid)
+			require.NotNil(t, r.JSON404)
+			assert.Equal(t, "payment_not_found", r.JSON404.Error.Code)
+			assert.Equal(t, "not_found_error", r.JSON404.Error.Type)
 		}
-		r = e.do(http.MethodGet, paymentsPath, b.SecretKey, nil)
-		assert.EqualValues(t, 0, r.JSON(t)["pagination"].(map[string]any)["total"], "B sees none of A's payments")
+		list, err := b.ListPaymentsWithResponse(ctx, &client.ListPaymentsParams{})
+		require.NoError(t, err)
+		require.NotNil(t, list.JSON200)
+		assert.Zero(t, list.JSON200.Pagination.Total, "B sees none of A's payments")
 	})
 }
 
@@ -217,10 +239,15 @@ func TestListPayments(t *testing.T) {
 		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(ids[1]), TxHash: txHash})
 		require.NoError(t, err)
 
+		api := e.api(m.SecretKey)
 		list := func(q string) ([]map[string]any, map[string]any) {
-			r := e.do(http.MethodGet, paymentsPath+q, m.SecretKey, nil)
-			require.Equal(t, 200, r.Status, "%s: %s", q, r.Body)
-			body := r.JSON(t)
+			params := listParams(t, q)
+			res, err := api.ListPaymentsWithResponse(context.Background(), &params)
+			require.NoError(t, err)
+			require.Equal(t, 200, res.StatusCode(), "%s: %s", q, res.Body)
+			require.NotNil(t, res.JSON200)
+			var body map[string]any
+			require.NoError(t, json.Unmarshal(res.Body, &body))
 			var out []map[string]any
 			for _, p := range body["data"].([]any) {
 				out = append(out, p.(map[string]any))
@@ -322,4 +349,42 @@ func TestSettleCompletesPaymentAndCreditsBalance(t *testing.T) {
 		balance, _ = e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID)
 		assert.EqualValues(t, 10050-101, balance, "and the balance is credited once")
 	})
+}
+
+// listParams turns a test's readable query string into the generated client's typed parameters.
+func listParams(t *testing.T, q string) client.ListPaymentsParams {
+	t.Helper()
+	var p client.ListPaymentsParams
+	vals, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	require.NoError(t, err)
+	for k, v := range vals {
+		switch val := v[0]; k {
+		case "type":
+			pt := client.PaymentType(val)
+			p.Type = &pt
+		case "status":
+			st := client.PaymentStatus(val)
+			p.Status = &st
+		case "search":
+			p.Search = &val
+		case "sortBy":
+			sb := client.ListPaymentsParamsSortBy(val)
+			p.SortBy = &sb
+		case "sortOrder":
+			so := client.ListPaymentsParamsSortOrder(val)
+			p.SortOrder = &so
+		case "limit", "offset":
+			n, err := strconv.ParseInt(val, 10, 32)
+			require.NoError(t, err)
+			n32 := int32(n)
+			if k == "limit" {
+				p.Limit = &n32
+			} else {
+				p.Offset = &n32
+			}
+		default:
+			t.Fatalf("unknown list parameter %q", k)
+		}
+	}
+	return p
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/gen/client"
 	"github.com/paymentsd/paymentsd/payments"
 )
 
@@ -65,24 +66,28 @@ func TestWithdrawalBounds(t *testing.T) {
 			status int
 		}{{99, 400}, {100, 201}, {100000000, 201}, {100000001, 400}, {0, 400}}
 		spent := int64(0)
+		api := e.api(m.SecretKey)
 		for _, c := range cases {
-			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(c.amount))
-			require.Equal(t, c.status, r.Status, "amount %d: %s", c.amount, r.Body)
+			res, err := api.CreateWithdrawalWithResponse(context.Background(), &client.CreateWithdrawalParams{},
+				client.CreateWithdrawalJSONRequestBody{AmountInCents: c.amount, ChainId: client.Eip1558453, RecipientAddress: recipient})
+			require.NoError(t, err)
+			require.Equal(t, c.status, res.StatusCode(), "amount %d: %s", c.amount, res.Body)
 			if c.status == 201 {
 				spent += c.amount
-				w := r.JSON(t)
-				assert.Equal(t, "pending", w["status"])
-				assert.Nil(t, w["errorMessage"])
-				assert.Nil(t, w["receipt"])
-				assert.Contains(t, w, "errorMessage", "null, not absent, on creation")
-				assert.Equal(t, "USD", w["currency"])
-				assert.Equal(t, "eip155:8453", w["chainId"])
-				assert.Equal(t, w["createdAt"], w["updatedAt"])
+				w := res.JSON201
+				require.NotNil(t, w)
+				assert.Equal(t, client.WithdrawalStatusPending, w.Status)
+				assert.Nil(t, w.ErrorMessage)
+				assert.Nil(t, w.Receipt)
+				assert.Contains(t, string(res.Body), `"errorMessage":null`, "null, not absent, on creation")
+				assert.Equal(t, client.CurrencyUSD, w.Currency)
+				assert.Equal(t, "eip155:8453", w.ChainId)
+				assert.Equal(t, w.CreatedAt, w.UpdatedAt)
 				continue
 			}
-			code, _, param := r.errorFields(t)
-			assert.Equal(t, "invalid_amount", code)
-			assert.Equal(t, "amountInCents", param)
+			require.NotNil(t, res.JSON400)
+			assert.Equal(t, "invalid_amount", res.JSON400.Error.Code)
+			assert.Equal(t, "amountInCents", *res.JSON400.Error.Param)
 		}
 		assert.Equal(t, start-spent, e.balance(m.Merchant.ID), "failed requests change nothing")
 	})
@@ -159,21 +164,27 @@ func TestWithdrawalReadsAndIsolation(t *testing.T) {
 		a := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "A"})
 		b := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "B"})
 		e.fund(a.SecretKey, 5_000)
+		ctx := context.Background()
+		apiA, apiB := e.api(a.SecretKey), e.api(b.SecretKey)
 		var ids []string
 		for _, amt := range []int64{100, 200, 300} {
-			r := e.do(http.MethodPost, withdrawalsPath, a.SecretKey, withdrawal(amt))
-			require.Equal(t, 201, r.Status)
-			ids = append(ids, r.JSON(t)["id"].(string))
+			res, err := apiA.CreateWithdrawalWithResponse(ctx, &client.CreateWithdrawalParams{},
+				client.CreateWithdrawalJSONRequestBody{AmountInCents: amt, ChainId: client.Eip1558453, RecipientAddress: recipient})
+			require.NoError(t, err)
+			require.NotNil(t, res.JSON201, string(res.Body))
+			ids = append(ids, res.JSON201.Id.String())
 		}
-		r := e.do(http.MethodGet, withdrawalsPath+"/"+ids[0], a.SecretKey, nil)
-		require.Equal(t, 200, r.Status)
-		assert.EqualValues(t, 100, r.JSON(t)["amountInCents"])
+		got, err := apiA.GetWithdrawalWithResponse(ctx, ids[0])
+		require.NoError(t, err)
+		require.NotNil(t, got.JSON200)
+		assert.EqualValues(t, 100, got.JSON200.AmountInCents)
 		for _, p := range []string{ids[0], uuid.NewString(), "nope"} {
-			r := e.do(http.MethodGet, withdrawalsPath+"/"+p, b.SecretKey, nil)
-			require.Equal(t, 404, r.Status)
-			code, _, _ := r.errorFields(t)
-			assert.Equal(t, "withdrawal_not_found", code)
+			res, err := apiB.GetWithdrawalWithResponse(ctx, p)
+			require.NoError(t, err)
+			require.NotNil(t, res.JSON404, p)
+			assert.Equal(t, "withdrawal_not_found", res.JSON404.Error.Code)
 		}
+		var r response
 		r = e.do(http.MethodGet, withdrawalsPath+"?limit=2", a.SecretKey, nil)
 		require.Equal(t, 200, r.Status)
 		body := r.JSON(t)
