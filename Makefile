@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/paymentsd
 SHELL   := /bin/bash
 
-.PHONY: build run generate lint check-generated test test-go contract clean
+.PHONY: build run generate lint check-generated test test-go contract contract-deep clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/paymentsd
@@ -17,7 +17,8 @@ generate:
 	$(GO) generate ./gen/...
 
 lint:
-	$(GO) run ./cmd/speclint openapi.yaml
+	$(GO) run ./cmd/speclint openapi.yaml gen/guide-openapi.yaml
+	bash scripts/lint-spec.sh
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -33,8 +34,15 @@ test: lint check-generated build
 test-go:
 	$(GO) test -count=1 -race ./...
 
+# CI budget: a fixed seed and ~50 examples per operation and phase, about 30 s per shape.
 contract: build
 	SHAPES="schema guide" scripts/contract.sh
+
+# Local bug hunts: ten times the budget and a fresh random seed (printed by schemathesis, so a
+# failure can be replayed with CONTRACT_SEED=<seed> make contract). Starts its own PostgreSQL.
+contract-deep: build
+	scripts/with-postgres.sh env SHAPES="schema guide" CONTRACT_MAX_EXAMPLES=$${CONTRACT_MAX_EXAMPLES:-500} \
+		CONTRACT_SEED=$${CONTRACT_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')} CONTRACT_TIMEOUT=3600 scripts/contract.sh
 
 clean:
 	rm -rf bin data .venv

@@ -434,6 +434,8 @@ type Chain struct {
 }
 
 // ChainList A page of chains.
+//
+// Example: {"data":[{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},{"chainId":"eip155:84532","isEnabled":false,"isTestnet":true,"name":"Base Sepolia","nativeDecimals":18,"nativeSymbol":"ETH"}],"pagination":{"currentPage":1,"hasMore":true,"limit":2,"offset":0,"total":9,"totalPages":5}}
 type ChainList struct {
 	Data []Chain `json:"data"`
 
@@ -489,8 +491,12 @@ type CreatePaymentRequest1 struct {
 type CreatePaymentRequest1Type string
 
 // CreatePaymentResponse The created payment with its hosted URL and secret.
+//
+// Example: {"payment":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"},"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","paymentUrl":"https://pay.example.com/pay/01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01#secret=ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4","secret":"ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4"}
 type CreatePaymentResponse struct {
 	// Payment A payment or deposit.
+	//
+	// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 	Payment   Payment            `json:"payment"`
 	PaymentId openapi_types.UUID `json:"paymentId"`
 
@@ -610,6 +616,8 @@ type Pagination struct {
 }
 
 // Payment A payment or deposit.
+//
+// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 type Payment struct {
 	// AmountDueCents Provisional (cheapest quote) until a quote is paid, then the paid quote's.
 	//
@@ -660,6 +668,8 @@ type Payment struct {
 }
 
 // PaymentList A page of payments.
+//
+// Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
 type PaymentList struct {
 	Data []Payment `json:"data"`
 
@@ -669,13 +679,17 @@ type PaymentList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// PaymentReceipt Settlement record of a completed payment.
+// PaymentReceipt Settlement record of a completed payment (Payment.receipt is null until then).
+//
+// Example: {"createdAt":"2026-11-22T10:03:12Z","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","processedBy":"cron","selectedQuote":{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"used","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}},"settledAmountAsset":"10050000","settledAmountUsd":"10.05","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38512345,"txGasUsed":65000,"txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","txIsSponsored":false,"txRiskProvider":"screening-provider","txRiskScore":2,"txRiskSeverity":"NO_RISK","txSenderAddress":"0x4b0897b0513fdc7c541b6d9d7e929c4e5364d2db","txTimestamp":"2026-11-22T10:02:41Z","txTotalCost":"1300000000000","txTotalCostUsdFractions":4494}
 type PaymentReceipt struct {
 	CreatedAt   time.Time          `json:"createdAt"`
 	PaymentId   openapi_types.UUID `json:"paymentId"`
 	ProcessedBy *ProcessedBy       `json:"processedBy"`
 
 	// SelectedQuote A token on a chain at a fixed rate, valid until expiresAt.
+	//
+	// Example: {"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}}
 	SelectedQuote Quote `json:"selectedQuote"`
 
 	// SettledAmountAsset Settled amount in the token's smallest unit.
@@ -694,6 +708,8 @@ type PaymentReceipt struct {
 	SettledChain Chain `json:"settledChain"`
 
 	// SettledToken A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	SettledToken    Token                         `json:"settledToken"`
 	TxBlockNumber   *int64                        `json:"txBlockNumber"`
 	TxGasUsed       *int64                        `json:"txGasUsed"`
@@ -725,12 +741,14 @@ type PaymentStatus string
 // Example: payment
 type PaymentType string
 
-// ProcessedBy What settled the payment or withdrawal.
+// ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
 //
 // Example: manual
 type ProcessedBy string
 
 // Quote A token on a chain at a fixed rate, valid until expiresAt.
+//
+// Example: {"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}}
 type Quote struct {
 	// AmountDueCents What the buyer pays for this quote, convenience fee included; null for deposits.
 	//
@@ -767,6 +785,8 @@ type Quote struct {
 	Status QuoteStatus `json:"status"`
 
 	// Token A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	Token Token `json:"token"`
 }
 
@@ -776,6 +796,8 @@ type Quote struct {
 type QuoteStatus string
 
 // Token A token on a chain.
+//
+// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 type Token struct {
 	AssetType TokenAssetType `json:"assetType"`
 
@@ -792,7 +814,9 @@ type Token struct {
 	// Decimals Example: 6
 	Decimals int32 `json:"decimals"`
 
-	// Id Example: eip155:8453/usdc
+	// Id CAIP-19 asset id.
+	//
+	// Example: eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
 	Id string `json:"id"`
 
 	// MarketApiId Id at the market-data provider.
@@ -821,6 +845,8 @@ type TokenStatus string
 type TokenType string
 
 // Withdrawal A merchant withdrawal.
+//
+// Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
 type Withdrawal struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
@@ -857,6 +883,8 @@ type Withdrawal struct {
 }
 
 // WithdrawalList A page of withdrawals.
+//
+// Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
 type WithdrawalList struct {
 	Data []Withdrawal `json:"data"`
 
@@ -866,7 +894,9 @@ type WithdrawalList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// WithdrawalReceipt Settlement record of a completed withdrawal.
+// WithdrawalReceipt Settlement record of a completed withdrawal (Withdrawal.receipt is null until then).
+//
+// Example: {"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"}
 type WithdrawalReceipt struct {
 	CreatedAt          time.Time                    `json:"createdAt"`
 	ProcessedBy        WithdrawalReceiptProcessedBy `json:"processedBy"`
@@ -879,6 +909,8 @@ type WithdrawalReceipt struct {
 	SettledChain Chain `json:"settledChain"`
 
 	// SettledToken A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	SettledToken            Token              `json:"settledToken"`
 	TxBlockNumber           int64              `json:"txBlockNumber"`
 	TxGasUsed               int64              `json:"txGasUsed"`
@@ -2383,107 +2415,131 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c+M2kvhXQXFTFfu3kizJ8jw0f3leiTfjyfzG9ubqxl4LIlsi1hTAAKBlrctV92nug90nucKDJEhC",
-	"Ev2YyWTrXKmURBFAo9HvbvTcBiFbpIwClSIY3wYx4Ai4/ngUwSJlEqj8DGmCVxCppxGIkJNUEkaDcTCR",
-	"PIMJWsZAkYyJQBxEyqgARATCiOuBiM0QpggwTwhwxOH3DIRESyJjJGNAAi8AFauFq+4vsOoFnUCEMSyw",
-	"WhRotgjGXwK1WnDRCeQqhWAcCMkJnQd3d3edIMUcL0DWYQ9Xv8CqCfcxvgKBQg5YPUACzwBJhjhIvuqh",
-	"EwXQFawQppGBbsqiVb4bBfKMcCGLzb4yL6kRelP4nEZkNgMOVOqhHcQ4WsYkgcpogwcikJAkSRDPKCV0",
-	"3kGYiiVwgUb9lz30C6wEwhyQCFkKkQJTxnBOF8DDGFOpgbyCVKIZ42g4QjHLuOid06ATELVXc6RBJ6B4",
-	"obBWw3QF0Qt88wHoXMbBeHhw0AkWhObfBwrHUgJXc/7jy/n5zXDQPT+/ef7u4q8/BM0z6QQfyILIJu6P",
-	"JCwESoGjFM8B7QzUlgb9fr+DIpjhLJHq224vh//3DPiqBD/Rs7pA21HBeNDvd4IZ4wssg3FAqNwfBh21",
-	"J7JQ9KPXUFuyXwuYCZUwB66B/nU2E7AWasmQuCIp2skhXQ8nMxN5AfWCmcPV98B11wlyYtP0/RpHnw35",
-	"qG8ho4pN1UecpgkJNVXv/VMoyG8DuMGLNDEDCb3GCYkOFywzA65xkoF+i3PGzWyRWVy/eYnNq51gAULg",
-	"ufrJPEKLTEg0BTQFuQSgaNTva2JUeNZ/KNRixTJnMTBwNmjWsKxwaWCo8vOReWcjrMXLl3bGCriMR8CP",
-	"ojGylIAMjaJEU7biv+HBgQOlfb8FmHfu6f7AYRaMg7/slRJ1z/wq9t6VG6uRlZkaEZpmsocmakMTBdKk",
-	"iv+J5m5MkcU9y6QSq1OW0Uh0EJMx8CURgCYNXEw67sMFEYLQuXpIqMhmMxISoPJyihNMQ5goSTUJY0zo",
-	"JWXyUmRpyriEaPLKzjJBisCFFmRsNgMaKVzOCCRRL7jrBO8Zn5IoAtqeMn1HGkHKBJHiMiICTxOoHulb",
-	"+6sWjJRJBFS/pLGkFVEuHnvlMabA9e4ZLU7w0ed3qsQ5YJlxUELBQqWkPZFxxPESJ2JXnWcTSHBgvOu4",
-	"YvkNo7OEhPJxGCTlhJdXsLrkkIkaGk8Vpmr6AC2xQOpNq8tQqcpyjaVUmoNXd6EnQ+xhOztBoZZQlHI2",
-	"5yAE2pnUt03oZSZgsqsOJcZRZUNarTeHGExNds25UKXzcPKuRO+DT8ROZbHknkS+CtI/oZ3COIhQf/By",
-	"fzqYDbvPw0HUfd7v97sv1P/6zt+ucxw4JU93DGcUblIIJURIAL8GbgB8ZelXg49CzDmxIqEEXGPvE14l",
-	"DEenjH3AfA6Pw18ufyVjl4mezkXhZ4c6kWQM6Vd628X4kwgBlzcQ3IQAkUGIIP8CpI0WZeock9dousoN",
-	"nd0cRwug8iOT75U4fxyOUjOZFt4zPZ2Lo48MiSyMkX2r52g9+8jVe8UcT4eqjyxfO+drxcARmkLC6FxY",
-	"67YqGc8ozmTMOPkXRI9lQKtTU6IYvcaBRhMzjqyORAJCDlLZ9S57ZTIGKu2qT4eZY7so48iCWVlf46HQ",
-	"xscQEXyqAXoMPrJyxsuFmvJSb9JFyxszeVctVlh89WX+ECazSnVSB2aikfVboX+fhq9Kfb6FtcoXXe4q",
-	"n359BivXastjxbLaR3ijrL+mB3RI0bu/HyNtG6qtOcjSz46iYBwASQcHB+MXo4N95ReJd8bkCcbKdVcP",
-	"TkFIqhysGU4EFN7SayxA+06SXMNbCMkCJyIYD17kz05WiylLgnHw7vRndb4pZylwSYxbUwBQB/rN4dGn",
-	"7tAArXWSA3cNWMf3HQ0a/mxlM/VVfotBGeAG0xGkCTMiTqtMowYKtNl5p4wlgKmZuEDKredngyGHOHNk",
-	"NSCsY88ZoxDZcDnrbmYd1+6aCu0+J1+xJOEKKV+KU7Aw16ZrwOei1MVCGeBh039CKBVgmiY/EOHxzA9N",
-	"HIHNDI6FZrsKdURYaoYiyoffxlmG+u9Kec85XmmKw3NCsVl08xSfyjfrKNKgVOby7pYDlmDtAsfRx3T1",
-	"6ywYf/GhwFDcjpoLsQWRymRTvpz9ZbKLhMQSBNJuk/YiFaZc4Kx7fnHXaS5gfRtEtWFDmTNFFdnSaqU8",
-	"ZmcH+sJ21dX1rxd3F01PgMKy2CDjOSg1GWSBt1GeMONc2fPKhD15G3QKp966991Bvz9wXEMze1Ow4CJQ",
-	"UpMr6sBfoRx+7dIVqO4gMqeseGzhnVQANmC6LPlsVA9W6T8nMjTq931MW+51C2Xn7+kxQrLFMUicM0fJ",
-	"6rfnQYi5PA/G58FoeB7cVYXjsD96UY0F/uP8/Kbfv/h/P/iEklkJ+GeY+QT0+/JARad083SoB2lHzMpP",
-	"O82PoiBFHEXK5+vVwDs4uAd0BVm4CKhQyIOn5hARDqE84zVRGkuZivHenohZ2rOP92SM6ZWSiQVJZJw8",
-	"CvE5IxZRx4LKmxw2IzcQdW1sqZAluZeimA4XJ9ANYyaAVtjQ8rq7QEuuL4i3PIsWEtGEQpvUpIxEHdWH",
-	"qOpnKKEXM6Gen33+YAL72rpuCrB8E1uFfCkyCtdpfOucX0Yi37nYty1ZVOH/2YCYg64Um3G1rSsgOb6G",
-	"RIc81FO1lRnH89yXa6xlhvnxlC9ip94RMVtSxGgIu72tqt7ZRLFKp+JD5mhcf5qlie6oOJ/sr5rUDZl/",
-	"RN+Y9NWBEf1rjFEOIUkJUHlo5EYwDvo3L18cvIDZLBruD6ej/v4+jJ5HL/v9/n40GkC4P4IQQ4RfjtZp",
-	"hmJth8EPHiDaB2tE+xa7tjDIlX3PZopL9TdtiCrrk4SArihbileI2Ig9TgRTTpylodwN+FGcU8dzCBmd",
-	"kXnGTYJsBxIB/rjwrkk15SLA4lxJzvxjv/x88Mx5vv+8/GLPyH4bDQfPnBlG+4PBqPru0JlnMDg4GAwG",
-	"itIeatu7KrSUl8ZyqCL+V5qs0NnJW1fsqfcu1qo+V8k+XJo7iuoRGqnOAXWyUvRk1SrawXSFElBzoxDr",
-	"LKfURk3ClsDVk90eUoLkX8BZMUrngGeZgJqvdQ9W6yi/2EjiYmP9m/7tqH/3gxGgzuMv/e5L3J0ddt9f",
-	"mBe2Sa4q33Ycp6WBHq/oqlBKS8oo0WBIqnEyNp+x9lx+i4FDxQ5CAmgk0CyjkahLxYfIt05g9eahovxh",
-	"f/isOxh0h8PTQX/cV//9p/LRlFRtEY8eVHRBqyGOP/ru78cecbsONR9yakQO8T6C9ppcXOLF0e4RltCV",
-	"ZOF1xMm9LAGffHcVtDr2nL2WWKAFjkB5Fq8QzZLEJAbrRjESMVa8Ol05lltpO2sEqdHK+86DM2styJya",
-	"1cFsNehIVDMEbEgxP0AXoT4GK/IsTYSY3IgO/rEZgmvgK0QZ7Q5vbopajBovfE9Z7TpJF7DVYlka0mbF",
-	"ShgTCl0OOFKHhtRrVTJv7K1xoMVmG3ZntsC0nNu+V53+3vjx0LtGWH3xj8rhY7NaRjmP9drMchOSzT5P",
-	"RatpugmxhDnjKz/SqofVKlbRMUdVorVJzrVhZnIf1X+qBJeq4H9SHKusMG3g6WAXoQijhIh6EMTYMfKT",
-	"PuRBJ4ixOGYcimirKZ4x1qYtUNH1JkzixFTEqE9quAjGg2aY1Z2+DuagO8VCOy9zQDRbTIF30CxhjO+Y",
-	"pdCeyYPtor+iQS/wmMhNA7jYwLqQq47poRlLErY0Zm+KK1k/J5KabCpIsgSgNmBLk+ogromZso0VQ+KK",
-	"pKkxhlrMZQ+iYe2bmo+Z3e0CSyUM5raYLJHAW6LTPd76IiGQZEe/UBxUq1nrrKG30CnqtIo6qPwoK1B0",
-	"KjTl54zCHV8X9KzGBH1u2tsMCj+txlycXRNBGMUJ2gljwKkSOr9nTMIuyqgkCcLmK9K0RSIdpTK+k/pq",
-	"fvxR1KJ7B/1WB9LwImvQ2R2a116hfk3bGwCJcuKlTEC0CTGuA+LYOoIfQTZ92tZzhYxeAyVAQ3gPJdIb",
-	"I9cYH+5M97e7HhIJjRqm96aRNUO9va2Xu9mPREo+zdH9Vv3A5swGnLZaffmYk5hx+bGRfDoM/bh3HNSt",
-	"S2iWEa1TMv9fve5LyXAIgaQmNZIkNjXSImj32Y67u6jjvBm33boZIbHMRMtw4Yl5WQ1b4vSRxJBbOy3W",
-	"1bUCXlPdoSjf2TdpqLToa550TdT6ZYGHE2q4WCuPOm6w2GK9oKWSGDpOAad7ltscD4upbUlGq3Qem2Z0",
-	"wsd/YKKxxg+NbZ9otbIwxX8h43mQkSlh4ESqm8h4gPS+ZxidsxCEgOj16h787wzyMr+ARFe7GZHTVi4Z",
-	"7Wurqg+F1xw0qIzyAl4bfZXsCuiPAokFThJleWS0ltkMBsMD7Vf54/vOwmciWr/s2clbu3QHySVDkcnC",
-	"ozTBYc1uCAbD3kE/qAYW+92XF389P+/pD7fDux82gFMUkLTKs9tBpwoT2waZlxTP3LxOWHj1UbsZDxWf",
-	"Nz9hcSYgevD4n7GIW+kIeXMkTlJGBeOwSUU6zoq8+UzElTZPI7PFFquoISehdZg23oSoXoRos1k9N1wD",
-	"J3LlRoXefD46PXpz+OHy89HJL0En+Pnop5/zz8fv3h6dHeffPvz6W/7x46/m00WbMNTNCdAIuGOitRhz",
-	"ShYgJF6kawVQm0mUp/KG+TSC/gmFTBS8bMpb1rP0fdY7E9F7jkO1lti2tmLtBUkSwqiMhddn23a+/uye",
-	"VqFViVhj1xrLeyWhR0oVvFNn5OrBNY/eZdrq+azHXp37qqqjyjUNOm/wYUsr4qQwCv0OXUJmEK7CBExV",
-	"TiWJbgJgJZzmS6Fz1fliYoqm4CYlZk8hpiEk6mkl31BO1qA21zL02DvekoBHFQI4UBU/N6GqqvV60Afn",
-	"rm5kHfACrlqS2AKyhGnM2JXCGde1nxpXnFEtDmmmQxUiZpm8zF+tQFq80wC0sBDqiNP8jxgtkrFYImzQ",
-	"iTiW0EGmutf47uYExeEDQhcaGwoL02ylQ1YrUd5/0WZxBzkmOJoBIELDJIsgcnIHbkqg9PeH3gBGC6/9",
-	"CSoxnyIF81i3Pr/2sNGme5ffjWhh1KEdiyV7/Wx3rZXXMLu8tlZBOF83LbX1bUXSZyJagyGlm1JOQu06",
-	"MQpoGbPEYgjtwA0OZW6KVhFSZulprhpuunPWtQ8XjMKq97HxU5csUsbz7HEcjIM5kXE27YVssZe7bpHz",
-	"SU9kKqBb+fGa7UsvXt7Dat2aKLMqtcxI14jYT5W1I/D44SWpOH7zZjXmbrNxqPrHTSpMqd5rqOgne/fM",
-	"aq6KjC3ebtBW4RNsk7Ee4amQcVpLYBoLTcHFw2HfX7NxL98lZFQqQ+Nwe3Y6fzXP0Jq6rkrthIntagh+",
-	"FBVzsp7PfrG/f/Di5SyMnkE0fQb9F7NR+DzcH0aj2fPB9GA0jXB/+HKw75eMnvrwZ63SE6RWKOmI7b1M",
-	"RKE3BIn5FcjDlPiUwlGErA4zr3UjLDFKrbFV3XUmom7ItJW5IQbXIMEIUg4hNobTVNmaEHlPXniq3s9O",
-	"3r7x5hnVoXxScs3rdH/AQqJS9Cna7yAyQ5iutgm9NRr2WwnBespfSAWMRfs1S7AkCbQsAnBPPmesAs1N",
-	"3nEoswwxFlzsSK4q8n3Sq6ws9AmPonNC7arO48r7vl9T6Gnqw5sGCOeMH6+rKPiozMuMJkquKf52SguN",
-	"DtjuESuKZgsiYZHKlU1h3z/h0tKMcdIXvrq5+6UZ3MrWMtPgRZDyAWr4yT09b5GOFyW+wr6nKn9qZxaV",
-	"Oy5toyyN7keqW9MT96jdcy2dMmtQco8L3mYRsi0h4Nz0f2ROwBFbf2xaoEm/988MbBKuD0kOVOMC9/Dv",
-	"L7bFzQvXpVV4/bsOet83yL0pqL09iO0LWjdCtQ8KzW4Lxd4ndNpi05Xbudu1RY2nand7/+0CpJs9xYbk",
-	"b8apStX2RGHP+wY7zU2YjBO5OlFMZZsoAebADzOpyX2qv73PT/5vv502av/fYhFPGeYR+ttvp+Zu3971",
-	"YC9XUWLvttRWd3uOXpggoFHKCJUC7VAmUYq5NCWPRBSe4Y8CKSGpxbLYLTqgaRbTwJUbi6VM3Whzi2s+",
-	"E3NLZ4I4yIxT0J5X3gGto3djX+3aG0EuzHANyjctTOcrWJWdr+odxv6je2KunnQtfN2T/IZQ2aPkF9Ba",
-	"zfzib9KWL1b2QUA7E3F1mZBruPyf//rvCdpD6rsEIfX33R460V1KuoJE2u9CjCarHvpZQ6g7FyGFcSyg",
-	"S6gAKohyE1vsxMBpG6bVdqHoi9AZW7+F7gyHhM7LjnOYRogD1pWubIZCvkpl0RpD6J/LW5Eeh0V0zql6",
-	"SQfBs2lCQutO6KJQdJgkNiZpWiTloUflk4bm6qoJoXheOqeGbcTmHDXSzYOIse4VQqKuUVhIxDi119bm",
-	"mToH/QARca4kFbmGCM04WyAi0XSFJnOge/q9LrsGnuBVb4UXycRcK5JEatYuaOGTi6JSsgh0+OlIuajA",
-	"hS1H7fW1XZ8CxSkJxsF+r9/bN+HVWPO/4l24MX139szdcfV47uOkTwbHCrt5qbIZYW/nVW5aTYp77RMk",
-	"8Eqg5eb+ACZ3UvC+vjKhrM43BqZqc8Mvf6p+elva6GGJEsDim/XRu6j10Rv2+y3agrRryVG2KPC2s6o3",
-	"KbjrBCOzum/SAso9p9XfXSc4aDOk2rLK1X7B+MtFJxDZYoH5ylIZKu7yWdgU2+G5KDo6iOBCzVFhFyOS",
-	"r2DVxZmMi1DSWv5RCxlecfrnQOTcPlwn/CgszTUALqTTOsnPMbl02MYz+q5WsWCuiBW5rCNDG5BqRwq1",
-	"orvNqxfXNbX5tG79wpu9FwS5M96E4T0HQBJupKkmV+bAXJ21rORVSWTjlbvmbn5ed7xUmqAIZXds5y/t",
-	"Kp4rY4YKY1yiGIsY5YrKvqGvrilzIr9oWFfHKOUwIze7nXyk0+1UxIxLo8ib40Q2zZNrZf/TOiIB8zB+",
-	"YNfTDdcrmyg+UZDa5lFeSBiXr1d+yVaJVOQmsvusGgq5aAuOKYckpmXTOqB+5cYI8sH19t3JGwekQ/1N",
-	"P/TD4CPSkjX3TI/YFi/avqxfVYK7FaAbZXhZA/owKT7qD7YPqbQ9exLRf+ta2190q5WaKkhL+ZmrgOLR",
-	"xV0nSL2lUOY6v8irHGpFIx1UubKwbF5lDWPG8j4ftq3MOZ3kjU+JqLVZUVQ2zmefoB0jmGyrCiUx3O4r",
-	"RXWDFghVjVFpKtFUGVsostZj2lCmPuLXLFo9nVnh6wV0V41BFJXrFcYYfC0YbPeNNU3air4bWOS9OJSw",
-	"8XYW77qtxX0Q2FF7nmbkd/pGF73SU/4E0gAZOfeFqqc9B+k/6tvKXeUfipukUxat/rJX/mYa/n4rdh/1",
-	"97cPKpvt6hEvWwgIT5tZNXbQYrV6M0897qDN1jyNC7++RDMEoa9M1u+J+eVbSyN377agibu1Bu9nwJHQ",
-	"FS/WXdxq9/bQIdV9nD0/Oi3hR03L96d1lP1lU0DIJB61DaCzxIUJ4NakVGWMaxLUdf03UMxbJM431caj",
-	"/qgVw1Q6u359mv9JWeXIqa+8N5U7MabHeHNuqKriw/kdNyeS08p3c6b/Og5UM6H5Z7NmaxnMjQZtJYf5",
-	"b2bTLiuklTOE+3SDZcvoNXBZaW1duUyTN1PN2yXpf6BDB1ZphH7PINPhPW2JCtvYIP8HPIqUNWLUBhR1",
-	"ObUpaEMfdcjd7STtcBe+xkSXBSDbt3+9eesklb9rC7fZDewbG7lu9t2vZ9zGun+McVstbGrYt2vP+raW",
-	"4mxYueT/zNs/rXm7dE/dL9/a6/y9W5dSnsK+dXWLz8R1uGqblbtJlm1k17W2bi13/32Yu/eRRN+f0evp",
-	"vP6t7N42nKAn5dc52WQ8CcbBnlZudsSaO1vVxESv4S+JoBlzPfZkbtEOTtIY7/Z8VOib5FMjv1uOtAma",
-	"u4u7/w0AAP//",
+	"7H1pc+O2luhfQfGmKva7kkxqsS2l3genl8Q33Z2etnvy6rY9NkQeWhhTABuAbCsuV71f837Y+yVTWEiC",
+	"iyR6SdJzR12plEUSwMHB2c8BcO+FbJ4yClQKb3LvzQBHwPWfxxHMUyaByk+QJngJkXoagQg5SSVh1Jt4",
+	"l5Iv4BLdzoAiOSMCcRApowIQEQgjrhsiFiNMEWCeEOCIw9cFCIluiZwhOQMk8BxQPlq47P4Cy57X8UQ4",
+	"gzlWgwJdzL3JF0+N5p13PLlMwZt4QnJCr7yHh4eOl2KO5yCrsIfLX2BZh/s9vgaBQg5YPUACx4AkQxwk",
+	"X/bQiQLoGpYI08hAN2XRMpuNAjkmXMh8sj+Yj1QLPSl8RiMSx8CBSt20gxhHtzOSQKm1wQMRSEiSJIgv",
+	"KCX0qoMwFbfABRr64x76BZYCYQ5IhCyFSIEpZ3BG58DDGaZSA3kNqUQx46g/RDO24KJ3Rr2OR9RczZJ6",
+	"HY/iucJaBdMlRM/x3TugV3LmTfqjUcebE5r9DhSOpQSu+vyPL2dnd/2ge3Z2d/Dm/O/fefU16XjvyJzI",
+	"Ou6PJcwFSoGjFF8B2gnUlALf9zsoghgvEql+7fYy+L8ugC8L8BPdqwu0beVNAt/veDHjcyy9iUeoHPS9",
+	"jpoTmSv60WOoKdmfOcyESrgCroH+NY4FrIRaMiSuSYp2MkhXw8lMR42ANoKZweU3wPXQ8TJi0/T9I44+",
+	"GfJRv0JGFZuqP3GaJiTUVL33n0JBfu/BHZ6niWlI6A1OSHQ0ZwvT4AYnC9Bfcc646S0yg+svL7D5tOPN",
+	"QQh8pV6ZR2i+EBJNAU1B3gJQNPR9TYwKz/ofCrVYscyZN/ScCZoxLCtcGBjK/HxsvlkLa/7xhe2xBC7j",
+	"EfDjaIIsJSBDoyjRlK34rz8aOVDa71uA+eCu7nccYm/i/W2vkKh75q3Ye1NMrEJWpmtEaLqQPXSpJnSp",
+	"QLos4/9SczemyOKeLaQSq1O2oJHoICZnwG+JAHRZw8Vlx304J0IQeqUeEioWcUxCAlReTHGCaQiXSlJd",
+	"hjNM6AVl8kIs0pRxCdHlD7aXS6QIXGhBxuIYaKRwGRNIop730PHeMj4lUQS0PWU2LWkEKRNEiouICDxN",
+	"oLykr+1bLRgpkwio/khjSSuiTDz2imVMgevZM5qv4LPX71SJc8BywUEJBQuVkvZEziKOb3EidtV61oEE",
+	"B8aHjiuWXzEaJySUz8MgKTq8uIblBYeFqKDxVGGqog/QLRZIfWl1GSpUWaaxlEpz8OoO9GKIPWpnJyjU",
+	"EopSzq44CIF2LqvTJvRiIeByVy3KDEelCWm1Xm9iMHW5a9aFKp2HkzcFep+8IrYriyV3JbJRkH6FdnLj",
+	"IEJ+MB5Mg7jfPQiDqHvg+373UP3Pd/7tOsuBU/Jyy/CZwl0KoYQICeA3wA2AP1j61eCjEHNOrEgoANfY",
+	"+4iXCcPRKWPvML+C5+Evk7+SsYtEd+ei8JNDnUgyhvQnvc1i/EWEgMsbCO5CgMggRJDfAWmjRZk678mP",
+	"aLrMDJ3dDEdzoPIDk2+VOH8ejlLTmRbese7OxdEHhsQinCH7Vc/RevaRq/fyPl4OVR9YNnbG14qBIzSF",
+	"hNErYa3bsmT8TPFCzhgnv0P0XAa0OjUlitErHGg0MePI6kgkIOQglV3vstdCzoBKO+rLYea9HZRxZMEs",
+	"ja/xkGvj9xARfKoBeg4+FkWPF3PV5YWepIuWV6bzrhost/iqw/wlTGaV6mUVmEuNrN9y/fsyfFXo8w2s",
+	"VXzoclfx9I9nsGKstjyWD6t9hFfK+qt7QEcUvfn390jbhmpqDrL0s+PIm3hA0mA0mhwORwPlF4k3xuTx",
+	"Jsp1Vw9OQUiqHKwYJwJyb+lHLED7TpLcwGsIyRwnwpsEh9mzk+V8yhJv4r05/Vmtb8pZClwS49bkAFSB",
+	"fnV0/LHbN0BrneTAXQHW8X2HQc2fLU2mOspvM1AGuMF0BGnCjIjTKtOogRxttt8pYwlgajrOkXLf8Npg",
+	"yCHODFk1CKvYc9ooRNZczqqbWcW1O6ZCe5OTr1iScIWUL/kqWJgr3dXgc1HqYqEI8LDpf0IoFWCaJt8R",
+	"0eCZH5k4AosNjkWFNiMssTf58lcQ6Yox++VB7RjOqAYMZ1B0AilLCH7E4OdK9lwRig2W7r1wwZXN+1FL",
+	"q6DjzbB4zzhko5mwyqTfyQIXOg7BJE68ydj+pdoKbzJ6qPGfQfK9RyTMxSbZZeTLQ6FROcdLzdMlgNd1",
+	"8bH4skqEGpRSX430xAFLsJaXE0rBdPlrrMmlTmSGp3dUX4jNiVRGsfKW7ZvLXSQkliCQdky1n65o0QXO",
+	"BkDOFW1UB7DeI6LadKTM6aKMbGn1fhYVtQ2bAqPl0fXbc0Ua1bEp3OYTZDwDpcJJFngbRzP0FC6Vk3Dy",
+	"2uvkYRMbQOkGvh84zrfpvS66cR6KqkhuteA/oAx+7TTnqO4gckVZ/tjCe1kC2IDpCr39YTUcqP85sbeh",
+	"7zeJxWKuGyg7+063EZLN34PEGXMUwvT+zAsxl2fe5Mwb9s+8h7L66fvDw3K09T/Ozu58//x/fdck9s1I",
+	"wD9B3KQC3xYLKjqFI62DaUi7ulZD2W6+Fzkp4ihSXnWvAt5o9AjocrJwEVCikCd3zSEiHEL5mVeU1UzK",
+	"VEz29sSMpT37eE/OML1WWicniQUnz0J8xoh5XDen8jqHxeQOoq6N3uWyJPMDFdPhfAW64YwJoCU2tLzu",
+	"DtCS63PiLdaihUQ0weY6NSkzXOdNICp7ckrozZhQzz9/emdSJ9p/qUiRbAY5679ewCuTfgp8f9SxT49p",
+	"8dDPHr63JusHkKW3IaM3QAnQEN5C1htdJEnHs7AeqdXp+/39bhB0+/3TwJ/46r9/eg2SzKL2yFC/hjT7",
+	"0/PvxoejQ4jjqD/oT4f+YADDg2js+/4gGgYQDoYQYojwWMmaFoMTJTD9APd9H6bdPh4G3YPI73cPp4Ow",
+	"O4RRvI8Ppodh4Gudlrno5SZ+9yAcBN1x7EN3ND2MBuE+DsCVvm/+/b22NB/RMnMPqgjNnpehCPaDfveg",
+	"D/vdw8No3PX7cBBOoyA+6B86fb1jV0wza7mrkxnj8oMxd45CbTmuUCZfF0wqtfFlFfGsMvJarMS/7Kpn",
+	"ETyT9DkS2rrz+mP/YNDvD/YH/v7B2B9qLk0JB9EAeDB6HOAaiicAzrGEzyKyMA6Go/3eweHYD/rqz4PD",
+	"jqcsrIVaERwqm1fNlV2bXANWjU6tY43t2zDzZf8CFzVkVHIcFhTl+Xd+y3+aHt0hSAX0PZGQdDic7Pta",
+	"hfFrkEcpMRNUvigs5l4TuoQLpMXeR05ChfZGjFtaumEJliQBpV62zPdc5lP4ssv8gkzXfwmmC1ozGfCw",
+	"73+DPHY4GIwOx3EY7UM03Qf/MB6GB+GgHw3jg2A6Gk4j7PfHwaDEY/sNLKYnOHlUh2VOXIioGzJC13Pi",
+	"55PXr+qs6IagFPJ0Pw/KeeMQAkllpkVLVvAG0zeHIjV5W/XoFqdVHd/gsz2erGyTMlgpXmZQ9UI2V7/3",
+	"2vT3N2NL/u9UXPS/ik9fB1evf73oLkbju3RIuvP513/r/s6/+sfvkmX0883H/X+cJvJCyQPTTk3mcS1r",
+	"fqpjt66PTDTh7N5xOhYkanImXHRVje6fjV2d2dspvgKTgbMZAsnxDSQ6E6qeKvs75vgqS/HUxsqQ0mTc",
+	"Z4PYrnfEjN1SxGgIu72NEUBnEvkonVJqKUPjahekiNw7cZmmgEU50l4LVOQexMj4CCuEE4eQpARoSYS0",
+	"Vjgrwhn52I5XOnpCPCJYEY/YEO7O4/SIRLr6zv7S8WkB/IaEgK4puxU/IGILeXAiGJpCRkOZbf69OKNO",
+	"QiFkNCZXC27q5nYgEdBcLrJrKtAyv9XiXMmF7E+/+Hu07zwfHBQ/7BrZX8N+sO/0MBwEwbD8bd/pJwhG",
+	"oyAIFKU9NeTvxn0KJz9zEl3E/0qTJfp88tr11dV35yvjNW5k6OkhCCe68owwSpUDqmSl6MnaY2gH0yVK",
+	"QPWNQqyLH6WOxCXsFrh6sttDSpD8DpzlrXRpaLwQUEnBPMq2o0waSZxPzL/z74f+w3dGgDqPv/jdMe7G",
+	"R9235+aDTZKrzLcdJ5dRQ0+j6CpRSkvKKNBgSKq2Mq9rVnEt78ShFLxDAmgkULygUTUR8ocb1BvLVOpO",
+	"4cYm/ZpBXRG3q1DzLqNG5BDvM2ivzsUFXhztHmEJXUnmjfk58ihLoEm+uwpaLXvGXrdYoDmOAMWM/4CU",
+	"EWfqBauRXCRmWPHqdOmEG4uAr0aQaq0MzsxYXxn2zKhZLczGKCSJKoaArTTIFtBFaBOD5eVXdYSYkild",
+	"E8BiBDfAl4gy2u3f3eUl2hVe+JaKXaskncNWSXFrSOuF7OGMUOhywJFaNKQ+K5N5bW61Bc0nW7M7F3NM",
+	"i77td+XuH42fBnrXCKsO/gHPdVa3XGialYDYgtM6JOsD9SWtpukmxBKuGF82I628WK0SbB2zVAVa6+Rc",
+	"aWY6b6L6j6WMaBn8j4pjlRWmDTydAycUYZQQUY25r8z9Wu/bJn+1tVlP/wbl9G9Qr75wu6+CGXSnWGjn",
+	"5QoQXcynwDsoThjjO2YotGfK43bR31HQ8xpM5LoBnE9gVSWGTkSjmCUJuzVmb4pLxYBOgUWybp+CJQA1",
+	"AbtjoQriilIKtnYjgbgmaWqMoRZ92YWoWfumFDy2s51jqYTBld1jkkjgLdHpLm91kBBIsqM/yBeqVa9V",
+	"1tBT6OTbN/LtEdlSlqDolGiqmTNyd3xVpn5DInubd9rmnbZ5p23eaZt32uadtnmnbd5pm3f6FvNODcH1",
+	"gv1rLhFnN0QQRnGCdsIZ4FS5ilp576IFlSRB2PxE2iMgkS6IMxFv9dO8/F5UCglHfiszuhb7r0Bn7VLz",
+	"2Q/Ir8RoDIBEIgFSJiDaVDOuAqJusd4/oa9G+/a+3nJFyMjt6fHRsqcUXdbF+bqWlfBq+whd3UZ9ElJc",
+	"k/YRo+bW7P3mWF2DqesWSlqrd11aYeMQmW3csvr739TnTdXfuXi593CS2CrsFqnWT7adElErgC3cxkrJ",
+	"6MbJZYKrFSQn5uOHqnB7EnFkMasW42q92BhwdSisiRbqNFXEZSv5kIrobZYNDZxRwcVK+dRx61Qt1nPa",
+	"Koij4+zOd9dyU/jYYmrTDhKreVbuIdlGDraRg23kYBs52EYOtpGDbeRgGznYRg6+0chB++2vT0uBPm8H",
+	"rFMk+hfuga34TzWz+ESHIebm5J+Q8ayUkKkVcutRd2xPPbvO+miGRZLYiIacAd2tZqRXC73BJOj/82ly",
+	"IeUsBCEg+lGZxiFnmo4h0fLMOJ6TrSr4H6IK7GlXW0XwrSgCxYpKoqwmp9J73ZUX+D1/VLx69RcumAXh",
+	"dEtQ3wZBdTx592PCwusPuqrImwwOR9oLUC9+wuKzEgCTfVN3L+9+xmKmcXIQBvEIfDyYjqN+OIT9+BAH",
+	"00E4ig5gHPu4Px2G+9Eh+HGAB9NReBCNIYj7eDjdDw8jX1uXd8fiJGVUMO4c4SHvPhFxrZMQkYLHEyEH",
+	"oIReddPsYfbVSaitj37+G26AE6n01odfLz4dn/yiPz0BGgF3V3Q49Q/HB1N/FAziKDwIR8Nguh+NFez9",
+	"cTiE0WB/GPWjqW5+SuYgJJ6ndYXSnwyDf5qPlGXzignNjIOyS+e8/Syit4q8CKPCmwyH4+FDPY5ZKQx7",
+	"fNT/kZtmXIXfOm7sNFoTNHa3y1QsiFbx7SZh12xiRdmpnnbvhab+7wUSc5wkICRa0EoNkxf0R/kS1cGt",
+	"StFVw34+eW2H7iB5y5AVAShNcFjJP3lBvzcyRkWxrcDvjs//fnbW03/c9x++WwNOLrlbHQ1TlbXrGpmP",
+	"6uLgaWH3QnI8sb2RMy1yCxUhsrKFU6pYlTCtRnHEzf3645HLpyO3mWxZdBU14a8+HZ8evzp6l0myn49/",
+	"+jn7+/2b18ef32e/3v36W/ZnJvja8GRNNLZChSMPVwikNp0U8rJWjq7rJEMmcl42qno1Sz9mvLIEXj+2",
+	"Yu05SRLCqJyJxorNTevbvLdPp17KErHCrhWWb5SEDVIq550qI5cXrr70LtOW12c19qrcV1YlZa6p0XmN",
+	"D1tmn07yZGJzYUBCYgiXYQLmIKnSuS959MPCaX7kvrhaX0zMSWrGKVN/hZiGkKinpd1GRWc1anMzig15",
+	"ssZTbJ51do0DVf66DlVZzVdLvnFWMhHZQo4cLmfn4o6OSNxm1R5ZqMJENgSijJoNrhm0tzCdMXatEMv1",
+	"qZEaoSakMMd0oauZxYwt5EX2aWk6+TcbOTw3K6rY1kIDMZrv38QSYbMGSPm9HWTOCTVhltwXb1XtvA13",
+	"bNNO27TTH5x2emT5mpZkSjhNF0u92WQpigPtdSK5g5zCARQDIELDZBFB5Oz6czfzFTVf/cYithaVWy9w",
+	"tOpLbJ58bmlXI3PXtoRlh523cMjQjsWSvU9id6WHVnOZGv0kR6j8kRtKN35dFi1VDCm7MlVsgFiMGAV0",
+	"O2OJxRDagTscysyNLCOkiOHQzKy7616xrn04ZxSWvQ+1V10yTxnP9n3PvIl3ReRsMc1OD9HlOpHzl+7I",
+	"RBtb1W5p7VtUbslHeJwbt7hac7jYS14h4maqrCxBQ+1VQSpOrdR6E9SdZm1R9ct15mcuFQvb0obXrdVZ",
+	"Mn0KlVOlrdyf32TqVG2Ybaj1Lw61VjRZsR6Fz5/bEmaFGo++eFQQqIbl1Zv8s0+zje7meJzSERSm2FpD",
+	"8L0o+eXVYwEegfgGNdVw+vZ+q12eZJWSDcZII3ydln0K1dSrhV0yqm1cjZA1T8xn3QhLjLLAdhkwhwLX",
+	"lNTWpEsEKYcQG392mrDwGqJGOhINJ5Rn9FwLoJQJvEZDWEhUaDUl1jqIxAjT5SZ9tsJ4+rP0W/UcBodh",
+	"O4UZ2u5kBnflMzbN0VznRIfOi4rhXCY4SqmM/CbFVBz31KQX8lvuXuawp1UeZ7Cmtlbvzn+fHZFgyk0K",
+	"7w4HB91xOIDuwXQ46h5G/aC7H/swxP3pOBz43tPKT4ti0hQv2UJm1aS1QprnnF3VWFyzSKP1GHr+iVff",
+	"ro/xMud81y37EgXVzrkwlTKJ0lFKujoxK2NcbQ4TK3nC5kTCPJVLa9w8fjdLS//A2RvSdJTU4/ZwuIe9",
+	"Fds4GhFkS4lQ6TQyE/5cd26NlTQrUNR09tVLnRDUzv8oMFA4IQ4TtiPdjXs/HnG8letSFFsyCm5ywVsv",
+	"0DfttnDuyFu/4WIr3f886V7DeX/0aJwHp8H+JBhPhoePxnkQ74f9rh+NDroHODjsjmE47A6m/TCIfBjH",
+	"w8Mn4tyRTKtB7vuTgS6KWFFI2FC9ZKM8K6qX+qOe+2pbvbR1qddULw3Hh4HfL1cv9avVSwMY4YNwPA2i",
+	"fjyEfXwY+lMF/z4cYj8MYBCP8IFT2eRPg3AQjeAgHuvKpjXVS/Vio348xkE4goPpIDqMfTwM96E/HUdB",
+	"PMCj8ADGU1+BgVcXG2V85Y8aio36w5bFRv3D/U75DrWWwuLhBcWom2xtFKSuDHnpCvT+y1agO17XX1uE",
+	"XjcAH1+H7mZ5i/6eW42+1QhbjbDVCP+KGuHli1bL9SmPKCE531S/mafhWpV5ftPFl48ttlxXXLm5mLKp",
+	"eLJWMvikEsFNJYGPKeFrMekykW8M0FS0cOXi2X+5Qr31Wc9acKVec1HYDi9UfvfYojtzH8OCE7k8UUxl",
+	"pNCPgDnwo4XU5D7Vv95mK/+P305rJ9C/xmI2ZZhH6B+/nZprEfdugr3MVxZ794Xb/LDnhF4uEdAoZYRK",
+	"gXYokyjFXJqDd4nIE2vfC6SEpDbkhLaftATQLKaBKyY2kzJ1qx5bXDZxae6KuEQc5IJT0KkmvbSE0Y6e",
+	"jf20a++lcGGGG+AIF7mCa1hqCJXI82aATYmmNUP+T/fEXIDQtfB1T7J7KooL9H8BbQebN+pH/eDlbLDi",
+	"km60cymuLxJyAxf////+v0u0h9RvCULq37s9dKKv0O8KEulEE2I0WfbQzxpCpOBTtmqIBXQJFUAFUeZE",
+	"i5kYOLu/6CvNK7NQ9EVozFZPoRvjkNCrHN/63GYOWJ+3zGIU8mUq83vbhX5dXCjZkKERnTOqPtLFmItp",
+	"QkIbwddHE6OjJLH1NQJhDigro/l88tocEv2DLQdo+OiMGrYR6/dKoFN957UJqCuERF2jsJCY4dRennK1",
+	"UOugHyAizpSkIjcQoZizOSISTZfo8gronv6uy26AJ3jZW+J5cmkut5BEatbOaeGji6JCsgh09PHY63g3",
+	"wIU9FLnn61B6ChSnxJt4g57fG5hSoZnmf8W7cCeBU5zsmYuN1eOrJk76aHCssJsdmG1a2DtiSvd9XOYW",
+	"+yUSeCnQ7frLq00Nb8772tB6R4R8ZWCyx3eDBC4a7s01px1nRyejnQBJps8E7yB7oYb6VXDr1wXwZUHi",
+	"2WnBxaXo+TUcQTW3VNvNUNnOUC9vbwZWMn06M9rBEiWAhUSr4ctPMW4AsBG8DJ6Ga13MRnlzXL1e677v",
+	"t7izvt198cX92Q13xtdv0H7oeEMzelOnOZR7P+Iou6TnoeON2jQ5poao3xQ33lvt502+nHc8sZjPMV9a",
+	"KkP5jTIWNsV2+Erk140L71z1UWIXI5KvYdnFCznLc+cr+UcNZHhFfQ9UEl2D4NyBs0r4Ubg1h9FzoeWF",
+	"Xfxmjsmkwyae0TeG5ANmiliRyyoytBn4dqRQOTRs/ej5pUHafFo1fp4wehQEWb6rDsNbDoAk3Elzprky",
+	"B67UWstSfT+JbIHGrrnWODtH8VZpgrwSqOOW+58pY4YKY1yiGRYzlCmqLFoktMlaXHdTVcco5RCTu91O",
+	"1vKM5ipQzBiXRpHX24nFNCsU1dqjEZGAeTgrIbJ6rc+c0Ox30PqSnzqKTxSk17BcuaSMS21gN0i2UjIw",
+	"M5HdZ+UM0nlbcMypIITRdUD9yo0R1ATX6zcnrxyQjvQv/bAZhiYiLVhz753WPi0+/NWogT9Ugrsn2K2V",
+	"4e4Zdgmh1xqSn0C+VUJKNYdo5eH5p/rmACXM8k00seU5pb3xVOj7nosjU6+0yaqT6rt1qXcFmdCryLz7",
+	"0p6H7/JbWqYsWv5tL8IS7/l7JFITfZoqGvrB5iafqZL3jJPfIXoZ/XXvugxf9FX7FX2WFkog02P5o/OH",
+	"jpc27is0N+OJbPdPZQdWB5XOkb2t3woVzhjL7nk3bXtn9NL8dWku53Kv2VesMsl6v0Q7Rrraq8qV2HNv",
+	"38+3G2ipViaA0qXidb23ga2OI5inTAINl9qVOTehDRDyRxYtX842Kt98bmmoHEiRfGHKRUrcHfxRMNjb",
+	"1xv43PWab7HI7mJXvGf8Qw1ajjnZ/QRpgpcmJtYEgW1VIFvmLR4eyhLEAOlKjxdh9+Ldn8vuQ3+wudFb",
+	"xqckikyMc+iPWwiIgmpfMRonxISihkGL0T7iZcJwdMrYO8yvwLQbtZlabie/h4hgY9z94RLNEIS+fah6",
+	"5UqzfGtpqe/d5zTxsNJq/wQ4EnoLitVRG433HjqiTPu69ZcIU3ELXKChP6wrsp9WUfaXdVEtU7CoDRld",
+	"25vbMe4mkbKMce2aqsHyJ1gXGyTOUx3DJ7LnsBXDKMA+MPmWLeifocV/Uq4FcjYrP5rKnUDZc1xSN95W",
+	"ckSbvU8nHNXKAXW6/2O8wHrh4383k7xS6bjWKq/UOq4wzNcVwxe2uVPv8Fzz3BmwqrIrydX/SUb6bYlX",
+	"Mg53n64x1Rm9AW6Zt7g9rjhqB0lmjHN7lTJEWbibRujrAhY66KpNa2EvPTQtzmheyoQYtWFefdiC2TKH",
+	"PuhECNyFAJGo3OKM8A0mOuuNpjjBNITV9vpKovjGTPb6TeF/stXuVlE1K06HVf8ia70sUl5QAJCtvf7f",
+	"1l6/dVe9Wb61N2L27l1KeQmD3VWWTTa7w1WbzPZ1smwtu6403isVFd+G/f4YSfTtWfEF9H+6Id+GE3Sn",
+	"/CYjm4U+tnpPKzfbYsWJTuV0Ua/mAAqvHgl/35BPRzs4SWd4t9dEhU2dfKxl3YuWNm32cP7wXwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -430,6 +430,8 @@ type Chain struct {
 }
 
 // ChainList A page of chains.
+//
+// Example: {"data":[{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},{"chainId":"eip155:84532","isEnabled":false,"isTestnet":true,"name":"Base Sepolia","nativeDecimals":18,"nativeSymbol":"ETH"}],"pagination":{"currentPage":1,"hasMore":true,"limit":2,"offset":0,"total":9,"totalPages":5}}
 type ChainList struct {
 	Data []Chain `json:"data"`
 
@@ -485,8 +487,12 @@ type CreatePaymentRequest1 struct {
 type CreatePaymentRequest1Type string
 
 // CreatePaymentResponse The created payment with its hosted URL and secret.
+//
+// Example: {"payment":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"},"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","paymentUrl":"https://pay.example.com/pay/01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01#secret=ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4","secret":"ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4"}
 type CreatePaymentResponse struct {
 	// Payment A payment or deposit.
+	//
+	// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 	Payment   Payment            `json:"payment"`
 	PaymentId openapi_types.UUID `json:"paymentId"`
 
@@ -606,6 +612,8 @@ type Pagination struct {
 }
 
 // Payment A payment or deposit.
+//
+// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 type Payment struct {
 	// AmountDueCents Provisional (cheapest quote) until a quote is paid, then the paid quote's.
 	//
@@ -656,6 +664,8 @@ type Payment struct {
 }
 
 // PaymentList A page of payments.
+//
+// Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
 type PaymentList struct {
 	Data []Payment `json:"data"`
 
@@ -665,13 +675,17 @@ type PaymentList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// PaymentReceipt Settlement record of a completed payment.
+// PaymentReceipt Settlement record of a completed payment (Payment.receipt is null until then).
+//
+// Example: {"createdAt":"2026-11-22T10:03:12Z","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","processedBy":"cron","selectedQuote":{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"used","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}},"settledAmountAsset":"10050000","settledAmountUsd":"10.05","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38512345,"txGasUsed":65000,"txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","txIsSponsored":false,"txRiskProvider":"screening-provider","txRiskScore":2,"txRiskSeverity":"NO_RISK","txSenderAddress":"0x4b0897b0513fdc7c541b6d9d7e929c4e5364d2db","txTimestamp":"2026-11-22T10:02:41Z","txTotalCost":"1300000000000","txTotalCostUsdFractions":4494}
 type PaymentReceipt struct {
 	CreatedAt   time.Time          `json:"createdAt"`
 	PaymentId   openapi_types.UUID `json:"paymentId"`
 	ProcessedBy *ProcessedBy       `json:"processedBy"`
 
 	// SelectedQuote A token on a chain at a fixed rate, valid until expiresAt.
+	//
+	// Example: {"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}}
 	SelectedQuote Quote `json:"selectedQuote"`
 
 	// SettledAmountAsset Settled amount in the token's smallest unit.
@@ -690,6 +704,8 @@ type PaymentReceipt struct {
 	SettledChain Chain `json:"settledChain"`
 
 	// SettledToken A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	SettledToken    Token                         `json:"settledToken"`
 	TxBlockNumber   *int64                        `json:"txBlockNumber"`
 	TxGasUsed       *int64                        `json:"txGasUsed"`
@@ -721,12 +737,14 @@ type PaymentStatus string
 // Example: payment
 type PaymentType string
 
-// ProcessedBy What settled the payment or withdrawal.
+// ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
 //
 // Example: manual
 type ProcessedBy string
 
 // Quote A token on a chain at a fixed rate, valid until expiresAt.
+//
+// Example: {"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}}
 type Quote struct {
 	// AmountDueCents What the buyer pays for this quote, convenience fee included; null for deposits.
 	//
@@ -763,6 +781,8 @@ type Quote struct {
 	Status QuoteStatus `json:"status"`
 
 	// Token A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	Token Token `json:"token"`
 }
 
@@ -772,6 +792,8 @@ type Quote struct {
 type QuoteStatus string
 
 // Token A token on a chain.
+//
+// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 type Token struct {
 	AssetType TokenAssetType `json:"assetType"`
 
@@ -788,7 +810,9 @@ type Token struct {
 	// Decimals Example: 6
 	Decimals int32 `json:"decimals"`
 
-	// Id Example: eip155:8453/usdc
+	// Id CAIP-19 asset id.
+	//
+	// Example: eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
 	Id string `json:"id"`
 
 	// MarketApiId Id at the market-data provider.
@@ -817,6 +841,8 @@ type TokenStatus string
 type TokenType string
 
 // Withdrawal A merchant withdrawal.
+//
+// Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
 type Withdrawal struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
@@ -853,6 +879,8 @@ type Withdrawal struct {
 }
 
 // WithdrawalList A page of withdrawals.
+//
+// Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
 type WithdrawalList struct {
 	Data []Withdrawal `json:"data"`
 
@@ -862,7 +890,9 @@ type WithdrawalList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// WithdrawalReceipt Settlement record of a completed withdrawal.
+// WithdrawalReceipt Settlement record of a completed withdrawal (Withdrawal.receipt is null until then).
+//
+// Example: {"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"}
 type WithdrawalReceipt struct {
 	CreatedAt          time.Time                    `json:"createdAt"`
 	ProcessedBy        WithdrawalReceiptProcessedBy `json:"processedBy"`
@@ -875,6 +905,8 @@ type WithdrawalReceipt struct {
 	SettledChain Chain `json:"settledChain"`
 
 	// SettledToken A token on a chain.
+	//
+	// Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
 	SettledToken            Token              `json:"settledToken"`
 	TxBlockNumber           int64              `json:"txBlockNumber"`
 	TxGasUsed               int64              `json:"txGasUsed"`
