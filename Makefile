@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/paymentsd
 SHELL   := /bin/bash
 
-.PHONY: build run generate lint check-generated test test-go contract contract-deep clean
+.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/paymentsd
@@ -28,8 +28,8 @@ check-generated: generate
 
 # Go tests (unit, store on SQLite and PostgreSQL, HTTP through the full stack) then the
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
-test: lint check-generated build
-	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract
+test: lint check-generated ts-check build
+	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
 
 test-go:
 	$(GO) test -count=1 -race ./...
@@ -43,6 +43,14 @@ contract: build
 contract-deep: build
 	scripts/with-postgres.sh env SHAPES="schema guide" CONTRACT_MAX_EXAMPLES=$${CONTRACT_MAX_EXAMPLES:-500} \
 		CONTRACT_SEED=$${CONTRACT_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')} CONTRACT_TIMEOUT=3600 scripts/contract.sh
+
+# TypeScript client: pinned deps (npm ci), src/schema.d.ts fresh against openapi.yaml, strict type-check.
+ts-check:
+	scripts/ts-client.sh check
+
+# The TypeScript example against bin/paymentsd (schema shape) on $$DATABASE_URL, or a temp SQLite file.
+ts-example: build
+	scripts/ts-client.sh e2e
 
 clean:
 	rm -rf bin data .venv

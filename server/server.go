@@ -71,6 +71,7 @@ func New(d Deps) (*echo.Echo, error) {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
+	registerDocs(e)
 
 	h := &handlers{store: d.Store, networks: d.Networks, payments: d.Payments, withdrawals: d.Withdrawals,
 		render: settlement.Renderer{Shape: d.Shape}}
