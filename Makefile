@@ -52,5 +52,9 @@ ts-check:
 ts-example: build
 	scripts/ts-client.sh e2e
 
+# Bounded run of every Go fuzz target, one after another (scripts/fuzz.sh); FUZZTIME per target.
+fuzz:
+	FUZZTIME=$(or $(FUZZTIME),10s) GO=$(GO) scripts/fuzz.sh
+
 clean:
 	rm -rf bin data .venv

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -69,6 +70,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkSingleJSONValue(req, route); err != nil {
 			return err
 		}
+		if err := checkIntegerLiterals(req, route); err != nil {
+			return err
+		}
 		input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true,
 				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
@@ -87,7 +91,14 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 			if !bytes.Equal(body, raw) {
-				req.Body = io.NopCloser(bytes.NewReader(body))
+				// Keep a ValidatedValue on the body, as openapi3filter left one: without it the
+				// generated binder decodes again with encoding/json, whose member names match
+				// case-insensitively ("orderid" would override the validated "orderId").
+				value, err := decodeValue(body)
+				if err != nil {
+					return err
+				}
+				req.Body = validatedBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), value: value}
 				req.ContentLength = int64(len(body))
 			}
 		}
@@ -123,7 +134,7 @@ func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
 	if err := dec.Decode(&v); err != nil {
 		return nil // empty or malformed: openapi3filter reports it
 	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON white space only (RFC 8259)
 		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid", "The request body must be a single JSON value.", ""}
 	}
 	return nil
@@ -152,6 +163,10 @@ func checkEmptyQuery(req *http.Request, route *routers.Route) error {
 			continue
 		}
 		vals, sent := q[p.Name]
+		if len(vals) > 1 && !p.Schema.Value.Type.Is(openapi3.TypeArray) {
+			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
+				p.Name + ": sent more than once", p.Name}
+		}
 		if !sent || (len(vals) > 0 && vals[0] != "") {
 			continue
 		}
@@ -230,4 +245,55 @@ func joinParam(parent, name string) string {
 		return name
 	}
 	return parent + "." + name
+}
+
+// validatedBody is a request body carrying the value the binder is to bind (see
+// openapi3filter.Options.KeepValidatedValue).
+type validatedBody struct {
+	io.ReadCloser
+	value any
+}
+
+// ValidatedValue returns the value to bind.
+func (b validatedBody) ValidatedValue() any { return b.value }
+
+func decodeValue(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// checkIntegerLiterals refuses an integer member spelled with a fraction or an exponent
+// (1000.0, 1e3): JSON Schema calls it an integer, but the generated binder cannot take it.
+func checkIntegerLiterals(req *http.Request, route *routers.Route) error {
+	rb := route.Operation.RequestBody
+	if rb == nil || rb.Value == nil {
+		return nil
+	}
+	mt := rb.Value.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return nil
+	}
+	body, err := peekBody(req)
+	if err != nil || body == nil {
+		return err
+	}
+	v, err := decodeValue(body)
+	obj, ok := v.(map[string]any)
+	if err != nil || !ok {
+		return nil // openapi3filter reports it
+	}
+	for name, prop := range mt.Schema.Value.Properties {
+		n, ok := obj[name].(json.Number)
+		if !ok || prop.Value == nil || !prop.Value.Type.Is(openapi3.TypeInteger) {
+			continue
+		}
+		if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
+			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
+				name + ": must be an integer without a fraction or exponent", name}
+		}
+	}
+	return nil
 }

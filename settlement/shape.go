@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 
@@ -183,7 +184,12 @@ func (s Shape) SchemaRequest(operationID string, body []byte) ([]byte, error) {
 	if err := dec.Decode(&n); err != nil {
 		return body, nil
 	}
-	caip, err := json.Marshal("eip155:" + n.String())
+	// An integral id spelled 8453.0 or 8.453e3 is the same number: write it canonically.
+	text := n.String()
+	if r, ok := new(big.Rat).SetString(text); ok && r.IsInt() && r.Num().IsInt64() {
+		text = r.Num().String()
+	}
+	caip, err := json.Marshal("eip155:" + text)
 	if err != nil {
 		return nil, err
 	}
