@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,4 +101,28 @@ func (k *Keeper) Complete(ctx context.Context, merchantID uuid.UUID, key string,
 // Release forgets a key whose request failed unexpectedly, so the client's retry runs afresh.
 func (k *Keeper) Release(ctx context.Context, merchantID uuid.UUID, key string) error {
 	return k.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseIdempotencyKey(merchantID, key) })
+}
+
+// Sweep deletes expired keys every interval until ctx ends, so stored responses do not pile up.
+func (k *Keeper) Sweep(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			var n int64
+			err := k.Store.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				n, err = tx.PurgeExpiredIdempotencyKeys(k.Now())
+				return err
+			})
+			if err != nil && ctx.Err() == nil {
+				log.Error("sweep idempotency keys", "err", err)
+			} else if n > 0 {
+				log.Info("swept expired idempotency keys", "count", n)
+			}
+		}
+	}
 }

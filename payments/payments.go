@@ -99,19 +99,28 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 		AmountMerchantNetCents: amount, Currency: "USD", Status: "pending", OrderID: &in.OrderID,
 		CustomerRefID: in.CustomerRefID, RedirectURL: in.RedirectURL, CustomMetadata: in.CustomMetadata,
 		SecretHash: hashSecret(secret), ExpiresAt: now.Add(s.PaymentTTL), CreatedAt: now, UpdatedAt: now}
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		cat, err := chains.Catalog(tx, s.Networks)
-		if err != nil {
-			return err
-		}
-		if err := s.buildQuotes(ctx, cat, &p, now); err != nil {
-			return err
-		}
+	// Prices come from outside (a market-data API): fetch them before the transaction, so a
+	// slow provider never holds a database connection or the SQLite writer.
+	cat, err := chains.Catalog(s.Store.Read(ctx), s.Networks)
+	if err != nil {
+		return Created{}, err
+	}
+	if err := s.buildQuotes(ctx, cat, &p, now); err != nil {
+		return Created{}, err
+	}
+	create := func(tx *store.Tx) error {
+		var err error
 		if p.DepositAddress, err = s.depositAddress(tx, m, p, now); err != nil {
 			return err
 		}
 		return tx.InsertPayment(p)
-	})
+	}
+	err = s.Store.InTx(ctx, create)
+	if errors.Is(err, store.ErrConflict) && p.CustomerRefID != nil {
+		// Another request created this customer's first deposit address at the same moment:
+		// run again, and this time reuse it.
+		err = s.Store.InTx(ctx, create)
+	}
 	if err != nil {
 		return Created{}, err
 	}

@@ -40,12 +40,24 @@ func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals
 // buildQuotes makes one quote per active token on an enabled chain. A token whose price cannot
 // be had (stale, provider down) gets no quote; the payment fails only when no token can quote.
 func (s *Service) buildQuotes(ctx context.Context, cat store.Catalog, p *domain.Payment, now time.Time) error {
+	// One price lookup per asset, however many chains carry it (ETH is native on six).
+	type priced struct {
+		rate decimal.Decimal
+		err  error
+	}
+	prices := map[string]priced{}
 	for _, c := range cat.Chains {
 		if !c.Enabled {
 			continue
 		}
 		for _, t := range tokensOn(cat, c.ID) {
-			rate, err := s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == "stablecoin"})
+			key := t.Type + "/" + t.MarketAPIID
+			pr, seen := prices[key]
+			if !seen {
+				pr.rate, pr.err = s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == "stablecoin"})
+				prices[key] = pr
+			}
+			rate, err := pr.rate, pr.err
 			if err != nil {
 				s.Log.Warn("no quote for token: price unavailable", "token", t.ID, "err", err)
 				continue

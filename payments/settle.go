@@ -25,6 +25,11 @@ type SettleInput struct {
 
 var txHashRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
+// MaxSettledCents caps what one settlement may be worth (10^14 cents, a trillion dollars): far
+// above any real payment, and low enough that int64 ledger sums and NUMERIC(20,2) receipts never
+// overflow.
+const MaxSettledCents = 100_000_000_000_000
+
 // Settle completes a pending or processing payment on one of its quotes: the receipt is
 // attached (processedBy manual), fees are finalised and the merchant's net is credited to the
 // ledger, all in one transaction. Any other status is refused with a StateError.
@@ -116,6 +121,10 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 		return domain.Invalid("parameter_invalid", "amount-asset", "amount %s is below the quote's expected %s", settled, q.ExpectedAmountAsset)
 	}
 	usd := settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Round(2)
+	if usd.Shift(2).GreaterThan(decimal.NewFromInt(MaxSettledCents)) {
+		// Beyond any real payment, and beyond what the ledger's int64 cents could sum safely.
+		return domain.Invalid("parameter_invalid", "amount-asset", "settled value %s USD exceeds the %d-cent limit", usd, MaxSettledCents)
+	}
 	if p.Type == TypeDeposit {
 		// Credit no more than arrived: round down, and report the same figure on the receipt.
 		p.AmountInCents = settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Shift(2).Truncate(0).IntPart()

@@ -156,7 +156,7 @@ fund_merchant() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["paymentId"])') \
     || die "could not create the funding deposit"
   "$BIN" payments settle --payment "$pid" --tx-hash "0x$(printf 'f%.0s' $(seq 64))" \
-    --amount-asset 1000000000000000000000000000 --json >"$WORK/funding.json" </dev/null \
+    --amount-asset 10000000000000000000000000 --json >"$WORK/funding.json" </dev/null \
     || die "could not settle the funding deposit"
   log "merchant funded: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["amountMerchantNetCents"])' "$WORK/funding.json") cents"
 }

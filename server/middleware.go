@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -89,11 +88,12 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFun
 			if req.Method != http.MethodPost || key == "" || m.ID == [16]byte{} {
 				return next(c)
 			}
-			body, err := io.ReadAll(req.Body)
+			// peekBody keeps the validator's ValidatedValue on the body: the binder must bind
+			// exactly what was validated, never re-decode it (case-insensitive member names).
+			body, err := peekBody(req)
 			if err != nil {
 				return err
 			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
 			hash := idempotency.RequestHash(req.Method+" "+c.Path(), body)
 			replay, err := keeper.Claim(req.Context(), m.ID, key, c.Path(), hash)
 			if err != nil {
@@ -107,25 +107,34 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFun
 			c.Response().Writer = rec
 			// The key must be settled whatever happens, even if the client went away.
 			ctx := context.WithoutCancel(req.Context())
-			completed := false
+			release := func() {
+				if err := keeper.Release(ctx, m.ID, key); err != nil {
+					log.Error("release idempotency key", "err", err)
+				}
+			}
+			finished := false
 			defer func() {
-				if !completed {
-					if err := keeper.Release(ctx, m.ID, key); err != nil {
-						log.Error("release idempotency key", "err", err)
-					}
+				if !finished { // a panic: nothing was answered, let the retry run
+					release()
 				}
 			}()
 			err = next(c)
 			if err != nil {
 				c.Error(err) // render inside the recorder so the stored body is the one sent
 			}
-			if status := c.Response().Status; status < 500 {
-				if err := keeper.Complete(ctx, m.ID, key, status, rec.body.Bytes()); err != nil {
-					log.Error("complete idempotency key", "err", err)
+			finished = true
+			if c.Response().Status >= 500 {
+				release()
+				return nil
+			}
+			// The operation took effect: never release now, or a retry would do it twice. If the
+			// response cannot be stored, the key stays in progress (retries get 409) until it expires.
+			for attempt := 0; attempt < 3; attempt++ {
+				if err = keeper.Complete(ctx, m.ID, key, c.Response().Status, rec.body.Bytes()); err == nil {
 					return nil
 				}
-				completed = true
 			}
+			log.Error("complete idempotency key: left in progress until it expires", "key", key, "err", err)
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/payments"
@@ -23,7 +24,7 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 	limit, offset := pageParams(p.Limit, p.Offset)
 	search := ""
 	if p.Search != nil {
-		search = *p.Search
+		search = strings.TrimSpace(*p.Search)
 	}
 	list, page, err := h.payments.List(ctx, merchantFrom(ctx), payments.ListInput{Type: strOrEmpty(p.Type),
 		Status: strOrEmpty(p.Status), Search: search, SortBy: strOrEmpty(p.SortBy), SortOrder: strOrEmpty(p.SortOrder),

@@ -140,16 +140,21 @@ func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
 	return nil
 }
 
-// peekBody reads the request body and puts an identical reader back; nil when there is none.
+// peekBody reads the request body and puts an identical reader back, keeping a validated value
+// openapi3filter left on it (see validatedBody); nil when there is none.
 func peekBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
+	vb, validated := req.Body.(interface{ ValidatedValue() any })
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		return nil, err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
+	if validated {
+		req.Body = validatedBody{ReadCloser: req.Body, value: vb.ValidatedValue()}
+	}
 	return body, nil
 }
 

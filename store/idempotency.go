@@ -62,3 +62,9 @@ func (t *Tx) DeleteExpiredIdempotencyKey(merchantID uuid.UUID, key string, now t
 	return translate(t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", merchantID, key, now.UTC()).
 		Delete(&idempotencyRow{}).Error)
 }
+
+// PurgeExpiredIdempotencyKeys deletes every expired key with its stored response.
+func (t *Tx) PurgeExpiredIdempotencyKeys(now time.Time) (int64, error) {
+	res := t.db.Where("expires_at <= ?", now.UTC()).Delete(&idempotencyRow{})
+	return res.RowsAffected, translate(res.Error)
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/merchants"
@@ -55,6 +56,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ln.Close()
 		return err
 	}
+	go a.Keeper.Sweep(ctx, time.Hour, log)
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape))
 	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
