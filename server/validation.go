@@ -67,20 +67,21 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkEmptyQuery(req, route); err != nil {
 			return err
 		}
-		if err := checkSingleJSONValue(req, route); err != nil {
+		// Read the body once; the checks below and the shape rewrite share it.
+		raw, err := peekBody(req)
+		if err != nil {
 			return err
 		}
-		if err := checkIntegerLiterals(req, route); err != nil {
+		if err := checkSingleJSONValue(raw, route); err != nil {
+			return err
+		}
+		if err := checkIntegerLiterals(raw, route); err != nil {
 			return err
 		}
 		input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, KeepValidatedValue: true,
 				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
 				SkipSettingDefaults: true}}
-		raw, err := peekBody(req)
-		if err != nil {
-			return err
-		}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return err
 		}
@@ -121,13 +122,9 @@ func checkContentType(req *http.Request, route *routers.Route) error {
 
 // checkSingleJSONValue refuses a body with anything but whitespace after its JSON value: both
 // the validator and the binder stop at the first value and would silently ignore the rest.
-func checkSingleJSONValue(req *http.Request, route *routers.Route) error {
-	if route.Operation.RequestBody == nil {
+func checkSingleJSONValue(body []byte, route *routers.Route) error {
+	if route.Operation.RequestBody == nil || body == nil {
 		return nil
-	}
-	body, err := peekBody(req)
-	if err != nil || body == nil {
-		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var v json.RawMessage
@@ -272,18 +269,14 @@ func decodeValue(body []byte) (any, error) {
 
 // checkIntegerLiterals refuses an integer member spelled with a fraction or an exponent
 // (1000.0, 1e3): JSON Schema calls it an integer, but the generated binder cannot take it.
-func checkIntegerLiterals(req *http.Request, route *routers.Route) error {
+func checkIntegerLiterals(body []byte, route *routers.Route) error {
 	rb := route.Operation.RequestBody
-	if rb == nil || rb.Value == nil {
+	if rb == nil || rb.Value == nil || body == nil {
 		return nil
 	}
 	mt := rb.Value.Content.Get("application/json")
 	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
 		return nil
-	}
-	body, err := peekBody(req)
-	if err != nil || body == nil {
-		return err
 	}
 	v, err := decodeValue(body)
 	obj, ok := v.(map[string]any)

@@ -56,6 +56,12 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 	if err != nil {
 		return domain.Withdrawal{}, err
 	}
+	// The catalogue is read before the lock: the merchant row is held only for what must be
+	// consistent with the balance.
+	cat, err := chains.Catalog(s.Store.Read(ctx), s.Networks)
+	if err != nil {
+		return domain.Withdrawal{}, err
+	}
 	var out domain.Withdrawal
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.LockMerchant(m.ID); err != nil {
@@ -63,10 +69,6 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 		}
 		cfg, err := tx.GetWithdrawalConfig(m.ID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		cat, err := chains.Catalog(tx, s.Networks)
-		if err != nil {
 			return err
 		}
 		token, ok := configuredToken(cat, cfg, in.ChainID)
