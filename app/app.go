@@ -11,10 +11,16 @@ import (
 	paymentsd "github.com/paymentsd/paymentsd"
 	"github.com/paymentsd/paymentsd/server"
 	"log/slog"
+	"os"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/pricing"
@@ -28,6 +34,9 @@ type App struct {
 	Cfg         config.Config
 	Log         *slog.Logger
 	Store       *store.Store
+	Catalog     domain.Catalog
+	Core        *lifecycle.Core
+	Expirer     *lifecycle.Expirer
 	Merchants   *merchants.Service
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
@@ -64,12 +73,20 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 			return nil, err
 		}
 	}
-	a := &App{Cfg: cfg, Log: log, Store: st}
-	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, BackendWallet: backend, Now: Now}
-	a.Payments = &payments.Service{Store: st, Networks: cfg.Networks, Prices: priceSource(cfg.Pricing), Addresses: deriver,
-		Limits: payments.Limits{MinAmountCents: cfg.ResponseShape.MinPaymentCents(), MaxAmountCents: 100_000_000}, QuoteTTL: cfg.QuoteTTL,
-		PaymentTTL: cfg.PaymentTTL, MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
-	a.Withdrawals = &withdrawals.Service{Store: st, Networks: cfg.Networks, Now: Now}
+	// The catalogue is read once and injected: every service applies the same served chains.
+	cat, err := chains.Load(st.Read(ctx), cfg.Networks)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a := &App{Cfg: cfg, Log: log, Store: st, Catalog: cat}
+	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now}
+	a.Expirer = &lifecycle.Expirer{Core: a.Core, Holder: holderName(), Interval: cfg.ExpiryInterval, Batch: 200, Log: log}
+	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now}
+	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,
+		Limits: cfg.ResponseShape.PaymentLimits(), QuoteTTL: cfg.QuoteTTL, PaymentTTL: cfg.PaymentTTL,
+		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
+	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
 	return a, nil
 }
@@ -84,9 +101,15 @@ func (a *App) Handler() (*echo.Echo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
-	return server.New(server.Deps{Store: a.Store, Networks: a.Cfg.Networks, Merchants: a.Merchants, Payments: a.Payments,
+	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, Log: a.Log})
+}
+
+// holderName names this process in leases: host and pid, unique among live processes.
+func holderName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.Must(uuid.NewV7()).String()[:8])
 }
 
 func priceSource(p config.Pricing) pricing.Source {

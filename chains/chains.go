@@ -4,7 +4,6 @@
 package chains
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,12 +42,13 @@ func (n Networks) Serves(c domain.Chain) bool {
 	return true
 }
 
-// Catalog reads the catalogue and marks each chain enabled only when it is active in the data
-// and served by this deployment.
-func Catalog(tx *store.Tx, n Networks) (store.Catalog, error) {
+// Load reads the catalogue and marks each chain enabled only when it is active in the data and
+// served by this deployment. A process loads it once at start and injects it; catalogue edits
+// take effect at the next start.
+func Load(tx *store.Tx, n Networks) (domain.Catalog, error) {
 	cat, err := tx.LoadCatalog()
 	if err != nil {
-		return store.Catalog{}, err
+		return domain.Catalog{}, err
 	}
 	for i, c := range cat.Chains {
 		cat.Chains[i].Enabled = c.Enabled && n.Serves(c)
@@ -60,16 +60,12 @@ func Catalog(tx *store.Tx, n Networks) (store.Catalog, error) {
 	return cat, nil
 }
 
-// List returns one page of chains and the total.
-func List(ctx context.Context, s *store.Store, n Networks, limit, offset int32) ([]domain.Chain, int64, error) {
-	cat, err := Catalog(s.Read(ctx), n)
-	if err != nil {
-		return nil, 0, err
-	}
+// List returns one page of the catalogue's chains and the total.
+func List(cat domain.Catalog, limit, offset int32) ([]domain.Chain, int64) {
 	total := int64(len(cat.Chains))
 	start := min(int64(offset), total)
 	end := min(start+int64(limit), total)
-	return cat.Chains[start:end], total, nil
+	return cat.Chains[start:end], total
 }
 
 // CAIP2 renders a chain id in CAIP-2 form.

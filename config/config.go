@@ -26,6 +26,7 @@ type Config struct {
 	PaymentTTL     time.Duration
 	MerchantFeeBps int64
 	IdempotencyTTL time.Duration
+	ExpiryInterval time.Duration // between expiry sweeps of quotes and payments
 	Pricing        Pricing
 	ShutdownGrace  time.Duration
 	MaxBodyBytes   string // Echo body-limit syntax, e.g. "1M"

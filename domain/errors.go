@@ -17,9 +17,36 @@ var (
 	ErrNoQuotableTokens   = errors.New("no enabled chain and token can quote this payment")
 )
 
+// ErrorCode is the machine-readable `error.code` of an API error body.
+type ErrorCode string
+
+// Error codes. Every code the API answers with is one of these; nothing maps errors by text.
+const (
+	CodeInvalidAmount        ErrorCode = "invalid_amount"
+	CodeParameterInvalid     ErrorCode = "parameter_invalid"
+	CodeParameterMissing     ErrorCode = "parameter_missing"
+	CodeChainNotSupported    ErrorCode = "chain_not_supported"
+	CodeInsufficientBalance  ErrorCode = "insufficient_balance"
+	CodeInvalidState         ErrorCode = "invalid_state"
+	CodeInvalidAPIKey        ErrorCode = "invalid_api_key"
+	CodeDepositsDisabled     ErrorCode = "deposits_disabled"
+	CodeWithdrawalsDisabled  ErrorCode = "withdrawals_disabled"
+	CodePaymentNotFound      ErrorCode = "payment_not_found"
+	CodeWithdrawalNotFound   ErrorCode = "withdrawal_not_found"
+	CodeResourceNotFound     ErrorCode = "resource_not_found"
+	CodeMethodNotAllowed     ErrorCode = "method_not_allowed"
+	CodeIdempotencyKeyInUse  ErrorCode = "idempotency_key_in_use"
+	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"
+	CodeRequestTooLarge      ErrorCode = "request_too_large"
+	CodeRequestTimeout       ErrorCode = "request_timeout"
+	CodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
+	CodeRateLimited          ErrorCode = "rate_limited"
+	CodeInternal             ErrorCode = "internal_error"
+)
+
 // InvalidInputError is a 400 with a machine code and the offending field.
 type InvalidInputError struct {
-	Code    string // invalid_amount | parameter_invalid | parameter_missing | insufficient_balance | chain_not_supported
+	Code    ErrorCode
 	Param   string
 	Message string
 }
@@ -32,15 +59,16 @@ func (e *InvalidInputError) Error() string {
 }
 
 // Invalid builds an InvalidInputError.
-func Invalid(code, param, format string, args ...any) error {
+func Invalid(code ErrorCode, param, format string, args ...any) error {
 	return &InvalidInputError{Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// StateError refuses an operation that the entity's current state does not allow.
-type StateError struct {
-	Entity, ID, State, Op string
+// InsufficientBalanceError refuses a valid withdrawal that the merchant's available balance
+// cannot cover: the request is well formed, the account's state says no (409, not 400).
+type InsufficientBalanceError struct {
+	RequestedCents, AvailableCents int64
 }
 
-func (e *StateError) Error() string {
-	return fmt.Sprintf("%s %s is %s: cannot %s", e.Entity, e.ID, e.State, e.Op)
+func (e *InsufficientBalanceError) Error() string {
+	return fmt.Sprintf("amountInCents %d exceeds the available balance of %d cents", e.RequestedCents, e.AvailableCents)
 }

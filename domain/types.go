@@ -50,10 +50,47 @@ type Token struct {
 	MarketAPIID     string
 	ContractAddress string
 	Decimals        int32
-	Type            string // stablecoin | volatile
-	AssetType       string // native | erc20
-	Status          string // active | deprecated | blocked
+	Type            TokenType
+	AssetType       AssetType
+	Status          TokenStatus
 }
+
+// TokenType says whether a token's USD price is pegged.
+type TokenType string
+
+// Token types.
+const (
+	Stablecoin TokenType = "stablecoin"
+	Volatile   TokenType = "volatile"
+)
+
+// AssetType says how a token moves on chain.
+type AssetType string
+
+// Asset types.
+const (
+	Native AssetType = "native"
+	ERC20  AssetType = "erc20"
+)
+
+// TokenStatus says whether a token may be quoted and paid out.
+type TokenStatus string
+
+// Token states.
+const (
+	TokenActive     TokenStatus = "active"
+	TokenDeprecated TokenStatus = "deprecated"
+	TokenBlocked    TokenStatus = "blocked"
+)
+
+// PaymentType is a fixed-amount payment or a customer-chosen deposit.
+type PaymentType string
+
+// Payment types.
+const (
+	TypePayment PaymentType = "payment"
+	TypeDeposit PaymentType = "deposit"
+)
 
 // DepositAddress is a derived EVM address. PaymentID is nil for an address shared by one
 // customer's deposits.
@@ -78,7 +115,7 @@ type Quote struct {
 	ConvenienceFeeCents int64
 	TokenPriceUSD       *decimal.Decimal
 	ExpiresAt           time.Time
-	Status              string
+	Status              QuoteStatus
 	CreatedAt           time.Time
 }
 
@@ -110,7 +147,7 @@ type PaymentReceipt struct {
 type Payment struct {
 	ID                     uuid.UUID
 	Merchant               Merchant
-	Type                   string // payment | deposit
+	Type                   PaymentType
 	AmountInCents          int64
 	AmountDueCents         int64
 	ConvenienceFeeCents    *int64
@@ -118,7 +155,7 @@ type Payment struct {
 	SwapFeeCents           *int64
 	AmountMerchantNetCents int64
 	Currency               string
-	Status                 string
+	Status                 PaymentStatus
 	OrderID                *string
 	CustomerRefID          *string
 	RedirectURL            *string
@@ -130,6 +167,7 @@ type Payment struct {
 	ExpiresAt              time.Time
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
+	Version                int64 // bumped by every committed change; its events are numbered by it
 }
 
 // WithdrawalConfig is a merchant's withdrawal policy.
@@ -169,7 +207,7 @@ type Withdrawal struct {
 	Chain            Chain
 	Token            Token
 	RecipientAddress string
-	Status           string
+	Status           WithdrawalStatus
 	Currency         string
 	OrderID          *string
 	CustomMetadata   *string
@@ -177,6 +215,7 @@ type Withdrawal struct {
 	Receipt          *WithdrawalReceipt
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	Version          int64 // bumped by every committed change; its events are numbered by it
 }
 
 // Page is a list window; Total counts every match.

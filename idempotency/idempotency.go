@@ -1,7 +1,13 @@
-// Package idempotency owns Idempotency-Key semantics (DESIGN §4): a key is claimed per merchant
-// with a hash of the canonical request; a replay with the same body returns the stored response,
-// a different body or a request still running is a conflict. The database's unique key decides
-// races, so several server processes agree.
+// Package idempotency owns Idempotency-Key semantics (DESIGN §4) for every caller that can be
+// retried: HTTP requests, operator commands and background jobs.
+//
+// The key is written in the same database transaction as the effect it guards: a Guard claims
+// the key at the start of that transaction and seals it with the rendered outcome at the end, so
+// the key, the request hash, the outcome and the effect commit together or not at all. There is
+// no "in progress" state that could outlive a crashed request, and an effect that committed
+// always replays. Concurrent duplicates are decided by the key's unique index: the second
+// insert waits for the first transaction and fails once it commits, which rolls the duplicate's
+// effect back; the caller then replays the winner's outcome.
 package idempotency
 
 import (
@@ -10,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -18,21 +25,32 @@ import (
 	"github.com/paymentsd/paymentsd/store"
 )
 
-// Conflicts, mapped to 409 by the HTTP layer.
 var (
-	ErrKeyInUse  = errors.New("a request with this Idempotency-Key is still in progress")
+	// ErrKeyReused is a key sent again with a different request (409).
 	ErrKeyReused = errors.New("this Idempotency-Key was used with a different request")
+	// ErrDuplicate reports that a concurrent request with the same key committed first: this
+	// transaction was rolled back, and the caller replays the stored outcome.
+	ErrDuplicate = errors.New("idempotency: a concurrent request with this key committed first")
 )
 
-// Keeper claims, completes and releases keys.
+// Keeper looks keys up and builds guards.
 type Keeper struct {
 	Store *store.Store
 	TTL   time.Duration
 	Now   func() time.Time
 }
 
-// Replay is a stored response to send again.
-type Replay struct {
+// Request is one retryable request: who sent it (keys are scoped per merchant), its key, the
+// operation and the hash of its canonical input.
+type Request struct {
+	MerchantID uuid.UUID
+	Key        string
+	Operation  string
+	Hash       []byte
+}
+
+// Outcome is a stored answer: a status and the exact bytes that were sent.
+type Outcome struct {
 	Status int
 	Body   []byte
 }
@@ -55,53 +73,126 @@ func RequestHash(operation string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Claim takes the key for this request. It returns a Replay when the same request already
-// completed, ErrKeyInUse / ErrKeyReused on conflict, or (nil, nil) when the caller now owns the
-// key and must Complete or Release it.
-func (k *Keeper) Claim(ctx context.Context, merchantID uuid.UUID, key, operation string, hash []byte) (*Replay, error) {
-	now := k.Now()
-	rec := store.IdempotencyRecord{MerchantID: merchantID, Key: key, Operation: operation, RequestHash: hash, ExpiresAt: now.Add(k.TTL)}
-	for attempt := 0; attempt < 2; attempt++ {
-		err := k.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ClaimIdempotencyKey(rec, now) })
-		if err == nil {
-			return nil, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return nil, err
-		}
-		existing, err := k.Store.Read(ctx).GetIdempotencyKey(merchantID, key)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // released between our insert and read: try again
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !existing.ExpiresAt.After(now) {
-			if err := k.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteExpiredIdempotencyKey(merchantID, key, now) }); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if !bytes.Equal(existing.RequestHash, hash) {
-			return nil, ErrKeyReused
-		}
-		if existing.State != store.IdemDone {
-			return nil, ErrKeyInUse
-		}
-		return &Replay{Status: existing.StatusCode, Body: existing.ResponseBody}, nil
+// Lookup returns the stored outcome of a committed, unexpired key with the same request hash;
+// ErrKeyReused when the key was used for a different request; (nil, nil) when the key is new.
+func (k *Keeper) Lookup(ctx context.Context, r Request) (*Outcome, error) {
+	rec, err := k.Store.Read(ctx).GetIdempotencyKey(r.MerchantID, r.Key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
 	}
-	return nil, ErrKeyInUse
+	if err != nil {
+		return nil, err
+	}
+	if !rec.ExpiresAt.After(k.Now()) {
+		return nil, nil // expired: the key may be used afresh (Claim deletes the old row)
+	}
+	if !bytes.Equal(rec.RequestHash, r.Hash) || rec.Operation != r.Operation {
+		return nil, ErrKeyReused
+	}
+	return &Outcome{Status: rec.StatusCode, Body: rec.ResponseBody}, nil
 }
 
-// Complete stores the response for replays.
-func (k *Keeper) Complete(ctx context.Context, merchantID uuid.UUID, key string, status int, body []byte) error {
-	return k.Store.InTx(ctx, func(tx *store.Tx) error { return tx.CompleteIdempotencyKey(merchantID, key, status, body) })
+// Guard binds a Request to the transaction of its effect. A nil *Guard guards nothing, so
+// callers without a key pass nil.
+type Guard struct {
+	keeper *Keeper
+	req    Request
 }
 
-// Release forgets a key whose request failed unexpectedly, so the client's retry runs afresh.
-func (k *Keeper) Release(ctx context.Context, merchantID uuid.UUID, key string) error {
-	return k.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseIdempotencyKey(merchantID, key) })
+// Guard returns the guard of r.
+func (k *Keeper) Guard(r Request) *Guard { return &Guard{keeper: k, req: r} }
+
+// Request returns the guarded request.
+func (g *Guard) Request() Request { return g.req }
+
+// Claim inserts the key inside tx, before the effect. It blocks while a concurrent transaction
+// holds the same key and returns ErrDuplicate once that one has committed.
+func (g *Guard) Claim(tx *store.Tx) error {
+	if g == nil {
+		return nil
+	}
+	now := g.keeper.Now()
+	err := tx.ClaimIdempotencyKey(store.IdempotencyRecord{MerchantID: g.req.MerchantID, Key: g.req.Key,
+		Operation: g.req.Operation, RequestHash: g.req.Hash, ExpiresAt: now.Add(g.keeper.TTL)}, now)
+	if errors.Is(err, store.ErrConflict) {
+		return ErrDuplicate
+	}
+	return err
 }
+
+// Seal stores the outcome inside tx, after the effect: both commit together.
+func (g *Guard) Seal(tx *store.Tx, o Outcome) error {
+	if g == nil {
+		return nil
+	}
+	return tx.SealIdempotencyKey(g.req.MerchantID, g.req.Key, o.Status, o.Body)
+}
+
+// RecordRefusal stores an answer that took no effect (a domain refusal such as
+// insufficient_balance), in a transaction of its own, so a retry gets the same answer. When a
+// concurrent request with the key committed first, its outcome is returned instead.
+func (k *Keeper) RecordRefusal(ctx context.Context, r Request, o Outcome) (Outcome, error) {
+	g := k.Guard(r)
+	err := k.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := g.Claim(tx); err != nil {
+			return err
+		}
+		return g.Seal(tx, o)
+	})
+	if errors.Is(err, ErrDuplicate) {
+		return k.Replay(ctx, r)
+	}
+	return o, err
+}
+
+// Replay reads the outcome a concurrent request committed (after ErrDuplicate).
+func (k *Keeper) Replay(ctx context.Context, r Request) (Outcome, error) {
+	out, err := k.Lookup(ctx, r)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if out == nil {
+		return Outcome{}, fmt.Errorf("idempotency: key %q reported committed but not found", r.Key)
+	}
+	return *out, nil
+}
+
+// Step runs a render-and-seal inside an effect's transaction: Begin claims the key before the
+// effect, End renders the result and seals it. Services call both; a nil *Step does nothing.
+type Step[T any] struct {
+	guard  *Guard
+	render func(T) (Outcome, error)
+	out    Outcome
+}
+
+// NewStep binds a guard (nil: no key) and the renderer of the operation's result.
+func NewStep[T any](g *Guard, render func(T) (Outcome, error)) *Step[T] {
+	return &Step[T]{guard: g, render: render}
+}
+
+// Begin claims the key (see Guard.Claim).
+func (s *Step[T]) Begin(tx *store.Tx) error {
+	if s == nil {
+		return nil
+	}
+	return s.guard.Claim(tx)
+}
+
+// End renders the result and seals it with the key (see Guard.Seal).
+func (s *Step[T]) End(tx *store.Tx, v T) error {
+	if s == nil {
+		return nil
+	}
+	out, err := s.render(v)
+	if err != nil {
+		return err
+	}
+	s.out = out
+	return s.guard.Seal(tx, out)
+}
+
+// Outcome is what End rendered: the bytes to send, identical to what a replay will send.
+func (s *Step[T]) Outcome() Outcome { return s.out }
 
 // Sweep deletes expired keys every interval until ctx ends, so stored responses do not pile up.
 func (k *Keeper) Sweep(ctx context.Context, interval time.Duration, log *slog.Logger) {
@@ -125,4 +216,17 @@ func (k *Keeper) Sweep(ctx context.Context, interval time.Duration, log *slog.Lo
 			}
 		}
 	}
+}
+
+type guardKey struct{}
+
+// WithGuard carries a request's guard to the handler that runs its effect.
+func WithGuard(ctx context.Context, g *Guard) context.Context {
+	return context.WithValue(ctx, guardKey{}, g)
+}
+
+// GuardFrom returns the guard put by WithGuard, or nil.
+func GuardFrom(ctx context.Context) *Guard {
+	g, _ := ctx.Value(guardKey{}).(*Guard)
+	return g
 }

@@ -31,6 +31,7 @@ const (
 type Service struct {
 	Store         *store.Store
 	Networks      chains.Networks
+	Catalog       domain.Catalog
 	BackendWallet string // default withdrawal hot-wallet address for new merchants
 	Now           func() time.Time
 }
@@ -55,7 +56,7 @@ type Created struct {
 func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return Created{}, domain.Invalid("parameter_missing", "name", "a merchant needs a name")
+		return Created{}, domain.Invalid(domain.CodeParameterMissing, "name", "a merchant needs a name")
 	}
 	short := strings.TrimSpace(in.ShortName)
 	if short == "" {
@@ -69,21 +70,18 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 		if err := tx.CreateMerchant(m); err != nil {
 			return err
 		}
-		cat, err := chains.Catalog(tx, s.Networks)
-		if err != nil {
-			return err
-		}
 		cfg := domain.WithdrawalConfig{MerchantID: m.ID, TokenSymbol: DefaultWithdrawalToken,
 			MinAmountCents: DefaultWithdrawalMin, MaxAmountCents: DefaultWithdrawalMax,
 			BackendWalletAddress: s.BackendWallet, UpdatedAt: now}
-		for _, c := range cat.Chains {
-			if c.Enabled && hasToken(cat, c.ID, DefaultWithdrawalToken) {
+		for _, c := range s.Catalog.Chains {
+			if _, ok := s.Catalog.AcceptedToken(c.ID, DefaultWithdrawalToken); ok {
 				cfg.ChainIDs = append(cfg.ChainIDs, c.ID)
 			}
 		}
 		if err := tx.PutWithdrawalConfig(cfg); err != nil {
 			return err
 		}
+		var err error
 		out, err = s.createKey(tx, m, now)
 		return err
 	})
@@ -160,26 +158,13 @@ func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.Withdrawal
 			}
 			return err
 		}
-		cat, err := tx.LoadCatalog()
-		if err != nil {
-			return err
-		}
 		for _, id := range cfg.ChainIDs {
-			if !hasToken(cat, id, cfg.TokenSymbol) {
-				return fmt.Errorf("chain %d has no %s token", id, cfg.TokenSymbol)
+			if _, ok := s.Catalog.AcceptedToken(id, cfg.TokenSymbol); !ok {
+				return fmt.Errorf("chain %s has no active %s token, or this deployment does not serve it", chains.CAIP2(id), cfg.TokenSymbol)
 			}
 		}
 		return tx.PutWithdrawalConfig(cfg)
 	})
-}
-
-func hasToken(cat store.Catalog, chainID int64, symbol string) bool {
-	for _, t := range cat.Tokens {
-		if t.Chain.ID == chainID && t.Symbol == symbol && t.Status == "active" {
-			return true
-		}
-	}
-	return false
 }
 
 // HashKey is the stored form of a secret key. Keys carry 256 random bits, so a fast hash is

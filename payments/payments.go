@@ -1,5 +1,6 @@
 // Package payments owns payments and deposits: creation with quotes and a derived deposit
 // address, listing and reading scoped to the merchant, and the operator's manual settlement.
+// Every state change goes through the lifecycle core.
 package payments
 
 import (
@@ -13,26 +14,38 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/wallet"
 )
 
 // Payment types.
 const (
-	TypePayment = "payment"
-	TypeDeposit = "deposit"
+	TypePayment = domain.TypePayment
+	TypeDeposit = domain.TypeDeposit
 )
+
+// AddressDeriver derives the deposit address of a BIP-32 child index (wallet.Deriver).
+type AddressDeriver interface {
+	Address(index uint32) (string, error)
+}
+
+// Sealer runs inside the create or settle transaction: Begin before the effect, End with its
+// result (an idempotency.Step). Nil seals nothing.
+type Sealer[T any] interface {
+	Begin(tx *store.Tx) error
+	End(tx *store.Tx, result T) error
+}
 
 // Service creates, lists, reads and settles payments.
 type Service struct {
 	Store          *store.Store
-	Networks       chains.Networks
+	Core           *lifecycle.Core
+	Catalog        domain.Catalog
 	Prices         pricing.Source
-	Addresses      *wallet.Deriver
-	Limits         Limits
+	Addresses      AddressDeriver
+	Limits         domain.PaymentLimits
 	QuoteTTL       time.Duration
 	PaymentTTL     time.Duration
 	MerchantFeeBps int64 // merchant fee in basis points of the payment amount, finalised at settlement
@@ -41,15 +54,9 @@ type Service struct {
 	Now            func() time.Time
 }
 
-// Limits are the create-payment amount bounds of the active shape.
-type Limits struct {
-	MinAmountCents int64
-	MaxAmountCents int64
-}
-
 // CreateInput is a validated create-payment request.
 type CreateInput struct {
-	Type           string
+	Type           domain.PaymentType
 	Amount         *int64
 	Currency       string
 	OrderID        string
@@ -65,8 +72,9 @@ type Created struct {
 	PaymentURL string
 }
 
-// Create makes a payment or deposit with its quotes and deposit address in one transaction.
-func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput) (Created, error) {
+// Create makes a payment or deposit with its quotes and deposit address in one transaction,
+// sealed with seal (the Idempotency-Key) when it is not nil.
+func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput, seal Sealer[Created]) (Created, error) {
 	if in.Type == "" {
 		in.Type = TypePayment
 	}
@@ -74,16 +82,16 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 		return Created{}, domain.ErrDepositsDisabled
 	}
 	if in.Currency != "USD" {
-		return Created{}, domain.Invalid("parameter_invalid", "currency", "currency must be USD")
+		return Created{}, domain.Invalid(domain.CodeParameterInvalid, "currency", "currency must be USD")
 	}
-	var amount int64
+	var amount int64 // a deposit's amount is ignored: the customer chooses it
 	if in.Type == TypePayment {
 		if in.Amount == nil {
-			return Created{}, domain.Invalid("parameter_missing", "amount", "amount is required for a payment")
+			return Created{}, domain.Invalid(domain.CodeParameterMissing, "amount", "amount is required for a payment")
 		}
 		amount = *in.Amount
 		if amount < s.Limits.MinAmountCents || amount > s.Limits.MaxAmountCents {
-			return Created{}, domain.Invalid("invalid_amount", "amount", "amount must be between %d and %d cents",
+			return Created{}, domain.Invalid(domain.CodeInvalidAmount, "amount", "amount must be between %d and %d cents",
 				s.Limits.MinAmountCents, s.Limits.MaxAmountCents)
 		}
 	}
@@ -96,24 +104,34 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 	}
 	now := s.Now()
 	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Type: in.Type, AmountInCents: amount,
-		AmountMerchantNetCents: amount, Currency: "USD", Status: "pending", OrderID: &in.OrderID,
+		AmountMerchantNetCents: amount, Currency: "USD", Status: domain.PaymentPending, OrderID: &in.OrderID,
 		CustomerRefID: in.CustomerRefID, RedirectURL: in.RedirectURL, CustomMetadata: in.CustomMetadata,
 		SecretHash: hashSecret(secret), ExpiresAt: now.Add(s.PaymentTTL), CreatedAt: now, UpdatedAt: now}
 	// Prices come from outside (a market-data API): fetch them before the transaction, so a
 	// slow provider never holds a database connection or the SQLite writer.
-	cat, err := chains.Catalog(s.Store.Read(ctx), s.Networks)
-	if err != nil {
+	if err := s.buildQuotes(ctx, &p, now); err != nil {
 		return Created{}, err
 	}
-	if err := s.buildQuotes(ctx, cat, &p, now); err != nil {
-		return Created{}, err
-	}
+	var out Created
 	create := func(tx *store.Tx) error {
+		if seal != nil {
+			if err := seal.Begin(tx); err != nil {
+				return err
+			}
+		}
+		row := p
 		var err error
-		if p.DepositAddress, err = s.depositAddress(tx, m, p, now); err != nil {
+		if row.DepositAddress, err = s.depositAddress(tx, m, row, now); err != nil {
 			return err
 		}
-		return tx.InsertPayment(p)
+		if err := s.Core.CreatePayment(tx, &row); err != nil {
+			return err
+		}
+		out = Created{Payment: s.present(row), Secret: secret, PaymentURL: s.PublicBaseURL + "/pay/" + p.ID.String() + "#secret=" + secret}
+		if seal != nil {
+			return seal.End(tx, out)
+		}
+		return nil
 	}
 	err = s.Store.InTx(ctx, create)
 	if errors.Is(err, store.ErrConflict) && p.CustomerRefID != nil {
@@ -124,7 +142,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 	if err != nil {
 		return Created{}, err
 	}
-	return Created{Payment: s.present(p), Secret: secret, PaymentURL: s.PublicBaseURL + "/pay/" + p.ID.String() + "#secret=" + secret}, nil
+	return out, nil
 }
 
 // depositAddress reuses a deposit customer's address or derives a fresh one.
@@ -158,25 +176,23 @@ func (s *Service) depositAddress(tx *store.Tx, m domain.Merchant, p domain.Payme
 
 // ListInput selects a page of payments.
 type ListInput struct {
-	Type, Status, Search string
-	SortBy               string // createdAt | amountInCents
-	SortOrder            string // ASC | DESC
-	Limit, Offset        int32
+	Type          domain.PaymentType
+	Status        domain.PaymentStatus
+	Search        string
+	SortBy        string // createdAt | amountInCents
+	SortOrder     string // ASC | DESC
+	Limit, Offset int32
 }
 
 // List returns a page of the merchant's payments.
 func (s *Service) List(ctx context.Context, m domain.Merchant, in ListInput) ([]domain.Payment, domain.Page, error) {
 	tx := s.Store.Read(ctx)
-	cat, err := chains.Catalog(tx, s.Networks)
-	if err != nil {
-		return nil, domain.Page{}, err
-	}
 	f := store.PaymentFilter{MerchantID: m.ID, Type: in.Type, Status: in.Status, Search: in.Search,
 		Ascending: in.SortOrder == "ASC", Limit: in.Limit, Offset: in.Offset, SortBy: "created_at"}
 	if in.SortBy == "amountInCents" {
 		f.SortBy = "amount_in_cents"
 	}
-	ps, total, err := tx.ListPayments(f, cat)
+	ps, total, err := tx.ListPayments(f, s.Catalog)
 	if err != nil {
 		return nil, domain.Page{}, err
 	}
@@ -193,12 +209,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	if err != nil {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	tx := s.Store.Read(ctx)
-	cat, err := chains.Catalog(tx, s.Networks)
-	if err != nil {
-		return domain.Payment{}, err
-	}
-	p, err := tx.GetPayment(m.ID, pid, cat)
+	p, err := s.Store.Read(ctx).GetPayment(m.ID, pid, s.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/pricing"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 // ExpectedAmountAsset is ceil(amountDueCents / 100 / rateUSD × 10^decimals), computed exactly
@@ -39,22 +38,19 @@ func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals
 
 // buildQuotes makes one quote per active token on an enabled chain. A token whose price cannot
 // be had (stale, provider down) gets no quote; the payment fails only when no token can quote.
-func (s *Service) buildQuotes(ctx context.Context, cat store.Catalog, p *domain.Payment, now time.Time) error {
+func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, now time.Time) error {
 	// One price lookup per asset, however many chains carry it (ETH is native on six).
 	type priced struct {
 		rate decimal.Decimal
 		err  error
 	}
 	prices := map[string]priced{}
-	for _, c := range cat.Chains {
-		if !c.Enabled {
-			continue
-		}
-		for _, t := range tokensOn(cat, c.ID) {
-			key := t.Type + "/" + t.MarketAPIID
+	for _, c := range s.Catalog.Chains {
+		for _, t := range s.Catalog.AcceptedTokens(c.ID) {
+			key := string(t.Type) + "/" + t.MarketAPIID
 			pr, seen := prices[key]
 			if !seen {
-				pr.rate, pr.err = s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == "stablecoin"})
+				pr.rate, pr.err = s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == domain.Stablecoin})
 				prices[key] = pr
 			}
 			rate, err := pr.rate, pr.err
@@ -64,7 +60,7 @@ func (s *Service) buildQuotes(ctx context.Context, cat store.Catalog, p *domain.
 			}
 			q := domain.Quote{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: t, RateUSDAsset: rate,
 				TokenPriceUSD: &rate, ConvenienceFeeCents: c.ConvenienceFeeCents, ExpiresAt: now.Add(s.QuoteTTL),
-				Status: "active", CreatedAt: now, ExpectedAmountAsset: decimal.Zero}
+				Status: domain.QuoteActive, CreatedAt: now, ExpectedAmountAsset: decimal.Zero}
 			if p.Type == TypePayment {
 				due := p.AmountInCents + c.ConvenienceFeeCents
 				q.AmountDueCents = &due
@@ -84,32 +80,6 @@ func (s *Service) buildQuotes(ctx context.Context, cat store.Catalog, p *domain.
 	return nil
 }
 
-// tokensOn lists a chain's active tokens: native first, then by symbol, for a stable order.
-func tokensOn(cat store.Catalog, chainID int64) []domain.Token {
-	var out []domain.Token
-	for _, t := range cat.Tokens {
-		if t.Chain.ID == chainID && t.Status == "active" {
-			out = append(out, t)
-		}
-	}
-	sortTokens(out)
-	return out
-}
-
-func sortTokens(ts []domain.Token) {
-	less := func(a, b domain.Token) bool {
-		if (a.AssetType == "native") != (b.AssetType == "native") {
-			return a.AssetType == "native"
-		}
-		return a.Symbol < b.Symbol
-	}
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && less(ts[j], ts[j-1]); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-}
-
 func cheapestDue(qs []domain.Quote) int64 {
 	var best int64 = -1
 	for _, q := range qs {
@@ -121,10 +91,10 @@ func cheapestDue(qs []domain.Quote) int64 {
 }
 
 // effectiveQuoteStatus reports an active quote past its expiry as expired, so reads never
-// offer a rate that can no longer be paid, even before a sweeper has run.
-func effectiveQuoteStatus(q domain.Quote, now time.Time) string {
-	if q.Status == "active" && !now.Before(q.ExpiresAt) {
-		return "expired"
+// offer a rate that can no longer be paid in the seconds before the expiry sweep writes it.
+func effectiveQuoteStatus(q domain.Quote, now time.Time) domain.QuoteStatus {
+	if q.Status == domain.QuoteActive && !now.Before(q.ExpiresAt) {
+		return domain.QuoteExpired
 	}
 	return q.Status
 }

@@ -166,7 +166,7 @@ func TestSortTokensIsStableForEqualKeys(t *testing.T) {
 func TestTokensOnFiltersChainAndStatus(t *testing.T) {
 	base := domain.Chain{ID: 8453}
 	other := domain.Chain{ID: 1}
-	cat := store.Catalog{Tokens: map[string]domain.Token{
+	cat := domain.Catalog{Tokens: map[string]domain.Token{
 		"usdt":  {ID: "usdt", Chain: base, Symbol: "USDT", AssetType: "erc20", Status: "active"},
 		"eth":   {ID: "eth", Chain: base, Symbol: "ETH", AssetType: "native", Status: "active"},
 		"usdc":  {ID: "usdc", Chain: base, Symbol: "USDC", AssetType: "erc20", Status: "active"},

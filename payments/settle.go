@@ -3,14 +3,12 @@ package payments
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -25,69 +23,76 @@ type SettleInput struct {
 
 var txHashRE = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
-// MaxSettledCents caps what one settlement may be worth (10^14 cents, a trillion dollars): far
-// above any real payment, and low enough that int64 ledger sums and NUMERIC(20,2) receipts never
-// overflow.
-const MaxSettledCents = 100_000_000_000_000
-
-// Settle completes a pending or processing payment on one of its quotes: the receipt is
-// attached (processedBy manual), fees are finalised and the merchant's net is credited to the
-// ledger, all in one transaction. Any other status is refused with a StateError.
-func (s *Service) Settle(ctx context.Context, in SettleInput) (domain.Payment, error) {
+// Settle completes a pending or processing payment on one of its active quotes: the receipt is
+// attached (processedBy manual), fees are finalised, the paid quote becomes used and the others
+// expired — one change through the lifecycle core, which credits the merchant's net and writes
+// the payment.completed event in the same transaction (sealed with seal when it is not nil).
+// Any other status is refused with a *domain.TransitionError.
+func (s *Service) Settle(ctx context.Context, in SettleInput, seal Sealer[domain.Payment]) (domain.Payment, error) {
 	if !txHashRE.MatchString(in.TxHash) {
-		return domain.Payment{}, domain.Invalid("parameter_invalid", "tx-hash", "transaction hash must be 0x followed by 64 hex digits")
+		return domain.Payment{}, domain.Invalid(domain.CodeParameterInvalid, "tx-hash", "transaction hash must be 0x followed by 64 hex digits")
 	}
 	hash := strings.ToLower(in.TxHash)
 	var out domain.Payment
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		cat, err := chains.Catalog(tx, s.Networks)
-		if err != nil {
-			return err
-		}
-		p, err := tx.LockPayment(in.PaymentID, cat)
-		if errors.Is(err, store.ErrNotFound) {
-			return domain.ErrPaymentNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if p.Status != "pending" && p.Status != "processing" {
-			return &domain.StateError{Entity: "payment", ID: p.ID.String(), State: p.Status, Op: "settle"}
-		}
-		q, err := pickQuote(p, in.QuoteID)
-		if err != nil {
-			return err
-		}
-		if err := s.finalise(&p, q, in.AmountAsset, hash); err != nil {
-			return err
-		}
-		if err := tx.SettlePayment(p, q.ID, s.Now()); err != nil {
-			if errors.Is(err, store.ErrConflict) { // settled by someone else since we read it
-				return &domain.StateError{Entity: "payment", ID: p.ID.String(), State: "no longer open", Op: "settle"}
+		if seal != nil {
+			if err := seal.Begin(tx); err != nil {
+				return err
 			}
+		}
+		p, err := s.Core.UpdatePaymentTx(tx, in.PaymentID, func(p *domain.Payment) error {
+			if !p.Status.Open() {
+				return &domain.TransitionError{Entity: "payment", ID: p.ID.String(), From: string(p.Status), To: string(domain.PaymentCompleted)}
+			}
+			q, err := s.pickQuote(*p, in.QuoteID)
+			if err != nil {
+				return err
+			}
+			return s.finalise(p, q, in.AmountAsset, hash)
+		})
+		if err != nil {
 			return err
 		}
-		id := p.ID
-		if err := tx.AppendLedger(p.Merchant.ID, store.LedgerPaymentCredit, p.AmountMerchantNetCents, &id, nil, s.Now()); err != nil {
-			return err
+		out = s.present(p)
+		if seal != nil {
+			return seal.End(tx, out)
 		}
-		out, err = tx.GetPayment(p.Merchant.ID, p.ID, cat)
-		return err
+		return nil
 	})
-	return s.present(out), err
+	return out, err
 }
 
-func pickQuote(p domain.Payment, id *uuid.UUID) (domain.Quote, error) {
+// MerchantOf reads which merchant a payment belongs to (operator commands scope their
+// idempotency keys by it); ErrPaymentNotFound when there is no such payment.
+func (s *Service) MerchantOf(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	m, err := s.Store.Read(ctx).PaymentMerchant(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return uuid.Nil, domain.ErrPaymentNotFound
+	}
+	return m, err
+}
+
+// pickQuote returns the chosen quote, or the cheapest one still active. A quote past its
+// expiresAt cannot be paid: its rate is gone.
+func (s *Service) pickQuote(p domain.Payment, id *uuid.UUID) (domain.Quote, error) {
+	now := s.Now()
 	if id != nil {
 		for _, q := range p.Quotes {
-			if q.ID == *id {
-				return q, nil
+			if q.ID != *id {
+				continue
 			}
+			if st := effectiveQuoteStatus(q, now); st != domain.QuoteActive {
+				return domain.Quote{}, &domain.TransitionError{Entity: "quote", ID: q.ID.String(), From: string(st), To: string(domain.QuoteUsed)}
+			}
+			return q, nil
 		}
-		return domain.Quote{}, domain.Invalid("parameter_invalid", "quote", "quote %s does not belong to payment %s", id, p.ID)
+		return domain.Quote{}, domain.Invalid(domain.CodeParameterInvalid, "quote", "quote %s does not belong to payment %s", id, p.ID)
 	}
 	var best *domain.Quote
 	for i, q := range p.Quotes {
+		if effectiveQuoteStatus(q, now) != domain.QuoteActive {
+			continue
+		}
 		if q.AmountDueCents == nil {
 			if best == nil {
 				best = &p.Quotes[i]
@@ -99,7 +104,7 @@ func pickQuote(p domain.Payment, id *uuid.UUID) (domain.Quote, error) {
 		}
 	}
 	if best == nil {
-		return domain.Quote{}, fmt.Errorf("payment %s has no quotes", p.ID)
+		return domain.Quote{}, domain.Invalid(domain.CodeParameterInvalid, "quote", "payment %s has no active quote left to settle on: every quote has expired", p.ID)
 	}
 	return *best, nil
 }
@@ -112,18 +117,18 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 		settled = *amountAsset
 	}
 	if p.Type == TypeDeposit && amountAsset == nil {
-		return domain.Invalid("parameter_missing", "amount-asset", "a deposit settles with the amount received (--amount-asset)")
+		return domain.Invalid(domain.CodeParameterMissing, "amount-asset", "a deposit settles with the amount received (--amount-asset)")
 	}
 	if !settled.IsPositive() || !settled.Equal(settled.Truncate(0)) {
-		return domain.Invalid("parameter_invalid", "amount-asset", "amount must be a positive integer in the token's smallest unit")
+		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "amount must be a positive integer in the token's smallest unit")
 	}
 	if p.Type == TypePayment && settled.LessThan(q.ExpectedAmountAsset) {
-		return domain.Invalid("parameter_invalid", "amount-asset", "amount %s is below the quote's expected %s", settled, q.ExpectedAmountAsset)
+		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "amount %s is below the quote's expected %s", settled, q.ExpectedAmountAsset)
 	}
 	usd := settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Round(2)
-	if usd.Shift(2).GreaterThan(decimal.NewFromInt(MaxSettledCents)) {
+	if usd.Shift(2).GreaterThan(decimal.NewFromInt(domain.MaxSettledCents)) {
 		// Beyond any real payment, and beyond what the ledger's int64 cents could sum safely.
-		return domain.Invalid("parameter_invalid", "amount-asset", "settled value %s USD exceeds the %d-cent limit", usd, MaxSettledCents)
+		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "settled value %s USD exceeds the %d-cent limit", usd, domain.MaxSettledCents)
 	}
 	if p.Type == TypeDeposit {
 		// Credit no more than arrived: round down, and report the same figure on the receipt.
@@ -143,7 +148,17 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	swapFee := int64(0) // settled in the quoted token: no swap
 	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &fee, &merchantFee, &swapFee
 	p.AmountMerchantNetCents = p.AmountInCents - merchantFee - swapFee
-	p.Status = "completed"
+	for i := range p.Quotes {
+		switch {
+		case p.Quotes[i].ID == q.ID:
+			p.Quotes[i].Status = domain.QuoteUsed
+		case p.Quotes[i].Status == domain.QuoteActive:
+			p.Quotes[i].Status = domain.QuoteExpired // another quote was paid
+		}
+	}
+	if err := p.TransitionTo(domain.PaymentCompleted); err != nil {
+		return err
+	}
 	processedBy := "manual"
 	now := s.Now()
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: settled,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,13 +15,32 @@ import (
 	"github.com/paymentsd/paymentsd/idempotency"
 )
 
+// errorType is the `error.type` category of an error body.
+type errorType string
+
+// Error types (DESIGN §5).
+const (
+	typeInvalidRequest errorType = "invalid_request_error"
+	typeAuthentication errorType = "authentication_error"
+	typePermission     errorType = "permission_error"
+	typeNotFound       errorType = "not_found_error"
+	typeIdempotency    errorType = "idempotency_error"
+	typeRateLimit      errorType = "rate_limit_error"
+	typeAPI            errorType = "api_error"
+)
+
 // apiError is one row of the error table (DESIGN §5).
 type apiError struct {
 	Status  int
-	Type    string
-	Code    string
+	Type    errorType
+	Code    domain.ErrorCode
 	Message string
 	Param   string
+}
+
+// invalidRequest is a 400 naming the offending field.
+func invalidRequest(code domain.ErrorCode, param, msg string) *apiError {
+	return &apiError{http.StatusBadRequest, typeInvalidRequest, code, msg, param}
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -28,35 +48,37 @@ func (e *apiError) Error() string { return e.Message }
 // classify maps any error to its row of the table, with errors.Is/As only.
 func classify(err error) *apiError {
 	var (
-		ae       *apiError
-		invalid  *domain.InvalidInputError
-		reqErr   *openapi3filter.RequestError
-		httpErr  *echo.HTTPError
-		stateErr *domain.StateError
+		ae         *apiError
+		invalid    *domain.InvalidInputError
+		reqErr     *openapi3filter.RequestError
+		httpErr    *echo.HTTPError
+		transition *domain.TransitionError
+		balance    *domain.InsufficientBalanceError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &invalid):
-		return &apiError{http.StatusBadRequest, "invalid_request_error", invalid.Code, invalid.Error(), invalid.Param}
+		return invalidRequest(invalid.Code, invalid.Param, invalid.Error())
 	case errors.As(err, &reqErr):
 		return fromRequestError(reqErr)
 	case errors.Is(err, domain.ErrInvalidAPIKey):
-		return &apiError{http.StatusUnauthorized, "authentication_error", "invalid_api_key", "Invalid or missing secret key.", ""}
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidAPIKey, "Invalid or missing secret key.", ""}
 	case errors.Is(err, domain.ErrDepositsDisabled):
-		return &apiError{http.StatusForbidden, "permission_error", "deposits_disabled", "Deposits are not enabled for this merchant.", "type"}
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeDepositsDisabled, "Deposits are not enabled for this merchant.", "type"}
 	case errors.Is(err, domain.ErrWithdrawalsOff):
-		return &apiError{http.StatusForbidden, "permission_error", "withdrawals_disabled", "Withdrawals are not enabled for this merchant.", ""}
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeWithdrawalsDisabled, "Withdrawals are not enabled for this merchant.", ""}
 	case errors.Is(err, domain.ErrPaymentNotFound):
-		return &apiError{http.StatusNotFound, "not_found_error", "payment_not_found", "No such payment.", "paymentId"}
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodePaymentNotFound, "No such payment.", "paymentId"}
 	case errors.Is(err, domain.ErrWithdrawalNotFound):
-		return &apiError{http.StatusNotFound, "not_found_error", "withdrawal_not_found", "No such withdrawal.", "withdrawalId"}
-	case errors.Is(err, idempotency.ErrKeyInUse):
-		return &apiError{http.StatusConflict, "idempotency_error", "idempotency_key_in_use", "A request with this Idempotency-Key is still in progress; retry later.", "Idempotency-Key"}
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeWithdrawalNotFound, "No such withdrawal.", "withdrawalId"}
 	case errors.Is(err, idempotency.ErrKeyReused):
-		return &apiError{http.StatusConflict, "idempotency_error", "idempotency_key_reused", "This Idempotency-Key was already used with a different request.", "Idempotency-Key"}
-	case errors.As(err, &stateErr):
-		return &apiError{http.StatusConflict, "invalid_request_error", "invalid_state", stateErr.Error(), ""}
+		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with a different request.", "Idempotency-Key"}
+	case errors.As(err, &balance):
+		// The request is valid; the account's state refuses it.
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInsufficientBalance, balance.Error(), "amountInCents"}
+	case errors.As(err, &transition):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, transition.Error(), ""}
 	case errors.As(err, &httpErr):
 		return fromHTTPError(httpErr)
 	}
@@ -70,20 +92,20 @@ func fromHTTPError(e *echo.HTTPError) *apiError {
 	}
 	switch e.Code {
 	case http.StatusNotFound:
-		return &apiError{e.Code, "not_found_error", "resource_not_found", "No such route.", ""}
+		return &apiError{e.Code, typeNotFound, domain.CodeResourceNotFound, "No such route.", ""}
 	case http.StatusMethodNotAllowed:
-		return &apiError{e.Code, "invalid_request_error", "method_not_allowed", "Method not allowed on this route.", ""}
+		return &apiError{e.Code, typeInvalidRequest, domain.CodeMethodNotAllowed, "Method not allowed on this route.", ""}
 	case http.StatusRequestEntityTooLarge:
-		return &apiError{e.Code, "invalid_request_error", "request_too_large", "Request body too large.", ""}
+		return &apiError{e.Code, typeInvalidRequest, domain.CodeRequestTooLarge, "Request body too large.", ""}
 	case http.StatusUnsupportedMediaType:
-		return &apiError{e.Code, "invalid_request_error", "unsupported_media_type", "Content-Type must be application/json.", ""}
+		return &apiError{e.Code, typeInvalidRequest, domain.CodeUnsupportedMediaType, "Content-Type must be application/json.", ""}
 	case http.StatusUnauthorized:
-		return &apiError{e.Code, "authentication_error", "invalid_api_key", "Invalid or missing secret key.", ""}
+		return &apiError{e.Code, typeAuthentication, domain.CodeInvalidAPIKey, "Invalid or missing secret key.", ""}
 	case http.StatusTooManyRequests:
-		return &apiError{e.Code, "rate_limit_error", "rate_limited", "Too many requests.", ""}
+		return &apiError{e.Code, typeRateLimit, domain.CodeRateLimited, "Too many requests.", ""}
 	}
 	if e.Code >= 400 && e.Code < 500 {
-		return &apiError{e.Code, "invalid_request_error", "parameter_invalid", fmt.Sprint(msg), ""}
+		return &apiError{e.Code, typeInvalidRequest, domain.CodeParameterInvalid, fmt.Sprint(msg), ""}
 	}
 	return nil
 }
@@ -99,19 +121,28 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			rid := c.Response().Header().Get(echo.HeaderXRequestID)
 			log.ErrorContext(c.Request().Context(), "internal error", "request_id", rid, "method", c.Request().Method,
 				"path", c.Request().URL.Path, "err", err)
-			ae = &apiError{http.StatusInternalServerError, "api_error", "internal_error",
+			ae = &apiError{http.StatusInternalServerError, typeAPI, domain.CodeInternal,
 				fmt.Sprintf("Internal error (request id %s).", rid), ""}
-		}
-		var body gen.Error
-		body.Error.Type, body.Error.Code, body.Error.Message = ae.Type, ae.Code, ae.Message
-		if ae.Param != "" {
-			p := ae.Param
-			body.Error.Param = &p
 		}
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(ae.Status)
 			return
 		}
-		_ = c.JSON(ae.Status, body)
+		_ = c.JSONBlob(ae.Status, errorBody(ae))
 	}
+}
+
+// errorBody is the documented error body of ae, as sent (and as stored for idempotent replays).
+func errorBody(ae *apiError) []byte {
+	var body gen.Error
+	body.Error.Type, body.Error.Code, body.Error.Message = string(ae.Type), string(ae.Code), ae.Message
+	if ae.Param != "" {
+		p := ae.Param
+		body.Error.Param = &p
+	}
+	raw, err := json.Marshal(body)
+	if err != nil { // strings only: cannot fail
+		return []byte(`{"error":{"type":"api_error","code":"internal_error","message":"Internal error."}}`)
+	}
+	return append(raw, '\n')
 }

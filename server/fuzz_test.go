@@ -399,7 +399,7 @@ func FuzzValidateCreatePayment(f *testing.F) {
 			if decodeErr != nil {
 				t.Fatalf("[%s] accepted a body that is not a single JSON object (%v): %q", a.shape, decodeErr, body)
 			}
-			amount, err := checkPayment(m, a.shape.MinPaymentCents())
+			amount, err := checkPayment(m, a.shape.PaymentLimits().MinAmountCents)
 			if err != nil {
 				t.Fatalf("[%s] accepted an invalid payment (%v): %q", a.shape, err, body)
 			}

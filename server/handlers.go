@@ -1,19 +1,17 @@
 package server
 
 import (
-	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/settlement"
-	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
 // handlers implements gen.StrictServerInterface: generated request in, domain call, typed
 // response out. Documented errors travel as domain errors to the one renderer (errors.go).
 type handlers struct {
-	store       *store.Store
-	networks    chains.Networks
+	catalog     domain.Catalog
 	payments    *payments.Service
 	withdrawals *withdrawals.Service
 	render      settlement.Renderer // the active response shape

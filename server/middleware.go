@@ -1,17 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/paymentsd/paymentsd/domain"
-	"github.com/paymentsd/paymentsd/idempotency"
 	"github.com/paymentsd/paymentsd/merchants"
 )
 
@@ -76,77 +73,4 @@ func merchantIDOf(c echo.Context) string {
 		return ""
 	}
 	return m.ID.String()
-}
-
-// idempotent makes POSTs carrying an Idempotency-Key safe to retry (DESIGN §4).
-func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			req := c.Request()
-			key := req.Header.Get("Idempotency-Key")
-			m := merchantFrom(req.Context())
-			if req.Method != http.MethodPost || key == "" || m.ID == [16]byte{} {
-				return next(c)
-			}
-			// peekBody keeps the validator's ValidatedValue on the body: the binder must bind
-			// exactly what was validated, never re-decode it (case-insensitive member names).
-			body, err := peekBody(req)
-			if err != nil {
-				return err
-			}
-			hash := idempotency.RequestHash(req.Method+" "+c.Path(), body)
-			replay, err := keeper.Claim(req.Context(), m.ID, key, c.Path(), hash)
-			if err != nil {
-				return err
-			}
-			if replay != nil {
-				c.Response().Header().Set("Idempotent-Replayed", "true")
-				return c.JSONBlob(replay.Status, replay.Body)
-			}
-			rec := &recorder{ResponseWriter: c.Response().Writer}
-			c.Response().Writer = rec
-			// The key must be settled whatever happens, even if the client went away.
-			ctx := context.WithoutCancel(req.Context())
-			release := func() {
-				if err := keeper.Release(ctx, m.ID, key); err != nil {
-					log.Error("release idempotency key", "err", err)
-				}
-			}
-			finished := false
-			defer func() {
-				if !finished { // a panic: nothing was answered, let the retry run
-					release()
-				}
-			}()
-			err = next(c)
-			if err != nil {
-				c.Error(err) // render inside the recorder so the stored body is the one sent
-			}
-			finished = true
-			if c.Response().Status >= 500 {
-				release()
-				return nil
-			}
-			// The operation took effect: never release now, or a retry would do it twice. If the
-			// response cannot be stored, the key stays in progress (retries get 409) until it expires.
-			for attempt := 0; attempt < 3; attempt++ {
-				if err = keeper.Complete(ctx, m.ID, key, c.Response().Status, rec.body.Bytes()); err == nil {
-					return nil
-				}
-			}
-			log.Error("complete idempotency key: left in progress until it expires", "key", key, "err", err)
-			return nil
-		}
-	}
-}
-
-// recorder tees the response body so it can be stored for replays.
-type recorder struct {
-	http.ResponseWriter
-	body bytes.Buffer
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
 }

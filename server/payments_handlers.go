@@ -4,19 +4,33 @@ import (
 	"context"
 	"strings"
 
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/idempotency"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/settlement"
 )
 
 func (h *handlers) CreatePayment(ctx context.Context, req gen.CreatePaymentRequestObject) (gen.CreatePaymentResponseObject, error) {
 	b := req.Body
-	created, err := h.payments.Create(ctx, merchantFrom(ctx), payments.CreateInput{Type: strOrEmpty(b.Type), Amount: b.Amount,
-		Currency: string(b.Currency), OrderID: b.OrderId, CustomerRefID: b.CustomerRefId, RedirectURL: b.RedirectUrl,
-		CustomMetadata: b.CustomMetadata})
+	// The response is rendered inside the create transaction, so the bytes sent now are the
+	// bytes committed with the Idempotency-Key (when there is one) and replayed later.
+	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(c payments.Created) (idempotency.Outcome, error) {
+		return outcome(h.render.CreatedPayment(c.Payment, c.Secret, c.PaymentURL))
+	})
+	_, err := h.payments.Create(ctx, merchantFrom(ctx), payments.CreateInput{Type: domain.PaymentType(strOrEmpty(b.Type)),
+		Amount: b.Amount, Currency: string(b.Currency), OrderID: b.OrderId, CustomerRefID: b.CustomerRefId,
+		RedirectURL: b.RedirectUrl, CustomMetadata: b.CustomMetadata}, step)
 	if err != nil {
 		return nil, err
 	}
-	return h.render.CreatedPayment(created.Payment, created.Secret, created.PaymentURL), nil
+	return settlement.Raw(step.Outcome()), nil
+}
+
+// outcome encodes a rendered response into the bytes an idempotency key stores.
+func outcome(r settlement.Response) (idempotency.Outcome, error) {
+	body, err := r.Encode()
+	return idempotency.Outcome{Status: r.Status, Body: body}, err
 }
 
 func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequestObject) (gen.ListPaymentsResponseObject, error) {
@@ -26,9 +40,9 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 	if p.Search != nil {
 		search = strings.TrimSpace(*p.Search)
 	}
-	list, page, err := h.payments.List(ctx, merchantFrom(ctx), payments.ListInput{Type: strOrEmpty(p.Type),
-		Status: strOrEmpty(p.Status), Search: search, SortBy: strOrEmpty(p.SortBy), SortOrder: strOrEmpty(p.SortOrder),
-		Limit: limit, Offset: offset})
+	list, page, err := h.payments.List(ctx, merchantFrom(ctx), payments.ListInput{Type: domain.PaymentType(strOrEmpty(p.Type)),
+		Status: domain.PaymentStatus(strOrEmpty(p.Status)), Search: search, SortBy: strOrEmpty(p.SortBy),
+		SortOrder: strOrEmpty(p.SortOrder), Limit: limit, Offset: offset})
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/idempotency"
 	"github.com/paymentsd/paymentsd/merchants"
@@ -29,7 +29,7 @@ import (
 // Deps are the services the HTTP layer calls.
 type Deps struct {
 	Store        *store.Store
-	Networks     chains.Networks
+	Catalog      domain.Catalog
 	Merchants    *merchants.Service
 	Payments     *payments.Service
 	Withdrawals  *withdrawals.Service
@@ -73,7 +73,7 @@ func New(d Deps) (*echo.Echo, error) {
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
 	registerDocs(e)
 
-	h := &handlers{store: d.Store, networks: d.Networks, payments: d.Payments, withdrawals: d.Withdrawals,
+	h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals,
 		render: settlement.Renderer{Shape: d.Shape}}
 	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 	return e, nil

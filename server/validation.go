@@ -19,6 +19,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
+
+	"github.com/paymentsd/paymentsd/domain"
 )
 
 // validator checks each request against the active spec with openapi3filter. Security is our
@@ -115,7 +117,7 @@ func checkContentType(req *http.Request, route *routers.Route) error {
 	}
 	mt, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || rb.Value.Content.Get(mt) == nil {
-		return &apiError{http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "Content-Type must be application/json.", ""}
+		return &apiError{http.StatusUnsupportedMediaType, typeInvalidRequest, domain.CodeUnsupportedMediaType, "Content-Type must be application/json.", ""}
 	}
 	return nil
 }
@@ -132,7 +134,7 @@ func checkSingleJSONValue(body []byte, route *routers.Route) error {
 		return nil // empty or malformed: openapi3filter reports it
 	}
 	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON white space only (RFC 8259)
-		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid", "The request body must be a single JSON value.", ""}
+		return invalidRequest(domain.CodeParameterInvalid, "", "The request body must be a single JSON value.")
 	}
 	return nil
 }
@@ -166,15 +168,13 @@ func checkEmptyQuery(req *http.Request, route *routers.Route) error {
 		}
 		vals, sent := q[p.Name]
 		if len(vals) > 1 && !p.Schema.Value.Type.Is(openapi3.TypeArray) {
-			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
-				p.Name + ": sent more than once", p.Name}
+			return invalidRequest(domain.CodeParameterInvalid, p.Name, p.Name+": sent more than once")
 		}
 		if !sent || (len(vals) > 0 && vals[0] != "") {
 			continue
 		}
 		if err := p.Schema.Value.VisitJSON(""); err != nil {
-			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
-				p.Name + ": a value is required when the parameter is sent", p.Name}
+			return invalidRequest(domain.CodeParameterInvalid, p.Name, p.Name+": a value is required when the parameter is sent")
 		}
 	}
 	return nil
@@ -190,7 +190,7 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		param = ""
 	}
 	var schemaErr *openapi3.SchemaError
-	code := "parameter_invalid"
+	code := domain.CodeParameterInvalid
 	reason := e.Reason
 	if errors.As(e.Err, &schemaErr) {
 		if ptr := schemaErr.JSONPointer(); len(ptr) > 0 && e.Parameter == nil {
@@ -201,26 +201,26 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		case "anyOf":
 			// The only anyOf in the contract: a payment (type omitted or "payment") needs an amount.
 			if e.Input != nil && e.Input.Route != nil && e.Input.Route.Operation.OperationID == "createPayment" && len(schemaErr.JSONPointer()) == 0 {
-				return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_missing", "amount: required unless type is deposit", "amount"}
+				return invalidRequest(domain.CodeParameterMissing, "amount", "amount: required unless type is deposit")
 			}
 		case "required":
-			code = "parameter_missing"
+			code = domain.CodeParameterMissing
 			// The pointer names the object; the reason names the missing property.
 			if name := missingProperty(schemaErr.Reason); name != "" && !strings.HasSuffix("."+param, "."+name) {
 				param = joinParam(param, name)
 			}
 		case "minimum", "maximum":
 			if param == "amount" || param == "amountInCents" {
-				code = "invalid_amount"
+				code = domain.CodeInvalidAmount
 			}
 		}
 	} else if errors.Is(e.Err, openapi3filter.ErrInvalidRequired) {
-		code = "parameter_missing"
+		code = domain.CodeParameterMissing
 	} else if e.Err != nil {
 		reason = e.Err.Error()
 	}
 	if e.RequestBody != nil && errors.Is(e.Err, openapi3filter.ErrInvalidRequired) {
-		return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_missing", "A JSON request body is required.", ""}
+		return invalidRequest(domain.CodeParameterMissing, "", "A JSON request body is required.")
 	}
 	if reason == "" {
 		reason = "invalid value"
@@ -229,7 +229,7 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 	if param != "" {
 		msg = param + ": " + reason
 	}
-	return &apiError{http.StatusBadRequest, "invalid_request_error", code, msg, param}
+	return invalidRequest(code, param, msg)
 }
 
 func missingProperty(reason string) string {
@@ -289,8 +289,7 @@ func checkIntegerLiterals(body []byte, route *routers.Route) error {
 			continue
 		}
 		if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
-			return &apiError{http.StatusBadRequest, "invalid_request_error", "parameter_invalid",
-				name + ": must be an integer without a fraction or exponent", name}
+			return invalidRequest(domain.CodeParameterInvalid, name, name+": must be an integer without a fraction or exponent")
 		}
 	}
 	return nil

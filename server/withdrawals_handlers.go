@@ -7,6 +7,8 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -14,20 +16,23 @@ func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawa
 	b := req.Body
 	chainID, err := chains.ParseCAIP2(string(b.ChainId))
 	if err != nil {
-		return nil, domain.Invalid("parameter_invalid", "chainId", "%v", err)
+		return nil, domain.Invalid(domain.CodeParameterInvalid, "chainId", "%v", err)
 	}
-	w, err := h.withdrawals.Create(ctx, merchantFrom(ctx), withdrawals.CreateInput{AmountInCents: b.AmountInCents,
+	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(w domain.Withdrawal) (idempotency.Outcome, error) {
+		return outcome(h.render.Withdrawal(w, http.StatusCreated))
+	})
+	_, err = h.withdrawals.Create(ctx, merchantFrom(ctx), withdrawals.CreateInput{AmountInCents: b.AmountInCents,
 		ChainID: chainID, RecipientAddress: b.RecipientAddress, OrderID: b.OrderId, CustomMetadata: b.CustomMetadata,
-		Currency: strOrEmpty(b.Currency)})
+		Currency: strOrEmpty(b.Currency)}, step)
 	if err != nil {
 		return nil, err
 	}
-	return h.render.Withdrawal(w, http.StatusCreated), nil
+	return settlement.Raw(step.Outcome()), nil
 }
 
 func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsRequestObject) (gen.ListWithdrawalsResponseObject, error) {
 	limit, offset := pageParams(req.Params.Limit, req.Params.Offset)
-	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), strOrEmpty(req.Params.Status), limit, offset)
+	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), domain.WithdrawalStatus(strOrEmpty(req.Params.Status)), limit, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +49,6 @@ func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalReque
 
 func (h *handlers) ListChains(ctx context.Context, req gen.ListChainsRequestObject) (gen.ListChainsResponseObject, error) {
 	limit, offset := pageParams(req.Params.Limit, req.Params.Offset)
-	list, total, err := chains.List(ctx, h.store, h.networks, limit, offset)
-	if err != nil {
-		return nil, err
-	}
+	list, total := chains.List(h.catalog, limit, offset)
 	return h.render.ChainList(list, domain.Page{Limit: limit, Offset: offset, Total: total}), nil
 }

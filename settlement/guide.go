@@ -142,7 +142,7 @@ func GuideChain(c domain.Chain) GuideChainT {
 
 func guideToken(t domain.Token, price *money.Number) GuideTokenT {
 	return GuideTokenT{ID: t.ID, MarketAPIID: t.MarketAPIID, Chain: GuideChain(t.Chain), Symbol: t.Symbol,
-		ContractAddress: t.ContractAddress, Decimals: t.Decimals, Type: t.Type, AssetType: t.AssetType, Status: t.Status,
+		ContractAddress: t.ContractAddress, Decimals: t.Decimals, Type: string(t.Type), AssetType: string(t.AssetType), Status: string(t.Status),
 		TokenPriceUSD: price}
 }
 
@@ -155,7 +155,7 @@ func GuideQuote(q domain.Quote) GuideQuoteT {
 	}
 	return GuideQuoteT{ID: q.ID, PaymentID: q.PaymentID, Token: guideToken(q.Token, price), ChainID: q.Token.Chain.ID,
 		ExpectedAmountAsset: q.ExpectedAmountAsset.String(), RateUSDAsset: q.RateUSDAsset.String(),
-		AmountDueCents: q.AmountDueCents, ExpiresAt: q.ExpiresAt, Status: q.Status, CreatedAt: q.CreatedAt}
+		AmountDueCents: q.AmountDueCents, ExpiresAt: q.ExpiresAt, Status: string(q.Status), CreatedAt: q.CreatedAt}
 }
 
 // GuidePayment renders a payment in the guide shape.
@@ -165,12 +165,12 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 		quotes[i] = GuideQuote(q)
 	}
 	out := GuidePaymentT{ID: p.ID, MerchantID: p.Merchant.ID, MerchantShortName: p.Merchant.ShortName,
-		MerchantLogoURL: p.Merchant.LogoURL, Type: p.Type, AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
+		MerchantLogoURL: p.Merchant.LogoURL, Type: string(p.Type), AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
 		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
-		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, Status: p.Status,
+		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, Status: string(p.Status),
 		DepositAddress: DepositAddress(p.DepositAddress), Quotes: quotes, OrderID: p.OrderID, RedirectURL: p.RedirectURL,
 		CreatedAt: p.CreatedAt}
-	if r := p.Receipt; r != nil && p.Status == "completed" {
+	if r := p.Receipt; r != nil && p.Status == domain.PaymentCompleted {
 		hash := ""
 		if r.TxHash != nil {
 			hash = *r.TxHash
@@ -185,9 +185,9 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 // the receipt's token and chain.
 func GuideWithdrawal(w domain.Withdrawal, compact bool) GuideWithdrawalT {
 	out := GuideWithdrawalT{ID: w.ID, MerchantID: w.MerchantID, AmountInCents: w.AmountInCents, ChainID: w.Chain.ID,
-		RecipientAddress: w.RecipientAddress, Status: w.Status, Currency: w.Currency, OrderID: w.OrderID,
+		RecipientAddress: w.RecipientAddress, Status: string(w.Status), Currency: w.Currency, OrderID: w.OrderID,
 		CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
-	if w.Status == "failed" {
+	if w.Status == domain.WithdrawalFailed {
 		out.ErrorMessage = w.ErrorMessage
 	}
 	if r := w.Receipt; r != nil {
@@ -199,7 +199,7 @@ func GuideWithdrawal(w domain.Withdrawal, compact bool) GuideWithdrawalT {
 		if compact {
 			t := r.Token
 			rec.SettledToken = TokenCompactT{ID: t.ID, Symbol: t.Symbol, Decimals: t.Decimals, ContractAddress: t.ContractAddress,
-				Type: t.Type, AssetType: t.AssetType, Status: t.Status}
+				Type: string(t.Type), AssetType: string(t.AssetType), Status: string(t.Status)}
 			rec.SettledChain = ChainCompactT{ChainID: t.Chain.ID, Name: t.Chain.Name}
 		} else {
 			rec.SettledToken = guideToken(r.Token, nil)

@@ -23,8 +23,8 @@ func TestParseShape(t *testing.T) {
 	_, err := ParseShape("typed")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema, guide", "the error names the allowed values")
-	assert.EqualValues(t, 400, Schema.MinPaymentCents())
-	assert.EqualValues(t, 250, Guide.MinPaymentCents())
+	assert.EqualValues(t, 400, Schema.PaymentLimits().MinAmountCents)
+	assert.EqualValues(t, 250, Guide.PaymentLimits().MinAmountCents)
 }
 
 func TestGuideChainHasNumericIDAndNoTestnetFlag(t *testing.T) {

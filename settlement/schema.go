@@ -100,7 +100,7 @@ func Withdrawal(w domain.Withdrawal) gen.Withdrawal {
 	out := gen.Withdrawal{Id: w.ID, MerchantId: w.MerchantID, AmountInCents: w.AmountInCents, ChainId: chains.CAIP2(w.Chain.ID),
 		RecipientAddress: w.RecipientAddress, Status: gen.WithdrawalStatus(w.Status), Currency: gen.Currency(w.Currency),
 		OrderId: w.OrderID, CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
-	if w.Status == "failed" {
+	if w.Status == domain.WithdrawalFailed {
 		out.ErrorMessage = w.ErrorMessage
 	}
 	if r := w.Receipt; r != nil {

@@ -30,13 +30,13 @@ func ParseShape(s string) (Shape, error) {
 	return "", fmt.Errorf("response shape must be one of schema, guide (got %q)", s)
 }
 
-// MinPaymentCents is the shape's create-payment minimum: the typed schema says 400 cents, the
-// guide text 250.
-func (s Shape) MinPaymentCents() int64 {
+// PaymentLimits is the create-payment bounds of the contract form this shape serves (the
+// numbers are the domain's: domain/limits.go).
+func (s Shape) PaymentLimits() domain.PaymentLimits {
 	if s == Guide {
-		return 250
+		return domain.GuidePaymentLimits
 	}
-	return 400
+	return domain.SchemaPaymentLimits
 }
 
 // SpecYAML is the shape's OpenAPI document: validation source and GET /openapi.yaml.
@@ -54,16 +54,42 @@ type Response struct {
 	Body   any
 }
 
-func (r Response) write(w http.ResponseWriter) error {
+// Encode renders the body to the exact bytes sent (and stored for idempotent replays).
+func (r Response) Encode() ([]byte, error) {
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(r.Body); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (r Response) write(w http.ResponseWriter) error {
+	body, err := r.Encode()
+	if err != nil {
 		return err
 	}
+	return Raw{Status: r.Status, Body: body}.write(w)
+}
+
+// Raw is a response already encoded: the outcome a create committed together with its
+// Idempotency-Key, sent byte for byte as a replay will send it.
+type Raw struct {
+	Status int
+	Body   []byte
+}
+
+func (r Raw) write(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(r.Status)
-	_, err := buf.WriteTo(w)
+	_, err := w.Write(r.Body)
 	return err
 }
+
+// VisitCreatePaymentResponse writes the response.
+func (r Raw) VisitCreatePaymentResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitCreateWithdrawalResponse writes the response.
+func (r Raw) VisitCreateWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }
 
 // VisitCreatePaymentResponse writes the response.
 func (r Response) VisitCreatePaymentResponse(w http.ResponseWriter) error { return r.write(w) }

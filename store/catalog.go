@@ -4,23 +4,18 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 )
 
-// Catalog is the chain and token data, as stored (Chain.Enabled is the stored switch only).
-type Catalog struct {
-	Chains []domain.Chain          // ordered by chain id
-	Tokens map[string]domain.Token // by token id
-}
-
-// LoadCatalog reads every chain and token; the catalogue is a few dozen rows.
-func (t *Tx) LoadCatalog() (Catalog, error) {
+// LoadCatalog reads every chain and token as stored (Chain.Enabled is the stored switch only);
+// the catalogue is a few dozen rows.
+func (t *Tx) LoadCatalog() (domain.Catalog, error) {
 	var chains []chainRow
 	if err := t.db.Order("chain_id").Find(&chains).Error; err != nil {
-		return Catalog{}, translate(err)
+		return domain.Catalog{}, translate(err)
 	}
 	var tokens []tokenRow
 	if err := t.db.Order("chain_id, id").Find(&tokens).Error; err != nil {
-		return Catalog{}, translate(err)
+		return domain.Catalog{}, translate(err)
 	}
-	cat := Catalog{Tokens: make(map[string]domain.Token, len(tokens))}
+	cat := domain.Catalog{Tokens: make(map[string]domain.Token, len(tokens))}
 	byID := make(map[int64]domain.Chain, len(chains))
 	for _, c := range chains {
 		dc := c.domain()

@@ -56,14 +56,14 @@ func openMigrated(t *testing.T, url string) *store.Store {
 	return st
 }
 
-func loadCatalog(t *testing.T, st *store.Store) store.Catalog {
+func loadCatalog(t *testing.T, st *store.Store) domain.Catalog {
 	t.Helper()
 	cat, err := st.Read(context.Background()).LoadCatalog()
 	require.NoError(t, err)
 	return cat
 }
 
-func token(t *testing.T, cat store.Catalog, id string) domain.Token {
+func token(t *testing.T, cat domain.Catalog, id string) domain.Token {
 	t.Helper()
 	tk, ok := cat.Tokens[id]
 	require.True(t, ok, "token %s is not in the catalogue", id)
@@ -98,7 +98,7 @@ type paymentSpec struct {
 
 // insertPayment stores a payment the way the payments service does: a fresh derivation index,
 // a deposit address owned by the payment, then the payment with a USDC and a native-ETH quote.
-func insertPayment(t *testing.T, st *store.Store, cat store.Catalog, m domain.Merchant, s paymentSpec) domain.Payment {
+func insertPayment(t *testing.T, st *store.Store, cat domain.Catalog, m domain.Merchant, s paymentSpec) domain.Payment {
 	t.Helper()
 	if s.Type == "" {
 		s.Type = "payment"

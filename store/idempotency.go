@@ -6,11 +6,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// Idempotency key states.
-const (
-	IdemInProgress = "in_progress"
-	IdemDone       = "done"
-)
+// idemDone is the only state a committed key has: the key is inserted and sealed inside the
+// transaction of its effect, so no other transaction ever sees it unfinished. (The column
+// remains from the earlier claim/complete design; migration 00002 removed its last
+// "in_progress" rows.)
+const idemDone = "done"
 
 // IdempotencyRecord is a stored Idempotency-Key.
 type IdempotencyRecord struct {
@@ -18,17 +18,29 @@ type IdempotencyRecord struct {
 	Key          string
 	Operation    string
 	RequestHash  []byte
-	State        string
 	StatusCode   int
 	ResponseBody []byte
 	ExpiresAt    time.Time
 }
 
-// ClaimIdempotencyKey inserts an in-progress record. ErrConflict means the key exists: the
-// unique primary key, not a process-local mutex, decides the race between servers.
+// ClaimIdempotencyKey inserts the key inside the effect's transaction, replacing an expired row
+// of the same key. ErrConflict means an unexpired key exists: the unique primary key, not a
+// process-local mutex, decides the race between servers (PostgreSQL makes the second insert
+// wait for the first transaction and fail once it commits).
 func (t *Tx) ClaimIdempotencyKey(r IdempotencyRecord, now time.Time) error {
+	// UTC: SQLite compares stored times as text, so every time must be written and compared in one zone.
+	if err := t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", r.MerchantID, r.Key, now.UTC()).
+		Delete(&idempotencyRow{}).Error; err != nil {
+		return translate(err)
+	}
 	return translate(t.db.Create(&idempotencyRow{MerchantID: r.MerchantID, Key: r.Key, Operation: r.Operation,
-		RequestHash: r.RequestHash, State: IdemInProgress, CreatedAt: now, ExpiresAt: r.ExpiresAt}).Error)
+		RequestHash: r.RequestHash, State: idemDone, CreatedAt: now, ExpiresAt: r.ExpiresAt}).Error)
+}
+
+// SealIdempotencyKey stores the outcome to replay, in the transaction that claimed the key.
+func (t *Tx) SealIdempotencyKey(merchantID uuid.UUID, key string, status int, body []byte) error {
+	return translate(t.db.Model(&idempotencyRow{}).Where("merchant_id = ? AND key = ?", merchantID, key).
+		Updates(map[string]any{"status_code": status, "response_body": body}).Error)
 }
 
 // GetIdempotencyKey reads a stored key.
@@ -38,29 +50,11 @@ func (t *Tx) GetIdempotencyKey(merchantID uuid.UUID, key string) (IdempotencyRec
 		return IdempotencyRecord{}, translate(err)
 	}
 	rec := IdempotencyRecord{MerchantID: row.MerchantID, Key: row.Key, Operation: row.Operation,
-		RequestHash: row.RequestHash, State: row.State, ResponseBody: row.ResponseBody, ExpiresAt: row.ExpiresAt}
+		RequestHash: row.RequestHash, ResponseBody: row.ResponseBody, ExpiresAt: row.ExpiresAt}
 	if row.StatusCode != nil {
 		rec.StatusCode = *row.StatusCode
 	}
 	return rec, nil
-}
-
-// CompleteIdempotencyKey stores the response to replay.
-func (t *Tx) CompleteIdempotencyKey(merchantID uuid.UUID, key string, status int, body []byte) error {
-	return translate(t.db.Model(&idempotencyRow{}).Where("merchant_id = ? AND key = ?", merchantID, key).
-		Updates(map[string]any{"state": IdemDone, "status_code": status, "response_body": body}).Error)
-}
-
-// ReleaseIdempotencyKey forgets a key whose request failed unexpectedly, so a retry can run.
-func (t *Tx) ReleaseIdempotencyKey(merchantID uuid.UUID, key string) error {
-	return translate(t.db.Where("merchant_id = ? AND key = ?", merchantID, key).Delete(&idempotencyRow{}).Error)
-}
-
-// DeleteExpiredIdempotencyKey removes one expired key so it can be claimed afresh.
-func (t *Tx) DeleteExpiredIdempotencyKey(merchantID uuid.UUID, key string, now time.Time) error {
-	// UTC: SQLite compares stored times as text, so every time must be written and compared in one zone.
-	return translate(t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", merchantID, key, now.UTC()).
-		Delete(&idempotencyRow{}).Error)
 }
 
 // PurgeExpiredIdempotencyKeys deletes every expired key with its stored response.

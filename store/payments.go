@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -49,7 +48,7 @@ func (t *Tx) InsertPayment(p domain.Payment) error {
 		AmountDueCents: p.AmountDueCents, AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency,
 		Status: p.Status, OrderID: p.OrderID, CustomerRefID: p.CustomerRefID, RedirectURL: p.RedirectURL,
 		CustomMetadata: p.CustomMetadata, SecretHash: p.SecretHash, DepositAddressID: p.DepositAddress.ID,
-		ExpiresAt: p.ExpiresAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+		ExpiresAt: p.ExpiresAt, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, Version: p.Version}
 	if err := t.db.Create(&row).Error; err != nil {
 		return translate(err)
 	}
@@ -68,8 +67,8 @@ func (t *Tx) InsertPayment(p domain.Payment) error {
 // PaymentFilter selects a page of a merchant's payments.
 type PaymentFilter struct {
 	MerchantID uuid.UUID
-	Type       string
-	Status     string
+	Type       domain.PaymentType
+	Status     domain.PaymentStatus
 	Search     string // already trimmed; matched per the API's search rules
 	SortBy     string // created_at | amount_in_cents
 	Ascending  bool
@@ -78,7 +77,7 @@ type PaymentFilter struct {
 }
 
 // ListPayments returns one page of payments (fully loaded) and the count of all matches.
-func (t *Tx) ListPayments(f PaymentFilter, cat Catalog) ([]domain.Payment, int64, error) {
+func (t *Tx) ListPayments(f PaymentFilter, cat domain.Catalog) ([]domain.Payment, int64, error) {
 	q := t.db.Model(&paymentRow{}).Where("payments.merchant_id = ?", f.MerchantID)
 	if f.Type != "" {
 		q = q.Where("payments.type = ?", f.Type)
@@ -146,7 +145,7 @@ func escapeLike(s string) string {
 }
 
 // GetPayment reads one merchant's payment; another merchant's id is ErrNotFound.
-func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat Catalog) (domain.Payment, error) {
+func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
 	var row paymentRow
 	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
 		return domain.Payment{}, translate(err)
@@ -159,7 +158,7 @@ func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat Catalog) (domain.Payment, 
 }
 
 // LockPayment reads a payment by id alone (operator paths) under a row lock on PostgreSQL.
-func (t *Tx) LockPayment(id uuid.UUID, cat Catalog) (domain.Payment, error) {
+func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
 	q := t.db
 	if t.dialect == Postgres {
 		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
@@ -175,33 +174,11 @@ func (t *Tx) LockPayment(id uuid.UUID, cat Catalog) (domain.Payment, error) {
 	return out[0], nil
 }
 
-// SettlePayment writes a payment's final amounts and status, its receipt, and its quotes' statuses.
-func (t *Tx) SettlePayment(p domain.Payment, usedQuote uuid.UUID, now time.Time) error {
-	res := t.db.Model(&paymentRow{}).Where("id = ? AND status IN ?", p.ID, []string{"pending", "processing"}).
-		Updates(map[string]any{
-			"status": p.Status, "amount_in_cents": p.AmountInCents, "amount_due_cents": p.AmountDueCents,
-			"convenience_fee_cents": p.ConvenienceFeeCents, "merchant_fee_cents": p.MerchantFeeCents,
-			"swap_fee_cents": p.SwapFeeCents, "amount_merchant_net_cents": p.AmountMerchantNetCents, "updated_at": now,
-		})
-	if res.Error != nil {
-		return translate(res.Error)
+// PaymentMerchant reads which merchant owns a payment.
+func (t *Tx) PaymentMerchant(id uuid.UUID) (uuid.UUID, error) {
+	var row paymentRow
+	if err := t.db.Select("merchant_id").Take(&row, "id = ?", id).Error; err != nil {
+		return uuid.Nil, translate(err)
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("%w: payment %s is no longer open", ErrConflict, p.ID)
-	}
-	if err := t.db.Model(&quoteRow{}).Where("payment_id = ? AND id = ?", p.ID, usedQuote).Update("status", "used").Error; err != nil {
-		return translate(err)
-	}
-	if err := t.db.Model(&quoteRow{}).Where("payment_id = ? AND id <> ? AND status = ?", p.ID, usedQuote, "active").
-		Update("status", "expired").Error; err != nil {
-		return translate(err)
-	}
-	r := p.Receipt
-	return translate(t.db.Create(&paymentReceiptRow{PaymentID: p.ID, QuoteID: r.QuoteID, TokenID: r.Token.ID,
-		ChainID: r.Token.Chain.ID, SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD,
-		TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
-		TxGasUsed: r.TxGasUsed, TxTotalCost: nullDecimal(r.TxTotalCost), TxTotalCostUSDFractions: r.TxTotalCostUSDFractions, TxIsSponsored: r.TxIsSponsored,
-		ProcessedBy: r.ProcessedBy, TxRiskScore: r.TxRiskScore, TxRiskSeverity: r.TxRiskSeverity,
-		TxRiskProvider: r.TxRiskProvider, Confirmations: r.Confirmations, RequiredConfirmations: r.RequiredConfirmations,
-		CreatedAt: r.CreatedAt}).Error)
+	return row.MerchantID, nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // hydrate loads what a page of payments references with one query per table, never one per row.
-func (t *Tx) hydrate(rows []paymentRow, cat Catalog) ([]domain.Payment, error) {
+func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog) ([]domain.Payment, error) {
 	if len(rows) == 0 {
 		return []domain.Payment{}, nil
 	}
@@ -81,7 +81,7 @@ func (t *Tx) hydrate(rows []paymentRow, cat Catalog) ([]domain.Payment, error) {
 			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,
 			RedirectURL: r.RedirectURL, CustomMetadata: r.CustomMetadata, SecretHash: r.SecretHash,
 			DepositAddress: addrByID[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID],
-			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
 }

@@ -75,7 +75,7 @@ func TestInsertAndGetPayment(t *testing.T) {
 	})
 }
 
-func lockPayment(st *store.Store, id uuid.UUID, cat store.Catalog) (p domain.Payment, err error) {
+func lockPayment(st *store.Store, id uuid.UUID, cat domain.Catalog) (p domain.Payment, err error) {
 	err = st.InTx(context.Background(), func(tx *store.Tx) error { p, err = tx.LockPayment(id, cat); return err })
 	return p, err
 }
@@ -129,7 +129,7 @@ func assertPaymentEqual(t *testing.T, want, got domain.Payment) {
 // statuses, amounts, creation times and deposit addresses chosen for the search cases.
 type listFixture struct {
 	st         *store.Store
-	cat        store.Catalog
+	cat        domain.Catalog
 	acme, glob domain.Merchant
 	p          []domain.Payment // acme's, in creation order
 	globP      []domain.Payment

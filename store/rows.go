@@ -76,7 +76,7 @@ func (depositAddressRow) TableName() string { return "deposit_addresses" }
 type paymentRow struct {
 	ID                     uuid.UUID `gorm:"primaryKey"`
 	MerchantID             uuid.UUID
-	Type                   string
+	Type                   domain.PaymentType
 	AmountInCents          int64
 	AmountDueCents         int64
 	ConvenienceFeeCents    *int64
@@ -84,7 +84,7 @@ type paymentRow struct {
 	SwapFeeCents           *int64
 	AmountMerchantNetCents int64
 	Currency               string
-	Status                 string
+	Status                 domain.PaymentStatus
 	OrderID                *string
 	CustomerRefID          *string
 	RedirectURL            *string `gorm:"column:redirect_url"`
@@ -94,6 +94,7 @@ type paymentRow struct {
 	ExpiresAt              time.Time
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
+	Version                int64
 }
 
 func (paymentRow) TableName() string { return "payments" }
@@ -108,7 +109,7 @@ type quoteRow struct {
 	AmountDueCents      *int64
 	ConvenienceFeeCents int64
 	ExpiresAt           time.Time
-	Status              string
+	Status              domain.QuoteStatus
 	CreatedAt           time.Time
 }
 
@@ -165,13 +166,14 @@ type withdrawalRow struct {
 	ChainID          int64
 	TokenID          string
 	RecipientAddress string
-	Status           string
+	Status           domain.WithdrawalStatus
 	Currency         string
 	OrderID          *string
 	CustomMetadata   *string
 	ErrorMessage     *string
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	Version          int64
 }
 
 func (withdrawalRow) TableName() string { return "withdrawals" }
@@ -222,6 +224,27 @@ type idempotencyRow struct {
 
 func (idempotencyRow) TableName() string { return "idempotency_keys" }
 
+type eventRow struct {
+	ID         string `gorm:"primaryKey"`
+	Type       string
+	Entity     string
+	EntityID   uuid.UUID
+	MerchantID uuid.UUID
+	Sequence   int64
+	Payload    string
+	CreatedAt  time.Time
+}
+
+func (eventRow) TableName() string { return "events" }
+
+type leaseRow struct {
+	Name      string `gorm:"primaryKey"`
+	Holder    string
+	ExpiresAt time.Time
+}
+
+func (leaseRow) TableName() string { return "leases" }
+
 type settingRow struct {
 	Name  string `gorm:"primaryKey"`
 	Value string
@@ -242,7 +265,8 @@ func (r chainRow) domain() domain.Chain {
 
 func (r tokenRow) domain(c domain.Chain) domain.Token {
 	return domain.Token{ID: r.ID, Chain: c, Symbol: r.Symbol, MarketAPIID: r.MarketAPIID,
-		ContractAddress: r.ContractAddress, Decimals: r.Decimals, Type: r.Type, AssetType: r.AssetType, Status: r.Status}
+		ContractAddress: r.ContractAddress, Decimals: r.Decimals, Type: domain.TokenType(r.Type),
+		AssetType: domain.AssetType(r.AssetType), Status: domain.TokenStatus(r.Status)}
 }
 
 func (r depositAddressRow) domain() domain.DepositAddress {

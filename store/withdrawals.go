@@ -36,19 +36,19 @@ func (t *Tx) InsertWithdrawal(w domain.Withdrawal) error {
 	return translate(t.db.Create(&withdrawalRow{ID: w.ID, MerchantID: w.MerchantID, AmountInCents: w.AmountInCents,
 		ChainID: w.Chain.ID, TokenID: w.Token.ID, RecipientAddress: w.RecipientAddress, Status: w.Status,
 		Currency: w.Currency, OrderID: w.OrderID, CustomMetadata: w.CustomMetadata, ErrorMessage: w.ErrorMessage,
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}).Error)
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Version: w.Version}).Error)
 }
 
 // WithdrawalFilter selects a page of a merchant's withdrawals.
 type WithdrawalFilter struct {
 	MerchantID uuid.UUID
-	Status     string
+	Status     domain.WithdrawalStatus
 	Limit      int32
 	Offset     int32
 }
 
 // ListWithdrawals returns one page, newest first, and the count of all matches.
-func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat Catalog) ([]domain.Withdrawal, int64, error) {
+func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat domain.Catalog) ([]domain.Withdrawal, int64, error) {
 	q := t.db.Model(&withdrawalRow{}).Where("merchant_id = ?", f.MerchantID)
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -66,7 +66,7 @@ func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat Catalog) ([]domain.Withdraw
 }
 
 // GetWithdrawal reads one merchant's withdrawal; another merchant's id is ErrNotFound.
-func (t *Tx) GetWithdrawal(merchantID, id uuid.UUID, cat Catalog) (domain.Withdrawal, error) {
+func (t *Tx) GetWithdrawal(merchantID, id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
 	var row withdrawalRow
 	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
 		return domain.Withdrawal{}, translate(err)
@@ -78,7 +78,7 @@ func (t *Tx) GetWithdrawal(merchantID, id uuid.UUID, cat Catalog) (domain.Withdr
 	return out[0], nil
 }
 
-func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat Catalog) ([]domain.Withdrawal, error) {
+func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat domain.Catalog) ([]domain.Withdrawal, error) {
 	out := make([]domain.Withdrawal, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -104,7 +104,16 @@ func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat Catalog) ([]domain.Wit
 		out[i] = domain.Withdrawal{ID: r.ID, MerchantID: r.MerchantID, AmountInCents: r.AmountInCents, Chain: tok.Chain,
 			Token: tok, RecipientAddress: r.RecipientAddress, Status: r.Status, Currency: r.Currency, OrderID: r.OrderID,
 			CustomMetadata: r.CustomMetadata, ErrorMessage: r.ErrorMessage, Receipt: byID[r.ID],
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
+}
+
+// WithdrawalMerchant reads which merchant owns a withdrawal.
+func (t *Tx) WithdrawalMerchant(id uuid.UUID) (uuid.UUID, error) {
+	var row withdrawalRow
+	if err := t.db.Select("merchant_id").Take(&row, "id = ?", id).Error; err != nil {
+		return uuid.Nil, translate(err)
+	}
+	return row.MerchantID, nil
 }

@@ -1,5 +1,6 @@
 // Package withdrawals owns merchant withdrawals: validation against the merchant's withdrawal
-// configuration, the balance check under a lock, and reads scoped to the merchant.
+// configuration, the balance check under a lock, cancellation, and reads scoped to the
+// merchant. Every state change goes through the lifecycle core.
 package withdrawals
 
 import (
@@ -14,20 +15,23 @@ import (
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/store"
 )
 
-// Spec bounds of amountInCents.
-const (
-	MinAmountCents = 100
-	MaxAmountCents = 100_000_000
-)
+// Sealer runs inside the create or cancel transaction: Begin before the effect, End with its
+// result (an idempotency.Step). Nil seals nothing.
+type Sealer interface {
+	Begin(tx *store.Tx) error
+	End(tx *store.Tx, w domain.Withdrawal) error
+}
 
-// Service creates and reads withdrawals.
+// Service creates, cancels and reads withdrawals.
 type Service struct {
-	Store    *store.Store
-	Networks chains.Networks
-	Now      func() time.Time
+	Store   *store.Store
+	Core    *lifecycle.Core
+	Catalog domain.Catalog
+	Now     func() time.Time
 }
 
 // CreateInput is a create-withdrawal request with the chain already parsed to its numeric id.
@@ -42,28 +46,30 @@ type CreateInput struct {
 
 // Create validates and records a pending withdrawal and debits the merchant's balance, under a
 // lock on the merchant so concurrent withdrawals can never overdraw it.
-func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput) (domain.Withdrawal, error) {
+// The effect is sealed with seal (the Idempotency-Key) when it is not nil.
+func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput, seal Sealer) (domain.Withdrawal, error) {
 	if !m.WithdrawalsEnabled {
 		return domain.Withdrawal{}, domain.ErrWithdrawalsOff
 	}
-	if in.AmountInCents < MinAmountCents || in.AmountInCents > MaxAmountCents {
-		return domain.Withdrawal{}, domain.Invalid("invalid_amount", "amountInCents", "amountInCents must be between %d and %d cents", MinAmountCents, MaxAmountCents)
+	if in.AmountInCents < domain.WithdrawalMinAmountCents || in.AmountInCents > domain.WithdrawalMaxAmountCents {
+		return domain.Withdrawal{}, domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents",
+			domain.WithdrawalMinAmountCents, domain.WithdrawalMaxAmountCents)
 	}
 	if in.Currency != "" && in.Currency != "USD" {
-		return domain.Withdrawal{}, domain.Invalid("parameter_invalid", "currency", "currency must be USD")
+		return domain.Withdrawal{}, domain.Invalid(domain.CodeParameterInvalid, "currency", "currency must be USD")
 	}
 	recipient, err := normaliseAddress(in.RecipientAddress)
 	if err != nil {
 		return domain.Withdrawal{}, err
 	}
-	// The catalogue is read before the lock: the merchant row is held only for what must be
-	// consistent with the balance.
-	cat, err := chains.Catalog(s.Store.Read(ctx), s.Networks)
-	if err != nil {
-		return domain.Withdrawal{}, err
-	}
 	var out domain.Withdrawal
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		// The key first: a concurrent duplicate waits here, not on the merchant's lock.
+		if seal != nil {
+			if err := seal.Begin(tx); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.LockMerchant(m.ID); err != nil {
 			return err
 		}
@@ -71,45 +77,78 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		token, ok := configuredToken(cat, cfg, in.ChainID)
+		token, ok := configuredToken(s.Catalog, cfg, in.ChainID)
 		if !ok {
-			return domain.Invalid("chain_not_supported", "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(in.ChainID))
+			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(in.ChainID))
 		}
 		if in.AmountInCents < cfg.MinAmountCents || in.AmountInCents > cfg.MaxAmountCents {
-			return domain.Invalid("invalid_amount", "amountInCents", "amountInCents must be between %d and %d cents for this merchant", cfg.MinAmountCents, cfg.MaxAmountCents)
+			return domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents for this merchant", cfg.MinAmountCents, cfg.MaxAmountCents)
 		}
 		balance, err := tx.AvailableBalance(m.ID)
 		if err != nil {
 			return err
 		}
 		if in.AmountInCents > balance {
-			return domain.Invalid("insufficient_balance", "amountInCents", "amountInCents %d exceeds the available balance of %d cents", in.AmountInCents, balance)
+			return &domain.InsufficientBalanceError{RequestedCents: in.AmountInCents, AvailableCents: balance}
 		}
 		now := s.Now()
 		out = domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, AmountInCents: in.AmountInCents,
-			Chain: token.Chain, Token: token, RecipientAddress: recipient, Status: "pending", Currency: "USD",
+			Chain: token.Chain, Token: token, RecipientAddress: recipient, Status: domain.WithdrawalPending, Currency: "USD",
 			OrderID: in.OrderID, CustomMetadata: in.CustomMetadata, CreatedAt: now, UpdatedAt: now}
-		if err := tx.InsertWithdrawal(out); err != nil {
+		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
 			return err
 		}
-		id := out.ID
-		return tx.AppendLedger(m.ID, store.LedgerWithdrawalDebit, -in.AmountInCents, nil, &id, now)
+		if seal != nil {
+			return seal.End(tx, out)
+		}
+		return nil
 	})
 	return out, err
 }
 
+// Cancel moves a pending withdrawal to cancelled; the lifecycle core books the reversal that
+// restores the balance and writes withdrawal.cancelled in the same transaction (sealed with
+// seal when it is not nil). Any other status is refused with a *domain.TransitionError.
+func (s *Service) Cancel(ctx context.Context, id uuid.UUID, seal Sealer) (domain.Withdrawal, error) {
+	var out domain.Withdrawal
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if seal != nil {
+			if err := seal.Begin(tx); err != nil {
+				return err
+			}
+		}
+		w, err := s.Core.UpdateWithdrawalTx(tx, id, func(w *domain.Withdrawal) error {
+			return w.TransitionTo(domain.WithdrawalCancelled)
+		})
+		if err != nil {
+			return err
+		}
+		out = w
+		if seal != nil {
+			return seal.End(tx, out)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// MerchantOf reads which merchant a withdrawal belongs to (operator commands scope their
+// idempotency keys by it); ErrWithdrawalNotFound when there is no such withdrawal.
+func (s *Service) MerchantOf(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	m, err := s.Store.Read(ctx).WithdrawalMerchant(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return uuid.Nil, domain.ErrWithdrawalNotFound
+	}
+	return m, err
+}
+
 // configuredToken finds the configured withdrawal token on a chain the merchant may withdraw
 // on and this deployment serves.
-func configuredToken(cat store.Catalog, cfg domain.WithdrawalConfig, chainID int64) (domain.Token, bool) {
+func configuredToken(cat domain.Catalog, cfg domain.WithdrawalConfig, chainID int64) (domain.Token, bool) {
 	if !slices.Contains(cfg.ChainIDs, chainID) {
 		return domain.Token{}, false
 	}
-	for _, t := range cat.Tokens {
-		if t.Chain.ID == chainID && t.Symbol == cfg.TokenSymbol && t.Status == "active" && t.Chain.Enabled {
-			return t, true
-		}
-	}
-	return domain.Token{}, false
+	return cat.AcceptedToken(chainID, cfg.TokenSymbol)
 }
 
 // normaliseAddress accepts a 0x-prefixed EVM address in any letter case and stores it
@@ -117,22 +156,17 @@ func configuredToken(cat store.Catalog, cfg domain.WithdrawalConfig, chainID int
 // docs/decisions.md). The zero address burns funds and is refused.
 func normaliseAddress(a string) (string, error) {
 	if !common.IsHexAddress(a) || !strings.HasPrefix(a, "0x") {
-		return "", domain.Invalid("parameter_invalid", "recipientAddress", "recipientAddress must be a 0x-prefixed 20-byte hex address")
+		return "", domain.Invalid(domain.CodeParameterInvalid, "recipientAddress", "recipientAddress must be a 0x-prefixed 20-byte hex address")
 	}
 	if common.HexToAddress(a) == (common.Address{}) {
-		return "", domain.Invalid("parameter_invalid", "recipientAddress", "recipientAddress must not be the zero address")
+		return "", domain.Invalid(domain.CodeParameterInvalid, "recipientAddress", "recipientAddress must not be the zero address")
 	}
 	return strings.ToLower(a), nil
 }
 
 // List returns a page of the merchant's withdrawals.
-func (s *Service) List(ctx context.Context, m domain.Merchant, status string, limit, offset int32) ([]domain.Withdrawal, domain.Page, error) {
-	tx := s.Store.Read(ctx)
-	cat, err := chains.Catalog(tx, s.Networks)
-	if err != nil {
-		return nil, domain.Page{}, err
-	}
-	ws, total, err := tx.ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Status: status, Limit: limit, Offset: offset}, cat)
+func (s *Service) List(ctx context.Context, m domain.Merchant, status domain.WithdrawalStatus, limit, offset int32) ([]domain.Withdrawal, domain.Page, error) {
+	ws, total, err := s.Store.Read(ctx).ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Status: status, Limit: limit, Offset: offset}, s.Catalog)
 	return ws, domain.Page{Limit: limit, Offset: offset, Total: total}, err
 }
 
@@ -142,12 +176,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	if err != nil {
 		return domain.Withdrawal{}, domain.ErrWithdrawalNotFound
 	}
-	tx := s.Store.Read(ctx)
-	cat, err := chains.Catalog(tx, s.Networks)
-	if err != nil {
-		return domain.Withdrawal{}, err
-	}
-	w, err := tx.GetWithdrawal(m.ID, wid, cat)
+	w, err := s.Store.Read(ctx).GetWithdrawal(m.ID, wid, s.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Withdrawal{}, domain.ErrWithdrawalNotFound
 	}

@@ -78,8 +78,8 @@ func TestConfiguredToken(t *testing.T) {
 	usdtBase := domain.Token{ID: "eip155:8453/erc20:usdt", Chain: base, Symbol: "USDT", Status: "active"}
 	nativeBase := domain.Token{ID: "eip155:8453/slip44:60", Chain: base, Symbol: "ETH", Status: "active"}
 	usdcEth := domain.Token{ID: "eip155:1/erc20:usdc", Chain: eth, Symbol: "USDC", Status: "active"}
-	catOf := func(ts ...domain.Token) store.Catalog {
-		c := store.Catalog{Tokens: map[string]domain.Token{}}
+	catOf := func(ts ...domain.Token) domain.Catalog {
+		c := domain.Catalog{Tokens: map[string]domain.Token{}}
 		for _, tk := range ts {
 			c.Tokens[tk.ID] = tk
 		}
@@ -95,7 +95,7 @@ func TestConfiguredToken(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		cat     store.Catalog
+		cat     domain.Catalog
 		cfg     domain.WithdrawalConfig
 		chainID int64
 		wantID  string // empty: not found

@@ -73,6 +73,7 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	c.PaymentTTL = dur("PAYMENTS_PAYMENT_TTL", 24*time.Hour)
 	c.IdempotencyTTL = dur("PAYMENTS_IDEMPOTENCY_TTL", 24*time.Hour)
 	c.ShutdownGrace = dur("PAYMENTS_SHUTDOWN_GRACE", 15*time.Second)
+	c.ExpiryInterval = dur("PAYMENTS_EXPIRY_INTERVAL", 5*time.Second)
 	c.Pricing = config.Pricing{Source: env("PAYMENTS_PRICING", defPricing), BaseURL: env("PAYMENTS_COINGECKO_URL", ""),
 		APIKey: env("PAYMENTS_COINGECKO_API_KEY", ""), TTL: dur("PAYMENTS_PRICE_TTL", time.Minute),
 		MaxStaleness: dur("PAYMENTS_PRICE_MAX_STALENESS", 5*time.Minute)}
@@ -90,6 +91,9 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	}
 	if c.Pricing.Source != "static" && c.Pricing.Source != "coingecko" {
 		return c, fmt.Errorf("PAYMENTS_PRICING must be static or coingecko (got %q)", c.Pricing.Source)
+	}
+	if c.ExpiryInterval <= 0 {
+		return c, fmt.Errorf("PAYMENTS_EXPIRY_INTERVAL must be positive")
 	}
 	if c.QuoteTTL <= 0 || c.PaymentTTL < c.QuoteTTL {
 		return c, fmt.Errorf("need 0 < PAYMENTS_QUOTE_TTL <= PAYMENTS_PAYMENT_TTL")

@@ -23,6 +23,7 @@ commands:
   keys create                   issue another secret key for a merchant
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
+  withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
 
 Every command reads DATABASE_URL (or --database-url); default: the embedded SQLite file data/paymentsd.db.
 Run 'paymentsd <command> -h' for its flags.
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdKeysRevoke(ctx, rest[1:], stdout, stderr)
 	case cmd == "payments" && sub == "settle":
 		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
+	case cmd == "withdrawals" && sub == "cancel":
+		return cmdWithdrawalsCancel(ctx, rest[1:], stdout, stderr)
 	case cmd == "help" || cmd == "-h" || cmd == "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

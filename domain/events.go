@@ -1,0 +1,47 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// EventType names a domain event: `<entity>.<what happened>`.
+type EventType string
+
+// Event types written by the lifecycle core. A status change is announced as the new status.
+const (
+	EventPaymentCreated       EventType = "payment.created"
+	EventPaymentQuotesExpired EventType = "payment.quotes_expired" // quotes expired; the payment is still open
+	EventPaymentUpdated       EventType = "payment.updated"
+	EventWithdrawalCreated    EventType = "withdrawal.created"
+	EventWithdrawalUpdated    EventType = "withdrawal.updated"
+)
+
+// PaymentStatusEvent is the event announcing a payment's move to status.
+func PaymentStatusEvent(s PaymentStatus) EventType { return EventType("payment." + string(s)) }
+
+// WithdrawalStatusEvent is the event announcing a withdrawal's move to status.
+func WithdrawalStatusEvent(s WithdrawalStatus) EventType { return EventType("withdrawal." + string(s)) }
+
+// EntityKind names what an event is about.
+type EntityKind string
+
+// Entities with events.
+const (
+	EntityPayment    EntityKind = "payment"
+	EntityWithdrawal EntityKind = "withdrawal"
+)
+
+// Event is one row of the outbox, written in the transaction of the change it announces.
+// Sequence orders an entity's events: it is the entity's version after the change.
+type Event struct {
+	ID         string // evt_<uuidv7 hex>
+	Type       EventType
+	Entity     EntityKind
+	EntityID   uuid.UUID
+	MerchantID uuid.UUID
+	Sequence   int64
+	Payload    []byte // JSON snapshot of the entity after the change
+	CreatedAt  time.Time
+}

@@ -1,0 +1,128 @@
+package lifecycle
+
+import (
+	"fmt"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// checkPayment refuses a change the tables do not allow. It runs on what the closure left, so
+// a closure that assigned Status directly is checked as strictly as one that called TransitionTo.
+func checkPayment(before, after domain.Payment) error {
+	if before.Status.Terminal() && paymentChanged(before, after) {
+		return &domain.TransitionError{Entity: "payment", ID: before.ID.String(), From: string(before.Status), To: string(after.Status)}
+	}
+	if after.Status != before.Status && !before.Status.CanTransitionTo(after.Status) {
+		return &domain.TransitionError{Entity: "payment", ID: before.ID.String(), From: string(before.Status), To: string(after.Status)}
+	}
+	if len(after.Quotes) != len(before.Quotes) {
+		return fmt.Errorf("lifecycle: payment %s: quotes cannot be added or removed by a change", before.ID)
+	}
+	for i, q := range after.Quotes {
+		was := before.Quotes[i]
+		if q.ID != was.ID {
+			return fmt.Errorf("lifecycle: payment %s: quotes cannot be reordered by a change", before.ID)
+		}
+		if q.Status != was.Status && !was.Status.CanTransitionTo(q.Status) {
+			return &domain.TransitionError{Entity: "quote", ID: q.ID.String(), From: string(was.Status), To: string(q.Status)}
+		}
+	}
+	if after.Status == domain.PaymentCompleted && after.Receipt == nil {
+		return fmt.Errorf("lifecycle: payment %s cannot complete without a receipt", before.ID)
+	}
+	if before.Receipt != nil && after.Receipt == nil {
+		return fmt.Errorf("lifecycle: payment %s: a receipt is never removed", before.ID)
+	}
+	if after.Status.Terminal() {
+		for _, q := range after.Quotes {
+			if q.Status == domain.QuoteActive {
+				return fmt.Errorf("lifecycle: payment %s is %s but quote %s is still active", before.ID, after.Status, q.ID)
+			}
+		}
+	}
+	return nil
+}
+
+func paymentChanged(before, after domain.Payment) bool {
+	if before.Status != after.Status || before.AmountInCents != after.AmountInCents ||
+		before.AmountDueCents != after.AmountDueCents || before.AmountMerchantNetCents != after.AmountMerchantNetCents ||
+		!sameInt(before.ConvenienceFeeCents, after.ConvenienceFeeCents) || !sameInt(before.MerchantFeeCents, after.MerchantFeeCents) ||
+		!sameInt(before.SwapFeeCents, after.SwapFeeCents) || (before.Receipt == nil) != (after.Receipt == nil) {
+		return true
+	}
+	for i := range after.Quotes {
+		if after.Quotes[i].Status != before.Quotes[i].Status {
+			return true
+		}
+	}
+	return false
+}
+
+func checkWithdrawal(before, after domain.Withdrawal) error {
+	if before.Status.Terminal() && withdrawalChanged(before, after) {
+		return &domain.TransitionError{Entity: "withdrawal", ID: before.ID.String(), From: string(before.Status), To: string(after.Status)}
+	}
+	if after.Status != before.Status && !before.Status.CanTransitionTo(after.Status) {
+		return &domain.TransitionError{Entity: "withdrawal", ID: before.ID.String(), From: string(before.Status), To: string(after.Status)}
+	}
+	if after.Status == domain.WithdrawalFailed && (after.ErrorMessage == nil || *after.ErrorMessage == "") {
+		return fmt.Errorf("lifecycle: withdrawal %s cannot fail without an errorMessage", before.ID)
+	}
+	if after.Status != domain.WithdrawalFailed && after.ErrorMessage != nil {
+		return fmt.Errorf("lifecycle: withdrawal %s: errorMessage is only set on failure", before.ID)
+	}
+	if after.Status == domain.WithdrawalCompleted && after.Receipt == nil {
+		return fmt.Errorf("lifecycle: withdrawal %s cannot complete without a receipt", before.ID)
+	}
+	return nil
+}
+
+func withdrawalChanged(before, after domain.Withdrawal) bool {
+	return before.Status != after.Status || !sameStr(before.ErrorMessage, after.ErrorMessage) ||
+		(before.Receipt == nil) != (after.Receipt == nil)
+}
+
+func sameInt(a, b *int64) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+
+func sameStr(a, b *string) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+
+func clonePayment(p domain.Payment) domain.Payment {
+	out := p
+	out.Quotes = append([]domain.Quote(nil), p.Quotes...)
+	if p.Receipt != nil {
+		r := *p.Receipt
+		out.Receipt = &r
+	}
+	return out
+}
+
+func cloneWithdrawal(w domain.Withdrawal) domain.Withdrawal {
+	out := w
+	if w.Receipt != nil {
+		r := *w.Receipt
+		out.Receipt = &r
+	}
+	return out
+}
+
+// paymentEventType announces a status change as the new status; quotes expiring on a payment
+// that stays open as payment.quotes_expired; anything else as payment.updated.
+func paymentEventType(before, after domain.Payment) domain.EventType {
+	if after.Status != before.Status {
+		return domain.PaymentStatusEvent(after.Status)
+	}
+	expired := false
+	for i, q := range after.Quotes {
+		if q.Status == before.Quotes[i].Status {
+			continue
+		}
+		if q.Status != domain.QuoteExpired {
+			return domain.EventPaymentUpdated
+		}
+		expired = true
+	}
+	if expired {
+		return domain.EventPaymentQuotesExpired
+	}
+	return domain.EventPaymentUpdated
+}

@@ -1,0 +1,166 @@
+// Package lifecycle is the one place where payments and withdrawals change state. Every change
+// goes through an update-by-closure that locks the row, lets the closure change a copy, checks
+// the change against the entity's transition table (domain/states.go), writes it with a version
+// bump, books what the transition means for the merchant's balance, and inserts the domain event
+// announcing it — all in one transaction, so a change and its event commit together or not at all.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Core applies changes. Catalog resolves the tokens of the rows it reads.
+type Core struct {
+	Store   *store.Store
+	Catalog domain.Catalog
+	Now     func() time.Time
+}
+
+// PaymentChange changes a locked copy of a payment; returning an error changes nothing.
+type PaymentChange func(p *domain.Payment) error
+
+// WithdrawalChange changes a locked copy of a withdrawal; returning an error changes nothing.
+type WithdrawalChange func(w *domain.Withdrawal) error
+
+// CreatePayment inserts a new pending payment (version 1) with its quotes and announces it.
+func (c *Core) CreatePayment(tx *store.Tx, p *domain.Payment) error {
+	if p.Status != domain.PaymentPending {
+		return fmt.Errorf("lifecycle: a payment is created pending, not %s", p.Status)
+	}
+	for _, q := range p.Quotes {
+		if q.Status != domain.QuoteActive {
+			return fmt.Errorf("lifecycle: a quote is created active, not %s", q.Status)
+		}
+	}
+	p.Version = 1
+	if err := tx.InsertPayment(*p); err != nil {
+		return err
+	}
+	return tx.InsertEvent(c.paymentEvent(domain.EventPaymentCreated, "", *p))
+}
+
+// UpdatePayment applies change to payment id in a transaction of its own.
+func (c *Core) UpdatePayment(ctx context.Context, id uuid.UUID, change PaymentChange) (domain.Payment, error) {
+	var out domain.Payment
+	err := c.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = c.UpdatePaymentTx(tx, id, change)
+		return err
+	})
+	return out, err
+}
+
+// UpdatePaymentTx applies change inside the caller's transaction (to commit it with, say, an
+// idempotency key). A change that alters nothing writes nothing and announces nothing.
+func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange) (domain.Payment, error) {
+	before, err := tx.LockPayment(id, c.Catalog)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	after := clonePayment(before)
+	if err := change(&after); err != nil {
+		return domain.Payment{}, err
+	}
+	if err := checkPayment(before, after); err != nil {
+		return domain.Payment{}, err
+	}
+	if !paymentChanged(before, after) {
+		return before, nil
+	}
+	after.UpdatedAt, after.Version = c.Now(), before.Version+1
+	if err := tx.SavePaymentChange(before, after); err != nil {
+		return domain.Payment{}, err
+	}
+	if after.Status == domain.PaymentCompleted {
+		// Completion credits the merchant's net once: the ledger's unique (kind, payment) index
+		// refuses a second credit, and completed is terminal.
+		id := after.ID
+		if err := tx.AppendLedger(after.Merchant.ID, store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
+			return domain.Payment{}, err
+		}
+	}
+	if err := tx.InsertEvent(c.paymentEvent(paymentEventType(before, after), before.Status, after)); err != nil {
+		return domain.Payment{}, err
+	}
+	return after, nil
+}
+
+// CreateWithdrawal inserts a new pending withdrawal (version 1), debits the merchant's balance
+// and announces it. The caller has checked the balance under the merchant's lock.
+func (c *Core) CreateWithdrawal(tx *store.Tx, w *domain.Withdrawal) error {
+	if w.Status != domain.WithdrawalPending {
+		return fmt.Errorf("lifecycle: a withdrawal is created pending, not %s", w.Status)
+	}
+	w.Version = 1
+	if err := tx.InsertWithdrawal(*w); err != nil {
+		return err
+	}
+	id := w.ID
+	if err := tx.AppendLedger(w.MerchantID, store.LedgerWithdrawalDebit, -w.AmountInCents, nil, &id, w.CreatedAt); err != nil {
+		return err
+	}
+	return tx.InsertEvent(c.withdrawalEvent(domain.EventWithdrawalCreated, "", *w))
+}
+
+// UpdateWithdrawal applies change to withdrawal id in a transaction of its own.
+func (c *Core) UpdateWithdrawal(ctx context.Context, id uuid.UUID, change WithdrawalChange) (domain.Withdrawal, error) {
+	var out domain.Withdrawal
+	err := c.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = c.UpdateWithdrawalTx(tx, id, change)
+		return err
+	})
+	return out, err
+}
+
+// UpdateWithdrawalTx applies change inside the caller's transaction.
+func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalChange) (domain.Withdrawal, error) {
+	before, err := tx.LockWithdrawal(id, c.Catalog)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Withdrawal{}, domain.ErrWithdrawalNotFound
+	}
+	if err != nil {
+		return domain.Withdrawal{}, err
+	}
+	after := cloneWithdrawal(before)
+	if err := change(&after); err != nil {
+		return domain.Withdrawal{}, err
+	}
+	if err := checkWithdrawal(before, after); err != nil {
+		return domain.Withdrawal{}, err
+	}
+	if !withdrawalChanged(before, after) {
+		return before, nil
+	}
+	after.UpdatedAt, after.Version = c.Now(), before.Version+1
+	if err := tx.SaveWithdrawalChange(before, after); err != nil {
+		return domain.Withdrawal{}, err
+	}
+	if before.Status.Debited() && !after.Status.Debited() {
+		// Failed or cancelled: nothing left the hot wallet, so the debit is reversed, once (the
+		// ledger's unique (kind, withdrawal) index), and both states are terminal.
+		id := after.ID
+		if err := tx.AppendLedger(after.MerchantID, store.LedgerWithdrawalReversal, after.AmountInCents, nil, &id, after.UpdatedAt); err != nil {
+			return domain.Withdrawal{}, err
+		}
+	}
+	typ := domain.EventWithdrawalUpdated
+	if after.Status != before.Status {
+		typ = domain.WithdrawalStatusEvent(after.Status)
+	}
+	if err := tx.InsertEvent(c.withdrawalEvent(typ, before.Status, after)); err != nil {
+		return domain.Withdrawal{}, err
+	}
+	return after, nil
+}

@@ -1,0 +1,136 @@
+package lifecycle
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// newEventID is evt_ and a UUIDv7 in hex: unique, and ordered by creation time.
+func newEventID() string {
+	id := uuid.Must(uuid.NewV7())
+	return "evt_" + hex.EncodeToString(id[:])
+}
+
+// The payload snapshots: what the entity looked like right after the change, in the API's
+// field names, so a webhook can be built from the event alone. Cents are integers and token
+// amounts integer strings, as on the wire.
+
+type quoteSnapshot struct {
+	ID                  string `json:"id"`
+	TokenID             string `json:"tokenId"`
+	ChainID             string `json:"chainId"`
+	Status              string `json:"status"`
+	ExpectedAmountAsset string `json:"expectedAmountAsset"`
+	AmountDueCents      *int64 `json:"amountDueCents"`
+	ExpiresAt           string `json:"expiresAt"`
+}
+
+type receiptSnapshot struct {
+	QuoteID            string  `json:"quoteId"`
+	TokenID            string  `json:"tokenId"`
+	SettledAmountAsset string  `json:"settledAmountAsset"`
+	SettledAmountUsd   string  `json:"settledAmountUsd"`
+	TxHash             *string `json:"txHash"`
+	ProcessedBy        *string `json:"processedBy"`
+}
+
+type paymentSnapshot struct {
+	ID                     string           `json:"id"`
+	MerchantID             string           `json:"merchantId"`
+	Type                   string           `json:"type"`
+	Status                 string           `json:"status"`
+	PreviousStatus         *string          `json:"previousStatus"`
+	AmountInCents          int64            `json:"amountInCents"`
+	AmountDueCents         int64            `json:"amountDueCents"`
+	ConvenienceFeeCents    *int64           `json:"convenienceFeeCents"`
+	MerchantFeeCents       *int64           `json:"merchantFeeCents"`
+	SwapFeeCents           *int64           `json:"swapFeeCents"`
+	AmountMerchantNetCents int64            `json:"amountMerchantNetCents"`
+	Currency               string           `json:"currency"`
+	OrderID                *string          `json:"orderId"`
+	DepositAddress         string           `json:"depositAddress"`
+	Quotes                 []quoteSnapshot  `json:"quotes"`
+	Receipt                *receiptSnapshot `json:"receipt"`
+	ExpiresAt              string           `json:"expiresAt"`
+	CreatedAt              string           `json:"createdAt"`
+	UpdatedAt              string           `json:"updatedAt"`
+	Version                int64            `json:"version"`
+}
+
+type withdrawalSnapshot struct {
+	ID               string  `json:"id"`
+	MerchantID       string  `json:"merchantId"`
+	Status           string  `json:"status"`
+	PreviousStatus   *string `json:"previousStatus"`
+	AmountInCents    int64   `json:"amountInCents"`
+	ChainID          string  `json:"chainId"`
+	TokenID          string  `json:"tokenId"`
+	RecipientAddress string  `json:"recipientAddress"`
+	Currency         string  `json:"currency"`
+	OrderID          *string `json:"orderId"`
+	ErrorMessage     *string `json:"errorMessage"`
+	TxHash           *string `json:"txHash"`
+	CreatedAt        string  `json:"createdAt"`
+	UpdatedAt        string  `json:"updatedAt"`
+	Version          int64   `json:"version"`
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func caip2(id int64) string { return "eip155:" + strconv.FormatInt(id, 10) }
+
+func previous[S ~string](s S) *string {
+	if s == "" {
+		return nil
+	}
+	v := string(s)
+	return &v
+}
+
+func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p domain.Payment) domain.Event {
+	snap := paymentSnapshot{ID: p.ID.String(), MerchantID: p.Merchant.ID.String(), Type: string(p.Type), Status: string(p.Status),
+		PreviousStatus: previous(prev), AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
+		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
+		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, OrderID: p.OrderID,
+		DepositAddress: p.DepositAddress.Address, Quotes: make([]quoteSnapshot, len(p.Quotes)),
+		ExpiresAt: stamp(p.ExpiresAt), CreatedAt: stamp(p.CreatedAt), UpdatedAt: stamp(p.UpdatedAt), Version: p.Version}
+	for i, q := range p.Quotes {
+		snap.Quotes[i] = quoteSnapshot{ID: q.ID.String(), TokenID: q.Token.ID, ChainID: caip2(q.Token.Chain.ID),
+			Status: string(q.Status), ExpectedAmountAsset: q.ExpectedAmountAsset.String(), AmountDueCents: q.AmountDueCents,
+			ExpiresAt: stamp(q.ExpiresAt)}
+	}
+	if r := p.Receipt; r != nil {
+		snap.Receipt = &receiptSnapshot{QuoteID: r.QuoteID.String(), TokenID: r.Token.ID,
+			SettledAmountAsset: r.SettledAmountAsset.String(), SettledAmountUsd: r.SettledAmountUSD.StringFixed(2),
+			TxHash: r.TxHash, ProcessedBy: r.ProcessedBy}
+	}
+	return c.event(typ, domain.EntityPayment, p.ID, p.Merchant.ID, p.Version, snap)
+}
+
+func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatus, w domain.Withdrawal) domain.Event {
+	snap := withdrawalSnapshot{ID: w.ID.String(), MerchantID: w.MerchantID.String(), Status: string(w.Status),
+		PreviousStatus: previous(prev), AmountInCents: w.AmountInCents, ChainID: caip2(w.Chain.ID), TokenID: w.Token.ID,
+		RecipientAddress: w.RecipientAddress, Currency: w.Currency, OrderID: w.OrderID, ErrorMessage: w.ErrorMessage,
+		CreatedAt: stamp(w.CreatedAt), UpdatedAt: stamp(w.UpdatedAt), Version: w.Version}
+	if w.Receipt != nil {
+		h := w.Receipt.TxHash
+		snap.TxHash = &h
+	}
+	return c.event(typ, domain.EntityWithdrawal, w.ID, w.MerchantID, w.Version, snap)
+}
+
+func (c *Core) event(typ domain.EventType, entity domain.EntityKind, id, merchant uuid.UUID, seq int64, snap any) domain.Event {
+	payload, err := json.Marshal(snap)
+	if err != nil {
+		// The snapshots are plain structs of strings and integers: this cannot fail.
+		panic("lifecycle: marshal event payload: " + err.Error())
+	}
+	return domain.Event{ID: newEventID(), Type: typ, Entity: entity, EntityID: id, MerchantID: merchant,
+		Sequence: seq, Payload: payload, CreatedAt: c.Now()}
+}

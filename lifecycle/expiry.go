@@ -1,0 +1,131 @@
+package lifecycle
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Expirer moves quotes to expired at their expiresAt and pending payments to expired at their
+// expiry. It is a reconciler over the data, not a queue of timers: what is due is read from the
+// rows every round, so nothing is lost across restarts, and a sweep that dies half-way is simply
+// finished by the next. Several serve processes may run it: a lease lets one sweep at a time
+// (saving work), and correctness never depends on the lease — each transition is checked under
+// the payment's row lock by the lifecycle core, so it happens once.
+type Expirer struct {
+	Core     *Core
+	Holder   string        // this process's lease holder name
+	Interval time.Duration // between sweeps
+	Batch    int           // payments per query
+	Log      *slog.Logger
+}
+
+const expiryLease = "expiry-sweep"
+
+// Run sweeps every Interval until ctx ends.
+func (e *Expirer) Run(ctx context.Context) {
+	t := time.NewTicker(e.Interval)
+	defer t.Stop()
+	for {
+		if _, err := e.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+			e.Log.Error("expiry sweep", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SweepResult counts what one sweep changed.
+type SweepResult struct {
+	PaymentsExpired, QuotesExpired int
+	Skipped                        bool // another process holds the lease
+}
+
+// SweepOnce expires everything due now, batch by batch, if this process holds the lease.
+func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
+	var res SweepResult
+	now := e.Core.Now()
+	var held bool
+	err := e.Core.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		held, err = tx.TryLease(expiryLease, e.Holder, now, 3*e.Interval+10*time.Second)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	if !held {
+		res.Skipped = true
+		return res, nil
+	}
+	batch := max(e.Batch, 1)
+	for ctx.Err() == nil {
+		ids, err := e.Core.Store.Read(ctx).DuePayments(now, batch)
+		if err != nil {
+			return res, err
+		}
+		quoteIDs, err := e.Core.Store.Read(ctx).PaymentsWithDueQuotes(now, batch)
+		if err != nil {
+			return res, err
+		}
+		if len(ids) == 0 && len(quoteIDs) == 0 {
+			break
+		}
+		progressed := false
+		for _, id := range append(ids, quoteIDs...) {
+			p, q, err := e.expire(ctx, id, now)
+			if err != nil {
+				return res, err
+			}
+			res.PaymentsExpired += p
+			res.QuotesExpired += q
+			progressed = progressed || p+q > 0
+		}
+		if !progressed {
+			break // what is left is not ours to expire (e.g. processing payments the watcher decides)
+		}
+	}
+	if res.PaymentsExpired+res.QuotesExpired > 0 {
+		e.Log.Info("expired", "payments", res.PaymentsExpired, "quotes", res.QuotesExpired)
+	}
+	return res, nil
+}
+
+// expire applies Expire to one payment through the core.
+func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now time.Time) (payments, quotes int, err error) {
+	_, err = e.Core.UpdatePayment(ctx, id, func(p *domain.Payment) error {
+		payments, quotes = Expire(p, now)
+		return nil
+	})
+	return payments, quotes, err
+}
+
+// Expire applies the expiry rules at now to a pending payment: its quotes past expiresAt become
+// expired, and past the payment's own expiry the payment and every quote become expired. A
+// processing payment is left to the chain watcher, which knows whether the amount seen is
+// complete (DESIGN §10: it expires only without the full amount) and which quote was paid. It
+// reports how many payments and quotes changed.
+func Expire(p *domain.Payment, now time.Time) (payments, quotes int) {
+	if p.Status != domain.PaymentPending {
+		return 0, 0
+	}
+	paymentDue := p.Status == domain.PaymentPending && !now.Before(p.ExpiresAt)
+	for i := range p.Quotes {
+		q := &p.Quotes[i]
+		if q.Status == domain.QuoteActive && (paymentDue || !now.Before(q.ExpiresAt)) && q.TransitionTo(domain.QuoteExpired) == nil {
+			quotes++
+		}
+	}
+	if paymentDue && p.TransitionTo(domain.PaymentExpired) == nil {
+		payments++
+	}
+	return payments, quotes
+}

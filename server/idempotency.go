@@ -1,0 +1,78 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/paymentsd/paymentsd/idempotency"
+)
+
+// idempotent makes POSTs carrying an Idempotency-Key safe to retry (DESIGN §4). It answers
+// replays and conflicts itself; a new key travels in the context as a Guard, which the
+// operation's service claims and seals inside the transaction of its effect (the handler
+// renders the outcome there). Answers that took no effect are handled here:
+//   - a domain refusal (4xx, e.g. insufficient_balance) is stored in a transaction of its own
+//     so a retry gets the same answer;
+//   - a 5xx stores nothing: the effect rolled back, and the retry runs afresh;
+//   - a concurrent duplicate that lost the race replays the winner's outcome.
+func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			key := req.Header.Get("Idempotency-Key")
+			m := merchantFrom(req.Context())
+			if req.Method != http.MethodPost || key == "" || m.ID == [16]byte{} {
+				return next(c)
+			}
+			// peekBody keeps the validator's ValidatedValue on the body: the binder must bind
+			// exactly what was validated, never re-decode it (case-insensitive member names).
+			body, err := peekBody(req)
+			if err != nil {
+				return err
+			}
+			r := idempotency.Request{MerchantID: m.ID, Key: key, Operation: c.Path(),
+				Hash: idempotency.RequestHash(req.Method+" "+c.Path(), body)}
+			out, err := keeper.Lookup(req.Context(), r)
+			if err != nil {
+				return err
+			}
+			if out != nil {
+				return replay(c, *out)
+			}
+			c.SetRequest(req.WithContext(idempotency.WithGuard(req.Context(), keeper.Guard(r))))
+			err = next(c)
+			switch {
+			case err == nil:
+				return nil
+			case errors.Is(err, idempotency.ErrDuplicate):
+				o, rerr := keeper.Replay(req.Context(), r)
+				if rerr != nil {
+					return rerr
+				}
+				return replay(c, o)
+			}
+			ae := classify(err)
+			if ae == nil || ae.Status >= 500 {
+				return err
+			}
+			o, rerr := keeper.RecordRefusal(req.Context(), r, idempotency.Outcome{Status: ae.Status, Body: errorBody(ae)})
+			if rerr != nil {
+				log.Error("store idempotent refusal", "key", key, "err", rerr)
+				return err // the refusal stands; the retry will be refused again or succeed
+			}
+			if o.Status != ae.Status || !bytes.Equal(o.Body, errorBody(ae)) {
+				return replay(c, o) // a concurrent request with this key committed first
+			}
+			return err
+		}
+	}
+}
+
+func replay(c echo.Context, o idempotency.Outcome) error {
+	c.Response().Header().Set("Idempotent-Replayed", "true")
+	return c.JSONBlob(o.Status, o.Body)
+}

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm/clause"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// The writes of the lifecycle core (package lifecycle). Nothing else writes a status column or
+// an event: lifecycle/arch_test.go checks that these methods are called from that package only.
+
+// SavePaymentChange writes what a change may alter on a payment — status, final amounts and
+// fees, the quotes' statuses, a new receipt — and bumps its version. The version check makes a
+// lost update impossible even where no row lock was taken.
+func (t *Tx) SavePaymentChange(before, after domain.Payment) error {
+	res := t.db.Model(&paymentRow{}).Where("id = ? AND version = ?", before.ID, before.Version).
+		Updates(map[string]any{
+			"status": after.Status, "amount_in_cents": after.AmountInCents, "amount_due_cents": after.AmountDueCents,
+			"convenience_fee_cents": after.ConvenienceFeeCents, "merchant_fee_cents": after.MerchantFeeCents,
+			"swap_fee_cents": after.SwapFeeCents, "amount_merchant_net_cents": after.AmountMerchantNetCents,
+			"updated_at": after.UpdatedAt, "version": after.Version,
+		})
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("%w: payment %s changed since it was read (version %d)", ErrConflict, before.ID, before.Version)
+	}
+	old := make(map[uuid.UUID]domain.QuoteStatus, len(before.Quotes))
+	for _, q := range before.Quotes {
+		old[q.ID] = q.Status
+	}
+	for _, q := range after.Quotes {
+		if old[q.ID] == q.Status {
+			continue
+		}
+		if err := t.db.Model(&quoteRow{}).Where("id = ? AND payment_id = ?", q.ID, after.ID).
+			Update("status", q.Status).Error; err != nil {
+			return translate(err)
+		}
+	}
+	if before.Receipt == nil && after.Receipt != nil {
+		return t.insertPaymentReceipt(after.ID, *after.Receipt)
+	}
+	return nil
+}
+
+func (t *Tx) insertPaymentReceipt(paymentID uuid.UUID, r domain.PaymentReceipt) error {
+	return translate(t.db.Create(&paymentReceiptRow{PaymentID: paymentID, QuoteID: r.QuoteID, TokenID: r.Token.ID,
+		ChainID: r.Token.Chain.ID, SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD,
+		TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
+		TxGasUsed: r.TxGasUsed, TxTotalCost: nullDecimal(r.TxTotalCost), TxTotalCostUSDFractions: r.TxTotalCostUSDFractions,
+		TxIsSponsored: r.TxIsSponsored, ProcessedBy: r.ProcessedBy, TxRiskScore: r.TxRiskScore, TxRiskSeverity: r.TxRiskSeverity,
+		TxRiskProvider: r.TxRiskProvider, Confirmations: r.Confirmations, RequiredConfirmations: r.RequiredConfirmations,
+		CreatedAt: r.CreatedAt}).Error)
+}
+
+// LockWithdrawal reads a withdrawal by id alone under a row lock on PostgreSQL (on SQLite the
+// single connection already serialises transactions).
+func (t *Tx) LockWithdrawal(id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
+	q := t.db
+	if t.dialect == Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var row withdrawalRow
+	if err := q.Take(&row, "id = ?", id).Error; err != nil {
+		return domain.Withdrawal{}, translate(err)
+	}
+	out, err := t.hydrateWithdrawals([]withdrawalRow{row}, cat)
+	if err != nil {
+		return domain.Withdrawal{}, err
+	}
+	return out[0], nil
+}
+
+// SaveWithdrawalChange writes a withdrawal's status, error message and new receipt, and bumps
+// its version (checked, as for payments).
+func (t *Tx) SaveWithdrawalChange(before, after domain.Withdrawal) error {
+	res := t.db.Model(&withdrawalRow{}).Where("id = ? AND version = ?", before.ID, before.Version).
+		Updates(map[string]any{"status": after.Status, "error_message": after.ErrorMessage,
+			"updated_at": after.UpdatedAt, "version": after.Version})
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("%w: withdrawal %s changed since it was read (version %d)", ErrConflict, before.ID, before.Version)
+	}
+	if before.Receipt == nil && after.Receipt != nil {
+		r := after.Receipt
+		return translate(t.db.Create(&withdrawalReceiptRow{WithdrawalID: after.ID, TokenID: r.Token.ID,
+			ChainID: r.Token.Chain.ID, SettledAmountAsset: r.SettledAmountAsset, SettledAmountUSD: r.SettledAmountUSD,
+			TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber, TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress,
+			TxGasUsed: r.TxGasUsed, TxTotalCost: r.TxTotalCost, TxTotalCostUSDFractions: r.TxTotalCostUSDFractions,
+			TxIsSponsored: r.TxIsSponsored, ProcessedBy: r.ProcessedBy, CreatedAt: r.CreatedAt}).Error)
+	}
+	return nil
+}
+
+// InsertEvent appends an event to the outbox. A second event with the same entity and sequence
+// is ErrConflict.
+func (t *Tx) InsertEvent(e domain.Event) error {
+	return translate(t.db.Create(&eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
+		MerchantID: e.MerchantID, Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}).Error)
+}
+
+// EntityEvents lists an entity's events in order.
+func (t *Tx) EntityEvents(entityID uuid.UUID) ([]domain.Event, error) {
+	var rows []eventRow
+	if err := t.db.Where("entity_id = ?", entityID).Order("sequence").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Event, len(rows))
+	for i, r := range rows {
+		out[i] = domain.Event{ID: r.ID, Type: domain.EventType(r.Type), Entity: domain.EntityKind(r.Entity), EntityID: r.EntityID,
+			MerchantID: r.MerchantID, Sequence: r.Sequence, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// DuePayments lists up to limit pending payments whose expiry has passed, oldest first.
+func (t *Tx) DuePayments(now time.Time, limit int) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := t.db.Model(&paymentRow{}).Where("status = ? AND expires_at <= ?", domain.PaymentPending, now.UTC()).
+		Order("expires_at").Limit(limit).Pluck("id", &ids).Error
+	return ids, translate(err)
+}
+
+// PaymentsWithDueQuotes lists up to limit pending payments that have an active quote past its
+// expiry.
+func (t *Tx) PaymentsWithDueQuotes(now time.Time, limit int) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := t.db.Model(&quoteRow{}).Distinct("quotes.payment_id").
+		Joins("JOIN payments ON payments.id = quotes.payment_id").
+		Where("quotes.status = ? AND quotes.expires_at <= ? AND payments.status = ?", domain.QuoteActive, now.UTC(), domain.PaymentPending).
+		Limit(limit).Pluck("quotes.payment_id", &ids).Error
+	return ids, translate(err)
+}
+
+// TryLease takes or renews the named lease for holder until now+ttl. It reports false while
+// another holder's lease is unexpired.
+func (t *Tx) TryLease(name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	res := t.db.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "name"}},
+		DoUpdates: clause.Assignments(map[string]any{"holder": holder, "expires_at": now.Add(ttl).UTC()}),
+		Where: clause.Where{Exprs: []clause.Expression{clause.Or(
+			clause.Eq{Column: clause.Column{Table: "leases", Name: "holder"}, Value: holder},
+			clause.Lte{Column: clause.Column{Table: "leases", Name: "expires_at"}, Value: now.UTC()},
+		)}},
+	}).Create(&leaseRow{Name: name, Holder: holder, ExpiresAt: now.Add(ttl).UTC()})
+	if res.Error != nil {
+		return false, translate(res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
