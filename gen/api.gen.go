@@ -41,6 +41,21 @@ func (e CreatePaymentRequestType) Valid() bool {
 	}
 }
 
+// Defines values for CreatePaymentRequest0Type.
+const (
+	CreatePaymentRequest0TypePayment CreatePaymentRequest0Type = "payment"
+)
+
+// Valid indicates whether the value is a known member of the CreatePaymentRequest0Type enum.
+func (e CreatePaymentRequest0Type) Valid() bool {
+	switch e {
+	case CreatePaymentRequest0TypePayment:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentRequest1Type.
 const (
 	CreatePaymentRequest1TypeDeposit CreatePaymentRequest1Type = "deposit"
@@ -449,7 +464,10 @@ type ChainList struct {
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
 type CreatePaymentRequest struct {
-	// Amount Cents; required for `payment`, ignored for `deposit`.
+	// Amount Cents, 400 to 100000000; required for `payment` (the default type). Optional and
+	// ignored for `deposit`: any integer sent there is accepted and discarded (the customer
+	// chooses the amount).
+	//
 	//
 	// Example: 1000
 	Amount *int64 `json:"amount,omitempty"`
@@ -479,10 +497,16 @@ type CreatePaymentRequest struct {
 // CreatePaymentRequestType A fixed-amount payment (default) or a customer-chosen deposit.
 type CreatePaymentRequestType string
 
-// CreatePaymentRequest0 A payment (type omitted or `payment`) states its amount.
-type CreatePaymentRequest0 = interface{}
+// CreatePaymentRequest0 A payment (type omitted or `payment`) states its amount, within the limits.
+type CreatePaymentRequest0 struct {
+	Amount int64                      `json:"amount"`
+	Type   *CreatePaymentRequest0Type `json:"type,omitempty"`
+}
 
-// CreatePaymentRequest1 A deposit needs no amount.
+// CreatePaymentRequest0Type defines model for CreatePaymentRequest.0.Type.
+type CreatePaymentRequest0Type string
+
+// CreatePaymentRequest1 A deposit needs no amount; one sent is ignored.
 type CreatePaymentRequest1 struct {
 	Type CreatePaymentRequest1Type `json:"type"`
 }
@@ -970,6 +994,11 @@ type PayloadTooLarge = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PaymentNotFound = Error
 
+// RequestTimeout The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RequestTimeout = Error
+
 // Unauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -979,6 +1008,11 @@ type Unauthorized = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type UnsupportedMediaType = Error
+
+// WithdrawalConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type WithdrawalConflict = Error
 
 // WithdrawalNotFound The error body of every non-2xx response.
 //
@@ -1542,9 +1576,13 @@ type PayloadTooLargeJSONResponse Error
 
 type PaymentNotFoundJSONResponse Error
 
+type RequestTimeoutJSONResponse Error
+
 type UnauthorizedJSONResponse Error
 
 type UnsupportedMediaTypeJSONResponse Error
+
+type WithdrawalConflictJSONResponse Error
 
 type WithdrawalNotFoundJSONResponse Error
 
@@ -1733,6 +1771,20 @@ func (response CreatePayment403JSONResponse) VisitCreatePaymentResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayment408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreatePayment408JSONResponse) VisitCreatePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2014,9 +2066,21 @@ func (response CreateWithdrawal403JSONResponse) VisitCreateWithdrawalResponse(w 
 	return err
 }
 
-type CreateWithdrawal409JSONResponse struct {
-	IdempotencyConflictJSONResponse
+type CreateWithdrawal408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreateWithdrawal408JSONResponse) VisitCreateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
 }
+
+type CreateWithdrawal409JSONResponse struct{ WithdrawalConflictJSONResponse }
 
 func (response CreateWithdrawal409JSONResponse) VisitCreateWithdrawalResponse(w http.ResponseWriter) error {
 
@@ -2415,131 +2479,138 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1pc+O2luhfQfGmKva7kkxqsS2l3genl8Q33Z2etnvy6rY9NkQeWhhTABuAbCsuV71f837Y+yVTWEiC",
-	"iyR6SdJzR12plEUSwMHB2c8BcO+FbJ4yClQKb3LvzQBHwPWfxxHMUyaByk+QJngJkXoagQg5SSVh1Jt4",
-	"l5Iv4BLdzoAiOSMCcRApowIQEQgjrhsiFiNMEWCeEOCIw9cFCIluiZwhOQMk8BxQPlq47P4Cy57X8UQ4",
-	"gzlWgwJdzL3JF0+N5p13PLlMwZt4QnJCr7yHh4eOl2KO5yCrsIfLX2BZh/s9vgaBQg5YPUACx4AkQxwk",
-	"X/bQiQLoGpYI08hAN2XRMpuNAjkmXMh8sj+Yj1QLPSl8RiMSx8CBSt20gxhHtzOSQKm1wQMRSEiSJIgv",
-	"KCX0qoMwFbfABRr64x76BZYCYQ5IhCyFSIEpZ3BG58DDGaZSA3kNqUQx46g/RDO24KJ3Rr2OR9RczZJ6",
-	"HY/iucJaBdMlRM/x3TugV3LmTfqjUcebE5r9DhSOpQSu+vyPL2dnd/2ge3Z2d/Dm/O/fefU16XjvyJzI",
-	"Ou6PJcwFSoGjFF8B2gnUlALf9zsoghgvEql+7fYy+L8ugC8L8BPdqwu0beVNAt/veDHjcyy9iUeoHPS9",
-	"jpoTmSv60WOoKdmfOcyESrgCroH+NY4FrIRaMiSuSYp2MkhXw8lMR42ANoKZweU3wPXQ8TJi0/T9I44+",
-	"GfJRv0JGFZuqP3GaJiTUVL33n0JBfu/BHZ6niWlI6A1OSHQ0ZwvT4AYnC9Bfcc646S0yg+svL7D5tOPN",
-	"QQh8pV6ZR2i+EBJNAU1B3gJQNPR9TYwKz/ofCrVYscyZN/ScCZoxLCtcGBjK/HxsvlkLa/7xhe2xBC7j",
-	"EfDjaIIsJSBDoyjRlK34rz8aOVDa71uA+eCu7nccYm/i/W2vkKh75q3Ye1NMrEJWpmtEaLqQPXSpJnSp",
-	"QLos4/9SczemyOKeLaQSq1O2oJHoICZnwG+JAHRZw8Vlx304J0IQeqUeEioWcUxCAlReTHGCaQiXSlJd",
-	"hjNM6AVl8kIs0pRxCdHlD7aXS6QIXGhBxuIYaKRwGRNIop730PHeMj4lUQS0PWU2LWkEKRNEiouICDxN",
-	"oLykr+1bLRgpkwio/khjSSuiTDz2imVMgevZM5qv4LPX71SJc8BywUEJBQuVkvZEziKOb3EidtV61oEE",
-	"B8aHjiuWXzEaJySUz8MgKTq8uIblBYeFqKDxVGGqog/QLRZIfWl1GSpUWaaxlEpz8OoO9GKIPWpnJyjU",
-	"EopSzq44CIF2LqvTJvRiIeByVy3KDEelCWm1Xm9iMHW5a9aFKp2HkzcFep+8IrYriyV3JbJRkH6FdnLj",
-	"IEJ+MB5Mg7jfPQiDqHvg+373UP3Pd/7tOsuBU/Jyy/CZwl0KoYQICeA3wA2AP1j61eCjEHNOrEgoANfY",
-	"+4iXCcPRKWPvML+C5+Evk7+SsYtEd+ei8JNDnUgyhvQnvc1i/EWEgMsbCO5CgMggRJDfAWmjRZk678mP",
-	"aLrMDJ3dDEdzoPIDk2+VOH8ejlLTmRbese7OxdEHhsQinCH7Vc/RevaRq/fyPl4OVR9YNnbG14qBIzSF",
-	"hNErYa3bsmT8TPFCzhgnv0P0XAa0OjUlitErHGg0MePI6kgkIOQglV3vstdCzoBKO+rLYea9HZRxZMEs",
-	"ja/xkGvj9xARfKoBeg4+FkWPF3PV5YWepIuWV6bzrhost/iqw/wlTGaV6mUVmEuNrN9y/fsyfFXo8w2s",
-	"VXzoclfx9I9nsGKstjyWD6t9hFfK+qt7QEcUvfn390jbhmpqDrL0s+PIm3hA0mA0mhwORwPlF4k3xuTx",
-	"Jsp1Vw9OQUiqHKwYJwJyb+lHLED7TpLcwGsIyRwnwpsEh9mzk+V8yhJv4r05/Vmtb8pZClwS49bkAFSB",
-	"fnV0/LHbN0BrneTAXQHW8X2HQc2fLU2mOspvM1AGuMF0BGnCjIjTKtOogRxttt8pYwlgajrOkXLf8Npg",
-	"yCHODFk1CKvYc9ooRNZczqqbWcW1O6ZCe5OTr1iScIWUL/kqWJgr3dXgc1HqYqEI8LDpf0IoFWCaJt8R",
-	"0eCZH5k4AosNjkWFNiMssTf58lcQ6Yox++VB7RjOqAYMZ1B0AilLCH7E4OdK9lwRig2W7r1wwZXN+1FL",
-	"q6DjzbB4zzhko5mwyqTfyQIXOg7BJE68ydj+pdoKbzJ6qPGfQfK9RyTMxSbZZeTLQ6FROcdLzdMlgNd1",
-	"8bH4skqEGpRSX430xAFLsJaXE0rBdPlrrMmlTmSGp3dUX4jNiVRGsfKW7ZvLXSQkliCQdky1n65o0QXO",
-	"BkDOFW1UB7DeI6LadKTM6aKMbGn1fhYVtQ2bAqPl0fXbc0Ua1bEp3OYTZDwDpcJJFngbRzP0FC6Vk3Dy",
-	"2uvkYRMbQOkGvh84zrfpvS66cR6KqkhuteA/oAx+7TTnqO4gckVZ/tjCe1kC2IDpCr39YTUcqP85sbeh",
-	"7zeJxWKuGyg7+063EZLN34PEGXMUwvT+zAsxl2fe5Mwb9s+8h7L66fvDw3K09T/Ozu58//x/fdck9s1I",
-	"wD9B3KQC3xYLKjqFI62DaUi7ulZD2W6+Fzkp4ihSXnWvAt5o9AjocrJwEVCikCd3zSEiHEL5mVeU1UzK",
-	"VEz29sSMpT37eE/OML1WWicniQUnz0J8xoh5XDen8jqHxeQOoq6N3uWyJPMDFdPhfAW64YwJoCU2tLzu",
-	"DtCS63PiLdaihUQ0weY6NSkzXOdNICp7ckrozZhQzz9/emdSJ9p/qUiRbAY5679ewCuTfgp8f9SxT49p",
-	"8dDPHr63JusHkKW3IaM3QAnQEN5C1htdJEnHs7AeqdXp+/39bhB0+/3TwJ/46r9/eg2SzKL2yFC/hjT7",
-	"0/PvxoejQ4jjqD/oT4f+YADDg2js+/4gGgYQDoYQYojwWMmaFoMTJTD9APd9H6bdPh4G3YPI73cPp4Ow",
-	"O4RRvI8Ppodh4Gudlrno5SZ+9yAcBN1x7EN3ND2MBuE+DsCVvm/+/b22NB/RMnMPqgjNnpehCPaDfveg",
-	"D/vdw8No3PX7cBBOoyA+6B86fb1jV0wza7mrkxnj8oMxd45CbTmuUCZfF0wqtfFlFfGsMvJarMS/7Kpn",
-	"ETyT9DkS2rrz+mP/YNDvD/YH/v7B2B9qLk0JB9EAeDB6HOAaiicAzrGEzyKyMA6Go/3eweHYD/rqz4PD",
-	"jqcsrIVaERwqm1fNlV2bXANWjU6tY43t2zDzZf8CFzVkVHIcFhTl+Xd+y3+aHt0hSAX0PZGQdDic7Pta",
-	"hfFrkEcpMRNUvigs5l4TuoQLpMXeR05ChfZGjFtaumEJliQBpV62zPdc5lP4ssv8gkzXfwmmC1ozGfCw",
-	"73+DPHY4GIwOx3EY7UM03Qf/MB6GB+GgHw3jg2A6Gk4j7PfHwaDEY/sNLKYnOHlUh2VOXIioGzJC13Pi",
-	"55PXr+qs6IagFPJ0Pw/KeeMQAkllpkVLVvAG0zeHIjV5W/XoFqdVHd/gsz2erGyTMlgpXmZQ9UI2V7/3",
-	"2vT3N2NL/u9UXPS/ik9fB1evf73oLkbju3RIuvP513/r/s6/+sfvkmX0883H/X+cJvJCyQPTTk3mcS1r",
-	"fqpjt66PTDTh7N5xOhYkanImXHRVje6fjV2d2dspvgKTgbMZAsnxDSQ6E6qeKvs75vgqS/HUxsqQ0mTc",
-	"Z4PYrnfEjN1SxGgIu72NEUBnEvkonVJqKUPjahekiNw7cZmmgEU50l4LVOQexMj4CCuEE4eQpARoSYS0",
-	"Vjgrwhn52I5XOnpCPCJYEY/YEO7O4/SIRLr6zv7S8WkB/IaEgK4puxU/IGILeXAiGJpCRkOZbf69OKNO",
-	"QiFkNCZXC27q5nYgEdBcLrJrKtAyv9XiXMmF7E+/+Hu07zwfHBQ/7BrZX8N+sO/0MBwEwbD8bd/pJwhG",
-	"oyAIFKU9NeTvxn0KJz9zEl3E/0qTJfp88tr11dV35yvjNW5k6OkhCCe68owwSpUDqmSl6MnaY2gH0yVK",
-	"QPWNQqyLH6WOxCXsFrh6sttDSpD8DpzlrXRpaLwQUEnBPMq2o0waSZxPzL/z74f+w3dGgDqPv/jdMe7G",
-	"R9235+aDTZKrzLcdJ5dRQ0+j6CpRSkvKKNBgSKq2Mq9rVnEt78ShFLxDAmgkULygUTUR8ocb1BvLVOpO",
-	"4cYm/ZpBXRG3q1DzLqNG5BDvM2ivzsUFXhztHmEJXUnmjfk58ihLoEm+uwpaLXvGXrdYoDmOAMWM/4CU",
-	"EWfqBauRXCRmWPHqdOmEG4uAr0aQaq0MzsxYXxn2zKhZLczGKCSJKoaArTTIFtBFaBOD5eVXdYSYkild",
-	"E8BiBDfAl4gy2u3f3eUl2hVe+JaKXaskncNWSXFrSOuF7OGMUOhywJFaNKQ+K5N5bW61Bc0nW7M7F3NM",
-	"i77td+XuH42fBnrXCKsO/gHPdVa3XGialYDYgtM6JOsD9SWtpukmxBKuGF82I628WK0SbB2zVAVa6+Rc",
-	"aWY6b6L6j6WMaBn8j4pjlRWmDTydAycUYZQQUY25r8z9Wu/bJn+1tVlP/wbl9G9Qr75wu6+CGXSnWGjn",
-	"5QoQXcynwDsoThjjO2YotGfK43bR31HQ8xpM5LoBnE9gVSWGTkSjmCUJuzVmb4pLxYBOgUWybp+CJQA1",
-	"AbtjoQriilIKtnYjgbgmaWqMoRZ92YWoWfumFDy2s51jqYTBld1jkkjgLdHpLm91kBBIsqM/yBeqVa9V",
-	"1tBT6OTbN/LtEdlSlqDolGiqmTNyd3xVpn5DInubd9rmnbZ5p23eaZt32uadtnmnbd5pm3f6FvNODcH1",
-	"gv1rLhFnN0QQRnGCdsIZ4FS5ilp576IFlSRB2PxE2iMgkS6IMxFv9dO8/F5UCglHfiszuhb7r0Bn7VLz",
-	"2Q/Ir8RoDIBEIgFSJiDaVDOuAqJusd4/oa9G+/a+3nJFyMjt6fHRsqcUXdbF+bqWlfBq+whd3UZ9ElJc",
-	"k/YRo+bW7P3mWF2DqesWSlqrd11aYeMQmW3csvr739TnTdXfuXi593CS2CrsFqnWT7adElErgC3cxkrJ",
-	"6MbJZYKrFSQn5uOHqnB7EnFkMasW42q92BhwdSisiRbqNFXEZSv5kIrobZYNDZxRwcVK+dRx61Qt1nPa",
-	"Koij4+zOd9dyU/jYYmrTDhKreVbuIdlGDraRg23kYBs52EYOtpGDbeRgGznYRg6+0chB++2vT0uBPm8H",
-	"rFMk+hfuga34TzWz+ESHIebm5J+Q8ayUkKkVcutRd2xPPbvO+miGRZLYiIacAd2tZqRXC73BJOj/82ly",
-	"IeUsBCEg+lGZxiFnmo4h0fLMOJ6TrSr4H6IK7GlXW0XwrSgCxYpKoqwmp9J73ZUX+D1/VLx69RcumAXh",
-	"dEtQ3wZBdTx592PCwusPuqrImwwOR9oLUC9+wuKzEgCTfVN3L+9+xmKmcXIQBvEIfDyYjqN+OIT9+BAH",
-	"00E4ig5gHPu4Px2G+9Eh+HGAB9NReBCNIYj7eDjdDw8jX1uXd8fiJGVUMO4c4SHvPhFxrZMQkYLHEyEH",
-	"oIReddPsYfbVSaitj37+G26AE6n01odfLz4dn/yiPz0BGgF3V3Q49Q/HB1N/FAziKDwIR8Nguh+NFez9",
-	"cTiE0WB/GPWjqW5+SuYgJJ6ndYXSnwyDf5qPlGXzignNjIOyS+e8/Syit4q8CKPCmwyH4+FDPY5ZKQx7",
-	"fNT/kZtmXIXfOm7sNFoTNHa3y1QsiFbx7SZh12xiRdmpnnbvhab+7wUSc5wkICRa0EoNkxf0R/kS1cGt",
-	"StFVw34+eW2H7iB5y5AVAShNcFjJP3lBvzcyRkWxrcDvjs//fnbW03/c9x++WwNOLrlbHQ1TlbXrGpmP",
-	"6uLgaWH3QnI8sb2RMy1yCxUhsrKFU6pYlTCtRnHEzf3645HLpyO3mWxZdBU14a8+HZ8evzp6l0myn49/",
-	"+jn7+/2b18ef32e/3v36W/ZnJvja8GRNNLZChSMPVwikNp0U8rJWjq7rJEMmcl42qno1Sz9mvLIEXj+2",
-	"Yu05SRLCqJyJxorNTevbvLdPp17KErHCrhWWb5SEDVIq550qI5cXrr70LtOW12c19qrcV1YlZa6p0XmN",
-	"D1tmn07yZGJzYUBCYgiXYQLmIKnSuS959MPCaX7kvrhaX0zMSWrGKVN/hZiGkKinpd1GRWc1anMzig15",
-	"ssZTbJ51do0DVf66DlVZzVdLvnFWMhHZQo4cLmfn4o6OSNxm1R5ZqMJENgSijJoNrhm0tzCdMXatEMv1",
-	"qZEaoSakMMd0oauZxYwt5EX2aWk6+TcbOTw3K6rY1kIDMZrv38QSYbMGSPm9HWTOCTVhltwXb1XtvA13",
-	"bNNO27TTH5x2emT5mpZkSjhNF0u92WQpigPtdSK5g5zCARQDIELDZBFB5Oz6czfzFTVf/cYithaVWy9w",
-	"tOpLbJ58bmlXI3PXtoRlh523cMjQjsWSvU9id6WHVnOZGv0kR6j8kRtKN35dFi1VDCm7MlVsgFiMGAV0",
-	"O2OJxRDagTscysyNLCOkiOHQzKy7616xrn04ZxSWvQ+1V10yTxnP9n3PvIl3ReRsMc1OD9HlOpHzl+7I",
-	"RBtb1W5p7VtUbslHeJwbt7hac7jYS14h4maqrCxBQ+1VQSpOrdR6E9SdZm1R9ct15mcuFQvb0obXrdVZ",
-	"Mn0KlVOlrdyf32TqVG2Ybaj1Lw61VjRZsR6Fz5/bEmaFGo++eFQQqIbl1Zv8s0+zje7meJzSERSm2FpD",
-	"8L0o+eXVYwEegfgGNdVw+vZ+q12eZJWSDcZII3ydln0K1dSrhV0yqm1cjZA1T8xn3QhLjLLAdhkwhwLX",
-	"lNTWpEsEKYcQG392mrDwGqJGOhINJ5Rn9FwLoJQJvEZDWEhUaDUl1jqIxAjT5SZ9tsJ4+rP0W/UcBodh",
-	"O4UZ2u5kBnflMzbN0VznRIfOi4rhXCY4SqmM/CbFVBz31KQX8lvuXuawp1UeZ7Cmtlbvzn+fHZFgyk0K",
-	"7w4HB91xOIDuwXQ46h5G/aC7H/swxP3pOBz43tPKT4ti0hQv2UJm1aS1QprnnF3VWFyzSKP1GHr+iVff",
-	"ro/xMud81y37EgXVzrkwlTKJ0lFKujoxK2NcbQ4TK3nC5kTCPJVLa9w8fjdLS//A2RvSdJTU4/ZwuIe9",
-	"Fds4GhFkS4lQ6TQyE/5cd26NlTQrUNR09tVLnRDUzv8oMFA4IQ4TtiPdjXs/HnG8letSFFsyCm5ywVsv",
-	"0DfttnDuyFu/4WIr3f886V7DeX/0aJwHp8H+JBhPhoePxnkQ74f9rh+NDroHODjsjmE47A6m/TCIfBjH",
-	"w8Mn4tyRTKtB7vuTgS6KWFFI2FC9ZKM8K6qX+qOe+2pbvbR1qddULw3Hh4HfL1cv9avVSwMY4YNwPA2i",
-	"fjyEfXwY+lMF/z4cYj8MYBCP8IFT2eRPg3AQjeAgHuvKpjXVS/Vio348xkE4goPpIDqMfTwM96E/HUdB",
-	"PMCj8ADGU1+BgVcXG2V85Y8aio36w5bFRv3D/U75DrWWwuLhBcWom2xtFKSuDHnpCvT+y1agO17XX1uE",
-	"XjcAH1+H7mZ5i/6eW42+1QhbjbDVCP+KGuHli1bL9SmPKCE531S/mafhWpV5ftPFl48ttlxXXLm5mLKp",
-	"eLJWMvikEsFNJYGPKeFrMekykW8M0FS0cOXi2X+5Qr31Wc9acKVec1HYDi9UfvfYojtzH8OCE7k8UUxl",
-	"pNCPgDnwo4XU5D7Vv95mK/+P305rJ9C/xmI2ZZhH6B+/nZprEfdugr3MVxZ794Xb/LDnhF4uEdAoZYRK",
-	"gXYokyjFXJqDd4nIE2vfC6SEpDbkhLaftATQLKaBKyY2kzJ1qx5bXDZxae6KuEQc5IJT0KkmvbSE0Y6e",
-	"jf20a++lcGGGG+AIF7mCa1hqCJXI82aATYmmNUP+T/fEXIDQtfB1T7J7KooL9H8BbQebN+pH/eDlbLDi",
-	"km60cymuLxJyAxf////+v0u0h9RvCULq37s9dKKv0O8KEulEE2I0WfbQzxpCpOBTtmqIBXQJFUAFUeZE",
-	"i5kYOLu/6CvNK7NQ9EVozFZPoRvjkNCrHN/63GYOWJ+3zGIU8mUq83vbhX5dXCjZkKERnTOqPtLFmItp",
-	"QkIbwddHE6OjJLH1NQJhDigro/l88tocEv2DLQdo+OiMGrYR6/dKoFN957UJqCuERF2jsJCY4dRennK1",
-	"UOugHyAizpSkIjcQoZizOSISTZfo8gronv6uy26AJ3jZW+J5cmkut5BEatbOaeGji6JCsgh09PHY63g3",
-	"wIU9FLnn61B6ChSnxJt4g57fG5hSoZnmf8W7cCeBU5zsmYuN1eOrJk76aHCssJsdmG1a2DtiSvd9XOYW",
-	"+yUSeCnQ7frLq00Nb8772tB6R4R8ZWCyx3eDBC4a7s01px1nRyejnQBJps8E7yB7oYb6VXDr1wXwZUHi",
-	"2WnBxaXo+TUcQTW3VNvNUNnOUC9vbwZWMn06M9rBEiWAhUSr4ctPMW4AsBG8DJ6Ga13MRnlzXL1e677v",
-	"t7izvt198cX92Q13xtdv0H7oeEMzelOnOZR7P+Iou6TnoeON2jQ5poao3xQ33lvt502+nHc8sZjPMV9a",
-	"KkP5jTIWNsV2+Erk140L71z1UWIXI5KvYdnFCznLc+cr+UcNZHhFfQ9UEl2D4NyBs0r4Ubg1h9FzoeWF",
-	"Xfxmjsmkwyae0TeG5ANmiliRyyoytBn4dqRQOTRs/ej5pUHafFo1fp4wehQEWb6rDsNbDoAk3Elzprky",
-	"B67UWstSfT+JbIHGrrnWODtH8VZpgrwSqOOW+58pY4YKY1yiGRYzlCmqLFoktMlaXHdTVcco5RCTu91O",
-	"1vKM5ipQzBiXRpHX24nFNCsU1dqjEZGAeTgrIbJ6rc+c0Ox30PqSnzqKTxSk17BcuaSMS21gN0i2UjIw",
-	"M5HdZ+UM0nlbcMypIITRdUD9yo0R1ATX6zcnrxyQjvQv/bAZhiYiLVhz753WPi0+/NWogT9Ugrsn2K2V",
-	"4e4Zdgmh1xqSn0C+VUJKNYdo5eH5p/rmACXM8k00seU5pb3xVOj7nosjU6+0yaqT6rt1qXcFmdCryLz7",
-	"0p6H7/JbWqYsWv5tL8IS7/l7JFITfZoqGvrB5iafqZL3jJPfIXoZ/XXvugxf9FX7FX2WFkog02P5o/OH",
-	"jpc27is0N+OJbPdPZQdWB5XOkb2t3woVzhjL7nk3bXtn9NL8dWku53Kv2VesMsl6v0Q7Rrraq8qV2HNv",
-	"38+3G2ipViaA0qXidb23ga2OI5inTAINl9qVOTehDRDyRxYtX842Kt98bmmoHEiRfGHKRUrcHfxRMNjb",
-	"1xv43PWab7HI7mJXvGf8Qw1ajjnZ/QRpgpcmJtYEgW1VIFvmLR4eyhLEAOlKjxdh9+Ldn8vuQ3+wudFb",
-	"xqckikyMc+iPWwiIgmpfMRonxISihkGL0T7iZcJwdMrYO8yvwLQbtZlabie/h4hgY9z94RLNEIS+fah6",
-	"5UqzfGtpqe/d5zTxsNJq/wQ4EnoLitVRG433HjqiTPu69ZcIU3ELXKChP6wrsp9WUfaXdVEtU7CoDRld",
-	"25vbMe4mkbKMce2aqsHyJ1gXGyTOUx3DJ7LnsBXDKMA+MPmWLeifocV/Uq4FcjYrP5rKnUDZc1xSN95W",
-	"ckSbvU8nHNXKAXW6/2O8wHrh4383k7xS6bjWKq/UOq4wzNcVwxe2uVPv8Fzz3BmwqrIrydX/SUb6bYlX",
-	"Mg53n64x1Rm9AW6Zt7g9rjhqB0lmjHN7lTJEWbibRujrAhY66KpNa2EvPTQtzmheyoQYtWFefdiC2TKH",
-	"PuhECNyFAJGo3OKM8A0mOuuNpjjBNITV9vpKovjGTPb6TeF/stXuVlE1K06HVf8ia70sUl5QAJCtvf7f",
-	"1l6/dVe9Wb61N2L27l1KeQmD3VWWTTa7w1WbzPZ1smwtu6403isVFd+G/f4YSfTtWfEF9H+6Id+GE3Sn",
-	"/CYjm4U+tnpPKzfbYsWJTuV0Ua/mAAqvHgl/35BPRzs4SWd4t9dEhU2dfKxl3YuWNm32cP7wXwEAAP//",
+	"7H3pbuO41uCrELoNdDLXdiQvSezC/Ki1u27X9lVSXw9upb6Ylo5ifpFJFUklcQcB5mnmweZJBlwkUYuX",
+	"LLXMvSk0GrEkkoeHZz+H5LUXskXKKFApvMm1NwccAdd/vo5gkTIJVH6ENMFLiNTTCETISSoJo97Em0qe",
+	"wRRdzoEiOScCcRApowIQEQgjrhsiFiNMEWCeEOCIw9cMhESXRM6RnAMSeAGoGC1cdv+AZc/reCKcwwKr",
+	"QYFmC2/y2VOjeV86nlym4E08ITmhZ97NzU3HSzHHC5B12MPlH7Bswv0Wn4NAIQesHiCBY0CSIQ6SL3vo",
+	"SAF0DkuEaWSgm7Fomc9GgRwTLmQx2SfmI9VCTwqf0IjEMXCgUjftIMbR5ZwkUGlt8EAEEpIkCeIZpYSe",
+	"dRCm4hK4QEN/3EN/wFIgzAGJkKUQKTDlHE7oAng4x1RqIM8hlShmHPWHaM4yLnon1Ot4RM3VLKnX8She",
+	"KKzVMF1B9AJfvQF6JufepD8adbwFofnvQOFYSuCqz//6fHJy1Q+6JydXBy+//P0Xr7kmHe8NWRDZxP1r",
+	"CQuBUuAoxWeAdgI1pcD3/Q6KIMZZItWv3V4O/9cM+LIEP9G9ukDbVt4k8P2OFzO+wNKbeITKQd/rqDmR",
+	"haIfPYaakv1ZwEyohDPgGuj3cSxgJdSSIXFOUrSTQ7oaTmY6agW0FcwcLr8FrpuOlxObpu9nOPpoyEf9",
+	"ChlVbKr+xGmakFBT9d5/CwX5tQdXeJEmpiGhFzgh0dMFy0yDC5xkoL/inHHTW2QG11+eYvNpx1uAEPhM",
+	"vTKP0CITEs0AzUBeAlA09H1NjArP+h8KtVixzFk09JwJmjEsK5waGKr8/Np8sxbW4uNT22MFXMYj4K+j",
+	"CbKUgAyNokRTtuK//mjkQGm/3wLMG3d1f+EQexPvb3ulRN0zb8Xey3JiNbIyXSNC00z20FRNaKpAmlbx",
+	"P9XcjSmyuGeZVGJ1xjIaiQ5icg78kghA0wYupmiH0DDJIjVnCVcSyTnWYocyiczwn45fdQ+1lMJI8oyG",
+	"WEKkRddux+1yQYQg9GyqvpyGc0zoKWXyVGRpyriEaPrEfj1Fig2EFncsjoHq0WMCSdTzbjreK8ZnJIqA",
+	"bk+/bQsfQcoEkeI0IgLPEqgu/Av7VotPNVmg+iONS62uciHaKxc7Ba5nyWixzvde5WMl9AHLjIMSHRYq",
+	"pROInEccX+JE7OYrUgUSHBhvOq7wfs5onJBQ3g+DpOzw9ByWpxwyUUPjscJUTWugSywQTjjgaIlUC6v5",
+	"UKn4LLc4qHXHelDc3hk4tDNtR8B0t3dCnxqDoGap5IaBtglWKfVCowt0idViq9UkWlmfUA4hkAsQSL0w",
+	"VsUTbS2Ztpo9Y0wSre3ZOaIMQRxDaHR9AvjCcpYCJeYAStsr4qBKPePkZbnGdyYL25VdJ5cc8lGQfoV2",
+	"CjsmQn4wHsyCuN89CIOoe+D7fvdQ/c93/u06BIFT8nCE8InCVQqhElwC+AVwA+ATy0QafBRizonFXgm4",
+	"Zq0PeJkwHB0z9gbzM7gf/nJVIRk7TXR3Lgqt7jYkJBlD+pPeZo3zINzC3dHhKgSIDEIE+QuQtq+UVfaW",
+	"PEOzZW6T7eY4WgCV75h8pTTP/XCUms60Bol1dy6O3jEksnCO7Fc9R0HbR66KLvp4OFS9Y/nYuQAgQhH5",
+	"DBJGz4Q1xKvi2S7sMVkAy+QDkZDtrCqSa8uoJJ5SHla0KIMCqYY/hKYiEmlgFK9dQA4K2sFISJwosZal",
+	"itV2n6jP5soyUPBHjILG4ieKMzlnnPwF0X3FmDWiUqKEe02OGduHcWTNGiQg5CCVWHWFVCbnQKUd9eHQ",
+	"9tYOqhSDBcUdX+OhMKzeQkTwsQboPvjIyh5PF6rLUz1JFy3PTeddNVhh4teH+SFkZe2jaR2YqUbWn4Up",
+	"dXvDyLhGlZjBR2MHrfWQvofplMu8pte+xqi6US6pyOKYhASofIYTTEPY4O6V35/ObIOm0/eaPlerh0bK",
+	"vXN1B77AJFGGK7KNlXsS9Fc6gbaj7+JkuZREhHV5Zpk0gIehgudXoYSTVB/GmdC22aQi338VzTme0IiB",
+	"ocqQKYtDd2g8tJ1pG0qnHaTxgKYVNEx3nyBj7p/Qb2TMVnnkYTR46b5sUOLlhy5Nl0+/vSovx9pWmxfD",
+	"aunwXDm7zbDQU4pe/udbpF1hNTUHWfrZ68ibeEDSYDSaHA5HA6/jEfHSeHjeRPIM1INjEJKC9CYxTgQU",
+	"IaRnWIAOKElyAS8gJAucCG8SHObPjpaLGUu8iffy+He1vilnKXBJjEArAKgD/fzp6w/dvgFaW78O3DVg",
+	"nYDgMGgE+SqTqY/y5xzkHKyjHUGaMGNMaePcCI0CbbbfGWMJYGo6LpBy3fLaYMghzhxZDQjr2HPaKEQ2",
+	"4nD12Fsd1+6YCu1tkU/FkIQrpHwuVsHCXOuuAZ+LUhcLZdSbzf4bQqkA0zT5hoiWcOVTE1xlscGxqNFm",
+	"hCX2Jp9/BJGuGLNfHdSO4YxqwHAGRUeQsoTgWwz+RcmeM0KxwdK1F2ZcSdAPWloFHW+OxVvGIR/NxJon",
+	"/U4ezdXBWSZx4k3G9i/VVniT0U2D/wySrz0iYSE2yS4jX25Kq5NzvNQ8XQF4XRcfyi/rRKhBqfTVSk8c",
+	"sATr4znxZUyX72NNLk0iMzy9o/pCbEGkcr8ZR1P7Zrpr1KqJdRid19ESWHkFc+tuavKsIg8XEWqXQ/eH",
+	"9YC+/udEz4e+38bD0prOeSbJgteWTKpizsLxRRFuffY2koeotoIos/N7ghgFJBRelI45o4xD1JxhHSTb",
+	"22aQ9NsvipjrAFG4LJaE8Ry+Gu/nmDXpEMMB4dKbeJ+OXnidIvpt4+DdwPcDJzpq8Xazer1qukaRaEfn",
+	"BmyaR/97gvIZ6chYQS5oRxFFnl1Rg+720HvdGU5M9Mwi1LSzU5xOEKZLZBfc4F4pH5OHDENIFV1iGqGI",
+	"iBDzCCIzUpgJyRbAT2g4Z0xYvWQms2uSaKW68Ov5JU2OTWIrcbqB5/PvdBsFyFuQOBcbpZq5PvFCzOWJ",
+	"Nznxhv0T76aqmPv+8LCanPuvk5Mr3//yP35pU4j5lD9C3GYcvCoJR3TKqKd2HJC2J63utt38Kgo+wFHE",
+	"QWhmricSt4auID8XARVKvHPXHCLCIZSfeE2Nz6VMxWRvT8xZ2rOP9+Qc03Olj4sFzzi5F+Jzhi/SgAU3",
+	"NTk5JlcQda0rUUjZPBZnEjX5CnTDORNAK+xeE3Od7aVLQbzlWmyhK0xusklNyvXSaXaIqtE0pQ7mTKjn",
+	"nz6+MZl2Hf2oSat8BoWIeZGB8RwVP446NXfSMql5+NYa8+9AVt6GjF4AJUBDeAV5bzRLko5nYX2qVqfv",
+	"9/e7QdDt948Df+Kr//7ptUhMi9qnhvo1pPmfnn81PhwdQhxH/UF/NvQHAxgeRGPf9wfRMIBwMIQQQ4TH",
+	"SpJsMThRgtkPcN/3Ydbt42HQPYj8fvdwNgi7QxjF+/hgdhgGvtb2eZi02sTvHoSDoDuOfeiOZofRINzH",
+	"AbhS/uV/vtU2+C1a5o5THaH58yoUwX7Q7x70Yb97eBiNu34fDsJZFMQH/UOnrzfsjGlmrXZ1NGdcvjOG",
+	"4NNQ29QrlNbXjEmlnj6vIp5V5u8WK/Evu+p5FsXUCDwV2u71+mP/YNDvD/YH/v7B2B9qLk0JB9ECeDC6",
+	"HeAaijsAzrGETyKyMA6Go/3eweHYD/rqz4PDjqdsz0ytCA6VN6Dmys5N0hmrRsc25IDt2zD38n+A8x4y",
+	"KjkOS4ry/Ct/y3+aHt0hSA30PZGQdDic7PtahfFzkE9TYiaoDaVs4bWhS7hAWux94CRUaG/FuKWlC5Zg",
+	"SRJQ6uWR+e7LfApfdpkfkOn6D8F0wdZMBjzs+z8hjx0OBqPDcRxG+xDN9sE/jIfhQTjoR8P4IJiNhrMI",
+	"+/1xMKjw2H4Li+kJTm7VYZUTMxF1Q0boek78dPTieZMV3eCcQp7u50Y5iTolmMpci1as4A2mbwFFagp4",
+	"1KNLnNZ1fItveHuysk2qYKV4mUPVC9lC/d7bpr+/GVvyf6bitP9VfPw6OHvx/rSbjcZX6ZB0F4uv/9H9",
+	"i3/1X79JltHvFx/2/3GcyFMlD0w7NZnbtWz4w47duj5m04YzJ+iRZSRqcyZcdNWN7t+NXZ3b2yk+A1MF",
+	"YfOLkuMLSASyIRhlf8ccn+Vp9sZYOVLajPt8ENv1jpizS4oYDWG3tzE26kyiGKVTSe834zR1F6TMaTgR",
+	"q7bASDUH0QiIFB7EyPgIK4QTh5CkBGhFhGytcFaETYqxHa901B5tWBv8CtqDX5sSAUUGA5FIF2vbXzpy",
+	"L4BfkBDQOWWX4gkitu4TJ4KhGeQ0VGbJTqiTagkZjclZxk2Z9Q4kAtrrBvNYi/VbLc6VXMj/9Mu/R/vO",
+	"88FB+cOukf017Af7Tg/DQRAMq9/2nX6CYDQKgkBR2l2TIW7cp3TycyfRRfx7mizRp6MXrq+uvvuyMl7j",
+	"RobuHoJwoiv3CKPUOaBOVoqerD2GdjBdogRU3yjEulZe6vBdwi6Bqye7PaQEyV/AWdFK7ySIMwG15NSt",
+	"bDvKpJHExcT8K/966N/8YgSo8/iz3x3jbvy0++qL+WC7sHCZxC6zPA30tIquCqVsSRklGgxJNVbmRcMq",
+	"bmTkOFSCd0gAjQSKMxrVU0Tf3KDeWCrYdAo3Nuk3DOqauF2Fmjc5NSKHeO9Be00uLvHiaPcIS+hKsmjN",
+	"XJJbWQJt8t1V0DqubdnrEgu0wBGgmPEnSBlxpry8HslFYo4Vr86WTrixDPhqBKnWyuDMjfWVYc+cmtXC",
+	"bIxCkqhmCNg6pXwBXYS2MVhRAttEiClb1RVFLEZwAXyJKKPd/tVVsaOnxgs/096IOkkXsNWS/xrS5r6n",
+	"cE4odDngSBeyqM+qZN6YW2NBi8k27M5sgWnZt/2u2v2t8dNC7xph9cHf4YXOd1d3HOSlMXbnQROS9YH6",
+	"ilbTdBNiCWeML9uRVl2srRJ5HbNUJVqb5FxrZjpvo/oPlVxxFfwPimOVFaYNPF0dQCjCKCGiHnNfmRW3",
+	"3rdNi2trs5kYD6qJ8aBZl+J2Xwcz6M6w0M7LGSCaLWbAOyhOGOM7Zii0Z3LGu+jvKOh5WyXkigmsqlHR",
+	"KXoUsyRhl8bsTXGlINspPUnWbWuzBKAmYDe41UFcUWTC1u47E+ckTY0xtEVfdiEa1r7ZORTb2S6wDHXt",
+	"rdm9kEjgW6LTXd76ICGQZEd/UCzUVr3WWUNPoVPs9it20+VLWYGiU6Gpds4o3PFVNQwbEuaPeafHvNNj",
+	"3ukx7/SYd3rMOz3mnR7zTo95p58x79QSXC/Zv+EScXZBhCkt3AnngFPlKmrlvYsyKkmCsPmJtEdAIl0Q",
+	"ZyLe6qd5+Ws1UBT4o+3KBBux/xp01i7Ni0r9WozGAEgkEiBlAnUg/NsA0bRYr+9S99hm37YU8K4IGbk9",
+	"3T5adpeiy6Y4X9eyFl7dPkLXtFHvhBTXpL3FqIU1e705Vtdi6rqFktbqXZdW2DhEbhtvWRf/H+rztrr4",
+	"QrxcezhJbH36FqnWj7adElErgC3dxlrJ6MbJ5YJrK0iOzMc3deF2J+LIY1ZbjKv1YmvA1aGwNlpo0lQZ",
+	"l63lQ2qit102tHBGDRcr5VPHrVO1WC9oqySOjnOYi7uWm8LHFlOb9tZYzbNyd81j5OAxcvAYOXiMHDxG",
+	"Dh4jB4+Rg8fIwWPk4CeNHGy/MfhuKdD77Q12ikR/4O7gmv/UMIuPdBhiYQ6kCBnPSwmZWiG3HnXH9tSz",
+	"66wPdsmSxEY05Bzobj0jvVroDSZB/593kwspZyEIAdEzZRqHnGk6hkTLM+N4Th5Vwb+JKrBn9zwqgp9F",
+	"EShWVBJlNTlV3uuuvMDv+aPy1fMfuGAWhONHgvo5CKrjyatnCQvP3+mqIm8yOBxpL0C9+A2LT/q8r31T",
+	"dy+vfsdirnFyEAbxCHw8mI2jfjiE/fgQB7NBOIoOYBz7uD8bhvvRIfhxgAezUXgQjSGI+3g42w8PI19b",
+	"l1evxVHKqGDcOdxEXn0k4lwnISIFjydCDkAJPeum+cP8q6NQWx/94jdcACdS6a13708/vj76Q396BDQC",
+	"7q7ocOYfjg9m/igYxFF4EI6GwWw/GivY++NwCKPB/jDqRzPd/JgsQEi8SJsKpT8ZBv80HynL5jkTmhkH",
+	"VZfOeftJRK8UeRFGhTcZDsfDm2Ycs1YYdvuo/y03zbgKf+u4sdNoTdDY3S5TsyC2im+3Cbt2EyvKjxiz",
+	"ey809f8qkFjgJAEhUUZrNUxe0B8VS9QEty5FVw376ehFcYSLvGTIigCUJjis5Z+8oN8bGaOi3Fbgd8df",
+	"/n5y0tN/XPdvflkDTiG5tzo0py5r1zUyHzXFwd3C7qXkuGN7I2e2yC3UhMjKFk6pYl3CbDWKI26u15+m",
+	"Xz1Mf5vJVkVXWRP+/OPr49fPn77JJdnvr3/7Pf/77csXrz+9zX+9ef9n/mcu+LbhyYZo3AoVjjxcIZC2",
+	"6aSUl41ydF0nGTJR8LJR1atZ+jbjVSXw+rEVay9IkhBG5Vy0VmxuWt/2vX069VKViDV2rbF8qyRskVIF",
+	"79QZubpwzaV3mba6PquxV+e+qiqpck2Dzht8uGX26ahIJrYXBiQkhnAZJmCO2Kqc+1JEPyyc5kfhi6v1",
+	"1QeMF06Z+ivENIREPa3sNio7a1Cbm1FsyZO1nmJzr7NrHKiK102oqmq+XvKN85KJyBZyFHA5Oxd3dETi",
+	"Mq/2yEMVJrIhEGXUbHDNob2E2Zyxc4VYrs/T1Ag1IYUFppmuZhZzlsnT/NPKdIpvNnJ4YVbUsa2FBmK0",
+	"2L+JJcJmDZDyezv25FMTZil88a2qnR/DHY9pp8e00zdOO92yfE1LMiWcZtlSbzZZivJmE51I7iCncADF",
+	"AMjcBAORs+vP3cxX1nz1W4vYtqjceoBDZx9i8+R9S7tambuxJSy/cGILhwztFKcTaiB3V3poDZep1U9y",
+	"hMq33FC68euqaKljSNmVqWIDxGJ9LOblnCUWQ2gHrnAoczeyipAyhkNzs+6qe8a69uGCUVj23jVedcki",
+	"ZTzf9z33Jt4ZkfNslp8eost1Iucv3ZGJNm5Vu6W1b1m5JW/hcW7c4mrN4XIveY2I26mytgQttVclqTi1",
+	"UutNUHeajUXVL9eZn4VULG1LG163VmfF9ClVTp22Cn9+k6lTt2EeQ60/ONRa02TlepQ+f2FLmBVqPfri",
+	"VkGgBpZXb/LPP803upvjcSpHUJhiaw3Br6Lil9ePBbgF4lvUVMu55Ptb7fIkq5RsMEYa4eu07F2oplkt",
+	"7JJRY+NqhKx5Yj7rRlhilAe2q4A5FLimpLYhXSJIOeir6ryON0tYeA5RKx2JlrPbc3puBFCqBN6gISwk",
+	"KrWaEmsdRGJ9/PAGfbbCePpe+q1+DoPDsJ3SDN3uZAZ35XM2LdDc5ESHzsuK4UImOEqpivw2xVQe99Sm",
+	"F4pLUR/msKdVHmewprZW785/mx+RYMpNSu8OBwfdcTiA7sFsOOoeRv2gux/7MMT92Tgc+N7dyk/LYtIU",
+	"L1km82rSRiHNfc6uai2uydJoPYbuf+LVz+tjPMw5303LvkJBjXMuTKVMonSUkq5OzMoYV5vDxEqesAWR",
+	"sEjl0ho3t9/NsqV/4OwNaTtK6nZ7ONzD3sptHK0IsqVEqHIamQl/rju3xkqaFShqO/vqoU4I2s7/KDFQ",
+	"OiEOE25Huhv3ftzieCvXpSi3ZJTc5IK3XqBv2m3hXJa6fsPFo3T/ftK9gfP+6NY4D46D/UkwngwPb43z",
+	"IN4P+10/Gh10D3Bw2B3DcNgdzPphEPkwjoeHd8S5I5lWg9z3JwNdFLGikLCleslGeVZUL/VHPffVY/XS",
+	"o0u9pnppOD4M/H61eqlfr14awAgfhONZEPXjIezjw9CfKfj34RD7YQCDeIQPnMomfxaEg2gEB/FYVzat",
+	"qV5qFhv14zEOwhEczAbRYezjYbgP/dk4CuIBHoUHMJ75Cgy8utgo5yt/1FJs1B9uWWzUP9zvVG+X21JY",
+	"3DygGHWTra2C1JUhD12B3n/YCnTH6/qxRehNA/D2dehulrfs777V6I8a4VEjPGqEf0WN8PBFq9X6lFuU",
+	"kHzZVL9ZpOG2KvP8qYsvb1tsua64cnMxZVvxZKNk8E4lgptKAm9TwrfFpKtEvjFAU9PCtSt5/+UK9dZn",
+	"PRvBlWbNRWk7PFD53W2L7sx9DBkncnmkmMpIoWeAOfCnmdTkPtO/XuUr/48/jxsn0L/AYj5jmEfoH38e",
+	"m7sU9y6CvdxXFnvXpdt8s+eEXqYIaJQyQqVAO5RJlGIuzcG7RBSJtV8FUkJSG3JC209aAmgW08CVE5tL",
+	"mbpVj1tcNjE1d0VMEQeZcQo61aSXljDa0bOxn3btvRQuzHABHOEyV3AOSw2hEnneHLAp0bRmyP/qHpkL",
+	"ELoWvu5Rfk9Fbgan5A/QdrB5o340D17OByuv+Ec7U3F+mpALOP2///v/TNEeUr8lCKl/7/aQGhl4V5BI",
+	"J5oQo8myh37XECIFn7JVQyygS6gAKogyJ7aYiYGzeo18Pgtzd3zMVk+hG+OQ0LMC3/rcZg5Yn7fMYhTy",
+	"ZSpZcTaKuXWzuFCyJUMjOidUfaSLMbNZQkIbwddHE6OnSWLrawTCHIpLPj8dvTCHRD+x5QAtH51QwzZi",
+	"/V4JpO/pJyagrhASdY3CQmKOU3t5ylmm1kE/QEScKElFLiBCMWcLRCSaLdH0DOie/q7LLoAneNlb4kUy",
+	"NZdbSCI1axe08MFFUSlZBHr64bXX8S6AC3socs/XofQUKE6JN/EGPb83MKVCc83/infhSgKnONkzVz6r",
+	"x2dtnPTB4FhhNz8w27Swd8RU7vuYFhb7FAm8FOhy/bXepoa34H1taL0hQj43MNnju0ECFy03CpvTjvOj",
+	"k9FOkF8a2ynuhA18v+TWrxnwZUni+WnB5XXxxTUcQT231NjNUNvO0CxvbwdWMn06M9rBEiWAhUSr4StO",
+	"MW4BsBW8HJ6Wa13MRnlzXL1e677vb3Gb/3Y36Zc3i7fcpt+8W/ym4w3N6G2dFlDuPcNRfknPTccbbdPk",
+	"NTVE/bI4/j7Xft7k85eOJ7LFAvOlpTJU3ChjYVNsh89EcRG78L6oPirsYkTyOSy7OJPzIne+kn/UQPae",
+	"4EzOgUqiaxCcO3BWCT8Kl+Ywei60vLCL384xuXTYxDP6xpBiwFwRK3JZRYY2A78dKdQODVs/enFpkDaf",
+	"Vo1fJIxuBUGe72rC8IoDIAlX0pxprsyBM7XWslLfTyJboLFrrjXOz1G8VJqgqATquOX+J8qYocIYl2iO",
+	"xRzliiqPFgltspbX3dTVMUo5xORqt5O3PKGFChRzxqVR5M12IpvlhaJae7QiEjAP5xVE1q/1WRCa/w62",
+	"vuSnieIjBek5LFcuKeNSG9gtkq2SDMxNZPdZNYP0ZVtwzKkghNF1QL3nxghqg+vFy6PnDkhP9S/9sB2G",
+	"NiItWXPvjdY+W3z43qiBbyrB3RPs1spw9wy7hNBzDclvIF8pIaWaQ7Ty8PxjfXOAEmbFJprY8pzS3nim",
+	"L2K/LI9MPdMmq06q7zal3hnkQq8m864rex5+KW5pmbFo+be9CEu85++RSE30bqpo6Aebm3yiSt4zTv6C",
+	"6GH017XrMnzWV/rX9FlaKoFcjxWPvtx0vLR1X6G5GU/ku39qO7A6qHKO7GXzVqjmXfi9Ezo1f03N5Vzu",
+	"5f2KVSao9Qr/XS323Cv7i+0GWqpVCaByqXhT721gq9cRLFImgYZL7cp8MaENEPIZi5YPZxtVbz63NFQN",
+	"pEiemXKRCncH3woGe/t6C5+7XvMlFvld7Ir3jH+oQSswJ7sfIU3w0sTE2iCwrUpky6LFzU1VghggXenx",
+	"IOxevvu+7D70B5sbvWJ8RqLIxDiH/uHmFhasY7IAllnoxlvIlZLYnzMaJ8REsIbBFkB+wMuE4eiYsTeY",
+	"n4FpN9oGI4V5/RYigo1N+M0FoaEjfWlR/aaWdrG4pYG/d12Q0s1KY/8j4EjonStWtW20+XvoKWXaRW6+",
+	"RJiKS+ACDf1hU//9toohPq8Lhpk6R23/6JLgwvxx95ZURZNrDtXtnO9glGwQVHf1J+/I1cOtGEYB9o7J",
+	"Vyyj30P5/6Y8EuTscb41lTvxtft4sm6YruK/tjutThRrK7/V6f7bOI/Nesn/3yz5WoHkWmO+ViK5wp5f",
+	"V0NfmvROmcR9rXpnwLqmr+Vk/51s+8sKr+Qc7j5dY+EzegHcMm956Vx5Qg+SzNj09gZmiPIoOY3Q1wwy",
+	"HavVFrmwdyWaFie0qIBCjNrosD6jwey0Q+90/gSuQoBI1C5/RvgCE50sRzOcYBrCajN/JVH8ZJZ+84Lx",
+	"72zsu8VX7YrTYdUfZORXRcoDCgDy723ml4j7t7HyL11aaZeK25s+e9cufT2Eme+q2DZL3+HFTcb+Ogm4",
+	"lslXmvy18o2fw+q/jfz6+Wz/Evrvbv5vwwm6U36Rk02mz8je0yrRtlhxfFQ1N9VruI3Ca4bd37Yk79EO",
+	"TtI53u21UWFbJx8aKf6ypc3R3Xy5+X8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -127,60 +128,102 @@ func newFixture(t *testing.T) fixture {
 	return fixture{k: &Keeper{Store: st, TTL: time.Hour, Now: func() time.Time { return *clock }}, st: st, m: m.ID, clock: clock}
 }
 
-func TestKeeperClaimCompleteReplay(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	h := RequestHash(op, []byte(`{"a":1}`))
-
-	replay, err := f.k.Claim(ctx, f.m, "key-1", "/payments", h)
-	require.NoError(t, err)
-	assert.Nil(t, replay, "first claim owns the key")
-
-	_, err = f.k.Claim(ctx, f.m, "key-1", "/payments", h)
-	assert.ErrorIs(t, err, ErrKeyInUse, "same request while the first still runs")
-
-	_, err = f.k.Claim(ctx, f.m, "key-1", "/payments", RequestHash(op, []byte(`{"a":2}`)))
-	assert.ErrorIs(t, err, ErrKeyReused, "different request with the key")
-
-	require.NoError(t, f.k.Complete(ctx, f.m, "key-1", 201, []byte(`{"ok":true}`)))
-	replay, err = f.k.Claim(ctx, f.m, "key-1", "/payments", RequestHash(op, []byte(`{ "a" : 1 }`)))
-	require.NoError(t, err)
-	require.NotNil(t, replay)
-	assert.Equal(t, 201, replay.Status)
-	assert.JSONEq(t, `{"ok":true}`, string(replay.Body))
-
-	_, err = f.k.Claim(ctx, f.m, "key-1", "/payments", RequestHash(op, []byte(`{"a":2}`)))
-	assert.ErrorIs(t, err, ErrKeyReused, "a completed key still refuses a different request")
+// run commits an effect guarded by g: a marker setting written in the same transaction as the
+// key, so a test can see whether the effect and the key committed together.
+func (f fixture) run(g *Guard, marker string, o Outcome, fail error) error {
+	return f.st.InTx(context.Background(), func(tx *store.Tx) error {
+		if err := g.Claim(tx); err != nil {
+			return err
+		}
+		if err := tx.InsertSetting(marker, "effect"); err != nil {
+			return err
+		}
+		if fail != nil {
+			return fail // the effect fails after its key was claimed: both roll back
+		}
+		return g.Seal(tx, o)
+	})
 }
 
-func TestKeeperReleaseLetsARetryRun(t *testing.T) {
+func (f fixture) req(key, body string) Request {
+	return Request{MerchantID: f.m, Key: key, Operation: "/payments", Hash: RequestHash(op, []byte(body))}
+}
+
+func TestGuardCommitsWithTheEffectAndReplays(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	h := RequestHash(op, []byte(`{"a":1}`))
-	replay, err := f.k.Claim(ctx, f.m, "k", "/payments", h)
-	require.NoError(t, err)
-	require.Nil(t, replay)
-	require.NoError(t, f.k.Release(ctx, f.m, "k"))
+	r := f.req("key-1", `{"a":1}`)
 
-	replay, err = f.k.Claim(ctx, f.m, "k", "/payments", RequestHash(op, []byte(`{"a":2}`)))
-	require.NoError(t, err, "a released key can be claimed again, even for another body")
-	assert.Nil(t, replay)
+	out, err := f.k.Lookup(ctx, r)
+	require.NoError(t, err)
+	assert.Nil(t, out, "a new key has nothing to replay")
+
+	require.NoError(t, f.run(f.k.Guard(r), "effect-1", Outcome{201, []byte(`{"ok":true}`)}, nil))
+
+	out, err = f.k.Lookup(ctx, f.req("key-1", `{ "a" : 1 }`))
+	require.NoError(t, err)
+	require.NotNil(t, out, "same request (reformatted) replays")
+	assert.Equal(t, 201, out.Status)
+	assert.JSONEq(t, `{"ok":true}`, string(out.Body))
+
+	_, err = f.k.Lookup(ctx, f.req("key-1", `{"a":2}`))
+	assert.ErrorIs(t, err, ErrKeyReused, "a different request with the key is refused")
+
+	err = f.run(f.k.Guard(r), "effect-2", Outcome{201, []byte(`{}`)}, nil)
+	assert.ErrorIs(t, err, ErrDuplicate, "a second effect under the key cannot commit")
+	_, err = f.st.Read(ctx).Setting("effect-2")
+	assert.ErrorIs(t, err, store.ErrNotFound, "the duplicate's effect rolled back with it")
+}
+
+func TestGuardLeavesNothingWhenTheEffectFails(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	r := f.req("k", `{"a":1}`)
+	boom := errors.New("database went away mid-transaction")
+	require.ErrorIs(t, f.run(f.k.Guard(r), "effect-1", Outcome{}, boom), boom)
+
+	out, err := f.k.Lookup(ctx, r)
+	require.NoError(t, err)
+	assert.Nil(t, out, "no key outlives a failed effect: the retry runs")
+	_, err = f.st.Read(ctx).Setting("effect-1")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	require.NoError(t, f.run(f.k.Guard(f.req("k", `{"a":2}`)), "effect-2", Outcome{201, []byte(`{}`)}, nil),
+		"after a failure the key is free, even for another body")
+}
+
+func TestRecordRefusalReplaysTheRefusalOrTheWinner(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	refusal := Outcome{409, []byte(`{"error":{}}`)}
+	got, err := f.k.RecordRefusal(ctx, f.req("r", `{}`), refusal)
+	require.NoError(t, err)
+	assert.Equal(t, refusal, got)
+	out, err := f.k.Lookup(ctx, f.req("r", `{}`))
+	require.NoError(t, err)
+	assert.Equal(t, &refusal, out, "the refusal replays")
+
+	// A key an effect committed first wins over a later refusal of the same request.
+	require.NoError(t, f.run(f.k.Guard(f.req("w", `{}`)), "effect", Outcome{201, []byte(`{"id":1}`)}, nil))
+	got, err = f.k.RecordRefusal(ctx, f.req("w", `{}`), refusal)
+	require.NoError(t, err)
+	assert.Equal(t, 201, got.Status)
 }
 
 func TestKeeperExpiredKeyIsClaimedAfresh(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	_, err := f.k.Claim(ctx, f.m, "k", "/payments", RequestHash(op, []byte(`{"a":1}`)))
-	require.NoError(t, err)
-	require.NoError(t, f.k.Complete(ctx, f.m, "k", 201, []byte(`{}`)))
+	require.NoError(t, f.run(f.k.Guard(f.req("k", `{"a":1}`)), "e1", Outcome{201, []byte(`{}`)}, nil))
 
 	*f.clock = f.clock.Add(time.Hour) // expiresAt == now: expired
-	replay, err := f.k.Claim(ctx, f.m, "k", "/payments", RequestHash(op, []byte(`{"a":2}`)))
+	out, err := f.k.Lookup(ctx, f.req("k", `{"a":2}`))
 	require.NoError(t, err)
-	assert.Nil(t, replay, "the expired key is reclaimed, not replayed")
-
-	_, err = f.k.Claim(ctx, f.m, "k", "/payments", RequestHash(op, []byte(`{"a":2}`)))
-	assert.ErrorIs(t, err, ErrKeyInUse)
+	assert.Nil(t, out, "an expired key is neither replayed nor a conflict")
+	require.NoError(t, f.run(f.k.Guard(f.req("k", `{"a":2}`)), "e2", Outcome{201, []byte(`{"b":2}`)}, nil))
+	out, err = f.k.Lookup(ctx, f.req("k", `{"a":2}`))
+	require.NoError(t, err)
+	require.NotNil(t, out)
+	assert.JSONEq(t, `{"b":2}`, string(out.Body))
 }
 
 func TestKeeperKeysAreScopedPerMerchant(t *testing.T) {
@@ -189,9 +232,10 @@ func TestKeeperKeysAreScopedPerMerchant(t *testing.T) {
 	other := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: "Other", ShortName: "Other", CreatedAt: *f.clock}
 	require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMerchant(other) }))
 
-	_, err := f.k.Claim(ctx, f.m, "shared", "/payments", RequestHash(op, []byte(`{"a":1}`)))
-	require.NoError(t, err)
-	replay, err := f.k.Claim(ctx, other.ID, "shared", "/payments", RequestHash(op, []byte(`{"a":2}`)))
+	require.NoError(t, f.run(f.k.Guard(f.req("shared", `{"a":1}`)), "e1", Outcome{201, []byte(`{}`)}, nil))
+	r := Request{MerchantID: other.ID, Key: "shared", Operation: "/payments", Hash: RequestHash(op, []byte(`{"a":2}`))}
+	out, err := f.k.Lookup(ctx, r)
 	require.NoError(t, err, "another merchant's identical key is independent")
-	assert.Nil(t, replay)
+	assert.Nil(t, out)
+	require.NoError(t, f.run(f.k.Guard(r), "e2", Outcome{201, []byte(`{}`)}, nil))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/domain"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 func TestExpectedAmountAsset(t *testing.T) {
@@ -99,9 +98,9 @@ func TestEffectiveQuoteStatus(t *testing.T) {
 	expiry := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		name   string
-		status string
+		status domain.QuoteStatus
 		now    time.Time
-		want   string
+		want   domain.QuoteStatus
 	}{
 		{"active before expiry stays active", "active", expiry.Add(-time.Nanosecond), "active"},
 		{"active at the expiry instant reads expired", "active", expiry, "expired"},
@@ -117,67 +116,4 @@ func TestEffectiveQuoteStatus(t *testing.T) {
 			assert.Equal(t, tc.status, q.Status, "the stored quote is not mutated")
 		})
 	}
-}
-
-func symbols(ts []domain.Token) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Symbol
-	}
-	return out
-}
-
-func TestSortTokens(t *testing.T) {
-	tok := func(sym, asset string) domain.Token {
-		return domain.Token{ID: sym + "/" + asset, Symbol: sym, AssetType: asset}
-	}
-	tests := []struct {
-		name string
-		in   []domain.Token
-		want []string
-	}{
-		{"empty", nil, []string{}},
-		{"native first even when its symbol sorts last", []domain.Token{tok("USDC", "erc20"), tok("ETH", "native"), tok("DAI", "erc20")},
-			[]string{"ETH", "DAI", "USDC"}},
-		{"native POL before AAVE", []domain.Token{tok("AAVE", "erc20"), tok("USDT", "erc20"), tok("POL", "native")},
-			[]string{"POL", "AAVE", "USDT"}},
-		{"erc20 by symbol", []domain.Token{tok("USDT", "erc20"), tok("USDC", "erc20"), tok("DAI", "erc20")},
-			[]string{"DAI", "USDC", "USDT"}},
-		{"already sorted", []domain.Token{tok("ETH", "native"), tok("USDC", "erc20"), tok("USDT", "erc20")},
-			[]string{"ETH", "USDC", "USDT"}},
-		{"several natives sort by symbol among themselves", []domain.Token{tok("USDC", "erc20"), tok("ZZZ", "native"), tok("AAA", "native")},
-			[]string{"AAA", "ZZZ", "USDC"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ts := append([]domain.Token(nil), tc.in...)
-			sortTokens(ts)
-			assert.Equal(t, tc.want, symbols(ts))
-		})
-	}
-}
-
-func TestSortTokensIsStableForEqualKeys(t *testing.T) {
-	ts := []domain.Token{{ID: "a", Symbol: "USDC", AssetType: "erc20"}, {ID: "b", Symbol: "USDC", AssetType: "erc20"}, {ID: "n", Symbol: "ETH", AssetType: "native"}}
-	sortTokens(ts)
-	assert.Equal(t, []string{"n", "a", "b"}, []string{ts[0].ID, ts[1].ID, ts[2].ID})
-}
-
-func TestTokensOnFiltersChainAndStatus(t *testing.T) {
-	base := domain.Chain{ID: 8453}
-	other := domain.Chain{ID: 1}
-	cat := domain.Catalog{Tokens: map[string]domain.Token{
-		"usdt":  {ID: "usdt", Chain: base, Symbol: "USDT", AssetType: "erc20", Status: "active"},
-		"eth":   {ID: "eth", Chain: base, Symbol: "ETH", AssetType: "native", Status: "active"},
-		"usdc":  {ID: "usdc", Chain: base, Symbol: "USDC", AssetType: "erc20", Status: "active"},
-		"dep":   {ID: "dep", Chain: base, Symbol: "OLD", AssetType: "erc20", Status: "deprecated"},
-		"blk":   {ID: "blk", Chain: base, Symbol: "BAD", AssetType: "erc20", Status: "blocked"},
-		"l1eth": {ID: "l1eth", Chain: other, Symbol: "ETH", AssetType: "native", Status: "active"},
-	}}
-	got := tokensOn(cat, 8453)
-	assert.Equal(t, []string{"ETH", "USDC", "USDT"}, symbols(got))
-	for _, tk := range got {
-		assert.Equal(t, int64(8453), tk.Chain.ID)
-	}
-	assert.Empty(t, tokensOn(cat, 137))
 }

@@ -47,14 +47,14 @@ func TestDocsPage(t *testing.T) {
 	assert.Contains(t, csp, "img-src 'self' data:;", "images (the bundle's Redocly logo) only from this origin")
 	assert.Contains(t, csp, "connect-src 'self';", "the spec only from this origin")
 	assert.Empty(t, externalURL.FindAllString(csp, -1), "the policy names no other host")
-	assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
+	assert.EqualValues(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
 
 	// The URL the page names serves the bundle, cacheable for a year.
 	js := getDocs(t, e, m[1])
 	require.Equal(t, http.StatusOK, js.Code)
 	assert.Equal(t, "application/javascript; charset=utf-8", js.Header().Get(echo.HeaderContentType))
 	assert.Equal(t, "public, max-age=31536000, immutable", js.Header().Get("Cache-Control"))
-	assert.Equal(t, "nosniff", js.Header().Get("X-Content-Type-Options"))
+	assert.EqualValues(t, "nosniff", js.Header().Get("X-Content-Type-Options"))
 	assert.True(t, bytes.Equal(redocJS, js.Body.Bytes()), "the embedded bundle, byte for byte")
 }
 

@@ -54,10 +54,13 @@ func classify(err error) *apiError {
 		httpErr    *echo.HTTPError
 		transition *domain.TransitionError
 		balance    *domain.InsufficientBalanceError
+		body       *bodyReadError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413
+		return body.apiError()
 	case errors.As(err, &invalid):
 		return invalidRequest(invalid.Code, invalid.Param, invalid.Error())
 	case errors.As(err, &reqErr):
@@ -110,6 +113,9 @@ func fromHTTPError(e *echo.HTTPError) *apiError {
 	return nil
 }
 
+// statusClientClosedRequest is nginx's status for a request whose client went away first.
+const statusClientClosedRequest = 499
+
 // errorHandler is Echo's HTTPErrorHandler: the one renderer of every non-2xx body.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
@@ -117,6 +123,15 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		ae := classify(err)
+		if (ae == nil || ae.Status >= 500) && clientGone(c) {
+			// Nobody is left to read an answer: not an internal error. 499 is nginx's "client
+			// closed request", for the access log; the body-less answer goes nowhere.
+			log.InfoContext(c.Request().Context(), "client disconnected", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+				"method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			_ = c.NoContent(statusClientClosedRequest)
+			return
+		}
 		if ae == nil || ae.Status >= 500 {
 			rid := c.Response().Header().Get(echo.HeaderXRequestID)
 			log.ErrorContext(c.Request().Context(), "internal error", "request_id", rid, "method", c.Request().Method,

@@ -38,7 +38,10 @@ type Deps struct {
 	Spec         *openapi3.T // the active shape's spec (validation)
 	SpecYAML     []byte      // the active shape's spec, served at GET /openapi.yaml
 	MaxBodyBytes string
-	Log          *slog.Logger
+	// BodyReadTimeout bounds the time a client may take to send a request body (408 after it);
+	// zero means 10 s. The server's ReadTimeout (30 s) caps it.
+	BodyReadTimeout time.Duration
+	Log             *slog.Logger
 }
 
 // New builds the Echo application.
@@ -56,6 +59,7 @@ func New(d Deps) (*echo.Echo, error) {
 		d.Log.Error("panic", "err", err, "stack", string(stack))
 		return err
 	}}))
+	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
 	e.Use(authenticate(d.Merchants))
 	e.Use(v.middleware)
@@ -79,10 +83,18 @@ func New(d Deps) (*echo.Echo, error) {
 	return e, nil
 }
 
+// httpServer is the net/http server of Serve. ReadTimeout caps a whole request; its body has
+// the tighter Deps.BodyReadTimeout (bodyReadDeadline). WriteTimeout runs from the end of the
+// request headers, so an error answering a body that never arrived is still written (and
+// bodyReadDeadline gives that answer a write deadline of its own).
+func httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+}
+
 // Serve runs the server on ln until ctx ends, then drains in-flight requests for up to grace.
 func Serve(ctx context.Context, e *echo.Echo, ln net.Listener, grace time.Duration, log *slog.Logger) error {
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := httpServer(e)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -57,6 +58,10 @@ func newValidator(doc *openapi3.T, shape settlement.Shape) (*validator, error) {
 func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
+		// Before the route: the idempotency middleware reads the key on any POST.
+		if err := checkIdempotencyKeyText(req); err != nil {
+			return err
+		}
 		route, params, err := v.router.FindRoute(req)
 		if err != nil {
 			// Not an API route (health, spec) or a method the route lacks: Echo's router answers,
@@ -64,6 +69,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if err := checkContentType(req, route); err != nil {
+			return err
+		}
+		if err := checkParamText(req, route, params); err != nil {
 			return err
 		}
 		if err := checkEmptyQuery(req, route); err != nil {
@@ -77,6 +85,11 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkSingleJSONValue(raw, route); err != nil {
 			return err
 		}
+		if route.Operation.RequestBody != nil && raw != nil {
+			if err := checkJSONText(raw); err != nil {
+				return err
+			}
+		}
 		if err := checkIntegerLiterals(raw, route); err != nil {
 			return err
 		}
@@ -85,7 +98,7 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 				// Defaults are the domain's job; kin-openapi would also overwrite an explicit null with one.
 				SkipSettingDefaults: true}}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
-			return err
+			return v.paymentAmountError(err, raw)
 		}
 		if raw != nil {
 			// Hand the generated binder the typed-schema form of what the active shape accepted.
@@ -107,6 +120,39 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// paymentAmountError refines the create-payment anyOf failure (a payment without an amount
+// within the limits; a deposit's amount is ignored) into the documented answer: parameter_missing
+// when no amount was sent, invalid_amount with the bounds when it is out of them.
+func (v *validator) paymentAmountError(err error, raw []byte) error {
+	var reqErr *openapi3filter.RequestError
+	var schemaErr *openapi3.SchemaError
+	if !errors.As(err, &reqErr) || reqErr.Input == nil || reqErr.Input.Route == nil ||
+		!strings.EqualFold(reqErr.Input.Route.Operation.OperationID, "createPayment") || !errors.As(reqErr.Err, &schemaErr) ||
+		schemaErr.SchemaField != "anyOf" || len(schemaErr.JSONPointer()) != 0 {
+		return err
+	}
+	var body struct {
+		Type   json.RawMessage `json:"type"`
+		Amount json.RawMessage `json:"amount"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return err
+	}
+	// kin-openapi reports the anyOf before the properties: name a bad type first.
+	if t := string(body.Type); t != "" && t != `"payment"` && t != `"deposit"` {
+		return invalidRequest(domain.CodeParameterInvalid, "type", "type: must be payment or deposit")
+	}
+	if len(body.Amount) == 0 || string(body.Amount) == "null" {
+		return invalidRequest(domain.CodeParameterMissing, "amount", "amount: required unless type is deposit")
+	}
+	if _, err := strconv.ParseInt(string(body.Amount), 10, 64); err != nil {
+		return invalidRequest(domain.CodeParameterInvalid, "amount", "amount: must be an integer number of cents")
+	}
+	l := v.shape.PaymentLimits()
+	return invalidRequest(domain.CodeInvalidAmount, "amount",
+		fmt.Sprintf("amount: must be between %d and %d cents", l.MinAmountCents, l.MaxAmountCents))
 }
 
 // checkContentType answers 415 when a body is sent in a media type the operation does not take.
@@ -146,7 +192,7 @@ func peekBody(req *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	vb, validated := req.Body.(interface{ ValidatedValue() any })
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req.Body) // a failure is the client's: 400, 408 or 413 (bodyReadError)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +201,55 @@ func peekBody(req *http.Request) ([]byte, error) {
 		req.Body = validatedBody{ReadCloser: req.Body, value: vb.ValidatedValue()}
 	}
 	return body, nil
+}
+
+// idempotencyKeyHeader is the header of DESIGN §4.
+const idempotencyKeyHeader = "Idempotency-Key"
+
+// checkIdempotencyKeyText refuses an Idempotency-Key on a POST that the database cannot store
+// as text (bytes that are not UTF-8, NUL), on any route: the idempotency middleware reads the key
+// of every authenticated POST, spec route or not. Spec routes further restrict the key to what
+// the spec's schema allows (1 to 255 printable ASCII characters), checked by openapi3filter.
+func checkIdempotencyKeyText(req *http.Request) error {
+	if req.Method != http.MethodPost {
+		return nil
+	}
+	for _, key := range req.Header.Values(idempotencyKeyHeader) {
+		if !utf8.ValidString(key) || strings.ContainsRune(key, 0) {
+			return invalidRequest(domain.CodeParameterInvalid, idempotencyKeyHeader, idempotencyKeyHeader+": "+textMessage)
+		}
+	}
+	return nil
+}
+
+// checkParamText refuses a parameter of the operation (query, header, path) whose value is not
+// UTF-8: openapi3filter measures and matches strings as text (an invalid byte reads as U+FFFD),
+// so `?search=%ff` would pass and reach the database, which cannot store or compare it.
+func checkParamText(req *http.Request, route *routers.Route, pathParams map[string]string) error {
+	q := req.URL.Query()
+	for _, ref := range route.Operation.Parameters {
+		p := ref.Value
+		if p == nil {
+			continue
+		}
+		var vals []string
+		switch p.In {
+		case openapi3.ParameterInQuery:
+			vals = q[p.Name]
+		case openapi3.ParameterInHeader:
+			vals = req.Header.Values(p.Name)
+		case openapi3.ParameterInPath:
+			if v, err := url.PathUnescape(pathParams[p.Name]); err == nil {
+				vals = []string{v}
+			}
+		}
+		for _, v := range vals {
+			if !utf8.ValidString(v) {
+				return invalidRequest(domain.CodeParameterInvalid, p.Name, p.Name+": "+textMessage)
+			}
+		}
+	}
+	return nil
 }
 
 // checkEmptyQuery rejects `?limit=` and the like. openapi3filter treats an empty query value as
@@ -199,8 +294,9 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		reason = schemaErr.Reason
 		switch schemaErr.SchemaField {
 		case "anyOf":
-			// The only anyOf in the contract: a payment (type omitted or "payment") needs an amount.
-			if e.Input != nil && e.Input.Route != nil && e.Input.Route.Operation.OperationID == "createPayment" && len(schemaErr.JSONPointer()) == 0 {
+			// The only anyOf in the contract: a payment (type omitted or "payment") needs an
+			// amount within the limits. paymentAmountError says which, with the body at hand.
+			if e.Input != nil && e.Input.Route != nil && strings.EqualFold(e.Input.Route.Operation.OperationID, "createPayment") && len(schemaErr.JSONPointer()) == 0 {
 				return invalidRequest(domain.CodeParameterMissing, "amount", "amount: required unless type is deposit")
 			}
 		case "required":

@@ -113,7 +113,7 @@ func TestValidationMiddlewareMapsErrors(t *testing.T) {
 		typeOverwrite string // expected error type when not invalid_request_error
 	}{
 		{"amount below minimum", http.MethodPost, paymentsPath, js, `{"amount":399,"currency":"USD","orderId":"o-1"}`,
-			400, "invalid_amount", "amount", "at least 400", ""},
+			400, "invalid_amount", "amount", "between 400 and 100000000", ""},
 		{"amount above maximum", http.MethodPost, paymentsPath, js, `{"amount":100000001,"currency":"USD","orderId":"o-1"}`,
 			400, "invalid_amount", "amount", "amount:", ""},
 		{"missing orderId", http.MethodPost, paymentsPath, js, `{"amount":1000,"currency":"USD"}`,
@@ -165,9 +165,9 @@ func TestValidationMiddlewareMapsErrors(t *testing.T) {
 			require.NotNil(t, ae, "request must be refused")
 			assert.False(t, reached, "the handler must not run")
 			assert.Equal(t, tc.status, ae.Status)
-			assert.Equal(t, tc.code, ae.Code)
+			assert.Equal(t, tc.code, string(ae.Code))
 			assert.Equal(t, tc.param, ae.Param)
-			assert.Equal(t, "invalid_request_error", ae.Type)
+			assert.EqualValues(t, "invalid_request_error", ae.Type)
 			assert.NotEmpty(t, ae.Message)
 			if tc.msgContains != "" {
 				assert.Contains(t, ae.Message, tc.msgContains)
@@ -239,7 +239,7 @@ func TestFromRequestErrorDirect(t *testing.T) {
 			ae := fromRequestError(tc.err)
 			require.NotNil(t, ae)
 			assert.Equal(t, tc.status, ae.Status)
-			assert.Equal(t, tc.code, ae.Code)
+			assert.Equal(t, tc.code, string(ae.Code))
 			assert.Equal(t, tc.param, ae.Param)
 			assert.Contains(t, ae.Message, tc.msg)
 			// classify reaches the same row, also through wrapping.
@@ -275,7 +275,7 @@ func TestValidationMiddlewareContentType(t *testing.T) {
 			require.NotNil(t, ae)
 			assert.False(t, reached)
 			assert.Equal(t, http.StatusUnsupportedMediaType, ae.Status)
-			assert.Equal(t, "unsupported_media_type", ae.Code)
+			assert.EqualValues(t, "unsupported_media_type", ae.Code)
 			assert.Equal(t, "Content-Type must be application/json.", ae.Message)
 		})
 	}
@@ -284,7 +284,7 @@ func TestValidationMiddlewareContentType(t *testing.T) {
 		require.NotNil(t, ae)
 		assert.False(t, reached)
 		assert.Equal(t, http.StatusBadRequest, ae.Status)
-		assert.Equal(t, "parameter_missing", ae.Code)
+		assert.EqualValues(t, "parameter_missing", ae.Code)
 	})
 	t.Run("GET ignores Content-Type", func(t *testing.T) {
 		ae, reached, _ := validate(t, v, http.MethodGet, paymentsPath, "text/plain", "")
@@ -295,10 +295,10 @@ func TestValidationMiddlewareContentType(t *testing.T) {
 
 func TestMissingPropertyAndJoinParam(t *testing.T) {
 	assert.Equal(t, "orderId", missingProperty(`property "orderId" is missing`))
-	assert.Equal(t, "", missingProperty(`no quotes here`))
-	assert.Equal(t, "", missingProperty(`unterminated "quote`))
-	assert.Equal(t, "", missingProperty(`""`))
-	assert.Equal(t, "name", joinParam("", "name"))
+	assert.EqualValues(t, "", missingProperty(`no quotes here`))
+	assert.EqualValues(t, "", missingProperty(`unterminated "quote`))
+	assert.EqualValues(t, "", missingProperty(`""`))
+	assert.EqualValues(t, "name", joinParam("", "name"))
 	assert.Equal(t, "parent.name", joinParam("parent", "name"))
 }
 
@@ -307,7 +307,8 @@ func TestClassify(t *testing.T) {
 		name      string
 		err       error
 		status    int
-		typ, code string
+		typ       errorType
+		code      domain.ErrorCode
 		param     string
 	}{
 		{"invalid api key", domain.ErrInvalidAPIKey, 401, "authentication_error", "invalid_api_key", ""},
@@ -315,13 +316,13 @@ func TestClassify(t *testing.T) {
 		{"withdrawals disabled", domain.ErrWithdrawalsOff, 403, "permission_error", "withdrawals_disabled", ""},
 		{"payment not found", domain.ErrPaymentNotFound, 404, "not_found_error", "payment_not_found", "paymentId"},
 		{"withdrawal not found", domain.ErrWithdrawalNotFound, 404, "not_found_error", "withdrawal_not_found", "withdrawalId"},
-		{"idempotency key in use", idempotency.ErrKeyInUse, 409, "idempotency_error", "idempotency_key_in_use", "Idempotency-Key"},
 		{"idempotency key reused", idempotency.ErrKeyReused, 409, "idempotency_error", "idempotency_key_reused", "Idempotency-Key"},
 		{"wrapped payment not found", fmt.Errorf("get: %w", domain.ErrPaymentNotFound), 404, "not_found_error", "payment_not_found", "paymentId"},
 		{"joined idempotency error", errors.Join(errors.New("x"), idempotency.ErrKeyReused), 409, "idempotency_error", "idempotency_key_reused", "Idempotency-Key"},
-		{"invalid input", domain.Invalid("insufficient_balance", "amountInCents", "too much"), 400, "invalid_request_error", "insufficient_balance", "amountInCents"},
-		{"wrapped invalid input", fmt.Errorf("tx: %w", domain.Invalid("chain_not_supported", "chainId", "nope")), 400, "invalid_request_error", "chain_not_supported", "chainId"},
-		{"state error", &domain.StateError{Entity: "payment", ID: "p1", State: "completed", Op: "settle"}, 409, "invalid_request_error", "invalid_state", ""},
+		{"invalid input", domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "too much"), 400, "invalid_request_error", "invalid_amount", "amountInCents"},
+		{"wrapped invalid input", fmt.Errorf("tx: %w", domain.Invalid(domain.CodeChainNotSupported, "chainId", "nope")), 400, "invalid_request_error", "chain_not_supported", "chainId"},
+		{"insufficient balance is a state refusal", fmt.Errorf("tx: %w", &domain.InsufficientBalanceError{RequestedCents: 500, AvailableCents: 100}), 409, "invalid_request_error", "insufficient_balance", "amountInCents"},
+		{"transition refused", &domain.TransitionError{Entity: "payment", ID: "p1", From: "completed", To: "completed"}, 409, "invalid_request_error", "invalid_state", ""},
 		{"echo 404", echo.ErrNotFound, 404, "not_found_error", "resource_not_found", ""},
 		{"echo 405", echo.ErrMethodNotAllowed, 405, "invalid_request_error", "method_not_allowed", ""},
 		{"echo 413", echo.ErrStatusRequestEntityTooLarge, 413, "invalid_request_error", "request_too_large", ""},
@@ -345,9 +346,13 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyMessages(t *testing.T) {
-	assert.Equal(t, "amountInCents: too much", classify(domain.Invalid("insufficient_balance", "amountInCents", "too much")).Message)
-	assert.Equal(t, "payment p1 is completed: cannot settle",
-		classify(&domain.StateError{Entity: "payment", ID: "p1", State: "completed", Op: "settle"}).Message)
+	assert.Equal(t, "amountInCents: too much", classify(domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "too much")).Message)
+	assert.Equal(t, "payment p1 is already completed",
+		classify(&domain.TransitionError{Entity: "payment", ID: "p1", From: "completed", To: "completed"}).Message)
+	assert.Equal(t, "withdrawal w1 cannot move from completed to cancelled",
+		classify(&domain.TransitionError{Entity: "withdrawal", ID: "w1", From: "completed", To: "cancelled"}).Message)
+	assert.Equal(t, "amountInCents 500 exceeds the available balance of 100 cents",
+		classify(&domain.InsufficientBalanceError{RequestedCents: 500, AvailableCents: 100}).Message)
 	assert.Equal(t, "bad input", classify(echo.NewHTTPError(http.StatusBadRequest, "bad input")).Message)
 	assert.Equal(t, "Gone", classify(echo.NewHTTPError(http.StatusGone, 42)).Message, "falls back to the status text")
 	own := &apiError{http.StatusTeapot, "t", "c", "m", "p"}

@@ -133,13 +133,13 @@ func TestPaymentWithoutReceipt(t *testing.T) {
 	q0 := quotes[0].(map[string]any)
 	assert.Equal(t, "eip155:8453", q0["chainId"])
 	assert.Equal(t, "290732729405729000", q0["expectedAmountAsset"], "expected amount is a string")
-	assert.Equal(t, "active", q0["status"])
+	assert.EqualValues(t, "active", q0["status"])
 	tok := q0["token"].(map[string]any)
 	assert.Equal(t, "eip155:8453", tok["chain"].(map[string]any)["chainId"])
 	q1 := quotes[1].(map[string]any)
 	assert.Equal(t, "eip155:56", q1["chainId"])
 	assert.Equal(t, "10100000000000000000", q1["expectedAmountAsset"])
-	assert.Equal(t, "expired", q1["status"])
+	assert.EqualValues(t, "expired", q1["status"])
 
 	// Exact digits: a bare JSON number, not a string and not a float64 rendering.
 	assert.Contains(t, raw, `"rateUsdAsset":3456.789012345678`)
@@ -173,7 +173,7 @@ func TestPaymentWithReceipt(t *testing.T) {
 	m, raw := toMap(t, Payment(p))
 	r, ok := m["receipt"].(map[string]any)
 	require.True(t, ok, raw)
-	assert.Equal(t, "manual", r["processedBy"])
+	assert.EqualValues(t, "manual", r["processedBy"])
 	assert.Equal(t, "10100000000000000000", r["settledAmountAsset"])
 	assert.Equal(t, "10.10", r["settledAmountUsd"], "USD to two places")
 	assert.Equal(t, "eip155:56", r["settledChain"].(map[string]any)["chainId"])
@@ -209,7 +209,7 @@ func TestChainRendering(t *testing.T) {
 	assert.Equal(t, int32(18), c.NativeDecimals)
 }
 
-func sampleWithdrawal(status string) domain.Withdrawal {
+func sampleWithdrawal(status domain.WithdrawalStatus) domain.Withdrawal {
 	return domain.Withdrawal{ID: uuid.MustParse("01970000-0000-7000-8000-0000000000cc"),
 		MerchantID: uuid.MustParse("01970000-0000-7000-8000-0000000000bb"), AmountInCents: 5000, Chain: baseNet,
 		Token: ethBase, RecipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94", Status: status, Currency: "USD",
@@ -225,7 +225,7 @@ func TestWithdrawalRendering(t *testing.T) {
 		assert.Contains(t, raw, `"receipt":null`)
 		assert.NotContains(t, raw, "leftover")
 		assert.Equal(t, "eip155:8453", m["chainId"])
-		assert.Equal(t, "pending", m["status"])
+		assert.EqualValues(t, "pending", m["status"])
 		assert.EqualValues(t, 5000, m["amountInCents"])
 		_, hasOrder := m["orderId"]
 		assert.False(t, hasOrder, "optional orderId is omitted when unset")
@@ -241,8 +241,8 @@ func TestWithdrawalRendering(t *testing.T) {
 		_, raw := toMap(t, Withdrawal(sampleWithdrawal("failed")))
 		assert.Contains(t, raw, `"errorMessage":null`)
 	})
-	for _, st := range []string{"processing", "completed", "cancelled"} {
-		t.Run(st+": errorMessage hidden", func(t *testing.T) {
+	for _, st := range []domain.WithdrawalStatus{"processing", "completed", "cancelled"} {
+		t.Run(string(st)+": errorMessage hidden", func(t *testing.T) {
 			w := sampleWithdrawal(st)
 			w.ErrorMessage = ptr("stale")
 			_, raw := toMap(t, Withdrawal(w))
@@ -264,7 +264,7 @@ func TestWithdrawalRendering(t *testing.T) {
 		assert.Equal(t, "5.00", r["settledAmountUsd"])
 		assert.Equal(t, "1446429036352191", r["settledAmountAsset"])
 		assert.Equal(t, "0.000021", r["txTotalCost"])
-		assert.Equal(t, "cron", r["processedBy"])
+		assert.EqualValues(t, "cron", r["processedBy"])
 		assert.Equal(t, "eip155:8453", r["settledChain"].(map[string]any)["chainId"])
 		assert.Equal(t, "wd-1", m["orderId"])
 		assert.Nil(t, m["errorMessage"])

@@ -89,7 +89,8 @@ func createMerchant(t *testing.T, st *store.Store, name, shortName string) domai
 
 // paymentSpec describes one fixture payment; zero fields get defaults.
 type paymentSpec struct {
-	Type, Status string
+	Type         domain.PaymentType
+	Status       domain.PaymentStatus
 	Amount       int64
 	CreatedAt    time.Time
 	Address      string // lowercase 0x+40 hex; derived from the derivation index when empty
@@ -113,7 +114,7 @@ func insertPayment(t *testing.T, st *store.Store, cat domain.Catalog, m domain.M
 		AmountDueCents: s.Amount, AmountMerchantNetCents: s.Amount * 99 / 100, Currency: "USD", Status: s.Status,
 		OrderID: ptr("order-" + s.CreatedAt.Format("150405.000000")), CustomerRefID: ptr("customer-1"),
 		RedirectURL: ptr("https://shop.example.test/done"), CustomMetadata: ptr(`{"cart":42}`),
-		ExpiresAt: s.CreatedAt.Add(24 * time.Hour), CreatedAt: s.CreatedAt, UpdatedAt: s.CreatedAt}
+		ExpiresAt: s.CreatedAt.Add(24 * time.Hour), CreatedAt: s.CreatedAt, UpdatedAt: s.CreatedAt, Version: 1}
 	sum := sha256.Sum256(p.ID[:])
 	p.SecretHash = sum[:]
 	if !s.NoQuotes {
@@ -152,7 +153,14 @@ func settle(t *testing.T, st *store.Store, p domain.Payment, txHash, sender stri
 	t.Helper()
 	require.NotEmpty(t, p.Quotes)
 	q := p.Quotes[0]
-	p.Status = "completed"
+	before := p
+	p.Quotes = append([]domain.Quote(nil), p.Quotes...)
+	for i := range p.Quotes {
+		p.Quotes[i].Status = domain.QuoteExpired
+	}
+	p.Quotes[0].Status = domain.QuoteUsed
+	p.Status = domain.PaymentCompleted
+	p.Version = before.Version + 1
 	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = ptr(int64(150)), ptr(p.AmountInCents/100), ptr(int64(0))
 	at := p.CreatedAt.Add(5 * time.Minute)
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token,
@@ -160,7 +168,8 @@ func settle(t *testing.T, st *store.Store, p domain.Payment, txHash, sender stri
 		TxBlockNumber: ptr(int64(19_000_000)), TxTimestamp: ptr(at), TxSenderAddress: ptr(sender),
 		TxTotalCost: ptr(dec(t, bigAmount)), ProcessedBy: ptr("manual"), Confirmations: 12, RequiredConfirmations: 12,
 		CreatedAt: at}
-	require.NoError(t, st.InTx(context.Background(), func(tx *store.Tx) error { return tx.SettlePayment(p, q.ID, at) }))
+	p.UpdatedAt = at
+	require.NoError(t, st.InTx(context.Background(), func(tx *store.Tx) error { return tx.SavePaymentChange(before, p) }))
 	return p
 }
 

@@ -64,7 +64,7 @@ func (t *Tx) insertPaymentReceipt(paymentID uuid.UUID, r domain.PaymentReceipt) 
 func (t *Tx) LockWithdrawal(id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
 	q := t.db
 	if t.dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		q = q.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
 	}
 	var row withdrawalRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {

@@ -161,7 +161,7 @@ func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog) (domain.Pa
 func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
 	q := t.db
 	if t.dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		q = q.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
 	}
 	var row paymentRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {

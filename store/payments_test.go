@@ -50,10 +50,11 @@ func TestInsertAndGetPayment(t *testing.T) {
 		settled := settle(t, st, want, "0x"+strings.Repeat("ab", 32), "0x"+strings.Repeat("cd", 20))
 		got, err = st.Read(ctx).GetPayment(acme.ID, want.ID, cat)
 		require.NoError(t, err)
-		assert.Equal(t, "completed", got.Status)
+		assert.Equal(t, domain.PaymentCompleted, got.Status)
+		assert.Equal(t, int64(2), got.Version)
 		assert.Equal(t, settled.MerchantFeeCents, got.MerchantFeeCents)
 		assert.Equal(t, settled.ConvenienceFeeCents, got.ConvenienceFeeCents)
-		assert.Equal(t, []string{"used", "expired"}, []string{got.Quotes[0].Status, got.Quotes[1].Status})
+		assert.Equal(t, []domain.QuoteStatus{domain.QuoteUsed, domain.QuoteExpired}, []domain.QuoteStatus{got.Quotes[0].Status, got.Quotes[1].Status})
 		require.NotNil(t, got.Receipt)
 		assert.Equal(t, want.Quotes[0].ID, got.Receipt.QuoteID)
 		assert.Equal(t, want.Quotes[0].Token, got.Receipt.Token)
@@ -65,13 +66,13 @@ func TestInsertAndGetPayment(t *testing.T) {
 			assert.Equal(t, bigAmount, got.Receipt.TxTotalCost.String())
 		}
 		assert.Nil(t, got.Receipt.TxGasUsed)
-		err = st.InTx(ctx, func(tx *store.Tx) error { return tx.SettlePayment(settled, want.Quotes[0].ID, t0) })
-		assert.ErrorIs(t, err, store.ErrConflict, "a completed payment cannot be settled again")
+		err = st.InTx(ctx, func(tx *store.Tx) error { return tx.SavePaymentChange(want, settled) })
+		assert.ErrorIs(t, err, store.ErrConflict, "a change made from a stale version is refused (no lost update)")
 
 		locked, err := lockPayment(st, want.ID, cat)
 		require.NoError(t, err)
 		assert.Equal(t, acme.ID, locked.Merchant.ID)
-		assert.Equal(t, "completed", locked.Status)
+		assert.Equal(t, domain.PaymentCompleted, locked.Status)
 	})
 }
 

@@ -124,9 +124,9 @@ func TestSearchAndListUseIndexes(t *testing.T) {
 			glob := createMerchant(t, st, "Globex", "globex")
 
 			var acmeP []domain.Payment
-			statuses := []string{"pending", "completed", "expired", "failed"}
+			statuses := []domain.PaymentStatus{"pending", "completed", "expired", "failed"}
 			for i := range 200 {
-				s := paymentSpec{Type: []string{"payment", "deposit"}[i%2], Status: statuses[i%len(statuses)],
+				s := paymentSpec{Type: []domain.PaymentType{"payment", "deposit"}[i%2], Status: statuses[i%len(statuses)],
 					Amount: int64(100 + i*37%5000), CreatedAt: t0.Add(time.Duration(i) * time.Minute),
 					Address: fmt.Sprintf("0x%02x%038x", i%256, i)}
 				if s.Status == "completed" {

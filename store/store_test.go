@@ -33,8 +33,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 
 			st := openStore(t, url)
 			require.NoError(t, st.Migrate(ctx, log))
-			assert.Equal(t, 2, strings.Count(logs.String(), "migration applied"),
-				"a fresh database gets the schema and the seed: %s", logs.String())
+			assert.Equal(t, 3, strings.Count(logs.String(), "migration applied"),
+				"a fresh database gets the schema, the seed and the lifecycle tables: %s", logs.String())
 			before := loadCatalog(t, st)
 
 			logs.Reset()
@@ -106,7 +106,7 @@ func TestSeededCatalogue(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, chainByID[chainID], tk.Chain, "token %s carries its chain", tk.ID)
 			assert.Regexp(t, contractRE, tk.ContractAddress, "token %s contract address", tk.ID)
-			assert.Equal(t, "active", tk.Status)
+			assert.EqualValues(t, "active", tk.Status)
 			assert.NotEmpty(t, tk.MarketAPIID)
 			switch tk.AssetType {
 			case "native":
@@ -114,13 +114,13 @@ func TestSeededCatalogue(t *testing.T) {
 				assert.Empty(t, m[2], "native token %s must use the slip44:60 form", tk.ID)
 				assert.Equal(t, store.NativeTokenID(chainID), tk.ID)
 				assert.Equal(t, "0x0000000000000000000000000000000000000000", tk.ContractAddress)
-				assert.Equal(t, "volatile", tk.Type)
+				assert.EqualValues(t, "volatile", tk.Type)
 				assert.EqualValues(t, 18, tk.Decimals)
 				assert.Equal(t, tk.Chain.NativeSymbol, tk.Symbol)
 			case "erc20":
 				assert.Equal(t, tk.ContractAddress, m[2], "erc20 token id embeds its contract")
 				assert.Equal(t, store.ERC20TokenID(chainID, tk.ContractAddress), tk.ID)
-				assert.Equal(t, "stablecoin", tk.Type)
+				assert.EqualValues(t, "stablecoin", tk.Type)
 				if stables[chainID] == nil {
 					stables[chainID] = map[string]domain.Token{}
 				}
@@ -144,7 +144,7 @@ func TestSeededCatalogue(t *testing.T) {
 			usdt, ok := stables[id]["USDT"]
 			assert.Equal(t, !c.IsTestnet, ok, "USDT is seeded on mainnets only (chain %d)", id)
 			if ok {
-				assert.Equal(t, "tether", usdt.MarketAPIID)
+				assert.EqualValues(t, "tether", usdt.MarketAPIID)
 				assert.EqualValues(t, map[bool]int32{true: 18, false: 6}[id == 56], usdt.Decimals, "USDT decimals on chain %d", id)
 			}
 		}
@@ -357,9 +357,10 @@ func TestIdempotencyKeys(t *testing.T) {
 			return store.IdempotencyRecord{MerchantID: m, Key: key, Operation: "create_payment", RequestHash: h[:],
 				ExpiresAt: now.Add(ttl)}
 		}
-		claim := func(r store.IdempotencyRecord) error {
-			return st.InTx(ctx, func(tx *store.Tx) error { return tx.ClaimIdempotencyKey(r, now) })
+		claimAt := func(r store.IdempotencyRecord, at time.Time) error {
+			return st.InTx(ctx, func(tx *store.Tx) error { return tx.ClaimIdempotencyKey(r, at) })
 		}
+		claim := func(r store.IdempotencyRecord) error { return claimAt(r, now) }
 		get := func(m uuid.UUID, key string) (store.IdempotencyRecord, error) {
 			return st.Read(ctx).GetIdempotencyKey(m, key)
 		}
@@ -371,54 +372,59 @@ func TestIdempotencyKeys(t *testing.T) {
 
 		got, err := get(a.ID, "key-1")
 		require.NoError(t, err)
-		assert.Equal(t, store.IdemInProgress, got.State)
 		assert.Equal(t, r1.Operation, got.Operation)
 		assert.Equal(t, r1.RequestHash, got.RequestHash)
 		assert.Zero(t, got.StatusCode)
 		assert.Empty(t, got.ResponseBody)
 		assert.True(t, r1.ExpiresAt.Equal(got.ExpiresAt), "expires_at %s != %s", got.ExpiresAt, r1.ExpiresAt)
 
+		// Claim and seal in one transaction: the outcome commits with the key.
 		body := []byte(`{"id":"x","amount":1000}` + "\x00\xff") // arbitrary bytes survive
+		r3 := rec(a.ID, "key-3", time.Hour)
 		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
-			return tx.CompleteIdempotencyKey(a.ID, "key-1", 201, body)
+			if err := tx.ClaimIdempotencyKey(r3, now); err != nil {
+				return err
+			}
+			return tx.SealIdempotencyKey(a.ID, "key-3", 201, body)
 		}))
-		got, err = get(a.ID, "key-1")
+		got, err = get(a.ID, "key-3")
 		require.NoError(t, err)
-		assert.Equal(t, store.IdemDone, got.State)
 		assert.Equal(t, 201, got.StatusCode)
 		assert.Equal(t, body, got.ResponseBody)
-		other, err := get(b.ID, "key-1")
-		require.NoError(t, err)
-		assert.Equal(t, store.IdemInProgress, other.State, "completing a's key leaves b's alone")
 
-		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseIdempotencyKey(b.ID, "key-1") }))
-		_, err = get(b.ID, "key-1")
-		assert.ErrorIs(t, err, store.ErrNotFound, "released")
-		_, err = get(a.ID, "key-1")
-		assert.NoError(t, err, "releasing b's key leaves a's alone")
-		require.NoError(t, claim(rec(b.ID, "key-1", time.Hour)), "a released key can be claimed again")
+		// A claim rolled back with its transaction leaves nothing behind.
+		boom := errors.New("effect failed")
+		err = st.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.ClaimIdempotencyKey(rec(a.ID, "key-4", time.Hour), now); err != nil {
+				return err
+			}
+			return boom
+		})
+		require.ErrorIs(t, err, boom)
+		_, err = get(a.ID, "key-4")
+		assert.ErrorIs(t, err, store.ErrNotFound, "no key outlives its rolled-back transaction")
 
-		// Expiry: only an expired record is deleted.
+		// Expiry: a claim replaces an expired row of the same key, and only an expired one.
 		r2 := rec(a.ID, "key-2", time.Hour)
 		require.NoError(t, claim(r2))
-		deleteExpired := func(m uuid.UUID, key string, at time.Time) {
-			t.Helper()
-			require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteExpiredIdempotencyKey(m, key, at) }))
-		}
-		deleteExpired(a.ID, "key-2", now)
-		deleteExpired(a.ID, "key-2", r2.ExpiresAt.Add(-time.Microsecond))
-		_, err = get(a.ID, "key-2")
-		require.NoError(t, err, "not yet expired: kept")
-		deleteExpired(a.ID, "key-1", now.Add(time.Hour))
-		_, err = get(a.ID, "key-1")
-		require.NoError(t, err, "key-1 lives 24h: kept")
+		assert.ErrorIs(t, claimAt(r2, r2.ExpiresAt.Add(-time.Microsecond)), store.ErrConflict, "not yet expired: kept")
+		fresh := rec(a.ID, "key-2", 2*time.Hour)
+		require.NoError(t, claimAt(fresh, r2.ExpiresAt), "expired at exactly expires_at: claimed afresh")
+		got, err = get(a.ID, "key-2")
+		require.NoError(t, err)
+		assert.True(t, fresh.ExpiresAt.Equal(got.ExpiresAt))
 
-		deleteExpired(a.ID, "key-2", r2.ExpiresAt)
-		_, err = get(a.ID, "key-2")
-		assert.ErrorIs(t, err, store.ErrNotFound, "expired at exactly expires_at: deleted")
+		n, err := purge(st, now.Add(time.Hour))
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, n, "key-3 (1h) expired; key-1 (24h) and key-2 (renewed) kept")
+		_, err = get(a.ID, "key-3")
+		assert.ErrorIs(t, err, store.ErrNotFound)
 		_, err = get(a.ID, "key-1")
-		require.NoError(t, err, "only the named key is deleted")
-		deleteExpired(a.ID, "no-such-key", now.Add(100*time.Hour))
-		require.NoError(t, claim(r2), "an expired key can be claimed afresh")
+		require.NoError(t, err)
 	})
+}
+
+func purge(st *store.Store, at time.Time) (n int64, err error) {
+	err = st.InTx(context.Background(), func(tx *store.Tx) error { n, err = tx.PurgeExpiredIdempotencyKeys(at); return err })
+	return n, err
 }

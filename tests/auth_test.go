@@ -26,8 +26,8 @@ func TestAuthentication(t *testing.T) {
 				r := e.do(rt.method, rt.path, key, body)
 				require.Equal(t, 401, r.Status, "%s %s key=%q", rt.method, rt.path, key)
 				code, typ, _ := r.errorFields(t)
-				assert.Equal(t, "invalid_api_key", code)
-				assert.Equal(t, "authentication_error", typ)
+				assert.EqualValues(t, "invalid_api_key", code)
+				assert.EqualValues(t, "authentication_error", typ)
 			}
 		}
 		// The header name is case-insensitive.
@@ -86,7 +86,7 @@ func TestChainsAndPlumbing(t *testing.T) {
 		r = e.do(http.MethodGet, "/v1/nope", "", nil)
 		require.Equal(t, 404, r.Status)
 		code, _, _ := r.errorFields(t)
-		assert.Equal(t, "resource_not_found", code)
+		assert.EqualValues(t, "resource_not_found", code)
 		r = e.do(http.MethodDelete, chainsPath, "", nil)
 		require.Equal(t, 405, r.Status)
 		assert.NotEmpty(t, r.Header.Get("Allow"))

@@ -33,7 +33,7 @@ func TestIdempotentCreatePayment(t *testing.T) {
 		// Same key, same body (keys reordered, whitespace differs): the same response, replayed.
 		again := e.do(http.MethodPost, paymentsPath, m.SecretKey, `{ "orderId":"order-1", "currency":"USD", "amount":1234 }`, "Idempotency-Key", "k-1")
 		require.Equal(t, 201, again.Status)
-		assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+		assert.EqualValues(t, "true", again.Header.Get("Idempotent-Replayed"))
 		assert.JSONEq(t, string(first.Body), string(again.Body))
 		assert.EqualValues(t, 1, e.countPayments())
 
@@ -41,8 +41,8 @@ func TestIdempotentCreatePayment(t *testing.T) {
 		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(9999), "Idempotency-Key", "k-1")
 		require.Equal(t, 409, r.Status)
 		code, typ, _ := r.errorFields(t)
-		assert.Equal(t, "idempotency_key_reused", code)
-		assert.Equal(t, "idempotency_error", typ)
+		assert.EqualValues(t, "idempotency_key_reused", code)
+		assert.EqualValues(t, "idempotency_error", typ)
 		assert.EqualValues(t, 1, e.countPayments())
 
 		// Keys are scoped to the merchant: another merchant may use the same key.
@@ -86,7 +86,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 				ids = append(ids, r.JSON(t)["paymentId"].(string))
 			case 409:
 				code, _, _ := r.errorFields(t)
-				assert.Equal(t, "idempotency_key_in_use", code)
+				assert.EqualValues(t, "idempotency_key_in_use", code)
 			default:
 				t.Fatalf("unexpected %d: %s", r.Status, r.Body)
 			}
@@ -99,7 +99,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 		// After the race, the key replays.
 		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(2000), "Idempotency-Key", "race")
 		require.Equal(t, 201, r.Status)
-		assert.Equal(t, "true", r.Header.Get("Idempotent-Replayed"))
+		assert.EqualValues(t, "true", r.Header.Get("Idempotent-Replayed"))
 	})
 }
 
@@ -112,7 +112,7 @@ func TestIdempotentCreateWithdrawal(t *testing.T) {
 		require.Equal(t, 201, first.Status)
 		again := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(300), "Idempotency-Key", "w-1")
 		require.Equal(t, 201, again.Status)
-		assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+		assert.EqualValues(t, "true", again.Header.Get("Idempotent-Replayed"))
 		assert.JSONEq(t, string(first.Body), string(again.Body))
 		assert.Equal(t, start-300, e.balance(m.Merchant.ID), "a retried withdrawal is paid once")
 		// The same key on the other create operation is a different request.

@@ -42,10 +42,10 @@ func TestCreatePaymentAmountBounds(t *testing.T) {
 				continue
 			}
 			require.NotNil(t, res.JSON400)
-			assert.Equal(t, "invalid_amount", res.JSON400.Error.Code)
-			assert.Equal(t, "invalid_request_error", res.JSON400.Error.Type)
+			assert.EqualValues(t, "invalid_amount", res.JSON400.Error.Code)
+			assert.EqualValues(t, "invalid_request_error", res.JSON400.Error.Type)
 			require.NotNil(t, res.JSON400.Error.Param)
-			assert.Equal(t, "amount", *res.JSON400.Error.Param)
+			assert.EqualValues(t, "amount", *res.JSON400.Error.Param)
 		}
 	})
 }
@@ -74,7 +74,7 @@ func TestCreatePaymentFieldLimits(t *testing.T) {
 			}
 			require.Equal(t, 400, r.Status, "%s=%.20v: %s", c.field, c.value, r.Body)
 			code, _, param := r.errorFields(t)
-			assert.Equal(t, "parameter_invalid", code, c.field)
+			assert.EqualValues(t, "parameter_invalid", code, c.field)
 			assert.Equal(t, c.field, param)
 		}
 		// Missing required fields name themselves.
@@ -84,7 +84,7 @@ func TestCreatePaymentFieldLimits(t *testing.T) {
 			r := e.do(http.MethodPost, paymentsPath, key, body)
 			require.Equal(t, 400, r.Status)
 			code, _, param := r.errorFields(t)
-			assert.Equal(t, "parameter_missing", code)
+			assert.EqualValues(t, "parameter_missing", code)
 			assert.Equal(t, missing, param)
 		}
 		r := e.do(http.MethodPost, paymentsPath, key, map[string]any{"currency": "USD", "orderId": "o"})
@@ -105,7 +105,7 @@ func TestCreatePaymentShape(t *testing.T) {
 		assert.Equal(t, id, res["paymentId"])
 		secret := res["secret"].(string)
 		assert.Equal(t, "https://pay.example.test/pay/"+id+"#secret="+secret, res["paymentUrl"], "secret travels in the fragment")
-		assert.Equal(t, "pending", p["status"])
+		assert.EqualValues(t, "pending", p["status"])
 		assert.Nil(t, p["receipt"])
 		assert.Equal(t, m.Merchant.ID.String(), p["merchantId"])
 		assert.Equal(t, "Acme Coffee", p["merchantShortName"])
@@ -134,7 +134,7 @@ func TestCreatePaymentShape(t *testing.T) {
 			want, err := payments.ExpectedAmountAsset(due, rate, int32(tok["decimals"].(float64)))
 			require.NoError(t, err)
 			assert.Equal(t, want.String(), q["expectedAmountAsset"])
-			assert.Equal(t, "active", q["status"])
+			assert.EqualValues(t, "active", q["status"])
 		}
 		assert.EqualValues(t, cheapest, p["amountDueCents"], "provisional amount due is the cheapest quote's")
 		assert.True(t, seen["eip155:1/USDC"] && seen["eip155:8453/ETH"] && seen["eip155:56/USDT"], "one quote per chain and token: %v", seen)
@@ -159,8 +159,8 @@ func TestDeposits(t *testing.T) {
 		r := e.do(http.MethodPost, paymentsPath, off.SecretKey, map[string]any{"type": "deposit", "currency": "USD", "orderId": "d1"})
 		require.Equal(t, 403, r.Status)
 		code, typ, _ := r.errorFields(t)
-		assert.Equal(t, "deposits_disabled", code)
-		assert.Equal(t, "permission_error", typ)
+		assert.EqualValues(t, "deposits_disabled", code)
+		assert.EqualValues(t, "permission_error", typ)
 
 		on := e.merchant(merchantOpts{deposits: true, name: "Deposits"})
 		dep := func(ref string) map[string]any {
@@ -177,7 +177,7 @@ func TestDeposits(t *testing.T) {
 		assert.NotEqual(t, addr(a1), addr(anon))
 		assert.Nil(t, a1["depositAddress"].(map[string]any)["paymentId"], "a shared address belongs to no single payment")
 		assert.Equal(t, anon["id"], anon["depositAddress"].(map[string]any)["paymentId"])
-		assert.Equal(t, "deposit", a1["type"])
+		assert.EqualValues(t, "deposit", a1["type"])
 		assert.EqualValues(t, 0, a1["amountInCents"])
 		for _, q := range a1["quotes"].([]any) {
 			assert.Nil(t, q.(map[string]any)["amountDueCents"], "a deposit's quotes have no fixed amount")
@@ -214,8 +214,8 @@ func TestGetPaymentAndIsolation(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 404, r.StatusCode(), pid)
 			require.NotNil(t, r.JSON404)
-			assert.Equal(t, "payment_not_found", r.JSON404.Error.Code)
-			assert.Equal(t, "not_found_error", r.JSON404.Error.Type)
+			assert.EqualValues(t, "payment_not_found", r.JSON404.Error.Code)
+			assert.EqualValues(t, "not_found_error", r.JSON404.Error.Type)
 		}
 		list, err := b.ListPaymentsWithResponse(ctx, &client.ListPaymentsParams{})
 		require.NoError(t, err)
@@ -236,7 +236,7 @@ func TestListPayments(t *testing.T) {
 		dep := e.createPayment(m.SecretKey, map[string]any{"type": "deposit", "currency": "USD", "orderId": "d"})
 		depAddr := dep["payment"].(map[string]any)["depositAddress"].(map[string]any)["address"].(string)
 		txHash := "0x" + strings.Repeat("ab", 32)
-		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(ids[1]), TxHash: txHash})
+		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(ids[1]), TxHash: txHash}, nil)
 		require.NoError(t, err)
 
 		api := e.api(m.SecretKey)
@@ -310,7 +310,7 @@ func TestListPayments(t *testing.T) {
 			r := e.do(http.MethodGet, paymentsPath+bad, m.SecretKey, nil)
 			require.Equal(t, 400, r.Status, bad)
 			code, _, param := r.errorFields(t)
-			assert.Equal(t, "parameter_invalid", code, bad)
+			assert.EqualValues(t, "parameter_invalid", code, bad)
 			assert.NotEmpty(t, param, bad)
 		}
 		for _, good := range []string{"?limit=1", "?limit=1000", "?offset=0"} {
@@ -325,9 +325,9 @@ func TestSettleCompletesPaymentAndCreditsBalance(t *testing.T) {
 		m := e.merchant(merchantOpts{withdrawals: true})
 		id := uuid.MustParse(e.createPayment(m.SecretKey, payment(10050))["paymentId"].(string))
 		tx := "0x" + strings.Repeat("0c", 32)
-		p, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id, TxHash: tx})
+		p, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id, TxHash: tx}, nil)
 		require.NoError(t, err)
-		assert.Equal(t, "completed", p.Status)
+		assert.EqualValues(t, "completed", p.Status)
 		r := e.do(http.MethodGet, paymentsPath+"/"+id.String(), m.SecretKey, nil)
 		require.Equal(t, 200, r.Status)
 		body := r.JSON(t)
@@ -335,16 +335,16 @@ func TestSettleCompletesPaymentAndCreditsBalance(t *testing.T) {
 		assert.EqualValues(t, 0, body["swapFeeCents"])
 		assert.EqualValues(t, 10050-101, body["amountMerchantNetCents"])
 		rec := body["receipt"].(map[string]any)
-		assert.Equal(t, "manual", rec["processedBy"])
+		assert.EqualValues(t, "manual", rec["processedBy"])
 		assert.Equal(t, tx, rec["txHash"])
 		assert.Equal(t, body["amountDueCents"], rec["selectedQuote"].(map[string]any)["amountDueCents"])
-		assert.Equal(t, "used", rec["selectedQuote"].(map[string]any)["status"])
+		assert.EqualValues(t, "used", rec["selectedQuote"].(map[string]any)["status"])
 		assert.EqualValues(t, float64(body["amountDueCents"].(float64))-10050, body["convenienceFeeCents"])
 		balance, err := e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID)
 		require.NoError(t, err)
 		assert.EqualValues(t, 10050-101, balance)
 
-		_, err = e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id, TxHash: tx})
+		_, err = e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id, TxHash: tx}, nil)
 		require.Error(t, err, "a completed payment cannot be settled again")
 		balance, _ = e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID)
 		assert.EqualValues(t, 10050-101, balance, "and the balance is credited once")

@@ -34,8 +34,8 @@ func TestIdempotencyKeepsValidatedBody(t *testing.T) {
 			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, body, headers...)
 			require.Equal(t, 201, r.Status, "key %q: %s", key, r.Body)
 			w := r.JSON(t)
-			assert.Equal(t, "ok", w["orderId"], "key %q", key)
-			assert.Equal(t, "m", w["customMetadata"], "key %q", key)
+			assert.EqualValues(t, "ok", w["orderId"], "key %q", key)
+			assert.EqualValues(t, "m", w["customMetadata"], "key %q", key)
 		}
 	})
 }
@@ -78,12 +78,12 @@ func TestSettleRefusesAbsurdAmounts(t *testing.T) {
 			id := uuid.MustParse(e.createPayment(m.SecretKey, body)["paymentId"].(string))
 			huge := decimal.RequireFromString("61489146912365505386666666666667") // wraps int64 cents if unchecked
 			_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id,
-				TxHash: "0x" + strings.Repeat("e", 64), AmountAsset: &huge})
+				TxHash: "0x" + strings.Repeat("e", 64), AmountAsset: &huge}, nil)
 			var invalid *domain.InvalidInputError
 			require.ErrorAs(t, err, &invalid, typ)
 			assert.Equal(t, "amount-asset", invalid.Param)
 			r := e.do(http.MethodGet, paymentsPath+"/"+id.String(), m.SecretKey, nil)
-			assert.Equal(t, "pending", r.JSON(t)["status"], "nothing changed")
+			assert.EqualValues(t, "pending", r.JSON(t)["status"], "nothing changed")
 		}
 		assert.Zero(t, e.balance(m.Merchant.ID))
 	})

@@ -41,8 +41,8 @@ func TestPaymentMinimumPerShape(t *testing.T) {
 			require.Equal(t, status, r.Status, "%s amount %d: %s", shape, amount, r.Body)
 			if status == 400 {
 				code, _, param := r.errorFields(t)
-				assert.Equal(t, "invalid_amount", code)
-				assert.Equal(t, "amount", param)
+				assert.EqualValues(t, "invalid_amount", code)
+				assert.EqualValues(t, "amount", param)
 			}
 		}
 	})
@@ -65,7 +65,7 @@ func TestEveryEndpointInBothShapes(t *testing.T) {
 		e.createPayment(key, map[string]any{"type": "deposit", "currency": "USD", "orderId": "d"})
 
 		tx := "0x" + strings.Repeat("9a", 32)
-		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id), TxHash: tx})
+		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id), TxHash: tx}, nil)
 		require.NoError(t, err)
 		r := e.do(http.MethodGet, paymentsPath+"/"+id, key, nil)
 		require.Equal(t, 200, r.Status)
@@ -80,7 +80,7 @@ func TestEveryEndpointInBothShapes(t *testing.T) {
 			assert.Len(t, rec, 5)
 		} else {
 			assert.Equal(t, tx, rec["txHash"])
-			assert.Equal(t, "manual", rec["processedBy"])
+			assert.EqualValues(t, "manual", rec["processedBy"])
 			assert.IsType(t, "", rec["settledChain"].(map[string]any)["chainId"])
 		}
 

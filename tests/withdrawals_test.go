@@ -44,7 +44,7 @@ func (e *env) fund(key string, cents int64) {
 	gross := decimal.NewFromInt(cents).Mul(decimal.NewFromInt(10000)).Div(decimal.NewFromInt(9900)).Ceil()
 	amount := gross.Mul(decimal.NewFromInt(10000)) // cents → micro-USDC
 	_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id), QuoteID: &quote,
-		TxHash: "0x" + strings.Repeat("1", 64), AmountAsset: &amount})
+		TxHash: "0x" + strings.Repeat("1", 64), AmountAsset: &amount}, nil)
 	require.NoError(e.t, err)
 }
 
@@ -86,7 +86,7 @@ func TestWithdrawalBounds(t *testing.T) {
 				continue
 			}
 			require.NotNil(t, res.JSON400)
-			assert.Equal(t, "invalid_amount", res.JSON400.Error.Code)
+			assert.EqualValues(t, "invalid_amount", res.JSON400.Error.Code)
 			assert.Equal(t, "amountInCents", *res.JSON400.Error.Param)
 		}
 		assert.Equal(t, start-spent, e.balance(m.Merchant.ID), "failed requests change nothing")
@@ -99,14 +99,14 @@ func TestWithdrawalValidation(t *testing.T) {
 		r := e.do(http.MethodPost, withdrawalsPath, off.SecretKey, withdrawal(500))
 		require.Equal(t, 403, r.Status)
 		code, typ, _ := r.errorFields(t)
-		assert.Equal(t, "withdrawals_disabled", code)
-		assert.Equal(t, "permission_error", typ)
+		assert.EqualValues(t, "withdrawals_disabled", code)
+		assert.EqualValues(t, "permission_error", typ)
 
 		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
 		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500))
-		require.Equal(t, 400, r.Status)
+		require.Equal(t, 409, r.Status, "a valid request the balance refuses: the account's state, not the input")
 		code, _, param := r.errorFields(t)
-		assert.Equal(t, "insufficient_balance", code)
+		assert.EqualValues(t, "insufficient_balance", code)
 		assert.Equal(t, "amountInCents", param)
 
 		e.fund(m.SecretKey, 10_000)
@@ -119,7 +119,7 @@ func TestWithdrawalValidation(t *testing.T) {
 		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500, "chainId", "eip155:1"))
 		require.Equal(t, 400, r.Status, string(r.Body))
 		code, _, param = r.errorFields(t)
-		assert.Equal(t, "chain_not_supported", code)
+		assert.EqualValues(t, "chain_not_supported", code)
 		assert.Equal(t, "chainId", param)
 
 		bad := []struct {
@@ -135,7 +135,7 @@ func TestWithdrawalValidation(t *testing.T) {
 			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500, b.field, b.value))
 			require.Equal(t, 400, r.Status, "%s=%v: %s", b.field, b.value, r.Body)
 			code, _, param := r.errorFields(t)
-			assert.Equal(t, "parameter_invalid", code, b.field)
+			assert.EqualValues(t, "parameter_invalid", code, b.field)
 			assert.Equal(t, b.field, param)
 		}
 		for _, missing := range []string{"amountInCents", "chainId", "recipientAddress"} {
@@ -144,7 +144,7 @@ func TestWithdrawalValidation(t *testing.T) {
 			r := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, body)
 			require.Equal(t, 400, r.Status)
 			code, _, param := r.errorFields(t)
-			assert.Equal(t, "parameter_missing", code)
+			assert.EqualValues(t, "parameter_missing", code)
 			assert.Equal(t, missing, param)
 		}
 		assert.Equal(t, funded, e.balance(m.Merchant.ID), "no rejected request moved money")
@@ -182,7 +182,7 @@ func TestWithdrawalReadsAndIsolation(t *testing.T) {
 			res, err := apiB.GetWithdrawalWithResponse(ctx, p)
 			require.NoError(t, err)
 			require.NotNil(t, res.JSON404, p)
-			assert.Equal(t, "withdrawal_not_found", res.JSON404.Error.Code)
+			assert.EqualValues(t, "withdrawal_not_found", res.JSON404.Error.Code)
 		}
 		var r response
 		r = e.do(http.MethodGet, withdrawalsPath+"?limit=2", a.SecretKey, nil)
@@ -225,7 +225,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 		wg.Wait()
 		created := 0
 		for _, s := range statuses {
-			require.Contains(t, []int{201, 400}, s)
+			require.Contains(t, []int{201, 409}, s)
 			if s == 201 {
 				created++
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -25,7 +26,7 @@ func requireInvalid(t *testing.T, err error, code, param string) *domain.Invalid
 	t.Helper()
 	var inv *domain.InvalidInputError
 	require.True(t, errors.As(err, &inv), "want InvalidInputError, got %v", err)
-	assert.Equal(t, code, inv.Code)
+	assert.EqualValues(t, code, inv.Code)
 	assert.Equal(t, param, inv.Param)
 	return inv
 }
@@ -140,21 +141,21 @@ func TestCreateRejectsBeforeTouchingTheStore(t *testing.T) {
 		code  string
 		param string
 	}{
-		{"amount below min", on, with(func(i *CreateInput) { i.AmountInCents = MinAmountCents - 1 }), "invalid_amount", "amountInCents"},
+		{"amount below min", on, with(func(i *CreateInput) { i.AmountInCents = domain.WithdrawalMinAmountCents - 1 }), "invalid_amount", "amountInCents"},
 		{"amount zero", on, with(func(i *CreateInput) { i.AmountInCents = 0 }), "invalid_amount", "amountInCents"},
-		{"amount above max", on, with(func(i *CreateInput) { i.AmountInCents = MaxAmountCents + 1 }), "invalid_amount", "amountInCents"},
+		{"amount above max", on, with(func(i *CreateInput) { i.AmountInCents = domain.WithdrawalMaxAmountCents + 1 }), "invalid_amount", "amountInCents"},
 		{"currency not USD", on, with(func(i *CreateInput) { i.Currency = "EUR" }), "parameter_invalid", "currency"},
 		{"bad address", on, with(func(i *CreateInput) { i.RecipientAddress = "0x123" }), "parameter_invalid", "recipientAddress"},
 		{"zero address", on, with(func(i *CreateInput) { i.RecipientAddress = "0x0000000000000000000000000000000000000000" }), "parameter_invalid", "recipientAddress"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.Create(context.Background(), tc.m, tc.in)
+			_, err := s.Create(context.Background(), tc.m, tc.in, nil)
 			requireInvalid(t, err, tc.code, tc.param)
 		})
 	}
 	t.Run("withdrawals disabled", func(t *testing.T) {
-		_, err := s.Create(context.Background(), domain.Merchant{}, valid)
+		_, err := s.Create(context.Background(), domain.Merchant{}, valid, nil)
 		assert.ErrorIs(t, err, domain.ErrWithdrawalsOff)
 	})
 }
@@ -175,10 +176,13 @@ func newEnv(t *testing.T, n chains.Networks) env {
 	require.NoError(t, st.Migrate(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	ms := &merchants.Service{Store: st, Networks: n, BackendWallet: addrLower, Now: clock}
+	cat, err := chains.Load(st.Read(ctx), n)
+	require.NoError(t, err)
+	ms := &merchants.Service{Store: st, Networks: n, Catalog: cat, BackendWallet: addrLower, Now: clock}
 	c, err := ms.Create(ctx, merchants.CreateInput{Name: "Acme", WithdrawalsEnabled: true})
 	require.NoError(t, err)
-	return env{svc: &Service{Store: st, Networks: n, Now: clock}, st: st, m: c.Merchant, now: now}
+	core := &lifecycle.Core{Store: st, Catalog: cat, Now: clock}
+	return env{svc: &Service{Store: st, Core: core, Catalog: cat, Now: clock}, st: st, m: c.Merchant, now: now}
 }
 
 func (e env) credit(t *testing.T, cents int64) {
@@ -192,19 +196,20 @@ func TestCreateAgainstTheStore(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chains.Mainnet)
 
-	_, err := e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 500, ChainID: 8453, RecipientAddress: addrLower})
-	inv := requireInvalid(t, err, "insufficient_balance", "amountInCents")
-	assert.Contains(t, inv.Message, "0 cents")
+	_, err := e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 500, ChainID: 8453, RecipientAddress: addrLower}, nil)
+	var short *domain.InsufficientBalanceError
+	require.ErrorAs(t, err, &short)
+	assert.Equal(t, domain.InsufficientBalanceError{RequestedCents: 500, AvailableCents: 0}, *short)
 
-	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 500, ChainID: 11155111, RecipientAddress: addrLower})
-	inv = requireInvalid(t, err, "chain_not_supported", "chainId")
+	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 500, ChainID: 11155111, RecipientAddress: addrLower}, nil)
+	inv := requireInvalid(t, err, "chain_not_supported", "chainId")
 	assert.Contains(t, inv.Message, "eip155:11155111", "a testnet is not served on mainnet")
 
 	e.credit(t, 1000)
 	w, err := e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 600, ChainID: 8453,
-		RecipientAddress: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"})
+		RecipientAddress: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "pending", w.Status)
+	assert.Equal(t, domain.WithdrawalPending, w.Status)
 	assert.Equal(t, "USD", w.Currency, "currency defaults to USD")
 	assert.Equal(t, addrLower, w.RecipientAddress, "stored lowercase")
 	assert.Equal(t, int64(8453), w.Chain.ID)
@@ -214,8 +219,14 @@ func TestCreateAgainstTheStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(400), bal, "the withdrawal is debited at once")
 
-	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 401, ChainID: 8453, RecipientAddress: addrLower})
-	requireInvalid(t, err, "insufficient_balance", "amountInCents")
+	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 401, ChainID: 8453, RecipientAddress: addrLower}, nil)
+	require.ErrorAs(t, err, &short)
+	assert.Equal(t, int64(400), short.AvailableCents, "one cent above the balance is refused")
+	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 400, ChainID: 8453, RecipientAddress: addrLower}, nil)
+	require.NoError(t, err, "exactly the balance is allowed")
+	bal, err = e.st.Read(ctx).AvailableBalance(e.m.ID)
+	require.NoError(t, err)
+	assert.Zero(t, bal)
 
 	got, err := e.svc.Get(ctx, e.m, w.ID.String())
 	require.NoError(t, err)
@@ -229,9 +240,9 @@ func TestCreateAgainstTheStore(t *testing.T) {
 
 	list, page, err := e.svc.List(ctx, e.m, "", 10, 0)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), page.Total)
-	require.Len(t, list, 1)
-	assert.Equal(t, w.ID, list[0].ID)
+	assert.Equal(t, int64(2), page.Total)
+	require.Len(t, list, 2)
+	assert.Equal(t, w.ID, list[1].ID)
 	list, page, err = e.svc.List(ctx, e.m, "completed", 10, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), page.Total)

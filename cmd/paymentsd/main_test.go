@@ -279,7 +279,7 @@ func TestWithdrawalConfigRejects(t *testing.T) {
 		{"min below the floor", []string{"--min", "50"}, "min <= max"},
 		{"max above the ceiling", []string{"--max", "100000001"}, "min <= max"},
 		{"min above max", []string{"--min", "5000", "--max", "1000"}, "min <= max"},
-		{"chain without the token", []string{"--chains", "eip155:11155111", "--token", "USDT"}, "has no USDT token"},
+		{"chain without the token", []string{"--chains", "eip155:11155111", "--token", "USDT"}, "has no active USDT token"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func openApp(t *testing.T, db string) *app.App {
 
 // createPayment makes a pending payment of amount cents for the merchant and closes the app,
 // so the CLI has the database to itself.
-func createPayment(t *testing.T, db, merchantID string, amount int64, typ string) domain.Payment {
+func createPayment(t *testing.T, db, merchantID string, amount int64, typ domain.PaymentType) domain.Payment {
 	t.Helper()
 	a := openApp(t, db)
 	ctx := context.Background()
@@ -323,7 +323,7 @@ func createPayment(t *testing.T, db, merchantID string, amount int64, typ string
 	if typ != payments.TypeDeposit {
 		in.Amount = &amount
 	}
-	c, err := a.Payments.Create(ctx, m, in)
+	c, err := a.Payments.Create(ctx, m, in, nil)
 	require.NoError(t, err)
 	a.Close()
 	return c.Payment
@@ -346,13 +346,13 @@ func TestPaymentsSettle(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.amount), func(t *testing.T) {
 			p := createPayment(t, db, mid, tc.amount, payments.TypePayment)
-			require.Equal(t, "pending", p.Status)
+			require.EqualValues(t, "pending", p.Status)
 			hash := "0x" + strings.Repeat("AB", 32)
 
 			out := cliJSON(t, "payments", "settle", "--database-url", db, "--payment", p.ID.String(), "--tx-hash", hash, "--json")
 			assert.Equal(t, p.ID.String(), out["paymentId"])
-			assert.Equal(t, "completed", out["status"])
-			assert.Equal(t, "manual", out["processedBy"])
+			assert.EqualValues(t, "completed", out["status"])
+			assert.EqualValues(t, "manual", out["processedBy"])
 			assert.EqualValues(t, tc.amount, out["amountInCents"])
 			assert.EqualValues(t, tc.fee, out["merchantFeeCents"], "1%% of %d, half up", tc.amount)
 			assert.EqualValues(t, tc.amount-tc.fee, out["amountMerchantNetCents"])
@@ -376,7 +376,7 @@ func TestPaymentsSettle(t *testing.T) {
 
 			_, _, err := cli(t, "payments", "settle", "--database-url", db, "--payment", p.ID.String(), "--tx-hash", hash, "--json")
 			require.Error(t, err, "settling twice")
-			var se *domain.StateError
+			var se *domain.TransitionError
 			require.ErrorAs(t, err, &se)
 			assert.Contains(t, err.Error(), "completed")
 			assert.Contains(t, err.Error(), p.ID.String())
@@ -440,7 +440,7 @@ func TestPaymentsSettleErrors(t *testing.T) {
 
 	err = settle("--payment", p.ID.String(), "--tx-hash", txHash("a"), "--quote", uuid.NewString())
 	require.ErrorAs(t, err, &inv, "a quote of another payment")
-	assert.Equal(t, "quote", inv.Param)
+	assert.EqualValues(t, "quote", inv.Param)
 
 	err = settle("--payment", p.ID.String(), "--tx-hash", txHash("a"), "--amount-asset", "abc")
 	require.Error(t, err)
@@ -455,7 +455,7 @@ func TestPaymentsSettleErrors(t *testing.T) {
 
 	// Nothing above changed the payment: it still settles.
 	out := cliJSON(t, "payments", "settle", "--database-url", db, "--payment", p.ID.String(), "--tx-hash", txHash("a"), "--json")
-	assert.Equal(t, "completed", out["status"])
+	assert.EqualValues(t, "completed", out["status"])
 
 	d := createPayment(t, db, mid, 0, payments.TypeDeposit)
 	err = settle("--payment", d.ID.String(), "--tx-hash", txHash("b"))
@@ -477,7 +477,7 @@ func TestPaymentsSettleDeposit(t *testing.T) {
 	// 12.349999999999999999 USDT: the USD value rounds down to 1234 cents.
 	out := cliJSON(t, "payments", "settle", "--database-url", db, "--payment", d.ID.String(), "--quote", q.ID.String(),
 		"--tx-hash", txHash("d"), "--amount-asset", "12349999999999999999", "--json")
-	assert.Equal(t, "completed", out["status"])
+	assert.EqualValues(t, "completed", out["status"])
 	assert.EqualValues(t, 1234, out["amountInCents"])
 	assert.EqualValues(t, 1234, out["amountDueCents"])
 	assert.EqualValues(t, 0, out["convenienceFeeCents"], "no convenience fee on deposits")
@@ -504,7 +504,7 @@ func TestLoadConfig(t *testing.T) {
 		c, err := loadConfig("data/x.db", "", "", "http://localhost:8080", "")
 		require.NoError(t, err)
 		assert.Equal(t, chains.All, c.Networks)
-		assert.Equal(t, "static", c.Pricing.Source)
+		assert.EqualValues(t, "static", c.Pricing.Source)
 		assert.Equal(t, int64(100), c.MerchantFeeBps)
 		assert.Equal(t, 15*time.Minute, c.QuoteTTL)
 		assert.Equal(t, 24*time.Hour, c.PaymentTTL)
@@ -516,7 +516,7 @@ func TestLoadConfig(t *testing.T) {
 		c, err := loadConfig("postgres://u@h/db", "", "", "", "")
 		require.NoError(t, err)
 		assert.Equal(t, chains.Mainnet, c.Networks)
-		assert.Equal(t, "coingecko", c.Pricing.Source)
+		assert.EqualValues(t, "coingecko", c.Pricing.Source)
 	})
 	t.Run("flag beats env for networks", func(t *testing.T) {
 		cliEnv(t)

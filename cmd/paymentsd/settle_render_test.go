@@ -37,10 +37,10 @@ func TestSettledPaymentInBothShapes(t *testing.T) {
 	}
 	sr := schema["receipt"].(map[string]any)
 	assert.Equal(t, hash, sr["txHash"])
-	assert.Equal(t, "manual", sr["processedBy"])
+	assert.EqualValues(t, "manual", sr["processedBy"])
 	assert.Equal(t, "25.00", sr["settledAmountUsd"])
 	assert.Nil(t, sr["txBlockNumber"])
-	assert.Equal(t, "used", sr["selectedQuote"].(map[string]any)["status"])
+	assert.EqualValues(t, "used", sr["selectedQuote"].(map[string]any)["status"])
 
 	gr := guide["receipt"].(map[string]any)
 	assert.Equal(t, map[string]any{"transactionHash": hash, "blockNumber": nil, "confirmations": gr["confirmations"],

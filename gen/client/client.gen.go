@@ -37,6 +37,21 @@ func (e CreatePaymentRequestType) Valid() bool {
 	}
 }
 
+// Defines values for CreatePaymentRequest0Type.
+const (
+	CreatePaymentRequest0TypePayment CreatePaymentRequest0Type = "payment"
+)
+
+// Valid indicates whether the value is a known member of the CreatePaymentRequest0Type enum.
+func (e CreatePaymentRequest0Type) Valid() bool {
+	switch e {
+	case CreatePaymentRequest0TypePayment:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentRequest1Type.
 const (
 	CreatePaymentRequest1TypeDeposit CreatePaymentRequest1Type = "deposit"
@@ -445,7 +460,10 @@ type ChainList struct {
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
 type CreatePaymentRequest struct {
-	// Amount Cents; required for `payment`, ignored for `deposit`.
+	// Amount Cents, 400 to 100000000; required for `payment` (the default type). Optional and
+	// ignored for `deposit`: any integer sent there is accepted and discarded (the customer
+	// chooses the amount).
+	//
 	//
 	// Example: 1000
 	Amount *int64 `json:"amount,omitempty"`
@@ -475,10 +493,16 @@ type CreatePaymentRequest struct {
 // CreatePaymentRequestType A fixed-amount payment (default) or a customer-chosen deposit.
 type CreatePaymentRequestType string
 
-// CreatePaymentRequest0 A payment (type omitted or `payment`) states its amount.
-type CreatePaymentRequest0 = interface{}
+// CreatePaymentRequest0 A payment (type omitted or `payment`) states its amount, within the limits.
+type CreatePaymentRequest0 struct {
+	Amount int64                      `json:"amount"`
+	Type   *CreatePaymentRequest0Type `json:"type,omitempty"`
+}
 
-// CreatePaymentRequest1 A deposit needs no amount.
+// CreatePaymentRequest0Type defines model for CreatePaymentRequest.0.Type.
+type CreatePaymentRequest0Type string
+
+// CreatePaymentRequest1 A deposit needs no amount; one sent is ignored.
 type CreatePaymentRequest1 struct {
 	Type CreatePaymentRequest1Type `json:"type"`
 }
@@ -966,6 +990,11 @@ type PayloadTooLarge = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PaymentNotFound = Error
 
+// RequestTimeout The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RequestTimeout = Error
+
 // Unauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -975,6 +1004,11 @@ type Unauthorized = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type UnsupportedMediaType = Error
+
+// WithdrawalConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type WithdrawalConflict = Error
 
 // WithdrawalNotFound The error body of every non-2xx response.
 //
@@ -2258,6 +2292,8 @@ type CreatePaymentResult struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -2288,6 +2324,11 @@ func (r CreatePaymentResult) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreatePaymentResult) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreatePaymentResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -2486,8 +2527,10 @@ type CreateWithdrawalResult struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *IdempotencyConflict
+	JSON409 *WithdrawalConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -2518,8 +2561,13 @@ func (r CreateWithdrawalResult) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateWithdrawalResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r CreateWithdrawalResult) GetJSON409() *IdempotencyConflict {
+func (r CreateWithdrawalResult) GetJSON409() *WithdrawalConflict {
 	return r.JSON409
 }
 
@@ -2904,6 +2952,13 @@ func ParseCreatePaymentResult(rsp *http.Response) (*CreatePaymentResult, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3093,8 +3148,15 @@ func ParseCreateWithdrawalResult(rsp *http.Response) (*CreateWithdrawalResult, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest IdempotencyConflict
+		var dest WithdrawalConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

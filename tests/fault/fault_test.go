@@ -244,6 +244,7 @@ func runScenario(t *testing.T, sc scenario) {
 	// The load, with the fault in its middle.
 	ld := &load{t: t, api: a, tag: sc.backend + "-" + sc.fault + "-" + randHex(4), stop: make(chan struct{})}
 	ld.start()
+	defer ld.halt() // no client may outlive the test, whichever way it ends
 	if !ld.waitUnderWay(minBeforeFault, minAckedBefore, 30*time.Second) {
 		ld.halt()
 		t.Fatalf("the load never got under way: %d creates acknowledged in 30s", ld.ackedCount.Load())

@@ -1,0 +1,184 @@
+package lifecycle_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+func (f fixture) expirer(holder string) *lifecycle.Expirer {
+	return &lifecycle.Expirer{Core: f.core, Holder: holder, Interval: time.Second, Batch: 2,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func (f fixture) payment(t *testing.T, p domain.Payment) domain.Payment {
+	t.Helper()
+	got, err := f.st.Read(context.Background()).GetPayment(f.merchant.ID, p.ID, f.cat)
+	require.NoError(t, err)
+	return got
+}
+
+func eventTypes(evs []domain.Event) []domain.EventType {
+	out := make([]domain.EventType, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// Quotes expire at expiresAt (the payment stays payable until its own expiry); the payment
+// expires at its expiry; each exactly at the boundary, not a microsecond before.
+func TestExpirySweep(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		var ps []domain.Payment
+		for range 5 { // more than one batch
+			ps = append(ps, f.newPayment(t))
+		}
+		done := f.newPayment(t)
+		_, err := f.core.UpdatePayment(ctx, done.ID, movePayment(domain.PaymentCompleted))
+		require.NoError(t, err)
+		e := f.expirer("a")
+
+		*f.clock = t0.Add(15*time.Minute - time.Microsecond)
+		res, err := e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lifecycle.SweepResult{}, res, "nothing is due a microsecond early")
+
+		*f.clock = t0.Add(15 * time.Minute)
+		res, err = e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 10, res.QuotesExpired, "every quote of the five open payments, at expiresAt")
+		assert.Zero(t, res.PaymentsExpired)
+		for _, p := range ps {
+			got := f.payment(t, p)
+			assert.Equal(t, domain.PaymentPending, got.Status, "the payment stays open after its quotes expire")
+			for _, q := range got.Quotes {
+				assert.Equal(t, domain.QuoteExpired, q.Status)
+			}
+			assert.Equal(t, []domain.EventType{"payment.created", "payment.quotes_expired"}, eventTypes(f.events(t, p.ID)))
+		}
+		assert.Equal(t, domain.PaymentCompleted, f.payment(t, done).Status, "terminal payments are not touched")
+
+		res, err = e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lifecycle.SweepResult{}, res, "a second sweep finds nothing: each transition happens once")
+
+		*f.clock = t0.Add(24 * time.Hour)
+		res, err = e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 5, res.PaymentsExpired)
+		for _, p := range ps {
+			assert.Equal(t, domain.PaymentExpired, f.payment(t, p).Status)
+			assert.Equal(t, []domain.EventType{"payment.created", "payment.quotes_expired", "payment.expired"}, eventTypes(f.events(t, p.ID)))
+		}
+	})
+}
+
+// A payment past its expiry whose quotes are still active expires with them in one change.
+func TestExpiryOfAPaymentWithActiveQuotes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		p := f.newPayment(t)
+		*f.clock = t0.Add(48 * time.Hour) // the process was down for two days
+		res, err := f.expirer("a").SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lifecycle.SweepResult{PaymentsExpired: 1, QuotesExpired: 2}, res)
+		got := f.payment(t, p)
+		assert.Equal(t, domain.PaymentExpired, got.Status)
+		assert.Equal(t, []domain.EventType{"payment.created", "payment.expired"}, eventTypes(f.events(t, p.ID)))
+	})
+}
+
+// A processing payment is the watcher's to decide (it knows whether the amount seen is complete).
+func TestExpiryLeavesProcessingPayments(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		p := f.newPayment(t)
+		_, err := f.core.UpdatePayment(ctx, p.ID, movePayment(domain.PaymentProcessing))
+		require.NoError(t, err)
+		*f.clock = t0.Add(48 * time.Hour)
+		res, err := f.expirer("a").SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, lifecycle.SweepResult{}, res)
+		assert.Equal(t, domain.PaymentProcessing, f.payment(t, p).Status)
+	})
+}
+
+// Several processes: the lease lets one sweep at a time, and without the lease the row lock and
+// the transition table still make each expiry happen once.
+func TestExpiryAcrossProcesses(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		p := f.newPayment(t)
+		*f.clock = t0.Add(24 * time.Hour)
+
+		a, b := f.expirer("process-a"), f.expirer("process-b")
+		ra, err := a.SweepOnce(ctx)
+		require.NoError(t, err)
+		rb, err := b.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, ra.PaymentsExpired)
+		assert.True(t, rb.Skipped, "process b waits while a's lease runs")
+
+		*f.clock = f.clock.Add(time.Hour) // a died: its lease lapses, b takes over
+		rb, err = b.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.False(t, rb.Skipped)
+
+		// Eight concurrent expiries of one payment, as if every process had the lease.
+		q := f.newPayment(t)
+		*f.clock = f.clock.Add(48 * time.Hour)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		changed := 0
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := f.core.UpdatePayment(ctx, q.ID, func(p *domain.Payment) error {
+					n, _ := lifecycle.Expire(p, *f.clock)
+					mu.Lock()
+					changed += n
+					mu.Unlock()
+					return nil
+				})
+				assert.NoError(t, err)
+			}()
+		}
+		wg.Wait()
+		assert.Equal(t, 1, changed, "one of the eight saw the payment pending")
+		assert.Equal(t, []domain.EventType{"payment.created", "payment.expired"}, eventTypes(f.events(t, q.ID)))
+		assert.Len(t, f.events(t, p.ID), 2)
+	})
+}
+
+func TestLease(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		try := func(holder string, at time.Time) bool {
+			var ok bool
+			require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.TryLease("job", holder, at, time.Minute)
+				return err
+			}))
+			return ok
+		}
+		assert.True(t, try("a", t0), "free lease taken")
+		assert.True(t, try("a", t0.Add(30*time.Second)), "the holder renews")
+		assert.False(t, try("b", t0.Add(89*time.Second)), "renewed until t0+90s")
+		assert.True(t, try("b", t0.Add(90*time.Second)), "expired at exactly its end: taken over")
+		assert.False(t, try("a", t0.Add(91*time.Second)))
+	})
+}

@@ -1,0 +1,407 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/paymentsd/paymentsd/domain"
+)
+
+// Reading the request body from the client.
+
+// defaultBodyReadTimeout bounds the reading of a request body when Deps.BodyReadTimeout is zero.
+const defaultBodyReadTimeout = 10 * time.Second
+
+// errorWriteTimeout is the time left to write the error answering a body that failed to arrive,
+// whatever remains of the server's WriteTimeout (a long BodyReadTimeout may have used it up).
+const errorWriteTimeout = 5 * time.Second
+
+// bodyReadError is a failure to receive the request body: the client's fault, never a 5xx.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "read request body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
+
+// apiError is the error table row of the failure: 413 over the size limit, 408 when the body
+// did not arrive in time, 400 when it ended early (or could not be decoded as HTTP framing).
+func (e *bodyReadError) apiError() *apiError {
+	var (
+		maxBytes *http.MaxBytesError
+		httpErr  *echo.HTTPError
+		netErr   net.Error
+	)
+	switch {
+	case errors.As(e.err, &maxBytes),
+		errors.As(e.err, &httpErr) && httpErr.Code == http.StatusRequestEntityTooLarge: // middleware.BodyLimit
+		return &apiError{http.StatusRequestEntityTooLarge, typeInvalidRequest, domain.CodeRequestTooLarge, "Request body too large.", ""}
+	case errors.Is(e.err, os.ErrDeadlineExceeded), errors.As(e.err, &netErr) && netErr.Timeout():
+		return &apiError{http.StatusRequestTimeout, typeInvalidRequest, domain.CodeRequestTimeout, "The request body was not received in time.", ""}
+	case errors.Is(e.err, io.ErrUnexpectedEOF), errors.Is(e.err, io.EOF), errors.Is(e.err, syscall.ECONNRESET),
+		errors.Is(e.err, net.ErrClosed):
+		return invalidRequest(domain.CodeParameterInvalid, "", "The request body ended before its declared length.")
+	}
+	return invalidRequest(domain.CodeParameterInvalid, "", "The request body could not be read.")
+}
+
+// readBody reads the whole body; a failure is a *bodyReadError.
+func readBody(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &bodyReadError{err}
+	}
+	return b, nil
+}
+
+// bodyReadDeadline bounds the time a client may take to send its request body: a stalled body
+// is answered 408 after timeout (capped by the server's ReadTimeout) instead of holding the
+// handler until ReadTimeout. The deadline is the connection's read deadline, which net/http
+// manages per request: it clears it when the body has been read to its end (to watch, without a
+// deadline, for the client going away while the handler runs) and sets it afresh for the next
+// request of a kept-alive connection. So the deadline covers the body only, and a request
+// context canceled after the body is a client that went away (see clientGone).
+func bodyReadDeadline(timeout time.Duration) echo.MiddlewareFunc {
+	if timeout <= 0 {
+		timeout = defaultBodyReadTimeout
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 {
+				return next(c)
+			}
+			rc := http.NewResponseController(c.Response().Writer)
+			// When ReadTimeout is the tighter bound, its deadline (from the request's start) stays.
+			if srv, ok := req.Context().Value(http.ServerContextKey).(*http.Server); !ok || srv.ReadTimeout <= 0 || srv.ReadTimeout > timeout {
+				_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported (a test recorder): no bound
+			}
+			err := next(c)
+			var be *bodyReadError
+			if errors.As(err, &be) && be.apiError().Status != http.StatusRequestEntityTooLarge {
+				// The rest of the body is unknown: the connection cannot carry another request.
+				// (net/http would close it too, having failed to discard the rest.)
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+				_ = rc.SetWriteDeadline(time.Now().Add(errorWriteTimeout))
+			}
+			return err
+		}
+	}
+}
+
+// clientGone reports whether the request's context was canceled because the client went away.
+// net/http cancels it when a read on the connection fails: once the body has been read, only
+// the client leaving does that (a failure while reading the body is a bodyReadError, classified
+// before this is asked).
+func clientGone(c echo.Context) bool {
+	return errors.Is(c.Request().Context().Err(), context.Canceled)
+}
+
+// Text in JSON bodies.
+
+// textMessage ends every refusal of a string that is not Unicode text.
+const textMessage = "must be valid UTF-8 text (no invalid bytes or unpaired surrogates)"
+
+// maxJSONDepth is encoding/json's nesting limit; deeper input is left for it to refuse.
+const maxJSONDepth = 10000
+
+// checkJSONText refuses a JSON body with a string (member names included) that is not Unicode
+// text: bytes that are not UTF-8, or a \u escape of a UTF-16 surrogate that is not part of a
+// high-low pair. encoding/json, and so openapi3filter and the generated binder, would replace
+// each with U+FFFD without a word. The error names the string's path: member names joined with
+// dots, array indexes as numbers (items.0.name). A body that is not well-formed JSON is left
+// for openapi3filter to report.
+func checkJSONText(body []byte) error {
+	s := jsonScanner{data: body}
+	if !s.text() || s.fault == nil {
+		return nil
+	}
+	f := s.fault
+	switch {
+	case !f.name && f.path == "":
+		return invalidRequest(domain.CodeParameterInvalid, "", "The request body "+textMessage+".")
+	case !f.name:
+		return invalidRequest(domain.CodeParameterInvalid, f.path, f.path+": "+textMessage)
+	case f.path == "":
+		return invalidRequest(domain.CodeParameterInvalid, "", "Member names "+textMessage+".")
+	}
+	return invalidRequest(domain.CodeParameterInvalid, f.path, f.path+": member names "+textMessage)
+}
+
+// textFault is the first string of a body that is not Unicode text.
+type textFault struct {
+	path string // of the value; of the object holding it for a member name
+	name bool   // the string is a member name
+}
+
+// jsonScanner walks one JSON text (RFC 8259), checking its grammar and the text of its strings.
+type jsonScanner struct {
+	data  []byte
+	pos   int
+	path  []pathSegment
+	fault *textFault
+}
+
+// pathSegment is a member name as written (quotes and escapes included) or an array index.
+type pathSegment struct {
+	name  []byte
+	index int
+}
+
+// text scans the whole input as one JSON value with white space around it; false when it is not.
+func (s *jsonScanner) text() bool {
+	s.space()
+	if !s.value(0) {
+		return false
+	}
+	s.space()
+	return s.pos == len(s.data)
+}
+
+func (s *jsonScanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jsonScanner) value(depth int) bool {
+	if s.pos >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		return depth < maxJSONDepth && s.object(depth+1)
+	case c == '[':
+		return depth < maxJSONDepth && s.array(depth+1)
+	case c == '"':
+		return s.str(false)
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		return s.number()
+	}
+	return false
+}
+
+func (s *jsonScanner) literal(lit string) bool {
+	if !bytes.HasPrefix(s.data[s.pos:], []byte(lit)) {
+		return false
+	}
+	s.pos += len(lit)
+	return true
+}
+
+func (s *jsonScanner) object(depth int) bool {
+	s.pos++ // {
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return true
+	}
+	for {
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return false
+		}
+		start := s.pos
+		if !s.str(true) {
+			return false
+		}
+		s.path = append(s.path, pathSegment{name: s.data[start:s.pos]})
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return false
+		}
+		s.pos++
+		s.space()
+		if !s.value(depth) {
+			return false
+		}
+		s.path = s.path[:len(s.path)-1]
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.space()
+		case '}':
+			s.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *jsonScanner) array(depth int) bool {
+	s.pos++ // [
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return true
+	}
+	for i := 0; ; i++ {
+		s.path = append(s.path, pathSegment{index: i})
+		if !s.value(depth) {
+			return false
+		}
+		s.path = s.path[:len(s.path)-1]
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.space()
+		case ']':
+			s.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// number checks the JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *jsonScanner) number() bool {
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	switch {
+	case s.pos < len(s.data) && s.data[s.pos] == '0':
+		s.pos++
+	case !s.digits():
+		return false
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits consumes [0-9]+.
+func (s *jsonScanner) digits() bool {
+	start := s.pos
+	for s.pos < len(s.data) && '0' <= s.data[s.pos] && s.data[s.pos] <= '9' {
+		s.pos++
+	}
+	return s.pos > start
+}
+
+// str consumes a string, noting the first one that is not Unicode text; false on bad grammar.
+func (s *jsonScanner) str(name bool) bool {
+	s.pos++ // "
+	text := true
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			if !text && s.fault == nil {
+				s.fault = &textFault{path: s.pathString(), name: name}
+			}
+			return true
+		case c == '\\':
+			if s.pos+1 >= len(s.data) {
+				return false
+			}
+			switch s.data[s.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.pos += 2
+			case 'u':
+				r, ok := s.escape(s.pos)
+				if !ok {
+					return false
+				}
+				s.pos += 6
+				switch {
+				case 0xD800 <= r && r < 0xDC00: // high surrogate: a low one must follow at once
+					if low, ok := s.escape(s.pos); ok && 0xDC00 <= low && low < 0xE000 {
+						s.pos += 6
+					} else {
+						text = false // what follows is scanned on its own
+					}
+				case 0xDC00 <= r && r < 0xE000: // low surrogate without a high one
+					text = false
+				}
+			default:
+				return false
+			}
+		case c < 0x20: // control characters must be escaped
+			return false
+		case c < utf8.RuneSelf:
+			s.pos++
+		default:
+			r, size := utf8.DecodeRune(s.data[s.pos:])
+			if r == utf8.RuneError && size == 1 { // also overlong forms, encoded surrogates, > U+10FFFF
+				text = false
+			}
+			s.pos += size
+		}
+	}
+	return false
+}
+
+// escape reads the \uXXXX escape at i; false when there is none.
+func (s *jsonScanner) escape(i int) (rune, bool) {
+	if i+6 > len(s.data) || s.data[i] != '\\' || s.data[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(s.data[i+2:i+6]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	return rune(n), true
+}
+
+// pathString is the current path in the `param` form: names joined with dots, indexes as numbers.
+func (s *jsonScanner) pathString() string {
+	parts := make([]string, len(s.path))
+	for i, seg := range s.path {
+		if seg.name == nil {
+			parts[i] = strconv.Itoa(seg.index)
+			continue
+		}
+		// Only strings before the first fault are on the path, so each name is text.
+		var name string
+		if err := json.Unmarshal(seg.name, &name); err != nil {
+			name = string(seg.name)
+		}
+		parts[i] = name
+	}
+	return strings.Join(parts, ".")
+}
