@@ -89,12 +89,12 @@ func createMerchant(t *testing.T, st *store.Store, name, shortName string) domai
 
 // paymentSpec describes one fixture payment; zero fields get defaults.
 type paymentSpec struct {
-	Type         domain.PaymentType
-	Status       domain.PaymentStatus
-	Amount       int64
-	CreatedAt    time.Time
-	Address      string // lowercase 0x+40 hex; derived from the derivation index when empty
-	NoQuotes     bool
+	Type      domain.PaymentType
+	Status    domain.PaymentStatus
+	Amount    int64
+	CreatedAt time.Time
+	Address   string // lowercase 0x+40 hex; derived from the derivation index when empty
+	NoQuotes  bool
 }
 
 // insertPayment stores a payment the way the payments service does: a fresh derivation index,

@@ -63,43 +63,114 @@ func TestIdempotentCreatePayment(t *testing.T) {
 	})
 }
 
-// TestIdempotencyUnderConcurrency sends the same keyed request many times at once: one payment
-// is created; every other answer is a replay of it or a 409 "in use", never a second payment.
-func TestIdempotencyUnderConcurrency(t *testing.T) {
+func (e *env) countWithdrawals() int64 {
+	e.t.Helper()
+	var n int64
+	require.NoError(e.t, e.rawDB().Raw("SELECT COUNT(*) FROM withdrawals").Row().Scan(&n))
+	return n
+}
+
+// concurrently sends n requests at once; body(i) is request i's body.
+func (e *env) concurrently(n int, path, key, idem string, body func(i int) any) []response {
+	var wg sync.WaitGroup
+	res := make([]response, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res[i] = e.do(http.MethodPost, path, key, body(i), "Idempotency-Key", idem)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return res
+}
+
+// 64 identical keyed requests at once: one effect; every answer is that effect, first sent or
+// replayed byte for byte. A duplicate waits for the first and replays it (no "in progress" 409).
+func TestIdempotencyUnderConcurrencySameBody(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
-		m := e.merchant(merchantOpts{})
-		const n = 16
-		var wg sync.WaitGroup
-		res := make([]response, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i] = e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(2000), "Idempotency-Key", "race")
-			}()
-		}
-		wg.Wait()
-		var ids []string
-		for _, r := range res {
-			switch r.Status {
-			case 201:
-				ids = append(ids, r.JSON(t)["paymentId"].(string))
-			case 409:
-				code, _, _ := r.errorFields(t)
-				assert.EqualValues(t, "idempotency_key_in_use", code)
-			default:
-				t.Fatalf("unexpected %d: %s", r.Status, r.Body)
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		e.fund(m.SecretKey, 100_000)
+		start := e.balance(m.Merchant.ID)
+		for _, op := range []struct {
+			path string
+			body any
+			id   string
+		}{{paymentsPath, payment(2000), "paymentId"}, {withdrawalsPath, withdrawal(700), "id"}} {
+			res := e.concurrently(64, op.path, m.SecretKey, "race-"+op.id, func(int) any { return op.body })
+			replayed := 0
+			for _, r := range res {
+				require.Equal(t, 201, r.Status, "%s", r.Body)
+				assert.Equal(t, string(res[0].Body), string(r.Body), "every answer is the one effect")
+				if r.Header.Get("Idempotent-Replayed") == "true" {
+					replayed++
+				}
 			}
+			assert.Equal(t, 63, replayed, "%s: one first answer, 63 replays", op.path)
 		}
-		require.NotEmpty(t, ids)
-		for _, id := range ids {
-			assert.Equal(t, ids[0], id, "every success is the same payment")
+		assert.EqualValues(t, 2, e.countPayments(), "the funding payment and the raced one")
+		assert.EqualValues(t, 1, e.countWithdrawals())
+		assert.Equal(t, start-700, e.balance(m.Merchant.ID), "debited once")
+	})
+}
+
+// 64 requests with one key and 64 different bodies: exactly one takes effect; every other is
+// told the key was used for a different request.
+func TestIdempotencyUnderConcurrencyDifferentBodies(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		e.fund(m.SecretKey, 100_000)
+		start := e.balance(m.Merchant.ID)
+		for _, op := range []struct {
+			path string
+			body func(i int) any
+		}{
+			{paymentsPath, func(i int) any { return payment(int64(1000 + i)) }},
+			{withdrawalsPath, func(i int) any { return withdrawal(int64(100 + i)) }},
+		} {
+			res := e.concurrently(64, op.path, m.SecretKey, "clash"+op.path, op.body)
+			created := 0
+			for _, r := range res {
+				switch r.Status {
+				case 201:
+					created++
+				case 409:
+					code, _, _ := r.errorFields(t)
+					assert.EqualValues(t, "idempotency_key_reused", code)
+				default:
+					t.Fatalf("unexpected %d: %s", r.Status, r.Body)
+				}
+			}
+			assert.Equal(t, 1, created, "%s: exactly one effect", op.path)
 		}
-		assert.EqualValues(t, 1, e.countPayments())
-		// After the race, the key replays.
-		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(2000), "Idempotency-Key", "race")
-		require.Equal(t, 201, r.Status)
-		assert.EqualValues(t, "true", r.Header.Get("Idempotent-Replayed"))
+		assert.EqualValues(t, 2, e.countPayments(), "the funding payment and the one that won")
+		require.EqualValues(t, 1, e.countWithdrawals())
+		var amount int64
+		require.NoError(t, e.rawDB().Raw("SELECT amount_in_cents FROM withdrawals").Row().Scan(&amount))
+		assert.Equal(t, start-amount, e.balance(m.Merchant.ID), "the winner's amount, debited once")
+	})
+}
+
+// A refusal under a key (the balance cannot cover it) is an answer too: the retry gets the same
+// 409, replayed, even after the balance grew — as a client that retried a refused request expects.
+func TestIdempotentRefusalReplays(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		first := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500), "Idempotency-Key", "poor")
+		require.Equal(t, 409, first.Status)
+		code, _, param := first.errorFields(t)
+		assert.EqualValues(t, "insufficient_balance", code)
+		assert.Equal(t, "amountInCents", param)
+		e.fund(m.SecretKey, 10_000)
+		again := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500), "Idempotency-Key", "poor")
+		require.Equal(t, 409, again.Status)
+		assert.EqualValues(t, "true", again.Header.Get("Idempotent-Replayed"))
+		assert.Equal(t, string(first.Body), string(again.Body))
+		fresh := e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500), "Idempotency-Key", "rich")
+		require.Equal(t, 201, fresh.Status, "a new key runs afresh")
 	})
 }
 

@@ -187,3 +187,58 @@ func (e *env) completeWithdrawal(id string) {
 		VALUES (?, 'eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', 8453, '2000000', '2.00', ?, 123, ?, ?, 65000, '1300000000000', 4100, false, 'cron', ?)`,
 		id, "0x"+strings.Repeat("cd", 32), now, "0x"+strings.Repeat("ee", 20), now).Error)
 }
+
+// The spec: a deposit's amount is "optional and ignored"; a payment's is required and bounded
+// by the shape's limits. Checked at every boundary, in both shapes, on both databases.
+func TestCreatePaymentAmountRules(t *testing.T) {
+	for _, shape := range []settlement.Shape{settlement.Schema, settlement.Guide} {
+		for _, backend := range testdb.Backends() {
+			t.Run(string(shape)+"/"+backend, func(t *testing.T) {
+				t.Parallel()
+				e := newShapedEnv(t, backend, shape)
+				key := e.merchant(merchantOpts{deposits: true}).SecretKey
+				min := shape.PaymentLimits().MinAmountCents
+				for _, c := range []struct {
+					body   map[string]any
+					status int
+					code   string
+				}{
+					{map[string]any{"type": "deposit", "amount": 5}, 201, ""},
+					{map[string]any{"type": "deposit", "amount": -3}, 201, ""},
+					{map[string]any{"type": "deposit", "amount": 100000001}, 201, ""},
+					{map[string]any{"type": "deposit"}, 201, ""},
+					{map[string]any{"type": "deposit", "amount": "5"}, 400, "parameter_invalid"},
+					{map[string]any{"type": "deposit", "amount": 5.5}, 400, "parameter_invalid"},
+					{map[string]any{"amount": min - 1}, 400, "invalid_amount"},
+					{map[string]any{"amount": min}, 201, ""},
+					{map[string]any{"type": "payment", "amount": 100000000}, 201, ""},
+					{map[string]any{"type": "payment", "amount": 100000001}, 400, "invalid_amount"},
+					{map[string]any{"type": "payment", "amount": 5}, 400, "invalid_amount"},
+					{map[string]any{"type": "payment"}, 400, "parameter_missing"},
+					{map[string]any{}, 400, "parameter_missing"},
+					{map[string]any{"amount": "1000"}, 400, "parameter_invalid"},
+				} {
+					body := map[string]any{"currency": "USD", "orderId": "o-1"}
+					for k, v := range c.body {
+						body[k] = v
+					}
+					r := e.do(http.MethodPost, paymentsPath, key, body)
+					require.Equal(t, c.status, r.Status, "%v: %s", c.body, r.Body)
+					if c.status != 201 {
+						code, _, param := r.errorFields(t)
+						assert.Equal(t, c.code, code, "%v", c.body)
+						assert.Equal(t, "amount", param, "%v", c.body)
+						continue
+					}
+					p := r.JSON(t)["payment"].(map[string]any)
+					if c.body["type"] == "deposit" {
+						assert.EqualValues(t, 0, p["amountInCents"], "a deposit's amount is ignored: %v", c.body)
+						assert.EqualValues(t, "deposit", p["type"])
+					} else {
+						assert.EqualValues(t, c.body["amount"], p["amountInCents"])
+					}
+				}
+			})
+		}
+	}
+}
