@@ -103,7 +103,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
-		MaxBodyBytes: a.Cfg.MaxBodyBytes, Log: a.Log})
+		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log})
 }
 
 // holderName names this process in leases: host and pid, unique among live processes.

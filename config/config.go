@@ -15,22 +15,23 @@ const DefaultDatabaseURL = "data/paymentsd.db"
 
 // Config is everything a paymentsd process needs.
 type Config struct {
-	Addr           string           // listen address
-	DatabaseURL    string           // postgres://… or a SQLite path
-	PublicBaseURL  string           // base of paymentUrl, e.g. https://pay.example.com
-	Networks       chains.Networks  // which chains this deployment serves
-	ResponseShape  settlement.Shape // schema | guide: the wire shape served and validated
-	XPub           string           // deposit-address extended public key (m/44'/60'/0'/0); empty: a persisted dev key
-	BackendWallet  string           // withdrawal hot-wallet address; empty: derived from the xpub
-	QuoteTTL       time.Duration
-	PaymentTTL     time.Duration
-	MerchantFeeBps int64
-	IdempotencyTTL time.Duration
-	ExpiryInterval time.Duration // between expiry sweeps of quotes and payments
-	Pricing        Pricing
-	ShutdownGrace  time.Duration
-	MaxBodyBytes   string // Echo body-limit syntax, e.g. "1M"
-	LogFormat      string // text | json
+	Addr            string           // listen address
+	DatabaseURL     string           // postgres://… or a SQLite path
+	PublicBaseURL   string           // base of paymentUrl, e.g. https://pay.example.com
+	Networks        chains.Networks  // which chains this deployment serves
+	ResponseShape   settlement.Shape // schema | guide: the wire shape served and validated
+	XPub            string           // deposit-address extended public key (m/44'/60'/0'/0); empty: a persisted dev key
+	BackendWallet   string           // withdrawal hot-wallet address; empty: derived from the xpub
+	QuoteTTL        time.Duration
+	PaymentTTL      time.Duration
+	MerchantFeeBps  int64
+	IdempotencyTTL  time.Duration
+	ExpiryInterval  time.Duration // between expiry sweeps of quotes and payments
+	Pricing         Pricing
+	ShutdownGrace   time.Duration
+	BodyReadTimeout time.Duration // a request body not received in this time is answered 408
+	MaxBodyBytes    string        // Echo body-limit syntax, e.g. "1M"
+	LogFormat       string        // text | json
 }
 
 // Pricing selects and tunes the price source.

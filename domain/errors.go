@@ -35,7 +35,6 @@ const (
 	CodeWithdrawalNotFound   ErrorCode = "withdrawal_not_found"
 	CodeResourceNotFound     ErrorCode = "resource_not_found"
 	CodeMethodNotAllowed     ErrorCode = "method_not_allowed"
-	CodeIdempotencyKeyInUse  ErrorCode = "idempotency_key_in_use"
 	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"
 	CodeRequestTooLarge      ErrorCode = "request_too_large"
 	CodeRequestTimeout       ErrorCode = "request_timeout"

@@ -49,8 +49,7 @@ func (e *bodyReadError) apiError() *apiError {
 		return &apiError{http.StatusRequestEntityTooLarge, typeInvalidRequest, domain.CodeRequestTooLarge, "Request body too large.", ""}
 	case errors.Is(e.err, os.ErrDeadlineExceeded), errors.As(e.err, &netErr) && netErr.Timeout():
 		return &apiError{http.StatusRequestTimeout, typeInvalidRequest, domain.CodeRequestTimeout, "The request body was not received in time.", ""}
-	case errors.Is(e.err, io.ErrUnexpectedEOF), errors.Is(e.err, io.EOF), errors.Is(e.err, syscall.ECONNRESET),
-		errors.Is(e.err, net.ErrClosed):
+	case errors.Is(e.err, io.ErrUnexpectedEOF), errors.Is(e.err, syscall.ECONNRESET):
 		return invalidRequest(domain.CodeParameterInvalid, "", "The request body ended before its declared length.")
 	}
 	return invalidRequest(domain.CodeParameterInvalid, "", "The request body could not be read.")

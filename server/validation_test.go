@@ -304,12 +304,12 @@ func TestMissingPropertyAndJoinParam(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
-		name      string
-		err       error
-		status    int
-		typ       errorType
-		code      domain.ErrorCode
-		param     string
+		name   string
+		err    error
+		status int
+		typ    errorType
+		code   domain.ErrorCode
+		param  string
 	}{
 		{"invalid api key", domain.ErrInvalidAPIKey, 401, "authentication_error", "invalid_api_key", ""},
 		{"deposits disabled", domain.ErrDepositsDisabled, 403, "permission_error", "deposits_disabled", "type"},

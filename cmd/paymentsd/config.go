@@ -74,6 +74,7 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	c.IdempotencyTTL = dur("PAYMENTS_IDEMPOTENCY_TTL", 24*time.Hour)
 	c.ShutdownGrace = dur("PAYMENTS_SHUTDOWN_GRACE", 15*time.Second)
 	c.ExpiryInterval = dur("PAYMENTS_EXPIRY_INTERVAL", 5*time.Second)
+	c.BodyReadTimeout = dur("PAYMENTS_BODY_READ_TIMEOUT", 10*time.Second)
 	c.Pricing = config.Pricing{Source: env("PAYMENTS_PRICING", defPricing), BaseURL: env("PAYMENTS_COINGECKO_URL", ""),
 		APIKey: env("PAYMENTS_COINGECKO_API_KEY", ""), TTL: dur("PAYMENTS_PRICE_TTL", time.Minute),
 		MaxStaleness: dur("PAYMENTS_PRICE_MAX_STALENESS", 5*time.Minute)}

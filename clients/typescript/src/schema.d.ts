@@ -863,7 +863,9 @@ export interface components {
             type: "payment" | "deposit";
             /**
              * Format: int64
-             * @description Cents; required for `payment`, ignored for `deposit`.
+             * @description Cents, 400 to 100000000; required for `payment` (the default type). Optional and
+             *     ignored for `deposit`: any integer sent there is accepted and discarded (the customer
+             *     chooses the amount).
              * @example 1000
              */
             amount?: number;
@@ -879,7 +881,12 @@ export interface components {
             redirectUrl?: string;
             /** @example {"cart":"42"} */
             customMetadata?: string;
-        } | unknown | {
+        } | {
+            /** @enum {string} */
+            type?: "payment";
+            /** Format: int64 */
+            amount: number;
+        } | {
             /** @enum {string} */
             type: "deposit";
         };
@@ -1242,7 +1249,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid`, `parameter_missing`, `insufficient_balance` or `chain_not_supported`; `param` names the offending field. */
+        /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1325,7 +1332,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A request with the same Idempotency-Key is in progress (`idempotency_key_in_use`) or had a different body (`idempotency_key_reused`). */
+        /**
+         * @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`).
+         *     A retry with the same key and body while the first request still runs waits for it and
+         *     receives its replay; a request that failed took no effect and leaves the key free.
+         */
         IdempotencyConflict: {
             headers: {
                 [name: string]: unknown;
@@ -1336,7 +1347,38 @@ export interface components {
                  *       "error": {
                  *         "type": "idempotency_error",
                  *         "code": "idempotency_key_reused",
-                 *         "message": "This Idempotency-Key was used with a different request body."
+                 *         "message": "This Idempotency-Key was already used with a different request."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request is valid but the account's state refuses it: the merchant's available balance
+         *     does not cover the amount (`insufficient_balance`, param `amountInCents`); or the
+         *     Idempotency-Key was already used with a different request (`idempotency_key_reused`).
+         */
+        WithdrawalConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body did not arrive in time (a stalled upload); nothing was done. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "request_timeout",
+                 *         "message": "The request body was not received in time."
                  *       }
                  *     }
                  */
@@ -1494,6 +1536,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1590,7 +1633,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["IdempotencyConflict"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["WithdrawalConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
