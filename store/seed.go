@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/pressly/goose/v3"
+
+	"github.com/paymentsd/paymentsd/domain"
 )
 
 // The chain and token catalogue is data: seeded here once (migration 2), editable afterwards.
@@ -77,7 +79,7 @@ func seedCatalog(ctx context.Context, tx *sql.Tx, d Dialect) error {
 		if _, err := tx.ExecContext(ctx, insertChain, c.id, c.name, c.symbol, 18, c.testnet, true, c.feeCents, c.confirmations); err != nil {
 			return fmt.Errorf("seed chain %d: %w", c.id, err)
 		}
-		if _, err := tx.ExecContext(ctx, insertToken, NativeTokenID(c.id), c.id, c.symbol, c.nativeMarketID, zeroAddress, 18, "volatile", "native", "active"); err != nil {
+		if _, err := tx.ExecContext(ctx, insertToken, NativeTokenID(c.id), c.id, c.symbol, c.nativeMarketID, zeroAddress, 18, string(domain.Volatile), string(domain.Native), string(domain.TokenActive)); err != nil {
 			return fmt.Errorf("seed native token %d: %w", c.id, err)
 		}
 		for _, sym := range []string{"USDC", "USDT"} {
@@ -85,7 +87,7 @@ func seedCatalog(ctx context.Context, tx *sql.Tx, d Dialect) error {
 			if !ok {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, insertToken, ERC20TokenID(c.id, contract), c.id, sym, stableMarketIDs[sym], contract, c.stableDecimals, "stablecoin", "erc20", "active"); err != nil {
+			if _, err := tx.ExecContext(ctx, insertToken, ERC20TokenID(c.id, contract), c.id, sym, stableMarketIDs[sym], contract, c.stableDecimals, string(domain.Stablecoin), string(domain.ERC20), string(domain.TokenActive)); err != nil {
 				return fmt.Errorf("seed %s on %d: %w", sym, c.id, err)
 			}
 		}
