@@ -36,6 +36,7 @@ const (
 	CodeResourceNotFound     ErrorCode = "resource_not_found"
 	CodeMethodNotAllowed     ErrorCode = "method_not_allowed"
 	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"
+	CodeIdempotencyKeyInUse  ErrorCode = "idempotency_key_in_use"
 	CodeRequestTooLarge      ErrorCode = "request_too_large"
 	CodeRequestTimeout       ErrorCode = "request_timeout"
 	CodeUnsupportedMediaType ErrorCode = "unsupported_media_type"

@@ -60,14 +60,17 @@ type QuoteStatus string
 const (
 	QuoteActive  QuoteStatus = "active"
 	QuoteUsed    QuoteStatus = "used"    // the payment settled on this quote
-	QuoteExpired QuoteStatus = "expired" // past expiresAt, or another quote was used
+	QuoteExpired QuoteStatus = "expired" // past expiresAt (a late transfer may still use it), or another quote was used
 	QuoteFailed  QuoteStatus = "failed"  // its token or chain can no longer settle
 )
 
 var quoteTransitions = map[QuoteStatus][]QuoteStatus{
-	QuoteActive:  {QuoteUsed, QuoteExpired, QuoteFailed},
+	QuoteActive: {QuoteUsed, QuoteExpired, QuoteFailed},
+	// expired → used: the customer sent the quoted amount after the quote's expiresAt but while
+	// the payment was still open. The money arrived for this quote; losing the payment over a
+	// late transfer would be worse than honouring the rate (the payment's own expiry bounds it).
+	QuoteExpired: {QuoteUsed},
 	QuoteUsed:    nil,
-	QuoteExpired: nil,
 	QuoteFailed:  nil,
 }
 

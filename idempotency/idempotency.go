@@ -28,6 +28,9 @@ import (
 var (
 	// ErrKeyReused is a key sent again with a different request (409).
 	ErrKeyReused = errors.New("this Idempotency-Key was used with a different request")
+	// ErrKeyInUse is a key whose first request's outcome is unknown (409): only rows left in
+	// progress by the earlier claim/complete design, until they expire.
+	ErrKeyInUse = errors.New("the first request with this Idempotency-Key did not finish; its outcome is unknown")
 	// ErrDuplicate reports that a concurrent request with the same key committed first: this
 	// transaction was rolled back, and the caller replays the stored outcome.
 	ErrDuplicate = errors.New("idempotency: a concurrent request with this key committed first")
@@ -88,6 +91,9 @@ func (k *Keeper) Lookup(ctx context.Context, r Request) (*Outcome, error) {
 	}
 	if !bytes.Equal(rec.RequestHash, r.Hash) || rec.Operation != r.Operation {
 		return nil, ErrKeyReused
+	}
+	if rec.Unsealed {
+		return nil, ErrKeyInUse
 	}
 	return &Outcome{Status: rec.StatusCode, Body: rec.ResponseBody}, nil
 }

@@ -1,10 +1,63 @@
 package lifecycle
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
+
+// A change may alter a payment's status, its final amounts and fees, its quotes' statuses and
+// add a first receipt; a withdrawal's status, errorMessage and a first receipt. Everything else
+// is frozen: the core refuses a closure that touched it, because the store would not write it
+// while the ledger and the event would see it.
+
+// frozenPayment serialises what a change may not alter. It is taken before the closure runs,
+// so a closure writing through a pointer it shares with the original is caught too.
+func frozenPayment(p domain.Payment, receiptSet bool) []byte {
+	f := p
+	f.Status, f.AmountDueCents, f.AmountMerchantNetCents = "", 0, 0
+	f.ConvenienceFeeCents, f.MerchantFeeCents, f.SwapFeeCents = nil, nil, nil
+	f.UpdatedAt, f.Version = time.Time{}, 0
+	if p.Type == domain.TypeDeposit {
+		f.AmountInCents = 0 // a deposit's amount is what arrived, fixed at settlement
+	}
+	f.Quotes = make([]domain.Quote, len(p.Quotes))
+	for i, q := range p.Quotes {
+		q.Status = ""
+		f.Quotes[i] = q
+	}
+	if !receiptSet {
+		f.Receipt = nil // a first receipt may be attached
+	}
+	return mustJSON(f)
+}
+
+func frozenWithdrawal(w domain.Withdrawal, receiptSet bool) []byte {
+	f := w
+	f.Status, f.ErrorMessage, f.UpdatedAt, f.Version = "", nil, time.Time{}, 0
+	if !receiptSet {
+		f.Receipt = nil
+	}
+	return mustJSON(f)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("lifecycle: snapshot an entity: " + err.Error()) // plain data: cannot fail
+	}
+	return b
+}
+
+func checkFrozen(entity, id string, before, after []byte) error {
+	if !bytes.Equal(before, after) {
+		return fmt.Errorf("lifecycle: %s %s: a change may alter only its state and what settles it", entity, id)
+	}
+	return nil
+}
 
 // checkPayment refuses a change the tables do not allow. It runs on what the closure left, so
 // a closure that assigned Status directly is checked as strictly as one that called TransitionTo.
@@ -86,9 +139,11 @@ func sameInt(a, b *int64) bool { return (a == nil && b == nil) || (a != nil && b
 
 func sameStr(a, b *string) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
 
+// clonePayment copies what a closure may change, so before stays as it was read.
 func clonePayment(p domain.Payment) domain.Payment {
 	out := p
 	out.Quotes = append([]domain.Quote(nil), p.Quotes...)
+	out.ConvenienceFeeCents, out.MerchantFeeCents, out.SwapFeeCents = copyPtr(p.ConvenienceFeeCents), copyPtr(p.MerchantFeeCents), copyPtr(p.SwapFeeCents)
 	if p.Receipt != nil {
 		r := *p.Receipt
 		out.Receipt = &r
@@ -98,11 +153,20 @@ func clonePayment(p domain.Payment) domain.Payment {
 
 func cloneWithdrawal(w domain.Withdrawal) domain.Withdrawal {
 	out := w
+	out.ErrorMessage = copyPtr(w.ErrorMessage)
 	if w.Receipt != nil {
 		r := *w.Receipt
 		out.Receipt = &r
 	}
 	return out
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // paymentEventType announces a status change as the new status; quotes expiring on a payment

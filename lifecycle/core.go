@@ -68,8 +68,12 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	if err != nil {
 		return domain.Payment{}, err
 	}
+	frozen := frozenPayment(before, before.Receipt != nil)
 	after := clonePayment(before)
 	if err := change(&after); err != nil {
+		return domain.Payment{}, err
+	}
+	if err := checkFrozen("payment", before.ID.String(), frozen, frozenPayment(after, before.Receipt != nil)); err != nil {
 		return domain.Payment{}, err
 	}
 	if err := checkPayment(before, after); err != nil {
@@ -86,7 +90,7 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 		// Completion credits the merchant's net once: the ledger's unique (kind, payment) index
 		// refuses a second credit, and completed is terminal.
 		id := after.ID
-		if err := tx.AppendLedger(after.Merchant.ID, store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
+		if err := tx.AppendLedger(before.Merchant.ID, store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
 			return domain.Payment{}, err
 		}
 	}
@@ -133,8 +137,12 @@ func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalC
 	if err != nil {
 		return domain.Withdrawal{}, err
 	}
+	frozen := frozenWithdrawal(before, before.Receipt != nil)
 	after := cloneWithdrawal(before)
 	if err := change(&after); err != nil {
+		return domain.Withdrawal{}, err
+	}
+	if err := checkFrozen("withdrawal", before.ID.String(), frozen, frozenWithdrawal(after, before.Receipt != nil)); err != nil {
 		return domain.Withdrawal{}, err
 	}
 	if err := checkWithdrawal(before, after); err != nil {
@@ -151,7 +159,7 @@ func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalC
 		// Failed or cancelled: nothing left the hot wallet, so the debit is reversed, once (the
 		// ledger's unique (kind, withdrawal) index), and both states are terminal.
 		id := after.ID
-		if err := tx.AppendLedger(after.MerchantID, store.LedgerWithdrawalReversal, after.AmountInCents, nil, &id, after.UpdatedAt); err != nil {
+		if err := tx.AppendLedger(before.MerchantID, store.LedgerWithdrawalReversal, before.AmountInCents, nil, &id, after.UpdatedAt); err != nil {
 			return domain.Withdrawal{}, err
 		}
 	}

@@ -227,7 +227,8 @@ func contains[T comparable](xs []T, x T) bool {
 }
 
 var wantQuote = map[domain.QuoteStatus][]domain.QuoteStatus{
-	domain.QuoteActive: {domain.QuoteUsed, domain.QuoteExpired, domain.QuoteFailed},
+	domain.QuoteActive:  {domain.QuoteUsed, domain.QuoteExpired, domain.QuoteFailed},
+	domain.QuoteExpired: {domain.QuoteUsed}, // a late transfer while the payment is open
 }
 
 func TestQuoteTransitionTable(t *testing.T) {
@@ -425,5 +426,40 @@ func TestCoreRefusesDirectAssignments(t *testing.T) {
 		assert.ErrorIs(t, err, domain.ErrPaymentNotFound)
 		_, err = f.core.UpdateWithdrawal(ctx, uuid.Must(uuid.NewV7()), moveWithdrawal(domain.WithdrawalCancelled))
 		assert.ErrorIs(t, err, domain.ErrWithdrawalNotFound)
+	})
+}
+
+// What the store would not write, a change may not alter: the ledger and the event would
+// otherwise see a value the database never holds.
+func TestCoreRefusesChangesToFrozenFields(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		w := f.newWithdrawal(t, 500)
+		balance := f.balance(t)
+		_, err := f.core.UpdateWithdrawal(ctx, w.ID, func(w *domain.Withdrawal) error {
+			w.AmountInCents = 1_000_000
+			return w.TransitionTo(domain.WithdrawalCancelled)
+		})
+		require.Error(t, err, "a cancellation may not change the amount it restores")
+		assert.Equal(t, balance, f.balance(t))
+
+		p := f.newPayment(t)
+		_, err = f.core.UpdatePayment(ctx, p.ID, func(p *domain.Payment) error {
+			p.Merchant.ID = uuid.Must(uuid.NewV7())
+			return movePayment(domain.PaymentCompleted)(p)
+		})
+		require.Error(t, err, "the credit goes to the payment's merchant, whatever the closure says")
+		_, err = f.core.UpdatePayment(ctx, p.ID, func(p *domain.Payment) error { p.AmountInCents = 1; return nil })
+		require.Error(t, err, "a fixed payment's amount is fixed")
+		_, err = f.core.UpdatePayment(ctx, p.ID, func(p *domain.Payment) error { p.Quotes[0].ExpiresAt = p.ExpiresAt; return nil })
+		require.Error(t, err, "a quote's terms are fixed")
+
+		done, err := f.core.UpdatePayment(ctx, p.ID, movePayment(domain.PaymentProcessing))
+		require.NoError(t, err)
+		done, err = f.core.UpdatePayment(ctx, done.ID, movePayment(domain.PaymentCompleted))
+		require.NoError(t, err)
+		_, err = f.core.UpdatePayment(ctx, done.ID, func(p *domain.Payment) error { *p.Receipt.TxHash = "0xforged"; return nil })
+		require.Error(t, err, "a receipt is written once, even through a shared pointer")
+		assert.Len(t, f.events(t, p.ID), 3, "nothing refused was announced")
 	})
 }

@@ -72,41 +72,51 @@ func (s *Service) MerchantOf(ctx context.Context, id uuid.UUID) (uuid.UUID, erro
 	return m, err
 }
 
-// pickQuote returns the chosen quote, or the cheapest one still active. A quote past its
-// expiresAt cannot be paid: its rate is gone.
+// pickQuote returns the chosen quote, or the cheapest active one, or — when every quote has
+// expired while the payment is still open (a late transfer) — the cheapest expired one. A used
+// or failed quote cannot be paid.
 func (s *Service) pickQuote(p domain.Payment, id *uuid.UUID) (domain.Quote, error) {
 	now := s.Now()
+	payable := func(q domain.Quote) bool {
+		return q.Status == domain.QuoteActive || q.Status == domain.QuoteExpired
+	}
 	if id != nil {
 		for _, q := range p.Quotes {
 			if q.ID != *id {
 				continue
 			}
-			if st := effectiveQuoteStatus(q, now); st != domain.QuoteActive {
-				return domain.Quote{}, &domain.TransitionError{Entity: "quote", ID: q.ID.String(), From: string(st), To: string(domain.QuoteUsed)}
+			if !payable(q) {
+				return domain.Quote{}, &domain.TransitionError{Entity: "quote", ID: q.ID.String(), From: string(q.Status), To: string(domain.QuoteUsed)}
 			}
 			return q, nil
 		}
 		return domain.Quote{}, domain.Invalid(domain.CodeParameterInvalid, "quote", "quote %s does not belong to payment %s", id, p.ID)
 	}
+	if q, ok := cheapest(p.Quotes, func(q domain.Quote) bool { return effectiveQuoteStatus(q, now) == domain.QuoteActive }); ok {
+		return q, nil
+	}
+	if q, ok := cheapest(p.Quotes, payable); ok {
+		return q, nil
+	}
+	return domain.Quote{}, domain.Invalid(domain.CodeParameterInvalid, "quote", "payment %s has no quote left to settle on", p.ID)
+}
+
+// cheapest is the quote with the lowest amount due among those ok accepts (deposits' quotes
+// have none: the first accepted).
+func cheapest(qs []domain.Quote, ok func(domain.Quote) bool) (domain.Quote, bool) {
 	var best *domain.Quote
-	for i, q := range p.Quotes {
-		if effectiveQuoteStatus(q, now) != domain.QuoteActive {
+	for i, q := range qs {
+		if !ok(q) {
 			continue
 		}
-		if q.AmountDueCents == nil {
-			if best == nil {
-				best = &p.Quotes[i]
-			}
-			continue
-		}
-		if best == nil || best.AmountDueCents == nil || *q.AmountDueCents < *best.AmountDueCents {
-			best = &p.Quotes[i]
+		if best == nil || (q.AmountDueCents != nil && (best.AmountDueCents == nil || *q.AmountDueCents < *best.AmountDueCents)) {
+			best = &qs[i]
 		}
 	}
 	if best == nil {
-		return domain.Quote{}, domain.Invalid(domain.CodeParameterInvalid, "quote", "payment %s has no active quote left to settle on: every quote has expired", p.ID)
+		return domain.Quote{}, false
 	}
-	return *best, nil
+	return *best, true
 }
 
 // finalise fixes the paid quote's amounts and fees. A deposit's amount is what arrived, valued

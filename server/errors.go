@@ -75,6 +75,8 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodePaymentNotFound, "No such payment.", "paymentId"}
 	case errors.Is(err, domain.ErrWithdrawalNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeWithdrawalNotFound, "No such withdrawal.", "withdrawalId"}
+	case errors.Is(err, idempotency.ErrKeyInUse):
+		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key did not finish and its outcome is unknown; use a new key after checking whether it took effect.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyReused):
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with a different request.", "Idempotency-Key"}
 	case errors.As(err, &balance):

@@ -56,10 +56,16 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFun
 				return replay(c, o)
 			}
 			ae := classify(err)
-			if ae == nil || ae.Status >= 500 {
+			var routing *echo.HTTPError
+			if ae == nil || ae.Status >= 500 || errors.As(err, &routing) {
+				// A 5xx took no effect and stores nothing. Neither does an answer of the router or
+				// the binder (an unknown route, a method it lacks): no operation ran.
 				return err
 			}
 			o, rerr := keeper.RecordRefusal(req.Context(), r, idempotency.Outcome{Status: ae.Status, Body: errorBody(ae)})
+			if errors.Is(rerr, idempotency.ErrKeyReused) || errors.Is(rerr, idempotency.ErrKeyInUse) {
+				return rerr // a different request with this key committed first
+			}
 			if rerr != nil {
 				log.Error("store idempotent refusal", "key", key, "err", rerr)
 				return err // the refusal stands; the retry will be refused again or succeed

@@ -6,10 +6,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// idemDone is the only state a committed key has: the key is inserted and sealed inside the
-// transaction of its effect, so no other transaction ever sees it unfinished. (The column
-// remains from the earlier claim/complete design; migration 00002 removed its last
-// "in_progress" rows.)
+// idemDone is the only state a key written now has: it is inserted and sealed inside the
+// transaction of its effect, so no other transaction ever sees it unfinished. Rows of the
+// earlier claim/complete design may still be "in_progress" until they expire (migration 00003).
 const idemDone = "done"
 
 // IdempotencyRecord is a stored Idempotency-Key.
@@ -21,6 +20,9 @@ type IdempotencyRecord struct {
 	StatusCode   int
 	ResponseBody []byte
 	ExpiresAt    time.Time
+	// Unsealed marks a row of the earlier design left in progress by a crash: whether its effect
+	// committed is unknown, so it must neither replay nor let the request run again.
+	Unsealed bool
 }
 
 // ClaimIdempotencyKey inserts the key inside the effect's transaction, replacing an expired row
@@ -54,6 +56,7 @@ func (t *Tx) GetIdempotencyKey(merchantID uuid.UUID, key string) (IdempotencyRec
 	if row.StatusCode != nil {
 		rec.StatusCode = *row.StatusCode
 	}
+	rec.Unsealed = row.State != idemDone || row.StatusCode == nil
 	return rec, nil
 }
 

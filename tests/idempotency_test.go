@@ -2,14 +2,17 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/gen/client"
+	"github.com/paymentsd/paymentsd/idempotency"
 )
 
 func (e *env) countPayments() int64 {
@@ -189,5 +192,43 @@ func TestIdempotentCreateWithdrawal(t *testing.T) {
 		// The same key on the other create operation is a different request.
 		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(1000), "Idempotency-Key", "w-1")
 		require.Equal(t, 409, r.Status)
+	})
+}
+
+// A key the earlier claim/complete design left "in progress" (a crash, possibly after its effect
+// committed) survives the upgrade: it answers 409 in_use until it expires, never a second effect.
+func TestLegacyInProgressKeyIsNotRunAgain(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		body := payment(1500)
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		hash := idempotency.RequestHash(http.MethodPost+" "+paymentsPath, raw)
+		now := time.Now().UTC()
+		require.NoError(t, e.rawDB().Exec(`INSERT INTO idempotency_keys (merchant_id, key, operation, request_hash, state, created_at, expires_at)
+			VALUES (?, 'legacy', ?, ?, 'in_progress', ?, ?)`, m.Merchant.ID, paymentsPath, hash, now, now.Add(time.Hour)).Error)
+		before := e.countPayments()
+		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, body, "Idempotency-Key", "legacy")
+		require.Equal(t, 409, r.Status, "%s", r.Body)
+		code, typ, _ := r.errorFields(t)
+		assert.EqualValues(t, "idempotency_key_in_use", code)
+		assert.EqualValues(t, "idempotency_error", typ)
+		r = e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(1600), "Idempotency-Key", "legacy")
+		require.Equal(t, 409, r.Status)
+		code, _, _ = r.errorFields(t)
+		assert.EqualValues(t, "idempotency_key_reused", code)
+		assert.Equal(t, before, e.countPayments(), "nothing ran under the unfinished key")
+	})
+}
+
+// An answer of the router (no operation ran) does not use the key up.
+func TestRoutingErrorsDoNotUseTheKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		r := e.do(http.MethodPost, paymentsPath+"z", m.SecretKey, payment(1000), "Idempotency-Key", "k-404")
+		require.Equal(t, 404, r.Status)
+		r = e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(1000), "Idempotency-Key", "k-404")
+		require.Equal(t, 201, r.Status, "%s", r.Body)
+		assert.Empty(t, r.Header.Get("Idempotent-Replayed"))
 	})
 }

@@ -1336,6 +1336,8 @@ export interface components {
          * @description The Idempotency-Key was already used with a different request (`idempotency_key_reused`).
          *     A retry with the same key and body while the first request still runs waits for it and
          *     receives its replay; a request that failed took no effect and leaves the key free.
+         *     `idempotency_key_in_use` is answered only for a key whose first request, made before an
+         *     upgrade to this version, never finished: its outcome is unknown until the key expires.
          */
         IdempotencyConflict: {
             headers: {
@@ -1356,8 +1358,8 @@ export interface components {
         };
         /**
          * @description The request is valid but the account's state refuses it: the merchant's available balance
-         *     does not cover the amount (`insufficient_balance`, param `amountInCents`); or the
-         *     Idempotency-Key was already used with a different request (`idempotency_key_reused`).
+         *     does not cover the amount (`insufficient_balance`, param `amountInCents`); or an
+         *     Idempotency-Key conflict as for payments (`idempotency_key_reused`, `idempotency_key_in_use`).
          */
         WithdrawalConflict: {
             headers: {

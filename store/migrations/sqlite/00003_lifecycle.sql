@@ -29,11 +29,12 @@ CREATE TABLE leases (
     expires_at DATETIME NOT NULL
 );
 
--- Keys are now claimed and sealed inside the effect's transaction.
-DELETE FROM idempotency_keys WHERE state = 'in_progress';
+-- Keys are now claimed and sealed inside the effect's transaction, so no new row is ever left
+-- "in_progress". Rows the earlier design left so (a crash mid-request, possibly after its
+-- effect committed) are kept: they answer 409 idempotency_key_in_use until they expire, as
+-- before, rather than let a retry pay twice.
 
 -- +goose Down
-DELETE FROM idempotency_keys WHERE response_body IS NULL;
 DROP TABLE leases;
 DROP INDEX quotes_active_expiry_idx;
 DROP INDEX payments_open_expiry_idx;
