@@ -236,21 +236,29 @@ func (s *jsonScanner) object(depth int) bool {
 			return false
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-			s.space()
-		case '}':
-			s.pos++
-			return true
-		default:
-			return false
+		if more, ok := s.separator('}'); !ok || !more {
+			return ok
 		}
 	}
+}
+
+// separator consumes what follows a member or an element: a comma (more follow) or the closing
+// bracket (done). ok is false on anything else.
+func (s *jsonScanner) separator(closing byte) (more, ok bool) {
+	s.space()
+	if s.pos >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		s.space()
+		return true, true
+	case closing:
+		s.pos++
+		return false, true
+	}
+	return false, false
 }
 
 func (s *jsonScanner) array(depth int) bool {
@@ -266,19 +274,8 @@ func (s *jsonScanner) array(depth int) bool {
 			return false
 		}
 		s.path = s.path[:len(s.path)-1]
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-			s.space()
-		case ']':
-			s.pos++
-			return true
-		default:
-			return false
+		if more, ok := s.separator(']'); !ok || !more {
+			return ok
 		}
 	}
 }
