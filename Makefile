@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/paymentsd
 SHELL   := /bin/bash
 
-.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example fuzz clean
+.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/paymentsd
@@ -56,6 +56,11 @@ ts-example: build
 # Bounded run of every Go fuzz target, one after another (scripts/fuzz.sh); FUZZTIME per target.
 fuzz:
 	FUZZTIME=$(or $(FUZZTIME),10s) GO=$(GO) scripts/fuzz.sh
+
+# The API under wrk against the SQL it cannot avoid under pgbench, same run, same throwaway
+# PostgreSQL (scripts/bench.sh; results go in docs/benchmarks.md). Not part of make test.
+bench: build
+	scripts/with-postgres.sh scripts/bench.sh
 
 clean:
 	rm -rf bin data .venv

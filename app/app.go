@@ -15,13 +15,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
@@ -41,6 +44,7 @@ type App struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Keeper      *idempotency.Keeper
+	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
 }
 
 // Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back
@@ -52,6 +56,7 @@ const devXPubSetting = "dev_xpub"
 
 // Open opens and migrates the database and wires the services.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	log = reqlog.Wrap(log) // request_id on every line logged with a request's context
 	st, err := store.Open(cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -80,9 +85,17 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Log: log, Store: st, Catalog: cat}
+	if a.Metrics, err = newMetrics(st); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now}
-	a.Expirer = &lifecycle.Expirer{Core: a.Core, Holder: holderName(), Interval: cfg.ExpiryInterval, Batch: 200, Log: log}
-	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now}
+	a.Expirer = &lifecycle.Expirer{Core: a.Core, Holder: holderName(), Interval: cfg.ExpiryInterval, Batch: 200, Log: log,
+		Observe: func(r lifecycle.SweepResult, err error) {
+			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
+		}}
+	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now,
+		KeyCacheTTL: cfg.KeyCacheTTL}
 	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,
 		Limits: cfg.ResponseShape.PaymentLimits(), QuoteTTL: cfg.QuoteTTL, PaymentTTL: cfg.PaymentTTL,
 		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
@@ -103,7 +116,20 @@ func (a *App) Handler() (*echo.Echo, error) {
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
-		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log})
+		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics})
+}
+
+// newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.
+func newMetrics(st *store.Store) (*metrics.Metrics, error) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := st.SQLDB()
+	if err != nil {
+		return nil, err
+	}
+	return m, m.ObserveDB(sqlDB)
 }
 
 // holderName names this process in leases: host and pid, unique among live processes.

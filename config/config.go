@@ -16,6 +16,7 @@ const DefaultDatabaseURL = "data/paymentsd.db"
 // Config is everything a paymentsd process needs.
 type Config struct {
 	Addr            string           // listen address
+	AdminAddr       string           // pprof and /metrics listener (PAYMENTS_ADMIN_ADDR); empty: none
 	DatabaseURL     string           // postgres://… or a SQLite path
 	PublicBaseURL   string           // base of paymentUrl, e.g. https://pay.example.com
 	Networks        chains.Networks  // which chains this deployment serves
@@ -26,6 +27,7 @@ type Config struct {
 	PaymentTTL      time.Duration
 	MerchantFeeBps  int64
 	IdempotencyTTL  time.Duration
+	KeyCacheTTL     time.Duration // how long an authenticated secret key is remembered (revocation bound)
 	ExpiryInterval  time.Duration // between expiry sweeps of quotes and payments
 	Pricing         Pricing
 	ShutdownGrace   time.Duration

@@ -23,6 +23,9 @@ type Expirer struct {
 	Interval time.Duration // between sweeps
 	Batch    int           // payments per query
 	Log      *slog.Logger
+	// Observe, when set, is told the outcome of every sweep Run makes (metrics); a sweep cut
+	// short by the end of Run's context is not reported.
+	Observe func(SweepResult, error)
 }
 
 const expiryLease = "expiry-sweep"
@@ -32,8 +35,12 @@ func (e *Expirer) Run(ctx context.Context) {
 	t := time.NewTicker(e.Interval)
 	defer t.Stop()
 	for {
-		if _, err := e.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+		res, err := e.SweepOnce(ctx)
+		if err != nil && ctx.Err() == nil {
 			e.Log.Error("expiry sweep", "err", err)
+		}
+		if e.Observe != nil && (err == nil || ctx.Err() == nil) {
+			e.Observe(res, err)
 		}
 		select {
 		case <-ctx.Done():

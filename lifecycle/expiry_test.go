@@ -100,6 +100,35 @@ func TestExpiryOfAPaymentWithActiveQuotes(t *testing.T) {
 	})
 }
 
+// Run reports each sweep's outcome to Observe (the metrics hook).
+func TestExpiryRunObservesSweeps(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		f.newPayment(t)
+		*f.clock = t0.Add(48 * time.Hour)
+		e := f.expirer("a")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		got := make(chan lifecycle.SweepResult, 1)
+		e.Observe = func(res lifecycle.SweepResult, err error) {
+			assert.NoError(t, err)
+			select {
+			case got <- res:
+			default:
+			}
+			cancel()
+		}
+		done := make(chan struct{})
+		go func() { e.Run(ctx); close(done) }()
+		select {
+		case res := <-got:
+			assert.Equal(t, lifecycle.SweepResult{PaymentsExpired: 1, QuotesExpired: 2}, res)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no sweep observed")
+		}
+		<-done
+	})
+}
+
 // A processing payment is the watcher's to decide (it knows whether the amount seen is complete).
 func TestExpiryLeavesProcessingPayments(t *testing.T) {
 	eachBackend(t, func(t *testing.T, f fixture) {

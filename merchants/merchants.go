@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,17 @@ type Service struct {
 	Catalog       domain.Catalog
 	BackendWallet string // default withdrawal hot-wallet address for new merchants
 	Now           func() time.Time
+	// KeyCacheTTL bounds how long an authenticated key is remembered: a key revoked elsewhere
+	// stops working here within it. Zero disables the cache.
+	KeyCacheTTL time.Duration
+
+	cacheOnce sync.Once
+	cache     *keyCache
+}
+
+func (s *Service) keys() *keyCache {
+	s.cacheOnce.Do(func() { s.cache = newKeyCache(s.KeyCacheTTL, 100_000) })
+	return s.cache
 }
 
 // CreateInput describes a new merchant.
@@ -124,6 +136,7 @@ func (s *Service) RevokeKeys(ctx context.Context, prefix string) (int64, error) 
 		n, err = tx.RevokeKeysByPrefix(prefix, s.Now())
 		return err
 	})
+	s.keys().flush() // this process stops accepting it at once; others within their TTL
 	return n, err
 }
 
@@ -133,11 +146,20 @@ func (s *Service) Authenticate(ctx context.Context, key string) (domain.Merchant
 	if key == "" || len(key) > 256 {
 		return domain.Merchant{}, domain.ErrInvalidAPIKey
 	}
-	m, err := s.Store.Read(ctx).MerchantByKeyHash(HashKey(key))
+	hash := sha256.Sum256([]byte(key))
+	now := s.Now()
+	if m, ok := s.keys().get(hash, now); ok {
+		return m, nil
+	}
+	m, err := s.Store.Read(ctx).MerchantByKeyHash(hash[:])
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Merchant{}, domain.ErrInvalidAPIKey
 	}
-	return m, err
+	if err != nil {
+		return domain.Merchant{}, err
+	}
+	s.keys().put(hash, m, now)
+	return m, nil
 }
 
 // WithdrawalConfig reads a merchant's withdrawal configuration.

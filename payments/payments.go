@@ -107,9 +107,13 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		AmountMerchantNetCents: amount, Currency: "USD", Status: domain.PaymentPending, OrderID: &in.OrderID,
 		CustomerRefID: in.CustomerRefID, RedirectURL: in.RedirectURL, CustomMetadata: in.CustomMetadata,
 		SecretHash: hashSecret(secret), ExpiresAt: now.Add(s.PaymentTTL), CreatedAt: now, UpdatedAt: now}
-	// Prices come from outside (a market-data API): fetch them before the transaction, so a
-	// slow provider never holds a database connection or the SQLite writer.
-	if err := s.buildQuotes(ctx, &p, now); err != nil {
+	// The merchant's accepted assets and the prices (a market-data API) are read before the
+	// transaction, so a slow provider never holds a database connection or the SQLite writer.
+	accepted, err := s.Store.Read(ctx).AcceptedAssets(m.ID)
+	if err != nil {
+		return Created{}, err
+	}
+	if err := s.buildQuotes(ctx, &p, accepted, now); err != nil {
 		return Created{}, err
 	}
 	var out Created
@@ -187,7 +191,7 @@ type ListInput struct {
 // List returns a page of the merchant's payments.
 func (s *Service) List(ctx context.Context, m domain.Merchant, in ListInput) ([]domain.Payment, domain.Page, error) {
 	tx := s.Store.Read(ctx)
-	f := store.PaymentFilter{MerchantID: m.ID, Type: in.Type, Status: in.Status, Search: in.Search,
+	f := store.PaymentFilter{MerchantID: m.ID, Merchant: &m, Type: in.Type, Status: in.Status, Search: in.Search,
 		Ascending: in.SortOrder == "ASC", Limit: in.Limit, Offset: in.Offset, SortBy: "created_at"}
 	if in.SortBy == "amountInCents" {
 		f.SortBy = "amount_in_cents"
@@ -209,7 +213,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	if err != nil {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	p, err := s.Store.Read(ctx).GetPayment(m.ID, pid, s.Catalog)
+	p, err := s.Store.Read(ctx).GetPayment(m.ID, pid, s.Catalog, m)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}

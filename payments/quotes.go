@@ -3,7 +3,9 @@ package payments
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,9 +38,10 @@ func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals
 	return decimal.NewFromBigInt(q, 0), nil
 }
 
-// buildQuotes makes one quote per active token on an enabled chain. A token whose price cannot
-// be had (stale, provider down) gets no quote; the payment fails only when no token can quote.
-func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, now time.Time) error {
+// buildQuotes makes one quote per active token on an enabled chain that the merchant accepts
+// (every one by default). A token whose price cannot be had (stale, provider down) gets no
+// quote; the payment fails only when no token can quote.
+func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted domain.AcceptedAssets, now time.Time) error {
 	// One price lookup per asset, however many chains carry it (ETH is native on six).
 	type priced struct {
 		rate decimal.Decimal
@@ -46,7 +49,7 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, now time.T
 	}
 	prices := map[string]priced{}
 	for _, c := range s.Catalog.Chains {
-		for _, t := range s.Catalog.AcceptedTokens(c.ID) {
+		for _, t := range s.Catalog.QuotedTokens(c.ID, accepted) {
 			key := string(t.Type) + "/" + t.MarketAPIID
 			pr, seen := prices[key]
 			if !seen {
@@ -55,7 +58,7 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, now time.T
 			}
 			rate, err := pr.rate, pr.err
 			if err != nil {
-				s.Log.Warn("no quote for token: price unavailable", "token", t.ID, "err", err)
+				s.Log.WarnContext(ctx, "no quote for token: price unavailable", "token", t.ID, "err", err)
 				continue
 			}
 			q := domain.Quote{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: t, RateUSDAsset: rate,
@@ -72,6 +75,12 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, now time.T
 		}
 	}
 	if len(p.Quotes) == 0 {
+		if len(s.Catalog.MerchantTokens(accepted)) == 0 {
+			// The selection names only tokens this deployment no longer serves (networks
+			// narrowed, token deprecated since it was set): the operator must edit it.
+			return fmt.Errorf("%w: none of merchant %s's accepted assets (%s) is served by this deployment",
+				domain.ErrNoQuotableTokens, p.Merchant.ID, strings.Join(accepted.TokenIDs(), ", "))
+		}
 		return domain.ErrNoQuotableTokens
 	}
 	if p.Type == TypePayment {

@@ -128,15 +128,14 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if (ae == nil || ae.Status >= 500) && clientGone(c) {
 			// Nobody is left to read an answer: not an internal error. 499 is nginx's "client
 			// closed request", for the access log; the body-less answer goes nowhere.
-			log.InfoContext(c.Request().Context(), "client disconnected", "request_id", c.Response().Header().Get(echo.HeaderXRequestID),
-				"method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+			log.InfoContext(c.Request().Context(), "client disconnected", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 			c.Response().Header().Set(echo.HeaderConnection, "close")
 			_ = c.NoContent(statusClientClosedRequest)
 			return
 		}
 		if ae == nil || ae.Status >= 500 {
 			rid := c.Response().Header().Get(echo.HeaderXRequestID)
-			log.ErrorContext(c.Request().Context(), "internal error", "request_id", rid, "method", c.Request().Method,
+			log.ErrorContext(c.Request().Context(), "internal error", "method", c.Request().Method,
 				"path", c.Request().URL.Path, "err", err)
 			ae = &apiError{http.StatusInternalServerError, typeAPI, domain.CodeInternal,
 				fmt.Sprintf("Internal error (request id %s).", rid), ""}

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -15,6 +16,7 @@ type handlers struct {
 	payments    *payments.Service
 	withdrawals *withdrawals.Service
 	render      settlement.Renderer // the active response shape
+	metrics     *metrics.Metrics    // nil: none
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -9,17 +9,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/metrics"
 )
 
-// idempotent makes POSTs carrying an Idempotency-Key safe to retry (DESIGN §4). It answers
-// replays and conflicts itself; a new key travels in the context as a Guard, which the
-// operation's service claims and seals inside the transaction of its effect (the handler
-// renders the outcome there). Answers that took no effect are handled here:
+// idempotent makes POSTs carrying an Idempotency-Key safe to retry (DESIGN §4). The key travels
+// in the context as a Guard, which the operation's service claims and seals inside the
+// transaction of its effect (the handler renders the outcome there); a key already committed
+// makes that claim fail, and the stored answer is replayed (or 409 for another request).
+// Answers that took no effect are handled here:
 //   - a domain refusal (4xx, e.g. insufficient_balance) is stored in a transaction of its own
 //     so a retry gets the same answer;
 //   - a 5xx stores nothing: the effect rolled back, and the retry runs afresh;
 //   - a concurrent duplicate that lost the race replays the winner's outcome.
-func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFunc {
+//
+// Every replay is counted in paymentsd_idempotent_replays_total.
+func idempotent(keeper *idempotency.Keeper, log *slog.Logger, met *metrics.Metrics) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
@@ -36,24 +40,26 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFun
 			}
 			r := idempotency.Request{MerchantID: m.ID, Key: key, Operation: c.Path(),
 				Hash: idempotency.RequestHash(req.Method+" "+c.Path(), body)}
-			out, err := keeper.Lookup(req.Context(), r)
-			if err != nil {
-				return err
-			}
-			if out != nil {
-				return replay(c, *out)
-			}
+			// No lookup first: the guard's claim inside the transaction finds an existing key, so the
+			// common path (a new key) costs no extra round trip. Every failure looks the key up.
 			c.SetRequest(req.WithContext(idempotency.WithGuard(req.Context(), keeper.Guard(r))))
 			err = next(c)
-			switch {
-			case err == nil:
+			if err == nil {
 				return nil
+			}
+			// A committed earlier request with this key (a retry), or a concurrent one that won
+			// (ErrDuplicate): its answer stands, whatever this attempt ran into.
+			out, lerr := keeper.Lookup(req.Context(), r)
+			switch {
+			case lerr == nil && out != nil:
+				return replay(c, *out, met)
+			case errors.Is(lerr, idempotency.ErrKeyReused), errors.Is(lerr, idempotency.ErrKeyInUse):
+				return lerr
 			case errors.Is(err, idempotency.ErrDuplicate):
-				o, rerr := keeper.Replay(req.Context(), r)
-				if rerr != nil {
-					return rerr
+				if lerr == nil {
+					lerr = errors.New("idempotency: key reported committed but not found")
 				}
-				return replay(c, o)
+				return lerr
 			}
 			ae := classify(err)
 			var routing *echo.HTTPError
@@ -67,18 +73,19 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger) echo.MiddlewareFun
 				return rerr // a different request with this key committed first
 			}
 			if rerr != nil {
-				log.Error("store idempotent refusal", "key", key, "err", rerr)
+				log.ErrorContext(req.Context(), "store idempotent refusal", "key", key, "err", rerr)
 				return err // the refusal stands; the retry will be refused again or succeed
 			}
 			if o.Status != ae.Status || !bytes.Equal(o.Body, errorBody(ae)) {
-				return replay(c, o) // a concurrent request with this key committed first
+				return replay(c, o, met) // a concurrent request with this key committed first
 			}
 			return err
 		}
 	}
 }
 
-func replay(c echo.Context, o idempotency.Outcome) error {
+func replay(c echo.Context, o idempotency.Outcome, m *metrics.Metrics) error {
+	m.IdempotentReplay(c.Path())
 	c.Response().Header().Set("Idempotent-Replayed", "true")
 	return c.JSONBlob(o.Status, o.Body)
 }

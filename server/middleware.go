@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/merchants"
 )
 
@@ -43,7 +44,17 @@ func authenticate(svc *merchants.Service) echo.MiddlewareFunc {
 	}
 }
 
-// accessLog writes one structured line per request.
+// requestContext puts the request id (set by Echo's RequestID middleware just before) into the
+// request's context, where reqlog.Handler adds it to every line logged with that context.
+func requestContext(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Response().Header().Get(echo.HeaderXRequestID)
+		c.SetRequest(c.Request().WithContext(reqlog.WithRequestID(c.Request().Context(), id)))
+		return next(c)
+	}
+}
+
+// accessLog writes one structured line per request (request_id comes from the context).
 func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -58,7 +69,6 @@ func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 				level = slog.LevelError
 			}
 			log.LogAttrs(c.Request().Context(), level, "request",
-				slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 				slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
 				slog.Int("status", res.Status), slog.Int64("bytes", res.Size),
 				slog.Duration("duration", time.Since(start)), slog.String("merchant_id", merchantIDOf(c)))

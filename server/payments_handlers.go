@@ -18,12 +18,13 @@ func (h *handlers) CreatePayment(ctx context.Context, req gen.CreatePaymentReque
 	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(c payments.Created) (idempotency.Outcome, error) {
 		return outcome(h.render.CreatedPayment(c.Payment, c.Secret, c.PaymentURL))
 	})
-	_, err := h.payments.Create(ctx, merchantFrom(ctx), payments.CreateInput{Type: domain.PaymentType(strOrEmpty(b.Type)),
+	created, err := h.payments.Create(ctx, merchantFrom(ctx), payments.CreateInput{Type: domain.PaymentType(strOrEmpty(b.Type)),
 		Amount: b.Amount, Currency: string(b.Currency), OrderID: b.OrderId, CustomerRefID: b.CustomerRefId,
 		RedirectURL: b.RedirectUrl, CustomMetadata: b.CustomMetadata}, step)
 	if err != nil {
 		return nil, err
 	}
+	h.metrics.PaymentCreated(string(created.Payment.Type))
 	return settlement.Raw(step.Outcome()), nil
 }
 

@@ -20,7 +20,9 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -42,6 +44,8 @@ type Deps struct {
 	// zero means 10 s. The server's ReadTimeout (30 s) caps it.
 	BodyReadTimeout time.Duration
 	Log             *slog.Logger
+	// Metrics are counted by the middleware and handlers and served at GET /metrics; nil: none.
+	Metrics *metrics.Metrics
 }
 
 // New builds the Echo application.
@@ -50,20 +54,24 @@ func New(d Deps) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.Log = reqlog.Wrap(d.Log) // request_id on every line logged with a request's context
+	routes := routeSet{}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Log)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return uuid.Must(uuid.NewV7()).String() }}))
+	e.Use(requestContext)
+	e.Use(observe(d.Metrics, routes))
 	e.Use(accessLog(d.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableErrorHandler: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		d.Log.Error("panic", "err", err, "stack", string(stack))
+		d.Log.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 		return err
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
 	e.Use(authenticate(d.Merchants))
 	e.Use(v.middleware)
-	e.Use(idempotent(d.Idempotency, d.Log))
+	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", func(c echo.Context) error {
@@ -76,10 +84,18 @@ func New(d Deps) (*echo.Echo, error) {
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
 	registerDocs(e)
+	if d.Metrics != nil {
+		// Outside the spec like /healthz (the validator passes it through), and unauthenticated:
+		// see docs/decisions.md.
+		e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+	}
 
 	h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals,
-		render: settlement.Renderer{Shape: d.Shape}}
+		render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics}
 	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+	for _, r := range e.Routes() {
+		routes[r.Path] = true
+	}
 	return e, nil
 }
 

@@ -27,6 +27,7 @@ func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawa
 	if err != nil {
 		return nil, err
 	}
+	h.metrics.WithdrawalCreated()
 	return settlement.Raw(step.Outcome()), nil
 }
 

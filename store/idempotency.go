@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,18 +26,26 @@ type IdempotencyRecord struct {
 	Unsealed bool
 }
 
-// ClaimIdempotencyKey inserts the key inside the effect's transaction, replacing an expired row
-// of the same key. ErrConflict means an unexpired key exists: the unique primary key, not a
-// process-local mutex, decides the race between servers (PostgreSQL makes the second insert
-// wait for the first transaction and fail once it commits).
+// ClaimIdempotencyKey inserts the key inside the effect's transaction, taking over an expired
+// row of the same key, in one statement. ErrConflict means an unexpired key exists: the unique
+// primary key, not a process-local mutex, decides the race between servers (PostgreSQL makes
+// the second insert wait for the first transaction, then finds the conflict once it commits).
 func (t *Tx) ClaimIdempotencyKey(r IdempotencyRecord, now time.Time) error {
 	// UTC: SQLite compares stored times as text, so every time must be written and compared in one zone.
-	if err := t.db.Where("merchant_id = ? AND key = ? AND expires_at <= ?", r.MerchantID, r.Key, now.UTC()).
-		Delete(&idempotencyRow{}).Error; err != nil {
-		return translate(err)
+	res := t.db.Exec(`INSERT INTO idempotency_keys (merchant_id, key, operation, request_hash, state, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (merchant_id, key) DO UPDATE SET operation = excluded.operation, request_hash = excluded.request_hash,
+			state = excluded.state, status_code = NULL, response_body = NULL, created_at = excluded.created_at,
+			expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= ?`,
+		r.MerchantID, r.Key, r.Operation, r.RequestHash, idemDone, now.UTC(), r.ExpiresAt.UTC(), now.UTC())
+	if res.Error != nil {
+		return translate(res.Error)
 	}
-	return translate(t.db.Create(&idempotencyRow{MerchantID: r.MerchantID, Key: r.Key, Operation: r.Operation,
-		RequestHash: r.RequestHash, State: idemDone, CreatedAt: now, ExpiresAt: r.ExpiresAt}).Error)
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("%w: idempotency key %q is in use", ErrConflict, r.Key)
+	}
+	return nil
 }
 
 // SealIdempotencyKey stores the outcome to replay, in the transaction that claimed the key.

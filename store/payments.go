@@ -11,10 +11,18 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 )
 
-// AllocateDerivationIndex hands out the next BIP-32 child index. The counter row is locked by
-// the UPDATE until commit, so concurrent payments never share an index (and the unique index on
-// deposit_addresses.derivation_index backs that up).
+// AllocateDerivationIndex hands out the next BIP-32 child index. On PostgreSQL a sequence
+// (migration 00005): nothing waits on it, and a rolled-back create leaves a harmless gap. On
+// SQLite the counter row, which costs nothing there: SQLite has one writer. Either way the
+// unique index on deposit_addresses.derivation_index backs it up.
 func (t *Tx) AllocateDerivationIndex() (int64, error) {
+	if t.dialect == Postgres {
+		var idx int64
+		if err := t.db.Raw("SELECT nextval('deposit_derivation_index_seq')").Scan(&idx).Error; err != nil {
+			return 0, translate(err)
+		}
+		return idx, nil
+	}
 	var next []int64
 	err := t.db.Raw("UPDATE address_counters SET next_index = next_index + 1 WHERE name = 'deposit' RETURNING next_index").
 		Scan(&next).Error
@@ -67,6 +75,7 @@ func (t *Tx) InsertPayment(p domain.Payment) error {
 // PaymentFilter selects a page of a merchant's payments.
 type PaymentFilter struct {
 	MerchantID uuid.UUID
+	Merchant   *domain.Merchant // the merchant itself, when the caller holds it: saves its lookup
 	Type       domain.PaymentType
 	Status     domain.PaymentStatus
 	Search     string // already trimmed; matched per the API's search rules
@@ -109,7 +118,11 @@ func (t *Tx) ListPayments(f PaymentFilter, cat domain.Catalog) ([]domain.Payment
 	if err != nil {
 		return nil, 0, translate(err)
 	}
-	out, err := t.hydrate(rows, cat)
+	var known []domain.Merchant
+	if f.Merchant != nil {
+		known = append(known, *f.Merchant)
+	}
+	out, err := t.hydrate(rows, cat, known...)
 	return out, total, err
 }
 
@@ -144,13 +157,14 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// GetPayment reads one merchant's payment; another merchant's id is ErrNotFound.
-func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
+// GetPayment reads one merchant's payment; another merchant's id is ErrNotFound. A caller that
+// already holds the merchant (the authenticated one) passes it as known and saves its lookup.
+func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog, known ...domain.Merchant) (domain.Payment, error) {
 	var row paymentRow
 	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
 		return domain.Payment{}, translate(err)
 	}
-	out, err := t.hydrate([]paymentRow{row}, cat)
+	out, err := t.hydrate([]paymentRow{row}, cat, known...)
 	if err != nil {
 		return domain.Payment{}, err
 	}

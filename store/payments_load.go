@@ -7,26 +7,43 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 )
 
-// hydrate loads what a page of payments references with one query per table, never one per row.
-func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog) ([]domain.Payment, error) {
+// hydrate loads what a page of payments references with one query per table, never one per row,
+// and skips the tables it need not read: merchants the caller already holds (known), receipts
+// when no payment of the page is completed (only a completed payment has one).
+func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, known ...domain.Merchant) ([]domain.Payment, error) {
 	if len(rows) == 0 {
 		return []domain.Payment{}, nil
 	}
+	merchantByID := map[uuid.UUID]domain.Merchant{}
+	for _, m := range known {
+		merchantByID[m.ID] = m
+	}
 	ids := make([]uuid.UUID, len(rows))
 	addrIDs := make([]uuid.UUID, len(rows))
-	merchantIDs := map[uuid.UUID]struct{}{}
+	var completed []uuid.UUID
+	missing := map[uuid.UUID]struct{}{}
 	for i, r := range rows {
 		ids[i] = r.ID
 		addrIDs[i] = r.DepositAddressID
-		merchantIDs[r.MerchantID] = struct{}{}
+		if _, ok := merchantByID[r.MerchantID]; !ok {
+			missing[r.MerchantID] = struct{}{}
+		}
+		if r.Status == domain.PaymentCompleted {
+			completed = append(completed, r.ID)
+		}
 	}
-	var merchants []merchantRow
-	mids := make([]uuid.UUID, 0, len(merchantIDs))
-	for id := range merchantIDs {
-		mids = append(mids, id)
-	}
-	if err := t.db.Where("id IN ?", mids).Find(&merchants).Error; err != nil {
-		return nil, translate(err)
+	if len(missing) > 0 {
+		mids := make([]uuid.UUID, 0, len(missing))
+		for id := range missing {
+			mids = append(mids, id)
+		}
+		var merchants []merchantRow
+		if err := t.db.Where("id IN ?", mids).Find(&merchants).Error; err != nil {
+			return nil, translate(err)
+		}
+		for _, m := range merchants {
+			merchantByID[m.ID] = m.domain()
+		}
 	}
 	var addrs []depositAddressRow
 	if err := t.db.Where("id IN ?", addrIDs).Find(&addrs).Error; err != nil {
@@ -37,12 +54,10 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog) ([]domain.Payment, e
 		return nil, translate(err)
 	}
 	var receipts []paymentReceiptRow
-	if err := t.db.Where("payment_id IN ?", ids).Find(&receipts).Error; err != nil {
-		return nil, translate(err)
-	}
-	merchantByID := map[uuid.UUID]domain.Merchant{}
-	for _, m := range merchants {
-		merchantByID[m.ID] = m.domain()
+	if len(completed) > 0 {
+		if err := t.db.Where("payment_id IN ?", completed).Find(&receipts).Error; err != nil {
+			return nil, translate(err)
+		}
 	}
 	addrByID := map[uuid.UUID]domain.DepositAddress{}
 	for _, a := range addrs {

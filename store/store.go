@@ -120,6 +120,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return sqlDB.PingContext(ctx)
 }
 
+// SQLDB is the connection pool under GORM, for its statistics (metrics); queries go through Tx.
+func (s *Store) SQLDB() (*sql.DB, error) { return s.db.DB() }
+
 // Migrate applies every pending versioned migration for the dialect.
 func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	sqlDB, err := s.db.DB()

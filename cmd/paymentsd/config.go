@@ -43,7 +43,7 @@ func commonFlags(fs *flag.FlagSet) *string {
 func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Config, error) {
 	c := config.Config{Addr: addr, DatabaseURL: databaseURL, PublicBaseURL: publicURL, XPub: env("PAYMENTS_XPUB", ""),
 		BackendWallet: env("PAYMENTS_BACKEND_WALLET", ""), MaxBodyBytes: env("PAYMENTS_MAX_BODY", "1M"),
-		LogFormat: env("PAYMENTS_LOG_FORMAT", "text")}
+		LogFormat: env("PAYMENTS_LOG_FORMAT", "text"), AdminAddr: env("PAYMENTS_ADMIN_ADDR", "")}
 	defNetworks, defPricing := "mainnet", "coingecko"
 	if c.IsEmbedded() {
 		defNetworks, defPricing = "all", "static" // the zero-setup default shows every chain and needs no network
@@ -74,6 +74,7 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	c.IdempotencyTTL = dur("PAYMENTS_IDEMPOTENCY_TTL", 24*time.Hour)
 	c.ShutdownGrace = dur("PAYMENTS_SHUTDOWN_GRACE", 15*time.Second)
 	c.ExpiryInterval = dur("PAYMENTS_EXPIRY_INTERVAL", 5*time.Second)
+	c.KeyCacheTTL = dur("PAYMENTS_KEY_CACHE_TTL", time.Second)
 	c.BodyReadTimeout = dur("PAYMENTS_BODY_READ_TIMEOUT", 10*time.Second)
 	c.Pricing = config.Pricing{Source: env("PAYMENTS_PRICING", defPricing), BaseURL: env("PAYMENTS_COINGECKO_URL", ""),
 		APIKey: env("PAYMENTS_COINGECKO_API_KEY", ""), TTL: dur("PAYMENTS_PRICE_TTL", time.Minute),
@@ -92,6 +93,9 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	}
 	if c.Pricing.Source != "static" && c.Pricing.Source != "coingecko" {
 		return c, fmt.Errorf("PAYMENTS_PRICING must be static or coingecko (got %q)", c.Pricing.Source)
+	}
+	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > 2*time.Second {
+		return c, fmt.Errorf("PAYMENTS_KEY_CACHE_TTL must be between 0 (off) and 2s: a revoked key must stop working within 2 s")
 	}
 	if c.ExpiryInterval <= 0 {
 		return c, fmt.Errorf("PAYMENTS_EXPIRY_INTERVAL must be positive")

@@ -20,6 +20,7 @@ commands:
   migrate                       apply database migrations
   merchants create              create a merchant and its first secret key
   merchants withdrawal-config   show or edit a merchant's withdrawal configuration
+  merchants accepted-assets     show or edit the assets (chain, token) a merchant is quoted in
   keys create                   issue another secret key for a merchant
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdMerchantsCreate(ctx, rest[1:], stdout, stderr)
 	case cmd == "merchants" && sub == "withdrawal-config":
 		return cmdWithdrawalConfig(ctx, rest[1:], stdout, stderr)
+	case cmd == "merchants" && sub == "accepted-assets":
+		return cmdAcceptedAssets(ctx, rest[1:], stdout, stderr)
 	case cmd == "keys" && sub == "create":
 		return cmdKeysCreate(ctx, rest[1:], stdout, stderr)
 	case cmd == "keys" && sub == "revoke":

@@ -56,6 +56,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ln.Close()
 		return err
 	}
+	admin, err := startAdmin(cfg.AdminAddr, newAdminHandler(a.Metrics.Handler()), log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer admin.Stop(2 * time.Second) // after the main server has drained
 	go a.Keeper.Sweep(ctx, time.Hour, log)
 	go a.Expirer.Run(ctx)
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
