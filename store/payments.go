@@ -112,9 +112,9 @@ func (t *Tx) ListPayments(f PaymentFilter, cat domain.Catalog) ([]domain.Payment
 	if f.SortBy == "amount_in_cents" {
 		col = "amount_in_cents"
 	}
-	var rows []paymentRow
-	err := q.Order(fmt.Sprintf("payments.%s %s, payments.id %s", col, dir, dir)).
-		Limit(int(f.Limit)).Offset(int(f.Offset)).Find(&rows).Error
+	var joined []paymentAddressRow
+	err := withAddress(q).Order(fmt.Sprintf("payments.%s %s, payments.id %s", col, dir, dir)).
+		Limit(int(f.Limit)).Offset(int(f.Offset)).Find(&joined).Error
 	if err != nil {
 		return nil, 0, translate(err)
 	}
@@ -122,7 +122,8 @@ func (t *Tx) ListPayments(f PaymentFilter, cat domain.Catalog) ([]domain.Payment
 	if f.Merchant != nil {
 		known = append(known, *f.Merchant)
 	}
-	out, err := t.hydrate(rows, cat, known...)
+	rows, addrs := split(joined)
+	out, err := t.hydrate(rows, cat, addrs, known...)
 	return out, total, err
 }
 
@@ -160,11 +161,16 @@ func escapeLike(s string) string {
 // GetPayment reads one merchant's payment; another merchant's id is ErrNotFound. A caller that
 // already holds the merchant (the authenticated one) passes it as known and saves its lookup.
 func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog, known ...domain.Merchant) (domain.Payment, error) {
-	var row paymentRow
-	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+	var joined []paymentAddressRow
+	if err := withAddress(t.db.Model(&paymentRow{})).Where("payments.id = ? AND payments.merchant_id = ?", id, merchantID).
+		Limit(1).Find(&joined).Error; err != nil {
 		return domain.Payment{}, translate(err)
 	}
-	out, err := t.hydrate([]paymentRow{row}, cat, known...)
+	if len(joined) == 0 {
+		return domain.Payment{}, ErrNotFound
+	}
+	rows, addrs := split(joined)
+	out, err := t.hydrate(rows, cat, addrs, known...)
 	if err != nil {
 		return domain.Payment{}, err
 	}
@@ -181,7 +187,7 @@ func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, erro
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
 		return domain.Payment{}, translate(err)
 	}
-	out, err := t.hydrate([]paymentRow{row}, cat)
+	out, err := t.hydrate([]paymentRow{row}, cat, nil)
 	if err != nil {
 		return domain.Payment{}, err
 	}

@@ -3,14 +3,42 @@ package store
 import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"gorm.io/gorm"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
 
+// paymentAddressRow is a payment read together with its deposit address, in one join.
+type paymentAddressRow struct {
+	Payment paymentRow        `gorm:"embedded"`
+	Addr    depositAddressRow `gorm:"embedded;embeddedPrefix:addr_"`
+}
+
+// withAddress selects payments joined with their deposit addresses (paymentAddressRow).
+func withAddress(q *gorm.DB) *gorm.DB {
+	return q.Joins("JOIN deposit_addresses ON deposit_addresses.id = payments.deposit_address_id").
+		Select("payments.*, deposit_addresses.id AS addr_id, deposit_addresses.merchant_id AS addr_merchant_id, " +
+			"deposit_addresses.payment_id AS addr_payment_id, deposit_addresses.customer_ref_id AS addr_customer_ref_id, " +
+			"deposit_addresses.derivation_index AS addr_derivation_index, deposit_addresses.address AS addr_address, " +
+			"deposit_addresses.created_at AS addr_created_at")
+}
+
+// split separates joined rows into payment rows and their addresses by id.
+func split(joined []paymentAddressRow) ([]paymentRow, map[uuid.UUID]domain.DepositAddress) {
+	rows := make([]paymentRow, len(joined))
+	addrs := make(map[uuid.UUID]domain.DepositAddress, len(joined))
+	for i, j := range joined {
+		rows[i] = j.Payment
+		addrs[j.Addr.ID] = j.Addr.domain()
+	}
+	return rows, addrs
+}
+
 // hydrate loads what a page of payments references with one query per table, never one per row,
-// and skips the tables it need not read: merchants the caller already holds (known), receipts
-// when no payment of the page is completed (only a completed payment has one).
-func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, known ...domain.Merchant) ([]domain.Payment, error) {
+// and skips what it need not read: addresses already joined (addrs, nil when not), merchants the
+// caller already holds (known), receipts when no payment of the page is completed (only a
+// completed payment has one).
+func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]domain.DepositAddress, known ...domain.Merchant) ([]domain.Payment, error) {
 	if len(rows) == 0 {
 		return []domain.Payment{}, nil
 	}
@@ -45,9 +73,15 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, known ...domain.Merc
 			merchantByID[m.ID] = m.domain()
 		}
 	}
-	var addrs []depositAddressRow
-	if err := t.db.Where("id IN ?", addrIDs).Find(&addrs).Error; err != nil {
-		return nil, translate(err)
+	if addrs == nil {
+		var found []depositAddressRow
+		if err := t.db.Where("id IN ?", addrIDs).Find(&found).Error; err != nil {
+			return nil, translate(err)
+		}
+		addrs = make(map[uuid.UUID]domain.DepositAddress, len(found))
+		for _, a := range found {
+			addrs[a.ID] = a.domain()
+		}
 	}
 	var quotes []quoteRow
 	if err := t.db.Where("payment_id IN ?", ids).Order("created_at, id").Find(&quotes).Error; err != nil {
@@ -58,10 +92,6 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, known ...domain.Merc
 		if err := t.db.Where("payment_id IN ?", completed).Find(&receipts).Error; err != nil {
 			return nil, translate(err)
 		}
-	}
-	addrByID := map[uuid.UUID]domain.DepositAddress{}
-	for _, a := range addrs {
-		addrByID[a.ID] = a.domain()
 	}
 	quotesByPayment := map[uuid.UUID][]domain.Quote{}
 	quoteByID := map[uuid.UUID]domain.Quote{}
@@ -95,7 +125,7 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, known ...domain.Merc
 			MerchantFeeCents: r.MerchantFeeCents, SwapFeeCents: r.SwapFeeCents, AmountMerchantNetCents: r.AmountMerchantNetCents,
 			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,
 			RedirectURL: r.RedirectURL, CustomMetadata: r.CustomMetadata, SecretHash: r.SecretHash,
-			DepositAddress: addrByID[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID],
+			DepositAddress: addrs[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID],
 			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
