@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/paymentsd/paymentsd/internal/testlog"
 	"io"
 	"log/slog"
 	"net"
@@ -14,7 +15,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -290,30 +290,12 @@ func TestValidationRefusesText(t *testing.T) {
 // Sockets: the real application (New) behind the real net/http server (httpServer).
 
 // logBuffer collects the JSON log lines of a server.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testlog.Buffer }
 
 func (b *logBuffer) entries(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(line, &m), string(line))
-		out = append(out, m)
-	}
+	out, err := b.Lines()
+	require.NoError(t, err)
 	return out
 }
 
@@ -331,12 +313,6 @@ func (b *logBuffer) waitEntry(t *testing.T, match func(map[string]any) bool) map
 	}
 	t.Fatalf("no such log line in:\n%s", b.String())
 	return nil
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // accessLine waits for the access log line of path.

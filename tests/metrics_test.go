@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +24,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/internal/testdb"
+	"github.com/paymentsd/paymentsd/internal/testlog"
 	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/settlement"
@@ -157,31 +155,6 @@ func TestMetricsExpirySweep(t *testing.T) {
 	assert.Equal(t, 3.0, counter(t, fam, "paymentsd_expired_total", map[string]string{"kind": "quote"}))
 }
 
-// syncBuffer collects log lines written by concurrent requests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
-		out = append(out, m)
-	}
-	return out
-}
-
 // noETH prices everything but ETH, which is unavailable.
 type noETH struct{ pricing.Source }
 
@@ -195,7 +168,7 @@ func (s noETH) PriceUSD(ctx context.Context, a pricing.Asset) (decimal.Decimal, 
 // Every line logged while serving a request carries its request id, once: the access log and
 // a service's warning alike.
 func TestMetricsLogLinesCarryTheRequestID(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	cfg := config.Config{DatabaseURL: testdb.URL(t, "sqlite"), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
@@ -222,7 +195,9 @@ func TestMetricsLogLinesCarryTheRequestID(t *testing.T) {
 	require.NotEmpty(t, rid)
 
 	var warned, accessed bool
-	for _, l := range logs.lines(t) {
+	lines, err := logs.Lines()
+	require.NoError(t, err)
+	for _, l := range lines {
 		switch l["msg"] {
 		case "no quote for token: price unavailable":
 			warned = true
@@ -234,10 +209,7 @@ func TestMetricsLogLinesCarryTheRequestID(t *testing.T) {
 	}
 	assert.True(t, warned, "the ETH quote was skipped with a warning")
 	assert.True(t, accessed, "the request was logged")
-	logs.mu.Lock()
-	raw := logs.buf.String()
-	logs.mu.Unlock()
-	for _, line := range strings.Split(raw, "\n") {
+	for _, line := range strings.Split(logs.String(), "\n") {
 		assert.LessOrEqual(t, strings.Count(line, `"request_id"`), 1, "request_id once per line: %s", line)
 	}
 }

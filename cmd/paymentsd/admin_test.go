@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
+	"github.com/paymentsd/paymentsd/internal/testlog"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,26 +73,14 @@ func TestLoadConfigAdminAddr(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:6060", c.AdminAddr)
 }
 
-// lockedBuffer is a bytes.Buffer shared by serve's logger and the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+// lockedBuffer is the log sink shared by serve's logger and the test.
+type lockedBuffer struct{ testlog.Buffer }
 
 // logged returns the addr attribute of the first JSON log line with message msg, or "".
 func (b *lockedBuffer) logged(msg string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	for sc.Scan() {
-		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == msg {
+	lines, _ := b.Lines() // the lines before any that is not JSON
+	for _, line := range lines {
+		if line["msg"] == msg {
 			addr, _ := line["addr"].(string)
 			return addr
 		}
