@@ -223,6 +223,21 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	return s.present(p), nil
 }
 
+// Version reads the version of one of the merchant's payments (every committed change bumps
+// it): what a cached answer is checked against. Unknown, malformed and foreign ids are
+// ErrPaymentNotFound, as for Get.
+func (s *Service) Version(ctx context.Context, m domain.Merchant, id string) (uuid.UUID, int64, error) {
+	pid, err := uuid.Parse(id)
+	if err != nil {
+		return uuid.Nil, 0, domain.ErrPaymentNotFound
+	}
+	v, err := s.Store.Read(ctx).PaymentVersion(m.ID, pid)
+	if errors.Is(err, store.ErrNotFound) {
+		return uuid.Nil, 0, domain.ErrPaymentNotFound
+	}
+	return pid, v, err
+}
+
 // present applies read-time truths: quotes past expiry read as expired.
 func (s *Service) present(p domain.Payment) domain.Payment {
 	now := s.Now()

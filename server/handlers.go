@@ -12,11 +12,12 @@ import (
 // handlers implements gen.StrictServerInterface: generated request in, domain call, typed
 // response out. Documented errors travel as domain errors to the one renderer (errors.go).
 type handlers struct {
-	catalog     domain.Catalog
-	payments    *payments.Service
-	withdrawals *withdrawals.Service
-	render      settlement.Renderer // the active response shape
-	metrics     *metrics.Metrics    // nil: none
+	catalog      domain.Catalog
+	payments     *payments.Service
+	withdrawals  *withdrawals.Service
+	render       settlement.Renderer // the active response shape
+	metrics      *metrics.Metrics    // nil: none
+	paymentCache *paymentCache       // encoded GET payment answers (payment_cache.go)
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

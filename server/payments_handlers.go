@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
@@ -50,10 +52,27 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 	return h.render.PaymentList(list, page), nil
 }
 
+// GetPayment answers from the cache of encoded payments while the payment's version (one small
+// query) says nothing changed, and loads, encodes and remembers it otherwise.
 func (h *handlers) GetPayment(ctx context.Context, req gen.GetPaymentRequestObject) (gen.GetPaymentResponseObject, error) {
-	p, err := h.payments.Get(ctx, merchantFrom(ctx), req.PaymentId)
+	m := merchantFrom(ctx)
+	id, version, err := h.payments.Version(ctx, m, req.PaymentId)
 	if err != nil {
 		return nil, err
 	}
-	return h.render.Payment(p), nil
+	now := time.Now()
+	if body, ok := h.paymentCache.get(id, version, m, now); ok {
+		return settlement.Raw{Status: http.StatusOK, Body: body}, nil
+	}
+	p, err := h.payments.Get(ctx, m, req.PaymentId)
+	if err != nil {
+		return nil, err
+	}
+	resp := h.render.Payment(p)
+	body, err := resp.Encode()
+	if err != nil {
+		return nil, err
+	}
+	h.paymentCache.put(p, m, now, body)
+	return settlement.Raw{Status: resp.Status, Body: body}, nil
 }

@@ -90,7 +90,7 @@ func New(d Deps) (*echo.Echo, error) {
 		e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
 	}
 
-	h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals,
+	h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 		render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics}
 	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 	for _, r := range e.Routes() {

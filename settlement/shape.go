@@ -91,6 +91,9 @@ func (r Raw) VisitCreatePaymentResponse(w http.ResponseWriter) error { return r.
 // VisitCreateWithdrawalResponse writes the response.
 func (r Raw) VisitCreateWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }
 
+// VisitGetPaymentResponse writes the response (a payment answered from the cache).
+func (r Raw) VisitGetPaymentResponse(w http.ResponseWriter) error { return r.write(w) }
+
 // VisitCreatePaymentResponse writes the response.
 func (r Response) VisitCreatePaymentResponse(w http.ResponseWriter) error { return r.write(w) }
 

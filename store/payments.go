@@ -202,3 +202,12 @@ func (t *Tx) PaymentMerchant(id uuid.UUID) (uuid.UUID, error) {
 	}
 	return row.MerchantID, nil
 }
+
+// PaymentVersion reads the version of one merchant's payment; another merchant's id is ErrNotFound.
+func (t *Tx) PaymentVersion(merchantID, id uuid.UUID) (int64, error) {
+	var row paymentRow
+	if err := t.db.Select("version").Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+		return 0, translate(err)
+	}
+	return row.Version, nil
+}

@@ -78,3 +78,25 @@ func TestExpiryThroughTheAPI(t *testing.T) {
 		assert.Equal(t, []domain.EventType{"payment.created", "payment.quotes_expired", "payment.completed"}, types)
 	})
 }
+
+// GET payment answers from its cache only while the payment is unchanged: a settlement (a new
+// version) shows at once.
+func TestGetPaymentAfterAChange(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		id := e.createPayment(m.SecretKey, payment(1000))["paymentId"].(string)
+		first := e.do(http.MethodGet, paymentsPath+"/"+id, m.SecretKey, nil)
+		again := e.do(http.MethodGet, paymentsPath+"/"+id, m.SecretKey, nil)
+		require.Equal(t, 200, again.Status)
+		assert.Equal(t, string(first.Body), string(again.Body))
+		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id),
+			TxHash: "0xcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd"}, nil)
+		require.NoError(t, err)
+		after := e.do(http.MethodGet, paymentsPath+"/"+id, m.SecretKey, nil)
+		require.Equal(t, 200, after.Status)
+		assert.EqualValues(t, "completed", after.JSON(t)["status"])
+		other := e.merchant(merchantOpts{name: "Other"})
+		require.Equal(t, 404, e.do(http.MethodGet, paymentsPath+"/"+id, other.SecretKey, nil).Status, "another merchant's payment")
+		require.Equal(t, 404, e.do(http.MethodGet, paymentsPath+"/not-an-id", m.SecretKey, nil).Status)
+	})
+}
