@@ -136,19 +136,20 @@ func (g *Guard) Seal(tx *store.Tx, o Outcome) error {
 
 // RecordRefusal stores an answer that took no effect (a domain refusal such as
 // insufficient_balance), in a transaction of its own, so a retry gets the same answer. When a
-// concurrent request with the key committed first, its outcome is returned instead.
-func (k *Keeper) RecordRefusal(ctx context.Context, r Request, o Outcome) (Outcome, error) {
+// concurrent request with the key committed first, its outcome is returned with replayed true.
+func (k *Keeper) RecordRefusal(ctx context.Context, r Request, o Outcome) (out Outcome, replayed bool, err error) {
 	g := k.Guard(r)
-	err := k.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = k.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := g.Claim(tx); err != nil {
 			return err
 		}
 		return g.Seal(tx, o)
 	})
 	if errors.Is(err, ErrDuplicate) {
-		return k.Replay(ctx, r)
+		out, err = k.Replay(ctx, r)
+		return out, true, err
 	}
-	return o, err
+	return o, false, err
 }
 
 // Replay reads the outcome a concurrent request committed (after ErrDuplicate).

@@ -196,7 +196,7 @@ func TestRecordRefusalReplaysTheRefusalOrTheWinner(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	refusal := Outcome{409, []byte(`{"error":{}}`)}
-	got, err := f.k.RecordRefusal(ctx, f.req("r", `{}`), refusal)
+	got, _, err := f.k.RecordRefusal(ctx, f.req("r", `{}`), refusal)
 	require.NoError(t, err)
 	assert.Equal(t, refusal, got)
 	out, err := f.k.Lookup(ctx, f.req("r", `{}`))
@@ -205,7 +205,7 @@ func TestRecordRefusalReplaysTheRefusalOrTheWinner(t *testing.T) {
 
 	// A key an effect committed first wins over a later refusal of the same request.
 	require.NoError(t, f.run(f.k.Guard(f.req("w", `{}`)), "effect", Outcome{201, []byte(`{"id":1}`)}, nil))
-	got, err = f.k.RecordRefusal(ctx, f.req("w", `{}`), refusal)
+	got, _, err = f.k.RecordRefusal(ctx, f.req("w", `{}`), refusal)
 	require.NoError(t, err)
 	assert.Equal(t, 201, got.Status)
 }

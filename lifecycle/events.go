@@ -3,11 +3,11 @@ package lifecycle
 import (
 	"encoding/hex"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 )
 
@@ -83,8 +83,6 @@ type withdrawalSnapshot struct {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func caip2(id int64) string { return "eip155:" + strconv.FormatInt(id, 10) }
-
 func previous[S ~string](s S) *string {
 	if s == "" {
 		return nil
@@ -101,7 +99,7 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 		DepositAddress: p.DepositAddress.Address, Quotes: make([]quoteSnapshot, len(p.Quotes)),
 		ExpiresAt: stamp(p.ExpiresAt), CreatedAt: stamp(p.CreatedAt), UpdatedAt: stamp(p.UpdatedAt), Version: p.Version}
 	for i, q := range p.Quotes {
-		snap.Quotes[i] = quoteSnapshot{ID: q.ID.String(), TokenID: q.Token.ID, ChainID: caip2(q.Token.Chain.ID),
+		snap.Quotes[i] = quoteSnapshot{ID: q.ID.String(), TokenID: q.Token.ID, ChainID: chains.CAIP2(q.Token.Chain.ID),
 			Status: string(q.Status), ExpectedAmountAsset: q.ExpectedAmountAsset.String(), AmountDueCents: q.AmountDueCents,
 			ExpiresAt: stamp(q.ExpiresAt)}
 	}
@@ -115,7 +113,7 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 
 func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatus, w domain.Withdrawal) domain.Event {
 	snap := withdrawalSnapshot{ID: w.ID.String(), MerchantID: w.MerchantID.String(), Status: string(w.Status),
-		PreviousStatus: previous(prev), AmountInCents: w.AmountInCents, ChainID: caip2(w.Chain.ID), TokenID: w.Token.ID,
+		PreviousStatus: previous(prev), AmountInCents: w.AmountInCents, ChainID: chains.CAIP2(w.Chain.ID), TokenID: w.Token.ID,
 		RecipientAddress: w.RecipientAddress, Currency: w.Currency, OrderID: w.OrderID, ErrorMessage: w.ErrorMessage,
 		CreatedAt: stamp(w.CreatedAt), UpdatedAt: stamp(w.UpdatedAt), Version: w.Version}
 	if w.Receipt != nil {

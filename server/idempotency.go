@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -68,7 +67,7 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger, met *metrics.Metri
 				// the binder (an unknown route, a method it lacks): no operation ran.
 				return err
 			}
-			o, rerr := keeper.RecordRefusal(req.Context(), r, idempotency.Outcome{Status: ae.Status, Body: errorBody(ae)})
+			o, replayed, rerr := keeper.RecordRefusal(req.Context(), r, idempotency.Outcome{Status: ae.Status, Body: errorBody(ae)})
 			if errors.Is(rerr, idempotency.ErrKeyReused) || errors.Is(rerr, idempotency.ErrKeyInUse) {
 				return rerr // a different request with this key committed first
 			}
@@ -76,7 +75,7 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger, met *metrics.Metri
 				log.ErrorContext(req.Context(), "store idempotent refusal", "key", key, "err", rerr)
 				return err // the refusal stands; the retry will be refused again or succeed
 			}
-			if o.Status != ae.Status || !bytes.Equal(o.Body, errorBody(ae)) {
+			if replayed {
 				return replay(c, o, met) // a concurrent request with this key committed first
 			}
 			return err

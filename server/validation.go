@@ -122,9 +122,10 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// paymentAmountError refines the create-payment anyOf failure (a payment without an amount
-// within the limits; a deposit's amount is ignored) into the documented answer: parameter_missing
-// when no amount was sent, invalid_amount with the bounds when it is out of them.
+// paymentAmountError refines the create-payment anyOf failure — the contract's only anyOf: a
+// payment states an amount within the limits, a deposit's is ignored — into the documented
+// answer: parameter_missing when no amount was sent, invalid_amount with the bounds when it is
+// out of them. This is the one place the anyOf is interpreted.
 func (v *validator) paymentAmountError(err error, raw []byte) error {
 	var reqErr *openapi3filter.RequestError
 	var schemaErr *openapi3.SchemaError
@@ -137,9 +138,7 @@ func (v *validator) paymentAmountError(err error, raw []byte) error {
 		Type   json.RawMessage `json:"type"`
 		Amount json.RawMessage `json:"amount"`
 	}
-	if json.Unmarshal(raw, &body) != nil {
-		return err
-	}
+	_ = json.Unmarshal(raw, &body) // not an object: no amount either
 	// kin-openapi reports the anyOf before the properties: name a bad type first.
 	if t := string(body.Type); t != "" && t != `"payment"` && t != `"deposit"` {
 		return invalidRequest(domain.CodeParameterInvalid, "type", "type: must be payment or deposit")
@@ -293,12 +292,6 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 		}
 		reason = schemaErr.Reason
 		switch schemaErr.SchemaField {
-		case "anyOf":
-			// The only anyOf in the contract: a payment (type omitted or "payment") needs an
-			// amount within the limits. paymentAmountError says which, with the body at hand.
-			if e.Input != nil && e.Input.Route != nil && strings.EqualFold(e.Input.Route.Operation.OperationID, "createPayment") && len(schemaErr.JSONPointer()) == 0 {
-				return invalidRequest(domain.CodeParameterMissing, "amount", "amount: required unless type is deposit")
-			}
 		case "required":
 			code = domain.CodeParameterMissing
 			// The pointer names the object; the reason names the missing property.

@@ -62,10 +62,7 @@ func (t *Tx) insertPaymentReceipt(paymentID uuid.UUID, r domain.PaymentReceipt) 
 // LockWithdrawal reads a withdrawal by id alone under a row lock on PostgreSQL (on SQLite the
 // single connection already serialises transactions).
 func (t *Tx) LockWithdrawal(id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
-	q := t.db
-	if t.dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
-	}
+	q := t.forUpdate()
 	var row withdrawalRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
 		return domain.Withdrawal{}, translate(err)

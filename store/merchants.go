@@ -27,15 +27,9 @@ func (t *Tx) GetMerchant(id uuid.UUID) (domain.Merchant, error) {
 
 // LockMerchant reads a merchant holding a row lock until the transaction ends (PostgreSQL);
 // on SQLite the single connection already serialises transactions. Balance checks run under it.
-// The lock is FOR NO KEY UPDATE, not FOR UPDATE: the same transaction has already inserted rows
-// referencing the merchant (its idempotency key), and each such foreign-key check holds FOR KEY
-// SHARE on the merchant row, which FOR UPDATE would wait on — two withdrawals would deadlock.
-// NO KEY UPDATE still serialises balance checks against each other.
+// (See forUpdate for why the lock is FOR NO KEY UPDATE.)
 func (t *Tx) LockMerchant(id uuid.UUID) (domain.Merchant, error) {
-	q := t.db
-	if t.dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
-	}
+	q := t.forUpdate()
 	var r merchantRow
 	if err := q.Take(&r, "id = ?", id).Error; err != nil {
 		return domain.Merchant{}, translate(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
@@ -179,10 +178,7 @@ func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog, known ...d
 
 // LockPayment reads a payment by id alone (operator paths) under a row lock on PostgreSQL.
 func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
-	q := t.db
-	if t.dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
-	}
+	q := t.forUpdate()
 	var row paymentRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
 		return domain.Payment{}, translate(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 )
 
@@ -150,6 +151,19 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 		log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
 	}
 	return nil
+}
+
+// forUpdate reads rows under a lock held until the transaction ends, on PostgreSQL; SQLite's
+// single connection already serialises transactions. The lock is FOR NO KEY UPDATE, not FOR
+// UPDATE: a transaction has often inserted rows referencing the locked one already (its
+// idempotency key, events), and each such foreign-key check holds FOR KEY SHARE on it, which
+// FOR UPDATE would wait on — two withdrawals deadlocked that way. NO KEY UPDATE still
+// serialises the lockers among themselves.
+func (t *Tx) forUpdate() *gorm.DB {
+	if t.dialect == Postgres {
+		return t.db.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
+	}
+	return t.db
 }
 
 // Read returns a Tx for reads outside a transaction.
