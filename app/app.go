@@ -17,8 +17,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/idempotency"
 	"github.com/paymentsd/paymentsd/internal/reqlog"
@@ -29,6 +31,7 @@ import (
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/wallet"
+	"github.com/paymentsd/paymentsd/watcher"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -45,6 +48,10 @@ type App struct {
 	Withdrawals *withdrawals.Service
 	Keeper      *idempotency.Keeper
 	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
+	Devnet      *devnet.Devnet   // the embedded development chain, when this process runs it
+	Clients     map[int64]*chain.Client
+	OnChain     *payments.OnChain
+	Watchers    []*watcher.Watcher
 }
 
 // Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back
@@ -78,15 +85,31 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 			return nil, err
 		}
 	}
+	a := &App{Cfg: cfg, Log: log, Store: st}
+	if err := a.openChains(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
 	// The catalogue is read once and injected: every service applies the same served chains.
 	cat, err := chains.Load(st.Read(ctx), cfg.Networks)
 	if err != nil {
-		st.Close()
+		a.Close()
 		return nil, err
 	}
-	a := &App{Cfg: cfg, Log: log, Store: st, Catalog: cat}
+	watchable := map[int64]bool{}
+	for id := range a.Clients {
+		watchable[id] = true
+	}
+	if cfg.Chains.Passive {
+		for id := range cfg.Chains.RPCURLs {
+			watchable[id] = true
+		}
+		watchable[devnet.ChainID] = cfg.Chains.DevnetOn()
+	}
+	a.Catalog = chains.Watch(cat, watchable, cfg.Chains.ServeUnwatched, cfg.Chains.Confirmations)
+	cat = a.Catalog
 	if a.Metrics, err = newMetrics(st); err != nil {
-		st.Close()
+		a.Close()
 		return nil, err
 	}
 	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now}
@@ -101,11 +124,25 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
 	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
+	if err := a.wireWatchers(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
-// Close releases the database.
-func (a *App) Close() { _ = a.Store.Close() }
+// Close stops the devnet and the chain clients and releases the database.
+func (a *App) Close() {
+	for _, c := range a.Clients {
+		c.Close()
+	}
+	if a.Devnet != nil {
+		if err := a.Devnet.Close(); err != nil {
+			a.Log.Warn("devnet close", "err", err)
+		}
+	}
+	_ = a.Store.Close()
+}
 
 // Handler builds the HTTP application for the configured response shape.
 func (a *App) Handler() (*echo.Echo, error) {

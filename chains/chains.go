@@ -31,8 +31,15 @@ func ParseNetworks(s string) (Networks, error) {
 	return "", fmt.Errorf("networks must be one of mainnet, testnet, all (got %q)", s)
 }
 
+// DevnetID is the embedded development chain's id. It is served whenever it can be watched,
+// whatever the networks setting: a deployment that runs or points at a devnet wants it quoted.
+const DevnetID = 1337
+
 // Serves reports whether a chain of this kind is served.
 func (n Networks) Serves(c domain.Chain) bool {
+	if c.ID == DevnetID {
+		return true
+	}
 	switch n {
 	case Mainnet:
 		return !c.IsTestnet
@@ -58,6 +65,28 @@ func Load(tx *store.Tx, n Networks) (domain.Catalog, error) {
 		cat.Tokens[id] = t
 	}
 	return cat, nil
+}
+
+// Watch narrows a loaded catalogue to what can be watched — a chain is served (quoted,
+// isEnabled, accepted for withdrawals) only when it has an RPC endpoint or is the running
+// devnet, unless serveUnwatched (contract tests, manual settlement) — and applies configured
+// confirmation depths.
+func Watch(cat domain.Catalog, watchable map[int64]bool, serveUnwatched bool, confirmations map[int64]int32) domain.Catalog {
+	serve := func(c domain.Chain) domain.Chain {
+		c.Enabled = c.Enabled && (watchable[c.ID] || (serveUnwatched && c.ID != DevnetID))
+		if n, ok := confirmations[c.ID]; ok {
+			c.RequiredConfirmations = n
+		}
+		return c
+	}
+	for i, c := range cat.Chains {
+		cat.Chains[i] = serve(c)
+	}
+	for id, t := range cat.Tokens {
+		t.Chain = serve(t.Chain)
+		cat.Tokens[id] = t
+	}
+	return cat
 }
 
 // List returns one page of the catalogue's chains and the total.

@@ -53,6 +53,7 @@ func TestParseNetworks(t *testing.T) {
 func TestServes(t *testing.T) {
 	mainnet := domain.Chain{ID: 1, IsTestnet: false}
 	testnet := domain.Chain{ID: 11155111, IsTestnet: true}
+	devnet := domain.Chain{ID: DevnetID, IsTestnet: true}
 	tests := []struct {
 		n                Networks
 		mainnet, testnet bool
@@ -66,6 +67,7 @@ func TestServes(t *testing.T) {
 		t.Run(string(tc.n), func(t *testing.T) {
 			assert.Equal(t, tc.mainnet, tc.n.Serves(mainnet), "mainnet chain")
 			assert.Equal(t, tc.testnet, tc.n.Serves(testnet), "testnet chain")
+			assert.True(t, tc.n.Serves(devnet), "the devnet passes every networks setting (the devnet setting governs it)")
 		})
 	}
 }
@@ -125,9 +127,11 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 		enabled         []int64
 		disabledSamples []int64
 	}{
-		{Mainnet, []int64{1, 10, 56, 137, 8453, 42161, 43114}, []int64{84532, 11155111}},
-		{Testnet, []int64{84532, 11155111}, []int64{1, 8453}},
-		{All, []int64{1, 10, 56, 137, 8453, 42161, 43114, 84532, 11155111}, nil},
+		// The devnet (1337) passes the networks filter in every mode: whether it is served is
+		// decided by Watch (running devnet or RPC URL), not here.
+		{Mainnet, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114}, []int64{84532, 11155111}},
+		{Testnet, []int64{1337, 84532, 11155111}, []int64{1, 8453}},
+		{All, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, nil},
 	} {
 		t.Run(string(tc.n), func(t *testing.T) {
 			cat, err := Load(st.Read(ctx), tc.n)
@@ -145,8 +149,8 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 			}
 
 			all, total := List(cat, 100, 0)
-			assert.Equal(t, int64(9), total, "every stored chain is listed, enabled or not")
-			assert.Len(t, all, 9)
+			assert.Equal(t, int64(10), total, "every stored chain is listed, enabled or not")
+			assert.Len(t, all, 10)
 		})
 	}
 }
@@ -158,16 +162,78 @@ func TestListPages(t *testing.T) {
 		limit, offset int32
 		wantLen       int
 	}{
-		{4, 0, 4}, {4, 4, 4}, {4, 8, 1}, {4, 9, 0}, {4, 100, 0}, {100, 0, 9},
+		{4, 0, 4}, {4, 4, 4}, {4, 8, 2}, {4, 9, 1}, {4, 10, 0}, {4, 100, 0}, {100, 0, 10},
 	}
 	cat, err := Load(st.Read(ctx), All)
 	require.NoError(t, err)
 	for _, tc := range tests {
 		page, total := List(cat, tc.limit, tc.offset)
-		assert.Equal(t, int64(9), total)
+		assert.Equal(t, int64(10), total)
 		assert.Len(t, page, tc.wantLen, "limit %d offset %d", tc.limit, tc.offset)
 	}
 	first, _ := List(cat, 2, 0)
 	require.Len(t, first, 2)
 	assert.Equal(t, []int64{1, 10}, []int64{first[0].ID, first[1].ID}, "ordered by chain id")
+	second, _ := List(cat, 4, 4)
+	require.Len(t, second, 4)
+	assert.Equal(t, int64(DevnetID), second[0].ID, "the devnet sorts numerically, after 137 and before 8453")
+}
+
+func TestWatch(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	load := func(n Networks) domain.Catalog {
+		cat, err := Load(st.Read(ctx), n)
+		require.NoError(t, err)
+		return cat
+	}
+	enabled := func(cat domain.Catalog) []int64 {
+		var ids []int64
+		for _, c := range cat.Chains {
+			if c.Enabled {
+				ids = append(ids, c.ID)
+			}
+		}
+		for _, tk := range cat.Tokens {
+			c, ok := cat.Chain(tk.Chain.ID)
+			require.True(t, ok, "token %s", tk.ID)
+			assert.Equal(t, c.Enabled, tk.Chain.Enabled, "token %s carries its chain's switch", tk.ID)
+		}
+		return ids
+	}
+	mainnets := []int64{1, 10, 56, 137, 8453, 42161, 43114}
+
+	t.Run("nothing watched", func(t *testing.T) {
+		assert.Empty(t, enabled(Watch(load(All), nil, false, nil)), "no RPC URL and no devnet: nothing is served")
+	})
+	t.Run("serve unwatched leaves the devnet out", func(t *testing.T) {
+		assert.ElementsMatch(t, append(mainnets, 84532, 11155111), enabled(Watch(load(All), nil, true, nil)))
+	})
+	t.Run("devnet watched", func(t *testing.T) {
+		assert.ElementsMatch(t, []int64{DevnetID}, enabled(Watch(load(Mainnet), map[int64]bool{DevnetID: true}, false, nil)),
+			"a watched devnet is served even on a mainnet deployment")
+		assert.ElementsMatch(t, append(mainnets, DevnetID), enabled(Watch(load(Mainnet), map[int64]bool{DevnetID: true}, true, nil)))
+	})
+	t.Run("networks still filter watched chains", func(t *testing.T) {
+		w := map[int64]bool{8453: true, 84532: true}
+		assert.ElementsMatch(t, []int64{8453}, enabled(Watch(load(Mainnet), w, false, nil)))
+		assert.ElementsMatch(t, []int64{84532}, enabled(Watch(load(Testnet), w, false, nil)))
+	})
+	t.Run("confirmations override", func(t *testing.T) {
+		seeded, ok := load(All).Chain(DevnetID)
+		require.True(t, ok)
+		assert.Equal(t, int32(2), seeded.RequiredConfirmations, "the seeded depth")
+		cat := Watch(load(All), map[int64]bool{DevnetID: true}, false, map[int64]int32{DevnetID: 5})
+		c, ok := cat.Chain(DevnetID)
+		require.True(t, ok)
+		assert.Equal(t, int32(5), c.RequiredConfirmations)
+		toks := cat.ChainTokens(DevnetID)
+		require.Len(t, toks, 3)
+		for _, tk := range toks {
+			assert.Equal(t, int32(5), tk.Chain.RequiredConfirmations, "token %s", tk.ID)
+		}
+		base, ok := cat.Chain(8453)
+		require.True(t, ok)
+		assert.NotEqual(t, int32(5), base.RequiredConfirmations, "other chains keep their depth")
+	})
 }

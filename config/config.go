@@ -34,7 +34,25 @@ type Config struct {
 	BodyReadTimeout time.Duration // a request body not received in this time is answered 408
 	MaxBodyBytes    string        // Echo body-limit syntax, e.g. "1M"
 	LogFormat       string        // text | json
+	Chains          Chains
 }
+
+// Chains configures chain access, the watcher and the embedded devnet.
+type Chains struct {
+	RPCURLs        map[int64][]string // PAYMENTS_RPC_URLS: per chain id, URLs tried in order
+	Confirmations  map[int64]int32    // PAYMENTS_CONFIRMATIONS: overrides of the catalogue's depths
+	Devnet         string             // PAYMENTS_DEVNET: "off", or the address the embedded devnet serves on
+	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long
+	WatchInterval  time.Duration      // PAYMENTS_WATCH_INTERVAL: between watcher rounds when caught up
+	SanctionsFile  string             // PAYMENTS_RISK_SANCTIONS_FILE: one address a line; empty: none listed
+	ServeUnwatched bool               // PAYMENTS_SERVE_UNWATCHED: also quote chains nothing watches (contract tests; manual settlement only)
+	// Passive processes (operator commands) neither run the devnet nor dial the chains; they
+	// serve the same chains a serve process would, by configuration alone.
+	Passive bool
+}
+
+// DevnetOn reports whether this process runs the embedded devnet.
+func (c Chains) DevnetOn() bool { return c.Devnet != "" && c.Devnet != "off" }
 
 // Pricing selects and tunes the price source.
 type Pricing struct {

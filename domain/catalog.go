@@ -1,5 +1,7 @@
 package domain
 
+import "sort"
+
 // Catalog is the chain and token data as this deployment serves it: loaded once at start and
 // injected (Chain.Enabled already says whether the deployment serves the chain). It owns the
 // one rule of which tokens may be quoted and paid out.
@@ -52,4 +54,17 @@ func (c Catalog) Chain(id int64) (Chain, bool) {
 		}
 	}
 	return Chain{}, false
+}
+
+// ChainTokens lists every token of a chain in the catalogue, whatever its status: a watcher
+// records transfers of blocked and deprecated tokens too, never drops them.
+func (c Catalog) ChainTokens(chainID int64) []Token {
+	var out []Token
+	for _, t := range c.Tokens {
+		if t.Chain.ID == chainID {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

@@ -14,6 +14,8 @@ const (
 	EventPaymentCreated       EventType = "payment.created"
 	EventPaymentQuotesExpired EventType = "payment.quotes_expired" // quotes expired; the payment is still open
 	EventPaymentUpdated       EventType = "payment.updated"
+	EventPaymentUnderpaid     EventType = "payment.underpaid"     // the confirmed total is short of the amount due; waiting for a top-up
+	EventPaymentLateTransfer  EventType = "payment.late_transfer" // a transfer the settlement did not count was credited on its own
 	EventWithdrawalCreated    EventType = "withdrawal.created"
 	EventWithdrawalUpdated    EventType = "withdrawal.updated"
 )

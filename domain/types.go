@@ -143,6 +143,15 @@ type PaymentReceipt struct {
 	CreatedAt               time.Time
 }
 
+// Received is what a payment has received on chain, in the smallest unit of the quote it is
+// settling on: every transfer still in the canonical chain (Amount) and those with their
+// confirmations (Confirmed). The lifecycle core keeps it with the payment.
+type Received struct {
+	QuoteID   uuid.UUID
+	Amount    decimal.Decimal
+	Confirmed decimal.Decimal
+}
+
 // Payment is a fixed-amount payment or a deposit.
 type Payment struct {
 	ID                     uuid.UUID
@@ -164,6 +173,7 @@ type Payment struct {
 	DepositAddress         DepositAddress
 	Quotes                 []Quote
 	Receipt                *PaymentReceipt
+	Received               *Received // what arrived on chain for the quote it settles on; nil before a transfer is seen
 	ExpiresAt              time.Time
 	CreatedAt              time.Time
 	UpdatedAt              time.Time

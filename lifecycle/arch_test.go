@@ -14,7 +14,7 @@ import (
 // store methods may be called from package lifecycle only (tests aside).
 var coreOnly = map[string]bool{
 	"SavePaymentChange": true, "SaveWithdrawalChange": true, "InsertEvent": true,
-	"InsertPayment": true, "InsertWithdrawal": true,
+	"InsertPayment": true, "InsertWithdrawal": true, "TouchPayment": true, "AppendTransferCredit": true,
 }
 
 func TestOnlyTheCoreWritesStatesAndEvents(t *testing.T) {

@@ -20,7 +20,7 @@ func frozenPayment(p domain.Payment, receiptSet bool) []byte {
 	f := p
 	f.Status, f.AmountDueCents, f.AmountMerchantNetCents = "", 0, 0
 	f.ConvenienceFeeCents, f.MerchantFeeCents, f.SwapFeeCents = nil, nil, nil
-	f.UpdatedAt, f.Version = time.Time{}, 0
+	f.UpdatedAt, f.Version, f.Received = time.Time{}, 0, nil
 	if p.Type == domain.TypeDeposit {
 		f.AmountInCents = 0 // a deposit's amount is what arrived, fixed at settlement
 	}
@@ -100,7 +100,8 @@ func paymentChanged(before, after domain.Payment) bool {
 	if before.Status != after.Status || before.AmountInCents != after.AmountInCents ||
 		before.AmountDueCents != after.AmountDueCents || before.AmountMerchantNetCents != after.AmountMerchantNetCents ||
 		!sameInt(before.ConvenienceFeeCents, after.ConvenienceFeeCents) || !sameInt(before.MerchantFeeCents, after.MerchantFeeCents) ||
-		!sameInt(before.SwapFeeCents, after.SwapFeeCents) || (before.Receipt == nil) != (after.Receipt == nil) {
+		!sameInt(before.SwapFeeCents, after.SwapFeeCents) || (before.Receipt == nil) != (after.Receipt == nil) ||
+		!sameReceived(before.Received, after.Received) {
 		return true
 	}
 	for i := range after.Quotes {
@@ -135,6 +136,11 @@ func withdrawalChanged(before, after domain.Withdrawal) bool {
 		(before.Receipt == nil) != (after.Receipt == nil)
 }
 
+func sameReceived(a, b *domain.Received) bool {
+	return (a == nil && b == nil) ||
+		(a != nil && b != nil && a.QuoteID == b.QuoteID && a.Amount.Equal(b.Amount) && a.Confirmed.Equal(b.Confirmed))
+}
+
 func sameInt(a, b *int64) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
 
 func sameStr(a, b *string) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
@@ -148,6 +154,7 @@ func clonePayment(p domain.Payment) domain.Payment {
 		r := *p.Receipt
 		out.Receipt = &r
 	}
+	out.Received = copyPtr(p.Received)
 	return out
 }
 
@@ -175,6 +182,9 @@ func paymentEventType(before, after domain.Payment) domain.EventType {
 	if after.Status != before.Status {
 		return domain.PaymentStatusEvent(after.Status)
 	}
+	if !sameReceived(before.Received, after.Received) && underpaid(after) {
+		return domain.EventPaymentUnderpaid
+	}
 	expired := false
 	for i, q := range after.Quotes {
 		if q.Status == before.Quotes[i].Status {
@@ -189,4 +199,19 @@ func paymentEventType(before, after domain.Payment) domain.EventType {
 		return domain.EventPaymentQuotesExpired
 	}
 	return domain.EventPaymentUpdated
+}
+
+// underpaid reports a payment whose every counted transfer is confirmed and whose total is short
+// of the settling quote's amount: it waits for a top-up.
+func underpaid(p domain.Payment) bool {
+	r := p.Received
+	if p.Type != domain.TypePayment || r == nil || !r.Confirmed.IsPositive() || !r.Confirmed.Equal(r.Amount) {
+		return false
+	}
+	for _, q := range p.Quotes {
+		if q.ID == r.QuoteID {
+			return r.Confirmed.LessThan(q.ExpectedAmountAsset)
+		}
+	}
+	return false
 }

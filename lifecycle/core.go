@@ -86,9 +86,10 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	if err := tx.SavePaymentChange(before, after); err != nil {
 		return domain.Payment{}, err
 	}
-	if after.Status == domain.PaymentCompleted {
+	if after.Status == domain.PaymentCompleted || (after.Status == domain.PaymentExpired && after.AmountMerchantNetCents > 0 && after.Received != nil) {
 		// Completion credits the merchant's net once: the ledger's unique (kind, payment) index
-		// refuses a second credit, and completed is terminal.
+		// refuses a second credit, and completed is terminal. An expiry with part of the amount
+		// received credits what arrived (DESIGN §7: a partial amount stays credited).
 		id := after.ID
 		if err := tx.AppendLedger(before.Merchant.ID, store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
 			return domain.Payment{}, err

@@ -40,6 +40,23 @@ type receiptSnapshot struct {
 	ProcessedBy        *string `json:"processedBy"`
 }
 
+type receivedSnap struct {
+	QuoteID        string `json:"quoteId"`
+	AmountAsset    string `json:"amountAsset"`
+	ConfirmedAsset string `json:"confirmedAmountAsset"`
+}
+
+// TransferNote describes a transfer credited on its own (payment.late_transfer).
+type TransferNote struct {
+	ChainID     string `json:"chainId"`
+	TxHash      string `json:"txHash"`
+	LogIndex    int64  `json:"logIndex"`
+	TokenID     string `json:"tokenId"`
+	AmountAsset string `json:"amountAsset"`
+	CreditCents int64  `json:"creditedCents"`
+	Reason      string `json:"reason"`
+}
+
 type paymentSnapshot struct {
 	ID                     string           `json:"id"`
 	MerchantID             string           `json:"merchantId"`
@@ -57,6 +74,8 @@ type paymentSnapshot struct {
 	DepositAddress         string           `json:"depositAddress"`
 	Quotes                 []quoteSnapshot  `json:"quotes"`
 	Receipt                *receiptSnapshot `json:"receipt"`
+	Received               *receivedSnap    `json:"received"`
+	Transfer               *TransferNote    `json:"transfer,omitempty"` // the transfer a payment.late_transfer credits
 	ExpiresAt              string           `json:"expiresAt"`
 	CreatedAt              string           `json:"createdAt"`
 	UpdatedAt              string           `json:"updatedAt"`
@@ -103,6 +122,9 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 			Status: string(q.Status), ExpectedAmountAsset: q.ExpectedAmountAsset.String(), AmountDueCents: q.AmountDueCents,
 			ExpiresAt: stamp(q.ExpiresAt)}
 	}
+	if r := p.Received; r != nil {
+		snap.Received = &receivedSnap{QuoteID: r.QuoteID.String(), AmountAsset: r.Amount.String(), ConfirmedAsset: r.Confirmed.String()}
+	}
 	if r := p.Receipt; r != nil {
 		snap.Receipt = &receiptSnapshot{QuoteID: r.QuoteID.String(), TokenID: r.Token.ID,
 			SettledAmountAsset: r.SettledAmountAsset.String(), SettledAmountUsd: r.SettledAmountUSD.StringFixed(2),
@@ -131,4 +153,14 @@ func (c *Core) event(typ domain.EventType, entity domain.EntityKind, id, merchan
 	}
 	return domain.Event{ID: newEventID(), Type: typ, Entity: entity, EntityID: id, MerchantID: merchant,
 		Sequence: seq, Payload: payload, CreatedAt: c.Now()}
+}
+
+// withTransfer adds the credited transfer to a payment snapshot.
+func withTransfer(payload []byte, note TransferNote) ([]byte, error) {
+	var snap paymentSnapshot
+	if err := json.Unmarshal(payload, &snap); err != nil {
+		return nil, err
+	}
+	snap.Transfer = &note
+	return json.Marshal(snap)
 }

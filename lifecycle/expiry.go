@@ -26,6 +26,10 @@ type Expirer struct {
 	// Observe, when set, is told the outcome of every sweep Run makes (metrics); a sweep cut
 	// short by the end of Run's context is not reported.
 	Observe func(SweepResult, error)
+	// Horizon, when set, is the time up to which the chains have been scanned (the chain
+	// watchers' cursors): a payment expires only once every watched chain is past its expiry,
+	// so a transfer mined before the expiry but not yet scanned still completes it.
+	Horizon func(ctx context.Context) (time.Time, error)
 }
 
 const expiryLease = "expiry-sweep"
@@ -74,8 +78,18 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 		return res, nil
 	}
 	batch := max(e.Batch, 1)
+	cutoff := now // payments expiring by cutoff are due
+	if e.Horizon != nil {
+		h, err := e.Horizon(ctx)
+		if err != nil {
+			return res, err
+		}
+		if h.Before(cutoff) {
+			cutoff = h
+		}
+	}
 	for ctx.Err() == nil {
-		ids, err := e.Core.Store.Read(ctx).DuePayments(now, batch)
+		ids, err := e.Core.Store.Read(ctx).DuePayments(cutoff, batch)
 		if err != nil {
 			return res, err
 		}
@@ -88,7 +102,7 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 		}
 		progressed := false
 		for _, id := range append(ids, quoteIDs...) {
-			p, q, err := e.expire(ctx, id, now)
+			p, q, err := e.expire(ctx, id, now, cutoff)
 			if err != nil {
 				return res, err
 			}
@@ -107,9 +121,9 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 }
 
 // expire applies Expire to one payment through the core.
-func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now time.Time) (payments, quotes int, err error) {
+func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now, cutoff time.Time) (payments, quotes int, err error) {
 	_, err = e.Core.UpdatePayment(ctx, id, func(p *domain.Payment) error {
-		payments, quotes = Expire(p, now)
+		payments, quotes = ExpireBy(p, now, cutoff)
 		return nil
 	})
 	return payments, quotes, err
@@ -120,11 +134,15 @@ func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now time.Time) (paym
 // processing payment is left to the chain watcher, which knows whether the amount seen is
 // complete (DESIGN §10: it expires only without the full amount) and which quote was paid. It
 // reports how many payments and quotes changed.
-func Expire(p *domain.Payment, now time.Time) (payments, quotes int) {
+func Expire(p *domain.Payment, now time.Time) (payments, quotes int) { return ExpireBy(p, now, now) }
+
+// ExpireBy is Expire with quotes due at now and the payment due only if its expiry is not
+// after paymentsBy (the chains' scan horizon).
+func ExpireBy(p *domain.Payment, now, paymentsBy time.Time) (payments, quotes int) {
 	if p.Status != domain.PaymentPending {
 		return 0, 0
 	}
-	paymentDue := p.Status == domain.PaymentPending && !now.Before(p.ExpiresAt)
+	paymentDue := !paymentsBy.Before(p.ExpiresAt)
 	for i := range p.Quotes {
 		q := &p.Quotes[i]
 		if q.Status == domain.QuoteActive && (paymentDue || !now.Before(q.ExpiresAt)) && q.TransitionTo(domain.QuoteExpired) == nil {

@@ -29,7 +29,7 @@ fi
 PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
 [ -x "$PGBENCH" ] || die "pgbench not found under /usr/lib/postgresql/*/bin"
 
-export PAYMENTS_PRICING=static PAYMENTS_NETWORKS=mainnet PAYMENTS_LOG_FORMAT=json
+export PAYMENTS_PRICING=static PAYMENTS_NETWORKS=mainnet PAYMENTS_LOG_FORMAT=json PAYMENTS_DEVNET=off PAYMENTS_SERVE_UNWATCHED=true
 WORK=$(mktemp -d)
 SERVE_PID=""
 cleanup() {

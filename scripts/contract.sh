@@ -87,6 +87,8 @@ SCHEMATHESIS="$ROOT/.venv/bin/schemathesis"
 # Serve every chain so quotes and withdrawals exercise testnets and mainnets alike.
 export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}"
 export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
+# Every seeded chain quoted without a watcher (no RPC here): the contract is the same on each.
+export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-off}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
 
 log "migrating database"
 "$BIN" migrate </dev/null || die "bin/paymentsd migrate failed"

@@ -139,6 +139,7 @@ cmd_e2e() {
   export DATABASE_URL="${DATABASE_URL:-$work/db.sqlite}"
   # Same environment as scripts/contract.sh: no market-data provider in CI, every chain served.
   export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}" PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
+  export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-off}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
   export PAYMENTS_RESPONSE_SHAPE=schema # the generated types are the typed-schema shape
   case "$DATABASE_URL" in postgres*) log "database: PostgreSQL from DATABASE_URL" ;; *) log "database: SQLite $DATABASE_URL" ;; esac
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
@@ -23,6 +24,8 @@ func (t *Tx) SavePaymentChange(before, after domain.Payment) error {
 			"convenience_fee_cents": after.ConvenienceFeeCents, "merchant_fee_cents": after.MerchantFeeCents,
 			"swap_fee_cents": after.SwapFeeCents, "amount_merchant_net_cents": after.AmountMerchantNetCents,
 			"updated_at": after.UpdatedAt, "version": after.Version,
+			"settling_quote_id": settlingQuote(after.Received), "received_amount_asset": receivedAmount(after.Received, false),
+			"confirmed_amount_asset": receivedAmount(after.Received, true),
 		})
 	if res.Error != nil {
 		return translate(res.Error)
@@ -97,6 +100,20 @@ func (t *Tx) SaveWithdrawalChange(before, after domain.Withdrawal) error {
 	return nil
 }
 
+// TouchPayment bumps a payment's version without changing it otherwise: something happened to it
+// (a transfer credited on its own) that its event announces under the new version.
+func (t *Tx) TouchPayment(id uuid.UUID, version int64, at time.Time) error {
+	res := t.db.Model(&paymentRow{}).Where("id = ? AND version = ?", id, version).
+		Updates(map[string]any{"version": version + 1, "updated_at": at})
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("%w: payment %s changed since it was read (version %d)", ErrConflict, id, version)
+	}
+	return nil
+}
+
 // InsertEvent appends an event to the outbox. A second event with the same entity and sequence
 // is ErrConflict.
 func (t *Tx) InsertEvent(e domain.Event) error {
@@ -152,4 +169,22 @@ func (t *Tx) TryLease(name, holder string, now time.Time, ttl time.Duration) (bo
 		return false, translate(res.Error)
 	}
 	return res.RowsAffected == 1, nil
+}
+
+func settlingQuote(r *domain.Received) *uuid.UUID {
+	if r == nil {
+		return nil
+	}
+	id := r.QuoteID
+	return &id
+}
+
+func receivedAmount(r *domain.Received, confirmed bool) decimal.NullDecimal {
+	switch {
+	case r == nil:
+		return decimal.NullDecimal{}
+	case confirmed:
+		return decimal.NewNullDecimal(r.Confirmed)
+	}
+	return decimal.NewNullDecimal(r.Amount)
 }

@@ -125,7 +125,7 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]
 			MerchantFeeCents: r.MerchantFeeCents, SwapFeeCents: r.SwapFeeCents, AmountMerchantNetCents: r.AmountMerchantNetCents,
 			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,
 			RedirectURL: r.RedirectURL, CustomMetadata: r.CustomMetadata, SecretHash: r.SecretHash,
-			DepositAddress: addrs[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID],
+			DepositAddress: addrs[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID], Received: receivedOf(r),
 			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
@@ -144,4 +144,11 @@ func nullDecimal(d *decimal.Decimal) decimal.NullDecimal {
 		return decimal.NullDecimal{}
 	}
 	return decimal.NullDecimal{Decimal: *d, Valid: true}
+}
+
+func receivedOf(r paymentRow) *domain.Received {
+	if r.SettlingQuoteID == nil {
+		return nil
+	}
+	return &domain.Received{QuoteID: *r.SettlingQuoteID, Amount: r.ReceivedAmountAsset.Decimal, Confirmed: r.ConfirmedAmountAsset.Decimal}
 }

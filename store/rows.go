@@ -91,6 +91,9 @@ type paymentRow struct {
 	CustomMetadata         *string
 	SecretHash             []byte
 	DepositAddressID       uuid.UUID
+	SettlingQuoteID        *uuid.UUID
+	ReceivedAmountAsset    decimal.NullDecimal
+	ConfirmedAmountAsset   decimal.NullDecimal
 	ExpiresAt              time.Time
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
@@ -205,6 +208,7 @@ type ledgerEntryRow struct {
 	AmountCents  int64
 	PaymentID    *uuid.UUID
 	WithdrawalID *uuid.UUID
+	TransferID   *uuid.UUID
 	CreatedAt    time.Time
 }
 

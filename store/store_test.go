@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/store"
@@ -50,8 +51,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 
 			after := loadCatalog(t, again)
 			assert.Equal(t, before, after, "re-running migrations must not duplicate or alter the seed")
-			assert.Len(t, after.Chains, 9)
-			assert.Len(t, after.Tokens, 25)
+			assert.Len(t, after.Chains, 10, "nine public chains and the devnet")
+			assert.Len(t, after.Tokens, 28, "25 public tokens and the devnet's three")
 
 			// The derivation counter was not reset by the second run.
 			var first int64
@@ -82,20 +83,42 @@ func TestSeededCatalogue(t *testing.T) {
 		84532:    "0x036cbd53842c5426634e7929541ec2318f3dcf7e",
 		11155111: "0x1c7d4b196cb0c7b01d743fbc6116a902379c7238",
 	}
+	// The embedded devnet (chain 1337), seeded with the addresses its fixed deployer gives its
+	// tokens (devnet/tokens.go).
+	devChain := domain.Chain{ID: 1337, Name: "Devnet", NativeSymbol: "ETH", NativeDecimals: 18, IsTestnet: true,
+		Enabled: true, ConvenienceFeeCents: 0, RequiredConfirmations: 2}
+	devTokens := []domain.Token{ // ordered by id, as ChainTokens lists them
+		{ID: "eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Chain: devChain, Symbol: "USDC", MarketAPIID: "usd-coin",
+			ContractAddress: "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
+		{ID: "eip155:1337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Chain: devChain, Symbol: "USDT", MarketAPIID: "tether",
+			ContractAddress: "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
+		{ID: "eip155:1337/slip44:60", Chain: devChain, Symbol: "ETH", MarketAPIID: "ethereum",
+			ContractAddress: "0x0000000000000000000000000000000000000000", Decimals: 18, Type: domain.Volatile, AssetType: domain.Native, Status: domain.TokenActive},
+	}
+	require.Equal(t, devnet.ChainID, devChain.ID)
+	require.Equal(t, devnet.USDCAddress, devTokens[0].ContractAddress, "the seed matches what the devnet deploys")
+	require.Equal(t, devnet.USDTAddress, devTokens[1].ContractAddress, "the seed matches what the devnet deploys")
+
 	eachBackend(t, func(t *testing.T, st *store.Store) {
 		cat := loadCatalog(t, st)
+
+		dc, ok := cat.Chain(devChain.ID)
+		require.True(t, ok, "the devnet is seeded")
+		assert.Equal(t, devChain, dc)
+		assert.Equal(t, devTokens, cat.ChainTokens(devChain.ID), "the devnet's three tokens, exactly")
 
 		var ids []int64
 		for _, c := range cat.Chains {
 			ids = append(ids, c.ID)
-			assert.Equal(t, c.ID == 84532 || c.ID == 11155111, c.IsTestnet, "testnet flag of chain %d", c.ID)
+			assert.Equal(t, c.ID == 84532 || c.ID == 11155111 || c.ID == 1337, c.IsTestnet, "testnet flag of chain %d", c.ID)
 			assert.True(t, c.Enabled, "chain %d is seeded active", c.ID)
 			assert.NotEmpty(t, c.Name)
 			assert.NotEmpty(t, c.NativeSymbol)
 			assert.EqualValues(t, 18, c.NativeDecimals)
 			assert.Positive(t, c.RequiredConfirmations)
 		}
-		assert.Equal(t, []int64{1, 10, 56, 137, 8453, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
+		assert.Equal(t, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
+		assert.Len(t, cat.Tokens, 28)
 
 		chainByID := map[int64]domain.Chain{}
 		for _, c := range cat.Chains {
@@ -135,6 +158,9 @@ func TestSeededCatalogue(t *testing.T) {
 		}
 		for id, c := range chainByID {
 			assert.Equal(t, 1, natives[id], "one native token on chain %d", id)
+			if id == devChain.ID {
+				continue // its own tokens, asserted exactly above
+			}
 			u, ok := stables[id]["USDC"]
 			if assert.True(t, ok, "USDC on chain %d", id) {
 				assert.Equal(t, usdc[id], u.ContractAddress, "USDC contract on chain %d", id)

@@ -13,6 +13,7 @@ const (
 	LedgerPaymentCredit      = "payment_credit"
 	LedgerWithdrawalDebit    = "withdrawal_debit"
 	LedgerWithdrawalReversal = "withdrawal_reversal"
+	LedgerTransferCredit     = "transfer_credit" // a transfer its payment's settlement did not count
 )
 
 // AvailableBalance sums a merchant's ledger: settled payment credits less withdrawal debits
@@ -29,6 +30,13 @@ func (t *Tx) AvailableBalance(merchantID uuid.UUID) (int64, error) {
 func (t *Tx) AppendLedger(merchantID uuid.UUID, kind string, cents int64, paymentID, withdrawalID *uuid.UUID, at time.Time) error {
 	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Kind: kind,
 		AmountCents: cents, PaymentID: paymentID, WithdrawalID: withdrawalID, CreatedAt: at}).Error)
+}
+
+// AppendTransferCredit books the credit of one transfer; a second one for the same transfer is
+// ErrConflict.
+func (t *Tx) AppendTransferCredit(merchantID, transferID uuid.UUID, cents int64, at time.Time) error {
+	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Kind: LedgerTransferCredit,
+		AmountCents: cents, TransferID: &transferID, CreatedAt: at}).Error)
 }
 
 // InsertWithdrawal stores a new withdrawal.

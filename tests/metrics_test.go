@@ -172,7 +172,7 @@ func TestMetricsLogLinesCarryTheRequestID(t *testing.T) {
 	cfg := config.Config{DatabaseURL: testdb.URL(t, "sqlite"), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}, ResponseShape: settlement.Schema}
+		Pricing: config.Pricing{Source: "static"}, ResponseShape: settlement.Schema, Chains: config.Chains{ServeUnwatched: true}}
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)

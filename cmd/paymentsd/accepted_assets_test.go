@@ -38,16 +38,27 @@ func TestAcceptedAssetsCommand(t *testing.T) {
 		return cliJSON(t, append([]string{"merchants", "accepted-assets", "--database-url", db, "--merchant", mid}, extra...)...)
 	}
 
-	// Default: every served token (all networks on SQLite), in quote order.
+	// Default: every served token (all networks on SQLite), in quote order. PAYMENTS_DEVNET is
+	// on (cliEnv), so this passive command serves the devnet as a serve process would.
 	def := show()
 	assert.Equal(t, mid, def["merchantId"])
 	assert.Equal(t, true, def["default"])
 	all := assetTriples(t, def)
-	assert.Len(t, all, 25, "every seeded token is active and served")
+	assert.Len(t, all, 28, "every seeded token is active and served, the devnet's three included")
 	assert.Equal(t, []string{"eip155:1 ETH " + l1ETHID, "eip155:1 USDC eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48",
 		"eip155:1 USDT eip155:1/erc20:0xdac17f958d2ee523a2206206994597c13d831ec7"}, all[:3],
 		"by chain id, native first, then by symbol")
+	assert.Equal(t, []string{"eip155:1337 ETH eip155:1337/slip44:60",
+		"eip155:1337 USDC eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
+		"eip155:1337 USDT eip155:1337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb"}, all[12:15],
+		"the devnet's tokens between Polygon's and Base's (chain id order)")
 	assert.Equal(t, "eip155:11155111 USDC eip155:11155111/erc20:0x1c7d4b196cb0c7b01d743fbc6116a902379c7238", all[len(all)-1])
+
+	// With the devnet off the same command does not serve it: the other 25 tokens, same order.
+	t.Setenv("PAYMENTS_DEVNET", "off")
+	off := assetTriples(t, show())
+	assert.Equal(t, append(append([]string{}, all[:12]...), all[15:]...), off, "the devnet's tokens only drop out")
+	t.Setenv("PAYMENTS_DEVNET", "127.0.0.1:0")
 
 	// Set two pairs (symbol in any case, spaces, a duplicate by token id): printed, then shown.
 	set := show("--set", " eip155:8453/usdc, eip155:1/ETH ,"+l1ETHID)

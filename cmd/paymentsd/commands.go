@@ -21,6 +21,7 @@ func operatorApp(ctx context.Context, dbURL string, stderr io.Writer) (*app.App,
 	if err != nil {
 		return nil, err
 	}
+	cfg.Chains.Passive = true // a one-shot command neither runs the devnet nor watches chains
 	return app.Open(ctx, cfg, newLogger(stderr, cfg.LogFormat))
 }
 

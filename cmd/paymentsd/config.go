@@ -3,11 +3,14 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/settlement"
 )
@@ -97,11 +100,57 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > 2*time.Second {
 		return c, fmt.Errorf("PAYMENTS_KEY_CACHE_TTL must be between 0 (off) and 2s: a revoked key must stop working within 2 s")
 	}
+	if c.Chains, err = loadChains(c.IsEmbedded()); err != nil {
+		return c, err
+	}
 	if c.ExpiryInterval <= 0 {
 		return c, fmt.Errorf("PAYMENTS_EXPIRY_INTERVAL must be positive")
 	}
 	if c.QuoteTTL <= 0 || c.PaymentTTL < c.QuoteTTL {
 		return c, fmt.Errorf("need 0 < PAYMENTS_QUOTE_TTL <= PAYMENTS_PAYMENT_TTL")
+	}
+	return c, nil
+}
+
+// loadChains reads the chain access settings. The embedded default runs the devnet on
+// 127.0.0.1:8545; PostgreSQL deployments run it only when PAYMENTS_DEVNET names an address.
+func loadChains(embedded bool) (config.Chains, error) {
+	var c config.Chains
+	var err error
+	if c.RPCURLs, err = chain.ParseRPCURLs(env("PAYMENTS_RPC_URLS", "")); err != nil {
+		return c, fmt.Errorf("PAYMENTS_RPC_URLS: %w", err)
+	}
+	if c.Confirmations, err = chain.ParseConfirmations(env("PAYMENTS_CONFIRMATIONS", "")); err != nil {
+		return c, fmt.Errorf("PAYMENTS_CONFIRMATIONS: %w", err)
+	}
+	def := "off"
+	if embedded {
+		def = devnet.DefaultAddr
+	}
+	c.Devnet = env("PAYMENTS_DEVNET", def)
+	if c.Devnet == "on" {
+		c.Devnet = devnet.DefaultAddr
+	}
+	if c.DevnetOn() {
+		if _, _, err := net.SplitHostPort(c.Devnet); err != nil {
+			return c, fmt.Errorf("PAYMENTS_DEVNET=%q: want off, on or HOST:PORT", c.Devnet)
+		}
+		if _, taken := c.RPCURLs[devnet.ChainID]; taken {
+			return c, fmt.Errorf("PAYMENTS_DEVNET is on and PAYMENTS_RPC_URLS names %s too: turn one off", chain.CAIP2(devnet.ChainID))
+		}
+	}
+	if c.DevnetBlock, err = envParsed("PAYMENTS_DEVNET_BLOCK_TIME", time.Second, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.WatchInterval, err = envParsed("PAYMENTS_WATCH_INTERVAL", time.Second, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.WatchInterval <= 0 || c.DevnetBlock < 0 {
+		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
+	}
+	c.SanctionsFile = env("PAYMENTS_RISK_SANCTIONS_FILE", "")
+	if c.ServeUnwatched, err = envParsed("PAYMENTS_SERVE_UNWATCHED", false, strconv.ParseBool); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -25,6 +25,7 @@ commands:
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
   withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
+  devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
 
 Every command reads DATABASE_URL (or --database-url); default: the embedded SQLite file data/paymentsd.db.
 Run 'paymentsd <command> -h' for its flags.
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
 	case cmd == "withdrawals" && sub == "cancel":
 		return cmdWithdrawalsCancel(ctx, rest[1:], stdout, stderr)
+	case cmd == "devnet" && (sub == "" || sub[0] == '-'): // flags only; "devnet <sub>" are other commands
+		return cmdDevnet(ctx, rest, stdout, stderr)
 	case cmd == "help" || cmd == "-h" || cmd == "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -32,6 +32,9 @@ func cliEnv(t *testing.T) string {
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("PAYMENTS_PRICING", "static")
+	t.Setenv("PAYMENTS_DEVNET", "127.0.0.1:0")   // the embedded default's devnet, on a free port
+	t.Setenv("PAYMENTS_SERVE_UNWATCHED", "true") // and every seeded chain quoted, as these tests expect
+	t.Setenv("PAYMENTS_RPC_URLS", "")
 	for _, name := range []string{"PAYMENTS_NETWORKS", "PAYMENTS_MERCHANT_FEE_BPS", "PAYMENTS_XPUB",
 		"PAYMENTS_BACKEND_WALLET", "PAYMENTS_QUOTE_TTL", "PAYMENTS_PAYMENT_TTL", "PAYMENTS_IDEMPOTENCY_TTL",
 		"PAYMENTS_LOG_FORMAT", "PAYMENTS_PUBLIC_URL", "PAYMENTS_PRICE_TTL", "PAYMENTS_PRICE_MAX_STALENESS"} {
@@ -304,7 +307,7 @@ func openApp(t *testing.T, db string) *app.App {
 	t.Helper()
 	cfg := config.Config{DatabaseURL: db, PublicBaseURL: "https://pay.example.test", Networks: chains.All, XPub: testXPub,
 		QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour, MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour,
-		MaxBodyBytes: "1M", Pricing: config.Pricing{Source: "static"}}
+		MaxBodyBytes: "1M", Pricing: config.Pricing{Source: "static"}, Chains: config.Chains{ServeUnwatched: true}}
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)

@@ -95,7 +95,7 @@ func daemonEnv(dbURL string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "DATABASE_URL="+dbURL, "PAYMENTS_PRICING=static", "PAYMENTS_NETWORKS=all",
+	return append(env, "DATABASE_URL="+dbURL, "PAYMENTS_PRICING=static", "PAYMENTS_NETWORKS=all", "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=true",
 		"PAYMENTS_LOG_FORMAT=json")
 }
 

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/paymentsd/paymentsd/chain"
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/devnet"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/risk"
+	"github.com/paymentsd/paymentsd/watcher"
+)
+
+// openChains starts the embedded devnet when configured and dials every chain with an RPC
+// URL. A URL answering another chain id stops the start: quoting a chain while watching
+// another would lose payments.
+func (a *App) openChains(ctx context.Context) error {
+	cfg := a.Cfg.Chains
+	urls := map[int64][]string{}
+	for id, u := range cfg.RPCURLs {
+		urls[id] = u
+	}
+	if cfg.Passive {
+		a.Clients = map[int64]*chain.Client{}
+		return nil
+	}
+	if cfg.DevnetOn() {
+		d, err := devnet.Start(ctx, devnet.Config{Addr: cfg.Devnet, BlockTime: cfg.DevnetBlock, Log: a.Log.With("component", "devnet")})
+		if err != nil {
+			return fmt.Errorf("start the devnet on %s (PAYMENTS_DEVNET=off to run without it): %w", cfg.Devnet, err)
+		}
+		a.Devnet = d
+		urls[devnet.ChainID] = []string{d.URL()}
+		a.Log.Warn("DEVNET RUNNING: a development chain with publicly known keys serves " + chains.CAIP2(devnet.ChainID) +
+			" at " + d.URL() + "; its money is worthless. PAYMENTS_DEVNET=off turns it off.")
+	}
+	ids := make([]int64, 0, len(urls))
+	for id := range urls {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	a.Clients = map[int64]*chain.Client{}
+	for _, id := range ids {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		c, err := chain.Dial(dctx, id, urls[id], chain.Options{Logger: a.Log.With("chain", chains.CAIP2(id))})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("chain %s: %w", chains.CAIP2(id), err)
+		}
+		a.Clients[id] = c
+	}
+	return nil
+}
+
+// wireWatchers builds one watcher per dialled chain and the expiry horizon they give.
+func (a *App) wireWatchers() error {
+	var screen risk.Provider = (*risk.SanctionsList)(nil)
+	if f := a.Cfg.Chains.SanctionsFile; f != "" {
+		l, err := risk.LoadSanctionsFile(f)
+		if err != nil {
+			return err
+		}
+		a.Log.Info("sanctions list loaded", "file", f, "addresses", l.Len())
+		screen = l
+	}
+	readers := watcher.Readers{}
+	for id, c := range a.Clients {
+		readers[id] = c
+	}
+	a.OnChain = &payments.OnChain{Payments: a.Payments, Chains: readers, Risk: screen}
+	holder := holderName()
+	for _, c := range a.Catalog.Chains {
+		client, ok := a.Clients[c.ID]
+		if !ok {
+			continue
+		}
+		if !c.Enabled {
+			a.Log.Warn("chain has an RPC URL but is not served (inactive in the catalogue or outside PAYMENTS_NETWORKS)", "chain", chains.CAIP2(c.ID))
+			continue
+		}
+		wc := watcher.DefaultConfig()
+		wc.Interval = a.Cfg.Chains.WatchInterval
+		if c.ID == devnet.ChainID {
+			wc.Lag, wc.StartBack = 0, 1<<62 // a devnet is new on every start: scan it whole, at its head
+		}
+		w := &watcher.Watcher{Chain: client, Info: c, Tokens: a.Catalog.ChainTokens(c.ID), Store: a.Store, Settle: a.OnChain,
+			Holder: holder, Config: wc, Log: a.Log.With("component", "watcher"), Now: Now}
+		a.Watchers = append(a.Watchers, w)
+	}
+	if len(a.Watchers) > 0 {
+		a.Expirer.Horizon = a.scanHorizon
+	}
+	return nil
+}
+
+// scanHorizon is the block time every watched chain has been scanned to: payments expiring
+// after it may still have a transfer mined in time that no watcher has read yet.
+func (a *App) scanHorizon(ctx context.Context) (time.Time, error) {
+	times, err := a.Store.Read(ctx).CursorTimes()
+	if err != nil {
+		return time.Time{}, err
+	}
+	var h time.Time
+	for i, w := range a.Watchers {
+		t, ok := times[w.Info.ID]
+		if !ok {
+			return time.Time{}, nil // a chain not scanned yet: nothing is known to be late
+		}
+		if i == 0 || t.Before(h) {
+			h = t
+		}
+	}
+	return h, nil
+}
+
+// RunWatchers runs every chain's watcher until ctx ends.
+func (a *App) RunWatchers(ctx context.Context) {
+	for _, w := range a.Watchers {
+		go w.Run(ctx)
+	}
+}

@@ -1,0 +1,316 @@
+// Package devnet runs an embedded EVM development chain, served over HTTP
+// JSON-RPC, for local development and tests of the gateway: no Docker, no
+// external node, nothing to download.
+//
+// It is go-ethereum's simulated backend (ethclient/simulated) with its HTTP
+// server enabled (namespaces eth, net and web3; any Host header; CORS "*" so a
+// browser wallet can connect). Chain id is ChainID (1337). Blocks are produced
+// by Commit, or every Config.BlockTime by a background loop.
+//
+// # Genesis
+//
+// Nothing is persisted: every Start is a brand-new chain, and its genesis block
+// carries 32 random bytes of extra data, so every start has a NEW genesis hash
+// (GenesisHash). A watcher that stored the genesis hash of the chain it
+// followed therefore recognises a devnet restart as a different chain, rather
+// than mistaking the new chain's low block numbers for a deep reorg of the old.
+//
+// The genesis prefunds:
+//   - accounts 0 to NumAccounts-1 of the public test mnemonic Mnemonic (path
+//     m/44'/60'/0'/0/i; account 0 is 0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266)
+//     with PrefundETH ether each. Account HotWalletAccount (9) is reserved for
+//     the service's own dev hot wallet; payers (tests, developers playing the
+//     customer) use accounts 0 to 8.
+//   - the fixed token deployer DeployerAddress.
+//
+// # Tokens
+//
+// Start deploys two ERC-20 tokens with TokenDecimals (6) decimals, in block 1,
+// and checks them before returning: USDC (USDCAddress), a standard ERC-20, and
+// USDT (USDTAddress), which behaves like Tether's: transfer, transferFrom and
+// approve return no data. Each of accounts 0 to NumAccounts-1 holds
+// PrefundTokenUnits of each. The token addresses are the same on every start.
+// Sources and the solc pin are in contracts/ (regenerate with
+// contracts/compile.sh).
+package devnet
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	gethlog "github.com/ethereum/go-ethereum/log"
+	"github.com/ethereum/go-ethereum/node"
+)
+
+// DefaultAddr is the listen address when Config.Addr is empty: the usual
+// Ethereum JSON-RPC port on loopback.
+const DefaultAddr = "127.0.0.1:8545"
+
+// Config configures Start.
+type Config struct {
+	// Addr is the HTTP JSON-RPC listen address, host:port. Port 0 picks a free
+	// port (see Devnet.URL). An empty host listens on all interfaces; anything
+	// but loopback exposes a chain whose keys are public. Default DefaultAddr.
+	Addr string
+	// BlockTime is the interval of automatic blocks. 0 means manual: blocks are
+	// produced only by Devnet.Commit.
+	BlockTime time.Duration
+	// Log receives the devnet's own messages and go-ethereum's node warnings
+	// and errors. Nil discards them.
+	Log *slog.Logger
+}
+
+// Devnet is a running dev chain. Its methods are safe for concurrent use.
+type Devnet struct {
+	backend *simulated.Backend
+	url     string
+	genesis common.Hash
+	log     *slog.Logger
+
+	mu     sync.Mutex // serialises block production; guards closed
+	closed bool
+
+	stop      chan struct{} // closed by Close to end the block loop
+	loopDone  chan struct{} // closed when the block loop has returned
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start creates the chain, serves it on cfg.Addr, deploys the tokens in block 1
+// and verifies them. ctx bounds the startup only; stop the chain with Close.
+func Start(ctx context.Context, cfg Config) (*Devnet, error) {
+	began := time.Now()
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BlockTime < 0 {
+		return nil, fmt.Errorf("devnet: negative block time %v", cfg.BlockTime)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	host, portStr, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("devnet: listen address %q: %w", cfg.Addr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("devnet: listen address %q: bad port", cfg.Addr)
+	}
+	if host == "" {
+		// go-ethereum reads an empty HTTP host as "HTTP disabled".
+		host = "0.0.0.0"
+	}
+
+	backend, port, err := newBackend(host, port, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	d := &Devnet{
+		backend:  backend,
+		url:      "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
+		log:      cfg.Log,
+		stop:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	if err := d.init(ctx); err != nil {
+		close(d.loopDone)
+		return nil, errors.Join(err, d.Close())
+	}
+	if cfg.BlockTime > 0 {
+		go d.loop(cfg.BlockTime)
+	} else {
+		close(d.loopDone)
+	}
+	d.log.Info("devnet started", "url", d.url, "chain_id", ChainID, "genesis", d.genesis.Hex(),
+		"block_time", cfg.BlockTime, "took", time.Since(began).Round(time.Millisecond))
+	return d, nil
+}
+
+// init records the genesis hash, deploys the tokens, commits them in block 1
+// and checks the result.
+func (d *Devnet) init(ctx context.Context) error {
+	c := d.backend.Client()
+	genesis, err := c.HeaderByNumber(ctx, big.NewInt(0))
+	if err != nil {
+		return fmt.Errorf("devnet: genesis header: %w", err)
+	}
+	d.genesis = genesis.Hash()
+	txs, err := deployTokens(ctx, c)
+	if err != nil {
+		return err
+	}
+	d.Commit()
+	return verifyTokens(ctx, c, txs)
+}
+
+// newBackend starts the simulated chain with its HTTP server on host:port and
+// returns the port it listens on. For port 0 it picks a free port (go-ethereum
+// takes a port number and does not report the one the OS chose) and retries
+// with another if that port is taken before the server binds it.
+func newBackend(host string, port int, log *slog.Logger) (*simulated.Backend, int, error) {
+	const attempts = 5
+	var lastErr error
+	for range attempts {
+		p := port
+		if p == 0 {
+			var err error
+			if p, err = freePort(host); err != nil {
+				return nil, 0, err
+			}
+		}
+		backend, err := newSimulated(host, p, log)
+		if err == nil {
+			return backend, p, nil
+		}
+		if port != 0 || !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, 0, fmt.Errorf("devnet: start chain on %s: %w", net.JoinHostPort(host, strconv.Itoa(p)), err)
+		}
+		lastErr = err
+	}
+	return nil, 0, fmt.Errorf("devnet: no free port on %s after %d attempts: %w", host, attempts, lastErr)
+}
+
+// newSimulated is simulated.NewBackend with the devnet's genesis and HTTP
+// settings, turning its panic on a failed node start (e.g. port in use) into an
+// error.
+func newSimulated(host string, port int, log *slog.Logger) (backend *simulated.Backend, err error) {
+	var extra [32]byte
+	if _, err := rand.Read(extra[:]); err != nil {
+		return nil, fmt.Errorf("devnet: random genesis extra data: %w", err)
+	}
+	alloc := types.GenesisAlloc{
+		common.HexToAddress(DeployerAddress): {Balance: ethToWei(deployerETH)},
+	}
+	for i := range NumAccounts {
+		alloc[AccountAddress(i)] = types.Account{Balance: ethToWei(PrefundETH)}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", r)
+			}
+		}
+	}()
+	return simulated.NewBackend(alloc, func(nodeConf *node.Config, ethConf *ethconfig.Config) {
+		nodeConf.HTTPHost = host
+		nodeConf.HTTPPort = port
+		nodeConf.HTTPModules = []string{"eth", "net", "web3"}
+		nodeConf.HTTPVirtualHosts = []string{"*"}
+		nodeConf.HTTPCors = []string{"*"}
+		nodeConf.Logger = gethlog.NewLogger(minLevel{log.Handler(), slog.LevelWarn})
+		ethConf.Genesis.ExtraData = extra[:]
+		// The default genesis time is 0 (1970); a current one keeps block
+		// timestamps plausible for anything that displays or compares them.
+		ethConf.Genesis.Timestamp = uint64(time.Now().Unix())
+	}), nil
+}
+
+// freePort asks the OS for a free TCP port on host.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("devnet: find a free port on %s: %w", host, err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
+}
+
+// dialHost is the host to put in URL for a listen host: wildcard addresses are
+// reachable through loopback.
+func dialHost(host string) string {
+	switch host {
+	case "0.0.0.0", "::":
+		return "127.0.0.1"
+	}
+	return host
+}
+
+// loop commits a block every period until Close.
+func (d *Devnet) loop(period time.Duration) {
+	defer close(d.loopDone)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.Commit()
+		}
+	}
+}
+
+// URL is the HTTP JSON-RPC endpoint, e.g. http://127.0.0.1:8545.
+func (d *Devnet) URL() string { return d.url }
+
+// GenesisHash is this start's genesis block hash, different on every Start.
+func (d *Devnet) GenesisHash() common.Hash { return d.genesis }
+
+// Commit seals the pending transactions into a new block and returns the new
+// head's hash. Use it rather than Backend().Commit when BlockTime > 0: the
+// backend's own Commit must not run concurrently with the block loop. After
+// Close it does nothing and returns the zero hash.
+func (d *Devnet) Commit() common.Hash {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return common.Hash{}
+	}
+	return d.backend.Commit()
+}
+
+// Backend is the underlying simulated backend, for what the devnet does not
+// wrap: Fork and Rollback to simulate reorgs (Rollback first: Fork refuses to
+// run with pending transactions), AdjustTime, and the in-process Client. With
+// BlockTime > 0 its block-producing methods race the block loop; use a manual
+// devnet for reorg tests.
+func (d *Devnet) Backend() *simulated.Backend { return d.backend }
+
+// Close stops the block loop and the chain, and releases the listen address.
+// It is idempotent.
+func (d *Devnet) Close() error {
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.loopDone
+		d.mu.Lock()
+		d.closed = true
+		d.mu.Unlock()
+		d.closeErr = d.backend.Close()
+	})
+	return d.closeErr
+}
+
+// minLevel passes on records at or above level; go-ethereum's node logs every
+// HTTP server start and shutdown at Info.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
+}
