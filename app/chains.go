@@ -45,7 +45,7 @@ func (a *App) openChains(ctx context.Context) error {
 	a.Clients = map[int64]*chain.Client{}
 	for _, id := range ids {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		c, err := chain.Dial(dctx, id, urls[id], chain.Options{Logger: a.Log.With("chain", chains.CAIP2(id))})
+		c, err := chain.Dial(dctx, id, urls[id], chain.Options{Timeout: cfg.RPCTimeout, Logger: a.Log})
 		cancel()
 		if err != nil {
 			return fmt.Errorf("chain %s: %w", chains.CAIP2(id), err)

@@ -44,6 +44,7 @@ type Chains struct {
 	Devnet         string             // PAYMENTS_DEVNET: "off", or the address the embedded devnet serves on
 	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long
 	WatchInterval  time.Duration      // PAYMENTS_WATCH_INTERVAL: between watcher rounds when caught up
+	RPCTimeout     time.Duration      // PAYMENTS_RPC_TIMEOUT: one attempt of one JSON-RPC call
 	SanctionsFile  string             // PAYMENTS_RISK_SANCTIONS_FILE: one address a line; empty: none listed
 	ServeUnwatched bool               // PAYMENTS_SERVE_UNWATCHED: also quote chains nothing watches (contract tests; manual settlement only)
 	// Passive processes (operator commands) neither run the devnet nor dial the chains; they

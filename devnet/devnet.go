@@ -153,7 +153,22 @@ func (d *Devnet) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.Commit()
+	// The pool admits transactions asynchronously: a deployment sent just before the commit may
+	// miss block 1. Seal until both are mined (block 2 at worst; the addresses depend only on the
+	// deployer's nonces).
+	for range 20 {
+		d.Commit()
+		mined := true
+		for _, tx := range txs {
+			if _, err := c.TransactionReceipt(ctx, tx.Hash()); err != nil {
+				mined = false
+			}
+		}
+		if mined {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return verifyTokens(ctx, c, txs)
 }
 

@@ -413,7 +413,7 @@ func FuzzValidateCreatePayment(f *testing.F) {
 var (
 	recipientRE    = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
 	zeroAddress    = "0x" + strings.Repeat("0", 40)
-	withdrawChains = []int64{1, 10, 56, 137, 8453, 42161, 43114, 84532, 11155111}
+	withdrawChains = []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}
 )
 
 // checkWithdrawal is the create-withdrawal contract of the shape; it returns the chain id.
@@ -488,6 +488,8 @@ func checkBoundWithdrawal(m map[string]any, chainID int64, b *gen.CreateWithdraw
 func FuzzValidateCreateWithdrawal(f *testing.F) {
 	f.Add([]byte(`{"amountInCents":500,"chainId":"eip155:8453","recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}`), uint8(0))
 	f.Add([]byte(`{"amountInCents":500,"chainId":8453,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}`), uint8(0))
+	f.Add([]byte(`{"amountInCents":500,"chainId":"eip155:1337","recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}`), uint8(0))
+	f.Add([]byte(`{"amountInCents":500,"chainId":1337,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}`), uint8(0))
 	apps := fuzzAppsFor(f)
 	f.Fuzz(func(t *testing.T, body []byte, ct uint8) {
 		for _, a := range apps {

@@ -154,6 +154,11 @@ func (t *Tx) PaymentsWithDueQuotes(now time.Time, limit int) ([]uuid.UUID, error
 	return ids, translate(err)
 }
 
+// ReleaseLease gives up holder's lease, so another process need not wait for it to expire.
+func (t *Tx) ReleaseLease(name, holder string) error {
+	return translate(t.db.Where("name = ? AND holder = ?", name, holder).Delete(&leaseRow{}).Error)
+}
+
 // TryLease takes or renews the named lease for holder until now+ttl. It reports false while
 // another holder's lease is unexpired.
 func (t *Tx) TryLease(name, holder string, now time.Time, ttl time.Duration) (bool, error) {

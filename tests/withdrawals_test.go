@@ -7,13 +7,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/gen/client"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/settlement"
 )
 
 const recipient = "0x9858effd232b4033e47d90003d41ec34ecaeda94"
@@ -120,6 +123,12 @@ func TestWithdrawalValidation(t *testing.T) {
 		require.Equal(t, 400, r.Status, string(r.Body))
 		code, _, param = r.errorFields(t)
 		assert.EqualValues(t, "chain_not_supported", code)
+		assert.Equal(t, "chainId", param)
+		// The devnet is a chain the service knows (in the enum) but this process does not serve it.
+		r = e.do(http.MethodPost, withdrawalsPath, m.SecretKey, withdrawal(500, "chainId", "eip155:1337"))
+		require.Equal(t, 400, r.Status, string(r.Body))
+		code, _, param = r.errorFields(t)
+		assert.EqualValues(t, "chain_not_supported", code, "the devnet passes the schema and is refused by the service")
 		assert.Equal(t, "chainId", param)
 
 		bad := []struct {
@@ -234,4 +243,29 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 		assert.Equal(t, start-int64(created)*100, e.balance(m.Merchant.ID))
 		assert.GreaterOrEqual(t, e.balance(m.Merchant.ID), int64(0))
 	})
+}
+
+// TestWithdrawalChainEnumIsTheCatalogue: the withdrawal chainId enum of both specs is exactly
+// the seeded catalogue (docs/decisions.md: adding a chain means adding it to the enum too).
+func TestWithdrawalChainEnumIsTheCatalogue(t *testing.T) {
+	e := newEnv(t, "sqlite")
+	var caip2 []any
+	var numeric []any
+	for _, c := range e.app.Catalog.Chains {
+		caip2 = append(caip2, chains.CAIP2(c.ID))
+		numeric = append(numeric, float64(c.ID))
+	}
+	require.Contains(t, caip2, "eip155:1337", "the devnet is in the catalogue")
+	for file, want := range map[string][]any{specFiles[settlement.Schema]: caip2, specFiles[settlement.Guide]: numeric} {
+		doc, err := openapi3.NewLoader().LoadFromFile(file)
+		require.NoError(t, err)
+		schema := doc.Components.Schemas["CreateWithdrawalRequest"].Value.Properties["chainId"].Value
+		got := schema.Enum
+		for i, v := range got { // the YAML loader gives integers as float64 or int; compare as float64
+			if n, ok := v.(int); ok {
+				got[i] = float64(n)
+			}
+		}
+		assert.Equal(t, want, got, "%s: CreateWithdrawalRequest.chainId enum, in chain id order", file)
+	}
 }

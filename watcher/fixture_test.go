@@ -50,18 +50,21 @@ type fixtureOpts struct {
 	paymentTTL time.Duration
 	quoteTTL   time.Duration
 	sanctions  string
+	rpcTimeout time.Duration
 }
 
 func newFixture(t *testing.T, backend string, o fixtureOpts) *fixture {
 	t.Helper()
 	ctx := context.Background()
+	shared := o.dbURL != "" // another process on a database that has its merchant already
 	if o.dbURL == "" {
 		o.dbURL = testdb.URL(t, backend)
 	}
 	if o.paymentTTL == 0 {
 		o.paymentTTL, o.quoteTTL = time.Hour, 15*time.Minute
 	}
-	cc := config.Chains{Devnet: "127.0.0.1:0", DevnetBlock: 0, WatchInterval: 50 * time.Millisecond, SanctionsFile: o.sanctions}
+	cc := config.Chains{Devnet: "127.0.0.1:0", DevnetBlock: 0, WatchInterval: 50 * time.Millisecond, SanctionsFile: o.sanctions,
+		RPCTimeout: o.rpcTimeout}
 	if o.rpcURL != "" {
 		cc.Devnet, cc.RPCURLs = "off", map[int64][]string{devnet.ChainID: {o.rpcURL}}
 	}
@@ -83,6 +86,9 @@ func newFixture(t *testing.T, backend string, o fixtureOpts) *fixture {
 	f.eth, err = ethclient.Dial(f.dn.URL())
 	require.NoError(t, err)
 	t.Cleanup(f.eth.Close)
+	if shared {
+		return f
+	}
 	created, err := a.Merchants.Create(ctx, merchants.CreateInput{Name: "Acme", ShortName: "Acme", DepositsEnabled: true, WithdrawalsEnabled: true})
 	require.NoError(t, err)
 	f.merchant = created.Merchant
@@ -92,7 +98,7 @@ func newFixture(t *testing.T, backend string, o fixtureOpts) *fixture {
 // reopen builds a second app (another process) on the same database and devnet.
 func (f *fixture) reopen(t *testing.T, rpcURL string) *fixture {
 	g := newFixture(t, "", fixtureOpts{dbURL: f.a.Cfg.DatabaseURL, dn: f.dn, rpcURL: rpcURL,
-		paymentTTL: f.a.Cfg.PaymentTTL, quoteTTL: f.a.Cfg.QuoteTTL})
+		paymentTTL: f.a.Cfg.PaymentTTL, quoteTTL: f.a.Cfg.QuoteTTL, rpcTimeout: f.a.Cfg.Chains.RPCTimeout})
 	g.merchant = f.merchant
 	return g
 }

@@ -96,8 +96,10 @@ type RoundResult struct {
 func (w *Watcher) leaseName() string { return "watch:" + chains.CAIP2(w.Info.ID) }
 
 // Run watches until ctx ends: a round, then the next at once while behind, or after Interval.
+// On the way out it gives up the chain's lease, so another process takes over at once.
 func (w *Watcher) Run(ctx context.Context) {
 	w.Log = w.Log.With("chain", chains.CAIP2(w.Info.ID))
+	defer w.Release(context.WithoutCancel(ctx))
 	for ctx.Err() == nil {
 		res, err := w.Round(ctx)
 		if w.Observe != nil && ctx.Err() == nil {
@@ -116,6 +118,13 @@ func (w *Watcher) Run(ctx context.Context) {
 			case <-time.After(wait):
 			}
 		}
+	}
+}
+
+// Release gives up this process's lease on the chain.
+func (w *Watcher) Release(ctx context.Context) {
+	if err := w.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseLease(w.leaseName(), w.Holder) }); err != nil {
+		w.Log.Warn("release the watch lease", "err", err)
 	}
 }
 

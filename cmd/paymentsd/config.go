@@ -10,8 +10,8 @@ import (
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
-	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/settlement"
 )
 
@@ -145,8 +145,11 @@ func loadChains(embedded bool) (config.Chains, error) {
 	if c.WatchInterval, err = envParsed("PAYMENTS_WATCH_INTERVAL", time.Second, time.ParseDuration); err != nil {
 		return c, err
 	}
-	if c.WatchInterval <= 0 || c.DevnetBlock < 0 {
-		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
+	if c.RPCTimeout, err = envParsed("PAYMENTS_RPC_TIMEOUT", 10*time.Second, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.WatchInterval <= 0 || c.DevnetBlock < 0 || c.RPCTimeout <= 0 {
+		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL and PAYMENTS_RPC_TIMEOUT must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
 	}
 	c.SanctionsFile = env("PAYMENTS_RISK_SANCTIONS_FILE", "")
 	if c.ServeUnwatched, err = envParsed("PAYMENTS_SERVE_UNWATCHED", false, strconv.ParseBool); err != nil {

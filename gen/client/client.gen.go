@@ -72,6 +72,7 @@ const (
 	Eip1551        CreateWithdrawalRequestChainId = "eip155:1"
 	Eip15510       CreateWithdrawalRequestChainId = "eip155:10"
 	Eip15511155111 CreateWithdrawalRequestChainId = "eip155:11155111"
+	Eip1551337     CreateWithdrawalRequestChainId = "eip155:1337"
 	Eip155137      CreateWithdrawalRequestChainId = "eip155:137"
 	Eip15542161    CreateWithdrawalRequestChainId = "eip155:42161"
 	Eip15543114    CreateWithdrawalRequestChainId = "eip155:43114"
@@ -88,6 +89,8 @@ func (e CreateWithdrawalRequestChainId) Valid() bool {
 	case Eip15510:
 		return true
 	case Eip15511155111:
+		return true
+	case Eip1551337:
 		return true
 	case Eip155137:
 		return true
@@ -446,7 +449,7 @@ type Chain struct {
 
 // ChainList A page of chains.
 //
-// Example: {"data":[{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},{"chainId":"eip155:84532","isEnabled":false,"isTestnet":true,"name":"Base Sepolia","nativeDecimals":18,"nativeSymbol":"ETH"}],"pagination":{"currentPage":1,"hasMore":true,"limit":2,"offset":0,"total":9,"totalPages":5}}
+// Example: {"data":[{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},{"chainId":"eip155:84532","isEnabled":false,"isTestnet":true,"name":"Base Sepolia","nativeDecimals":18,"nativeSymbol":"ETH"}],"pagination":{"currentPage":1,"hasMore":true,"limit":2,"offset":0,"total":10,"totalPages":5}}
 type ChainList struct {
 	Data []Chain `json:"data"`
 
