@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -141,10 +142,12 @@ type txBackend interface {
 // transfer(to, amount), so it works for Tether-like tokens too).
 //
 // The transaction is an EIP-1559 one signed for the chain id client reports,
-// with the nonce from PendingNonceAt (so several Pay calls from one account
-// before a block is mined get consecutive nonces), gas from EstimateGas (so a
+// with the nonce from PendingNonceAt, gas from EstimateGas (so a
 // transfer that would revert fails here, not on chain), tip from
-// SuggestGasTipCap and fee cap 2×base fee + tip.
+// SuggestGasTipCap and fee cap 2×base fee + tip. Pay returns once the node
+// counts the transaction as pending (at most about 5 s after sending), so the
+// next block sealed includes it and further Pay calls from the same account
+// before that block get consecutive nonces.
 func Pay(ctx context.Context, client *ethclient.Client, from *ecdsa.PrivateKey, token string, to common.Address, amount *big.Int) (common.Hash, error) {
 	if client == nil || from == nil {
 		return common.Hash{}, errors.New("devnet: pay: nil client or key")
@@ -224,7 +227,39 @@ func sendTxWithNonce(ctx context.Context, c txBackend, key *ecdsa.PrivateKey, no
 	if err := c.SendTransaction(ctx, tx); err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
+	if err := waitPending(ctx, c, from, nonce); err != nil {
+		return nil, err
+	}
 	return tx, nil
+}
+
+// pendingWait bounds waitPending: long enough for a loaded test machine, short
+// enough not to hang on a node whose pending nonce never moves.
+const pendingWait = 5 * time.Second
+
+// waitPending waits until the node's pending nonce of from is past nonce, i.e.
+// the transaction just sent is in the pool's pending set. go-ethereum admits
+// transactions asynchronously: without this, a block sealed right after the
+// send may miss the transaction, and a second send from the same account may
+// reuse its nonce ("already known" or "replacement transaction underpriced").
+// After pendingWait it gives up silently: the transaction was accepted, and
+// some nodes do not count pending transactions in the pending nonce.
+func waitPending(ctx context.Context, c txBackend, from common.Address, nonce uint64) error {
+	deadline := time.Now().Add(pendingWait)
+	for {
+		next, err := c.PendingNonceAt(ctx, from)
+		if err != nil {
+			return fmt.Errorf("pending nonce of %s: %w", from.Hex(), err)
+		}
+		if next > nonce || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
 
 // deployTokens sends the token deployments from the deployer at nonces 0, 1, …

@@ -158,6 +158,17 @@ func (t *Tx) MoveCursor(prev *Cursor, next Cursor, now time.Time) error {
 	return nil
 }
 
+// RewindCursor sets a chain's cursor back to an earlier block unconditionally and forgets the
+// blocks above it: the next scan reads them again (transfers already recorded stay as they are).
+func (t *Tx) RewindCursor(c Cursor, now time.Time) error {
+	if err := t.db.Where("chain_id = ? AND number > ?", c.ChainID, c.Number).Delete(&chainBlockRow{}).Error; err != nil {
+		return translate(err)
+	}
+	return translate(t.db.Model(&cursorRow{}).Where("chain_id = ?", c.ChainID).
+		Updates(map[string]any{"genesis_hash": c.GenesisHash, "block_number": c.Number, "block_hash": c.Hash,
+			"block_time": c.Time.UTC(), "updated_at": now.UTC()}).Error)
+}
+
 // PutBlocks remembers scanned blocks (replacing what was stored at their heights).
 func (t *Tx) PutBlocks(chainID int64, blocks []BlockRef) error {
 	if len(blocks) == 0 {

@@ -34,7 +34,7 @@ const testXPub = "xpub6EF8jXqFeFEW5bwMU7RpQtHkzE4KJxcqJtvkCjJumzW8CPpacXkb92ek4W
 
 // fixture is a real app on a real database, watching a real devnet (manual blocks).
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	a        *app.App
 	w        *watcher.Watcher
@@ -53,7 +53,7 @@ type fixtureOpts struct {
 	rpcTimeout time.Duration
 }
 
-func newFixture(t *testing.T, backend string, o fixtureOpts) *fixture {
+func newFixture(t testing.TB, backend string, o fixtureOpts) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	shared := o.dbURL != "" // another process on a database that has its merchant already
@@ -96,7 +96,7 @@ func newFixture(t *testing.T, backend string, o fixtureOpts) *fixture {
 }
 
 // reopen builds a second app (another process) on the same database and devnet.
-func (f *fixture) reopen(t *testing.T, rpcURL string) *fixture {
+func (f *fixture) reopen(t testing.TB, rpcURL string) *fixture {
 	g := newFixture(t, "", fixtureOpts{dbURL: f.a.Cfg.DatabaseURL, dn: f.dn, rpcURL: rpcURL,
 		paymentTTL: f.a.Cfg.PaymentTTL, quoteTTL: f.a.Cfg.QuoteTTL, rpcTimeout: f.a.Cfg.Chains.RPCTimeout})
 	g.merchant = f.merchant
@@ -130,7 +130,7 @@ func (f *fixture) quote(p domain.Payment, symbol string) domain.Quote {
 	return domain.Quote{}
 }
 
-func payer(t *testing.T, i int) *ecdsa.PrivateKey {
+func payer(t testing.TB, i int) *ecdsa.PrivateKey {
 	k, err := devnet.AccountKey(i)
 	require.NoError(t, err)
 	return k
@@ -213,7 +213,7 @@ func lower(h common.Hash) string { return strings.ToLower(h.Hex()) }
 
 func lowerAddr(a common.Address) string { return strings.ToLower(a.Hex()) }
 
-func mustAddr(t *testing.T, i int) common.Address {
+func mustAddr(t testing.TB, i int) common.Address {
 	t.Helper()
 	return devnet.AccountAddress(i)
 }

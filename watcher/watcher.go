@@ -121,6 +121,24 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
+// Rewind moves the cursor back to block n (which must be canonical): the blocks above are
+// scanned again. Transfers already recorded are not recorded twice.
+func (w *Watcher) Rewind(ctx context.Context, n uint64) error {
+	cur, err := w.Store.Read(ctx).Cursor(w.Info.ID)
+	if err != nil {
+		return err
+	}
+	b, err := w.Chain.Block(ctx, n, false)
+	if err != nil {
+		return err
+	}
+	w.rangeSize = 0
+	return w.Store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.RewindCursor(store.Cursor{ChainID: w.Info.ID, GenesisHash: cur.GenesisHash, Number: int64(b.Number),
+			Hash: b.Hash.Hex(), Time: time.Unix(int64(b.Time), 0).UTC()}, w.Now())
+	})
+}
+
 // Release gives up this process's lease on the chain.
 func (w *Watcher) Release(ctx context.Context) {
 	if err := w.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseLease(w.leaseName(), w.Holder) }); err != nil {

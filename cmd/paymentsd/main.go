@@ -26,6 +26,7 @@ commands:
   payments settle               settle a payment manually (operator)
   withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
   devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
+  devnet pay --payment ID       pay a payment's devnet quote from a test account [--quote ID] [--amount UNITS] [--account N] [--rpc URL]
 
 Every command reads DATABASE_URL (or --database-url); default: the embedded SQLite file data/paymentsd.db.
 Run 'paymentsd <command> -h' for its flags.
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
 	case cmd == "withdrawals" && sub == "cancel":
 		return cmdWithdrawalsCancel(ctx, rest[1:], stdout, stderr)
+	case cmd == "devnet" && sub == "pay":
+		return cmdDevnetPay(ctx, rest[1:], stdout, stderr)
 	case cmd == "devnet" && (sub == "" || sub[0] == '-'): // flags only; "devnet <sub>" are other commands
 		return cmdDevnet(ctx, rest, stdout, stderr)
 	case cmd == "help" || cmd == "-h" || cmd == "--help":

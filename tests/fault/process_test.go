@@ -134,6 +134,7 @@ type server struct {
 	bin     string
 	dbURL   string
 	logPath string
+	env     []string // settings on top of daemonEnv's
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd has exited
@@ -183,7 +184,7 @@ func (s *server) start() (readyAt time.Time) {
 			time.Now().Format(time.RFC3339Nano))
 		cmd := exec.Command(s.bin, "serve", "--addr", "127.0.0.1:"+strconv.Itoa(port))
 		cmd.Dir = rootDir
-		cmd.Env = daemonEnv(s.dbURL)
+		cmd.Env = append(daemonEnv(s.dbURL), s.env...)
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		if err := cmd.Start(); err != nil {
 			logFile.Close()

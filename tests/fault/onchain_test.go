@@ -1,0 +1,148 @@
+package fault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+)
+
+// The embedded default end to end, from outside, as a newcomer runs it: `paymentsd serve` on
+// a fresh data directory (SQLite + the devnet), a payment created over the API, paid with
+// `paymentsd devnet pay` (a real signed transaction over the devnet's JSON-RPC), watched until
+// it completes, and its receipt compared with the chain's own answer. Then the process is
+// killed (-9) and started again: the devnet is a new chain, the watcher starts over on it, the
+// completed payment stays as it was, and a new payment completes on the new chain.
+func TestEmbeddedDefaultTakesAPaymentOnChain(t *testing.T) {
+	bin := paymentsdBinary(t)
+	db := filepath.Join(t.TempDir(), "paymentsd.db")
+	var created struct {
+		MerchantID string `json:"merchantId"`
+		SecretKey  string `json:"secretKey"`
+	}
+	out := runCLI(t, bin, db, "merchants", "create", "--name", "On chain", "--json")
+	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
+		t.Fatalf("merchants create --json: %v: %s", err, out)
+	}
+	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	srv := newServer(t, bin, db)
+	srv.env = []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
+		"PAYMENTS_WATCH_INTERVAL=100ms"}
+	srv.start()
+	rpc := "http://" + devAddr
+
+	pay := func() (id string, receipt map[string]any, tx string) {
+		t.Helper()
+		p := apiJSON(t, srv.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+			`{"amount": 1234, "currency": "USD", "orderId": "chain-1"}`)["payment"].(map[string]any)
+		id = p["id"].(string)
+		quotes := p["quotes"].([]any)
+		if len(quotes) != 3 {
+			t.Fatalf("the embedded default quotes the devnet only (ETH, USDC, USDT): got %d quotes", len(quotes))
+		}
+		cmd := exec.Command(bin, "devnet", "pay", "--payment", id, "--rpc", rpc, "--account", "3")
+		cmd.Env = append(daemonEnv(db), "PAYMENTS_DEVNET="+devAddr)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("devnet pay: %v\n%s", err, stderr.String())
+		}
+		tx = strings.TrimSpace(stdout.String())
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			got := apiJSON(t, srv.base, created.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+			if got["status"] == "completed" {
+				return id, got["receipt"].(map[string]any), tx
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("payment %s not completed within 60 s", id)
+		return
+	}
+
+	id, r, tx := pay()
+	eth, err := ethclient.Dial(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rc, err := eth.TransactionReceipt(ctx, common.HexToHash(tx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := eth.HeaderByNumber(ctx, rc.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)
+	want := map[string]any{
+		"txHash":          strings.ToLower(tx),
+		"txBlockNumber":   float64(rc.BlockNumber.Int64()),
+		"txTimestamp":     time.Unix(int64(header.Time), 0).UTC().Format(time.RFC3339),
+		"txSenderAddress": "0x90f79bf6eb2c4f870365e785982e1f101e93b906", // test account 3
+		"txGasUsed":       float64(rc.GasUsed),
+		"txTotalCost":     cost.String(),
+		"txIsSponsored":   false,
+		"processedBy":     "cron",
+		"txRiskSeverity":  "NO_RISK",
+		"txRiskProvider":  "sanctions-list",
+	}
+	for k, v := range want {
+		got := r[k]
+		if k == "txTimestamp" {
+			ts, _ := time.Parse(time.RFC3339Nano, got.(string))
+			got = ts.UTC().Format(time.RFC3339)
+		}
+		if got != v {
+			t.Errorf("receipt %s = %v, want %v (the chain's answer)", k, got, v)
+		}
+	}
+
+	// kill -9 and start again: a new devnet; nothing is mis-credited.
+	srv.kill9()
+	srv.start()
+	again := apiJSON(t, srv.base, created.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+	if again["status"] != "completed" || again["receipt"].(map[string]any)["txHash"] != strings.ToLower(tx) {
+		t.Fatalf("after a restart the completed payment changed: %v", again)
+	}
+	id2, _, _ := pay()
+	if id2 == id {
+		t.Fatal("a new payment was expected")
+	}
+	if logs := logTail(srv.logPath); !strings.Contains(logs, "genesis changed") {
+		t.Errorf("the watcher should say it started over on the new devnet; log tail:\n%s", logs)
+	}
+}
+
+// apiJSON calls the API with the merchant key and decodes the JSON object answered (2xx only).
+func apiJSON(t *testing.T, base, key, method, path, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Service-Secret-Key", key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode/100 != 2 {
+		t.Fatalf("%s %s: %d %v %v", method, path, res.StatusCode, out, err)
+	}
+	return out
+}
