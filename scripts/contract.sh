@@ -88,7 +88,12 @@ SCHEMATHESIS="$ROOT/.venv/bin/schemathesis"
 export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}"
 export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 # Every seeded chain quoted without a watcher (no RPC here): the contract is the same on each.
-export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-off}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
+# The devnet (eip155:1337, in the withdrawal chainId enum) is served only when it runs, so the
+# serve process runs it on a free port; the operator commands (migrate, merchants create,
+# payments settle) then count it as served too, and the merchant's withdrawal configuration
+# includes it. With it off, a schema-valid withdrawal to eip155:1337 is refused
+# (chain_not_supported) and schemathesis reports ST202.
+export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-127.0.0.1:0}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
 
 log "migrating database"
 "$BIN" migrate </dev/null || die "bin/paymentsd migrate failed"
