@@ -94,6 +94,13 @@ Try it:
 API: %s   spec: %s/openapi.yaml
 
 `, created.Merchant.ID, created.SecretKey, base, created.SecretKey, base, base)
+	if a.Devnet != nil {
+		fmt.Fprintf(stdout, `Then pay it on the devnet (%s, a real transaction from a funded test account) and watch it
+turn processing, then completed with a receipt:
+  bin/paymentsd devnet pay --payment <payment id from the answer>
+
+`, a.Devnet.URL())
+	}
 	return nil
 }
 

@@ -72,6 +72,11 @@ INSERT INTO tokens (id, chain_id, symbol, market_api_id, contract_address, decim
     ('eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008', 1337, 'USDC', 'usd-coin', '0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008', 6, 'stablecoin', 'erc20', 'active'),
     ('eip155:1337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb', 1337, 'USDT', 'tether', '0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb', 6, 'stablecoin', 'erc20', 'active');
 
+-- Confirmation depths as DESIGN §10 sets them (the first seed had OP Mainnet at 20 and
+-- Avalanche at 12). PAYMENTS_CONFIRMATIONS overrides them per deployment.
+UPDATE chains SET required_confirmations = 10 WHERE chain_id = 10 AND required_confirmations = 20;
+UPDATE chains SET required_confirmations = 3 WHERE chain_id = 43114 AND required_confirmations = 12;
+
 -- +goose Down
 DROP INDEX ledger_entries_transfer_uq;
 ALTER TABLE ledger_entries DROP COLUMN transfer_id;
