@@ -86,8 +86,26 @@ func (a *App) wireWatchers() error {
 		if c.ID == devnet.ChainID {
 			wc.Lag, wc.StartBack = 0, 1<<62 // a devnet is new on every start: scan it whole, at its head
 		}
+		caip := chains.CAIP2(c.ID)
 		w := &watcher.Watcher{Chain: client, Info: c, Tokens: a.Catalog.ChainTokens(c.ID), Store: a.Store, Settle: a.OnChain,
-			Holder: holder, Config: wc, Log: a.Log.With("component", "watcher"), Now: Now}
+			Holder: holder, Config: wc, Log: a.Log.With("component", "watcher"), Now: Now,
+			Observe: func(r watcher.RoundResult, err error) {
+				result, blocks, cursor := "scanned", 0, int64(-1)
+				switch {
+				case err != nil:
+					result = "failed"
+				case r.Skipped:
+					result = "skipped"
+				}
+				if r.To >= r.From {
+					blocks, cursor = int(r.To-r.From+1), r.To
+				}
+				head := r.Head
+				if r.Skipped || head == 0 {
+					head = -1
+				}
+				a.Metrics.WatchRound(caip, result, blocks, r.Transfers, r.Reorged, r.Settled, r.Credited, head, cursor)
+			}}
 		a.Watchers = append(a.Watchers, w)
 	}
 	if len(a.Watchers) > 0 {

@@ -40,6 +40,13 @@ type Metrics struct {
 	replays            *prometheus.CounterVec
 	sweeps             *prometheus.CounterVec
 	expired            *prometheus.CounterVec
+	watchRounds        *prometheus.CounterVec
+	watchBlocks        *prometheus.CounterVec
+	watchTransfers     *prometheus.CounterVec
+	watchReorgs        *prometheus.CounterVec
+	watchSettled       *prometheus.CounterVec
+	watchHead          *prometheus.GaugeVec
+	watchCursor        *prometheus.GaugeVec
 }
 
 // New registers paymentsd's metrics and the Go runtime and process collectors on reg.
@@ -60,6 +67,22 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 		Help: "Expiry sweeps, by result: swept, skipped (another process held the lease) or failed."}, []string{"result"})
 	m.expired = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "expired_total",
 		Help: "Payments and quotes moved to expired by the expiry sweep, by kind."}, []string{"kind"})
+	m.watchRounds = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "watcher_rounds_total",
+		Help: "Chain watcher rounds, by chain and result: scanned, skipped (another process held the chain's lease) or failed."},
+		[]string{"chain", "result"})
+	m.watchBlocks = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "watcher_blocks_scanned_total",
+		Help: "Blocks scanned by the chain watcher, by chain."}, []string{"chain"})
+	m.watchTransfers = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "watcher_transfers_total",
+		Help: "Transfers to deposit addresses recorded (new or revived after a reorg), by chain."}, []string{"chain"})
+	m.watchReorgs = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "watcher_reorged_blocks_total",
+		Help: "Blocks the chain watcher walked back over on reorgs, by chain."}, []string{"chain"})
+	m.watchSettled = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "watcher_payment_changes_total",
+		Help: "Payments moved by on-chain settlement, and transfers credited on their own (late), by chain and kind."},
+		[]string{"chain", "kind"})
+	m.watchHead = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "watcher_head_block",
+		Help: "The chain's head block as last read by the watcher."}, []string{"chain"})
+	m.watchCursor = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "watcher_cursor_block",
+		Help: "The last block the watcher processed (head minus this is how far behind it is)."}, []string{"chain"})
 	// Known label values start at zero, so a dashboard sees the series before the first event.
 	for _, t := range []string{"payment", "deposit"} {
 		m.paymentsCreated.WithLabelValues(t)
@@ -71,7 +94,8 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 		m.expired.WithLabelValues(k)
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.paymentsCreated, m.withdrawalsCreated,
-		m.replays, m.sweeps, m.expired, collectors.NewGoCollector(),
+		m.replays, m.sweeps, m.expired, m.watchRounds, m.watchBlocks, m.watchTransfers, m.watchReorgs, m.watchSettled,
+		m.watchHead, m.watchCursor, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -166,4 +190,25 @@ func (m *Metrics) ExpirySweep(payments, quotes int, skipped bool, err error) {
 	m.sweeps.WithLabelValues(result).Inc()
 	m.expired.WithLabelValues("payment").Add(float64(payments))
 	m.expired.WithLabelValues("quote").Add(float64(quotes))
+}
+
+// WatchRound records one chain watcher round: result scanned, skipped or failed; the blocks it
+// scanned (from..to), the transfers it recorded, the blocks walked back, the payments moved
+// and the late credits; the head read and the cursor reached (-1: not known).
+func (m *Metrics) WatchRound(chain, result string, blocks, transfers, reorged, settled, credited int, head, cursor int64) {
+	if m == nil {
+		return
+	}
+	m.watchRounds.WithLabelValues(chain, result).Inc()
+	m.watchBlocks.WithLabelValues(chain).Add(float64(blocks))
+	m.watchTransfers.WithLabelValues(chain).Add(float64(transfers))
+	m.watchReorgs.WithLabelValues(chain).Add(float64(reorged))
+	m.watchSettled.WithLabelValues(chain, "payment").Add(float64(settled))
+	m.watchSettled.WithLabelValues(chain, "late_credit").Add(float64(credited))
+	if head >= 0 {
+		m.watchHead.WithLabelValues(chain).Set(float64(head))
+	}
+	if cursor >= 0 {
+		m.watchCursor.WithLabelValues(chain).Set(float64(cursor))
+	}
 }
