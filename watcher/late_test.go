@@ -142,3 +142,32 @@ func last(s []string) string {
 	}
 	return s[len(s)-1]
 }
+
+// An underpaid payment expires once the chain is past its expiry; what arrived is credited.
+func TestUnderpaidExpires(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, backend string) {
+		f := newFixture(t, backend, fixtureOpts{paymentTTL: time.Minute, quoteTTL: 30 * time.Second})
+		f.sync()
+		p := f.create(1000)
+		q := f.quote(p, "USDC")
+		f.pay(0, p, q, units("4000000"))
+		f.mine(2)
+		f.sync()
+		require.Equal(t, domain.PaymentProcessing, f.payment(p.ID).Status)
+		// The chain's clock passes the expiry (a block two minutes later): nothing more can count.
+		require.NoError(t, f.dn.Backend().AdjustTime(2*time.Minute))
+		f.sync()
+		got := f.payment(p.ID)
+		require.Equal(t, domain.PaymentExpired, got.Status)
+		assert.Nil(t, got.Receipt)
+		require.NotNil(t, got.Received)
+		assert.Equal(t, "4000000", got.Received.Confirmed.String())
+		assert.Equal(t, int64(4), *got.MerchantFeeCents)
+		assert.Equal(t, int64(396), got.AmountMerchantNetCents)
+		assert.Equal(t, int64(396), f.balance(), "the partial amount is credited")
+		assert.Equal(t, "payment.expired", last(f.events(p.ID)))
+		for _, q := range got.Quotes {
+			assert.NotEqual(t, domain.QuoteActive, q.Status)
+		}
+	})
+}
