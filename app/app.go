@@ -104,7 +104,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		for id := range cfg.Chains.RPCURLs {
 			watchable[id] = true
 		}
-		watchable[devnet.ChainID] = cfg.Chains.DevnetOn()
+		if cfg.Chains.DevnetOn() {
+			watchable[devnet.ChainID] = true // a devnet the serve process runs (an RPC URL counts too, above)
+		}
 	}
 	a.Catalog = chains.Watch(cat, watchable, cfg.Chains.ServeUnwatched, cfg.Chains.Confirmations)
 	cat = a.Catalog

@@ -70,7 +70,7 @@ func Load(tx *store.Tx, n Networks) (domain.Catalog, error) {
 // Watch narrows a loaded catalogue to what can be watched — a chain is served (quoted,
 // isEnabled, accepted for withdrawals) only when it has an RPC endpoint or is the running
 // devnet, unless serveUnwatched (contract tests, manual settlement) — and applies configured
-// confirmation depths.
+// confirmation depths. It changes cat in place (Load's fresh copy) and returns it.
 func Watch(cat domain.Catalog, watchable map[int64]bool, serveUnwatched bool, confirmations map[int64]int32) domain.Catalog {
 	serve := func(c domain.Chain) domain.Chain {
 		c.Enabled = c.Enabled && (watchable[c.ID] || (serveUnwatched && c.ID != DevnetID))

@@ -210,7 +210,6 @@ func units(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 func lower(h common.Hash) string { return strings.ToLower(h.Hex()) }
 
-
 func lowerAddr(a common.Address) string { return strings.ToLower(a.Hex()) }
 
 func mustAddr(t testing.TB, i int) common.Address {

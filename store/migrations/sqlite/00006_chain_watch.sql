@@ -86,6 +86,8 @@ UPDATE chains SET required_confirmations = 10 WHERE chain_id = 10 AND required_c
 UPDATE chains SET required_confirmations = 3 WHERE chain_id = 43114 AND required_confirmations = 12;
 
 -- +goose Down
+UPDATE chains SET required_confirmations = 20 WHERE chain_id = 10 AND required_confirmations = 10;
+UPDATE chains SET required_confirmations = 12 WHERE chain_id = 43114 AND required_confirmations = 3;
 DELETE FROM ledger_entries WHERE kind = 'transfer_credit';
 DROP INDEX ledger_entries_transfer_uq;
 ALTER TABLE ledger_entries DROP COLUMN transfer_id;
