@@ -61,25 +61,26 @@ type GuideReceiptT struct {
 
 // GuidePaymentT carries the deposit address at payment level and the receipt only when completed.
 type GuidePaymentT struct {
-	ID                     uuid.UUID          `json:"id"`
-	MerchantID             uuid.UUID          `json:"merchantId"`
-	MerchantShortName      string             `json:"merchantShortName"`
-	MerchantLogoURL        *string            `json:"merchantLogoUrl"`
-	Type                   string             `json:"type"`
-	AmountInCents          int64              `json:"amountInCents"`
-	AmountDueCents         int64              `json:"amountDueCents"`
-	ConvenienceFeeCents    *int64             `json:"convenienceFeeCents"`
-	MerchantFeeCents       *int64             `json:"merchantFeeCents"`
-	SwapFeeCents           *int64             `json:"swapFeeCents"`
-	AmountMerchantNetCents int64              `json:"amountMerchantNetCents"`
-	Currency               string             `json:"currency"`
-	Status                 string             `json:"status"`
-	DepositAddress         gen.DepositAddress `json:"depositAddress"`
-	Quotes                 []GuideQuoteT      `json:"quotes"`
-	Receipt                *GuideReceiptT     `json:"receipt,omitempty"`
-	OrderID                *string            `json:"orderId"`
-	RedirectURL            *string            `json:"redirectUrl"`
-	CreatedAt              time.Time          `json:"createdAt"`
+	ID                     uuid.UUID            `json:"id"`
+	MerchantID             uuid.UUID            `json:"merchantId"`
+	MerchantShortName      string               `json:"merchantShortName"`
+	MerchantLogoURL        *string              `json:"merchantLogoUrl"`
+	Type                   string               `json:"type"`
+	AmountInCents          int64                `json:"amountInCents"`
+	AmountDueCents         int64                `json:"amountDueCents"`
+	ConvenienceFeeCents    *int64               `json:"convenienceFeeCents"`
+	MerchantFeeCents       *int64               `json:"merchantFeeCents"`
+	SwapFeeCents           *int64               `json:"swapFeeCents"`
+	AmountMerchantNetCents int64                `json:"amountMerchantNetCents"`
+	Currency               string               `json:"currency"`
+	Status                 string               `json:"status"`
+	DepositAddress         gen.DepositAddress   `json:"depositAddress"`
+	Quotes                 []GuideQuoteT        `json:"quotes"`
+	Receipt                *GuideReceiptT       `json:"receipt,omitempty"`
+	Received               *gen.PaymentReceived `json:"received,omitempty"`
+	OrderID                *string              `json:"orderId"`
+	RedirectURL            *string              `json:"redirectUrl"`
+	CreatedAt              time.Time            `json:"createdAt"`
 }
 
 // GuideWithdrawalT has a numeric chainId; its receipt's token and chain may be compact.
@@ -169,7 +170,7 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
 		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, Status: string(p.Status),
 		DepositAddress: DepositAddress(p.DepositAddress), Quotes: quotes, OrderID: p.OrderID, RedirectURL: p.RedirectURL,
-		CreatedAt: p.CreatedAt}
+		CreatedAt: p.CreatedAt, Received: received(p)}
 	if r := p.Receipt; r != nil && p.Status == domain.PaymentCompleted {
 		hash := ""
 		if r.TxHash != nil {

@@ -4,6 +4,8 @@
 package settlement
 
 import (
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
@@ -63,7 +65,24 @@ func Payment(p domain.Payment) gen.Payment {
 		r := paymentReceipt(*p.Receipt, p)
 		out.Receipt = &r
 	}
+	out.Received = received(p)
 	return out
+}
+
+// received renders what a payment has received on chain and what is still due on its quote.
+func received(p domain.Payment) *gen.PaymentReceived {
+	r := p.Received
+	if r == nil {
+		return nil
+	}
+	remaining := decimal.Zero
+	for _, q := range p.Quotes {
+		if q.ID == r.QuoteID && p.Type == domain.TypePayment && r.Amount.LessThan(q.ExpectedAmountAsset) {
+			remaining = q.ExpectedAmountAsset.Sub(r.Amount)
+		}
+	}
+	return &gen.PaymentReceived{QuoteId: r.QuoteID, AmountAsset: r.Amount.String(), ConfirmedAmountAsset: r.Confirmed.String(),
+		RemainingAmountAsset: remaining.String()}
 }
 
 func paymentReceipt(r domain.PaymentReceipt, p domain.Payment) gen.PaymentReceipt {

@@ -3,8 +3,11 @@ package watcher_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -41,6 +44,7 @@ type fixture struct {
 	dn       *devnet.Devnet
 	eth      *ethclient.Client
 	merchant domain.Merchant
+	key      string // the merchant's secret key
 }
 
 type fixtureOpts struct {
@@ -91,7 +95,7 @@ func newFixture(t testing.TB, backend string, o fixtureOpts) *fixture {
 	}
 	created, err := a.Merchants.Create(ctx, merchants.CreateInput{Name: "Acme", ShortName: "Acme", DepositsEnabled: true, WithdrawalsEnabled: true})
 	require.NoError(t, err)
-	f.merchant = created.Merchant
+	f.merchant, f.key = created.Merchant, created.SecretKey
 	return f
 }
 
@@ -215,4 +219,19 @@ func lowerAddr(a common.Address) string { return strings.ToLower(a.Hex()) }
 func mustAddr(t testing.TB, i int) common.Address {
 	t.Helper()
 	return devnet.AccountAddress(i)
+}
+
+// get calls the API as the merchant and decodes the top-level fields of a 200 answer.
+func (f *fixture) get(path string) map[string]json.RawMessage {
+	f.t.Helper()
+	e, err := f.a.Handler()
+	require.NoError(f.t, err)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("X-Service-Secret-Key", f.key)
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	require.Equal(f.t, http.StatusOK, rec.Code, rec.Body.String())
+	var out map[string]json.RawMessage
+	require.NoError(f.t, json.Unmarshal(rec.Body.Bytes(), &out))
+	return out
 }

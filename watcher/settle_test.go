@@ -139,6 +139,10 @@ func TestUnderpayThenTopUp(t *testing.T) {
 		assert.Equal(t, "6000000", q.ExpectedAmountAsset.Sub(got.Received.Confirmed).String(), "still due")
 		assert.Contains(t, f.events(p.ID), "payment.underpaid")
 		assert.Equal(t, int64(0), f.balance())
+		// The API shows what arrived and what is still due.
+		body := f.get("/v1/external/secretkey-auth/payments/" + p.ID.String())
+		assert.JSONEq(t, `{"quoteId": "`+q.ID.String()+`", "amountAsset": "4000000", "confirmedAmountAsset": "4000000",
+			"remainingAmountAsset": "6000000"}`, string(body["received"]))
 
 		tx := f.pay(2, p, q, units("6000000"))
 		f.mine(2)

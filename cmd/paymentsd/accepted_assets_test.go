@@ -58,6 +58,11 @@ func TestAcceptedAssetsCommand(t *testing.T) {
 	t.Setenv("PAYMENTS_DEVNET", "off")
 	off := assetTriples(t, show())
 	assert.Equal(t, append(append([]string{}, all[:12]...), all[15:]...), off, "the devnet's tokens only drop out")
+	// A devnet run apart (`paymentsd devnet`) and reached by URL is served as well: an operator
+	// command does not dial it, but serves what a serve process with these settings would.
+	t.Setenv("PAYMENTS_RPC_URLS", "eip155:1337=http://127.0.0.1:1")
+	assert.Equal(t, all, assetTriples(t, show()), "the devnet by RPC URL is served")
+	t.Setenv("PAYMENTS_RPC_URLS", "")
 	t.Setenv("PAYMENTS_DEVNET", "127.0.0.1:0")
 
 	// Set two pairs (symbol in any case, spaces, a duplicate by token id): printed, then shown.

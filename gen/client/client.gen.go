@@ -676,7 +676,10 @@ type Payment struct {
 	OrderId           *string         `json:"orderId"`
 	Quotes            []Quote         `json:"quotes"`
 	Receipt           *PaymentReceipt `json:"receipt"`
-	RedirectUrl       *string         `json:"redirectUrl"`
+
+	// Received What has arrived on chain so far, once a transfer is seen: an underpaid payment shows here what it received and what is still due. Absent or null before any transfer.
+	Received    *PaymentReceived `json:"received,omitempty"`
+	RedirectUrl *string          `json:"redirectUrl"`
 
 	// Status Payment lifecycle state.
 	//
@@ -753,6 +756,21 @@ type PaymentReceipt struct {
 
 // PaymentReceiptTxRiskSeverity defines model for PaymentReceipt.TxRiskSeverity.
 type PaymentReceiptTxRiskSeverity string
+
+// PaymentReceived Transfers counted for the quote a payment is settling on, in the token's smallest unit: those in the canonical chain (amountAsset), of them those with the chain's confirmations (confirmedAmountAsset), and what is still due on the quote (remainingAmountAsset; 0 once the amount is reached, and always 0 for a deposit, whose amount is what arrives).
+//
+// Example: {"amountAsset":"4000000","confirmedAmountAsset":"4000000","quoteId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e02","remainingAmountAsset":"6000000"}
+type PaymentReceived struct {
+	// AmountAsset Example: 4000000
+	AmountAsset string `json:"amountAsset"`
+
+	// ConfirmedAmountAsset Example: 4000000
+	ConfirmedAmountAsset string             `json:"confirmedAmountAsset"`
+	QuoteId              openapi_types.UUID `json:"quoteId"`
+
+	// RemainingAmountAsset Example: 6000000
+	RemainingAmountAsset string `json:"remainingAmountAsset"`
+}
 
 // PaymentStatus Payment lifecycle state.
 //

@@ -718,11 +718,32 @@ export interface components {
             status: components["schemas"]["PaymentStatus"];
             quotes: components["schemas"]["Quote"][];
             receipt: components["schemas"]["PaymentReceipt"] | null;
+            /** @description What has arrived on chain so far, once a transfer is seen: an underpaid payment shows here what it received and what is still due. Absent or null before any transfer. */
+            received?: components["schemas"]["PaymentReceived"] | null;
             orderId: string | null;
             redirectUrl: string | null;
             /** Format: date-time */
             createdAt: string;
             depositAddress?: components["schemas"]["DepositAddress"];
+        };
+        /**
+         * @description Transfers counted for the quote a payment is settling on, in the token's smallest unit: those in the canonical chain (amountAsset), of them those with the chain's confirmations (confirmedAmountAsset), and what is still due on the quote (remainingAmountAsset; 0 once the amount is reached, and always 0 for a deposit, whose amount is what arrives).
+         * @example {
+         *       "quoteId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e02",
+         *       "amountAsset": "4000000",
+         *       "confirmedAmountAsset": "4000000",
+         *       "remainingAmountAsset": "6000000"
+         *     }
+         */
+        PaymentReceived: {
+            /** Format: uuid */
+            quoteId: string;
+            /** @example 4000000 */
+            amountAsset: string;
+            /** @example 4000000 */
+            confirmedAmountAsset: string;
+            /** @example 6000000 */
+            remainingAmountAsset: string;
         };
         /**
          * @description A page of payments.
