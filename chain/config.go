@@ -18,11 +18,11 @@ func ParseCAIP2(s string) (int64, error) {
 		return 0, fmt.Errorf("chain %q is not a CAIP-2 EVM id (eip155:<n>)", s)
 	}
 	if rest == "" || rest[0] == '0' || strings.TrimLeft(rest, "0123456789") != "" {
-		return 0, fmt.Errorf("chain %q: the id after eip155: must be a positive integer without sign or leading zeros", s)
+		return 0, fmt.Errorf("chain %q is not a CAIP-2 EVM id (eip155:<n>): n must be a positive integer without sign or leading zeros", s)
 	}
 	id, err := strconv.ParseInt(rest, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("chain %q: the id after eip155: is out of range", s)
+		return 0, fmt.Errorf("chain %q is not a CAIP-2 EVM id (eip155:<n>): n is out of range", s)
 	}
 	return id, nil
 }

@@ -5,7 +5,7 @@ package chains
 
 import (
 	"fmt"
-	"strconv"
+	"github.com/paymentsd/paymentsd/chain"
 	"strings"
 
 	"github.com/paymentsd/paymentsd/domain"
@@ -97,18 +97,9 @@ func List(cat domain.Catalog, limit, offset int32) ([]domain.Chain, int64) {
 	return cat.Chains[start:end], total
 }
 
-// CAIP2 renders a chain id in CAIP-2 form.
-func CAIP2(id int64) string { return "eip155:" + strconv.FormatInt(id, 10) }
+// CAIP2 renders a chain id in CAIP-2 form (chain.CAIP2, the one implementation).
+func CAIP2(id int64) string { return chain.CAIP2(id) }
 
-// ParseCAIP2 reads "eip155:<n>" into the numeric id.
-func ParseCAIP2(s string) (int64, error) {
-	rest, ok := strings.CutPrefix(s, "eip155:")
-	if !ok {
-		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	if err != nil || id <= 0 || rest != strconv.FormatInt(id, 10) { // canonical form only: no "+1", "01"
-		return 0, fmt.Errorf("chain id %q is not a CAIP-2 EVM id (eip155:<n>)", s)
-	}
-	return id, nil
-}
+// ParseCAIP2 reads "eip155:<n>" into the numeric id; only the canonical form (no sign, no
+// leading zeros) is accepted.
+func ParseCAIP2(s string) (int64, error) { return chain.ParseCAIP2(s) }

@@ -270,14 +270,7 @@ func (s *Service) finaliseOnChain(p *domain.Payment, q domain.Quote, settled dec
 	merchantFee, swapFee := s.merchantFee(credit), int64(0)
 	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &fee, &merchantFee, &swapFee
 	p.AmountMerchantNetCents = credit - merchantFee
-	for i := range p.Quotes {
-		switch {
-		case p.Quotes[i].ID == q.ID:
-			p.Quotes[i].Status = domain.QuoteUsed
-		case p.Quotes[i].Status == domain.QuoteActive:
-			p.Quotes[i].Status = domain.QuoteExpired // another quote was paid
-		}
-	}
+	markPaid(p, q)
 	return nil
 }
 

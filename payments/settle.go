@@ -158,14 +158,7 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	swapFee := int64(0) // settled in the quoted token: no swap
 	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &fee, &merchantFee, &swapFee
 	p.AmountMerchantNetCents = p.AmountInCents - merchantFee - swapFee
-	for i := range p.Quotes {
-		switch {
-		case p.Quotes[i].ID == q.ID:
-			p.Quotes[i].Status = domain.QuoteUsed
-		case p.Quotes[i].Status == domain.QuoteActive:
-			p.Quotes[i].Status = domain.QuoteExpired // another quote was paid
-		}
-	}
+	markPaid(p, q)
 	if err := p.TransitionTo(domain.PaymentCompleted); err != nil {
 		return err
 	}
@@ -175,4 +168,16 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 		SettledAmountUSD: usd, TxHash: &txHash, ProcessedBy: &processedBy,
 		RequiredConfirmations: q.Token.Chain.RequiredConfirmations, Confirmations: q.Token.Chain.RequiredConfirmations, CreatedAt: now}
 	return nil
+}
+
+// markPaid marks the paid quote used and the other active ones expired.
+func markPaid(p *domain.Payment, q domain.Quote) {
+	for i := range p.Quotes {
+		switch {
+		case p.Quotes[i].ID == q.ID:
+			p.Quotes[i].Status = domain.QuoteUsed
+		case p.Quotes[i].Status == domain.QuoteActive:
+			p.Quotes[i].Status = domain.QuoteExpired // another quote was paid
+		}
+	}
 }
