@@ -3,6 +3,7 @@ package fault
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"math/big"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/paymentsd/paymentsd/internal/testdb"
 )
 
 // The embedded default end to end, from outside, as a newcomer runs it: `paymentsd serve` on
@@ -145,4 +148,98 @@ func apiJSON(t *testing.T, base, key, method, path, body string) map[string]any 
 		t.Fatalf("%s %s: %d %v %v", method, path, res.StatusCode, out, err)
 	}
 	return out
+}
+
+// Two `paymentsd serve` processes on one PostgreSQL, both watching one devnet run apart by
+// `paymentsd devnet`: every payment completes, and each is credited and announced once.
+func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
+	bin := paymentsdBinary(t)
+	db := testdb.URL(t, "postgres")
+	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	dev := exec.Command(bin, "devnet", "--addr", devAddr, "--block-time", "250ms")
+	dev.Env = daemonEnv(db)
+	var devLog bytes.Buffer
+	dev.Stdout, dev.Stderr = &devLog, &devLog
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
+	rpc := "http://" + devAddr
+	waitRPC(t, rpc)
+
+	var created struct {
+		SecretKey string `json:"secretKey"`
+	}
+	out := runCLI(t, bin, db, "merchants", "create", "--name", "Two processes", "--json")
+	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
+		t.Fatalf("merchants create --json: %v: %s", err, out)
+	}
+	var servers []*server
+	for range 2 {
+		s := newServer(t, bin, db)
+		s.env = []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms"}
+		s.start()
+		servers = append(servers, s)
+	}
+	var ids []string
+	for i := range 6 {
+		s := servers[i%2]
+		p := apiJSON(t, s.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+			`{"amount": 1000, "currency": "USD", "orderId": "two-`+strconv.Itoa(i)+`"}`)["payment"].(map[string]any)
+		id := p["id"].(string)
+		cmd := exec.Command(bin, "devnet", "pay", "--payment", id, "--rpc", rpc, "--account", strconv.Itoa(i))
+		cmd.Env = daemonEnv(db)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("devnet pay: %v\n%s", err, b)
+		}
+		ids = append(ids, id)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for _, id := range ids {
+		for {
+			got := apiJSON(t, servers[1].base, created.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+			if got["status"] == "completed" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("payment %s not completed: %v", id, got["status"])
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// From the database itself: one credit and one payment.completed event per payment.
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, id := range ids {
+		var credits, completed, transfers int
+		if err := conn.QueryRow(`SELECT
+			(SELECT count(*) FROM ledger_entries WHERE payment_id = $1),
+			(SELECT count(*) FROM events WHERE entity_id = $1 AND type = 'payment.completed'),
+			(SELECT count(*) FROM transfers WHERE payment_id = $1)`, id).Scan(&credits, &completed, &transfers); err != nil {
+			t.Fatal(err)
+		}
+		if credits != 1 || completed != 1 || transfers != 1 {
+			t.Errorf("payment %s: %d credits, %d completed events, %d transfers; want 1 each", id, credits, completed, transfers)
+		}
+	}
+}
+
+// waitRPC waits until a JSON-RPC endpoint answers.
+func waitRPC(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := ethclient.Dial(url); err == nil {
+			_, err = c.ChainID(context.Background())
+			c.Close()
+			if err == nil {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no JSON-RPC at %s", url)
 }
