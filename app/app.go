@@ -174,7 +174,7 @@ func newMetrics(st *store.Store) (*metrics.Metrics, error) {
 // holderName names this process in leases: host and pid, unique among live processes.
 func holderName() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.Must(uuid.NewV7()).String()[:8])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]) // random bits: two containers may share host and pid
 }
 
 func priceSource(p config.Pricing) pricing.Source {

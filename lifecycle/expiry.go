@@ -122,9 +122,22 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 
 // expire applies Expire to one payment through the core.
 func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now, cutoff time.Time) (payments, quotes int, err error) {
-	_, err = e.Core.UpdatePayment(ctx, id, func(p *domain.Payment) error {
-		payments, quotes = ExpireBy(p, now, cutoff)
-		return nil
+	err = e.Core.Store.InTx(ctx, func(tx *store.Tx) error {
+		_, err := e.Core.UpdatePaymentTx(tx, id, func(p *domain.Payment) error {
+			// Checked under the payment's lock: a transfer mined in time, recorded since the
+			// payment was listed, leaves the payment to the watcher.
+			timely, err := tx.HasTimelyTransfer(p.ID)
+			if err != nil {
+				return err
+			}
+			by := cutoff
+			if timely {
+				by = time.Time{}
+			}
+			payments, quotes = ExpireBy(p, now, by)
+			return nil
+		})
+		return err
 	})
 	return payments, quotes, err
 }

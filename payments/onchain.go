@@ -155,6 +155,9 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 	if err != nil {
 		return false, err
 	}
+	if !p.Status.Open() {
+		return false, nil // final meanwhile (another process, a manual settlement): nothing to do
+	}
 	ts, err := rd.PaymentTransfers(paymentID)
 	if err != nil {
 		return false, err
@@ -194,6 +197,9 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 			}
 		}
 		_, err = s.Core.UpdatePaymentTx(tx, paymentID, func(p *domain.Payment) error {
+			if !p.Status.Open() {
+				return errSettlementMoved
+			}
 			now := evaluate(*p, ts, past)
 			if now.status == domain.PaymentCompleted && (now.last == nil || v.last == nil || now.last.ID != v.last.ID) {
 				return errSettlementMoved
@@ -355,34 +361,52 @@ func (o *OnChain) CreditUncounted(ctx context.Context, chainID int64, limit int)
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, t := range ts {
-		p, err := s.Store.Read(ctx).LockPayment(*t.PaymentID, s.Catalog)
-		if err != nil {
-			return n, err
+		if err := o.creditOne(ctx, t); err != nil {
+			// One transfer that cannot be credited now (no price, say) must not hold up the rest.
+			s.Log.ErrorContext(ctx, "credit a transfer on its own", "tx", t.TxHash, "log_index", t.LogIndex, "err", err)
+			errs = append(errs, err)
+			continue
 		}
-		q, reason, err := o.creditQuote(ctx, p, t)
-		if err != nil {
-			return n, err
-		}
-		credit := valueCents(t.Amount, q)
-		net := credit - s.merchantFee(credit)
-		note := lifecycle.TransferNote{ChainID: chains.CAIP2(t.ChainID), TxHash: t.TxHash, LogIndex: t.LogIndex, TokenID: t.TokenID,
-			AmountAsset: t.Amount.String(), Reason: reason}
-		err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-			_, err := s.Core.CreditTransferTx(tx, p.ID, t.ID, net, note)
-			return err
-		})
-		if errors.Is(err, store.ErrConflict) {
-			continue // credited by another process meanwhile
-		}
-		if err != nil {
-			return n, err
-		}
-		s.Log.InfoContext(ctx, "transfer credited on its own", "payment", p.ID, "tx", t.TxHash, "log_index", t.LogIndex,
-			"reason", reason, "credited_cents", net)
 		n++
 	}
-	return n, nil
+	return n, errors.Join(errs...)
+}
+
+// creditOne credits one uncounted transfer (see CreditUncounted).
+func (o *OnChain) creditOne(ctx context.Context, t store.Transfer) error {
+	s := o.Payments
+	p, err := s.Store.Read(ctx).LockPayment(*t.PaymentID, s.Catalog)
+	if err != nil {
+		return err
+	}
+	if r := p.Receipt; r != nil && r.ProcessedBy != nil && *r.ProcessedBy == "manual" && r.TxHash != nil &&
+		strings.EqualFold(*r.TxHash, t.TxHash) {
+		// The operator settled the payment with this very transaction: its credit holds it.
+		return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkCredited([]uuid.UUID{t.ID}, s.Now()) })
+	}
+	q, reason, err := o.creditQuote(ctx, p, t)
+	if err != nil {
+		return err
+	}
+	credit := valueCents(t.Amount, q)
+	net := credit - s.merchantFee(credit)
+	note := lifecycle.TransferNote{ChainID: chains.CAIP2(t.ChainID), TxHash: t.TxHash, LogIndex: t.LogIndex, TokenID: t.TokenID,
+		AmountAsset: t.Amount.String(), Reason: reason}
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		_, err := s.Core.CreditTransferTx(tx, p.ID, t.ID, net, note)
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil // credited by another process meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	s.Log.InfoContext(ctx, "transfer credited on its own", "payment", p.ID, "tx", t.TxHash, "log_index", t.LogIndex,
+		"reason", reason, "credited_cents", net)
+	return nil
 }
 
 // creditQuote is the rate a transfer is credited at, and why it was not counted.
@@ -419,23 +443,33 @@ func (o *OnChain) AssignCustomerTransfers(ctx context.Context, chainID int64, li
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, t := range ts {
-		rd := s.Store.Read(ctx)
-		pid, err := rd.OpenPaymentAt(t.DepositAddressID)
-		if errors.Is(err, store.ErrNotFound) {
-			if pid, err = o.openCustomerDeposit(ctx, t); err != nil {
-				return err
-			}
+		if err := o.assign(ctx, t); err != nil {
+			// The transfer stays recorded and unattributed, retried next round; the others go on.
+			s.Log.ErrorContext(ctx, "attribute a transfer to a customer's deposit", "tx", t.TxHash, "err", err)
+			errs = append(errs, err)
 		}
-		if err != nil {
-			return err
-		}
-		err = s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.AssignTransfer(t.ID, pid) })
-		if err != nil && !errors.Is(err, store.ErrConflict) {
+	}
+	return errors.Join(errs...)
+}
+
+func (o *OnChain) assign(ctx context.Context, t store.Transfer) error {
+	s := o.Payments
+	pid, err := s.Store.Read(ctx).OpenPaymentAt(t.DepositAddressID)
+	if errors.Is(err, store.ErrNotFound) {
+		if pid, err = o.openCustomerDeposit(ctx, t); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.AssignTransfer(t.ID, pid) })
+	if errors.Is(err, store.ErrConflict) {
+		return nil // attributed by another process meanwhile
+	}
+	return err
 }
 
 func (o *OnChain) openCustomerDeposit(ctx context.Context, t store.Transfer) (uuid.UUID, error) {

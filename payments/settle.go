@@ -53,6 +53,12 @@ func (s *Service) Settle(ctx context.Context, in SettleInput, seal Sealer[domain
 		if err != nil {
 			return err
 		}
+		// The operator's settlement stands for what the watcher has recorded for this payment so
+		// far: those transfers are not credited again on their own (CreditUncounted also skips
+		// the settled transaction if it is seen only later).
+		if err := s.markRecordedCredited(tx, p.ID); err != nil {
+			return err
+		}
 		out = s.present(p)
 		if seal != nil {
 			return seal.End(tx, out)
@@ -180,4 +186,19 @@ func markPaid(p *domain.Payment, q domain.Quote) {
 			p.Quotes[i].Status = domain.QuoteExpired // another quote was paid
 		}
 	}
+}
+
+// markRecordedCredited marks every transfer recorded for a payment as held by its credit.
+func (s *Service) markRecordedCredited(tx *store.Tx, paymentID uuid.UUID) error {
+	ts, err := tx.PaymentTransfers(paymentID)
+	if err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, 0, len(ts))
+	for _, t := range ts {
+		if t.Status != store.TransferOrphaned {
+			ids = append(ids, t.ID)
+		}
+	}
+	return tx.MarkCredited(ids, s.Now())
 }

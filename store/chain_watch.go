@@ -340,12 +340,13 @@ func (t *Tx) UncreditedTransfers(chainID int64, limit int) ([]Transfer, error) {
 // OpenPaymentsWithTransfers lists up to limit open payments that have a transfer on a chain,
 // for the watcher to settle.
 func (t *Tx) OpenPaymentsWithTransfers(chainID int64, limit int) ([]uuid.UUID, error) {
+	// From the open payments (their partial index, by expiry: the most urgent first), never from
+	// the chain's transfers, which only grow.
 	var ids []uuid.UUID
-	err := t.db.Model(&paymentRow{}).Distinct("payments.id").
-		Joins("JOIN transfers ON transfers.payment_id = payments.id").
-		Where("payments.status IN ? AND transfers.chain_id = ?",
+	err := t.db.Model(&paymentRow{}).
+		Where("payments.status IN ? AND EXISTS (SELECT 1 FROM transfers WHERE transfers.payment_id = payments.id AND transfers.chain_id = ?)",
 			[]domain.PaymentStatus{domain.PaymentPending, domain.PaymentProcessing}, chainID).
-		Limit(limit).Pluck("payments.id", &ids).Error
+		Order("payments.expires_at").Limit(limit).Pluck("payments.id", &ids).Error
 	return ids, translate(err)
 }
 

@@ -139,8 +139,23 @@ func (t *Tx) EntityEvents(entityID uuid.UUID) ([]domain.Event, error) {
 func (t *Tx) DuePayments(now time.Time, limit int) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := t.db.Model(&paymentRow{}).Where("status = ? AND expires_at <= ?", domain.PaymentPending, now.UTC()).
+		Where("NOT EXISTS (" + timelyTransferSQL + ")").
 		Order("expires_at").Limit(limit).Pluck("id", &ids).Error
 	return ids, translate(err)
+}
+
+// timelyTransferSQL finds, for the payments row in scope, a transfer in the canonical chain
+// mined by its expiry — recorded for it, or to its (customer's) address and not attributed yet.
+// Such a payment is the chain watcher's to settle, never the expiry sweep's.
+const timelyTransferSQL = `SELECT 1 FROM transfers tt WHERE tt.status <> 'orphaned' AND tt.block_time <= payments.expires_at
+	AND (tt.payment_id = payments.id OR (tt.payment_id IS NULL AND tt.deposit_address_id = payments.deposit_address_id))`
+
+// HasTimelyTransfer reports whether a payment has a transfer the watcher will settle it with
+// (see timelyTransferSQL).
+func (t *Tx) HasTimelyTransfer(paymentID uuid.UUID) (bool, error) {
+	var n int64
+	err := t.db.Model(&paymentRow{}).Where("payments.id = ? AND EXISTS ("+timelyTransferSQL+")", paymentID).Count(&n).Error
+	return n > 0, translate(err)
 }
 
 // PaymentsWithDueQuotes lists up to limit pending payments that have an active quote past its

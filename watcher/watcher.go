@@ -79,6 +79,7 @@ type Watcher struct {
 	Observe func(RoundResult, error) // metrics, when set
 
 	rangeSize      uint64
+	rangeCeiling   uint64 // the largest log range the provider has not refused (0: none refused)
 	genesisChecked bool
 }
 
@@ -171,17 +172,22 @@ func (w *Watcher) Round(ctx context.Context) (RoundResult, error) {
 // settle attributes customers' transfers, moves the open payments with transfers here to
 // where they belong, and credits what their settlements did not count.
 func (w *Watcher) settle(ctx context.Context, res *RoundResult) error {
+	// Each step goes on past an item that fails (logged by it), so one payment that cannot be
+	// settled now — no receipt from a flaky RPC, no price — never holds up the others.
+	var errs []error
 	if err := w.Settle.AssignCustomerTransfers(ctx, w.Info.ID, w.Config.Batch); err != nil {
-		return fmt.Errorf("attribute customer transfers: %w", err)
+		errs = append(errs, fmt.Errorf("attribute customer transfers: %w", err))
 	}
 	ids, err := w.Store.Read(ctx).OpenPaymentsWithTransfers(w.Info.ID, w.Config.Batch)
 	if err != nil {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
 	for _, id := range ids {
 		changed, err := w.Settle.Reconcile(ctx, id)
 		if err != nil {
-			return fmt.Errorf("settle payment %s: %w", id, err)
+			w.Log.Error("settle a payment", "payment", id, "err", err)
+			errs = append(errs, fmt.Errorf("settle payment %s: %w", id, err))
+			continue
 		}
 		if changed {
 			res.Settled++
@@ -189,7 +195,7 @@ func (w *Watcher) settle(ctx context.Context, res *RoundResult) error {
 	}
 	n, err := w.Settle.CreditUncounted(ctx, w.Info.ID, w.Config.Batch)
 	res.Credited = n
-	return err
+	return errors.Join(append(errs, err)...)
 }
 
 // scan advances the cursor by one range, or walks it back over a reorg.
@@ -209,7 +215,18 @@ func (w *Watcher) scan(ctx context.Context, res *RoundResult) error {
 	target := int64(head - w.Config.Lag)
 	from := cur.Number + 1
 	if from > target {
-		return w.confirm(ctx, cur) // nothing new: confirmations may still be due (a restart)
+		// Nothing new. The block under the cursor must still be canonical: a reorg onto a
+		// shorter branch shows here first (and un-counts at once what it dropped).
+		b, err := w.Chain.Block(ctx, uint64(cur.Number), false)
+		if errors.Is(err, chain.ErrBlockNotFound) || (err == nil && b.Hash.Hex() != cur.Hash) {
+			n, err := w.walkBack(ctx, cur)
+			res.Reorged = n
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return w.confirm(ctx, cur) // confirmations may still be due (a restart)
 	}
 	if w.rangeSize == 0 {
 		w.rangeSize = max(w.Config.InitialRange, 1)
@@ -242,7 +259,9 @@ func (w *Watcher) scan(ctx context.Context, res *RoundResult) error {
 		if !errors.Is(err, chain.ErrRangeTooLarge) || len(blocks) == 1 {
 			break
 		}
-		// The provider refused the range: halve it and keep what was read of the blocks.
+		// The provider refused the range: halve it, keep what was read of the blocks, and never
+		// ask that much again.
+		w.rangeCeiling = uint64(len(blocks) - 1)
 		blocks = blocks[:len(blocks)/2]
 		w.rangeSize = uint64(len(blocks))
 		w.Log.Debug("log range too large: halved", "blocks", len(blocks))
@@ -254,8 +273,12 @@ func (w *Watcher) scan(ctx context.Context, res *RoundResult) error {
 	if err != nil {
 		return err
 	}
-	if w.rangeSize < w.Config.MaxRange && len(blocks) == int(w.rangeSize) {
-		w.rangeSize = min(w.rangeSize*2, w.Config.MaxRange)
+	if len(blocks) == int(w.rangeSize) {
+		grown := min(w.rangeSize*2, w.Config.MaxRange)
+		if w.rangeCeiling > 0 {
+			grown = min(grown, w.rangeCeiling)
+		}
+		w.rangeSize = max(grown, w.rangeSize)
 	}
 	last := blocks[len(blocks)-1]
 	res.To = int64(last.Number)
