@@ -139,7 +139,7 @@ func (t *Tx) EntityEvents(entityID uuid.UUID) ([]domain.Event, error) {
 func (t *Tx) DuePayments(now time.Time, limit int) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := t.db.Model(&paymentRow{}).Where("status = ? AND expires_at <= ?", domain.PaymentPending, now.UTC()).
-		Where("NOT EXISTS (" + timelyTransferSQL + ")").
+		Where("NOT EXISTS ("+timelyTransferSQL+")").
 		Order("expires_at").Limit(limit).Pluck("id", &ids).Error
 	return ids, translate(err)
 }
