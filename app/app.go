@@ -12,6 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/server"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/wallet"
@@ -52,6 +54,7 @@ type App struct {
 	Clients     map[int64]*chain.Client
 	OnChain     *payments.OnChain
 	Watchers    []*watcher.Watcher
+	Payouts     []*payouts.Manager
 }
 
 // Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back
@@ -77,18 +80,30 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		st.Close()
 		return nil, err
 	}
-	backend := cfg.BackendWallet
-	if backend == "" {
-		// The last non-hardened child is never handed out as a deposit address.
-		if backend, err = deriver.Address(1<<31 - 1); err != nil {
-			st.Close()
-			return nil, err
-		}
-	}
 	a := &App{Cfg: cfg, Log: log, Store: st}
 	if err := a.openChains(ctx); err != nil {
 		a.Close()
 		return nil, err
+	}
+	hot, devHot, err := a.hotWallets()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	// The backend wallet of new withdrawal configurations is the hot wallet that pays them.
+	backend := cfg.BackendWallet
+	switch {
+	case backend != "":
+	case hot != nil:
+		backend = strings.ToLower(hot.Address().Hex())
+	case devHot != nil:
+		backend = strings.ToLower(devHot.Address().Hex())
+	default:
+		// The last non-hardened child is never handed out as a deposit address.
+		if backend, err = deriver.Address(1<<31 - 1); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	// The catalogue is read once and injected: every service applies the same served chains.
 	cat, err := chains.Load(st.Read(ctx), cfg.Networks)
@@ -130,6 +145,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
+	a.wirePayouts(hot, devHot)
 	return a, nil
 }
 
@@ -155,7 +171,8 @@ func (a *App) Handler() (*echo.Echo, error) {
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
-		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics})
+		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
+		Payouts: a.PayoutStatus})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

@@ -47,6 +47,11 @@ type Chains struct {
 	RPCTimeout     time.Duration      // PAYMENTS_RPC_TIMEOUT: one attempt of one JSON-RPC call
 	SanctionsFile  string             // PAYMENTS_RISK_SANCTIONS_FILE: one address a line; empty: none listed
 	ServeUnwatched bool               // PAYMENTS_SERVE_UNWATCHED: also quote chains nothing watches (contract tests; manual settlement only)
+	HotWalletKey   string             // PAYMENTS_HOT_WALLET_KEY: hex private key that signs payouts (never logged)
+	HotKeystore    string             // PAYMENTS_HOT_WALLET_KEYSTORE: go-ethereum keystore file, with
+	HotPassword    string             // PAYMENTS_HOT_WALLET_PASSWORD_FILE: its password
+	PayoutBump     time.Duration      // PAYMENTS_PAYOUT_BUMP_AFTER: a payout not mined this long is re-signed at the same nonce with higher fees
+	PayoutPause    time.Duration      // PAYMENTS_FAULT_PAUSE_AFTER_SIGN: fault tests only
 	// Passive processes (operator commands) neither run the devnet nor dial the chains; they
 	// serve the same chains a serve process would, by configuration alone.
 	Passive bool

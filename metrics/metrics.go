@@ -47,6 +47,9 @@ type Metrics struct {
 	watchSettled       *prometheus.CounterVec
 	watchHead          *prometheus.GaugeVec
 	watchCursor        *prometheus.GaugeVec
+	payoutWallet       *prometheus.GaugeVec
+	payoutWaiting      *prometheus.GaugeVec
+	payouts            *prometheus.CounterVec
 }
 
 // New registers paymentsd's metrics and the Go runtime and process collectors on reg.
@@ -83,6 +86,12 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 		Help: "The chain's head block as last read by the watcher."}, []string{"chain"})
 	m.watchCursor = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "watcher_cursor_block",
 		Help: "The last block the watcher processed (head minus this is how far behind it is)."}, []string{"chain"})
+	m.payoutWallet = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "payout_hot_wallet_configured",
+		Help: "1 when this process has a hot wallet key to sign the chain's payouts, 0 when withdrawals there wait for one."}, []string{"chain"})
+	m.payoutWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "payout_withdrawals_waiting",
+		Help: "Pending withdrawals left waiting by the last payout round (no key, or the hot wallet short of funds)."}, []string{"chain"})
+	m.payouts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "payouts_total",
+		Help: "Withdrawals moved by the payout manager, by chain and what happened: signed, completed, failed."}, []string{"chain", "event"})
 	// Known label values start at zero, so a dashboard sees the series before the first event.
 	for _, t := range []string{"payment", "deposit"} {
 		m.paymentsCreated.WithLabelValues(t)
@@ -95,7 +104,7 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.paymentsCreated, m.withdrawalsCreated,
 		m.replays, m.sweeps, m.expired, m.watchRounds, m.watchBlocks, m.watchTransfers, m.watchReorgs, m.watchSettled,
-		m.watchHead, m.watchCursor, collectors.NewGoCollector(),
+		m.watchHead, m.watchCursor, m.payoutWallet, m.payoutWaiting, m.payouts, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -211,4 +220,23 @@ func (m *Metrics) WatchRound(chain, result string, blocks, transfers, reorged, s
 	if cursor >= 0 {
 		m.watchCursor.WithLabelValues(chain).Set(float64(cursor))
 	}
+}
+
+// PayoutRound records one payout round of a chain.
+func (m *Metrics) PayoutRound(chain string, wallet, skipped, failed bool, signed, completed, failedOnChain, waiting int) {
+	if m == nil {
+		return
+	}
+	w := 0.0
+	if wallet {
+		w = 1
+	}
+	m.payoutWallet.WithLabelValues(chain).Set(w)
+	if skipped {
+		return
+	}
+	m.payoutWaiting.WithLabelValues(chain).Set(float64(waiting))
+	m.payouts.WithLabelValues(chain, "signed").Add(float64(signed))
+	m.payouts.WithLabelValues(chain, "completed").Add(float64(completed))
+	m.payouts.WithLabelValues(chain, "failed").Add(float64(failedOnChain))
 }

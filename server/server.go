@@ -46,6 +46,9 @@ type Deps struct {
 	Log             *slog.Logger
 	// Metrics are counted by the middleware and handlers and served at GET /metrics; nil: none.
 	Metrics *metrics.Metrics
+	// Payouts, when set, says per chain whether payouts can be signed (shown by GET /readyz:
+	// a chain without a hot wallet key keeps its withdrawals pending).
+	Payouts func() map[string]string
 }
 
 // New builds the Echo application.
@@ -80,7 +83,11 @@ func New(d Deps) (*echo.Echo, error) {
 		if err := d.Store.Ping(ctx); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 		}
-		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+		body := map[string]any{"status": "ready"}
+		if d.Payouts != nil {
+			body["payouts"] = d.Payouts()
+		}
+		return c.JSON(http.StatusOK, body)
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
 	registerDocs(e)

@@ -152,6 +152,20 @@ func loadChains(embedded bool) (config.Chains, error) {
 		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL and PAYMENTS_RPC_TIMEOUT must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
 	}
 	c.SanctionsFile = env("PAYMENTS_RISK_SANCTIONS_FILE", "")
+	c.HotWalletKey, c.HotKeystore, c.HotPassword = env("PAYMENTS_HOT_WALLET_KEY", ""), env("PAYMENTS_HOT_WALLET_KEYSTORE", ""),
+		env("PAYMENTS_HOT_WALLET_PASSWORD_FILE", "")
+	if c.HotWalletKey != "" && c.HotKeystore != "" {
+		return c, fmt.Errorf("set PAYMENTS_HOT_WALLET_KEY or PAYMENTS_HOT_WALLET_KEYSTORE, not both")
+	}
+	if (c.HotKeystore == "") != (c.HotPassword == "") {
+		return c, fmt.Errorf("PAYMENTS_HOT_WALLET_KEYSTORE needs PAYMENTS_HOT_WALLET_PASSWORD_FILE (and the other way round)")
+	}
+	if c.PayoutBump, err = envParsed("PAYMENTS_PAYOUT_BUMP_AFTER", 3*time.Minute, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.PayoutPause, err = envParsed("PAYMENTS_FAULT_PAUSE_AFTER_SIGN", 0, time.ParseDuration); err != nil {
+		return c, err
+	}
 	if c.ServeUnwatched, err = envParsed("PAYMENTS_SERVE_UNWATCHED", false, strconv.ParseBool); err != nil {
 		return c, err
 	}

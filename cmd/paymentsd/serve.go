@@ -65,6 +65,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	go a.Keeper.Sweep(ctx, time.Hour, log)
 	go a.Expirer.Run(ctx)
 	a.RunWatchers(ctx)
+	a.RunPayouts(ctx)
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape))
 	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)

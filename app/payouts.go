@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/devnet"
+	"github.com/paymentsd/paymentsd/hotwallet"
+	"github.com/paymentsd/paymentsd/payouts"
+)
+
+// hotWallets loads the configured signing key, and the devnet's development hot wallet
+// (account 9 of the public test mnemonic) for the devnet only when no key is configured.
+func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
+	c := a.Cfg.Chains
+	switch {
+	case c.HotWalletKey != "":
+		configured, err = hotwallet.FromHex(c.HotWalletKey)
+	case c.HotKeystore != "":
+		configured, err = hotwallet.FromKeystore(c.HotKeystore, c.HotPassword)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if configured == nil && a.Clients[devnet.ChainID] != nil {
+		k, err := devnet.AccountKey(devnet.HotWalletAccount)
+		if err != nil {
+			return nil, nil, err
+		}
+		dev = hotwallet.FromKey(k)
+		a.Log.Warn(fmt.Sprintf("DEVELOPMENT HOT WALLET: devnet payouts are signed by account %d of the public test mnemonic (%s); "+
+			"it is never used on any other chain. Set PAYMENTS_HOT_WALLET_KEY for real payouts.", devnet.HotWalletAccount, dev))
+	}
+	return configured, dev, nil
+}
+
+// wirePayouts builds one payout manager per watched, served chain.
+func (a *App) wirePayouts(configured, dev *hotwallet.Wallet) {
+	holder := holderName()
+	for _, w := range a.Watchers {
+		wallet := configured
+		if wallet == nil && w.Info.ID == devnet.ChainID {
+			wallet = dev
+		}
+		pc := payouts.DefaultConfig()
+		pc.Interval = a.Cfg.Chains.WatchInterval
+		pc.BumpAfter = a.Cfg.Chains.PayoutBump
+		pc.PauseAfterSign = a.Cfg.Chains.PayoutPause
+		caip := chains.CAIP2(w.Info.ID)
+		m := &payouts.Manager{Chain: a.Clients[w.Info.ID], Info: w.Info, Wallet: wallet, Store: a.Store, Core: a.Core,
+			Catalog: a.Catalog, Prices: a.Payments.Prices, Holder: holder, Config: pc, Log: a.Log.With("component", "payouts"), Now: Now,
+			Observe: func(r payouts.RoundResult, err error) {
+				a.Metrics.PayoutRound(caip, wallet != nil, r.Skipped, err != nil, r.Signed, r.Completed, r.Failed, r.Waiting)
+			}}
+		if wallet == nil {
+			a.Log.Warn("no hot wallet key: withdrawals on this chain stay pending", "chain", caip)
+		}
+		a.Payouts = append(a.Payouts, m)
+	}
+}
+
+// PayoutStatus says, per chain, whether payouts can be signed (for /readyz).
+func (a *App) PayoutStatus() map[string]string {
+	out := map[string]string{}
+	for _, m := range a.Payouts {
+		if m.Wallet == nil {
+			out[chains.CAIP2(m.Info.ID)] = payouts.ErrNoHotWallet.Error()
+			continue
+		}
+		out[chains.CAIP2(m.Info.ID)] = "hot wallet " + m.Wallet.Address().Hex()
+	}
+	return out
+}
+
+// RunPayouts runs every chain's payout manager until ctx ends.
+func (a *App) RunPayouts(ctx context.Context) {
+	for _, m := range a.Payouts {
+		go m.Run(ctx)
+	}
+}

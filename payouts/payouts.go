@@ -1,0 +1,620 @@
+// Package payouts pays withdrawals on chain with a transaction manager that never pays twice
+// (DESIGN §11). Per (chain, sender) the nonce lives in the database. A withdrawal's transaction
+// is signed in the database transaction that takes its nonce, stores the signed bytes and moves
+// the withdrawal to processing — and is broadcast only after that commits, so a crash at any
+// point leaves either nothing (the withdrawal still pending) or the stored bytes, which are
+// broadcast again, never re-signed under a new nonce. A transaction not mined in time gets a new
+// attempt at the same nonce with higher fees; every attempt is kept, since any of them can be
+// the one mined. A receipt decides: status 1 at the chain's confirmation depth completes the
+// withdrawal with a receipt from the chain; status 0 fails it (the lifecycle core books the
+// reversal); a receipt that a reorg removed sends the stored bytes again.
+package payouts
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/chain"
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/hotwallet"
+	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Chain is what the manager asks of a chain's JSON-RPC (chain.Client).
+type Chain interface {
+	BlockNumber(ctx context.Context) (uint64, error)
+	Block(ctx context.Context, n uint64, withTxs bool) (*chain.Block, error)
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+	SendRawTransaction(ctx context.Context, raw []byte) (common.Hash, error)
+	NonceAt(ctx context.Context, addr common.Address, block *big.Int) (uint64, error)
+	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	HeaderBaseFee(ctx context.Context) (*big.Int, error)
+	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
+	BalanceAt(ctx context.Context, addr common.Address, block *big.Int) (*big.Int, error)
+	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
+}
+
+// Config tunes a chain's manager.
+type Config struct {
+	Interval    time.Duration // between rounds
+	BumpAfter   time.Duration // an attempt not mined this long gets a successor with higher fees
+	ResendAfter time.Duration // an attempt is broadcast again this often while not mined
+	Batch       int           // withdrawals signed per round
+	// PauseAfterSign, for fault tests only, waits between the commit of a signed transaction
+	// and its broadcast (logged), so a test can kill the process exactly there.
+	PauseAfterSign time.Duration
+}
+
+// DefaultConfig is the production tuning.
+func DefaultConfig() Config {
+	return Config{Interval: time.Second, BumpAfter: 3 * time.Minute, ResendAfter: 30 * time.Second, Batch: 50}
+}
+
+// Manager pays one chain's withdrawals from the hot wallet.
+type Manager struct {
+	Chain   Chain
+	Info    domain.Chain
+	Wallet  *hotwallet.Wallet // nil: no key for this chain; withdrawals wait (Blocked says why)
+	Store   *store.Store
+	Core    *lifecycle.Core
+	Catalog domain.Catalog
+	Prices  pricing.Source
+	Holder  string
+	Config  Config
+	Log     *slog.Logger
+	Now     func() time.Time
+	Observe func(RoundResult, error)
+
+	lastBlockedLog time.Time
+}
+
+// RoundResult says what one round did.
+type RoundResult struct {
+	Skipped   bool
+	Signed    int    // withdrawals signed (moved to processing)
+	Completed int    // withdrawals completed
+	Failed    int    // withdrawals failed on chain
+	Waiting   int    // pending withdrawals left waiting (no key, or the hot wallet short)
+	Blocked   string // why they wait, when they do
+}
+
+// ErrNoHotWallet is why withdrawals wait on a chain without a signing key.
+var ErrNoHotWallet = errors.New("no hot wallet key for this chain (PAYMENTS_HOT_WALLET_KEY or PAYMENTS_HOT_WALLET_KEYSTORE)")
+
+func (m *Manager) leaseName() string { return "payout:" + chains.CAIP2(m.Info.ID) }
+
+// Run pays until ctx ends; on the way out it gives up the chain's lease.
+func (m *Manager) Run(ctx context.Context) {
+	defer func() {
+		_ = m.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.ReleaseLease(m.leaseName(), m.Holder) })
+	}()
+	for ctx.Err() == nil {
+		res, err := m.Round(ctx)
+		if m.Observe != nil && ctx.Err() == nil {
+			m.Observe(res, err)
+		}
+		if err != nil && ctx.Err() == nil {
+			m.Log.Error("payout round", "chain", chains.CAIP2(m.Info.ID), "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(m.Config.Interval):
+		}
+	}
+}
+
+// Round takes the chain's lease, follows every transaction in flight, then signs and sends
+// what is pending.
+func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
+	var res RoundResult
+	var held bool
+	if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		held, err = tx.TryLease(m.leaseName(), m.Holder, m.Now(), max(3*m.Config.Interval, 15*time.Second))
+		return err
+	}); err != nil {
+		return res, err
+	}
+	if !held {
+		res.Skipped = true
+		return res, nil
+	}
+	if m.Wallet == nil {
+		n, err := m.Store.Read(ctx).CountPendingWithdrawals(m.Info.ID)
+		res.Waiting, res.Blocked = int(n), ErrNoHotWallet.Error()
+		if n > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
+			m.lastBlockedLog = m.Now()
+			m.Log.Warn("withdrawals wait", "chain", chains.CAIP2(m.Info.ID), "pending", n, "reason", res.Blocked)
+		}
+		return res, err
+	}
+	var errs []error
+	if err := m.follow(ctx, &res); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.sendPending(ctx, &res); err != nil {
+		errs = append(errs, err)
+	}
+	return res, errors.Join(errs...)
+}
+
+// follow moves every transaction in flight: receipts, confirmations, reorgs, resends, bumps.
+func (m *Manager) follow(ctx context.Context, res *RoundResult) error {
+	open, err := m.Store.Read(ctx).OpenOutgoingTxs(m.Info.ID, m.Wallet.Address().Hex())
+	if err != nil || len(open) == 0 {
+		return err
+	}
+	head, err := m.Chain.BlockNumber(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range open {
+		if err := m.followOne(ctx, o, int64(head), res); err != nil {
+			m.Log.Error("follow a payout transaction", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manager) followOne(ctx context.Context, o store.OutgoingTx, head int64, res *RoundResult) error {
+	now := m.Now()
+	// Any attempt may be the one mined: look for a receipt of each, newest first.
+	var rc *types.Receipt
+	var mined *store.TxAttempt
+	for i := len(o.Attempts) - 1; i >= 0; i-- {
+		r, err := m.Chain.TransactionReceipt(ctx, common.HexToHash(o.Attempts[i].Hash))
+		if errors.Is(err, chain.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rc, mined = r, &o.Attempts[i]
+		break
+	}
+	if rc == nil {
+		if o.Status == store.OutgoingMined {
+			// The receipt is gone: a reorg took the block. Back to signed; the bytes go out again.
+			m.Log.Warn("payout receipt dropped by a reorg: sending the stored transaction again", "chain", chains.CAIP2(m.Info.ID),
+				"nonce", o.Nonce, "tx", *o.MinedHash)
+			if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+				return tx.SetOutgoing(o.ID, store.OutgoingSigned, nil, nil, nil, nil, now)
+			}); err != nil {
+				return err
+			}
+		}
+		return m.resendOrBump(ctx, o)
+	}
+	hash, block, blockHash := strings.ToLower(mined.Hash), rc.BlockNumber.Int64(), strings.ToLower(rc.BlockHash.Hex())
+	if o.Status == store.OutgoingSigned || o.MinedHash == nil || *o.MinedHash != hash || *o.MinedBlockHash != blockHash {
+		if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetOutgoing(o.ID, store.OutgoingMined, &hash, &block, &blockHash, nil, now)
+		}); err != nil {
+			return err
+		}
+	}
+	if head-block+1 < int64(max(m.Info.RequiredConfirmations, 1)) {
+		return nil // confirming
+	}
+	// At depth: the receipt's block must still be the canonical one.
+	b, err := m.Chain.Block(ctx, uint64(block), false)
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(b.Hash.Hex(), blockHash) {
+		return nil // a reorg in progress: the next round reads the receipt again
+	}
+	return m.settle(ctx, o, mined, rc, b, res)
+}
+
+// settle finishes a logical transaction whose receipt reached the chain's depth.
+func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAttempt, rc *types.Receipt, b *chain.Block, res *RoundResult) error {
+	now := m.Now()
+	if o.WithdrawalID == nil {
+		status := store.OutgoingConfirmed
+		if rc.Status != types.ReceiptStatusSuccessful {
+			status = store.OutgoingFailed
+		}
+		return m.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetOutgoing(o.ID, status, o.MinedHash, o.MinedBlock, o.MinedBlockHash, nil, now)
+		})
+	}
+	tok, ok := m.Catalog.Tokens[o.TokenID]
+	if !ok {
+		return fmt.Errorf("payout %s: token %s is not in the catalogue", o.ID, o.TokenID)
+	}
+	hash := strings.ToLower(a.Hash)
+	block, blockHash := rc.BlockNumber.Int64(), strings.ToLower(rc.BlockHash.Hex())
+	price := rc.EffectiveGasPrice
+	if price == nil {
+		price = new(big.Int)
+	}
+	cost := decimal.NewFromBigInt(new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), price), 0)
+	costUSD := int64(0)
+	if p, err := m.nativePrice(ctx); err == nil {
+		costUSD = cost.Shift(-18).Mul(p).Shift(6).Truncate(0).IntPart()
+	}
+	err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+		_, err := m.Core.UpdateWithdrawalTx(tx, *o.WithdrawalID, func(w *domain.Withdrawal) error {
+			if rc.Status != types.ReceiptStatusSuccessful {
+				msg := fmt.Sprintf("the payout transaction %s reverted on chain (block %d, status 0); the amount is back in the balance", hash, block)
+				w.ErrorMessage = &msg
+				return w.TransitionTo(domain.WithdrawalFailed)
+			}
+			w.Receipt = &domain.WithdrawalReceipt{WithdrawalID: w.ID, Token: tok, SettledAmountAsset: o.AmountAsset,
+				SettledAmountUSD: decimal.New(w.AmountInCents, -2), TxHash: hash, TxBlockNumber: block,
+				TxTimestamp: time.Unix(int64(b.Time), 0).UTC(), TxSenderAddress: strings.ToLower(o.Sender), TxGasUsed: int64(rc.GasUsed),
+				TxTotalCost: cost, TxTotalCostUSDFractions: costUSD, TxIsSponsored: false, ProcessedBy: "cron", CreatedAt: now}
+			return w.TransitionTo(domain.WithdrawalCompleted)
+		})
+		if err != nil {
+			return err
+		}
+		status := store.OutgoingConfirmed
+		if rc.Status != types.ReceiptStatusSuccessful {
+			status = store.OutgoingFailed
+		}
+		return tx.SetOutgoing(o.ID, status, &hash, &block, &blockHash, nil, now)
+	})
+	if err != nil {
+		return err
+	}
+	if rc.Status == types.ReceiptStatusSuccessful {
+		res.Completed++
+		m.Log.Info("withdrawal paid", "withdrawal", *o.WithdrawalID, "chain", chains.CAIP2(m.Info.ID), "tx", hash, "block", block)
+	} else {
+		res.Failed++
+		m.Log.Error("withdrawal failed on chain (status 0)", "withdrawal", *o.WithdrawalID, "tx", hash, "block", block)
+	}
+	return nil
+}
+
+// resendOrBump broadcasts the newest attempt again when it is due, or signs a successor at the
+// same nonce with higher fees when the newest has waited too long.
+func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
+	now := m.Now()
+	last := o.Attempts[len(o.Attempts)-1]
+	if now.Sub(last.CreatedAt) >= m.Config.BumpAfter {
+		return m.bump(ctx, o, last)
+	}
+	if last.BroadcastAt == nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
+		return m.broadcast(ctx, o, last)
+	}
+	return nil
+}
+
+// bump signs a new attempt: same nonce, recipient, value and data; tip and fee cap each raised
+// by at least 12.5 % (geth refuses a replacement under +10 %), and never below today's fees.
+// It is stored before it is sent.
+func (m *Manager) bump(ctx context.Context, o store.OutgoingTx, last store.TxAttempt) error {
+	tip, feeCap, err := m.fees(ctx)
+	if err != nil {
+		return err
+	}
+	raise := func(old decimal.Decimal, now *big.Int) *big.Int {
+		up := old.Mul(decimal.NewFromInt(1125)).Div(decimal.NewFromInt(1000)).Ceil().Add(decimal.NewFromInt(1)).BigInt()
+		if now.Cmp(up) > 0 {
+			return now
+		}
+		return up
+	}
+	tip, feeCap = raise(last.TipCap, tip), raise(last.FeeCap, feeCap)
+	if feeCap.Cmp(tip) < 0 {
+		feeCap = new(big.Int).Set(tip)
+	}
+	a, err := m.sign(o, tip, feeCap)
+	if err != nil {
+		return err
+	}
+	if err := m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertAttempt(a) }); err != nil {
+		return err
+	}
+	m.Log.Warn("payout not mined in time: fees bumped", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce,
+		"previous", last.Hash, "tx", a.Hash, "tip", tip.String(), "fee_cap", feeCap.String())
+	return m.broadcast(ctx, o, a)
+}
+
+// broadcast sends an attempt's stored bytes. "Already known" is success. An ambiguous failure
+// leaves the attempt to be sent again (the same bytes, never re-signed). "Nonce too low" with
+// no receipt for any attempt means another transaction took the nonce: an operator must look.
+func (m *Manager) broadcast(ctx context.Context, o store.OutgoingTx, a store.TxAttempt) error {
+	raw, err := hex.DecodeString(strings.TrimPrefix(a.Raw, "0x"))
+	if err != nil {
+		return fmt.Errorf("attempt %s: stored bytes: %w", a.Hash, err)
+	}
+	_, sendErr := m.Chain.SendRawTransaction(ctx, raw)
+	now := m.Now()
+	switch {
+	case sendErr == nil:
+		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkBroadcast(a.ID, now, "") })
+	case errors.Is(sendErr, chain.ErrNonceTooLow):
+		// Mined already? The next round's receipt check says; none for any attempt after the
+		// nonce is used means a stranger's transaction took it.
+		for _, at := range o.Attempts {
+			if _, err := m.Chain.TransactionReceipt(ctx, common.HexToHash(at.Hash)); err == nil {
+				return nil
+			}
+		}
+		msg := fmt.Sprintf("nonce %d of %s was used by a transaction that is none of this payout's attempts; not re-signed automatically",
+			o.Nonce, o.Sender)
+		m.Log.Error("PAYOUT NONCE CONFLICT: an operator must look", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "withdrawal", o.WithdrawalID)
+		return m.Store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.MarkBroadcast(a.ID, now, sendErr.Error()); err != nil {
+				return err
+			}
+			return tx.SetOutgoing(o.ID, store.OutgoingConflict, nil, nil, nil, &msg, now)
+		})
+	default:
+		m.Log.Warn("payout broadcast failed; the same bytes go out again", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce,
+			"tx", a.Hash, "err", sendErr)
+		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkBroadcast(a.ID, now, sendErr.Error()) })
+	}
+}
+
+// sendPending signs and sends pending withdrawals the hot wallet can fund, oldest first.
+func (m *Manager) sendPending(ctx context.Context, res *RoundResult) error {
+	ids, err := m.Store.Read(ctx).PendingWithdrawals(m.Info.ID, m.Config.Batch)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	var errs []error
+	for _, id := range ids {
+		signed, reason, err := m.sendOne(ctx, id)
+		switch {
+		case err != nil:
+			m.Log.Error("sign a payout", "withdrawal", id, "err", err)
+			errs = append(errs, err)
+		case signed:
+			res.Signed++
+		default:
+			res.Waiting++
+			res.Blocked = reason
+		}
+	}
+	if res.Waiting > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
+		m.lastBlockedLog = m.Now()
+		m.Log.Warn("withdrawals wait", "chain", chains.CAIP2(m.Info.ID), "pending", res.Waiting, "reason", res.Blocked)
+	}
+	return errors.Join(errs...)
+}
+
+// sendOne signs one withdrawal's payout, or says why it waits.
+func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reason string, err error) {
+	w, err := m.Store.Read(ctx).LockWithdrawal(id, m.Catalog) // a plain read outside a transaction
+	if err != nil {
+		return false, "", err
+	}
+	if w.Status != domain.WithdrawalPending {
+		return false, "", nil
+	}
+	amount, rate, err := m.amount(ctx, w)
+	if err != nil {
+		return false, "", err
+	}
+	o, err := m.payout(ctx, w, amount, rate)
+	if err != nil {
+		return false, "", err
+	}
+	if short, err := m.short(ctx, w.Token, amount, o); err != nil || short != "" {
+		return false, short, err
+	}
+	tip, feeCap, err := m.fees(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	chainNonce, err := m.Chain.NonceAt(ctx, m.Wallet.Address(), nil)
+	if err != nil {
+		return false, "", err
+	}
+	var first store.TxAttempt
+	err = m.Store.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.TakeNonce(m.Info.ID, m.Wallet.Address().Hex(), int64(chainNonce))
+		if err != nil {
+			return err
+		}
+		o.Nonce = n
+		if first, err = m.sign(o, tip, feeCap); err != nil {
+			return err
+		}
+		o.Attempts = []store.TxAttempt{first}
+		if err := tx.InsertOutgoingTx(o); err != nil {
+			return err
+		}
+		_, err = m.Core.UpdateWithdrawalTx(tx, w.ID, func(w *domain.Withdrawal) error {
+			return w.TransitionTo(domain.WithdrawalProcessing)
+		})
+		return err
+	})
+	var te *domain.TransitionError
+	if errors.As(err, &te) {
+		return false, "", nil // cancelled meanwhile: nothing signed survives the rollback
+	}
+	if err != nil {
+		return false, "", err
+	}
+	m.Log.Info("payout signed and stored", "withdrawal", w.ID, "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "tx", first.Hash,
+		"amount", o.AmountAsset.String(), "token", w.Token.ID)
+	if p := m.Config.PauseAfterSign; p > 0 {
+		m.Log.Warn("fault test: pausing between storing a signed payout and broadcasting it", "tx", first.Hash, "pause", p.String())
+		select {
+		case <-ctx.Done():
+			return true, "", nil
+		case <-time.After(p):
+		}
+	}
+	return true, "", m.broadcast(ctx, o, first)
+}
+
+// amount converts a withdrawal's cents to the token's smallest unit at the current price
+// (stablecoins pegged at 1.00), rounded down: never pay out more than the balance debited.
+func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Decimal, decimal.Decimal, error) {
+	t := w.Token
+	rate, err := m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == domain.Stablecoin})
+	if err != nil {
+		return decimal.Zero, decimal.Zero, err
+	}
+	if !rate.IsPositive() {
+		return decimal.Zero, decimal.Zero, fmt.Errorf("price of %s is %s", t.Symbol, rate)
+	}
+	// floor(cents × 10^decimals / (100 × rate)), exactly: Div would round at 16 digits.
+	units, _ := decimal.New(w.AmountInCents, t.Decimals).QuoRem(rate.Shift(2), 0)
+	if !units.IsPositive() {
+		return decimal.Zero, decimal.Zero, fmt.Errorf("withdrawal %s: %d cents is less than one unit of %s", w.ID, w.AmountInCents, t.Symbol)
+	}
+	return units, rate, nil
+}
+
+// payout builds the logical transaction of a withdrawal (nonce and attempts come later).
+func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate decimal.Decimal) (store.OutgoingTx, error) {
+	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(m.Wallet.Address().Hex()),
+		Kind: "payout", WithdrawalID: &w.ID, TokenID: w.Token.ID, Recipient: w.RecipientAddress, AmountAsset: amount,
+		RateUSD: rate.String(), CreatedAt: m.Now()}
+	recipient := common.HexToAddress(w.RecipientAddress)
+	if w.Token.AssetType == domain.Native {
+		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", 21_000
+		return o, nil
+	}
+	token := common.HexToAddress(w.Token.ContractAddress)
+	data := transferCalldata(recipient, amount.BigInt())
+	// The token's own estimate, with a margin: a transfer's cost varies with the recipient's
+	// storage (first receipt costs more).
+	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &token, Data: data})
+	if err != nil {
+		return o, fmt.Errorf("estimate the payout's gas: %w", err)
+	}
+	o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(token.Hex()), decimal.Zero, hex.EncodeToString(data), int64(gas*5/4)
+	return o, nil
+}
+
+// short says why the hot wallet cannot fund a payout now ("" when it can): the token and the
+// gas, less what signed transactions not yet mined will take.
+func (m *Manager) short(ctx context.Context, tok domain.Token, amount decimal.Decimal, o store.OutgoingTx) (string, error) {
+	addr := m.Wallet.Address()
+	eth, err := m.Chain.BalanceAt(ctx, addr, nil)
+	if err != nil {
+		return "", err
+	}
+	rd := m.Store.Read(ctx)
+	native := m.nativeToken()
+	pendingETH := decimal.Zero
+	if native != nil {
+		if pendingETH, err = rd.UnminedOutflow(m.Info.ID, addr.Hex(), native.ID); err != nil {
+			return "", err
+		}
+	}
+	_, feeCap, err := m.fees(ctx)
+	if err != nil {
+		return "", err
+	}
+	gasCost := decimal.NewFromBigInt(new(big.Int).Mul(feeCap, big.NewInt(o.GasLimit)), 0)
+	needETH := gasCost.Add(o.TxValue).Add(pendingETH)
+	haveETH := decimal.NewFromBigInt(eth, 0)
+	if haveETH.LessThan(needETH) {
+		return fmt.Sprintf("the hot wallet %s holds %s wei of the native token; this payout needs %s with gas", strings.ToLower(addr.Hex()),
+			haveETH, needETH), nil
+	}
+	if tok.AssetType == domain.ERC20 {
+		bal, err := tokenBalance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
+		if err != nil {
+			return "", err
+		}
+		pending, err := rd.UnminedOutflow(m.Info.ID, addr.Hex(), tok.ID)
+		if err != nil {
+			return "", err
+		}
+		have, need := decimal.NewFromBigInt(bal, 0), amount.Add(pending)
+		if have.LessThan(need) {
+			return fmt.Sprintf("the hot wallet %s holds %s %s (smallest unit); this payout needs %s", strings.ToLower(addr.Hex()), have, tok.Symbol, need), nil
+		}
+	}
+	return "", nil
+}
+
+// fees are today's tip and a fee cap of twice the base fee plus the tip.
+func (m *Manager) fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
+	if tip, err = m.Chain.SuggestGasTipCap(ctx); err != nil {
+		return nil, nil, err
+	}
+	base, err := m.Chain.HeaderBaseFee(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tip, new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip), nil
+}
+
+// sign makes an attempt of a logical transaction with the given fees.
+func (m *Manager) sign(o store.OutgoingTx, tip, feeCap *big.Int) (store.TxAttempt, error) {
+	to := common.HexToAddress(o.TxTo)
+	data, err := hex.DecodeString(o.TxData)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	signed, raw, err := m.Wallet.Sign(&types.DynamicFeeTx{Nonce: uint64(o.Nonce), GasTipCap: tip, GasFeeCap: feeCap,
+		Gas: uint64(o.GasLimit), To: &to, Value: o.TxValue.BigInt(), Data: data}, m.Info.ID)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	return store.TxAttempt{ID: uuid.Must(uuid.NewV7()), OutgoingTxID: o.ID, Hash: strings.ToLower(signed.Hash().Hex()),
+		Raw: hex.EncodeToString(raw), TipCap: decimal.NewFromBigInt(tip, 0), FeeCap: decimal.NewFromBigInt(feeCap, 0),
+		CreatedAt: m.Now()}, nil
+}
+
+func (m *Manager) nativeToken() *domain.Token {
+	for _, t := range m.Catalog.ChainTokens(m.Info.ID) {
+		if t.AssetType == domain.Native {
+			return &t
+		}
+	}
+	return nil
+}
+
+func (m *Manager) nativePrice(ctx context.Context) (decimal.Decimal, error) {
+	t := m.nativeToken()
+	if t == nil {
+		return decimal.Zero, fmt.Errorf("no native token for %s", chains.CAIP2(m.Info.ID))
+	}
+	return m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID})
+}
+
+// transferSelector is the first four bytes of keccak256("transfer(address,uint256)").
+var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
+
+// balanceOfSelector is the first four bytes of keccak256("balanceOf(address)").
+var balanceOfSelector = []byte{0x70, 0xa0, 0x82, 0x31}
+
+// transferCalldata encodes transfer(to, amount). The call's return value is never read: a
+// token like USDT returns nothing, and the receipt's status is what decides.
+func transferCalldata(to common.Address, amount *big.Int) []byte {
+	out := append([]byte{}, transferSelector...)
+	out = append(out, common.LeftPadBytes(to.Bytes(), 32)...)
+	return append(out, common.LeftPadBytes(amount.Bytes(), 32)...)
+}
+
+func tokenBalance(ctx context.Context, c Chain, token, owner common.Address) (*big.Int, error) {
+	data := append(append([]byte{}, balanceOfSelector...), common.LeftPadBytes(owner.Bytes(), 32)...)
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) < 32 {
+		return nil, fmt.Errorf("balanceOf on %s answered %d bytes", token.Hex(), len(out))
+	}
+	return new(big.Int).SetBytes(out[:32]), nil
+}
