@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/app"
@@ -192,3 +193,8 @@ func (f *fixture) tokenBalance(token string, who common.Address) *big.Int {
 	return b
 }
 
+func withdrawalInput(cents int64, to common.Address) withdrawals.CreateInput {
+	return withdrawals.CreateInput{AmountInCents: cents, ChainID: devnet.ChainID, RecipientAddress: strings.ToLower(to.Hex()), Currency: "USD"}
+}
+
+func decimalOf(s string) decimal.Decimal { return decimal.RequireFromString(s) }

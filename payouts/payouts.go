@@ -408,11 +408,15 @@ func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reaso
 	if err != nil {
 		return false, "", err
 	}
+	// The token first: a node cannot estimate the gas of a transfer the wallet cannot make.
+	if short, err := m.tokenShort(ctx, w.Token, amount); err != nil || short != "" {
+		return false, short, err
+	}
 	o, err := m.payout(ctx, w, amount, rate)
 	if err != nil {
 		return false, "", err
 	}
-	if short, err := m.short(ctx, w.Token, amount, o); err != nil || short != "" {
+	if short, err := m.gasShort(ctx, o); err != nil || short != "" {
 		return false, short, err
 	}
 	tip, feeCap, err := m.fees(ctx)
@@ -503,19 +507,40 @@ func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate 
 	return o, nil
 }
 
-// short says why the hot wallet cannot fund a payout now ("" when it can): the token and the
-// gas, less what signed transactions not yet mined will take.
-func (m *Manager) short(ctx context.Context, tok domain.Token, amount decimal.Decimal, o store.OutgoingTx) (string, error) {
+// tokenShort says why the hot wallet cannot fund a payout's ERC-20 amount now ("" when it
+// can), counting what signed transactions not yet mined will take.
+func (m *Manager) tokenShort(ctx context.Context, tok domain.Token, amount decimal.Decimal) (string, error) {
+	if tok.AssetType != domain.ERC20 {
+		return "", nil
+	}
+	addr := m.Wallet.Address()
+	bal, err := tokenBalance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
+	if err != nil {
+		return "", err
+	}
+	pending, err := m.Store.Read(ctx).UnminedOutflow(m.Info.ID, addr.Hex(), tok.ID)
+	if err != nil {
+		return "", err
+	}
+	have, need := decimal.NewFromBigInt(bal, 0), amount.Add(pending)
+	if have.LessThan(need) {
+		return fmt.Sprintf("the hot wallet %s holds %s %s (smallest unit); the payouts signed and this one need %s",
+			strings.ToLower(addr.Hex()), have, tok.Symbol, need), nil
+	}
+	return "", nil
+}
+
+// gasShort says why the hot wallet cannot pay a payout's native value and gas now ("" when it
+// can), counting what signed native payouts not yet mined will take.
+func (m *Manager) gasShort(ctx context.Context, o store.OutgoingTx) (string, error) {
 	addr := m.Wallet.Address()
 	eth, err := m.Chain.BalanceAt(ctx, addr, nil)
 	if err != nil {
 		return "", err
 	}
-	rd := m.Store.Read(ctx)
-	native := m.nativeToken()
-	pendingETH := decimal.Zero
-	if native != nil {
-		if pendingETH, err = rd.UnminedOutflow(m.Info.ID, addr.Hex(), native.ID); err != nil {
+	pending := decimal.Zero
+	if native := m.nativeToken(); native != nil {
+		if pending, err = m.Store.Read(ctx).UnminedOutflow(m.Info.ID, addr.Hex(), native.ID); err != nil {
 			return "", err
 		}
 	}
@@ -523,26 +548,11 @@ func (m *Manager) short(ctx context.Context, tok domain.Token, amount decimal.De
 	if err != nil {
 		return "", err
 	}
-	gasCost := decimal.NewFromBigInt(new(big.Int).Mul(feeCap, big.NewInt(o.GasLimit)), 0)
-	needETH := gasCost.Add(o.TxValue).Add(pendingETH)
-	haveETH := decimal.NewFromBigInt(eth, 0)
-	if haveETH.LessThan(needETH) {
-		return fmt.Sprintf("the hot wallet %s holds %s wei of the native token; this payout needs %s with gas", strings.ToLower(addr.Hex()),
-			haveETH, needETH), nil
-	}
-	if tok.AssetType == domain.ERC20 {
-		bal, err := tokenBalance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
-		if err != nil {
-			return "", err
-		}
-		pending, err := rd.UnminedOutflow(m.Info.ID, addr.Hex(), tok.ID)
-		if err != nil {
-			return "", err
-		}
-		have, need := decimal.NewFromBigInt(bal, 0), amount.Add(pending)
-		if have.LessThan(need) {
-			return fmt.Sprintf("the hot wallet %s holds %s %s (smallest unit); this payout needs %s", strings.ToLower(addr.Hex()), have, tok.Symbol, need), nil
-		}
+	need := decimal.NewFromBigInt(new(big.Int).Mul(feeCap, big.NewInt(o.GasLimit)), 0).Add(o.TxValue).Add(pending)
+	have := decimal.NewFromBigInt(eth, 0)
+	if have.LessThan(need) {
+		return fmt.Sprintf("the hot wallet %s holds %s wei of the native token; the payouts signed and this one need %s with gas",
+			strings.ToLower(addr.Hex()), have, need), nil
 	}
 	return "", nil
 }
