@@ -237,3 +237,49 @@ func (f *fixture) createWithdrawal(cents int64, to common.Address) (domain.Withd
 	return f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawalInput(cents, to), nil)
 }
 
+
+// Two processes on one PostgreSQL, both running their payout managers against one devnet,
+// never send one withdrawal twice.
+func TestTwoProcessesPayOnce(t *testing.T) {
+	dn, err := devnet.Start(context.Background(), devnet.Config{Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dn.Close() })
+	f := newFixture(t, opts{backend: "postgres", dn: dn})
+	g := newFixture(t, opts{dbURL: f.a.Cfg.DatabaseURL, dn: dn, shared: true})
+	g.merchant = f.merchant
+	f.fund(10_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, x := range []*fixture{f, g} {
+		x.m.Config.Interval = 20 * time.Millisecond
+		wg.Add(1)
+		go func() { defer wg.Done(); x.m.Run(ctx) }()
+	}
+	type made struct {
+		id uuid.UUID
+		to common.Address
+	}
+	var all []made
+	for i := range 10 {
+		w, to := f.withdraw(int64(100 + i))
+		all = append(all, made{w.ID, to})
+		if i == 5 {
+			g.a.Close() // one process goes away mid-way
+		}
+	}
+	require.Eventually(t, func() bool {
+		f.mine(1)
+		for _, m := range all {
+			if f.withdrawal(m.id).Status != domain.WithdrawalCompleted {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 50*time.Millisecond)
+	cancel()
+	wg.Wait()
+	for i, m := range all {
+		want := big.NewInt(int64(100+i) * 10_000) // cents → USDC units
+		assert.Equal(t, want.String(), f.tokenBalance(devnet.USDCAddress, m.to).String(), "paid once")
+	}
+}
