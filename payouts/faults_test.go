@@ -237,7 +237,6 @@ func (f *fixture) createWithdrawal(cents int64, to common.Address) (domain.Withd
 	return f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawalInput(cents, to), nil)
 }
 
-
 // Two processes on one PostgreSQL, both running their payout managers against one devnet,
 // never send one withdrawal twice.
 func TestTwoProcessesPayOnce(t *testing.T) {
