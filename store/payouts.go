@@ -264,4 +264,3 @@ func (t *Tx) CountPendingWithdrawals(chainID int64) (int64, error) {
 	err := t.db.Model(&withdrawalRow{}).Where("status = ? AND chain_id = ?", domain.WithdrawalPending, chainID).Count(&n).Error
 	return n, translate(err)
 }
-
