@@ -2,10 +2,7 @@ package payouts_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"math/big"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,20 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/app"
-	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/onchaintest"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/payouts"
-	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
-
-const testXPub = "xpub6EF8jXqFeFEW5bwMU7RpQtHkzE4KJxcqJtvkCjJumzW8CPpacXkb92ek4WzLQXjL93HycJwTPUAcuNxCqFPKKU5m5Z2Vq4nCyh5CyPeBFFr"
 
 // fixture is a real app on a real database, paying out on a real devnet (manual blocks).
 type fixture struct {
@@ -66,13 +60,8 @@ func newFixture(t testing.TB, o opts) *fixture {
 	if o.dn != nil {
 		cc.Devnet, cc.RPCURLs = "off", map[int64][]string{devnet.ChainID: {o.dn.URL()}}
 	}
-	cfg := config.Config{DatabaseURL: o.dbURL, PublicBaseURL: "https://pay.example.test", Networks: chains.All, XPub: testXPub,
-		QuoteTTL: 15 * time.Minute, PaymentTTL: time.Hour, MerchantFeeBps: 100, IdempotencyTTL: time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}, ResponseShape: settlement.Schema, ExpiryInterval: time.Second, Chains: cc}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("PAYOUTS_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	cfg := onchaintest.Config(o.dbURL, cc, time.Hour, 15*time.Minute)
+	log := onchaintest.Logger("PAYOUTS_TEST_LOG")
 	a, err := app.Open(ctx, cfg, log)
 	require.NoError(t, err)
 	t.Cleanup(a.Close)

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,20 +17,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/app"
-	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/onchaintest"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/payments"
-	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/watcher"
 )
-
-// testXPub is the xpub the other suites use: deposit addresses only, no private half here.
-const testXPub = "xpub6EF8jXqFeFEW5bwMU7RpQtHkzE4KJxcqJtvkCjJumzW8CPpacXkb92ek4WzLQXjL93HycJwTPUAcuNxCqFPKKU5m5Z2Vq4nCyh5CyPeBFFr"
 
 // fixture is a real app on a real database, watching a real devnet (manual blocks).
 type fixture struct {
@@ -72,13 +65,8 @@ func newFixture(t testing.TB, backend string, o fixtureOpts) *fixture {
 	if o.rpcURL != "" {
 		cc.Devnet, cc.RPCURLs = "off", map[int64][]string{devnet.ChainID: {o.rpcURL}}
 	}
-	cfg := config.Config{DatabaseURL: o.dbURL, PublicBaseURL: "https://pay.example.test", Networks: chains.All, XPub: testXPub,
-		QuoteTTL: o.quoteTTL, PaymentTTL: o.paymentTTL, MerchantFeeBps: 100, IdempotencyTTL: time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}, ResponseShape: settlement.Schema, ExpiryInterval: time.Second, Chains: cc}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("WATCHER_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	cfg := onchaintest.Config(o.dbURL, cc, o.paymentTTL, o.quoteTTL)
+	log := onchaintest.Logger("WATCHER_TEST_LOG")
 	a, err := app.Open(ctx, cfg, log)
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
