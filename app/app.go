@@ -172,7 +172,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
-		Payouts: a.PayoutStatus})
+		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

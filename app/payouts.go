@@ -23,12 +23,23 @@ func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if configured == nil && a.Clients[devnet.ChainID] != nil {
+	if configured != nil && c.Passive {
+		// A process that signs nothing (an api role, an operator command) reads the key only
+		// for its address — the backend wallet of new withdrawal configurations — and drops it.
+		// PAYMENTS_BACKEND_WALLET spares it even that.
+		configured = hotwallet.AddressOnly(configured)
+	}
+	_, devnetByURL := c.RPCURLs[devnet.ChainID]
+	devnetWatched := a.Clients[devnet.ChainID] != nil || (c.Passive && (c.DevnetOn() || devnetByURL))
+	if configured == nil && devnetWatched {
 		k, err := devnet.AccountKey(devnet.HotWalletAccount)
 		if err != nil {
 			return nil, nil, err
 		}
 		dev = hotwallet.FromKey(k)
+		if c.Passive {
+			return nil, dev, nil // for its address only: a passive process signs nothing
+		}
 		a.Log.Warn(fmt.Sprintf("DEVELOPMENT HOT WALLET: devnet payouts are signed by account %d of the public test mnemonic (%s); "+
 			"it is never used on any other chain. Set PAYMENTS_HOT_WALLET_KEY for real payouts.", devnet.HotWalletAccount, dev))
 	}

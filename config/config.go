@@ -3,6 +3,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type Config struct {
 	BodyReadTimeout time.Duration // a request body not received in this time is answered 408
 	MaxBodyBytes    string        // Echo body-limit syntax, e.g. "1M"
 	LogFormat       string        // text | json
+	Role            Role          // what a serve process runs
 	Chains          Chains
 }
 
@@ -73,3 +75,27 @@ type Pricing struct {
 func (c Config) IsEmbedded() bool {
 	return !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://")
 }
+
+// Role is what a serve process runs (--role, PAYMENTS_ROLE).
+type Role string
+
+// Roles: the API (no background work, no keys, no chain connections), the worker (chain
+// watchers, payouts, expiry; its HTTP listener answers only /healthz, /readyz and /metrics), or
+// both.
+const (
+	RoleAll    Role = "all"
+	RoleAPI    Role = "api"
+	RoleWorker Role = "worker"
+)
+
+// ParseRole validates a --role value.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(strings.ToLower(strings.TrimSpace(s))); r {
+	case RoleAll, RoleAPI, RoleWorker:
+		return r, nil
+	}
+	return "", fmt.Errorf("role must be api, worker or all (got %q)", s)
+}
+
+// Background reports whether the role runs the background work.
+func (r Role) Background() bool { return r != RoleAPI }

@@ -55,11 +55,17 @@ func FromKeystore(path, passwordFile string) (*Wallet, error) {
 	return FromKey(k.PrivateKey), nil
 }
 
+// AddressOnly keeps a wallet's address and forgets its key: Sign fails on the result.
+func AddressOnly(w *Wallet) *Wallet { return &Wallet{addr: w.addr} }
+
 // Address is the wallet's address.
 func (w *Wallet) Address() common.Address { return w.addr }
 
 // Sign signs a dynamic-fee transaction for chainID and returns it with its raw bytes.
 func (w *Wallet) Sign(tx *types.DynamicFeeTx, chainID int64) (*types.Transaction, []byte, error) {
+	if w.key == nil {
+		return nil, nil, fmt.Errorf("%s: this process holds its address only, not its key", w)
+	}
 	tx.ChainID = big.NewInt(chainID)
 	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(tx.ChainID), tx)
 	if err != nil {

@@ -49,6 +49,8 @@ type Deps struct {
 	// Payouts, when set, says per chain whether payouts can be signed (shown by GET /readyz:
 	// a chain without a hot wallet key keeps its withdrawals pending).
 	Payouts func() map[string]string
+	// HealthOnly serves /healthz, /readyz and /metrics and no API (a worker process).
+	HealthOnly bool
 }
 
 // New builds the Echo application.
@@ -97,9 +99,11 @@ func New(d Deps) (*echo.Echo, error) {
 		e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
 	}
 
-	h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-		render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics}
-	gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+	if !d.HealthOnly {
+		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
+			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics}
+		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+	}
 	for _, r := range e.Routes() {
 		routes[r.Path] = true
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/app"
+	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/server"
 )
@@ -22,7 +23,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	networks := fs.String("networks", "", "chains served: mainnet, testnet or all (env PAYMENTS_NETWORKS; default all on the embedded database, mainnet on PostgreSQL)")
 	shape := fs.String("response-shape", "", "wire shape: schema (typed schema) or guide (guide examples) (env PAYMENTS_RESPONSE_SHAPE; default schema)")
 	publicURL := fs.String("public-url", env("PAYMENTS_PUBLIC_URL", ""), "public base URL of paymentUrl (env PAYMENTS_PUBLIC_URL; default http://localhost:<port>)")
+	roleFlag := fs.String("role", env("PAYMENTS_ROLE", string(config.RoleAll)), "api (HTTP API only: no chain connections, no keys), worker (watchers, payouts, expiry; HTTP health and metrics only) or all (env PAYMENTS_ROLE)")
 	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	role, err := config.ParseRole(*roleFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "serve:", err)
 		return errUsage
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -38,6 +45,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ln.Close()
 		return err
 	}
+	cfg.Role = role
+	cfg.Chains.Passive = !role.Background() // an API process neither runs the devnet nor connects to chains
 	log := newLogger(stderr, cfg.LogFormat)
 	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
@@ -63,11 +72,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer admin.Stop(2 * time.Second) // after the main server has drained
 	go a.Keeper.Sweep(ctx, time.Hour, log)
-	go a.Expirer.Run(ctx)
-	a.RunWatchers(ctx)
-	a.RunPayouts(ctx)
+	if role.Background() {
+		go a.Expirer.Run(ctx)
+		a.RunWatchers(ctx)
+		a.RunPayouts(ctx)
+	}
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
-		"response_shape", string(cfg.ResponseShape))
+		"response_shape", string(cfg.ResponseShape), "role", string(role))
 	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
 }
 

@@ -243,3 +243,74 @@ func waitRPC(t *testing.T, url string) {
 	}
 	t.Fatalf("no JSON-RPC at %s", url)
 }
+
+// An API process (`--role api`: no chain connections, no keys) and a worker (`--role worker`:
+// watchers and payouts, health and metrics only) on one PostgreSQL take a payment on chain and
+// pay a withdrawal together.
+func TestAPIAndWorkerRoles(t *testing.T) {
+	bin := paymentsdBinary(t)
+	db := testdb.URL(t, "postgres")
+	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	dev := exec.Command(bin, "devnet", "--addr", devAddr, "--block-time", "250ms")
+	dev.Env = daemonEnv(db)
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
+	rpc := "http://" + devAddr
+	waitRPC(t, rpc)
+	chainEnv := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms"}
+	var created struct {
+		SecretKey string `json:"secretKey"`
+	}
+	out := runCLIEnv(t, bin, db, chainEnv, "merchants", "create", "--name", "Roles", "--withdrawals", "--json")
+	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
+		t.Fatalf("merchants create --json: %v: %s", err, out)
+	}
+	api, worker := newServer(t, bin, db), newServer(t, bin, db)
+	api.env = append(chainEnv, "PAYMENTS_ROLE=api")
+	worker.env = append(chainEnv, "PAYMENTS_ROLE=worker")
+	api.start()
+	worker.start()
+
+	// The worker serves no API.
+	res, err := http.Get(worker.base + "/v1/external/chains")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode/100 == 2 {
+		t.Errorf("a worker answered the API: %d", res.StatusCode)
+	}
+
+	p := apiJSON(t, api.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": 5000, "currency": "USD", "orderId": "roles"}`)["payment"].(map[string]any)
+	id := p["id"].(string)
+	cmd := exec.Command(bin, "devnet", "pay", "--payment", id, "--rpc", rpc)
+	cmd.Env = daemonEnv(db)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("devnet pay: %v\n%s", err, b)
+	}
+	waitStatus := func(path, want string) map[string]any {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			got := apiJSON(t, api.base, created.SecretKey, http.MethodGet, path, "")
+			if got["status"] == want {
+				return got
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s never %s", path, want)
+		return nil
+	}
+	waitStatus("/v1/external/secretkey-auth/payments/"+id, "completed")
+	w := apiJSON(t, api.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/withdrawals",
+		`{"amountInCents": 1000, "chainId": "eip155:1337", "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94"}`)
+	got := waitStatus("/v1/external/secretkey-auth/withdrawals/"+w["id"].(string), "completed")
+	if r, _ := got["receipt"].(map[string]any); r == nil || r["processedBy"] != "cron" {
+		t.Errorf("completed withdrawal without its receipt: %v", got)
+	}
+	if logs := logTail(api.logPath); strings.Contains(logs, "devnet started") || strings.Contains(logs, "DEVELOPMENT HOT WALLET") {
+		t.Errorf("the API process ran the devnet or loaded a hot wallet:\n%s", logs)
+	}
+}
