@@ -190,14 +190,23 @@ func (m *Manager) followOne(ctx context.Context, o store.OutgoingTx, head int64,
 		break
 	}
 	if rc == nil {
-		if o.Status == store.OutgoingMined {
-			// The receipt is gone: a reorg took the block. Back to signed; the bytes go out again.
+		switch o.Status {
+		case store.OutgoingConflict:
+			return nil // an operator looks; a receipt of one of its attempts would still settle it
+		case store.OutgoingMined:
+			// The receipt is gone: a reorg took the block. Back to signed; the mined attempt's
+			// stored bytes go out again (not a bump: they were good enough to be mined).
 			m.Log.Warn("payout receipt dropped by a reorg: sending the stored transaction again", "chain", chains.CAIP2(m.Info.ID),
 				"nonce", o.Nonce, "tx", *o.MinedHash)
 			if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
 				return tx.SetOutgoing(o.ID, store.OutgoingSigned, nil, nil, nil, nil, now)
 			}); err != nil {
 				return err
+			}
+			for _, a := range o.Attempts {
+				if strings.EqualFold(a.Hash, *o.MinedHash) {
+					return m.broadcast(ctx, o, a)
+				}
 			}
 		}
 		return m.resendOrBump(ctx, o)
@@ -291,10 +300,20 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAtt
 func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
 	now := m.Now()
 	last := o.Attempts[len(o.Attempts)-1]
-	if now.Sub(last.CreatedAt) >= m.Config.BumpAfter {
-		return m.bump(ctx, o, last)
+	// Fees are raised only for an attempt a node accepted and that has waited its time, at the
+	// sender's lowest unmined nonce (a later nonce waits for that one, not for its fees).
+	// An attempt no node took (the RPC down, funds short) is sent again as it is: raising fees
+	// for it would only ratchet them up while nothing is competing.
+	if last.BroadcastAt != nil && last.LastError == nil && now.Sub(*last.BroadcastAt) >= m.Config.BumpAfter {
+		mined, err := m.Chain.NonceAt(ctx, m.Wallet.Address(), nil)
+		if err != nil {
+			return err
+		}
+		if int64(mined) == o.Nonce {
+			return m.bump(ctx, o, last)
+		}
 	}
-	if last.BroadcastAt == nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
+	if last.BroadcastAt == nil || last.LastError != nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
 		return m.broadcast(ctx, o, last)
 	}
 	return nil
@@ -345,15 +364,21 @@ func (m *Manager) broadcast(ctx context.Context, o store.OutgoingTx, a store.TxA
 	case sendErr == nil:
 		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkBroadcast(a.ID, now, "") })
 	case errors.Is(sendErr, chain.ErrNonceTooLow):
-		// Mined already? The next round's receipt check says; none for any attempt after the
-		// nonce is used means a stranger's transaction took it.
+		// Mined already? Only a definite "no receipt" for every attempt counts as a stranger's
+		// transaction having taken the nonce; any doubt (a timeout, a lagging replica) waits for
+		// the next round.
 		for _, at := range o.Attempts {
-			if _, err := m.Chain.TransactionReceipt(ctx, common.HexToHash(at.Hash)); err == nil {
-				return nil
+			_, err := m.Chain.TransactionReceipt(ctx, common.HexToHash(at.Hash))
+			if err == nil {
+				return nil // ours: the next round settles it
+			}
+			if !errors.Is(err, chain.ErrNotFound) {
+				return err
 			}
 		}
-		msg := fmt.Sprintf("nonce %d of %s was used by a transaction that is none of this payout's attempts; not re-signed automatically",
-			o.Nonce, o.Sender)
+		msg := fmt.Sprintf("nonce %d of %s is used on chain, and the node has no receipt for any of this payout's %d attempts: "+
+			"another transaction may have taken the nonce. Check the chain before paying by hand; a receipt of one of the "+
+			"attempts, if it appears, still completes the withdrawal. Nothing is re-signed automatically.", o.Nonce, o.Sender, len(o.Attempts))
 		m.Log.Error("PAYOUT NONCE CONFLICT: an operator must look", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "withdrawal", o.WithdrawalID)
 		return m.Store.InTx(ctx, func(tx *store.Tx) error {
 			if err := tx.MarkBroadcast(a.ID, now, sendErr.Error()); err != nil {
@@ -370,17 +395,24 @@ func (m *Manager) broadcast(ctx context.Context, o store.OutgoingTx, a store.TxA
 
 // sendPending signs and sends pending withdrawals the hot wallet can fund, oldest first.
 func (m *Manager) sendPending(ctx context.Context, res *RoundResult) error {
-	ids, err := m.Store.Read(ctx).PendingWithdrawals(m.Info.ID, m.Config.Batch)
+	// Every pending withdrawal is looked at (ids only, up to a bound), so the ones that wait —
+	// a token the wallet lacks, a recipient a token refuses — never hold up the others.
+	ids, err := m.Store.Read(ctx).PendingWithdrawals(m.Info.ID, 1000)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	var errs []error
 	for _, id := range ids {
+		if res.Signed >= m.Config.Batch {
+			break
+		}
 		signed, reason, err := m.sendOne(ctx, id)
 		switch {
 		case err != nil:
 			m.Log.Error("sign a payout", "withdrawal", id, "err", err)
 			errs = append(errs, err)
+			res.Waiting++
+			res.Blocked = err.Error()
 		case signed:
 			res.Signed++
 		default:
@@ -492,7 +524,15 @@ func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate 
 		RateUSD: rate.String(), CreatedAt: m.Now()}
 	recipient := common.HexToAddress(w.RecipientAddress)
 	if w.Token.AssetType == domain.Native {
-		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", 21_000
+		// 21,000 to a plain account; a contract wallet (a Safe, an ERC-4337 account) needs more.
+		gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &recipient, Value: amount.BigInt()})
+		if err != nil {
+			return o, fmt.Errorf("estimate the payout's gas: %w", err)
+		}
+		if gas > 21_000 {
+			gas = gas * 5 / 4
+		}
+		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", int64(max(gas, 21_000))
 		return o, nil
 	}
 	token := common.HexToAddress(w.Token.ContractAddress)
@@ -538,11 +578,19 @@ func (m *Manager) gasShort(ctx context.Context, o store.OutgoingTx) (string, err
 	if err != nil {
 		return "", err
 	}
+	// What the signed, not yet mined transactions will take: their value and their gas at their
+	// newest fee cap.
+	open, err := m.Store.Read(ctx).OpenOutgoingTxs(m.Info.ID, addr.Hex())
+	if err != nil {
+		return "", err
+	}
 	pending := decimal.Zero
-	if native := m.nativeToken(); native != nil {
-		if pending, err = m.Store.Read(ctx).UnminedOutflow(m.Info.ID, addr.Hex(), native.ID); err != nil {
-			return "", err
+	for _, x := range open {
+		if x.Status != store.OutgoingSigned || len(x.Attempts) == 0 {
+			continue
 		}
+		cap := x.Attempts[len(x.Attempts)-1].FeeCap
+		pending = pending.Add(x.TxValue).Add(cap.Mul(decimal.NewFromInt(x.GasLimit)))
 	}
 	_, feeCap, err := m.fees(ctx)
 	if err != nil {

@@ -180,12 +180,12 @@ func (t *Tx) SetOutgoing(id uuid.UUID, status OutgoingStatus, minedHash *string,
 		"error": failure, "updated_at": now.UTC()}).Error)
 }
 
-// OpenOutgoingTxs lists a sender's logical transactions on a chain still in flight (signed or
-// mined), by nonce, with their attempts.
+// OpenOutgoingTxs lists a sender's logical transactions on a chain still in flight (signed,
+// mined, or in conflict — a receipt may still appear), by nonce, with their attempts.
 func (t *Tx) OpenOutgoingTxs(chainID int64, sender string) ([]OutgoingTx, error) {
 	var rows []outgoingTxRow
 	if err := t.db.Where("chain_id = ? AND sender = ? AND status IN ?", chainID, strings.ToLower(sender),
-		[]OutgoingStatus{OutgoingSigned, OutgoingMined}).Order("nonce").Find(&rows).Error; err != nil {
+		[]OutgoingStatus{OutgoingSigned, OutgoingMined, OutgoingConflict}).Order("nonce").Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	return t.withAttempts(rows)

@@ -35,7 +35,7 @@ CREATE TABLE outgoing_txs (
     updated_at    TIMESTAMPTZ NOT NULL,
     UNIQUE (chain_id, sender, nonce)
 );
-CREATE INDEX outgoing_txs_open_idx ON outgoing_txs (chain_id, nonce) WHERE status IN ('signed', 'mined');
+CREATE INDEX outgoing_txs_open_idx ON outgoing_txs (chain_id, nonce) WHERE status IN ('signed', 'mined', 'conflict');
 
 CREATE TABLE tx_attempts (
     id             UUID PRIMARY KEY,
