@@ -17,6 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/paymentsd/paymentsd/chain"
 )
 
 // The devnet's chain and token constants. The token addresses are
@@ -100,28 +102,19 @@ func (t token) creationCode() ([]byte, error) {
 // the same for standard tokens and Tether-like ones (only the return data
 // differs). It panics if amount is nil, negative or wider than 256 bits.
 func TransferCalldata(to common.Address, amount *big.Int) []byte {
-	data, err := devTokenABI.Pack("transfer", to, amount)
-	if err != nil {
-		panic(fmt.Sprintf("devnet: transfer calldata: %v", err))
+	if amount == nil || amount.Sign() < 0 || amount.BitLen() > 256 {
+		panic(fmt.Sprintf("devnet: transfer calldata: invalid amount %v", amount))
 	}
-	return data
+	return chain.ERC20TransferCalldata(to, amount)
 }
 
 // TokenBalance returns owner's balance of the ERC-20 token at the latest block.
 func TokenBalance(ctx context.Context, c ethereum.ContractCaller, token, owner common.Address) (*big.Int, error) {
-	data, err := devTokenABI.Pack("balanceOf", owner)
+	b, err := chain.ERC20Balance(ctx, c, token, owner)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("devnet: %w", err)
 	}
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("devnet: balanceOf(%s) on %s: %w", owner.Hex(), token.Hex(), err)
-	}
-	vals, err := devTokenABI.Unpack("balanceOf", out)
-	if err != nil {
-		return nil, fmt.Errorf("devnet: balanceOf(%s) on %s: %w", owner.Hex(), token.Hex(), err)
-	}
-	return vals[0].(*big.Int), nil
+	return b, nil
 }
 
 // txBackend is what sending a transaction needs; *ethclient.Client and the

@@ -68,3 +68,13 @@ func (c Catalog) ChainTokens(chainID int64) []Token {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
+
+// NativeToken is a chain's native token.
+func (c Catalog) NativeToken(chainID int64) (Token, bool) {
+	for _, t := range c.Tokens {
+		if t.Chain.ID == chainID && t.AssetType == Native {
+			return t, true
+		}
+	}
+	return Token{}, false
+}

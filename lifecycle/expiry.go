@@ -64,12 +64,7 @@ type SweepResult struct {
 func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := e.Core.Now()
-	var held bool
-	err := e.Core.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		held, err = tx.TryLease(expiryLease, e.Holder, now, 3*e.Interval+10*time.Second)
-		return err
-	})
+	held, err := e.Core.Store.TakeLease(ctx, expiryLease, e.Holder, now, 3*e.Interval+10*time.Second)
 	if err != nil {
 		return res, err
 	}

@@ -342,10 +342,8 @@ func (o *OnChain) nativePrice(ctx context.Context, p domain.Payment, chainID int
 			return q.RateUSDAsset, nil
 		}
 	}
-	for _, t := range o.Payments.Catalog.Tokens {
-		if t.Chain.ID == chainID && t.AssetType == domain.Native {
-			return o.Payments.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID})
-		}
+	if t, ok := o.Payments.Catalog.NativeToken(chainID); ok {
+		return o.Payments.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID})
 	}
 	return decimal.Decimal{}, fmt.Errorf("no native token for %s in the catalogue", chains.CAIP2(chainID))
 }

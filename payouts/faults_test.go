@@ -150,10 +150,7 @@ func TestReorgDropsPayoutReceipt(t *testing.T) {
 // funded, it goes out.
 func TestInsufficientHotWalletThenFunded(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
-		k, err := crypto.GenerateKey()
-		require.NoError(t, err)
-		hot := crypto.PubkeyToAddress(k.PublicKey)
-		f := newFixture(t, opts{backend: backend, hotKey: common.Bytes2Hex(crypto.FromECDSA(k))})
+		f, hot := newFixtureWithHotWallet(t, backend)
 		assert.Equal(t, hot, f.m.Wallet.Address())
 		f.fund(10_000)
 		w, to := f.withdraw(2500)
@@ -165,18 +162,14 @@ func TestInsufficientHotWalletThenFunded(t *testing.T) {
 		assert.Contains(t, f.a.PayoutStatus()["eip155:1337"], hot.Hex())
 
 		// The token, but no gas money yet: still waiting, now for the native token.
-		payer, err := devnet.AccountKey(0)
-		require.NoError(t, err)
-		_, err = devnet.Pay(f.ctx, f.eth, payer, devnet.USDCAddress, hot, big.NewInt(100_000_000))
-		require.NoError(t, err)
+		f.fundHot(devnet.USDCAddress, big.NewInt(100_000_000))
 		f.mine(1)
 		res = f.round()
 		assert.Equal(t, 1, res.Waiting)
 		assert.Contains(t, res.Blocked, "holds 0 wei")
 		assert.Equal(t, domain.WithdrawalPending, f.withdrawal(w.ID).Status)
 
-		_, err = devnet.Pay(f.ctx, f.eth, payer, "", hot, new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
-		require.NoError(t, err)
+		f.fundHot("", new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 		f.mine(1)
 		f.settleAll(w.ID)
 		assert.Equal(t, domain.WithdrawalCompleted, f.withdrawal(w.ID).Status)

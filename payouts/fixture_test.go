@@ -187,3 +187,21 @@ func withdrawalInput(cents int64, to common.Address) withdrawals.CreateInput {
 }
 
 func decimalOf(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// newFixtureWithHotWallet is a fixture whose hot wallet is a fresh, empty key.
+func newFixtureWithHotWallet(t testing.TB, backend string) (*fixture, common.Address) {
+	t.Helper()
+	k, err := crypto.GenerateKey()
+	require.NoError(t, err)
+	f := newFixture(t, opts{backend: backend, hotKey: common.Bytes2Hex(crypto.FromECDSA(k))})
+	return f, crypto.PubkeyToAddress(k.PublicKey)
+}
+
+// fundHot sends amount of a devnet token ("" for ETH) from test account 0 to the hot wallet.
+func (f *fixture) fundHot(token string, amount *big.Int) {
+	f.t.Helper()
+	payer, err := devnet.AccountKey(0)
+	require.NoError(f.t, err)
+	_, err = devnet.Pay(f.ctx, f.eth, payer, token, f.m.Wallet.Address(), amount)
+	require.NoError(f.t, err)
+}

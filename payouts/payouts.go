@@ -100,9 +100,7 @@ func (m *Manager) leaseName() string { return "payout:" + chains.CAIP2(m.Info.ID
 
 // Run pays until ctx ends; on the way out it gives up the chain's lease.
 func (m *Manager) Run(ctx context.Context) {
-	defer func() {
-		_ = m.Store.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.ReleaseLease(m.leaseName(), m.Holder) })
-	}()
+	defer func() { _ = m.Store.GiveUpLease(context.WithoutCancel(ctx), m.leaseName(), m.Holder) }()
 	for ctx.Err() == nil {
 		res, err := m.Round(ctx)
 		if m.Observe != nil && ctx.Err() == nil {
@@ -122,12 +120,8 @@ func (m *Manager) Run(ctx context.Context) {
 // what is pending.
 func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	var res RoundResult
-	var held bool
-	if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		held, err = tx.TryLease(m.leaseName(), m.Holder, m.Now(), max(3*m.Config.Interval, 15*time.Second))
-		return err
-	}); err != nil {
+	held, err := m.Store.TakeLease(ctx, m.leaseName(), m.Holder, m.Now(), max(3*m.Config.Interval, 15*time.Second))
+	if err != nil {
 		return res, err
 	}
 	if !held {
@@ -448,12 +442,12 @@ func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reaso
 	if err != nil {
 		return false, "", err
 	}
-	if short, err := m.gasShort(ctx, o); err != nil || short != "" {
-		return false, short, err
-	}
 	tip, feeCap, err := m.fees(ctx)
 	if err != nil {
 		return false, "", err
+	}
+	if short, err := m.gasShort(ctx, o, feeCap); err != nil || short != "" {
+		return false, short, err
 	}
 	chainNonce, err := m.Chain.NonceAt(ctx, m.Wallet.Address(), nil)
 	if err != nil {
@@ -536,7 +530,7 @@ func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate 
 		return o, nil
 	}
 	token := common.HexToAddress(w.Token.ContractAddress)
-	data := transferCalldata(recipient, amount.BigInt())
+	data := chain.ERC20TransferCalldata(recipient, amount.BigInt())
 	// The token's own estimate, with a margin: a transfer's cost varies with the recipient's
 	// storage (first receipt costs more).
 	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &token, Data: data})
@@ -554,7 +548,7 @@ func (m *Manager) tokenShort(ctx context.Context, tok domain.Token, amount decim
 		return "", nil
 	}
 	addr := m.Wallet.Address()
-	bal, err := tokenBalance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
+	bal, err := chain.ERC20Balance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
 	if err != nil {
 		return "", err
 	}
@@ -570,9 +564,9 @@ func (m *Manager) tokenShort(ctx context.Context, tok domain.Token, amount decim
 	return "", nil
 }
 
-// gasShort says why the hot wallet cannot pay a payout's native value and gas now ("" when it
-// can), counting what signed native payouts not yet mined will take.
-func (m *Manager) gasShort(ctx context.Context, o store.OutgoingTx) (string, error) {
+// gasShort says why the hot wallet cannot pay a payout's native value and gas at feeCap now
+// ("" when it can), counting what signed transactions not yet mined will take.
+func (m *Manager) gasShort(ctx context.Context, o store.OutgoingTx, feeCap *big.Int) (string, error) {
 	addr := m.Wallet.Address()
 	eth, err := m.Chain.BalanceAt(ctx, addr, nil)
 	if err != nil {
@@ -591,10 +585,6 @@ func (m *Manager) gasShort(ctx context.Context, o store.OutgoingTx) (string, err
 		}
 		cap := x.Attempts[len(x.Attempts)-1].FeeCap
 		pending = pending.Add(x.TxValue).Add(cap.Mul(decimal.NewFromInt(x.GasLimit)))
-	}
-	_, feeCap, err := m.fees(ctx)
-	if err != nil {
-		return "", err
 	}
 	need := decimal.NewFromBigInt(new(big.Int).Mul(feeCap, big.NewInt(o.GasLimit)), 0).Add(o.TxValue).Add(pending)
 	have := decimal.NewFromBigInt(eth, 0)
@@ -634,45 +624,10 @@ func (m *Manager) sign(o store.OutgoingTx, tip, feeCap *big.Int) (store.TxAttemp
 		CreatedAt: m.Now()}, nil
 }
 
-func (m *Manager) nativeToken() *domain.Token {
-	for _, t := range m.Catalog.ChainTokens(m.Info.ID) {
-		if t.AssetType == domain.Native {
-			return &t
-		}
-	}
-	return nil
-}
-
 func (m *Manager) nativePrice(ctx context.Context) (decimal.Decimal, error) {
-	t := m.nativeToken()
-	if t == nil {
+	t, ok := m.Catalog.NativeToken(m.Info.ID)
+	if !ok {
 		return decimal.Zero, fmt.Errorf("no native token for %s", chains.CAIP2(m.Info.ID))
 	}
 	return m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID})
-}
-
-// transferSelector is the first four bytes of keccak256("transfer(address,uint256)").
-var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
-
-// balanceOfSelector is the first four bytes of keccak256("balanceOf(address)").
-var balanceOfSelector = []byte{0x70, 0xa0, 0x82, 0x31}
-
-// transferCalldata encodes transfer(to, amount). The call's return value is never read: a
-// token like USDT returns nothing, and the receipt's status is what decides.
-func transferCalldata(to common.Address, amount *big.Int) []byte {
-	out := append([]byte{}, transferSelector...)
-	out = append(out, common.LeftPadBytes(to.Bytes(), 32)...)
-	return append(out, common.LeftPadBytes(amount.Bytes(), 32)...)
-}
-
-func tokenBalance(ctx context.Context, c Chain, token, owner common.Address) (*big.Int, error) {
-	data := append(append([]byte{}, balanceOfSelector...), common.LeftPadBytes(owner.Bytes(), 32)...)
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) < 32 {
-		return nil, fmt.Errorf("balanceOf on %s answered %d bytes", token.Hex(), len(out))
-	}
-	return new(big.Int).SetBytes(out[:32]), nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -61,18 +60,11 @@ func (c *fixedFees) HeaderBaseFee(ctx context.Context) (*big.Int, error) { retur
 // transfer, two are signed (both withdrawals processing, two nonces taken); the node refuses
 // the second.
 func TestGasReservedForSignedPayouts(t *testing.T) {
-	k, err := crypto.GenerateKey()
-	require.NoError(t, err)
-	hot := crypto.PubkeyToAddress(k.PublicKey)
-	f := newFixture(t, opts{backend: "sqlite", hotKey: common.Bytes2Hex(crypto.FromECDSA(k))})
+	f, _ := newFixtureWithHotWallet(t, "sqlite")
 	f.m.Chain = &fixedFees{Chain: f.m.Chain}
-	payer, err := devnet.AccountKey(0)
-	require.NoError(t, err)
-	_, err = devnet.Pay(f.ctx, f.eth, payer, devnet.USDCAddress, hot, big.NewInt(100_000_000))
-	require.NoError(t, err)
+	f.fundHot(devnet.USDCAddress, big.NewInt(100_000_000))
 	// fee cap 5 gwei × ~80k gas ≈ 0.0004 ETH per transfer: 0.0005 ETH is enough for one.
-	_, err = devnet.Pay(f.ctx, f.eth, payer, "", hot, big.NewInt(1_200_000_000_000_000))
-	require.NoError(t, err)
+	f.fundHot("", big.NewInt(1_200_000_000_000_000))
 	f.mine(1)
 	f.fund(10_000)
 	w1, _ := f.withdraw(1000)
@@ -97,14 +89,8 @@ func deref(s *string) string {
 // Found in review (fixed): 50 unfundable withdrawals (the hot wallet has no USDC) at the head of the queue stop an
 // ETH withdrawal the wallet can pay, on the same chain, forever.
 func TestUnfundableWithdrawalsDoNotBlockOthers(t *testing.T) {
-	k, err := crypto.GenerateKey()
-	require.NoError(t, err)
-	hot := crypto.PubkeyToAddress(k.PublicKey)
-	f := newFixture(t, opts{backend: "sqlite", hotKey: common.Bytes2Hex(crypto.FromECDSA(k))})
-	payer, err := devnet.AccountKey(0)
-	require.NoError(t, err)
-	_, err = devnet.Pay(f.ctx, f.eth, payer, "", hot, new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
-	require.NoError(t, err)
+	f, _ := newFixtureWithHotWallet(t, "sqlite")
+	f.fundHot("", new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 	f.mine(1)
 	f.fund(10_000)
 	for range 50 {
@@ -182,17 +168,10 @@ func TestNoFalseConflictOnTransientReceiptError(t *testing.T) {
 // could never go out. Now the second waits (pending, the reason said) until the wallet is
 // funded, and then both are paid.
 func TestGasShortThenFundedNotStuck(t *testing.T) {
-	k, err := crypto.GenerateKey()
-	require.NoError(t, err)
-	hot := crypto.PubkeyToAddress(k.PublicKey)
-	f := newFixture(t, opts{backend: "sqlite", hotKey: common.Bytes2Hex(crypto.FromECDSA(k))})
+	f, _ := newFixtureWithHotWallet(t, "sqlite")
 	f.m.Chain = &fixedFees{Chain: f.m.Chain}
-	payer, err := devnet.AccountKey(0)
-	require.NoError(t, err)
-	_, err = devnet.Pay(f.ctx, f.eth, payer, devnet.USDCAddress, hot, big.NewInt(100_000_000))
-	require.NoError(t, err)
-	_, err = devnet.Pay(f.ctx, f.eth, payer, "", hot, big.NewInt(1_200_000_000_000_000))
-	require.NoError(t, err)
+	f.fundHot(devnet.USDCAddress, big.NewInt(100_000_000))
+	f.fundHot("", big.NewInt(1_200_000_000_000_000))
 	f.mine(1)
 	f.fund(10_000)
 	w1, _ := f.withdraw(1000)
@@ -202,8 +181,7 @@ func TestGasShortThenFundedNotStuck(t *testing.T) {
 	assert.Equal(t, 1, res.Waiting)
 	assert.Contains(t, res.Blocked, "wei of the native token")
 	assert.Equal(t, domain.WithdrawalPending, f.withdrawal(w2.ID).Status)
-	_, err = devnet.Pay(f.ctx, f.eth, payer, "", hot, new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
-	require.NoError(t, err)
+	f.fundHot("", new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 	f.settleAll(w1.ID, w2.ID)
 	assert.Equal(t, domain.WithdrawalCompleted, f.withdrawal(w1.ID).Status)
 	assert.Equal(t, domain.WithdrawalCompleted, f.withdrawal(w2.ID).Status)

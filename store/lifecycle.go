@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -207,4 +208,20 @@ func receivedAmount(r *domain.Received, confirmed bool) decimal.NullDecimal {
 		return decimal.NewNullDecimal(r.Confirmed)
 	}
 	return decimal.NewNullDecimal(r.Amount)
+}
+
+// TakeLease takes or renews the named lease for holder in a transaction of its own (TryLease).
+func (s *Store) TakeLease(ctx context.Context, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	var held bool
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		held, err = tx.TryLease(name, holder, now, ttl)
+		return err
+	})
+	return held, err
+}
+
+// GiveUpLease releases holder's lease in a transaction of its own (ReleaseLease).
+func (s *Store) GiveUpLease(ctx context.Context, name, holder string) error {
+	return s.InTx(ctx, func(tx *Tx) error { return tx.ReleaseLease(name, holder) })
 }

@@ -142,7 +142,7 @@ func (w *Watcher) Rewind(ctx context.Context, n uint64) error {
 
 // Release gives up this process's lease on the chain.
 func (w *Watcher) Release(ctx context.Context) {
-	if err := w.Store.InTx(ctx, func(tx *store.Tx) error { return tx.ReleaseLease(w.leaseName(), w.Holder) }); err != nil {
+	if err := w.Store.GiveUpLease(ctx, w.leaseName(), w.Holder); err != nil {
 		w.Log.Warn("release the watch lease", "err", err)
 	}
 }
@@ -150,13 +150,8 @@ func (w *Watcher) Release(ctx context.Context) {
 // Round takes the lease, scans the next range (or walks back a reorg), and settles.
 func (w *Watcher) Round(ctx context.Context) (RoundResult, error) {
 	res := RoundResult{From: 1, To: 0}
-	now := w.Now()
-	var held bool
-	if err := w.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		held, err = tx.TryLease(w.leaseName(), w.Holder, now, max(3*w.Config.Interval, 15*time.Second))
-		return err
-	}); err != nil {
+	held, err := w.Store.TakeLease(ctx, w.leaseName(), w.Holder, w.Now(), max(3*w.Config.Interval, 15*time.Second))
+	if err != nil {
 		return res, err
 	}
 	if !held {

@@ -155,17 +155,7 @@ func apiJSON(t *testing.T, base, key, method, path, body string) map[string]any 
 func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := testdb.URL(t, "postgres")
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	dev := exec.Command(bin, "devnet", "--addr", devAddr, "--block-time", "250ms")
-	dev.Env = daemonEnv(db)
-	var devLog bytes.Buffer
-	dev.Stdout, dev.Stderr = &devLog, &devLog
-	if err := dev.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
-	rpc := "http://" + devAddr
-	waitRPC(t, rpc)
+	rpc := startDevnet(t, bin, db, "250ms")
 
 	var created struct {
 		SecretKey string `json:"secretKey"`
@@ -227,6 +217,22 @@ func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
 	}
 }
 
+// startDevnet runs `paymentsd devnet` on a free port until the test ends and returns its URL
+// once it answers.
+func startDevnet(t *testing.T, bin, db, blockTime string) string {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	dev := exec.Command(bin, "devnet", "--addr", addr, "--block-time", blockTime)
+	dev.Env = daemonEnv(db)
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
+	rpc := "http://" + addr
+	waitRPC(t, rpc)
+	return rpc
+}
+
 // waitRPC waits until a JSON-RPC endpoint answers.
 func waitRPC(t *testing.T, url string) {
 	t.Helper()
@@ -250,15 +256,7 @@ func waitRPC(t *testing.T, url string) {
 func TestAPIAndWorkerRoles(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := testdb.URL(t, "postgres")
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	dev := exec.Command(bin, "devnet", "--addr", devAddr, "--block-time", "250ms")
-	dev.Env = daemonEnv(db)
-	if err := dev.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
-	rpc := "http://" + devAddr
-	waitRPC(t, rpc)
+	rpc := startDevnet(t, bin, db, "250ms")
 	chainEnv := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms"}
 	var created struct {
 		SecretKey string `json:"secretKey"`

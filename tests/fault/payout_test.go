@@ -30,15 +30,7 @@ func TestPayoutSurvivesKill9(t *testing.T) {
 			if backend == "postgres" {
 				db = testdb.URL(t, "postgres")
 			}
-			devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-			dev := exec.Command(bin, "devnet", "--addr", devAddr, "--block-time", "200ms")
-			dev.Env = daemonEnv(db)
-			if err := dev.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
-			rpc := "http://" + devAddr
-			waitRPC(t, rpc)
+			rpc := startDevnet(t, bin, db, "200ms")
 			eth, err := ethclient.Dial(rpc)
 			if err != nil {
 				t.Fatal(err)
