@@ -21,6 +21,7 @@ require (
 	github.com/shopspring/decimal v1.6.0
 	github.com/speakeasy-api/openapi v1.24.0
 	github.com/stretchr/testify v1.12.1
+	github.com/tyler-smith/go-bip39 v1.1.0
 	golang.org/x/sync v0.24.0
 	gopkg.in/yaml.v3 v3.0.1
 	gorm.io/driver/postgres v1.6.3

@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/hotwallet"
 	"github.com/paymentsd/paymentsd/payouts"
+	"github.com/paymentsd/paymentsd/wallet"
 )
 
 // hotWallets loads the configured signing key, and the devnet's development hot wallet
@@ -47,25 +48,32 @@ func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 }
 
 // wirePayouts builds one payout manager per watched, served chain.
-func (a *App) wirePayouts(configured, dev *hotwallet.Wallet) {
+func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Keys) {
 	holder := holderName()
 	for _, w := range a.Watchers {
-		wallet := configured
-		if wallet == nil && w.Info.ID == devnet.ChainID {
-			wallet = dev
+		hot := configured
+		if hot == nil && w.Info.ID == devnet.ChainID {
+			hot = dev
 		}
 		pc := payouts.DefaultConfig()
 		pc.Interval = a.Cfg.Chains.WatchInterval
 		pc.BumpAfter = a.Cfg.Chains.PayoutBump
 		pc.PauseAfterSign = a.Cfg.Chains.PayoutPause
+		pc.SweepMinUSD, pc.SweepEvery = a.Cfg.Chains.SweepMinUSD, a.Cfg.Chains.SweepEvery
 		caip := chains.CAIP2(w.Info.ID)
-		m := &payouts.Manager{Chain: a.Clients[w.Info.ID], Info: w.Info, Wallet: wallet, Store: a.Store, Core: a.Core,
+		m := &payouts.Manager{Chain: a.Clients[w.Info.ID], Info: w.Info, Wallet: hot, Store: a.Store, Core: a.Core,
 			Catalog: a.Catalog, Prices: a.Payments.Prices, Holder: holder, Config: pc, Log: a.Log.With("component", "payouts"), Now: Now,
 			Observe: func(r payouts.RoundResult, err error) {
-				a.Metrics.PayoutRound(caip, wallet != nil, r.Skipped, err != nil, r.Signed, r.Completed, r.Failed, r.Waiting)
+				a.Metrics.PayoutRound(caip, hot != nil, r.Skipped, err != nil, r.Signed, r.Completed, r.Failed, r.Waiting,
+					r.SweepsStarted, r.SweepsConfirmed)
 			}}
-		if wallet == nil {
+		if hot == nil {
 			a.Log.Warn("no hot wallet key: withdrawals on this chain stay pending", "chain", caip)
+		}
+		if deposits != nil {
+			m.Deposits = deposits // a nil *wallet.Keys must not become a non-nil interface
+		} else if hot != nil {
+			a.Log.Warn("no deposit private key: deposit addresses on this chain are not swept", "chain", caip)
 		}
 		a.Payouts = append(a.Payouts, m)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/settlement"
 )
@@ -54,6 +56,13 @@ type Chains struct {
 	HotPassword    string             // PAYMENTS_HOT_WALLET_PASSWORD_FILE: its password
 	PayoutBump     time.Duration      // PAYMENTS_PAYOUT_BUMP_AFTER: a payout not mined this long is re-signed at the same nonce with higher fees
 	PayoutPause    time.Duration      // PAYMENTS_FAULT_PAUSE_AFTER_SIGN: fault tests only
+	// The deposit key's private half, for a worker that sweeps (never the API): an extended
+	// private key (PAYMENTS_DEPOSIT_XPRV) or a BIP-39 mnemonic in a file
+	// (PAYMENTS_DEPOSIT_MNEMONIC_FILE). The embedded development key keeps its own in a file.
+	DepositXPrv     string
+	DepositMnemonic string          // the mnemonic file's path
+	SweepMinUSD     decimal.Decimal // PAYMENTS_SWEEP_MIN_USD: an address's unswept value of a token that triggers a sweep
+	SweepEvery      time.Duration   // PAYMENTS_SWEEP_INTERVAL: how often addresses are looked at (0: on request only)
 	// Passive processes (operator commands) neither run the devnet nor dial the chains; they
 	// serve the same chains a serve process would, by configuration alone.
 	Passive bool

@@ -91,7 +91,7 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 	m.payoutWaiting = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "payout_withdrawals_waiting",
 		Help: "Pending withdrawals left waiting by the last payout round (no key, or the hot wallet short of funds)."}, []string{"chain"})
 	m.payouts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "payouts_total",
-		Help: "Withdrawals moved by the payout manager, by chain and what happened: signed, completed, failed."}, []string{"chain", "event"})
+		Help: "Transactions of the payout manager, by chain and what happened: withdrawals signed, completed, failed; deposit-address sweeps (or their gas top-ups) signed, sweeps confirmed."}, []string{"chain", "event"})
 	// Known label values start at zero, so a dashboard sees the series before the first event.
 	for _, t := range []string{"payment", "deposit"} {
 		m.paymentsCreated.WithLabelValues(t)
@@ -223,7 +223,7 @@ func (m *Metrics) WatchRound(chain, result string, blocks, transfers, reorged, s
 }
 
 // PayoutRound records one payout round of a chain.
-func (m *Metrics) PayoutRound(chain string, wallet, skipped, failed bool, signed, completed, failedOnChain, waiting int) {
+func (m *Metrics) PayoutRound(chain string, wallet, skipped, failed bool, signed, completed, failedOnChain, waiting, sweepsSigned, sweepsConfirmed int) {
 	if m == nil {
 		return
 	}
@@ -239,4 +239,6 @@ func (m *Metrics) PayoutRound(chain string, wallet, skipped, failed bool, signed
 	m.payouts.WithLabelValues(chain, "signed").Add(float64(signed))
 	m.payouts.WithLabelValues(chain, "completed").Add(float64(completed))
 	m.payouts.WithLabelValues(chain, "failed").Add(float64(failedOnChain))
+	m.payouts.WithLabelValues(chain, "sweep_signed").Add(float64(sweepsSigned))
+	m.payouts.WithLabelValues(chain, "sweep_confirmed").Add(float64(sweepsConfirmed))
 }

@@ -3,6 +3,8 @@ package payouts_test
 import (
 	"context"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
+	"github.com/tyler-smith/go-bip39"
 
 	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/config"
@@ -45,6 +48,10 @@ type opts struct {
 	bump    time.Duration
 	shared  bool // another process on the same database: no new merchant
 	backend string
+	// sweep: the deposit key's private half (a mnemonic file on PostgreSQL; the embedded
+	// development key file on SQLite), swept from sweepMin USD at every round.
+	sweep    bool
+	sweepMin string
 }
 
 func newFixture(t testing.TB, o opts) *fixture {
@@ -61,6 +68,13 @@ func newFixture(t testing.TB, o opts) *fixture {
 		cc.Devnet, cc.RPCURLs = "off", map[int64][]string{devnet.ChainID: {o.dn.URL()}}
 	}
 	cfg := onchaintest.Config(o.dbURL, cc, time.Hour, 15*time.Minute)
+	if o.sweep {
+		cfg.XPub = ""
+		if !cfg.IsEmbedded() {
+			cfg.Chains.DepositMnemonic = mnemonicFile(t)
+		}
+		cfg.Chains.SweepMinUSD, cfg.Chains.SweepEvery = decimal.RequireFromString(o.sweepMin), time.Nanosecond
+	}
 	log := onchaintest.Logger("PAYOUTS_TEST_LOG")
 	a, err := app.Open(ctx, cfg, log)
 	require.NoError(t, err)
@@ -187,6 +201,17 @@ func withdrawalInput(cents int64, to common.Address) withdrawals.CreateInput {
 }
 
 func decimalOf(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// mnemonicFile writes a fresh BIP-39 mnemonic to a file (PAYMENTS_DEPOSIT_MNEMONIC_FILE).
+func mnemonicFile(t testing.TB) string {
+	entropy, err := bip39.NewEntropy(128)
+	require.NoError(t, err)
+	words, err := bip39.NewMnemonic(entropy)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "deposit.mnemonic")
+	require.NoError(t, os.WriteFile(path, []byte(words+"\n"), 0o600))
+	return path
+}
 
 // newFixtureWithHotWallet is a fixture whose hot wallet is a fresh, empty key.
 func newFixtureWithHotWallet(t testing.TB, backend string) (*fixture, common.Address) {

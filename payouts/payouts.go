@@ -55,6 +55,10 @@ type Config struct {
 	BumpAfter   time.Duration // an attempt not mined this long gets a successor with higher fees
 	ResendAfter time.Duration // an attempt is broadcast again this often while not mined
 	Batch       int           // withdrawals signed per round
+	// SweepMinUSD is the value of a deposit address's unswept transfers of a token from which it
+	// is swept; SweepEvery is how often addresses are looked at (0: only when an operator asks).
+	SweepMinUSD decimal.Decimal
+	SweepEvery  time.Duration
 	// PauseAfterSign, for fault tests only, waits between the commit of a signed transaction
 	// and its broadcast (logged), so a test can kill the process exactly there.
 	PauseAfterSign time.Duration
@@ -62,25 +66,29 @@ type Config struct {
 
 // DefaultConfig is the production tuning.
 func DefaultConfig() Config {
-	return Config{Interval: time.Second, BumpAfter: 3 * time.Minute, ResendAfter: 30 * time.Second, Batch: 50}
+	return Config{Interval: time.Second, BumpAfter: 3 * time.Minute, ResendAfter: 30 * time.Second, Batch: 50,
+		SweepMinUSD: decimal.NewFromInt(100), SweepEvery: time.Minute}
 }
 
 // Manager pays one chain's withdrawals from the hot wallet.
 type Manager struct {
-	Chain   Chain
-	Info    domain.Chain
-	Wallet  *hotwallet.Wallet // nil: no key for this chain; withdrawals wait (Blocked says why)
-	Store   *store.Store
-	Core    *lifecycle.Core
-	Catalog domain.Catalog
-	Prices  pricing.Source
-	Holder  string
-	Config  Config
-	Log     *slog.Logger
-	Now     func() time.Time
-	Observe func(RoundResult, error)
+	Chain  Chain
+	Info   domain.Chain
+	Wallet *hotwallet.Wallet // nil: no key for this chain; withdrawals wait (Blocked says why)
+	// Deposits signs sweeps of deposit addresses; nil: this process does not sweep.
+	Deposits DepositKeys
+	Store    *store.Store
+	Core     *lifecycle.Core
+	Catalog  domain.Catalog
+	Prices   pricing.Source
+	Holder   string
+	Config   Config
+	Log      *slog.Logger
+	Now      func() time.Time
+	Observe  func(RoundResult, error)
 
 	lastBlockedLog time.Time
+	lastSweep      time.Time
 }
 
 // RoundResult says what one round did.
@@ -91,6 +99,9 @@ type RoundResult struct {
 	Failed    int    // withdrawals failed on chain
 	Waiting   int    // pending withdrawals left waiting (no key, or the hot wallet short)
 	Blocked   string // why they wait, when they do
+
+	SweepsStarted   int // sweeps (or their gas top-ups) signed
+	SweepsConfirmed int // sweeps done
 }
 
 // ErrNoHotWallet is why withdrawals wait on a chain without a signing key.
@@ -144,12 +155,20 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	if err := m.sendPending(ctx, &res); err != nil {
 		errs = append(errs, err)
 	}
+	if m.Deposits == nil {
+		if err := m.refuseSweepRequests(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	} else if err := m.sweepRound(ctx, &res); err != nil {
+		errs = append(errs, err)
+	}
 	return res, errors.Join(errs...)
 }
 
-// follow moves every transaction in flight: receipts, confirmations, reorgs, resends, bumps.
+// follow moves every transaction in flight — payouts, sweeps, gas top-ups: receipts,
+// confirmations, reorgs, resends, bumps.
 func (m *Manager) follow(ctx context.Context, res *RoundResult) error {
-	open, err := m.Store.Read(ctx).OpenOutgoingTxs(m.Info.ID, m.Wallet.Address().Hex())
+	open, err := m.Store.Read(ctx).OpenOutgoingTxs(m.Info.ID, "")
 	if err != nil || len(open) == 0 {
 		return err
 	}
@@ -298,8 +317,10 @@ func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
 	// sender's lowest unmined nonce (a later nonce waits for that one, not for its fees).
 	// An attempt no node took (the RPC down, funds short) is sent again as it is: raising fees
 	// for it would only ratchet them up while nothing is competing.
-	if last.BroadcastAt != nil && last.LastError == nil && now.Sub(*last.BroadcastAt) >= m.Config.BumpAfter {
-		mined, err := m.Chain.NonceAt(ctx, m.Wallet.Address(), nil)
+	// A native sweep sends the balance less its gas at its fee cap: a higher cap would not fit.
+	nativeSweep := o.Kind == "sweep" && o.TxData == ""
+	if !nativeSweep && last.BroadcastAt != nil && last.LastError == nil && now.Sub(*last.BroadcastAt) >= m.Config.BumpAfter {
+		mined, err := m.Chain.NonceAt(ctx, common.HexToAddress(o.Sender), nil)
 		if err != nil {
 			return err
 		}
@@ -449,25 +470,8 @@ func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reaso
 	if short, err := m.gasShort(ctx, o, feeCap); err != nil || short != "" {
 		return false, short, err
 	}
-	chainNonce, err := m.Chain.NonceAt(ctx, m.Wallet.Address(), nil)
-	if err != nil {
-		return false, "", err
-	}
-	var first store.TxAttempt
-	err = m.Store.InTx(ctx, func(tx *store.Tx) error {
-		n, err := tx.TakeNonce(m.Info.ID, m.Wallet.Address().Hex(), int64(chainNonce))
-		if err != nil {
-			return err
-		}
-		o.Nonce = n
-		if first, err = m.sign(o, tip, feeCap); err != nil {
-			return err
-		}
-		o.Attempts = []store.TxAttempt{first}
-		if err := tx.InsertOutgoingTx(o); err != nil {
-			return err
-		}
-		_, err = m.Core.UpdateWithdrawalTx(tx, w.ID, func(w *domain.Withdrawal) error {
+	first, err := m.signNew(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
+		_, err := m.Core.UpdateWithdrawalTx(tx, w.ID, func(w *domain.Withdrawal) error {
 			return w.TransitionTo(domain.WithdrawalProcessing)
 		})
 		return err
@@ -607,14 +611,45 @@ func (m *Manager) fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
 	return tip, new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip), nil
 }
 
-// sign makes an attempt of a logical transaction with the given fees.
+// signNew takes the sender's next nonce, signs the logical transaction's first attempt and
+// stores both with what along (the withdrawal's or the sweep's own change) in one database
+// transaction. Only then may the caller broadcast it.
+func (m *Manager) signNew(ctx context.Context, o *store.OutgoingTx, tip, feeCap *big.Int, along func(tx *store.Tx) error) (store.TxAttempt, error) {
+	chainNonce, err := m.Chain.NonceAt(ctx, common.HexToAddress(o.Sender), nil)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	var first store.TxAttempt
+	err = m.Store.InTx(ctx, func(tx *store.Tx) error {
+		n, err := tx.TakeNonce(m.Info.ID, o.Sender, int64(chainNonce))
+		if err != nil {
+			return err
+		}
+		o.Nonce = n
+		if first, err = m.sign(*o, tip, feeCap); err != nil {
+			return err
+		}
+		o.Attempts = []store.TxAttempt{first}
+		if err := tx.InsertOutgoingTx(*o); err != nil {
+			return err
+		}
+		return along(tx)
+	})
+	return first, err
+}
+
+// sign makes an attempt of a logical transaction with the given fees, by its sender's key.
 func (m *Manager) sign(o store.OutgoingTx, tip, feeCap *big.Int) (store.TxAttempt, error) {
 	to := common.HexToAddress(o.TxTo)
 	data, err := hex.DecodeString(o.TxData)
 	if err != nil {
 		return store.TxAttempt{}, err
 	}
-	signed, raw, err := m.Wallet.Sign(&types.DynamicFeeTx{Nonce: uint64(o.Nonce), GasTipCap: tip, GasFeeCap: feeCap,
+	signer, err := m.signerOf(o)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	signed, raw, err := signer.Sign(&types.DynamicFeeTx{Nonce: uint64(o.Nonce), GasTipCap: tip, GasFeeCap: feeCap,
 		Gas: uint64(o.GasLimit), To: &to, Value: o.TxValue.BigInt(), Data: data}, m.Info.ID)
 	if err != nil {
 		return store.TxAttempt{}, err

@@ -36,6 +36,7 @@ type OutgoingTx struct {
 	Sender         string
 	Nonce          int64
 	Kind           string // payout | sweep | gas_topup | nonce_fill
+	KeyIndex       *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
 	WithdrawalID   *uuid.UUID
 	TokenID        string
 	Recipient      string
@@ -82,6 +83,7 @@ type outgoingTxRow struct {
 	Sender         string
 	Nonce          int64
 	Kind           string
+	KeyIndex       *int64
 	WithdrawalID   *uuid.UUID
 	TokenID        string
 	Recipient      string
@@ -143,7 +145,7 @@ func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64) (int64, erro
 // InsertOutgoingTx stores a logical transaction and its first attempt.
 func (t *Tx) InsertOutgoingTx(o OutgoingTx) error {
 	row := outgoingTxRow{ID: o.ID, ChainID: o.ChainID, Sender: strings.ToLower(o.Sender), Nonce: o.Nonce, Kind: o.Kind,
-		WithdrawalID: o.WithdrawalID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
+		KeyIndex: o.KeyIndex, WithdrawalID: o.WithdrawalID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
 		RateUSD: o.RateUSD, TxTo: strings.ToLower(o.TxTo), TxValue: o.TxValue, TxData: o.TxData, GasLimit: o.GasLimit,
 		Status: OutgoingSigned, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt}
 	if err := t.db.Create(&row).Error; err != nil {
@@ -180,12 +182,25 @@ func (t *Tx) SetOutgoing(id uuid.UUID, status OutgoingStatus, minedHash *string,
 		"error": failure, "updated_at": now.UTC()}).Error)
 }
 
-// OpenOutgoingTxs lists a sender's logical transactions on a chain still in flight (signed,
-// mined, or in conflict — a receipt may still appear), by nonce, with their attempts.
+// OpenOutgoingTxs lists a chain's logical transactions still in flight (signed, mined, or in
+// conflict — a receipt may still appear), of one sender ("" for every sender: the hot wallet and
+// the deposit addresses being swept), by sender and nonce, with their attempts.
 func (t *Tx) OpenOutgoingTxs(chainID int64, sender string) ([]OutgoingTx, error) {
 	var rows []outgoingTxRow
-	if err := t.db.Where("chain_id = ? AND sender = ? AND status IN ?", chainID, strings.ToLower(sender),
-		[]OutgoingStatus{OutgoingSigned, OutgoingMined, OutgoingConflict}).Order("nonce").Find(&rows).Error; err != nil {
+	q := t.db.Where("chain_id = ? AND status IN ?", chainID, []OutgoingStatus{OutgoingSigned, OutgoingMined, OutgoingConflict})
+	if sender != "" {
+		q = q.Where("sender = ?", strings.ToLower(sender))
+	}
+	if err := q.Order("sender, nonce").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	return t.withAttempts(rows)
+}
+
+// OutgoingTxsByID reads logical transactions with their attempts.
+func (t *Tx) OutgoingTxsByID(ids []uuid.UUID) ([]OutgoingTx, error) {
+	var rows []outgoingTxRow
+	if err := t.db.Where("id IN ?", ids).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	return t.withAttempts(rows)
@@ -223,8 +238,9 @@ func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 			TipCap: a.TipCap, FeeCap: a.FeeCap, CreatedAt: a.CreatedAt.UTC(), BroadcastAt: a.BroadcastAt, LastError: a.LastError})
 	}
 	for i, r := range rows {
-		out[i] = OutgoingTx{ID: r.ID, ChainID: r.ChainID, Sender: r.Sender, Nonce: r.Nonce, Kind: r.Kind, WithdrawalID: r.WithdrawalID,
-			TokenID: r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
+		out[i] = OutgoingTx{ID: r.ID, ChainID: r.ChainID, Sender: r.Sender, Nonce: r.Nonce, Kind: r.Kind, KeyIndex: r.KeyIndex,
+			WithdrawalID: r.WithdrawalID,
+			TokenID:      r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
 			TxData: r.TxData, GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
 			MinedBlockHash: r.MinedBlockHash, Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 			Attempts: by[r.ID]}

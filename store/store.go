@@ -54,6 +54,11 @@ type Tx struct {
 	dialect Dialect
 }
 
+// SQLiteFile is the file of an embedded database URL (a path, sqlite:path or file:path).
+func SQLiteFile(databaseURL string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "file:")
+}
+
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a SQLite file path
 // (optionally prefixed with sqlite: or file:).
 func Open(databaseURL string) (*Store, error) {
@@ -69,7 +74,7 @@ func Open(databaseURL string) (*Store, error) {
 		db, err = gorm.Open(postgres.Open(databaseURL), cfg)
 	default:
 		dialect = SQLite
-		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "file:")
+		path := SQLiteFile(databaseURL)
 		if path == "" {
 			return nil, errors.New("store: empty database path")
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
@@ -162,6 +164,19 @@ func loadChains(embedded bool) (config.Chains, error) {
 	}
 	if c.PayoutBump, err = envParsed("PAYMENTS_PAYOUT_BUMP_AFTER", 3*time.Minute, time.ParseDuration); err != nil {
 		return c, err
+	}
+	c.DepositXPrv, c.DepositMnemonic = env("PAYMENTS_DEPOSIT_XPRV", ""), env("PAYMENTS_DEPOSIT_MNEMONIC_FILE", "")
+	if c.DepositXPrv != "" && c.DepositMnemonic != "" {
+		return c, fmt.Errorf("set PAYMENTS_DEPOSIT_XPRV or PAYMENTS_DEPOSIT_MNEMONIC_FILE, not both")
+	}
+	if c.SweepMinUSD, err = envParsed("PAYMENTS_SWEEP_MIN_USD", decimal.NewFromInt(100), decimal.NewFromString); err != nil {
+		return c, err
+	}
+	if c.SweepEvery, err = envParsed("PAYMENTS_SWEEP_INTERVAL", time.Minute, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.SweepMinUSD.IsNegative() || c.SweepEvery < 0 {
+		return c, fmt.Errorf("PAYMENTS_SWEEP_MIN_USD and PAYMENTS_SWEEP_INTERVAL must not be negative (an interval of 0 sweeps only on request)")
 	}
 	if c.PayoutPause, err = envParsed("PAYMENTS_FAULT_PAUSE_AFTER_SIGN", 0, time.ParseDuration); err != nil {
 		return c, err
