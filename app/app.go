@@ -24,6 +24,7 @@ import (
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/hotwallet"
 	"github.com/paymentsd/paymentsd/idempotency"
 	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/lifecycle"
@@ -56,6 +57,8 @@ type App struct {
 	OnChain     *payments.OnChain
 	Watchers    []*watcher.Watcher
 	Payouts     []*payouts.Manager
+
+	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
 }
 
 // Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back
@@ -88,6 +91,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
+	a.hot, a.devHot = hot, devHot
 	// The backend wallet of new withdrawal configurations is the hot wallet that pays them.
 	backend := cfg.BackendWallet
 	switch {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/devnet"
@@ -77,6 +78,18 @@ func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Ke
 		}
 		a.Payouts = append(a.Payouts, m)
 	}
+}
+
+// HotWalletAddress is the address that pays a chain's withdrawals ("" when none): the
+// configured key, or on the devnet its development hot wallet.
+func (a *App) HotWalletAddress(chainID int64) string {
+	switch {
+	case a.hot != nil:
+		return strings.ToLower(a.hot.Address().Hex())
+	case a.devHot != nil && chainID == devnet.ChainID:
+		return strings.ToLower(a.devHot.Address().Hex())
+	}
+	return ""
 }
 
 // PayoutStatus says, per chain, whether payouts can be signed (for /readyz).

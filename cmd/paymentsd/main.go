@@ -25,6 +25,8 @@ commands:
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
   withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
+  sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
+  treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token
   devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
   devnet pay --payment ID       pay a payment's devnet quote from a test account [--quote ID] [--amount UNITS] [--account N] [--rpc URL]
 
@@ -81,6 +83,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
 	case cmd == "withdrawals" && sub == "cancel":
 		return cmdWithdrawalsCancel(ctx, rest[1:], stdout, stderr)
+	case cmd == "sweep":
+		return cmdSweep(ctx, rest, stdout, stderr)
+	case cmd == "treasury":
+		return cmdTreasury(ctx, rest, stdout, stderr)
 	case cmd == "devnet" && sub == "pay":
 		return cmdDevnetPay(ctx, rest[1:], stdout, stderr)
 	case cmd == "devnet" && (sub == "" || sub[0] == '-'): // flags only; "devnet <sub>" are other commands
