@@ -89,6 +89,8 @@ type Manager struct {
 
 	lastBlockedLog time.Time
 	lastSweep      time.Time
+	genesis        string // the chain's genesis hash, read at the first round and when the head goes back
+	lastHead       uint64
 }
 
 // RoundResult says what one round did.
@@ -148,8 +150,13 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 		}
 		return res, err
 	}
+	if err := m.checkGenesis(ctx); err != nil {
+		return res, err
+	}
 	var errs []error
-	if err := m.follow(ctx, &res); err != nil {
+	if err := m.follow(ctx, &res); errors.Is(err, store.ErrGenesisChanged) {
+		return res, err
+	} else if err != nil {
 		errs = append(errs, err)
 	}
 	if err := m.sendPending(ctx, &res); err != nil {
@@ -178,6 +185,18 @@ func (m *Manager) follow(ctx context.Context, res *RoundResult) error {
 	}
 	var errs []error
 	for _, o := range open {
+		if o.GenesisHash != "" && o.GenesisHash != m.genesis {
+			if !m.devChain() {
+				// A real chain's genesis never changes: the node serves another chain under the
+				// same id. Nothing is given up and nothing is signed until it serves ours again.
+				return fmt.Errorf("%s: %w (nonce %d of %s): check PAYMENTS_RPC_URLS", chains.CAIP2(m.Info.ID),
+					store.ErrGenesisChanged, o.Nonce, o.Sender)
+			}
+			if err := m.abandon(ctx, o, res); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := m.followOne(ctx, o, int64(head), res); err != nil {
 			m.Log.Error("follow a payout transaction", "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "err", err)
 			errs = append(errs, err)
@@ -186,6 +205,60 @@ func (m *Manager) follow(ctx context.Context, res *RoundResult) error {
 	return errors.Join(errs...)
 }
 
+// checkGenesis reads the chain's genesis at the first round and again whenever the head went
+// back (a development chain restarted from a new genesis starts again at block 0).
+func (m *Manager) checkGenesis(ctx context.Context) error {
+	head, err := m.Chain.BlockNumber(ctx)
+	if err != nil {
+		return err
+	}
+	if m.genesis == "" || head < m.lastHead {
+		g, err := m.Chain.Block(ctx, 0, false)
+		if err != nil {
+			return err
+		}
+		if m.genesis != "" && !strings.EqualFold(m.genesis, g.Hash.Hex()) {
+			m.Log.Warn("the chain's genesis changed (a development chain restarted?): nonces start over, transactions in flight "+
+				"on the old chain are given up", "chain", chains.CAIP2(m.Info.ID))
+		}
+		m.genesis = strings.ToLower(g.Hash.Hex())
+	}
+	m.lastHead = head
+	return nil
+}
+
+// devChain reports whether the chain is the development chain, the one whose genesis changes
+// when it restarts: there, and only there, what was signed for the old chain is given up.
+func (m *Manager) devChain() bool { return m.Info.ID == chains.DevnetID }
+
+// abandon gives up a transaction signed for a chain that no longer exists (its genesis is not
+// the chain's now): it can never be mined here. Its withdrawal fails with the amount restored;
+// its sweep fails, and the transfers it covered were orphaned with their chain.
+func (m *Manager) abandon(ctx context.Context, o store.OutgoingTx, res *RoundResult) error {
+	now := m.Now()
+	msg := fmt.Sprintf("the chain was reset (a new genesis: a development chain restarted); the transaction signed for the "+
+		"old chain (nonce %d) can never be mined on this one", o.Nonce)
+	m.Log.Warn("transaction of a chain that no longer exists given up", "chain", chains.CAIP2(m.Info.ID), "kind", o.Kind,
+		"sender", o.Sender, "nonce", o.Nonce, "withdrawal", o.WithdrawalID)
+	err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+		if o.WithdrawalID != nil {
+			if _, err := m.Core.UpdateWithdrawalTx(tx, *o.WithdrawalID, func(w *domain.Withdrawal) error {
+				w.ErrorMessage = &msg
+				return w.TransitionTo(domain.WithdrawalFailed)
+			}); err != nil {
+				return err
+			}
+		}
+		return tx.SetOutgoing(o.ID, store.OutgoingFailed, o.MinedHash, o.MinedBlock, o.MinedBlockHash, &msg, now)
+	})
+	if err == nil && o.WithdrawalID != nil {
+		res.Failed++
+	}
+	return err
+}
+
+// followOne looks for a receipt of any attempt of one logical transaction and moves it on:
+// mined, confirmed at depth, dropped by a reorg, or still waiting (resent or bumped).
 func (m *Manager) followOne(ctx context.Context, o store.OutgoingTx, head int64, res *RoundResult) error {
 	now := m.Now()
 	// Any attempt may be the one mined: look for a receipt of each, newest first.
@@ -621,11 +694,11 @@ func (m *Manager) signNew(ctx context.Context, o *store.OutgoingTx, tip, feeCap 
 	}
 	var first store.TxAttempt
 	err = m.Store.InTx(ctx, func(tx *store.Tx) error {
-		n, err := tx.TakeNonce(m.Info.ID, o.Sender, int64(chainNonce))
+		n, err := tx.TakeNonce(m.Info.ID, o.Sender, int64(chainNonce), m.genesis, m.devChain())
 		if err != nil {
 			return err
 		}
-		o.Nonce = n
+		o.Nonce, o.GenesisHash = n, m.genesis
 		if first, err = m.sign(*o, tip, feeCap); err != nil {
 			return err
 		}

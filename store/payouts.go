@@ -15,6 +15,10 @@ import (
 // The transaction manager's storage (DESIGN §11): nonces per (chain, sender), logical outgoing
 // transactions, and every signed attempt of each.
 
+// ErrGenesisChanged: the chain's node serves another genesis than the one the stored nonces and
+// transactions were made for.
+var ErrGenesisChanged = errors.New("the node serves a chain with another genesis than the one this sender's transactions were signed for")
+
 // OutgoingStatus is where a logical outgoing transaction is.
 type OutgoingStatus string
 
@@ -37,6 +41,7 @@ type OutgoingTx struct {
 	Nonce          int64
 	Kind           string // payout | sweep | gas_topup | nonce_fill
 	KeyIndex       *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
+	GenesisHash    string // the chain's genesis it was signed for ("" from before it was recorded)
 	WithdrawalID   *uuid.UUID
 	TokenID        string
 	Recipient      string
@@ -70,9 +75,10 @@ type TxAttempt struct {
 }
 
 type txNonceRow struct {
-	ChainID   int64  `gorm:"primaryKey;autoIncrement:false"`
-	Sender    string `gorm:"primaryKey"`
-	NextNonce int64
+	ChainID     int64  `gorm:"primaryKey;autoIncrement:false"`
+	Sender      string `gorm:"primaryKey"`
+	NextNonce   int64
+	GenesisHash *string
 }
 
 func (txNonceRow) TableName() string { return "tx_nonces" }
@@ -84,6 +90,7 @@ type outgoingTxRow struct {
 	Nonce          int64
 	Kind           string
 	KeyIndex       *int64
+	GenesisHash    *string
 	WithdrawalID   *uuid.UUID
 	TokenID        string
 	Recipient      string
@@ -120,13 +127,16 @@ func (txAttemptRow) TableName() string { return "tx_attempts" }
 
 // TakeNonce takes the sender's next nonce on a chain under a row lock and advances it. The
 // stored value is the source of truth; atLeast (the chain's count of the sender's mined
-// transactions) only moves it forward — a nonce below it can never be mined again.
-func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64) (int64, error) {
+// transactions) only moves it forward — a nonce below it can never be mined again. On a chain
+// whose genesis is not the one the stored nonce was counted on, the count starts over from
+// atLeast when restart allows it (a development chain restarted); otherwise it is
+// ErrGenesisChanged: a node serving another chain under the same id must not be paid from.
+func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64, genesis string, restart bool) (int64, error) {
 	sender = strings.ToLower(sender)
 	var row txNonceRow
 	err := t.forUpdate().Take(&row, "chain_id = ? AND sender = ?", chainID, sender).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		if err := t.db.Create(&txNonceRow{ChainID: chainID, Sender: sender, NextNonce: atLeast + 1}).Error; err != nil {
+		if err := t.db.Create(&txNonceRow{ChainID: chainID, Sender: sender, NextNonce: atLeast + 1, GenesisHash: &genesis}).Error; err != nil {
 			return 0, translate(err)
 		}
 		return atLeast, nil
@@ -135,8 +145,21 @@ func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64) (int64, erro
 		return 0, translate(err)
 	}
 	n := max(row.NextNonce, atLeast)
+	if row.GenesisHash == nil {
+		// Rows from before genesis hashes were kept: this sender's transactions were for the chain
+		// as it is now. Saying so keeps their nonces unique against the ones taken from now on.
+		if err := t.db.Model(&outgoingTxRow{}).Where("chain_id = ? AND sender = ? AND genesis_hash IS NULL", chainID, sender).
+			Update("genesis_hash", genesis).Error; err != nil {
+			return 0, translate(err)
+		}
+	} else if *row.GenesisHash != genesis {
+		if !restart {
+			return 0, ErrGenesisChanged
+		}
+		n = atLeast
+	}
 	if err := t.db.Model(&txNonceRow{}).Where("chain_id = ? AND sender = ?", chainID, sender).
-		Update("next_nonce", n+1).Error; err != nil {
+		Updates(map[string]any{"next_nonce": n + 1, "genesis_hash": genesis}).Error; err != nil {
 		return 0, translate(err)
 	}
 	return n, nil
@@ -145,7 +168,7 @@ func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64) (int64, erro
 // InsertOutgoingTx stores a logical transaction and its first attempt.
 func (t *Tx) InsertOutgoingTx(o OutgoingTx) error {
 	row := outgoingTxRow{ID: o.ID, ChainID: o.ChainID, Sender: strings.ToLower(o.Sender), Nonce: o.Nonce, Kind: o.Kind,
-		KeyIndex: o.KeyIndex, WithdrawalID: o.WithdrawalID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
+		KeyIndex: o.KeyIndex, GenesisHash: nonEmpty(o.GenesisHash), WithdrawalID: o.WithdrawalID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
 		RateUSD: o.RateUSD, TxTo: strings.ToLower(o.TxTo), TxValue: o.TxValue, TxData: o.TxData, GasLimit: o.GasLimit,
 		Status: OutgoingSigned, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt}
 	if err := t.db.Create(&row).Error; err != nil {
@@ -239,6 +262,7 @@ func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 	}
 	for i, r := range rows {
 		out[i] = OutgoingTx{ID: r.ID, ChainID: r.ChainID, Sender: r.Sender, Nonce: r.Nonce, Kind: r.Kind, KeyIndex: r.KeyIndex,
+			GenesisHash: deref(r.GenesisHash),
 			WithdrawalID: r.WithdrawalID,
 			TokenID:      r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
 			TxData: r.TxData, GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
@@ -279,4 +303,18 @@ func (t *Tx) CountPendingWithdrawals(chainID int64) (int64, error) {
 	var n int64
 	err := t.db.Model(&withdrawalRow{}).Where("status = ? AND chain_id = ?", domain.WithdrawalPending, chainID).Count(&n).Error
 	return n, translate(err)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

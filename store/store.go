@@ -129,6 +129,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // SQLDB is the connection pool under GORM, for its statistics (metrics); queries go through Tx.
 func (s *Store) SQLDB() (*sql.DB, error) { return s.db.DB() }
 
+// migrateUpTo, when set (by tests only), stops Migrate at that version.
+var migrateUpTo int64
+
 // Migrate applies every pending versioned migration for the dialect.
 func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	sqlDB, err := s.db.DB()
@@ -148,7 +151,11 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	results, err := provider.Up(ctx)
+	up := provider.Up
+	if migrateUpTo > 0 { // tests of a migration on the data of the version before it
+		up = func(ctx context.Context) ([]*goose.MigrationResult, error) { return provider.UpTo(ctx, migrateUpTo) }
+	}
+	results, err := up(ctx)
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}

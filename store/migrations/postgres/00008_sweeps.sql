@@ -29,6 +29,16 @@ CREATE INDEX transfers_unswept_idx ON transfers (chain_id, to_address, token_id)
 -- The signing key of a sender that is a deposit address (its child index); NULL: the hot wallet.
 ALTER TABLE outgoing_txs ADD COLUMN key_index BIGINT;
 
+-- The genesis of the chain a nonce was counted on and a transaction signed for. A development
+-- chain restarted from a new genesis is another chain: its nonces start over, and what was in
+-- flight on the old one can never be mined. NULL (rows from before): the chain as it is now.
+-- So a nonce is unique per (chain, sender, genesis); the transaction manager fills in NULL when it
+-- next takes a nonce for that sender.
+ALTER TABLE tx_nonces ADD COLUMN genesis_hash TEXT;
+ALTER TABLE outgoing_txs ADD COLUMN genesis_hash TEXT;
+ALTER TABLE outgoing_txs DROP CONSTRAINT outgoing_txs_chain_id_sender_nonce_key;
+CREATE UNIQUE INDEX outgoing_txs_nonce_idx ON outgoing_txs (chain_id, sender, COALESCE(genesis_hash, ''), nonce);
+
 -- Sweeps asked for by an operator (paymentsd sweep): a worker runs one regardless of the
 -- threshold and marks the request done.
 CREATE TABLE sweep_requests (
@@ -43,6 +53,10 @@ CREATE INDEX sweep_requests_open_idx ON sweep_requests (chain_id) WHERE done_at 
 
 -- +goose Down
 DROP TABLE sweep_requests;
+DROP INDEX outgoing_txs_nonce_idx;
+ALTER TABLE outgoing_txs DROP COLUMN genesis_hash;
+ALTER TABLE outgoing_txs ADD CONSTRAINT outgoing_txs_chain_id_sender_nonce_key UNIQUE (chain_id, sender, nonce);
+ALTER TABLE tx_nonces DROP COLUMN genesis_hash;
 ALTER TABLE outgoing_txs DROP COLUMN key_index;
 DROP INDEX transfers_unswept_idx;
 ALTER TABLE transfers DROP COLUMN sweep_id;
