@@ -262,7 +262,7 @@ func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 	}
 	for i, r := range rows {
 		out[i] = OutgoingTx{ID: r.ID, ChainID: r.ChainID, Sender: r.Sender, Nonce: r.Nonce, Kind: r.Kind, KeyIndex: r.KeyIndex,
-			GenesisHash: deref(r.GenesisHash),
+			GenesisHash:  deref(r.GenesisHash),
 			WithdrawalID: r.WithdrawalID,
 			TokenID:      r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
 			TxData: r.TxData, GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
