@@ -12,7 +12,6 @@ import (
 	"github.com/paymentsd/paymentsd/server"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -77,6 +76,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	deriver, depositPriv, err := depositKeys(ctx, st, cfg, log)
+	// The key's text is not kept in the configuration: only the worker's derived keys hold it.
+	cfg.Chains.DepositXPrv = ""
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -244,7 +245,13 @@ func depositKeys(ctx context.Context, st *store.Store, cfg config.Config, log *s
 		}
 		return keep(d, keys)
 	}
-	return devDepositKeys(ctx, st, cfg, log, keep)
+	return devDepositKeys(ctx, st, cfg, log, sweeps, keep)
+}
+
+// DevDepositKeyFile is where the embedded database's development deposit key keeps its private
+// half: beside the database file, named after it (two databases in one directory have two keys).
+func DevDepositKeyFile(databaseURL string) string {
+	return store.SQLiteFile(databaseURL) + ".deposit-key"
 }
 
 // devXPubSetting persists the development key's xpub so addresses stay stable across restarts.
@@ -253,7 +260,7 @@ const devXPubSetting = "dev_xpub"
 // devDepositKeys is the development deposit key of a deployment without PAYMENTS_XPUB. The
 // embedded default keeps its private half in a file beside the database (mode 0600, never in
 // the database) so the devnet can be swept; on PostgreSQL the private half is discarded.
-func devDepositKeys(ctx context.Context, st *store.Store, cfg config.Config, log *slog.Logger,
+func devDepositKeys(ctx context.Context, st *store.Store, cfg config.Config, log *slog.Logger, sweeps bool,
 	keep func(*wallet.Deriver, *wallet.Keys) (*wallet.Deriver, *wallet.Keys, error)) (*wallet.Deriver, *wallet.Keys, error) {
 	xpub, err := st.Read(ctx).Setting(devXPubSetting)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -261,9 +268,11 @@ func devDepositKeys(ctx context.Context, st *store.Store, cfg config.Config, log
 	}
 	stored := err == nil
 	var keys *wallet.Keys
-	keyFile := filepath.Join(filepath.Dir(store.SQLiteFile(cfg.DatabaseURL)), "dev-deposit.key")
+	keyFile := DevDepositKeyFile(cfg.DatabaseURL)
 	_, statErr := os.Stat(keyFile)
 	switch {
+	case cfg.IsEmbedded() && stored && !sweeps:
+		// The xpub in the database is all a process that never sweeps needs.
 	case cfg.IsEmbedded() && (!stored || statErr == nil):
 		if keys, _, err = wallet.LoadOrCreateDevKeys(keyFile); err != nil {
 			return nil, nil, err
@@ -288,7 +297,7 @@ func devDepositKeys(ctx context.Context, st *store.Store, cfg config.Config, log
 			return nil, nil, fmt.Errorf("development xpub: %w", err)
 		}
 	}
-	if keys != nil {
+	if keys != nil || (cfg.IsEmbedded() && stored && !sweeps) {
 		log.Warn("DEVELOPMENT DEPOSIT KEY IN USE: no PAYMENTS_XPUB configured; deposit addresses come from a generated key kept in " +
 			keyFile + " (sweepable on the devnet). Never send real funds to them. Set PAYMENTS_XPUB for production.")
 	} else {

@@ -92,12 +92,12 @@ func TestDevDepositKeyFileBelongsToItsDatabase(t *testing.T) {
 	require.NoError(t, err)
 	b, err := os.ReadFile(other)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "dev-deposit.key"), b, 0o600))
+	require.NoError(t, os.WriteFile(DevDepositKeyFile(db), b, 0o600))
 	_, _, err = depositKeys(ctx, st, cfg, log)
 	require.ErrorContains(t, err, "is not the key of this database's deposit addresses")
 
 	// A database from before key files: its xpub stays, and nothing can be swept.
-	require.NoError(t, os.Remove(filepath.Join(dir, "dev-deposit.key")))
+	require.NoError(t, os.Remove(DevDepositKeyFile(db)))
 	d3, k3, err := depositKeys(ctx, st, cfg, log)
 	require.NoError(t, err)
 	require.Nil(t, k3)

@@ -27,8 +27,13 @@ func ERC20TransferCalldata(to common.Address, amount *big.Int) []byte {
 
 // ERC20Balance reads owner's balance of token at the latest block.
 func ERC20Balance(ctx context.Context, c ethereum.ContractCaller, token, owner common.Address) (*big.Int, error) {
+	return ERC20BalanceAt(ctx, c, token, owner, nil)
+}
+
+// ERC20BalanceAt reads owner's balance of token at a block (nil: the latest).
+func ERC20BalanceAt(ctx context.Context, c ethereum.ContractCaller, token, owner common.Address, block *big.Int) (*big.Int, error) {
 	data := append(append([]byte{}, balanceOfSelector...), common.LeftPadBytes(owner.Bytes(), 32)...)
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, block)
 	if err != nil {
 		return nil, err
 	}

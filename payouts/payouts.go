@@ -59,6 +59,10 @@ type Config struct {
 	// is swept; SweepEvery is how often addresses are looked at (0: only when an operator asks).
 	SweepMinUSD decimal.Decimal
 	SweepEvery  time.Duration
+	// SweepGiveUp: a sweep transaction not mined this long after it was signed is given up (the
+	// next sweep signs again at the same nonce, the chain's count, with today's fees; at most one
+	// of them can be mined). Sweeps are never fee-bumped: the deposit address's gas is fixed.
+	SweepGiveUp time.Duration
 	// PauseAfterSign, for fault tests only, waits between the commit of a signed transaction
 	// and its broadcast (logged), so a test can kill the process exactly there.
 	PauseAfterSign time.Duration
@@ -67,7 +71,7 @@ type Config struct {
 // DefaultConfig is the production tuning.
 func DefaultConfig() Config {
 	return Config{Interval: time.Second, BumpAfter: 3 * time.Minute, ResendAfter: 30 * time.Second, Batch: 50,
-		SweepMinUSD: decimal.NewFromInt(100), SweepEvery: time.Minute}
+		SweepMinUSD: decimal.NewFromInt(100), SweepEvery: time.Minute, SweepGiveUp: 15 * time.Minute}
 }
 
 // Manager pays one chain's withdrawals from the hot wallet.
@@ -142,6 +146,9 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 		return res, nil
 	}
 	if m.Wallet == nil {
+		if err := m.refuseSweepRequests(ctx, "not swept: no hot wallet key for this chain to sweep into"); err != nil {
+			return res, err
+		}
 		n, err := m.Store.Read(ctx).CountPendingWithdrawals(m.Info.ID)
 		res.Waiting, res.Blocked = int(n), ErrNoHotWallet.Error()
 		if n > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
@@ -163,7 +170,8 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 		errs = append(errs, err)
 	}
 	if m.Deposits == nil {
-		if err := m.refuseSweepRequests(ctx); err != nil {
+		if err := m.refuseSweepRequests(ctx, "not swept: the worker holds no deposit private key "+
+			"(PAYMENTS_DEPOSIT_XPRV or PAYMENTS_DEPOSIT_MNEMONIC_FILE; the embedded development key keeps its own)"); err != nil {
 			errs = append(errs, err)
 		}
 	} else if err := m.sweepRound(ctx, &res); err != nil {
@@ -322,21 +330,21 @@ func (m *Manager) followOne(ctx context.Context, o store.OutgoingTx, head int64,
 // settle finishes a logical transaction whose receipt reached the chain's depth.
 func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAttempt, rc *types.Receipt, b *chain.Block, res *RoundResult) error {
 	now := m.Now()
-	if o.WithdrawalID == nil {
+	hash := strings.ToLower(a.Hash)
+	block, blockHash := rc.BlockNumber.Int64(), strings.ToLower(rc.BlockHash.Hex())
+	if o.WithdrawalID == nil { // a sweep or a gas top-up: its sweep moves on by this status
 		status := store.OutgoingConfirmed
 		if rc.Status != types.ReceiptStatusSuccessful {
 			status = store.OutgoingFailed
 		}
 		return m.Store.InTx(ctx, func(tx *store.Tx) error {
-			return tx.SetOutgoing(o.ID, status, o.MinedHash, o.MinedBlock, o.MinedBlockHash, nil, now)
+			return tx.SetOutgoing(o.ID, status, &hash, &block, &blockHash, nil, now)
 		})
 	}
 	tok, ok := m.Catalog.Tokens[o.TokenID]
 	if !ok {
 		return fmt.Errorf("payout %s: token %s is not in the catalogue", o.ID, o.TokenID)
 	}
-	hash := strings.ToLower(a.Hash)
-	block, blockHash := rc.BlockNumber.Int64(), strings.ToLower(rc.BlockHash.Hex())
 	price := rc.EffectiveGasPrice
 	if price == nil {
 		price = new(big.Int)
@@ -386,13 +394,24 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAtt
 func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
 	now := m.Now()
 	last := o.Attempts[len(o.Attempts)-1]
+	if o.KeyIndex != nil { // a sweep from a deposit address: resent, never bumped; given up in time
+		if o.Status == store.OutgoingSigned && now.Sub(o.CreatedAt) >= m.Config.SweepGiveUp {
+			msg := fmt.Sprintf("not mined within %s of signing: given up; the next sweep signs again at the chain's nonce %d", m.Config.SweepGiveUp, o.Nonce)
+			m.Log.Warn("sweep transaction given up", "chain", chains.CAIP2(m.Info.ID), "sender", o.Sender, "nonce", o.Nonce, "tx", last.Hash)
+			return m.Store.InTx(ctx, func(tx *store.Tx) error {
+				return tx.SetOutgoing(o.ID, store.OutgoingFailed, nil, nil, nil, &msg, now)
+			})
+		}
+		if last.BroadcastAt == nil || last.LastError != nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
+			return m.broadcast(ctx, o, last)
+		}
+		return nil
+	}
 	// Fees are raised only for an attempt a node accepted and that has waited its time, at the
 	// sender's lowest unmined nonce (a later nonce waits for that one, not for its fees).
 	// An attempt no node took (the RPC down, funds short) is sent again as it is: raising fees
 	// for it would only ratchet them up while nothing is competing.
-	// A native sweep sends the balance less its gas at its fee cap: a higher cap would not fit.
-	nativeSweep := o.Kind == "sweep" && o.TxData == ""
-	if !nativeSweep && last.BroadcastAt != nil && last.LastError == nil && now.Sub(*last.BroadcastAt) >= m.Config.BumpAfter {
+	if last.BroadcastAt != nil && last.LastError == nil && now.Sub(*last.BroadcastAt) >= m.Config.BumpAfter {
 		mined, err := m.Chain.NonceAt(ctx, common.HexToAddress(o.Sender), nil)
 		if err != nil {
 			return err
@@ -694,7 +713,7 @@ func (m *Manager) signNew(ctx context.Context, o *store.OutgoingTx, tip, feeCap 
 	}
 	var first store.TxAttempt
 	err = m.Store.InTx(ctx, func(tx *store.Tx) error {
-		n, err := tx.TakeNonce(m.Info.ID, o.Sender, int64(chainNonce), m.genesis, m.devChain())
+		n, err := m.takeNonce(tx, o.Sender, o.KeyIndex != nil, int64(chainNonce))
 		if err != nil {
 			return err
 		}
@@ -709,6 +728,23 @@ func (m *Manager) signNew(ctx context.Context, o *store.OutgoingTx, tip, feeCap 
 		return along(tx)
 	})
 	return first, err
+}
+
+// takeNonce takes a sender's next nonce. A deposit address signs one transaction at a time, at
+// the chain's own count: its sweeps share its gas, and one given up leaves no gap. The hot wallet
+// keeps its count in the database (TakeNonce).
+func (m *Manager) takeNonce(tx *store.Tx, sender string, deposit bool, chainNonce int64) (int64, error) {
+	if !deposit {
+		return tx.TakeNonce(m.Info.ID, sender, chainNonce, m.genesis, m.devChain())
+	}
+	busy, err := tx.HasOpenOutgoing(m.Info.ID, sender)
+	if err != nil {
+		return 0, err
+	}
+	if busy {
+		return 0, fmt.Errorf("%s has a transaction in flight: %w", sender, store.ErrConflict)
+	}
+	return tx.TakeChainNonce(m.Info.ID, sender, chainNonce, m.genesis)
 }
 
 // sign makes an attempt of a logical transaction with the given fees, by its sender's key.

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -35,9 +37,13 @@ type DepositKeys interface {
 	Key(index uint32) (*ecdsa.PrivateKey, error)
 }
 
-// nativeTransferGas is a plain value transfer between accounts: deposit addresses and the hot
-// wallet are keys, never contracts.
-const nativeTransferGas = 21_000
+// maxSweepsPerPass bounds what one pass signs: top-ups take the hot wallet's nonces, ahead of
+// withdrawals, and nodes limit how many transactions of one sender they hold.
+const maxSweepsPerPass = 20
+
+// requestTimeout is how long an operator's request may stay open before it is answered with
+// what is still stuck.
+const requestTimeout = 30 * time.Minute
 
 // sweepRound advances the sweeps in flight, and starts new ones when the interval is due or an
 // operator asked (paymentsd sweep).
@@ -49,16 +55,28 @@ func (m *Manager) sweepRound(ctx context.Context, res *RoundResult) error {
 	if err != nil {
 		return err
 	}
-	forced := len(reqs) > 0
 	now := m.Now()
+	var ids, stale []uuid.UUID
+	for _, r := range reqs {
+		if now.Sub(r.CreatedAt) > requestTimeout {
+			stale = append(stale, r.ID)
+		} else {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(stale) > 0 {
+		if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.FinishSweepRequests(stale, fmt.Sprintf("gave up after %s: sweeps still in flight or failing "+
+				"(paymentsd treasury shows what is unswept; the worker's log says why)", requestTimeout), now)
+		}); err != nil {
+			return err
+		}
+	}
+	forced := len(ids) > 0
 	if !forced && (m.Config.SweepEvery <= 0 || now.Sub(m.lastSweep) < m.Config.SweepEvery) {
 		return nil
 	}
 	m.lastSweep = now
-	ids := make([]uuid.UUID, len(reqs))
-	for i, r := range reqs {
-		ids[i] = r.ID
-	}
 	if forced {
 		if err := m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.StartSweepRequests(ids, now) }); err != nil {
 			return err
@@ -68,9 +86,23 @@ func (m *Manager) sweepRound(ctx context.Context, res *RoundResult) error {
 	if err != nil {
 		return err
 	}
+	// An address's tokens first, its native coin last: the native sweep takes all the gas there.
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].Address != cands[j].Address {
+			return cands[i].Address < cands[j].Address
+		}
+		return m.Catalog.Tokens[cands[i].TokenID].AssetType == domain.ERC20 && m.Catalog.Tokens[cands[j].TokenID].AssetType != domain.ERC20
+	})
 	var errs, skipped []string
 	started := 0
+	busy := map[string]bool{} // one sweep in flight per address: its tokens share its nonces and its gas
 	for _, c := range cands {
+		if started >= maxSweepsPerPass {
+			break
+		}
+		if busy[c.Address] {
+			continue
+		}
 		ok, why, err := m.startSweep(ctx, c, forced)
 		switch {
 		case err != nil:
@@ -78,6 +110,7 @@ func (m *Manager) sweepRound(ctx context.Context, res *RoundResult) error {
 			errs = append(errs, err.Error())
 		case ok:
 			started++
+			busy[c.Address] = true
 		case why != "" && forced:
 			skipped = append(skipped, why)
 		}
@@ -118,7 +151,11 @@ func (m *Manager) advanceSweeps(ctx context.Context, res *RoundResult) error {
 	}
 	var errs []error
 	for _, s := range open {
-		if err := m.advanceSweep(ctx, s, statuses, res); err != nil {
+		err := m.advanceSweep(ctx, s, statuses, res)
+		if errors.Is(err, store.ErrConflict) {
+			continue // another process moved it first; whatever this one signed was rolled back
+		}
+		if err != nil {
 			m.Log.Error("advance a sweep", "chain", chains.CAIP2(m.Info.ID), "address", s.Address, "token", s.TokenID, "err", err)
 			errs = append(errs, err)
 		}
@@ -131,7 +168,7 @@ func (m *Manager) advanceSweep(ctx context.Context, s store.Sweep, statuses map[
 	fail := func(msg string) error {
 		m.Log.Error("sweep failed; its transfers wait for the next sweep", "chain", chains.CAIP2(m.Info.ID), "address", s.Address,
 			"token", s.TokenID, "reason", msg)
-		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetSweep(s.ID, store.SweepFailed, nil, nil, &msg, now) })
+		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetSweep(s.ID, s.Status, store.SweepFailed, nil, nil, &msg, now) })
 	}
 	switch {
 	case s.Status == store.SweepToppingUp && s.TopupTxID != nil:
@@ -139,13 +176,15 @@ func (m *Manager) advanceSweep(ctx context.Context, s store.Sweep, statuses map[
 		case store.OutgoingConfirmed:
 			return m.signTokenSweep(ctx, s)
 		case store.OutgoingFailed:
-			return fail("the gas top-up reverted on chain")
+			return fail("the gas top-up failed on chain or was given up")
+		case store.OutgoingConflict:
+			return fail("the gas top-up's nonce was taken by another transaction (an operator looks at the hot wallet)")
 		}
 	case s.Status == store.SweepSigned && s.SweepTxID != nil:
 		switch statuses[*s.SweepTxID] {
 		case store.OutgoingConfirmed:
 			if err := m.Store.InTx(ctx, func(tx *store.Tx) error {
-				return tx.SetSweep(s.ID, store.SweepConfirmed, nil, nil, nil, now)
+				return tx.SetSweep(s.ID, store.SweepSigned, store.SweepConfirmed, nil, nil, nil, now)
 			}); err != nil {
 				return err
 			}
@@ -153,11 +192,22 @@ func (m *Manager) advanceSweep(ctx context.Context, s store.Sweep, statuses map[
 			m.Log.Info("deposit address swept", "chain", chains.CAIP2(m.Info.ID), "address", s.Address, "token", s.TokenID,
 				"amount", s.AmountAsset)
 		case store.OutgoingFailed:
-			return fail("the sweep transaction reverted on chain")
+			return fail("the sweep transaction failed on chain or was given up")
+		case store.OutgoingConflict:
+			return fail("the sweep's nonce was used by another transaction from the deposit address")
 		}
 	}
-	// In flight, or in conflict (logged by the broadcast; an operator looks): wait.
-	return nil
+	return nil // in flight: wait
+}
+
+// safeBlock is the newest block at the chain's confirmation depth: balances are read there, so
+// a sweep moves only confirmed funds and covers exactly the transfers in them.
+func (m *Manager) safeBlock(ctx context.Context) (int64, error) {
+	head, err := m.Chain.BlockNumber(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(int64(head)-int64(max(m.Info.RequiredConfirmations, 1))+1, 0), nil
 }
 
 // startSweep sweeps one address's token balance, or tops up its gas first. It says why it did
@@ -176,12 +226,45 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 			return false, "", nil // below the threshold: no node asked
 		}
 	}
-	head, err := m.Chain.BlockNumber(ctx) // transfers up to here are in the balances read below
+	safe, err := m.safeBlock(ctx)
 	if err != nil {
 		return false, "", err
 	}
-	addr := common.HexToAddress(c.Address)
+	addr, hot := common.HexToAddress(c.Address), m.Wallet.Address()
 	tip, feeCap, err := m.fees(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	sw := store.Sweep{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Address: strings.ToLower(c.Address), KeyIndex: c.KeyIndex,
+		TokenID: tok.ID, CreatedAt: m.Now()}
+	if tok.AssetType == domain.Native {
+		bal, err := m.Chain.BalanceAt(ctx, addr, big.NewInt(safe))
+		if err != nil {
+			return false, "", err
+		}
+		if bal.Sign() == 0 {
+			return true, "", m.emptySweep(ctx, sw, safe)
+		}
+		gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: addr, To: &hot, Value: bal})
+		if err != nil {
+			return false, "", fmt.Errorf("estimate a native sweep's gas: %w", err)
+		}
+		cost := new(big.Int).Mul(feeCap, new(big.Int).SetUint64(gas))
+		amount := new(big.Int).Sub(bal, cost)
+		if amount.Sign() <= 0 {
+			return false, fmt.Sprintf("%s holds %s wei, less than the gas to move it (%s)", sw.Address, bal, cost), nil
+		}
+		o := m.sweepTx(sw, tok, decimal.NewFromBigInt(amount, 0), int64(gas))
+		return true, "", m.signSweep(ctx, sw, o, tip, feeCap, safe)
+	}
+	bal, err := chain.ERC20BalanceAt(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr, big.NewInt(safe))
+	if err != nil {
+		return false, "", err
+	}
+	if bal.Sign() == 0 {
+		return true, "", m.emptySweep(ctx, sw, safe)
+	}
+	gasLimit, err := m.tokenSweepGas(ctx, tok, addr, bal)
 	if err != nil {
 		return false, "", err
 	}
@@ -189,53 +272,31 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 	if err != nil {
 		return false, "", err
 	}
-	sw := store.Sweep{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Address: strings.ToLower(c.Address), KeyIndex: c.KeyIndex,
-		TokenID: tok.ID, CreatedAt: m.Now()}
-	if tok.AssetType == domain.Native {
-		gas := new(big.Int).Mul(feeCap, big.NewInt(nativeTransferGas))
-		if eth.Sign() == 0 {
-			return true, "", m.emptySweep(ctx, sw, int64(head))
-		}
-		amount := new(big.Int).Sub(eth, gas)
-		if amount.Sign() <= 0 {
-			return false, fmt.Sprintf("%s holds %s wei, less than the gas to move it (%s)", sw.Address, eth, gas), nil
-		}
-		o := m.sweepTx(sw, tok, decimal.NewFromBigInt(amount, 0), nativeTransferGas)
-		return true, "", m.signSweep(ctx, sw, o, tip, feeCap, int64(head))
-	}
-	bal, err := chain.ERC20Balance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
-	if err != nil {
-		return false, "", err
-	}
-	if bal.Sign() == 0 {
-		return true, "", m.emptySweep(ctx, sw, int64(head))
-	}
-	gasLimit, err := m.tokenSweepGas(ctx, tok, addr, bal)
-	if err != nil {
-		return false, "", err
-	}
 	need := new(big.Int).Mul(feeCap, big.NewInt(gasLimit))
 	if eth.Cmp(need) >= 0 {
 		o := m.sweepTx(sw, tok, decimal.NewFromBigInt(bal, 0), gasLimit)
-		return true, "", m.signSweep(ctx, sw, o, tip, feeCap, int64(head))
+		return true, "", m.signSweep(ctx, sw, o, tip, feeCap, safe)
 	}
-	// Gas first: twice what the sweep needs at today's fee cap, so a rise until it is signed
-	// does not strand it.
-	topup := new(big.Int).Sub(new(big.Int).Mul(need, big.NewInt(2)), eth)
+	// Gas first: what the sweep needs at today's fee cap (twice the base fee plus the tip), no
+	// more — what it does not burn stays at the address.
+	topup := new(big.Int).Sub(need, eth)
 	native, ok := m.Catalog.NativeToken(m.Info.ID)
 	if !ok {
 		return false, "", fmt.Errorf("no native token for %s", chains.CAIP2(m.Info.ID))
 	}
-	hot := strings.ToLower(m.Wallet.Address().Hex())
-	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: hot, Kind: "gas_topup", TokenID: native.ID,
-		Recipient: sw.Address, AmountAsset: decimal.NewFromBigInt(topup, 0), RateUSD: "", TxTo: sw.Address,
-		TxValue: decimal.NewFromBigInt(topup, 0), GasLimit: nativeTransferGas, CreatedAt: m.Now()}
+	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: hot, To: &addr, Value: topup})
+	if err != nil {
+		return false, "", fmt.Errorf("estimate a gas top-up's gas: %w", err)
+	}
+	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: "gas_topup",
+		TokenID: native.ID, Recipient: sw.Address, AmountAsset: decimal.NewFromBigInt(topup, 0), TxTo: sw.Address,
+		TxValue: decimal.NewFromBigInt(topup, 0), GasLimit: int64(gas), CreatedAt: m.Now()}
 	if short, err := m.gasShort(ctx, o, feeCap); err != nil || short != "" {
 		return false, short, err
 	}
 	sw.Status, sw.TopupTxID = store.SweepToppingUp, &o.ID
 	a, err := m.signNew(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
-		_, err := tx.InsertSweep(sw, int64(head))
+		_, err := tx.InsertSweep(sw, safe)
 		return err
 	})
 	if err != nil {
@@ -246,18 +307,25 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 	return true, "", m.broadcast(ctx, o, a)
 }
 
-// signTokenSweep signs the ERC-20 transfer of a topped-up address's balance to the hot wallet.
+// signTokenSweep signs the ERC-20 transfer of a topped-up address's balance to the hot wallet,
+// at the fee cap its gas affords.
 func (m *Manager) signTokenSweep(ctx context.Context, s store.Sweep) error {
 	tok := m.Catalog.Tokens[s.TokenID]
 	addr := common.HexToAddress(s.Address)
-	bal, err := chain.ERC20Balance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
+	safe, err := m.safeBlock(ctx)
+	if err != nil {
+		return err
+	}
+	bal, err := chain.ERC20BalanceAt(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr, big.NewInt(safe))
 	if err != nil {
 		return err
 	}
 	now := m.Now()
 	if bal.Sign() == 0 {
 		zero := decimal.Zero
-		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetSweep(s.ID, store.SweepEmpty, &zero, nil, nil, now) })
+		return m.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetSweep(s.ID, store.SweepToppingUp, store.SweepEmpty, &zero, nil, nil, now)
+		})
 	}
 	gasLimit, err := m.tokenSweepGas(ctx, tok, addr, bal)
 	if err != nil {
@@ -271,13 +339,23 @@ func (m *Manager) signTokenSweep(ctx context.Context, s store.Sweep) error {
 	if err != nil {
 		return err
 	}
-	if eth.Cmp(new(big.Int).Mul(feeCap, big.NewInt(gasLimit))) < 0 {
-		msg := fmt.Sprintf("fees rose past the gas top-up (%s wei at the address)", eth)
-		return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetSweep(s.ID, store.SweepFailed, nil, nil, &msg, now) })
+	// The cap is what the address's gas affords, up to today's; it must still clear the base fee.
+	base := new(big.Int).Div(new(big.Int).Sub(feeCap, tip), big.NewInt(2))
+	if afford := new(big.Int).Div(eth, big.NewInt(gasLimit)); afford.Cmp(feeCap) < 0 {
+		feeCap = afford
+	}
+	if feeCap.Cmp(base) <= 0 {
+		msg := fmt.Sprintf("fees rose past the gas top-up (%s wei at the address; base fee %s)", eth, base)
+		return m.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetSweep(s.ID, store.SweepToppingUp, store.SweepFailed, nil, nil, &msg, now)
+		})
+	}
+	if tip.Cmp(feeCap) > 0 {
+		tip = new(big.Int).Set(feeCap)
 	}
 	o := m.sweepTx(s, tok, decimal.NewFromBigInt(bal, 0), gasLimit)
 	a, err := m.signNew(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
-		return tx.SetSweep(s.ID, store.SweepSigned, &o.AmountAsset, &o.ID, nil, now)
+		return tx.SetSweep(s.ID, store.SweepToppingUp, store.SweepSigned, &o.AmountAsset, &o.ID, nil, now)
 	})
 	if err != nil {
 		return err
@@ -366,7 +444,7 @@ func (m *Manager) signerOf(o store.OutgoingTx) (*hotwallet.Wallet, error) {
 }
 
 // refuseSweepRequests answers operators' requests on a chain this process cannot sweep.
-func (m *Manager) refuseSweepRequests(ctx context.Context) error {
+func (m *Manager) refuseSweepRequests(ctx context.Context, why string) error {
 	reqs, err := m.Store.Read(ctx).OpenSweepRequests(m.Info.ID)
 	if err != nil || len(reqs) == 0 {
 		return err
@@ -375,8 +453,5 @@ func (m *Manager) refuseSweepRequests(ctx context.Context) error {
 	for i, r := range reqs {
 		ids[i] = r.ID
 	}
-	return m.Store.InTx(ctx, func(tx *store.Tx) error {
-		return tx.FinishSweepRequests(ids, "not swept: the worker holds no deposit private key "+
-			"(PAYMENTS_DEPOSIT_XPRV or PAYMENTS_DEPOSIT_MNEMONIC_FILE; the embedded development key keeps its own)", m.Now())
-	})
+	return m.Store.InTx(ctx, func(tx *store.Tx) error { return tx.FinishSweepRequests(ids, why, m.Now()) })
 }

@@ -3,7 +3,7 @@ package payouts_test
 import (
 	"math/big"
 	"os"
-	"path/filepath"
+
 	"testing"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
@@ -90,7 +91,7 @@ func TestSweepNativeAndERC20(t *testing.T) {
 		f := newFixture(t, opts{backend: backend, dbURL: dbURL, sweep: true, sweepMin: "10"})
 		require.NotNil(t, f.m.Deposits, "this process holds the deposit key")
 		if backend == "sqlite" {
-			st, err := os.Stat(filepath.Join(filepath.Dir(store.SQLiteFile(dbURL)), "dev-deposit.key"))
+			st, err := os.Stat(app.DevDepositKeyFile(dbURL))
 			require.NoError(t, err, "the embedded development key keeps its private half beside the database")
 			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 		}

@@ -205,12 +205,11 @@ func (t *Tx) ForgetBlocks(chainID, above, keepFrom int64) error {
 
 // RecordTransfer stores a transfer seen in the canonical chain. One already recorded is left
 // as it is — unless a reorg orphaned it and it reappeared, in which case it counts again in its
-// new block. A transaction the gateway signed itself (a gas top-up to a deposit address, a
-// payout to an address that happens to be one) is not a customer's transfer and is not recorded:
-// its attempt was stored before it was broadcast, so it is always known by the time it is mined.
-// It reports whether anything was written.
+// new block. The gateway's own gas top-ups to deposit addresses are not customers' transfers
+// and are not recorded: a top-up's attempt is stored before it is broadcast, so it is always
+// known by the time it is mined. It reports whether anything was written.
 func (t *Tx) RecordTransfer(tr Transfer) (bool, error) {
-	if ours, err := t.IsOurTransaction(tr.TxHash); err != nil || ours {
+	if ours, err := t.IsGasTopup(tr.TxHash); err != nil || ours {
 		return false, err
 	}
 	row := transferRow{ID: tr.ID, ChainID: tr.ChainID, TxHash: strings.ToLower(tr.TxHash), LogIndex: tr.LogIndex,

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
@@ -163,6 +164,25 @@ func (t *Tx) TakeNonce(chainID int64, sender string, atLeast int64, genesis stri
 		return 0, translate(err)
 	}
 	return n, nil
+}
+
+// TakeChainNonce takes the chain's own count as a sender's next nonce (and stores the one after
+// it). It is for a deposit address being swept, with nothing of ours in flight from it
+// (HasOpenOutgoing): then the chain's count is the truth, whatever was given up before.
+func (t *Tx) TakeChainNonce(chainID int64, sender string, chainNonce int64, genesis string) (int64, error) {
+	row := txNonceRow{ChainID: chainID, Sender: strings.ToLower(sender), NextNonce: chainNonce + 1, GenesisHash: &genesis}
+	err := t.db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chain_id"}, {Name: "sender"}},
+		DoUpdates: clause.AssignmentColumns([]string{"next_nonce", "genesis_hash"})}).Create(&row).Error
+	return chainNonce, translate(err)
+}
+
+// HasOpenOutgoing reports whether a sender has a transaction in flight on a chain (signed, mined
+// but not confirmed, or in conflict).
+func (t *Tx) HasOpenOutgoing(chainID int64, sender string) (bool, error) {
+	var n int64
+	err := t.db.Model(&outgoingTxRow{}).Where("chain_id = ? AND sender = ? AND status IN ?", chainID, strings.ToLower(sender),
+		[]OutgoingStatus{OutgoingSigned, OutgoingMined, OutgoingConflict}).Limit(1).Count(&n).Error
+	return n > 0, translate(err)
 }
 
 // InsertOutgoingTx stores a logical transaction and its first attempt.

@@ -77,8 +77,8 @@ type SweepCandidate struct {
 }
 
 // SweepCandidates sums the confirmed transfers not yet covered by a sweep, per deposit address
-// and token, leaving out the (address, token) pairs with a sweep in flight. Amounts are summed
-// here, not in SQL: SQLite keeps them as text, and a SQL SUM would turn them into floats.
+// and token, leaving out the addresses with a sweep in flight. Amounts are summed here, not in
+// SQL: SQLite keeps them as text, and a SQL SUM would turn them into floats.
 func (t *Tx) SweepCandidates(chainID int64, limit int) ([]SweepCandidate, error) {
 	var rows []struct {
 		ToAddress       string
@@ -91,7 +91,7 @@ func (t *Tx) SweepCandidates(chainID int64, limit int) ([]SweepCandidate, error)
 		Joins("JOIN deposit_addresses d ON d.id = t.deposit_address_id").
 		Where("t.chain_id = ? AND t.status = ? AND t.sweep_id IS NULL", chainID, TransferConfirmed).
 		Where("NOT EXISTS (SELECT 1 FROM sweeps s WHERE s.chain_id = t.chain_id AND s.address = t.to_address AND "+
-			"s.token_id = t.token_id AND s.status IN ?)", []SweepStatus{SweepToppingUp, SweepSigned}).
+			"s.status IN ?)", []SweepStatus{SweepToppingUp, SweepSigned}).
 		Order("t.block_number, t.log_index").Limit(limit).Scan(&rows).Error
 	if err != nil {
 		return nil, translate(err)
@@ -129,8 +129,10 @@ func (t *Tx) InsertSweep(s Sweep, upToBlock int64) (int64, error) {
 	return res.RowsAffected, translate(res.Error)
 }
 
-// SetSweep moves a sweep on. A failed sweep lets its transfers go: the next sweep covers them.
-func (t *Tx) SetSweep(id uuid.UUID, status SweepStatus, amount *decimal.Decimal, sweepTxID *uuid.UUID, failure *string, now time.Time) error {
+// SetSweep moves a sweep on from the status it was read in; ErrConflict when it is not in that
+// status any more (another process moved it first: whatever this one signed rolls back with
+// it). A failed sweep lets its transfers go: the next sweep covers them.
+func (t *Tx) SetSweep(id uuid.UUID, from, status SweepStatus, amount *decimal.Decimal, sweepTxID *uuid.UUID, failure *string, now time.Time) error {
 	updates := map[string]any{"status": status, "error": failure, "updated_at": now.UTC()}
 	if amount != nil {
 		updates["amount_asset"] = *amount
@@ -138,8 +140,12 @@ func (t *Tx) SetSweep(id uuid.UUID, status SweepStatus, amount *decimal.Decimal,
 	if sweepTxID != nil {
 		updates["sweep_tx_id"] = *sweepTxID
 	}
-	if err := t.db.Model(&sweepRow{}).Where("id = ?", id).Updates(updates).Error; err != nil {
-		return translate(err)
+	res := t.db.Model(&sweepRow{}).Where("id = ? AND status = ?", id, from).Updates(updates)
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return ErrConflict
 	}
 	if status == SweepFailed {
 		return translate(t.db.Model(&transferRow{}).Where("sweep_id = ?", id).Update("sweep_id", nil).Error)
@@ -309,12 +315,14 @@ func (t *Tx) FinishSweepRequests(ids []uuid.UUID, result string, now time.Time) 
 		Updates(map[string]any{"done_at": now.UTC(), "result": result}).Error)
 }
 
-// IsOurTransaction reports whether a transaction hash is one the transaction manager signed
-// (a payout, a sweep, a gas top-up). The watcher does not count those as customers' transfers:
-// a top-up to a deposit address is the gateway's own gas, not a payment.
-func (t *Tx) IsOurTransaction(hash string) (bool, error) {
+// IsGasTopup reports whether a transaction is one of the transaction manager's gas top-ups. The
+// watcher does not count those as customers' transfers: a top-up to a deposit address is the
+// gateway's own gas, not a payment. (A payout a merchant sends to a deposit address is a payment
+// like any other, and is counted.)
+func (t *Tx) IsGasTopup(hash string) (bool, error) {
 	var n int64
-	err := t.db.Model(&txAttemptRow{}).Where("hash = ?", strings.ToLower(hash)).Limit(1).Count(&n).Error
+	err := t.db.Model(&txAttemptRow{}).Joins("JOIN outgoing_txs o ON o.id = tx_attempts.outgoing_tx_id").
+		Where("tx_attempts.hash = ? AND o.kind = ?", strings.ToLower(hash), "gas_topup").Limit(1).Count(&n).Error
 	return n > 0, translate(err)
 }
 

@@ -1,6 +1,7 @@
 package wallet
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
@@ -107,7 +108,9 @@ func GenerateDevKeys() (*Keys, error) {
 }
 
 // LoadOrCreateDevKeys reads the development deposit key from path, or creates it there (mode
-// 0600, never over an existing file: two processes starting together end up with one key).
+// 0600). The key is written to a temporary file and linked into place, which fails if the path
+// exists: two processes starting together end up with one key, and neither ever reads a file
+// the other has not finished writing.
 func LoadOrCreateDevKeys(path string) (*Keys, bool, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		defer clear(b)
@@ -126,16 +129,18 @@ func LoadOrCreateDevKeys(path string) (*Keys, bool, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("development deposit key file: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return LoadOrCreateDevKeys(path) // another process made it first: use its key
-	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".dev-deposit-*.tmp") // mode 0600
 	if err != nil {
 		return nil, false, fmt.Errorf("development deposit key file: %w", err)
 	}
+	defer func() { _ = os.Remove(f.Name()) }()
 	_, werr := f.WriteString(k.node.String() + "\n")
 	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-		_ = os.Remove(path)
+		return nil, false, fmt.Errorf("development deposit key file: %w", err)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
+		return LoadOrCreateDevKeys(path) // another process made it first: use its key
+	} else if err != nil {
 		return nil, false, fmt.Errorf("development deposit key file: %w", err)
 	}
 	return k, true, nil
@@ -144,8 +149,22 @@ func LoadOrCreateDevKeys(path string) (*Keys, bool, error) {
 // XPub is the extended public key of the same node: what the API derives addresses from.
 func (k *Keys) XPub() string { return k.xpub }
 
-// Matches reports whether these keys are the private half of xpub.
-func (k *Keys) Matches(xpub string) bool { return strings.TrimSpace(xpub) == k.xpub }
+// Matches reports whether these keys are the private half of xpub: the same public key and
+// chain code, whatever the encoding (xpub or tpub).
+func (k *Keys) Matches(xpub string) bool {
+	other, err := parsePublicKey(xpub)
+	if err != nil {
+		return false
+	}
+	mine, err := k.node.Neuter()
+	if err != nil {
+		return false
+	}
+	a, errA := mine.ECPubKey()
+	b, errB := other.ECPubKey()
+	return errA == nil && errB == nil && a.IsEqual(b) && bytes.Equal(mine.ChainCode(), other.ChainCode()) &&
+		mine.Depth() == other.Depth() && mine.ChildIndex() == other.ChildIndex()
+}
 
 // Deriver derives the same addresses from the public half.
 func (k *Keys) Deriver() (*Deriver, error) { return NewDeriver(k.xpub) }

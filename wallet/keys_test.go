@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/stretchr/testify/require"
 )
@@ -39,6 +41,13 @@ func TestKeysFromXPrvAtMasterOrExternalChain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, k.XPub(), node.XPub())
 	require.True(t, node.Matches(k.XPub()))
+
+	pub, err := hdkeychain.NewKeyFromString(k.XPub())
+	require.NoError(t, err)
+	tpub, err := pub.CloneWithVersion(chaincfg.TestNet3Params.HDPublicKeyID[:])
+	require.NoError(t, err)
+	require.True(t, k.Matches(tpub.String()), "the same key in testnet encoding")
+	require.False(t, k.Matches("xpub-garbage"))
 
 	seed := []byte(strings.Repeat("s", 32))
 	fromSeed, err := KeysFromSeed(seed)

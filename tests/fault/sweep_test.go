@@ -78,7 +78,7 @@ func TestSweepAndTreasuryOnTheEmbeddedDefault(t *testing.T) {
 	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
 		t.Fatalf("merchants create --json: %v: %s", err, out)
 	}
-	if st, err := os.Stat(filepath.Join(filepath.Dir(db), "dev-deposit.key")); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(db + ".deposit-key"); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the development deposit key file beside the database, mode 0600: %v %v", st, err)
 	}
 

@@ -20,10 +20,12 @@ CREATE TABLE sweeps (
     created_at   TIMESTAMPTZ NOT NULL,
     updated_at   TIMESTAMPTZ NOT NULL
 );
--- One sweep in flight per address and token.
-CREATE UNIQUE INDEX sweeps_open_idx ON sweeps (chain_id, address, token_id) WHERE status IN ('topping_up', 'signed');
+-- One sweep in flight per deposit address: its tokens share one nonce sequence and one native
+-- balance for gas, so a second sweep signed beside the first could never be paid for.
+CREATE UNIQUE INDEX sweeps_open_idx ON sweeps (chain_id, address) WHERE status IN ('topping_up', 'signed');
 
 ALTER TABLE transfers ADD COLUMN sweep_id UUID REFERENCES sweeps(id);
+CREATE INDEX transfers_sweep_idx ON transfers (sweep_id) WHERE sweep_id IS NOT NULL;
 CREATE INDEX transfers_unswept_idx ON transfers (chain_id, to_address, token_id) WHERE status = 'confirmed' AND sweep_id IS NULL;
 
 -- The signing key of a sender that is a deposit address (its child index); NULL: the hot wallet.
@@ -59,5 +61,6 @@ ALTER TABLE outgoing_txs ADD CONSTRAINT outgoing_txs_chain_id_sender_nonce_key U
 ALTER TABLE tx_nonces DROP COLUMN genesis_hash;
 ALTER TABLE outgoing_txs DROP COLUMN key_index;
 DROP INDEX transfers_unswept_idx;
+DROP INDEX transfers_sweep_idx;
 ALTER TABLE transfers DROP COLUMN sweep_id;
 DROP TABLE sweeps;

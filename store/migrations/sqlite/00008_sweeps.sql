@@ -26,10 +26,12 @@ CREATE TABLE sweeps (
     created_at   DATETIME NOT NULL,
     updated_at   DATETIME NOT NULL
 );
--- One sweep in flight per address and token.
-CREATE UNIQUE INDEX sweeps_open_idx ON sweeps (chain_id, address, token_id) WHERE status IN ('topping_up', 'signed');
+-- One sweep in flight per deposit address: its tokens share one nonce sequence and one native
+-- balance for gas, so a second sweep signed beside the first could never be paid for.
+CREATE UNIQUE INDEX sweeps_open_idx ON sweeps (chain_id, address) WHERE status IN ('topping_up', 'signed');
 
 ALTER TABLE transfers ADD COLUMN sweep_id TEXT REFERENCES sweeps(id);
+CREATE INDEX transfers_sweep_idx ON transfers (sweep_id) WHERE sweep_id IS NOT NULL;
 CREATE INDEX transfers_unswept_idx ON transfers (chain_id, to_address, token_id) WHERE status = 'confirmed' AND sweep_id IS NULL;
 
 -- outgoing_txs gains key_index (the signing key of a sender that is a deposit address: its child
