@@ -83,12 +83,7 @@ func TestSweepNativeMovesOnlyConfirmedFunds(t *testing.T) {
 		f.mine(1) // block B: the second transfer; A has 2 confirmations, B one
 		_, _ = f.a.Watchers[0].Round(f.ctx)
 		_, _ = f.m.Round(f.ctx)
-		for i := 0; i < 40; i++ {
-			f.mine(1)
-			_, _ = f.a.Watchers[0].Round(f.ctx)
-			_, _ = f.m.Round(f.ctx)
-			time.Sleep(5 * time.Millisecond)
-		}
+		f.rounds(40)
 		for _, s := range f.sweepsOf(eth.deposit) {
 			t.Logf("sweep status=%s amount=%v", s.Status, s.AmountAsset)
 		}
@@ -178,11 +173,7 @@ func TestSweepTwoManagersSignOneTokenSweep(t *testing.T) {
 		open, err := f.a.Store.Read(f.ctx).OpenOutgoingTxs(devnet.ChainID, usdc.deposit.Hex())
 		require.NoError(t, err)
 		t.Logf("open transactions from the deposit address: %d", len(open))
-		for i := 0; i < 30; i++ {
-			f.mine(1)
-			_, _ = f.a.Watchers[0].Round(f.ctx)
-			_, _ = f.m.Round(f.ctx)
-		}
+		f.rounds(30)
 		for _, s := range f.sweepsOf(usdc.deposit) {
 			t.Logf("sweep status=%s amount=%v err=%v", s.Status, s.AmountAsset, rvDeref(s.Error))
 		}
@@ -227,11 +218,7 @@ func TestPayoutToADepositAddressIsAPayment(t *testing.T) {
 		to := common.HexToAddress(c.Payment.DepositAddress.Address)
 		w, err := f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawalInput(2000, to), nil)
 		require.NoError(t, err)
-		for i := 0; i < 30; i++ {
-			f.mine(1)
-			_, _ = f.a.Watchers[0].Round(f.ctx)
-			_, _ = f.m.Round(f.ctx)
-		}
+		f.rounds(30)
 		t.Logf("withdrawal %s; USDC at the deposit address %s", f.withdrawal(w.ID).Status, f.tokenBalance(devnet.USDCAddress, to))
 		p, err := f.a.Store.Read(f.ctx).LockPayment(c.Payment.ID, f.a.Catalog)
 		require.NoError(t, err)

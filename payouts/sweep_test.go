@@ -54,6 +54,15 @@ func (f *fixture) payOnChain(cents int64, symbol string) paid {
 	return paid{p: c.Payment, q: q, token: token, deposit: deposit}
 }
 
+// rounds runs n watcher and payout rounds, mining a block before each.
+func (f *fixture) rounds(n int) {
+	for range n {
+		f.mine(1)
+		_, _ = f.a.Watchers[0].Round(f.ctx)
+		_, _ = f.m.Round(f.ctx)
+	}
+}
+
 // until runs watcher and payout rounds, mining a block each time, until done says so.
 func (f *fixture) until(what string, done func() bool) {
 	f.t.Helper()
