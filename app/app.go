@@ -32,9 +32,11 @@ import (
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/wallet"
 	"github.com/paymentsd/paymentsd/watcher"
+	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -56,6 +58,8 @@ type App struct {
 	OnChain     *payments.OnChain
 	Watchers    []*watcher.Watcher
 	Payouts     []*payouts.Manager
+	Webhooks    *webhooks.Service
+	Dispatcher  *webhooks.Dispatcher // nil without a secrets key
 
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
 }
@@ -132,7 +136,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
-	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now}
+	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now, Render: settlement.Objects{Shape: cfg.ResponseShape}}
 	a.Expirer = &lifecycle.Expirer{Core: a.Core, Holder: holderName(), Interval: cfg.ExpiryInterval, Batch: 200, Log: log,
 		Observe: func(r lifecycle.SweepResult, err error) {
 			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
@@ -149,6 +153,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.wirePayouts(hot, devHot, depositPriv)
+	if err := a.wireWebhooks(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -39,6 +39,14 @@ type Config struct {
 	LogFormat       string        // text | json
 	Role            Role          // what a serve process runs
 	Chains          Chains
+	Webhooks        Webhooks
+}
+
+// Webhooks configures deliveries to merchants' endpoints.
+type Webhooks struct {
+	SecretsKey   string          // PAYMENTS_SECRETS_KEY: seals endpoints' signing secrets (the embedded default makes a key file)
+	AllowPrivate bool            // PAYMENTS_WEBHOOKS_ALLOW_PRIVATE: endpoints on loopback/private addresses (development, tests)
+	Schedule     []time.Duration // PAYMENTS_WEBHOOK_RETRY_SCHEDULE: the delays before each attempt (tests shorten it)
 }
 
 // Chains configures chain access, the watcher and the embedded devnet.

@@ -16,6 +16,7 @@ const (
 	EventPaymentUpdated       EventType = "payment.updated"
 	EventPaymentUnderpaid     EventType = "payment.underpaid"     // the confirmed total is short of the amount due; waiting for a top-up
 	EventPaymentLateTransfer  EventType = "payment.late_transfer" // a transfer the settlement did not count was credited on its own
+	EventPaymentOverpaid      EventType = "payment.overpaid"      // completed with more than was due; the excess is credited
 	EventWithdrawalCreated    EventType = "withdrawal.created"
 	EventWithdrawalUpdated    EventType = "withdrawal.updated"
 )
@@ -45,5 +46,24 @@ type Event struct {
 	MerchantID uuid.UUID
 	Sequence   int64
 	Payload    []byte // JSON snapshot of the entity after the change
+	Object     []byte // the entity as the API's GET returns it, in the deployment's shape (nil: not rendered)
 	CreatedAt  time.Time
+}
+
+// WebhookEventTypes are the events delivered to merchants' webhook endpoints (the others —
+// payment.updated, payment.quotes_expired, withdrawal.updated — stay in the outbox).
+var WebhookEventTypes = []EventType{
+	"payment.created", "payment.processing", "payment.completed", "payment.expired", "payment.failed",
+	"payment.cancelled", EventPaymentUnderpaid, EventPaymentOverpaid, EventPaymentLateTransfer,
+	EventWithdrawalCreated, "withdrawal.processing", "withdrawal.completed", "withdrawal.failed", "withdrawal.cancelled",
+}
+
+// IsWebhookEvent reports whether events of type t are delivered by webhook.
+func IsWebhookEvent(t EventType) bool {
+	for _, w := range WebhookEventTypes {
+		if w == t {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,15 @@ type Core struct {
 	Store   *store.Store
 	Catalog domain.Catalog
 	Now     func() time.Time
+	// Render gives each event the object as the API's GET returns it, in the deployment's
+	// shape: the webhook body. Nil: events carry no object, and nothing is delivered.
+	Render Renderer
+}
+
+// Renderer renders entities as the API does (settlement).
+type Renderer interface {
+	Payment(p domain.Payment) ([]byte, error)
+	Withdrawal(w domain.Withdrawal) ([]byte, error)
 }
 
 // PaymentChange changes a locked copy of a payment; returning an error changes nothing.
@@ -98,7 +107,32 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	if err := tx.InsertEvent(c.paymentEvent(paymentEventType(before, after), before.Status, after)); err != nil {
 		return domain.Payment{}, err
 	}
+	if before.Status != domain.PaymentCompleted && overpaid(after) {
+		// Completed with more than was due: announced on its own after payment.completed, with
+		// its own place in the payment's sequence.
+		if err := tx.TouchPayment(after.ID, after.Version, after.UpdatedAt); err != nil {
+			return domain.Payment{}, err
+		}
+		after.Version++
+		if err := tx.InsertEvent(c.paymentEvent(domain.EventPaymentOverpaid, "", after)); err != nil {
+			return domain.Payment{}, err
+		}
+	}
 	return after, nil
+}
+
+// overpaid reports whether a completed payment (not a deposit) settled more of its token than
+// its quote asked for.
+func overpaid(p domain.Payment) bool {
+	if p.Status != domain.PaymentCompleted || p.Type != domain.TypePayment || p.Receipt == nil {
+		return false
+	}
+	for _, q := range p.Quotes {
+		if q.ID == p.Receipt.QuoteID {
+			return p.Receipt.SettledAmountAsset.GreaterThan(q.ExpectedAmountAsset)
+		}
+	}
+	return false
 }
 
 // CreateWithdrawal inserts a new pending withdrawal (version 1), debits the merchant's balance

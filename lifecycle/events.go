@@ -130,7 +130,11 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 			SettledAmountAsset: r.SettledAmountAsset.String(), SettledAmountUsd: r.SettledAmountUSD.StringFixed(2),
 			TxHash: r.TxHash, ProcessedBy: r.ProcessedBy}
 	}
-	return c.event(typ, domain.EntityPayment, p.ID, p.Merchant.ID, p.Version, snap)
+	e := c.event(typ, domain.EntityPayment, p.ID, p.Merchant.ID, p.Version, snap)
+	if c.Render != nil {
+		e.Object = mustRender(c.Render.Payment(p))
+	}
+	return e
 }
 
 func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatus, w domain.Withdrawal) domain.Event {
@@ -142,7 +146,19 @@ func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatu
 		h := w.Receipt.TxHash
 		snap.TxHash = &h
 	}
-	return c.event(typ, domain.EntityWithdrawal, w.ID, w.MerchantID, w.Version, snap)
+	e := c.event(typ, domain.EntityWithdrawal, w.ID, w.MerchantID, w.Version, snap)
+	if c.Render != nil {
+		e.Object = mustRender(c.Render.Withdrawal(w))
+	}
+	return e
+}
+
+// mustRender: the API's own types of strings and numbers always marshal; a failure is a bug.
+func mustRender(b []byte, err error) []byte {
+	if err != nil {
+		panic("lifecycle: render an event's object: " + err.Error())
+	}
+	return b
 }
 
 func (c *Core) event(typ domain.EventType, entity domain.EntityKind, id, merchant uuid.UUID, seq int64, snap any) domain.Event {

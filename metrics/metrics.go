@@ -50,6 +50,7 @@ type Metrics struct {
 	payoutWallet       *prometheus.GaugeVec
 	payoutWaiting      *prometheus.GaugeVec
 	payouts            *prometheus.CounterVec
+	webhookAttempts    *prometheus.CounterVec
 }
 
 // New registers paymentsd's metrics and the Go runtime and process collectors on reg.
@@ -92,6 +93,12 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 		Help: "Pending withdrawals left waiting by the last payout round (no key, or the hot wallet short of funds)."}, []string{"chain"})
 	m.payouts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "payouts_total",
 		Help: "Transactions of the payout manager, by chain and what happened: withdrawals signed, completed, failed; deposit-address sweeps (or their gas top-ups) signed, sweeps confirmed."}, []string{"chain", "event"})
+	m.webhookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "webhook_attempts_total",
+		Help: "Webhook delivery attempts by outcome: delivered (2xx), retry (another attempt scheduled), failed (the schedule ran out), disabled (410 Gone)."},
+		[]string{"outcome"})
+	for _, o := range []string{"delivered", "retry", "failed", "disabled"} {
+		m.webhookAttempts.WithLabelValues(o)
+	}
 	// Known label values start at zero, so a dashboard sees the series before the first event.
 	for _, t := range []string{"payment", "deposit"} {
 		m.paymentsCreated.WithLabelValues(t)
@@ -104,7 +111,7 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.paymentsCreated, m.withdrawalsCreated,
 		m.replays, m.sweeps, m.expired, m.watchRounds, m.watchBlocks, m.watchTransfers, m.watchReorgs, m.watchSettled,
-		m.watchHead, m.watchCursor, m.payoutWallet, m.payoutWaiting, m.payouts, collectors.NewGoCollector(),
+		m.watchHead, m.watchCursor, m.payoutWallet, m.payoutWaiting, m.payouts, m.webhookAttempts, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -241,4 +248,12 @@ func (m *Metrics) PayoutRound(chain string, wallet, skipped, failed bool, signed
 	m.payouts.WithLabelValues(chain, "failed").Add(float64(failedOnChain))
 	m.payouts.WithLabelValues(chain, "sweep_signed").Add(float64(sweepsSigned))
 	m.payouts.WithLabelValues(chain, "sweep_confirmed").Add(float64(sweepsConfirmed))
+}
+
+// WebhookAttempt counts one webhook attempt by outcome.
+func (m *Metrics) WebhookAttempt(outcome string) {
+	if m == nil {
+		return
+	}
+	m.webhookAttempts.WithLabelValues(outcome).Inc()
 }

@@ -225,3 +225,17 @@ func (s Shape) SchemaRequest(operationID string, body []byte) ([]byte, error) {
 	m["chainId"] = caip
 	return json.Marshal(m)
 }
+
+// Objects renders single payments and withdrawals as GET answers them, encoded: the object of
+// an event's webhook body (lifecycle.Renderer).
+type Objects struct {
+	Shape Shape
+}
+
+// Payment encodes a payment as GET /payments/{id} answers it.
+func (o Objects) Payment(p domain.Payment) ([]byte, error) { return Renderer(o).Payment(p).Encode() }
+
+// Withdrawal encodes a withdrawal as GET /withdrawals/{id} answers it.
+func (o Objects) Withdrawal(w domain.Withdrawal) ([]byte, error) {
+	return Renderer(o).Withdrawal(w, http.StatusOK).Encode()
+}

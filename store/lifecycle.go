@@ -118,8 +118,19 @@ func (t *Tx) TouchPayment(id uuid.UUID, version int64, at time.Time) error {
 // InsertEvent appends an event to the outbox. A second event with the same entity and sequence
 // is ErrConflict.
 func (t *Tx) InsertEvent(e domain.Event) error {
-	return translate(t.db.Create(&eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
-		MerchantID: e.MerchantID, Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}).Error)
+	row := eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
+		MerchantID: e.MerchantID, Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}
+	if e.Object != nil {
+		obj := string(e.Object)
+		row.Object = &obj
+	}
+	if err := t.db.Create(&row).Error; err != nil {
+		return translate(err)
+	}
+	if e.Object == nil || !domain.IsWebhookEvent(e.Type) {
+		return nil
+	}
+	return t.scheduleDeliveries(e)
 }
 
 // EntityEvents lists an entity's events in order.
@@ -130,8 +141,7 @@ func (t *Tx) EntityEvents(entityID uuid.UUID) ([]domain.Event, error) {
 	}
 	out := make([]domain.Event, len(rows))
 	for i, r := range rows {
-		out[i] = domain.Event{ID: r.ID, Type: domain.EventType(r.Type), Entity: domain.EntityKind(r.Entity), EntityID: r.EntityID,
-			MerchantID: r.MerchantID, Sequence: r.Sequence, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt}
+		out[i] = r.domain()
 	}
 	return out, nil
 }

@@ -236,10 +236,20 @@ type eventRow struct {
 	MerchantID uuid.UUID
 	Sequence   int64
 	Payload    string
+	Object     *string
 	CreatedAt  time.Time
 }
 
 func (eventRow) TableName() string { return "events" }
+
+func (r eventRow) domain() domain.Event {
+	e := domain.Event{ID: r.ID, Type: domain.EventType(r.Type), Entity: domain.EntityKind(r.Entity), EntityID: r.EntityID,
+		MerchantID: r.MerchantID, Sequence: r.Sequence, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt.UTC()}
+	if r.Object != nil {
+		e.Object = []byte(*r.Object)
+	}
+	return e
+}
 
 type leaseRow struct {
 	Name      string `gorm:"primaryKey"`

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/tyler-smith/go-bip39"
+
+	"github.com/paymentsd/paymentsd/internal/keyfile"
 )
 
 // Keys is the private half of the deposit key: the extended private key of m/44'/60'/0'/0,
@@ -108,42 +109,29 @@ func GenerateDevKeys() (*Keys, error) {
 }
 
 // LoadOrCreateDevKeys reads the development deposit key from path, or creates it there (mode
-// 0600). The key is written to a temporary file and linked into place, which fails if the path
-// exists: two processes starting together end up with one key, and neither ever reads a file
-// the other has not finished writing.
+// 0600; see keyfile.LoadOrCreate).
 func LoadOrCreateDevKeys(path string) (*Keys, bool, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		defer clear(b)
-		k, err := KeysFromXPrv(string(b))
+	var made *Keys
+	b, created, err := keyfile.LoadOrCreate(path, func() ([]byte, error) {
+		k, err := GenerateDevKeys()
 		if err != nil {
-			return nil, false, fmt.Errorf("development deposit key file %s: %w", path, err)
+			return nil, err
 		}
-		return k, false, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, false, fmt.Errorf("development deposit key file: %w", err)
-	}
-	k, err := GenerateDevKeys()
-	if err != nil {
-		return nil, false, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, false, fmt.Errorf("development deposit key file: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".dev-deposit-*.tmp") // mode 0600
+		made = k
+		return []byte(k.node.String() + "\n"), nil
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("development deposit key file: %w", err)
 	}
-	defer func() { _ = os.Remove(f.Name()) }()
-	_, werr := f.WriteString(k.node.String() + "\n")
-	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-		return nil, false, fmt.Errorf("development deposit key file: %w", err)
+	defer clear(b)
+	if created {
+		return made, true, nil
 	}
-	if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
-		return LoadOrCreateDevKeys(path) // another process made it first: use its key
-	} else if err != nil {
-		return nil, false, fmt.Errorf("development deposit key file: %w", err)
+	k, err := KeysFromXPrv(string(b))
+	if err != nil {
+		return nil, false, fmt.Errorf("development deposit key file %s: %w", path, err)
 	}
-	return k, true, nil
+	return k, false, nil
 }
 
 // XPub is the extended public key of the same node: what the API derives addresses from.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -105,6 +106,9 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	if c.Chains, err = loadChains(c.IsEmbedded()); err != nil {
 		return c, err
 	}
+	if c.Webhooks, err = loadWebhooks(); err != nil {
+		return c, err
+	}
 	if c.ExpiryInterval <= 0 {
 		return c, fmt.Errorf("PAYMENTS_EXPIRY_INTERVAL must be positive")
 	}
@@ -112,6 +116,26 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 		return c, fmt.Errorf("need 0 < PAYMENTS_QUOTE_TTL <= PAYMENTS_PAYMENT_TTL")
 	}
 	return c, nil
+}
+
+// loadWebhooks reads the webhook delivery settings.
+func loadWebhooks() (config.Webhooks, error) {
+	var w config.Webhooks
+	var err error
+	w.SecretsKey = env("PAYMENTS_SECRETS_KEY", "")
+	if w.AllowPrivate, err = envParsed("PAYMENTS_WEBHOOKS_ALLOW_PRIVATE", false, strconv.ParseBool); err != nil {
+		return w, err
+	}
+	if s := env("PAYMENTS_WEBHOOK_RETRY_SCHEDULE", ""); s != "" {
+		for _, part := range strings.Split(s, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d < 0 {
+				return w, fmt.Errorf("PAYMENTS_WEBHOOK_RETRY_SCHEDULE: %q is not a duration (e.g. 0s,5s,5m)", part)
+			}
+			w.Schedule = append(w.Schedule, d)
+		}
+	}
+	return w, nil
 }
 
 // loadChains reads the chain access settings. The embedded default runs the devnet on

@@ -25,6 +25,10 @@ commands:
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
   withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
+  webhooks create               a merchant's webhook endpoint: --merchant ID --url URL [--events a,b] [--json] (prints the secret once)
+  webhooks list|delete|rotate-secret   --merchant ID | --endpoint ID
+  webhooks deliveries           the delivery log: --merchant ID [--endpoint ID] [--event ID] [--json]
+  webhooks redeliver            --event ID [--endpoint ID]: deliver an event again (same webhook-id)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
   treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token
   devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
@@ -83,6 +87,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdPaymentsSettle(ctx, rest[1:], stdout, stderr)
 	case cmd == "withdrawals" && sub == "cancel":
 		return cmdWithdrawalsCancel(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "create":
+		return cmdWebhooksCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "list":
+		return cmdWebhooksList(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "delete":
+		return cmdWebhooksDelete(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "rotate-secret":
+		return cmdWebhooksRotate(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "deliveries":
+		return cmdWebhooksDeliveries(ctx, rest[1:], stdout, stderr)
+	case cmd == "webhooks" && sub == "redeliver":
+		return cmdWebhooksRedeliver(ctx, rest[1:], stdout, stderr)
 	case cmd == "sweep":
 		return cmdSweep(ctx, rest, stdout, stderr)
 	case cmd == "treasury":

@@ -76,6 +76,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go a.Expirer.Run(ctx)
 		a.RunWatchers(ctx)
 		a.RunPayouts(ctx)
+		a.RunWebhooks(ctx)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape), "role", string(role))

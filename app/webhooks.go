@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/internal/keyfile"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhooks"
+)
+
+// SecretsKeyFile is where the embedded database's key for webhook secrets lives: beside the
+// database file, never in it.
+func SecretsKeyFile(databaseURL string) string { return store.SQLiteFile(databaseURL) + ".secrets-key" }
+
+// secretsSealer seals webhook signing secrets with PAYMENTS_SECRETS_KEY, or on the embedded
+// default with a key file of its own; without either there is none (endpoints cannot be made).
+func (a *App) secretsSealer() (webhooks.Sealer, error) {
+	var key []byte
+	var err error
+	switch {
+	case a.Cfg.Webhooks.SecretsKey != "":
+		key, err = webhooks.ParseKey(a.Cfg.Webhooks.SecretsKey)
+	case a.Cfg.IsEmbedded():
+		var text []byte
+		text, _, err = keyfile.LoadOrCreate(SecretsKeyFile(a.Cfg.DatabaseURL), func() ([]byte, error) {
+			b := make([]byte, 32)
+			if _, err := rand.Read(b); err != nil {
+				return nil, err
+			}
+			return []byte(hex.EncodeToString(b) + "\n"), nil
+		})
+		if err == nil {
+			key, err = webhooks.ParseKey(strings.TrimSpace(string(text)))
+		}
+	default:
+		a.Log.Warn("no PAYMENTS_SECRETS_KEY: webhook endpoints cannot be created or signed for")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return webhooks.NewAESSealer(key)
+}
+
+// wireWebhooks builds the endpoint service and the delivery worker.
+func (a *App) wireWebhooks() error {
+	sealer, err := a.secretsSealer()
+	if err != nil {
+		return err
+	}
+	guard := webhooks.Guard{AllowPrivate: a.Cfg.Webhooks.AllowPrivate, AllowHTTP: a.Cfg.IsEmbedded() || a.Cfg.Webhooks.AllowPrivate}
+	a.Webhooks = &webhooks.Service{Store: a.Store, Sealer: sealer, Guard: guard, Now: Now}
+	if sealer == nil {
+		return nil
+	}
+	a.Dispatcher = &webhooks.Dispatcher{Store: a.Store, Sealer: sealer, Guard: guard, Holder: holderName(),
+		Schedule: a.Cfg.Webhooks.Schedule, Interval: 250 * time.Millisecond, Workers: 8, Log: a.Log.With("component", "webhooks"),
+		Now: Now, Observe: a.Metrics.WebhookAttempt}
+	return nil
+}
+
+// RunWebhooks delivers webhooks until ctx ends (background roles).
+func (a *App) RunWebhooks(ctx context.Context) {
+	if a.Dispatcher != nil {
+		go a.Dispatcher.Run(ctx)
+	}
+}

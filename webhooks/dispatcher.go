@@ -1,0 +1,293 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// DefaultSchedule is when attempts are made: the first at once, then after each delay in turn
+// (10 attempts over about 3 days), each delay ±10 % jitter.
+var DefaultSchedule = []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 14 * time.Hour, 20 * time.Hour, 24 * time.Hour}
+
+// Timeout bounds one attempt; a slower answer counts as a failure.
+const Timeout = 15 * time.Second
+
+// Retention is how long the delivery log is kept.
+const Retention = 30 * 24 * time.Hour
+
+// maxRetryAfter caps how far a receiver's Retry-After can push the next attempt.
+const maxRetryAfter = 24 * time.Hour
+
+// Dispatcher makes due delivery attempts: claimed with a lease on the row, so each attempt is
+// made by one process; signed with the endpoint's secret (and, during a rotation, the previous
+// one); logged; the next one scheduled.
+type Dispatcher struct {
+	Store    *store.Store
+	Sealer   Sealer
+	Guard    Guard
+	Holder   string
+	Schedule []time.Duration // DefaultSchedule unless a test shortens it
+	Interval time.Duration   // between looks for due attempts
+	Workers  int             // attempts in flight at once
+	Log      *slog.Logger
+	Now      func() time.Time
+	Observe  func(outcome string) // delivered | retry | failed | disabled
+
+	client    *http.Client
+	once      sync.Once
+	lastPurge time.Time
+}
+
+func (d *Dispatcher) httpClient() *http.Client {
+	d.once.Do(func() {
+		dialer := d.Guard.Dialer()
+		d.client = &http.Client{
+			Timeout: Timeout,
+			Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil, MaxIdleConnsPerHost: 4,
+				TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: Timeout, IdleConnTimeout: 90 * time.Second},
+			// A redirect is an answer, not a new target: following it could lead anywhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	})
+	return d.client
+}
+
+// Run delivers until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := d.Round(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.Log.Error("webhook round", "err", err)
+		}
+		if n > 0 {
+			continue // more may be due
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(d.Interval):
+		}
+	}
+}
+
+// Round claims the attempts due now and makes them; it returns how many it made.
+func (d *Dispatcher) Round(ctx context.Context) (int, error) {
+	now := d.Now()
+	if now.Sub(d.lastPurge) > time.Hour {
+		d.lastPurge = now
+		if err := d.Store.InTx(ctx, func(tx *store.Tx) error {
+			n, err := tx.PurgeDeliveryLog(now.Add(-Retention))
+			if n > 0 {
+				d.Log.Info("webhook delivery log purged", "rows", n, "older_than", Retention.String())
+			}
+			return err
+		}); err != nil {
+			return 0, err
+		}
+	}
+	var due []store.Due
+	err := d.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		due, err = tx.ClaimDue(d.Holder, now, Timeout+15*time.Second, max(d.Workers, 1)*4)
+		return err
+	})
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	sem := make(chan struct{}, max(d.Workers, 1))
+	var wg sync.WaitGroup
+	for _, x := range due {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := d.attempt(ctx, x); err != nil && ctx.Err() == nil {
+				d.Log.Error("webhook attempt", "delivery", x.Delivery.ID, "event", x.Event.ID, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	return len(due), nil
+}
+
+// Body is what a webhook posts: the event, with the object as GET returns it.
+type Body struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"createdAt"`
+	Data      struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
+}
+
+// EncodeBody encodes an event's webhook body.
+func EncodeBody(id, typ string, createdAt time.Time, object []byte) ([]byte, error) {
+	var b Body
+	b.ID, b.Type, b.CreatedAt, b.Data.Object = id, typ, createdAt.UTC(), json.RawMessage(bytes.TrimSpace(object))
+	return json.Marshal(b)
+}
+
+// attempt makes one attempt of a claimed delivery and records it.
+func (d *Dispatcher) attempt(ctx context.Context, x store.Due) error {
+	body, err := EncodeBody(x.Event.ID, string(x.Event.Type), x.Event.CreatedAt, x.Event.Object)
+	if err != nil {
+		return err
+	}
+	started := d.Now()
+	sig, err := d.sign(x.Endpoint, x.Event.ID, started, body)
+	if err != nil {
+		return err
+	}
+	code, head, retryAfter, sendErr := d.post(ctx, x.Endpoint.URL, x.Event.ID, started, sig, body)
+	if ctx.Err() != nil {
+		return nil // shutting down: the lease runs out and the attempt is made again
+	}
+	n := x.Delivery.Attempts + 1
+	a := store.Attempt{ID: uuid.Must(uuid.NewV7()), DeliveryID: x.Delivery.ID, Attempt: n, StartedAt: started,
+		LatencyMS: d.Now().Sub(started).Milliseconds()}
+	if code > 0 {
+		c := int64(code)
+		a.StatusCode, a.ResponseHead = &c, &head
+	}
+	if sendErr != nil {
+		msg := sendErr.Error()
+		a.Error = &msg
+	}
+	out, outcome := d.next(n, code, retryAfter)
+	if code > 0 && (code < 200 || code > 299) && a.Error == nil {
+		msg := fmt.Sprintf("HTTP %d", code)
+		a.Error = &msg
+	}
+	err = d.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.RecordAttempt(d.Holder, a, out, d.Now()); err != nil {
+			return err
+		}
+		if outcome == "disabled" {
+			return tx.DisableEndpoint(x.Endpoint.ID, "410 Gone: the receiver asked for no more deliveries", d.Now())
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrConflict) {
+		d.Log.Warn("webhook attempt outlived its lease; another process owns the delivery now", "delivery", x.Delivery.ID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if d.Observe != nil {
+		d.Observe(outcome)
+	}
+	lvl := slog.LevelInfo
+	if outcome != "delivered" {
+		lvl = slog.LevelWarn
+	}
+	d.Log.Log(ctx, lvl, "webhook attempt", "event", x.Event.ID, "type", x.Event.Type, "endpoint", x.Endpoint.ID,
+		"attempt", n, "status", code, "outcome", outcome, "next", out.Next, "err", a.Error)
+	return nil
+}
+
+// next decides what follows attempt n: delivered on a 2xx, disabled on 410, else the next
+// attempt of the schedule (not before the receiver's Retry-After), or failed when it ran out.
+func (d *Dispatcher) next(n int64, code int, retryAfter time.Duration) (store.AttemptOutcome, string) {
+	now := d.Now()
+	switch {
+	case code >= 200 && code <= 299:
+		return store.AttemptOutcome{Status: store.DeliveryDelivered}, "delivered"
+	case code == http.StatusGone:
+		return store.AttemptOutcome{Status: store.DeliveryDisabled}, "disabled"
+	}
+	schedule := d.Schedule
+	if len(schedule) == 0 {
+		schedule = DefaultSchedule
+	}
+	if n >= int64(len(schedule)) {
+		return store.AttemptOutcome{Status: store.DeliveryFailed}, "failed"
+	}
+	delay := schedule[n]
+	if delay > 0 {
+		delay += time.Duration((rand.Float64()*0.2 - 0.1) * float64(delay)) // ±10 %
+	}
+	delay = max(delay, min(retryAfter, maxRetryAfter))
+	return store.AttemptOutcome{Status: store.DeliveryPending, Next: now.Add(delay)}, "retry"
+}
+
+// sign makes the webhook-signature header: one v1 signature per secret in use (the current
+// one, and the previous one during a rotation's overlap).
+func (d *Dispatcher) sign(e store.Endpoint, id string, at time.Time, body []byte) (string, error) {
+	sealed := []string{e.SecretSealed}
+	if e.PreviousSealed != nil && e.PreviousUntil != nil && at.Before(*e.PreviousUntil) {
+		sealed = append(sealed, *e.PreviousSealed)
+	}
+	var sigs []string
+	for _, s := range sealed {
+		secret, err := d.Sealer.Open(s)
+		if err != nil {
+			return "", err
+		}
+		wh, err := standardwebhooks.NewWebhook(string(secret))
+		if err != nil {
+			return "", err
+		}
+		sig, err := wh.Sign(id, at, body)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	return strings.Join(sigs, " "), nil
+}
+
+// post sends one attempt and reads the first 1 KB of the answer.
+func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, sig string, body []byte) (code int, head string,
+	retryAfter time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "paymentsd-webhooks/1")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, id)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	resp, err := d.httpClient().Do(req)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	return resp.StatusCode, string(b), parseRetryAfter(resp.Header.Get("Retry-After"), d.Now()), nil
+}
+
+// parseRetryAfter reads seconds or an HTTP date; anything else is no wish.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

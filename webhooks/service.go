@@ -1,0 +1,184 @@
+// Package webhooks delivers the lifecycle core's events to merchants' endpoints: Standard
+// Webhooks signatures, attempts scheduled in the database and made once across processes,
+// retries for a day, a delivery log, redelivery, and a guard against requests into the
+// gateway's own network.
+package webhooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Errors of the endpoint operations (client faults).
+var (
+	ErrUnknownEventType = errors.New("unknown webhook event type")
+	ErrEndpointNotFound = errors.New("no such webhook endpoint")
+	ErrEventNotFound    = errors.New("no such webhook event")
+)
+
+// RotationOverlap is how long the previous secret keeps signing after a rotation.
+const RotationOverlap = 24 * time.Hour
+
+// Service manages merchants' endpoints and their delivery log.
+type Service struct {
+	Store  *store.Store
+	Sealer Sealer // nil: no secrets key; endpoints cannot be created
+	Guard  Guard
+	Now    func() time.Time
+}
+
+// Created is a new endpoint with its secret, shown once.
+type Created struct {
+	Endpoint store.Endpoint
+	Secret   string
+}
+
+// Create adds an endpoint for a merchant: the URL is checked (scheme, and every address its
+// host resolves to), the event types must be webhook events (none: all), and a fresh whsec_
+// secret is made.
+func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, rawURL string, types []string) (Created, error) {
+	if s.Sealer == nil {
+		return Created{}, ErrNoSecretsKey
+	}
+	u, err := s.Guard.CheckURL(ctx, rawURL)
+	if err != nil {
+		return Created{}, err
+	}
+	ets, err := ParseEventTypes(types)
+	if err != nil {
+		return Created{}, err
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return Created{}, err
+	}
+	sealed, err := s.Sealer.Seal([]byte(secret))
+	if err != nil {
+		return Created{}, err
+	}
+	e := store.Endpoint{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, URL: u.String(), EventTypes: ets, Enabled: true,
+		SecretSealed: sealed, CreatedAt: s.Now(), UpdatedAt: s.Now()}
+	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.GetMerchant(merchantID); err != nil {
+			return err
+		}
+		return tx.InsertEndpoint(e)
+	}); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Created{}, domain.ErrMerchantNotFound
+		}
+		return Created{}, err
+	}
+	return Created{Endpoint: e, Secret: secret}, nil
+}
+
+// ParseEventTypes checks a subscription's event types; none (or "all") is every type.
+func ParseEventTypes(types []string) ([]domain.EventType, error) {
+	var out []domain.EventType
+	for _, t := range types {
+		t = strings.TrimSpace(t)
+		if t == "" || t == "all" || t == "*" {
+			continue
+		}
+		if !domain.IsWebhookEvent(domain.EventType(t)) {
+			return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownEventType, t, joinTypes(domain.WebhookEventTypes))
+		}
+		out = append(out, domain.EventType(t))
+	}
+	return out, nil
+}
+
+func joinTypes(ts []domain.EventType) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = string(t)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// NewSecret makes a Standard Webhooks secret: whsec_ and 32 random bytes in base64.
+func NewSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// List lists a merchant's endpoints.
+func (s *Service) List(ctx context.Context, merchantID uuid.UUID) ([]store.Endpoint, error) {
+	return s.Store.Read(ctx).Endpoints(merchantID)
+}
+
+// Delete removes an endpoint (its delivery log stays; pending deliveries stop).
+func (s *Service) Delete(ctx context.Context, endpointID uuid.UUID) error {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DisableEndpoint(endpointID, store.EndpointDeleted, s.Now()) })
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrEndpointNotFound
+	}
+	return err
+}
+
+// RotateSecret gives an endpoint a new secret; the old one keeps signing (a second signature)
+// for RotationOverlap, so a receiver can switch without losing a delivery.
+func (s *Service) RotateSecret(ctx context.Context, endpointID uuid.UUID) (string, error) {
+	if s.Sealer == nil {
+		return "", ErrNoSecretsKey
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return "", err
+	}
+	sealed, err := s.Sealer.Seal([]byte(secret))
+	if err != nil {
+		return "", err
+	}
+	now := s.Now()
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		e, err := tx.GetEndpoint(endpointID)
+		if err != nil {
+			return err
+		}
+		if e.DisabledReason != nil && *e.DisabledReason == store.EndpointDeleted {
+			return store.ErrNotFound
+		}
+		return tx.RotateEndpointSecret(endpointID, sealed, e.SecretSealed, now.Add(RotationOverlap), now)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrEndpointNotFound
+	}
+	return secret, err
+}
+
+// Deliveries lists a merchant's deliveries with their attempts, newest first.
+func (s *Service) Deliveries(ctx context.Context, f store.DeliveryFilter) ([]store.Delivery, error) {
+	return s.Store.Read(ctx).Deliveries(f)
+}
+
+// Redeliver schedules an event again (the same webhook-id) to one endpoint or to every
+// endpoint subscribed to it.
+func (s *Service) Redeliver(ctx context.Context, eventID string, endpointID *uuid.UUID) ([]store.Delivery, error) {
+	var out []store.Delivery
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.Redeliver(eventID, endpointID, s.Now())
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		if endpointID != nil {
+			return nil, fmt.Errorf("%w (or %w for this event's merchant)", ErrEventNotFound, ErrEndpointNotFound)
+		}
+		return nil, ErrEventNotFound
+	}
+	return out, err
+}
