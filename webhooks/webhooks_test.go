@@ -153,9 +153,9 @@ func TestDeliverySignedAndCarriesWhatGETReturns(t *testing.T) {
 		hdr.Set("webhook-signature", got[0].Signature)
 		require.NoError(t, wh.Verify(got[0].Body, hdr))
 		var body struct {
-			ID        string          `json:"id"`
-			Type      string          `json:"type"`
-			CreatedAt time.Time       `json:"createdAt"`
+			ID        string                           `json:"id"`
+			Type      string                           `json:"type"`
+			CreatedAt time.Time                        `json:"createdAt"`
 			Data      struct{ Object json.RawMessage } `json:"data"`
 		}
 		require.NoError(t, json.Unmarshal(got[0].Body, &body))
