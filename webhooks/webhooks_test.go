@@ -115,6 +115,13 @@ func (f *fixture) rounds(n int) {
 	}
 }
 
+// dispatcher is another delivery worker on the same database (another process).
+func (f *fixture) dispatcher(holder string, guard webhooks.Guard) *webhooks.Dispatcher {
+	d := f.a.Dispatcher
+	return &webhooks.Dispatcher{Store: d.Store, Sealer: d.Sealer, Guard: guard, Holder: holder, Schedule: d.Schedule,
+		Interval: d.Interval, Workers: d.Workers, Log: d.Log, Now: d.Now}
+}
+
 // get reads an API path with the merchant's key through the real handler.
 func (f *fixture) get(path string) []byte {
 	f.t.Helper()
