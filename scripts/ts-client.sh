@@ -141,6 +141,9 @@ cmd_e2e() {
   export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}" PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
   export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-off}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
   export PAYMENTS_RESPONSE_SHAPE=schema # the generated types are the typed-schema shape
+  # The TypeScript webhook receiver runs on loopback; webhook secrets need a key on PostgreSQL.
+  export PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true
+  export PAYMENTS_SECRETS_KEY="${PAYMENTS_SECRETS_KEY:-$(node -e 'console.log(require("crypto").randomBytes(32).toString("hex"))')}"
   case "$DATABASE_URL" in postgres*) log "database: PostgreSQL from DATABASE_URL" ;; *) log "database: SQLite $DATABASE_URL" ;; esac
 
   "$bin_paymentsd" migrate </dev/null >"$work/migrate.log" 2>&1 || { cat "$work/migrate.log" >&2; die "paymentsd migrate failed"; }
@@ -163,6 +166,33 @@ cmd_e2e() {
   done
   cmd_run "$base" "$key"
   kill -0 "$E2E_PID" 2>/dev/null || die "the server died during the run"
+  webhook_e2e "$bin_paymentsd" "$base" "$key"
+}
+
+# webhook_e2e runs the TypeScript webhook receiver (dist/webhook-receiver.js) as a merchant's
+# endpoint, makes a payment, and waits for the receiver to have verified its payment.created.
+webhook_e2e() {
+  local bin_paymentsd=$1 base=$2 key=$3 work=$E2E_WORK hport merchant secret
+  merchant=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).merchantId)' "$work/merchant.json")
+  hport=$(node -e 'const s = require("net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+  "$bin_paymentsd" webhooks create --merchant "$merchant" --url "http://127.0.0.1:$hport/hooks" --events payment.created --json \
+    </dev/null >"$work/endpoint.json" 2>"$work/endpoint.err" || { cat "$work/endpoint.err" >&2; die "paymentsd webhooks create failed"; }
+  secret=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).secret)' "$work/endpoint.json")
+  log "starting the TypeScript webhook receiver on 127.0.0.1:$hport"
+  (cd "$CLIENT" && WEBHOOK_SECRET="$secret" PORT="$hport" exec node dist/webhook-receiver.js </dev/null >"$work/receiver.log" 2>&1) &
+  local rpid=$!
+  sleep 0.5
+  node -e 'fetch(process.argv[1] + "/v1/external/secretkey-auth/payments", { method: "POST", headers: { "X-Service-Secret-Key": process.argv[2],
+    "Content-Type": "application/json" }, body: JSON.stringify({ amount: 1234, currency: "USD", orderId: "ts-webhook" }) })
+    .then(r => process.exit(r.status === 201 ? 0 : 1), () => process.exit(1))' "$base" "$key" || { kill "$rpid"; die "creating the payment failed"; }
+  local deadline=$((SECONDS + 20))
+  until grep -q "verified payment.created evt_" "$work/receiver.log"; do
+    if [ "$SECONDS" -ge "$deadline" ]; then kill "$rpid"; cat "$work/receiver.log" >&2; die "the TypeScript receiver verified no payment.created within 20s"; fi
+    sleep 0.3
+  done
+  kill "$rpid" 2>/dev/null || true
+  wait "$rpid" 2>/dev/null || true
+  log "webhook receiver: $(grep -m1 "verified payment.created" "$work/receiver.log")"
 }
 
 [ $# -ge 1 ] || usage

@@ -337,6 +337,60 @@ func (e TokenType) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEventType.
+const (
+	PaymentCancelled     WebhookEventType = "payment.cancelled"
+	PaymentCompleted     WebhookEventType = "payment.completed"
+	PaymentCreated       WebhookEventType = "payment.created"
+	PaymentExpired       WebhookEventType = "payment.expired"
+	PaymentFailed        WebhookEventType = "payment.failed"
+	PaymentLateTransfer  WebhookEventType = "payment.late_transfer"
+	PaymentOverpaid      WebhookEventType = "payment.overpaid"
+	PaymentProcessing    WebhookEventType = "payment.processing"
+	PaymentUnderpaid     WebhookEventType = "payment.underpaid"
+	WithdrawalCancelled  WebhookEventType = "withdrawal.cancelled"
+	WithdrawalCompleted  WebhookEventType = "withdrawal.completed"
+	WithdrawalCreated    WebhookEventType = "withdrawal.created"
+	WithdrawalFailed     WebhookEventType = "withdrawal.failed"
+	WithdrawalProcessing WebhookEventType = "withdrawal.processing"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case PaymentCancelled:
+		return true
+	case PaymentCompleted:
+		return true
+	case PaymentCreated:
+		return true
+	case PaymentExpired:
+		return true
+	case PaymentFailed:
+		return true
+	case PaymentLateTransfer:
+		return true
+	case PaymentOverpaid:
+		return true
+	case PaymentProcessing:
+		return true
+	case PaymentUnderpaid:
+		return true
+	case WithdrawalCancelled:
+		return true
+	case WithdrawalCompleted:
+		return true
+	case WithdrawalCreated:
+		return true
+	case WithdrawalFailed:
+		return true
+	case WithdrawalProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WithdrawalReceiptProcessedBy.
 const (
 	WithdrawalReceiptProcessedByCron     WithdrawalReceiptProcessedBy = "cron"
@@ -782,6 +836,35 @@ type PaymentStatus string
 // Example: payment
 type PaymentType string
 
+// PaymentWebhookEvent The body POSTed to a webhook endpoint for a `payment.*` event (see WebhookEvent).
+// `data.object` is the payment exactly as `GET /v1/external/secretkey-auth/payments/{paymentId}`
+// returned it when the event happened.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","data":{"object":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","type":"payment.created"}
+type PaymentWebhookEvent struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Data      struct {
+		// Object A payment or deposit.
+		//
+		// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
+		Object Payment `json:"object"`
+	} `json:"data"`
+
+	// Id The event id; also the `webhook-id` header, the same on every retry and redelivery.
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Type The events delivered to webhook endpoints. A status change is announced as the new
+	// status; `payment.underpaid` when the confirmed total is short of the amount due,
+	// `payment.overpaid` after `payment.completed` when more arrived than was due,
+	// `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+	//
+	//
+	// Example: payment.completed
+	Type WebhookEventType `json:"type"`
+}
+
 // ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
 //
 // Example: manual
@@ -885,6 +968,32 @@ type TokenStatus string
 // TokenType defines model for Token.Type.
 type TokenType string
 
+// WebhookEvent Webhooks (OpenAPI 3.0 has no `webhooks` section; this is the convention). For every event
+// a merchant's endpoint subscribes to, the service POSTs one of these bodies as
+// `application/json`, signed by the Standard Webhooks scheme (standardwebhooks.com):
+// header `webhook-id` (the event id, stable across retries and redeliveries: de-duplicate
+// by it), `webhook-timestamp` (Unix seconds of this attempt; refuse ones older than 5 min),
+// and `webhook-signature`: space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body"
+// keyed with the base64 part of the endpoint's whsec_ secret>` — two during the 24 h after a
+// secret rotation. Any 2xx answers it; anything else (or no answer in 15 s) is retried
+// after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (±10 %), or after the
+// answer's `Retry-After` when later; 410 disables the endpoint; redirects are not followed.
+// Events of one object may arrive out of order: order them by the event's `createdAt` (a
+// withdrawal also carries `updatedAt`) and the object's `status`, not by arrival.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","data":{"object":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","type":"payment.created"}
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
+// WebhookEventType The events delivered to webhook endpoints. A status change is announced as the new
+// status; `payment.underpaid` when the confirmed total is short of the amount due,
+// `payment.overpaid` after `payment.completed` when more arrived than was due,
+// `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+//
+// Example: payment.completed
+type WebhookEventType string
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -971,6 +1080,35 @@ type WithdrawalReceiptProcessedBy string
 //
 // Example: pending
 type WithdrawalStatus string
+
+// WithdrawalWebhookEvent The body POSTed to a webhook endpoint for a `withdrawal.*` event (see WebhookEvent).
+// `data.object` is the withdrawal exactly as
+// `GET /v1/external/secretkey-auth/withdrawals/{withdrawalId}` returned it when the event happened.
+//
+// Example: {"createdAt":"2026-11-22T11:00:00Z","data":{"object":{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6f","type":"withdrawal.created"}
+type WithdrawalWebhookEvent struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Data      struct {
+		// Object A merchant withdrawal.
+		//
+		// Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
+		Object Withdrawal `json:"object"`
+	} `json:"data"`
+
+	// Id The event id; also the `webhook-id` header, the same on every retry and redelivery.
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6f
+	Id string `json:"id"`
+
+	// Type The events delivered to webhook endpoints. A status change is announced as the new
+	// status; `payment.underpaid` when the confirmed total is short of the amount due,
+	// `payment.overpaid` after `payment.completed` when more arrived than was due,
+	// `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+	//
+	//
+	// Example: payment.completed
+	Type WebhookEventType `json:"type"`
+}
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
@@ -1284,6 +1422,68 @@ func (t *CreatePaymentRequest) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	return err
+}
+
+// AsPaymentWebhookEvent returns the union data inside the WebhookEvent as a PaymentWebhookEvent
+func (t WebhookEvent) AsPaymentWebhookEvent() (PaymentWebhookEvent, error) {
+	var body PaymentWebhookEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentWebhookEvent overwrites any union data inside the WebhookEvent as the provided PaymentWebhookEvent
+func (t *WebhookEvent) FromPaymentWebhookEvent(v PaymentWebhookEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePaymentWebhookEvent performs a merge with any union data inside the WebhookEvent, using the provided PaymentWebhookEvent
+func (t *WebhookEvent) MergePaymentWebhookEvent(v PaymentWebhookEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWithdrawalWebhookEvent returns the union data inside the WebhookEvent as a WithdrawalWebhookEvent
+func (t WebhookEvent) AsWithdrawalWebhookEvent() (WithdrawalWebhookEvent, error) {
+	var body WithdrawalWebhookEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWithdrawalWebhookEvent overwrites any union data inside the WebhookEvent as the provided WithdrawalWebhookEvent
+func (t *WebhookEvent) FromWithdrawalWebhookEvent(v WithdrawalWebhookEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWithdrawalWebhookEvent performs a merge with any union data inside the WebhookEvent, using the provided WithdrawalWebhookEvent
+func (t *WebhookEvent) MergeWithdrawalWebhookEvent(v WithdrawalWebhookEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
 	return err
 }
 

@@ -1268,6 +1268,305 @@ export interface components {
              */
             currency: "USD";
         };
+        /**
+         * @description The events delivered to webhook endpoints. A status change is announced as the new
+         *     status; `payment.underpaid` when the confirmed total is short of the amount due,
+         *     `payment.overpaid` after `payment.completed` when more arrived than was due,
+         *     `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+         * @example payment.completed
+         * @enum {string}
+         */
+        WebhookEventType: "payment.created" | "payment.processing" | "payment.completed" | "payment.expired" | "payment.failed" | "payment.cancelled" | "payment.underpaid" | "payment.overpaid" | "payment.late_transfer" | "withdrawal.created" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.cancelled";
+        /**
+         * @description The body POSTed to a webhook endpoint for a `payment.*` event (see WebhookEvent).
+         *     `data.object` is the payment exactly as `GET /v1/external/secretkey-auth/payments/{paymentId}`
+         *     returned it when the event happened.
+         * @example {
+         *       "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "type": "payment.created",
+         *       "createdAt": "2026-11-22T10:00:00Z",
+         *       "data": {
+         *         "object": {
+         *           "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "merchantShortName": "Acme",
+         *           "merchantLogoUrl": null,
+         *           "type": "payment",
+         *           "amountInCents": 1000,
+         *           "amountDueCents": 1005,
+         *           "convenienceFeeCents": null,
+         *           "merchantFeeCents": null,
+         *           "swapFeeCents": null,
+         *           "amountMerchantNetCents": 1000,
+         *           "currency": "USD",
+         *           "status": "pending",
+         *           "quotes": [
+         *             {
+         *               "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *               "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *               "token": {
+         *                 "id": "eip155:8453/slip44:60",
+         *                 "marketApiId": "ethereum",
+         *                 "chain": {
+         *                   "chainId": "eip155:8453",
+         *                   "name": "Base",
+         *                   "nativeSymbol": "ETH",
+         *                   "nativeDecimals": 18,
+         *                   "isEnabled": true,
+         *                   "isTestnet": false
+         *                 },
+         *                 "symbol": "ETH",
+         *                 "contractAddress": "0x0000000000000000000000000000000000000000",
+         *                 "decimals": 18,
+         *                 "type": "volatile",
+         *                 "assetType": "native",
+         *                 "status": "active",
+         *                 "tokenPriceUsd": 3456.789012345678
+         *               },
+         *               "chainId": "eip155:8453",
+         *               "depositAddress": {
+         *                 "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *                 "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *                 "type": "EVM",
+         *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *                 "createdAt": "2026-11-22T10:00:00Z"
+         *               },
+         *               "expectedAmountAsset": "2907322363067904",
+         *               "rateUsdAsset": 3456.789012345678,
+         *               "amountDueCents": 1005,
+         *               "expiresAt": "2026-11-22T10:15:00Z",
+         *               "status": "active",
+         *               "createdAt": "2026-11-22T10:00:00Z"
+         *             },
+         *             {
+         *               "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02",
+         *               "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *               "token": {
+         *                 "id": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *                 "marketApiId": "usd-coin",
+         *                 "chain": {
+         *                   "chainId": "eip155:8453",
+         *                   "name": "Base",
+         *                   "nativeSymbol": "ETH",
+         *                   "nativeDecimals": 18,
+         *                   "isEnabled": true,
+         *                   "isTestnet": false
+         *                 },
+         *                 "symbol": "USDC",
+         *                 "contractAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *                 "decimals": 6,
+         *                 "type": "stablecoin",
+         *                 "assetType": "erc20",
+         *                 "status": "active",
+         *                 "tokenPriceUsd": 1
+         *               },
+         *               "chainId": "eip155:8453",
+         *               "depositAddress": {
+         *                 "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *                 "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *                 "type": "EVM",
+         *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *                 "createdAt": "2026-11-22T10:00:00Z"
+         *               },
+         *               "expectedAmountAsset": "10050000",
+         *               "rateUsdAsset": 1,
+         *               "amountDueCents": 1005,
+         *               "expiresAt": "2026-11-22T10:15:00Z",
+         *               "status": "active",
+         *               "createdAt": "2026-11-22T10:00:00Z"
+         *             }
+         *           ],
+         *           "receipt": null,
+         *           "orderId": "order-1001",
+         *           "redirectUrl": "https://shop.example/thanks",
+         *           "createdAt": "2026-11-22T10:00:00Z",
+         *           "depositAddress": {
+         *             "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *             "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *             "type": "EVM",
+         *             "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *             "createdAt": "2026-11-22T10:00:00Z"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        PaymentWebhookEvent: {
+            /**
+             * @description The event id; also the `webhook-id` header, the same on every retry and redelivery.
+             * @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+             */
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+        };
+        /**
+         * @description The body POSTed to a webhook endpoint for a `withdrawal.*` event (see WebhookEvent).
+         *     `data.object` is the withdrawal exactly as
+         *     `GET /v1/external/secretkey-auth/withdrawals/{withdrawalId}` returned it when the event happened.
+         * @example {
+         *       "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6f",
+         *       "type": "withdrawal.created",
+         *       "createdAt": "2026-11-22T11:00:00Z",
+         *       "data": {
+         *         "object": {
+         *           "id": "01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30",
+         *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "amountInCents": 5000,
+         *           "chainId": "eip155:8453",
+         *           "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *           "status": "pending",
+         *           "currency": "USD",
+         *           "orderId": "payout-1001",
+         *           "errorMessage": null,
+         *           "receipt": null,
+         *           "createdAt": "2026-11-22T11:00:00Z",
+         *           "updatedAt": "2026-11-22T11:00:00Z"
+         *         }
+         *       }
+         *     }
+         */
+        WithdrawalWebhookEvent: {
+            /**
+             * @description The event id; also the `webhook-id` header, the same on every retry and redelivery.
+             * @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6f
+             */
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                object: components["schemas"]["Withdrawal"];
+            };
+        };
+        /**
+         * @description Webhooks (OpenAPI 3.0 has no `webhooks` section; this is the convention). For every event
+         *     a merchant's endpoint subscribes to, the service POSTs one of these bodies as
+         *     `application/json`, signed by the Standard Webhooks scheme (standardwebhooks.com):
+         *     header `webhook-id` (the event id, stable across retries and redeliveries: de-duplicate
+         *     by it), `webhook-timestamp` (Unix seconds of this attempt; refuse ones older than 5 min),
+         *     and `webhook-signature`: space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body"
+         *     keyed with the base64 part of the endpoint's whsec_ secret>` — two during the 24 h after a
+         *     secret rotation. Any 2xx answers it; anything else (or no answer in 15 s) is retried
+         *     after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (±10 %), or after the
+         *     answer's `Retry-After` when later; 410 disables the endpoint; redirects are not followed.
+         *     Events of one object may arrive out of order: order them by the event's `createdAt` (a
+         *     withdrawal also carries `updatedAt`) and the object's `status`, not by arrival.
+         * @example {
+         *       "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "type": "payment.created",
+         *       "createdAt": "2026-11-22T10:00:00Z",
+         *       "data": {
+         *         "object": {
+         *           "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "merchantShortName": "Acme",
+         *           "merchantLogoUrl": null,
+         *           "type": "payment",
+         *           "amountInCents": 1000,
+         *           "amountDueCents": 1005,
+         *           "convenienceFeeCents": null,
+         *           "merchantFeeCents": null,
+         *           "swapFeeCents": null,
+         *           "amountMerchantNetCents": 1000,
+         *           "currency": "USD",
+         *           "status": "pending",
+         *           "quotes": [
+         *             {
+         *               "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *               "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *               "token": {
+         *                 "id": "eip155:8453/slip44:60",
+         *                 "marketApiId": "ethereum",
+         *                 "chain": {
+         *                   "chainId": "eip155:8453",
+         *                   "name": "Base",
+         *                   "nativeSymbol": "ETH",
+         *                   "nativeDecimals": 18,
+         *                   "isEnabled": true,
+         *                   "isTestnet": false
+         *                 },
+         *                 "symbol": "ETH",
+         *                 "contractAddress": "0x0000000000000000000000000000000000000000",
+         *                 "decimals": 18,
+         *                 "type": "volatile",
+         *                 "assetType": "native",
+         *                 "status": "active",
+         *                 "tokenPriceUsd": 3456.789012345678
+         *               },
+         *               "chainId": "eip155:8453",
+         *               "depositAddress": {
+         *                 "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *                 "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *                 "type": "EVM",
+         *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *                 "createdAt": "2026-11-22T10:00:00Z"
+         *               },
+         *               "expectedAmountAsset": "2907322363067904",
+         *               "rateUsdAsset": 3456.789012345678,
+         *               "amountDueCents": 1005,
+         *               "expiresAt": "2026-11-22T10:15:00Z",
+         *               "status": "active",
+         *               "createdAt": "2026-11-22T10:00:00Z"
+         *             },
+         *             {
+         *               "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02",
+         *               "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *               "token": {
+         *                 "id": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *                 "marketApiId": "usd-coin",
+         *                 "chain": {
+         *                   "chainId": "eip155:8453",
+         *                   "name": "Base",
+         *                   "nativeSymbol": "ETH",
+         *                   "nativeDecimals": 18,
+         *                   "isEnabled": true,
+         *                   "isTestnet": false
+         *                 },
+         *                 "symbol": "USDC",
+         *                 "contractAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *                 "decimals": 6,
+         *                 "type": "stablecoin",
+         *                 "assetType": "erc20",
+         *                 "status": "active",
+         *                 "tokenPriceUsd": 1
+         *               },
+         *               "chainId": "eip155:8453",
+         *               "depositAddress": {
+         *                 "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *                 "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *                 "type": "EVM",
+         *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *                 "createdAt": "2026-11-22T10:00:00Z"
+         *               },
+         *               "expectedAmountAsset": "10050000",
+         *               "rateUsdAsset": 1,
+         *               "amountDueCents": 1005,
+         *               "expiresAt": "2026-11-22T10:15:00Z",
+         *               "status": "active",
+         *               "createdAt": "2026-11-22T10:00:00Z"
+         *             }
+         *           ],
+         *           "receipt": null,
+         *           "orderId": "order-1001",
+         *           "redirectUrl": "https://shop.example/thanks",
+         *           "createdAt": "2026-11-22T10:00:00Z",
+         *           "depositAddress": {
+         *             "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10",
+         *             "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *             "type": "EVM",
+         *             "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *             "createdAt": "2026-11-22T10:00:00Z"
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        WebhookEvent: components["schemas"]["PaymentWebhookEvent"] | components["schemas"]["WithdrawalWebhookEvent"];
     };
     responses: {
         /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
