@@ -271,3 +271,22 @@ func TestRotationAndRedelivery(t *testing.T) {
 		assert.ErrorIs(t, err, webhooks.ErrEventNotFound)
 	})
 }
+
+// A redirect is an answer, not a new target: it is not followed, and counts as a failed attempt.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	f := newFixture(t, "sqlite", 0, time.Hour)
+	target := newReceiver(t)
+	r := newReceiver(t, http.StatusFound)
+	r.header = http.Header{"Location": {target.srv.URL}}
+	f.endpoint(r.srv.URL)
+	f.pay(2500)
+	f.rounds(2)
+	assert.Len(t, r.requests(), 1)
+	assert.Empty(t, target.requests(), "the redirect's target got nothing")
+	ds, err := f.a.Webhooks.Deliveries(f.ctx, store.DeliveryFilter{MerchantID: f.merchant.ID, Limit: 5})
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	assert.Equal(t, store.DeliveryPending, ds[0].Status)
+	require.Len(t, ds[0].Log, 1)
+	assert.Equal(t, int64(http.StatusFound), *ds[0].Log[0].StatusCode)
+}
