@@ -16,7 +16,7 @@ const (
 	EventPaymentUpdated       EventType = "payment.updated"
 	EventPaymentUnderpaid     EventType = "payment.underpaid"     // the confirmed total is short of the amount due; waiting for a top-up
 	EventPaymentLateTransfer  EventType = "payment.late_transfer" // a transfer the settlement did not count was credited on its own
-	EventPaymentOverpaid      EventType = "payment.overpaid"      // completed with more than was due; the excess is credited
+	EventPaymentOverpaid      EventType = "payment.overpaid"      // completed with more than was due (announced after payment.completed)
 	EventWithdrawalCreated    EventType = "withdrawal.created"
 	EventWithdrawalUpdated    EventType = "withdrawal.updated"
 )
@@ -48,6 +48,9 @@ type Event struct {
 	Payload    []byte // JSON snapshot of the entity after the change
 	Object     []byte // the entity as the API's GET returns it, in the deployment's shape (nil: not rendered)
 	CreatedAt  time.Time
+	// Render renders Object; it is called only when the event is delivered to an endpoint (a
+	// webhook event type with a subscribed endpoint), so an event nobody receives costs nothing.
+	Render func() ([]byte, error)
 }
 
 // WebhookEventTypes are the events delivered to merchants' webhook endpoints (the others —

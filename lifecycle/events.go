@@ -131,8 +131,8 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 			TxHash: r.TxHash, ProcessedBy: r.ProcessedBy}
 	}
 	e := c.event(typ, domain.EntityPayment, p.ID, p.Merchant.ID, p.Version, snap)
-	if c.Render != nil {
-		e.Object = mustRender(c.Render.Payment(p))
+	if c.Render != nil && domain.IsWebhookEvent(typ) {
+		e.Render = func() ([]byte, error) { return c.Render.Payment(p) }
 	}
 	return e
 }
@@ -147,18 +147,10 @@ func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatu
 		snap.TxHash = &h
 	}
 	e := c.event(typ, domain.EntityWithdrawal, w.ID, w.MerchantID, w.Version, snap)
-	if c.Render != nil {
-		e.Object = mustRender(c.Render.Withdrawal(w))
+	if c.Render != nil && domain.IsWebhookEvent(typ) {
+		e.Render = func() ([]byte, error) { return c.Render.Withdrawal(w) }
 	}
 	return e
-}
-
-// mustRender: the API's own types of strings and numbers always marshal; a failure is a bug.
-func mustRender(b []byte, err error) []byte {
-	if err != nil {
-		panic("lifecycle: render an event's object: " + err.Error())
-	}
-	return b
 }
 
 func (c *Core) event(typ domain.EventType, entity domain.EntityKind, id, merchant uuid.UUID, seq int64, snap any) domain.Event {

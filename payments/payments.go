@@ -239,11 +239,17 @@ func (s *Service) Version(ctx context.Context, m domain.Merchant, id string) (uu
 }
 
 // present applies read-time truths: quotes past expiry read as expired.
-func (s *Service) present(p domain.Payment) domain.Payment {
-	now := s.Now()
+func (s *Service) present(p domain.Payment) domain.Payment { return Present(p, s.Now()) }
+
+// Present is a payment as a read at now shows it: quotes past expiry read as expired. The
+// quotes are copied, never changed in place.
+func Present(p domain.Payment, now time.Time) domain.Payment {
+	qs := make([]domain.Quote, len(p.Quotes))
 	for i, q := range p.Quotes {
-		p.Quotes[i].Status = effectiveQuoteStatus(q, now)
+		qs[i] = q
+		qs[i].Status = effectiveQuoteStatus(q, now)
 	}
+	p.Quotes = qs
 	return p
 }
 

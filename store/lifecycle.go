@@ -120,17 +120,30 @@ func (t *Tx) TouchPayment(id uuid.UUID, version int64, at time.Time) error {
 func (t *Tx) InsertEvent(e domain.Event) error {
 	row := eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
 		MerchantID: e.MerchantID, Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}
-	if e.Object != nil {
-		obj := string(e.Object)
-		row.Object = &obj
+	var endpoints []uuid.UUID
+	if e.Render != nil && domain.IsWebhookEvent(e.Type) {
+		var err error
+		if endpoints, err = t.subscribedEndpoints(e.MerchantID, e.Type); err != nil {
+			return err
+		}
+	}
+	if len(endpoints) > 0 { // rendered only for someone to receive it
+		obj, err := e.Render()
+		if err != nil {
+			return fmt.Errorf("store: render event %s: %w", e.ID, err)
+		}
+		text := string(obj)
+		row.Object = &text
 	}
 	if err := t.db.Create(&row).Error; err != nil {
 		return translate(err)
 	}
-	if e.Object == nil || !domain.IsWebhookEvent(e.Type) {
-		return nil
+	for _, ep := range endpoints {
+		if err := t.insertDelivery(e.ID, ep, e.MerchantID, e.CreatedAt); err != nil {
+			return err
+		}
 	}
-	return t.scheduleDeliveries(e)
+	return nil
 }
 
 // EntityEvents lists an entity's events in order.

@@ -118,6 +118,12 @@ func (t *Tx) Setting(name string) (string, error) {
 	return r.Value, nil
 }
 
+// PutSetting stores a setting, replacing its value.
+func (t *Tx) PutSetting(name, value string) error {
+	return translate(t.db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "name"}},
+		DoUpdates: clause.AssignmentColumns([]string{"value"})}).Create(&settingRow{Name: name, Value: value}).Error)
+}
+
 // InsertSetting stores a setting once; ErrConflict if another process stored it first.
 func (t *Tx) InsertSetting(name, value string) error {
 	return translate(t.db.Create(&settingRow{Name: name, Value: value}).Error)

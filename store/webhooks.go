@@ -105,7 +105,7 @@ func (t *Tx) GetEndpoint(id uuid.UUID) (Endpoint, error) {
 // DisableEndpoint turns an endpoint off (reason: "deleted", "410 Gone", …); its pending
 // deliveries are disabled with it.
 func (t *Tx) DisableEndpoint(id uuid.UUID, reason string, now time.Time) error {
-	res := t.db.Model(&endpointRow{}).Where("id = ?", id).
+	res := t.db.Model(&endpointRow{}).Where("id = ? AND (disabled_reason IS NULL OR disabled_reason <> ?)", id, EndpointDeleted).
 		Updates(map[string]any{"enabled": false, "disabled_reason": reason, "updated_at": now.UTC()})
 	if res.Error != nil {
 		return translate(res.Error)
@@ -117,8 +117,9 @@ func (t *Tx) DisableEndpoint(id uuid.UUID, reason string, now time.Time) error {
 		Updates(map[string]any{"status": DeliveryDisabled, "updated_at": now.UTC()}).Error)
 }
 
-// RotateEndpointSecret puts a new secret in place; the old one keeps signing until until.
-func (t *Tx) RotateEndpointSecret(id uuid.UUID, sealed, previous string, until, now time.Time) error {
+// RotateEndpointSecret puts a new secret in place; the previous one (nil: none) keeps signing
+// until until.
+func (t *Tx) RotateEndpointSecret(id uuid.UUID, sealed string, previous *string, until, now time.Time) error {
 	res := t.db.Model(&endpointRow{}).Where("id = ? AND (disabled_reason IS NULL OR disabled_reason <> ?)", id, EndpointDeleted).
 		Updates(map[string]any{"secret_sealed": sealed, "previous_sealed": previous, "previous_until": until.UTC(), "updated_at": now.UTC()})
 	if res.Error != nil {
@@ -201,20 +202,13 @@ type attemptRow struct {
 
 func (attemptRow) TableName() string { return "webhook_attempts" }
 
-// scheduleDeliveries schedules an event's delivery, due now, to each enabled endpoint of its
-// merchant subscribed to its type — in the transaction that writes the event.
-func (t *Tx) scheduleDeliveries(e domain.Event) error {
-	var eps []endpointRow
-	if err := t.db.Select("id").Where("merchant_id = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
-		e.MerchantID, "%,"+string(e.Type)+",%").Find(&eps).Error; err != nil {
-		return translate(err)
-	}
-	for _, ep := range eps {
-		if err := t.insertDelivery(e.ID, ep.ID, e.MerchantID, e.CreatedAt); err != nil {
-			return err
-		}
-	}
-	return nil
+// subscribedEndpoints lists a merchant's enabled endpoints subscribed to an event type: the
+// event's deliveries, scheduled due now in the transaction that writes the event.
+func (t *Tx) subscribedEndpoints(merchantID uuid.UUID, typ domain.EventType) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := t.db.Model(&endpointRow{}).Where("merchant_id = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
+		merchantID, "%,"+string(typ)+",%").Pluck("id", &ids).Error
+	return ids, translate(err)
 }
 
 func (t *Tx) insertDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
@@ -222,8 +216,8 @@ func (t *Tx) insertDelivery(eventID string, endpointID, merchantID uuid.UUID, at
 		MerchantID: merchantID, Status: DeliveryPending, NextAttemptAt: at.UTC(), CreatedAt: at.UTC(), UpdatedAt: at.UTC()}).Error)
 }
 
-// Redeliver schedules an event again, due now, to one endpoint of its merchant or to every one
-// subscribed to its type (enabled or not: an operator asked). It returns the deliveries made.
+// Redeliver schedules an event again, due now, to one enabled endpoint of its merchant or to
+// every enabled one subscribed to its type. It returns the deliveries made.
 func (t *Tx) Redeliver(eventID string, endpointID *uuid.UUID, now time.Time) ([]Delivery, error) {
 	var ev eventRow
 	if err := t.db.Take(&ev, "id = ?", eventID).Error; err != nil {

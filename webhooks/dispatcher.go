@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,10 +87,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// Round claims the attempts due now and makes them; it returns how many it made.
+// lease is how long a claimed delivery is this process's: one attempt (at most Timeout) and its
+// record, with margin. A worker claims a delivery only when it is about to make the attempt, so
+// the lease never runs out while the attempt waits its turn.
+const lease = Timeout + 15*time.Second
+
+// Round makes the attempts due now, each worker claiming one at a time until none is due; it
+// returns how many it made.
 func (d *Dispatcher) Round(ctx context.Context) (int, error) {
-	now := d.Now()
-	if now.Sub(d.lastPurge) > time.Hour {
+	if now := d.Now(); now.Sub(d.lastPurge) > time.Hour {
 		d.lastPurge = now
 		if err := d.Store.InTx(ctx, func(tx *store.Tx) error {
 			n, err := tx.PurgeDeliveryLog(now.Add(-Retention))
@@ -101,29 +107,40 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	var due []store.Due
-	err := d.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		due, err = tx.ClaimDue(d.Holder, now, Timeout+15*time.Second, max(d.Workers, 1)*4)
-		return err
-	})
-	if err != nil || len(due) == 0 {
-		return 0, err
-	}
-	sem := make(chan struct{}, max(d.Workers, 1))
-	var wg sync.WaitGroup
-	for _, x := range due {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		made  int
+		first error
+	)
+	for range max(d.Workers, 1) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := d.attempt(ctx, x); err != nil && ctx.Err() == nil {
-				d.Log.Error("webhook attempt", "delivery", x.Delivery.ID, "event", x.Event.ID, "err", err)
+			defer wg.Done()
+			for ctx.Err() == nil {
+				var due []store.Due
+				err := d.Store.InTx(ctx, func(tx *store.Tx) error {
+					var err error
+					due, err = tx.ClaimDue(d.Holder, d.Now(), lease, 1)
+					return err
+				})
+				if err != nil || len(due) == 0 {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+				if err := d.attempt(ctx, due[0]); err != nil && ctx.Err() == nil {
+					d.Log.Error("webhook attempt", "delivery", due[0].Delivery.ID, "event", due[0].Event.ID, "err", err)
+				}
+				mu.Lock()
+				made++
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return len(due), nil
+	return made, first
 }
 
 // Body is what a webhook posts: the event, with the object as GET returns it.
@@ -150,23 +167,28 @@ func (d *Dispatcher) attempt(ctx context.Context, x store.Due) error {
 		return err
 	}
 	started := d.Now()
-	sig, err := d.sign(x.Endpoint, x.Event.ID, started, body)
-	if err != nil {
-		return err
+	var code int
+	var head string
+	var retryAfter time.Duration
+	sig, sendErr := d.sign(x.Endpoint, x.Event.ID, started, body)
+	if sendErr == nil {
+		code, head, retryAfter, sendErr = d.post(ctx, x.Endpoint.URL, x.Event.ID, started, sig, body)
+		if code == 0 && ctx.Err() != nil {
+			return nil // shut down mid-request: the lease runs out and the attempt is made again
+		}
 	}
-	code, head, retryAfter, sendErr := d.post(ctx, x.Endpoint.URL, x.Event.ID, started, sig, body)
-	if ctx.Err() != nil {
-		return nil // shutting down: the lease runs out and the attempt is made again
-	}
+	// An answer received is recorded even while shutting down: a redeploy must not resend it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	n := x.Delivery.Attempts + 1
 	a := store.Attempt{ID: uuid.Must(uuid.NewV7()), DeliveryID: x.Delivery.ID, Attempt: n, StartedAt: started,
 		LatencyMS: d.Now().Sub(started).Milliseconds()}
 	if code > 0 {
-		c := int64(code)
-		a.StatusCode, a.ResponseHead = &c, &head
+		c, h := int64(code), text(head)
+		a.StatusCode, a.ResponseHead = &c, &h
 	}
 	if sendErr != nil {
-		msg := sendErr.Error()
+		msg := text(sendErr.Error())
 		a.Error = &msg
 	}
 	out, outcome := d.next(n, code, retryAfter)
@@ -174,15 +196,25 @@ func (d *Dispatcher) attempt(ctx context.Context, x store.Due) error {
 		msg := fmt.Sprintf("HTTP %d", code)
 		a.Error = &msg
 	}
-	err = d.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := tx.RecordAttempt(d.Holder, a, out, d.Now()); err != nil {
-			return err
-		}
-		if outcome == "disabled" {
-			return tx.DisableEndpoint(x.Endpoint.ID, "410 Gone: the receiver asked for no more deliveries", d.Now())
-		}
-		return nil
-	})
+	record := func(a store.Attempt) error {
+		return d.Store.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.RecordAttempt(d.Holder, a, out, d.Now()); err != nil {
+				return err
+			}
+			if outcome == "disabled" {
+				return tx.DisableEndpoint(x.Endpoint.ID, "410 Gone: the receiver asked for no more deliveries", d.Now())
+			}
+			return nil
+		})
+	}
+	err = record(a)
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		// Whatever the database refused of the answer, the attempt itself is recorded: an
+		// attempt that cannot be logged must not be made again and again.
+		d.Log.Warn("webhook attempt logged without the answer's text", "delivery", x.Delivery.ID, "err", err)
+		a.ResponseHead = nil
+		err = record(a)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		d.Log.Warn("webhook attempt outlived its lease; another process owns the delivery now", "delivery", x.Delivery.ID)
 		return nil
@@ -228,17 +260,24 @@ func (d *Dispatcher) next(n int64, code int, retryAfter time.Duration) (store.At
 }
 
 // sign makes the webhook-signature header: one v1 signature per secret in use (the current
-// one, and the previous one during a rotation's overlap).
+// one, and the previous one during a rotation's overlap). A current secret that does not open
+// (PAYMENTS_SECRETS_KEY changed) fails the attempt, which is logged and retried on the
+// schedule; a previous one that does not open is left out.
 func (d *Dispatcher) sign(e store.Endpoint, id string, at time.Time, body []byte) (string, error) {
 	sealed := []string{e.SecretSealed}
 	if e.PreviousSealed != nil && e.PreviousUntil != nil && at.Before(*e.PreviousUntil) {
 		sealed = append(sealed, *e.PreviousSealed)
 	}
 	var sigs []string
-	for _, s := range sealed {
+	for i, s := range sealed {
 		secret, err := d.Sealer.Open(s)
+		if err != nil && i > 0 {
+			d.Log.Warn("a webhook endpoint's previous secret does not open: signed with the current one only", "endpoint", e.ID)
+			continue
+		}
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("the endpoint's signing secret does not open with this PAYMENTS_SECRETS_KEY "+
+				"(changed?): nothing was sent; `paymentsd webhooks rotate-secret` gives it a new one: %w", err)
 		}
 		wh, err := standardwebhooks.NewWebhook(string(secret))
 		if err != nil {
@@ -275,6 +314,12 @@ func (d *Dispatcher) post(ctx context.Context, url, id string, at time.Time, sig
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	return resp.StatusCode, string(b), parseRetryAfter(resp.Header.Get("Retry-After"), d.Now()), nil
+}
+
+// text makes what a receiver answered storable: valid UTF-8, no NUL (PostgreSQL refuses both
+// in TEXT), as a 1 KB cut may split a character.
+func text(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // parseRetryAfter reads seconds or an HTTP date; anything else is no wish.

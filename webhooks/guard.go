@@ -35,6 +35,12 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
 	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may reach private IPv4
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): ::127.0.0.1
+	netip.MustParsePrefix("100::/64"),        // discard
+	netip.MustParsePrefix("2001::/32"),       // Teredo: may embed any IPv4
+	netip.MustParsePrefix("2002::/16"),       // 6to4: may embed private IPv4
+	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 }
 

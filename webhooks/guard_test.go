@@ -45,7 +45,8 @@ func TestUnsafeURLsAreRefusedAtCreation(t *testing.T) {
 func TestPublicAddresses(t *testing.T) {
 	for ip, public := range map[string]bool{"8.8.8.8": true, "2606:4700::1111": true, "127.0.0.1": false, "::ffff:10.1.2.3": false,
 		"172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false, "0.0.0.0": false, "224.0.0.1": false, "::": false,
-		"fe80::1": false, "64:ff9b::a00:1": false, "198.18.0.1": false} {
+		"fe80::1": false, "64:ff9b::a00:1": false, "198.18.0.1": false, "::127.0.0.1": false, "2002:a00:1::1": false,
+		"2001:0:4136:e378::1": false, "fec0::1": false} {
 		assert.Equal(t, public, webhooks.Public(netip.MustParseAddr(ip)), ip)
 	}
 }

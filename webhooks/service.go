@@ -117,7 +117,18 @@ func NewSecret() (string, error) {
 
 // List lists a merchant's endpoints.
 func (s *Service) List(ctx context.Context, merchantID uuid.UUID) ([]store.Endpoint, error) {
+	if err := s.merchantExists(ctx, merchantID); err != nil {
+		return nil, err
+	}
 	return s.Store.Read(ctx).Endpoints(merchantID)
+}
+
+func (s *Service) merchantExists(ctx context.Context, id uuid.UUID) error {
+	_, err := s.Store.Read(ctx).GetMerchant(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.ErrMerchantNotFound
+	}
+	return err
 }
 
 // Delete removes an endpoint (its delivery log stays; pending deliveries stop).
@@ -152,7 +163,11 @@ func (s *Service) RotateSecret(ctx context.Context, endpointID uuid.UUID) (strin
 		if e.DisabledReason != nil && *e.DisabledReason == store.EndpointDeleted {
 			return store.ErrNotFound
 		}
-		return tx.RotateEndpointSecret(endpointID, sealed, e.SecretSealed, now.Add(RotationOverlap), now)
+		previous := &e.SecretSealed
+		if _, err := s.Sealer.Open(e.SecretSealed); err != nil {
+			previous = nil // sealed under another key: it could not sign anyway
+		}
+		return tx.RotateEndpointSecret(endpointID, sealed, previous, now.Add(RotationOverlap), now)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", ErrEndpointNotFound
@@ -162,6 +177,9 @@ func (s *Service) RotateSecret(ctx context.Context, endpointID uuid.UUID) (strin
 
 // Deliveries lists a merchant's deliveries with their attempts, newest first.
 func (s *Service) Deliveries(ctx context.Context, f store.DeliveryFilter) ([]store.Delivery, error) {
+	if err := s.merchantExists(ctx, f.MerchantID); err != nil {
+		return nil, err
+	}
 	return s.Store.Read(ctx).Deliveries(f)
 }
 
@@ -176,9 +194,10 @@ func (s *Service) Redeliver(ctx context.Context, eventID string, endpointID *uui
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		if endpointID != nil {
-			return nil, fmt.Errorf("%w (or %w for this event's merchant)", ErrEventNotFound, ErrEndpointNotFound)
+			return nil, fmt.Errorf("%w, or no enabled endpoint %s of its merchant (an endpoint a 410 disabled needs a new one)",
+				ErrEventNotFound, endpointID)
 		}
-		return nil, ErrEventNotFound
+		return nil, fmt.Errorf("%w (or it had no subscribed endpoint when it happened)", ErrEventNotFound)
 	}
 	return out, err
 }

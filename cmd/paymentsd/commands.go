@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/paymentsd/paymentsd/app"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/google/uuid"
@@ -22,7 +23,18 @@ func operatorApp(ctx context.Context, dbURL string, stderr io.Writer) (*app.App,
 		return nil, err
 	}
 	cfg.Chains.Passive = true // a one-shot command neither runs the devnet nor watches chains
-	return app.Open(ctx, cfg, newLogger(stderr, cfg.LogFormat))
+	a, err := app.Open(ctx, cfg, newLogger(stderr, cfg.LogFormat))
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("PAYMENTS_RESPONSE_SHAPE") == "" {
+		// The events a command writes carry objects in the shape the deployment serves.
+		if err := a.FollowRecordedShape(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 func printJSON(w io.Writer, v any) error {

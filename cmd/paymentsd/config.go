@@ -134,6 +134,9 @@ func loadWebhooks() (config.Webhooks, error) {
 			}
 			w.Schedule = append(w.Schedule, d)
 		}
+		if w.Schedule[0] != 0 {
+			return w, fmt.Errorf("PAYMENTS_WEBHOOK_RETRY_SCHEDULE starts with the first attempt's delay, which is 0s (at once)")
+		}
 	}
 	return w, nil
 }

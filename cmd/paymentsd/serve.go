@@ -54,6 +54,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.Close()
+	if err := a.RecordShape(ctx); err != nil {
+		ln.Close()
+		return err
+	}
 	if cfg.IsEmbedded() {
 		if err := bootstrapDemo(ctx, a, base, stdout); err != nil {
 			ln.Close()

@@ -17,14 +17,19 @@ import (
 
 // The operator's webhook commands: endpoints per merchant, the delivery log, redelivery.
 
-// webhookFlags parses a webhooks subcommand's flags and opens the app.
-func webhookCommand(ctx context.Context, name string, args []string, stderr io.Writer, define func(fs *flag.FlagSet)) (*app.App, error) {
+// webhookCommand parses a webhooks subcommand's flags, lets check refuse bad ones before any
+// database is opened, and opens the app.
+func webhookCommand(ctx context.Context, name string, args []string, stderr io.Writer, define func(fs *flag.FlagSet),
+	check func() error) (*app.App, error) {
 	fs := flag.NewFlagSet("webhooks "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbURL := commonFlags(fs)
 	define(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, errUsage
+	}
+	if err := check(); err != nil {
+		return nil, err
 	}
 	return operatorApp(ctx, *dbURL, stderr)
 }
@@ -60,21 +65,21 @@ func endpointOut(e store.Endpoint, secret string) endpointJSON {
 
 func cmdWebhooksCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var merchant, url, events *string
+	var id uuid.UUID
 	var asJSON *bool
 	a, err := webhookCommand(ctx, "create", args, stderr, func(fs *flag.FlagSet) {
 		merchant = fs.String("merchant", "", "merchant id (required)")
 		url = fs.String("url", "", "the endpoint's URL (https; required)")
 		events = fs.String("events", "", "event types, comma-separated (default: all)")
 		asJSON = fs.Bool("json", false, "print one JSON object (with the secret)")
+	}, func() (err error) {
+		id, err = parseID(stderr, "create", "merchant", *merchant)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	id, err := parseID(stderr, "create", "merchant", *merchant)
-	if err != nil {
-		return err
-	}
 	var types []string
 	if *events != "" {
 		types = strings.Split(*events, ",")
@@ -92,19 +97,19 @@ func cmdWebhooksCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 
 func cmdWebhooksList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var merchant *string
+	var id uuid.UUID
 	var asJSON *bool
 	a, err := webhookCommand(ctx, "list", args, stderr, func(fs *flag.FlagSet) {
 		merchant = fs.String("merchant", "", "merchant id (required)")
 		asJSON = fs.Bool("json", false, "print JSON")
+	}, func() (err error) {
+		id, err = parseID(stderr, "list", "merchant", *merchant)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	id, err := parseID(stderr, "list", "merchant", *merchant)
-	if err != nil {
-		return err
-	}
 	eps, err := a.Webhooks.List(ctx, id)
 	if err != nil {
 		return err
@@ -134,17 +139,17 @@ func cmdWebhooksList(ctx context.Context, args []string, stdout, stderr io.Write
 
 func cmdWebhooksDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var endpoint *string
+	var id uuid.UUID
 	a, err := webhookCommand(ctx, "delete", args, stderr, func(fs *flag.FlagSet) {
 		endpoint = fs.String("endpoint", "", "endpoint id (required)")
+	}, func() (err error) {
+		id, err = parseID(stderr, "delete", "endpoint", *endpoint)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	id, err := parseID(stderr, "delete", "endpoint", *endpoint)
-	if err != nil {
-		return err
-	}
 	if err := a.Webhooks.Delete(ctx, id); err != nil {
 		return err
 	}
@@ -154,19 +159,19 @@ func cmdWebhooksDelete(ctx context.Context, args []string, stdout, stderr io.Wri
 
 func cmdWebhooksRotate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var endpoint *string
+	var id uuid.UUID
 	var asJSON *bool
 	a, err := webhookCommand(ctx, "rotate-secret", args, stderr, func(fs *flag.FlagSet) {
 		endpoint = fs.String("endpoint", "", "endpoint id (required)")
 		asJSON = fs.Bool("json", false, "print one JSON object")
+	}, func() (err error) {
+		id, err = parseID(stderr, "rotate-secret", "endpoint", *endpoint)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	id, err := parseID(stderr, "rotate-secret", "endpoint", *endpoint)
-	if err != nil {
-		return err
-	}
 	secret, err := a.Webhooks.RotateSecret(ctx, id)
 	if err != nil {
 		return err
@@ -199,6 +204,7 @@ type deliveryJSON struct {
 
 func cmdWebhooksDeliveries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var merchant, endpoint, event *string
+	var f store.DeliveryFilter
 	var limit *int
 	var asJSON *bool
 	a, err := webhookCommand(ctx, "deliveries", args, stderr, func(fs *flag.FlagSet) {
@@ -207,23 +213,25 @@ func cmdWebhooksDeliveries(ctx context.Context, args []string, stdout, stderr io
 		event = fs.String("event", "", "only this event's")
 		limit = fs.Int("limit", 50, "at most this many, newest first")
 		asJSON = fs.Bool("json", false, "print JSON")
+	}, func() error {
+		id, err := parseID(stderr, "deliveries", "merchant", *merchant)
+		if err != nil {
+			return err
+		}
+		f = store.DeliveryFilter{MerchantID: id, EventID: *event, Limit: *limit}
+		if *endpoint != "" {
+			eid, err := parseID(stderr, "deliveries", "endpoint", *endpoint)
+			if err != nil {
+				return err
+			}
+			f.EndpointID = &eid
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	id, err := parseID(stderr, "deliveries", "merchant", *merchant)
-	if err != nil {
-		return err
-	}
-	f := store.DeliveryFilter{MerchantID: id, EventID: *event, Limit: *limit}
-	if *endpoint != "" {
-		eid, err := parseID(stderr, "deliveries", "endpoint", *endpoint)
-		if err != nil {
-			return err
-		}
-		f.EndpointID = &eid
-	}
 	ds, err := a.Webhooks.Deliveries(ctx, f)
 	if err != nil {
 		return err
@@ -263,26 +271,28 @@ func cmdWebhooksDeliveries(ctx context.Context, args []string, stdout, stderr io
 
 func cmdWebhooksRedeliver(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var event, endpoint *string
+	var eid *uuid.UUID
 	a, err := webhookCommand(ctx, "redeliver", args, stderr, func(fs *flag.FlagSet) {
 		event = fs.String("event", "", "event id, evt_… (required)")
 		endpoint = fs.String("endpoint", "", "only to this endpoint (default: every endpoint subscribed to it)")
+	}, func() error {
+		if !strings.HasPrefix(*event, "evt_") {
+			fmt.Fprintln(stderr, "webhooks redeliver: --event must be an event id (evt_…)")
+			return errUsage
+		}
+		if *endpoint != "" {
+			id, err := parseID(stderr, "redeliver", "endpoint", *endpoint)
+			if err != nil {
+				return err
+			}
+			eid = &id
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if !strings.HasPrefix(*event, "evt_") {
-		fmt.Fprintln(stderr, "webhooks redeliver: --event must be an event id (evt_…)")
-		return errUsage
-	}
-	var eid *uuid.UUID
-	if *endpoint != "" {
-		id, err := parseID(stderr, "redeliver", "endpoint", *endpoint)
-		if err != nil {
-			return err
-		}
-		eid = &id
-	}
 	ds, err := a.Webhooks.Redeliver(ctx, *event, eid)
 	if err != nil {
 		return err

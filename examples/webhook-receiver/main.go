@@ -55,6 +55,11 @@ func newHandler(secret string, handle func(ev client.WebhookEvent, kind string))
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
+		var ev client.WebhookEvent
+		if err := json.Unmarshal(body, &ev); err != nil {
+			http.Error(w, "not an event", http.StatusBadRequest)
+			return
+		}
 		id := r.Header.Get("webhook-id")
 		mu.Lock()
 		dup := seen[id]
@@ -62,11 +67,6 @@ func newHandler(secret string, handle func(ev client.WebhookEvent, kind string))
 		mu.Unlock()
 		if dup {
 			w.WriteHeader(http.StatusNoContent) // already handled: acknowledge, do nothing
-			return
-		}
-		var ev client.WebhookEvent
-		if err := json.Unmarshal(body, &ev); err != nil {
-			http.Error(w, "not an event", http.StatusBadRequest)
 			return
 		}
 		var head struct {

@@ -39,6 +39,7 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_merchant_idx ON webhook_deliveries (merchant_id, created_at);
 CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id);
+CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id) WHERE status = 'pending';
 
 CREATE TABLE webhook_attempts (
     id            UUID PRIMARY KEY,
