@@ -20,6 +20,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
@@ -58,6 +59,7 @@ type App struct {
 	OnChain     *payments.OnChain
 	Watchers    []*watcher.Watcher
 	Payouts     []*payouts.Manager
+	Checkout    *checkout.Service
 	Webhooks    *webhooks.Service
 	Dispatcher  *webhooks.Dispatcher // nil without a secrets key
 
@@ -147,6 +149,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Limits: cfg.ResponseShape.PaymentLimits(), QuoteTTL: cfg.QuoteTTL, PaymentTTL: cfg.PaymentTTL,
 		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
 	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now}
+	a.Checkout = &checkout.Service{Store: st, Core: a.Core, Catalog: cat, Quotes: a.Payments, Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
 	if err := a.wireWatchers(); err != nil {
 		a.Close()
@@ -181,7 +184,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Checkout: a.Checkout, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker})
 }

@@ -15,6 +15,10 @@ var (
 	ErrInvalidAPIKey      = errors.New("invalid or missing secret key")
 	ErrPriceUnavailable   = errors.New("price unavailable")
 	ErrNoQuotableTokens   = errors.New("no enabled chain and token can quote this payment")
+	// The checkout (payment-secret API).
+	ErrInvalidPaymentSecret = errors.New("send the payment's secret in X-Service-Payment-Secret (a merchant secret key is never one)")
+	ErrPaymentNotOpen       = errors.New("the payment is not open")
+	ErrQuoteNotActive       = errors.New("the quote is not active")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.
@@ -41,6 +45,9 @@ const (
 	CodeRequestTimeout       ErrorCode = "request_timeout"
 	CodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
 	CodeRateLimited          ErrorCode = "rate_limited"
+	CodeInvalidPaymentSecret ErrorCode = "invalid_payment_secret"
+	CodePaymentNotOpen       ErrorCode = "payment_not_open"
+	CodeQuoteNotActive       ErrorCode = "quote_not_active"
 	CodeInternal             ErrorCode = "internal_error"
 )
 

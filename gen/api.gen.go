@@ -23,6 +23,24 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for CheckoutQuoteAssetType.
+const (
+	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
+	CheckoutQuoteAssetTypeNative CheckoutQuoteAssetType = "native"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutQuoteAssetType enum.
+func (e CheckoutQuoteAssetType) Valid() bool {
+	switch e {
+	case CheckoutQuoteAssetTypeErc20:
+		return true
+	case CheckoutQuoteAssetTypeNative:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentRequestType.
 const (
 	CreatePaymentRequestTypeDeposit CreatePaymentRequestType = "deposit"
@@ -286,16 +304,16 @@ func (e QuoteStatus) Valid() bool {
 
 // Defines values for TokenAssetType.
 const (
-	Erc20  TokenAssetType = "erc20"
-	Native TokenAssetType = "native"
+	TokenAssetTypeErc20  TokenAssetType = "erc20"
+	TokenAssetTypeNative TokenAssetType = "native"
 )
 
 // Valid indicates whether the value is a known member of the TokenAssetType enum.
 func (e TokenAssetType) Valid() bool {
 	switch e {
-	case Erc20:
+	case TokenAssetTypeErc20:
 		return true
-	case Native:
+	case TokenAssetTypeNative:
 		return true
 	default:
 		return false
@@ -462,6 +480,121 @@ type ChainList struct {
 	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
 	Pagination Pagination `json:"pagination"`
 }
+
+// Checkout A payment as its hosted checkout page shows it to the customer.
+//
+// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+type Checkout struct {
+	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
+	//
+	// Example: 2500
+	AmountInCents *int64 `json:"amountInCents"`
+
+	// Confirmations Of the transfer being confirmed (null before one is seen).
+	Confirmations *struct {
+		Required int32 `json:"required"`
+		Seen     int32 `json:"seen"`
+	} `json:"confirmations"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency  Currency           `json:"currency"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// MerchantLogoUrl Example: https://acme.example/logo.png
+	MerchantLogoUrl *string `json:"merchantLogoUrl"`
+
+	// MerchantName Example: Acme
+	MerchantName string          `json:"merchantName"`
+	Quotes       []CheckoutQuote `json:"quotes"`
+
+	// Received What arrived for the settling quote (null before anything did).
+	Received *struct {
+		AmountAsset    string `json:"amountAsset"`
+		ConfirmedAsset string `json:"confirmedAsset"`
+
+		// DueAsset Still due, in the smallest unit (0 when paid in full).
+		DueAsset string             `json:"dueAsset"`
+		QuoteId  openapi_types.UUID `json:"quoteId"`
+	} `json:"received"`
+
+	// RedirectUrl Where to send the customer once the payment completed (customMetadata appended as a query string); null before.
+	RedirectUrl     *string             `json:"redirectUrl"`
+	SelectedQuoteId *openapi_types.UUID `json:"selectedQuoteId"`
+
+	// ServerTime The server's clock, to correct countdowns for the customer's clock skew.
+	ServerTime time.Time `json:"serverTime"`
+
+	// Status Payment lifecycle state.
+	//
+	// Example: pending
+	Status PaymentStatus `json:"status"`
+
+	// Type A fixed-amount payment or a customer-chosen deposit.
+	//
+	// Example: payment
+	Type PaymentType `json:"type"`
+}
+
+// CheckoutQuote One way to pay, as the checkout shows it.
+//
+// Example: {"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}
+type CheckoutQuote struct {
+	// Amount The same amount in whole tokens, as a decimal string (never an exponent).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset The exact amount to send, in the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string `json:"amountAsset"`
+
+	// AssetType Example: erc20
+	AssetType CheckoutQuoteAssetType `json:"assetType"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// ChainName Example: Base
+	ChainName string `json:"chainName"`
+
+	// ContractAddress The token contract (null for the native coin).
+	//
+	// Example: 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+	ContractAddress *string `json:"contractAddress"`
+
+	// DepositAddress Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
+	DepositAddress string `json:"depositAddress"`
+
+	// EvmChainId Example: 8453
+	EvmChainId int64              `json:"evmChainId"`
+	ExpiresAt  time.Time          `json:"expiresAt"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// PaymentUri EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
+	//
+	// Example: ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94&uint256=25000000
+	PaymentUri string `json:"paymentUri"`
+
+	// Status Quote lifecycle state.
+	//
+	// Example: active
+	Status QuoteStatus `json:"status"`
+
+	// TokenDecimals Example: 6
+	TokenDecimals int32 `json:"tokenDecimals"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
+// CheckoutQuoteAssetType Example: erc20
+type CheckoutQuoteAssetType string
 
 // CreatePaymentRequest A new payment or deposit.
 //
@@ -840,6 +973,13 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// SelectQuoteRequest The quote the customer chose.
+//
+// Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
+type SelectQuoteRequest struct {
+	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -976,6 +1116,9 @@ type WithdrawalReceiptProcessedBy string
 // Example: pending
 type WithdrawalStatus string
 
+// CheckoutPaymentId defines model for CheckoutPaymentId.
+type CheckoutPaymentId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -989,6 +1132,21 @@ type Offset = int32
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type BadRequest = Error
+
+// CheckoutConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutConflict = Error
+
+// CheckoutNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutNotFound = Error
+
+// CheckoutUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutUnauthorized = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1020,6 +1178,11 @@ type PaymentNotFound = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RequestTimeout = Error
 
+// TooManyRequests The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyRequests = Error
+
 // Unauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1047,6 +1210,12 @@ type ListChainsParams struct {
 
 	// Offset Items to skip (at least 0).
 	Offset *int32 `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetCheckoutParams defines parameters for GetCheckout.
+type GetCheckoutParams struct {
+	// IfNoneMatch The ETag of a view already held; 304 when nothing changed.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // ListPaymentsParams defines parameters for ListPayments.
@@ -1108,6 +1277,9 @@ type CreateWithdrawalParams struct {
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
+type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
 // CreatePaymentJSONRequestBody defines body for CreatePayment for application/json ContentType.
 type CreatePaymentJSONRequestBody = CreatePaymentRequest
@@ -1296,6 +1468,15 @@ type ServerInterface interface {
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx echo.Context, params ListChainsParams) error
+	// GetCheckout Read a payment's checkout view
+	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
+	GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error
+	// RefreshCheckoutQuotes Refresh expired quotes
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes)
+	RefreshCheckoutQuotes(ctx echo.Context, paymentId CheckoutPaymentId) error
+	// SelectCheckoutQuote Select the quote the customer pays
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
+	SelectCheckoutQuote(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// ListPayments List payments
 	// (GET /v1/external/secretkey-auth/payments)
 	ListPayments(ctx echo.Context, params ListPaymentsParams) error
@@ -1343,6 +1524,74 @@ func (w *ServerInterfaceWrapper) ListChains(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListChains(ctx, params)
+	return err
+}
+
+// GetCheckout converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCheckout(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetCheckoutParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch string
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCheckout(ctx, paymentId, params)
+	return err
+}
+
+// RefreshCheckoutQuotes converts echo context to params.
+func (w *ServerInterfaceWrapper) RefreshCheckoutQuotes(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RefreshCheckoutQuotes(ctx, paymentId)
+	return err
+}
+
+// SelectCheckoutQuote converts echo context to params.
+func (w *ServerInterfaceWrapper) SelectCheckoutQuote(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SelectCheckoutQuote(ctx, paymentId)
 	return err
 }
 
@@ -1582,10 +1831,19 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/secretkey-auth/withdrawals", wrapper.CreateWithdrawal, options.OperationMiddlewares["createWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/withdrawals/:withdrawalId", wrapper.GetWithdrawal, options.OperationMiddlewares["getWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/external/chains", wrapper.ListChains, options.OperationMiddlewares["listChains"]...)
+	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId", wrapper.GetCheckout, options.OperationMiddlewares["getCheckout"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 
 }
 
 type BadRequestJSONResponse Error
+
+type CheckoutConflictJSONResponse Error
+
+type CheckoutNotFoundJSONResponse Error
+
+type CheckoutUnauthorizedJSONResponse Error
 
 type ForbiddenJSONResponse Error
 
@@ -1598,6 +1856,15 @@ type PayloadTooLargeJSONResponse Error
 type PaymentNotFoundJSONResponse Error
 
 type RequestTimeoutJSONResponse Error
+
+type TooManyRequestsResponseHeaders struct {
+	RetryAfter *int
+}
+type TooManyRequestsJSONResponse struct {
+	Body Error
+
+	Headers TooManyRequestsResponseHeaders
+}
 
 type UnauthorizedJSONResponse Error
 
@@ -1646,6 +1913,317 @@ func (response ListChains400JSONResponse) VisitListChainsResponse(w http.Respons
 type ListChains500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListChains500JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Params    GetCheckoutParams
+}
+
+type GetCheckoutResponseObject interface {
+	VisitGetCheckoutResponse(w http.ResponseWriter) error
+}
+
+type GetCheckout200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetCheckout200JSONResponse struct {
+	Body    Checkout
+	Headers GetCheckout200ResponseHeaders
+}
+
+func (response GetCheckout200JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckout304Response struct {
+}
+
+func (response GetCheckout304Response) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+	w.WriteHeader(304)
+	return nil
+}
+
+type GetCheckout401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response GetCheckout401JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckout404JSONResponse struct{ CheckoutNotFoundJSONResponse }
+
+func (response GetCheckout404JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckout429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetCheckout429JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckout500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetCheckout500JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotesRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+}
+
+type RefreshCheckoutQuotesResponseObject interface {
+	VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error
+}
+
+type RefreshCheckoutQuotes200JSONResponse Checkout
+
+func (response RefreshCheckoutQuotes200JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotes401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response RefreshCheckoutQuotes401JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotes404JSONResponse struct{ CheckoutNotFoundJSONResponse }
+
+func (response RefreshCheckoutQuotes404JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotes409JSONResponse struct{ CheckoutConflictJSONResponse }
+
+func (response RefreshCheckoutQuotes409JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotes429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RefreshCheckoutQuotes429JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshCheckoutQuotes500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RefreshCheckoutQuotes500JSONResponse) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuoteRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Body      *SelectCheckoutQuoteJSONRequestBody
+}
+
+type SelectCheckoutQuoteResponseObject interface {
+	VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error
+}
+
+type SelectCheckoutQuote200JSONResponse Checkout
+
+func (response SelectCheckoutQuote200JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SelectCheckoutQuote400JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response SelectCheckoutQuote401JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote404JSONResponse struct{ CheckoutNotFoundJSONResponse }
+
+func (response SelectCheckoutQuote404JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote409JSONResponse struct{ CheckoutConflictJSONResponse }
+
+func (response SelectCheckoutQuote409JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response SelectCheckoutQuote429JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SelectCheckoutQuote500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SelectCheckoutQuote500JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -2242,6 +2820,15 @@ type StrictServerInterface interface {
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx context.Context, request ListChainsRequestObject) (ListChainsResponseObject, error)
+	// GetCheckout Read a payment's checkout view
+	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
+	GetCheckout(ctx context.Context, request GetCheckoutRequestObject) (GetCheckoutResponseObject, error)
+	// RefreshCheckoutQuotes Refresh expired quotes
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes)
+	RefreshCheckoutQuotes(ctx context.Context, request RefreshCheckoutQuotesRequestObject) (RefreshCheckoutQuotesResponseObject, error)
+	// SelectCheckoutQuote Select the quote the customer pays
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
+	SelectCheckoutQuote(ctx context.Context, request SelectCheckoutQuoteRequestObject) (SelectCheckoutQuoteResponseObject, error)
 	// ListPayments List payments
 	// (GET /v1/external/secretkey-auth/payments)
 	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
@@ -2293,6 +2880,105 @@ func (sh *strictHandler) ListChains(ctx echo.Context, params ListChainsParams) e
 		return err
 	} else if validResponse, ok := response.(ListChainsResponseObject); ok {
 		return validResponse.VisitListChainsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCheckout operation middleware
+func (sh *strictHandler) GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error {
+	var request GetCheckoutRequestObject
+
+	request.PaymentId = paymentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCheckout(ctx.Request().Context(), request.(GetCheckoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCheckout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCheckoutResponseObject); ok {
+		return validResponse.VisitGetCheckoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RefreshCheckoutQuotes operation middleware
+func (sh *strictHandler) RefreshCheckoutQuotes(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request RefreshCheckoutQuotesRequestObject
+
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RefreshCheckoutQuotes(ctx.Request().Context(), request.(RefreshCheckoutQuotesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RefreshCheckoutQuotes")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RefreshCheckoutQuotesResponseObject); ok {
+		return validResponse.VisitRefreshCheckoutQuotesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SelectCheckoutQuote operation middleware
+func (sh *strictHandler) SelectCheckoutQuote(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request SelectCheckoutQuoteRequestObject
+
+	request.PaymentId = paymentId
+
+	var body SelectCheckoutQuoteJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SelectCheckoutQuote(ctx.Request().Context(), request.(SelectCheckoutQuoteRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SelectCheckoutQuote")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SelectCheckoutQuoteResponseObject); ok {
+		return validResponse.VisitSelectCheckoutQuoteResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2500,147 +3186,179 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3pctu41uCroPh1VdtzJZnUYltKzQ9n687tbF/sfD1143wWRB5auKYABgBtq12umqeZB5snmcJCEly0",
-	"eOlO5l6nuroskgAODs5+DoAbL2SLlFGgUniTG28OOAKu/3wTwSJlEqj8BGmClxCppxGIkJNUEka9iTeV",
-	"PIMpupoDRXJOBOIgUkYFICIQRlw3RCxGmCLAPCHAEYdvGQiJroicIzkHJPACUDFauOz+Bsue1/FEOIcF",
-	"VoMCzRbe5IunRvO+djy5TMGbeEJyQs+929vbjpdijhcg67CHy99g2YT7Hb4AgUIOWD1AAseAJEMcJF/2",
-	"0LEC6AKWCNPIQDdj0TKfjQI5JlzIYrLPzEeqhZ4UPqURiWPgQKVu2kGMo6s5SaDS2uCBCCQkSRLEM0oJ",
-	"Pe8gTMUVcIGG/riHfoOlQJgDEiFLIVJgyjmc0gXwcI6p1EBeQCpRzDjqD9GcZVz0TqnX8Yiaq1lSr+NR",
-	"vFBYq2G6gugFvn4L9FzOvUl/NOp4C0Lz34HCsZTAVZ///eX09LofdE9Prw9eff3bT15zTTreW7Igson7",
-	"NxIWAqXAUYrPAe0EakqB7/sdFEGMs0SqX7u9HP5vGfBlCX6ie3WBtq28SeD7HS9mfIGlN/EIlYO+11Fz",
-	"IgtFP3oMNSX7s4CZUAnnwDXQH+JYwEqoJUPigqRoJ4d0NZzMdNQKaCuYOVx+C1y3HS8nNk3fz3H0yZCP",
-	"+hUyqthU/YnTNCGhpuq9fwoF+Y0H13iRJqYhoZc4IdHRgmWmwSVOMtBfcc646S0yg+svz7D5tOMtQAh8",
-	"rl6ZR2iRCYlmgGYgrwAoGvq+JkaFZ/0PhVqsWOYsGnrOBM0YlhXODAxVfn5jvlkLa/Hxme2xAi7jEfA3",
-	"0QRZSkCGRlGiKVvxX380cqC0328B5q27uj9xiL2J9x97pUTdM2/F3qtyYjWyMl0jQtNM9tBUTWiqQJpW",
-	"8T/V3I0psrhnmVRidcYyGokOYnIO/IoIQNMGLqZoh9AwySI1ZwnXEsk51mKHMonM8J9PXncPtZTCSPKM",
-	"hlhCpEXXbsftckGEIPR8qr6chnNM6Bll8kxkacq4hGj6zH49RYoNhBZ3LI6B6tFjAknU82473mvGZySK",
-	"gG5Pv20LH0HKBJHiLCICzxKoLvxL+1aLTzVZoPojjUutrnIh2isXOwWuZ8losc4PXuUTJfQBy4yDEh0W",
-	"KqUTiJxHHF/hROzmK1IFEhwYbzuu8H7BaJyQUD4Mg6Ts8OwClmccMlFD44nCVE1roCssEE444GiJVAur",
-	"+VCp+Cy3OKh1x3pU3N4bOLQzbUfAdLd3So+MQVCzVHLDQNsEq5R6odEFusJqsdVqEq2sTymHEMglCKRe",
-	"GKvimbaWTFvNnjEmidb27AJRhiCOITS6PgF8aTlLgRJzgN4pbcyD0LNMGFli7AmIEKPJ0ggSY6zMmagB",
-	"3kELHCmRHjMOCNNTmqXnXD3SdgcR6BK4Yo4OonAJHMWEEjGHaKInwzIZsoW2/jJ6QdkVRRmVJCmgheuU",
-	"cNDmiaJmquwJnLwqifLedGy7soTl0m8+CtKv0E5heEXID8aDWRD3uwdhEHUPfN/vHqr/+c6/XYeCcUoe",
-	"j3I/U7hOIVSSVgBXyNRdP7Ncr8FHIeac2OUuAdey4CNeJgxHJ4y9xfwcHoa/XLdJxs4S3Z2LQmtsGJqX",
-	"jCH9SW+zinwU9ubu6HAdAkQGIYL8AUgbhMqMfEeeo9kyNyJ3cxwtgMr3TL5WqvJhOEpNZ1rlxbo7F0fv",
-	"GRJZOEf2q55jUdhHrk1R9PF4qHrP8rFziUWEIvIZJIyeC+s5VPWJXdgTsgCWyUciIdtZVYfUllGJaKXt",
-	"rCxUFhBSDb8LTUUk0sAoXruEHBS0g5GQOFFyOEsVq+0+U5/NlSmj4I8YBY3FzxRncs44+QOih4oxa/Wl",
-	"REnxmhwzxhrjyNphSEDIQSrJ6gqpTM6BSjvq46HtnR1UaTILiju+xkNhCb6DiOATDdBD8JGVPZ4tVJdn",
-	"epIuWl6YzrtqsMInqQ/zXcjKGnTTOjBTjazfC9vv7pac8eUqQY5PxnBb69L9FbZeLvOaYYY1VuCt8qFF",
-	"FsckJEDlc5xgGsIG/7T8/mxmGzS91Df0hVo9NFL+qKs78CUmibK0kW2s/Kmgv9JrtR39JV6hS0nK5NK8",
-	"NsukATwMFTw/CyWcpPowzoQ2JicV+f6zaM7xlEYMDFWGTFkcukPjUu5M21A67SCNBzStoGG6+0x7i/SU",
-	"1qkltNSMsLF6rU4Sq23tDlplve5aQ7HklcfR5KXftUGZlx+6tF0+/fNVejnWtlq9GFZLiRfKS2/Gs44o",
-	"evVf75D24dXUHGTpZ28ib+IBSYPRaHI4HA28jkfEK+OaehPJM1APTkBICtKbxDgRUMS+nmMBOhImySW8",
-	"hJAscCK8SXCYPzteLmYs8Sbeq5Nf1fqmnKXAJTGCrQCgDvSLozcfu30DtLaCHbhrwDqRzGHQiE5WJlMf",
-	"5fc5yDnYCEEEacKMUaWNdCM8CrTZfmeMJYCp6bhAyk3La4MhhzhzZDUgrGPPaaMQ2Qgg1oOGdVy7Yyq0",
-	"t4VsldAhXCHlS7EKFuZadw34XJS6WCjD9Wz2TwilAkzT5FsiWuKsRyYqzGKDY1GjzQhL7E2+fA8iXTFm",
-	"vzqoHcMZ1YDhDIqOIWUJwXcY/KuSPeeEYoOlGy/MuFK8H7W0CjreHIt3jEM+mgmST/qdPAyto8pM4sSb",
-	"BPmfqrHwJqPbBgMaLN94RMJCbBJeRsDcluYn53ipmboC8bouPpZf1qlQg1Lpq5WgOGAJ1tlzIuOYLj/E",
-	"ml6aVGaYekf1hdiCSOWHM46m9s101+hXE6Uxyq+jRbByD+bW79T0WUUeLmLrLovuD+upCP3PifsPfb+N",
-	"iaW1ofMcmAWvLQ1WxZyF46ui3PrsbQwSUW0OUWbn9wwxCkgovCglc04Zh6g5wzpItrfNIOm3XxU11wGi",
-	"cFUsCeM5fDXmzzFrEjmGBcKlN/E+H7/0OkXc3kbwu4HvB05c1+LtdvV61ZSNItGOzmrYBJX+9wzlM9LW",
-	"TUEuaEcRRZ4XUoPu9tAH3RlOTNzPItS0s1OcThCmS2QX3OBeaR+TQQ1DSBVdYhqhiIgQ8wgiM1KYCckW",
-	"wE9pOGdMWMVkJrNr0n+lvvDrmTFNjk1iK3G6gefz73QbBcg7kDgXG6WeuTn1QszlqTc59Yb9U++2qpn7",
-	"/vCwmlb879PTa9//+j9+atOI+ZQ/QdxmHbwuCUd0ynit9iCQNjWt8rbd/CwKPsBRxEFoZq6nQLeGriA/",
-	"FwEVSrx31xwiwiGUn3lNj8+lTMVkb0/MWdqzj/fkHNMLpZCLBc84eRDic4YvEpgFNzU5OSbXEHWtT1FI",
-	"2TwoZ1JM+Qp0wzkTQCvsXhNzne2lS0G85VpsoStMVrVJTcoH0wUCEFXDakodzJlQzz9/emtqBHQYpCat",
-	"8hkUIuZlBsaFVPw46tT8Ssuk5uE7a82/B1l5GzJ6CZQADeE15L3RLEk6noX1SK1O3+/vd4Og2++fBP7E",
-	"V//9w2uRmBa1R4b6NaT5n55/PT4cHUIcR/1Bfzb0BwMYHkRj3/cH0TCAcDCEEEOEx0qSbDE4UYLZD3Df",
-	"92HW7eNh0D2I/H73cDYIu0MYxfv4YHYYBr7W9nm8tNrE7x6Eg6A7jn3ojmaH0SDcxwG4Uv7Vf73TRvgd",
-	"WuaeUx2h+fMqFMF+0O8e9GG/e3gYjbt+Hw7CWRTEB/1Dp6+37JxpZq12dTxnXL43luBRqI3qFUrrW8ak",
-	"Uk9fVhHPKvt3i5X4l131PJ1iqhuOhDZ8vf7YPxj0+4P9gb9/MPaHmkt1FqoF8GB0N8A1FPcAnGMJn0Vk",
-	"YRwMR/u9g8OxH/TVnweHHU/ZnplaERwqd0DNlV2YdDlWjU5szAHbt2Hu5n8H7z1kVHIclhTl+df+lv80",
-	"PbpDkBroeyIh6XA42fe1CuMXII9SYiaoDaVs4bWhS7hAWux95CRUaG/FuKWlS5ZgSRJQ6uWJ+R7KfApf",
-	"dpkfken6j8F0wdZMBjzs+z8gjx0OBqPDcRxG+xDN9sE/jIfhQTjoR8P4IJiNhrMI+/1xMKjw2H4Li+kJ",
-	"Tu7UYZUTMxF1Q0boek78fPzyRZMV3eicQp7u51Y5iTo3mMpci1as4A2mbwFFakqP1KMrnNZ1fItveHey",
-	"sk2qYKV4mUPVC9lC/d7bpr//MLbk/0zFWf+b+PRtcP7yw1k3G42v0yHpLhbf/rP7B//mv3mbLKNfLz/u",
-	"//0kkWdKHph2ajJ3a9nwhx27dX3Mpg1nTtAjy0jU5ky46Kob3b8auzq3t1N8DqYcwiYaJceXkAhkQzDK",
-	"/o45Ps/z7Y2xcqS0Gff5ILbrHTFnVxQxGsJub2Nw1JlEMUqnkudvxmnqLkiZ1HAiVm2BkWoSohEQKTyI",
-	"kfERVggnDiFJCdCKCNla4awImxRjO17pqD3asDb4FbQHvzZlAooUBiKRLjO3v3ToXgC/JCGgC8quxDNE",
-	"bMUqTgRDM8hpqEyXnVIn1xIyGpPzjJsC8R1IBLRXPOaxFuu3WpwruZD/6Zd/j/ad54MD94f7y66Y/TXs",
-	"B/tOf8NBEAyr3/adjoJgNAqCQNHdfXMjbhSodPlzl9Fdhg80WaLPxy9dz11993Vl9MaNE90/IOHEWh4Q",
-	"VKnzQ53IFHVZ6wztYLpECai+UYh1zb/UwbyEXQFXT3Z7SImVP4CzopXeERFnAmq5qjtZepRJI5eLifnX",
-	"/s3Qv/3JiFPn8Re/O8bd+Kj7+qv5YLsgcZnbLpM+DfS0CrIKpWxJGSUaDEk1VuZlw0ZuJOg4VEJ5SACN",
-	"BIozGtUzRn+6eb2xgrDpIm5s0m+Y1zXhuwo1b3NqRA7xPoD2mlxc4sXR9RGW0JVk0ZrIJHeyC9qkvauu",
-	"dZTbstcVFqZeNWb8GVImna1urcV1kZhjxauzpRN8LMO/GkGqtTI/c9N9ZRA0p2a1MBtjkiSqmQW2fClf",
-	"QBehbQxWVMY2EWKqWXWhEYsRXAJfIspot399XexMqvHCj7THo07SBWy1WgANaXP/VjgnFLoccKTrW9Rn",
-	"VTJvzK2xoMVkG1ZotsC07Nt+V+3+zvhpoXeNsPrg7/FCp7+rOyfyaiC7g6IJyfqwfUWraboJsYRzxpft",
-	"SKsu1lZpvY5ZqhKtTXKuNTOdt1H9x0rmuAr+R8WxyibT5p4uFiAUYZQQUY/Ar0ySW1/cZsm17dmSJ6+m",
-	"yYNmmYrbfR3MoDvDQrsy54BotpgB76A4YYzvmKHQnskg76K/oaDnbZWeKyawqmRFJ+xRzJKEXRkjOMWV",
-	"Om2nEiVZtz3PEoCagN2oVwdxRc0JW7t/TlyQNDXG0BZ92YVo2P5mB1RsZ7vAMtQluWYXRiKBb4lOd3nr",
-	"g4RAkh39QbFQW/VaZw09hU6xa7HYFZgvZQWKToWm2jmjcM5XVTRsSJ8/ZaGeslBPWainLNRTFuopC/WU",
-	"hXrKQj1loX7ELFRLqL1k/4ZLxNklEabQcCecA06Vq6iV967df4vNT6Q9AhLp8jgT/1Y/zcufq4GiwB9t",
-	"VzTYyATUoLN2aV5i6tdiNAZAIpEAKROoA+HfBYimxXpznyrINvu2pZx3RcjI7enu0bL7lGA2xfm6lrXw",
-	"6vYRuqaNei+kuCbtHUYtrNmbzbG6FlPXLZu0Vu+6tMLGIXLbeMsq+f9Un7dVyRfi5cbDSWKr1bdIvH6y",
-	"7ZSIWgFs6Tbmu2zvN4pq2Cza/n2OJZpjYXfNRohRm30TDMWYd3QuVR8ogqmIgeuTjgDoBGGKMhoB17Kn",
-	"yMPO2ZVAOrR/pQ8ocTYHYxrZh/lhSVEGPXQ0E9bj1bHf4tSCZTHmmsiui51Kee3Gpc/F+lYYPDYf39ZF",
-	"/71YJ4/obTGuthpaw9EO/7VxSpPjyqh1LVtUU0ztkrNFbtRwsVJ6d9yaXov1gvNK1uk4R/a4a7kpuG4x",
-	"tWkjUr6BcdVWpKe4ylNc5Smu8hRXeYqrPMVVnuIqT3GVp7jKDxpX2X4X9f0SxA/bR+0U1H7HndQ177Jh",
-	"Fh/rIM3CHPoSMp6XXTK1Qm7t7o7tqWfXWZ+Go7y04kA4ulvP168WeoNJ0P/H/eRCylkIQkD0XJnGIWea",
-	"jiHR8sy45ZMnVfBvogrsgUdPiuBHUQSKFZVEWU1Olfe6Ky/we/6ofPXiOy6YBeHkiaB+DILqePL6ecLC",
-	"i/e65sqbDA5H2gtQL37B4rM+JG3f7FGQ179iMdc4OQiDeAQ+HszGUT8cwn58iIPZIBxFBzCOfdyfDcP9",
-	"6BD8OMCD2Sg8iMYQxH08nO2Hh5GvrcvrN+I4ZVQw7pwEI68/EXGhUzSRgscTIQeghJ530/xh/tVxqK2P",
-	"fvEbLoETqfTW+w9nn94c/6Y/PQYaAXdXdDjzD8cHM38UDOIoPAhHw2C2H40V7P1xOITRYH8Y9aOZbn5C",
-	"FiAkXqRNhdKfDIN/mI+UZfOCCc2Mg6pL57z9LKLXirwIo8KbDIfj4W0zjlkrm7t7TuSOG4xchb91vNtp",
-	"tCak7m4tqlkQW0X/24Rdu4kV5eey2X0qmvp/FkgscJKAkCijtQovL+iPiiVqgluXoquG/Xz8sjjuRl4x",
-	"ZEUAShMc1rJzXtDvjYxRUW668Lvjr387Pe3pP276tz+tAaeQ3FsdMFSXtesamY+a4uB+YfdSctyzvZEz",
-	"W+QWakJkZQunkLMuYbYaxRE3N+vvTKhembDNZKuiq6yYf/HpzcmbF0dvc0n265tffs3/fvfq5ZvP7/Jf",
-	"bz/8nv+ZC75teLIhGrdChSMPVwikbTop5WWjWF9XkYZMFLxsVPVqlr7LeFUJvH5sxdoLkiSEUTkXrfWs",
-	"m9a3fR+kTr1UJWKNXWss3yoJW6RUwTt1Rq4uXHPpXaatrs9q7NW5r6pKqlzToPMGH26ZffrkpGZra2dz",
-	"mALpAz+dKwFMLQcufG2dWJUy0afz0s5alTFBUh/7br8JMWWUhIpIdO52B5cLstuxGxEWtk1xEL7+9mdh",
-	"dkkqClL4Qzv2Z2VVdzvt2VvEqDOXHQ4LTJRV5DR9hnyTQ3ZOKdU76nA4h8j0i5MrvBT1opKOPdu+bKTH",
-	"N5lqsdtaGJ27HsPCzmmbTuUDDfu2jmlfZyebs/Qm3r7tcUXlT2EnlIq3hKGhetuPzmqdykN6LOa+hUXW",
-	"Pm139P07jV4TQjkonQq+Vkx6BTRrOPS4SPe3FzYlJIZwGSZgDgysnGJVxCetJDE/imiZksD6oocibKL+",
-	"CjENIVFPK7sly84aCHZz/i2Z7NYzuR50EpcDVfG6CVXVEG8pH7Hy3haiFXA5+7B3dMzwKq9Wy4OJJvYo",
-	"EGXUbNfPob2C2ZyxC4VYro8H1gg1Qb8FppnejSHmLJNn+aeV6RTfbNTBheFfx7YWu0q85bvRleQxa4A4",
-	"ltCxBzqbQGgRLdtqt8ZTQPIpMfyUGP6TE8N3LL/VkkwJp1m21JvllqK8YUrrpg5ySntQDMr6CpMsgsjZ",
-	"texuRi5rVvutRbhbVJ4+whnaj7H5+6Glqa3M3djSmt+js0XIBO0UZ61qIHdXxlC2s4McofJnbojfbGNV",
-	"REsdQ8rzSxUbKIueUVD2cWIxhHbgGocyD/RUEVJGWWnueF13z1nXPlwwCsve+8arLlmkjOfnVsy9iXdO",
-	"5Dyb5Wch6YK6yPlLd2TyAVtVV2rtW9ZWyjvEhDZu0bcOa3kWRo2I26mytgQt1ZElqTjVjOudRHeajUXV",
-	"L9eZn4VULG1LmwCzVmfF9ClVTp22iojbJlOnbsM8JUO+czKkpsnK9SijcoUtYVao9eieO4VpG1hefUhJ",
-	"/ml+UIc57KtyhI7x6/OAgxs5qx9rcgfEt6iplmsW9rfapU5WKdlgjDTC12nZ+1BNc7eDS0aNjfcRsuaJ",
-	"+awbYYlRnnqqAuZQ4Jqi94Z0iSDloK8M9TreLGHhBUStdCRarqLI6bkR4qwSeIOGsJCo1GpKrHUQiXXx",
-	"/wZ9tsJ4+qv0W/0cGYdhO6UZut3JMu7K52xaoLnJiQ6dlzX9hUxwlFIV+W2KqTy8rk0vFJdTP87Rdas8",
-	"zmBN9bs+XeRdfsSLKQgrvTscHHTH4QC6B7PhqHsY9YPufuzDEPdn43Dge/crEC/LvVO8ZJnM670bpW4P",
-	"OYmvtfwtS6P1GHr4+X0/ro/xOLcWNC37CgU1zukxtWyJ0lFKujoxK2NcbU7kKHnCFkTCIpVLa9zcfTfe",
-	"lv6Bs7et7Si8u+1Bc4+uLLehtSIov/21craiCX+KzbuzVqCo7ey+xzrhbDv/o8RA6YQ4TLgd6W7cnXWH",
-	"4/lcl6LcNFVykwveeoG+aT+Uc2n1+i1RT9L9r5PuDZz3R3fGeXAS7E+C8WR4eGecB/F+2O/60eige4CD",
-	"w+4YhsPuYNYPg8iHcTw8vCfOHcm0GuS+PxnosqUVpb4t9YU2yrOivrA/6rmvnuoLn1zqNfWFw/Fh4Per",
-	"9YX9en3hAEb4IBzPgqgfD2EfH4b+TMG/D4fYDwMYxCN84NQe+rMgHEQjOIjHuvZwTX1hsxywH49xEI7g",
-	"YDaIDmMfD8N96M/GURAP8Cg8gPHMV2Dg1eWAOV/5o5ZywP5wy3LA/uF+p3pZ5pbC4vYRxaibbG0VpK4M",
-	"eew9Iv3H3SPieF3fd5tI0wC8+04RN8tb9vfQ/SJPGuFJIzxphH9FjfD4ZeXV+pQ7lJB83VRhXaThtirE",
-	"/qHLo+9aDr2u/HlzuXNbeXOjqPdeRbybinbvUmS7xaSrRL4xQFPTwrUbxv/lSmnXZz0bwZVmzUVpOzxS",
-	"+d1di+7M7TIZJ3J5rJjKSKHngDnwo0xqcp/pX6/zlf/77yeNGzReYjGfMcwj9PffT8zNsHuXwV7uK4u9",
-	"m9Jtvt1zQi9TBDRKGdE361MmUYq5NPW6RBSJtZ8FUkLSFOhq+0lLAM1iGrhyYnMpU7fqcYurc6bm5psp",
-	"4iAzTkGnmvTSEkY77u3/XXvLjgszXAJHuMwVXMBSQ6hEnjcHbIqorRnyv7rH5jqXroWve5zfupObwSn5",
-	"DbQdbN6oH82D4/PBLDwXsEQ7U3FxlpBLOPu///v/TNEeUr8lCKl/7/aQGhl4V5BIJ5oQo8myh37VECIF",
-	"n7JVQyygS6gAKogyJ7aYiYGzqwBtzELRF6ExWz2FboxDQs8LfOtyaA5YnxfPYhTyZSpZcXqRuUO4uB63",
-	"JUMjOqdUfaSLMbNZQkIbwddHq6OjJLH1NQJhDsWVxZ+PX5pD7p/ZcoCWj06pYRuxfjcTOlG0S0xAXSEk",
-	"6hqFhcQcp/YqqPNMrYN+gIg4VZJKnxEWc7ZARKLZEk3Pge7p77rsEniCl70lXiTT3ik9pb8b9S4mCC4N",
-	"YmYsk1U8OUjR0/j44fgEIiRZgTfxc0nLHSTIOYXolM6WGsRjiWmkeDofCxmuMxOYsYiA6Vf9nNqPXl3q",
-	"a6TthHcEACJSz69Yfc1Rhp5ERzEd1x3RCOnYpK5m0rcRSSK19CrI/aM7u9+d2R19fON1vEvgwp5b39Nl",
-	"6CwFilPiTbxBz+8NTDXUXIs4JZ7gWgKnONkzl/Srx+dtwuKjISNFQPmdBqaFvdSrckHTtHBKpkjgpUBX",
-	"9lR7LdEiSBOW39jFL/W97IrHCvGmbcm3RMgXBiZ7wwJI4KLlCnhzIH1+uj3aCfJbvjvFJd6B75cC6VsG",
-	"fFlycX6gu1muyk1JQT191thSVdtT1dxj0w6sZPoAfbSDJUoAC4lWw1ccNN8CYCt4OTwt93CZ0zrMjSJ6",
-	"rfu+b+7mUNaxSRulaUJCvQ57/xQmAFGOvNF81SkHLfNWJR0M2fQUbQ7N6G2dFlDuPcdRfqvabccbbdPk",
-	"DTVE/aq4oSRX8N7ky9eOJ7LFAvOlpTJUXAFmYVNsh8+FvonaPPiq+qiwi9E6F7Ds4kzOi/KAlfyjBrIX",
-	"u2dyDlQSXWbhXFq2Sr5TuDL3hXChRaJd/HaOyaXDJp7RlzoVA+a2hiKXVWRoiwy2I4XayYXrRy9uedMW",
-	"4qrxi5zYnSDIU3pNGF5zACThWpprJ5TFc67WWla2MJDI1qDsmnvo86Nur5SyK4qdOu6OhlOqj6w09jOa",
-	"YzFHuS7OA2JCW+XljWR1iwOlHGJybTdcyTmc0kLLiznj0tgqzXYim+W1sFp7tCISMA/nFUTWb15bEJr/",
-	"Dra+h62J4mMF6QUsVy4p41L7EC2SrZLvzL0A91k1SfZ1W3DM0USE0XVAfeDGzmuD6+Wr4xcOSEf6l37Y",
-	"DkMbkZasufdWa58tPvxg1MCfKsHdYzTXynD3IM2E0AsNyS8gXyshpZpDtPJ+kxN9uYsSZsU+odjynNLe",
-	"2JwEe1Wean2urXJdN7DblHrnkAu9msy7qWzr+Km4SGvGouV/7EVY4j1/j0RqovdTRUM/2NzkM1XynnHy",
-	"B0SPo79uXK/oy9fbpj5LSyWQ67Hi0dfbjpe2bm42V5mKfINTbZNZB1WO+r5qXtwXzhkTIJwtnr1TOjV/",
-	"Tc1uTxMVMb6xYpVJ3vsU7RjpqrlsV4s9ck5Z/nWxo0JLtSoBGLjbaeDLRrZ6E8EiZRJouNTe2lcTvQEh",
-	"n7No+Xi2kQtkQUPVWJHkmamIqXB38GfBYEZp43M3MHCFBbJiV/GedVnUUAXmZPcTpAlemrBfGwS2VYls",
-	"WbS4va1KEAOkKz0ehd3Ld38tuw/9weZGrxmfkSgyYdyhf7i5hQXrhCyAZRa68RZypST2F4zGCTFBumGw",
-	"BZAf8TJhODph7C3m52DajbbBSGFev4OIYGMT/umC0NCRs7O+lCLtYnFLA3/vpiCl25XG/ifAkdCbc6xq",
-	"22jz99ARZdpFbr5EmIor4AIN/WFT//2yiiG+rIv3mVJObf/oqufC/HG3z1RFk2sO1e2cv8Ao2SCo7utP",
-	"3pOrh1sxjALsPZOvWUb/CuX/i/JIkLON+85U7kTLHuLJupHIiv/a7rQ6Uayt/FY3pvenOI/NktD/3yz5",
-	"Wg3oWmO+VgW6wp5ft02gNOmdSpCHWvXOgHVNX0s7/zvZ9lcVXsk53H26xsJn9BK4Zd7yXtDymDAkmbHp",
-	"7ZX5OlCuEwE0Qt8yyHSsVlvkwl5na1qc0qLIKz8Nxh5DYTYTovc6RQTXIUAkarf1I3yJia4HQDOcYBrC",
-	"ajN/JVH8YJa+W1X1XYx9t76sXXE6rPqdjPyqSHlEAUD+vc38EnH/Nlb+lUsr7VJxe9Nn78alr8cw810V",
-	"22bpO7y4ydhfJwHXMvlKk79WofJjWP13kV8/nu1fQv+Xm//bcILulF/mZJPpg/r3tEq0LVackFXNTfUa",
-	"bqPwmmH3dy31CWgHJ+kc7/baqLCtk4+NKoaypc3R3X69/X8BAAD//w==",
+	"7L37cuO40Sj+KigmVWv/PkkmdfFFU6l83rlknczMTsae7FdZz2dDZNNCTAEcALKsuFz1++s8wHmI82Df",
+	"k5zChSR4kUTZnp05iae2tiySABqN7kajb7jzQjZLGQUqhTe+86aAI+D6z5MIZimTQOVHSBO8hEg9jUCE",
+	"nKSSMOqNvUvJ53CJFlOgSE6JQBxEyqgARATCiOuGiMUIUwSYJwQ44vBlDkKiBZFTJKeABJ4BykcLl92/",
+	"wLLndTwRTmGG1aBA5zNv/KunRvM+dzy5TMEbe0JyQq+8+/v7jpdijmcgLewvpxBes7n8gJczoPKkAfSz",
+	"KaDUvEYkUuMR9TjFcup1PIpnoH9l7TuegptwhQUFhgveDN++BXolp954f1iHruM5k/sLLOuwvMPXIFDI",
+	"AasHSOAYkGSIg+TLHjpV+LmGJcI0MsiasGiZIVdhMCZcyBz3L8xHqoXGMT6nEYlj4GqqqmkHMY4WU5JA",
+	"qbVZFiKQkCRJEJ9TSuhVB2EqFsAFGvpHPfQXWAqEOSARshQiBaacwjmdAQ+nmEoN5DWkEsWMo/4QTdmc",
+	"i945zRBsKKxAcWXhvRWI7Y9GHW9GaPY7UEsuJXDV53//en5+2w+65+e3B68//8fvvaZFeEtmRNZxfyJh",
+	"JlAKHKX4CtBOoKYU+L7fQRHEeJ5I9Ws3J5Avc+DLAvxE9+oCbVt548D3O17M+AxLb+wRKgd9r6PmRGaK",
+	"nPUYakr2Zw4zoRKugGugf45jASuhlgyJa5KinQzS1XAy01EjoI1gZnD5DXDdK24wxKbZ7UccfTTko36F",
+	"jCqpof7EaZqQUFP13j+EgvzOg1s8SxPTkNAbnJDoeMbmpsENTuagv+KccdNbZAbXX15g82nHm4EQ+Eq9",
+	"Mo/QbC4kmgCagFwAUDT0fU2MCs/6Hwq1lLOyIm/oORM0Y1hWuDAwlMXLiflmLaz5xxe2xxK4jEfAT6Ix",
+	"spSADI2iRFO24r/+aORAab9vAea9u7q/5xB7Y+93e4WA3zNvxd7rYmIVsjJdI0LTueyhSzWhSwXSZRn/",
+	"l5q7MUUW92wulZSfsDmNRAcxOQW+IALQZQ0Xl2iH0DCZR2rOEm4lklOsxQ5lEpnhP5296R5qKYWR5HMa",
+	"YgmRFl27HbfLGRGC0KtL9eVlOMWEXlAmL8Q8TRmXEF2+sF9fIsUGQos7FsdA9egxgSTqefedfL94yWic",
+	"kHALMm5ef71raFhYCrS0/KV9RyC1OglIiF4gIgX6MmdSbQWYKmwoiXoFvc1L/+iFr0AVE4oThVW4TdWe",
+	"p9dCIU/Dly0WDiW5gRIC3zP5RhHB0yEw1t25GHzPkJiH0wzensMr7n5tUZb38XTIes9yXFklhghEIrM/",
+	"Q8hBop1csTG7p+aXCZPT3RK6PlE8l1PGyT/hkSjLKCNDnYGjhLdToJFeRPvNDyKDllD0X91T4DckhK7V",
+	"mbqn+p1DfApUoNIC9bS0t2p4ZNQFRXGW2TUpTlkSKQUz1zrsRK6V5njf8d4wPiFRBPRxSI0gZYJIcRER",
+	"gScJlOnwlX2r1SHFD0D1R3qtNU1k4DlITIHriTw1AmPAcs5BqQIWKqXjETmNOF7gROxmTFsGEhwYy4rq",
+	"04hCUnR4cQ3LCw5zUUHjmcJURQtECywQTjjgaIlUC6vJokKRtSLQFY7OWE+K2wcDh3YumxFwuds7p8dG",
+	"wa8chDJFX+v4q5T0XEMXaIHVYqvVJFr5PqccQiA3IPSGYk4JL/RhzLTV222MSaK1d3aNKEMQxxAa3T0B",
+	"fGN3SgVKzAF657Q2D0Iv5sLoBkbCQYQYTZZGMTCHjykTFcA7aIYjpaLFjCvReE7n6RVXj/Q5ggh0A1wx",
+	"RwdRuFFik1AiphCN9WTYXIZspvefOb2mbEHRnEqS5NCa7UofNxQ1U3U+wMnrgigfLl5NV5awXPrNRkH6",
+	"FdrJD1IR8oOjwSSI+92DMIi6B77vdw/V/3zn364rYVPydJT7icJtCqHSnARwhUzd9QvL9Rp8FGLOiV3u",
+	"AnAtCz7gZcJwdMbYW8yv4HH4yxQWydhFortzUWgPD4bmJWNIf/Jb6T3cHR1uQ4DIIESQfwLSBzx1LHxH",
+	"fkSTZXYo3M1wpDarf2utZwIJo1fCWgLK+4ld2DMyAzaXT0RCtrOqUl1aRiWi1W5nZaE60SDV8JvQVEQi",
+	"oy9zTm4gAwXtYCQkTpQcnqeK1XZfqM+m6mii4I8YNcr1GWPvMF1aZIpHohFLuNBEXd2HGUMzTJcZ7OKF",
+	"3Z8IRQESDuaKLp4QadXRCy0qozrGUczZzDwMEwJUZiDiWAJHH9Xf3WP9t4CQ0UhD7dg0nS/qNpVT00QR",
+	"stpUyybIug3kvuM9vfqudoBrbQVzNxhzKmY804FL6u5X18/f2UGVimFBqajbn2h+5H4HEcFnGqDH4GNe",
+	"9HgxU11e6Em6aHlpOu+qwXLjT3WYb8LvVtO+rAJzqZH1S66Ub69iG6NZyZr80WjUa21nv4USnm1GdXvu",
+	"GvX8vuMRKuZxTELFzj/iBNMQNhgCi+8vJrZB3Rx4Ql+q1UMj3/dLmzq+wSRRRyBkGyMWo6C/0jxoO/pN",
+	"zG8uJSldWPPaZC4N4GGo4FGndoml+jCeC63lj0sb7w+iPsdzGjEwVBkypQrqDo3tbueyCaWXHaTxgC5L",
+	"aLjcfaHNcvScVqkltNSMsJHdVmyL1YegDlp1rNi1GnzBK0+jYhUH4g1aVvGhS9vF06+vaxVjtVW38mGt",
+	"CwwTWt/kjil6/bd3SBtL1dQcZOlnJ5E39oCkwWg0PhyOBl7HI+K1sRlkni8izkBICtIbxzgRkDsZfsQC",
+	"tMtBkht4BSGZ4UR44+Awe3a6nE1Y4o2912c/qfVNOUuBS2IEWw5AFeiXxycfun0DtHXW5XBXgHVcRsOg",
+	"5gYqTaY6yi9TkFOwSkcEacKM3qFPT0Z45Giz/U4YSwBT03GOlLuG1wZDDnFmyKpBWMWe00YhsuapqWom",
+	"VVy7Yyq0N/nGCt/mr/kqWJgr3dXgc1HqYqFw07LJPyCUxuyJCX1LRIND69i431hscCwqtBlhib3xr9+C",
+	"SFeM2S8PasdwRjVgOIOiU0hZQvAWg39WsueKUGywdOeFc6423g9aWgUdb4rFO8YhG814I8f9Tubv0+47",
+	"JnHijYPsT9VYeOPRfY0BDZbvPCJhJjYJLyNg7gv1k3O81ExdgnhdFx+KL6tUqEEp9dVMUMaO3kxPhn2x",
+	"MYRNmZAQodC2MOQmpmyhXmfSNJwLyWbAK9RX1gTG/ZHvd9QuFBPFi4RR4Y3pPEk6dn3CpTf2Pp2+0r1o",
+	"i9Sx4ti+39/vBkG3PzgL/LGv/vu7oiJFWX6A+74Pk24fD/3uQTgIukexD93R5DAahPs4AD/QO5UR92/Z",
+	"FfvEk2zY7PF7Q23HoWZc40zSbGNdnWOvP/I69tex0BTiqemof+qFemS0dw942FfPVnGcfv6+xFNqY+Y4",
+	"lMdRxEEINa3bw8FgdHgUh9E+RJN98A/jYXgQDvrRMD4IJqPhJMJ+/yhQPVrTtdv66HB0CHEc9Qf9ydAf",
+	"DGB4EB35vj+IhgGEgyGEGCJ8NFSYvpm9zEBVIK7AfV/hPhitwn3QPYj8fvdwMgi7QxjF+/hgchhq3FuC",
+	"+sSJwoXaKmA+G7ef4X8qqPYkx1TEwP+IzTT/0H6S53Pf7+/PCZX90f4fnGVTCuFcIcx45JSIZ9dAC/my",
+	"b5/k0uXT6auXWrxkBpKMkjhEhEMoHeISkGgz4l8VOZ1ExWN+A/yMaAIoo1eR9ujvLmCpcbk6fhCDzLoS",
+	"UOG1prAdq7gSij6dvjJqO9pRQFnjs6WjDlqoNSoxNgqnjAkQuyUONwzt7qz7iqJUl0q8Z9K1stN2vNsu",
+	"mylZmcql3QHua3KhOoGfYw1QRgZoAupsbRtBZCdiLeSMamO3AKAa4ipEZdQV8vOujZqgem31aUU063bO",
+	"o5pgXoWYXDZu2Fiy7+5LLOwAGmEJXUlmjfoTKc9/PidR02c1SerqSVMpUzHe28PhDHr28V7Crlgv1US8",
+	"gjJs7yvmXxbS7nBWXtdgzAR46x3Z7G2aUZt25oLZ67ovzuyThWtQgJSJok7j9S9RJqZLY6mMSNSCNEs7",
+	"zl0pdMvvHjWGbOWcBNGW7aI55C0qJj7tN4vm0NFWWDXHGU4Sdd6eUyLRjm9iGVOsg2BQPE+SXXMCbDPw",
+	"l0xCbqS/CktlDctbcw0DztTaMl1JnjeceLh2vYksNCCXk4yG4AYLFIEqaMd89A4kVloawqmS7hApTQsj",
+	"HXdmY5p2XyCHZnoPZZzaBlRH7wP7LXawpn3GvP9BoDBh4XVHISpkXGETaVNMxBZU5NySoS77HolrWKg5",
+	"txNb2Va5SWPWq3FqPs5ZvFUjrddVKa8gzhyEiqSqi8pOzTSWi3ZXYpcQXF/FXLw5cqm6e5bpd90JwMi8",
+	"+m5LAS3wUi1dipcdRaLmHG9PAdkBoFHhf1aXn9VlV11u3tRWyA4d+5UrqospS5SkvQYqOkZQRma4LPxz",
+	"xwQ8YIrg1jBwWUc1pFjbh3bOz3vmr90/Nu5JlZ23Dinc4lBmoNq9IN8eNcQ/iPI2WYUrR2y7XdLhmiK0",
+	"31g/VMeajz6XLHyWteoKwhMYDJs7fd/aXFdj4iYcazSi7FPnsKJwbKaOQkZoZcm3EgcP2gKrMuSuNPoW",
+	"4qSGF1e+OL0aUVM7atVPJ19P83cFU3WxXp986O4fBmOUCywlRQahXkD9J/yneWJpzzyriynzkUWv+ags",
+	"j8wHip2EeY12Xn982e37uzrutjx8qZ8mAP6o/WW20wWQrEtDWxWy+q6E8QMVIb3fO2pQWYA7BLffymRe",
+	"EvcuE2jJv0l913SWa0+FAd3hAVeulIerAu8KyLp4qZ4Q8hyGCieXyNzlpkYligOWYNVEJ5MD0+XPsbYf",
+	"rjKu7qi+kBIs6mTAOLq0by53jZvSGF8NlB3tybI7izZVazP/qk21JiRKqTP6n5OnMvT9xoWt7DOZ3enz",
+	"pjW1cHy+79Rnb3GNqPYqU2bn90Lba4SNoSdXlHGI6jOsgmR72wySfvv5/nOnBhCFhRsmY3tcodSaxKOa",
+	"pTrLM7EZJ93A12pcO3tdwxas2LWjs3BsQpX+9wJlM9L7X04uJmI+y2NSg+720M+6M5yYuFaLUNPOTvFy",
+	"jDBdIrvgBvdauunA1DCEVNElphGKiAgxV8fUHfe0dk6tRdBxie+adLXC7eY3mgfrxPYQC1f5MF0WPnfn",
+	"Xoi5PPfG596wf+7dlx2cfX94WFa6/vv8/Nb3P/9/zeYUO+WPEDfpTG8KwhGdIh5ZbyxIe+xF9Zyb8YHd",
+	"DnoV8EajLaDLyc9FQIkSH9x1xQZSN/OJKUtzM5+cYnot3HP7XIvQhyM+Y/g84S7npjonx+QWoq7VxnMp",
+	"mwWdmpSobAW64ZQJoCV2r4i5Tnvp4pzhs7VosVeYLMBmrVcntEJUDht1fHGfPr51cmYq0iqbQS5iXs3B",
+	"+gQC3x9VbRCWSc3Dd5n9AmTpbcjoDVACNIQ3kPVmHXcG1obDb+6nq0nMuvKMH3YWbzF4y5N34Bc7/8kW",
+	"fkW7zK//9i5TpLf1SFYRmj0vQxHsB/3uQR/2u4eH0VHX78NBOImC+KB/uNm7eTplvOLiXLFp1TyfVeJZ",
+	"aaXZvBL/squepQscl81dR/7BoN8f7A/8/YMjf+h9LUPRNoBzLOGTyPwCg+Fov3dweOQHffXnweFKE49e",
+	"Lcdol1sdwixa6hsEQTWZAf2W/zQ9ukOQCuh7IiHpcDje9/UWxq9BHqfETNAeAxstYsIF0mLvAyehQnsj",
+	"xi0t3bAES5JoQ/Mz8z2W+RS+7DI/IdP1n4LpgtZMVrKMf0c8tpWp3TEN11hMT3C8VYdlTpyLqBsyQtdz",
+	"YmaKKLOiG+SokKf7uc9DO1LZGNmxQfVtiNsQC5xW9/iGs+H2ZJXbKVywUrzMoOqFbKZ+77Xp73dGl/xD",
+	"Ki76X8THL4OrVz9fdOejo9t0SLqz2Ze/dv/Jv/gnb5Nl9NPNh/0/nyXyYqi9Uzpfeuxt2bJ2Hnb01hY+",
+	"uQrOtrFeNvhzfzJ6daZvp/gKXlhPvs7XkBzfQCIy477Sv2OOr7J8sropziJlXe2cLOFdTNmCarfxbm+j",
+	"wcyZRD5Kp5THVrfTVI8gRWy4Y7FqMoyUY7lXh/WNzBlhhXDiEJKUAH2Yv21zmFMO16jZ2rDW+BU0G782",
+	"+UfySHBEIl2lyf7SEdDCJOSja8oW4gUitsIKTgRDE8hoqMg6OKdOyLp2417NuSlotAOJgOYKHZmtxZ5b",
+	"Lc6VXMj+9Iu/R/vO88GB+8P9ZVfM/hr2g32nv+EgCIblb/tOR0EwGgVBUHFAbRVi7lqBiiN/dmQse6eT",
+	"Jfp0+so9uavvPq+03rh2oocbJBxbyyOMKlV+qPlS/vYuswyhHUyXKAHVNwqxrlEltTEvYQvg6sluDymx",
+	"8k/gLG+lC4rFcwFR1S+2haZHWTV0yL/174b+/e+NOHUe/+p3j3A3Pu6++Ww+aGckduIgcmt/DT2NgqxE",
+	"KS0po+SbaFqZVzUduTHqx432EUAjgeK5zZh0ZeTXVq83ZsjXj4gbm/Rr6nVF+K5CzduMGpFDvI+gvToX",
+	"F3j5Ol7NTaXutJXbstcCC1OPIWbcRmqVAmjzD8UUK16dLB3jY2H+FZsDuxocMWphPrdyrNXS2zv5AroI",
+	"bWKwvPJDQ9iDrtag8zVZjOAG+BJRRrv929u8kl6FF76nmmRVks5hq6RUaUjr9QbDKaHQ5YAjnSaoPiuT",
+	"eW1uDQG0drI1LXQ+w7To235X7n5r/DTQu0ZYdfD3eKaziMqVvrKkSlvxqw7JerN9aVfTdBNiCVeML5uR",
+	"Vl6sVm69jlmqAq11cq40M503Uf2HUgJOGfwPimOVTqbVPZ0EQyjCKCGiaoFfmWtkz+I22Ujrng3pRuVs",
+	"o6Ce7ed2XwUz6E6w0EeZK0B0PpsA76A4YYzvmKHQnvEg76L/QEEpynK1ey6fwKrMPx1ljWKWJGyR1R4o",
+	"1SFxEvqSdeUkLQGoCdjCklUQV8QhsLX1HsU1SVOjDLWKadALUdP9TcW+2M52hmWoA7lNlaFEmuynFuh0",
+	"l7c6SAgk2dEf5AvVqtcqa+gpdPIqm3kVy2wpS1B0SjTVzBn54XxVRMMG9/mzF+rZC/XshXr2Qj17oZ69",
+	"UM9eqGcv1LMX6nv0QjWY2gv2rx2JOLshwgQa7oRTwKk6KurNe9fWl8RF4eMUk0iHx1GbHkci8/KHsqEo",
+	"8EftggY3JDx/yMoY2BBTv2KjMQASabI1oQqEvw0QdY317iFRkE367d3W6dUPs5Y9JASzLs7XtayYV7fP",
+	"OH4kUlyV9mF5zhttdQ2qbpt0ZcetsHGILVOb16c0pyZMMElstHoLx+tH206JqBXAFsdGN296+1FUw3rQ",
+	"ts64nmKRZ10zar1vgqEY845JwcVFpQBbCGCMMEVzGgHXsif3w+pMRm3aX+iC+k7xS0wj+zC73COaQw8d",
+	"T4Q98VYyu/Mx11h2XeyUwms3Lv0DM13Lov9BrPMkybIO/zVxSlO6bGa1rniLKhtTs+RskBsVXKyU3qW8",
+	"3Dw9pZx1m0rn/Fpey03GdYupTfWcsjpwqyo6PdtVnu0qz3aVZ7vKs13l2a7ybFd5tqs821W+U7tK+2KU",
+	"D3MQP64cpRNQ+w0LUlZOlw015qVMYGZqZ4eMZ2GXeXGlPOXP9tSz66yLiqtTWn7hSaVYxN06oTcYB/2/",
+	"P0wupJyFIAREPyrVOOSMVmv5rHaOPm8F/2Jbga0b/7wRfC8bgWJFJVFWk1Ppve7KC/yePypevfyGC2ZB",
+	"OHsmqO+DoDqevP0xYeH1ex1z5Y0HhyN9ClAv/oTFJ33XxL7JUZC3P2Ex1Tg5CIN4BD4eTI6ifjiE/fgQ",
+	"B5NBOIoO4Cj2cX8yDPejQ/DjAA8mo/AgOoIg7uPhZD88jHytXd6eiNOUUcG4U1Bb3n4k4lq7aCIFjydC",
+	"DkAJveqm2cPsq9NQax/9/DfcACdS7Vvvf774eHL6F/3pKdAIuLuiw4l/eHQw8UfBII7Cg3A0DCb70ZGC",
+	"vX8UDmE02B9G/Wiim5+RGQiJZ2l9Q+mPh8HfzUdKs3nJhGbGQflI57z9JKI3irxMqdjh8Gh4v6mS5gN8",
+	"IlsmGLkbfmt7t9NojUndTS2qaBCtrP9Nwq5ZxYqc4mstC5kFtipRcyZUVYquGvbT6au83I1csLzMW5rg",
+	"sOKd84J+b9RYNy0r6nbXv//9GnByyd2qTntV1q5rZD6qi4OHmd0LyfHA9kbOtPAtVITIyhZOIGdVwrQa",
+	"xRE3d+vv+C5f8d1msmXRVUTMv/x4cnby8vhtJsl+OvnTT9nf716/Ovn0Lvv19udfsj8zwdeGJ2uisRUq",
+	"HHm4QiC16aSQl7VgfR1FGjKR87ItmLeSpbcZryyB14+tWHtGkoQwKqeiMZ510/o250Fq10tZIlbYtcLy",
+	"jZKwQUrlvFNl5PLC1ZfeZdry+qzGXpX7yltJmWtqdF7jw5bep48rS1qfWR+mMMV6nbrWJpYDuxde56Wu",
+	"GV1f+3KMpL7W1H4TYsooCRWRaN/tjlOdbbdjExFmtk1+0av+9geBSsVu0U5R7bnUSaP3FjHqzGWHwwwT",
+	"pRU5TV8gvyjjnO2GAnHA4RQi0y9OFngpqkElHXt3a9FoUdQHF7uNgdHZ0WOY6zlN0yl9kJfLbnMw7Wvv",
+	"ZH2W3tjbtz3eb6g6Xmy8wy1LljZP5TE9ti8Vvmra7uj7W42+dfHx0uNGaNZw6Gnu7m8ObEpIDOEyTMAU",
+	"DCxVscrtk1aSmB+5tUxJYH2RcW420YUWMQ0hSczNBAWOaldQFAh2ff4NnuzGmlyPqsTlQJW/rkNVVsQb",
+	"wkesvC/VaS9d+20rzS6yaLXMmGhsjwJRRm1xUAvtAiZTxq4VYrm+ZU0j1Bj9ZpjOdTaGmLK5vMg+LU0n",
+	"/2bjHryiYPexrZXLaJ6NriSPWQPEsYSOvRfPGEJza1mrbI1ng+SzY/jZMfyVHcNbht9qSaaE02S+1Mly",
+	"S+fuX703dZAT2oNiUNpXmMwjiJysZTcZuYhZ7Y8ecLHPV6ssvr3p5rGhqY3MXUtpze6Jb2EyQTt5rVVz",
+	"xcdKG0o7Peirl/luq2OVREsVQ+rklyo2UBo9o+DW80c7poK+ZcgyQgorK80OXrfdK9a1D2eMwrL3vvaq",
+	"S2Yp41ndiqk39q6InM4nWS0kHVAXOX/pjow/4MHls1vahDam6NsDa1ELo1aauokqK0vQEB1ZulkkL7a9",
+	"9pDoTrO2qPrlOvUzl4qFbmkdYFbrLKk+xZZTpa1TfbLXw60sVXSWn+Wq15XVyhA0H5tW7rQ1gfzoW4qa",
+	"MJ1bFTepc1U97dnh840dPpXdut3lHM23ZrQ2RW+8NKMoxJJfmmHVbVPQrFQmyNguMqOKax18xHUaDVvx",
+	"g28XIKsUieAIaYSv0yQeQjX1jA6XjGrFBSJkVTDzWVdf65W518qAORS4JrC/JkEjSDmE2JzZJwkLr0sX",
+	"Bzp9tL6DoUbgNRrCQqJi51aiu4NIrBMcNuzZKxTE32oPr9bKcRi2U6ja7arnuCufsWmO5qb7JaLiIoos",
+	"b8G5jyLfeMvIb9oSigJ9TftCFvb9ROX5Vp2qgzUR/rqCyrusjI0JeitOsDg46B6FA+geTIaj7mHUD7r7",
+	"sQ9D3J8chQPfe1gQfBHSnuIlm8sspr0WzveYaoONIX7zNFqPocfXKPx+z1FPczND/fRSoqBaLSITr5eo",
+	"PUpJV8cuZxTIB9+IuGXGYcszkJO/11Tub7s8O7c8Z5Fq14ggG9CISvUjjYlXbM5AW3nxZb0+4VNVcWt3",
+	"xiowUBy0HCZsR7obM9C2KEHoHpuKxLCCm1zw1gv0TTlfxUpuSPt6lu6/nXRfdY/9NjgPzoL9cXA0Hh5u",
+	"jfMg3g/7XT8aHXQPcHDYPYLhsDuY9MMg8uEoHh4+EOeOZFoNct8fD3Ro1opw5oYYSvfCyHoMZX/Uc189",
+	"x1A+H6nXxFAOjw4Dv1+OoexXYygHMMIH4dEkiPrxEPbxYehPFPz7cIj9MIBBPMIHTnylPwnCQTSCg/hI",
+	"x1euiaGshzz24yMchCM4mAyiw9jHw3Af+pOjKIgHeBQewNHEV2Dg1SGPGV+Zm/4rIY/9YcuQx/7hfscr",
+	"touT1sLi/gnFqOtQbhSkrgx56jyY/tPmwTinrm+bClNXALfPhnE92UV/j82Jed4RnneE5x3hX3FHePrQ",
+	"+XIMzhZhMp83RZHnrsZWwebfdQj4tiHf60K8N4d0N4Vw1wKXHxSovCkweZtA4haTLhP5tt64Uut/wXDh",
+	"9Z7dmnGlHldS6A5PFGK4bWChuUFnzolcniqmMlLoR8Ac+PFcanKf6F9vspX/8y9ntVtCXmExnTDMI/Tn",
+	"X87M7bd7N8FedlYWe3fFsfl+zzG9XCKgUcoIlQLtUCZRirk0MclE5I61HwRSQtIEIWv9SUsAzWIauGJi",
+	"UylTN7KzxfVAl+Z2n0vEQc45Be1q0ktLGO3o2dhPu/YmIRdmuAGOcOEruIalhlCJPG8K2ASKWzXkv7qn",
+	"5sqaroWve5rdLJSpwSn5CyyNS169UT/qxfGzwSw817BEO5fi+iIhN3DxP////7lEe0j9liCk/r3bQ2pk",
+	"4F1BIu1oQowmyx76SUOIFHxKVw2xgC6hAqggSp1oMRMDZ1cBWpuFoi9CY7Z6Ct0Yh4Re5fjWId8csK6J",
+	"z2IU8mUqWV6hydyTnF8B3OChEZ1zqj7SAafzSUJCa8HX5ePRcZLYGCKBMIf8WuZPp69MIf8XNhyg4aNz",
+	"athGrM/YQmeKdokxqCuERF2zYSExxam97upqrtZBP0BEnCtJpeugxZzNEJFoskSXV0D39HdddgM8wcve",
+	"Es+Sy945Pae/mO1djBHcGMRM2FyW8eQgRU/jw8+nZxAhyXK8iR8KWu4gQa4oROd0stQgnkpMI8XT2VjI",
+	"cJ2ZwIRFBEy/6uel/ej1jb4q2054RwAgIvX88tXXHGXoSXQU03HdEY2Qtk3qiC1945IkUkuvnNw/uLP7",
+	"xZnd8YcTr+PdABe2Nn9Ph9qzFChOiTf2Bj2/NzARX1Mt4pR4glsJnOJkTxOIfnzVJCw+GDJSBJTd22Ba",
+	"2IvLSpdQXeaHkksk8FKgha3cryVaBGnCslvJ+I2+e17xWC7etC75lgj50sBkb5EACVw0XHNviu5nFfzR",
+	"TpDdZN7JLyoPfL8QSF/mwJcFF2dF681ylW6DCqrus1raWCVvrJ5H1AysZPqSALSDJUoAC4lWw5cX028A",
+	"sBG8DJ6Gu8ZMRRJza4pe677vm/tHlHZs3EZpmpBQr8PeP4QxQBQjb1RftctBy7xVTgdDNj1Fm0MzelOn",
+	"OZR7P+IoC8e673ijNk1OqCHq1/ktLNkG741//dzxxHw2w3xpqQzl15xZ2BTb4Suhb9s2Dz6rPkrsUt4N",
+	"u3gup3mMwN5dHmh3v5Kh8nhae8t2OIXw2oivK7BlIt0Ys3HpHreOky3Usdfi6Lgvc72bvr7bxE5k31Qv",
+	"C1Li4/XJh+7+YZBrAZ8+nnRMqD6B7HJ5vWP+IM5pqBTNjkkxWmBRLlvp5jx1yglTJoPJpDWY4jdIYn4F",
+	"Umc9nVM3KyLX53pIaV5AJdHRKMiKY/ud0oUWtFBaahrIOVUqyAuE0YIzepXpCDqViqI5VXKK5qNiKhbA",
+	"i7v0h/6wh471Q6UNcL5UrV6f4atzunMSd98zCt13WIZT9D//63+jgT/c1V1fvsThFLovlcbGkjGirKuv",
+	"T7s0orws3/4E8qVd8rqAayLv4pO9rOGHPJ6zLmiUdqdANra6GwILhBOlVCzRFJLohQLbZJxQJvXNIgpz",
+	"V8bb3ajulGZekkelK+78uoL9daWORWKD0NG322d8pVCg5mZ3XdWvwk9DzIPGg960LF3RpczvXnHYM7Qf",
+	"7hSMgtQRFWGlYBY6elNQgoZ24A8bwhHKy4EEyZID9XIKfQuoFp7BZkmYYecTVRKKcfJPiEzjYfvG75l8",
+	"w+bUNOwfbW54xtg7TJdWbIunkdt31fPMr5/vS7L8I+CoSBf9QZSXviTULck8XKzvcYg5iGm3KJCcNqZF",
+	"fwRTUaAivmyospHZwqScUlggRpUaKK3k1/4KnU1lRJf+RDddds7pYkoSKCWVESkgiZUwVocgtGOPvJ2s",
+	"ZrDaFZTgM13s9tDQPypyT20v55QIFBOKE8R4BmgPHWvTagawUnmvIZUI65kt1YMmKffRoCmjpL9mRW0f",
+	"Le++G5Fi1k7P0iLnW3Knf9S+4UtG44QYO813zdYGuWWWeWJ2Nln9hpvXMbPJx3T1Mi1nmM05scdmajVJ",
+	"c1cq00cfyzhC4iXCN5hoA7hxiWkdaGkn+KLE0fa2AENkSvUyG5LJ8Db8uyjuOMjz5DP2NdpVfikCZRIZ",
+	"F0kTr5r8hxKrPhmnaor5kUXLJ2PShmyN+7LtVfK5iTD7fsREsRpZGYmHnoOe5ctTyRdDSM7SlDJ7Urxs",
+	"KWuMjLmGZVnMrDwAqqOnESW4dNQprupeZfGjsDC3ZHKhjWTWHNBsQ8nsRZusKPoq43zAzPqstNZVhgkb",
+	"dt6OWSr1+tePnt9trn0Gq8bPoyS3giAL8qzD8IYDIAm30ly2qE62V+r0L8vSNbJZCbvmgJydqxc4SSA/",
+	"XnfcPP5zqi9qMB4VNMVi6hyJTYiE0H6a4h7uqg0apRxicrubH6bPaW73FVPGpbFe19uJ+STLANUivxGR",
+	"gPmaE91opI1K2e+g9e3jdRSfKkivYblySRmX2qvUYOsqRcBmfiH3WTls8nNbcIxNgjC6DqifuTkKN8H1",
+	"6vXpSwekY/1LP2yGYcMW+lbbI1t8+LMxDH5VVdi9PGKtVc+9PiIh9FpD8ieQb5SQUs0hWnmr55m+0lQJ",
+	"s7w6RlyctXewuf/E0XOutDajI8l361LvCjKhV5F5d6ViBr/Pr4+esGj5u70IS7zn75HIHs6/1qZc3Yyf",
+	"Yotz/GTV7U1bONNiE8h2svzR5/vOCnX3pWYukZX1qJRW6aDSBVeL+nX14ZQxYY++pm3vnF6avy5NjSOj",
+	"qxlvqWKVcdb7pbGqWC4z9jVyRVn2dV5HoEGRNXA308BmFfYkglnKJNBwqf13X0l/LQG5lQYbfC0YzCir",
+	"1NmMNxdYICt2K+a0HHOyq80eSxMI0gSBbVUgW+Yt7u/LEsQA6UqPJ2H34t1vy+5Df7C50RvGJySKTGDP",
+	"0D/c3MKCdUZmoI8kLXV1h9hL6nrQAsgPeJkwHJ0x9hbzKzDtRm0wkjtc3kFEsNEJv7ogNHTk1JMrpEiz",
+	"WGyp4Lfy9nwEHAldksJubRt1/h46psZyUH9pPRZCeyqaPAsrZd9qtiaF4V/nwebqj1s0oiya1pm3fwOl",
+	"ZIOg+qon6wedqC3c7oH6K9P8n9SJBDnFy7amcid+4jEnWTc2pXR+bT60OnENrc6tbpTHVzk81pME/1/T",
+	"5CtZgWuV+Upe4Ap9fl3ieKHSO7kBj9XqnQGrO30lEPnfSbdflHgl43D36RoNn9Eb4JZ5rZZbKo6NJDM6",
+	"PaMxuZpzHTqV2bi/zGGuo3e0Ri6Ms8m2OKd52k9WA9UWX7SW8ffakg23IYC1qDviojCQT3CCaQir1fyV",
+	"RPGdafpuns03UfbdjKPmjdNh1W+k5JdFyhMKAPLvreYXiPu30fIXLq00S8X2qs/enUtfT6Hmu1tsk6bv",
+	"8OImZX+dBFzL5CtV/krOwveh9W8jv74/3b+A/jdX/9twgu6U32RkM9fX0+3pLdG2WFEXuuyb6tWOjaIh",
+	"NO1dQ8Q62sFJOsW7vSYqbOrkQy2uvWhpozabg+IqeQzHH07QBKbEOmQaozF3Lm2jTzy53C0NlLmAP9//",
+	"3wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

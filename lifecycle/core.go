@@ -121,6 +121,34 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	return after, nil
 }
 
+// RefreshQuotesTx adds fresh quotes to a live payment (pending, before its expiry), for the
+// tokens whose quotes expired; the payment's version moves and payment.updated is written.
+func (c *Core) RefreshQuotesTx(tx *store.Tx, id uuid.UUID, fresh []domain.Quote) (domain.Payment, error) {
+	p, err := tx.LockPayment(id, c.Catalog)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	now := c.Now()
+	if p.Status != domain.PaymentPending || !now.Before(p.ExpiresAt) {
+		return domain.Payment{}, fmt.Errorf("%w: the payment is %s; its quotes cannot be refreshed", domain.ErrPaymentNotOpen, p.Status)
+	}
+	if len(fresh) == 0 {
+		return p, nil
+	}
+	if err := tx.InsertQuotes(p.ID, fresh); err != nil {
+		return domain.Payment{}, err
+	}
+	if err := tx.TouchPayment(p.ID, p.Version, now); err != nil {
+		return domain.Payment{}, err
+	}
+	p.Quotes = append(p.Quotes, fresh...)
+	p.Version, p.UpdatedAt = p.Version+1, now
+	return p, tx.InsertEvent(c.paymentEvent(domain.EventPaymentUpdated, "", p))
+}
+
 // overpaid reports whether a completed payment (not a deposit) settled more of its token than
 // its quote asked for.
 func overpaid(p domain.Payment) bool {

@@ -107,3 +107,18 @@ func effectiveQuoteStatus(q domain.Quote, now time.Time) domain.QuoteStatus {
 	}
 	return q.Status
 }
+
+// FreshQuotes makes a new set of quotes for an existing payment at today's prices, for the
+// merchant's accepted tokens (the checkout refreshes expired quotes with them).
+func (s *Service) FreshQuotes(ctx context.Context, p domain.Payment) ([]domain.Quote, error) {
+	accepted, err := s.Store.Read(ctx).AcceptedAssets(p.Merchant.ID)
+	if err != nil {
+		return nil, err
+	}
+	fresh := p
+	fresh.Quotes = nil
+	if err := s.buildQuotes(ctx, &fresh, accepted, s.Now()); err != nil {
+		return nil, err
+	}
+	return fresh.Quotes, nil
+}

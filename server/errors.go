@@ -55,10 +55,13 @@ func classify(err error) *apiError {
 		transition *domain.TransitionError
 		balance    *domain.InsufficientBalanceError
 		body       *bodyReadError
+		limited    *rateLimitedError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &limited):
+		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeRateLimited, limited.Error(), ""}
 	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413
 		return body.apiError()
 	case errors.As(err, &invalid):
@@ -71,6 +74,12 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeDepositsDisabled, "Deposits are not enabled for this merchant.", "type"}
 	case errors.Is(err, domain.ErrWithdrawalsOff):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeWithdrawalsDisabled, "Withdrawals are not enabled for this merchant.", ""}
+	case errors.Is(err, domain.ErrInvalidPaymentSecret):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidPaymentSecret, "Send the payment's secret in X-Service-Payment-Secret.", ""}
+	case errors.Is(err, domain.ErrPaymentNotOpen):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodePaymentNotOpen, err.Error(), ""}
+	case errors.Is(err, domain.ErrQuoteNotActive):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeQuoteNotActive, err.Error(), "quoteId"}
 	case errors.Is(err, domain.ErrPaymentNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodePaymentNotFound, "No such payment.", "paymentId"}
 	case errors.Is(err, domain.ErrWithdrawalNotFound):

@@ -105,6 +105,21 @@ func (s fuzzStub) GetWithdrawal(context.Context, gen.GetWithdrawalRequestObject)
 	return stubResponse(http.StatusOK), nil
 }
 
+func (s fuzzStub) GetCheckout(context.Context, gen.GetCheckoutRequestObject) (gen.GetCheckoutResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) SelectCheckoutQuote(context.Context, gen.SelectCheckoutQuoteRequestObject) (gen.SelectCheckoutQuoteResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) RefreshCheckoutQuotes(context.Context, gen.RefreshCheckoutQuotesRequestObject) (gen.RefreshCheckoutQuotesResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
 // fuzzApp is one shape's Echo instance. Requests run one at a time (a fuzz worker calls its
 // function sequentially), so the current call is a plain field.
 type fuzzApp struct {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/metrics"
@@ -18,6 +19,7 @@ type handlers struct {
 	render       settlement.Renderer // the active response shape
 	metrics      *metrics.Metrics    // nil: none
 	paymentCache *paymentCache       // encoded GET payment answers (payment_cache.go)
+	checkout     *checkout.Service
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/settlement"
 	"log/slog"
 	"net"
@@ -35,6 +36,7 @@ type Deps struct {
 	Merchants    *merchants.Service
 	Payments     *payments.Service
 	Withdrawals  *withdrawals.Service
+	Checkout     *checkout.Service // the payment-secret API; nil: not served
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -75,6 +77,9 @@ func New(d Deps) (*echo.Echo, error) {
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
 	e.Use(authenticate(d.Merchants))
+	if d.Checkout != nil {
+		e.Use(paymentSecretAuth(d.Checkout))
+	}
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -101,7 +106,7 @@ func New(d Deps) (*echo.Echo, error) {
 
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics}
+			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 	}
 	for _, r := range e.Routes() {

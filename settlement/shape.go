@@ -239,3 +239,12 @@ func (o Objects) Payment(p domain.Payment) ([]byte, error) { return Renderer(o).
 func (o Objects) Withdrawal(w domain.Withdrawal) ([]byte, error) {
 	return Renderer(o).Withdrawal(w, http.StatusOK).Encode()
 }
+
+// VisitGetCheckoutResponse writes the response.
+func (r Response) VisitGetCheckoutResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitSelectCheckoutQuoteResponse writes the response.
+func (r Response) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitRefreshCheckoutQuotesResponse writes the response.
+func (r Response) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error { return r.write(w) }

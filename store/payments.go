@@ -59,16 +59,42 @@ func (t *Tx) InsertPayment(p domain.Payment) error {
 	if err := t.db.Create(&row).Error; err != nil {
 		return translate(err)
 	}
-	if len(p.Quotes) == 0 {
+	return t.InsertQuotes(p.ID, p.Quotes)
+}
+
+// InsertQuotes stores quotes of a payment (at creation, or fresh ones replacing expired quotes).
+func (t *Tx) InsertQuotes(paymentID uuid.UUID, qs []domain.Quote) error {
+	if len(qs) == 0 {
 		return nil
 	}
-	quotes := make([]quoteRow, len(p.Quotes))
-	for i, q := range p.Quotes {
-		quotes[i] = quoteRow{ID: q.ID, PaymentID: p.ID, TokenID: q.Token.ID, ChainID: q.Token.Chain.ID,
+	quotes := make([]quoteRow, len(qs))
+	for i, q := range qs {
+		quotes[i] = quoteRow{ID: q.ID, PaymentID: paymentID, TokenID: q.Token.ID, ChainID: q.Token.Chain.ID,
 			ExpectedAmountAsset: q.ExpectedAmountAsset, RateUSDAsset: q.RateUSDAsset, AmountDueCents: q.AmountDueCents,
 			ConvenienceFeeCents: q.ConvenienceFeeCents, ExpiresAt: q.ExpiresAt, Status: q.Status, CreatedAt: q.CreatedAt}
 	}
 	return translate(t.db.Create(&quotes).Error)
+}
+
+// SelectQuote records the quote a payment's customer chose.
+func (t *Tx) SelectQuote(paymentID, quoteID uuid.UUID) error {
+	return translate(t.db.Model(&paymentRow{}).Where("id = ?", paymentID).Update("selected_quote_id", quoteID).Error)
+}
+
+// SelectedQuote reads the quote a payment's customer chose (nil: none yet).
+func (t *Tx) SelectedQuote(paymentID uuid.UUID) (*uuid.UUID, error) {
+	var row struct{ SelectedQuoteID *uuid.UUID }
+	err := t.db.Model(&paymentRow{}).Select("selected_quote_id").Where("id = ?", paymentID).Take(&row).Error
+	return row.SelectedQuoteID, translate(err)
+}
+
+// ChainHead is the newest block a chain's watcher has processed (ErrNotFound: none yet).
+func (t *Tx) ChainHead(chainID int64) (int64, error) {
+	var c cursorRow
+	if err := t.db.Take(&c, "chain_id = ?", chainID).Error; err != nil {
+		return 0, translate(err)
+	}
+	return c.BlockNumber, nil
 }
 
 // PaymentFilter selects a page of a merchant's payments.

@@ -19,6 +19,24 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for CheckoutQuoteAssetType.
+const (
+	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
+	CheckoutQuoteAssetTypeNative CheckoutQuoteAssetType = "native"
+)
+
+// Valid indicates whether the value is a known member of the CheckoutQuoteAssetType enum.
+func (e CheckoutQuoteAssetType) Valid() bool {
+	switch e {
+	case CheckoutQuoteAssetTypeErc20:
+		return true
+	case CheckoutQuoteAssetTypeNative:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentRequestType.
 const (
 	CreatePaymentRequestTypeDeposit CreatePaymentRequestType = "deposit"
@@ -282,16 +300,16 @@ func (e QuoteStatus) Valid() bool {
 
 // Defines values for TokenAssetType.
 const (
-	Erc20  TokenAssetType = "erc20"
-	Native TokenAssetType = "native"
+	TokenAssetTypeErc20  TokenAssetType = "erc20"
+	TokenAssetTypeNative TokenAssetType = "native"
 )
 
 // Valid indicates whether the value is a known member of the TokenAssetType enum.
 func (e TokenAssetType) Valid() bool {
 	switch e {
-	case Erc20:
+	case TokenAssetTypeErc20:
 		return true
-	case Native:
+	case TokenAssetTypeNative:
 		return true
 	default:
 		return false
@@ -512,6 +530,121 @@ type ChainList struct {
 	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
 	Pagination Pagination `json:"pagination"`
 }
+
+// Checkout A payment as its hosted checkout page shows it to the customer.
+//
+// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+type Checkout struct {
+	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
+	//
+	// Example: 2500
+	AmountInCents *int64 `json:"amountInCents"`
+
+	// Confirmations Of the transfer being confirmed (null before one is seen).
+	Confirmations *struct {
+		Required int32 `json:"required"`
+		Seen     int32 `json:"seen"`
+	} `json:"confirmations"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency  Currency           `json:"currency"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// MerchantLogoUrl Example: https://acme.example/logo.png
+	MerchantLogoUrl *string `json:"merchantLogoUrl"`
+
+	// MerchantName Example: Acme
+	MerchantName string          `json:"merchantName"`
+	Quotes       []CheckoutQuote `json:"quotes"`
+
+	// Received What arrived for the settling quote (null before anything did).
+	Received *struct {
+		AmountAsset    string `json:"amountAsset"`
+		ConfirmedAsset string `json:"confirmedAsset"`
+
+		// DueAsset Still due, in the smallest unit (0 when paid in full).
+		DueAsset string             `json:"dueAsset"`
+		QuoteId  openapi_types.UUID `json:"quoteId"`
+	} `json:"received"`
+
+	// RedirectUrl Where to send the customer once the payment completed (customMetadata appended as a query string); null before.
+	RedirectUrl     *string             `json:"redirectUrl"`
+	SelectedQuoteId *openapi_types.UUID `json:"selectedQuoteId"`
+
+	// ServerTime The server's clock, to correct countdowns for the customer's clock skew.
+	ServerTime time.Time `json:"serverTime"`
+
+	// Status Payment lifecycle state.
+	//
+	// Example: pending
+	Status PaymentStatus `json:"status"`
+
+	// Type A fixed-amount payment or a customer-chosen deposit.
+	//
+	// Example: payment
+	Type PaymentType `json:"type"`
+}
+
+// CheckoutQuote One way to pay, as the checkout shows it.
+//
+// Example: {"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}
+type CheckoutQuote struct {
+	// Amount The same amount in whole tokens, as a decimal string (never an exponent).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset The exact amount to send, in the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string `json:"amountAsset"`
+
+	// AssetType Example: erc20
+	AssetType CheckoutQuoteAssetType `json:"assetType"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// ChainName Example: Base
+	ChainName string `json:"chainName"`
+
+	// ContractAddress The token contract (null for the native coin).
+	//
+	// Example: 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+	ContractAddress *string `json:"contractAddress"`
+
+	// DepositAddress Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
+	DepositAddress string `json:"depositAddress"`
+
+	// EvmChainId Example: 8453
+	EvmChainId int64              `json:"evmChainId"`
+	ExpiresAt  time.Time          `json:"expiresAt"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// PaymentUri EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
+	//
+	// Example: ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94&uint256=25000000
+	PaymentUri string `json:"paymentUri"`
+
+	// Status Quote lifecycle state.
+	//
+	// Example: active
+	Status QuoteStatus `json:"status"`
+
+	// TokenDecimals Example: 6
+	TokenDecimals int32 `json:"tokenDecimals"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
+// CheckoutQuoteAssetType Example: erc20
+type CheckoutQuoteAssetType string
 
 // CreatePaymentRequest A new payment or deposit.
 //
@@ -919,6 +1052,13 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// SelectQuoteRequest The quote the customer chose.
+//
+// Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
+type SelectQuoteRequest struct {
+	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1110,6 +1250,9 @@ type WithdrawalWebhookEvent struct {
 	Type WebhookEventType `json:"type"`
 }
 
+// CheckoutPaymentId defines model for CheckoutPaymentId.
+type CheckoutPaymentId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1123,6 +1266,21 @@ type Offset = int32
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type BadRequest = Error
+
+// CheckoutConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutConflict = Error
+
+// CheckoutNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutNotFound = Error
+
+// CheckoutUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutUnauthorized = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1154,6 +1312,11 @@ type PaymentNotFound = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RequestTimeout = Error
 
+// TooManyRequests The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyRequests = Error
+
 // Unauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1181,6 +1344,12 @@ type ListChainsParams struct {
 
 	// Offset Items to skip (at least 0).
 	Offset *int32 `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetCheckoutParams defines parameters for GetCheckout.
+type GetCheckoutParams struct {
+	// IfNoneMatch The ETag of a view already held; 304 when nothing changed.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // ListPaymentsParams defines parameters for ListPayments.
@@ -1242,6 +1411,9 @@ type CreateWithdrawalParams struct {
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
+type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
 // CreatePaymentJSONRequestBody defines body for CreatePayment for application/json ContentType.
 type CreatePaymentJSONRequestBody = CreatePaymentRequest
@@ -1568,6 +1740,49 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/external/chains (the `ListChains` operationId).
 	ListChains(ctx context.Context, params *ListChainsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCheckout Read a payment's checkout view
+	//
+	// What the hosted checkout page shows the customer: the merchant, the amount, every quote
+	// with its exact amount, deposit address and EIP-681 payment URI, expiries, the server's
+	// clock, what was received and is still due, confirmations, and the redirect target once
+	// the payment completed. Authenticated by the payment's own `secret` (never a merchant
+	// key); a wrong secret and an unknown payment answer the same 404. Answers carry an ETag
+	// (If-None-Match → 304) and `Cache-Control: no-store`.
+	//
+	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
+	GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshCheckoutQuotes Refresh expired quotes
+	//
+	// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
+	// while the payment itself is live (pending, before its own expiry). 409 once the payment
+	// is final or expired. Active quotes are kept as they are.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes (the `RefreshCheckoutQuotes` operationId).
+	RefreshCheckoutQuotes(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SelectCheckoutQuoteWithBody Select the quote the customer pays
+	//
+	// Records the customer's choice of token and chain. The other quotes stay available until
+	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+	// the quote is not active.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+	SelectCheckoutQuoteWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SelectCheckoutQuote Select the quote the customer pays
+	//
+	// Records the customer's choice of token and chain. The other quotes stay available until
+	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+	// the quote is not active.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+	SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPayments List payments
 	//
 	// Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -1644,6 +1859,89 @@ type ClientInterface interface {
 // Corresponds with GET /v1/external/chains (the `ListChains` operationId).
 func (c *Client) ListChains(ctx context.Context, params *ListChainsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListChainsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCheckout Read a payment's checkout view
+//
+// What the hosted checkout page shows the customer: the merchant, the amount, every quote
+// with its exact amount, deposit address and EIP-681 payment URI, expiries, the server's
+// clock, what was received and is still due, confirmations, and the redirect target once
+// the payment completed. Authenticated by the payment's own `secret` (never a merchant
+// key); a wrong secret and an unknown payment answer the same 404. Answers carry an ETag
+// (If-None-Match → 304) and `Cache-Control: no-store`.
+//
+// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
+func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCheckoutRequest(c.Server, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshCheckoutQuotes Refresh expired quotes
+//
+// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
+// while the payment itself is live (pending, before its own expiry). 409 once the payment
+// is final or expired. Active quotes are kept as they are.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes (the `RefreshCheckoutQuotes` operationId).
+func (c *Client) RefreshCheckoutQuotes(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshCheckoutQuotesRequest(c.Server, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SelectCheckoutQuoteWithBody Select the quote the customer pays
+//
+// Records the customer's choice of token and chain. The other quotes stay available until
+// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+// the quote is not active.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+func (c *Client) SelectCheckoutQuoteWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSelectCheckoutQuoteRequestWithBody(c.Server, paymentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SelectCheckoutQuote Select the quote the customer pays
+//
+// Records the customer's choice of token and chain. The other quotes stay available until
+// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+// the quote is not active.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+func (c *Client) SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSelectCheckoutQuoteRequest(c.Server, paymentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1864,6 +2162,136 @@ func NewListChainsRequest(server string, params *ListChainsParams) (*http.Reques
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetCheckoutRequest constructs an http.Request for the GetCheckout method
+func NewGetCheckoutRequest(server string, paymentId CheckoutPaymentId, params *GetCheckoutParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRefreshCheckoutQuotesRequest constructs an http.Request for the RefreshCheckoutQuotes method
+func NewRefreshCheckoutQuotesRequest(server string, paymentId CheckoutPaymentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/refresh-quotes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSelectCheckoutQuoteRequest calls the generic SelectCheckoutQuote builder with application/json body
+func NewSelectCheckoutQuoteRequest(server string, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSelectCheckoutQuoteRequestWithBody(server, paymentId, "application/json", bodyReader)
+}
+
+// NewSelectCheckoutQuoteRequestWithBody constructs an http.Request for the SelectCheckoutQuote method, with any body, and a specified content type
+func NewSelectCheckoutQuoteRequestWithBody(server string, paymentId CheckoutPaymentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/select-quote", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -2303,6 +2731,53 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/external/chains (the `ListChains` operationId).
 	ListChainsWithResponse(ctx context.Context, params *ListChainsParams, reqEditors ...RequestEditorFn) (*ListChainsResult, error)
 
+	// GetCheckoutWithResponse Read a payment's checkout view
+	//
+	// What the hosted checkout page shows the customer: the merchant, the amount, every quote
+	// with its exact amount, deposit address and EIP-681 payment URI, expiries, the server's
+	// clock, what was received and is still due, confirmations, and the redirect target once
+	// the payment completed. Authenticated by the payment's own `secret` (never a merchant
+	// key); a wrong secret and an unknown payment answer the same 404. Answers carry an ETag
+	// (If-None-Match → 304) and `Cache-Control: no-store`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
+	GetCheckoutWithResponse(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*GetCheckoutResult, error)
+
+	// RefreshCheckoutQuotesWithResponse Refresh expired quotes
+	//
+	// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
+	// while the payment itself is live (pending, before its own expiry). 409 once the payment
+	// is final or expired. Active quotes are kept as they are.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes (the `RefreshCheckoutQuotes` operationId).
+	RefreshCheckoutQuotesWithResponse(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*RefreshCheckoutQuotesResult, error)
+
+	// SelectCheckoutQuoteWithBodyWithResponse Select the quote the customer pays
+	//
+	// Records the customer's choice of token and chain. The other quotes stay available until
+	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+	// the quote is not active.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+	SelectCheckoutQuoteWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error)
+
+	// SelectCheckoutQuoteWithResponse Select the quote the customer pays
+	//
+	// Records the customer's choice of token and chain. The other quotes stay available until
+	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+	// the quote is not active.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+	SelectCheckoutQuoteWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error)
+
 	// ListPaymentsWithResponse List payments
 	//
 	// Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -2429,6 +2904,262 @@ func (r ListChainsResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListChainsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCheckoutResult200Headers the declared response headers of an HTTP 200 response for GetCheckout
+type GetCheckoutResult200Headers struct {
+	ETag *string
+}
+
+// GetCheckoutResult429Headers the declared response headers of an HTTP 429 response for GetCheckout
+type GetCheckoutResult429Headers struct {
+	RetryAfter *int
+}
+
+type GetCheckoutResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Checkout
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCheckoutResult200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCheckoutResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCheckoutResult) GetJSON200() *Checkout {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCheckoutResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCheckoutResult) GetJSON404() *CheckoutNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCheckoutResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCheckoutResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCheckoutResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCheckoutResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCheckoutResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCheckoutResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RefreshCheckoutQuotesResult429Headers the declared response headers of an HTTP 429 response for RefreshCheckoutQuotes
+type RefreshCheckoutQuotesResult429Headers struct {
+	RetryAfter *int
+}
+
+type RefreshCheckoutQuotesResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Checkout
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *CheckoutConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RefreshCheckoutQuotesResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON200() *Checkout {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON404() *CheckoutNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON409() *CheckoutConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshCheckoutQuotesResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshCheckoutQuotesResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshCheckoutQuotesResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshCheckoutQuotesResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SelectCheckoutQuoteResult429Headers the declared response headers of an HTTP 429 response for SelectCheckoutQuote
+type SelectCheckoutQuoteResult429Headers struct {
+	RetryAfter *int
+}
+
+type SelectCheckoutQuoteResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Checkout
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *CheckoutConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SelectCheckoutQuoteResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON200() *Checkout {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON404() *CheckoutNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON409() *CheckoutConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SelectCheckoutQuoteResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SelectCheckoutQuoteResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SelectCheckoutQuoteResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SelectCheckoutQuoteResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SelectCheckoutQuoteResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2920,6 +3651,77 @@ func (c *ClientWithResponses) ListChainsWithResponse(ctx context.Context, params
 	return ParseListChainsResult(rsp)
 }
 
+// GetCheckoutWithResponse Read a payment's checkout view
+//
+// What the hosted checkout page shows the customer: the merchant, the amount, every quote
+// with its exact amount, deposit address and EIP-681 payment URI, expiries, the server's
+// clock, what was received and is still due, confirmations, and the redirect target once
+// the payment completed. Authenticated by the payment's own `secret` (never a merchant
+// key); a wrong secret and an unknown payment answer the same 404. Answers carry an ETag
+// (If-None-Match → 304) and `Cache-Control: no-store`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
+func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*GetCheckoutResult, error) {
+	rsp, err := c.GetCheckout(ctx, paymentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCheckoutResult(rsp)
+}
+
+// RefreshCheckoutQuotesWithResponse Refresh expired quotes
+//
+// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
+// while the payment itself is live (pending, before its own expiry). 409 once the payment
+// is final or expired. Active quotes are kept as they are.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes (the `RefreshCheckoutQuotes` operationId).
+func (c *ClientWithResponses) RefreshCheckoutQuotesWithResponse(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*RefreshCheckoutQuotesResult, error) {
+	rsp, err := c.RefreshCheckoutQuotes(ctx, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshCheckoutQuotesResult(rsp)
+}
+
+// SelectCheckoutQuoteWithBodyWithResponse Select the quote the customer pays
+//
+// Records the customer's choice of token and chain. The other quotes stay available until
+// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+// the quote is not active.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+func (c *ClientWithResponses) SelectCheckoutQuoteWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error) {
+	rsp, err := c.SelectCheckoutQuoteWithBody(ctx, paymentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSelectCheckoutQuoteResult(rsp)
+}
+
+// SelectCheckoutQuoteWithResponse Select the quote the customer pays
+//
+// Records the customer's choice of token and chain. The other quotes stay available until
+// they expire; the payment settles with whatever arrives. 409 when the payment is final or
+// the quote is not active.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
+func (c *ClientWithResponses) SelectCheckoutQuoteWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error) {
+	rsp, err := c.SelectCheckoutQuote(ctx, paymentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSelectCheckoutQuoteResult(rsp)
+}
+
 // ListPaymentsWithResponse List payments
 //
 // Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -3079,6 +3881,241 @@ func ParseListChainsResult(rsp *http.Response) (*ListChainsResult, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetCheckoutResult parses an HTTP response from a GetCheckoutWithResponse call
+func ParseGetCheckoutResult(rsp *http.Response) (*GetCheckoutResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCheckoutResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Checkout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCheckoutResult200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCheckoutResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRefreshCheckoutQuotesResult parses an HTTP response from a RefreshCheckoutQuotesWithResponse call
+func ParseRefreshCheckoutQuotesResult(rsp *http.Response) (*RefreshCheckoutQuotesResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshCheckoutQuotesResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Checkout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CheckoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RefreshCheckoutQuotesResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSelectCheckoutQuoteResult parses an HTTP response from a SelectCheckoutQuoteWithResponse call
+func ParseSelectCheckoutQuoteResult(rsp *http.Response) (*SelectCheckoutQuoteResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SelectCheckoutQuoteResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Checkout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CheckoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SelectCheckoutQuoteResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

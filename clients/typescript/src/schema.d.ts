@@ -114,6 +114,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/payment-secret-auth/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a payment's checkout view
+         * @description What the hosted checkout page shows the customer: the merchant, the amount, every quote
+         *     with its exact amount, deposit address and EIP-681 payment URI, expiries, the server's
+         *     clock, what was received and is still due, confirmations, and the redirect target once
+         *     the payment completed. Authenticated by the payment's own `secret` (never a merchant
+         *     key); a wrong secret and an unknown payment answer the same 404. Answers carry an ETag
+         *     (If-None-Match → 304) and `Cache-Control: no-store`.
+         */
+        get: operations["getCheckout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/select-quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Select the quote the customer pays
+         * @description Records the customer's choice of token and chain. The other quotes stay available until
+         *     they expire; the payment settles with whatever arrives. 409 when the payment is final or
+         *     the quote is not active.
+         */
+        post: operations["selectCheckoutQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refresh expired quotes
+         * @description Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
+         *     while the payment itself is live (pending, before its own expiry). 409 once the payment
+         *     is final or expired. Active quotes are kept as they are.
+         */
+        post: operations["refreshCheckoutQuotes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1567,6 +1636,169 @@ export interface components {
          *     }
          */
         WebhookEvent: components["schemas"]["PaymentWebhookEvent"] | components["schemas"]["WithdrawalWebhookEvent"];
+        /**
+         * @description The quote the customer chose.
+         * @example {
+         *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"
+         *     }
+         */
+        SelectQuoteRequest: {
+            /** Format: uuid */
+            quoteId: string;
+        };
+        /**
+         * @description One way to pay, as the checkout shows it.
+         * @example {
+         *       "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *       "status": "active",
+         *       "chainId": "eip155:8453",
+         *       "evmChainId": 8453,
+         *       "chainName": "Base",
+         *       "tokenSymbol": "USDC",
+         *       "tokenDecimals": 6,
+         *       "assetType": "erc20",
+         *       "contractAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *       "amountAsset": "25000000",
+         *       "amount": "25",
+         *       "depositAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *       "paymentUri": "ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94&uint256=25000000",
+         *       "expiresAt": "2026-11-22T10:15:00Z"
+         *     }
+         */
+        CheckoutQuote: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["QuoteStatus"];
+            /**
+             * @description CAIP-2 chain id.
+             * @example eip155:8453
+             */
+            chainId: string;
+            /**
+             * Format: int64
+             * @example 8453
+             */
+            evmChainId: number;
+            /** @example Base */
+            chainName: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /**
+             * Format: int32
+             * @example 6
+             */
+            tokenDecimals: number;
+            /**
+             * @example erc20
+             * @enum {string}
+             */
+            assetType: "native" | "erc20";
+            /**
+             * @description The token contract (null for the native coin).
+             * @example 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+             */
+            contractAddress: string | null;
+            /**
+             * @description The exact amount to send, in the token's smallest unit.
+             * @example 25000000
+             */
+            amountAsset: string;
+            /**
+             * @description The same amount in whole tokens, as a decimal string (never an exponent).
+             * @example 25
+             */
+            amount: string;
+            /** @example 0x9858effd232b4033e47d90003d41ec34ecaeda94 */
+            depositAddress: string;
+            /**
+             * @description EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
+             * @example ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94&uint256=25000000
+             */
+            paymentUri: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * @description A payment as its hosted checkout page shows it to the customer.
+         * @example {
+         *       "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *       "type": "payment",
+         *       "status": "pending",
+         *       "merchantName": "Acme",
+         *       "merchantLogoUrl": null,
+         *       "amountInCents": 2500,
+         *       "currency": "USD",
+         *       "expiresAt": "2026-11-23T10:00:00Z",
+         *       "serverTime": "2026-11-22T10:00:05Z",
+         *       "selectedQuoteId": null,
+         *       "quotes": [
+         *         {
+         *           "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *           "status": "active",
+         *           "chainId": "eip155:8453",
+         *           "evmChainId": 8453,
+         *           "chainName": "Base",
+         *           "tokenSymbol": "USDC",
+         *           "tokenDecimals": 6,
+         *           "assetType": "erc20",
+         *           "contractAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *           "amountAsset": "25000000",
+         *           "amount": "25",
+         *           "depositAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *           "paymentUri": "ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94&uint256=25000000",
+         *           "expiresAt": "2026-11-22T10:15:00Z"
+         *         }
+         *       ],
+         *       "received": null,
+         *       "confirmations": null,
+         *       "redirectUrl": null
+         *     }
+         */
+        Checkout: {
+            /** Format: uuid */
+            id: string;
+            type: components["schemas"]["PaymentType"];
+            status: components["schemas"]["PaymentStatus"];
+            /** @example Acme */
+            merchantName: string;
+            /** @example https://acme.example/logo.png */
+            merchantLogoUrl: string | null;
+            /**
+             * Format: int64
+             * @description The amount in USD cents (null for a deposit, where the customer chooses).
+             * @example 2500
+             */
+            amountInCents: number | null;
+            currency: components["schemas"]["Currency"];
+            /** Format: date-time */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description The server's clock, to correct countdowns for the customer's clock skew.
+             */
+            serverTime: string;
+            /** Format: uuid */
+            selectedQuoteId: string | null;
+            quotes: components["schemas"]["CheckoutQuote"][];
+            /** @description What arrived for the settling quote (null before anything did). */
+            received: {
+                /** Format: uuid */
+                quoteId: string;
+                amountAsset: string;
+                confirmedAsset: string;
+                /** @description Still due, in the smallest unit (0 when paid in full). */
+                dueAsset: string;
+            } | null;
+            /** @description Of the transfer being confirmed (null before one is seen). */
+            confirmations: {
+                /** Format: int32 */
+                seen: number;
+                /** Format: int32 */
+                required: number;
+            } | null;
+            /** @description Where to send the customer once the payment completed (customMetadata appended as a query string); null before. */
+            redirectUrl: string | null;
+        };
     };
     responses: {
         /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
@@ -1608,6 +1840,81 @@ export interface components {
                  *         "type": "permission_error",
                  *         "code": "deposits_disabled",
                  *         "message": "Deposits are not enabled for this merchant."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The X-Service-Payment-Secret header is missing, or holds a merchant secret key. */
+        CheckoutUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_payment_secret",
+                 *         "message": "Send the payment's secret in X-Service-Payment-Secret."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No payment with this id and secret (the same answer for both). */
+        CheckoutNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "payment_not_found",
+                 *         "message": "No such payment.",
+                 *         "param": "paymentId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The payment is final or expired, or the quote is not active. */
+        CheckoutConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "payment_not_open",
+                 *         "message": "The payment is completed; its quotes cannot change."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many requests for this payment or from this client; retry after Retry-After seconds. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds to wait. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "rate_limit_error",
+                 *         "code": "rate_limited",
+                 *         "message": "Too many requests; retry in 1 s."
                  *       }
                  *     }
                  */
@@ -1769,6 +2076,8 @@ export interface components {
          *     merchant and kept for 24 hours.
          */
         IdempotencyKey: string;
+        /** @description The payment id. */
+        CheckoutPaymentId: string;
         /** @description Items per page (1 to 1000, default 100). */
         Limit: number;
         /** @description Items to skip (default 0). */
@@ -2013,6 +2322,106 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of a view already held; 304 when nothing changed. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkout view. */
+            200: {
+                headers: {
+                    /** @description Changes whenever anything the page shows changes (the server time aside). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Checkout"];
+                };
+            };
+            /** @description Nothing changed since the ETag sent. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    selectCheckoutQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SelectQuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The checkout view with the quote selected. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Checkout"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    refreshCheckoutQuotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkout view with fresh quotes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Checkout"];
+                };
+            };
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["CheckoutConflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -1,0 +1,275 @@
+// Package checkout is the customer's side of a payment: the payment-secret API behind the
+// hosted page at paymentUrl. A payment's secret (returned once at creation, kept only as a
+// hash) opens its checkout view; the customer picks a quote and, while the payment is live,
+// refreshes expired ones.
+package checkout
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Quoter makes fresh quotes for a payment (payments.Service).
+type Quoter interface {
+	FreshQuotes(ctx context.Context, p domain.Payment) ([]domain.Quote, error)
+}
+
+// Service serves the checkout.
+type Service struct {
+	Store   *store.Store
+	Core    *lifecycle.Core
+	Catalog domain.Catalog
+	Quotes  Quoter
+	Now     func() time.Time
+}
+
+// Quote is one way to pay, as the page shows it.
+type Quote struct {
+	domain.Quote
+	Amount     string // whole tokens, decimal, never an exponent
+	PaymentURI string // EIP-681
+}
+
+// View is a payment as its checkout page shows it.
+type View struct {
+	Payment       domain.Payment
+	Quotes        []Quote
+	SelectedQuote *uuid.UUID
+	Received      *Received
+	Confirmations *Confirmations
+	RedirectURL   *string
+	ServerTime    time.Time
+}
+
+// Received is what arrived for the settling quote and what is still due.
+type Received struct {
+	QuoteID   uuid.UUID
+	Amount    decimal.Decimal
+	Confirmed decimal.Decimal
+	Due       decimal.Decimal
+}
+
+// Confirmations of the newest transfer being confirmed.
+type Confirmations struct {
+	Seen, Required int32
+}
+
+// Open reads a payment whose secret is given. An unknown payment and a wrong secret are the
+// same ErrPaymentNotFound (nothing tells one from the other); the secret is compared in constant
+// time against its stored hash.
+func (s *Service) Open(ctx context.Context, paymentID, secret string) (domain.Payment, error) {
+	secret = strings.TrimSpace(secret)
+	if secret == "" || strings.HasPrefix(secret, "sk_") {
+		return domain.Payment{}, domain.ErrInvalidPaymentSecret
+	}
+	id, err := uuid.Parse(paymentID)
+	if err != nil {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	p, err := s.Store.Read(ctx).LockPayment(id, s.Catalog)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	sum := sha256.Sum256([]byte(secret))
+	if len(p.SecretHash) != len(sum) || subtle.ConstantTimeCompare(sum[:], p.SecretHash) != 1 {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	return p, nil
+}
+
+// View builds the checkout view of an opened payment.
+func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
+	now := s.Now()
+	p = payments.Present(p, now)
+	v := View{Payment: p, ServerTime: now}
+	for _, q := range p.Quotes {
+		v.Quotes = append(v.Quotes, Quote{Quote: q, Amount: wholeTokens(q.ExpectedAmountAsset, q.Token.Decimals),
+			PaymentURI: PaymentURI(q.Token, p.DepositAddress.Address, q.ExpectedAmountAsset)})
+	}
+	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
+	if err != nil {
+		return View{}, err
+	}
+	v.SelectedQuote = sel
+	if r := p.Received; r != nil {
+		due := decimal.Zero
+		for _, q := range p.Quotes {
+			if q.ID == r.QuoteID && p.Type == domain.TypePayment && q.ExpectedAmountAsset.GreaterThan(r.Amount) {
+				due = q.ExpectedAmountAsset.Sub(r.Amount)
+			}
+		}
+		v.Received = &Received{QuoteID: r.QuoteID, Amount: r.Amount, Confirmed: r.Confirmed, Due: due}
+	}
+	if v.Confirmations, err = s.confirmations(ctx, p); err != nil {
+		return View{}, err
+	}
+	if p.Status == domain.PaymentCompleted && p.RedirectURL != nil && *p.RedirectURL != "" {
+		u := RedirectURL(*p.RedirectURL, p.CustomMetadata)
+		v.RedirectURL = &u
+	}
+	return v, nil
+}
+
+// confirmations counts the newest unconfirmed (or just confirmed) transfer of the payment against
+// its chain's depth, by the watcher's own head.
+func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirmations, error) {
+	trs, err := s.Store.Read(ctx).PaymentTransfers(p.ID)
+	if err != nil || len(trs) == 0 {
+		return nil, err
+	}
+	last := trs[0]
+	for _, t := range trs {
+		if t.Status != store.TransferOrphaned && t.BlockNumber >= last.BlockNumber {
+			last = t
+		}
+	}
+	if last.Status == store.TransferOrphaned {
+		return nil, nil
+	}
+	required := int32(1)
+	for _, c := range s.Catalog.Chains {
+		if c.ID == last.ChainID {
+			required = max(c.RequiredConfirmations, 1)
+		}
+	}
+	head, err := s.Store.Read(ctx).ChainHead(last.ChainID)
+	if errors.Is(err, store.ErrNotFound) {
+		return &Confirmations{Seen: 0, Required: required}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := int32(max(min(head-last.BlockNumber+1, int64(required)), 0))
+	if last.Status == store.TransferConfirmed {
+		seen = required
+	}
+	return &Confirmations{Seen: seen, Required: required}, nil
+}
+
+// Select records the customer's choice of quote: the payment must be open and the quote active.
+func (s *Service) Select(ctx context.Context, p domain.Payment, quoteID uuid.UUID) error {
+	if p.Status.Terminal() {
+		return fmt.Errorf("%w: the payment is %s; its quotes cannot change", domain.ErrPaymentNotOpen, p.Status)
+	}
+	now := s.Now()
+	for _, q := range payments.Present(p, now).Quotes {
+		if q.ID != quoteID {
+			continue
+		}
+		if q.Status != domain.QuoteActive {
+			return fmt.Errorf("%w: the quote is %s (refresh the quotes for a new one)", domain.ErrQuoteNotActive, q.Status)
+		}
+		return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SelectQuote(p.ID, quoteID) })
+	}
+	return domain.Invalid(domain.CodeParameterInvalid, "quoteId", "the payment has no quote %s", quoteID)
+}
+
+// Refresh gives every token whose quotes all expired a fresh quote at today's rate, while the
+// payment is pending and before its own expiry; a selected quote that expired moves to its
+// token's fresh one.
+func (s *Service) Refresh(ctx context.Context, p domain.Payment) (domain.Payment, error) {
+	now := s.Now()
+	if p.Status != domain.PaymentPending || !now.Before(p.ExpiresAt) {
+		status := p.Status
+		if p.Status == domain.PaymentPending {
+			status = domain.PaymentExpired
+		}
+		return domain.Payment{}, fmt.Errorf("%w: the payment is %s; its quotes cannot be refreshed", domain.ErrPaymentNotOpen, status)
+	}
+	live := map[string]bool{}
+	for _, q := range payments.Present(p, now).Quotes {
+		if q.Status == domain.QuoteActive {
+			live[q.Token.ID] = true
+		}
+	}
+	all, err := s.Quotes.FreshQuotes(ctx, p)
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	var fresh []domain.Quote
+	for _, q := range all {
+		if !live[q.Token.ID] {
+			fresh = append(fresh, q)
+		}
+	}
+	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	var out domain.Payment
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if out, err = s.Core.RefreshQuotesTx(tx, p.ID, fresh); err != nil {
+			return err
+		}
+		if sel == nil {
+			return nil
+		}
+		for _, old := range p.Quotes {
+			if old.ID != *sel || live[old.Token.ID] {
+				continue
+			}
+			for _, q := range fresh {
+				if q.Token.ID == old.Token.ID {
+					return tx.SelectQuote(p.ID, q.ID)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PaymentURI is the EIP-681 URI of a transfer of amount (smallest unit) of a token to an address:
+// ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<units> for an ERC-20,
+// ethereum:<to>@<chainId>?value=<wei> for the native coin. Integers, never exponents.
+func PaymentURI(t domain.Token, to string, amount decimal.Decimal) string {
+	units := amount.BigInt().String()
+	if t.AssetType == domain.ERC20 {
+		return fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", t.ContractAddress, t.Chain.ID, to, units)
+	}
+	return fmt.Sprintf("ethereum:%s@%d?value=%s", to, t.Chain.ID, units)
+}
+
+// RedirectURL appends the payment's customMetadata to its redirect URL as a query string
+// (customMetadata=…), as the spec says.
+func RedirectURL(base string, metadata *string) string {
+	if metadata == nil || *metadata == "" {
+		return base
+	}
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "customMetadata=" + url.QueryEscape(*metadata)
+}
+
+// wholeTokens writes an amount of smallest units as whole tokens, exactly, without trailing zeros.
+func wholeTokens(units decimal.Decimal, decimals int32) string {
+	out := units.Shift(-decimals).StringFixed(decimals)
+	if decimals > 0 {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
+}
+
+// CAIP2 names a quote's chain.
+func CAIP2(q domain.Quote) string { return chains.CAIP2(q.Token.Chain.ID) }

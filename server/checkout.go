@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/labstack/echo/v4"
+	openapi_types "github.com/oapi-codegen/runtime/types"
+	"golang.org/x/time/rate"
+
+	"github.com/paymentsd/paymentsd/checkout"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/gen"
+)
+
+// The payment-secret API behind the hosted checkout: authenticated by the payment's own secret
+// (X-Service-Payment-Secret), rate-limited per payment and per client address, never cached.
+
+const (
+	paymentSecretPrefix = "/v1/external/payment-secret-auth/payments/"
+	paymentSecretHeader = "X-Service-Payment-Secret"
+)
+
+type checkoutPaymentKey struct{}
+
+// limiters hands out one token bucket per key, the least recently used forgotten first.
+type limiters struct {
+	mu    sync.Mutex
+	cache *lru.Cache[string, *rate.Limiter]
+	every rate.Limit
+	burst int
+}
+
+func newLimiters(perSecond float64, burst int) *limiters {
+	c, _ := lru.New[string, *rate.Limiter](20_000)
+	return &limiters{cache: c, every: rate.Limit(perSecond), burst: burst}
+}
+
+// allow takes a token for key, or says how long until one is free.
+func (l *limiters) allow(key string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	lim, ok := l.cache.Get(key)
+	if !ok {
+		lim = rate.NewLimiter(l.every, l.burst)
+		l.cache.Add(key, lim)
+	}
+	l.mu.Unlock()
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// rateLimitedError is a 429 with the wait.
+type rateLimitedError struct{ wait time.Duration }
+
+func (e *rateLimitedError) Error() string {
+	return fmt.Sprintf("Too many requests; retry in %d s.", retrySeconds(e.wait))
+}
+
+func retrySeconds(d time.Duration) int64 { return max(int64((d+time.Second-1)/time.Second), 1) }
+
+// paymentSecretAuth rate-limits and authenticates the payment-secret API: the payment opened by
+// its secret goes into the request's context. Every answer is `Cache-Control: no-store`.
+func paymentSecretAuth(svc *checkout.Service) echo.MiddlewareFunc {
+	perPayment, perClient := newLimiters(5, 20), newLimiters(10, 40)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			path := c.Request().URL.Path
+			if !strings.HasPrefix(path, paymentSecretPrefix) {
+				return next(c)
+			}
+			c.Response().Header().Set("Cache-Control", "no-store")
+			c.Response().Header().Set("Referrer-Policy", "no-referrer")
+			id, _, _ := strings.Cut(strings.TrimPrefix(path, paymentSecretPrefix), "/")
+			now := time.Now()
+			for _, check := range []struct {
+				l   *limiters
+				key string
+			}{{perClient, c.RealIP()}, {perPayment, id}} {
+				if ok, wait := check.l.allow(check.key, now); !ok {
+					c.Response().Header().Set("Retry-After", fmt.Sprint(retrySeconds(wait)))
+					return &rateLimitedError{wait}
+				}
+			}
+			p, err := svc.Open(c.Request().Context(), id, c.Request().Header.Get(paymentSecretHeader))
+			if err != nil {
+				return err
+			}
+			c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
+			return next(c)
+		}
+	}
+}
+
+func checkoutPayment(ctx context.Context) domain.Payment {
+	p, _ := ctx.Value(checkoutPaymentKey{}).(domain.Payment)
+	return p
+}
+
+// checkoutView renders a view in the API's types.
+func checkoutView(v checkout.View) gen.Checkout {
+	p := v.Payment
+	out := gen.Checkout{Id: p.ID, Type: gen.PaymentType(p.Type), Status: gen.PaymentStatus(p.Status), MerchantName: p.Merchant.ShortName,
+		MerchantLogoUrl: p.Merchant.LogoURL, Currency: gen.Currency(p.Currency), ExpiresAt: p.ExpiresAt, ServerTime: v.ServerTime,
+		SelectedQuoteId: v.SelectedQuote, RedirectUrl: v.RedirectURL, Quotes: []gen.CheckoutQuote{}}
+	if out.MerchantName == "" {
+		out.MerchantName = p.Merchant.Name
+	}
+	if p.Type == domain.TypePayment {
+		amount := p.AmountInCents
+		out.AmountInCents = &amount
+	}
+	for _, q := range v.Quotes {
+		cq := gen.CheckoutQuote{Id: q.ID, Status: gen.QuoteStatus(q.Status), ChainId: checkout.CAIP2(q.Quote), EvmChainId: q.Token.Chain.ID,
+			ChainName: q.Token.Chain.Name, TokenSymbol: q.Token.Symbol, TokenDecimals: q.Token.Decimals,
+			AssetType: gen.CheckoutQuoteAssetType(q.Token.AssetType), AmountAsset: q.ExpectedAmountAsset.String(), Amount: q.Amount,
+			DepositAddress: p.DepositAddress.Address, PaymentUri: q.PaymentURI, ExpiresAt: q.ExpiresAt}
+		if q.Token.AssetType == domain.ERC20 {
+			addr := q.Token.ContractAddress
+			cq.ContractAddress = &addr
+		}
+		out.Quotes = append(out.Quotes, cq)
+	}
+	if r := v.Received; r != nil {
+		out.Received = &struct {
+			AmountAsset    string             `json:"amountAsset"`
+			ConfirmedAsset string             `json:"confirmedAsset"`
+			DueAsset       string             `json:"dueAsset"`
+			QuoteId        openapi_types.UUID `json:"quoteId"`
+		}{r.Amount.String(), r.Confirmed.String(), r.Due.String(), r.QuoteID}
+	}
+	if c := v.Confirmations; c != nil {
+		out.Confirmations = &struct {
+			Required int32 `json:"required"`
+			Seen     int32 `json:"seen"`
+		}{c.Required, c.Seen}
+	}
+	return out
+}
+
+// etag changes with anything the page shows but the server's clock.
+func etag(v gen.Checkout) string {
+	v.ServerTime = time.Time{}
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+func (h *handlers) GetCheckout(ctx context.Context, req gen.GetCheckoutRequestObject) (gen.GetCheckoutResponseObject, error) {
+	v, err := h.checkout.View(ctx, checkoutPayment(ctx))
+	if err != nil {
+		return nil, err
+	}
+	body := checkoutView(v)
+	tag := etag(body)
+	if inm := req.Params.IfNoneMatch; inm != nil && strings.Contains(*inm, tag) {
+		return gen.GetCheckout304Response{}, nil
+	}
+	return gen.GetCheckout200JSONResponse{Body: body, Headers: gen.GetCheckout200ResponseHeaders{ETag: &tag}}, nil
+}
+
+func (h *handlers) SelectCheckoutQuote(ctx context.Context, req gen.SelectCheckoutQuoteRequestObject) (gen.SelectCheckoutQuoteResponseObject, error) {
+	p := checkoutPayment(ctx)
+	if err := h.checkout.Select(ctx, p, req.Body.QuoteId); err != nil {
+		return nil, err
+	}
+	v, err := h.checkout.View(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return gen.SelectCheckoutQuote200JSONResponse(checkoutView(v)), nil
+}
+
+func (h *handlers) RefreshCheckoutQuotes(ctx context.Context, _ gen.RefreshCheckoutQuotesRequestObject) (gen.RefreshCheckoutQuotesResponseObject, error) {
+	p, err := h.checkout.Refresh(ctx, checkoutPayment(ctx))
+	if err != nil {
+		return nil, err
+	}
+	v, err := h.checkout.View(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return gen.RefreshCheckoutQuotes200JSONResponse(checkoutView(v)), nil
+}

@@ -1,0 +1,125 @@
+package tests
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/payments"
+)
+
+// checkoutPath is a payment's path in the payment-secret API.
+func checkoutPath(id string, rest ...string) string {
+	return "/v1/external/payment-secret-auth/payments/" + id + strings.Join(rest, "")
+}
+
+// The checkout view by the payment's own secret: every quote with its exact amount, deposit
+// address and EIP-681 URI; no-store; an ETag answered 304. A wrong secret and an unknown payment
+// are the same 404; a merchant key is refused.
+func TestCheckoutView(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{name: "Checkout Cafe"})
+		created := e.createPayment(m.SecretKey, payment(2500, "redirectUrl", "https://shop.example/done", "customMetadata", `{"order":7}`))
+		id, secret := created["paymentId"].(string), created["secret"].(string)
+		assert.True(t, strings.HasSuffix(created["paymentUrl"].(string), "/pay/"+id+"#secret="+secret))
+
+		r := e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", secret)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+		v := r.JSON(t)
+		assert.Equal(t, "Checkout Cafe", v["merchantName"])
+		assert.EqualValues(t, 2500, v["amountInCents"])
+		assert.Nil(t, v["redirectUrl"], "not before completion")
+		quotes := v["quotes"].([]any)
+		require.NotEmpty(t, quotes)
+		for _, q := range quotes {
+			q := q.(map[string]any)
+			units, addr := q["amountAsset"].(string), q["depositAddress"].(string)
+			uri := q["paymentUri"].(string)
+			chainID := q["evmChainId"].(float64)
+			if q["assetType"] == "erc20" {
+				assert.Equal(t, "ethereum:"+q["contractAddress"].(string)+"@"+formatInt(chainID)+"/transfer?address="+addr+"&uint256="+units, uri)
+			} else {
+				assert.Nil(t, q["contractAddress"])
+				assert.Equal(t, "ethereum:"+addr+"@"+formatInt(chainID)+"?value="+units, uri)
+			}
+			assert.NotContains(t, uri, "e+", "integers, never exponents")
+		}
+		tag := r.Header.Get("ETag")
+		require.NotEmpty(t, tag)
+		r = e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", secret, "If-None-Match", tag)
+		assert.Equal(t, http.StatusNotModified, r.Status)
+
+		wrong := e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", secret+"x")
+		unknown := e.do(http.MethodGet, checkoutPath("01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01"), "", nil, "X-Service-Payment-Secret", secret)
+		require.Equal(t, http.StatusNotFound, wrong.Status)
+		assert.Equal(t, wrong.Body, unknown.Body, "a wrong secret and an unknown payment answer the same")
+		for _, bad := range []string{m.SecretKey, ""} {
+			r = e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", bad)
+			assert.Equal(t, http.StatusUnauthorized, r.Status)
+			code, typ, _ := r.errorFields(t)
+			assert.Equal(t, "invalid_payment_secret", code)
+			assert.Equal(t, "authentication_error", typ)
+		}
+		r = e.do(http.MethodGet, checkoutPath(id), m.SecretKey, nil)
+		assert.Equal(t, http.StatusUnauthorized, r.Status, "the merchant key is not a payment secret")
+	})
+}
+
+func formatInt(f float64) string { return strconv.FormatInt(int64(f), 10) }
+
+// Selecting a quote is remembered; an unknown quote is a 400, a final payment a 409. Refreshing
+// replaces expired quotes while the payment is live and keeps the selection on the token.
+func TestCheckoutSelectAndRefresh(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		created := e.createPayment(m.SecretKey, payment(2500))
+		id, secret := created["paymentId"].(string), created["secret"].(string)
+		hdr := []string{"X-Service-Payment-Secret", secret}
+		v := e.do(http.MethodGet, checkoutPath(id), "", nil, hdr...).JSON(t)
+		q0 := v["quotes"].([]any)[0].(map[string]any)
+		r := e.do(http.MethodPost, checkoutPath(id, "/select-quote"), "", map[string]any{"quoteId": q0["id"]}, hdr...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, q0["id"], r.JSON(t)["selectedQuoteId"])
+		r = e.do(http.MethodPost, checkoutPath(id, "/select-quote"), "", map[string]any{"quoteId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01"}, hdr...)
+		assert.Equal(t, http.StatusBadRequest, r.Status)
+
+		// 20 minutes later the quotes (15 min) have expired; the payment (24 h) is live.
+		later := func() time.Time { return time.Now().UTC().Add(20 * time.Minute).Truncate(time.Microsecond) }
+		e.app.Checkout.Now, e.app.Payments.Now, e.app.Core.Now = later, later, later
+		r = e.do(http.MethodPost, checkoutPath(id, "/select-quote"), "", map[string]any{"quoteId": q0["id"]}, hdr...)
+		assert.Equal(t, http.StatusConflict, r.Status, "an expired quote cannot be chosen")
+		r = e.do(http.MethodPost, checkoutPath(id, "/refresh-quotes"), "", nil, hdr...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		v = r.JSON(t)
+		active, sel := 0, v["selectedQuoteId"]
+		for _, q := range v["quotes"].([]any) {
+			q := q.(map[string]any)
+			if q["status"] == "active" {
+				active++
+				if q["id"] == sel {
+					assert.Equal(t, q0["tokenSymbol"], q["tokenSymbol"], "the selection moved to its token's fresh quote")
+					assert.Equal(t, q0["chainId"], q["chainId"])
+				}
+			}
+		}
+		assert.Equal(t, len(v["quotes"].([]any))/2, active, "one fresh quote per expired one")
+		assert.NotEqual(t, q0["id"], sel)
+
+		// Settled: final; nothing changes any more.
+		_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id),
+			TxHash: "0x" + strings.Repeat("ce", 32)}, nil)
+		require.NoError(t, err)
+		r = e.do(http.MethodPost, checkoutPath(id, "/refresh-quotes"), "", nil, hdr...)
+		assert.Equal(t, http.StatusConflict, r.Status)
+		code, _, _ := r.errorFields(t)
+		assert.Equal(t, "payment_not_open", code)
+	})
+}
