@@ -24,6 +24,12 @@ import (
 	"github.com/paymentsd/paymentsd/store"
 )
 
+// Payment is an opened payment.
+type Payment = domain.Payment
+
+// errQuoteNotFound: the payment has no such quote (answered as the payment's own 404).
+var errQuoteNotFound = fmt.Errorf("%w: no such quote", domain.ErrPaymentNotFound)
+
 // Quoter makes fresh quotes for a payment (payments.Service).
 type Quoter interface {
 	FreshQuotes(ctx context.Context, p domain.Payment) ([]domain.Quote, error)

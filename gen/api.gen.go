@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -1471,6 +1472,9 @@ type ServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error
+	// GetCheckoutQuoteQR A quote's payment QR code
+	// (GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr)
+	GetCheckoutQuoteQR(ctx echo.Context, paymentId CheckoutPaymentId, quoteId string) error
 	// RefreshCheckoutQuotes Refresh expired quotes
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes)
 	RefreshCheckoutQuotes(ctx echo.Context, paymentId CheckoutPaymentId) error
@@ -1560,6 +1564,30 @@ func (w *ServerInterfaceWrapper) GetCheckout(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetCheckout(ctx, paymentId, params)
+	return err
+}
+
+// GetCheckoutQuoteQR converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCheckoutQuoteQR(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// ------------- Path parameter "quoteId" -------------
+	var quoteId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "quoteId", ctx.Param("quoteId"), &quoteId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter quoteId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCheckoutQuoteQR(ctx, paymentId, quoteId)
 	return err
 }
 
@@ -1834,6 +1862,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId", wrapper.GetCheckout, options.OperationMiddlewares["getCheckout"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
+	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
 
 }
 
@@ -2015,6 +2044,96 @@ func (response GetCheckout429JSONResponse) VisitGetCheckoutResponse(w http.Respo
 type GetCheckout500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetCheckout500JSONResponse) VisitGetCheckoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutQuoteQRRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	QuoteId   string            `json:"quoteId"`
+}
+
+type GetCheckoutQuoteQRResponseObject interface {
+	VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error
+}
+
+type GetCheckoutQuoteQR200ImagesvgXmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetCheckoutQuoteQR200ImagesvgXmlResponse) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "image/svg+xml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetCheckoutQuoteQR401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response GetCheckoutQuoteQR401JSONResponse) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutQuoteQR404JSONResponse struct{ CheckoutNotFoundJSONResponse }
+
+func (response GetCheckoutQuoteQR404JSONResponse) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutQuoteQR429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetCheckoutQuoteQR429JSONResponse) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCheckoutQuoteQR500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetCheckoutQuoteQR500JSONResponse) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -2823,6 +2942,9 @@ type StrictServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx context.Context, request GetCheckoutRequestObject) (GetCheckoutResponseObject, error)
+	// GetCheckoutQuoteQR A quote's payment QR code
+	// (GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr)
+	GetCheckoutQuoteQR(ctx context.Context, request GetCheckoutQuoteQRRequestObject) (GetCheckoutQuoteQRResponseObject, error)
 	// RefreshCheckoutQuotes Refresh expired quotes
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/refresh-quotes)
 	RefreshCheckoutQuotes(ctx context.Context, request RefreshCheckoutQuotesRequestObject) (RefreshCheckoutQuotesResponseObject, error)
@@ -2906,6 +3028,32 @@ func (sh *strictHandler) GetCheckout(ctx echo.Context, paymentId CheckoutPayment
 		return err
 	} else if validResponse, ok := response.(GetCheckoutResponseObject); ok {
 		return validResponse.VisitGetCheckoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCheckoutQuoteQR operation middleware
+func (sh *strictHandler) GetCheckoutQuoteQR(ctx echo.Context, paymentId CheckoutPaymentId, quoteId string) error {
+	var request GetCheckoutQuoteQRRequestObject
+
+	request.PaymentId = paymentId
+	request.QuoteId = quoteId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCheckoutQuoteQR(ctx.Request().Context(), request.(GetCheckoutQuoteQRRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCheckoutQuoteQR")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCheckoutQuoteQRResponseObject); ok {
+		return validResponse.VisitGetCheckoutQuoteQRResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -3186,179 +3334,181 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cuO40Sj+KigmVWv/PkkmdfFFU6l83rlknczMTsae7FdZz2dDZNNCTAEcALKsuFz1++s8wHmI82Df",
-	"k5zChSR4kUTZnp05iae2tiySABqN7kajb7jzQjZLGQUqhTe+86aAI+D6z5MIZimTQOVHSBO8hEg9jUCE",
-	"nKSSMOqNvUvJ53CJFlOgSE6JQBxEyqgARATCiOuGiMUIUwSYJwQ44vBlDkKiBZFTJKeABJ4BykcLl92/",
-	"wLLndTwRTmGG1aBA5zNv/KunRvM+dzy5TMEbe0JyQq+8+/v7jpdijmcgLewvpxBes7n8gJczoPKkAfSz",
-	"KaDUvEYkUuMR9TjFcup1PIpnoH9l7TuegptwhQUFhgveDN++BXolp954f1iHruM5k/sLLOuwvMPXIFDI",
-	"AasHSOAYkGSIg+TLHjpV+LmGJcI0MsiasGiZIVdhMCZcyBz3L8xHqoXGMT6nEYlj4GqqqmkHMY4WU5JA",
-	"qbVZFiKQkCRJEJ9TSuhVB2EqFsAFGvpHPfQXWAqEOSARshQiBaacwjmdAQ+nmEoN5DWkEsWMo/4QTdmc",
-	"i945zRBsKKxAcWXhvRWI7Y9GHW9GaPY7UEsuJXDV53//en5+2w+65+e3B68//8fvvaZFeEtmRNZxfyJh",
-	"JlAKHKX4CtBOoKYU+L7fQRHEeJ5I9Ws3J5Avc+DLAvxE9+oCbVt548D3O17M+AxLb+wRKgd9r6PmRGaK",
-	"nPUYakr2Zw4zoRKugGugf45jASuhlgyJa5KinQzS1XAy01EjoI1gZnD5DXDdK24wxKbZ7UccfTTko36F",
-	"jCqpof7EaZqQUFP13j+EgvzOg1s8SxPTkNAbnJDoeMbmpsENTuagv+KccdNbZAbXX15g82nHm4EQ+Eq9",
-	"Mo/QbC4kmgCagFwAUDT0fU2MCs/6Hwq1lLOyIm/oORM0Y1hWuDAwlMXLiflmLaz5xxe2xxK4jEfAT6Ix",
-	"spSADI2iRFO24r/+aORAab9vAea9u7q/5xB7Y+93e4WA3zNvxd7rYmIVsjJdI0LTueyhSzWhSwXSZRn/",
-	"l5q7MUUW92wulZSfsDmNRAcxOQW+IALQZQ0Xl2iH0DCZR2rOEm4lklOsxQ5lEpnhP5296R5qKYWR5HMa",
-	"YgmRFl27HbfLGRGC0KtL9eVlOMWEXlAmL8Q8TRmXEF2+sF9fIsUGQos7FsdA9egxgSTqefedfL94yWic",
-	"kHALMm5ef71raFhYCrS0/KV9RyC1OglIiF4gIgX6MmdSbQWYKmwoiXoFvc1L/+iFr0AVE4oThVW4TdWe",
-	"p9dCIU/Dly0WDiW5gRIC3zP5RhHB0yEw1t25GHzPkJiH0wzensMr7n5tUZb38XTIes9yXFklhghEIrM/",
-	"Q8hBop1csTG7p+aXCZPT3RK6PlE8l1PGyT/hkSjLKCNDnYGjhLdToJFeRPvNDyKDllD0X91T4DckhK7V",
-	"mbqn+p1DfApUoNIC9bS0t2p4ZNQFRXGW2TUpTlkSKQUz1zrsRK6V5njf8d4wPiFRBPRxSI0gZYJIcRER",
-	"gScJlOnwlX2r1SHFD0D1R3qtNU1k4DlITIHriTw1AmPAcs5BqQIWKqXjETmNOF7gROxmTFsGEhwYy4rq",
-	"04hCUnR4cQ3LCw5zUUHjmcJURQtECywQTjjgaIlUC6vJokKRtSLQFY7OWE+K2wcDh3YumxFwuds7p8dG",
-	"wa8chDJFX+v4q5T0XEMXaIHVYqvVJFr5PqccQiA3IPSGYk4JL/RhzLTV222MSaK1d3aNKEMQxxAa3T0B",
-	"fGN3SgVKzAF657Q2D0Iv5sLoBkbCQYQYTZZGMTCHjykTFcA7aIYjpaLFjCvReE7n6RVXj/Q5ggh0A1wx",
-	"RwdRuFFik1AiphCN9WTYXIZspvefOb2mbEHRnEqS5NCa7UofNxQ1U3U+wMnrgigfLl5NV5awXPrNRkH6",
-	"FdrJD1IR8oOjwSSI+92DMIi6B77vdw/V/3zn364rYVPydJT7icJtCqHSnARwhUzd9QvL9Rp8FGLOiV3u",
-	"AnAtCz7gZcJwdMbYW8yv4HH4yxQWydhFortzUWgPD4bmJWNIf/Jb6T3cHR1uQ4DIIESQfwLSBzx1LHxH",
-	"fkSTZXYo3M1wpDarf2utZwIJo1fCWgLK+4ld2DMyAzaXT0RCtrOqUl1aRiWi1W5nZaE60SDV8JvQVEQi",
-	"oy9zTm4gAwXtYCQkTpQcnqeK1XZfqM+m6mii4I8YNcr1GWPvMF1aZIpHohFLuNBEXd2HGUMzTJcZ7OKF",
-	"3Z8IRQESDuaKLp4QadXRCy0qozrGUczZzDwMEwJUZiDiWAJHH9Xf3WP9t4CQ0UhD7dg0nS/qNpVT00QR",
-	"stpUyybIug3kvuM9vfqudoBrbQVzNxhzKmY804FL6u5X18/f2UGVimFBqajbn2h+5H4HEcFnGqDH4GNe",
-	"9HgxU11e6Em6aHlpOu+qwXLjT3WYb8LvVtO+rAJzqZH1S66Ub69iG6NZyZr80WjUa21nv4USnm1GdXvu",
-	"GvX8vuMRKuZxTELFzj/iBNMQNhgCi+8vJrZB3Rx4Ql+q1UMj3/dLmzq+wSRRRyBkGyMWo6C/0jxoO/pN",
-	"zG8uJSldWPPaZC4N4GGo4FGndoml+jCeC63lj0sb7w+iPsdzGjEwVBkypQrqDo3tbueyCaWXHaTxgC5L",
-	"aLjcfaHNcvScVqkltNSMsJHdVmyL1YegDlp1rNi1GnzBK0+jYhUH4g1aVvGhS9vF06+vaxVjtVW38mGt",
-	"CwwTWt/kjil6/bd3SBtL1dQcZOlnJ5E39oCkwWg0PhyOBl7HI+K1sRlkni8izkBICtIbxzgRkDsZfsQC",
-	"tMtBkht4BSGZ4UR44+Awe3a6nE1Y4o2912c/qfVNOUuBS2IEWw5AFeiXxycfun0DtHXW5XBXgHVcRsOg",
-	"5gYqTaY6yi9TkFOwSkcEacKM3qFPT0Z45Giz/U4YSwBT03GOlLuG1wZDDnFmyKpBWMWe00YhsuapqWom",
-	"VVy7Yyq0N/nGCt/mr/kqWJgr3dXgc1HqYqFw07LJPyCUxuyJCX1LRIND69i431hscCwqtBlhib3xr9+C",
-	"SFeM2S8PasdwRjVgOIOiU0hZQvAWg39WsueKUGywdOeFc6423g9aWgUdb4rFO8YhG814I8f9Tubv0+47",
-	"JnHijYPsT9VYeOPRfY0BDZbvPCJhJjYJLyNg7gv1k3O81ExdgnhdFx+KL6tUqEEp9dVMUMaO3kxPhn2x",
-	"MYRNmZAQodC2MOQmpmyhXmfSNJwLyWbAK9RX1gTG/ZHvd9QuFBPFi4RR4Y3pPEk6dn3CpTf2Pp2+0r1o",
-	"i9Sx4ti+39/vBkG3PzgL/LGv/vu7oiJFWX6A+74Pk24fD/3uQTgIukexD93R5DAahPs4AD/QO5UR92/Z",
-	"FfvEk2zY7PF7Q23HoWZc40zSbGNdnWOvP/I69tex0BTiqemof+qFemS0dw942FfPVnGcfv6+xFNqY+Y4",
-	"lMdRxEEINa3bw8FgdHgUh9E+RJN98A/jYXgQDvrRMD4IJqPhJMJ+/yhQPVrTtdv66HB0CHEc9Qf9ydAf",
-	"DGB4EB35vj+IhgGEgyGEGCJ8NFSYvpm9zEBVIK7AfV/hPhitwn3QPYj8fvdwMgi7QxjF+/hgchhq3FuC",
-	"+sSJwoXaKmA+G7ef4X8qqPYkx1TEwP+IzTT/0H6S53Pf7+/PCZX90f4fnGVTCuFcIcx45JSIZ9dAC/my",
-	"b5/k0uXT6auXWrxkBpKMkjhEhEMoHeISkGgz4l8VOZ1ExWN+A/yMaAIoo1eR9ujvLmCpcbk6fhCDzLoS",
-	"UOG1prAdq7gSij6dvjJqO9pRQFnjs6WjDlqoNSoxNgqnjAkQuyUONwzt7qz7iqJUl0q8Z9K1stN2vNsu",
-	"mylZmcql3QHua3KhOoGfYw1QRgZoAupsbRtBZCdiLeSMamO3AKAa4ipEZdQV8vOujZqgem31aUU063bO",
-	"o5pgXoWYXDZu2Fiy7+5LLOwAGmEJXUlmjfoTKc9/PidR02c1SerqSVMpUzHe28PhDHr28V7Crlgv1US8",
-	"gjJs7yvmXxbS7nBWXtdgzAR46x3Z7G2aUZt25oLZ67ovzuyThWtQgJSJok7j9S9RJqZLY6mMSNSCNEs7",
-	"zl0pdMvvHjWGbOWcBNGW7aI55C0qJj7tN4vm0NFWWDXHGU4Sdd6eUyLRjm9iGVOsg2BQPE+SXXMCbDPw",
-	"l0xCbqS/CktlDctbcw0DztTaMl1JnjeceLh2vYksNCCXk4yG4AYLFIEqaMd89A4kVloawqmS7hApTQsj",
-	"HXdmY5p2XyCHZnoPZZzaBlRH7wP7LXawpn3GvP9BoDBh4XVHISpkXGETaVNMxBZU5NySoS77HolrWKg5",
-	"txNb2Va5SWPWq3FqPs5ZvFUjrddVKa8gzhyEiqSqi8pOzTSWi3ZXYpcQXF/FXLw5cqm6e5bpd90JwMi8",
-	"+m5LAS3wUi1dipcdRaLmHG9PAdkBoFHhf1aXn9VlV11u3tRWyA4d+5UrqospS5SkvQYqOkZQRma4LPxz",
-	"xwQ8YIrg1jBwWUc1pFjbh3bOz3vmr90/Nu5JlZ23Dinc4lBmoNq9IN8eNcQ/iPI2WYUrR2y7XdLhmiK0",
-	"31g/VMeajz6XLHyWteoKwhMYDJs7fd/aXFdj4iYcazSi7FPnsKJwbKaOQkZoZcm3EgcP2gKrMuSuNPoW",
-	"4qSGF1e+OL0aUVM7atVPJ19P83cFU3WxXp986O4fBmOUCywlRQahXkD9J/yneWJpzzyriynzkUWv+ags",
-	"j8wHip2EeY12Xn982e37uzrutjx8qZ8mAP6o/WW20wWQrEtDWxWy+q6E8QMVIb3fO2pQWYA7BLffymRe",
-	"EvcuE2jJv0l913SWa0+FAd3hAVeulIerAu8KyLp4qZ4Q8hyGCieXyNzlpkYligOWYNVEJ5MD0+XPsbYf",
-	"rjKu7qi+kBIs6mTAOLq0by53jZvSGF8NlB3tybI7izZVazP/qk21JiRKqTP6n5OnMvT9xoWt7DOZ3enz",
-	"pjW1cHy+79Rnb3GNqPYqU2bn90Lba4SNoSdXlHGI6jOsgmR72wySfvv5/nOnBhCFhRsmY3tcodSaxKOa",
-	"pTrLM7EZJ93A12pcO3tdwxas2LWjs3BsQpX+9wJlM9L7X04uJmI+y2NSg+720M+6M5yYuFaLUNPOTvFy",
-	"jDBdIrvgBvdauunA1DCEVNElphGKiAgxV8fUHfe0dk6tRdBxie+adLXC7eY3mgfrxPYQC1f5MF0WPnfn",
-	"Xoi5PPfG596wf+7dlx2cfX94WFa6/vv8/Nb3P/9/zeYUO+WPEDfpTG8KwhGdIh5ZbyxIe+xF9Zyb8YHd",
-	"DnoV8EajLaDLyc9FQIkSH9x1xQZSN/OJKUtzM5+cYnot3HP7XIvQhyM+Y/g84S7npjonx+QWoq7VxnMp",
-	"mwWdmpSobAW64ZQJoCV2r4i5Tnvp4pzhs7VosVeYLMBmrVcntEJUDht1fHGfPr51cmYq0iqbQS5iXs3B",
-	"+gQC3x9VbRCWSc3Dd5n9AmTpbcjoDVACNIQ3kPVmHXcG1obDb+6nq0nMuvKMH3YWbzF4y5N34Bc7/8kW",
-	"fkW7zK//9i5TpLf1SFYRmj0vQxHsB/3uQR/2u4eH0VHX78NBOImC+KB/uNm7eTplvOLiXLFp1TyfVeJZ",
-	"aaXZvBL/squepQscl81dR/7BoN8f7A/8/YMjf+h9LUPRNoBzLOGTyPwCg+Fov3dweOQHffXnweFKE49e",
-	"Lcdol1sdwixa6hsEQTWZAf2W/zQ9ukOQCuh7IiHpcDje9/UWxq9BHqfETNAeAxstYsIF0mLvAyehQnsj",
-	"xi0t3bAES5JoQ/Mz8z2W+RS+7DI/IdP1n4LpgtZMVrKMf0c8tpWp3TEN11hMT3C8VYdlTpyLqBsyQtdz",
-	"YmaKKLOiG+SokKf7uc9DO1LZGNmxQfVtiNsQC5xW9/iGs+H2ZJXbKVywUrzMoOqFbKZ+77Xp73dGl/xD",
-	"Ki76X8THL4OrVz9fdOejo9t0SLqz2Ze/dv/Jv/gnb5Nl9NPNh/0/nyXyYqi9Uzpfeuxt2bJ2Hnb01hY+",
-	"uQrOtrFeNvhzfzJ6daZvp/gKXlhPvs7XkBzfQCIy477Sv2OOr7J8sropziJlXe2cLOFdTNmCarfxbm+j",
-	"wcyZRD5Kp5THVrfTVI8gRWy4Y7FqMoyUY7lXh/WNzBlhhXDiEJKUAH2Yv21zmFMO16jZ2rDW+BU0G782",
-	"+UfySHBEIl2lyf7SEdDCJOSja8oW4gUitsIKTgRDE8hoqMg6OKdOyLp2417NuSlotAOJgOYKHZmtxZ5b",
-	"Lc6VXMj+9Iu/R/vO88GB+8P9ZVfM/hr2g32nv+EgCIblb/tOR0EwGgVBUHFAbRVi7lqBiiN/dmQse6eT",
-	"Jfp0+so9uavvPq+03rh2oocbJBxbyyOMKlV+qPlS/vYuswyhHUyXKAHVNwqxrlEltTEvYQvg6sluDymx",
-	"8k/gLG+lC4rFcwFR1S+2haZHWTV0yL/174b+/e+NOHUe/+p3j3A3Pu6++Ww+aGckduIgcmt/DT2NgqxE",
-	"KS0po+SbaFqZVzUduTHqx432EUAjgeK5zZh0ZeTXVq83ZsjXj4gbm/Rr6nVF+K5CzduMGpFDvI+gvToX",
-	"F3j5Ol7NTaXutJXbstcCC1OPIWbcRmqVAmjzD8UUK16dLB3jY2H+FZsDuxocMWphPrdyrNXS2zv5AroI",
-	"bWKwvPJDQ9iDrtag8zVZjOAG+BJRRrv929u8kl6FF76nmmRVks5hq6RUaUjr9QbDKaHQ5YAjnSaoPiuT",
-	"eW1uDQG0drI1LXQ+w7To235X7n5r/DTQu0ZYdfD3eKaziMqVvrKkSlvxqw7JerN9aVfTdBNiCVeML5uR",
-	"Vl6sVm69jlmqAq11cq40M503Uf2HUgJOGfwPimOVTqbVPZ0EQyjCKCGiaoFfmWtkz+I22Ujrng3pRuVs",
-	"o6Ce7ed2XwUz6E6w0EeZK0B0PpsA76A4YYzvmKHQnvEg76L/QEEpynK1ey6fwKrMPx1ljWKWJGyR1R4o",
-	"1SFxEvqSdeUkLQGoCdjCklUQV8QhsLX1HsU1SVOjDLWKadALUdP9TcW+2M52hmWoA7lNlaFEmuynFuh0",
-	"l7c6SAgk2dEf5AvVqtcqa+gpdPIqm3kVy2wpS1B0SjTVzBn54XxVRMMG9/mzF+rZC/XshXr2Qj17oZ69",
-	"UM9eqGcv1LMX6nv0QjWY2gv2rx2JOLshwgQa7oRTwKk6KurNe9fWl8RF4eMUk0iHx1GbHkci8/KHsqEo",
-	"8EftggY3JDx/yMoY2BBTv2KjMQASabI1oQqEvw0QdY317iFRkE367d3W6dUPs5Y9JASzLs7XtayYV7fP",
-	"OH4kUlyV9mF5zhttdQ2qbpt0ZcetsHGILVOb16c0pyZMMElstHoLx+tH206JqBXAFsdGN296+1FUw3rQ",
-	"ts64nmKRZ10zar1vgqEY845JwcVFpQBbCGCMMEVzGgHXsif3w+pMRm3aX+iC+k7xS0wj+zC73COaQw8d",
-	"T4Q98VYyu/Mx11h2XeyUwms3Lv0DM13Lov9BrPMkybIO/zVxSlO6bGa1rniLKhtTs+RskBsVXKyU3qW8",
-	"3Dw9pZx1m0rn/Fpey03GdYupTfWcsjpwqyo6PdtVnu0qz3aVZ7vKs13l2a7ybFd5tqs821W+U7tK+2KU",
-	"D3MQP64cpRNQ+w0LUlZOlw015qVMYGZqZ4eMZ2GXeXGlPOXP9tSz66yLiqtTWn7hSaVYxN06oTcYB/2/",
-	"P0wupJyFIAREPyrVOOSMVmv5rHaOPm8F/2Jbga0b/7wRfC8bgWJFJVFWk1Ppve7KC/yePypevfyGC2ZB",
-	"OHsmqO+DoDqevP0xYeH1ex1z5Y0HhyN9ClAv/oTFJ33XxL7JUZC3P2Ex1Tg5CIN4BD4eTI6ifjiE/fgQ",
-	"B5NBOIoO4Cj2cX8yDPejQ/DjAA8mo/AgOoIg7uPhZD88jHytXd6eiNOUUcG4U1Bb3n4k4lq7aCIFjydC",
-	"DkAJveqm2cPsq9NQax/9/DfcACdS7Vvvf774eHL6F/3pKdAIuLuiw4l/eHQw8UfBII7Cg3A0DCb70ZGC",
-	"vX8UDmE02B9G/Wiim5+RGQiJZ2l9Q+mPh8HfzUdKs3nJhGbGQflI57z9JKI3irxMqdjh8Gh4v6mS5gN8",
-	"IlsmGLkbfmt7t9NojUndTS2qaBCtrP9Nwq5ZxYqc4mstC5kFtipRcyZUVYquGvbT6au83I1csLzMW5rg",
-	"sOKd84J+b9RYNy0r6nbXv//9GnByyd2qTntV1q5rZD6qi4OHmd0LyfHA9kbOtPAtVITIyhZOIGdVwrQa",
-	"xRE3d+vv+C5f8d1msmXRVUTMv/x4cnby8vhtJsl+OvnTT9nf716/Ovn0Lvv19udfsj8zwdeGJ2uisRUq",
-	"HHm4QiC16aSQl7VgfR1FGjKR87ItmLeSpbcZryyB14+tWHtGkoQwKqeiMZ510/o250Fq10tZIlbYtcLy",
-	"jZKwQUrlvFNl5PLC1ZfeZdry+qzGXpX7yltJmWtqdF7jw5bep48rS1qfWR+mMMV6nbrWJpYDuxde56Wu",
-	"GV1f+3KMpL7W1H4TYsooCRWRaN/tjlOdbbdjExFmtk1+0av+9geBSsVu0U5R7bnUSaP3FjHqzGWHwwwT",
-	"pRU5TV8gvyjjnO2GAnHA4RQi0y9OFngpqkElHXt3a9FoUdQHF7uNgdHZ0WOY6zlN0yl9kJfLbnMw7Wvv",
-	"ZH2W3tjbtz3eb6g6Xmy8wy1LljZP5TE9ti8Vvmra7uj7W42+dfHx0uNGaNZw6Gnu7m8ObEpIDOEyTMAU",
-	"DCxVscrtk1aSmB+5tUxJYH2RcW420YUWMQ0hSczNBAWOaldQFAh2ff4NnuzGmlyPqsTlQJW/rkNVVsQb",
-	"wkesvC/VaS9d+20rzS6yaLXMmGhsjwJRRm1xUAvtAiZTxq4VYrm+ZU0j1Bj9ZpjOdTaGmLK5vMg+LU0n",
-	"/2bjHryiYPexrZXLaJ6NriSPWQPEsYSOvRfPGEJza1mrbI1ng+SzY/jZMfyVHcNbht9qSaaE02S+1Mly",
-	"S+fuX703dZAT2oNiUNpXmMwjiJysZTcZuYhZ7Y8ecLHPV6ssvr3p5rGhqY3MXUtpze6Jb2EyQTt5rVVz",
-	"xcdKG0o7Peirl/luq2OVREsVQ+rklyo2UBo9o+DW80c7poK+ZcgyQgorK80OXrfdK9a1D2eMwrL3vvaq",
-	"S2Yp41ndiqk39q6InM4nWS0kHVAXOX/pjow/4MHls1vahDam6NsDa1ELo1aauokqK0vQEB1ZulkkL7a9",
-	"9pDoTrO2qPrlOvUzl4qFbmkdYFbrLKk+xZZTpa1TfbLXw60sVXSWn+Wq15XVyhA0H5tW7rQ1gfzoW4qa",
-	"MJ1bFTepc1U97dnh840dPpXdut3lHM23ZrQ2RW+8NKMoxJJfmmHVbVPQrFQmyNguMqOKax18xHUaDVvx",
-	"g28XIKsUieAIaYSv0yQeQjX1jA6XjGrFBSJkVTDzWVdf65W518qAORS4JrC/JkEjSDmE2JzZJwkLr0sX",
-	"Bzp9tL6DoUbgNRrCQqJi51aiu4NIrBMcNuzZKxTE32oPr9bKcRi2U6ja7arnuCufsWmO5qb7JaLiIoos",
-	"b8G5jyLfeMvIb9oSigJ9TftCFvb9ROX5Vp2qgzUR/rqCyrusjI0JeitOsDg46B6FA+geTIaj7mHUD7r7",
-	"sQ9D3J8chQPfe1gQfBHSnuIlm8sspr0WzveYaoONIX7zNFqPocfXKPx+z1FPczND/fRSoqBaLSITr5eo",
-	"PUpJV8cuZxTIB9+IuGXGYcszkJO/11Tub7s8O7c8Z5Fq14ggG9CISvUjjYlXbM5AW3nxZb0+4VNVcWt3",
-	"xiowUBy0HCZsR7obM9C2KEHoHpuKxLCCm1zw1gv0TTlfxUpuSPt6lu6/nXRfdY/9NjgPzoL9cXA0Hh5u",
-	"jfMg3g/7XT8aHXQPcHDYPYLhsDuY9MMg8uEoHh4+EOeOZFoNct8fD3Ro1opw5oYYSvfCyHoMZX/Uc189",
-	"x1A+H6nXxFAOjw4Dv1+OoexXYygHMMIH4dEkiPrxEPbxYehPFPz7cIj9MIBBPMIHTnylPwnCQTSCg/hI",
-	"x1euiaGshzz24yMchCM4mAyiw9jHw3Af+pOjKIgHeBQewNHEV2Dg1SGPGV+Zm/4rIY/9YcuQx/7hfscr",
-	"touT1sLi/gnFqOtQbhSkrgx56jyY/tPmwTinrm+bClNXALfPhnE92UV/j82Jed4RnneE5x3hX3FHePrQ",
-	"+XIMzhZhMp83RZHnrsZWwebfdQj4tiHf60K8N4d0N4Vw1wKXHxSovCkweZtA4haTLhP5tt64Uut/wXDh",
-	"9Z7dmnGlHldS6A5PFGK4bWChuUFnzolcniqmMlLoR8Ac+PFcanKf6F9vspX/8y9ntVtCXmExnTDMI/Tn",
-	"X87M7bd7N8FedlYWe3fFsfl+zzG9XCKgUcoIlQLtUCZRirk0MclE5I61HwRSQtIEIWv9SUsAzWIauGJi",
-	"UylTN7KzxfVAl+Z2n0vEQc45Be1q0ktLGO3o2dhPu/YmIRdmuAGOcOEruIalhlCJPG8K2ASKWzXkv7qn",
-	"5sqaroWve5rdLJSpwSn5CyyNS169UT/qxfGzwSw817BEO5fi+iIhN3DxP////7lEe0j9liCk/r3bQ2pk",
-	"4F1BIu1oQowmyx76SUOIFHxKVw2xgC6hAqggSp1oMRMDZ1cBWpuFoi9CY7Z6Ct0Yh4Re5fjWId8csK6J",
-	"z2IU8mUqWV6hydyTnF8B3OChEZ1zqj7SAafzSUJCa8HX5ePRcZLYGCKBMIf8WuZPp69MIf8XNhyg4aNz",
-	"athGrM/YQmeKdokxqCuERF2zYSExxam97upqrtZBP0BEnCtJpeugxZzNEJFoskSXV0D39HdddgM8wcve",
-	"Es+Sy945Pae/mO1djBHcGMRM2FyW8eQgRU/jw8+nZxAhyXK8iR8KWu4gQa4oROd0stQgnkpMI8XT2VjI",
-	"cJ2ZwIRFBEy/6uel/ej1jb4q2054RwAgIvX88tXXHGXoSXQU03HdEY2Qtk3qiC1945IkUkuvnNw/uLP7",
-	"xZnd8YcTr+PdABe2Nn9Ph9qzFChOiTf2Bj2/NzARX1Mt4pR4glsJnOJkTxOIfnzVJCw+GDJSBJTd22Ba",
-	"2IvLSpdQXeaHkksk8FKgha3cryVaBGnCslvJ+I2+e17xWC7etC75lgj50sBkb5EACVw0XHNviu5nFfzR",
-	"TpDdZN7JLyoPfL8QSF/mwJcFF2dF681ylW6DCqrus1raWCVvrJ5H1AysZPqSALSDJUoAC4lWw5cX028A",
-	"sBG8DJ6Gu8ZMRRJza4pe677vm/tHlHZs3EZpmpBQr8PeP4QxQBQjb1RftctBy7xVTgdDNj1Fm0MzelOn",
-	"OZR7P+IoC8e673ijNk1OqCHq1/ktLNkG741//dzxxHw2w3xpqQzl15xZ2BTb4Suhb9s2Dz6rPkrsUt4N",
-	"u3gup3mMwN5dHmh3v5Kh8nhae8t2OIXw2oivK7BlIt0Ys3HpHreOky3Usdfi6Lgvc72bvr7bxE5k31Qv",
-	"C1Li4/XJh+7+YZBrAZ8+nnRMqD6B7HJ5vWP+IM5pqBTNjkkxWmBRLlvp5jx1yglTJoPJpDWY4jdIYn4F",
-	"Umc9nVM3KyLX53pIaV5AJdHRKMiKY/ud0oUWtFBaahrIOVUqyAuE0YIzepXpCDqViqI5VXKK5qNiKhbA",
-	"i7v0h/6wh471Q6UNcL5UrV6f4atzunMSd98zCt13WIZT9D//63+jgT/c1V1fvsThFLovlcbGkjGirKuv",
-	"T7s0orws3/4E8qVd8rqAayLv4pO9rOGHPJ6zLmiUdqdANra6GwILhBOlVCzRFJLohQLbZJxQJvXNIgpz",
-	"V8bb3ajulGZekkelK+78uoL9daWORWKD0NG322d8pVCg5mZ3XdWvwk9DzIPGg960LF3RpczvXnHYM7Qf",
-	"7hSMgtQRFWGlYBY6elNQgoZ24A8bwhHKy4EEyZID9XIKfQuoFp7BZkmYYecTVRKKcfJPiEzjYfvG75l8",
-	"w+bUNOwfbW54xtg7TJdWbIunkdt31fPMr5/vS7L8I+CoSBf9QZSXviTULck8XKzvcYg5iGm3KJCcNqZF",
-	"fwRTUaAivmyospHZwqScUlggRpUaKK3k1/4KnU1lRJf+RDddds7pYkoSKCWVESkgiZUwVocgtGOPvJ2s",
-	"ZrDaFZTgM13s9tDQPypyT20v55QIFBOKE8R4BmgPHWvTagawUnmvIZUI65kt1YMmKffRoCmjpL9mRW0f",
-	"Le++G5Fi1k7P0iLnW3Knf9S+4UtG44QYO813zdYGuWWWeWJ2Nln9hpvXMbPJx3T1Mi1nmM05scdmajVJ",
-	"c1cq00cfyzhC4iXCN5hoA7hxiWkdaGkn+KLE0fa2AENkSvUyG5LJ8Db8uyjuOMjz5DP2NdpVfikCZRIZ",
-	"F0kTr5r8hxKrPhmnaor5kUXLJ2PShmyN+7LtVfK5iTD7fsREsRpZGYmHnoOe5ctTyRdDSM7SlDJ7Urxs",
-	"KWuMjLmGZVnMrDwAqqOnESW4dNQprupeZfGjsDC3ZHKhjWTWHNBsQ8nsRZusKPoq43zAzPqstNZVhgkb",
-	"dt6OWSr1+tePnt9trn0Gq8bPoyS3giAL8qzD8IYDIAm30ly2qE62V+r0L8vSNbJZCbvmgJydqxc4SSA/",
-	"XnfcPP5zqi9qMB4VNMVi6hyJTYiE0H6a4h7uqg0apRxicrubH6bPaW73FVPGpbFe19uJ+STLANUivxGR",
-	"gPmaE91opI1K2e+g9e3jdRSfKkivYblySRmX2qvUYOsqRcBmfiH3WTls8nNbcIxNgjC6DqifuTkKN8H1",
-	"6vXpSwekY/1LP2yGYcMW+lbbI1t8+LMxDH5VVdi9PGKtVc+9PiIh9FpD8ieQb5SQUs0hWnmr55m+0lQJ",
-	"s7w6RlyctXewuf/E0XOutDajI8l361LvCjKhV5F5d6ViBr/Pr4+esGj5u70IS7zn75HIHs6/1qZc3Yyf",
-	"Yotz/GTV7U1bONNiE8h2svzR5/vOCnX3pWYukZX1qJRW6aDSBVeL+nX14ZQxYY++pm3vnF6avy5NjSOj",
-	"qxlvqWKVcdb7pbGqWC4z9jVyRVn2dV5HoEGRNXA308BmFfYkglnKJNBwqf13X0l/LQG5lQYbfC0YzCir",
-	"1NmMNxdYICt2K+a0HHOyq80eSxMI0gSBbVUgW+Yt7u/LEsQA6UqPJ2H34t1vy+5Df7C50RvGJySKTGDP",
-	"0D/c3MKCdUZmoI8kLXV1h9hL6nrQAsgPeJkwHJ0x9hbzKzDtRm0wkjtc3kFEsNEJv7ogNHTk1JMrpEiz",
-	"WGyp4Lfy9nwEHAldksJubRt1/h46psZyUH9pPRZCeyqaPAsrZd9qtiaF4V/nwebqj1s0oiya1pm3fwOl",
-	"ZIOg+qon6wedqC3c7oH6K9P8n9SJBDnFy7amcid+4jEnWTc2pXR+bT60OnENrc6tbpTHVzk81pME/1/T",
-	"5CtZgWuV+Upe4Ap9fl3ieKHSO7kBj9XqnQGrO30lEPnfSbdflHgl43D36RoNn9Eb4JZ5rZZbKo6NJDM6",
-	"PaMxuZpzHTqV2bi/zGGuo3e0Ri6Ms8m2OKd52k9WA9UWX7SW8ffakg23IYC1qDviojCQT3CCaQir1fyV",
-	"RPGdafpuns03UfbdjKPmjdNh1W+k5JdFyhMKAPLvreYXiPu30fIXLq00S8X2qs/enUtfT6Hmu1tsk6bv",
-	"8OImZX+dBFzL5CtV/krOwveh9W8jv74/3b+A/jdX/9twgu6U32RkM9fX0+3pLdG2WFEXuuyb6tWOjaIh",
-	"NO1dQ8Q62sFJOsW7vSYqbOrkQy2uvWhpozabg+IqeQzHH07QBKbEOmQaozF3Lm2jTzy53C0NlLmAP9//",
-	"3wAAAP//",
+	"7H3rcuO40eiroPilau0vkkzq4oumUvm8c9l1MreMPdmvspqMIbIpIaYADgFZVlyuOr/OA5yHOA/2Pckp",
+	"XEgCJHWzPTtzEk9tbVkkATQa3Y1G33DrhWyWMgpUcG94600BR5CpP88imKVMABUfIE3wEiL5NAIeZiQV",
+	"hFFv6F2KbA6XaDEFisSUcJQBTxnlgAhHGGWqIWIxwhQBzhICGcrgyxy4QAsipkhMAXE8A1SMFi7bf4Zl",
+	"x2t5PJzCDMtBgc5n3vBXT47mfWp5YpmCN/S4yAideHd3dy0vxRmegTCwP59CeMXm4j1ezoCKswbQL6aA",
+	"Uv0akUiOR+TjFIup1/IonoH6lbdveRJukkksSDBs8Gb45jXQiZh6w8N+HbqWZ03uz7Csw/IGXwFHYQZY",
+	"PkAcx4AEQxmIbNlB5xI/V7BEmEYaWWMWLXPkSgzGJOOiwP0z/ZFsoXCMRzQicQyZnKps2kIsQ4spScBp",
+	"rZeFcMQFSRKUzSkldNJCmPIFZBz1/ZMO+jMsOcIZIB6yFCIJppjCiM4gC6eYCgXkFaQCxSxD3T6asnnG",
+	"OyOaI1hTWIniysJ7KxDbHQxa3ozQ/Hcgl1wIyGSff/91NLrpBu3R6Obo5aff/85rWoTXZEZEHfdnAmYc",
+	"pZChFE8A7QVySoHv+y0UQYzniZC/9gsC+TKHbFmCn6hebaBNK28Y+H7Li1k2w8IbeoSKXtdryTmRmSRn",
+	"NYackvlZwEyogAlkCuh3ccxhJdSCIX5FUrSXQ7oaTqY7agS0EcwcLr8BrjvJDZrYFLv9iKMPmnzkr5BR",
+	"KTXknzhNExIqqj74B5eQ33pwg2dpohsSeo0TEp3O2Fw3uMbJHNRXWcYy3VukB1dffsb605Y3A87xRL7S",
+	"j9BszgUaAxqDWABQ1Pd9RYwSz+ofCpWUM7KiaOhZE9RjGFb4rGFwxcuZ/mYtrMXHn02PDrgsiyA7i4bI",
+	"UALSNIoSRdmS/7qDgQWl+X4LMO/s1f1dBrE39P7joBTwB/otP3hZTqxCVrprRGg6Fx10KSd0KUG6dPF/",
+	"qbgbU2Rwz+ZCSvkxm9OItxATU8gWhAO6rOHiEu0RGibzSM5ZwI1AYoqV2KFMID38x4tX7WMlpTAS2ZyG",
+	"WECkRNd+y+5yRjgndHIpv7wMp5jQz5SJz3yepiwTEF0+M19fIskGXIk7FsdA1egxgSTqeHetYr94zmic",
+	"kHAHMm5ef7VrKFhYCtRZfmff4UiuTgIComeICI6+zJmQWwGmEhtSok6gs3npH7zwFahiQnEisQo3qdzz",
+	"1FpI5Cn48sXCoSDX4CDwLROvJBE8HgJj1Z2NwbcM8Xk4zeHtWLxi79cGZUUfj4est6zAlVFiCEck0vsz",
+	"hBkItFcoNnr3VPwyZmK676DrI8VzMWUZ+Sc8EGU5ZeSo03A4eDsHGqlFNN/8wHNoCUX/3T6H7JqE0DY6",
+	"U/tcvbOIT4IKVBigHpf2Vg2PtLogKc4wuyLFKUsiqWAWWoeZyJXUHO9a3iuWjUkUAX0YUiNIGSeCf44I",
+	"x+MEXDp8Yd4qdUjyA1D1kVprRRM5eBYSU8jURB4bgTFgMc9AqgIGKqnjETGNMrzACd/PmdYFEiwYXUX1",
+	"cUQhKTv8fAXLzxnMeQWNFxJTFS0QLTBHOMkAR0skWxhNFpWKrBGBtnC0xnpU3N4bOLR32YyAy/3OiJ5q",
+	"Bb9yEMoVfaXjr1LSCw2dowWWiy1Xkyjle0QzCIFcA1cbij4lPFOHMd1WbbcxJonS3tkVogxBHEOodfcE",
+	"8LXZKSUocQbQGdHaPAj9POdaN9ASDiLEaLLUioE+fEwZrwDeQjMcSRUtZpkUjSM6TyeZfKTOEYSja8gk",
+	"c7QQhWspNgklfArRUE2GzUXIZmr/mdMryhYUzakgSQGt3q7UcUNSM5XnA5y8LIny/uJVd2UIy6bffBSk",
+	"XqG94iAVIT846Y2DuNs+CoOofeT7fvtY/s+3/u3bEjYlj0e5HyncpBBKzYlDJpGpun5muF6Bj0KcZcQs",
+	"dwm4kgXv8TJhOLpg7DXOJvAw/OUKi2Dsc6K6s1FoDg+a5gVjSH3yW+k9mT063IQAkUYIJ/8EpA548lj4",
+	"hvyIxsv8ULif40huVv/WWs8YEkYn3FgC3P3ELOwFmQGbi0ciIdNZVal2llGKaLnbGVkoTzRINvwmNBWR",
+	"SOvLWUauIQcF7WHEBU6kHJ6nktX2n8nPpvJoIuGPGNXK9QVjbzBdGmTyB6IRC/isiLq6DzOGZpguc9j5",
+	"M7M/EYoCxC3MlV08ItKqo5daVE51LENxxmb6YZgQoCIHEccCMvRB/t0+VX9zCBmNFNSWTdP6om5TOddN",
+	"JCHLTdU1QdZtIHct7/HVd7kDXCkrmL3B6FMxy3Id2FF3v7p+/sYMKlUMA0pF3f5IiyP3G4gIvlAAPQQf",
+	"87LHzzPZ5Wc1SRstz3XnbTlYYfypDvNN+N1o2pdVYC4Vsn4plPLdVWxtNHOsyR+0Rr3WdvZbKOH5ZlS3",
+	"565Rz+9aHqF8HscklOz8I04wDWGDIbD8/vPYNKibA8/oc7l6aOD7vrOp42tMEnkEQqYxYjEKuivNg6aj",
+	"38T8ZlOS1IUVr43nQgMehhIeeWoXWMgP4zlXWv7Q2Xh/4PU5jmjEQFNlyKQqqDrUtru9yyaUXraQwgO6",
+	"dNBwuf9MmeXoiFapJTTUjLCW3UZs89WHoBZadazYNxp8ySuPo2KVB+INWlb5oU3b5dOvr2uVY22rbhXD",
+	"GhcYJrS+yZ1S9PKvb5AylsqpWchSz84ib+gBSYPBYHjcH/S8lkf4S20zyD1fhF8AFxSEN4xxwqFwMvyI",
+	"OSiXgyDX8AJCMsMJ94bBcf7sfDkbs8Qbei8vfpbrm2YshUwQLdgKAKpAPz89e9/uaqCNs66AuwKs5TLq",
+	"BzU3kDOZ6ii/TEFMwSgdEaQJ03qHOj1p4VGgzfQ7ZiwBTHXHBVJuG15rDFnEmSOrBmEVe1Ybiciap6aq",
+	"mVRxbY8p0d7kGyt9m78Wq2BgrnRXg89GqY2F0k3Lxv+AUGizJyb0NeENDq1T7X5jscYxr9BmhAX2hr9+",
+	"CyJdMWbXHdSMYY2qwbAGReeQsoTgHQb/JGXPhFCssXTrhfNMbrzvlbQKWt4U8zcsg3w07Y0cdlu5v0+5",
+	"75jAiTcM8j9lY+4NB3c1BtRYvvWIgBnfJLy0gLkr1c8sw0vF1A7E67p4X35ZpUIFitNXM0FpO3ozPWn2",
+	"xdoQNmVcQIRC00KTG5+yhXydS9NwzgWbQVahPlcTGHYHvt+Su1BMJC8SRrk3pPMkaZn1CZfe0Pt4/kL1",
+	"oixSp5Jju373sB0E7W7vIvCHvvzvb5KKJGX5Ae76PozbXdz320dhL2ifxD60B+PjqBce4gD8QO1UWty/",
+	"ZhP2MUvyYfPHbzW1nYaKcbUzSbGNcXUOve7Aa5lfp1xRiCenI//JF/KR1t49yMKufLaK49Tztw5PyY05",
+	"w6E4jaIMOJfTujnu9QbHJ3EYHUI0PgT/OO6HR2GvG/Xjo2A86I8j7HdPAtmjMV3brU+OB8cQx1G31x33",
+	"/V4P+kfRie/7vagfQNjrQ4ghwid9ienr2fMcVAniCtx3Je6DwSrcB+2jyO+2j8e9sN2HQXyIj8bHocK9",
+	"IaiPGZG4kFsFzGfD7Wf4XxKqA5FhymPI/oj1NP+w/SRHc9/vHs4JFd3B4R+sZZMK4VwiTHvkpIhnV0BL",
+	"+XJonhTS5eP5i+dKvOQGkpySMohIBqGwiItDosyIf5HkdBaVj7NryC6IIgAXvZK0B3+zAUu1y9Xyg2hk",
+	"1pWACq81he0YxZVQ9PH8hVbb0Z4EyhifDR210EKukcPYKJwyxoHvOxyuGdreWQ8lRckupXjPpWtlp215",
+	"N202k7IyFUuzA9zV5EJ1Au9iBVBOBmgM8mxtGkFkJmIs5IwqYzcHoAriKkQu6kr5ebuNmiB73erTimhW",
+	"7axHNcG8CjGFbNywseTf3TksbAEaYQFtQWaN+hNx5z+fk6jps5oktfWkqRApHx4c4HAGHfP4IGET1kkV",
+	"Ea+gDNP7ivm7QtoezsjrGoy5AN96R9Z7m2LUpp25ZPa67otz+2TpGuQgRCKpU3v9HcrEdKktlRGJtiBN",
+	"Z8e5dUK3/PZJY8hWwUkQ7dgumkPRomLiU36zaA4tZYWVc5zhJJHn7TklAu35OpYxxSoIBsXzJNnXJ8Bt",
+	"Bv6SS8iN9FdhqbyhuzXXMGBNbVumc+R5w4knU643nocGFHKS0RDsYIEyUAXt6Y/egMBSS0M4ldIdIqlp",
+	"YaTizkxM0/4zZNFM576MU9uA6ui9Z7/lDta0z+j3P3AUJiy8aklEhSyT2ETKFBOxBeUFt+Soy79H/AoW",
+	"cs7bia18q9ykMavVONcfFyy+VSOl11UpryTOAoSKpKqLylbNNFaIdltiOwiur2Ih3iy5VN09XfpddwLQ",
+	"Mq++21JAC7yUS5fiZUuSqD7Hm1NAfgBoVPif1OUnddlWl5s3tRWyQ8V+FYrqYsoSKWmvgPKWFpSRHi4P",
+	"/9zTAQ+YIrjRDOzqqJoUa/vQ3mjU0X/t/7FxT6rsvHVI4QaHIgfV7AXF9qgg/oG722QVrgKx2+2SFteU",
+	"of3a+iE7Vnz0ybHwGdaqKwiPYDBs7vTt1ua6GhM34VihEeWfWocViWM9dRQyQitLvpM4uNcWWJUht87o",
+	"O4iTGl5s+WL1qkVN7ahVP518Pc3fFkzVxXp59r59eBwMUSGwpBTphWoB1Z/wX/qJoT39rC6m9EcGvfoj",
+	"Vx7pDyQ7cf0a7b388Lzd9fdV3K07vNNPEwB/VP4y0+kCSN6lpq0KWX1XwvieipDa7y01yBXgFsEdbmUy",
+	"d8S9zQRK8m9S3xWdFdpTaUC3eMCWK+5wVeBtAVkXL9UTQpHDUOFkh8xtbmpUojLAAoyaaGVyYLp8Fyv7",
+	"4Srj6p7sC0nBIk8GLEOX5s3lvnZTauOrhrKlPFlmZ1GmamXmX7Wp1oSEkzqj/ll5Kn3fb1zYyj6T250+",
+	"bVpTA8enu1Z99gbXiCqvMmVmfs+UvYabGHoyoSyDqD7DKkimt80gqbef7j61agBRWNhhMqbHFUqtTjyq",
+	"WarzPBOTcdIOfKXGbWeva9iCJbu2VBaOSahS/56hfEZq/yvIRUfM53lMctD9DnqnOsOJjms1CNXtzBQv",
+	"hwjTJTILrnGvpJsKTA1DSCVdYhqhiPAQZ/KYumef1kbUWAQtl/i+Tlcr3W5+o3mwTmz3sXC5h2lX+NyO",
+	"vBBnYuQNR16/O/LuXAdn1+8fu0rX30ejG9//9J/N5hQz5Q8QN+lMr0rC4a0yHlltLEh57Hn1nJvzgdkO",
+	"OhXwBoMdoCvIz0aAQ4n37rpiA6mb+fiUpYWZT0wxveL2uX2uROj9EZ8zfJFwV3BTnZNjcgNR22jjhZTN",
+	"g051SlS+Au1wyjhQh90rYq61vXSxzvD5WmyxV+gswGatVyW0QuSGjVq+uI8fXls5MxVplc+gEDEv5mB8",
+	"AoHvD6o2CMOk+uGb3H4BwnkbMnoNlAAN4RXkvRnHnYa14fBb+OlqErOuPOP7ncW3GHzLk3fglzv/2Q5+",
+	"RbPML//6Jlekd/VIVhGaP3ehCA6DbvuoC4ft4+PopO134SgcR0F81D3e7N08n7Ks4uJcsWnVPJ9V4llp",
+	"pdm8Ev+yq56nC5y65q4T/6jX7fYOe/7h0Ynf976WoWgXwDMs4CPP/QK9/uCwc3R84gdd+efR8UoTj1ot",
+	"y2hXWB3CPFrqGwRBNZkB/S3/KXq0hyAV0A94QtJ+f3joqy0suwJxmhI9QXMMbLSIcRtIg733GQkl2hsx",
+	"bmjpmiVYkEQZmp+Y76HMJ/FllvkRma77GEwXbM1kjmX8O+KxnUztlmm4xmJqgsOdOnQ5cc6jdsgIXc+J",
+	"uSnCZUU7yFEiT/VzV4R2pKIxsmOD6tsQt8EXOK3u8Q1nw93JqrBT2GCleJlD1QnZTP4+2Ka//9C65B9S",
+	"/rn7hX/40pu8ePe5PR+c3KR90p7Nvvyl/c/si3/2OllGP1+/P/zTRSI+95V3SuVLD70dW9bOw5beuoVP",
+	"roKzXayXDf7cn7VenevbKZ7AM+PJV/kaIsPXkPDcuC/17zjDkzyfrG6KM0hZVzsnT3jnU7agym2839lo",
+	"MLMmUYzScvLY6naa6hGkjA23LFZNhhE3lnt1WN9AnxFWCKcMQpISoPfzt20OcyrgGjRbG9Yav4Jm49cm",
+	"/0gRCY5IpKo0mV8qAprrhHx0RdmCP0PEVFjBCWdoDDkNlVkHI2qFrCs37mSe6YJGe5BwaK7QkdtazLnV",
+	"4FzKhfxPv/x7cGg97x3ZP+xfZsXMr343OLT66/eCoO9+27U6CoLBIAiCigNqpxBz2wpUHvnzI6PrnU6W",
+	"6OP5C/vkLr/7tNJ6Y9uJ7m+QsGwtDzCqVPmh5kv565vcMoT2MF2iBGTfKMSqRpVQxryELSCTT/Y7SIqV",
+	"f0LGilaqoFg85xBV/WI7aHqUVUOH/Bv/tu/f/U6LU+vxr377BLfj0/arT/qD7YzEVhxEYe2voadRkDmU",
+	"siVlOL6JppV5UdORG6N+7GgfDjTiKJ6bjElbRn5t9Xpjhnz9iLixSbemXleE7yrUvM6pEVnE+wDaq3Nx",
+	"iZev49XcVOpOWbkNey0w1/UYYpaZSC0ngLb4kE+x5NXx0jI+luZfvjmwq8ERIxfm01aOtVp6e6tYQBuh",
+	"TQxWVH5oCHtQ1RpUviaLEVxDtkSU0Xb35qaopFfhhe+pJlmVpAvYKilVCtJ6vcFwSii0M8CRShOUn7lk",
+	"XptbQwCtmWxNC53PMC37Nt+53e+MnwZ6VwirDv4Wz1QWkVvpK0+qNBW/6pCsN9s7u5qimxALmLBs2Yw0",
+	"d7G2cuu19FKVaK2Tc6WZ7ryJ6t87CTgu+O8lx0qdTKl7KgmGUIRRQnjVAr8y18icxU2ykdI9G9KN3Gyj",
+	"oJ7tZ3dfBTNojzFXR5kJIDqfjSFroThhLNvTQ6ED7UHeR79HgRNludo9V0xgVeafirJGMUsStshrDzh1",
+	"SKyEvmRdOUlDAHICprBkFcQVcQhsbb1HfkXSVCtDW8U0qIWo6f66Yl9sZjvDIlSB3LrKUCJ09tMW6LSX",
+	"tzpICCTZUx8UC7VVr1XWUFNoFVU2iyqW+VI6ULQcmmrmjOJwviqiYYP7/MkL9eSFevJCPXmhnrxQT16o",
+	"Jy/UkxfqyQv1PXqhGkztJfvXjkQZuyZcBxruhVPAqTwqqs1739SXxGXh4xSTSIXHUZMeRyL98gfXUBT4",
+	"g+2CBjckPL/PyxiYEFO/YqPRABKhszWhCoS/CxB1jfX2PlGQTfrt7c7p1fezlt0nBLMuzte1rJhXd884",
+	"fiBSbJX2fnnOG211DaruNunKllth4xA7pjavT2lOdZhgkpho9S0crx9MOymiVgBbHhvtvOndR5EN60Hb",
+	"KuN6inmRdc2o8b5xhmKctXQKLi4rBZhCAEOEKZrTCDIlewo/rMpkVKb9hSqobxW/xDQyD/PLPaI5dNDp",
+	"mJsTbyWzuxhzjWXXxo4TXrtx6e+Z6eqK/nuxzqMky1r818QpTemyudW64i2qbEzNkrNBblRwsVJ6O3m5",
+	"RXqKm3WbCuv86q7lJuO6wdSmek55HbhVFZ2e7CpPdpUnu8qTXeXJrvJkV3myqzzZVZ7sKt+pXWX7YpT3",
+	"cxA/rBylFVD7DQtSVk6XDTXmhUhgpmtnhyzLwy6L4kpFyp/pqWPWWRUVl6e04sKTSrGI23VCrzcMun+7",
+	"n1xIMxYC5xD9KFXjMGO0WstntXP0aSv4F9sKTN34p43ge9kIJCtKibKanJz3qisv8Dv+oHz1/BsumAHh",
+	"4omgvg+Canni5seEhVdvVcyVN+wdD9QpQL74CfOP6q6JQ52jIG5+xnyqcHIUBvEAfNwbn0TdsA+H8TEO",
+	"xr1wEB3BSezj7rgfHkbH4McB7o0H4VF0AkHcxf3xYXgc+Uq7vDnj5ymjnGVWQW1x84HwK+WiiSQ8Hg8z",
+	"AEropJ3mD/OvzkOlfXSL33ANGRFy33r77vOHs/M/q0/PgUaQ2SvaH/vHJ0djfxD04ig8Cgf9YHwYnUjY",
+	"uydhHwa9w37Ujcaq+QWZARd4ltY3lO6wH/xNfyQ1m+eMK2bsuUc66+1HHr2S5KVLxfb7J/27TZU07+ET",
+	"2THByN7wt7Z3W43WmNTt1KKKBrGV9b9J2DWrWJFVfG3LQmaBqUrUnAlVlaKrhv14/qIodyMWrCjzliY4",
+	"rHjnvKDbGTTWTcuLut127363BpxCcm9Vp70qa9c10h/VxcH9zO6l5Lhney1ntvAtVITIyhZWIGdVwmw1",
+	"iiVubtff8e1e8b3NZF3RVUbMP/9wdnH2/PR1Lsl+Pvvp5/zvNy9fnH18k/96/e6X/M9c8G3DkzXRuBUq",
+	"LHm4QiBt00kpL2vB+iqKNGS84GVTMG8lS+8yniuB148tWXtGkoQwKqa8MZ510/o250Eq14srESvsWmH5",
+	"RknYIKUK3qkysrtw9aW3mdZdn9XYq3Kfu5W4XFOj8xofbul9+rCypPWF8WFyXazXqmutYzmwfeF1Ueqa",
+	"0fW1L4dIqGtNzTchpoySUBKJ8t3uWdXZ9lsmEWFm2hQXvapvf+DIKXaL9spqz04njd5bxKg1l70MZphI",
+	"rchq+gz5ZRnnfDfkKAMcTiHS/eJkgZe8GlTSMne3lo0WZX1wvt8YGJ0fPfqFntM0HeeDolz2NgfTrvJO",
+	"1mfpDb1D0+Pdhqrj5cbb37FkafNUHtLj9qXCV03bHv1wp9F3Lj7uPG6EZg2Hnhfu/ubApoTEEC7DBHTB",
+	"QKeKVWGfNJJE/yisZVICq4uMC7OJKrSIaQhJom8mKHFUu4KiRLDt82/wZDfW5HpQJS4LquJ1HSpXEW8I",
+	"HzHy3qnT7lz7bSrNLvJotdyYqG2PHFFGTXFQA+0CxlPGriRiM3XLmkKoNvrNMJ2rbAw+ZXPxOf/UmU7x",
+	"zcY9eEXB7lNTK5fRIhtdSh69BijDAlrmXjxtCC2sZVtlazwZJJ8cw0+O4a/sGN4x/FZJMimcxvOlSpZb",
+	"Wnf/qr2phazQHhSD1L7CZB5BZGUt28nIZcxqd3CPi32+WmXx3U03Dw1NbWTuWkprfk/8FiYTtFfUWtVX",
+	"fKy0oWynB331Mt/b6liOaKliSJ78UskGUqNnFOx6/mhPV9A3DOkipLSy0vzgddOesLZ5OGMUlp23tVdt",
+	"MktZltetmHpDb0LEdD7OayGpgLrI+kt1pP0B9y6fvaVNaGOKvjmwlrUwaqWpm6iysgQN0ZHOzSJFse21",
+	"h0R7mrVFVS/XqZ+FVCx1S+MAM1qno/qUW06Vts7VyV4Nt7JU0UVxlqteV1YrQ9B8bFq509YE8oNvKWrC",
+	"dGFV3KTOVfW0J4fPN3b4VHbr7S7naL41Y2tT9MZLM8pCLMWlGUbd1gXNnDJB2naRG1Vs6+ADrtNo2Irv",
+	"fbsAWaVIBCdIIXydJnEfqqlndNhkVCsuECGjgunP2upar9y95gJmUeCawP6aBI0gzSDE+sw+Tlh45Vwc",
+	"aPWx9R0MNQKv0RDmApU7txTdLURileCwYc9eoSD+Vnt4tVaOxbCtUtXernqOvfI5mxZobrpfIiovosjz",
+	"Fqz7KIqN10V+05ZQFuhr2hfysO9HKs+36lQdrInwVxVU3uRlbHTQW3mCxcFR+yTsQfto3B+0j6Nu0D6M",
+	"fejj7vgk7Pne/YLgy5D2FC/ZXOQx7bVwvodUG2wM8Zun0XoMPbxG4fd7jnqcmxnqpxeHgmq1iHS8XiL3",
+	"KCldLbucViDvfSPijhmHW56BrPy9pnJ/u+XZ2eU5y1S7RgSZgEbk1I/UJl6+OQNt5cWX9fqEj1XFbbsz",
+	"VomB8qBlMeF2pLsxA22HEoT2salMDCu5yQZvvUDflPNVruSGtK8n6f7bSfdV99jvgvPgIjgcBifD/vHO",
+	"OA/iw7Db9qPBUfsIB8ftE+j3271xNwwiH07i/vE9cW5JptUgd/1hT4VmrQhnboihtC+MrMdQdgcd+9VT",
+	"DOXTkXpNDGX/5Djwu24MZbcaQ9mDAT4KT8ZB1I37cIiPQ38s4T+EY+yHAfTiAT6y4iv9cRD2ogEcxScq",
+	"vnJNDGU95LEbn+AgHMDRuBcdxz7uh4fQHZ9EQdzDg/AITsa+BAOvDnnM+Urf9F8Jeez2twx57B4ftrxy",
+	"uzjbWljcPaIYtR3KjYLUliGPnQfTfdw8GOvU9W1TYeoK4O7ZMLYnu+zvoTkxTzvC047wtCP8K+4Ijx86",
+	"78bg7BAm82lTFHnhatwq2Py7DgHfNeR7XYj35pDuphDuWuDyvQKVNwUm7xJIvMWkXSLf1RvntP4XDBde",
+	"79mtGVfqcSWl7vBIIYa7BhbqG3TmGRHLc8lUWgr9CDiD7HQuFLmP1a9X+cr/6ZeL2i0hLzCfjhnOIvSn",
+	"Xy707bcH18FBflbmB7flsfnuwDK9XCKgUcoIFRztUSZQijOhY5IJLxxrP3AkhaQOQlb6k5IAisUUcOXE",
+	"pkKkdmTnFtcDXerbfS5RBmKeUVCuJrW0hNGWmo35tG1uErJhhmvIEC59BVewVBBKkedNAetAcaOG/Hf7",
+	"XF9Z0zbwtc/zm4VyNTglf4aldsnLN/JHvTh+PpiB5wqWaO+SX31OyDV8/p//9X8v0QGSvwVwoX7vd5Ac",
+	"GbI2J5FyNCFGk2UH/awgRBI+qauGmEObUA6UE6lObDETDWdbAlqbhaQvQmO2egrtGIeETgp8q5DvDLCq",
+	"ic9iFGbLVLCiQpO+J7m4ArjBQ8NbIyo/UgGn83FCQmPBV+Xj0WmSmBgijnAGxbXMH89f6EL+z0w4QMNH",
+	"I6rZhq/P2EIXknaJNqhLhERtvWEhPsWpue5qMpfroB4gwkdSUqk6aHHGZogINF6iywnQA/Vdm11DluBl",
+	"Z4lnyWVnREf0F7298yGCa42YMZsLF08WUtQ03r87v4AICVbgjf9Q0nILcTKhEI3oeKlAPBeYRpKn87GQ",
+	"5jo9gTGLCOh+5c9L89HLa3VVtpnwHgdARKj5FauvOErTE29JpstURzRCyjapIrbUjUuCCCW9CnJ/b8/u",
+	"F2t2p+/PvJZ3DRk3tfk7KtSepUBxSryh1+v4nZ6O+JoqESfFE9wIyChODhSBqMeTJmHxXpORJKD83gbd",
+	"wlxc5lxCdVkcSi4Rx0uOFqZyv5JoEaQJy28ly67V3fOSxwrxpnTJ14SL5xomc4sECMh4wzX3uuh+XsEf",
+	"7QX5Teat4qLywPdLgfRlDtmy5OK8aL1eLuc2qKDqPquljVXyxup5RM3ACqYuCUB7WKAEMBdoNXxFMf0G",
+	"ABvBy+FpuGtMVyTRt6aote76vr5/RGrH2m2UpgkJ1Toc/INrA0Q58kb1VbkclMxb5XTQZNORtNnXozd1",
+	"WkB58COO8nCsu5Y32KbJGdVE/bK4hSXf4L3hr59aHp/PZjhbGipDxTVnBjbJdnjC1W3b+sEn2YfDLu5u",
+	"2MZzMS1iBA5ui0C7u5UMVcTTmlu2wymEV1p8TcCUibRjzIbOPW4tK1uoZa7FUXFf+no3dX23jp3Iv6le",
+	"FiTFx8uz9+3D46DQAj5+OGvpUH0C+eXyasf8gY9oKBXNlk4xWmDulq20c55absKUzmDSaQ26+A0SOJuA",
+	"UFlPI2pnRRT6XAdJzQuoICoaBRlxbL6TutCClkpLTQMZUamCPEMYLTJGJ7mOoFKpKJpTKadoMSqmfAFZ",
+	"eZd+3+930Kl6KLWBLFvKVi8v8GRE987i9ltGof0Gi3CK/ud//x/U8/v7quvL5zicQvu51NhYMkSUtdX1",
+	"aZdalLvy7ScQz82S1wVcE3mXnxzkDd8X8Zx1QSO1OwmyttVdE1ggnEilYommkETPJNg644QyoW4WkZib",
+	"aG93o7rjzNyRR84Vd35dwf66UscgsUHoqNvtc76SKJBzM7uu7FfipyHmQeFBbVqGruhSFHevWOwZmg/3",
+	"SkZB8oiKsFQwSx29KShBQdvz+w3hCO5yIE7y5EC1nFzdAqqEZ7BZEubY+UilhGIZ+SdEunF/+8ZvmXjF",
+	"5lQ37J5sbnjB2BtMl0Zs88eR27fV88yvn+4cWf4BcFSmi/7A3aV3hLohmfuL9QNd3PLg1gTb3h18yVaK",
+	"+iJo+AfeJHLR3mVx0Sq53EeYI4z+8kHd9iWFJzr/60+IzCTdSV2PmpzSETUktydsMrfok4hnaCG1ciHV",
+	"VkwREfsbRJGKfv7Lh68ikd7R4sqvco00HguZo0LwColTpjyWFhVtMWyUPYf9+4gehdkDfj35/c0sceVO",
+	"jWebBIxZqSeebOLJ04Lwc4I36HpkdswgzoBP22W98rSxSsEH0AU+KlRoMgcMNeoMcAoLxKg8lQmjiCn3",
+	"oUpu1JqE+kQ1XbZGdDElCTg5nkRwSGKpGyXkGtCesUC18hLeUkmTeojuYr+D+v5JmQpuehlRwlFMKE4Q",
+	"y3JAO+hUeTpygOUJ9ApSIWWHmMJSPmji9A8aTQ6388dg9u9mh9drp2ZZyJZvx5j+yfYNnzMaJ0SbTb/r",
+	"XVYj12WZR2ZnXWRDc/M6Ztbp0fYxSW37zKSAGSsWNQc7fXUxU5YIwzhc4CXC15gof5T2UKsjydJM8JnD",
+	"0ebyDk1k8iSk9UNdcEHz76K8cqQoW5Gzrz7sFHeUUCaQ9lg28apOR3JY9dE4VVHMjyxaPhqTNiRP3bmu",
+	"ELlx331fYqJcjbyqy33NEk/y5bHkiyYka2mcRLsUL7eUNVrGXMHSFTMrlfTXhAstSrBjeShvzl9lgKew",
+	"0JfWZlzZrI11rtmkmZtvNxk11c3ixYC5M0gqpKvshCYLZDtmqVyfsX50ZelXFh4s5nzV+EXQ8k4Q5DHX",
+	"dRheZQBIwI3Qd59ChPAEE8qFK10jkyS0r+1VuZlLn3tya1fLLqsxoureFO3gRFPMp5aFSkcsceU2La/F",
+	"r7qEUJpBTG72C9vWiBZuGD5lmdDOpHo7Ph/nCdlK5DciEnC2xsAyGCgbb/47cFO4/z4a3fj+p/9srCdT",
+	"C+ySkF7BcuWSskwoJ2+D6dkJSM/dtPYzN4r507bgaBMhYXQdUO8ybZlqguvFy/PnFkin6pd62AzDhi30",
+	"tXIPbPHhO22n/6qqsH2Xy1oju32bS0LolYLkJxCvpJCSzSFaecnuhbphWAqzolhNXJq+9rC+jsjScyZK",
+	"m1GJHft1qTeBXOhVZN6tU1vkd8Vt7mMWLf/jIMICH/gHJDK2sq+1KVc348fY4iy3dXV7Uw6HtNwE8p2s",
+	"ePTprrVC3X2umIvnVXYqlY5ayLlvbqGumKomqTNujr66bWdEL/Vfl7rkmNbVdPCCZJVh3vultjIZLtPm",
+	"bjKhLP+6KOvRoMhquJtpYLMKexbBLGUCaLhU7vSvpL86QO6kwQZfCwY9yip1NufNBebIiN2KdbvAnGgr",
+	"s8dSx2U1QWBalcgWRYu7O1eCaCBt6fEo7F6++23Zve/3Njd6xbIxiSIdZ9f3jze3MGBdkBmoI8mWurpF",
+	"7I66HmwB5Hu8TBiOLhh7jbMJ6HaDbTBS+D/fQESw1gm/uiDUdGSVdyylSLNY3FLB38r5+gFwxFWFGLO1",
+	"bdT5O+iUastB/aVxIHLlOGyyrq+UfavZmkQrbOJ2DZfVVvHf0gNXXOmxVlB91ZP1vU7UBm77QP2Vaf4n",
+	"eSJBVi3BnancCmd6yEnWDhVzzq/Nh1YrzGirc6sddPVVDo/1nN3/3zT5SpLuWmW+kqa7Qp9fV8ehVOmt",
+	"VJ2HavXWgNWdvpIX8O+k2y8cXsk53H66RsNn9Boyw7xGy3Vq1SPBtE7PaEwm80xFMuY27i9zmKtgOqWR",
+	"c+1sMi1GtMjCy0sSm1qoxjL+Vlmy4SYEMBZ1S1yUBvIxTjANYbWav5IovjNN3057+ybKvp0A2LxxWqz6",
+	"jZR8V6Q8ogAg/95qfom4fxstf2HTSrNU3F71Obi16esx1Hx7i23S9C1e3KTsr5OAa5l8pcpfSSH6PrT+",
+	"XeTX96f7l9D/5ur/NpygOs2uc7KZq9siD9SWaFqsKNPu+qY6tWMjb4jLetOQQIL2cJJO8X6niQqbOnlf",
+	"SzMpW5og6uYY1Upa0en7MzSGKTEOmcbgaCteLrncdwbKXcCf7v5fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

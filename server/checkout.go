@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -191,4 +192,12 @@ func (h *handlers) RefreshCheckoutQuotes(ctx context.Context, _ gen.RefreshCheck
 		return nil, err
 	}
 	return gen.RefreshCheckoutQuotes200JSONResponse(checkoutView(v)), nil
+}
+
+func (h *handlers) GetCheckoutQuoteQR(ctx context.Context, req gen.GetCheckoutQuoteQRRequestObject) (gen.GetCheckoutQuoteQRResponseObject, error) {
+	svg, err := h.checkout.QuoteQR(checkoutPayment(ctx), req.QuoteId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetCheckoutQuoteQR200ImagesvgXmlResponse{Body: bytes.NewReader(svg), ContentLength: int64(len(svg))}, nil
 }

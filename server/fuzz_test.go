@@ -120,6 +120,11 @@ func (s fuzzStub) RefreshCheckoutQuotes(context.Context, gen.RefreshCheckoutQuot
 	return stubResponse(http.StatusOK), nil
 }
 
+func (s fuzzStub) GetCheckoutQuoteQR(context.Context, gen.GetCheckoutQuoteQRRequestObject) (gen.GetCheckoutQuoteQRResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
 // fuzzApp is one shape's Echo instance. Requests run one at a time (a fuzz worker calls its
 // function sequentially), so the current call is a plain field.
 type fuzzApp struct {

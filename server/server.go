@@ -36,7 +36,8 @@ type Deps struct {
 	Merchants    *merchants.Service
 	Payments     *payments.Service
 	Withdrawals  *withdrawals.Service
-	Checkout     *checkout.Service // the payment-secret API; nil: not served
+	Checkout     *checkout.Service // the payment-secret API and the page; nil: not served
+	DevnetPay    checkout.DevnetPayer
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -108,6 +109,9 @@ func New(d Deps) (*echo.Echo, error) {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+		if d.Checkout != nil {
+			registerCheckoutPage(e, d.Checkout, d.DevnetPay)
+		}
 	}
 	for _, r := range e.Routes() {
 		routes[r.Path] = true

@@ -248,3 +248,6 @@ func (r Response) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error 
 
 // VisitRefreshCheckoutQuotesResponse writes the response.
 func (r Response) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitGetCheckoutQuoteQRResponse writes the response.
+func (r Response) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error { return r.write(w) }

@@ -8,12 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/internal/qrtest"
 	"github.com/paymentsd/paymentsd/payments"
 )
+
+// The QR code answer is an SVG document: the response validator reads it as text.
+func init() { openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.FileBodyDecoder) }
 
 // checkoutPath is a payment's path in the payment-secret API.
 func checkoutPath(id string, rest ...string) string {
@@ -52,6 +57,21 @@ func TestCheckoutView(t *testing.T) {
 			}
 			assert.NotContains(t, uri, "e+", "integers, never exponents")
 		}
+		// The QR code of a quote decodes to exactly its payment URI.
+		q0 := quotes[0].(map[string]any)
+		qr := e.do(http.MethodGet, checkoutPath(id, "/quotes/", q0["id"].(string), "/qr"), "", nil, "X-Service-Payment-Secret", secret)
+		require.Equal(t, http.StatusOK, qr.Status)
+		assert.Equal(t, "image/svg+xml", qr.Header.Get("Content-Type"))
+		assert.Equal(t, q0["paymentUri"], qrtest.DecodeSVG(t, qr.Body))
+		// The page: a static shell under a strict CSP; the secret never reaches the server.
+		page := e.do(http.MethodGet, "/pay/"+id, "", nil)
+		require.Equal(t, http.StatusOK, page.Status)
+		assert.Contains(t, page.Header.Get("Content-Security-Policy"), "default-src 'none'")
+		assert.Equal(t, "no-referrer", page.Header.Get("Referrer-Policy"))
+		assert.Contains(t, string(page.Body), `data-payment-id="`+id+`"`)
+		assert.NotContains(t, string(page.Body), secret)
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/pay/assets/checkout.js", "", nil).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodGet, "/pay/assets/..%2fpage.go", "", nil).Status)
 		tag := r.Header.Get("ETag")
 		require.NotEmpty(t, tag)
 		r = e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", secret, "If-None-Match", tag)

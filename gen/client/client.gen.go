@@ -1752,6 +1752,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCheckoutQuoteQR A quote's payment QR code
+	//
+	// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
+	// server (the checkout page shows it; wallets scan it).
+	//
+	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr (the `GetCheckoutQuoteQR` operationId).
+	GetCheckoutQuoteQR(ctx context.Context, paymentId CheckoutPaymentId, quoteId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RefreshCheckoutQuotes Refresh expired quotes
 	//
 	// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
@@ -1881,6 +1889,24 @@ func (c *Client) ListChains(ctx context.Context, params *ListChainsParams, reqEd
 // Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCheckoutRequest(c.Server, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCheckoutQuoteQR A quote's payment QR code
+//
+// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
+// server (the checkout page shows it; wallets scan it).
+//
+// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr (the `GetCheckoutQuoteQR` operationId).
+func (c *Client) GetCheckoutQuoteQR(ctx context.Context, paymentId CheckoutPaymentId, quoteId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCheckoutQuoteQRRequest(c.Server, paymentId, quoteId)
 	if err != nil {
 		return nil, err
 	}
@@ -2210,6 +2236,47 @@ func NewGetCheckoutRequest(server string, paymentId CheckoutPaymentId, params *G
 			req.Header.Set("If-None-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetCheckoutQuoteQRRequest constructs an http.Request for the GetCheckoutQuoteQR method
+func NewGetCheckoutQuoteQRRequest(server string, paymentId CheckoutPaymentId, quoteId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "quoteId", quoteId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/quotes/%s/qr", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -2745,6 +2812,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckoutWithResponse(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*GetCheckoutResult, error)
 
+	// GetCheckoutQuoteQRWithResponse A quote's payment QR code
+	//
+	// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
+	// server (the checkout page shows it; wallets scan it).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr (the `GetCheckoutQuoteQR` operationId).
+	GetCheckoutQuoteQRWithResponse(ctx context.Context, paymentId CheckoutPaymentId, quoteId string, reqEditors ...RequestEditorFn) (*GetCheckoutQuoteQRResult, error)
+
 	// RefreshCheckoutQuotesWithResponse Refresh expired quotes
 	//
 	// Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
@@ -2987,6 +3064,75 @@ func (r GetCheckoutResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCheckoutResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCheckoutQuoteQRResult429Headers the declared response headers of an HTTP 429 response for GetCheckoutQuoteQR
+type GetCheckoutQuoteQRResult429Headers struct {
+	RetryAfter *int
+}
+
+type GetCheckoutQuoteQRResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCheckoutQuoteQRResult429Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCheckoutQuoteQRResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCheckoutQuoteQRResult) GetJSON404() *CheckoutNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCheckoutQuoteQRResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCheckoutQuoteQRResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCheckoutQuoteQRResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCheckoutQuoteQRResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCheckoutQuoteQRResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCheckoutQuoteQRResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3671,6 +3817,22 @@ func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, payme
 	return ParseGetCheckoutResult(rsp)
 }
 
+// GetCheckoutQuoteQRWithResponse A quote's payment QR code
+//
+// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
+// server (the checkout page shows it; wallets scan it).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr (the `GetCheckoutQuoteQR` operationId).
+func (c *ClientWithResponses) GetCheckoutQuoteQRWithResponse(ctx context.Context, paymentId CheckoutPaymentId, quoteId string, reqEditors ...RequestEditorFn) (*GetCheckoutQuoteQRResult, error) {
+	rsp, err := c.GetCheckoutQuoteQR(ctx, paymentId, quoteId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCheckoutQuoteQRResult(rsp)
+}
+
 // RefreshCheckoutQuotesWithResponse Refresh expired quotes
 //
 // Replaces the payment's expired quotes with new ones at the current rate and a new expiry,
@@ -3953,6 +4115,66 @@ func ParseGetCheckoutResult(rsp *http.Response) (*GetCheckoutResult, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCheckoutResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCheckoutQuoteQRResult parses an HTTP response from a GetCheckoutQuoteQRWithResponse call
+func ParseGetCheckoutQuoteQRResult(rsp *http.Response) (*GetCheckoutQuoteQRResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCheckoutQuoteQRResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCheckoutQuoteQRResult429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -183,6 +183,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A quote's payment QR code
+         * @description The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
+         *     server (the checkout page shows it; wallets scan it).
+         */
+        get: operations["getCheckoutQuoteQR"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2421,6 +2442,35 @@ export interface operations {
             401: components["responses"]["CheckoutUnauthorized"];
             404: components["responses"]["CheckoutNotFound"];
             409: components["responses"]["CheckoutConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCheckoutQuoteQR: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+                /** @description One of the payment's quotes. */
+                quoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The QR code. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                };
+            };
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

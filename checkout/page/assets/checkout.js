@@ -1,0 +1,295 @@
+// The hosted checkout page. The payment's secret is in the URL fragment (#secret=…), which the
+// browser never sends to the server; this script reads it and sends it in the
+// X-Service-Payment-Secret header of the payment-secret API. No third-party code, no build step.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const paymentId = document.body.dataset.paymentId;
+  const devnet = document.body.dataset.devnet === "true";
+  const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
+  const api = `/v1/external/payment-secret-auth/payments/${encodeURIComponent(paymentId)}`;
+  const headers = { "X-Service-Payment-Secret": secret };
+
+  let view = null;
+  let etag = "";
+  let skewMs = 0; // server clock − this clock
+  let qrFor = "";
+  let redirectTimer = 0;
+  let pollTimer = 0;
+
+  const terminal = (s) => ["completed", "failed", "expired", "cancelled"].includes(s);
+  const now = () => Date.now() + skewMs;
+  const usd = (cents) => new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" }).format(cents / 100);
+
+  function fail(message) {
+    $("error").textContent = message;
+    $("error").hidden = false;
+  }
+
+  async function call(path, init) {
+    const res = await fetch(api + path, { cache: "no-store", ...init, headers: { ...headers, ...(init && init.headers) } });
+    if (res.status === 404 || res.status === 401) {
+      stop();
+      fail("This payment link is not valid. Check that you opened the complete link the merchant gave you.");
+      return null;
+    }
+    if (res.status === 429) {
+      const wait = Number(res.headers.get("Retry-After") || "2");
+      schedule(wait * 1000);
+      return null;
+    }
+    return res;
+  }
+
+  async function load() {
+    if (!secret) {
+      fail("This payment link is incomplete: its secret is missing.");
+      return;
+    }
+    const res = await call("", { headers: etag ? { "If-None-Match": etag } : {} });
+    if (!res) return;
+    if (res.status === 304) {
+      const date = Date.parse(res.headers.get("Date") || "");
+      if (!Number.isNaN(date)) skewMs = date - Date.now();
+      schedule(interval());
+      return;
+    }
+    if (!res.ok) {
+      schedule(5000);
+      return;
+    }
+    etag = res.headers.get("ETag") || "";
+    show(await res.json());
+    schedule(interval());
+  }
+
+  function show(v) {
+    view = v;
+    skewMs = Date.parse(v.serverTime) - Date.now();
+    $("error").hidden = true;
+    $("merchant").textContent = v.merchantName;
+    document.title = `Pay ${v.merchantName}`;
+    if (v.merchantLogoUrl && /^https:\/\//.test(v.merchantLogoUrl)) {
+      $("logo").src = v.merchantLogoUrl;
+      $("logo").hidden = false;
+    }
+    $("amount").textContent = v.amountInCents != null ? usd(v.amountInCents) : "Any amount";
+    showStatus(v);
+    showQuotes(v);
+    showSelected(v);
+    if (v.status === "completed" && v.redirectUrl) {
+      $("done").hidden = false;
+      $("redirect").href = v.redirectUrl;
+      if (!redirectTimer) redirectTimer = setTimeout(() => location.assign(v.redirectUrl), 5000);
+    }
+  }
+
+  function quoteOf(v, id) {
+    return v.quotes.find((q) => q.id === id) || null;
+  }
+
+  function showStatus(v) {
+    const el = $("status");
+    let text = "";
+    let tone = "";
+    const r = v.received;
+    const q = r ? quoteOf(v, r.quoteId) : null;
+    switch (v.status) {
+      case "pending":
+        text = "Waiting for your payment.";
+        break;
+      case "processing":
+        if (r && r.dueAsset !== "0" && q) {
+          text = `Underpaid: still due ${units(r.dueAsset, q.tokenDecimals)} ${q.tokenSymbol}.`;
+          tone = "warn";
+        } else if (v.confirmations) {
+          text = `Payment seen — confirming (${v.confirmations.seen} of ${v.confirmations.required}).`;
+        } else {
+          text = "Payment seen — confirming.";
+        }
+        break;
+      case "completed":
+        text = "Paid. Thank you!";
+        if (r && q && BigInt(r.amountAsset) > BigInt(q.amountAsset)) text += " (You sent more than was due.)";
+        if (v.redirectUrl) text += " Returning to the merchant in a few seconds…";
+        tone = "ok";
+        break;
+      case "expired":
+        text = "This payment expired.";
+        tone = "bad";
+        break;
+      default:
+        text = `This payment is ${v.status}.`;
+        tone = "bad";
+    }
+    if (el.textContent !== text) el.textContent = text;
+    el.className = `status ${tone}`;
+    $("choose").hidden = terminal(v.status) || v.status === "processing";
+  }
+
+  // Quotes grouped by chain, as radio buttons (keyboard: arrows move, space selects).
+  function showQuotes(v) {
+    const box = $("quotes");
+    const chains = new Map();
+    for (const q of v.quotes) {
+      if (q.status !== "active" && q.status !== "expired") continue;
+      if (!chains.has(q.chainName)) chains.set(q.chainName, []);
+      chains.get(q.chainName).push(q);
+    }
+    box.replaceChildren();
+    for (const [chain, qs] of chains) {
+      const fs = document.createElement("fieldset");
+      const legend = document.createElement("legend");
+      legend.textContent = chain;
+      fs.append(legend);
+      for (const q of qs) {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = "quote";
+        input.value = q.id;
+        input.checked = q.id === v.selectedQuoteId;
+        input.addEventListener("change", () => select(q.id));
+        const name = document.createElement("span");
+        name.append(input, `${q.tokenSymbol}`);
+        const amount = document.createElement("span");
+        amount.textContent = `${q.amount} ${q.tokenSymbol}`;
+        if (q.status !== "active") {
+          label.className = "expired";
+          amount.textContent += " (expired)";
+        }
+        label.append(name, amount);
+        fs.append(label);
+      }
+      box.append(fs);
+    }
+  }
+
+  function showSelected(v) {
+    const q = v.selectedQuoteId ? quoteOf(v, v.selectedQuoteId) : null;
+    const open = q && !terminal(v.status);
+    $("pay").hidden = !open;
+    if (!open) return;
+    $("amount-asset").textContent = `${q.amount} ${q.tokenSymbol}`;
+    $("amount-asset").dataset.value = q.amount;
+    $("address").textContent = q.depositAddress;
+    $("contract").textContent = q.contractAddress || "";
+    $("contract-row").hidden = $("contract-label").hidden = !q.contractAddress;
+    $("warning").textContent = `Send only ${q.tokenSymbol} on ${q.chainName} (chain id ${q.evmChainId}). Any other token or network is lost.`;
+    $("wallet").href = q.paymentUri;
+    $("devnet-pay").hidden = !devnet || q.status !== "active";
+    if (qrFor !== q.id) {
+      qrFor = q.id;
+      loadQR(q.id);
+    }
+    tick();
+  }
+
+  async function loadQR(quoteId) {
+    const res = await call(`/quotes/${quoteId}/qr`);
+    if (!res || !res.ok) return;
+    const url = URL.createObjectURL(await res.blob());
+    const img = $("qr");
+    const old = img.src;
+    img.src = url;
+    if (old.startsWith("blob:")) URL.revokeObjectURL(old);
+  }
+
+  // The countdown to the selected quote's expiry, by the server's clock.
+  function tick() {
+    if (!view || !view.selectedQuoteId) return;
+    const q = quoteOf(view, view.selectedQuoteId);
+    if (!q) return;
+    const left = Math.max(0, Date.parse(q.expiresAt) - now());
+    const expired = left === 0 || q.status !== "active";
+    const m = Math.floor(left / 60000);
+    const s = Math.floor((left % 60000) / 1000);
+    $("countdown").textContent = expired ? "This quote expired." : `This quote is valid for ${m}:${String(s).padStart(2, "0")}.`;
+    $("refresh").hidden = !expired || view.status !== "pending";
+    $("devnet-pay").hidden = !devnet || expired;
+  }
+
+  async function select(quoteId) {
+    const res = await call("/select-quote", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ quoteId }),
+    });
+    if (!res) return;
+    if (res.status === 409) {
+      fail("That quote is no longer available: choose another or get a new quote.");
+      return;
+    }
+    if (res.ok) {
+      etag = "";
+      show(await res.json());
+    }
+  }
+
+  async function refresh() {
+    const res = await call("/refresh-quotes", { method: "POST" });
+    if (!res) return;
+    if (res.status === 409) {
+      fail("This payment can no longer get new quotes.");
+      return;
+    }
+    if (res.ok) {
+      etag = "";
+      show(await res.json());
+    }
+  }
+
+  async function devnetPay() {
+    if (!view || !view.selectedQuoteId) return;
+    $("devnet-pay").disabled = true;
+    const res = await fetch(`/pay/${encodeURIComponent(paymentId)}/devnet-pay`, {
+      method: "POST",
+      headers: { ...headers, "Content-Type": "application/json" },
+      body: JSON.stringify({ quoteId: view.selectedQuoteId }),
+    });
+    $("devnet-pay").disabled = false;
+    if (!res.ok) fail("The test wallet could not pay: " + (await res.text()));
+    schedule(500);
+  }
+
+  function units(smallest, decimals) {
+    const s = smallest.padStart(decimals + 1, "0");
+    const whole = s.slice(0, s.length - decimals);
+    const frac = s.slice(s.length - decimals).replace(/0+$/, "");
+    return frac ? `${whole}.${frac}` : whole;
+  }
+
+  function interval() {
+    if (!view) return 3000;
+    if (terminal(view.status)) return 0;
+    return view.status === "processing" ? 5000 : 3000;
+  }
+
+  function schedule(ms) {
+    clearTimeout(pollTimer);
+    if (ms > 0) pollTimer = setTimeout(load, ms);
+  }
+
+  function stop() {
+    clearTimeout(pollTimer);
+  }
+
+  for (const b of document.querySelectorAll("button.copy")) {
+    b.addEventListener("click", async () => {
+      const el = $(b.dataset.copy);
+      const text = el.dataset.value || el.textContent;
+      try {
+        await navigator.clipboard.writeText(text);
+        b.textContent = "Copied";
+        setTimeout(() => (b.textContent = "Copy"), 1500);
+      } catch {
+        b.textContent = "Select and copy";
+      }
+    });
+  }
+  $("refresh").addEventListener("click", refresh);
+  $("devnet-pay").addEventListener("click", devnetPay);
+  setInterval(tick, 1000);
+  load();
+})();
