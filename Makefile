@@ -30,6 +30,7 @@ check-generated: generate
 # Go tests (unit, store on SQLite and PostgreSQL, HTTP through the full stack) then the
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
 test: lint check-generated ts-check build
+	scripts/ensure-chromium.sh
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
 
 test-go:

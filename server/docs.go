@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -14,7 +15,13 @@ import (
 // docs/redoc/package.json) and embedded here, so the page needs no CDN and no network.
 //
 //go:embed docs/redoc.standalone.js
-var redocJS []byte
+var vendoredRedocJS []byte
+
+// redocJS is the vendored bundle with its one outside reference — the Redocly logo in the menu
+// footer, fetched from Redocly's CDN — replaced by an empty inline image: the page makes no
+// request to another host (the CSP would block it anyway, with a console error each load).
+var redocJS = bytes.ReplaceAll(vendoredRedocJS, []byte("https://cdn.redoc.ly/redoc/logo-mini.svg"),
+	[]byte("data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"))
 
 const redocJSPath = "/docs/redoc.standalone.js"
 

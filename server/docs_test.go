@@ -79,3 +79,13 @@ func TestDocsScript(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, getDocs(t, e, target).Code, target)
 	}
 }
+
+// The served bundle references no other host: Redocly's CDN logo is replaced.
+func TestDocsBundleFetchesNothingElsewhere(t *testing.T) {
+	if bytes.Contains(redocJS, []byte("https://cdn.redoc.ly")) {
+		t.Fatal("the Redoc bundle still loads its logo from cdn.redoc.ly")
+	}
+	if !bytes.Contains(vendoredRedocJS, []byte("https://cdn.redoc.ly/redoc/logo-mini.svg")) {
+		t.Fatal("the vendored bundle changed: check what it fetches now")
+	}
+}
