@@ -143,3 +143,25 @@ func TestCheckoutSelectAndRefresh(t *testing.T) {
 		assert.Equal(t, "payment_not_open", code)
 	})
 }
+
+// Requests are rate-limited per payment: a burst beyond the limit gets 429 with Retry-After and
+// the documented error body; the page's own polling (a request every few seconds) never does.
+func TestCheckoutRateLimit(t *testing.T) {
+	e := newEnv(t, "sqlite")
+	m := e.merchant(merchantOpts{})
+	created := e.createPayment(m.SecretKey, payment(2500))
+	id, secret := created["paymentId"].(string), created["secret"].(string)
+	limited := 0
+	for range 40 {
+		r := e.do(http.MethodGet, checkoutPath(id), "", nil, "X-Service-Payment-Secret", secret)
+		if r.Status == http.StatusTooManyRequests {
+			limited++
+			assert.NotEmpty(t, r.Header.Get("Retry-After"))
+			code, typ, _ := r.errorFields(t)
+			assert.Equal(t, "rate_limited", code)
+			assert.Equal(t, "rate_limit_error", typ)
+		}
+	}
+	assert.Greater(t, limited, 0, "a burst of 40 is limited")
+	assert.Less(t, limited, 40, "the first ones pass")
+}
