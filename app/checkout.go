@@ -40,7 +40,7 @@ func (a *App) devnetPayer() checkout.DevnetPayer {
 		if q == nil || q.Token.Chain.ID != devnet.ChainID {
 			return "", domain.Invalid(domain.CodeParameterInvalid, "quoteId", "not a devnet quote of this payment")
 		}
-		if q.Status != domain.QuoteActive || p.Status.Terminal() {
+		if q.Status != domain.QuoteActive || p.Status != domain.PaymentPending {
 			return "", fmt.Errorf("%w: the quote is %s", domain.ErrQuoteNotActive, q.Status)
 		}
 		eth, err := ethclient.DialContext(ctx, url)

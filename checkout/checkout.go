@@ -105,6 +105,13 @@ func (s *Service) Open(ctx context.Context, paymentID, secret string) (domain.Pa
 func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 	now := s.Now()
 	p = payments.Present(p, now)
+	if !now.Before(p.ExpiresAt) {
+		for i, q := range p.Quotes { // nothing is payable once the payment itself expired
+			if q.Status == domain.QuoteActive {
+				p.Quotes[i].Status = domain.QuoteExpired
+			}
+		}
+	}
 	v := View{Payment: p, ServerTime: now}
 	for _, q := range p.Quotes {
 		v.Quotes = append(v.Quotes, Quote{Quote: q, Amount: wholeTokens(q.ExpectedAmountAsset, q.Token.Decimals),
@@ -137,17 +144,29 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 // confirmations counts the newest unconfirmed (or just confirmed) transfer of the payment against
 // its chain's depth, by the watcher's own head.
 func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirmations, error) {
-	trs, err := s.Store.Read(ctx).PaymentTransfers(p.ID)
-	if err != nil || len(trs) == 0 {
+	all, err := s.Store.Read(ctx).PaymentTransfers(p.ID)
+	if err != nil || len(all) == 0 {
 		return nil, err
 	}
-	last := trs[0]
-	for _, t := range trs {
-		if t.Status != store.TransferOrphaned && t.BlockNumber >= last.BlockNumber {
-			last = t
+	// The settling quote's token only (block numbers of different chains do not compare).
+	var token string
+	if p.Received != nil {
+		for _, q := range p.Quotes {
+			if q.ID == p.Received.QuoteID {
+				token = q.Token.ID
+			}
 		}
 	}
-	if last.Status == store.TransferOrphaned {
+	var last *store.Transfer
+	for i, t := range all {
+		if t.Status == store.TransferOrphaned || (token != "" && t.TokenID != token) {
+			continue
+		}
+		if last == nil || t.BlockNumber >= last.BlockNumber {
+			last = &all[i]
+		}
+	}
+	if last == nil {
 		return nil, nil
 	}
 	required := int32(1)
@@ -206,15 +225,9 @@ func (s *Service) Refresh(ctx context.Context, p domain.Payment) (domain.Payment
 			live[q.Token.ID] = true
 		}
 	}
-	all, err := s.Quotes.FreshQuotes(ctx, p)
+	candidates, err := s.Quotes.FreshQuotes(ctx, p) // priced outside the transaction
 	if err != nil {
 		return domain.Payment{}, err
-	}
-	var fresh []domain.Quote
-	for _, q := range all {
-		if !live[q.Token.ID] {
-			fresh = append(fresh, q)
-		}
 	}
 	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
 	if err != nil {
@@ -223,17 +236,27 @@ func (s *Service) Refresh(ctx context.Context, p domain.Payment) (domain.Payment
 	var out domain.Payment
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out, err = s.Core.RefreshQuotesTx(tx, p.ID, fresh); err != nil {
+		if out, err = s.Core.RefreshQuotesTx(tx, p.ID, candidates); err != nil {
 			return err
 		}
 		if sel == nil {
 			return nil
 		}
+		known := map[uuid.UUID]bool{}
+		for _, q := range p.Quotes {
+			known[q.ID] = true
+		}
+		var added []domain.Quote
+		for _, q := range out.Quotes {
+			if !known[q.ID] {
+				added = append(added, q)
+			}
+		}
 		for _, old := range p.Quotes {
 			if old.ID != *sel || live[old.Token.ID] {
 				continue
 			}
-			for _, q := range fresh {
+			for _, q := range added {
 				if q.Token.ID == old.Token.ID {
 					return tx.SelectQuote(p.ID, q.ID)
 				}
@@ -246,26 +269,38 @@ func (s *Service) Refresh(ctx context.Context, p domain.Payment) (domain.Payment
 
 // PaymentURI is the EIP-681 URI of a transfer of amount (smallest unit) of a token to an address:
 // ethereum:<token>@<chainId>/transfer?address=<to>&uint256=<units> for an ERC-20,
-// ethereum:<to>@<chainId>?value=<wei> for the native coin. Integers, never exponents.
+// ethereum:<to>@<chainId>?value=<wei> for the native coin. Integers, never exponents. A zero
+// amount (a deposit: the customer chooses) leaves the amount out.
 func PaymentURI(t domain.Token, to string, amount decimal.Decimal) string {
 	units := amount.BigInt().String()
 	if t.AssetType == domain.ERC20 {
+		if amount.IsZero() {
+			return fmt.Sprintf("ethereum:%s@%d/transfer?address=%s", t.ContractAddress, t.Chain.ID, to)
+		}
 		return fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", t.ContractAddress, t.Chain.ID, to, units)
+	}
+	if amount.IsZero() {
+		return fmt.Sprintf("ethereum:%s@%d", to, t.Chain.ID)
 	}
 	return fmt.Sprintf("ethereum:%s@%d?value=%s", to, t.Chain.ID, units)
 }
 
-// RedirectURL appends the payment's customMetadata to its redirect URL as a query string
-// (customMetadata=…), as the spec says.
+// RedirectURL appends the payment's customMetadata to its redirect URL's query string
+// (customMetadata=…), as the spec says, before any #fragment.
 func RedirectURL(base string, metadata *string) string {
 	if metadata == nil || *metadata == "" {
 		return base
 	}
+	rest, fragment, hasFragment := strings.Cut(base, "#")
 	sep := "?"
-	if strings.Contains(base, "?") {
+	if strings.Contains(rest, "?") {
 		sep = "&"
 	}
-	return base + sep + "customMetadata=" + url.QueryEscape(*metadata)
+	out := rest + sep + "customMetadata=" + url.QueryEscape(*metadata)
+	if hasFragment {
+		out += "#" + fragment
+	}
+	return out
 }
 
 // wholeTokens writes an amount of smallest units as whole tokens, exactly, without trailing zeros.

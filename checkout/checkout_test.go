@@ -23,6 +23,9 @@ func TestPaymentURIs(t *testing.T) {
 	// A wei amount far beyond float precision stays an exact integer, never 1.2e+22.
 	assert.Equal(t, "ethereum:"+to+"@8453?value=12345678901234567890123",
 		checkout.PaymentURI(eth, to, decimal.RequireFromString("12345678901234567890123")))
+	// A deposit: the customer chooses the amount, the URI names none.
+	assert.Equal(t, "ethereum:"+to+"@8453", checkout.PaymentURI(eth, to, decimal.Zero))
+	assert.Equal(t, "ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address="+to, checkout.PaymentURI(usdc, to, decimal.Zero))
 }
 
 func TestRedirectURLCarriesCustomMetadata(t *testing.T) {
@@ -32,6 +35,8 @@ func TestRedirectURLCarriesCustomMetadata(t *testing.T) {
 	assert.Equal(t, "https://shop.example/done?x=1&customMetadata=%7B%22order%22%3A7%2C%22note%22%3A%22a%26b%22%7D",
 		checkout.RedirectURL("https://shop.example/done?x=1", &meta))
 	assert.Equal(t, "https://shop.example/done", checkout.RedirectURL("https://shop.example/done", nil))
+	one := "x"
+	assert.Equal(t, "https://shop.example/thanks?a=1&customMetadata=x#top", checkout.RedirectURL("https://shop.example/thanks?a=1#top", &one))
 }
 
 // The QR code drawn on the server decodes (ZXing) to exactly the URI.

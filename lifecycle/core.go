@@ -121,9 +121,11 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	return after, nil
 }
 
-// RefreshQuotesTx adds fresh quotes to a live payment (pending, before its expiry), for the
-// tokens whose quotes expired; the payment's version moves and payment.updated is written.
-func (c *Core) RefreshQuotesTx(tx *store.Tx, id uuid.UUID, fresh []domain.Quote) (domain.Payment, error) {
+// RefreshQuotesTx adds to a live payment (pending, before its expiry) the candidates for the
+// tokens it has quotes for, none of them still active — decided under the payment's lock, so two
+// refreshes at once add one set; each expires with the payment at the latest. The payment's
+// version moves and payment.updated is written.
+func (c *Core) RefreshQuotesTx(tx *store.Tx, id uuid.UUID, candidates []domain.Quote) (domain.Payment, error) {
 	p, err := tx.LockPayment(id, c.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
@@ -134,6 +136,22 @@ func (c *Core) RefreshQuotesTx(tx *store.Tx, id uuid.UUID, fresh []domain.Quote)
 	now := c.Now()
 	if p.Status != domain.PaymentPending || !now.Before(p.ExpiresAt) {
 		return domain.Payment{}, fmt.Errorf("%w: the payment is %s; its quotes cannot be refreshed", domain.ErrPaymentNotOpen, p.Status)
+	}
+	had, live := map[string]bool{}, map[string]bool{}
+	for _, q := range p.Quotes {
+		had[q.Token.ID] = true
+		if q.Status == domain.QuoteActive && now.Before(q.ExpiresAt) {
+			live[q.Token.ID] = true
+		}
+	}
+	var fresh []domain.Quote
+	for _, q := range candidates {
+		if had[q.Token.ID] && !live[q.Token.ID] {
+			if q.ExpiresAt.After(p.ExpiresAt) {
+				q.ExpiresAt = p.ExpiresAt
+			}
+			fresh = append(fresh, q)
+		}
 	}
 	if len(fresh) == 0 {
 		return p, nil

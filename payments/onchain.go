@@ -75,9 +75,18 @@ func evaluate(p domain.Payment, ts []store.Transfer, scannedPast func(chainID in
 	timely := func(t store.Transfer) bool {
 		return t.Status != store.TransferOrphaned && !t.BlockTime.After(p.ExpiresAt)
 	}
+	// A token can have several quotes (the checkout refreshes expired ones): its transfers are
+	// judged against the one asking the least — every quote the customer was given stays
+	// payable, so one paid under an expired quote is not held to its fresher price.
 	quoteFor := map[string]*domain.Quote{}
 	for i := range p.Quotes {
-		quoteFor[p.Quotes[i].Token.ID] = &p.Quotes[i]
+		q := &p.Quotes[i]
+		if q.Status == domain.QuoteFailed {
+			continue
+		}
+		if cur := quoteFor[q.Token.ID]; cur == nil || q.ExpectedAmountAsset.LessThan(cur.ExpectedAmountAsset) {
+			quoteFor[q.Token.ID] = q
+		}
 	}
 	value := map[uuid.UUID]decimal.Decimal{}
 	for _, t := range ts {

@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/labstack/echo/v4"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -61,6 +64,23 @@ func (l *limiters) allow(key string, now time.Time) (bool, time.Duration) {
 	return true, 0
 }
 
+// exhausted reports whether key has no token left now (without taking one).
+func (l *limiters) exhausted(key string, now time.Time) bool {
+	l.mu.Lock()
+	lim, ok := l.cache.Get(key)
+	l.mu.Unlock()
+	return ok && lim.TokensAt(now) < 1
+}
+
+// clientKey is the client's address as the server saw it (Echo's IP extractor: the direct peer
+// unless trusted proxies are configured), parsed: never a header's raw text.
+func clientKey(c echo.Context) string {
+	if ip, err := netip.ParseAddr(c.RealIP()); err == nil {
+		return ip.Unmap().String()
+	}
+	return "unparsed"
+}
+
 // rateLimitedError is a 429 with the wait.
 type rateLimitedError struct{ wait time.Duration }
 
@@ -72,8 +92,14 @@ func retrySeconds(d time.Duration) int64 { return max(int64((d+time.Second-1)/ti
 
 // paymentSecretAuth rate-limits and authenticates the payment-secret API: the payment opened by
 // its secret goes into the request's context. Every answer is `Cache-Control: no-store`.
+//
+// Two budgets: a client address's failed secrets (guessing is pointless against 256 bits, but
+// each guess costs a lookup), and an opened payment's requests (a page polling too fast). Only an
+// authenticated request spends its payment's budget, so nobody can lock a customer out of their
+// own checkout by knowing its id. Keys are parsed (a UUID, an IP address): no client string
+// becomes a key.
 func paymentSecretAuth(svc *checkout.Service) echo.MiddlewareFunc {
-	perPayment, perClient := newLimiters(5, 20), newLimiters(10, 40)
+	perPayment, failures := newLimiters(5, 20), newLimiters(1, 20)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			path := c.Request().URL.Path
@@ -82,19 +108,35 @@ func paymentSecretAuth(svc *checkout.Service) echo.MiddlewareFunc {
 			}
 			c.Response().Header().Set("Cache-Control", "no-store")
 			c.Response().Header().Set("Referrer-Policy", "no-referrer")
-			id, _, _ := strings.Cut(strings.TrimPrefix(path, paymentSecretPrefix), "/")
-			now := time.Now()
-			for _, check := range []struct {
-				l   *limiters
-				key string
-			}{{perClient, c.RealIP()}, {perPayment, id}} {
-				if ok, wait := check.l.allow(check.key, now); !ok {
+			secret := c.Request().Header.Get(paymentSecretHeader)
+			if strings.TrimSpace(secret) == "" || strings.HasPrefix(strings.TrimSpace(secret), "sk_") {
+				return domain.ErrInvalidPaymentSecret
+			}
+			raw, _, _ := strings.Cut(strings.TrimPrefix(path, paymentSecretPrefix), "/")
+			id, err := uuid.Parse(raw)
+			if err != nil || len(raw) != 36 {
+				return domain.ErrPaymentNotFound
+			}
+			client := clientKey(c)
+			limited := func(l *limiters, key string) error {
+				if ok, wait := l.allow(key, time.Now()); !ok {
 					c.Response().Header().Set("Retry-After", fmt.Sprint(retrySeconds(wait)))
 					return &rateLimitedError{wait}
 				}
+				return nil
 			}
-			p, err := svc.Open(c.Request().Context(), id, c.Request().Header.Get(paymentSecretHeader))
+			if failures.exhausted(client, time.Now()) {
+				return limited(failures, client)
+			}
+			p, err := svc.Open(c.Request().Context(), id.String(), secret)
+			if errors.Is(err, domain.ErrPaymentNotFound) {
+				_ = limited(failures, client) // spends one of this address's failures
+				return err
+			}
 			if err != nil {
+				return err
+			}
+			if err := limited(perPayment, p.ID.String()); err != nil {
 				return err
 			}
 			c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))

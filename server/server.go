@@ -66,6 +66,9 @@ func New(d Deps) (*echo.Echo, error) {
 	routes := routeSet{}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// c.RealIP() is the TCP peer: a client cannot choose its rate-limit key with a header. (Behind
+	// a reverse proxy, every client is the proxy's address; the proxy limits per client.)
+	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = errorHandler(d.Log)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return uuid.Must(uuid.NewV7()).String() }}))
 	e.Use(requestContext)

@@ -302,6 +302,10 @@ func fromRequestError(e *openapi3filter.RequestError) *apiError {
 			if param == "amount" || param == "amountInCents" {
 				code = domain.CodeInvalidAmount
 			}
+		case "pattern":
+			if param == "redirectUrl" { // a regular expression is no explanation
+				reason = "must be an absolute http(s) URL"
+			}
 		}
 	} else if errors.Is(e.Err, openapi3filter.ErrInvalidRequired) {
 		code = domain.CodeParameterMissing

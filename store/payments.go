@@ -78,7 +78,8 @@ func (t *Tx) InsertQuotes(paymentID uuid.UUID, qs []domain.Quote) error {
 
 // SelectQuote records the quote a payment's customer chose.
 func (t *Tx) SelectQuote(paymentID, quoteID uuid.UUID) error {
-	return translate(t.db.Model(&paymentRow{}).Where("id = ?", paymentID).Update("selected_quote_id", quoteID).Error)
+	// UpdateColumn: the customer's choice is not a change of the payment (no updated_at, no version).
+	return translate(t.db.Model(&paymentRow{}).Where("id = ?", paymentID).UpdateColumn("selected_quote_id", quoteID).Error)
 }
 
 // SelectedQuote reads the quote a payment's customer chose (nil: none yet).

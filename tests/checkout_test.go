@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,4 +165,46 @@ func TestCheckoutRateLimit(t *testing.T) {
 	}
 	assert.Greater(t, limited, 0, "a burst of 40 is limited")
 	assert.Less(t, limited, 40, "the first ones pass")
+}
+
+// Refreshes at once add one set of fresh quotes (decided under the payment's lock), and a fresh
+// quote never outlives the payment.
+func TestCheckoutRefreshesAtOnceAndNearExpiry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		created := e.createPayment(m.SecretKey, payment(2500))
+		id, secret := created["paymentId"].(string), created["secret"].(string)
+		hdr := []string{"X-Service-Payment-Secret", secret}
+		tokens := len(created["payment"].(map[string]any)["quotes"].([]any))
+		// 5 minutes before the payment's own expiry (24 h): the quotes (15 min) long expired.
+		late := func() time.Time { return time.Now().UTC().Add(24*time.Hour - 5*time.Minute).Truncate(time.Microsecond) }
+		e.app.Checkout.Now, e.app.Payments.Now, e.app.Core.Now = late, late, late
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e.do(http.MethodPost, checkoutPath(id, "/refresh-quotes"), "", nil, hdr...)
+			}()
+		}
+		wg.Wait()
+		v := e.do(http.MethodGet, checkoutPath(id), "", nil, hdr...).JSON(t)
+		expires, err := time.Parse(time.RFC3339Nano, v["expiresAt"].(string))
+		require.NoError(t, err)
+		active := map[string]int{}
+		for _, q := range v["quotes"].([]any) {
+			q := q.(map[string]any)
+			if q["status"] != "active" {
+				continue
+			}
+			active[q["chainId"].(string)+"/"+q["tokenSymbol"].(string)]++
+			qe, err := time.Parse(time.RFC3339Nano, q["expiresAt"].(string))
+			require.NoError(t, err)
+			assert.False(t, qe.After(expires), "a fresh quote expires with the payment at the latest")
+		}
+		assert.Len(t, active, tokens, "every token has a fresh quote")
+		for k, n := range active {
+			assert.Equal(t, 1, n, "%s has %d active quotes", k, n)
+		}
+	})
 }

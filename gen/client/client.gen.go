@@ -672,7 +672,9 @@ type CreatePaymentRequest struct {
 	// OrderId Example: order-1001
 	OrderId string `json:"orderId"`
 
-	// RedirectUrl Example: https://shop.example/thanks
+	// RedirectUrl Where the checkout sends the customer after a successful payment; http(s) only.
+	//
+	// Example: https://shop.example/thanks
 	RedirectUrl *string `json:"redirectUrl,omitempty"`
 
 	// Type A fixed-amount payment (default) or a customer-chosen deposit.

@@ -164,7 +164,6 @@ func TestCheckoutInChromium(t *testing.T) {
 	}
 
 	// A wrong secret: a clear message, nothing else.
-	id := created["paymentId"].(string)
 	if err := chromedp.Do(tctx, chromedp.Navigate(strings.SplitN(payURL, "#", 2)[0]+"#secret=ps_wrong")); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +192,6 @@ func TestCheckoutInChromium(t *testing.T) {
 	if v2["selectedQuoteId"] == q2 || v2["selectedQuoteId"] == nil {
 		t.Fatalf("the selection should have moved to the fresh USDT quote: %v", v2["selectedQuoteId"])
 	}
-	_ = id
 }
 
 // checkoutView reads a payment's checkout view with its secret.

@@ -47,6 +47,17 @@
       fail("This payment link is incomplete: its secret is missing.");
       return;
     }
+    try {
+      await poll();
+      $("offline").hidden = true;
+    } catch {
+      // A network error or a garbled answer: say so, and keep trying.
+      $("offline").hidden = false;
+      schedule(5000);
+    }
+  }
+
+  async function poll() {
     const res = await call("", { headers: etag ? { "If-None-Match": etag } : {} });
     if (!res) return;
     if (res.status === 304) {
@@ -74,11 +85,11 @@
       $("logo").src = v.merchantLogoUrl;
       $("logo").hidden = false;
     }
-    $("amount").textContent = v.amountInCents != null ? usd(v.amountInCents) : "Any amount";
+    $("amount").textContent = v.amountInCents != null ? usd(v.amountInCents) : "Any amount you choose";
     showStatus(v);
     showQuotes(v);
     showSelected(v);
-    if (v.status === "completed" && v.redirectUrl) {
+    if (v.status === "completed" && v.redirectUrl && /^https?:\/\//i.test(v.redirectUrl)) {
       $("done").hidden = false;
       $("redirect").href = v.redirectUrl;
       if (!redirectTimer) redirectTimer = setTimeout(() => location.assign(v.redirectUrl), 5000);
@@ -129,8 +140,14 @@
   }
 
   // Quotes grouped by chain, as radio buttons (keyboard: arrows move, space selects).
+  let shownQuotes = "";
+
   function showQuotes(v) {
     const box = $("quotes");
+    const key = v.quotes.map((q) => `${q.id}:${q.status}:${q.id === v.selectedQuoteId}`).join(",");
+    if (key === shownQuotes) return; // unchanged: keep the elements (and the keyboard focus)
+    shownQuotes = key;
+    const focused = document.activeElement && document.activeElement.name === "quote" ? document.activeElement.value : "";
     const chains = new Map();
     for (const q of v.quotes) {
       if (q.status !== "active" && q.status !== "expired") continue;
@@ -150,11 +167,12 @@
         input.name = "quote";
         input.value = q.id;
         input.checked = q.id === v.selectedQuoteId;
+        input.disabled = q.status !== "active";
         input.addEventListener("change", () => select(q.id));
         const name = document.createElement("span");
         name.append(input, `${q.tokenSymbol}`);
         const amount = document.createElement("span");
-        amount.textContent = `${q.amount} ${q.tokenSymbol}`;
+        amount.textContent = v.type === "deposit" ? "any amount" : `${q.amount} ${q.tokenSymbol}`;
         if (q.status !== "active") {
           label.className = "expired";
           amount.textContent += " (expired)";
@@ -164,6 +182,10 @@
       }
       box.append(fs);
     }
+    if (focused) {
+      const again = box.querySelector(`input[value="${CSS.escape(focused)}"]`);
+      if (again) again.focus();
+    }
   }
 
   function showSelected(v) {
@@ -171,15 +193,21 @@
     const open = q && !terminal(v.status);
     $("pay").hidden = !open;
     if (!open) return;
-    $("amount-asset").textContent = `${q.amount} ${q.tokenSymbol}`;
-    $("amount-asset").dataset.value = q.amount;
+    const r = v.received;
+    const due = r && r.quoteId === q.id && r.dueAsset !== "0" ? units(r.dueAsset, q.tokenDecimals) : "";
+    $("pay-title").textContent = due ? "Send the rest" : v.type === "deposit" ? "Send any amount" : "Send exactly";
+    const shown = due || (v.type === "deposit" ? "" : q.amount);
+    $("amount-asset").textContent = shown ? `${shown} ${q.tokenSymbol}` : `any amount of ${q.tokenSymbol}`;
+    $("amount-asset").dataset.value = shown;
+    // The QR code and the wallet link ask for the full amount: not shown when only the rest is due.
+    $("qr").parentElement.hidden = $("wallet").parentElement.hidden = Boolean(due);
     $("address").textContent = q.depositAddress;
     $("contract").textContent = q.contractAddress || "";
     $("contract-row").hidden = $("contract-label").hidden = !q.contractAddress;
     $("warning").textContent = `Send only ${q.tokenSymbol} on ${q.chainName} (chain id ${q.evmChainId}). Any other token or network is lost.`;
     $("wallet").href = q.paymentUri;
-    $("devnet-pay").hidden = !devnet || q.status !== "active";
-    if (qrFor !== q.id) {
+    $("devnet-pay").hidden = !devnet || q.status !== "active" || v.status !== "pending";
+    if (qrFor !== q.id && !due) {
       qrFor = q.id;
       loadQR(q.id);
     }
@@ -187,9 +215,17 @@
   }
 
   async function loadQR(quoteId) {
-    const res = await call(`/quotes/${quoteId}/qr`);
-    if (!res || !res.ok) return;
-    const url = URL.createObjectURL(await res.blob());
+    let blob;
+    try {
+      const res = await call(`/quotes/${quoteId}/qr`);
+      if (!res || !res.ok) throw new Error("no QR code");
+      blob = await res.blob();
+    } catch {
+      if (qrFor === quoteId) qrFor = ""; // the next view tries again
+      return;
+    }
+    if (qrFor !== quoteId) return; // another quote was chosen meanwhile
+    const url = URL.createObjectURL(blob);
     const img = $("qr");
     const old = img.src;
     img.src = url;
@@ -207,7 +243,7 @@
     const s = Math.floor((left % 60000) / 1000);
     $("countdown").textContent = expired ? "This quote expired." : `This quote is valid for ${m}:${String(s).padStart(2, "0")}.`;
     $("refresh").hidden = !expired || view.status !== "pending";
-    $("devnet-pay").hidden = !devnet || expired;
+    $("devnet-pay").hidden = !devnet || expired || view.status !== "pending";
   }
 
   async function select(quoteId) {
@@ -243,13 +279,21 @@
   async function devnetPay() {
     if (!view || !view.selectedQuoteId) return;
     $("devnet-pay").disabled = true;
-    const res = await fetch(`/pay/${encodeURIComponent(paymentId)}/devnet-pay`, {
-      method: "POST",
-      headers: { ...headers, "Content-Type": "application/json" },
-      body: JSON.stringify({ quoteId: view.selectedQuoteId }),
-    });
-    $("devnet-pay").disabled = false;
-    if (!res.ok) fail("The test wallet could not pay: " + (await res.text()));
+    try {
+      const res = await fetch(`/pay/${encodeURIComponent(paymentId)}/devnet-pay`, {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ quoteId: view.selectedQuoteId }),
+      });
+      if (!res.ok) {
+        const body = await res.json().catch(() => null);
+        fail("The test wallet could not pay: " + ((body && body.error && body.error.message) || res.status));
+      }
+    } catch {
+      fail("The test wallet could not be reached.");
+    } finally {
+      $("devnet-pay").disabled = false;
+    }
     schedule(500);
   }
 

@@ -987,6 +987,7 @@ export interface components {
             customerRefId?: string;
             /**
              * Format: uri
+             * @description Where the checkout sends the customer after a successful payment; http(s) only.
              * @example https://shop.example/thanks
              */
             redirectUrl?: string;
