@@ -22,6 +22,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/hotwallet"
@@ -61,6 +62,7 @@ type App struct {
 	Payouts     []*payouts.Manager
 	Checkout    *checkout.Service
 	Webhooks    *webhooks.Service
+	Tokens      *dashauth.Issuer     // the dashboard's built-in token issuer
 	Dispatcher  *webhooks.Dispatcher // nil without a secrets key
 
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
@@ -184,7 +186,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/keyfile"
 	"github.com/paymentsd/paymentsd/payments"
@@ -93,6 +94,10 @@ func (a *App) wireWebhooks() error {
 	}
 	guard := webhooks.Guard{AllowPrivate: a.Cfg.Webhooks.AllowPrivate, AllowHTTP: a.Cfg.IsEmbedded() || a.Cfg.Webhooks.AllowPrivate}
 	a.Webhooks = &webhooks.Service{Store: a.Store, Sealer: sealer, Guard: guard, Now: Now}
+	a.Tokens = &dashauth.Issuer{Store: a.Store, DefaultIssuer: a.Cfg.PublicBaseURL, Audience: dashauth.Audience, Now: Now}
+	if sealer != nil {
+		a.Tokens.Sealer = sealer // a nil *AESSealer must not become a non-nil interface
+	}
 	if sealer == nil {
 		return nil
 	}
@@ -108,3 +113,6 @@ func (a *App) RunWebhooks(ctx context.Context) {
 		go a.Dispatcher.Run(ctx)
 	}
 }
+
+// jwks publishes the dashboard issuer's keys (none before the first token is minted).
+func (a *App) jwks(ctx context.Context) (any, error) { return a.Tokens.JWKS(ctx) }

@@ -31,13 +31,15 @@ import (
 
 // Deps are the services the HTTP layer calls.
 type Deps struct {
-	Store        *store.Store
-	Catalog      domain.Catalog
-	Merchants    *merchants.Service
-	Payments     *payments.Service
-	Withdrawals  *withdrawals.Service
-	Checkout     *checkout.Service // the payment-secret API and the page; nil: not served
-	DevnetPay    checkout.DevnetPayer
+	Store       *store.Store
+	Catalog     domain.Catalog
+	Merchants   *merchants.Service
+	Payments    *payments.Service
+	Withdrawals *withdrawals.Service
+	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
+	DevnetPay   checkout.DevnetPayer
+	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
+	JWKS         func(ctx context.Context) (any, error)
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -102,6 +104,16 @@ func New(d Deps) (*echo.Echo, error) {
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
 	registerDocs(e)
+	if d.JWKS != nil {
+		e.GET("/.well-known/jwks.json", func(c echo.Context) error {
+			keys, err := d.JWKS(c.Request().Context())
+			if err != nil {
+				return err
+			}
+			c.Response().Header().Set("Cache-Control", "public, max-age=60") // a new key is seen within a minute
+			return c.JSON(http.StatusOK, keys)
+		})
+	}
 	if d.Metrics != nil {
 		// Outside the spec like /healthz (the validator passes it through), and unauthenticated:
 		// see docs/decisions.md.

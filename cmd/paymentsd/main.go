@@ -29,6 +29,8 @@ commands:
   webhooks list|delete|rotate-secret   --merchant ID | --endpoint ID
   webhooks deliveries           the delivery log: --merchant ID [--endpoint ID] [--event ID] [--json]
   webhooks redeliver            --event ID [--endpoint ID]: deliver an event again (same webhook-id)
+  tokens issue                  a dashboard access token: --merchant ID [--scope read|write] [--ttl 15m] [--json]
+  tokens rotate-key             a new signing key for dashboard tokens (the old ones stay published until their tokens expire)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
   treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token
   devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
@@ -99,6 +101,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdWebhooksDeliveries(ctx, rest[1:], stdout, stderr)
 	case cmd == "webhooks" && sub == "redeliver":
 		return cmdWebhooksRedeliver(ctx, rest[1:], stdout, stderr)
+	case cmd == "tokens" && sub == "issue":
+		return cmdTokensIssue(ctx, rest[1:], stdout, stderr)
+	case cmd == "tokens" && sub == "rotate-key":
+		return cmdTokensRotateKey(ctx, rest[1:], stdout, stderr)
 	case cmd == "sweep":
 		return cmdSweep(ctx, rest, stdout, stderr)
 	case cmd == "treasury":

@@ -1,0 +1,315 @@
+// Package dashauth authenticates the merchant dashboard: a built-in issuer of short-lived
+// Ed25519-signed access tokens (keys in the database, private halves sealed, public halves
+// published as a JWKS, rotation), and their verification with golang-jwt v5 — issuer, audience,
+// expiry and not-before always checked, only EdDSA accepted (no `none`, no HMAC keyed with a
+// public key).
+package dashauth
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Scope is what a token may do.
+type Scope string
+
+// Scopes: read, or read and write.
+const (
+	ScopeRead  Scope = "read"
+	ScopeWrite Scope = "write"
+)
+
+// Audience is the aud claim of the dashboard's access tokens.
+const Audience = "paymentsd-dashboard"
+
+// DefaultTTL is an access token's life unless asked otherwise; MaxTTL bounds any.
+const (
+	DefaultTTL = 15 * time.Minute
+	MaxTTL     = 24 * time.Hour
+	// Leeway tolerates clocks a little apart for exp, nbf and iat.
+	Leeway = 30 * time.Second
+)
+
+// Sealer keeps private keys encrypted at rest (webhooks.AESSealer).
+type Sealer interface {
+	Seal(plain []byte) (string, error)
+	Open(sealed string) ([]byte, error)
+}
+
+// Errors of the issuer and the verifier.
+var (
+	ErrNoSecretsKey = errors.New("the dashboard's token issuer needs PAYMENTS_SECRETS_KEY to keep its signing keys sealed")
+	ErrBadScope     = errors.New("scope must be read or write")
+	ErrBadTTL       = fmt.Errorf("the ttl must be between 1s and %s", MaxTTL)
+	ErrInvalidToken = errors.New("invalid, expired or unverifiable token")
+)
+
+// Issuer mints and verifies the built-in issuer's tokens.
+type Issuer struct {
+	Store  *store.Store
+	Sealer Sealer // nil: no issuer
+	// Issuer is the iss claim; empty: the deployment's own, recorded in the database on first use
+	// (from DefaultIssuer), so `serve` and the CLI, whatever their public URL, agree.
+	Issuer        string
+	DefaultIssuer string
+	Audience      string // the aud claim
+	Now           func() time.Time
+
+	mu     sync.Mutex
+	keys   map[string]ed25519.PublicKey
+	loaded time.Time
+}
+
+// Claims are an access token's claims.
+type Claims struct {
+	jwt.RegisteredClaims
+	Scope       string   `json:"scope"`
+	MerchantIDs []string `json:"merchant_ids"`
+}
+
+// Mint issues an access token for a merchant: EdDSA with the newest key (made on first use).
+func (i *Issuer) Mint(ctx context.Context, merchantID uuid.UUID, scope Scope, ttl time.Duration) (string, time.Time, error) {
+	if i.Sealer == nil {
+		return "", time.Time{}, ErrNoSecretsKey
+	}
+	if scope != ScopeRead && scope != ScopeWrite {
+		return "", time.Time{}, ErrBadScope
+	}
+	if ttl < time.Second || ttl > MaxTTL {
+		return "", time.Time{}, ErrBadTTL
+	}
+	if _, err := i.Store.Read(ctx).GetMerchant(merchantID); err != nil {
+		return "", time.Time{}, err
+	}
+	kid, priv, err := i.signingKey(ctx)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	issuer, err := i.issuer(ctx)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	now := i.Now().Truncate(time.Second)
+	exp := now.Add(ttl)
+	scopes := "read"
+	if scope == ScopeWrite {
+		scopes = "read write"
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, Claims{RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer,
+		Subject: merchantID.String(), Audience: jwt.ClaimStrings{i.Audience}, IssuedAt: jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString()},
+		Scope: scopes, MerchantIDs: []string{merchantID.String()}})
+	tok.Header["kid"] = kid
+	s, err := tok.SignedString(priv)
+	return s, exp, err
+}
+
+// signingKey is the newest key, made when there is none.
+func (i *Issuer) signingKey(ctx context.Context) (string, ed25519.PrivateKey, error) {
+	keys, err := i.Store.Read(ctx).SigningKeys(i.Now().Add(-MaxTTL))
+	if err != nil {
+		return "", nil, err
+	}
+	for _, k := range keys {
+		if k.RetiredAt == nil {
+			seed, err := i.Sealer.Open(k.PrivateSealed)
+			if err != nil {
+				return "", nil, fmt.Errorf("the dashboard signing key %s does not open (PAYMENTS_SECRETS_KEY changed? `paymentsd tokens rotate-key`): %w", k.KID, err)
+			}
+			return k.KID, ed25519.NewKeyFromSeed(seed), nil
+		}
+	}
+	k, err := i.Rotate(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	seed, err := i.Sealer.Open(k.PrivateSealed)
+	if err != nil {
+		return "", nil, err
+	}
+	return k.KID, ed25519.NewKeyFromSeed(seed), nil
+}
+
+// Rotate makes a new signing key; the previous ones stay published until their tokens expired.
+func (i *Issuer) Rotate(ctx context.Context) (store.SigningKey, error) {
+	if i.Sealer == nil {
+		return store.SigningKey{}, ErrNoSecretsKey
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return store.SigningKey{}, err
+	}
+	sealed, err := i.Sealer.Seal(priv.Seed())
+	if err != nil {
+		return store.SigningKey{}, err
+	}
+	id := uuid.Must(uuid.NewV7())
+	k := store.SigningKey{KID: hex.EncodeToString(id[:8]), PrivateSealed: sealed, PublicKey: base64.RawURLEncoding.EncodeToString(pub),
+		CreatedAt: i.Now()}
+	if err := i.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSigningKey(k) }); err != nil {
+		return store.SigningKey{}, err
+	}
+	i.mu.Lock()
+	i.keys = nil // published at once
+	i.mu.Unlock()
+	return k, nil
+}
+
+// JWK is one published public key.
+type JWK struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+// JWKS is the published key set.
+func (i *Issuer) JWKS(ctx context.Context) (map[string][]JWK, error) {
+	keys, err := i.Store.Read(ctx).SigningKeys(i.Now().Add(-MaxTTL))
+	if err != nil {
+		return nil, err
+	}
+	out := []JWK{}
+	for _, k := range keys {
+		out = append(out, JWK{Kty: "OKP", Crv: "Ed25519", X: k.PublicKey, Kid: k.KID, Alg: "EdDSA", Use: "sig"})
+	}
+	return map[string][]JWK{"keys": out}, nil
+}
+
+// publicKeys are the published keys by kid, re-read at most every 30 s (a rotation by another
+// process is picked up within that).
+func (i *Issuer) publicKeys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.keys != nil && i.Now().Sub(i.loaded) < 30*time.Second {
+		return i.keys, nil
+	}
+	keys, err := i.Store.Read(ctx).SigningKeys(i.Now().Add(-MaxTTL))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]ed25519.PublicKey{}
+	for _, k := range keys {
+		b, err := base64.RawURLEncoding.DecodeString(k.PublicKey)
+		if err == nil && len(b) == ed25519.PublicKeySize {
+			m[k.KID] = ed25519.PublicKey(b)
+		}
+	}
+	i.keys, i.loaded = m, i.Now()
+	return m, nil
+}
+
+// Principal is who a verified token speaks for.
+type Principal struct {
+	MerchantIDs []uuid.UUID
+	Scope       Scope // read, or write (which includes read)
+}
+
+// May reports whether the principal acts for a merchant, with at least scope.
+func (p Principal) May(merchantID uuid.UUID, scope Scope) bool {
+	if scope == ScopeWrite && p.Scope != ScopeWrite {
+		return false
+	}
+	for _, id := range p.MerchantIDs {
+		if id == merchantID {
+			return true
+		}
+	}
+	return false
+}
+
+// Verify checks a token of the built-in issuer: EdDSA only, a published kid, issuer, audience,
+// expiry and not-before (with Leeway).
+func (i *Issuer) Verify(ctx context.Context, raw string) (Principal, error) {
+	keys, err := i.publicKeys(ctx)
+	if err != nil {
+		return Principal{}, err
+	}
+	issuer, err := i.issuer(ctx)
+	if err != nil {
+		return Principal{}, err
+	}
+	var c Claims
+	_, err = jwt.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		if k, ok := keys[kid]; ok {
+			return k, nil
+		}
+		return nil, errors.New("unknown kid")
+	}, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithIssuer(issuer), jwt.WithAudience(i.Audience),
+		jwt.WithExpirationRequired(), jwt.WithLeeway(Leeway), jwt.WithIssuedAt(), jwt.WithTimeFunc(i.Now))
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	return principal(c.MerchantIDs, c.Scope)
+}
+
+// issuerSetting records the deployment's issuer name.
+const issuerSetting = "dashboard_token_issuer"
+
+// issuer is the iss claim of this deployment's tokens.
+func (i *Issuer) issuer(ctx context.Context) (string, error) {
+	if i.Issuer != "" {
+		return i.Issuer, nil
+	}
+	v, err := i.Store.Read(ctx).Setting(issuerSetting)
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	v = strings.TrimRight(i.DefaultIssuer, "/")
+	if v == "" {
+		v = "paymentsd"
+	}
+	err = i.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSetting(issuerSetting, v) })
+	if errors.Is(err, store.ErrConflict) {
+		return i.Store.Read(ctx).Setting(issuerSetting)
+	}
+	return v, err
+}
+
+// principal reads the merchant ids and the space-separated scope of a verified token.
+func principal(ids []string, scope string) (Principal, error) {
+	var p Principal
+	for _, s := range strings.Fields(scope) {
+		switch Scope(s) {
+		case ScopeWrite:
+			p.Scope = ScopeWrite
+		case ScopeRead:
+			if p.Scope == "" {
+				p.Scope = ScopeRead
+			}
+		}
+	}
+	if p.Scope == "" {
+		return Principal{}, fmt.Errorf("%w: no read or write scope", ErrInvalidToken)
+	}
+	for _, s := range ids {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return Principal{}, fmt.Errorf("%w: merchant id %q", ErrInvalidToken, s)
+		}
+		p.MerchantIDs = append(p.MerchantIDs, id)
+	}
+	if len(p.MerchantIDs) == 0 {
+		return Principal{}, fmt.Errorf("%w: no merchant", ErrInvalidToken)
+	}
+	return p, nil
+}
