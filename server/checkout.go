@@ -90,59 +90,65 @@ func (e *rateLimitedError) Error() string {
 
 func retrySeconds(d time.Duration) int64 { return max(int64((d+time.Second-1)/time.Second), 1) }
 
-// paymentSecretAuth rate-limits and authenticates the payment-secret API: the payment opened by
-// its secret goes into the request's context. Every answer is `Cache-Control: no-store`.
+// paymentSecretGuard rate-limits and authenticates the payment-secret API (the operations whose
+// security scheme is PaymentSecret): the payment opened by its secret goes into the request's
+// context.
 //
 // Two budgets: a client address's failed secrets (guessing is pointless against 256 bits, but
 // each guess costs a lookup), and an opened payment's requests (a page polling too fast). Only an
 // authenticated request spends its payment's budget, so nobody can lock a customer out of their
 // own checkout by knowing its id. Keys are parsed (a UUID, an IP address): no client string
 // becomes a key.
-func paymentSecretAuth(svc *checkout.Service) echo.MiddlewareFunc {
-	perPayment, failures := newLimiters(5, 20), newLimiters(1, 20)
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			path := c.Request().URL.Path
-			if !strings.HasPrefix(path, paymentSecretPrefix) {
-				return next(c)
-			}
-			c.Response().Header().Set("Cache-Control", "no-store")
-			c.Response().Header().Set("Referrer-Policy", "no-referrer")
-			secret := c.Request().Header.Get(paymentSecretHeader)
-			if strings.TrimSpace(secret) == "" || strings.HasPrefix(strings.TrimSpace(secret), "sk_") {
-				return domain.ErrInvalidPaymentSecret
-			}
-			raw, _, _ := strings.Cut(strings.TrimPrefix(path, paymentSecretPrefix), "/")
-			id, err := uuid.Parse(raw)
-			if err != nil || len(raw) != 36 {
-				return domain.ErrPaymentNotFound
-			}
-			client := clientKey(c)
-			limited := func(l *limiters, key string) error {
-				if ok, wait := l.allow(key, time.Now()); !ok {
-					c.Response().Header().Set("Retry-After", fmt.Sprint(retrySeconds(wait)))
-					return &rateLimitedError{wait}
-				}
-				return nil
-			}
-			if failures.exhausted(client, time.Now()) {
-				return limited(failures, client)
-			}
-			p, err := svc.Open(c.Request().Context(), id.String(), secret)
-			if errors.Is(err, domain.ErrPaymentNotFound) {
-				_ = limited(failures, client) // spends one of this address's failures
-				return err
-			}
-			if err != nil {
-				return err
-			}
-			if err := limited(perPayment, p.ID.String()); err != nil {
-				return err
-			}
-			c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
-			return next(c)
-		}
+type paymentSecretGuard struct {
+	svc                  *checkout.Service
+	perPayment, failures *limiters
+}
+
+func newPaymentSecretGuard(svc *checkout.Service) *paymentSecretGuard {
+	if svc == nil {
+		return nil
 	}
+	return &paymentSecretGuard{svc: svc, perPayment: newLimiters(5, 20), failures: newLimiters(1, 20)}
+}
+
+// open authenticates a payment-secret request and returns its payment. Every answer is
+// `Cache-Control: no-store` and `Referrer-Policy: no-referrer`.
+func (g *paymentSecretGuard) open(c echo.Context) (domain.Payment, error) {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	secret := strings.TrimSpace(c.Request().Header.Get(paymentSecretHeader))
+	if secret == "" || strings.HasPrefix(secret, "sk_") {
+		return domain.Payment{}, domain.ErrInvalidPaymentSecret
+	}
+	raw, _, _ := strings.Cut(strings.TrimPrefix(c.Request().URL.Path, paymentSecretPrefix), "/")
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	limited := func(l *limiters, key string) error {
+		if ok, wait := l.allow(key, time.Now()); !ok {
+			h.Set("Retry-After", fmt.Sprint(retrySeconds(wait)))
+			return &rateLimitedError{wait}
+		}
+		return nil
+	}
+	client := clientKey(c)
+	if g.failures.exhausted(client, time.Now()) {
+		return domain.Payment{}, limited(g.failures, client)
+	}
+	p, err := g.svc.Open(c.Request().Context(), id.String(), secret)
+	if errors.Is(err, domain.ErrPaymentNotFound) {
+		_ = limited(g.failures, client) // spends one of this address's failures
+		return domain.Payment{}, err
+	}
+	if err != nil {
+		return domain.Payment{}, err
+	}
+	if err := limited(g.perPayment, p.ID.String()); err != nil {
+		return domain.Payment{}, err
+	}
+	return p, nil
 }
 
 func checkoutPayment(ctx context.Context) domain.Payment {

@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v4"
 
 	"github.com/paymentsd/paymentsd/domain"
@@ -15,9 +18,6 @@ import (
 
 const secretKeyHeader = "X-Service-Secret-Key"
 
-// secretKeyPrefix is the path prefix of every operation that needs a merchant secret key.
-const secretKeyPrefix = "/v1/external/secretkey-auth/"
-
 type merchantKey struct{}
 
 // merchantFrom returns the authenticated merchant put in the context by authenticate.
@@ -26,22 +26,58 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 	return m
 }
 
-// authenticate resolves the secret key on /v1/external/secretkey-auth/ paths. Header lookup
-// is case-insensitive (net/http canonicalises names).
-func authenticate(svc *merchants.Service) echo.MiddlewareFunc {
+// authenticate dispatches on the security scheme the matched operation declares in the spec —
+// one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
+// secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
+// opens the payment by its own secret. A request matching no operation goes on to Echo's router
+// (its 404, or its 405 and Allow).
+func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if !strings.HasPrefix(c.Request().URL.Path, secretKeyPrefix) {
+			route, _, err := router.FindRoute(c.Request())
+			if err != nil {
 				return next(c)
 			}
-			m, err := svc.Authenticate(c.Request().Context(), strings.TrimSpace(c.Request().Header.Get(secretKeyHeader)))
-			if err != nil {
-				return err
+			switch scheme := securityScheme(route); scheme {
+			case "":
+				return next(c) // public
+			case "SecretKey":
+				m, err := svc.Authenticate(c.Request().Context(), strings.TrimSpace(c.Request().Header.Get(secretKeyHeader)))
+				if err != nil {
+					return err
+				}
+				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), merchantKey{}, m)))
+				return next(c)
+			case "PaymentSecret":
+				if secrets == nil {
+					return echo.NewHTTPError(http.StatusNotFound)
+				}
+				p, err := secrets.open(c)
+				if err != nil {
+					return err
+				}
+				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
+				return next(c)
+			default:
+				return fmt.Errorf("server: operation %s declares security scheme %q, which nothing authenticates", route.Operation.OperationID, scheme)
 			}
-			c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), merchantKey{}, m)))
-			return next(c)
 		}
 	}
+}
+
+// securityScheme is the scheme an operation requires ("" when public): its own security
+// requirements, else the document's. Every operation here names at most one scheme.
+func securityScheme(route *routers.Route) string {
+	reqs := route.Operation.Security
+	if reqs == nil {
+		reqs = &route.Spec.Security
+	}
+	for _, req := range *reqs {
+		for name := range req {
+			return name
+		}
+	}
+	return ""
 }
 
 // requestContext puts the request id (set by Echo's RequestID middleware just before) into the

@@ -82,10 +82,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(d.Merchants))
-	if d.Checkout != nil {
-		e.Use(paymentSecretAuth(d.Checkout))
-	}
+	e.Use(authenticate(v.router, d.Merchants, newPaymentSecretGuard(d.Checkout)))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 

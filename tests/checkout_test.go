@@ -208,3 +208,21 @@ func TestCheckoutRefreshesAtOnceAndNearExpiry(t *testing.T) {
 		}
 	})
 }
+
+// Authentication follows each operation's declared security scheme, not its path: a merchant key
+// opens no payment-secret operation, a payment secret no merchant operation, and a method an
+// operation does not have is a 405 before any credential is asked for.
+func TestAuthenticationFollowsTheDeclaredScheme(t *testing.T) {
+	e := newEnv(t, "sqlite")
+	m := e.merchant(merchantOpts{})
+	created := e.createPayment(m.SecretKey, payment(2500))
+	id, secret := created["paymentId"].(string), created["secret"].(string)
+	r := e.do(http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "", nil, "X-Service-Payment-Secret", secret)
+	assert.Equal(t, http.StatusUnauthorized, r.Status, "a payment secret is no merchant key")
+	r = e.do(http.MethodGet, checkoutPath(id), m.SecretKey, nil)
+	assert.Equal(t, http.StatusUnauthorized, r.Status, "a merchant key is no payment secret")
+	r = e.do(http.MethodDelete, "/v1/external/secretkey-auth/payments/"+id, "", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, r.Status)
+	r = e.do(http.MethodGet, "/v1/external/chains?limit=1", "", nil)
+	assert.Equal(t, http.StatusOK, r.Status, "a public operation asks for nothing")
+}
