@@ -19,6 +19,9 @@ var (
 	ErrInvalidPaymentSecret = errors.New("send the payment's secret in X-Service-Payment-Secret (a merchant secret key is never one)")
 	ErrPaymentNotOpen       = errors.New("the payment is not open")
 	ErrQuoteNotActive       = errors.New("the quote is not active")
+	// The dashboard (bearer tokens).
+	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
+	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.
@@ -48,6 +51,8 @@ const (
 	CodeInvalidPaymentSecret ErrorCode = "invalid_payment_secret"
 	CodePaymentNotOpen       ErrorCode = "payment_not_open"
 	CodeQuoteNotActive       ErrorCode = "quote_not_active"
+	CodeInvalidToken         ErrorCode = "invalid_token"
+	CodeForbidden            ErrorCode = "forbidden"
 	CodeInternal             ErrorCode = "internal_error"
 )
 

@@ -755,6 +755,53 @@ type Error struct {
 	} `json:"error"`
 }
 
+// MerchantBalance What a merchant holds with the service.
+//
+// Example: {"availableInCents":12500,"currency":"USD","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","pendingPayouts":[{"amountInCents":5000,"chainId":"eip155:8453","tokenSymbol":"USDC"}],"pendingPayoutsInCents":5000}
+type MerchantBalance struct {
+	// AvailableInCents Withdrawable now.
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency   Currency           `json:"currency"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+
+	// PendingPayouts The same, per chain and token.
+	PendingPayouts []struct {
+		AmountInCents int64 `json:"amountInCents"`
+
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"pendingPayouts"`
+
+	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
+	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantWithdrawalConfig A merchant's withdrawal configuration.
+//
+// Example: {"backendWalletAddress":"0xa0ee7a142d267c1f36714e4a8f75612f20a79720","chainIds":["eip155:8453"],"maxAmountInCents":10000000,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","minAmountInCents":500,"tokenSymbol":"USDC","updatedAt":"2026-11-22T10:00:00Z","withdrawalsEnabled":true}
+type MerchantWithdrawalConfig struct {
+	// BackendWalletAddress The hot wallet that pays (read-only).
+	BackendWalletAddress string `json:"backendWalletAddress"`
+
+	// ChainIds CAIP-2 ids of the chains withdrawals may use.
+	ChainIds         []string           `json:"chainIds"`
+	MaxAmountInCents int64              `json:"maxAmountInCents"`
+	MerchantId       openapi_types.UUID `json:"merchantId"`
+	MinAmountInCents int64              `json:"minAmountInCents"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol        string    `json:"tokenSymbol"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+	WithdrawalsEnabled bool      `json:"withdrawalsEnabled"`
+}
+
 // Pagination Position of a page in a list.
 //
 // Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
@@ -1032,6 +1079,17 @@ type TokenStatus string
 // TokenType defines model for Token.Type.
 type TokenType string
 
+// UpdateWithdrawalConfigRequest The fields to change; others stay.
+//
+// Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
+type UpdateWithdrawalConfigRequest struct {
+	ChainIds           *[]string `json:"chainIds,omitempty"`
+	MaxAmountInCents   *int64    `json:"maxAmountInCents,omitempty"`
+	MinAmountInCents   *int64    `json:"minAmountInCents,omitempty"`
+	TokenSymbol        *string   `json:"tokenSymbol,omitempty"`
+	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -1122,6 +1180,9 @@ type WithdrawalStatus string
 // CheckoutPaymentId defines model for CheckoutPaymentId.
 type CheckoutPaymentId = string
 
+// DashboardMerchantId defines model for DashboardMerchantId.
+type DashboardMerchantId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1150,6 +1211,16 @@ type CheckoutNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type CheckoutUnauthorized = Error
+
+// DashboardForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardForbidden = Error
+
+// DashboardUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardUnauthorized = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1289,6 +1360,9 @@ type CreatePaymentJSONRequestBody = CreatePaymentRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
+
+// UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
+type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
 
 // AsCreatePaymentRequest0 returns the union data inside the CreatePaymentRequest as a CreatePaymentRequest0
 func (t CreatePaymentRequest) AsCreatePaymentRequest0() (CreatePaymentRequest0, error) {
@@ -1501,6 +1575,15 @@ type ServerInterface interface {
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx echo.Context, withdrawalId string) error
+	// GetMerchantBalance The merchant's balance
+	// (GET /v1/merchants/{merchantId}/balance)
+	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
+	// (GET /v1/merchants/{merchantId}/withdrawals/config)
+	GetMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
+	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
+	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
+	UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -1807,6 +1890,54 @@ func (w *ServerInterfaceWrapper) GetWithdrawal(ctx echo.Context) error {
 	return err
 }
 
+// GetMerchantBalance converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantBalance(ctx, merchantId)
+	return err
+}
+
+// GetMerchantWithdrawalConfig converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantWithdrawalConfig(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantWithdrawalConfig(ctx, merchantId)
+	return err
+}
+
+// UpdateMerchantWithdrawalConfig converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantWithdrawalConfig(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantWithdrawalConfig(ctx, merchantId)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -1865,6 +1996,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
 
 }
 
@@ -1875,6 +2009,10 @@ type CheckoutConflictJSONResponse Error
 type CheckoutNotFoundJSONResponse Error
 
 type CheckoutUnauthorizedJSONResponse Error
+
+type DashboardForbiddenJSONResponse Error
+
+type DashboardUnauthorizedJSONResponse Error
 
 type ForbiddenJSONResponse Error
 
@@ -2936,6 +3074,247 @@ func (response GetWithdrawal500JSONResponse) VisitGetWithdrawalResponse(w http.R
 	return err
 }
 
+type GetMerchantBalanceRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantBalanceResponseObject interface {
+	VisitGetMerchantBalanceResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantBalance200JSONResponse MerchantBalance
+
+func (response GetMerchantBalance200JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantBalance400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantBalance400JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantBalance401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantBalance401JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantBalance403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantBalance403JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantBalance500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawalConfigRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantWithdrawalConfigResponseObject interface {
+	VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantWithdrawalConfig200JSONResponse MerchantWithdrawalConfig
+
+func (response GetMerchantWithdrawalConfig200JSONResponse) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawalConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantWithdrawalConfig400JSONResponse) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawalConfig401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantWithdrawalConfig401JSONResponse) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawalConfig403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantWithdrawalConfig403JSONResponse) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawalConfig500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantWithdrawalConfig500JSONResponse) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantWithdrawalConfigRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *UpdateMerchantWithdrawalConfigJSONRequestBody
+}
+
+type UpdateMerchantWithdrawalConfigResponseObject interface {
+	VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantWithdrawalConfig200JSONResponse MerchantWithdrawalConfig
+
+func (response UpdateMerchantWithdrawalConfig200JSONResponse) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantWithdrawalConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantWithdrawalConfig400JSONResponse) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantWithdrawalConfig401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantWithdrawalConfig401JSONResponse) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantWithdrawalConfig403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantWithdrawalConfig403JSONResponse) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantWithdrawalConfig500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantWithdrawalConfig500JSONResponse) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListChains List supported chains
@@ -2971,6 +3350,15 @@ type StrictServerInterface interface {
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx context.Context, request GetWithdrawalRequestObject) (GetWithdrawalResponseObject, error)
+	// GetMerchantBalance The merchant's balance
+	// (GET /v1/merchants/{merchantId}/balance)
+	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
+	// (GET /v1/merchants/{merchantId}/withdrawals/config)
+	GetMerchantWithdrawalConfig(ctx context.Context, request GetMerchantWithdrawalConfigRequestObject) (GetMerchantWithdrawalConfigResponseObject, error)
+	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
+	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
+	UpdateMerchantWithdrawalConfig(ctx context.Context, request UpdateMerchantWithdrawalConfigRequestObject) (UpdateMerchantWithdrawalConfigResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -3331,187 +3719,303 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 	return nil
 }
 
+// GetMerchantBalance operation middleware
+func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantBalanceRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantBalance(ctx.Request().Context(), request.(GetMerchantBalanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantBalance")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantBalanceResponseObject); ok {
+		return validResponse.VisitGetMerchantBalanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantWithdrawalConfig operation middleware
+func (sh *strictHandler) GetMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantWithdrawalConfigRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantWithdrawalConfig(ctx.Request().Context(), request.(GetMerchantWithdrawalConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantWithdrawalConfig")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantWithdrawalConfigResponseObject); ok {
+		return validResponse.VisitGetMerchantWithdrawalConfigResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantWithdrawalConfig operation middleware
+func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request UpdateMerchantWithdrawalConfigRequestObject
+
+	request.MerchantId = merchantId
+
+	var body UpdateMerchantWithdrawalConfigJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantWithdrawalConfig(ctx.Request().Context(), request.(UpdateMerchantWithdrawalConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantWithdrawalConfig")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantWithdrawalConfigResponseObject); ok {
+		return validResponse.VisitUpdateMerchantWithdrawalConfigResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rcuO40eiroPilauwvkk3q4oumUvm8c9l1di7O2JP9KivHhsimhZgCOARkWety1fl1HuA8xHmw70lO",
-	"4UISIKmb7dmZk3gq2bJIAmg0uhuNvuHOC9kkZRSo4N7gzhsDjiBTfx5HMEmZACo+QZrgOUTyaQQ8zEgq",
-	"CKPewLsU2RQu0WwMFIkx4SgDnjLKARGOMMpUQ8RihCkCnCUEMpTBlylwgWZEjJEYA+J4AqgYLZy3f4b5",
-	"jtfyeDiGCZaDAp1OvMGvnhzNO295Yp6CN/C4yAi98u7v71teijM8AWFgfzWG8JpNxQmeT4CK4wbQz8aA",
-	"Uv0akUiOR+TjFIux1/IonoD6lbdveRJukkksSDBs8Cb49h3QKzH2Bnu9OnQtz5rczzCvw/IeXwNHYQZY",
-	"PkAcx4AEQxmIbL6DTiV+rmGOMI00skYsmufIlRiMScZFgfuX+iPZQuEYD2lE4hgyOVXZtIVYhmZjkoDT",
-	"Wi8L4YgLkiQom1JK6FULYcpnkHHU8w930M8w5whngHjIUogkmGIMQzqBLBxjKhSQ15AKFLMMdXpozKYZ",
-	"3xnSHMGawkoUVxbeW4DYTr/f8iaE5r8DueRCQCb7/Mevw+FtJ2gPh7f7b87/+AevaRHekQkRddwfC5hw",
-	"lEKGUnwFaCuQUwp832+hCGI8TYT8tV0QyJcpZPMS/ET1agNtWnmDwPdbXsyyCRbewCNUdDteS86JTCQ5",
-	"qzHklMzPAmZCBVxBpoD+GMccFkItGOLXJEVbOaSL4WS6o0ZAG8HM4fIb4LqX3KCJTbHbDzj6pMlH/goZ",
-	"lVJD/onTNCGhourdf3IJ+Z0Ht3iSJrohoTc4IdHRhE11gxucTEF9lWUs071FenD15QXWn7a8CXCOr+Qr",
-	"/QhNplygEaARiBkART3fV8Qo8az+oVBJOSMrioaeNUE9hmGFCw2DK16O9TdLYS0+vjA9OuCyLILsOBog",
-	"QwlI0yhKFGVL/uv0+xaU5vs1wLy3V/cPGcTewPuP3VLA7+q3fPdNObEKWemuEaHpVOygSzmhSwnSpYv/",
-	"S8XdmCKDezYVUsqP2JRGvIWYGEM2IxzQZQ0Xl2iL0DCZRnLOAm4FEmOsxA5lAunhP5+9bR8oKYWRyKY0",
-	"xAIiJbq2W3aXE8I5oVeX8svLcIwJvaBMXPBpmrJMQHT50nx9iSQbcCXuWBwDVaPHBJJox7tvFfvFK0bj",
-	"hIQbkHHz+qtdQ8HCUqDO8jv7DkdydRIQEL1ERHD0ZcqE3AowldiQEvUKdlYv/aMXvgJVTChOJFbhNpV7",
-	"nloLiTwFX75YOBTkBhwEfmDirSSCp0NgrLqzMfiBIT4Nxzm8Oxav2Pu1QVnRx9Mh6wMrcGWUGMIRifT+",
-	"DGEGAm0Vio3ePRW/jJgYbzvo+kzxVIxZRn6DR6Isp4wcdRoOB2+nQCO1iOabFzyHllD03+1TyG5ICG2j",
-	"M7VP1TuL+CSoQIUB6mlpb9HwSKsLkuIMsytSHLMkkgpmoXWYiVxLzfG+5b1l2YhEEdDHITWClHEi+EVE",
-	"OB4l4NLha/NWqUOSH4Cqj9RaK5rIwbOQmEKmJvLUCIwBi2kGUhUwUEkdj4hxlOEZTvh2zrQukGDB6Cqq",
-	"TyMKSdnhxTXMLzKY8goazySmKlogmmGOcJIBjuZItjCaLCoVWSMCbeFojfWkuH0wcGjrshkBl9s7Q3qk",
-	"FfzKQShX9JWOv0hJLzR0jmZYLrZcTaKU7yHNIARyA1xtKPqU8FIdxnRbtd3GmCRKe2fXiDIEcQyh1t0T",
-	"wDdmp5SgxBnAzpDW5kHoxZRr3UBLOIgQo8lcKwb68DFmvAJ4C01wJFW0mGVSNA7pNL3K5CN1jiAc3UAm",
-	"maOFKNxIsUko4WOIBmoybCpCNlH7z5ReUzajaEoFSQpo9XaljhuSmqk8H+DkTUmUDxevuitDWDb95qMg",
-	"9QptFQepCPnBYXcUxJ32fhhE7X3f99sH8j++9W/blrApeTrK/UzhNoVQak4cMolM1fVLw/UKfBTiLCNm",
-	"uUvAlSw4wfOE4eiMsXc4u4LH4S9XWARjF4nqzkahOTxomheMIfXJ76X3ZPbocBsCRBohnPwGSB3w5LHw",
-	"PfkBjeb5oXA7x5HcrP6ttZ4RJIxecWMJcPcTs7BnZAJsKp6IhExnVaXaWUYpouVuZ2ShPNEg2fCb0FRE",
-	"Iq0vZxm5gRwUtIURFziRcniaSlbbfik/G8ujiYQ/YlQr12eMvcd0bpDJH4lGLOBCEXV1H2YMTTCd57Dz",
-	"l2Z/IhQFiFuYK7t4QqRVRy+1qJzqWIbijE30wzAhQEUOIo4FZOiT/Lt9pP7mEDIaKagtm6b1Rd2mcqqb",
-	"SEKWm6prgqzbQO5b3tOr73IHuFZWMHuD0adiluU6sKPufnX9/L0ZVKoYBpSKuv2ZFkfu9xARfKYAegw+",
-	"pmWPFxPZ5YWapI2WV7rzthysMP5Uh/km/G407csqMJcKWb8USvnmKrY2mjnW5E9ao15qO/s9lPB8M6rb",
-	"c5eo5/ctj1A+jWMSSnb+ASeYhrDCEFh+fzEyDermwGP6Sq4e6vu+72zq+AaTRB6BkGmMWIyCzkLzoOno",
-	"dzG/2ZQkdWHFa6Op0ICHoYRHntoFFvLDeMqVlj9wNt4XvD7HIY0YaKoMmVQFVYfadrd12YTSyxZSeECX",
-	"Dhout18qsxwd0iq1hIaaEday24htvvgQ1EKLjhXbRoMveeVpVKzyQLxCyyo/tGm7fPr1da1yrHXVrWJY",
-	"4wLDhNY3uSOK3vztPVLGUjk1C1nq2XHkDTwgadDvDw56/a7X8gh/o20GueeL8DPggoLwBjFOOBROhh8w",
-	"B+VyEOQGXkNIJjjh3iA4yJ+dzicjlngD783ZT3J904ylkAmiBVsBQBXoV0fHJ+2OBto46wq4K8BaLqNe",
-	"UHMDOZOpjvLLGMQYjNIRQZowrXeo05MWHgXaTL8jxhLAVHdcIOWu4bXGkEWcObJqEFaxZ7WRiKx5aqqa",
-	"SRXX9pgS7U2+sdK3+WuxCgbmSnc1+GyU2lgo3bRs9E8IhTZ7YkLfEd7g0DrS7jcWaxzzCm1GWGBv8Ou3",
-	"INIFY3bcQc0Y1qgaDGtQdAopSwjeYPBzKXuuCMUaS3deOM3kxnuipFXQ8saYv2cZ5KNpb+Sg08r9fcp9",
-	"xwROvEGQ/ykbc2/Qv68xoMbynUcETPgq4aUFzH2pfmYZniumdiBe1sVJ+WWVChUoTl/NBKXt6M30pNkX",
-	"a0PYmHEBEQpNC01ufMxm8nUuTcMpF2wCWYX6XE1g0On7fkvuQjGRvEgY5d6ATpOkZdYnnHsD7/Ppa9WL",
-	"skgdSY7t+J29dhC0O92zwB/48n9/l1QkKcsPcMf3YdTu4J7f3g+7Qfsw9qHdHx1E3XAPB+AHaqfS4v4d",
-	"u2KfsyQfNn/8QVPbUagYVzuTFNsYV+fA6/S9lvl1xBWFeHI68p98IR9p7d2DLOzIZ4s4Tj3/4PCU3Jgz",
-	"HIqjKMqAczmt24Nut39wGIfRHkSjPfAP4l64H3Y7US/eD0b93ijCfucwkD0a07Xd+vCgfwBxHHW6nVHP",
-	"73ahtx8d+r7fjXoBhN0ehBgifNiTmL6ZvMpBlSAuwH1H4j7oL8J90N6P/E77YNQN2z3ox3t4f3QQKtwb",
-	"gvqcEYkLuVXAdDJYf4b/JaHaFRmmPIbsz1hP80/rT3I49f3O3pRQ0env/claNqkQTiXCtEdOinh2DbSU",
-	"L3vmSSFdPp++fqXES24gySkpg4hkEAqLuDgkyoz4V0lOx1H5OLuB7IwoAnDRK0m7/3cbsFS7XC0/iEZm",
-	"XQmo8FpT2I5RXAlFn09fa7UdbUmgjPHZ0FELzeQaOYyNwjFjHPi2w+Gaoe2ddU9SlOxSivdculZ22pZ3",
-	"22YTKStTMTc7wH1NLlQn8DFWAOVkgEYgz9amEURmIsZCzqgydnMAqiCuQuSirpSfd+uoCbLXtT6tiGbV",
-	"znpUE8yLEFPIxhUbS/7dvcPCFqARFtAWZNKoPxF3/tMpiZo+q0lSW08aC5Hywe4uDiewYx7vJuyK7aSK",
-	"iBdQhul9wfxdIW0PZ+R1DcZcgK+9I+u9TTFq085cMntd98W5fbJ0DXIQIpHUqb3+DmViOteWyohEa5Cm",
-	"s+PcOaFbfvuwMWSr4CSINmwXTaFoUTHxKb9ZNIWWssLKOU5wksjz9pQSgbZ8HcuYYhUEg+JpkmzrE+A6",
-	"A3/JJeRK+quwVN7Q3ZprGLCmti7TOfK84cSTKdcbz0MDCjnJaAh2sEAZqIK29EfvQWCppSGcSukOkdS0",
-	"MFJxZyamafslsmhm56GMU9uA6uh9YL/lDta0z+j3LzgKExZetySiQpZJbCJlionYjPKCW3LU5d8jfg0z",
-	"Oef1xFa+Va7SmNVqnOqPCxZfq5HS66qUVxJnAUJFUtVFZatmGitEuy2xHQTXV7EQb5Zcqu6eLv0uOwFo",
-	"mVffbSmgGZ7LpUvxvCVJVJ/jzSkgPwA0KvzP6vKzumyry82b2gLZoWK/CkV1NmaJlLTXQHlLC8pID5eH",
-	"f27pgAdMEdxqBnZ1VE2KtX1oazjc0X9t/7lxT6rsvHVI4RaHIgfV7AXF9qggfsHdbbIKV4HY9XZJi2vK",
-	"0H5t/ZAdKz46dyx8hrXqCsITGAybO/2wtrmuxsRNOFZoRPmn1mFF4lhPHYWM0MqSbyQOHrQFVmXInTP6",
-	"BuKkhhdbvli9alFTO2rVTydfT/O3BVN1sd4cn7T3DoIBKgSWlCLdUC2g+hP+Sz8xtKef1cWU/sigV3/k",
-	"yiP9gWQnrl+jrTefXrU7/raKu3WHd/ppAuDPyl9mOp0BybvUtFUhq+9KGD9QEVL7vaUGuQLcIri9tUzm",
-	"jri3mUBJ/lXqu6KzQnsqDegWD9hyxR2uCrwtIOvipXpCKHIYKpzskLnNTY1KVAZYgFETrUwOTOcfY2U/",
-	"XGRc3ZJ9ISlY5MmAZejSvLnc1m5KbXzVULaUJ8vsLMpUrcz8izbVmpBwUmfUPytPpef7jQtb2Wdyu9P5",
-	"qjU1cJzft+qzN7hGVHmVKTPze6nsNdzE0JMryjKI6jOsgmR6Ww2Sent+f96qAURhZofJmB4XKLU68ahm",
-	"qc7zTEzGSTvwlRq3nr2uYQuW7NpSWTgmoUr9e4nyGan9ryAXHTGf5zHJQbd30EfVGU50XKtBqG5npng5",
-	"QJjOkVlwjXsl3VRgahhCKukS0whFhIc4k8fULfu0NqTGImi5xLd1ulrpdvMbzYN1YnuIhcs9TLvC527o",
-	"hTgTQ28w9HqdoXfvOjg7fu/AVbr+MRze+v75fzabU8yUP0HcpDO9LQmHt8p4ZLWxIOWx59Vzbs4HZjvY",
-	"qYDX728AXUF+NgIcSnxw1+vYQJxDIdDInasJMMOIT8MQOI+nSc5vL9FYiHSLb6vwZ3ejzc2IfMzSwowo",
-	"xphec9suMFUieunCjn86/1Wc6f+nJ+e/8tPzPw92d5fPOxc0RaJfwcV1CRKTW4ja5hRQSPc82FWnYuXY",
-	"aIdjxoE6YqYiXlvrSzXLdpDTwBp7lM4+bNa2VSItRG64quUD/PzpnZWrU5GS+QwK0fZ6CsYXEfh+v2r7",
-	"MMJBP3yf201AOG9DRm+AEqAhvIW8N+Mw1LA2HLoL/2BNUteVdvwwG8Aag6954g/8UuM43sCfaZb5zd/e",
-	"5wr8pp7QKkLz5y4UwV7Qae93YK99cBAdtv0O7IejKIj3OwervaqnY5ZVXKsLNsuax7VKPAutQ6tX4l92",
-	"1fM0hSPXzHbo73c7ne5e19/bP/R73tcyUG0CeIYFfOa5P6Lb6+/t7B8c+kFH/rl/sNC0pFbLMhYW1o4w",
-	"j9L6BsFXTeZHf81/ih7tIUgF9F2ekLTXG+z5amvLrkEcpURP0Bw/Gy1x3AbSYO8kI6FEeyPGDS3dsAQL",
-	"kigD9zPzPZb5JL7MMj8h03WegumCtZnMsch/Rzy2kYnfMknXWExNcLBRhy4nTnnUDhmhyzkxN4G4rGgH",
-	"V0rkqX7ui5CSVDRGlKxQiRviRfgMp9U9vuFMujlZFfYRG6wUz3OodkI2kb931+nvP7Qu+aeUX3S+8E9f",
-	"ulevP160p/3D27RH2pPJl7+2f8u++Mfvknn0083J3l/OEnHRU14xlac98DZsWTuHW3rrGr7ACs42sZo2",
-	"nKF+0np1rm+n+ApemggClSciMnwDCc+dClL/jjN8leex1U2ABinLavbkifZ8zGZUuau3d1Ya6qxJFKO0",
-	"nPy5un2oegQpY9ItS1mTQcaNIV8cTtjXZ4QFwimDkKQE6MP8fKvDqwq4+s1WjqVGt6DZ6LbKL1NEoCMS",
-	"qepQ5peKvOa6EAC6pmzGXyJiKrvghDM0gpyGymyHIbVC5ZX7+Gqa6UJKW5BwaK4Mktt4zLnV4FzKhfxP",
-	"v/y7v2c97+7bP+xfZsXMr14n2LP663WDoOd+27E6CoJ+PwiCiuNro9B22/pUHvnzI6PrFU/m6PPpa/vk",
-	"Lr87X2g1su1TD7dAWTaeRxhzqvxQ8+H87X1ukUJbmM5RArJvFGJVG0soI2LCZpDJJ9s7SIqV3yBjRStV",
-	"yCyecoiq/rgNND3KqiFL/q1/1/Pv/6DFqfX4V799iNvxUfvtuf5gPeO0FX9ReBlq6GkUZA6lrEkZjk+k",
-	"aWVe13TkhZa23KymLW3x1GRq2jLya6vXKzPz60fElU06NfW6InwXoeZdTo3IIt5H0F6di0u8fB1v6qoS",
-	"e8q6bthrhrmuAxGzzESIOYG7xYd8jCWvjuaW8bE0O/PVAWUNDiC5MOdrOfRqafWtYgFthDYxWFFxoiHc",
-	"QlWJUHmiLEZwA9kcUUbbndvbooJfhRe+p1poVZIuYKukcilI63UOwzGh0M4ARyo9UX7mknltbg2Bu2ay",
-	"NS10OsG07Nt853a/MX4a6F0hrDr4BzxR2UtuhbE8mdNUGqtDstxs7+xqim5CLOCKZfNmpLmLtZY7saWX",
-	"qkRrnZwrzXTnTVR/4iT+uOCfSI6VOplS91TyDaEIo4TwqgV+YY6TOYubJCelezakOblZTkE9y9Duvgpm",
-	"0B5hro4yV4DodDKCrIXihLFsSw+FdrXnehv9EQVOdOdit2AxgUUZhyq6G8UsSdgsr3ng1D+xEgmTZWUs",
-	"DQHICZiCllUQF8Q/sKV1Jvk1SVOtDK0VS6EWoqb760qBsZntBItQBZDr6kaJ0FlXa6DTXt7qICGQZEt9",
-	"UCzUWr1WWUNNoVVU9yyqZ+ZL6UDRcmiqmTOKw/miSIoVbvtnL9SzF+rZC/XshXr2Qj17oZ69UM9eqGcv",
-	"1PfohWowtZfsXzsSZeyGcB3guBWOAafyqKg2721T1xKXBZdTTCIVlkdNWh6J9MsXrqEo8PvrBSuuSLQ+",
-	"ycsnmNBWv2Kj0QASobNEoQqEvwkQdY317iHRl0367d3Gad0Ps5Y9JPSzLs6XtayYVzfPdH4kUmyV9mH5",
-	"1SttdQ2q7jpp0pZbYeUQG6ZUL0+lTnWYYJKYKPk1HK+fTDspohYAWx4b7XztzUeRDevB4irTe4x5ke3N",
-	"qPG+cYZinLV06i8uKxSYAgQDhCma0ggyJXsKP6zKoFSm/Zkq5G8V3cQ0Mg/zS0WiKeygoxE3J95KRnkx",
-	"5hLLro0dJ6x35dI/MMPWFf0PYp0nSdK1+K+JU5rSdHOrdcVbVNmYmiVng9yo4GKh9HbygYu0GDfbNxXW",
-	"+dVdy1XGdYOpVXWk8vpziypJPdtVnu0qz3aVZ7vKs13l2a7ybFd5tqs821W+U7vK+kUwH+YgflwZTCug",
-	"9hsWwqycLhtq2wuRwETX7A5ZloddFkWdipQ/09OOWWdVzFye0oqLVipFKu6WCb3uIOj8/WFyIc1YCJxD",
-	"9INUjcOM0WoNocXO0eet4F9sKzD16p83gu9lI5CsKCXKYnJy3quuvMDf8fvlq1ffcMEMCGfPBPV9EFTL",
-	"E7c/JCy8/qBirrxB96CvTgHyxY+Yf1Z3XOzpHAVx+xPmY4WT/TCI++Dj7ugw6oQ92IsPcDDqhv1oHw5j",
-	"H3dGvXAvOgA/DnB31A/3o0MI4g7ujfbCg8hX2uXtMT9NGeUsswp5i9tPhF8rF00k4fF4mAFQQq/aaf4w",
-	"/+o0VNpHp/gNN5ARIfetDx8vPh2f/qw+PQUaQWavaG/kHxzuj/x+0I2jcD/s94LRXnQoYe8chj3od/d6",
-	"UScaqeZnZAJc4Ela31A6g17wd/2R1GxeMa6Ysese6ay3n3n0VpKXLlHb6x327ldV8HyAT2TDBCN7w1/b",
-	"3m01WmJSt1OLKhrEWtb/JmHXrGJFVtG3NQuoBaYaUnMmVFWKLhr28+nrosyOmLGivFya4LDinfOCzk6/",
-	"sV5bXkzurnP/hyXgFJJ7rfrwVVm7rJH+qC4OHmZ2LyXHA9trObOGb6EiRBa2sAI5qxJmrVEscXO3/G5x",
-	"92rxdSbriq4yYv7Vp+Oz41dH73JJ9tPxjz/lf79/8/r48/v817uPv+R/5oJvHZ6sica1UGHJwwUCaZ1O",
-	"SnlZC9ZXUaQh4wUvm0J9C1l6k/FcCbx8bMnaE5IkhFEx5o3xrKvWtzkPUrleXIlYYdcKyzdKwgYpVfBO",
-	"lZHdhasvvc207vosxl6V+9ytxOWaGp3X+HBN79OnhaW0z4wPk+siwVY9bR3Lge2LtosS24wur7k5QEJd",
-	"p2q+CTFllISSSJTvdsuqCrfdMokIE9OmuGBWffuCI6fILtoqq0w7nTR6bxGj1ly2MphgIrUiq+lL5Jfl",
-	"o/PdkKMMcDiGSPeLkxme82pQScvcGVs2mpV1yfl2Y2B0fvToFXpO03ScD4oy3escTDvKO1mfpTfw9kyP",
-	"9yuqnZcbb2/DUqnNU3lMj+uXKF80bXv0vY1G37joufO4EZolHHpauPubA5sSEkM4DxPQhQqdKlaFfdJI",
-	"Ev2jsJZJCawuUC7MJqrAI6YhJIm+EaHEUe3qixLBts+/wZPdWJPrUZW4LKiK13WoXEW8IXzEyHunPrxz",
-	"3bipcDvLo9VyY6K2PXJEGTVFSQ20MxiNGbuWiM3U7W4KodroN8F0qrIx+JhNxUX+qTOd4puVe/CCQuFH",
-	"pkYvo0U2upQ8eg1QhgW0zH182hBaWMvWytZ4Nkg+O4afHcNf2TG8YfitkmRSOI2mc5UsN7fuHFZ7UwtZ",
-	"oT0oBql9hck0gsjKWraTkcuY1U7/ARcKfbWK5pubbh4bmtrI3LWU1vx++jVMJmirqPGqrxZZaENZTw/6",
-	"6uXF19WxHNFSxZA8+aWSDaRGzyjY9wigLV253zCki5DSykrzg9dt+4q1zcMJozDf+VB71SaTlGV53Yqx",
-	"N/CuiBhPR3ktJBVQF1l/qY60P+DBZbvXtAmtTNE3B9ayFkatJHYTVVaWoCE60rnRpCjyvfSQaE+ztqjq",
-	"5TL1s5CKpW5pHGBG63RUn3LLqdLWqTrZq+EWlio6K85y1WvSamUImo9NC3famkB+9O1ITZgurIqr1Lmq",
-	"nvbs8PnGDp/Kbr3epSDNt3WsbYpeeVlHWYiluKzDqNu6oJlTJkjbLnKjim0dfMQ1Hg1b8YNvNSCLFIng",
-	"ECmEL9MkHkI19YwOm4xqxQUiZFQw/VlbXSeWu9dcwCwKXBLYX5OgEaQZhFif2UcJC6+dCwutPta++6FG",
-	"4DUawlygcueWoruFSKwSHFbs2QsUxN9rD6/WyrEYtlWq2utVz7FXPmfTAs1N91pE5QUYed6CdQ9GsfG6",
-	"yG/aEsoCfU37Qh72/UTl+RadqoMlEf6qgsr7vIyNDnorT7A42G8fhl1o7496/fZB1Anae7EPPdwZHYZd",
-	"33tYEHwZ0p7iOZuKPKa9Fs73mGqDjSF+0zRajqHH1yj8fs9RT3MjRP304lBQrRaRjtdL5B4lpatll9MK",
-	"5INvYtww43DNM5CVv9dU7m+zPDu7PGeZateIIBPQiJz6kdrEy1dnoC28cLNen/Cpqritd8YqMVAetCwm",
-	"XI90V2agbVCC0D42lYlhJTfZ4C0X6KtyvsqVXJH29Szdfz/pvuj+/E1wHpwFe4PgcNA72BjnQbwXdtp+",
-	"1N9v7+PgoH0IvV67O+qEQeTDYdw7eCDOLcm0GOSOP+iq0KwF4cwNMZT2RZX1GMpOf8d+9RxD+XykXhJD",
-	"2Ts8CPyOG0PZqcZQdqGP98PDURB14h7s4YPQH0n49+AA+2EA3biP9634Sn8UhN2oD/vxoYqvXBJDWQ95",
-	"7MSHOAj7sD/qRgexj3vhHnRGh1EQd3E/3IfDkS/BwItDHnO+8vsNIY+d3pohj52DvZZXbhfHawuL+ycU",
-	"o7ZDuVGQ2jLkqfNgOk+bB2Odur5tKkxdAdw8G8b2ZJf9PTYn5nlHeN4RnneEf8Ud4elD590YnA3CZM5X",
-	"RZEXrsa1gs2/6xDwTUO+l4V4rw7pbgrhrgUuPyhQeVVg8iaBxGtM2iXyTb1xTut/wXDh5Z7dmnGlHldS",
-	"6g5PFGK4aWChvkFnmhExP5VMpaXQD4AzyI6mQpH7SP16m6/8X345q90S8hrz8YjhLEJ/+eVM37q7exPs",
-	"5mdlvntXHpvvdy3TyyUCGqWMUMHRFmUCpTgTOiaZ8MKx9oIjKSR1ELLSn5QEUCymgCsnNhYitSM717ge",
-	"6FLf7nOJMhDTjIJyNamlJYy21GzMp21zk5ANM9yo214LX8E1zBWEUuR5Y8A6UNyoIf/dPtVX1rQNfO3T",
-	"/GahXA1Oyc8w1y55+Ub+qBfHzwcz8FzDHG1d8uuLhNzAxf/8r/97iXaR/C2AC/V7ewfJkSFrcxIpR5O+",
-	"gxb9pCBEEj6pq4aYQ5tQDpQTqU6sMRMNZ1sCWpuFpC9CY7Z4Cu0Yh4ReFfhWId8ZYFUTn8UozOapYEWF",
-	"Jn0/c3H1cIOHhreGVH6kAk6no4SExoKvysejoyQxMUQc4QyK66A/n77WhfxfmnCAho+GVLMNX56xhc4k",
-	"7RJtUJcIidp6w0J8jFNz3dXVVK6DeoAIH0pJpeqgxRmbICLQaI4ur4Duqu/a7AayBM935niSXO4M6ZD+",
-	"ord3PkBwoxEzYlPh4slCiprGycfTM4iQYAXe+IuSlluIkysK0ZCO5grEU4FpJHk6HwtprtMTGLGIgO5X",
-	"/rw0H725UVd0mwlvcQBEhJpfsfqKozQ98ZZkukx1RCOkbJMqYkvduCSIUNKrIPcTe3a/WLM7Ojn2Wt4N",
-	"ZNzU5t9RofYsBYpT4g287o6/09URX2Ml4qR4glsBGcXJriIQ9fiqSVicaDKSBJTf26BbmIvLnEuoLotD",
-	"ySXieM7RzFTuVxItgjRh+a1k2Y26817yWCHelC75jnDxSsNkbpEAARlvuF5fF93PK/ijrSC/Qb1VXJAe",
-	"+H4pkL5MIZuXXJwXrdfL5dwGFVTdZ7W0sUreWD2PqBlYwdQlAWgLC5QA5gIthq8opt8AYCN4OTwNd43p",
-	"iiT61hS11h3f1/ePSO1Yu43SNCGhWofdf3JtgChHXqm+KpeDknmLnA6abHYkbfb06E2dFlDu/oCjPBzr",
-	"vuX112lyTDVRvyluYck3eG/w63nL49PJBGdzQ2WouObMwCbZDl9xddu2fnAu+3DYxd0N23gqxkWMwO5d",
-	"EWh3v5Chinhac8t2cZ26wpMuE2nHmA2ce9xaVrZQy1yLo+K+9PVu6vpuHTuRf1O9LEiKjzfHJ+29g6DQ",
-	"Aj5/Om7pUH0C+aX2asd8wYc0lIpmS6cYzTB3y1baOU8tN2FKZzDptAZd/AYJnF2BUFlPQ2pnRRT63A6S",
-	"mhdQQVQ0CjLi2HwndaEZLZWWmgYypFIFeYkwmmWMXuU6gkqlomhKpZyixaiY8hlk5R3+Pb+3g47UQ6kN",
-	"ZNlctnpzhq+GdOs4bn9gFNrvsQjH6H/+9/9BXb+3rbq+fIXDMbRfSY2NJQNEWVtdn3apRbkr334E8cos",
-	"eV3ANZF3+clu3vCkiOesCxqp3UmQta3uhsAM4UQqFXM0hiR6KcHWGSeUCXWziMTclfZ2N6o7zswdeeRc",
-	"cefXFeyvK3UMEhuEjrrdPucriQI5N7Pryn4lfhpiHhQe1KZl6IrORXH3isWeoflwq2QUJI+oCEsFs9TR",
-	"m4ISFLRdv9cQjuAuB+IkTw5Uy8nVLaBKeAarJWGOnc9USiiWkd8g0o176zf+wMRbNqW6YedwdcMzxt5j",
-	"Ojdimz+N3L6rnmd+Pb93ZPknwFGZLvqCu0vvCHVDMg8X67u6uOXunQm2vd/9ki0U9UXQ8AveJHLR1mVx",
-	"0Sq53EaYI4z++knd9iWFJzr924+ITCTdSV2PmpzSITUktyVsMrfok4iXaCa1ciHVVkwREdsrRJGKfv7r",
-	"p68ikT7S4sqvco00HguZo0LwColTpjyWFhVtMWyUPXu9h4gehdldfnP1x9tJ4sqdGs82CRizUs882cST",
-	"RwXh5wRv0PXE7JhBnAEft8t65WljlYJPoAt8VKjQZA4YatQZ4BRmiFF5KhNGEVPuQ5XcqDUJ9YlqOm8N",
-	"6WxMEnByPIngkMRSN0rIDaAtY4Fq5SW8pZIm9RDdxfYO6vmHZSq46WVICUcxoThBLMsB3UFHytORAyxP",
-	"oNeQCik7xBjm8kETp3/SaHK4nT8Fs383O7xeOzXLQrZ8O8b0D9dv+IrROCHabPpd77IauS7LPDE76yIb",
-	"mpuXMbNOj7aPSWrbZyYFzFixqDnY6auLmbJEGMbhAs8RvsFE+aO0h1odSeZmgi8djjaXd2gikychrR/q",
-	"gguaf2fllSNF2YqcffVhp7ijhDKBtMeyiVd1OpLDqk/GqYpifmDR/MmYtCF56t51hciN+/77EhPlauRV",
-	"XR5qlniWL08lXzQhWUvjJNqleL6mrNEy5hrmrphZqKS/I1xoUYIdy0N5c/4iAzyFmb60NuPKZm2sc80m",
-	"zdx8u8qoqW4WLwbMnUFSIV1kJzRZIOsxS+X6jOWjK0u/svBgMeWLxi+CljeCII+5rsPwNgNAAm6FvvsU",
-	"IoSvMKFcuNI1MklC29pelZu59Lknt3a17LIaQ6ruTdEOTjTGfGxZqHTEEldu0/Ja/KpLCKUZxOR2u7Bt",
-	"DWnhhuFjlgntTKq349NRnpCtRH4jIgFnSwws/b6y8ea/AzeF+x/D4a3vn/9nYz2ZWmCXhPQa5guXlGVC",
-	"OXkbTM9OQHruprWfuVHM5+uCo02EhNFlQH3MtGWqCa7Xb05fWSAdqV/qYTMMK7bQd8o9sMaHH7Wd/quq",
-	"wvZdLkuN7PZtLgmh1wqSH0G8lUJKNodo4SW7Z+qGYSnMimI1cWn62sL6OiJLz7lS2oxK7NiuS70ryIVe",
-	"RebdObVF/lDc5j5i0fw/diMs8K6/SyJjK/tam3J1M36KLc5yW1e3N+VwSMtNIN/Jikfn960F6u4rxVw8",
-	"r7JTqXTUQs59czN1xVQ1SZ1xc/TVbXeG9FL/dalLjmldTQcvSFYZ5L1faiuT4TJt7iZXlOVfF2U9GhRZ",
-	"DXczDaxWYY8jmKRMAA3nyp3+lfRXB8iNNNjga8GgR1mkzua8OcMcGbFbsW4XmBNtZfaY67isJghMqxLZ",
-	"omhxf+9KEA2kLT2ehN3Ld78vu/f87upGb1k2IlGk4+x6/sHqFgasMzIBdSRZU1e3iN1R14M1gDzB84Th",
-	"6Iyxdzi7At2uvw5GCv/ne4gI1jrhVxeEmo6s8o6lFGkWi2sq+Gs5Xz8BjriqEGO2tpU6/w46otpyUH9p",
-	"HIhcOQ6brOsLZd9itibRApu4XcNlsVX89/TAFVd6LBVUX/Vk/aATtYHbPlB/ZZr/UZ5IkFVLcGMqt8KZ",
-	"HnOStUPFnPNr86HVCjNa69xqB119lcNjPWf3/zdNvpKku1SZr6TpLtDnl9VxKFV6K1XnsVq9NWB1p6/k",
-	"Bfw76fYzh1dyDrefLtHwGb2BzDCv0XKdWvVIMK3TMxqTq2mmIhlzG/eXKUxVMJ3SyLl2NpkWQ1pk4eUl",
-	"iU0tVGMZ/6As2XAbAhiLuiUuSgP5CCeYhrBYzV9IFN+Zpm+nvX0TZd9OAGzeOC1W/UZKvitSnlAAkH9v",
-	"Nb9E3L+Nlj+zaaVZKq6v+uze2fT1FGq+vcU2afoWL65S9pdJwKVMvlDlr6QQfR9a/yby6/vT/Uvof3f1",
-	"fx1OUJ1mNznZTNVtkbtqSzQtFpRpd31TO7VjI2+Iy3rfkECCtnCSjvH2ThMVNnVyUkszKVuaIOrmGNVK",
-	"WtHRyTEawZgYh0xjcLQVL5dcbjsD5S7g8/v/FwAA//8=",
+	"7L3pciO5sSj8KggeR7R0TFJVXLSww+Gj6WVGdi9yS+054ZHcBKuyRFhFgFMARXE6FPH9+iLu3/sMN+6D",
+	"+UluYKkqoBayKKmXY6vj+IxIVgGJRGYikevnVsBmc0aBCt4afW5NAYeQqD9PQpjNmQAqPsA8xisI5bch",
+	"8CAhc0EYbY1aY5EsYIyWU6BITAlHCfA5oxwQ4QijRL2IWIQwRYCTmECCEvh1AVygJRFTJKaAOJ4BymYL",
+	"Vp0/w6rbard4MIUZlpMCXcxao19acrbWZbslVnNojVpcJIRete7u7tqtOU7wDISB/cUUgmu2EKd4NQMq",
+	"TipAP58CmuufEQnlfER+Pcdi2mq3KJ6B+pS+325JuEkisSDBsMGb4ds3QK/EtDXaH5Sha7deYj6dMJyE",
+	"byEJprgeoJn5XeFFsGugCAeCo4glaAfTFWJiCgnClC8h4Wjg9XdrIJ/lM60DvQyrtRF/hlUZzLf4GjgK",
+	"EsDyC8RxJCFFCYhk1UVnci+vYYUwDfXGTli4SglBrioiCRcZnTzXD8k3FD3gCxqSKIJEbot8tY1YgpZT",
+	"EoPztiYhwhEXJI5RsqCU0Ku2hZmjLvozrDjCCSAesDmEEkwxhQuaYVkCeQ1zofDbG6ApWyS8e0FTlGpu",
+	"yJFaINJWDRH0hsN2a0Zo+tmX5CkEJHLMv/9ycXHb8zsXF7cHry5//7tWFcG8ITMiyrg/ETDjaA4JmuMr",
+	"QDu+XJLveV4bhRDhRSzkp5wkfl1AssrBj9WoNtDmrdbI97x2K2LJDIvWqEWo6PdabbkmMpOsp+aQSzIf",
+	"M5gJFXAFiQL6fRRxqIVaMMSvyRztpJDWw8n0QJWAVoKZwuVVwHUnyV8TmxINP+DwgyYf+SlgVEo4+See",
+	"z2MSKKre+weXkH9uwS2ezWP9IqE3OCbh8Ywt9As3OF6AeipJWKJHC/Xk6slPWD/abs2Ac3wlf9JfodmC",
+	"CzQBNAGxBKBo4HmKGCWe1T8UKIls5Fr2YstaoJ7DsMInDYMrCk/0M2thzR7+ZEZ0wGVJCMlJOEKGEpCm",
+	"URQrypb81xsOLSjN8w3AvLN393cJRK1R6z/28sNoT//K917lCyuQlR4aETpfiC4aywWNJUhjF/9jxd2Y",
+	"IoN7thDyRJqwBQ15W0vUJeGAxiVcjNEOoUG8COWaBdxKuYyV2KFMID39x/PXnUMlpTASyYIGWECoRNdu",
+	"2x5yRjgn9GosnxwHU0zoJ8rEJ76Yz1kiIBw/N0+PkWQDrsQdiyKgavaIQBx2W3ft7Gx7wWgUk2ALMq7e",
+	"f3XCKVjYHKiz/c4ZyZHcnRgEhM8RERz9umBCHgWYSmxIiXoF3c1b/+CNL0AVEYpjiVW4nctDTu2FRJ6C",
+	"L90sHAhyAw4C3zHxWhLB4yEwUsPZGHzHEF8E0xTersUrtm5hUJaN8XjIescyXBmFi3BEQn0+Q5CAQDuZ",
+	"EqZPT8UvEyamuw66PlK8EFOWkN/ggShLKSNFnYbDwdsZ0FBtonnmGU+hJRT9d+cMkhsSQMfod50z9ZtF",
+	"fBJUoMIA9bi0Vzc90uqCpDjD7IoUpywOpTKcaR1mIddSy7WVw9csmZAwBPow7EbZMC4rE240ypBBxhNq",
+	"rxVNpOBZSJxDohby2AhsAoaRqAngMFWE+bXW4ZYJEeCi7vFpU83ZareMUJHQmE1FE8AJJBqqbmtEF3Fs",
+	"Y/okO0e/Ai3asDiEN8Ox1JOkOLSWINHNyRWVJ9RKH1hcHleE8wUkCqePRIUhzBkngn8KCceTGFyx+NL8",
+	"qrRzCRRQ9dA3IccIsFgkIDVTA5W8chAxDRO8xDHfTc8QF0iwYHTvTY9zMpN8wE/XsPqUwIIX0KiYunAp",
+	"QUvMEY4l46yQfMNcrFB+rzInsn1WW3M9Km7vDRzaGVcjYLzbvaDH+r5ZsCGk90515ay7M2YXRo6WmJi7",
+	"NVF3wQuaQADkBrjSb/Sl9bmSQvpdpf1FmMRKELFrRBmCKIJAXyVjwDdGcZOgRAlA94KW1kHopwXXqqo+",
+	"cCVv0nil9VR9F54yXgBcsnQoGT5iiTypL+hifpXIr9S1lnB0A4lkjjaicCNPcUIJn0I4UothCxGwmVKH",
+	"FvSasiVFCypInEGrpYS6/UpqpvK6iuNXOVHeX6LqoQxhuaJS/4TUT2gnu9eHyPOP+hM/6nUOAj/sHHie",
+	"1zmU/8+z/u3aB/6cPB7lfqRwO4dASkYOiUSmGvq54XoFPgpwkhCz3TngShac4lXMcHjO2BucXMHD8Jfq",
+	"z4KxT7EazkahuctqmheMIfXI11LDE3t2uA0AQo0QTn4DpOwNaMdHb8kP8rwxl/jdFEdSd/q3VsInEDN6",
+	"xY1hyj1PzMaekxmwhXgkEjKDFe94zjZKES1POyML5QUbyRe/CU2FJNQ6YpKQG0hBQTsYcYFjKYcXc8lq",
+	"u8/lY1Opnkn4Q0a1hnjO2FtMVwaZ/IFoxAI+KaIunsOMoRmmqxR2/tycT4QiH3ELc/kQj4i04uy5FpVS",
+	"HUtQlLCZ/jKICVCRgogjAQn6IP/uHKu/OQSMhgpqyx1gPVE28Z3pV5R2jolwrfdlk9xdu/X4Grs8Aa6V",
+	"Ubaki9vau337+uIq+lszqVQxDCiF299HmlmA3kJI8LkC6CH4WOQjfprJIT+pRdpoeaEH78jJMltkcZpv",
+	"wu9G0x4XgRkrZP2cKeXbq9jahus4Nz5ojXqtKfdrKOHpYVR2L6xRz+/aLUL5IopIINn5BxxjGsAGu3T+",
+	"/KeJeaFsnT6hL+TuoaHnec6hjm8wieUVCJmXEYuQ36u1VpuBvoo12KYkqQsrXpsstCcNB4GE5xmXp4aQ",
+	"D0YLrrT8kXPwPuPlNV7QzFARMKkKqgG1KXlnXIXScRspPKCxg4bx7nNl06AXtEgtgaFmhLXsNmKb11+C",
+	"2qjuWrFrNPicVx5HxcovxBu0rPxBm7bzb7+8rpXP1VTdyqY13mNMaPmQO6bo1V/fImW77yrTUIYs9d1J",
+	"2Bq1gMz94XB0OBj2W+0W4a+0zSD1vBJ+DlxQEK1RhGMOmc/rB8xBecAEuYGXEJAZjnlr5B+m352tZhMW",
+	"t0atV+c/yf2dJ2wOiSBasGUAFIF+cXxy2ulpoI2fO4O7AKzlwRz4Ja+ks5jiLD9PQTmmFaZDmMdM6x3q",
+	"9qSFR4Y2M+6EsRgw1QNnSPlc8bPGkEWcKbJKEBaxZ70jEVlyHBY1kyKu7Tkl2qtctblv/ZdsFwzMheFK",
+	"8NkotbGQRziwyT8gENoKjwl9Q3iFf/VYe4NZpHHMC7QZYoFbo1++BZHWzNlzJzVzWLNqMKxJ0RnMWUzw",
+	"FpNfStlzRSjWWPrcChaJPHhPlbTy260p5m9ZAuls2jk+6rVT97PyJjOB49bIT/+UL/PWaHhXYkCN5c8t",
+	"ImDGNwkvLWDucvUzSfBKMbUD8bohTvMni1SoQHHGqiYo7dappifNvlgbwqZMGYkD84YmNz5lS/lzKk2D",
+	"BRdsBkmB+lxNYNQbel5bnkIRkbxIGOWpBV3vT7BqjVofz15mpnd+LDm25/X2O77f6fXPfW/kyf/7m6Qi",
+	"SVmej3ueB5NODw+8zkHQ9ztHkQed4eQw7Af72AfPVyeVFvdv2BX7mMS54V5//U5T23GgGFf7NhXbGM/7",
+	"qNUbttrm0zFXFNKSy5H/5A/yK629tyAJevK7Oo5T379zeEoezAkOxHEYJsC5XNbtYb8/PDyKgnAfwsk+",
+	"eIfRIDgI+r1wEB34k+FgEmKvd+TLEY3p2n776HB4CFEU9vq9ycDr92FwEB55ntcPBz4E/QEEGEJ8NJCY",
+	"vpm9SEGVINbgvidx7w/rcO93DkKv1zmc9IPOAIbRPj6YHAYK94agPiZE4kIeFbCYjZqv8L8kVHsiwZRH",
+	"kPwR62X+ofkiLxae19tfECp6w/0/WNsmFcKFRJh2EEsRz66B5vJl33yTSZePZy9fKPGSGkhSSkogJAkE",
+	"wiIuDrEyI/5FktNJmH+d3EByThQBuOiVpD38mw3YXEcAWH4QjcyyElDgtaoAM6O4Eoo+nr3UajvakUAZ",
+	"47OhozZayj1yGBsFU8Y48F2HwzVD2yfrvqQoOaQU76l0LZy07dZth82krJyLlTkB7kpyobiA95GOizNk",
+	"gCYg79bmJQjNQoyFnFFl7OYAVEFchMhFXS4/PzdRE+SojR4tiGb1nvVVSTDXISaTjRsOlvS5O4eFLUBD",
+	"LKAjyKxSfyLu+hcL242ZP1aSpLaeNBVizkd7eziYQdd8vRezK9adKyKuoQwzes36XSFtT2fkdQnGVIA3",
+	"PpH12aYYtepkzpm9rPvi1D6ZuwY5CBFL6tRBKA5lYrrSlsqQhA1I0zlxPjuRhF7nqDKCMOMkCLd8L1xA",
+	"9kbBxKf8ZuEC2soKK9c4w3Es79sLSgTa8XQY8ByrmCwULeJ4V98Am0z8ayohN9JfgaXSF92juYQBa2lN",
+	"mc6R5xU3nkS53ngaqZLJSUYDsGNX8rgptKMfegsCSy0N4bmU7hBKTQsjFQZpQux2nyOLZrr3ZZzSAVRG",
+	"7z3HzU+wqnNG//6MoyBmwXVbIipgicQmUqaYkC0pz7glRV36POLXsJRrbia20qNyk8asduNMP5yxeKOX",
+	"lF5XpLycODMQCpKqLCrbJdNYJtptie0guLyLmXiz5FLx9HTpd90NQMu88mlLAS3xSm7dHK/akkT1Pd7c",
+	"AtILQKXC/6QuP6nLtrpcfajVyA4Vipgpqsspi03MGG9rQRnq6dJo5B0d8IApglvNwK6OqkmxdA7tXFx0",
+	"9V+7f6w8kwonbxlSuMWBSEE1Z0F2PCqIn3H3mCzClSG22SlpcU2eFaOtH3JgxUeXjoXPsFZZQXgEg2H1",
+	"oO8am+tKTPy5NlgwfdS6rEgc66WjgBFa2PKtxMG9jsCiDPnszL6FOCnhxZYv1qha1JSuWuXbyZfT/G3B",
+	"VNysVyennf1Df4QygSWlSD9QG6j+hP/S3xja09+VxZR+yKBXP+TKI/2AZCeuf0Y7rz686PS8XRUG7k7v",
+	"jFMFwB+Vv8wMugSSDqlpq0BW35UwvqcipM57Sw1yBbhFcPuNTOaOuLeZQEn+Teq7orNMe8oN6BYP2HLF",
+	"na4IvC0gy+KleEPIUmoKnOyQuc1NlUpUAliAUROtxCJMV+8jZT+sM67uyLGQFCxCB+eOzS/jXe2m1MZX",
+	"DWVbebLMyaJM1crMX3eoloSEk8ml/llpUwPPq9zYwjmT2p0uN+2pgePyrl1evcE1osqrTJlZ33Nlr+Em",
+	"pYNcUZZAWF5hESQz2maQ1K+Xd5ftEkAUlnaYjBmxRqnVeXAlS3Wa9mQSoDq+p9S4Zva6iiNYsmtbJYWZ",
+	"/D717zlKV6TOv4xcdAJHmlYnJ93tovdqMBzruFaDUP2eWeJ4hDBdIbPhGvdKuqnA1CCAuaRLTEMUEh7g",
+	"RF5Td+zb2gU1FkHLJb6rsydzt5tXaR4sE9t9LFzuZdoVPp8vWgFOxEVrdNEa9C5ad66Ds+cNDl2l6+8X",
+	"F7eed/mf1eYUs+QPEFXpTK9zwuHtPB5ZHSxIeex58Z6b8oE5DroF8IbDLaDLyM9GgEOJ9x66iQ3EuRQC",
+	"Dd21mgAzjPgiCIDzaBGn/PYcTYWY7/BdFf7sHrSpGZFP2TwzI4opptfctgsslIheu7HTny5/Eef6f/PT",
+	"y1/42eUfR3t769edCpos7zTj4rIEicgthB1zC8ikexrsqvNYUmx0ginjQB0xUxCv7eZSzbIdpDTQ4IzS",
+	"ybDV2rbK64bQDVe1fIAfP7yxUscKUjJdQSbaXi7A+CJ8zxsWbR9GOOgv08z4dyCcXwNGb4ASoAG8hnQ0",
+	"4zDUsFZcujP/YElSl5V2fD8bQIPJG974fS/XOE628GeabX7117epAr+tJ7SIUKtmgDWWv+/3Ogc92O8c",
+	"HoZHHa8HB8Ek9KOD3uFmr+rZlCUF12rNYVnyuBaJp9Y6tHkn/mV3PU1TOHbNbEfeQb/X6+/3vf2DI2/Q",
+	"+lIGqm0AT7CAjzz1R/QHw/3uweGR5/fknweHtaYltVuWsTCzdgRplNY3CL6qMj96Df8perSnIAXQ93hM",
+	"5oPBaN9TR1tyDeJ4TvQCzfWz0hLHbSAN9k4TEki0V2Lc0NINi7EgsTJwPzHfQ5lP4sts8yMyXe8xmM5v",
+	"zGSORf474rGtTPyWSbrEYmqBo60GdDlxwcNOwAhdz4mpCcRlRTu4UiJPjXOXhZTMRWVEyQaVuCJehC/x",
+	"vHjGV9xJtyerzD5igzXHqxSqbsBm8vNek/H+Q+uSf5jzT71f+Ydf+1cv33/qLIZHt/MB6cxmv/6l81vy",
+	"q3fyJl6FP92c7v/pPBafBsorpsoGjFpbvlm6h1t6awNfYAFn21hNK+5QP2m9OtW35/gKnpsIApUnIhJ8",
+	"AzFPnQpS/44SfJXmsZVNgAYp68pdpXUf+JQtqXJX73Y3GuqsRWSztJ38ubJ9qHgFyWPSLUtZlUHGjSGv",
+	"Dycc6jtCjXBKICBzAvR+fr7N4VUZXMNqK8dao5tfbXTb5JfJItARCVVhNfNJRV5zXZcCXVO25M8RMYWG",
+	"cMwZmkBKQ3m2wwW1QuWV+/hqkei6XjsQc6guVJPaeMy91eBcyoX0Ty//e7hvfd8/sD/Yn8yOmU+Dnr9v",
+	"jTfo+/7AfbZnDeT7w6Hv+wXH11ah7bb1Kb/yp1dG1yser9DHs5f2zV0+d1lrNbLtU/e3QFk2ngcYc4r8",
+	"UPLh/PVtapHS9eZikGOjAKtSbUIZEWO2hER+s9tFUqz8BgnL3lI1AKMFh7Doj9tC06OsGLLk3XqfB97d",
+	"77Q4tb7+xesc4U503Hl9qR9oZpy24i8yL0MJPZWCzKGUhpTh+ESqduZlSUeutbSlZjVtaYsWJlPTlpFf",
+	"Wr3emJlfviJufKVXUq8LwrcONW9SakQW8T6A9spcnOPly3hTN1WnVNZ1w15LzHUdiIglJkLMCdzNHuRT",
+	"nKRVXspmZ745oKzCASQ35rKRQ6+UVt/ONtBGaBWDZRUnKsItVJUIlSfKIgQ3kKwQZbTTu73NCkoWeOF7",
+	"Ks1XJOkMtkIql4K0XHYzmBIKnQRwqNIT5WMumZfWVhG4axZb0kIXM0zzsc1z7vBb46eC3hXCipO/wzOV",
+	"veQWvEuTOU3huzIk6832zqmm6CbAAq5YsqpGmrtZjdyJbb1VOVrL5Fx4TQ9eRfWp+dtK462KMs6LiOmq",
+	"Ynn9G635FU+CNJk1N7mbBJyiXfw+pl9z0TzFK7YQtuW2oXpek1bhDuuMVT4VSgss4S1VcCVdU+ZGlT6u",
+	"O3LmFPfdLP0L6KsLhWurgq9ay5eMZuqOtfPA9g3XlCbLrQg32hTs9bC4j1ztcgM6XOirWKWUM1dNL7WE",
+	"EMtTcEIEhG2V1b0CoYPW2UKgHTMaYgmaJywAVb9htxHVFFboVGC2PHUlmq1bQolE1gkOtzQCuaq6WVtp",
+	"7nX3voIAmeDgGmj4M45jcG7R2AM4wP6gF/b2DwI/6u8f+AMY4MPoYLjv96Kehw+ODuyoXm7dFRVJXapr",
+	"2XHZJWguyvdxRhF6XJJAlYKm3VrMw03qrlUDzrFylsRQNZqqGHrKBFqqx3QxsTlecbQjD94Oo/Fqt7sm",
+	"VpPXGgVIyNMDVKcA2+Xr0AyrGhSOyGjO5QVuK29ZIwGzpWwsb2SjWbYUSQ4RNNXtq4iinLW+ThZUjGDt",
+	"cVEgllBRsQftagq011clO06dbGOXsk7lNYEwqm1MKuNXnj8oJrzo9q9NrDYOAJNZrQxeFbnVbmq1Xy5t",
+	"YA9fBNPvTDBX9tMrQHQxm0DSRlHMWLKjp0J7OlxuF/0e+Q0P/2wBdWUOFBuhiMUxW6aFlpyia1b1gnhd",
+	"KXejdcoFmKLuRRBrgi7Z2lrr/JrM59oC0yiAU21ESbboatmRWe0Mi0BlremSirHQqd6NuDLf3uIkAZB4",
+	"Rz2QbdR9zlq9hHZW4T6rIJ9upQNF26Gpas7IPAJ14ZsbYgWfQl+eQl+eQl+eQl+eQl+eQl+eQl+eQl+e",
+	"Ql++x9CXCsNZzv6lK1HCbgjXWRU7wRTwHLjQBR52TTFtnDcdmWMSqlwAamoBkFD/+Mz1TvnesFmGxIbq",
+	"LqdpzSaTT+MVHEMaQCJ0aQooAuFtA0RZY/18n5SPKv3289a1ZO7noruPgbcszte9WfDpbl9e5YFI2dbk",
+	"Ui7qstFBWKHqNqnNYsUybJxiyzou6+u3zHVuQhyb1LwG0V4fzHtSRNUAm18b7SIx288iXyxnqCnHzxTz",
+	"rMQMo8YZwBmKcNLW9UZwXhbJVD0aIUzRgoaQKNmTBX+psg0qnmCpmllZlb4xDc2XaWO9cAFddDzh5sZb",
+	"KGOTzbnGnWxjx8kl2rj19yzr4Yr+e7HOo1QGcWx+ZU6pqg2SusoLxr3CwVQtOSvkRgEXtdLbcU9kubhu",
+	"iZG5sO6v7l5u8ugbTG0qXpkWva0rX/lkV3myqzzZVZ7sKk92lSe7ypNd5cmu8mRX+U7tKs0rb9/PQfyw",
+	"2ttWFs83rL5duF1WNNQRIoaZbhQSsCTN9cgqSWZ1BsxIXbPPqoOKvKVl3d0KlbE+rxN6/ZHf+9v95IKJ",
+	"loLwB6kaBwmjxcKF9c7Rp6PgX+woME1yng6C7+UgkKwoJUo9OTm/q6Favtf1hvlPL77hhhkQzp8I6vsg",
+	"qHZL3P4Qs+D6nYq5ao36h0N1C5A//Ij5R9VYa18HgIvbnzCfKpwcBH40BA/3J0dhLxjAfnSI/Uk/GIYH",
+	"cBR5uDcZBPvhIXiRj/uTYXAQHoEf9fBgsh8chp7SLm9P+NmcUc4Sq3uIuP1A+LVy0YQSnhYPEgBK6FVn",
+	"nn6ZPnUWKO2jl32GG0iIkOfWu/efPpyc/Vk9egY0hMTe0cHEOzw6mHhDvx+FwUEwHPiT/fBIwt47CgYw",
+	"7O8Pwl44Ua+fkxlwgWfz8oHSGw38v+mHpGbzgnHFjH33Smf9+pGHryV56br4g8HR4G5T2fB7+ES2zGq2",
+	"D/zG9m7rpTUmdTufuaBBNLL+Vwm7ahUrtCrNNqza6psSjNXp10UpWjftx7OXWW0/sWRZTdt5jIOCd67l",
+	"97rDyiKxaQXbz727360BJ5PcjZrSFGXtupf0Q2VxcD+zey457vm+ljMNfAsFIVL7hhXIWZQwjWaxxE1F",
+	"twg7QdxODW+2WFd05Wl6Lz6cnJ+8OH6TSrKfTn78Kf377auXJx/fpp/evP85/TMVfE14siQaG6HCkoc1",
+	"AqnJILm8LIXXqyjSgPGMl0114FqW3mY+VwKvn1uy9ozEMWFUTHllPOum/a0uvqBcL65ELLBrgeUrJWGF",
+	"lMp4p8jI7saVt95mWnd/6rFX5D73KHG5pkTnJT5s6H36UNu/49z4MLnuTGA18dCxHDi7ayvHqunrwej6",
+	"Qt8jJFQPd/NMgCmjJJBEony3O1Yp2t22Sd6YmXeyrD717DOOnMr+aCdvbeEMUum9RYxaa9lJYIaJ1Iqs",
+	"V58jL+9ZkZ6GHCWAgymEelwcL/GKF4NK2qZRff7SMm+GwncrA6PTq8cg03OqluM8kPUGaXIx7SnvZHmV",
+	"rVFr34x4t6HFSn7wDrasz169lIeM2LwvSt2y7dn3t5p9604rzteV0Kzh0LPM3V8d2BSTCIJVEIOujuyU",
+	"zszsk3nOngLMWMukBMZEJ9pos4lKucE0gDjWbZhyHJX6beUItn3+FZ7sykKgDyr/aUGV/VyGylXEK8JH",
+	"jLx3mtKwxE4C1GX1l2m0WmpM1LZHjiijphK6gXYJkylj1xKxiWopqxCqjX4zTBcqG4NP2UJ8Sh91lpM9",
+	"s/EMrulOcmwaAzCalcBRCdJqD1CCBbRNE2BtCM2sZY2yNZ4Mkk+O4SfH8Bd2DG8ZfqskmRROk8VKJcut",
+	"0gZShGv1po2s0B4UgdS+gngRQmiVSrEroOQxq73hPboYfrE2Ktubbh4amlrJ3KU6GuahJiYTtJMVltf9",
+	"zGptKM30oC/e06SpjuWIliKG5M1vLtlAavSMgt28CO3odkGGIV2E5FZWml68bjtXrGO+nDEKq+670k8d",
+	"MpuzJC2WNW2NWldETBeTtACjCqgLrb/UQNofcO9eIQ1tQhvrApkLa14JotSHo4oqC1tQER3ptFHLOous",
+	"vSTayyxtqvpxnfqZScVctzQOMKN1OqpPfuQUaetM3ezVdLX1Ec+zu1yxN2up9lH1tan2pC0J5Ae3ZKzC",
+	"dGZV3KTOFfW0J4fPN3b4FE7rZp3IqmtZNDZFb+wQlld/yzqEGXVbV1F1ahNq20VqVLGtgw/oHVZxFN+7",
+	"lRKpUyT8I6QQvk6TuA/VlDM6bDIqFRcIkVHB9GMd1cM0da+5gFkUuCawvyRBQ5gnEGB9Z5/ELLh2uiRb",
+	"Y2xR5aNA4CUawlyg/OSWoruNSKQSHDac2TUK4tc6w4sF+iyGbeeqdrOSffbOp2yaobmqmVaYd91K8xas",
+	"5lvZwesiv+pI+KiKlBQLGNm9tMKQ6G5Gp5YMMgK8fDyqinFctZydYnoFzxGTVxkuD+5V4Vgpl7MZ5oV6",
+	"K2oT6do0Nhh+yfFqVevJItIKBWgtnddwsHbj+e2eV+3Jm+HbEz1YTwNnPvn3LNFTqk1s+Z+G1aWJGxXl",
+	"uce4hao9Fqr8ffV29tG9LBx3/oY7v3mdo27NnaFxqZ4SSebEuK6O1iOVqa4z9Phrkk5UJcG3aTlHHYeZ",
+	"G1Wwf9A5CvrQOZgMhp3DsOd39iMPBrg3OQr63j3r/eVZFnNVkCxNsyhFmD6k6nZl1Gldra4MQw+v1f39",
+	"Xu0fpzNa+ULtUFCpJqcOIY2l2iQPfMtUrO809+5IvmUSbMNruZVSWlX2ervUT7tMfZ79WYkgE2Pr1tPT",
+	"Xge+OSmytvF8uU73Y1UzbnbtzzGQ3/23rpW2MSlyi1Lc9k0+z1XMuWlTqbN8QZvSEK1DY30m4pN0/3rS",
+	"vYRzU8Z2G5z75/7+yD8aDQ63xrkf7Qe9jhcODzoH2D/sHMFg0OlPeoEfenAUDQ7viXNLMtWD3PNGfRUt",
+	"WBNhXxHWazdsL4f19oZd+6ensN4nK8+asN7B0aHv9dyw3l4xrLcPQ3wQHE38sBcNYB8fBt5Ewr8Ph9gL",
+	"fOhHQ3xghfx6Ez/oh0M4iI5UyO+asN5yFG4vOsJ+MISDST88jDw8CPahNzkK/aiPh8EBHE08CQauj8JN",
+	"+cobVkTh9gYNo3B7h/v2HeOksbC4e0Qxasc4VApSW4Y8dmpW73FTs6xb17fNziorgNsnaNnBFfl4D03T",
+	"ejoRnk6EpxPhX/FEePxsDjcsbIvIrctNiQ2Z97tR/sN3nZWwbRbCuqyDzVkGVVkFpVj6e8XOb4qV3ya2",
+	"vcGiXSLf1kHsvP0vGMG+PtigZFxZ06visaJet4111Z0kFwkRqzPJVFoK/QA4geR4IRS5T9Sn1+nO/+nn",
+	"81K3vJeYTycMJyHCqvl/GgkzzrxZ+huOCOcLGO+qomWvwpdnx+hPP5+nTQ0mCxKLDqH6qaR9Qa9hxREW",
+	"aLzXXUIcd64pW9K9fyyvefcfnNHxcxTEmMw4Gqf38k8k5GMVyz7mAZvDGO2ME8DhuI3Uf9EyIQLS5oZK",
+	"kihWVYvMETQVYm4HLTdotznW3TLHKAGxSCgoL6oiEcJoW3mlzaMd05kTaDhnhAqOdijcQGI3/rkG3SVC",
+	"is7WFLDOgTDqzH93znQjoI6Br3OWdupM1ek5+TOsdLSJ/EV+KDebSicz8FzDCu2M+fWnmNzAp3/+f/93",
+	"jPaQ/CyAC/V5t4vkzJB0OAmVDxUxGq+66CcFIZLwSZ03wBw6hHKgnEi1pMFKNJwdCWhpFZJOCY1Y/RI6",
+	"EQ4IvcrwrShA7rdK4ohQkKzmgmXFx9TPaYhgu8rTw9sXVLXhkTu8mMQkMJ4A1RkBHcexCY/jCCeA0ii4",
+	"j2cvdWOs54YHKh66oJr9+PpkRHQ+JarRonpkNYewow8+xKd4btrHXi3kPqgvEOEXUuKpEn9RwmaICDRZ",
+	"ofEV0D31XIfdQBLjVXeFZ/G4e0Ev6M9aTeAjBDcaMRO2EC6e7CYjchmn78/OQXJ0hjf+LKflNuLkikJ4",
+	"QScrBeKZwDSUsiGdC2mu0wuYsJCAHld+HJuHXkloxsgseIcDICLU+rLdVxyl6Ym3JdMlaiAaImXjVMGI",
+	"iskFEUoKZuR+aq/Obhh0fHrSarduIOGm7URXZZGwOVA8J61Rq9/1un0dzDhVonLvxt+DWwEJxfGebsoi",
+	"v76qEhanmowkARXauFitvdKmruPscjNGHK84WpqmFCoONoR5zNIuv8kNcKSzDKQuqehf6aRvCBcvNEym",
+	"KxsISHSltKp+EmlzCrTjy91VZfSQ6ZMqP+UC6dcFJKuci9N+DHq7nO6qftENV8qILKREllPkqoEVTPW/",
+	"QDtYoBgwF6gevqxPRAWAleCl8FQ4snWxHd2FUO11z/N0Pz+pZWv303wek0Dtw548puR3+cwb1WDlulAy",
+	"r855ocmmK2lzoGevGjSDcu8HHKZxFnft1rDJKydUE/WrrKthqii0Rr9ctlt8MZvhZGWoDGVtgw1sku3w",
+	"Fc9agPHWpRzDYRf3NOzghZhm4S97n7MY0rtahspCxae6u3YwheBai68rMBVQ7fDJkdMXuW0lwrVNm0kV",
+	"0qjbJUt5g3RYUPpMsfmmFB+vTk47+4d+pgV8/HDS1lkoBHg742xInvELGkiFta2z55aYuxVZ7XS+tpsL",
+	"qJPzdMaOruuEBE6uQKiEvgtqJ/xkemEXSQ0OqCAq0AoZcWyee8YRW9JcaSlpIEr52n2OMFomjF6lOoLK",
+	"EqRoQZUqls2KKV+CTqfkUgcYeIMuOlZfSm0gSVZK4zvHVxd05yTqvGMUOm+xCKbon////0Z9b7CrlbYX",
+	"OJhC5wWjImHxCFHWUe2Ix1qUu/LtRxAvzJaXBVwVeeeP7KUvnmahymVBI7U7CbK2+d0QWCIcS6VihaYQ",
+	"h88l2DqZijKhmuboSKSwVt1xVu7II6dltFdW1L+s1DFIrBA65+qUMnwlUSDXZk5dOa7ET0XshMKDOrQM",
+	"XdGVyNoKWewZmAd3ckZB8qqLsFQwlUDP11DEiYS27w0qwhrc7UCcpHmvaju56qqvhKe/WRKm2PlIpYRi",
+	"CfkNQv3yoPnL75h4zRZUv9g72vziOWNvMV0Zsc0fR25/Lt5nfrm8c2T5B3lDwpaMcLbeEeqGZO4v1vd0",
+	"3da9zyaO/G7v16RW1Gfx8M94lcjNr5ofEzLeRZgjjP7yQXXPlcITnf31R0Rmku6krkdNuvQFNSS3I2wy",
+	"t+iTiOemkZ9UWzFFROxuEEUqsP8vH76IRHpPsxa6+R5pPGYyR0WXZhInz+bNLTPa8lgpe/YH9xE9CrN7",
+	"/Obq97ez2JU7JZ6tEjBmp554soonjzPCTwneoOuR2TGBKAE+7eSl+OeVBTg+gK5dU6BCkxRjqFEXN6Cw",
+	"RIwCT+PJjRtS5e1qTUI9ol5dtS/ockpicNKXieAQR1I3iskNZH1b22l1eqmkST1ED7HbRQPvKK9yYEa5",
+	"oISjiFAcI5akgHbRsfKYpADLG+g1zIWUHWIKK/lFFad/0GhyuJ0/BrN/Nye83ju1yky2fDvG9I6av/iC",
+	"0Sgm2vz6XZ+yGrkuyzwyO+v6MZqb1zGzzvy3r0nq2Gcmu9FYsai52HWRJBcVaJ8yDhd4hbJux9rTra4k",
+	"K7PA5w5Hm740msjkTUjrh7qWiObfZd5NJ6vIkrKvvuxk7XcoE0h7Pqt4VWfaOaz6aJyqKOYHFq4ejUkr",
+	"8gLvXJeK6Ur8PYmJfDfSgkX3NUs8yZfHki+akKytcXJI53jVUNZoGXMNK1fM1CrpbwgXWpRgx/JgNSSv",
+	"McBTWAIXKCIJVzZrY52rNmmm5ttNRs33NF7lEyq1mXBlSa+zE5oEp2bMUugMs352ZelXFh4sFrxu/iz4",
+	"eSsI0tjtMgyvEwAk4Fbotr4QInyFCeXCla6hyX/b1faq1MxlGpgba1fbrhhzQVVLIO0oRVPMp5aFSkc+",
+	"ceV+zWxlO0WXEJonEJHb3cy2dUEzNwyfskRoZ1L5Pb6YpLUGlMivRCTgZI2BZThcl3D094uLW8+7/M/K",
+	"UkmlADEJ6TWsareUJUI5iytMz05ge+rutb9zo6Evm4KjTYSmzX8dUO8TbZmqguvlq7MXFkjH6pP6shqG",
+	"DUfoG+UeaPDge22n/6KqsN2maK2R3W5UFBN6rSD5EcRrKaTk6xDW9o/W+YlSmGV1mKLc9LWDdactS8+5",
+	"UtqMShDZLUu9K0iFXkHmfXbK5vwuRVp3wsLVf+yFWOA9b4+Exlb2pQ7l4mH8GEec5bYuHm/K4TDPD4H0",
+	"JMu+urxr16i7LxRz8bSAVKGIVxs5rRSXqntasf4C4+bqq9/tXtCx/musq+lpXU05J8eSVUbp6GNtZTJc",
+	"ps3d5Iqy9OmsYk2FIqvhrqaBzSrsSQizORNAg5Vyp38h/dUBcisN1v9SMOhZ6tTZlDeXmCMjdgvW7Qxz",
+	"oqPMHisd31UFgXkrR7bI3pCz2xJEA2lLj0dh9/y3r8vuA6+/+aXXLJmQMNTxegPvcPMbBqxzMgN1JWmo",
+	"q1vE7qjrfgMgT/EqZjg8Z+wNTq5AvzdsgpHM//kWQoK1TvjFBaGmI6tyaS5FqsViQwW/kfP1A+CQq+JH",
+	"5mjbqPN30THVloPyj8aByJXjsMq6Xiv76tmahDU2cbs8Ub1V/Gt64LJuNWsF1Re9Wd/rRm3gti/UX5jm",
+	"f5Q3EmSVydyayq1wpofcZO1QMef+Wn1ptcKMGt1b7aCrL3J5LOf+/k/T5AvJvmuV+UK6b40+v64eRK7S",
+	"Wyk/D9XqrQmLJ30hv+DfSbdfOryScrj97RoNn9EbSAzzGi3XacOABNM6vSo/s0ggtGzcvy5goYLplEbO",
+	"tbPJvHFBs2y+tNq2KfNrLOPvlCUbbgMAY1G3xEVuIJ/gGNMA6tX8WqL4zjR9O33umyj7diJh9cFpseo3",
+	"UvJdkfKIAoD8e6v5bh2pfwstf2nTSrVUbK767H226esx1Hz7iK3S9C1e3KTsr5OAa5m8VuUvpCJ9H1r/",
+	"NvLr+9P9c+i/uvrfnBOyDIW9z3nljrs9cwavDTdbd3ijHRXDG2CKJvku0d3MC2Kr7yFMiArAXYgLSplA",
+	"KxBojkmI2EK0VdS9qWxPjS7SRXlGlc5MSjOqVAqTSmzazatip5DWBKaleQ8/mEVvq1RksLzNa598Ub4o",
+	"AlzDHKki9SU5I1v7vU7D7G3nWHwMFrFT9Io8UiDeSbbtKaeEKVgb+cQ+MLTCXMsyZ4UMgJya20jlhxgP",
+	"4gQH10BDtDNlYtf4GNOmNjrDpZhvBDoPpruOtotlJf/nEHkJ8rrYC3Nfwdqx90Tz62jeqdNm4a2GCZT/",
+	"N5jWx7GLvN6ouuPv2JRs/OS6l1LYYTRe7XaRMpVwNFtwgTgWhEerCzr0PPTP//V/0IxQ/V98q/7re23P",
+	"U/9LswcNE6nXJyY0PuyinxMiQB8AVdJe11j9Ckzx+HfK9eVhv3Ig1IOYE+FImFwYnYDwxK3FK41CS9FE",
+	"siXT6hmTm5SWF6rV/Z4iUPN8TY8pN/qoW3IM8IrI+7cVKcJoB8fzKd7tVt0zqgY5LSUS52+aNLnqLKRC",
+	"4vjx6QmawJQYZbMy/c3KiIjHu85EaZBfe53aizJcP1OJse3CzW+yQjhVTv/087k1Qb5Jd5d3/y8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -170,7 +169,11 @@ func (s *Service) WithdrawalConfig(ctx context.Context, merchantID uuid.UUID) (d
 // SetWithdrawalConfig validates and replaces a merchant's withdrawal configuration.
 func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.WithdrawalConfig) error {
 	if cfg.MinAmountCents < DefaultWithdrawalMin || cfg.MaxAmountCents > DefaultWithdrawalMax || cfg.MinAmountCents > cfg.MaxAmountCents {
-		return fmt.Errorf("withdrawal limits must satisfy %d <= min <= max <= %d", DefaultWithdrawalMin, DefaultWithdrawalMax)
+		return domain.Invalid(domain.CodeParameterInvalid, "minAmountInCents", "withdrawal limits must satisfy %d <= min <= max <= %d",
+			DefaultWithdrawalMin, DefaultWithdrawalMax)
+	}
+	if len(cfg.ChainIDs) == 0 {
+		return domain.Invalid(domain.CodeParameterInvalid, "chainIds", "at least one chain")
 	}
 	cfg.UpdatedAt = s.Now()
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
@@ -182,11 +185,21 @@ func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.Withdrawal
 		}
 		for _, id := range cfg.ChainIDs {
 			if _, ok := s.Catalog.AcceptedToken(id, cfg.TokenSymbol); !ok {
-				return fmt.Errorf("chain %s has no active %s token, or this deployment does not serve it", chains.CAIP2(id), cfg.TokenSymbol)
+				return domain.Invalid(domain.CodeChainNotSupported, "chainIds", "chain %s has no active %s token, or this deployment does not serve it",
+					chains.CAIP2(id), cfg.TokenSymbol)
 			}
 		}
 		return tx.PutWithdrawalConfig(cfg)
 	})
+}
+
+// SetWithdrawalsEnabled turns a merchant's withdrawals on or off.
+func (s *Service) SetWithdrawalsEnabled(ctx context.Context, merchantID uuid.UUID, on bool) error {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetWithdrawalsEnabled(merchantID, on) })
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.ErrMerchantNotFound
+	}
+	return err
 }
 
 // HashKey is the stored form of a secret key. Keys carry 256 random bits, so a fast hash is
@@ -206,4 +219,26 @@ func newSecretKey(n chains.Networks) (string, error) {
 		mode = "test"
 	}
 	return "sk_" + mode + "_" + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Get reads a merchant.
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (domain.Merchant, error) {
+	m, err := s.Store.Read(ctx).GetMerchant(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Merchant{}, domain.ErrMerchantNotFound
+	}
+	return m, err
+}
+
+// Balance is a merchant's available balance and its withdrawals not yet paid, per chain and token.
+func (s *Service) Balance(ctx context.Context, id uuid.UUID) (int64, []store.PendingPayout, error) {
+	if _, err := s.Get(ctx, id); err != nil {
+		return 0, nil, err
+	}
+	avail, err := s.Store.Read(ctx).AvailableBalance(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	pending, err := s.Store.Read(ctx).PendingPayouts(id)
+	return avail, pending, err
 }

@@ -94,6 +94,8 @@ export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 # includes it. With it off, a schema-valid withdrawal to eip155:1337 is refused
 # (chain_not_supported) and schemathesis reports ST202.
 export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-127.0.0.1:0}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
+# Seals webhook secrets and the dashboard's signing keys (PostgreSQL has no key file).
+export PAYMENTS_SECRETS_KEY="${PAYMENTS_SECRETS_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
 
 log "migrating database"
 "$BIN" migrate </dev/null || die "bin/paymentsd migrate failed"
@@ -132,6 +134,8 @@ PY
 ) || { cat "$WORK/merchant.json" >&2; die "could not parse secretKey from merchants create output"; }
 MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("merchantId",""))' "$WORK/merchant.json" 2>/dev/null || true)
 log "merchant created (merchantId=${MERCHANT_ID:-?})"
+# A dashboard token (write scope) for the BearerAuth operations.
+TOKEN=$("$BIN" tokens issue --merchant "$MERCHANT_ID" --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
 }
 
 
@@ -235,6 +239,7 @@ for shape in $SHAPES; do
   timeout --kill-after=30 "$RUN_TIMEOUT" \
     "$SCHEMATHESIS" "${global_args[@]}" run "$base/openapi.yaml" \
       -H "X-Service-Secret-Key: $SECRET_KEY" \
+      -H "Authorization: Bearer $TOKEN" \
       --checks all \
       --mode all \
       --phases examples,coverage,fuzzing,stateful \

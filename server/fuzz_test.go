@@ -125,6 +125,21 @@ func (s fuzzStub) GetCheckoutQuoteQR(context.Context, gen.GetCheckoutQuoteQRRequ
 	return stubResponse(http.StatusOK), nil
 }
 
+func (s fuzzStub) GetMerchantBalance(context.Context, gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) GetMerchantWithdrawalConfig(context.Context, gen.GetMerchantWithdrawalConfigRequestObject) (gen.GetMerchantWithdrawalConfigResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) UpdateMerchantWithdrawalConfig(context.Context, gen.UpdateMerchantWithdrawalConfigRequestObject) (gen.UpdateMerchantWithdrawalConfigResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
 // fuzzApp is one shape's Echo instance. Requests run one at a time (a fuzz worker calls its
 // function sequentially), so the current call is a plain field.
 type fuzzApp struct {

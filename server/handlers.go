@@ -4,6 +4,7 @@ import (
 	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/settlement"
@@ -20,6 +21,7 @@ type handlers struct {
 	metrics      *metrics.Metrics    // nil: none
 	paymentCache *paymentCache       // encoded GET payment answers (payment_cache.go)
 	checkout     *checkout.Service
+	merchants    *merchants.Service
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -31,7 +31,7 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
 // opens the payment by its own secret. A request matching no operation goes on to Echo's router
 // (its 404, or its 405 and Allow).
-func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard) echo.MiddlewareFunc {
+func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			route, _, err := router.FindRoute(c.Request())
@@ -57,6 +57,11 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 					return err
 				}
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
+				return next(c)
+			case "BearerAuth":
+				if err := bearer(c, tokens); err != nil {
+					return err
+				}
 				return next(c)
 			default:
 				return fmt.Errorf("server: operation %s declares security scheme %q, which nothing authenticates", route.Operation.OperationID, scheme)

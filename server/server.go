@@ -39,7 +39,9 @@ type Deps struct {
 	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
 	DevnetPay   checkout.DevnetPayer
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
-	JWKS         func(ctx context.Context) (any, error)
+	JWKS func(ctx context.Context) (any, error)
+	// Tokens verifies the dashboard's bearer tokens; nil: BearerAuth operations answer 401.
+	Tokens       TokenVerifier
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -82,7 +84,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, newPaymentSecretGuard(d.Checkout)))
+	e.Use(authenticate(v.router, d.Merchants, newPaymentSecretGuard(d.Checkout), d.Tokens))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -119,7 +121,7 @@ func New(d Deps) (*echo.Echo, error) {
 
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout}
+			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, d.Checkout, d.DevnetPay)

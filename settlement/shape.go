@@ -251,3 +251,16 @@ func (r Response) VisitRefreshCheckoutQuotesResponse(w http.ResponseWriter) erro
 
 // VisitGetCheckoutQuoteQRResponse writes the response.
 func (r Response) VisitGetCheckoutQuoteQRResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitGetMerchantBalanceResponse writes the response.
+func (r Response) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitGetMerchantWithdrawalConfigResponse writes the response.
+func (r Response) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}
+
+// VisitUpdateMerchantWithdrawalConfigResponse writes the response.
+func (r Response) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}

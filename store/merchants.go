@@ -128,3 +128,32 @@ func (t *Tx) PutSetting(name, value string) error {
 func (t *Tx) InsertSetting(name, value string) error {
 	return translate(t.db.Create(&settingRow{Name: name, Value: value}).Error)
 }
+
+// SetWithdrawalsEnabled turns a merchant's withdrawals on or off.
+func (t *Tx) SetWithdrawalsEnabled(merchantID uuid.UUID, on bool) error {
+	res := t.db.Model(&merchantRow{}).Where("id = ?", merchantID).Update("withdrawals_enabled", on)
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// PendingPayout is what a merchant's unpaid withdrawals of one token add up to.
+type PendingPayout struct {
+	ChainID     int64
+	TokenID     string
+	AmountCents int64
+}
+
+// PendingPayouts sums a merchant's withdrawals debited and not yet paid (pending or processing)
+// per chain and token.
+func (t *Tx) PendingPayouts(merchantID uuid.UUID) ([]PendingPayout, error) {
+	var rows []PendingPayout
+	err := t.db.Model(&withdrawalRow{}).Select("chain_id, token_id, SUM(amount_in_cents) AS amount_cents").
+		Where("merchant_id = ? AND status IN ?", merchantID, []domain.WithdrawalStatus{domain.WithdrawalPending, domain.WithdrawalProcessing}).
+		Group("chain_id, token_id").Order("chain_id, token_id").Scan(&rows).Error
+	return rows, translate(err)
+}

@@ -56,7 +56,8 @@ func newShapedEnv(t testing.TB, backend string, shape settlement.Shape) *env {
 	cfg := config.Config{DatabaseURL: testdb.URL(t, backend), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}, ResponseShape: shape, Chains: config.Chains{ServeUnwatched: true}}
+		Pricing: config.Pricing{Source: "static"}, ResponseShape: shape, Chains: config.Chains{ServeUnwatched: true},
+		Webhooks: config.Webhooks{SecretsKey: strings.Repeat("5e", 32)}}
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)

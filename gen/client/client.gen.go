@@ -804,6 +804,53 @@ type Error struct {
 	} `json:"error"`
 }
 
+// MerchantBalance What a merchant holds with the service.
+//
+// Example: {"availableInCents":12500,"currency":"USD","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","pendingPayouts":[{"amountInCents":5000,"chainId":"eip155:8453","tokenSymbol":"USDC"}],"pendingPayoutsInCents":5000}
+type MerchantBalance struct {
+	// AvailableInCents Withdrawable now.
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency   Currency           `json:"currency"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+
+	// PendingPayouts The same, per chain and token.
+	PendingPayouts []struct {
+		AmountInCents int64 `json:"amountInCents"`
+
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"pendingPayouts"`
+
+	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
+	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantWithdrawalConfig A merchant's withdrawal configuration.
+//
+// Example: {"backendWalletAddress":"0xa0ee7a142d267c1f36714e4a8f75612f20a79720","chainIds":["eip155:8453"],"maxAmountInCents":10000000,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","minAmountInCents":500,"tokenSymbol":"USDC","updatedAt":"2026-11-22T10:00:00Z","withdrawalsEnabled":true}
+type MerchantWithdrawalConfig struct {
+	// BackendWalletAddress The hot wallet that pays (read-only).
+	BackendWalletAddress string `json:"backendWalletAddress"`
+
+	// ChainIds CAIP-2 ids of the chains withdrawals may use.
+	ChainIds         []string           `json:"chainIds"`
+	MaxAmountInCents int64              `json:"maxAmountInCents"`
+	MerchantId       openapi_types.UUID `json:"merchantId"`
+	MinAmountInCents int64              `json:"minAmountInCents"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol        string    `json:"tokenSymbol"`
+	UpdatedAt          time.Time `json:"updatedAt"`
+	WithdrawalsEnabled bool      `json:"withdrawalsEnabled"`
+}
+
 // Pagination Position of a page in a list.
 //
 // Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
@@ -1110,6 +1157,17 @@ type TokenStatus string
 // TokenType defines model for Token.Type.
 type TokenType string
 
+// UpdateWithdrawalConfigRequest The fields to change; others stay.
+//
+// Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
+type UpdateWithdrawalConfigRequest struct {
+	ChainIds           *[]string `json:"chainIds,omitempty"`
+	MaxAmountInCents   *int64    `json:"maxAmountInCents,omitempty"`
+	MinAmountInCents   *int64    `json:"minAmountInCents,omitempty"`
+	TokenSymbol        *string   `json:"tokenSymbol,omitempty"`
+	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
+}
+
 // WebhookEvent Webhooks (OpenAPI 3.0 has no `webhooks` section; this is the convention). For every event
 // a merchant's endpoint subscribes to, the service POSTs one of these bodies as
 // `application/json`, signed by the Standard Webhooks scheme (standardwebhooks.com):
@@ -1255,6 +1313,9 @@ type WithdrawalWebhookEvent struct {
 // CheckoutPaymentId defines model for CheckoutPaymentId.
 type CheckoutPaymentId = string
 
+// DashboardMerchantId defines model for DashboardMerchantId.
+type DashboardMerchantId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1283,6 +1344,16 @@ type CheckoutNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type CheckoutUnauthorized = Error
+
+// DashboardForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardForbidden = Error
+
+// DashboardUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardUnauthorized = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1422,6 +1493,9 @@ type CreatePaymentJSONRequestBody = CreatePaymentRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
+
+// UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
+type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
 
 // AsCreatePaymentRequest0 returns the union data inside the CreatePaymentRequest as a CreatePaymentRequest0
 func (t CreatePaymentRequest) AsCreatePaymentRequest0() (CreatePaymentRequest0, error) {
@@ -1860,6 +1934,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 	GetWithdrawal(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantBalance The merchant's balance
+	//
+	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
+	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
+	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
+	//
+	// Supported chains and token, limits, the backend (hot) wallet, and whether withdrawals are enabled.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/config (the `GetMerchantWithdrawalConfig` operationId).
+	GetMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
+	//
+	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+	UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
+	//
+	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+	UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListChains List supported chains
@@ -2118,6 +2227,81 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params *CreateWithdrawalP
 // Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 func (c *Client) GetWithdrawal(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWithdrawalRequest(c.Server, withdrawalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantBalance The merchant's balance
+//
+// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
+// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
+func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantBalanceRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
+//
+// Supported chains and token, limits, the backend (hot) wallet, and whether withdrawals are enabled.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/config (the `GetMerchantWithdrawalConfig` operationId).
+func (c *Client) GetMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantWithdrawalConfigRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
+//
+// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantWithdrawalConfigRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
+//
+// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantWithdrawalConfigRequest(c.Server, merchantId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2747,6 +2931,121 @@ func NewGetWithdrawalRequest(server string, withdrawalId string) (*http.Request,
 	return req, nil
 }
 
+// NewGetMerchantBalanceRequest constructs an http.Request for the GetMerchantBalance method
+func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/balance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantWithdrawalConfigRequest constructs an http.Request for the GetMerchantWithdrawalConfig method
+func NewGetMerchantWithdrawalConfigRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantWithdrawalConfigRequest calls the generic UpdateMerchantWithdrawalConfig builder with application/json body
+func NewUpdateMerchantWithdrawalConfigRequest(server string, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantWithdrawalConfigRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantWithdrawalConfigRequestWithBody constructs an http.Request for the UpdateMerchantWithdrawalConfig method, with any body, and a specified content type
+func NewUpdateMerchantWithdrawalConfigRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/config", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -2932,6 +3231,45 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 	GetWithdrawalWithResponse(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*GetWithdrawalResult, error)
+
+	// GetMerchantBalanceWithResponse The merchant's balance
+	//
+	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
+	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
+	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
+
+	// GetMerchantWithdrawalConfigWithResponse The merchant's withdrawal configuration
+	//
+	// Supported chains and token, limits, the backend (hot) wallet, and whether withdrawals are enabled.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/config (the `GetMerchantWithdrawalConfig` operationId).
+	GetMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantWithdrawalConfigResult, error)
+
+	// UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
+	//
+	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+	UpdateMerchantWithdrawalConfigWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
+
+	// UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
+	//
+	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+	UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
 }
 
 type ListChainsResult struct {
@@ -3784,6 +4122,213 @@ func (r GetWithdrawalResult) ContentType() string {
 	return ""
 }
 
+type GetMerchantBalanceResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantBalance
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantBalanceResult) GetJSON200() *MerchantBalance {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantBalanceResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantBalanceResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantBalanceResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantBalanceResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantBalanceResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantBalanceResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantBalanceResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantBalanceResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantWithdrawalConfigResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantWithdrawalConfig
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantWithdrawalConfigResult) GetJSON200() *MerchantWithdrawalConfig {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantWithdrawalConfigResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantWithdrawalConfigResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantWithdrawalConfigResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantWithdrawalConfigResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantWithdrawalConfigResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantWithdrawalConfigResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantWithdrawalConfigResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantWithdrawalConfigResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantWithdrawalConfigResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantWithdrawalConfig
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantWithdrawalConfigResult) GetJSON200() *MerchantWithdrawalConfig {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantWithdrawalConfigResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantWithdrawalConfigResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantWithdrawalConfigResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantWithdrawalConfigResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantWithdrawalConfigResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantWithdrawalConfigResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantWithdrawalConfigResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantWithdrawalConfigResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListChainsWithResponse List supported chains
 //
 // Public list of the chains the service knows; `isEnabled` says whether this deployment serves it.
@@ -4008,6 +4553,69 @@ func (c *ClientWithResponses) GetWithdrawalWithResponse(ctx context.Context, wit
 		return nil, err
 	}
 	return ParseGetWithdrawalResult(rsp)
+}
+
+// GetMerchantBalanceWithResponse The merchant's balance
+//
+// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
+// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
+func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error) {
+	rsp, err := c.GetMerchantBalance(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantBalanceResult(rsp)
+}
+
+// GetMerchantWithdrawalConfigWithResponse The merchant's withdrawal configuration
+//
+// Supported chains and token, limits, the backend (hot) wallet, and whether withdrawals are enabled.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/config (the `GetMerchantWithdrawalConfig` operationId).
+func (c *ClientWithResponses) GetMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantWithdrawalConfigResult, error) {
+	rsp, err := c.GetMerchantWithdrawalConfig(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantWithdrawalConfigResult(rsp)
+}
+
+// UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
+//
+// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error) {
+	rsp, err := c.UpdateMerchantWithdrawalConfigWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
+}
+
+// UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
+//
+// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
+func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error) {
+	rsp, err := c.UpdateMerchantWithdrawalConfig(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
 }
 
 // ParseListChainsResult parses an HTTP response from a ListChainsWithResponse call
@@ -4724,6 +5332,168 @@ func ParseGetWithdrawalResult(rsp *http.Response) (*GetWithdrawalResult, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantBalanceResult parses an HTTP response from a GetMerchantBalanceWithResponse call
+func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantBalanceResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantBalance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantWithdrawalConfigResult parses an HTTP response from a GetMerchantWithdrawalConfigWithResponse call
+func ParseGetMerchantWithdrawalConfigResult(rsp *http.Response) (*GetMerchantWithdrawalConfigResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantWithdrawalConfigResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantWithdrawalConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantWithdrawalConfigResult parses an HTTP response from a UpdateMerchantWithdrawalConfigWithResponse call
+func ParseUpdateMerchantWithdrawalConfigResult(rsp *http.Response) (*UpdateMerchantWithdrawalConfigResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantWithdrawalConfigResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantWithdrawalConfig
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -204,6 +204,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's balance
+         * @description The merchant's available balance (what can be withdrawn) and the withdrawals debited but
+         *     not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+         */
+        get: operations["getMerchantBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's withdrawal configuration
+         * @description Supported chains and token, limits, the backend (hot) wallet, and whether withdrawals are enabled.
+         */
+        get: operations["getMerchantWithdrawalConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the merchant's withdrawal configuration
+         * @description Changes the fields sent (the backend wallet is read-only). Limits must satisfy
+         *     500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+         */
+        patch: operations["updateMerchantWithdrawalConfig"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1821,6 +1867,94 @@ export interface components {
             /** @description Where to send the customer once the payment completed (customMetadata appended as a query string); null before. */
             redirectUrl: string | null;
         };
+        /**
+         * @description What a merchant holds with the service.
+         * @example {
+         *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "currency": "USD",
+         *       "availableInCents": 12500,
+         *       "pendingPayoutsInCents": 5000,
+         *       "pendingPayouts": [
+         *         {
+         *           "chainId": "eip155:8453",
+         *           "tokenSymbol": "USDC",
+         *           "amountInCents": 5000
+         *         }
+         *       ]
+         *     }
+         */
+        MerchantBalance: {
+            /** Format: uuid */
+            merchantId: string;
+            currency: components["schemas"]["Currency"];
+            /**
+             * Format: int64
+             * @description Withdrawable now.
+             */
+            availableInCents: number;
+            /**
+             * Format: int64
+             * @description Withdrawals debited, not yet paid out (pending or processing).
+             */
+            pendingPayoutsInCents: number;
+            /** @description The same, per chain and token. */
+            pendingPayouts: {
+                /** @example eip155:8453 */
+                chainId: string;
+                /** @example USDC */
+                tokenSymbol: string;
+                /** Format: int64 */
+                amountInCents: number;
+            }[];
+        };
+        /**
+         * @description A merchant's withdrawal configuration.
+         * @example {
+         *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "withdrawalsEnabled": true,
+         *       "chainIds": [
+         *         "eip155:8453"
+         *       ],
+         *       "tokenSymbol": "USDC",
+         *       "minAmountInCents": 500,
+         *       "maxAmountInCents": 10000000,
+         *       "backendWalletAddress": "0xa0ee7a142d267c1f36714e4a8f75612f20a79720",
+         *       "updatedAt": "2026-11-22T10:00:00Z"
+         *     }
+         */
+        MerchantWithdrawalConfig: {
+            /** Format: uuid */
+            merchantId: string;
+            withdrawalsEnabled: boolean;
+            /** @description CAIP-2 ids of the chains withdrawals may use. */
+            chainIds: string[];
+            /** @example USDC */
+            tokenSymbol: string;
+            /** Format: int64 */
+            minAmountInCents: number;
+            /** Format: int64 */
+            maxAmountInCents: number;
+            /** @description The hot wallet that pays (read-only). */
+            backendWalletAddress: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @description The fields to change; others stay.
+         * @example {
+         *       "minAmountInCents": 1000,
+         *       "maxAmountInCents": 500000
+         *     }
+         */
+        UpdateWithdrawalConfigRequest: {
+            withdrawalsEnabled?: boolean;
+            chainIds?: string[];
+            tokenSymbol?: string;
+            /** Format: int64 */
+            minAmountInCents?: number;
+            /** Format: int64 */
+            maxAmountInCents?: number;
+        };
     };
     responses: {
         /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
@@ -1862,6 +1996,43 @@ export interface components {
                  *         "type": "permission_error",
                  *         "code": "deposits_disabled",
                  *         "message": "Deposits are not enabled for this merchant."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The bearer token is missing, malformed, expired or not signed by a trusted issuer. */
+        DashboardUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_token",
+                 *         "message": "Invalid",
+                 *         "expired or missing bearer token.": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The token does not act for this merchant, or a read token asked to write. */
+        DashboardForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "forbidden",
+                 *         "message": "This token does not act for this merchant."
                  *       }
                  *     }
                  */
@@ -2098,6 +2269,8 @@ export interface components {
          *     merchant and kept for 24 hours.
          */
         IdempotencyKey: string;
+        /** @description The merchant the token acts for (any other answers 403). */
+        DashboardMerchantId: string;
         /** @description The payment id. */
         CheckoutPaymentId: string;
         /** @description Items per page (1 to 1000, default 100). */
@@ -2473,6 +2646,91 @@ export interface operations {
             401: components["responses"]["CheckoutUnauthorized"];
             404: components["responses"]["CheckoutNotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantBalance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantWithdrawalConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantWithdrawalConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantWithdrawalConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWithdrawalConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantWithdrawalConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/dashauth"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// The merchant dashboard's API: bearer JWTs (BearerAuth), a typed principal in the context,
+// every operation authorised for its path's merchant and its scope.
+
+// TokenVerifier verifies dashboard access tokens (dashauth.Issuer).
+type TokenVerifier interface {
+	Verify(ctx context.Context, raw string) (dashauth.Principal, error)
+}
+
+type principalKey struct{}
+
+// bearer authenticates a BearerAuth operation: a verified token's principal goes in the context.
+func bearer(c echo.Context, v TokenVerifier) error {
+	if v == nil {
+		return domain.ErrInvalidToken
+	}
+	auth := c.Request().Header.Get(echo.HeaderAuthorization)
+	scheme, raw, ok := strings.Cut(strings.TrimSpace(auth), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+		return domain.ErrInvalidToken
+	}
+	p, err := v.Verify(c.Request().Context(), strings.TrimSpace(raw))
+	if errors.Is(err, dashauth.ErrInvalidToken) {
+		return domain.ErrInvalidToken
+	}
+	if err != nil {
+		return err
+	}
+	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), principalKey{}, p)))
+	return nil
+}
+
+// authorise checks the principal acts for the path's merchant with scope; the merchant's id.
+func authorise(ctx context.Context, merchantID string, scope dashauth.Scope) (uuid.UUID, error) {
+	p, _ := ctx.Value(principalKey{}).(dashauth.Principal)
+	id, err := uuid.Parse(merchantID)
+	if err != nil || !p.May(id, dashauth.ScopeRead) {
+		return uuid.Nil, domain.ErrForbidden
+	}
+	if !p.May(id, scope) {
+		return uuid.Nil, domain.ErrForbidden
+	}
+	return id, nil
+}
+
+func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
+	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
+	if err != nil {
+		return nil, err
+	}
+	avail, pending, err := h.merchants.Balance(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.MerchantBalance{MerchantId: id, Currency: gen.Currency("USD"), AvailableInCents: avail}
+	out.PendingPayouts = []struct {
+		AmountInCents int64  `json:"amountInCents"`
+		ChainId       string `json:"chainId"`
+		TokenSymbol   string `json:"tokenSymbol"`
+	}{}
+	for _, p := range pending {
+		out.PendingPayoutsInCents += p.AmountCents
+		out.PendingPayouts = append(out.PendingPayouts, struct {
+			AmountInCents int64  `json:"amountInCents"`
+			ChainId       string `json:"chainId"`
+			TokenSymbol   string `json:"tokenSymbol"`
+		}{p.AmountCents, chains.CAIP2(p.ChainID), h.catalog.Tokens[p.TokenID].Symbol})
+	}
+	return gen.GetMerchantBalance200JSONResponse(out), nil
+}
+
+func (h *handlers) withdrawalConfig(ctx context.Context, id uuid.UUID) (gen.MerchantWithdrawalConfig, error) {
+	m, err := h.merchants.Get(ctx, id)
+	if err != nil {
+		return gen.MerchantWithdrawalConfig{}, err
+	}
+	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
+	if err != nil {
+		return gen.MerchantWithdrawalConfig{}, err
+	}
+	out := gen.MerchantWithdrawalConfig{MerchantId: id, WithdrawalsEnabled: m.WithdrawalsEnabled, ChainIds: []string{},
+		TokenSymbol: cfg.TokenSymbol, MinAmountInCents: cfg.MinAmountCents, MaxAmountInCents: cfg.MaxAmountCents,
+		BackendWalletAddress: cfg.BackendWalletAddress, UpdatedAt: cfg.UpdatedAt}
+	for _, c := range cfg.ChainIDs {
+		out.ChainIds = append(out.ChainIds, chains.CAIP2(c))
+	}
+	return out, nil
+}
+
+func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetMerchantWithdrawalConfigRequestObject) (gen.GetMerchantWithdrawalConfigResponseObject, error) {
+	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.withdrawalConfig(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMerchantWithdrawalConfig200JSONResponse(out), nil
+}
+
+func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.UpdateMerchantWithdrawalConfigRequestObject) (gen.UpdateMerchantWithdrawalConfigResponseObject, error) {
+	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeWrite)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, domain.ErrMerchantNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	in := req.Body
+	if in.ChainIds != nil {
+		cfg.ChainIDs = nil
+		for _, s := range *in.ChainIds {
+			c, err := chains.ParseCAIP2(s)
+			if err != nil {
+				return nil, domain.Invalid(domain.CodeParameterInvalid, "chainIds", "%q is not a CAIP-2 EVM chain id", s)
+			}
+			cfg.ChainIDs = append(cfg.ChainIDs, c)
+		}
+	}
+	if in.TokenSymbol != nil {
+		cfg.TokenSymbol = *in.TokenSymbol
+	}
+	if in.MinAmountInCents != nil {
+		cfg.MinAmountCents = *in.MinAmountInCents
+	}
+	if in.MaxAmountInCents != nil {
+		cfg.MaxAmountCents = *in.MaxAmountInCents
+	}
+	if in.ChainIds != nil || in.TokenSymbol != nil || in.MinAmountInCents != nil || in.MaxAmountInCents != nil {
+		if err := h.merchants.SetWithdrawalConfig(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	if in.WithdrawalsEnabled != nil {
+		if err := h.merchants.SetWithdrawalsEnabled(ctx, id, *in.WithdrawalsEnabled); err != nil {
+			return nil, err
+		}
+	}
+	out, err := h.withdrawalConfig(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateMerchantWithdrawalConfig200JSONResponse(out), nil
+}
