@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/payments"
@@ -311,6 +310,3 @@ func wholeTokens(units decimal.Decimal, decimals int32) string {
 	}
 	return out
 }
-
-// CAIP2 names a quote's chain.
-func CAIP2(q domain.Quote) string { return chains.CAIP2(q.Token.Chain.ID) }

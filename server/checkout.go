@@ -19,6 +19,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 	"golang.org/x/time/rate"
 
+	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
@@ -170,7 +171,7 @@ func checkoutView(v checkout.View) gen.Checkout {
 		out.AmountInCents = &amount
 	}
 	for _, q := range v.Quotes {
-		cq := gen.CheckoutQuote{Id: q.ID, Status: gen.QuoteStatus(q.Status), ChainId: checkout.CAIP2(q.Quote), EvmChainId: q.Token.Chain.ID,
+		cq := gen.CheckoutQuote{Id: q.ID, Status: gen.QuoteStatus(q.Status), ChainId: chains.CAIP2(q.Token.Chain.ID), EvmChainId: q.Token.Chain.ID,
 			ChainName: q.Token.Chain.Name, TokenSymbol: q.Token.Symbol, TokenDecimals: q.Token.Decimals,
 			AssetType: gen.CheckoutQuoteAssetType(q.Token.AssetType), AmountAsset: q.ExpectedAmountAsset.String(), Amount: q.Amount,
 			DepositAddress: p.DepositAddress.Address, PaymentUri: q.PaymentURI, ExpiresAt: q.ExpiresAt}
