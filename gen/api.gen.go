@@ -303,6 +303,21 @@ func (e QuoteStatus) Valid() bool {
 	}
 }
 
+// Defines values for SetAcceptedAssetsRequestDefault.
+const (
+	True SetAcceptedAssetsRequestDefault = true
+)
+
+// Valid indicates whether the value is a known member of the SetAcceptedAssetsRequestDefault enum.
+func (e SetAcceptedAssetsRequestDefault) Valid() bool {
+	switch e {
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenAssetType.
 const (
 	TokenAssetTypeErc20  TokenAssetType = "erc20"
@@ -445,6 +460,29 @@ func (e ListPaymentsParamsSortOrder) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AcceptedAssets What a merchant's payments are quoted in.
+//
+// Example: {"assets":[{"chainId":"eip155:8453","symbol":"USDC","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}],"default":false,"unserved":[]}
+type AcceptedAssets struct {
+	// Assets The effective list, in quote order.
+	Assets []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Symbol Example: USDC
+		Symbol string `json:"symbol"`
+
+		// TokenId Example: eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+		TokenId string `json:"tokenId"`
+	} `json:"assets"`
+
+	// Default Nothing chosen — every served token, including ones added later.
+	Default bool `json:"default"`
+
+	// Unserved Chosen token ids this deployment no longer serves (no quote is made in them).
+	Unserved []string `json:"unserved"`
 }
 
 // Chain An EVM chain.
@@ -1030,6 +1068,17 @@ type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
 }
 
+// SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
+//
+// Example: {"assets":["eip155:8453/USDC"]}
+type SetAcceptedAssetsRequest struct {
+	Assets  *[]string                        `json:"assets,omitempty"`
+	Default *SetAcceptedAssetsRequestDefault `json:"default,omitempty"`
+}
+
+// SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
+type SetAcceptedAssetsRequestDefault bool
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1361,6 +1410,9 @@ type CreatePaymentJSONRequestBody = CreatePaymentRequest
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
+// SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
+type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
 // UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
 type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
 
@@ -1575,6 +1627,12 @@ type ServerInterface interface {
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx echo.Context, withdrawalId string) error
+	// GetMerchantAcceptedAssets The assets the merchant is paid in
+	// (GET /v1/merchants/{merchantId}/accepted-assets)
+	GetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error
+	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
+	// (PUT /v1/merchants/{merchantId}/accepted-assets)
+	SetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -1890,6 +1948,38 @@ func (w *ServerInterfaceWrapper) GetWithdrawal(ctx echo.Context) error {
 	return err
 }
 
+// GetMerchantAcceptedAssets converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantAcceptedAssets(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantAcceptedAssets(ctx, merchantId)
+	return err
+}
+
+// SetMerchantAcceptedAssets converts echo context to params.
+func (w *ServerInterfaceWrapper) SetMerchantAcceptedAssets(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetMerchantAcceptedAssets(ctx, merchantId)
+	return err
+}
+
 // GetMerchantBalance converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	var err error
@@ -1999,6 +2089,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/accepted-assets", wrapper.GetMerchantAcceptedAssets, options.OperationMiddlewares["getMerchantAcceptedAssets"]...)
+	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/accepted-assets", wrapper.SetMerchantAcceptedAssets, options.OperationMiddlewares["setMerchantAcceptedAssets"]...)
 
 }
 
@@ -3074,6 +3166,167 @@ func (response GetWithdrawal500JSONResponse) VisitGetWithdrawalResponse(w http.R
 	return err
 }
 
+type GetMerchantAcceptedAssetsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantAcceptedAssetsResponseObject interface {
+	VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantAcceptedAssets200JSONResponse AcceptedAssets
+
+func (response GetMerchantAcceptedAssets200JSONResponse) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantAcceptedAssets400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantAcceptedAssets400JSONResponse) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantAcceptedAssets401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantAcceptedAssets401JSONResponse) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantAcceptedAssets403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantAcceptedAssets403JSONResponse) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantAcceptedAssets500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantAcceptedAssets500JSONResponse) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantAcceptedAssetsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *SetMerchantAcceptedAssetsJSONRequestBody
+}
+
+type SetMerchantAcceptedAssetsResponseObject interface {
+	VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error
+}
+
+type SetMerchantAcceptedAssets200JSONResponse AcceptedAssets
+
+func (response SetMerchantAcceptedAssets200JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantAcceptedAssets400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SetMerchantAcceptedAssets400JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantAcceptedAssets401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response SetMerchantAcceptedAssets401JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantAcceptedAssets403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response SetMerchantAcceptedAssets403JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantAcceptedAssets500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SetMerchantAcceptedAssets500JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantBalanceRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -3350,6 +3603,12 @@ type StrictServerInterface interface {
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx context.Context, request GetWithdrawalRequestObject) (GetWithdrawalResponseObject, error)
+	// GetMerchantAcceptedAssets The assets the merchant is paid in
+	// (GET /v1/merchants/{merchantId}/accepted-assets)
+	GetMerchantAcceptedAssets(ctx context.Context, request GetMerchantAcceptedAssetsRequestObject) (GetMerchantAcceptedAssetsResponseObject, error)
+	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
+	// (PUT /v1/merchants/{merchantId}/accepted-assets)
+	SetMerchantAcceptedAssets(ctx context.Context, request SetMerchantAcceptedAssetsRequestObject) (SetMerchantAcceptedAssetsResponseObject, error)
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
@@ -3719,6 +3978,79 @@ func (sh *strictHandler) GetWithdrawal(ctx echo.Context, withdrawalId string) er
 	return nil
 }
 
+// GetMerchantAcceptedAssets operation middleware
+func (sh *strictHandler) GetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantAcceptedAssetsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantAcceptedAssets(ctx.Request().Context(), request.(GetMerchantAcceptedAssetsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantAcceptedAssets")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantAcceptedAssetsResponseObject); ok {
+		return validResponse.VisitGetMerchantAcceptedAssetsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetMerchantAcceptedAssets operation middleware
+func (sh *strictHandler) SetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request SetMerchantAcceptedAssetsRequestObject
+
+	request.MerchantId = merchantId
+
+	var body SetMerchantAcceptedAssetsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetMerchantAcceptedAssets(ctx.Request().Context(), request.(SetMerchantAcceptedAssetsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetMerchantAcceptedAssets")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetMerchantAcceptedAssetsResponseObject); ok {
+		return validResponse.VisitSetMerchantAcceptedAssetsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantBalance operation middleware
 func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request GetMerchantBalanceRequestObject
@@ -3822,200 +4154,209 @@ func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, mercha
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3pciO5sSj8KggeR7R0TFJVXLSww+Gj6WVGdi9yS+054ZHcBKuyRFhFgFMARXE6FPH9+iLu3/sMN+6D",
-	"+UluYKkqoBayKKmXY6vj+IxIVgGJRGYikevnVsBmc0aBCt4afW5NAYeQqD9PQpjNmQAqPsA8xisI5bch",
-	"8CAhc0EYbY1aY5EsYIyWU6BITAlHCfA5oxwQ4QijRL2IWIQwRYCTmECCEvh1AVygJRFTJKaAOJ4BymYL",
-	"Vp0/w6rbard4MIUZlpMCXcxao19acrbWZbslVnNojVpcJIRete7u7tqtOU7wDISB/cUUgmu2EKd4NQMq",
-	"TipAP58CmuufEQnlfER+Pcdi2mq3KJ6B+pS+325JuEkisSDBsMGb4ds3QK/EtDXaH5Sha7deYj6dMJyE",
-	"byEJprgeoJn5XeFFsGugCAeCo4glaAfTFWJiCgnClC8h4Wjg9XdrIJ/lM60DvQyrtRF/hlUZzLf4GjgK",
-	"EsDyC8RxJCFFCYhk1UVnci+vYYUwDfXGTli4SglBrioiCRcZnTzXD8k3FD3gCxqSKIJEbot8tY1YgpZT",
-	"EoPztiYhwhEXJI5RsqCU0Ku2hZmjLvozrDjCCSAesDmEEkwxhQuaYVkCeQ1zofDbG6ApWyS8e0FTlGpu",
-	"yJFaINJWDRH0hsN2a0Zo+tmX5CkEJHLMv/9ycXHb8zsXF7cHry5//7tWFcG8ITMiyrg/ETDjaA4JmuMr",
-	"QDu+XJLveV4bhRDhRSzkp5wkfl1AssrBj9WoNtDmrdbI97x2K2LJDIvWqEWo6PdabbkmMpOsp+aQSzIf",
-	"M5gJFXAFiQL6fRRxqIVaMMSvyRztpJDWw8n0QJWAVoKZwuVVwHUnyV8TmxINP+DwgyYf+SlgVEo4+See",
-	"z2MSKKre+weXkH9uwS2ezWP9IqE3OCbh8Ywt9As3OF6AeipJWKJHC/Xk6slPWD/abs2Ac3wlf9JfodmC",
-	"CzQBNAGxBKBo4HmKGCWe1T8UKIls5Fr2YstaoJ7DsMInDYMrCk/0M2thzR7+ZEZ0wGVJCMlJOEKGEpCm",
-	"URQrypb81xsOLSjN8w3AvLN393cJRK1R6z/28sNoT//K917lCyuQlR4aETpfiC4aywWNJUhjF/9jxd2Y",
-	"IoN7thDyRJqwBQ15W0vUJeGAxiVcjNEOoUG8COWaBdxKuYyV2KFMID39x/PXnUMlpTASyYIGWECoRNdu",
-	"2x5yRjgn9GosnxwHU0zoJ8rEJ76Yz1kiIBw/N0+PkWQDrsQdiyKgavaIQBx2W3ft7Gx7wWgUk2ALMq7e",
-	"f3XCKVjYHKiz/c4ZyZHcnRgEhM8RERz9umBCHgWYSmxIiXoF3c1b/+CNL0AVEYpjiVW4nctDTu2FRJ6C",
-	"L90sHAhyAw4C3zHxWhLB4yEwUsPZGHzHEF8E0xTersUrtm5hUJaN8XjIescyXBmFi3BEQn0+Q5CAQDuZ",
-	"EqZPT8UvEyamuw66PlK8EFOWkN/ggShLKSNFnYbDwdsZ0FBtonnmGU+hJRT9d+cMkhsSQMfod50z9ZtF",
-	"fBJUoMIA9bi0Vzc90uqCpDjD7IoUpywOpTKcaR1mIddSy7WVw9csmZAwBPow7EbZMC4rE240ypBBxhNq",
-	"rxVNpOBZSJxDohby2AhsAoaRqAngMFWE+bXW4ZYJEeCi7vFpU83ZareMUJHQmE1FE8AJJBqqbmtEF3Fs",
-	"Y/okO0e/Ai3asDiEN8Ox1JOkOLSWINHNyRWVJ9RKH1hcHleE8wUkCqePRIUhzBkngn8KCceTGFyx+NL8",
-	"qrRzCRRQ9dA3IccIsFgkIDVTA5W8chAxDRO8xDHfTc8QF0iwYHTvTY9zMpN8wE/XsPqUwIIX0KiYunAp",
-	"QUvMEY4l46yQfMNcrFB+rzInsn1WW3M9Km7vDRzaGVcjYLzbvaDH+r5ZsCGk90515ay7M2YXRo6WmJi7",
-	"NVF3wQuaQADkBrjSb/Sl9bmSQvpdpf1FmMRKELFrRBmCKIJAXyVjwDdGcZOgRAlA94KW1kHopwXXqqo+",
-	"cCVv0nil9VR9F54yXgBcsnQoGT5iiTypL+hifpXIr9S1lnB0A4lkjjaicCNPcUIJn0I4UothCxGwmVKH",
-	"FvSasiVFCypInEGrpYS6/UpqpvK6iuNXOVHeX6LqoQxhuaJS/4TUT2gnu9eHyPOP+hM/6nUOAj/sHHie",
-	"1zmU/8+z/u3aB/6cPB7lfqRwO4dASkYOiUSmGvq54XoFPgpwkhCz3TngShac4lXMcHjO2BucXMHD8Jfq",
-	"z4KxT7EazkahuctqmheMIfXI11LDE3t2uA0AQo0QTn4DpOwNaMdHb8kP8rwxl/jdFEdSd/q3VsInEDN6",
-	"xY1hyj1PzMaekxmwhXgkEjKDFe94zjZKES1POyML5QUbyRe/CU2FJNQ6YpKQG0hBQTsYcYFjKYcXc8lq",
-	"u8/lY1Opnkn4Q0a1hnjO2FtMVwaZ/IFoxAI+KaIunsOMoRmmqxR2/tycT4QiH3ELc/kQj4i04uy5FpVS",
-	"HUtQlLCZ/jKICVCRgogjAQn6IP/uHKu/OQSMhgpqyx1gPVE28Z3pV5R2jolwrfdlk9xdu/X4Grs8Aa6V",
-	"Ubaki9vau337+uIq+lszqVQxDCiF299HmlmA3kJI8LkC6CH4WOQjfprJIT+pRdpoeaEH78jJMltkcZpv",
-	"wu9G0x4XgRkrZP2cKeXbq9jahus4Nz5ojXqtKfdrKOHpYVR2L6xRz+/aLUL5IopIINn5BxxjGsAGu3T+",
-	"/KeJeaFsnT6hL+TuoaHnec6hjm8wieUVCJmXEYuQ36u1VpuBvoo12KYkqQsrXpsstCcNB4GE5xmXp4aQ",
-	"D0YLrrT8kXPwPuPlNV7QzFARMKkKqgG1KXlnXIXScRspPKCxg4bx7nNl06AXtEgtgaFmhLXsNmKb11+C",
-	"2qjuWrFrNPicVx5HxcovxBu0rPxBm7bzb7+8rpXP1VTdyqY13mNMaPmQO6bo1V/fImW77yrTUIYs9d1J",
-	"2Bq1gMz94XB0OBj2W+0W4a+0zSD1vBJ+DlxQEK1RhGMOmc/rB8xBecAEuYGXEJAZjnlr5B+m352tZhMW",
-	"t0atV+c/yf2dJ2wOiSBasGUAFIF+cXxy2ulpoI2fO4O7AKzlwRz4Ja+ks5jiLD9PQTmmFaZDmMdM6x3q",
-	"9qSFR4Y2M+6EsRgw1QNnSPlc8bPGkEWcKbJKEBaxZ70jEVlyHBY1kyKu7Tkl2qtctblv/ZdsFwzMheFK",
-	"8NkotbGQRziwyT8gENoKjwl9Q3iFf/VYe4NZpHHMC7QZYoFbo1++BZHWzNlzJzVzWLNqMKxJ0RnMWUzw",
-	"FpNfStlzRSjWWPrcChaJPHhPlbTy260p5m9ZAuls2jk+6rVT97PyJjOB49bIT/+UL/PWaHhXYkCN5c8t",
-	"ImDGNwkvLWDucvUzSfBKMbUD8bohTvMni1SoQHHGqiYo7dappifNvlgbwqZMGYkD84YmNz5lS/lzKk2D",
-	"BRdsBkmB+lxNYNQbel5bnkIRkbxIGOWpBV3vT7BqjVofz15mpnd+LDm25/X2O77f6fXPfW/kyf/7m6Qi",
-	"SVmej3ueB5NODw+8zkHQ9ztHkQed4eQw7Af72AfPVyeVFvdv2BX7mMS54V5//U5T23GgGFf7NhXbGM/7",
-	"qNUbttrm0zFXFNKSy5H/5A/yK629tyAJevK7Oo5T379zeEoezAkOxHEYJsC5XNbtYb8/PDyKgnAfwsk+",
-	"eIfRIDgI+r1wEB34k+FgEmKvd+TLEY3p2n776HB4CFEU9vq9ycDr92FwEB55ntcPBz4E/QEEGEJ8NJCY",
-	"vpm9SEGVINbgvidx7w/rcO93DkKv1zmc9IPOAIbRPj6YHAYK94agPiZE4kIeFbCYjZqv8L8kVHsiwZRH",
-	"kPwR62X+ofkiLxae19tfECp6w/0/WNsmFcKFRJh2EEsRz66B5vJl33yTSZePZy9fKPGSGkhSSkogJAkE",
-	"wiIuDrEyI/5FktNJmH+d3EByThQBuOiVpD38mw3YXEcAWH4QjcyyElDgtaoAM6O4Eoo+nr3UajvakUAZ",
-	"47OhozZayj1yGBsFU8Y48F2HwzVD2yfrvqQoOaQU76l0LZy07dZth82krJyLlTkB7kpyobiA95GOizNk",
-	"gCYg79bmJQjNQoyFnFFl7OYAVEFchMhFXS4/PzdRE+SojR4tiGb1nvVVSTDXISaTjRsOlvS5O4eFLUBD",
-	"LKAjyKxSfyLu+hcL242ZP1aSpLaeNBVizkd7eziYQdd8vRezK9adKyKuoQwzes36XSFtT2fkdQnGVIA3",
-	"PpH12aYYtepkzpm9rPvi1D6ZuwY5CBFL6tRBKA5lYrrSlsqQhA1I0zlxPjuRhF7nqDKCMOMkCLd8L1xA",
-	"9kbBxKf8ZuEC2soKK9c4w3Es79sLSgTa8XQY8ByrmCwULeJ4V98Am0z8ayohN9JfgaXSF92juYQBa2lN",
-	"mc6R5xU3nkS53ngaqZLJSUYDsGNX8rgptKMfegsCSy0N4bmU7hBKTQsjFQZpQux2nyOLZrr3ZZzSAVRG",
-	"7z3HzU+wqnNG//6MoyBmwXVbIipgicQmUqaYkC0pz7glRV36POLXsJRrbia20qNyk8asduNMP5yxeKOX",
-	"lF5XpLycODMQCpKqLCrbJdNYJtptie0guLyLmXiz5FLx9HTpd90NQMu88mlLAS3xSm7dHK/akkT1Pd7c",
-	"AtILQKXC/6QuP6nLtrpcfajVyA4Vipgpqsspi03MGG9rQRnq6dJo5B0d8IApglvNwK6OqkmxdA7tXFx0",
-	"9V+7f6w8kwonbxlSuMWBSEE1Z0F2PCqIn3H3mCzClSG22SlpcU2eFaOtH3JgxUeXjoXPsFZZQXgEg2H1",
-	"oO8am+tKTPy5NlgwfdS6rEgc66WjgBFa2PKtxMG9jsCiDPnszL6FOCnhxZYv1qha1JSuWuXbyZfT/G3B",
-	"VNysVyennf1Df4QygSWlSD9QG6j+hP/S3xja09+VxZR+yKBXP+TKI/2AZCeuf0Y7rz686PS8XRUG7k7v",
-	"jFMFwB+Vv8wMugSSDqlpq0BW35UwvqcipM57Sw1yBbhFcPuNTOaOuLeZQEn+Teq7orNMe8oN6BYP2HLF",
-	"na4IvC0gy+KleEPIUmoKnOyQuc1NlUpUAliAUROtxCJMV+8jZT+sM67uyLGQFCxCB+eOzS/jXe2m1MZX",
-	"DWVbebLMyaJM1crMX3eoloSEk8ml/llpUwPPq9zYwjmT2p0uN+2pgePyrl1evcE1osqrTJlZ33Nlr+Em",
-	"pYNcUZZAWF5hESQz2maQ1K+Xd5ftEkAUlnaYjBmxRqnVeXAlS3Wa9mQSoDq+p9S4Zva6iiNYsmtbJYWZ",
-	"/D717zlKV6TOv4xcdAJHmlYnJ93tovdqMBzruFaDUP2eWeJ4hDBdIbPhGvdKuqnA1CCAuaRLTEMUEh7g",
-	"RF5Td+zb2gU1FkHLJb6rsydzt5tXaR4sE9t9LFzuZdoVPp8vWgFOxEVrdNEa9C5ad66Ds+cNDl2l6+8X",
-	"F7eed/mf1eYUs+QPEFXpTK9zwuHtPB5ZHSxIeex58Z6b8oE5DroF8IbDLaDLyM9GgEOJ9x66iQ3EuRQC",
-	"Dd21mgAzjPgiCIDzaBGn/PYcTYWY7/BdFf7sHrSpGZFP2TwzI4opptfctgsslIheu7HTny5/Eef6f/PT",
-	"y1/42eUfR3t769edCpos7zTj4rIEicgthB1zC8ikexrsqvNYUmx0ginjQB0xUxCv7eZSzbIdpDTQ4IzS",
-	"ybDV2rbK64bQDVe1fIAfP7yxUscKUjJdQSbaXi7A+CJ8zxsWbR9GOOgv08z4dyCcXwNGb4ASoAG8hnQ0",
-	"4zDUsFZcujP/YElSl5V2fD8bQIPJG974fS/XOE628GeabX7117epAr+tJ7SIUKtmgDWWv+/3Ogc92O8c",
-	"HoZHHa8HB8Ek9KOD3uFmr+rZlCUF12rNYVnyuBaJp9Y6tHkn/mV3PU1TOHbNbEfeQb/X6+/3vf2DI2/Q",
-	"+lIGqm0AT7CAjzz1R/QHw/3uweGR5/fknweHtaYltVuWsTCzdgRplNY3CL6qMj96Df8perSnIAXQ93hM",
-	"5oPBaN9TR1tyDeJ4TvQCzfWz0hLHbSAN9k4TEki0V2Lc0NINi7EgsTJwPzHfQ5lP4sts8yMyXe8xmM5v",
-	"zGSORf474rGtTPyWSbrEYmqBo60GdDlxwcNOwAhdz4mpCcRlRTu4UiJPjXOXhZTMRWVEyQaVuCJehC/x",
-	"vHjGV9xJtyerzD5igzXHqxSqbsBm8vNek/H+Q+uSf5jzT71f+Ydf+1cv33/qLIZHt/MB6cxmv/6l81vy",
-	"q3fyJl6FP92c7v/pPBafBsorpsoGjFpbvlm6h1t6awNfYAFn21hNK+5QP2m9OtW35/gKnpsIApUnIhJ8",
-	"AzFPnQpS/44SfJXmsZVNgAYp68pdpXUf+JQtqXJX73Y3GuqsRWSztJ38ubJ9qHgFyWPSLUtZlUHGjSGv",
-	"Dycc6jtCjXBKICBzAvR+fr7N4VUZXMNqK8dao5tfbXTb5JfJItARCVVhNfNJRV5zXZcCXVO25M8RMYWG",
-	"cMwZmkBKQ3m2wwW1QuWV+/hqkei6XjsQc6guVJPaeMy91eBcyoX0Ty//e7hvfd8/sD/Yn8yOmU+Dnr9v",
-	"jTfo+/7AfbZnDeT7w6Hv+wXH11ah7bb1Kb/yp1dG1yser9DHs5f2zV0+d1lrNbLtU/e3QFk2ngcYc4r8",
-	"UPLh/PVtapHS9eZikGOjAKtSbUIZEWO2hER+s9tFUqz8BgnL3lI1AKMFh7Doj9tC06OsGLLk3XqfB97d",
-	"77Q4tb7+xesc4U503Hl9qR9oZpy24i8yL0MJPZWCzKGUhpTh+ESqduZlSUeutbSlZjVtaYsWJlPTlpFf",
-	"Wr3emJlfviJufKVXUq8LwrcONW9SakQW8T6A9spcnOPly3hTN1WnVNZ1w15LzHUdiIglJkLMCdzNHuRT",
-	"nKRVXspmZ745oKzCASQ35rKRQ6+UVt/ONtBGaBWDZRUnKsItVJUIlSfKIgQ3kKwQZbTTu73NCkoWeOF7",
-	"Ks1XJOkMtkIql4K0XHYzmBIKnQRwqNIT5WMumZfWVhG4axZb0kIXM0zzsc1z7vBb46eC3hXCipO/wzOV",
-	"veQWvEuTOU3huzIk6832zqmm6CbAAq5YsqpGmrtZjdyJbb1VOVrL5Fx4TQ9eRfWp+dtK462KMs6LiOmq",
-	"Ynn9G635FU+CNJk1N7mbBJyiXfw+pl9z0TzFK7YQtuW2oXpek1bhDuuMVT4VSgss4S1VcCVdU+ZGlT6u",
-	"O3LmFPfdLP0L6KsLhWurgq9ay5eMZuqOtfPA9g3XlCbLrQg32hTs9bC4j1ztcgM6XOirWKWUM1dNL7WE",
-	"EMtTcEIEhG2V1b0CoYPW2UKgHTMaYgmaJywAVb9htxHVFFboVGC2PHUlmq1bQolE1gkOtzQCuaq6WVtp",
-	"7nX3voIAmeDgGmj4M45jcG7R2AM4wP6gF/b2DwI/6u8f+AMY4MPoYLjv96Kehw+ODuyoXm7dFRVJXapr",
-	"2XHZJWguyvdxRhF6XJJAlYKm3VrMw03qrlUDzrFylsRQNZqqGHrKBFqqx3QxsTlecbQjD94Oo/Fqt7sm",
-	"VpPXGgVIyNMDVKcA2+Xr0AyrGhSOyGjO5QVuK29ZIwGzpWwsb2SjWbYUSQ4RNNXtq4iinLW+ThZUjGDt",
-	"cVEgllBRsQftagq011clO06dbGOXsk7lNYEwqm1MKuNXnj8oJrzo9q9NrDYOAJNZrQxeFbnVbmq1Xy5t",
-	"YA9fBNPvTDBX9tMrQHQxm0DSRlHMWLKjp0J7OlxuF/0e+Q0P/2wBdWUOFBuhiMUxW6aFlpyia1b1gnhd",
-	"KXejdcoFmKLuRRBrgi7Z2lrr/JrM59oC0yiAU21ESbboatmRWe0Mi0BlremSirHQqd6NuDLf3uIkAZB4",
-	"Rz2QbdR9zlq9hHZW4T6rIJ9upQNF26Gpas7IPAJ14ZsbYgWfQl+eQl+eQl+eQl+eQl+eQl+eQl+eQl+e",
-	"Ql++x9CXCsNZzv6lK1HCbgjXWRU7wRTwHLjQBR52TTFtnDcdmWMSqlwAamoBkFD/+Mz1TvnesFmGxIbq",
-	"LqdpzSaTT+MVHEMaQCJ0aQooAuFtA0RZY/18n5SPKv3289a1ZO7noruPgbcszte9WfDpbl9e5YFI2dbk",
-	"Ui7qstFBWKHqNqnNYsUybJxiyzou6+u3zHVuQhyb1LwG0V4fzHtSRNUAm18b7SIx288iXyxnqCnHzxTz",
-	"rMQMo8YZwBmKcNLW9UZwXhbJVD0aIUzRgoaQKNmTBX+psg0qnmCpmllZlb4xDc2XaWO9cAFddDzh5sZb",
-	"KGOTzbnGnWxjx8kl2rj19yzr4Yr+e7HOo1QGcWx+ZU6pqg2SusoLxr3CwVQtOSvkRgEXtdLbcU9kubhu",
-	"iZG5sO6v7l5u8ugbTG0qXpkWva0rX/lkV3myqzzZVZ7sKk92lSe7ypNd5cmu8mRX+U7tKs0rb9/PQfyw",
-	"2ttWFs83rL5duF1WNNQRIoaZbhQSsCTN9cgqSWZ1BsxIXbPPqoOKvKVl3d0KlbE+rxN6/ZHf+9v95IKJ",
-	"loLwB6kaBwmjxcKF9c7Rp6PgX+woME1yng6C7+UgkKwoJUo9OTm/q6Favtf1hvlPL77hhhkQzp8I6vsg",
-	"qHZL3P4Qs+D6nYq5ao36h0N1C5A//Ij5R9VYa18HgIvbnzCfKpwcBH40BA/3J0dhLxjAfnSI/Uk/GIYH",
-	"cBR5uDcZBPvhIXiRj/uTYXAQHoEf9fBgsh8chp7SLm9P+NmcUc4Sq3uIuP1A+LVy0YQSnhYPEgBK6FVn",
-	"nn6ZPnUWKO2jl32GG0iIkOfWu/efPpyc/Vk9egY0hMTe0cHEOzw6mHhDvx+FwUEwHPiT/fBIwt47CgYw",
-	"7O8Pwl44Ua+fkxlwgWfz8oHSGw38v+mHpGbzgnHFjH33Smf9+pGHryV56br4g8HR4G5T2fB7+ES2zGq2",
-	"D/zG9m7rpTUmdTufuaBBNLL+Vwm7ahUrtCrNNqza6psSjNXp10UpWjftx7OXWW0/sWRZTdt5jIOCd67l",
-	"97rDyiKxaQXbz727360BJ5PcjZrSFGXtupf0Q2VxcD+zey457vm+ljMNfAsFIVL7hhXIWZQwjWaxxE1F",
-	"twg7QdxODW+2WFd05Wl6Lz6cnJ+8OH6TSrKfTn78Kf377auXJx/fpp/evP85/TMVfE14siQaG6HCkoc1",
-	"AqnJILm8LIXXqyjSgPGMl0114FqW3mY+VwKvn1uy9ozEMWFUTHllPOum/a0uvqBcL65ELLBrgeUrJWGF",
-	"lMp4p8jI7saVt95mWnd/6rFX5D73KHG5pkTnJT5s6H36UNu/49z4MLnuTGA18dCxHDi7ayvHqunrwej6",
-	"Qt8jJFQPd/NMgCmjJJBEony3O1Yp2t22Sd6YmXeyrD717DOOnMr+aCdvbeEMUum9RYxaa9lJYIaJ1Iqs",
-	"V58jL+9ZkZ6GHCWAgymEelwcL/GKF4NK2qZRff7SMm+GwncrA6PTq8cg03OqluM8kPUGaXIx7SnvZHmV",
-	"rVFr34x4t6HFSn7wDrasz169lIeM2LwvSt2y7dn3t5p9604rzteV0Kzh0LPM3V8d2BSTCIJVEIOujuyU",
-	"zszsk3nOngLMWMukBMZEJ9pos4lKucE0gDjWbZhyHJX6beUItn3+FZ7sykKgDyr/aUGV/VyGylXEK8JH",
-	"jLx3mtKwxE4C1GX1l2m0WmpM1LZHjiijphK6gXYJkylj1xKxiWopqxCqjX4zTBcqG4NP2UJ8Sh91lpM9",
-	"s/EMrulOcmwaAzCalcBRCdJqD1CCBbRNE2BtCM2sZY2yNZ4Mkk+O4SfH8Bd2DG8ZfqskmRROk8VKJcut",
-	"0gZShGv1po2s0B4UgdS+gngRQmiVSrEroOQxq73hPboYfrE2Ktubbh4amlrJ3KU6GuahJiYTtJMVltf9",
-	"zGptKM30oC/e06SpjuWIliKG5M1vLtlAavSMgt28CO3odkGGIV2E5FZWml68bjtXrGO+nDEKq+670k8d",
-	"MpuzJC2WNW2NWldETBeTtACjCqgLrb/UQNofcO9eIQ1tQhvrApkLa14JotSHo4oqC1tQER3ptFHLOous",
-	"vSTayyxtqvpxnfqZScVctzQOMKN1OqpPfuQUaetM3ezVdLX1Ec+zu1yxN2up9lH1tan2pC0J5Ae3ZKzC",
-	"dGZV3KTOFfW0J4fPN3b4FE7rZp3IqmtZNDZFb+wQlld/yzqEGXVbV1F1ahNq20VqVLGtgw/oHVZxFN+7",
-	"lRKpUyT8I6QQvk6TuA/VlDM6bDIqFRcIkVHB9GMd1cM0da+5gFkUuCawvyRBQ5gnEGB9Z5/ELLh2uiRb",
-	"Y2xR5aNA4CUawlyg/OSWoruNSKQSHDac2TUK4tc6w4sF+iyGbeeqdrOSffbOp2yaobmqmVaYd91K8xas",
-	"5lvZwesiv+pI+KiKlBQLGNm9tMKQ6G5Gp5YMMgK8fDyqinFctZydYnoFzxGTVxkuD+5V4Vgpl7MZ5oV6",
-	"K2oT6do0Nhh+yfFqVevJItIKBWgtnddwsHbj+e2eV+3Jm+HbEz1YTwNnPvn3LNFTqk1s+Z+G1aWJGxXl",
-	"uce4hao9Fqr8ffV29tG9LBx3/oY7v3mdo27NnaFxqZ4SSebEuK6O1iOVqa4z9Phrkk5UJcG3aTlHHYeZ",
-	"G1Wwf9A5CvrQOZgMhp3DsOd39iMPBrg3OQr63j3r/eVZFnNVkCxNsyhFmD6k6nZl1Gldra4MQw+v1f39",
-	"Xu0fpzNa+ULtUFCpJqcOIY2l2iQPfMtUrO809+5IvmUSbMNruZVSWlX2ervUT7tMfZ79WYkgE2Pr1tPT",
-	"Xge+OSmytvF8uU73Y1UzbnbtzzGQ3/23rpW2MSlyi1Lc9k0+z1XMuWlTqbN8QZvSEK1DY30m4pN0/3rS",
-	"vYRzU8Z2G5z75/7+yD8aDQ63xrkf7Qe9jhcODzoH2D/sHMFg0OlPeoEfenAUDQ7viXNLMtWD3PNGfRUt",
-	"WBNhXxHWazdsL4f19oZd+6ensN4nK8+asN7B0aHv9dyw3l4xrLcPQ3wQHE38sBcNYB8fBt5Ewr8Ph9gL",
-	"fOhHQ3xghfx6Ez/oh0M4iI5UyO+asN5yFG4vOsJ+MISDST88jDw8CPahNzkK/aiPh8EBHE08CQauj8JN",
-	"+cobVkTh9gYNo3B7h/v2HeOksbC4e0Qxasc4VApSW4Y8dmpW73FTs6xb17fNziorgNsnaNnBFfl4D03T",
-	"ejoRnk6EpxPhX/FEePxsDjcsbIvIrctNiQ2Z97tR/sN3nZWwbRbCuqyDzVkGVVkFpVj6e8XOb4qV3ya2",
-	"vcGiXSLf1kHsvP0vGMG+PtigZFxZ06visaJet4111Z0kFwkRqzPJVFoK/QA4geR4IRS5T9Sn1+nO/+nn",
-	"81K3vJeYTycMJyHCqvl/GgkzzrxZ+huOCOcLGO+qomWvwpdnx+hPP5+nTQ0mCxKLDqH6qaR9Qa9hxREW",
-	"aLzXXUIcd64pW9K9fyyvefcfnNHxcxTEmMw4Gqf38k8k5GMVyz7mAZvDGO2ME8DhuI3Uf9EyIQLS5oZK",
-	"kihWVYvMETQVYm4HLTdotznW3TLHKAGxSCgoL6oiEcJoW3mlzaMd05kTaDhnhAqOdijcQGI3/rkG3SVC",
-	"is7WFLDOgTDqzH93znQjoI6Br3OWdupM1ek5+TOsdLSJ/EV+KDebSicz8FzDCu2M+fWnmNzAp3/+f/93",
-	"jPaQ/CyAC/V5t4vkzJB0OAmVDxUxGq+66CcFIZLwSZ03wBw6hHKgnEi1pMFKNJwdCWhpFZJOCY1Y/RI6",
-	"EQ4IvcrwrShA7rdK4ohQkKzmgmXFx9TPaYhgu8rTw9sXVLXhkTu8mMQkMJ4A1RkBHcexCY/jCCeA0ii4",
-	"j2cvdWOs54YHKh66oJr9+PpkRHQ+JarRonpkNYewow8+xKd4btrHXi3kPqgvEOEXUuKpEn9RwmaICDRZ",
-	"ofEV0D31XIfdQBLjVXeFZ/G4e0Ev6M9aTeAjBDcaMRO2EC6e7CYjchmn78/OQXJ0hjf+LKflNuLkikJ4",
-	"QScrBeKZwDSUsiGdC2mu0wuYsJCAHld+HJuHXkloxsgseIcDICLU+rLdVxyl6Ym3JdMlaiAaImXjVMGI",
-	"iskFEUoKZuR+aq/Obhh0fHrSarduIOGm7URXZZGwOVA8J61Rq9/1un0dzDhVonLvxt+DWwEJxfGebsoi",
-	"v76qEhanmowkARXauFitvdKmruPscjNGHK84WpqmFCoONoR5zNIuv8kNcKSzDKQuqehf6aRvCBcvNEym",
-	"KxsISHSltKp+EmlzCrTjy91VZfSQ6ZMqP+UC6dcFJKuci9N+DHq7nO6qftENV8qILKREllPkqoEVTPW/",
-	"QDtYoBgwF6gevqxPRAWAleCl8FQ4snWxHd2FUO11z/N0Pz+pZWv303wek0Dtw548puR3+cwb1WDlulAy",
-	"r855ocmmK2lzoGevGjSDcu8HHKZxFnft1rDJKydUE/WrrKthqii0Rr9ctlt8MZvhZGWoDGVtgw1sku3w",
-	"Fc9agPHWpRzDYRf3NOzghZhm4S97n7MY0rtahspCxae6u3YwheBai68rMBVQ7fDJkdMXuW0lwrVNm0kV",
-	"0qjbJUt5g3RYUPpMsfmmFB+vTk47+4d+pgV8/HDS1lkoBHg742xInvELGkiFta2z55aYuxVZ7XS+tpsL",
-	"qJPzdMaOruuEBE6uQKiEvgtqJ/xkemEXSQ0OqCAq0AoZcWyee8YRW9JcaSlpIEr52n2OMFomjF6lOoLK",
-	"EqRoQZUqls2KKV+CTqfkUgcYeIMuOlZfSm0gSVZK4zvHVxd05yTqvGMUOm+xCKbon////0Z9b7CrlbYX",
-	"OJhC5wWjImHxCFHWUe2Ix1qUu/LtRxAvzJaXBVwVeeeP7KUvnmahymVBI7U7CbK2+d0QWCIcS6VihaYQ",
-	"h88l2DqZijKhmuboSKSwVt1xVu7II6dltFdW1L+s1DFIrBA65+qUMnwlUSDXZk5dOa7ET0XshMKDOrQM",
-	"XdGVyNoKWewZmAd3ckZB8qqLsFQwlUDP11DEiYS27w0qwhrc7UCcpHmvaju56qqvhKe/WRKm2PlIpYRi",
-	"CfkNQv3yoPnL75h4zRZUv9g72vziOWNvMV0Zsc0fR25/Lt5nfrm8c2T5B3lDwpaMcLbeEeqGZO4v1vd0",
-	"3da9zyaO/G7v16RW1Gfx8M94lcjNr5ofEzLeRZgjjP7yQXXPlcITnf31R0Rmku6krkdNuvQFNSS3I2wy",
-	"t+iTiOemkZ9UWzFFROxuEEUqsP8vH76IRHpPsxa6+R5pPGYyR0WXZhInz+bNLTPa8lgpe/YH9xE9CrN7",
-	"/Obq97ez2JU7JZ6tEjBmp554soonjzPCTwneoOuR2TGBKAE+7eSl+OeVBTg+gK5dU6BCkxRjqFEXN6Cw",
-	"RIwCT+PJjRtS5e1qTUI9ol5dtS/ockpicNKXieAQR1I3iskNZH1b22l1eqmkST1ED7HbRQPvKK9yYEa5",
-	"oISjiFAcI5akgHbRsfKYpADLG+g1zIWUHWIKK/lFFad/0GhyuJ0/BrN/Nye83ju1yky2fDvG9I6av/iC",
-	"0Sgm2vz6XZ+yGrkuyzwyO+v6MZqb1zGzzvy3r0nq2Gcmu9FYsai52HWRJBcVaJ8yDhd4hbJux9rTra4k",
-	"K7PA5w5Hm740msjkTUjrh7qWiObfZd5NJ6vIkrKvvuxk7XcoE0h7Pqt4VWfaOaz6aJyqKOYHFq4ejUkr",
-	"8gLvXJeK6Ur8PYmJfDfSgkX3NUs8yZfHki+akKytcXJI53jVUNZoGXMNK1fM1CrpbwgXWpRgx/JgNSSv",
-	"McBTWAIXKCIJVzZrY52rNmmm5ttNRs33NF7lEyq1mXBlSa+zE5oEp2bMUugMs352ZelXFh4sFrxu/iz4",
-	"eSsI0tjtMgyvEwAk4Fbotr4QInyFCeXCla6hyX/b1faq1MxlGpgba1fbrhhzQVVLIO0oRVPMp5aFSkc+",
-	"ceV+zWxlO0WXEJonEJHb3cy2dUEzNwyfskRoZ1L5Pb6YpLUGlMivRCTgZI2BZThcl3D094uLW8+7/M/K",
-	"UkmlADEJ6TWsareUJUI5iytMz05ge+rutb9zo6Evm4KjTYSmzX8dUO8TbZmqguvlq7MXFkjH6pP6shqG",
-	"DUfoG+UeaPDge22n/6KqsN2maK2R3W5UFBN6rSD5EcRrKaTk6xDW9o/W+YlSmGV1mKLc9LWDdactS8+5",
-	"UtqMShDZLUu9K0iFXkHmfXbK5vwuRVp3wsLVf+yFWOA9b4+Exlb2pQ7l4mH8GEec5bYuHm/K4TDPD4H0",
-	"JMu+urxr16i7LxRz8bSAVKGIVxs5rRSXqntasf4C4+bqq9/tXtCx/musq+lpXU05J8eSVUbp6GNtZTJc",
-	"ps3d5Iqy9OmsYk2FIqvhrqaBzSrsSQizORNAg5Vyp38h/dUBcisN1v9SMOhZ6tTZlDeXmCMjdgvW7Qxz",
-	"oqPMHisd31UFgXkrR7bI3pCz2xJEA2lLj0dh9/y3r8vuA6+/+aXXLJmQMNTxegPvcPMbBqxzMgN1JWmo",
-	"q1vE7qjrfgMgT/EqZjg8Z+wNTq5AvzdsgpHM//kWQoK1TvjFBaGmI6tyaS5FqsViQwW/kfP1A+CQq+JH",
-	"5mjbqPN30THVloPyj8aByJXjsMq6Xiv76tmahDU2cbs8Ub1V/Gt64LJuNWsF1Re9Wd/rRm3gti/UX5jm",
-	"f5Q3EmSVydyayq1wpofcZO1QMef+Wn1ptcKMGt1b7aCrL3J5LOf+/k/T5AvJvmuV+UK6b40+v64eRK7S",
-	"Wyk/D9XqrQmLJ30hv+DfSbdfOryScrj97RoNn9EbSAzzGi3XacOABNM6vSo/s0ggtGzcvy5goYLplEbO",
-	"tbPJvHFBs2y+tNq2KfNrLOPvlCUbbgMAY1G3xEVuIJ/gGNMA6tX8WqL4zjR9O33umyj7diJh9cFpseo3",
-	"UvJdkfKIAoD8e6v5bh2pfwstf2nTSrVUbK767H226esx1Hz7iK3S9C1e3KTsr5OAa5m8VuUvpCJ9H1r/",
-	"NvLr+9P9c+i/uvrfnBOyDIW9z3nljrs9cwavDTdbd3ijHRXDG2CKJvku0d3MC2Kr7yFMiArAXYgLSplA",
-	"KxBojkmI2EK0VdS9qWxPjS7SRXlGlc5MSjOqVAqTSmzazatip5DWBKaleQ8/mEVvq1RksLzNa598Ub4o",
-	"AlzDHKki9SU5I1v7vU7D7G3nWHwMFrFT9Io8UiDeSbbtKaeEKVgb+cQ+MLTCXMsyZ4UMgJya20jlhxgP",
-	"4gQH10BDtDNlYtf4GNOmNjrDpZhvBDoPpruOtotlJf/nEHkJ8rrYC3Nfwdqx90Tz62jeqdNm4a2GCZT/",
-	"N5jWx7GLvN6ouuPv2JRs/OS6l1LYYTRe7XaRMpVwNFtwgTgWhEerCzr0PPTP//V/0IxQ/V98q/7re23P",
-	"U/9LswcNE6nXJyY0PuyinxMiQB8AVdJe11j9Ckzx+HfK9eVhv3Ig1IOYE+FImFwYnYDwxK3FK41CS9FE",
-	"siXT6hmTm5SWF6rV/Z4iUPN8TY8pN/qoW3IM8IrI+7cVKcJoB8fzKd7tVt0zqgY5LSUS52+aNLnqLKRC",
-	"4vjx6QmawJQYZbMy/c3KiIjHu85EaZBfe53aizJcP1OJse3CzW+yQjhVTv/087k1Qb5Jd5d3/y8AAP//",
+	"7L3pbiM5lij8KoSmgZRnJDlCixcZgx5XLl3uzsWddnYNuuxJUREnLLZDpCpIWVYZBubXB3x/L+4jXNwH",
+	"6ye54BIRZCxavGTldDsxPWVJEeTh4dl4Nt41AjadMQpU8MbwrjEBHEKi/jwJYTpjAqj4DLMYLyGU34bA",
+	"g4TMBGG0MWyMRDKHEVpMgCIxIRwlwGeMckCEI4wS9SJiEcIUAU5iAglK4Jc5cIEWREyQmADieAoomy1Y",
+	"tv8Ey06j1eDBBKZYTgp0Pm0Mf27I2RqXrYZYzqAxbHCREHrVuL+/bzVmOMFTEAb21xMIrtlcnOLlFKg4",
+	"qQD9fAJopn9GJJTzEfn1DItJo9WgeArqU/p+qyHhJonEggTDBm+Kb98DvRKTxnCvX4au1XiD+WTMcBJ+",
+	"gCSY4HqApuZ3hRfBroEiHAiOIpagJqZLxMQEEoQpX0DCUd/r7dRAPs1nWgV6GVZrI/4EyzKYH/A1cBQk",
+	"gOUXiONIQooSEMmyg87kXl7DEmEa6o0ds3CZEoJcVUQSLjI6OdIPyTcUPeALGpIogkRui3y1hViCFhMS",
+	"g/O2JiHCERckjlEyp5TQq5aFmcMO+hMsOcIJIB6wGYQSTDGBC5phWQJ5DTOh8NvtowmbJ7xzQVOUam7I",
+	"kVog0kYNEXQHg1ZjSmj62ZfkKQQkcsz/+vni4rbrty8ubvffXv7b7xpVBPOeTIko4/5EwJSjGSRohq8A",
+	"NX25JN/zvBYKIcLzWMhPOUn8ModkmYMfq1FtoM1bjaHvea1GxJIpFo1hg1DR6zZack1kKllPzSGXZD5m",
+	"MBMq4AoSBfSnKOJQC7VgiF+TGWqmkNbDyfRAlYBWgpnC5VXAdS/JXxObEg0/4PCzJh/5KWBUSjj5J57N",
+	"YhIoqt79G5eQ3zXgFk9nsX6R0Bsck/B4yub6hRscz0E9lSQs0aOFenL15FesH201psA5vpI/6a/QdM4F",
+	"GgMag1gAUNT3PEWMEs/qHwqURDZyLXuxYS1Qz2FY4auGwRWFJ/qZlbBmD381IzrgsiSE5CQcIkMJSNMo",
+	"ihVlS/7rDgYWlOb5DcC8t3f3dwlEjWHjX3ZzZbSrf+W7b/OFFchKD40Inc1FB43kgkYSpJGL/5HibkyR",
+	"wT2bC6mRxmxOQ97SEnVBOKBRCRcj1CQ0iOehXLOAWymXsRI7lAmkp/9y/q59oKQURiKZ0wALCJXo2mnZ",
+	"Q04J54RejeSTo2CCCf1KmfjK57MZSwSEoyPz9AhJNuBK3LEoAqpmjwjEYadx38p022tGo5gEW5Bx9f4r",
+	"DadgYTOgzvY7OpIjuTsxCAiPEBEc/TJnQqoCTCU2pES9gs76rX/0xhegigjFscQq3M6kklN7IZGn4Es3",
+	"CweC3ICDwI9MvJNE8HQIjNRwNgY/MsTnwSSFt2Pxim1bGJRlYzwdsj6yDFfG4CIckVDrZwgSEKiZGWFa",
+	"eyp+GTMx2XHQ9YXiuZiwhPwKj0RZShkp6jQcDt7OgIZqE80zr3gKLaHoP9tnkNyQANrGvmufqd8s4pOg",
+	"AhUGqKelvbrpkTYXJMUZZlekOGFxKI3hzOowC7mWVq5tHL5jyZiEIdDHYTfKhnFZmXBjUYYMMp5Qe61o",
+	"IgXPQuIMErWQp0bgJmAYiZoADlNDmF9rG26REAEu6p6eNtWcjVbDCBUJjdlUNAacQKKh6jSGdB7HNqZP",
+	"Mj36DWjRhsUhvCmOpZ0kxaG1BIluTq6o1FBLrbC4VFeE8zkkCqdPRIUhzBgngn8NCcfjGFyx+Mb8qqxz",
+	"CRRQ9dBvQo4RYDFPQFqmBip55CBiEiZ4gWO+k+oQF0iwYHTPTU+jmUk+4NdrWH5NYM4LaFRMXTiUoAXm",
+	"CMeScZZIvmEOVig/VxmNbOtqa64nxe2DgUPNUTUCRjudC3qsz5sFH0J67lRHzrozY3Zg5GiBiTlbE3UW",
+	"vKAJBEBugCv7Rh9aj5QU0u8q6y/CJFaCiF0jyhBEEQT6KBkDvjGGmwQlSgA6F7S0DkK/zrk2VbXClbxJ",
+	"46W2U/VZeMJ4AXDJ0qFk+IglUlNf0PnsKpFfqWMt4egGEskcLUThRmpxQgmfQDhUi2FzEbCpMofm9Jqy",
+	"BUVzKkicQaulhDr9Smqm8riK47c5UT5couqhDGG5olL/hNRPqJmd60Pk+Ye9sR912/uBH7b3Pc9rH8j/",
+	"51n/dmyFPyNPR7lfKNzOIJCSkUMikamGPjJcr8BHAU4SYrY7B1zJglO8jBkOzxl7j5MreBz+UvtZMPY1",
+	"VsPZKDRnWU3zgjGkHvlWZnhizw63AUCoEcLJr4CUvwE1ffSB/CD1jTnE76Q4krbTP7URPoaY0StuHFOu",
+	"PjEbe06mwObiiUjIDFY84znbKEW01HZGFsoDNpIv/iY0FZJQ24hJQm4gBQU1MeICx1IOz2eS1XaO5GMT",
+	"aZ5J+ENGtYV4ztgHTJcGmfyRaMQCviqiLuphxtAU02UKOz8y+olQ5CNuYS4f4gmRVpw9t6JSqmMJihI2",
+	"1V8GMQEqUhBxJCBBn+Xf7WP1N4eA0VBBbYUDrCfKLr4z/YqyzjERrve+7JK7bzWe3mKXGuBaOWVLtrht",
+	"vdunr2c30T+YSaWJYUApnP6+0MwD9AFCgs8VQI/Bxzwf8etUDvlVLdJGy2s9eFtOlvkii9P8JvxuLO1R",
+	"EZiRQtZPmVG+vYmtfbhOcOOztqhXunK/hRGeKqNyeGGFeX7fahDK51FEAsnOP+AY0wDW+KXz57+OzQtl",
+	"7/QJfS13Dw08z3OUOr7BJJZHIGReRixCfrfWW20G+ibeYJuSpC2seG0815E0HAQSnldcag0hH4zmXFn5",
+	"Q0fxvuLlNV7QzFERMGkKqgG1K7k5qkLpqIUUHtDIQcNo50j5NOgFLVJLYKgZYS27jdjm9YegFqo7VuwY",
+	"Cz7nlacxsfID8RorK3/Qpu382+e3tfK5NjW3smmVlDgOApgJCI85B20zuFP8JI+B2KaabMNwYvzO0mzq",
+	"KP9RhlFshvv5rqH8/ydhY9gAMvMHg+FBf9CTSnM5HbNYnkDO3ryWaGLXUHpuF5Kg6w2924Neb3BwGAXh",
+	"HoTjPfAOon6wH/S6YT/a98eD/jjEXvfQ7zXuL1t5BC3CMYeWVBPyaBM2hj9f3rcas4TNIBFEy0lcs3LJ",
+	"ZfrAK62xmMhjKaHG066CPyqmJ2CqXnYHzRZt0Vlh/YVIaI4Q+5UUN8VnM2TVjL893qpCs3ks/edsxla2",
+	"tgziPEuBjf8GgVAAGmMjSfCycW9tyV2JhrUpG0wYB4r+/t//G8kj/VKfRo1DVGI+jU0xChzhMIQQxVjo",
+	"XTCzjRmLASuRkG95ccLXeiLjRlTinnAUwixm2oCkDEneUdZhcgMcNSnLAyzKMyFt8wlMdxwKKG+Sg4MC",
+	"PlOEtFICtGCuQuhrifXyao4pevuXD0jtSYEH6xiP8LfauZemSBB+DlxQyBnGBKd/wBxUqFqywBsIyBTH",
+	"vDH0D9LvzlIefnv+Y6PEWRYTFLbg+OS03dVAm4SUOi6xUg36fgUjWIspiy5QGSTF/TW7KsVihrYyAVlI",
+	"uav4WWPI5j6DrBKERexZ70hEliL8xSNEEdf2nBLt6xg3Z1cFc2G4Enw2Sm0s1NLke8Ir2PpYp22wSOOY",
+	"F2gzxAKv1A7PR6Q1c3bdSc0c1qwaDGtSdAYzFhO8xeSX0ki4IhRrLN01gnkiLeRTZVb4rcYE8w8sgXQ2",
+	"ncUy7LbSPBGV9sEEjhtDP/1Tvswbw8F9iQE1lu9yEbXKytACpkJ0uxCvGuI0f7Ik7iQozljVBKXjr9X0",
+	"pNkXa4/1hKloTmDe0OTGJ2whf07NnmDOBZtqHWFbJ47JPuwOPK8lzcWISF4kjPI01KX3J1hqVZzFyPix",
+	"5Niu191r+3672zv3vaEn/++vkookZXk+7noejNtd3Pfa+0HPbx9GHrQH44OwF+xhHzxfmZTarnrPrtiX",
+	"JM4jbPrrj5rajgPFuDoJQbGNSZEZNroDqUHUJ2XCqa+0yzhVLfqY3VAWgaW+ixynvv/o8JS0oBMciOMw",
+	"TIBzuaxtDAoTY7LfPjwYHEAUhd1ed9z3ej3o74eHnuf1wr4PQa8PAYYQH/Ylpm+mr1NQJYg1uO9K3PuD",
+	"Otz77f3Q67YPxr2g3YdBtIf3xweBwr0hqC8JkbiQqgLm0y1Mpv9QhpZIMOURJL/Hepn/vvkiL+ae192b",
+	"Eyq6g71/t7ZNntzmEmE6kyM1jnP5sme+OXNsaCleUk9mSkkJhCSBQFjExSFW/v4/S3I6CfOvkxtIzoki",
+	"ABe9krQHf7UBm+lUHStgqZFZNgIKvFZlZZsTJqHoy9kbfb5GTQmUiRIZOmqhhdwjh7Gl2cg48B2HwzVD",
+	"25p1T1KUHFKK91S6FjRtq3HbZlMpK2diaTTAfUkuFBfwKdIJrIYM0BiUNatfgtAsxISyGFU2JAegCuIi",
+	"RC7qcvl5t4mZIEfd6NGCaFbvWV+VBHMdYjLZuEaxpM/dOyxsARpiAW1BppX2E3HXP5/b+Qb5YyVJattJ",
+	"EyFmfLi7i4MpdMzXuzG7Yp2ZIuIayjCj16zfFdL2dEZel2BMBfjGGlnrNsWoVZo5Z/bqY7sKJOQxfA5C",
+	"xJI69WHGoUxMl/ocFpJwA9J0NM6dk/LrtQ8rU30zTjLOhs3fC+eQvVHwxasAdziHljmSIT7FcQxcoDkl",
+	"AjU9na8/wyp5EkXzON7RrppNJv4llZBr6a/AUumLrmouYcBa2qZM58jzihNPomLkPE0py+QkowHYSWZ5",
+	"giNq6oc+gMDSSkN4JqU7hNLSwkjlK5tc2J0jZNFM56GMU1JAZfQ+cNxcg1XpGf37K46CmAXXLYmogCUS",
+	"m0j5TEO2oDzjlhR16fOIX8NCrnkzsZWqynUWs9qNM/1wxuIbvaTsuiLl5cSZgVCQVGVR2Sr5sDPRbkts",
+	"B8HlXczEmyWXitrTpd9VJwAt88ralgJa4KXcuhletiSJ6nO8OQWkB4BKg//FXH4xl21zuVqp1cgOlTOc",
+	"GaqLCYtNcidvaUEZ6unSsoGmzkzCFMGtZmDXRtWkWNJDzYuLjv5r5/eVOqmgeSt81rc4ECmoRhdk6lFB",
+	"/Iq7arIIV4bYzbSkxTV5+Zr2fsiBFR9dOh4+w1plA+EJHIbVg37c2F1XYuK72qze9FHrsCJxrJeOAkZo",
+	"Ycu3EgcPUoFFGXLnzL6FOCnhxZYv1qha1JSOWuXTyfNZ/rZgKm7W25PT9t6BP0SZwJJSpBeoDVR/wn/o",
+	"bwzt6e/KYko/ZNCrH3LlkX5AshPXP6Pm28+v211vR9VruNM741QB8HsV2DaDLoCkQ2raKpDVdyWMH2gI",
+	"KX1vmUGuALcIbm8jl7kj7tcH1KqMqMx6yh3oFg/YcsWdrgi8LSDL4qV4Qshq3wqc7JC5zU2VRlQCWIAx",
+	"E60KQEyXnyLlP6xzrjblWEgKFqGz6Efml9GOzifQzlcNZUuFnI1mUa5q5eavU6olIeGUXKp/Vn1j3/Mq",
+	"N7agZ1K/0+W6PTVwXN63yqs3uEZUpX9QZtZ3pPw13NRekSvKEgjLKyyCZEZbD5L69VIHrF2AKCzsfDYz",
+	"Yo1RqwtWS57qtD7RVCq2fU+ZcZv56ypUsGTXlqreNIW46t8RSlek9F9GLrrSKq1/lZPudNAnNRiOdQK6",
+	"Qah+zyxxNESYLpHZcI17Jd1UBrnJVVAJ6CHhAU7kMbVpn9YuqPEIWrkrO7rMOQ+7eZXuwTKxPcTD5R6m",
+	"XeFzd9EIcCIuGsOLRr970bh3A5xdr3/gGl3/dXFx63mX/1rtTjFL/gxRlc30Licc3soLB5RiQSq1hhfP",
+	"uSkfGHXQKYA3GGwBXUZ+NgIcSnzw0Jv4QJxDIdDQXavJBMWIz4MAOI/mccpvR2gixKzJd1SdgqtoUzci",
+	"n7BZ5kYUE0yvue0XmCsRvXJjJz9e/izO9f9mp5c/87PL3w93d1evOxU0WS5FxsVlCRKRWwjb5hSQSfc0",
+	"K10XnKXYaJvcC1vMFMRra3OpZvkOUhrYQEfpqvVqa1s1YIDQzSu3YoBfPr+3ajwLUjJdQSba3szBxCJ8",
+	"zxsUfR9GOOgv0xYWH0E4vwaM3gAlQAN4B+loJmCoYa04dGfxwZKkLhvt+GE+gA0m3/DE73u5xXGyRTzT",
+	"bPPbv3xIDfhtI6FFhFrNPayx/D2/297vwl774CA8bHtd2A/GoR/tdw/WR1XPJiwphFZrlGUp4loknlrv",
+	"0Pqd+Ifd9bSe6Nh1sx16+71ut7fX8/b2D71+47kcVNsAnmABX3gaj+j1B3ud/YNDz+/KP/cPal1LWd6g",
+	"cRZm3o4gzdL6DZKvqtyP3ob/FD3aU5BiIiaPyazfH+55SrUl1yCOZ0Qv0Bw/Kz1x3AbSYO80IYFEeyXG",
+	"DS3dsBgLEisH9wvzPZb5JL7MNj8h03Wfgun8jZnM8ch/Rzy2lYvfckmT8PE5uy4nznnYDhihqznRzrfO",
+	"WdFOrpTIU+PcZyklM1GZUbLGJK7IF+ELPCvq+Ioz6fZklflHbLBmeJlC1QnYVH7e3WS8f9G25L/P+Nfu",
+	"L/zzL72rN5++tueDw9tZn7Sn01/+3P41+cU7eR8vwx9vTvf+eB6Lr30VFVP9PYaNLd8sncMtu3WDWGAB",
+	"Z9t4TSvOUD9quzq1t2f4Co5MBoEq6BIJvoGYp0EFaX9HCb5KC07LLkCDlFV96dIGLXzCFlSFq3c6ax11",
+	"1iKyWVpOoWvZP1Q8guTFI5anrMoh4xZ71KcTDvQZoUY4JRCQGQH6sDjf+vSqDK5BtZdjpdPNr3a6rYvL",
+	"ZBnoiISqA6L5pDKvuW4gg64pW/AjRExHMBxzhsZpKr1VYHJBrZoWFT6+mie6AV8TYg7VHaVSH485txqc",
+	"S7mQ/unlfw/2rO97+/YH+5PZMfOp3/X3rPH6Pd/vu892rYF8fzDwfb8Q+Noqtd32PuVH/vTI6EbF4yX6",
+	"cvbGPrnL5y5rvUa2f+rhHijLx/MIZ06RH0oxnL98SD1SujFkDHJsFGDVU1EoJ2LMFpDIb3Y6SIqVXyFh",
+	"2VuqWWc05xAW43FbWHqUFVOWvFvvru/d/06LU+vrn732IW5Hx+13l/qBzZzTVv5FFmUooadSkDmUsiFl",
+	"ODGRqp15U7KRaz1tqVtNe9qiuSmptmXkc5vXa1tolI+Ia1/plszrgvCtQ837lBqRRbyPoL0yF+d4eZ5o",
+	"6ro2ssq7bthrgU1ZVMQSkyHmJO5mD/IJTtJ2TGW3M1+fUFYRAJIbc7lRQK/U/6KVbaCN0CoGy1rDVKRb",
+	"qHYuqqCbRaZ0jTLa7t7eZp1fC7zwPfXQLJJ0BluhlEtBWu6PG0wIhXYCOFR1xPIxl8xLa6tI3DWLLVmh",
+	"8ymm+djmOXf4rfFTQe8KYaWyRDxV1UtuZ8q06tp0qCxDstpt72g1RTcBFnDFkmU10tzN2iic2NJblaO1",
+	"TM6F1/TgVVSfur+tevuVxcGm/V/eqEpbfkVNkFad5y53U4BT9Is/xPVrDpqneMnmwvbcbmie15RVuMM6",
+	"Y5W1QmmBJbylBq6ka8rcrNKnDUdOnS7c66V/AX11qXAt1ZlZW/mS0UyDwNp66NIxZZPlPqCG+nF5H7nZ",
+	"5SZ0uNBvUu5cQy+1hBBLLTgmAsKWar+wBKGT1tlcoKYZDbEEzRIWgGq0srMR1RRW6LRKtyJ1JZqtW0KJ",
+	"RFYJDreHCbmqOllbnQXqzn0FATLGwTXQ8Cccx+CcorEHsI/9fjfs7u0HftTb2/f70McH0f5gz+9GXQ/v",
+	"H+7bWb3cOisqkrpUx7LjckjQHJQfEowi9LgkgSoFTasxn4XrzF2rWaPj5SyJoWo0VTH0hAm0UI/prn8z",
+	"vOSoKRVvm9F4udNZkavJa50CJOSpAtUlwHafSTTFqlmMIzI25/ICt5W3bCMBs6VsLG/kRrNsKZIcItjU",
+	"tq8iinLV+ipZUDGCtcdFgVhCRcUetKop0F5flew4daqNXco6lccEwqj2MamKX6l/VHOOYvODusJqEwAw",
+	"ldXK4VVRW+2WVvvl1gb28EUw/fYYc+U/vQJE59MxJC0UxYwlTT0V2tXpcjvo35C/ofLPFlDX5kCxEYpY",
+	"HLNF2hHN6Y5odS+IV925YKxOuQBz+0IRxJqkS7byUgR+TWYz7YHZKIFTbURJtui29pFZ7RSLQFWt6d6n",
+	"sWkHshFX5ttbnCQAEjfVA9lGPUTX6iW0sqsosqse0q10oGg5NFXNGVlEoC59c02u4Evqy0vqy0vqy0vq",
+	"y0vqy0vqy0vqy0vqy0vqy/eY+lLhOMvZv3QkStgN4bqqohlMAM+AC93gYcd0vcd587oZJqGqBaCmFwAJ",
+	"9Y+v3OiU7w02q5BY093lNO3ZZOppvEJgSANIhG5NAUUgvG2AKFusdw8p+aiyb++27iXzsBDdQxy8ZXG+",
+	"6s1CTHf79iqPRMq2LpdyU5e1AcIKU3eT3ixWLsPaKbbs47K6f8tM1ybEsSnN2yDb67N5T4qoGmDzY6Pd",
+	"JGb7WeSL5Qo1FfiZYJ61mGHUBAM4QxFOWrrfCM7bIpmuR0OEKZrTEBIle7LkL9W2QeUTLNStc1ZLfkxD",
+	"82V6A2Y4hw46HnNz4i20scnmXBFOtrHj1BKt3foHtvVwRf+DWOdJOoM4Pr8yp1T1BklD5QXnXkExVUvO",
+	"CrlRwEWt9HbCE1ktrttiZCas86u7l+si+gZT65pXps2O69pXvvhVXvwqL36VF7/Ki1/lxa/y4ld58au8",
+	"+FW+U7/K5p23HxYgflzvbauK5zfsvl04XVbcfCVEDFN9o0/AkrTWI+skmfUZMCN1zD6rq47kKS27hrHQ",
+	"GetuldDrDf3uXx8mF0y2FIQ/SNM4SBgtNi6sD46+qIJ/MFVgbrN6UQTfiyKQrCglSj05Ob+roRq+1/EG",
+	"+U+vf8MNMyCcvxDU90FQrYa4/SFmwfVHlXPVGPYOBuoUIH/4A+Zf1A14ezoBXNz+iPlE4WQ/8KMBeLg3",
+	"Pgy7QR/2ogPsj3vBINyHw8jD3XE/2AsPwIt83BsPgv3wEPyoi/vjveAg9JR1eXvCz2aMcpZYt4eI28+E",
+	"X6sQTSjhafAgAaCEXrVn6ZfpU2eBsj662We4gYQIqbc+fvr6+eTsT+rRM6AhJPaO9sfeweH+2Bv4vSgM",
+	"9oNB3x/vhYcS9u5h0IdBb68fdsOxev2cTIELPJ2VFUp32Pf/qh+Sls1rxhUz9twjnfXrFx6+k+Sl++L3",
+	"+4f9+3Vtwx8QE9myqtlW+Bv7u62XVrjU7XrmggWxkfe/SthVm1ih1Wl2w66tvmnBWF1+XZSiddN+OXuT",
+	"9fYTC5b1tJ3FOChE5xp+tzOobBKbdrC9697/bgU4meTe6FKaoqxd9ZJ+qCwOHuZ2zyXHA9/XcmaD2EJB",
+	"iNS+YSVyFiXMRrNY4qbitgi7QNwuDd9ssa7oysv0Xn8+OT95ffw+lWQ/nvzhx/TvD2/fnHz5kH56/+mn",
+	"9M9U8G3CkyXRuBEqLHlYI5A2GSSXl6X0epVFGjCe8bLpDlzL0tvM50rg1XNL1p6SOCaMigmvzGddt7/V",
+	"zRf0TYCORCywa4HlKyVhhZTKeKfIyO7GlbfeZlp3f+qxV+Q+V5W4XFOi8xIfbhh9+lx7f8e5iWFyfTOB",
+	"dYmHzuXA2VlbBVbNvR6Mrm70PURiwnjWcyHAlFESSCJRsdum1Yp2p2WKN6bmnayqTz37iiOnsz9q5ldb",
+	"OINURm8Ro9ZamglMMZFWkfXqEfLyOytSbchRAjiYQKjHxfECL3kxqaSFFgrg/KVFfhkK36lMjE6PHv3M",
+	"zqlajvNAdjfIJgfTropOllfZGDb2zIj3a65YyRVvf8v+7NVLecyIm9+LUrdse/a9rWbf+qYV5+tKaFZw",
+	"6FkW7q9ObIpJBMEyiEF3R3ZaZ2b+ybxmTwFmvGVSAmOiC22020SV3GAaQBzra5hyHJXu28oRbMf8KyLZ",
+	"lY1AH9X+04Iq+7kMlWuIV6SPGHnvXErDErsIULfVX6TZaqkzUfseOaKMmk7oBtoFjCeMXUvEJuruZ4VQ",
+	"7fSbYjpX1Rh8wubia/qos5zsmbU6uOZ2kmNzMQCjWQscVSCt9gAlWEDL3NatHaGZt2yjao0Xh+RLYPgl",
+	"MPzMgeEt02+VJJPCaTxfqmK5ZXqBFOHavGkhK7UHRQDmKmsIrVYpdgeUPGe1O3jALYbPdo3K9q6bx6am",
+	"VjJ3qY+GeWgTlwlqZo3l9X1mtT6UzeygZ7/TZFMbyxEtRQzJk99MsoG06BkF+/Ii1NTXBRmGdBGSe1lp",
+	"evC6bV+xtvlyyigsOx9LP7XJdMaStFnWpDFsXBExmY/TBowqoS60/lID6XjAg+8K2dAntLYvkDmw5p0g",
+	"SvdwVFFlYQsqsiOda9Sym0VWHhLtZZY2Vf24yvzMpGJuW5oAmLE6HdMnVzlF2jpTJ3s1XW1/xPPsLFe8",
+	"m7XU+6j62FSraUsC+dFXMlZh+gzEsblbQm0gt+9MCUOib604tQAx6rMgiogqxNb16Co2rgZrIX3Bherg",
+	"N0KCmYssTLMofed/3kHFtgPV+4UeFbsqJHKp2x7YMPnKW1f4pqDOzIBWWoLVuM/vaodf+rnnyEEDghaH",
+	"2U0F1YJxim9P9ARd40Q0H/1ygkPW2jBzFkq9dtmqal9Q2rnMH7zOEK/C7Euo7jcM1VUQ5vo75Kq7kGwc",
+	"RFh7t1vety+7280clHT/W6erpPY6pe4w26/7iFvfKoyoB1+CRepMQP9Qi6ZVNuBDqKZCDlhkVGoLESJj",
+	"POvH2ur22TQw6gJmUeCKkoyS7gthlkCAtbdlHLPg2rnf2hpji/4sBQIv0RDmAuU2l1S6LUQiVZqyxtqq",
+	"Me2/lfVVbK1oMWwrPyRt1mzR3vmUTTM0V12DFub3paUVJ9a1aZnJ5CK/Spl/Ue1liq2nHqbRz1VbEYhD",
+	"ri4LnmB6BUeISTXPpcm1LKiVciOiQd5iuaKr1P16lW33WapS2n2/Vkvf+a2ud79WQa/Rzxs1Vyp1lbYi",
+	"h4PqptIbtVN6wLiFfku2fbPnmDcu4n4+bv8Vt3/12oedGqNm4yZLJZLMiXFVB7QnajBe56LzV5QLqR6Q",
+	"H9JGnDqDNneHYX+/fRj0oL0/7g/aB2HXb+9FHvRxd3wY9LwHdmrM62NmqpVcWiBTyg1+TL/0ynzhui5r",
+	"GYYe32X9+3XKPM2ddmVXiENBpW6qOvk3lmaTVPiWk1+fRh98l/yW5csbOlSsYuCqhuXbFe3aFwzkdbuV",
+	"CDLZ0W4nRB0v4uvLWWtQVNVh/an6UG/msMkxkHtttu5yt7acdYsm6rYPJq8yzblpXZO6fEHrCkgtpbG6",
+	"hvRFun876V7CuWlAvA3O/XN/b+gfDvsHW+Pcj/aCbtsLB/vtfewftA+h32/3xt3ADz04jPoHD8S5JZnq",
+	"Qe56w57K86ypjahIyLav2i8nZHcHHfunl4TsFy/PioTs/uGB73XdhOxuMSG7BwO8HxyO/bAb9WEPHwTe",
+	"WMK/BwfYC3zoRQO8byVre2M/6IUD2I8OVbL2ioTscv50NzrEfjCA/XEvPIg83A/2oDs+DP2ohwfBPhyO",
+	"PQkGrs+fTvnKG1TkT3f7G+ZPdw/27DPGycbC4v4JxaidnVIpSG0Z8tRFdd2nLaqzTl2/bV1d2QDcvrTO",
+	"TovJx3tsgd2LRnjRCC8a4R9RIzx9HY6b0LdFzt3lupKULG9ho8qV77qeZNv6kVX1IuvrQ6rqQUpVEA+q",
+	"elhX5bBNVcIGi3aJfNvQvvP2P2Dtweo0kZJzZcUtI0+Vr7xtlrK+A3SeELE8k0ylpdAPgBNIjudCkftY",
+	"fXqX7vwffzov3XP4BvPJmOEkVBkUnKc5TKMsmqW/4YhwPofRjmo39zZ8c3aM/vjTeXodxXhOYtEmVD+V",
+	"tC7oNSw5wgKNdjsLiOP2NWULuvu3xTXv/I0zOjpCQYzJlKNRei7/SkI+UlUIIx6wGYxQc5QADkctpP6L",
+	"FgkRkF5LqSSJYlW1yBxBEyFmdrr5BheljvQ9pyOUgJgnFFQUVZEIYbSlotLm0ba5UxVoOGOECo6aFG5U",
+	"hkoWc7gGfb+HFJ2NCWBdvWLMmf9sn+krnNoGvvZZesdqak7PyJ9gqXNo5C/yQ/masHQyA881LFFzxK+/",
+	"xuQGvv79v//vCO0i+VkAF+rzTgfJmSFpcxKqGCpiNF520I8KQiThkzZvgDm0CeVAOZFmyQYr0XC2JaCl",
+	"VUg6JTRi9UtoRzgg9CrDt6IAud+q/CZCQbKcCZa1jVM/p8mdrapID29dUHWBktzh+TgmgYkEqDst0HEc",
+	"m8RGjnACKM1f/HL2Rl9pdmR4oOKhC6rZj68uI0XnE6KuyFSPLGcQtrXiQ3yCZ+bi36u53Af1BSL8Qko8",
+	"1ZwxStgUEYHGSzS6ArqrnmuzG0hivOws8TQedS7oBf1Jmwl8iOBGI2bM5sLFk309jFzG6aezc5UYleGN",
+	"v8ppuYU4uaIQXtDxUoF4JjANpWxI50Ka6/QCxiwkoMeVH0fmobcSmhEyC25yAESEWl+2+4qjND3xlmS6",
+	"RA1EQ6R8nCqNVDG5IEJJwYzcT+3V2Vc9HZ+eNFqNG0i4uTCko+p/2AwonpHGsNHreJ2eTkOdKFG5e+Pv",
+	"wq2AhOJ4V1+nI7++qhIWp5qM0iQ06wIe61K29DreUXa4GSGOlxwtzHUiKoM5hFnM0vuZkxvgSNeHSFtS",
+	"0b+ySd8TLl5rmMx9eiAg0T3uqm4CSa8VQU1f7q5qgIhMGpj8lAukX+aQLHMuTm/S0Nvl3IvrF8NwpVrW",
+	"QjFrubixGljB1M0lqIkFigFzgerhy274qACwErwUnopAtm6TpO+PVHvd9Tx9E6O0snX4aTaLSaD2YVeq",
+	"KfldPvNaM1iFLpTMqwteaLLpSNrs69mrBs2g3P0Bh2mexX2rMdjklROqifptdh9laig0hj9fthp8Pp3i",
+	"ZGmoDGUXPhvYJNvhK55d3sYbl3IMh11cbdjGczHJ0l9277Ls3/tahsqS/Cf6XvRgAsG1Fl9XYHrX2omv",
+	"Q+dG65ZVwtgyOZ8qGVVfdC3lDdJpQekzxWtTpfh4e3La3jvwMyvgy+eTlq4fIsBbGWdD8opf0EAarC1d",
+	"97jA3O2laxdittwqTl1WqWutdEcuJHByBUKVYl5Qu1Qrsws7SFpwQAVRiVbIiGPz3CuO2ILmRkvJAlHG",
+	"184RwmiRMHqV2giqvpOiOVWmWDYrpnwBuhCWSxug7/U76Fh9Ka2BJFkqi+8cX13Q5knU/sgotD9gEUzQ",
+	"3/+//4V6Xn9HG22vcTCB9mtGRcLiIaKsrS6SHmlR7sq3P4B4bba8LOCqyDt/ZDd98TRLMi8LGmndSZC1",
+	"z++GwALhWBoVSzSBODySYOsyOMqEuu5IZyKFteaOs3JHHjmXfXtlQ/15pY5BYoXQOVdayvCVRIFcm9G6",
+	"clyJn4rcCYUHpbQMXdGlyC6EstgzMA82c0ZB8qiLsDQwlUDP11DEiYS25/Ur0hrc7UCcpBXLajs5UGGE",
+	"p79eEqbY+UKlhGIJ+RVC/XJ/85c/MvGOzal+sXu4/sVzxj5gujRimz+N3L4rnmd+vrx3ZPlneULCloxw",
+	"tt4R6oZkHi7Wd3XH3d07UwFwv/tLUivqs0qGV7xK5OZHzS8JGe0gzBFGf/6s7j2WwhOd/eUPiEwl3Ulb",
+	"j5pC9wtqSK4pbDK36JOII3MFozRbMUVE7KwRRaok48+fn0UifaLZ5cf5Hmk8ZjJHZZdmEievw849M9rz",
+	"WCl79voPET0Ks7v85urfbqexK3dKPFslYMxOvfBkFU8eZ4SfErxB1xOzYwJRAnzSzi9RmFW2TvkMuutQ",
+	"gQpNOZOhRt2WgsICMQo8zSc3YUhVca0tCfWIenXZuqCLCYnBKTwngkMcSdsoJjeQ3bjbSu8VkEaatEP0",
+	"EDsd1PcO8/4UZpQLSjiKCMUxYkkKaAcdq4hJCrA8gV7DTEjZISawlF9UcfpnjSaH2/lTMPt3o+H13qlV",
+	"ZrLlt2NM73DzF18zGsVEu1+/ay2rkeuyzBOzs+78o7l5FTPrng32MUmpfWbqUo0Xi5qDXQdJclGJ9inj",
+	"cIGXKLunWke61ZFkaRZ45HC0uVFIE5k8CWn7UHeB0fy7yO9BynrppOyrDzvZxUmUCaQjn1W8qmskHVZ9",
+	"Mk5VFPMDC5dPxqQVFZ33bkjF3Cf9PYmJfDfSVlMPdUu8yJenki+akKytcap/Z3i5oazRMuYalq6YqTXS",
+	"3xMutCjBjufBukq+xgFPYQFcoIgkXPmsjXeu2qWZum/XOTU/0XiZT6jMZsKVJ73OT2gKnDZjlsKdPqtn",
+	"V55+5eHBYs7r5s+Sn7eCIM3dLsPwLgFAAm6FvpAZQoSvMKFcuNI1NPVvO9pflbq5zNXzxtvVsnv9XFB1",
+	"mZMOlKIJ5hPLQ6Uzn7gKv2a+smYxJIRmCUTkdifzbV3QLAzDJywROphUfo/Px2mXCCXyKxEJOFnhYBkM",
+	"VhUcmQrqf61sclVKEJOQXsOydktZIlSwuML17CS2p+Fe+zs3G/pyU3C0i5AwugqoT4n2TFXB9ebt2WsL",
+	"pGP1SX1ZDcMaFfpehQc2ePCT9tM/qylsXzC10sluXzEVE3qtIPkDiHdSSMnXIay9+VvXJ0phlnXQinLX",
+	"VxPrO9IsO+dKWTOqQGSnLPWuIBV6BZl35zQ8+l2KtM6Yhct/2Q2xwLveLgmNr+y5lHJRGT+FirPC1kX1",
+	"pgIOs1wJpJos++ryvlVj7r5WzMXT1l+F9mst5FyCuVD33hU7ZzBujr763c4FHem/RroPorbVVHByJFll",
+	"mI4+0l4mw2Xa3U2uKEufznoNVRiyGu5qGlhvwp6EMJ0xATRYqnD6M9mvDpBbWbD+c8GgZ6kzZ1PeXGCO",
+	"jNgteLczzIm2cnssdX5XFQTmrRzZIntDzm5LEA2kLT2ehN3z374tu/e93vqX3rFkTMJQ5+v1vYP1bxiw",
+	"zskU1JFkQ1vdInbHXPc3APIUL2OGw3PG3uPkCvR7g00wksU/P0BIsLYJn10Qajqyes7mUqRaLG5o4G8U",
+	"fP0MOOSqbZVRbWtt/g46ptpzUP7RBBC5ChxWeddrZV89W5OwxiduN5aq94p/ywhcds/QSkH1rCfrB52o",
+	"Ddz2gfqZaf4P8kSCrAanW1O5lc70mJOsnSrmnF+rD61WmtFG51Y76epZDo/l2t//aZZ8odh3pTFfKPet",
+	"sedX9YPITXqr5OexVr01YVHTF+oL/pls+4XDKymH29+usPAZvYHEMK+xcp0LNJBg2qZX7WfmSdriTdnj",
+	"v8xhrpLplEXOdbDJvHFBs2q+tE+6adBsPOMflScbbgMA41G3xEXuIB/jGNMA6s38WqL4zix9u3zuNzH2",
+	"7ULCasVpsepvZOS7IuUJBQD55zbz3T5S/xRW/sKmlWqpuLnps3tn09dTmPm2iq2y9C1eXGfsr5KAK5m8",
+	"1uQvlCJ9H1b/NvLr+7P9c+i/ufm/OSdkFQq7d3nnjvtdbLrKtvPGq7VpZ02l3lvaSthBM0ySknbPw1qJ",
+	"ibmFiNAjK5RV01S2RPppkYLb93ZrQyCryPqQ9yt5VlouwFtDzyneTQfeZyXqDAUPUmTZ245Gewrqtqvr",
+	"iuStcKRQ41CYPEXMMJE0ZRF8mIKozeH5ulytmHAxRCM9/kiF1zgCHEx0uqS2gkmImqYXaQtB56qDRjWl",
+	"66oe7ILmzVaVBa2rz1FzVOyMPNo5ypotD5EUuyN0xYCjMQ6upYldwSAX9KeECECqkq86weP5GeY5Ej1q",
+	"2lp/43SPB/EswpEwmf46vfqFiYsGmwoSaWPpIby8WnWZ4+NKlbXq3ImaqvwkwBSNcwOD7mQBfNvzFMKY",
+	"qNqRubiglAm0BKGhZ3PRUgVjOetrnkV5MbAuqk2LgVX1reLknfwqjhTSmpzqlBl/MIv+7tVgEeAankp9",
+	"AC+sU9Z/FvGOs23fnk/ss4729dSyzFmheC2n5hZSpY0m+UVqKqAhak6Y2DHpMelNero4s1gqC7qEc6Wl",
+	"V+yI/D+HyEuQ16UNGlcb1jkpLzS/iuadFqMW3uoNP1VLVluCJfJW2co93bQp2aR46Qscwzaj8XKng5SX",
+	"n6PpnAvEsSA8Wl7Qgeehv////wdNCdX/xbfqv77X8jz1v7Tw3TCRen1sqrrCDlpjyun24N+AKZ7enlvd",
+	"2fwbG3WPYs4X4269cSfRUjz/b8m0esbkJqXleRI3ho1dRaDm+ZqLLd3E2U4pps0risY+VHS3QE0czyZ4",
+	"p1PlIqsa5LTUAyN/01R4VxfQFnqeHJ+eoDFMiDE2Kyu3rWK+eLTjTJTmp7dWmb0ow/Ur1dOhVXBajpcI",
+	"p8bpH386tybIN+n+8v7/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -48,11 +48,11 @@ func (s *Service) AcceptedAssets(ctx context.Context, merchantID uuid.UUID) (Acc
 // goes back to the default).
 func (s *Service) SetAcceptedAssets(ctx context.Context, merchantID uuid.UUID, tokenIDs []string) error {
 	if len(tokenIDs) == 0 {
-		return errors.New("accepted assets: the list is empty; a merchant must accept at least one asset (reset to go back to every served asset)")
+		return domain.Invalid(domain.CodeParameterInvalid, "assets", "the list is empty; a merchant must accept at least one asset (reset to go back to every served asset)")
 	}
 	for _, id := range tokenIDs {
 		if t, ok := s.Catalog.Tokens[id]; !ok || !s.Catalog.Accepts(t) {
-			return fmt.Errorf("accepted assets: %q is not an active token on a chain this deployment serves", id)
+			return domain.Invalid(domain.CodeParameterInvalid, "assets", "%q is not an active token on a chain this deployment serves", id)
 		}
 	}
 	return s.putAcceptedAssets(ctx, merchantID, domain.SelectAssets(tokenIDs...))

@@ -12,6 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
+	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -162,4 +163,61 @@ func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.U
 		return nil, err
 	}
 	return gen.UpdateMerchantWithdrawalConfig200JSONResponse(out), nil
+}
+
+func acceptedAssetsOut(a merchants.AcceptedAssets) gen.AcceptedAssets {
+	out := gen.AcceptedAssets{Default: a.Default, Unserved: []string{}}
+	out.Assets = []struct {
+		ChainId string `json:"chainId"`
+		Symbol  string `json:"symbol"`
+		TokenId string `json:"tokenId"`
+	}{}
+	for _, t := range a.Tokens {
+		out.Assets = append(out.Assets, struct {
+			ChainId string `json:"chainId"`
+			Symbol  string `json:"symbol"`
+			TokenId string `json:"tokenId"`
+		}{chains.CAIP2(t.Chain.ID), t.Symbol, t.ID})
+	}
+	out.Unserved = append(out.Unserved, a.Unserved...)
+	return out
+}
+
+func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMerchantAcceptedAssetsRequestObject) (gen.GetMerchantAcceptedAssetsResponseObject, error) {
+	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.merchants.AcceptedAssets(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMerchantAcceptedAssets200JSONResponse(acceptedAssetsOut(a)), nil
+}
+
+func (h *handlers) SetMerchantAcceptedAssets(ctx context.Context, req gen.SetMerchantAcceptedAssetsRequestObject) (gen.SetMerchantAcceptedAssetsResponseObject, error) {
+	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeWrite)
+	if err != nil {
+		return nil, err
+	}
+	switch in := req.Body; {
+	case in.Default != nil && in.Assets == nil:
+		err = h.merchants.ResetAcceptedAssets(ctx, id)
+	case in.Assets != nil && in.Default == nil:
+		ids, perr := h.merchants.ParseAssets(strings.Join(*in.Assets, ","))
+		if perr != nil {
+			return nil, domain.Invalid(domain.CodeParameterInvalid, "assets", "%s", perr.Error())
+		}
+		err = h.merchants.SetAcceptedAssets(ctx, id, ids)
+	default:
+		return nil, domain.Invalid(domain.CodeParameterInvalid, "assets", "send either assets or default: true")
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.merchants.AcceptedAssets(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.SetMerchantAcceptedAssets200JSONResponse(acceptedAssetsOut(a)), nil
 }

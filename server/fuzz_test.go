@@ -140,6 +140,16 @@ func (s fuzzStub) UpdateMerchantWithdrawalConfig(context.Context, gen.UpdateMerc
 	return stubResponse(http.StatusOK), nil
 }
 
+func (s fuzzStub) GetMerchantAcceptedAssets(context.Context, gen.GetMerchantAcceptedAssetsRequestObject) (gen.GetMerchantAcceptedAssetsResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) SetMerchantAcceptedAssets(context.Context, gen.SetMerchantAcceptedAssetsRequestObject) (gen.SetMerchantAcceptedAssetsResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
 // fuzzApp is one shape's Echo instance. Requests run one at a time (a fuzz worker calls its
 // function sequentially), so the current call is a plain field.
 type fuzzApp struct {

@@ -264,3 +264,13 @@ func (r Response) VisitGetMerchantWithdrawalConfigResponse(w http.ResponseWriter
 func (r Response) VisitUpdateMerchantWithdrawalConfigResponse(w http.ResponseWriter) error {
 	return r.write(w)
 }
+
+// VisitGetMerchantAcceptedAssetsResponse writes the response.
+func (r Response) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}
+
+// VisitSetMerchantAcceptedAssetsResponse writes the response.
+func (r Response) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}

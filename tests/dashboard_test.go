@@ -86,3 +86,34 @@ func TestDashboardWithdrawalConfigAndBalance(t *testing.T) {
 		assert.True(t, strings.Contains(string(r.Body), `"EdDSA"`))
 	})
 }
+
+// Accepted assets from the dashboard: read by default, chosen by chain and symbol or token id,
+// refused when not served, back to the default; a read token cannot change them.
+func TestDashboardAcceptedAssets(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		read, write := e.token(m.Merchant.ID, dashauth.ScopeRead), e.token(m.Merchant.ID, dashauth.ScopeWrite)
+		path := "/v1/merchants/" + m.Merchant.ID.String() + "/accepted-assets"
+		r := e.do(http.MethodGet, path, "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, true, r.JSON(t)["default"])
+		body := map[string]any{"assets": []string{"eip155:8453/USDC"}}
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPut, path, "", body, bearerHeader(read)...).Status)
+		r = e.do(http.MethodPut, path, "", body, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		v := r.JSON(t)
+		assert.Equal(t, false, v["default"])
+		assets := v["assets"].([]any)
+		require.Len(t, assets, 1)
+		assert.Equal(t, "USDC", assets[0].(map[string]any)["symbol"])
+		// Payments are now quoted in USDC on Base only.
+		created := e.createPayment(m.SecretKey, payment(2500))
+		quotes := created["payment"].(map[string]any)["quotes"].([]any)
+		require.Len(t, quotes, 1)
+		r = e.do(http.MethodPut, path, "", map[string]any{"assets": []string{"eip155:8453/NOPE"}}, bearerHeader(write)...)
+		assert.Equal(t, http.StatusBadRequest, r.Status)
+		r = e.do(http.MethodPut, path, "", map[string]any{"default": true}, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, true, r.JSON(t)["default"])
+	})
+}

@@ -298,6 +298,21 @@ func (e QuoteStatus) Valid() bool {
 	}
 }
 
+// Defines values for SetAcceptedAssetsRequestDefault.
+const (
+	True SetAcceptedAssetsRequestDefault = true
+)
+
+// Valid indicates whether the value is a known member of the SetAcceptedAssetsRequestDefault enum.
+func (e SetAcceptedAssetsRequestDefault) Valid() bool {
+	switch e {
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenAssetType.
 const (
 	TokenAssetTypeErc20  TokenAssetType = "erc20"
@@ -494,6 +509,29 @@ func (e ListPaymentsParamsSortOrder) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AcceptedAssets What a merchant's payments are quoted in.
+//
+// Example: {"assets":[{"chainId":"eip155:8453","symbol":"USDC","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}],"default":false,"unserved":[]}
+type AcceptedAssets struct {
+	// Assets The effective list, in quote order.
+	Assets []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Symbol Example: USDC
+		Symbol string `json:"symbol"`
+
+		// TokenId Example: eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+		TokenId string `json:"tokenId"`
+	} `json:"assets"`
+
+	// Default Nothing chosen — every served token, including ones added later.
+	Default bool `json:"default"`
+
+	// Unserved Chosen token ids this deployment no longer serves (no quote is made in them).
+	Unserved []string `json:"unserved"`
 }
 
 // Chain An EVM chain.
@@ -1108,6 +1146,17 @@ type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
 }
 
+// SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
+//
+// Example: {"assets":["eip155:8453/USDC"]}
+type SetAcceptedAssetsRequest struct {
+	Assets  *[]string                        `json:"assets,omitempty"`
+	Default *SetAcceptedAssetsRequestDefault `json:"default,omitempty"`
+}
+
+// SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
+type SetAcceptedAssetsRequestDefault bool
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1493,6 +1542,9 @@ type CreatePaymentJSONRequestBody = CreatePaymentRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
+
+// SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
+type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
 type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
@@ -1935,6 +1987,35 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 	GetWithdrawal(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMerchantAcceptedAssets The assets the merchant is paid in
+	//
+	// The (chain, token) pairs the merchant's payments are quoted in; by default every served token.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/accepted-assets (the `GetMerchantAcceptedAssets` operationId).
+	GetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantAcceptedAssetsWithBody Choose the assets the merchant is paid in
+	//
+	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+	// Write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+	SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
+	//
+	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+	// Write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+	SetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -2227,6 +2308,65 @@ func (c *Client) CreateWithdrawal(ctx context.Context, params *CreateWithdrawalP
 // Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 func (c *Client) GetWithdrawal(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWithdrawalRequest(c.Server, withdrawalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantAcceptedAssets The assets the merchant is paid in
+//
+// The (chain, token) pairs the merchant's payments are quoted in; by default every served token.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/accepted-assets (the `GetMerchantAcceptedAssets` operationId).
+func (c *Client) GetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantAcceptedAssetsRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantAcceptedAssetsWithBody Choose the assets the merchant is paid in
+//
+// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+// Write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+func (c *Client) SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantAcceptedAssetsRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
+//
+// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+// Write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantAcceptedAssetsRequest(c.Server, merchantId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2931,6 +3071,87 @@ func NewGetWithdrawalRequest(server string, withdrawalId string) (*http.Request,
 	return req, nil
 }
 
+// NewGetMerchantAcceptedAssetsRequest constructs an http.Request for the GetMerchantAcceptedAssets method
+func NewGetMerchantAcceptedAssetsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/accepted-assets", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetMerchantAcceptedAssetsRequest calls the generic SetMerchantAcceptedAssets builder with application/json body
+func NewSetMerchantAcceptedAssetsRequest(server string, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetMerchantAcceptedAssetsRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewSetMerchantAcceptedAssetsRequestWithBody constructs an http.Request for the SetMerchantAcceptedAssets method, with any body, and a specified content type
+func NewSetMerchantAcceptedAssetsRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/accepted-assets", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetMerchantBalanceRequest constructs an http.Request for the GetMerchantBalance method
 func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -3231,6 +3452,37 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/{withdrawalId} (the `GetWithdrawal` operationId).
 	GetWithdrawalWithResponse(ctx context.Context, withdrawalId string, reqEditors ...RequestEditorFn) (*GetWithdrawalResult, error)
+
+	// GetMerchantAcceptedAssetsWithResponse The assets the merchant is paid in
+	//
+	// The (chain, token) pairs the merchant's payments are quoted in; by default every served token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/accepted-assets (the `GetMerchantAcceptedAssets` operationId).
+	GetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantAcceptedAssetsResult, error)
+
+	// SetMerchantAcceptedAssetsWithBodyWithResponse Choose the assets the merchant is paid in
+	//
+	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+	// Write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+	SetMerchantAcceptedAssetsWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error)
+
+	// SetMerchantAcceptedAssetsWithResponse Choose the assets the merchant is paid in
+	//
+	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+	// Write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+	SetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error)
 
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
@@ -4122,6 +4374,144 @@ func (r GetWithdrawalResult) ContentType() string {
 	return ""
 }
 
+type GetMerchantAcceptedAssetsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AcceptedAssets
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantAcceptedAssetsResult) GetJSON200() *AcceptedAssets {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantAcceptedAssetsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantAcceptedAssetsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantAcceptedAssetsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantAcceptedAssetsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantAcceptedAssetsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantAcceptedAssetsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantAcceptedAssetsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantAcceptedAssetsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetMerchantAcceptedAssetsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AcceptedAssets
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetMerchantAcceptedAssetsResult) GetJSON200() *AcceptedAssets {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetMerchantAcceptedAssetsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetMerchantAcceptedAssetsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetMerchantAcceptedAssetsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetMerchantAcceptedAssetsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetMerchantAcceptedAssetsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetMerchantAcceptedAssetsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetMerchantAcceptedAssetsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetMerchantAcceptedAssetsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantBalanceResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4553,6 +4943,55 @@ func (c *ClientWithResponses) GetWithdrawalWithResponse(ctx context.Context, wit
 		return nil, err
 	}
 	return ParseGetWithdrawalResult(rsp)
+}
+
+// GetMerchantAcceptedAssetsWithResponse The assets the merchant is paid in
+//
+// The (chain, token) pairs the merchant's payments are quoted in; by default every served token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/accepted-assets (the `GetMerchantAcceptedAssets` operationId).
+func (c *ClientWithResponses) GetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantAcceptedAssetsResult, error) {
+	rsp, err := c.GetMerchantAcceptedAssets(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantAcceptedAssetsResult(rsp)
+}
+
+// SetMerchantAcceptedAssetsWithBodyWithResponse Choose the assets the merchant is paid in
+//
+// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+// Write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error) {
+	rsp, err := c.SetMerchantAcceptedAssetsWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantAcceptedAssetsResult(rsp)
+}
+
+// SetMerchantAcceptedAssetsWithResponse Choose the assets the merchant is paid in
+//
+// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+// Write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
+func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error) {
+	rsp, err := c.SetMerchantAcceptedAssets(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantAcceptedAssetsResult(rsp)
 }
 
 // GetMerchantBalanceWithResponse The merchant's balance
@@ -5332,6 +5771,114 @@ func ParseGetWithdrawalResult(rsp *http.Response) (*GetWithdrawalResult, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantAcceptedAssetsResult parses an HTTP response from a GetMerchantAcceptedAssetsWithResponse call
+func ParseGetMerchantAcceptedAssetsResult(rsp *http.Response) (*GetMerchantAcceptedAssetsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantAcceptedAssetsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AcceptedAssets
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetMerchantAcceptedAssetsResult parses an HTTP response from a SetMerchantAcceptedAssetsWithResponse call
+func ParseSetMerchantAcceptedAssetsResult(rsp *http.Response) (*SetMerchantAcceptedAssetsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetMerchantAcceptedAssetsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AcceptedAssets
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -250,6 +250,32 @@ export interface paths {
         patch: operations["updateMerchantWithdrawalConfig"];
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/accepted-assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The assets the merchant is paid in
+         * @description The (chain, token) pairs the merchant's payments are quoted in; by default every served token.
+         */
+        get: operations["getMerchantAcceptedAssets"];
+        /**
+         * Choose the assets the merchant is paid in
+         * @description Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
+         *     or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
+         *     Write scope.
+         */
+        put: operations["setMerchantAcceptedAssets"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1955,6 +1981,48 @@ export interface components {
             /** Format: int64 */
             maxAmountInCents?: number;
         };
+        /**
+         * @description What a merchant's payments are quoted in.
+         * @example {
+         *       "default": false,
+         *       "assets": [
+         *         {
+         *           "tokenId": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *           "chainId": "eip155:8453",
+         *           "symbol": "USDC"
+         *         }
+         *       ],
+         *       "unserved": []
+         *     }
+         */
+        AcceptedAssets: {
+            /** @description Nothing chosen — every served token, including ones added later. */
+            default: boolean;
+            /** @description The effective list, in quote order. */
+            assets: {
+                /** @example eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913 */
+                tokenId: string;
+                /** @example eip155:8453 */
+                chainId: string;
+                /** @example USDC */
+                symbol: string;
+            }[];
+            /** @description Chosen token ids this deployment no longer serves (no quote is made in them). */
+            unserved: string[];
+        };
+        /**
+         * @description Either a list of assets, or `default` to accept every served token.
+         * @example {
+         *       "assets": [
+         *         "eip155:8453/USDC"
+         *       ]
+         *     }
+         */
+        SetAcceptedAssetsRequest: {
+            assets?: string[];
+            /** @enum {boolean} */
+            default?: true;
+        };
     };
     responses: {
         /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
@@ -2726,6 +2794,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MerchantWithdrawalConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantAcceptedAssets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accepted assets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedAssets"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setMerchantAcceptedAssets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAcceptedAssetsRequest"];
+            };
+        };
+        responses: {
+            /** @description The accepted assets after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedAssets"];
                 };
             };
             400: components["responses"]["BadRequest"];
