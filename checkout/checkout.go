@@ -19,6 +19,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -113,7 +114,7 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 	}
 	v := View{Payment: p, ServerTime: now}
 	for _, q := range p.Quotes {
-		v.Quotes = append(v.Quotes, Quote{Quote: q, Amount: wholeTokens(q.ExpectedAmountAsset, q.Token.Decimals),
+		v.Quotes = append(v.Quotes, Quote{Quote: q, Amount: money.WholeTokens(q.ExpectedAmountAsset, q.Token.Decimals),
 			PaymentURI: PaymentURI(q.Token, p.DepositAddress.Address, q.ExpectedAmountAsset)})
 	}
 	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
@@ -174,14 +175,14 @@ func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirm
 			required = max(c.RequiredConfirmations, 1)
 		}
 	}
-	head, err := s.Store.Read(ctx).ChainHead(last.ChainID)
+	cur, err := s.Store.Read(ctx).Cursor(last.ChainID) // the newest block the watcher processed
 	if errors.Is(err, store.ErrNotFound) {
 		return &Confirmations{Seen: 0, Required: required}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	seen := int32(max(min(head-last.BlockNumber+1, int64(required)), 0))
+	seen := int32(max(min(cur.Number-last.BlockNumber+1, int64(required)), 0))
 	if last.Status == store.TransferConfirmed {
 		seen = required
 	}
@@ -298,15 +299,6 @@ func RedirectURL(base string, metadata *string) string {
 	out := rest + sep + "customMetadata=" + url.QueryEscape(*metadata)
 	if hasFragment {
 		out += "#" + fragment
-	}
-	return out
-}
-
-// wholeTokens writes an amount of smallest units as whole tokens, exactly, without trailing zeros.
-func wholeTokens(units decimal.Decimal, decimals int32) string {
-	out := units.Shift(-decimals).StringFixed(decimals)
-	if decimals > 0 {
-		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
 	}
 	return out
 }

@@ -5,6 +5,7 @@ package money
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -34,4 +35,14 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 	}
 	n.Decimal = d
 	return nil
+}
+
+// WholeTokens writes an amount in a token's smallest unit as whole tokens, exactly, without
+// trailing zeros ("18500000", 6 → "18.5"; never an exponent).
+func WholeTokens(units decimal.Decimal, decimals int32) string {
+	out := units.Shift(-decimals).StringFixed(decimals)
+	if decimals > 0 {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }

@@ -402,7 +402,7 @@ func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
 				return tx.SetOutgoing(o.ID, store.OutgoingFailed, nil, nil, nil, &msg, now)
 			})
 		}
-		if last.BroadcastAt == nil || last.LastError != nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
+		if m.resendDue(last, now) {
 			return m.broadcast(ctx, o, last)
 		}
 		return nil
@@ -420,10 +420,16 @@ func (m *Manager) resendOrBump(ctx context.Context, o store.OutgoingTx) error {
 			return m.bump(ctx, o, last)
 		}
 	}
-	if last.BroadcastAt == nil || last.LastError != nil || now.Sub(*last.BroadcastAt) >= m.Config.ResendAfter {
+	if m.resendDue(last, now) {
 		return m.broadcast(ctx, o, last)
 	}
 	return nil
+}
+
+// resendDue: an attempt no node has accepted yet, or one accepted ResendAfter ago and still not
+// mined, goes out again (the same bytes).
+func (m *Manager) resendDue(a store.TxAttempt, now time.Time) bool {
+	return a.BroadcastAt == nil || a.LastError != nil || now.Sub(*a.BroadcastAt) >= m.Config.ResendAfter
 }
 
 // bump signs a new attempt: same nonce, recipient, value and data; tip and fee cap each raised

@@ -26,6 +26,20 @@ type TokenVerifier interface {
 
 type principalKey struct{}
 
+// The generated models' inline item types, named once here.
+type (
+	pendingPayout = struct {
+		AmountInCents int64  `json:"amountInCents"`
+		ChainId       string `json:"chainId"`
+		TokenSymbol   string `json:"tokenSymbol"`
+	}
+	acceptedAsset = struct {
+		ChainId string `json:"chainId"`
+		Symbol  string `json:"symbol"`
+		TokenId string `json:"tokenId"`
+	}
+)
+
 // bearer authenticates a BearerAuth operation: a verified token's principal goes in the context.
 func bearer(c echo.Context, v TokenVerifier) error {
 	if v == nil {
@@ -70,18 +84,10 @@ func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBa
 		return nil, err
 	}
 	out := gen.MerchantBalance{MerchantId: id, Currency: gen.Currency("USD"), AvailableInCents: avail}
-	out.PendingPayouts = []struct {
-		AmountInCents int64  `json:"amountInCents"`
-		ChainId       string `json:"chainId"`
-		TokenSymbol   string `json:"tokenSymbol"`
-	}{}
+	out.PendingPayouts = []pendingPayout{}
 	for _, p := range pending {
 		out.PendingPayoutsInCents += p.AmountCents
-		out.PendingPayouts = append(out.PendingPayouts, struct {
-			AmountInCents int64  `json:"amountInCents"`
-			ChainId       string `json:"chainId"`
-			TokenSymbol   string `json:"tokenSymbol"`
-		}{p.AmountCents, chains.CAIP2(p.ChainID), h.catalog.Tokens[p.TokenID].Symbol})
+		out.PendingPayouts = append(out.PendingPayouts, pendingPayout{p.AmountCents, chains.CAIP2(p.ChainID), h.catalog.Tokens[p.TokenID].Symbol})
 	}
 	return gen.GetMerchantBalance200JSONResponse(out), nil
 }
@@ -167,17 +173,9 @@ func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.U
 
 func acceptedAssetsOut(a merchants.AcceptedAssets) gen.AcceptedAssets {
 	out := gen.AcceptedAssets{Default: a.Default, Unserved: []string{}}
-	out.Assets = []struct {
-		ChainId string `json:"chainId"`
-		Symbol  string `json:"symbol"`
-		TokenId string `json:"tokenId"`
-	}{}
+	out.Assets = []acceptedAsset{}
 	for _, t := range a.Tokens {
-		out.Assets = append(out.Assets, struct {
-			ChainId string `json:"chainId"`
-			Symbol  string `json:"symbol"`
-			TokenId string `json:"tokenId"`
-		}{chains.CAIP2(t.Chain.ID), t.Symbol, t.ID})
+		out.Assets = append(out.Assets, acceptedAsset{chains.CAIP2(t.Chain.ID), t.Symbol, t.ID})
 	}
 	out.Unserved = append(out.Unserved, a.Unserved...)
 	return out

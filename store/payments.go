@@ -89,15 +89,6 @@ func (t *Tx) SelectedQuote(paymentID uuid.UUID) (*uuid.UUID, error) {
 	return row.SelectedQuoteID, translate(err)
 }
 
-// ChainHead is the newest block a chain's watcher has processed (ErrNotFound: none yet).
-func (t *Tx) ChainHead(chainID int64) (int64, error) {
-	var c cursorRow
-	if err := t.db.Take(&c, "chain_id = ?", chainID).Error; err != nil {
-		return 0, translate(err)
-	}
-	return c.BlockNumber, nil
-}
-
 // PaymentFilter selects a page of a merchant's payments.
 type PaymentFilter struct {
 	MerchantID uuid.UUID

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-
-	"github.com/paymentsd/paymentsd/domain"
 )
 
 // Sweeping's storage: one row per consolidation of a (chain, deposit address, token) into the
@@ -346,10 +344,13 @@ func (t *Tx) MerchantTreasuries() ([]MerchantTreasury, error) {
 		if err != nil {
 			return nil, err
 		}
+		payouts, err := t.PendingPayouts(m.ID)
+		if err != nil {
+			return nil, err
+		}
 		var pending int64
-		if err := t.db.Model(&withdrawalRow{}).Where("merchant_id = ? AND status IN ?", m.ID, []domain.WithdrawalStatus{domain.WithdrawalPending, domain.WithdrawalProcessing}).
-			Select("COALESCE(SUM(amount_in_cents), 0)").Scan(&pending).Error; err != nil {
-			return nil, translate(err)
+		for _, p := range payouts {
+			pending += p.AmountCents
 		}
 		out = append(out, MerchantTreasury{ID: m.ID, Name: m.Name, AvailableCents: avail, PendingPayoutCents: pending})
 	}

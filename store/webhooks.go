@@ -1,12 +1,10 @@
 package store
 
 import (
-	"errors"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
@@ -365,19 +363,6 @@ func (t *Tx) Deliveries(f DeliveryFilter) ([]Delivery, error) {
 		out[i].Log = by[out[i].ID]
 	}
 	return out, nil
-}
-
-// GetEvent reads one event.
-func (t *Tx) GetEvent(id string) (domain.Event, error) {
-	var row eventRow
-	err := t.db.Take(&row, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return domain.Event{}, ErrNotFound
-	}
-	if err != nil {
-		return domain.Event{}, translate(err)
-	}
-	return row.domain(), nil
 }
 
 // PurgeDeliveryLog deletes attempts started before, and finished deliveries last moved before.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
-	"strings"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -18,6 +17,7 @@ import (
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -190,15 +190,12 @@ func onChain(ctx context.Context, cl Chain, t domain.Token, hot string, addresse
 	return held.Add(unswept), nil
 }
 
-// Units formats an amount in a token's smallest unit as a decimal of whole tokens.
+// Units formats an amount in a token's smallest unit (a decimal string) as whole tokens;
+// anything else is shown as it is.
 func Units(smallest string, decimals int32) string {
 	d, err := decimal.NewFromString(smallest)
-	if err != nil || smallest == "" {
+	if err != nil {
 		return smallest
 	}
-	out := d.Shift(-decimals).StringFixed(decimals)
-	if decimals > 0 {
-		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
-	}
-	return out
+	return money.WholeTokens(d, decimals)
 }
