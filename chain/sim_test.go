@@ -135,6 +135,12 @@ func (s *sim) seed(t *testing.T) map[uint64][]*types.Transaction {
 			s.send(t, tx)
 		}
 		out[n] = txs
+		// The pool promotes a sender's next nonce asynchronously: wait until every transaction
+		// sent is pending, or Commit may seal a block without the last ones.
+		require.Eventually(t, func() bool {
+			pending, err := s.b.Client().PendingTransactionCount(context.Background())
+			return err == nil && pending == uint(len(txs))
+		}, 5*time.Second, time.Millisecond)
 		s.b.Commit()
 	}
 	gwei := int64(params.GWei)
