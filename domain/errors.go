@@ -22,6 +22,10 @@ var (
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
+	// Merchants' keys and webhook endpoints (the dashboard and the operator's CLI).
+	ErrAPIKeyNotFound          = errors.New("no such secret key")
+	ErrWebhookEndpointNotFound = errors.New("no such webhook endpoint")
+	ErrWebhookEventNotFound    = errors.New("no such webhook event")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.

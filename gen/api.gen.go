@@ -375,6 +375,84 @@ func (e TokenType) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
+	WebhookDeliveryStatusDisabled  WebhookDeliveryStatus = "disabled"
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDelivered:
+		return true
+	case WebhookDeliveryStatusDisabled:
+		return true
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEventType.
+const (
+	PaymentCancelled     WebhookEventType = "payment.cancelled"
+	PaymentCompleted     WebhookEventType = "payment.completed"
+	PaymentCreated       WebhookEventType = "payment.created"
+	PaymentExpired       WebhookEventType = "payment.expired"
+	PaymentFailed        WebhookEventType = "payment.failed"
+	PaymentLateTransfer  WebhookEventType = "payment.late_transfer"
+	PaymentOverpaid      WebhookEventType = "payment.overpaid"
+	PaymentProcessing    WebhookEventType = "payment.processing"
+	PaymentUnderpaid     WebhookEventType = "payment.underpaid"
+	WithdrawalCancelled  WebhookEventType = "withdrawal.cancelled"
+	WithdrawalCompleted  WebhookEventType = "withdrawal.completed"
+	WithdrawalCreated    WebhookEventType = "withdrawal.created"
+	WithdrawalFailed     WebhookEventType = "withdrawal.failed"
+	WithdrawalProcessing WebhookEventType = "withdrawal.processing"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case PaymentCancelled:
+		return true
+	case PaymentCompleted:
+		return true
+	case PaymentCreated:
+		return true
+	case PaymentExpired:
+		return true
+	case PaymentFailed:
+		return true
+	case PaymentLateTransfer:
+		return true
+	case PaymentOverpaid:
+		return true
+	case PaymentProcessing:
+		return true
+	case PaymentUnderpaid:
+		return true
+	case WithdrawalCancelled:
+		return true
+	case WithdrawalCompleted:
+		return true
+	case WithdrawalCreated:
+		return true
+	case WithdrawalFailed:
+		return true
+	case WithdrawalProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WithdrawalReceiptProcessedBy.
 const (
 	WithdrawalReceiptProcessedByCron     WithdrawalReceiptProcessedBy = "cron"
@@ -483,6 +561,25 @@ type AcceptedAssets struct {
 
 	// Unserved Chosen token ids this deployment no longer serves (no quote is made in them).
 	Unserved []string `json:"unserved"`
+}
+
+// ApiKey A secret key as listed (the key itself is never stored, only its hash).
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+type ApiKey struct {
+	CreatedAt time.Time          `json:"createdAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Prefix The key's first characters, to recognise it.
+	//
+	// Example: sk_test_4f2a
+	Prefix    string     `json:"prefix"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}]}
+type ApiKeyList struct {
+	Data []ApiKey `json:"data"`
 }
 
 // Chain An EVM chain.
@@ -708,6 +805,15 @@ type CreatePaymentResponse struct {
 	Secret string `json:"secret"`
 }
 
+// CreateWebhookEndpointRequest Example: {"events":["payment.completed","payment.expired"],"url":"https://shop.example/hooks/paymentsd"}
+type CreateWebhookEndpointRequest struct {
+	// Events Event types to receive; omitted or empty for every type.
+	Events *[]WebhookEventType `json:"events,omitempty"`
+
+	// Url Example: https://shop.example/hooks/paymentsd
+	Url string `json:"url"`
+}
+
 // CreateWithdrawalRequest A new withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}
@@ -741,6 +847,19 @@ type CreateWithdrawalRequestChainId string
 
 // CreateWithdrawalRequestCurrency Only USD.
 type CreateWithdrawalRequestCurrency string
+
+// CreatedApiKey A new key; `secretKey` is shown only here.
+//
+// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
+type CreatedApiKey struct {
+	// Key A secret key as listed (the key itself is never stored, only its hash).
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+	Key ApiKey `json:"key"`
+
+	// SecretKey Example: sk_test_4f2a9c…
+	SecretKey string `json:"secretKey"`
+}
 
 // Currency Only USD.
 //
@@ -1139,6 +1258,95 @@ type UpdateWithdrawalConfigRequest struct {
 	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
 }
 
+// WebhookAttempt One delivery attempt.
+//
+// Example: {"attempt":1,"error":null,"latencyMs":84,"response":"ok","startedAt":"2026-11-22T10:00:00Z","statusCode":200}
+type WebhookAttempt struct {
+	Attempt   int64   `json:"attempt"`
+	Error     *string `json:"error"`
+	LatencyMs int64   `json:"latencyMs"`
+
+	// Response The first 1 KB of the answer.
+	Response  *string   `json:"response"`
+	StartedAt time.Time `json:"startedAt"`
+
+	// StatusCode The receiver's HTTP status; null when no answer came.
+	StatusCode *int64 `json:"statusCode"`
+}
+
+// WebhookDelivery One event's delivery to one endpoint, with its attempts.
+//
+// Example: {"attempts":1,"createdAt":"2026-11-22T10:00:00Z","endpointId":"01a200eb-1612-72e6-88d9-02e7cbd1f729","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","log":[{"attempt":1,"error":null,"latencyMs":84,"response":"ok","startedAt":"2026-11-22T10:00:00Z","statusCode":200}],"nextAttemptAt":"2026-11-22T10:00:00Z","status":"delivered","updatedAt":"2026-11-22T10:00:01Z"}
+type WebhookDelivery struct {
+	Attempts      int64                 `json:"attempts"`
+	CreatedAt     time.Time             `json:"createdAt"`
+	EndpointId    openapi_types.UUID    `json:"endpointId"`
+	EventId       string                `json:"eventId"`
+	Id            openapi_types.UUID    `json:"id"`
+	Log           []WebhookAttempt      `json:"log"`
+	NextAttemptAt time.Time             `json:"nextAttemptAt"`
+	Status        WebhookDeliveryStatus `json:"status"`
+	UpdatedAt     time.Time             `json:"updatedAt"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookDeliveryList Example: {"data":[]}
+type WebhookDeliveryList struct {
+	Data []WebhookDelivery `json:"data"`
+}
+
+// WebhookEndpoint Where a merchant's webhook events are delivered.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+type WebhookEndpoint struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DisabledReason Why delivery stopped (the receiver answered 410 Gone), or `deleted`.
+	DisabledReason *string `json:"disabledReason"`
+	Enabled        bool    `json:"enabled"`
+
+	// Events The subscribed event types; empty means every type.
+	Events []WebhookEventType `json:"events"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// SecretRotationEndsAt Until when the previous secret also signs, after a rotation.
+	SecretRotationEndsAt *time.Time `json:"secretRotationEndsAt"`
+	UpdatedAt            time.Time  `json:"updatedAt"`
+
+	// Url Example: https://shop.example/hooks/paymentsd
+	Url string `json:"url"`
+}
+
+// WebhookEndpointList Example: {"data":[]}
+type WebhookEndpointList struct {
+	Data []WebhookEndpoint `json:"data"`
+}
+
+// WebhookEndpointWithSecret An endpoint with its signing secret, shown only in this answer.
+//
+// Example: {"endpoint":{"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":["payment.completed"],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"},"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+type WebhookEndpointWithSecret struct {
+	// Endpoint Where a merchant's webhook events are delivered.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+	Endpoint WebhookEndpoint `json:"endpoint"`
+
+	// Secret Standard Webhooks secret (`whsec_` and base64).
+	//
+	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+	Secret string `json:"secret"`
+}
+
+// WebhookEventType The events delivered to webhook endpoints. A status change is announced as the new
+// status; `payment.underpaid` when the confirmed total is short of the amount due,
+// `payment.overpaid` after `payment.completed` when more arrived than was due,
+// `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+//
+// Example: payment.completed
+type WebhookEventType string
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -1232,6 +1440,9 @@ type CheckoutPaymentId = string
 // DashboardMerchantId defines model for DashboardMerchantId.
 type DashboardMerchantId = string
 
+// DashboardWithdrawalId defines model for DashboardWithdrawalId.
+type DashboardWithdrawalId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1240,6 +1451,9 @@ type Limit = int32
 
 // Offset defines model for Offset.
 type Offset = int32
+
+// WebhookEndpointId defines model for WebhookEndpointId.
+type WebhookEndpointId = string
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1266,10 +1480,20 @@ type CheckoutUnauthorized = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type DashboardForbidden = Error
 
+// DashboardNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardNotFound = Error
+
 // DashboardUnauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type DashboardUnauthorized = Error
+
+// DashboardWithdrawalForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardWithdrawalForbidden = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1300,6 +1524,11 @@ type PaymentNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RequestTimeout = Error
+
+// StateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type StateConflict = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1401,6 +1630,52 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
+type ListMerchantWebhookDeliveriesParams struct {
+	// EndpointId Only deliveries to this endpoint.
+	EndpointId *openapi_types.UUID `form:"endpointId,omitempty" json:"endpointId,omitempty"`
+
+	// EventId Only deliveries of this event.
+	EventId *string `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// RedeliverMerchantWebhookEventParams defines parameters for RedeliverMerchantWebhookEvent.
+type RedeliverMerchantWebhookEventParams struct {
+	// EndpointId Only to this endpoint.
+	EndpointId *openapi_types.UUID `form:"endpointId,omitempty" json:"endpointId,omitempty"`
+}
+
+// ListMerchantWithdrawalsParams defines parameters for ListMerchantWithdrawals.
+type ListMerchantWithdrawalsParams struct {
+	// Status Only withdrawals in this status.
+	Status *WithdrawalStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CreateMerchantWithdrawalParams defines parameters for CreateMerchantWithdrawal.
+type CreateMerchantWithdrawalParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
+type CancelMerchantWithdrawalParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -1412,6 +1687,12 @@ type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
 type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
+// CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
+type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
+
+// CreateMerchantWithdrawalJSONRequestBody defines body for CreateMerchantWithdrawal for application/json ContentType.
+type CreateMerchantWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
 type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
@@ -1633,15 +1914,54 @@ type ServerInterface interface {
 	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
 	// (PUT /v1/merchants/{merchantId}/accepted-assets)
 	SetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantApiKeys List the merchant's secret keys
+	// (GET /v1/merchants/{merchantId}/api-keys)
+	ListMerchantApiKeys(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantApiKey Create a secret key
+	// (POST /v1/merchants/{merchantId}/api-keys)
+	CreateMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RevokeMerchantApiKey Revoke a secret key
+	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
+	RevokeMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId, keyId string) error
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantWebhookEndpoints List webhook endpoints
+	// (GET /v1/merchants/{merchantId}/webhooks)
+	ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantWebhookEndpoint Add a webhook endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks)
+	CreateMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantWebhookDeliveries The webhook delivery log
+	// (GET /v1/merchants/{merchantId}/webhooks/deliveries)
+	ListMerchantWebhookDeliveries(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWebhookDeliveriesParams) error
+	// RedeliverMerchantWebhookEvent Deliver an event again
+	// (POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver)
+	RedeliverMerchantWebhookEvent(ctx echo.Context, merchantId DashboardMerchantId, eventId string, params RedeliverMerchantWebhookEventParams) error
+	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
+	// (DELETE /v1/merchants/{merchantId}/webhooks/{endpointId})
+	DeleteMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
+	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
+	RotateMerchantWebhookSecret(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
+	// ListMerchantWithdrawals List the merchant's withdrawals
+	// (GET /v1/merchants/{merchantId}/withdrawals)
+	ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error
+	// CreateMerchantWithdrawal Create a withdrawal from the dashboard
+	// (POST /v1/merchants/{merchantId}/withdrawals)
+	CreateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params CreateMerchantWithdrawalParams) error
 	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
 	// (GET /v1/merchants/{merchantId}/withdrawals/config)
 	GetMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
+	// GetMerchantWithdrawal Get one of the merchant's withdrawals
+	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
+	GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
+	// CancelMerchantWithdrawal Cancel a pending withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel)
+	CancelMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params CancelMerchantWithdrawalParams) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -1980,6 +2300,62 @@ func (w *ServerInterfaceWrapper) SetMerchantAcceptedAssets(ctx echo.Context) err
 	return err
 }
 
+// ListMerchantApiKeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantApiKeys(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantApiKeys(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantApiKey converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantApiKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantApiKey(ctx, merchantId)
+	return err
+}
+
+// RevokeMerchantApiKey converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeMerchantApiKey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "keyId" -------------
+	var keyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "keyId", ctx.Param("keyId"), &keyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter keyId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeMerchantApiKey(ctx, merchantId, keyId)
+	return err
+}
+
 // GetMerchantBalance converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	var err error
@@ -1993,6 +2369,233 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMerchantBalance(ctx, merchantId)
+	return err
+}
+
+// ListMerchantWebhookEndpoints converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantWebhookEndpoints(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantWebhookEndpoints(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantWebhookEndpoint(ctx, merchantId)
+	return err
+}
+
+// ListMerchantWebhookDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantWebhookDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantWebhookDeliveriesParams
+	// ------------- Optional query parameter "endpointId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "endpointId", ctx.QueryParams(), &params.EndpointId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// ------------- Optional query parameter "eventId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "eventId", ctx.QueryParams(), &params.EventId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter eventId: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantWebhookDeliveries(ctx, merchantId, params)
+	return err
+}
+
+// RedeliverMerchantWebhookEvent converts echo context to params.
+func (w *ServerInterfaceWrapper) RedeliverMerchantWebhookEvent(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "eventId" -------------
+	var eventId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "eventId", ctx.Param("eventId"), &eventId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter eventId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RedeliverMerchantWebhookEventParams
+	// ------------- Optional query parameter "endpointId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "endpointId", ctx.QueryParams(), &params.EndpointId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RedeliverMerchantWebhookEvent(ctx, merchantId, eventId, params)
+	return err
+}
+
+// DeleteMerchantWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteMerchantWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId WebhookEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteMerchantWebhookEndpoint(ctx, merchantId, endpointId)
+	return err
+}
+
+// RotateMerchantWebhookSecret converts echo context to params.
+func (w *ServerInterfaceWrapper) RotateMerchantWebhookSecret(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId WebhookEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RotateMerchantWebhookSecret(ctx, merchantId, endpointId)
+	return err
+}
+
+// ListMerchantWithdrawals converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantWithdrawals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantWithdrawalsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantWithdrawals(ctx, merchantId, params)
+	return err
+}
+
+// CreateMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateMerchantWithdrawalParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantWithdrawal(ctx, merchantId, params)
 	return err
 }
 
@@ -2025,6 +2628,74 @@ func (w *ServerInterfaceWrapper) UpdateMerchantWithdrawalConfig(ctx echo.Context
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateMerchantWithdrawalConfig(ctx, merchantId)
+	return err
+}
+
+// GetMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "withdrawalId" -------------
+	var withdrawalId DashboardWithdrawalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "withdrawalId", ctx.Param("withdrawalId"), &withdrawalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter withdrawalId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantWithdrawal(ctx, merchantId, withdrawalId)
+	return err
+}
+
+// CancelMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "withdrawalId" -------------
+	var withdrawalId DashboardWithdrawalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "withdrawalId", ctx.Param("withdrawalId"), &withdrawalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter withdrawalId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelMerchantWithdrawalParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelMerchantWithdrawal(ctx, merchantId, withdrawalId, params)
 	return err
 }
 
@@ -2091,6 +2762,19 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/accepted-assets", wrapper.GetMerchantAcceptedAssets, options.OperationMiddlewares["getMerchantAcceptedAssets"]...)
 	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/accepted-assets", wrapper.SetMerchantAcceptedAssets, options.OperationMiddlewares["setMerchantAcceptedAssets"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.ListMerchantWithdrawals, options.OperationMiddlewares["listMerchantWithdrawals"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.CreateMerchantWithdrawal, options.OperationMiddlewares["createMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId", wrapper.GetMerchantWithdrawal, options.OperationMiddlewares["getMerchantWithdrawal"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/cancel", wrapper.CancelMerchantWithdrawal, options.OperationMiddlewares["cancelMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.ListMerchantApiKeys, options.OperationMiddlewares["listMerchantApiKeys"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.CreateMerchantApiKey, options.OperationMiddlewares["createMerchantApiKey"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/api-keys/:keyId", wrapper.RevokeMerchantApiKey, options.OperationMiddlewares["revokeMerchantApiKey"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/webhooks", wrapper.ListMerchantWebhookEndpoints, options.OperationMiddlewares["listMerchantWebhookEndpoints"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks", wrapper.CreateMerchantWebhookEndpoint, options.OperationMiddlewares["createMerchantWebhookEndpoint"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId", wrapper.DeleteMerchantWebhookEndpoint, options.OperationMiddlewares["deleteMerchantWebhookEndpoint"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId/rotate-secret", wrapper.RotateMerchantWebhookSecret, options.OperationMiddlewares["rotateMerchantWebhookSecret"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/webhooks/deliveries", wrapper.ListMerchantWebhookDeliveries, options.OperationMiddlewares["listMerchantWebhookDeliveries"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/events/:eventId/redeliver", wrapper.RedeliverMerchantWebhookEvent, options.OperationMiddlewares["redeliverMerchantWebhookEvent"]...)
 
 }
 
@@ -2104,7 +2788,11 @@ type CheckoutUnauthorizedJSONResponse Error
 
 type DashboardForbiddenJSONResponse Error
 
+type DashboardNotFoundJSONResponse Error
+
 type DashboardUnauthorizedJSONResponse Error
+
+type DashboardWithdrawalForbiddenJSONResponse Error
 
 type ForbiddenJSONResponse Error
 
@@ -2117,6 +2805,8 @@ type PayloadTooLargeJSONResponse Error
 type PaymentNotFoundJSONResponse Error
 
 type RequestTimeoutJSONResponse Error
+
+type StateConflictJSONResponse Error
 
 type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int
@@ -3327,6 +4017,261 @@ func (response SetMerchantAcceptedAssets500JSONResponse) VisitSetMerchantAccepte
 	return err
 }
 
+type ListMerchantApiKeysRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantApiKeysResponseObject interface {
+	VisitListMerchantApiKeysResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantApiKeys200JSONResponse ApiKeyList
+
+func (response ListMerchantApiKeys200JSONResponse) VisitListMerchantApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantApiKeys400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantApiKeys400JSONResponse) VisitListMerchantApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantApiKeys401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantApiKeys401JSONResponse) VisitListMerchantApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantApiKeys403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantApiKeys403JSONResponse) VisitListMerchantApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantApiKeys500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantApiKeys500JSONResponse) VisitListMerchantApiKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantApiKeyRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type CreateMerchantApiKeyResponseObject interface {
+	VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantApiKey201JSONResponse CreatedApiKey
+
+func (response CreateMerchantApiKey201JSONResponse) VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantApiKey400JSONResponse) VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantApiKey401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantApiKey401JSONResponse) VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantApiKey403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantApiKey403JSONResponse) VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantApiKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantApiKey500JSONResponse) VisitCreateMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKeyRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	KeyId      string              `json:"keyId"`
+}
+
+type RevokeMerchantApiKeyResponseObject interface {
+	VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeMerchantApiKey200JSONResponse ApiKey
+
+func (response RevokeMerchantApiKey200JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeMerchantApiKey400JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKey401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeMerchantApiKey401JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKey403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RevokeMerchantApiKey403JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKey404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RevokeMerchantApiKey404JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantApiKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeMerchantApiKey500JSONResponse) VisitRevokeMerchantApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantBalanceRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -3396,6 +4341,805 @@ func (response GetMerchantBalance403JSONResponse) VisitGetMerchantBalanceRespons
 type GetMerchantBalance500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookEndpointsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantWebhookEndpointsResponseObject interface {
+	VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantWebhookEndpoints200JSONResponse WebhookEndpointList
+
+func (response ListMerchantWebhookEndpoints200JSONResponse) VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookEndpoints400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantWebhookEndpoints400JSONResponse) VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookEndpoints401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantWebhookEndpoints401JSONResponse) VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookEndpoints403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantWebhookEndpoints403JSONResponse) VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookEndpoints500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantWebhookEndpoints500JSONResponse) VisitListMerchantWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpointRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantWebhookEndpointJSONRequestBody
+}
+
+type CreateMerchantWebhookEndpointResponseObject interface {
+	VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantWebhookEndpoint201JSONResponse WebhookEndpointWithSecret
+
+func (response CreateMerchantWebhookEndpoint201JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantWebhookEndpoint400JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantWebhookEndpoint401JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantWebhookEndpoint403JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreateMerchantWebhookEndpoint408JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateMerchantWebhookEndpoint413JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateMerchantWebhookEndpoint415JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantWebhookEndpoint500JSONResponse) VisitCreateMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookDeliveriesRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantWebhookDeliveriesParams
+}
+
+type ListMerchantWebhookDeliveriesResponseObject interface {
+	VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantWebhookDeliveries200JSONResponse WebhookDeliveryList
+
+func (response ListMerchantWebhookDeliveries200JSONResponse) VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantWebhookDeliveries400JSONResponse) VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookDeliveries401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantWebhookDeliveries401JSONResponse) VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookDeliveries403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantWebhookDeliveries403JSONResponse) VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWebhookDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantWebhookDeliveries500JSONResponse) VisitListMerchantWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEventRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EventId    string              `json:"eventId"`
+	Params     RedeliverMerchantWebhookEventParams
+}
+
+type RedeliverMerchantWebhookEventResponseObject interface {
+	VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error
+}
+
+type RedeliverMerchantWebhookEvent202JSONResponse WebhookDeliveryList
+
+func (response RedeliverMerchantWebhookEvent202JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEvent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RedeliverMerchantWebhookEvent400JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEvent401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RedeliverMerchantWebhookEvent401JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEvent403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RedeliverMerchantWebhookEvent403JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEvent404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RedeliverMerchantWebhookEvent404JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverMerchantWebhookEvent500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RedeliverMerchantWebhookEvent500JSONResponse) VisitRedeliverMerchantWebhookEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantWebhookEndpointRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EndpointId WebhookEndpointId   `json:"endpointId"`
+}
+
+type DeleteMerchantWebhookEndpointResponseObject interface {
+	VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type DeleteMerchantWebhookEndpoint204Response struct {
+}
+
+func (response DeleteMerchantWebhookEndpoint204Response) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteMerchantWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteMerchantWebhookEndpoint400JSONResponse) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantWebhookEndpoint401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DeleteMerchantWebhookEndpoint401JSONResponse) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantWebhookEndpoint403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response DeleteMerchantWebhookEndpoint403JSONResponse) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantWebhookEndpoint404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response DeleteMerchantWebhookEndpoint404JSONResponse) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteMerchantWebhookEndpoint500JSONResponse) VisitDeleteMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecretRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EndpointId WebhookEndpointId   `json:"endpointId"`
+}
+
+type RotateMerchantWebhookSecretResponseObject interface {
+	VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error
+}
+
+type RotateMerchantWebhookSecret200JSONResponse WebhookEndpointWithSecret
+
+func (response RotateMerchantWebhookSecret200JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecret400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RotateMerchantWebhookSecret400JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecret401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RotateMerchantWebhookSecret401JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecret403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RotateMerchantWebhookSecret403JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecret404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RotateMerchantWebhookSecret404JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateMerchantWebhookSecret500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RotateMerchantWebhookSecret500JSONResponse) VisitRotateMerchantWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWithdrawalsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantWithdrawalsParams
+}
+
+type ListMerchantWithdrawalsResponseObject interface {
+	VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantWithdrawals200JSONResponse WithdrawalList
+
+func (response ListMerchantWithdrawals200JSONResponse) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWithdrawals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantWithdrawals400JSONResponse) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWithdrawals401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantWithdrawals401JSONResponse) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWithdrawals403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantWithdrawals403JSONResponse) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantWithdrawals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantWithdrawals500JSONResponse) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawalRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     CreateMerchantWithdrawalParams
+	Body       *CreateMerchantWithdrawalJSONRequestBody
+}
+
+type CreateMerchantWithdrawalResponseObject interface {
+	VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantWithdrawal201ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CreateMerchantWithdrawal201JSONResponse struct {
+	Body    Withdrawal
+	Headers CreateMerchantWithdrawal201ResponseHeaders
+}
+
+func (response CreateMerchantWithdrawal201JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantWithdrawal400JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantWithdrawal401JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal403JSONResponse struct {
+	DashboardWithdrawalForbiddenJSONResponse
+}
+
+func (response CreateMerchantWithdrawal403JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreateMerchantWithdrawal408JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal409JSONResponse struct{ WithdrawalConflictJSONResponse }
+
+func (response CreateMerchantWithdrawal409JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateMerchantWithdrawal413JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateMerchantWithdrawal415JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantWithdrawal500JSONResponse) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3568,6 +5312,221 @@ func (response UpdateMerchantWithdrawalConfig500JSONResponse) VisitUpdateMerchan
 	return err
 }
 
+type GetMerchantWithdrawalRequestObject struct {
+	MerchantId   DashboardMerchantId   `json:"merchantId"`
+	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
+}
+
+type GetMerchantWithdrawalResponseObject interface {
+	VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantWithdrawal200JSONResponse Withdrawal
+
+func (response GetMerchantWithdrawal200JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantWithdrawal400JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantWithdrawal401JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawal403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantWithdrawal403JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawal404JSONResponse struct{ WithdrawalNotFoundJSONResponse }
+
+func (response GetMerchantWithdrawal404JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantWithdrawal500JSONResponse) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawalRequestObject struct {
+	MerchantId   DashboardMerchantId   `json:"merchantId"`
+	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
+	Params       CancelMerchantWithdrawalParams
+}
+
+type CancelMerchantWithdrawalResponseObject interface {
+	VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type CancelMerchantWithdrawal200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CancelMerchantWithdrawal200JSONResponse struct {
+	Body    Withdrawal
+	Headers CancelMerchantWithdrawal200ResponseHeaders
+}
+
+func (response CancelMerchantWithdrawal200JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelMerchantWithdrawal400JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CancelMerchantWithdrawal401JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CancelMerchantWithdrawal403JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal404JSONResponse struct{ WithdrawalNotFoundJSONResponse }
+
+func (response CancelMerchantWithdrawal404JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response CancelMerchantWithdrawal409JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelMerchantWithdrawal500JSONResponse) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListChains List supported chains
@@ -3609,15 +5568,54 @@ type StrictServerInterface interface {
 	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
 	// (PUT /v1/merchants/{merchantId}/accepted-assets)
 	SetMerchantAcceptedAssets(ctx context.Context, request SetMerchantAcceptedAssetsRequestObject) (SetMerchantAcceptedAssetsResponseObject, error)
+	// ListMerchantApiKeys List the merchant's secret keys
+	// (GET /v1/merchants/{merchantId}/api-keys)
+	ListMerchantApiKeys(ctx context.Context, request ListMerchantApiKeysRequestObject) (ListMerchantApiKeysResponseObject, error)
+	// CreateMerchantApiKey Create a secret key
+	// (POST /v1/merchants/{merchantId}/api-keys)
+	CreateMerchantApiKey(ctx context.Context, request CreateMerchantApiKeyRequestObject) (CreateMerchantApiKeyResponseObject, error)
+	// RevokeMerchantApiKey Revoke a secret key
+	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
+	RevokeMerchantApiKey(ctx context.Context, request RevokeMerchantApiKeyRequestObject) (RevokeMerchantApiKeyResponseObject, error)
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ListMerchantWebhookEndpoints List webhook endpoints
+	// (GET /v1/merchants/{merchantId}/webhooks)
+	ListMerchantWebhookEndpoints(ctx context.Context, request ListMerchantWebhookEndpointsRequestObject) (ListMerchantWebhookEndpointsResponseObject, error)
+	// CreateMerchantWebhookEndpoint Add a webhook endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks)
+	CreateMerchantWebhookEndpoint(ctx context.Context, request CreateMerchantWebhookEndpointRequestObject) (CreateMerchantWebhookEndpointResponseObject, error)
+	// ListMerchantWebhookDeliveries The webhook delivery log
+	// (GET /v1/merchants/{merchantId}/webhooks/deliveries)
+	ListMerchantWebhookDeliveries(ctx context.Context, request ListMerchantWebhookDeliveriesRequestObject) (ListMerchantWebhookDeliveriesResponseObject, error)
+	// RedeliverMerchantWebhookEvent Deliver an event again
+	// (POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver)
+	RedeliverMerchantWebhookEvent(ctx context.Context, request RedeliverMerchantWebhookEventRequestObject) (RedeliverMerchantWebhookEventResponseObject, error)
+	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
+	// (DELETE /v1/merchants/{merchantId}/webhooks/{endpointId})
+	DeleteMerchantWebhookEndpoint(ctx context.Context, request DeleteMerchantWebhookEndpointRequestObject) (DeleteMerchantWebhookEndpointResponseObject, error)
+	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
+	RotateMerchantWebhookSecret(ctx context.Context, request RotateMerchantWebhookSecretRequestObject) (RotateMerchantWebhookSecretResponseObject, error)
+	// ListMerchantWithdrawals List the merchant's withdrawals
+	// (GET /v1/merchants/{merchantId}/withdrawals)
+	ListMerchantWithdrawals(ctx context.Context, request ListMerchantWithdrawalsRequestObject) (ListMerchantWithdrawalsResponseObject, error)
+	// CreateMerchantWithdrawal Create a withdrawal from the dashboard
+	// (POST /v1/merchants/{merchantId}/withdrawals)
+	CreateMerchantWithdrawal(ctx context.Context, request CreateMerchantWithdrawalRequestObject) (CreateMerchantWithdrawalResponseObject, error)
 	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
 	// (GET /v1/merchants/{merchantId}/withdrawals/config)
 	GetMerchantWithdrawalConfig(ctx context.Context, request GetMerchantWithdrawalConfigRequestObject) (GetMerchantWithdrawalConfigResponseObject, error)
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx context.Context, request UpdateMerchantWithdrawalConfigRequestObject) (UpdateMerchantWithdrawalConfigResponseObject, error)
+	// GetMerchantWithdrawal Get one of the merchant's withdrawals
+	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
+	GetMerchantWithdrawal(ctx context.Context, request GetMerchantWithdrawalRequestObject) (GetMerchantWithdrawalResponseObject, error)
+	// CancelMerchantWithdrawal Cancel a pending withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel)
+	CancelMerchantWithdrawal(ctx context.Context, request CancelMerchantWithdrawalRequestObject) (CancelMerchantWithdrawalResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -4051,6 +6049,82 @@ func (sh *strictHandler) SetMerchantAcceptedAssets(ctx echo.Context, merchantId 
 	return nil
 }
 
+// ListMerchantApiKeys operation middleware
+func (sh *strictHandler) ListMerchantApiKeys(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantApiKeysRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantApiKeys(ctx.Request().Context(), request.(ListMerchantApiKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantApiKeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantApiKeysResponseObject); ok {
+		return validResponse.VisitListMerchantApiKeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantApiKey operation middleware
+func (sh *strictHandler) CreateMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantApiKeyRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantApiKey(ctx.Request().Context(), request.(CreateMerchantApiKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantApiKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantApiKeyResponseObject); ok {
+		return validResponse.VisitCreateMerchantApiKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeMerchantApiKey operation middleware
+func (sh *strictHandler) RevokeMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId, keyId string) error {
+	var request RevokeMerchantApiKeyRequestObject
+
+	request.MerchantId = merchantId
+	request.KeyId = keyId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeMerchantApiKey(ctx.Request().Context(), request.(RevokeMerchantApiKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeMerchantApiKey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeMerchantApiKeyResponseObject); ok {
+		return validResponse.VisitRevokeMerchantApiKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantBalance operation middleware
 func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request GetMerchantBalanceRequestObject
@@ -4070,6 +6144,259 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 		return err
 	} else if validResponse, ok := response.(GetMerchantBalanceResponseObject); ok {
 		return validResponse.VisitGetMerchantBalanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantWebhookEndpoints operation middleware
+func (sh *strictHandler) ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantWebhookEndpointsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantWebhookEndpoints(ctx.Request().Context(), request.(ListMerchantWebhookEndpointsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantWebhookEndpoints")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantWebhookEndpointsResponseObject); ok {
+		return validResponse.VisitListMerchantWebhookEndpointsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantWebhookEndpoint operation middleware
+func (sh *strictHandler) CreateMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantWebhookEndpointRequestObject
+
+	request.MerchantId = merchantId
+
+	var body CreateMerchantWebhookEndpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantWebhookEndpoint(ctx.Request().Context(), request.(CreateMerchantWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantWebhookEndpointResponseObject); ok {
+		return validResponse.VisitCreateMerchantWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantWebhookDeliveries operation middleware
+func (sh *strictHandler) ListMerchantWebhookDeliveries(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWebhookDeliveriesParams) error {
+	var request ListMerchantWebhookDeliveriesRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantWebhookDeliveries(ctx.Request().Context(), request.(ListMerchantWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantWebhookDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantWebhookDeliveriesResponseObject); ok {
+		return validResponse.VisitListMerchantWebhookDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RedeliverMerchantWebhookEvent operation middleware
+func (sh *strictHandler) RedeliverMerchantWebhookEvent(ctx echo.Context, merchantId DashboardMerchantId, eventId string, params RedeliverMerchantWebhookEventParams) error {
+	var request RedeliverMerchantWebhookEventRequestObject
+
+	request.MerchantId = merchantId
+	request.EventId = eventId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RedeliverMerchantWebhookEvent(ctx.Request().Context(), request.(RedeliverMerchantWebhookEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RedeliverMerchantWebhookEvent")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RedeliverMerchantWebhookEventResponseObject); ok {
+		return validResponse.VisitRedeliverMerchantWebhookEventResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteMerchantWebhookEndpoint operation middleware
+func (sh *strictHandler) DeleteMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error {
+	var request DeleteMerchantWebhookEndpointRequestObject
+
+	request.MerchantId = merchantId
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteMerchantWebhookEndpoint(ctx.Request().Context(), request.(DeleteMerchantWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteMerchantWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteMerchantWebhookEndpointResponseObject); ok {
+		return validResponse.VisitDeleteMerchantWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RotateMerchantWebhookSecret operation middleware
+func (sh *strictHandler) RotateMerchantWebhookSecret(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error {
+	var request RotateMerchantWebhookSecretRequestObject
+
+	request.MerchantId = merchantId
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateMerchantWebhookSecret(ctx.Request().Context(), request.(RotateMerchantWebhookSecretRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateMerchantWebhookSecret")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RotateMerchantWebhookSecretResponseObject); ok {
+		return validResponse.VisitRotateMerchantWebhookSecretResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantWithdrawals operation middleware
+func (sh *strictHandler) ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error {
+	var request ListMerchantWithdrawalsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantWithdrawals(ctx.Request().Context(), request.(ListMerchantWithdrawalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantWithdrawals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantWithdrawalsResponseObject); ok {
+		return validResponse.VisitListMerchantWithdrawalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantWithdrawal operation middleware
+func (sh *strictHandler) CreateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params CreateMerchantWithdrawalParams) error {
+	var request CreateMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	var body CreateMerchantWithdrawalJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantWithdrawal(ctx.Request().Context(), request.(CreateMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitCreateMerchantWithdrawalResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -4149,214 +6476,315 @@ func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, mercha
 	return nil
 }
 
+// GetMerchantWithdrawal operation middleware
+func (sh *strictHandler) GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
+	var request GetMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.WithdrawalId = withdrawalId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantWithdrawal(ctx.Request().Context(), request.(GetMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitGetMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelMerchantWithdrawal operation middleware
+func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params CancelMerchantWithdrawalParams) error {
+	var request CancelMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.WithdrawalId = withdrawalId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelMerchantWithdrawal(ctx.Request().Context(), request.(CancelMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitCancelMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3pbiM5lij8KoSmgZRnJDlCixcZgx5XLl3uzsWddnYNuuxJUREnLLZDpCpIWVYZBubXB3x/L+4jXNwH",
-	"6ye54BIRZCxavGTldDsxPWVJEeTh4dl4Nt41AjadMQpU8MbwrjEBHEKi/jwJYTpjAqj4DLMYLyGU34bA",
-	"g4TMBGG0MWyMRDKHEVpMgCIxIRwlwGeMckCEI4wS9SJiEcIUAU5iAglK4Jc5cIEWREyQmADieAoomy1Y",
-	"tv8Ey06j1eDBBKZYTgp0Pm0Mf27I2RqXrYZYzqAxbHCREHrVuL+/bzVmOMFTEAb21xMIrtlcnOLlFKg4",
-	"qQD9fAJopn9GJJTzEfn1DItJo9WgeArqU/p+qyHhJonEggTDBm+Kb98DvRKTxnCvX4au1XiD+WTMcBJ+",
-	"gCSY4HqApuZ3hRfBroEiHAiOIpagJqZLxMQEEoQpX0DCUd/r7dRAPs1nWgV6GVZrI/4EyzKYH/A1cBQk",
-	"gOUXiONIQooSEMmyg87kXl7DEmEa6o0ds3CZEoJcVUQSLjI6OdIPyTcUPeALGpIogkRui3y1hViCFhMS",
-	"g/O2JiHCERckjlEyp5TQq5aFmcMO+hMsOcIJIB6wGYQSTDGBC5phWQJ5DTOh8NvtowmbJ7xzQVOUam7I",
-	"kVog0kYNEXQHg1ZjSmj62ZfkKQQkcsz/+vni4rbrty8ubvffXv7b7xpVBPOeTIko4/5EwJSjGSRohq8A",
-	"NX25JN/zvBYKIcLzWMhPOUn8ModkmYMfq1FtoM1bjaHvea1GxJIpFo1hg1DR6zZack1kKllPzSGXZD5m",
-	"MBMq4AoSBfSnKOJQC7VgiF+TGWqmkNbDyfRAlYBWgpnC5VXAdS/JXxObEg0/4PCzJh/5KWBUSjj5J57N",
-	"YhIoqt79G5eQ3zXgFk9nsX6R0Bsck/B4yub6hRscz0E9lSQs0aOFenL15FesH201psA5vpI/6a/QdM4F",
-	"GgMag1gAUNT3PEWMEs/qHwqURDZyLXuxYS1Qz2FY4auGwRWFJ/qZlbBmD381IzrgsiSE5CQcIkMJSNMo",
-	"ihVlS/7rDgYWlOb5DcC8t3f3dwlEjWHjX3ZzZbSrf+W7b/OFFchKD40Inc1FB43kgkYSpJGL/5HibkyR",
-	"wT2bC6mRxmxOQ97SEnVBOKBRCRcj1CQ0iOehXLOAWymXsRI7lAmkp/9y/q59oKQURiKZ0wALCJXo2mnZ",
-	"Q04J54RejeSTo2CCCf1KmfjK57MZSwSEoyPz9AhJNuBK3LEoAqpmjwjEYadx38p022tGo5gEW5Bx9f4r",
-	"DadgYTOgzvY7OpIjuTsxCAiPEBEc/TJnQqoCTCU2pES9gs76rX/0xhegigjFscQq3M6kklN7IZGn4Es3",
-	"CweC3ICDwI9MvJNE8HQIjNRwNgY/MsTnwSSFt2Pxim1bGJRlYzwdsj6yDFfG4CIckVDrZwgSEKiZGWFa",
-	"eyp+GTMx2XHQ9YXiuZiwhPwKj0RZShkp6jQcDt7OgIZqE80zr3gKLaHoP9tnkNyQANrGvmufqd8s4pOg",
-	"AhUGqKelvbrpkTYXJMUZZlekOGFxKI3hzOowC7mWVq5tHL5jyZiEIdDHYTfKhnFZmXBjUYYMMp5Qe61o",
-	"IgXPQuIMErWQp0bgJmAYiZoADlNDmF9rG26REAEu6p6eNtWcjVbDCBUJjdlUNAacQKKh6jSGdB7HNqZP",
-	"Mj36DWjRhsUhvCmOpZ0kxaG1BIluTq6o1FBLrbC4VFeE8zkkCqdPRIUhzBgngn8NCcfjGFyx+Mb8qqxz",
-	"CRRQ9dBvQo4RYDFPQFqmBip55CBiEiZ4gWO+k+oQF0iwYHTPTU+jmUk+4NdrWH5NYM4LaFRMXTiUoAXm",
-	"CMeScZZIvmEOVig/VxmNbOtqa64nxe2DgUPNUTUCRjudC3qsz5sFH0J67lRHzrozY3Zg5GiBiTlbE3UW",
-	"vKAJBEBugCv7Rh9aj5QU0u8q6y/CJFaCiF0jyhBEEQT6KBkDvjGGmwQlSgA6F7S0DkK/zrk2VbXClbxJ",
-	"46W2U/VZeMJ4AXDJ0qFk+IglUlNf0PnsKpFfqWMt4egGEskcLUThRmpxQgmfQDhUi2FzEbCpMofm9Jqy",
-	"BUVzKkicQaulhDr9Smqm8riK47c5UT5couqhDGG5olL/hNRPqJmd60Pk+Ye9sR912/uBH7b3Pc9rH8j/",
-	"51n/dmyFPyNPR7lfKNzOIJCSkUMikamGPjJcr8BHAU4SYrY7B1zJglO8jBkOzxl7j5MreBz+UvtZMPY1",
-	"VsPZKDRnWU3zgjGkHvlWZnhizw63AUCoEcLJr4CUvwE1ffSB/CD1jTnE76Q4krbTP7URPoaY0StuHFOu",
-	"PjEbe06mwObiiUjIDFY84znbKEW01HZGFsoDNpIv/iY0FZJQ24hJQm4gBQU1MeICx1IOz2eS1XaO5GMT",
-	"aZ5J+ENGtYV4ztgHTJcGmfyRaMQCviqiLuphxtAU02UKOz8y+olQ5CNuYS4f4gmRVpw9t6JSqmMJihI2",
-	"1V8GMQEqUhBxJCBBn+Xf7WP1N4eA0VBBbYUDrCfKLr4z/YqyzjERrve+7JK7bzWe3mKXGuBaOWVLtrht",
-	"vdunr2c30T+YSaWJYUApnP6+0MwD9AFCgs8VQI/Bxzwf8etUDvlVLdJGy2s9eFtOlvkii9P8JvxuLO1R",
-	"EZiRQtZPmVG+vYmtfbhOcOOztqhXunK/hRGeKqNyeGGFeX7fahDK51FEAsnOP+AY0wDW+KXz57+OzQtl",
-	"7/QJfS13Dw08z3OUOr7BJJZHIGReRixCfrfWW20G+ibeYJuSpC2seG0815E0HAQSnldcag0hH4zmXFn5",
-	"Q0fxvuLlNV7QzFERMGkKqgG1K7k5qkLpqIUUHtDIQcNo50j5NOgFLVJLYKgZYS27jdjm9YegFqo7VuwY",
-	"Cz7nlacxsfID8RorK3/Qpu382+e3tfK5NjW3smmVlDgOApgJCI85B20zuFP8JI+B2KaabMNwYvzO0mzq",
-	"KP9RhlFshvv5rqH8/ydhY9gAMvMHg+FBf9CTSnM5HbNYnkDO3ryWaGLXUHpuF5Kg6w2924Neb3BwGAXh",
-	"HoTjPfAOon6wH/S6YT/a98eD/jjEXvfQ7zXuL1t5BC3CMYeWVBPyaBM2hj9f3rcas4TNIBFEy0lcs3LJ",
-	"ZfrAK62xmMhjKaHG066CPyqmJ2CqXnYHzRZt0Vlh/YVIaI4Q+5UUN8VnM2TVjL893qpCs3ks/edsxla2",
-	"tgziPEuBjf8GgVAAGmMjSfCycW9tyV2JhrUpG0wYB4r+/t//G8kj/VKfRo1DVGI+jU0xChzhMIQQxVjo",
-	"XTCzjRmLASuRkG95ccLXeiLjRlTinnAUwixm2oCkDEneUdZhcgMcNSnLAyzKMyFt8wlMdxwKKG+Sg4MC",
-	"PlOEtFICtGCuQuhrifXyao4pevuXD0jtSYEH6xiP8LfauZemSBB+DlxQyBnGBKd/wBxUqFqywBsIyBTH",
-	"vDH0D9LvzlIefnv+Y6PEWRYTFLbg+OS03dVAm4SUOi6xUg36fgUjWIspiy5QGSTF/TW7KsVihrYyAVlI",
-	"uav4WWPI5j6DrBKERexZ70hEliL8xSNEEdf2nBLt6xg3Z1cFc2G4Enw2Sm0s1NLke8Ir2PpYp22wSOOY",
-	"F2gzxAKv1A7PR6Q1c3bdSc0c1qwaDGtSdAYzFhO8xeSX0ki4IhRrLN01gnkiLeRTZVb4rcYE8w8sgXQ2",
-	"ncUy7LbSPBGV9sEEjhtDP/1Tvswbw8F9iQE1lu9yEbXKytACpkJ0uxCvGuI0f7Ik7iQozljVBKXjr9X0",
-	"pNkXa4/1hKloTmDe0OTGJ2whf07NnmDOBZtqHWFbJ47JPuwOPK8lzcWISF4kjPI01KX3J1hqVZzFyPix",
-	"5Niu191r+3672zv3vaEn/++vkookZXk+7noejNtd3Pfa+0HPbx9GHrQH44OwF+xhHzxfmZTarnrPrtiX",
-	"JM4jbPrrj5rajgPFuDoJQbGNSZEZNroDqUHUJ2XCqa+0yzhVLfqY3VAWgaW+ixynvv/o8JS0oBMciOMw",
-	"TIBzuaxtDAoTY7LfPjwYHEAUhd1ed9z3ej3o74eHnuf1wr4PQa8PAYYQH/Ylpm+mr1NQJYg1uO9K3PuD",
-	"Otz77f3Q67YPxr2g3YdBtIf3xweBwr0hqC8JkbiQqgLm0y1Mpv9QhpZIMOURJL/Hepn/vvkiL+ae192b",
-	"Eyq6g71/t7ZNntzmEmE6kyM1jnP5sme+OXNsaCleUk9mSkkJhCSBQFjExSFW/v4/S3I6CfOvkxtIzoki",
-	"ABe9krQHf7UBm+lUHStgqZFZNgIKvFZlZZsTJqHoy9kbfb5GTQmUiRIZOmqhhdwjh7Gl2cg48B2HwzVD",
-	"25p1T1KUHFKK91S6FjRtq3HbZlMpK2diaTTAfUkuFBfwKdIJrIYM0BiUNatfgtAsxISyGFU2JAegCuIi",
-	"RC7qcvl5t4mZIEfd6NGCaFbvWV+VBHMdYjLZuEaxpM/dOyxsARpiAW1BppX2E3HXP5/b+Qb5YyVJattJ",
-	"EyFmfLi7i4MpdMzXuzG7Yp2ZIuIayjCj16zfFdL2dEZel2BMBfjGGlnrNsWoVZo5Z/bqY7sKJOQxfA5C",
-	"xJI69WHGoUxMl/ocFpJwA9J0NM6dk/LrtQ8rU30zTjLOhs3fC+eQvVHwxasAdziHljmSIT7FcQxcoDkl",
-	"AjU9na8/wyp5EkXzON7RrppNJv4llZBr6a/AUumLrmouYcBa2qZM58jzihNPomLkPE0py+QkowHYSWZ5",
-	"giNq6oc+gMDSSkN4JqU7hNLSwkjlK5tc2J0jZNFM56GMU1JAZfQ+cNxcg1XpGf37K46CmAXXLYmogCUS",
-	"m0j5TEO2oDzjlhR16fOIX8NCrnkzsZWqynUWs9qNM/1wxuIbvaTsuiLl5cSZgVCQVGVR2Sr5sDPRbkts",
-	"B8HlXczEmyWXitrTpd9VJwAt88ralgJa4KXcuhletiSJ6nO8OQWkB4BKg//FXH4xl21zuVqp1cgOlTOc",
-	"GaqLCYtNcidvaUEZ6unSsoGmzkzCFMGtZmDXRtWkWNJDzYuLjv5r5/eVOqmgeSt81rc4ECmoRhdk6lFB",
-	"/Iq7arIIV4bYzbSkxTV5+Zr2fsiBFR9dOh4+w1plA+EJHIbVg37c2F1XYuK72qze9FHrsCJxrJeOAkZo",
-	"Ycu3EgcPUoFFGXLnzL6FOCnhxZYv1qha1JSOWuXTyfNZ/rZgKm7W25PT9t6BP0SZwJJSpBeoDVR/wn/o",
-	"bwzt6e/KYko/ZNCrH3LlkX5AshPXP6Pm28+v211vR9VruNM741QB8HsV2DaDLoCkQ2raKpDVdyWMH2gI",
-	"KX1vmUGuALcIbm8jl7kj7tcH1KqMqMx6yh3oFg/YcsWdrgi8LSDL4qV4Qshq3wqc7JC5zU2VRlQCWIAx",
-	"E60KQEyXnyLlP6xzrjblWEgKFqGz6Efml9GOzifQzlcNZUuFnI1mUa5q5eavU6olIeGUXKp/Vn1j3/Mq",
-	"N7agZ1K/0+W6PTVwXN63yqs3uEZUpX9QZtZ3pPw13NRekSvKEgjLKyyCZEZbD5L69VIHrF2AKCzsfDYz",
-	"Yo1RqwtWS57qtD7RVCq2fU+ZcZv56ypUsGTXlqreNIW46t8RSlek9F9GLrrSKq1/lZPudNAnNRiOdQK6",
-	"Qah+zyxxNESYLpHZcI17Jd1UBrnJVVAJ6CHhAU7kMbVpn9YuqPEIWrkrO7rMOQ+7eZXuwTKxPcTD5R6m",
-	"XeFzd9EIcCIuGsOLRr970bh3A5xdr3/gGl3/dXFx63mX/1rtTjFL/gxRlc30Licc3soLB5RiQSq1hhfP",
-	"uSkfGHXQKYA3GGwBXUZ+NgIcSnzw0Jv4QJxDIdDQXavJBMWIz4MAOI/mccpvR2gixKzJd1SdgqtoUzci",
-	"n7BZ5kYUE0yvue0XmCsRvXJjJz9e/izO9f9mp5c/87PL3w93d1evOxU0WS5FxsVlCRKRWwjb5hSQSfc0",
-	"K10XnKXYaJvcC1vMFMRra3OpZvkOUhrYQEfpqvVqa1s1YIDQzSu3YoBfPr+3ajwLUjJdQSba3szBxCJ8",
-	"zxsUfR9GOOgv0xYWH0E4vwaM3gAlQAN4B+loJmCoYa04dGfxwZKkLhvt+GE+gA0m3/DE73u5xXGyRTzT",
-	"bPPbv3xIDfhtI6FFhFrNPayx/D2/297vwl774CA8bHtd2A/GoR/tdw/WR1XPJiwphFZrlGUp4loknlrv",
-	"0Pqd+Ifd9bSe6Nh1sx16+71ut7fX8/b2D71+47kcVNsAnmABX3gaj+j1B3ud/YNDz+/KP/cPal1LWd6g",
-	"cRZm3o4gzdL6DZKvqtyP3ob/FD3aU5BiIiaPyazfH+55SrUl1yCOZ0Qv0Bw/Kz1x3AbSYO80IYFEeyXG",
-	"DS3dsBgLEisH9wvzPZb5JL7MNj8h03Wfgun8jZnM8ch/Rzy2lYvfckmT8PE5uy4nznnYDhihqznRzrfO",
-	"WdFOrpTIU+PcZyklM1GZUbLGJK7IF+ELPCvq+Ioz6fZklflHbLBmeJlC1QnYVH7e3WS8f9G25L/P+Nfu",
-	"L/zzL72rN5++tueDw9tZn7Sn01/+3P41+cU7eR8vwx9vTvf+eB6Lr30VFVP9PYaNLd8sncMtu3WDWGAB",
-	"Z9t4TSvOUD9quzq1t2f4Co5MBoEq6BIJvoGYp0EFaX9HCb5KC07LLkCDlFV96dIGLXzCFlSFq3c6ax11",
-	"1iKyWVpOoWvZP1Q8guTFI5anrMoh4xZ71KcTDvQZoUY4JRCQGQH6sDjf+vSqDK5BtZdjpdPNr3a6rYvL",
-	"ZBnoiISqA6L5pDKvuW4gg64pW/AjRExHMBxzhsZpKr1VYHJBrZoWFT6+mie6AV8TYg7VHaVSH485txqc",
-	"S7mQ/unlfw/2rO97+/YH+5PZMfOp3/X3rPH6Pd/vu892rYF8fzDwfb8Q+Noqtd32PuVH/vTI6EbF4yX6",
-	"cvbGPrnL5y5rvUa2f+rhHijLx/MIZ06RH0oxnL98SD1SujFkDHJsFGDVU1EoJ2LMFpDIb3Y6SIqVXyFh",
-	"2VuqWWc05xAW43FbWHqUFVOWvFvvru/d/06LU+vrn732IW5Hx+13l/qBzZzTVv5FFmUooadSkDmUsiFl",
-	"ODGRqp15U7KRaz1tqVtNe9qiuSmptmXkc5vXa1tolI+Ia1/plszrgvCtQ837lBqRRbyPoL0yF+d4eZ5o",
-	"6ro2ssq7bthrgU1ZVMQSkyHmJO5mD/IJTtJ2TGW3M1+fUFYRAJIbc7lRQK/U/6KVbaCN0CoGy1rDVKRb",
-	"qHYuqqCbRaZ0jTLa7t7eZp1fC7zwPfXQLJJ0BluhlEtBWu6PG0wIhXYCOFR1xPIxl8xLa6tI3DWLLVmh",
-	"8ymm+djmOXf4rfFTQe8KYaWyRDxV1UtuZ8q06tp0qCxDstpt72g1RTcBFnDFkmU10tzN2iic2NJblaO1",
-	"TM6F1/TgVVSfur+tevuVxcGm/V/eqEpbfkVNkFad5y53U4BT9Is/xPVrDpqneMnmwvbcbmie15RVuMM6",
-	"Y5W1QmmBJbylBq6ka8rcrNKnDUdOnS7c66V/AX11qXAt1ZlZW/mS0UyDwNp66NIxZZPlPqCG+nF5H7nZ",
-	"5SZ0uNBvUu5cQy+1hBBLLTgmAsKWar+wBKGT1tlcoKYZDbEEzRIWgGq0srMR1RRW6LRKtyJ1JZqtW0KJ",
-	"RFYJDreHCbmqOllbnQXqzn0FATLGwTXQ8Cccx+CcorEHsI/9fjfs7u0HftTb2/f70McH0f5gz+9GXQ/v",
-	"H+7bWb3cOisqkrpUx7LjckjQHJQfEowi9LgkgSoFTasxn4XrzF2rWaPj5SyJoWo0VTH0hAm0UI/prn8z",
-	"vOSoKRVvm9F4udNZkavJa50CJOSpAtUlwHafSTTFqlmMIzI25/ICt5W3bCMBs6VsLG/kRrNsKZIcItjU",
-	"tq8iinLV+ipZUDGCtcdFgVhCRcUetKop0F5flew4daqNXco6lccEwqj2MamKX6l/VHOOYvODusJqEwAw",
-	"ldXK4VVRW+2WVvvl1gb28EUw/fYYc+U/vQJE59MxJC0UxYwlTT0V2tXpcjvo35C/ofLPFlDX5kCxEYpY",
-	"HLNF2hHN6Y5odS+IV925YKxOuQBz+0IRxJqkS7byUgR+TWYz7YHZKIFTbURJtui29pFZ7RSLQFWt6d6n",
-	"sWkHshFX5ttbnCQAEjfVA9lGPUTX6iW0sqsosqse0q10oGg5NFXNGVlEoC59c02u4Evqy0vqy0vqy0vq",
-	"y0vqy0vqy0vqy0vqy0vqy/eY+lLhOMvZv3QkStgN4bqqohlMAM+AC93gYcd0vcd587oZJqGqBaCmFwAJ",
-	"9Y+v3OiU7w02q5BY093lNO3ZZOppvEJgSANIhG5NAUUgvG2AKFusdw8p+aiyb++27iXzsBDdQxy8ZXG+",
-	"6s1CTHf79iqPRMq2LpdyU5e1AcIKU3eT3ixWLsPaKbbs47K6f8tM1ybEsSnN2yDb67N5T4qoGmDzY6Pd",
-	"JGb7WeSL5Qo1FfiZYJ61mGHUBAM4QxFOWrrfCM7bIpmuR0OEKZrTEBIle7LkL9W2QeUTLNStc1ZLfkxD",
-	"82V6A2Y4hw46HnNz4i20scnmXBFOtrHj1BKt3foHtvVwRf+DWOdJOoM4Pr8yp1T1BklD5QXnXkExVUvO",
-	"CrlRwEWt9HbCE1ktrttiZCas86u7l+si+gZT65pXps2O69pXvvhVXvwqL36VF7/Ki1/lxa/y4ld58au8",
-	"+FW+U7/K5p23HxYgflzvbauK5zfsvl04XVbcfCVEDFN9o0/AkrTWI+skmfUZMCN1zD6rq47kKS27hrHQ",
-	"GetuldDrDf3uXx8mF0y2FIQ/SNM4SBgtNi6sD46+qIJ/MFVgbrN6UQTfiyKQrCglSj05Ob+roRq+1/EG",
-	"+U+vf8MNMyCcvxDU90FQrYa4/SFmwfVHlXPVGPYOBuoUIH/4A+Zf1A14ezoBXNz+iPlE4WQ/8KMBeLg3",
-	"Pgy7QR/2ogPsj3vBINyHw8jD3XE/2AsPwIt83BsPgv3wEPyoi/vjveAg9JR1eXvCz2aMcpZYt4eI28+E",
-	"X6sQTSjhafAgAaCEXrVn6ZfpU2eBsj662We4gYQIqbc+fvr6+eTsT+rRM6AhJPaO9sfeweH+2Bv4vSgM",
-	"9oNB3x/vhYcS9u5h0IdBb68fdsOxev2cTIELPJ2VFUp32Pf/qh+Sls1rxhUz9twjnfXrFx6+k+Sl++L3",
-	"+4f9+3Vtwx8QE9myqtlW+Bv7u62XVrjU7XrmggWxkfe/SthVm1ih1Wl2w66tvmnBWF1+XZSiddN+OXuT",
-	"9fYTC5b1tJ3FOChE5xp+tzOobBKbdrC9697/bgU4meTe6FKaoqxd9ZJ+qCwOHuZ2zyXHA9/XcmaD2EJB",
-	"iNS+YSVyFiXMRrNY4qbitgi7QNwuDd9ssa7oysv0Xn8+OT95ffw+lWQ/nvzhx/TvD2/fnHz5kH56/+mn",
-	"9M9U8G3CkyXRuBEqLHlYI5A2GSSXl6X0epVFGjCe8bLpDlzL0tvM50rg1XNL1p6SOCaMigmvzGddt7/V",
-	"zRf0TYCORCywa4HlKyVhhZTKeKfIyO7GlbfeZlp3f+qxV+Q+V5W4XFOi8xIfbhh9+lx7f8e5iWFyfTOB",
-	"dYmHzuXA2VlbBVbNvR6Mrm70PURiwnjWcyHAlFESSCJRsdum1Yp2p2WKN6bmnayqTz37iiOnsz9q5ldb",
-	"OINURm8Ro9ZamglMMZFWkfXqEfLyOytSbchRAjiYQKjHxfECL3kxqaSFFgrg/KVFfhkK36lMjE6PHv3M",
-	"zqlajvNAdjfIJgfTropOllfZGDb2zIj3a65YyRVvf8v+7NVLecyIm9+LUrdse/a9rWbf+qYV5+tKaFZw",
-	"6FkW7q9ObIpJBMEyiEF3R3ZaZ2b+ybxmTwFmvGVSAmOiC22020SV3GAaQBzra5hyHJXu28oRbMf8KyLZ",
-	"lY1AH9X+04Iq+7kMlWuIV6SPGHnvXErDErsIULfVX6TZaqkzUfseOaKMmk7oBtoFjCeMXUvEJuruZ4VQ",
-	"7fSbYjpX1Rh8wubia/qos5zsmbU6uOZ2kmNzMQCjWQscVSCt9gAlWEDL3NatHaGZt2yjao0Xh+RLYPgl",
-	"MPzMgeEt02+VJJPCaTxfqmK5ZXqBFOHavGkhK7UHRQDmKmsIrVYpdgeUPGe1O3jALYbPdo3K9q6bx6am",
-	"VjJ3qY+GeWgTlwlqZo3l9X1mtT6UzeygZ7/TZFMbyxEtRQzJk99MsoG06BkF+/Ii1NTXBRmGdBGSe1lp",
-	"evC6bV+xtvlyyigsOx9LP7XJdMaStFnWpDFsXBExmY/TBowqoS60/lID6XjAg+8K2dAntLYvkDmw5p0g",
-	"SvdwVFFlYQsqsiOda9Sym0VWHhLtZZY2Vf24yvzMpGJuW5oAmLE6HdMnVzlF2jpTJ3s1XW1/xPPsLFe8",
-	"m7XU+6j62FSraUsC+dFXMlZh+gzEsblbQm0gt+9MCUOib604tQAx6rMgiogqxNb16Co2rgZrIX3Bherg",
-	"N0KCmYssTLMofed/3kHFtgPV+4UeFbsqJHKp2x7YMPnKW1f4pqDOzIBWWoLVuM/vaodf+rnnyEEDghaH",
-	"2U0F1YJxim9P9ARd40Q0H/1ygkPW2jBzFkq9dtmqal9Q2rnMH7zOEK/C7Euo7jcM1VUQ5vo75Kq7kGwc",
-	"RFh7t1vety+7280clHT/W6erpPY6pe4w26/7iFvfKoyoB1+CRepMQP9Qi6ZVNuBDqKZCDlhkVGoLESJj",
-	"POvH2ur22TQw6gJmUeCKkoyS7gthlkCAtbdlHLPg2rnf2hpji/4sBQIv0RDmAuU2l1S6LUQiVZqyxtqq",
-	"Me2/lfVVbK1oMWwrPyRt1mzR3vmUTTM0V12DFub3paUVJ9a1aZnJ5CK/Spl/Ue1liq2nHqbRz1VbEYhD",
-	"ri4LnmB6BUeISTXPpcm1LKiVciOiQd5iuaKr1P16lW33WapS2n2/Vkvf+a2ud79WQa/Rzxs1Vyp1lbYi",
-	"h4PqptIbtVN6wLiFfku2fbPnmDcu4n4+bv8Vt3/12oedGqNm4yZLJZLMiXFVB7QnajBe56LzV5QLqR6Q",
-	"H9JGnDqDNneHYX+/fRj0oL0/7g/aB2HXb+9FHvRxd3wY9LwHdmrM62NmqpVcWiBTyg1+TL/0ynzhui5r",
-	"GYYe32X9+3XKPM2ddmVXiENBpW6qOvk3lmaTVPiWk1+fRh98l/yW5csbOlSsYuCqhuXbFe3aFwzkdbuV",
-	"CDLZ0W4nRB0v4uvLWWtQVNVh/an6UG/msMkxkHtttu5yt7acdYsm6rYPJq8yzblpXZO6fEHrCkgtpbG6",
-	"hvRFun876V7CuWlAvA3O/XN/b+gfDvsHW+Pcj/aCbtsLB/vtfewftA+h32/3xt3ADz04jPoHD8S5JZnq",
-	"Qe56w57K86ypjahIyLav2i8nZHcHHfunl4TsFy/PioTs/uGB73XdhOxuMSG7BwO8HxyO/bAb9WEPHwTe",
-	"WMK/BwfYC3zoRQO8byVre2M/6IUD2I8OVbL2ioTscv50NzrEfjCA/XEvPIg83A/2oDs+DP2ohwfBPhyO",
-	"PQkGrs+fTvnKG1TkT3f7G+ZPdw/27DPGycbC4v4JxaidnVIpSG0Z8tRFdd2nLaqzTl2/bV1d2QDcvrTO",
-	"TovJx3tsgd2LRnjRCC8a4R9RIzx9HY6b0LdFzt3lupKULG9ho8qV77qeZNv6kVX1IuvrQ6rqQUpVEA+q",
-	"elhX5bBNVcIGi3aJfNvQvvP2P2Dtweo0kZJzZcUtI0+Vr7xtlrK+A3SeELE8k0ylpdAPgBNIjudCkftY",
-	"fXqX7vwffzov3XP4BvPJmOEkVBkUnKc5TKMsmqW/4YhwPofRjmo39zZ8c3aM/vjTeXodxXhOYtEmVD+V",
-	"tC7oNSw5wgKNdjsLiOP2NWULuvu3xTXv/I0zOjpCQYzJlKNRei7/SkI+UlUIIx6wGYxQc5QADkctpP6L",
-	"FgkRkF5LqSSJYlW1yBxBEyFmdrr5BheljvQ9pyOUgJgnFFQUVZEIYbSlotLm0ba5UxVoOGOECo6aFG5U",
-	"hkoWc7gGfb+HFJ2NCWBdvWLMmf9sn+krnNoGvvZZesdqak7PyJ9gqXNo5C/yQ/masHQyA881LFFzxK+/",
-	"xuQGvv79v//vCO0i+VkAF+rzTgfJmSFpcxKqGCpiNF520I8KQiThkzZvgDm0CeVAOZFmyQYr0XC2JaCl",
-	"VUg6JTRi9UtoRzgg9CrDt6IAud+q/CZCQbKcCZa1jVM/p8mdrapID29dUHWBktzh+TgmgYkEqDst0HEc",
-	"m8RGjnACKM1f/HL2Rl9pdmR4oOKhC6rZj68uI0XnE6KuyFSPLGcQtrXiQ3yCZ+bi36u53Af1BSL8Qko8",
-	"1ZwxStgUEYHGSzS6ArqrnmuzG0hivOws8TQedS7oBf1Jmwl8iOBGI2bM5sLFk309jFzG6aezc5UYleGN",
-	"v8ppuYU4uaIQXtDxUoF4JjANpWxI50Ka6/QCxiwkoMeVH0fmobcSmhEyC25yAESEWl+2+4qjND3xlmS6",
-	"RA1EQ6R8nCqNVDG5IEJJwYzcT+3V2Vc9HZ+eNFqNG0i4uTCko+p/2AwonpHGsNHreJ2eTkOdKFG5e+Pv",
-	"wq2AhOJ4V1+nI7++qhIWp5qM0iQ06wIe61K29DreUXa4GSGOlxwtzHUiKoM5hFnM0vuZkxvgSNeHSFtS",
-	"0b+ySd8TLl5rmMx9eiAg0T3uqm4CSa8VQU1f7q5qgIhMGpj8lAukX+aQLHMuTm/S0Nvl3IvrF8NwpVrW",
-	"QjFrubixGljB1M0lqIkFigFzgerhy274qACwErwUnopAtm6TpO+PVHvd9Tx9E6O0snX4aTaLSaD2YVeq",
-	"KfldPvNaM1iFLpTMqwteaLLpSNrs69mrBs2g3P0Bh2mexX2rMdjklROqifptdh9laig0hj9fthp8Pp3i",
-	"ZGmoDGUXPhvYJNvhK55d3sYbl3IMh11cbdjGczHJ0l9277Ls3/tahsqS/Cf6XvRgAsG1Fl9XYHrX2omv",
-	"Q+dG65ZVwtgyOZ8qGVVfdC3lDdJpQekzxWtTpfh4e3La3jvwMyvgy+eTlq4fIsBbGWdD8opf0EAarC1d",
-	"97jA3O2laxdittwqTl1WqWutdEcuJHByBUKVYl5Qu1Qrsws7SFpwQAVRiVbIiGPz3CuO2ILmRkvJAlHG",
-	"184RwmiRMHqV2giqvpOiOVWmWDYrpnwBuhCWSxug7/U76Fh9Ka2BJFkqi+8cX13Q5knU/sgotD9gEUzQ",
-	"3/+//4V6Xn9HG22vcTCB9mtGRcLiIaKsrS6SHmlR7sq3P4B4bba8LOCqyDt/ZDd98TRLMi8LGmndSZC1",
-	"z++GwALhWBoVSzSBODySYOsyOMqEuu5IZyKFteaOs3JHHjmXfXtlQ/15pY5BYoXQOVdayvCVRIFcm9G6",
-	"clyJn4rcCYUHpbQMXdGlyC6EstgzMA82c0ZB8qiLsDQwlUDP11DEiYS25/Ur0hrc7UCcpBXLajs5UGGE",
-	"p79eEqbY+UKlhGIJ+RVC/XJ/85c/MvGOzal+sXu4/sVzxj5gujRimz+N3L4rnmd+vrx3ZPlneULCloxw",
-	"tt4R6oZkHi7Wd3XH3d07UwFwv/tLUivqs0qGV7xK5OZHzS8JGe0gzBFGf/6s7j2WwhOd/eUPiEwl3Ulb",
-	"j5pC9wtqSK4pbDK36JOII3MFozRbMUVE7KwRRaok48+fn0UifaLZ5cf5Hmk8ZjJHZZdmEievw849M9rz",
-	"WCl79voPET0Ks7v85urfbqexK3dKPFslYMxOvfBkFU8eZ4SfErxB1xOzYwJRAnzSzi9RmFW2TvkMuutQ",
-	"gQpNOZOhRt2WgsICMQo8zSc3YUhVca0tCfWIenXZuqCLCYnBKTwngkMcSdsoJjeQ3bjbSu8VkEaatEP0",
-	"EDsd1PcO8/4UZpQLSjiKCMUxYkkKaAcdq4hJCrA8gV7DTEjZISawlF9UcfpnjSaH2/lTMPt3o+H13qlV",
-	"ZrLlt2NM73DzF18zGsVEu1+/ay2rkeuyzBOzs+78o7l5FTPrng32MUmpfWbqUo0Xi5qDXQdJclGJ9inj",
-	"cIGXKLunWke61ZFkaRZ45HC0uVFIE5k8CWn7UHeB0fy7yO9BynrppOyrDzvZxUmUCaQjn1W8qmskHVZ9",
-	"Mk5VFPMDC5dPxqQVFZ33bkjF3Cf9PYmJfDfSVlMPdUu8yJenki+akKytcap/Z3i5oazRMuYalq6YqTXS",
-	"3xMutCjBjufBukq+xgFPYQFcoIgkXPmsjXeu2qWZum/XOTU/0XiZT6jMZsKVJ73OT2gKnDZjlsKdPqtn",
-	"V55+5eHBYs7r5s+Sn7eCIM3dLsPwLgFAAm6FvpAZQoSvMKFcuNI1NPVvO9pflbq5zNXzxtvVsnv9XFB1",
-	"mZMOlKIJ5hPLQ6Uzn7gKv2a+smYxJIRmCUTkdifzbV3QLAzDJywROphUfo/Px2mXCCXyKxEJOFnhYBkM",
-	"VhUcmQrqf61sclVKEJOQXsOydktZIlSwuML17CS2p+Fe+zs3G/pyU3C0i5AwugqoT4n2TFXB9ebt2WsL",
-	"pGP1SX1ZDcMaFfpehQc2ePCT9tM/qylsXzC10sluXzEVE3qtIPkDiHdSSMnXIay9+VvXJ0phlnXQinLX",
-	"VxPrO9IsO+dKWTOqQGSnLPWuIBV6BZl35zQ8+l2KtM6Yhct/2Q2xwLveLgmNr+y5lHJRGT+FirPC1kX1",
-	"pgIOs1wJpJos++ryvlVj7r5WzMXT1l+F9mst5FyCuVD33hU7ZzBujr763c4FHem/RroPorbVVHByJFll",
-	"mI4+0l4mw2Xa3U2uKEufznoNVRiyGu5qGlhvwp6EMJ0xATRYqnD6M9mvDpBbWbD+c8GgZ6kzZ1PeXGCO",
-	"jNgteLczzIm2cnssdX5XFQTmrRzZIntDzm5LEA2kLT2ehN3z374tu/e93vqX3rFkTMJQ5+v1vYP1bxiw",
-	"zskU1JFkQ1vdInbHXPc3APIUL2OGw3PG3uPkCvR7g00wksU/P0BIsLYJn10Qajqyes7mUqRaLG5o4G8U",
-	"fP0MOOSqbZVRbWtt/g46ptpzUP7RBBC5ChxWeddrZV89W5OwxiduN5aq94p/ywhcds/QSkH1rCfrB52o",
-	"Ddz2gfqZaf4P8kSCrAanW1O5lc70mJOsnSrmnF+rD61WmtFG51Y76epZDo/l2t//aZZ8odh3pTFfKPet",
-	"sedX9YPITXqr5OexVr01YVHTF+oL/pls+4XDKymH29+usPAZvYHEMK+xcp0LNJBg2qZX7WfmSdriTdnj",
-	"v8xhrpLplEXOdbDJvHFBs2q+tE+6adBsPOMflScbbgMA41G3xEXuIB/jGNMA6s38WqL4zix9u3zuNzH2",
-	"7ULCasVpsepvZOS7IuUJBQD55zbz3T5S/xRW/sKmlWqpuLnps3tn09dTmPm2iq2y9C1eXGfsr5KAK5m8",
-	"1uQvlCJ9H1b/NvLr+7P9c+i/ufm/OSdkFQq7d3nnjvtdbLrKtvPGq7VpZ02l3lvaSthBM0ySknbPw1qJ",
-	"ibmFiNAjK5RV01S2RPppkYLb93ZrQyCryPqQ9yt5VlouwFtDzyneTQfeZyXqDAUPUmTZ245Gewrqtqvr",
-	"iuStcKRQ41CYPEXMMJE0ZRF8mIKozeH5ulytmHAxRCM9/kiF1zgCHEx0uqS2gkmImqYXaQtB56qDRjWl",
-	"66oe7ILmzVaVBa2rz1FzVOyMPNo5ypotD5EUuyN0xYCjMQ6upYldwSAX9KeECECqkq86weP5GeY5Ej1q",
-	"2lp/43SPB/EswpEwmf46vfqFiYsGmwoSaWPpIby8WnWZ4+NKlbXq3ImaqvwkwBSNcwOD7mQBfNvzFMKY",
-	"qNqRubiglAm0BKGhZ3PRUgVjOetrnkV5MbAuqk2LgVX1reLknfwqjhTSmpzqlBl/MIv+7tVgEeAankp9",
-	"AC+sU9Z/FvGOs23fnk/ss4729dSyzFmheC2n5hZSpY0m+UVqKqAhak6Y2DHpMelNero4s1gqC7qEc6Wl",
-	"V+yI/D+HyEuQ16UNGlcb1jkpLzS/iuadFqMW3uoNP1VLVluCJfJW2co93bQp2aR46Qscwzaj8XKng5SX",
-	"n6PpnAvEsSA8Wl7Qgeehv////wdNCdX/xbfqv77X8jz1v7Tw3TCRen1sqrrCDlpjyun24N+AKZ7enlvd",
-	"2fwbG3WPYs4X4269cSfRUjz/b8m0esbkJqXleRI3ho1dRaDm+ZqLLd3E2U4pps0risY+VHS3QE0czyZ4",
-	"p1PlIqsa5LTUAyN/01R4VxfQFnqeHJ+eoDFMiDE2Kyu3rWK+eLTjTJTmp7dWmb0ow/Ur1dOhVXBajpcI",
-	"p8bpH386tybIN+n+8v7/BQAA//8=",
+	"7L17byM3ljj6VQjtAC3tluSSLPmJxazT3Uk86U48bfdkb2Jvi6qiLI5LpFKkLGsMA/PXBe6/F/cjXOwH",
+	"m0/yAw/JKtZLKtlyd2fGjZ2NJdXj8PC8eJ73jYBPZ5wRJkXj6L4xITgkMfx5GpLpjEvC5Acyi/CShOrb",
+	"kIggpjNJOWscNYYynpMhWkwIQ3JCBYqJmHEmCKICYRTDjYiPEWaI4DiiJEYx+W1OhEQLKidITggSeEpQ",
+	"8rZg2f6BLDsNryGCCZli9VLC5tPG0a8N9bbGldeQyxlpHDWEjCm7bjw8PHiNGY7xlEgD++sJCW74XJ7h",
+	"5ZQweVoC+sWEoJn+GdFQvY+qr2dYThpeg+EpgU/2fq+h4KaxwoICwwVviu/eEXYtJ42jvX4ROq/xBovJ",
+	"iOM4fE/iYIKrAZqa3wEvkt8QhnAgBRrzGDUxWyIuJyRGmIkFiQXq+7utCsin6ZtWgb4C1p+pnIQxXuCo",
+	"CtpFckU1BhfuUzaDxCGJH8iyCMJ7fEMECmKC1RdI4LHCGYqJjJcddK6o6oYsEWahJrERD5eWJBV+xzQW",
+	"MqHYY32RugMoE1+ykI7HJFYEom71EI/RYkIjkrlbEzMVSEgaRSieM0bZtefs0WEH/UCWAuGYIBHwGQkV",
+	"mHJCLlmy3wrIGzKTsNO9PprweSw6l8wiVfNlitYcuzQqyLE3GHiNKWX2c1cxipQkVs/8n18vL+963fbl",
+	"5d3+26v/+EOjjHTf0SmVRdyfSjIVaEZiNMPXBDW7akld3/c9FJIxnkdSfUqJ87c5iZcp+BE81QXa3NU4",
+	"6vq+1xjzeIpl46hBmdztNTy1JjpVQgDeoZZkPiYwUybJNYkB6J/GY0EqoZYciRs6Q00LaTWcXD+oFNBS",
+	"MC1cfilcP5PRhPObtyyccVotBRb6MkTMddXcRdInbcJbD+piTfYgLr/B4QdNyOpTwJmS+upPPJtFNAD+",
+	"2vmrUADeN8gdns4ifSNltzii4cmUz/UNtziaE7gqjnmsnxZqNMCVn7C+1GtMiRD4Wv2kv0LTuZBoRNCI",
+	"yAUhDPV9H9hC7Tj8QwFoKSPrkxsbDqr1OwxTftIwZNXDqb5mJazJxZ/MEzPg8jgk8Wl4hAxNIo1WFAGP",
+	"KUnQGwwcKM31NcB8cPfsDzEZN44a/7aTKugd/avYeZsuLEfg+tGIstlcdtBQLWioQBpm8T8EOYMZMrjn",
+	"c6m09IjPWSg8rWUWVBA0LOBiiJqUBdE8VGuW5E7pKgwCkHGJ9Os/XnzbPgB5iZGM5yzAkoQgRFue+8gp",
+	"FYKy66G6chhMMGWfGJefxHw247Ek4fDYXD1EiuAFCF4+HhMGbx9TEoWdxoOX6PvXnI0jGmxAxuX7D1of",
+	"YOEzwjLbn7EbBFK7ExFJwmNEpUC/zblUSgkzhQ0l269JZ/3WP3njc1CNKcORwiq5mymRAHuhkAfw2c3C",
+	"gaS3JIPAH7n8VhHB9hA4hse5GPyRIzEPJhbejsMrrr1lUJY8Y3vI+pEnuDJGKBWIhtpSIEFMJGomhqnW",
+	"48AvIy4nrQy6PjI8lxMe07+RJ6LMUoZFnYYjg7dzwkLYRHPNK2GhpQz9d/ucxLc0IG1j87bP4TeH+BSo",
+	"hEkD1HZpr+r1SBsuiuIMswMpTngUqgNCYv+Yhdwoy981Qr/l8YiGIWFPw+44eUyWlakwVnbIScITsNdA",
+	"ExY8B4kzEsNCto3AOmAYiRoTHNrDgbjR1uQippJkUbcdVo6J4PM4IGt4OW+yuEydMVKelasBlBuy9FLT",
+	"ScnAWzDhScTZtdCmd2ZvXaRtn6Fhoxpew0hiBZDhBDQiOCax3spO44jNo8jF7WlifHwGBnZhyXDrFEfK",
+	"zFU6xFmColFBr5lS60ut5YXS8VSIOYmzOE0Pklvi5vRMKT6FVOBRRLJUmb5Rn7oUtITBdV8tcwNh4CXi",
+	"LFpqFm8OE7E1bOnT59p1OS6E5rAMT0OtwLa0EyGZcUFlxTa8Mb9+FXswJljOY6JOfQaqLEJb1iqqQijg",
+	"zTl3b8fWpOkDP92Q5aeYzEUOjaCmcgd+tMAC4UjRyRKpO4zTAqU+C2Njutan866t4vbRwKHmsBwBw1bn",
+	"kp1oX07OU2h9OuDOqfLHJM4YgRaYGg8aBT/LJYtJQOgtEWCxa4fQMehVfS+cZ8aYRqBa+Q1iHJHxmATa",
+	"TRMRfGuOIgqUcUxI55IV1kHZp7nQhy9tQirBqXgbTl7azzThIge4krehksZjHivb85LNZ9ex+srqrVsS",
+	"K+bwECO3yi6ljIoJCY9gMXwuAz4FA3/ObhhfMDRnkkYJtFqEg2dJUTOTJGY4epsS5ePVnX6UIaysHtM/",
+	"IfgJNROfWYj87uHuqDvutfeDbtje932/faD+n+/8a7km7Ixuj3I/MnI3I4FSW4LECpnw6GPD9QA+CnAc",
+	"U7PdKeAgC87wMuI4vOD8HY6vyVPtLH0ilJx/iuBxLgqNd0bTvOQcwSWf62AZu28ndwEhoUaIoH8jCHx5",
+	"qNlF7+k3yhgwDrKWxZE6DfxLHyszlmdOn5iNvaBTwudySyRkHpb3WmS2UYlope2MLAzVGVLd+EVoKqSh",
+	"NozimN4SCwpqYiQkjpQcns8Uq7WO1WUTZTsr+EPO9JnnXGJJtqSPzaKFemQGhU60w7h3rjkax3yKZjEP",
+	"iDbpJVc/BiTSttDnwKQbhVF7ihS1kRjNjJesOcysyZiSmBW0dmAQuEopK2xfcP4es6UhXfFEosWSfAIR",
+	"krd6OEdTzJaWUsSxsQYoQ10kHDpNH7FFxObfntqslsd5rHcfvgwiSpi0IOKxJDH6oP5un8DfggSchQC1",
+	"E2J1rihGAs71LXC6x1RmI6KF4IJawvYPr0rf3kB4qXAsdQ+yrvfm2U+r781LlUFnQMl5jz6yxIP8noQU",
+	"XwBAT8HHPH3ip6l65CdYpIuW1/rhbfWyJJaRf80Xka7mXDPMAzMEZKVn5c0FqI4BZcK0H/T5ZWUo6HMc",
+	"eazqLwZKVxyGHrwGZWI+HtNAsfM3OFKyfE1cK73+08jcUIxunbLXavfQwPf9jAmFbzGN1IETmZsRH6Nu",
+	"rzLaZR70WaJJLiWpkwfw2miusxNwECh4XgkEagXFZDwXcKY6ypg5r0RxjZcs8YUEXBne8EAdilLqqojS",
+	"oYcAD2iYQcOwdayV2SWr1GZYy24jtkW1dvNQ1SGuZc5LKa9sx6BNVfc692pyoUvbudyKZ7VsHSujpnGb",
+	"vBakxEkQkJkk4YkQRNsM2Vf8rA7d2KWaZMNwbOJWykjtgCs1wSg2j/v1vgHxw9OwcdQgdNYdDI4O+oNd",
+	"pTSX0xGP1Hnv/M1rhSZ+QwrX7ZA46PlH/t3B7u7g4HAchHskHO0R/2DcD/aD3V7YH+93R4P+KMR+77C7",
+	"23i48tJcgDGOBPGUmlAHybBx9OvVg9eYxXxGYkm1nMQVK1dcpt0LyvaNqJCesnF0pA6CxxD8l2QKN2cf",
+	"mizaobPc+nPB/xQh7i0WN/lrE2RVPH9zvJUlmaSZC78mb/SStSUQp5lffPRXEkgA0BgbcYyXjQdnS+4L",
+	"NKwPDsGEC8LQP/7+/yFyS+KlPvubgIrCvI1tc0YEwmFIQhRhqXfBvG3EeUQwiIR0y/MvfK1fZDzqIO6p",
+	"QCGZRVwbkKmpDo8QqMl4GqAFP5A6CU3ItJWhgOImZXCQw6dFiGcJ0IG5DKEnM1qabXXiWFlKpipCJaEO",
+	"lKqvqBQkGoOxAY4pIbkOPLMIfkQTLCatHPtC8hYJT2TjqNHze3vtbrfd6110/SNf/d8vatmKU/0u7vk+",
+	"GbW7e91ee79H9toHB+Fh2++R/WAUdsf7vQMlGGMypncKNzefpFKG/XEPQ2bMLb/Rr2HzKCqwpgPGfZrU",
+	"E2JJ2uogWsYYOoUkuXY+dwM16WUWojKmvyHLV8K4/4IJjnEgSSw8ncMW8GtGBUHa8E95L7eywgudpVYs",
+	"RWFAKWObJrSaHWFZZhWegyj3TdVk9I7qlCJny0MssZbXX2bvi4JZQ3SfMtgqHWnYYy3XqWeW4eW1Emol",
+	"3MXQ27+8RyDy8jxSodeoeKsjFXYjqbggQjKS6iOTJfYNFrDxWGmYNySgUxyJxlH3wH53blXk24vvG0Xu",
+	"SHVMTsKdnJ61expok6NWpYScnMR+t4yd0sUULQMCSa958WmEppI/CdqK8tlByn3JzxpDrnIzyCpAmMee",
+	"c49CZCEVMH9Cz+PafadC+zpGTLUhwJx7XAE+F6UuFipp0rJqXupDficfaxyLHG2mzPzZibTinb3sS807",
+	"nLdqMJyXonMy4xHFG7z8Stng15RhjaX7RjCP1QH0DKz2rteYYPGex4mI1emuRz3PJpRCfiiXOGocde2f",
+	"6mbROBo8PE1AaQFTYhllIV71iLP0ylK5lnlWOUHp9KhyetLsi3X4bcLBjAjMHZrcxIQv1M/2VBHMheRT",
+	"bYK5xn/mRHzUG/i+p05jY6p4kXImbFKF3p9gqS3dJBtDZJXP7grl08N9v70f7Hbbh2OftAejg3A32MNd",
+	"4nfhxKaPLe/4Nf8YR2kuh/76R01tJwEwrs4RBLYxGaxHjd5AGWjwCU5I8JWOf1nLTXuxGmBwO9ZxnuPg",
+	"+x8zPKUOqMq6OAnDmAihlrWJvW4C5u7dhweDAzIeh73d3qjv7+6S/n546Pv+btjvkmC3TwJMQnzYV5i+",
+	"nb62oCoQK3APir87qMJ9t70f+r32wWg3aPfJYLyH90cHAeDeENTHmCpcKFVB5tMNTiT/BecYGWMmxiT+",
+	"I9bL/M/6i7yc+35vb06Z7A32/tPZNiGxnCuE6URLe/ZM5cue+eY8c0RV4sWGZSwlxSSkMQmkQ1yCRBC8",
+	"/LMip9Mw/Tq+JfEFBQIo2lWDX1zATIzAyb7QyCwaATleK7NnjQOHMvTx/I12X6GmAsqEvA0deWih9ijD",
+	"2OpUxgUR2fOBZmhXs+71qw1Yq2m9xl2bT5WsnMml0QAPBbmQX8BPY11zY8gAjQgcFvVN6pwDCzFxec7g",
+	"iCYIYQBxHqIs6lL5eV/HTFBPrXVpTjTDfc5XBcFchZhENq5RLPa6hwwLb/nAVJCkrp00kXImjnZ2cDAl",
+	"HfP1TsSveWcGRLz6aFOx/qyQdl9n5HUBRivAa2tkrduAUcs0c8rs5V4xiIqmCUmCSBkp6tS+ggxlYrbU",
+	"bo6QhjVIM6Nx7jO1QX77sLQmKOEk48urf184J8kduVAXZOuEc+IZjwcSUxxFREg0Z1Sipq9LDGcYahvQ",
+	"eB5FLe0JrfPi36yEXEt/OZayN2ZVcwEDztLqMl1GnpeceGJI+BE24zuRk5wFxM0BT+sPUFNf9J5IrKw0",
+	"hGdKupNQWVoYQWGTKVVpHSOHZjqPZZyCAiqi95HPTTVYmZ7Rv78SKIh4cAP+koDHCpsIQhIhXzCRcItF",
+	"nb0eiRuyUGuuJ7asqlxnMcNunOuLExavdRPYdaVuFxNjNCDkJFVRVHqFEFEi2l2JnUFwcRcT8ebIpbz2",
+	"zNLvqhOAlnlFbcsIWuCl2roZXnqKRPU53pwC7AGg1OB/MZdfzGXXXC5XahWyA0p6EkN1MeGRSc8WnhaU",
+	"oX6drepram82ZojcaQbO2qiaFAt6qHl52dF/tf5YqpNymrckJHSHA2lBNbogUY8A8SuRVZN5uBLE1tOS",
+	"DtekFffa+6EeDHx0lfHwGdYqGghbcBiWP/TH2u66AhPfV+bl20udw4rCsV46CjhluS3fSBw8SgXmZch9",
+	"5u0biJMCXlz54jxVi5rCUat4Onk+y98VTPnNent61t476B6hRGApKbIbwAbCn+S/9DeG9vR3RTGlLzLo",
+	"1Rdl5ZG+QLGT0D+j5tsPr9s9vwWlRNnXZ55TBsAfIW/EPHRBqH2kpq0cWX1VwviRhhDoe8cMygpwh+D2",
+	"arnMM+J+fby6zIhKrKfUge7wgCtXsq/LA+8KyKJ4yZ8QktL0HCdnyNzlplIjCiJkxkx0CvQxW/40Bv9h",
+	"lXO1qZ6FlGCRul5raH4ZtnS6jna+aig9yOgwmgVc1eDmr1KqBSGR6c0A/5xGCH3fL93YnJ6xfqerdXtq",
+	"4Lh68IqrN7hGDLKrGDfrOwZ/jTCl0fSa8ZiExRXmQTJPWw8S/Hql80GyADGycNNFzRMrjFrd2aLgqbbt",
+	"A0wjgXbXBzOunr+uRAUrdvWguYLp2AH/jpFdEei/hFx0fN82ylAvbXXQT/AwHOlqGoNQfZ9Z4vAIYbZE",
+	"ZsM17kG6QTmMSQWCapqQigDHoc0ksKe1S2Y8gk5qWEv3Q0nDbn6pe7BIbI/xcGUP01nhc3/ZCHAsLxtH",
+	"l41+77LxkA1w9vz+Qdbo+p/Lyzvfv/r3cneKWfIHMi6zmb5NCUd4aRUUKBYEmWsif861fGDUQScH3mCw",
+	"AXQJ+bkIyFDiox9dxweSORQSFmbXahKtMRLzICBCjOeR5bdjNJFy1hQtSEDJKlrrRhQTPkvciHKC2Y1w",
+	"/QJzENErN3by/dWv8kL/b3Z29as4v/rj0c7O6nVbQZOkKiVcXJQgY3pHwrY5BSTS3ZbY6Hpwi422SW1y",
+	"xUxOvHr1pZrjO7A0UENH6aYy5da2SfjIFsk4McCPH945LRhyUtKuIBFtb+bExCK6vj/I+z6McNBf2q5b",
+	"PxKZ+TXg7JYwSlhAviX2aSZguD45pSCpi0Y7fpwPYOPMmMoTf9dPLY7TDeKZZpvf/uW9NeA3jYTmEer0",
+	"I6ud0rMmqno+4XEutFqhLAsR1zzxVHqH1u/EP+2u2+LIk6yb7dDf3+31dvd2/b39Q7/feC4H1SaAx1iS",
+	"j8LGI3b7g73O/sGh3+2pP/cPKl1LSVqucRYm3o7AZml9geSrMvejX/Mf0KP7CprPcxYRnfX7R3s+qLb4",
+	"hsiTGdULNMfPUk+ccIE02DuLaaDQXopxQ0u3PMKSRuDgfmG+pzKfwpfZ5i0yXW8bTNetzWQZj/xXxGMb",
+	"ufgdlzQNn54Sn+XEuQjbAadsNSe65QwpK7rJlQp58JyHJKVkJkszStaYxCX5ImKBZ3kdX3Im3ZysEv+I",
+	"C9YMLy1UnYBP1eedOs/7N21L/udMfOr9Jj78tnv95qdP7fng8G7Wp+3p9Lc/t/8W/+afvouW4fe3Z3t/",
+	"uojkpz5ExaD91lFjwzsL53DHbq0RC8zhbBOvackZ6nttV1t7e4avybHJIIBMfhnjWxIJG1RQ9vc4xte2",
+	"er7oAjRIWdVK1/ZPExO+YBCubnXWOuqcRSRv8TJV+0X/UP4Ikuut6brLwpBqh8WZszVGgrjVWbeamBN4",
+	"OklwPYWgY5ogKUjm1ayjQBE7toQpLNKFfVnB0w3NqtQahSkEIPSWHLu+PIgVgLtFF7CoizMFIqsIzaLp",
+	"Nok8wxH3VN/b84vZKfOqLJyVCy45ODt9aA/WUcS8Kq6s9zopRnO2ucz5lq2bq04dHejzYIUiiklAZ5Sw",
+	"x8V016fSJXANyj1aKx2s3XIH67oYXFJtgGgIDbrNJ8iyF7qXH7phfCGOETXNWXEkOBrZqiSnVu+Suc0R",
+	"OBvT63msuzI3SSRIeXNP688zPgqDc6UD7J9++vdgz/l+d9/94H4yO2Y+9XvdPed5/d1ut5+9tuc8qNsd",
+	"DLrdbi7IuVEZg+tpTN071j2QzYCIlujj+RvXS6Ouu6r0ELq+yMd7Gx1/3hMcd3l+KEixv7y33kfdtzwi",
+	"6tkowNBoG0rDUMQXJFbftDpIqZC/kZgnd0Ev+fFckDAfe93Aqmc8n57m3/n3ff/hD1p1Ol//6rcPcXt8",
+	"0v72Sl9QLxDh5NokEaUCeqoFWVhdbafE1w1ZHqOhVog/kCU0k7KKNVoidV7LybUb/bAvVleXwJq7+DDw",
+	"wy7pjXdxfzQI9sJ9cjA+xP6oG/RKlKNZRb06LOeV9xWFcofBP/7+v2t3VDe6SB9Xum0ZBq/J0JmwZRlD",
+	"vSkcYyud4dbzrZ3h47lpKuKqtuc+Aa9t2VX04qy9pVc4Aed0ZhVq3lkhghyZ8wSRURS+z1cbWm84BQTA",
+	"jFRcYFMYPOaxSeLM5NYnF4oJjm1vzmJkSKzP+SyJ0aqNuapXL5rvt+UlG+gitIzBklZ0JRlR0D4OWprw",
+	"sbF9GWft3t1dMsUhxwtfUxf6wgnAwpartgRIi7MuggllpB0THEInDXVZlswLayvJrTeLLRwU51PM0meb",
+	"67KP3xg/JfQOCCsU5uMpFBhme7vbviOmx3sRktWRtYwxAnQTYEmuebwsR1p2s2pF/D29VSlai+Scu00/",
+	"vIzqbYTK6Tizsj2GaaCdNsbUBnteE9i+K2lUzNTI5UNXj4nOGF/QGV7yuXSDKzVPVRWVT9nHZp5V1AqF",
+	"BRbwZs8liq4ZzyZ+bzdjYJqZ7bNe+ufQV5Wt6sGUFX04U4xmukVXdgQpnC7rLPcRXUSelpqVWsvZnKss",
+	"9HUaflTQSyUhREoLjqgkoQcNiJZE6roSPpeoaZvm8djp6teqRTW5FWYGMDnB9ALNVi2hQCKrBEe2ixe9",
+	"LjtROL11qo7rOQEywsENYeHPOIpIxvmBfUL2cbffC3t7+0F3vLu33+2TPj4Y7w/2ur1xz8f7h/tu4r1w",
+	"jvhAUldwmj4pRu2Nf+Mx8WLKTgoSqFTQeI35LFxn7jrNoTOBiIIYKkdTGUNPuEQLuEx3GZ7hpUBNpXjb",
+	"6kTX6qxIpxaVvhwaCqtAdZV+plH4FEO7tIzIqM/lOW4rblktAbOhbCxuZK23bCiSMkRQ17YvI4piY4lV",
+	"sqDkCc4e5wViARUle+CVU6C7vjLZcZZpCJClrDN1TKCcadcgFOUr/QNdf/L9Sap6HxgPu2l+AH7KkvYH",
+	"2e4H3WL3EffxeTC77REWEOK4JojNpyMSe2gccR439avQjs5obaH/QN2ayj9ZQFUnEmAjNOZRxBe2J2im",
+	"G7PTYCRaNT/NWJ1qAWaSWh7EirxovnLAmbihs5l2nNXKsYaNKMgWPRhqbFY7xTKAwlLdaz0yDbFqcWW6",
+	"vfmXBIRGTbgg2ajH6Fq9BC8ZK5eMbbNbmYHCy9BUOWckQbuqDOs16bwv2Wkv2Wkv2Wkv2Wkv2Wkv2Wkv",
+	"2Wkv2Wkv2WlfY3ZaieMsZf/CkSjmt1TowqdmMCF4RoTUPVhaZsoOTtu3zjANoVyHmXYdNNQ/vspGp7r+",
+	"oF4R05oGTGe2rZopefNzgSENIJW6ewzJA+FvAkTRYr1/TFVWmX17v3G7p8eF6B7j4C2K81V35mK6m3dA",
+	"eiJSNnW5FPsurQ0Qlpi6ddonOSkoa1+xYaul1S2WZjodMIpM9WyNhMwP5j4loiqATY+Nbh+nzd+ibiwW",
+	"kULgZ4JF0gWKMxMMEByNcezplkA47VxmGpMdIczQnIUkBtmT5GdCZxXIJ1jA3GZnBBBmofnSTrMP56SD",
+	"TkbCnHhznaaSd64IJ7vYyZT7rd36R3beyYr+R7HOVpr3ZHx+RU4pa99jQ+U5515OMZVLzhK5kcNFpfTO",
+	"hCeScvlsF6CZdM6v2b1cF9E3mFrXX9amjlZ1mH3xq7z4VV78Ki9+lRe/yotf5cWv8uJXefGrfKV+lfrN",
+	"8R8XIH5ae3yn0O4LNsjPnS5LZj9KGZGpnmkX8NiW6CTNXpNWIOZJHbPPMH9HndKSsc9sg5k7u0fd3i+P",
+	"kwsmW4qE3yjTOIg5y/cWrQ6OvqiCfzJVYOY5viiCr0URKFZUEqWanDK/w6MaXb/jD9KfXn/BDTMgXLwQ",
+	"1NdBUF5D3n0T8eDmR8i5ahztHgzgFKB++A6LjzADdk8ngMu777GYAE72g+54QHy8OzoMe0Gf7I0PcHe0",
+	"GwzCfXI49nFv1A/2wgPij7t4dzQI9sND0h33cH+0FxyEPliXd6fifMaZ4LEz4EfefaDiBkI0oYKnIYKY",
+	"EEbZdXtmv7RXnQdgffSSz+SWxFQqvfXjT58+nJ7/AJeeExaS2N3R/sg/ONwf+YPu7jgM9oNBvzvaCw8V",
+	"7L3DoE8Gu3v9sBeO4PYLOiVC4umsqFB6R/3uL/oiZdm85gKYcTd7pHN+/SjCbxV56dEV/f5h/2FdZ/9H",
+	"xEQ2bDzgKvza/m7nphUudbflQM6CqOX9LxN25SZW6DSDrtlYuWu6pJZ3SMhL0arXfjx/k7TflAuetJ2e",
+	"RTjIReca3V5nUNrH2TaZvu89/GEFOInkrjU3Ki9rV92kLyqKg8e53VPJ8cj7tZypEVvICZHKO5xEzryE",
+	"qfUWR9yUDHRx6/rdiv56i82KrrRM7/WH04vT1yfvrCT7/vS77+3f79++Of343n5699PP9k8r+OrwZEE0",
+	"1kKFIw8fN5gyJy8L6fWQRRpwkfCyaeBdydKbvC8rgVe/W7H2lEYR5UxORGk+67r9Le+PomfhZiRijl1z",
+	"LF8qCUukVMI7eUbOblxx612mze5PNfby3JdVJVmuKdB5gQ9rRp8+VI7YuTAxTKGHhzhzdnQuB07O2hBY",
+	"NaN3OFvdi/8IyQkXSauMADPOaKCIBGK3TadbdMszxRtTc09S1QfXvhIoM3wDNdPpM5mHlEZvEWfOWpox",
+	"mWKqrCLn1mPkp2NlrDYUKCY4mJBQPxdHC7wU+aQSDy0A4PSmRTqvSLRKE6Pt0aOf2Dlly8lckIzvqXMw",
+	"7UF0srjKxlFjzzzxYc0UpFTx9jccoVC+lKc8sf7ooqplu2/f2+jtGw9DynxdCs0KDj1Pwv3liU0RHZNg",
+	"GURENzDPdLdN/JNpzR4AlnZvGmOqC21s+yavEWAWkCjSrZxSHBVG4qUIdmP+JZHs0l69T+rQ60CV/FyE",
+	"KmuIl6SPGHmfmRvFY7cIUE++WNhsNetM1L5HgRhnZliBgXahu0gpxMacScIAodrpN8VsDtUYYsLn8pO9",
+	"NLOc5Jq1OrhigNCJmd3BWdK5CAqkYQ9QjCXxEFR2G0do4i2rVa3x4pB8CQy/BIafOTC8YfotSDIlnEbz",
+	"JRTLLe2MNyq0eeMhJ7UHjYmyvoJoHpLQaZXidkBJc1Z7g0cMGn22SUebu26emppaytyFPhrmojouE9RM",
+	"Zj/okYOVPpR6dtCzjx2qa2NlREseQ+rkN1NsoCx6zog7Xww19UQvw5BZhKReVmYPXnfta942X045I8vO",
+	"j4Wf2nQ647HtcTZpHDWuqZzMR7ZHqu7F6PwFD9LxgEeP86npE1rbF8gcWNNOEIVROWVUmduCkuzIzKTD",
+	"ZPjPykOiu8zCpsKPq8zPRCqmtqUJgBmrM2P6pConT1vncLKH11W2tbxIznL58cmF3kflx6ZKTVsQyE+e",
+	"mlqG6XMiT8z4F9hAUbdPa04UUSjE1vXoEBuHh3lIz6CBxotDJLmZNWOaRcHcS6eDimsHwv25HhU7EBK5",
+	"0m0PXJi64K3LfZNTZ+aBTlqC02+x2/Mz/VB3M3LQgKDFYTJMpFwwur1b9TPNx24xwSHpSJk4C5Veu/LK",
+	"2hcUdi7xB68zxMsw+xKq+4KhuhLCXD/msbwLSe0gwtrxi2nfvmT8ojko6RbVmWag2utk3WGuX/cJgxlL",
+	"jKhHz6mjVSZg91CLplU24GOopkQOOGRUaAsRImM868vaMCDaBkazgDkUuKIko6D7QjKLSYC1t2UU8eAm",
+	"M4LeecYG/VlyBF6gISwkSm0upXQ9RMdQmrLG2qow7T+X9ZVvregwrJcekuo1W3R33rJpguaySYVhOtLQ",
+	"Vpw4kw0TkymL/DJl/hHay+RbTz1Oo19AWxEShdD2PJhgdk2OEVdqXiiTa5lTK8VGRIO0M3ZJV6mH9Srb",
+	"7bNUprT73Uotfd/1ev7DWgW9Rj/Xaq5UaAbuRA4H5b3Aa7VTesRzc/2WXPtmL2PeZBH360n7F9z+m98+",
+	"7FQYNbWbLBVI0rS3P5EwUbd88HhIIgr2INZX5Q0We2/Xsz06daJrhCVhwfK9aBwd9BUj2mFnDfCEConj",
+	"NQ47zVuvocNnr6yfYQp2nVG8toHoWieqA3mtJ8cr57iNaSwk6qIfvrFdxzATi5VVgBkVEm/o3HCxVgaP",
+	"qV+MXwn0/cXFGdLXG58P+LQZNyCiAE/JNiKydqfcBbl4zkBtt8pB7FU17b4x5FlOvDA3Ajr5GiKWHDwN",
+	"xMy98NKxegZGUU7fWgTV8DLbJ9et4TqECbvWZUtu5Se4qXdA+ua0eRj6kNW1O+oHg3CPbNiNPOLXuqjr",
+	"8zHqlddg5E4asbL+TkXSeoO0O2Bls8HuL40qSVC7gefmLkN3W2s4vpIdvX+0pw327X6jMSVWjpdk6+f2",
+	"YzNhkhk9nAT83C1LAoYhFVoDXW2jgWCZAWdRm9kTxxBLaCG/aHffXVg0qmuIGFuTW6y3vXpalUVelBX2",
+	"r6xqYgXAdqpPVWt8nGluqu/RolIgHCcqPzdMotacBLv/HwgW6o1axJCseyIZHXS1mSjTwwY+cAm5HW9Z",
+	"KE6SUp0aHUqfMoDoMVGGHCqKe7FM9ZKQfDazY52tijZqmISo3/XRd5yRlvXZQaR+WMuGINU2oVc5WAn6",
+	"Kc9H6qsRCTVx6DlLx2ai0pRgJrY1UykvrmrKyHKCKMQZIKadhOtnMbmlfC7s8C2Y0yPoNRNeMiE5No/M",
+	"GD8bZd89olnqY0dH1RCac+g8YDY7JYkCkVagtEp01pBBzy00E1m3LaGpDujnFaPbTlhiOaaGoyIdyq4N",
+	"OXnuyBk7ISq1+N1pC46U3rpkLRnK9jUL22SA4GIiSPDp/fiHPx/GB9/98H/9Fl8s/vrx7M3B6buzX055",
+	"7x1+h88XJQPiHGRuSDVVc/rOJWYhjkNk7kkERnOooRxCst8IC7LXz0Vsay5jHe8mq0qgXEXAt5XZVjAP",
+	"ROv3RLero1Ci+817RAedmAOhcSohoF7G5ywgIcJ6oDwji0tmz41DS2lJ95xhKmuTbDek29bqiUyxTI7C",
+	"OjYezol3yZIn8Vv7IC2PhwViNq+YQmsd0+pHTjCDkS+5p6nzzSfbe8fc6DQA0gMhkgLSkIbQ6D6wSZpB",
+	"TEIqdSshxe58wbKT2BLgNA87ww8z+XV1piSm3yQGdXJbkn+Xfpdg3PnO4s75KoOATEttB2bnywzY7sUO",
+	"5M7XCajupRXZgiU4KKjB1EO6qi3/loYVVgne7ooeNnB6fm+nw2iJmEpW3N1vHwa7pL0/6g/aB2Gv294b",
+	"+6SPe6PDYNd/5PiQtGnLDOYb2K4thYL1p8xeLC1ir5L1CYaePrHx680Uekzju+L8waJJnqGgwogfXZEe",
+	"EaHFrZN5qnltvdnvNe7afErh6Ls0MYTNe+rVdHY4HerKhh9u1knOHVaaNpMrRZAp2c+O59CCRazvsVaB",
+	"orJpjdsajlYviyjFQJpKtBXPSabH2gYDGd3EoLT12QYngmRB67qaOZGM1Y3NXqT755PuBZybqVib4Lx7",
+	"0d076h4e9Q82xnl3vBf02n442G/v4+5B+5D0++3dUS/ohj45HPcPHolzRzJVg9zzj3ah+LiiYUdJlwCT",
+	"q1nRJaA36Lg/vXQJeEk9WtEloH940PV72S4BvXyXgF0ywPvB4agb9sZ9socPAn+k4N8jB9gPumR3PMD7",
+	"TgcBf9QNdsMB2R8fQgeBFV0CikX9vfEh7gYDsj/aDQ/GPu4He6Q3Ogy74108CPbJ4chXYODqon7LV/6g",
+	"pKi/169Z1N872HMPHKe1hcXDFsWoe4wpFaSuDNl2p6fedjs9OaeuL9vsqWgAbt7vya3VSp/31K5PLxrh",
+	"RSO8aIR/Ro2w/eYw2SrTDQpBr9b1SUmKaWq1U/mqm5xs2tRkVROT9U1LypqUFFpzPKoVx7rWG5u0yqix",
+	"6CyRb1pvkrn7n7AhxurapYJzZcXo220V0W9aOq9jUvOYyuW5Yiothb4hOCbxyVwCuY/g07d25//080Uj",
+	"7yV7g8VkxHEcQlmPELawbphE3vQ3AlEh5mTYghkIb8M35yfoTz9f2BDNaE4j2aZMXxV7l+yGLAXCEg13",
+	"OgsSRe0bxhds56+LG9H5q+BseIyCCNOpQEN7Lv9EQ6GjZUMR8BkZouYwJjgcegj+ixYxlWTY0oEVkCTA",
+	"qrDIFEETKWduD4SKwN2FU7g/1HGzIYqJnMeMQGo/kAjlzINSCXNp20T3klgYajICSRhpzOGG6KGzSnQ2",
+	"JgTrlirGnPnv9rmeK9428LUNgKk5PaM/kKUu7FK/qA/F2fX2ZQaeG7JEzaG4+RTRW/LpH3//3yHaQeqz",
+	"JELC51YHqTeTuC1oCIn9EH3uoO8BQqTgg0gWFqRNmSBMUGWW1FiJhrOtAC2sQtEpZWNevYT2GAeUXSf4",
+	"BgpQ+w09YcYoiJczyZNZBvCzrTj2yiI9wrtkMNVb7fB8FNHARAJg0Co6iSITUdR5TLao9uP5Gz1n/9jw",
+	"QMlFl0yzn1jd2wxdTKhiGH3JckbCtlZ8SEzwjOhqnOu52gf4AlFxqSQeRCjHMZ8iKtFoiYbXhO3AdW1+",
+	"S+IILztLPI2GnUt2yWzA+ShJyhrxucziyZ1ZrJZx9tP5hQ7qWryJVykte5ClQMJLNloCiCXBbeA6vYAR",
+	"DynRz1Ufh26EeYjMgpuCEEQlrC/ZfeAoTU/CU0wXw4NYiMDHCbXNwOSSSpCCCbmfuatz54+fnJ02vMYt",
+	"iYWZYtuBpjR8Rhie0cZRY7fjd3Z1bfQEROXObXeH3EkSMxzt6BnP6uvrMmFxpsnIVkY6U6F1YBj4ACkR",
+	"J47RMDncDJHAS4EWZsYtZHmEZBZxMzdG8aNAummJsiWB/sEmfUeFfK1hUiDHeEokifXghbLxtHbWLWp2",
+	"1e7CVA5kahPVp1Qg/TYn8TLlYjveVW+XXrmpaOzmw3CFBmu5DmvF/O5yYCWHcbqoiSWKCBYSVcOXjJ0t",
+	"AbAUPAtPSXWF7t2tE5dhr3u+D6Y7WNk6/DSbRTSAfdj5q0nIS9+81gyG0AXIvKrghSabjqLNvn572UMT",
+	"KHe+waEt/nnwGoM6t5wyTdRvIX/bNRR0MqWYT6c4XhoqQ2I+m/FYktDAptgOX0N6kPniSj0jwy5ZbdjG",
+	"czlJUnV27pOS9IdKhko6T0y40K8mwY0WX9fEDFRyq7GPdKWdEQOekxbimexCqJC+ZEnCla5Vs9fYkW22",
+	"+lGJj7enZ+29g25iBXz8cOrppjaUCC/hbBK/EpcsUAarp5txLbDIDnhyu4N52dZiuteXztfUbeKRxPE1",
+	"kdAf7JK5/YMSu7CDlAVHmKRQ/YeMODbXvYL0ktRoKVggYHy1jhFGi5gnOWe66RhDcwamWPJWU8UBy1U2",
+	"QN/vd9AJfKmsgThegsV3ga8vWfN03P6RM9J+j2UwQf/4v/9ftOv3W9poe42DCWm/5kzGPDpCjLeF5DEZ",
+	"alGelW/fEfnabHlRwJWRd3rJjr3xLOl8UBQ0yrpTIGuf3y0lC4QjZVQs0YRE4bEC29axSJjBrTOZwkpz",
+	"J7PyjDxyarR6TlFXYqg/r9QxSCwROhegpQxfKRSotRmtq56r8FOSOwF4AKVl6IotZTKl3GHPwFzYTBkF",
+	"qaMuwsrABIGeriGPEwXtrt8vSWvIbgcS1LbRg+0UhEkjPLvrJaHFzkemJBSP6d9IqG/u17/5Ry6/5XOm",
+	"b+wdrr/xgvP3mC2N2Bbbkdv3+fPMr1cPGVn+QZ2QsCMjMlufEeqGZB4v1nf0GKide9OW4mHnt7hS1Cft",
+	"NV6JMpGbHjU/xnTYQlggjP78AQU8JEp4ovO/fIfoVNGdsvWY6b54yQzJNaVL5g59UnmMFsoql8psxQxR",
+	"2VojiqBPyJ8/PItE+okRazqme6TxmMgcKHlOJE7aHDD1zGjPY6ns2es/RvQAZnfE7fV/3E2jrNwp8GyZ",
+	"gDE79cKTZTx5khC+JXiDri2zY0zGMRGTdjrZc1baz/cD0a2wc1RoEksNNeqcdUYWiDMibJMDE4aENoDa",
+	"koBL4Nald8kWExqRTDdEKgWJxso2iugtQU3jyfLssEuTJmse0eqgvn+YNk01T7lkVKAxZThCPLaAdtAJ",
+	"REwswOoEekNm0mQeL9UXZZz+QaMpw+1iG8z+1Wh4vXewykS2fDnG9A/r3/ias3FEtfv1q9ayGrlZltky",
+	"O+t21JqbVzGzbiTqHpNA7XPTLM14sZg52HWQIhfo/mAZR0i8RPgWU4hr6Ug3HEmWZoHHGY42Y641kamT",
+	"kLYPdWtizb9p/VTa4Nmyrz7sJNO8GZdIRz7LeFU37sqw6tY4FSjmGx4ut8akJW3GHrIhFaW4H74uMZHu",
+	"hu1//li3xIt82ZZ80YTkbE2mJd0ML2vKGi1jbsgyK2YqjfR3VEgtSnDG8+CUAFc44BlZECFNA4vR0jod",
+	"y12a1n27zqn5E4uW6QvBbKYiLSAt8ROarjv1mCU3aHr12215nk7XqHp/kvy8EQQ2d7sIw7cxIUiSO4mm",
+	"WAYTEiJ8jSkTMitdQ9OUqaX9VdbNpc891tvluQ2oLxkU+ehAKZpgMXE8VDrzSUD4NfGVNfMhITSLyZje",
+	"tRLf1iVLwjC6cAuCScX7xHxkW5eCyC9FJMHxCgfLYLCqC45p6/fvpZ3XCwliCtIbsqzcUh5LCBaXuJ4z",
+	"ie023Ot+l82GvqoLjnYRmpriKqB+irVnqgyuN2/PXzsgncAn+LIchjUq9B2EB2pc+JP20z+rKexOPV/p",
+	"ZHfnnkeU3QAk3xH5rRJS6nYS2pmVK7rxJG3dx6nrq4n14H7HztHlj1Ag0ipKvWtihV5O5t1nunD/wSKt",
+	"M+Lh8t92Qizxjr9DQ+Mrey6lnFfG21BxTtg6r94g4DBLlYDVZMlXUO5dau6+BuYSth99biaAh9whGmp7",
+	"4mI7Vy7M0Vff27lkQ/3XUA/n0LYaBCeHilWO7NOH2stkuEy7u+k14/bqpAF2iSGr4S6ngfUm7GlIpjMO",
+	"rXcgnP5M9msGyI0s2O5zwWD6C1WYs5Y3F1ggI3Zz3u0Ec7INbo+lzu8qg8DclSJbJneot7sSRAPpSo+t",
+	"sHv62+dl976/u/6mb3k8omGo8/X6/sH6OwxYF3RK4EhS01Z3iD1jrndrAHmGlxHH4QXn73B8TfR9gzoY",
+	"SeKf70lIse018syCUNORMwgplSLlYrGmgV8r+PqB4FBAhzNbYL/O5u+gE6Y9B8UfTQBRQOCwzLteKfuq",
+	"2ZqGFT5xt9t5tVf8c0bgkuHXKwXVs56sH3WiNnC7B+pnpvnv1IkEOVN3NqZyJ53pKSdZN1Usc34tP7Q6",
+	"aUa1zq1u0tWzHB6Ltb+/N0s+V+y70pjPlftW2POr+kGkJr1T8vNUq955YV7T5+oL/pVs+0WGVyyHu9+u",
+	"sPA5uyWxYV5j5WamuiLJ034x1/PYzh0Ae/y3OZlDMh1Y5EIHm8wdlyyp5rPD+8zUMOMZ/xE82eQuIMR4",
+	"1B1xkTrIRzjCLCDVZn4lUXxllr5bPvdFjH23kLBccTqs+oWM/KxI2aIAoP/aZn62ufm/hJW/cGmlXCrW",
+	"N3127l362oaZ76rYMkvf4cV1xv4qCbiSyStN/lwp0tdh9W8iv74+2z+F/rOb//U5IalQ2LlPO3c87GAz",
+	"6qidTgOqTDtrgnr3tJXQQjNM44J2T8NasYm5hYiyYyeUVTHpqED6tkghO4xpY0Mgqch6n/YreVZazsFb",
+	"Qc8W72Ys1LMSdYKCRymy5O6MRtsGdbvVdXnyBhwBajIUpk4RM0wVTTkEH1oQtTk8X5erFVEhj9BQP38I",
+	"4TWBCA4mOl1SW8E0RE0zIMdDpHPdQcOK0nWoB7tk6QQgsKB19TlqDvPjuoat42QC2BFSYneIrjkRaISD",
+	"G2VilzDIJfs5ppIgqOQrT/B4foZ5jkSPillrnznd41E8axplmuoldk1emDhvsEGQSBtLj+HlNaprRts3",
+	"ZFmts94CH92Q5SuBaOihkAp1RDHxdp14gSURx0in5ivgbsjSplo2dTthKXRYH9xOPCZhq4MgO1zzYqmP",
+	"K2FFKNv8PSgtALTKe3ShEVNw772Qe9Flk7OH0oJiUa2wSv03p0LMoYxTnx+cymQ9U5iYrxQPoJOzU52Q",
+	"CPQrck2woTT5CFEJlbGairWqSxJWAswYl2hETCttSI9BTcaR40lp/0CWRwijGI76aMHnUYgmGCbdoRtC",
+	"ZjonESq20RqFpQ9zWUZ5Lj7ZdlQ1PHHKsYuswshC4SDtSh68qIbKs3xK109SAjv3N2Rpju96UkP5GUbx",
+	"h5B8JtzjO2XXCOsSwoRzTIuJpO5bWXVoStlcwjXaRgPWvGRNOSE0RgEOJgTy62ISEN26wJYDgNK45Tfw",
+	"KhSrP0kI0FgXAJVozmzZ3DrugWc9C/d4FVgDHYqaUE5vbehWhY8BtuKrcS6sZlZnK353TFrLO5Hcum3n",
+	"xCr21vT5dPY2IYKVbolVsQXUhBLjADOl2qxjhLWSJE03uhiSETSdH83lJWjDJZHaQuVz6UFTgPR4p89l",
+	"KG34ohun2IYvcWIhtoy+piKBtKJuzrLhN2bRX73VmAe4gsVsnOdFBxZ9HA7xjpJt35xPTJMzUZdRCkMo",
+	"UNPMNzJlajFBERlLRflQtULjdG5SxK+h1kVscBLKzQD5HRyJymbqVBB4OsrjhcTLoth5YtvwJKRQ/PHD",
+	"OzSdCzihwIAb1FT/0SN/YLK70wlGKpmPo4gvlB1Hb5WlqdtEiJbphyR4dEsumeS2p5FJz1f2G/RxOi1M",
+	"GUpm0Pzj7/879IrdfFrOweuSOSevDc9C+XE5X7MDz8S/sxB/qSB45UypNWyrE5ClKEyT+h3qrMdGmn+v",
+	"4eJVwuckDBEuSJ8n6dcdowRNl9JSVfsmuSTjLvN0hAFqBYk73Bk1JZ0SzyS1ecjMhvUQdOj3nPHFr4Qz",
+	"2bjVQT+QmUS7PgrxUmysilMwn+ngCNl7Kb508hAVyUZUpe9lR4wmrL+24+a699u6N+jvVvnyZNJp7a4Q",
+	"3goCkNw0QTSdxHpuI7HBo/qIDVa2Eeut7SL2GWymzPDWCuGbbsyL0VRyLrBSyzW6nya5dFvDnXtD4Q87",
+	"MTEPry6KPw8mJJxHJmyqB5KCZ9hLa56hy9XQvKZNw6GXH/iNmsOUp4ctpI7D/JJpIWiGKaYXOxNQJUdU",
+	"1vCFmXXkDahbsi3ryasc7gdOsSG5lcYqhNaNDjKU1KHpCEBKRJXTLJU89d1m5TLvmQVtUYD0vqwAgeaY",
+	"ikzDFw/e1oSQ2QKEmcv3TxNB9ynFrXTU265lMGqS5uZnUnnscpTjjshKioKceANve9ZT1vpygNxry50Y",
+	"/VKjksgXAt8ugROdTbrVA4JL4zsw0pq002m35Wr2BEKG9vRZErs9Bh9yr48mfB67ysR2lARXBZbzmKDR",
+	"Eg4aHhL8kuF0rnmAGRILKs0ZhM8lirjQ8SjLS+t1LSwox0NJy+2vh4P8r8irkO7tC/duL8AEhAjayeD7",
+	"Vd5f9zg+rlETl/elV9a/1T+Sr6qJ295h/KWU7vlK6V7OsGtzocqr2epGAOCcGavDqIfAPSK8JMoLrZtA",
+	"4OayldAEszACJScu2fDsp/MLVLMuZIiaeuhGbPRhaAvmkgRGHQc2Dv+EuzfNfXpCldsjVehLcdzXURz3",
+	"GobUmJyyEnIo1MnpqTZrCec+O5z1D2ZzOzMsJ53MROI6pXWeU8RXB8hrIj8zhA9fv/BNMfFSGPiM2YTu",
+	"2HabqZYqmCcahDu6UrrSLjzPjX5I84RSjQWTXnBwQ1iImhMuW6a5nG7+Zkeb5AfNGCfpyjqp7HbT699P",
+	"+lAB8qqmm6ZQHeuObi8W16psosyAfgdv1ZYXTGKoHGAgoesDiUIBUwN0Cy9LyaZBIrT9wmGbs2jZ6iAw",
+	"7IVO2xBYUjFeXrKB76N//D//P5pSpv+L7+C/Xd/zffifHRtlmMhmfeh6qLW21UeYCfwZmGL79pIGPQ/y",
+	"FyqJehJzvpRGrS+NUmipPiHVYtr6mqtmjXv9YvWVro3valiAz3a4KTG5nt1H+LWUr38xH+DzlcCvYqLv",
+	"YO5T0pBhI1fDY3lnR5/Bqp354GnDaGgGNAwzg9HteCQ9GRAtiWzZ5PRkYukReI1Njx6dPSKSzjvFDHcY",
+	"FuXQV/IcaMOJGeNzFpAQ4goKWU6/4g46YUkRi3b1OUx+iIaU3eKIhp9gFOuwg87xmJiclli7ExFmeZ/L",
+	"evdHvVPs55YQj/SbfDGZkmx0Rro8i8/iX0dk1TpZnyt2cA/Vz24twFYjjIxQKe/7kRFv8Pj41nLSPI4a",
+	"R40doFlzfWEqZ1lH+k6hWaQoiS68Lxkbi5o4mk1wq1PWe6bsIWeF4bLpnWZ0YnkiTm6Y8MnZKRqRCTUV",
+	"PqUjEZ0pWdGwlXmRHfzgrQr7pE6FVzAs1ct1AxopFWAqgv7084XzgnSTHq4e/k8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

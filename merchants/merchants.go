@@ -61,6 +61,7 @@ type Created struct {
 	Merchant  domain.Merchant
 	SecretKey string
 	KeyPrefix string
+	Key       domain.APIKey // as listed (no hash)
 }
 
 // Create makes a merchant, its first key and its default withdrawal configuration in one transaction.
@@ -122,9 +123,31 @@ func (s *Service) createKey(tx *store.Tx, m domain.Merchant, now time.Time) (Cre
 		return Created{}, err
 	}
 	prefix := key[:keyPrefixLen]
-	err = tx.CreateAPIKey(domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix,
-		Hash: HashKey(key), CreatedAt: now})
-	return Created{Merchant: m, SecretKey: key, KeyPrefix: prefix}, err
+	k := domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix, Hash: HashKey(key), CreatedAt: now}
+	err = tx.CreateAPIKey(k)
+	k.Hash = nil
+	return Created{Merchant: m, SecretKey: key, KeyPrefix: prefix, Key: k}, err
+}
+
+// Keys lists a merchant's keys, newest first (prefixes and dates; never the keys or hashes).
+func (s *Service) Keys(ctx context.Context, merchantID uuid.UUID) ([]domain.APIKey, error) {
+	return s.Store.Read(ctx).APIKeys(merchantID)
+}
+
+// RevokeKey revokes one of a merchant's keys: at once in this process, within KeyCacheTTL in
+// others. ErrAPIKeyNotFound when the merchant has no such key.
+func (s *Service) RevokeKey(ctx context.Context, merchantID, keyID uuid.UUID) (domain.APIKey, error) {
+	var k domain.APIKey
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		k, err = tx.RevokeAPIKey(merchantID, keyID, s.Now())
+		return err
+	})
+	s.keys().flush()
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.APIKey{}, domain.ErrAPIKeyNotFound
+	}
+	return k, err
 }
 
 // RevokeKeys revokes the active keys with this display prefix.

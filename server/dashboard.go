@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
@@ -40,45 +41,49 @@ type (
 	}
 )
 
-// bearer authenticates a BearerAuth operation: a verified token's principal goes in the context.
-func bearer(c echo.Context, v TokenVerifier) error {
+// bearer authenticates a BearerAuth operation and authorises it: the token must be valid (else
+// 401 invalid_token), act for the path's merchant and carry the scope the method needs (else 403
+// forbidden: GET and HEAD read, every other method writes). The principal and the merchant go in
+// the context, so the operations share the secret-key API's code — and its Idempotency-Key
+// handling, keyed by merchant — unchanged.
+func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantParam string) error {
 	if v == nil {
 		return domain.ErrInvalidToken
 	}
-	auth := c.Request().Header.Get(echo.HeaderAuthorization)
-	scheme, raw, ok := strings.Cut(strings.TrimSpace(auth), " ")
+	req := c.Request()
+	scheme, raw, ok := strings.Cut(strings.TrimSpace(req.Header.Get(echo.HeaderAuthorization)), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
 		return domain.ErrInvalidToken
 	}
-	p, err := v.Verify(c.Request().Context(), strings.TrimSpace(raw))
+	p, err := v.Verify(req.Context(), strings.TrimSpace(raw))
 	if errors.Is(err, dashauth.ErrInvalidToken) {
 		return domain.ErrInvalidToken
 	}
 	if err != nil {
 		return err
 	}
-	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), principalKey{}, p)))
+	scope := dashauth.ScopeWrite
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		scope = dashauth.ScopeRead
+	}
+	id, err := uuid.Parse(merchantParam)
+	if err != nil || !p.May(id, scope) {
+		return domain.ErrForbidden
+	}
+	m, err := svc.Get(req.Context(), id)
+	if errors.Is(err, domain.ErrMerchantNotFound) {
+		return domain.ErrForbidden // a token naming a merchant that does not exist acts for nobody
+	}
+	if err != nil {
+		return err
+	}
+	ctx := context.WithValue(context.WithValue(req.Context(), principalKey{}, p), merchantKey{}, m)
+	c.SetRequest(req.WithContext(ctx))
 	return nil
 }
 
-// authorise checks the principal acts for the path's merchant with scope; the merchant's id.
-func authorise(ctx context.Context, merchantID string, scope dashauth.Scope) (uuid.UUID, error) {
-	p, _ := ctx.Value(principalKey{}).(dashauth.Principal)
-	id, err := uuid.Parse(merchantID)
-	if err != nil || !p.May(id, dashauth.ScopeRead) {
-		return uuid.Nil, domain.ErrForbidden
-	}
-	if !p.May(id, scope) {
-		return uuid.Nil, domain.ErrForbidden
-	}
-	return id, nil
-}
-
 func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
-	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	id := merchantFrom(ctx).ID
 	avail, pending, err := h.merchants.Balance(ctx, id)
 	if err != nil {
 		return nil, err
@@ -111,10 +116,7 @@ func (h *handlers) withdrawalConfig(ctx context.Context, id uuid.UUID) (gen.Merc
 }
 
 func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetMerchantWithdrawalConfigRequestObject) (gen.GetMerchantWithdrawalConfigResponseObject, error) {
-	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	id := merchantFrom(ctx).ID
 	out, err := h.withdrawalConfig(ctx, id)
 	if err != nil {
 		return nil, err
@@ -123,10 +125,7 @@ func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetM
 }
 
 func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.UpdateMerchantWithdrawalConfigRequestObject) (gen.UpdateMerchantWithdrawalConfigResponseObject, error) {
-	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeWrite)
-	if err != nil {
-		return nil, err
-	}
+	id := merchantFrom(ctx).ID
 	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, domain.ErrMerchantNotFound
@@ -182,10 +181,7 @@ func acceptedAssetsOut(a merchants.AcceptedAssets) gen.AcceptedAssets {
 }
 
 func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMerchantAcceptedAssetsRequestObject) (gen.GetMerchantAcceptedAssetsResponseObject, error) {
-	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeRead)
-	if err != nil {
-		return nil, err
-	}
+	id := merchantFrom(ctx).ID
 	a, err := h.merchants.AcceptedAssets(ctx, id)
 	if err != nil {
 		return nil, err
@@ -194,10 +190,8 @@ func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMer
 }
 
 func (h *handlers) SetMerchantAcceptedAssets(ctx context.Context, req gen.SetMerchantAcceptedAssetsRequestObject) (gen.SetMerchantAcceptedAssetsResponseObject, error) {
-	id, err := authorise(ctx, req.MerchantId, dashauth.ScopeWrite)
-	if err != nil {
-		return nil, err
-	}
+	id := merchantFrom(ctx).ID
+	var err error
 	switch in := req.Body; {
 	case in.Default != nil && in.Assets == nil:
 		err = h.merchants.ResetAcceptedAssets(ctx, id)

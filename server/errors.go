@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/webhooks"
 )
 
 // errorType is the `error.type` category of an error body.
@@ -88,6 +89,16 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodePaymentNotFound, "No such payment.", "paymentId"}
 	case errors.Is(err, domain.ErrWithdrawalNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeWithdrawalNotFound, "No such withdrawal.", "withdrawalId"}
+	case errors.Is(err, domain.ErrAPIKeyNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such secret key.", "keyId"}
+	case errors.Is(err, domain.ErrWebhookEndpointNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such webhook endpoint.", "endpointId"}
+	case errors.Is(err, domain.ErrWebhookEventNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, err.Error(), "eventId"}
+	case errors.Is(err, webhooks.ErrUnsafeURL):
+		return invalidRequest(domain.CodeParameterInvalid, "url", err.Error())
+	case errors.Is(err, webhooks.ErrUnknownEventType):
+		return invalidRequest(domain.CodeParameterInvalid, "events", err.Error())
 	case errors.Is(err, idempotency.ErrKeyInUse):
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key did not finish and its outcome is unknown; use a new key after checking whether it took effect.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyReused):

@@ -150,6 +150,71 @@ func (s fuzzStub) SetMerchantAcceptedAssets(context.Context, gen.SetMerchantAcce
 	return stubResponse(http.StatusOK), nil
 }
 
+func (s fuzzStub) CreateMerchantWithdrawal(context.Context, gen.CreateMerchantWithdrawalRequestObject) (gen.CreateMerchantWithdrawalResponseObject, error) {
+	s.call.reached = true
+	return settlement.Raw{Status: http.StatusCreated, Body: []byte(`{"ok":true}`)}, nil
+}
+
+func (s fuzzStub) CancelMerchantWithdrawal(context.Context, gen.CancelMerchantWithdrawalRequestObject) (gen.CancelMerchantWithdrawalResponseObject, error) {
+	s.call.reached = true
+	return settlement.Raw{Status: http.StatusOK, Body: []byte(`{"ok":true}`)}, nil
+}
+
+func (s fuzzStub) ListMerchantWithdrawals(context.Context, gen.ListMerchantWithdrawalsRequestObject) (gen.ListMerchantWithdrawalsResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) GetMerchantWithdrawal(context.Context, gen.GetMerchantWithdrawalRequestObject) (gen.GetMerchantWithdrawalResponseObject, error) {
+	s.call.reached = true
+	return stubResponse(http.StatusOK), nil
+}
+
+func (s fuzzStub) ListMerchantApiKeys(context.Context, gen.ListMerchantApiKeysRequestObject) (gen.ListMerchantApiKeysResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantApiKeys200JSONResponse{}, nil
+}
+
+func (s fuzzStub) CreateMerchantApiKey(context.Context, gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
+	s.call.reached = true
+	return gen.CreateMerchantApiKey201JSONResponse{}, nil
+}
+
+func (s fuzzStub) RevokeMerchantApiKey(context.Context, gen.RevokeMerchantApiKeyRequestObject) (gen.RevokeMerchantApiKeyResponseObject, error) {
+	s.call.reached = true
+	return gen.RevokeMerchantApiKey200JSONResponse{}, nil
+}
+
+func (s fuzzStub) ListMerchantWebhookEndpoints(context.Context, gen.ListMerchantWebhookEndpointsRequestObject) (gen.ListMerchantWebhookEndpointsResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantWebhookEndpoints200JSONResponse{}, nil
+}
+
+func (s fuzzStub) CreateMerchantWebhookEndpoint(context.Context, gen.CreateMerchantWebhookEndpointRequestObject) (gen.CreateMerchantWebhookEndpointResponseObject, error) {
+	s.call.reached = true
+	return gen.CreateMerchantWebhookEndpoint201JSONResponse{}, nil
+}
+
+func (s fuzzStub) DeleteMerchantWebhookEndpoint(context.Context, gen.DeleteMerchantWebhookEndpointRequestObject) (gen.DeleteMerchantWebhookEndpointResponseObject, error) {
+	s.call.reached = true
+	return gen.DeleteMerchantWebhookEndpoint204Response{}, nil
+}
+
+func (s fuzzStub) RotateMerchantWebhookSecret(context.Context, gen.RotateMerchantWebhookSecretRequestObject) (gen.RotateMerchantWebhookSecretResponseObject, error) {
+	s.call.reached = true
+	return gen.RotateMerchantWebhookSecret200JSONResponse{}, nil
+}
+
+func (s fuzzStub) ListMerchantWebhookDeliveries(context.Context, gen.ListMerchantWebhookDeliveriesRequestObject) (gen.ListMerchantWebhookDeliveriesResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantWebhookDeliveries200JSONResponse{}, nil
+}
+
+func (s fuzzStub) RedeliverMerchantWebhookEvent(context.Context, gen.RedeliverMerchantWebhookEventRequestObject) (gen.RedeliverMerchantWebhookEventResponseObject, error) {
+	s.call.reached = true
+	return gen.RedeliverMerchantWebhookEvent202JSONResponse{}, nil
+}
+
 // fuzzApp is one shape's Echo instance. Requests run one at a time (a fuzz worker calls its
 // function sequentially), so the current call is a plain field.
 type fuzzApp struct {

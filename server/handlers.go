@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/settlement"
+	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -22,6 +23,7 @@ type handlers struct {
 	paymentCache *paymentCache       // encoded GET payment answers (payment_cache.go)
 	checkout     *checkout.Service
 	merchants    *merchants.Service
+	webhooks     *webhooks.Service
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -29,12 +29,13 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // authenticate dispatches on the security scheme the matched operation declares in the spec —
 // one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
-// opens the payment by its own secret. A request matching no operation goes on to Echo's router
+// opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
+// the path's merchant (read scope to read, write scope for anything else). A request matching no operation goes on to Echo's router
 // (its 404, or its 405 and Allow).
 func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			route, _, err := router.FindRoute(c.Request())
+			route, params, err := router.FindRoute(c.Request())
 			if err != nil {
 				return next(c)
 			}
@@ -59,7 +60,7 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
 				return next(c)
 			case "BearerAuth":
-				if err := bearer(c, tokens); err != nil {
+				if err := bearer(c, tokens, svc, params["merchantId"]); err != nil {
 					return err
 				}
 				return next(c)

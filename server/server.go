@@ -26,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
@@ -36,6 +37,7 @@ type Deps struct {
 	Merchants   *merchants.Service
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
+	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
 	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
 	DevnetPay   checkout.DevnetPayer
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
@@ -121,7 +123,7 @@ func New(d Deps) (*echo.Echo, error) {
 
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants}
+			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, d.Checkout, d.DevnetPay)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
@@ -13,10 +15,51 @@ import (
 )
 
 func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawalRequestObject) (gen.CreateWithdrawalResponseObject, error) {
-	b := req.Body
+	return h.createWithdrawal(ctx, *req.Body)
+}
+
+func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsRequestObject) (gen.ListWithdrawalsResponseObject, error) {
+	return h.listWithdrawals(ctx, req.Params.Status, req.Params.Limit, req.Params.Offset)
+}
+
+func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalRequestObject) (gen.GetWithdrawalResponseObject, error) {
+	return h.getWithdrawal(ctx, req.WithdrawalId)
+}
+
+// The dashboard's withdrawal operations: the same code for the merchant bearer() authorised.
+
+func (h *handlers) CreateMerchantWithdrawal(ctx context.Context, req gen.CreateMerchantWithdrawalRequestObject) (gen.CreateMerchantWithdrawalResponseObject, error) {
+	return h.createWithdrawal(ctx, *req.Body)
+}
+
+func (h *handlers) ListMerchantWithdrawals(ctx context.Context, req gen.ListMerchantWithdrawalsRequestObject) (gen.ListMerchantWithdrawalsResponseObject, error) {
+	return h.listWithdrawals(ctx, req.Params.Status, req.Params.Limit, req.Params.Offset)
+}
+
+func (h *handlers) GetMerchantWithdrawal(ctx context.Context, req gen.GetMerchantWithdrawalRequestObject) (gen.GetMerchantWithdrawalResponseObject, error) {
+	return h.getWithdrawal(ctx, req.WithdrawalId)
+}
+
+// CancelMerchantWithdrawal cancels one of the merchant's pending withdrawals (sealed with the
+// Idempotency-Key when one was sent).
+func (h *handlers) CancelMerchantWithdrawal(ctx context.Context, req gen.CancelMerchantWithdrawalRequestObject) (gen.CancelMerchantWithdrawalResponseObject, error) {
+	wid, err := uuid.Parse(req.WithdrawalId)
+	if err != nil {
+		return nil, domain.ErrWithdrawalNotFound
+	}
+	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(w domain.Withdrawal) (idempotency.Outcome, error) {
+		return outcome(h.render.Withdrawal(w, http.StatusOK))
+	})
+	if _, err := h.withdrawals.Cancel(ctx, merchantFrom(ctx).ID, wid, step); err != nil {
+		return nil, err
+	}
+	return settlement.Raw(step.Outcome()), nil
+}
+
+func (h *handlers) createWithdrawal(ctx context.Context, b gen.CreateWithdrawalRequest) (settlement.Raw, error) {
 	chainID, err := chains.ParseCAIP2(string(b.ChainId))
 	if err != nil {
-		return nil, domain.Invalid(domain.CodeParameterInvalid, "chainId", "%v", err)
+		return settlement.Raw{}, domain.Invalid(domain.CodeParameterInvalid, "chainId", "%v", err)
 	}
 	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(w domain.Withdrawal) (idempotency.Outcome, error) {
 		return outcome(h.render.Withdrawal(w, http.StatusCreated))
@@ -25,25 +68,25 @@ func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawa
 		ChainID: chainID, RecipientAddress: b.RecipientAddress, OrderID: b.OrderId, CustomMetadata: b.CustomMetadata,
 		Currency: strOrEmpty(b.Currency)}, step)
 	if err != nil {
-		return nil, err
+		return settlement.Raw{}, err
 	}
 	h.metrics.WithdrawalCreated()
 	return settlement.Raw(step.Outcome()), nil
 }
 
-func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsRequestObject) (gen.ListWithdrawalsResponseObject, error) {
-	limit, offset := pageParams(req.Params.Limit, req.Params.Offset)
-	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), domain.WithdrawalStatus(strOrEmpty(req.Params.Status)), limit, offset)
+func (h *handlers) listWithdrawals(ctx context.Context, status *gen.WithdrawalStatus, limitP *gen.Limit, offsetP *gen.Offset) (settlement.Response, error) {
+	limit, offset := pageParams(limitP, offsetP)
+	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), domain.WithdrawalStatus(strOrEmpty(status)), limit, offset)
 	if err != nil {
-		return nil, err
+		return settlement.Response{}, err
 	}
 	return h.render.WithdrawalList(list, page), nil
 }
 
-func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalRequestObject) (gen.GetWithdrawalResponseObject, error) {
-	w, err := h.withdrawals.Get(ctx, merchantFrom(ctx), req.WithdrawalId)
+func (h *handlers) getWithdrawal(ctx context.Context, id string) (settlement.Response, error) {
+	w, err := h.withdrawals.Get(ctx, merchantFrom(ctx), id)
 	if err != nil {
-		return nil, err
+		return settlement.Response{}, err
 	}
 	return h.render.Withdrawal(w, http.StatusOK), nil
 }

@@ -274,3 +274,17 @@ func (r Response) VisitGetMerchantAcceptedAssetsResponse(w http.ResponseWriter) 
 func (r Response) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
 	return r.write(w)
 }
+
+// VisitCreateMerchantWithdrawalResponse writes the response.
+func (r Raw) VisitCreateMerchantWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitCancelMerchantWithdrawalResponse writes the response.
+func (r Raw) VisitCancelMerchantWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitListMerchantWithdrawalsResponse writes the response.
+func (r Response) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+	return r.write(w)
+}
+
+// VisitGetMerchantWithdrawalResponse writes the response.
+func (r Response) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }

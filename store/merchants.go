@@ -73,6 +73,33 @@ func (t *Tx) RevokeKeysByPrefix(prefix string, at time.Time) (int64, error) {
 	return res.RowsAffected, nil
 }
 
+// APIKeys lists a merchant's keys, newest first (hashes left out).
+func (t *Tx) APIKeys(merchantID uuid.UUID) ([]domain.APIKey, error) {
+	var rows []apiKeyRow
+	if err := t.db.Omit("key_hash").Where("merchant_id = ?", merchantID).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
+// back; ErrNotFound when the merchant has no such key.
+func (t *Tx) RevokeAPIKey(merchantID, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
+	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND revoked_at IS NULL", keyID, merchantID).Update("revoked_at", at)
+	if res.Error != nil {
+		return domain.APIKey{}, translate(res.Error)
+	}
+	var r apiKeyRow
+	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ?", keyID, merchantID).Error; err != nil {
+		return domain.APIKey{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
 // PutWithdrawalConfig replaces a merchant's withdrawal configuration.
 func (t *Tx) PutWithdrawalConfig(c domain.WithdrawalConfig) error {
 	row := withdrawalConfigRow{MerchantID: c.MerchantID, TokenSymbol: c.TokenSymbol, MinAmountCents: c.MinAmountCents,

@@ -34,6 +34,10 @@ type apiKeyRow struct {
 
 func (apiKeyRow) TableName() string { return "api_keys" }
 
+func (r apiKeyRow) domain() domain.APIKey {
+	return domain.APIKey{ID: r.ID, MerchantID: r.MerchantID, Prefix: r.Prefix, Hash: r.KeyHash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt}
+}
+
 type chainRow struct {
 	ChainID               int64 `gorm:"primaryKey;autoIncrement:false"`
 	Name                  string

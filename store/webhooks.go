@@ -216,10 +216,13 @@ func (t *Tx) insertDelivery(eventID string, endpointID, merchantID uuid.UUID, at
 
 // Redeliver schedules an event again, due now, to one enabled endpoint of its merchant or to
 // every enabled one subscribed to its type. It returns the deliveries made.
-func (t *Tx) Redeliver(eventID string, endpointID *uuid.UUID, now time.Time) ([]Delivery, error) {
+func (t *Tx) Redeliver(merchantID uuid.UUID, eventID string, endpointID *uuid.UUID, now time.Time) ([]Delivery, error) {
 	var ev eventRow
 	if err := t.db.Take(&ev, "id = ?", eventID).Error; err != nil {
 		return nil, translate(err)
+	}
+	if merchantID != uuid.Nil && ev.MerchantID != merchantID {
+		return nil, ErrNotFound // another merchant's event
 	}
 	if ev.Object == nil || !domain.IsWebhookEvent(domain.EventType(ev.Type)) {
 		return nil, ErrNotFound // not a webhook event

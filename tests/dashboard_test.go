@@ -117,3 +117,205 @@ func TestDashboardAcceptedAssets(t *testing.T) {
 		assert.Equal(t, true, r.JSON(t)["default"])
 	})
 }
+
+// Withdrawals from the dashboard: the secret-key API's rules (bounds, balance, Idempotency-Key)
+// for the token's merchant only; cancel restores the balance once and only while pending.
+func TestDashboardWithdrawals(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "A"})
+		b := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "B"})
+		e.fund(a.SecretKey, 10_000)
+		start := e.balance(a.Merchant.ID)
+		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
+		base := "/v1/merchants/" + a.Merchant.ID.String() + "/withdrawals"
+
+		r := e.do(http.MethodPost, base, "", withdrawal(2_500), bearerHeader(read)...)
+		assert.Equal(t, http.StatusForbidden, r.Status, "a read token cannot withdraw")
+		r = e.do(http.MethodPost, base, "", withdrawal(99), bearerHeader(write)...)
+		assert.Equal(t, http.StatusBadRequest, r.Status, "below the spec's minimum")
+		r = e.do(http.MethodPost, base, "", withdrawal(start+1), bearerHeader(write)...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ := r.errorFields(t)
+		assert.Equal(t, "insufficient_balance", code)
+
+		idem := append(bearerHeader(write), "Idempotency-Key", "dash-w-1")
+		r = e.do(http.MethodPost, base, "", withdrawal(2_500), idem...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		w := r.JSON(t)
+		id := w["id"].(string)
+		replay := e.do(http.MethodPost, base, "", withdrawal(2_500), idem...)
+		require.Equal(t, http.StatusCreated, replay.Status)
+		assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+		assert.JSONEq(t, string(r.Body), string(replay.Body))
+		assert.Equal(t, http.StatusConflict, e.do(http.MethodPost, base, "", withdrawal(2_600), idem...).Status, "same key, other body")
+		assert.Equal(t, start-2_500, e.balance(a.Merchant.ID), "debited once")
+
+		// Reads: by the read token; the secret-key API sees the same withdrawal.
+		r = e.do(http.MethodGet, base+"/"+id, "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, "pending", r.JSON(t)["status"])
+		r = e.do(http.MethodGet, base+"?status=pending", "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Len(t, r.JSON(t)["data"], 1)
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/external/secretkey-auth/withdrawals/"+id, a.SecretKey, nil).Status)
+		// The configuration path is not a withdrawal id.
+		r = e.do(http.MethodGet, base+"/config", "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.NotNil(t, r.JSON(t)["backendWalletAddress"])
+
+		// Merchant B's token sees nothing of A's; B's own path does not find A's withdrawal.
+		bTok := e.token(b.Merchant.ID, dashauth.ScopeWrite)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, base+"/"+id, "", nil, bearerHeader(bTok)...).Status)
+		bBase := "/v1/merchants/" + b.Merchant.ID.String() + "/withdrawals/"
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodGet, bBase+id, "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, bBase+id+"/cancel", "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, bBase+"nope/cancel", "", nil, bearerHeader(bTok)...).Status)
+
+		// Cancel: read token refused; then restored exactly once, replayed with its key; twice is 409.
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, bearerHeader(read)...).Status)
+		cancel := append(bearerHeader(write), "Idempotency-Key", "dash-c-1")
+		r = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, cancel...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, "cancelled", r.JSON(t)["status"])
+		assert.Equal(t, start, e.balance(a.Merchant.ID), "restored")
+		replay = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, cancel...)
+		require.Equal(t, http.StatusOK, replay.Status)
+		assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+		r = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "invalid_state", code)
+		assert.Equal(t, start, e.balance(a.Merchant.ID), "restored once")
+
+		// Withdrawals switched off from the dashboard: 403 withdrawals_disabled.
+		r = e.do(http.MethodPatch, base+"/config", "", map[string]any{"withdrawalsEnabled": false}, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		r = e.do(http.MethodPost, base, "", withdrawal(2_500), bearerHeader(write)...)
+		require.Equal(t, http.StatusForbidden, r.Status)
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "withdrawals_disabled", code)
+	})
+}
+
+// Secret keys from the dashboard: listed by prefix (never the key), created with the key shown
+// once and working at once, revoked (then refused by the secret-key API), another merchant's
+// key unknown.
+func TestDashboardAPIKeys(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{name: "A"})
+		b := e.merchant(merchantOpts{name: "B"})
+		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
+		base := "/v1/merchants/" + a.Merchant.ID.String() + "/api-keys"
+
+		r := e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		keys := r.JSON(t)["data"].([]any)
+		require.Len(t, keys, 1)
+		assert.Equal(t, a.KeyPrefix, keys[0].(map[string]any)["prefix"])
+		assert.NotContains(t, string(r.Body), a.SecretKey)
+
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base, "", nil, bearerHeader(read)...).Status)
+		r = e.do(http.MethodPost, base, "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		created := r.JSON(t)
+		secret := created["secretKey"].(string)
+		newKey := created["key"].(map[string]any)
+		assert.True(t, strings.HasPrefix(secret, newKey["prefix"].(string)))
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/external/secretkey-auth/payments", secret, nil).Status, "the new key works")
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		assert.Len(t, r.JSON(t)["data"], 2)
+		assert.NotContains(t, string(r.Body), secret, "the key is shown once")
+
+		// B cannot revoke A's key, on its own path or on A's.
+		bTok := e.token(b.Merchant.ID, dashauth.ScopeWrite)
+		keyID := newKey["id"].(string)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, "/v1/merchants/"+b.Merchant.ID.String()+"/api-keys/"+keyID, "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodDelete, base+"/"+keyID, "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodDelete, base+"/"+keyID, "", nil, bearerHeader(read)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+uuid.NewString(), "", nil, bearerHeader(write)...).Status)
+
+		r = e.do(http.MethodDelete, base+"/"+keyID, "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.NotNil(t, r.JSON(t)["revokedAt"])
+		assert.Equal(t, http.StatusUnauthorized, e.do(http.MethodGet, "/v1/external/secretkey-auth/payments", secret, nil).Status, "revoked")
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/external/secretkey-auth/payments", a.SecretKey, nil).Status, "the other key still works")
+		again := e.do(http.MethodDelete, base+"/"+keyID, "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, again.Status)
+		assert.Equal(t, r.JSON(t)["revokedAt"], again.JSON(t)["revokedAt"], "revoking twice changes nothing")
+	})
+}
+
+// Webhook endpoints from the dashboard: created (secret once; unsafe URLs refused), listed,
+// rotated, their delivery log read, an event redelivered, deleted; another merchant's endpoint
+// and event are unknown.
+func TestDashboardWebhooks(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{name: "A"})
+		b := e.merchant(merchantOpts{name: "B"})
+		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
+		base := "/v1/merchants/" + a.Merchant.ID.String() + "/webhooks"
+
+		// (http itself is allowed on the embedded default; tested in the webhooks package.)
+		for _, u := range []string{"https://127.0.0.1/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/x"} {
+			r := e.do(http.MethodPost, base, "", map[string]any{"url": u}, bearerHeader(write)...)
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", u, r.Body)
+			_, _, param := r.errorFields(t)
+			assert.Equal(t, "url", param)
+		}
+		assert.Equal(t, http.StatusBadRequest, e.do(http.MethodPost, base, "", map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"payment.nope"}}, bearerHeader(write)...).Status)
+		body := map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"payment.created", "payment.completed"}}
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base, "", body, bearerHeader(read)...).Status)
+		r := e.do(http.MethodPost, base, "", body, bearerHeader(write)...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		created := r.JSON(t)
+		secret := created["secret"].(string)
+		assert.True(t, strings.HasPrefix(secret, "whsec_"))
+		ep := created["endpoint"].(map[string]any)
+		epID := ep["id"].(string)
+		assert.Len(t, ep["events"], 2)
+
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Len(t, r.JSON(t)["data"], 1)
+		assert.NotContains(t, string(r.Body), secret)
+
+		// An event for A: its delivery is in the log; redelivered with the same event id.
+		e.createPayment(a.SecretKey, payment(2500))
+		r = e.do(http.MethodGet, base+"/deliveries", "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		ds := r.JSON(t)["data"].([]any)
+		require.Len(t, ds, 1)
+		eventID := ds[0].(map[string]any)["eventId"].(string)
+		assert.Equal(t, epID, ds[0].(map[string]any)["endpointId"])
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/events/"+eventID+"/redeliver", "", nil, bearerHeader(read)...).Status)
+		r = e.do(http.MethodPost, base+"/events/"+eventID+"/redeliver?endpointId="+epID, "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusAccepted, r.Status, string(r.Body))
+		assert.Len(t, r.JSON(t)["data"], 1)
+		r = e.do(http.MethodGet, base+"/deliveries?eventId="+eventID+"&limit=10", "", nil, bearerHeader(read)...)
+		assert.Len(t, r.JSON(t)["data"], 2)
+
+		// B: its own paths do not find A's endpoint or event; A's paths are forbidden.
+		bTok := e.token(b.Merchant.ID, dashauth.ScopeWrite)
+		bBase := "/v1/merchants/" + b.Merchant.ID.String() + "/webhooks"
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, bBase+"/events/"+eventID+"/redeliver", "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, bBase+"/"+epID+"/rotate-secret", "", nil, bearerHeader(bTok)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, bBase+"/"+epID, "", nil, bearerHeader(bTok)...).Status)
+		r = e.do(http.MethodGet, bBase+"/deliveries", "", nil, bearerHeader(bTok)...)
+		assert.Len(t, r.JSON(t)["data"], 0)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, base+"/deliveries", "", nil, bearerHeader(bTok)...).Status)
+
+		r = e.do(http.MethodPost, base+"/"+epID+"/rotate-secret", "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		rotated := r.JSON(t)
+		assert.NotEqual(t, secret, rotated["secret"])
+		assert.NotNil(t, rotated["endpoint"].(map[string]any)["secretRotationEndsAt"])
+
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(read)...).Status)
+		assert.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(write)...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(write)...).Status)
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		assert.Len(t, r.JSON(t)["data"], 0, "deleted endpoints are not listed")
+		r = e.do(http.MethodGet, base+"/deliveries?endpointId="+epID, "", nil, bearerHeader(read)...)
+		assert.Len(t, r.JSON(t)["data"], 2, "their delivery log stays")
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -79,9 +80,9 @@ func TestChangedSecretsKey(t *testing.T) {
 	assert.Contains(t, *ds[0].Log[0].Error, "PAYMENTS_SECRETS_KEY")
 	assert.Equal(t, store.DeliveryPending, ds[0].Status)
 
-	secret, err := b.Webhooks.RotateSecret(f.ctx, ep.Endpoint.ID)
+	secret, err := b.Webhooks.RotateSecret(f.ctx, uuid.Nil, ep.Endpoint.ID)
 	require.NoError(t, err)
-	_, err = b.Webhooks.Redeliver(f.ctx, ds[0].EventID, nil) // not waiting an hour for the retry
+	_, err = b.Webhooks.Redeliver(f.ctx, uuid.Nil, ds[0].EventID, nil) // not waiting an hour for the retry
 	require.NoError(t, err)
 	_, err = b.Dispatcher.Round(f.ctx)
 	require.NoError(t, err)

@@ -22,8 +22,8 @@ import (
 // Errors of the endpoint operations (client faults).
 var (
 	ErrUnknownEventType = errors.New("unknown webhook event type")
-	ErrEndpointNotFound = errors.New("no such webhook endpoint")
-	ErrEventNotFound    = errors.New("no such webhook event")
+	ErrEndpointNotFound = domain.ErrWebhookEndpointNotFound
+	ErrEventNotFound    = domain.ErrWebhookEventNotFound
 )
 
 // RotationOverlap is how long the previous secret keeps signing after a rotation.
@@ -131,9 +131,42 @@ func (s *Service) merchantExists(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-// Delete removes an endpoint (its delivery log stays; pending deliveries stop).
-func (s *Service) Delete(ctx context.Context, endpointID uuid.UUID) error {
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DisableEndpoint(endpointID, store.EndpointDeleted, s.Now()) })
+// ownedBy refuses an endpoint of another merchant as unknown; merchantID Nil (the operator's
+// commands) owns every endpoint.
+func ownedBy(tx *store.Tx, merchantID, endpointID uuid.UUID) (store.Endpoint, error) {
+	e, err := tx.GetEndpoint(endpointID)
+	if err != nil {
+		return store.Endpoint{}, err
+	}
+	if merchantID != uuid.Nil && e.MerchantID != merchantID {
+		return store.Endpoint{}, store.ErrNotFound
+	}
+	return e, nil
+}
+
+// Endpoint reads one of a merchant's endpoints (merchantID Nil: any).
+func (s *Service) Endpoint(ctx context.Context, merchantID, endpointID uuid.UUID) (store.Endpoint, error) {
+	var e store.Endpoint
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		e, err = ownedBy(tx, merchantID, endpointID)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Endpoint{}, ErrEndpointNotFound
+	}
+	return e, err
+}
+
+// Delete removes one of a merchant's endpoints (merchantID Nil: any); its delivery log stays,
+// pending deliveries stop.
+func (s *Service) Delete(ctx context.Context, merchantID, endpointID uuid.UUID) error {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := ownedBy(tx, merchantID, endpointID); err != nil {
+			return err
+		}
+		return tx.DisableEndpoint(endpointID, store.EndpointDeleted, s.Now())
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrEndpointNotFound
 	}
@@ -142,7 +175,8 @@ func (s *Service) Delete(ctx context.Context, endpointID uuid.UUID) error {
 
 // RotateSecret gives an endpoint a new secret; the old one keeps signing (a second signature)
 // for RotationOverlap, so a receiver can switch without losing a delivery.
-func (s *Service) RotateSecret(ctx context.Context, endpointID uuid.UUID) (string, error) {
+// merchantID Nil: any merchant's endpoint (the operator).
+func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID uuid.UUID) (string, error) {
 	if s.Sealer == nil {
 		return "", ErrNoSecretsKey
 	}
@@ -156,7 +190,7 @@ func (s *Service) RotateSecret(ctx context.Context, endpointID uuid.UUID) (strin
 	}
 	now := s.Now()
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		e, err := tx.GetEndpoint(endpointID)
+		e, err := ownedBy(tx, merchantID, endpointID)
 		if err != nil {
 			return err
 		}
@@ -184,12 +218,12 @@ func (s *Service) Deliveries(ctx context.Context, f store.DeliveryFilter) ([]sto
 }
 
 // Redeliver schedules an event again (the same webhook-id) to one endpoint or to every
-// endpoint subscribed to it.
-func (s *Service) Redeliver(ctx context.Context, eventID string, endpointID *uuid.UUID) ([]store.Delivery, error) {
+// endpoint subscribed to it; a merchant's request (merchantID not Nil) finds only its own events.
+func (s *Service) Redeliver(ctx context.Context, merchantID uuid.UUID, eventID string, endpointID *uuid.UUID) ([]store.Delivery, error) {
 	var out []store.Delivery
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Redeliver(eventID, endpointID, s.Now())
+		out, err = tx.Redeliver(merchantID, eventID, endpointID, s.Now())
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {

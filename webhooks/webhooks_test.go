@@ -248,10 +248,10 @@ func TestRotationAndRedelivery(t *testing.T) {
 		ep := f.endpoint(r.srv.URL)
 		f.pay(2500)
 		f.rounds(2)
-		newSecret, err := f.a.Webhooks.RotateSecret(f.ctx, ep.Endpoint.ID)
+		newSecret, err := f.a.Webhooks.RotateSecret(f.ctx, uuid.Nil, ep.Endpoint.ID)
 		require.NoError(t, err)
 		first := r.requests()[0]
-		_, err = f.a.Webhooks.Redeliver(f.ctx, first.ID, nil)
+		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, first.ID, nil)
 		require.NoError(t, err)
 		f.rounds(2)
 		got := r.requests()
@@ -267,7 +267,7 @@ func TestRotationAndRedelivery(t *testing.T) {
 			hdr.Set("webhook-signature", got[1].Signature)
 			assert.NoError(t, wh.Verify(got[1].Body, hdr), "verifies with each secret")
 		}
-		_, err = f.a.Webhooks.Redeliver(f.ctx, "evt_nope", nil)
+		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, "evt_nope", nil)
 		assert.ErrorIs(t, err, webhooks.ErrEventNotFound)
 	})
 }

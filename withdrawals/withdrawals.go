@@ -108,8 +108,9 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 
 // Cancel moves a pending withdrawal to cancelled; the lifecycle core books the reversal that
 // restores the balance and writes withdrawal.cancelled in the same transaction (sealed with
-// seal when it is not nil). Any other status is refused with a *domain.TransitionError.
-func (s *Service) Cancel(ctx context.Context, id uuid.UUID, seal Sealer) (domain.Withdrawal, error) {
+// seal when it is not nil). Any other status is refused with a *domain.TransitionError. A
+// merchant's request (merchantID not Nil) finds only its own withdrawals; the operator's any.
+func (s *Service) Cancel(ctx context.Context, merchantID, id uuid.UUID, seal Sealer) (domain.Withdrawal, error) {
 	var out domain.Withdrawal
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if seal != nil {
@@ -118,6 +119,9 @@ func (s *Service) Cancel(ctx context.Context, id uuid.UUID, seal Sealer) (domain
 			}
 		}
 		w, err := s.Core.UpdateWithdrawalTx(tx, id, func(w *domain.Withdrawal) error {
+			if merchantID != uuid.Nil && w.MerchantID != merchantID {
+				return domain.ErrWithdrawalNotFound
+			}
 			return w.TransitionTo(domain.WithdrawalCancelled)
 		})
 		if err != nil {

@@ -150,7 +150,7 @@ func cmdWebhooksDelete(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer a.Close()
-	if err := a.Webhooks.Delete(ctx, id); err != nil {
+	if err := a.Webhooks.Delete(ctx, uuid.Nil, id); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "endpoint %s deleted; its pending deliveries stopped (the delivery log stays)\n", id)
@@ -172,7 +172,7 @@ func cmdWebhooksRotate(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer a.Close()
-	secret, err := a.Webhooks.RotateSecret(ctx, id)
+	secret, err := a.Webhooks.RotateSecret(ctx, uuid.Nil, id)
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func cmdWebhooksRedeliver(ctx context.Context, args []string, stdout, stderr io.
 		return err
 	}
 	defer a.Close()
-	ds, err := a.Webhooks.Redeliver(ctx, *event, eid)
+	ds, err := a.Webhooks.Redeliver(ctx, uuid.Nil, *event, eid)
 	if err != nil {
 		return err
 	}

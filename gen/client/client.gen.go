@@ -370,6 +370,30 @@ func (e TokenType) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
+	WebhookDeliveryStatusDisabled  WebhookDeliveryStatus = "disabled"
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDelivered:
+		return true
+	case WebhookDeliveryStatusDisabled:
+		return true
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEventType.
 const (
 	PaymentCancelled     WebhookEventType = "payment.cancelled"
@@ -532,6 +556,25 @@ type AcceptedAssets struct {
 
 	// Unserved Chosen token ids this deployment no longer serves (no quote is made in them).
 	Unserved []string `json:"unserved"`
+}
+
+// ApiKey A secret key as listed (the key itself is never stored, only its hash).
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+type ApiKey struct {
+	CreatedAt time.Time          `json:"createdAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Prefix The key's first characters, to recognise it.
+	//
+	// Example: sk_test_4f2a
+	Prefix    string     `json:"prefix"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}]}
+type ApiKeyList struct {
+	Data []ApiKey `json:"data"`
 }
 
 // Chain An EVM chain.
@@ -757,6 +800,15 @@ type CreatePaymentResponse struct {
 	Secret string `json:"secret"`
 }
 
+// CreateWebhookEndpointRequest Example: {"events":["payment.completed","payment.expired"],"url":"https://shop.example/hooks/paymentsd"}
+type CreateWebhookEndpointRequest struct {
+	// Events Event types to receive; omitted or empty for every type.
+	Events *[]WebhookEventType `json:"events,omitempty"`
+
+	// Url Example: https://shop.example/hooks/paymentsd
+	Url string `json:"url"`
+}
+
 // CreateWithdrawalRequest A new withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}
@@ -790,6 +842,19 @@ type CreateWithdrawalRequestChainId string
 
 // CreateWithdrawalRequestCurrency Only USD.
 type CreateWithdrawalRequestCurrency string
+
+// CreatedApiKey A new key; `secretKey` is shown only here.
+//
+// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
+type CreatedApiKey struct {
+	// Key A secret key as listed (the key itself is never stored, only its hash).
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+	Key ApiKey `json:"key"`
+
+	// SecretKey Example: sk_test_4f2a9c…
+	SecretKey string `json:"secretKey"`
+}
 
 // Currency Only USD.
 //
@@ -1217,6 +1282,87 @@ type UpdateWithdrawalConfigRequest struct {
 	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
 }
 
+// WebhookAttempt One delivery attempt.
+//
+// Example: {"attempt":1,"error":null,"latencyMs":84,"response":"ok","startedAt":"2026-11-22T10:00:00Z","statusCode":200}
+type WebhookAttempt struct {
+	Attempt   int64   `json:"attempt"`
+	Error     *string `json:"error"`
+	LatencyMs int64   `json:"latencyMs"`
+
+	// Response The first 1 KB of the answer.
+	Response  *string   `json:"response"`
+	StartedAt time.Time `json:"startedAt"`
+
+	// StatusCode The receiver's HTTP status; null when no answer came.
+	StatusCode *int64 `json:"statusCode"`
+}
+
+// WebhookDelivery One event's delivery to one endpoint, with its attempts.
+//
+// Example: {"attempts":1,"createdAt":"2026-11-22T10:00:00Z","endpointId":"01a200eb-1612-72e6-88d9-02e7cbd1f729","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","log":[{"attempt":1,"error":null,"latencyMs":84,"response":"ok","startedAt":"2026-11-22T10:00:00Z","statusCode":200}],"nextAttemptAt":"2026-11-22T10:00:00Z","status":"delivered","updatedAt":"2026-11-22T10:00:01Z"}
+type WebhookDelivery struct {
+	Attempts      int64                 `json:"attempts"`
+	CreatedAt     time.Time             `json:"createdAt"`
+	EndpointId    openapi_types.UUID    `json:"endpointId"`
+	EventId       string                `json:"eventId"`
+	Id            openapi_types.UUID    `json:"id"`
+	Log           []WebhookAttempt      `json:"log"`
+	NextAttemptAt time.Time             `json:"nextAttemptAt"`
+	Status        WebhookDeliveryStatus `json:"status"`
+	UpdatedAt     time.Time             `json:"updatedAt"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookDeliveryList Example: {"data":[]}
+type WebhookDeliveryList struct {
+	Data []WebhookDelivery `json:"data"`
+}
+
+// WebhookEndpoint Where a merchant's webhook events are delivered.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+type WebhookEndpoint struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DisabledReason Why delivery stopped (the receiver answered 410 Gone), or `deleted`.
+	DisabledReason *string `json:"disabledReason"`
+	Enabled        bool    `json:"enabled"`
+
+	// Events The subscribed event types; empty means every type.
+	Events []WebhookEventType `json:"events"`
+	Id     openapi_types.UUID `json:"id"`
+
+	// SecretRotationEndsAt Until when the previous secret also signs, after a rotation.
+	SecretRotationEndsAt *time.Time `json:"secretRotationEndsAt"`
+	UpdatedAt            time.Time  `json:"updatedAt"`
+
+	// Url Example: https://shop.example/hooks/paymentsd
+	Url string `json:"url"`
+}
+
+// WebhookEndpointList Example: {"data":[]}
+type WebhookEndpointList struct {
+	Data []WebhookEndpoint `json:"data"`
+}
+
+// WebhookEndpointWithSecret An endpoint with its signing secret, shown only in this answer.
+//
+// Example: {"endpoint":{"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":["payment.completed"],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"},"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+type WebhookEndpointWithSecret struct {
+	// Endpoint Where a merchant's webhook events are delivered.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+	Endpoint WebhookEndpoint `json:"endpoint"`
+
+	// Secret Standard Webhooks secret (`whsec_` and base64).
+	//
+	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+	Secret string `json:"secret"`
+}
+
 // WebhookEvent Webhooks (OpenAPI 3.0 has no `webhooks` section; this is the convention). For every event
 // a merchant's endpoint subscribes to, the service POSTs one of these bodies as
 // `application/json`, signed by the Standard Webhooks scheme (standardwebhooks.com):
@@ -1365,6 +1511,9 @@ type CheckoutPaymentId = string
 // DashboardMerchantId defines model for DashboardMerchantId.
 type DashboardMerchantId = string
 
+// DashboardWithdrawalId defines model for DashboardWithdrawalId.
+type DashboardWithdrawalId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1373,6 +1522,9 @@ type Limit = int32
 
 // Offset defines model for Offset.
 type Offset = int32
+
+// WebhookEndpointId defines model for WebhookEndpointId.
+type WebhookEndpointId = string
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1399,10 +1551,20 @@ type CheckoutUnauthorized = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type DashboardForbidden = Error
 
+// DashboardNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardNotFound = Error
+
 // DashboardUnauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type DashboardUnauthorized = Error
+
+// DashboardWithdrawalForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type DashboardWithdrawalForbidden = Error
 
 // Forbidden The error body of every non-2xx response.
 //
@@ -1433,6 +1595,11 @@ type PaymentNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RequestTimeout = Error
+
+// StateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type StateConflict = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1534,6 +1701,52 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
+type ListMerchantWebhookDeliveriesParams struct {
+	// EndpointId Only deliveries to this endpoint.
+	EndpointId *openapi_types.UUID `form:"endpointId,omitempty" json:"endpointId,omitempty"`
+
+	// EventId Only deliveries of this event.
+	EventId *string `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// RedeliverMerchantWebhookEventParams defines parameters for RedeliverMerchantWebhookEvent.
+type RedeliverMerchantWebhookEventParams struct {
+	// EndpointId Only to this endpoint.
+	EndpointId *openapi_types.UUID `form:"endpointId,omitempty" json:"endpointId,omitempty"`
+}
+
+// ListMerchantWithdrawalsParams defines parameters for ListMerchantWithdrawals.
+type ListMerchantWithdrawalsParams struct {
+	// Status Only withdrawals in this status.
+	Status *WithdrawalStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CreateMerchantWithdrawalParams defines parameters for CreateMerchantWithdrawal.
+type CreateMerchantWithdrawalParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
+type CancelMerchantWithdrawalParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -1545,6 +1758,12 @@ type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
 type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
+// CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
+type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
+
+// CreateMerchantWithdrawalJSONRequestBody defines body for CreateMerchantWithdrawal for application/json ContentType.
+type CreateMerchantWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // UpdateMerchantWithdrawalConfigJSONRequestBody defines body for UpdateMerchantWithdrawalConfig for application/json ContentType.
 type UpdateMerchantWithdrawalConfigJSONRequestBody = UpdateWithdrawalConfigRequest
@@ -2016,6 +2235,30 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
 	SetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMerchantApiKeys List the merchant's secret keys
+	//
+	// Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
+	ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantApiKey Create a secret key
+	//
+	// Issues another secret key for the secret-key API. The key is in this answer only: it is
+	// stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
+	// the key). Write scope.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/api-keys (the `CreateMerchantApiKey` operationId).
+	CreateMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeMerchantApiKey Revoke a secret key
+	//
+	// The key stops authenticating at once in this process and within a minute in every other
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
+	RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -2023,6 +2266,94 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantWebhookEndpoints List webhook endpoints
+	//
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
+	ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantWebhookEndpointWithBody Add a webhook endpoint
+	//
+	// The URL must be https (http only on a deployment that allows private targets) and resolve
+	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+	// answer only. Write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+	CreateMerchantWebhookEndpointWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantWebhookEndpoint Add a webhook endpoint
+	//
+	// The URL must be https (http only on a deployment that allows private targets) and resolve
+	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+	// answer only. Write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+	CreateMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantWebhookDeliveries The webhook delivery log
+	//
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
+	ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverMerchantWebhookEvent Deliver an event again
+	//
+	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
+	// every enabled endpoint subscribed to it. Write scope.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
+	RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
+	//
+	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
+	DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
+	//
+	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
+	// a receiver can switch without losing a delivery. Write scope.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
+	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantWithdrawals List the merchant's withdrawals
+	//
+	// The merchant's withdrawals, newest first. Read scope.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
+	ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantWithdrawalWithBody Create a withdrawal from the dashboard
+	//
+	// The same rules, limits, balance check and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+	// operation). Write scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+	CreateMerchantWithdrawalWithBody(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantWithdrawal Create a withdrawal from the dashboard
+	//
+	// The same rules, limits, balance check and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+	// operation). Write scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+	CreateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, body CreateMerchantWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantWithdrawalConfig The merchant's withdrawal configuration
 	//
@@ -2050,6 +2381,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantWithdrawal Get one of the merchant's withdrawals
+	//
+	// Another merchant's withdrawal answers 404. Read scope.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
+	GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelMerchantWithdrawal Cancel a pending withdrawal
+	//
+	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
+	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
+	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListChains List supported chains
@@ -2377,6 +2724,60 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 	return c.Client.Do(req)
 }
 
+// ListMerchantApiKeys List the merchant's secret keys
+//
+// Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
+func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantApiKeysRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantApiKey Create a secret key
+//
+// Issues another secret key for the secret-key API. The key is in this answer only: it is
+// stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
+// the key). Write scope.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/api-keys (the `CreateMerchantApiKey` operationId).
+func (c *Client) CreateMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantApiKeyRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMerchantApiKey Revoke a secret key
+//
+// The key stops authenticating at once in this process and within a minute in every other
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
+func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMerchantApiKeyRequest(c.Server, merchantId, keyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMerchantBalance The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -2385,6 +2786,194 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 // Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMerchantBalanceRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantWebhookEndpoints List webhook endpoints
+//
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
+func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantWebhookEndpointsRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantWebhookEndpointWithBody Add a webhook endpoint
+//
+// The URL must be https (http only on a deployment that allows private targets) and resolve
+// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+// answer only. Write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+func (c *Client) CreateMerchantWebhookEndpointWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantWebhookEndpointRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantWebhookEndpoint Add a webhook endpoint
+//
+// The URL must be https (http only on a deployment that allows private targets) and resolve
+// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+// answer only. Write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+func (c *Client) CreateMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantWebhookEndpointRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantWebhookDeliveries The webhook delivery log
+//
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
+func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantWebhookDeliveriesRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverMerchantWebhookEvent Deliver an event again
+//
+// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
+// every enabled endpoint subscribed to it. Write scope.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
+func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverMerchantWebhookEventRequest(c.Server, merchantId, eventId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
+//
+// Nothing more is delivered to it; its delivery log stays. Write scope.
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
+func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMerchantWebhookEndpointRequest(c.Server, merchantId, endpointId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
+//
+// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
+// a receiver can switch without losing a delivery. Write scope.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
+func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateMerchantWebhookSecretRequest(c.Server, merchantId, endpointId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantWithdrawals List the merchant's withdrawals
+//
+// The merchant's withdrawals, newest first. Read scope.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
+func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantWithdrawalsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantWithdrawalWithBody Create a withdrawal from the dashboard
+//
+// The same rules, limits, balance check and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+// operation). Write scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+func (c *Client) CreateMerchantWithdrawalWithBody(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantWithdrawalRequestWithBody(c.Server, merchantId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantWithdrawal Create a withdrawal from the dashboard
+//
+// The same rules, limits, balance check and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+// operation). Write scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+func (c *Client) CreateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, body CreateMerchantWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantWithdrawalRequest(c.Server, merchantId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2442,6 +3031,42 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMerchantWithdrawalConfigRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantWithdrawal Get one of the merchant's withdrawals
+//
+// Another merchant's withdrawal answers 404. Read scope.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
+func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantWithdrawalRequest(c.Server, merchantId, withdrawalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelMerchantWithdrawal Cancel a pending withdrawal
+//
+// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
+// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
+func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelMerchantWithdrawalRequest(c.Server, merchantId, withdrawalId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3152,6 +3777,115 @@ func NewSetMerchantAcceptedAssetsRequestWithBody(server string, merchantId Dashb
 	return req, nil
 }
 
+// NewListMerchantApiKeysRequest constructs an http.Request for the ListMerchantApiKeys method
+func NewListMerchantApiKeysRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/api-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantApiKeyRequest constructs an http.Request for the CreateMerchantApiKey method
+func NewCreateMerchantApiKeyRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/api-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRevokeMerchantApiKeyRequest constructs an http.Request for the RevokeMerchantApiKey method
+func NewRevokeMerchantApiKeyRequest(server string, merchantId DashboardMerchantId, keyId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "keyId", keyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/api-keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMerchantBalanceRequest constructs an http.Request for the GetMerchantBalance method
 func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -3181,6 +3915,469 @@ func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId)
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantWebhookEndpointsRequest constructs an http.Request for the ListMerchantWebhookEndpoints method
+func NewListMerchantWebhookEndpointsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantWebhookEndpointRequest calls the generic CreateMerchantWebhookEndpoint builder with application/json body
+func NewCreateMerchantWebhookEndpointRequest(server string, merchantId DashboardMerchantId, body CreateMerchantWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantWebhookEndpointRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewCreateMerchantWebhookEndpointRequestWithBody constructs an http.Request for the CreateMerchantWebhookEndpoint method, with any body, and a specified content type
+func NewCreateMerchantWebhookEndpointRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListMerchantWebhookDeliveriesRequest constructs an http.Request for the ListMerchantWebhookDeliveries method
+func NewListMerchantWebhookDeliveriesRequest(server string, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EndpointId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpointId", *params.EndpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventId", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverMerchantWebhookEventRequest constructs an http.Request for the RedeliverMerchantWebhookEvent method
+func NewRedeliverMerchantWebhookEventRequest(server string, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "eventId", eventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/events/%s/redeliver", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.EndpointId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpointId", *params.EndpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteMerchantWebhookEndpointRequest constructs an http.Request for the DeleteMerchantWebhookEndpoint method
+func NewDeleteMerchantWebhookEndpointRequest(server string, merchantId DashboardMerchantId, endpointId WebhookEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateMerchantWebhookSecretRequest constructs an http.Request for the RotateMerchantWebhookSecret method
+func NewRotateMerchantWebhookSecretRequest(server string, merchantId DashboardMerchantId, endpointId WebhookEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/%s/rotate-secret", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantWithdrawalsRequest constructs an http.Request for the ListMerchantWithdrawals method
+func NewListMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantWithdrawalRequest calls the generic CreateMerchantWithdrawal builder with application/json body
+func NewCreateMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, body CreateMerchantWithdrawalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantWithdrawalRequestWithBody(server, merchantId, params, "application/json", bodyReader)
+}
+
+// NewCreateMerchantWithdrawalRequestWithBody constructs an http.Request for the CreateMerchantWithdrawal method, with any body, and a specified content type
+func NewCreateMerchantWithdrawalRequestWithBody(server string, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -3263,6 +4460,103 @@ func NewUpdateMerchantWithdrawalConfigRequestWithBody(server string, merchantId 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetMerchantWithdrawalRequest constructs an http.Request for the GetMerchantWithdrawal method
+func NewGetMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "withdrawalId", withdrawalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelMerchantWithdrawalRequest constructs an http.Request for the CancelMerchantWithdrawal method
+func NewCancelMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "withdrawalId", withdrawalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3484,6 +4778,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
 	SetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error)
 
+	// ListMerchantApiKeysWithResponse List the merchant's secret keys
+	//
+	// Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
+	ListMerchantApiKeysWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantApiKeysResult, error)
+
+	// CreateMerchantApiKeyWithResponse Create a secret key
+	//
+	// Issues another secret key for the secret-key API. The key is in this answer only: it is
+	// stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
+	// the key). Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/api-keys (the `CreateMerchantApiKey` operationId).
+	CreateMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*CreateMerchantApiKeyResult, error)
+
+	// RevokeMerchantApiKeyWithResponse Revoke a secret key
+	//
+	// The key stops authenticating at once in this process and within a minute in every other
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
+	RevokeMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*RevokeMerchantApiKeyResult, error)
+
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -3493,6 +4817,106 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
+
+	// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
+	//
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
+	ListMerchantWebhookEndpointsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantWebhookEndpointsResult, error)
+
+	// CreateMerchantWebhookEndpointWithBodyWithResponse Add a webhook endpoint
+	//
+	// The URL must be https (http only on a deployment that allows private targets) and resolve
+	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+	// answer only. Write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+	CreateMerchantWebhookEndpointWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantWebhookEndpointResult, error)
+
+	// CreateMerchantWebhookEndpointWithResponse Add a webhook endpoint
+	//
+	// The URL must be https (http only on a deployment that allows private targets) and resolve
+	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+	// answer only. Write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+	CreateMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantWebhookEndpointResult, error)
+
+	// ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
+	//
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
+	ListMerchantWebhookDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantWebhookDeliveriesResult, error)
+
+	// RedeliverMerchantWebhookEventWithResponse Deliver an event again
+	//
+	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
+	// every enabled endpoint subscribed to it. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
+	RedeliverMerchantWebhookEventWithResponse(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*RedeliverMerchantWebhookEventResult, error)
+
+	// DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
+	//
+	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
+	DeleteMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*DeleteMerchantWebhookEndpointResult, error)
+
+	// RotateMerchantWebhookSecretWithResponse Rotate an endpoint's signing secret
+	//
+	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
+	// a receiver can switch without losing a delivery. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
+	RotateMerchantWebhookSecretWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*RotateMerchantWebhookSecretResult, error)
+
+	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
+	//
+	// The merchant's withdrawals, newest first. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
+	ListMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ListMerchantWithdrawalsResult, error)
+
+	// CreateMerchantWithdrawalWithBodyWithResponse Create a withdrawal from the dashboard
+	//
+	// The same rules, limits, balance check and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+	// operation). Write scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+	CreateMerchantWithdrawalWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantWithdrawalResult, error)
+
+	// CreateMerchantWithdrawalWithResponse Create a withdrawal from the dashboard
+	//
+	// The same rules, limits, balance check and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+	// operation). Write scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+	CreateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, body CreateMerchantWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantWithdrawalResult, error)
 
 	// GetMerchantWithdrawalConfigWithResponse The merchant's withdrawal configuration
 	//
@@ -3522,6 +4946,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
+
+	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
+	//
+	// Another merchant's withdrawal answers 404. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
+	GetMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*GetMerchantWithdrawalResult, error)
+
+	// CancelMerchantWithdrawalWithResponse Cancel a pending withdrawal
+	//
+	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
+	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
+	CancelMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*CancelMerchantWithdrawalResult, error)
 }
 
 type ListChainsResult struct {
@@ -4512,6 +5956,220 @@ func (r SetMerchantAcceptedAssetsResult) ContentType() string {
 	return ""
 }
 
+type ListMerchantApiKeysResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKeyList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantApiKeysResult) GetJSON200() *ApiKeyList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantApiKeysResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantApiKeysResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantApiKeysResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantApiKeysResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantApiKeysResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantApiKeysResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantApiKeysResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantApiKeysResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMerchantApiKeyResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedApiKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantApiKeyResult) GetJSON201() *CreatedApiKey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantApiKeyResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantApiKeyResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantApiKeyResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantApiKeyResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantApiKeyResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantApiKeyResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantApiKeyResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantApiKeyResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeMerchantApiKeyResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON200() *ApiKey {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeMerchantApiKeyResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeMerchantApiKeyResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeMerchantApiKeyResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeMerchantApiKeyResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeMerchantApiKeyResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantBalanceResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4575,6 +6233,628 @@ func (r GetMerchantBalanceResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMerchantBalanceResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantWebhookEndpointsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpointList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantWebhookEndpointsResult) GetJSON200() *WebhookEndpointList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantWebhookEndpointsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantWebhookEndpointsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantWebhookEndpointsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantWebhookEndpointsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantWebhookEndpointsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantWebhookEndpointsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantWebhookEndpointsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantWebhookEndpointsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMerchantWebhookEndpointResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookEndpointWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON201() *WebhookEndpointWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantWebhookEndpointResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantWebhookEndpointResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantWebhookEndpointResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantWebhookEndpointResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantWebhookDeliveriesResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantWebhookDeliveriesResult) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantWebhookDeliveriesResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantWebhookDeliveriesResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantWebhookDeliveriesResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantWebhookDeliveriesResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantWebhookDeliveriesResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantWebhookDeliveriesResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantWebhookDeliveriesResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantWebhookDeliveriesResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RedeliverMerchantWebhookEventResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON202() *WebhookDeliveryList {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RedeliverMerchantWebhookEventResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverMerchantWebhookEventResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverMerchantWebhookEventResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverMerchantWebhookEventResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverMerchantWebhookEventResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteMerchantWebhookEndpointResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteMerchantWebhookEndpointResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMerchantWebhookEndpointResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMerchantWebhookEndpointResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteMerchantWebhookEndpointResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMerchantWebhookEndpointResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMerchantWebhookEndpointResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMerchantWebhookEndpointResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMerchantWebhookEndpointResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RotateMerchantWebhookSecretResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpointWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON200() *WebhookEndpointWithSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateMerchantWebhookSecretResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateMerchantWebhookSecretResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateMerchantWebhookSecretResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateMerchantWebhookSecretResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantWithdrawalsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WithdrawalList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantWithdrawalsResult) GetJSON200() *WithdrawalList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantWithdrawalsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantWithdrawalsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantWithdrawalsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantWithdrawalsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantWithdrawalsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantWithdrawalsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantWithdrawalsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantWithdrawalsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateMerchantWithdrawalResult201Headers the declared response headers of an HTTP 201 response for CreateMerchantWithdrawal
+type CreateMerchantWithdrawalResult201Headers struct {
+	IdempotentReplayed *string
+}
+
+type CreateMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardWithdrawalForbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *WithdrawalConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateMerchantWithdrawalResult201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON201() *Withdrawal {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON403() *DashboardWithdrawalForbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON409() *WithdrawalConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantWithdrawalResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4713,6 +6993,172 @@ func (r UpdateMerchantWithdrawalConfigResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateMerchantWithdrawalConfigResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WithdrawalNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON404() *WithdrawalNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelMerchantWithdrawalResult200Headers the declared response headers of an HTTP 200 response for CancelMerchantWithdrawal
+type CancelMerchantWithdrawalResult200Headers struct {
+	IdempotentReplayed *string
+}
+
+type CancelMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WithdrawalNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelMerchantWithdrawalResult200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON404() *WithdrawalNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelMerchantWithdrawalResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4994,6 +7440,54 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 	return ParseSetMerchantAcceptedAssetsResult(rsp)
 }
 
+// ListMerchantApiKeysWithResponse List the merchant's secret keys
+//
+// Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
+func (c *ClientWithResponses) ListMerchantApiKeysWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantApiKeysResult, error) {
+	rsp, err := c.ListMerchantApiKeys(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantApiKeysResult(rsp)
+}
+
+// CreateMerchantApiKeyWithResponse Create a secret key
+//
+// Issues another secret key for the secret-key API. The key is in this answer only: it is
+// stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
+// the key). Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/api-keys (the `CreateMerchantApiKey` operationId).
+func (c *ClientWithResponses) CreateMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*CreateMerchantApiKeyResult, error) {
+	rsp, err := c.CreateMerchantApiKey(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantApiKeyResult(rsp)
+}
+
+// RevokeMerchantApiKeyWithResponse Revoke a secret key
+//
+// The key stops authenticating at once in this process and within a minute in every other
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
+func (c *ClientWithResponses) RevokeMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*RevokeMerchantApiKeyResult, error) {
+	rsp, err := c.RevokeMerchantApiKey(ctx, merchantId, keyId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMerchantApiKeyResult(rsp)
+}
+
 // GetMerchantBalanceWithResponse The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -5008,6 +7502,166 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetMerchantBalanceResult(rsp)
+}
+
+// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
+//
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
+func (c *ClientWithResponses) ListMerchantWebhookEndpointsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantWebhookEndpointsResult, error) {
+	rsp, err := c.ListMerchantWebhookEndpoints(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantWebhookEndpointsResult(rsp)
+}
+
+// CreateMerchantWebhookEndpointWithBodyWithResponse Add a webhook endpoint
+//
+// The URL must be https (http only on a deployment that allows private targets) and resolve
+// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+// answer only. Write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantWebhookEndpointResult, error) {
+	rsp, err := c.CreateMerchantWebhookEndpointWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantWebhookEndpointResult(rsp)
+}
+
+// CreateMerchantWebhookEndpointWithResponse Add a webhook endpoint
+//
+// The URL must be https (http only on a deployment that allows private targets) and resolve
+// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+// answer only. Write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks (the `CreateMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantWebhookEndpointResult, error) {
+	rsp, err := c.CreateMerchantWebhookEndpoint(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantWebhookEndpointResult(rsp)
+}
+
+// ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
+//
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListMerchantWebhookDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantWebhookDeliveriesResult, error) {
+	rsp, err := c.ListMerchantWebhookDeliveries(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantWebhookDeliveriesResult(rsp)
+}
+
+// RedeliverMerchantWebhookEventWithResponse Deliver an event again
+//
+// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
+// every enabled endpoint subscribed to it. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
+func (c *ClientWithResponses) RedeliverMerchantWebhookEventWithResponse(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*RedeliverMerchantWebhookEventResult, error) {
+	rsp, err := c.RedeliverMerchantWebhookEvent(ctx, merchantId, eventId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverMerchantWebhookEventResult(rsp)
+}
+
+// DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
+//
+// Nothing more is delivered to it; its delivery log stays. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) DeleteMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*DeleteMerchantWebhookEndpointResult, error) {
+	rsp, err := c.DeleteMerchantWebhookEndpoint(ctx, merchantId, endpointId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMerchantWebhookEndpointResult(rsp)
+}
+
+// RotateMerchantWebhookSecretWithResponse Rotate an endpoint's signing secret
+//
+// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
+// a receiver can switch without losing a delivery. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*RotateMerchantWebhookSecretResult, error) {
+	rsp, err := c.RotateMerchantWebhookSecret(ctx, merchantId, endpointId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateMerchantWebhookSecretResult(rsp)
+}
+
+// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
+//
+// The merchant's withdrawals, newest first. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
+func (c *ClientWithResponses) ListMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ListMerchantWithdrawalsResult, error) {
+	rsp, err := c.ListMerchantWithdrawals(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantWithdrawalsResult(rsp)
+}
+
+// CreateMerchantWithdrawalWithBodyWithResponse Create a withdrawal from the dashboard
+//
+// The same rules, limits, balance check and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+// operation). Write scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) CreateMerchantWithdrawalWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantWithdrawalResult, error) {
+	rsp, err := c.CreateMerchantWithdrawalWithBody(ctx, merchantId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantWithdrawalResult(rsp)
+}
+
+// CreateMerchantWithdrawalWithResponse Create a withdrawal from the dashboard
+//
+// The same rules, limits, balance check and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+// operation). Write scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals (the `CreateMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) CreateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *CreateMerchantWithdrawalParams, body CreateMerchantWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantWithdrawalResult, error) {
+	rsp, err := c.CreateMerchantWithdrawal(ctx, merchantId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantWithdrawalResult(rsp)
 }
 
 // GetMerchantWithdrawalConfigWithResponse The merchant's withdrawal configuration
@@ -5055,6 +7709,38 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 		return nil, err
 	}
 	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
+}
+
+// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
+//
+// Another merchant's withdrawal answers 404. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) GetMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*GetMerchantWithdrawalResult, error) {
+	rsp, err := c.GetMerchantWithdrawal(ctx, merchantId, withdrawalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantWithdrawalResult(rsp)
+}
+
+// CancelMerchantWithdrawalWithResponse Cancel a pending withdrawal
+//
+// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
+// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) CancelMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*CancelMerchantWithdrawalResult, error) {
+	rsp, err := c.CancelMerchantWithdrawal(ctx, merchantId, withdrawalId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelMerchantWithdrawalResult(rsp)
 }
 
 // ParseListChainsResult parses an HTTP response from a ListChainsWithResponse call
@@ -5892,6 +8578,175 @@ func ParseSetMerchantAcceptedAssetsResult(rsp *http.Response) (*SetMerchantAccep
 	return response, nil
 }
 
+// ParseListMerchantApiKeysResult parses an HTTP response from a ListMerchantApiKeysWithResponse call
+func ParseListMerchantApiKeysResult(rsp *http.Response) (*ListMerchantApiKeysResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantApiKeysResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantApiKeyResult parses an HTTP response from a CreateMerchantApiKeyWithResponse call
+func ParseCreateMerchantApiKeyResult(rsp *http.Response) (*CreateMerchantApiKeyResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantApiKeyResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeMerchantApiKeyResult parses an HTTP response from a RevokeMerchantApiKeyWithResponse call
+func ParseRevokeMerchantApiKeyResult(rsp *http.Response) (*RevokeMerchantApiKeyResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeMerchantApiKeyResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMerchantBalanceResult parses an HTTP response from a GetMerchantBalanceWithResponse call
 func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -5941,6 +8796,517 @@ func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResul
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantWebhookEndpointsResult parses an HTTP response from a ListMerchantWebhookEndpointsWithResponse call
+func ParseListMerchantWebhookEndpointsResult(rsp *http.Response) (*ListMerchantWebhookEndpointsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantWebhookEndpointsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpointList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantWebhookEndpointResult parses an HTTP response from a CreateMerchantWebhookEndpointWithResponse call
+func ParseCreateMerchantWebhookEndpointResult(rsp *http.Response) (*CreateMerchantWebhookEndpointResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantWebhookEndpointResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookEndpointWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantWebhookDeliveriesResult parses an HTTP response from a ListMerchantWebhookDeliveriesWithResponse call
+func ParseListMerchantWebhookDeliveriesResult(rsp *http.Response) (*ListMerchantWebhookDeliveriesResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantWebhookDeliveriesResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverMerchantWebhookEventResult parses an HTTP response from a RedeliverMerchantWebhookEventWithResponse call
+func ParseRedeliverMerchantWebhookEventResult(rsp *http.Response) (*RedeliverMerchantWebhookEventResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverMerchantWebhookEventResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMerchantWebhookEndpointResult parses an HTTP response from a DeleteMerchantWebhookEndpointWithResponse call
+func ParseDeleteMerchantWebhookEndpointResult(rsp *http.Response) (*DeleteMerchantWebhookEndpointResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMerchantWebhookEndpointResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRotateMerchantWebhookSecretResult parses an HTTP response from a RotateMerchantWebhookSecretWithResponse call
+func ParseRotateMerchantWebhookSecretResult(rsp *http.Response) (*RotateMerchantWebhookSecretResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateMerchantWebhookSecretResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpointWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantWithdrawalsResult parses an HTTP response from a ListMerchantWithdrawalsWithResponse call
+func ParseListMerchantWithdrawalsResult(rsp *http.Response) (*ListMerchantWithdrawalsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantWithdrawalsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WithdrawalList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantWithdrawalResult parses an HTTP response from a CreateMerchantWithdrawalWithResponse call
+func ParseCreateMerchantWithdrawalResult(rsp *http.Response) (*CreateMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardWithdrawalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest WithdrawalConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateMerchantWithdrawalResult201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -6049,6 +9415,148 @@ func ParseUpdateMerchantWithdrawalConfigResult(rsp *http.Response) (*UpdateMerch
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantWithdrawalResult parses an HTTP response from a GetMerchantWithdrawalWithResponse call
+func ParseGetMerchantWithdrawalResult(rsp *http.Response) (*GetMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WithdrawalNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelMerchantWithdrawalResult parses an HTTP response from a CancelMerchantWithdrawalWithResponse call
+func ParseCancelMerchantWithdrawalResult(rsp *http.Response) (*CancelMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WithdrawalNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelMerchantWithdrawalResult200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

@@ -276,6 +276,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's withdrawals
+         * @description The merchant's withdrawals, newest first. Read scope.
+         */
+        get: operations["listMerchantWithdrawals"];
+        put?: never;
+        /**
+         * Create a withdrawal from the dashboard
+         * @description The same rules, limits, balance check and Idempotency-Key handling as
+         *     `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
+         *     operation). Write scope.
+         */
+        post: operations["createMerchantWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/{withdrawalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the merchant's withdrawals
+         * @description Another merchant's withdrawal answers 404. Read scope.
+         */
+        get: operations["getMerchantWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending withdrawal
+         * @description Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
+         *     available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
+         *     status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+         */
+        post: operations["cancelMerchantWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's secret keys
+         * @description Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+         */
+        get: operations["listMerchantApiKeys"];
+        put?: never;
+        /**
+         * Create a secret key
+         * @description Issues another secret key for the secret-key API. The key is in this answer only: it is
+         *     stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
+         *     the key). Write scope.
+         */
+        post: operations["createMerchantApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a secret key
+         * @description The key stops authenticating at once in this process and within a minute in every other
+         *     (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+         */
+        delete: operations["revokeMerchantApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+         */
+        get: operations["listMerchantWebhookEndpoints"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description The URL must be https (http only on a deployment that allows private targets) and resolve
+         *     to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
+         *     answer only. Write scope.
+         */
+        post: operations["createMerchantWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is delivered to it; its delivery log stays. Write scope.
+         */
+        delete: operations["deleteMerchantWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
+         *     a receiver can switch without losing a delivery. Write scope.
+         */
+        post: operations["rotateMerchantWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook delivery log
+         * @description Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+         */
+        get: operations["listMerchantWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event again
+         * @description Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
+         *     every enabled endpoint subscribed to it. Write scope.
+         */
+        post: operations["redeliverMerchantWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2023,6 +2246,218 @@ export interface components {
             /** @enum {boolean} */
             default?: true;
         };
+        /**
+         * @description A secret key as listed (the key itself is never stored, only its hash).
+         * @example {
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "prefix": "sk_test_4f2a",
+         *       "createdAt": "2026-11-22T10:00:00Z",
+         *       "revokedAt": null
+         *     }
+         */
+        ApiKey: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The key's first characters, to recognise it.
+             * @example sk_test_4f2a
+             */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "prefix": "sk_test_4f2a",
+         *           "createdAt": "2026-11-22T10:00:00Z",
+         *           "revokedAt": null
+         *         }
+         *       ]
+         *     }
+         */
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+        };
+        /**
+         * @description A new key; `secretKey` is shown only here.
+         * @example {
+         *       "key": {
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "prefix": "sk_test_4f2a",
+         *         "createdAt": "2026-11-22T10:00:00Z",
+         *         "revokedAt": null
+         *       },
+         *       "secretKey": "sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"
+         *     }
+         */
+        CreatedApiKey: {
+            key: components["schemas"]["ApiKey"];
+            /** @example sk_test_4f2a9c… */
+            secretKey: string;
+        };
+        /**
+         * @description Where a merchant's webhook events are delivered.
+         * @example {
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "url": "https://shop.example/hooks/paymentsd",
+         *       "events": [],
+         *       "enabled": true,
+         *       "disabledReason": null,
+         *       "secretRotationEndsAt": null,
+         *       "createdAt": "2026-11-22T10:00:00Z",
+         *       "updatedAt": "2026-11-22T10:00:00Z"
+         *     }
+         */
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            /** @example https://shop.example/hooks/paymentsd */
+            url: string;
+            /** @description The subscribed event types; empty means every type. */
+            events: components["schemas"]["WebhookEventType"][];
+            enabled: boolean;
+            /** @description Why delivery stopped (the receiver answered 410 Gone), or `deleted`. */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret also signs, after a rotation.
+             */
+            secretRotationEndsAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "data": []
+         *     }
+         */
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        /**
+         * @description An endpoint with its signing secret, shown only in this answer.
+         * @example {
+         *       "endpoint": {
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "url": "https://shop.example/hooks/paymentsd",
+         *         "events": [
+         *           "payment.completed"
+         *         ],
+         *         "enabled": true,
+         *         "disabledReason": null,
+         *         "secretRotationEndsAt": null,
+         *         "createdAt": "2026-11-22T10:00:00Z",
+         *         "updatedAt": "2026-11-22T10:00:00Z"
+         *       },
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *     }
+         */
+        WebhookEndpointWithSecret: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            /**
+             * @description Standard Webhooks secret (`whsec_` and base64).
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /**
+         * @example {
+         *       "url": "https://shop.example/hooks/paymentsd",
+         *       "events": [
+         *         "payment.completed",
+         *         "payment.expired"
+         *       ]
+         *     }
+         */
+        CreateWebhookEndpointRequest: {
+            /** @example https://shop.example/hooks/paymentsd */
+            url: string;
+            /** @description Event types to receive; omitted or empty for every type. */
+            events?: components["schemas"]["WebhookEventType"][];
+        };
+        /**
+         * @description One delivery attempt.
+         * @example {
+         *       "attempt": 1,
+         *       "startedAt": "2026-11-22T10:00:00Z",
+         *       "latencyMs": 84,
+         *       "statusCode": 200,
+         *       "error": null,
+         *       "response": "ok"
+         *     }
+         */
+        WebhookAttempt: {
+            /** Format: int64 */
+            attempt: number;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: int64 */
+            latencyMs: number;
+            /**
+             * Format: int64
+             * @description The receiver's HTTP status; null when no answer came.
+             */
+            statusCode: number | null;
+            error: string | null;
+            /** @description The first 1 KB of the answer. */
+            response: string | null;
+        };
+        /**
+         * @description One event's delivery to one endpoint, with its attempts.
+         * @example {
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "eventId": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "endpointId": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *       "status": "delivered",
+         *       "attempts": 1,
+         *       "nextAttemptAt": "2026-11-22T10:00:00Z",
+         *       "createdAt": "2026-11-22T10:00:00Z",
+         *       "updatedAt": "2026-11-22T10:00:01Z",
+         *       "log": [
+         *         {
+         *           "attempt": 1,
+         *           "startedAt": "2026-11-22T10:00:00Z",
+         *           "latencyMs": 84,
+         *           "statusCode": 200,
+         *           "error": null,
+         *           "response": "ok"
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            eventId: string;
+            /** Format: uuid */
+            endpointId: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed" | "disabled";
+            /** Format: int64 */
+            attempts: number;
+            /** Format: date-time */
+            nextAttemptAt: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            log: components["schemas"]["WebhookAttempt"][];
+        };
+        /**
+         * @example {
+         *       "data": []
+         *     }
+         */
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+        };
     };
     responses: {
         /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
@@ -2101,6 +2536,61 @@ export interface components {
                  *         "type": "permission_error",
                  *         "code": "forbidden",
                  *         "message": "This token does not act for this merchant."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The token does not act for this merchant or may only read (`forbidden`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
+        DashboardWithdrawalForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "withdrawals_disabled",
+                 *         "message": "Withdrawals are not enabled for this merchant."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such key, endpoint or event belongs to this merchant. */
+        DashboardNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "No such webhook endpoint.",
+                 *         "param": "endpointId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The withdrawal is no longer pending (`invalid_state`), or an Idempotency-Key conflict (`idempotency_key_reused`). */
+        StateConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "withdrawal cannot go from processing to cancelled"
                  *       }
                  *     }
                  */
@@ -2339,6 +2829,10 @@ export interface components {
         IdempotencyKey: string;
         /** @description The merchant the token acts for (any other answers 403). */
         DashboardMerchantId: string;
+        /** @description The withdrawal id. */
+        DashboardWithdrawalId: string;
+        /** @description The webhook endpoint id. */
+        WebhookEndpointId: string;
         /** @description The payment id. */
         CheckoutPaymentId: string;
         /** @description Items per page (1 to 1000, default 100). */
@@ -2857,6 +3351,422 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantWithdrawals: {
+        parameters: {
+            query?: {
+                /** @description Only withdrawals in this status. */
+                status?: components["schemas"]["WithdrawalStatus"];
+                /** @description Items per page (1 to 1000, default 100). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip (default 0). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of withdrawals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWithdrawalRequest"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal was created. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardWithdrawalForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["WithdrawalConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The withdrawal id. */
+                withdrawalId: components["parameters"]["DashboardWithdrawalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["WithdrawalNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelMerchantWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The withdrawal id. */
+                withdrawalId: components["parameters"]["DashboardWithdrawalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled withdrawal. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["WithdrawalNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeMerchantApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The key's id (from the list). */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteMerchantWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The webhook endpoint id. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateMerchantWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The webhook endpoint id. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries to this endpoint. */
+                endpointId?: string;
+                /** @description Only deliveries of this event. */
+                eventId?: string;
+                /** @description Deliveries to return (1 to 200, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    redeliverMerchantWebhookEvent: {
+        parameters: {
+            query?: {
+                /** @description Only to this endpoint. */
+                endpointId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The event id (`evt_…`, the `webhook-id` of its deliveries). */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["InternalError"];
         };
     };

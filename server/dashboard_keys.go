@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/gen"
+)
+
+// The dashboard's secret keys: listed by prefix, created (the key in that answer only) and
+// revoked, always for the merchant bearer() authorised.
+
+func apiKeyOut(k domain.APIKey) gen.ApiKey {
+	return gen.ApiKey{Id: k.ID, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+}
+
+func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantApiKeysRequestObject) (gen.ListMerchantApiKeysResponseObject, error) {
+	keys, err := h.merchants.Keys(ctx, merchantFrom(ctx).ID)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ApiKeyList{Data: make([]gen.ApiKey, len(keys))}
+	for i, k := range keys {
+		out.Data[i] = apiKeyOut(k)
+	}
+	return gen.ListMerchantApiKeys200JSONResponse(out), nil
+}
+
+func (h *handlers) CreateMerchantApiKey(ctx context.Context, _ gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
+	c, err := h.merchants.CreateKey(ctx, merchantFrom(ctx).ID)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateMerchantApiKey201JSONResponse{Key: apiKeyOut(c.Key), SecretKey: c.SecretKey}, nil
+}
+
+func (h *handlers) RevokeMerchantApiKey(ctx context.Context, req gen.RevokeMerchantApiKeyRequestObject) (gen.RevokeMerchantApiKeyResponseObject, error) {
+	id, err := uuid.Parse(req.KeyId)
+	if err != nil {
+		return nil, domain.ErrAPIKeyNotFound
+	}
+	k, err := h.merchants.RevokeKey(ctx, merchantFrom(ctx).ID, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.RevokeMerchantApiKey200JSONResponse(apiKeyOut(k)), nil
+}
