@@ -65,6 +65,8 @@ type App struct {
 	Tokens      *dashauth.Issuer     // the dashboard's built-in token issuer
 	Dispatcher  *webhooks.Dispatcher // nil without a secrets key
 
+	oidc *dashauth.OIDC // the external issuer of dashboard tokens, when configured
+
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
 }
 
@@ -162,11 +164,18 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
+	if err := a.wireDashboard(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
 // Close stops the devnet and the chain clients and releases the database.
 func (a *App) Close() {
+	if a.oidc != nil {
+		a.oidc.Close()
+	}
 	for _, c := range a.Clients {
 		c.Close()
 	}
@@ -185,8 +194,16 @@ func (a *App) Handler() (*echo.Echo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
+	var tokens server.TokenVerifier
+	if a.Cfg.Role != config.RoleWorker {
+		v, err := a.dashboardTokens(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		tokens = v
+	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: a.Tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker})
 }

@@ -40,6 +40,14 @@ type Config struct {
 	Role            Role          // what a serve process runs
 	Chains          Chains
 	Webhooks        Webhooks
+	Dashboard       Dashboard
+}
+
+// Dashboard configures the dashboard API's bearer tokens beyond the built-in issuer.
+type Dashboard struct {
+	OIDCIssuer        string // PAYMENTS_OIDC_ISSUER: an external OpenID Connect issuer; empty: none
+	OIDCAudience      string // PAYMENTS_OIDC_AUDIENCE: the aud its tokens must carry (required with an issuer)
+	OIDCMerchantClaim string // PAYMENTS_OIDC_MERCHANT_CLAIM: the claim listing the merchant ids (default merchant_ids)
 }
 
 // Webhooks configures deliveries to merchants' endpoints.

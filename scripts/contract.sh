@@ -134,8 +134,17 @@ PY
 ) || { cat "$WORK/merchant.json" >&2; die "could not parse secretKey from merchants create output"; }
 MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("merchantId",""))' "$WORK/merchant.json" 2>/dev/null || true)
 log "merchant created (merchantId=${MERCHANT_ID:-?})"
-# A dashboard token (write scope) for the BearerAuth operations.
-TOKEN=$("$BIN" tokens issue --merchant "$MERCHANT_ID" --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
+# A merchant of its own for the dashboard (BearerAuth) operations, and its write token:
+# schemathesis.toml puts DASHBOARD_MERCHANT_ID in their path, so their fuzzed settings changes
+# never disturb the secret-key merchant.
+"$BIN" merchants create --name "$MERCHANT_NAME-dashboard" --deposits --withdrawals --json \
+  >"$WORK/dashboard.json" </dev/null || die "bin/paymentsd merchants create (dashboard) failed"
+DASHBOARD_MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["merchantId"])' "$WORK/dashboard.json") \
+  || die "could not parse the dashboard merchant's id"
+DASHBOARD_SECRET_KEY=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secretKey"])' "$WORK/dashboard.json")
+export DASHBOARD_MERCHANT_ID
+TOKEN=$("$BIN" tokens issue --merchant "$DASHBOARD_MERCHANT_ID" --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
+log "dashboard merchant $DASHBOARD_MERCHANT_ID with a write token"
 }
 
 
@@ -160,9 +169,9 @@ except Exception:
 # rather than refused for insufficient balance: a deposit is created through the API and
 # settled by the operator CLI with a large amount of the chain's native token.
 fund_merchant() {
-  local base=$1 pid
+  local base=$1 key=$2 pid
   pid=$(curl -sf -X POST "$base/v1/external/secretkey-auth/payments" \
-      -H "X-Service-Secret-Key: $SECRET_KEY" -H 'Content-Type: application/json' \
+      -H "X-Service-Secret-Key: $key" -H 'Content-Type: application/json' \
       -d '{"type":"deposit","currency":"USD","orderId":"contract-funding"}' \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["paymentId"])') \
     || die "could not create the funding deposit"
@@ -196,7 +205,8 @@ for shape in $SHAPES; do
     continue
   fi
   create_merchant "$shape"
-  fund_merchant "$base"
+  fund_merchant "$base" "$SECRET_KEY"
+  fund_merchant "$base" "$DASHBOARD_SECRET_KEY"
   log "[$shape] ready; running schemathesis (mode all, max-examples $MAX_EXAMPLES, seed $SEED)"
 
   # schemathesis runs from a scratch dir: it writes a crash cache

@@ -37,8 +37,10 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger, met *metrics.Metri
 			if err != nil {
 				return err
 			}
+			// The hash covers the path as sent, not only its route: cancelling two withdrawals
+			// with one key is two requests (the second answers 409), never a replay of the first.
 			r := idempotency.Request{MerchantID: m.ID, Key: key, Operation: c.Path(),
-				Hash: idempotency.RequestHash(req.Method+" "+c.Path(), body)}
+				Hash: idempotency.RequestHash(req.Method+" "+req.URL.Path, body)}
 			// No lookup first: the guard's claim inside the transaction finds an existing key, so the
 			// common path (a new key) costs no extra round trip. Every failure looks the key up.
 			c.SetRequest(req.WithContext(idempotency.WithGuard(req.Context(), keeper.Guard(r))))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,8 +15,16 @@ import (
 	"github.com/paymentsd/paymentsd/dashauth"
 )
 
+// token mints a dashboard token for the merchant with the env's issuer.
 func (e *env) token(merchantID uuid.UUID, scope dashauth.Scope) string {
 	e.t.Helper()
+	if e.issuer == "oidc" {
+		scopes := "read"
+		if scope == dashauth.ScopeWrite {
+			scopes = "read write"
+		}
+		return e.idp.token(e.t, []string{merchantID.String()}, scopes, nil)
+	}
 	tok, _, err := e.app.Tokens.Mint(context.Background(), merchantID, scope, time.Minute)
 	require.NoError(e.t, err)
 	return tok
@@ -27,7 +36,7 @@ func bearerHeader(tok string) []string { return []string{"Authorization", "Beare
 // only, writes with a write token only, every refusal in the documented body; the secret-key
 // API and the dashboard never take each other's credentials.
 func TestDashboardWithdrawalConfigAndBalance(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAndIssuer(t, func(t *testing.T, e *env) {
 		a := e.merchant(merchantOpts{withdrawals: true, name: "A"})
 		b := e.merchant(merchantOpts{withdrawals: true, name: "B"})
 		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
@@ -90,7 +99,7 @@ func TestDashboardWithdrawalConfigAndBalance(t *testing.T) {
 // Accepted assets from the dashboard: read by default, chosen by chain and symbol or token id,
 // refused when not served, back to the default; a read token cannot change them.
 func TestDashboardAcceptedAssets(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAndIssuer(t, func(t *testing.T, e *env) {
 		m := e.merchant(merchantOpts{})
 		read, write := e.token(m.Merchant.ID, dashauth.ScopeRead), e.token(m.Merchant.ID, dashauth.ScopeWrite)
 		path := "/v1/merchants/" + m.Merchant.ID.String() + "/accepted-assets"
@@ -121,7 +130,7 @@ func TestDashboardAcceptedAssets(t *testing.T) {
 // Withdrawals from the dashboard: the secret-key API's rules (bounds, balance, Idempotency-Key)
 // for the token's merchant only; cancel restores the balance once and only while pending.
 func TestDashboardWithdrawals(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAndIssuer(t, func(t *testing.T, e *env) {
 		a := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "A"})
 		b := e.merchant(merchantOpts{deposits: true, withdrawals: true, name: "B"})
 		e.fund(a.SecretKey, 10_000)
@@ -181,6 +190,18 @@ func TestDashboardWithdrawals(t *testing.T) {
 		replay = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, cancel...)
 		require.Equal(t, http.StatusOK, replay.Status)
 		assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+		// The same key on another withdrawal is another request: 409, never the first's replay.
+		r = e.do(http.MethodPost, base, "", withdrawal(1_000), bearerHeader(write)...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		other := r.JSON(t)["id"].(string)
+		r = e.do(http.MethodPost, base+"/"+other+"/cancel", "", nil, cancel...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "idempotency_key_reused", code)
+		r = e.do(http.MethodGet, base+"/"+other, "", nil, bearerHeader(read)...)
+		assert.Equal(t, "pending", r.JSON(t)["status"])
+		assert.Equal(t, http.StatusOK, e.do(http.MethodPost, base+"/"+other+"/cancel", "", nil, bearerHeader(write)...).Status)
+
 		r = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, bearerHeader(write)...)
 		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
 		code, _, _ = r.errorFields(t)
@@ -201,7 +222,7 @@ func TestDashboardWithdrawals(t *testing.T) {
 // once and working at once, revoked (then refused by the secret-key API), another merchant's
 // key unknown.
 func TestDashboardAPIKeys(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAndIssuer(t, func(t *testing.T, e *env) {
 		a := e.merchant(merchantOpts{name: "A"})
 		b := e.merchant(merchantOpts{name: "B"})
 		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
@@ -249,7 +270,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 // rotated, their delivery log read, an event redelivered, deleted; another merchant's endpoint
 // and event are unknown.
 func TestDashboardWebhooks(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, e *env) {
+	forEachBackendAndIssuer(t, func(t *testing.T, e *env) {
 		a := e.merchant(merchantOpts{name: "A"})
 		b := e.merchant(merchantOpts{name: "B"})
 		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
@@ -317,5 +338,53 @@ func TestDashboardWebhooks(t *testing.T) {
 		assert.Len(t, r.JSON(t)["data"], 0, "deleted endpoints are not listed")
 		r = e.do(http.MethodGet, base+"/deliveries?endpointId="+epID, "", nil, bearerHeader(read)...)
 		assert.Len(t, r.JSON(t)["data"], 2, "their delivery log stays")
+	})
+}
+
+// Tokens of the external OIDC issuer over HTTP: the merchant claim may list several merchants;
+// every refusal (audience, expiry, not-before, no merchant, no scope, unsigned, signed by a key
+// the issuer does not publish, an issuer nobody configured) is 401 invalid_token; a read scope
+// cannot write.
+func TestDashboardOIDCTokens(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{name: "A"})
+		b := e.merchant(merchantOpts{name: "B"})
+		c := e.merchant(merchantOpts{name: "C"})
+		both := e.idp.token(t, []string{a.Merchant.ID.String(), b.Merchant.ID.String()}, "read write", nil)
+		for _, m := range []uuid.UUID{a.Merchant.ID, b.Merchant.ID} {
+			r := e.do(http.MethodGet, "/v1/merchants/"+m.String()+"/balance", "", nil, bearerHeader(both)...)
+			assert.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		}
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, "/v1/merchants/"+c.Merchant.ID.String()+"/balance", "", nil, bearerHeader(both)...).Status)
+		readOnly := e.idp.token(t, []string{a.Merchant.ID.String()}, "read", nil)
+		base := "/v1/merchants/" + a.Merchant.ID.String()
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, base+"/api-keys", "", nil, bearerHeader(readOnly)...).Status)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/api-keys", "", nil, bearerHeader(readOnly)...).Status)
+
+		ids := []string{a.Merchant.ID.String()}
+		now := time.Now()
+		other := newOIDCProvider(t) // a key and an issuer nobody configured
+		refused := map[string]string{
+			"wrong audience":           e.idp.token(t, ids, "read", func(c jwt.MapClaims) { c["aud"] = "another-app" }),
+			"expired":                  e.idp.token(t, ids, "read", func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() }),
+			"no expiry":                e.idp.token(t, ids, "read", func(c jwt.MapClaims) { delete(c, "exp") }),
+			"not yet valid":            e.idp.token(t, ids, "read", func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() }),
+			"no merchant":              e.idp.token(t, ids, "read", func(c jwt.MapClaims) { delete(c, oidcMerchantClaim) }),
+			"no scope":                 e.idp.token(t, ids, "read", func(c jwt.MapClaims) { c["scope"] = "openid profile" }),
+			"other issuer":             other.token(t, ids, "read", nil),
+			"issuer's name, other key": other.token(t, ids, "read", func(c jwt.MapClaims) { c["iss"] = e.idp.srv.URL }),
+		}
+		unsigned := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": e.idp.srv.URL, "aud": oidcAudience,
+			"exp": now.Add(time.Hour).Unix(), "scope": "read write", oidcMerchantClaim: ids})
+		none, err := unsigned.SignedString(jwt.UnsafeAllowNoneSignatureType)
+		require.NoError(t, err)
+		refused["alg none"] = none
+		for name, tok := range refused {
+			r := e.do(http.MethodGet, base+"/balance", "", nil, bearerHeader(tok)...)
+			assert.Equal(t, http.StatusUnauthorized, r.Status, name)
+			code, typ, _ := r.errorFields(t)
+			assert.Equal(t, "invalid_token", code, name)
+			assert.Equal(t, "authentication_error", typ, name)
+		}
 	})
 }

@@ -39,6 +39,9 @@ type env struct {
 	app    *app.App
 	srv    *httptest.Server
 	router routers.Router
+	idp    *oidcProvider // the external issuer of dashboard tokens
+	// issuer mints e.token's dashboard tokens: "" (the built-in issuer) or "oidc".
+	issuer string
 }
 
 // newEnv starts paymentsd in the typed-schema shape on a fresh database of the backend.
@@ -53,11 +56,13 @@ var specFiles = map[settlement.Shape]string{settlement.Schema: "../openapi.yaml"
 // newShapedEnv starts paymentsd serving shape; every response is validated against that shape's spec.
 func newShapedEnv(t testing.TB, backend string, shape settlement.Shape) *env {
 	t.Helper()
+	idp := newOIDCProvider(t)
 	cfg := config.Config{DatabaseURL: testdb.URL(t, backend), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
 		Pricing: config.Pricing{Source: "static"}, ResponseShape: shape, Chains: config.Chains{ServeUnwatched: true},
-		Webhooks: config.Webhooks{SecretsKey: strings.Repeat("5e", 32)}}
+		Webhooks:  config.Webhooks{SecretsKey: strings.Repeat("5e", 32)},
+		Dashboard: config.Dashboard{OIDCIssuer: idp.srv.URL, OIDCAudience: oidcAudience, OIDCMerchantClaim: oidcMerchantClaim}}
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
@@ -71,7 +76,7 @@ func newShapedEnv(t testing.TB, backend string, shape settlement.Shape) *env {
 	doc.Servers = nil
 	r, err := gorillamux.NewRouter(doc)
 	require.NoError(t, err)
-	return &env{t: t, app: a, srv: srv, router: r}
+	return &env{t: t, app: a, srv: srv, router: r, idp: idp}
 }
 
 // forEachBackend runs fn as a subtest per backend.
@@ -82,6 +87,24 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, e *env)) {
 			fn(t, newEnv(t, b))
 		})
 	}
+}
+
+// forEachBackendAndIssuer runs fn per backend, once with dashboard tokens of the built-in
+// issuer and once with tokens of the external OIDC issuer (e.token mints them).
+func forEachBackendAndIssuer(t *testing.T, fn func(t *testing.T, e *env)) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for _, issuer := range []string{"", "oidc"} {
+			name := "builtin"
+			if issuer != "" {
+				name = issuer
+			}
+			t.Run(name, func(t *testing.T) {
+				sub := *e
+				sub.t, sub.issuer = t, issuer
+				fn(t, &sub)
+			})
+		}
+	})
 }
 
 type merchantOpts struct {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Guard keeps webhook deliveries off the gateway's own network: a URL whose host resolves to a
@@ -20,6 +21,9 @@ type Guard struct {
 	AllowHTTP    bool // plain http (the embedded default, or AllowPrivate); otherwise https only
 	Resolver     *net.Resolver
 }
+
+// resolveTimeout bounds a URL check's DNS lookup.
+const resolveTimeout = 5 * time.Second
 
 // ErrUnsafeURL is why a URL is refused.
 var ErrUnsafeURL = errors.New("webhook URL refused")
@@ -102,6 +106,9 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if r == nil {
 		r = net.DefaultResolver
 	}
+	// A slow resolver must not hold a request (or a delivery) for long.
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
 	ips, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, err

@@ -109,6 +109,11 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	if c.Webhooks, err = loadWebhooks(); err != nil {
 		return c, err
 	}
+	c.Dashboard = config.Dashboard{OIDCIssuer: env("PAYMENTS_OIDC_ISSUER", ""), OIDCAudience: env("PAYMENTS_OIDC_AUDIENCE", ""),
+		OIDCMerchantClaim: env("PAYMENTS_OIDC_MERCHANT_CLAIM", "merchant_ids")}
+	if c.Dashboard.OIDCIssuer != "" && c.Dashboard.OIDCAudience == "" {
+		return c, fmt.Errorf("PAYMENTS_OIDC_AUDIENCE is required with PAYMENTS_OIDC_ISSUER: without it a token minted for any other application of the issuer would be accepted")
+	}
 	if c.ExpiryInterval <= 0 {
 		return c, fmt.Errorf("PAYMENTS_EXPIRY_INTERVAL must be positive")
 	}

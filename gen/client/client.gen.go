@@ -805,7 +805,9 @@ type CreateWebhookEndpointRequest struct {
 	// Events Event types to receive; omitted or empty for every type.
 	Events *[]WebhookEventType `json:"events,omitempty"`
 
-	// Url Example: https://shop.example/hooks/paymentsd
+	// Url https on a host resolving to public addresses (http only where the deployment allows private targets); no credentials or fragment.
+	//
+	// Example: https://shop.example/hooks/paymentsd
 	Url string `json:"url"`
 }
 
@@ -2336,8 +2338,8 @@ type ClientInterface interface {
 	// CreateMerchantWithdrawalWithBody Create a withdrawal from the dashboard
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
-	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-	// operation). Write scope.
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+	// with another operation answers 409). Write scope.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2347,8 +2349,8 @@ type ClientInterface interface {
 	// CreateMerchantWithdrawal Create a withdrawal from the dashboard
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
-	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-	// operation). Write scope.
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+	// with another operation answers 409). Write scope.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2945,8 +2947,8 @@ func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId Dashboa
 // CreateMerchantWithdrawalWithBody Create a withdrawal from the dashboard
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
-// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-// operation). Write scope.
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+// with another operation answers 409). Write scope.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2966,8 +2968,8 @@ func (c *Client) CreateMerchantWithdrawalWithBody(ctx context.Context, merchantI
 // CreateMerchantWithdrawal Create a withdrawal from the dashboard
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
-// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-// operation). Write scope.
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+// with another operation answers 409). Write scope.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4899,8 +4901,8 @@ type ClientWithResponsesInterface interface {
 	// CreateMerchantWithdrawalWithBodyWithResponse Create a withdrawal from the dashboard
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
-	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-	// operation). Write scope.
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+	// with another operation answers 409). Write scope.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4910,8 +4912,8 @@ type ClientWithResponsesInterface interface {
 	// CreateMerchantWithdrawalWithResponse Create a withdrawal from the dashboard
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
-	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-	// operation). Write scope.
+	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+	// with another operation answers 409). Write scope.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7633,8 +7635,8 @@ func (c *ClientWithResponses) ListMerchantWithdrawalsWithResponse(ctx context.Co
 // CreateMerchantWithdrawalWithBodyWithResponse Create a withdrawal from the dashboard
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
-// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-// operation). Write scope.
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+// with another operation answers 409). Write scope.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7650,8 +7652,8 @@ func (c *ClientWithResponses) CreateMerchantWithdrawalWithBodyWithResponse(ctx c
 // CreateMerchantWithdrawalWithResponse Create a withdrawal from the dashboard
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
-// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-// operation). Write scope.
+// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+// with another operation answers 409). Write scope.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -292,8 +292,8 @@ export interface paths {
         /**
          * Create a withdrawal from the dashboard
          * @description The same rules, limits, balance check and Idempotency-Key handling as
-         *     `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant and to this
-         *     operation). Write scope.
+         *     `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
+         *     with another operation answers 409). Write scope.
          */
         post: operations["createMerchantWithdrawal"];
         delete?: never;
@@ -2377,7 +2377,10 @@ export interface components {
          *     }
          */
         CreateWebhookEndpointRequest: {
-            /** @example https://shop.example/hooks/paymentsd */
+            /**
+             * @description https on a host resolving to public addresses (http only where the deployment allows private targets); no credentials or fragment.
+             * @example https://shop.example/hooks/paymentsd
+             */
             url: string;
             /** @description Event types to receive; omitted or empty for every type. */
             events?: components["schemas"]["WebhookEventType"][];

@@ -1,0 +1,9 @@
+package dashauth
+
+import "time"
+
+// SetOIDCIntervals shortens an OIDC verifier's periodic JWKS refresh, its re-read interval for
+// unknown kids and its discovery retry interval; call it before the first discovery.
+func SetOIDCIntervals(o *OIDC, refresh, unknownKID, retry time.Duration) {
+	o.refreshInterval, o.unknownKIDInterval, o.retryInterval = refresh, unknownKID, retry
+}
