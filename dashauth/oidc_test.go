@@ -1,7 +1,6 @@
 package dashauth_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -28,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/dashauth"
+	"github.com/paymentsd/paymentsd/internal/testlog"
 )
 
 const (
@@ -180,31 +180,14 @@ func (p *idp) claims(merchants any, scope string) jwt.MapClaims {
 
 // newOIDC is a verifier of the idp with the given intervals (refresh, unknown kid, retry), closed
 // after the test; logs go to the returned buffer.
-func newOIDC(t *testing.T, p *idp, refresh, unknownKID, retry time.Duration) (*dashauth.OIDC, *syncBuffer) {
-	logs := &syncBuffer{}
+func newOIDC(t *testing.T, p *idp, refresh, unknownKID, retry time.Duration) (*dashauth.OIDC, *testlog.Buffer) {
+	logs := &testlog.Buffer{}
 	o, err := dashauth.NewOIDC(dashauth.OIDCConfig{Issuer: p.srv.URL, Audience: testAudience, MerchantClaim: testMerchantClaim,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	require.NoError(t, err)
 	dashauth.SetOIDCIntervals(o, refresh, unknownKID, retry)
 	t.Cleanup(o.Close)
 	return o, logs
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Tokens of the external issuer verify for their merchants and scope (array or single-string

@@ -26,6 +26,8 @@ var (
 	ErrAPIKeyNotFound          = errors.New("no such secret key")
 	ErrWebhookEndpointNotFound = errors.New("no such webhook endpoint")
 	ErrWebhookEventNotFound    = errors.New("no such webhook event")
+	ErrRotationInProgress      = errors.New("the endpoint's previous secret still signs")
+	ErrTooManyEndpoints        = errors.New("too many webhook endpoints")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.
@@ -57,6 +59,7 @@ const (
 	CodeQuoteNotActive       ErrorCode = "quote_not_active"
 	CodeInvalidToken         ErrorCode = "invalid_token"
 	CodeForbidden            ErrorCode = "forbidden"
+	CodeLimitReached         ErrorCode = "limit_reached"
 	CodeInternal             ErrorCode = "internal_error"
 )
 

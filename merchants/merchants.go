@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -198,6 +199,9 @@ func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.Withdrawal
 	if len(cfg.ChainIDs) == 0 {
 		return domain.Invalid(domain.CodeParameterInvalid, "chainIds", "at least one chain")
 	}
+	// A chain named twice is named once (it is one row of the configuration, not two).
+	slices.Sort(cfg.ChainIDs)
+	cfg.ChainIDs = slices.Compact(cfg.ChainIDs)
 	cfg.UpdatedAt = s.Now()
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.GetMerchant(cfg.MerchantID); err != nil {

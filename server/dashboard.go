@@ -82,8 +82,25 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 	return nil
 }
 
-func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
+// actingMerchant is the merchant bearer() authorised, failing closed: a dashboard handler reached
+// without it (a routing mistake) acts for nobody — never for "any merchant", which is what the
+// services take a Nil merchant to mean (the operator's commands).
+func actingMerchant(ctx context.Context) (uuid.UUID, error) {
+	if _, ok := ctx.Value(principalKey{}).(dashauth.Principal); !ok {
+		return uuid.Nil, domain.ErrInvalidToken
+	}
 	id := merchantFrom(ctx).ID
+	if id == uuid.Nil {
+		return uuid.Nil, domain.ErrInvalidToken
+	}
+	return id, nil
+}
+
+func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
+	id, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	avail, pending, err := h.merchants.Balance(ctx, id)
 	if err != nil {
 		return nil, err
@@ -116,7 +133,10 @@ func (h *handlers) withdrawalConfig(ctx context.Context, id uuid.UUID) (gen.Merc
 }
 
 func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetMerchantWithdrawalConfigRequestObject) (gen.GetMerchantWithdrawalConfigResponseObject, error) {
-	id := merchantFrom(ctx).ID
+	id, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out, err := h.withdrawalConfig(ctx, id)
 	if err != nil {
 		return nil, err
@@ -125,7 +145,10 @@ func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetM
 }
 
 func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.UpdateMerchantWithdrawalConfigRequestObject) (gen.UpdateMerchantWithdrawalConfigResponseObject, error) {
-	id := merchantFrom(ctx).ID
+	id, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, domain.ErrMerchantNotFound
@@ -181,7 +204,10 @@ func acceptedAssetsOut(a merchants.AcceptedAssets) gen.AcceptedAssets {
 }
 
 func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMerchantAcceptedAssetsRequestObject) (gen.GetMerchantAcceptedAssetsResponseObject, error) {
-	id := merchantFrom(ctx).ID
+	id, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a, err := h.merchants.AcceptedAssets(ctx, id)
 	if err != nil {
 		return nil, err
@@ -190,8 +216,10 @@ func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMer
 }
 
 func (h *handlers) SetMerchantAcceptedAssets(ctx context.Context, req gen.SetMerchantAcceptedAssetsRequestObject) (gen.SetMerchantAcceptedAssetsResponseObject, error) {
-	id := merchantFrom(ctx).ID
-	var err error
+	id, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	switch in := req.Body; {
 	case in.Default != nil && in.Assets == nil:
 		err = h.merchants.ResetAcceptedAssets(ctx, id)

@@ -17,7 +17,11 @@ func apiKeyOut(k domain.APIKey) gen.ApiKey {
 }
 
 func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantApiKeysRequestObject) (gen.ListMerchantApiKeysResponseObject, error) {
-	keys, err := h.merchants.Keys(ctx, merchantFrom(ctx).ID)
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := h.merchants.Keys(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +33,11 @@ func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantAp
 }
 
 func (h *handlers) CreateMerchantApiKey(ctx context.Context, _ gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
-	c, err := h.merchants.CreateKey(ctx, merchantFrom(ctx).ID)
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.merchants.CreateKey(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -37,11 +45,15 @@ func (h *handlers) CreateMerchantApiKey(ctx context.Context, _ gen.CreateMerchan
 }
 
 func (h *handlers) RevokeMerchantApiKey(ctx context.Context, req gen.RevokeMerchantApiKeyRequestObject) (gen.RevokeMerchantApiKeyResponseObject, error) {
-	id, err := uuid.Parse(req.KeyId)
+	m, err := actingMerchant(ctx)
 	if err != nil {
+		return nil, err
+	}
+	id, perr := uuid.Parse(req.KeyId)
+	if perr != nil {
 		return nil, domain.ErrAPIKeyNotFound
 	}
-	k, err := h.merchants.RevokeKey(ctx, merchantFrom(ctx).ID, id)
+	k, err := h.merchants.RevokeKey(ctx, m, id)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,11 @@ func endpointID(s string) (uuid.UUID, error) {
 }
 
 func (h *handlers) ListMerchantWebhookEndpoints(ctx context.Context, _ gen.ListMerchantWebhookEndpointsRequestObject) (gen.ListMerchantWebhookEndpointsResponseObject, error) {
-	eps, err := h.webhooks.List(ctx, merchantFrom(ctx).ID)
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := h.webhooks.List(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +66,17 @@ func (h *handlers) ListMerchantWebhookEndpoints(ctx context.Context, _ gen.ListM
 }
 
 func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.CreateMerchantWebhookEndpointRequestObject) (gen.CreateMerchantWebhookEndpointResponseObject, error) {
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var types []string
 	if req.Body.Events != nil {
 		for _, t := range *req.Body.Events {
 			types = append(types, string(t))
 		}
 	}
-	c, err := h.webhooks.Create(ctx, merchantFrom(ctx).ID, req.Body.Url, types)
+	c, err := h.webhooks.Create(ctx, m, req.Body.Url, types)
 	if err != nil {
 		return nil, err
 	}
@@ -76,22 +84,29 @@ func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.Cr
 }
 
 func (h *handlers) DeleteMerchantWebhookEndpoint(ctx context.Context, req gen.DeleteMerchantWebhookEndpointRequestObject) (gen.DeleteMerchantWebhookEndpointResponseObject, error) {
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	id, err := endpointID(req.EndpointId)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.webhooks.Delete(ctx, merchantFrom(ctx).ID, id); err != nil {
+	if err := h.webhooks.Delete(ctx, m, id); err != nil {
 		return nil, err
 	}
 	return gen.DeleteMerchantWebhookEndpoint204Response{}, nil
 }
 
 func (h *handlers) RotateMerchantWebhookSecret(ctx context.Context, req gen.RotateMerchantWebhookSecretRequestObject) (gen.RotateMerchantWebhookSecretResponseObject, error) {
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	id, err := endpointID(req.EndpointId)
 	if err != nil {
 		return nil, err
 	}
-	m := merchantFrom(ctx).ID
 	secret, err := h.webhooks.RotateSecret(ctx, m, id)
 	if err != nil {
 		return nil, err
@@ -104,7 +119,11 @@ func (h *handlers) RotateMerchantWebhookSecret(ctx context.Context, req gen.Rota
 }
 
 func (h *handlers) ListMerchantWebhookDeliveries(ctx context.Context, req gen.ListMerchantWebhookDeliveriesRequestObject) (gen.ListMerchantWebhookDeliveriesResponseObject, error) {
-	f := store.DeliveryFilter{MerchantID: merchantFrom(ctx).ID, EndpointID: req.Params.EndpointId, EventID: strOrEmpty(req.Params.EventId), Limit: 50}
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := store.DeliveryFilter{MerchantID: m, EndpointID: req.Params.EndpointId, EventID: strOrEmpty(req.Params.EventId), Limit: 50}
 	if req.Params.Limit != nil {
 		f.Limit = int(*req.Params.Limit)
 	}
@@ -116,7 +135,11 @@ func (h *handlers) ListMerchantWebhookDeliveries(ctx context.Context, req gen.Li
 }
 
 func (h *handlers) RedeliverMerchantWebhookEvent(ctx context.Context, req gen.RedeliverMerchantWebhookEventRequestObject) (gen.RedeliverMerchantWebhookEventResponseObject, error) {
-	ds, err := h.webhooks.Redeliver(ctx, merchantFrom(ctx).ID, req.EventId, req.Params.EndpointId)
+	m, err := actingMerchant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := h.webhooks.Redeliver(ctx, m, req.EventId, req.Params.EndpointId)
 	if err != nil {
 		return nil, err
 	}

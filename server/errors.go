@@ -95,6 +95,10 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such webhook endpoint.", "endpointId"}
 	case errors.Is(err, domain.ErrWebhookEventNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, err.Error(), "eventId"}
+	case errors.Is(err, domain.ErrRotationInProgress):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), "endpointId"}
+	case errors.Is(err, domain.ErrTooManyEndpoints):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeLimitReached, err.Error(), ""}
 	case errors.Is(err, webhooks.ErrUnsafeURL):
 		return invalidRequest(domain.CodeParameterInvalid, "url", err.Error())
 	case errors.Is(err, webhooks.ErrUnknownEventType):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -39,8 +40,9 @@ func idempotent(keeper *idempotency.Keeper, log *slog.Logger, met *metrics.Metri
 			}
 			// The hash covers the path as sent, not only its route: cancelling two withdrawals
 			// with one key is two requests (the second answers 409), never a replay of the first.
+			// Lower-cased: the ids in these paths are UUIDs, whatever case a retry spells them in.
 			r := idempotency.Request{MerchantID: m.ID, Key: key, Operation: c.Path(),
-				Hash: idempotency.RequestHash(req.Method+" "+req.URL.Path, body)}
+				Hash: idempotency.RequestHash(req.Method+" "+strings.ToLower(req.URL.Path), body)}
 			// No lookup first: the guard's claim inside the transaction finds an existing key, so the
 			// common path (a new key) costs no extra round trip. Every failure looks the key up.
 			c.SetRequest(req.WithContext(idempotency.WithGuard(req.Context(), keeper.Guard(r))))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,14 +31,20 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
 // opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
-// the path's merchant (read scope to read, write scope for anything else). A request matching no operation goes on to Echo's router
-// (its 404, or its 405 and Allow).
+// the path's merchant (read scope to read, write scope for anything else). A method the spec's
+// path lacks is a 405 here, before any handler; a path outside the spec goes on to Echo (404).
 func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			route, params, err := router.FindRoute(c.Request())
+			if errors.Is(err, routers.ErrMethodNotAllowed) && c.Request().Method != http.MethodOptions {
+				// The spec's path lacks this method; Echo's router could still run a sibling
+				// route's handler (DELETE …/webhooks/deliveries matches DELETE …/webhooks/{id}),
+				// which no credential was checked for. The spec decides: 405.
+				return methodNotAllowed(c, router)
+			}
 			if err != nil {
-				return next(c)
+				return next(c) // not an API path: Echo's 404 (or its OPTIONS answer)
 			}
 			switch scheme := securityScheme(route); scheme {
 			case "":
@@ -69,6 +76,20 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 			}
 		}
 	}
+}
+
+// methodNotAllowed answers 405 with the methods the spec has for the request's path.
+func methodNotAllowed(c echo.Context, router routers.Router) error {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r := c.Request().Clone(c.Request().Context())
+		r.Method = m
+		if _, _, err := router.FindRoute(r); err == nil {
+			allow = append(allow, m)
+		}
+	}
+	c.Response().Header().Set(echo.HeaderAllow, strings.Join(append(allow, http.MethodOptions), ", "))
+	return echo.ErrMethodNotAllowed
 }
 
 // securityScheme is the scheme an operation requires ("" when public): its own security

@@ -246,6 +246,9 @@ func checkParamText(req *http.Request, route *routers.Route, pathParams map[stri
 			if !utf8.ValidString(v) {
 				return invalidRequest(domain.CodeParameterInvalid, p.Name, p.Name+": "+textMessage)
 			}
+			if strings.ContainsRune(v, 0) { // PostgreSQL text cannot hold it: a lookup by it would fail as a 500
+				return invalidRequest(domain.CodeParameterInvalid, p.Name, p.Name+": must not contain NUL characters")
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -242,6 +243,25 @@ func (t *Tx) Redeliver(merchantID uuid.UUID, eventID string, endpointID *uuid.UU
 	}
 	var out []Delivery
 	for _, ep := range eps {
+		// A delivery of this event to this endpoint still pending (waiting for a retry) is made
+		// due now instead: repeated requests never queue more than one delivery per endpoint (no
+		// amplification towards a receiver, no crowding out other merchants' deliveries).
+		var pending deliveryRow
+		err := t.db.Where("event_id = ? AND endpoint_id = ? AND status = ?", ev.ID, ep.ID, DeliveryPending).Take(&pending).Error
+		if err == nil {
+			if pending.NextAttemptAt.After(now) {
+				if err := t.db.Model(&deliveryRow{}).Where("id = ?", pending.ID).
+					Updates(map[string]any{"next_attempt_at": now.UTC(), "updated_at": now.UTC()}).Error; err != nil {
+					return nil, translate(err)
+				}
+				pending.NextAttemptAt, pending.UpdatedAt = now.UTC(), now.UTC()
+			}
+			out = append(out, pending.domain())
+			continue
+		}
+		if err := translate(err); !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
 		row := deliveryRow{ID: uuid.Must(uuid.NewV7()), EventID: ev.ID, EndpointID: ep.ID, MerchantID: ev.MerchantID,
 			Status: DeliveryPending, NextAttemptAt: now.UTC(), CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 		if err := t.db.Create(&row).Error; err != nil {

@@ -76,8 +76,8 @@ func TestTextThatIsNotUTF8IsAClientError(t *testing.T) {
 			{"withdrawals limit", http.MethodGet, withdrawalsPath + "?limit=%ff", "", nil, "limit"},
 			{"Idempotency-Key", http.MethodPost, paymentsPath, `{"amount":1000,"currency":"USD","orderId":"o-1"}`,
 				[]string{"Idempotency-Key", "k-\xff"}, "Idempotency-Key"},
-			{"Idempotency-Key on a route without POST", http.MethodPost, paymentsPath + "/0190f4d2-0000-7000-8000-000000000000",
-				`{"amount":1000,"currency":"USD","orderId":"o-1"}`, []string{"Idempotency-Key", "\xff"}, "Idempotency-Key"},
+			// (A POST to a route without POST is a 405 before any header is read: authentication
+			// answers a method the spec's path lacks.)
 			{"Idempotency-Key off the spec", http.MethodPost, "/v1/external/secretkey-auth/nowhere",
 				`{}`, []string{"Idempotency-Key", "\xc0\xaf"}, "Idempotency-Key"},
 		}

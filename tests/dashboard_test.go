@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,9 @@ func TestDashboardWithdrawalConfigAndBalance(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.Status, "min above max")
 		r = e.do(http.MethodPatch, base+"/withdrawals/config", "", map[string]any{"chainIds": []string{"eip155:999999"}}, bearerHeader(write)...)
 		assert.Equal(t, http.StatusBadRequest, r.Status, "a chain not served")
+		r = e.do(http.MethodPatch, base+"/withdrawals/config", "", map[string]any{"chainIds": []string{"eip155:8453", "eip155:8453"}}, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, "a chain named twice is named once: %s", r.Body)
+		assert.Equal(t, []any{"eip155:8453"}, r.JSON(t)["chainIds"])
 
 		// Merchant A's token on merchant B: 403.
 		r = e.do(http.MethodGet, "/v1/merchants/"+b.Merchant.ID.String()+"/balance", "", nil, bearerHeader(write)...)
@@ -187,8 +191,8 @@ func TestDashboardWithdrawals(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.Equal(t, "cancelled", r.JSON(t)["status"])
 		assert.Equal(t, start, e.balance(a.Merchant.ID), "restored")
-		replay = e.do(http.MethodPost, base+"/"+id+"/cancel", "", nil, cancel...)
-		require.Equal(t, http.StatusOK, replay.Status)
+		replay = e.do(http.MethodPost, base+"/"+strings.ToUpper(id)+"/cancel", "", nil, cancel...)
+		require.Equal(t, http.StatusOK, replay.Status, "a retry spelling the id in upper case is the same request")
 		assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 		// The same key on another withdrawal is another request: 409, never the first's replay.
 		r = e.do(http.MethodPost, base, "", withdrawal(1_000), bearerHeader(write)...)
@@ -309,11 +313,18 @@ func TestDashboardWebhooks(t *testing.T) {
 		eventID := ds[0].(map[string]any)["eventId"].(string)
 		assert.Equal(t, epID, ds[0].(map[string]any)["endpointId"])
 		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/events/"+eventID+"/redeliver", "", nil, bearerHeader(read)...).Status)
-		r = e.do(http.MethodPost, base+"/events/"+eventID+"/redeliver?endpointId="+epID, "", nil, bearerHeader(write)...)
-		require.Equal(t, http.StatusAccepted, r.Status, string(r.Body))
-		assert.Len(t, r.JSON(t)["data"], 1)
+		// Still pending (no dispatcher runs here): redelivering makes it due, never doubles it.
+		for range 3 {
+			r = e.do(http.MethodPost, base+"/events/"+eventID+"/redeliver?endpointId="+epID, "", nil, bearerHeader(write)...)
+			require.Equal(t, http.StatusAccepted, r.Status, string(r.Body))
+			assert.Len(t, r.JSON(t)["data"], 1)
+		}
 		r = e.do(http.MethodGet, base+"/deliveries?eventId="+eventID+"&limit=10", "", nil, bearerHeader(read)...)
-		assert.Len(t, r.JSON(t)["data"], 2)
+		assert.Len(t, r.JSON(t)["data"], 1, "one pending delivery per endpoint and event")
+		r = e.do(http.MethodGet, base+"/deliveries?eventId=evt%00x", "", nil, bearerHeader(read)...)
+		assert.Equal(t, http.StatusBadRequest, r.Status, "NUL in a parameter: 400, not the database's 500")
+		r = e.do(http.MethodPost, base+"/events/evt%00x/redeliver", "", nil, bearerHeader(write)...)
+		assert.Equal(t, http.StatusBadRequest, r.Status)
 
 		// B: its own paths do not find A's endpoint or event; A's paths are forbidden.
 		bTok := e.token(b.Merchant.ID, dashauth.ScopeWrite)
@@ -330,14 +341,38 @@ func TestDashboardWebhooks(t *testing.T) {
 		rotated := r.JSON(t)
 		assert.NotEqual(t, secret, rotated["secret"])
 		assert.NotNil(t, rotated["endpoint"].(map[string]any)["secretRotationEndsAt"])
+		// A second rotation during the overlap would drop the secret the receiver holds: 409.
+		r = e.do(http.MethodPost, base+"/"+epID+"/rotate-secret", "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ := r.errorFields(t)
+		assert.Equal(t, "invalid_state", code)
+
+		// A method the spec's path lacks is 405 before any handler or credential check (Echo
+		// alone would run DELETE …/webhooks/{endpointId} with endpointId "deliveries").
+		r = e.do(http.MethodDelete, base+"/deliveries", "", nil)
+		assert.Equal(t, http.StatusMethodNotAllowed, r.Status, string(r.Body))
+		assert.Contains(t, r.Header.Get("Allow"), "GET")
 
 		assert.Equal(t, http.StatusForbidden, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(read)...).Status)
 		assert.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(write)...).Status)
+		// At most 16 endpoints (deleted ones not counted).
+		for i := range 16 {
+			r = e.do(http.MethodPost, base, "", map[string]any{"url": "https://93.184.215.14/hook/" + strconv.Itoa(i)}, bearerHeader(write)...)
+			require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		}
+		r = e.do(http.MethodPost, base, "", map[string]any{"url": "https://93.184.215.14/hook/17"}, bearerHeader(write)...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "limit_reached", code)
+		for _, ep := range e.do(http.MethodGet, base, "", nil, bearerHeader(read)...).JSON(t)["data"].([]any) {
+			id := ep.(map[string]any)["id"].(string)
+			require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/"+id, "", nil, bearerHeader(write)...).Status)
+		}
 		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(write)...).Status)
 		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
 		assert.Len(t, r.JSON(t)["data"], 0, "deleted endpoints are not listed")
 		r = e.do(http.MethodGet, base+"/deliveries?endpointId="+epID, "", nil, bearerHeader(read)...)
-		assert.Len(t, r.JSON(t)["data"], 2, "their delivery log stays")
+		assert.Len(t, r.JSON(t)["data"], 1, "their delivery log stays")
 	})
 }
 

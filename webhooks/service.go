@@ -37,6 +37,10 @@ type Service struct {
 	Now    func() time.Time
 }
 
+// MaxEndpoints bounds a merchant's endpoints (deleted ones not counted): each event is delivered
+// to each, so the bound is also what one event can cost the delivery workers.
+const MaxEndpoints = 16
+
 // Created is a new endpoint with its secret, shown once.
 type Created struct {
 	Endpoint store.Endpoint
@@ -69,8 +73,15 @@ func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, rawURL strin
 	e := store.Endpoint{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, URL: u.String(), EventTypes: ets, Enabled: true,
 		SecretSealed: sealed, CreatedAt: s.Now(), UpdatedAt: s.Now()}
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.GetMerchant(merchantID); err != nil {
+		if _, err := tx.LockMerchant(merchantID); err != nil { // serialises concurrent creations for the cap
 			return err
+		}
+		eps, err := tx.Endpoints(merchantID)
+		if err != nil {
+			return err
+		}
+		if len(eps) >= MaxEndpoints {
+			return fmt.Errorf("%w: a merchant has at most %d (delete one first)", domain.ErrTooManyEndpoints, MaxEndpoints)
 		}
 		return tx.InsertEndpoint(e)
 	}); err != nil {
@@ -196,6 +207,12 @@ func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID uuid.
 		}
 		if e.DisabledReason != nil && *e.DisabledReason == store.EndpointDeleted {
 			return store.ErrNotFound
+		}
+		if merchantID != uuid.Nil && e.PreviousSealed != nil && e.PreviousUntil != nil && e.PreviousUntil.After(now) {
+			// Rotating again would drop, at once, the secret the receiver may still hold (a
+			// double click). A merchant waits for the overlap to end; the operator may force it.
+			return fmt.Errorf("%w until %s: the secret shown by the last rotation is the current one",
+				domain.ErrRotationInProgress, e.PreviousUntil.UTC().Format(time.RFC3339))
 		}
 		previous := &e.SecretSealed
 		if _, err := s.Sealer.Open(e.SecretSealed); err != nil {

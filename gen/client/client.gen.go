@@ -1568,6 +1568,11 @@ type DashboardUnauthorized = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type DashboardWithdrawalForbidden = Error
 
+// EndpointLimit The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type EndpointLimit = Error
+
 // Forbidden The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1597,6 +1602,11 @@ type PaymentNotFound = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RequestTimeout = Error
+
+// RotationConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RotationConflict = Error
 
 // StateConflict The error body of every non-2xx response.
 //
@@ -2279,8 +2289,8 @@ type ClientInterface interface {
 	// CreateMerchantWebhookEndpointWithBody Add a webhook endpoint
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
-	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-	// answer only. Write scope.
+	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2290,8 +2300,8 @@ type ClientInterface interface {
 	// CreateMerchantWebhookEndpoint Add a webhook endpoint
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
-	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-	// answer only. Write scope.
+	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2308,7 +2318,8 @@ type ClientInterface interface {
 	// RedeliverMerchantWebhookEvent Deliver an event again
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
-	// every enabled endpoint subscribed to it. Write scope.
+	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
+	// due now instead of doubled. Write scope.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 	RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2323,7 +2334,8 @@ type ClientInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
-	// a receiver can switch without losing a delivery. Write scope.
+	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
+	// are over (409): it would drop the secret the receiver may still hold. Write scope.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2818,8 +2830,8 @@ func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId Da
 // CreateMerchantWebhookEndpointWithBody Add a webhook endpoint
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
-// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-// answer only. Write scope.
+// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2839,8 +2851,8 @@ func (c *Client) CreateMerchantWebhookEndpointWithBody(ctx context.Context, merc
 // CreateMerchantWebhookEndpoint Add a webhook endpoint
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
-// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-// answer only. Write scope.
+// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2877,7 +2889,8 @@ func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId D
 // RedeliverMerchantWebhookEvent Deliver an event again
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
-// every enabled endpoint subscribed to it. Write scope.
+// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
+// due now instead of doubled. Write scope.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2912,7 +2925,8 @@ func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId D
 // RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
-// a receiver can switch without losing a delivery. Write scope.
+// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
+// are over (409): it would drop the secret the receiver may still hold. Write scope.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4832,8 +4846,8 @@ type ClientWithResponsesInterface interface {
 	// CreateMerchantWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
-	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-	// answer only. Write scope.
+	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4843,8 +4857,8 @@ type ClientWithResponsesInterface interface {
 	// CreateMerchantWebhookEndpointWithResponse Add a webhook endpoint
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
-	// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-	// answer only. Write scope.
+	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4863,7 +4877,8 @@ type ClientWithResponsesInterface interface {
 	// RedeliverMerchantWebhookEventWithResponse Deliver an event again
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
-	// every enabled endpoint subscribed to it. Write scope.
+	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
+	// due now instead of doubled. Write scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4882,7 +4897,8 @@ type ClientWithResponsesInterface interface {
 	// RotateMerchantWebhookSecretWithResponse Rotate an endpoint's signing secret
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
-	// a receiver can switch without losing a delivery. Write scope.
+	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
+	// are over (409): it would drop the secret the receiver may still hold. Write scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6323,6 +6339,8 @@ type CreateMerchantWebhookEndpointResult struct {
 	JSON403 *DashboardForbidden
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *EndpointLimit
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6354,6 +6372,11 @@ func (r CreateMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
 func (r CreateMerchantWebhookEndpointResult) GetJSON408() *RequestTimeout {
 	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantWebhookEndpointResult) GetJSON409() *EndpointLimit {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6627,6 +6650,8 @@ type RotateMerchantWebhookSecretResult struct {
 	JSON403 *DashboardForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *DashboardNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RotationConflict
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -6654,6 +6679,11 @@ func (r RotateMerchantWebhookSecretResult) GetJSON403() *DashboardForbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RotateMerchantWebhookSecretResult) GetJSON404() *DashboardNotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateMerchantWebhookSecretResult) GetJSON409() *RotationConflict {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7524,8 +7554,8 @@ func (c *ClientWithResponses) ListMerchantWebhookEndpointsWithResponse(ctx conte
 // CreateMerchantWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
-// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-// answer only. Write scope.
+// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7541,8 +7571,8 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithBodyWithResponse(
 // CreateMerchantWebhookEndpointWithResponse Add a webhook endpoint
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
-// to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-// answer only. Write scope.
+// to public addresses only; at most 16 endpoints per merchant. Its signing secret
+// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7573,7 +7603,8 @@ func (c *ClientWithResponses) ListMerchantWebhookDeliveriesWithResponse(ctx cont
 // RedeliverMerchantWebhookEventWithResponse Deliver an event again
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
-// every enabled endpoint subscribed to it. Write scope.
+// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
+// due now instead of doubled. Write scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7604,7 +7635,8 @@ func (c *ClientWithResponses) DeleteMerchantWebhookEndpointWithResponse(ctx cont
 // RotateMerchantWebhookSecretWithResponse Rotate an endpoint's signing secret
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
-// a receiver can switch without losing a delivery. Write scope.
+// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
+// are over (409): it would drop the secret the receiver may still hold. Write scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8906,6 +8938,13 @@ func ParseCreateMerchantWebhookEndpointResult(rsp *http.Response) (*CreateMercha
 		}
 		response.JSON408 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest EndpointLimit
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9152,6 +9191,13 @@ func ParseRotateMerchantWebhookSecretResult(rsp *http.Response) (*RotateMerchant
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RotationConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

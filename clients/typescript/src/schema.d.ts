@@ -407,8 +407,8 @@ export interface paths {
         /**
          * Add a webhook endpoint
          * @description The URL must be https (http only on a deployment that allows private targets) and resolve
-         *     to public addresses only. Its signing secret (`whsec_…`, Standard Webhooks) is in this
-         *     answer only. Write scope.
+         *     to public addresses only; at most 16 endpoints per merchant. Its signing secret
+         *     (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
          */
         post: operations["createMerchantWebhookEndpoint"];
         delete?: never;
@@ -449,7 +449,8 @@ export interface paths {
         /**
          * Rotate an endpoint's signing secret
          * @description A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
-         *     a receiver can switch without losing a delivery. Write scope.
+         *     a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
+         *     are over (409): it would drop the secret the receiver may still hold. Write scope.
          */
         post: operations["rotateMerchantWebhookSecret"];
         delete?: never;
@@ -490,7 +491,8 @@ export interface paths {
         /**
          * Deliver an event again
          * @description Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
-         *     every enabled endpoint subscribed to it. Write scope.
+         *     every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
+         *     due now instead of doubled. Write scope.
          */
         post: operations["redeliverMerchantWebhookEvent"];
         delete?: never;
@@ -2582,6 +2584,43 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The last rotation's overlap is still running (the previous secret signs until then); rotating again would drop at once the secret the receiver may still hold. */
+        RotationConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "the endpoint's previous secret still signs until 2026-11-23T10:00:00Z",
+                 *         "param": "endpointId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The merchant has the most endpoints allowed (16); delete one first. */
+        EndpointLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "limit_reached",
+                 *         "message": "too many webhook endpoints: a merchant has at most 16 (delete one first)"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The withdrawal is no longer pending (`invalid_state`), or an Idempotency-Key conflict (`idempotency_key_reused`). */
         StateConflict: {
             headers: {
@@ -3643,6 +3682,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["EndpointLimit"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -3703,6 +3743,7 @@ export interface operations {
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["RotationConflict"];
             500: components["responses"]["InternalError"];
         };
     };
