@@ -71,6 +71,7 @@ type Issuer struct {
 	mu     sync.Mutex
 	keys   map[string]ed25519.PublicKey
 	loaded time.Time
+	name   string // the recorded issuer name, once read
 }
 
 // Claims are an access token's claims.
@@ -267,6 +268,23 @@ func (i *Issuer) issuer(ctx context.Context) (string, error) {
 	if i.Issuer != "" {
 		return i.Issuer, nil
 	}
+	// Recorded once, never changed: read from the database once per process, not per request.
+	i.mu.Lock()
+	name := i.name
+	i.mu.Unlock()
+	if name != "" {
+		return name, nil
+	}
+	v, err := i.recordedIssuer(ctx)
+	if err == nil {
+		i.mu.Lock()
+		i.name = v
+		i.mu.Unlock()
+	}
+	return v, err
+}
+
+func (i *Issuer) recordedIssuer(ctx context.Context) (string, error) {
 	v, err := i.Store.Read(ctx).Setting(issuerSetting)
 	if err == nil {
 		return v, nil

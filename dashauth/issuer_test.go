@@ -21,7 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 )
 
-func newIssuer(t *testing.T, backend string) (*app.App, uuid.UUID) {
+func newIssuer(t testing.TB, backend string) (*app.App, uuid.UUID) {
 	cfg := onchaintest.Config(testdb.URL(t, backend), config.Chains{Devnet: "off", ServeUnwatched: true, Passive: true}, time.Hour, 15*time.Minute)
 	cfg.Webhooks.SecretsKey = strings.Repeat("ab", 32)
 	a, err := app.Open(context.Background(), cfg, onchaintest.Logger("DASHAUTH_TEST_LOG"))

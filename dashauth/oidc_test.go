@@ -43,26 +43,26 @@ type testKey struct {
 	pub    any
 }
 
-func rsaKey(t *testing.T, kid string) testKey {
+func rsaKey(t testing.TB, kid string) testKey {
 	priv, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
 	return testKey{kid: kid, method: jwt.SigningMethodRS256, priv: priv, pub: &priv.PublicKey}
 }
 
-func ecKey(t *testing.T, kid string) testKey {
+func ecKey(t testing.TB, kid string) testKey {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	return testKey{kid: kid, method: jwt.SigningMethodES256, priv: priv, pub: &priv.PublicKey}
 }
 
-func edKey(t *testing.T, kid string) testKey {
+func edKey(t testing.TB, kid string) testKey {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
 	return testKey{kid: kid, method: jwt.SigningMethodEdDSA, priv: priv, pub: pub}
 }
 
 // jwk is the key's public JWK (alg and use set).
-func (k testKey) jwk(t *testing.T) jwkset.JWKMarshal {
+func (k testKey) jwk(t testing.TB) jwkset.JWKMarshal {
 	j, err := jwkset.NewJWKFromKey(k.pub, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{
 		KID: k.kid, ALG: jwkset.ALG(k.method.Alg()), USE: jwkset.UseSig}})
 	require.NoError(t, err)
@@ -70,7 +70,7 @@ func (k testKey) jwk(t *testing.T) jwkset.JWKMarshal {
 }
 
 // sign makes a token of the key with the claims.
-func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
+func (k testKey) sign(t testing.TB, claims jwt.MapClaims) string {
 	tok := jwt.NewWithClaims(k.method, claims)
 	tok.Header["kid"] = k.kid
 	s, err := tok.SignedString(k.priv)
@@ -93,7 +93,7 @@ type idp struct {
 	jwksFetches atomic.Int32
 }
 
-func newIDP(t *testing.T, keys ...testKey) *idp {
+func newIDP(t testing.TB, keys ...testKey) *idp {
 	p := &idp{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +136,7 @@ func newIDP(t *testing.T, keys ...testKey) *idp {
 	return p
 }
 
-func (p *idp) publish(t *testing.T, k testKey) {
+func (p *idp) publish(t testing.TB, k testKey) {
 	j := k.jwk(t)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -180,7 +180,7 @@ func (p *idp) claims(merchants any, scope string) jwt.MapClaims {
 
 // newOIDC is a verifier of the idp with the given intervals (refresh, unknown kid, retry), closed
 // after the test; logs go to the returned buffer.
-func newOIDC(t *testing.T, p *idp, refresh, unknownKID, retry time.Duration) (*dashauth.OIDC, *testlog.Buffer) {
+func newOIDC(t testing.TB, p *idp, refresh, unknownKID, retry time.Duration) (*dashauth.OIDC, *testlog.Buffer) {
 	logs := &testlog.Buffer{}
 	o, err := dashauth.NewOIDC(dashauth.OIDCConfig{Issuer: p.srv.URL, Audience: testAudience, MerchantClaim: testMerchantClaim,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
