@@ -91,12 +91,13 @@ type OIDC struct {
 	life   context.Context // ends the refresh goroutine
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	keys    *oidcKeys // nil until discovered
-	lastTry time.Time
-	lastErr error
-	closed  bool
-	refetch singleflight.Group
+	mu       sync.Mutex
+	keys     *oidcKeys // nil until discovered
+	lastTry  time.Time
+	lastErr  error
+	inflight bool // a discovery attempt is running
+	closed   bool
+	refetch  singleflight.Group
 }
 
 // oidcKeys is the key cache of a discovered issuer.
@@ -192,29 +193,76 @@ func (o *OIDC) Discover(ctx context.Context) error {
 }
 
 // discovered is the key cache, discovering first when needed: always when force, otherwise not
-// before retryInterval after a failed attempt.
+// before retryInterval after the last attempt failed. The lock is never held over the network:
+// every caller joins the one attempt in flight, a request waiting for it at most
+// oidcJoinWait — a request is not held for long behind an identity provider that does not answer.
 func (o *OIDC) discovered(ctx context.Context, force bool) (*oidcKeys, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.closed {
+		o.mu.Unlock()
 		return nil, errors.New("the OIDC verifier is closed")
 	}
 	if o.keys != nil {
+		k := o.keys
+		o.mu.Unlock()
+		return k, nil
+	}
+	if !force && !o.inflight && o.lastErr != nil && time.Since(o.lastTry) < o.retryInterval {
+		err := o.lastErr
+		o.mu.Unlock()
+		return nil, err
+	}
+	if !o.inflight {
+		o.inflight, o.lastTry = true, time.Now()
+	}
+	o.mu.Unlock()
+
+	ch := o.refetch.DoChan("discover", func() (any, error) {
+		k, err := o.discover(ctx)
+		o.settle(k, err)
+		return k, err
+	})
+	wait := o.httpTimeout + time.Second // a forced attempt (Discover) waits for its outcome
+	if !force {
+		wait = oidcJoinWait
+	}
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			return nil, o.lastErr
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.keys == nil {
+			return nil, errors.New("the OIDC verifier is closed")
+		}
 		return o.keys, nil
+	case <-time.After(wait):
+		return nil, errors.New("dashboard OIDC discovery in progress")
 	}
-	if !force && !o.lastTry.IsZero() && time.Since(o.lastTry) < o.retryInterval {
-		return nil, o.lastErr
-	}
-	o.lastTry = time.Now()
-	k, err := o.discover(ctx)
+}
+
+// oidcJoinWait bounds how long a request waits for a discovery in flight.
+const oidcJoinWait = 3 * time.Second
+
+// settle records an attempt's outcome (under the lock, whoever waits for it).
+func (o *OIDC) settle(k *oidcKeys, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inflight = false
 	if err != nil {
 		o.lastErr = fmt.Errorf("dashboard OIDC discovery of %s: %w", o.cfg.Issuer, err)
 		o.log.Error("dashboard OIDC discovery failed; tokens of this issuer are refused until it succeeds",
 			"issuer", o.cfg.Issuer, "error", err)
-		return nil, o.lastErr
+		return
+	}
+	if o.closed {
+		k.stop()
+		return
 	}
 	o.keys, o.lastErr = k, nil
-	return k, nil
 }
 
 func (o *OIDC) discover(ctx context.Context) (*oidcKeys, error) {
