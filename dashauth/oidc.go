@@ -186,7 +186,8 @@ func (o *OIDC) Close() {
 
 // Discover reads the discovery document (its issuer must equal the configured one, its jwks_uri
 // be https or loopback http) and the JWKS, and starts the periodic refresh; done once, later
-// calls return nil. ctx bounds the requests (each also within OIDCHTTPTimeout).
+// calls return nil. Each request is bounded by OIDCHTTPTimeout; the discovery document's also by
+// the ctx of the attempt's first caller (a call joining an attempt in flight waits for its outcome).
 func (o *OIDC) Discover(ctx context.Context) error {
 	_, err := o.discovered(ctx, true)
 	return err
@@ -212,33 +213,32 @@ func (o *OIDC) discovered(ctx context.Context, force bool) (*oidcKeys, error) {
 		o.mu.Unlock()
 		return nil, err
 	}
-	if !o.inflight {
-		o.inflight, o.lastTry = true, time.Now()
-	}
 	o.mu.Unlock()
 
 	ch := o.refetch.DoChan("discover", func() (any, error) {
-		k, err := o.discover(ctx)
-		o.settle(k, err)
-		return k, err
+		o.mu.Lock()
+		if o.keys != nil || o.closed { // an attempt that just ended, or Close
+			k, closed := o.keys, o.closed
+			o.mu.Unlock()
+			if closed {
+				return nil, errors.New("the OIDC verifier is closed")
+			}
+			return k, nil
+		}
+		o.inflight = true
+		o.mu.Unlock()
+		return o.settle(o.discover(ctx))
 	})
-	wait := o.httpTimeout + time.Second // a forced attempt (Discover) waits for its outcome
+	wait := 2*o.httpTimeout + time.Second // discovery document, then the JWKS, each within httpTimeout
 	if !force {
 		wait = oidcJoinWait
 	}
 	select {
 	case r := <-ch:
 		if r.Err != nil {
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			return nil, o.lastErr
+			return nil, r.Err
 		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.keys == nil {
-			return nil, errors.New("the OIDC verifier is closed")
-		}
-		return o.keys, nil
+		return r.Val.(*oidcKeys), nil
 	case <-time.After(wait):
 		return nil, errors.New("dashboard OIDC discovery in progress")
 	}
@@ -248,21 +248,23 @@ func (o *OIDC) discovered(ctx context.Context, force bool) (*oidcKeys, error) {
 const oidcJoinWait = 3 * time.Second
 
 // settle records an attempt's outcome (under the lock, whoever waits for it).
-func (o *OIDC) settle(k *oidcKeys, err error) {
+func (o *OIDC) settle(k *oidcKeys, err error) (*oidcKeys, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.inflight = false
 	if err != nil {
+		o.lastTry = time.Now() // retryInterval counts from the failure
 		o.lastErr = fmt.Errorf("dashboard OIDC discovery of %s: %w", o.cfg.Issuer, err)
 		o.log.Error("dashboard OIDC discovery failed; tokens of this issuer are refused until it succeeds",
 			"issuer", o.cfg.Issuer, "error", err)
-		return
+		return nil, o.lastErr
 	}
 	if o.closed {
 		k.stop()
-		return
+		return nil, errors.New("the OIDC verifier is closed")
 	}
 	o.keys, o.lastErr = k, nil
+	return k, nil
 }
 
 func (o *OIDC) discover(ctx context.Context) (*oidcKeys, error) {
