@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 )
 
@@ -230,7 +231,34 @@ func startDevnet(t *testing.T, bin, db, blockTime string) string {
 	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
 	rpc := "http://" + addr
 	waitRPC(t, rpc)
+	waitTokens(t, rpc)
 	return rpc
+}
+
+// waitTokens waits until the devnet's tokens are deployed: it answers JSON-RPC a moment before
+// (block 1 carries the deployments), and a balanceOf then reads no contract.
+func waitTokens(t *testing.T, url string) {
+	t.Helper()
+	c, err := ethclient.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ready := true
+		for _, a := range []string{devnet.USDCAddress, devnet.USDTAddress} {
+			code, err := c.CodeAt(context.Background(), common.HexToAddress(a), nil)
+			if err != nil || len(code) == 0 {
+				ready = false
+			}
+		}
+		if ready {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the devnet at %s never deployed its tokens", url)
 }
 
 // waitRPC waits until a JSON-RPC endpoint answers.
