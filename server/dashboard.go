@@ -114,11 +114,9 @@ func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBa
 	return gen.GetMerchantBalance200JSONResponse(out), nil
 }
 
-func (h *handlers) withdrawalConfig(ctx context.Context, id uuid.UUID) (gen.MerchantWithdrawalConfig, error) {
-	m, err := h.merchants.Get(ctx, id)
-	if err != nil {
-		return gen.MerchantWithdrawalConfig{}, err
-	}
+// withdrawalConfig renders the merchant's configuration (the merchant as bearer() loaded it).
+func (h *handlers) withdrawalConfig(ctx context.Context, m domain.Merchant) (gen.MerchantWithdrawalConfig, error) {
+	id := m.ID
 	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
 	if err != nil {
 		return gen.MerchantWithdrawalConfig{}, err
@@ -133,11 +131,10 @@ func (h *handlers) withdrawalConfig(ctx context.Context, id uuid.UUID) (gen.Merc
 }
 
 func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetMerchantWithdrawalConfigRequestObject) (gen.GetMerchantWithdrawalConfigResponseObject, error) {
-	id, err := actingMerchant(ctx)
-	if err != nil {
+	if _, err := actingMerchant(ctx); err != nil {
 		return nil, err
 	}
-	out, err := h.withdrawalConfig(ctx, id)
+	out, err := h.withdrawalConfig(ctx, merchantFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +178,14 @@ func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.U
 			return nil, err
 		}
 	}
+	m := merchantFrom(ctx)
 	if in.WithdrawalsEnabled != nil {
 		if err := h.merchants.SetWithdrawalsEnabled(ctx, id, *in.WithdrawalsEnabled); err != nil {
 			return nil, err
 		}
+		m.WithdrawalsEnabled = *in.WithdrawalsEnabled
 	}
-	out, err := h.withdrawalConfig(ctx, id)
+	out, err := h.withdrawalConfig(ctx, m)
 	if err != nil {
 		return nil, err
 	}

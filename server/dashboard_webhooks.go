@@ -40,13 +40,16 @@ func deliveriesOut(ds []store.Delivery) gen.WebhookDeliveryList {
 	return out
 }
 
-// endpointID parses a path's endpoint id: a malformed one is no endpoint of this merchant.
-func endpointID(s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, domain.ErrWebhookEndpointNotFound
+// actingEndpoint is the acting merchant and the path's endpoint id (a malformed one is no
+// endpoint of this merchant).
+func actingEndpoint(ctx context.Context, endpoint string) (merchant, id uuid.UUID, err error) {
+	if merchant, err = actingMerchant(ctx); err != nil {
+		return uuid.Nil, uuid.Nil, err
 	}
-	return id, nil
+	if id, err = uuid.Parse(endpoint); err != nil {
+		return uuid.Nil, uuid.Nil, domain.ErrWebhookEndpointNotFound
+	}
+	return merchant, id, nil
 }
 
 func (h *handlers) ListMerchantWebhookEndpoints(ctx context.Context, _ gen.ListMerchantWebhookEndpointsRequestObject) (gen.ListMerchantWebhookEndpointsResponseObject, error) {
@@ -84,11 +87,7 @@ func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.Cr
 }
 
 func (h *handlers) DeleteMerchantWebhookEndpoint(ctx context.Context, req gen.DeleteMerchantWebhookEndpointRequestObject) (gen.DeleteMerchantWebhookEndpointResponseObject, error) {
-	m, err := actingMerchant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := endpointID(req.EndpointId)
+	m, id, err := actingEndpoint(ctx, req.EndpointId)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +98,7 @@ func (h *handlers) DeleteMerchantWebhookEndpoint(ctx context.Context, req gen.De
 }
 
 func (h *handlers) RotateMerchantWebhookSecret(ctx context.Context, req gen.RotateMerchantWebhookSecretRequestObject) (gen.RotateMerchantWebhookSecretResponseObject, error) {
-	m, err := actingMerchant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := endpointID(req.EndpointId)
+	m, id, err := actingEndpoint(ctx, req.EndpointId)
 	if err != nil {
 		return nil, err
 	}

@@ -157,12 +157,7 @@ func ownedBy(tx *store.Tx, merchantID, endpointID uuid.UUID) (store.Endpoint, er
 
 // Endpoint reads one of a merchant's endpoints (merchantID Nil: any).
 func (s *Service) Endpoint(ctx context.Context, merchantID, endpointID uuid.UUID) (store.Endpoint, error) {
-	var e store.Endpoint
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		e, err = ownedBy(tx, merchantID, endpointID)
-		return err
-	})
+	e, err := ownedBy(s.Store.Read(ctx), merchantID, endpointID)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Endpoint{}, ErrEndpointNotFound
 	}
