@@ -77,7 +77,7 @@ func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // Open opens and migrates the database and wires the services.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
 	log = reqlog.Wrap(log) // request_id on every line logged with a request's context
-	st, err := store.Open(cfg.DatabaseURL)
+	st, err := store.Open(cfg.DatabaseURL, store.WithLog(log))
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +138,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	}
 	a.Catalog = chains.Watch(cat, watchable, cfg.Chains.ServeUnwatched, cfg.Chains.Confirmations)
 	cat = a.Catalog
+	a.warnLiveBesideDevnet()
 	if a.Metrics, err = newMetrics(st); err != nil {
 		a.Close()
 		return nil, err
@@ -152,9 +153,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,
 		Limits: cfg.ResponseShape.PaymentLimits(), QuoteTTL: cfg.QuoteTTL, PaymentTTL: cfg.PaymentTTL,
 		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
-	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now}
+	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now, Controlled: controlledAddresses(backend, hot, devHot)}
 	a.Checkout = &checkout.Service{Store: st, Core: a.Core, Catalog: cat, Quotes: a.Payments, Now: Now}
-	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now}
+	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now, Log: log}
 	if err := a.wireWatchers(); err != nil {
 		a.Close()
 		return nil, err
@@ -205,7 +206,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
-		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker})
+		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/devnet"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/risk"
 	"github.com/paymentsd/paymentsd/watcher"
@@ -139,4 +141,23 @@ func (a *App) RunWatchers(ctx context.Context) {
 	for _, w := range a.Watchers {
 		go w.Run(ctx)
 	}
+}
+
+// warnLiveBesideDevnet says loudly that a deployment serving live chains also runs (or
+// reaches) the devnet: modes keep the two apart, but a production deployment has no reason to
+// hand out free money at all.
+func (a *App) warnLiveBesideDevnet() {
+	dev, ok := a.Catalog.Chain(devnet.ChainID)
+	if !ok || !dev.Enabled || !a.Catalog.ServesMode(domain.ModeLive) {
+		return
+	}
+	var live []string
+	for _, c := range a.Catalog.Chains {
+		if c.Enabled && domain.ChainMode(c).Live() {
+			live = append(live, chains.CAIP2(c.ID))
+		}
+	}
+	a.Log.Warn("!!! LIVE CHAINS AND THE DEVNET ARE BOTH SERVED !!! live-mode keys take real money on " + strings.Join(live, ", ") +
+		" while the devnet hands out free test money; test and live balances never mix, but a production deployment should " +
+		"turn the devnet off (PAYMENTS_DEVNET=off)")
 }

@@ -31,6 +31,10 @@ func (a *App) devnetPayer() checkout.DevnetPayer {
 		return nil
 	}
 	return func(ctx context.Context, p checkout.Payment, quoteID uuid.UUID) (string, error) {
+		if p.Mode.Live() {
+			// Free devnet money never pays a live payment (which has no devnet quote anyway).
+			return "", domain.Invalid(domain.CodeParameterInvalid, "quoteId", "the test wallet pays only test-mode payments")
+		}
 		var q *domain.Quote
 		for _, x := range payments.Present(p, Now()).Quotes {
 			if x.ID == quoteID {

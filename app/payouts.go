@@ -111,3 +111,15 @@ func (a *App) RunPayouts(ctx context.Context) {
 		go m.Run(ctx)
 	}
 }
+
+// controlledAddresses are the addresses this service itself holds, never a withdrawal's
+// recipient: the backend wallet and the hot wallets (lowercase).
+func controlledAddresses(backend string, wallets ...*hotwallet.Wallet) []string {
+	out := []string{strings.ToLower(backend)}
+	for _, w := range wallets {
+		if w != nil {
+			out = append(out, strings.ToLower(w.Address().Hex()))
+		}
+	}
+	return out
+}

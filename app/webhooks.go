@@ -58,6 +58,10 @@ func (a *App) wireWebhooks() error {
 	a.Tokens = &dashauth.Issuer{Store: a.Store, DefaultIssuer: a.Cfg.PublicBaseURL, Audience: dashauth.Audience, Now: Now}
 	if sealer != nil {
 		a.Tokens.Sealer = sealer // a nil *AESSealer must not become a non-nil interface
+		a.Keeper.Sealer = sealer // idempotent replays carry payment secrets
+	} else {
+		a.Log.Warn("no PAYMENTS_SECRETS_KEY: idempotent replays are sealed with a key of this process's own; " +
+			"a retry that reaches another process, or this one after a restart, is answered 409 idempotency_key_in_use")
 	}
 	if sealer == nil {
 		return nil

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -41,6 +42,8 @@ type Config struct {
 	Chains          Chains
 	Webhooks        Webhooks
 	Dashboard       Dashboard
+	// PAYMENTS_TRUSTED_PROXIES: peers whose X-Forwarded-For names the client; none: the TCP peer is.
+	TrustedProxies []netip.Prefix
 }
 
 // Dashboard configures the dashboard API's bearer tokens beyond the built-in issuer.
@@ -48,6 +51,7 @@ type Dashboard struct {
 	OIDCIssuer        string // PAYMENTS_OIDC_ISSUER: an external OpenID Connect issuer; empty: none
 	OIDCAudience      string // PAYMENTS_OIDC_AUDIENCE: the aud its tokens must carry (required with an issuer)
 	OIDCMerchantClaim string // PAYMENTS_OIDC_MERCHANT_CLAIM: the claim listing the merchant ids (default merchant_ids)
+	OIDCModeClaim     string // PAYMENTS_OIDC_MODE_CLAIM: the claim naming the mode a token acts in, test or live (default mode; absent: test)
 }
 
 // Webhooks configures deliveries to merchants' endpoints.

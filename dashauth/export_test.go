@@ -7,3 +7,6 @@ import "time"
 func SetOIDCIntervals(o *OIDC, refresh, unknownKID, retry time.Duration) {
 	o.refreshInterval, o.unknownKIDInterval, o.retryInterval = refresh, unknownKID, retry
 }
+
+// KeyReads is how many times the issuer has read its published keys from the database.
+func KeyReads(i *Issuer) int64 { return i.reads.Load() }

@@ -1,8 +1,8 @@
 // Package dashauth authenticates the merchant dashboard: a built-in issuer of short-lived
 // Ed25519-signed access tokens (keys in the database, private halves sealed, public halves
 // published as a JWKS, rotation), and their verification with golang-jwt v5 — issuer, audience,
-// expiry and not-before always checked, only EdDSA accepted (no `none`, no HMAC keyed with a
-// public key).
+// expiry, not-before and lifetime always checked, only EdDSA accepted (no `none`, no HMAC keyed
+// with a public key, no `crit` extension). A token acts in one mode, test or live (its `mode` claim).
 package dashauth
 
 import (
@@ -15,11 +15,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -54,6 +57,7 @@ var (
 	ErrNoSecretsKey = errors.New("the dashboard's token issuer needs PAYMENTS_SECRETS_KEY to keep its signing keys sealed")
 	ErrBadScope     = errors.New("scope must be read or write")
 	ErrBadTTL       = fmt.Errorf("the ttl must be between 1s and %s", MaxTTL)
+	ErrBadMode      = errors.New("mode must be test or live")
 	ErrInvalidToken = errors.New("invalid, expired or unverifiable token")
 )
 
@@ -68,10 +72,15 @@ type Issuer struct {
 	Audience      string // the aud claim
 	Now           func() time.Time
 
-	mu     sync.Mutex
-	keys   map[string]ed25519.PublicKey
-	loaded time.Time
-	name   string // the recorded issuer name, once read
+	mu      sync.Mutex
+	keys    map[string]ed25519.PublicKey // the published keys by kid; nil: not read (or a rotation here)
+	loaded  time.Time                    // when keys were read (monotonic clock)
+	tried   time.Time                    // when the last read started (monotonic clock)
+	reading bool                         // a read is in flight
+	gen     uint64                       // bumped by Rotate: a read started before it is not kept
+	reload  singleflight.Group           // concurrent readers share one read
+	reads   atomic.Int64                 // key reads so far (tests)
+	name    string                       // the recorded issuer name, once read
 }
 
 // Claims are an access token's claims.
@@ -79,12 +88,24 @@ type Claims struct {
 	jwt.RegisteredClaims
 	Scope       string   `json:"scope"`
 	MerchantIDs []string `json:"merchant_ids"`
+	// Mode is the mode the token acts in, "test" or "live" (always set by Mint; a token without
+	// it acts in test mode).
+	Mode domain.Mode `json:"mode,omitempty"`
 }
 
-// Mint issues an access token for a merchant: EdDSA with the newest key (made on first use).
+// Mint issues a test-mode access token for a merchant (MintMode with domain.ModeTest).
 func (i *Issuer) Mint(ctx context.Context, merchantID uuid.UUID, scope Scope, ttl time.Duration) (string, time.Time, error) {
+	return i.MintMode(ctx, merchantID, domain.ModeTest, scope, ttl)
+}
+
+// MintMode issues an access token for a merchant acting in mode (test or live; the zero value is
+// test): EdDSA with the newest key (made on first use).
+func (i *Issuer) MintMode(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, scope Scope, ttl time.Duration) (string, time.Time, error) {
 	if i.Sealer == nil {
 		return "", time.Time{}, ErrNoSecretsKey
+	}
+	if mode != "" && mode != domain.ModeTest && mode != domain.ModeLive {
+		return "", time.Time{}, ErrBadMode
 	}
 	if scope != ScopeRead && scope != ScopeWrite {
 		return "", time.Time{}, ErrBadScope
@@ -112,7 +133,7 @@ func (i *Issuer) Mint(ctx context.Context, merchantID uuid.UUID, scope Scope, tt
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, Claims{RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer,
 		Subject: merchantID.String(), Audience: jwt.ClaimStrings{i.Audience}, IssuedAt: jwt.NewNumericDate(now),
 		NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString()},
-		Scope: scopes, MerchantIDs: []string{merchantID.String()}})
+		Scope: scopes, MerchantIDs: []string{merchantID.String()}, Mode: mode.Norm()})
 	tok.Header["kid"] = kid
 	s, err := tok.SignedString(priv)
 	return s, exp, err
@@ -164,100 +185,10 @@ func (i *Issuer) Rotate(ctx context.Context) (store.SigningKey, error) {
 		return store.SigningKey{}, err
 	}
 	i.mu.Lock()
-	i.keys = nil // published at once
+	i.keys, i.tried = nil, time.Time{} // published here at once (other processes: see publicKey)
+	i.gen++
 	i.mu.Unlock()
 	return k, nil
-}
-
-// JWK is one published public key.
-type JWK struct {
-	Kty string `json:"kty"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Kid string `json:"kid"`
-	Alg string `json:"alg"`
-	Use string `json:"use"`
-}
-
-// JWKS is the published key set.
-func (i *Issuer) JWKS(ctx context.Context) (map[string][]JWK, error) {
-	keys, err := i.Store.Read(ctx).SigningKeys(i.Now().Add(-MaxTTL))
-	if err != nil {
-		return nil, err
-	}
-	out := []JWK{}
-	for _, k := range keys {
-		out = append(out, JWK{Kty: "OKP", Crv: "Ed25519", X: k.PublicKey, Kid: k.KID, Alg: "EdDSA", Use: "sig"})
-	}
-	return map[string][]JWK{"keys": out}, nil
-}
-
-// publicKeys are the published keys by kid, re-read at most every 30 s (a rotation by another
-// process is picked up within that).
-func (i *Issuer) publicKeys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.keys != nil && i.Now().Sub(i.loaded) < 30*time.Second {
-		return i.keys, nil
-	}
-	keys, err := i.Store.Read(ctx).SigningKeys(i.Now().Add(-MaxTTL))
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]ed25519.PublicKey{}
-	for _, k := range keys {
-		b, err := base64.RawURLEncoding.DecodeString(k.PublicKey)
-		if err == nil && len(b) == ed25519.PublicKeySize {
-			m[k.KID] = ed25519.PublicKey(b)
-		}
-	}
-	i.keys, i.loaded = m, i.Now()
-	return m, nil
-}
-
-// Principal is who a verified token speaks for.
-type Principal struct {
-	MerchantIDs []uuid.UUID
-	Scope       Scope // read, or write (which includes read)
-}
-
-// May reports whether the principal acts for a merchant, with at least scope.
-func (p Principal) May(merchantID uuid.UUID, scope Scope) bool {
-	if scope == ScopeWrite && p.Scope != ScopeWrite {
-		return false
-	}
-	for _, id := range p.MerchantIDs {
-		if id == merchantID {
-			return true
-		}
-	}
-	return false
-}
-
-// Verify checks a token of the built-in issuer: EdDSA only, a published kid, issuer, audience,
-// expiry and not-before (with Leeway).
-func (i *Issuer) Verify(ctx context.Context, raw string) (Principal, error) {
-	keys, err := i.publicKeys(ctx)
-	if err != nil {
-		return Principal{}, err
-	}
-	issuer, err := i.issuer(ctx)
-	if err != nil {
-		return Principal{}, err
-	}
-	var c Claims
-	_, err = jwt.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		if k, ok := keys[kid]; ok {
-			return k, nil
-		}
-		return nil, errors.New("unknown kid")
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}), jwt.WithIssuer(issuer), jwt.WithAudience(i.Audience),
-		jwt.WithExpirationRequired(), jwt.WithLeeway(Leeway), jwt.WithIssuedAt(), jwt.WithTimeFunc(i.Now))
-	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
-	}
-	return principal(c.MerchantIDs, c.Scope)
 }
 
 // issuerSetting records the deployment's issuer name.
@@ -301,33 +232,4 @@ func (i *Issuer) recordedIssuer(ctx context.Context) (string, error) {
 		return i.Store.Read(ctx).Setting(issuerSetting)
 	}
 	return v, err
-}
-
-// principal reads the merchant ids and the space-separated scope of a verified token.
-func principal(ids []string, scope string) (Principal, error) {
-	var p Principal
-	for _, s := range strings.Fields(scope) {
-		switch Scope(s) {
-		case ScopeWrite:
-			p.Scope = ScopeWrite
-		case ScopeRead:
-			if p.Scope == "" {
-				p.Scope = ScopeRead
-			}
-		}
-	}
-	if p.Scope == "" {
-		return Principal{}, fmt.Errorf("%w: no read or write scope", ErrInvalidToken)
-	}
-	for _, s := range ids {
-		id, err := uuid.Parse(s)
-		if err != nil {
-			return Principal{}, fmt.Errorf("%w: merchant id %q", ErrInvalidToken, s)
-		}
-		p.MerchantIDs = append(p.MerchantIDs, id)
-	}
-	if len(p.MerchantIDs) == 0 {
-		return Principal{}, fmt.Errorf("%w: no merchant", ErrInvalidToken)
-	}
-	return p, nil
 }

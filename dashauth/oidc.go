@@ -31,6 +31,10 @@ type OIDCConfig struct {
 	// MerchantClaim names the claim listing the merchant ids the user may act for
 	// (PAYMENTS_OIDC_MERCHANT_CLAIM): a JSON array of strings, or a single string (one id).
 	MerchantClaim string
+	// ModeClaim names the claim holding the mode the token acts in (PAYMENTS_OIDC_MODE_CLAIM):
+	// "test" or "live"; a token without it acts in test mode, one with any other value is
+	// refused. Empty: DefaultOIDCModeClaim.
+	ModeClaim string
 	// HTTPClient fetches the discovery document and the JWKS; nil: a client with a 10 s timeout
 	// that refuses redirects to plain http off loopback.
 	HTTPClient *http.Client
@@ -54,6 +58,9 @@ const (
 	// OIDCHTTPTimeout bounds one discovery or JWKS request.
 	OIDCHTTPTimeout = 10 * time.Second
 )
+
+// DefaultOIDCModeClaim is the mode claim of an external issuer's tokens unless configured.
+const DefaultOIDCModeClaim = "mode"
 
 // oidcMethods are the algorithms accepted: asymmetric only (no none, no HMAC keyed with a public key).
 var oidcMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -136,6 +143,9 @@ func NewOIDC(cfg OIDCConfig) (*OIDC, error) {
 	}
 	if o.now == nil {
 		o.now = time.Now
+	}
+	if o.cfg.ModeClaim == "" {
+		o.cfg.ModeClaim = DefaultOIDCModeClaim
 	}
 	if o.log == nil {
 		o.log = slog.Default()
@@ -328,6 +338,9 @@ func (o *OIDC) discover(ctx context.Context) (*oidcKeys, error) {
 func (o *OIDC) keyFunc(ctx context.Context, k *oidcKeys) jwt.Keyfunc {
 	lookup := k.keyfunc.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
+		if err := refuseCrit(t); err != nil {
+			return nil, err
+		}
 		kid, ok := t.Header[jwkset.HeaderKID].(string)
 		if !ok {
 			return lookup(t)
@@ -353,9 +366,10 @@ func (o *OIDC) keyFunc(ctx context.Context, k *oidcKeys) jwt.Keyfunc {
 }
 
 // Verify checks a token of the external issuer: an asymmetric algorithm (RS, PS, ES, EdDSA) and
-// a published key, issuer, audience, expiry (required), not-before and issued-at (with Leeway),
-// then reads the scope claim (read, or read write) and the merchant claim. Every refusal, an
-// unreachable issuer included, wraps ErrInvalidToken.
+// a published key, no crit header, issuer, audience, expiry (required), not-before and issued-at
+// (with Leeway), then reads the scope claim (read, or read write), the merchant claim and the
+// mode claim (test or live; none: test). Every refusal, an unreachable issuer included, wraps
+// ErrInvalidToken.
 func (o *OIDC) Verify(ctx context.Context, raw string) (Principal, error) {
 	k, err := o.discovered(context.WithoutCancel(ctx), false)
 	if err != nil {
@@ -378,7 +392,12 @@ func (o *OIDC) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: the %s claim %v", ErrInvalidToken, o.cfg.MerchantClaim, err)
 	}
-	return principal(ids, scope)
+	v, present := c[o.cfg.ModeClaim]
+	mode, err := modeClaim(v, present)
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: the %s claim %v", ErrInvalidToken, o.cfg.ModeClaim, err)
+	}
+	return principal(ids, scope, mode)
 }
 
 // merchantIDs reads the merchant claim: an array of strings, or one string (one id).

@@ -69,3 +69,29 @@ func (c Catalog) MerchantTokens(a AcceptedAssets) []Token {
 	}
 	return out
 }
+
+// InMode is the selection as one mode applies it: a selection whose every token is known to be
+// of the other mode leaves this mode at the default, so a merchant choosing its live tokens does
+// not switch test mode off (nor the other way round). A token the catalogue does not know keeps
+// the selection as it is (the operator must edit it; see Catalog.MerchantTokens).
+func (a AcceptedAssets) InMode(c Catalog, m Mode) AcceptedAssets {
+	if a.ids == nil {
+		return a
+	}
+	for id := range a.ids {
+		if t, ok := c.Tokens[id]; !ok || ChainMode(t.Chain) == m.Norm() {
+			return a
+		}
+	}
+	return AcceptedAssets{}
+}
+
+// ServesMode reports whether any chain of a mode is served (enabled) here.
+func (c Catalog) ServesMode(m Mode) bool {
+	for _, ch := range c.Chains {
+		if ch.Enabled && ChainMode(ch) == m.Norm() {
+			return true
+		}
+	}
+	return false
+}

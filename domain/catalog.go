@@ -78,3 +78,12 @@ func (c Catalog) NativeToken(chainID int64) (Token, bool) {
 	}
 	return Token{}, false
 }
+
+// ChainMode is the mode of a catalogue chain; an unknown chain is test (it can carry no live
+// money here).
+func (c Catalog) ChainMode(id int64) Mode {
+	if ch, ok := c.Chain(id); ok {
+		return ChainMode(ch)
+	}
+	return ModeTest
+}

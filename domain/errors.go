@@ -60,8 +60,18 @@ const (
 	CodeInvalidToken         ErrorCode = "invalid_token"
 	CodeForbidden            ErrorCode = "forbidden"
 	CodeLimitReached         ErrorCode = "limit_reached"
+	CodeRecipientNotAllowed  ErrorCode = "recipient_not_allowed"
+	CodeModeNotServed        ErrorCode = "mode_not_served"
 	CodeInternal             ErrorCode = "internal_error"
 )
+
+// ModeNotServedError refuses a payment in a mode this deployment serves no chain of (a live key
+// where only testnets and the devnet are served, or the other way round).
+type ModeNotServedError struct{ Mode Mode }
+
+func (e *ModeNotServedError) Error() string {
+	return fmt.Sprintf("this deployment serves no %s-mode chain: a %s key can create no payments here", e.Mode, e.Mode)
+}
 
 // InvalidInputError is a 400 with a machine code and the offending field.
 type InvalidInputError struct {

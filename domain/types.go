@@ -18,6 +18,10 @@ type Merchant struct {
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
+	// Mode is the mode a request acts in for this merchant: its secret key's or its dashboard
+	// token's, set by authentication and never stored (a merchant has both modes). The zero
+	// value reads as test (Mode.Live), so a merchant loaded without it never reaches live money.
+	Mode Mode
 }
 
 // APIKey is a merchant secret key as stored: only its hash and a display prefix.
@@ -26,6 +30,7 @@ type APIKey struct {
 	MerchantID uuid.UUID
 	Prefix     string
 	Hash       []byte
+	Mode       Mode // live for sk_live_ keys, test for sk_test_ keys
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 }
@@ -101,6 +106,7 @@ type DepositAddress struct {
 	CustomerRefID   *string
 	DerivationIndex int64
 	Address         string
+	Mode            Mode // a customer's reusable address is per mode
 	CreatedAt       time.Time
 }
 
@@ -156,6 +162,7 @@ type Received struct {
 type Payment struct {
 	ID                     uuid.UUID
 	Merchant               Merchant
+	Mode                   Mode // its key's: quoted only on chains of this mode
 	Type                   PaymentType
 	AmountInCents          int64
 	AmountDueCents         int64
@@ -213,6 +220,7 @@ type WithdrawalReceipt struct {
 type Withdrawal struct {
 	ID               uuid.UUID
 	MerchantID       uuid.UUID
+	Mode             Mode // its key's, and its chain's
 	AmountInCents    int64
 	Chain            Chain
 	Token            Token

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -171,6 +172,24 @@ const (
 func (e DepositAddressType) Valid() bool {
 	switch e {
 	case EVM:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Mode.
+const (
+	Live Mode = "live"
+	Test Mode = "test"
+)
+
+// Valid indicates whether the value is a known member of the Mode enum.
+func (e Mode) Valid() bool {
+	switch e {
+	case Live:
+		return true
+	case Test:
 		return true
 	default:
 		return false
@@ -565,10 +584,17 @@ type AcceptedAssets struct {
 
 // ApiKey A secret key as listed (the key itself is never stored, only its hash).
 //
-// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
 type ApiKey struct {
 	CreatedAt time.Time          `json:"createdAt"`
 	Id        openapi_types.UUID `json:"id"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
 
 	// Prefix The key's first characters, to recognise it.
 	//
@@ -577,7 +603,7 @@ type ApiKey struct {
 	RevokedAt *time.Time `json:"revokedAt"`
 }
 
-// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}]}
+// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}]}
 type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
@@ -619,7 +645,7 @@ type ChainList struct {
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
@@ -638,6 +664,11 @@ type Checkout struct {
 	Currency  Currency           `json:"currency"`
 	ExpiresAt time.Time          `json:"expiresAt"`
 	Id        openapi_types.UUID `json:"id"`
+
+	// Livemode False for a test-mode payment (testnet and devnet quotes only; the page says so and, on the devnet, offers its test wallet).
+	//
+	// Example: false
+	Livemode bool `json:"livemode"`
 
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
@@ -732,6 +763,13 @@ type CheckoutQuote struct {
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
 
+// CreateApiKeyRequest Example: {"mode":"test"}
+type CreateApiKeyRequest struct {
+	// Mode The new key's mode (default test, so touching live money is always explicit). A
+	// test-mode token cannot create a live key (403).
+	Mode *Mode `json:"mode,omitempty"`
+}
+
 // CreatePaymentRequest A new payment or deposit.
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
@@ -790,11 +828,11 @@ type CreatePaymentRequest1Type string
 
 // CreatePaymentResponse The created payment with its hosted URL and secret.
 //
-// Example: {"payment":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"},"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","paymentUrl":"https://pay.example.com/pay/01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01#secret=ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4","secret":"ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4"}
+// Example: {"payment":{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"},"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","paymentUrl":"https://pay.example.com/pay/01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01#secret=ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4","secret":"ps_2qsRq3gDO_-u59xp4i-mmqQ-zrq0ILlydHvP6JTlt_4"}
 type CreatePaymentResponse struct {
 	// Payment A payment or deposit.
 	//
-	// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
+	// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 	Payment   Payment            `json:"payment"`
 	PaymentId openapi_types.UUID `json:"paymentId"`
 
@@ -852,11 +890,11 @@ type CreateWithdrawalRequestCurrency string
 
 // CreatedApiKey A new key; `secretKey` is shown only here.
 //
-// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
+// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
 type CreatedApiKey struct {
 	// Key A secret key as listed (the key itself is never stored, only its hash).
 	//
-	// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","prefix":"sk_test_4f2a","revokedAt":null}
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
 	Key ApiKey `json:"key"`
 
 	// SecretKey Example: sk_test_4f2a9c…
@@ -914,9 +952,11 @@ type Error struct {
 	} `json:"error"`
 }
 
-// MerchantBalance What a merchant holds with the service.
+// MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
+// token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
+// funds a live withdrawal.
 //
-// Example: {"availableInCents":12500,"currency":"USD","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","pendingPayouts":[{"amountInCents":5000,"chainId":"eip155:8453","tokenSymbol":"USDC"}],"pendingPayoutsInCents":5000}
+// Example: {"availableInCents":12500,"currency":"USD","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"live","modes":{"live":{"availableInCents":12500,"pendingPayoutsInCents":5000},"test":{"availableInCents":990000,"pendingPayoutsInCents":0}},"pendingPayouts":[{"amountInCents":5000,"chainId":"eip155:8453","tokenSymbol":"USDC"}],"pendingPayoutsInCents":5000}
 type MerchantBalance struct {
 	// AvailableInCents Withdrawable now.
 	AvailableInCents int64 `json:"availableInCents"`
@@ -926,6 +966,26 @@ type MerchantBalance struct {
 	// Example: USD
 	Currency   Currency           `json:"currency"`
 	MerchantId openapi_types.UUID `json:"merchantId"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// Modes The balance of each mode.
+	Modes struct {
+		// Live One mode's balance.
+		//
+		// Example: {"availableInCents":12500,"pendingPayoutsInCents":5000}
+		Live ModeBalance `json:"live"`
+
+		// Test One mode's balance.
+		//
+		// Example: {"availableInCents":12500,"pendingPayoutsInCents":5000}
+		Test ModeBalance `json:"test"`
+	} `json:"modes"`
 
 	// PendingPayouts The same, per chain and token.
 	PendingPayouts []struct {
@@ -961,6 +1021,23 @@ type MerchantWithdrawalConfig struct {
 	WithdrawalsEnabled bool      `json:"withdrawalsEnabled"`
 }
 
+// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+// token and every money object belong to one mode; a request acts only in its credential's.
+//
+// Example: test
+type Mode string
+
+// ModeBalance One mode's balance.
+//
+// Example: {"availableInCents":12500,"pendingPayoutsInCents":5000}
+type ModeBalance struct {
+	// AvailableInCents Withdrawable now in this mode.
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// PendingPayoutsInCents This mode's withdrawals debited, not yet paid out.
+	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
 // Pagination Position of a page in a list.
 //
 // Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
@@ -986,7 +1063,7 @@ type Pagination struct {
 
 // Payment A payment or deposit.
 //
-// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
+// Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
 type Payment struct {
 	// AmountDueCents Provisional (cheapest quote) until a quote is paid, then the paid quote's.
 	//
@@ -1011,8 +1088,17 @@ type Payment struct {
 	// DepositAddress Where the customer sends funds.
 	//
 	// Example: {"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000001","paymentId":"0193b1f2-7c1d-7000-8000-000000000002","type":"EVM"}
-	DepositAddress   *DepositAddress    `json:"depositAddress,omitempty"`
-	Id               openapi_types.UUID `json:"id"`
+	DepositAddress *DepositAddress    `json:"depositAddress,omitempty"`
+	Id             openapi_types.UUID `json:"id"`
+
+	// Livemode True for a live-mode object (made with an `sk_live_` key or a live dashboard token:
+	// quoted, paid and paid out on mainnets only), false for a test-mode one (testnets and
+	// the devnet only). Test and live money never mix: a test key neither sees nor moves
+	// live objects, and the other way round.
+	//
+	//
+	// Example: false
+	Livemode         bool               `json:"livemode"`
 	MerchantFeeCents *int64             `json:"merchantFeeCents"`
 	MerchantId       openapi_types.UUID `json:"merchantId"`
 	MerchantLogoUrl  *string            `json:"merchantLogoUrl"`
@@ -1041,7 +1127,7 @@ type Payment struct {
 
 // PaymentList A page of payments.
 //
-// Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
+// Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
 type PaymentList struct {
 	Data []Payment `json:"data"`
 
@@ -1351,7 +1437,7 @@ type WebhookEventType string
 
 // Withdrawal A merchant withdrawal.
 //
-// Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
+// Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
 type Withdrawal struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
@@ -1371,8 +1457,17 @@ type Withdrawal struct {
 	// ErrorMessage Null unless the withdrawal failed.
 	ErrorMessage *string            `json:"errorMessage"`
 	Id           openapi_types.UUID `json:"id"`
-	MerchantId   openapi_types.UUID `json:"merchantId"`
-	OrderId      *string            `json:"orderId,omitempty"`
+
+	// Livemode True for a live-mode object (made with an `sk_live_` key or a live dashboard token:
+	// paid out on mainnets only), false for a test-mode one (testnets and
+	// the devnet only). Test and live money never mix: a test key neither sees nor moves
+	// live objects, and the other way round.
+	//
+	//
+	// Example: false
+	Livemode   bool               `json:"livemode"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+	OrderId    *string            `json:"orderId,omitempty"`
 
 	// Receipt Null until the withdrawal completes.
 	Receipt *WithdrawalReceipt `json:"receipt"`
@@ -1389,7 +1484,7 @@ type Withdrawal struct {
 
 // WithdrawalList A page of withdrawals.
 //
-// Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
+// Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
 type WithdrawalList struct {
 	Data []Withdrawal `json:"data"`
 
@@ -1699,6 +1794,9 @@ type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
 type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
+// CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
+type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -4115,6 +4213,7 @@ func (response ListMerchantApiKeys500JSONResponse) VisitListMerchantApiKeysRespo
 
 type CreateMerchantApiKeyRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantApiKeyJSONRequestBody
 }
 
 type CreateMerchantApiKeyResponseObject interface {
@@ -6124,6 +6223,32 @@ func (sh *strictHandler) CreateMerchantApiKey(ctx echo.Context, merchantId Dashb
 
 	request.MerchantId = merchantId
 
+	var body CreateMerchantApiKeyJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.CreateMerchantApiKey(ctx.Request().Context(), request.(CreateMerchantApiKeyRequestObject))
 	}
@@ -6578,267 +6703,279 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rbyO5lehfIZQALW8kuSRLfmKR9XT3zDjTPe203ZndGXktqoqyGJdITZFlWTEM5NMF7teL+xMu9ofl",
-	"l1zwkKxivaSSH909iRubHUuqx+HhOYfnfe4aPp/NOSNMisbhXWNKcEAi+PMkILM5l4TJj2Qe4iUJ1LcB",
-	"EX5E55Jy1jhsjGQUkxFaTAlDckoFioiYcyYIogJhFMGNiE8QZojgKKQkQhH5NSZCogWVUySnBAk8Iyh5",
-	"m79s/0CWnUarIfwpmWH1UsLiWePwl4Z6W+Oi1ZDLOWkcNoSMKLtq3N/ftxpzHOEZkQb211PiX/NYnuLl",
-	"jDB5UgL6+ZSguf4Z0UC9j6qv51hOG60GwzMCn+z9rYaCm0YKCwoMF7wZvn1H2JWcNg53+0XoWo03WEzH",
-	"HEfBexL5U1wN0Mz8DniR/JowhH0p0IRHqInZEnE5JRHCTCxIJFDf29mqgHyWvmkV6Ctg/YnKaRDhBQ6r",
-	"oF0kV1RjcOE+ZTNIHJL4gSyLILzH10QgPyJYfYEEniicoYjIaNlBZ4qqrskSYRZoEhvzYGlJUuF3QiMh",
-	"E4o90hepO4Ay8ZAFdDIhkSIQdWsL8QgtpjQkmbs1MVOBhKRhiKKYMcquWs4eHXTQD2QpEI4IEj6fk0CB",
-	"KadkyJL9VkBek7mEne710ZTHkegMmUWq5ssUrTl2aVSQY28waDVmlNnPXcUoUpJIPfO/fxkOb3vd9nB4",
-	"u/f24g+/b5SR7js6o7KI+xNJZgLNSYTm+IqgZlctqet5XgsFZILjUKpPKXH+GpNomYIfwlNdoM1djcOu",
-	"57UaEx7NsGwcNiiTO71GS62JzpQQgHeoJZmPCcyUSXJFIgD6w2QiSCXUkiNxTeeoaSGthpPrB5UCWgqm",
-	"hcsrhesnMp5yfv2WBXNOq6XAQl+GiLmumrtI+qRNeOteXazJHsTlNzj4qAlZffI5U1Jf/Ynn85D6wF/b",
-	"fxUKwLsGucWzeahvpOwGhzQ4nvFY33CDw5jAVVHEI/20QKMBrrzE+tJWY0aEwFfqJ/0VmsVCojFBYyIX",
-	"hDDU9zxgC7Xj8A/5cEoZWZ/c2HBQrd9hmPJSw5A9Hk70NSthTS6+NE/MgMujgEQnwSEyNIk0WlEIPKYk",
-	"QW8wcKA019cA897ds99HZNI4bPxuOz2gt/WvYvtturAcgetHI8rmseygkVrQSIE0yuJ/BHIGM2Rwz2Op",
-	"Tukxj1kgWvqUWVBB0KiAixFqUuaHcaDWLMmtOqswCEDGJdKv/3T+bXsf5CVGMoqZjyUJQIhutdxHzqgQ",
-	"lF2N1JUjf4opu2RcXop4PueRJMHoyFw9QorgBQhePpkQBm+fUBIGncZ9KznvX3M2Cam/ARmX7z+c+gAL",
-	"nxOW2f6M3iCQ2p2QSBIcISoF+jXmUh1KmClsKNl+RTrrt/7RG5+DakIZDhVWye1ciQTYC4U8gM9uFvYl",
-	"vSEZBP7I5beKCJ4OgRN4nIvBHzkSsT+18HYcXnH1LYOy5BlPh6wfeYIro4RSgWigNQXiR0SiZqKY6nMc",
-	"+GXM5XQrg65PDMdyyiP6N/JIlFnKsKjTcGTwdkZYAJtornklLLSUof9sn5HohvqkbXTe9hn85hCfApUw",
-	"aYB6Wtqrej3SiouiOMPsQIpTHgbKQEj0H7OQa6X5u0rotzwa0yAg7HHYnSSPybIyFUbLDjhJeAL2GmjC",
-	"gucgcU4iWMhTI7AOGEaiRgQH1jgQ11qbXERUkizqnoaVIyJ4HPlkDS/nVRaXqTNKyrNyNYByTZatVHVS",
-	"MvAGVHgScnYltOqd2VsXaU/P0LBRjVbDSGIFkOEENCY4IpHeyk7jkMVh6OL2JFE+PgMDu7BkuHWGQ6Xm",
-	"qjPEWYKiUUGvmDrWl/qUF+qMp0LEJMriNDUkn4ibU5tSXAZU4HFIslSZvlFbXQpawuC6r5a5gTDwEnEW",
-	"LjWLN0eJ2Bptaetz7bocF0JzVIankT7ArAmSmHcP3w2w5S4jgv1pbhsk52iG2bIgHcShK/unWCAs0YwL",
-	"ibq7yixTChXizBjZW59Jf8oABKhUECUwIxyGfEEC1Ozubh2hPJSA1ici8IDMuaCygrrfmF+/CtKeECzj",
-	"iKhdM1Bl6XTLKptVdAp4c9wZT6PC0/SBl9dkeRmRWOTQCKd/zo+CFooWQ8V+S6TuML4glLqCDOm5Sr3z",
-	"rifF7YOBQ81ROQJGW50hO9YuspwD1rrKwEtW5eZKfFwCLTA1jkkK7qshi4hP6A0RYAhpP9sRqCv6XjAT",
-	"J5iGoLHwa8Q4IpMJ8bX3KyT4xlh4CpRJREhnyArroOwyFtqm1Zq5Oo+UyASDVrvvplzkAFfHWKAOuQmP",
-	"lEo/ZPH8KlJfWXXghkSKOVqIkRul7lNGxZQEh7AYHkufz8Buitk14wuGYiZpmECrT0Zw2ClqZpJEDIdv",
-	"U6J8uBahH2UIK6se6J8Q/ISaiSsyQF73YGfcnfTae343aO95ntfeV//Pc/5tuZbBnD4d5X5i5HZOfKUN",
-	"CBIpZMKjjwzXA/jIx1FEzXangIMsOMXLkOPgnPN3OLoij1Vf9UEhOb8M4XEuCo3TS9O8Oq3gks9lr0fu",
-	"28mtT0igESLo3wiCYxU1u+g9/UbpWMbvuGVxpIysf2lrPaPQ584Ts7HndEZ4LJ+IhMzD8s6gzDYqEa1O",
-	"OyMLA2Waqxu/CE0FNND6ZhTRG2JBQU2MhMShksPxXLHa1pG6bKpMEgV/wJk2JT9yCVh6oiPZrFtILLNs",
-	"qLbPqlmvBJpH5IbyOPFu6ENHWRvCiN2e19ttd7vt3s551zv01P/9vMbgfFash1gdNQZbrwTiNyQK8bwQ",
-	"FdJupcL6nJUpA2/ryDyLXSF8hSlDCx6HAQoiPleKMme+PpvN/VqGAr1pE0K/c8qNc/RMIfy599CJBRrn",
-	"5xVHk4jP0DziPtEGr+TqR5+EWqX9HFvjxigVayIlNEiE5saH3Bxl1mQMLcwKypdvELhKt1LYPuf8PWZL",
-	"I4HEI2UPluQSToK88mpNK4M0cWSUOspQFwlH3KSPeELE5t+emh5WVPNI7z586YeUMGlBxBNJIvRR/d0+",
-	"hr8F8TkLAGonAcG5ohgnO9O3gO8LU5nNFyiE3tQSnt61o9Smawi+Fpw2rpvH9W0+uy/nvXmp0ssNKDnf",
-	"6ieWxFfek4DicwDoMfiI0ydeztQjL2GRLlpe64e31cuSSF/+NV/kkDTm6SgPzAiQlXqSNhegOkKaSWL4",
-	"qM3QlYHSz2G52pOymEawwqa9bzUoE/FkQn3Fzt/gUMnyNVHf9PrLsbmhGPs9Ya/V7qGB53kZTRjfYBri",
-	"cUiQuRnxCer2KmPB5kGfJdbqUpIyIIHXxrE+j7HvK3heKQUAS3XhJBZgGh9mtNVXorjGIUs8hb7SJPQD",
-	"daBWHVdFlI5aCPCARhk0jLaO9GE2ZJWnGday24htUX26tVCVLb5lzN6UV57GLkmP7nXBh+RCl7ZzmUfP",
-	"aqA4WkZNGyV5LUiJY98nc0mCYyGI1hmyr/hpiqXjMn0l0g3DkYnqKlujA4GGBKPYPO6XuwZE108CpR3T",
-	"eXcwONzvD3bUobmcjXmozPazN68Vmvg1KVy3TSK/5x16t/s7O4P9g4kf7JJgvEu8/Unf3/N3ekF/stcd",
-	"D/rjAHu9g+5O4/6ilWbKTHAoSEsdEyS6UeLvl4v7VmMe8TmJJNVyElesXHGZ9hIpEyakQraUjqPj2JBa",
-	"Aakxkszg5uxDk0U7dJZbfy41JkWIe4vFTf7aBFkVz98cb2UpWGlezy/JG1vJ2hKI07xIPv4r8SUAaJSN",
-	"KMLLxr2zJXcFGtb2nz/lgjD0j7//X0RuSLTULhwTblSYt5kfnBGBcBCQAIVY6l0wbxtzHhIMIiHd8vwL",
-	"X+sXmXgTiHsqUEDmIdcKZKqqwyMEajKepi+AO08ZtFMy28pQQHGTMjjI4dMipGUJ0IG5DKHHc1qai3js",
-	"aFlKpipCJYG299RXVAoSTkDZAP+ikFynZbAQfkRTLKZbOfaF1EYSHMvGYSMxeXsZk5cqTvW6uOd5ZNzu",
-	"7nZ77b0e2W3v7wcHba9H9vxx0J3s9faVYIzIhN4q3FxfSnUY9ic9DHljN/xav4bFYVhgTQeMuzTlLcCS",
-	"tCWdkTLG0AlWybVx7IYx08ssRGVMf02Wr4Tx4vpTHGFfkki0dIanz68YFQRpxT/lvdzKCi90llqxFIUB",
-	"dRjbJLrV7AjLMqtoOYhy31RNRu+oTrhztjzAEmt5/WX2viiYNUR3KYOtOiMNe6zlOvXMMry8VkKthLsY",
-	"evuX9whEXp5HKs41Kt7qgJPdSCrOiZCMpOeRyaH8BgvYeKxOmDfEpzMcisZhd99+d2aPyLfn3zeK3JGe",
-	"MTkJd3xy2u5poE0GZ9Uh5GTs9rtl7JQupqgZEEgJz4tPIzSV/EnQVpTPDlLuSn7WGHIPN4OsAoR57Dn3",
-	"KEQWEmXzFnoe1+47FdrXMWJ6GgLMuccV4HNR6mKhkiYtq+alPmQ/84nGscjRZsrMn51IK97Zy77UvMN5",
-	"qwbDeSk6I3MeUrzByy+UDn5FGdZYumv4caQM0FPQ2rutxhSL9zxKRKxOBj/stWy6NWRPc4nDxmHX/qlu",
-	"Fo3Dwf3jBJQWMCWaURbiVY84Ta8slWuZZ5UTlE4eLKcnzb5YR1GnHNQI39yhyU1M+UL9bK0KPxaSz7QK",
-	"5ir/GYv4sDfwvJayxiZU8SLlTNiUI70//lJrukmuksgePjsrDp8e7nvtPX+n2z6YeKQ9GO8HO/4u7hKv",
-	"CxabNlve8Sv+KQrTTCf99Y+a2o59YFydQQtsY/K7Dxu9gVLQ4BNYSPCVDmNazU17sRqgcDvacZ7j4Psf",
-	"MzylDFSlXRwHQUSEUMvaRF83eQ/u3Qf7g30ymQS9nd647+3skP5ecOB53k7Q7xJ/p098TAJ80FeYvpm9",
-	"tqAqECtwDwd/d1CF+257L/B67f3xjt/uk8FkF++N933AvSGoTxFVuFBHBYlnG1gk/wF2jIwwExMS/RHr",
-	"Zf57/UUOY8/r7caUyd5g99+dbRMSy1ghTKchW9szlS+75puzjImqxIuNrllKikhAI+JLh7gECSEG/WdF",
-	"TidB+nV0Q6JzCgRQ1KsGP7uAmRiBk0SjkVlUAnK8VqbPGgcOZejT2RvtvkJNBZTJXDB01EILtUcZxlZW",
-	"GRdEZO0DzdDuybrbr1Zg7Unbaty2+UzJyrlcmhPgviAX8gv4MNEVaYYM0JiAsahvUnYOLMSkV3AGJpog",
-	"hAHEeYiyqEvl510dNUE9tdalOdEM9zlfFQRzFWIS2bjmYLHX3WdY+IkNpoIkdfWkqZRzcbi9jf0Z6Ziv",
-	"t0N+xTtzIOLVpk3F+rNC2n2dkdcFGK0Ar30i67MNGLXsZE6ZvdwrBsHtNK9MEClDRZ3aV5ChTMyW2s0R",
-	"0KAGaWZOnLtM5ZzXPiitmEs4yfjy6t8XxCS5IxfqgnBuEJOW8XggMcNhSIREMaMSNT1dgDvHUPmDJnEY",
-	"bmlPaJ0X/2ol5Fr6y7GUvTF7NBcw4CytLtNl5HmJxRNB3paw9RCJnEwi41aNSqpzUFNf9J5IrLQ0hOdK",
-	"upNAaVoYQdmfKeTaOkIOzXQeyjiFA6iI3gc+Nz3Bys4Z/fsrgfyQ+9fgL/F5pLCJICQR8AUTCbdY1Nnr",
-	"kbgmC7XmemLLHpXrNGbYjTN9ccLitW4Cva7U7WJijAaEnKQqispWIUSUiHZXYmcQXNzFRLw5cil/embp",
-	"d5UFoGVe8bRlBC3wUm3dHC9bCFs73lgB1gAoVfhf1OUXddlVl8sPtQrZAQVviaK6mPLQFC+IlhaUgX6d",
-	"rXltam82ZojcagbO6qiaFAvnUHM47Oi/tv5YeiblTt6SkNAt9qUF1ZwFyfEIEL8S2WMyD1eC2HqnpMM1",
-	"aT8K7f1QDwY+ush4+AxrFRWEJ3AYlj/0x9ruugIT31VWrdhLHWNF4VgvHfmcstyWbyQOHnQE5mXIXebt",
-	"G4iTAl5c+eI8VYuagqlVtE6eT/N3BVN+s96enLZ397uHKBFYSors+LCB8Cf5D/2NoT39XVFM6YsMevVF",
-	"WXmkL1DsJPTPqPn24+t2z9uCQrvs6zPPKQPgj5A3Yh66INQ+UtNWjqy+KmH8QEUIzntHDcoKcIfgdmu5",
-	"zDPifn28ukyJSrSn1IHu8IArV7KvywPvCsiieMlbCEnjhhwnZ8jc5aZSJQoiZEZNdNpXYLb8MAH/YZVz",
-	"tamehZRgkbqacWR+GW3pdB3tfNVQtiCjw5ws4KoGN3/VoVoQEpnOJfDPaRPS97zSjc2dM9bvdLFuTw0c",
-	"F/et4uoNrhGD7CrGzfqOwF8jTOMAesV4RILiCvMgmaetBwl+vdD5IFmAGFm46aLmiRVKre77UvBU2+Ya",
-	"ps1Gu+uBGlfPX1dyBCt2bUHrEdPPBv4dIbsiOP8SctHxfdtGRr10q4M+wMNwqIuiDEL1fWaJo0OE2RKZ",
-	"Dde4B+kGVU0mFQiKogIqfBwFNpPAWmtDZjyCTmrYlu4WlIbdvFL3YJHYHuLhyhrTWeFzN2z4OJLDxuGw",
-	"0e8NG/fZAGfP6+9nla7/Hg5vPe/i38rdKWbJH8mkTGf6NiUc0UqL2eBgQZC5JvJ2ruUDcxx0cuANBhtA",
-	"l5Cfi4AMJT740XV8IBmjkLAgu1aTaI2RiH2fCDGJQ8tvR2gq5bwptiABJXvQWjeimPJ54kaUU8yuhesX",
-	"iEFEr9zY6fcXv8hz/b/56cUv4uzij4fb26vXbQVNkqqUcHFRgkzoLQnaxgpIpLutlNLdEiw22ia1yRUz",
-	"OfHaqi/VHN+BpYEaZ5RuuVSubZuEj2ytkxMD/PTxndOgJCcl7QoS0fYmJiYW0fW8Qd73YYSD/tL2pPuR",
-	"yMyvPmc3hFHCfPItsU8zAcP1ySkFSV1U2vHDfAAbZ8ZUWvxdL9U4TjaIZ5ptfvuX91aB3zQSmkeo062v",
-	"dkrPmqjq2ZRHudBqxWFZiLjmiafSO7R+J/5pd93WuB5n3WwH3t5Or7ezu+Pt7h14/cZzOag2ATzCknwS",
-	"Nh6x0x/sdvb2D7xuT/25t1/pWkrSco2zMPF2+DZL6wskX5W5H72a/4Ae3VfQfJ6zCOm83z/c9eBoi66J",
-	"PJ5TvUBjfpZ64oQLpMHeaUR9hfZSjBtauuEhljQEB/cL8z2W+RS+zDY/IdP1noLpurWZLOOR/4p4bCMX",
-	"v+OSpsHjU+KznBiLoO1zylZzolvOkLKim1ypkAfPuU9SSuayNKNkjUpcki8iFnieP+NLbNLNySrxj7hg",
-	"zfHSQtXx+Ux93q7zvN9pXfLf5+Ky96v4+OvO1ZsPl+14cHA779P2bPbrn9t/i371Tt6Fy+D7m9PdP52H",
-	"8rIPUTFoTnfY2PDOgh3u6K01YoE5nG3iNS2xob7XerXVt+f4ihxlyqojfENCYYMKSv+eRPjKNkEougAN",
-	"UlY1mrbdBcWULxiEq7c6ax11ziKSt7QyzReK/qG8CZLrPOu6y4KAaofFqbM1RoK41Vk3mpgTeDpJcD2F",
-	"oGNahClI4mrWUaCIbVvCFBTpwr6s4OmGVm5qjcIUAhB6Q45cXx7ECsDdogtY1MWZApFVhGbRdJNEnsHE",
-	"PdH39rxidkpcRlqwaMQZwmC9oYgIHt6YCvh5PA6pb90PRKCmulxXgqS5X04qN/SdEmge0RssCZI4uiJS",
-	"QNMGZTUGhEmKQ6FLrlMCXWPR5/egxJZ3GkdnLXt4oDXlxfYff/cfF39o6g+/u/i30phejqbjqsi4ptak",
-	"nM4h1DL3Ybbyrzr5daAt2oqjNCI+nVPCHhaVXp8MmMA1KPfJrXQRd8tdxOuiiEm9BKIBNOA3n6BOQOhe",
-	"neia8YU4QtQ0X8ah4Ghs66qcasMhc9s7cDahV3Gku643SShIefNe65E0XhaDc3WK2T+99O/BrvP9zp77",
-	"wf1kdsx86ve6u87z+jvdbj97bc95ULc7GHS73VyYdqNCDNdXmjqorIMjm8MRLtGnszeun0ldd1Hp43S9",
-	"qQ/3lzoeyUe4HvP8UJDDf3lvBZieSxAS9WzkY2ikD8VtKOQLEqlvtjpIHYJ/IxFP7oJZEZNYkCAfPd7A",
-	"LmE8n2Dn3Xp3fe/+9/rwd77+xWsf4PbkuP3thb6gXijFyRZKYmIF9FQLsqC6XlCJr2uyPEIjfaT/QJbQ",
-	"1cyqBuESqcMgJ9eu9cO+WGVgAmvu4gPfC7qkN9nB/fHA3w32yP7kAHvjrt8rOd7NKupVkjmvvKso9Tvw",
-	"//H3/1m7o7pVR/q40m3LMHhNhs4EXssY6k3BEK9051vfvXbnT2LTFsU92p7bhl/bO67oh1p7S69gw+fO",
-	"zCrUvLNCBDky5xEioyh8n6+6td7wGQjhGam4wKa0ecIjk4aaqQ5ILhRTHNneu8XYlliftVoSZVYbc1Gv",
-	"4jXf+K2VbKCL0DIGS3oiluR0QR9DaMrCJ0Z7Z5y1e7e3yZSWHC98TVMmCjaMhS1XLwqQFmfZ+FPKSDsi",
-	"OIBeIOqyLJkX1lZSHWAWWzB14xlm6bPNddnHb4yfEnoHhBVaC+AZlEhmZzfYzilmhkMRktWxwYwyAnTj",
-	"Y0mueLQsR1p2s2rlLLT0VqVoLZJz7jb98DKqtzE2p2fOygYfpkF+2qFVK+z5k8B2jknjeqbKLx98e0h8",
-	"yXizTvGSx9IND9W0qipqt7KPzTyreCoUFljAm7VLFF0znk1df9qch1lmdtd66Z9DX1W+bQumKGnjTDGa",
-	"6QZf2dOkYF3WWe4D+qA8Lrks1ZazWWNZ6Ou0LKmgl0pCCNUpOKaSBC1oobQkUlfG8Fiipm37xyOnL+FW",
-	"LarJrTAzYM1JByjQbNUSCiSySnBk+5DRqzKLwukOVGWu5wTIGPvXhAU/4TAkGecH9gjZw91+L+jt7vnd",
-	"yc7uXrdP+nh/sjfY7fYmPQ/vHey5pQPCMfGBpC7Amj4u5h0Y/8ZDIt6UHRckUKmgaTXiebBO3XW6lGdC",
-	"KQUxVI6mMoaecokWcJludz3HS4Ga6uBtK4tuq7MiIVxU+nJoIOwBqvsMZAYBzDA0fMuIjPpcnuO24pbV",
-	"EjAbysbiRtZ6y4YiKUMEdXX7MqIotsZYJQtKnuDscV4gFlBRsgetcgp011cmO04zLQ2ylHWqzATKmXYN",
-	"QlsBdf5A36J8h5Wq7g0mRmDaN4CfsqSBQ7Z/Q7fYP8V9fB7MbnuMBQRprghi8WxMohaahJxHTf0qtK1z",
-	"crfQH1C35uGfLKCqlwqwEZrwMOQL29U00xbcaZESrpqPaLROtQAzKTEPYkVmN185wFBc0/lcO85qZYnD",
-	"RhRkix78NjGrnWHpQ2msbvofmpZetbgy3d78S3xCwyZckGzUQ85avYRWMjYyGctotzIDRStDU+WckYQd",
-	"q3LE1yQkv+TXveTXveTXveTXveTXveTXveTXveTXveTXfY35dSWOs5T9CyZRxG+o0KVbTX9K8JwIqbvI",
-	"bJnpHDhtQDvHNICCI2YajtBA//gqG53qeoN6ZVhrWkid2sZwpmjPywWGNIBU6v43JA+EtwkQRY317iF1",
-	"ZWX67d3GDaseFqJ7iIO3KM5X3ZmL6W7ew+mRSNnU5VLsHLU2QFii6tZpAOWkoKx9xYbNolY3iZrrhMYw",
-	"NPW/NVJKP5r7lIiqADY1G91OVJu/Rd1YLIOFwA9MwDR9rDgzwQDB0QRHLd3UCKe910xrtUOEGYpZQCKQ",
-	"PUmGKfSGgXyCBcxld2ZRYRaYL+1coiAmHXQ8FsbizfXKSt65IpzsYidTsLh26x/YOygr+h/EOk/Sfijj",
-	"8ytySlkDIhsqzzn3cgdTueQskRs5XFRK70x4Iin4z/YxmkvHfs3u5bqIvsHUug65NtO0qkfui1/lxa/y",
-	"4ld58au8+FVe/CovfpUXv8qLX+Ur9avUb+//sADx4xr8O6WCX7DFf866LJleKWVIZnoqn88jW6KTtKtN",
-	"mpmYJ3XMPsMEIWWlOeNi608N2jns9n5+mFww2VIk+Eapxn7EWb47anVw9OUo+Cc7CsxEypeD4Gs5CBQr",
-	"KolSTU6Z3+FRja7X8QbpT6+/4IYZEM5fCOrrIKhWQ95+E3L/+kfIuWoc7uwPwApQP3yHxSeYYrurE8Dl",
-	"7fdYTAEne353MiAe3hkfBD2/T3Yn+7g73vEHwR45mHi4N+77u8E+8SZdvDMe+HvBAelOerg/3vX3Aw+0",
-	"y9sTcTbnTPDIGVEkbz9ScQ0hmkDB0xB+RAij7Ko9t1/aq8580D56yWdyQyIq1bn144fLjydnP8ClZ4QF",
-	"JHJ3tD/29g/2xt6guzMJ/D1/0O+Od4MDBXvvwO+Twc5uP+gFY7j9nM6IkHg2Lx4ovcN+92d9kdJsXnMB",
-	"zLiTNemcXz+J4FtFXnr4Rr9/0L9fN5vgATGRDVsnuAd+bX+3c9MKl7rbNCGnQdTy/pcJu3IVK3DaWdds",
-	"Dd01fV7LezzkpWjVaz+dvUkaiMoFTxpnz0Ps56JzjW6vMyjtRG3bZN/17n+/ApxEcteafJWXtatu0hcV",
-	"xcHD3O6p5Hjg/VrO1Igt5IRI5R1OImdewtR6iyNuSkbSuHX9bkV/vcVmRVdapvf648n5yevjd1aSfX/y",
-	"3ff27/dv35x8em8/vfvwk/3TCr46PFkQjbVQ4cjDh43WzMnLQno9ZJH6XCS8bFqQV7L0Ju/LSuDV71as",
-	"PaNhSDmTU1Gaz7puf8s7vOhpvhmJmGPXHMuXSsISKZXwTp6RsxtX3HqXabP7U429PPdlj5Is1xTovMCH",
-	"NaNPHyuHBJ2bGKbQ40+cSUE6lwMntjYEVs3wIM5WTxM4RHLKRdIqw8eMM+orIoHYbdPpd73VMsUbM3NP",
-	"UtUH174SKDM+BDXT+TmZh5RGbxFnzlqaEZlhqrQi59Yj5KWDcexpKFBEsD8lgX4uDhd4KfJJJS20AIDT",
-	"mxbpxCWxVZoYbU2PfqLnlC0nc0EygKiOYdqD6GRxlY3Dxq554v2aOU7pwdvfcAhE+VIe88T6w5eqlu2+",
-	"fXejt288zinzdSk0Kzj0LAn3lyc2hXRC/KUfEt2CPdOfN/FPpjV7AFjaf2qCqS60sQ2oWg0fM5+EoW5G",
-	"leKoMNQvRbAb8y+JZJd2G35Uj2EHquTnIlRZRbwkfcTI+8zkKx65RYB6dsfCZqtZZ6L2PQrEODPjFgy0",
-	"C90HSyE24kwSBgjVTr8ZZjFUY4gpj+WlvTSznOSatWdwxQikYzN9BHpomeJYibDeAxRhSVoIKruNIzTx",
-	"ltWq1nhxSL4Ehl8Cw88cGN4w/RYkmRJO43gJxXJLO6WOCq3etJCT2oMmRGlffhgHJHBapbgdUNKc1d7g",
-	"AaNSn21W0+aum8emppYyd6GPhrmojssENZPpFXpoYqUPpZ4e9OyDk+rqWBnRkseQsvzmig2URs8ZcSek",
-	"oaaeSWYYMouQ1MvKrOF1277ibfPljDOy7PxY+KlNZ3Me2R5n08Zh44rKaTy2XV5160bnL3iQjgc8eCBR",
-	"TZ/Q2r5AxmBNO0EUhv2UUWVuC0qyIzOzGpPxRSuNRHeZhU2FH1epn4lUTHVLEwAzWmdG9UmPnDxtnYFl",
-	"D6+rbGt5nthy+QHQhd5H5WZT5UlbEMiPnvtahukzIo/NABvYQFG302xOFFEoxNb16BAbh4e1kJ6iA40X",
-	"R0hyMy3HNIuCyZ1OBxVXD4T7cz0qtiEkcqHbHrgwdcFbl/smd5yZBzppCU6/xW7Py7RP3cnIQQOCFofJ",
-	"OJRyweh2n9XPNB+7xQSHpCNl4ixU59pFq6x9QWHnEn/wOkW8DLMvobovGKorIcz1gyrLu5DUDiKsHSCZ",
-	"9u1LBkgaQ0k32c40A9VeJ+sOc/26jxgtWaJEPXjSHq1SAbsHWjSt0gEfQjUlcsAho0JbiAAZ5Vlf1oYR",
-	"1zYwmgXMocAVJRmFsy8g84j4WHtbxiH3rzND9J1nbNCfJUfgBRrCQqJU51KHbgvRCZSmrNG2KlT7z6V9",
-	"5VsrOgzbSo2kes0W3Z23bJqguWzWYpAOZbQVJ85sxkRlyiK/7DD/BO1l8q2nHnain0NbERIG0Ljdn2J2",
-	"RY4QV8e8UCrXMnesFBsRDdLO2CVdpe7XH9lun6WyQ7vfrTyl77qtnne/9oBecz7Xaq5UaAbuRA4H5b3A",
-	"a7VTesBzc/2WXP1mN6PeZBH3y3H7Z9z+m9c+6FQoNbWbLBVI0jToP5YwE7h8dHpAQgr6INZX5RUWe2+3",
-	"ZXt06kTXEEvC/OV70Tjc7ytGtOPaGuAJFRJHaxx2mrdeQ4fPXlk/wxTsOsOEbQPRtU5UB/JaT45WTqKb",
-	"0EhI1EU/fGO7jmEmFiurADNHSLShc8PFWhk8pn4xeiXQ9+fnp0hfb3w+4NNm3ICIfDwjTxGRtTvlLsjF",
-	"cwZqu1UOYi+qafeNIc9y4oXJF9DJ1xCx5OBpIGZyRysdDGhgFOX0rUVQDS+zfXLdGq4DmBFsXbbkRl7C",
-	"Tb190jfW5kHgQVbXzrjvD4JdsmE38pBf6aKuz8eoF60GI7fSiJX1dyqS1huk3QErmw12f25USYLaDTw3",
-	"dxm621rD8ZXs6N2DPW2wb3cbDVqxcrwkWz+3H5sJk8zw5CTg525ZEjAMqNAn0MVTNBAsU+AsajN74ihi",
-	"CS3kF+3uuwuLRnUNEWNrcov1thePq7LIi7LC/pVVTawA2M4lqmqNjzPNTfU9WlQKhKPkyM8Nk6g1J8Hu",
-	"/0eChXqjFjEk655Ihh9dbCbK9LCBj1xCbsdbFojjpFSnRofSx4xQekiUIYeK4l4s03NJSD6f28HU9og2",
-	"xzAJUL/roe84I1vWZweR+lEtHYJU64StytFQ0E85HquvxiTQxKEnRR2ZmVAzgpl4qqlQeXFVU0aWE0Qh",
-	"zgAx7SRcP4/IDeWxsOPDYE6PoFdMtJIZz5F5ZEb52Sj77gHNUs3wq40nTdUQmjF0HjCbnZJEgUgrUFol",
-	"OmvIoOcWmomseyqhqQz0s4rhc8cs0RxTxVGRDmVXhpxa7sgZOyEq1fjdaQuOlH5yyVoyVu5rFrbJCMTF",
-	"VBD/8v3khz8fRPvf/fBfv0bni79+On2zf/Lu9OcT3nuH3+GzRcmIOweZG1JN1aTBM4lZgKMAmXsSgdEc",
-	"aShHkOw3xoLs9nMR25rLWMe7yaoSKFcR8E1lthXMA9Hne3K2K1MoOfvNe0QHHRuD0DiVEFAv4zHzSYCw",
-	"HonPyGLIrN04spSWdM8ZpbI2yXZDum2tnsgUycQU1rHxICatIUuexG/sg7Q8HhWI2bxiBq11TKsfOcUM",
-	"Rr7knqbsm0vbe8fc6DQA0gMhkgLSgAbQ6N63SZp+RAIqdSshxe58wbKT2BLgNA874xsz+XV15jym3yQK",
-	"dXJbkn+Xfpdg3PnO4s75KoOATEttB2bnywzY7sUO5M7XCajupRXZgiU4KByDqYd0VVv+JxpWWCV4uyt6",
-	"2ID1/N5Oh9ESMZWsuLvXPvB3SHtv3B+094Net7078Ugf98YH/o73wPEhadOWOcw3sF1bCgXrj5m9WFrE",
-	"XiXrEww9fmLj15sp9JDGd8X5g0WVPENBhRE/uiI9JEKLWyfzVPPaerW/1bht8xkF03dpYgib99Sr6exw",
-	"OtSVDT/crJOcO6w0bSZXiiBTsp8dz6EFi1jfY60CRWXTGp9qOFq9LKIUA2kq0ZN4TjI91jYYyOgmBqWt",
-	"zzawCJIFretq5kQyVjc2e5Hun0+6F3BupmJtgvPueXf3sHtw2N/fGOfdya7fa3vBYK+9h7v77QPS77d3",
-	"xj2/G3jkYNLffyDOHclUDXLPO9yB4uOKhh0lXQJMrmZFl4DeoOP+9NIl4CX1aEWXgP7BftfrZbsE9PJd",
-	"AnbIAO/5B+Nu0Jv0yS7e972xgn+X7GPP75KdyQDvOR0EvHHX3wkGZG9yAB0EVnQJKBb19yYHuOsPyN54",
-	"J9ifeLjv75Le+CDoTnbwwN8jB2NPgYGri/otX3mDkqL+Xr9mUX9vf9c1OE5qC4v7JxSjrhlTKkhdGfLU",
-	"nZ56T9vpybG6vmyzp6ICuHm/J7dWK33eY7s+vZwILyfCy4nwz3giPH1zmGyV6QaFoBfr+qQkxTS12ql8",
-	"1U1ONm1qsqqJyfqmJWVNSgqtOR7UimNd641NWmXUWHSWyDetN8nc/U/YEGN17VLBubJi9O1TFdFvWjqv",
-	"Y1JxROXyTDGVlkLfEByR6DiWQO5j+PSt3fk//XTeyHvJ3mAxHXMcBVDWI4QuAYBBB2+DN2fH6E8/nds4",
-	"zDimoWxThqgQMYlQc5SE5/RtQv8yOkLXZCmGDEs02u4sSBi2rxlfsO2/Lq5F56+Cs9ER8kNMZwKNrFl+",
-	"SQOhg2Uj4fM5Gek0BmyLYTQM5FaSiOFwyD7MCTt5g15zxogvLUzqmoDMQ65L8u0kXiJQc3R6/F/v3/54",
-	"fnb54eTN68uTs7NPbz+OjiBekwQMAKohc8Ho2L+USjiKCA5GkF+h/kKLiEoyOkTfvT1HjJAAmnwELZ1l",
-	"jWZETnkg9FU6IAQSEEQMbE66sVMp527vhoqA47nTcGCk430jFBEZR4xASQKQNuWsBSUe5tK2iUomMTzU",
-	"ZASSR9KlXxM9LFeJ/MaUYN0Kxqhh/9k+0/PQ2wa+tgEwNQPm9Aey1AVp6hf1oThz377MwHNNlqg5EteX",
-	"Ib0hl//4+/+M0DZSnyUREj5vdZB6M4naggZQkABR8w76HiBECj6IwGFB2pQJwgRV6lSNlWg42wrQwioU",
-	"f1E24dVLaE+wT9lVgm8gXbX50MtmgvxoOZc8mcEAP9tK6VZZhEq0NN1B+kk8DqlvIhgwIBYdh6GJhOr8",
-	"K1sM/OnsDfLVG44Mp5RcNGRabIjVPdnQ+ZQqHtaXLOckaOsDG4kpnhNdRXQVq32ALxAVQyWpIbI6ifgM",
-	"UYnGSzS6ImwbrmvzGxKFeNlZ4lk46gzZkNlA+WGSTDbmscziyZ21rJZx+uHsXAejLd7Eq5SWW5BdQYIh",
-	"Gy8BxJKgPHCdXsCYB5To56qPIzcyPkJmwU1BiJIMan3J7gNHaXoSLcV0ETyIBQh8s1CTDUwuqQTpnZD7",
-	"qbs6d2768elJo9W4IZEw03c70EyHzwnDc9o4bOx0vM6OrumegojfvuluWym4rWdTq6+vyoTFqSYjW9Hp",
-	"TLPWAW3gA6RkszhCo8QoGyGBlwItzGxeyE5xhCrUfAqkm60oHRjoH3Tpd1TI1xomBXKEZ0SSSA+MKBur",
-	"a2f0omZX7S5ME0GmplJ9SgXSrzGJlikX27G0erv0yk0lZjcfPiw0hst1hivmpZcDKzmMAUZNLFFIsJCo",
-	"Gr5kXG4JgKXgWXhKqkJ0z3GdcA173fM8MDnAOtBhs/k8pD7sw/ZfTSJh+ua16juEXEDmVQVdNNl0FG32",
-	"9dvLHppAuf0NDmzR0n2rMahzywnTRP0W8s5dBUcngYp4NsPR0lAZEvF8ziNJAgObYjt8BWlN5osL9YwM",
-	"u2RPwzaO5TRJMdq+S0rp7ysZKumYMeVCv5r411p8XREzCMqtIj/UFYJGDLScdJaWyYqEyu4hSxLFdI2d",
-	"vcaOmrNVm0p8vD05be/udxMt4NPHk5ZuxkOJaCWcTaJXYsh8pWi3dBOxBRbZwVRuV7NWtiWa7lGm80x1",
-	"e3skcXRFJPQ1GzK371Giz3aQ0jwJkxSqFpERx+a6V5AWkyotBQ1kyJQKcoQwWkQ8yZXTzdIYihnokMlb",
-	"TfUJLFfpAH2v30HH8KXSBqJoCUrsOb4asubJpP0jZ6T9Hkt/iv7xv/4P2vH6W1rbfI39KWm/5kxGPDxE",
-	"jLeF5BEZaVGelW/fEfnabHlRwJWRd3rJtr3xNOnYUBQ0SrtTIGtf5Q0lC4RDpVQs0ZSEwZEC29bfSJgd",
-	"rjOwgkp1J7PyjDxyast6TjFaYmA8r9QxSCwROudwShm+UihQazOnrnquwk9JzgfgAQ4tQ1dsKZPp6g57",
-	"+ubCZsooSJnoCCsFEwR6uoY8ThS0O16/JB0jux1IUNv+D7ZTECaN8Oyul4QWO5+YklA8on8jgb65X//m",
-	"H7n8lsdM39g7WH/jOefvMVsasS2eRm7f5e2ZXy7uM7L8o7KisCMjMlufEeqGZB4u1rf1+KrtO9NO4377",
-	"16hS1CdtQV6JMpGbWr+fIjraQlggjP78Efk8IEp4orO/fIfoTNGd0vWY6Ro5ZIbkmtIlc4c+qTxCC6WV",
-	"S6W2Yoao3FojiqC/yZ8/PotE+sCIVR3TPdJ4TGQOlGonEidtaph6lLTHtFT27PYfInoAs9vi5uoPt7Mw",
-	"K3cKPFsmYMxOvfBkGU8eJ4RvCd6g64nZMSKTiIhpO51IOi/tQ/yR6BbeOSo0CbGGGnWuPSMLxJmyyqRR",
-	"xCB8Cu0LtSYBl8Cty9aQLaY0JJkujlQKEk6UbhTSG4KaxgPXskM6TXqvecRWB/W9g7TZq3nKkFGBJpTh",
-	"EPHIAtpBxxDpsQArC/SazKXJmF6qL8o4/aNGU4bbxVMw+1dzwuu9g1UmsuXLMaZ3UP/G15xNQqrdxl/1",
-	"KauRm2WZJ2Zn3UZbc/MqZtYNUF0zCY59bpq8GS8WM4ZdByly0f5UwzhC4iXCN5hCPE5H6MEkWZoFHmU4",
-	"2ozn1kSmLCGtH+qWypp/07qvtDG1ZV9t7CRTyBmXSEdsy3hVNxzLsOqTcSpQzDc8WD4Zk5a0R7vPhoLU",
-	"wX3/dYmJdDds3/aHuiVe5MtTyRdNSM7WZFrpzfGypqzRMuaaLLNiplJJf0eF1KIEZzwPTulyhQOekQUR",
-	"0jTeGC+t07HcpWndt+ucmh9YuExfCGozFWnha4mf0HQLqscsuQHZq99uywp1mknV+5Ok7Y0gsDnnRRi+",
-	"jQhBktxKNMPSn5IA4StMmZBZ6RqYZlJbLRuxAzeXtnust6vlNs4eMihO0gFeNMVi6niodMaWgLBx4itr",
-	"5kNCaB6RCb3dSnxbQ5aEYXTBGQSTiveJeGxbroLIL0UkwdEKB8tgsKp7j2lH+G+lHeMLiW0K0muyrNxS",
-	"HkkIcpe4njMJ+TZM7X6XzeK+qAuOdhGaWugqoD5E2jNVBtebt2evHZCO4RN8WQ7DmiP0HYQHalz4Qfvp",
-	"n1UVdqe1r3Syu/PaQ8quAZLviPxWCSl1OwnsrM0VXYSSdvST1PXVxGOhvnP0HF22CYUtW0Wpd0Ws0MvJ",
-	"vLtM9/DfW6R1xjxY/m47wBJve9s0ML6y5zqU84fxUxxxTtg6f7xBwGGeHgL2JEu+gjL1UnX3NTCXsH30",
-	"c7MMTIpDIv+g80a+DS0XxvTV93aGbKT/GumhIlpXg+DkSLHKoX36SHuZDJdpdze9YtxenTTuLlFkNdzl",
-	"NLBehT0JyGzOoWUQhNOfSX/NALmRBtt9LhhMX6QKddby5gILZMRuzrudYE62we2x1HlpZRCYu1Jky+QO",
-	"9XZXgmggXenxJOye/vZ52b3v7ay/6VsejWkQ6DzDvre//g4D1jmdETBJaurqDrFn1PVuDSBP8TLkODjn",
-	"/B2Oroi+b1AHI0n88z0JKLY9Up5ZEGo6cgY4pVKkXCzWVPBrBV8/EhwI6MxmGwOs0/k76JjZTKz8jyaA",
-	"KCBwWOZdr5R91WxNgwqfuNulvdor/jkjcMnQ7pWC6lkt6wdZ1AZu16B+Zpr/TlkkyJkWtDGVO+lMj7Fk",
-	"3VSxjP1abrQ6aUa17FY36epZjMdizfJvTZPPFSmvVOZzZcoV+vyqPhapSu+UKj1Wq3demD/pc3UR/0q6",
-	"/SLDK5bD3W9XaPic3ZDIMK/RcjPTaJHkaZ+bqziy8xJAH/81JjEk04FGLnSwydwxZEkVoh06aKadGc/4",
-	"j+DJJrc+ZB67qUavhOMgH+MQM59Uq/mVRPGVafpu2d8XUfbdAsjyg9Nh1S+k5GdFyhMKAPqvreZnm7L/",
-	"S2j5C5dWyqVifdVn+86lr6dQ890jtkzTd3hxnbK/SgKuZPJKlT9XQvV1aP2byK+vT/dPof/s6n99Tkgq",
-	"FLbv0o4j99vYjGhqp1OMKtPOmnC8t7SWsIXmmEaF0z0Na0Um5hYgyo6cUFbFhKYC6dsihewQqY0VgaSS",
-	"7H3aZ+VZaTkHbwU9W7ybcVbPStQJCh50kCV3Z060p6ButyowT96AI0BNhsKUFTHHVNGUQ/CBBVGrw/G6",
-	"XK2QCnmIRvr5IwivCUSwP9XpkloLpgFqmsE+LUQ6Vx00qii5h3qwIUsnF4EGravmUXOUHzM22jpKJpcd",
-	"IiV2R+iKE4HG2L9WKnYJgwzZTxGVBEHFX3mCx/MzzHMkelTMiPvM6R4P4lnT4NNUL7Er8sLEeYUNgkRa",
-	"WXoIL685uua0fU2W1WfWW+Cja7J8JRANWiigQpkoJt6uEy+wJOII6dR8Bdw1WdpUy6ZugyyFDuuD24lH",
-	"JNjqIMgO17xY6uNKWBHKNn8LhxYAWuU9OteIKbj3Xsi96LLJ6UNpQbGoPrBK/TcnQsRQxqntB6cyWc9C",
-	"JuYrxQPo+PREJyQC/Ypc824oTT5EVEJlrKZifdQlCSs+ZoxLNCamBTikx6Am48jxpLR/IMtDhFEEpj5a",
-	"8DgM0BTDhD50Tchc5yRCxTZac2BpYy7LKM/FJ08dVQ2OnXLsIqswslA4SLup+yTjav1Ibvg1yT6q4BKJ",
-	"4KKV+LlrXJNlqUvkmiy3820z4Spgwo6yCDvOT8/rPvlNnlzW1ZCy3aPOqO072Kp7zeYhkRWNzhX7Csnn",
-	"wvUuUHaFsK5wTBjbdO5IytKV0olmlMUSrtEqJEiOIWvKKaER8rE/JZD+FxGf6M4KtloBzrQbfg2vQpr2",
-	"AoDGeiioRDGzVX3rmPvjeuJ9IHO3KrAGRzxqQrW/VfG3Klwgmmu+Ft/HalnibMVv7ryt5TxJbn1q38kq",
-	"9tb0+Xj2NhGMlV6TVaEP1IQKaB8zdfJavw3bSnJI3eBnQMbQy38cyyEc1ksitQLNY9mCngWp9anNRpT2",
-	"0dF9XeyA+ihRYLeMOkHTbjMVZX2WDb8xi/7qldo8wBUsZsNQL+ps0QXjEO842fbN+cT0jhN1GaUw2wM1",
-	"zdgoU0UXERSSiVSUD0U1NErHUYX8CkpxxAaGWm60ym/AYisbVVRB4OmElBcSLwuy54ltQ0NNofjTx3do",
-	"FgswoGBuEGqq/+hJSjAw32lUI5XMx2HIF0qPozdK09RdLMSWadckeHhDhkxy23LJVA8o/Y2FyyOlD864",
-	"kKi76zDJ3IkzddBJYb7TkNnxP//4+/+MWsWGRFsVtuOG1lx+UNHX7II0EfwsxF8qjF85zWsNZ+sUaikK",
-	"c7xylucbEKLG8nQnLWZ3U8vaert5l50am7dE7Y+bmaMt3bEpC6cZMWkam2YhDouy3Ln8s0AM08byuE3b",
-	"5eWse7g4B3HSuu7Zob3/zVkSz5c/kZ6gOqPvt5s6seqkOw4ChAtH3aOUue0gw5Clel3KhBnXcUtH26Bu",
-	"lrgD2lFT0hlpmQTPFjLznVsIpmy0nBHkr4QznXyrg34gc4l2PBTgpdhY76uUFU/lpYBM1hRfOpGOimQj",
-	"qlJZs2OCk0Nkbdfcde+3NaDQ67Dy5cm04todUlorCEBy0xDUdNXruU31Bg/qqTdY2VKvt7aj3mdQ0DMD",
-	"mCuO8XRjXjT0EiPUSi3Xwnuc5NItPrfvDIXfb0fEPLy6QcSZPyVBHJoUAj1UGKIkrbT+Hzq+jcxr2jQY",
-	"tfJD+1FzlPL0aAvxCEk+ZFoImoGo6cXOFGPJoQUTTrHAJ4hK0ylvgSm4iSeQhBARGUEYaIYDMmRBTBDj",
-	"C0SZkEou8gkKeKzeVMORa16XVwZvyFPp9a3KgZ/g0R2RG2nMFWiL6iBXY0A47FPl8U0lWX2fb7kMfWbB",
-	"XRRIvS8rkKDxrCL74MX9/GRCzWwBwsyVI48TaXcpxa2MMtmOgDB+luZm6ioJ43CU40vLSoqCnHizgcX4",
-	"cDmx5rbca8s9cP1SJZXIFwJ/WgInOlP7SQ0Ol8a3tQndTidglx/bxxCOt36REt/WERyavT6a8jhyDxPb",
-	"rRWcaFjGEUHjJRguLST4kGHbtTaCAI5YUGlsGh5LFHKhg6mWl9JUcDugH05tkUxy4oIkYAwZjgji0JGx",
-	"7x1sQfKGzrcIIj530j/SViPq4hleGo1gysMax3ttN8SXZVrvK3KxpeT0LyQwanlS7Lx9tw7l2SO5QMFw",
-	"kpqNepX3ej9M5tSojc0HrSrrYOu7I1bVxj6dI+KlpPb5Smpf7Pe1OZHlVa11Q21gY0fKEG8hcA2JVpJO",
-	"AS3cQFLnshbRFLMghANZDNno9MPZOapZHzZCTUiUUgcysHBgC2ftkg4RhlSpWJDAtMy3WZsJqzuVXgeb",
-	"Jkc+ogz2gYfyS/Xs11E9+xqmb5mYUgk5FOJKelzXWsK5qxkpatWqvW05Vb51gLwi8jND+BuId6WYeKkc",
-	"fsZ8XoeTk1zR9OR5pKa4rVspVCqMZ7nZMGmmXnqUwSgo7F8TFqDmlMst031Sd4e0s4/yk6iM53hlIWV2",
-	"u+nVbyeBrwB5VVde08kC65aPL6rYqnw+hxMyeKtWyWBUS+WEEwltYUgYCBgronv8WUo2HVSpnkPY5ixc",
-	"bnUQaPxCJ04JLKmYLIds4HnoH//7/6EZZfq/+Bb+2/Vangf/s3PlDBPZvCtdMLlWt/oEw84/A1M8vb6k",
-	"Qc+D/IVqJh/FnC+1k+trJxVaqk2nWkxb/+Sq2QSjfjeLlT6P72pogM9m3JSoXM/udfxa+lt8Ma/i8/XI",
-	"WMVE38FguKRjy0Y+iIfyzra2waojEuCCw2hkJriMXA5q2vlpenQoWhK5ZctDklHMh+CHNk28dEqNSFpz",
-	"FWtMYJqcQ1/Jc6BPL2aMx8wnAQRHFLKchuYddMySMjLtA3QdGWhE2Q0OaXAJM6ZHHXSGJ8Qk+kTaz4gw",
-	"yztj1rs/6lmxn1tCPNBv8sVkSrLRGenyLD6Lfx2RVcuyPoNU4M8YBtEcgzAyQqW8MVBGvMHjoxvLSXEU",
-	"Ng4b20Cz5vrC2N6ykRWdQjdZURJ2eF8yVxo1cTif4q1OWXOqsoecFqZPp3ea2arl2US5aePHpydoTKbU",
-	"1NiVzkx1xuiFo63Mi+xkmNaqeFDqVHgF05RbuXZhY3UEmJq8P/107rwg3aT7i/v/HwAA//8=",
+	"7L3rcts4mjB8KyjNVEXapWRKlnysrVl3ku72dtLJxM72+07LrwWRkIUxBagJyLLG5ar59VV9f7/aS/hq",
+	"L2yu5C08AEjwJFE+JOkdp3a2LYkEHwLP+XjXCPhszhlhUjSO7hpTgkMSw5+nIZnNuSRMfiLzCK9IqL4N",
+	"iQhiOpeUs8ZRYyTjBRmh5ZQwJKdUoJiIOWeCICoQRjHciPgEYYYIjiNKYhST3xZESLSkcorklCCBZwQl",
+	"TwtW7Z/IqtPwGiKYkhlWDyVsMWsc/dpQT2tceA25mpPGUUPImLKrxv39vdeY4xjPiDSwv56S4Jov5Ee8",
+	"mhEmT0tAP58SNNc/Ixqq51H19RzLacNrMDwj8Mne7zUU3DRWu6DAcMGb4dt3hF3JaeNor1+Ezmu8wWI6",
+	"5jgO35M4mOJqgGbmd9gXya8JQziQAk14jJqYrRCXUxIjzMSSxAL1/d1WBeSz9EnrQF8D6y9UTsMYL3FU",
+	"Be0yuaJ6B5fuKttB4qDET2RVBOE9viYCBTHB6gsk8ETtGYqJjFcddKaw6pqsEGahRrExD1cWJdX+Tmgs",
+	"ZIKxx/oidQdgJh6ykE4mJFYIom71EI/RckojkrlbIzMVSEgaRSheMEbZleec0WEH/URWAuGYIBHwOQkV",
+	"mHJKhiw5bwXkNZlLOOleH035IhadIbObquky3dYcuTQq0LE3GHiNGWX2c1cRipQkVmv+n1+Hw9tetz0c",
+	"3u6/vfjXPzbKUPcdnVFZ3PtTSWYCzUmM5viKoGZXvVLX930PhWSCF5FUn1Lk/G1B4lUKfgSrukCbuxpH",
+	"Xd/3GhMez7BsHDUok7u9hqfeic4UE4BnqFcyHxOYKZPkisQA9IfJRJBKqCVH4prOUdNCWg0n1wuVAloK",
+	"poXLL4XrFzKecn79loVzTqu5wFJfhoi5rpq6SLrSNrR1ry7WaA/s8jscftKIrD4FnCmur/7E83lEA6Cv",
+	"nb8KBeBdg9zi2TzSN1J2gyMansz4Qt9wg6MFgavimMd6tVBvA1x5ifWlXmNGhMBX6if9FZothERjgsZE",
+	"LglhqO/7QBbqxOEfCkBKGV6f3Nhwtlo/wxDlpYYhKx5O9TVrYU0uvjQrZsDlcUji0/AIGZxEeltRBDSm",
+	"OEFvMHCgNNfXAPPePbM/xmTSOGr8YScV0Dv6V7HzNn2xHILrpRFl84XsoJF6oZECaZTd/xHwGcyQ2Xu+",
+	"kEpKj/mChcLTUmZJBUGjwl6MUJOyIFqE6p0luVWyCgMDZFwi/fjP59+3D4BfYiTjBQuwJCEw0ZbnLjmj",
+	"QlB2NVJXjoIppuyScXkpFvM5jyUJR8fm6hFSCC+A8fLJhDB4+oSSKOw07r1E3r/mbBLRYAs0Lj9/kPoA",
+	"C58Tljn+jN4gkDqdiEgSHiMqBfptwaUSSpip3VC8/Yp0Nh/9ow8+B9WEMhypXSW3c8US4CzU5gF89rBw",
+	"IOkNyWzgz1x+r5Dg6TZwAsu5O/gzR2IRTC28HYdWXH3LbFmyxtNt1s882SujhFKBaKg1BRLERKJmophq",
+	"OQ70MuZy2sps12eGF3LKY/o38sgts5hht07Dkdm3M8JCOERzzSthoaUM/a/2GYlvaEDaRudtn8FvDvIp",
+	"UAmTBqinxb2qxyOtuCiMM8QOqDjlUagMhET/MS9yrTR/Vwn9nsdjGoaEPW53J8kyWVKmwmjZIScJTcBZ",
+	"A05Y8JxNnJMYXuSpN7AOGIajxgSH1jgQ11qbXMZUkuzWPQ0px0TwRRyQDbScV1lcos4oKc9K1QDKNVl5",
+	"qeqkeOANqPAk4uxKaNU7c7bupj09QcNBNbyG4cQKIEMJaExwTGJ9lJ3GEVtEkbu3p4ny8QUI2IUlQ60z",
+	"HCk1V8kQ5xUUjgp6xZRYX2kpL5SMp0IsSJzd09SQfCJqTm1KcRlSgccRyWJl+kRtdSloCYPrvlniBsTA",
+	"K8RZtNIk3hwlbGvU0tbnxvdyXAjNUdk+jbQAsyZIYt49/DTAlruMCQ6muWOQnKMZZqsCdxBHLu+fYoGw",
+	"RDMuJOruKbNMKVSIM2Nkt76Q/pQBCLZSQZTAjHAU8SUJUbO71zpGeShhW58IwUMy54LKCux+Y379JlB7",
+	"QrBcxESdmoEqi6ctq2xW4Snsm+POeBoVnqYLXl6T1WVMFiK3jSD9c34UtFS4GCnyWyF1h/EFodQVZFDP",
+	"VeqdZz3p3j4YONQclW/AqNUZshPtIss5YK2rDLxkVW6uxMcl0BJT45ik4L4aspgEhN4QAYaQ9rMdg7qi",
+	"7wUzcYJpBBoLv0aMIzKZkEB7vyKCb4yFp0CZxIR0hqzwHpRdLoS2abVmruSRYplg0Gr33ZSLHOBKjIVK",
+	"yE14rFT6IVvMr2L1lVUHbkisiMNDjNwodZ8yKqYkPIKX4QsZ8BnYTQt2zfiSoQWTNEqg1ZIRHHYKm5kk",
+	"McPR2xQpH65F6KUMYmXVA/0Tgp9QM3FFhsjvHu6Ou5Neez/ohu193/fbB+r/+c6/lmsZzOnTYe5nRm7n",
+	"JFDagCCx2kxY+thQPYCPAhzH1Bx3Cjjwgo94FXEcnnP+DsdX5LHqqxYUkvPLCJZzt9A4vTTOK2kFl3wp",
+	"ez12n05uA0JCvSGC/o0gEKuo2UXv6XdKxzJ+x5bdI2Vk/VNb6xmFPidPzMGe0xnhC/lEKGQWyzuDMseo",
+	"WLSSdoYXhso0Vzd+FZwKaaj1zTimN8SCgpoYCYkjxYcXc0VqrWN12VSZJAr+kDNtSn7iEnbpiUSyeW8h",
+	"scySoTo+q2a9EmgekxvKF4l3QwsdZW0Iw3Z7fm+v3e22e7vnXf/IV//3lw0G57PueoSVqDG79UogfkPi",
+	"CM8LUSHtViq8n/NmysBrHZu12BXCV5gytOSLKERhzOdKUeYs0LLZ3K95KOCbNiH0M6fcOEfP1IY/9xk6",
+	"sUDj/LziaBLzGZrHPCDa4JVc/RiQSKu0X+Jo3BilIk2kmAaJ0dz4kJujzDsZQwuzgvIVmA1cp1up3T7n",
+	"/D1mK8OBxCN5D5bkEiRBXnm1ppXZNHFslDrKUBcJh92kSzzhxuafnpoellXzWJ8+fBlElDBpQcQTSWL0",
+	"Sf3dPoG/BQk4CwFqJwHBuaIYJzvTt4DvC1OZzRcohN7UKzy9a0epTdcQfC04bVw3j+vbfHZfznvzUKWX",
+	"G1ByvtXPLImvvCchxecA0GP2Y5GueDlTS17CS7rb8lov3lYPSyJ9+cd8FSFpzNNRHpgRbFbqSdqegeoI",
+	"aSaJ4ZM2Q9cGSr+E5WolZTGNYI1Ne+81KBOLyYQGipy/w5Hi5Ruivun1l2NzQzH2e8peq9NDA9/3M5ow",
+	"vsE0wuOIIHMz4hPU7VXGgs1CXyTW6mKSMiCB1sYLLY9xECh4XikFAEt14WQhwDQ+ymirr0TxHYcs8RQG",
+	"SpPQC+pArRJXxS0deQj2AY0y2zBqHWthNmSV0gxr3m3YtqiWbh6qssVbxuxNaeVp7JJUdG8KPiQXurid",
+	"yzx6VgPF0TJq2ijJY4FLnAQBmUsSnghBtM6QfcQvUywdl+krkR4Yjk1UV9kaHQg0JDuKzXK/3jUgun4a",
+	"Ku2YzruDwdFBf7CrhOZqNuaRMtvP3rxW28SvSeG6HRIHPf/Ivz3Y3R0cHE6CcI+E4z3iH0z6wX6w2wv7",
+	"k/3ueNAfh9jvHXZ3G/cXXpopM8GRIJ4SEyS+Uezv14t7rzGP+ZzEkmo+iSveXFGZ9hIpEyaiQnpKx9Fx",
+	"bEitgNQYSWZwc3bR5KUdPMu9fy41Jt0Q9xa7N/lrk82qWH/7fStLwUrzen5Nnugl75ZAnOZF8vFfSSAB",
+	"QKNsxDFeNe6dI7kr4LC2/4IpF4Shf/z9vxC5IfFKu3BMuFHtvM384IwIhMOQhCjCUp+CedqY84hgYAnp",
+	"kecf+Fo/yMSbgN1TgUIyj7hWIFNVHZYQqMl4mr4A7jxl0E7JrJXBgOIhZfYgt592QzyLgA7MZRt6Mqel",
+	"uYgnjpaleKpCVBJqe099RaUg0QSUDfAvCsl1WgaL4Ec0xWLaypEvpDaS8EQ2jhqJydvLmLxUUarfxT3f",
+	"J+N2d6/ba+/3yF774CA8bPs9sh+Mw+5kv3egGKdmq5II9b7zmEzordqp60v11WV/0sOQRXbDr/VD2SKK",
+	"CoTqAHWXJsCFWJK2pDNSRiY63Sq5drFwg5rpZRq+9Uz4vbrmPoW+jF1ck9UrYfy/wRTHOJAkFp7ODQ34",
+	"FaOCIG0ypFSb24UCcM62VLy22i0lxm363XpChi0wb2Fe3XP21n1gNR6+ozpjz8GZEEusGf63gDxFPq/h",
+	"u0vpdd1pG2rbSMRqzbJdeq14ZAmxMvT2P98j4KB5kqsQk1S81fEre7pUnBMhGUnFm0nJ/A4LwAasBNYb",
+	"EtAZjkTjqHtgvzuzEvft+Y+NInmlIivHME9OP7Z7GmiTEFol05wE4H63jB7TlykqGgQyzPPc2PBgxc6S",
+	"bSuye2dT7kp+1jvkykqzWQUI87vn3KM2spB3mzf483vtPlNt+ybqTIUrwJxbrgCfu6XuLlTipCXcvBCB",
+	"ZGo+0XsscriZkvYXR9KKZ/ayDzXPcJ6qwXAeis7InEcUb/HwC6XSX1GG9S7dNYJFrOzZj2AEdL3GFIv3",
+	"PE74rs4tP+p5NnsbkrG5xFHjqGv/VDeLxtHg/nEMSjOYEkUrC/G6JT6mV5bytcxa5QilcxHL8UmTL9ZB",
+	"2SkHrSQwd2h0E1O+VD9bIyVYCMlnWqNzbYmMgX3UG/i+p4y7CVW0SDkTNoNJn0+w0opzkvoksqJod40o",
+	"6uG+394Pdrvtw4lP2oPxQbgb7OEu8bsNdcA3RIsjfeDWKnrHr/jnOEoTqfTXP2vsOwmAkHWCLpCRSR8/",
+	"avQGSv+DT2CAwVc6SmoVQ+0ka4A+7yjfeQqE73/O0Jiyf5UKchKGMRFCveY25oBJq3DvPjwYHJDJJOzt",
+	"9sZ9f3eX9PfDQ9/3d8N+lwS7fRJgEuLDvtr5m9lrC6oCseIsQC3oDqrOotveD/1e+2C8G7T7ZDDZw/vj",
+	"gwDOwiDY55iqvVCigyxmWxg8/w5mkowxExMS/wnr1/y3+i85XPh+b29BmewN9v7NOTYhsVyoDdNZzta0",
+	"TfnNnvnmLGMBK3Zjg3cWk2IS0pgE0kEuQSIIcf9ZodNpmH4d35D4nAICFLWuwV9cwEwIwsnR0ZtZVApy",
+	"tFem9Br/EGXo89kb7R1DTQWUSYwweOShpTqjDKEro48LIrLmhyZwV9Lu9au1XCt5vcZtm88U75zLlZEI",
+	"9wU+kX+BDxNd8GbQAI0J2KL6JmVGwYuY7A3OwAIUhDCAOA9RdutSfnpXR21Qq9a6NMeq4T7nqwKjrtqY",
+	"hFduEDT2uvsMCT+xBZZy1vwJfa/gNaikFP62uiwRL02pBT4k8oTkRv1pKiGUgXtsstaVsMErgQRXFyrj",
+	"F37QN3hQ2BFrQSWhQBRHEZFZrDQqRlG3LAgBV+WbSjkXRzs7OJiRjvl6J+JXvDMH+ltvulUcXVa+uI8z",
+	"oqawvVb21FYutJgGHlOmZKR8qtxfCGH/NONOECkjRVjai5IhKsxW2gEU0rAGVWWE5V2mptBvH5bWEiZM",
+	"wHg5698XLkhyRy4ICIHucEE84wtCYqaQRki0YFSipq9Lk+cYaqLQZBFFLe0jrvPg3yxz30g6OW5gb8xq",
+	"FYUdcF6tLr/IiKIS4y2GjDZhK0USFp/kDFiSTeqWUFNf9J5IrBROhOdKMJFQKY0YQUGkKXFrHSMHZzoP",
+	"JZyC7Cxu7wPXTYVvmYjUv78SKIh4cA3+oIDHajcRBGtCvmQioRa7dfZ6JK7JUr1zPY5rpfwm5R9O40xf",
+	"nJB4rZtAJS11KyVs3KyXQJNjWkWu6RXiaImAcuVOZq+LB5pwOodF5XWALCqvs2s0+yvqDIygJV6pU5zj",
+	"lYew9U4Y28aaNaVmzIvS/6L0u0p/uXyrYCNQFZio28spj0yFh/A0zwz142xhcFO7/DFD5FbTclan0ahY",
+	"EEnN4bCj/2r9qVQ85YRwSdzsFgfSgmrEQiIpAeJXIisx83AlG1tPYDpUkzbt0D4dtTDQ0UXGb2lIq6gr",
+	"PIEbtHzRn2s7IQtEfFdZ2mMvdUwutcf61VHAKcsd+Vbs4EHSMM9D7jJP34KdFPbF5S/OqprVFAzGoo31",
+	"fPaLy5jyh/X29GN776B7hBKGpbjIbgAHCH+Sf9ffGNzT3xXZlL7IbK++KMuP9AWKnIT+GTXffnrd7vkt",
+	"qEbMPj6zThkAf4LkGrPoklC7pMatHFp9U8z4gToRyHtHI8oycAfh9moFAjLsfnNQv0yfSrSnNCzg0IDL",
+	"V7KPywPvMsgie8kbC0l3ixwlZ9DcpaZSJQqigDqO5rT4wGFIFV3g6KMj94xx7WhLbtSvICStpwBH0YcJ",
+	"eFQ3R27dtBAbTCwyVUaWJooLboakUYuEUh7BkeSLAMxVpeqiGWcEEvlwtMQrocRsRAMqWx10MmSpu8Lw",
+	"atObAXYGYb3ENVmhJrRTGmo/fMVOGt3b3Uq2Mm9f5XxvqrWQYtFSF8+OzC+jls4O0z4Pfd4eJBAZGQ2h",
+	"DAgDVaknBXabaZQD/5yuNH3fLyWRnMS2fsiLTdRh4Li494pvb7AWMUjmY9y83zH474TpU0GvGI9JWHzD",
+	"PEhmtc0gwa8XGs+yACmkcrKTzYoV5oFuM1SIZNheLqarS7vrg0Jcz39boswoCvGg041pnwT/jpF9I9Ak",
+	"EnTR6SQJMazmpNVBH+aakHUNntlQfZ95xdERwmyFzIHrvQc5ASRjMs+0646KAMehTVyxJvCQGQ+xk4nY",
+	"0s2p0rCsX+ouLiLbQzyeWQ9Flo3fDRsBjuWwcTRs9HvDxn02AN7z+wdZ9fX/DIe3vn/xL+U+KvPKn8ik",
+	"TPv8PkUc4aW1kyCiESRKirzzwNKBEaydHHiDwRbQJejnbkAGEx+8dB3HUsa8JizMvqvJ68dILIKACDFZ",
+	"RJbejtFUynlTtMAdnFVZrG9WTPk88c3KKWbXwnW2LEDYrT3Y6Y8Xv8pz/b/5x4tfxdnFn452dta/t2U0",
+	"qVSyVFzkIBN6S8K2sacS7m4L83RzDrsbbZNJ57KZHHv16nM1xwtjceBis4zSHb7K7RaTHpQtrXNixJ8/",
+	"vXP64eS4pH2DhLW9WRATm+r6/iDvRTLMQX9pWyD+TGTm14CzG8IoYQH5ntjVTEB5cypTgVMXzR/8MG/K",
+	"1nlUlb6Trp/qbqdbxLvNMb/9z/fWFHpspDy/wU6zyPoJYeuj7mdTHudC7xXCsxCRzyNTpd9t88n8j8UC",
+	"W2J9knVgHvr7u73e7t6uv7d/6Pcbz+X62wbwGEvyWdigz25/sNfZPzj0uz315/5BpdMuyQo3btjEjxTY",
+	"rL6vkKxX5tj1a/4DfHQfQfNp9iKi837/aM8HURdfE3kyp/oFjWFf6uMULpBm9z7GNFDbXrrjBpdueIQl",
+	"jSCK8EJ8jyU+tV/mmJ+Q6HpPQXTd2kSWiXV8QzS2VfDEcfbT8PEVGVlKXIiwHXDK1lOiW02TkqKbjKs2",
+	"D9a5T1KO5rI042iDilySTySWeJ6X8SU26vZolXieXLDmeGWh6gR8pj7v1FnvD1q3/Le5uOz9Jj79tnv1",
+	"5sNlezE4vJ33aXs2++3P7b/Fv/mn76JV+OPNx73/OI/kZR/ijdAb8aix5Z0Fu9zRY2sEXHN7to0/usSm",
+	"+lHr2Vb/nuMrcpyp6o/xDYmEDdcofXwS4yvbg6PoXDWbsq7PuW1uKaZ8ySAnoNXZ6AJ1XiJ5ipfp/VH0",
+	"F+VNklzj4wd4IqGJn3Dg6SQZDCkEHdOhTkGyqCYdBYrYsRV0YREv7MMKMQToJKjeUZhqEkJvyLHr24Mo",
+	"DLhfdP2UujhTn7QO0ew23SThfTB5T/W9Pb+YArQoQy14acQZwmDNoZgIHt2YBgzzxTiigXVHEIGa6nJd",
+	"iJTmBjqp/9D2TKB5TG+wJEji+IpIAT1DlBUZEiYpjoSu+E8RdIOFnz+DEtve6VuetfRhQWvai50//eHf",
+	"L/61qT/84eJfSqOlOZxeVOUcaGxNqjkdRC1zJ2YLT6uTpQfawq0QpTEJ6JwS9rB4/+Zk0QSuQbmPbq3L",
+	"uFvuMt4Un03qaxANYf6D+QR1JUK3ikXXjC/FMaKm9zeOBEdjW9bnFLsOmdtdhLMJvVrEuul/k0SClPeO",
+	"th5K43Uxe66kmP3TT/8e7Dnf7+67H9xP5sTMp36vu+es19/tdvvZa3vOQt3uYNDtdnMB8K0Kd1zfaeqw",
+	"sg6PbHZMtEKfz964fid13UWlz9P1rj7cf+p4KB/hiszTQ4EP/+d7y8D0WIyIqLVRgGGOA9RWoogvSay+",
+	"aXWQEoJ/IzFP7oJRJZOFIGE+Lr+FXcJ4PovRv/Xv+v79H7Xwd77+1W8f4vbkpP39hb6gXmjFycNKoo2F",
+	"7almZGF1uaoJsR2jkRbpP5EVNNWzqkG0QkoY5PjatV7sGylMTSDPXXwY+GGX9Ca7uD8eBHvhPjmYHGJ/",
+	"3A16JcLevFO9OkTnkXcV1aOHwT/+/t8bz1f3jUmXKz3EDLnXJO9MgLuMvN4UzPJKZ7/17Gtn/2RhevS4",
+	"gu65LfqNjQyLXqmNt/QKFn1OglZtzTvLUpDDgR7BQIqs+NmKq+f1JiFBgM/wyCU2dfYTHpvM30wtSXKh",
+	"mOLYNoIuRr7E5kThkhi0OpiLekXU+S6EXnKA7oaWEVjSoLMkdw6aakKHID4xujzjrN27vU1GBuVo4Vsa",
+	"eVKwaCxsuWrj0mKP9ziYUkbaMcEhNKZRl2XRvPBuxWp++7IFw3cxwyxd21yXXX7r/SnBd9iwQp8LPIMC",
+	"2+wgEdvGxwwUKUKyPnKYUU0AbwIsyRWPV+Wblj2sWhkNnj6qdFuL6Jy7TS9ehvU2Auc0cFrbbcZMa0jb",
+	"BWv1XWtVks/bEbkhkckL0A1p1GVOxyaYdWUTTnVKz0j9Z9Q6RvCHGEHT7TGXUw8RHEyV9Qqdd5cMRSS8",
+	"IvGRU3ekE34grXbIQCzZPB7HIsvmJ9w1kj5LaVjSFLHmY4cPCofZZujgB4R3Ug+Fz+sebpx2H/GKL6TI",
+	"WIwKx6yXpHD74aE21Cru94EFZH5zImw1DdOK8sj1IOdEaQHwArLZE1PMgPFsicXTppHMMtP3nrQfSXLg",
+	"JZMVUjoAzJ4ZZprdKIsomx5midZBjtq35DiEwVVYpoxP5NGnKhnegzlw2r5X3NnMs6jsylRwUNQ57gd0",
+	"cnpc5mdqcGVTOrPQ12m6VEEvlYQQKdVpTCUJPWgCtyJSV7DxhURN27iUx05n1VYtqsm9YWZEpO1Akyaa",
+	"FEi36k0KmGLJYZ3wyTZWpFdlNqrT7qzKAZRTwcY4uCYs/AUqR113GvYJ2cfdfi/s7e0H3cnu3n63T/r4",
+	"YLI/2Ov2Jj0f7x/uu2U+wnEaAYZdgH/mpJjZYjxmDxEalJ0UGHIp3/Uai3m4yWRyxi5kgnMFrly+TWX0",
+	"PeW2Dlf375/jlUBNpby1OYtWrc6a4g1R6R2kobBKmO50kplsMsPQwTLDQeoTfY74ikdWi99sKyoKB1nr",
+	"KVtyqAwS1LUPy5Ci2JxnHWsoWcE54zx/LGxFyRl45Rjovl8p7yi1Vt6lKeDNGaaMESkgGQ+KyM0PpkBd",
+	"aAGVFJ23Osjt3OYp49aOLTIaK9yh7T+9lobHtHZEkkNCs2J47rALmNqrm7tpRTaNlLwSWce0cXuBNM74",
+	"b8wPhRN1ZXppWaQC5pWwikenphr8vGodss5/q/7UII+agvPcLvsqy0cqhehDhGVtaViGuB8z3YCy0H/k",
+	"AgKgOkoCTRKUHgUdBPPNyaoaH5lwqel8BCGbkt5H2dZH3WLrMXf5PJjd9hgLiFdfEcQWszGJPTSJOI+b",
+	"+lFoR5crtNC/om7NA05eoKoNGfB/NOFRxJe2v3hmQIfTASJaN6nY0KV6ATOzOA9iRfkQXztKWFzT+VzH",
+	"EGqVIsFBFISiHsE6MW87w1LXtujxO5FprllLnKTHm39IQGjUhAuSg3oIGehX8JIBzsmAZHuUGSi8DE6V",
+	"U0aSgVFVPrOhVuMl9fgl9fgl9fgl9fgl9fgl9fgl9fgl9fgl9fj3kHpc4hBOyb9gIsX8hgpd5doMpgTP",
+	"lYkNwrtl5mbhtDW8svKgNpOZhlc01D++yobqu/6gXsXqhu6LH22PVVPf7Oei5BpAKnX/NZIHwt8GiKIG",
+	"e/eQEtwyffdu616PD8tXeEjgpsjO192ZS3B5ivaH5/HCdj9UF+kopHEENSFHQk/bYWgkri/VJZcj6CmQ",
+	"3JL6lXR85GjI9NQOT2MoZmHq5OcMWU8WOJFaHpqUNmDkjGR9W0OWOrf0rR10Dg4pFrrNEnRLohm9PTLr",
+	"AbSMUDC7BYH5MzGa8Rsihgxu1K8rvMSFxuHaJV6hmC9YmAu4buzU+EjU29ZDW+wPuTEnpcSgqNPm0cmB",
+	"3PiILVtCrm8FOZf123EkRcL6PiUIKoBNjXW33+T2T1E3FvsyQK4BTAA33So5M6FEwdEEx55uXYjT5rCm",
+	"9+uRorYFC0kMZJOUOEDbN0hhW6qlqTOLUyGu/tLOZQwXpINOxsL4GXIdMZNnrslgcncnU0G/8egf2CEw",
+	"K2AfRDpP0mQwEyJwOg4WiaaszaBN1MqFBXKaQLmoKmEhuW2pFJeZAGfS1ifbrXAuHYdB9lg35ZOZTdvU",
+	"3d9WPVT1939xbL04tl4cWy+OrRfH1otj68Wx9eLYenFs/U4cW/VHFT0sYv+4YUVOGftXHFeUMzxLBntL",
+	"GZGZHlgc8NiWjyb96pPGW2aljjlnGK6oDDhnkn79gYq7R93eXx7GF0waJgm/U6pyEHOW74leHa1+EQX/",
+	"w0SBGdb9Igi+FUGgSFFxlGp0yvwOSzW6fscfpD+9/ooHZkA4f0GobwOhvIa8/S7iwfXPkATXONo9GIAV",
+	"oH74AYvPMOB/T1fWyNsfsZjCnuwH3cmA+Hh3fBj2gj7Zmxzg7ng3GIT75HDi4964H+yFB8SfdPHueBDs",
+	"h4ekO+nh/ngvOAh90C5vT8XZnDPBY2fcorz9RMU1xMhCBU9DBDEhjLKr9tx+aa86C0D76CWfyQ2JqVRy",
+	"6+cPl59Oz36CS88IC0nsnmh/7B8c7o/9QXd3Egb7waDfHe+Fhwr23mHQJ4PdvX7YC8dw+zmdESHxbF4U",
+	"KL2jfvcv+iKl2bzmAohxN2vSOb9+FuH3Cr304LB+/7B/v2k40QOCUlu29XEFfm1XuHPTGm+729Anp0HU",
+	"CgyUMbtyFSt0hljUHAjRNd3dy/sP5blo1WM/n71Jml3LJU/GZcwjHOTCo41urzMonT9hh2Pc9e7/uAac",
+	"hHPXmuKZ57XrbtIXFdnBwzzyKed44P2az9QIO+SYSOUdTsQuz2FqPcVhNyXj9NyeM263mXovm2VdadH4",
+	"60+n56evT95ZTvbj6Q8/2r/fv31z+vm9/fTuwy/2T8v46tBkgTXW2gqHHz5sdniOXxai05DWG3CR0LIZ",
+	"PFJJ0ts8L8uB1z9bkfaMRhHlTE5FaYLxpvMt7z4GoZgsR8yRa47kSzlhCZdKaCdPyNmDKx69S7TZ86ne",
+	"vTz1ZUVJlmoKeF6gw5rRqE+VUwLPTXhT6PlnzqhAnUyDE1sbYq5meiBn62cIHSE55SJp4xRgxhkNFJJA",
+	"WLfpTLloeaYMbGbuSWrM4dpXAmWGhqFmOkAvs0hpYNeOlzTTDmMyw1RpRc6tx8hPJ+NZaShQTHAwJaFe",
+	"18yU8ItzVBXA6U3LdOSiaJVmqlvTo5/oOWWvk7kgmUBYxzDtQbSy+JaNo8aeWfF+wyDHVPD2txz9VP4q",
+	"j1mx/vTFqtd2n7631dO3nueY+boUmjUUepZkApRnlkV0QoJVEBE9LiTTSz7xT6bFwABY2htxgqku2bPN",
+	"Eb1GgFlAokg3Skz3qDCQON1gNx2gJLJd2hn/Uf3wHaiSn4tQZRXxkswSw+8zoy957JYT64ldS5suaJ2J",
+	"2vcoEOPMDFky0C51j0a1sTFnkjDYUO30m2G2gPIYMeULeWkvzbxOcs1GGVwx+PDEzLGB/o6m6l4irM8A",
+	"xVgSD0GfEeMITbxltcpnXhySL4Hhl8DwMweGt8x/Bk4GLXUWK6heXNkxtVRo9cZDTqoPmhClfQXRIiSh",
+	"07jL7ceVJg33Bg8Y8/5sExq3d908Nje4lLgLXZ3MRXVcJqiZTFrSU5MrfSj19KBnH5dYV8fKsJb8DinL",
+	"b67IQGn0nBF3Lipq6kmkhiCzG5J6WZk1vG7bV7xtvoR05c7PhZ/adDbnse2/OW0cNa6onC7GtgO5bivs",
+	"/AUL6XjAg8cQ1vQJbexSZwzWtMVMYcRfGVbmjqAkWzIzoTkZWrjWSHRfs3Co8OM69TPhiqluaQJgRuvM",
+	"qD6pyMnj1hlY9vC4ypbL54ktl+lNCXplTrUpN5sqJW2BIT968HvZTp8ReWKGrcEBirpd0HOsSKfo6wYB",
+	"EBuHxTykJ75BU+ARktxMdjOtK2Bet9OaydUD4f5ct5sdCIlc6AYqLkxd8NblvsmJM7Ogk5bg9ALu9vxM",
+	"a+/dDB80IGh2mIzuKmeMbmd0vab52C0mOCTdkhNnoZJrF15ZI5TCySX+4E2KeNnOvoTqvmKorgQxN4+n",
+	"Lu9nVDuIsHFsdNpFNhkbbQwlPQAi06hae52sO8z16z5ioHSJEvXg+bq0SgXsHmrWtE4HfAjWlPABB40K",
+	"fTpCZJRnfVk7xBIjGxjNAuZg4JpqjYLsC8k8JgHW3pZxxINrEpbikdii01MOwQs4hIVEqc6lhK6H6ASq",
+	"VjZoWxWq/ZfSvvKNfh2C9VIjqV7rX/fkLZkm21w2YTlMRzHbChRnInOiMmU3v0yYf4ZGVfkmdg+T6OfQ",
+	"54VEIQwVCaaYXZFjXV0nlMq1yomVYkuzQTq1oaQ/3f1mke12bCsT2v1upZS+63o9/36jgN4gn2u1aSsM",
+	"qnAih4PyORW1GrM9YN1c5zZXv9nLqDfZjfv1pP0X3P6b3z7sVCg1tdu1FVDSDI85kZLMyhIrPzCCQhJR",
+	"0AexviqvsNh7u57tGK0TXSMsCQtW70Xj6KCvCNGOFm2AJ1RIHG9w2Gnaeg2FM72yjmIp2DUqmJN21hud",
+	"qA7ktVaO105NndBYSNRFP31n+xdiJpZrCwQzIiTe0rnh7loZPKa0MX4l0I/n5x+Rvt74fMCnzbgBEQV4",
+	"Rp4iImtPyn0hd58zUNujcjb2ohp33xj0LEdemMoEfeUNEpvee8RMlfLSIbYGRlGO35oF1fAy25Xr1nAd",
+	"qnturMuW3MhLuKl3QPrG2jwMfcjq2h33g0G4R7aclBHxK13U9eUI9cJrMHIrDVvZfKdCaX1A2h2wtm1p",
+	"9y+NKk5QuzPw9i5D91hrOL6SE717sKcNzu1uqyFglo+XZOvnzmM7ZpIZ9J8E/NwjSwKGIRVaAl08RSvS",
+	"MgXObm3mTBxFLMGF/Eu75+7Core6BouxNbrF+tuLx1VZ5FlZ4fzKqibWAGxn5lUNasGZNsn6Hs0qdSv+",
+	"5GTr10IkAT1z/p8IFuqJmsWQrHsiGcx3sR0r011XP3EJuR1vWShOklKdGr2OHzPe7yFRhtxWFM9ilcol",
+	"Ifl8TkLUlI6INmKYhKjf9dEPnJGW9dlBpH5US4cg1TqhVzm2EBq1L8bqqzEJNXLoKYbHZl7hjGAmnmpi",
+	"YZ5d1eSR5QhRiDNATDsJ189jckP5QtgmvjBDTtArJjyEJxIcpbFZMqP8bJV994C2y2Yw49ZTEGswzQV0",
+	"IjCHnaJEAUkrtrSKddbgQc/NNBNe91RMUxnoZxWDUU9YojmmiqNCHcquDDp57jg028A41fjd2T8Ol35y",
+	"zloy8vRbZrbJeN7lVJDg8v3kpz8fxgc//PS/f4vPl3/9/PHNwem7j3855b13+B0+W5aMX3U2c0usqZqC",
+	"eyYxC3EcInNPwjCaIw3lCJL9xliQvX4uYlvzNTbRbvJWCZTrEPimMtsKplNp+Z7IdmUKJbLfPEdAb3PQ",
+	"pIxTCQH2Mr5gAQkRFjpVmCyHzNqNI4tpSWOdUcprk2w3pPsI62mBsUxMYR0bDxfEG7JkJX5jF9L8eFRA",
+	"ZvOIGXTdMV2A5BQzGECWW03ZN5e2LY+50ekNpMcTJQWkIQ2h+XdgkzSDmIRU6i5DZrxQthl7ApymYWe0",
+	"cCa/rs4M4vSbRKFObkvy79Lvkh13vrN753yV2YBMc34HZufLDNjuxQ7kztcJqO6lFdmCJXtQEIOph3Td",
+	"gI8nGqRbxXi7a3ragPX83s4q0xwx5ay4u98+DHZJe3/cH7QPwl63vTfxSR/3xofBrr+mHcw2bV/SJi5z",
+	"6CVvu7gUCtgfMye4tKi9ivcnO/b46cLfbubQQzoRFmflFlX0DEYVBtDpCvWICM1+nUxUTXubzQCvcdvm",
+	"Mwqm8MrEFL7ZJof/XD0Na3qUnA6BZdOPt+vk504rT5v5lWKd6YuQnaakubfY3OOuAu/KxjU/1TzUeqla",
+	"6Q6k+VpP4p6q6nG3xXBmNxErbT23hQWWvNumrnJO5Gh9Y7kXafr1pGnhDMwIym3OoHve3TvqHh71D7Y+",
+	"g+5kL+i1/XCw397H3YP2Ien327vjXtANfXI46R880Rk4TKz6FXr+0S4Ug1c0UCnp2mByZyu6NvQGHfen",
+	"l64NL6lga7o29A8Pun4v27Whl+/asEsGeD84HHfD3qRP9vBB4I8V/HvkAPtBl+xOBnjf6ejgj7vBbjgg",
+	"+5ND6OiwpmtDsclCb3KIu8GA7I93w4OJj/vBHumND8PuZBcPgn1yOPYVGLi6yYKlK39Q0mSh16/ZZKF3",
+	"sOcagKe1mcf9E7JV16wsZawuD3nqzlu9p+285VjBX7f5VlFX3L7/lls7l6732C5cLxLhRSK8SIT/iRLh",
+	"6Zv1ZKt+tyjMvdjUtyYpbqrV3uabbjqzbZOZdU1lNjeRKWsaU2iV8qDWKJtaoWzTuqTGS2eRfNv6n8zd",
+	"/wMblKyvJSv4YdbMOH+qpgbbtjLQMcJFTOXqTBGV5kLfERyT+GQhAd3H8Ol7e/L/8ct5I+9Qe5M4OnEQ",
+	"gC8X/J0IM/Q2fHN2gv7jl3MbFxsvaCTblCEqxILEqDlKwqX6NqF/GR2ja7ISQ4YlGu10liSK2teML9nO",
+	"X5fXovNXwdnoGAURpjOBRtYsv6Sh0MHLkQj4nIx0Wgm2xUkaBnIrScxwNGQf5oSdvkGvOWMkkBYm7WGd",
+	"R1y3SLAz1olAzdHHk//9/u3P52eXH07fvL48PTv7/PbT6BjiZ0kAB6AaMheMjv1LqYSjmOBwBPku6i+0",
+	"jKkkoyP0w9tzxAgJoelK6Bn/64zIKQ+Fvkr7YIEDAouBw0kPdirl3O2lUREAPncaQIx0/HWEYiIXMSNQ",
+	"IgKoTTnzwCFtLm2bKHESU0VN7WVOs67UmYGGq1h+Y0qwbs1j1LD/1T4j8Q0NSNvA1zYApmbAnP5EVrpA",
+	"UP2iPhSgtwMenFnVqJl44f/x9/8eoR3wyksiJHxudZB6MonbgoZQIAKu8w76ESBECj6IiGJB2pQJwgRV",
+	"6lSNN9FwthWghbdQ9EXZhFe/QnuCA8qukv0G1FWHD72FJiiIV3PJkxkZ8LOtXPfKIobC03gH6UCLcUQD",
+	"E0GCCcroJIpMZFrnw9ni7M9nb1CgnnBsKKXkoiHTbEOs75GHYAI11QEdtSFhWwtsJKZ4TnRV19VCnQN8",
+	"gagYKk4Nke5JzGeISjReodEVYTtwXZvfkDjCq84Kz6JRZ8iGzCYuHCXJfWO+kNl9cqdfq9f4+OHsXCcH",
+	"2H0Tr1Jc9iDbhYRDNl4BiCVJEkB1+gXGPKREr6s+jtxMhREyL9wUhCjOoN4vOX2gKI1PwlNEF8NCLETg",
+	"q4UaeSBySSVw7wTdP7pv94vzdicfTxte44bEwoyn7kBzIz4nDM9p46ix2/E7u7rGfgosfuemu2O54A4g",
+	"CHx9VcYsPmo0shW2SUMqYRIMgA6Q4s3iGI0So2yEBF4JtDTDqyFbyGGqUIMrkG5+o3RgwH/Qpd9RIV9r",
+	"mBTIMZ4RSWI9wKNs7rQdYo2aXXW6MO0FmRpX9SllSL8tSLxKqdjObdbHpd/cVMZ28+HbQqO+XKe+Yp1A",
+	"ObCSw5xs1MQSRQQLiarhS+ZJlwBYCp6Fp6RKR/eA1wnwcNY93weTA6wDHWGbzyMawDns/NUkdqZP3qi+",
+	"Q0gGeF5VUEajTUfhZl8/vWzRBMqd73Boi8juvcagzi2nTCP1W6gDcBUcnZQrFrMZjlcGy5BYzOc8liQ0",
+	"sCmyw1eQZma+uFBrZMglKw3beCGnScrXzl3S2uC+kqCSDiZTLvSjSXCt2dcVMTO73Kr+I12xadiA56QX",
+	"eSZLFSrthyxJ3NM1j/YaO3vRVtEq9vH29GN776CbaAGfP516ujkSJcJLKJvEr8SQBUrR9nRTtyUW2Rli",
+	"bpc5L9uiLo0k23EDSOL4CgLXAdGRbAtAos92kNI8CZMUqkiRYcfmuleQppQqLQUNZMiUCnKMMFrGPMld",
+	"1M3rGFow0CGTp5pqIHhdpQP0/X4HncCXShuI4xUosef4asiap5P2z5yR9nssgyn6x//z/6Fdv9/S2uZr",
+	"HExJ+zVnMubREWK8LSSPyUiz8ix/+4HI1+bIiwyuDL3TS3bsjR+TDhpFRqO0OwWy9lXeULJEOFJKxQpN",
+	"SRQeK7BtPZSE4fo6Iy6sVHcyb57hR06tX88pDkwMjOflOmYTS5jOOUgpQ1dqC9S7Gamr1lX7U5JzA/sA",
+	"QsvgFVvpHdIomJBnYC5spoSClImOsFIwgaGn75DfEwXtrt8vSYfJHgcS1LZjhOMUhEnDPLubOaHdnc9M",
+	"cSge07+RUN/cr3/zz1x+zxdM39g73HzjOefvMVsZti2ehm/f5e2ZXy/uM7z8k7KisMMjMkefYeoGZR7O",
+	"1nf0OLGdO9Pe5H7nt7iS1SdtWl6JMpabWr+fYzpqISwQRn/+hAIeEsU80dl//oDoTOGd0vWY6eI5ZAbl",
+	"mtJFcwc/qTxGS6WVS6W2YoaobG1gRdBv5s+fnoUjfWDEqo7pGel9THgOlM4nHCdtMpl6lLTHtJT37PUf",
+	"wnpgZ3fEzdW/3s6iLN8p0GwZgzEn9UKTZTR5kiC+RXizXU9MjjGZxERM2+nw2HlpX+hPRLdUz2GhSVA2",
+	"2KiT+hhZIs6UVSaNIgbhU2gnqTUJuARuXXlDtpzSiGS6alIpSDRRuhFk1jWNB86z81RNurVZotVBff8w",
+	"bb5rVhkyKtCEMhwhHltAO+gEIj0WYGWBXpO5NBnsK/VFGaV/0tuUoXbxFMT+zUh4fXbwlglv+XqE6R/W",
+	"v/E1Z5OIarfxNy1l9eZmSeaJyVm3NdfUvI6YdUNa10wCsc9N0z3jxWLGsOug8ySf1RCOkHiF8A2mEI/T",
+	"EXowSVbmBY8zFG3m1WskU5aQ1g91i2tNv2kdXtoo3JKvNnaSsfyMS6QjtmW0qhvAZUj1ySgVMOY7Hq6e",
+	"jEhL2tXdZ0NBSnDff1tsIj0N20f/oW6JF/7yVPxFI5JzNJnWhnO8qslrNI+5Jqssm6lU0t9RITUrwRnP",
+	"g1NKXuGAZ2RJhDSNUMYr63Qsd2la9+0mp+YHFq3SB4LaTEVaiFziJzTdm+oRS26W+fqn2zJPnWZS9fwk",
+	"qXsrCGx6ehGG72NCkCS3Es2wDKYkRPgKUyZklruGprlXy7MRO3BzabvHers8t5H5kEGxmA7woikWU8dD",
+	"pTO2BISNE19ZMx8SQvOYTOhtK/FtDVkShtEFgBBMKt4nFmPbAhdYfulGEhyvcbAMBuu6KZn2kP9S2sG/",
+	"kNimIL0mq8oj5bGEIHeJ6zmTsG/D1O532azui7rgaBehqU2vAupDrD1TZXC9eXv22gHpBD7Bl+UwbBCh",
+	"7yA8UOPCD9pP/6yqsDtNf62T3Z2nH1F2DZD8QOT3ikmp20loZ5+u6eqUjAeYpK6vJh4L9Z2j5+gyWqiB",
+	"aRW53hWxTC/H8+4y3dz/aDetM+bh6g87IZZ4x9+hofGVPZdQzgvjpxBxTtg6L94g4DBPhYCVZMlX0Dag",
+	"VN19DcQl7FyD3GwJk+KQ8D/ohJJvC8yFMX31vZ0hG+m/RnrIi9bVIDg5UqRyZFcfaS+ToTLt7qZXjNur",
+	"k0bqJYqshrscBzarsKchmc05tHCCcPoz6a8ZILfSYLvPBYPpU1WhzlraXGKBDNvNebeTnZNtcHusdF5a",
+	"GQTmrnSzZXLH/X2Wg2ggXe7xJOSe/vZlyb3v726+6Xsej2kY6jzDvn+w+Q4D1jmdETBJaurqDrJn1PVu",
+	"DSA/4lXEcXjO+TscXxF936DOjiTxz/ckpNj2rHlmRqjxyBmolXKRcrZYU8GvFXz9RHAooKzWNmrYpPN3",
+	"0AmzmVj5H00AUUDgsMy7Xsn7qsmahhU+cbdrfrVX/EtG4JIh6msZ1bNa1g+yqA3crkH9zDj/g7JIkDO9",
+	"aWssd9KZHmPJuqliGfu13Gh10oxq2a1u0tWzGI/F8ubfmyafK2Jeq8znypgr9Pl1fUVSld4pVXqsVu88",
+	"MC/pc3UR/0y6/TJDK5bC3W/XaPic3ZDYEK/RcjPTgZHkad+hq0Vs51eAPv7bgiwgmQ40cqGDTeaOIUuq",
+	"EO0QSDN9znjGfwZPNrkNIPPYTTV6JRwH+RhHmAWkWs2vRIpvTNN3y/6+irLvFkCWC06HVL+Skp9lKU/I",
+	"AOg/t5qfbZL/T6HlL11cKeeK9VWfnTsXv55CzXdFbJmm79DiJmV/HQdcS+SVKn+uhOrb0Pq34V/fnu6f",
+	"Qv/F1f/6lJBUKOzcpR1H7newGZnVTqdKVaadNUG8e1pLaKE5pnFBuqdhrdjE3EJE2bETyqqYmFVAfVuk",
+	"kB3qtbUikFSSvU/7rDwrLufgrcBnu+9mvNizInWyBQ8SZMndGYn2FNjtVgXm0Rv2CLYmg2HKioCWZ3qK",
+	"kEH4pC2aVocXm3K1IirkERrp9UcQXhOI4GCq0yW1FkxD1DSDljxEOlcdNKoouYd6sCFLJ0mBBq2r5lFz",
+	"lB/7NmodJ5PkjpBiuyN0xYlAYxxcKxW7hECG7JeYSoKg4q88weP5CeY5Ej0qZvZ94XSPB9GsabhqqpfY",
+	"FXkh4rzCBkEirSw9hJY3iK45bV+T1XqZpS6wCputLoQ2iP/4+38hGnoopELZLSYI7+kfIScDSyKOTddD",
+	"qZeyWZhN3bFaCh3xB48Uj0nY6iBIHNdkWur+SqgUKjp/D/IMAK1yLNk9znv+Xiih6M3JqUpprbGolmWl",
+	"rp1TIRZQ4clN682kaFmPrSbmK0Ue6OTjqWcpAJDbFJuujNxrGlE0ZCNJhBwd2Q6kUOsMHUiP0SiiN2SE",
+	"ZvganpvvUKroRZeZu71NtZ4IiZJQQ6XoJNvlHWqmjxCVKQlpEZwk0gSYMS7RmJhW8ZC2g5qMD5nj4mn/",
+	"RFZHCKMYfBBoyRdRiKYYRjmia0LmloBbthbLNFoasuo6K7RB5GpzNEvP37S01QBrQB1B+/xR6PDEKV8v",
+	"8g9Glups0mkAAcm4pj+RG35NsksVXEgxXLT2NO4a12RV6kK6JqudfEdSuAo2qaMs6I7z0/O6m36Xkt66",
+	"ZlJe9CiZvnMHR3WveV9EJKkU7zAORrjeGMquENYVoQm/MZ1OkjJ+paSjGWULCddolRvY6ZA15ZTQGAWK",
+	"MYDyEJOA6E4UtroDBP0Nv4ZHIY17oWGF2qNDJVowWwW5iZV82oy8D2QlXsWuvRJg4EB3BGsStSpcRppq",
+	"vhVf0Xpe4hzF704JqeVsSm59al/TOvLW+Pl48jYRn7Ua+7pQEWpCxXiAmdIIrJ+LtZKcWzdYHJIxzKIY",
+	"L+QQlIgVkcj2S/egx0NqrWszG6V9h3QfHOMLaMaJVt8yOhZNu/NUlEFaMvzOvPQ3r+nnAa4gMRu2e9Hx",
+	"iy4rB3nHybFvTyem156oSyiF2TRKq9ftRHXVYUxQRCZSYT4UIdE4HacW8SsoXRJbWK+50UC/AzO2bNRW",
+	"BYKnE35eULwsKSGPbFtar2qLP396h2YLAYYdzL1CTfUfPQmMM517bBv7SMXzcRTxpdLj6I3SNHXXD9Ey",
+	"7a0Ej27IkEluW1SZaguih2EcK31wxoVE3T2HSOZOXK6DTgvzyYbMjq/6x9//e+QVGzi1KkzaLW3H/KCt",
+	"b9+IzEH8tdIeKqfRbaBsnXIuRWEOXc7yfANM1Fie7qTQ7GlqXlvvNO+yU4/zlqj9cTtz1NMdrrJwmhGp",
+	"phFsFuKoyMudy78IxDAtL7+3aXvBnHUPF+cgTlr9PTu09787S+L58k1SCaozIH+/qSbrJN1JGCJcEHWP",
+	"UuZ2wgxBlup1KRFm/Omejk5CnbF2VZjJzagp6Yx4JiHWQ2Y+uYdgSonnjNB/JZzp+q0O+onMJdr1UYhX",
+	"Ymu9r5JXPJWXAjJ/0/3SiYdUJAdRlfqbHXOdCJGNXYY3Pd/WzEJvyMqHJ9O2a3eU8dYggOSmgarpQthz",
+	"mxAOHtSDcLC2BWFvYwfCL6CgZwaIV4jx9GBeNPQSI9RyLdfCexzn0i1Rd+4Mht/vxMQsXt1Q4yyYknAR",
+	"mZQLPRQbojde2i8BOuSNzGPaNBx5CtE5czS15iil6VEL8RhJPmSaCZqBvunFzhRuyaFlFU53gU8Qlaaz",
+	"4BJTcBPr4XgxkTFEp2Y4JEMWLghifIkoE1LxRT5BIV+oJ9Vw5JrH5ZXBG/JUer1XObAWPLojciONuQJt",
+	"ZJ3N1TsgHPKp8vimnKy+z7echz4z4y4ypN7XZUjQqFehffjifn4ypmaOAGHm8pHHsbS7FOPWRplsB0UY",
+	"n0xzM6EVh3EoyvGlZTlFgU+82cJifDif2HBb7rHlHrh+qZJK5AuCPy2CE53Z/qQGh4vjO9qEbqcT3MvF",
+	"9gmE461fpMS3dQxCs9dHU76IXWFiu9uCEw3LRUzQeAWGi4cEHzJsu/zGEMARSyqNTcMXEkVc6GCqpaU0",
+	"dT42c/VBaotk8hUXJAFjyHBMEIcOln3/sAU5JToNJIz53MmJSVuzwDRbvDIawZRHNcR7bTfE1yVa/xty",
+	"saXo9E/EMGp5Uj4ZvHbrdp49kgsYDJLUHNSrvNf7YTynRi1xPmhVWTdc3x2xrpb46RwRLyXIz1eC/GK/",
+	"b0wULa8CrhtqAxs7Voa4h8A1JLwknQJa3gGnziVToilmYQQCWQzZ6OOHs3NUs55uhJqQKKUEMpBwaAuN",
+	"7SsdIQypUgtBQjNiwKayJqTuVMYdtrYNpz28bPiBQvml2vjbqDZ+DdPKTEypBB0KcSU93mwj4tzVjBR5",
+	"tWqVPacqug6QV0R+YQh/B/GudCdeKq2fMZ/XoeQkVzSVPI/UFHd064lKhfEsN0snzdRLRRlUM+DgmrAQ",
+	"Nadctky3Tt1N086Kyk/uMp7jtYWn2eOmV7+fBL4C5FVdjE3nD6xbZL6oYuvy+RxKyOxbtUoGo20qJ8JI",
+	"aKNDolDAGBbdE9Fisuk4S/XcxjZn0arVQaDxC504JbCkYrIasoHvo3/8v/8/mlGm/4tv4b9d3/N9+J+d",
+	"w2eIyOZd6QLTjbrVZxgO/wWI4un1JQ16HuSvVGP6KOJ8qTXdXGuqtqXadKpFtPUlV82mIfW7f6z1efxQ",
+	"QwN8NuOmROV6dq/jt9IP5Kt5FZ+vp8g6IvoBBuklHW628kE8lHZ2tA1WHZEAFxxGIzPxZuRSUNPOm9Oj",
+	"VtGKyJYtD0lGVx+BH9o0PdMpNSJpZVasMYHpew5+JetAX2PMGF+wgIQQHFGb5TSA76ATlpSRaR+g68hA",
+	"I8pucETDS5jJPeqgMzwhJtEn1n5GhFneGbPZ/VHPiv3SHOKBfpOvxlOSg85wl2fxWfzzsKxalvUZpAJ/",
+	"wTCIphiEkWEq5Y2UMuwNlo9vLCUt4qhx1NgBnDXXF8Ycl4346BS674qSsMP7kjncqImj+RS3OmXNvMoW",
+	"+ViY1p3eaWbRlmcT5aazn3w8RWMypabGrnTGrDN2MBq1Mg+yk3S8dfGg1KnwSuiWBTg/sxXbmrz/+OXc",
+	"eUB6SPcX9/83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

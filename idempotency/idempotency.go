@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,19 +29,28 @@ import (
 var (
 	// ErrKeyReused is a key sent again with a different request (409).
 	ErrKeyReused = errors.New("this Idempotency-Key was used with a different request")
-	// ErrKeyInUse is a key whose first request's outcome is unknown (409): only rows left in
-	// progress by the earlier claim/complete design, until they expire.
+	// ErrKeyInUse is a key whose first request's outcome cannot be shown (409): rows left in
+	// progress by the earlier claim/complete design, until they expire, and stored answers that
+	// do not open (ErrReplayUnreadable).
 	ErrKeyInUse = errors.New("the first request with this Idempotency-Key did not finish; its outcome is unknown")
 	// ErrDuplicate reports that a concurrent request with the same key committed first: this
 	// transaction was rolled back, and the caller replays the stored outcome.
 	ErrDuplicate = errors.New("idempotency: a concurrent request with this key committed first")
 )
 
-// Keeper looks keys up and builds guards.
+// Keeper looks keys up and builds guards. The answers it stores are sealed (seal.go).
 type Keeper struct {
 	Store *store.Store
 	TTL   time.Duration
 	Now   func() time.Time
+	// Sealer encrypts stored answers: the deployment's secrets key. Nil: a key of this process's
+	// own (see sealer).
+	Sealer Sealer
+	Log    *slog.Logger // nil: nothing logged
+
+	localOnce sync.Once
+	local     Sealer
+	localErr  error
 }
 
 // Request is one retryable request: who sent it (keys are scoped per merchant), its key, the
@@ -95,7 +105,20 @@ func (k *Keeper) Lookup(ctx context.Context, r Request) (*Outcome, error) {
 	if rec.Unsealed {
 		return nil, ErrKeyInUse
 	}
-	return &Outcome{Status: rec.StatusCode, Body: rec.ResponseBody}, nil
+	body, err := k.open(r, rec.ResponseBody)
+	switch {
+	case errors.Is(err, errClear):
+		// Written by an earlier version, before answers were sealed: replayed as it is (the
+		// sweeper seals such rows; they expire within the TTL anyway).
+		body = rec.ResponseBody
+	case err != nil:
+		if k.Log != nil {
+			k.Log.WarnContext(ctx, "an idempotent replay cannot be opened: answered 409 idempotency_key_in_use "+
+				"(PAYMENTS_SECRETS_KEY changed, or none is set and another process wrote it)", "key", r.Key, "err", err)
+		}
+		return nil, ErrReplayUnreadable
+	}
+	return &Outcome{Status: rec.StatusCode, Body: body}, nil
 }
 
 // Guard binds a Request to the transaction of its effect. A nil *Guard guards nothing, so
@@ -131,7 +154,11 @@ func (g *Guard) Seal(tx *store.Tx, o Outcome) error {
 	if g == nil {
 		return nil
 	}
-	return tx.SealIdempotencyKey(g.req.MerchantID, g.req.Key, o.Status, o.Body)
+	body, err := g.keeper.seal(g.req, o.Body)
+	if err != nil {
+		return err
+	}
+	return tx.SealIdempotencyKey(g.req.MerchantID, g.req.Key, o.Status, body)
 }
 
 // RecordRefusal stores an answer that took no effect (a domain refusal such as
@@ -202,10 +229,17 @@ func (s *Step[T]) End(tx *store.Tx, v T) error {
 func (s *Step[T]) Outcome() Outcome { return s.out }
 
 // Sweep deletes expired keys every interval until ctx ends, so stored responses do not pile up.
+// It seals the answers earlier versions stored in clear at once and on every pass (an older
+// process may still write some during a rolling upgrade).
 func (k *Keeper) Sweep(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		if n, err := k.SealClearAnswers(ctx); err != nil && ctx.Err() == nil {
+			log.Error("seal idempotent answers stored in clear", "err", err)
+		} else if n > 0 {
+			log.Info("sealed idempotent answers an earlier version stored in clear", "count", n)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -100,7 +100,7 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 		// refuses a second credit, and completed is terminal. An expiry with part of the amount
 		// received credits what arrived (DESIGN §7: a partial amount stays credited).
 		id := after.ID
-		if err := tx.AppendLedger(before.Merchant.ID, store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
+		if err := tx.AppendLedger(before.Merchant.ID, creditMode(after), store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
 			return domain.Payment{}, err
 		}
 	}
@@ -192,7 +192,11 @@ func (c *Core) CreateWithdrawal(tx *store.Tx, w *domain.Withdrawal) error {
 		return err
 	}
 	id := w.ID
-	if err := tx.AppendLedger(w.MerchantID, store.LedgerWithdrawalDebit, -w.AmountInCents, nil, &id, w.CreatedAt); err != nil {
+	if w.Mode.Norm() != domain.ChainMode(w.Chain) {
+		// Withdrawals are checked against their key's mode before this; this is the last line.
+		return fmt.Errorf("lifecycle: a %s-mode withdrawal cannot pay out on %s (a %s chain)", w.Mode.Norm(), w.Chain.Name, domain.ChainMode(w.Chain))
+	}
+	if err := tx.AppendLedger(w.MerchantID, w.Mode.Norm(), store.LedgerWithdrawalDebit, -w.AmountInCents, nil, &id, w.CreatedAt); err != nil {
 		return err
 	}
 	return tx.InsertEvent(c.withdrawalEvent(domain.EventWithdrawalCreated, "", *w))
@@ -240,7 +244,7 @@ func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalC
 		// Failed or cancelled: nothing left the hot wallet, so the debit is reversed, once (the
 		// ledger's unique (kind, withdrawal) index), and both states are terminal.
 		id := after.ID
-		if err := tx.AppendLedger(before.MerchantID, store.LedgerWithdrawalReversal, before.AmountInCents, nil, &id, after.UpdatedAt); err != nil {
+		if err := tx.AppendLedger(before.MerchantID, before.Mode, store.LedgerWithdrawalReversal, before.AmountInCents, nil, &id, after.UpdatedAt); err != nil {
 			return domain.Withdrawal{}, err
 		}
 	}
@@ -252,4 +256,22 @@ func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalC
 		return domain.Withdrawal{}, err
 	}
 	return after, nil
+}
+
+// creditMode is the mode a payment's credit is booked in: the mode of the chain it settled on
+// (its receipt's, or the quote it received on), so a payment's money lands in the balance of
+// the network it really moved on. A payment quotes only its own mode's chains, so this is its
+// mode; rows from before modes existed are why it is read from the chain.
+func creditMode(p domain.Payment) domain.Mode {
+	if p.Receipt != nil && p.Receipt.Token.ID != "" {
+		return domain.ChainMode(p.Receipt.Token.Chain)
+	}
+	if p.Received != nil {
+		for _, q := range p.Quotes {
+			if q.ID == p.Received.QuoteID {
+				return domain.ChainMode(q.Token.Chain)
+			}
+		}
+	}
+	return p.Mode.Norm()
 }

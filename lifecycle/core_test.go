@@ -98,7 +98,7 @@ func (f fixture) newWithdrawal(t *testing.T, cents int64) domain.Withdrawal {
 	usdc, ok := f.cat.AcceptedToken(8453, "USDC")
 	require.True(t, ok)
 	now := *f.clock
-	w := domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: f.merchant.ID, AmountInCents: cents, Chain: usdc.Chain,
+	w := domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: f.merchant.ID, Mode: domain.ModeLive, AmountInCents: cents, Chain: usdc.Chain,
 		Token: usdc, RecipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94", Status: domain.WithdrawalPending,
 		Currency: "USD", CreatedAt: now, UpdatedAt: now}
 	require.NoError(t, f.st.InTx(context.Background(), func(tx *store.Tx) error { return f.core.CreateWithdrawal(tx, &w) }))
@@ -114,7 +114,7 @@ func (f fixture) events(t *testing.T, id uuid.UUID) []domain.Event {
 
 func (f fixture) balance(t *testing.T) int64 {
 	t.Helper()
-	b, err := f.st.Read(context.Background()).AvailableBalance(f.merchant.ID)
+	b, err := f.st.Read(context.Background()).AvailableBalance(f.merchant.ID, domain.ModeLive)
 	require.NoError(t, err)
 	return b
 }
@@ -191,7 +191,7 @@ func TestPaymentTransitionTable(t *testing.T) {
 						assert.Equal(t, string(from), te.From)
 						assert.Len(t, after, len(before), "a refused change writes no event")
 						assert.Equal(t, balance, f.balance(t), "a refused change books nothing")
-						stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, p.ID, f.cat)
+						stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeTest, p.ID, f.cat)
 						require.NoError(t, err)
 						assert.Equal(t, from, stored.Status, "a refused change writes nothing")
 						return
@@ -379,11 +379,11 @@ func TestChangeEventAndLedgerCommitTogether(t *testing.T) {
 		p := f.newPayment(t)
 		id := p.ID
 		require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error {
-			return tx.AppendLedger(f.merchant.ID, store.LedgerPaymentCredit, 1, &id, nil, t0) // a credit already booked
+			return tx.AppendLedger(f.merchant.ID, domain.ModeTest, store.LedgerPaymentCredit, 1, &id, nil, t0) // a credit already booked
 		}))
 		_, err := f.core.UpdatePayment(ctx, p.ID, movePayment(domain.PaymentCompleted))
 		require.ErrorIs(t, err, store.ErrConflict)
-		stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, p.ID, f.cat)
+		stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeTest, p.ID, f.cat)
 		require.NoError(t, err)
 		assert.Equal(t, domain.PaymentPending, stored.Status)
 		assert.Nil(t, stored.Receipt)

@@ -31,7 +31,14 @@ func (c *Core) CreditTransferTx(tx *store.Tx, paymentID, transferID uuid.UUID, c
 		return domain.Payment{}, fmt.Errorf("lifecycle: payment %s is %s: its transfers are settled with it", p.ID, p.Status)
 	}
 	now := c.Now()
-	if err := tx.AppendTransferCredit(p.Merchant.ID, transferID, cents, now); err != nil {
+	// Booked in the mode of the chain the money moved on, whatever the payment's: real money
+	// sent to a test payment's address is live money, devnet money sent to a live payment's
+	// address is test money.
+	mode := domain.ModeTest
+	if tok, ok := c.Catalog.Tokens[note.TokenID]; ok {
+		mode = domain.ChainMode(tok.Chain)
+	}
+	if err := tx.AppendTransferCredit(p.Merchant.ID, mode, transferID, cents, now); err != nil {
 		return domain.Payment{}, err
 	}
 	if err := tx.MarkCredited([]uuid.UUID{transferID}, now); err != nil {

@@ -43,7 +43,7 @@ func TestKeyCacheRevocationBound(t *testing.T) {
 	_, err = serve.Authenticate(ctx, c.SecretKey)
 	assert.ErrorIs(t, err, domain.ErrInvalidAPIKey, "past the TTL the revocation holds")
 
-	k2, err := serve.CreateKey(ctx, c.Merchant.ID)
+	k2, err := serve.CreateKey(ctx, c.Merchant.ID, domain.ModeTest)
 	require.NoError(t, err)
 	_, err = serve.Authenticate(ctx, k2.SecretKey)
 	require.NoError(t, err)

@@ -55,6 +55,9 @@ type CreateInput struct {
 	LogoURL            *string
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
+	// Mode is the mode of the first secret key; the zero value is test (touching live money is
+	// always explicit).
+	Mode domain.Mode
 }
 
 // Created is a new merchant with its first secret key, shown once.
@@ -65,7 +68,9 @@ type Created struct {
 	Key       domain.APIKey // as listed (no hash)
 }
 
-// Create makes a merchant, its first key and its default withdrawal configuration in one transaction.
+// Create makes a merchant, its first key (of in.Mode), its balance locks and its default
+// withdrawal configuration in one transaction. The configuration lists every served chain with
+// the default token, of both modes: each mode sees and pays out to its own chains only.
 func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
@@ -74,6 +79,11 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 	short := strings.TrimSpace(in.ShortName)
 	if short == "" {
 		short = name
+	}
+	if in.LogoURL != nil {
+		if err := CheckLogoURL(*in.LogoURL); err != nil {
+			return Created{}, err
+		}
 	}
 	now := s.Now()
 	m := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: name, ShortName: short, LogoURL: in.LogoURL,
@@ -94,15 +104,18 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 		if err := tx.PutWithdrawalConfig(cfg); err != nil {
 			return err
 		}
+		if err := tx.CreateBalanceLocks(m.ID); err != nil {
+			return err
+		}
 		var err error
-		out, err = s.createKey(tx, m, now)
+		out, err = s.createKey(tx, m, in.Mode.Norm(), now)
 		return err
 	})
 	return out, err
 }
 
-// CreateKey issues another secret key for a merchant.
-func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID) (Created, error) {
+// CreateKey issues another secret key for a merchant, of a mode (zero: test).
+func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) (Created, error) {
 	var out Created
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		m, err := tx.GetMerchant(merchantID)
@@ -112,36 +125,38 @@ func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID) (Created,
 		if err != nil {
 			return err
 		}
-		out, err = s.createKey(tx, m, s.Now())
+		out, err = s.createKey(tx, m, mode.Norm(), s.Now())
 		return err
 	})
 	return out, err
 }
 
-func (s *Service) createKey(tx *store.Tx, m domain.Merchant, now time.Time) (Created, error) {
-	key, err := newSecretKey(s.Networks)
+func (s *Service) createKey(tx *store.Tx, m domain.Merchant, mode domain.Mode, now time.Time) (Created, error) {
+	key, err := newSecretKey(mode)
 	if err != nil {
 		return Created{}, err
 	}
 	prefix := key[:keyPrefixLen]
-	k := domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix, Hash: HashKey(key), CreatedAt: now}
+	k := domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix, Hash: HashKey(key), Mode: mode, CreatedAt: now}
 	err = tx.CreateAPIKey(k)
 	k.Hash = nil
+	m.Mode = mode
 	return Created{Merchant: m, SecretKey: key, KeyPrefix: prefix, Key: k}, err
 }
 
-// Keys lists a merchant's keys, newest first (prefixes and dates; never the keys or hashes).
-func (s *Service) Keys(ctx context.Context, merchantID uuid.UUID) ([]domain.APIKey, error) {
-	return s.Store.Read(ctx).APIKeys(merchantID)
+// Keys lists a merchant's keys of one mode, newest first (prefixes and dates; never the keys or
+// hashes).
+func (s *Service) Keys(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) ([]domain.APIKey, error) {
+	return s.Store.Read(ctx).APIKeys(merchantID, mode.Norm())
 }
 
-// RevokeKey revokes one of a merchant's keys: at once in this process, within KeyCacheTTL in
-// others. ErrAPIKeyNotFound when the merchant has no such key.
-func (s *Service) RevokeKey(ctx context.Context, merchantID, keyID uuid.UUID) (domain.APIKey, error) {
+// RevokeKey revokes one of a merchant's keys of one mode: at once in this process, within
+// KeyCacheTTL in others. ErrAPIKeyNotFound when the merchant has no such key in that mode.
+func (s *Service) RevokeKey(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, keyID uuid.UUID) (domain.APIKey, error) {
 	var k domain.APIKey
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = tx.RevokeAPIKey(merchantID, keyID, s.Now())
+		k, err = tx.RevokeAPIKey(merchantID, mode.Norm(), keyID, s.Now())
 		return err
 	})
 	s.keys().flush()
@@ -236,16 +251,14 @@ func HashKey(key string) []byte {
 	return h[:]
 }
 
-func newSecretKey(n chains.Networks) (string, error) {
+// newSecretKey makes a key whose prefix names its mode (sk_live_ or sk_test_); the stored mode,
+// not the prefix, decides what the key may touch.
+func newSecretKey(mode domain.Mode) (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	mode := "live"
-	if n == chains.Testnet {
-		mode = "test"
-	}
-	return "sk_" + mode + "_" + base64.RawURLEncoding.EncodeToString(b), nil
+	return "sk_" + string(mode.Norm()) + "_" + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // Get reads a merchant.
@@ -257,15 +270,16 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (domain.Merchant, error
 	return m, err
 }
 
-// Balance is a merchant's available balance and its withdrawals not yet paid, per chain and token.
-func (s *Service) Balance(ctx context.Context, id uuid.UUID) (int64, []store.PendingPayout, error) {
+// Balance is a merchant's available balance in one mode and its withdrawals not yet paid, per
+// chain and token.
+func (s *Service) Balance(ctx context.Context, id uuid.UUID, mode domain.Mode) (int64, []store.PendingPayout, error) {
 	if _, err := s.Get(ctx, id); err != nil {
 		return 0, nil, err
 	}
-	avail, err := s.Store.Read(ctx).AvailableBalance(id)
+	avail, err := s.Store.Read(ctx).AvailableBalance(id, mode.Norm())
 	if err != nil {
 		return 0, nil, err
 	}
-	pending, err := s.Store.Read(ctx).PendingPayouts(id)
+	pending, err := s.Store.Read(ctx).PendingPayouts(id, mode.Norm())
 	return avail, pending, err
 }

@@ -84,6 +84,9 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 	if in.Currency != "USD" {
 		return Created{}, domain.Invalid(domain.CodeParameterInvalid, "currency", "currency must be USD")
 	}
+	if err := in.checkStrings(); err != nil {
+		return Created{}, err
+	}
 	var amount int64 // a deposit's amount is ignored: the customer chooses it
 	if in.Type == TypePayment {
 		if in.Amount == nil {
@@ -103,7 +106,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		return Created{}, err
 	}
 	now := s.Now()
-	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Type: in.Type, AmountInCents: amount,
+	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Mode: m.Mode.Norm(), Type: in.Type, AmountInCents: amount,
 		AmountMerchantNetCents: amount, Currency: "USD", Status: domain.PaymentPending, OrderID: &in.OrderID,
 		CustomerRefID: in.CustomerRefID, RedirectURL: in.RedirectURL, CustomMetadata: in.CustomMetadata,
 		SecretHash: hashSecret(secret), ExpiresAt: now.Add(s.PaymentTTL), CreatedAt: now, UpdatedAt: now}
@@ -152,7 +155,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 // depositAddress reuses a deposit customer's address or derives a fresh one.
 func (s *Service) depositAddress(tx *store.Tx, m domain.Merchant, p domain.Payment, now time.Time) (domain.DepositAddress, error) {
 	if p.Type == TypeDeposit && p.CustomerRefID != nil {
-		a, err := tx.CustomerDepositAddress(m.ID, *p.CustomerRefID)
+		a, err := tx.CustomerDepositAddress(m.ID, p.Mode, *p.CustomerRefID)
 		if err == nil {
 			return a, nil
 		}
@@ -168,7 +171,7 @@ func (s *Service) depositAddress(tx *store.Tx, m domain.Merchant, p domain.Payme
 	if err != nil {
 		return domain.DepositAddress{}, err
 	}
-	a := domain.DepositAddress{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, DerivationIndex: idx, Address: addr, CreatedAt: now}
+	a := domain.DepositAddress{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, DerivationIndex: idx, Address: addr, Mode: p.Mode, CreatedAt: now}
 	if p.Type == TypeDeposit && p.CustomerRefID != nil {
 		a.CustomerRefID = p.CustomerRefID // shared by the customer's deposits: no single payment owns it
 	} else {
@@ -191,7 +194,7 @@ type ListInput struct {
 // List returns a page of the merchant's payments.
 func (s *Service) List(ctx context.Context, m domain.Merchant, in ListInput) ([]domain.Payment, domain.Page, error) {
 	tx := s.Store.Read(ctx)
-	f := store.PaymentFilter{MerchantID: m.ID, Merchant: &m, Type: in.Type, Status: in.Status, Search: in.Search,
+	f := store.PaymentFilter{MerchantID: m.ID, Mode: m.Mode.Norm(), Merchant: &m, Type: in.Type, Status: in.Status, Search: in.Search,
 		Ascending: in.SortOrder == "ASC", Limit: in.Limit, Offset: in.Offset, SortBy: "created_at"}
 	if in.SortBy == "amountInCents" {
 		f.SortBy = "amount_in_cents"
@@ -213,7 +216,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	if err != nil {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	p, err := s.Store.Read(ctx).GetPayment(m.ID, pid, s.Catalog, m)
+	p, err := s.Store.Read(ctx).GetPayment(m.ID, m.Mode.Norm(), pid, s.Catalog, m)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
@@ -231,7 +234,7 @@ func (s *Service) Version(ctx context.Context, m domain.Merchant, id string) (uu
 	if err != nil {
 		return uuid.Nil, 0, domain.ErrPaymentNotFound
 	}
-	v, err := s.Store.Read(ctx).PaymentVersion(m.ID, pid)
+	v, err := s.Store.Read(ctx).PaymentVersion(m.ID, m.Mode.Norm(), pid)
 	if errors.Is(err, store.ErrNotFound) {
 		return uuid.Nil, 0, domain.ErrPaymentNotFound
 	}

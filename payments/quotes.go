@@ -38,10 +38,15 @@ func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals
 	return decimal.NewFromBigInt(q, 0), nil
 }
 
-// buildQuotes makes one quote per active token on an enabled chain that the merchant accepts
-// (every one by default). A token whose price cannot be had (stale, provider down) gets no
-// quote; the payment fails only when no token can quote.
+// buildQuotes makes one quote per active token on an enabled chain of the payment's mode that
+// the merchant accepts (every one by default). A token whose price cannot be had (stale,
+// provider down) gets no quote; the payment fails only when no token can quote.
 func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted domain.AcceptedAssets, now time.Time) error {
+	mode := p.Mode.Norm()
+	if !s.Catalog.ServesMode(mode) {
+		return &domain.ModeNotServedError{Mode: mode}
+	}
+	accepted = accepted.InMode(s.Catalog, mode)
 	// One price lookup per asset, however many chains carry it (ETH is native on six).
 	type priced struct {
 		rate decimal.Decimal
@@ -49,6 +54,9 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted d
 	}
 	prices := map[string]priced{}
 	for _, c := range s.Catalog.Chains {
+		if domain.ChainMode(c) != mode {
+			continue // test money is never quoted for a live payment, nor the other way round
+		}
 		for _, t := range s.Catalog.QuotedTokens(c.ID, accepted) {
 			key := string(t.Type) + "/" + t.MarketAPIID
 			pr, seen := prices[key]

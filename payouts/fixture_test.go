@@ -178,7 +178,7 @@ func (f *fixture) withdrawal(id uuid.UUID) domain.Withdrawal {
 
 func (f *fixture) balance() int64 {
 	f.t.Helper()
-	b, err := f.a.Store.Read(f.ctx).AvailableBalance(f.merchant.ID)
+	b, err := f.a.Store.Read(f.ctx).AvailableBalance(f.merchant.ID, domain.ModeTest)
 	require.NoError(f.t, err)
 	return b
 }

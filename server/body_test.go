@@ -370,6 +370,7 @@ func newSocketServer(t *testing.T, bodyTimeout, readTimeout time.Duration) *sock
 	})
 	s.srv = httptest.NewUnstartedServer(nil)
 	s.srv.Config = httpServer(e)
+	s.srv.Listener = JSONErrorListener(s.srv.Listener, nil) // as Serve
 	if readTimeout > 0 {
 		s.srv.Config.ReadTimeout = readTimeout
 	}

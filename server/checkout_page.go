@@ -14,8 +14,9 @@ import (
 )
 
 // registerCheckoutPage serves the hosted checkout page at GET /pay/{paymentId} (what paymentUrl
-// points at), its assets, and, when a devnet is served, its test-wallet payment.
-func registerCheckoutPage(e *echo.Echo, svc *checkout.Service, devnetPay checkout.DevnetPayer) {
+// points at), its assets, and, when a devnet is served, its test-wallet payment — opened by the
+// payment's secret through the payment-secret API's guard, with the same budgets and answers.
+func registerCheckoutPage(e *echo.Echo, guard *paymentSecretGuard, devnetPay checkout.DevnetPayer) {
 	e.GET("/pay/assets/:name", func(c echo.Context) error {
 		b, typ, err := checkout.Asset(c.Param("name"))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -49,8 +50,7 @@ func registerCheckoutPage(e *echo.Echo, svc *checkout.Service, devnetPay checkou
 		return
 	}
 	e.POST("/pay/:paymentId/devnet-pay", func(c echo.Context) error {
-		c.Response().Header().Set("Cache-Control", "no-store")
-		p, err := svc.Open(c.Request().Context(), c.Param("paymentId"), c.Request().Header.Get(paymentSecretHeader))
+		p, err := guard.openID(c, c.Param("paymentId"))
 		if err != nil {
 			return err
 		}

@@ -77,6 +77,7 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 	if err != nil {
 		return err
 	}
+	m.Mode = p.Mode.Norm() // the dashboard acts in its token's one mode
 	ctx := context.WithValue(context.WithValue(req.Context(), principalKey{}, p), merchantKey{}, m)
 	c.SetRequest(req.WithContext(ctx))
 	return nil
@@ -86,38 +87,60 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 // without it (a routing mistake) acts for nobody — never for "any merchant", which is what the
 // services take a Nil merchant to mean (the operator's commands).
 func actingMerchant(ctx context.Context) (uuid.UUID, error) {
-	if _, ok := ctx.Value(principalKey{}).(dashauth.Principal); !ok {
-		return uuid.Nil, domain.ErrInvalidToken
-	}
-	id := merchantFrom(ctx).ID
-	if id == uuid.Nil {
-		return uuid.Nil, domain.ErrInvalidToken
-	}
-	return id, nil
+	m, err := actingAs(ctx)
+	return m.ID, err
 }
 
+// actingAs is actingMerchant with the mode the token acts in (in m.Mode).
+func actingAs(ctx context.Context) (domain.Merchant, error) {
+	if _, ok := ctx.Value(principalKey{}).(dashauth.Principal); !ok {
+		return domain.Merchant{}, domain.ErrInvalidToken
+	}
+	m := merchantFrom(ctx)
+	if m.ID == uuid.Nil {
+		return domain.Merchant{}, domain.ErrInvalidToken
+	}
+	return m, nil
+}
+
+// GetMerchantBalance shows the token's mode's balance at the top and both modes' in `modes`.
 func (h *handlers) GetMerchantBalance(ctx context.Context, req gen.GetMerchantBalanceRequestObject) (gen.GetMerchantBalanceResponseObject, error) {
-	id, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	avail, pending, err := h.merchants.Balance(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := gen.MerchantBalance{MerchantId: id, Currency: gen.Currency("USD"), AvailableInCents: avail}
-	out.PendingPayouts = []pendingPayout{}
-	for _, p := range pending {
-		out.PendingPayoutsInCents += p.AmountCents
-		out.PendingPayouts = append(out.PendingPayouts, pendingPayout{p.AmountCents, chains.CAIP2(p.ChainID), h.catalog.Tokens[p.TokenID].Symbol})
+	out := gen.MerchantBalance{MerchantId: m.ID, Mode: gen.Mode(m.Mode.Norm()), Currency: gen.Currency("USD")}
+	for _, mode := range []domain.Mode{domain.ModeLive, domain.ModeTest} {
+		avail, pending, err := h.merchants.Balance(ctx, m.ID, mode)
+		if err != nil {
+			return nil, err
+		}
+		b := gen.ModeBalance{AvailableInCents: avail}
+		for _, p := range pending {
+			b.PendingPayoutsInCents += p.AmountCents
+		}
+		if mode == domain.ModeLive {
+			out.Modes.Live = b
+		} else {
+			out.Modes.Test = b
+		}
+		if mode != m.Mode.Norm() {
+			continue
+		}
+		out.AvailableInCents, out.PendingPayoutsInCents = b.AvailableInCents, b.PendingPayoutsInCents
+		out.PendingPayouts = []pendingPayout{}
+		for _, p := range pending {
+			out.PendingPayouts = append(out.PendingPayouts, pendingPayout{p.AmountCents, chains.CAIP2(p.ChainID), h.catalog.Tokens[p.TokenID].Symbol})
+		}
 	}
 	return gen.GetMerchantBalance200JSONResponse(out), nil
 }
 
-// withdrawalConfig renders the merchant's configuration (the merchant as bearer() loaded it).
+// withdrawalConfig renders the merchant's configuration as its mode sees it (the merchant as
+// bearer() loaded it).
 func (h *handlers) withdrawalConfig(ctx context.Context, m domain.Merchant) (gen.MerchantWithdrawalConfig, error) {
 	id := m.ID
-	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
+	cfg, err := h.merchants.WithdrawalConfigIn(ctx, id, m.Mode)
 	if err != nil {
 		return gen.MerchantWithdrawalConfig{}, err
 	}
@@ -142,11 +165,12 @@ func (h *handlers) GetMerchantWithdrawalConfig(ctx context.Context, req gen.GetM
 }
 
 func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.UpdateMerchantWithdrawalConfigRequestObject) (gen.UpdateMerchantWithdrawalConfigResponseObject, error) {
-	id, err := actingMerchant(ctx)
+	acting, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := h.merchants.WithdrawalConfig(ctx, id)
+	id := acting.ID
+	cfg, err := h.merchants.WithdrawalConfigIn(ctx, id, acting.Mode)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, domain.ErrMerchantNotFound
 	}
@@ -174,7 +198,7 @@ func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.U
 		cfg.MaxAmountCents = *in.MaxAmountInCents
 	}
 	if in.ChainIds != nil || in.TokenSymbol != nil || in.MinAmountInCents != nil || in.MaxAmountInCents != nil {
-		if err := h.merchants.SetWithdrawalConfig(ctx, cfg); err != nil {
+		if err := h.merchants.SetWithdrawalConfigIn(ctx, cfg, acting.Mode); err != nil {
 			return nil, err
 		}
 	}

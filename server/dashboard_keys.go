@@ -13,15 +13,15 @@ import (
 // revoked, always for the merchant bearer() authorised.
 
 func apiKeyOut(k domain.APIKey) gen.ApiKey {
-	return gen.ApiKey{Id: k.ID, Prefix: k.Prefix, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+	return gen.ApiKey{Id: k.ID, Prefix: k.Prefix, Mode: gen.Mode(k.Mode.Norm()), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
 }
 
 func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantApiKeysRequestObject) (gen.ListMerchantApiKeysResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := h.merchants.Keys(ctx, m)
+	keys, err := h.merchants.Keys(ctx, m.ID, m.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -32,12 +32,21 @@ func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantAp
 	return gen.ListMerchantApiKeys200JSONResponse(out), nil
 }
 
-func (h *handlers) CreateMerchantApiKey(ctx context.Context, _ gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
-	m, err := actingMerchant(ctx)
+// CreateMerchantApiKey makes a key of the body's mode (default test). A test-mode token never
+// makes a live key: that would hand live money to whoever holds only test access.
+func (h *handlers) CreateMerchantApiKey(ctx context.Context, req gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := h.merchants.CreateKey(ctx, m)
+	mode := domain.ModeTest
+	if req.Body != nil && req.Body.Mode != nil {
+		mode = domain.Mode(*req.Body.Mode)
+	}
+	if mode.Live() && !m.Mode.Live() {
+		return nil, domain.ErrForbidden
+	}
+	c, err := h.merchants.CreateKey(ctx, m.ID, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +54,7 @@ func (h *handlers) CreateMerchantApiKey(ctx context.Context, _ gen.CreateMerchan
 }
 
 func (h *handlers) RevokeMerchantApiKey(ctx context.Context, req gen.RevokeMerchantApiKeyRequestObject) (gen.RevokeMerchantApiKeyResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +62,7 @@ func (h *handlers) RevokeMerchantApiKey(ctx context.Context, req gen.RevokeMerch
 	if perr != nil {
 		return nil, domain.ErrAPIKeyNotFound
 	}
-	k, err := h.merchants.RevokeKey(ctx, m, id)
+	k, err := h.merchants.RevokeKey(ctx, m.ID, m.Mode, id)
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ func classify(err error) *apiError {
 		balance    *domain.InsufficientBalanceError
 		body       *bodyReadError
 		limited    *rateLimitedError
+		unserved   *domain.ModeNotServedError
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -73,6 +74,8 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidAPIKey, "Invalid or missing secret key.", ""}
 	case errors.Is(err, domain.ErrDepositsDisabled):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeDepositsDisabled, "Deposits are not enabled for this merchant.", "type"}
+	case errors.As(err, &unserved):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeModeNotServed, unserved.Error() + "; use a key of the other mode.", ""}
 	case errors.Is(err, domain.ErrWithdrawalsOff):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeWithdrawalsDisabled, "Withdrawals are not enabled for this merchant.", ""}
 	case errors.Is(err, domain.ErrInvalidToken):
@@ -103,6 +106,8 @@ func classify(err error) *apiError {
 		return invalidRequest(domain.CodeParameterInvalid, "url", err.Error())
 	case errors.Is(err, webhooks.ErrUnknownEventType):
 		return invalidRequest(domain.CodeParameterInvalid, "events", err.Error())
+	case errors.Is(err, idempotency.ErrReplayUnreadable): // before ErrKeyInUse, which it is a kind of
+		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key took effect, but its stored response can no longer be read (the server's secrets key changed); look the result up instead of retrying, or use a new key after checking.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyInUse):
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key did not finish and its outcome is unknown; use a new key after checking whether it took effect.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyReused):

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -60,6 +61,9 @@ type Deps struct {
 	Payouts func() map[string]string
 	// HealthOnly serves /healthz, /readyz and /metrics and no API (a worker process).
 	HealthOnly bool
+	// TrustedProxies are the peers whose X-Forwarded-For names the client (clientIPExtractor);
+	// none: the client is the TCP peer.
+	TrustedProxies []netip.Prefix
 }
 
 // New builds the Echo application.
@@ -72,9 +76,8 @@ func New(d Deps) (*echo.Echo, error) {
 	routes := routeSet{}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// c.RealIP() is the TCP peer: a client cannot choose its rate-limit key with a header. (Behind
-	// a reverse proxy, every client is the proxy's address; the proxy limits per client.)
-	e.IPExtractor = echo.ExtractIPDirect()
+	e.IPExtractor = clientIPExtractor(d.TrustedProxies) // c.RealIP(): the rate limits' client key
+	secrets := newPaymentSecretGuard(d.Checkout)        // one set of budgets for the API and the page
 	e.HTTPErrorHandler = errorHandler(d.Log)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return uuid.Must(uuid.NewV7()).String() }}))
 	e.Use(requestContext)
@@ -86,7 +89,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, newPaymentSecretGuard(d.Checkout), d.Tokens))
+	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -124,9 +127,9 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks}
-		gen.RegisterHandlers(e, gen.NewStrictHandler(h, nil))
+		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore}))
 		if d.Checkout != nil {
-			registerCheckoutPage(e, d.Checkout, d.DevnetPay)
+			registerCheckoutPage(e, secrets, d.DevnetPay)
 		}
 	}
 	for _, r := range e.Routes() {
@@ -148,7 +151,7 @@ func httpServer(h http.Handler) *http.Server {
 func Serve(ctx context.Context, e *echo.Echo, ln net.Listener, grace time.Duration, log *slog.Logger) error {
 	srv := httpServer(e)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(JSONErrorListener(ln, log)) }() // net/http's own refusals answer JSON too
 	select {
 	case err := <-errc:
 		return err

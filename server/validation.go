@@ -89,6 +89,9 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			if err := checkJSONText(raw); err != nil {
 				return err
 			}
+			if err := checkDuplicateMembers(raw); err != nil {
+				return err
+			}
 		}
 		if err := checkIntegerLiterals(raw, route); err != nil {
 			return err

@@ -43,7 +43,7 @@ func (h *handlers) GetMerchantWithdrawal(ctx context.Context, req gen.GetMerchan
 // CancelMerchantWithdrawal cancels one of the merchant's pending withdrawals (sealed with the
 // Idempotency-Key when one was sent).
 func (h *handlers) CancelMerchantWithdrawal(ctx context.Context, req gen.CancelMerchantWithdrawalRequestObject) (gen.CancelMerchantWithdrawalResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (h *handlers) CancelMerchantWithdrawal(ctx context.Context, req gen.CancelM
 	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(w domain.Withdrawal) (idempotency.Outcome, error) {
 		return outcome(h.render.Withdrawal(w, http.StatusOK))
 	})
-	if _, err := h.withdrawals.Cancel(ctx, m, wid, step); err != nil {
+	if _, err := h.withdrawals.Cancel(ctx, m.ID, m.Mode, wid, step); err != nil {
 		return nil, err
 	}
 	return settlement.Raw(step.Outcome()), nil

@@ -63,6 +63,7 @@ type GuideReceiptT struct {
 type GuidePaymentT struct {
 	ID                     uuid.UUID            `json:"id"`
 	MerchantID             uuid.UUID            `json:"merchantId"`
+	Livemode               bool                 `json:"livemode"`
 	MerchantShortName      string               `json:"merchantShortName"`
 	MerchantLogoURL        *string              `json:"merchantLogoUrl"`
 	Type                   string               `json:"type"`
@@ -87,6 +88,7 @@ type GuidePaymentT struct {
 type GuideWithdrawalT struct {
 	ID               uuid.UUID                `json:"id"`
 	MerchantID       uuid.UUID                `json:"merchantId"`
+	Livemode         bool                     `json:"livemode"`
 	AmountInCents    int64                    `json:"amountInCents"`
 	ChainID          int64                    `json:"chainId"`
 	RecipientAddress string                   `json:"recipientAddress"`
@@ -165,7 +167,7 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 	for i, q := range p.Quotes {
 		quotes[i] = GuideQuote(q)
 	}
-	out := GuidePaymentT{ID: p.ID, MerchantID: p.Merchant.ID, MerchantShortName: p.Merchant.ShortName,
+	out := GuidePaymentT{ID: p.ID, MerchantID: p.Merchant.ID, Livemode: p.Mode.Live(), MerchantShortName: p.Merchant.ShortName,
 		MerchantLogoURL: p.Merchant.LogoURL, Type: string(p.Type), AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
 		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
 		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, Status: string(p.Status),
@@ -185,7 +187,7 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 // GuideWithdrawal renders a withdrawal in the guide shape; compact selects the list form of
 // the receipt's token and chain.
 func GuideWithdrawal(w domain.Withdrawal, compact bool) GuideWithdrawalT {
-	out := GuideWithdrawalT{ID: w.ID, MerchantID: w.MerchantID, AmountInCents: w.AmountInCents, ChainID: w.Chain.ID,
+	out := GuideWithdrawalT{ID: w.ID, MerchantID: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents, ChainID: w.Chain.ID,
 		RecipientAddress: w.RecipientAddress, Status: string(w.Status), Currency: w.Currency, OrderID: w.OrderID,
 		CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 	if w.Status == domain.WithdrawalFailed {

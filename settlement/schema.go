@@ -55,7 +55,7 @@ func Payment(p domain.Payment) gen.Payment {
 		quotes[i] = Quote(q, p.DepositAddress)
 	}
 	addr := DepositAddress(p.DepositAddress)
-	out := gen.Payment{Id: p.ID, MerchantId: p.Merchant.ID, MerchantShortName: p.Merchant.ShortName,
+	out := gen.Payment{Id: p.ID, MerchantId: p.Merchant.ID, Livemode: p.Mode.Live(), MerchantShortName: p.Merchant.ShortName,
 		MerchantLogoUrl: p.Merchant.LogoURL, Type: gen.PaymentType(p.Type), AmountInCents: p.AmountInCents,
 		AmountDueCents: p.AmountDueCents, ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents,
 		SwapFeeCents: p.SwapFeeCents, AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: gen.Currency(p.Currency),
@@ -116,7 +116,7 @@ func paymentReceipt(r domain.PaymentReceipt, p domain.Payment) gen.PaymentReceip
 
 // Withdrawal renders a withdrawal.
 func Withdrawal(w domain.Withdrawal) gen.Withdrawal {
-	out := gen.Withdrawal{Id: w.ID, MerchantId: w.MerchantID, AmountInCents: w.AmountInCents, ChainId: chains.CAIP2(w.Chain.ID),
+	out := gen.Withdrawal{Id: w.ID, MerchantId: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents, ChainId: chains.CAIP2(w.Chain.ID),
 		RecipientAddress: w.RecipientAddress, Status: gen.WithdrawalStatus(w.Status), Currency: gen.Currency(w.Currency),
 		OrderId: w.OrderID, CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 	if w.Status == domain.WithdrawalFailed {

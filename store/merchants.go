@@ -37,6 +37,31 @@ func (t *Tx) LockMerchant(id uuid.UUID) (domain.Merchant, error) {
 	return r.domain(), nil
 }
 
+// LockBalance holds the balance lock of a merchant's mode until the transaction ends
+// (PostgreSQL; SQLite's single writer already serialises): every change that must see the
+// balance it is about to spend (a withdrawal's creation) takes it first. One lock per merchant
+// and mode: test traffic never waits on live traffic, and a test credit is never in the sum a
+// live payout is checked against. A merchant made before its rows existed gets them here.
+func (t *Tx) LockBalance(merchantID uuid.UUID, mode domain.Mode) error {
+	row := balanceLockRow{MerchantID: merchantID, Livemode: mode.Live()}
+	var got []balanceLockRow
+	if err := t.forUpdate().Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).Find(&got).Error; err != nil {
+		return translate(err)
+	}
+	if len(got) == 1 {
+		return nil
+	}
+	if err := t.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+		return translate(err)
+	}
+	return translate(t.forUpdate().Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).Take(&row).Error)
+}
+
+// CreateBalanceLocks makes a new merchant's balance lock rows (both modes).
+func (t *Tx) CreateBalanceLocks(merchantID uuid.UUID) error {
+	return translate(t.db.Create(&[]balanceLockRow{{MerchantID: merchantID, Livemode: true}, {MerchantID: merchantID}}).Error)
+}
+
 // CountMerchants reports how many merchants exist (the demo bootstrap runs only on an empty database).
 func (t *Tx) CountMerchants() (int64, error) {
 	var n int64
@@ -46,10 +71,10 @@ func (t *Tx) CountMerchants() (int64, error) {
 // CreateAPIKey stores a key's hash and display prefix.
 func (t *Tx) CreateAPIKey(k domain.APIKey) error {
 	return translate(t.db.Create(&apiKeyRow{ID: k.ID, MerchantID: k.MerchantID, Prefix: k.Prefix, KeyHash: k.Hash,
-		CreatedAt: k.CreatedAt}).Error)
+		Livemode: k.Mode.Live(), CreatedAt: k.CreatedAt}).Error)
 }
 
-// MerchantByKeyHash finds the merchant owning an unrevoked key.
+// MerchantByKeyHash finds the merchant owning an unrevoked key, acting in the key's mode.
 func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	var r merchantRow
 	err := t.db.Table("merchants").Select("merchants.*").
@@ -58,7 +83,13 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	if err != nil {
 		return domain.Merchant{}, translate(err)
 	}
-	return r.domain(), nil
+	var k apiKeyRow
+	if err := t.db.Select("livemode").Take(&k, "key_hash = ?", hash).Error; err != nil {
+		return domain.Merchant{}, translate(err)
+	}
+	m := r.domain()
+	m.Mode = domain.ModeOf(k.Livemode)
+	return m, nil
 }
 
 // RevokeKeysByPrefix revokes every active key with the display prefix; ErrNotFound when none.
@@ -74,9 +105,9 @@ func (t *Tx) RevokeKeysByPrefix(prefix string, at time.Time) (int64, error) {
 }
 
 // APIKeys lists a merchant's keys, newest first (hashes left out).
-func (t *Tx) APIKeys(merchantID uuid.UUID) ([]domain.APIKey, error) {
+func (t *Tx) APIKeys(merchantID uuid.UUID, mode domain.Mode) ([]domain.APIKey, error) {
 	var rows []apiKeyRow
-	if err := t.db.Omit("key_hash").Where("merchant_id = ?", merchantID).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
+	if err := t.db.Omit("key_hash").Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	out := make([]domain.APIKey, len(rows))
@@ -88,13 +119,14 @@ func (t *Tx) APIKeys(merchantID uuid.UUID) ([]domain.APIKey, error) {
 
 // RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
 // back; ErrNotFound when the merchant has no such key.
-func (t *Tx) RevokeAPIKey(merchantID, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
-	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND revoked_at IS NULL", keyID, merchantID).Update("revoked_at", at)
+func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, mode domain.Mode, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
+	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND livemode = ? AND revoked_at IS NULL", keyID, merchantID, mode.Live()).
+		Update("revoked_at", at)
 	if res.Error != nil {
 		return domain.APIKey{}, translate(res.Error)
 	}
 	var r apiKeyRow
-	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ?", keyID, merchantID).Error; err != nil {
+	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode = ?", keyID, merchantID, mode.Live()).Error; err != nil {
 		return domain.APIKey{}, translate(err)
 	}
 	return r.domain(), nil
@@ -175,12 +207,12 @@ type PendingPayout struct {
 	AmountCents int64
 }
 
-// PendingPayouts sums a merchant's withdrawals debited and not yet paid (pending or processing)
-// per chain and token.
-func (t *Tx) PendingPayouts(merchantID uuid.UUID) ([]PendingPayout, error) {
+// PendingPayouts sums a merchant's withdrawals of one mode debited and not yet paid (pending or
+// processing) per chain and token.
+func (t *Tx) PendingPayouts(merchantID uuid.UUID, mode domain.Mode) ([]PendingPayout, error) {
 	var rows []PendingPayout
 	err := t.db.Model(&withdrawalRow{}).Select("chain_id, token_id, SUM(amount_in_cents) AS amount_cents").
-		Where("merchant_id = ? AND status IN ?", merchantID, []domain.WithdrawalStatus{domain.WithdrawalPending, domain.WithdrawalProcessing}).
+		Where("merchant_id = ? AND livemode = ? AND status IN ?", merchantID, mode.Live(), []domain.WithdrawalStatus{domain.WithdrawalPending, domain.WithdrawalProcessing}).
 		Group("chain_id, token_id").Order("chain_id, token_id").Scan(&rows).Error
 	return rows, translate(err)
 }

@@ -37,13 +37,22 @@ func (t *Tx) AllocateDerivationIndex() (int64, error) {
 // InsertDepositAddress stores a derived address.
 func (t *Tx) InsertDepositAddress(a domain.DepositAddress) error {
 	return translate(t.db.Create(&depositAddressRow{ID: a.ID, MerchantID: a.MerchantID, PaymentID: a.PaymentID,
-		CustomerRefID: a.CustomerRefID, DerivationIndex: a.DerivationIndex, Address: a.Address, CreatedAt: a.CreatedAt}).Error)
+		CustomerRefID: a.CustomerRefID, DerivationIndex: a.DerivationIndex, Address: a.Address, Livemode: a.Mode.Live(),
+		CreatedAt: a.CreatedAt}).Error)
 }
 
-// CustomerDepositAddress finds the address a merchant's customer already deposits to.
-func (t *Tx) CustomerDepositAddress(merchantID uuid.UUID, customerRefID string) (domain.DepositAddress, error) {
+// IsDepositAddress reports whether an address (lowercase hex) is any deposit address this
+// service ever derived, of any merchant and mode.
+func (t *Tx) IsDepositAddress(address string) (bool, error) {
+	var n int64
+	err := t.db.Model(&depositAddressRow{}).Where("address = ?", address).Limit(1).Count(&n).Error
+	return n > 0, translate(err)
+}
+
+// CustomerDepositAddress finds the address a merchant's customer already deposits to in a mode.
+func (t *Tx) CustomerDepositAddress(merchantID uuid.UUID, mode domain.Mode, customerRefID string) (domain.DepositAddress, error) {
 	var r depositAddressRow
-	if err := t.db.Take(&r, "merchant_id = ? AND customer_ref_id = ?", merchantID, customerRefID).Error; err != nil {
+	if err := t.db.Take(&r, "merchant_id = ? AND livemode = ? AND customer_ref_id = ?", merchantID, mode.Live(), customerRefID).Error; err != nil {
 		return domain.DepositAddress{}, translate(err)
 	}
 	return r.domain(), nil
@@ -51,7 +60,7 @@ func (t *Tx) CustomerDepositAddress(merchantID uuid.UUID, customerRefID string) 
 
 // InsertPayment stores a payment with its quotes.
 func (t *Tx) InsertPayment(p domain.Payment) error {
-	row := paymentRow{ID: p.ID, MerchantID: p.Merchant.ID, Type: p.Type, AmountInCents: p.AmountInCents,
+	row := paymentRow{ID: p.ID, MerchantID: p.Merchant.ID, Livemode: p.Mode.Live(), Type: p.Type, AmountInCents: p.AmountInCents,
 		AmountDueCents: p.AmountDueCents, AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency,
 		Status: p.Status, OrderID: p.OrderID, CustomerRefID: p.CustomerRefID, RedirectURL: p.RedirectURL,
 		CustomMetadata: p.CustomMetadata, SecretHash: p.SecretHash, DepositAddressID: p.DepositAddress.ID,
@@ -92,6 +101,7 @@ func (t *Tx) SelectedQuote(paymentID uuid.UUID) (*uuid.UUID, error) {
 // PaymentFilter selects a page of a merchant's payments.
 type PaymentFilter struct {
 	MerchantID uuid.UUID
+	Mode       domain.Mode      // only this mode's payments
 	Merchant   *domain.Merchant // the merchant itself, when the caller holds it: saves its lookup
 	Type       domain.PaymentType
 	Status     domain.PaymentStatus
@@ -104,7 +114,7 @@ type PaymentFilter struct {
 
 // ListPayments returns one page of payments (fully loaded) and the count of all matches.
 func (t *Tx) ListPayments(f PaymentFilter, cat domain.Catalog) ([]domain.Payment, int64, error) {
-	q := t.db.Model(&paymentRow{}).Where("payments.merchant_id = ?", f.MerchantID)
+	q := t.db.Model(&paymentRow{}).Where("payments.merchant_id = ? AND payments.livemode = ?", f.MerchantID, f.Mode.Live())
 	if f.Type != "" {
 		q = q.Where("payments.type = ?", f.Type)
 	}
@@ -175,11 +185,12 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// GetPayment reads one merchant's payment; another merchant's id is ErrNotFound. A caller that
-// already holds the merchant (the authenticated one) passes it as known and saves its lookup.
-func (t *Tx) GetPayment(merchantID, id uuid.UUID, cat domain.Catalog, known ...domain.Merchant) (domain.Payment, error) {
+// GetPayment reads one merchant's payment of a mode; another merchant's id, or another mode's,
+// is ErrNotFound. A caller that already holds the merchant (the authenticated one) passes it as
+// known and saves its lookup.
+func (t *Tx) GetPayment(merchantID uuid.UUID, mode domain.Mode, id uuid.UUID, cat domain.Catalog, known ...domain.Merchant) (domain.Payment, error) {
 	var joined []paymentAddressRow
-	if err := withAddress(t.db.Model(&paymentRow{})).Where("payments.id = ? AND payments.merchant_id = ?", id, merchantID).
+	if err := withAddress(t.db.Model(&paymentRow{})).Where("payments.id = ? AND payments.merchant_id = ? AND payments.livemode = ?", id, merchantID, mode.Live()).
 		Limit(1).Find(&joined).Error; err != nil {
 		return domain.Payment{}, translate(err)
 	}
@@ -218,9 +229,9 @@ func (t *Tx) PaymentMerchant(id uuid.UUID) (uuid.UUID, error) {
 }
 
 // PaymentVersion reads the version of one merchant's payment; another merchant's id is ErrNotFound.
-func (t *Tx) PaymentVersion(merchantID, id uuid.UUID) (int64, error) {
+func (t *Tx) PaymentVersion(merchantID uuid.UUID, mode domain.Mode, id uuid.UUID) (int64, error) {
 	var row paymentRow
-	if err := t.db.Select("version").Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+	if err := t.db.Select("version").Take(&row, "id = ? AND merchant_id = ? AND livemode = ?", id, merchantID, mode.Live()).Error; err != nil {
 		return 0, translate(err)
 	}
 	return row.Version, nil

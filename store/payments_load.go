@@ -120,7 +120,7 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]
 		if qs == nil {
 			qs = []domain.Quote{}
 		}
-		out[i] = domain.Payment{ID: r.ID, Merchant: merchantByID[r.MerchantID], Type: r.Type,
+		out[i] = domain.Payment{ID: r.ID, Merchant: merchantByID[r.MerchantID], Mode: domain.ModeOf(r.Livemode), Type: r.Type,
 			AmountInCents: r.AmountInCents, AmountDueCents: r.AmountDueCents, ConvenienceFeeCents: r.ConvenienceFeeCents,
 			MerchantFeeCents: r.MerchantFeeCents, SwapFeeCents: r.SwapFeeCents, AmountMerchantNetCents: r.AmountMerchantNetCents,
 			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,

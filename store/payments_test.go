@@ -23,7 +23,7 @@ func TestInsertAndGetPayment(t *testing.T) {
 		other := createMerchant(t, st, "Globex", "globex")
 		want := insertPayment(t, st, cat, acme, paymentSpec{Amount: 123_45, Status: "pending"})
 
-		got, err := st.Read(ctx).GetPayment(acme.ID, want.ID, cat)
+		got, err := st.Read(ctx).GetPayment(acme.ID, domain.ModeTest, want.ID, cat)
 		require.NoError(t, err)
 		assertPaymentEqual(t, want, got)
 		require.Len(t, got.Quotes, 2)
@@ -35,9 +35,9 @@ func TestInsertAndGetPayment(t *testing.T) {
 		}
 		assert.Nil(t, got.Receipt, "unsettled payment has no receipt")
 
-		_, err = st.Read(ctx).GetPayment(other.ID, want.ID, cat)
+		_, err = st.Read(ctx).GetPayment(other.ID, domain.ModeTest, want.ID, cat)
 		assert.ErrorIs(t, err, store.ErrNotFound, "another merchant's payment is not found")
-		_, err = st.Read(ctx).GetPayment(acme.ID, uuid.Must(uuid.NewV7()), cat)
+		_, err = st.Read(ctx).GetPayment(acme.ID, domain.ModeTest, uuid.Must(uuid.NewV7()), cat)
 		assert.ErrorIs(t, err, store.ErrNotFound)
 
 		// A payment id is unique.
@@ -48,7 +48,7 @@ func TestInsertAndGetPayment(t *testing.T) {
 
 		// Settling attaches the receipt, marks the used quote and expires the rest, exactly once.
 		settled := settle(t, st, want, "0x"+strings.Repeat("ab", 32), "0x"+strings.Repeat("cd", 20))
-		got, err = st.Read(ctx).GetPayment(acme.ID, want.ID, cat)
+		got, err = st.Read(ctx).GetPayment(acme.ID, domain.ModeTest, want.ID, cat)
 		require.NoError(t, err)
 		assert.Equal(t, domain.PaymentCompleted, got.Status)
 		assert.Equal(t, int64(2), got.Version)

@@ -28,6 +28,7 @@ type apiKeyRow struct {
 	MerchantID uuid.UUID
 	Prefix     string
 	KeyHash    []byte
+	Livemode   bool
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 }
@@ -35,7 +36,8 @@ type apiKeyRow struct {
 func (apiKeyRow) TableName() string { return "api_keys" }
 
 func (r apiKeyRow) domain() domain.APIKey {
-	return domain.APIKey{ID: r.ID, MerchantID: r.MerchantID, Prefix: r.Prefix, Hash: r.KeyHash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt}
+	return domain.APIKey{ID: r.ID, MerchantID: r.MerchantID, Prefix: r.Prefix, Hash: r.KeyHash, Mode: domain.ModeOf(r.Livemode),
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt}
 }
 
 type chainRow struct {
@@ -72,6 +74,7 @@ type depositAddressRow struct {
 	CustomerRefID   *string
 	DerivationIndex int64
 	Address         string
+	Livemode        bool
 	CreatedAt       time.Time
 }
 
@@ -80,6 +83,7 @@ func (depositAddressRow) TableName() string { return "deposit_addresses" }
 type paymentRow struct {
 	ID                     uuid.UUID `gorm:"primaryKey"`
 	MerchantID             uuid.UUID
+	Livemode               bool
 	Type                   domain.PaymentType
 	AmountInCents          int64
 	AmountDueCents         int64
@@ -169,6 +173,7 @@ func (withdrawalConfigChainRow) TableName() string { return "withdrawal_config_c
 type withdrawalRow struct {
 	ID               uuid.UUID `gorm:"primaryKey"`
 	MerchantID       uuid.UUID
+	Livemode         bool
 	AmountInCents    int64
 	ChainID          int64
 	TokenID          string
@@ -208,6 +213,7 @@ func (withdrawalReceiptRow) TableName() string { return "withdrawal_receipts" }
 type ledgerEntryRow struct {
 	ID           uuid.UUID `gorm:"primaryKey"`
 	MerchantID   uuid.UUID
+	Livemode     bool
 	Kind         string
 	AmountCents  int64
 	PaymentID    *uuid.UUID
@@ -217,6 +223,13 @@ type ledgerEntryRow struct {
 }
 
 func (ledgerEntryRow) TableName() string { return "ledger_entries" }
+
+type balanceLockRow struct {
+	MerchantID uuid.UUID `gorm:"primaryKey"`
+	Livemode   bool      `gorm:"primaryKey"`
+}
+
+func (balanceLockRow) TableName() string { return "balance_locks" }
 
 type idempotencyRow struct {
 	MerchantID   uuid.UUID `gorm:"primaryKey"`
@@ -289,5 +302,5 @@ func (r tokenRow) domain(c domain.Chain) domain.Token {
 
 func (r depositAddressRow) domain() domain.DepositAddress {
 	return domain.DepositAddress{ID: r.ID, MerchantID: r.MerchantID, PaymentID: r.PaymentID, CustomerRefID: r.CustomerRefID,
-		DerivationIndex: r.DerivationIndex, Address: r.Address, CreatedAt: r.CreatedAt}
+		DerivationIndex: r.DerivationIndex, Address: r.Address, Mode: domain.ModeOf(r.Livemode), CreatedAt: r.CreatedAt}
 }

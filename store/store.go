@@ -61,7 +61,11 @@ func SQLiteFile(databaseURL string) string {
 
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a SQLite file path
 // (optionally prefixed with sqlite: or file:).
-func Open(databaseURL string) (*Store, error) {
+func Open(databaseURL string, opts ...Option) (*Store, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg := &gorm.Config{TranslateError: true, Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
 	var (
 		db      *gorm.DB
@@ -82,6 +86,9 @@ func Open(databaseURL string) (*Store, error) {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return nil, fmt.Errorf("store: create data directory: %w", err)
 			}
+		}
+		if err := secureSQLiteFiles(path, o.log); err != nil {
+			return nil, err
 		}
 		dsn := path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
 		db, err = gorm.Open(sqlite.Open(dsn), cfg)

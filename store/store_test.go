@@ -337,12 +337,12 @@ func TestLedger(t *testing.T) {
 
 		balance := func(id uuid.UUID) int64 {
 			t.Helper()
-			b, err := st.Read(ctx).AvailableBalance(id)
+			b, err := st.Read(ctx).AvailableBalance(id, domain.ModeTest)
 			require.NoError(t, err)
 			return b
 		}
 		appendEntry := func(m uuid.UUID, kind string, cents int64, pid, wid *uuid.UUID) error {
-			return st.InTx(ctx, func(tx *store.Tx) error { return tx.AppendLedger(m, kind, cents, pid, wid, t0) })
+			return st.InTx(ctx, func(tx *store.Tx) error { return tx.AppendLedger(m, domain.ModeTest, kind, cents, pid, wid, t0) })
 		}
 
 		assert.Zero(t, balance(acme.ID), "no entries: zero, not an error")
@@ -365,10 +365,10 @@ func TestLedger(t *testing.T) {
 		// A failed unit of work leaves nothing behind.
 		boom := errors.New("boom")
 		err = st.InTx(ctx, func(tx *store.Tx) error {
-			if err := tx.AppendLedger(acme.ID, store.LedgerPaymentCredit, 500, &p3.ID, nil, t0); err != nil {
+			if err := tx.AppendLedger(acme.ID, domain.ModeTest, store.LedgerPaymentCredit, 500, &p3.ID, nil, t0); err != nil {
 				return err
 			}
-			inside, err := tx.AvailableBalance(acme.ID)
+			inside, err := tx.AvailableBalance(acme.ID, domain.ModeTest)
 			require.NoError(t, err)
 			assert.EqualValues(t, 1750, inside, "the transaction sees its own entry")
 			return boom

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/domain"
 )
 
 // Sweeping's storage: one row per consolidation of a (chain, deposit address, token) into the
@@ -324,10 +326,11 @@ func (t *Tx) IsGasTopup(hash string) (bool, error) {
 	return n > 0, translate(err)
 }
 
-// MerchantTreasury is one merchant's money as the ledger has it.
+// MerchantTreasury is one merchant's money of one mode as the ledger has it.
 type MerchantTreasury struct {
 	ID                 uuid.UUID
 	Name               string
+	Mode               domain.Mode
 	AvailableCents     int64
 	PendingPayoutCents int64 // withdrawals debited, not yet paid (pending or processing)
 }
@@ -338,21 +341,23 @@ func (t *Tx) MerchantTreasuries() ([]MerchantTreasury, error) {
 	if err := t.db.Select("id, name").Order("created_at, id").Find(&ms).Error; err != nil {
 		return nil, translate(err)
 	}
-	out := make([]MerchantTreasury, 0, len(ms))
+	out := make([]MerchantTreasury, 0, 2*len(ms))
 	for _, m := range ms {
-		avail, err := t.AvailableBalance(m.ID)
-		if err != nil {
-			return nil, err
+		for _, mode := range []domain.Mode{domain.ModeLive, domain.ModeTest} {
+			avail, err := t.AvailableBalance(m.ID, mode)
+			if err != nil {
+				return nil, err
+			}
+			payouts, err := t.PendingPayouts(m.ID, mode)
+			if err != nil {
+				return nil, err
+			}
+			var pending int64
+			for _, p := range payouts {
+				pending += p.AmountCents
+			}
+			out = append(out, MerchantTreasury{ID: m.ID, Name: m.Name, Mode: mode, AvailableCents: avail, PendingPayoutCents: pending})
 		}
-		payouts, err := t.PendingPayouts(m.ID)
-		if err != nil {
-			return nil, err
-		}
-		var pending int64
-		for _, p := range payouts {
-			pending += p.AmountCents
-		}
-		out = append(out, MerchantTreasury{ID: m.ID, Name: m.Name, AvailableCents: avail, PendingPayoutCents: pending})
 	}
 	return out, nil
 }

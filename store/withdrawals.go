@@ -16,32 +16,33 @@ const (
 	LedgerTransferCredit     = "transfer_credit" // a transfer its payment's settlement did not count
 )
 
-// AvailableBalance sums a merchant's ledger: settled payment credits less withdrawal debits
-// (reversed when a withdrawal fails or is cancelled).
-func (t *Tx) AvailableBalance(merchantID uuid.UUID) (int64, error) {
+// AvailableBalance sums a merchant's ledger of one mode: settled payment credits less
+// withdrawal debits (reversed when a withdrawal fails or is cancelled).
+func (t *Tx) AvailableBalance(merchantID uuid.UUID, mode domain.Mode) (int64, error) {
 	var sum int64
-	err := t.db.Model(&ledgerEntryRow{}).Where("merchant_id = ?", merchantID).
+	err := t.db.Model(&ledgerEntryRow{}).Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).
 		Select("COALESCE(SUM(amount_cents), 0)").Scan(&sum).Error
 	return sum, translate(err)
 }
 
-// AppendLedger books one signed amount; a second entry of the same kind for the same payment or
-// withdrawal is ErrConflict (the unique indexes make double-booking impossible).
-func (t *Tx) AppendLedger(merchantID uuid.UUID, kind string, cents int64, paymentID, withdrawalID *uuid.UUID, at time.Time) error {
-	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Kind: kind,
+// AppendLedger books one signed amount in a mode (the mode of the chain the money moved on); a
+// second entry of the same kind for the same payment or withdrawal is ErrConflict (the unique
+// indexes make double-booking impossible).
+func (t *Tx) AppendLedger(merchantID uuid.UUID, mode domain.Mode, kind string, cents int64, paymentID, withdrawalID *uuid.UUID, at time.Time) error {
+	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Livemode: mode.Live(), Kind: kind,
 		AmountCents: cents, PaymentID: paymentID, WithdrawalID: withdrawalID, CreatedAt: at}).Error)
 }
 
-// AppendTransferCredit books the credit of one transfer; a second one for the same transfer is
-// ErrConflict.
-func (t *Tx) AppendTransferCredit(merchantID, transferID uuid.UUID, cents int64, at time.Time) error {
-	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Kind: LedgerTransferCredit,
+// AppendTransferCredit books the credit of one transfer in its chain's mode; a second one for the
+// same transfer is ErrConflict.
+func (t *Tx) AppendTransferCredit(merchantID uuid.UUID, mode domain.Mode, transferID uuid.UUID, cents int64, at time.Time) error {
+	return translate(t.db.Create(&ledgerEntryRow{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Livemode: mode.Live(), Kind: LedgerTransferCredit,
 		AmountCents: cents, TransferID: &transferID, CreatedAt: at}).Error)
 }
 
 // InsertWithdrawal stores a new withdrawal.
 func (t *Tx) InsertWithdrawal(w domain.Withdrawal) error {
-	return translate(t.db.Create(&withdrawalRow{ID: w.ID, MerchantID: w.MerchantID, AmountInCents: w.AmountInCents,
+	return translate(t.db.Create(&withdrawalRow{ID: w.ID, MerchantID: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents,
 		ChainID: w.Chain.ID, TokenID: w.Token.ID, RecipientAddress: w.RecipientAddress, Status: w.Status,
 		Currency: w.Currency, OrderID: w.OrderID, CustomMetadata: w.CustomMetadata, ErrorMessage: w.ErrorMessage,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Version: w.Version}).Error)
@@ -50,6 +51,7 @@ func (t *Tx) InsertWithdrawal(w domain.Withdrawal) error {
 // WithdrawalFilter selects a page of a merchant's withdrawals.
 type WithdrawalFilter struct {
 	MerchantID uuid.UUID
+	Mode       domain.Mode
 	Status     domain.WithdrawalStatus
 	Limit      int32
 	Offset     int32
@@ -57,7 +59,7 @@ type WithdrawalFilter struct {
 
 // ListWithdrawals returns one page, newest first, and the count of all matches.
 func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat domain.Catalog) ([]domain.Withdrawal, int64, error) {
-	q := t.db.Model(&withdrawalRow{}).Where("merchant_id = ?", f.MerchantID)
+	q := t.db.Model(&withdrawalRow{}).Where("merchant_id = ? AND livemode = ?", f.MerchantID, f.Mode.Live())
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
@@ -73,10 +75,11 @@ func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat domain.Catalog) ([]domain.W
 	return out, total, err
 }
 
-// GetWithdrawal reads one merchant's withdrawal; another merchant's id is ErrNotFound.
-func (t *Tx) GetWithdrawal(merchantID, id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
+// GetWithdrawal reads one merchant's withdrawal of a mode; another merchant's id, or another
+// mode's, is ErrNotFound.
+func (t *Tx) GetWithdrawal(merchantID uuid.UUID, mode domain.Mode, id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
 	var row withdrawalRow
-	if err := t.db.Take(&row, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+	if err := t.db.Take(&row, "id = ? AND merchant_id = ? AND livemode = ?", id, merchantID, mode.Live()).Error; err != nil {
 		return domain.Withdrawal{}, translate(err)
 	}
 	out, err := t.hydrateWithdrawals([]withdrawalRow{row}, cat)
@@ -109,7 +112,7 @@ func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat domain.Catalog) ([]dom
 	}
 	for i, r := range rows {
 		tok := cat.Tokens[r.TokenID]
-		out[i] = domain.Withdrawal{ID: r.ID, MerchantID: r.MerchantID, AmountInCents: r.AmountInCents, Chain: tok.Chain,
+		out[i] = domain.Withdrawal{ID: r.ID, MerchantID: r.MerchantID, Mode: domain.ModeOf(r.Livemode), AmountInCents: r.AmountInCents, Chain: tok.Chain,
 			Token: tok, RecipientAddress: r.RecipientAddress, Status: r.Status, Currency: r.Currency, OrderID: r.OrderID,
 			CustomMetadata: r.CustomMetadata, ErrorMessage: r.ErrorMessage, Receipt: byID[r.ID],
 			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}

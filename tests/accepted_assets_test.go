@@ -36,11 +36,13 @@ func TestAcceptedAssetsNarrowQuotes(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, e.app.Merchants.SetAcceptedAssets(ctx, picky.Merchant.ID, ids))
 
-		var served []string
+		var served []string // a live key's quotes: every served token of a live chain
 		for _, tk := range e.app.Catalog.MerchantTokens(domain.AcceptedAssets{}) {
-			served = append(served, tk.ID)
+			if domain.ChainMode(tk.Chain).Live() {
+				served = append(served, tk.ID)
+			}
 		}
-		require.Len(t, served, 25, "every seeded token is served (networks all, static prices)")
+		require.Len(t, served, 21, "every seeded mainnet token is served (networks all, static prices)")
 
 		// A payment and a deposit of the restricted merchant: exactly the two chosen quotes,
 		// in quote order (chain id, native first, symbol), also when read back.

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"github.com/paymentsd/paymentsd/domain"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestAuthentication(t *testing.T) {
 		assert.Equal(t, 200, res.StatusCode)
 
 		// A second key works; revoking by prefix stops exactly that key.
-		k2, err := e.app.Merchants.CreateKey(context.Background(), m.Merchant.ID)
+		k2, err := e.app.Merchants.CreateKey(context.Background(), m.Merchant.ID, domain.ModeLive)
 		require.NoError(t, err)
 		require.Equal(t, 200, e.do(http.MethodGet, paymentsPath, k2.SecretKey, nil).Status)
 		_, err = e.app.Merchants.RevokeKeys(context.Background(), k2.KeyPrefix)

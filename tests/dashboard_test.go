@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"github.com/paymentsd/paymentsd/domain"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,14 +20,20 @@ import (
 // token mints a dashboard token for the merchant with the env's issuer.
 func (e *env) token(merchantID uuid.UUID, scope dashauth.Scope) string {
 	e.t.Helper()
+	return e.modeToken(merchantID, domain.ModeLive, scope)
+}
+
+// modeToken mints a dashboard token of the env's issuer acting in mode.
+func (e *env) modeToken(merchantID uuid.UUID, mode domain.Mode, scope dashauth.Scope) string {
+	e.t.Helper()
 	if e.issuer == "oidc" {
 		scopes := "read"
 		if scope == dashauth.ScopeWrite {
 			scopes = "read write"
 		}
-		return e.idp.token(e.t, []string{merchantID.String()}, scopes, nil)
+		return e.idp.token(e.t, []string{merchantID.String()}, scopes, func(c jwt.MapClaims) { c["mode"] = string(mode) })
 	}
-	tok, _, err := e.app.Tokens.Mint(context.Background(), merchantID, scope, time.Minute)
+	tok, _, err := e.app.Tokens.MintMode(context.Background(), merchantID, mode, scope, time.Minute)
 	require.NoError(e.t, err)
 	return tok
 }
@@ -240,9 +247,27 @@ func TestDashboardAPIKeys(t *testing.T) {
 		assert.NotContains(t, string(r.Body), a.SecretKey)
 
 		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base, "", nil, bearerHeader(read)...).Status)
+		// Keys are made in test mode unless the body says live (and the token acts live); each
+		// mode's token lists and revokes its own mode's keys.
 		r = e.do(http.MethodPost, base, "", nil, bearerHeader(write)...)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		testKey := r.JSON(t)
+		assert.Equal(t, "test", testKey["key"].(map[string]any)["mode"])
+		assert.True(t, strings.HasPrefix(testKey["secretKey"].(string), "sk_test_"))
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+		testTok := e.modeToken(a.Merchant.ID, domain.ModeTest, dashauth.ScopeWrite)
+		r = e.do(http.MethodPost, base, "", map[string]any{"mode": "live"}, bearerHeader(testTok)...)
+		require.Equal(t, http.StatusForbidden, r.Status, "a test-mode token never makes a live key: %s", r.Body)
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(testTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		require.Len(t, r.JSON(t)["data"], 1, "test mode lists its own key only")
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+keys[0].(map[string]any)["id"].(string), "", nil, bearerHeader(testTok)...).Status,
+			"a live key is unknown to a test-mode token")
+
+		r = e.do(http.MethodPost, base, "", map[string]any{"mode": "live"}, bearerHeader(write)...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		created := r.JSON(t)
+		assert.True(t, strings.HasPrefix(created["secretKey"].(string), "sk_live_"))
 		secret := created["secretKey"].(string)
 		newKey := created["key"].(map[string]any)
 		assert.True(t, strings.HasPrefix(secret, newKey["prefix"].(string)))

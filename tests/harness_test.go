@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/paymentsd/paymentsd/domain"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"github.com/paymentsd/paymentsd/gen/client"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/server"
 	"github.com/paymentsd/paymentsd/settlement"
 )
 
@@ -56,19 +58,29 @@ var specFiles = map[settlement.Shape]string{settlement.Schema: "../openapi.yaml"
 // newShapedEnv starts paymentsd serving shape; every response is validated against that shape's spec.
 func newShapedEnv(t testing.TB, backend string, shape settlement.Shape) *env {
 	t.Helper()
+	return newEnvWith(t, backend, func(c *config.Config) { c.ResponseShape = shape })
+}
+
+// newEnvWith starts paymentsd with the test configuration as edit changes it.
+func newEnvWith(t testing.TB, backend string, edit func(*config.Config)) *env {
+	t.Helper()
 	idp := newOIDCProvider(t)
 	cfg := config.Config{DatabaseURL: testdb.URL(t, backend), PublicBaseURL: "https://pay.example.test",
 		Networks: chains.All, XPub: testXPub, QuoteTTL: 15 * time.Minute, PaymentTTL: 24 * time.Hour,
 		MerchantFeeBps: 100, IdempotencyTTL: 24 * time.Hour, MaxBodyBytes: "1M",
-		Pricing: config.Pricing{Source: "static"}, ResponseShape: shape, Chains: config.Chains{ServeUnwatched: true},
+		Pricing: config.Pricing{Source: "static"}, ResponseShape: settlement.Schema, Chains: config.Chains{ServeUnwatched: true},
 		Webhooks:  config.Webhooks{SecretsKey: strings.Repeat("5e", 32)},
 		Dashboard: config.Dashboard{OIDCIssuer: idp.srv.URL, OIDCAudience: oidcAudience, OIDCMerchantClaim: oidcMerchantClaim}}
+	edit(&cfg)
+	shape := cfg.ResponseShape
 	a, err := app.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	h, err := a.Handler()
 	require.NoError(t, err)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = server.JSONErrorListener(srv.Listener, nil) // as server.Serve: net/http's refusals answer JSON
+	srv.Start()
 	t.Cleanup(srv.Close)
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromFile(specFiles[shape])
@@ -110,6 +122,7 @@ func forEachBackendAndIssuer(t *testing.T, fn func(t *testing.T, e *env)) {
 type merchantOpts struct {
 	deposits, withdrawals bool
 	name                  string
+	mode                  domain.Mode // the first key's; "" is live here (these tests exercise mainnet chains)
 }
 
 // merchant creates a merchant and returns it with its secret key.
@@ -118,8 +131,11 @@ func (e *env) merchant(o merchantOpts) merchants.Created {
 	if o.name == "" {
 		o.name = "Acme Coffee"
 	}
+	if o.mode == "" {
+		o.mode = domain.ModeLive
+	}
 	c, err := e.app.Merchants.Create(context.Background(), merchants.CreateInput{Name: o.name, ShortName: o.name,
-		DepositsEnabled: o.deposits, WithdrawalsEnabled: o.withdrawals})
+		DepositsEnabled: o.deposits, WithdrawalsEnabled: o.withdrawals, Mode: o.mode})
 	require.NoError(e.t, err)
 	return c
 }

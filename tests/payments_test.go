@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/paymentsd/paymentsd/domain"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -340,13 +341,13 @@ func TestSettleCompletesPaymentAndCreditsBalance(t *testing.T) {
 		assert.Equal(t, body["amountDueCents"], rec["selectedQuote"].(map[string]any)["amountDueCents"])
 		assert.EqualValues(t, "used", rec["selectedQuote"].(map[string]any)["status"])
 		assert.EqualValues(t, float64(body["amountDueCents"].(float64))-10050, body["convenienceFeeCents"])
-		balance, err := e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID)
+		balance, err := e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID, domain.ModeLive)
 		require.NoError(t, err)
 		assert.EqualValues(t, 10050-101, balance)
 
 		_, err = e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: id, TxHash: tx}, nil)
 		require.Error(t, err, "a completed payment cannot be settled again")
-		balance, _ = e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID)
+		balance, _ = e.app.Store.Read(context.Background()).AvailableBalance(m.Merchant.ID, domain.ModeLive)
 		assert.EqualValues(t, 10050-101, balance, "and the balance is credited once")
 	})
 }

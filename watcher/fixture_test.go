@@ -168,14 +168,14 @@ func (f *fixture) sync() {
 
 func (f *fixture) payment(id uuid.UUID) domain.Payment {
 	f.t.Helper()
-	p, err := f.a.Store.Read(f.ctx).GetPayment(f.merchant.ID, id, f.a.Catalog)
+	p, err := f.a.Store.Read(f.ctx).GetPayment(f.merchant.ID, domain.ModeTest, id, f.a.Catalog)
 	require.NoError(f.t, err)
 	return p
 }
 
 func (f *fixture) balance() int64 {
 	f.t.Helper()
-	b, err := f.a.Store.Read(f.ctx).AvailableBalance(f.merchant.ID)
+	b, err := f.a.Store.Read(f.ctx).AvailableBalance(f.merchant.ID, domain.ModeTest)
 	require.NoError(f.t, err)
 	return b
 }

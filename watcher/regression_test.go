@@ -122,7 +122,7 @@ func TestOneFailingItemDoesNotHoldUpTheChain(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func (f *fixture) paymentOf(m, id uuid.UUID) domain.Payment {
-	p, err := f.a.Store.Read(f.ctx).GetPayment(m, id, f.a.Catalog)
+	p, err := f.a.Store.Read(f.ctx).GetPayment(m, domain.ModeTest, id, f.a.Catalog)
 	require.NoError(f.t, err)
 	return p
 }

@@ -188,7 +188,7 @@ func (d *Dispatcher) attempt(ctx context.Context, x store.Due) error {
 		a.StatusCode, a.ResponseHead = &c, &h
 	}
 	if sendErr != nil {
-		msg := text(sendErr.Error())
+		msg := text(recordedError(sendErr, x.Endpoint.URL))
 		a.Error = &msg
 	}
 	out, outcome := d.next(n, code, retryAfter)

@@ -46,7 +46,7 @@ func TestSubscriptionsAndWithdrawalEvents(t *testing.T) {
 		w, err := f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawals.CreateInput{AmountInCents: 1000, ChainID: q.Token.Chain.ID,
 			RecipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94", Currency: "USD"}, nil)
 		require.NoError(t, err)
-		_, err = f.a.Withdrawals.Cancel(f.ctx, uuid.Nil, w.ID, nil)
+		_, err = f.a.Withdrawals.Cancel(f.ctx, uuid.Nil, domain.ModeTest, w.ID, nil)
 		require.NoError(t, err)
 		f.rounds(4)
 		assert.ElementsMatch(t, []string{"payment.created", "payment.completed", "withdrawal.created", "withdrawal.cancelled"}, eventTypes(t, all))

@@ -124,7 +124,7 @@ func (g Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 // Dialer connects only to public addresses (unless AllowPrivate): the check runs on the
 // address actually dialled, after resolution.
 func (g Guard) Dialer() *net.Dialer {
-	d := &net.Dialer{}
+	d := &net.Dialer{Resolver: g.Resolver} // the resolver CheckURL asks (nil: the system's)
 	if g.AllowPrivate {
 		return d
 	}

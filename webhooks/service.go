@@ -226,7 +226,9 @@ func (s *Service) Deliveries(ctx context.Context, f store.DeliveryFilter) ([]sto
 	if err := s.merchantExists(ctx, f.MerchantID); err != nil {
 		return nil, err
 	}
-	return s.Store.Read(ctx).Deliveries(f)
+	ds, err := s.Store.Read(ctx).Deliveries(f)
+	scrubLog(ds)
+	return ds, err
 }
 
 // Redeliver schedules an event again (the same webhook-id) to one endpoint or to every

@@ -32,6 +32,9 @@ type Service struct {
 	Core    *lifecycle.Core
 	Catalog domain.Catalog
 	Now     func() time.Time
+	// Controlled lists the addresses this service itself holds (hot wallets, the backend wallet):
+	// never a withdrawal's recipient. Deposit addresses are looked up in the store.
+	Controlled []string
 }
 
 // CreateInput is a create-withdrawal request with the chain already parsed to its numeric id.
@@ -44,8 +47,9 @@ type CreateInput struct {
 	Currency         string
 }
 
-// Create validates and records a pending withdrawal and debits the merchant's balance, under a
-// lock on the merchant so concurrent withdrawals can never overdraw it.
+// Create validates and records a pending withdrawal in the merchant's mode (m.Mode: its key's)
+// and debits that mode's balance, under the lock of that balance so concurrent withdrawals can
+// never overdraw it and money of the other mode never funds it.
 // The effect is sealed with seal (the Idempotency-Key) when it is not nil.
 func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput, seal Sealer) (domain.Withdrawal, error) {
 	if !m.WithdrawalsEnabled {
@@ -57,6 +61,9 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 	}
 	if in.Currency != "" && in.Currency != "USD" {
 		return domain.Withdrawal{}, domain.Invalid(domain.CodeParameterInvalid, "currency", "currency must be USD")
+	}
+	if err := domain.CheckOptionalText("orderId", in.OrderID); err != nil {
+		return domain.Withdrawal{}, err
 	}
 	recipient, err := normaliseAddress(in.RecipientAddress)
 	if err != nil {
@@ -70,7 +77,8 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 				return err
 			}
 		}
-		if _, err := tx.LockMerchant(m.ID); err != nil {
+		mode := m.Mode.Norm()
+		if err := tx.LockBalance(m.ID, mode); err != nil {
 			return err
 		}
 		cfg, err := tx.GetWithdrawalConfig(m.ID)
@@ -81,10 +89,17 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if !ok {
 			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(in.ChainID))
 		}
+		if cm := domain.ChainMode(token.Chain); cm != mode {
+			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is a %s chain and this key acts in %s mode: %s-mode money pays out only on %s chains",
+				chains.CAIP2(in.ChainID), cm, mode, mode, mode)
+		}
+		if err := s.checkRecipient(tx, recipient); err != nil {
+			return err
+		}
 		if in.AmountInCents < cfg.MinAmountCents || in.AmountInCents > cfg.MaxAmountCents {
 			return domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents for this merchant", cfg.MinAmountCents, cfg.MaxAmountCents)
 		}
-		balance, err := tx.AvailableBalance(m.ID)
+		balance, err := tx.AvailableBalance(m.ID, mode)
 		if err != nil {
 			return err
 		}
@@ -92,7 +107,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 			return &domain.InsufficientBalanceError{RequestedCents: in.AmountInCents, AvailableCents: balance}
 		}
 		now := s.Now()
-		out = domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, AmountInCents: in.AmountInCents,
+		out = domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Mode: mode, AmountInCents: in.AmountInCents,
 			Chain: token.Chain, Token: token, RecipientAddress: recipient, Status: domain.WithdrawalPending, Currency: "USD",
 			OrderID: in.OrderID, CustomMetadata: in.CustomMetadata, CreatedAt: now, UpdatedAt: now}
 		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
@@ -109,8 +124,9 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 // Cancel moves a pending withdrawal to cancelled; the lifecycle core books the reversal that
 // restores the balance and writes withdrawal.cancelled in the same transaction (sealed with
 // seal when it is not nil). Any other status is refused with a *domain.TransitionError. A
-// merchant's request (merchantID not Nil) finds only its own withdrawals; the operator's any.
-func (s *Service) Cancel(ctx context.Context, merchantID, id uuid.UUID, seal Sealer) (domain.Withdrawal, error) {
+// merchant's request (merchantID not Nil) finds only its own withdrawals of its mode; the
+// operator's any.
+func (s *Service) Cancel(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, id uuid.UUID, seal Sealer) (domain.Withdrawal, error) {
 	var out domain.Withdrawal
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if seal != nil {
@@ -119,7 +135,7 @@ func (s *Service) Cancel(ctx context.Context, merchantID, id uuid.UUID, seal Sea
 			}
 		}
 		w, err := s.Core.UpdateWithdrawalTx(tx, id, func(w *domain.Withdrawal) error {
-			if merchantID != uuid.Nil && w.MerchantID != merchantID {
+			if merchantID != uuid.Nil && (w.MerchantID != merchantID || w.Mode != mode.Norm()) {
 				return domain.ErrWithdrawalNotFound
 			}
 			return w.TransitionTo(domain.WithdrawalCancelled)
@@ -170,7 +186,7 @@ func normaliseAddress(a string) (string, error) {
 
 // List returns a page of the merchant's withdrawals.
 func (s *Service) List(ctx context.Context, m domain.Merchant, status domain.WithdrawalStatus, limit, offset int32) ([]domain.Withdrawal, domain.Page, error) {
-	ws, total, err := s.Store.Read(ctx).ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Status: status, Limit: limit, Offset: offset}, s.Catalog)
+	ws, total, err := s.Store.Read(ctx).ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Mode: m.Mode.Norm(), Status: status, Limit: limit, Offset: offset}, s.Catalog)
 	return ws, domain.Page{Limit: limit, Offset: offset, Total: total}, err
 }
 
@@ -180,7 +196,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 	if err != nil {
 		return domain.Withdrawal{}, domain.ErrWithdrawalNotFound
 	}
-	w, err := s.Store.Read(ctx).GetWithdrawal(m.ID, wid, s.Catalog)
+	w, err := s.Store.Read(ctx).GetWithdrawal(m.ID, m.Mode.Norm(), wid, s.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Withdrawal{}, domain.ErrWithdrawalNotFound
 	}

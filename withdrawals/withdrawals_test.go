@@ -179,7 +179,7 @@ func newEnv(t *testing.T, n chains.Networks) env {
 	cat, err := chains.Load(st.Read(ctx), n)
 	require.NoError(t, err)
 	ms := &merchants.Service{Store: st, Networks: n, Catalog: cat, BackendWallet: addrLower, Now: clock}
-	c, err := ms.Create(ctx, merchants.CreateInput{Name: "Acme", WithdrawalsEnabled: true})
+	c, err := ms.Create(ctx, merchants.CreateInput{Name: "Acme", WithdrawalsEnabled: true, Mode: domain.ModeLive})
 	require.NoError(t, err)
 	core := &lifecycle.Core{Store: st, Catalog: cat, Now: clock}
 	return env{svc: &Service{Store: st, Core: core, Catalog: cat, Now: clock}, st: st, m: c.Merchant, now: now}
@@ -188,7 +188,7 @@ func newEnv(t *testing.T, n chains.Networks) env {
 func (e env) credit(t *testing.T, cents int64) {
 	t.Helper()
 	require.NoError(t, e.st.InTx(context.Background(), func(tx *store.Tx) error {
-		return tx.AppendLedger(e.m.ID, store.LedgerPaymentCredit, cents, nil, nil, e.now)
+		return tx.AppendLedger(e.m.ID, domain.ModeLive, store.LedgerPaymentCredit, cents, nil, nil, e.now)
 	}))
 }
 
@@ -215,7 +215,7 @@ func TestCreateAgainstTheStore(t *testing.T) {
 	assert.Equal(t, int64(8453), w.Chain.ID)
 	assert.Equal(t, "USDC", w.Token.Symbol)
 
-	bal, err := e.st.Read(ctx).AvailableBalance(e.m.ID)
+	bal, err := e.st.Read(ctx).AvailableBalance(e.m.ID, domain.ModeLive)
 	require.NoError(t, err)
 	assert.Equal(t, int64(400), bal, "the withdrawal is debited at once")
 
@@ -224,7 +224,7 @@ func TestCreateAgainstTheStore(t *testing.T) {
 	assert.Equal(t, int64(400), short.AvailableCents, "one cent above the balance is refused")
 	_, err = e.svc.Create(ctx, e.m, CreateInput{AmountInCents: 400, ChainID: 8453, RecipientAddress: addrLower}, nil)
 	require.NoError(t, err, "exactly the balance is allowed")
-	bal, err = e.st.Read(ctx).AvailableBalance(e.m.ID)
+	bal, err = e.st.Read(ctx).AvailableBalance(e.m.ID, domain.ModeLive)
 	require.NoError(t, err)
 	assert.Zero(t, bal)
 

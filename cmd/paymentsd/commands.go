@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/paymentsd/paymentsd/app"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/merchants"
 )
 
@@ -68,6 +70,7 @@ func cmdMerchantsCreate(ctx context.Context, args []string, stdout, stderr io.Wr
 	logo := fs.String("logo-url", "", "logo URL")
 	deposits := fs.Bool("deposits", false, "enable deposits")
 	withdrawalsOn := fs.Bool("withdrawals", false, "enable withdrawals")
+	modeFlag := fs.String("mode", "test", "the first secret key's mode: test (testnets and the devnet) or live (mainnets)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -76,12 +79,22 @@ func cmdMerchantsCreate(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "merchants create: --name is required")
 		return errUsage
 	}
+	mode, err := domain.ParseMode(*modeFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "merchants create: --%v\n", err)
+		return errUsage
+	}
+	var badLogo *domain.InvalidInputError
+	if *logo != "" && errors.As(merchants.CheckLogoURL(*logo), &badLogo) {
+		fmt.Fprintf(stderr, "merchants create: --logo-url %s\n", badLogo.Message)
+		return errUsage
+	}
 	a, err := operatorApp(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	in := merchants.CreateInput{Name: *name, ShortName: *short, DepositsEnabled: *deposits, WithdrawalsEnabled: *withdrawalsOn}
+	in := merchants.CreateInput{Name: *name, ShortName: *short, DepositsEnabled: *deposits, WithdrawalsEnabled: *withdrawalsOn, Mode: mode}
 	if *logo != "" {
 		in.LogoURL = logo
 	}
@@ -92,9 +105,9 @@ func cmdMerchantsCreate(ctx context.Context, args []string, stdout, stderr io.Wr
 	if *asJSON {
 		return printJSON(stdout, map[string]any{"merchantId": c.Merchant.ID, "name": c.Merchant.Name,
 			"shortName": c.Merchant.ShortName, "depositsEnabled": c.Merchant.DepositsEnabled,
-			"withdrawalsEnabled": c.Merchant.WithdrawalsEnabled, "secretKey": c.SecretKey, "keyPrefix": c.KeyPrefix})
+			"withdrawalsEnabled": c.Merchant.WithdrawalsEnabled, "secretKey": c.SecretKey, "keyPrefix": c.KeyPrefix, "mode": c.Key.Mode})
 	}
-	fmt.Fprintf(stdout, "merchant id: %s\nsecret key:  %s   (shown once)\n", c.Merchant.ID, c.SecretKey)
+	fmt.Fprintf(stdout, "merchant id: %s\nsecret key:  %s   (%s mode; shown once)\n", c.Merchant.ID, c.SecretKey, c.Key.Mode)
 	return nil
 }
 
@@ -103,6 +116,7 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	dbURL := commonFlags(fs)
 	merchant := fs.String("merchant", "", "merchant id (required)")
+	modeFlag := fs.String("mode", "test", "the key's mode: test (testnets and the devnet) or live (mainnets)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -112,19 +126,24 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "keys create: --merchant must be a merchant id")
 		return errUsage
 	}
+	mode, err := domain.ParseMode(*modeFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "keys create: --%v\n", err)
+		return errUsage
+	}
 	a, err := operatorApp(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	c, err := a.Merchants.CreateKey(ctx, id)
+	c, err := a.Merchants.CreateKey(ctx, id, mode)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(stdout, map[string]any{"merchantId": c.Merchant.ID, "secretKey": c.SecretKey, "keyPrefix": c.KeyPrefix})
+		return printJSON(stdout, map[string]any{"merchantId": c.Merchant.ID, "secretKey": c.SecretKey, "keyPrefix": c.KeyPrefix, "mode": c.Key.Mode})
 	}
-	fmt.Fprintf(stdout, "secret key: %s   (shown once; prefix %s)\n", c.SecretKey, c.KeyPrefix)
+	fmt.Fprintf(stdout, "secret key: %s   (%s mode; shown once; prefix %s)\n", c.SecretKey, c.Key.Mode, c.KeyPrefix)
 	return nil
 }
 

@@ -97,6 +97,9 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	}); err != nil {
 		return c, err
 	}
+	if c.TrustedProxies, err = envParsed("PAYMENTS_TRUSTED_PROXIES", nil, parseTrustedProxies); err != nil {
+		return c, err
+	}
 	if c.Pricing.Source != "static" && c.Pricing.Source != "coingecko" {
 		return c, fmt.Errorf("PAYMENTS_PRICING must be static or coingecko (got %q)", c.Pricing.Source)
 	}
@@ -110,7 +113,7 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 		return c, err
 	}
 	c.Dashboard = config.Dashboard{OIDCIssuer: env("PAYMENTS_OIDC_ISSUER", ""), OIDCAudience: env("PAYMENTS_OIDC_AUDIENCE", ""),
-		OIDCMerchantClaim: env("PAYMENTS_OIDC_MERCHANT_CLAIM", "merchant_ids")}
+		OIDCMerchantClaim: env("PAYMENTS_OIDC_MERCHANT_CLAIM", "merchant_ids"), OIDCModeClaim: env("PAYMENTS_OIDC_MODE_CLAIM", "mode")}
 	if c.Dashboard.OIDCIssuer != "" && c.Dashboard.OIDCAudience == "" {
 		return c, fmt.Errorf("PAYMENTS_OIDC_AUDIENCE is required with PAYMENTS_OIDC_ISSUER: without it a token minted for any other application of the issuer would be accepted")
 	}

@@ -18,10 +18,10 @@ const usage = `usage: paymentsd <command> [flags]
 commands:
   serve                         run the HTTP API (applies migrations first)
   migrate                       apply database migrations
-  merchants create              create a merchant and its first secret key
+  merchants create              create a merchant and its first secret key [--mode test|live] (default test)
   merchants withdrawal-config   show or edit a merchant's withdrawal configuration
   merchants accepted-assets     show or edit the assets (chain, token) a merchant is quoted in
-  keys create                   issue another secret key for a merchant
+  keys create                   issue another secret key for a merchant: --merchant ID [--mode test|live] (default test)
   keys revoke                   revoke keys by their display prefix
   payments settle               settle a payment manually (operator)
   withdrawals cancel            cancel a pending withdrawal and restore the balance (operator)
@@ -29,7 +29,7 @@ commands:
   webhooks list|delete|rotate-secret   --merchant ID | --endpoint ID
   webhooks deliveries           the delivery log: --merchant ID [--endpoint ID] [--event ID] [--json]
   webhooks redeliver            --event ID [--endpoint ID]: deliver an event again (same webhook-id)
-  tokens issue                  a dashboard access token: --merchant ID [--scope read|write] [--ttl 15m] [--json]
+  tokens issue                  a dashboard access token: --merchant ID [--mode test|live] [--scope read|write] [--ttl 15m] [--json]
   tokens rotate-key             a new signing key for dashboard tokens (the old ones stay published until their tokens expire)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
   treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token

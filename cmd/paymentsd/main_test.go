@@ -387,7 +387,7 @@ func TestPaymentsSettle(t *testing.T) {
 	}
 
 	a := openApp(t, db)
-	bal, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(mid))
+	bal, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(mid), domain.ModeTest)
 	require.NoError(t, err)
 	var want int64
 	for _, tc := range tests {

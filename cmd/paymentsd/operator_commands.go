@@ -113,7 +113,7 @@ func cmdWithdrawalsCancel(ctx context.Context, args []string, stdout, stderr io.
 				"amountInCents": w.AmountInCents, "restoredCents": w.AmountInCents}
 		},
 		func(step *idempotency.Step[domain.Withdrawal]) (domain.Withdrawal, error) {
-			return a.Withdrawals.Cancel(ctx, uuid.Nil, wid, step)
+			return a.Withdrawals.Cancel(ctx, uuid.Nil, "", wid, step) // the operator's: any merchant, any mode
 		})
 	if err != nil || body == nil {
 		return err

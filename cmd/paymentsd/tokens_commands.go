@@ -10,9 +10,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paymentsd/paymentsd/dashauth"
+	"github.com/paymentsd/paymentsd/domain"
 )
 
-// cmdTokensIssue mints a dashboard access token for a merchant with the built-in issuer.
+// cmdTokensIssue mints a dashboard access token for a merchant with the built-in issuer, acting
+// in one mode: test unless --mode live says otherwise (touching live money is always explicit).
+// The token alone goes to stdout (for `TOKEN=$(…)`); its mode, scope and expiry to stderr.
 func cmdTokensIssue(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokens issue", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -20,7 +23,8 @@ func cmdTokensIssue(ctx context.Context, args []string, stdout, stderr io.Writer
 	merchant := fs.String("merchant", "", "merchant id (required)")
 	scope := fs.String("scope", "read", "read, or write (which includes read)")
 	ttl := fs.Duration("ttl", dashauth.DefaultTTL, "lifetime, at most 24h")
-	asJSON := fs.Bool("json", false, "print one JSON object (accessToken, expiresAt, …)")
+	modeFlag := fs.String("mode", string(domain.ModeTest), "test, or live: the one mode the token acts in")
+	asJSON := fs.Bool("json", false, "print one JSON object (accessToken, expiresAt, mode, …)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -37,20 +41,26 @@ func cmdTokensIssue(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "tokens issue: --ttl must be between 1s and %s\n", dashauth.MaxTTL)
 		return errUsage
 	}
+	mode, err := domain.ParseMode(*modeFlag)
+	if err != nil || *modeFlag == "" {
+		fmt.Fprintln(stderr, "tokens issue: --mode must be test or live")
+		return errUsage
+	}
 	a, err := operatorApp(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	tok, exp, err := a.Tokens.Mint(ctx, id, dashauth.Scope(*scope), *ttl)
+	tok, exp, err := a.Tokens.MintMode(ctx, id, mode, dashauth.Scope(*scope), *ttl)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(stdout, map[string]any{"accessToken": tok, "tokenType": "Bearer", "expiresAt": exp.UTC(),
-			"scope": *scope, "merchantId": id})
+			"scope": *scope, "merchantId": id, "mode": mode})
 	}
 	fmt.Fprintln(stdout, tok)
+	fmt.Fprintf(stderr, "a %s-mode %s token for merchant %s, expires %s\n", mode, *scope, id, exp.UTC().Format(time.RFC3339))
 	return nil
 }
 

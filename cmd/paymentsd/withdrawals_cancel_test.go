@@ -33,7 +33,7 @@ func balanceOf(t *testing.T, db, merchantID string) int64 {
 	t.Helper()
 	a := openApp(t, db)
 	defer a.Close()
-	b, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(merchantID))
+	b, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(merchantID), domain.ModeTest)
 	require.NoError(t, err)
 	return b
 }

@@ -65,14 +65,14 @@ func TestDevnetRestartStartsPayoutsOver(t *testing.T) {
 	}
 
 	// Two payouts on the first chain, so the hot wallet's stored nonce is ahead of a new chain's.
-	for i, to := range []string{"0x00000000000000000000000000000000000000a1", "0x00000000000000000000000000000000000000a2"} {
+	for i, to := range []string{"0x10000000000000000000000000000000000000a1", "0x10000000000000000000000000000000000000a2"} {
 		waitWithdrawal(withdraw(100+i, to), "completed")
 	}
 	// A third signed and stored, then the process killed before it is broadcast.
 	srv.stop()
 	srv.env = append(env, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=60s")
 	srv.start()
-	lost := withdraw(300, "0x00000000000000000000000000000000000000a3")
+	lost := withdraw(300, "0x10000000000000000000000000000000000000a3")
 	waitLog(t, srv, "pausing between storing a signed payout and broadcasting it", 30*time.Second)
 	before := balance()
 	srv.kill9()
@@ -87,7 +87,7 @@ func TestDevnetRestartStartsPayoutsOver(t *testing.T) {
 		t.Errorf("balance %v after the failure, want %v (the amount restored)", got, before+300)
 	}
 	// On the new chain a withdrawal is paid, at the new chain's nonce 0.
-	to := "0x00000000000000000000000000000000000000b1"
+	to := "0x10000000000000000000000000000000000000b1"
 	paid := waitWithdrawal(withdraw(400, to), "completed")
 	eth, err := ethclient.Dial("http://" + devAddr)
 	if err != nil {

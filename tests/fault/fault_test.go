@@ -225,7 +225,7 @@ func runScenario(t *testing.T, sc scenario) {
 		MerchantID string `json:"merchantId"`
 		SecretKey  string `json:"secretKey"`
 	}
-	out := runCLI(t, sc.bin, sc.dbURL, "merchants", "create", "--name", "Fault "+sc.fault, "--deposits", "--withdrawals", "--json")
+	out := runCLI(t, sc.bin, sc.dbURL, "merchants", "create", "--name", "Fault "+sc.fault, "--deposits", "--withdrawals", "--mode", "live", "--json")
 	if err := json.Unmarshal(out, &created); err != nil || created.MerchantID == "" || created.SecretKey == "" {
 		t.Fatalf("merchants create --json: %v: %s", err, out)
 	}

@@ -7,6 +7,9 @@
   const $ = (id) => document.getElementById(id);
   const paymentId = document.body.dataset.paymentId;
   const devnet = document.body.dataset.devnet === "true";
+  const devnetChainId = 1337; // the embedded devnet's (chains.DevnetID)
+  // The test wallet pays only a test-mode payment's devnet quote (the server refuses anything else).
+  const testWallet = (v, q) => devnet && v.livemode === false && q.evmChainId === devnetChainId;
   const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
   const api = `/v1/external/payment-secret-auth/payments/${encodeURIComponent(paymentId)}`;
   const headers = { "X-Service-Payment-Secret": secret };
@@ -80,6 +83,7 @@
     skewMs = Date.parse(v.serverTime) - Date.now();
     $("error").hidden = true;
     $("merchant").textContent = v.merchantName;
+    $("test-mode").hidden = v.livemode !== false;
     document.title = `Pay ${v.merchantName}`;
     if (v.merchantLogoUrl && /^https:\/\//.test(v.merchantLogoUrl)) {
       $("logo").src = v.merchantLogoUrl;
@@ -206,7 +210,7 @@
     $("contract-row").hidden = $("contract-label").hidden = !q.contractAddress;
     $("warning").textContent = `Send only ${q.tokenSymbol} on ${q.chainName} (chain id ${q.evmChainId}). Any other token or network is lost.`;
     $("wallet").href = q.paymentUri;
-    $("devnet-pay").hidden = !devnet || q.status !== "active" || v.status !== "pending";
+    $("devnet-pay").hidden = !testWallet(v, q) || q.status !== "active" || v.status !== "pending";
     if (qrFor !== q.id && !due) {
       qrFor = q.id;
       loadQR(q.id);
@@ -243,7 +247,7 @@
     const s = Math.floor((left % 60000) / 1000);
     $("countdown").textContent = expired ? "This quote expired." : `This quote is valid for ${m}:${String(s).padStart(2, "0")}.`;
     $("refresh").hidden = !expired || view.status !== "pending";
-    $("devnet-pay").hidden = !devnet || expired || view.status !== "pending";
+    $("devnet-pay").hidden = !testWallet(view, q) || expired || view.status !== "pending";
   }
 
   async function select(quoteId) {
