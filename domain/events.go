@@ -44,6 +44,7 @@ type Event struct {
 	Entity     EntityKind
 	EntityID   uuid.UUID
 	MerchantID uuid.UUID
+	Mode       Mode // its object's: delivered to the endpoints of that mode only
 	Sequence   int64
 	Payload    []byte // JSON snapshot of the entity after the change
 	Object     []byte // the entity as the API's GET returns it, in the deployment's shape (nil: not rendered)

@@ -131,6 +131,7 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 			TxHash: r.TxHash, ProcessedBy: r.ProcessedBy}
 	}
 	e := c.event(typ, domain.EntityPayment, p.ID, p.Merchant.ID, p.Version, snap)
+	e.Mode = p.Mode.Norm()
 	if c.Render != nil && domain.IsWebhookEvent(typ) {
 		e.Render = func() ([]byte, error) { return c.Render.Payment(p) }
 	}
@@ -147,6 +148,7 @@ func (c *Core) withdrawalEvent(typ domain.EventType, prev domain.WithdrawalStatu
 		snap.TxHash = &h
 	}
 	e := c.event(typ, domain.EntityWithdrawal, w.ID, w.MerchantID, w.Version, snap)
+	e.Mode = w.Mode.Norm()
 	if c.Render != nil && domain.IsWebhookEvent(typ) {
 		e.Render = func() ([]byte, error) { return c.Render.Withdrawal(w) }
 	}

@@ -11,10 +11,11 @@ import (
 )
 
 // The dashboard's webhook endpoints, their delivery log and redelivery, always for the merchant
-// bearer() authorised (another merchant's endpoint or event is unknown: 404).
+// bearer() authorised and in its token's mode (another merchant's or another mode's endpoint or
+// event is unknown: 404). An endpoint receives the events of the mode it was made in.
 
 func endpointOut(e store.Endpoint) gen.WebhookEndpoint {
-	out := gen.WebhookEndpoint{Id: e.ID, Url: e.URL, Enabled: e.Enabled, DisabledReason: e.DisabledReason,
+	out := gen.WebhookEndpoint{Id: e.ID, Mode: gen.Mode(e.Mode.Norm()), Url: e.URL, Enabled: e.Enabled, DisabledReason: e.DisabledReason,
 		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Events: make([]gen.WebhookEventType, len(e.EventTypes))}
 	for i, t := range e.EventTypes {
 		out.Events[i] = gen.WebhookEventType(t)
@@ -40,36 +41,46 @@ func deliveriesOut(ds []store.Delivery) gen.WebhookDeliveryList {
 	return out
 }
 
-// actingEndpoint is the acting merchant and the path's endpoint id (a malformed one is no
-// endpoint of this merchant).
-func actingEndpoint(ctx context.Context, endpoint string) (merchant, id uuid.UUID, err error) {
-	if merchant, err = actingMerchant(ctx); err != nil {
+// actingEndpoint is the acting merchant and the path's endpoint id, an endpoint of the token's
+// mode (a malformed id, or another mode's endpoint, is no endpoint of this merchant).
+func (h *handlers) actingEndpoint(ctx context.Context, endpoint string) (merchant, id uuid.UUID, err error) {
+	m, err := actingAs(ctx)
+	if err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
 	if id, err = uuid.Parse(endpoint); err != nil {
 		return uuid.Nil, uuid.Nil, domain.ErrWebhookEndpointNotFound
 	}
-	return merchant, id, nil
+	e, err := h.webhooks.Endpoint(ctx, m.ID, id)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	if e.Mode != m.Mode.Norm() {
+		return uuid.Nil, uuid.Nil, domain.ErrWebhookEndpointNotFound
+	}
+	return m.ID, id, nil
 }
 
 func (h *handlers) ListMerchantWebhookEndpoints(ctx context.Context, _ gen.ListMerchantWebhookEndpointsRequestObject) (gen.ListMerchantWebhookEndpointsResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := h.webhooks.List(ctx, m)
+	eps, err := h.webhooks.List(ctx, m.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := gen.WebhookEndpointList{Data: make([]gen.WebhookEndpoint, len(eps))}
-	for i, e := range eps {
-		out.Data[i] = endpointOut(e)
+	out := gen.WebhookEndpointList{Data: []gen.WebhookEndpoint{}}
+	for _, e := range eps {
+		if e.Mode == m.Mode.Norm() {
+			out.Data = append(out.Data, endpointOut(e))
+		}
 	}
 	return gen.ListMerchantWebhookEndpoints200JSONResponse(out), nil
 }
 
 func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.CreateMerchantWebhookEndpointRequestObject) (gen.CreateMerchantWebhookEndpointResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +90,7 @@ func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.Cr
 			types = append(types, string(t))
 		}
 	}
-	c, err := h.webhooks.Create(ctx, m, req.Body.Url, types)
+	c, err := h.webhooks.Create(ctx, m.ID, m.Mode, req.Body.Url, types)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +98,7 @@ func (h *handlers) CreateMerchantWebhookEndpoint(ctx context.Context, req gen.Cr
 }
 
 func (h *handlers) DeleteMerchantWebhookEndpoint(ctx context.Context, req gen.DeleteMerchantWebhookEndpointRequestObject) (gen.DeleteMerchantWebhookEndpointResponseObject, error) {
-	m, id, err := actingEndpoint(ctx, req.EndpointId)
+	m, id, err := h.actingEndpoint(ctx, req.EndpointId)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +109,7 @@ func (h *handlers) DeleteMerchantWebhookEndpoint(ctx context.Context, req gen.De
 }
 
 func (h *handlers) RotateMerchantWebhookSecret(ctx context.Context, req gen.RotateMerchantWebhookSecretRequestObject) (gen.RotateMerchantWebhookSecretResponseObject, error) {
-	m, id, err := actingEndpoint(ctx, req.EndpointId)
+	m, id, err := h.actingEndpoint(ctx, req.EndpointId)
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +125,12 @@ func (h *handlers) RotateMerchantWebhookSecret(ctx context.Context, req gen.Rota
 }
 
 func (h *handlers) ListMerchantWebhookDeliveries(ctx context.Context, req gen.ListMerchantWebhookDeliveriesRequestObject) (gen.ListMerchantWebhookDeliveriesResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	acting, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := store.DeliveryFilter{MerchantID: m, EndpointID: req.Params.EndpointId, EventID: strOrEmpty(req.Params.EventId), Limit: 50}
+	m := acting.ID
+	f := store.DeliveryFilter{MerchantID: m, Mode: &acting.Mode, EndpointID: req.Params.EndpointId, EventID: strOrEmpty(req.Params.EventId), Limit: 50}
 	if req.Params.Limit != nil {
 		f.Limit = int(*req.Params.Limit)
 	}
@@ -130,11 +142,16 @@ func (h *handlers) ListMerchantWebhookDeliveries(ctx context.Context, req gen.Li
 }
 
 func (h *handlers) RedeliverMerchantWebhookEvent(ctx context.Context, req gen.RedeliverMerchantWebhookEventRequestObject) (gen.RedeliverMerchantWebhookEventResponseObject, error) {
-	m, err := actingMerchant(ctx)
+	m, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := h.webhooks.Redeliver(ctx, m, req.EventId, req.Params.EndpointId)
+	if id := req.Params.EndpointId; id != nil {
+		if _, _, err := h.actingEndpoint(ctx, id.String()); err != nil {
+			return nil, err
+		}
+	}
+	ds, err := h.webhooks.Redeliver(ctx, m.ID, &m.Mode, req.EventId, req.Params.EndpointId)
 	if err != nil {
 		return nil, err
 	}

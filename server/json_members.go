@@ -13,10 +13,12 @@ import (
 // Duplicate member names in JSON bodies.
 
 // checkDuplicateMembers refuses a JSON body with an object that names a member twice, at any
-// depth: encoding/json (and so openapi3filter and the generated binder) keeps the last value
-// without a word, while another reader of the same bytes — a proxy, a log, the idempotency
-// hash's canonical form — may keep the first. Names are compared as decoded ("a" and "\u0061"
-// are one name), exactly, as RFC 8259 defines member names. param is the duplicated member's path
+// depth: encoding/json (and so openapi3filter, the generated binder and the idempotency hash's
+// canonical form) keeps the last value without a word, while another reader of the same bytes —
+// a proxy, a WAF, the merchant's own log — may keep the first (RFC 8259 leaves it undefined).
+// Names are compared as decoded ("a" and "\u0061" are one name) and exactly (member names are
+// case-sensitive). Refused here, before the idempotency middleware: no such body is hashed or
+// recorded, and the hashing of the others is unchanged. param is the duplicated member's path
 // in the `param` form (items.0.name; the name alone at the top level). A body that is not
 // well-formed JSON is left for openapi3filter to report.
 func checkDuplicateMembers(body []byte) error {

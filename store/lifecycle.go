@@ -119,11 +119,11 @@ func (t *Tx) TouchPayment(id uuid.UUID, version int64, at time.Time) error {
 // is ErrConflict.
 func (t *Tx) InsertEvent(e domain.Event) error {
 	row := eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
-		MerchantID: e.MerchantID, Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}
+		MerchantID: e.MerchantID, Livemode: e.Mode.Live(), Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}
 	var endpoints []uuid.UUID
 	if e.Render != nil && domain.IsWebhookEvent(e.Type) {
 		var err error
-		if endpoints, err = t.subscribedEndpoints(e.MerchantID, e.Type); err != nil {
+		if endpoints, err = t.subscribedEndpoints(e.MerchantID, e.Mode, e.Type); err != nil {
 			return err
 		}
 	}

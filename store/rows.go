@@ -251,6 +251,7 @@ type eventRow struct {
 	Entity     string
 	EntityID   uuid.UUID
 	MerchantID uuid.UUID
+	Livemode   bool
 	Sequence   int64
 	Payload    string
 	Object     *string

@@ -18,6 +18,7 @@ import (
 type Endpoint struct {
 	ID             uuid.UUID
 	MerchantID     uuid.UUID
+	Mode           domain.Mode // receives the events of this mode only
 	URL            string
 	EventTypes     []domain.EventType // empty: every webhook event type
 	Enabled        bool
@@ -35,6 +36,7 @@ const EndpointDeleted = "deleted"
 type endpointRow struct {
 	ID             uuid.UUID `gorm:"primaryKey"`
 	MerchantID     uuid.UUID
+	Livemode       bool
 	URL            string `gorm:"column:url"`
 	EventTypes     string
 	Enabled        bool
@@ -49,7 +51,7 @@ type endpointRow struct {
 func (endpointRow) TableName() string { return "webhook_endpoints" }
 
 func (r endpointRow) domain() Endpoint {
-	e := Endpoint{ID: r.ID, MerchantID: r.MerchantID, URL: r.URL, Enabled: r.Enabled, DisabledReason: r.DisabledReason,
+	e := Endpoint{ID: r.ID, MerchantID: r.MerchantID, Mode: domain.ModeOf(r.Livemode), URL: r.URL, Enabled: r.Enabled, DisabledReason: r.DisabledReason,
 		SecretSealed: r.SecretSealed, PreviousSealed: r.PreviousSealed, PreviousUntil: r.PreviousUntil,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	for _, t := range strings.Split(strings.Trim(r.EventTypes, ","), ",") {
@@ -74,7 +76,7 @@ func typesColumn(ts []domain.EventType) string {
 
 // InsertEndpoint stores a new endpoint.
 func (t *Tx) InsertEndpoint(e Endpoint) error {
-	return translate(t.db.Create(&endpointRow{ID: e.ID, MerchantID: e.MerchantID, URL: e.URL, EventTypes: typesColumn(e.EventTypes),
+	return translate(t.db.Create(&endpointRow{ID: e.ID, MerchantID: e.MerchantID, Livemode: e.Mode.Live(), URL: e.URL, EventTypes: typesColumn(e.EventTypes),
 		Enabled: true, SecretSealed: e.SecretSealed, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.CreatedAt.UTC()}).Error)
 }
 
@@ -201,12 +203,12 @@ type attemptRow struct {
 
 func (attemptRow) TableName() string { return "webhook_attempts" }
 
-// subscribedEndpoints lists a merchant's enabled endpoints subscribed to an event type: the
-// event's deliveries, scheduled due now in the transaction that writes the event.
-func (t *Tx) subscribedEndpoints(merchantID uuid.UUID, typ domain.EventType) ([]uuid.UUID, error) {
+// subscribedEndpoints lists a merchant's enabled endpoints of a mode subscribed to an event
+// type: the event's deliveries, scheduled due now in the transaction that writes the event.
+func (t *Tx) subscribedEndpoints(merchantID uuid.UUID, mode domain.Mode, typ domain.EventType) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
-	err := t.db.Model(&endpointRow{}).Where("merchant_id = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
-		merchantID, "%,"+string(typ)+",%").Pluck("id", &ids).Error
+	err := t.db.Model(&endpointRow{}).Where("merchant_id = ? AND livemode = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
+		merchantID, mode.Live(), "%,"+string(typ)+",%").Pluck("id", &ids).Error
 	return ids, translate(err)
 }
 
@@ -217,7 +219,7 @@ func (t *Tx) insertDelivery(eventID string, endpointID, merchantID uuid.UUID, at
 
 // Redeliver schedules an event again, due now, to one enabled endpoint of its merchant or to
 // every enabled one subscribed to its type. It returns the deliveries made.
-func (t *Tx) Redeliver(merchantID uuid.UUID, eventID string, endpointID *uuid.UUID, now time.Time) ([]Delivery, error) {
+func (t *Tx) Redeliver(merchantID uuid.UUID, mode *domain.Mode, eventID string, endpointID *uuid.UUID, now time.Time) ([]Delivery, error) {
 	var ev eventRow
 	if err := t.db.Take(&ev, "id = ?", eventID).Error; err != nil {
 		return nil, translate(err)
@@ -225,10 +227,13 @@ func (t *Tx) Redeliver(merchantID uuid.UUID, eventID string, endpointID *uuid.UU
 	if merchantID != uuid.Nil && ev.MerchantID != merchantID {
 		return nil, ErrNotFound // another merchant's event
 	}
+	if mode != nil && ev.Livemode != mode.Live() {
+		return nil, ErrNotFound // another mode's event
+	}
 	if ev.Object == nil || !domain.IsWebhookEvent(domain.EventType(ev.Type)) {
 		return nil, ErrNotFound // not a webhook event
 	}
-	q := t.db.Where("merchant_id = ? AND enabled", ev.MerchantID)
+	q := t.db.Where("merchant_id = ? AND livemode = ? AND enabled", ev.MerchantID, ev.Livemode)
 	if endpointID != nil {
 		q = q.Where("id = ?", *endpointID)
 	} else {
@@ -347,6 +352,7 @@ func (t *Tx) RecordAttempt(holder string, a Attempt, out AttemptOutcome, now tim
 // DeliveryFilter selects deliveries for the log.
 type DeliveryFilter struct {
 	MerchantID uuid.UUID
+	Mode       *domain.Mode // only deliveries to endpoints of this mode (nil: every mode)
 	EndpointID *uuid.UUID
 	EventID    string
 	Limit      int
@@ -355,6 +361,9 @@ type DeliveryFilter struct {
 // Deliveries lists deliveries, newest first, with their attempts.
 func (t *Tx) Deliveries(f DeliveryFilter) ([]Delivery, error) {
 	q := t.db.Where("merchant_id = ?", f.MerchantID)
+	if f.Mode != nil {
+		q = q.Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE merchant_id = ? AND livemode = ?)", f.MerchantID, f.Mode.Live())
+	}
 	if f.EndpointID != nil {
 		q = q.Where("endpoint_id = ?", *f.EndpointID)
 	}

@@ -31,27 +31,44 @@ type Chain interface {
 // MaxAddresses bounds the deposit addresses whose balances are read per token.
 const MaxAddresses = 500
 
-// Report is the treasury at one moment.
+// Report is the treasury at one moment, each mode on its own: live money is owed and held on
+// mainnets, test money on testnets and the devnet, and neither covers the other.
 type Report struct {
-	Merchants          []Merchant  `json:"merchants"`
-	AvailableCents     int64       `json:"availableCents"`     // owed to merchants, withdrawable
-	PendingPayoutCents int64       `json:"pendingPayoutCents"` // debited, being paid out
-	LiabilitiesCents   int64       `json:"liabilitiesCents"`   // the two together
-	Chains             []ChainLine `json:"chains"`
-	AssetsUSD          string      `json:"assetsUsd"` // hot wallets and unswept, on chain, at current prices
+	Merchants []Merchant  `json:"merchants"` // one line per merchant and mode
+	Live      Totals      `json:"live"`
+	Test      Totals      `json:"test"`
+	Chains    []ChainLine `json:"chains"`
 }
 
-// Merchant is one merchant's money by the ledger.
+// Totals are one mode's figures.
+type Totals struct {
+	AvailableCents     int64  `json:"availableCents"`     // owed to merchants, withdrawable
+	PendingPayoutCents int64  `json:"pendingPayoutCents"` // debited, being paid out
+	LiabilitiesCents   int64  `json:"liabilitiesCents"`   // the two together
+	AssetsUSD          string `json:"assetsUsd"`          // hot wallets and unswept, on this mode's chains, at current prices
+}
+
+// Merchant is one merchant's money of one mode by the ledger.
 type Merchant struct {
-	ID                 uuid.UUID `json:"id"`
-	Name               string    `json:"name"`
-	AvailableCents     int64     `json:"availableCents"`
-	PendingPayoutCents int64     `json:"pendingPayoutCents"`
+	ID                 uuid.UUID   `json:"id"`
+	Name               string      `json:"name"`
+	Mode               domain.Mode `json:"mode"`
+	AvailableCents     int64       `json:"availableCents"`
+	PendingPayoutCents int64       `json:"pendingPayoutCents"`
+}
+
+// totals is the Totals of a mode.
+func (r *Report) totals(m domain.Mode) *Totals {
+	if m.Live() {
+		return &r.Live
+	}
+	return &r.Test
 }
 
 // ChainLine is one chain's wallets.
 type ChainLine struct {
 	Chain     string      `json:"chain"` // CAIP-2
+	Mode      domain.Mode `json:"mode"`
 	Name      string      `json:"name"`
 	HotWallet string      `json:"hotWallet,omitempty"`
 	Error     string      `json:"error,omitempty"` // the chain could not be read: on-chain figures are missing
@@ -81,12 +98,12 @@ func Build(ctx context.Context, st *store.Store, cat domain.Catalog, prices pric
 		return r, err
 	}
 	for _, m := range ms {
-		r.Merchants = append(r.Merchants, Merchant{ID: m.ID, Name: m.Name, AvailableCents: m.AvailableCents, PendingPayoutCents: m.PendingPayoutCents})
-		r.AvailableCents += m.AvailableCents
-		r.PendingPayoutCents += m.PendingPayoutCents
+		r.Merchants = append(r.Merchants, Merchant{ID: m.ID, Name: m.Name, Mode: m.Mode, AvailableCents: m.AvailableCents, PendingPayoutCents: m.PendingPayoutCents})
+		t := r.totals(m.Mode)
+		t.AvailableCents += m.AvailableCents
+		t.PendingPayoutCents += m.PendingPayoutCents
 	}
-	r.LiabilitiesCents = r.AvailableCents + r.PendingPayoutCents
-	assets := decimal.Zero
+	assets := map[domain.Mode]decimal.Decimal{}
 	for _, c := range cat.Chains {
 		if !c.Enabled {
 			continue
@@ -95,16 +112,20 @@ func Build(ctx context.Context, st *store.Store, cat domain.Catalog, prices pric
 		if err != nil {
 			return r, err
 		}
-		assets = assets.Add(usd)
+		assets[line.Mode] = assets[line.Mode].Add(usd)
 		r.Chains = append(r.Chains, line)
 	}
-	r.AssetsUSD = assets.StringFixed(2)
+	for _, m := range []domain.Mode{domain.ModeLive, domain.ModeTest} {
+		t := r.totals(m)
+		t.LiabilitiesCents = t.AvailableCents + t.PendingPayoutCents
+		t.AssetsUSD = assets[m].StringFixed(2)
+	}
 	return r, nil
 }
 
 func chainLine(ctx context.Context, st *store.Store, cat domain.Catalog, prices pricing.Source, c domain.Chain, cl Chain,
 	dialErr error, hot string) (ChainLine, decimal.Decimal, error) {
-	line := ChainLine{Chain: chains.CAIP2(c.ID), Name: c.Name, HotWallet: hot}
+	line := ChainLine{Chain: chains.CAIP2(c.ID), Mode: domain.ChainMode(c), Name: c.Name, HotWallet: hot}
 	if dialErr != nil {
 		line.Error = dialErr.Error()
 	} else if cl == nil {

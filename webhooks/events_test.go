@@ -44,7 +44,7 @@ func TestSubscriptionsAndWithdrawalEvents(t *testing.T) {
 		_, err := f.a.Payments.Settle(f.ctx, payments.SettleInput{PaymentID: p.ID, QuoteID: &q.ID, TxHash: "0xabababababababababababababababababababababababababababababababab"}, nil)
 		require.NoError(t, err)
 		w, err := f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawals.CreateInput{AmountInCents: 1000, ChainID: q.Token.Chain.ID,
-			RecipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94", Currency: "USD"}, nil)
+			RecipientAddress: "0x5aeda56215b167893e80b4fe645ba6d5bab767de", Currency: "USD"}, nil)
 		require.NoError(t, err)
 		_, err = f.a.Withdrawals.Cancel(f.ctx, uuid.Nil, domain.ModeTest, w.ID, nil)
 		require.NoError(t, err)

@@ -29,15 +29,15 @@ func TestUnsafeURLsAreRefusedAtCreation(t *testing.T) {
 		"https://user:pass@93.184.216.34/hooks",
 		"not a url",
 	} {
-		_, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, u, nil)
+		_, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, f.merchant.Mode, u, nil)
 		assert.ErrorIs(t, err, webhooks.ErrUnsafeURL, u)
 	}
 	eps, err := f.a.Webhooks.List(f.ctx, f.merchant.ID)
 	require.NoError(t, err)
 	assert.Empty(t, eps)
-	_, err = f.a.Webhooks.Create(f.ctx, f.merchant.ID, "https://93.184.216.34/hooks", []string{"payment.nope"})
+	_, err = f.a.Webhooks.Create(f.ctx, f.merchant.ID, f.merchant.Mode, "https://93.184.216.34/hooks", []string{"payment.nope"})
 	assert.ErrorIs(t, err, webhooks.ErrUnknownEventType)
-	c, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, "https://93.184.216.34/hooks", []string{"payment.completed"})
+	c, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, f.merchant.Mode, "https://93.184.216.34/hooks", []string{"payment.completed"})
 	require.NoError(t, err, "a public address over https is fine")
 	assert.Regexp(t, `^whsec_[A-Za-z0-9+/]{43}=$`, c.Secret)
 }

@@ -82,7 +82,7 @@ func TestChangedSecretsKey(t *testing.T) {
 
 	secret, err := b.Webhooks.RotateSecret(f.ctx, uuid.Nil, ep.Endpoint.ID)
 	require.NoError(t, err)
-	_, err = b.Webhooks.Redeliver(f.ctx, uuid.Nil, ds[0].EventID, nil) // not waiting an hour for the retry
+	_, err = b.Webhooks.Redeliver(f.ctx, uuid.Nil, nil, ds[0].EventID, nil) // not waiting an hour for the retry
 	require.NoError(t, err)
 	_, err = b.Dispatcher.Round(f.ctx)
 	require.NoError(t, err)

@@ -49,8 +49,8 @@ type Created struct {
 
 // Create adds an endpoint for a merchant: the URL is checked (scheme, and every address its
 // host resolves to), the event types must be webhook events (none: all), and a fresh whsec_
-// secret is made.
-func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, rawURL string, types []string) (Created, error) {
+// secret is made. The endpoint receives the events of one mode (zero: test).
+func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, rawURL string, types []string) (Created, error) {
 	if s.Sealer == nil {
 		return Created{}, ErrNoSecretsKey
 	}
@@ -70,7 +70,7 @@ func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, rawURL strin
 	if err != nil {
 		return Created{}, err
 	}
-	e := store.Endpoint{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, URL: u.String(), EventTypes: ets, Enabled: true,
+	e := store.Endpoint{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Mode: mode.Norm(), URL: u.String(), EventTypes: ets, Enabled: true,
 		SecretSealed: sealed, CreatedAt: s.Now(), UpdatedAt: s.Now()}
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.LockMerchant(merchantID); err != nil { // serialises concurrent creations for the cap
@@ -233,11 +233,12 @@ func (s *Service) Deliveries(ctx context.Context, f store.DeliveryFilter) ([]sto
 
 // Redeliver schedules an event again (the same webhook-id) to one endpoint or to every
 // endpoint subscribed to it; a merchant's request (merchantID not Nil) finds only its own events.
-func (s *Service) Redeliver(ctx context.Context, merchantID uuid.UUID, eventID string, endpointID *uuid.UUID) ([]store.Delivery, error) {
+// mode, when not nil, finds only that mode's events (a dashboard token's).
+func (s *Service) Redeliver(ctx context.Context, merchantID uuid.UUID, mode *domain.Mode, eventID string, endpointID *uuid.UUID) ([]store.Delivery, error) {
 	var out []store.Delivery
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Redeliver(merchantID, eventID, endpointID, s.Now())
+		out, err = tx.Redeliver(merchantID, mode, eventID, endpointID, s.Now())
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {

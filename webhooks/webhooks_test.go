@@ -93,7 +93,7 @@ func newFixture(t *testing.T, backend string, schedule ...time.Duration) *fixtur
 
 func (f *fixture) endpoint(url string, events ...string) webhooks.Created {
 	f.t.Helper()
-	c, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, url, events)
+	c, err := f.a.Webhooks.Create(f.ctx, f.merchant.ID, f.merchant.Mode, url, events)
 	require.NoError(f.t, err)
 	return c
 }
@@ -251,7 +251,7 @@ func TestRotationAndRedelivery(t *testing.T) {
 		newSecret, err := f.a.Webhooks.RotateSecret(f.ctx, uuid.Nil, ep.Endpoint.ID)
 		require.NoError(t, err)
 		first := r.requests()[0]
-		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, first.ID, nil)
+		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, nil, first.ID, nil)
 		require.NoError(t, err)
 		f.rounds(2)
 		got := r.requests()
@@ -267,7 +267,7 @@ func TestRotationAndRedelivery(t *testing.T) {
 			hdr.Set("webhook-signature", got[1].Signature)
 			assert.NoError(t, wh.Verify(got[1].Body, hdr), "verifies with each secret")
 		}
-		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, "evt_nope", nil)
+		_, err = f.a.Webhooks.Redeliver(f.ctx, uuid.Nil, nil, "evt_nope", nil)
 		assert.ErrorIs(t, err, webhooks.ErrEventNotFound)
 	})
 }

@@ -77,8 +77,9 @@ func TestMerchantsCreate(t *testing.T) {
 	require.NoError(t, err, "merchantId is a uuid")
 	assert.NotEqual(t, uuid.Nil, id)
 	key, _ := m["secretKey"].(string)
-	assert.True(t, strings.HasPrefix(key, "sk_live_"), "secret key %q", key)
-	assert.Greater(t, len(key), len("sk_live_")+32)
+	assert.True(t, strings.HasPrefix(key, "sk_test_"), "test mode by default: secret key %q", key)
+	assert.Equal(t, "test", m["mode"])
+	assert.Greater(t, len(key), len("sk_test_")+32)
 	prefix, _ := m["keyPrefix"].(string)
 	assert.Len(t, prefix, 16)
 	assert.True(t, strings.HasPrefix(key, prefix), "the prefix is the key's start")
@@ -93,6 +94,12 @@ func TestMerchantsCreate(t *testing.T) {
 	assert.Equal(t, "Acme Coffee", plain["shortName"], "short name defaults to the name")
 	assert.NotEqual(t, m["merchantId"], plain["merchantId"])
 	assert.NotEqual(t, m["secretKey"], plain["secretKey"])
+
+	live := createMerchant(t, db, "--mode", "live")
+	assert.True(t, strings.HasPrefix(live["secretKey"].(string), "sk_live_"))
+	assert.Equal(t, "live", live["mode"])
+	_, _, err = cli(t, "merchants", "create", "--database-url", db, "--name", "X", "--mode", "production")
+	assert.ErrorIs(t, err, errUsage, "a mode is test or live")
 }
 
 func TestMerchantsCreateHumanOutput(t *testing.T) {
@@ -100,8 +107,8 @@ func TestMerchantsCreateHumanOutput(t *testing.T) {
 	out, _, err := cli(t, "merchants", "create", "--database-url", db, "--name", "Acme")
 	require.NoError(t, err)
 	assert.Contains(t, out, "merchant id: ")
-	assert.Contains(t, out, "secret key:  sk_live_")
-	assert.Contains(t, out, "(shown once)")
+	assert.Contains(t, out, "secret key:  sk_test_")
+	assert.Contains(t, out, "(test mode; shown once)")
 }
 
 func TestMerchantsCreateUsesDatabaseURLFromEnv(t *testing.T) {
@@ -194,10 +201,11 @@ func TestKeysCreateAndRevoke(t *testing.T) {
 	m := createMerchant(t, db)
 	mid := m["merchantId"].(string)
 
-	k := cliJSON(t, "keys", "create", "--database-url", db, "--merchant", mid, "--json")
+	k := cliJSON(t, "keys", "create", "--database-url", db, "--merchant", mid, "--mode", "live", "--json")
 	assert.Equal(t, mid, k["merchantId"])
 	newKey := k["secretKey"].(string)
 	assert.True(t, strings.HasPrefix(newKey, "sk_live_"))
+	assert.Equal(t, "live", k["mode"])
 	assert.NotEqual(t, m["secretKey"], newKey, "a new, different key")
 	newPrefix := k["keyPrefix"].(string)
 	assert.True(t, strings.HasPrefix(newKey, newPrefix))
@@ -230,8 +238,8 @@ func TestKeysCreateHumanOutputAndUnknownMerchant(t *testing.T) {
 	m := createMerchant(t, db)
 	out, _, err := cli(t, "keys", "create", "--database-url", db, "--merchant", m["merchantId"].(string))
 	require.NoError(t, err)
-	assert.Contains(t, out, "secret key: sk_live_")
-	assert.Contains(t, out, "(shown once; prefix sk_live_")
+	assert.Contains(t, out, "secret key: sk_test_")
+	assert.Contains(t, out, "(test mode; shown once; prefix sk_test_")
 
 	_, _, err = cli(t, "keys", "create", "--database-url", db, "--merchant", uuid.NewString(), "--json")
 	assert.ErrorIs(t, err, domain.ErrMerchantNotFound)
@@ -322,6 +330,7 @@ func createPayment(t *testing.T, db, merchantID string, amount int64, typ domain
 	ctx := context.Background()
 	m, err := a.Store.Read(ctx).GetMerchant(uuid.MustParse(merchantID))
 	require.NoError(t, err)
+	m.Mode = domain.ModeLive // these operator tests settle on mainnet quotes (Base USDC)
 	in := payments.CreateInput{Type: typ, Currency: "USD", OrderID: "order-" + uuid.NewString()}
 	if typ != payments.TypeDeposit {
 		in.Amount = &amount
@@ -387,7 +396,7 @@ func TestPaymentsSettle(t *testing.T) {
 	}
 
 	a := openApp(t, db)
-	bal, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(mid), domain.ModeTest)
+	bal, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(mid), domain.ModeLive)
 	require.NoError(t, err)
 	var want int64
 	for _, tc := range tests {

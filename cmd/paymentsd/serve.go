@@ -11,6 +11,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/server"
 )
@@ -93,15 +94,17 @@ func bootstrapDemo(ctx context.Context, a *app.App, base string, stdout io.Write
 	if err != nil || n > 0 {
 		return err
 	}
+	// A test key: the demo takes devnet and testnet money only; a live key is always asked for
+	// explicitly (paymentsd keys create --mode live).
 	created, err := a.Merchants.Create(ctx, merchants.CreateInput{Name: "Demo Store", ShortName: "Demo",
-		DepositsEnabled: true, WithdrawalsEnabled: true})
+		DepositsEnabled: true, WithdrawalsEnabled: true, Mode: domain.ModeTest})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, `
 Demo merchant created (shown once; keep it):
   merchant id: %s
-  secret key:  %s
+  secret key:  %s   (test mode: devnet and testnet money only)
 
 Try it:
   curl -s -X POST %s/v1/external/secretkey-auth/payments \

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/paymentsd/paymentsd/domain"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ func TestSettledPaymentInBothShapes(t *testing.T) {
 	a := openApp(t, db)
 	m, err := a.Store.Read(context.Background()).GetMerchant(uuid.MustParse(mid))
 	require.NoError(t, err)
+	m.Mode = domain.ModeLive
 	done, err := a.Payments.Get(context.Background(), m, p.ID.String())
 	require.NoError(t, err)
 
@@ -38,7 +40,7 @@ func TestSettledPaymentInBothShapes(t *testing.T) {
 	sr := schema["receipt"].(map[string]any)
 	assert.Equal(t, hash, sr["txHash"])
 	assert.EqualValues(t, "manual", sr["processedBy"])
-	assert.Equal(t, "25.00", sr["settledAmountUsd"])
+	assert.Equal(t, "25.05", sr["settledAmountUsd"], "the cheapest live quote: Base, 5 cents of convenience fee (never a testnet quote for a live payment)")
 	assert.Nil(t, sr["txBlockNumber"])
 	assert.EqualValues(t, "used", sr["selectedQuote"].(map[string]any)["status"])
 

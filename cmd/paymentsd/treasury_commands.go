@@ -44,14 +44,15 @@ func cmdTreasury(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return printJSON(stdout, r)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MERCHANT\tNAME\tAVAILABLE USD\tPAYOUTS IN FLIGHT USD")
+	fmt.Fprintln(tw, "MERCHANT\tNAME\tMODE\tAVAILABLE USD\tPAYOUTS IN FLIGHT USD")
 	for _, m := range r.Merchants {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.Name, cents(m.AvailableCents), cents(m.PendingPayoutCents))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Name, m.Mode, cents(m.AvailableCents), cents(m.PendingPayoutCents))
 	}
-	fmt.Fprintf(tw, "total\t\t%s\t%s\n", cents(r.AvailableCents), cents(r.PendingPayoutCents))
+	fmt.Fprintf(tw, "total\t\tlive\t%s\t%s\n", cents(r.Live.AvailableCents), cents(r.Live.PendingPayoutCents))
+	fmt.Fprintf(tw, "total\t\ttest\t%s\t%s\n", cents(r.Test.AvailableCents), cents(r.Test.PendingPayoutCents))
 	_ = tw.Flush()
 	for _, c := range r.Chains {
-		fmt.Fprintf(stdout, "\n%s %s — hot wallet %s\n", c.Chain, c.Name, orNone(c.HotWallet))
+		fmt.Fprintf(stdout, "\n%s %s (%s) — hot wallet %s\n", c.Chain, c.Name, c.Mode, orNone(c.HotWallet))
 		if c.Error != "" {
 			fmt.Fprintf(stdout, "  on-chain figures missing: %s\n", c.Error)
 		}
@@ -64,8 +65,10 @@ func cmdTreasury(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		_ = tw.Flush()
 	}
-	fmt.Fprintf(stdout, "\nowed to merchants: $%s (available + payouts in flight); held on the chains read: $%s\n",
-		cents(r.LiabilitiesCents), r.AssetsUSD)
+	fmt.Fprintf(stdout, "\nlive: owed to merchants $%s (available + payouts in flight); held on the live chains read $%s\n",
+		cents(r.Live.LiabilitiesCents), r.Live.AssetsUSD)
+	fmt.Fprintf(stdout, "test: owed to merchants $%s; held on the test chains read $%s (test money: worth nothing)\n",
+		cents(r.Test.LiabilitiesCents), r.Test.AssetsUSD)
 	return nil
 }
 

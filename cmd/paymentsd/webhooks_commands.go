@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paymentsd/paymentsd/app"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -44,18 +45,19 @@ func parseID(stderr io.Writer, cmd, flagName, v string) (uuid.UUID, error) {
 }
 
 type endpointJSON struct {
-	ID             uuid.UUID `json:"id"`
-	MerchantID     uuid.UUID `json:"merchantId"`
-	URL            string    `json:"url"`
-	Events         []string  `json:"events"` // empty: every event type
-	Enabled        bool      `json:"enabled"`
-	DisabledReason *string   `json:"disabledReason,omitempty"`
-	Secret         string    `json:"secret,omitempty"` // on creation and rotation only
-	CreatedAt      time.Time `json:"createdAt"`
+	ID             uuid.UUID   `json:"id"`
+	MerchantID     uuid.UUID   `json:"merchantId"`
+	Mode           domain.Mode `json:"mode"`
+	URL            string      `json:"url"`
+	Events         []string    `json:"events"` // empty: every event type
+	Enabled        bool        `json:"enabled"`
+	DisabledReason *string     `json:"disabledReason,omitempty"`
+	Secret         string      `json:"secret,omitempty"` // on creation and rotation only
+	CreatedAt      time.Time   `json:"createdAt"`
 }
 
 func endpointOut(e store.Endpoint, secret string) endpointJSON {
-	out := endpointJSON{ID: e.ID, MerchantID: e.MerchantID, URL: e.URL, Events: []string{}, Enabled: e.Enabled,
+	out := endpointJSON{ID: e.ID, MerchantID: e.MerchantID, Mode: e.Mode, URL: e.URL, Events: []string{}, Enabled: e.Enabled,
 		DisabledReason: e.DisabledReason, Secret: secret, CreatedAt: e.CreatedAt}
 	for _, t := range e.EventTypes {
 		out.Events = append(out.Events, string(t))
@@ -64,15 +66,21 @@ func endpointOut(e store.Endpoint, secret string) endpointJSON {
 }
 
 func cmdWebhooksCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var merchant, url, events *string
+	var merchant, url, events, modeFlag *string
 	var id uuid.UUID
+	var mode domain.Mode
 	var asJSON *bool
 	a, err := webhookCommand(ctx, "create", args, stderr, func(fs *flag.FlagSet) {
 		merchant = fs.String("merchant", "", "merchant id (required)")
+		modeFlag = fs.String("mode", "test", "the mode whose events it receives: test or live")
 		url = fs.String("url", "", "the endpoint's URL (https; required)")
 		events = fs.String("events", "", "event types, comma-separated (default: all)")
 		asJSON = fs.Bool("json", false, "print one JSON object (with the secret)")
 	}, func() (err error) {
+		if mode, err = domain.ParseMode(*modeFlag); err != nil {
+			fmt.Fprintf(stderr, "webhooks create: --%v\n", err)
+			return errUsage
+		}
 		id, err = parseID(stderr, "create", "merchant", *merchant)
 		return err
 	})
@@ -84,14 +92,15 @@ func cmdWebhooksCreate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *events != "" {
 		types = strings.Split(*events, ",")
 	}
-	c, err := a.Webhooks.Create(ctx, id, *url, types)
+	c, err := a.Webhooks.Create(ctx, id, mode, *url, types)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(stdout, endpointOut(c.Endpoint, c.Secret))
 	}
-	fmt.Fprintf(stdout, "endpoint %s → %s\nsigning secret: %s   (shown once; verify webhook-signature with it)\n", c.Endpoint.ID, c.Endpoint.URL, c.Secret)
+	fmt.Fprintf(stdout, "endpoint %s → %s (%s-mode events)\nsigning secret: %s   (shown once; verify webhook-signature with it)\n",
+		c.Endpoint.ID, c.Endpoint.URL, c.Endpoint.Mode, c.Secret)
 	return nil
 }
 
@@ -293,7 +302,7 @@ func cmdWebhooksRedeliver(ctx context.Context, args []string, stdout, stderr io.
 		return err
 	}
 	defer a.Close()
-	ds, err := a.Webhooks.Redeliver(ctx, uuid.Nil, *event, eid)
+	ds, err := a.Webhooks.Redeliver(ctx, uuid.Nil, nil, *event, eid)
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,9 @@ func createWithdrawal(t *testing.T, db, merchantID string, cents int64) domain.W
 	ctx := context.Background()
 	m, err := a.Store.Read(ctx).GetMerchant(uuid.MustParse(merchantID))
 	require.NoError(t, err)
+	m.Mode = domain.ModeLive // createPayment's payments are live: so is the balance this spends
 	w, err := a.Withdrawals.Create(ctx, m, withdrawals.CreateInput{AmountInCents: cents, ChainID: 8453,
-		RecipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94"}, nil)
+		RecipientAddress: "0x5aeda56215b167893e80b4fe645ba6d5bab767de"}, nil)
 	require.NoError(t, err)
 	a.Close()
 	return w
@@ -33,7 +34,7 @@ func balanceOf(t *testing.T, db, merchantID string) int64 {
 	t.Helper()
 	a := openApp(t, db)
 	defer a.Close()
-	b, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(merchantID), domain.ModeTest)
+	b, err := a.Store.Read(context.Background()).AvailableBalance(uuid.MustParse(merchantID), domain.ModeLive)
 	require.NoError(t, err)
 	return b
 }
@@ -100,7 +101,7 @@ func withdrawalStatus(t *testing.T, db, merchantID string, id uuid.UUID) domain.
 	t.Helper()
 	a := openApp(t, db)
 	defer a.Close()
-	w, err := a.Withdrawals.Get(context.Background(), domain.Merchant{ID: uuid.MustParse(merchantID)}, id.String())
+	w, err := a.Withdrawals.Get(context.Background(), domain.Merchant{ID: uuid.MustParse(merchantID), Mode: domain.ModeLive}, id.String())
 	require.NoError(t, err)
 	return w.Status
 }

@@ -1408,9 +1408,9 @@ type WebhookDeliveryList struct {
 	Data []WebhookDelivery `json:"data"`
 }
 
-// WebhookEndpoint Where a merchant's webhook events are delivered.
+// WebhookEndpoint Where a merchant's webhook events are delivered — the events of one mode, the mode of the token that made it.
 //
-// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"live","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
 type WebhookEndpoint struct {
 	CreatedAt time.Time `json:"createdAt"`
 
@@ -1421,6 +1421,13 @@ type WebhookEndpoint struct {
 	// Events The subscribed event types; empty means every type.
 	Events []WebhookEventType `json:"events"`
 	Id     openapi_types.UUID `json:"id"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
 
 	// SecretRotationEndsAt Until when the previous secret also signs, after a rotation.
 	SecretRotationEndsAt *time.Time `json:"secretRotationEndsAt"`
@@ -1437,11 +1444,11 @@ type WebhookEndpointList struct {
 
 // WebhookEndpointWithSecret An endpoint with its signing secret, shown only in this answer.
 //
-// Example: {"endpoint":{"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":["payment.completed"],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"},"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+// Example: {"endpoint":{"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":["payment.completed"],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"live","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"},"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
 type WebhookEndpointWithSecret struct {
-	// Endpoint Where a merchant's webhook events are delivered.
+	// Endpoint Where a merchant's webhook events are delivered — the events of one mode, the mode of the token that made it.
 	//
-	// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","disabledReason":null,"enabled":true,"events":[],"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"live","secretRotationEndsAt":null,"updatedAt":"2026-11-22T10:00:00Z","url":"https://shop.example/hooks/paymentsd"}
 	Endpoint WebhookEndpoint `json:"endpoint"`
 
 	// Secret Standard Webhooks secret (`whsec_` and base64).

@@ -45,7 +45,7 @@ func TestDevnetRestartStartsPayoutsOver(t *testing.T) {
 		if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "treasury", "--json"), &r); err != nil {
 			t.Fatal(err)
 		}
-		return r.AvailableCents
+		return r.Test.AvailableCents // devnet money: test mode
 	}
 	withdraw := func(cents int, to string) string {
 		return apiJSON(t, srv.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/withdrawals",

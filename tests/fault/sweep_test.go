@@ -31,7 +31,9 @@ type treasuryToken struct {
 }
 
 type treasuryReport struct {
-	AvailableCents int64 `json:"availableCents"`
+	Test struct {
+		AvailableCents int64 `json:"availableCents"`
+	} `json:"test"`
 	Chains         []struct {
 		Chain     string          `json:"chain"`
 		HotWallet string          `json:"hotWallet"`

@@ -36,9 +36,11 @@ DROP INDEX deposit_addresses_customer_idx;
 CREATE UNIQUE INDEX deposit_addresses_customer_idx ON deposit_addresses (merchant_id, livemode, customer_ref_id)
     WHERE customer_ref_id IS NOT NULL;
 
--- Webhook endpoints receive the events of their own mode only.
+-- Webhook endpoints receive the events of their own mode only (an event's is its object's).
 ALTER TABLE webhook_endpoints ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE webhook_endpoints SET livemode = TRUE;
+ALTER TABLE events ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE events SET livemode = TRUE;
 
 -- Every list filter and sort stays served by a merchant-and-mode-leading index.
 DROP INDEX payments_merchant_created_idx;
@@ -79,6 +81,7 @@ CREATE INDEX payments_merchant_created_idx ON payments (merchant_id, created_at 
 CREATE INDEX payments_merchant_amount_idx ON payments (merchant_id, amount_in_cents, id);
 CREATE INDEX payments_merchant_status_created_idx ON payments (merchant_id, status, created_at DESC);
 CREATE INDEX payments_merchant_type_created_idx ON payments (merchant_id, type, created_at DESC);
+ALTER TABLE events DROP COLUMN livemode;
 ALTER TABLE webhook_endpoints DROP COLUMN livemode;
 DROP INDEX deposit_addresses_customer_idx;
 ALTER TABLE deposit_addresses DROP COLUMN livemode;
