@@ -353,15 +353,17 @@ export interface paths {
         };
         /**
          * List the merchant's secret keys
-         * @description Every key's id, display prefix and dates; never the key itself (only its hash is stored). Read scope.
+         * @description The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
          */
         get: operations["listMerchantApiKeys"];
         put?: never;
         /**
          * Create a secret key
-         * @description Issues another secret key for the secret-key API. The key is in this answer only: it is
-         *     stored as a hash and cannot be shown again (no Idempotency-Key: a replay would have to keep
-         *     the key). Write scope.
+         * @description Issues another secret key for the secret-key API, of the mode the body names (default
+         *     `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
+         *     key is in this answer only: it is stored as a hash and cannot be shown again (no
+         *     Idempotency-Key: a replay would have to keep the key). Answered with
+         *     `Cache-Control: no-store`. Write scope.
          */
         post: operations["createMerchantApiKey"];
         delete?: never;
@@ -969,6 +971,7 @@ export interface components {
          * @example {
          *       "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
          *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "livemode": true,
          *       "merchantShortName": "Acme",
          *       "merchantLogoUrl": null,
          *       "type": "payment",
@@ -1074,6 +1077,14 @@ export interface components {
             id: string;
             /** Format: uuid */
             merchantId: string;
+            /**
+             * @description True for a live-mode object (made with an `sk_live_` key or a live dashboard token:
+             *     quoted, paid and paid out on mainnets only), false for a test-mode one (testnets and
+             *     the devnet only). Test and live money never mix: a test key neither sees nor moves
+             *     live objects, and the other way round.
+             * @example false
+             */
+            livemode: boolean;
             /** @example Acme */
             merchantShortName: string;
             merchantLogoUrl: string | null;
@@ -1139,6 +1150,7 @@ export interface components {
          *         {
          *           "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "merchantShortName": "Acme",
          *           "merchantLogoUrl": null,
          *           "type": "payment",
@@ -1308,6 +1320,7 @@ export interface components {
          *       "payment": {
          *         "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
          *         "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "livemode": true,
          *         "merchantShortName": "Acme",
          *         "merchantLogoUrl": null,
          *         "type": "payment",
@@ -1492,6 +1505,7 @@ export interface components {
          * @example {
          *       "id": "01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30",
          *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "livemode": true,
          *       "amountInCents": 5000,
          *       "chainId": "eip155:8453",
          *       "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
@@ -1509,6 +1523,14 @@ export interface components {
             id: string;
             /** Format: uuid */
             merchantId: string;
+            /**
+             * @description True for a live-mode object (made with an `sk_live_` key or a live dashboard token:
+             *     paid out on mainnets only), false for a test-mode one (testnets and
+             *     the devnet only). Test and live money never mix: a test key neither sees nor moves
+             *     live objects, and the other way round.
+             * @example false
+             */
+            livemode: boolean;
             /**
              * Format: int64
              * @example 5000
@@ -1541,6 +1563,7 @@ export interface components {
          *         {
          *           "id": "01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "amountInCents": 5000,
          *           "chainId": "eip155:8453",
          *           "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
@@ -1555,6 +1578,7 @@ export interface components {
          *         {
          *           "id": "01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "amountInCents": 2500,
          *           "chainId": "eip155:8453",
          *           "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
@@ -1677,6 +1701,7 @@ export interface components {
          *         "object": {
          *           "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "merchantShortName": "Acme",
          *           "merchantLogoUrl": null,
          *           "type": "payment",
@@ -1804,6 +1829,7 @@ export interface components {
          *         "object": {
          *           "id": "01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "amountInCents": 5000,
          *           "chainId": "eip155:8453",
          *           "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
@@ -1852,6 +1878,7 @@ export interface components {
          *         "object": {
          *           "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
          *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "livemode": true,
          *           "merchantShortName": "Acme",
          *           "merchantLogoUrl": null,
          *           "type": "payment",
@@ -2041,6 +2068,7 @@ export interface components {
          * @description A payment as its hosted checkout page shows it to the customer.
          * @example {
          *       "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *       "livemode": true,
          *       "type": "payment",
          *       "status": "pending",
          *       "merchantName": "Acme",
@@ -2076,6 +2104,11 @@ export interface components {
         Checkout: {
             /** Format: uuid */
             id: string;
+            /**
+             * @description False for a test-mode payment (testnet and devnet quotes only; the page says so and, on the devnet, offers its test wallet).
+             * @example false
+             */
+            livemode: boolean;
             type: components["schemas"]["PaymentType"];
             status: components["schemas"]["PaymentStatus"];
             /** @example Acme */
@@ -2119,9 +2152,12 @@ export interface components {
             redirectUrl: string | null;
         };
         /**
-         * @description What a merchant holds with the service.
+         * @description What a merchant holds with the service. The top-level amounts are the balance of the
+         *     token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
+         *     funds a live withdrawal.
          * @example {
          *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "mode": "live",
          *       "currency": "USD",
          *       "availableInCents": 12500,
          *       "pendingPayoutsInCents": 5000,
@@ -2131,12 +2167,28 @@ export interface components {
          *           "tokenSymbol": "USDC",
          *           "amountInCents": 5000
          *         }
-         *       ]
+         *       ],
+         *       "modes": {
+         *         "live": {
+         *           "availableInCents": 12500,
+         *           "pendingPayoutsInCents": 5000
+         *         },
+         *         "test": {
+         *           "availableInCents": 990000,
+         *           "pendingPayoutsInCents": 0
+         *         }
+         *       }
          *     }
          */
         MerchantBalance: {
             /** Format: uuid */
             merchantId: string;
+            mode: components["schemas"]["Mode"];
+            /** @description The balance of each mode. */
+            modes: {
+                live: components["schemas"]["ModeBalance"];
+                test: components["schemas"]["ModeBalance"];
+            };
             currency: components["schemas"]["Currency"];
             /**
              * Format: int64
@@ -2157,6 +2209,25 @@ export interface components {
                 /** Format: int64 */
                 amountInCents: number;
             }[];
+        };
+        /**
+         * @description One mode's balance.
+         * @example {
+         *       "availableInCents": 12500,
+         *       "pendingPayoutsInCents": 5000
+         *     }
+         */
+        ModeBalance: {
+            /**
+             * Format: int64
+             * @description Withdrawable now in this mode.
+             */
+            availableInCents: number;
+            /**
+             * Format: int64
+             * @description This mode's withdrawals debited, not yet paid out.
+             */
+            pendingPayoutsInCents: number;
         };
         /**
          * @description A merchant's withdrawal configuration.
@@ -2249,10 +2320,31 @@ export interface components {
             default?: true;
         };
         /**
+         * @description Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+         *     token and every money object belong to one mode; a request acts only in its credential's.
+         * @example test
+         * @enum {string}
+         */
+        Mode: "test" | "live";
+        /**
+         * @example {
+         *       "mode": "test"
+         *     }
+         */
+        CreateApiKeyRequest: {
+            /**
+             * @description The new key's mode (default test, so touching live money is always explicit). A
+             *     test-mode token cannot create a live key (403).
+             * @default test
+             */
+            mode: components["schemas"]["Mode"];
+        };
+        /**
          * @description A secret key as listed (the key itself is never stored, only its hash).
          * @example {
          *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
          *       "prefix": "sk_test_4f2a",
+         *       "mode": "test",
          *       "createdAt": "2026-11-22T10:00:00Z",
          *       "revokedAt": null
          *     }
@@ -2260,6 +2352,7 @@ export interface components {
         ApiKey: {
             /** Format: uuid */
             id: string;
+            mode: components["schemas"]["Mode"];
             /**
              * @description The key's first characters, to recognise it.
              * @example sk_test_4f2a
@@ -2276,6 +2369,7 @@ export interface components {
          *         {
          *           "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
          *           "prefix": "sk_test_4f2a",
+         *           "mode": "test",
          *           "createdAt": "2026-11-22T10:00:00Z",
          *           "revokedAt": null
          *         }
@@ -2291,6 +2385,7 @@ export interface components {
          *       "key": {
          *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
          *         "prefix": "sk_test_4f2a",
+         *         "mode": "test",
          *         "createdAt": "2026-11-22T10:00:00Z",
          *         "revokedAt": null
          *       },
@@ -2303,9 +2398,10 @@ export interface components {
             secretKey: string;
         };
         /**
-         * @description Where a merchant's webhook events are delivered.
+         * @description Where a merchant's webhook events are delivered — the events of one mode, the mode of the token that made it.
          * @example {
          *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "mode": "live",
          *       "url": "https://shop.example/hooks/paymentsd",
          *       "events": [],
          *       "enabled": true,
@@ -2318,6 +2414,7 @@ export interface components {
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
+            mode: components["schemas"]["Mode"];
             /** @example https://shop.example/hooks/paymentsd */
             url: string;
             /** @description The subscribed event types; empty means every type. */
@@ -2348,6 +2445,7 @@ export interface components {
          * @example {
          *       "endpoint": {
          *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "mode": "live",
          *         "url": "https://shop.example/hooks/paymentsd",
          *         "events": [
          *           "payment.completed"
@@ -2465,7 +2563,17 @@ export interface components {
         };
     };
     responses: {
-        /** @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise `parameter_invalid` (including text that is not valid UTF-8, or a truncated body), `parameter_missing` or `chain_not_supported`; `param` names the offending field. */
+        /**
+         * @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise
+         *     `parameter_invalid` (including text that is not valid UTF-8, control or
+         *     bidirectional-override characters in an id, a JSON member named twice, or a truncated
+         *     body), `parameter_missing`, `chain_not_supported` (a withdrawal chain outside the
+         *     merchant's configuration, or of the other mode than the key's: test money pays out on
+         *     testnets and the devnet only, live money on mainnets only) or `recipient_not_allowed` (a
+         *     withdrawal to an address this service controls — any deposit address, its wallets — or
+         *     that cannot spend: a token contract, a precompile or reserved address up to 0x…ffff, a
+         *     protocol system contract); `param` names the offending field.
+         */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2492,7 +2600,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The feature (deposits or withdrawals) is not enabled for the merchant. */
+        /** @description The feature (deposits or withdrawals) is not enabled for the merchant (`deposits_disabled`, `withdrawals_disabled`), or this deployment serves no chain of the key's mode (`mode_not_served`, a payment with a live key where only testnets and the devnet are served, or the other way round). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -3579,7 +3687,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
         responses: {
             /** @description The new key, shown once. */
             201: {
