@@ -87,7 +87,10 @@ func (s *Service) Open(ctx context.Context, paymentID, secret string) (domain.Pa
 	if err != nil {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	p, err := s.Store.Read(ctx).LockPayment(id, s.Catalog)
+	// The secret first, by its hash alone: a known id with a wrong secret costs the same one
+	// small read as an unknown id (no timing tells them apart), and only a correct secret loads
+	// the payment.
+	stored, err := s.Store.Read(ctx).PaymentSecretHash(id)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
@@ -95,10 +98,14 @@ func (s *Service) Open(ctx context.Context, paymentID, secret string) (domain.Pa
 		return domain.Payment{}, err
 	}
 	sum := sha256.Sum256([]byte(secret))
-	if len(p.SecretHash) != len(sum) || subtle.ConstantTimeCompare(sum[:], p.SecretHash) != 1 {
+	if len(stored) != len(sum) || subtle.ConstantTimeCompare(sum[:], stored) != 1 {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	return p, nil
+	p, err := s.Store.Read(ctx).LockPayment(id, s.Catalog)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Payment{}, domain.ErrPaymentNotFound
+	}
+	return p, err
 }
 
 // View builds the checkout view of an opened payment.

@@ -219,6 +219,16 @@ func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, erro
 	return out[0], nil
 }
 
+// PaymentSecretHash reads only a payment's secret hash (the checkout compares it before loading
+// anything else).
+func (t *Tx) PaymentSecretHash(id uuid.UUID) ([]byte, error) {
+	var row paymentRow
+	if err := t.db.Select("secret_hash").Take(&row, "id = ?", id).Error; err != nil {
+		return nil, translate(err)
+	}
+	return row.SecretHash, nil
+}
+
 // PaymentMerchant reads which merchant owns a payment.
 func (t *Tx) PaymentMerchant(id uuid.UUID) (uuid.UUID, error) {
 	var row paymentRow
