@@ -22,6 +22,7 @@ var (
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
+	ErrLiveOnly     = errors.New("only a live-mode token may do this")
 	// Merchants' keys and webhook endpoints (the dashboard and the operator's CLI).
 	ErrAPIKeyNotFound          = errors.New("no such secret key")
 	ErrWebhookEndpointNotFound = errors.New("no such webhook endpoint")

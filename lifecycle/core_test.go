@@ -70,7 +70,7 @@ func (f fixture) newPayment(t *testing.T) domain.Payment {
 	id := uuid.Must(uuid.NewV7())
 	due := int64(1005)
 	order := "order-" + id.String()
-	p := domain.Payment{ID: id, Merchant: f.merchant, Type: domain.TypePayment, AmountInCents: 1000, AmountDueCents: due,
+	p := domain.Payment{ID: id, Merchant: f.merchant, Mode: domain.ModeLive, Type: domain.TypePayment, AmountInCents: 1000, AmountDueCents: due,
 		AmountMerchantNetCents: 1000, Currency: "USD", Status: domain.PaymentPending, OrderID: &order, SecretHash: id[:],
 		ExpiresAt: now.Add(24 * time.Hour), CreatedAt: now, UpdatedAt: now}
 	for _, tk := range []domain.Token{usdc, eth} {
@@ -191,7 +191,7 @@ func TestPaymentTransitionTable(t *testing.T) {
 						assert.Equal(t, string(from), te.From)
 						assert.Len(t, after, len(before), "a refused change writes no event")
 						assert.Equal(t, balance, f.balance(t), "a refused change books nothing")
-						stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeTest, p.ID, f.cat)
+						stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeLive, p.ID, f.cat)
 						require.NoError(t, err)
 						assert.Equal(t, from, stored.Status, "a refused change writes nothing")
 						return
@@ -383,7 +383,7 @@ func TestChangeEventAndLedgerCommitTogether(t *testing.T) {
 		}))
 		_, err := f.core.UpdatePayment(ctx, p.ID, movePayment(domain.PaymentCompleted))
 		require.ErrorIs(t, err, store.ErrConflict)
-		stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeTest, p.ID, f.cat)
+		stored, err := f.st.Read(ctx).GetPayment(f.merchant.ID, domain.ModeLive, p.ID, f.cat)
 		require.NoError(t, err)
 		assert.Equal(t, domain.PaymentPending, stored.Status)
 		assert.Nil(t, stored.Receipt)

@@ -54,6 +54,7 @@ type TransferNote struct {
 	TokenID     string `json:"tokenId"`
 	AmountAsset string `json:"amountAsset"`
 	CreditCents int64  `json:"creditedCents"`
+	Livemode    bool   `json:"livemode"` // the mode the credit was booked in: its chain's
 	Reason      string `json:"reason"`
 }
 

@@ -23,7 +23,7 @@ func (f fixture) expirer(holder string) *lifecycle.Expirer {
 
 func (f fixture) payment(t *testing.T, p domain.Payment) domain.Payment {
 	t.Helper()
-	got, err := f.st.Read(context.Background()).GetPayment(f.merchant.ID, domain.ModeTest, p.ID, f.cat)
+	got, err := f.st.Read(context.Background()).GetPayment(f.merchant.ID, domain.ModeLive, p.ID, f.cat)
 	require.NoError(t, err)
 	return got
 }

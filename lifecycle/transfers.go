@@ -49,7 +49,12 @@ func (c *Core) CreditTransferTx(tx *store.Tx, paymentID, transferID uuid.UUID, c
 	}
 	p.Version, p.UpdatedAt = p.Version+1, now
 	note.CreditCents = cents
+	note.Livemode = mode.Live()
 	e := c.paymentEvent(domain.EventPaymentLateTransfer, "", p)
+	// Announced to the endpoints of the money's mode, not the payment's: faucet tokens sent to a
+	// live payment's address (one address is valid on every EVM chain) are test money, and the
+	// endpoint that ships live orders never hears of them as a credit.
+	e.Mode = mode
 	if e.Payload, err = withTransfer(e.Payload, note); err != nil {
 		return domain.Payment{}, err
 	}

@@ -122,3 +122,48 @@ func (s *Service) resolveAsset(entry string) (domain.Token, error) {
 	return domain.Token{}, fmt.Errorf("accepted assets: %q: %s has no active %s token, or this deployment does not serve it",
 		entry, chains.CAIP2(chainID), strings.ToUpper(asset))
 }
+
+// SetAcceptedAssetsIn replaces one mode's part of the selection (a dashboard token's mode):
+// every id must be a token of that mode's chains; the other mode's part is kept as it was.
+func (s *Service) SetAcceptedAssetsIn(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, tokenIDs []string) error {
+	for _, id := range tokenIDs {
+		if t, ok := s.Catalog.Tokens[id]; ok && domain.ChainMode(t.Chain) != mode.Norm() {
+			return domain.Invalid(domain.CodeParameterInvalid, "assets", "%q is on a %s chain; this token acts in %s mode", id,
+				domain.ChainMode(t.Chain), mode.Norm())
+		}
+	}
+	other, err := s.otherModeAssets(ctx, merchantID, mode)
+	if err != nil {
+		return err
+	}
+	return s.SetAcceptedAssets(ctx, merchantID, append(tokenIDs, other...))
+}
+
+// ResetAcceptedAssetsIn returns one mode to its default (every served token of its chains) and
+// keeps the other mode's part of the selection.
+func (s *Service) ResetAcceptedAssetsIn(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) error {
+	other, err := s.otherModeAssets(ctx, merchantID, mode)
+	if err != nil {
+		return err
+	}
+	if len(other) == 0 {
+		return s.ResetAcceptedAssets(ctx, merchantID)
+	}
+	return s.putAcceptedAssets(ctx, merchantID, domain.SelectAssets(other...))
+}
+
+// otherModeAssets lists the selected token ids that are not of mode (unknown ids included: they
+// are not this mode's to drop).
+func (s *Service) otherModeAssets(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) ([]string, error) {
+	sel, err := s.Store.Read(ctx).AcceptedAssets(merchantID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range sel.TokenIDs() {
+		if t, ok := s.Catalog.Tokens[id]; !ok || domain.ChainMode(t.Chain) != mode.Norm() {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

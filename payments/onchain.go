@@ -493,6 +493,14 @@ func (o *OnChain) openCustomerDeposit(ctx context.Context, t store.Transfer) (uu
 	if err != nil {
 		return uuid.Nil, err
 	}
+	// The deposit is of the address's mode (a customer's reusable address is per mode). Money of
+	// the other mode arriving there is not counted by it; once it expires the transfer is
+	// credited in its own chain's mode, announced to that mode's endpoints.
+	m.Mode = addr.Mode
+	if cm := o.Payments.Catalog.ChainMode(t.ChainID); cm != addr.Mode {
+		s.Log.WarnContext(ctx, "a transfer of the other mode reached a customer's reusable address", "chain", t.ChainID,
+			"tx", t.TxHash, "address_mode", addr.Mode, "transfer_mode", cm)
+	}
 	order := "auto-" + t.TxHash[:18] // a deposit the customer made without asking: named after its transaction
 	// Recorded even if the merchant has turned deposits off since: the money arrived and is theirs.
 	m.DepositsEnabled = true

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -178,6 +179,11 @@ func (h *handlers) UpdateMerchantWithdrawalConfig(ctx context.Context, req gen.U
 		return nil, err
 	}
 	in := req.Body
+	if !acting.Mode.Live() && (in.TokenSymbol != nil || in.MinAmountInCents != nil || in.MaxAmountInCents != nil || in.WithdrawalsEnabled != nil) {
+		// The token, the limits and the enabled flag govern live payouts too: test access
+		// changes only the test chains.
+		return nil, fmt.Errorf("%w: tokenSymbol, the limits and withdrawalsEnabled are shared by both modes", domain.ErrLiveOnly)
+	}
 	if in.ChainIds != nil {
 		cfg.ChainIDs = nil
 		for _, s := range *in.ChainIds {
@@ -239,19 +245,21 @@ func (h *handlers) GetMerchantAcceptedAssets(ctx context.Context, req gen.GetMer
 }
 
 func (h *handlers) SetMerchantAcceptedAssets(ctx context.Context, req gen.SetMerchantAcceptedAssetsRequestObject) (gen.SetMerchantAcceptedAssetsResponseObject, error) {
-	id, err := actingMerchant(ctx)
+	acting, err := actingAs(ctx)
 	if err != nil {
 		return nil, err
 	}
+	id := acting.ID
+	// A token changes its own mode's part of the selection; the other mode's stays.
 	switch in := req.Body; {
 	case in.Default != nil && in.Assets == nil:
-		err = h.merchants.ResetAcceptedAssets(ctx, id)
+		err = h.merchants.ResetAcceptedAssetsIn(ctx, id, acting.Mode)
 	case in.Assets != nil && in.Default == nil:
 		ids, perr := h.merchants.ParseAssets(strings.Join(*in.Assets, ","))
 		if perr != nil {
 			return nil, domain.Invalid(domain.CodeParameterInvalid, "assets", "%s", perr.Error())
 		}
-		err = h.merchants.SetAcceptedAssets(ctx, id, ids)
+		err = h.merchants.SetAcceptedAssetsIn(ctx, id, acting.Mode, ids)
 	default:
 		return nil, domain.Invalid(domain.CodeParameterInvalid, "assets", "send either assets or default: true")
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -44,7 +45,7 @@ func (h *handlers) CreateMerchantApiKey(ctx context.Context, req gen.CreateMerch
 		mode = domain.Mode(*req.Body.Mode)
 	}
 	if mode.Live() && !m.Mode.Live() {
-		return nil, domain.ErrForbidden
+		return nil, fmt.Errorf("%w: a live key", domain.ErrLiveOnly)
 	}
 	c, err := h.merchants.CreateKey(ctx, m.ID, mode)
 	if err != nil {

@@ -80,7 +80,7 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeWithdrawalsDisabled, "Withdrawals are not enabled for this merchant.", ""}
 	case errors.Is(err, domain.ErrInvalidToken):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
-	case errors.Is(err, domain.ErrForbidden):
+	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrLiveOnly):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeForbidden, err.Error(), ""}
 	case errors.Is(err, domain.ErrInvalidPaymentSecret):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidPaymentSecret, "Send the payment's secret in X-Service-Payment-Secret.", ""}

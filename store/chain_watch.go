@@ -411,8 +411,7 @@ func (t *Tx) DepositAddressByID(id uuid.UUID) (domain.DepositAddress, error) {
 	if err := t.db.Take(&r, "id = ?", id).Error; err != nil {
 		return domain.DepositAddress{}, translate(err)
 	}
-	return domain.DepositAddress{ID: r.ID, MerchantID: r.MerchantID, PaymentID: r.PaymentID, CustomerRefID: r.CustomerRefID,
-		DerivationIndex: r.DerivationIndex, Address: r.Address, CreatedAt: r.CreatedAt}, nil
+	return r.domain(), nil
 }
 
 // ResetChain starts a chain over (its node now serves a different genesis): the stored blocks

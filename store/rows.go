@@ -262,7 +262,7 @@ func (eventRow) TableName() string { return "events" }
 
 func (r eventRow) domain() domain.Event {
 	e := domain.Event{ID: r.ID, Type: domain.EventType(r.Type), Entity: domain.EntityKind(r.Entity), EntityID: r.EntityID,
-		MerchantID: r.MerchantID, Sequence: r.Sequence, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt.UTC()}
+		MerchantID: r.MerchantID, Mode: domain.ModeOf(r.Livemode), Sequence: r.Sequence, Payload: []byte(r.Payload), CreatedAt: r.CreatedAt.UTC()}
 	if r.Object != nil {
 		e.Object = []byte(*r.Object)
 	}

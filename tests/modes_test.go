@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -17,6 +18,7 @@ import (
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 // Live and test modes (issue 20), tried as the attacker of the review did: one deployment serving
@@ -206,6 +208,30 @@ func TestDashboardActsInItsTokensMode(t *testing.T) {
 		assert.Equal(t, []any{sepolia}, r.JSON(t)["chainIds"])
 		r = e.do(http.MethodGet, base+"/withdrawals/config", "", nil, bearerHeader(liveTok)...)
 		assert.Contains(t, r.JSON(t)["chainIds"], "eip155:8453", "the live chains stay")
+		// The token, the limits and the enabled flag govern live payouts: a live token only.
+		for _, body := range []map[string]any{{"minAmountInCents": 500}, {"withdrawalsEnabled": false}, {"tokenSymbol": "USDT"}} {
+			r = e.do(http.MethodPatch, base+"/withdrawals/config", "", body, bearerHeader(testTok)...)
+			require.Equal(t, http.StatusForbidden, r.Status, "%v: %s", body, r.Body)
+		}
+		r = e.do(http.MethodPatch, base+"/withdrawals/config", "", map[string]any{"minAmountInCents": 500}, bearerHeader(liveTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+
+		// Accepted assets: each mode's token sets its own part; the other's stays.
+		r = e.do(http.MethodPut, base+"/accepted-assets", "", map[string]any{"assets": []string{"eip155:8453/USDC"}}, bearerHeader(liveTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		r = e.do(http.MethodPut, base+"/accepted-assets", "", map[string]any{"assets": []string{"eip155:8453/USDC"}}, bearerHeader(testTok)...)
+		require.Equal(t, http.StatusBadRequest, r.Status, "a live token id from a test token: %s", r.Body)
+		r = e.do(http.MethodPut, base+"/accepted-assets", "", map[string]any{"assets": []string{sepolia + "/USDC"}}, bearerHeader(testTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		lp := e.createPayment(m.SecretKey, payment(1_000))["payment"].(map[string]any)
+		assert.Len(t, lp["quotes"], 1, "the live selection survived the test token's change")
+		tp := e.createPayment(test.SecretKey, payment(1_000))["payment"].(map[string]any)
+		require.Len(t, tp["quotes"], 1)
+		assert.Equal(t, sepolia, tp["quotes"].([]any)[0].(map[string]any)["chainId"])
+		r = e.do(http.MethodPut, base+"/accepted-assets", "", map[string]any{"default": true}, bearerHeader(testTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Len(t, e.createPayment(m.SecretKey, payment(1_000))["payment"].(map[string]any)["quotes"], 1, "a test reset leaves live alone")
+		assert.Greater(t, len(e.createPayment(test.SecretKey, payment(1_000))["payment"].(map[string]any)["quotes"].([]any)), 1)
 	})
 }
 
@@ -296,3 +322,39 @@ func TestWithdrawalRecipientsTheServiceControls(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, "the first address past the reserved range: %s", r.Body)
 	})
 }
+
+// A live customer paying again to their reusable address, with no deposit open there, gets a
+// live deposit recorded (the address's mode), never a test one.
+func TestCustomerAddressKeepsItsMode(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		m := e.merchant(merchantOpts{deposits: true})
+		first := e.createPayment(m.SecretKey, map[string]any{"type": "deposit", "currency": "USD", "orderId": "d-1", "customerRefId": "cust-1"})
+		p := first["payment"].(map[string]any)
+		addr := p["depositAddress"].(map[string]any)
+		_, err := e.app.Payments.Settle(ctx, payments.SettleInput{PaymentID: uuid.MustParse(first["paymentId"].(string)),
+			QuoteID: ptr(uuid.MustParse(p["quotes"].([]any)[0].(map[string]any)["id"].(string))), TxHash: "0x" + strings.Repeat("3", 64),
+			AmountAsset: ptr(decimal.NewFromInt(1))}, nil)
+		require.NoError(t, err)
+
+		usdc, ok := e.app.Catalog.AcceptedToken(8453, "USDC")
+		require.True(t, ok)
+		now := time.Now().UTC()
+		tr := store.Transfer{ID: uuid.Must(uuid.NewV7()), ChainID: 8453, TxHash: "0x" + strings.Repeat("4", 64), LogIndex: 0, BlockNumber: 1,
+			BlockHash: "0xb", BlockTime: now, TokenID: usdc.ID, From: "0x1", To: addr["address"].(string), Amount: decimal.NewFromInt(5_000_000),
+			DepositAddressID: uuid.MustParse(addr["id"].(string)), Status: store.TransferConfirmed, CreatedAt: now, UpdatedAt: now}
+		require.NoError(t, e.app.Store.InTx(ctx, func(tx *store.Tx) error { _, err := tx.RecordTransfer(tr); return err }))
+		require.NoError(t, e.app.OnChain.AssignCustomerTransfers(ctx, 8453, 10))
+
+		list := e.do(http.MethodGet, paymentsPath+"?type=deposit", m.SecretKey, nil).JSON(t)["data"].([]any)
+		require.Len(t, list, 2, "the recorded deposit is a live one, listed with the live key")
+		auto := list[0].(map[string]any)
+		assert.Equal(t, true, auto["livemode"])
+		assert.Equal(t, addr["address"], auto["depositAddress"].(map[string]any)["address"], "at the customer's address")
+		for c, testnet := range quoteChains(t, auto) {
+			assert.False(t, testnet, "quoted on %s", c)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,7 @@ type treasuryReport struct {
 	Test struct {
 		AvailableCents int64 `json:"availableCents"`
 	} `json:"test"`
-	Chains         []struct {
+	Chains []struct {
 		Chain     string          `json:"chain"`
 		HotWallet string          `json:"hotWallet"`
 		Error     string          `json:"error"`

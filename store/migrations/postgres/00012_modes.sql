@@ -13,6 +13,7 @@ UPDATE api_keys SET livemode = (prefix LIKE 'sk\_live\_%');
 ALTER TABLE payments ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE payments p SET livemode = COALESCE(
     (SELECT NOT c.is_testnet FROM payment_receipts r JOIN chains c ON c.chain_id = r.chain_id WHERE r.payment_id = p.id),
+    (SELECT NOT c.is_testnet FROM quotes q JOIN chains c ON c.chain_id = q.chain_id WHERE q.id = p.settling_quote_id),
     EXISTS (SELECT 1 FROM quotes q JOIN chains c ON c.chain_id = q.chain_id WHERE q.payment_id = p.id AND NOT c.is_testnet));
 
 ALTER TABLE withdrawals ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
@@ -23,6 +24,8 @@ UPDATE ledger_entries e SET livemode = COALESCE(
     (SELECT NOT c.is_testnet FROM withdrawals w JOIN chains c ON c.chain_id = w.chain_id WHERE w.id = e.withdrawal_id),
     (SELECT NOT c.is_testnet FROM transfers t JOIN chains c ON c.chain_id = t.chain_id WHERE t.id = e.transfer_id),
     (SELECT NOT c.is_testnet FROM payment_receipts r JOIN chains c ON c.chain_id = r.chain_id WHERE r.payment_id = e.payment_id),
+    (SELECT NOT c.is_testnet FROM payments p JOIN quotes q ON q.id = p.settling_quote_id JOIN chains c ON c.chain_id = q.chain_id
+        WHERE p.id = e.payment_id),
     (SELECT p.livemode FROM payments p WHERE p.id = e.payment_id),
     FALSE);
 DROP INDEX ledger_entries_merchant_idx;
@@ -36,11 +39,23 @@ DROP INDEX deposit_addresses_customer_idx;
 CREATE UNIQUE INDEX deposit_addresses_customer_idx ON deposit_addresses (merchant_id, livemode, customer_ref_id)
     WHERE customer_ref_id IS NOT NULL;
 
--- Webhook endpoints receive the events of their own mode only (an event's is its object's).
+-- Webhook endpoints receive the events of their own mode only (an event's is its object's). An
+-- existing endpoint served its merchant's keys: live when the merchant has a live key, else
+-- test (a deployment that ran on testnets only made sk_test_ keys).
 ALTER TABLE webhook_endpoints ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
-UPDATE webhook_endpoints SET livemode = TRUE;
+UPDATE webhook_endpoints SET livemode = EXISTS (SELECT 1 FROM api_keys k WHERE k.merchant_id = webhook_endpoints.merchant_id AND k.livemode);
 ALTER TABLE events ADD COLUMN livemode BOOLEAN NOT NULL DEFAULT FALSE;
-UPDATE events SET livemode = TRUE;
+UPDATE events SET livemode = COALESCE(
+    (SELECT p.livemode FROM payments p WHERE p.id = events.entity_id),
+    (SELECT w.livemode FROM withdrawals w WHERE w.id = events.entity_id),
+    FALSE);
+
+-- Idempotency-Keys are scoped per mode: a test key's are stored as "test <key>". Keys a merchant
+-- with test keys only sent before (its requests were test requests) move there, so a retry
+-- spanning the upgrade still finds its answer; operators' keys (cli:…) are not a mode's.
+UPDATE idempotency_keys SET key = 'test ' || key
+WHERE operation NOT LIKE 'cli:%'
+  AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.merchant_id = idempotency_keys.merchant_id AND k.livemode);
 
 -- Every list filter and sort stays served by a merchant-and-mode-leading index.
 DROP INDEX payments_merchant_created_idx;
@@ -81,6 +96,7 @@ CREATE INDEX payments_merchant_created_idx ON payments (merchant_id, created_at 
 CREATE INDEX payments_merchant_amount_idx ON payments (merchant_id, amount_in_cents, id);
 CREATE INDEX payments_merchant_status_created_idx ON payments (merchant_id, status, created_at DESC);
 CREATE INDEX payments_merchant_type_created_idx ON payments (merchant_id, type, created_at DESC);
+UPDATE idempotency_keys SET key = substr(key, 6) WHERE key LIKE 'test %';
 ALTER TABLE events DROP COLUMN livemode;
 ALTER TABLE webhook_endpoints DROP COLUMN livemode;
 DROP INDEX deposit_addresses_customer_idx;
