@@ -28,8 +28,17 @@ type Sealer interface {
 // run of this one wrote it under its own key). The request took effect and must not run again,
 // so it is a kind of ErrKeyInUse (409): the client looks the result up, or uses a new key after
 // checking whether it took effect.
-var ErrReplayUnreadable = fmt.Errorf("%w: the first request with this Idempotency-Key took effect, "+
-	"but its stored response cannot be read with this server's secrets key", ErrKeyInUse)
+var ErrReplayUnreadable error = unreadableError{}
+
+type unreadableError struct{}
+
+func (unreadableError) Error() string {
+	return "the first request with this Idempotency-Key took effect, but its stored response cannot be read " +
+		"with this server's secrets key (PAYMENTS_SECRETS_KEY changed?)"
+}
+
+// Is makes it an ErrKeyInUse to every caller that refuses those.
+func (unreadableError) Is(target error) bool { return target == ErrKeyInUse }
 
 // sealedPrefix marks a stored answer as sealed. An answer without it was written in clear by an
 // earlier version (a JSON body never begins with it).
@@ -56,16 +65,13 @@ func (k *Keeper) sealer() (Sealer, error) {
 	return k.local, nil
 }
 
-// binding ties a sealed answer to its row: an answer copied into another row (another merchant's
-// key) does not open there.
-func binding(merchantID uuid.UUID, key, operation string, hash []byte) []byte {
+// binding ties a sealed answer to its merchant and request: an answer copied into another
+// merchant's row does not open there. (Not to the key's text or the operation's name, which
+// migrations may rewrite — migration 12 scopes keys per mode — and Lookup compares anyway.)
+func binding(merchantID uuid.UUID, hash []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte("paymentsd idempotency answer v1\x00"))
 	h.Write(merchantID[:])
-	h.Write([]byte(key))
-	h.Write([]byte{0})
-	h.Write([]byte(operation))
-	h.Write([]byte{0})
 	h.Write(hash)
 	return h.Sum(nil)
 }
@@ -76,7 +82,7 @@ func (k *Keeper) seal(r Request, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	plain := append(binding(r.MerchantID, r.Key, r.Operation, r.Hash), body...)
+	plain := append(binding(r.MerchantID, r.Hash), body...)
 	sealed, err := s.Seal(plain)
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: seal the stored response: %w", err)
@@ -101,9 +107,9 @@ func (k *Keeper) open(r Request, stored []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := binding(r.MerchantID, r.Key, r.Operation, r.Hash)
+	want := binding(r.MerchantID, r.Hash)
 	if len(plain) < len(want) || !bytes.Equal(plain[:len(want)], want) {
-		return nil, errors.New("idempotency: the stored response belongs to another key")
+		return nil, errors.New("idempotency: the stored response belongs to another merchant or request")
 	}
 	return plain[len(want):], nil
 }

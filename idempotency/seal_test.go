@@ -108,9 +108,9 @@ func TestAnswerUnderAnotherSecretsKeyIsUnreadable(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReplayUnreadable)
 }
 
-// A sealed answer opens only in its own row: copied into another merchant's key with the same
+// A sealed answer opens only for its own merchant: copied into another merchant's key with the same
 // request, it is refused.
-func TestSealedAnswerIsBoundToItsKey(t *testing.T) {
+func TestSealedAnswerIsBoundToItsMerchant(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	other := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: "Other", ShortName: "Other", CreatedAt: *f.clock}
@@ -121,8 +121,9 @@ func TestSealedAnswerIsBoundToItsKey(t *testing.T) {
 	require.NoError(t, f.run(f.k.Guard(theirs), "e2", Outcome{201, []byte(`{}`)}, nil))
 	rec, err := f.st.Read(ctx).GetIdempotencyKey(other.ID, "k")
 	require.NoError(t, err)
+	copied := f.raw(t, "k")
 	require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error {
-		ok, err := tx.ReplaceIdempotencyBody(other.ID, "k", rec.ResponseBody, f.raw(t, "k"))
+		ok, err := tx.ReplaceIdempotencyBody(other.ID, "k", rec.ResponseBody, copied)
 		assert.True(t, ok)
 		return err
 	}))

@@ -30,6 +30,7 @@ PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | sort -V | tail -1)
 [ -x "$PGBENCH" ] || die "pgbench not found under /usr/lib/postgresql/*/bin"
 
 export PAYMENTS_PRICING=static PAYMENTS_NETWORKS=mainnet PAYMENTS_LOG_FORMAT=json PAYMENTS_DEVNET=off PAYMENTS_SERVE_UNWATCHED=true
+export PAYMENTS_SECRETS_KEY="${PAYMENTS_SECRETS_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
 WORK=$(mktemp -d)
 SERVE_PID=""
 cleanup() {
@@ -39,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$BIN" migrate 2>/dev/null
-CREATED=$("$BIN" merchants create --name Bench --json)
+CREATED=$("$BIN" merchants create --name Bench --mode live --json)   # mainnets: a live key
 MERCHANT=$(printf '%s' "$CREATED" | python3 -c 'import json,sys; print(json.load(sys.stdin)["merchantId"])')
 export BENCH_KEY
 BENCH_KEY=$(printf '%s' "$CREATED" | python3 -c 'import json,sys; print(json.load(sys.stdin)["secretKey"])')

@@ -47,6 +47,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.Role = role
+	if !cfg.IsEmbedded() && cfg.Webhooks.SecretsKey == "" {
+		// Without it, payment secrets in idempotent replays could be sealed only with a key of
+		// this process's own: a retry reaching another process, or this one after a restart,
+		// would find its answer unreadable. (The embedded default keeps a key file instead.)
+		ln.Close()
+		return fmt.Errorf("PAYMENTS_SECRETS_KEY is required with PostgreSQL: every serve process of a deployment needs the same " +
+			"32-byte key (64 hex digits, e.g. `openssl rand -hex 32`) to seal payment secrets in idempotent replays, webhook " +
+			"secrets and the dashboard's signing keys")
+	}
 	cfg.Chains.Passive = !role.Background() // an API process neither runs the devnet nor connects to chains
 	log := newLogger(stderr, cfg.LogFormat)
 	a, err := app.Open(ctx, cfg, log)

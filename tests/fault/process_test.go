@@ -96,7 +96,7 @@ func daemonEnv(dbURL string) []string {
 		env = append(env, kv)
 	}
 	return append(env, "DATABASE_URL="+dbURL, "PAYMENTS_PRICING=static", "PAYMENTS_NETWORKS=all", "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=true",
-		"PAYMENTS_LOG_FORMAT=json")
+		"PAYMENTS_LOG_FORMAT=json", "PAYMENTS_SECRETS_KEY="+strings.Repeat("9e", 32))
 }
 
 // runCLI runs a one-shot paymentsd command and returns its stdout; failure ends the test.

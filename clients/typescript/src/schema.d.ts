@@ -2865,7 +2865,10 @@ export interface components {
          *     A retry with the same key and body while the first request still runs waits for it and
          *     receives its replay; a request that failed took no effect and leaves the key free.
          *     `idempotency_key_in_use` is answered only for a key whose first request, made before an
-         *     upgrade to this version, never finished: its outcome is unknown until the key expires.
+         *     upgrade to this version, never finished (its outcome is unknown until the key expires), or
+         *     whose stored answer this server can no longer read (it is sealed with the deployment's
+         *     secrets key, and that key changed): the first request took effect; look it up instead of
+         *     retrying.
          */
         IdempotencyConflict: {
             headers: {
