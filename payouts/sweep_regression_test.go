@@ -205,8 +205,9 @@ func TestSweepTopupIsWhatTheSweepNeeds(t *testing.T) {
 	})
 }
 
-// A merchant's withdrawal paid to another payment's deposit address (a merchant paying an invoice
-// of the gateway from its balance): the payment never sees the money.
+// A withdrawal to a payment's deposit address is refused (it would be a sale the merchant paid
+// itself from its balance); USDC the hot wallet sends there anyway — an operator's own transfer —
+// is still that payment's money: the watcher never skips it like a gas top-up.
 func TestPayoutToADepositAddressIsAPayment(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, backend string) {
 		f := newFixture(t, opts{backend: backend, dbURL: testdb.URL(t, backend), sweep: true, sweepMin: "10"})
@@ -216,10 +217,16 @@ func TestPayoutToADepositAddressIsAPayment(t *testing.T) {
 			OrderID: "invoice-1", Amount: ptr(int64(2000))}, nil)
 		require.NoError(t, err)
 		to := common.HexToAddress(c.Payment.DepositAddress.Address)
-		w, err := f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawalInput(2000, to), nil)
+		_, err = f.a.Withdrawals.Create(f.ctx, f.merchant, withdrawalInput(2000, to), nil)
+		var refused *domain.InvalidInputError
+		require.ErrorAs(t, err, &refused)
+		require.Equal(t, domain.CodeRecipientNotAllowed, refused.Code)
+		hot, err := devnet.AccountKey(devnet.HotWalletAccount)
+		require.NoError(t, err)
+		_, err = devnet.Pay(f.ctx, f.eth, hot, devnet.USDCAddress, to, big.NewInt(20_000_000))
 		require.NoError(t, err)
 		f.rounds(30)
-		t.Logf("withdrawal %s; USDC at the deposit address %s", f.withdrawal(w.ID).Status, f.tokenBalance(devnet.USDCAddress, to))
+		t.Logf("USDC at the deposit address %s", f.tokenBalance(devnet.USDCAddress, to))
 		p, err := f.a.Store.Read(f.ctx).LockPayment(c.Payment.ID, f.a.Catalog)
 		require.NoError(t, err)
 		trs, err := f.a.Store.Read(f.ctx).PaymentTransfers(c.Payment.ID)

@@ -105,7 +105,7 @@ func TestOneFailingItemDoesNotHoldUpTheChain(t *testing.T) {
 
 	// The first merchant now accepts only a token this deployment does not serve.
 	require.NoError(t, f.a.Store.InTx(f.ctx, func(tx *store.Tx) error {
-		return tx.PutAcceptedAssets(f.merchant.ID, domain.SelectAssets("eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"))
+		return tx.PutAcceptedAssets(f.merchant.ID, domain.SelectAssets("eip155:11155111/erc20:0x1c7d4b196cb0c7b01d743fbc6116a902379c7238")) // a testnet not served here
 	}))
 	f.pay(3, d, dq, units("1000000")) // the customer pays to their reusable address again
 	q2 := f.quote(p2, "USDC")
