@@ -144,19 +144,19 @@ func (s *Service) createKey(tx *store.Tx, m domain.Merchant, mode domain.Mode, n
 	return Created{Merchant: m, SecretKey: key, KeyPrefix: prefix, Key: k}, err
 }
 
-// Keys lists a merchant's keys of one mode, newest first (prefixes and dates; never the keys or
-// hashes).
+// Keys lists the merchant's keys a credential of mode manages, newest first (prefixes, modes and
+// dates; never the keys or hashes).
 func (s *Service) Keys(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) ([]domain.APIKey, error) {
-	return s.Store.Read(ctx).APIKeys(merchantID, mode.Norm())
+	return s.Store.Read(ctx).APIKeys(merchantID, managedModes(mode)...)
 }
 
-// RevokeKey revokes one of a merchant's keys of one mode: at once in this process, within
-// KeyCacheTTL in others. ErrAPIKeyNotFound when the merchant has no such key in that mode.
+// RevokeKey revokes one of the merchant's keys a credential of mode manages: at once in this
+// process, within KeyCacheTTL in others. ErrAPIKeyNotFound when there is no such key.
 func (s *Service) RevokeKey(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, keyID uuid.UUID) (domain.APIKey, error) {
 	var k domain.APIKey
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = tx.RevokeAPIKey(merchantID, mode.Norm(), keyID, s.Now())
+		k, err = tx.RevokeAPIKey(merchantID, managedModes(mode), keyID, s.Now())
 		return err
 	})
 	s.keys().flush()
@@ -282,4 +282,14 @@ func (s *Service) Balance(ctx context.Context, id uuid.UUID, mode domain.Mode) (
 	}
 	pending, err := s.Store.Read(ctx).PendingPayouts(id, mode.Norm())
 	return avail, pending, err
+}
+
+// managedModes are the modes of the keys a credential of mode lists and revokes: live access
+// manages both (it may make keys of both), test access only test keys — it may never touch, even
+// revoke, what moves live money.
+func managedModes(mode domain.Mode) []domain.Mode {
+	if mode.Live() {
+		return []domain.Mode{domain.ModeLive, domain.ModeTest}
+	}
+	return []domain.Mode{domain.ModeTest}
 }

@@ -137,13 +137,13 @@ log "merchant created (merchantId=${MERCHANT_ID:-?})"
 # A merchant of its own for the dashboard (BearerAuth) operations, and its write token:
 # schemathesis.toml puts DASHBOARD_MERCHANT_ID in their path, so their fuzzed settings changes
 # never disturb the secret-key merchant.
-"$BIN" merchants create --name "$MERCHANT_NAME-dashboard" --deposits --withdrawals --json \
+"$BIN" merchants create --name "$MERCHANT_NAME-dashboard" --deposits --withdrawals --mode live --json \
   >"$WORK/dashboard.json" </dev/null || die "bin/paymentsd merchants create (dashboard) failed"
 DASHBOARD_MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["merchantId"])' "$WORK/dashboard.json") \
   || die "could not parse the dashboard merchant's id"
 DASHBOARD_SECRET_KEY=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secretKey"])' "$WORK/dashboard.json")
 export DASHBOARD_MERCHANT_ID
-TOKEN=$("$BIN" tokens issue --merchant "$DASHBOARD_MERCHANT_ID" --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
+TOKEN=$("$BIN" tokens issue --merchant "$DASHBOARD_MERCHANT_ID" --mode live --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
 log "dashboard merchant $DASHBOARD_MERCHANT_ID with a write token"
 }
 

@@ -105,9 +105,9 @@ func (t *Tx) RevokeKeysByPrefix(prefix string, at time.Time) (int64, error) {
 }
 
 // APIKeys lists a merchant's keys, newest first (hashes left out).
-func (t *Tx) APIKeys(merchantID uuid.UUID, mode domain.Mode) ([]domain.APIKey, error) {
+func (t *Tx) APIKeys(merchantID uuid.UUID, modes ...domain.Mode) ([]domain.APIKey, error) {
 	var rows []apiKeyRow
-	if err := t.db.Omit("key_hash").Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
+	if err := t.db.Omit("key_hash").Where("merchant_id = ? AND livemode IN ?", merchantID, liveFlags(modes)).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	out := make([]domain.APIKey, len(rows))
@@ -119,14 +119,14 @@ func (t *Tx) APIKeys(merchantID uuid.UUID, mode domain.Mode) ([]domain.APIKey, e
 
 // RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
 // back; ErrNotFound when the merchant has no such key.
-func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, mode domain.Mode, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
-	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND livemode = ? AND revoked_at IS NULL", keyID, merchantID, mode.Live()).
+func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
+	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND livemode IN ? AND revoked_at IS NULL", keyID, merchantID, liveFlags(modes)).
 		Update("revoked_at", at)
 	if res.Error != nil {
 		return domain.APIKey{}, translate(res.Error)
 	}
 	var r apiKeyRow
-	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode = ?", keyID, merchantID, mode.Live()).Error; err != nil {
+	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode IN ?", keyID, merchantID, liveFlags(modes)).Error; err != nil {
 		return domain.APIKey{}, translate(err)
 	}
 	return r.domain(), nil
@@ -215,4 +215,13 @@ func (t *Tx) PendingPayouts(merchantID uuid.UUID, mode domain.Mode) ([]PendingPa
 		Where("merchant_id = ? AND livemode = ? AND status IN ?", merchantID, mode.Live(), []domain.WithdrawalStatus{domain.WithdrawalPending, domain.WithdrawalProcessing}).
 		Group("chain_id, token_id").Order("chain_id, token_id").Scan(&rows).Error
 	return rows, translate(err)
+}
+
+// liveFlags is the livemode column's values of modes.
+func liveFlags(modes []domain.Mode) []bool {
+	out := make([]bool, len(modes))
+	for i, m := range modes {
+		out[i] = m.Live()
+	}
+	return out
 }

@@ -263,6 +263,8 @@ func TestDashboardAPIKeys(t *testing.T) {
 		require.Len(t, r.JSON(t)["data"], 1, "test mode lists its own key only")
 		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+keys[0].(map[string]any)["id"].(string), "", nil, bearerHeader(testTok)...).Status,
 			"a live key is unknown to a test-mode token")
+		r = e.do(http.MethodDelete, base+"/"+testKey["key"].(map[string]any)["id"].(string), "", nil, bearerHeader(write)...)
+		require.Equal(t, http.StatusOK, r.Status, "the live token that made a test key revokes it: %s", r.Body)
 
 		r = e.do(http.MethodPost, base, "", map[string]any{"mode": "live"}, bearerHeader(write)...)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
@@ -273,7 +275,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 		assert.True(t, strings.HasPrefix(secret, newKey["prefix"].(string)))
 		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/external/secretkey-auth/payments", secret, nil).Status, "the new key works")
 		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
-		assert.Len(t, r.JSON(t)["data"], 2)
+		assert.Len(t, r.JSON(t)["data"], 3, "a live token lists (and may revoke) the keys of both modes: the first, the test one and the new one")
 		assert.NotContains(t, string(r.Body), secret, "the key is shown once")
 
 		// B cannot revoke A's key, on its own path or on A's.

@@ -2353,7 +2353,7 @@ type ClientInterface interface {
 
 	// ListMerchantApiKeys List the merchant's secret keys
 	//
-	// The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 	ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2861,7 +2861,7 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 
 // ListMerchantApiKeys List the merchant's secret keys
 //
-// The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4957,7 +4957,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantApiKeysWithResponse List the merchant's secret keys
 	//
-	// The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7650,7 +7650,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 
 // ListMerchantApiKeysWithResponse List the merchant's secret keys
 //
-// The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //

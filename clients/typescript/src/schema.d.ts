@@ -353,7 +353,7 @@ export interface paths {
         };
         /**
          * List the merchant's secret keys
-         * @description The keys of the token's mode — id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+         * @description The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
          */
         get: operations["listMerchantApiKeys"];
         put?: never;
