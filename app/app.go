@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -68,6 +69,8 @@ type App struct {
 	oidc *dashauth.OIDC // the external issuer of dashboard tokens, when configured
 
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
+
+	bg sync.WaitGroup // the background loops (goLoop), joined by WaitBackground before Close
 }
 
 // Now is the service clock: UTC, truncated to what PostgreSQL stores, so a value read back

@@ -139,7 +139,7 @@ func (a *App) scanHorizon(ctx context.Context) (time.Time, error) {
 // RunWatchers runs every chain's watcher until ctx ends.
 func (a *App) RunWatchers(ctx context.Context) {
 	for _, w := range a.Watchers {
-		go w.Run(ctx)
+		a.goLoop(ctx, "watch:"+chains.CAIP2(w.Info.ID), w.Run)
 	}
 }
 

@@ -108,7 +108,7 @@ func (a *App) PayoutStatus() map[string]string {
 // RunPayouts runs every chain's payout manager until ctx ends.
 func (a *App) RunPayouts(ctx context.Context) {
 	for _, m := range a.Payouts {
-		go m.Run(ctx)
+		a.goLoop(ctx, "payout:"+chains.CAIP2(m.Info.ID), m.Run)
 	}
 }
 

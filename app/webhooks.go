@@ -75,6 +75,6 @@ func (a *App) wireWebhooks() error {
 // RunWebhooks delivers webhooks until ctx ends (background roles).
 func (a *App) RunWebhooks(ctx context.Context) {
 	if a.Dispatcher != nil {
-		go a.Dispatcher.Run(ctx)
+		a.goLoop(ctx, "webhooks", a.Dispatcher.Run)
 	}
 }

@@ -36,6 +36,8 @@ const expiryLease = "expiry-sweep"
 
 // Run sweeps every Interval until ctx ends.
 func (e *Expirer) Run(ctx context.Context) {
+	// On the way out the lease is given up, so another process sweeps at once, not after it expires.
+	defer func() { _ = e.Core.Store.GiveUpLease(context.WithoutCancel(ctx), expiryLease, e.Holder) }()
 	t := time.NewTicker(e.Interval)
 	defer t.Stop()
 	for {

@@ -85,16 +85,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer admin.Stop(2 * time.Second) // after the main server has drained
-	go a.Keeper.Sweep(ctx, time.Hour, log)
+	a.RunKeySweep(ctx)
 	if role.Background() {
-		go a.Expirer.Run(ctx)
+		a.RunExpiry(ctx)
 		a.RunWatchers(ctx)
 		a.RunPayouts(ctx)
 		a.RunWebhooks(ctx)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape), "role", string(role))
-	return server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
+	err = server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
+	// The background loops saw the same signal: their rounds in flight finish and their leases
+	// are given up before the deferred Close takes the database away, so another process takes
+	// the work over at once.
+	if a.WaitBackground(cfg.ShutdownGrace) {
+		log.Info("background work stopped; its leases released")
+	} else {
+		log.Warn("background work still running after the shutdown grace; its leases expire on their own", "grace", cfg.ShutdownGrace)
+	}
+	return err
 }
 
 // bootstrapDemo creates the demo merchant on an empty embedded database and prints its key once.
