@@ -68,11 +68,14 @@ func (i *Issuer) publicKey(ctx context.Context, kid string, mayReload bool) (ed2
 			return nil, errUnknownKID
 		}
 	}
-	keys, err := i.readKeys(ctx)
+	read, err := i.readKeys(ctx)
 	if err != nil {
+		if k, ok := keys[kid]; ok {
+			return k, nil // the database is unreachable: a key still cached stays good
+		}
 		return nil, err
 	}
-	if k, ok := keys[kid]; ok {
+	if k, ok := read[kid]; ok {
 		return k, nil
 	}
 	return nil, errUnknownKID
@@ -81,7 +84,7 @@ func (i *Issuer) publicKey(ctx context.Context, kid string, mayReload bool) (ed2
 // readKeys reads the published keys, once for all concurrent callers; a caller arriving just
 // after a read (within KeyReloadInterval, the cache fresh) gets its outcome without another.
 func (i *Issuer) readKeys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
-	v, err, _ := i.reload.Do("keys", func() (any, error) {
+	ch := i.reload.DoChan("keys", func() (any, error) {
 		i.mu.Lock()
 		if i.keys != nil && time.Since(i.loaded) < KeyCacheTTL && time.Since(i.tried) < KeyReloadInterval {
 			keys := i.keys
@@ -98,8 +101,11 @@ func (i *Issuer) readKeys(ctx context.Context) (map[string]ed25519.PublicKey, er
 		}()
 
 		i.reads.Add(1)
-		// A request's cancellation must not fail the read the others wait for.
-		keys, err := i.Store.Read(context.WithoutCancel(ctx)).SigningKeys(i.Now().Add(-MaxTTL))
+		// A request's cancellation must not fail the read the others wait for; a database that
+		// does not answer must not hold them all for minutes either.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyReadTimeout)
+		defer cancel()
+		keys, err := i.Store.Read(rctx).SigningKeys(i.Now().Add(-MaxTTL))
 		if err != nil {
 			return nil, err
 		}
@@ -117,8 +123,16 @@ func (i *Issuer) readKeys(ctx context.Context) (map[string]ed25519.PublicKey, er
 		i.mu.Unlock()
 		return m, nil
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case <-ctx.Done(): // this request gave up: it stops waiting, the read goes on for the others
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(map[string]ed25519.PublicKey), nil
 	}
-	return v.(map[string]ed25519.PublicKey), nil
 }
+
+// keyReadTimeout bounds one read of the signing keys.
+const keyReadTimeout = 5 * time.Second

@@ -12,6 +12,10 @@ import (
 
 // Duplicate member names in JSON bodies.
 
+// maxMemberDepth bounds the nesting checkDuplicateMembers walks: a megabyte of "[[[[…" would
+// otherwise cost a frame per level (over 100 MB) on every such request.
+const maxMemberDepth = 64
+
 // checkDuplicateMembers refuses a JSON body with an object that names a member twice, at any
 // depth: encoding/json (and so openapi3filter, the generated binder and the idempotency hash's
 // canonical form) keeps the last value without a word, while another reader of the same bytes —
@@ -35,6 +39,9 @@ func checkDuplicateMembers(body []byte) error {
 		}
 		switch d, delim := tok.(json.Delim); {
 		case delim && (d == '{' || d == '['):
+			if len(stack) >= maxMemberDepth {
+				return nil // no request of the spec nests this deep: schema validation refuses it, cheaply
+			}
 			f := &memberFrame{object: d == '{', wantName: d == '{'}
 			if f.object {
 				f.names = map[string]struct{}{}

@@ -66,11 +66,18 @@ func takeAll(now time.Time, rs ...*rate.Reservation) (bool, time.Duration) {
 
 // clientKey is the client's address as the server saw it (clientIPExtractor: the TCP peer, or
 // the X-Forwarded-For address a trusted proxy vouches for), parsed: never a header's raw text.
+// An IPv6 client is keyed by its /64 — one subscriber's network — since it can pick any of the
+// 2^64 addresses in it and would otherwise have a failure budget per address.
 func clientKey(c echo.Context) string {
-	if ip, err := netip.ParseAddr(c.RealIP()); err == nil {
-		return ip.Unmap().String()
+	ip, err := netip.ParseAddr(c.RealIP())
+	if err != nil {
+		return "unparsed"
 	}
-	return "unparsed"
+	if ip = ip.Unmap(); ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // rateLimitedError is a 429 with the wait.

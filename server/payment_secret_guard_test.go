@@ -228,3 +228,15 @@ func TestGuardClientKeyFollowsTrustedProxies(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, spend(newGuardTest(t, netip.MustParsePrefix("127.0.0.1/32")), "127.0.0.1"),
 		"each forwarded client has its own budget")
 }
+
+// An IPv6 client's failures are counted per /64: it cannot earn a fresh budget per address.
+func TestGuardKeysIPv6ClientsByTheirSlash64(t *testing.T) {
+	gt := newGuardTest(t, netip.MustParsePrefix("127.0.0.1/32"))
+	last := 0
+	for i := range 21 {
+		last, _ = gt.open("127.0.0.1", "2001:db8:1:2::"+strconv.FormatInt(int64(i+1), 16), uuid.NewString(), "ps_wrong")
+	}
+	assert.Equal(t, http.StatusTooManyRequests, last, "21 addresses of one /64 share one budget")
+	code, _ := gt.open("127.0.0.1", "2001:db8:1:3::1", uuid.NewString(), "ps_wrong")
+	assert.Equal(t, http.StatusNotFound, code, "another /64 has its own")
+}

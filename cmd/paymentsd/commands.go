@@ -25,6 +25,9 @@ func operatorApp(ctx context.Context, dbURL string, stderr io.Writer) (*app.App,
 		return nil, err
 	}
 	cfg.Chains.Passive = true // a one-shot command neither runs the devnet nor watches chains
+	if err := requireSecretsKey(cfg); err != nil {
+		return nil, err
+	}
 	a, err := app.Open(ctx, cfg, newLogger(stderr, cfg.LogFormat))
 	if err != nil {
 		return nil, err

@@ -47,14 +47,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg.Role = role
-	if !cfg.IsEmbedded() && cfg.Webhooks.SecretsKey == "" {
-		// Without it, payment secrets in idempotent replays could be sealed only with a key of
-		// this process's own: a retry reaching another process, or this one after a restart,
-		// would find its answer unreadable. (The embedded default keeps a key file instead.)
+	if err := requireSecretsKey(cfg); err != nil {
 		ln.Close()
-		return fmt.Errorf("PAYMENTS_SECRETS_KEY is required with PostgreSQL: every serve process of a deployment needs the same " +
-			"32-byte key (64 hex digits, e.g. `openssl rand -hex 32`) to seal payment secrets in idempotent replays, webhook " +
-			"secrets and the dashboard's signing keys")
+		return err
 	}
 	cfg.Chains.Passive = !role.Background() // an API process neither runs the devnet nor connects to chains
 	log := newLogger(stderr, cfg.LogFormat)
@@ -148,4 +143,18 @@ func portOf(hostport string) string {
 		return "8080"
 	}
 	return port
+}
+
+// requireSecretsKey refuses PostgreSQL without PAYMENTS_SECRETS_KEY. Without it, the answers kept
+// for Idempotency-Key retries (a payment creation's carries its payment secret) could be sealed
+// only with a key of the process's own: a retry reaching another process — another serve, the
+// next operator command, this one after a restart — would find its answer unreadable. (The
+// embedded default keeps a key file beside the database instead.)
+func requireSecretsKey(cfg config.Config) error {
+	if cfg.IsEmbedded() || cfg.Webhooks.SecretsKey != "" {
+		return nil
+	}
+	return fmt.Errorf("PAYMENTS_SECRETS_KEY is required with PostgreSQL: every process of a deployment, operator commands " +
+		"included, needs the same 32-byte key (64 hex digits, e.g. `openssl rand -hex 32`) to seal payment secrets in " +
+		"idempotent replays, webhook secrets and the dashboard's signing keys")
 }
