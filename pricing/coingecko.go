@@ -101,6 +101,11 @@ func (c *CoinGecko) PriceUSD(ctx context.Context, a Asset) (decimal.Decimal, err
 	// one impatient caller cannot fail the others) but is still bounded by
 	// the HTTP client's timeout, or DefaultHTTPTimeout if it has none.
 	ch := c.group.DoChan(id, func() (any, error) {
+		// A caller that missed the cache just as another fetch finished would otherwise fetch
+		// again: the cache, filled by that fetch, answers it.
+		if p, ok := c.cached(id, true); ok {
+			return p, nil
+		}
 		fctx := context.WithoutCancel(ctx)
 		if c.cfg.HTTPClient.Timeout <= 0 {
 			var cancel context.CancelFunc
