@@ -2,7 +2,9 @@ package watcher_test
 
 import (
 	"math/big"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/assert"
@@ -111,5 +113,13 @@ func (f *fixture) replace(account int, nonce uint64) {
 	tx := types.MustSignNewTx(key, types.LatestSignerForChainID(big.NewInt(devnet.ChainID)), &types.DynamicFeeTx{
 		ChainID: big.NewInt(devnet.ChainID), Nonce: nonce, GasTipCap: new(big.Int).Mul(gwei, big.NewInt(50)),
 		GasFeeCap: new(big.Int).Mul(gwei, big.NewInt(500)), Gas: 21000, To: &to, Value: big.NewInt(0)})
-	require.NoError(f.t, f.eth.SendTransaction(f.ctx, tx))
+	// After a Fork the pool moves to the new head asynchronously: until it has, it still counts
+	// the orphaned transaction's nonce as used ("nonce too low"; CI once sent too early).
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err = f.eth.SendTransaction(f.ctx, tx); err == nil || !strings.Contains(err.Error(), "nonce too low") || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.NoError(f.t, err)
 }
