@@ -112,12 +112,7 @@ func (f fixture) events(t *testing.T, id uuid.UUID) []domain.Event {
 	return evs
 }
 
-func (f fixture) balance(t *testing.T) int64 {
-	t.Helper()
-	b, err := f.st.Read(context.Background()).AvailableBalance(f.merchant.ID, domain.ModeLive)
-	require.NoError(t, err)
-	return b
-}
+func (f fixture) balance(t *testing.T) int64 { return f.modeBalance(t, domain.ModeLive) }
 
 // movePayment is the closure that takes a payment to `to`, with what each state requires:
 // a receipt to complete, no active quote left in a terminal state.

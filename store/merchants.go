@@ -76,19 +76,30 @@ func (t *Tx) CreateAPIKey(k domain.APIKey) error {
 
 // MerchantByKeyHash finds the merchant owning an unrevoked key, acting in the key's mode.
 func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
-	var r merchantRow
-	err := t.db.Table("merchants").Select("merchants.*").
+	// One query on the authentication path: the merchant's columns and its key's mode.
+	var r struct {
+		ID                 uuid.UUID
+		Name               string
+		ShortName          string
+		LogoURL            *string
+		DepositsEnabled    bool
+		WithdrawalsEnabled bool
+		CreatedAt          time.Time
+		KeyLivemode        bool
+	}
+	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, "+
+		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
-		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Take(&r).Error
-	if err != nil {
-		return domain.Merchant{}, translate(err)
+		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Limit(1).Scan(&r)
+	if res.Error != nil {
+		return domain.Merchant{}, translate(res.Error)
 	}
-	var k apiKeyRow
-	if err := t.db.Select("livemode").Take(&k, "key_hash = ?", hash).Error; err != nil {
-		return domain.Merchant{}, translate(err)
+	if res.RowsAffected == 0 {
+		return domain.Merchant{}, ErrNotFound
 	}
-	m := r.domain()
-	m.Mode = domain.ModeOf(k.Livemode)
+	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DepositsEnabled: r.DepositsEnabled,
+		WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
+	m.Mode = domain.ModeOf(r.KeyLivemode)
 	return m, nil
 }
 

@@ -10,13 +10,11 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/gen/client"
-	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/settlement"
 )
 
@@ -32,34 +30,11 @@ func withdrawal(amount int64, extra ...any) map[string]any {
 	return m
 }
 
-// fund credits a merchant's balance with at least cents (within a cent, after the 1% merchant
-// fee) by settling a deposit of USDC on Base, a 6-decimal stablecoin at 1.00.
-func (e *env) fund(key string, cents int64) {
-	e.t.Helper()
-	id := e.createPayment(key, map[string]any{"type": "deposit", "currency": "USD", "orderId": "funding"})["paymentId"].(string)
-	r := e.do(http.MethodGet, paymentsPath+"/"+id, key, nil)
-	var quote uuid.UUID
-	for _, q := range r.JSON(e.t)["quotes"].([]any) {
-		q := q.(map[string]any)
-		if q["chainId"] == "eip155:8453" && q["token"].(map[string]any)["symbol"] == "USDC" {
-			quote = uuid.MustParse(q["id"].(string))
-		}
-	}
-	require.NotEqual(e.t, uuid.Nil, quote)
-	// Gross up for the 1% merchant fee so the net credit is what the test asked for.
-	gross := decimal.NewFromInt(cents).Mul(decimal.NewFromInt(10000)).Div(decimal.NewFromInt(9900)).Ceil()
-	amount := gross.Mul(decimal.NewFromInt(10000)) // cents → micro-USDC
-	_, err := e.app.Payments.Settle(context.Background(), payments.SettleInput{PaymentID: uuid.MustParse(id), QuoteID: &quote,
-		TxHash: "0x" + strings.Repeat("1", 64), AmountAsset: &amount}, nil)
-	require.NoError(e.t, err)
-}
+// fund credits a merchant's live balance with at least cents by settling a deposit of USDC on
+// Base (fundOn).
+func (e *env) fund(key string, cents int64) { e.fundOn(key, cents, "eip155:8453") }
 
-func (e *env) balance(m uuid.UUID) int64 {
-	e.t.Helper()
-	b, err := e.app.Store.Read(context.Background()).AvailableBalance(m, domain.ModeLive)
-	require.NoError(e.t, err)
-	return b
-}
+func (e *env) balance(m uuid.UUID) int64 { return e.modeBalance(m, domain.ModeLive) }
 
 func TestWithdrawalBounds(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
