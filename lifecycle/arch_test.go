@@ -11,7 +11,8 @@ import (
 )
 
 // The lifecycle core is the one place where statuses change and events are written: these
-// store methods may be called from package lifecycle only (tests aside).
+// store methods may be called from package lifecycle only (tests aside) — and InsertEvent from
+// the outbox the core hands its events to (webhooks.Fanout), inside the core's transaction.
 var coreOnly = map[string]bool{
 	"SavePaymentChange": true, "SaveWithdrawalChange": true, "InsertEvent": true,
 	"InsertPayment": true, "InsertWithdrawal": true, "TouchPayment": true, "AppendTransferCredit": true,
@@ -44,12 +45,13 @@ func TestOnlyTheCoreWritesStatesAndEvents(t *testing.T) {
 			return err
 		}
 		checked++
+		outbox := rel == filepath.Join("webhooks", "fanout.go")
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
 			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && coreOnly[sel.Sel.Name] {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && coreOnly[sel.Sel.Name] && !(outbox && sel.Sel.Name == "InsertEvent") {
 				t.Errorf("%s: %s is the lifecycle core's; change state through lifecycle.Core", fset.Position(call.Pos()), sel.Sel.Name)
 			}
 			return true

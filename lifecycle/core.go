@@ -25,6 +25,22 @@ type Core struct {
 	// Render gives each event the object as the API's GET returns it, in the deployment's
 	// shape: the webhook body. Nil: events carry no object, and nothing is delivered.
 	Render Renderer
+	// Outbox appends each event in the change's transaction and decides who receives it
+	// (webhooks.Fanout). Nil: events are appended and delivered to no one.
+	Outbox Outbox
+}
+
+// Outbox appends an event to the outbox of the transaction writing its change.
+type Outbox interface {
+	Append(tx *store.Tx, e domain.Event) error
+}
+
+// emit appends e through the Outbox.
+func (c *Core) emit(tx *store.Tx, e domain.Event) error {
+	if c.Outbox == nil {
+		return tx.InsertEvent(e, nil)
+	}
+	return c.Outbox.Append(tx, e)
 }
 
 // Renderer renders entities as the API does (settlement).
@@ -53,7 +69,7 @@ func (c *Core) CreatePayment(tx *store.Tx, p *domain.Payment) error {
 	if err := tx.InsertPayment(*p); err != nil {
 		return err
 	}
-	return tx.InsertEvent(c.paymentEvent(domain.EventPaymentCreated, "", *p))
+	return c.emit(tx, c.paymentEvent(domain.EventPaymentCreated, "", *p))
 }
 
 // UpdatePayment applies change to payment id in a transaction of its own.
@@ -104,7 +120,7 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 			return domain.Payment{}, err
 		}
 	}
-	if err := tx.InsertEvent(c.paymentEvent(paymentEventType(before, after), before.Status, after)); err != nil {
+	if err := c.emit(tx, c.paymentEvent(paymentEventType(before, after), before.Status, after)); err != nil {
 		return domain.Payment{}, err
 	}
 	if before.Status != domain.PaymentCompleted && overpaid(after) {
@@ -114,7 +130,7 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 			return domain.Payment{}, err
 		}
 		after.Version++
-		if err := tx.InsertEvent(c.paymentEvent(domain.EventPaymentOverpaid, "", after)); err != nil {
+		if err := c.emit(tx, c.paymentEvent(domain.EventPaymentOverpaid, "", after)); err != nil {
 			return domain.Payment{}, err
 		}
 	}
@@ -164,7 +180,7 @@ func (c *Core) RefreshQuotesTx(tx *store.Tx, id uuid.UUID, candidates []domain.Q
 	}
 	p.Quotes = append(p.Quotes, fresh...)
 	p.Version, p.UpdatedAt = p.Version+1, now
-	return p, tx.InsertEvent(c.paymentEvent(domain.EventPaymentUpdated, "", p))
+	return p, c.emit(tx, c.paymentEvent(domain.EventPaymentUpdated, "", p))
 }
 
 // overpaid reports whether a completed payment (not a deposit) settled more of its token than
@@ -199,7 +215,7 @@ func (c *Core) CreateWithdrawal(tx *store.Tx, w *domain.Withdrawal) error {
 	if err := tx.AppendLedger(w.MerchantID, w.Mode.Norm(), store.LedgerWithdrawalDebit, -w.AmountInCents, nil, &id, w.CreatedAt); err != nil {
 		return err
 	}
-	return tx.InsertEvent(c.withdrawalEvent(domain.EventWithdrawalCreated, "", *w))
+	return c.emit(tx, c.withdrawalEvent(domain.EventWithdrawalCreated, "", *w))
 }
 
 // UpdateWithdrawal applies change to withdrawal id in a transaction of its own.
@@ -252,7 +268,7 @@ func (c *Core) UpdateWithdrawalTx(tx *store.Tx, id uuid.UUID, change WithdrawalC
 	if after.Status != before.Status {
 		typ = domain.WithdrawalStatusEvent(after.Status)
 	}
-	if err := tx.InsertEvent(c.withdrawalEvent(typ, before.Status, after)); err != nil {
+	if err := c.emit(tx, c.withdrawalEvent(typ, before.Status, after)); err != nil {
 		return domain.Withdrawal{}, err
 	}
 	return after, nil

@@ -58,5 +58,5 @@ func (c *Core) CreditTransferTx(tx *store.Tx, paymentID, transferID uuid.UUID, c
 	if e.Payload, err = withTransfer(e.Payload, note); err != nil {
 		return domain.Payment{}, err
 	}
-	return p, tx.InsertEvent(e)
+	return p, c.emit(tx, e)
 }

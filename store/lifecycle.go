@@ -115,35 +115,17 @@ func (t *Tx) TouchPayment(id uuid.UUID, version int64, at time.Time) error {
 	return nil
 }
 
-// InsertEvent appends an event to the outbox. A second event with the same entity and sequence
-// is ErrConflict.
-func (t *Tx) InsertEvent(e domain.Event) error {
+// InsertEvent appends an event to the outbox, with object (the webhook body) when someone is to
+// receive it. A second event with the same entity and sequence is ErrConflict. Who receives an
+// event is the webhooks package's decision (webhooks.Fanout), made in the same transaction.
+func (t *Tx) InsertEvent(e domain.Event, object []byte) error {
 	row := eventRow{ID: e.ID, Type: string(e.Type), Entity: string(e.Entity), EntityID: e.EntityID,
 		MerchantID: e.MerchantID, Livemode: e.Mode.Live(), Sequence: e.Sequence, Payload: string(e.Payload), CreatedAt: e.CreatedAt}
-	var endpoints []uuid.UUID
-	if e.Render != nil && domain.IsWebhookEvent(e.Type) {
-		var err error
-		if endpoints, err = t.subscribedEndpoints(e.MerchantID, e.Mode, e.Type); err != nil {
-			return err
-		}
-	}
-	if len(endpoints) > 0 { // rendered only for someone to receive it
-		obj, err := e.Render()
-		if err != nil {
-			return fmt.Errorf("store: render event %s: %w", e.ID, err)
-		}
-		text := string(obj)
+	if object != nil {
+		text := string(object)
 		row.Object = &text
 	}
-	if err := t.db.Create(&row).Error; err != nil {
-		return translate(err)
-	}
-	for _, ep := range endpoints {
-		if err := t.insertDelivery(e.ID, ep, e.MerchantID, e.CreatedAt); err != nil {
-			return err
-		}
-	}
-	return nil
+	return translate(t.db.Create(&row).Error)
 }
 
 // EntityEvents lists an entity's events in order.

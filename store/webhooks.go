@@ -203,16 +203,16 @@ type attemptRow struct {
 
 func (attemptRow) TableName() string { return "webhook_attempts" }
 
-// subscribedEndpoints lists a merchant's enabled endpoints of a mode subscribed to an event
-// type: the event's deliveries, scheduled due now in the transaction that writes the event.
-func (t *Tx) subscribedEndpoints(merchantID uuid.UUID, mode domain.Mode, typ domain.EventType) ([]uuid.UUID, error) {
+// SubscribedEndpoints lists a merchant's enabled endpoints of a mode subscribed to an event type.
+func (t *Tx) SubscribedEndpoints(merchantID uuid.UUID, mode domain.Mode, typ domain.EventType) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := t.db.Model(&endpointRow{}).Where("merchant_id = ? AND livemode = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
 		merchantID, mode.Live(), "%,"+string(typ)+",%").Pluck("id", &ids).Error
 	return ids, translate(err)
 }
 
-func (t *Tx) insertDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
+// ScheduleDelivery schedules an event's delivery to an endpoint, due at.
+func (t *Tx) ScheduleDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
 	return translate(t.db.Create(&deliveryRow{ID: uuid.Must(uuid.NewV7()), EventID: eventID, EndpointID: endpointID,
 		MerchantID: merchantID, Status: DeliveryPending, NextAttemptAt: at.UTC(), CreatedAt: at.UTC(), UpdatedAt: at.UTC()}).Error)
 }
