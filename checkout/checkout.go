@@ -101,7 +101,7 @@ func (s *Service) Open(ctx context.Context, paymentID, secret string) (domain.Pa
 	if len(stored) != len(sum) || subtle.ConstantTimeCompare(sum[:], stored) != 1 {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}
-	p, err := s.Store.Read(ctx).LockPayment(id, s.Catalog)
+	p, err := s.Store.Read(ctx).PaymentByID(id, s.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Payment{}, domain.ErrPaymentNotFound
 	}

@@ -160,7 +160,7 @@ func (v verdict) same(p domain.Payment) bool {
 func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, error) {
 	s := o.Payments
 	rd := s.Store.Read(ctx)
-	p, err := rd.LockPayment(paymentID, s.Catalog) // a plain read outside a transaction
+	p, err := rd.PaymentByID(paymentID, s.Catalog)
 	if err != nil {
 		return false, err
 	}
@@ -384,7 +384,7 @@ func (o *OnChain) CreditUncounted(ctx context.Context, chainID int64, limit int)
 // creditOne credits one uncounted transfer (see CreditUncounted).
 func (o *OnChain) creditOne(ctx context.Context, t store.Transfer) error {
 	s := o.Payments
-	p, err := s.Store.Read(ctx).LockPayment(*t.PaymentID, s.Catalog)
+	p, err := s.Store.Read(ctx).PaymentByID(*t.PaymentID, s.Catalog)
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func (f *fixture) settleAll(ids ...uuid.UUID) {
 
 func (f *fixture) withdrawal(id uuid.UUID) domain.Withdrawal {
 	f.t.Helper()
-	w, err := f.a.Store.Read(f.ctx).LockWithdrawal(id, f.a.Catalog)
+	w, err := f.a.Store.Read(f.ctx).WithdrawalByID(id, f.a.Catalog)
 	require.NoError(f.t, err)
 	return w
 }

@@ -542,7 +542,7 @@ func (m *Manager) sendPending(ctx context.Context, res *RoundResult) error {
 
 // sendOne signs one withdrawal's payout, or says why it waits.
 func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reason string, err error) {
-	w, err := m.Store.Read(ctx).LockWithdrawal(id, m.Catalog) // a plain read outside a transaction
+	w, err := m.Store.Read(ctx).WithdrawalByID(id, m.Catalog)
 	if err != nil {
 		return false, "", err
 	}

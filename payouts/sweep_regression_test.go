@@ -227,7 +227,7 @@ func TestPayoutToADepositAddressIsAPayment(t *testing.T) {
 		require.NoError(t, err)
 		f.rounds(30)
 		t.Logf("USDC at the deposit address %s", f.tokenBalance(devnet.USDCAddress, to))
-		p, err := f.a.Store.Read(f.ctx).LockPayment(c.Payment.ID, f.a.Catalog)
+		p, err := f.a.Store.Read(f.ctx).PaymentByID(c.Payment.ID, f.a.Catalog)
 		require.NoError(t, err)
 		trs, err := f.a.Store.Read(f.ctx).PaymentTransfers(c.Payment.ID)
 		require.NoError(t, err)

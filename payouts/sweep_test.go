@@ -116,7 +116,7 @@ func TestSweepNativeAndERC20(t *testing.T) {
 			return len(a) == 1 && a[0].Status == store.SweepConfirmed && len(b) == 1 && b[0].Status == store.SweepConfirmed
 		})
 		for _, x := range []paid{usdc, eth, usdt} {
-			got, err := f.a.Store.Read(f.ctx).LockPayment(x.p.ID, f.a.Catalog)
+			got, err := f.a.Store.Read(f.ctx).PaymentByID(x.p.ID, f.a.Catalog)
 			require.NoError(t, err)
 			require.Equal(t, domain.PaymentCompleted, got.Status)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/paymentsd/paymentsd/domain"
@@ -66,7 +67,15 @@ func (t *Tx) insertPaymentReceipt(paymentID uuid.UUID, r domain.PaymentReceipt) 
 // LockWithdrawal reads a withdrawal by id alone under a row lock on PostgreSQL (on SQLite the
 // single connection already serialises transactions).
 func (t *Tx) LockWithdrawal(id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
-	q := t.forUpdate()
+	return t.withdrawalByID(t.forUpdate(), id, cat)
+}
+
+// WithdrawalByID reads a withdrawal by id alone (worker paths), without a lock.
+func (t *Tx) WithdrawalByID(id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
+	return t.withdrawalByID(t.db, id, cat)
+}
+
+func (t *Tx) withdrawalByID(q *gorm.DB, id uuid.UUID, cat domain.Catalog) (domain.Withdrawal, error) {
 	var row withdrawalRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
 		return domain.Withdrawal{}, translate(err)

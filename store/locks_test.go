@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"time"
 	"testing"
 
 	"github.com/google/uuid"
@@ -85,4 +86,36 @@ func TestLockPaymentHoldsRowLock(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A locking method called on Store.Read's Tx (no transaction: its lock would end with the
+// statement) is refused on both databases, and its plain-read twin answers the same row.
+func TestLockingReadsRefusedOutsideATransaction(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		cat := loadCatalog(t, st)
+		m := createMerchant(t, st, "Acme Corp", "acme")
+		p := insertPayment(t, st, cat, m, paymentSpec{Amount: 1000})
+		rd := st.Read(ctx)
+		_, err := rd.LockPayment(p.ID, cat)
+		assert.ErrorIs(t, err, store.ErrLockOutsideTx, "LockPayment")
+		_, err = rd.LockWithdrawal(uuid.New(), cat)
+		assert.ErrorIs(t, err, store.ErrLockOutsideTx, "LockWithdrawal")
+		_, err = rd.LockMerchant(m.ID)
+		assert.ErrorIs(t, err, store.ErrLockOutsideTx, "LockMerchant")
+		assert.ErrorIs(t, rd.LockBalance(m.ID, m.Mode), store.ErrLockOutsideTx, "LockBalance")
+		_, err = rd.TakeNonce(1337, "0x5aeda56215b167893e80b4fe645ba6d5bab767de", 0, "0xgenesis", false)
+		assert.ErrorIs(t, err, store.ErrLockOutsideTx, "TakeNonce")
+		_, err = rd.ClaimDue("holder", t0, time.Minute, 10)
+		assert.ErrorIs(t, err, store.ErrLockOutsideTx, "ClaimDue")
+
+		got, err := rd.PaymentByID(p.ID, cat)
+		require.NoError(t, err)
+		assert.Equal(t, p.ID, got.ID)
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
+			locked, err := tx.LockPayment(p.ID, cat)
+			assert.Equal(t, got.ID, locked.ID)
+			return err
+		}))
+	})
 }

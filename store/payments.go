@@ -207,7 +207,15 @@ func (t *Tx) GetPayment(merchantID uuid.UUID, mode domain.Mode, id uuid.UUID, ca
 
 // LockPayment reads a payment by id alone (operator paths) under a row lock on PostgreSQL.
 func (t *Tx) LockPayment(id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
-	q := t.forUpdate()
+	return t.paymentByID(t.forUpdate(), id, cat)
+}
+
+// PaymentByID reads a payment by id alone (operator and worker paths), without a lock.
+func (t *Tx) PaymentByID(id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
+	return t.paymentByID(t.db, id, cat)
+}
+
+func (t *Tx) paymentByID(q *gorm.DB, id uuid.UUID, cat domain.Catalog) (domain.Payment, error) {
 	var row paymentRow
 	if err := q.Take(&row, "id = ?", id).Error; err != nil {
 		return domain.Payment{}, translate(err)

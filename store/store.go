@@ -50,9 +50,15 @@ type Store struct {
 
 // Tx is a unit of work on the database, inside or outside a transaction.
 type Tx struct {
-	db      *gorm.DB
-	dialect Dialect
+	db       *gorm.DB
+	dialect  Dialect
+	readOnly bool // from Read: no transaction, so no lock could outlive the statement
 }
+
+// ErrLockOutsideTx is a locking method called on Store.Read's Tx: a row lock outside a
+// transaction ends with its statement and protects nothing, so the call is refused rather
+// than silently unprotected.
+var ErrLockOutsideTx = errors.New("store: a locking read needs a transaction (Store.InTx), not Store.Read")
 
 // SQLiteFile is the file of an embedded database URL (a path, sqlite:path or file:path).
 func SQLiteFile(databaseURL string) string {
@@ -179,6 +185,11 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 // FOR UPDATE would wait on — two withdrawals deadlocked that way. NO KEY UPDATE still
 // serialises the lockers among themselves.
 func (t *Tx) forUpdate() *gorm.DB {
+	if t.readOnly {
+		db := t.db.Session(&gorm.Session{})
+		_ = db.AddError(ErrLockOutsideTx)
+		return db
+	}
 	if t.dialect == Postgres {
 		return t.db.Clauses(clause.Locking{Strength: "NO KEY UPDATE"})
 	}
@@ -187,7 +198,7 @@ func (t *Tx) forUpdate() *gorm.DB {
 
 // Read returns a Tx for reads outside a transaction.
 func (s *Store) Read(ctx context.Context) *Tx {
-	return &Tx{db: s.db.WithContext(ctx), dialect: s.dialect}
+	return &Tx{db: s.db.WithContext(ctx), dialect: s.dialect, readOnly: true}
 }
 
 // InTx runs fn in one transaction, committed when fn returns nil.

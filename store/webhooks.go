@@ -288,6 +288,9 @@ type Due struct {
 // made by one process. On PostgreSQL the rows are picked FOR UPDATE SKIP LOCKED, so processes
 // claiming together take different rows; SQLite has one writer.
 func (t *Tx) ClaimDue(holder string, now time.Time, lease time.Duration, limit int) ([]Due, error) {
+	if t.readOnly {
+		return nil, ErrLockOutsideTx
+	}
 	q := t.db.Model(&deliveryRow{}).Select("id").
 		Where("status = ? AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until < ?)", DeliveryPending, now.UTC(), now.UTC()).
 		Order("next_attempt_at, id").Limit(limit)

@@ -48,7 +48,7 @@ func cmdDevnetPay(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer a.Close()
-	p, err := a.Store.Read(ctx).LockPayment(pid, a.Catalog)
+	p, err := a.Store.Read(ctx).PaymentByID(pid, a.Catalog)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no payment %s", pid)
 	}
