@@ -20,6 +20,7 @@ lint:
 	$(GO) run ./cmd/speclint openapi.yaml gen/guide-openapi.yaml
 	bash scripts/lint-spec.sh
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck ./...
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 

@@ -41,9 +41,9 @@ func TestBuiltInIssuer(t *testing.T) {
 			ctx := context.Background()
 			a, mid := newIssuer(t, backend)
 			iss := a.Tokens
-			tok, exp, err := iss.Mint(ctx, mid, dashauth.ScopeRead, 0)
+			_, _, err := iss.Mint(ctx, mid, dashauth.ScopeRead, 0)
 			assert.ErrorIs(t, err, dashauth.ErrBadTTL)
-			tok, exp, err = iss.Mint(ctx, mid, dashauth.ScopeRead, dashauth.DefaultTTL)
+			tok, exp, err := iss.Mint(ctx, mid, dashauth.ScopeRead, dashauth.DefaultTTL)
 			require.NoError(t, err)
 			assert.WithinDuration(t, time.Now().Add(dashauth.DefaultTTL), exp, 2*time.Second)
 			p, err := iss.Verify(ctx, tok)

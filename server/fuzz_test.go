@@ -730,5 +730,3 @@ func FuzzListPaymentsQuery(f *testing.F) {
 	})
 }
 
-// withdrawalFields are the members of CreateWithdrawalRequest.
-var withdrawalFields = []string{"amountInCents", "chainId", "recipientAddress", "orderId", "customMetadata", "currency"}

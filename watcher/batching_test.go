@@ -7,7 +7,6 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,10 +51,8 @@ func TestTwoThousandOpenQuotes(t *testing.T) {
 		rec.queries = nil
 		rec.mu.Unlock()
 		f.sync()
-		var ids []uuid.UUID
 		for _, p := range paid {
 			assert.Equal(t, domain.PaymentCompleted, f.payment(p.ID).Status)
-			ids = append(ids, p.ID)
 		}
 		assert.Equal(t, domain.PaymentPending, f.payment(ps[500].ID).Status)
 		assert.Equal(t, int64(4*990), f.balance())

@@ -132,7 +132,7 @@ func TestWebhookSurvivesKill9(t *testing.T) {
 			srv.kill9()
 			time.Sleep(3500 * time.Millisecond)
 			srv.start()
-			got := recv.waitFor(t, "the third attempt", 20*time.Second, func(got map[string]int) bool {
+			recv.waitFor(t, "the third attempt", 20*time.Second, func(got map[string]int) bool {
 				for _, n := range got {
 					return n >= 3
 				}
