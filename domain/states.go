@@ -6,7 +6,7 @@ import (
 )
 
 // The states of every entity with a lifecycle, and the one table per entity that says which
-// changes are allowed (DESIGN §7 and §10). The lifecycle core checks every status change it
+// changes are allowed. The lifecycle core checks every status change it
 // writes against these tables, so a transition that is not listed here cannot reach the database.
 
 // PaymentStatus is a payment's state.

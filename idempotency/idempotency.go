@@ -1,4 +1,4 @@
-// Package idempotency owns Idempotency-Key semantics (DESIGN §4) for every caller that can be
+// Package idempotency owns Idempotency-Key semantics for every caller that can be
 // retried: HTTP requests, operator commands and background jobs.
 //
 // The key is written in the same database transaction as the effect it guards: a Guard claims

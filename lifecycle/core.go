@@ -114,7 +114,7 @@ func (c *Core) UpdatePaymentTx(tx *store.Tx, id uuid.UUID, change PaymentChange)
 	if after.Status == domain.PaymentCompleted || (after.Status == domain.PaymentExpired && after.AmountMerchantNetCents > 0 && after.Received != nil) {
 		// Completion credits the merchant's net once: the ledger's unique (kind, payment) index
 		// refuses a second credit, and completed is terminal. An expiry with part of the amount
-		// received credits what arrived (DESIGN §7: a partial amount stays credited).
+		// received credits what arrived (a partial amount stays credited).
 		id := after.ID
 		if err := tx.AppendLedger(before.Merchant.ID, creditMode(after), store.LedgerPaymentCredit, after.AmountMerchantNetCents, &id, nil, after.UpdatedAt); err != nil {
 			return domain.Payment{}, err

@@ -147,7 +147,7 @@ func movePayment(to domain.PaymentStatus) lifecycle.PaymentChange {
 	}
 }
 
-// The transitions DESIGN §7 and §10 allow, written out here independently of domain/states.go.
+// The transitions the API's lifecycle allows, written out here independently of domain/states.go.
 var wantPayment = map[domain.PaymentStatus][]domain.PaymentStatus{
 	domain.PaymentPending:    {domain.PaymentProcessing, domain.PaymentCompleted, domain.PaymentExpired, domain.PaymentFailed, domain.PaymentCancelled},
 	domain.PaymentProcessing: {domain.PaymentPending, domain.PaymentCompleted, domain.PaymentExpired, domain.PaymentFailed},

@@ -19,7 +19,7 @@ import (
 // errorType is the `error.type` category of an error body.
 type errorType string
 
-// Error types (DESIGN §5).
+// Error types: the documented error body's type member.
 const (
 	typeInvalidRequest errorType = "invalid_request_error"
 	typeAuthentication errorType = "authentication_error"
@@ -30,7 +30,7 @@ const (
 	typeAPI            errorType = "api_error"
 )
 
-// apiError is one row of the error table (DESIGN §5).
+// apiError is one row of the error table.
 type apiError struct {
 	Status  int
 	Type    errorType

@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 )
 
-// idempotent makes POSTs carrying an Idempotency-Key safe to retry (DESIGN §4). The key travels
+// idempotent makes POSTs carrying an Idempotency-Key safe to retry. The key travels
 // in the context as a Guard, which the operation's service claims and seals inside the
 // transaction of its effect (the handler renders the outcome there); a key already committed
 // makes that claim fail, and the stored answer is replayed (or 409 for another request).

@@ -26,7 +26,7 @@ import (
 // straight on the connection and closes it; an Expect other than 100-continue gets a body-less
 // 417 before the handler. Echo never sees these requests, so its error renderer cannot answer
 // them. JSONErrorListener does: its connections recognise exactly those writes and put the
-// documented error body (DESIGN §5) in their place, with the same status.
+// documented error body in their place, with the same status.
 
 // plainErrorHeaders is what net/http's conn.serve writes between the status line and the body of
 // each refusal (go/src/net/http/server.go: errorHeaders).

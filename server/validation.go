@@ -205,7 +205,7 @@ func peekBody(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// idempotencyKeyHeader is the header of DESIGN §4.
+// idempotencyKeyHeader names the header that makes a POST safe to retry.
 const idempotencyKeyHeader = "Idempotency-Key"
 
 // checkIdempotencyKeyText refuses an Idempotency-Key on a POST that the database cannot store

@@ -15,7 +15,7 @@ import (
 // Shape is a documented wire form of the API: the typed schema or the guide examples.
 type Shape string
 
-// The two shapes (DESIGN §6).
+// The two shapes of the API's responses.
 const (
 	Schema Shape = "schema"
 	Guide  Shape = "guide"

@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 )
 
-// The transaction manager's storage (DESIGN §11): nonces per (chain, sender), logical outgoing
+// The transaction manager's storage: nonces per (chain, sender), logical outgoing
 // transactions, and every signed attempt of each.
 
 // ErrGenesisChanged: the chain's node serves another genesis than the one the stored nonces and
