@@ -729,4 +729,3 @@ func FuzzListPaymentsQuery(f *testing.F) {
 		}
 	})
 }
-
