@@ -11,6 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/risk"
 	"github.com/paymentsd/paymentsd/watcher"
@@ -136,11 +137,13 @@ func (a *App) scanHorizon(ctx context.Context) (time.Time, error) {
 	return h, nil
 }
 
-// RunWatchers runs every chain's watcher until ctx ends.
-func (a *App) RunWatchers(ctx context.Context) {
+// WatcherLoops are every chain's watcher as background loops (RunBackground).
+func (a *App) WatcherLoops() []worker.Loop {
+	var out []worker.Loop
 	for _, w := range a.Watchers {
-		a.goLoop(ctx, "watch:"+chains.CAIP2(w.Info.ID), w.Run)
+		out = append(out, w.Loop())
 	}
+	return out
 }
 
 // warnLiveBesideDevnet says loudly that a deployment serving live chains also runs (or

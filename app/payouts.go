@@ -1,13 +1,13 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/hotwallet"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/wallet"
 )
@@ -105,11 +105,14 @@ func (a *App) PayoutStatus() map[string]string {
 	return out
 }
 
-// RunPayouts runs every chain's payout manager until ctx ends.
-func (a *App) RunPayouts(ctx context.Context) {
+// PayoutLoops are every chain's payout manager (payouts and sweeps) as background loops
+// (RunBackground).
+func (a *App) PayoutLoops() []worker.Loop {
+	var out []worker.Loop
 	for _, m := range a.Payouts {
-		a.goLoop(ctx, "payout:"+chains.CAIP2(m.Info.ID), m.Run)
+		out = append(out, m.Loop())
 	}
+	return out
 }
 
 // controlledAddresses are the addresses this service itself holds, never a withdrawal's

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/internal/keyfile"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 )
@@ -72,9 +72,10 @@ func (a *App) wireWebhooks() error {
 	return nil
 }
 
-// RunWebhooks delivers webhooks until ctx ends (background roles).
-func (a *App) RunWebhooks(ctx context.Context) {
-	if a.Dispatcher != nil {
-		a.goLoop(ctx, "webhooks", a.Dispatcher.Run)
+// WebhookLoops are the webhook delivery loop (none without a secrets key: nothing to sign with).
+func (a *App) WebhookLoops() []worker.Loop {
+	if a.Dispatcher == nil {
+		return nil
 	}
+	return []worker.Loop{a.Dispatcher.Loop()}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -228,35 +229,39 @@ func (s *Step[T]) End(tx *store.Tx, v T) error {
 // Outcome is what End rendered: the bytes to send, identical to what a replay will send.
 func (s *Step[T]) Outcome() Outcome { return s.out }
 
-// Sweep deletes expired keys every interval until ctx ends, so stored responses do not pile up.
-// It seals the answers earlier versions stored in clear at once and on every pass (an older
-// process may still write some during a rolling upgrade).
-func (k *Keeper) Sweep(ctx context.Context, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := k.SealClearAnswers(ctx); err != nil && ctx.Err() == nil {
-			log.Error("seal idempotent answers stored in clear", "err", err)
-		} else if n > 0 {
-			log.Info("sealed idempotent answers an earlier version stored in clear", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			var n int64
-			err := k.Store.InTx(ctx, func(tx *store.Tx) error {
-				var err error
-				n, err = tx.PurgeExpiredIdempotencyKeys(k.Now())
-				return err
-			})
-			if err != nil && ctx.Err() == nil {
-				log.Error("sweep idempotency keys", "err", err)
-			} else if n > 0 {
-				log.Info("swept expired idempotency keys", "count", n)
-			}
-		}
+// SweepLease is the lease the sweep's loop holds: one process of a deployment purges at a time.
+const SweepLease = "idempotency-keys"
+
+// SweepLoop is the sweep as a background loop (internal/worker, which holds its lease), a pass
+// every interval, so stored responses do not pile up.
+func (k *Keeper) SweepLoop(interval time.Duration, log *slog.Logger) worker.Loop {
+	return worker.Loop{Name: "idempotency-keys", Lease: SweepLease, Interval: interval,
+		Round: func(ctx context.Context) (bool, error) { return false, k.SweepOnce(ctx, log) }}
+}
+
+// SweepOnce seals the answers earlier versions stored in clear (an older process may still write
+// some during a rolling upgrade) and deletes expired keys.
+func (k *Keeper) SweepOnce(ctx context.Context, log *slog.Logger) error {
+	n, err := k.SealClearAnswers(ctx)
+	if err != nil {
+		return fmt.Errorf("seal idempotent answers stored in clear: %w", err)
 	}
+	if n > 0 {
+		log.Info("sealed idempotent answers an earlier version stored in clear", "count", n)
+	}
+	var purged int64
+	err = k.Store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		purged, err = tx.PurgeExpiredIdempotencyKeys(k.Now())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sweep idempotency keys: %w", err)
+	}
+	if purged > 0 {
+		log.Info("swept expired idempotency keys", "count", purged)
+	}
+	return nil
 }
 
 type guardKey struct{}

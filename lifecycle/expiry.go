@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -19,12 +20,12 @@ import (
 // the payment's row lock by the lifecycle core, so it happens once.
 type Expirer struct {
 	Core     *Core
-	Holder   string        // this process's lease holder name
+	Holder   string        // this process's lease holder name (the runtime running Loop holds the lease)
 	Interval time.Duration // between sweeps
 	Batch    int           // payments per query
 	Log      *slog.Logger
-	// Observe, when set, is told the outcome of every sweep Run makes (metrics); a sweep cut
-	// short by the end of Run's context is not reported.
+	// Observe, when set, is told the outcome of every sweep Loop makes (metrics); a sweep cut
+	// short by the end of the shutdown grace is not reported.
 	Observe func(SweepResult, error)
 	// Horizon, when set, is the time up to which the chains have been scanned (the chain
 	// watchers' cursors): a payment expires only once every watched chain is past its expiry,
@@ -32,48 +33,39 @@ type Expirer struct {
 	Horizon func(ctx context.Context) (time.Time, error)
 }
 
-const expiryLease = "expiry-sweep"
+// ExpiryLease is the lease the expiry loop holds (the name earlier versions used, so a rolling
+// upgrade still sweeps in one process at a time).
+const ExpiryLease = "expiry-sweep"
 
-// Run sweeps every Interval until ctx ends.
-func (e *Expirer) Run(ctx context.Context) {
-	// On the way out the lease is given up, so another process sweeps at once, not after it expires.
-	defer func() { _ = e.Core.Store.GiveUpLease(context.WithoutCancel(ctx), expiryLease, e.Holder) }()
-	t := time.NewTicker(e.Interval)
-	defer t.Stop()
-	for {
-		res, err := e.SweepOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			e.Log.Error("expiry sweep", "err", err)
-		}
-		if e.Observe != nil && (err == nil || ctx.Err() == nil) {
-			e.Observe(res, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// Loop is the expirer as a background loop (internal/worker, which holds its lease): a sweep
+// every Interval.
+func (e *Expirer) Loop() worker.Loop {
+	return worker.Loop{Name: "expiry", Lease: ExpiryLease, Interval: e.Interval,
+		Round: func(ctx context.Context) (bool, error) {
+			res, err := e.SweepOnce(ctx)
+			if e.Observe != nil && (err == nil || ctx.Err() == nil) {
+				e.Observe(res, err)
+			}
+			return false, err
+		},
+		Skipped: func() {
+			if e.Observe != nil {
+				e.Observe(SweepResult{Skipped: true}, nil)
+			}
+		}}
 }
 
 // SweepResult counts what one sweep changed.
 type SweepResult struct {
 	PaymentsExpired, QuotesExpired int
-	Skipped                        bool // another process holds the lease
+	Skipped                        bool // another process holds the lease (the sweep did not run)
 }
 
-// SweepOnce expires everything due now, batch by batch, if this process holds the lease.
+// SweepOnce expires everything due now, batch by batch. The caller holds the expiry lease (the
+// loop's runtime), or is a test or an operator command: correctness never depends on it.
 func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := e.Core.Now()
-	held, err := e.Core.Store.TakeLease(ctx, expiryLease, e.Holder, now, 3*e.Interval+10*time.Second)
-	if err != nil {
-		return res, err
-	}
-	if !held {
-		res.Skipped = true
-		return res, nil
-	}
 	batch := max(e.Batch, 1)
 	cutoff := now // payments expiring by cutoff are due
 	if e.Horizon != nil {

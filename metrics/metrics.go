@@ -51,6 +51,8 @@ type Metrics struct {
 	payoutWaiting      *prometheus.GaugeVec
 	payouts            *prometheus.CounterVec
 	webhookAttempts    *prometheus.CounterVec
+	workerRounds       *prometheus.CounterVec
+	workerSuccess      *prometheus.GaugeVec
 }
 
 // New registers paymentsd's metrics and the Go runtime and process collectors on reg.
@@ -96,6 +98,11 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 	m.webhookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "webhook_attempts_total",
 		Help: "Webhook delivery attempts by outcome: delivered (2xx), retry (another attempt scheduled), failed (the schedule ran out), disabled (410 Gone)."},
 		[]string{"outcome"})
+	m.workerRounds = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "worker_rounds_total",
+		Help: "Rounds of the background loops (internal/worker), by worker and outcome: ok, error, panic (recovered), skipped (another process held the loop's lease)."},
+		[]string{"worker", "outcome"})
+	m.workerSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "worker_last_success_timestamp_seconds",
+		Help: "Unix time of the background loop's last round that ended ok (0: none yet in this process)."}, []string{"worker"})
 	for _, o := range []string{"delivered", "retry", "failed", "disabled"} {
 		m.webhookAttempts.WithLabelValues(o)
 	}
@@ -111,7 +118,7 @@ func New(reg *prometheus.Registry) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.paymentsCreated, m.withdrawalsCreated,
 		m.replays, m.sweeps, m.expired, m.watchRounds, m.watchBlocks, m.watchTransfers, m.watchReorgs, m.watchSettled,
-		m.watchHead, m.watchCursor, m.payoutWallet, m.payoutWaiting, m.payouts, m.webhookAttempts, collectors.NewGoCollector(),
+		m.watchHead, m.watchCursor, m.payoutWallet, m.payoutWaiting, m.payouts, m.webhookAttempts, m.workerRounds, m.workerSuccess, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -256,4 +263,30 @@ func (m *Metrics) WebhookAttempt(outcome string) {
 		return
 	}
 	m.webhookAttempts.WithLabelValues(outcome).Inc()
+}
+
+// Worker outcomes started at zero by WorkerKnown (internal/worker's outcome constants).
+var workerOutcomes = []string{"ok", "error", "panic", "skipped"}
+
+// WorkerKnown starts a background loop's series at zero, so a dashboard sees it before its first
+// round (and an alert on a stale last success fires for a loop that never succeeded).
+func (m *Metrics) WorkerKnown(worker string) {
+	if m == nil {
+		return
+	}
+	for _, o := range workerOutcomes {
+		m.workerRounds.WithLabelValues(worker, o)
+	}
+	m.workerSuccess.WithLabelValues(worker)
+}
+
+// WorkerRound counts one round of a background loop; an ok round is its last success at now.
+func (m *Metrics) WorkerRound(worker, outcome string, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.workerRounds.WithLabelValues(worker, outcome).Inc()
+	if outcome == "ok" {
+		m.workerSuccess.WithLabelValues(worker).Set(float64(now.UnixNano()) / 1e9)
+	}
 }

@@ -3,6 +3,7 @@ package payouts_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -242,10 +244,11 @@ func TestTwoProcessesPayOnce(t *testing.T) {
 	f.fund(10_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, x := range []*fixture{f, g} {
+	for i, x := range []*fixture{f, g} {
 		x.m.Config.Interval = 20 * time.Millisecond
+		rt := &worker.Runtime{Leases: x.a.Store, Holder: fmt.Sprintf("process-%d", i), Log: x.m.Log}
 		wg.Add(1)
-		go func() { defer wg.Done(); x.m.Run(ctx) }()
+		go func() { defer wg.Done(); rt.Run(ctx, x.m.Loop()) }()
 	}
 	type made struct {
 		id uuid.UUID

@@ -30,6 +30,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/hotwallet"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
@@ -113,38 +114,33 @@ type RoundResult struct {
 // ErrNoHotWallet is why withdrawals wait on a chain without a signing key.
 var ErrNoHotWallet = errors.New("no hot wallet key for this chain (PAYMENTS_HOT_WALLET_KEY or PAYMENTS_HOT_WALLET_KEYSTORE)")
 
-func (m *Manager) leaseName() string { return "payout:" + chains.CAIP2(m.Info.ID) }
+// LeaseName is the lease the manager's loop holds: one process signs a chain's payouts and
+// sweeps at a time. Sweeps share it (no lease of their own): they and their gas top-ups are
+// signed by the same hot wallet, whose nonces two signers would race for.
+func (m *Manager) LeaseName() string { return "payout:" + chains.CAIP2(m.Info.ID) }
 
-// Run pays until ctx ends; on the way out it gives up the chain's lease.
-func (m *Manager) Run(ctx context.Context) {
-	defer func() { _ = m.Store.GiveUpLease(context.WithoutCancel(ctx), m.leaseName(), m.Holder) }()
-	for ctx.Err() == nil {
-		res, err := m.Round(ctx)
-		if m.Observe != nil && ctx.Err() == nil {
-			m.Observe(res, err)
-		}
-		if err != nil && ctx.Err() == nil {
-			m.Log.Error("payout round", "chain", chains.CAIP2(m.Info.ID), "err", err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(m.Config.Interval):
-		}
-	}
+// Loop is the manager as a background loop (internal/worker, which holds its lease): a round
+// every Interval.
+func (m *Manager) Loop() worker.Loop {
+	return worker.Loop{Name: m.LeaseName(), Lease: m.LeaseName(), Interval: m.Config.Interval,
+		Round: func(ctx context.Context) (bool, error) {
+			res, err := m.Round(ctx)
+			if m.Observe != nil && ctx.Err() == nil {
+				m.Observe(res, err)
+			}
+			return false, err
+		},
+		Skipped: func() {
+			if m.Observe != nil {
+				m.Observe(RoundResult{Skipped: true}, nil)
+			}
+		}}
 }
 
-// Round takes the chain's lease, follows every transaction in flight, then signs and sends
-// what is pending.
+// Round follows every transaction in flight, then signs and sends what is pending, then sweeps.
+// The caller holds the chain's lease (LeaseName): the loop's runtime, or a test.
 func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	var res RoundResult
-	held, err := m.Store.TakeLease(ctx, m.leaseName(), m.Holder, m.Now(), max(3*m.Config.Interval, 15*time.Second))
-	if err != nil {
-		return res, err
-	}
-	if !held {
-		res.Skipped = true
-		return res, nil
-	}
 	if m.Wallet == nil {
 		if err := m.refuseSweepRequests(ctx, "not swept: no hot wallet key for this chain to sweep into"); err != nil {
 			return res, err
@@ -177,7 +173,8 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	} else if err := m.sweepRound(ctx, &res); err != nil {
 		errs = append(errs, err)
 	}
-	return res, errors.Join(errs...)
+	// Each step went on past the transactions and withdrawals that failed: the loop keeps its pace.
+	return res, worker.Partial(errors.Join(errs...))
 }
 
 // follow moves every transaction in flight — payouts, sweeps, gas top-ups: receipts,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 )
 
 // A running watcher reports its rounds, blocks, transfers, head and cursor on /metrics.
@@ -19,7 +20,8 @@ func TestWatcherMetrics(t *testing.T) {
 	f := newFixture(t, "sqlite", fixtureOpts{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); f.w.Run(ctx) }()
+	rt := &worker.Runtime{Leases: f.a.Store, Holder: "test", Log: f.w.Log, Metrics: f.a.Metrics}
+	go func() { defer close(done); rt.Run(ctx, f.w.Loop()) }()
 	p := f.create(1000)
 	q := f.quote(p, "USDC")
 	f.pay(0, p, q, q.ExpectedAmountAsset)
@@ -43,4 +45,6 @@ func TestWatcherMetrics(t *testing.T) {
 		assert.True(t, strings.Contains(text, want), "metrics lack %s", want)
 	}
 	assert.NotContains(t, text, `paymentsd_watcher_blocks_scanned_total{chain="eip155:1337"} 0`)
+	assert.Contains(t, text, `paymentsd_worker_rounds_total{outcome="ok",worker="watch:eip155:1337"}`)
+	assert.NotContains(t, text, `paymentsd_worker_last_success_timestamp_seconds{worker="watch:eip155:1337"} 0`)
 }

@@ -2,6 +2,7 @@ package watcher_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/paymentsd/paymentsd/chain/chaintest"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 )
 
 // startDevnet runs a devnet of its own (as `paymentsd devnet` would), reached by URL.
@@ -106,7 +108,6 @@ func TestRestartMidScan(t *testing.T) {
 		_, err := f.w.Round(ctx)
 		cancel()
 		require.Error(t, err)
-		f.w.Release(f.ctx)
 		f.a.Close()
 		proxy.DelayEvery(0, 0)
 
@@ -130,9 +131,10 @@ func TestTwoProcessesCreditOnce(t *testing.T) {
 	g := f.reopen(t, dn.URL())
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, x := range []*fixture{f, g} {
+	for i, x := range []*fixture{f, g} {
+		rt := &worker.Runtime{Leases: x.a.Store, Holder: fmt.Sprintf("process-%d", i), Log: x.w.Log}
 		wg.Add(1)
-		go func() { defer wg.Done(); x.w.Run(ctx) }()
+		go func() { defer wg.Done(); rt.Run(ctx, x.w.Loop()) }()
 	}
 	var ids []uuid.UUID
 	for i := range 6 {

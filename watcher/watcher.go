@@ -29,6 +29,7 @@ import (
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -72,7 +73,7 @@ type Watcher struct {
 	Tokens  []domain.Token // the chain's tokens: every transfer of one of them to a watched address is recorded
 	Store   *store.Store
 	Settle  *payments.OnChain
-	Holder  string // lease holder name of this process
+	Holder  string // lease holder name of this process (the runtime running Loop holds the lease)
 	Config  Config
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -85,7 +86,8 @@ type Watcher struct {
 
 // RoundResult says what one round did.
 type RoundResult struct {
-	Skipped   bool  // another process holds this chain's lease
+	Skipped   bool  // another process holds this chain's lease (the round did not run)
+	Scanned   bool  // the scan succeeded: an error after it is some payments' own
 	From, To  int64 // blocks scanned (To < From: none)
 	Head      int64
 	Transfers int // recorded (new or revived)
@@ -94,32 +96,30 @@ type RoundResult struct {
 	Credited  int // transfers credited on their own
 }
 
-func (w *Watcher) leaseName() string { return "watch:" + chains.CAIP2(w.Info.ID) }
+// LeaseName is the lease the watcher's loop holds: one process watches a chain at a time.
+func (w *Watcher) LeaseName() string { return "watch:" + chains.CAIP2(w.Info.ID) }
 
-// Run watches until ctx ends: a round, then the next at once while behind, or after Interval.
-// On the way out it gives up the chain's lease, so another process takes over at once.
-func (w *Watcher) Run(ctx context.Context) {
+// Loop is the watcher as a background loop (internal/worker, which holds its lease): a round,
+// then the next at once while behind, or after Interval.
+func (w *Watcher) Loop() worker.Loop {
 	w.Log = w.Log.With("chain", chains.CAIP2(w.Info.ID))
-	defer w.Release(context.WithoutCancel(ctx))
-	for ctx.Err() == nil {
-		res, err := w.Round(ctx)
-		if w.Observe != nil && ctx.Err() == nil {
-			w.Observe(res, err)
-		}
-		if err != nil && ctx.Err() == nil {
-			w.Log.Error("watch round", "err", err)
-		}
-		wait := w.Config.Interval
-		if err == nil && !res.Skipped && res.To >= res.From && res.To < res.Head-int64(w.Config.Lag) {
-			wait = 0 // behind: go on
-		}
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
+	return worker.Loop{Name: w.LeaseName(), Lease: w.LeaseName(), Interval: w.Config.Interval,
+		Round: func(ctx context.Context) (bool, error) {
+			res, err := w.Round(ctx)
+			if w.Observe != nil && ctx.Err() == nil {
+				w.Observe(res, err)
 			}
-		}
-	}
+			if err != nil && res.Scanned {
+				err = worker.Partial(err) // payments that could not be settled now: the scan goes on
+			}
+			behind := err == nil && res.To >= res.From && res.To < res.Head-int64(w.Config.Lag)
+			return behind, err
+		},
+		Skipped: func() {
+			if w.Observe != nil {
+				w.Observe(RoundResult{Skipped: true, From: 1}, nil)
+			}
+		}}
 }
 
 // Rewind moves the cursor back to block n (which must be canonical): the blocks above are
@@ -140,27 +140,14 @@ func (w *Watcher) Rewind(ctx context.Context, n uint64) error {
 	})
 }
 
-// Release gives up this process's lease on the chain.
-func (w *Watcher) Release(ctx context.Context) {
-	if err := w.Store.GiveUpLease(ctx, w.leaseName(), w.Holder); err != nil {
-		w.Log.Warn("release the watch lease", "err", err)
-	}
-}
-
-// Round takes the lease, scans the next range (or walks back a reorg), and settles.
+// Round scans the next range (or walks back a reorg), and settles. The caller holds the chain's
+// lease (LeaseName): the loop's runtime, or a test.
 func (w *Watcher) Round(ctx context.Context) (RoundResult, error) {
 	res := RoundResult{From: 1, To: 0}
-	held, err := w.Store.TakeLease(ctx, w.leaseName(), w.Holder, w.Now(), max(3*w.Config.Interval, 15*time.Second))
-	if err != nil {
-		return res, err
-	}
-	if !held {
-		res.Skipped = true
-		return res, nil
-	}
 	if err := w.scan(ctx, &res); err != nil {
 		return res, err
 	}
+	res.Scanned = true
 	return res, w.settle(ctx, &res)
 }
 

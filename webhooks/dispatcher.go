@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -70,21 +71,15 @@ func (d *Dispatcher) httpClient() *http.Client {
 	return d.client
 }
 
-// Run delivers until ctx ends.
-func (d *Dispatcher) Run(ctx context.Context) {
-	for ctx.Err() == nil {
-		n, err := d.Round(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.Log.Error("webhook round", "err", err)
-		}
-		if n > 0 {
-			continue // more may be due
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(d.Interval):
-		}
-	}
+// Loop is the dispatcher as a background loop (internal/worker). It holds no lease: every
+// process delivers, each attempt claimed on its row, so delivery scales with the processes and
+// goes on in the others when one stops.
+func (d *Dispatcher) Loop() worker.Loop {
+	return worker.Loop{Name: "webhooks", Interval: d.Interval,
+		Round: func(ctx context.Context) (bool, error) {
+			n, err := d.Round(ctx)
+			return n > 0 && err == nil, err // more may be due
+		}}
 }
 
 // lease is how long a claimed delivery is this process's: one attempt (at most Timeout) and its
@@ -117,7 +112,7 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for !worker.Stopping(ctx) { // on shutdown the attempt in hand is finished, no new one claimed
 				var due []store.Due
 				err := d.Store.InTx(ctx, func(tx *store.Tx) error {
 					var err error

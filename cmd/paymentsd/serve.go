@@ -12,6 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/config"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/server"
 )
@@ -80,20 +81,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer admin.Stop(2 * time.Second) // after the main server has drained
-	a.RunKeySweep(ctx)
-	if role.Background() {
-		a.RunExpiry(ctx)
-		a.RunWatchers(ctx)
-		a.RunPayouts(ctx)
-		a.RunWebhooks(ctx)
-	}
+	a.RunBackground(ctx, role.Background())
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape), "role", string(role))
 	err = server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
-	// The background loops saw the same signal: their rounds in flight finish and their leases
-	// are given up before the deferred Close takes the database away, so another process takes
-	// the work over at once.
-	if a.WaitBackground(cfg.ShutdownGrace) {
+	// The background loops saw the same signal: they start no new round, the rounds in flight
+	// finish (cut off once the grace has passed since the signal) and their leases are given up
+	// before the deferred Close takes the database away, so another process takes the work over
+	// at once.
+	if a.WaitBackground(cfg.ShutdownGrace + worker.ReleaseTimeout) {
 		log.Info("background work stopped; its leases released")
 	} else {
 		log.Warn("background work still running after the shutdown grace; its leases expire on their own", "grace", cfg.ShutdownGrace)

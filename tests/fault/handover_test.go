@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,25 +12,31 @@ import (
 	"github.com/paymentsd/paymentsd/internal/testdb"
 )
 
-// SIGTERM of the process holding the background leases hands every one of them to the other
-// serve process on the same PostgreSQL at once — not after the lease expires (15–25 s before):
-// its loops finish their rounds and give their leases up before its database closes.
+// SIGTERM of the process holding the background leases hands every one of them — the chain's
+// watch, its payouts and sweeps (one lease: one hot wallet's nonces), expiry, the Idempotency-Key
+// purge — to the other serve process on the same PostgreSQL at once, not after the lease expires
+// (15 s to 3 h): its loops finish their rounds and give their leases up before its database
+// closes. Webhook delivery holds no lease (every process delivers, each attempt claimed on its
+// row): the other process delivers a webhook within the same 3 s.
 func TestGracefulStopHandsLeasesOver(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := testdb.URL(t, "postgres")
 	rpc := startDevnet(t, bin, db, "250ms")
 	var created struct {
-		SecretKey string `json:"secretKey"`
+		MerchantID string `json:"merchantId"`
+		SecretKey  string `json:"secretKey"`
 	}
 	if err := json.Unmarshal(runCLI(t, bin, db, "merchants", "create", "--name", "Hand-over", "--json"), &created); err != nil {
 		t.Fatal(err)
 	}
+	recv := newObjectReceiver(t)
+	runCLIEnv(t, bin, db, []string{"PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true"}, "webhooks", "create", "--merchant", created.MerchantID,
+		"--url", recv.srv.URL, "--events", "payment.created")
 	var servers []*server
 	for range 2 {
 		s := newServer(t, bin, db)
 		s.env = []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms",
-			"PAYMENTS_EXPIRY_INTERVAL=200ms"}
-		s.start()
+			"PAYMENTS_EXPIRY_INTERVAL=200ms", "PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true"}
 		servers = append(servers, s)
 	}
 	conn, err := sql.Open("pgx", db)
@@ -37,7 +44,7 @@ func TestGracefulStopHandsLeasesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	leases := []string{"watch:eip155:1337", "payout:eip155:1337", "expiry-sweep"}
+	leases := []string{"watch:eip155:1337", "payout:eip155:1337", "expiry-sweep", "idempotency-keys"}
 	// holders reads which server (0 or 1; -1 none) holds each lease.
 	holders := func() map[string]int {
 		out := map[string]int{}
@@ -55,22 +62,34 @@ func TestGracefulStopHandsLeasesOver(t *testing.T) {
 		}
 		return out
 	}
+	// The leader starts first and takes every lease; the other then runs beside it, holding none.
+	const leader, other = 0, 1
+	servers[leader].start()
 	var held map[string]int
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		held = holders()
-		if held[leases[0]] >= 0 && held[leases[1]] >= 0 && held[leases[2]] >= 0 {
+		all := true
+		for _, name := range leases {
+			all = all && held[name] == leader
+		}
+		if all {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the leases were never all taken: %v", held)
+			t.Fatalf("the leases were never all taken by the first process: %v", held)
 		}
 	}
-	leader := held[leases[0]]
-	other := 1 - leader
+	servers[other].start()
+	time.Sleep(time.Second) // the other process's loops try the leases (every ~100 ms to 1 s) and skip
+	if now := holders(); fmt.Sprint(now) != fmt.Sprint(held) {
+		t.Fatalf("the leases moved while the leader ran: before %v, now %v", held, now)
+	}
 	t.Logf("before: %v; stopping server %d (SIGTERM)", held, leader)
 	signalled := time.Now()
 	servers[leader].stop()
 	stopped := time.Since(signalled)
+	p := apiJSON(t, servers[other].base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": 1000, "currency": "USD", "orderId": "after-hand-over"}`)["payment"].(map[string]any)
 	pending := map[string]bool{}
 	for _, name := range leases {
 		pending[name] = true
@@ -88,6 +107,11 @@ func TestGracefulStopHandsLeasesOver(t *testing.T) {
 				stopped.Round(time.Millisecond), pending, now)
 		}
 	}
+	until(t, "payment.created delivered by the other process", signalled.Add(3*time.Second).Sub(time.Now()), func() bool {
+		return !recv.arrived("payment.created", p["id"].(string)).IsZero()
+	})
+	t.Logf("webhook delivered by the other process %v after the signal",
+		recv.arrived("payment.created", p["id"].(string)).Sub(signalled).Round(time.Millisecond))
 	if log := logTail(servers[leader].logPath); !strings.Contains(log, "leases released") {
 		t.Errorf("the stopped process did not say its background work stopped:\n%s", log)
 	}
