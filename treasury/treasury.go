@@ -160,7 +160,7 @@ func chainLine(ctx context.Context, st *store.Store, cat domain.Catalog, prices 
 				line.Error = err.Error()
 			} else if p, err := prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID,
 				Stablecoin: t.Type == domain.Stablecoin}); err == nil {
-				usd := value.Shift(-t.Decimals).Mul(p)
+				usd := money.ValueUSD(value, t.Decimals, p)
 				tl.ValueUSD = usd.StringFixed(2)
 				total = total.Add(usd)
 			}
