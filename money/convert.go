@@ -47,6 +47,10 @@ func ValueCents(units decimal.Decimal, decimals int32, rate decimal.Decimal) (in
 	return cents.IntPart(), nil
 }
 
+// USDDown is a USD value rounded down to the cent, by the same rule as ValueCents: what the
+// gateway holds (the treasury report's assets) is never overstated.
+func USDDown(usd decimal.Decimal) decimal.Decimal { return usd.RoundFloor(2) }
+
 // UnitsToReceive is how many smallest units of a token a customer owes for cents at rate,
 // rounded UP: a buyer is never asked for less than the amount due, so the merchant never
 // receives less than they priced. Exact at any rate and decimals (QuoRem, not Div, which

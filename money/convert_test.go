@@ -177,3 +177,9 @@ func TestFeeCents(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%d bps of %d cents", tc.bps, tc.cents)
 	}
 }
+
+func TestUSDDown(t *testing.T) {
+	for in, want := range map[string]string{"15.005": "15.00", "15.009999": "15.00", "15": "15.00", "0.001": "0.00", "1234.56": "1234.56"} {
+		assert.Equal(t, want, USDDown(dec(in)).StringFixed(2), in)
+	}
+}

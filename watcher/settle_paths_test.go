@@ -3,6 +3,7 @@ package watcher_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,12 @@ func TestManualAndOnChainSettlementAgree(t *testing.T) {
 				assert.Equal(t, "manual", *man.Receipt.ProcessedBy)
 				assert.Equal(t, settledView(on), settledView(man), "the payment, its quotes and its receipt")
 				assert.Equal(t, tc.net, on.AmountMerchantNetCents)
+				// The transaction's USD cost: gas × price in wei at the devnet's 18 native
+				// decimals and ETH's $3000, in millionths, rounded down.
+				require.NotNil(t, on.Receipt.TxTotalCostUSDFractions)
+				wantCost := new(big.Int).Quo(new(big.Int).Mul(on.Receipt.TxTotalCost.BigInt(), big.NewInt(3000)), big.NewInt(1e12))
+				assert.Equal(t, wantCost.Int64(), *on.Receipt.TxTotalCostUSDFractions)
+				assert.Positive(t, *on.Receipt.TxTotalCostUSDFractions)
 
 				ledgerOn, ledgerMan := f.ledger(onChain.ID), f.ledger(manual.ID)
 				require.Len(t, ledgerOn, 1, "one credit for the payment, none for its transfer on its own")
