@@ -1,5 +1,7 @@
 package domain
 
+import "github.com/paymentsd/paymentsd/money"
+
 // PaymentLimits bound a create-payment amount in cents.
 type PaymentLimits struct {
 	MinAmountCents int64
@@ -20,7 +22,6 @@ const (
 	WithdrawalMaxAmountCents = 100_000_000
 )
 
-// MaxSettledCents caps what one settlement may be worth (10^14 cents, a trillion dollars): far
-// above any real payment, and low enough that int64 ledger sums and NUMERIC(20,2) receipts never
-// overflow.
-const MaxSettledCents = 100_000_000_000_000
+// MaxSettledCents caps what one settlement may be worth; the money module enforces it where
+// values are computed.
+const MaxSettledCents = money.MaxSettledCents

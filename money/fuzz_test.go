@@ -1,9 +1,11 @@
 package money
 
-// Fuzz target for Number's JSON round trip. Run with scripts/fuzz.sh.
+// Fuzz targets: Number's JSON round trip, the settlement's invariants. Run with scripts/fuzz.sh.
 
 import (
 	"encoding/json"
+	"errors"
+	"math/big"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -52,6 +54,55 @@ func FuzzNumberRoundTrip(f *testing.F) {
 		}
 		if err := json.Unmarshal(ob, &obj); err != nil || obj.Price == nil || !obj.Rate.Equal(d) || !obj.Price.Equal(d) {
 			t.Fatalf("%s in an object: %s -> %+v (%v)", d, ob, obj, err)
+		}
+	})
+}
+
+// FuzzSettle: for any amount, fee, rate, decimals and any amount received around the quote's,
+// the quote asks for the least whole number of units worth the amount due, a payout of it sends
+// the most units worth at most it, and the settlement keeps its invariants (checkInvariants:
+// nothing credited that did not arrive, fee + net = credit, every rounding as written).
+func FuzzSettle(f *testing.F) {
+	f.Add(int64(1000), int64(5), "1", uint8(6), int64(5_000_000), uint16(100))
+	f.Add(int64(1000), int64(0), "3000", uint8(18), int64(1_668_333_333_333_333), uint16(100))
+	f.Add(int64(1050), int64(150), "3456.789012345678", uint8(18), int64(-1), uint16(250))
+	f.Add(int64(400), int64(10), "1", uint8(18), int64(1), uint16(10_000))
+	f.Fuzz(func(t *testing.T, cents, fee int64, rateText string, decimals uint8, extra int64, bps uint16) {
+		rate, err := decimal.NewFromString(rateText)
+		if err != nil || !rate.IsPositive() || rate.Exponent() < -30 || rate.Exponent() > 10 ||
+			cents < 0 || cents > 100_000_000 || fee < 0 || fee > 10_000 || decimals > 36 || bps > 10_000 {
+			return // outside what a quote can hold
+		}
+		d := int32(decimals)
+		units, err := UnitsToReceive(cents+fee, rate, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := exactUnits(cents+fee, rate, d)
+		if u := units.Rat(); u.Cmp(exact) < 0 || new(big.Rat).Sub(u, big.NewRat(1, 1)).Cmp(exact) >= 0 {
+			t.Fatalf("receive %d cents at %s (%d decimals): %s is not the ceiling of %s", cents+fee, rate, d, units, exact.FloatString(30))
+		}
+		sent, err := UnitsToSend(cents+fee, rate, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := sent.Rat(); s.Cmp(exact) > 0 || new(big.Rat).Add(s, big.NewRat(1, 1)).Cmp(exact) <= 0 {
+			t.Fatalf("send %d cents at %s (%d decimals): %s is not the floor of %s", cents+fee, rate, d, sent, exact.FloatString(30))
+		}
+		received := units.Add(decimal.NewFromInt(extra))
+		if received.IsNegative() {
+			received = decimal.Zero
+		}
+		for _, due := range []*Due{{AmountCents: cents, ConvenienceFeeCents: fee, Units: units}, nil} {
+			terms := Terms{Due: due, Received: received, Decimals: d, Rate: rate, MerchantFeeBps: int64(bps)}
+			a, err := Settle(terms)
+			if errors.Is(err, ErrBeyondLimit) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%+v: %v", terms, err)
+			}
+			checkInvariants(t, terms, a)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/risk"
 	"github.com/paymentsd/paymentsd/store"
@@ -91,7 +92,7 @@ func evaluate(p domain.Payment, ts []store.Transfer, scannedPast func(chainID in
 	value := map[uuid.UUID]decimal.Decimal{}
 	for _, t := range ts {
 		if q := quoteFor[t.TokenID]; q != nil && timely(t) {
-			value[q.ID] = value[q.ID].Add(t.Amount.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset))
+			value[q.ID] = value[q.ID].Add(money.ValueUSD(t.Amount, q.Token.Decimals, q.RateUSDAsset))
 		}
 	}
 	for i := range p.Quotes {
@@ -247,11 +248,11 @@ func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentRec
 		}
 		p.Receipt = receipt
 	case domain.PaymentExpired:
-		credit := valueCents(v.confirmed, q)
-		fee := s.merchantFee(credit)
-		zero := int64(0)
-		p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &zero, &fee, &zero
-		p.AmountMerchantNetCents = credit - fee
+		a, err := s.settledAmounts(*p, q, v.confirmed) // short: what is confirmed is credited
+		if err != nil {
+			return err
+		}
+		setFees(p, a)
 		for i := range p.Quotes {
 			if p.Quotes[i].Status == domain.QuoteActive {
 				p.Quotes[i].Status = domain.QuoteExpired
@@ -264,42 +265,17 @@ func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentRec
 	return nil
 }
 
-// finaliseOnChain fixes a completed payment's amounts: a payment is due its quote's amount and
-// keeps any excess (credited: the funds arrived and are the merchant's to refund); a deposit is
-// worth what arrived. Values round down to the cent: never credit more than was received.
+// finaliseOnChain fixes a completed payment's amounts (settledAmounts: a payment is due its
+// quote's amount and keeps any excess, credited — the funds arrived and are the merchant's to
+// refund; a deposit is worth what arrived; values round down to the cent).
 func (s *Service) finaliseOnChain(p *domain.Payment, q domain.Quote, settled decimal.Decimal) error {
-	gross := valueCents(settled, q)
-	if gross > domain.MaxSettledCents {
-		return fmt.Errorf("payment %s: settled value %d cents exceeds the %d-cent limit", p.ID, gross, domain.MaxSettledCents)
+	a, err := s.settledAmounts(*p, q, settled)
+	if err != nil {
+		return fmt.Errorf("payment %s: %w", p.ID, err)
 	}
-	fee := q.ConvenienceFeeCents
-	var credit int64
-	if p.Type == domain.TypeDeposit {
-		p.AmountInCents, p.AmountDueCents, fee = gross, gross, 0
-		credit = gross
-	} else {
-		p.AmountDueCents = *q.AmountDueCents
-		excess := valueCents(settled.Sub(q.ExpectedAmountAsset), q)
-		credit = p.AmountInCents + excess
-	}
-	merchantFee, swapFee := s.merchantFee(credit), int64(0)
-	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &fee, &merchantFee, &swapFee
-	p.AmountMerchantNetCents = credit - merchantFee
+	setAmounts(p, a)
 	markPaid(p, q)
 	return nil
-}
-
-// merchantFee is the fee on cents, half up.
-func (s *Service) merchantFee(cents int64) int64 {
-	return decimal.NewFromInt(cents).Mul(decimal.NewFromInt(s.MerchantFeeBps)).Div(decimal.NewFromInt(10_000)).Round(0).IntPart()
-}
-
-// valueCents is what an amount of a quote's token is worth at its rate, in cents, rounded down.
-func valueCents(amount decimal.Decimal, q domain.Quote) int64 {
-	if !amount.IsPositive() {
-		return 0
-	}
-	return amount.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Shift(2).Truncate(0).IntPart()
 }
 
 // receipt builds a completed payment's receipt from the transaction that completed it.
@@ -315,7 +291,10 @@ func (o *OnChain) receipt(ctx context.Context, p domain.Payment, v verdict) (*do
 	if err != nil {
 		return nil, fmt.Errorf("risk screening of %s: %w", t.From, err)
 	}
-	usd := decimal.New(valueCents(v.confirmed, q), -2)
+	a, err := s.settledAmounts(p, q, v.confirmed)
+	if err != nil {
+		return nil, fmt.Errorf("payment %s: %w", p.ID, err)
+	}
 	hash, block, ts := t.TxHash, t.BlockNumber, t.BlockTime
 	sender, gas, cost := strings.ToLower(facts.Sender), facts.GasUsed, facts.TotalCostWei
 	// A transfer whose token holder did not sign the transaction was paid for by someone else:
@@ -329,16 +308,19 @@ func (o *OnChain) receipt(ctx context.Context, p domain.Payment, v verdict) (*do
 	}
 	confs := int32(min(cursor.Number-t.BlockNumber+1, 1<<30))
 	r := &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: v.confirmed,
-		SettledAmountUSD: usd, TxHash: &hash, TxBlockNumber: &block, TxTimestamp: &ts, TxSenderAddress: &sender,
+		SettledAmountUSD: a.SettledUSD, TxHash: &hash, TxBlockNumber: &block, TxTimestamp: &ts, TxSenderAddress: &sender,
 		TxGasUsed: &gas, TxTotalCost: &cost, TxIsSponsored: &sponsored, ProcessedBy: &by, TxRiskScore: &score,
 		TxRiskSeverity: &severity, TxRiskProvider: &provider, Confirmations: confs,
 		RequiredConfirmations: q.Token.Chain.RequiredConfirmations, CreatedAt: s.Now()}
-	if price, err := o.nativePrice(ctx, p, t.ChainID); err == nil {
-		// USD with 6 decimals, rounded down.
-		f := cost.Shift(-18).Mul(price).Shift(6).Truncate(0).IntPart()
-		r.TxTotalCostUSDFractions = &f
-	} else {
-		s.Log.WarnContext(ctx, "receipt without the transaction's USD cost: no native price", "chain", chains.CAIP2(t.ChainID), "err", err)
+	price, err := o.nativePrice(ctx, p, t.ChainID)
+	if err == nil {
+		var f int64
+		if f, err = money.GasCostUSDFractions(cost, q.Token.Chain.NativeDecimals, price); err == nil {
+			r.TxTotalCostUSDFractions = &f
+		}
+	}
+	if err != nil {
+		s.Log.WarnContext(ctx, "receipt without the transaction's USD cost", "chain", chains.CAIP2(t.ChainID), "err", err)
 	}
 	return r, nil
 }
@@ -397,8 +379,11 @@ func (o *OnChain) creditOne(ctx context.Context, t store.Transfer) error {
 	if err != nil {
 		return err
 	}
-	credit := valueCents(t.Amount, q)
-	net := credit - s.merchantFee(credit)
+	a, err := s.transferAmounts(q, t.Amount)
+	if err != nil {
+		return fmt.Errorf("transfer %s: %w", t.ID, err)
+	}
+	net := a.NetCents
 	note := lifecycle.TransferNote{ChainID: chains.CAIP2(t.ChainID), TxHash: t.TxHash, LogIndex: t.LogIndex, TokenID: t.TokenID,
 		AmountAsset: t.Amount.String(), Reason: reason}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {

@@ -2,9 +2,7 @@ package payments
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
@@ -12,31 +10,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
 )
-
-// ExpectedAmountAsset is ceil(amountDueCents / 100 / rateUSD × 10^decimals), computed exactly
-// in integers: the buyer is never asked for less than the amount due.
-func ExpectedAmountAsset(amountDueCents int64, rateUSD decimal.Decimal, decimals int32) (decimal.Decimal, error) {
-	if !rateUSD.IsPositive() {
-		return decimal.Decimal{}, errors.New("rate must be positive")
-	}
-	// rate = coef × 10^exp. amount = cents × 10^decimals / (100 × coef × 10^exp).
-	coef := rateUSD.Coefficient()
-	exp := rateUSD.Exponent()
-	num := new(big.Int).Mul(big.NewInt(amountDueCents), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
-	den := new(big.Int).Mul(big.NewInt(100), coef)
-	if exp < 0 {
-		num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-exp)), nil))
-	} else {
-		den.Mul(den, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(exp)), nil))
-	}
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
-	if r.Sign() > 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	return decimal.NewFromBigInt(q, 0), nil
-}
 
 // buildQuotes makes one quote per active token on an enabled chain of the payment's mode that
 // the merchant accepts (every one by default). A token whose price cannot be had (stale,
@@ -75,7 +51,7 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted d
 			if p.Type == TypePayment {
 				due := p.AmountInCents + c.ConvenienceFeeCents
 				q.AmountDueCents = &due
-				if q.ExpectedAmountAsset, err = ExpectedAmountAsset(due, rate, t.Decimals); err != nil {
+				if q.ExpectedAmountAsset, err = money.UnitsToReceive(due, rate, t.Decimals); err != nil {
 					return err
 				}
 			}

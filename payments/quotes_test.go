@@ -1,71 +1,13 @@
 package payments
 
 import (
-	"math/big"
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
-
-func TestExpectedAmountAsset(t *testing.T) {
-	tests := []struct {
-		name     string
-		cents    int64
-		rate     decimal.Decimal
-		decimals int32
-		want     string
-	}{
-		{"stablecoin 6 decimals, exact", 1150, decimal.RequireFromString("1"), 6, "11500000"},
-		{"rate 1.00 written with trailing zeros", 1150, decimal.RequireFromString("1.00"), 6, "11500000"},
-		{"ETH 18 decimals rounds up a repeating third", 1000, decimal.RequireFromString("3000"), 18, "3333333333333334"},
-		{"rate with positive exponent (coef 3, exp 3) equals 3000", 1000, decimal.New(3, 3), 18, "3333333333333334"},
-		{"rate just under the peg rounds up", 1000, decimal.RequireFromString("0.999999"), 6, "10000011"},
-		{"rate with many decimals", 1000, decimal.RequireFromString("3456.789012345678"), 18, "2892858072704382"},
-		{"18-decimal stablecoin (BNB chain) exceeds int64", 1000, decimal.RequireFromString("1"), 18, "10000000000000000000"},
-		{"max amount at rate 1, 6 decimals", 100_000_000, decimal.RequireFromString("1"), 6, "1000000000000"},
-		{"max amount at ETH rate, 18 decimals", 100_000_000, decimal.RequireFromString("3000"), 18, "333333333333333333334"},
-		{"max amount at many-decimal rate", 100_000_000, decimal.RequireFromString("3456.789012345678"), 18, "289285807270438135932"},
-		{"max amount at a tiny rate", 100_000_000, decimal.RequireFromString("0.000001"), 18, "1000000000000000000000000000000"},
-		{"sub-dollar rate divides exactly", 400, decimal.RequireFromString("0.5"), 18, "8000000000000000000"},
-		{"BNB price, exact", 1005, decimal.RequireFromString("600"), 18, "16750000000000000"},
-		{"zero decimals: one cent at $3 rounds up to one unit", 1, decimal.RequireFromString("3"), 0, "1"},
-		{"zero amount is zero", 0, decimal.RequireFromString("3000"), 18, "0"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ExpectedAmountAsset(tc.cents, tc.rate, tc.decimals)
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, got.String())
-			assert.Equal(t, int32(0), got.Exponent(), "the amount is an integer in the smallest unit")
-
-			// Independent check with exact rationals: got is the least integer ≥ the exact amount.
-			exact := new(big.Rat).SetFrac(
-				new(big.Int).Mul(big.NewInt(tc.cents), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(tc.decimals)), nil)),
-				big.NewInt(100))
-			exact.Quo(exact, tc.rate.Rat())
-			g := new(big.Rat).SetInt(got.BigInt())
-			assert.True(t, g.Cmp(exact) >= 0, "never ask for less than due: %s < %s", g, exact.FloatString(30))
-			assert.True(t, new(big.Rat).Sub(g, big.NewRat(1, 1)).Cmp(exact) < 0, "not more than one unit above due: %s", exact.FloatString(30))
-		})
-	}
-}
-
-func TestExpectedAmountAssetRejectsNonPositiveRate(t *testing.T) {
-	for _, rate := range []string{"0", "0.000", "-1", "-3000.5"} {
-		t.Run(rate, func(t *testing.T) {
-			_, err := ExpectedAmountAsset(1000, decimal.RequireFromString(rate), 18)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), "positive")
-		})
-	}
-	_, err := ExpectedAmountAsset(1000, decimal.Decimal{}, 6)
-	require.Error(t, err, "the zero value of decimal is a zero rate")
-}
 
 func ptr[T any](v T) *T { return &v }
 

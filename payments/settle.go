@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -125,8 +126,9 @@ func cheapest(qs []domain.Quote, ok func(domain.Quote) bool) (domain.Quote, bool
 	return *best, true
 }
 
-// finalise fixes the paid quote's amounts and fees. A deposit's amount is what arrived, valued
-// at the quote's rate and rounded down to the cent (never credit more than was received).
+// finalise fixes the paid quote's amounts and fees by the same rule as the watcher's
+// settlement (settledAmounts): an overpayment's excess is credited, values round down to the
+// cent. A deposit settles at the amount received, which the operator must give.
 func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decimal.Decimal, txHash string) error {
 	settled := q.ExpectedAmountAsset
 	if amountAsset != nil {
@@ -138,32 +140,18 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	if !settled.IsPositive() || !settled.Equal(settled.Truncate(0)) {
 		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "amount must be a positive integer in the token's smallest unit")
 	}
-	if p.Type == TypePayment && settled.LessThan(q.ExpectedAmountAsset) {
+	a, err := s.settledAmounts(*p, q, settled)
+	if errors.Is(err, money.ErrBeyondLimit) {
+		// Beyond any real payment, and beyond what the ledger's int64 cents could sum safely.
+		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "settled value exceeds the %d-cent limit", int64(domain.MaxSettledCents))
+	}
+	if err != nil {
+		return err
+	}
+	if a.Outcome == money.Underpaid {
 		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "amount %s is below the quote's expected %s", settled, q.ExpectedAmountAsset)
 	}
-	usd := settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Round(2)
-	if usd.Shift(2).GreaterThan(decimal.NewFromInt(domain.MaxSettledCents)) {
-		// Beyond any real payment, and beyond what the ledger's int64 cents could sum safely.
-		return domain.Invalid(domain.CodeParameterInvalid, "amount-asset", "settled value %s USD exceeds the %d-cent limit", usd, domain.MaxSettledCents)
-	}
-	if p.Type == TypeDeposit {
-		// Credit no more than arrived: round down, and report the same figure on the receipt.
-		p.AmountInCents = settled.Shift(-q.Token.Decimals).Mul(q.RateUSDAsset).Shift(2).Truncate(0).IntPart()
-		usd = decimal.New(p.AmountInCents, -2)
-		due := p.AmountInCents
-		p.AmountDueCents = due
-	} else {
-		p.AmountDueCents = *q.AmountDueCents
-	}
-	fee := q.ConvenienceFeeCents
-	if p.Type == TypeDeposit {
-		fee = 0 // a deposit's buyer chose the amount; nothing was added on top
-	}
-	// Merchant fee rounds half up to the cent.
-	merchantFee := decimal.NewFromInt(p.AmountInCents).Mul(decimal.NewFromInt(s.MerchantFeeBps)).Div(decimal.NewFromInt(10_000)).Round(0).IntPart()
-	swapFee := int64(0) // settled in the quoted token: no swap
-	p.ConvenienceFeeCents, p.MerchantFeeCents, p.SwapFeeCents = &fee, &merchantFee, &swapFee
-	p.AmountMerchantNetCents = p.AmountInCents - merchantFee - swapFee
+	setAmounts(p, a)
 	markPaid(p, q)
 	if err := p.TransitionTo(domain.PaymentCompleted); err != nil {
 		return err
@@ -171,7 +159,7 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	processedBy := "manual"
 	now := s.Now()
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: settled,
-		SettledAmountUSD: usd, TxHash: &txHash, ProcessedBy: &processedBy,
+		SettledAmountUSD: a.SettledUSD, TxHash: &txHash, ProcessedBy: &processedBy,
 		RequiredConfirmations: q.Token.Chain.RequiredConfirmations, Confirmations: q.Token.Chain.RequiredConfirmations, CreatedAt: now}
 	return nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/paymentsd/paymentsd/hotwallet"
 	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -342,14 +343,12 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAtt
 	if !ok {
 		return fmt.Errorf("payout %s: token %s is not in the catalogue", o.ID, o.TokenID)
 	}
-	price := rc.EffectiveGasPrice
-	if price == nil {
-		price = new(big.Int)
-	}
-	cost := decimal.NewFromBigInt(new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), price), 0)
+	cost := money.GasCost(rc.GasUsed, rc.EffectiveGasPrice)
 	costUSD := int64(0)
 	if p, err := m.nativePrice(ctx); err == nil {
-		costUSD = cost.Shift(-18).Mul(p).Shift(6).Truncate(0).IntPart()
+		if f, err := money.GasCostUSDFractions(cost, m.Info.NativeDecimals, p); err == nil {
+			costUSD = f
+		}
 	}
 	err := m.Store.InTx(ctx, func(tx *store.Tx) error {
 		_, err := m.Core.UpdateWithdrawalTx(tx, *o.WithdrawalID, func(w *domain.Withdrawal) error {
@@ -602,8 +601,10 @@ func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Deci
 	if !rate.IsPositive() {
 		return decimal.Zero, decimal.Zero, fmt.Errorf("price of %s is %s", t.Symbol, rate)
 	}
-	// floor(cents × 10^decimals / (100 × rate)), exactly: Div would round at 16 digits.
-	units, _ := decimal.New(w.AmountInCents, t.Decimals).QuoRem(rate.Shift(2), 0)
+	units, err := money.UnitsToSend(w.AmountInCents, rate, t.Decimals)
+	if err != nil {
+		return decimal.Zero, decimal.Zero, err
+	}
 	if !units.IsPositive() {
 		return decimal.Zero, decimal.Zero, fmt.Errorf("withdrawal %s: %d cents is less than one unit of %s", w.ID, w.AmountInCents, t.Symbol)
 	}

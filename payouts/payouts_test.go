@@ -78,6 +78,8 @@ func TestPayoutEndToEnd(t *testing.T) {
 				assert.Equal(t, int64(rc.GasUsed), r.TxGasUsed)
 				cost := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice)
 				assert.Equal(t, cost.String(), r.TxTotalCost.String())
+				assert.Equal(t, new(big.Int).Quo(new(big.Int).Mul(cost, big.NewInt(3000)), big.NewInt(1e12)).Int64(), r.TxTotalCostUSDFractions,
+					"the cost at the devnet's 18 native decimals and ETH's $3000, in USD millionths, rounded down")
 				assert.False(t, r.TxIsSponsored)
 				assert.Equal(t, "cron", r.ProcessedBy)
 				assert.Equal(t, tc.units.String(), r.SettledAmountAsset.String())

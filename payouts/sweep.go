@@ -20,6 +20,7 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/hotwallet"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -222,7 +223,7 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 		if err != nil {
 			return false, "", err
 		}
-		if c.Amount.Shift(-tok.Decimals).Mul(price).LessThan(m.Config.SweepMinUSD) {
+		if money.ValueUSD(c.Amount, tok.Decimals, price).LessThan(m.Config.SweepMinUSD) {
 			return false, "", nil // below the threshold: no node asked
 		}
 	}

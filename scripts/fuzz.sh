@@ -26,6 +26,7 @@ TARGETS=(
   "settlement  FuzzSchemaRequest"
   "settlement  FuzzGuideQuoteRate"
   "money       FuzzNumberRoundTrip"
+  "money       FuzzSettle"
   "chains      FuzzParseCAIP2"
   "idempotency FuzzRequestHash"
 )

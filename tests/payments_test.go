@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/gen/client"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/payments"
 )
 
@@ -132,7 +133,7 @@ func TestCreatePaymentShape(t *testing.T) {
 				cheapest = due
 			}
 			rate := decimal.RequireFromString(fmt.Sprint(q["rateUsdAsset"]))
-			want, err := payments.ExpectedAmountAsset(due, rate, int32(tok["decimals"].(float64)))
+			want, err := money.UnitsToReceive(due, rate, int32(tok["decimals"].(float64)))
 			require.NoError(t, err)
 			assert.Equal(t, want.String(), q["expectedAmountAsset"])
 			assert.EqualValues(t, "active", q["status"])

@@ -118,7 +118,7 @@ func Build(ctx context.Context, st *store.Store, cat domain.Catalog, prices pric
 	for _, m := range []domain.Mode{domain.ModeLive, domain.ModeTest} {
 		t := r.totals(m)
 		t.LiabilitiesCents = t.AvailableCents + t.PendingPayoutCents
-		t.AssetsUSD = assets[m].StringFixed(2)
+		t.AssetsUSD = money.USDDown(assets[m]).StringFixed(2)
 	}
 	return r, nil
 }
@@ -160,8 +160,8 @@ func chainLine(ctx context.Context, st *store.Store, cat domain.Catalog, prices 
 				line.Error = err.Error()
 			} else if p, err := prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID,
 				Stablecoin: t.Type == domain.Stablecoin}); err == nil {
-				usd := value.Shift(-t.Decimals).Mul(p)
-				tl.ValueUSD = usd.StringFixed(2)
+				usd := money.ValueUSD(value, t.Decimals, p)
+				tl.ValueUSD = money.USDDown(usd).StringFixed(2)
 				total = total.Add(usd)
 			}
 		}

@@ -3,13 +3,12 @@ package watcher
 import (
 	"context"
 	"fmt"
-	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/payments"
 )
 
@@ -42,9 +41,5 @@ func (r Readers) TxFacts(ctx context.Context, chainID int64, txHash string) (pay
 	if price == nil {
 		price = tx.GasPrice
 	}
-	if price == nil {
-		price = new(big.Int)
-	}
-	cost := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), price)
-	return payments.TxFacts{Sender: tx.From.Hex(), GasUsed: int64(rc.GasUsed), TotalCostWei: decimal.NewFromBigInt(cost, 0)}, nil
+	return payments.TxFacts{Sender: tx.From.Hex(), GasUsed: int64(rc.GasUsed), TotalCostWei: money.GasCost(rc.GasUsed, price)}, nil
 }
