@@ -477,7 +477,11 @@ func (c *Client) do(ctx context.Context, method string, classify func(error) cla
 		}
 		var wait time.Duration
 		if nxt != idx {
-			c.log.Warn("RPC failover", slog.String("method", method), slog.String("url", ep.name),
+			lvl := slog.LevelWarn
+			if c.Health().State == StateDown {
+				lvl = slog.LevelDebug // said once by the state change: not again on every call
+			}
+			c.log.Log(ctx, lvl, "RPC failover", slog.String("method", method), slog.String("url", ep.name),
 				slog.String("next", c.eps[nxt].name), slog.String("reason", cls.String()), slog.String("err", ep.scrub(err)))
 			fails = 0
 		} else {
