@@ -12,7 +12,6 @@ import (
 )
 
 func TestStateOf(t *testing.T) {
-	t.Parallel()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	const window = 30 * time.Second
@@ -46,6 +45,9 @@ func TestStateOf(t *testing.T) {
 	assert.False(t, StateWrongChain.Serving())
 }
 
+// The health tests do not run in parallel: their simulated chains would compete for the CPU
+// with TestFlakyProxy, whose 200 ms timeouts count on a quiet machine.
+
 // healthOpts are fast options with a short down window.
 func healthOpts(buf *testlog.Buffer) Options {
 	o := testOpts(buf)
@@ -54,7 +56,6 @@ func healthOpts(buf *testlog.Buffer) Options {
 }
 
 func TestNewDoesNotCallAndHealthFollowsCalls(t *testing.T) {
-	t.Parallel()
 	s := newSim(t)
 	p := chaintest.NewFlakyProxy(s.url)
 	defer p.Close()
@@ -87,7 +88,6 @@ func TestNewDoesNotCallAndHealthFollowsCalls(t *testing.T) {
 }
 
 func TestNewWithDeadURLIsDownNotAnError(t *testing.T) {
-	t.Parallel()
 	var buf testlog.Buffer
 	c, err := New(simChainID, []string{deadURL(t)}, healthOpts(&buf))
 	require.NoError(t, err)
@@ -100,7 +100,6 @@ func TestNewWithDeadURLIsDownNotAnError(t *testing.T) {
 }
 
 func TestWrongChainIDUntilItAnswersTheRightOne(t *testing.T) {
-	t.Parallel()
 	s := newSim(t)
 	p := chaintest.NewFlakyProxy(s.url)
 	defer p.Close()
@@ -127,7 +126,6 @@ func TestWrongChainIDUntilItAnswersTheRightOne(t *testing.T) {
 }
 
 func TestDownChainChecksChainIDWhenItReturns(t *testing.T) {
-	t.Parallel()
 	s := newSim(t)
 	p := chaintest.NewFlakyProxy(s.url)
 	defer p.Close()
@@ -148,7 +146,6 @@ func TestDownChainChecksChainIDWhenItReturns(t *testing.T) {
 }
 
 func TestFailoverOneTimeoutThenStickyAndBack(t *testing.T) {
-	t.Parallel()
 	s := newSim(t)
 	first := chaintest.NewFlakyProxy(s.url)
 	defer first.Close()
@@ -184,7 +181,6 @@ func TestFailoverOneTimeoutThenStickyAndBack(t *testing.T) {
 }
 
 func TestStartProbingReportsStateChanges(t *testing.T) {
-	t.Parallel()
 	s := newSim(t)
 	p := chaintest.NewFlakyProxy(s.url)
 	defer p.Close()
