@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,9 +18,10 @@ import (
 
 	"github.com/paymentsd/paymentsd/chain/chaintest"
 	"github.com/paymentsd/paymentsd/devnet"
+	"github.com/paymentsd/paymentsd/internal/testdb"
 )
 
-// Chains fail alone, with the real binary: `serve` runs the embedded devnet (eip155:1337) and
+// Chains fail alone, with the real binary, on SQLite and PostgreSQL: `serve` runs the embedded devnet (eip155:1337) and
 // watches Base Sepolia (eip155:84532) over two URLs that refuse connections at start. Behind
 // them, later, a second devnet (`paymentsd devnet`) seen through proxies that answer
 // eth_chainId 84532 stands in for Base Sepolia.
@@ -38,8 +38,13 @@ import (
 //  5. They answer the right chain id again: the chain is quoted and the payment paid during the
 //     outage completes (no block skipped).
 func TestChainsFailAlone(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { chainsFailAlone(t, testdb.URL(t, backend)) })
+	}
+}
+
+func chainsFailAlone(t *testing.T, db string) {
 	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
 	var created struct {
 		MerchantID string `json:"merchantId"`
 		SecretKey  string `json:"secretKey"`
