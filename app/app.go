@@ -164,6 +164,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.wirePayouts(hot, devHot, depositPriv)
+	if err := a.wireChainHealth(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.wireWebhooks(); err != nil {
 		a.Close()
 		return nil, err
@@ -209,7 +213,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
-		Payouts: a.PayoutStatus, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
+		Payouts: a.PayoutStatus, Chains: a.chainHealth, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

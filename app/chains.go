@@ -17,9 +17,10 @@ import (
 	"github.com/paymentsd/paymentsd/watcher"
 )
 
-// openChains starts the embedded devnet when configured and dials every chain with an RPC
-// URL. A URL answering another chain id stops the start: quoting a chain while watching
-// another would lose payments.
+// openChains starts the embedded devnet when configured and builds the client of every chain
+// with an RPC URL. No chain's RPC stops the start: each chain fails alone, with a health of its
+// own (startChainHealth) that keeps a chain that is down or answers another chain id out of new
+// quotes while its watcher keeps trying.
 func (a *App) openChains(ctx context.Context) error {
 	cfg := a.Cfg.Chains
 	urls := map[int64][]string{}
@@ -47,14 +48,15 @@ func (a *App) openChains(ctx context.Context) error {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	a.Clients = map[int64]*chain.Client{}
 	for _, id := range ids {
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		c, err := chain.Dial(dctx, id, urls[id], chain.Options{Timeout: cfg.RPCTimeout, Logger: a.Log})
-		cancel()
+		// A dead URL costs one timeout before the next one is used (and preferred from then on).
+		c, err := chain.New(id, urls[id], chain.Options{Timeout: cfg.RPCTimeout, FailoverAfter: 1,
+			DownAfter: cfg.ChainDownAfter, Logger: a.Log})
 		if err != nil {
 			return fmt.Errorf("chain %s: %w", chains.CAIP2(id), err)
 		}
 		a.Clients[id] = c
 	}
+	a.startChainHealth(ctx)
 	return nil
 }
 

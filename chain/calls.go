@@ -113,6 +113,7 @@ func (c *Client) blockBy(ctx context.Context, method string, id any, withTxs boo
 		out = b
 		return nil
 	})
+	c.health.sawBlock(out)
 	return out, err
 }
 
@@ -202,6 +203,7 @@ func (c *Client) blockBatch(ctx context.Context, lo, hi uint64, withTxs bool) ([
 	if err != nil {
 		return nil, err
 	}
+	c.health.sawBlock(got[n-1])
 	return got, nil
 }
 

@@ -48,6 +48,11 @@ type Options struct {
 	MaxRetryAfter time.Duration
 	// Logger gets retries at Debug and failovers at Warn (default slog.Default()).
 	Logger *slog.Logger
+	// DownAfter is how long without a successful call makes the chain down (default 30s).
+	DownAfter time.Duration
+	// ProbeEvery is how often StartProbing's loop calls a chain that no call reached for that
+	// long, or that is down (default DownAfter/3, between 100ms and 10s).
+	ProbeEvery time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -78,6 +83,12 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.DownAfter <= 0 {
+		o.DownAfter = DefaultDownAfter
+	}
+	if o.ProbeEvery <= 0 {
+		o.ProbeEvery = min(max(o.DownAfter/3, 100*time.Millisecond), 10*time.Second)
+	}
 	return o
 }
 
@@ -90,6 +101,8 @@ type Client struct {
 	log  *slog.Logger
 	// preferred is the index of the URL that last answered: calls start there.
 	preferred atomic.Int32
+	health    tracker
+	probe     probeLoop
 }
 
 // endpoint is one URL of a chain.
@@ -103,7 +116,7 @@ type endpoint struct {
 	ec *ethclient.Client
 
 	verified atomic.Bool  // answered the expected eth_chainId
-	disabled atomic.Bool  // answered another chain id: never used again
+	disabled atomic.Bool  // answered another chain id: not used until a probe finds the right one
 	retryAt  atomic.Int64 // unix nanos before which the server asked not to be called
 }
 
@@ -171,12 +184,10 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// Dial builds the client of one chain over urls (tried in this order) and checks that each URL
-// serves chainID. A URL answering another chain id fails the whole Dial (a misconfiguration must
-// stop startup). A URL that does not answer is kept, with a warning, if another one answers; its
-// chain id is checked before its first use. If none answers, Dial fails with ErrUnavailable.
-// ctx bounds only the checks.
-func Dial(ctx context.Context, chainID int64, urls []string, opts Options) (*Client, error) {
+// New builds the client of one chain over urls (tried in this order) without calling them:
+// each URL's chain id is checked before its first use, and the chain is down until a call
+// succeeds. Only a malformed configuration is an error.
+func New(chainID int64, urls []string, opts Options) (*Client, error) {
 	opts = opts.withDefaults()
 	c := &Client{id: chainID, name: CAIP2(chainID), opts: opts,
 		log: opts.Logger.With(slog.String("chain", CAIP2(chainID)))}
@@ -196,7 +207,19 @@ func Dial(ctx context.Context, chainID int64, urls []string, opts Options) (*Cli
 		ep.hc = &http.Client{Transport: &retryAfterTransport{base: tr, ep: ep}}
 		c.eps = append(c.eps, ep)
 	}
+	return c, nil
+}
 
+// Dial builds the client of one chain over urls (tried in this order) and checks that each URL
+// serves chainID. A URL answering another chain id fails the whole Dial (a misconfiguration must
+// stop an operator command). A URL that does not answer is kept, with a warning, if another one
+// answers; its chain id is checked before its first use. If none answers, Dial fails with
+// ErrUnavailable. ctx bounds only the checks. serve uses New instead: a chain fails alone.
+func Dial(ctx context.Context, chainID int64, urls []string, opts Options) (*Client, error) {
+	c, err := New(chainID, urls, opts)
+	if err != nil {
+		return nil, err
+	}
 	errs := make([]error, len(c.eps))
 	var wg sync.WaitGroup
 	for i, ep := range c.eps {
@@ -245,6 +268,7 @@ func (c *Client) checkAtDial(ctx context.Context, ep *endpoint) error {
 		err = c.verify(actx, ep)
 		cancel()
 		if err == nil {
+			c.health.ok(time.Now(), ep.name, false)
 			return nil
 		}
 		err = c.wrap("eth_chainId", ep, err)
@@ -280,6 +304,9 @@ func (c *Client) verify(ctx context.Context, ep *endpoint) error {
 		return withKind(ErrChainIDMismatch, fmt.Errorf("the URL serves eip155:%s, expected %s", id, c.name))
 	}
 	ep.verified.Store(true)
+	if ep.disabled.Swap(false) {
+		c.log.Info("RPC URL answers the right chain id again: back in use", slog.String("url", ep.name))
+	}
 	return nil
 }
 
@@ -297,6 +324,7 @@ func (c *Client) URLs() []string {
 
 // Close releases the connections.
 func (c *Client) Close() {
+	c.probe.stop()
 	for _, ep := range c.eps {
 		ep.close()
 	}
@@ -408,7 +436,9 @@ func (c *Client) do(ctx context.Context, method string, classify func(error) cla
 ) error {
 	idx := c.start(time.Now())
 	if idx < 0 {
-		return c.wrap(method, nil, withKind(ErrUnavailable, errors.New("every URL serves another chain id")))
+		err := withKind(ErrUnavailable, errors.New("every URL serves another chain id"))
+		c.health.fail(time.Now(), err.Error())
+		return c.wrap(method, nil, err)
 	}
 	budget := max(c.opts.MaxAttempts, len(c.eps))
 	tried := make([]bool, len(c.eps))
@@ -419,12 +449,14 @@ func (c *Client) do(ctx context.Context, method string, classify func(error) cla
 		err := c.attempt(ctx, ep, fn)
 		if err == nil {
 			c.preferred.Store(int32(idx))
+			c.health.ok(time.Now(), ep.name, idx != c.firstUsable())
 			return nil
 		}
 		if ctx.Err() != nil {
 			return c.wrap(method, ep, fmt.Errorf("%w (last error: %w)", ctx.Err(), err))
 		}
 		cls := classify(err)
+		c.record(ep, idx, cls, err)
 		if errors.Is(err, ErrChainIDMismatch) {
 			c.log.Error("RPC URL serves another chain: disabled", slog.String("url", ep.name), slog.String("err", ep.scrub(err)))
 			cls = endpointBad
@@ -445,7 +477,11 @@ func (c *Client) do(ctx context.Context, method string, classify func(error) cla
 		}
 		var wait time.Duration
 		if nxt != idx {
-			c.log.Warn("RPC failover", slog.String("method", method), slog.String("url", ep.name),
+			lvl := slog.LevelWarn
+			if c.Health().State == StateDown {
+				lvl = slog.LevelDebug // said once by the state change: not again on every call
+			}
+			c.log.Log(ctx, lvl, "RPC failover", slog.String("method", method), slog.String("url", ep.name),
 				slog.String("next", c.eps[nxt].name), slog.String("reason", cls.String()), slog.String("err", ep.scrub(err)))
 			fails = 0
 		} else {
@@ -470,8 +506,33 @@ func (c *Client) do(ctx context.Context, method string, classify func(error) cla
 func (c *Client) attempt(ctx context.Context, ep *endpoint, fn func(context.Context, *endpoint) error) error {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	if c.Health().State == StateDown {
+		// A chain coming back is used again only once it answers the right chain id: the
+		// node behind a URL may have been replaced while it was away.
+		ep.verified.Store(false)
+	}
 	if err := c.verify(actx, ep); err != nil {
 		return err
 	}
 	return redactErr(fn(actx, ep))
+}
+
+// record feeds a failed attempt's outcome to the chain's health: a deterministic answer (not
+// found, reverted, nonce too low…) is the node answering, anything else a failure.
+func (c *Client) record(ep *endpoint, idx int, cls class, err error) {
+	if cls == final && !errors.Is(err, ErrChainIDMismatch) && !errors.Is(err, context.Canceled) {
+		c.health.ok(time.Now(), ep.name, idx != c.firstUsable())
+		return
+	}
+	c.health.fail(time.Now(), ep.name+": "+ep.scrub(err))
+}
+
+// firstUsable is the first URL, in the order given, not disabled for a wrong chain id.
+func (c *Client) firstUsable() int {
+	for i, ep := range c.eps {
+		if !ep.disabled.Load() {
+			return i
+		}
+	}
+	return -1
 }

@@ -69,6 +69,7 @@ type Chains struct {
 	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long
 	WatchInterval  time.Duration      // PAYMENTS_WATCH_INTERVAL: between watcher rounds when caught up
 	RPCTimeout     time.Duration      // PAYMENTS_RPC_TIMEOUT: one attempt of one JSON-RPC call
+	ChainDownAfter time.Duration      // PAYMENTS_CHAIN_DOWN_AFTER: a chain without a successful call this long is down (not quoted)
 	SanctionsFile  string             // PAYMENTS_RISK_SANCTIONS_FILE: one address a line; empty: none listed
 	ServeUnwatched bool               // PAYMENTS_SERVE_UNWATCHED: also quote chains nothing watches (contract tests; manual settlement only)
 	HotWalletKey   string             // PAYMENTS_HOT_WALLET_KEY: hex private key that signs payouts (never logged)

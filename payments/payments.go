@@ -52,6 +52,9 @@ type Service struct {
 	PublicBaseURL  string
 	Log            *slog.Logger
 	Now            func() time.Time
+	// ChainServing, when set, says whether a chain answers now: one down or on another chain id
+	// gets no new quotes (its open payments stay watched). nil: every enabled chain is quoted.
+	ChainServing func(chainID int64) bool
 }
 
 // CreateInput is a validated create-payment request.

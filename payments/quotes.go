@@ -15,7 +15,8 @@ import (
 )
 
 // buildQuotes makes one quote per active token on an enabled chain of the payment's mode that
-// the merchant accepts (every one by default). A token whose price cannot be had (stale,
+// the merchant accepts (every one by default), leaving out the chains ChainServing says are not
+// answering now. A token whose price cannot be had (stale,
 // provider down) gets no quote; the payment fails only when no token can quote.
 func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted domain.AcceptedAssets, now time.Time) error {
 	mode := p.Mode.Norm()
@@ -32,6 +33,11 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted d
 	for _, c := range s.Catalog.Chains {
 		if domain.ChainMode(c) != mode {
 			continue // test money is never quoted for a live payment, nor the other way round
+		}
+		if s.ChainServing != nil && c.Enabled && !s.ChainServing(c.ID) {
+			// A buyer sent to a chain that does not answer could pay into a block nobody reads
+			// for a while: quote only where the watcher can follow.
+			continue
 		}
 		for _, t := range s.Catalog.QuotedTokens(c.ID, accepted) {
 			key := string(t.Type) + "/" + t.MarketAPIID

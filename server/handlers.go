@@ -24,6 +24,7 @@ type handlers struct {
 	checkout     *checkout.Service
 	merchants    *merchants.Service
 	webhooks     *webhooks.Service
+	chainHealth  func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -59,6 +59,8 @@ type Deps struct {
 	// Payouts, when set, says per chain whether payouts can be signed (shown by GET /readyz:
 	// a chain without a hot wallet key keeps its withdrawals pending).
 	Payouts func() map[string]string
+	// Chains, when set, is each chain's health now (GET /readyz, the chain list's isEnabled).
+	Chains func() map[int64]ChainHealth
 	// HealthOnly serves /healthz, /readyz and /metrics and no API (a worker process).
 	HealthOnly bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client (clientIPExtractor);
@@ -104,6 +106,11 @@ func New(d Deps) (*echo.Echo, error) {
 		if d.Payouts != nil {
 			body["payouts"] = d.Payouts()
 		}
+		// A chain that is down leaves the process ready: the API serves, the other chains
+		// settle, and this one is caught up when it answers again.
+		if d.Chains != nil {
+			body["chains"] = readyChains(d.Chains())
+		}
 		return c.JSON(http.StatusOK, body)
 	})
 	e.GET("/openapi.yaml", func(c echo.Context) error { return c.Blob(http.StatusOK, "application/yaml", d.SpecYAML) })
@@ -126,7 +133,8 @@ func New(d Deps) (*echo.Echo, error) {
 
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks}
+			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
+			chainHealth: d.Chains}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)

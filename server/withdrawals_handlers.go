@@ -98,5 +98,8 @@ func (h *handlers) getWithdrawal(ctx context.Context, id string) (settlement.Res
 func (h *handlers) ListChains(ctx context.Context, req gen.ListChainsRequestObject) (gen.ListChainsResponseObject, error) {
 	limit, offset := pageParams(req.Params.Limit, req.Params.Offset)
 	list, total := chains.List(h.catalog, limit, offset)
+	if h.chainHealth != nil {
+		list = overlayHealth(list, h.chainHealth())
+	}
 	return h.render.ChainList(list, domain.Page{Limit: limit, Offset: offset, Total: total}), nil
 }

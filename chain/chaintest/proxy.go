@@ -39,6 +39,7 @@ type FlakyProxy struct {
 	delayN     atomic.Int64
 	delayD     atomic.Int64
 	dropN      atomic.Int64
+	chainID    atomic.Int64
 }
 
 // NewFlakyProxy starts a proxy to target (an http:// JSON-RPC URL). Close it when done.
@@ -202,6 +203,9 @@ func (p *FlakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 		} else {
 			writeJSON(w, out[0])
 		}
+		return
+	}
+	if p.answerChainID(w, body) {
 		return
 	}
 	if p.rangeLimit.Load() > 0 || p.failElem.Load() > 0 {

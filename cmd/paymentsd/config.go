@@ -188,6 +188,12 @@ func loadChains(embedded bool) (config.Chains, error) {
 	if c.WatchInterval <= 0 || c.DevnetBlock < 0 || c.RPCTimeout <= 0 {
 		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL and PAYMENTS_RPC_TIMEOUT must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
 	}
+	if c.ChainDownAfter, err = envParsed("PAYMENTS_CHAIN_DOWN_AFTER", chain.DefaultDownAfter, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.ChainDownAfter < time.Second {
+		return c, fmt.Errorf("PAYMENTS_CHAIN_DOWN_AFTER must be at least 1s (got %s)", c.ChainDownAfter)
+	}
 	c.SanctionsFile = env("PAYMENTS_RISK_SANCTIONS_FILE", "")
 	c.HotWalletKey, c.HotKeystore, c.HotPassword = env("PAYMENTS_HOT_WALLET_KEY", ""), env("PAYMENTS_HOT_WALLET_KEYSTORE", ""),
 		env("PAYMENTS_HOT_WALLET_PASSWORD_FILE", "")
