@@ -100,7 +100,7 @@ func TestSweepAndTreasuryOnTheEmbeddedDefault(t *testing.T) {
 	var quoteID, deposit, units string
 	for _, q := range p["quotes"].([]any) {
 		q := q.(map[string]any)
-		if q["token"].(map[string]any)["symbol"] == "USDC" {
+		if tok := q["token"].(map[string]any); tok["symbol"] == "USDC" && tok["chain"].(map[string]any)["chainId"] == "eip155:1337" {
 			quoteID, units = q["id"].(string), q["expectedAmountAsset"].(string)
 			deposit = q["depositAddress"].(map[string]any)["address"].(string)
 		}
