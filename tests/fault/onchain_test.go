@@ -218,8 +218,8 @@ func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
 	}
 }
 
-// startDevnet runs `paymentsd devnet` (its chain eip155:1337 only) on a free port until the test ends and returns its URL
-// once it answers.
+// startDevnet runs `paymentsd devnet` (its chain eip155:1337 only) on a free port until the
+// test ends and returns its URL once it answers.
 func startDevnet(t *testing.T, bin, db, blockTime string) string {
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
