@@ -56,7 +56,8 @@ type App struct {
 	Withdrawals *withdrawals.Service
 	Keeper      *idempotency.Keeper
 	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
-	Devnet      *devnet.Devnet   // the embedded development chain, when this process runs it
+	Devnet      *devnet.Devnet   // the embedded development chain eip155:1337, when this process runs it
+	Devnets     []*devnet.Devnet // every devnet chain this process runs (1337, 31337), in chain id order
 	Clients     map[int64]*chain.Client
 	OnChain     *payments.OnChain
 	Watchers    []*watcher.Watcher
@@ -135,8 +136,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		for id := range cfg.Chains.RPCURLs {
 			watchable[id] = true
 		}
-		if cfg.Chains.DevnetOn() {
-			watchable[devnet.ChainID] = true // a devnet the serve process runs (an RPC URL counts too, above)
+		for _, d := range devnetSettings(cfg.Chains) {
+			watchable[d.id] = true // a devnet chain the serve process runs (an RPC URL counts too, above)
 		}
 	}
 	a.Catalog = chains.Watch(cat, watchable, cfg.Chains.ServeUnwatched, cfg.Chains.Confirmations)
@@ -179,7 +180,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	return a, nil
 }
 
-// Close stops the devnet and the chain clients and releases the database.
+// Close stops the devnet chains and the chain clients and releases the database.
 func (a *App) Close() {
 	if a.oidc != nil {
 		a.oidc.Close()
@@ -187,11 +188,7 @@ func (a *App) Close() {
 	for _, c := range a.Clients {
 		c.Close()
 	}
-	if a.Devnet != nil {
-		if err := a.Devnet.Close(); err != nil {
-			a.Log.Warn("devnet close", "err", err)
-		}
-	}
+	a.closeDevnets()
 	_ = a.Store.Close()
 }
 

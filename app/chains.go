@@ -17,7 +17,7 @@ import (
 	"github.com/paymentsd/paymentsd/watcher"
 )
 
-// openChains starts the embedded devnet when configured and builds the client of every chain
+// openChains starts the embedded devnet chains when configured and builds the client of every chain
 // with an RPC URL. No chain's RPC stops the start: each chain fails alone, with a health of its
 // own (startChainHealth) that keeps a chain that is down or answers another chain id out of new
 // quotes while its watcher keeps trying.
@@ -31,15 +31,8 @@ func (a *App) openChains(ctx context.Context) error {
 		a.Clients = map[int64]*chain.Client{}
 		return nil
 	}
-	if cfg.DevnetOn() {
-		d, err := devnet.Start(ctx, devnet.Config{Addr: cfg.Devnet, BlockTime: cfg.DevnetBlock, Log: a.Log.With("component", "devnet")})
-		if err != nil {
-			return fmt.Errorf("start the devnet on %s (PAYMENTS_DEVNET=off to run without it): %w", cfg.Devnet, err)
-		}
-		a.Devnet = d
-		urls[devnet.ChainID] = []string{d.URL()}
-		a.Log.Warn("DEVNET RUNNING: a development chain with publicly known keys serves " + chains.CAIP2(devnet.ChainID) +
-			" at " + d.URL() + "; its money is worthless. PAYMENTS_DEVNET=off turns it off.")
+	if err := a.startDevnets(ctx, urls); err != nil {
+		return err
 	}
 	ids := make([]int64, 0, len(urls))
 	for id := range urls {
@@ -88,7 +81,7 @@ func (a *App) wireWatchers() error {
 		}
 		wc := watcher.DefaultConfig()
 		wc.Interval = a.Cfg.Chains.WatchInterval
-		if c.ID == devnet.ChainID {
+		if devnet.IsDevnet(c.ID) {
 			wc.Lag, wc.StartBack = 0, 1<<62 // a devnet is new on every start: scan it whole, at its head
 		}
 		caip := chains.CAIP2(c.ID)
@@ -152,8 +145,12 @@ func (a *App) WatcherLoops() []worker.Loop {
 // reaches) the devnet: modes keep the two apart, but a production deployment has no reason to
 // hand out free money at all.
 func (a *App) warnLiveBesideDevnet() {
-	dev, ok := a.Catalog.Chain(devnet.ChainID)
-	if !ok || !dev.Enabled || !a.Catalog.ServesMode(domain.ModeLive) {
+	devServed := false
+	for _, id := range devnet.ChainIDs() {
+		dev, ok := a.Catalog.Chain(id)
+		devServed = devServed || (ok && dev.Enabled)
+	}
+	if !devServed || !a.Catalog.ServesMode(domain.ModeLive) {
 		return
 	}
 	var live []string

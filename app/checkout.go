@@ -18,16 +18,15 @@ import (
 // test account the README's walk-through does not use.
 const devnetPayerAccount = 5
 
-// devnetPayer pays a devnet quote from a test account, when this process reaches a devnet (it
-// runs it, or PAYMENTS_RPC_URLS names one); nil otherwise: the button is not offered.
+// devnetPayer pays a devnet quote from a test account, on the quote's devnet chain, when this
+// process reaches a devnet chain (it runs it, or PAYMENTS_RPC_URLS names one); nil otherwise: the
+// button is not offered.
 func (a *App) devnetPayer() checkout.DevnetPayer {
-	url := ""
-	if a.Devnet != nil {
-		url = a.Devnet.URL()
-	} else if u := a.Cfg.Chains.RPCURLs[devnet.ChainID]; len(u) > 0 {
-		url = u[0]
+	reached := false
+	for _, id := range devnet.ChainIDs() {
+		reached = reached || a.devnetURL(id) != ""
 	}
-	if url == "" {
+	if !reached {
 		return nil
 	}
 	return func(ctx context.Context, p checkout.Payment, quoteID uuid.UUID) (string, error) {
@@ -41,7 +40,11 @@ func (a *App) devnetPayer() checkout.DevnetPayer {
 				q = &x
 			}
 		}
-		if q == nil || q.Token.Chain.ID != devnet.ChainID {
+		url := ""
+		if q != nil {
+			url = a.devnetURL(q.Token.Chain.ID)
+		}
+		if url == "" {
 			return "", domain.Invalid(domain.CodeParameterInvalid, "quoteId", "not a devnet quote of this payment")
 		}
 		if q.Status != domain.QuoteActive || p.Status != domain.PaymentPending {

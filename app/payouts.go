@@ -13,7 +13,8 @@ import (
 )
 
 // hotWallets loads the configured signing key, and the devnet's development hot wallet
-// (account 9 of the public test mnemonic) for the devnet only when no key is configured.
+// (account 9 of the public test mnemonic, funded on every devnet chain) for the devnet chains
+// only when no key is configured.
 func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 	c := a.Cfg.Chains
 	switch {
@@ -31,8 +32,11 @@ func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 		// PAYMENTS_BACKEND_WALLET spares it even that.
 		configured = hotwallet.AddressOnly(configured)
 	}
-	_, devnetByURL := c.RPCURLs[devnet.ChainID]
-	devnetWatched := a.Clients[devnet.ChainID] != nil || (c.Passive && (c.DevnetOn() || devnetByURL))
+	devnetWatched := c.Passive && len(devnetSettings(c)) > 0
+	for _, id := range devnet.ChainIDs() {
+		_, byURL := c.RPCURLs[id]
+		devnetWatched = devnetWatched || a.Clients[id] != nil || (c.Passive && byURL)
+	}
 	if configured == nil && devnetWatched {
 		k, err := devnet.AccountKey(devnet.HotWalletAccount)
 		if err != nil {
@@ -43,7 +47,7 @@ func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 			return nil, dev, nil // for its address only: a passive process signs nothing
 		}
 		a.Log.Warn(fmt.Sprintf("DEVELOPMENT HOT WALLET: devnet payouts are signed by account %d of the public test mnemonic (%s); "+
-			"it is never used on any other chain. Set PAYMENTS_HOT_WALLET_KEY for real payouts.", devnet.HotWalletAccount, dev))
+			"it is used on the devnet chains only. Set PAYMENTS_HOT_WALLET_KEY for real payouts.", devnet.HotWalletAccount, dev))
 	}
 	return configured, dev, nil
 }
@@ -53,7 +57,7 @@ func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Ke
 	holder := holderName()
 	for _, w := range a.Watchers {
 		hot := configured
-		if hot == nil && w.Info.ID == devnet.ChainID {
+		if hot == nil && devnet.IsDevnet(w.Info.ID) {
 			hot = dev
 		}
 		pc := payouts.DefaultConfig()
@@ -81,12 +85,12 @@ func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Ke
 }
 
 // HotWalletAddress is the address that pays a chain's withdrawals ("" when none): the
-// configured key, or on the devnet its development hot wallet.
+// configured key, or on a devnet chain its development hot wallet.
 func (a *App) HotWalletAddress(chainID int64) string {
 	switch {
 	case a.hot != nil:
 		return strings.ToLower(a.hot.Address().Hex())
-	case a.devHot != nil && chainID == devnet.ChainID:
+	case a.devHot != nil && devnet.IsDevnet(chainID):
 		return strings.ToLower(a.devHot.Address().Hex())
 	}
 	return ""

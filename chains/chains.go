@@ -31,13 +31,22 @@ func ParseNetworks(s string) (Networks, error) {
 	return "", fmt.Errorf("networks must be one of mainnet, testnet, all (got %q)", s)
 }
 
-// DevnetID is the embedded development chain's id. It is served whenever it can be watched,
-// whatever the networks setting: a deployment that runs or points at a devnet wants it quoted.
-const DevnetID = 1337
+// DevnetID and DevnetL2ID are the embedded development chains' ids (devnet.ChainIDs; this
+// package does not import the devnet's node). A devnet chain is served whenever it can be
+// watched, whatever the networks setting: a deployment that runs or points at a devnet wants it
+// quoted.
+const (
+	DevnetID   = 1337
+	DevnetL2ID = 31337
+)
+
+// IsDevnet reports whether id is one of the embedded development chains: new on every start
+// (so never served unwatched) and served on any networks setting.
+func IsDevnet(id int64) bool { return id == DevnetID || id == DevnetL2ID }
 
 // Serves reports whether a chain of this kind is served.
 func (n Networks) Serves(c domain.Chain) bool {
-	if c.ID == DevnetID {
+	if IsDevnet(c.ID) {
 		return true
 	}
 	switch n {
@@ -73,7 +82,7 @@ func Load(tx *store.Tx, n Networks) (domain.Catalog, error) {
 // confirmation depths. It changes cat in place (Load's fresh copy) and returns it.
 func Watch(cat domain.Catalog, watchable map[int64]bool, serveUnwatched bool, confirmations map[int64]int32) domain.Catalog {
 	serve := func(c domain.Chain) domain.Chain {
-		c.Enabled = c.Enabled && (watchable[c.ID] || (serveUnwatched && c.ID != DevnetID))
+		c.Enabled = c.Enabled && (watchable[c.ID] || (serveUnwatched && !IsDevnet(c.ID)))
 		if n, ok := confirmations[c.ID]; ok {
 			c.RequiredConfirmations = n
 		}

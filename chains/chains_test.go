@@ -68,6 +68,7 @@ func TestServes(t *testing.T) {
 			assert.Equal(t, tc.mainnet, tc.n.Serves(mainnet), "mainnet chain")
 			assert.Equal(t, tc.testnet, tc.n.Serves(testnet), "testnet chain")
 			assert.True(t, tc.n.Serves(devnet), "the devnet passes every networks setting (the devnet setting governs it)")
+			assert.True(t, tc.n.Serves(domain.Chain{ID: DevnetL2ID, IsTestnet: true}), "so does its second chain")
 		})
 	}
 }
@@ -127,11 +128,11 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 		enabled         []int64
 		disabledSamples []int64
 	}{
-		// The devnet (1337) passes the networks filter in every mode: whether it is served is
-		// decided by Watch (running devnet or RPC URL), not here.
-		{Mainnet, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114}, []int64{84532, 11155111}},
-		{Testnet, []int64{1337, 84532, 11155111}, []int64{1, 8453}},
-		{All, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, nil},
+		// The devnet chains (1337, 31337) pass the networks filter in every mode: whether they are
+		// served is decided by Watch (running devnet or RPC URL), not here.
+		{Mainnet, []int64{1, 10, 56, 137, 1337, 8453, 31337, 42161, 43114}, []int64{84532, 11155111}},
+		{Testnet, []int64{1337, 31337, 84532, 11155111}, []int64{1, 8453}},
+		{All, []int64{1, 10, 56, 137, 1337, 8453, 31337, 42161, 43114, 84532, 11155111}, nil},
 	} {
 		t.Run(string(tc.n), func(t *testing.T) {
 			cat, err := Load(st.Read(ctx), tc.n)
@@ -149,8 +150,8 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 			}
 
 			all, total := List(cat, 100, 0)
-			assert.Equal(t, int64(10), total, "every stored chain is listed, enabled or not")
-			assert.Len(t, all, 10)
+			assert.Equal(t, int64(11), total, "every stored chain is listed, enabled or not")
+			assert.Len(t, all, 11)
 		})
 	}
 }
@@ -162,13 +163,13 @@ func TestListPages(t *testing.T) {
 		limit, offset int32
 		wantLen       int
 	}{
-		{4, 0, 4}, {4, 4, 4}, {4, 8, 2}, {4, 9, 1}, {4, 10, 0}, {4, 100, 0}, {100, 0, 10},
+		{4, 0, 4}, {4, 4, 4}, {4, 8, 3}, {4, 9, 2}, {4, 10, 1}, {4, 11, 0}, {4, 100, 0}, {100, 0, 11},
 	}
 	cat, err := Load(st.Read(ctx), All)
 	require.NoError(t, err)
 	for _, tc := range tests {
 		page, total := List(cat, tc.limit, tc.offset)
-		assert.Equal(t, int64(10), total)
+		assert.Equal(t, int64(11), total)
 		assert.Len(t, page, tc.wantLen, "limit %d offset %d", tc.limit, tc.offset)
 	}
 	first, _ := List(cat, 2, 0)
@@ -177,6 +178,7 @@ func TestListPages(t *testing.T) {
 	second, _ := List(cat, 4, 4)
 	require.Len(t, second, 4)
 	assert.Equal(t, int64(DevnetID), second[0].ID, "the devnet sorts numerically, after 137 and before 8453")
+	assert.Equal(t, int64(DevnetL2ID), second[2].ID, "the devnet L2 sorts numerically, after 8453 and before 42161")
 }
 
 func TestWatch(t *testing.T) {
@@ -213,6 +215,10 @@ func TestWatch(t *testing.T) {
 		assert.ElementsMatch(t, []int64{DevnetID}, enabled(Watch(load(Mainnet), map[int64]bool{DevnetID: true}, false, nil)),
 			"a watched devnet is served even on a mainnet deployment")
 		assert.ElementsMatch(t, append(mainnets, DevnetID), enabled(Watch(load(Mainnet), map[int64]bool{DevnetID: true}, true, nil)))
+		both := map[int64]bool{DevnetID: true, DevnetL2ID: true}
+		assert.ElementsMatch(t, []int64{DevnetID, DevnetL2ID}, enabled(Watch(load(Mainnet), both, false, nil)),
+			"both devnet chains, on a mainnet deployment too")
+		assert.ElementsMatch(t, []int64{DevnetL2ID}, enabled(Watch(load(Testnet), map[int64]bool{DevnetL2ID: true}, false, nil)))
 	})
 	t.Run("networks still filter watched chains", func(t *testing.T) {
 		w := map[int64]bool{8453: true, 84532: true}

@@ -66,6 +66,7 @@ type Chains struct {
 	RPCURLs        map[int64][]string // PAYMENTS_RPC_URLS: per chain id, URLs tried in order
 	Confirmations  map[int64]int32    // PAYMENTS_CONFIRMATIONS: overrides of the catalogue's depths
 	Devnet         string             // PAYMENTS_DEVNET: "off", or the address the embedded devnet serves on
+	DevnetL2       string             // PAYMENTS_DEVNET_L2: "off" (or empty), or the address of the devnet's second chain (eip155:31337)
 	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long
 	WatchInterval  time.Duration      // PAYMENTS_WATCH_INTERVAL: between watcher rounds when caught up
 	RPCTimeout     time.Duration      // PAYMENTS_RPC_TIMEOUT: one attempt of one JSON-RPC call
@@ -91,6 +92,9 @@ type Chains struct {
 
 // DevnetOn reports whether this process runs the embedded devnet.
 func (c Chains) DevnetOn() bool { return c.Devnet != "" && c.Devnet != "off" }
+
+// DevnetL2On reports whether this process runs the devnet's second chain.
+func (c Chains) DevnetL2On() bool { return c.DevnetL2 != "" && c.DevnetL2 != "off" }
 
 // Pricing selects and tunes the price source.
 type Pricing struct {

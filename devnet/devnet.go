@@ -4,8 +4,10 @@
 //
 // It is go-ethereum's simulated backend (ethclient/simulated) with its HTTP
 // server enabled (namespaces eth, net and web3; any Host header; CORS "*" so a
-// browser wallet can connect). Chain id is ChainID (1337). Blocks are produced
-// by Commit, or every Config.BlockTime by a background loop.
+// browser wallet can connect). Its chain id is ChainID (1337, "Devnet") or
+// L2ChainID (31337, "Devnet L2"): the gateway runs both, each a Start of its own
+// with the same genesis accounts and tokens. Blocks are produced by Commit, or
+// every Config.BlockTime by a background loop.
 //
 // # Genesis
 //
@@ -61,6 +63,8 @@ const DefaultAddr = "127.0.0.1:8545"
 
 // Config configures Start.
 type Config struct {
+	// ChainID is the chain's id, one of ChainIDs. Default ChainID (1337).
+	ChainID int64
 	// Addr is the HTTP JSON-RPC listen address, host:port. Port 0 picks a free
 	// port (see Devnet.URL). An empty host listens on all interfaces; anything
 	// but loopback exposes a chain whose keys are public. Default DefaultAddr.
@@ -75,6 +79,8 @@ type Config struct {
 
 // Devnet is a running dev chain. Its methods are safe for concurrent use.
 type Devnet struct {
+	chainID int64
+	name    string
 	backend *simulated.Backend
 	url     string
 	genesis common.Hash
@@ -102,6 +108,14 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
+	if cfg.ChainID == 0 {
+		cfg.ChainID = ChainID
+	}
+	name, ok := ChainName(cfg.ChainID)
+	if !ok {
+		// The catalogue knows only these: a chain of another id would be neither quoted nor watched.
+		return nil, fmt.Errorf("devnet: chain id %d is not a devnet chain (%v)", cfg.ChainID, ChainIDs())
+	}
 	host, portStr, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("devnet: listen address %q: %w", cfg.Addr, err)
@@ -115,11 +129,13 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 		host = "0.0.0.0"
 	}
 
-	backend, port, err := newBackend(host, port, cfg.Log)
+	backend, port, err := newBackend(cfg.ChainID, host, port, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
 	d := &Devnet{
+		chainID:  cfg.ChainID,
+		name:     name,
 		backend:  backend,
 		url:      "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port)),
 		log:      cfg.Log,
@@ -135,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 	} else {
 		close(d.loopDone)
 	}
-	d.log.Info("devnet started", "url", d.url, "chain_id", ChainID, "genesis", d.genesis.Hex(),
+	d.log.Info("devnet started", "url", d.url, "chain_id", d.chainID, "name", d.name, "genesis", d.genesis.Hex(),
 		"block_time", cfg.BlockTime, "took", time.Since(began).Round(time.Millisecond))
 	return d, nil
 }
@@ -176,7 +192,7 @@ func (d *Devnet) init(ctx context.Context) error {
 // returns the port it listens on. For port 0 it picks a free port (go-ethereum
 // takes a port number and does not report the one the OS chose) and retries
 // with another if that port is taken before the server binds it.
-func newBackend(host string, port int, log *slog.Logger) (*simulated.Backend, int, error) {
+func newBackend(chainID int64, host string, port int, log *slog.Logger) (*simulated.Backend, int, error) {
 	const attempts = 5
 	var lastErr error
 	for range attempts {
@@ -187,7 +203,7 @@ func newBackend(host string, port int, log *slog.Logger) (*simulated.Backend, in
 				return nil, 0, err
 			}
 		}
-		backend, err := newSimulated(host, p, log)
+		backend, err := newSimulated(chainID, host, p, log)
 		if err == nil {
 			return backend, p, nil
 		}
@@ -202,7 +218,7 @@ func newBackend(host string, port int, log *slog.Logger) (*simulated.Backend, in
 // newSimulated is simulated.NewBackend with the devnet's genesis and HTTP
 // settings, turning its panic on a failed node start (e.g. port in use) into an
 // error.
-func newSimulated(host string, port int, log *slog.Logger) (backend *simulated.Backend, err error) {
+func newSimulated(chainID int64, host string, port int, log *slog.Logger) (backend *simulated.Backend, err error) {
 	var extra [32]byte
 	if _, err := rand.Read(extra[:]); err != nil {
 		return nil, fmt.Errorf("devnet: random genesis extra data: %w", err)
@@ -229,6 +245,11 @@ func newSimulated(host string, port int, log *slog.Logger) (backend *simulated.B
 		nodeConf.HTTPVirtualHosts = []string{"*"}
 		nodeConf.HTTPCors = []string{"*"}
 		nodeConf.Logger = gethlog.NewLogger(minLevel{log.Handler(), slog.LevelWarn})
+		// The chain config is go-ethereum's shared dev config (chain id 1337): copied, never
+		// changed in place. The network id follows the chain id (ethconfig's 0 = auto).
+		chainConf := *ethConf.Genesis.Config
+		chainConf.ChainID = big.NewInt(chainID)
+		ethConf.Genesis.Config = &chainConf
 		ethConf.Genesis.ExtraData = extra[:]
 		// The default genesis time is 0 (1970); a current one keeps block
 		// timestamps plausible for anything that displays or compares them.
@@ -273,6 +294,12 @@ func (d *Devnet) loop(period time.Duration) {
 
 // URL is the HTTP JSON-RPC endpoint, e.g. http://127.0.0.1:8545.
 func (d *Devnet) URL() string { return d.url }
+
+// ChainID is the chain's id (ChainID or L2ChainID).
+func (d *Devnet) ChainID() int64 { return d.chainID }
+
+// Name is the chain's name in the catalogue ("Devnet", "Devnet L2").
+func (d *Devnet) Name() string { return d.name }
 
 // GenesisHash is this start's genesis block hash, different on every Start.
 func (d *Devnet) GenesisHash() common.Hash { return d.genesis }

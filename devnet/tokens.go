@@ -21,12 +21,11 @@ import (
 	"github.com/paymentsd/paymentsd/chain"
 )
 
-// The devnet's chain and token constants. The token addresses are
-// CREATE(DeployerAddress, 0) and CREATE(DeployerAddress, 1): Start deploys USDC
-// then USDT as the deployer's first two transactions, so they never change.
+// The devnet's token constants. The token addresses are CREATE(DeployerAddress, 0)
+// and CREATE(DeployerAddress, 1): Start deploys USDC then USDT as the deployer's
+// first two transactions, on every chain, so they never change and are the same
+// on both devnet chains.
 const (
-	ChainID int64 = 1337 // the simulated backend's fixed chain id
-
 	USDCAddress = "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008" // standard ERC-20 (DevToken)
 	USDTAddress = "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb" // Tether-like: transfer returns nothing (DevTokenNoReturn)
 

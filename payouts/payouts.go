@@ -233,9 +233,9 @@ func (m *Manager) checkGenesis(ctx context.Context) error {
 	return nil
 }
 
-// devChain reports whether the chain is the development chain, the one whose genesis changes
-// when it restarts: there, and only there, what was signed for the old chain is given up.
-func (m *Manager) devChain() bool { return m.Info.ID == chains.DevnetID }
+// devChain reports whether the chain is a development chain, one whose genesis changes when it
+// restarts: there, and only there, what was signed for the old chain is given up.
+func (m *Manager) devChain() bool { return chains.IsDevnet(m.Info.ID) }
 
 // abandon gives up a transaction signed for a chain that no longer exists (its genesis is not
 // the chain's now): it can never be mined here. Its withdrawal fails with the amount restored;

@@ -88,11 +88,11 @@ SCHEMATHESIS="$ROOT/.venv/bin/schemathesis"
 export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}"
 export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 # Every seeded chain quoted without a watcher (no RPC here): the contract is the same on each.
-# The devnet (eip155:1337, in the withdrawal chainId enum) is served only when it runs, so the
-# serve process runs it on a free port; the operator commands (migrate, merchants create,
-# payments settle) then count it as served too, and the merchant's withdrawal configuration
-# includes it. With it off, a schema-valid withdrawal to eip155:1337 is refused
-# (chain_not_supported) and schemathesis reports ST202.
+# The devnet's chains (eip155:1337 and eip155:31337, in the withdrawal chainId enum) are served
+# only when they run, so the serve process runs them on free ports (:0 for both); the operator
+# commands (migrate, merchants create, payments settle) then count them as served too, and the
+# merchant's withdrawal configuration includes them. With them off, a schema-valid withdrawal to
+# either is refused (chain_not_supported) and schemathesis reports ST202.
 export PAYMENTS_DEVNET="${PAYMENTS_DEVNET:-127.0.0.1:0}" PAYMENTS_SERVE_UNWATCHED="${PAYMENTS_SERVE_UNWATCHED:-true}"
 # Seals webhook secrets and the dashboard's signing keys (PostgreSQL has no key file).
 export PAYMENTS_SECRETS_KEY="${PAYMENTS_SECRETS_KEY:-$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"

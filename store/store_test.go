@@ -51,8 +51,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 
 			after := loadCatalog(t, again)
 			assert.Equal(t, before, after, "re-running migrations must not duplicate or alter the seed")
-			assert.Len(t, after.Chains, 10, "nine public chains and the devnet")
-			assert.Len(t, after.Tokens, 28, "25 public tokens and the devnet's three")
+			assert.Len(t, after.Chains, 11, "nine public chains and the devnet's two")
+			assert.Len(t, after.Tokens, 31, "25 public tokens and the devnet's three on each of its chains")
 
 			// The derivation counter was not reset by the second run.
 			var first int64
@@ -83,42 +83,51 @@ func TestSeededCatalogue(t *testing.T) {
 		84532:    "0x036cbd53842c5426634e7929541ec2318f3dcf7e",
 		11155111: "0x1c7d4b196cb0c7b01d743fbc6116a902379c7238",
 	}
-	// The embedded devnet (chain 1337), seeded with the addresses its fixed deployer gives its
-	// tokens (devnet/tokens.go).
-	devChain := domain.Chain{ID: 1337, Name: "Devnet", NativeSymbol: "ETH", NativeDecimals: 18, IsTestnet: true,
-		Enabled: true, ConvenienceFeeCents: 0, RequiredConfirmations: 2}
-	devTokens := []domain.Token{ // ordered by id, as ChainTokens lists them
-		{ID: "eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Chain: devChain, Symbol: "USDC", MarketAPIID: "usd-coin",
-			ContractAddress: "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
-		{ID: "eip155:1337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Chain: devChain, Symbol: "USDT", MarketAPIID: "tether",
-			ContractAddress: "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
-		{ID: "eip155:1337/slip44:60", Chain: devChain, Symbol: "ETH", MarketAPIID: "ethereum",
-			ContractAddress: "0x0000000000000000000000000000000000000000", Decimals: 18, Type: domain.Volatile, AssetType: domain.Native, Status: domain.TokenActive},
+	// The embedded devnet's chains (1337 and 31337), each seeded with the addresses its fixed
+	// deployer gives its tokens (devnet/tokens.go): the same on both.
+	devChains := map[int64]domain.Chain{}
+	devTokens := map[int64][]domain.Token{}
+	for _, dc := range devnet.Chains() {
+		c := domain.Chain{ID: dc.ID, Name: dc.Name, NativeSymbol: "ETH", NativeDecimals: 18, IsTestnet: true,
+			Enabled: true, ConvenienceFeeCents: 0, RequiredConfirmations: 2}
+		caip := "eip155:" + strconv.FormatInt(dc.ID, 10)
+		devChains[dc.ID] = c
+		devTokens[dc.ID] = []domain.Token{ // ordered by id, as ChainTokens lists them
+			{ID: caip + "/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Chain: c, Symbol: "USDC", MarketAPIID: "usd-coin",
+				ContractAddress: "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
+			{ID: caip + "/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Chain: c, Symbol: "USDT", MarketAPIID: "tether",
+				ContractAddress: "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
+			{ID: caip + "/slip44:60", Chain: c, Symbol: "ETH", MarketAPIID: "ethereum",
+				ContractAddress: "0x0000000000000000000000000000000000000000", Decimals: 18, Type: domain.Volatile, AssetType: domain.Native, Status: domain.TokenActive},
+		}
+		require.Equal(t, devnet.USDCAddress, devTokens[dc.ID][0].ContractAddress, "the seed matches what the devnet deploys")
+		require.Equal(t, devnet.USDTAddress, devTokens[dc.ID][1].ContractAddress, "the seed matches what the devnet deploys")
 	}
-	require.Equal(t, devnet.ChainID, devChain.ID)
-	require.Equal(t, devnet.USDCAddress, devTokens[0].ContractAddress, "the seed matches what the devnet deploys")
-	require.Equal(t, devnet.USDTAddress, devTokens[1].ContractAddress, "the seed matches what the devnet deploys")
+	require.Equal(t, "Devnet", devChains[1337].Name)
+	require.Equal(t, "Devnet L2", devChains[31337].Name)
 
 	eachBackend(t, func(t *testing.T, st *store.Store) {
 		cat := loadCatalog(t, st)
 
-		dc, ok := cat.Chain(devChain.ID)
-		require.True(t, ok, "the devnet is seeded")
-		assert.Equal(t, devChain, dc)
-		assert.Equal(t, devTokens, cat.ChainTokens(devChain.ID), "the devnet's three tokens, exactly")
+		for id, want := range devChains {
+			dc, ok := cat.Chain(id)
+			require.True(t, ok, "the devnet chain %d is seeded", id)
+			assert.Equal(t, want, dc)
+			assert.Equal(t, devTokens[id], cat.ChainTokens(id), "the devnet chain %d's three tokens, exactly", id)
+		}
 
 		var ids []int64
 		for _, c := range cat.Chains {
 			ids = append(ids, c.ID)
-			assert.Equal(t, c.ID == 84532 || c.ID == 11155111 || c.ID == 1337, c.IsTestnet, "testnet flag of chain %d", c.ID)
+			assert.Equal(t, c.ID == 84532 || c.ID == 11155111 || devnet.IsDevnet(c.ID), c.IsTestnet, "testnet flag of chain %d", c.ID)
 			assert.True(t, c.Enabled, "chain %d is seeded active", c.ID)
 			assert.NotEmpty(t, c.Name)
 			assert.NotEmpty(t, c.NativeSymbol)
 			assert.EqualValues(t, 18, c.NativeDecimals)
 			assert.Positive(t, c.RequiredConfirmations)
 		}
-		assert.Equal(t, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
-		assert.Len(t, cat.Tokens, 28)
+		assert.Equal(t, []int64{1, 10, 56, 137, 1337, 8453, 31337, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
+		assert.Len(t, cat.Tokens, 31)
 
 		chainByID := map[int64]domain.Chain{}
 		for _, c := range cat.Chains {
@@ -158,7 +167,7 @@ func TestSeededCatalogue(t *testing.T) {
 		}
 		for id, c := range chainByID {
 			assert.Equal(t, 1, natives[id], "one native token on chain %d", id)
-			if id == devChain.ID {
+			if devnet.IsDevnet(id) {
 				continue // its own tokens, asserted exactly above
 			}
 			u, ok := stables[id]["USDC"]

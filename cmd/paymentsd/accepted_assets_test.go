@@ -44,7 +44,7 @@ func TestAcceptedAssetsCommand(t *testing.T) {
 	assert.Equal(t, mid, def["merchantId"])
 	assert.Equal(t, true, def["default"])
 	all := assetTriples(t, def)
-	assert.Len(t, all, 28, "every seeded token is active and served, the devnet's three included")
+	assert.Len(t, all, 31, "every seeded token is active and served, the devnet's three on each of its two chains included")
 	assert.Equal(t, []string{"eip155:1 ETH " + l1ETHID, "eip155:1 USDC eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48",
 		"eip155:1 USDT eip155:1/erc20:0xdac17f958d2ee523a2206206994597c13d831ec7"}, all[:3],
 		"by chain id, native first, then by symbol")
@@ -52,16 +52,22 @@ func TestAcceptedAssetsCommand(t *testing.T) {
 		"eip155:1337 USDC eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
 		"eip155:1337 USDT eip155:1337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb"}, all[12:15],
 		"the devnet's tokens between Polygon's and Base's (chain id order)")
+	assert.Equal(t, []string{"eip155:31337 ETH eip155:31337/slip44:60",
+		"eip155:31337 USDC eip155:31337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
+		"eip155:31337 USDT eip155:31337/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb"}, all[18:21],
+		"the devnet L2's between Base's and Arbitrum's")
 	assert.Equal(t, "eip155:11155111 USDC eip155:11155111/erc20:0x1c7d4b196cb0c7b01d743fbc6116a902379c7238", all[len(all)-1])
 
 	// With the devnet off the same command does not serve it: the other 25 tokens, same order.
 	t.Setenv("PAYMENTS_DEVNET", "off")
 	off := assetTriples(t, show())
-	assert.Equal(t, append(append([]string{}, all[:12]...), all[15:]...), off, "the devnet's tokens only drop out")
+	assert.Equal(t, append(append(append([]string{}, all[:12]...), all[15:18]...), all[21:]...), off, "the devnet's tokens only drop out")
 	// A devnet run apart (`paymentsd devnet`) and reached by URL is served as well: an operator
 	// command does not dial it, but serves what a serve process with these settings would.
 	t.Setenv("PAYMENTS_RPC_URLS", "eip155:1337=http://127.0.0.1:1")
-	assert.Equal(t, all, assetTriples(t, show()), "the devnet by RPC URL is served")
+	assert.Equal(t, append(append([]string{}, all[:18]...), all[21:]...), assetTriples(t, show()), "the devnet chain by RPC URL is served")
+	t.Setenv("PAYMENTS_RPC_URLS", "eip155:1337=http://127.0.0.1:1,eip155:31337=http://127.0.0.1:2")
+	assert.Equal(t, all, assetTriples(t, show()), "both devnet chains by RPC URL are served")
 	t.Setenv("PAYMENTS_RPC_URLS", "")
 	t.Setenv("PAYMENTS_DEVNET", "127.0.0.1:0")
 

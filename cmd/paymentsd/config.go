@@ -126,6 +126,42 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 	return c, nil
 }
 
+// devnetAddrs resolves PAYMENTS_DEVNET (off, on or HOST:PORT) and PAYMENTS_DEVNET_L2 (off or
+// HOST:PORT; default: the port after PAYMENTS_DEVNET's, :0 staying :0) to the listen addresses of
+// the devnet's two chains, "off" for one not run. The second chain runs only beside the first:
+// the README's walk-through and `devnet pay` without --quote assume eip155:1337.
+func devnetAddrs(first, second string) (string, string, error) {
+	if first == "on" {
+		first = devnet.DefaultAddr
+	}
+	if first == "" || first == "off" {
+		if second != "" && second != "off" {
+			return "", "", fmt.Errorf("PAYMENTS_DEVNET_L2=%q needs PAYMENTS_DEVNET on: the second devnet chain runs beside the first", second)
+		}
+		return "off", "off", nil
+	}
+	if _, _, err := net.SplitHostPort(first); err != nil {
+		return "", "", fmt.Errorf("PAYMENTS_DEVNET=%q: want off, on or HOST:PORT", first)
+	}
+	switch second {
+	case "off":
+	case "":
+		next, err := devnet.NextAddr(first)
+		if err != nil {
+			return "", "", fmt.Errorf("PAYMENTS_DEVNET=%q leaves no port for the second devnet chain: set PAYMENTS_DEVNET_L2 (HOST:PORT or off)", first)
+		}
+		second = next
+	default:
+		if _, _, err := net.SplitHostPort(second); err != nil {
+			return "", "", fmt.Errorf("PAYMENTS_DEVNET_L2=%q: want off or HOST:PORT", second)
+		}
+		if second == first && !strings.HasSuffix(first, ":0") {
+			return "", "", fmt.Errorf("PAYMENTS_DEVNET_L2=%q is PAYMENTS_DEVNET's address too: the two chains need two ports", second)
+		}
+	}
+	return first, second, nil
+}
+
 // loadWebhooks reads the webhook delivery settings.
 func loadWebhooks() (config.Webhooks, error) {
 	var w config.Webhooks
@@ -164,16 +200,13 @@ func loadChains(embedded bool) (config.Chains, error) {
 	if embedded {
 		def = devnet.DefaultAddr
 	}
-	c.Devnet = env("PAYMENTS_DEVNET", def)
-	if c.Devnet == "on" {
-		c.Devnet = devnet.DefaultAddr
+	if c.Devnet, c.DevnetL2, err = devnetAddrs(env("PAYMENTS_DEVNET", def), env("PAYMENTS_DEVNET_L2", "")); err != nil {
+		return c, err
 	}
-	if c.DevnetOn() {
-		if _, _, err := net.SplitHostPort(c.Devnet); err != nil {
-			return c, fmt.Errorf("PAYMENTS_DEVNET=%q: want off, on or HOST:PORT", c.Devnet)
-		}
-		if _, taken := c.RPCURLs[devnet.ChainID]; taken {
-			return c, fmt.Errorf("PAYMENTS_DEVNET is on and PAYMENTS_RPC_URLS names %s too: turn one off", chain.CAIP2(devnet.ChainID))
+	for id, on := range map[int64]bool{devnet.ChainID: c.DevnetOn(), devnet.L2ChainID: c.DevnetL2On()} {
+		if _, taken := c.RPCURLs[id]; taken && on {
+			return c, fmt.Errorf("the embedded devnet runs %s and PAYMENTS_RPC_URLS names it too: turn one off (PAYMENTS_DEVNET or PAYMENTS_DEVNET_L2)",
+				chain.CAIP2(id))
 		}
 	}
 	if c.DevnetBlock, err = envParsed("PAYMENTS_DEVNET_BLOCK_TIME", time.Second, time.ParseDuration); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"strings"
 	"time"
 
@@ -21,16 +22,18 @@ import (
 )
 
 // cmdDevnetPay pays a payment's devnet quote from a prefunded test account, as a customer's
-// wallet would: a real signed transaction over the devnet's JSON-RPC.
+// wallet would: a real signed transaction over the JSON-RPC of the quote's devnet chain (the
+// --quote chosen, else the cheapest on eip155:1337).
 func cmdDevnetPay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("devnet pay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbURL := commonFlags(fs)
 	paymentID := fs.String("payment", "", "payment id (required)")
-	quoteID := fs.String("quote", "", "quote id (default: the payment's cheapest devnet quote)")
+	quoteID := fs.String("quote", "", fmt.Sprintf("quote id, on any devnet chain (default: the payment's cheapest quote on eip155:%d)", devnet.ChainID))
 	amount := fs.String("amount", "", "amount in the token's smallest unit (default: the quote's exact amount; required for a deposit)")
 	account := fs.Int("account", 0, fmt.Sprintf("paying test account 0-%d", devnet.HotWalletAccount-1))
-	rpcURL := fs.String("rpc", "", "devnet JSON-RPC URL (default: PAYMENTS_RPC_URLS' eip155:1337 entry, else http://PAYMENTS_DEVNET or "+devnet.DefaultAddr+")")
+	rpcURL := fs.String("rpc", "", "JSON-RPC URL of the quote's devnet chain (default: its PAYMENTS_RPC_URLS entry, else the address serve gives it: "+
+		"PAYMENTS_DEVNET, "+devnet.DefaultAddr+" by default, for eip155:1337; PAYMENTS_DEVNET_L2, the port after, for eip155:31337)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -67,7 +70,8 @@ func cmdDevnetPay(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else if p.Type == domain.TypeDeposit {
 		return fmt.Errorf("payment %s is a deposit: say how much to send with --amount", p.ID)
 	}
-	url, err := devnetURL(*rpcURL)
+	want := q.Token.Chain.ID
+	url, err := devnetURL(want, *rpcURL)
 	if err != nil {
 		return err
 	}
@@ -78,8 +82,8 @@ func cmdDevnetPay(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer client.Close()
 	if id, err := client.ChainID(ctx); err != nil {
 		return fmt.Errorf("devnet at %s: %w (is `paymentsd serve` or `paymentsd devnet` running?)", chain.RedactURL(url), err)
-	} else if id.Int64() != devnet.ChainID {
-		return fmt.Errorf("%s serves chain %d, not the devnet (%d)", chain.RedactURL(url), id.Int64(), devnet.ChainID)
+	} else if id.Int64() != want {
+		return fmt.Errorf("%s serves chain %d, not the quote's devnet chain (%d)", chain.RedactURL(url), id.Int64(), want)
 	}
 	key, err := devnet.AccountKey(*account)
 	if err != nil {
@@ -113,16 +117,24 @@ func cmdDevnetPay(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 }
 
-// devnetQuote is the chosen quote, or the payment's cheapest devnet quote.
+// devnetQuote is the chosen quote (on a devnet chain), or the payment's cheapest quote on
+// eip155:1337, the default chain of the README's walk-through.
 func devnetQuote(p domain.Payment, id string) (domain.Quote, error) {
+	if id != "" {
+		for _, q := range p.Quotes {
+			if q.ID.String() != strings.ToLower(strings.TrimSpace(id)) {
+				continue
+			}
+			if !devnet.IsDevnet(q.Token.Chain.ID) {
+				return domain.Quote{}, fmt.Errorf("quote %s is on %s, not a devnet chain: test accounts pay on %v only",
+					q.ID, chain.CAIP2(q.Token.Chain.ID), devnet.ChainIDs())
+			}
+			return q, nil
+		}
+		return domain.Quote{}, fmt.Errorf("payment %s has no quote %s", p.ID, id)
+	}
 	var best *domain.Quote
 	for i, q := range p.Quotes {
-		if id != "" {
-			if q.ID.String() == strings.ToLower(id) {
-				return q, nil
-			}
-			continue
-		}
 		if q.Token.Chain.ID != devnet.ChainID {
 			continue
 		}
@@ -130,17 +142,17 @@ func devnetQuote(p domain.Payment, id string) (domain.Quote, error) {
 			best = &p.Quotes[i]
 		}
 	}
-	if id != "" {
-		return domain.Quote{}, fmt.Errorf("payment %s has no quote %s", p.ID, id)
-	}
 	if best == nil {
-		return domain.Quote{}, fmt.Errorf("payment %s has no devnet quote: was it created while the devnet was served?", p.ID)
+		return domain.Quote{}, fmt.Errorf("payment %s has no quote on %s: was it created while the devnet was served? (--quote picks one on another devnet chain)",
+			p.ID, chain.CAIP2(devnet.ChainID))
 	}
 	return *best, nil
 }
 
-// devnetURL is where the devnet answers.
-func devnetURL(flagURL string) (string, error) {
+// devnetURL is where the devnet chain id answers: flagURL, else its PAYMENTS_RPC_URLS entry,
+// else the address `serve` gives it by PAYMENTS_DEVNET and PAYMENTS_DEVNET_L2 (read even when
+// PAYMENTS_DEVNET is off here: the devnet may run in another process, `paymentsd devnet`).
+func devnetURL(id int64, flagURL string) (string, error) {
 	if flagURL != "" {
 		return flagURL, nil
 	}
@@ -148,12 +160,25 @@ func devnetURL(flagURL string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("PAYMENTS_RPC_URLS: %w", err)
 	}
-	if u := urls[devnet.ChainID]; len(u) > 0 {
+	if u := urls[id]; len(u) > 0 {
 		return u[0], nil
 	}
-	addr := env("PAYMENTS_DEVNET", devnet.DefaultAddr)
-	if addr == "off" || addr == "on" {
-		addr = devnet.DefaultAddr
+	first, second := env("PAYMENTS_DEVNET", devnet.DefaultAddr), env("PAYMENTS_DEVNET_L2", "")
+	if first == "off" {
+		first = devnet.DefaultAddr
+	}
+	if second == "off" {
+		second = ""
+	}
+	if first, second, err = devnetAddrs(first, second); err != nil {
+		return "", err
+	}
+	addr := first
+	if id == devnet.L2ChainID {
+		addr = second
+	}
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		return "", fmt.Errorf("%s listens on a port picked at start (%s): say where with --rpc (serve logs it)", chain.CAIP2(id), addr)
 	}
 	return "http://" + addr, nil
 }

@@ -33,7 +33,7 @@ commands:
   tokens rotate-key             a new signing key for dashboard tokens (the old ones stay published until their tokens expire)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
   treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token
-  devnet                        run an embedded EVM dev chain (chain id 1337, USDC/USDT, funded test accounts)
+  devnet                        run the embedded EVM dev chains (1337 and 31337 [--chain-id N], USDC/USDT, funded test accounts)
   devnet pay --payment ID       pay a payment's devnet quote from a test account [--quote ID] [--amount UNITS] [--account N] [--rpc URL]
 
 Every command reads DATABASE_URL (or --database-url); default: the embedded SQLite file data/paymentsd.db.

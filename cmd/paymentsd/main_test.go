@@ -33,6 +33,7 @@ func cliEnv(t *testing.T) string {
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("PAYMENTS_PRICING", "static")
 	t.Setenv("PAYMENTS_DEVNET", "127.0.0.1:0")   // the embedded default's devnet, on a free port
+	t.Setenv("PAYMENTS_DEVNET_L2", "")           // its second chain: the port after, i.e. another free one
 	t.Setenv("PAYMENTS_SERVE_UNWATCHED", "true") // and every seeded chain quoted, as these tests expect
 	t.Setenv("PAYMENTS_RPC_URLS", "")
 	for _, name := range []string{"PAYMENTS_NETWORKS", "PAYMENTS_MERCHANT_FEE_BPS", "PAYMENTS_XPUB",

@@ -127,8 +127,12 @@ API: %s   spec: %s/openapi.yaml
 		fmt.Fprintf(stdout, `Then pay it on the devnet (%s, a real transaction from a funded test account) and watch it
 turn processing, then completed with a receipt:
   bin/paymentsd devnet pay --payment <payment id from the answer>
-
 `, a.Devnet.URL())
+		for _, d := range a.Devnets[1:] {
+			fmt.Fprintf(stdout, "or on %s (eip155:%d, %s), choosing one of its quotes:\n  bin/paymentsd devnet pay --payment <payment id> --quote <quote id>\n",
+				d.Name(), d.ChainID(), d.URL())
+		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }

@@ -250,8 +250,8 @@ func dialServedChains(ctx context.Context, a *app.App) (map[int64]treasury.Chain
 			continue
 		}
 		urls := a.Cfg.Chains.RPCURLs[c.ID]
-		if len(urls) == 0 && c.ID == devnet.ChainID {
-			u, err := devnetURL("")
+		if len(urls) == 0 && devnet.IsDevnet(c.ID) {
+			u, err := devnetURL(c.ID, "")
 			if err != nil {
 				errs[c.ID] = err
 				continue

@@ -92,6 +92,7 @@ const (
 	Eip15511155111 CreateWithdrawalRequestChainId = "eip155:11155111"
 	Eip1551337     CreateWithdrawalRequestChainId = "eip155:1337"
 	Eip155137      CreateWithdrawalRequestChainId = "eip155:137"
+	Eip15531337    CreateWithdrawalRequestChainId = "eip155:31337"
 	Eip15542161    CreateWithdrawalRequestChainId = "eip155:42161"
 	Eip15543114    CreateWithdrawalRequestChainId = "eip155:43114"
 	Eip15556       CreateWithdrawalRequestChainId = "eip155:56"
@@ -111,6 +112,8 @@ func (e CreateWithdrawalRequestChainId) Valid() bool {
 	case Eip1551337:
 		return true
 	case Eip155137:
+		return true
+	case Eip15531337:
 		return true
 	case Eip15542161:
 		return true

@@ -89,7 +89,7 @@ func TestCheckoutInChromium(t *testing.T) {
 	ctx := browser(t)
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	devAddr := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_QUOTE_TTL=10s"}
 	var m struct{ SecretKey string }

@@ -25,7 +25,7 @@ import (
 func TestDevnetRestartStartsPayoutsOver(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	devAddr := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=200ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
 	var created struct {

@@ -38,7 +38,7 @@ func TestEmbeddedDefaultTakesAPaymentOnChain(t *testing.T) {
 	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
 		t.Fatalf("merchants create --json: %v: %s", err, out)
 	}
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	devAddr := devnetAddr(t) // and its second chain on the port after
 	srv := newServer(t, bin, db)
 	srv.env = []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
@@ -51,8 +51,8 @@ func TestEmbeddedDefaultTakesAPaymentOnChain(t *testing.T) {
 			`{"amount": 1234, "currency": "USD", "orderId": "chain-1"}`)["payment"].(map[string]any)
 		id = p["id"].(string)
 		quotes := p["quotes"].([]any)
-		if len(quotes) != 3 {
-			t.Fatalf("the embedded default quotes the devnet only (ETH, USDC, USDT): got %d quotes", len(quotes))
+		if len(quotes) != 6 {
+			t.Fatalf("the embedded default quotes the devnet's two chains only (ETH, USDC, USDT on each): got %d quotes", len(quotes))
 		}
 		cmd := exec.Command(bin, "devnet", "pay", "--payment", id, "--rpc", rpc, "--account", "3")
 		cmd.Env = append(daemonEnv(db), "PAYMENTS_DEVNET="+devAddr)
@@ -218,12 +218,12 @@ func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
 	}
 }
 
-// startDevnet runs `paymentsd devnet` on a free port until the test ends and returns its URL
-// once it answers.
+// startDevnet runs `paymentsd devnet` (its chain eip155:1337 only) on a free port until the
+// test ends and returns its URL once it answers.
 func startDevnet(t *testing.T, bin, db, blockTime string) string {
 	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	dev := exec.Command(bin, "devnet", "--addr", addr, "--block-time", blockTime)
+	dev := exec.Command(bin, "devnet", "--addr", addr, "--chain-id", "1337", "--block-time", blockTime)
 	dev.Env = daemonEnv(db)
 	if err := dev.Start(); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +68,7 @@ func (r treasuryReport) token(t *testing.T, symbol string) treasuryToken {
 func TestSweepAndTreasuryOnTheEmbeddedDefault(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	devAddr := devnetAddr(t)
 	rpc := "http://" + devAddr
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_SWEEP_MIN_USD=1000000"} // only on request
@@ -101,7 +100,7 @@ func TestSweepAndTreasuryOnTheEmbeddedDefault(t *testing.T) {
 	var quoteID, deposit, units string
 	for _, q := range p["quotes"].([]any) {
 		q := q.(map[string]any)
-		if q["token"].(map[string]any)["symbol"] == "USDC" {
+		if tok := q["token"].(map[string]any); tok["symbol"] == "USDC" && tok["chain"].(map[string]any)["chainId"] == "eip155:1337" {
 			quoteID, units = q["id"].(string), q["expectedAmountAsset"].(string)
 			deposit = q["depositAddress"].(map[string]any)["address"].(string)
 		}

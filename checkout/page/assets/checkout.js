@@ -7,9 +7,9 @@
   const $ = (id) => document.getElementById(id);
   const paymentId = document.body.dataset.paymentId;
   const devnet = document.body.dataset.devnet === "true";
-  const devnetChainId = 1337; // the embedded devnet's (chains.DevnetID)
+  const devnetChainIds = [1337, 31337]; // the embedded devnet's chains (chains.IsDevnet)
   // The test wallet pays only a test-mode payment's devnet quote (the server refuses anything else).
-  const testWallet = (v, q) => devnet && v.livemode === false && q.evmChainId === devnetChainId;
+  const testWallet = (v, q) => devnet && v.livemode === false && devnetChainIds.includes(q.evmChainId);
   const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
   const api = `/v1/external/payment-secret-auth/payments/${encodeURIComponent(paymentId)}`;
   const headers = { "X-Service-Payment-Secret": secret };

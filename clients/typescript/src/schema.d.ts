@@ -1665,7 +1665,7 @@ export interface components {
              * @example eip155:8453
              * @enum {string}
              */
-            chainId: "eip155:1" | "eip155:10" | "eip155:56" | "eip155:137" | "eip155:1337" | "eip155:8453" | "eip155:42161" | "eip155:43114" | "eip155:84532" | "eip155:11155111";
+            chainId: "eip155:1" | "eip155:10" | "eip155:56" | "eip155:137" | "eip155:1337" | "eip155:8453" | "eip155:31337" | "eip155:42161" | "eip155:43114" | "eip155:84532" | "eip155:11155111";
             /**
              * @description EVM address (any letter case; stored lowercase). The zero address is refused.
              * @example 0x9858effd232b4033e47d90003d41ec34ecaeda94
