@@ -51,8 +51,9 @@ func TestMigrateIsIdempotent(t *testing.T) {
 
 			after := loadCatalog(t, again)
 			assert.Equal(t, before, after, "re-running migrations must not duplicate or alter the seed")
-			assert.Len(t, after.Chains, 10, "nine public chains and the devnet")
-			assert.Len(t, after.Tokens, 28, "25 public tokens and the devnet's three")
+			assert.Len(t, after.Chains, 11, "nine public chains and the two devnets")
+			assert.Len(t, after.Tokens, 31, "25 public tokens and the devnets' three each")
+			assert.NotContains(t, logs.String(), "catalogue updated", "an unchanged catalogue writes nothing")
 
 			// The derivation counter was not reset by the second run.
 			var first int64
@@ -110,15 +111,21 @@ func TestSeededCatalogue(t *testing.T) {
 		var ids []int64
 		for _, c := range cat.Chains {
 			ids = append(ids, c.ID)
-			assert.Equal(t, c.ID == 84532 || c.ID == 11155111 || c.ID == 1337, c.IsTestnet, "testnet flag of chain %d", c.ID)
+			assert.Equal(t, c.ID == 84532 || c.ID == 11155111 || c.ID == 1337 || c.ID == 31337, c.IsTestnet, "testnet flag of chain %d", c.ID)
 			assert.True(t, c.Enabled, "chain %d is seeded active", c.ID)
 			assert.NotEmpty(t, c.Name)
 			assert.NotEmpty(t, c.NativeSymbol)
 			assert.EqualValues(t, 18, c.NativeDecimals)
 			assert.Positive(t, c.RequiredConfirmations)
 		}
-		assert.Equal(t, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
-		assert.Len(t, cat.Tokens, 28)
+		assert.Equal(t, []int64{1, 10, 56, 137, 1337, 8453, 31337, 42161, 43114, 84532, 11155111}, ids, "ordered by chain id")
+		assert.Len(t, cat.Tokens, 31)
+		// The second devnet (an L2 beside it) deploys the same tokens at the same addresses.
+		for _, tk := range devTokens {
+			l2 := cat.Tokens[strings.Replace(tk.ID, "eip155:1337/", "eip155:31337/", 1)]
+			assert.Equal(t, tk.ContractAddress, l2.ContractAddress)
+			assert.Equal(t, tk.Symbol, l2.Symbol)
+		}
 
 		chainByID := map[int64]domain.Chain{}
 		for _, c := range cat.Chains {
@@ -158,8 +165,8 @@ func TestSeededCatalogue(t *testing.T) {
 		}
 		for id, c := range chainByID {
 			assert.Equal(t, 1, natives[id], "one native token on chain %d", id)
-			if id == devChain.ID {
-				continue // its own tokens, asserted exactly above
+			if id == devChain.ID || id == 31337 {
+				continue // their own tokens, asserted above
 			}
 			u, ok := stables[id]["USDC"]
 			if assert.True(t, ok, "USDC on chain %d", id) {
