@@ -130,8 +130,8 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 		// The devnet (1337) passes the networks filter in every mode: whether it is served is
 		// decided by Watch (running devnet or RPC URL), not here.
 		{Mainnet, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114}, []int64{84532, 11155111}},
-		{Testnet, []int64{1337, 84532, 11155111}, []int64{1, 8453}},
-		{All, []int64{1, 10, 56, 137, 1337, 8453, 42161, 43114, 84532, 11155111}, nil},
+		{Testnet, []int64{1337, 31337, 84532, 11155111}, []int64{1, 8453}},
+		{All, []int64{1, 10, 56, 137, 1337, 8453, 31337, 42161, 43114, 84532, 11155111}, nil},
 	} {
 		t.Run(string(tc.n), func(t *testing.T) {
 			cat, err := Load(st.Read(ctx), tc.n)
@@ -149,8 +149,8 @@ func TestCatalogAndListFilterByNetworks(t *testing.T) {
 			}
 
 			all, total := List(cat, 100, 0)
-			assert.Equal(t, int64(10), total, "every stored chain is listed, enabled or not")
-			assert.Len(t, all, 10)
+			assert.Equal(t, int64(11), total, "every stored chain is listed, enabled or not")
+			assert.Len(t, all, 11)
 		})
 	}
 }
@@ -162,13 +162,13 @@ func TestListPages(t *testing.T) {
 		limit, offset int32
 		wantLen       int
 	}{
-		{4, 0, 4}, {4, 4, 4}, {4, 8, 2}, {4, 9, 1}, {4, 10, 0}, {4, 100, 0}, {100, 0, 10},
+		{4, 0, 4}, {4, 4, 4}, {4, 8, 3}, {4, 9, 2}, {4, 10, 1}, {4, 11, 0}, {4, 100, 0}, {100, 0, 11},
 	}
 	cat, err := Load(st.Read(ctx), All)
 	require.NoError(t, err)
 	for _, tc := range tests {
 		page, total := List(cat, tc.limit, tc.offset)
-		assert.Equal(t, int64(10), total)
+		assert.Equal(t, int64(11), total)
 		assert.Len(t, page, tc.wantLen, "limit %d offset %d", tc.limit, tc.offset)
 	}
 	first, _ := List(cat, 2, 0)
@@ -207,7 +207,8 @@ func TestWatch(t *testing.T) {
 		assert.Empty(t, enabled(Watch(load(All), nil, false, nil)), "no RPC URL and no devnet: nothing is served")
 	})
 	t.Run("serve unwatched leaves the devnet out", func(t *testing.T) {
-		assert.ElementsMatch(t, append(mainnets, 84532, 11155111), enabled(Watch(load(All), nil, true, nil)))
+		// The Devnet L2 (31337) is, to this package, a catalogue testnet like Sepolia.
+		assert.ElementsMatch(t, append(mainnets, 84532, 11155111, 31337), enabled(Watch(load(All), nil, true, nil)))
 	})
 	t.Run("devnet watched", func(t *testing.T) {
 		assert.ElementsMatch(t, []int64{DevnetID}, enabled(Watch(load(Mainnet), map[int64]bool{DevnetID: true}, false, nil)),

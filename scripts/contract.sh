@@ -88,7 +88,7 @@ SCHEMATHESIS="$ROOT/.venv/bin/schemathesis"
 export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}"
 export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 # Every seeded chain quoted without a watcher (no RPC here): the contract is the same on each.
-# The devnet (eip155:1337, in the withdrawal chainId enum) is served only when it runs, so the
+# The devnet (eip155:1337, a catalogue chain a withdrawal may name) is served only when it runs, so the
 # serve process runs it on a free port; the operator commands (migrate, merchants create,
 # payments settle) then count it as served too, and the merchant's withdrawal configuration
 # includes it. With it off, a schema-valid withdrawal to eip155:1337 is refused
