@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,4 +146,32 @@ func TestMigrateBringsAnOldDatabaseInLine(t *testing.T) {
 			assert.Equal(t, "https://optimistic.etherscan.io", op.BlockExplorerURL)
 		})
 	}
+}
+
+// TestSyncCatalogConcurrentStarts: processes starting together on one PostgreSQL with the same
+// new catalogue all succeed (an insert meeting another's becomes an update) and agree.
+func TestSyncCatalogConcurrentStarts(t *testing.T) {
+	if !slices.Contains(testdb.Backends(), "postgres") {
+		t.Skip("PostgreSQL only: SQLite has one writer")
+	}
+	embedded, err := catalog.Embedded()
+	require.NoError(t, err)
+	withExtra, err := catalog.Merge(embedded, []byte(extraChain), "operator.yaml")
+	require.NoError(t, err)
+	url := testdb.URL(t, "postgres")
+	openMigrated(t, url)
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		st := openStore(t, url)
+		go func() { errs <- st.MigrateWith(context.Background(), discardLog(), withExtra) }()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	cat := loadCatalog(t, openStore(t, url))
+	c, ok := cat.Chain(7777)
+	require.True(t, ok)
+	assert.True(t, c.Enabled)
+	assert.Len(t, cat.Tokens, 32)
 }
