@@ -25,8 +25,14 @@ func TestEmbeddedIsValid(t *testing.T) {
 		byID[tk.ID] = tk
 		assert.Equal(t, domain.TokenActive, tk.Status, tk.ID)
 	}
+	// Depths and fees as the database held them after every migration (the version-2 seed and
+	// migration 6's corrections): the file changed where they live, not what they are.
+	depth := map[int64]int32{1: 12, 10: 10, 56: 15, 137: 64, 1337: 2, 8453: 10, 31337: 2, 42161: 20, 43114: 3, 84532: 3, 11155111: 3}
+	fee := map[int64]int64{1: 150, 10: 5, 56: 10, 137: 5, 8453: 5, 42161: 5, 43114: 10}
 	for _, c := range chains {
 		assert.True(t, c.Enabled, "chain %d active by default", c.ID)
+		assert.Equal(t, depth[c.ID], c.RequiredConfirmations, "chain %d depth", c.ID)
+		assert.Equal(t, fee[c.ID], c.ConvenienceFeeCents, "chain %d fee", c.ID)
 	}
 	// The devnets' tokens are where the devnet deploys them, and implement neither extension.
 	for _, id := range []int64{1337, 31337} {
