@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paymentsd/paymentsd/catalog"
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/checkout"
@@ -81,11 +82,16 @@ func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // Open opens and migrates the database and wires the services.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
 	log = reqlog.Wrap(log) // request_id on every line logged with a request's context
+	// The catalogue file is read before the database is touched: a bad file changes nothing.
+	file, err := catalog.Load(cfg.Chains.CatalogFile)
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(cfg.DatabaseURL, store.WithLog(log))
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Migrate(ctx, log); err != nil {
+	if err := st.MigrateWith(ctx, log, file); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -176,12 +176,8 @@ func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirm
 	if last == nil {
 		return nil, nil
 	}
-	required := int32(1)
-	for _, c := range s.Catalog.Chains {
-		if c.ID == last.ChainID {
-			required = max(c.RequiredConfirmations, 1)
-		}
-	}
+	c, _ := s.Catalog.Chain(last.ChainID) // an unknown chain needs one confirmation (Depth)
+	required := int32(c.Depth())
 	cur, err := s.Store.Read(ctx).Cursor(last.ChainID) // the newest block the watcher processed
 	if errors.Is(err, store.ErrNotFound) {
 		return &Confirmations{Seen: 0, Required: required}, nil
@@ -189,7 +185,7 @@ func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirm
 	if err != nil {
 		return nil, err
 	}
-	seen := int32(max(min(cur.Number-last.BlockNumber+1, int64(required)), 0))
+	seen := int32(c.SeenConfirmations(cur.Number, last.BlockNumber))
 	if last.Status == store.TransferConfirmed {
 		seen = required
 	}

@@ -65,6 +65,7 @@ type Webhooks struct {
 type Chains struct {
 	RPCURLs        map[int64][]string // PAYMENTS_RPC_URLS: per chain id, URLs tried in order
 	Confirmations  map[int64]int32    // PAYMENTS_CONFIRMATIONS: overrides of the catalogue's depths
+	CatalogFile    string             // PAYMENTS_CATALOG_FILE: an operator's catalogue merged over the embedded one
 	Devnet         string             // PAYMENTS_DEVNET: "off", or the address the embedded devnet serves on
 	DevnetL2       string             // PAYMENTS_DEVNET_L2: "off" (or empty), or the address of the devnet's second chain (eip155:31337)
 	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long

@@ -45,6 +45,8 @@ type Chain struct {
 	Enabled               bool
 	ConvenienceFeeCents   int64
 	RequiredConfirmations int32
+	FinalizedTag          bool   // the node's `finalized` block may count as final before the depth
+	BlockExplorerURL      string // empty when the chain has none
 }
 
 // Token is an asset on a chain.
@@ -58,6 +60,8 @@ type Token struct {
 	Type            TokenType
 	AssetType       AssetType
 	Status          TokenStatus
+	EIP3009         bool // the contract implements transferWithAuthorization
+	EIP2612         bool // the contract implements permit
 }
 
 // TokenType says whether a token's USD price is pegged.

@@ -306,7 +306,7 @@ func (o *OnChain) receipt(ctx context.Context, p domain.Payment, v verdict) (*do
 	if err != nil {
 		return nil, err
 	}
-	confs := int32(min(cursor.Number-t.BlockNumber+1, 1<<30))
+	confs := int32(min(domain.Confirmations(cursor.Number, t.BlockNumber), 1<<30))
 	r := &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: v.confirmed,
 		SettledAmountUSD: a.SettledUSD, TxHash: &hash, TxBlockNumber: &block, TxTimestamp: &ts, TxSenderAddress: &sender,
 		TxGasUsed: &gas, TxTotalCost: &cost, TxIsSponsored: &sponsored, ProcessedBy: &by, TxRiskScore: &score,

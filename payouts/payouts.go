@@ -311,7 +311,7 @@ func (m *Manager) followOne(ctx context.Context, o store.OutgoingTx, head int64,
 			return err
 		}
 	}
-	if head-block+1 < int64(max(m.Info.RequiredConfirmations, 1)) {
+	if !m.Info.IsFinal(domain.Head{Number: head}, block) {
 		return nil // confirming
 	}
 	// At depth: the receipt's block must still be the canonical one.

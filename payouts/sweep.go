@@ -208,7 +208,7 @@ func (m *Manager) safeBlock(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return max(int64(head)-int64(max(m.Info.RequiredConfirmations, 1))+1, 0), nil
+	return max(m.Info.FinalUpTo(domain.Head{Number: int64(head)}), 0), nil
 }
 
 // startSweep sweeps one address's token balance, or tops up its gas first. It says why it did

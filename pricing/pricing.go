@@ -117,7 +117,10 @@ func (s Static) PriceUSD(ctx context.Context, a Asset) (decimal.Decimal, error) 
 // DefaultStatic returns a new Static table with plausible DEVELOPMENT
 // PLACEHOLDER prices for ethereum, polygon-ecosystem-token, binancecoin,
 // avalanche-2, usd-coin and tether. These numbers are not market data and
-// must not be used to quote real payments.
+// must not be used to quote real payments. They are keyed by market id, not by
+// chain or token: a chain added to the catalogue whose tokens name one of these
+// ids (an L2's ETH, a USDC) is priced without code; a new market id is priced
+// by the market source only.
 func DefaultStatic() Static {
 	return Static{
 		"ethereum":                decimal.RequireFromString("3000.00"),

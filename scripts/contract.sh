@@ -88,7 +88,7 @@ SCHEMATHESIS="$ROOT/.venv/bin/schemathesis"
 export PAYMENTS_PRICING="${PAYMENTS_PRICING:-static}"
 export PAYMENTS_NETWORKS="${PAYMENTS_NETWORKS:-all}"
 # Every seeded chain quoted without a watcher (no RPC here): the contract is the same on each.
-# The devnet's chains (eip155:1337 and eip155:31337, in the withdrawal chainId enum) are served
+# The devnet's chains (eip155:1337 and eip155:31337, catalogue chains a withdrawal may name) are served
 # only when they run, so the serve process runs them on free ports (:0 for both); the operator
 # commands (migrate, merchants create, payments settle) then count them as served too, and the
 # merchant's withdrawal configuration includes them. With them off, a schema-valid withdrawal to

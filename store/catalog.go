@@ -1,6 +1,13 @@
 package store
 
 import (
+	"context"
+	"log/slog"
+	"sort"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/paymentsd/paymentsd/catalog"
 	"github.com/paymentsd/paymentsd/domain"
 )
 
@@ -26,4 +33,122 @@ func (t *Tx) LoadCatalog() (domain.Catalog, error) {
 		cat.Tokens[tk.ID] = tk.domain(byID[tk.ChainID])
 	}
 	return cat, nil
+}
+
+// CatalogSync counts what SyncCatalog changed.
+type CatalogSync struct {
+	Added, Updated, Deprecated int
+}
+
+// SyncCatalog brings the stored catalogue in line with f: new chains and tokens are inserted,
+// changed ones updated, and rows f no longer names are kept but taken out of service (a chain
+// inactive, an active token deprecated): payments, quotes and ledger entries reference them, so
+// nothing is ever deleted. The file is the source of truth: a stored row edited by hand is set
+// back at the next start. Unchanged rows are not written, so a second start changes nothing, and
+// an insert meeting a concurrent start's insert updates instead.
+func (t *Tx) SyncCatalog(f catalog.File) (CatalogSync, error) {
+	var sum CatalogSync
+	chains, tokens := f.Domain()
+	var oldChains []chainRow
+	if err := t.db.Find(&oldChains).Error; err != nil {
+		return sum, translate(err)
+	}
+	var oldTokens []tokenRow
+	if err := t.db.Find(&oldTokens).Error; err != nil {
+		return sum, translate(err)
+	}
+	storedChains := make(map[int64]chainRow, len(oldChains))
+	for _, r := range oldChains {
+		storedChains[r.ChainID] = r
+	}
+	storedTokens := make(map[string]tokenRow, len(oldTokens))
+	for _, r := range oldTokens {
+		storedTokens[r.ID] = r
+	}
+	var chainWrites []chainRow
+	keepChains := map[int64]bool{}
+	for _, c := range chains {
+		r := chainRowOf(c)
+		keepChains[r.ChainID] = true
+		if old, ok := storedChains[r.ChainID]; !ok || old != r {
+			chainWrites = append(chainWrites, r)
+			sum.count(ok)
+		}
+	}
+	var tokenWrites []tokenRow
+	keepTokens := map[string]bool{}
+	for _, tk := range tokens {
+		r := tokenRowOf(tk)
+		keepTokens[r.ID] = true
+		if old, ok := storedTokens[r.ID]; !ok || old != r {
+			tokenWrites = append(tokenWrites, r)
+			sum.count(ok)
+		}
+	}
+	// Chains before tokens (the tokens reference them), each in key order so that two processes
+	// starting together lock rows in the same order.
+	sort.Slice(tokenWrites, func(i, j int) bool { return tokenWrites[i].ID < tokenWrites[j].ID })
+	if len(chainWrites) > 0 {
+		if err := t.db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chain_id"}}, UpdateAll: true}).
+			Create(&chainWrites).Error; err != nil {
+			return sum, translate(err)
+		}
+	}
+	if len(tokenWrites) > 0 {
+		if err := t.db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}}, UpdateAll: true}).
+			Create(&tokenWrites).Error; err != nil {
+			return sum, translate(err)
+		}
+	}
+	for _, r := range oldChains {
+		if !keepChains[r.ChainID] && r.IsActive {
+			if err := t.db.Model(&chainRow{}).Where("chain_id = ?", r.ChainID).Update("is_active", false).Error; err != nil {
+				return sum, translate(err)
+			}
+			sum.Deprecated++
+		}
+	}
+	for _, r := range oldTokens {
+		if !keepTokens[r.ID] && r.Status == string(domain.TokenActive) {
+			if err := t.db.Model(&tokenRow{}).Where("id = ?", r.ID).Update("status", string(domain.TokenDeprecated)).Error; err != nil {
+				return sum, translate(err)
+			}
+			sum.Deprecated++
+		}
+	}
+	return sum, nil
+}
+
+func (s *CatalogSync) count(existed bool) {
+	if existed {
+		s.Updated++
+	} else {
+		s.Added++
+	}
+}
+
+// syncCatalog runs SyncCatalog in one transaction and logs what changed.
+func (s *Store) syncCatalog(ctx context.Context, f catalog.File, log *slog.Logger) error {
+	var sum CatalogSync
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		sum, err = tx.SyncCatalog(f)
+		return err
+	})
+	if err == nil && sum != (CatalogSync{}) {
+		log.Info("catalogue updated", "added", sum.Added, "updated", sum.Updated, "deprecated", sum.Deprecated)
+	}
+	return err
+}
+
+func chainRowOf(c domain.Chain) chainRow {
+	return chainRow{ChainID: c.ID, Name: c.Name, NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals,
+		IsTestnet: c.IsTestnet, IsActive: c.Enabled, ConvenienceFeeCents: c.ConvenienceFeeCents,
+		RequiredConfirmations: c.RequiredConfirmations, FinalizedTag: c.FinalizedTag, BlockExplorerURL: c.BlockExplorerURL}
+}
+
+func tokenRowOf(t domain.Token) tokenRow {
+	return tokenRow{ID: t.ID, ChainID: t.Chain.ID, Symbol: t.Symbol, MarketAPIID: t.MarketAPIID,
+		ContractAddress: t.ContractAddress, Decimals: t.Decimals, Type: string(t.Type), AssetType: string(t.AssetType),
+		Status: string(t.Status), EIP3009: t.EIP3009, EIP2612: t.EIP2612}
 }

@@ -35,6 +35,13 @@ func TestMigrationTwelveGivesExistingRowsTheirMode(t *testing.T) {
 				devETH  = "eip155:1337/slip44:60"
 			)
 
+			// Base as the version-2 seed stored it (migration 2 seeds nothing now; the devnet comes
+			// from migration 6).
+			exec(`INSERT INTO chains (chain_id, name, native_symbol, native_decimals, is_testnet, is_active, convenience_fee_cents, required_confirmations)
+				VALUES (8453, 'Base', 'ETH', 18, FALSE, TRUE, 5, 10)`)
+			exec(`INSERT INTO tokens (id, chain_id, symbol, market_api_id, contract_address, decimals, type, asset_type, status)
+				VALUES (?, 8453, 'ETH', 'ethereum', '0x0000000000000000000000000000000000000000', 18, 'volatile', 'native', 'active')`, baseETH)
+
 			// A merchant with a live key (a mainnet deployment) and one with test keys only.
 			live, test := id(), id()
 			for _, m := range []string{live, test} {

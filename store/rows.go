@@ -49,6 +49,8 @@ type chainRow struct {
 	IsActive              bool
 	ConvenienceFeeCents   int64
 	RequiredConfirmations int32
+	FinalizedTag          bool
+	BlockExplorerURL      string `gorm:"column:block_explorer_url"`
 }
 
 func (chainRow) TableName() string { return "chains" }
@@ -63,6 +65,8 @@ type tokenRow struct {
 	Type            string
 	AssetType       string
 	Status          string
+	EIP3009         bool `gorm:"column:eip3009"`
+	EIP2612         bool `gorm:"column:eip2612"`
 }
 
 func (tokenRow) TableName() string { return "tokens" }
@@ -292,13 +296,13 @@ func (r merchantRow) domain() domain.Merchant {
 func (r chainRow) domain() domain.Chain {
 	return domain.Chain{ID: r.ChainID, Name: r.Name, NativeSymbol: r.NativeSymbol, NativeDecimals: r.NativeDecimals,
 		IsTestnet: r.IsTestnet, Enabled: r.IsActive, ConvenienceFeeCents: r.ConvenienceFeeCents,
-		RequiredConfirmations: r.RequiredConfirmations}
+		RequiredConfirmations: r.RequiredConfirmations, FinalizedTag: r.FinalizedTag, BlockExplorerURL: r.BlockExplorerURL}
 }
 
 func (r tokenRow) domain(c domain.Chain) domain.Token {
 	return domain.Token{ID: r.ID, Chain: c, Symbol: r.Symbol, MarketAPIID: r.MarketAPIID,
 		ContractAddress: r.ContractAddress, Decimals: r.Decimals, Type: domain.TokenType(r.Type),
-		AssetType: domain.AssetType(r.AssetType), Status: domain.TokenStatus(r.Status)}
+		AssetType: domain.AssetType(r.AssetType), Status: domain.TokenStatus(r.Status), EIP3009: r.EIP3009, EIP2612: r.EIP2612}
 }
 
 func (r depositAddressRow) domain() domain.DepositAddress {

@@ -22,6 +22,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
+
+	"github.com/paymentsd/paymentsd/catalog"
 )
 
 // Store errors: every storage failure that callers act on is translated to one of these.
@@ -145,8 +147,19 @@ func (s *Store) SQLDB() (*sql.DB, error) { return s.db.DB() }
 // migrateUpTo, when set (by tests only), stops Migrate at that version.
 var migrateUpTo int64
 
-// Migrate applies every pending versioned migration for the dialect.
+// Migrate applies every pending versioned migration for the dialect, then upserts the embedded
+// catalogue (MigrateWith).
 func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return err
+	}
+	return s.MigrateWith(ctx, log, cat)
+}
+
+// MigrateWith applies every pending versioned migration, then brings the stored catalogue in line
+// with cat (SyncCatalog): the schema first, so the upsert writes every column the file has.
+func (s *Store) MigrateWith(ctx context.Context, log *slog.Logger, cat catalog.File) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -160,7 +173,7 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 		gooseDialect = goose.DialectSQLite3
 	}
 	provider, err := goose.NewProvider(gooseDialect, sqlDB, sub,
-		goose.WithGoMigrations(seedMigration(s.dialect)))
+		goose.WithGoMigrations(seedMigration()))
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -174,6 +187,12 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 	}
 	for _, r := range results {
 		log.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
+	}
+	if migrateUpTo > 0 {
+		return nil // an older schema: the upsert needs the latest
+	}
+	if err := s.syncCatalog(ctx, cat, log); err != nil {
+		return fmt.Errorf("store: catalogue: %w", err)
 	}
 	return nil
 }

@@ -313,7 +313,7 @@ func (w *Watcher) confirm(ctx context.Context, cur *store.Cursor) error {
 // confirmedUpTo is the highest block whose transfers have the chain's confirmations when the
 // cursor is at number: a transfer in block b has number-b+1 of them.
 func (w *Watcher) confirmedUpTo(number int64) int64 {
-	return number - int64(max(w.Info.RequiredConfirmations, 1)) + 1
+	return w.Info.FinalUpTo(domain.Head{Number: number})
 }
 
 // keep is how many recent block hashes are kept for reorg checks: well past the

@@ -85,6 +85,11 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
+		// The spec cannot list the catalogue (an operator's file adds chains), so an unknown chain
+		// is refused here as the schema refused it before.
+		if _, known := s.Catalog.Chain(in.ChainID); !known {
+			return domain.Invalid(domain.CodeParameterInvalid, "chainId", "chain %s is not in this service's catalogue (GET /v1/external/chains)", chains.CAIP2(in.ChainID))
+		}
 		token, ok := configuredToken(s.Catalog, cfg, in.ChainID)
 		if !ok {
 			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(in.ChainID))

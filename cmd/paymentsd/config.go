@@ -196,6 +196,7 @@ func loadChains(embedded bool) (config.Chains, error) {
 	if c.Confirmations, err = chain.ParseConfirmations(env("PAYMENTS_CONFIRMATIONS", "")); err != nil {
 		return c, fmt.Errorf("PAYMENTS_CONFIRMATIONS: %w", err)
 	}
+	c.CatalogFile = env("PAYMENTS_CATALOG_FILE", "")
 	def := "off"
 	if embedded {
 		def = devnet.DefaultAddr

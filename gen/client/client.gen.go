@@ -85,51 +85,6 @@ func (e CreatePaymentRequest1Type) Valid() bool {
 	}
 }
 
-// Defines values for CreateWithdrawalRequestChainId.
-const (
-	Eip1551        CreateWithdrawalRequestChainId = "eip155:1"
-	Eip15510       CreateWithdrawalRequestChainId = "eip155:10"
-	Eip15511155111 CreateWithdrawalRequestChainId = "eip155:11155111"
-	Eip1551337     CreateWithdrawalRequestChainId = "eip155:1337"
-	Eip155137      CreateWithdrawalRequestChainId = "eip155:137"
-	Eip15531337    CreateWithdrawalRequestChainId = "eip155:31337"
-	Eip15542161    CreateWithdrawalRequestChainId = "eip155:42161"
-	Eip15543114    CreateWithdrawalRequestChainId = "eip155:43114"
-	Eip15556       CreateWithdrawalRequestChainId = "eip155:56"
-	Eip1558453     CreateWithdrawalRequestChainId = "eip155:8453"
-	Eip15584532    CreateWithdrawalRequestChainId = "eip155:84532"
-)
-
-// Valid indicates whether the value is a known member of the CreateWithdrawalRequestChainId enum.
-func (e CreateWithdrawalRequestChainId) Valid() bool {
-	switch e {
-	case Eip1551:
-		return true
-	case Eip15510:
-		return true
-	case Eip15511155111:
-		return true
-	case Eip1551337:
-		return true
-	case Eip155137:
-		return true
-	case Eip15531337:
-		return true
-	case Eip15542161:
-		return true
-	case Eip15543114:
-		return true
-	case Eip15556:
-		return true
-	case Eip1558453:
-		return true
-	case Eip15584532:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CreateWithdrawalRequestCurrency.
 const (
 	CreateWithdrawalRequestCurrencyUSD CreateWithdrawalRequestCurrency = "USD"
@@ -858,12 +813,13 @@ type CreateWithdrawalRequest struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
 
-	// ChainId CAIP-2 EVM chain id of a chain this service knows; it must also be in the merchant's
-	// withdrawal configuration (else `chain_not_supported`).
+	// ChainId CAIP-2 EVM chain id of a chain in this service's catalogue (`GET /v1/external/chains`;
+	// else `parameter_invalid`); it must also be in the merchant's withdrawal configuration
+	// (else `chain_not_supported`).
 	//
 	//
 	// Example: eip155:8453
-	ChainId CreateWithdrawalRequestChainId `json:"chainId"`
+	ChainId string `json:"chainId"`
 
 	// Currency Only USD.
 	Currency       *CreateWithdrawalRequestCurrency `json:"currency,omitempty"`
@@ -875,12 +831,6 @@ type CreateWithdrawalRequest struct {
 	// Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
 	RecipientAddress string `json:"recipientAddress"`
 }
-
-// CreateWithdrawalRequestChainId CAIP-2 EVM chain id of a chain this service knows; it must also be in the merchant's
-// withdrawal configuration (else `chain_not_supported`).
-//
-// Example: eip155:8453
-type CreateWithdrawalRequestChainId string
 
 // CreateWithdrawalRequestCurrency Only USD.
 type CreateWithdrawalRequestCurrency string

@@ -1660,12 +1660,12 @@ export interface components {
              */
             amountInCents: number;
             /**
-             * @description CAIP-2 EVM chain id of a chain this service knows; it must also be in the merchant's
-             *     withdrawal configuration (else `chain_not_supported`).
+             * @description CAIP-2 EVM chain id of a chain in this service's catalogue (`GET /v1/external/chains`;
+             *     else `parameter_invalid`); it must also be in the merchant's withdrawal configuration
+             *     (else `chain_not_supported`).
              * @example eip155:8453
-             * @enum {string}
              */
-            chainId: "eip155:1" | "eip155:10" | "eip155:56" | "eip155:137" | "eip155:1337" | "eip155:8453" | "eip155:31337" | "eip155:42161" | "eip155:43114" | "eip155:84532" | "eip155:11155111";
+            chainId: string;
             /**
              * @description EVM address (any letter case; stored lowercase). The zero address is refused.
              * @example 0x9858effd232b4033e47d90003d41ec34ecaeda94
