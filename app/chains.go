@@ -112,22 +112,17 @@ func (a *App) wireWatchers() error {
 	return nil
 }
 
-// scanHorizon is the block time every watched chain has been scanned to: payments expiring
-// after it may still have a transfer mined in time that no watcher has read yet.
-func (a *App) scanHorizon(ctx context.Context) (time.Time, error) {
+// scanHorizon is the block time each watched chain has been scanned to (the zero time for one
+// not scanned yet): a payment quoted on a chain and expiring after its time may still have a
+// transfer mined in time there that no watcher has read yet.
+func (a *App) scanHorizon(ctx context.Context) (map[int64]time.Time, error) {
 	times, err := a.Store.Read(ctx).CursorTimes()
 	if err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
-	var h time.Time
-	for i, w := range a.Watchers {
-		t, ok := times[w.Info.ID]
-		if !ok {
-			return time.Time{}, nil // a chain not scanned yet: nothing is known to be late
-		}
-		if i == 0 || t.Before(h) {
-			h = t
-		}
+	h := make(map[int64]time.Time, len(a.Watchers))
+	for _, w := range a.Watchers {
+		h[w.Info.ID] = times[w.Info.ID]
 	}
 	return h, nil
 }

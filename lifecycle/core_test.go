@@ -62,10 +62,20 @@ func newFixture(t *testing.T, backend string) fixture {
 // newPayment creates a pending payment with two active quotes through the core.
 func (f fixture) newPayment(t *testing.T) domain.Payment {
 	t.Helper()
-	usdc, ok := f.cat.AcceptedToken(8453, "USDC")
-	require.True(t, ok)
-	eth, ok := f.cat.AcceptedToken(8453, "ETH")
-	require.True(t, ok)
+	return f.newPaymentOn(t, 8453)
+}
+
+// newPaymentOn is newPayment quoted in USDC and ETH on each of chains.
+func (f fixture) newPaymentOn(t *testing.T, chains ...int64) domain.Payment {
+	t.Helper()
+	var tokens []domain.Token
+	for _, c := range chains {
+		for _, sym := range []string{"USDC", "ETH"} {
+			tk, ok := f.cat.AcceptedToken(c, sym)
+			require.True(t, ok, "%s on %d", sym, c)
+			tokens = append(tokens, tk)
+		}
+	}
 	now := *f.clock
 	id := uuid.Must(uuid.NewV7())
 	due := int64(1005)
@@ -73,7 +83,7 @@ func (f fixture) newPayment(t *testing.T) domain.Payment {
 	p := domain.Payment{ID: id, Merchant: f.merchant, Mode: domain.ModeLive, Type: domain.TypePayment, AmountInCents: 1000, AmountDueCents: due,
 		AmountMerchantNetCents: 1000, Currency: "USD", Status: domain.PaymentPending, OrderID: &order, SecretHash: id[:],
 		ExpiresAt: now.Add(24 * time.Hour), CreatedAt: now, UpdatedAt: now}
-	for _, tk := range []domain.Token{usdc, eth} {
+	for _, tk := range tokens {
 		p.Quotes = append(p.Quotes, domain.Quote{ID: uuid.Must(uuid.NewV7()), PaymentID: id, Token: tk,
 			ExpectedAmountAsset: decimal.NewFromInt(10_050_000), RateUSDAsset: decimal.NewFromInt(1), AmountDueCents: &due,
 			ConvenienceFeeCents: 5, ExpiresAt: now.Add(15 * time.Minute), Status: domain.QuoteActive, CreatedAt: now})

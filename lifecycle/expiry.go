@@ -27,10 +27,12 @@ type Expirer struct {
 	// Observe, when set, is told the outcome of every sweep Loop makes (metrics); a sweep cut
 	// short by the end of the shutdown grace is not reported.
 	Observe func(SweepResult, error)
-	// Horizon, when set, is the time up to which the chains have been scanned (the chain
-	// watchers' cursors): a payment expires only once every watched chain is past its expiry,
-	// so a transfer mined before the expiry but not yet scanned still completes it.
-	Horizon func(ctx context.Context) (time.Time, error)
+	// Horizon, when set, gives each watched chain the block time it has been scanned to (the
+	// watchers' cursors; the zero time for a chain not scanned yet). A payment expires only once
+	// every chain it was quoted on is past its expiry, so a transfer mined before the expiry but
+	// not yet scanned still completes it — and a chain that is down holds back only the payments
+	// quoted on it, never every chain's.
+	Horizon func(ctx context.Context) (map[int64]time.Time, error)
 }
 
 // ExpiryLease is the lease the expiry loop holds (the name earlier versions used, so a rolling
@@ -67,18 +69,21 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := e.Core.Now()
 	batch := max(e.Batch, 1)
-	cutoff := now // payments expiring by cutoff are due
+	var horizon map[int64]time.Time
 	if e.Horizon != nil {
-		h, err := e.Horizon(ctx)
-		if err != nil {
+		var err error
+		if horizon, err = e.Horizon(ctx); err != nil {
 			return res, err
 		}
-		if h.Before(cutoff) {
-			cutoff = h
+	}
+	behind := map[int64]time.Time{} // chains not yet scanned up to now
+	for id, h := range horizon {
+		if h.Before(now) {
+			behind[id] = h
 		}
 	}
 	for ctx.Err() == nil {
-		ids, err := e.Core.Store.Read(ctx).DuePayments(cutoff, batch)
+		ids, err := e.Core.Store.Read(ctx).DuePayments(now, behind, batch)
 		if err != nil {
 			return res, err
 		}
@@ -91,7 +96,7 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 		}
 		progressed := false
 		for _, id := range append(ids, quoteIDs...) {
-			p, q, err := e.expire(ctx, id, now, cutoff)
+			p, q, err := e.expire(ctx, id, now, horizon)
 			if err != nil {
 				return res, err
 			}
@@ -110,7 +115,7 @@ func (e *Expirer) SweepOnce(ctx context.Context) (SweepResult, error) {
 }
 
 // expire applies Expire to one payment through the core.
-func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now, cutoff time.Time) (payments, quotes int, err error) {
+func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now time.Time, horizon map[int64]time.Time) (payments, quotes int, err error) {
 	err = e.Core.Store.InTx(ctx, func(tx *store.Tx) error {
 		_, err := e.Core.UpdatePaymentTx(tx, id, func(p *domain.Payment) error {
 			// Checked under the payment's lock: a transfer mined in time, recorded since the
@@ -119,7 +124,7 @@ func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now, cutoff time.Tim
 			if err != nil {
 				return err
 			}
-			by := cutoff
+			by := scannedBy(p, now, horizon)
 			if timely {
 				by = time.Time{}
 			}
@@ -129,6 +134,19 @@ func (e *Expirer) expire(ctx context.Context, id uuid.UUID, now, cutoff time.Tim
 		return err
 	})
 	return payments, quotes, err
+}
+
+// scannedBy is the time up to which every chain a payment was quoted on has been scanned (now
+// at most): the payment may expire by then. Chains without a watcher are not in horizon and
+// cannot hold a payment back — nothing paid on them would ever be seen.
+func scannedBy(p *domain.Payment, now time.Time, horizon map[int64]time.Time) time.Time {
+	by := now
+	for _, q := range p.Quotes {
+		if h, ok := horizon[q.Token.Chain.ID]; ok && h.Before(by) {
+			by = h
+		}
+	}
+	return by
 }
 
 // Expire applies the expiry rules at now to a pending payment: its quotes past expiresAt become

@@ -210,3 +210,45 @@ func TestLease(t *testing.T) {
 		assert.False(t, try("a", t0.Add(91*time.Second)))
 	})
 }
+
+// A chain not scanned up to a payment's expiry holds back only the payments quoted on it: a
+// transfer mined there in time may still be unread. Payments quoted elsewhere expire on time,
+// even when a batch of held-back ones comes first.
+func TestExpiryWaitsOnlyForTheChainsAPaymentWasQuotedOn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		var held []domain.Payment
+		for range 3 { // more than a batch (2), each expiring before the others
+			held = append(held, f.newPaymentOn(t, 8453))
+		}
+		*f.clock = t0.Add(time.Minute)
+		both := f.newPaymentOn(t, 1, 8453)
+		onEthereum := f.newPaymentOn(t, 1)
+		horizon := map[int64]time.Time{1: t0.Add(48 * time.Hour), 8453: t0.Add(24*time.Hour + 30*time.Second)}
+		e := f.expirer("a")
+		e.Horizon = func(context.Context) (map[int64]time.Time, error) { return horizon, nil }
+
+		*f.clock = t0.Add(25 * time.Hour)
+		_, err := e.SweepOnce(ctx)
+		require.NoError(t, err)
+		for _, p := range held {
+			assert.Equal(t, domain.PaymentExpired, f.payment(t, p).Status, "Base is scanned past its expiry")
+		}
+		assert.Equal(t, domain.PaymentPending, f.payment(t, both).Status, "Base is not scanned up to its expiry yet")
+		assert.Equal(t, domain.PaymentExpired, f.payment(t, onEthereum).Status, "quoted on Ethereum only, scanned past it")
+
+		horizon[8453] = time.Time{} // as if Base were never scanned: only its payments wait
+		later := f.newPaymentOn(t, 1)
+		*f.clock = t0.Add(50 * time.Hour)
+		horizon[1] = *f.clock
+		_, err = e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, domain.PaymentPending, f.payment(t, both).Status)
+		assert.Equal(t, domain.PaymentExpired, f.payment(t, later).Status)
+
+		horizon[8453] = *f.clock
+		_, err = e.SweepOnce(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, domain.PaymentExpired, f.payment(t, both).Status, "once both chains are scanned past it")
+	})
+}

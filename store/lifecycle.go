@@ -150,12 +150,20 @@ func (t *Tx) EntityEvents(entityID uuid.UUID) ([]domain.Event, error) {
 	return out, nil
 }
 
-// DuePayments lists up to limit pending payments whose expiry has passed, oldest first.
-func (t *Tx) DuePayments(now time.Time, limit int) ([]uuid.UUID, error) {
+// DuePayments lists up to limit pending payments whose expiry has passed, oldest first, leaving
+// out those quoted on a chain of behind (chain id → the block time it is scanned to) that is not
+// scanned up to their expiry.
+func (t *Tx) DuePayments(now time.Time, behind map[int64]time.Time, limit int) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
-	err := t.db.Model(&paymentRow{}).Where("status = ? AND expires_at <= ?", domain.PaymentPending, now.UTC()).
-		Where("NOT EXISTS ("+timelyTransferSQL+")").
-		Order("expires_at").Limit(limit).Pluck("id", &ids).Error
+	q := t.db.Model(&paymentRow{}).Where("status = ? AND expires_at <= ?", domain.PaymentPending, now.UTC()).
+		Where("NOT EXISTS (" + timelyTransferSQL + ")")
+	for chainID, scanned := range behind {
+		// Quoted on a chain not scanned up to its expiry: not due yet (and not in the way of
+		// the payments that are, which a batch of held-back ones would otherwise starve).
+		q = q.Where("NOT (payments.expires_at > ? AND EXISTS (SELECT 1 FROM quotes hq WHERE hq.payment_id = payments.id AND hq.chain_id = ?))",
+			scanned.UTC(), chainID)
+	}
+	err := q.Order("expires_at").Limit(limit).Pluck("id", &ids).Error
 	return ids, translate(err)
 }
 
