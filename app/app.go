@@ -154,7 +154,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.Core = &lifecycle.Core{Store: st, Catalog: cat, Now: Now, Render: eventObjects{settlement.Objects{Shape: cfg.ResponseShape}}, Outbox: webhooks.Fanout{}}
-	a.Expirer = &lifecycle.Expirer{Core: a.Core, Holder: holderName(), Interval: cfg.ExpiryInterval, Batch: 200, Log: log,
+	a.Expirer = &lifecycle.Expirer{Core: a.Core, Interval: cfg.ExpiryInterval, Batch: 200, Log: log,
 		Observe: func(r lifecycle.SweepResult, err error) {
 			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
 		}}

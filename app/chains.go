@@ -69,7 +69,6 @@ func (a *App) wireWatchers() error {
 		readers[id] = c
 	}
 	a.OnChain = &payments.OnChain{Payments: a.Payments, Chains: readers, Risk: screen}
-	holder := holderName()
 	for _, c := range a.Catalog.Chains {
 		client, ok := a.Clients[c.ID]
 		if !ok {
@@ -86,7 +85,7 @@ func (a *App) wireWatchers() error {
 		}
 		caip := chains.CAIP2(c.ID)
 		w := &watcher.Watcher{Chain: client, Info: c, Tokens: a.Catalog.ChainTokens(c.ID), Store: a.Store, Settle: a.OnChain,
-			Holder: holder, Config: wc, Log: a.Log.With("component", "watcher"), Now: Now,
+			Config: wc, Log: a.Log.With("component", "watcher"), Now: Now,
 			Observe: func(r watcher.RoundResult, err error) {
 				result, blocks, cursor := "scanned", 0, int64(-1)
 				switch {

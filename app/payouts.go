@@ -54,7 +54,6 @@ func (a *App) hotWallets() (configured, dev *hotwallet.Wallet, err error) {
 
 // wirePayouts builds one payout manager per watched, served chain.
 func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Keys) {
-	holder := holderName()
 	for _, w := range a.Watchers {
 		hot := configured
 		if hot == nil && devnet.IsDevnet(w.Info.ID) {
@@ -67,7 +66,7 @@ func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Ke
 		pc.SweepMinUSD, pc.SweepEvery = a.Cfg.Chains.SweepMinUSD, a.Cfg.Chains.SweepEvery
 		caip := chains.CAIP2(w.Info.ID)
 		m := &payouts.Manager{Chain: a.Clients[w.Info.ID], Info: w.Info, Wallet: hot, Store: a.Store, Core: a.Core,
-			Catalog: a.Catalog, Prices: a.Payments.Prices, Holder: holder, Config: pc, Log: a.Log.With("component", "payouts"), Now: Now,
+			Catalog: a.Catalog, Prices: a.Payments.Prices, Config: pc, Log: a.Log.With("component", "payouts"), Now: Now,
 			Observe: func(r payouts.RoundResult, err error) {
 				a.Metrics.PayoutRound(caip, hot != nil, r.Skipped, err != nil, r.Signed, r.Completed, r.Failed, r.Waiting,
 					r.SweepsStarted, r.SweepsConfirmed)

@@ -20,7 +20,6 @@ import (
 // the payment's row lock by the lifecycle core, so it happens once.
 type Expirer struct {
 	Core     *Core
-	Holder   string        // this process's lease holder name (the runtime running Loop holds the lease)
 	Interval time.Duration // between sweeps
 	Batch    int           // payments per query
 	Log      *slog.Logger

@@ -18,7 +18,7 @@ import (
 )
 
 func (f fixture) expirer(holder string) *lifecycle.Expirer {
-	return &lifecycle.Expirer{Core: f.core, Holder: holder, Interval: time.Second, Batch: 2,
+	return &lifecycle.Expirer{Core: f.core, Interval: time.Second, Batch: 2,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 

@@ -87,7 +87,6 @@ type Manager struct {
 	Core     *lifecycle.Core
 	Catalog  domain.Catalog
 	Prices   pricing.Source
-	Holder   string
 	Config   Config
 	Log      *slog.Logger
 	Now      func() time.Time

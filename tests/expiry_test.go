@@ -23,7 +23,7 @@ func (e *env) sweepAt(ahead time.Duration) lifecycle.SweepResult {
 	e.t.Helper()
 	core := *e.app.Core
 	core.Now = func() time.Time { return app.Now().Add(ahead) }
-	exp := &lifecycle.Expirer{Core: &core, Holder: "test", Interval: time.Second, Batch: 50,
+	exp := &lifecycle.Expirer{Core: &core, Interval: time.Second, Batch: 50,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	res, err := exp.SweepOnce(context.Background())
 	require.NoError(e.t, err)

@@ -73,7 +73,6 @@ type Watcher struct {
 	Tokens  []domain.Token // the chain's tokens: every transfer of one of them to a watched address is recorded
 	Store   *store.Store
 	Settle  *payments.OnChain
-	Holder  string // lease holder name of this process (the runtime running Loop holds the lease)
 	Config  Config
 	Log     *slog.Logger
 	Now     func() time.Time
