@@ -16,7 +16,11 @@ import (
 // so the chains that answer are quoted from the first request, then probes each one in the
 // background for as long as its client lives. Every change of a chain's state is logged.
 func (a *App) startChainHealth(ctx context.Context) {
-	pctx, cancel := context.WithTimeout(ctx, a.Cfg.Chains.RPCTimeout)
+	timeout := a.Cfg.Chains.RPCTimeout
+	if timeout <= 0 { // unset: the clients' own default, not a probe that has already timed out
+		timeout = chain.DefaultTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, c := range a.Clients {

@@ -55,9 +55,12 @@ type Options struct {
 	ProbeEvery time.Duration
 }
 
+// DefaultTimeout is one attempt's timeout when Options.Timeout is not set.
+const DefaultTimeout = 10 * time.Second
+
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
+		o.Timeout = DefaultTimeout
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 5

@@ -144,7 +144,7 @@ type PaymentReceipt struct {
 	TxTotalCost             *decimal.Decimal
 	TxTotalCostUSDFractions *int64
 	TxIsSponsored           *bool
-	ProcessedBy             *string
+	ProcessedBy             *ProcessedBy
 	TxRiskScore             *int32
 	TxRiskSeverity          *string
 	TxRiskProvider          *string
@@ -216,7 +216,7 @@ type WithdrawalReceipt struct {
 	TxTotalCost             decimal.Decimal
 	TxTotalCostUSDFractions int64
 	TxIsSponsored           bool
-	ProcessedBy             string
+	ProcessedBy             ProcessedBy
 	CreatedAt               time.Time
 }
 

@@ -132,7 +132,7 @@ func movePayment(to domain.PaymentStatus) lifecycle.PaymentChange {
 			return err
 		}
 		if to == domain.PaymentCompleted {
-			hash, by := "0x"+fmt.Sprintf("%064x", 7), "manual"
+			hash, by := "0x"+fmt.Sprintf("%064x", 7), domain.ProcessedByManual
 			p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: p.Quotes[0].ID, Token: p.Quotes[0].Token,
 				SettledAmountAsset: p.Quotes[0].ExpectedAmountAsset, SettledAmountUSD: decimal.RequireFromString("10.05"),
 				TxHash: &hash, ProcessedBy: &by, CreatedAt: p.CreatedAt}

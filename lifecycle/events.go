@@ -37,7 +37,7 @@ type receiptSnapshot struct {
 	SettledAmountAsset string  `json:"settledAmountAsset"`
 	SettledAmountUsd   string  `json:"settledAmountUsd"`
 	TxHash             *string `json:"txHash"`
-	ProcessedBy        *string `json:"processedBy"`
+	ProcessedBy        *domain.ProcessedBy `json:"processedBy"`
 }
 
 type receivedSnap struct {

@@ -300,7 +300,7 @@ func (o *OnChain) receipt(ctx context.Context, p domain.Payment, v verdict) (*do
 	// A transfer whose token holder did not sign the transaction was paid for by someone else:
 	// a relayer or a paymaster.
 	sponsored := sender != strings.ToLower(t.From)
-	by := "cron"
+	by := domain.ProcessedByCron
 	score, severity, provider := screened.Score, string(screened.Severity), screened.Provider
 	cursor, err := s.Store.Read(ctx).Cursor(t.ChainID)
 	if err != nil {
@@ -370,7 +370,7 @@ func (o *OnChain) creditOne(ctx context.Context, t store.Transfer) error {
 	if err != nil {
 		return err
 	}
-	if r := p.Receipt; r != nil && r.ProcessedBy != nil && *r.ProcessedBy == "manual" && r.TxHash != nil &&
+	if r := p.Receipt; r != nil && r.ProcessedBy != nil && *r.ProcessedBy == domain.ProcessedByManual && r.TxHash != nil &&
 		strings.EqualFold(*r.TxHash, t.TxHash) {
 		// The operator settled the payment with this very transaction: its credit holds it.
 		return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.MarkCredited([]uuid.UUID{t.ID}, s.Now()) })

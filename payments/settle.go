@@ -156,7 +156,7 @@ func (s *Service) finalise(p *domain.Payment, q domain.Quote, amountAsset *decim
 	if err := p.TransitionTo(domain.PaymentCompleted); err != nil {
 		return err
 	}
-	processedBy := "manual"
+	processedBy := domain.ProcessedByManual
 	now := s.Now()
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token, SettledAmountAsset: settled,
 		SettledAmountUSD: a.SettledUSD, TxHash: &txHash, ProcessedBy: &processedBy,

@@ -359,7 +359,7 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, a *store.TxAtt
 			w.Receipt = &domain.WithdrawalReceipt{WithdrawalID: w.ID, Token: tok, SettledAmountAsset: o.AmountAsset,
 				SettledAmountUSD: decimal.New(w.AmountInCents, -2), TxHash: hash, TxBlockNumber: block,
 				TxTimestamp: time.Unix(int64(b.Time), 0).UTC(), TxSenderAddress: strings.ToLower(o.Sender), TxGasUsed: int64(rc.GasUsed),
-				TxTotalCost: cost, TxTotalCostUSDFractions: costUSD, TxIsSponsored: false, ProcessedBy: "cron", CreatedAt: now}
+				TxTotalCost: cost, TxTotalCostUSDFractions: costUSD, TxIsSponsored: false, ProcessedBy: domain.ProcessedByCron, CreatedAt: now}
 			return w.TransitionTo(domain.WithdrawalCompleted)
 		})
 		if err != nil {
@@ -613,7 +613,7 @@ func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Deci
 // payout builds the logical transaction of a withdrawal (nonce and attempts come later).
 func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate decimal.Decimal) (store.OutgoingTx, error) {
 	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(m.Wallet.Address().Hex()),
-		Kind: "payout", WithdrawalID: &w.ID, TokenID: w.Token.ID, Recipient: w.RecipientAddress, AmountAsset: amount,
+		Kind: store.TxPayout, WithdrawalID: &w.ID, TokenID: w.Token.ID, Recipient: w.RecipientAddress, AmountAsset: amount,
 		RateUSD: rate.String(), CreatedAt: m.Now()}
 	recipient := common.HexToAddress(w.RecipientAddress)
 	if w.Token.AssetType == domain.Native {

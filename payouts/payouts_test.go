@@ -81,7 +81,7 @@ func TestPayoutEndToEnd(t *testing.T) {
 				assert.Equal(t, new(big.Int).Quo(new(big.Int).Mul(cost, big.NewInt(3000)), big.NewInt(1e12)).Int64(), r.TxTotalCostUSDFractions,
 					"the cost at the devnet's 18 native decimals and ETH's $3000, in USD millionths, rounded down")
 				assert.False(t, r.TxIsSponsored)
-				assert.Equal(t, "cron", r.ProcessedBy)
+				assert.Equal(t, domain.ProcessedByCron, r.ProcessedBy)
 				assert.Equal(t, tc.units.String(), r.SettledAmountAsset.String())
 				assert.Equal(t, "12.34", r.SettledAmountUSD.StringFixed(2))
 				assert.Equal(t, w.Token.ID, r.Token.ID)

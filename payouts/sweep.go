@@ -289,7 +289,7 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 	if err != nil {
 		return false, "", fmt.Errorf("estimate a gas top-up's gas: %w", err)
 	}
-	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: "gas_topup",
+	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: store.TxGasTopup,
 		TokenID: native.ID, Recipient: sw.Address, AmountAsset: decimal.NewFromBigInt(topup, 0), TxTo: sw.Address,
 		TxValue: decimal.NewFromBigInt(topup, 0), GasLimit: int64(gas), CreatedAt: m.Now()}
 	if short, err := m.gasShort(ctx, o, feeCap); err != nil || short != "" {
@@ -371,7 +371,7 @@ func (m *Manager) signTokenSweep(ctx context.Context, s store.Sweep) error {
 func (m *Manager) sweepTx(s store.Sweep, tok domain.Token, amount decimal.Decimal, gasLimit int64) store.OutgoingTx {
 	hot := strings.ToLower(m.Wallet.Address().Hex())
 	idx := s.KeyIndex
-	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: s.Address, KeyIndex: &idx, Kind: "sweep",
+	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: s.Address, KeyIndex: &idx, Kind: store.TxSweep,
 		TokenID: tok.ID, Recipient: hot, AmountAsset: amount, GasLimit: gasLimit, CreatedAt: m.Now()}
 	if tok.AssetType == domain.Native {
 		o.TxTo, o.TxValue = hot, amount

@@ -198,7 +198,7 @@ func GuideWithdrawal(w domain.Withdrawal, compact bool) GuideWithdrawalT {
 			SettledAmountUSD: r.SettledAmountUSD.StringFixed(2), TxHash: r.TxHash, TxBlockNumber: r.TxBlockNumber,
 			TxTimestamp: r.TxTimestamp, TxSenderAddress: r.TxSenderAddress, TxGasUsed: r.TxGasUsed,
 			TxTotalCost: r.TxTotalCost.String(), TxTotalCostUSDFractions: r.TxTotalCostUSDFractions,
-			TxIsSponsored: r.TxIsSponsored, ProcessedBy: r.ProcessedBy, CreatedAt: r.CreatedAt}
+			TxIsSponsored: r.TxIsSponsored, ProcessedBy: string(r.ProcessedBy), CreatedAt: r.CreatedAt}
 		if compact {
 			t := r.Token
 			rec.SettledToken = TokenCompactT{ID: t.ID, Symbol: t.Symbol, Decimals: t.Decimals, ContractAddress: t.ContractAddress,

@@ -163,7 +163,7 @@ func TestPaymentDepositAddressWithoutPaymentID(t *testing.T) {
 func TestPaymentWithReceipt(t *testing.T) {
 	p := samplePayment()
 	p.Status = "completed"
-	manual := "manual"
+	manual := domain.ProcessedByManual
 	p.MerchantFeeCents, p.ConvenienceFeeCents, p.SwapFeeCents = ptr[int64](10), ptr[int64](10), ptr[int64](0)
 	p.AmountMerchantNetCents = 990
 	sel := p.Quotes[1]

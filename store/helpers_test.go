@@ -166,7 +166,7 @@ func settle(t *testing.T, st *store.Store, p domain.Payment, txHash, sender stri
 	p.Receipt = &domain.PaymentReceipt{PaymentID: p.ID, QuoteID: q.ID, Token: q.Token,
 		SettledAmountAsset: q.ExpectedAmountAsset, SettledAmountUSD: dec(t, "12.34"), TxHash: ptr(txHash),
 		TxBlockNumber: ptr(int64(19_000_000)), TxTimestamp: ptr(at), TxSenderAddress: ptr(sender),
-		TxTotalCost: ptr(dec(t, bigAmount)), ProcessedBy: ptr("manual"), Confirmations: 12, RequiredConfirmations: 12,
+		TxTotalCost: ptr(dec(t, bigAmount)), ProcessedBy: ptr(domain.ProcessedByManual), Confirmations: 12, RequiredConfirmations: 12,
 		CreatedAt: at}
 	p.UpdatedAt = at
 	require.NoError(t, st.InTx(context.Background(), func(tx *store.Tx) error { return tx.SavePaymentChange(before, p) }))

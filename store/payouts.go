@@ -34,13 +34,23 @@ const (
 	OutgoingConflict  OutgoingStatus = "conflict"
 )
 
+// TxKind is what an outgoing transaction is for.
+type TxKind string
+
+// The kinds of outgoing transactions.
+const (
+	TxPayout   TxKind = "payout"    // a withdrawal's transfer
+	TxSweep    TxKind = "sweep"     // a deposit address's funds to the hot wallet
+	TxGasTopup TxKind = "gas_topup" // native gas sent to a deposit address before its ERC-20 sweep
+)
+
 // OutgoingTx is one logical transaction: a nonce of a sender, and what it pays.
 type OutgoingTx struct {
 	ID             uuid.UUID
 	ChainID        int64
 	Sender         string
 	Nonce          int64
-	Kind           string // payout | sweep | gas_topup | nonce_fill
+	Kind           TxKind
 	KeyIndex       *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
 	GenesisHash    string // the chain's genesis it was signed for ("" from before it was recorded)
 	WithdrawalID   *uuid.UUID
@@ -89,7 +99,7 @@ type outgoingTxRow struct {
 	ChainID        int64
 	Sender         string
 	Nonce          int64
-	Kind           string
+	Kind           TxKind
 	KeyIndex       *int64
 	GenesisHash    *string
 	WithdrawalID   *uuid.UUID

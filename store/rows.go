@@ -145,7 +145,7 @@ type paymentReceiptRow struct {
 	TxTotalCost             decimal.NullDecimal
 	TxTotalCostUSDFractions *int64 `gorm:"column:tx_total_cost_usd_fractions"`
 	TxIsSponsored           *bool
-	ProcessedBy             *string
+	ProcessedBy             *domain.ProcessedBy
 	TxRiskScore             *int32
 	TxRiskSeverity          *string
 	TxRiskProvider          *string
@@ -208,7 +208,7 @@ type withdrawalReceiptRow struct {
 	TxTotalCost             decimal.Decimal
 	TxTotalCostUSDFractions int64 `gorm:"column:tx_total_cost_usd_fractions"`
 	TxIsSponsored           bool
-	ProcessedBy             string
+	ProcessedBy             domain.ProcessedBy
 	CreatedAt               time.Time
 }
 

@@ -322,7 +322,7 @@ func (t *Tx) FinishSweepRequests(ids []uuid.UUID, result string, now time.Time) 
 func (t *Tx) IsGasTopup(hash string) (bool, error) {
 	var n int64
 	err := t.db.Model(&txAttemptRow{}).Joins("JOIN outgoing_txs o ON o.id = tx_attempts.outgoing_tx_id").
-		Where("tx_attempts.hash = ? AND o.kind = ?", strings.ToLower(hash), "gas_topup").Limit(1).Count(&n).Error
+		Where("tx_attempts.hash = ? AND o.kind = ?", strings.ToLower(hash), TxGasTopup).Limit(1).Count(&n).Error
 	return n > 0, translate(err)
 }
 

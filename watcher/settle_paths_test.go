@@ -52,8 +52,8 @@ func TestManualAndOnChainSettlementAgree(t *testing.T) {
 
 				on, man := f.payment(onChain.ID), f.payment(manual.ID)
 				require.Equal(t, domain.PaymentCompleted, on.Status)
-				assert.Equal(t, "cron", *on.Receipt.ProcessedBy)
-				assert.Equal(t, "manual", *man.Receipt.ProcessedBy)
+				assert.Equal(t, domain.ProcessedByCron, *on.Receipt.ProcessedBy)
+				assert.Equal(t, domain.ProcessedByManual, *man.Receipt.ProcessedBy)
 				assert.Equal(t, settledView(on), settledView(man), "the payment, its quotes and its receipt")
 				assert.Equal(t, tc.net, on.AmountMerchantNetCents)
 				// The transaction's USD cost: gas × price in wei at the devnet's 18 native

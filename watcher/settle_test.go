@@ -48,7 +48,7 @@ func (f *fixture) checkReceipt(p domain.Payment, q domain.Quote, tx common.Hash,
 	assert.Equal(t, cost.String(), r.TxTotalCost.String())
 	require.NotNil(t, r.TxTotalCostUSDFractions)
 	assert.False(t, *r.TxIsSponsored, "the payer signed its own transaction")
-	assert.Equal(t, "cron", *r.ProcessedBy)
+	assert.Equal(t, domain.ProcessedByCron, *r.ProcessedBy)
 	assert.Equal(t, int32(2), r.RequiredConfirmations)
 	assert.GreaterOrEqual(t, r.Confirmations, int32(2))
 	assert.Equal(t, "sanctions-list", *r.TxRiskProvider)

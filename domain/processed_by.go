@@ -1,0 +1,14 @@
+package domain
+
+// ProcessedBy says what settled a payment or paid a withdrawal (a receipt's processedBy).
+type ProcessedBy string
+
+// The values the API documents; this service writes ProcessedByCron (its background workers:
+// the chain watcher, the payout manager) and ProcessedByManual (an operator's settle command).
+const (
+	ProcessedByWebhook      ProcessedBy = "webhook"
+	ProcessedByFrontend     ProcessedBy = "frontend"
+	ProcessedByCron         ProcessedBy = "cron"
+	ProcessedByManual       ProcessedBy = "manual"
+	ProcessedByShoutWebhook ProcessedBy = "shout_webhook"
+)
