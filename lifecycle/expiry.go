@@ -151,7 +151,7 @@ func scannedBy(p *domain.Payment, now time.Time, horizon map[int64]time.Time) ti
 // Expire applies the expiry rules at now to a pending payment: its quotes past expiresAt become
 // expired, and past the payment's own expiry the payment and every quote become expired. A
 // processing payment is left to the chain watcher, which knows whether the amount seen is
-// complete (DESIGN §10: it expires only without the full amount) and which quote was paid. It
+// complete (it expires only without the full amount) and which quote was paid. It
 // reports how many payments and quotes changed.
 func Expire(p *domain.Payment, now time.Time) (payments, quotes int) { return ExpireBy(p, now, now) }
 
