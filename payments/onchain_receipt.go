@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/pricing"
-	"github.com/shopspring/decimal"
 )
 
 // receipt builds a completed payment's receipt from the transaction that completed it.

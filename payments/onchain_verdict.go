@@ -2,10 +2,11 @@ package payments
 
 import (
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/shopspring/decimal"
 )
 
 // verdict is where a payment's transfers say it belongs.

@@ -12,10 +12,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/shopspring/decimal"
 )
 
 // transferTopic is keccak256("Transfer(address,address,uint256)").
