@@ -72,6 +72,8 @@ type App struct {
 
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
 
+	shared sharedChainHealth // the chain states a worker published, for a process without chain clients
+
 	bg sync.WaitGroup // the background loops (goLoop), joined by WaitBackground before Close
 }
 

@@ -26,6 +26,9 @@ func (a *App) RunBackground(ctx context.Context, background bool) {
 		loops = append(loops, a.WatcherLoops()...)
 		loops = append(loops, a.PayoutLoops()...)
 		loops = append(loops, a.WebhookLoops()...)
+		if len(a.Clients) > 0 {
+			loops = append(loops, a.ChainHealthLoop())
+		}
 	}
 	rt := &worker.Runtime{Leases: a.Store, Holder: holderName(), Log: a.Log.With("component", "worker"), Metrics: a.Metrics,
 		Grace: a.Cfg.ShutdownGrace}

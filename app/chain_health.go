@@ -61,17 +61,28 @@ func (a *App) wireChainHealth() error {
 }
 
 // chainServing says whether new payments may be quoted on a chain now. A chain this process
-// has no client for (an API-only process, an unwatched chain served on purpose) is left to the
-// catalogue.
+// has no client for (an API-only process) follows the state a worker published; without a fresh
+// one (no worker, an unwatched chain served on purpose) it is left to the catalogue.
 func (a *App) chainServing(id int64) bool {
-	c, ok := a.Clients[id]
-	return !ok || c.Health().State.Serving()
+	if c, ok := a.Clients[id]; ok {
+		return c.Health().State.Serving()
+	}
+	h, ok := a.shared.get(context.Background(), a.Store, id)
+	return !ok || h.Serving
 }
 
 // chainHealth is every chain's health for /readyz and the chain list.
 func (a *App) chainHealth() map[int64]server.ChainHealth {
 	now := time.Now()
 	out := make(map[int64]server.ChainHealth, len(a.Clients))
+	if len(a.Clients) == 0 { // no chain clients here: what a worker published, when fresh
+		for _, c := range a.Catalog.Chains {
+			if h, ok := a.shared.get(context.Background(), a.Store, c.ID); ok {
+				out[c.ID] = server.ChainHealth{State: h.State, Serving: h.Serving}
+			}
+		}
+		return out
+	}
 	for id, c := range a.Clients {
 		h := c.Health()
 		ch := server.ChainHealth{State: string(h.State), Serving: h.State.Serving()}
