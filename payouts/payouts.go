@@ -1,4 +1,4 @@
-// Package payouts is the payout and sweep policy of a chain (DESIGN §11): which withdrawals
+// Package payouts is the payout and sweep policy of a chain: which withdrawals
 // are paid and when (the hot wallet funds them), which deposit addresses are swept into the
 // hot wallet, and what their transactions' outcomes do to withdrawals and sweeps. Nonces,
 // signing before broadcasting, following receipts to confirmation, resends and fee bumps are the

@@ -1,5 +1,5 @@
 // Package txmgr is the chain-facing transaction manager that payouts and sweeps share: it
-// never pays twice (DESIGN §11). Per (chain, sender) the nonce lives in the database. A logical
+// never pays twice. Per (chain, sender) the nonce lives in the database. A logical
 // transaction is signed in the database transaction that takes its nonce and stores the signed
 // bytes together with its owner's change (a withdrawal moving to processing, a sweep recorded),
 // and it is broadcast only after that commits: a crash at any point leaves either nothing or the
