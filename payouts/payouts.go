@@ -83,7 +83,9 @@ type Manager struct {
 
 	lastBlockedLog time.Time
 	lastSweep      time.Time
-	tx             *txmgr.Manager // the chain's transaction manager: it keeps the genesis it read
+	// tx is the chain's transaction manager, kept by value: it keeps the genesis it read, and a
+	// copy of the Manager (a second manager in a test) gets its own.
+	tx txmgr.Manager
 }
 
 // RoundResult says what one round did.
@@ -167,13 +169,10 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 }
 
 // refreshTx hands the transaction manager this round's chain, keys and tuning (the fields are
-// the manager's public knobs, which tests turn between rounds); it is made once, so the
-// genesis it read survives the rounds.
+// the manager's public knobs, which tests turn between rounds); the genesis it read survives
+// the rounds.
 func (m *Manager) refreshTx() {
-	if m.tx == nil {
-		m.tx = &txmgr.Manager{}
-	}
-	t := m.tx
+	t := &m.tx
 	t.Chain, t.Info, t.Wallet, t.Deposits, t.Store, t.Log, t.Now = m.Chain, m.Info, m.Wallet, m.Deposits, m.Store, m.Log, m.Now
 	t.Config = txmgr.Config{BumpAfter: m.Config.BumpAfter, ResendAfter: m.Config.ResendAfter, GiveUpAfter: m.Config.SweepGiveUp,
 		PauseAfterSign: m.Config.PauseAfterSign}
