@@ -1,0 +1,182 @@
+package payouts
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/chain"
+	"github.com/paymentsd/paymentsd/chains"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/money"
+	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Withdrawals: which pending ones the hot wallet pays now, and the logical transaction that pays
+// each. The transaction manager signs it with the withdrawal's move to processing.
+
+// sendPending signs and sends pending withdrawals the hot wallet can fund, oldest first.
+func (m *Manager) sendPending(ctx context.Context, res *RoundResult) error {
+	// Every pending withdrawal is looked at (ids only, up to a bound), so the ones that wait —
+	// a token the wallet lacks, a recipient a token refuses — never hold up the others.
+	ids, err := m.Store.Read(ctx).PendingWithdrawals(m.Info.ID, 1000)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	var errs []error
+	for _, id := range ids {
+		if res.Signed >= m.Config.Batch {
+			break
+		}
+		signed, reason, err := m.sendOne(ctx, id)
+		switch {
+		case err != nil:
+			m.Log.Error("sign a payout", "withdrawal", id, "err", err)
+			errs = append(errs, err)
+			res.Waiting++
+			res.Blocked = err.Error()
+		case signed:
+			res.Signed++
+		default:
+			res.Waiting++
+			res.Blocked = reason
+		}
+	}
+	if res.Waiting > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
+		m.lastBlockedLog = m.Now()
+		m.Log.Warn("withdrawals wait", "chain", chains.CAIP2(m.Info.ID), "pending", res.Waiting, "reason", res.Blocked)
+	}
+	return errors.Join(errs...)
+}
+
+// sendOne signs one withdrawal's payout, or says why it waits.
+func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reason string, err error) {
+	w, err := m.Store.Read(ctx).WithdrawalByID(id, m.Catalog)
+	if err != nil {
+		return false, "", err
+	}
+	if w.Status != domain.WithdrawalPending {
+		return false, "", nil
+	}
+	amount, rate, err := m.amount(ctx, w)
+	if err != nil {
+		return false, "", err
+	}
+	// The token first: a node cannot estimate the gas of a transfer the wallet cannot make.
+	if short, err := m.tokenShort(ctx, w.Token, amount); err != nil || short != "" {
+		return false, short, err
+	}
+	o, err := m.payout(ctx, w, amount, rate)
+	if err != nil {
+		return false, "", err
+	}
+	tip, feeCap, err := m.tx.Fees(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	if short, err := m.tx.HotShort(ctx, o, feeCap); err != nil || short != "" {
+		return false, short, err
+	}
+	first, err := m.tx.SignAndStore(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
+		_, err := m.Core.UpdateWithdrawalTx(tx, w.ID, func(w *domain.Withdrawal) error {
+			return w.TransitionTo(domain.WithdrawalProcessing)
+		})
+		return err
+	})
+	var te *domain.TransitionError
+	if errors.As(err, &te) {
+		return false, "", nil // cancelled meanwhile: nothing signed survives the rollback
+	}
+	if err != nil {
+		return false, "", err
+	}
+	m.Log.Info("payout signed and stored", "withdrawal", w.ID, "chain", chains.CAIP2(m.Info.ID), "nonce", o.Nonce, "tx", first.Hash,
+		"amount", o.AmountAsset.String(), "token", w.Token.ID)
+	if !m.tx.PauseAfterSign(ctx, first) {
+		return true, "", nil
+	}
+	return true, "", m.tx.Broadcast(ctx, o, first)
+}
+
+// amount converts a withdrawal's cents to the token's smallest unit at the current price
+// (stablecoins pegged at 1.00), rounded down: never pay out more than the balance debited.
+func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Decimal, decimal.Decimal, error) {
+	t := w.Token
+	rate, err := m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == domain.Stablecoin})
+	if err != nil {
+		return decimal.Zero, decimal.Zero, err
+	}
+	if !rate.IsPositive() {
+		return decimal.Zero, decimal.Zero, fmt.Errorf("price of %s is %s", t.Symbol, rate)
+	}
+	units, err := money.UnitsToSend(w.AmountInCents, rate, t.Decimals)
+	if err != nil {
+		return decimal.Zero, decimal.Zero, err
+	}
+	if !units.IsPositive() {
+		return decimal.Zero, decimal.Zero, fmt.Errorf("withdrawal %s: %d cents is less than one unit of %s", w.ID, w.AmountInCents, t.Symbol)
+	}
+	return units, rate, nil
+}
+
+// payout builds the logical transaction of a withdrawal (nonce and attempts come later).
+func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate decimal.Decimal) (store.OutgoingTx, error) {
+	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(m.Wallet.Address().Hex()),
+		Kind: store.TxPayout, WithdrawalID: &w.ID, TokenID: w.Token.ID, Recipient: w.RecipientAddress, AmountAsset: amount,
+		RateUSD: rate.String(), CreatedAt: m.Now()}
+	recipient := common.HexToAddress(w.RecipientAddress)
+	if w.Token.AssetType == domain.Native {
+		// 21,000 to a plain account; a contract wallet (a Safe, an ERC-4337 account) needs more.
+		gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &recipient, Value: amount.BigInt()})
+		if err != nil {
+			return o, fmt.Errorf("estimate the payout's gas: %w", err)
+		}
+		if gas > 21_000 {
+			gas = gas * 5 / 4
+		}
+		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", int64(max(gas, 21_000))
+		return o, nil
+	}
+	token := common.HexToAddress(w.Token.ContractAddress)
+	data := chain.ERC20TransferCalldata(recipient, amount.BigInt())
+	// The token's own estimate, with a margin: a transfer's cost varies with the recipient's
+	// storage (first receipt costs more).
+	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &token, Data: data})
+	if err != nil {
+		return o, fmt.Errorf("estimate the payout's gas: %w", err)
+	}
+	o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(token.Hex()), decimal.Zero, hex.EncodeToString(data), int64(gas*5/4)
+	return o, nil
+}
+
+// tokenShort says why the hot wallet cannot fund a payout's ERC-20 amount now ("" when it
+// can), counting what signed transactions not yet mined will take.
+func (m *Manager) tokenShort(ctx context.Context, tok domain.Token, amount decimal.Decimal) (string, error) {
+	if tok.AssetType != domain.ERC20 {
+		return "", nil
+	}
+	addr := m.Wallet.Address()
+	bal, err := chain.ERC20Balance(ctx, m.Chain, common.HexToAddress(tok.ContractAddress), addr)
+	if err != nil {
+		return "", err
+	}
+	pending, err := m.Store.Read(ctx).UnminedOutflow(m.Info.ID, addr.Hex(), tok.ID)
+	if err != nil {
+		return "", err
+	}
+	have, need := decimal.NewFromBigInt(bal, 0), amount.Add(pending)
+	if have.LessThan(need) {
+		return fmt.Sprintf("the hot wallet %s holds %s %s (smallest unit); the payouts signed and this one need %s",
+			strings.ToLower(addr.Hex()), have, tok.Symbol, need), nil
+	}
+	return "", nil
+}
