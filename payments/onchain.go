@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/store"
 )
 
-// The settlement rules on chain (DESIGN §7, §10). The watcher records transfers and their
+// The settlement rules on chain. The watcher records transfers and their
 // confirmations; these functions turn them into payment states, always through the lifecycle
 // core. They are reconcilers: each call reads the transfers as they are now and moves the
 // payment to where they say it belongs, so a call that crashed is finished by the next.

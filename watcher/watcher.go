@@ -1,5 +1,5 @@
 // Package watcher follows EVM chains and turns the transfers it sees into payment states
-// (DESIGN §10). Per chain it keeps a cursor — the last block processed and the hashes of the
+// (settlement on chain). Per chain it keeps a cursor — the last block processed and the hashes of the
 // recent blocks — checks every new block's parent hash against it and walks back on a reorg,
 // un-counting the transfers of the orphaned blocks. ERC-20 Transfer logs to the watched deposit
 // addresses come from eth_getLogs (token contracts × ≤1000 address topics per query, block
