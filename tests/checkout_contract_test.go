@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -113,4 +114,32 @@ func TestCheckoutSelectUnknownQuoteIsNotFound(t *testing.T) {
 		r := e.do(http.MethodPost, checkoutPath(id, "/select-quote"), "", map[string]any{"quoteId": "not-a-uuid"}, "X-Service-Payment-Secret", secret)
 		assert.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
 	})
+}
+
+// Identifiers the service looks up refuse NUL (the databases cannot compare it), so the spec
+// says so: a schema-valid id must never be a 400 (a deeper schemathesis run sent
+// `eventId=%15%00…` to the deliveries list, which the spec allowed and the service refused).
+func TestLookedUpIdentifiersExcludeNULInTheSpec(t *testing.T) {
+	for shape, file := range specFiles {
+		doc, err := openapi3.NewLoader().LoadFromFile(file)
+		require.NoError(t, err, shape)
+		for _, c := range []struct{ path, method, param string }{
+			{"/v1/merchants/{merchantId}/webhooks/deliveries", http.MethodGet, "eventId"},
+			{"/v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver", http.MethodPost, "eventId"},
+			{"/v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr", http.MethodGet, "quoteId"},
+			{"/v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr", http.MethodGet, "paymentId"},
+		} {
+			op := doc.Paths.Find(c.path).GetOperation(c.method)
+			require.NotNil(t, op, c.path)
+			var schema *openapi3.Schema
+			for _, p := range op.Parameters {
+				if p.Value.Name == c.param {
+					schema = p.Value.Schema.Value
+				}
+			}
+			require.NotNil(t, schema, "%s %s", c.path, c.param)
+			assert.Error(t, schema.VisitJSON("evt\x00"), "%s: %s %s", shape, c.path, c.param)
+			assert.NoError(t, schema.VisitJSON("évt_01"), "%s: %s %s", shape, c.path, c.param)
+		}
+	}
 }
