@@ -27,8 +27,8 @@ import (
 // Payment is an opened payment.
 type Payment = domain.Payment
 
-// errQuoteNotFound: the payment has no such quote (answered as the payment's own 404).
-var errQuoteNotFound = fmt.Errorf("%w: no such quote", domain.ErrPaymentNotFound)
+// errQuoteNotFound: the payment has no such quote, or another payment's (a 404 either way).
+var errQuoteNotFound = domain.ErrQuoteNotFound
 
 // Quoter makes fresh quotes for a payment (payments.Service).
 type Quoter interface {
@@ -192,7 +192,8 @@ func (s *Service) confirmations(ctx context.Context, p domain.Payment) (*Confirm
 	return &Confirmations{Seen: seen, Required: required}, nil
 }
 
-// Select records the customer's choice of quote: the payment must be open and the quote active.
+// Select records the customer's choice of quote: the payment must be open and the quote one of
+// its own (well-formed but unknown is a 404, as a resource that does not exist) and active.
 func (s *Service) Select(ctx context.Context, p domain.Payment, quoteID uuid.UUID) error {
 	if p.Status.Terminal() {
 		return fmt.Errorf("%w: the payment is %s; its quotes cannot change", domain.ErrPaymentNotOpen, p.Status)
@@ -207,7 +208,7 @@ func (s *Service) Select(ctx context.Context, p domain.Payment, quoteID uuid.UUI
 		}
 		return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SelectQuote(p.ID, quoteID) })
 	}
-	return domain.Invalid(domain.CodeParameterInvalid, "quoteId", "the payment has no quote %s", quoteID)
+	return errQuoteNotFound
 }
 
 // Refresh gives every token whose quotes all expired a fresh quote at today's rate, while the

@@ -19,6 +19,7 @@ var (
 	ErrInvalidPaymentSecret = errors.New("send the payment's secret in X-Service-Payment-Secret (a merchant secret key is never one)")
 	ErrPaymentNotOpen       = errors.New("the payment is not open")
 	ErrQuoteNotActive       = errors.New("the quote is not active")
+	ErrQuoteNotFound        = errors.New("the payment has no such quote")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")

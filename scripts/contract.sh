@@ -181,6 +181,62 @@ fund_merchant() {
   log "merchant funded: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["amountMerchantNetCents"])' "$WORK/funding.json") cents"
 }
 
+# checkout_payment creates the payment the payment-secret (checkout) operations act on, so they
+# run for real instead of answering 404 to generated ids: schemathesis.toml puts its id and
+# secret (CHECKOUT_PAYMENT_ID, CHECKOUT_PAYMENT_SECRET) on every request of those operations and
+# its quote ids, from the dictionary file written beside the config, into their quoteId.
+checkout_payment() {
+  local base=$1 key=$2 dir=$3
+  curl -sf -X POST "$base/v1/external/secretkey-auth/payments" \
+      -H "X-Service-Secret-Key: $key" -H 'Content-Type: application/json' \
+      -d '{"type":"payment","amount":2500,"currency":"USD","orderId":"contract-checkout"}' \
+      >"$WORK/checkout.json" || die "could not create the checkout payment"
+  CHECKOUT_PAYMENT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["paymentId"])' "$WORK/checkout.json") \
+    || die "could not parse the checkout payment's id"
+  CHECKOUT_PAYMENT_SECRET=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secret"])' "$WORK/checkout.json")
+  export CHECKOUT_PAYMENT_ID CHECKOUT_PAYMENT_SECRET
+  # A libFuzzer-style dictionary, one quoted quote id a line.
+  python3 - "$WORK/checkout.json" >"$dir/checkout-quotes.dict" <<'PY' || die "the checkout payment has no quotes"
+import json, sys
+quotes = json.load(open(sys.argv[1]))["payment"]["quotes"]
+if not quotes:
+    sys.exit(1)
+for q in quotes:
+    print('"%s"' % q["id"])
+PY
+  log "checkout payment $CHECKOUT_PAYMENT_ID with $(wc -l <"$dir/checkout-quotes.dict") quotes"
+}
+
+# checkout_reached prints, from the server's access log, the statuses each payment-secret
+# operation answered on the run's payment, and fails when one of them never answered 2xx: the
+# run must reach their success paths, not only their refusals.
+checkout_reached() {
+  python3 - "$1" "$CHECKOUT_PAYMENT_ID" <<'PY'
+import collections, re, sys
+log, pid = sys.argv[1], sys.argv[2]
+prefix = "/v1/external/payment-secret-auth/payments/" + pid
+ops = {"getCheckout": ("GET", ""), "selectCheckoutQuote": ("POST", "/select-quote"),
+       "refreshCheckoutQuotes": ("POST", "/refresh-quotes"), "getCheckoutQuoteQR": ("GET", "/qr")}
+counts = {op: collections.Counter() for op in ops}
+line_re = re.compile(r'msg=request method=(\S+) path="?(\S+?)"? status=(\d+)')
+for line in open(log, encoding="utf-8", errors="replace"):
+    m = line_re.search(line)
+    if not m or not m.group(2).startswith(prefix):
+        continue
+    method, rest, status = m.group(1), m.group(2)[len(prefix):], m.group(3)
+    for op, (want_method, suffix) in ops.items():
+        if method == want_method and ((suffix == "" and rest == "") or (suffix and rest.endswith(suffix))):
+            counts[op][status] += 1
+missing = []
+for op, c in counts.items():
+    print("contract:   %-22s %s" % (op, " ".join("%s×%d" % kv for kv in sorted(c.items())) or "no requests"), file=sys.stderr)
+    if not any(s.startswith("2") for s in c):
+        missing.append(op)
+if missing:
+    sys.exit("no 2xx answer from " + ", ".join(missing))
+PY
+}
+
 failed_shapes=()
 for shape in $SHAPES; do
   port=$(free_port)
@@ -207,19 +263,17 @@ for shape in $SHAPES; do
   create_merchant "$shape"
   fund_merchant "$base" "$SECRET_KEY"
   fund_merchant "$base" "$DASHBOARD_SECRET_KEY"
-  log "[$shape] ready; running schemathesis (mode all, max-examples $MAX_EXAMPLES, seed $SEED)"
 
   # schemathesis runs from a scratch dir: it writes a crash cache
   # (.schemathesis/) and hypothesis its own caches (.hypothesis/) into the
-  # current directory, which would litter the work tree. A repo-level
-  # schemathesis.toml, if one is ever added, is then passed explicitly since
-  # discovery from the scratch dir would not find it.
+  # current directory, which would litter the work tree.
   st_dir="$WORK/schemathesis-$shape"
   mkdir -p "$st_dir"
-  global_args=()
-  if [ -f "$ROOT/schemathesis.toml" ]; then
-    global_args=(--config-file "$ROOT/schemathesis.toml")
-  fi
+  # The config is copied beside the run's dictionary file, which it names relative to itself.
+  cp "$ROOT/schemathesis.toml" "$st_dir/schemathesis.toml"
+  global_args=(--config-file "$st_dir/schemathesis.toml")
+  checkout_payment "$base" "$SECRET_KEY" "$st_dir"
+  log "[$shape] ready; running schemathesis (mode all, max-examples $MAX_EXAMPLES, seed $SEED)"
   report_args=()
   if [ -n "${CONTRACT_REPORT_DIR:-}" ]; then
     mkdir -p "$CONTRACT_REPORT_DIR"
@@ -266,6 +320,11 @@ for shape in $SHAPES; do
     if [ "$st_rc" -eq 0 ]; then st_rc=1; fi
   fi
   stop_server
+  log "[$shape] the payment-secret operations on the run's payment answered:"
+  if ! checkout_reached "$server_log"; then
+    log "[$shape] a payment-secret operation was never reached with its payment's secret"
+    if [ "$st_rc" -eq 0 ]; then st_rc=1; fi
+  fi
 
   if [ "$st_rc" -ne 0 ]; then
     [ "$st_rc" -eq 124 ] && log "[$shape] schemathesis exceeded CONTRACT_TIMEOUT=${RUN_TIMEOUT}s"

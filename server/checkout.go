@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 	"time"
 
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -83,7 +82,7 @@ func (h *handlers) GetCheckout(ctx context.Context, req gen.GetCheckoutRequestOb
 	}
 	body := checkoutView(v)
 	tag := etag(body)
-	if inm := req.Params.IfNoneMatch; inm != nil && strings.Contains(*inm, tag) {
+	if inm := req.Params.IfNoneMatch; inm != nil && noneMatch(*inm, tag) {
 		return gen.GetCheckout304Response{}, nil
 	}
 	return gen.GetCheckout200JSONResponse{Body: body, Headers: gen.GetCheckout200ResponseHeaders{ETag: &tag}}, nil

@@ -88,6 +88,8 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodePaymentNotOpen, err.Error(), ""}
 	case errors.Is(err, domain.ErrQuoteNotActive):
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeQuoteNotActive, err.Error(), "quoteId"}
+	case errors.Is(err, domain.ErrQuoteNotFound): // the payment was found by its secret: name the quote
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "The payment has no such quote.", "quoteId"}
 	case errors.Is(err, domain.ErrPaymentNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodePaymentNotFound, "No such payment.", "paymentId"}
 	case errors.Is(err, domain.ErrWithdrawalNotFound):

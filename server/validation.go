@@ -69,6 +69,10 @@ func (v *validator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := checkContentType(req, route); err != nil {
 			return err
 		}
+		// Path parameters are matched on the escaped path: validate their decoded text, which is
+		// what the schema's maxLength counts (characters) and what the handler receives.
+		params = decodePathParams(params)
+		normalizeIfNoneMatch(req)
 		if err := checkParamText(req, route, params); err != nil {
 			return err
 		}

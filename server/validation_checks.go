@@ -66,8 +66,8 @@ func checkIdempotencyKeyText(req *http.Request) error {
 	return nil
 }
 
-// checkParamText refuses a parameter of the operation (query, header, path) whose value is not
-// UTF-8: openapi3filter measures and matches strings as text (an invalid byte reads as U+FFFD),
+// checkParamText refuses a parameter of the operation (query, header, path: decoded) whose value
+// is not UTF-8: openapi3filter measures and matches strings as text (an invalid byte reads as U+FFFD),
 // so `?search=%ff` would pass and reach the database, which cannot store or compare it.
 func checkParamText(req *http.Request, route *routers.Route, pathParams map[string]string) error {
 	q := req.URL.Query()
@@ -83,7 +83,7 @@ func checkParamText(req *http.Request, route *routers.Route, pathParams map[stri
 		case openapi3.ParameterInHeader:
 			vals = req.Header.Values(p.Name)
 		case openapi3.ParameterInPath:
-			if v, err := url.PathUnescape(pathParams[p.Name]); err == nil {
+			if v, ok := pathParams[p.Name]; ok {
 				vals = []string{v}
 			}
 		}
@@ -97,6 +97,19 @@ func checkParamText(req *http.Request, route *routers.Route, pathParams map[stri
 		}
 	}
 	return nil
+}
+
+// decodePathParams percent-decodes the router's path parameters ("%C3%A9" is one character, é).
+// A value that does not decode is kept as sent, for the schema to judge.
+func decodePathParams(params map[string]string) map[string]string {
+	out := make(map[string]string, len(params))
+	for name, raw := range params {
+		out[name] = raw
+		if v, err := url.PathUnescape(raw); err == nil {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // checkEmptyQuery rejects `?limit=` and the like. openapi3filter treats an empty query value as

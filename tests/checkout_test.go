@@ -96,7 +96,7 @@ func TestCheckoutView(t *testing.T) {
 
 func formatInt(f float64) string { return strconv.FormatInt(int64(f), 10) }
 
-// Selecting a quote is remembered; an unknown quote is a 400, a final payment a 409. Refreshing
+// Selecting a quote is remembered; an unknown quote is a 404, a final payment a 409. Refreshing
 // replaces expired quotes while the payment is live and keeps the selection on the token.
 func TestCheckoutSelectAndRefresh(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
@@ -110,7 +110,7 @@ func TestCheckoutSelectAndRefresh(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.Equal(t, q0["id"], r.JSON(t)["selectedQuoteId"])
 		r = e.do(http.MethodPost, checkoutPath(id, "/select-quote"), "", map[string]any{"quoteId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01"}, hdr...)
-		assert.Equal(t, http.StatusBadRequest, r.Status)
+		assert.Equal(t, http.StatusNotFound, r.Status)
 
 		// 20 minutes later the quotes (15 min) have expired; the payment (24 h) is live.
 		later := func() time.Time { return time.Now().UTC().Add(20 * time.Minute).Truncate(time.Microsecond) }

@@ -1597,6 +1597,11 @@ type CheckoutConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type CheckoutNotFound = Error
 
+// CheckoutQuoteNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type CheckoutQuoteNotFound = Error
+
 // CheckoutUnauthorized The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1703,7 +1708,9 @@ type ListChainsParams struct {
 
 // GetCheckoutParams defines parameters for GetCheckout.
 type GetCheckoutParams struct {
-	// IfNoneMatch The ETag of a view already held; 304 when nothing changed.
+	// IfNoneMatch The ETags of views already held ("*" or a list of entity tags, compared weakly); 304
+	// when one is the current view's. Only a cache hint: a value that is no well-formed
+	// list, whatever its length, matches nothing and the view is sent.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
@@ -2188,8 +2195,8 @@ type ClientInterface interface {
 	// SelectCheckoutQuoteWithBody Select the quote the customer pays
 	//
 	// Records the customer's choice of token and chain. The other quotes stay available until
-	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-	// the quote is not active.
+	// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+	// payment's; 409 when the payment is final or the quote is not active.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2199,8 +2206,8 @@ type ClientInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	//
 	// Records the customer's choice of token and chain. The other quotes stay available until
-	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-	// the quote is not active.
+	// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+	// payment's; 409 when the payment is final or the quote is not active.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2566,8 +2573,8 @@ func (c *Client) RefreshCheckoutQuotes(ctx context.Context, paymentId CheckoutPa
 // SelectCheckoutQuoteWithBody Select the quote the customer pays
 //
 // Records the customer's choice of token and chain. The other quotes stay available until
-// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-// the quote is not active.
+// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+// payment's; 409 when the payment is final or the quote is not active.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2587,8 +2594,8 @@ func (c *Client) SelectCheckoutQuoteWithBody(ctx context.Context, paymentId Chec
 // SelectCheckoutQuote Select the quote the customer pays
 //
 // Records the customer's choice of token and chain. The other quotes stay available until
-// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-// the quote is not active.
+// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+// payment's; 409 when the payment is final or the quote is not active.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4782,8 +4789,8 @@ type ClientWithResponsesInterface interface {
 	// SelectCheckoutQuoteWithBodyWithResponse Select the quote the customer pays
 	//
 	// Records the customer's choice of token and chain. The other quotes stay available until
-	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-	// the quote is not active.
+	// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+	// payment's; 409 when the payment is final or the quote is not active.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4793,8 +4800,8 @@ type ClientWithResponsesInterface interface {
 	// SelectCheckoutQuoteWithResponse Select the quote the customer pays
 	//
 	// Records the customer's choice of token and chain. The other quotes stay available until
-	// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-	// the quote is not active.
+	// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+	// payment's; 409 when the payment is final or the quote is not active.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5261,10 +5268,12 @@ type GetCheckoutQuoteQRResult429Headers struct {
 type GetCheckoutQuoteQRResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *CheckoutUnauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *CheckoutNotFound
+	JSON404 *CheckoutQuoteNotFound
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -5273,13 +5282,18 @@ type GetCheckoutQuoteQRResult struct {
 	Headers429 *GetCheckoutQuoteQRResult429Headers
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCheckoutQuoteQRResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetCheckoutQuoteQRResult) GetJSON401() *CheckoutUnauthorized {
 	return r.JSON401
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetCheckoutQuoteQRResult) GetJSON404() *CheckoutNotFound {
+func (r GetCheckoutQuoteQRResult) GetJSON404() *CheckoutQuoteNotFound {
 	return r.JSON404
 }
 
@@ -5420,7 +5434,7 @@ type SelectCheckoutQuoteResult struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *CheckoutUnauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *CheckoutNotFound
+	JSON404 *CheckoutQuoteNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *CheckoutConflict
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5447,7 +5461,7 @@ func (r SelectCheckoutQuoteResult) GetJSON401() *CheckoutUnauthorized {
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SelectCheckoutQuoteResult) GetJSON404() *CheckoutNotFound {
+func (r SelectCheckoutQuoteResult) GetJSON404() *CheckoutQuoteNotFound {
 	return r.JSON404
 }
 
@@ -7397,8 +7411,8 @@ func (c *ClientWithResponses) RefreshCheckoutQuotesWithResponse(ctx context.Cont
 // SelectCheckoutQuoteWithBodyWithResponse Select the quote the customer pays
 //
 // Records the customer's choice of token and chain. The other quotes stay available until
-// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-// the quote is not active.
+// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+// payment's; 409 when the payment is final or the quote is not active.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7414,8 +7428,8 @@ func (c *ClientWithResponses) SelectCheckoutQuoteWithBodyWithResponse(ctx contex
 // SelectCheckoutQuoteWithResponse Select the quote the customer pays
 //
 // Records the customer's choice of token and chain. The other quotes stay available until
-// they expire; the payment settles with whatever arrives. 409 when the payment is final or
-// the quote is not active.
+// they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+// payment's; 409 when the payment is final or the quote is not active.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8061,6 +8075,13 @@ func ParseGetCheckoutQuoteQRResult(rsp *http.Response) (*GetCheckoutQuoteQRResul
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest CheckoutUnauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8069,7 +8090,7 @@ func ParseGetCheckoutQuoteQRResult(rsp *http.Response) (*GetCheckoutQuoteQRResul
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest CheckoutNotFound
+		var dest CheckoutQuoteNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -8217,7 +8238,7 @@ func ParseSelectCheckoutQuoteResult(rsp *http.Response) (*SelectCheckoutQuoteRes
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest CheckoutNotFound
+		var dest CheckoutQuoteNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -151,8 +151,8 @@ export interface paths {
         /**
          * Select the quote the customer pays
          * @description Records the customer's choice of token and chain. The other quotes stay available until
-         *     they expire; the payment settles with whatever arrives. 409 when the payment is final or
-         *     the quote is not active.
+         *     they expire; the payment settles with whatever arrives. 404 when the quote is none of the
+         *     payment's; 409 when the payment is final or the quote is not active.
          */
         post: operations["selectCheckoutQuote"];
         delete?: never;
@@ -2784,6 +2784,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description No payment with this id and secret (the same answer for both: `payment_not_found`), or
+         *     the payment has no such quote (`resource_not_found`, param `quoteId`).
+         */
+        CheckoutQuoteNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The payment is final or expired, or the quote is not active. */
         CheckoutConflict: {
             headers: {
@@ -3239,7 +3251,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of a view already held; 304 when nothing changed. */
+                /**
+                 * @description The ETags of views already held ("*" or a list of entity tags, compared weakly); 304
+                 *     when one is the current view's. Only a cache hint: a value that is no well-formed
+                 *     list, whatever its length, matches nothing and the view is sent.
+                 */
                 "If-None-Match"?: string;
             };
             path: {
@@ -3301,7 +3317,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["CheckoutUnauthorized"];
-            404: components["responses"]["CheckoutNotFound"];
+            404: components["responses"]["CheckoutQuoteNotFound"];
             409: components["responses"]["CheckoutConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3342,7 +3358,7 @@ export interface operations {
             path: {
                 /** @description The payment id. */
                 paymentId: components["parameters"]["CheckoutPaymentId"];
-                /** @description One of the payment's quotes. */
+                /** @description One of the payment's quotes (at most 64 characters, counted decoded). */
                 quoteId: string;
             };
             cookie?: never;
@@ -3358,8 +3374,9 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["CheckoutUnauthorized"];
-            404: components["responses"]["CheckoutNotFound"];
+            404: components["responses"]["CheckoutQuoteNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
