@@ -64,6 +64,7 @@ const (
 	CodeLimitReached         ErrorCode = "limit_reached"
 	CodeRecipientNotAllowed  ErrorCode = "recipient_not_allowed"
 	CodeModeNotServed        ErrorCode = "mode_not_served"
+	CodeNoChainAvailable     ErrorCode = "no_chain_available"
 	CodeInternal             ErrorCode = "internal_error"
 )
 

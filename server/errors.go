@@ -114,6 +114,10 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key did not finish and its outcome is unknown; use a new key after checking whether it took effect.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyReused):
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with a different request.", "Idempotency-Key"}
+	case errors.Is(err, domain.ErrNoQuotableTokens):
+		// Not the client's fault, and usually passing (a chain's RPC down): retry later.
+		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
+			"No served chain can quote this payment now; retry later.", ""}
 	case errors.As(err, &balance):
 		// The request is valid; the account's state refuses it.
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInsufficientBalance, balance.Error(), "amountInCents"}
@@ -168,7 +172,11 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			_ = c.NoContent(statusClientClosedRequest)
 			return
 		}
-		if ae == nil || ae.Status >= 500 {
+		if ae != nil && ae.Status >= 500 { // a documented 5xx (no chain can quote): the cause is the operator's
+			log.WarnContext(c.Request().Context(), "service unavailable", "method", c.Request().Method,
+				"path", c.Request().URL.Path, "err", err)
+		}
+		if ae == nil { // unclassified: an internal error, its cause logged, not sent
 			rid := c.Response().Header().Get(echo.HeaderXRequestID)
 			log.ErrorContext(c.Request().Context(), "internal error", "method", c.Request().Method,
 				"path", c.Request().URL.Path, "err", err)

@@ -368,7 +368,6 @@ func TestClassifyUnknownIsNil(t *testing.T) {
 		errors.New("database exploded"),
 		context.Canceled,
 		domain.ErrMerchantNotFound,
-		domain.ErrNoQuotableTokens,
 		echo.ErrInternalServerError,
 		echo.NewHTTPError(http.StatusBadGateway, "upstream"),
 		nil,

@@ -1647,6 +1647,11 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// NoChainAvailable The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoChainAvailable = Error
+
 // PayloadTooLarge The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -5356,6 +5361,8 @@ type RefreshCheckoutQuotesResult struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RefreshCheckoutQuotesResult429Headers
 }
@@ -5388,6 +5395,11 @@ func (r RefreshCheckoutQuotesResult) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RefreshCheckoutQuotesResult) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RefreshCheckoutQuotesResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5597,6 +5609,8 @@ type CreatePaymentResult struct {
 	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePaymentResult201Headers
 }
@@ -5644,6 +5658,11 @@ func (r CreatePaymentResult) GetJSON415() *UnsupportedMediaType {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePaymentResult) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePaymentResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8184,6 +8203,13 @@ func ParseRefreshCheckoutQuotesResult(rsp *http.Response) (*RefreshCheckoutQuote
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8406,6 +8432,13 @@ func ParseCreatePaymentResult(rsp *http.Response) (*CreatePaymentResult, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -2966,6 +2966,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description No chain and token this deployment serves can quote the payment now: every chain the
+         *     merchant accepts is down (its RPC not answering, or answering another chain id) or none
+         *     of the merchant's accepted tokens is served. Nothing was created; retry later.
+         */
+        NoChainAvailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "api_error",
+                 *         "code": "no_chain_available",
+                 *         "message": "No served chain can quote this payment now; retry later."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected server error; the message carries the request id. */
         InternalError: {
             headers: {
@@ -3094,6 +3116,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
         };
     };
     getPayment: {
@@ -3349,6 +3372,7 @@ export interface operations {
             409: components["responses"]["CheckoutConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
         };
     };
     getCheckoutQuoteQR: {
