@@ -32,11 +32,11 @@ type quoteSnapshot struct {
 }
 
 type receiptSnapshot struct {
-	QuoteID            string  `json:"quoteId"`
-	TokenID            string  `json:"tokenId"`
-	SettledAmountAsset string  `json:"settledAmountAsset"`
-	SettledAmountUsd   string  `json:"settledAmountUsd"`
-	TxHash             *string `json:"txHash"`
+	QuoteID            string              `json:"quoteId"`
+	TokenID            string              `json:"tokenId"`
+	SettledAmountAsset string              `json:"settledAmountAsset"`
+	SettledAmountUsd   string              `json:"settledAmountUsd"`
+	TxHash             *string             `json:"txHash"`
 	ProcessedBy        *domain.ProcessedBy `json:"processedBy"`
 }
 

@@ -107,7 +107,7 @@ func TestGracefulStopHandsLeasesOver(t *testing.T) {
 				stopped.Round(time.Millisecond), pending, now)
 		}
 	}
-	until(t, "payment.created delivered by the other process", signalled.Add(3*time.Second).Sub(time.Now()), func() bool {
+	until(t, "payment.created delivered by the other process", time.Until(signalled.Add(3*time.Second)), func() bool {
 		return !recv.arrived("payment.created", p["id"].(string)).IsZero()
 	})
 	t.Logf("webhook delivered by the other process %v after the signal",
