@@ -95,9 +95,9 @@ func TestAcceptedAssetsUnservedSelection(t *testing.T) {
 
 		before := e.countPayments()
 		r := e.do(http.MethodPost, paymentsPath, m.SecretKey, payment(1000))
-		require.Equal(t, 500, r.Status, string(r.Body))
+		require.Equal(t, http.StatusServiceUnavailable, r.Status, string(r.Body))
 		code, _, _ := r.errorFields(t)
-		assert.EqualValues(t, "internal_error", code)
+		assert.EqualValues(t, "no_chain_available", code)
 		assert.Equal(t, before, e.countPayments(), "nothing stored")
 	})
 }
