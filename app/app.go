@@ -93,7 +93,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if err != nil {
 		return nil, err
 	}
-	if err := st.MigrateWith(ctx, log, file); err != nil {
+	migrate := st.MigrateWith
+	if cfg.Chains.KeepStoredCatalog {
+		migrate = st.MigrateKeepingCatalog
+	}
+	if err := migrate(ctx, log, file); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -89,6 +89,9 @@ type Chains struct {
 	// Passive processes (operator commands) neither run the devnet nor dial the chains; they
 	// serve the same chains a serve process would, by configuration alone.
 	Passive bool
+	// KeepStoredCatalog: a one-shot command writes the catalogue only into a database without one
+	// (store.MigrateKeepingCatalog); serve and migrate bring it in line with the file.
+	KeepStoredCatalog bool
 }
 
 // DevnetOn reports whether this process runs the embedded devnet.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 
@@ -75,11 +77,25 @@ func (t *Tx) SyncCatalog(f catalog.File) (CatalogSync, error) {
 			sum.count(ok)
 		}
 	}
+	for _, r := range chainWrites {
+		if old, ok := storedChains[r.ChainID]; ok && old.NativeDecimals != r.NativeDecimals {
+			if err := t.refuseIfUsed("chain_id = ?", r.ChainID, fmt.Sprintf("chain eip155:%d's nativeDecimals (%d → %d)",
+				r.ChainID, old.NativeDecimals, r.NativeDecimals)); err != nil {
+				return sum, err
+			}
+		}
+	}
 	var tokenWrites []tokenRow
 	keepTokens := map[string]bool{}
 	for _, tk := range tokens {
 		r := tokenRowOf(tk)
 		keepTokens[r.ID] = true
+		if old, ok := storedTokens[r.ID]; ok && (old.Decimals != r.Decimals || old.AssetType != r.AssetType ||
+			old.ContractAddress != r.ContractAddress || old.ChainID != r.ChainID) {
+			if err := t.refuseIfUsed("token_id = ?", r.ID, fmt.Sprintf("token %s's decimals, assetType, contractAddress or chainId", r.ID)); err != nil {
+				return sum, err
+			}
+		}
 		if old, ok := storedTokens[r.ID]; !ok || old != r {
 			tokenWrites = append(tokenWrites, r)
 			sum.count(ok)
@@ -117,6 +133,27 @@ func (t *Tx) SyncCatalog(f catalog.File) (CatalogSync, error) {
 		}
 	}
 	return sum, nil
+}
+
+// ErrCatalogChangeInUse refuses a catalogue change that would revalue what is recorded: a
+// quote keeps its amount in the token's smallest units, a transfer and a payout theirs, and all
+// are read back with the catalogue's decimals — a token changed under them would be worth 10^12
+// times more or less. Such a token gets a new id (a new entry) instead.
+var ErrCatalogChangeInUse = errors.New("catalogue change refused: payments, transfers or payouts already use it")
+
+// refuseIfUsed fails with ErrCatalogChangeInUse when any quote, transfer, withdrawal, outgoing
+// transaction or sweep matches where.
+func (t *Tx) refuseIfUsed(where string, arg any, what string) error {
+	for _, table := range []string{"quotes", "transfers", "withdrawals", "outgoing_txs", "sweeps"} {
+		var n int64
+		if err := t.db.Table(table).Where(where, arg).Limit(1).Count(&n).Error; err != nil {
+			return translate(err)
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: %s (%s)", ErrCatalogChangeInUse, what, table)
+		}
+	}
+	return nil
 }
 
 func (s *CatalogSync) count(existed bool) {

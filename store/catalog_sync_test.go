@@ -175,3 +175,49 @@ func TestSyncCatalogConcurrentStarts(t *testing.T) {
 	assert.True(t, c.Enabled)
 	assert.Len(t, cat.Tokens, 32)
 }
+
+// A token's decimals (or a chain's native decimals) cannot change under the quotes, transfers
+// and payouts that recorded amounts in its units: the start is refused, naming it. An unused
+// token may still be corrected.
+func TestSyncCatalogRefusesRevaluingWhatIsRecorded(t *testing.T) {
+	embedded, err := catalog.Embedded()
+	require.NoError(t, err)
+	change := func(chainID, tokenID string, edit func(c *catalog.Chain, tk *catalog.Token)) catalog.File {
+		var f catalog.File
+		for _, c := range embedded.Chains {
+			c.Tokens = slices.Clone(c.Tokens)
+			if c.ChainID == chainID {
+				var tk *catalog.Token
+				for i := range c.Tokens {
+					if c.Tokens[i].ID == tokenID {
+						tk = &c.Tokens[i]
+					}
+				}
+				edit(&c, tk)
+			}
+			f.Chains = append(f.Chains, c)
+		}
+		return f
+	}
+	usdcEth := store.ERC20TokenID(1, usdcEthereum)
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		cat := loadCatalog(t, st)
+		m := createMerchant(t, st, "Acme Corp", "acme")
+		insertPayment(t, st, cat, m, paymentSpec{Amount: 1000}) // quoted in Ethereum USDC and Base ETH
+		sync := func(f catalog.File) error {
+			return st.InTx(ctx, func(tx *store.Tx) error { _, err := tx.SyncCatalog(f); return err })
+		}
+		err := sync(change("eip155:1", usdcEth, func(_ *catalog.Chain, tk *catalog.Token) { tk.Decimals = 18 }))
+		require.ErrorIs(t, err, store.ErrCatalogChangeInUse)
+		assert.ErrorContains(t, err, usdcEth)
+		err = sync(change("eip155:8453", "", func(c *catalog.Chain, _ *catalog.Token) { c.NativeDecimals = 9 }))
+		require.ErrorIs(t, err, store.ErrCatalogChangeInUse)
+		assert.ErrorContains(t, err, "eip155:8453")
+		require.NoError(t, sync(change("eip155:8453", baseUSDT, func(_ *catalog.Chain, tk *catalog.Token) { tk.Decimals = 18 })),
+			"Base USDT is used by nothing yet")
+		after := loadCatalog(t, st)
+		assert.EqualValues(t, 6, after.Tokens[usdcEth].Decimals, "the refused change wrote nothing")
+		assert.EqualValues(t, 18, after.Tokens[baseUSDT].Decimals)
+	})
+}

@@ -160,6 +160,18 @@ func (s *Store) Migrate(ctx context.Context, log *slog.Logger) error {
 // MigrateWith applies every pending versioned migration, then brings the stored catalogue in line
 // with cat (SyncCatalog): the schema first, so the upsert writes every column the file has.
 func (s *Store) MigrateWith(ctx context.Context, log *slog.Logger, cat catalog.File) error {
+	return s.migrate(ctx, log, cat, false)
+}
+
+// MigrateKeepingCatalog is MigrateWith for one-shot operator commands: it writes the catalogue
+// only into a database that has none yet. Otherwise the stored catalogue stays as the serve
+// processes wrote it: a command run from a shell without the deployment's PAYMENTS_CATALOG_FILE
+// must not take the operator's chains out of service (and stop their watching) behind its back.
+func (s *Store) MigrateKeepingCatalog(ctx context.Context, log *slog.Logger, cat catalog.File) error {
+	return s.migrate(ctx, log, cat, true)
+}
+
+func (s *Store) migrate(ctx context.Context, log *slog.Logger, cat catalog.File, keepCatalog bool) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -190,6 +202,15 @@ func (s *Store) MigrateWith(ctx context.Context, log *slog.Logger, cat catalog.F
 	}
 	if migrateUpTo > 0 {
 		return nil // an older schema: the upsert needs the latest
+	}
+	if keepCatalog {
+		var chains int64
+		if err := s.db.WithContext(ctx).Model(&chainRow{}).Count(&chains).Error; err != nil {
+			return fmt.Errorf("store: catalogue: %w", translate(err))
+		}
+		if chains > 0 {
+			return nil
+		}
 	}
 	if err := s.syncCatalog(ctx, cat, log); err != nil {
 		return fmt.Errorf("store: catalogue: %w", err)

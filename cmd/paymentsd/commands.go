@@ -18,13 +18,19 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 )
 
-// operatorApp opens the database for a one-shot operator command; logs go to stderr.
+// operatorApp opens the database for a one-shot operator command; logs go to stderr. It keeps
+// the stored catalogue (written by serve or migrate) unless the database has none.
 func operatorApp(ctx context.Context, dbURL string, stderr io.Writer) (*app.App, error) {
+	return openOperatorApp(ctx, dbURL, stderr, true)
+}
+
+func openOperatorApp(ctx context.Context, dbURL string, stderr io.Writer, keepCatalog bool) (*app.App, error) {
 	cfg, err := loadConfig(dbURL, "", "", env("PAYMENTS_PUBLIC_URL", "http://localhost:8080"), "")
 	if err != nil {
 		return nil, err
 	}
 	cfg.Chains.Passive = true // a one-shot command neither runs the devnet nor watches chains
+	cfg.Chains.KeepStoredCatalog = keepCatalog
 	if err := requireSecretsKey(cfg); err != nil {
 		return nil, err
 	}
@@ -55,7 +61,7 @@ func cmdMigrate(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	a, err := operatorApp(ctx, *dbURL, stderr)
+	a, err := openOperatorApp(ctx, *dbURL, stderr, false) // the schema and the catalogue file
 	if err != nil {
 		return err
 	}

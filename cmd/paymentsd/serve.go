@@ -81,10 +81,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer admin.Stop(2 * time.Second) // after the main server has drained
-	a.RunBackground(ctx, role.Background())
+	// The loops stop with the signal, or when the HTTP server fails on its own: either way they
+	// are joined (and their leases given up) before the database closes.
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	a.RunBackground(bgCtx, role.Background())
 	log.Info("listening", "addr", ln.Addr().String(), "url", base, "database", string(a.Store.Dialect()), "networks", string(cfg.Networks),
 		"response_shape", string(cfg.ResponseShape), "role", string(role))
 	err = server.Serve(ctx, e, ln, cfg.ShutdownGrace, log)
+	stopBackground()
 	// The background loops saw the same signal: they start no new round, the rounds in flight
 	// finish (cut off once the grace has passed since the signal) and their leases are given up
 	// before the deferred Close takes the database away, so another process takes the work over
