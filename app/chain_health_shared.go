@@ -63,24 +63,37 @@ func (p *chainHealthPublisher) round(ctx context.Context) (bool, error) {
 
 // sharedChainHealth caches the published chain states for a process without chain clients.
 type sharedChainHealth struct {
-	mu     sync.Mutex
-	read   time.Time
-	states map[int64]store.ChainHealth
+	mu      sync.Mutex
+	read    time.Time
+	reading bool // one request refreshes; the others answer from what was read before
+	states  map[int64]store.ChainHealth
 }
+
+// chainHealthReadTimeout bounds the refresh a request makes: a slow database delays one request
+// by at most this, never every request behind a lock.
+const chainHealthReadTimeout = 2 * time.Second
 
 // get returns the fresh published state of a chain, if there is one. A failed read keeps what
 // was read before (the database being away must not make every chain look down or up).
 func (s *sharedChainHealth) get(ctx context.Context, st *store.Store, id int64) (store.ChainHealth, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := Now()
-	if now.Sub(s.read) >= chainHealthRefresh {
-		if states, err := st.Read(ctx).PublishedChainHealth(); err == nil {
-			s.states, s.read = states, now
+	refresh := !s.reading && Now().Sub(s.read) >= chainHealthRefresh
+	s.reading = s.reading || refresh
+	states := s.states
+	s.mu.Unlock()
+	if refresh {
+		rctx, cancel := context.WithTimeout(ctx, chainHealthReadTimeout)
+		fresh, err := st.Read(rctx).PublishedChainHealth()
+		cancel()
+		s.mu.Lock()
+		s.reading = false
+		if err == nil {
+			s.states, s.read, states = fresh, Now(), fresh
 		}
+		s.mu.Unlock()
 	}
-	h, ok := s.states[id]
-	if !ok || now.Sub(h.UpdatedAt) > chainHealthStale {
+	h, ok := states[id]
+	if !ok || Now().Sub(h.UpdatedAt) > chainHealthStale {
 		return store.ChainHealth{}, false
 	}
 	return h, true

@@ -15,6 +15,9 @@ var (
 	ErrInvalidAPIKey      = errors.New("invalid or missing secret key")
 	ErrPriceUnavailable   = errors.New("price unavailable")
 	ErrNoQuotableTokens   = errors.New("no enabled chain and token can quote this payment")
+	// ErrAcceptedAssetsUnserved is ErrNoQuotableTokens because the merchant's selection names
+	// only tokens this deployment does not serve: retrying cannot help, editing the selection can.
+	ErrAcceptedAssetsUnserved = fmt.Errorf("%w: none of the merchant's accepted assets is served by this deployment", ErrNoQuotableTokens)
 	// The checkout (payment-secret API).
 	ErrInvalidPaymentSecret = errors.New("send the payment's secret in X-Service-Payment-Secret (a merchant secret key is never one)")
 	ErrPaymentNotOpen       = errors.New("the payment is not open")

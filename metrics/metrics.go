@@ -280,6 +280,15 @@ func (m *Metrics) WorkerKnown(worker string) {
 	m.workerSuccess.WithLabelValues(worker)
 }
 
+// WorkerProgress stamps a worker's last success for a round that did its work though some of
+// its items failed (counted as an error).
+func (m *Metrics) WorkerProgress(worker string, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.workerSuccess.WithLabelValues(worker).Set(float64(now.UnixNano()) / 1e9)
+}
+
 // WorkerRound counts one round of a background loop; an ok round is its last success at now.
 func (m *Metrics) WorkerRound(worker, outcome string, now time.Time) {
 	if m == nil {

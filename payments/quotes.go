@@ -68,8 +68,8 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted d
 		if len(s.Catalog.MerchantTokens(accepted)) == 0 {
 			// The selection names only tokens this deployment no longer serves (networks
 			// narrowed, token deprecated since it was set): the operator must edit it.
-			return fmt.Errorf("%w: none of merchant %s's accepted assets (%s) is served by this deployment",
-				domain.ErrNoQuotableTokens, p.Merchant.ID, strings.Join(accepted.TokenIDs(), ", "))
+			return fmt.Errorf("%w (merchant %s accepts %s)",
+				domain.ErrAcceptedAssetsUnserved, p.Merchant.ID, strings.Join(accepted.TokenIDs(), ", "))
 		}
 		return domain.ErrNoQuotableTokens
 	}

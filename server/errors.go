@@ -114,6 +114,9 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyInUse, "The first request with this Idempotency-Key did not finish and its outcome is unknown; use a new key after checking whether it took effect.", "Idempotency-Key"}
 	case errors.Is(err, idempotency.ErrKeyReused):
 		return &apiError{http.StatusConflict, typeIdempotency, domain.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with a different request.", "Idempotency-Key"}
+	case errors.Is(err, domain.ErrAcceptedAssetsUnserved): // before ErrNoQuotableTokens, which it is
+		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
+			"None of this merchant's accepted assets is served by this deployment: change the accepted assets (dashboard or paymentsd merchants accepted-assets).", ""}
 	case errors.Is(err, domain.ErrNoQuotableTokens):
 		// Not the client's fault, and usually passing (a chain's RPC down): retry later.
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,

@@ -98,6 +98,7 @@ func TestAcceptedAssetsUnservedSelection(t *testing.T) {
 		require.Equal(t, http.StatusServiceUnavailable, r.Status, string(r.Body))
 		code, _, _ := r.errorFields(t)
 		assert.EqualValues(t, "no_chain_available", code)
+		assert.Contains(t, r.JSON(t)["error"].(map[string]any)["message"], "change the accepted assets", "retrying cannot help: say what can")
 		assert.Equal(t, before, e.countPayments(), "nothing stored")
 	})
 }

@@ -100,7 +100,10 @@ func (w *Watcher) Loop() worker.Loop {
 			if err != nil && res.Scanned {
 				err = worker.Partial(err) // payments that could not be settled now: the scan goes on
 			}
-			behind := err == nil && res.To >= res.From && res.To < res.Head-int64(w.Config.Lag)
+			// A round that scanned is caught up to its range even when some payments failed: the
+			// next range goes on at once while behind (one stuck payment must not slow a chain's
+			// catch-up after an outage to a range per interval).
+			behind := (err == nil || res.Scanned) && res.To >= res.From && res.To < res.Head-int64(w.Config.Lag)
 			return behind, err
 		},
 		Skipped: func() {

@@ -166,6 +166,8 @@ func (r *Runtime) round(ctx context.Context, l Loop, log *slog.Logger) (outcome 
 		counted := outcome
 		if counted == outcomePartial {
 			counted = OutcomeError
+			// The round did its work (some items failed): the loop is alive and making progress.
+			r.Metrics.WorkerProgress(l.Name, r.now())
 		}
 		r.Metrics.WorkerRound(l.Name, counted, r.now())
 	}()

@@ -186,6 +186,21 @@ func TestAgainRunsAtOnceAndSuccessIsStamped(t *testing.T) {
 	assert.Equal(t, float64(at.Unix()), sample(t, reg, "paymentsd_worker_last_success_timestamp_seconds", "behind", ""))
 }
 
+// A round that did its work though some items failed (Partial) is counted as an error but stamps
+// the last success: the loop is alive, and an alert on a stale gauge must not fire.
+func TestPartialRoundStampsProgress(t *testing.T) {
+	m, reg := newMetrics(t)
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	rt := &Runtime{Holder: "test", Log: discard(), Metrics: m, after: (&pauses{}).after, Now: func() time.Time { return at }}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt.Run(ctx, Loop{Name: "partial", Interval: time.Hour, Round: func(context.Context) (bool, error) {
+		cancel()
+		return false, Partial(errors.New("one payment without a price"))
+	}})
+	assert.Equal(t, 1.0, rounds(t, reg, "partial", OutcomeError))
+	assert.Equal(t, float64(at.Unix()), sample(t, reg, "paymentsd_worker_last_success_timestamp_seconds", "partial", ""))
+}
+
 // On stop the round in flight keeps its context and finishes; no new round starts.
 func TestStopLetsTheRoundInFlightFinish(t *testing.T) {
 	rt := &Runtime{Holder: "test", Log: discard(), Grace: time.Minute}
