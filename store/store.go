@@ -164,7 +164,7 @@ func (s *Store) MigrateWith(ctx context.Context, log *slog.Logger, cat catalog.F
 }
 
 // MigrateKeepingCatalog is MigrateWith for one-shot operator commands: it writes the catalogue
-// only into a database that has none yet. Otherwise the stored catalogue stays as the serve
+// only into a new database (no migration applied before this one). Otherwise the stored catalogue stays as the serve
 // processes wrote it: a command run from a shell without the deployment's PAYMENTS_CATALOG_FILE
 // must not take the operator's chains out of service (and stop their watching) behind its back.
 func (s *Store) MigrateKeepingCatalog(ctx context.Context, log *slog.Logger, cat catalog.File) error {
@@ -193,6 +193,10 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger, cat catalog.File,
 	if migrateUpTo > 0 { // tests of a migration on the data of the version before it
 		up = func(ctx context.Context) ([]*goose.MigrationResult, error) { return provider.UpTo(ctx, migrateUpTo) }
 	}
+	before, err := provider.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration version: %w", err)
+	}
 	results, err := up(ctx)
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
@@ -203,14 +207,8 @@ func (s *Store) migrate(ctx context.Context, log *slog.Logger, cat catalog.File,
 	if migrateUpTo > 0 {
 		return nil // an older schema: the upsert needs the latest
 	}
-	if keepCatalog {
-		var chains int64
-		if err := s.db.WithContext(ctx).Model(&chainRow{}).Count(&chains).Error; err != nil {
-			return fmt.Errorf("store: catalogue: %w", translate(err))
-		}
-		if chains > 0 {
-			return nil
-		}
+	if keepCatalog && before > 0 {
+		return nil // not a new database: its catalogue is what serve or migrate last wrote
 	}
 	if err := s.syncCatalog(ctx, cat, log); err != nil {
 		return fmt.Errorf("store: catalogue: %w", err)
