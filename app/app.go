@@ -36,6 +36,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/payouts"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/pricing"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
@@ -53,6 +54,7 @@ type App struct {
 	Core        *lifecycle.Core
 	Expirer     *lifecycle.Expirer
 	Merchants   *merchants.Service
+	People      *people.Service // the dashboard's users, memberships and invitations
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Keeper      *idempotency.Keeper
@@ -164,6 +166,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Observe: func(r lifecycle.SweepResult, err error) {
 			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
 		}}
+	a.People = &people.Service{Store: st, Now: Now}
 	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now,
 		KeyCacheTTL: cfg.KeyCacheTTL}
 	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,

@@ -29,6 +29,9 @@ commands:
   webhooks list|delete|rotate-secret   --merchant ID | --endpoint ID
   webhooks deliveries           the delivery log: --merchant ID [--endpoint ID] [--event ID] [--json]
   webhooks redeliver            --event ID [--endpoint ID]: deliver an event again (same webhook-id)
+  users create                  a dashboard user: --email E --merchant ID --role viewer|developer|admin|owner [--password-file F] [--json] (prints a generated password once)
+  users list|disable|reset-password   --merchant ID | --email E (reset-password prints the new password once)
+  users invite                  a single-use invitation link: --email E --merchant ID --role R
   tokens issue                  a dashboard access token: --merchant ID [--mode test|live] [--scope read|write] [--ttl 15m] [--json]
   tokens rotate-key             a new signing key for dashboard tokens (the old ones stay published until their tokens expire)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
@@ -101,6 +104,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdWebhooksDeliveries(ctx, rest[1:], stdout, stderr)
 	case cmd == "webhooks" && sub == "redeliver":
 		return cmdWebhooksRedeliver(ctx, rest[1:], stdout, stderr)
+	case cmd == "users" && sub == "create":
+		return cmdUsersCreate(ctx, rest[1:], stdout, stderr)
+	case cmd == "users" && sub == "list":
+		return cmdUsersList(ctx, rest[1:], stdout, stderr)
+	case cmd == "users" && sub == "disable":
+		return cmdUsersDisable(ctx, rest[1:], stdout, stderr)
+	case cmd == "users" && sub == "reset-password":
+		return cmdUsersResetPassword(ctx, rest[1:], stdout, stderr)
+	case cmd == "users" && sub == "invite":
+		return cmdUsersInvite(ctx, rest[1:], stdout, stderr)
 	case cmd == "tokens" && sub == "issue":
 		return cmdTokensIssue(ctx, rest[1:], stdout, stderr)
 	case cmd == "tokens" && sub == "rotate-key":

@@ -1,0 +1,37 @@
+-- +goose Up
+-- The people of the dashboard: users (email and an argon2id password hash), the merchants each
+-- acts for with a role, and single-use invitations (only a hash of the link's token is kept).
+CREATE TABLE users (
+    id            UUID PRIMARY KEY,
+    email         TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    disabled_at   TIMESTAMPTZ,
+    created_at    TIMESTAMPTZ NOT NULL,
+    updated_at    TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE memberships (
+    user_id     UUID NOT NULL REFERENCES users(id),
+    merchant_id UUID NOT NULL REFERENCES merchants(id),
+    role        TEXT NOT NULL CHECK (role IN ('viewer', 'developer', 'admin', 'owner')),
+    created_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (user_id, merchant_id)
+);
+CREATE INDEX memberships_merchant_idx ON memberships (merchant_id);
+
+CREATE TABLE invitations (
+    id          UUID PRIMARY KEY,
+    merchant_id UUID NOT NULL REFERENCES merchants(id),
+    email       TEXT NOT NULL,
+    role        TEXT NOT NULL CHECK (role IN ('viewer', 'developer', 'admin', 'owner')),
+    token_hash  TEXT NOT NULL UNIQUE,
+    expires_at  TIMESTAMPTZ NOT NULL,
+    used_at     TIMESTAMPTZ,
+    created_at  TIMESTAMPTZ NOT NULL
+);
+
+-- +goose Down
+DROP TABLE invitations;
+DROP INDEX memberships_merchant_idx;
+DROP TABLE memberships;
+DROP TABLE users;
