@@ -90,13 +90,13 @@ func (t *Tx) SyncCatalog(f catalog.File) (CatalogSync, error) {
 	for _, tk := range tokens {
 		r := tokenRowOf(tk)
 		keepTokens[r.ID] = true
-		if old, ok := storedTokens[r.ID]; ok && (old.Decimals != r.Decimals || old.AssetType != r.AssetType ||
-			old.ContractAddress != r.ContractAddress || old.ChainID != r.ChainID) {
+		old, ok := storedTokens[r.ID]
+		if ok && (old.Decimals != r.Decimals || old.AssetType != r.AssetType || old.ContractAddress != r.ContractAddress || old.ChainID != r.ChainID) {
 			if err := t.refuseIfUsed("token_id = ?", r.ID, fmt.Sprintf("token %s's decimals, assetType, contractAddress or chainId", r.ID)); err != nil {
 				return sum, err
 			}
 		}
-		if old, ok := storedTokens[r.ID]; !ok || old != r {
+		if !ok || old != r {
 			tokenWrites = append(tokenWrites, r)
 			sum.count(ok)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"github.com/paymentsd/paymentsd/domain"
 )
@@ -83,9 +84,15 @@ func (attemptRow) TableName() string { return "webhook_attempts" }
 // SubscribedEndpoints lists a merchant's enabled endpoints of a mode subscribed to an event type.
 func (t *Tx) SubscribedEndpoints(merchantID uuid.UUID, mode domain.Mode, typ domain.EventType) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
-	err := t.db.Model(&endpointRow{}).Where("merchant_id = ? AND livemode = ? AND enabled AND (event_types = '' OR event_types LIKE ?)",
-		merchantID, mode.Live(), "%,"+string(typ)+",%").Pluck("id", &ids).Error
+	err := subscribedTo(t.db.Model(&endpointRow{}).Where("merchant_id = ? AND livemode = ? AND enabled", merchantID, mode.Live()),
+		string(typ)).Pluck("id", &ids).Error
 	return ids, translate(err)
+}
+
+// subscribedTo narrows an endpoint query to those subscribed to an event type (an empty list is
+// every type): one rule for the first delivery and for a redelivery.
+func subscribedTo(q *gorm.DB, typ string) *gorm.DB {
+	return q.Where("event_types = '' OR event_types LIKE ?", "%,"+typ+",%")
 }
 
 // ScheduleDelivery schedules an event's delivery to an endpoint, due at.
@@ -114,7 +121,7 @@ func (t *Tx) Redeliver(merchantID uuid.UUID, mode *domain.Mode, eventID string, 
 	if endpointID != nil {
 		q = q.Where("id = ?", *endpointID)
 	} else {
-		q = q.Where("event_types = '' OR event_types LIKE ?", "%,"+ev.Type+",%")
+		q = subscribedTo(q, ev.Type)
 	}
 	var eps []endpointRow
 	if err := q.Find(&eps).Error; err != nil {
