@@ -17,6 +17,7 @@ generate:
 	$(GO) generate ./gen/...
 
 lint:
+	bash scripts/check-sizes.sh
 	$(GO) run ./cmd/speclint openapi.yaml gen/guide-openapi.yaml
 	bash scripts/lint-spec.sh
 	$(GO) vet ./...
