@@ -25,6 +25,30 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorOperator AuditActorKind = "operator"
+	AuditActorPerson   AuditActorKind = "person"
+	AuditActorService  AuditActorKind = "service"
+	AuditActorSystem   AuditActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorOperator:
+		return true
+	case AuditActorPerson:
+		return true
+	case AuditActorService:
+		return true
+	case AuditActorSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutQuoteAssetType.
 const (
 	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
@@ -289,6 +313,30 @@ const (
 func (e SetAcceptedAssetsRequestDefault) Valid() bool {
 	switch e {
 	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TeamRole.
+const (
+	Admin     TeamRole = "admin"
+	Developer TeamRole = "developer"
+	Owner     TeamRole = "owner"
+	Viewer    TeamRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the TeamRole enum.
+func (e TeamRole) Valid() bool {
+	switch e {
+	case Admin:
+		return true
+	case Developer:
+		return true
+	case Owner:
+		return true
+	case Viewer:
 		return true
 	default:
 		return false
@@ -566,6 +614,69 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+//
+// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+type AuditActor struct {
+	// Id The user id, the secret key's id or the token's subject.
+	Id string `json:"id"`
+	Ip string `json:"ip"`
+
+	// Kind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The email, the key's prefix or the token's subject.
+	Label     string `json:"label"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditActorKind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+type AuditActorKind string
+
+// AuditEntry One recorded change.
+//
+// Example: {"action":"api_key.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"},"at":"2026-11-22T10:00:00Z","details":{"mode":"test","prefix":"sk_test_4f2a"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f730","targetType":"api_key"}
+type AuditEntry struct {
+	// Action What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+	// `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+	// `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+	// `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+	// `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+	// and the sign-in events `auth.…`. New actions may be added.
+	//
+	//
+	// Example: api_key.created
+	Action string `json:"action"`
+
+	// Actor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+	//
+	// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+	Actor AuditActor `json:"actor"`
+	At    time.Time  `json:"at"`
+
+	// Details What changed (never a secret; a webhook URL keeps only its host).
+	Details map[string]interface{} `json:"details"`
+
+	// Id Grows with every entry (the paging key).
+	Id int64 `json:"id"`
+
+	// TargetId The changed object's id.
+	TargetId string `json:"targetId"`
+
+	// TargetType The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+	//
+	// Example: api_key
+	TargetType string `json:"targetType"`
+}
+
+// AuditLogPage Example: {"items":[{"action":"withdrawal.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f730","ip":"203.0.113.7","kind":"service","label":"sk_live_9c1d","userAgent":"curl/8.5.0"},"at":"2026-11-22T10:00:00Z","details":{"amountInCents":5000,"chainId":"eip155:8453"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f731","targetType":"withdrawal"}],"nextBefore":null}
+type AuditLogPage struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextBefore The `before` of the next page; null on the last page.
+	NextBefore *int64 `json:"nextBefore"`
+}
+
 // Chain An EVM chain.
 //
 // Example: {"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"}
@@ -728,6 +839,19 @@ type CreateApiKeyRequest struct {
 	Mode *Mode `json:"mode,omitempty"`
 }
 
+// CreateInvitationRequest Example: {"email":"ben@shop.example","role":"developer"}
+type CreateInvitationRequest struct {
+	// Email The person's email address (a bare address).
+	//
+	// Example: ben@shop.example
+	Email string `json:"email"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
 // CreatePaymentRequest A new payment or deposit.
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
@@ -854,6 +978,21 @@ type CreatedApiKey struct {
 	SecretKey string `json:"secretKey"`
 }
 
+// CreatedInvitation A new invitation; `inviteUrl` is shown only here.
+//
+// Example: {"invitation":{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"},"inviteUrl":"https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"}
+type CreatedInvitation struct {
+	// Invitation A pending invitation to join the merchant with a role.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+	Invitation Invitation `json:"invitation"`
+
+	// InviteUrl The link to send, its token in the fragment.
+	//
+	// Example: https://pay.example.com/dashboard/#/accept-invitation?token=…
+	InviteUrl string `json:"inviteUrl"`
+}
+
 // Currency Only USD.
 //
 // Example: USD
@@ -903,6 +1042,28 @@ type Error struct {
 		// Example: invalid_request_error
 		Type string `json:"type"`
 	} `json:"error"`
+}
+
+// Invitation A pending invitation to join the merchant with a role.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+type Invitation struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email Example: ben@shop.example
+	Email     string             `json:"email"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// InvitationList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}]}
+type InvitationList struct {
+	Data []Invitation `json:"data"`
 }
 
 // MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
@@ -1239,6 +1400,37 @@ type SetAcceptedAssetsRequest struct {
 // SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
 type SetAcceptedAssetsRequestDefault bool
 
+// TeamMember A person acting for the merchant.
+//
+// Example: {"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type TeamMember struct {
+	// Disabled The user may not sign in (an operator disabled them).
+	Disabled bool `json:"disabled"`
+
+	// Email Example: ana@shop.example
+	Email string `json:"email"`
+
+	// HasSecondFactor The user has a second factor enrolled.
+	HasSecondFactor bool      `json:"hasSecondFactor"`
+	JoinedAt        time.Time `json:"joinedAt"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role   TeamRole           `json:"role"`
+	UserId openapi_types.UUID `json:"userId"`
+}
+
+// TeamMemberList Example: {"data":[{"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}]}
+type TeamMemberList struct {
+	Data []TeamMember `json:"data"`
+}
+
+// TeamRole What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+//
+// Example: developer
+type TeamRole string
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1287,6 +1479,14 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// UpdateMemberRequest Example: {"role":"admin"}
+type UpdateMemberRequest struct {
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1509,6 +1709,9 @@ type Limit = int32
 // Offset defines model for Offset.
 type Offset = int32
 
+// TeamUserId defines model for TeamUserId.
+type TeamUserId = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
 
@@ -1606,6 +1809,11 @@ type RotationConflict = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
+
+// TeamConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TeamConflict = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1709,6 +1917,30 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
+type ListMerchantAuditLogParams struct {
+	// Action Only this action (see AuditEntry.action).
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ActorId Only changes by this actor (a user id, key id or token subject).
+	ActorId *string `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// TargetId Only changes to this object (its id).
+	TargetId *string `form:"targetId,omitempty" json:"targetId,omitempty"`
+
+	// From Only entries at or after this time.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only entries before this time.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only entries older than this one (the previous page's `nextBefore`).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -1769,6 +2001,12 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// CreateMerchantInvitationJSONRequestBody defines body for CreateMerchantInvitation for application/json ContentType.
+type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
+
+// UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
+type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -2005,9 +2243,30 @@ type ServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId, keyId string) error
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2438,6 +2697,73 @@ func (w *ServerInterfaceWrapper) RevokeMerchantApiKey(ctx echo.Context) error {
 	return err
 }
 
+// ListMerchantAuditLog converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantAuditLog(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantAuditLogParams
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", ctx.QueryParams(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action: %s", err))
+	}
+
+	// ------------- Optional query parameter "actorId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actorId", ctx.QueryParams(), &params.ActorId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter actorId: %s", err))
+	}
+
+	// ------------- Optional query parameter "targetId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "targetId", ctx.QueryParams(), &params.TargetId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter targetId: %s", err))
+	}
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", ctx.QueryParams(), &params.Before, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter before: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantAuditLog(ctx, merchantId, params)
+	return err
+}
+
 // GetMerchantBalance converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	var err error
@@ -2451,6 +2777,126 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMerchantBalance(ctx, merchantId)
+	return err
+}
+
+// ListMerchantInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantInvitations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantInvitations(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantInvitation(ctx, merchantId)
+	return err
+}
+
+// RevokeMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeMerchantInvitation(ctx, merchantId, invitationId)
+	return err
+}
+
+// ListMerchantMembers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantMembers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantMembers(ctx, merchantId)
+	return err
+}
+
+// RemoveMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) RemoveMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RemoveMerchantMember(ctx, merchantId, userId)
+	return err
+}
+
+// UpdateMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantMember(ctx, merchantId, userId)
 	return err
 }
 
@@ -2848,6 +3294,13 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.CreateMerchantWithdrawal, options.OperationMiddlewares["createMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId", wrapper.GetMerchantWithdrawal, options.OperationMiddlewares["getMerchantWithdrawal"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/cancel", wrapper.CancelMerchantWithdrawal, options.OperationMiddlewares["cancelMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/members", wrapper.ListMerchantMembers, options.OperationMiddlewares["listMerchantMembers"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.RemoveMerchantMember, options.OperationMiddlewares["removeMerchantMember"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.UpdateMerchantMember, options.OperationMiddlewares["updateMerchantMember"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.ListMerchantInvitations, options.OperationMiddlewares["listMerchantInvitations"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.CreateMerchantInvitation, options.OperationMiddlewares["createMerchantInvitation"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/invitations/:invitationId", wrapper.RevokeMerchantInvitation, options.OperationMiddlewares["revokeMerchantInvitation"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/audit-log", wrapper.ListMerchantAuditLog, options.OperationMiddlewares["listMerchantAuditLog"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.ListMerchantApiKeys, options.OperationMiddlewares["listMerchantApiKeys"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.CreateMerchantApiKey, options.OperationMiddlewares["createMerchantApiKey"]...)
 	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/api-keys/:keyId", wrapper.RevokeMerchantApiKey, options.OperationMiddlewares["revokeMerchantApiKey"]...)
@@ -2897,6 +3350,8 @@ type RequestTimeoutJSONResponse Error
 type RotationConflictJSONResponse Error
 
 type StateConflictJSONResponse Error
+
+type TeamConflictJSONResponse Error
 
 type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int
@@ -4409,6 +4864,87 @@ func (response RevokeMerchantApiKey500JSONResponse) VisitRevokeMerchantApiKeyRes
 	return err
 }
 
+type ListMerchantAuditLogRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantAuditLogParams
+}
+
+type ListMerchantAuditLogResponseObject interface {
+	VisitListMerchantAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantAuditLog200JSONResponse AuditLogPage
+
+func (response ListMerchantAuditLog200JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantAuditLog400JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantAuditLog401JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantAuditLog403JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantAuditLog500JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantBalanceRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -4478,6 +5014,563 @@ func (response GetMerchantBalance403JSONResponse) VisitGetMerchantBalanceRespons
 type GetMerchantBalance500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitationsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantInvitationsResponseObject interface {
+	VisitListMerchantInvitationsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantInvitations200JSONResponse InvitationList
+
+func (response ListMerchantInvitations200JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantInvitations400JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantInvitations401JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantInvitations403JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantInvitations500JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitationRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantInvitationJSONRequestBody
+}
+
+type CreateMerchantInvitationResponseObject interface {
+	VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantInvitation201JSONResponse CreatedInvitation
+
+func (response CreateMerchantInvitation201JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantInvitation400JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantInvitation401JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantInvitation403JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response CreateMerchantInvitation409JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantInvitation500JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitationRequestObject struct {
+	MerchantId   DashboardMerchantId `json:"merchantId"`
+	InvitationId string              `json:"invitationId"`
+}
+
+type RevokeMerchantInvitationResponseObject interface {
+	VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type RevokeMerchantInvitation204Response struct {
+}
+
+func (response RevokeMerchantInvitation204Response) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeMerchantInvitation400JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeMerchantInvitation401JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RevokeMerchantInvitation403JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RevokeMerchantInvitation404JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeMerchantInvitation500JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantMembersResponseObject interface {
+	VisitListMerchantMembersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantMembers200JSONResponse TeamMemberList
+
+func (response ListMerchantMembers200JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantMembers400JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantMembers401JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantMembers403JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantMembers500JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+}
+
+type RemoveMerchantMemberResponseObject interface {
+	VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type RemoveMerchantMember204Response struct {
+}
+
+func (response RemoveMerchantMember204Response) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RemoveMerchantMember400JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RemoveMerchantMember401JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RemoveMerchantMember403JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RemoveMerchantMember404JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response RemoveMerchantMember409JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RemoveMerchantMember500JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+	Body       *UpdateMerchantMemberJSONRequestBody
+}
+
+type UpdateMerchantMemberResponseObject interface {
+	VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantMember200JSONResponse TeamMember
+
+func (response UpdateMerchantMember200JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantMember400JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantMember401JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantMember403JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response UpdateMerchantMember404JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response UpdateMerchantMember409JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantMember500JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -5742,9 +6835,30 @@ type StrictServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx context.Context, request RevokeMerchantApiKeyRequestObject) (RevokeMerchantApiKeyResponseObject, error)
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx context.Context, request ListMerchantAuditLogRequestObject) (ListMerchantAuditLogResponseObject, error)
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx context.Context, request ListMerchantInvitationsRequestObject) (ListMerchantInvitationsResponseObject, error)
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx context.Context, request CreateMerchantInvitationRequestObject) (CreateMerchantInvitationResponseObject, error)
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx context.Context, request RevokeMerchantInvitationRequestObject) (RevokeMerchantInvitationResponseObject, error)
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx context.Context, request ListMerchantMembersRequestObject) (ListMerchantMembersResponseObject, error)
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx context.Context, request RemoveMerchantMemberRequestObject) (RemoveMerchantMemberResponseObject, error)
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx context.Context, request UpdateMerchantMemberRequestObject) (UpdateMerchantMemberResponseObject, error)
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx context.Context, request ListMerchantWebhookEndpointsRequestObject) (ListMerchantWebhookEndpointsResponseObject, error)
@@ -6316,6 +7430,32 @@ func (sh *strictHandler) RevokeMerchantApiKey(ctx echo.Context, merchantId Dashb
 	return nil
 }
 
+// ListMerchantAuditLog operation middleware
+func (sh *strictHandler) ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error {
+	var request ListMerchantAuditLogRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantAuditLog(ctx.Request().Context(), request.(ListMerchantAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantAuditLog")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantAuditLogResponseObject); ok {
+		return validResponse.VisitListMerchantAuditLogResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantBalance operation middleware
 func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request GetMerchantBalanceRequestObject
@@ -6335,6 +7475,205 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 		return err
 	} else if validResponse, ok := response.(GetMerchantBalanceResponseObject); ok {
 		return validResponse.VisitGetMerchantBalanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantInvitations operation middleware
+func (sh *strictHandler) ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantInvitationsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantInvitations(ctx.Request().Context(), request.(ListMerchantInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantInvitationsResponseObject); ok {
+		return validResponse.VisitListMerchantInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantInvitation operation middleware
+func (sh *strictHandler) CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+
+	var body CreateMerchantInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantInvitation(ctx.Request().Context(), request.(CreateMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantInvitationResponseObject); ok {
+		return validResponse.VisitCreateMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeMerchantInvitation operation middleware
+func (sh *strictHandler) RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error {
+	var request RevokeMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeMerchantInvitation(ctx.Request().Context(), request.(RevokeMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeMerchantInvitationResponseObject); ok {
+		return validResponse.VisitRevokeMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantMembers operation middleware
+func (sh *strictHandler) ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantMembersRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantMembers(ctx.Request().Context(), request.(ListMerchantMembersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantMembers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantMembersResponseObject); ok {
+		return validResponse.VisitListMerchantMembersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RemoveMerchantMember operation middleware
+func (sh *strictHandler) RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request RemoveMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveMerchantMember(ctx.Request().Context(), request.(RemoveMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RemoveMerchantMemberResponseObject); ok {
+		return validResponse.VisitRemoveMerchantMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantMember operation middleware
+func (sh *strictHandler) UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request UpdateMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	var body UpdateMerchantMemberJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantMember(ctx.Request().Context(), request.(UpdateMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantMemberResponseObject); ok {
+		return validResponse.VisitUpdateMerchantMemberResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -6725,296 +8064,343 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbyM5mij4Vwj1ACnNhGRJlm8yBj2uzKwqd+Wt086pc7rkY1ERlMV2iFQFKctqw0CdlwX2ZRdYzOM+",
-	"LhrYfdjfs8/1Sxb8SEYwblLIlvPS7cT0lCVFML4gv/v1rubz6YwzwqSo9e9qE4IDEsGfpwGZzrgkTH4k",
-	"sxAvSaC+DYjwIzqTlLNavzaU0ZwM0WJCGJITKlBExIwzQRAVCKMIbkR8jDBDBEchJRGKyK9zIiRaUDlB",
-	"ckKQwFOC4qf5y+ZPZNmqeTXhT8gUq4cSNp/W+r/U1NNqF15NLmek1q8JGVF2Vbu/v/dqMxzhKZEG9pcT",
-	"4l/zufyAl1PC5GkB6OcTgmb6Z0QD9Tyqvp5hOal5NYanBD7Z+72agptGahcUGC54U3z7hrArOan193sK",
-	"FClJpBb7H7/8j8Hgtt2++Nd/qeWh9mqvsJiMOI6CtyTyJ7gc0Kn5HfZL8mvCEPalQGMeoTpmS8TlhEQI",
-	"M7EgkUC99m6j5I2myZNWvdID3uFnKidBhBc4LHuLRXxF+Y4v3FW2A6GDWj+RZR60t/iaCORHBKsvkMBj",
-	"tccoIjJattCZws5rskSYBRpVRzxYWtRW5zGmkZAx5h/ri9QdgOF4wAI6HpNIIZq61UM8QosJDUnqbk0U",
-	"VCAhaRiiaM4YZVeec6ZHLfQTWQqEI4KEz2ckUGDKCRmwGD8UkNdkJgEzuj004fNItAbMbram72S7M2RX",
-	"K0Hr7t6eV5tSZj930lg+GNx2O83B4Pbg9cW/FR/CGzqlMr/3p5JMBZqRCM3wFUH1jnqlTrvd9lBAxnge",
-	"SvUpQeZf5yRaJuCHsKoLtLmr1u+0215tzKMplrV+jTK526156p3oVDETeIZ6JfMxhpkySa5IBEC/H48F",
-	"KYVaciSu6QzVLaTlcHK9UCGghWBauNqFcP1MRhPOr1+zYMZpOddY6MsQMdeVUx1JVtoGzd2rRTQ5ADv+",
-	"DgcfNYKrTz5nSqqoP/FsFlIf6G7nr0IBflcjt3g6C/WNlN3gkAYnUz7XN9zgcE7gqijikV4t0NsDV15i",
-	"falXmxIh8JX6SX+FpnMh0YigEZELQhjqtdtALgoT4B/yQQoaWRLfWHOOQD/DEOulhiEtfk71NSthjS++",
-	"NCumwOVRQKLToI8MriK9rSgE2lMcoru350Bprq8EZkR8OqOEyXdcnoQhX5DVkMbXXzIuL7G5w4U2vuIk",
-	"CCIiRB9lv9GqQEBmXFCJsPmSj7XCIEh0Q33SR9gVD3BWIcE3JHUVcDXM4kXkBEvkY4bEjLAAASuw25IF",
-	"o8L+3Lu4/i8RGdf6tT/sJArSjv5V7LxOdjTDGPTSiLLZXLbQUG3jUG3AMI2fw/hNNG7yuVQ7MuJzFghP",
-	"S/MFFWTAhjlkGaI6ZX44DxRSSHIr9TZQgRiXSD//0/n3zUMPKUqLeIh4NGAjGtCI+ApQHDb5DYkiGhDk",
-	"T3CEfaU3IcoURDTwEEZ/Onv/Dk3JdEQipHhEgOSC+gRkF0YymjMfSxIMmJJoDQ85YE6pEJRdDT009CeY",
-	"MkAdMZ/NeCSJgj510nCJen+hoEkJsxdCvcCYXs0j4BDwcMAbYvSdKYd7MIPvrsnyhegjqeTolDOyVPqd",
-	"0HvLBkx9z4gUQPTq+oDcMKJ+C5ceCukNMXdxhqaYMrhW/dhQzx0WkoJ6mwFzXkfyNH46uGsOQ6Dff/sv",
-	"pHS2DEl4iEqBFjgM1YPVRerYLIqrswUsV5SiNUBYEPtSndcsIgpPlVLBlYqtHkqCGJD5TEHWvv39t7+P",
-	"x+Oxp7SSWcQl93mIxFJIMo2Xaxyb0xzCyQu93+MxYYBxY0rCQGkU916sZr/kbBxSfwPuXswWQdmG/eUz",
-	"wlJ8JqWuK8RQq0gSHMOu/TrnUulwep8U9lyR1nqKfzS9Z6AaU4YVtSFyO1MSFDBWbR/AZ0kU+5LekJa7",
-	"ge+4/F7R/vY2cAzLuTv4jiMx9ycW3pbDK10zx2xZvMb2Nusdj/fK2H5UIBpoxZr4EZGoHtuDWu0FNjni",
-	"ctJIbdef1XZuvmdC6zAAwhoB/ZQbee/VAB/WSF7B55FPSmBwEW+CFV5pmGBhFyL4Yg08X/Zo+4rdZPZ7",
-	"2PAM91vxmqg+zO/S0EPw6mho3nzYyDCrTwzP5YRH9G/kkfRm2YoFX79p6pzOiBE25poXwu4HZei/Nc+0",
-	"bGgaP0XzDH5zOJcClTBpgNou4yp7PNJGomJXRpYDH5vwMFCaXGxrmhe5JksgztgR8D2PRjQICHvc7o7j",
-	"ZdKIT4WRfwEnMUMFbAKss+A5mzgjEbzItjewChhGY4oIDqzjRlxry30RUUnSW7cdObCGd1j+lTUPXbaR",
-	"MgifVCQAKNdk6SVmqhKgN+AuISFnV0K7OVJn627a9gkaDqrm1YwYVwAZSkAjgiMS6aNs1fpsHobu3p7G",
-	"Bt1nIGAXlhS1TnE45tFUKSDOK4AKSa8YCdBoqbV4IUmAqBBzEqX3NHHmbYmaEx1ZXAZU4FGYMSSTJ2oP",
-	"l4KWMLjuqyVuQAy8BCtBk3h9GLMtLcMcW6fsvRz3bn1YtE9Drf1Yd0/sSnv4aYDf7DIi2J9kjkFyjqbK",
-	"OslyB9F3eb8SxliZWUKizj6qB0Rp44gz49BsfCblOwUQbKWCKIYZGTsN1Tv7jWOUhRK2dUsIbqy5Eux+",
-	"ZX79KlB7TLCcR0SdmoEqjacNa6mswNPc6yp7vxh5jRVEhbJ4Q661OTBQQaEzHoBxYsNru74+VP/R3gOw",
-	"Zodg6LpqJtZmO/jaJyQimhDLDH3wm8NKsV2m3QgLvESREmyazhyf+HYMW5oseHlNlpcRmQsS5NWajDMe",
-	"LRSRhYqvLJG6w750Ek8wNOWaus6ztoo0DwYO1YfFGwCa+YmOs2SigTbeAqGWslhJHCgRaIGpiYZRiIEM",
-	"WER8QhWGqR90sOYY9DB9L7hVxpiGoIrxa4WIZDwmvg6hgOtRWIxE44iQ1oDl3oOyy7nQDj5t1ChBq1AQ",
-	"vHsGL7nIAK7kc6Ck95hHyhoasPnsKlJfWT3nhkQCHF6M3ChLiTIqJoqLAa3Opc+n4E2Ys2vGFwzNmaRh",
-	"DK0W+cKYUBoAIbkCzphesV+KROA+ZRwpRQuCsxgeA4EogkN7rpqMLPW+EAOmtX+hVTdNaRiMAeN+CRr9",
-	"gjODvdYbfYxC9YFKNJ8hyoRUj+ZjdXQyWlJ2Zey2UyZJxHD4OqGqh+t3eilDGWnFTf+E4CdUjwNyAWp3",
-	"jnZHnXG3eeB3guZBu91uHqr/13b+NVybbUa3R3qfGLmdEV/paebAYOljw48BfOTjKKIGXxPAgZm94y8V",
-	"fz25wTRU/PhxG8j4pfbp4ni9rGWhHY+aqSvc0qY6YJzl3Ywvjg3Zh1gq1fNp9u6dFS6AnqDPlYghF1Di",
-	"wtlXlki0NOtkYq2+T2YS4huBokKgzo8fXmp9ESjN2s7xJ4SZljl6QRo0tGbOyIAZEei4v/UTiAFeIEu1",
-	"QQu943Ki1lNsGELXJEjvqSaeD3gZchycc/4GR1fksXal1uAk55chLOcevonwaZ6t1Ei45HN5YSP36eTW",
-	"JyTQ9CDo3wgCfRfVO+gt/U4ZPyb4quW98X78U/tgU5Y2SRva5mDP6ZTwudwSCpnFsj7N1DEusFZDjSwP",
-	"kCJBOv0yOBXQQBN2FCmd04CC6hgJiUMlKOczRWqNY3VZTJsBZ9rH85FL2KUtqZTmvYXEMk2G6vis/fNC",
-	"oFlEbiifx25HrTQJesWEURu67e5+s9NpdnfPO+1+W/3fX9Z4gp5010Os9AWzWy8E4jckCvEslxqjPcq5",
-	"93PeTE4IaxybtRTvvVI8d8HnYYCCiM+UBcuZr5m+uV+LUMA3bdvrZ054qOXpmdrwpz5DNz6qQ1pXHI0j",
-	"PkWziPtEe6IkVz/6JNS25uc4GjeBSzha48zEBuvD1DsZ0w+znPHgmw1cZRuo3T7n/C1mS8OBxCN5D5bk",
-	"EiRB1viyPg+zacJKUspQBwmH3SRLbHFjs09PfAKWVfNInz586YeUMGlBxGNJIvRR/d08gb8F8TkLAGon",
-	"m9O5Ip8sdKZvAac0pjKdfJnLP1KvsH2fq9L8riEDLedNdf2vbtDhyZ2sb81DlV1pQMkEPT6xOLPhLQko",
-	"PgeAHrMf82TFy6la8hJe0t2Wl3rxpnpYnNaUfcwXEZLGbzTMAjOEzUpcvJszUJ0Olsrk/KjdKCuzwj6H",
-	"58VKynwu5QqfzL1Xo0zMx2PqK3L+DoeKl69JcUuuvxyZG/KJbqfspTo9tNdut1OacGyzIXMz4mPU6ZYm",
-	"vpmFPkvilItJVJgsptFcy2Ps+wqeF0oBwFJdOJ4LcO30cxZT9h0HLHbh+0qT0AvqrCslrvJbmkSQU9sw",
-	"bBxrYTZgpdIMa95t2LYol24eKvMl2Wh1QivbsUsS0b0uKhhf6OJ2Ji37SQ0UR8uoaKPEjwUucWKs5hMh",
-	"iNYZ0o/4eYKlE8t4IZIDw5HJ1VG2RgsigPGOYrPcL3c1MN5PA6Ud01lnb69/2NvbVUJzOR3xsNavfTp7",
-	"9VJtkzLbs9ftkMjvtvvt28Pd3b3Do7Ef7JNgtE/ah+Oef+DvdoPe+KAz2uuNAtzuHnV2a/cXXpIuPMah",
-	"IJ4SE+AJqPV/ubj3arOIz0gkqeaTuOTNFZVp55syYUIqpKd0HO35gDxSyA+WZKpTZVKLxi/t4Fnm/TN5",
-	"wMmGuLfYvcleG29Wyfqb71tRHnqS3PxL/EQvfrcY4qTIhI/+SnwJABplI4rwsnbvHMldDoe1/edPuCAM",
-	"Uvm0F8k4x+C5audtFidnRCAcBCTIOcRGnIcEA0tIjjz7wJf6QSYQHIicmytR1Y3Dq854kpQG7mjt3po2",
-	"UhiQP6TUHmT2026IZxHQgbloQ09mtLAg48TRshRPVYhKAm3vqa+oFCQcg7IB/nHt3Pa0651KgSZYTBoZ",
-	"8jVOshNZ69dik7ebMnmpotR2B3fbbTJqdvY73eZBl+w3Dw+Do2a7Sw78UdAZH3QPFePUbFUSAUnHERnT",
-	"W7VT15fqq8veuIshlf6GX+uHsnkY5gjVAeouqQIIsCRNSaekiEx0bnl87XzuZhskl2n4VjPht+qa+wT6",
-	"InahA3LaiZ/kCnu6QMbnV4wKgrTJkFBtZhdywDnbUvLaare0u1rXIKwmZNgC8xbm1T1nb90HluPhG6rL",
-	"ExycCbDEmuF/DciT5/MavruEXledtqG2tUSs1izaJYgjFBArQ6//8632Z2dJrkRMUvFaB5bt6VJxrmO2",
-	"sXgzdSnfYQHYgJXAekV8OsWhqPU7h/a7MytxX5//WMuTVyKyMgzz5PRDsxs74dPYmwbWqYLqdYroMXmZ",
-	"vKJBwNdfEnRQ7Czetjy7dzblruBnvUOurDSblYMwu3vOPWojc8VHWYM/u9fuM9W2r6PORLgCzJnlcvC5",
-	"W+ruQilOWsLNChGoKONjvccig5sJaX92JC15Zjf9UPMM56kaDOeh6IzMeEjxBg+/UCr9FWVY79JdzZ9H",
-	"yp79AEZAx6tNsHjLo5jv6gK7ftezJWxQkcYlDmv9jv1T3Sxq/b37xzEozWAKFK00xKuW+JBcWcjXUmsV",
-	"I5ROEi7GJ02+WCcVTDhoJb65Q6ObmPCF+tkaKf5cSD7VGp1rS6QM7H53r932alDsomiRciZsaqE+H3+p",
-	"Fec4J1GkRdHuClHUxb1288Df7TSPxm3S3BsdBrv+Pu6QdqemDviGaHGkD9xaRW/4Ff8UhUmGo/76nca+",
-	"Ex8IWZddABmZWrl+rbun9D/4BAYYfKWD5FYx1E6yGujzjvKdpUD4/l2KxmyNiq3p6tc2MgdM0pJ799Hh",
-	"3iEZj4PubnfUa+/ukt5BcNRut3eDXof4uz3iYxLgo57a+ZvpSwuqArHkLEAt6OyVnUWneRC0u83D0a7f",
-	"7JG98T4+GB36cBYGwT5FVO2FEh1kPt3A4PkPMJNkhJkYk+iPpvjn36u/5GDebnf355TJ7t7+vzvHJiSW",
-	"c7VhunbFmrYJv9k335ylLGDFbmzwzmJSRHQdmoNcgoSQ4fBnU6sQfx3dkOicAgLkta69v7iAmRCEkzxn",
-	"6jzyxnGa9oqUXuMfogx9OnulvWOoroAyiT0GjzyTdeYSujL6uCAibX5oAncl7X6vXMu1kter3Tb5VPHO",
-	"mVwaiXCf4xPZF3iv0wgsGqARAVtU36TMKHgRk33EGdFZBYQBxFmI0luX8NO7KmqDWrXSpRlWDfc5X+UY",
-	"ddnGxLxyjaCx192nSHjLFljCWbMn9L2C16CSUvibkO9oxUvd5C9C1opJXTT1bcrAPTYpKkrY4KVAgqsL",
-	"lfHr5Dp6ULAXaUEFBZG6rjCNlUbFyOuWOSHgqnwTKWeiv7OD/Slpma93Qn7FWzOgv9WmW8nRpeWL+zgj",
-	"anLba2VPZeXCKR0rUjISPlXsL4Swf5IKK4iUoSIsU4rkEhVmS+0ACmhQgapSwjJdZN9uHhU2VIiZgPFy",
-	"Vr8vmJP4jkwQEALdwZx4xheExFQhjZBozqhE9bbu8zLDUOCMxvMwbGgfcZUH20K09aST4QZJBZu7Ubkd",
-	"cF6tKr9IiaIC4y2CjExhS7hiFh/nDFiSjatRUV1f9JZIrBROhGdKMJFAKY0YQVcIU8/fOEYOzrQeSjg5",
-	"2Znf3geumwjfIhGpf38hkB9y/xr8QT6P1G4iCNYEfMFETC126+z1SFyThXrnahzXSvl1yj+cxpm+OCbx",
-	"SjeBSlroVorZuFkvhibDtPJc08vF0WIB5cqd1F7nDzTmdA6LyuoAaVReZdf82RaeZnQGRiALXkJ6mIew",
-	"9U4Y28aaNYVmzLPS/6z0u0p/sXwrYSNQEByr24sJD03plfA0zwz042wXlLp2+WOGyK2m5bROo1ExJ5Lq",
-	"g0FL/9X4Y6F4ygjhgrjZLfalBdWIhVhSAsQvRFpiZuGKN7aawHSoJumApn06amGgo4uU39KQVl5X2IIb",
-	"tHjRd5WdkDkiviutubOXOiaX2mP96sjnlGWOfCN28CBpmOUhd6mnb8BOcvvi8hdnVc1qcgZj3sZ6OvvF",
-	"ZUzZw3p9+qG5f9jpo5hhKS6y68MBwp/kP/Q3Bvf0d3k2pS8y26svSvMjfYEiJ6F/RvXXH182u21InM88",
-	"PrVOEQB/hOQas+iCULukxq0MWn1VzPiBOhHIe0cjSjNwB+H2KwUCUux+fVC/SJ+KtackLODQgMtX0o/L",
-	"Au8yyDx7yRoLcSuvDCWn0NylpkIlCqKAOo7m9DPDQUB1W6UPjtwzxrWjLblRv5yQtJ4CHIbvx+BRXR+5",
-	"ddNCbDAxz1QZWaTKKm23OgmlaIIjyec+mKtODyQqEA4XeCmUmA2pT2WjhU50EyXtrjC82nTcgZ1x6zHr",
-	"0INyoP3wJTtpdG93K9nSvH2Z872u1kKKRUtd1W6bhwwbOjtM+zz0eXuQQGRkNIQyIAxUpp7k2G2qWyD8",
-	"c1rz9drtQhLJSGzrh7xYRx0Gjot7L//2tlUUg2Q+xs37HYP/TpjuQ/SK8YgE+TfMgmRWWw8S/Hqh8SwN",
-	"kEIqJzvZrFhiHuhei7lIhm1cZ1rYNTttUIir+W8LlBlFIR609TM9JOHfMbJvBJpEjC46nSQmhuWMNFro",
-	"/UwTsq4hNRuq7zOvOOxD7y5z4HrvQU4Aydh6LXDdUeHjKLCJK9YEHjDjIXYyERu6Q2cSlm0XuovzyPYQ",
-	"j2faQ5Fm43eDmo8jOaj1B7Ved1C7TwfAu+3eYeX+tvZJJPpIxkXa5/cJ4ggvqf0FEY0gUVJknQeZlmmt",
-	"DHh7e0XQNQeD2873g8Htwffqz6Pv/7//8/ff/rfff/vff//t/2n+/tv/+/v//Hvz9//5f5e8RIyl7j6l",
-	"EPapIajipkoZ64QF6Z0zVQIYibnvEyHG89BS7zGaSDmriwY4l9MKkPX0igmfxZ5eOcHsWriumzmIzpVo",
-	"Mvnx4hd5rv83+3Dxizi7+GN/Z2c1+li2lcg4yxPy/GhMb0nQNNZZLCtsmZ/uwWN3o2ny8lymlWHWXnUe",
-	"6fh0LKpcrJd4ujlqsRVkko3ShXpOxPnTxzdOY60Mz3Xam+ndeDUnJtLVabf3sj4pw2r0l7YL9TsiU7/6",
-	"nN0QRgnzyffErmbC0+sTo3J8P29M4Yf5ZjbOyir1xHTaiSZ4ukH03Bzz6/98aw2rx8bdsxvs9Ouunl62",
-	"OoZ/NuFRJpBfIopz8f0sMpV68dafzD8sFth6/ZO0O/SofbDb7e7u77b3D47avdpTORI3ATzCknwSNoS0",
-	"29vbbx0cHrU7XfXnwWGpCzDOMTdO3dgr5dscwS+Q+lfkJm5X/Af46D6CZpP2RUhnvV5/vw2iLrom8mRG",
-	"9QsaN0Ghx1S4QJrd+xBRX2174Y4bXLrhIZY0hJjEM/E9lvjUfplj3iLRdbdBdJ3KRJaKnHxFNLZRKMYJ",
-	"HdDg8fUdaUqci6Dpc8pWU6Jbm5OQopvaqzYP1rmPE5hmsjB/aY2KXJCdJBZ4lpXxBRbv5mgV+7FcsGZ4",
-	"aaFq+XyqPu9UWe8PWrf895m47P4qPv66e/Xq/WVzvnd0O+vR5nT665+bf4t+bZ++CZfBjzcf9v90HsrL",
-	"HkQvoQVqv7bhnTkr39FjK4RvM3u2iXe7wKb6UevZVv+e4StynOoREOEbEgob/FH6+DjCV7ajR95VazZl",
-	"1Qga2yVXTPiCQYZBo7XWoeq8RPwUL9VJJO99ypokmVkSD/BrQq9O4cDTivMhEghaphGlgmReTjoKFLFj",
-	"6/GCPF7Yh+UiEtAwVL2jMLUphN6QY9dTCDEdcOboaix1caraaRWi2W26iZMFwOQ91fd22/mEonkRasFL",
-	"I84QBmsORUTw8Ma0c5jNRyH1rXODCFRXl+uypiTT0CkkgO6GAs0ieoMlQRJHV0QK6ECirMiAMElxKHT/",
-	"gARB11j42TMosO2dUTBpSx8WtKa92PnjH/7j4t/q+sMfLv61MPaawel5WQaDxta4NtRB1CLnZLqMtTz1",
-	"ek9buCWiNDdEYiP1aH3qaQzXXrHHb6UDulPsgF4X7Y2rdRANYDSX/cRS8wpeCORjiUN+NSeoPvzh9Tna",
-	"uenskFvdJ21HV1UMjweMhIKggjkVjWNEzdgVHAqORrbI0C29dVuduMMeBqyu1y2aIZH1l64u2XHQ01z3",
-	"S6d5dAGh97u21zm4L/FeJr7VxAVlXRjp7JlwiT6dvXI9Seq6i1KfqOt9fbh/1XFNPr0PMksIOQb8n2/j",
-	"cRMwkiwkCgTkY5iJpfsPhnxBIvVNo4WU9PsbiXh8F4yPG88FCbLh/Q0MEsazyZDt2/Zdr33/L1rqO18r",
-	"BMDN8Unz+wt9QbUIjZPOFQctc9tTzsGC8qpXE6k7RkMty38iS+gtaXWCcImUFMgwtGu92FdS3xpDnrn4",
-	"yG8HHdId7+LeaM/fDw7I4fgIt0cdv1sg5c07VStndB55V1KEeuT//tvf156vbj+TLFd4iCmuUJELpOLk",
-	"ReT1KmePl3r5rUtfe/nHc9Pqx5VwT23Kr22HmXdHrb2lmzPlM6KzbGveWJaCHA70CAaS59hPVqM9qzad",
-	"EuKEhkcusCnXH/PIJBCnSlLiC8UER7bRez6AJtbnGxeEstXBXFSrxc42M/TiA3Q3tIjA4javBSl40JoV",
-	"Gg3xsVHiGWfN7u1tPH4xQwtf05i4nCljYcsULRfWjLzF/oQy0owIDqC/jbosjea5d8s3BbAvm7N451PM",
-	"krXNdenlN96fAnyHDcu1y8BTEs/1iudM2W5Aet5UASSrQ4Yp1QTwxseSXPFoWbxp6cOqlBjh6aNKtjWP",
-	"zpnb9OJFWG9Db04fqJVNa8w0lqRrtlbatVYl+awZkhsSmvQC3ddGXeY0foJetjZv1Wm4rtR2+EMMoan+",
-	"iMuJhwj2J8pshQbUC4ZCElyRqO+UL+m8IcjOHTAQSzYdyDHF0mr7XS1u15TEI00tbDZo+KA4mB12AA5A",
-	"eCf1UPi86uHGW/cBL/lcipSpqHDMukdytx8daQut5P42sIDUb05oraJFWlJluRrkjCjNAZ5DNntiihkw",
-	"nq7U2G42yjQ1+XirbU3iAy+YnJLQAWD21DDT9EZZRFn3MEu0DnJUviXDIQyuwjJFfCKLPmU59R7M1M10",
-	"v17R3Cnnmahy3A9oCPW4BNLE4Epnhqahr9K7qYReSgkhVKrTiEoSeNBLbkmkLoTjc4nqtv8pj5wGrY1K",
-	"VJN5w9R4btvIJskwyZFu2ZvkMMWSwyrhk+7PSK+KbNQKrpuMCjbC/jVhwc9QgOr60XCbkAPc6XWD7v6B",
-	"3xnv7h90eqSHD8cHe/ud7rjbxgdHB261EDiZXQy7AGfPST6lxbjKHiI0KDvJMeRCvuvV5rNgncnkjERJ",
-	"ReVyXLl4m4roe8JtOa+euQBTTutKeWvCuNLWihoQUeoWpIGwSph27aUmF00xNMJMcZDqRJ8hvvyRVeI3",
-	"m4qK3EFWesqGHCqFBFXtwyKkyPf4WcUaClZwzjjLH3NbUXAGXjEGuu9XyDsKrZU3SSZ53c7ShSw8Zzhv",
-	"vWROT6OF3AZwnjJu7Vgyo7HCHdr+MyN7AR7TIRJJDnnRiuG5M1+wbwb6IqoV2SRE8sLMyLeWrnF7gTRO",
-	"+W/MD7kTdWV6YXWlAuaFsIpHq6Ia/LRqXezyt+pPBfKoKDjP7bIv0nykVIg+RFhWloZFiPsh1VQoDf0H",
-	"LiDyqcMj0GtB6VHQiDDb46ysf5KJk5oGShCrKWihlO6g1Ml3MHOXz4LZaY6wgED1FUFsPh2RyEPjkPOo",
-	"rh+FdnTVQwP9G+pUPOD4Bcq6mQH/R2Mehnxh25Sn5nw4jSRCO6ouMyYdljB0qV6ARPEiFaqQ7D4WLyuu",
-	"6WymYwiVKprgIHJCUY9lH5u3nWKpS2T0RKPQ9OisJE6S480+xCc0rMMF8UE9hAz0K9jNjrcnOcoUFF4K",
-	"p4opI069KKvCWVPy8Zxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/C3kHBc4hBPyz5lIEb+hQhfL1v0J",
-	"wTNlYoPwbpjxWzjpMK+sPCjxZKZvFg30jy/SofpOe69a4euaJo4fbKtWUybdzkTJNYBU6jZuJAtEexMg",
-	"8hrs3UMqeYv03buNW0Y+LF/hIYGbPDtfdWcmwWUbXRTPo7ltoqgu0lFI4wiqQ46EHtrD0FBcX6pLLofQ",
-	"miC+JfEr6fhIf8D08A9PYyhmQeLk5wxZTxY4kRoeGhf2ceSMpH1bA+YModYeWnQODikWuD0XdGejKb3t",
-	"m/UAWkYomN2CwBibCE35DREDBjfq1xVe7ELLDLTOBFzXNnx8JOpt6qHNt5lcm5NSYFBU6RbppEqufcSG",
-	"nSVXd5ScyepdPeLqYH2fEgQlwCbGutu2cvOnqBvz7R0g1wAm/Juml5yZUKLgaIwjT3dAxEmPWdNCtq+o",
-	"bc4CEgHZxLUN0D0OUtgWamnqjPRUiKu/tOMdgzlpoZORMH6GTGPN+JkrMpjc3UmVzq89+gc2GkwL2AeR",
-	"zlZ6FaZCBE7jwjzRFHUrtIlambBARhMoFlUFLCSzLaXiMhXgjLsDpZsezqTjMEgf67p8MrNp64YE2HKH",
-	"sjEBz46tZ8fWs2Pr2bH17Nh6dmw9O7aeHVvPjq1vxLFVfeLRwyL2j5t55NSvf8GpRxnDs2A+uJQhmeq5",
-	"xz6PbN1o3PY+7rhlVmqZc4YZjcqAcwbyV5/LuNvvdP/yML5g0jBJ8J1Slf2Is2xr9fJo9bMo+AcTBWbm",
-	"97Mg+FoEgSJFxVHK0Sn1OyxV67Rb7b3kp5df8MAMCOfPCPV1IJRXk7ffhdy/fgdJcLX+7uEeWAHqhx+w",
-	"+KQYQH9fV9bI2x+xmMCeHPid8R5p493RUdD1e2R/fIg7o11/LzggR+M27o56/n5wSNrjDt4d7fkHwRHp",
-	"jLu4N9r3D4M2aJe3p+JsxpngkTO1Ud5+pOIaYmSBgqcm/IgQRtlVc2a/tFed+aB9dOPP5IZEVCq59e79",
-	"5cfTs5/g0jPCAhK5J9obtQ+PDkbtvc7uOPAP/L1eZ7QfHCnYu0d+j+zt7veCbjCC28/plAiJp7O8QOn2",
-	"e52/6IuUZvOSCyDG3bRJ5/z6SQTfK/TS88d6vaPe/boZRw8ISm3Yz8cV+JVd4c5NK7ztbiefjAZRKTBQ",
-	"xOyKVazAmYVRca5ExzSJL248lOWiZY/9dPYq7pktFzyeujELsZ8Jj9Y63dZe4RgLO2PjrlvcUSPLuSsN",
-	"A83y2lU36Yvy7OBhHvmEczzwfs1nKoQdMkyk9A4nYpflMJWe4rCbgql8brMZt81MtZdNs66kaPzlx9Pz",
-	"05cnbywn+/H0hx/t329fvzr99NZ+evP+Z/unZXxVaDLHGitthcMPHzaCPMMvc9FpSOv1uYhp2cwvKSXp",
-	"TZ6X5sCrn61Ie0rDkHImJ6IwwXjd+Ra3HYNQTJojZsg1Q/KFnLCAS8W0kyXk9MHlj94l2vT5lO9elvrS",
-	"oiRNNTk8z9FhxWjUx9Jhg+cmvCn0GDVn4qBOpsGxrQ0xVzOEkLPVo4j6SE64iPsv+ZhxRn2FJBDWrTvD",
-	"MhqeKQObmnviGnO49oVAqdljqJ7M4UstUhjYtVMqzdDEiEwxVVqRc+sxaicD9qw0FCgi2J+QQK9rRlO0",
-	"8+NYFcDJTYtkcqNoFGaqW9OjF+s5Ra+TuiAeZFjFMO1CtDL/lrV+bd+seL9mHmQieHsbTpAqfpXHrFh9",
-	"iGPZa7tP39/o6RuPhUx9XQjNCgo9izMBijPLQjom/tIPiZ46kmoiH/snk2JgACxpijjGVJfs2a6IXs3H",
-	"zCdhqDskJnuUm2ucbLCbDlAQ2S5sif+oRvgOVPHPeajSinhBZonh96kJmjxyy4n14K+FTRe0zkTtexSI",
-	"cWZmNRloF7o5o9rYiDNJGGyodvpNMZtDeYyY8Lm8tJemXie+Zq0MLpmfeGLG4UBjR1N1LxHWZ4AiLImH",
-	"oM+IcYTG3rJK5TPPDsnnwPBzYPiJA8Mb5j8DJ4OWOvMlVC8u7bRbKrR64yEn1QeNidK+/HAekMBp3OX2",
-	"40qShrt7D5gW/2SDHjd33Tw2N7iQuHNdncxFVVwmqB4PbNLDl0t9KNX0oCefulhVx0qxluwOKctvpshA",
-	"afScEXe8KqrrgaaGINMbknhZmTW8bptXvGm+hHTl1rvcT006nfHI9t+c1Pq1Kyon85FtPa77CTt/wUI6",
-	"HvDgaYYVfUJru9QZgzVpMZObFFiElZkjKMiWTA16jmcfrjQS3dfMHSr8uEr9jLlioluaAJjROlOqTyJy",
-	"srh1BpY9PK601/J5bMulelOCXplRbYrNplJJm2PIj54fX7TTZ0SemJltcICiavvzDCvSKfq6QQDExmEx",
-	"D+nBcdA7eIgkNwPiTOsKGPvttGZy9UC4P9PtZgdCIhe6gYoLUwe8dZlvMuLMLOikJTgtgzvddqqn925h",
-	"02Rgh/HMrmLG6LZE12uaj518gkPcVDl2Fiq5duEVNULJnVzsD16niBft7HOo7guG6goQc/2U6+J+RpWD",
-	"CGunTyddZOPp08ZQ0pMfUo2qtdfJusNcv+4j5lIXKFEPHtNLy1TAzpFmTat0wIdgTQEfcNAo16cjQEZ5",
-	"1pc1AywxsoHRNGAOBq6o1sjJvoDMIuJj7W0Zhdy/JkEhHokNOj1lEDyHQ1hIlOhcSuh6iI6hamWNtlWi",
-	"2n8u7Svb6NchWC8xkqq1/nVP3pJpvM1Fg5qDZKKzrUBxBjvHKlN684uE+SdoVJVtYvcwiX4OfV5IGMA0",
-	"EX+C2RU51tV1Qqlcy4xYybc020vGNRT0p7tfL7Ldjm1FQrtktAEEYDtet32/VkCvkc+V2rTlJlQ4kcO9",
-	"4gEVlRqzPWDdTOc2V7/ZT6k36Y375aT5F9z8W7t51CpRaiq3a8uhpJkacyIlmRYlVr5nBAUkpKAPYn1V",
-	"VmGx93Y82zFaJ7qGWBLmL9+KWv+wpwjRzhStgSdUSBytcdhp2noJhTPdoo5iCdgVKpjjdtZrnagO5JVW",
-	"jlaOSx3TSEjUQT99Z/sXYiYWKwsEUyIk2tC54e5aETymtDF6IdCP5+cfkL7e+HzAp824ARH5eEq2EZG1",
-	"J+W+kLvPKajtUTkbe1GOu68MehYjL4xjgr7yBolN7z1ixkl5yfRaA6Moxm/Ngip4me3KVWu4jtQ9N9Zl",
-	"S27kJdzUPSQ9Y20eBW3I6tod9fy9YJ9sOCkj5Fe6qOvzEeqFV2PkVhq2sv5OhdL6gLQ7YGXb0s5famWc",
-	"oHJn4M1dhu6xVnB8xSd692BPG5zb3UbTvywfL8jWz5zHZszE1b2SgJ97ZHHAMKBCS6CLbbQiLVLg7Nam",
-	"zsRRxGJcyL60e+4uLHqrK7AYW6Obr7+9eFyVRZaV5c6vqGpiBcB2WF7ZoBacapOs79GsUrfij08W/f7b",
-	"f4HIMj8aP+2UB0RPxNcdJcaJZ1u3/IX2Frnme1XigQZ9PhIsFMCaQ5G0dyMe6HfxoJlBpoe5buH6kUtI",
-	"FHnNAnES1/1UaJz8mCGBDwlZZDYmf7DLRMgJyWczEqC6dOS9kekkQL1OG/3AGWlYByCE/YeVFBJSrmB6",
-	"pcMPoev7fKS+GpFAI5OehXhsph5OCWZiW3MPs7yPbr93fzHy5AIcEEyP8wRmEbmhfC5s92CYOifoFRMe",
-	"wmMJHtrILJnSujZK+3tAv2czCnLjuYtVzG2t0c2hE4LBjwSLcnhdsrNlrLsCD3xqph3z2m0x7Z+pnJyV",
-	"TGQ9YbHmmiiuCoMouzJY5bnj2GwD5cTicGcPOVJi66y5YNbqt8Ot4ynBi4kg/uXb8U9/PooOf/jpv/8a",
-	"nS/++unDq8PTNx/+csq7b/AbfLYomALrbO2GOFQ2jPdMYhbgKEDmnpiL1IcayiGkHo6wIPu9TPy44mus",
-	"I+j4rWIoV6HzTWnu13miUCSahuSJJmKeI6DTOuh1xsWFAJcZnzOfBAgLnbhMFgNmrdihxbu4zc8wYcBx",
-	"7h3SXY317MJIxoa5jtQHc+INWLwSv7ELaSY9zKG2ecQUegCZnkRyghmMQ8uspqytS9skyNzodCrSw5Li",
-	"ctaABtCK3Lcpo35EAip1zyMz7CjdGj4GTlO0M+E4le1XZRRy8k2s3se3xdmAyXfxjjvf2b1zvkptQGpU",
-	"gAOz82UKbPdiB3Ln6xhU99KS3MWCPcjJxsRfu2rcyJbm+Zax4c6KDjtgy7+1k9M0R0z4LO4cNI/8XdI8",
-	"GPX2modBt9PcH7dJD3dHR/5ue0Vzmk2a0CQtZWbQ2d72lMmV0z9mXHFhiX0Z74937PFDjr/ePKaH9EXM",
-	"D/jN6/gpjMqNw9P18iERmv06ebGa9tbbEV7ttsmnFAzzpYlwfLUtF/+5OixW9G85/QqLZjFv1lfQHZqe",
-	"tBYsxDrTpSE920lzb7G+414J3hUNj97WdNZqiWPJDiTZY1txlpV13NtgVLSbFpY0wtvAHovfbV2POyeO",
-	"tbrN3bM0/XLSNHcGZiDmJmfQOe/s9ztH/d7hxmfQGe/73WY72DtoHuDOYfOI9HrN3VHX7wRtcjTuHW7p",
-	"DBwmVv4K3XZ/F0rTS9q5FPSQMJm8JT0kunst96fnHhLPiWkrekj0jg477W66h0Q320Nil+zhA/9o1Am6",
-	"4x7Zx4d+e6Tg3yeHuO13yO54Dx84/SXao46/G+yRg/ER9JdY0UMi3/KhOz7CHX+PHIx2g8NxG/f8fdId",
-	"HQWd8S7e8w/I0aitwMDlLR8sXbX3Clo+dHsVWz50D/ddA/C0MvO43yJbdc3KQsbq8pBt9wHrbrcPmGMF",
-	"f9lWYHldcfNuYG4lX7LeY3uCPUuEZ4nwLBH+ESXC9lsHpWuQNygTvljXRScutarUbOerboGzacubVS1u",
-	"1re0KWphk2vc8qBGLesas2zSSKXCS6eRfNNqpNTd/4DtUlZXtuX8MCsmrm+rxcKmjRV0jHAeUbk8U0Sl",
-	"udB3BEckOplLQPcRfPrenvyffj6vZR1qr2JHJ/Z98OWCvxNhhl4Hr85O0J9+PrdxsdGchrJJGaJCzEmE",
-	"6sM4XKpvE/qX4TG6JksxYFii4U5rQcKwec34gu38dXEtWn8VnA2PkR9iOhVoaM3ySxoIHbwcCp/PyFDn",
-	"pWBbKqVhILeSRAyHA/Z+RtjpK/SSM0Z8aWHSHtZZyHXDBjvxnQhUH344+e9vX787P7t8f/rq5eXp2dmn",
-	"1x+HxxA/iwM4ANWAuWC07F9KJRxGBAdDSJhRf6FFRCUZ9tEPr88RIySAFjCBZ/yvUyInPBD6Ku2DBQ4I",
-	"LAYOJznYiZQzt7NHSQD43GlHMdTx1yGKiJxHjEDBCqA25cwDh7S5tGmixHFMFdW1lznJAVNnBhquYvm1",
-	"CcG6UZBRw/5b84xEN9QnTQNf0wCYmAEz+hNZ6nJF9Yv6kIPejptwJmejeuyF//23vw/RDnjlJRESPjda",
-	"SD2ZRE1BAyhXAdd5C/0IECIFH0REsSBNygRhgip1qsKbaDibCtDcWyj6omzMy1+hOcY+ZVfxfgPqqsOH",
-	"Tkdj5EfLmeTxxA742dbRe0URQ+FpvIMcofkopL6JIME8Z3QShiYyrbPzbKn4p7NXyFdPODaUUnDRgGm2",
-	"IVZ37EMwD5vqgI7akKCpBTYSEzwjusbsaq7OAb5AVAwUp4ZI9zjiU0QlGi3R8IqwHbiuyW9IFOJla4mn",
-	"4bA1YANmExf6carhiM9lep/cWdzqNT68PzvXyQF238SLBJc9yH0hwYCNlgBiQZIEUJ1+gREPKNHrqo9D",
-	"N1NhiMwL1wUhijOo94tPHyhK45PwFNFFsBALEPhqoWIfiFxSCdw7RvcP7tv97LzdyYfTmle7IZEww7Jb",
-	"0GqJzwjDM1rr13Zb7daurvifAIvfuensWC64AwgCX18VMYsPGo1svW/cHkuYBAOgA6R4szhGw9goGyKB",
-	"lwItzChtyB1ymCpUBAuT2Kl0YMB/0KXfUCFfapgUyBGeEkkiPU6kaAq2HamN6h11ujB7BpmKW/UpYUi/",
-	"zkm0TKjYTpHWx6Xf3NTpdrLh21zbwEzfwHzVQjGwksPUblTHEoUEC4nK4YunWxcAWAiehaegZkh3pNfp",
-	"+HDW3XYbTA6wDnSEbTYLqQ/nsPNXkxmaPHmt+g4hGeB5ZUEZjTYthZs9/fSiRWMod77DgS1pu/dqe1Vu",
-	"OWUaqV9DVYKr4OgcXzGfTnG0NFiGxHw245EkgYFNkR2+gqQz88WFWiNFLmlp2MRzOYlTvnbu4kYL96UE",
-	"FfdTmXChH038a82+roiZIOb2GOjr9GjDBjwnvcgzaa5Q9z9gcRqfrsC019hJkLamV7GP16cfmvuHnVgL",
-	"+PTx1NOtmigRXkzZJHohBsxXiranW8wtsEhPNHN73nnphnlJJNkOP0ASR1cQuPaJjmRbAGJ9toWU5kmY",
-	"pFDTigw7Nte9gDSlRGnJaSADplSQY4TRIuJxJqNupcfQnIEOGT/V1CbB6yodoNfutdAJfKm0gShaghJ7",
-	"jq8GrH46br7jjDTfYulP0O//y/+Bdtu9htY2X2J/QpovOZMRD/uI8aaQPCJDzcrT/O0HIl+aI88zuCL0",
-	"Ti7ZsTd+iPt55BmN0u4UyJBjf0PJQiAcKqViiSYkDFB9UPvXQc0mKmiurvZbLpFCfg/OAkckQAuCr0O1",
-	"m7vt3oBBfhlnxAp341WGR7wQLfSehUuEka+2Ak0ok32E0Q0O50Rn8lOBGEegySvWpWSterxGLDhGhbsh",
-	"VC56aKp2GbIU5ERpQxaV1NN0Q0gm9e4Wamipw0qx0KwN9LSM0ZxzAV88B0FqSF+9lRIDRjFQ66ojLEgL",
-	"guRFkKsG9dlSb5CmkpiD+ObCekLLSNIpQVjpwCBzyvdEQbvb7hVk7JjT0KsHSFDbv1KBqw9F8/fOemZt",
-	"d+cTU0yUR/RvJNA396rf/I7L7/mc6Ru7R+tvPOf8LWZLI1nEdkTLXdbk+uXiPiVuPipDDztsLHX0Kblj",
-	"UObhkmdHz1/buTP9YO53fo1KpVHc1+aFKJIKiYH+KaLDBsICYfTnj8iHuh3M0Nl//oDoVOGdUkeZaXs6",
-	"YAbl6tJFcwc/qTxGC2U4SKVZY4aobKzhltCg588fn4Rpvmdx8VFyRnofQVebciHRfk8hfoR9Ccq7bVsb",
-	"ELUbQaLHQVOCmBUl7TsT75j2/iYE6FRw7/fSNdumCc2/FvUJXc+74Gh2xM3Vv91OwzTjyhF9EYcyR/1Q",
-	"pe3z8QFAjm+EGZzEFGcpzWzzlvlARMYREZNmMuZ3VtjB+yPRze8z6G+Sty0ZgHrJyELpAMK2NbFKQIQl",
-	"0VoWXAK3Lj2lNNCQpPqfUilIOFYiHLIO68Y76dnJtyYV3SzRaKFe+yhpk2xWGTAq0JgyHCo9xgDaQicQ",
-	"BbMAK+v8msykye5fqi+KWMxHvU0pTBLb4DJfjWqhzw7e0mzOl5TS7aPqN77kbBxS7VL/nBSt7tpdf9c7",
-	"DrbvyQ2mOq63uV6gTyVNa1vmA7pzvWYDq7iA7jns2p6gqHDTV9G4BpmxllvoPE4SNhQnJF4ibDdDpz2A",
-	"nbc0L3icYgU6vmM4S2wFmC7mivB7ScGN7r1HdUtkI6oHLGZWx8AmkvrIpHN8zCUyq0ikY+ZFHEE3BEwx",
-	"hK3xA8DL73iw3BorKGhfeJ8Oxil14/7rYkbJadi5Ct+ijvEtsLINOZLGJud8Uv0uZ3hZkTtprnRNlmnG",
-	"VGqIvKFCauaDUw4gp79ASRyEkQUR0nTHGS2t77fYs2y96Ot8y+DNiB8I/IaKpKC8wF1rWnpVo5jMgPvV",
-	"T7e1tzrbp+z5cW79RhDYKoE8DN9HhCBJbqXxxQQIX2HKhExz2MB0fGt4NnAK3kZt21mno+d2tx8wqNnT",
-	"cXY0wWLiOAp14pyA6H3ssqxnI3NoFpExvW3ELsYBi6Nhug4TYnr5+8R8ZPsiJ86j7EYSHGWcRo591t3b",
-	"W9Via5W5ltviMwXpNVmWHimPJOQaFEQAUnUTNlvA/S6dXH9RFRztqTV9A8qAeh9pb1sRXK9en710QDqB",
-	"T/BlMQxr5OgbiNJUuPC9Dpc8qdZtiGZ9rMPSbguKCNg1QPIDkd8rJqVuJ4EdiLui1Vc8M2KcuPfqeCTU",
-	"d46uo6uZoRSpked6V8QyvQzPu0u1+P8Xu2mtEQ+Wf9gJsMQ77R0aGH/gU0nmrETehohzsgey4g3iPrNE",
-	"CFhJFn8FvRwKFeSXQFzCDrvIDBwxmSYx/4P2ONle0VwYK1vf2xqwof5rqCf/aIUNYsRDRSp9u/pQe9IM",
-	"lemoA71i3F4dd9cv0GY13MU4sF6PPQ3IdMahrxdkNTyREpsCciM1tvNUMJjmZSU6raXNBRbIsN2MBz/e",
-	"OdkED8tSpwcWQWDuSjZbxnfc36c5iAbS5R5bIffkN/VAy6msy7WQRxmnVd5vqpkXaI+F7Gi1Q/fO7GGr",
-	"NF8oD72wiUTVXtEdbVVylXWiGw7o1d7PCIvtnML9yMRzXwgwd7x8CJOa0Km0nTdW7tLn3x71usVOsRy2",
-	"RRV8Z58JYm24JGhbfEiF3Lgi6oq1boHP8ao5/rspLn9Oad6r4kX7nkcjGgQ6m7vXPlx/hwHrnE4JuB0q",
-	"muKOLEtZ450KQH7Ay5Dj4JzzNzi6Ivq+vSo7EmeZvCUBxba12Bf1Sq5QkLR8caYvJtpFsbpU0fCvlBvz",
-	"keBAoMTDt94X0EInzCbKZn80+R0C8jqKIoulOlG5uNetOArCfK50KQ/0bS+y92gjZo1i86TuuAe54Qzc",
-	"rgPuiY2FH4hMCOFB2O9koT7G8+Vm+Kb8XcVOLic7tJKfy82VfRJnU74rxbdm+Wd6T6w0/jPdJ0rs/1Xt",
-	"oBIXgFNh+lgvgPPArNaSKWf7Z/IFLFK0Yinc/XaFR4CzGxIZ4jVaWWrEPJI8aRd3NY/sECTQ/3+dkznk",
-	"QIMFL3Qc3NwxYHHxuJ0kbEaYmtjbO4iVkVsfCkbcDNEXwgnBjXCImU/K3QKlSPGVeQbcau0v4hxw69aL",
-	"BadDql/IKZBmKVtkAP/kdkN60so3ZzY8RPtfuLhSzBWrqz47dy5+bUP9d0VskQXg0OI6I2AVB1xJ5KWm",
-	"QKby9eu2Bjbha1+fTZBA/9nNguoUEhec7dwlDaTud7CZx9hMRhaWpujWQex7WntooBmmUU7qJ+HxyMTu",
-	"A0TZsRMSLxnHmCMJW3OWnhi5sYIQFwa/TdpmPSkuZ+AtwWe772Z25ZMidbwFDxJw8d0pSbcN7HaLvLPo",
-	"DXsEW5PCMGVdQAdLPaLOIHzc5VKryfN16aUhFbKPhnr9IYTpBSLYn+jUcq0d0wDVzRQ/D5HWVQsNSzqo",
-	"QHnvgCVjCkGz1k1QUH2YnSk6bBzHY0r7SLHjIbriRKAR9q+V6l1AIAP2c0QlQVDAXZwt9vQE8xRZYyUD",
-	"YT9z7tiDaNb0zzbFqOyKPBNxVpGD8IZWoh5Cy2tE14w2r8lytcxSFzjjXKaY4SsiYBCM21XX1JF7+no+",
-	"RiMuJzAORhynmuHGF9p+trp5Liyoax8DDwVUKBvJJAh5eqwM5IthqRbUVVNSg2eT0et6xIEUOhsJvF88",
-	"IkGjhaBwR5N+oastpnwo+v8WZCQAWubEsueW9TI+U1fec5RRv5J2FKJcPha6kU6FmEMTAG66M8d9Lcbc",
-	"9vGHFG/11cmHU8+aR5osdD+CpZGldSPeBmyo6GTYt02qoR0GNKk+RkNFfkM0xdfw3GwTa0UvuhNJjlAb",
-	"kPYNZbaKTtJjQYAe+4jKhIS0WI+T/HzMGJdoRMxsEUgpRHXGB8xxJzV/Iss+wigCfwda8HkYoAmG2cPo",
-	"mpCZJeCGLdc1vfgGrLwUF60R49r0TdPzVy3BNcAaUEd4P32GTHDidDjJ8w9GFupskvExPkm5wT+SG35N",
-	"0ksVJBaoi1aexl3tmiwL3VXXZLmTbVoNV8EmtZS13nJ+elrX1jepPVg3UMKLHqUn7NzBUd1r3heSsuwM",
-	"xVWE5DPhen6g/Fs3DYj5jWmGFXd6UYo/mlI2l3CNVuOBnQ5YXU4IjXRhOigYEfEJMxqErksBQX/Dr+FR",
-	"SONeYFih9h5RiebMlD2vZSUf1yPvA1mJV7JrOquoDg10rJlVVpCqqeZr90ut5jHOEX1zykklx1Z867b9",
-	"WqvIXuPt48neRJ1WWgerwlWoDs1GfMyUpmB9aqwR1wm4AeuAjGCM0WguB6BcLIlEdtSGB+2BEs+ANulR",
-	"0rJOt1AzJko9irX9htG9aNLYraQ83ZLnd+alv3oLIAtwCYnZ0OGz7p93jznIO4qPfXM6MW1aRVVCyY01",
-	"U9q+7kSti7IjgkIylgrzodSSRskoz5BfQYGm2MCqzUyV+wbM26KZjSUIngyHe0bxosSILLJtaNWqLf70",
-	"8Q2azgUYfDAyEdXVf7TfhjNdL2F7wkGXIByGfKH0O3qjNFDdMEo0TGdEwcMbMmCS2+6GpkKMaFfQMbKt",
-	"Ojr7DpHMnNhgC53mBl0OmJ18+Ptvfx96+d5/jRJTd0ObMjuj8es3LjMQf6nUi9KxpmsoO5NmX2qRvgIm",
-	"aixSd+R1+jQ1r612mnfp8f1ZC9X+uJmZ6unmiGk4zaxvWpSeH+Z5uXP5Z4EYBq1m9zbpTJux+uHiDMRn",
-	"SYL8E0N7/81ZEk+X85JIUJ2F+e2mu6ySdCdBgHBO1D1KmdsJUgRZqNclRJjys3s6EgrBDO3CUIb4dCZR",
-	"XdIp8UxSrodCDH5SD8GAK9MTEuRSXMPSQT9912ihn8hMot02CvBSbKz3lfKKbXkvIPs42S+d/EhFfBBl",
-	"6ccO7bt+i7UN6tc939b5Q1vh0offkNyTH9jAy1uBGJKbntymsW3X7Wu796C2tnsru9p21za1/QyKu9mA",
-	"lQGq5MCeNfcC49RyM9fyexxH0122d+4M5t/vRMQsXt5O6MyfkGAemrQPuFNHe7ykAQw0XR2axzRpMPQU",
-	"onPmaHD1YULrwwb08eEDppmjmRifXCzmIwXCSPf5pvIYDAyzC3yMqDTNaheYgltZz1uNiIwgmjXFARmw",
-	"YE4Q4wtEmZCKX/IxCvhcPamC49c8Lqsk3pBt6fte6Qx08AAPyY00Zgx0Jnc2V++AcMinzEOccLjH+4iL",
-	"ee4TM/o8o+p+WUYFPeEVOQTP7uqtMTtzBAgzl788jtXdJRi3MlplO+HCpH4aE1XCeRxKc3xvaQ6S4x+v",
-	"NrAwH84/1tyWeWyxx65XqNQS+Yzg20VworPxt2qguDi+o01u00SwXJyfQFjf+lEKfGHHIEy7PTTh88gV",
-	"MraROjjdsJxHBI2WYOh4SPABw7ahfAQBH7Gg0thAfC5RyIUOylpaStL9AXLKGUhzEQ9Z5ILEYAwYjgji",
-	"0Im41z5qQG6KTicJIj5zcmuS9lMwOB0vjaYw4WEFsV/ZbfFlibb9FbnkEnT6J2IYlTwvHw1eu7VGTx75",
-	"BQwGSWoO6kXWS/4wnlOh/jkb5Cqtda7uvlhV/7w9x8Vz2fTTlU0/2/VrE06LK5erhubA9o6Uge4hcBkJ",
-	"L06/gBZGwKkzSZloglkQgkAWAzb88P7sHFWsARyiOiRcKYEMJBzY4mj7Sn2EIeVqLkhgptnYlNiY1J1q",
-	"vqPGpuG3h5c6P1AoP1dIfx0V0i9hMKaJQRWgQy4OpSdprkWcu4qRJa9SfbXnVHJXAfKKyM8M4TcQH0t2",
-	"4rk6/Anzgh1KjnNOE8nzSE1xR7fLKFUYzzJj25LMvkSUQVUE9q8JC1B9wmXDdCTWHYPtWMLskEjjUV5Z",
-	"FJs+bnr17ST85SAva9duupVg3Qb4WRVblf/nUEJq38pVMhhJVjrZS0LrHxIGesaZ7vtqMdl01aZ6RHCT",
-	"s3DZaCHQ+IVOtBJYUjFeDtheu41+/1//LzSlTP8X38J/O22v3Yb/2ZGvhohsnpYufl2rW32aBYW61daJ",
-	"Yvv6kgY9C/IXqn99FHE+18Gur4NV21JuOlUi2uqSq2Kjk+odS1b6PH6ooAE+mXFToHI9udfxa+lV8sW8",
-	"ik/X72QVEf0AM1vjrjwb+SAeSjs72gYrj0iYeaNDM0Bs6FJQ3Y4N1VO90ZLIhi0n0euGJOiDH9o0atOp",
-	"NiJuv5avSYFBrw5+xetA73bMGJ8znwQQHFGb5Qy5aKETFpejaR+g68hAQ8pucEiDS/UbGbbQGR4TkwAU",
-	"aT8jwizrjFnv/qhmxX5uDvFAv8kX4ynxQae4y5P4LP55WFYly/oMUoc/YxhEUwzCyDCV4iZPKfYGy0c3",
-	"lpLmUVjr13YAZ831uYn6RWOMWrlOwqIg7GDpL2W41nE4m+BGq6gBWdEiZqK/LooLqW4ia+40Y8+Ls4zS",
-	"A+fQyYdTNCITamryCseZO+Njw2Ej9SA7MsxbFQ9KnAovhG59gLPjwbGt4fvTz+fOA5JDur+4//8DAAD/",
-	"/w==",
+	"7L3dbyM5li/4rxDqAVKeCcmSLH9j0OPKzKp2V3512jl1b5fyWlQEZUU7RKqClGW1YaDuywL7sgss5nEf",
+	"FwPsPuzfs8/1lyx4DhnB+JJC/sjMmnbjzq10KILBIM/3Ofyd24YvpjPBGVeycXTbmDAasBj+eRqw6Uwo",
+	"xtVHNovokgX6asCkH4czFQreOGoMVTxnQ7KYME7UJJQkZnImuGQklISSGB4kYkwoJ4zGUchiErNf5kwq",
+	"sgjVhKgJI5JOGUne5i9bP7Jlu+E1pD9hU6pfyvh82jj6uaHf1vjsNdRyxhpHDanikF827u7uvMaMxnTK",
+	"lJn7ywnzr8RcfaDLKePqtGTq5xNGZvgzCQP9vlBfnlE1aXgNTqcM/rLPew097zDWq6Cn4U5vSm/eMH6p",
+	"Jo2jvb6eilIs1oP9j5//x2Bw0+l8/ud/ahRn7TVeUTkZCRoHb1nsT2j1RKfmd1gvJa4YJ9RXkoxFTJqU",
+	"L4lQExYTyuWCxZL0OztbFV80Td+06pPu8Q0/hWoSxHRBo6qvWCR3VK/4wh3lcWbokNaPbFmc2lt6xSTx",
+	"Y0b1BSLpWK8xiZmKl21ypqnzii0J5QGS6kgES0vaej/GYSxVQvnHeJN+AiicDngQjscs1oSmH/WIiMli",
+	"EkYs8zQyRSiJVGEUkXjOecgvPWdPD9vkR7aUhMaMSF/MWKCnqSZswBP60JO8YjMFlNHrk4mYx7I94Hax",
+	"kb/T5c6xXaOCrHu7u15jGnL7dzdL5YPBTa/bGgxu9l9//pfyTXgTTkNVXPtTxaaSzFhMZvSSkWZXf1K3",
+	"0+l4JGBjOo+U/isl5l/mLF6m049gVHfS5qnGUbfT8RpjEU+pahw1Qq52eg1Pf1M41cIE3qE/yfyZzDnk",
+	"il2yGCb9fjyWrHLWShB5Fc5I0860ep4CByqdaOk07bw6pfM6Z3T6SbK4WlxMRyx+Iclcsria1+Y4xONw",
+	"2U9sNBHi6jUPZiKslmQLvI0wc1/17Fg60mPM8E4PgiwKKuI7GnxEptN/+YJrTaf/SWezKPRBFmz/TeqJ",
+	"3zbYDZ3OInww5Nc0CoOTqZjjA9c0mjO4K45FjKMFuGVw5wXFW73GlElJL/VPeIlM51KRESMjphaMcdLv",
+	"dICFNXXC/4gPmtnot+TBhkMW+A4jQC5wDlmVeIr3rJxrcvOFGTEzXREHmlSOiOEfgstKIpAHWmr1dned",
+	"WZr7a00zZn44CxlX74Q6iSKxYKtnmtx/wYW6oOYJd7bJHSdBEDMpj0j+CponAZsJGSpCzUUxRiNGsvg6",
+	"9NkRoa7Kgr2KGL1mmbtA0lKeDKImVBGfciJnjAcExJNdlvw0aqzPnUvr/xSzceOo8Yft1Gjbxl/l9ut0",
+	"RXPCCocmIZ/NVZsM9TIO9QIMs/Q5TL4EaVPMlV6RkZjzQHpoYSxCyQZ8WCCWIWmG3I/mgSYKxW4ULkMo",
+	"CReK4Ps/nX/fOvCI5rRYRETEAz4KgzBmvp4ojVrimsVxGDDiT2hMfW3LkZDrGYWBRyj589n7d0a0ES0j",
+	"AqIWoc9An1Ki4jn3qWLBgGstu+URZ5rTUMqQXw49MvQnNORAOnI+m4lYMT37zE7DLfr7pZ5NRsG+kPoD",
+	"xuHlPAYJAS8HumHGBpsKeIZyuHbFli/kEVFat08FZ0ttc0pcWz7g+jpnSgLT6/sDds2Z/i1aeiQKr5l5",
+	"SnAypSGHe/WPW/q9w1JW0F8z4M7nKJGlT4d2zWZI8tuv/0G0HZljCY+ESpIFjSL9Yn2T3jZL4npvgco1",
+	"p6BVCgNSX+n9msVM06k2dIQ2+/VLWZBMZD7TM+vc/Pbrf47H47GnLaVZLJTwRUTkUio2TYbbOja7OYSd",
+	"l7je4zHjQHHjkEWBtnLuvMT0fyn4OAr9DaR7uVgEBwDWV8wYz8iZjAuhCUOPolhwDKv2y1wobVfiOmnq",
+	"uWTt9Rz/YH7PzWoccqq5jbCbmdagQLF6+WB+lkWpr8Jr1nYX8J1Q32vef7wFHMNw7gq+E0TO/Ymdb9uR",
+	"la7rZZYsGePxFuudSNbK+KOhJGGAxj7zY6ZIM/FR0RQHMTkSarKVWa6/6OXcfM0k2jAwhTUK+ikX8s5r",
+	"AD2s0bxSzGOfVczBJbwJ1XSFc4KB3RnBhTXz+bpbe6TFTW69h1uekX4rPpM0h8VVGnoEPp0MzZcPt3LC",
+	"6hOnczURcfh39kB+s2LFTh+/NLNPZ8woG3PPC2nXI+Tkv7XOUDe0TOykdQa/OZJLT5VxZSb1uIKr6vUE",
+	"HVctrowuBzk2EVGgLbnE/zUfcsWWwJxJcOJ7EY/CIGD8Yas7TobJEn4ojf4LBEsEKlATUJ2dnrOIMxbD",
+	"hzz2AtaZhrGYYkYDG0ySVxhNWMShYtmlexw9sEZ2WPmVdw9dsZFxCJ9UJcBUrtjSS91UrUCvIYTDIsEv",
+	"JYZeMnvrLtrjMzRsVMNrGDWuJ2Q4gYwYjVmMW9luHPF5FLlre5o4dF+Agd25ZLh1SqOxiKfaAHE+AUzI",
+	"8JKzgIyWaMVLxQISSjlncXZN0wDjI3FzaiPLiyCUdBTlHMn0jRh107NlHO77ZpkbCIMuwUtAFm8OE7GF",
+	"Oszxdaq+ywk5N4dl6zRE68eGe5Lw3v13A2J5FzGj/iS3DUoIMtXeSV46yCNX9mtlTLWbJRXp7pFmwLQ1",
+	"TgQ3QdatL2R8ZyYES6lnlMyZGD+NNLt7W8ckP0tY1kcicOPNVVD3K/PrN0HaY0bVPGZ618yssnS6ZT2V",
+	"FXRa+Fzt75cTr/GCQqk93kigNQcOKhh0JgIwTn149OubQ/0fjB6ANzsER9c1Mym67RD/n7CYISNWOfoQ",
+	"y4eREr8MwwgLuiSxVmzIZ06c/nEc2zAd8OKKLS9iNpcsKJo1uQQBWWgmi7RcWRL9hP3oNMdheMp1dZ13",
+	"PSrR3HtypDksXwCwzE8w95PLUNocEKR/qvI3SfJGkgUNTYYuhLzMgMfMZ6GmMP0DJpCOwQ7DZyGsMqZh",
+	"BKaYuNKEyMZj5mNaB0KP0lIkGceMtQe88B0hv5hLDPChU6MVrSZBiO4ZuhQyN3GtnwOtvcci1t7QgM9n",
+	"l7G+ZO2caxZLCHhxdq09pZCHcqKlGPDqXPliCtGEOb/iYsHJnKswSmaLKl8aFwonIJXQkzOuVxKXYjGE",
+	"T7kg2tCChDGF10ByjNHI7iuykeXeF3LA0fqXaLohp1FwBkz4Jdg6KtkzWGtc6GMS6T9CReYzEnKp9KvF",
+	"WG+dipchvzR+2ylXLOY0ep1y1f3tOxzKcEbWcMOfCPxEmkmSMCCd7uHOqDvutfb9btDa73Q6rQP9/3Wc",
+	"/225PtssfDzW+8TZzYz52k4zGwZDHxt5DNMnPo3j0NBrOnEQZu/ESy1fT65pGGl5/LAF5OICY7o0GS/v",
+	"WWDgEYW6pi101YHirOzmYnFs2D6iSpueT7N276xyAfIEe65CDbkTZe48j7QnEi/NOLn8r++zmYL8RqC5",
+	"ELjz44eXaC8Cp1nfOfmLUI46BwcMgy20zDkbcKMCnfA3voGZyUtiuTZok3dCTfR4WgxDOp0F2TVF5vlA",
+	"l5GgwbkQb2h8yR7qV6IFp4S4iGA4d/NNhg9ltjYj4ZYvFYWN3bezG5+xAPlBhn9nBOxd0uySt+F32vkx",
+	"CWHU9yb68Q8dg8142izraJuNPQ+nTMzVI5GQGSwf08xs44KiGWp0eUA0C4bTr0NTQRggY8extjnNVEiT",
+	"EqlopBXlfKZZbetY35bwZiA4xng+CgWr9EgmpfluqajKsqHePuv/vJBkFrPrUMyTsCMaTTK85NKYDb1O",
+	"b6/V7bZ6O+fdzlFH/7+/rokEPemqR1TbC2a1Xkgirlkc0VmhXAcjyoXvc75MTRjfOjZjadl7qWXuQsyj",
+	"gASxmGkPVnAfhb55HlUo0Bv69vjOiYhQn57pBX/qPXTzo5jSuhRkHIspmcXCZxiJUkL/6LMIfc0vsTVu",
+	"UZl0rMaZyQ02h5lvMq4f5QXnwTcLuMo3aJjim8dZbE1VF2LBWdbsc0IaV4zNIKgRMU2BgjMC9x+RKb1i",
+	"ieI2SXH4CY1bh1mSKp8vsRtoZxt6tsUSjpOud0vMtSliZtscpquQuOValF2H2siYsVgKCCRav47ar20O",
+	"zaULvGC3R4i3lC+NgpAPVA1UsQtQ1Hnf2IakzCpKa+iEnHSJdLRBOsQjrnT+7WnIxmpSESNzwkU/ChlX",
+	"dop0rFhMPup/t07g35L5ggcwa6cA2LmjWMt1ho9AzoCGKluvWyhZ05/w+CFxbZhfQdFiIdjthsfdnNCT",
+	"x8Dfmpdqt99MJZeT+sSTwpO3LAjpOUzoIesxT0e8mOohL+Aj3WV5iYO39MuSqrP8a76KDWPCesP8ZIaw",
+	"WGkEfnORi9V6meLfjxjlWlm09yUCY1Y2F8tvV4TM7rxGyOV8PA59zc7f0Uir2jUViOn9FyPzQLEO8ZS/",
+	"1LtHdjudTsZRSVxqYh4mYky6vcq6RDPQF6lrcykplKbIbDRHc4n6vp7PC22fUaVvHM8lRN6OCg5t/hsH",
+	"PMmw+NrQwwGxKE5bE8UlTRP8mWUYbh2jrTHglcYGRdltxLasNj48UhXqs8UEKa88jtuYWlbrkrbJjS5t",
+	"5yr5n9R/dIzAmi5k8lqQEicmqHEiJUObIfuKnyZUOammFzLdMBqbUirtCrYhQZusKDXD/XzbgNjKaaCd",
+	"l3DW3d09Oujv7miluZyORNQ4anw6e/VSL5O4YoX7tlns9zpHnZuDnZ3dg8OxH+yxYLTHOgfjvr/v7/SC",
+	"/ni/O9rtjwLa6R12dxp3n720wnxMI8k8rSYgUNM4+vnzndeYxWLGYhWinKQVX665DGOj2sOMQqk8beNg",
+	"YArKfKF8W7EpVjJlBk0+2qGz3PfnyrTTBXEfsWuTvzdZrIrxN1+3ssr2tPb85+SNXvJtyYzTc0li9Dfm",
+	"K5igMTbimC4bd86W3BZoGN1zfyIk41BpiUE+E7uE9+qVt0W2gjNJaBCwoBCvHAkRMQoiId3y/Atf4otM",
+	"nj6QhShk6kmZeGSTi7RmELIFGH2cbmUooLhJmTXIraddEM8SoDPnsgU9mYWlZ3hOHCtLy1RNqCxAd1xf",
+	"CpVk0RiMDUhfYO7Bw8xIqCSZUDnZyrGviWGeqMZRI4lI9DIRiVBzaqdLe50OG7W6e91ea7/H9loHB8Fh",
+	"q9Nj+/4o6I73ewdacKJYVQzds5iNwxu9UlcX+tJFf9yjcNLhWlzhS/k8igqM6kzqNj04ElDFWiqcsjI2",
+	"wdL/5N753C0GSW/D+a0Wwm/1PXfp7MvEBeZLMceSlnJ7eKbKF5c8lIygy5BybW4VCpNzlqXis/VqYTYB",
+	"j4isZmRYAvMV5tM9Z23dF1bT4ZsQT484NBNQRVHgfwvEU5TzOL/blF9X7bbhtrVMrMcsXaV5EKoTX4m4",
+	"TKUKlCLUBg0oD9Bnxbx5M5zBpblk8cmlFkla1bLpTC2T5L8vplPIjYacJal1rB3PM/Mmix3OYNN22p12",
+	"t7vT3m94jatQm1MNjEc0vEZER0yrbcrpv8mJmLXtq7xGMmHtDoq/h1FEt3fbnUZhL8KKM1Lm1JbnxgCR",
+	"qdCxTQ6BavN2DqvdLuX7WalAxk8pkaBQh9UKuYm6eISmBwViFmh3mUYQXU7mZEoJA1ujZRRKEuaBb9ny",
+	"3BSWDDLbloR87KtQVMPumWO/yaKbWxpeQy8jVZAvxe0uHgv2GjctPULrmsZwaEAPlVLkBztoeuksGT69",
+	"9j59kXOjeeVdQgelZtOUhpHnlJAg126ygw4p3a4RaLCrHso1nBQQgDtGJYu+5iouUarvOcSdtZUXOAcY",
+	"XAPXN7eaUEzbSD2tzy3bfxOMR1eI4YApGkbAkXWkrFGo/Z7XUDS+ZHDUscYH7nQa9onzNLF8hfI1Z4yb",
+	"ZS11Q2wG54gMc6uufUR7yWgCqIDCqrmLpKY2uX3Aiz9iPVr5g8j3F5C8yFdXZUd1Ltt8gL5dMqVCfinb",
+	"jm+J56ku5rMgebzkNnlhCr8uTClHZjiblL5AKzIzGEaH27GImPusvcym4tq41/w6xAyPu6DO1WRNBzzR",
+	"NeEl1xITaoMlGdK5mrR/+/U/h23yji0IbqSEpM2Iob2Op7FTy6fIOgUxkPDSSmWdKltD8HXtQ4cBaBCE",
+	"eBzvg0ORaFCV0KJZT9JEq9pqhmNCk1rNTx/fmDRGamsLqdzilFQalWnEH2KxkOjWo0vEtLQymTZ6qZ2h",
+	"K7aE8dxz1Hv9RvHstMuyt5Xpi4DgjEDhlspll41LTeCQB0SMzTjpMln2LOOuLDshiWK4Qf9by7YsOQ6z",
+	"Fk4jjYbXsHypSkS0Z8VN5rOclUoJpFKBvBGXHyiWcrgmF9qYPzt6oigv7qEqQJJWq4rUSrC6Ql5dROE1",
+	"uzj0u0FOT/jzONo+aG+mJrLBzqNdwBIoj/DcW1t089oiXTqI7nB2o76Dcr0KRzGx8OuZ+qkdUBK3cF9W",
+	"Ru9DLBwc2pJZfT8gOhwTPTci8DQspNH15VJmrXDgXOCDDB3DZ2XmVkafUGpWYu5y8vrf32LJU97trwjV",
+	"hfI1qiA7wVCeY1lvEmIz0AXfUQkeKVXhNXvF/HBKNeF0D+y1Mxv1e33+p6L6d8JmuaDNyemHVi+p08ry",
+	"f3ayDnhHv1vmG6QfU7QyGGSVK+rSFMrJkJeHnJxFuS35GVfIjdeZxSrMML96zjN6IQuYGUVZn11r9516",
+	"2dfJyTTAB3PODVeYn7uk7ipU0qQNHuTdMABCEWNcY5mjzTS88MWJtOKdvexLzTuct+I0nJeSMzYTUUg3",
+	"ePlnrwGqnlq72J/HMeMKlU7Xa0yofAvSCd+GuDBHPc8irwCQilA0ahx17T/1w1p63z0sSIICpkRoZme8",
+	"aogP6Z2lsZXMWOUEhedIy+kJ2ZfKxPgCdw6fQHKTE21jhcomSvy5VGKKUWXX3cvqvd4u6D1tv2te1Jau",
+	"PX2G++MvMXifHFuT2XDYzopwWI/2O619f6fbOhx3WGt3dBDs+Hu0yzpaM2p1js4abrg1ld6IS/EpjtJD",
+	"cHj5HVLfiQ+MjCfz0TAxKC6N3q42ROAvSALBJayjtsFpo4chp9DwKjkQrr/L8JiFMbCwH0eNjVIS5lyL",
+	"+/Thwe4BG4+D3k5v1O/s7LD+fnDY6XR2gn6X+Tt95lMW0EOtVtn19KWdqp5ixV6AsdPdrdqLbms/6PRa",
+	"B6Mdv9Vnu+M9uj868GEvDIF9ikO9Flp1sPl0g6TLv0GqRsWUyzGL/2jwIf61/kcO5p1Ob28ectXb3ftX",
+	"Z9ukomquFwzhDWx6LZU3e+bKWSYLp8WNre+0lBQzhCpxiEuyCIrg/2KOsyeX42sWn4dAAEVbcvev7sRM",
+	"lZpzvspAARRjAlneK7PCTI465OTT2SvM0JMm2F949sPQkWcCrC6jE38ihGQy61Mgg29qqHmNm5aYatk5",
+	"U0ujEe4KcqIQbELL0ZIBGTHIh+FD4GLqDzEHVARnWHjOOMw4P6Ps0qXy9LaO2aBHrXVrTlTDc86lgqCu",
+	"WphEVq5RNPa+uwwLP3IWKJWs+R36Xs/XkJJiUrXgSJxVL01zxA3C8OZ0m4FA0Y7/sQkBa2VDl5JIoW/0",
+	"rGeAD3iA6RKjogLMHISeyVKlMTGKtmVBCbgm30SpmTza3qb+lNmY4XYkLkV7Bvy3On1UsXVZ/eK+zqia",
+	"wvJa3VPbuHDQRcqMjFROldcsQGV4elpSMqUizVgGrcJlKsqXmIQOwqAGV2WUZRaHrdM6LMUBTISAqbSo",
+	"/1wwZ8kTuUJEqIUO5swz+Wgip5popCJzHirS7CA86YwCBhYZz6NoC+tU6rzYYpWsZ52cNEhBTtyFKqyA",
+	"82l15UVGFZU4bzEc2pMW5SMR8UlZuWXZBLCINPGmt0xRbXASOtOKiQXaaKQEwAwN5NuW8eiRZtr3ZZyC",
+	"7iwu7z3HTZVvmYrE319I4kfCv4KctC/iGIJ0epcCseAyTS+apbP3E3nFFpnYxUqJa7X8OuMfduMMb05Y",
+	"vNZDYJKWBvgSMW7GS2aTE1pFqekVavkSBeXqncxaFzc0kXSOiMrbAFlSXuXX/MViExUTVAu61Ls4o0uP",
+	"UBudML6NdWtK3Zhno//Z6HeN/nL9ViFGADMqMbcXExGZhK70UGYG+DoLlGkTJJywG+TlXPS+t1umkpqD",
+	"QRv/tfXHUvWUU8IlSegb6is7VaMWEk2ZpKBdjZmfV7Kw9RSmwzUpcDfGdPTAwEefM3FLw1pFW+ERwqDl",
+	"g76rHYQsMPFtJSyLvdVxuSAUDp9OfBHy3JZvJA7upQ3zMuQ28/YNxElhXVz54oyKoqZGGu7p/BdXMOU3",
+	"6/Xph9beQfeIJAJLS5EdHzYQ/sn+Da8Y2sNrRTGFN5nlxZuy8ghv0Owk8WfSfP3xZavXgbPVuddnximb",
+	"wB+hwN8MumChHRJpK0dW35QwvqdNBPresYiyAtwhuL1aiYCMuF9fWFxmTyXWU5oWcHjAlSvZ1+Un7wrI",
+	"onjJOwsJ2nOOkzNk7nJTqREFiVas5XMgr8tT/ca5dqwltyamoCRtpIBG0fsxRFTXV4+6pem21KYoVDlb",
+	"ZJB3LMi6ArQSKYgScx/cVQcmF84JLuhSajUbhX6ottrkBHF2MVxhZLUBZYWVcSF7mtA6YYBx+IqVPE1S",
+	"8PdYTSgKaxw1Rozny5diESFo0zWL9BDF1TYPl7aygPqoFxKrzhKQ3SYlIxoz+3dOVJRMIgP638+A/u/U",
+	"bm1hv2U1NZwzOv2o78szHH6mGaSaoo0P5G4CXxoqrEqCNPVYRKtKhQB0FudzuIUnhTD2hHznQdWJsZUg",
+	"pQTpuCozsaD2Ms0G4H8Osn+/0ykVVTnLycaDP6+TUmYen++84tdbVGcOB7u4MN93DHFUaYCCw0suYhYU",
+	"vzA/JTPa+inBr5+R37MT0sztnFQ1I1a4adiqoZBRshjzBm2+1e2AY1Ivjl5iVGra9ACB37SggP8dE/tF",
+	"YNEl5IL1R4lQWs7YVpu8n6EIQLgns6D4nPnE4RHAbJsNx7UHfQ2iy0KrQAg1lD6FysumG4oYcBOpd06l",
+	"beVKynDBalhh94k8ZyNFWXV6O2j4NFaDxtGg0e8NGnc5gdLpH2wgQ+wnf2TjMi/g+5RwpJfCdIGpRODQ",
+	"nMwHcXLo5u28vNstm11rMLjpfj8Y3Ox/r/95+P3/93/+9uv/9tuv//tvv/4/rd9+/X9/+5//2frtf/7f",
+	"FR+RUKm7ThmCfeoZ1AkXZoImjAfZlTMnximRc99nUo7nkeXeYzJRataUWxDkz2oXG3F3Ncy2mlB+Jd0Q",
+	"2hxMmJVkMvnT55/VOf7f7MPnn+XZ5z8ebW+vJh+VVOdZW8PKhKI8Goc3LGgZLznRFRaRB2vc7Wq0zBkt",
+	"V2jlhLVXX0Y6sTVLKjU0HvYxqahhxLq6LKaOk/n/9PGNg4Gdk7kOEjmuxqs5MxnHbqezm48NGlGDF20T",
+	"q3dMZX71Bb9mPGTcZ98zO5opE1h/SKYg94tOLb1fjGzjEzqVEbFuJ7XITzeoYjDb/Prf31oH96H1D/kF",
+	"dtp91T9qtLqW4mwi4lxBRYUqLtRZ5ImpMpq6fmf+y1KBhdY7yYalDzv7O73ezt5OZ2//sNNvPFVAd5OJ",
+	"x1SxT9Km8nb6u3vt/YPDTren/7l/UBmKTc4bm+B6Eh30ba3mVyjBLAvXd2r+D+jRfUWYP8Ato3DW7x/t",
+	"dUDVxVdMncxC/EATrimNXEt3kmb1PsShr5e9dMUNLV2LiKoQXatn5nso8+n1Mtv8iEzXewym69ZmskwG",
+	"6xvisY1SYk4KJwweftY/y4lzGbR8EfLVnOjiNKSs6JZY68WDce6SQrKZKq0jW2Mil1SJyQWd5XV8ice7",
+	"OVkl8UR3WjO6tLNq+2Kq/96uM94f0Lb815m86P0iP/6yc/nq/UVrvnt4M+uHren0l7+0/h7/0jl9Ey2D",
+	"P11/2PvzeaQu+pBFhm4lR40Nnyx4+Y4dWyONnluzTbIMJT7Vn9DOtvY3HoNw4fxies0iaZNw2h4fx/TS",
+	"gm8WQ+ZmUVZ1sLUNbeRELDhUemy11wa2nY9I3uJlQD+L0ae8S5Jr+3ifiOg1EnMyn3ZSl5LOoG16RuiZ",
+	"zKtZR09FbicHjUsiqNfl5ZOvobeH/kZpcApYeM2O3UhhevIcj6HpmzPIF6sIzS7TdVK0AS7vKT7b6xQL",
+	"u+ZlpAUfTQQnFLw5EjMpomuDvDibj6LQt8ENJklT347H7tKKT+dABzQikGQWh9dUMYKnjSSAhToHviVi",
+	"yaUEusbDz+9BiW/vBJWznj4MaF17uf3HP/zb539p4h9/+PzPpTnwHE3PqypJkFqTM1QOoZYFJ7OQRtUl",
+	"8KuOfnnFfo8bmUfrS4CTee2WR/xWBqC75QHodVn35NQUgBGMEb5B/8UzrQVfSOJTRSNxOWekOfzh9TnZ",
+	"vu5usxuENN/G0y3D4wFnkWSkpKXk1jEJTYdUGklBRhZwxoVhclFJ3b6MA97EccvaPebjpauPTjnkae77",
+	"uds6/AwlELcdr7t/VxG9TGOraQjKhjCyVUzRknw6e+VGkvR9nytjom709f7xVSc0+fQxyDwjFATwv791",
+	"klZ8SSKmp0B8Ci21sVVAJBYs1le22kRrv7+zWCRPQff58VyyIF9msYFDwkW+KLVz07ntd+7+CbW+c1kT",
+	"AG2NT1rff8Yb6mVonLK6JHlcWJ5qCRZUIyCZjOkxGaIu/5EtoQ2EtQmiJdFaICfQrnCwbwTrKJl57uZD",
+	"vxN0WW+8Q/ujXX8v2GcH40PaGXX9XomWN99UD9rGeeVtBSDRof/br/+5dn/x8HU63IpNTFPIVRuZnvM+",
+	"Noe+2ac4qrGfYWboGtu6IiNd6u0e3osoDisS3MmnrXA7EnSZ7T9sY46slX7lH8ET+9dfdv78d71JxWPQ",
+	"mfVYRRLOpmQnVmZ4RyG/curplG0AaFTUanvpPh9YhwKdb3U/oJQQM+qppjrKFM6UyflXhcBQZbrJ5pYw",
+	"3TSeG/xh19R66pjS2hYqxbjo2kd6hZhSzoarWpo3VrcRRxU+QJMVTYcnA47LuM7VPiokrI2yXlCDITgW",
+	"sTlRkDmjltwoJzS2zQGLmVy5/gBCSU2F3pjP9QDi8g0wvGQD3QUtY7CkNVBJTS608wH0YzE23iQXvNW7",
+	"udEeHeT2crxQCYFtC8TykL4JyPOIqQVjHAobKA/SyoYKCN86GNA5n9rOLYdiUHqI7C31JyFnrZjRAEB3",
+	"9W1ZMi98WxGp0H5sIfQyn1Kejm3uy+GkbLo+JfQOC1bA8KRTlvSCT3qTW4hi7FFeMpPVueuMjQx041PF",
+	"LkW8LF+07GbVqtDxcKvSZS2Sc75ACwYvo/rVho3tyZDqKa1C/yZyfp2Fztb2wuaQnF/XnnkwWGdS47ey",
+	"TK/42JMVVD+olA+GzNTzZc8QrZahKTU9EGnza9LEAzE4s1bp/XA4bWWGAxm/Et/a9NVO+x9iTAedbiVm",
+	"rUh/nqk+QwhsfZuDEQ9dyezxEqd15nDrmMA/5BDao46EmniEUX9CBAczWvs2EQsuWXzknDLG8l44RDPg",
+	"YCzaql0nUpeN6tw2EmT3tFzFQFbka0ruVSZh29ZCfgi+Sb8U/l71ciMEP9ClmCuZiSTqDbbR88Ljh4cY",
+	"wKt4vgOKOfObU3lRM2BZAYaweso5A7cw8QKx2R3TKpqLRU3ktvsUK7r7+sgIyMmGl/TATvkAKHtqTJzs",
+	"QllCWfcyy7QOcdR+JCcgDK3CMGVyIk8+VUffPDJL2gUmfQxX4MAXAtd1tvse2PEPO+eRxuOyBziys68D",
+	"817BL5WMEGmHZhQqFnjQdmLJFJ5XF3NFmtZqErHTaqse3mHuCx12SDGv0wLEAutWfUmBUiw7rFI+2VYu",
+	"4WWZgVgjsp8zCEfUv2I8+AlwItw0C+0wtk+7/V7Q29v3u+Odvf1un/XpwXh/d6/bG/c6dP9w3z3UCzlI",
+	"l8I+Qy7gpFjxaDIp91EaIT8pCORSues1DIjpKrvGwUfNFG0UpHL5MpXx90RY1A3snjujS0ma2qVqCR4t",
+	"t9orjmrKyqxRGEjrGmHmJ9ODfkqhZ05GgtRn+hzzFbeslrzZVFUUNrLWWzaUUBkiqGvXlxFFEYpvlWgo",
+	"GcHZ47x8LCxFyR545RTofl+p7CiNIbxJD3w1pzTknCkJRdoAGWN+qOi4vtUmJxn8cge83Fis8ARGZXAs",
+	"g+KKzWS0xyo4A6Xudu+mvrIQt2jIphn0F9KYpib+ZLIioI0zUVXzQ2FHXZ1eCoKgJ/NCWsOjXdMMflqz",
+	"LskIW/OnBnvUVJzndtgXWTlSqUTvoyxra8Mywv2Qwf7Lzv6DkFAYg9lzgETSdhT0LMmHO6pgDk0ZjcE5",
+	"hFR+CdJhFuiwWwxPuMPnp9ltjaiEOqZLRvh8OmKxR8aREHETX0W28VDcFvkX0q25wckHVIGOgvwnYxFF",
+	"YmE7GmY6Njt4T+br80NBUY3lS+whWQo6W3FY2K5j+bDyKpzNMMVc6+AxbERBKUIEUozN106pwpOs2Js+",
+	"Mu18aqmTdHvzL/FZGDXhhmSj7sMG+Al2sZPlSbcyMwsvQ1PlnJFU5lUd0lxzIvD5SMrzkZTnIynPR1Ke",
+	"j6Q8H0l5PpLyfCTl+UjK7+FISklAOGX/gosUi+tQIpZC058wOtMuNijvLTLnKowAltI0o9ReHiAAcANv",
+	"GQb444tsAU23s1sPF2EN1vIHi6huUDQ6udoVnGCoEG2V5SfR2WQSRQv29j5AD2X27u3mLTjuVUV0n8RN",
+	"UZyvejJXdvYYYMfn8dxiHeubMAtpAkFNqFzCIgVOhra7zBAQhJJH8k3xjgYc+wR7SKGUB2mQX3BiI1kQ",
+	"RNryyLgUbllwlo1tDXga3MJH2+QcAlLQYO86kzsl0/DmyIwHs+UsBLdbMuh4HZOpuGZywOFB/FzpJSE0",
+	"Afcu6JLEYs7znazW4jI/kPQ2jdAW0aDXVoqVOBR1QJ2dSvq1r9gQAHo18PNM1QffSsAj8DnoIVQ+2dRZ",
+	"d9GlN3+LfrCI/gO1BhMqE2xqwU0qUQoyprGHQMU0hYI3SO9HmtvmPGAxsE1y9A1AXqGwdKGHDpU9voU8",
+	"hhclkRYouk1ORtLEGXL418k7V9QVuquTQVZZu/X3xAPOKth7sc6jQApnUgQOvnCRacpAhW35ZC4tkLME",
+	"ylVViQjJLUuluswkOBMQvyw28Uw5AYPstq6rUDKLtq6Xjz0NV9XN5zmw9RzYeg5sPQe2ngNbz4Gt58DW",
+	"c2DrObD1Owls1W9MeL+M/cNqxx14k6/YnDDneBY7+ECUDHw57DZvYAWS7jQJIKMZqW32WXt14MBhwE1N",
+	"WA5if+XZgJ2jbu+v95MLpgyTBd9pU9mP4bxlpgNKdbb6WRX8F1MFc8mCZ0XwDSkCzYpaolSTU+Z3GKrR",
+	"7bQ7u+lPL7/ihpkpnD8T1LdBUF5D3XwXCf/qHRTBNY52DnbBC9A//EDlJy0AjvbwZI26+ROVE1iTfb87",
+	"3mUdujM6DHp+n+2ND2h3tOPvBvvscNyhvVHf3wsOWGfcpTujXX8/OGTdcY/2R3v+QdAB6/LmVJ7NBJci",
+	"dporq5uPobyCHFmg59OQfswYD/lla2Yv2rvOfLA+esnf7JrFodJ66937i4+nZz/CrWeMByx2d7Q/6hwc",
+	"7o86u92dceDv+7v97mgvONRz7x36fba7s9cPesEIHj8Pp0wqOp0VFUrvqN/9K96kLZuXQgIz7mRdOufX",
+	"TzL4XpMXtgnt9w/7d+taEd4jKbUh3Jur8GuHwp2HVkTbXaC3nAVRKzFQJuzKTazAaVlVs/1T1/RyKcel",
+	"y0vRqtd+OnuVtFRQC5E0x5pF1M+lRxvdXnu3tNuUbYV12ysHXMpL7lo9u/OyduUhV7ipKA7uF5FPJcc9",
+	"n0c5UyPtkBMilU84Gbu8hKn1FkfclDTPdbHIXBSyeh+bFV0plMPLj6fnpy9P3lhJ9qfTH/5k//329avT",
+	"T2/tX2/e/2T/aQVfHZ4siMZaS+HIwwqBVGeQVF4WstNQ1usLmfCyaTNWydKbvC8rgVe/W7P2NIyiUHA1",
+	"kaUFxuv2txyVElIxWYmYY9ccy5dKwhIplfBOnpGzG1fcepdps/tTvXp57suqkizXFOi8wIc1s1EfK3sC",
+	"n5v0psRup05jYCymoYmvDTlX0ytY8NUdA4+ImgiZwPP5lAse+ppIIK3bdHpabXnmGNjUPJOcMYd7X0iS",
+	"aRFKmmm73MwgpYld20za9DaO2ZSG2ipyHj0mnbQPrtWGksSM+hMW4Limg1Sn2DVdTzh9aJE2WJZbpZXq",
+	"1vXoJ3ZO2edkbkj6DddxTHuQrSx+ZeOosWdGvFvTtjlVvP0NGz2Wf8pDRqzfa7nqs92372309o27N2cu",
+	"l85mBYeeJZUA5ZVlUThm/tKPGDalyvQYSeKT6WFgmFiKmTumIR7Zs6C5XsOn3GdRhAC66RqlgxUW2C0H",
+	"KMlsl3ZMeVCfFGdWyc/FWWUN8ZLKEiPvM42uReweJ8b+nAtbLmiDiRh7lIQLbloqmtkuELtXL2wsuGIc",
+	"FhSDflPK53A8Rk7EXF3YWzOfk9yzVgdXtDk+MdhygPtrTt0rQnEPSEwV8wig/5hAaBItq3V85jkg+ZwY",
+	"fk4MP3FieMP6Z5BkAKkzX8LpxaVtSh9KNG884pT6kDHT1pcfzQMWOHB6LkpeWjTcK62CrlH6+yT9mDcP",
+	"3Ty0NriUuQtYa+amOiET0kz6+cEktypjKPXsoCdvjlzXxsqIlvwKac9vptlAW/SCM7cLOmli33HDkNkF",
+	"SaOs3DpeN61L0TIXoVy5/a7wUyuczkRs4ZknjaPGZagm85HtTIFw886/YCDMB9y76XDNmNBa7EjjsKYQ",
+	"M4WGvmVUmduCkmpJF0stbVG80kl0P7OwqfDjKvMzkYqpbWkSYMbqzJg+qcrJ09YZePbwukoo/vPEl8sg",
+	"xoJdmTNtyt2mSk1bEMj1XY8KR6Fspc+YOjEtPWEDZd3uGDlRhCX6CBAAuXEYzCPYVxSg5YdECdM/1EBX",
+	"SBZfMweaybUD4fkc2s02pEQ+I4CKO6cuROtyV3LqzAzolCU4iPLdXmdFH2GLqQ/iMGnpWC4Y3Y4ZOKb5",
+	"s1sscEgw95NgodZrn70yIJTCzp0zOn3LbHi3CGMZS22L+yrkl0kExdZs5mt8Q2mMJdv6xGARUk7zWIQT",
+	"Ks+YL3jwPfWViJNH/iZCvto6NrCDYsFBaM6lqRGtVYZaLDJJ5lzGknpwgOzhQhEZXgLodZNyooegStsd",
+	"5nkI9GyVgzeU4FyWrEiBBApLVDlDOGJAJNxMxnA3YTwW2gsun1K6zHXV7mbYmOm+bCplzHMFKM1kxl66",
+	"Z8U1+rySwldBa/4eiPeB+JoOq98bXzPZ4ipgTSMxNNMEoiAxjhEmUC+DteKxAa/gTNrTKaE6ItchW7DY",
+	"Iwm6KGmefDglV2wpPWJiD3LLIzSYapYEA8iDiEjIL/UPsMSkqRid6uv+PA7VMhPswFeAgWIRTL0GjNfw",
+	"zA5lNLx7W4E9krTaunhGmYJ6rnj4ihUPJfr9PIeingQMcIc+V8HC1c7FFla5GiLf3mph4rG/WqYdDAbv",
+	"bVbBTY/lQfU3WPgSX9RurSNA92phA4VVnnT3EC28Va70faimxJxyyKgAdxQQE4PA21pa+hFbX5KdmEOB",
+	"Kw69FVyIgM1i5lMMWo8i4V+xoJSO5AaAeTkCL9AQlYqkrqv2XTwSjuHw3xqntSJC8qWc2HwXA4dhvTTW",
+	"VK+vgbvzlk2TZS5yokPn6UG+RCY4nmd28ctU5SfA+0OFe49mgcZUQIVUkFMPgiqHh6unnIcvvZ8vdw4I",
+	"XywKoM2g1v6X7BjPVUvtbC9zmrAIZrmb9nErQSa9W++suVidZe5aRc8zKL3per3O3VrXbI1nVgugs9C6",
+	"zqkZ2S3vXFcLkvMe4+YwO13Pdi/j2GYX7ueT1l9p6++d1mG7wp2tDdRZIEnTTvJEKTYtK6l/zxkJWBRC",
+	"JIDiXXkbyz7b9WwHDzziEFHFuL98KxtHB33NItiQRL//Cnk9XpOqQXHwEo5M9sqwJNNp18CuSNqLrE2f",
+	"OTOvNXL6abelbBpLRbrkx+8sci3lcrHyaHhG68UbhrXdVSubjznUHr+Q5E/n5x8I3m+i/ZDN5MJMkfh0",
+	"yh6jFsfulPtB7jpnZm23ylnYz9W0+8qQZznxQp9W6PNjiNigrjLTZ9bDwpFQSUvespy+UQTVaRFhRj7d",
+	"oNkDzBJdkWt1AQ/1DljfxBkPgw7U8+6M+v5usMc2bKEXiUs8zvvlGPWz1+DsRhmxsv5J8P9ggzAQvBKw",
+	"uvvXRpUkqI0Jf492Ks621kh5JDt6e+8cC+zb7UZtga0cLzmnlduPzYSJay6mpR7uliWlIkmk5/NjgFCX",
+	"doG5ttkQZ08c2zGhhfxHu/vuzgWXuoaIqY5wPTB2lBdl9w4g5bpoVzXOoxmAfHwGRSU2YUl2lvz263+A",
+	"yjI/mgzdVATMQ58OsITGaU4Twd4B2KgAu1qnEsSQz0dGpZ4wSiiWDcgknb4/36uZqOlegeDdHwU2xXnN",
+	"A3mSnPisAZn/kO7h90lW5xamuLHLVMlJJWYzFpCmcvS90eksIP1uh/wgONuyqR8o+BrWMkhYtYHpVXZF",
+	"h34f85G+NGIBEhM2ST827dCnjHL5WA3R87IvfPyuLeXEU0htQxlVUiE2i9l1KObS4sZDO2oZXnLpETpW",
+	"kJuLzZAZq2ujgu97IP2bHvEbN2SvEyFAi24OGDiGPlIqKtB1xcpWie4aMvCphXYiax9LaP8UqskZLEJJ",
+	"xJsnlmtquGoKCvmloSrP7etrofNTj8PtBeloiUcXzbZsoZ0WlP5+pLU0y99YTCTzL96Of/zLYXzww4//",
+	"/Zf4fPG3Tx9eHZy++fDXU9F7Q9/Qs0VRwLtLuyENyYqtP1OUBzQOiHkmkSLNIc5yCEXnIyrZXj9XOVTz",
+	"M9YxdPJVySxXkfN1ZdXveWpQpJaGEqklYt4joccG2HUmxEWAlrmYc58FhGJ2i7PFgFsvdmjpLgF4G6YC",
+	"OKm6Johnj02wY5U45lijFcyZN+DJSOLaDoRCelggbfOKKaC/GTQ6NaEc2tPmRtPe1oWFhzMPOhh12CYv",
+	"ATIIwgDS4749LODHLAgVot2ZNnfZpiDJ5JCj0wKidqbOu8ie6bW0JMdeScz75LGkDjy9lqy4c82unXMp",
+	"swCZJjHOnJ2LmWm7Nzszdy4nU3VvrahaL1mDgm5M47WrGk257QPLiqVr9s2rEsPdFdhq4Mu/tZ1sUSKm",
+	"cpZ291uH/g5r7Y/6u62DoNdt7Y07rE97o0N/p7MClmwT+LEUTGwGPU0smlgBSMUPZyHjmQToBuXdJeAq",
+	"VbI/WbGKmlkntpts1m5tGNxvpIL1Poi4WP72lilqrZ2ijZ+hqEJ7YkRKiZhE8euciEDeW+9HeI2blpiG",
+	"4JgvTYbjmwXb/cfC1q0Z33KQakuOVG2IKJuKWBdUtpTqDD5PtqsfSm+5Hmu1gu6KYun20brl1ysZTlcg",
+	"rRt+lGBZFdZqHj41LSguLIZbEJxCoG7gjyXftg7d1MljrQY4fdamX0+bFvbAtELeZA+65929o+7hUf9g",
+	"4z3ojvf8XqsT7O639mn3oHXI+v3Wzqjnd4MOOxz3Dx5pDxwhVv0Jvc7RDoCSVAB5laAHmTMcFehBvd22",
+	"+9MzetBzLd0K9KD+4UG308uiB/Xy6EE7bJfu+4ejbtAb99kePfA7Iz3/PXZAO36X7Yx36b6DLNQZdf2d",
+	"YJftjw8BWWgFelAR7Kc3PqRdf5ftj3aCg3GH9v091hsdBt3xDt3199nhqKOnQavBfixfdXZLwH56/Zpg",
+	"P72DPdcBPK0tPO4eUay6bmWpYHVlyGMjQPYeFwHS8YK/Lghk0VbcHAfSPcOdjvdQNMhnjfCsEZ41wn9F",
+	"jfD4oHFZ9IkNACI+r8NPSw7Z1oJZ+6bBzzYFO1sFbrYezKwMvKwA2XUviK51kFybQGjV+OgskW96Qizz",
+	"9H9BoKzVZ5oLcZjq7uTRY4HrbAqpgzlCOHF1ppkKpdB3jMYsPpkrIPcR/PW93fk//3TeyAfUXiWBTur7",
+	"EMuFeCehnLwOXp2dkD//dG7zYqN5GKlWyEko5ZzFpDlM0qX4mMRfhsdwhmzAqSLD7faCRVHriosF3/7b",
+	"4kq2/yYFHx4TP6LhVJKhdcsvwkBi8nIofTFjQ6xLofZ0F86B3SgWcxoN+PsZ46evyEvBOfOVnRNGWGeR",
+	"QKgeSPVdzmMmSXP44eS/v3397vzs4v3pq5cXp2dnn15/HB5D/ixJ4MCsBtydRtv+S5uEw5jRYAgFM/pf",
+	"ZBGHig2PyA+vzwlnLADwr8Az8dcpUxMRSLwLY7AgAUHEwOakGztRauZiOlUkgM8dIKIh5l+HJGZqHnMG",
+	"Z2yAtEPBPQhIm1tbJkuc5FRJE6PMaQ2Y3jOwcLXIb0wYRYg4Y4b9t9YZi69Dn7XM/FpmgqkbMAt/ZEs8",
+	"qK5/0X8UZm8bDdms9RVbkmYShf/t1/8ckm2IyismFfy91Sb6zSxuyTCAEzYQOm+TP8EMiZ4fZESpZK2Q",
+	"S8ZlqM2pGl+C82zpiRa+QvNXyMei+hNaY+qH/DJZbyBdvfmAcTcmfrycKZH0aoKfLYKKV5YxlB7SHdQI",
+	"zUdR6JsMEnTyJydRZDLTWJ1nQUI+nb0ivn7DseGUkpsGHMWGXI3VSs4noeZhvGU5Y0ELFTaREzpjeCzu",
+	"cq73AS6QUA60pIZM9zgWUxIqMlqS4SXj23BfS1yzOKLL9pJOo2F7wAfcFi4cJaWGIzFX2XVyFgU+48P7",
+	"s3MsDrDrJl+ktOxB7QsLBny0hCmWFEkA1+EHjEQQMhxX/zl0KxWGxHxwUzKmJYP+vmT3gaOQnqSnmS6G",
+	"gXhAIFYLWC3A5CpUIL0Tcv/gft1PztedfDhteI1rFkukrm4bQPbEjHE6CxtHjZ12p72DWC8TEPHb191t",
+	"KwW3gUDg8mWZsPiAZGSRHhJgRGkKDIAPiJbN8pgME6dsSCRdSrKYAJAR1g45QhWwIKQp7MRT+qFAL+9N",
+	"KNVLnJOeckynTLEYG0nlDgQqNpVkBnBEl4w0u3p3oesYMVgL+q9UIP0yZ/Ey5WIMexhxSvHLDUJDN5++",
+	"LQDG5hBji6cWyierBJFX4Yw0qSIRo1KR6vmZUEzpBEunZ+dTcmYIe5FgOT7sda/TAZcDvAPMsM1mUejD",
+	"Pmz/zVSGpm9ea75DSgZkXlVSBsmmrWmzj28vGzSZ5fZ3NLBH2u68xm6dR045EvVrOJXgGjhY4yvn0ymN",
+	"l4bKiJzPZiJWLDBz02xHL6HozFz4rMfIsEtWG7boXE2Skq/t2wRi566SoRIkrYmQ+GrmX6H4umSmd6SL",
+	"LnOUOZnvOeVFnilzBcSXAU/K+PDQqL3H9gC2x5C1+Hh9+qG1d9BNrIBPH089BOkLmfQSzmbxCzngvja0",
+	"PQQXXVCZ7WXpop16WajUNJNs294QReNLSFz7DDPZdgKJPdsm2vJkXIVwDJcYcWzuewFlSqnRUrBABlyb",
+	"IMeEkkUskkpGBFHlZM7Bhkzeas4mwedqG6Df6bfJCVzU1kAcL8GIPaeXA948HbfeCc5ab6nyJ+S3/+X/",
+	"IDud/hZamy+pP2Gtl4KrWERHhIuWVCJmQxTlWfn2A1MvzZYXBVwZeae3bNsHPyRITkVBo607PWWosb8O",
+	"2UISGmmjYkkmLApIc9D450HDFiqgVNfrrZZEE78He0FjFpAFo1eRXs2dTn/Aob5McGaVu4kqwyteyDZ5",
+	"z6MlocTXS0EmIVdHhJJrGs0ZVvKHknBBwJLXokvrWv16JCzYRk27EZxc9MhUrzJUKaiJtoYsKem3IRQw",
+	"V7i6pRZaZrMyIjTvAz2tYDT7XCIXz0GRGtbXX6XVgDEM9Lh6C0vKgqB4EfSqIX2+xAVCLkkkiG9ubKa8",
+	"TFQ4ZYRqGxh0TvWa6NnudPolFTtmN3D0gMjQIhfr6eKmoHzvrhfWdnU+cS1ERRz+nQX4cL/+w++E+l7M",
+	"OT7YO1z/4LkQbylfGs0iH0e13OZdrp8/32XUzUft6FFHjGW2PqN3DMncX/NsY+fN7VuDBHa3/UtcqY0S",
+	"RLMXskwrpA76pzgcbhFAMPrLR+LDuR3Kydm//0DCqaY7bY5yA3g94Ibkmsolc4c+Q3VMFtpxUNqyppyE",
+	"amuNtARotr98fBKh+Z4nh4/SPcJ1BFttKqQie31N+DH1FRjvFrA8YHo1gtSOAxyFRBSlwM1pdAyjvykD",
+	"Oie49/rZM9sGfuyfyxCi18su2JpteX35LzfTKCu4CkxfJqHMVt/XaPtycgCI43ciDE4SjrOcZpb5keVA",
+	"zMYxk5NW2uB9Vtq74SPDtic58jfF25YNwLzkbIEYUMaGtUZATBVDKwtugUeXnjYawohlkK9DJVk01ioc",
+	"qg6bJjrppahSaOPhEFtt0u8cpgD5ZpQBDyUZh5xG2o4xE22TE8iC2Qlr7/yKzZSp7l/qC2Ui5iMuU4aS",
+	"5GNImW/GtMC9g680i/M1tXTnsP6DLwUfRyGG1L8kR+undtY/9U6A73tyTUPM621uF+CuZHntkeUA9ixB",
+	"MbBKCiDavOt7gqEiDKKuCQ1y4y23yXlSJGw4Tiq6JNQuBpY9gJ+3NB94nBEFmN8xkiXxAkz/Cs34/fTA",
+	"DaKuhgiGb1T1gCfC6hjERHo+Mu0ZkkiJ3CiKYM68TCIgFGxGIDyaPAC6/E4Ey0cTBSXAtXfZZJw2N+6+",
+	"LWGU7obtqPN7tDF+D6JsQ4mE1OTsTwbpeEaXNaUTSqUrtswKpkpH5E0oFQofmgkAOfgCFXkQzhZMKoOO",
+	"M1ra2G95ZNlG0dfFliGakbwQ5E0o0wPlJeFag0JWj2PcXiZ3Ze6I+3Z79harfaren9TWbzQDe0qgOIfv",
+	"Y8aIYjfKxGICQi9pyKXKStjAgNRteTZxCtFG9O1s0NFz+5oMOJzZwzw7mVA5cQKFWDgnIXufhCyb+cwc",
+	"mcVsHN5sJSHGAU+yYXgOE3J6xefkfGQR8dPgUX4hGY1zQSPHP+vt7q6C2FrlrhWW+EzP9IotK7dUxApq",
+	"DUoyAJlzE7ZawL2WLa7/XHc6GKk1uAFVk3ofY7StbF6vXp+9dKZ0An/BxfI5rNGjbyBLU+PG95gueVKr",
+	"2zDN+lyH5d02HCLgVzCTH5j6Xgsp/TgLbCv0FVBfSbegcRrea9KR1NccWwdPM8NRpK2i1LtkVujlZN5t",
+	"prnLP9lFa49EsPzDdkAV3e5sh4GJBz6VZs5r5MdQcU71QF69Qd5nlioBq8mSS4DlUGogvwTmkrbNUa7V",
+	"lKk0SeQfwOPkuwQIabxsfLY94EP81xB7vqHBBjnioWaVIzv6ECNphssw6xBecmHvTvqqlFizOO9yGlhv",
+	"x54GbDoTgOsFVQ1PZMRmJrmRGdt9qjkY8LIKm9by5oJKYsRuLoKfrJxqQYRlieWBZTMwT6WLrZIn7u6y",
+	"EgQn6UqPR2H39Df9QiupbMi1VEaZoFUxborCC6zHUnG0OqB7a9awXVkvVJy9tIVE9T7RbWpYcZcNohsJ",
+	"6DXezxhP/JzS9cjlc19IcHe8YgozNKlTZZE3Vq7Sl18e/bnlQbECtcU1YmdfaMbouKRkW75JpdK4JunK",
+	"tWGBL/GpBfm7KS1/SW3erxNF+17EozAIsJq73zlY/4SZ1nk4ZRB2qOmKO7os4413a0zyA11GggbnQryh",
+	"8SXD53brrEhSZfKWBSG10GJfNSq5wkBC/eL03U2ti3JzqabjX6s25iOjgSRphG99LKBNTrgtlM3/aOo7",
+	"JNR1lGUWK22ianWPUBwlaT5Xu1Qn+h4vs/dgJ2aNYfOk4bh7heHMvN0A3BM7Cz8wlTLCvajfqUJ9SOTL",
+	"rfDNxLvKg1xOdWitOJdbK/skwaYiKsXvzfPPYU+sdP5z6BMV/v8qOKg0BOCcMH1oFMB5Yd5qyR1n+0eK",
+	"BSwyvGI53L26IiIg+DWLDfMaq4wFUE5vggNKpHBxl/PYtr8D+/+XOZtDDTR48BLz4OaJAU8Oj9se8qZ5",
+	"tcm9vYNcGbvx4cCIWyH6QjopuBGNKPdZdVigkii+sciAe1r7qwQH3HPr5YrTYdWvFBTIipRHFAD/4H5D",
+	"ttPK785tuI/1v3BppVwq1jd9tm9d+noM899VsWUegMOL65yAVRJwJZNXugK5k6/ftjewiVz79nyCdPZf",
+	"3C2ozyHJgbPt2xRA6m6bmk68rbRZbWWJbhPUvofWwxaZ0TAuaP00PR6b3H1AQn7spMQrGvEWWMKeOcv2",
+	"Ct7YQEgOBr9NYbOelJZz862gZ7vupmvxkxJ1sgT3UnDJ0xlN9xjU7R7yzpM3rBEsTYbCtHcBCJbYVc8Q",
+	"fIJyiWbyfF15aRRKdUSGOP4Q0vQSm41CaTlax2FAmqbxoEdY+7JNhhUIKnC8d8DTzopgWSMICmkO892k",
+	"h1vHSYPqI6LF8ZBcCibJiPpX2vQuYZAB/ykOFSNwgLu8WuzpGeYpqsYqWoF/4dqxe/Gswc82h1H5JXtm",
+	"4rwhB+kNNKLuw8trVNcsbF2x5WqdpW9w2rlMKaeXTEIjGBdV15wj9/B+MSYjoSbQDkYeZ8Bwkxstni2C",
+	"58KAePYx8EgQSu0jmQIhD9vKQL0YVXpAPDWlcHq2GL2JLQ6UxGokiH6JmAVbbQIHd5D1S0NtCefDof/f",
+	"g46EiVYFsey+5aOMz9xVjBzlzK8UjkJW68fSMNKplHMAARAGnTnBtbB9uU2Jt7508uHUs+4RsgXiESyN",
+	"Lm0a9TbgQ80nwyMLUg1wGABSfUyGmv2GZEqv4L15EGvNL4hEUmDULSj7hmO2mk+ybUGAH49IqFIWQrWe",
+	"FPn5lHOhyIiZ3iJQUkiaXAy4E05q/ciWR4SSGOIdZCHmUUAmFNolkyvGZpaBt+xxXYPFN+DVR3HJGjWO",
+	"rm+Wn79pDY4Txok6yvvpK2SCEwfhpCg/OFvovUnbx/gsEwb/yK7FFcsOVVJYoG9auRu3jSu2LA1XXbHl",
+	"dh60Gu6CRWprb73t/PS0oa3fpfVgw0CpLHqQnbB9C1t1h7IvYlXVGVqqSCVm0o38wPFvBA1I5I0Bw0qQ",
+	"XrThT6Yhnyu4B814EKcD3lQTFsZ4MB0MjJj5jBsLAs+lgKK/FlfwKoK0FxhRiNGjUJE5N8ee14qSj+uJ",
+	"956ixKtYNawqagKAjnWzqg6kItd863Gp1TLG2aLfnXFSK7CVPPrYca1VbI90+whsPw9C1TJtRytAUEQC",
+	"IgDAIibJ5SaxfB8BTFxL9AhjBYyrGOyPRRwqxbjBpMqeLEjRiqDfk8XwdXBJAqroiEpNTuM5FIMJgvjK",
+	"WPWiBdWAC848IjGRF4lLbcOg4zFiANalzZcMWNtWm3wfRtpBHS0JTsbT/xUxnENDDBRo5kERk2ER8kAs",
+	"jjGJC67MEE/DmrLfpN2fvuGFJEPObtR3eMdWm7xiioaRNL7NREQwsm3qRZNuWJ8+vgHryfhN4O8ILSfI",
+	"EHbsCIHpmtchW7C49Dh+xuXRz7wRl08k2aAyAY1L3E/A04KXvtbb38bLlfBJ+HPVMQ5AeLr3wQ2Ym4XY",
+	"GKXTFLFe77lkMTijYCQHsOngAss54EOumrKIES2zbM47vUebM2SZQ5m0tNG0EAaVE0OafdKZaZYO8WC5",
+	"iJP4TiiBQ6rmpfVdZk71upusnIA5h7723Uo8wptfm5fmQMx6LobZ7r0gzHZXIpj1NgcwyyySiALYH2rs",
+	"MWxUtFZUVXwGLnn5clp42pWTfVJDxIg5gM9fWfdjFuc5WlIGfoPp3CBUWoeWWxVe46Y1Y/E0lAbJMNVK",
+	"jTUWh6lzWRmPXFUgQ5pghWjVPkoznnwrMRXcErmAjaBx4miuBhDOWDJFbHMvD3g5zUVgEoGkILkI2mo0",
+	"QjNO4otbJtoTplCyFYA4Vm1+Zz76m4855idcYdTbYqVn/ikm5BziHSXbvrllHvLrEBvfVsfuT9N7iKXu",
+	"uWSBl3hdKeZKLk4MkBBRyK8AYwHM0UycTyBGHIQDxRgsUJPxc0LuQ8XoNG+LrrREnRl/+8yQTnZVEN7A",
+	"4hBnw575ovQsZ3GhamqXhMwalZH5txggJzLklxFrzSVz3uORaxqFAdknAV0arzINF0nkA8F9djTgw8G8",
+	"09nxDSbzp49v4G+2ncxv+w+mHqSVvuCPwBv/CpDWzTSRFiYQzOOYXuLZUylIqJURsFzMMNRFLfBfJC4B",
+	"AxsOndma1BmLpeBkKeaxZNHYAjhyIhZc+y96GpAdGHC4ckyofWYxEdA/2cBKUjJl05F+RhpPOiDNfueQ",
+	"DM0dF/j78Mg64xCRG/BYRHpBpWI0yIfyV4BqEoSqgfKWrF3RhqwHnR4hpjppwsy31of7U6b8HYT808l+",
+	"1YOygbNoFVIspeXkxKPminqpAWf4NemByt27baQzKC9sTX7+r50wqFXmes7o1C1wfWr5DdvGErGyidgG",
+	"/m7UN3a2b11CWJuHSG9+YeQ4ZiUWIr5y0hEJ6G1RCVlXwppMGBYqtaEsqG6/099aJdtIqWhbk3x4bMHm",
+	"rV2u2nmIDGs+TTqiX1aNBuv/nDV49KwBd+jg0XkZLYjVBUczJmYRA+uE+iopnkih00dLwqY0jLwEgyyM",
+	"CRghkEdMehWwJZnSJbSEICG/j0fy1kz3m/dGtMzHya7yRszqP3sgVXVAmkA2dztqkfz27VyyeI3Ses3N",
+	"KTBUpS+k3bJJOEPfAZISUiWeSka3mLQQp1MDJT7dOrZGupgxl7OxvNxoMePwU6ms12Dd/phNxXXiB+g7",
+	"LuCOoTbGN9VxpSl2PX6W3R5Nw615TPPMJ9iTRl2dA4vxD6Rzvkl7E7chcVfvoaMgyeVPijv8Q3gNDrdx",
+	"hG0pn9Ytecf6MtasTobIDoiIWsJBAx6wKZzhKLDQERTuJS8x78TH8dTwb7/+B1ELgdckgZE0ZzPqTwbm",
+	"MVtSEzF6zbQNiqV9ZrgXkqxifNLU3xMFaBxP59JEwuc8EE7W/R72bAmvf4KU/DfC64/v1NvP05/1lYrw",
+	"UytgtQWQYrdytkDqfpZpX1WmYUOQRPK8kLArj25+mxISWTfBZktOnGaBaLoEBj4+1oJnrIiYK2NpkIBF",
+	"IdTtaYMELJUN6u9tBzb7vm/f8s7NeJX5naziswFeCuGQJ7YN6+/1En/6+AbUGBkxMlFqJklT/wcrpQRH",
+	"ZEfbvQ76GdEoEgtJZnF4TRUzZV1yy/RwlCK6ZgOuhO3DaLBsGRZfHRPbVKS75zDJzDnF3CanSoIPGiaN",
+	"rAa8OVxMJPOhr6VX7FK4VVGUv2H1e442fwcx8dyMvxZIRHYWP4VqYnDf1nB2DhCwMkD+CoSoCZAn21MI",
+	"j6Osrbebtw07idIIuf1xs/i4h20cs/N8hQI+LAMSjIqy3Ln9i8z4o1C0sLZpD91cAgJuzs34LIXye+LZ",
+	"/v7yD0+HzpFqUMSL+v0Cc6zSdCdBQGhB1d2rCMQac9tBhiFL7bqUCTOVHh7WYYM7gIctqFJsOlOkqcIp",
+	"8wx8mEciCie6PML0J5vulaCXErTNLvnxu602+ZHNFNnpQDJ9Y7uvUlY8ajVyul5JAa3diKrSRof3S8sb",
+	"q1rpr3u/7UgADZArX37N+Iqq3U1ajXkrCEMJ0z3826le/QKGu1mAlUdp0w17ttxLitqsNHM9v4dJNOwH",
+	"vn1rKP9uO2Zm8OrGR2f+hAXzyABUwJNYr5amibA97NC8phUGQ08TuuCOBdccprw+3MKi/wFH4ciwKXZ6",
+	"s5yP9BRG2JE8VMfgYJhVgMo401Z3QUOI3I0B4iJm5tzLlAZswIM5I1wsbAmNfjAQc/2mGkfUzOvyRuI1",
+	"eyx7vzRVjMsbBnq5rpVxY6CHurO4tjYwZZ+qHHIq4R6ePq44gfK0gr4oqHpfV1BB93rNDs8p8scTdmYL",
+	"COWufHmYqLtNKW5latD27J1Cd8WEqVLJ43CaE3vLSpCC/Hi1gYf5ZMH53Gtr5+Nw8s8E/qgEzhA38FEd",
+	"FJfGt9HlNu0Oq9X5CeQmbBylJBZ2DMq01ycTMY9dJWNbvkPQjap5zKBihPoTj0gx4NS2vo+huksuQmV8",
+	"IDFXJBISj49bXkqBCWHmoeCgzSX2RSRqIiRLpjHgNGZEQM/kfudwC1A0EPgiiMXMQQFJG2Xpm6FOBSyF",
+	"iYhqqP3aYYuvy7Sdbygkl5LTc7IrF7AxdP1Fk/hAwaBJzUa9yEfJ7ydzaiC155Nclajs9cMXq5DaHy9w",
+	"8Qzw/nQA789+/VporHKM9bqpOfC9Y+2gewRCRtJLjm1CsyWQ1Dn4KDKhPIhAIcsBH354f3ZOaqIVD0kT",
+	"oGG0QgYWDuyRGftJR4TC2f65ZMGAQ5DAFuMkrO7gDh9ubZp+uz8o+z2V8jOW+7eB5f5SU3VkclAl5FDI",
+	"Q/nwwFrCua2ZWfJqIcF7DuZ8nUleMvWFZ/g7yI+lK/GMY/+ECGYOJyenUlLN80BLcRsbe1QajGf22xEQ",
+	"QKaIAKkqA/xG6l8xHpDmRKgt0zvZyxxKcC04rZhMRHklfHd2u8PL3w9QQGHmVY3lTV8Vig2Ln02xVbgB",
+	"Didk1q3aJCuvdX5pMYSgSRGLAkmgF1HTpWTT/xtOBNOgJXi03GoTsPglFlpJqkI5Xg74bqdDfvtf/y8y",
+	"DTn+l97Af7sdr9OB/yO+XpRjy0S2TgthutfaVtny4SdkiqcqDc5P+SsVCT+IOZ8Ru2tW8qoHMW19zVWz",
+	"JUv93iorYx4/1LAAn8y5KTG5njzq+K10VflqUcWn68yyiol+YMrtH7RRDOK+vLONPlh1RsIcEh+aU+JD",
+	"l4Oa3KTnZHjJWUCWTG3Zs+M4bsSCI4hDm5ZyWGojk0ZxRSwrbTcOHfpKxoEu85RzMec+CyA5ohfLAc1s",
+	"kxOeAOdiDNANZJBhyAH05EL/xoZtckbHzBQAxRhnJJTngzHrwx/1vNgvLSHuGTf5ajIl2eiMdHmSmMU/",
+	"jsiq5VmfQenwlzz3A1vtQE+UtqPKiDcYPr62nDSPo8ZRYxto1tyfF1wfko5SPLBNoCFjkO15LEvSDpb/",
+	"Mo5rk0azCd1ql7VKKxvkAx6dQDC9KMR2t+ZJ9AUqqozMxEyumJx8OCUjNgnNsedco34DvDk0D32Ko+FW",
+	"5kWmD3/5q5KWKslav5DYpCHbvG6kVYDB/vvzT+fOC9JNuvt89/8HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -14,6 +14,7 @@ var secretBearing = map[string]bool{
 	"CreateMerchantApiKey":          true,
 	"CreateMerchantWebhookEndpoint": true,
 	"RotateMerchantWebhookSecret":   true,
+	"CreateMerchantInvitation":      true, // the invitation link's token
 }
 
 // noStore marks every answer of a secret-bearing operation Cache-Control: no-store, so no

@@ -26,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -39,8 +40,11 @@ type Deps struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
-	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
-	DevnetPay   checkout.DevnetPayer
+	People      *people.Service   // the dashboard's team
+	// PublicBaseURL is where this service is reached (paymentUrl's base); invitation links start with it.
+	PublicBaseURL string
+	Checkout      *checkout.Service // the payment-secret API and the page; nil: not served
+	DevnetPay     checkout.DevnetPayer
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
 	JWKS func(ctx context.Context) (any, error)
 	// Tokens verifies the dashboard's bearer tokens; nil: BearerAuth operations answer 401.
@@ -134,7 +138,7 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
-			chainHealth: d.Chains}
+			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)

@@ -86,9 +86,12 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		WithdrawalsEnabled bool
 		CreatedAt          time.Time
 		KeyLivemode        bool
+		KeyID              uuid.UUID
+		KeyPrefix          string
 	}
 	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, "+
-		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode").
+		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
+		"api_keys.id AS key_id, api_keys.prefix AS key_prefix").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
 		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Limit(1).Scan(&r)
 	if res.Error != nil {
@@ -100,6 +103,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DepositsEnabled: r.DepositsEnabled,
 		WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
 	m.Mode = domain.ModeOf(r.KeyLivemode)
+	m.KeyID, m.KeyPrefix = r.KeyID, r.KeyPrefix
 	return m, nil
 }
 
