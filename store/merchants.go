@@ -134,17 +134,17 @@ func (t *Tx) APIKeys(merchantID uuid.UUID, modes ...domain.Mode) ([]domain.APIKe
 
 // RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
 // back; ErrNotFound when the merchant has no such key.
-func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
+func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.UUID, at time.Time) (k domain.APIKey, revoked bool, err error) {
 	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND livemode IN ? AND revoked_at IS NULL", keyID, merchantID, liveFlags(modes)).
 		Update("revoked_at", at)
 	if res.Error != nil {
-		return domain.APIKey{}, translate(res.Error)
+		return domain.APIKey{}, false, translate(res.Error)
 	}
 	var r apiKeyRow
 	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode IN ?", keyID, merchantID, liveFlags(modes)).Error; err != nil {
-		return domain.APIKey{}, translate(err)
+		return domain.APIKey{}, false, translate(err)
 	}
-	return r.domain(), nil
+	return r.domain(), res.RowsAffected > 0, nil
 }
 
 // PutWithdrawalConfig replaces a merchant's withdrawal configuration.
