@@ -1,0 +1,363 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/dashauth"
+	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// teamToken is a token that may manage the merchant's team (today: a write token).
+func (e *env) teamToken(merchantID uuid.UUID) string {
+	e.t.Helper()
+	return e.token(merchantID, dashauth.ScopeWrite)
+}
+
+// member makes a user who is a member of the merchant with role.
+func (e *env) member(merchantID uuid.UUID, email string, role domain.Role) uuid.UUID {
+	e.t.Helper()
+	c, err := e.app.People.CreateUser(context.Background(), email, merchantID, role, "correct horse battery staple")
+	require.NoError(e.t, err)
+	return c.User.ID
+}
+
+// auditLog reads the merchant's audit log through the API with a query.
+func (e *env) auditLog(merchantID uuid.UUID, query string) (items []map[string]any, next any) {
+	e.t.Helper()
+	r := e.do(http.MethodGet, "/v1/merchants/"+merchantID.String()+"/audit-log"+query, "", nil, bearerHeader(e.token(merchantID, dashauth.ScopeRead))...)
+	require.Equal(e.t, http.StatusOK, r.Status, string(r.Body))
+	page := r.JSON(e.t)
+	for _, it := range page["items"].([]any) {
+		items = append(items, it.(map[string]any))
+	}
+	return items, page["nextBefore"]
+}
+
+// The team from the dashboard: members listed, roles changed, members removed, invitations made
+// (the link once, its token in the fragment), listed and revoked; the last owner is never
+// demoted or removed; a changed membership revokes the person's open invitations.
+func TestTeamMembersAndInvitations(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{}).Merchant.ID
+		other := e.merchant(merchantOpts{name: "Other"}).Merchant.ID
+		owner := e.member(m, "owner@shop.example", domain.RoleOwner)
+		dev := e.member(m, "dev@shop.example", domain.RoleDeveloper)
+		outsider := e.member(other, "out@shop.example", domain.RoleOwner)
+		tok, read := bearerHeader(e.teamToken(m)), bearerHeader(e.token(m, dashauth.ScopeRead))
+		base := "/v1/merchants/" + m.String()
+
+		r := e.do(http.MethodGet, base+"/members", "", nil, read...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		data := r.JSON(t)["data"].([]any)
+		require.Len(t, data, 2)
+		first := data[0].(map[string]any)
+		assert.Equal(t, "dev@shop.example", first["email"])
+		assert.Equal(t, "developer", first["role"])
+		assert.Equal(t, dev.String(), first["userId"])
+		assert.Equal(t, false, first["disabled"])
+		assert.Equal(t, false, first["hasSecondFactor"])
+		assert.NotEmpty(t, first["joinedAt"])
+
+		// Invitations: made (a write token only), the link once and never again.
+		body := map[string]any{"email": "New@Shop.example", "role": "developer"}
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/invitations", "", body, read...).Status)
+		r = e.do(http.MethodPost, base+"/invitations", "", body, tok...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+		created := r.JSON(t)
+		link := created["inviteUrl"].(string)
+		assert.True(t, strings.HasPrefix(link, "https://pay.example.test/dashboard/#/accept-invitation?token="), link)
+		inv := created["invitation"].(map[string]any)
+		assert.Equal(t, "new@shop.example", inv["email"])
+		invID := inv["id"].(string)
+		r = e.do(http.MethodGet, base+"/invitations", "", nil, read...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Len(t, r.JSON(t)["data"], 1)
+		assert.NotContains(t, string(r.Body), strings.TrimPrefix(link, "https://pay.example.test/dashboard/#/accept-invitation?token="))
+
+		// An invitation never changes a membership: a member is not invited.
+		r = e.do(http.MethodPost, base+"/invitations", "", map[string]any{"email": "DEV@shop.example", "role": "owner"}, tok...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, param := r.errorFields(t)
+		assert.Equal(t, "already_member", code)
+		assert.Equal(t, "email", param)
+		r = e.do(http.MethodPost, base+"/invitations", "", map[string]any{"email": "Ana <ana@shop.example>", "role": "viewer"}, tok...)
+		assert.Equal(t, http.StatusBadRequest, r.Status, string(r.Body))
+		assert.Equal(t, http.StatusBadRequest, e.do(http.MethodPost, base+"/invitations", "", map[string]any{"email": "x@y.z", "role": "boss"}, tok...).Status)
+
+		// Revoked: gone from the list, its link dead; a second revocation finds nothing.
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodDelete, base+"/invitations/"+invID, "", nil, read...).Status)
+		assert.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/invitations/"+invID, "", nil, tok...).Status)
+		r = e.do(http.MethodGet, base+"/invitations", "", nil, read...)
+		assert.Len(t, r.JSON(t)["data"], 0)
+		for _, id := range []string{invID, uuid.NewString(), "nope"} {
+			r = e.do(http.MethodDelete, base+"/invitations/"+id, "", nil, tok...)
+			require.Equal(t, http.StatusNotFound, r.Status, string(r.Body))
+			_, _, param = r.errorFields(t)
+			assert.Equal(t, "invitationId", param)
+		}
+		// Another merchant's invitation is unknown here.
+		r = e.do(http.MethodPost, "/v1/merchants/"+other.String()+"/invitations", "", body, bearerHeader(e.teamToken(other))...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		otherInv := r.JSON(t)["invitation"].(map[string]any)["id"].(string)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/invitations/"+otherInv, "", nil, tok...).Status)
+
+		// Roles: changed; a read token cannot; unknown and other merchants' users are 404.
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPatch, base+"/members/"+dev.String(), "", map[string]any{"role": "admin"}, read...).Status)
+		r = e.do(http.MethodPatch, base+"/members/"+dev.String(), "", map[string]any{"role": "admin"}, tok...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, "admin", r.JSON(t)["role"])
+		for _, id := range []string{uuid.NewString(), outsider.String(), "nope"} {
+			r = e.do(http.MethodPatch, base+"/members/"+id, "", map[string]any{"role": "admin"}, tok...)
+			require.Equal(t, http.StatusNotFound, r.Status, string(r.Body))
+			_, _, param = r.errorFields(t)
+			assert.Equal(t, "userId", param)
+			assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/members/"+id, "", nil, tok...).Status)
+		}
+
+		// The last owner is never demoted nor removed.
+		r = e.do(http.MethodPatch, base+"/members/"+owner.String(), "", map[string]any{"role": "admin"}, tok...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "last_owner", code)
+		r = e.do(http.MethodDelete, base+"/members/"+owner.String(), "", nil, tok...)
+		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "last_owner", code)
+		// With a second owner, the first may go.
+		require.Equal(t, http.StatusOK, e.do(http.MethodPatch, base+"/members/"+dev.String(), "", map[string]any{"role": "owner"}, tok...).Status)
+		require.Equal(t, http.StatusOK, e.do(http.MethodPatch, base+"/members/"+owner.String(), "", map[string]any{"role": "viewer"}, tok...).Status)
+		assert.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/members/"+owner.String(), "", nil, tok...).Status)
+		r = e.do(http.MethodGet, base+"/members", "", nil, read...)
+		assert.Len(t, r.JSON(t)["data"], 1)
+
+		// Only an owner grants owner (the service's rule; a token's role comes with the
+		// permissions step).
+		_, err := e.app.People.SetRole(context.Background(), m, dev, domain.RoleOwner, domain.RoleAdmin)
+		assert.True(t, errors.Is(err, domain.ErrForbidden), "%v", err)
+
+		// A changed or ended membership revokes the person's open invitations: an old link must
+		// not undo the change.
+		ctx := context.Background()
+		for i, change := range []func(u uuid.UUID) int{
+			func(u uuid.UUID) int {
+				return e.do(http.MethodPatch, base+"/members/"+u.String(), "", map[string]any{"role": "admin"}, tok...).Status
+			},
+			func(u uuid.UUID) int { return e.do(http.MethodDelete, base+"/members/"+u.String(), "", nil, tok...).Status },
+		} {
+			email := []string{"later1@shop.example", "later2@shop.example"}[i]
+			_, _, err := e.app.People.Invite(ctx, email, m, domain.RoleDeveloper)
+			require.NoError(t, err)
+			u := e.member(m, email, domain.RoleViewer) // joined another way meanwhile (the command line)
+			invs, err := e.app.People.Invitations(ctx, m)
+			require.NoError(t, err)
+			require.Len(t, invs, 1)
+			require.Contains(t, []int{http.StatusOK, http.StatusNoContent}, change(u))
+			invs, err = e.app.People.Invitations(ctx, m)
+			require.NoError(t, err)
+			assert.Empty(t, invs, "the open invitation is revoked")
+		}
+
+		// Every change is in the audit log, with the actor.
+		items, _ := e.auditLog(m, "")
+		var actions []string
+		for _, it := range items {
+			actions = append(actions, it["action"].(string))
+		}
+		for _, want := range []string{"invitation.created", "invitation.revoked", "member.role_changed", "member.removed"} {
+			assert.Contains(t, actions, want)
+		}
+		items, _ = e.auditLog(m, "?action=member.removed&targetId="+owner.String())
+		require.Len(t, items, 1)
+		assert.Equal(t, "owner@shop.example", items[0]["details"].(map[string]any)["email"])
+		assert.Equal(t, "service", items[0]["actor"].(map[string]any)["kind"])
+	})
+}
+
+// Two owners demoting each other at the same moment: the merchant's lock serialises them, so
+// one wins and the other is refused — the merchant keeps an owner.
+func TestTeamConcurrentDemotionsKeepAnOwner(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		for round := 0; round < 3; round++ {
+			m := e.merchant(merchantOpts{}).Merchant.ID
+			a := e.member(m, "a"+strconv.Itoa(round)+"@shop.example", domain.RoleOwner)
+			b := e.member(m, "b"+strconv.Itoa(round)+"@shop.example", domain.RoleOwner)
+			tok := bearerHeader(e.teamToken(m))
+			base := "/v1/merchants/" + m.String() + "/members/"
+			statuses := make([]int, 2)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i, u := range []uuid.UUID{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					statuses[i] = e.do(http.MethodPatch, base+u.String(), "", map[string]any{"role": "admin"}, tok...).Status
+				}()
+			}
+			close(start)
+			wg.Wait()
+			assert.ElementsMatch(t, []int{http.StatusOK, http.StatusConflict}, statuses)
+			n, err := e.app.Store.Read(context.Background()).CountOwners(m)
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, n)
+		}
+	})
+}
+
+// The audit log: an entry for each recorded change, written with the change, naming the actor
+// (a dashboard token's subject, a secret key's id and prefix), its address and user agent;
+// filters and keyset paging; secrets never in it.
+func TestAuditLogRecordsChanges(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c := e.merchant(merchantOpts{deposits: true, withdrawals: true})
+		m := c.Merchant.ID
+		base := "/v1/merchants/" + m.String()
+		ua := []string{"User-Agent", "audit-test/1.0"}
+		tok := append(bearerHeader(e.token(m, dashauth.ScopeWrite)), ua...)
+
+		r := e.do(http.MethodPost, base+"/api-keys", "", map[string]any{"mode": "live"}, tok...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		key := r.JSON(t)
+		keyID := key["key"].(map[string]any)["id"].(string)
+		require.Equal(t, http.StatusOK, e.do(http.MethodDelete, base+"/api-keys/"+keyID, "", nil, tok...).Status)
+		require.Equal(t, http.StatusOK, e.do(http.MethodDelete, base+"/api-keys/"+keyID, "", nil, tok...).Status) // no change: no entry
+
+		r = e.do(http.MethodPost, base+"/webhooks", "", map[string]any{"url": "https://93.184.215.14/hook?token=sekrit"}, tok...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		ep := r.JSON(t)
+		epID := ep["endpoint"].(map[string]any)["id"].(string)
+		require.Equal(t, http.StatusOK, e.do(http.MethodPost, base+"/webhooks/"+epID+"/rotate-secret", "", nil, tok...).Status)
+		require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/webhooks/"+epID, "", nil, tok...).Status)
+
+		r = e.do(http.MethodPatch, base+"/withdrawals/config", "", map[string]any{"minAmountInCents": 500, "withdrawalsEnabled": true}, tok...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		r = e.do(http.MethodPut, base+"/accepted-assets", "", map[string]any{"assets": []string{"eip155:8453/USDC"}}, tok...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+
+		// A withdrawal by secret key, cancelled by the dashboard.
+		e.fund(c.SecretKey, 5_000)
+		r = e.do(http.MethodPost, withdrawalsPath, c.SecretKey, withdrawal(1_000), ua...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		wID := r.JSON(t)["id"].(string)
+		require.Equal(t, http.StatusOK, e.do(http.MethodPost, base+"/withdrawals/"+wID+"/cancel", "", nil, tok...).Status)
+
+		items, next := e.auditLog(m, "")
+		assert.Nil(t, next)
+		byAction := map[string][]map[string]any{}
+		for _, it := range items {
+			byAction[it["action"].(string)] = append(byAction[it["action"].(string)], it)
+		}
+		for _, want := range []string{"api_key.created", "api_key.revoked", "webhook_endpoint.created", "webhook_endpoint.secret_rotated",
+			"webhook_endpoint.deleted", "settings.withdrawal_config_updated", "settings.withdrawals_enabled_changed",
+			"settings.accepted_assets_updated", "withdrawal.created", "withdrawal.cancelled"} {
+			assert.Len(t, byAction[want], 1, want)
+		}
+		// Newest first.
+		assert.Equal(t, "withdrawal.cancelled", items[0]["action"])
+		created := byAction["api_key.created"][0]
+		actor := created["actor"].(map[string]any)
+		assert.Equal(t, "service", actor["kind"])
+		assert.Equal(t, m.String(), actor["id"], "the built-in issuer's token names the merchant")
+		assert.Equal(t, "127.0.0.1", actor["ip"])
+		assert.Equal(t, "audit-test/1.0", actor["userAgent"])
+		assert.Equal(t, "api_key", created["targetType"])
+		assert.Equal(t, keyID, created["targetId"])
+		assert.Equal(t, "live", created["details"].(map[string]any)["mode"])
+		// The secret-key request's actor is the key.
+		wc := byAction["withdrawal.created"][0]
+		wActor := wc["actor"].(map[string]any)
+		assert.Equal(t, "service", wActor["kind"])
+		assert.Equal(t, c.Key.ID.String(), wActor["id"])
+		assert.Equal(t, c.KeyPrefix, wActor["label"])
+		assert.Equal(t, "audit-test/1.0", wActor["userAgent"])
+		assert.Equal(t, wID, wc["targetId"])
+		// No secret: not the key, the webhook secret, nor the URL's query.
+		r = e.do(http.MethodGet, base+"/audit-log", "", nil, bearerHeader(e.token(m, dashauth.ScopeRead))...)
+		for _, secret := range []string{key["secretKey"].(string), ep["secret"].(string), "sekrit", c.SecretKey} {
+			assert.NotContains(t, string(r.Body), secret)
+		}
+		assert.Equal(t, "93.184.215.14", byAction["webhook_endpoint.created"][0]["details"].(map[string]any)["host"])
+
+		// Filters.
+		got, _ := e.auditLog(m, "?action=api_key.revoked")
+		require.Len(t, got, 1)
+		assert.Equal(t, keyID, got[0]["targetId"])
+		got, _ = e.auditLog(m, "?targetId="+epID)
+		assert.Len(t, got, 3)
+		got, _ = e.auditLog(m, "?actorId="+c.Key.ID.String())
+		assert.Len(t, got, 1)
+		got, _ = e.auditLog(m, "?to=2000-01-01T00:00:00Z")
+		assert.Empty(t, got)
+		got, _ = e.auditLog(m, "?from=2000-01-01T00:00:00Z&action=withdrawal.created")
+		assert.Len(t, got, 1)
+		// Another merchant's log is its own.
+		o := e.merchant(merchantOpts{name: "Other"}).Merchant.ID
+		got, _ = e.auditLog(o, "")
+		assert.Empty(t, got)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, base+"/audit-log", "", nil, bearerHeader(e.token(o, dashauth.ScopeRead))...).Status)
+
+		// Keyset paging: pages of 3 give every entry once, in order.
+		var paged []any
+		query := "?limit=3"
+		for {
+			page, next := e.auditLog(m, query)
+			require.LessOrEqual(t, len(page), 3)
+			for _, it := range page {
+				paged = append(paged, it["id"])
+			}
+			if next == nil {
+				break
+			}
+			query = "?limit=3&before=" + jsonNumber(next)
+		}
+		var all []any
+		for _, it := range items {
+			all = append(all, it["id"])
+		}
+		assert.Equal(t, all, paged)
+
+		// Read-only: the path has no other method.
+		assert.Equal(t, http.StatusMethodNotAllowed, e.do(http.MethodDelete, base+"/audit-log", "", nil, tok...).Status)
+		assert.Equal(t, http.StatusBadRequest, e.do(http.MethodGet, base+"/audit-log?limit=201", "", nil, tok...).Status)
+	})
+}
+
+func jsonNumber(v any) string { return strconv.FormatInt(int64(v.(float64)), 10) }
+
+// The database itself refuses to change or delete an audit entry, whatever the caller.
+func TestAuditLogAppendOnly(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		c := e.merchant(merchantOpts{})
+		ctx := context.Background()
+		require.NoError(t, e.app.Store.InTx(ctx, func(tx *store.Tx) error {
+			return tx.AppendAudit(store.AuditEntry{MerchantID: c.Merchant.ID, ActorKind: "system", Action: "test.appended"})
+		}))
+		db, err := e.app.Store.SQLDB()
+		require.NoError(t, err)
+		stmts := []string{"UPDATE audit_log SET action = 'rewritten'", "DELETE FROM audit_log"}
+		if e.app.Store.Dialect() == store.Postgres {
+			stmts = append(stmts, "TRUNCATE audit_log")
+		}
+		for _, q := range stmts {
+			_, err := db.ExecContext(ctx, q)
+			require.Error(t, err, q)
+			assert.Contains(t, err.Error(), "append-only", q)
+		}
+		entries, _, err := e.app.Store.Read(ctx).AuditLog(store.AuditFilter{MerchantID: c.Merchant.ID})
+		require.NoError(t, err)
+		require.Len(t, entries, 1)
+		assert.Equal(t, "test.appended", entries[0].Action)
+	})
+}
