@@ -180,9 +180,20 @@ func (s *Service) RevokeKey(ctx context.Context, merchantID uuid.UUID, mode doma
 func (s *Service) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 	var n int64
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		n, err = tx.RevokeKeysByPrefix(prefix, s.Now())
-		return err
+		keys, err := tx.ActiveKeysByPrefix(prefix)
+		if err != nil {
+			return err
+		}
+		if n, err = tx.RevokeKeysByPrefix(prefix, s.Now()); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := audit.Append(ctx, tx, audit.Event{MerchantID: k.MerchantID, Action: audit.APIKeyRevoked, TargetType: audit.TargetAPIKey,
+				TargetID: k.ID.String(), Details: map[string]any{"mode": string(k.Mode.Norm()), "prefix": k.Prefix}}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	s.keys().flush() // this process stops accepting it at once; others within their TTL
 	return n, err

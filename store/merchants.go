@@ -107,6 +107,19 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	return m, nil
 }
 
+// ActiveKeysByPrefix lists the active keys with the display prefix (without their hashes).
+func (t *Tx) ActiveKeysByPrefix(prefix string) ([]domain.APIKey, error) {
+	var rows []apiKeyRow
+	if err := t.db.Omit("key_hash").Where("prefix = ? AND revoked_at IS NULL", prefix).Order("id").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
 // RevokeKeysByPrefix revokes every active key with the display prefix; ErrNotFound when none.
 func (t *Tx) RevokeKeysByPrefix(prefix string, at time.Time) (int64, error) {
 	res := t.db.Model(&apiKeyRow{}).Where("prefix = ? AND revoked_at IS NULL", prefix).Update("revoked_at", at)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -154,7 +155,9 @@ func TestTeamMembersAndInvitations(t *testing.T) {
 			func(u uuid.UUID) int {
 				return e.do(http.MethodPatch, base+"/members/"+u.String(), "", map[string]any{"role": "admin"}, tok...).Status
 			},
-			func(u uuid.UUID) int { return e.do(http.MethodDelete, base+"/members/"+u.String(), "", nil, tok...).Status },
+			func(u uuid.UUID) int {
+				return e.do(http.MethodDelete, base+"/members/"+u.String(), "", nil, tok...).Status
+			},
 		} {
 			email := []string{"later1@shop.example", "later2@shop.example"}[i]
 			_, _, err := e.app.People.Invite(ctx, email, m, domain.RoleDeveloper)
@@ -327,6 +330,17 @@ func TestAuditLogRecordsChanges(t *testing.T) {
 			all = append(all, it["id"])
 		}
 		assert.Equal(t, all, paged)
+
+		// The command line acts as the operator.
+		k2, err := e.app.Merchants.CreateKey(context.Background(), m, domain.ModeTest)
+		require.NoError(t, err)
+		_, err = e.app.Merchants.RevokeKeys(audit.WithActor(context.Background(), audit.Operator), k2.KeyPrefix)
+		require.NoError(t, err)
+		got, _ = e.auditLog(m, "?targetId="+k2.Key.ID.String())
+		require.Len(t, got, 2)
+		assert.Equal(t, "api_key.revoked", got[0]["action"])
+		assert.Equal(t, "operator", got[0]["actor"].(map[string]any)["kind"])
+		assert.Equal(t, "system", got[1]["actor"].(map[string]any)["kind"], "no actor in the context: the system")
 
 		// Read-only: the path has no other method.
 		assert.Equal(t, http.StatusMethodNotAllowed, e.do(http.MethodDelete, base+"/audit-log", "", nil, tok...).Status)
