@@ -3030,7 +3030,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such key, endpoint or event belongs to this merchant. */
+        /** @description No such key, endpoint, event, member or pending invitation belongs to this merchant. */
         DashboardNotFound: {
             headers: {
                 [name: string]: unknown;
