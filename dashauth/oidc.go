@@ -222,7 +222,9 @@ func (o *OIDC) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: the %s claim %v", ErrInvalidToken, o.cfg.ModeClaim, err)
 	}
-	return principal(ids, scope, mode)
+	p, err := principal(ids, scope, mode)
+	p.Subject, _ = c["sub"].(string)
+	return p, err
 }
 
 // merchantIDs reads the merchant claim: an array of strings, or one string (one id).

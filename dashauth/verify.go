@@ -18,6 +18,7 @@ type Principal struct {
 	MerchantIDs []uuid.UUID
 	Scope       Scope       // read, or write (which includes read)
 	Mode        domain.Mode // the one mode the token acts in: test or live (never empty)
+	Subject     string      // the token's sub claim: who it was issued to (the audit log's actor)
 }
 
 // May reports whether the principal acts for a merchant, with at least scope.
@@ -94,7 +95,9 @@ func (i *Issuer) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: the mode claim %v", ErrInvalidToken, err)
 	}
-	return principal(c.MerchantIDs, c.Scope, m)
+	p, err := principal(c.MerchantIDs, c.Scope, m)
+	p.Subject = c.Subject
+	return p, err
 }
 
 // refuseCrit refuses a token with a crit header (RFC 7515 §4.1.11): it names extensions the

@@ -33,6 +33,12 @@ var (
 	ErrWebhookEventNotFound    = errors.New("no such webhook event")
 	ErrRotationInProgress      = errors.New("the endpoint's previous secret still signs")
 	ErrTooManyEndpoints        = errors.New("too many webhook endpoints")
+
+	// The team (issue 22).
+	ErrMemberNotFound     = errors.New("no such member of this merchant")
+	ErrInvitationNotFound = errors.New("no such pending invitation")
+	ErrLastOwner          = errors.New("a merchant keeps at least one owner: make another member owner first")
+	ErrAlreadyMember      = errors.New("this person is already a member; change their role instead")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.
@@ -75,6 +81,9 @@ const (
 	CodeInvalidSession     ErrorCode = "invalid_session"
 	CodeInvalidCode        ErrorCode = "invalid_code"
 	CodeInvalidInvitation  ErrorCode = "invalid_invitation"
+	// The team (issue 22).
+	CodeLastOwner     ErrorCode = "last_owner"
+	CodeAlreadyMember ErrorCode = "already_member"
 )
 
 // ModeNotServedError refuses a payment in a mode this deployment serves no chain of (a live key

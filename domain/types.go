@@ -22,6 +22,10 @@ type Merchant struct {
 	// token's, set by authentication and never stored (a merchant has both modes). The zero
 	// value reads as test (Mode.Live), so a merchant loaded without it never reaches live money.
 	Mode Mode
+	// KeyID and KeyPrefix are the secret key a request authenticated with (the audit log's
+	// actor), set by authentication and never stored; zero for every other credential.
+	KeyID     uuid.UUID
+	KeyPrefix string
 }
 
 // APIKey is a merchant secret key as stored: only its hash and a display prefix.

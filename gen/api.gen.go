@@ -25,6 +25,30 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorOperator AuditActorKind = "operator"
+	AuditActorPerson   AuditActorKind = "person"
+	AuditActorService  AuditActorKind = "service"
+	AuditActorSystem   AuditActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorOperator:
+		return true
+	case AuditActorPerson:
+		return true
+	case AuditActorService:
+		return true
+	case AuditActorSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuthResultMethods.
 const (
 	Passkey      AuthResultMethods = "passkey"
@@ -177,22 +201,22 @@ func (e DepositAddressType) Valid() bool {
 
 // Defines values for MeMembershipsRole.
 const (
-	Admin     MeMembershipsRole = "admin"
-	Developer MeMembershipsRole = "developer"
-	Owner     MeMembershipsRole = "owner"
-	Viewer    MeMembershipsRole = "viewer"
+	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
+	MeMembershipsRoleDeveloper MeMembershipsRole = "developer"
+	MeMembershipsRoleOwner     MeMembershipsRole = "owner"
+	MeMembershipsRoleViewer    MeMembershipsRole = "viewer"
 )
 
 // Valid indicates whether the value is a known member of the MeMembershipsRole enum.
 func (e MeMembershipsRole) Valid() bool {
 	switch e {
-	case Admin:
+	case MeMembershipsRoleAdmin:
 		return true
-	case Developer:
+	case MeMembershipsRoleDeveloper:
 		return true
-	case Owner:
+	case MeMembershipsRoleOwner:
 		return true
-	case Viewer:
+	case MeMembershipsRoleViewer:
 		return true
 	default:
 		return false
@@ -352,6 +376,30 @@ const (
 func (e SetAcceptedAssetsRequestDefault) Valid() bool {
 	switch e {
 	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TeamRole.
+const (
+	TeamRoleAdmin     TeamRole = "admin"
+	TeamRoleDeveloper TeamRole = "developer"
+	TeamRoleOwner     TeamRole = "owner"
+	TeamRoleViewer    TeamRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the TeamRole enum.
+func (e TeamRole) Valid() bool {
+	switch e {
+	case TeamRoleAdmin:
+		return true
+	case TeamRoleDeveloper:
+		return true
+	case TeamRoleOwner:
+		return true
+	case TeamRoleViewer:
 		return true
 	default:
 		return false
@@ -638,6 +686,69 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+//
+// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+type AuditActor struct {
+	// Id The user id, the secret key's id or the token's subject.
+	Id string `json:"id"`
+	Ip string `json:"ip"`
+
+	// Kind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The email, the key's prefix or the token's subject.
+	Label     string `json:"label"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditActorKind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+type AuditActorKind string
+
+// AuditEntry One recorded change.
+//
+// Example: {"action":"api_key.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"},"at":"2026-11-22T10:00:00Z","details":{"mode":"test","prefix":"sk_test_4f2a"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f730","targetType":"api_key"}
+type AuditEntry struct {
+	// Action What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+	// `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+	// `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+	// `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+	// `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+	// and the sign-in events `auth.…`. New actions may be added.
+	//
+	//
+	// Example: api_key.created
+	Action string `json:"action"`
+
+	// Actor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+	//
+	// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+	Actor AuditActor `json:"actor"`
+	At    time.Time  `json:"at"`
+
+	// Details What changed (never a secret; a webhook URL keeps only its host).
+	Details map[string]interface{} `json:"details"`
+
+	// Id Grows with every entry (the paging key).
+	Id int64 `json:"id"`
+
+	// TargetId The changed object's id.
+	TargetId string `json:"targetId"`
+
+	// TargetType The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+	//
+	// Example: api_key
+	TargetType string `json:"targetType"`
+}
+
+// AuditLogPage Example: {"items":[{"action":"withdrawal.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f730","ip":"203.0.113.7","kind":"service","label":"sk_live_9c1d","userAgent":"curl/8.5.0"},"at":"2026-11-22T10:00:00Z","details":{"amountInCents":5000,"chainId":"eip155:8453"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f731","targetType":"withdrawal"}],"nextBefore":null}
+type AuditLogPage struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextBefore The `before` of the next page; null on the last page.
+	NextBefore *int64 `json:"nextBefore"`
+}
+
 // AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
 //
 // Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
@@ -841,6 +952,19 @@ type CreateApiKeyRequest struct {
 	Mode *Mode `json:"mode,omitempty"`
 }
 
+// CreateInvitationRequest Example: {"email":"ben@shop.example","role":"developer"}
+type CreateInvitationRequest struct {
+	// Email The person's email address (a bare address).
+	//
+	// Example: ben@shop.example
+	Email string `json:"email"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
 // CreatePaymentRequest A new payment or deposit.
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
@@ -967,6 +1091,21 @@ type CreatedApiKey struct {
 	SecretKey string `json:"secretKey"`
 }
 
+// CreatedInvitation A new invitation; `inviteUrl` is shown only here.
+//
+// Example: {"invitation":{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"},"inviteUrl":"https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"}
+type CreatedInvitation struct {
+	// Invitation A pending invitation to join the merchant with a role.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+	Invitation Invitation `json:"invitation"`
+
+	// InviteUrl The link to send, its token in the fragment.
+	//
+	// Example: https://pay.example.com/dashboard/#/accept-invitation?token=…
+	InviteUrl string `json:"inviteUrl"`
+}
+
 // Currency Only USD.
 //
 // Example: USD
@@ -1016,6 +1155,28 @@ type Error struct {
 		// Example: invalid_request_error
 		Type string `json:"type"`
 	} `json:"error"`
+}
+
+// Invitation A pending invitation to join the merchant with a role.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+type Invitation struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email Example: ben@shop.example
+	Email     string             `json:"email"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// InvitationList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}]}
+type InvitationList struct {
+	Data []Invitation `json:"data"`
 }
 
 // LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
@@ -1471,6 +1632,37 @@ type SetAcceptedAssetsRequest struct {
 // SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
 type SetAcceptedAssetsRequestDefault bool
 
+// TeamMember A person acting for the merchant.
+//
+// Example: {"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type TeamMember struct {
+	// Disabled The user may not sign in (an operator disabled them).
+	Disabled bool `json:"disabled"`
+
+	// Email Example: ana@shop.example
+	Email string `json:"email"`
+
+	// HasSecondFactor The user has a second factor enrolled.
+	HasSecondFactor bool      `json:"hasSecondFactor"`
+	JoinedAt        time.Time `json:"joinedAt"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role   TeamRole           `json:"role"`
+	UserId openapi_types.UUID `json:"userId"`
+}
+
+// TeamMemberList Example: {"data":[{"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}]}
+type TeamMemberList struct {
+	Data []TeamMember `json:"data"`
+}
+
+// TeamRole What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+//
+// Example: developer
+type TeamRole string
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1532,6 +1724,14 @@ type TotpEnrollment struct {
 
 	// Secret The secret, base32 (to type into an app).
 	Secret string `json:"secret"`
+}
+
+// UpdateMemberRequest Example: {"role":"admin"}
+type UpdateMemberRequest struct {
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
 }
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
@@ -1758,6 +1958,9 @@ type Offset = int32
 // RefreshCookie defines model for RefreshCookie.
 type RefreshCookie = string
 
+// TeamUserId defines model for TeamUserId.
+type TeamUserId = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
 
@@ -1881,6 +2084,11 @@ type SessionNotFound = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
 
+// TeamConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TeamConflict = Error
+
 // TooManyAttempts The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2000,6 +2208,30 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
+type ListMerchantAuditLogParams struct {
+	// Action Only this action (see AuditEntry.action).
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ActorId Only changes by this actor (a user id, key id or token subject).
+	ActorId *string `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// TargetId Only changes to this object (its id).
+	TargetId *string `form:"targetId,omitempty" json:"targetId,omitempty"`
+
+	// From Only entries at or after this time.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only entries before this time.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only entries older than this one (the previous page's `nextBefore`).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2084,6 +2316,12 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// CreateMerchantInvitationJSONRequestBody defines body for CreateMerchantInvitation for application/json ContentType.
+type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
+
+// UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
+type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
 
 // SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
 type SetMerchantSecurityJSONRequestBody = MerchantSecurity
@@ -2365,9 +2603,30 @@ type ServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId, keyId string) error
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2965,6 +3224,73 @@ func (w *ServerInterfaceWrapper) RevokeMerchantApiKey(ctx echo.Context) error {
 	return err
 }
 
+// ListMerchantAuditLog converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantAuditLog(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantAuditLogParams
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", ctx.QueryParams(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action: %s", err))
+	}
+
+	// ------------- Optional query parameter "actorId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actorId", ctx.QueryParams(), &params.ActorId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter actorId: %s", err))
+	}
+
+	// ------------- Optional query parameter "targetId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "targetId", ctx.QueryParams(), &params.TargetId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter targetId: %s", err))
+	}
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", ctx.QueryParams(), &params.Before, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter before: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantAuditLog(ctx, merchantId, params)
+	return err
+}
+
 // GetMerchantBalance converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	var err error
@@ -2978,6 +3304,126 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMerchantBalance(ctx, merchantId)
+	return err
+}
+
+// ListMerchantInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantInvitations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantInvitations(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantInvitation(ctx, merchantId)
+	return err
+}
+
+// RevokeMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeMerchantInvitation(ctx, merchantId, invitationId)
+	return err
+}
+
+// ListMerchantMembers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantMembers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantMembers(ctx, merchantId)
+	return err
+}
+
+// RemoveMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) RemoveMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RemoveMerchantMember(ctx, merchantId, userId)
+	return err
+}
+
+// UpdateMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantMember(ctx, merchantId, userId)
 	return err
 }
 
@@ -3423,6 +3869,13 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.CreateMerchantWithdrawal, options.OperationMiddlewares["createMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId", wrapper.GetMerchantWithdrawal, options.OperationMiddlewares["getMerchantWithdrawal"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/cancel", wrapper.CancelMerchantWithdrawal, options.OperationMiddlewares["cancelMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/members", wrapper.ListMerchantMembers, options.OperationMiddlewares["listMerchantMembers"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.RemoveMerchantMember, options.OperationMiddlewares["removeMerchantMember"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.UpdateMerchantMember, options.OperationMiddlewares["updateMerchantMember"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.ListMerchantInvitations, options.OperationMiddlewares["listMerchantInvitations"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.CreateMerchantInvitation, options.OperationMiddlewares["createMerchantInvitation"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/invitations/:invitationId", wrapper.RevokeMerchantInvitation, options.OperationMiddlewares["revokeMerchantInvitation"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/audit-log", wrapper.ListMerchantAuditLog, options.OperationMiddlewares["listMerchantAuditLog"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.ListMerchantApiKeys, options.OperationMiddlewares["listMerchantApiKeys"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.CreateMerchantApiKey, options.OperationMiddlewares["createMerchantApiKey"]...)
 	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/api-keys/:keyId", wrapper.RevokeMerchantApiKey, options.OperationMiddlewares["revokeMerchantApiKey"]...)
@@ -3482,6 +3935,8 @@ type RotationConflictJSONResponse Error
 type SessionNotFoundJSONResponse Error
 
 type StateConflictJSONResponse Error
+
+type TeamConflictJSONResponse Error
 
 type TooManyAttemptsResponseHeaders struct {
 	RetryAfter *int
@@ -5935,6 +6390,87 @@ func (response RevokeMerchantApiKey500JSONResponse) VisitRevokeMerchantApiKeyRes
 	return err
 }
 
+type ListMerchantAuditLogRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantAuditLogParams
+}
+
+type ListMerchantAuditLogResponseObject interface {
+	VisitListMerchantAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantAuditLog200JSONResponse AuditLogPage
+
+func (response ListMerchantAuditLog200JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantAuditLog400JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantAuditLog401JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantAuditLog403JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantAuditLog500JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantBalanceRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -6004,6 +6540,563 @@ func (response GetMerchantBalance403JSONResponse) VisitGetMerchantBalanceRespons
 type GetMerchantBalance500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitationsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantInvitationsResponseObject interface {
+	VisitListMerchantInvitationsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantInvitations200JSONResponse InvitationList
+
+func (response ListMerchantInvitations200JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantInvitations400JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantInvitations401JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantInvitations403JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantInvitations500JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitationRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantInvitationJSONRequestBody
+}
+
+type CreateMerchantInvitationResponseObject interface {
+	VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantInvitation201JSONResponse CreatedInvitation
+
+func (response CreateMerchantInvitation201JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantInvitation400JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantInvitation401JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantInvitation403JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response CreateMerchantInvitation409JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantInvitation500JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitationRequestObject struct {
+	MerchantId   DashboardMerchantId `json:"merchantId"`
+	InvitationId string              `json:"invitationId"`
+}
+
+type RevokeMerchantInvitationResponseObject interface {
+	VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type RevokeMerchantInvitation204Response struct {
+}
+
+func (response RevokeMerchantInvitation204Response) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeMerchantInvitation400JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeMerchantInvitation401JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RevokeMerchantInvitation403JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RevokeMerchantInvitation404JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeMerchantInvitation500JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantMembersResponseObject interface {
+	VisitListMerchantMembersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantMembers200JSONResponse TeamMemberList
+
+func (response ListMerchantMembers200JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantMembers400JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantMembers401JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantMembers403JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantMembers500JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+}
+
+type RemoveMerchantMemberResponseObject interface {
+	VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type RemoveMerchantMember204Response struct {
+}
+
+func (response RemoveMerchantMember204Response) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RemoveMerchantMember400JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RemoveMerchantMember401JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RemoveMerchantMember403JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RemoveMerchantMember404JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response RemoveMerchantMember409JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RemoveMerchantMember500JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+	Body       *UpdateMerchantMemberJSONRequestBody
+}
+
+type UpdateMerchantMemberResponseObject interface {
+	VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantMember200JSONResponse TeamMember
+
+func (response UpdateMerchantMember200JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantMember400JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantMember401JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantMember403JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response UpdateMerchantMember404JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response UpdateMerchantMember409JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantMember500JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7471,9 +8564,30 @@ type StrictServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx context.Context, request RevokeMerchantApiKeyRequestObject) (RevokeMerchantApiKeyResponseObject, error)
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx context.Context, request ListMerchantAuditLogRequestObject) (ListMerchantAuditLogResponseObject, error)
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx context.Context, request ListMerchantInvitationsRequestObject) (ListMerchantInvitationsResponseObject, error)
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx context.Context, request CreateMerchantInvitationRequestObject) (CreateMerchantInvitationResponseObject, error)
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx context.Context, request RevokeMerchantInvitationRequestObject) (RevokeMerchantInvitationResponseObject, error)
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx context.Context, request ListMerchantMembersRequestObject) (ListMerchantMembersResponseObject, error)
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx context.Context, request RemoveMerchantMemberRequestObject) (RemoveMerchantMemberResponseObject, error)
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx context.Context, request UpdateMerchantMemberRequestObject) (UpdateMerchantMemberResponseObject, error)
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx context.Context, request GetMerchantSecurityRequestObject) (GetMerchantSecurityResponseObject, error)
@@ -8566,6 +9680,32 @@ func (sh *strictHandler) RevokeMerchantApiKey(ctx echo.Context, merchantId Dashb
 	return nil
 }
 
+// ListMerchantAuditLog operation middleware
+func (sh *strictHandler) ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error {
+	var request ListMerchantAuditLogRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantAuditLog(ctx.Request().Context(), request.(ListMerchantAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantAuditLog")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantAuditLogResponseObject); ok {
+		return validResponse.VisitListMerchantAuditLogResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantBalance operation middleware
 func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request GetMerchantBalanceRequestObject
@@ -8585,6 +9725,205 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 		return err
 	} else if validResponse, ok := response.(GetMerchantBalanceResponseObject); ok {
 		return validResponse.VisitGetMerchantBalanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantInvitations operation middleware
+func (sh *strictHandler) ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantInvitationsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantInvitations(ctx.Request().Context(), request.(ListMerchantInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantInvitationsResponseObject); ok {
+		return validResponse.VisitListMerchantInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantInvitation operation middleware
+func (sh *strictHandler) CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+
+	var body CreateMerchantInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantInvitation(ctx.Request().Context(), request.(CreateMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantInvitationResponseObject); ok {
+		return validResponse.VisitCreateMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeMerchantInvitation operation middleware
+func (sh *strictHandler) RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error {
+	var request RevokeMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeMerchantInvitation(ctx.Request().Context(), request.(RevokeMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeMerchantInvitationResponseObject); ok {
+		return validResponse.VisitRevokeMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantMembers operation middleware
+func (sh *strictHandler) ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantMembersRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantMembers(ctx.Request().Context(), request.(ListMerchantMembersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantMembers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantMembersResponseObject); ok {
+		return validResponse.VisitListMerchantMembersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RemoveMerchantMember operation middleware
+func (sh *strictHandler) RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request RemoveMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveMerchantMember(ctx.Request().Context(), request.(RemoveMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RemoveMerchantMemberResponseObject); ok {
+		return validResponse.VisitRemoveMerchantMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantMember operation middleware
+func (sh *strictHandler) UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request UpdateMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	var body UpdateMerchantMemberJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantMember(ctx.Request().Context(), request.(UpdateMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantMemberResponseObject); ok {
+		return validResponse.VisitUpdateMerchantMemberResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9048,367 +10387,414 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3djxs5si/4rxA6F7DqHKlKUqm+MZhTbbu7Pe2vcZWnZ7rla1GZlMSpFKlOUqVSGwbmviywL7vA4j7u",
-	"42KA3Yf9e/a5/5IFI8hM5peUKlfZ7jPVuPeMK5XJjCQjgvHFX3xoBHI2l4IJrRqnHxpTRkMWwz+fhWw2",
-	"l5oJ/YbNI7piobkaMhXEfK65FI3TxlDHCzYkyykTRE+5IjFTcykUI1wRSmJ4kMgxoYIwGkecxSRmvyyY",
-	"0mTJ9ZToKSOKzhhJ3has2j+w1W6j1VDBlM2oeSkTi1nj9OeGeVvjXauhV3PWOG0oHXMxaXz8+LHVmNOY",
-	"zpi2tD+esuBKLvRrupoxoZ+VkH45ZWSOPxMemvdxc3lO9bTRagg6Y/CXe77VMHTz2MyCIcMnb0ZvnjMx",
-	"0dPG6WHfkKI1i81g//3n/z4Y3HQ67/79vzWKVLcaT6iajiSNwxcsDqa0mtCZ/R3mS8srJggNtCJjGZMm",
-	"FSsi9ZTFhAq1ZLEi/c7+TsUXzdI3rfukW3zDj1xPw5guaVT1FcvkjuoZX/qj3A2FHmv9wFZF0l7QK6ZI",
-	"EDNqLhBFx2aOScx0vNolF4Y7r9iKUBEiq45kuHKsbdZjzGOlE84/w5vME8DhdCBCPh6z2DCaebRFZEyW",
-	"Ux6xzNMoFFwRpXkUkXghBBeTlremJ7vkB7ZShMaMqEDOWWjI1FM2EAl/GCKv2FwDZ/T6ZCoXsdodCDfZ",
-	"KN/pdOfErlHB1r2Dg1ZjxoX7u5vl8sHgptdtDwY3R0/f/Uf5IjznM66Lc/9Ms5kicxaTOZ0w0uyaT+p2",
-	"Op0WCdmYLiJt/kqZ+ZcFi1cp+RGM6hNtn2qcdjudVmMs4xnVjdMGF3q/12iZb+Izo0zgHeaT7J8JzVxo",
-	"NmExEP1qPFaskmotibric9J0lFbTKXGgUkJLyXR0dUrpesPGMVPTx1JecVYua4opxaV4ZFQy3GzVRlMx",
-	"TUYrovhEtLk4I99rPX8lolVKe4DD5pWgCt/boaq55LBs6X9ko6mUV09FOJe8Wsct8TbC7H3VOoKlI92F",
-	"hvhoBkHhhc3jfKGn39DwDYqkuRJIYfZB8086n0c8AE2x93dliP/QYDd0No9gIVgcyxgfCXHVrmnEw/fw",
-	"Z6sxY0rRifnBiL65aCR+GUsj6exmbj7EqAcaxYyGK7JQzHwjbG6wMjBKwhE4ttUd7/Hd5nPSOfhvMRs3",
-	"Thv/tpdu83v4q9p7au//2MqzNw5MuJgvNGkOk731vX3lsEW8izOuFBeT4U6LUPwWEixi0HdzqtRSxuFA",
-	"NIfJVMQsZEJzGqlhi8AwZGgfeG3v98eSMVFzMxhMlzeODNmwNRBuBPPnDkyeIAtxJeRStGACzTU3t1xc",
-	"c416Ph0pvegIGoghiMtwx+jOjy3giQtNNXssxTjiwR2xhTJDZviCEsUCKUIypoGWMdhRlhmM5C7mZyTk",
-	"io4iRrjGzeMzcARqlAq6pGgRITUZMS4mlkrY5MzFzETD5w53ds2M3kbCQDztYOczucAHrmm0WDvLFG/N",
-	"TDNcIrOFMnSTEdNLxgTpdzqwhZrdAf4jAVjGqQgmY22Yct8ktfK0ltaCjGXIlXHI4mfhKbH7F0HlRSLQ",
-	"vGYxegcHHpX2/lpkxizgc86Efin1eRTJJVtPaXL/eyH1e2qf8KlN7jgPw5gpdUryV9A9CNlcKq4JtRfl",
-	"GJ0IxeJrHrBTowJSkxHWKmL0mmXuAkuHimQQPaWaBFSA0ggJmAduWvJk1JifO9amu1ZRmQkYZvlzmHwJ",
-	"8qZcaDMjI7kQoWqhhb/kig1EiUImTS6CaBEaptDsRuM0cAUyiO9/e/lt+7hFjKTFMiIyHogRD3nMAkMo",
-	"jdrymsUxDxkJpjSmgfGlCBeGIh4adfyni1cvyYzNRiwmZicOiV7ygIGoU6LjhQioZuFAGCt3p3SLaJFh",
-	"MKVcAOuoxXwuY80M9ZmVhlvM9ytDTcbAfaTMB4z5ZBGDhoCXA98w6wPNJDxDBVy7YqtH6pRoY1vPpGAr",
-	"4/MpnFsxEOa6YFqB0Jv7Q3YtmPktWrVIxK+ZfUoKMqNcwL3mR9hohqWiYL5mILzP0TLLnx7v2sVQ5Ld/",
-	"/E9i/LicSLQI14osaRSZF5ubzLI5FjdrC1xuJAXNOxiQBtqs1zxmhk+NoyGN221eysKEkMXcUNa5+e0f",
-	"/xyPx+OW8VTmsdQykBFRK6XZLBlu58yu5hBWXuF8j8dMAMeNOYtCu1M61/tuNkpre8L8yjkTGT2TceEN",
-	"Y5hRNAvPYNZ+WUht/DqcJ8M9E7b7mfZKj6oxFzTyTBDgWDN9QJ8TURpofs12/Ql8KfW3RvbvbgLHMJw/",
-	"gy8lUYtg6ujd9XSlH/qwU5aMcXeT9VImc2XjQVwRHqKzzYKYadJMYkToCoOaHEk93clM15/NdG4/Zwo9",
-	"BSBhwwZ9nxP5sdUAftiw8yq5iANWQYPPeFNq+AppgoF9iuDCBnq+7NKeGnWTm2/jE6D2W/OZpDkszlLq",
-	"ZtgvT8x6xzxvBV3oqYz5ryy8G8vekY9fmlmnC2Y3G3vPI+Xmgwvy1/YF7g1tG7tsX8BvnuYypBoHCom6",
-	"W8VV9XqCgSOjruxeDnpsKqPQWHJJ/Ml+yBVbgXAmwcFvZTziYcjEp83uOBkmy/hc2f0vlCxRqMBNwHWO",
-	"PG8S5yyGD7nrCaxDhrWYjPfkgrnqCqN5y5hrlp26u9kHNugOp7/yQRhfbWTCLve6JQApV2zVSoNBZgO9",
-	"hhAqi6SYKAx9ZtbWn7S7F2hYqEar4UVprCSQEaMxi3EpdxunYhFF/tw+Sxy6zyDAPi0ZaZ3RaCzjmTFA",
-	"vE8AE5JPBAvJaIVWvNIsJFypBYuzc5oG+O9ImlMbWb23QY0sV6ZvxKi3oZYJuO+rFW5gDLoCLwFFvDlM",
-	"1BbuYZ6vU/VdXsqnOSybJxtFcUHVJLx++9WAWPr7mNFgmlsGLSWZGe8krx3Uqa/7zWZMjZulNOkekmbI",
-	"jDVOpLBJjp3PZHxnCIKpNBQlNBPrp5Fm93DnjOSphGm9Iwa33lwFdz+xv34VrD1mVC9iZlbNUpXl0x3n",
-	"qazh08LnGn+/nHmtF8SV8XgjidYcOKhg0NkIwDj14dGvbw7N/2D0ALzZITi6vplJ0W2H/NuUxQwFscrR",
-	"h1wajJT4ZRhGWNIVic3GhnLm5cnuKAKcDvj+iq3ex8zG+nNmTS5BR5ZUZbID7qPTHKOVKd/V9d51p0xz",
-	"a+JIc1g+AWCZn2PuNVch4HKwkH6typ8myVNFlpTbDDmHvOhAxCxg3HCY+QETuGdgh+GzEFYZUx6BKSav",
-	"DCOy8ZgFmFaF0KNyHEnGMWO7A1H4Di7eLxQG+NCpMRutYUGI7lm+lCpHuNmfQ7N7j2VsvKGBWMwnsbnk",
-	"7JxrFisIeAl2bTwlLriaGi0GsrrQgZxBNMGmPshCaB4l1OKWr6wLhQQoLQ1x1vVK4lIshvCpkMQYWlCw",
-	"QeE1kJxmNHLrimLkpPeRGgi0/hWabihpFJwBG34Jd05L1gzmGif6jETmD67JYk64UNq8Wo7N0ul4xcXE",
-	"+m3PhGaxoNHTVKpub9/hUFYysoYb/kTgJ9JMkvQh6XRP9kfdca99FHTD9lGn02kfm//T8f7b8X22Ob87",
-	"0Xsr2M2cBcZOswsGQ59ZfQzkk4DGMbf8mhKOygx338dpIu6OkpzegCUGMGEzyiNwKDDLZzSuGSKxmT+D",
-	"fQw0tKz7jWTgX5BdtFtAMKVRxMTEz846uUrSkVUZTWNJeOEMGkU7/qxfYGL+jvKHdrCcKwc7oP3tFOx7",
-	"CORPKBefIY7wUiY1B1hKAFurUVOWJE9NZZwRJkKj0Ia5rxvunOW/4WOr8VI+NkbC+TXlkTEqPm1ChXyP",
-	"iQmajJd3jzF6jpaJUZAYbwK16QwQIZdndu+KqDb+0/0ogJfOQgIdC05JhS3lE8p8Ok+NOx2v7Di5IqIg",
-	"YHMNSbrQsDxsMW9eP0anB1jbBYCSvwgVaDjhgDzcQfdSsIGwdpyXw8E3MEu8Im7rCXfJS6mnZjxjS0BN",
-	"Fguzc4o7wGu6iiQNL6V8TuMJ+9TgCLohWsr3EQznL75NU6PhYXwhuOVzpRJi/+3sJmAsRKWu+K+MgNNG",
-	"ml3ygn9jPHhbVYQax4bw/qUTCZlwEctGi+zCXvIZkwt9RyxkB8sH5jPLuKToS1mDNDSazTz4RXgq5CEK",
-	"dhybbcOSQpqUKG22wZAs5kbUds7MbYlshlJgoPKNxNqZ+66MMcvnnPhHisxjds3lIomdo+Vv9gllbd9e",
-	"p3fY7nbbvf3Lbue0Y/7fTxvCmfc66xE1Rq+drUeKyGsWR3ReqPnEtEjh+7wvM/v2zpkdy+hesyuSpVxE",
-	"IQljOSdUEykCVPr2ebQDgd8wQIXvnMoIjUJrl3zWaLPd4H1tYS99phizM0hc5cmcxUqiffFZqr38ogfM",
-	"U08kGcdyRuaxDBiGl7U0PwYswgDS52BVv1Jbea7g3Cb8CyVd1hgoRAQCO4HrHH4z25dSvqBida41m831",
-	"J/ojZhufUbF6T91wpdFM6+rbSljibnbWBhfkuN8hXpFQTDV7j2HSu5vtHDWOijQISIMA64Fi5Ay8aIs4",
-	"msPCxxpzGb+AjjWLyRvz7/Y5/Btr+JQROO+kh3dHsTT3Ah+xmocm8wQVF1MWXBminWeRTkahavljusp2",
-	"3/3EVU5XIx83c1NqRcNf0S5Ru59pQd3b05V0BkpmJYOIM6HvZcm0hCBYjYW5+3SZ8Xeu4EBBMQ7gpc78",
-	"fPG9O6Yv7EuNN2pJyeWr34qkKO0FCzm9BII+ZT4W6YjvZ2bI9/CR/rQ8xsHb5mVJRWr+NV/ENLQh/2Ge",
-	"mCFMVpqd236bxErezMGcNxgBX1vQ+zmC5s4SKR6NWRNO/9hqcKEW4zEPjDh/QyOzY2+oTk7vfz+yDxRr",
-	"lJ+Jx2b1yEGn08n4f0mkgtiHjRXT7VXWLNuBPkvNq89JXNkC1NECrVC7oT0yZi/V5sbxQkFU/rQQJ8h/",
-	"40Ak2dfA2M84IBbMGqOkOKVp8U9mGswuCSbLQFTaLBR1tzv/Um3DtEhVGsAVGqWycjcGdmqgbSroSG70",
-	"eTt3yu5eDW3PlqzpmSevxeM4ECt6lpzR8E4N0DDkWLz8OpZzFmtuFMuYRoq1/NlzkV44QhPHLNDtqYwV",
-	"a4/giBDINpR3nDb2f+m1j5Zvfv3pWPz1qnv9t07w5/nzWV9d6reLv1z/uPzrzd9WP/3a6fb2+2Zd5957",
-	"/ffkt+RzItjS6J7YuK4u/t2kUNGuNOn2vKrrxJpmN1yBg2cfdMdqwPVubTp6lXxU2Wkr7yBMxMXVI+XK",
-	"VzLDdnvHZSe60jNXP9t3pIdy5ejvLNBwZsYG+c6VYmjsZcn4cUq1Vz/wSKWSRmNbHxsSNCy9xaR2uJ8/",
-	"NCDW+MwsK+Pz7sHB6XH/YN9YO6vZSEaN08bbiyeP3eLm79tjcdDrnHZujvf3D45PxkF4yMLRIescj/vB",
-	"UbDfC/vjo+7ooD8Kaad30t1vfHzXSo/tWS5bCAxcNk5/flfgB1rx5ZCIgIQXv2Yk4kq3jHGKgVo4uwEn",
-	"3zSbIVtlBk0+2lMQue8vMIKbEP8RNzelTLNm/O3nrRYLgSJy35ZQXMZXzkqMY7pqfPSW5ENB+WC4KphK",
-	"xQSUz2PQ28by4b1m5t3JCSkYuFYsLMTvR1JGjIIuT5c8/8LH+CJbfBWqQlQ+9aRtfL4pZFoIDilgjMbP",
-	"djIcUFykzBzk5tNNSMsxoEdzqaDOeenB6HPPPDaboWFUFmJ4ylziWrFoDFYi5KQxodzCdDfXikypmu7k",
-	"xNfG9M9147SRROh6mQgdN5La6dJep8NG7e5ht9c+6rHD9vFxeNLu9NhRMAq746PesVFW1uVncA5uHrMx",
-	"vzEzdfXeXHrfH/coHBK9llf4UrGIooKgekR9SE/jhlSztuYzViYmeJ4ruXex8Cv80tuQvvW75wtzz8eU",
-	"+jJ1gUUwmDhPd4oWHlQP5ERwxQj6eqnU5mahQJw3LRWfbWYLs2t4una9IMMU2K+wn97y5tZ/YTUfPue4",
-	"uXs8E1JNUeF/DcxT1PNI34dUXtettpW2jUJsxiydpYWevmGqVOOdu2jWo6QmZJcMscDzPRfDpCqACsjB",
-	"KVc33cTwsH9SnCuri2wWd+eMDDEY8R7PgL535A4JTVPm+d0a3nJprSu2+tN09F3AX/E/ffvT0zeXf774",
-	"08ku2+/sBr0oLa5V6fp2Dtqdrlnf7oFdX+MzLJRZJfdVRTss89LiHHUP2jMuFprl5uAbqJ3dcXVn+II2",
-	"F0lYuESEku++rLa10nICLcnEbPnW/8QTzQcEqVEtoriYRMyYezulb/Pmp2hNMeHcq/Sb7ANmsHpqbcb0",
-	"VIaqClTAOwKMXihODSQUJnCCydu1EtgWqecgR+CyrdxheGMGX7FVCaBLcY93q17y1ZB19kjhylU0c6jW",
-	"gLLU3Olluw7Aq5bIlJ1ajXI2L0OeycqspbJMaqFYoYQZBXn6lxeYNM9vlBXGLVdPsQTT6WSuLrG6MTFK",
-	"LU7CN1QhjIMxM5+wgM+g1Kd77K5dODv56eX3RSnyDM2cmXP+7HW7l2T6s3tOlljPl+h3y3bR9GOql7a0",
-	"ssHW6WQqWjwjzZuUDyU/4wz5Fq6drAKF+dnznjETWYDuyMdX83Ptv9NM+yaeSk1ioDk3XIE+f0r9Wajk",
-	"Sbfd5pUk4LHIMc6xyvFmuiF/diateGcv+1L7Du+tSIb3UnLB5jLidIuXvzNKa8IF1a6Cy8FWTBhgyEyp",
-	"eiHjxFpCeJrTXssBwACei9Q0apx23T/Nw6pxevDx08wKVDAlqjNL8bohXqd3llojmbEqGEpMmAPxuEWg",
-	"JgcDsiZeI9jSu8sWH7WNc9U2+8p8Ghu+Kuq0/AvKYcFsfEbIZa04S4aYshEFW26O+tR4VV435L4mS0n5",
-	"CuGBx3KJRwVLsUB6KsHbC+wTqBDUVC7Nzy5qFyyUljP0lH2rLxNxPu0ddDqtBhzcN9qSS6FcySd+QrDC",
-	"gESZCVis4Mia+D3a77SPgv1u+2TcYe2D0XG4HxzSLut0G0YErxma+SiSLtr0XE7k2zhKT2vh5ZeoH84D",
-	"ULV4hBwUncX9OG30DoxfDX9BYAsuYcGvc7gxa9SAOIkX1MjrSLj+MqMF3Xl7h09x2tgqzGIPYPhPnxwf",
-	"HLPxOOzt90b9zv4+6x+FJ51OZz/sd1mw32cBZSE96ZuZv549dqQaEivWopcxxwtr0W0fhZ1e+3i0H7T7",
-	"7GB8SI9GxwGshWWwtzE3c2EEli1mWwSS/hPCTzqmQo1Z/EebA/9D/Y8cLDqd3uGCC907OPyDt2yJU4Hn",
-	"8F3IMN0RDu2Vi0xk0WwIrobLcVLMEFPDYy7FIqjW/rM9d51cjq9ZfMmBAYre7EHG27GVF95BIHtmvej8",
-	"ZGWvTB3ZhAkX5O3FE0wXkaYhyh5SsHzUsidofEEnwVRKxVQ2rIMC7ttCh/3q6IGzjVqNm7accSgnWNnt",
-	"4GNBT+Q/4BV6Z44NLOyQfYiF9kPsSQopGBaXMgEU5ynKTl2qWz/UMezMqLVuzbsJDE6SlvgVVlFXTUyi",
-	"KzeYAu6+vMd4p5GtVLPmV+hbQ69lJc2UbsPZLbe9NO1ZLChetsewLFaHFNHqzFYqm82GrhRR0tzYIlJ4",
-	"57ZaAD4S40YF4C6IkZLlSmtfFK3/wibgG+VTrefqdG+PBjO2ay/vRXIid+cgf+tDYhVLl91f/NfZraYw",
-	"vW7vqW3+eTAYZWZgqqfK8zBQ/Zke61NM68gIloVV8IWKihUG1kMe1pCqzGaZheXrtE9KASMTJWCzR/Wf",
-	"CxcseSJXFQP1juGCtVxcS80M0yhNFoJr0uwgju2cAlgTGS/g5Ear5osdqMZm0clpgxSNw5+owgx4n1ZX",
-	"X2S2ohL3OoaAlHJwFImKT0pHncgmyDqkiTe9YJoal4DQ+RxPbUCQBVAvLTbZzhnxeGb3toJT2DuL03vL",
-	"cdPNtzzUZX5/pEgQyeAK4uzWFSFQvRDKpVCJtLipc/cTdcWW9YNuaXRrvXsGq3GBNyciXushMElLw/WJ",
-	"GrfjJdTklFZRa7YKhSXJBuXvO5m5Li5oouk8FZW3AbKsvM6v+bMD0cnZDILBiV4NpwRahLr4kfVtnFtT",
-	"6sY8GP0PRr9v9JfvbxVqBMCNEnN7OZWRhZFQLdSZIb7OITo2MZUKxR8oy1mbBlmxsCU1B4Nd/NfOH0u3",
-	"p9wmXFKPcEMD7Ui120KyUwLFj1R2x8zTlUxsvQ3Tk5o0VYBRNzMwyNG7TGTZilZZDuaTA9Xlg76sHSYu",
-	"CPGHSvwQd6vncpk5xk8ngeQit+RbqYNb7YZ5HfIh8/Yt1EkxY+XpF29UVDUFh7HoY92f/+IrpvxiPX32",
-	"un143D0licIyWmQ/gAWEf7L/xCuW9/BaUU3hTXZ68aasPsIbjDgp/Jk0n7553O514Pxk7vWZccoI+CNU",
-	"m9pBl4y7IZG3cmz1VSnjW9pEsN97FlFWgXsMd1grVZNR95uLpcrsqcR6ShM3ngz4eiX7ujzxvoIsqpe8",
-	"s5DAEuckOcPmvjSVGlEyZLcJ2mMVRbe33z84LAm5l8YIzslhO+QTrsnlq8vXNhMuYxdyKoHBtodNWoDY",
-	"gZlkeCwfNz/sbwybG4pKJwDKS7BA4xYT4ZeTFKbBhUpoFL0aQ0h5c0mQX2/oqlTKkws+Ro5rR6ABV0RJ",
-	"ouUiAH/dA7QF/O4lXSljZ0Q84Hpnl5wjIi7Ga+xmZeFTYWZ8cJ0mNBkZYKqoYiat8+FPpVjZr6/KPjTN",
-	"WMTsURpRARwS5HAH68Ux6IMM34JKCmukQLYNMpVV9llhv8m0g4D/vN4L/U6nVEfkTBYXiN1YHWDpePex",
-	"Vfx6h/sroLxfSPt9ZxDAVBZKlk+EjFlY/MI8SXa0zSTBr++Qz4rlyt55JTtihX+EzTQKqRyHQm7xyNvd",
-	"DngE9QLYJdackZAWYLTbJiHw3xlxXwSmVMIuWNOUCMNqznZ2yas5CjICAtkJxefsJw5PAYjZLjjOPWyU",
-	"hHu4BRC75CqgcegqIl0MYCBsiNw7m7CDLVjSyoFOaby8yGy3CflmQzTZfezDoBHQWA8ap4NGvzdofMzl",
-	"HDv949oNjNybWPyGjcvM729TxlGtFMgJbBQCRydUPnqSw78upEQPyqhrDwY33W8Hg5ujb80/T779//7P",
-	"3/7xv/32j//9t3/8P+3f/vH//vY//tn+7X/83xUfkXCpP08Zhr1vCurE6TLRCibC7MzZc4OUqAVUf40X",
-	"kZPeMzLVet5UOxBdz1qALtStpnKehLr1lIor5ceuFmA7rGWT6ffvftaX+P/nr9/9rC7e/fF0b289+zi1",
-	"le5xTicU9dGY37Cwbd3TZK9wcBcIqOpmo20Lvn2llVPWrfo60gtqOVZ5t3nHw34yFfWAWMWaBazwUu5v",
-	"3zz3UJJzOtfDqsbZeLJgNtXX7XQO8kE5q2rwomsz9pLpzK+BFNdMcCYC9i1zo9n8/OaK24LeL3qT9HbB",
-	"qa3LfStDUd1Oago/26J8wC7z07+8cJ7lpxYe5CfYa8hWv255fRHDxVTGuUqGiq24UOCQZ6bKMObmlfkv",
-	"ywUOfO08Gw8+6Rzt93r7h/udw6OTTr9xX5HUbQiPqWZvlcuhGf9s9+j4pIOu2tFxZQw0Obxko9pJWC5w",
-	"ZaxfoDq1LE7eqfkf8KP/Cp4/DaYiPu/3Tw87sNXFV0yfzzl+oI2TlIaMlU+knb3XMQ/MtJfOuOWlaxlR",
-	"zSNIyjwI36cKn5kvu8x3KHS9uxC6bm0hy6SOviIZ2yoX5eVOePjpBwezkrhQYTuQWKJfLYn+oc9UFP3q",
-	"czN5MM7HpIJrrksLuDaYyCXlWWpJ5/k9vsTj3Z6tkkCeT9acrhxVu4Gcmb/36oz3b2hb/mGu3vd+UW9+",
-	"2Z88efW+vTg4uZn3eXs2++XP7V/jXzrPnker8Pvr14d/uoz0+z4ejYhB5LZ8suSsdGLH1shf5+Zsm/B+",
-	"iU/1PdrZzv6e0wk7y2BlxfSaRcn5J2OPj2M6cch2xVi1nZR1PYZdyxM1BRRREZQe8cn5Ht5HJG9pZRD1",
-	"itGnvEuSa795i7gmNF5QHj27SUFISsGuBfI0lCyqRceQovaSlqJFvnAvK6RkoPuD+UZlDz0yfs3O/Egh",
-	"JLUgmIPHfM3NmQNJ6xjNTdN1Ui0BLu8zfLbXKVZULcpYCz6aSEEoeHMkZkpG1xbGa74YRTxwwQ2mSNPc",
-	"judl01JL76wLQNUrMo/5NdWMaBpPmFaAxEc81FlEFEoZdIOHn1+DEt/e6/Wb9fRhQOfaq70//tt/vvuP",
-	"Jv7xb+/+vTT5nOPpRVUJB3JrghbhMWpZcDILbFFde36AHm7FVlroCLiVebS59jah66A84rc2AN0tD0Bv",
-	"SncnB8oID6H3uvtLZJrPPVIkoJpGcrJgpDn87ukl2bvu7rEbBL3ew4M/w7OBYJFipKTp4M4Z4baHJo2U",
-	"JCN3et3HdPAh7vzOfQPRxHHLGgLm46XrT5V57Gnv+7nbPnkHtQcfOq3u0ceK6GUaW01DUC6EkS0filbk",
-	"7cUTP5Jk7ntXGRP1o6+3j696ocn7j0HmBaGggP/yIoWdo2JFImZIIAGFpucIJh/JJYvNlZ1dYna/X1ks",
-	"k6e4slg/Yb6+YQuHRMh8NWjnpvOh3/n433DX9y4bBqDt8Xn723d4Q70MjVfPlmRtC9NTrcHCajgFm6nD",
-	"g9Qx0z+wFTQKcDZBtCJmF8gptCsc7CsBTkgoz918EnTCLuuN92l/dBAchkfseHxCO6Nu0CvZ5e031Tsn",
-	"773yQwW6wUnw2z/+uXF9EZAuHa50ETNaoaYWyBQKlInXk4I/XhnldyF9jPKPFxb8z9/h7tuV39jboBiO",
-	"2vhIr+DK57bOqql57lQK8TTQJyiQosa+N/CPjMdS7RpAntDqyCW1ODBjGdsK6syZnORGNaWx69pVTKCp",
-	"zQXXJalsszDv6oF85EG9W8kC+hNaJmBJz46SGkToswHQg3JsjXghRbt3c0Nci/6cLHxNPb8LroyjrU5B",
-	"zAsaTLlg7ZjREBDvsDOGz+aFbytBb7AfW/B4FzMq0rHtfdnht56fEn6HCSvgMNEZS5o0J02DHT4gNg8u",
-	"oWR9yjBjmgDfBFSziYxX5ZOWXaxahRGthkWqcNNaZOfcYzh4Gdc/lxN+G+g67Jly2pBLweL/DNlMOjfO",
-	"a6RSeU66yJI4XKk2AviMRwpbpBRMvOLx5H4pB9Q5WL39Sed865jSOX5RdZajBMil7hRvsyNib3Q15XNM",
-	"qeVSe7W2yNxB5CdsJsmFsa3Nxye93/xgjDo1Ym0mJJZYu2C+A4rHcjYe4q08xuoahB+YZxETtuEXi0kI",
-	"d+xWb5KVD2I99mYALX9SP6xp95fBo6EBAi+vwdHzV2fduNuQmj3kt3ZMQTP9HjwR8le59KweYDVJo8bp",
-	"ioRyG6Q4xyRrFQCMne/v51u915wt4fxuyK5ZZCYV9v8ZROaR/TaaEd70F04aAY3ZmagDBLgV1lpGGNaw",
-	"qb0RoPoEIyt7yLRWMbEnXuuAi8ybLEwRFMNmSl/L4G3KLDKnIf235j4zgWTzZapckeJyeDDGa6E7bR/o",
-	"tF8fRpgwBKDlvB0ZPrG1cIjuaW7zcIuhAZE7ZeK1ehzunBH4hxrCDI2knrYIo8GUSAE1M8Zzjlg4YfGp",
-	"d9gYi1zhLM1AgA/lale9uGE2xvShkaANp8UzFrkiX+Fyq6IN12YVslXwTeal8Pe6l9vU0mu6kgutMnFN",
-	"w2TOnig8fnKC4cSK5ztgr2Z+8+pAaoZPKzAR1pOc8/sKhBeYza2YsVwtJMs9lU5m94Q7BXdMFrykZ3Mq",
-	"B8DZM2v5ZyfKMcqmlzmh9Zij9iM5xWJ5FYYp0xN59qk6Adcye0u+ZdmarbkQRq+z3LeAxf204x5pdDB7",
-	"jiNLfZ2Nq0JeKgUhMn7+iGsWtgAKfcU0HluXC02arkmLjL0uMju1pGbtHm3hPNNyyILoVn1JgVOcOKzb",
-	"fC5YsIi5Xm30lkrO2TE6ewSdk2AEADPgYpKPo9lP7Y0pRkg+VuCBwA0fKt5jGzNx4UAdt929vZesm45s",
-	"twU+KYsv10i75KZgRIMrJsIfAT3Dz4HRDmNHtNvvhb3Do6A73j886vZZnx6Pjw4Ou71xr0OPTo78o87g",
-	"k/gC9w6cvPNiOapNc91mD+XivLA/lW5DrcZiHm4Kd3q9qTMVNQVGKJ+mMpaYSodFgs1v59SYjsZDa0sR",
-	"rXZ21xxgVZUpPR4qF0DBtFymhbxxAxYqh71ZWwfmjejCktVSv9vunIWFrPWWLRV2hgnqxnbLmOLDJiHO",
-	"aMqSEbw1zm8XhakoWYNWOQf631eqO0ojjc/TU2DNGeVCMK2ggh6AdOwPFQ3Td3aJjwreIpSEVE1Hksah",
-	"NeDhCYzd4lhIj+33QLSEM01G//vNt8FhR+BwtOvT8oZHylrqDk4WwxlgnGRyL/aHwor6Jk4pNIQh5pFy",
-	"dthuTa/gfq3cJF3vrMEa4lHTjrh0wz7K6pFKm+I2tkNt46CMcV9nMCuz1L+WCmwBLG0AoChjVgI6fR5C",
-	"twqe01oOFp8T6ixKEDqzAJ3dajDJsoh7tz2iCorMJoyIhXG4W2QcSRk38VVkD08s7pD/IN2aC5x8QFU4",
-	"AfQ/GcsokkvXdCzTq9ZDwbJfnx8KKp6cXJoPYHEySI2oh5vH8mHVFZ/PWVg/gkJLoo+PsR/e2H7tjGo8",
-	"3oqt5SPbuKHWdpIub/4lAeNRE25IFuo2YoCf4CY7mZ50KTNUtDI8VS4ZSdlk1QnaDcc1H84LPZwXejgv",
-	"9HBe6OG80MN5oYfzQg/nhR7OC/0ezguVxMdT8S+4SLG85gqBLprBlNG5cbFh895xjZzTtmPGywN4BmFB",
-	"P3mIPz7KBky7nYN6oBUbEKhfO5x5C3HSyVW4IYFcIwYtyxPR2YaIogX74TYoHGX27oet8a5vV2t4mzxW",
-	"UZ2vezJXnHoXENCX8cIhQJubMClrA0FNqG/EaLkgQ3X13tzyfgiwQskjaVwJ00WnA4EdIVvIoVSEac4D",
-	"OhBhJAuCSDstMi4FoZaCZWNbA5EGt/DRXXIJASkR+nhJCMs44zendjygVjAObrdi0JQ2JjN5zdRAwIP4",
-	"uaqVhNCgRwXgkMZyIcJc/nkjWvUnst62EdoiRvbGetISh6IO1LV3zGHjK7aExV4Phz3X9RG5EmQPfM5s",
-	"BBXEps66j7m9/VvMg0VoJii9gGIRi9gthc2sKknGNG4hfDNNAfIt/v2pkbaFCFkMYpOcSwToWyg/X5qh",
-	"uXZn61DG8KIiysFn75LzkbJxhhwqePLONdXH/uxkYG82Lv0tUZKzG+ytROdOgJYzKQIPdbkoNGVQy67I",
-	"OpcWyFkC5VtViQrJTUvldpnJ9ybQhlnE5rn2AgbZZd1UC24nbVMPKlfpWNWF6iGw9RDYeghsPQS2HgJb",
-	"D4Gth8DWQ2DrIbD1Owls1W+oebuM/ae11PSwZ75gU82c41nsawRRMvDlYhbI2GE+JD17ErRMO9KuXWdo",
-	"3G8cOAy46SkTWzTr3z/t9n66nV6wVaks/MaYykEsRb4vTHW2+mEr+C+2FSwUCx82gq9oIzCiaDRKNTtl",
-	"foehGt3Obucg/enxF1wwS8LlA0N9HQzVauibbyIZXL2EIrjG6f7xAXgB5ofvqHprFMDpIR400jffUzWF",
-	"OTkKuuMD1qH7o5OwF/TZ4fiYdkf7wUF4xE7GHdob9YPD8Jh1xl26PzoIjsIT1h33aH90GByHHbAub56p",
-	"i7kUSsZeU3B984arK8iRhYaehgpixgQXk/bcXXR3XQRgffSSv9k1w0MJjZev3r95dvED3HrBRMhif0X7",
-	"o87xydGoc9DdH4fBUXDQ744OwxNDe+8k6LOD/cN+2AtH8PglnzGl6Wxe3FB6p/3uT3iTsWweSwXCuJ91",
-	"6bxf36rwW8NeeH603z/pf9zUoPEWSaktsfj8Db92KNx7aE203Ufhy1kQtRIDZcqu3MQKvUZeNZtidW2H",
-	"m3LQwLwWrXrt24snSb8LvZRJy7B5RINcerTR7e0elPbgcg3CPvTK0bDymrtWr/m8rl33EN5UVAe3i8in",
-	"muOWz6OeqZF2yCmRyie8jF1ew9R6i6duSloK+0BxPkRcvY/Nqq4U8OXxm2eXzx6fP3ea7Ptn333v/v3i",
-	"6ZNnb1+4v56/+tH90ym+OjJZUI21psLThxUKqc4gqb4sZKehrDeQKpFl23ytUqS3eV9WA69/txHtGY8i",
-	"LoWeqtIC403rWw4ZCqmYrEbMiWtO5Es1YYmWSmQnL8jZhSsuvS+02fWpnr289GW3kqzUFPi8IIc1s1Fv",
-	"KjslX9r0psIesF67ZCymoYmvDTlX20FZivV9FE+JnkqVYCcGVEjBA8MkkNZtep2+dlr2GNjMPpMcuYd7",
-	"HymSaZxKmmkT4cwgpYld12LbdnyO2YxyYxV5j56RTtod2O2GisSMBlNozSVC11aqU+wlbwhOH1qmbafV",
-	"TmmlunM9+omdU/Y5mRuSLsx1HNMeZCuLX9k4bRzaET9uaGadbrz9Ldtfln/Kp4xYvwN11Wf7bz/c6u1b",
-	"97TOXC6lZo2EXiSVAOWVZREfs2AVRAw7hmUawCTxyfRsNBCWAhqPKccjew7RuNUIqAhYFCG6cTpH6WCF",
-	"CfbLAUoy26XtbD6piY1HVfJzkaqsIV5SWWL1fab9t4z948TYtXTpygVdMBFjj4oIKWyjSUvtEoGVzcTG",
-	"UmgmYEIx6DejYgHHY9RULvR7d2vmc5J7Nu7BFc2fz20rOwBltiAEmlBcAxJTzVoEMMJsIDSJltU6PvMQ",
-	"kHxIDD8khu85Mbxl/XOCkjVarOD04sq16ucKzZsW8Up9yJgZ6yuIFiELPdBNH0szLRrulVZB1yj9vZcu",
-	"1duHbj61NrhUuAuIjPamOiET0kyaLQKRO5UxlHp20L23jK5rY2VUS36GjOc3N2JgLHopmN8bnjSxG7sV",
-	"yOyEpFFW4Ryvm/ZEtu1FKFfefVn4qc1ncxk77Oxp47Qx4Xq6GLm2IdgLwPsXDIT5gFu3Yq4ZE9qIMGsd",
-	"1hRxp9DmuIwrc0tQUi2ZsorfuHmtk+h/ZmFR4cd15meiFVPb0ibArNWZMX3SLSfPW29sB+TH5ahSb/wG",
-	"yapF0qYjBQiczDg/N+goCFl7PJnyvzfelQDirH3tJRPEGNQRay8UItiqbdAJC8g4/tvKFuMNG8dMTb+a",
-	"Xs0FvEdopGx7NFNozWklHPAujHefNKgF3DxAO3ykSESV3tkt7618AQBD3wK+0G3adU+N7hUTZqO2jf1f",
-	"eu2j5ZtffzoWf73qXv+tE/x5/nzWV5f67eIv1z8u/3rzt9VPv8IG7SBx13T7zo1e2v/S3eMwbRSfiDYX",
-	"OVjYbu+41G+u204c3KlMq3DSHN6Y/9rwf4e36Bye/bpWdSvxCwi9gT6obGRymQRbMsDv4Pjl5LQ8rlFp",
-	"CheWpX5soMKTL/9GYNey1bAr6ha4FHe34LV0DtqdbklFtXZGVcFd6By097u3QrAHSxzzbfu7nd1ud3/3",
-	"qNFqGLl7q9YTpTz5O0+qpRaKxecTILbxQv7Ko4juHeyWRJAyJlsBxUP4KLYIXExQMrY5LVbBbFa/uFVB",
-	"TQQwVVRdISpHMZmRMacqx3ykCB0pGS00I0yE9QmuQglOx62JvsvnFdom4nDa0DUh0em0knEsZ6WIXD4f",
-	"VK6Sm05zM4lxK2JbfHqekUpflAOUgwYB8MIJv2YC0ZIqX7kxZOJxbSkyZSyXCmBlvElbcj3d3LqMhxlT",
-	"KjOlWcOLzxs+IYV5SZl6jRIqP0KSgTWGQ3l2zSqOkryrLBjMIdqzJULXx4g5VKuc0KnLTWYPvLL8U/W5",
-	"bUAPFq2qu/vnfDM8s4iISVAsCIO1CHbBB3NkSLS03e4tlpdi8TXzoDv9wBg8n4P/24MakXeIKOfT1IX0",
-	"Ze5Kzr+3A3p1mhm7oJNpULZf2gEK/MOkAXm5p+j3d8Mx7Z/dYsVn0iEqyZ4akXpXCu9YWLkKY6gYmSyb",
-	"2YfapS9Yu1TCmJe5rilJ6A9X6F0VwGPtqorCLFe3xHG3uu0N21hmum5hGs7lB/1Ed76JzhYTXxJVckvr",
-	"JZEOa6F88aqYWPcEVdO6oNhtuKZED3hsVAAuC4mNJuJtbaOfiasUyxLmceCa46uFYEDI5jELKKafRpEM",
-	"rlhYykdqC+jLHIMXeMjYEGkQaqFY2CJ8DMd4N4SfKqyKzxWOynct8gS2lUaN6/Ux8lfeiWkyzUVJ9Pg8",
-	"PZKb6AQvhpSd/HelW4KePxWxjKIqPDfXCyBmmiwp11xMQJi5Vmh5FFsEfWhIPacLPX0bc/M2/ON0b09L",
-	"PU8n87TY6uSPtiHwn765+PFv+09eP/3+9Q/7r//6Ov/3YNHp9A65UgsW/8FvIfpL/FiG7LWYoAlKT/mM",
-	"TtjeXEzORlSxw36L/+WbV2+WnR++m8g/+J2EN72yqIb9jywz+Ya5D//tH/8ckrdvnpWa+h7hZWO9ffOM",
-	"QGuGP7+B+W4RSoblH7j2Net6BONvLWLG2e+RppbQu5ZwYawwQeh8XqNZcNIf2Jse//PKuPAt4MfmsaVv",
-	"Z1deAvwii0Jo0BtMqZiwMwS9UERpusqxahFp+CDtgFoCG/1xs+HoAymXmY4V3UKhLrLb6nU+bjQTN1iJ",
-	"tdCTC01fvYK+g/Ker7Xwkm8xbg5Q2beyDzNGdnbifj5v/0Tbv3baJ7sVpnVtFOUCS9pGzOdas1nZeadX",
-	"gpGQGWcuXhGKd+XNZvdst+WasGGQJqKaiWD1QjVOj/tGerCnnHn/FarveEMeHTX8YwhC9sqAflOyawAL",
-	"JR3iNjrqHuW1Rk4/7UOpmJrto0t++MbFgqhQy7W4HRlDJt4y5+jPWhk9FnEkfqTI95dm14P7bSoWSk2E",
-	"tCSSwDZO+tRCSbdS/gf585yh2i2VN7Hvqnn3iWXPcuaFDufQqtEysYXEZrZDewur+sw2b2lU5fyNKqhG",
-	"8YcbuS60wol55tpVUrBr/R4e6h2zvo0xn4QdOGyxP+oHB+Eh27L5bCQniLXw+QT1Xash2I22amXzk4al",
-	"cYEwS7e2m0D3p0aVJqjdv2T7TL6/rDXy0cmKfrh1AhzW7cNWDfWdHi85RJtbj+2Uie8BpHV4/pIldXwh",
-	"V7gDvbuLDgGlzbeuXaraWxPPHUh4If/R2RBpSgtOdQ0V4+Ke28Qyt1m+RJXdOmppB3pqJ6aq9zHNdC/B",
-	"Z1BVYsOwZGXJb//4n7Bl2R9t+cQMbHPtkq7FFAegzhUwseuU6Vn2ecOoMgSjhmLZGBsSY6b9Vm24bacl",
-	"NOHfSA31209FqLwE0+Z+Jovqk/pmOlXqAW5IS9WsJMpNTHFhV+kmp7Scz1lImtrb7+2ezkLS73bId1Kw",
-	"HReGhmrcYS2DhFUbmOnClPpdi5G5NGIhMhN4XeqMGOFckRmjQtnot/mhdqDfcfx1ggdW1H387juMlTNP",
-	"oe4IalyT8t15zK65XCgXaKCRktjSqEXoWEOeILZDfkKaafs2LIs4F+eqxdb1gj5o0S0AoMzyR8pFBb6u",
-	"mNkq1V1DB9630k507V0p7R+5nl5UBDDORWK5poar4SAuJklkwxUgYX8XqMNMPQ6/F6+3S9y5anY1Zbtp",
-	"tf/vR1sn4bLlVLHg/YvxD38+iY+/++Fvv8SXy7+/ff3k+Nnz1z89k73n9Dm9WJa0fvamdkseqopdXWgq",
-	"QhqHxD6TaJHmEKkcwokgDI/lyjprfsbGxtCOzITKdex8XXkk4zI1KFJLQ8vUErHvUdAACew6G+IiwMtC",
-	"LkTAQkKVq/caCOfFDh3fJeibw1QBJ0diCDYb4coIS6wTxxwLaMMFaw1EMpK8dgOhkh4WWNu+YgbQnBYq",
-	"VE+pgAKC3GjG23rvsDvtgx6AKNY6JCgzIQ+hQ1DgTnIFMQu5RihS25I127EpIQ4lOq3u3M0cwimKZ3ot",
-	"rZd0VxLzPnksOaSTXktm3Lvm5s67lJmATAcvj2bvYoZs/2aPcu9yQqp/a8WRopI5KOyNabx2XRdAv9Vt",
-	"2UmWmj1eq9Rwdw3wJfjyL2zXfKsRUz1Lu0ftk2CftY9G/YP2cdjrtg/HHdanvdFJsN9Zgxm5DTZkivQ4",
-	"h4ZTDuqxgHIV8DlnIpPT3uLsTQnyVZXuT2as4kCDF9tNFuugNkb5V3K84DZw5Vj6+IJp6qydoo2f4ahC",
-	"PQ7CWEVQXzv1mzwTlL3NfkSrcdOWMw6O+Spth/91IqH/awGf14xveTDiJeddt4T7TlWsj/hdynUWPC3b",
-	"chW1t9oMhF3Bd0W19CFTq7GFhrolkHY6A+mhjjsJllUBYeexrdPTHoXJ8E9rpPjUW/hjybdtgp728ljr",
-	"0acfdtMvt5sW1sC27d9mDbqX3cPT7slp/3jrNeiOD4NeuxMeHLWPaPe4fcL6/fb+qBd0ww47GfeP72gN",
-	"PCVW/Qm9zuk+IEZVoCyWQLvZA3YV0G69g13/pwdot4fyyDXQbv2T426nl4V26+Wh3fbZAT0KTkbdsDfu",
-	"s0N6HHRGhv5Ddkw7QZftjw/okQf71hl1g/3wgB2NTwD2bQ20WxGJrTc+od3ggB2N9sPjcYf2g0PWG52E",
-	"3fE+PQiO2MmoY8ig1UhsTq46ByVIbL1+TSS23vGh7wA+q608Pt6hWvXdylLF6uuQu4bn7d0tPK/nBX9Z",
-	"hN6irbg9SK8PsJGO96lQvQ87wsOO8LAj/FfcEe4e0TMLDbQFes+7TeCWCQJCLQzMrxqZclskynXIk5uR",
-	"JsuQJQt4irfCT9yEl7gNvmGNj84y+bZnkDNP/xdEMVwPOFGIwxTrLFLb4Y6Qz7bFO8Mc4SLmenVhhAq1",
-	"0DeMxiw+X2hg9xH89a1b+T/9eNnIB9SeJIFOHysBGtc9DZ9cnJM//Xjp8mKjBY90mwuCZxFIc5ikS/Ex",
-	"hb8Mz8gVW6mBoJoM93aXLIraV0Iuxd7fl1dq9+9KiuEZCSLKZ4oMnVv+nocKk5dDFcg5G2JdCnUH9pAG",
-	"dqNZLGg0EK/mTDx7Qh5LIVigHU0YYZ1HEnHUINU3WcRMkebw9fnfXjx9eXnx/tWzJ4/fP7u4ePv0zfAM",
-	"8mdJAgeoGgifjF33L2MSDmNGwyEUzJh/kWXMNRueku+eXhLBWAjIjGHLxl9nTE9lqPAujMGCBgQVA4uT",
-	"LuxU67kPuLfm8IJDiRti/nVIYqYXsWBwbApYm0vRgoC0vbVts8RJTpU0Mcqc1oCZNQML16j8xpRRxO+0",
-	"Zthf2xcsvuYBa1v62hfu7INzA+b8B7ayaBkx0+aPAvWuC5zLWl+xFWkmUXg4zbEHUXnNlIa/d3aJeTOL",
-	"24qHcGgKQue75HugkBj6ICNKFWtzoZhQ3JhTNb4E6WwbQgtfYeSLi7Gs/oT2mAZcTJL5BtY1iw8ApGMS",
-	"xKu5lkkjPfjZwVu1yjKGqoV8BzVCi1HEA5tBirjSu+Q8imxmGqvzHILT24snJDBvOHM4J8WbBgLVhloP",
-	"pE0up9zIMN6ymrOwjRs2UVM6Z3jScbIw6wAXCFcDo6kh0z2O5YxwTUYrMpwwsQf3teU1iyO62l3RWTTc",
-	"HYiBcIULp0mp4UgudHaevEmBz3j96uISiwPcvKlHKS+37En5gRitgMSSIgmQOvyAkQw5w3HNn0O/UmFI",
-	"7Ac3FWNGM5jvS1YfJAr5SbWM0MUwkAgJxGoBSAuEXHMN2jth99f+1/3ofd3562eNVuOaxQjr0egifoWc",
-	"M0HnvHHa2N/t7O4jENcUVPzedXePLvR0j4trjnUwag/PjcPRvlL45Quzj5i3k/QprAtMtKtRgxEXV2cW",
-	"T8iIWosckZCu1A7QDTVqcB8e8B8ILghVJJITLkgomdqFbzPLSc3jsdPa6UsfKcJmlEeQHeOKpOm44Zwq",
-	"tZRxOByIJtUkYlRp0oU0qtnXWax2zswXsBuu4GQevGHCrxkwLI+JjZUQN9IuOSczZowMNeVzTL9ZnA8a",
-	"GVFdQVtXrsgVm2vzKdxsJLiGxrgHksFJQBSAZ8l3NNBeYkp/I0NQdAHY6pjvms8jHsB9e3+3dZrIV5vs",
-	"4vxr3LGwj1kDzTgg3okT4Itep3N3ZCz09A1Ti8i+OcdMDpfCbtBZtAwtYU12DRv3kaayVyW0w8u+oWHy",
-	"qeax7ubHnglAEH0cs5AJzY3Lbh7tnWx+9FLKF1Sszl2J+MdW46AOpc8EGh9P4dwEmGCL2YzGq4RBchLm",
-	"pIbg+WQ6QcAvY569M48nsgwiVC2+j6csuEK1jNKT7BMJpyeLYvZTsFpPrVp8z8Vw55RQ0j1oz7hYaGZt",
-	"vYFA4bd7wkiGq2TgFAvGoqyQzL2p5ffe/j4kgZRXnA1E83ut569EtGqRCzpjF1yzP1zomAe6RV5TPf2D",
-	"++oWuTAWLPPLCKxQQZP8yGx+xiwCZIyBiKScj2hwRaZS6R0j3KABMJmf48IJ04qkEwG/vcff3js5QmuT",
-	"DsQwCzI1BD0/NJsOya7QHg7UxoGGpHlAcEZhD3Ja02wC54IsBBi9uGItQskylmKSLBm+nLh6SqvNmIUl",
-	"M1ZNv9O1tWbu0kAsZXxl9ulYgnt1SrodqLcAE3duDLoAi8TM6N1OB67l8HjMhHFBugnxxu6Ag1793glO",
-	"5xum41X7HF6epttlFAIGC77PaGire8mSi1AuyxTnc+Ds+9GWMPa/gor8/avHC9SCSeVNqsZoIhE1VGRW",
-	"AKsV5nfOKsgi35XJtNUCcNL81MLCoRmR4to1GQ2mA0EtFBDAOu6YlTVWjLVxMrB3Ch8hCxBuvN/X0VQZ",
-	"Oxneb5SFVQ3wrgCtdy2XUH40ZU6kH5kPQrk/w8byoF9aRM0tZLit2ByI9KNRsFVGqVSKqQ9zeE8iW4ak",
-	"+HVK7r+SdH7LBVewiVoQwbI9daN4ysUaD+Sp8T90ERGv2pIAuQwiRi374lXjCEO3i16nT5pC2suoZ9NN",
-	"VwrWgjJxa+dbLDW50BDjKDC/od04WTGdMeNqVFarpbfsWSjUx0BAA9u5Zni2X+KIJXTclr/uRhVDJeMY",
-	"j4XYFamzvm0aRRvW2GGXZVYZp99wlvW/mjRFifMjjzstpAncQ4sP3qrghIp1PI+iRp2leJohlImQhbu1",
-	"BTiJm74VZnpkzH9l4acsj43lAt/5Udyf3xnGKlk9mOfllGEfnuqFm0GuesLWYvUlRx+8pWiR5RRg5s0v",
-	"xlO+ZnmVkNabJnEZvJkGGoxo1yyHxySWEYq0DSDMeAoLmF3G75h+wRr3uAO8YGWa/9JDTf3q2eCyRKjW",
-	"80FiZVWK7xuG7e08PNRHKvVXqoIyLYuL6ZtOUrAzqwmkrVr29QGPlRG4krV/DAd8XqcW4X0YIdmXbGWG",
-	"9MucczNaeO8Bjy/Ga/iBmXjDelazG/kaTpOaastoawyAJgUUbxsqVExjHNLZtNTD+LaxjJYfzHik7MH0",
-	"uATq24wKB8vmWCHkBznmMVNMaGNJ0wnlsDlYPxc6BjhmbnJNZtSqxhFjgigtI9jE2A2Eg8BrFgzP87KQ",
-	"0CVdES4wFAlkdDtWpSrS1EtJNB0lMRcuJoTqxHuwOKqGGrLfgcCsjQ9Ys601EMYKgksYuCULsVAsLLP4",
-	"rfVykWz+n2783L2k5tDmP1oZ/SKewXkRUr6JrqNbXWTbnc/hOXjItp9sEH7HdEaW7Mclje6ccODnrRd9",
-	"B/a71ubIwAJXmYgtQ1EC+dvKpK2MhT+O6GTCQjK0e86wxB7kSjupuU97wgdErjAsUhDkr17dm8/ImgAq",
-	"ncMaS7/3wf7rWfgR1z9iZU3CwFvwAiiF1xn9mo8/Ky3niixlfMXFBHP3PtMquMFFONHwTOOcRpnOpNKA",
-	"Z2IVKzEWdIlP+IZdyytWqR3Xo6eTJmRDQclzpdO0OgBvJqnoZJ4aecOj5XGeDwJnsZX/vawfYC3/86nn",
-	"5tyPgqrk2z7Ss/5pO+Evpf5WLsRn4fenIgQ2rOUGK83m7cV8Y6qGYvRQxrl2GFX2i9O50LEzGy3migi5",
-	"JM2hGtPhjvHKeDAlCbcqBMkNyfCmnU9PxCxgwlhN6sq4Y2eZAIxrH4gAPVnuv9Bs/nZ+X+a3DNlXGfu7",
-	"LGkb8+XM+n7npN5LL4z18ViKccQD/Tkk5jteDAUQsJTXC4+Wer5uR3gJBVQ08SIx9l5sKrNzVhZxn0gH",
-	"hlLk5yeYZbs0BHwlTF2inC+xiEuOxw9cVxLyWMTo2zmUZo/55Hi8mfX2LPBHDeWdgj0nhYcAHM3CBF9H",
-	"L2LhItoZUkRGyXc7OT71W4ORJuDzoJ0ypWpq65Ku2FyfEcggGVNHORfw3GF3YcXMYxpMWfuxFDqW0ZAI",
-	"2VZaxiWB0cf44V8T+3fu0Ef0e5ZVqPXsGjyI15biVUOx76GEVAvXC3rFnNHjA60333z7mBz29o9PycX3",
-	"5+1uixwSaCymWmS/Q9QOIisIYl7FhDZcYi7M58aOx1CKE0rjD3hQ5EPEEgcn3YKJk+brl98RaCjw9s2z",
-	"HXAFfKh3X/YHopnLGPtqZLhBIE8TgRzukn7nxIL8DETBvHNJKinKAjUIWZ/I7j1JUQ4cv9KNhSXTkqiA",
-	"3kWc/OuVhwtNY2zODbWGc2fS18uJujr1PSjhrQ6HvMZCX9cXyFYs8GRngUplciXkUp2RYXJsbkgUXSkv",
-	"QcOVX/YOnYPKLXvj3T9GmjY4tQC5DvVDgMzQ7Jpl73Y6nRZxHRS7nU7q2/6yYPEqdW7xYKrvyCb9fLp5",
-	"gB1oU5LBUvdw1LtluNLlxBq+vOJzL1VRTZ89LFtKYCl5jp4SVPcS37tzl9kKXhlbSmEzkG0+d1Y5laZi",
-	"DEkt5nMZQ2DUMZwTFnuhKC7Z8wptm7nCBMHeh6RD7cdKgUoaUU+lwlez4AoLzCcMTC+V6f14mklftjwA",
-	"uJZNYEE/xoFIgBaxU4u7x5b0J8V1ZrN5+ux1+/C4m5zTePvmWQuLc7ix/5xks/iRGoggksGV8eqpBqA4",
-	"C9SK9YFcEaV5FAF8nAOuQ7c/zb3GLOQxCzTRNJ4wDGvZYmfqjsHYE0e75DzdRFlIbMG8vc9GVpNjJYUz",
-	"IgNxxVY7Z0kto0MwBXs3qb1wb7VFhV7pUd/tmIoENI5XcMzokk4Govls3H4pBWu/oDqYkt/+l/+D7Hf6",
-	"mO+p3lZLdsvvmH5sl3zrnIZ78HXSCLmoaMwuaEiGuPU1Z8t0+56yKCTNQePfBw0HJYVa3cy3XhHD/C1Y",
-	"CwomA6NXkZnN/U5/IMA4sJkuP5NqXvFI7ZJXxlGgJDBTQaZc6FNCyTWNFgyxliFKROCslVFdLBwI83pk",
-	"LFhGKPCH3hItMjOzDDhSGrNMlpXM2zDXJjTObukZmsxiZVTo5qDkXSpGu84Vxkoi+uarzDZgj26Ycc0S",
-	"VqVyYV+1rC9WOEEoJYkGCeyNzVSWieYzRqjiIYaTq+fEULtf5v+/tKuBo4dEceMjastxuCi1TS43O7cK",
-	"w7qH/TjsNtVpdmdRd2Wo5Q7F5W21N4xiIalTY5mlz+w7lmVuv/PswX6g9j7YPr0f936J12a74L5HqmxX",
-	"SI9Qvo35cCff9UiQi798R6DpEQljCkEDww7GhQCWa2qfzT3+5PqMLGkUMa3AUidc72zQltA4+c9v7kVp",
-	"vvKyPMka4TyCrQZJmcO+V1XSwjpYFpKQmdkIq3IorlvyugxKruH07RMqed2F/ajU9eQ/bmZRVnEVhL5M",
-	"Q9mlvtd8zJ3oAWCO34kyOE8kzkmaneY71gM2MdlGPq5bVpWwvy3WdmIA5qWtdlGu/aEzAmKqbeoIboFH",
-	"Vy1jNPCI+eOaTZ5FY7OFQ5K9ac+Pt8iIjWXMHFiwHWIHAxPSbTN2lIHgioy5oJFXVb5LzgGnxBHs4pQW",
-	"f3llLqypM8lwkroLLfPVmBa4dpilxsn5krt0nYCKe9CPp3xOiTZP7W9+6qUE3/f8mnJEXtneLsBVycra",
-	"HesBxSIWaFQD67QAZlt93xMMFckD3Bzx8Law3vIuuUxgXK3EKU1XhLrJwHNZ4Oet7AeeZVQBInBYzZJ4",
-	"AQhMrozg91NIdHgD+hDJVj0QibI6S+OXGWXjaYncKJogqlGZRriACcsohDvTB/dxYsVQC1R+oQTHLZRR",
-	"uhrInfdc83FPNsbvQZVtqZGQm7z18fWBEaya2gm10hVbZRVTpSPynCuszfezKCz0O0BVIFX4VXhktHKx",
-	"3/LIssM52BRbhmhG8kJ3ECVp+VMSrrWtf+tJjCUDOwGVuSP+2113FDwsXPX+BP14KwocjnORhm9jxohm",
-	"N9rGYkIsoHCld07DhrYz9E7LQdtAtBF9Oxd0bJGkw9NcDwR0VUAkJEgqe4FChDZUgK+UhCybeewUMo/Z",
-	"mN/sJCHGgUjwSrBTBqCuFJ9TixE6PDte8Cg/kYzGuaCR55/1Dg7WNUFd564VpvjCUHrFVpVLKmMNaFAl",
-	"GYAMsrXDc/KvZeGP39UlByO1trNTFVGvYoy2ldH15OnFY4+kc/gLLpbTsGEffQ5Zmho3vsJ0yb1a3VZo",
-	"Nuc6nOzuAsyzuAJKvmP6W6OkzOMstGOta8bqhCyJTEwYadKRMtc8Wwf7zQBYfEmd6IQ5pZfTeR8aiY3Y",
-	"ODWfjZO2O5Lh6t/2QqrpXmePhzYeeF87830UD3v4TqW1w/N0E3A7WXIJum2V196AcGHxzQ0L27YLj33S",
-	"nqNP9B80MMzsncFUSmW9bHx2dyCG+C+A7nIGG6I7GFE5daMPMZJmpQyzDnwipLvb7YZl1izSXc4Dm+3Y",
-	"ZyGbzSV0XgXcqXsyYjNEbmXGdu+LBttetuognpXNJVXEqt1cBD+ZOd2GCMsKARzLKLBPpZOtkyc+fsxq",
-	"ECTS1x53Iu7pb+aFTlO5kGupjnL1KoW4KSovsB5L1dH6gO4HO4e7lYhuReqTNvf1PrGVBGUr73JBdKsB",
-	"W41XcyYSP6d0PnL53EcK3J1WMYXJw+SYKRK+dpY+//SYzy0PihW4La4RO/tMFKPjkrJt+SKVauOarKs2",
-	"hgU+x6cW9O+2vPw5d/N+nSjatzIe8TBEvN1+53jzE5asSz5jEHao6Yp7e1nGG+/WIPI1XUWShpdSPqfx",
-	"hOFzB3VmJKkyecFCTl3z1y8alVxjIOH+kuYqSWpdlJtLNR3/WrUxbxjNHrnaGAvYJefCQZnmf0xKnPud",
-	"fukh/kqbqHq7x2ZpJWk+f3e5j6NSd+7EbDBs7jUcd6swnKX7rk9erZEFPHc6T7hke+73cEI/JfLlY7Bm",
-	"4l3lQS4Pv7NWnMtHM72XYFOxb9jvzfPPdQdb6/zn+oNV+P/rGnamIQCvB8inRgG8F+atllzDgX+lWMAy",
-	"IytOwv2rayICUlyzWGeAIVkIgMc2OKBl2tB3ssD+wS6L9suCLaAGGjx4hXlw+8RAJO19bEmNMVgVEy73",
-	"9hJyZewmgBNpfoXoI+Wl4EY0oiJg1WGBSqb4yiIDfj+dLxIc8DsLlW+cnqh+oaBAVqXcoQL4F/cb0on7",
-	"XboNt7H+lz6vlGvF+qbP3gefv+7C/Pe32DIPwJPFTU7AOg24VsgrXYFcb5Kv2xvYRq99fT5BSv1ndwvq",
-	"S0gCPbf3IW3x+XHPgbW2oUHZekCaJmz7LQtBSOaUx4VdP02PxzZ3HxIuzryUeAJ9GF87S6QC3A4HPbcU",
-	"niOB2xoIyZm6F2lj03vl5Ry9FfycgOTivH8prJH9LZ7O7HSfA7kPpybDYYB4TnmYhYpP+pCjmbzYVF4a",
-	"caVPyRDHH0KaXuE5cigttxjuIWlCi/ruSYuw3ckuGVb0uIMGLAgqZnuRAKI9tKkjzcxTby+ePB7unJGh",
-	"FYZTYtTxkEwkUwRQ27UsE5CB+DHmmhFosVNeLXb/AnMfVWM5ar8U4MltZNZDncejKA9CXIBElFJhAvpW",
-	"srxh65rz9hVbrd+zzA0pKBqZUUEnTCG0FRR/twH80EKmtfB+OSYjqaeAi6jOjEZgSuduNJfs3SJa4QF5",
-	"OPsYtkjIlfGRbIFQC/EVoV6MajMgnprSSJ4rRkeQC64VViNB9EvGLNzZJXBwB0W/NNSWSD60Zfo97JFA",
-	"6DokODOz+Sjjg3SVI9B55lfaMExV74+lYaRnSi2gTZNDok06j40TZFAo8TaXzl8/azn3CMXCdUbBvbRp",
-	"t7eBGBo5GUKnvKRh2dAMe0aGRvyGZIaAF/g7NDiD30FehIU6ygnqDpR9wzFbIycuWmxP0ho5OsUeRVaE",
-	"cFtPivwCKoTUZMQsxgyilzaFHAgvnNT+ga1OAVMJZHkpF1GIGKZakivG5k6A8wAXA7EG4WLDNo6ub1ae",
-	"v+odHAlGQtfij951hUx47vWgKwcou2IrH0YoEwZH4MLsUCWFBeamtavxoXHFVqXhqiu22oMeoumehXfB",
-	"JO0ab33X++l+Q1u/S+vBhYFSXfRJdsLeB1iqtWibduuxAJpe5McDGU70jW1XmvTiM4a/BdE093jA3gPR",
-	"tL3XKBwol2OCoINoQeC5FNjor+UVvIog74VWFWL0iGuyEPbY80ZV8mYz895SlbQqZm0bUE+Umq89LrVe",
-	"x3hL9LszTmoFtpJHPyfQKPLtp4u9zTqt9Q7WpatIE8BGAiqMpeBiamInOSfgJ6xDNuKAFLLQAzAuVkyj",
-	"cyMXuoXtxZLIALr0JG0qjE1uHVp2nFj7O9b24mnr3Yrj6U48v7Ef/dV7AHmCK0TMpQ4fbP9ieMxj3lGy",
-	"7NvLSfrOSqygpL9J6rtbvY2NTjWjM0CVyrQvy2KArY3xXjgafjd8m1BcCQEHiGgPgd0yzjX8gs4qPJNM",
-	"VgEnrtW4aadNcKD6Fe88NUqyUR3stczZlLE15ZBfuZjsFCB5nR+bipOhb3ddiPUe+PXuXbNyVv18QdVt",
-	"RcV46cG2XWL+ZSKpSXOZTxEefOQUGu03zO+5RpEN9EoaG7aMpW0YXte2svf7ffXRAQstjge0SR1rYyyd",
-	"WZzfkEUcHKhITuBMv9oiEOqalbv3ff37So7idaHRZBYfpKS0li7PbFsGQs0Uv33znMwWCmKEU63nijSh",
-	"wzKE6KXAI3YORhSA5WgUyaUi85hfU80sxqDtCB8zJaNrNhBakjkimdpDxQyzB2dJy43uoSckc6+cZJc8",
-	"0woMLJ4gCg5Ec7icKha8/+0f/xy2ig39dyqio1uGIXO8+TuIR+Yo/lLVelkqfuR6ag/gbJDs3MmsyiDm",
-	"E1CiNoiZLE8hjIm6tt5qfmg4IkqDmu7H7SKbLcTTzdL5BBU8LzvRFRV1uXf7Z6EYm6/laHbnpwqBYrg5",
-	"R/FFeqbqnqn9+LsLPt1fmWS6g2Lh/u+3QnLdTncehoQWtrpb+f/OmNsLMwJZatelQphrO4ZNGIzbj1Fv",
-	"in2XSVPzGWvZcxwtElFIrbUIM59sYYRhX0qOPXbJD9/s7JIf2Fy79n1b232VuuKuAt5wYCWdL6yX5ypZ",
-	"iKoTK57s+6HuBEV7sQC53wiSkX+/g4Zh12zNy69Z4c23xHxsrWEMLUnM9CIWFgu950OhH9wKCf1gLRB6",
-	"byMO+mcw3O0ErK1pSBfswXIviQo5beZ7fp+m0YDj1d4Hy/kf92JmB69GoLsIpixcRLZSEJ7EAoFWihkG",
-	"ON1D+5o2D4ctw+hSeBZcc5jK+nAHoN/kQKByZNidIL1ZLUaGhBGU+wEqLU1nQY4J1xbfPNuCI2Y6hgKI",
-	"GQ3ZQIQLBi3QuFDa6Es5JqFcmDfVyBXa1+WNxGt2V/Z+adIQp5eHZrqutXVjoN2tN7k4A8oTn6qkYqrh",
-	"Pj2tWK5z71nRFxVV78sqKqKsOIQPGc47U3Z2CQgVvn75NFX3IeW4tQUODjx9BjC3iVClmseTNC/2ltUg",
-	"xcZxW3iYt9cfGx7LvbY8YtcvNWqZfmDwu2Vwhge47tRB8Xl8D11uiztbvZ1jO+qk8VUxFnYGm2mvT6Zy",
-	"EfubjOu9AUE3qhcxI6MVODotouRAUNeDJIYaAbXk2vpAcqFJJBXW8ThZSk+IAeVcCtjNFQLUEg0tTR0Z",
-	"A0FjRiSA1/c7JztQzogViGEs5145ZopYaG6e0ZW1FKYyqrHt1w5bfFmh7XxFIbmUnf6FFEatyMsby9ef",
-	"s/0YcjDspHahHuWj5LfTOTUgM/JJrkp4jPrhi3WQGXcXuHhA2rg/pI0Hv37jGYVysIu6qTnwvWPjoLcI",
-	"hIxUK6nYA9Q70NS5On4ypSKMYENWA5F2q6xxbHxImlCjazZkEOHQ4Wm4TzolFKp0F4qFtgGaO0WRiLp3",
-	"APxkZ9v02+3RMW65KT+AanwdoBqPDVdHNgdVwg6FPFQAD2xknA81M0utWpAcLQ/8ow6RE6Y/M4W/g/xY",
-	"OhMPgCL3eJTEk+TkmEK683yipYgtjyeVBuNFrtNnWgyebmVwkI4GV0yEpDmVeseC2CPIvOtk61twZmOy",
-	"EeW1NbbZ5eaT30+tbYHyqg4fFuCKInL8gym2rmTck4TMvFWbZNDFsrIZpAa0OBaF2BYTocIdJ9tGDAAv",
-	"TsO2FNFqZ5eAxa+w0EpRzdV4NRAHnQ757X/9v8iMC/xfegP/2+20Oh34/yQwk3LmhMjVaSFewkbb6u08",
-	"LLWt7lwo7t5eQtLzJH8hyIRPEs4H6IQtCn5vL7T1d66a2Fj1Qa7Wxjy+q2EB3ptzU2Jy3XvU8WuBt/pi",
-	"UcX7g8haJ0TfQZtvVnLCY3MM4rays4c+WHVGwraoHtqek0Nfgpqu07TiE8FCsmJ6x51AxHEjFp5CHNpi",
-	"e2KpjUoQO4vHGKE3uMdfyTjQ7oMKIRciYCEkR8xkeX2Rdsm5SE4wYwzQD2SQIRfXNOLhe/MbG+6SCzpm",
-	"tgAoXtljYCIfjNkc/qjnxX5uDXHLuMkX0ynJQme0y73ELP51VFYtz/oCSoc/YxoEJYZQYpVKOS5gRr3B",
-	"8PG1k6RFHDVOG3vAs/b+gvvKJ6LNRYsoBieK0H/NnKVTTtUmr3qkyJzJeQRWgM0mwPGkYm7idVlnvd0C",
-	"uL0qedTJd8YxbtJoPqU7u2WYmGWDvMajGXhOO+KIa26fRF+jooop2wOVnL9+RkZsyu0x8VxHFgudnXY0",
-	"j4Y7mRe5LpatdfmmzAQDGk8WpXRkthh7rPxPP156L0iZ4OO7j/9/AAAA//8=",
+	"7L1bjxs5ti74Vwj1BqzcO6SUlBfnBY3eWbaryl2+tTPd1Rf5pKgISmJniFQFqVSqDAN1XgaYlxlgsB/n",
+	"cdDAzMP8nnmuXzLgWmQE46ZLOtN27c7GObucoQgGg1xrcV2/9aERyulMCia0apx8aEwYjVgC/3weselM",
+	"aib0WzaL6ZJF5mrEVJjwmeZSNE4aA53M2YAsJkwQPeGKJEzNpFCMcEUoSeBBIkeECsJoEnOWkIT9NGdK",
+	"kwXXE6InjCg6ZSR9W7hs/cCW7UbQUOGETal5KRPzaePk7w3ztsb7oKGXM9Y4aSidcDFufPz4MWjMaEKn",
+	"TNu5P5mw8ErO9Ru6nDKhn1dM/WLCyAx/Jjwy7+Pm8ozqSSNoCDpl8Jd7PmiYefPErIKZhj+9Kb15wcRY",
+	"Txonh/tmKlqzxAz2P/7+P/r9m07n/b//W6M866DxlKrJUNIkesmScELrJzq1v8N6aXnFBKGhVmQkE9Kk",
+	"YkmknrCEUKEWLFFkv7O3U/NF0+xNqz7pFt/wI9eTKKELGtd9xSK9o37FF/4odzNDj7R+YMvy1F7SK6ZI",
+	"mDBqLhBFR2aNScJ0smyTc0OdV2xJqIiQVIcyWjrSNvsx4onSKeWf4k3mCaBw2hcRH41YYgjNPBoQmZDF",
+	"hMcs9zQyBVdEaR7HJJkLwcU48Pb0uE1+YEtFaMKICuWMRWaaesL6IqUPM8krNtNAGb19MpHzRLX7wi02",
+	"8ne23AW2a9SQde/gIGhMuXB/d/NU3u/f9Lqtfv/m8bP3/1G9CS/4lOvy2j/XbKrIjCVkRseMNLvmk7qd",
+	"TicgERvReazNXxkx/zRnyTKbfgyj+pO2TzVOup1O0BjJZEp146TBhd7rNQLzTXxqhAm8w3yS/TOdMxea",
+	"jVkCk349GilWO2stibriM9J0M62fp8SBKidaOU03r07lvN6yUcLU5ImUV5xV85piSnEpHhmRDDdbsdFU",
+	"TJPhkig+Fi0uTsn3Ws9ei3iZzT3EYYtCUEWXdqh6Kjms2voLRqfvFEvqhdt0yJJHiswVS+olwxyHuBuZ",
+	"8CMbTqS8eiaimeT1cneBtxFm76ufHctGuosZfjSDoECBA+1sriff0OgtiglzJZTCnM3mn3Q2i3kI0mv3",
+	"H8pM/kOD3dDpLAbiYEkiE3wkQkq6pjGPLuHPoDFlStGx+cGII3PRSKFFIo30YTcz8yFGZNE4YTRaml0y",
+	"3wgHLlALjJJSKY5t5dklvtt8TrYG/5awUeOk8bvdTPXYxV/V7jN7/8egyHI4MOFiNtekOUjP+0v7ykFA",
+	"vItTrhQX48FOQCh+CwnnCcjgGVVqIZOoL5qDdCkSFjGhOY3VICAwDBnYB97Y+/2xZELUzAwGy+WNIyM2",
+	"CPrCjWD+3IHFE2QuroRciAAW0Fxza8vFNdd49mQjZRfdhPpiACw82DHy/GMANHGuqWZPpBjFPLwjslBm",
+	"yBxdUKJYKEVERjTUMgHdzhKDkSbz2SmJuKLDmBGu8UD7DBSBUq5mXlIEREhNhoyLsZ0lHLzmYm6h4XMH",
+	"O22zorfhMGBPO9jZVM7xgWsaz1euMsVbc8sMl8h0rsy8yZDpBWOC7Hc6cKybEwv+R0LQ1jMWTMdas+S+",
+	"mmz5aeVcSzyWm65MIiOQT4g9UwkKLxLDaWA2o3dw4M3S3r/RNBMW8hlnQr+S+iyO5YKtnml6/6WQ+pLa",
+	"J/zZpnecRVHClDohxStoskRsJhXXhNqLcoSGjWLJNQ/ZiREBmRoLexUzes1yd4H2RUU6iJ5QTUIqQGhE",
+	"BFQWtyzFaWywPncsTdtWUJkFGOTpc5B+CdKmnGuzIkM5F5EK0OpYcMX6okIgkyYXYTyPDFFodqNxGbgC",
+	"HsT3v7v4tnUUEMNpiYyJTPpiyCOesNBMlMYtec2ShEeMhBOa0NDYd4QLMyMeGXH8x/PXr6wCQcxJHBG9",
+	"4CEDVqdEJ3MRUs2ivjCa907lERGQQTihXADpqPlsJhPNzOxzOw23mO9XZjY5pfuRMh8w4uN5AhICXg50",
+	"w6xdNpXwDBVw7YotH6kToo2+P5WCLY0dqnBtRV+Y64JpBUxv7o/YtWDmt3gZkJhfM/uUFGRKuYB7zY9w",
+	"0AwqWcF8TV94n6Nlnj492rWbocivv/wXMbZlgSUCwrUiCxrH5sXmJrNtjsTN3gKVG05BlRMGpKE2+zVL",
+	"mKFTY/zIxNhMLLlmUTqR+czMrHPz6y//HI1Go8BYT7NEahnKmKil0myaDrdzandzADuvcL1HIyaA4kac",
+	"xZE9KZ074G4OSqsPw/rKGRM5OZNzKxjCMKNoFp3Cqv00l9rYmrhOhnrGrP2ZzkpvViMuaOypIECxZvlg",
+	"fo5Faaj5NWv7C/hK6m8N79/dAo5gOH8FX0mi5uHEzbftyUrfHWOXLB3j7hbrlUzXyvqouCI8QgcACxOm",
+	"STP1W6F5DmJyKPVkJ7dcfzLLuf2aKbQUYAprDuj7XMiPQQPoYc3Jq+Q8CVnNHHzCm1BDVzgnGNifEVxY",
+	"M58vu7UnRtwU1tvYBCj9VnwmaQ7Kq5SZGfbLU7XeEc87Qed6IhP+M4vuRrN308cvze3TObOHjb3nkXLr",
+	"wQX5S+scz4aW9ae2zuE3T3KZqRoDCid1t4Kr7vUEnVlGXNmzHOTYRMaR0eRSn5j9kCu2BOZMHZbfymTI",
+	"o4iJT1vdUTpMnvC5sudfJFkqUIGagOrc9LxFnLEEPuSuF3CTaViNyVhPzsGsrtDDuEi4Zvmlu5tzYI3s",
+	"cPKr6ITxxUbO7XKvRwJM5Yotg3QeAWHXzPzH6p8yITOrfHgm/ZDFUowVumpz++4v6N0zO2xiI2h4HhzL",
+	"JWTIaMIS3OZ240TM49hf9+epsfcZmNufS46TpzQeyWRqlBPvE0C95GPBIjJcooavNIsIV2rOkvyaZgGJ",
+	"O+L0TH9Wl9bhkafY7I3opTezZQLu+2oZHwiDLsGCQPZvDlKRhuebZwfVfZcXomoOqtbJelicwzUNB9x+",
+	"N8D3f5kwGk4K26ClJFNjuRQlhzrxzwVzUFNjgilNuoekGTGjqRMpbFBm5zMp5rkJwVKaGaVzJtaGI83u",
+	"4c4pKc4SlvWOCNxaejXU/dT++lWQ9ohRPU+Y2TU7qzyd7jgrZgWdlj53EJAa4rUWElfGGo4lanpgvIKy",
+	"Z70Do8y+R5u/OTD/Qc8CWLoDMIJ9FZSiSQ/xwglLGDJinRMAYn8wUmqzoYthQZckMYce8pkX17sj73A2",
+	"4OUVW14mzMYBCipPIaBIFlTlIgfuo7OYqOUp3wz23nWnRHPryZHmoHoBQGs/w1hxIaPBxYwhXFwX702D",
+	"vYosKLcRfQ5x3L5IWMi4oTDzAwacT0FHw2fB5TKiPAY1TV4ZQmSjEQsxDAxuSeUokowSxtp9UfoOLi7n",
+	"Cp1/aPCYg9aQIHj+LF1KVZi4OZ8jc3qPZGIspb6Yz8aJueT0nGuWKHCGCXZtrCguuJoYKQa8OtehnIKn",
+	"wYZFyFxoHqezxSNfWfMKJ6C0NJOzZlnqs2IJuFaFJEbRggQTCq+BYDqjsdtXZCPHvY9UX6BloFCtQ06j",
+	"YChY10y0c1KxZ7DWuNCnJDZ/cE3mM8KF0ubVcmS2TidLLsbWpnsuNEsEjZ9lXHV7/Q6HspyRV9zwJwI/",
+	"kWaaVBCRTvd4b9gd9VqPw27UetzpdFpH5v90vP/t+PbcjN8d670T7GbGQqOn2Q2DoU+tPIbpk5AmCbf0",
+	"mk0chRmevk+yIN0dBUC9ASsUYMKmlMdgbGAE0EhcM0SqM38G/RjmEFjTHKeBf0Hk0R4B4YTGMRNjP3Lr",
+	"+CoNVdZFO40m4bk6aBzv+Kt+jokEdxRbtIMVzDw4Ae1vJ6Dfg5N/TLn4DD6GVzLNkcDUBzhajZiyU/LE",
+	"VM4YYSIyAm1Q+LrBzmnxGz4GjVfyiVESzq4pj41S8WkLKuQlBi1oOl7RdEbPOmomRkCiLwrEplNAhFyc",
+	"2rMrptrYT/cjAF45DQlkLBglNbqUP1Hmz/PEGNvJ0o5TSHoKQzbTEMCLDMnDEfP2zRM0eoC0nXMo/YtQ",
+	"gYoTDsijHTQvBesLq8d58R18A7OTV8QdPVGbvJJ6YsYzugTkkLEov6Z4Aryhy1jS6ELKFzQZs091nKAZ",
+	"oqW8jGE4f/NtCBsVD2MLwS2fK8yQ+G9nNyFjEQp1xX9mBIw20uySl/wbY8HbLCiUONa99y8dZMi5i1je",
+	"W2Q39oJPmZzrOyIhO1jRaZ/bxgVFW8oqpJGRbObBL0JTEY+QsZPEHBt2KqRJidLmGIzIfGZYbefU3Jby",
+	"ZiQFOjHfSvTM3XfWjNk+Z8Q/UmSWsGsu56lfHTV/c04oq/v2Or3DVrfb6u1ddDsnHfP//rbG1Xmvqx5T",
+	"o/Ta1XqkiLxmSUxnpRxVDJmUvs/7MnNu75zasYzsNaciWch5HJEokTNCNZEiRKFvn0c9EOgNHVT4zomM",
+	"USm0esln9UTbA96XFvbSZ/I/O4XEZaXMWKIk6hefJRPMT4jAGPZYklEip2SWyJChe1lL82PIYnQgfQ5S",
+	"9TPLlWcKOn98Kd3LKgMlj0BoF3CVwd+wOa13s9iGyy7lQrCkkHOXqjdXjM3AUxkzw5FGX4f7T8iUXrFU",
+	"kXFRCPNTmoTnyDRNnv0cu4HGs+Vvlx3led7Mbsm5Uc3sbJuDbBVSXxvDKAqLLJX76X3UfW1zYC9d4gW3",
+	"PVK+pGJ5pjWbzvQnmotGy5pSsbykbrhKZ7P1xNjEauJudsogF+Rov0O8/K6EanaJXuy7W/7CbNwsMh8t",
+	"DUNM5UqQcfGizb9pDkofa6wZ/AI60iwhb82/W2fwb0y/VEYeeoVD3h3lrOpzfMQeDDRdJ0iWmbDwykza",
+	"GX7ZYpSS4D9mu2zVok/c5Ww3im5Nt6SWV/wd7RLV/kwb6t6e7aTTH3M7GcacCX0vW6Yl+Cg32Ji7j2Ya",
+	"c/QK6lPKbhovsumH+u/db/DSvlQmxE6zmGrwTqT5hC9ZxOkFTOhT1mOejXg5NUNewkf6y/IEB2+Zl6XJ",
+	"xMXXfBHN3UZkBsXJDGCxsuDp9gcrJmHn6rzeYoBiZS7254hpuBO4XGm1ItrxMWhwoeajEQ8NO39DY6NQ",
+	"rUksz+6/HNoHyunlz8UTs3vkoNPp5Mzz1JFE7MNGyez2atPN7UCfJV3ZpySubO7wcI5Ggj3QHhmrhGpz",
+	"42iuIGhyUnLjFL+xL9LgeGjMGxwQc52Nzlhe0ixvK7cM5pQEjbIvalVKirLblVPVq5gBqYvSuByxjFfu",
+	"xv7J9Od1uTjpjT5tF4o279UO8lT9DR0n6Wuxkgpcec/TBB2v4INGEce88zeJnLFEcyNYRjRWLPBXzzni",
+	"ofopSVioWxOZKNYaQnUX8DZk35w09n7qtR4v3v78tyPxl6vu9V874Z9mL6b76kK/m//5+sfFX27+uvzb",
+	"z51ub2/f7OvMe6//nuKRfEYEW0C93COVxgVIM7URuj0vYT41dtgNV2B/2wddRRR4RoJ1lXzpR1UVynkJ",
+	"TzEXV4+Uyy7KDdvtHVUV42Xlcn+378hqvOXwHyzUUO5kfbBnSjFU9vLT+HFCtZfe8UhlnEYTm9ocEVQs",
+	"vc2kdri/f2iAK/i52VbGZ92Dg5Oj/YM9o+0sp0MZN04a786fPnGbW7xvlyVhr3PSuTna2zs4Oh6F0SGL",
+	"hoesczTaDx+He71of/S4OzzYH0a00zvu7jU+vg+yKlBLZXOBfuXGyd/fl+iB1nw5xIkgHsmvGYm50oFR",
+	"TtGPDmU3ULSo2RTJKjdo+tGegCh8f4kQ3IL4j7i1qSSaFeNvv24bkRAIIvdt6Yyr6MppiUlCl42P3pZ8",
+	"KAkf9CaGE6mYgMoHjEnYUAu816y8K3qRgoFpxaJSeGUoZcwoyPJsy4svfIIvsrlxkSoFTTJHhw2fNIXM",
+	"cvghQo/BkulOjgLKm5Rbg8J6ugUJHAF6c65k1BmvrLM/89RjcxgaQmUReg/NJa4Vi0egJULKAMb7A8xG",
+	"4FqRCVWTnQL72pDLmW6cNFIHai/nQOWGUztd2ut02LDVPez2Wo977LB1dBQdtzo99jgcRt3R496REVbW",
+	"5GfoPUnYiN+Ylbq6NJcu90c9CvW91/IKXyrmcVxiVG9SH7Li7ohq1tJ8yqrYBEvx0nvncz8BM7sN57f6",
+	"9Hxp7vmYzb5KXGCOEuY1ZCdFgLgHoRwLrhhBWy/j2sIqlCbnLUvNZ5vVwuAnFkavZmRYAvsV9tMDb239",
+	"F9bT4QuOh7tHMxHVFAX+10A8ZTmP8/uQ8euq3bbctpaJzZiVqzSPuD4LtUyqjlSJUoQ6nx4VETobMFet",
+	"yWdwySgUZ2MjksxRy6YzvUwT7kI5nUI+EhcsTWfDWq4iM2+z2HwGm7bX7rS73b3240bQuOJGD26gu7AR",
+	"NGI6ZObYpoL+p5rIWdu9KmikEzZ2vPyZxzHdPWh3yjoYr0EGsFgFgR+yQKZCj0QK1GLskjmsdruS72eV",
+	"Ahk/pUKCQu5ziwvrFA0IzQr30rQOCIalc7Kp/ZHLi7YHSuqFhW/ZCfyIu4py25Z6ZN2rUFTD7llonnTR",
+	"7S2NoGGWkWrIUcLtLkP3BI2blhmhdU0TKOIzQ2UU+cYNml06T4fPrr3OXuTdaF/5MaWDD6vTa3D3kGu3",
+	"2UGPlD6sEWiwqwHKNZwUEIA/Ri2LPhM6qThUXwsIkxktL/IKCn0FN7S3Wh9a20o9c547tv8qGI+uEMMR",
+	"05Rj3tcmUtYeqPu9oKFpMmYA8LHBB+51Gu6JiywP5grla0EZt8taaYa4gPMJGRRW3Rj37pI9CSDrGDPV",
+	"L9Mal/T2vij/iDng1Q8i319CrLWY0Zwf1bvswnXmdsW0MRJV23MKYH3z5XwWpY9X3KYubbL1pU2fzA3n",
+	"cmguUYvMDYbBm3YiY+Y/6y6zqby2fpHUzvQX1LuarmlfpGeNjchAtY4iAzrXk/avv/xz0Cav2ILgRiqI",
+	"MQ8Z6uuImJRpPmXWKYmBlJdWHtbZYWsJflP90GOAajcFKlQVtGjXkzRRq3YnwymhaX3Eu7cvbJQx07Wl",
+	"0n5CaCaNqk7E7xK5UOiPQZOIGWllEwPo2BhDVwwhhnyso8P9RhnfyGfZD7XRxYjgjODArZTLPhtXqsBc",
+	"RESO7DjZMjn2rOKuPDshiaK7wfzbyLY8OQ7yGk4jC2NsoPlSnYrowImb3Gd5K5URSO0B8kKO31DMPPNV",
+	"LtQx/+6dE2V5cYujAiRp/VGRaQnurFBXlzG/ZpfHYTcqnBPhPIl3j9rbHRN5L/XJAeB9VXt4bn1adIun",
+	"RbZ04N0R7EZ/AynyNYZiquFvpupnekCF38J/WRW9DzBZf+DKVMz9gLp2SszciER0Csj6MZcrmbXGgPPB",
+	"yXJ0DJ+Vm1s1ferJW6YqvS5nTn4/SssG2mSAevAlF4M0cZwKSNNUruy2iRlEPvgZV9YfYhN9d07N+RRK",
+	"EV0ihNClm/wATR7Mqi4pVOYtF9bDy5Z/nAy/C/lr/sdv//bs7cWfzv943GZ7nXbYi7P6S5XZmJ2DVqdr",
+	"qLZ7YKlWaarnyvCA+6oqdcN7aXmNugetKRdzzQpr8A2UV+64PS+aD5WCM/3ui3p/b5ZxriUZ82vmYmAI",
+	"iHVAcDYqIIqLcQz20k7l27z1KatSTLgQT/ZN9oEcea48OqdMT2Sk6nDyPAQpjITZdBOjD4wBAMPznKVI",
+	"pFLPwJaHsNHSYanNqFJGvr8P1vnYsl2v+GrI5/GmwpUreuWQ0A+ViwXwK7sPvk2WkZMxy6rIvApMNc/B",
+	"dpZVXAv57BXEKMizP7/EvOqis67Gwc7VM1QcnVjh6gIL4FLHuIXZ+4YqRCbU/Jo9ZSGfQjVI98hdO3e+",
+	"+mcX35e5yHN2F1ytZ8/ftHppMnj+1M5P1otn7HerLPrsY+q3tjL53ZZy5IoePEextygfKn7GFfK97Hax",
+	"SjMsrp73jFnIEhplWUPLr7X/TrPs62gqc8vDnAvDlebnL6m/CrU06Vx+RSEJEKNyhGusCrSZOQU/O5HW",
+	"vLOXf6l9h/dWnIb3UnLOZjLmdIuXvzdCa8wFddZsinpoVMVu0JhQ9RJ0CnwbIq6e9AKHaQoQpVLTuHHS",
+	"df80Dxud6+OnuTZRwFSIzvyMVw3xJruz0iOaG6uGoMSYOQzIWwSLCyiSK2LGgi28u2xaZyuWYtwy58ps",
+	"khi6Ksu04guqka5tjFjIxUax3txkqkYUbLE+8rzBq4qyofA1+ZlU7xDi5VRzPApYqlKjFtxk+AQKBDUx",
+	"tivXLnMgnCstpxit87W+vD3ROwB7QooRN9KSS6FcVSB+QrjEoGiVClhO8s9bVT2632k9Dve6reNRh7UO",
+	"hkfRXnhIu6xjLA5jJqETDFnSmaAv5Fi+S+IM0AMvv0L5cBaCqEUEMjT4LFplo3dgDDz4C4LrcAlrQl3Q",
+	"z9o3EKttBLUyEq6/yklBB9fm4A1PGluFem2Nvv/08dHBERuNot5eb7jf2dtj+4+j406nsxftd1m4t89C",
+	"yiJ6bMwVdj194qZqplizF72cOl7ai27rcdTptY6Ge2Frnx2MDunj4VEIe2EJ7F3CzVoYhmXz6RbB7P+E",
+	"ELhOqFAjlvzB5uH+fvOP7M87nd7hnAvdOzj8vbdtqVGBMG4ubSE7EQ7tlfNcdoM5EFyZj6OkhCEko0dc",
+	"isVQ0PsnC9uVXk6uWXLBgQDKNvpBztqxyfkeVoSFPCsbP3neqxJHNmmLC/Lu/CmmrJEm2LVYx27pKLCB",
+	"K5/RSTiRUjGV99Ugg29rAAeNm5acckhpXtrj4GNJTpSc+GidOTKwqLX2IXDdmQ+xxfZSMKw/ZAJmXJxR",
+	"fuky2fphE8XOjLrRrUUzgQHYUIVdYQV13cKksnKNKuDuK1qMdxpdzyRrcYe+NfO1pKSZ0i2A93DHS9PC",
+	"dUB40yJ1WKhHKeLlqQ2tmcOGLhVR0twYOI8LPhAAdmWCBxVggyLEZp4qrX5R1v5Lh4CvlE+0nqmT3V0a",
+	"TpmLxezGcizbM+C/1WH5mq3Lny/+6+xRU1ped/ZsrP55KIpVamAmp6pzwaBAMEN+UUzr2DCWReXzmYqK",
+	"JSb3RDzagKtyh2Ue1b3TOq7sgZAKAZvBtvlz0ZylTxQy86EkLpqzwPm11NQQjdJkLrgmzQ62ZplRwPol",
+	"ozkU9wcbvthhMq5nnYI0yMAc/YUqrYD3aZvKi9xRVGFeJ+CQUg7NMBXxaXWhY9kUmJU08aaXTFNjEhA6",
+	"m2FhPzhZoJGDhbbesZ5SpJn2bRmndHaWl/eW42aHb7Wry/z+SJEwluEV5PpYU4RABnUkF0JlaRt26dz9",
+	"RF2xxeZOt8y7tdo8g904x5tTFt/oIVBJKwMnqRi346WzKQitstQMSsnt6QHlnzu5tS5vaCrpPBFV1AHy",
+	"pLzKrvmTw2AtB/4XdGl2cUaXAaHOf2RtG2fWVJoxD0r/g9LvK/3V51uNGAFs3FTdXkxkbBNlVIAyM8LX",
+	"uYYALvAMrnvg5UJUtHdQdSQ1+/02/mvnD5XHU+EQrkjuuaGhdlO1x0J6UqapPf6JWZxXurCbHZge12Sh",
+	"AvS6mYGBj97nPMuWtapiMJ/sqK4e9NXGbuISE3+ohZh0t3omF4QY4dNJKLkobPlW4uBWp2FRhnzIvX0L",
+	"cVKOWHnyxRsVRc0G6Q33Z7/4gqm4Wc+ev2kdHnVPSCqwjBTZC2ED4Z/sP/GKpT28VhZTeJNdXrwpL4/w",
+	"BsNOCn8mzWdvn7R6HYDYKbw+N07VBP4AFW920AXjbkikrQJZfVXC+JY6EZz3nkaUF+AewR1uFKrJifv1",
+	"BRtV+lSqPWWBG48HfLmSf11x8r6ALIuXorGQdrUpcHKOzH1uqlSiZMRu47THHMNub2//4LDC5V7pIzgj",
+	"h62Ij7kmF68v3thIuEycy6mii5IteA8A1BEjyfBY0W9+uL/WbW5mVLkAkMGDSeK3WAg/2bK0DM5VQuP4",
+	"9QhcyuvLEvyaJ5fDWR1c8GFUXYc9DdCTShIt5yHY614/FMCHWNClMnpGzEOud9rkDBuqoL/GHla2+was",
+	"jI+/2oS+mX0MFdWs5CcVDiKg4EljyEQxLzaRMSLwXrPYDFFebftwZXQH0gQeKUxnztAcKBnShLm/C7Ky",
+	"YhK5UM1+ruPj3sZ9Td23rKaGC0anb819RUp2oIswSD1FWyPQ3wSxtFRYFwVqmrGI0RU0Avi5hg6DHawd",
+	"RucbCp4AMlqssghRT4gY1+nJpXM/12kS/ue1ddzvdCpldUF1dA7xtVkadh7vPwblr3ftewSUegtpv+8U",
+	"HMnKdoThYyETFpW/sDglO9r6KcGv75Hfy6WrHnaFHbHGTsU+naWQmmsmZtuKtbodsMw2CyRUaNWGNgNo",
+	"tWb7j8L/Ton7IlBpU3LB3LJUKC1nbKdNXs9QBCB2r11QfM5+4uAE+inZDce1B4WFcA9iEHzIXIUUUvqb",
+	"vi+mL2yowqtT3ynkKuOCbaCG3sb1nneV5fWJD/1GSBPdb5z0G/u9fuNjQaB09o+2kCHuk9+yUZUZ9G1G",
+	"OCrIMJdBVyRQRq+KXqxCG6tSaPqganatfv+m+22/f/P4W/PP42//v//z11/+t19/+d9//eX/af36y//7",
+	"6//8Z+vX//l/13xESqX+OuUI9r5nsIm/NOc1YiLKr5zFkKFEzSELbzSPHfeekonWs6bagShH/nRxIQf/",
+	"hNnVEyqulO9DnIMOt5JMJt+//7u+wP8/e/P+7+r8/R9OdndXk49O076druFkQlkejfgNi1rWTZCeFQ6Z",
+	"Eoun3Gq0bPGvL7QKwjrYXEZ6zkVHKhuceNgWtiYvExO289iSXurDu7cvvGZHBZnrtZzC1Xg6Zzbk2u10",
+	"DorOUStq8KLrYP6K6dyvoRTXTHAmQvYtc6PZPIn11ZcluV+26untnIRbl37WugS7ncwkeb5FGofd5md/",
+	"fuks/E9NACkusNfrffMa1tXJJOcTmRQySmqO4lKiSZGYat3J63fmvy0VOJz0s7xf/rjzeK/X2zvc6xw+",
+	"Pu7sN+7Lo73NxBOq2TvlYpnGTm4/PjruoMn8+KjWF50CWdjoQuoeDV068RfIEq6KV3Q2/B/Qo/8KXkQG",
+	"UTGf7e+fHHbgqEuumD6bcfxA66+qdN0rf5J29d4kPDTLXrnilpauZUw1R9Pqgfk+lfnMetltvkOm690F",
+	"03U3ZrJcCO8r4rGtYoJeDItHnw4ik+fEuYpaocRSiXpO9AGAMlb0qwDM4sE4H9NMupmuTKRboyJXpMmp",
+	"BZ0Vz/gKi3d7skodqv60ZnTpZtUO5dT8vbvJeL9D3fL3M3XZ+0m9/Wlv/PT1ZWt+cHwz2+et6fSnP7V+",
+	"Tn7qPH8RL6Pvr98c/vEi1pf7WKKSAMtt+WQFblaqx26QR1BYs23CLBU21feoZzv9G+vrfFjrhF6zOK1D",
+	"M/r4KKFjB0JfjhnYRfmwoqOv61yqJtDwQ4SVpVYF28P7iPQtQQ78vux9KpokP2J5rGvqdhuP6DUSczqf",
+	"dpqYk82gbXtumJnM61nHTEXtpggWFR7U6+r80WfX4IlZzpiyADiMX7NT31OYQZpgfbO5OVcYtorQ3DJd",
+	"p1krYPI+x2d7nXJm27yKtOCjiRSEgjVHEqZkfG0Rt2fzYcxD59xgijTN7VjPnaW8ejVH0FVOkVnCr6lm",
+	"BMtYFYDme0giCtFlMwJdY+EX96DCtvecynlLHwZ0pr3a/cPv/vP9fzTxj9+9//fKJIACTc/rUmmQWtPi",
+	"XI9Qq5yTeZDD+hqAVTXFQbmx/1bq0foc6HReB9Uev5UO6G61A3pd2kFa2AcoNyMskuUCpVnWQ/6RIiHV",
+	"NJbjOSPNwXfPLsjudXeX3WB/ql0swBqc9gWLFfOb8lsQ0cHOKeEa0WtprCQZOiQzH9/PR6P3G/D3RRPH",
+	"rerrX/SXrq7u88jT3vf3buv4PeSAfOgE3ccfa7yXmW81c0E5F0Y+jSteknfnT31Pkrnvfa1P1Pe+3t6/",
+	"6rkm798HWWSEkgD+80svaCWWJGZmCiSkip26vm+xXLDEXNlpE3P6/cwSmT7FlcV9jYp5JlsYJEIWs3I7",
+	"N50P+52P/4anvnfZEABtjc5a377HGzaL0Hh5hWn0vLQ89RIsqofWsxFTLGhPmP6BLaGnn9MJ4iUxp0BB",
+	"oF3hYF8JiF4688LNx2En6rLeaI/uDw/Cw+gxOxod086wG/YqTnn7TZthpnmv/FCDdHcc/vrLP9fuL6J6",
+	"ZMOt2MQshFy3kRmAyKlFE2HvkniD/eS5oTfY1hUR6Upr9/hWRHFcE+BOP22F2ZHClu3+bhdjZK3sK/8A",
+	"ltjvf9r7489mk8r4Grn1WEUS3qbkJ1aleMdcXHkJhdpBE9gjarW+dJsP3IQCvW/1P6CSEHPH04bHUS5z",
+	"qErOPy05hmrDTS62hOGm0dx2JPBVrfv2Ka3th1n2i659pFfyKRV0uLqleeHONuIdhZ9wkpVVh3tDJM2Z",
+	"zvU2KgSs7WG9oBacdiQTW1KRK9JLb1QTmrhO7+VIrlpfgVGRU2E25v1myKPFRnBBuoH+glYxWNrntSIp",
+	"GXqzQj8EObLWpJCi1bu5MRYdxPYKvFDbFMNlyBVB/tO2D0OmF4wJSGygIsoyG2pA/TfpClGwqd3cNsmQ",
+	"e0nDCReslTAaAQw/dlP1ybz0bRVwLvZjS66X+ZSKbGx7XwGAa9v1qaB3WLASODSdMoeyI0cj23fKNS0Y",
+	"cRZHVTNZHbvO6chANyHVbCyTZfWi5TdrowydoGGha9yylsm5mKAFg1dR/WrFxvXi8qDitST/kAW7zgEJ",
+	"GX1he6znL6vPfDIKdJrjtzJNbzWG0p1K909K5YMhc/l8+SKq1TI0o6ZPhHD+kjTxieDOea30dgDPL+SY",
+	"f0qyKnRl+8+ITaW3cGtbYHxC+mrRA1BGEdmvlMub4J9sD0hSbAJeucYv60ouK/DWNl3ibfRUBEpVEz7D",
+	"jItC5sdGimsBL+Qpm0pyrmUC280SaLEF6AWpr16dmMPWLIglfGxj+PF9yQWAsGhPMPkSUYJmeWCjbejF",
+	"ti+BO9r1wq32QSybWo+17y9q1XBuxXKwcTTEHm0rWm74u7Nq3G2mmq/FXzmmoLnOvR4L+btcWVIPkIrS",
+	"KFd0SSK5TVOJ7CxZIQBgbFc9lrXwyWzRa84WALORyVijlU8hcIvkt1a595a/VBBsTyl/JTbpGbJVW4Yc",
+	"M6wgU3sjdPUQjCwtFsRGNT8ee63CFwQUe0QThJqVXIVKFQrdqhPef2vhM9PuDT5PVQtS3A6v49nKLj/Q",
+	"D1i5TlApQD16iLWctWJDJzZVGhsBmdu8FmfQSt4Vg2K1ycD8Z7BzSuAfagArNJR6EhBGwwmRAnw+ciFI",
+	"zKIxS048TBCsRYGS174Az4YrMfHCSvkQxIdG2pgsy620AFPFBMhb5fTZTrOYzADfZF4Kf696udXY39Cl",
+	"nGuVC3sZInP6ROnx42OMNtU83wErMveblya4YXStBrpo9ZQL3pjSxEvE5nbM2JMWOe2eMuvzZ8Kd9oFJ",
+	"N7wsaTw+AMqeWns8v1COUNa9zDGtRxwbP1IQLJZWYZgqOVEkn7pC9cCcLTZICXjwritZzdFcirJust23",
+	"6KD1aVWZWfAoX26Zn/0mB1cNv9QyQqxIxIZcsyiArolLphFdRs41aToTXyZeP/DNUN9XntG280+WLV9i",
+	"3bovKVGKY4dVh885C+cJ18u11lJFOTyj00fQAx9GIGn3g7y8t5/aG1H0W36sge2CGz7UvMe22OfCuUy2",
+	"Pb29l6xajnxjVj6ucu5sEJUvLMGQhldMRD8CyJWfIkE7jD2m3f1e1Dt8HHZHe4ePu/tsnx6NHh8cdnuj",
+	"Xoc+Pn7sI5KATeIz3Hsw8s7K1Qo2C+I2ZygXZ6XzqfIYChq2s8Uqn4TXNCOXcFkihOplqiKJiXSQYUQb",
+	"JWlGjepoLLSWFPFyp70CZ0LVZnzwSDm3JmZtePuLPTPmqgCRvbEMLCrRpS3bSPxue3KWNnKjt2wpsHNE",
+	"sKlProooPqxj4pykrBjB2+PicVFaioo9CKop0P++StlR6f9/kRVrN6eUC8G0ggIrwLuzP1gsPZX2CkN8",
+	"vJ02Ocs1tfI6WlkFHp7AiAqOZVt7YGtYoiWUvBr5fwoV9+ibB4Md+56gXp9lvz1SVlN3qO/ozgDlJBcR",
+	"tT+UdtRXcSoRnMxkHimnh7U3tAruV8tNs7mcNrgBe2yoR1y4YR/l5UitTnEb3WFj5aCKcN/koKXzs38j",
+	"FegCmPkGeI5GrYRGlsVQRR2KttUcLIw2pOFVAGnncbS79ZjPVXGwbmtIFeQgjxkRc2NwB2QUS5k08VVk",
+	"Fwvad8h/kO6GG5x+QJ07AeQ/Gck4lgskH9dEpAxWab++OBQkxDq+NB/AkspOJDVeD7eO1cOqKz6bsWhz",
+	"Dwqt8D6CN8NsP37tlGpEoYCsDx7bHq8bHSfZ9hZfEjIeN+GGdKNuwwb4CW6x0+XJtjI3iyBHU9WckWbV",
+	"1wEsrKnmfygnfSgnfSgnfSgnfSgnfSgnfSgnfSgnfSgn/S2Uk1b4xzP2L5lIibzmCnGQmuGE0ZkxseHw",
+	"3iFzoXkMmNpSA+aRsfIAvUdYbG4e4Y+P8g7TbudgM0yjNY0i3rh2MBYBq1PIO8UJco1Q8aw4ic42kyhr",
+	"sB9uA9JUpe9+2L4v460ygG8TxyqL81VPFlLG76JTw0Uyd40azE0YlLWOoCZkHaO3XJCBazk6APS/9JFi",
+	"p/STvgCijAKkUCqiLOYBjQLRkwVOpJ2AjCp7RUjB8r6tvsicW/hom1yAQwq6rl/nQslkym9O7HgwW8E4",
+	"mN2KMUWETMhUXjPVF/Agfq4KUhcatJICuPBEzkWxvfHaphKfSHrbemjLrSzWZnlXGBSbdKTwquDWvmLL",
+	"7hWru1bM9ObAmSnwEz4HjWWrJ5sZ635rjO3fYh4sI/dB6gUki9jGGlLYyKqSZESTALss0KyPjW1Tc2K4",
+	"bS4ilgDbpGXrgFAPRSELMzTXrvQaeQwvKqJcl4s2ORsq62coNO9I37miJsBfnRwq2tqtv2Uzg/wBeyvW",
+	"uZN+CLkQgdccocw0VR0RXOlDISxQ0ASqj6oKEVJYltrjMhfvTRGI840VZtpzGOS3dV12sV20da0iXaZj",
+	"XbPIB8fWg2PrwbH14Nh6cGw9OLYeHFsPjq0Hx9ZvxLG1ed/r20XsP63uy4Mm+4K9rwuGZ7n9IHjJwJZL",
+	"WCgTBwmUttZLwZTtSG27z8aqAwMOHW56wgr9gVbW9e2ddHt/u51csFmpLPrGqMphAlgJufZt9dHqh6Pg",
+	"v9lRMFcsejgIvqKDwLCikSj15JT7HYZqdDvtzkH205MvuGF2ChcPBPV1EFTQ0DffxDK8egVJcI2TvaMD",
+	"sALMD99R9c4IgJNDLDTSN99TNYE1eRx2RwesQ/eGx1Ev3GeHoyPaHe6FB9Fjdjzq0N5wPzyMjlhn1KV7",
+	"w4PwcXTMuqMe3R8ehkdRB7TLm+fqfCaFkkla4mquvuXqCmJkkZlPQ4UJY4KLcWvmLrq7zkPQPnrp3+ya",
+	"YVFC49Xry7fPz3+AW8+ZiFji7+j+sHN0/HjYOejujaLwcXiw3x0eRsdm7r3jcJ8d7B3uR71oCI9f8ClT",
+	"mk5n5QOld7Lf/RveZDSbJ1IBM+7lTTrv13cq+taQF9aP7u8f739c10f5FkGpLaFa/QN/Y1e499AKb7sP",
+	"0lrQIDYKDFQJu2oVK/L6bW7Yu7JrG9FVY8oWpWjda9+dP03bIemFTDt7zmIaFsKjjW6vfVDZKtP18fzQ",
+	"qwZLLEru1T3BKXJ2UdauBKiAm8ri4HYe+Uxy3PJ5lDMbhB0KQqT2CS9iV5QwG73FEzcVnf99HFEfQXSz",
+	"j82LrgyG6cnb5xfPn5y9cJLs++fffe/+/fLZ0+fvXrq/Xrz+0f3TCb5NeLIkGjdaCk8e1gikTQbJ5GUp",
+	"Og1pvaFUKS/bHqm1LL3N+/ISePW7DWtPeRxzKfREVSYYr9vfakRpCMXkJWKBXQssXykJK6RUyjtFRs5v",
+	"XHnrfabN70/96hW5L3+U5LmmROclPtwwGvXWi9oWsxowvKmwVbttLGboB5NpaGprQ8xV6xjqMMXqdscn",
+	"RE+kSqF1Qyqk4KEhEgjrNr2GnDuBLQOb2mfSknu495Eiuf7mpJn1+s8NUhnYJVJ439JM2JRyoxV5j56S",
+	"TtbE352GiiSMhhPooCki1/2xkNUTkAVMOHsI3o9BbLVTmanuTI/9VM+p+pzcDT+5bv6bGKY9iFaWv7Jx",
+	"0ji0I9akXqV6Qnbw7m/Zpbr6Uz5lxPTbN0GUqvxs/+2HW729IIR+Snvw57vJVn50zWxWcOh5mglQnVkW",
+	"8xELl2HMsKFkrj9Y6p/MaqNhYhne/YhyLNlzgPdBI6QiZHGM4PfZGmWDlRbYTweoiGxXdjv7pB5n3qzS",
+	"n8uzyiviFZklVt7bTMB0Xl45MTYXX7h0QedMRN+jIkIK2w/aznaBuPtmYRMpNBOwoOj0m1Ixh/IYNZFz",
+	"feluzX1Oes/aMzhV/IurjXWJgNlvQQg0obgHJKGaBQSQ+6wjNPWWbVQ+8+CQfAgMPwSG7zkwvGX+c4qS",
+	"NZwvoXpxqaymxhWqNwHxUn3IiBntK4znEYs8KFwf4TZLGu5VZkFvkPq7pquD6+jQXtEX4S4QhT81N7iS",
+	"uUs4qfamTVwmpJn24oVJ7tT6UDbTg+4Ph3M7r1detBRXyFh+M8MGRqOXghn9OHbN0ZvshobaOXryC5J5",
+	"WYUzvG5aY9myFyFduf2q9FOLT2cyca0VJo2TxpjryXzoukphqxjvXzAQxgM2SryE0zdLu9Rb+ITW4j5b",
+	"gzVD3CkQcTVVFragIlvSx0FNsxtXG4n+Z5Y2FX5cpX6mUjHTLW0AzGqdOdUnO3KKtPWWhfKaJcsn1ahS",
+	"7meAdlYByXpSlSBwcuP8vUGHYcRao/GE/6PxvgIQZ+VrL5ggRqGOWWuuEFdabYNOWELG8d9WtRlv2Shh",
+	"anILXFUfGrP0ma6mYTNHNSJ8va8CIoKaA/AvsQX0FleuSQHgXRjrPu1fDrh5gHb4SJGYKr3ThhUpffQ5",
+	"AAx9C/hCt/jycGJkrxgz67Vt7P3Uaz1evP35b0fiL1fd6792wj/NXkz31YV+N//z9Y+Lv9z8dfm3n+GA",
+	"dkDVRiqb47oCbrkwemV7ZHePw7RRfCxaXBRgYbu9o0q7OarU8Q9bER9zjQiKIdR6JIAv4nECaQ5uzP9a",
+	"8H8HRUjbw/0NIL/8r7OzeV+5STELNciD2j5XF6mzJdeOAQy/Ap9W+zVqVeHStmzuG6ix5Ku/Eci1ajfs",
+	"jroNrsTdLVktnYNWp1uRUa2dUlUyFzoHrb3urfpKgCaO8ba9dqfd7e61HzeChuG7d2r1pJTHf2dpttRc",
+	"seRsDJNtvJQ/8zimuwftzhpA8hKKh/BRbBG4mCBnbFMtVkNsVr64XUFJBDBVVF0hKkc5mJFTp2rHfKQI",
+	"HSoZzzUjTESbT7gOJTgbd0P0XT6rkTYxh2pD16NKZ8tKRomcViJy+XRQu0tuOc3NJMGjiG3x6UVCqnxR",
+	"AVAO2nbAC8f8GpvdcF37yrUuE49qK5EpE7lQACvjLdqC68n6zpY8yqlSuSXNK1581vAnUlqXjKhXCKHq",
+	"EpIcrDEU5dk9qyklqQeKL/SZYAtsKJEg5tBG6YROXN4aQ/6c6TNoTcRQo1Wbnv4F2wxrFhExCZIFYbDA",
+	"HJgDq44MiJYE+yBZLC/FkmvmQXf6jjF4vgD/tws5Iu8RUc6fUxfCl4UrBfveDujlaeb0gk6uf+VeZYNA",
+	"sA93Xfu9akvRb/+JY9o/u+WMz7SBYBo9NSz1vhLesbRzF4xOXzIX7y735HCY5VyMq4G3PUrlykdszxor",
+	"UEGLjRUmVPnKYvrIPyQXq92FOSh55M7N63LKTJTOuQ5oGzAMhUQxA3oxFcQMQY3Mc89D5Gun5pgqN+2o",
+	"WJESCZSWqHaGCNCdF8ZMJDKO607ObJk39UNs1+gj25dttTr7XKkvSDrjINuz8hq9X0nhq/qE/BaI9xOb",
+	"hXisfmtBn25xHfC6lRiI/1+SGKcIIw0w/tatic0RpGDKletyfUIQxz8gKYw/aZ69eU6u2FIFxAZj1E5A",
+	"ANqfNMEjFKRoujsBgSUmTc3oNEjhdne2bxWQ8ax/W4k9amzKcoCn6oB6SAH9gimgFef7RaElXBpBwR16",
+	"X4eTu3FyWmmV6/v9uVudlYDN4nO9bTGbwaVZ+PlCxQ6BWyx8hXPeba0nQA83AkvkdaGF7jFqeKtiC7eh",
+	"mgp1yiOjEv5jRGxQBm9rGelHXMJtfmIeBa5AASj5VCM2S1hIMYo/jGV4xaJKOlJbIAgXCLxEQ8YUy3z5",
+	"c8WigPARoCGs8eLXGGefy6tfbMnoMWyQBd82a9Lo77xj03SZy5zo0XmGbJDKBM8Vn1/8yqMS2p0YLawO",
+	"FtO1VEmYJgvKUx2ba4UGXLn/4YeG1DM615N3CTdvwz9Odne11LNsMU/KHaP+gC/6/R+/Of/xr3tP3zz7",
+	"/s0Pe2/+8qb4d3/e6fQOuVJzlvzeb9T/U/JERuyNGKOqSE/4lI7Z7kyMT4dUscP9gP/5m9dvF50fvhvL",
+	"36fNjhsnjXWvLIth/yOr1N5B4cN//eWfA/Lu7fNKj4k38aqx3r19TkCB/tNbWO+AUDKo/sCVr3GfW+0y",
+	"Mr8FxIyz1yNNLYl5nnBhjFlB6Gy2s95xYd8Q+Mvjf14VFb4DGG5U+27hkrcKK6pF5aDLp3T/g4frp1zs",
+	"KnA7j8IFAO+yOFJES3NGijE7RbgjRZSmywJ3lTHmD1xTgBIufBfhtNe5DHwI/SqnwX631kvwoRv0Oh/X",
+	"OgjW+Ac2ws33s7izL8ZL2MmgDNu0CVL+LcYtQOn7/pXDnHslv3B/P2v9jbZ+7rSO2zVOlY3x80sk+SNa",
+	"HGdas2lVpetrwUjEYg7+KIp3FTV992w3cE1x0T0fU81EuHypGidH+4ZFsMevef8VnjjJmgwqPJSeQPip",
+	"VwXxnk17A0i5tGPvWhetN/ONRs4+7UMlm5oTr0t++MZFAahQi5WITTndK9ky28Rftar5WKyp5JEi31+Y",
+	"gxrut0k4kGQopJ0iCW3LvE9NkXc75X+Qv865Wbut8hb2fT3tPrXkWU287JpBc5aUiG0zBCaimeRCB5jP",
+	"bTQTO0dVTd8ogjbpumpHfr5F/1SYJRrE1/oSHuodsX0bXTyOOlBmtzfcDw+iQ7ZFc9Yjs8pyjCg7n49R",
+	"3wcNwW60FSvrnwQvBGwQ5mes7CPT/VujThJs3LnqFh2KvW3dIBMp3dEPt059gn3b0AVWkOMV8AmF/dhO",
+	"mPhGS5aB7W9ZmsGd+hvf30VvmMq2i9cuScnbE8+CSWmh+NH54Fg2F1zqDURMvZ/1Ez2YRVF2azemHeiZ",
+	"XZjKAGfCvD6Sj5TzOqKoxFaR6c6SX3/5Lziy7I82cW4K5oR26Tbl4DbgjZa6IWySoG3J5y2jykwYJRTL",
+	"uwVxMmbZt5OE+X6QaHW8ldhn+pmIlJdasL6T1bweowWcuJnReicd0osLU97YZXbIKS1nMxaRpvbOe3um",
+	"s4jsdzvkOynYjgtAQh3GYCOFhNUrmNnGVJqK86G5NGQREhMYiuqUGOZckimjQtm4p/lh4xCvo/jrFAmy",
+	"LPv43feWrCaeUsYpVDekhRuzhF1zOVfON0JjJbGZXUDoSEOEOLFDfkKCwfYNuOZJwTW3EVlv5qdCjW4O",
+	"0JSWPjIqKtF1zcrWie4NZOB9C+1U1t6V0P6R68l5jc/lTKSaa6a4GgriYpw6Y1zqKXb2ggz8zOLwu7B7",
+	"p8Sdi2aXTdzO6rx+O9I69fAtJoqFly9HP/zpODn67oe//pRcLP7x7s3To+cv3vztuey9oC/o+aKi6b+3",
+	"tFvSUJ277VxTEdEkIvaZVIo0BzjLAdSCokevkNC/4WesY+j0q9JZriLn69pivItMocg0DS0zTcS+R0Hr",
+	"O9DrrIuLAC0LORchiwhVLtO3L5wVO3B0l+IuDzIBnBZDEmwzxZVhlkSnhjmWTkRzFvRFOpK8dgOhkB6U",
+	"SNu+YgqgzBYkWk+ogNSxwmjG2rp0qM32QQ86GrPcUnyxiEeQpBG6Gt4wYRHXCEJtm3Hne/Wlk0OOzvL6",
+	"27nyyzJ7ZteyTHl3JVXv08fS8szsWrri3jW3dt6l3ALkejd6c/Yu5qbt3+zN3LucTtW/taaYtGINSmdj",
+	"5q9d1f/Vb3JeVcO4YXfvOjHcXQF5DLb8S6YUIPihRMzkLO0+bh2He6z1eLh/0DqKet3W4ajD9mlveBzu",
+	"dVagBW+DCpxh/M6g1aAD+S3hG4Z8xpnIheG3qLqswDysk/3pitWUsnm+3XSzDjbuTvGVFJbdplEFJr2/",
+	"ZJo6baes4+coqpSJiQCGMVRWTPz2/gR5b70dETRuWnLKwTBf2gjHV9sD41+r5cWG/i2vgUQF0sGWjR4y",
+	"Eev3eqikOgubmW+2jdJbrW+BUEN3ZbH0IZdesoWEumULhWwFsnK+O3GW1bVAKHY1yOr8Sovh1+llnQm2",
+	"sMfSb1vXdMCLY63uO/Bwmn6507S0B9iaeas96F50D0+6xyf7R1vvQXd0GPZanejgcesx7R61jtn+fmtv",
+	"2Au7UYcdj/aP7mgPPCFW/wm9zskeYAXW4OtWgHra0uoaUM/eQdv/6QHU8yGjcwWo5/7xUbfTy4N69oqg",
+	"nnvsgD4Oj4fdqDfaZ4f0KOwMzfwP2RHthF22Nzqgjz3Az86wG+5FB+zx6BgAP1eAepYxOHujY9oND9jj",
+	"4V50NOrQ/fCQ9YbHUXe0Rw/Cx+x42DHToPUYnI6vOgcVGJy9/Q0xOHtHh74B+Hxj4fHxDsWqb1ZWClZf",
+	"htw1MHvvboHZPSv4y2Kzl3XF7eHZfWilbLxPBWl/OBEeToSHE+G/44lw91jOeVC4LXDb3q+DNU6xbzZC",
+	"P/6qMYm3xSBehTm8HmO4ClO4hKR7K+TcdUi52yDbbvDReSLftk4x9/R/Q/za1VBDJT9MOc8i0x3uCPNy",
+	"W6RLjBFC3d+5YSqUQt8wmrDkbK6B3Ifw17du5//440Wj6FB7mjo6fZQcaFn6LHp6fkb++OOFi4sN5zzW",
+	"LS4Ilk+Q5iANl+JjCn8ZnEIlY19QTQa77QWL49aVkAux+4/FlWr/Q0kxOCVhTPlUkYEzyy95pDB4OVCh",
+	"nLEB5qVQV2OIc2A3miWCxn3xesbE86fkiRSChdrNCT2ss1gigiaE+sbzhCnSHLw5++vLZ68uzi9fP3/6",
+	"5PL5+fm7Z28HpxA/SwM4MKu+8KfRdv8yKuEgYTQaQMKM+RdZJFyzwQn57tkFEYxFgMkbBdb/OmV6IiOF",
+	"d6EPFiQgiBjYnGxjJ1rPfKjVFfUWDh90gPHXAUmYnieCQaUXkDaXIgCHtL21ZaPEaUyVNNHLnOWAmT0D",
+	"DdeI/MaEUURutmrYX1rnLLnmIWvZ+bXOXbmGMwNm/Ae2tDhJCdPmj9LsXf9PF7W+YkvSTL3wUICyC155",
+	"zZSGv3faxLyZJS3FI6jzAtd5m3wPMyRmfhARpYq1uFBMKG7UqQ2+BOfZMhMtfYXhLy5Gsv4TWiMacjFO",
+	"1xtI12w+QE+PSJgsZ1qmLVThZwdsGFRFDFWAdAc5QvNhzEMbQYq50m1yFsc2Mo3ZeQ677935UxKaN5w6",
+	"hKvyTX2BYkOtbqFALibc8DDespyxqIUHNlETOmNYnDmem32AC4SrvpHUEOkeJXJKuCbDJRmMmdiF+1ry",
+	"miUxXbaXdBoP2n3RFy5x4SRNNRzKuc6vk7co8BlvXp9fYHKAWzf1KKPlwGKk9MVwCVOsSJIArsMPGMqI",
+	"MxzX/DnwMxUGxH5wUzFmJIP5vnT3gaOQnlRgmC6BgUREwFcLEIrA5JprkN4pub/xv+5H7+vO3jxvBI1r",
+	"liCgU6OLyEVyxgSd8cZJY6/dae8hBOMERPzudXeXzvVkl4trjnkwahcRQ6AasRJ4/9ycI+btJHsK8wJT",
+	"6WrEYMzF1alFkjOsFpDHJKJLtQPzhhw1uA/L4PuCC0IVieWYCxJJptrwbWY7KWI3WKmdvfSRIgA9ANEx",
+	"rkgWjhvMqFILmUSDvmhSTWJGlSZdCKOac50laufUfAG74QqKCeENY36NRfY8IdZXQtxIbXJGplAbpiZ8",
+	"huE3h/kRG1ZdArgEV+SKzbT5FG4OEtxDBMHgEs1XxH95nn5HA/UlpvQ3MgJBF4KujvGu2SzmIdy3+w+b",
+	"p4l0tU4vLr7GlYV9zCtoxgDxKk6ALnqdzt1NY64nb5max/bNBWJyiET2gM5Dc2gJe9I2ZLyPc6p6VTp3",
+	"eNk3NEo/1TzWXf/YcwHY0U8SFjGhuTHZzaO94/WPXkj5korlmUsR/xg0DjaZ6XOBysczqJsAFWw+ndJk",
+	"mRJIgcMc1xAsqaZjhHo06tl783jKy8BC9ez7ZMLCKxTLyD3pOZFSerop5jwFrfXEisVLLgY7J4SS7kFr",
+	"ysVcM6vr9QUyvz0ThjJapgNnKGAWX4vk7s00v0v7+4CEUl5x1hfN77WevRbxMiDndMrOuWa/P9cJD3VA",
+	"3lA9+b376oCcGw2W+WkElqkMT85ic/gZtQgwkfoilnI2pOEVmUildwxzgwTAYH6BCsdMK5ItBPx2ib9d",
+	"Oj5CbZP2xSAPLzgAOT8whw7J79AuDtTCgQakeUBwReEMclLTHAJngswFKL24YwGhZJFIMU63DF+eQeyg",
+	"NGMWkNJoNfudrs01c5f6YiGTK3NOJxLMqxPS7UC+Bai4M6PQhZgkZkbvdjpwrYDEZhaMC9JNJ2/0Dij0",
+	"2u8d43K+ZTpZts7g5Vm4XcYRoG/h+4yEtrKXLLiI5KJKcL4Ayr4faQlj/yuIyN++eDy38FIu8yYTYzTl",
+	"iA1EZJ4B6wXmd04ryGOeVvG0lQJQHH9iAUFRjcgQTZuMhpO+oBYEDgB9d8zOGi3G6jg5wFOFj5A5MDfe",
+	"78toqoyeDO83wsKKBnhXiNq7lgtIP5owx9KPzAch34MeZOVLQNTMNouwGZt9kX00MrbKCZVaNs3BPt0P",
+	"y1Zh6H6dnPuvxJ3fcsEVHKIWPrbqTF3LnnK+wgJ5ZuwPXcZCrdckgC/DmFFLvnjVGMLQ56jX2SdNIe1l",
+	"lLPZoSsFCyBN3Or5FkVTzjX4OErEb+ZujKyETpkxNWqz1bJbdi0I9hOYQAMbeedodr/CEEvncVv6uhtR",
+	"DJmMIywLsTuyyf62aByv2WOHWpnbZVx+Q1nW/mrSDB/U9zzuBDgnMA9tZ4ighhJq9vEsjhubbMWz3ESZ",
+	"iFjU3piBU7/pO2GWRyb8ZxZ9yvZYXy7Qne/F/ft7Q1gVuwfrvJgw7MBWv3FTiFWP2UqU1rT0wduKgCwm",
+	"0GDE/GIs5WtWFAlZvmnql8GbaahBiXZt0niCqHjmdutAmPIMEDa/jd8x/ZI17vEEeMmqJP+Fh5f91ZPB",
+	"RQVTraaDVMuqZd+3DBubekjYj1Rmr9Q5ZQKLiOyrTlKwUysJpM1a9uUBT5RhuIq9fwIFPm8yjfA+lJD8",
+	"S7ZSQ/arjHMzWnTvDo8vRmv4gTl/w2pSswf5CkqTmmpLaCsUgCaF/g3WVaiYRj+k02mp193B+jIC35nx",
+	"SNnC9KSiyYMZFQrLZpgh5Ds5ZglTTGijSdMx5XA4WDsXesU4Ym5yDVCgIBqHjAmitIzhEGM34A6y4J9Y",
+	"z8siQhd0SbhAVyRMo9uxIlWRpl5Ioukw9blwMSZUp9aDRdA2syF7HXDMWv+AVduCvjBaEFxCxy2Zi7li",
+	"UZXGb7WX8/Tw/3Tl5+45tdBn5KPl0S9iGZyVm4k00XR0u4tku/M5LAcP0/yTFcLvmM7xkv24tMWpYw78",
+	"vNWs72DeV+ocOUD4OhUxMDNKwd6DXNjKaPijmI7HLCIDe+YMKvRBrrTjmvvUJ3wo/BrFIoO//+rFvfmM",
+	"vAqgsjXcYOt3P9h/PY8+4v7HrKo9JFgLngOl9DojX4v+Z6XlTJGFTK64GGPs3idaBTc4Dycqnpmf0wjT",
+	"qVQa8EysYCVGg66wCd+ya3nFaqXj6r4ZpAnRUBDyXOksrA5YoWkoOl2nRlHxCDzK80HgLKr+v1d1gt3I",
+	"/nzmmTn3I6Bq6XYf57P6abvgr6T+Vs7FZ6H3ZyICMtzIDFaazVrz2dpQDUXvoUwKjZDq9Bcnc6FXc95b",
+	"zBURckGaAzWigx1jlfFwQlJqVYjrG5HBTasYnkhYyITRmtSVMcdOcw4Y1zgWAXry1H+u2ezd7L7Ubxmx",
+	"r9L3d1HRMOzLqfX7nePNXnputI8nUoxiHurPwTHf8bIrgICmvJp5tNSzVSfCK0igoqkVib73cjuxndMq",
+	"j/tYOjCUMj0/xSjbhZnAV0LUFcL5ApO45Gj0QHUVLo95gradA5b2iE+ORutJb9cCf2wgvDN86jTx0HYc",
+	"SfF19DwRzqOdm4rICflup0CnflNI0gR8HtRTJlRNbF7SFZu5ZhJG1VHOBDxz2F2YMfOEhhPWeiKFTmQ8",
+	"IEK2lJZJhWP0CX7410T+nTu0Ef1ulTViPb8HD+y1JXttINh3kUPqmeslvWJO6fGx4Ztvv31CDnt7Ryfk",
+	"/PuzVjcghwRaSqqA7HWI2kFkBUHMq5jQhkrMhdnM6PHoSnFMaewBDz19gPDnYKRb/HPSfPPqOwI9EN69",
+	"fb4DpoCPTu/zfl80CxFjX4wM1jDkScqQgzbZ7xxbkJ++KKl3LkglRZWjBlH2U969Jy4q4PnXmrGwZVoS",
+	"FdK78JN/vfxwrmmiXc8dMp85lX6zmKjLU9+FFN56d8gbTPR1HeFsxgJPTxbIVCZXQi7UKRmkZXMDouhS",
+	"eQEarvy0d+gZV63ZG+v+Cc5pjVELkOuQPwTIDM2u2fZup9MJiOud2+10Mtv2pzlLlplxi4WpviGbdnLr",
+	"FgF2oLNKDkvdw1HvVuFKV0/W0OUVn3mhivr52WLZyglWTs/NpwLVvcL27txltILX+pYy2Awkm88dVc64",
+	"qexDUvPZTCbgGHUE55jFXiizS75eoWUjVxgg2P2Q9ib/WMtQ0KjL8M5EKnw1C68wwXzMQPVSua6/J7nw",
+	"ZeABwAU2gAWdePsiBVrE5jLuHpvSnybXmcPm2fM3rcOjblqn8e7t8wCTc7jR/xxns+SR6oswluGVseqp",
+	"BqA4C9SK+YFcEaV5HAN8nAOuQ7M/i70mLOIJCzXRNBkzdGvZZGfqymBsxVGbnGWHKIuITZi391nPalpW",
+	"UqoR6Ysrttw5TXMZHYIp6Ltp7oV7q00q9FKP9t2JqUhIk2QJZUYXdNwXzeej1ispWOsl1eGE/Pq//B9k",
+	"r7OP8Z76Y7XitPyO6Sd2y7eOabgH36Qt8MuCxpyCZsrgt77mbJEd3xMWR6TZb/x7v+GgpFCqm/XWS2KI",
+	"P4C9oKAyMHoVm9Xc6+z3BSgHNtLlR1LNKx6pNnltDAVKQrMUZMKFPiGUXNN4zhBrGbxEBGqtjOhiUV+Y",
+	"1yNhwTZCgj/0lgjI1Kwy4EhpjDJZUjJvw1ib0Li6lTU0uc3KidD1Tsm7FIx2n2uUlZT1zVeZY8CWbphx",
+	"zRbWhXLhXLWkL5a4QMglqQQJ7Y3NjJeJ5lNGqOIRupPr18TMdq/K/n9ldwNHj4jixkbUluJwUzZWudzq",
+	"3MoN6x72/bDbZKfZk0XdlaJWKIor6mpvGcVEUifGclufO3csydz+5NmF80DtfrAd2j/u/pSsjHbBfY9U",
+	"1amQlVC+S/hgp9ioSZDzP39HoE8TiRIKTgNDDsaEAJJrap/MPfrk+pQsaBwzrUBTJ1zvrJGW0DL/T2/v",
+	"RWi+9qI86R7hOoKuBkGZw30vqyTAPFgWkYiZ1YjqYiiuT/6qCIrXY+dwP/iEgEpRdmELLXU9/o+baZwX",
+	"XCWmr5JQdqvvNR5zJ3IAiOM3IgzOUo5znGaX+Y7lgA1MtpCON02rSsnfJms7NgD10ma7KNex0SkBCdU2",
+	"dAS3wKPLwCgNPGb+uOaQZ/HIHOEQZG/a+vEg6z6LOh4OsYOOCemOGTtKX3BFRlzQ2Msqb5MzwClxE3Z+",
+	"Sou/vDQXVuSZ5ChJ3YWU+WpUC9w7jFLj4nzJU3oTh4p70PenfE6ONk/trX/qlQTb9+yackRe2V4vwF3J",
+	"89odywHFYhZqFAOrpABGW33bExQVyUM8HLF4W1hruU0uUhhXy3FK0yWhbjGwLgvsvKX9wNOcKEAEDitZ",
+	"UisAgcmVYfz9DBId3oA2RHpU90UqrE4z/2VO2HhSojCKJohqVCURzmHBcgLhzuTBfVSsmNnCLL9QgOMW",
+	"wijbDaTOe875uCcd47cgyraUSEhN3v748sAw1obSCaXSFVvmBVOtIfKCK8zN96MoLPI7QNUgVfhZeGS4",
+	"dL7fas+ywzlY51sGb0b6QleIkrb8qXDX2m7Fm3GMnQZ2AqoyR/y3u+4oWCxc9/4U/XirGTgc5/Icvk0Y",
+	"I5rdaOuLiTCBwqXeOQkb2WbWO4GDtgFvI9p2zukYkLTD00z3BXRVQCQkCCp7jkKENlSAr5S6LJtF7BQy",
+	"S9iI3+ykLsa+SPFKsFMGoK6Un1PzIRo8O57zqLiQjCYFp5Fnn/UODlY1QV1lrpWW+NzM9Iota7dUJhrQ",
+	"oCoiADlka4fn5F/Lwx+/33Q66Km1nZ3qJvU6QW9b1byePjt/4k3pDP6Ci9VzWHOOvoAozQY3vsZwyb1q",
+	"3ZZp1sc6HO+2AeZZXMFMvmP6WyOkzOMssmOtasbqmCz1TIwZadKhMtc8XQf7zQBYfEWe6Jg5oVeQeR8a",
+	"qY7YODGfjYvWHspo+bvdiGq629nlkfUH3tfJfB/Jwx6+U2Xu8Cw7BNxJll6CblvVuTfAXJh8c8Oilu3C",
+	"Y5+0dfSp/IMGhrmzM5xIqayVjc+2+2KA/wLoLqewIbqDYZUTN/oAPWmWyzDqwMdCurvdaVilzeK8q2lg",
+	"vR77PGLTmYTOq4A7dU9KbG6SW6mx3fuag20vW1eIZ3lzQRWxYrfgwU9XTrfAw7JEAMeqGdinssXW6RMf",
+	"P+YlCE7Slx53wu7Zb+aFTlI5l2uljHL5KiW/KQov0B4rxdFqh+4Hu4btWkS38uzTzvybfWKQOmVr73JO",
+	"dCsBg8brGROpnVO5HoV47iMF5k5QDmHyKC0zxYmvXKXPvzzmc6udYiVqSzbwnX2mGaPhkpFt9SZVSuMN",
+	"SVetdQt8jk8tyd9taflznub7m3jRvpXJkEcR4u3ud47WP2GndcGnDNwOG5ri3lmWs8a7G0zyDV3GkkYX",
+	"Ur6gyZjhcwebrEiaZfKSRZy65q9f1Cu5QkHC8yWLVZJMu6hWlzY0/DfKjXnLaL7kaq0voE3OhIMyLf6Y",
+	"pjjvd/Yri/hrdaL64x6bpVWE+fzT5T5Kpe7ciFmj2NyrO+5Wbjg777uuvFrBC1h3OkupZHvq93BCP8Xz",
+	"5WOw5vxd1U4uD79zIz+Xj2Z6L86mct+w35rlX+gOttL4L/QHq7H/VzXszFwAXg+QT/UCeC8sai2FhgP/",
+	"Sr6ARY5XHIf7V1d4BKS4ZonOAUOyCACPrXNAy6yh73iO/YNdFO2nOZtDDjRY8Arj4PaJvkjb+9iUGqOw",
+	"KiZc7O0VxMrYTQgVaX6G6CPlheCGNKYiZPVugVqi+Mo8A34/nS/iHPA7C1UfnB6rfiGnQF6k3KEA+Be3",
+	"G7KF+02aDbfR/hc+rVRLxc1Vn90PPn3dhfrvH7FVFoDHi+uMgFUScCWT15oChd4kX7c1sI1c+/psgmz2",
+	"n90s2JxDUui53Q9Zi8+Puw6stQUNylYD0jTh2A8sBCGZUZ6UTv0sPJ7Y2H1EuDj1QuIp9GFy7TSRGnA7",
+	"HPTMzvAMJ7itgpDW1L3MGpveKy0X5ltDzylILq77l8Ia2dvi6dxJ9zmQ+3BpchQGiOeUR3mo+LQPOarJ",
+	"83XppTFX+oQMcPwBhOkV1pFDarnFcI9IE1rUd48DwtrjNhnU9LiDBiwIKmZ7kQCiPbSpI83cU+/Onz4Z",
+	"7JySgWWGE2LE8YCMJVMEUNu1rGKQvvgx4ZoRaLFTnS12/wxzH1ljhdl+KcCT2/CshzqPpSgPTFyCRJRS",
+	"YQD6Vry85uia8dYVW64+s8wNGSgamVJBx0whtBUkf7cA/NBCpgV4vxyRodQTwEVUp0YiMKULN5pL9m4R",
+	"L7FAHmofo4BEXBkbySYIBYivCPliVJsBsWpK4/RcMjqCXHCtMBsJvF8yYdFOm0DhDrJ+past5Xxoy/Rb",
+	"OCNhoquQ4MzKFr2MD9xVjUDnqV9ZwzBVfz5WupGeKzWHNk0OiTbtPDZKkUEhxdtcOnvzPHDmEbKF64yC",
+	"Z2nTHm99MTB8MoBOeWnDsoEZ9pQMDPsNyBQBL/B3aHAGvwO/CAt1VGDUHUj7hjJbwyfOW2wraQ0fnWCP",
+	"IstCeKynSX4hFUJqMmQWYwbRS5tC9oXnTmr9wJYngKkEvLyQ8zhCDFMtyRVjM8fARYCLvliBcLHmGEfT",
+	"N8/PX/UJjhPGia7EH73rDJnozOtBVw1QdsWWPoxQzg2OwIX5oSoSC8xNK3fjQ+OKLSvdVVdsuQs9RLMz",
+	"C++CRWoba73t/XS/rq3fpPbg3ECZLPokPWH3A2zVSrRNe/RYAE3P8+OBDKfyxrYrTXvxGcXfgmiaezxg",
+	"775o2t5rFArK5Ygg6CBqEFiXAgf9tbyCVxGkvciKQvQecU3mwpY9rxUlb9cT7y1FSVCzatuAeiLXfO1+",
+	"qdUyxtui35xyspFjK330cwKNIt3eAdvPI65bsRyvAEGRKYgAAIvYIJcfxMKmQnlN9AR9BUzoBPSPRcK1",
+	"Tru+5SsLMrQiMWaGgS2eaIZLElFNh1QBgPQcksEkmc+MpYBZL0ZQ9QV0alEYyIvl2OgwaHgMGbRThSYv",
+	"fjvdnTb5lsfGQB1CownodWtxyhKHgUJF1BcUMRmwOdkpBnERqAurYW3a7yxh11zOFdzwSJGBYDf6G7xj",
+	"p02eMk15rKxtM5ExjOzAyyix/drJu7cvQHuydhPYO9iobgA7doKtg5vXnC1YUlmOnzN5zDMv5PieJNtr",
+	"BB40yiXuJ3Q8hZc+M9vfxsu18En4c10ZByA83bpwA+bmIDaG2TRlYtYbGuUZYxSU5Ag2HbGh59DBe9WU",
+	"ZYL9zKvmvNe7szlDlJkrgi3FEceaR7UTQ5q915kZluZYWJ62CMCaKz6trbky511uTps0tl8zAVuHvvbd",
+	"Wt7Bm5/ZlxZAzHo+htnBrSDMDlYimPW2BzDLLZKMI9gfKrJuSBuIqprPwCWvXk4u9OF+Y81k71URsWLu",
+	"DR2z1Xk/dnEevCVV4DcYzo24NmdotVYRNG5aWd8lIw/TU6mxRuOweS4r/ZGrEmRIE7QQc7QPs4in2ElV",
+	"BT9FLmJDDthkc90Hd8aSaXSnyrkOsKFpGovAIAJJV55gW33XnyNJ/Ys71tvDs2b/NYA47tj8xn70V+9z",
+	"LE64Rql3yUoP/FMOyHnEO0y3fXvN3GvJXssrWXNvxEkw1D1XLApSqyvDXCn4iQk2TxFXgLEA6mjOzycR",
+	"Iw7cgbaju434eS73gWZ0WtRFV2qi3oy/fmbIJrvKCW9hcbxe3Q/nSnUtZ3mhNjxdUjJr1HrmHSI0ts5u",
+	"zRXz3hMQaHRkG1kFOVB1gDI0fCBFyE76YtCfdzp74QzBdN+9fQF/s910fru/s/kgrewFfwDe+P2vv/zT",
+	"2oEpr9geYqOEjrH2VEnCzWEELJcwdHVRB/wXyzG054KiM5eTavsqLuU8USweOQBHQeRCGPvFTAOiA30B",
+	"V06J64hJFhPpo0JTMmXTIUuwhtVY0hFp7neOycDecYm/D06cMQ4eub6AjotcKM1otA1WNULVYKPinF7R",
+	"hqgHnZ4sEq6N9Qwz31nv7s+Y8jfg8s8m+0ULZSNv0WqkWEbLacWj4YrNQgPe8GvCA7W796GRzaA6sTX9",
+	"+b93wGCjNNcLRqefE8Acto2lYmUbsQ383dhc2dn94BPC2jhEdvMjK8dzbb1cOCIFvS0fQs6UcCoTuoUq",
+	"dSgHqrvf2d9ZJdtIpWhbE3y4a8EWrF2ujeMQOdb8bP3FcHmih6jBnUcNhEcHd87LqEGoNZ2i5SyGFqhp",
+	"e+c8dPpwSdiU8jiobPucayY9pdiSnXBxG4vkpZ3uV2+NGJmPk11ljdjVf7BA6vKADIFsb3ZsRPK7H+aK",
+	"JZu0qsz1qLRPT/gMbQcISiidWiq5s8WGhQSdWijxKXYwM0q6nDGfszG93J5i1uCHbsVoNTizP2FTeZ3a",
+	"AeaOS7hjYJTxbc+4yhC7GT/Pbnd2wq15zPDMO9iTxqZnDizGv9CZ81Xqm7gNqbl6izMKglzhpLzD3/Fr",
+	"MLitIexS+czZUjSsx4lhdTJAdkBE1AoO6ouITaGGo8RCJ5C4l77EvhMfx6rhX3/5L6IXEq8pAiMZzmY0",
+	"nPTtYy6lJmb0GnqAY2qfHe6RIqsYnzTN98QRKsfTubKe8LmIpBd1v4U+W8Hr7yAk/5Xw+t0b9e7zzGd9",
+	"oST8TAtYrQFk2K2CLZC6H2TaF5Vp2BAklTyPFOzKnavf2XxqE3pS5TmrMrAEjO5Q8zLof4VaNZJSoUfr",
+	"ymq0czeH30y8K51xbbM66N32oFdXRbwMvWBaPTyTLlapo12JrN2dmXO/uizNEmdTJta9g/TKxXin1DzY",
+	"ZdxnYTgzv/aqYrB7oNe7P3yqSfXznTzbsgqhrrdR9MA11WeB/kTmwUfsuWB+zzVtB+d7iPhRK48Mm3Wo",
+	"Ns3JcFmKTEQzyY2K3ERrN7IdRxKjq440kXNtjVMSsZhDqrexYcG43aJk60d84TP3vq//XCnMeJXHJl3F",
+	"By6pRP0pEtuWJVtmid+9fQGWDxkyMtF6pkjT/AeTa6VAMGDX8BRa4NE4lgtFZgm/pprZTGCFSUYJUzK+",
+	"Zn2hJbFhYgt/zjBf95S4PlTdQ49JZh7wRZs81woULJ72PuyL5mAxUSy8/PWXfw4Ccq6piGgSEUtMaqem",
+	"jmvLgqkCbf4GwqiFGX8pXKH8LH7kemKhQtdwdgFDtjam+hSEqI2ppttTiqiirN1sNz803CQqg6rux+1C",
+	"qgF2/s3P8ykKeF6FPRuXZbl3+2eZ8VsJTZ/zc3ZIr6WYNdxcmPF5hv56z7P97YWs7w/QKTtBEWLwt4vl",
+	"tOqkO4siQktH3a3yBp0ytxvlGLJSr8uYMJccGGDpDpj9WJ9HtWbTmSZNzacssIiTAYkpFAEHhJlPtg2P",
+	"4VxKAZq75IdvdtrkBzbTZK8D+Vdb6321suJOC1iy9UprLtxG1GXDe7xfmRE/nwPfb1bV4L3fNbFh12zF",
+	"y6+ZWFHosU13ymAFYWhJEqbnifh6Ch4+g+JuF2Al+kK2YQ+ae4VXyEkz3/L7NIkGFK92P1jK/7ibMDt4",
+	"fa+883DConlsMY3gSUxxzjILsKP4wL6mxaNBYAhdCk+Daw4yXh/sYJ1YX6BwZIIOYxZlN6v50ExhCMBE",
+	"0D+XZqsAydS2E/uCcgj2jAAVKWG2VHJKI9YX0ZwRIRcu69I8GMm5edMGVc32dUUl8Zrdlb5fmV2Ey8sj",
+	"s1zX2poxZoX9xXXp5Bn71KUdZRLu0zOOaooW71fQlwVV78sKKqIsOzxkVd2dsLNbQKjw5cuniboPGcWt",
+	"zCZxbd6n0JA3ZapM8nic5vne8hKkJD+ebmFh3ls8t/DajVM4cPIPBH6nBM4QavZODRSfxnfR5LYdcuuP",
+	"8zMIZzs/SoUv7BQO094+mch54h8yJKSJsWTA6Ub1PGGQZEjDSUCU7AuKLQ0NI4dUELXg2tpAcq5JLBUi",
+	"jjheyrBsYeZcCjjNFbbSJXoiFUun0Rc0YURCm/39zvEOAC8hVlKUyJkHHJX1VjQ3Q2ojaAoTGW9w7G/s",
+	"tviyTNv5ilxyGTk95EcUHDaWrj9r3hdQMJykdqMeFb3kt5M5GzT3KAa5aht5bO6+WNXc4+4cFw89Qe6v",
+	"J8iDXb8WTbG6LcemoTmwvRNjoAcEXEYqSCv9oT8fSOoC4iCZUBHFcCCrvhi8eX1+QTYEuB+QJqCJmQMZ",
+	"WDhyVZbuk04IBTiYuWJRX2Dukz3qU1b3oOqPd7YNv92+j8ctD+WH9h9fR/uPJ4aqYxuDqiCHUhwqhAfW",
+	"Es6HDSNLwUbNQwKvTckmkxwz/Zln+BuIj2Ur8dD65B5BLz1OTgsZs5PnEzXFXewFVaswnrtvRwwZlYHI",
+	"ZEcZQP7S8IqJiDQnUu/YdvtBro7N1+DMwWQ9yitzbPPbzce/nVzb0sxrxLRrxUWxx/2DKrYKasbjhNy6",
+	"1atk1eUxTxzsHPS1Y3GkCLSva/qUjDSMIBI0akkRL3faBDR+hYlWimquRsu+OOh0yK//6/9Fplzgf+kN",
+	"/LfbCTod+P8kNIty6pjI5WlhZ4e1ulW+4uQemeK+qkmKU/5CdSWfxJwPTR62SPi9PdNufnJt2MVr83Zc",
+	"K30e322gAd6bcVOhct271/FracT1xbyK99fMaxUTfce033JuKx/EbXlnF22w+oiExRUZWGCRgc9BTWHD",
+	"c4qPBYvIkukdBzeC48YsOgE/tO1Ciqk2Ku0tWoY/NHrjwKOvdJwBAD0JIeciZBEER8xieTjLbXImUqx1",
+	"9AH6jgwy4AJwsi7Nb2zQJud0xGwCULK0ZWCi6IxZ7/7YzIr93BLiln6TLyZT0o3OSZd78Vn864isjSzr",
+	"c0gd/pylorDVHlpRZQfDnHiD4ZNrx0nzJG6cNHaBZu39JfOVj0WLi4AoBhVFaL/maumUE7Xpqx4pi93S",
+	"9rCwzTeUYxNv0iaHIiIRm0nFtWqX2vCrikcdf+cM4yaNZxO6067q3lk1yBsszUB815hjB3b7JNoaNVlM",
+	"dmI2Fk3O3jwnQzbhFoljIhWa/Cy8knNtsaAH9qF3STzYyb0Ib6t5VVp/6y8w9A3K91MdmiPGwtH+8ccL",
+	"7wUZEXx8//H/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -17,6 +17,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -157,12 +158,33 @@ func (s *Service) Invite(ctx context.Context, email string, merchantID uuid.UUID
 		if _, err := tx.GetMerchant(merchantID); err != nil {
 			return err
 		}
-		return tx.InsertInvitation(inv)
+		// An invitation never changes a membership: a member's role changes with SetRole.
+		if u, err := tx.UserByEmail(email); err == nil {
+			if _, err := tx.Member(merchantID, u.ID); err == nil {
+				return fmt.Errorf("%w: %s", domain.ErrAlreadyMember, email)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := tx.InsertInvitation(inv); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.InvitationCreated,
+			TargetType: audit.TargetInvitation, TargetID: inv.ID.String(), Details: map[string]any{"email": email, "role": string(role)}})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", store.Invitation{}, domain.ErrMerchantNotFound
 	}
 	return token, inv, err
+}
+
+// InvitationURL is an invitation's link: the dashboard's accept page under the service's public
+// URL, the token in the fragment, which browsers never send, so it stays out of every server's
+// and proxy's logs.
+func InvitationURL(publicBaseURL, token string) string {
+	return strings.TrimRight(publicBaseURL, "/") + "/dashboard/#/accept-invitation?token=" + token
 }
 
 func userByEmail(tx *store.Tx, email string) (store.User, error) {

@@ -81,6 +81,7 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 	m.Mode = p.Mode.Norm() // the dashboard acts in its token's one mode
 	ctx := context.WithValue(context.WithValue(req.Context(), principalKey{}, p), merchantKey{}, m)
 	c.SetRequest(req.WithContext(ctx))
+	withActor(c, principalActor(p))
 	return nil
 }
 

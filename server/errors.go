@@ -126,6 +126,17 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), "endpointId"}
 	case errors.Is(err, domain.ErrTooManyEndpoints):
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeLimitReached, err.Error(), ""}
+	// The team (issue 22).
+	case errors.Is(err, domain.ErrMemberNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such member of this merchant.", "userId"}
+	case errors.Is(err, domain.ErrInvitationNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such pending invitation.", "invitationId"}
+	case errors.Is(err, domain.ErrLastOwner):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeLastOwner, err.Error(), "userId"}
+	case errors.Is(err, domain.ErrAlreadyMember):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeAlreadyMember, err.Error(), "email"}
+	case errors.Is(err, people.ErrBadEmail):
+		return invalidRequest(domain.CodeParameterInvalid, "email", err.Error())
 	case errors.Is(err, webhooks.ErrUnsafeURL):
 		return invalidRequest(domain.CodeParameterInvalid, "url", err.Error())
 	case errors.Is(err, webhooks.ErrUnknownEventType):

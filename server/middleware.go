@@ -56,6 +56,7 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 					return err
 				}
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), merchantKey{}, m)))
+				withActor(c, keyActor(m))
 				return next(c)
 			case "PaymentSecret":
 				if secrets == nil {

@@ -17,6 +17,7 @@ var secretBearing = map[string]bool{
 	// Sign-in: access tokens, challenges, TOTP secrets and recovery codes.
 	"Login": true, "LoginSecondFactor": true, "RefreshSession": true, "AcceptInvitation": true,
 	"StepUp": true, "EnrollTotp": true, "ConfirmTotp": true,
+	"CreateMerchantInvitation": true, // the invitation link's token
 }
 
 // noStore marks every answer of a secret-bearing operation Cache-Control: no-store, so no

@@ -40,8 +40,11 @@ type Deps struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
-	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
-	DevnetPay   checkout.DevnetPayer
+	People      *people.Service   // the dashboard's people: sign-in and sessions (/v1/auth; nil: 401), the team
+	// PublicBaseURL is where this service is reached (paymentUrl's base); invitation links start with it.
+	PublicBaseURL string
+	Checkout      *checkout.Service // the payment-secret API and the page; nil: not served
+	DevnetPay     checkout.DevnetPayer
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
 	JWKS func(ctx context.Context) (any, error)
 	// Tokens verifies the dashboard's bearer tokens; nil: BearerAuth operations answer 401.
@@ -67,9 +70,6 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client (clientIPExtractor);
 	// none: the client is the TCP peer.
 	TrustedProxies []netip.Prefix
-	// People signs the dashboard's people in (the /v1/auth operations) and checks their person
-	// tokens; nil: those operations answer 401.
-	People *people.Service
 }
 
 // New builds the Echo application.
@@ -138,7 +138,7 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
-			chainHealth: d.Chains, people: d.People}
+			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)

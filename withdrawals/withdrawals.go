@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
@@ -118,6 +119,11 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
 			return err
 		}
+		if err := audit.Append(ctx, tx, audit.Event{MerchantID: m.ID, Action: audit.WithdrawalCreated, TargetType: audit.TargetWithdrawal,
+			TargetID: out.ID.String(), Details: map[string]any{"mode": string(mode), "amountInCents": out.AmountInCents,
+				"chainId": chains.CAIP2(out.Chain.ID), "tokenSymbol": out.Token.Symbol, "recipientAddress": out.RecipientAddress}}); err != nil {
+			return err
+		}
 		if seal != nil {
 			return seal.End(tx, out)
 		}
@@ -149,6 +155,10 @@ func (s *Service) Cancel(ctx context.Context, merchantID uuid.UUID, mode domain.
 			return err
 		}
 		out = w
+		if err := audit.Append(ctx, tx, audit.Event{MerchantID: w.MerchantID, Action: audit.WithdrawalCancelled, TargetType: audit.TargetWithdrawal,
+			TargetID: w.ID.String(), Details: map[string]any{"mode": string(w.Mode), "amountInCents": w.AmountInCents}}); err != nil {
+			return err
+		}
 		if seal != nil {
 			return seal.End(tx, out)
 		}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paymentsd/paymentsd/audit"
 )
 
 const usage = `usage: paymentsd <command> [flags]
@@ -72,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sub := ""
 	if len(rest) > 0 {
 		sub = rest[0]
+	}
+	if cmd != "serve" {
+		// A command's changes are the operator's in the audit log (a request names its own actor).
+		ctx = audit.WithActor(ctx, audit.Operator)
 	}
 	switch {
 	case cmd == "serve":

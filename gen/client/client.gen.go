@@ -19,6 +19,30 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorOperator AuditActorKind = "operator"
+	AuditActorPerson   AuditActorKind = "person"
+	AuditActorService  AuditActorKind = "service"
+	AuditActorSystem   AuditActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorOperator:
+		return true
+	case AuditActorPerson:
+		return true
+	case AuditActorService:
+		return true
+	case AuditActorSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuthResultMethods.
 const (
 	Passkey      AuthResultMethods = "passkey"
@@ -171,22 +195,22 @@ func (e DepositAddressType) Valid() bool {
 
 // Defines values for MeMembershipsRole.
 const (
-	Admin     MeMembershipsRole = "admin"
-	Developer MeMembershipsRole = "developer"
-	Owner     MeMembershipsRole = "owner"
-	Viewer    MeMembershipsRole = "viewer"
+	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
+	MeMembershipsRoleDeveloper MeMembershipsRole = "developer"
+	MeMembershipsRoleOwner     MeMembershipsRole = "owner"
+	MeMembershipsRoleViewer    MeMembershipsRole = "viewer"
 )
 
 // Valid indicates whether the value is a known member of the MeMembershipsRole enum.
 func (e MeMembershipsRole) Valid() bool {
 	switch e {
-	case Admin:
+	case MeMembershipsRoleAdmin:
 		return true
-	case Developer:
+	case MeMembershipsRoleDeveloper:
 		return true
-	case Owner:
+	case MeMembershipsRoleOwner:
 		return true
-	case Viewer:
+	case MeMembershipsRoleViewer:
 		return true
 	default:
 		return false
@@ -346,6 +370,30 @@ const (
 func (e SetAcceptedAssetsRequestDefault) Valid() bool {
 	switch e {
 	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TeamRole.
+const (
+	TeamRoleAdmin     TeamRole = "admin"
+	TeamRoleDeveloper TeamRole = "developer"
+	TeamRoleOwner     TeamRole = "owner"
+	TeamRoleViewer    TeamRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the TeamRole enum.
+func (e TeamRole) Valid() bool {
+	switch e {
+	case TeamRoleAdmin:
+		return true
+	case TeamRoleDeveloper:
+		return true
+	case TeamRoleOwner:
+		return true
+	case TeamRoleViewer:
 		return true
 	default:
 		return false
@@ -632,6 +680,69 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+//
+// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+type AuditActor struct {
+	// Id The user id, the secret key's id or the token's subject.
+	Id string `json:"id"`
+	Ip string `json:"ip"`
+
+	// Kind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The email, the key's prefix or the token's subject.
+	Label     string `json:"label"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditActorKind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+type AuditActorKind string
+
+// AuditEntry One recorded change.
+//
+// Example: {"action":"api_key.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"},"at":"2026-11-22T10:00:00Z","details":{"mode":"test","prefix":"sk_test_4f2a"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f730","targetType":"api_key"}
+type AuditEntry struct {
+	// Action What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+	// `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+	// `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+	// `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+	// `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+	// and the sign-in events `auth.…`. New actions may be added.
+	//
+	//
+	// Example: api_key.created
+	Action string `json:"action"`
+
+	// Actor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+	//
+	// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+	Actor AuditActor `json:"actor"`
+	At    time.Time  `json:"at"`
+
+	// Details What changed (never a secret; a webhook URL keeps only its host).
+	Details map[string]interface{} `json:"details"`
+
+	// Id Grows with every entry (the paging key).
+	Id int64 `json:"id"`
+
+	// TargetId The changed object's id.
+	TargetId string `json:"targetId"`
+
+	// TargetType The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+	//
+	// Example: api_key
+	TargetType string `json:"targetType"`
+}
+
+// AuditLogPage Example: {"items":[{"action":"withdrawal.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f730","ip":"203.0.113.7","kind":"service","label":"sk_live_9c1d","userAgent":"curl/8.5.0"},"at":"2026-11-22T10:00:00Z","details":{"amountInCents":5000,"chainId":"eip155:8453"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f731","targetType":"withdrawal"}],"nextBefore":null}
+type AuditLogPage struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextBefore The `before` of the next page; null on the last page.
+	NextBefore *int64 `json:"nextBefore"`
+}
+
 // AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
 //
 // Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
@@ -835,6 +946,19 @@ type CreateApiKeyRequest struct {
 	Mode *Mode `json:"mode,omitempty"`
 }
 
+// CreateInvitationRequest Example: {"email":"ben@shop.example","role":"developer"}
+type CreateInvitationRequest struct {
+	// Email The person's email address (a bare address).
+	//
+	// Example: ben@shop.example
+	Email string `json:"email"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
 // CreatePaymentRequest A new payment or deposit.
 //
 // Example: {"amount":1000,"currency":"USD","orderId":"order-1001","type":"payment"}
@@ -961,6 +1085,21 @@ type CreatedApiKey struct {
 	SecretKey string `json:"secretKey"`
 }
 
+// CreatedInvitation A new invitation; `inviteUrl` is shown only here.
+//
+// Example: {"invitation":{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"},"inviteUrl":"https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"}
+type CreatedInvitation struct {
+	// Invitation A pending invitation to join the merchant with a role.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+	Invitation Invitation `json:"invitation"`
+
+	// InviteUrl The link to send, its token in the fragment.
+	//
+	// Example: https://pay.example.com/dashboard/#/accept-invitation?token=…
+	InviteUrl string `json:"inviteUrl"`
+}
+
 // Currency Only USD.
 //
 // Example: USD
@@ -1010,6 +1149,28 @@ type Error struct {
 		// Example: invalid_request_error
 		Type string `json:"type"`
 	} `json:"error"`
+}
+
+// Invitation A pending invitation to join the merchant with a role.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+type Invitation struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email Example: ben@shop.example
+	Email     string             `json:"email"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// InvitationList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}]}
+type InvitationList struct {
+	Data []Invitation `json:"data"`
 }
 
 // LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
@@ -1494,6 +1655,37 @@ type SetAcceptedAssetsRequest struct {
 // SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
 type SetAcceptedAssetsRequestDefault bool
 
+// TeamMember A person acting for the merchant.
+//
+// Example: {"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type TeamMember struct {
+	// Disabled The user may not sign in (an operator disabled them).
+	Disabled bool `json:"disabled"`
+
+	// Email Example: ana@shop.example
+	Email string `json:"email"`
+
+	// HasSecondFactor The user has a second factor enrolled.
+	HasSecondFactor bool      `json:"hasSecondFactor"`
+	JoinedAt        time.Time `json:"joinedAt"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role   TeamRole           `json:"role"`
+	UserId openapi_types.UUID `json:"userId"`
+}
+
+// TeamMemberList Example: {"data":[{"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}]}
+type TeamMemberList struct {
+	Data []TeamMember `json:"data"`
+}
+
+// TeamRole What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+//
+// Example: developer
+type TeamRole string
+
 // Token A token on a chain.
 //
 // Example: {"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}
@@ -1555,6 +1747,14 @@ type TotpEnrollment struct {
 
 	// Secret The secret, base32 (to type into an app).
 	Secret string `json:"secret"`
+}
+
+// UpdateMemberRequest Example: {"role":"admin"}
+type UpdateMemberRequest struct {
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
 }
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
@@ -1828,6 +2028,9 @@ type Offset = int32
 // RefreshCookie defines model for RefreshCookie.
 type RefreshCookie = string
 
+// TeamUserId defines model for TeamUserId.
+type TeamUserId = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
 
@@ -1951,6 +2154,11 @@ type SessionNotFound = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
 
+// TeamConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TeamConflict = Error
+
 // TooManyAttempts The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2070,6 +2278,30 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
+type ListMerchantAuditLogParams struct {
+	// Action Only this action (see AuditEntry.action).
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ActorId Only changes by this actor (a user id, key id or token subject).
+	ActorId *string `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// TargetId Only changes to this object (its id).
+	TargetId *string `form:"targetId,omitempty" json:"targetId,omitempty"`
+
+	// From Only entries at or after this time.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only entries before this time.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only entries older than this one (the previous page's `nextBefore`).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2154,6 +2386,12 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// CreateMerchantInvitationJSONRequestBody defines body for CreateMerchantInvitation for application/json ContentType.
+type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
+
+// UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
+type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
 
 // SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
 type SetMerchantSecurityJSONRequestBody = MerchantSecurity
@@ -2898,6 +3136,17 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMerchantAuditLog Read the audit log
+	//
+	// Who changed what on the merchant's account, newest first: each entry is written in the
+	// transaction of the change it records, and the database refuses to update or delete
+	// one, so the log can only be read (no other method). Filter by action, actor or target and
+	// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+	// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+	ListMerchantAuditLog(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -2905,6 +3154,88 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantInvitations List pending invitations
+	//
+	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+	ListMerchantInvitations(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantInvitationWithBody Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantInvitation Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeMerchantInvitation Revoke an invitation
+	//
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+	RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantMembers List the team
+	//
+	// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+	ListMerchantMembers(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveMerchantMember Remove a member
+	//
+	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+	// Recorded in the audit log. `team:write` (owner).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+	RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantMemberWithBody Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithBody(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantMember Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantSecurity The team's security settings
 	//
@@ -3914,6 +4245,27 @@ func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardM
 	return c.Client.Do(req)
 }
 
+// ListMerchantAuditLog Read the audit log
+//
+// Who changed what on the merchant's account, newest first: each entry is written in the
+// transaction of the change it records, and the database refuses to update or delete
+// one, so the log can only be read (no other method). Filter by action, actor or target and
+// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+func (c *Client) ListMerchantAuditLog(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantAuditLogRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMerchantBalance The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -3922,6 +4274,168 @@ func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardM
 // Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMerchantBalanceRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantInvitations List pending invitations
+//
+// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+func (c *Client) ListMerchantInvitations(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantInvitationsRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantInvitationWithBody Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *Client) CreateMerchantInvitationWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantInvitationRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantInvitation Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *Client) CreateMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantInvitationRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMerchantInvitation Revoke an invitation
+//
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+func (c *Client) RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMerchantInvitationRequest(c.Server, merchantId, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantMembers List the team
+//
+// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+func (c *Client) ListMerchantMembers(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantMembersRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveMerchantMember Remove a member
+//
+// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+// Recorded in the audit log. `team:write` (owner).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+func (c *Client) RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveMerchantMemberRequest(c.Server, merchantId, userId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantMemberWithBody Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *Client) UpdateMerchantMemberWithBody(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantMemberRequestWithBody(c.Server, merchantId, userId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantMember Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *Client) UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantMemberRequest(c.Server, merchantId, userId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5615,6 +6129,139 @@ func NewRevokeMerchantApiKeyRequest(server string, merchantId DashboardMerchantI
 	return req, nil
 }
 
+// NewListMerchantAuditLogRequest constructs an http.Request for the ListMerchantAuditLog method
+func NewListMerchantAuditLogRequest(server string, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/audit-log", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ActorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actorId", *params.ActorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TargetId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "targetId", *params.TargetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMerchantBalanceRequest constructs an http.Request for the GetMerchantBalance method
 func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -5645,6 +6292,257 @@ func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId)
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListMerchantInvitationsRequest constructs an http.Request for the ListMerchantInvitations method
+func NewListMerchantInvitationsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantInvitationRequest calls the generic CreateMerchantInvitation builder with application/json body
+func NewCreateMerchantInvitationRequest(server string, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantInvitationRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewCreateMerchantInvitationRequestWithBody constructs an http.Request for the CreateMerchantInvitation method, with any body, and a specified content type
+func NewCreateMerchantInvitationRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeMerchantInvitationRequest constructs an http.Request for the RevokeMerchantInvitation method
+func NewRevokeMerchantInvitationRequest(server string, merchantId DashboardMerchantId, invitationId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantMembersRequest constructs an http.Request for the ListMerchantMembers method
+func NewListMerchantMembersRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRemoveMerchantMemberRequest constructs an http.Request for the RemoveMerchantMember method
+func NewRemoveMerchantMemberRequest(server string, merchantId DashboardMerchantId, userId TeamUserId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantMemberRequest calls the generic UpdateMerchantMember builder with application/json body
+func NewUpdateMerchantMemberRequest(server string, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantMemberRequestWithBody(server, merchantId, userId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantMemberRequestWithBody constructs an http.Request for the UpdateMerchantMember method, with any body, and a specified content type
+func NewUpdateMerchantMemberRequestWithBody(server string, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6868,6 +7766,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*RevokeMerchantApiKeyResult, error)
 
+	// ListMerchantAuditLogWithResponse Read the audit log
+	//
+	// Who changed what on the merchant's account, newest first: each entry is written in the
+	// transaction of the change it records, and the database refuses to update or delete
+	// one, so the log can only be read (no other method). Filter by action, actor or target and
+	// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+	// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+	ListMerchantAuditLogWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*ListMerchantAuditLogResult, error)
+
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -6877,6 +7788,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
+
+	// ListMerchantInvitationsWithResponse List pending invitations
+	//
+	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+	ListMerchantInvitationsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantInvitationsResult, error)
+
+	// CreateMerchantInvitationWithBodyWithResponse Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error)
+
+	// CreateMerchantInvitationWithResponse Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error)
+
+	// RevokeMerchantInvitationWithResponse Revoke an invitation
+	//
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+	RevokeMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*RevokeMerchantInvitationResult, error)
+
+	// ListMerchantMembersWithResponse List the team
+	//
+	// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+	ListMerchantMembersWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantMembersResult, error)
+
+	// RemoveMerchantMemberWithResponse Remove a member
+	//
+	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+	// Recorded in the audit log. `team:write` (owner).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+	RemoveMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*RemoveMerchantMemberResult, error)
+
+	// UpdateMerchantMemberWithBodyWithResponse Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error)
+
+	// UpdateMerchantMemberWithResponse Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error)
 
 	// GetMerchantSecurityWithResponse The team's security settings
 	//
@@ -9155,6 +10156,75 @@ func (r RevokeMerchantApiKeyResult) ContentType() string {
 	return ""
 }
 
+type ListMerchantAuditLogResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditLogPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON200() *AuditLogPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantAuditLogResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantAuditLogResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantAuditLogResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantAuditLogResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantBalanceResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9218,6 +10288,448 @@ func (r GetMerchantBalanceResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMerchantBalanceResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantInvitationsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvitationList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON200() *InvitationList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantInvitationsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantInvitationsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantInvitationsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantInvitationsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMerchantInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedInvitation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON201() *CreatedInvitation {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeMerchantInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeMerchantInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeMerchantInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeMerchantInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeMerchantInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantMembersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TeamMemberList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantMembersResult) GetJSON200() *TeamMemberList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantMembersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantMembersResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantMembersResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantMembersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantMembersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantMembersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantMembersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantMembersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RemoveMerchantMemberResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveMerchantMemberResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveMerchantMemberResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveMerchantMemberResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveMerchantMemberResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantMemberResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TeamMember
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON200() *TeamMember {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantMemberResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantMemberResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantMemberResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantMemberResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11013,6 +12525,25 @@ func (c *ClientWithResponses) RevokeMerchantApiKeyWithResponse(ctx context.Conte
 	return ParseRevokeMerchantApiKeyResult(rsp)
 }
 
+// ListMerchantAuditLogWithResponse Read the audit log
+//
+// Who changed what on the merchant's account, newest first: each entry is written in the
+// transaction of the change it records, and the database refuses to update or delete
+// one, so the log can only be read (no other method). Filter by action, actor or target and
+// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+func (c *ClientWithResponses) ListMerchantAuditLogWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*ListMerchantAuditLogResult, error) {
+	rsp, err := c.ListMerchantAuditLog(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantAuditLogResult(rsp)
+}
+
 // GetMerchantBalanceWithResponse The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
@@ -11027,6 +12558,144 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetMerchantBalanceResult(rsp)
+}
+
+// ListMerchantInvitationsWithResponse List pending invitations
+//
+// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+func (c *ClientWithResponses) ListMerchantInvitationsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantInvitationsResult, error) {
+	rsp, err := c.ListMerchantInvitations(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantInvitationsResult(rsp)
+}
+
+// CreateMerchantInvitationWithBodyWithResponse Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *ClientWithResponses) CreateMerchantInvitationWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error) {
+	rsp, err := c.CreateMerchantInvitationWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantInvitationResult(rsp)
+}
+
+// CreateMerchantInvitationWithResponse Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *ClientWithResponses) CreateMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error) {
+	rsp, err := c.CreateMerchantInvitation(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantInvitationResult(rsp)
+}
+
+// RevokeMerchantInvitationWithResponse Revoke an invitation
+//
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+func (c *ClientWithResponses) RevokeMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*RevokeMerchantInvitationResult, error) {
+	rsp, err := c.RevokeMerchantInvitation(ctx, merchantId, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMerchantInvitationResult(rsp)
+}
+
+// ListMerchantMembersWithResponse List the team
+//
+// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+func (c *ClientWithResponses) ListMerchantMembersWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantMembersResult, error) {
+	rsp, err := c.ListMerchantMembers(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantMembersResult(rsp)
+}
+
+// RemoveMerchantMemberWithResponse Remove a member
+//
+// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+// Recorded in the audit log. `team:write` (owner).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+func (c *ClientWithResponses) RemoveMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*RemoveMerchantMemberResult, error) {
+	rsp, err := c.RemoveMerchantMember(ctx, merchantId, userId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveMerchantMemberResult(rsp)
+}
+
+// UpdateMerchantMemberWithBodyWithResponse Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *ClientWithResponses) UpdateMerchantMemberWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error) {
+	rsp, err := c.UpdateMerchantMemberWithBody(ctx, merchantId, userId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantMemberResult(rsp)
+}
+
+// UpdateMerchantMemberWithResponse Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *ClientWithResponses) UpdateMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error) {
+	rsp, err := c.UpdateMerchantMember(ctx, merchantId, userId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantMemberResult(rsp)
 }
 
 // GetMerchantSecurityWithResponse The team's security settings
@@ -13038,6 +14707,60 @@ func ParseRevokeMerchantApiKeyResult(rsp *http.Response) (*RevokeMerchantApiKeyR
 	return response, nil
 }
 
+// ParseListMerchantAuditLogResult parses an HTTP response from a ListMerchantAuditLogWithResponse call
+func ParseListMerchantAuditLogResult(rsp *http.Response) (*ListMerchantAuditLogResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantAuditLogResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditLogPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMerchantBalanceResult parses an HTTP response from a GetMerchantBalanceWithResponse call
 func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13079,6 +14802,364 @@ func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResul
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantInvitationsResult parses an HTTP response from a ListMerchantInvitationsWithResponse call
+func ParseListMerchantInvitationsResult(rsp *http.Response) (*ListMerchantInvitationsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantInvitationsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvitationList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantInvitationResult parses an HTTP response from a CreateMerchantInvitationWithResponse call
+func ParseCreateMerchantInvitationResult(rsp *http.Response) (*CreateMerchantInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedInvitation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeMerchantInvitationResult parses an HTTP response from a RevokeMerchantInvitationWithResponse call
+func ParseRevokeMerchantInvitationResult(rsp *http.Response) (*RevokeMerchantInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeMerchantInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantMembersResult parses an HTTP response from a ListMerchantMembersWithResponse call
+func ParseListMerchantMembersResult(rsp *http.Response) (*ListMerchantMembersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantMembersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TeamMemberList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRemoveMerchantMemberResult parses an HTTP response from a RemoveMerchantMemberWithResponse call
+func ParseRemoveMerchantMemberResult(rsp *http.Response) (*RemoveMerchantMemberResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveMerchantMemberResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantMemberResult parses an HTTP response from a UpdateMerchantMemberWithResponse call
+func ParseUpdateMerchantMemberResult(rsp *http.Response) (*UpdateMerchantMemberResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantMemberResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TeamMember
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

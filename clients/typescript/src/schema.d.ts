@@ -668,6 +668,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team
+         * @description The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+         */
+        get: operations["listMerchantMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Ends the person's membership (the user stays, and the audit log keeps naming them); their
+         *     open invitations are revoked. The last owner is never removed (409 `last_owner`).
+         *     Recorded in the audit log. `team:write` (owner).
+         */
+        delete: operations["removeMerchantMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Gives a member another role. Only an owner grants `owner`; the last owner is never
+         *     demoted (409 `last_owner`: make another member owner first — two owners demoting each
+         *     other at once leave one). The member's open invitations are revoked (an old link must
+         *     not undo the change). Recorded in the audit log. `team:write` (owner).
+         */
+        patch: operations["updateMerchantMember"];
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending invitations
+         * @description Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+         */
+        get: operations["listMerchantInvitations"];
+        put?: never;
+        /**
+         * Invite a person
+         * @description Makes a single-use invitation, valid 7 days, and answers its link once:
+         *     `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+         *     never reaches a server log). Send it to the person yourself. Only an owner invites an
+         *     owner; a person who is already a member is refused (409 `already_member`: change their
+         *     role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+         *     `team:write` (owner).
+         */
+        post: operations["createMerchantInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+         */
+        delete: operations["revokeMerchantInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Who changed what on the merchant's account, newest first: each entry is written in the
+         *     transaction of the change it records, and the database refuses to update or delete
+         *     one, so the log can only be read (no other method). Filter by action, actor or target and
+         *     a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+         *     a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+         */
+        get: operations["listMerchantAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/api-keys": {
         parameters: {
             query?: never;
@@ -2928,6 +3050,241 @@ export interface components {
             revokedAt: string | null;
         };
         /**
+         * @description What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+         * @example developer
+         * @enum {string}
+         */
+        TeamRole: "viewer" | "developer" | "admin" | "owner";
+        /**
+         * @description A person acting for the merchant.
+         * @example {
+         *       "userId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "email": "ana@shop.example",
+         *       "role": "owner",
+         *       "joinedAt": "2026-11-22T10:00:00Z",
+         *       "disabled": false,
+         *       "hasSecondFactor": false
+         *     }
+         */
+        TeamMember: {
+            /** Format: uuid */
+            userId: string;
+            /** @example ana@shop.example */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /** Format: date-time */
+            joinedAt: string;
+            /** @description The user may not sign in (an operator disabled them). */
+            disabled: boolean;
+            /** @description The user has a second factor enrolled. */
+            hasSecondFactor: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "userId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "email": "ana@shop.example",
+         *           "role": "owner",
+         *           "joinedAt": "2026-11-22T10:00:00Z",
+         *           "disabled": false,
+         *           "hasSecondFactor": false
+         *         }
+         *       ]
+         *     }
+         */
+        TeamMemberList: {
+            data: components["schemas"]["TeamMember"][];
+        };
+        /**
+         * @example {
+         *       "role": "admin"
+         *     }
+         */
+        UpdateMemberRequest: {
+            role: components["schemas"]["TeamRole"];
+        };
+        /**
+         * @description A pending invitation to join the merchant with a role.
+         * @example {
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *       "email": "ben@shop.example",
+         *       "role": "developer",
+         *       "expiresAt": "2026-11-29T10:00:00Z",
+         *       "createdAt": "2026-11-22T10:00:00Z"
+         *     }
+         */
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** @example ben@shop.example */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *           "email": "ben@shop.example",
+         *           "role": "developer",
+         *           "expiresAt": "2026-11-29T10:00:00Z",
+         *           "createdAt": "2026-11-22T10:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        InvitationList: {
+            data: components["schemas"]["Invitation"][];
+        };
+        /**
+         * @example {
+         *       "email": "ben@shop.example",
+         *       "role": "developer"
+         *     }
+         */
+        CreateInvitationRequest: {
+            /**
+             * @description The person's email address (a bare address).
+             * @example ben@shop.example
+             */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+        };
+        /**
+         * @description A new invitation; `inviteUrl` is shown only here.
+         * @example {
+         *       "invitation": {
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *         "email": "ben@shop.example",
+         *         "role": "developer",
+         *         "expiresAt": "2026-11-29T10:00:00Z",
+         *         "createdAt": "2026-11-22T10:00:00Z"
+         *       },
+         *       "inviteUrl": "https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"
+         *     }
+         */
+        CreatedInvitation: {
+            invitation: components["schemas"]["Invitation"];
+            /**
+             * @description The link to send, its token in the fragment.
+             * @example https://pay.example.com/dashboard/#/accept-invitation?token=…
+             */
+            inviteUrl: string;
+        };
+        /**
+         * @description Who made a change and from where (ip and userAgent are empty for the command line and the system).
+         * @example {
+         *       "kind": "person",
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "label": "ana@shop.example",
+         *       "ip": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0"
+         *     }
+         */
+        AuditActor: {
+            /**
+             * @description A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+             * @enum {string}
+             */
+            kind: "person" | "service" | "operator" | "system";
+            /** @description The user id, the secret key's id or the token's subject. */
+            id: string;
+            /** @description The email, the key's prefix or the token's subject. */
+            label: string;
+            ip: string;
+            userAgent: string;
+        };
+        /**
+         * @description One recorded change.
+         * @example {
+         *       "id": 42,
+         *       "at": "2026-11-22T10:00:00Z",
+         *       "actor": {
+         *         "kind": "person",
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "label": "ana@shop.example",
+         *         "ip": "203.0.113.7",
+         *         "userAgent": "Mozilla/5.0"
+         *       },
+         *       "action": "api_key.created",
+         *       "targetType": "api_key",
+         *       "targetId": "01a200eb-1612-72e6-88d9-02e7cbd1f730",
+         *       "details": {
+         *         "mode": "test",
+         *         "prefix": "sk_test_4f2a"
+         *       }
+         *     }
+         */
+        AuditEntry: {
+            /**
+             * Format: int64
+             * @description Grows with every entry (the paging key).
+             */
+            id: number;
+            /** Format: date-time */
+            at: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+             *     `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+             *     `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+             *     `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+             *     `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+             *     and the sign-in events `auth.…`. New actions may be added.
+             * @example api_key.created
+             */
+            action: string;
+            /**
+             * @description The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+             * @example api_key
+             */
+            targetType: string;
+            /** @description The changed object's id. */
+            targetId: string;
+            /** @description What changed (never a secret; a webhook URL keeps only its host). */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "id": 42,
+         *           "at": "2026-11-22T10:00:00Z",
+         *           "actor": {
+         *             "kind": "service",
+         *             "id": "01a200eb-1612-72e6-88d9-02e7cbd1f730",
+         *             "label": "sk_live_9c1d",
+         *             "ip": "203.0.113.7",
+         *             "userAgent": "curl/8.5.0"
+         *           },
+         *           "action": "withdrawal.created",
+         *           "targetType": "withdrawal",
+         *           "targetId": "01a200eb-1612-72e6-88d9-02e7cbd1f731",
+         *           "details": {
+         *             "amountInCents": 5000,
+         *             "chainId": "eip155:8453"
+         *           }
+         *         }
+         *       ],
+         *       "nextBefore": null
+         *     }
+         */
+        AuditLogPage: {
+            items: components["schemas"]["AuditEntry"][];
+            /**
+             * Format: int64
+             * @description The `before` of the next page; null on the last page.
+             */
+            nextBefore: number | null;
+        };
+        /**
          * @example {
          *       "data": [
          *         {
@@ -3355,7 +3712,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such key, endpoint or event belongs to this merchant. */
+        /** @description No such key, endpoint, event, member or pending invitation belongs to this merchant. */
         DashboardNotFound: {
             headers: {
                 [name: string]: unknown;
@@ -3368,6 +3725,25 @@ export interface components {
                  *         "code": "resource_not_found",
                  *         "message": "No such webhook endpoint.",
                  *         "param": "endpointId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The change would leave the merchant without an owner (`last_owner`), or the invited person is already a member (`already_member`). */
+        TeamConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "last_owner",
+                 *         "message": "a merchant keeps at least one owner: make another member owner first",
+                 *         "param": "userId"
                  *       }
                  *     }
                  */
@@ -3702,6 +4078,8 @@ export interface components {
         DashboardMerchantId: string;
         /** @description The withdrawal id. */
         DashboardWithdrawalId: string;
+        /** @description The member's user id. */
+        TeamUserId: string;
         /** @description The webhook endpoint id. */
         WebhookEndpointId: string;
         /** @description The payment id. */
@@ -4789,6 +5167,226 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeMerchantMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The member's user id. */
+                userId: components["parameters"]["TeamUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The member's user id. */
+                userId: components["parameters"]["TeamUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMember"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending invitations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation and its link, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedInvitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeMerchantInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The invitation's id (from the list). */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action (see AuditEntry.action). */
+                action?: string;
+                /** @description Only changes by this actor (a user id, key id or token subject). */
+                actorId?: string;
+                /** @description Only changes to this object (its id). */
+                targetId?: string;
+                /** @description Only entries at or after this time. */
+                from?: string;
+                /** @description Only entries before this time. */
+                to?: string;
+                /** @description Entries per page (1 to 200, default 50). */
+                limit?: number;
+                /** @description Only entries older than this one (the previous page's `nextBefore`). */
+                before?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             500: components["responses"]["InternalError"];
         };
     };
