@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 )
 
@@ -48,7 +47,7 @@ func TestTokensIssueMode(t *testing.T) {
 	}
 	p, err := a.Tokens.Verify(ctx, live["accessToken"].(string))
 	require.NoError(t, err)
-	assert.Equal(t, dashauth.ScopeWrite, p.Scope)
+	assert.Equal(t, domain.RoleAdmin, p.Role)
 
 	for _, bad := range []string{"prod", "", "sandbox"} {
 		out, errOut, err := cli(t, "tokens", "issue", "--database-url", db, "--merchant", mid, "--mode", bad)

@@ -2637,7 +2637,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant, or a read token asked to write. */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`), or the merchant requires a second factor the person has not set up (`second_factor_required`). */
         DashboardForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2655,7 +2655,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant or may only read (`forbidden`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`) or the merchant requires one the person has not set up (`second_factor_required`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
         DashboardWithdrawalForbidden: {
             headers: {
                 [name: string]: unknown;
