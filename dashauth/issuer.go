@@ -87,8 +87,8 @@ type Issuer struct {
 // Claims are an access token's claims.
 type Claims struct {
 	jwt.RegisteredClaims
-	Scope       string   `json:"scope"`
-	MerchantIDs []string `json:"merchant_ids"`
+	Scope       string   `json:"scope,omitempty"`
+	MerchantIDs []string `json:"merchant_ids,omitempty"`
 	// Mode is the mode the token acts in, "test" or "live" (always set by Mint; a token without
 	// it acts in test mode).
 	Mode domain.Mode `json:"mode,omitempty"`

@@ -80,6 +80,41 @@ func TestIssuerRolesAndPersons(t *testing.T) {
 	assert.Equal(t, domain.ModeTest, p.Mode)
 	_, _, err = iss.MintPerson(ctx, uid, "ann@example.com", uuid.Nil, domain.ModeTest, nil, time.Minute)
 	assert.Error(t, err, "no session")
+
+	// A person's token speaks for the person only: one naming merchants, a role or a scope, or
+	// without a user or a session, is not one the issuer makes.
+	admin := "admin"
+	for name, edit := range map[string]func(*dashauth.Claims){
+		"merchants":  func(c *dashauth.Claims) { c.MerchantIDs = []string{mid.String()} },
+		"role":       func(c *dashauth.Claims) { c.Role = &admin },
+		"scope":      func(c *dashauth.Claims) { c.Scope = "read write" },
+		"no session": func(c *dashauth.Claims) { c.SessionID = "" },
+		"bad user":   func(c *dashauth.Claims) { c.Subject = "user:nobody" },
+		"nil user":   func(c *dashauth.Claims) { c.Subject = "user:" + uuid.Nil.String() },
+	} {
+		tok, err := dashauth.SignClaims(iss, func(c *dashauth.Claims) {
+			c.Subject, c.SessionID = "user:"+uid.String(), sid.String()
+			edit(c)
+		})
+		require.NoError(t, err)
+		_, err = iss.Verify(ctx, tok)
+		assert.ErrorIs(t, err, dashauth.ErrInvalidToken, name)
+	}
+	// A service token with a role claim naming no role is refused; with neither role nor scope too.
+	root := "root"
+	for name, edit := range map[string]func(*dashauth.Claims){
+		"unknown role":       func(c *dashauth.Claims) { c.Role = &root },
+		"no role nor scope":  func(c *dashauth.Claims) {},
+		"scope of no access": func(c *dashauth.Claims) { c.Scope = "openid" },
+	} {
+		tok, err := dashauth.SignClaims(iss, func(c *dashauth.Claims) {
+			c.Subject, c.MerchantIDs = mid.String(), []string{mid.String()}
+			edit(c)
+		})
+		require.NoError(t, err)
+		_, err = iss.Verify(ctx, tok)
+		assert.ErrorIs(t, err, dashauth.ErrInvalidToken, name)
+	}
 }
 
 // The external issuer's role claim (configurable, paymentsd_role by default) wins over its

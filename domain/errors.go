@@ -25,7 +25,7 @@ var (
 	ErrQuoteNotFound        = errors.New("the payment has no such quote")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
-	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
+	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")
 	ErrLiveOnly     = errors.New("only a live-mode token may do this")
 	// Roles and second factors (issue 22): a person's second factor is not recent enough for an
 	// `x-second-factor: recent` operation, or the merchant requires one and the person has none.
