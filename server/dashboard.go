@@ -95,7 +95,7 @@ func actingMerchant(ctx context.Context) (uuid.UUID, error) {
 
 // actingAs is actingMerchant with the mode the token acts in (in m.Mode).
 func actingAs(ctx context.Context) (domain.Merchant, error) {
-	if _, ok := ctx.Value(principalKey{}).(dashauth.Principal); !ok {
+	if _, ok := principalFrom(ctx); !ok {
 		return domain.Merchant{}, domain.ErrInvalidToken
 	}
 	m := merchantFrom(ctx)
