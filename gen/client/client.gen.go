@@ -2298,7 +2298,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2309,7 +2309,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2318,7 +2318,7 @@ type ClientInterface interface {
 
 	// ListMerchantApiKeys List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 	ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2329,7 +2329,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2342,7 +2342,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2352,7 +2352,7 @@ type ClientInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2360,14 +2360,14 @@ type ClientInterface interface {
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 	ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2376,7 +2376,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2387,7 +2387,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2396,7 +2396,7 @@ type ClientInterface interface {
 
 	// ListMerchantWebhookDeliveries The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 	ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2405,14 +2405,14 @@ type ClientInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 	RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 	DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2421,14 +2421,14 @@ type ClientInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 	ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2437,7 +2437,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2448,7 +2448,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2465,7 +2465,7 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2475,7 +2475,7 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2484,7 +2484,7 @@ type ClientInterface interface {
 
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 	GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2493,7 +2493,7 @@ type ClientInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2786,7 +2786,7 @@ func (c *Client) GetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2807,7 +2807,7 @@ func (c *Client) SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchant
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2826,7 +2826,7 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 
 // ListMerchantApiKeys List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2847,7 +2847,7 @@ func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMe
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2870,7 +2870,7 @@ func (c *Client) CreateMerchantApiKeyWithBody(ctx context.Context, merchantId Da
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2890,7 +2890,7 @@ func (c *Client) CreateMerchantApiKey(ctx context.Context, merchantId DashboardM
 // RevokeMerchantApiKey Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2908,7 +2908,7 @@ func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardM
 // GetMerchantBalance The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2925,7 +2925,7 @@ func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMer
 
 // ListMerchantWebhookEndpoints List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2944,7 +2944,7 @@ func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId Da
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2965,7 +2965,7 @@ func (c *Client) CreateMerchantWebhookEndpointWithBody(ctx context.Context, merc
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2984,7 +2984,7 @@ func (c *Client) CreateMerchantWebhookEndpoint(ctx context.Context, merchantId D
 
 // ListMerchantWebhookDeliveries The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3003,7 +3003,7 @@ func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId D
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3020,7 +3020,7 @@ func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId D
 
 // DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3039,7 +3039,7 @@ func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId D
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3056,7 +3056,7 @@ func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId Das
 
 // ListMerchantWithdrawals List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3075,7 +3075,7 @@ func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId Dashboa
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3096,7 +3096,7 @@ func (c *Client) CreateMerchantWithdrawalWithBody(ctx context.Context, merchantI
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3133,7 +3133,7 @@ func (c *Client) GetMerchantWithdrawalConfig(ctx context.Context, merchantId Das
 // UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3153,7 +3153,7 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3172,7 +3172,7 @@ func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId 
 
 // GetMerchantWithdrawal Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3191,7 +3191,7 @@ func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId Dashboard
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4902,7 +4902,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4913,7 +4913,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4922,7 +4922,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantApiKeysWithResponse List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4935,7 +4935,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4948,7 +4948,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4958,7 +4958,7 @@ type ClientWithResponsesInterface interface {
 	// RevokeMerchantApiKeyWithResponse Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4968,7 +4968,7 @@ type ClientWithResponsesInterface interface {
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4977,7 +4977,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4988,7 +4988,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4999,7 +4999,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5008,7 +5008,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5019,7 +5019,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5028,7 +5028,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5039,7 +5039,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5048,7 +5048,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5059,7 +5059,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5070,7 +5070,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5089,7 +5089,7 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5099,7 +5099,7 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5108,7 +5108,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5119,7 +5119,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7604,7 +7604,7 @@ func (c *ClientWithResponses) GetMerchantAcceptedAssetsWithResponse(ctx context.
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7621,7 +7621,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithBodyWithResponse(ctx 
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7636,7 +7636,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 
 // ListMerchantApiKeysWithResponse List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7655,7 +7655,7 @@ func (c *ClientWithResponses) ListMerchantApiKeysWithResponse(ctx context.Contex
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7674,7 +7674,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithBodyWithResponse(ctx conte
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7690,7 +7690,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithResponse(ctx context.Conte
 // RevokeMerchantApiKeyWithResponse Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7706,7 +7706,7 @@ func (c *ClientWithResponses) RevokeMerchantApiKeyWithResponse(ctx context.Conte
 // GetMerchantBalanceWithResponse The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7721,7 +7721,7 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 
 // ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7738,7 +7738,7 @@ func (c *ClientWithResponses) ListMerchantWebhookEndpointsWithResponse(ctx conte
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7755,7 +7755,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithBodyWithResponse(
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7770,7 +7770,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithResponse(ctx cont
 
 // ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7787,7 +7787,7 @@ func (c *ClientWithResponses) ListMerchantWebhookDeliveriesWithResponse(ctx cont
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7802,7 +7802,7 @@ func (c *ClientWithResponses) RedeliverMerchantWebhookEventWithResponse(ctx cont
 
 // DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7819,7 +7819,7 @@ func (c *ClientWithResponses) DeleteMerchantWebhookEndpointWithResponse(ctx cont
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7834,7 +7834,7 @@ func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx contex
 
 // ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7851,7 +7851,7 @@ func (c *ClientWithResponses) ListMerchantWithdrawalsWithResponse(ctx context.Co
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7868,7 +7868,7 @@ func (c *ClientWithResponses) CreateMerchantWithdrawalWithBodyWithResponse(ctx c
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7899,7 +7899,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalConfigWithResponse(ctx contex
 // UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7915,7 +7915,7 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithBodyWithResponse
 // UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7930,7 +7930,7 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 
 // GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7947,7 +7947,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalWithResponse(ctx context.Cont
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
