@@ -176,10 +176,11 @@ func withActor(ctx context.Context, p dashauth.Principal, r *http.Request, ip st
 		IP: ip, UserAgent: r.UserAgent()})
 }
 
-// actorFrom is the actor bearer() authorised (ok false outside a dashboard request).
-func actorFrom(ctx context.Context) (Actor, bool) {
-	a, ok := ctx.Value(actorKey{}).(Actor)
-	return a, ok
+// actorFrom is the actor bearer() authorised (the zero Actor, Kind "", outside a dashboard
+// request).
+func actorFrom(ctx context.Context) Actor {
+	a, _ := ctx.Value(actorKey{}).(Actor)
+	return a
 }
 
 // principalFrom is the principal bearer() authorised, with its role for the acting merchant.
