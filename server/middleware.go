@@ -31,8 +31,9 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
 // opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
-// the path's merchant and the operation's x-permission (authz, read from the spec by New). A method the spec's
-// path lacks is a 405 here, before any handler; a path outside the spec goes on to Echo (404).
+// the path's merchant and the operation's x-permission (authz, read from the spec by New). A
+// method the spec's path lacks is a 405 here, before any handler; a path outside the spec goes on
+// to Echo (404).
 func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier, dir PeopleDirectory, authz map[string]opAuth) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
