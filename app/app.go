@@ -215,15 +215,17 @@ func (a *App) Handler() (*echo.Echo, error) {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
 	var tokens server.TokenVerifier
+	var dir server.PeopleDirectory
 	if a.Cfg.Role != config.RoleWorker {
 		v, err := a.dashboardTokens(context.Background())
 		if err != nil {
 			return nil, err
 		}
 		tokens = v
+		dir = people.NewDirectory(a.Store, a.People.Now) // a signed-in person's role, per request
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, Chains: a.chainHealth, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }

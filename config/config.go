@@ -52,6 +52,7 @@ type Dashboard struct {
 	OIDCAudience      string // PAYMENTS_OIDC_AUDIENCE: the aud its tokens must carry (required with an issuer)
 	OIDCMerchantClaim string // PAYMENTS_OIDC_MERCHANT_CLAIM: the claim listing the merchant ids (default merchant_ids)
 	OIDCModeClaim     string // PAYMENTS_OIDC_MODE_CLAIM: the claim naming the mode a token acts in, test or live (default mode; absent: test)
+	OIDCRoleClaim     string // PAYMENTS_OIDC_ROLE_CLAIM: the claim naming a token's role, viewer, developer, admin or owner (default paymentsd_role; absent: the scope's role)
 }
 
 // Webhooks configures deliveries to merchants' endpoints.

@@ -25,8 +25,12 @@ var (
 	ErrQuoteNotFound        = errors.New("the payment has no such quote")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
-	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
+	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")
 	ErrLiveOnly     = errors.New("only a live-mode token may do this")
+	// Roles and second factors (issue 22): a person's second factor is not recent enough for an
+	// `x-second-factor: recent` operation, or the merchant requires one and the person has none.
+	ErrStepUpRequired       = errors.New("confirm your second factor again (POST /v1/auth/step-up) to do this")
+	ErrSecondFactorRequired = errors.New("this merchant requires a second factor: set one up before acting for it")
 	// Merchants' keys and webhook endpoints (the dashboard and the operator's CLI).
 	ErrAPIKeyNotFound          = errors.New("no such secret key")
 	ErrWebhookEndpointNotFound = errors.New("no such webhook endpoint")
@@ -70,6 +74,9 @@ const (
 	CodeQuoteNotActive       ErrorCode = "quote_not_active"
 	CodeInvalidToken         ErrorCode = "invalid_token"
 	CodeForbidden            ErrorCode = "forbidden"
+	// Roles and second factors (issue 22).
+	CodeStepUpRequired       ErrorCode = "step_up_required"
+	CodeSecondFactorRequired ErrorCode = "second_factor_required"
 	CodeLimitReached         ErrorCode = "limit_reached"
 	CodeRecipientNotAllowed  ErrorCode = "recipient_not_allowed"
 	CodeModeNotServed        ErrorCode = "mode_not_served"

@@ -48,24 +48,12 @@ func (s *Service) Me(ctx context.Context, userID uuid.UUID) (Me, error) {
 	return out, nil
 }
 
-// permissionsOf is the plan's table of permissions by least role.
-//
-// Integrator: domain/permissions.go (the permissions helper's) replaces this table; call it here.
+// permissionsOf names what a role may do (domain/permissions.go), for the web app to show only
+// what the person may use (the server checks every request all the same).
 func permissionsOf(r domain.Role) []string {
-	table := []struct {
-		perm  string
-		least domain.Role
-	}{
-		{"payments:read", domain.RoleViewer}, {"withdrawals:read", domain.RoleViewer}, {"withdrawals:write", domain.RoleAdmin},
-		{"settings:read", domain.RoleViewer}, {"settings:write", domain.RoleAdmin}, {"developers:read", domain.RoleDeveloper},
-		{"developers:write", domain.RoleDeveloper}, {"team:read", domain.RoleViewer}, {"team:write", domain.RoleOwner},
-		{"security:write", domain.RoleOwner}, {"audit:read", domain.RoleViewer},
-	}
 	out := []string{}
-	for _, p := range table {
-		if r.Includes(p.least) {
-			out = append(out, p.perm)
-		}
+	for _, p := range r.Permissions() {
+		out = append(out, string(p))
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -42,9 +41,6 @@ var (
 	ErrInvalidCredentials = errors.New("invalid email, password or code")
 	// ErrInvalidSession: the refresh token is missing, unknown, spent, expired or revoked.
 	ErrInvalidSession = errors.New("no live session: sign in again")
-	// ErrSessionEnded: a person token whose session has ended (revoked, expired). It is an
-	// invalid token (401 invalid_token): the client refreshes, which fails, and signs in.
-	ErrSessionEnded = fmt.Errorf("%w: the session has ended", domain.ErrInvalidToken)
 	// ErrWrongPassword: a password change whose current password is wrong.
 	ErrWrongPassword = errors.New("the current password is wrong")
 	// ErrInvalidInvitation: unknown, used or expired invitation token.

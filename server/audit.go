@@ -28,25 +28,28 @@ func keyActor(m domain.Merchant) audit.Actor {
 	return audit.Actor{Kind: audit.KindService, ID: m.KeyID.String(), Label: m.KeyPrefix}
 }
 
-// principalActor is a dashboard token's actor. Today's principals carry no user: the token's
-// subject names it (the merchant id for the built-in issuer's tokens, the client or user for an
+// principalActor is a dashboard token's actor: a person by user id and email; a service token
+// by its subject (the merchant id for the built-in issuer's tokens, the client or user for an
 // OIDC provider's).
 func principalActor(p dashauth.Principal) audit.Actor {
-	return audit.Actor{Kind: audit.KindService, ID: p.Subject, Label: p.Subject}
+	if p.Kind == dashauth.PrincipalPerson {
+		return audit.Actor{Kind: audit.KindPerson, ID: p.UserID.String(), Label: p.Email}
+	}
+	label := p.Subject
+	if p.Email != "" {
+		label = p.Email
+	}
+	return audit.Actor{Kind: audit.KindService, ID: p.Subject, Label: label}
 }
 
-// actingRole is the role a dashboard request acts with. Until principals carry their role, a
-// write token acts as an owner (it may already do everything the dashboard offers) and a read
-// token as a viewer.
+// actingRole is the role a dashboard request acts with: the one bearer() authorised (a person's
+// membership, a service token's role).
 func actingRole(ctx context.Context) domain.Role {
-	p, ok := ctx.Value(principalKey{}).(dashauth.Principal)
-	switch {
-	case !ok:
+	p, ok := principalFrom(ctx)
+	if !ok {
 		return ""
-	case p.Scope == dashauth.ScopeWrite:
-		return domain.RoleOwner
 	}
-	return domain.RoleViewer
+	return p.Role
 }
 
 func auditEntryOut(e store.AuditEntry) gen.AuditEntry {

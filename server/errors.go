@@ -104,6 +104,11 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
 	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrLiveOnly):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeForbidden, err.Error(), ""}
+	// Roles and second factors (issue 22).
+	case errors.Is(err, domain.ErrStepUpRequired):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
+	case errors.Is(err, domain.ErrSecondFactorRequired):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeSecondFactorRequired, err.Error(), ""}
 	case errors.Is(err, domain.ErrInvalidPaymentSecret):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidPaymentSecret, "Send the payment's secret in X-Service-Payment-Secret.", ""}
 	case errors.Is(err, domain.ErrPaymentNotOpen):

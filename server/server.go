@@ -48,7 +48,10 @@ type Deps struct {
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
 	JWKS func(ctx context.Context) (any, error)
 	// Tokens verifies the dashboard's bearer tokens; nil: BearerAuth operations answer 401.
-	Tokens       TokenVerifier
+	Tokens TokenVerifier
+	// Directory tells a signed-in person's role for a merchant (people.Directory); nil: persons'
+	// tokens answer 401 (service tokens still work).
+	Directory    PeopleDirectory
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -78,6 +81,10 @@ func New(d Deps) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
+	authz, err := operationAuthz(d.Spec) // every BearerAuth operation says what it needs, or no server
+	if err != nil {
+		return nil, err
+	}
 	d.Log = reqlog.Wrap(d.Log) // request_id on every line logged with a request's context
 	routes := routeSet{}
 	e := echo.New()
@@ -95,7 +102,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens, d.People))
+	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens, d.People, d.Directory, authz))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 

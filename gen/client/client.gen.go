@@ -3077,7 +3077,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3088,7 +3088,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3097,7 +3097,7 @@ type ClientInterface interface {
 
 	// ListMerchantApiKeys List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 	ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3108,7 +3108,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3121,7 +3121,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3131,7 +3131,7 @@ type ClientInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3150,7 +3150,7 @@ type ClientInterface interface {
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3264,7 +3264,7 @@ type ClientInterface interface {
 
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 	ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3273,7 +3273,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3284,7 +3284,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3293,7 +3293,7 @@ type ClientInterface interface {
 
 	// ListMerchantWebhookDeliveries The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 	ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3302,14 +3302,14 @@ type ClientInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 	RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 	DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3318,14 +3318,14 @@ type ClientInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 	ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3334,7 +3334,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3345,7 +3345,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3362,7 +3362,7 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3372,7 +3372,7 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3381,7 +3381,7 @@ type ClientInterface interface {
 
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 	GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3390,7 +3390,7 @@ type ClientInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4126,7 +4126,7 @@ func (c *Client) GetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4147,7 +4147,7 @@ func (c *Client) SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchant
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4166,7 +4166,7 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 
 // ListMerchantApiKeys List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4187,7 +4187,7 @@ func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMe
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4210,7 +4210,7 @@ func (c *Client) CreateMerchantApiKeyWithBody(ctx context.Context, merchantId Da
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4230,7 +4230,7 @@ func (c *Client) CreateMerchantApiKey(ctx context.Context, merchantId DashboardM
 // RevokeMerchantApiKey Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4269,7 +4269,7 @@ func (c *Client) ListMerchantAuditLog(ctx context.Context, merchantId DashboardM
 // GetMerchantBalance The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4503,7 +4503,7 @@ func (c *Client) SetMerchantSecurity(ctx context.Context, merchantId DashboardMe
 
 // ListMerchantWebhookEndpoints List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4522,7 +4522,7 @@ func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId Da
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4543,7 +4543,7 @@ func (c *Client) CreateMerchantWebhookEndpointWithBody(ctx context.Context, merc
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4562,7 +4562,7 @@ func (c *Client) CreateMerchantWebhookEndpoint(ctx context.Context, merchantId D
 
 // ListMerchantWebhookDeliveries The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4581,7 +4581,7 @@ func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId D
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4598,7 +4598,7 @@ func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId D
 
 // DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4617,7 +4617,7 @@ func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId D
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4634,7 +4634,7 @@ func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId Das
 
 // ListMerchantWithdrawals List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4653,7 +4653,7 @@ func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId Dashboa
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4674,7 +4674,7 @@ func (c *Client) CreateMerchantWithdrawalWithBody(ctx context.Context, merchantI
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4711,7 +4711,7 @@ func (c *Client) GetMerchantWithdrawalConfig(ctx context.Context, merchantId Das
 // UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4731,7 +4731,7 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4750,7 +4750,7 @@ func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId 
 
 // GetMerchantWithdrawal Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4769,7 +4769,7 @@ func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId Dashboard
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7703,7 +7703,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7714,7 +7714,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7723,7 +7723,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantApiKeysWithResponse List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7736,7 +7736,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7749,7 +7749,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7759,7 +7759,7 @@ type ClientWithResponsesInterface interface {
 	// RevokeMerchantApiKeyWithResponse Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7782,7 +7782,7 @@ type ClientWithResponsesInterface interface {
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7908,7 +7908,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7919,7 +7919,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7930,7 +7930,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7939,7 +7939,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7950,7 +7950,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7959,7 +7959,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7970,7 +7970,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7979,7 +7979,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7990,7 +7990,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8001,7 +8001,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8020,7 +8020,7 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8030,7 +8030,7 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8039,7 +8039,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8050,7 +8050,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12426,7 +12426,7 @@ func (c *ClientWithResponses) GetMerchantAcceptedAssetsWithResponse(ctx context.
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12443,7 +12443,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithBodyWithResponse(ctx 
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12458,7 +12458,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 
 // ListMerchantApiKeysWithResponse List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12477,7 +12477,7 @@ func (c *ClientWithResponses) ListMerchantApiKeysWithResponse(ctx context.Contex
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12496,7 +12496,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithBodyWithResponse(ctx conte
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12512,7 +12512,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithResponse(ctx context.Conte
 // RevokeMerchantApiKeyWithResponse Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12547,7 +12547,7 @@ func (c *ClientWithResponses) ListMerchantAuditLogWithResponse(ctx context.Conte
 // GetMerchantBalanceWithResponse The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12745,7 +12745,7 @@ func (c *ClientWithResponses) SetMerchantSecurityWithResponse(ctx context.Contex
 
 // ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12762,7 +12762,7 @@ func (c *ClientWithResponses) ListMerchantWebhookEndpointsWithResponse(ctx conte
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12779,7 +12779,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithBodyWithResponse(
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12794,7 +12794,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithResponse(ctx cont
 
 // ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12811,7 +12811,7 @@ func (c *ClientWithResponses) ListMerchantWebhookDeliveriesWithResponse(ctx cont
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12826,7 +12826,7 @@ func (c *ClientWithResponses) RedeliverMerchantWebhookEventWithResponse(ctx cont
 
 // DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12843,7 +12843,7 @@ func (c *ClientWithResponses) DeleteMerchantWebhookEndpointWithResponse(ctx cont
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12858,7 +12858,7 @@ func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx contex
 
 // ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12875,7 +12875,7 @@ func (c *ClientWithResponses) ListMerchantWithdrawalsWithResponse(ctx context.Co
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12892,7 +12892,7 @@ func (c *ClientWithResponses) CreateMerchantWithdrawalWithBodyWithResponse(ctx c
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12923,7 +12923,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalConfigWithResponse(ctx contex
 // UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12939,7 +12939,7 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithBodyWithResponse
 // UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12954,7 +12954,7 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 
 // GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12971,7 +12971,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalWithResponse(ctx context.Cont
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

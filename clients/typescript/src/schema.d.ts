@@ -538,7 +538,7 @@ export interface paths {
         /**
          * The merchant's balance
          * @description The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-         *     not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+         *     not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
          */
         get: operations["getMerchantBalance"];
         put?: never;
@@ -569,7 +569,7 @@ export interface paths {
         /**
          * Change the merchant's withdrawal configuration
          * @description Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-         *     500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+         *     500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
          */
         patch: operations["updateMerchantWithdrawalConfig"];
         trace?: never;
@@ -590,7 +590,7 @@ export interface paths {
          * Choose the assets the merchant is paid in
          * @description Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
          *     or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-         *     Write scope.
+         *     Needs `settings:write`.
          */
         put: operations["setMerchantAcceptedAssets"];
         post?: never;
@@ -609,7 +609,7 @@ export interface paths {
         };
         /**
          * List the merchant's withdrawals
-         * @description The merchant's withdrawals, newest first. Read scope.
+         * @description The merchant's withdrawals, newest first. Needs `withdrawals:read`.
          */
         get: operations["listMerchantWithdrawals"];
         put?: never;
@@ -617,7 +617,7 @@ export interface paths {
          * Create a withdrawal from the dashboard
          * @description The same rules, limits, balance check and Idempotency-Key handling as
          *     `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-         *     with another operation answers 409). Write scope.
+         *     with another operation answers 409). Needs `withdrawals:write`.
          */
         post: operations["createMerchantWithdrawal"];
         delete?: never;
@@ -635,7 +635,7 @@ export interface paths {
         };
         /**
          * Get one of the merchant's withdrawals
-         * @description Another merchant's withdrawal answers 404. Read scope.
+         * @description Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
          */
         get: operations["getMerchantWithdrawal"];
         put?: never;
@@ -659,7 +659,7 @@ export interface paths {
          * Cancel a pending withdrawal
          * @description Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
          *     available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-         *     status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+         *     status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
          */
         post: operations["cancelMerchantWithdrawal"];
         delete?: never;
@@ -799,7 +799,7 @@ export interface paths {
         };
         /**
          * List the merchant's secret keys
-         * @description The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+         * @description The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
          */
         get: operations["listMerchantApiKeys"];
         put?: never;
@@ -809,7 +809,7 @@ export interface paths {
          *     `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
          *     key is in this answer only: it is stored as a hash and cannot be shown again (no
          *     Idempotency-Key: a replay would have to keep the key). Answered with
-         *     `Cache-Control: no-store`. Write scope.
+         *     `Cache-Control: no-store`. Needs `developers:write`.
          */
         post: operations["createMerchantApiKey"];
         delete?: never;
@@ -831,7 +831,7 @@ export interface paths {
         /**
          * Revoke a secret key
          * @description The key stops authenticating at once in this process and within a minute in every other
-         *     (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+         *     (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
          */
         delete: operations["revokeMerchantApiKey"];
         options?: never;
@@ -848,7 +848,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+         * @description The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
          */
         get: operations["listMerchantWebhookEndpoints"];
         put?: never;
@@ -856,7 +856,7 @@ export interface paths {
          * Add a webhook endpoint
          * @description The URL must be https (http only on a deployment that allows private targets) and resolve
          *     to public addresses only; at most 16 endpoints per merchant. Its signing secret
-         *     (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+         *     (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
          */
         post: operations["createMerchantWebhookEndpoint"];
         delete?: never;
@@ -877,7 +877,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Nothing more is delivered to it; its delivery log stays. Write scope.
+         * @description Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
          */
         delete: operations["deleteMerchantWebhookEndpoint"];
         options?: never;
@@ -898,7 +898,7 @@ export interface paths {
          * Rotate an endpoint's signing secret
          * @description A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
          *     a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-         *     are over (409): it would drop the secret the receiver may still hold. Write scope.
+         *     are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
          */
         post: operations["rotateMerchantWebhookSecret"];
         delete?: never;
@@ -916,7 +916,7 @@ export interface paths {
         };
         /**
          * The webhook delivery log
-         * @description Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+         * @description Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
          */
         get: operations["listMerchantWebhookDeliveries"];
         put?: never;
@@ -940,7 +940,7 @@ export interface paths {
          * Deliver an event again
          * @description Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
          *     every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-         *     due now instead of doubled. Write scope.
+         *     due now instead of doubled. Needs `developers:write`.
          */
         post: operations["redeliverMerchantWebhookEvent"];
         delete?: never;
@@ -3676,7 +3676,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant, or a read token asked to write. */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`), or the merchant requires a second factor the person has not set up (`second_factor_required`). */
         DashboardForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -3694,7 +3694,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant or may only read (`forbidden`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`) or the merchant requires one the person has not set up (`second_factor_required`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
         DashboardWithdrawalForbidden: {
             headers: {
                 [name: string]: unknown;
