@@ -257,7 +257,7 @@ func TestInvitationAndSecuritySetting(t *testing.T) {
 		code, _, _ := again.res.errorFields(t)
 		require.Equal(t, "invalid_invitation", code)
 
-		tok := e.token(m.Merchant.ID, dashauth.ScopeWrite)
+		tok := e.roleToken(m.Merchant.ID, domain.RoleOwner)
 		get := e.do(http.MethodGet, "/v1/merchants/"+m.Merchant.ID.String()+"/security", "", nil, bearerHdr(tok)...)
 		require.Equal(t, http.StatusOK, get.Status, string(get.Body))
 		require.Equal(t, false, get.JSON(t)["require2fa"])

@@ -91,8 +91,7 @@ func TestDashboardPersonRoles(t *testing.T) {
 		base := "/v1/merchants/" + a.Merchant.ID.String()
 		u, err := e.app.People.CreateUser(ctx, "Ann@Example.com", a.Merchant.ID, domain.RoleViewer, "")
 		require.NoError(t, err)
-		tok, _, err := e.app.Tokens.MintPerson(ctx, u.User.ID, "ann@example.com", uuid.New(), domain.ModeLive, nil, time.Minute)
-		require.NoError(t, err)
+		tok := e.personToken(u.User.ID, "ann@example.com")
 		ann := bearerHeader(tok)
 
 		require.Equal(t, http.StatusOK, e.do(http.MethodGet, base+"/withdrawals", "", nil, ann...).Status)
@@ -143,4 +142,20 @@ func removeMemberships(t *testing.T, e *env, userID uuid.UUID) {
 	require.NoError(t, err)
 	_, err = db.Exec("DELETE FROM memberships WHERE user_id = $1", userID.String()) // $1: both drivers
 	require.NoError(t, err)
+}
+
+// personToken mints a person's access token in a new live session of theirs (the sessions' own
+// sign-in is tested in auth_sessions_test.go).
+func (e *env) personToken(userID uuid.UUID, email string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	sid := uuid.New()
+	require.NoError(e.t, e.app.Store.InTx(ctx, func(tx *store.Tx) error {
+		return tx.InsertSession(store.Session{ID: sid, UserID: userID, RefreshTokenHash: sid.String(), Mode: domain.ModeLive,
+			CreatedAt: now, LastUsedAt: now, ExpiresAt: now.Add(time.Hour)})
+	}))
+	tok, _, err := e.app.Tokens.MintPerson(ctx, userID, email, sid, domain.ModeLive, nil, time.Minute)
+	require.NoError(e.t, err)
+	return tok
 }

@@ -20,7 +20,7 @@ import (
 // teamToken is a token that may manage the merchant's team (today: a write token).
 func (e *env) teamToken(merchantID uuid.UUID) string {
 	e.t.Helper()
-	return e.token(merchantID, dashauth.ScopeWrite)
+	return e.roleToken(merchantID, domain.RoleOwner)
 }
 
 // member makes a user who is a member of the merchant with role.
