@@ -17,6 +17,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -46,6 +47,10 @@ var hashParams = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism:
 type Service struct {
 	Store *store.Store
 	Now   func() time.Time
+	// Tokens mints the people's access tokens (sign-in, refresh, step-up); Sealer seals their
+	// TOTP secrets at rest. Either nil: signing in answers an internal error (no secrets key).
+	Tokens *dashauth.Issuer
+	Sealer dashauth.Sealer
 }
 
 // CreatedUser is a new user; Password is set when it was generated (shown once, never stored).
@@ -104,7 +109,10 @@ func (s *Service) Disable(ctx context.Context, email string) error {
 		if err != nil {
 			return err
 		}
-		return tx.DisableUser(u.ID, s.Now())
+		if err := tx.DisableUser(u.ID, s.Now()); err != nil {
+			return err
+		}
+		return tx.RevokeUserSessions(u.ID, uuid.Nil, s.Now()) // signed out everywhere at once
 	})
 }
 
@@ -123,7 +131,10 @@ func (s *Service) ResetPassword(ctx context.Context, email string) (string, erro
 		if err != nil {
 			return err
 		}
-		return tx.SetUserPassword(u.ID, hash, s.Now())
+		if err := tx.SetUserPassword(u.ID, hash, s.Now()); err != nil {
+			return err
+		}
+		return tx.RevokeUserSessions(u.ID, uuid.Nil, s.Now()) // whoever knew the old one is signed out
 	})
 	return password, err
 }
@@ -169,7 +180,7 @@ func HashPassword(password string) (string, error) {
 	if len(password) > MaxPasswordLength {
 		return "", fmt.Errorf("a password has at most %d bytes", MaxPasswordLength)
 	}
-	return argon2id.CreateHash(password, hashParams)
+	return argon2id.CreateHash(password, currentHashParams())
 }
 
 // CheckPassword compares a password with a stored hash in constant time.
