@@ -19,6 +19,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/passkeys"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -51,6 +52,9 @@ type Service struct {
 	// TOTP secrets at rest. Either nil: signing in answers an internal error (no secrets key).
 	Tokens *dashauth.Issuer
 	Sealer dashauth.Sealer
+	// Passkeys registers and checks WebAuthn credentials, a second factor besides TOTP; nil:
+	// none (passkeys.go).
+	Passkeys *passkeys.Service
 }
 
 // CreatedUser is a new user; Password is set when it was generated (shown once, never stored).
