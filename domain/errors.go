@@ -69,6 +69,12 @@ const (
 	CodeModeNotServed        ErrorCode = "mode_not_served"
 	CodeNoChainAvailable     ErrorCode = "no_chain_available"
 	CodeInternal             ErrorCode = "internal_error"
+	// Sign-in and sessions (issue 22).
+	CodeInvalidCredentials ErrorCode = "invalid_credentials"
+	CodeTooManyAttempts    ErrorCode = "too_many_attempts"
+	CodeInvalidSession     ErrorCode = "invalid_session"
+	CodeInvalidCode        ErrorCode = "invalid_code"
+	CodeInvalidInvitation  ErrorCode = "invalid_invitation"
 )
 
 // ModeNotServedError refuses a payment in a mode this deployment serves no chain of (a live key

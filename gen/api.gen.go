@@ -25,6 +25,45 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuthResultMethods.
+const (
+	Passkey      AuthResultMethods = "passkey"
+	RecoveryCode AuthResultMethods = "recovery_code"
+	Totp         AuthResultMethods = "totp"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultMethods enum.
+func (e AuthResultMethods) Valid() bool {
+	switch e {
+	case Passkey:
+		return true
+	case RecoveryCode:
+		return true
+	case Totp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultStatus.
+const (
+	SecondFactorRequired AuthResultStatus = "second_factor_required"
+	SignedIn             AuthResultStatus = "signed_in"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultStatus enum.
+func (e AuthResultStatus) Valid() bool {
+	switch e {
+	case SecondFactorRequired:
+		return true
+	case SignedIn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutQuoteAssetType.
 const (
 	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
@@ -130,6 +169,30 @@ const (
 func (e DepositAddressType) Valid() bool {
 	switch e {
 	case EVM:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeMembershipsRole.
+const (
+	Admin     MeMembershipsRole = "admin"
+	Developer MeMembershipsRole = "developer"
+	Owner     MeMembershipsRole = "owner"
+	Viewer    MeMembershipsRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MeMembershipsRole enum.
+func (e MeMembershipsRole) Valid() bool {
+	switch e {
+	case Admin:
+		return true
+	case Developer:
+		return true
+	case Owner:
+		return true
+	case Viewer:
 		return true
 	default:
 		return false
@@ -517,6 +580,15 @@ func (e ListPaymentsParamsSortOrder) Valid() bool {
 	}
 }
 
+// AcceptInvitationRequest Example: {"password":"correct-horse-battery","token":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type AcceptInvitationRequest struct {
+	// Password A new user's password (at least 12 characters), or an existing user's current one.
+	Password *string `json:"password,omitempty"`
+
+	// Token The invitation link's token.
+	Token string `json:"token"`
+}
+
 // AcceptedAssets What a merchant's payments are quoted in.
 //
 // Example: {"assets":[{"chainId":"eip155:8453","symbol":"USDC","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}],"default":false,"unserved":[]}
@@ -566,6 +638,32 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+//
+// Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
+type AuthResult struct {
+	// AccessToken A 15-minute access token (Bearer) of the signed-in person.
+	AccessToken *string `json:"accessToken,omitempty"`
+
+	// ChallengeToken The challenge to give with a code (5 minutes, single use).
+	ChallengeToken *string `json:"challengeToken,omitempty"`
+
+	// ExpiresAt When the access token expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Methods The second factors the person may give.
+	Methods *[]AuthResultMethods `json:"methods,omitempty"`
+
+	// Status Whether the person is signed in or has a second factor to give.
+	Status AuthResultStatus `json:"status"`
+}
+
+// AuthResultMethods defines model for AuthResult.Methods.
+type AuthResultMethods string
+
+// AuthResultStatus Whether the person is signed in or has a second factor to give.
+type AuthResultStatus string
+
 // Chain An EVM chain.
 //
 // Example: {"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"}
@@ -599,6 +697,15 @@ type ChainList struct {
 	//
 	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
 	Pagination Pagination `json:"pagination"`
+}
+
+// ChangePasswordRequest Example: {"currentPassword":"correct-horse-battery","newPassword":"another-long-passphrase"}
+type ChangePasswordRequest struct {
+	// CurrentPassword The password now.
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword The new password (at least 12 characters).
+	NewPassword string `json:"newPassword"`
 }
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
@@ -720,6 +827,12 @@ type CheckoutQuote struct {
 
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
+
+// CodeRequest Example: {"code":"123456"}
+type CodeRequest struct {
+	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
+	Code string `json:"code"`
+}
 
 // CreateApiKeyRequest Example: {"mode":"test"}
 type CreateApiKeyRequest struct {
@@ -905,6 +1018,57 @@ type Error struct {
 	} `json:"error"`
 }
 
+// LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
+type LoginRequest struct {
+	// Email The person's email (any letter case).
+	Email string `json:"email"`
+
+	// Password The password.
+	Password string `json:"password"`
+}
+
+// Me The signed-in person.
+//
+// Example: {"email":"owner@demo.example","id":"0193b1f2-7c1d-7000-8000-000000000001","memberships":[{"merchantId":"0193b1f2-7c1d-7000-8000-000000000002","merchantName":"Demo Store","permissions":["payments:read"],"role":"owner"}],"mode":"test","passkeyCount":0,"totpEnabled":false}
+type Me struct {
+	// Email The user's email.
+	Email string `json:"email"`
+
+	// Id The user's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Memberships The merchants the person acts for.
+	Memberships []struct {
+		// MerchantId The merchant's id.
+		MerchantId openapi_types.UUID `json:"merchantId"`
+
+		// MerchantName The merchant's name.
+		MerchantName string `json:"merchantName"`
+
+		// Permissions What the role may do.
+		Permissions []string `json:"permissions"`
+
+		// Role The person's role for the merchant.
+		Role MeMembershipsRole `json:"role"`
+	} `json:"memberships"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PasskeyCount The user's passkeys (none yet).
+	PasskeyCount int32 `json:"passkeyCount"`
+
+	// TotpEnabled Whether the user has a TOTP second factor.
+	TotpEnabled bool `json:"totpEnabled"`
+}
+
+// MeMembershipsRole The person's role for the merchant.
+type MeMembershipsRole string
+
 // MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
 // token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
 // funds a live withdrawal.
@@ -953,6 +1117,14 @@ type MerchantBalance struct {
 
 	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantSecurity The team's security settings.
+//
+// Example: {"require2fa":true}
+type MerchantSecurity struct {
+	// Require2fa The team signs in with a second factor.
+	Require2fa bool `json:"require2fa"`
 }
 
 // MerchantWithdrawalConfig A merchant's withdrawal configuration.
@@ -1221,11 +1393,71 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// RecoveryCodes Recovery codes, shown once.
+//
+// Example: {"recoveryCodes":["abcde-fghij"]}
+type RecoveryCodes struct {
+	// RecoveryCodes Ten single-use codes.
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// RefreshRequest Example: {"mode":"test"}
+type RefreshRequest struct {
+	// Mode The mode the new access token acts in (default the session's last).
+	Mode *Mode `json:"mode,omitempty"`
+}
+
+// SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
+type SecondFactorRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Code A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`).
+	Code string `json:"code"`
+}
+
 // SelectQuoteRequest The quote the customer chose.
 //
 // Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
 type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
+// Session A sign-in of the person.
+//
+// Example: {"createdAt":"2026-05-01T10:00:00Z","current":true,"expiresAt":"2026-05-31T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","ip":"203.0.113.7","lastUsedAt":"2026-05-01T10:00:00Z","secondFactorAt":null,"userAgent":"Mozilla/5.0"}
+type Session struct {
+	// CreatedAt When the person signed in.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Current The session of the token that asked.
+	Current bool `json:"current"`
+
+	// ExpiresAt The session's absolute end.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Id The session's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Ip The client address it signed in from.
+	Ip string `json:"ip"`
+
+	// LastUsedAt When the session last refreshed.
+	LastUsedAt time.Time `json:"lastUsedAt"`
+
+	// SecondFactorAt When a second factor was last given in it.
+	SecondFactorAt *time.Time `json:"secondFactorAt"`
+
+	// UserAgent The browser it signed in with.
+	UserAgent string `json:"userAgent"`
+}
+
+// SessionList The person's live sessions.
+//
+// Example: {"data":[]}
+type SessionList struct {
+	// Data Newest first.
+	Data []Session `json:"data"`
 }
 
 // SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
@@ -1287,6 +1519,20 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// TotpEnrollment A TOTP secret waiting for its first code.
+//
+// Example: {"otpauthUri":"otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP\u0026issuer=paymentsd","qrCodePng":"data:image/png;base64,iVBORw0KGgo=","secret":"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"}
+type TotpEnrollment struct {
+	// OtpauthUri The `otpauth://totp/…` URI.
+	OtpauthUri string `json:"otpauthUri"`
+
+	// QrCodePng The URI as a QR code, a `data:image/png;base64,…` URI.
+	QrCodePng string `json:"qrCodePng"`
+
+	// Secret The secret, base32 (to type into an app).
+	Secret string `json:"secret"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1509,8 +1755,21 @@ type Limit = int32
 // Offset defines model for Offset.
 type Offset = int32
 
+// RefreshCookie defines model for RefreshCookie.
+type RefreshCookie = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
+
+// AuthBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthBadRequest = Error
+
+// AuthStateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthStateConflict = Error
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1577,6 +1836,16 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// InvalidCredentials The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidCredentials = Error
+
+// InvalidSession The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidSession = Error
+
 // NoChainAvailable The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1602,10 +1871,20 @@ type RequestTimeout = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RotationConflict = Error
 
+// SessionNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type SessionNotFound = Error
+
 // StateConflict The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
+
+// TooManyAttempts The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyAttempts = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1631,6 +1910,18 @@ type WithdrawalConflict = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type WithdrawalNotFound = Error
+
+// LogoutParams defines parameters for Logout.
+type LogoutParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// RefreshSessionParams defines parameters for RefreshSession.
+type RefreshSessionParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
 
 // ListChainsParams defines parameters for ListChains.
 type ListChainsParams struct {
@@ -1755,6 +2046,30 @@ type CancelMerchantWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
+type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
+
+// LoginJSONRequestBody defines body for Login for application/json ContentType.
+type LoginJSONRequestBody = LoginRequest
+
+// LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
+type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
+type ChangePasswordJSONRequestBody = ChangePasswordRequest
+
+// RefreshSessionJSONRequestBody defines body for RefreshSession for application/json ContentType.
+type RefreshSessionJSONRequestBody = RefreshRequest
+
+// StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
+type StepUpJSONRequestBody = CodeRequest
+
+// DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
+type DisableTotpJSONRequestBody = CodeRequest
+
+// ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
+type ConfirmTotpJSONRequestBody = CodeRequest
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -1769,6 +2084,9 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
+type SetMerchantSecurityJSONRequestBody = MerchantSecurity
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -1957,6 +2275,48 @@ func (t *CreatePaymentRequest) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// AcceptInvitation Accept an invitation and sign in
+	// (POST /v1/auth/invitations/accept)
+	AcceptInvitation(ctx echo.Context) error
+	// Login Sign in with an email and a password
+	// (POST /v1/auth/login)
+	Login(ctx echo.Context) error
+	// LoginSecondFactor Finish a sign-in with a second factor
+	// (POST /v1/auth/login/second-factor)
+	LoginSecondFactor(ctx echo.Context) error
+	// Logout Sign out of this session
+	// (POST /v1/auth/logout)
+	Logout(ctx echo.Context, params LogoutParams) error
+	// LogoutAll Sign out everywhere
+	// (POST /v1/auth/logout-all)
+	LogoutAll(ctx echo.Context) error
+	// GetMe The signed-in person
+	// (GET /v1/auth/me)
+	GetMe(ctx echo.Context) error
+	// ChangePassword Change the password
+	// (POST /v1/auth/password)
+	ChangePassword(ctx echo.Context) error
+	// RefreshSession Get a new access token with the refresh cookie
+	// (POST /v1/auth/refresh)
+	RefreshSession(ctx echo.Context, params RefreshSessionParams) error
+	// ListSessions List the person's sessions
+	// (GET /v1/auth/sessions)
+	ListSessions(ctx echo.Context) error
+	// RevokeSession End one session
+	// (DELETE /v1/auth/sessions/{sessionId})
+	RevokeSession(ctx echo.Context, sessionId string) error
+	// StepUp Give a second factor again
+	// (POST /v1/auth/step-up)
+	StepUp(ctx echo.Context) error
+	// DisableTotp Turn the TOTP second factor off
+	// (DELETE /v1/auth/totp)
+	DisableTotp(ctx echo.Context) error
+	// ConfirmTotp Turn the TOTP second factor on
+	// (POST /v1/auth/totp/confirm)
+	ConfirmTotp(ctx echo.Context) error
+	// EnrollTotp Start setting up a TOTP second factor
+	// (POST /v1/auth/totp/enroll)
+	EnrollTotp(ctx echo.Context) error
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx echo.Context, params ListChainsParams) error
@@ -2008,6 +2368,12 @@ type ServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// GetMerchantSecurity The team's security settings
+	// (GET /v1/merchants/{merchantId}/security)
+	GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
+	// SetMerchantSecurity Change the team's security settings
+	// (PUT /v1/merchants/{merchantId}/security)
+	SetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2049,6 +2415,167 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// AcceptInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) AcceptInvitation(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AcceptInvitation(ctx)
+	return err
+}
+
+// Login converts echo context to params.
+func (w *ServerInterfaceWrapper) Login(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.Login(ctx)
+	return err
+}
+
+// LoginSecondFactor converts echo context to params.
+func (w *ServerInterfaceWrapper) LoginSecondFactor(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LoginSecondFactor(ctx)
+	return err
+}
+
+// Logout converts echo context to params.
+func (w *ServerInterfaceWrapper) Logout(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LogoutParams
+
+	if cookie, err := ctx.Cookie("paymentsd_refresh"); err == nil {
+
+		var value RefreshCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_refresh", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_refresh: %s", err))
+		}
+		params.PaymentsdRefresh = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.Logout(ctx, params)
+	return err
+}
+
+// LogoutAll converts echo context to params.
+func (w *ServerInterfaceWrapper) LogoutAll(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LogoutAll(ctx)
+	return err
+}
+
+// GetMe converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// ChangePassword converts echo context to params.
+func (w *ServerInterfaceWrapper) ChangePassword(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ChangePassword(ctx)
+	return err
+}
+
+// RefreshSession converts echo context to params.
+func (w *ServerInterfaceWrapper) RefreshSession(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RefreshSessionParams
+
+	if cookie, err := ctx.Cookie("paymentsd_refresh"); err == nil {
+
+		var value RefreshCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_refresh", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_refresh: %s", err))
+		}
+		params.PaymentsdRefresh = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RefreshSession(ctx, params)
+	return err
+}
+
+// ListSessions converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSessions(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSessions(ctx)
+	return err
+}
+
+// RevokeSession converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeSession(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeSession(ctx, sessionId)
+	return err
+}
+
+// StepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) StepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StepUp(ctx)
+	return err
+}
+
+// DisableTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) DisableTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DisableTotp(ctx)
+	return err
+}
+
+// ConfirmTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmTotp(ctx)
+	return err
+}
+
+// EnrollTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) EnrollTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EnrollTotp(ctx)
+	return err
 }
 
 // ListChains converts echo context to params.
@@ -2454,6 +2981,38 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	return err
 }
 
+// GetMerchantSecurity converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantSecurity(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantSecurity(ctx, merchantId)
+	return err
+}
+
+// SetMerchantSecurity converts echo context to params.
+func (w *ServerInterfaceWrapper) SetMerchantSecurity(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetMerchantSecurity(ctx, merchantId)
+	return err
+}
+
 // ListMerchantWebhookEndpoints converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantWebhookEndpoints(ctx echo.Context) error {
 	var err error
@@ -2828,6 +3387,22 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 		Handler: si,
 	}
 
+	router.POST(options.BaseURL+"/v1/auth/login", wrapper.Login, options.OperationMiddlewares["login"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/second-factor", wrapper.LoginSecondFactor, options.OperationMiddlewares["loginSecondFactor"]...)
+	router.POST(options.BaseURL+"/v1/auth/refresh", wrapper.RefreshSession, options.OperationMiddlewares["refreshSession"]...)
+	router.POST(options.BaseURL+"/v1/auth/logout", wrapper.Logout, options.OperationMiddlewares["logout"]...)
+	router.POST(options.BaseURL+"/v1/auth/logout-all", wrapper.LogoutAll, options.OperationMiddlewares["logoutAll"]...)
+	router.GET(options.BaseURL+"/v1/auth/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
+	router.POST(options.BaseURL+"/v1/auth/password", wrapper.ChangePassword, options.OperationMiddlewares["changePassword"]...)
+	router.POST(options.BaseURL+"/v1/auth/totp/enroll", wrapper.EnrollTotp, options.OperationMiddlewares["enrollTotp"]...)
+	router.POST(options.BaseURL+"/v1/auth/totp/confirm", wrapper.ConfirmTotp, options.OperationMiddlewares["confirmTotp"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/totp", wrapper.DisableTotp, options.OperationMiddlewares["disableTotp"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up", wrapper.StepUp, options.OperationMiddlewares["stepUp"]...)
+	router.GET(options.BaseURL+"/v1/auth/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/sessions/:sessionId", wrapper.RevokeSession, options.OperationMiddlewares["revokeSession"]...)
+	router.POST(options.BaseURL+"/v1/auth/invitations/accept", wrapper.AcceptInvitation, options.OperationMiddlewares["acceptInvitation"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.GetMerchantSecurity, options.OperationMiddlewares["getMerchantSecurity"]...)
+	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.SetMerchantSecurity, options.OperationMiddlewares["setMerchantSecurity"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.ListPayments, options.OperationMiddlewares["listPayments"]...)
 	router.POST(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.CreatePayment, options.OperationMiddlewares["createPayment"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments/:paymentId", wrapper.GetPayment, options.OperationMiddlewares["getPayment"]...)
@@ -2860,6 +3435,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 
 }
 
+type AuthBadRequestJSONResponse Error
+
+type AuthStateConflictJSONResponse Error
+
 type BadRequestJSONResponse Error
 
 type CheckoutConflictJSONResponse Error
@@ -2886,6 +3465,10 @@ type IdempotencyConflictJSONResponse Error
 
 type InternalErrorJSONResponse Error
 
+type InvalidCredentialsJSONResponse Error
+
+type InvalidSessionJSONResponse Error
+
 type NoChainAvailableJSONResponse Error
 
 type PayloadTooLargeJSONResponse Error
@@ -2896,7 +3479,18 @@ type RequestTimeoutJSONResponse Error
 
 type RotationConflictJSONResponse Error
 
+type SessionNotFoundJSONResponse Error
+
 type StateConflictJSONResponse Error
+
+type TooManyAttemptsResponseHeaders struct {
+	RetryAfter *int
+}
+type TooManyAttemptsJSONResponse struct {
+	Body Error
+
+	Headers TooManyAttemptsResponseHeaders
+}
 
 type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int
@@ -2914,6 +3508,938 @@ type UnsupportedMediaTypeJSONResponse Error
 type WithdrawalConflictJSONResponse Error
 
 type WithdrawalNotFoundJSONResponse Error
+
+type AcceptInvitationRequestObject struct {
+	Body *AcceptInvitationJSONRequestBody
+}
+
+type AcceptInvitationResponseObject interface {
+	VisitAcceptInvitationResponse(w http.ResponseWriter) error
+}
+
+type AcceptInvitation200JSONResponse AuthResult
+
+func (response AcceptInvitation200JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response AcceptInvitation400JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response AcceptInvitation401JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response AcceptInvitation429JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response AcceptInvitation500JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginRequestObject struct {
+	Body *LoginJSONRequestBody
+}
+
+type LoginResponseObject interface {
+	VisitLoginResponse(w http.ResponseWriter) error
+}
+
+type Login200JSONResponse AuthResult
+
+func (response Login200JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response Login400JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response Login401JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response Login429JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response Login500JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactorRequestObject struct {
+	Body *LoginSecondFactorJSONRequestBody
+}
+
+type LoginSecondFactorResponseObject interface {
+	VisitLoginSecondFactorResponse(w http.ResponseWriter) error
+}
+
+type LoginSecondFactor200JSONResponse AuthResult
+
+func (response LoginSecondFactor200JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response LoginSecondFactor400JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response LoginSecondFactor401JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response LoginSecondFactor429JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response LoginSecondFactor500JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutRequestObject struct {
+	Params LogoutParams
+}
+
+type LogoutResponseObject interface {
+	VisitLogoutResponse(w http.ResponseWriter) error
+}
+
+type Logout204Response struct {
+}
+
+func (response Logout204Response) VisitLogoutResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type Logout400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response Logout400JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Logout500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response Logout500JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutAllRequestObject struct {
+}
+
+type LogoutAllResponseObject interface {
+	VisitLogoutAllResponse(w http.ResponseWriter) error
+}
+
+type LogoutAll204Response struct {
+}
+
+func (response LogoutAll204Response) VisitLogoutAllResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type LogoutAll401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response LogoutAll401JSONResponse) VisitLogoutAllResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutAll500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response LogoutAll500JSONResponse) VisitLogoutAllResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200JSONResponse Me
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePasswordRequestObject struct {
+	Body *ChangePasswordJSONRequestBody
+}
+
+type ChangePasswordResponseObject interface {
+	VisitChangePasswordResponse(w http.ResponseWriter) error
+}
+
+type ChangePassword204Response struct {
+}
+
+func (response ChangePassword204Response) VisitChangePasswordResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type ChangePassword400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response ChangePassword400JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePassword401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ChangePassword401JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePassword500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ChangePassword500JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSessionRequestObject struct {
+	Params RefreshSessionParams
+	Body   *RefreshSessionJSONRequestBody
+}
+
+type RefreshSessionResponseObject interface {
+	VisitRefreshSessionResponse(w http.ResponseWriter) error
+}
+
+type RefreshSession200JSONResponse AuthResult
+
+func (response RefreshSession200JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RefreshSession400JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession401JSONResponse struct{ InvalidSessionJSONResponse }
+
+func (response RefreshSession401JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RefreshSession500JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessionsRequestObject struct {
+}
+
+type ListSessionsResponseObject interface {
+	VisitListSessionsResponse(w http.ResponseWriter) error
+}
+
+type ListSessions200JSONResponse SessionList
+
+func (response ListSessions200JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListSessions401JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSessions500JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSessionRequestObject struct {
+	SessionId string `json:"sessionId"`
+}
+
+type RevokeSessionResponseObject interface {
+	VisitRevokeSessionResponse(w http.ResponseWriter) error
+}
+
+type RevokeSession204Response struct {
+}
+
+func (response RevokeSession204Response) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeSession400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeSession400JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeSession401JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession404JSONResponse struct{ SessionNotFoundJSONResponse }
+
+func (response RevokeSession404JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeSession500JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpRequestObject struct {
+	Body *StepUpJSONRequestBody
+}
+
+type StepUpResponseObject interface {
+	VisitStepUpResponse(w http.ResponseWriter) error
+}
+
+type StepUp200JSONResponse AuthResult
+
+func (response StepUp200JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response StepUp400JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response StepUp401JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response StepUp409JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StepUp500JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotpRequestObject struct {
+	Body *DisableTotpJSONRequestBody
+}
+
+type DisableTotpResponseObject interface {
+	VisitDisableTotpResponse(w http.ResponseWriter) error
+}
+
+type DisableTotp204Response struct {
+}
+
+func (response DisableTotp204Response) VisitDisableTotpResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DisableTotp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response DisableTotp400JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DisableTotp401JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response DisableTotp409JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DisableTotp500JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotpRequestObject struct {
+	Body *ConfirmTotpJSONRequestBody
+}
+
+type ConfirmTotpResponseObject interface {
+	VisitConfirmTotpResponse(w http.ResponseWriter) error
+}
+
+type ConfirmTotp200JSONResponse RecoveryCodes
+
+func (response ConfirmTotp200JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response ConfirmTotp400JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ConfirmTotp401JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response ConfirmTotp409JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ConfirmTotp500JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotpRequestObject struct {
+}
+
+type EnrollTotpResponseObject interface {
+	VisitEnrollTotpResponse(w http.ResponseWriter) error
+}
+
+type EnrollTotp200JSONResponse TotpEnrollment
+
+func (response EnrollTotp200JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response EnrollTotp401JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response EnrollTotp409JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EnrollTotp500JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListChainsRequestObject struct {
 	Params ListChainsParams
@@ -4489,6 +6015,167 @@ func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceRespons
 	return err
 }
 
+type GetMerchantSecurityRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantSecurityResponseObject interface {
+	VisitGetMerchantSecurityResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantSecurity200JSONResponse MerchantSecurity
+
+func (response GetMerchantSecurity200JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantSecurity400JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantSecurity401JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantSecurity403JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantSecurity500JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurityRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *SetMerchantSecurityJSONRequestBody
+}
+
+type SetMerchantSecurityResponseObject interface {
+	VisitSetMerchantSecurityResponse(w http.ResponseWriter) error
+}
+
+type SetMerchantSecurity200JSONResponse MerchantSecurity
+
+func (response SetMerchantSecurity200JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SetMerchantSecurity400JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response SetMerchantSecurity401JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response SetMerchantSecurity403JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SetMerchantSecurity500JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantWebhookEndpointsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -5694,6 +7381,48 @@ func (response CancelMerchantWithdrawal500JSONResponse) VisitCancelMerchantWithd
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// AcceptInvitation Accept an invitation and sign in
+	// (POST /v1/auth/invitations/accept)
+	AcceptInvitation(ctx context.Context, request AcceptInvitationRequestObject) (AcceptInvitationResponseObject, error)
+	// Login Sign in with an email and a password
+	// (POST /v1/auth/login)
+	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
+	// LoginSecondFactor Finish a sign-in with a second factor
+	// (POST /v1/auth/login/second-factor)
+	LoginSecondFactor(ctx context.Context, request LoginSecondFactorRequestObject) (LoginSecondFactorResponseObject, error)
+	// Logout Sign out of this session
+	// (POST /v1/auth/logout)
+	Logout(ctx context.Context, request LogoutRequestObject) (LogoutResponseObject, error)
+	// LogoutAll Sign out everywhere
+	// (POST /v1/auth/logout-all)
+	LogoutAll(ctx context.Context, request LogoutAllRequestObject) (LogoutAllResponseObject, error)
+	// GetMe The signed-in person
+	// (GET /v1/auth/me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// ChangePassword Change the password
+	// (POST /v1/auth/password)
+	ChangePassword(ctx context.Context, request ChangePasswordRequestObject) (ChangePasswordResponseObject, error)
+	// RefreshSession Get a new access token with the refresh cookie
+	// (POST /v1/auth/refresh)
+	RefreshSession(ctx context.Context, request RefreshSessionRequestObject) (RefreshSessionResponseObject, error)
+	// ListSessions List the person's sessions
+	// (GET /v1/auth/sessions)
+	ListSessions(ctx context.Context, request ListSessionsRequestObject) (ListSessionsResponseObject, error)
+	// RevokeSession End one session
+	// (DELETE /v1/auth/sessions/{sessionId})
+	RevokeSession(ctx context.Context, request RevokeSessionRequestObject) (RevokeSessionResponseObject, error)
+	// StepUp Give a second factor again
+	// (POST /v1/auth/step-up)
+	StepUp(ctx context.Context, request StepUpRequestObject) (StepUpResponseObject, error)
+	// DisableTotp Turn the TOTP second factor off
+	// (DELETE /v1/auth/totp)
+	DisableTotp(ctx context.Context, request DisableTotpRequestObject) (DisableTotpResponseObject, error)
+	// ConfirmTotp Turn the TOTP second factor on
+	// (POST /v1/auth/totp/confirm)
+	ConfirmTotp(ctx context.Context, request ConfirmTotpRequestObject) (ConfirmTotpResponseObject, error)
+	// EnrollTotp Start setting up a TOTP second factor
+	// (POST /v1/auth/totp/enroll)
+	EnrollTotp(ctx context.Context, request EnrollTotpRequestObject) (EnrollTotpResponseObject, error)
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx context.Context, request ListChainsRequestObject) (ListChainsResponseObject, error)
@@ -5745,6 +7474,12 @@ type StrictServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// GetMerchantSecurity The team's security settings
+	// (GET /v1/merchants/{merchantId}/security)
+	GetMerchantSecurity(ctx context.Context, request GetMerchantSecurityRequestObject) (GetMerchantSecurityResponseObject, error)
+	// SetMerchantSecurity Change the team's security settings
+	// (PUT /v1/merchants/{merchantId}/security)
+	SetMerchantSecurity(ctx context.Context, request SetMerchantSecurityRequestObject) (SetMerchantSecurityResponseObject, error)
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx context.Context, request ListMerchantWebhookEndpointsRequestObject) (ListMerchantWebhookEndpointsResponseObject, error)
@@ -5793,6 +7528,521 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// AcceptInvitation operation middleware
+func (sh *strictHandler) AcceptInvitation(ctx echo.Context) error {
+	var request AcceptInvitationRequestObject
+
+	var body AcceptInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AcceptInvitation(ctx.Request().Context(), request.(AcceptInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AcceptInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AcceptInvitationResponseObject); ok {
+		return validResponse.VisitAcceptInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// Login operation middleware
+func (sh *strictHandler) Login(ctx echo.Context) error {
+	var request LoginRequestObject
+
+	var body LoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.Login(ctx.Request().Context(), request.(LoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Login")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginResponseObject); ok {
+		return validResponse.VisitLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LoginSecondFactor operation middleware
+func (sh *strictHandler) LoginSecondFactor(ctx echo.Context) error {
+	var request LoginSecondFactorRequestObject
+
+	var body LoginSecondFactorJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginSecondFactor(ctx.Request().Context(), request.(LoginSecondFactorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginSecondFactor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginSecondFactorResponseObject); ok {
+		return validResponse.VisitLoginSecondFactorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// Logout operation middleware
+func (sh *strictHandler) Logout(ctx echo.Context, params LogoutParams) error {
+	var request LogoutRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.Logout(ctx.Request().Context(), request.(LogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Logout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LogoutResponseObject); ok {
+		return validResponse.VisitLogoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LogoutAll operation middleware
+func (sh *strictHandler) LogoutAll(ctx echo.Context) error {
+	var request LogoutAllRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LogoutAll(ctx.Request().Context(), request.(LogoutAllRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LogoutAll")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LogoutAllResponseObject); ok {
+		return validResponse.VisitLogoutAllResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(ctx echo.Context) error {
+	var request GetMeRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx.Request().Context(), request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		return validResponse.VisitGetMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ChangePassword operation middleware
+func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
+	var request ChangePasswordRequestObject
+
+	var body ChangePasswordJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ChangePassword(ctx.Request().Context(), request.(ChangePasswordRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ChangePassword")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ChangePasswordResponseObject); ok {
+		return validResponse.VisitChangePasswordResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RefreshSession operation middleware
+func (sh *strictHandler) RefreshSession(ctx echo.Context, params RefreshSessionParams) error {
+	var request RefreshSessionRequestObject
+
+	request.Params = params
+
+	var body RefreshSessionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RefreshSession(ctx.Request().Context(), request.(RefreshSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RefreshSession")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RefreshSessionResponseObject); ok {
+		return validResponse.VisitRefreshSessionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSessions operation middleware
+func (sh *strictHandler) ListSessions(ctx echo.Context) error {
+	var request ListSessionsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSessions(ctx.Request().Context(), request.(ListSessionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSessions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSessionsResponseObject); ok {
+		return validResponse.VisitListSessionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeSession operation middleware
+func (sh *strictHandler) RevokeSession(ctx echo.Context, sessionId string) error {
+	var request RevokeSessionRequestObject
+
+	request.SessionId = sessionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeSession(ctx.Request().Context(), request.(RevokeSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeSession")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeSessionResponseObject); ok {
+		return validResponse.VisitRevokeSessionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StepUp operation middleware
+func (sh *strictHandler) StepUp(ctx echo.Context) error {
+	var request StepUpRequestObject
+
+	var body StepUpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StepUp(ctx.Request().Context(), request.(StepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StepUpResponseObject); ok {
+		return validResponse.VisitStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DisableTotp operation middleware
+func (sh *strictHandler) DisableTotp(ctx echo.Context) error {
+	var request DisableTotpRequestObject
+
+	var body DisableTotpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DisableTotp(ctx.Request().Context(), request.(DisableTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DisableTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DisableTotpResponseObject); ok {
+		return validResponse.VisitDisableTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ConfirmTotp operation middleware
+func (sh *strictHandler) ConfirmTotp(ctx echo.Context) error {
+	var request ConfirmTotpRequestObject
+
+	var body ConfirmTotpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmTotp(ctx.Request().Context(), request.(ConfirmTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmTotpResponseObject); ok {
+		return validResponse.VisitConfirmTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// EnrollTotp operation middleware
+func (sh *strictHandler) EnrollTotp(ctx echo.Context) error {
+	var request EnrollTotpRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EnrollTotp(ctx.Request().Context(), request.(EnrollTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EnrollTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EnrollTotpResponseObject); ok {
+		return validResponse.VisitEnrollTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListChains operation middleware
@@ -6341,6 +8591,79 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 	return nil
 }
 
+// GetMerchantSecurity operation middleware
+func (sh *strictHandler) GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantSecurityRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantSecurity(ctx.Request().Context(), request.(GetMerchantSecurityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantSecurity")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantSecurityResponseObject); ok {
+		return validResponse.VisitGetMerchantSecurityResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetMerchantSecurity operation middleware
+func (sh *strictHandler) SetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request SetMerchantSecurityRequestObject
+
+	request.MerchantId = merchantId
+
+	var body SetMerchantSecurityJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetMerchantSecurity(ctx.Request().Context(), request.(SetMerchantSecurityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetMerchantSecurity")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetMerchantSecurityResponseObject); ok {
+		return validResponse.VisitSetMerchantSecurityResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantWebhookEndpoints operation middleware
 func (sh *strictHandler) ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request ListMerchantWebhookEndpointsRequestObject
@@ -6725,296 +9048,367 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbyM5mij4Vwj1ACnNhGRJlm8yBj2uzKwqd+Wt086pc7rkY1ERlMV2iFQFKctqw0CdlwX2ZRdYzOM+",
-	"LhrYfdjfs8/1Sxb8SEYwblLIlvPS7cT0lCVFML4gv/v1rubz6YwzwqSo9e9qE4IDEsGfpwGZzrgkTH4k",
-	"sxAvSaC+DYjwIzqTlLNavzaU0ZwM0WJCGJITKlBExIwzQRAVCKMIbkR8jDBDBEchJRGKyK9zIiRaUDlB",
-	"ckKQwFOC4qf5y+ZPZNmqeTXhT8gUq4cSNp/W+r/U1NNqF15NLmek1q8JGVF2Vbu/v/dqMxzhKZEG9pcT",
-	"4l/zufyAl1PC5GkB6OcTgmb6Z0QD9Tyqvp5hOal5NYanBD7Z+72agptGahcUGC54U3z7hrArOan193sK",
-	"FClJpBb7H7/8j8Hgtt2++Nd/qeWh9mqvsJiMOI6CtyTyJ7gc0Kn5HfZL8mvCEPalQGMeoTpmS8TlhEQI",
-	"M7EgkUC99m6j5I2myZNWvdID3uFnKidBhBc4LHuLRXxF+Y4v3FW2A6GDWj+RZR60t/iaCORHBKsvkMBj",
-	"tccoIjJattCZws5rskSYBRpVRzxYWtRW5zGmkZAx5h/ri9QdgOF4wAI6HpNIIZq61UM8QosJDUnqbk0U",
-	"VCAhaRiiaM4YZVeec6ZHLfQTWQqEI4KEz2ckUGDKCRmwGD8UkNdkJgEzuj004fNItAbMbram72S7M2RX",
-	"K0Hr7t6eV5tSZj930lg+GNx2O83B4Pbg9cW/FR/CGzqlMr/3p5JMBZqRCM3wFUH1jnqlTrvd9lBAxnge",
-	"SvUpQeZf5yRaJuCHsKoLtLmr1u+0215tzKMplrV+jTK526156p3oVDETeIZ6JfMxhpkySa5IBEC/H48F",
-	"KYVaciSu6QzVLaTlcHK9UCGghWBauNqFcP1MRhPOr1+zYMZpOddY6MsQMdeVUx1JVtoGzd2rRTQ5ADv+",
-	"DgcfNYKrTz5nSqqoP/FsFlIf6G7nr0IBflcjt3g6C/WNlN3gkAYnUz7XN9zgcE7gqijikV4t0NsDV15i",
-	"falXmxIh8JX6SX+FpnMh0YigEZELQhjqtdtALgoT4B/yQQoaWRLfWHOOQD/DEOulhiEtfk71NSthjS++",
-	"NCumwOVRQKLToI8MriK9rSgE2lMcoru350Bprq8EZkR8OqOEyXdcnoQhX5DVkMbXXzIuL7G5w4U2vuIk",
-	"CCIiRB9lv9GqQEBmXFCJsPmSj7XCIEh0Q33SR9gVD3BWIcE3JHUVcDXM4kXkBEvkY4bEjLAAASuw25IF",
-	"o8L+3Lu4/i8RGdf6tT/sJArSjv5V7LxOdjTDGPTSiLLZXLbQUG3jUG3AMI2fw/hNNG7yuVQ7MuJzFghP",
-	"S/MFFWTAhjlkGaI6ZX44DxRSSHIr9TZQgRiXSD//0/n3zUMPKUqLeIh4NGAjGtCI+ApQHDb5DYkiGhDk",
-	"T3CEfaU3IcoURDTwEEZ/Onv/Dk3JdEQipHhEgOSC+gRkF0YymjMfSxIMmJJoDQ85YE6pEJRdDT009CeY",
-	"MkAdMZ/NeCSJgj510nCJen+hoEkJsxdCvcCYXs0j4BDwcMAbYvSdKYd7MIPvrsnyhegjqeTolDOyVPqd",
-	"0HvLBkx9z4gUQPTq+oDcMKJ+C5ceCukNMXdxhqaYMrhW/dhQzx0WkoJ6mwFzXkfyNH46uGsOQ6Dff/sv",
-	"pHS2DEl4iEqBFjgM1YPVRerYLIqrswUsV5SiNUBYEPtSndcsIgpPlVLBlYqtHkqCGJD5TEHWvv39t7+P",
-	"x+Oxp7SSWcQl93mIxFJIMo2Xaxyb0xzCyQu93+MxYYBxY0rCQGkU916sZr/kbBxSfwPuXswWQdmG/eUz",
-	"wlJ8JqWuK8RQq0gSHMOu/TrnUulwep8U9lyR1nqKfzS9Z6AaU4YVtSFyO1MSFDBWbR/AZ0kU+5LekJa7",
-	"ge+4/F7R/vY2cAzLuTv4jiMx9ycW3pbDK10zx2xZvMb2Nusdj/fK2H5UIBpoxZr4EZGoHtuDWu0FNjni",
-	"ctJIbdef1XZuvmdC6zAAwhoB/ZQbee/VAB/WSF7B55FPSmBwEW+CFV5pmGBhFyL4Yg08X/Zo+4rdZPZ7",
-	"2PAM91vxmqg+zO/S0EPw6mho3nzYyDCrTwzP5YRH9G/kkfRm2YoFX79p6pzOiBE25poXwu4HZei/Nc+0",
-	"bGgaP0XzDH5zOJcClTBpgNou4yp7PNJGomJXRpYDH5vwMFCaXGxrmhe5JksgztgR8D2PRjQICHvc7o7j",
-	"ZdKIT4WRfwEnMUMFbAKss+A5mzgjEbzItjewChhGY4oIDqzjRlxry30RUUnSW7cdObCGd1j+lTUPXbaR",
-	"MgifVCQAKNdk6SVmqhKgN+AuISFnV0K7OVJn627a9gkaDqrm1YwYVwAZSkAjgiMS6aNs1fpsHobu3p7G",
-	"Bt1nIGAXlhS1TnE45tFUKSDOK4AKSa8YCdBoqbV4IUmAqBBzEqX3NHHmbYmaEx1ZXAZU4FGYMSSTJ2oP",
-	"l4KWMLjuqyVuQAy8BCtBk3h9GLMtLcMcW6fsvRz3bn1YtE9Drf1Yd0/sSnv4aYDf7DIi2J9kjkFyjqbK",
-	"OslyB9F3eb8SxliZWUKizj6qB0Rp44gz49BsfCblOwUQbKWCKIYZGTsN1Tv7jWOUhRK2dUsIbqy5Eux+",
-	"ZX79KlB7TLCcR0SdmoEqjacNa6mswNPc6yp7vxh5jRVEhbJ4Q661OTBQQaEzHoBxYsNru74+VP/R3gOw",
-	"Zodg6LpqJtZmO/jaJyQimhDLDH3wm8NKsV2m3QgLvESREmyazhyf+HYMW5oseHlNlpcRmQsS5NWajDMe",
-	"LRSRhYqvLJG6w750Ek8wNOWaus6ztoo0DwYO1YfFGwCa+YmOs2SigTbeAqGWslhJHCgRaIGpiYZRiIEM",
-	"WER8QhWGqR90sOYY9DB9L7hVxpiGoIrxa4WIZDwmvg6hgOtRWIxE44iQ1oDl3oOyy7nQDj5t1ChBq1AQ",
-	"vHsGL7nIAK7kc6Ck95hHyhoasPnsKlJfWT3nhkQCHF6M3ChLiTIqJoqLAa3Opc+n4E2Ys2vGFwzNmaRh",
-	"DK0W+cKYUBoAIbkCzphesV+KROA+ZRwpRQuCsxgeA4EogkN7rpqMLPW+EAOmtX+hVTdNaRiMAeN+CRr9",
-	"gjODvdYbfYxC9YFKNJ8hyoRUj+ZjdXQyWlJ2Zey2UyZJxHD4OqGqh+t3eilDGWnFTf+E4CdUjwNyAWp3",
-	"jnZHnXG3eeB3guZBu91uHqr/13b+NVybbUa3R3qfGLmdEV/paebAYOljw48BfOTjKKIGXxPAgZm94y8V",
-	"fz25wTRU/PhxG8j4pfbp4ni9rGWhHY+aqSvc0qY6YJzl3Ywvjg3Zh1gq1fNp9u6dFS6AnqDPlYghF1Di",
-	"wtlXlki0NOtkYq2+T2YS4huBokKgzo8fXmp9ESjN2s7xJ4SZljl6QRo0tGbOyIAZEei4v/UTiAFeIEu1",
-	"QQu943Ki1lNsGELXJEjvqSaeD3gZchycc/4GR1fksXal1uAk55chLOcevonwaZ6t1Ei45HN5YSP36eTW",
-	"JyTQ9CDo3wgCfRfVO+gt/U4ZPyb4quW98X78U/tgU5Y2SRva5mDP6ZTwudwSCpnFsj7N1DEusFZDjSwP",
-	"kCJBOv0yOBXQQBN2FCmd04CC6hgJiUMlKOczRWqNY3VZTJsBZ9rH85FL2KUtqZTmvYXEMk2G6vis/fNC",
-	"oFlEbiifx25HrTQJesWEURu67e5+s9NpdnfPO+1+W/3fX9Z4gp5010Os9AWzWy8E4jckCvEslxqjPcq5",
-	"93PeTE4IaxybtRTvvVI8d8HnYYCCiM+UBcuZr5m+uV+LUMA3bdvrZ054qOXpmdrwpz5DNz6qQ1pXHI0j",
-	"PkWziPtEe6IkVz/6JNS25uc4GjeBSzha48zEBuvD1DsZ0w+znPHgmw1cZRuo3T7n/C1mS8OBxCN5D5bk",
-	"EiRB1viyPg+zacJKUspQBwmH3SRLbHFjs09PfAKWVfNInz586YeUMGlBxGNJIvRR/d08gb8F8TkLAGon",
-	"m9O5Ip8sdKZvAac0pjKdfJnLP1KvsH2fq9L8riEDLedNdf2vbtDhyZ2sb81DlV1pQMkEPT6xOLPhLQko",
-	"PgeAHrMf82TFy6la8hJe0t2Wl3rxpnpYnNaUfcwXEZLGbzTMAjOEzUpcvJszUJ0Olsrk/KjdKCuzwj6H",
-	"58VKynwu5QqfzL1Xo0zMx2PqK3L+DoeKl69JcUuuvxyZG/KJbqfspTo9tNdut1OacGyzIXMz4mPU6ZYm",
-	"vpmFPkvilItJVJgsptFcy2Ps+wqeF0oBwFJdOJ4LcO30cxZT9h0HLHbh+0qT0AvqrCslrvJbmkSQU9sw",
-	"bBxrYTZgpdIMa95t2LYol24eKvMl2Wh1QivbsUsS0b0uKhhf6OJ2Ji37SQ0UR8uoaKPEjwUucWKs5hMh",
-	"iNYZ0o/4eYKlE8t4IZIDw5HJ1VG2RgsigPGOYrPcL3c1MN5PA6Ud01lnb69/2NvbVUJzOR3xsNavfTp7",
-	"9VJtkzLbs9ftkMjvtvvt28Pd3b3Do7Ef7JNgtE/ah+Oef+DvdoPe+KAz2uuNAtzuHnV2a/cXXpIuPMah",
-	"IJ4SE+AJqPV/ubj3arOIz0gkqeaTuOTNFZVp55syYUIqpKd0HO35gDxSyA+WZKpTZVKLxi/t4Fnm/TN5",
-	"wMmGuLfYvcleG29Wyfqb71tRHnqS3PxL/EQvfrcY4qTIhI/+SnwJABplI4rwsnbvHMldDoe1/edPuCAM",
-	"Uvm0F8k4x+C5audtFidnRCAcBCTIOcRGnIcEA0tIjjz7wJf6QSYQHIicmytR1Y3Dq854kpQG7mjt3po2",
-	"UhiQP6TUHmT2026IZxHQgbloQ09mtLAg48TRshRPVYhKAm3vqa+oFCQcg7IB/nHt3Pa0651KgSZYTBoZ",
-	"8jVOshNZ69dik7ebMnmpotR2B3fbbTJqdvY73eZBl+w3Dw+Do2a7Sw78UdAZH3QPFePUbFUSAUnHERnT",
-	"W7VT15fqq8veuIshlf6GX+uHsnkY5gjVAeouqQIIsCRNSaekiEx0bnl87XzuZhskl2n4VjPht+qa+wT6",
-	"InahA3LaiZ/kCnu6QMbnV4wKgrTJkFBtZhdywDnbUvLaare0u1rXIKwmZNgC8xbm1T1nb90HluPhG6rL",
-	"ExycCbDEmuF/DciT5/MavruEXledtqG2tUSs1izaJYgjFBArQ6//8632Z2dJrkRMUvFaB5bt6VJxrmO2",
-	"sXgzdSnfYQHYgJXAekV8OsWhqPU7h/a7MytxX5//WMuTVyKyMgzz5PRDsxs74dPYmwbWqYLqdYroMXmZ",
-	"vKJBwNdfEnRQ7Czetjy7dzblruBnvUOurDSblYMwu3vOPWojc8VHWYM/u9fuM9W2r6PORLgCzJnlcvC5",
-	"W+ruQilOWsLNChGoKONjvccig5sJaX92JC15Zjf9UPMM56kaDOeh6IzMeEjxBg+/UCr9FWVY79JdzZ9H",
-	"yp79AEZAx6tNsHjLo5jv6gK7ftezJWxQkcYlDmv9jv1T3Sxq/b37xzEozWAKFK00xKuW+JBcWcjXUmsV",
-	"I5ROEi7GJ02+WCcVTDhoJb65Q6ObmPCF+tkaKf5cSD7VGp1rS6QM7H53r932alDsomiRciZsaqE+H3+p",
-	"Fec4J1GkRdHuClHUxb1288Df7TSPxm3S3BsdBrv+Pu6QdqemDviGaHGkD9xaRW/4Ff8UhUmGo/76nca+",
-	"Ex8IWZddABmZWrl+rbun9D/4BAYYfKWD5FYx1E6yGujzjvKdpUD4/l2KxmyNiq3p6tc2MgdM0pJ799Hh",
-	"3iEZj4PubnfUa+/ukt5BcNRut3eDXof4uz3iYxLgo57a+ZvpSwuqArHkLEAt6OyVnUWneRC0u83D0a7f",
-	"7JG98T4+GB36cBYGwT5FVO2FEh1kPt3A4PkPMJNkhJkYk+iPpvjn36u/5GDebnf355TJ7t7+vzvHJiSW",
-	"c7VhunbFmrYJv9k335ylLGDFbmzwzmJSRHQdmoNcgoSQ4fBnU6sQfx3dkOicAgLkta69v7iAmRCEkzxn",
-	"6jzyxnGa9oqUXuMfogx9OnulvWOoroAyiT0GjzyTdeYSujL6uCAibX5oAncl7X6vXMu1kter3Tb5VPHO",
-	"mVwaiXCf4xPZF3iv0wgsGqARAVtU36TMKHgRk33EGdFZBYQBxFmI0luX8NO7KmqDWrXSpRlWDfc5X+UY",
-	"ddnGxLxyjaCx192nSHjLFljCWbMn9L2C16CSUvibkO9oxUvd5C9C1opJXTT1bcrAPTYpKkrY4KVAgqsL",
-	"lfHr5Dp6ULAXaUEFBZG6rjCNlUbFyOuWOSHgqnwTKWeiv7OD/Slpma93Qn7FWzOgv9WmW8nRpeWL+zgj",
-	"anLba2VPZeXCKR0rUjISPlXsL4Swf5IKK4iUoSIsU4rkEhVmS+0ACmhQgapSwjJdZN9uHhU2VIiZgPFy",
-	"Vr8vmJP4jkwQEALdwZx4xheExFQhjZBozqhE9bbu8zLDUOCMxvMwbGgfcZUH20K09aST4QZJBZu7Ubkd",
-	"cF6tKr9IiaIC4y2CjExhS7hiFh/nDFiSjatRUV1f9JZIrBROhGdKMJFAKY0YQVcIU8/fOEYOzrQeSjg5",
-	"2Znf3geumwjfIhGpf38hkB9y/xr8QT6P1G4iCNYEfMFETC126+z1SFyThXrnahzXSvl1yj+cxpm+OCbx",
-	"SjeBSlroVorZuFkvhibDtPJc08vF0WIB5cqd1F7nDzTmdA6LyuoAaVReZdf82RaeZnQGRiALXkJ6mIew",
-	"9U4Y28aaNYVmzLPS/6z0u0p/sXwrYSNQEByr24sJD03plfA0zwz042wXlLp2+WOGyK2m5bROo1ExJ5Lq",
-	"g0FL/9X4Y6F4ygjhgrjZLfalBdWIhVhSAsQvRFpiZuGKN7aawHSoJumApn06amGgo4uU39KQVl5X2IIb",
-	"tHjRd5WdkDkiviutubOXOiaX2mP96sjnlGWOfCN28CBpmOUhd6mnb8BOcvvi8hdnVc1qcgZj3sZ6OvvF",
-	"ZUzZw3p9+qG5f9jpo5hhKS6y68MBwp/kP/Q3Bvf0d3k2pS8y26svSvMjfYEiJ6F/RvXXH182u21InM88",
-	"PrVOEQB/hOQas+iCULukxq0MWn1VzPiBOhHIe0cjSjNwB+H2KwUCUux+fVC/SJ+KtackLODQgMtX0o/L",
-	"Au8yyDx7yRoLcSuvDCWn0NylpkIlCqKAOo7m9DPDQUB1W6UPjtwzxrWjLblRv5yQtJ4CHIbvx+BRXR+5",
-	"ddNCbDAxz1QZWaTKKm23OgmlaIIjyec+mKtODyQqEA4XeCmUmA2pT2WjhU50EyXtrjC82nTcgZ1x6zHr",
-	"0INyoP3wJTtpdG93K9nSvH2Z872u1kKKRUtd1W6bhwwbOjtM+zz0eXuQQGRkNIQyIAxUpp7k2G2qWyD8",
-	"c1rz9drtQhLJSGzrh7xYRx0Gjot7L//2tlUUg2Q+xs37HYP/TpjuQ/SK8YgE+TfMgmRWWw8S/Hqh8SwN",
-	"kEIqJzvZrFhiHuhei7lIhm1cZ1rYNTttUIir+W8LlBlFIR609TM9JOHfMbJvBJpEjC46nSQmhuWMNFro",
-	"/UwTsq4hNRuq7zOvOOxD7y5z4HrvQU4Aydh6LXDdUeHjKLCJK9YEHjDjIXYyERu6Q2cSlm0XuovzyPYQ",
-	"j2faQ5Fm43eDmo8jOaj1B7Ved1C7TwfAu+3eYeX+tvZJJPpIxkXa5/cJ4ggvqf0FEY0gUVJknQeZlmmt",
-	"DHh7e0XQNQeD2873g8Htwffqz6Pv/7//8/ff/rfff/vff//t/2n+/tv/+/v//Hvz9//5f5e8RIyl7j6l",
-	"EPapIajipkoZ64QF6Z0zVQIYibnvEyHG89BS7zGaSDmriwY4l9MKkPX0igmfxZ5eOcHsWriumzmIzpVo",
-	"Mvnx4hd5rv83+3Dxizi7+GN/Z2c1+li2lcg4yxPy/GhMb0nQNNZZLCtsmZ/uwWN3o2ny8lymlWHWXnUe",
-	"6fh0LKpcrJd4ujlqsRVkko3ShXpOxPnTxzdOY60Mz3Xam+ndeDUnJtLVabf3sj4pw2r0l7YL9TsiU7/6",
-	"nN0QRgnzyffErmbC0+sTo3J8P29M4Yf5ZjbOyir1xHTaiSZ4ukH03Bzz6/98aw2rx8bdsxvs9Ouunl62",
-	"OoZ/NuFRJpBfIopz8f0sMpV68dafzD8sFth6/ZO0O/SofbDb7e7u77b3D47avdpTORI3ATzCknwSNoS0",
-	"29vbbx0cHrU7XfXnwWGpCzDOMTdO3dgr5dscwS+Q+lfkJm5X/Af46D6CZpP2RUhnvV5/vw2iLrom8mRG",
-	"9QsaN0Ghx1S4QJrd+xBRX2174Y4bXLrhIZY0hJjEM/E9lvjUfplj3iLRdbdBdJ3KRJaKnHxFNLZRKMYJ",
-	"HdDg8fUdaUqci6Dpc8pWU6Jbm5OQopvaqzYP1rmPE5hmsjB/aY2KXJCdJBZ4lpXxBRbv5mgV+7FcsGZ4",
-	"aaFq+XyqPu9UWe8PWrf895m47P4qPv66e/Xq/WVzvnd0O+vR5nT665+bf4t+bZ++CZfBjzcf9v90HsrL",
-	"HkQvoQVqv7bhnTkr39FjK4RvM3u2iXe7wKb6UevZVv+e4StynOoREOEbEgob/FH6+DjCV7ajR95VazZl",
-	"1Qga2yVXTPiCQYZBo7XWoeq8RPwUL9VJJO99ypokmVkSD/BrQq9O4cDTivMhEghaphGlgmReTjoKFLFj",
-	"6/GCPF7Yh+UiEtAwVL2jMLUphN6QY9dTCDEdcOboaix1caraaRWi2W26iZMFwOQ91fd22/mEonkRasFL",
-	"I84QBmsORUTw8Ma0c5jNRyH1rXODCFRXl+uypiTT0CkkgO6GAs0ieoMlQRJHV0QK6ECirMiAMElxKHT/",
-	"gARB11j42TMosO2dUTBpSx8WtKa92PnjH/7j4t/q+sMfLv61MPaawel5WQaDxta4NtRB1CLnZLqMtTz1",
-	"ek9buCWiNDdEYiP1aH3qaQzXXrHHb6UDulPsgF4X7Y2rdRANYDSX/cRS8wpeCORjiUN+NSeoPvzh9Tna",
-	"uenskFvdJ21HV1UMjweMhIKggjkVjWNEzdgVHAqORrbI0C29dVuduMMeBqyu1y2aIZH1l64u2XHQ01z3",
-	"S6d5dAGh97u21zm4L/FeJr7VxAVlXRjp7JlwiT6dvXI9Seq6i1KfqOt9fbh/1XFNPr0PMksIOQb8n2/j",
-	"cRMwkiwkCgTkY5iJpfsPhnxBIvVNo4WU9PsbiXh8F4yPG88FCbLh/Q0MEsazyZDt2/Zdr33/L1rqO18r",
-	"BMDN8Unz+wt9QbUIjZPOFQctc9tTzsGC8qpXE6k7RkMty38iS+gtaXWCcImUFMgwtGu92FdS3xpDnrn4",
-	"yG8HHdId7+LeaM/fDw7I4fgIt0cdv1sg5c07VStndB55V1KEeuT//tvf156vbj+TLFd4iCmuUJELpOLk",
-	"ReT1KmePl3r5rUtfe/nHc9Pqx5VwT23Kr22HmXdHrb2lmzPlM6KzbGveWJaCHA70CAaS59hPVqM9qzad",
-	"EuKEhkcusCnXH/PIJBCnSlLiC8UER7bRez6AJtbnGxeEstXBXFSrxc42M/TiA3Q3tIjA4javBSl40JoV",
-	"Gg3xsVHiGWfN7u1tPH4xQwtf05i4nCljYcsULRfWjLzF/oQy0owIDqC/jbosjea5d8s3BbAvm7N451PM",
-	"krXNdenlN96fAnyHDcu1y8BTEs/1iudM2W5Aet5UASSrQ4Yp1QTwxseSXPFoWbxp6cOqlBjh6aNKtjWP",
-	"zpnb9OJFWG9Db04fqJVNa8w0lqRrtlbatVYl+awZkhsSmvQC3ddGXeY0foJetjZv1Wm4rtR2+EMMoan+",
-	"iMuJhwj2J8pshQbUC4ZCElyRqO+UL+m8IcjOHTAQSzYdyDHF0mr7XS1u15TEI00tbDZo+KA4mB12AA5A",
-	"eCf1UPi86uHGW/cBL/lcipSpqHDMukdytx8daQut5P42sIDUb05oraJFWlJluRrkjCjNAZ5DNntiihkw",
-	"nq7U2G42yjQ1+XirbU3iAy+YnJLQAWD21DDT9EZZRFn3MEu0DnJUviXDIQyuwjJFfCKLPmU59R7M1M10",
-	"v17R3Cnnmahy3A9oCPW4BNLE4Epnhqahr9K7qYReSgkhVKrTiEoSeNBLbkmkLoTjc4nqtv8pj5wGrY1K",
-	"VJN5w9R4btvIJskwyZFu2ZvkMMWSwyrhk+7PSK+KbNQKrpuMCjbC/jVhwc9QgOr60XCbkAPc6XWD7v6B",
-	"3xnv7h90eqSHD8cHe/ud7rjbxgdHB261EDiZXQy7AGfPST6lxbjKHiI0KDvJMeRCvuvV5rNgncnkjERJ",
-	"ReVyXLl4m4roe8JtOa+euQBTTutKeWvCuNLWihoQUeoWpIGwSph27aUmF00xNMJMcZDqRJ8hvvyRVeI3",
-	"m4qK3EFWesqGHCqFBFXtwyKkyPf4WcUaClZwzjjLH3NbUXAGXjEGuu9XyDsKrZU3SSZ53c7ShSw8Zzhv",
-	"vWROT6OF3AZwnjJu7Vgyo7HCHdr+MyN7AR7TIRJJDnnRiuG5M1+wbwb6IqoV2SRE8sLMyLeWrnF7gTRO",
-	"+W/MD7kTdWV6YXWlAuaFsIpHq6Ia/LRqXezyt+pPBfKoKDjP7bIv0nykVIg+RFhWloZFiPsh1VQoDf0H",
-	"LiDyqcMj0GtB6VHQiDDb46ysf5KJk5oGShCrKWihlO6g1Ml3MHOXz4LZaY6wgED1FUFsPh2RyEPjkPOo",
-	"rh+FdnTVQwP9G+pUPOD4Bcq6mQH/R2Mehnxh25Sn5nw4jSRCO6ouMyYdljB0qV6ARPEiFaqQ7D4WLyuu",
-	"6WymYwiVKprgIHJCUY9lH5u3nWKpS2T0RKPQ9OisJE6S480+xCc0rMMF8UE9hAz0K9jNjrcnOcoUFF4K",
-	"p4opI069KKvCWVPy8Zxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/C3kHBc4hBPyz5lIEb+hQhfL1v0J",
-	"wTNlYoPwbpjxWzjpMK+sPCjxZKZvFg30jy/SofpOe69a4euaJo4fbKtWUybdzkTJNYBU6jZuJAtEexMg",
-	"8hrs3UMqeYv03buNW0Y+LF/hIYGbPDtfdWcmwWUbXRTPo7ltoqgu0lFI4wiqQ46EHtrD0FBcX6pLLofQ",
-	"miC+JfEr6fhIf8D08A9PYyhmQeLk5wxZTxY4kRoeGhf2ceSMpH1bA+YModYeWnQODikWuD0XdGejKb3t",
-	"m/UAWkYomN2CwBibCE35DREDBjfq1xVe7ELLDLTOBFzXNnx8JOpt6qHNt5lcm5NSYFBU6RbppEqufcSG",
-	"nSVXd5ScyepdPeLqYH2fEgQlwCbGutu2cvOnqBvz7R0g1wAm/Juml5yZUKLgaIwjT3dAxEmPWdNCtq+o",
-	"bc4CEgHZxLUN0D0OUtgWamnqjPRUiKu/tOMdgzlpoZORMH6GTGPN+JkrMpjc3UmVzq89+gc2GkwL2AeR",
-	"zlZ6FaZCBE7jwjzRFHUrtIlambBARhMoFlUFLCSzLaXiMhXgjLsDpZsezqTjMEgf67p8MrNp64YE2HKH",
-	"sjEBz46tZ8fWs2Pr2bH17Nh6dmw9O7aeHVvPjq1vxLFVfeLRwyL2j5t55NSvf8GpRxnDs2A+uJQhmeq5",
-	"xz6PbN1o3PY+7rhlVmqZc4YZjcqAcwbyV5/LuNvvdP/yML5g0jBJ8J1Slf2Is2xr9fJo9bMo+AcTBWbm",
-	"97Mg+FoEgSJFxVHK0Sn1OyxV67Rb7b3kp5df8MAMCOfPCPV1IJRXk7ffhdy/fgdJcLX+7uEeWAHqhx+w",
-	"+KQYQH9fV9bI2x+xmMCeHPid8R5p493RUdD1e2R/fIg7o11/LzggR+M27o56/n5wSNrjDt4d7fkHwRHp",
-	"jLu4N9r3D4M2aJe3p+JsxpngkTO1Ud5+pOIaYmSBgqcm/IgQRtlVc2a/tFed+aB9dOPP5IZEVCq59e79",
-	"5cfTs5/g0jPCAhK5J9obtQ+PDkbtvc7uOPAP/L1eZ7QfHCnYu0d+j+zt7veCbjCC28/plAiJp7O8QOn2",
-	"e52/6IuUZvOSCyDG3bRJ5/z6SQTfK/TS88d6vaPe/boZRw8ISm3Yz8cV+JVd4c5NK7ztbiefjAZRKTBQ",
-	"xOyKVazAmYVRca5ExzSJL248lOWiZY/9dPYq7pktFzyeujELsZ8Jj9Y63dZe4RgLO2PjrlvcUSPLuSsN",
-	"A83y2lU36Yvy7OBhHvmEczzwfs1nKoQdMkyk9A4nYpflMJWe4rCbgql8brMZt81MtZdNs66kaPzlx9Pz",
-	"05cnbywn+/H0hx/t329fvzr99NZ+evP+Z/unZXxVaDLHGitthcMPHzaCPMMvc9FpSOv1uYhp2cwvKSXp",
-	"TZ6X5sCrn61Ie0rDkHImJ6IwwXjd+Ra3HYNQTJojZsg1Q/KFnLCAS8W0kyXk9MHlj94l2vT5lO9elvrS",
-	"oiRNNTk8z9FhxWjUx9Jhg+cmvCn0GDVn4qBOpsGxrQ0xVzOEkLPVo4j6SE64iPsv+ZhxRn2FJBDWrTvD",
-	"MhqeKQObmnviGnO49oVAqdljqJ7M4UstUhjYtVMqzdDEiEwxVVqRc+sxaicD9qw0FCgi2J+QQK9rRlO0",
-	"8+NYFcDJTYtkcqNoFGaqW9OjF+s5Ra+TuiAeZFjFMO1CtDL/lrV+bd+seL9mHmQieHsbTpAqfpXHrFh9",
-	"iGPZa7tP39/o6RuPhUx9XQjNCgo9izMBijPLQjom/tIPiZ46kmoiH/snk2JgACxpijjGVJfs2a6IXs3H",
-	"zCdhqDskJnuUm2ucbLCbDlAQ2S5sif+oRvgOVPHPeajSinhBZonh96kJmjxyy4n14K+FTRe0zkTtexSI",
-	"cWZmNRloF7o5o9rYiDNJGGyodvpNMZtDeYyY8Lm8tJemXie+Zq0MLpmfeGLG4UBjR1N1LxHWZ4AiLImH",
-	"oM+IcYTG3rJK5TPPDsnnwPBzYPiJA8Mb5j8DJ4OWOvMlVC8u7bRbKrR64yEn1QeNidK+/HAekMBp3OX2",
-	"40qShrt7D5gW/2SDHjd33Tw2N7iQuHNdncxFVVwmqB4PbNLDl0t9KNX0oCefulhVx0qxluwOKctvpshA",
-	"afScEXe8KqrrgaaGINMbknhZmTW8bptXvGm+hHTl1rvcT006nfHI9t+c1Pq1Kyon85FtPa77CTt/wUI6",
-	"HvDgaYYVfUJru9QZgzVpMZObFFiElZkjKMiWTA16jmcfrjQS3dfMHSr8uEr9jLlioluaAJjROlOqTyJy",
-	"srh1BpY9PK601/J5bMulelOCXplRbYrNplJJm2PIj54fX7TTZ0SemJltcICiavvzDCvSKfq6QQDExmEx",
-	"D+nBcdA7eIgkNwPiTOsKGPvttGZy9UC4P9PtZgdCIhe6gYoLUwe8dZlvMuLMLOikJTgtgzvddqqn925h",
-	"02Rgh/HMrmLG6LZE12uaj518gkPcVDl2Fiq5duEVNULJnVzsD16niBft7HOo7guG6goQc/2U6+J+RpWD",
-	"CGunTyddZOPp08ZQ0pMfUo2qtdfJusNcv+4j5lIXKFEPHtNLy1TAzpFmTat0wIdgTQEfcNAo16cjQEZ5",
-	"1pc1AywxsoHRNGAOBq6o1sjJvoDMIuJj7W0Zhdy/JkEhHokNOj1lEDyHQ1hIlOhcSuh6iI6hamWNtlWi",
-	"2n8u7Svb6NchWC8xkqq1/nVP3pJpvM1Fg5qDZKKzrUBxBjvHKlN684uE+SdoVJVtYvcwiX4OfV5IGMA0",
-	"EX+C2RU51tV1Qqlcy4xYybc020vGNRT0p7tfL7Ldjm1FQrtktAEEYDtet32/VkCvkc+V2rTlJlQ4kcO9",
-	"4gEVlRqzPWDdTOc2V7/ZT6k36Y375aT5F9z8W7t51CpRaiq3a8uhpJkacyIlmRYlVr5nBAUkpKAPYn1V",
-	"VmGx93Y82zFaJ7qGWBLmL9+KWv+wpwjRzhStgSdUSBytcdhp2noJhTPdoo5iCdgVKpjjdtZrnagO5JVW",
-	"jlaOSx3TSEjUQT99Z/sXYiYWKwsEUyIk2tC54e5aETymtDF6IdCP5+cfkL7e+HzAp824ARH5eEq2EZG1",
-	"J+W+kLvPKajtUTkbe1GOu68MehYjL4xjgr7yBolN7z1ixkl5yfRaA6Moxm/Ngip4me3KVWu4jtQ9N9Zl",
-	"S27kJdzUPSQ9Y20eBW3I6tod9fy9YJ9sOCkj5Fe6qOvzEeqFV2PkVhq2sv5OhdL6gLQ7YGXb0s5famWc",
-	"oHJn4M1dhu6xVnB8xSd692BPG5zb3UbTvywfL8jWz5zHZszE1b2SgJ97ZHHAMKBCS6CLbbQiLVLg7Nam",
-	"zsRRxGJcyL60e+4uLHqrK7AYW6Obr7+9eFyVRZaV5c6vqGpiBcB2WF7ZoBacapOs79GsUrfij08W/f7b",
-	"f4HIMj8aP+2UB0RPxNcdJcaJZ1u3/IX2Frnme1XigQZ9PhIsFMCaQ5G0dyMe6HfxoJlBpoe5buH6kUtI",
-	"FHnNAnES1/1UaJz8mCGBDwlZZDYmf7DLRMgJyWczEqC6dOS9kekkQL1OG/3AGWlYByCE/YeVFBJSrmB6",
-	"pcMPoev7fKS+GpFAI5OehXhsph5OCWZiW3MPs7yPbr93fzHy5AIcEEyP8wRmEbmhfC5s92CYOifoFRMe",
-	"wmMJHtrILJnSujZK+3tAv2czCnLjuYtVzG2t0c2hE4LBjwSLcnhdsrNlrLsCD3xqph3z2m0x7Z+pnJyV",
-	"TGQ9YbHmmiiuCoMouzJY5bnj2GwD5cTicGcPOVJi66y5YNbqt8Ot4ynBi4kg/uXb8U9/PooOf/jpv/8a",
-	"nS/++unDq8PTNx/+csq7b/AbfLYomALrbO2GOFQ2jPdMYhbgKEDmnpiL1IcayiGkHo6wIPu9TPy44mus",
-	"I+j4rWIoV6HzTWnu13miUCSahuSJJmKeI6DTOuh1xsWFAJcZnzOfBAgLnbhMFgNmrdihxbu4zc8wYcBx",
-	"7h3SXY317MJIxoa5jtQHc+INWLwSv7ELaSY9zKG2ecQUegCZnkRyghmMQ8uspqytS9skyNzodCrSw5Li",
-	"ctaABtCK3Lcpo35EAip1zyMz7CjdGj4GTlO0M+E4le1XZRRy8k2s3se3xdmAyXfxjjvf2b1zvkptQGpU",
-	"gAOz82UKbPdiB3Ln6xhU99KS3MWCPcjJxsRfu2rcyJbm+Zax4c6KDjtgy7+1k9M0R0z4LO4cNI/8XdI8",
-	"GPX2modBt9PcH7dJD3dHR/5ue0Vzmk2a0CQtZWbQ2d72lMmV0z9mXHFhiX0Z74937PFDjr/ePKaH9EXM",
-	"D/jN6/gpjMqNw9P18iERmv06ebGa9tbbEV7ttsmnFAzzpYlwfLUtF/+5OixW9G85/QqLZjFv1lfQHZqe",
-	"tBYsxDrTpSE920lzb7G+414J3hUNj97WdNZqiWPJDiTZY1txlpV13NtgVLSbFpY0wtvAHovfbV2POyeO",
-	"tbrN3bM0/XLSNHcGZiDmJmfQOe/s9ztH/d7hxmfQGe/73WY72DtoHuDOYfOI9HrN3VHX7wRtcjTuHW7p",
-	"DBwmVv4K3XZ/F0rTS9q5FPSQMJm8JT0kunst96fnHhLPiWkrekj0jg477W66h0Q320Nil+zhA/9o1Am6",
-	"4x7Zx4d+e6Tg3yeHuO13yO54Dx84/SXao46/G+yRg/ER9JdY0UMi3/KhOz7CHX+PHIx2g8NxG/f8fdId",
-	"HQWd8S7e8w/I0aitwMDlLR8sXbX3Clo+dHsVWz50D/ddA/C0MvO43yJbdc3KQsbq8pBt9wHrbrcPmGMF",
-	"f9lWYHldcfNuYG4lX7LeY3uCPUuEZ4nwLBH+ESXC9lsHpWuQNygTvljXRScutarUbOerboGzacubVS1u",
-	"1re0KWphk2vc8qBGLesas2zSSKXCS6eRfNNqpNTd/4DtUlZXtuX8MCsmrm+rxcKmjRV0jHAeUbk8U0Sl",
-	"udB3BEckOplLQPcRfPrenvyffj6vZR1qr2JHJ/Z98OWCvxNhhl4Hr85O0J9+PrdxsdGchrJJGaJCzEmE",
-	"6sM4XKpvE/qX4TG6JksxYFii4U5rQcKwec34gu38dXEtWn8VnA2PkR9iOhVoaM3ySxoIHbwcCp/PyFDn",
-	"pWBbKqVhILeSRAyHA/Z+RtjpK/SSM0Z8aWHSHtZZyHXDBjvxnQhUH344+e9vX787P7t8f/rq5eXp2dmn",
-	"1x+HxxA/iwM4ANWAuWC07F9KJRxGBAdDSJhRf6FFRCUZ9tEPr88RIySAFjCBZ/yvUyInPBD6Ku2DBQ4I",
-	"LAYOJznYiZQzt7NHSQD43GlHMdTx1yGKiJxHjEDBCqA25cwDh7S5tGmixHFMFdW1lznJAVNnBhquYvm1",
-	"CcG6UZBRw/5b84xEN9QnTQNf0wCYmAEz+hNZ6nJF9Yv6kIPejptwJmejeuyF//23vw/RDnjlJRESPjda",
-	"SD2ZRE1BAyhXAdd5C/0IECIFH0REsSBNygRhgip1qsKbaDibCtDcWyj6omzMy1+hOcY+ZVfxfgPqqsOH",
-	"Tkdj5EfLmeTxxA742dbRe0URQ+FpvIMcofkopL6JIME8Z3QShiYyrbPzbKn4p7NXyFdPODaUUnDRgGm2",
-	"IVZ37EMwD5vqgI7akKCpBTYSEzwjusbsaq7OAb5AVAwUp4ZI9zjiU0QlGi3R8IqwHbiuyW9IFOJla4mn",
-	"4bA1YANmExf6carhiM9lep/cWdzqNT68PzvXyQF238SLBJc9yH0hwYCNlgBiQZIEUJ1+gREPKNHrqo9D",
-	"N1NhiMwL1wUhijOo94tPHyhK45PwFNFFsBALEPhqoWIfiFxSCdw7RvcP7tv97LzdyYfTmle7IZEww7Jb",
-	"0GqJzwjDM1rr13Zb7daurvifAIvfuensWC64AwgCX18VMYsPGo1svW/cHkuYBAOgA6R4szhGw9goGyKB",
-	"lwItzChtyB1ymCpUBAuT2Kl0YMB/0KXfUCFfapgUyBGeEkkiPU6kaAq2HamN6h11ujB7BpmKW/UpYUi/",
-	"zkm0TKjYTpHWx6Xf3NTpdrLh21zbwEzfwHzVQjGwksPUblTHEoUEC4nK4YunWxcAWAiehaegZkh3pNfp",
-	"+HDW3XYbTA6wDnSEbTYLqQ/nsPNXkxmaPHmt+g4hGeB5ZUEZjTYthZs9/fSiRWMod77DgS1pu/dqe1Vu",
-	"OWUaqV9DVYKr4OgcXzGfTnG0NFiGxHw245EkgYFNkR2+gqQz88WFWiNFLmlp2MRzOYlTvnbu4kYL96UE",
-	"FfdTmXChH038a82+roiZIOb2GOjr9GjDBjwnvcgzaa5Q9z9gcRqfrsC019hJkLamV7GP16cfmvuHnVgL",
-	"+PTx1NOtmigRXkzZJHohBsxXiranW8wtsEhPNHN73nnphnlJJNkOP0ASR1cQuPaJjmRbAGJ9toWU5kmY",
-	"pFDTigw7Nte9gDSlRGnJaSADplSQY4TRIuJxJqNupcfQnIEOGT/V1CbB6yodoNfutdAJfKm0gShaghJ7",
-	"jq8GrH46br7jjDTfYulP0O//y/+Bdtu9htY2X2J/QpovOZMRD/uI8aaQPCJDzcrT/O0HIl+aI88zuCL0",
-	"Ti7ZsTd+iPt55BmN0u4UyJBjf0PJQiAcKqViiSYkDFB9UPvXQc0mKmiurvZbLpFCfg/OAkckQAuCr0O1",
-	"m7vt3oBBfhlnxAp341WGR7wQLfSehUuEka+2Ak0ok32E0Q0O50Rn8lOBGEegySvWpWSterxGLDhGhbsh",
-	"VC56aKp2GbIU5ERpQxaV1NN0Q0gm9e4Wamipw0qx0KwN9LSM0ZxzAV88B0FqSF+9lRIDRjFQ66ojLEgL",
-	"guRFkKsG9dlSb5CmkpiD+ObCekLLSNIpQVjpwCBzyvdEQbvb7hVk7JjT0KsHSFDbv1KBqw9F8/fOemZt",
-	"d+cTU0yUR/RvJNA396rf/I7L7/mc6Ru7R+tvPOf8LWZLI1nEdkTLXdbk+uXiPiVuPipDDztsLHX0Kblj",
-	"UObhkmdHz1/buTP9YO53fo1KpVHc1+aFKJIKiYH+KaLDBsICYfTnj8iHuh3M0Nl//oDoVOGdUkeZaXs6",
-	"YAbl6tJFcwc/qTxGC2U4SKVZY4aobKzhltCg588fn4Rpvmdx8VFyRnofQVebciHRfk8hfoR9Ccq7bVsb",
-	"ELUbQaLHQVOCmBUl7TsT75j2/iYE6FRw7/fSNdumCc2/FvUJXc+74Gh2xM3Vv91OwzTjyhF9EYcyR/1Q",
-	"pe3z8QFAjm+EGZzEFGcpzWzzlvlARMYREZNmMuZ3VtjB+yPRze8z6G+Sty0ZgHrJyELpAMK2NbFKQIQl",
-	"0VoWXAK3Lj2lNNCQpPqfUilIOFYiHLIO68Y76dnJtyYV3SzRaKFe+yhpk2xWGTAq0JgyHCo9xgDaQicQ",
-	"BbMAK+v8msykye5fqi+KWMxHvU0pTBLb4DJfjWqhzw7e0mzOl5TS7aPqN77kbBxS7VL/nBSt7tpdf9c7",
-	"DrbvyQ2mOq63uV6gTyVNa1vmA7pzvWYDq7iA7jns2p6gqHDTV9G4BpmxllvoPE4SNhQnJF4ibDdDpz2A",
-	"nbc0L3icYgU6vmM4S2wFmC7mivB7ScGN7r1HdUtkI6oHLGZWx8AmkvrIpHN8zCUyq0ikY+ZFHEE3BEwx",
-	"hK3xA8DL73iw3BorKGhfeJ8Oxil14/7rYkbJadi5Ct+ijvEtsLINOZLGJud8Uv0uZ3hZkTtprnRNlmnG",
-	"VGqIvKFCauaDUw4gp79ASRyEkQUR0nTHGS2t77fYs2y96Ot8y+DNiB8I/IaKpKC8wF1rWnpVo5jMgPvV",
-	"T7e1tzrbp+z5cW79RhDYKoE8DN9HhCBJbqXxxQQIX2HKhExz2MB0fGt4NnAK3kZt21mno+d2tx8wqNnT",
-	"cXY0wWLiOAp14pyA6H3ssqxnI3NoFpExvW3ELsYBi6Nhug4TYnr5+8R8ZPsiJ86j7EYSHGWcRo591t3b",
-	"W9Via5W5ltviMwXpNVmWHimPJOQaFEQAUnUTNlvA/S6dXH9RFRztqTV9A8qAeh9pb1sRXK9en710QDqB",
-	"T/BlMQxr5OgbiNJUuPC9Dpc8qdZtiGZ9rMPSbguKCNg1QPIDkd8rJqVuJ4EdiLui1Vc8M2KcuPfqeCTU",
-	"d46uo6uZoRSpked6V8QyvQzPu0u1+P8Xu2mtEQ+Wf9gJsMQ77R0aGH/gU0nmrETehohzsgey4g3iPrNE",
-	"CFhJFn8FvRwKFeSXQFzCDrvIDBwxmSYx/4P2ONle0VwYK1vf2xqwof5rqCf/aIUNYsRDRSp9u/pQe9IM",
-	"lemoA71i3F4dd9cv0GY13MU4sF6PPQ3IdMahrxdkNTyREpsCciM1tvNUMJjmZSU6raXNBRbIsN2MBz/e",
-	"OdkED8tSpwcWQWDuSjZbxnfc36c5iAbS5R5bIffkN/VAy6msy7WQRxmnVd5vqpkXaI+F7Gi1Q/fO7GGr",
-	"NF8oD72wiUTVXtEdbVVylXWiGw7o1d7PCIvtnML9yMRzXwgwd7x8CJOa0Km0nTdW7tLn3x71usVOsRy2",
-	"RRV8Z58JYm24JGhbfEiF3Lgi6oq1boHP8ao5/rspLn9Oad6r4kX7nkcjGgQ6m7vXPlx/hwHrnE4JuB0q",
-	"muKOLEtZ450KQH7Ay5Dj4JzzNzi6Ivq+vSo7EmeZvCUBxba12Bf1Sq5QkLR8caYvJtpFsbpU0fCvlBvz",
-	"keBAoMTDt94X0EInzCbKZn80+R0C8jqKIoulOlG5uNetOArCfK50KQ/0bS+y92gjZo1i86TuuAe54Qzc",
-	"rgPuiY2FH4hMCOFB2O9koT7G8+Vm+Kb8XcVOLic7tJKfy82VfRJnU74rxbdm+Wd6T6w0/jPdJ0rs/1Xt",
-	"oBIXgFNh+lgvgPPArNaSKWf7Z/IFLFK0Yinc/XaFR4CzGxIZ4jVaWWrEPJI8aRd3NY/sECTQ/3+dkznk",
-	"QIMFL3Qc3NwxYHHxuJ0kbEaYmtjbO4iVkVsfCkbcDNEXwgnBjXCImU/K3QKlSPGVeQbcau0v4hxw69aL",
-	"BadDql/IKZBmKVtkAP/kdkN60so3ZzY8RPtfuLhSzBWrqz47dy5+bUP9d0VskQXg0OI6I2AVB1xJ5KWm",
-	"QKby9eu2Bjbha1+fTZBA/9nNguoUEhec7dwlDaTud7CZx9hMRhaWpujWQex7WntooBmmUU7qJ+HxyMTu",
-	"A0TZsRMSLxnHmCMJW3OWnhi5sYIQFwa/TdpmPSkuZ+AtwWe772Z25ZMidbwFDxJw8d0pSbcN7HaLvLPo",
-	"DXsEW5PCMGVdQAdLPaLOIHzc5VKryfN16aUhFbKPhnr9IYTpBSLYn+jUcq0d0wDVzRQ/D5HWVQsNSzqo",
-	"QHnvgCVjCkGz1k1QUH2YnSk6bBzHY0r7SLHjIbriRKAR9q+V6l1AIAP2c0QlQVDAXZwt9vQE8xRZYyUD",
-	"YT9z7tiDaNb0zzbFqOyKPBNxVpGD8IZWoh5Cy2tE14w2r8lytcxSFzjjXKaY4SsiYBCM21XX1JF7+no+",
-	"RiMuJzAORhynmuHGF9p+trp5Liyoax8DDwVUKBvJJAh5eqwM5IthqRbUVVNSg2eT0et6xIEUOhsJvF88",
-	"IkGjhaBwR5N+oastpnwo+v8WZCQAWubEsueW9TI+U1fec5RRv5J2FKJcPha6kU6FmEMTAG66M8d9Lcbc",
-	"9vGHFG/11cmHU8+aR5osdD+CpZGldSPeBmyo6GTYt02qoR0GNKk+RkNFfkM0xdfw3GwTa0UvuhNJjlAb",
-	"kPYNZbaKTtJjQYAe+4jKhIS0WI+T/HzMGJdoRMxsEUgpRHXGB8xxJzV/Iss+wigCfwda8HkYoAmG2cPo",
-	"mpCZJeCGLdc1vfgGrLwUF60R49r0TdPzVy3BNcAaUEd4P32GTHDidDjJ8w9GFupskvExPkm5wT+SG35N",
-	"0ksVJBaoi1aexl3tmiwL3VXXZLmTbVoNV8EmtZS13nJ+elrX1jepPVg3UMKLHqUn7NzBUd1r3heSsuwM",
-	"xVWE5DPhen6g/Fs3DYj5jWmGFXd6UYo/mlI2l3CNVuOBnQ5YXU4IjXRhOigYEfEJMxqErksBQX/Dr+FR",
-	"SONeYFih9h5RiebMlD2vZSUf1yPvA1mJV7JrOquoDg10rJlVVpCqqeZr90ut5jHOEX1zykklx1Z867b9",
-	"WqvIXuPt48neRJ1WWgerwlWoDs1GfMyUpmB9aqwR1wm4AeuAjGCM0WguB6BcLIlEdtSGB+2BEs+ANulR",
-	"0rJOt1AzJko9irX9htG9aNLYraQ83ZLnd+alv3oLIAtwCYnZ0OGz7p93jznIO4qPfXM6MW1aRVVCyY01",
-	"U9q+7kSti7IjgkIylgrzodSSRskoz5BfQYGm2MCqzUyV+wbM26KZjSUIngyHe0bxosSILLJtaNWqLf70",
-	"8Q2azgUYfDAyEdXVf7TfhjNdL2F7wkGXIByGfKH0O3qjNFDdMEo0TGdEwcMbMmCS2+6GpkKMaFfQMbKt",
-	"Ojr7DpHMnNhgC53mBl0OmJ18+Ptvfx96+d5/jRJTd0ObMjuj8es3LjMQf6nUi9KxpmsoO5NmX2qRvgIm",
-	"aixSd+R1+jQ1r612mnfp8f1ZC9X+uJmZ6unmiGk4zaxvWpSeH+Z5uXP5Z4EYBq1m9zbpTJux+uHiDMRn",
-	"SYL8E0N7/81ZEk+X85JIUJ2F+e2mu6ySdCdBgHBO1D1KmdsJUgRZqNclRJjys3s6EgrBDO3CUIb4dCZR",
-	"XdIp8UxSrodCDH5SD8GAK9MTEuRSXMPSQT9912ihn8hMot02CvBSbKz3lfKKbXkvIPs42S+d/EhFfBBl",
-	"6ccO7bt+i7UN6tc939b5Q1vh0offkNyTH9jAy1uBGJKbntymsW3X7Wu796C2tnsru9p21za1/QyKu9mA",
-	"lQGq5MCeNfcC49RyM9fyexxH0122d+4M5t/vRMQsXt5O6MyfkGAemrQPuFNHe7ykAQw0XR2axzRpMPQU",
-	"onPmaHD1YULrwwb08eEDppmjmRifXCzmIwXCSPf5pvIYDAyzC3yMqDTNaheYgltZz1uNiIwgmjXFARmw",
-	"YE4Q4wtEmZCKX/IxCvhcPamC49c8Lqsk3pBt6fte6Qx08AAPyY00Zgx0Jnc2V++AcMinzEOccLjH+4iL",
-	"ee4TM/o8o+p+WUYFPeEVOQTP7uqtMTtzBAgzl788jtXdJRi3MlplO+HCpH4aE1XCeRxKc3xvaQ6S4x+v",
-	"NrAwH84/1tyWeWyxx65XqNQS+Yzg20VworPxt2qguDi+o01u00SwXJyfQFjf+lEKfGHHIEy7PTTh88gV",
-	"MraROjjdsJxHBI2WYOh4SPABw7ahfAQBH7Gg0thAfC5RyIUOylpaStL9AXLKGUhzEQ9Z5ILEYAwYjgji",
-	"0Im41z5qQG6KTicJIj5zcmuS9lMwOB0vjaYw4WEFsV/ZbfFlibb9FbnkEnT6J2IYlTwvHw1eu7VGTx75",
-	"BQwGSWoO6kXWS/4wnlOh/jkb5Cqtda7uvlhV/7w9x8Vz2fTTlU0/2/VrE06LK5erhubA9o6Uge4hcBkJ",
-	"L06/gBZGwKkzSZloglkQgkAWAzb88P7sHFWsARyiOiRcKYEMJBzY4mj7Sn2EIeVqLkhgptnYlNiY1J1q",
-	"vqPGpuG3h5c6P1AoP1dIfx0V0i9hMKaJQRWgQy4OpSdprkWcu4qRJa9SfbXnVHJXAfKKyM8M4TcQH0t2",
-	"4rk6/Anzgh1KjnNOE8nzSE1xR7fLKFUYzzJj25LMvkSUQVUE9q8JC1B9wmXDdCTWHYPtWMLskEjjUV5Z",
-	"FJs+bnr17ST85SAva9duupVg3Qb4WRVblf/nUEJq38pVMhhJVjrZS0LrHxIGesaZ7vtqMdl01aZ6RHCT",
-	"s3DZaCHQ+IVOtBJYUjFeDtheu41+/1//LzSlTP8X38J/O22v3Yb/2ZGvhohsnpYufl2rW32aBYW61daJ",
-	"Yvv6kgY9C/IXqn99FHE+18Gur4NV21JuOlUi2uqSq2Kjk+odS1b6PH6ooAE+mXFToHI9udfxa+lV8sW8",
-	"ik/X72QVEf0AM1vjrjwb+SAeSjs72gYrj0iYeaNDM0Bs6FJQ3Y4N1VO90ZLIhi0n0euGJOiDH9o0atOp",
-	"NiJuv5avSYFBrw5+xetA73bMGJ8znwQQHFGb5Qy5aKETFpejaR+g68hAQ8pucEiDS/UbGbbQGR4TkwAU",
-	"aT8jwizrjFnv/qhmxX5uDvFAv8kX4ynxQae4y5P4LP55WFYly/oMUoc/YxhEUwzCyDCV4iZPKfYGy0c3",
-	"lpLmUVjr13YAZ831uYn6RWOMWrlOwqIg7GDpL2W41nE4m+BGq6gBWdEiZqK/LooLqW4ia+40Y8+Ls4zS",
-	"A+fQyYdTNCITamryCseZO+Njw2Ej9SA7MsxbFQ9KnAovhG59gLPjwbGt4fvTz+fOA5JDur+4//8DAAD/",
-	"/w==",
+	"7L3djxs5si/4rxA6F7DqHKlKUqm+MZhTbbu7Pe2vcZWnZ7rla1GZlMSpFKlOUqVSGwbmviywL7vA4j7u",
+	"42KA3Yf9e/a5/5IFI8hM5peUKlfZ7jPVuPeMK5XJjCQjgvHFX3xoBHI2l4IJrRqnHxpTRkMWwz+fhWw2",
+	"l5oJ/YbNI7piobkaMhXEfK65FI3TxlDHCzYkyykTRE+5IjFTcykUI1wRSmJ4kMgxoYIwGkecxSRmvyyY",
+	"0mTJ9ZToKSOKzhhJ3has2j+w1W6j1VDBlM2oeSkTi1nj9OeGeVvjXauhV3PWOG0oHXMxaXz8+LHVmNOY",
+	"zpi2tD+esuBKLvRrupoxoZ+VkH45ZWSOPxMemvdxc3lO9bTRagg6Y/CXe77VMHTz2MyCIcMnb0ZvnjMx",
+	"0dPG6WHfkKI1i81g//3n/z4Y3HQ67/79vzWKVLcaT6iajiSNwxcsDqa0mtCZ/R3mS8srJggNtCJjGZMm",
+	"FSsi9ZTFhAq1ZLEi/c7+TsUXzdI3rfukW3zDj1xPw5guaVT1FcvkjuoZX/qj3A2FHmv9wFZF0l7QK6ZI",
+	"EDNqLhBFx2aOScx0vNolF4Y7r9iKUBEiq45kuHKsbdZjzGOlE84/w5vME8DhdCBCPh6z2DCaebRFZEyW",
+	"Ux6xzNMoFFwRpXkUkXghBBeTlremJ7vkB7ZShMaMqEDOWWjI1FM2EAl/GCKv2FwDZ/T6ZCoXsdodCDfZ",
+	"KN/pdOfErlHB1r2Dg1ZjxoX7u5vl8sHgptdtDwY3R0/f/Uf5IjznM66Lc/9Ms5kicxaTOZ0w0uyaT+p2",
+	"Op0WCdmYLiJt/kqZ+ZcFi1cp+RGM6hNtn2qcdjudVmMs4xnVjdMGF3q/12iZb+Izo0zgHeaT7J8JzVxo",
+	"NmExEP1qPFaskmotibric9J0lFbTKXGgUkJLyXR0dUrpesPGMVPTx1JecVYua4opxaV4ZFQy3GzVRlMx",
+	"TUYrovhEtLk4I99rPX8lolVKe4DD5pWgCt/boaq55LBs6X9ko6mUV09FOJe8Wsct8TbC7H3VOoKlI92F",
+	"hvhoBkHhhc3jfKGn39DwDYqkuRJIYfZB8086n0c8AE2x93dliP/QYDd0No9gIVgcyxgfCXHVrmnEw/fw",
+	"Z6sxY0rRifnBiL65aCR+GUsj6exmbj7EqAcaxYyGK7JQzHwjbG6wMjBKwhE4ttUd7/Hd5nPSOfhvMRs3",
+	"Thv/tpdu83v4q9p7au//2MqzNw5MuJgvNGkOk731vX3lsEW8izOuFBeT4U6LUPwWEixi0HdzqtRSxuFA",
+	"NIfJVMQsZEJzGqlhi8AwZGgfeG3v98eSMVFzMxhMlzeODNmwNRBuBPPnDkyeIAtxJeRStGACzTU3t1xc",
+	"c416Ph0pvegIGoghiMtwx+jOjy3giQtNNXssxTjiwR2xhTJDZviCEsUCKUIypoGWMdhRlhmM5C7mZyTk",
+	"io4iRrjGzeMzcARqlAq6pGgRITUZMS4mlkrY5MzFzETD5w53ds2M3kbCQDztYOczucAHrmm0WDvLFG/N",
+	"TDNcIrOFMnSTEdNLxgTpdzqwhZrdAf4jAVjGqQgmY22Yct8ktfK0ltaCjGXIlXHI4mfhKbH7F0HlRSLQ",
+	"vGYxegcHHpX2/lpkxizgc86Efin1eRTJJVtPaXL/eyH1e2qf8KlN7jgPw5gpdUryV9A9CNlcKq4JtRfl",
+	"GJ0IxeJrHrBTowJSkxHWKmL0mmXuAkuHimQQPaWaBFSA0ggJmAduWvJk1JifO9amu1ZRmQkYZvlzmHwJ",
+	"8qZcaDMjI7kQoWqhhb/kig1EiUImTS6CaBEaptDsRuM0cAUyiO9/e/lt+7hFjKTFMiIyHogRD3nMAkMo",
+	"jdrymsUxDxkJpjSmgfGlCBeGIh4adfyni1cvyYzNRiwmZicOiV7ygIGoU6LjhQioZuFAGCt3p3SLaJFh",
+	"MKVcAOuoxXwuY80M9ZmVhlvM9ytDTcbAfaTMB4z5ZBGDhoCXA98w6wPNJDxDBVy7YqtH6pRoY1vPpGAr",
+	"4/MpnFsxEOa6YFqB0Jv7Q3YtmPktWrVIxK+ZfUoKMqNcwL3mR9hohqWiYL5mILzP0TLLnx7v2sVQ5Ld/",
+	"/E9i/LicSLQI14osaRSZF5ubzLI5FjdrC1xuJAXNOxiQBtqs1zxmhk+NoyGN221eysKEkMXcUNa5+e0f",
+	"/xyPx+OW8VTmsdQykBFRK6XZLBlu58yu5hBWXuF8j8dMAMeNOYtCu1M61/tuNkpre8L8yjkTGT2TceEN",
+	"Y5hRNAvPYNZ+WUht/DqcJ8M9E7b7mfZKj6oxFzTyTBDgWDN9QJ8TURpofs12/Ql8KfW3RvbvbgLHMJw/",
+	"gy8lUYtg6ujd9XSlH/qwU5aMcXeT9VImc2XjQVwRHqKzzYKYadJMYkToCoOaHEk93clM15/NdG4/Zwo9",
+	"BSBhwwZ9nxP5sdUAftiw8yq5iANWQYPPeFNq+AppgoF9iuDCBnq+7NKeGnWTm2/jE6D2W/OZpDkszlLq",
+	"ZtgvT8x6xzxvBV3oqYz5ryy8G8vekY9fmlmnC2Y3G3vPI+Xmgwvy1/YF7g1tG7tsX8BvnuYypBoHCom6",
+	"W8VV9XqCgSOjruxeDnpsKqPQWHJJ/Ml+yBVbgXAmwcFvZTziYcjEp83uOBkmy/hc2f0vlCxRqMBNwHWO",
+	"PG8S5yyGD7nrCaxDhrWYjPfkgrnqCqN5y5hrlp26u9kHNugOp7/yQRhfbWTCLve6JQApV2zVSoNBZgO9",
+	"hhAqi6SYKAx9ZtbWn7S7F2hYqEar4UVprCSQEaMxi3EpdxunYhFF/tw+Sxy6zyDAPi0ZaZ3RaCzjmTFA",
+	"vE8AE5JPBAvJaIVWvNIsJFypBYuzc5oG+O9ImlMbWb23QY0sV6ZvxKi3oZYJuO+rFW5gDLoCLwFFvDlM",
+	"1BbuYZ6vU/VdXsqnOSybJxtFcUHVJLx++9WAWPr7mNFgmlsGLSWZGe8krx3Uqa/7zWZMjZulNOkekmbI",
+	"jDVOpLBJjp3PZHxnCIKpNBQlNBPrp5Fm93DnjOSphGm9Iwa33lwFdz+xv34VrD1mVC9iZlbNUpXl0x3n",
+	"qazh08LnGn+/nHmtF8SV8XgjidYcOKhg0NkIwDj14dGvbw7N/2D0ALzZITi6vplJ0W2H/NuUxQwFscrR",
+	"h1wajJT4ZRhGWNIVic3GhnLm5cnuKAKcDvj+iq3ex8zG+nNmTS5BR5ZUZbID7qPTHKOVKd/V9d51p0xz",
+	"a+JIc1g+AWCZn2PuNVch4HKwkH6typ8myVNFlpTbDDmHvOhAxCxg3HCY+QETuGdgh+GzEFYZUx6BKSav",
+	"DCOy8ZgFmFaF0KNyHEnGMWO7A1H4Di7eLxQG+NCpMRutYUGI7lm+lCpHuNmfQ7N7j2VsvKGBWMwnsbnk",
+	"7JxrFisIeAl2bTwlLriaGi0GsrrQgZxBNMGmPshCaB4l1OKWr6wLhQQoLQ1x1vVK4lIshvCpkMQYWlCw",
+	"QeE1kJxmNHLrimLkpPeRGgi0/hWabihpFJwBG34Jd05L1gzmGif6jETmD67JYk64UNq8Wo7N0ul4xcXE",
+	"+m3PhGaxoNHTVKpub9/hUFYysoYb/kTgJ9JMkvQh6XRP9kfdca99FHTD9lGn02kfm//T8f7b8X22Ob87",
+	"0Xsr2M2cBcZOswsGQ59ZfQzkk4DGMbf8mhKOygx338dpIu6OkpzegCUGMGEzyiNwKDDLZzSuGSKxmT+D",
+	"fQw0tKz7jWTgX5BdtFtAMKVRxMTEz846uUrSkVUZTWNJeOEMGkU7/qxfYGL+jvKHdrCcKwc7oP3tFOx7",
+	"CORPKBefIY7wUiY1B1hKAFurUVOWJE9NZZwRJkKj0Ia5rxvunOW/4WOr8VI+NkbC+TXlkTEqPm1ChXyP",
+	"iQmajJd3jzF6jpaJUZAYbwK16QwQIZdndu+KqDb+0/0ogJfOQgIdC05JhS3lE8p8Ok+NOx2v7Di5IqIg",
+	"YHMNSbrQsDxsMW9eP0anB1jbBYCSvwgVaDjhgDzcQfdSsIGwdpyXw8E3MEu8Im7rCXfJS6mnZjxjS0BN",
+	"Fguzc4o7wGu6iiQNL6V8TuMJ+9TgCLohWsr3EQznL75NU6PhYXwhuOVzpRJi/+3sJmAsRKWu+K+MgNNG",
+	"ml3ygn9jPHhbVYQax4bw/qUTCZlwEctGi+zCXvIZkwt9RyxkB8sH5jPLuKToS1mDNDSazTz4RXgq5CEK",
+	"dhybbcOSQpqUKG22wZAs5kbUds7MbYlshlJgoPKNxNqZ+66MMcvnnPhHisxjds3lIomdo+Vv9gllbd9e",
+	"p3fY7nbbvf3Lbue0Y/7fTxvCmfc66xE1Rq+drUeKyGsWR3ReqPnEtEjh+7wvM/v2zpkdy+hesyuSpVxE",
+	"IQljOSdUEykCVPr2ebQDgd8wQIXvnMoIjUJrl3zWaLPd4H1tYS99phizM0hc5cmcxUqiffFZqr38ogfM",
+	"U08kGcdyRuaxDBiGl7U0PwYswgDS52BVv1Jbea7g3Cb8CyVd1hgoRAQCO4HrHH4z25dSvqBida41m831",
+	"J/ojZhufUbF6T91wpdFM6+rbSljibnbWBhfkuN8hXpFQTDV7j2HSu5vtHDWOijQISIMA64Fi5Ay8aIs4",
+	"msPCxxpzGb+AjjWLyRvz7/Y5/Btr+JQROO+kh3dHsTT3Ah+xmocm8wQVF1MWXBminWeRTkahavljusp2",
+	"3/3EVU5XIx83c1NqRcNf0S5Ru59pQd3b05V0BkpmJYOIM6HvZcm0hCBYjYW5+3SZ8Xeu4EBBMQ7gpc78",
+	"fPG9O6Yv7EuNN2pJyeWr34qkKO0FCzm9BII+ZT4W6YjvZ2bI9/CR/rQ8xsHb5mVJRWr+NV/ENLQh/2Ge",
+	"mCFMVpqd236bxErezMGcNxgBX1vQ+zmC5s4SKR6NWRNO/9hqcKEW4zEPjDh/QyOzY2+oTk7vfz+yDxRr",
+	"lJ+Jx2b1yEGn08n4f0mkgtiHjRXT7VXWLNuBPkvNq89JXNkC1NECrVC7oT0yZi/V5sbxQkFU/rQQJ8h/",
+	"40Ak2dfA2M84IBbMGqOkOKVp8U9mGswuCSbLQFTaLBR1tzv/Um3DtEhVGsAVGqWycjcGdmqgbSroSG70",
+	"eTt3yu5eDW3PlqzpmSevxeM4ECt6lpzR8E4N0DDkWLz8OpZzFmtuFMuYRoq1/NlzkV44QhPHLNDtqYwV",
+	"a4/giBDINpR3nDb2f+m1j5Zvfv3pWPz1qnv9t07w5/nzWV9d6reLv1z/uPzrzd9WP/3a6fb2+2Zd5957",
+	"/ffkt+RzItjS6J7YuK4u/t2kUNGuNOn2vKrrxJpmN1yBg2cfdMdqwPVubTp6lXxU2Wkr7yBMxMXVI+XK",
+	"VzLDdnvHZSe60jNXP9t3pIdy5ejvLNBwZsYG+c6VYmjsZcn4cUq1Vz/wSKWSRmNbHxsSNCy9xaR2uJ8/",
+	"NCDW+MwsK+Pz7sHB6XH/YN9YO6vZSEaN08bbiyeP3eLm79tjcdDrnHZujvf3D45PxkF4yMLRIescj/vB",
+	"UbDfC/vjo+7ooD8Kaad30t1vfHzXSo/tWS5bCAxcNk5/flfgB1rx5ZCIgIQXv2Yk4kq3jHGKgVo4uwEn",
+	"3zSbIVtlBk0+2lMQue8vMIKbEP8RNzelTLNm/O3nrRYLgSJy35ZQXMZXzkqMY7pqfPSW5ENB+WC4KphK",
+	"xQSUz2PQ28by4b1m5t3JCSkYuFYsLMTvR1JGjIIuT5c8/8LH+CJbfBWqQlQ+9aRtfL4pZFoIDilgjMbP",
+	"djIcUFykzBzk5tNNSMsxoEdzqaDOeenB6HPPPDaboWFUFmJ4ylziWrFoDFYi5KQxodzCdDfXikypmu7k",
+	"xNfG9M9147SRROh6mQgdN5La6dJep8NG7e5ht9c+6rHD9vFxeNLu9NhRMAq746PesVFW1uVncA5uHrMx",
+	"vzEzdfXeXHrfH/coHBK9llf4UrGIooKgekR9SE/jhlSztuYzViYmeJ4ruXex8Cv80tuQvvW75wtzz8eU",
+	"+jJ1gUUwmDhPd4oWHlQP5ERwxQj6eqnU5mahQJw3LRWfbWYLs2t4una9IMMU2K+wn97y5tZ/YTUfPue4",
+	"uXs8E1JNUeF/DcxT1PNI34dUXtettpW2jUJsxiydpYWevmGqVOOdu2jWo6QmZJcMscDzPRfDpCqACsjB",
+	"KVc33cTwsH9SnCuri2wWd+eMDDEY8R7PgL535A4JTVPm+d0a3nJprSu2+tN09F3AX/E/ffvT0zeXf774",
+	"08ku2+/sBr0oLa5V6fp2Dtqdrlnf7oFdX+MzLJRZJfdVRTss89LiHHUP2jMuFprl5uAbqJ3dcXVn+II2",
+	"F0lYuESEku++rLa10nICLcnEbPnW/8QTzQcEqVEtoriYRMyYezulb/Pmp2hNMeHcq/Sb7ANmsHpqbcb0",
+	"VIaqClTAOwKMXihODSQUJnCCydu1EtgWqecgR+CyrdxheGMGX7FVCaBLcY93q17y1ZB19kjhylU0c6jW",
+	"gLLU3Olluw7Aq5bIlJ1ajXI2L0OeycqspbJMaqFYoYQZBXn6lxeYNM9vlBXGLVdPsQTT6WSuLrG6MTFK",
+	"LU7CN1QhjIMxM5+wgM+g1Kd77K5dODv56eX3RSnyDM2cmXP+7HW7l2T6s3tOlljPl+h3y3bR9GOql7a0",
+	"ssHW6WQqWjwjzZuUDyU/4wz5Fq6drAKF+dnznjETWYDuyMdX83Ptv9NM+yaeSk1ioDk3XIE+f0r9Wajk",
+	"Sbfd5pUk4LHIMc6xyvFmuiF/diateGcv+1L7Du+tSIb3UnLB5jLidIuXvzNKa8IF1a6Cy8FWTBhgyEyp",
+	"eiHjxFpCeJrTXssBwACei9Q0apx23T/Nw6pxevDx08wKVDAlqjNL8bohXqd3llojmbEqGEpMmAPxuEWg",
+	"JgcDsiZeI9jSu8sWH7WNc9U2+8p8Ghu+Kuq0/AvKYcFsfEbIZa04S4aYshEFW26O+tR4VV435L4mS0n5",
+	"CuGBx3KJRwVLsUB6KsHbC+wTqBDUVC7Nzy5qFyyUljP0lH2rLxNxPu0ddDqtBhzcN9qSS6FcySd+QrDC",
+	"gESZCVis4Mia+D3a77SPgv1u+2TcYe2D0XG4HxzSLut0G0YErxma+SiSLtr0XE7k2zhKT2vh5ZeoH84D",
+	"ULV4hBwUncX9OG30DoxfDX9BYAsuYcGvc7gxa9SAOIkX1MjrSLj+MqMF3Xl7h09x2tgqzGIPYPhPnxwf",
+	"HLPxOOzt90b9zv4+6x+FJ51OZz/sd1mw32cBZSE96ZuZv549dqQaEivWopcxxwtr0W0fhZ1e+3i0H7T7",
+	"7GB8SI9GxwGshWWwtzE3c2EEli1mWwSS/hPCTzqmQo1Z/EebA/9D/Y8cLDqd3uGCC907OPyDt2yJU4Hn",
+	"8F3IMN0RDu2Vi0xk0WwIrobLcVLMEFPDYy7FIqjW/rM9d51cjq9ZfMmBAYre7EHG27GVF95BIHtmvej8",
+	"ZGWvTB3ZhAkX5O3FE0wXkaYhyh5SsHzUsidofEEnwVRKxVQ2rIMC7ttCh/3q6IGzjVqNm7accSgnWNnt",
+	"4GNBT+Q/4BV6Z44NLOyQfYiF9kPsSQopGBaXMgEU5ynKTl2qWz/UMezMqLVuzbsJDE6SlvgVVlFXTUyi",
+	"KzeYAu6+vMd4p5GtVLPmV+hbQ69lJc2UbsPZLbe9NO1ZLChetsewLFaHFNHqzFYqm82GrhRR0tzYIlJ4",
+	"57ZaAD4S40YF4C6IkZLlSmtfFK3/wibgG+VTrefqdG+PBjO2ay/vRXIid+cgf+tDYhVLl91f/NfZraYw",
+	"vW7vqW3+eTAYZWZgqqfK8zBQ/Zke61NM68gIloVV8IWKihUG1kMe1pCqzGaZheXrtE9KASMTJWCzR/Wf",
+	"CxcseSJXFQP1juGCtVxcS80M0yhNFoJr0uwgju2cAlgTGS/g5Ear5osdqMZm0clpgxSNw5+owgx4n1ZX",
+	"X2S2ohL3OoaAlHJwFImKT0pHncgmyDqkiTe9YJoal4DQ+RxPbUCQBVAvLTbZzhnxeGb3toJT2DuL03vL",
+	"cdPNtzzUZX5/pEgQyeAK4uzWFSFQvRDKpVCJtLipc/cTdcWW9YNuaXRrvXsGq3GBNyciXushMElLw/WJ",
+	"GrfjJdTklFZRa7YKhSXJBuXvO5m5Li5oouk8FZW3AbKsvM6v+bMD0cnZDILBiV4NpwRahLr4kfVtnFtT",
+	"6sY8GP0PRr9v9JfvbxVqBMCNEnN7OZWRhZFQLdSZIb7OITo2MZUKxR8oy1mbBlmxsCU1B4Nd/NfOH0u3",
+	"p9wmXFKPcEMD7Ui120KyUwLFj1R2x8zTlUxsvQ3Tk5o0VYBRNzMwyNG7TGTZilZZDuaTA9Xlg76sHSYu",
+	"CPGHSvwQd6vncpk5xk8ngeQit+RbqYNb7YZ5HfIh8/Yt1EkxY+XpF29UVDUFh7HoY92f/+IrpvxiPX32",
+	"un143D0licIyWmQ/gAWEf7L/xCuW9/BaUU3hTXZ68aasPsIbjDgp/Jk0n7553O514Pxk7vWZccoI+CNU",
+	"m9pBl4y7IZG3cmz1VSnjW9pEsN97FlFWgXsMd1grVZNR95uLpcrsqcR6ShM3ngz4eiX7ujzxvoIsqpe8",
+	"s5DAEuckOcPmvjSVGlEyZLcJ2mMVRbe33z84LAm5l8YIzslhO+QTrsnlq8vXNhMuYxdyKoHBtodNWoDY",
+	"gZlkeCwfNz/sbwybG4pKJwDKS7BA4xYT4ZeTFKbBhUpoFL0aQ0h5c0mQX2/oqlTKkws+Ro5rR6ABV0RJ",
+	"ouUiAH/dA7QF/O4lXSljZ0Q84Hpnl5wjIi7Ga+xmZeFTYWZ8cJ0mNBkZYKqoYiat8+FPpVjZr6/KPjTN",
+	"WMTsURpRARwS5HAH68Ux6IMM34JKCmukQLYNMpVV9llhv8m0g4D/vN4L/U6nVEfkTBYXiN1YHWDpePex",
+	"Vfx6h/sroLxfSPt9ZxDAVBZKlk+EjFlY/MI8SXa0zSTBr++Qz4rlyt55JTtihX+EzTQKqRyHQm7xyNvd",
+	"DngE9QLYJdackZAWYLTbJiHw3xlxXwSmVMIuWNOUCMNqznZ2yas5CjICAtkJxefsJw5PAYjZLjjOPWyU",
+	"hHu4BRC75CqgcegqIl0MYCBsiNw7m7CDLVjSyoFOaby8yGy3CflmQzTZfezDoBHQWA8ap4NGvzdofMzl",
+	"HDv949oNjNybWPyGjcvM729TxlGtFMgJbBQCRydUPnqSw78upEQPyqhrDwY33W8Hg5ujb80/T779//7P",
+	"3/7xv/32j//9t3/8P+3f/vH//vY//tn+7X/83xUfkXCpP08Zhr1vCurE6TLRCibC7MzZc4OUqAVUf40X",
+	"kZPeMzLVet5UOxBdz1qALtStpnKehLr1lIor5ceuFmA7rGWT6ffvftaX+P/nr9/9rC7e/fF0b289+zi1",
+	"le5xTicU9dGY37Cwbd3TZK9wcBcIqOpmo20Lvn2llVPWrfo60gtqOVZ5t3nHw34yFfWAWMWaBazwUu5v",
+	"3zz3UJJzOtfDqsbZeLJgNtXX7XQO8kE5q2rwomsz9pLpzK+BFNdMcCYC9i1zo9n8/OaK24LeL3qT9HbB",
+	"qa3LfStDUd1Oago/26J8wC7z07+8cJ7lpxYe5CfYa8hWv255fRHDxVTGuUqGiq24UOCQZ6bKMObmlfkv",
+	"ywUOfO08Gw8+6Rzt93r7h/udw6OTTr9xX5HUbQiPqWZvlcuhGf9s9+j4pIOu2tFxZQw0Obxko9pJWC5w",
+	"ZaxfoDq1LE7eqfkf8KP/Cp4/DaYiPu/3Tw87sNXFV0yfzzl+oI2TlIaMlU+knb3XMQ/MtJfOuOWlaxlR",
+	"zSNIyjwI36cKn5kvu8x3KHS9uxC6bm0hy6SOviIZ2yoX5eVOePjpBwezkrhQYTuQWKJfLYn+oc9UFP3q",
+	"czN5MM7HpIJrrksLuDaYyCXlWWpJ5/k9vsTj3Z6tkkCeT9acrhxVu4Gcmb/36oz3b2hb/mGu3vd+UW9+",
+	"2Z88efW+vTg4uZn3eXs2++XP7V/jXzrPnker8Pvr14d/uoz0+z4ejYhB5LZ8suSsdGLH1shf5+Zsm/B+",
+	"iU/1PdrZzv6e0wk7y2BlxfSaRcn5J2OPj2M6cch2xVi1nZR1PYZdyxM1BRRREZQe8cn5Ht5HJG9pZRD1",
+	"itGnvEuSa795i7gmNF5QHj27SUFISsGuBfI0lCyqRceQovaSlqJFvnAvK6RkoPuD+UZlDz0yfs3O/Egh",
+	"JLUgmIPHfM3NmQNJ6xjNTdN1Ui0BLu8zfLbXKVZULcpYCz6aSEEoeHMkZkpG1xbGa74YRTxwwQ2mSNPc",
+	"judl01JL76wLQNUrMo/5NdWMaBpPmFaAxEc81FlEFEoZdIOHn1+DEt/e6/Wb9fRhQOfaq70//tt/vvuP",
+	"Jv7xb+/+vTT5nOPpRVUJB3JrghbhMWpZcDILbFFde36AHm7FVlroCLiVebS59jah66A84rc2AN0tD0Bv",
+	"SncnB8oID6H3uvtLZJrPPVIkoJpGcrJgpDn87ukl2bvu7rEbBL3ew4M/w7OBYJFipKTp4M4Z4baHJo2U",
+	"JCN3et3HdPAh7vzOfQPRxHHLGgLm46XrT5V57Gnv+7nbPnkHtQcfOq3u0ceK6GUaW01DUC6EkS0filbk",
+	"7cUTP5Jk7ntXGRP1o6+3j696ocn7j0HmBaGggP/yIoWdo2JFImZIIAGFpucIJh/JJYvNlZ1dYna/X1ks",
+	"k6e4slg/Yb6+YQuHRMh8NWjnpvOh3/n433DX9y4bBqDt8Xn723d4Q70MjVfPlmRtC9NTrcHCajgFm6nD",
+	"g9Qx0z+wFTQKcDZBtCJmF8gptCsc7CsBTkgoz918EnTCLuuN92l/dBAchkfseHxCO6Nu0CvZ5e031Tsn",
+	"773yQwW6wUnw2z/+uXF9EZAuHa50ETNaoaYWyBQKlInXk4I/XhnldyF9jPKPFxb8z9/h7tuV39jboBiO",
+	"2vhIr+DK57bOqql57lQK8TTQJyiQosa+N/CPjMdS7RpAntDqyCW1ODBjGdsK6syZnORGNaWx69pVTKCp",
+	"zQXXJalsszDv6oF85EG9W8kC+hNaJmBJz46SGkToswHQg3JsjXghRbt3c0Nci/6cLHxNPb8LroyjrU5B",
+	"zAsaTLlg7ZjREBDvsDOGz+aFbytBb7AfW/B4FzMq0rHtfdnht56fEn6HCSvgMNEZS5o0J02DHT4gNg8u",
+	"oWR9yjBjmgDfBFSziYxX5ZOWXaxahRGthkWqcNNaZOfcYzh4Gdc/lxN+G+g67Jly2pBLweL/DNlMOjfO",
+	"a6RSeU66yJI4XKk2AviMRwpbpBRMvOLx5H4pB9Q5WL39Sed865jSOX5RdZajBMil7hRvsyNib3Q15XNM",
+	"qeVSe7W2yNxB5CdsJsmFsa3Nxye93/xgjDo1Ym0mJJZYu2C+A4rHcjYe4q08xuoahB+YZxETtuEXi0kI",
+	"d+xWb5KVD2I99mYALX9SP6xp95fBo6EBAi+vwdHzV2fduNuQmj3kt3ZMQTP9HjwR8le59KweYDVJo8bp",
+	"ioRyG6Q4xyRrFQCMne/v51u915wt4fxuyK5ZZCYV9v8ZROaR/TaaEd70F04aAY3ZmagDBLgV1lpGGNaw",
+	"qb0RoPoEIyt7yLRWMbEnXuuAi8ybLEwRFMNmSl/L4G3KLDKnIf235j4zgWTzZapckeJyeDDGa6E7bR/o",
+	"tF8fRpgwBKDlvB0ZPrG1cIjuaW7zcIuhAZE7ZeK1ehzunBH4hxrCDI2knrYIo8GUSAE1M8Zzjlg4YfGp",
+	"d9gYi1zhLM1AgA/lale9uGE2xvShkaANp8UzFrkiX+Fyq6IN12YVslXwTeal8Pe6l9vU0mu6kgutMnFN",
+	"w2TOnig8fnKC4cSK5ztgr2Z+8+pAaoZPKzAR1pOc8/sKhBeYza2YsVwtJMs9lU5m94Q7BXdMFrykZ3Mq",
+	"B8DZM2v5ZyfKMcqmlzmh9Zij9iM5xWJ5FYYp0xN59qk6Adcye0u+ZdmarbkQRq+z3LeAxf204x5pdDB7",
+	"jiNLfZ2Nq0JeKgUhMn7+iGsWtgAKfcU0HluXC02arkmLjL0uMju1pGbtHm3hPNNyyILoVn1JgVOcOKzb",
+	"fC5YsIi5Xm30lkrO2TE6ewSdk2AEADPgYpKPo9lP7Y0pRkg+VuCBwA0fKt5jGzNx4UAdt929vZesm45s",
+	"twU+KYsv10i75KZgRIMrJsIfAT3Dz4HRDmNHtNvvhb3Do6A73j886vZZnx6Pjw4Ou71xr0OPTo78o87g",
+	"k/gC9w6cvPNiOapNc91mD+XivLA/lW5DrcZiHm4Kd3q9qTMVNQVGKJ+mMpaYSodFgs1v59SYjsZDa0sR",
+	"rXZ21xxgVZUpPR4qF0DBtFymhbxxAxYqh71ZWwfmjejCktVSv9vunIWFrPWWLRV2hgnqxnbLmOLDJiHO",
+	"aMqSEbw1zm8XhakoWYNWOQf631eqO0ojjc/TU2DNGeVCMK2ggh6AdOwPFQ3Td3aJjwreIpSEVE1Hksah",
+	"NeDhCYzd4lhIj+33QLSEM01G//vNt8FhR+BwtOvT8oZHylrqDk4WwxlgnGRyL/aHwor6Jk4pNIQh5pFy",
+	"dthuTa/gfq3cJF3vrMEa4lHTjrh0wz7K6pFKm+I2tkNt46CMcV9nMCuz1L+WCmwBLG0AoChjVgI6fR5C",
+	"twqe01oOFp8T6ixKEDqzAJ3dajDJsoh7tz2iCorMJoyIhXG4W2QcSRk38VVkD08s7pD/IN2aC5x8QFU4",
+	"AfQ/GcsokkvXdCzTq9ZDwbJfnx8KKp6cXJoPYHEySI2oh5vH8mHVFZ/PWVg/gkJLoo+PsR/e2H7tjGo8",
+	"3oqt5SPbuKHWdpIub/4lAeNRE25IFuo2YoCf4CY7mZ50KTNUtDI8VS4ZSdlk1QnaDcc1H84LPZwXejgv",
+	"9HBe6OG80MN5oYfzQg/nhR7OC/0ezguVxMdT8S+4SLG85gqBLprBlNG5cbFh895xjZzTtmPGywN4BmFB",
+	"P3mIPz7KBky7nYN6oBUbEKhfO5x5C3HSyVW4IYFcIwYtyxPR2YaIogX74TYoHGX27oet8a5vV2t4mzxW",
+	"UZ2vezJXnHoXENCX8cIhQJubMClrA0FNqG/EaLkgQ3X13tzyfgiwQskjaVwJ00WnA4EdIVvIoVSEac4D",
+	"OhBhJAuCSDstMi4FoZaCZWNbA5EGt/DRXXIJASkR+nhJCMs44zendjygVjAObrdi0JQ2JjN5zdRAwIP4",
+	"uaqVhNCgRwXgkMZyIcJc/nkjWvUnst62EdoiRvbGetISh6IO1LV3zGHjK7aExV4Phz3X9RG5EmQPfM5s",
+	"BBXEps66j7m9/VvMg0VoJii9gGIRi9gthc2sKknGNG4hfDNNAfIt/v2pkbaFCFkMYpOcSwToWyg/X5qh",
+	"uXZn61DG8KIiysFn75LzkbJxhhwqePLONdXH/uxkYG82Lv0tUZKzG+ytROdOgJYzKQIPdbkoNGVQy67I",
+	"OpcWyFkC5VtViQrJTUvldpnJ9ybQhlnE5rn2AgbZZd1UC24nbVMPKlfpWNWF6iGw9RDYeghsPQS2HgJb",
+	"D4Gth8DWQ2DrIbD1Owls1W+oebuM/ae11PSwZ75gU82c41nsawRRMvDlYhbI2GE+JD17ErRMO9KuXWdo",
+	"3G8cOAy46SkTWzTr3z/t9n66nV6wVaks/MaYykEsRb4vTHW2+mEr+C+2FSwUCx82gq9oIzCiaDRKNTtl",
+	"foehGt3Obucg/enxF1wwS8LlA0N9HQzVauibbyIZXL2EIrjG6f7xAXgB5ofvqHprFMDpIR400jffUzWF",
+	"OTkKuuMD1qH7o5OwF/TZ4fiYdkf7wUF4xE7GHdob9YPD8Jh1xl26PzoIjsIT1h33aH90GByHHbAub56p",
+	"i7kUSsZeU3B984arK8iRhYaehgpixgQXk/bcXXR3XQRgffSSv9k1w0MJjZev3r95dvED3HrBRMhif0X7",
+	"o87xydGoc9DdH4fBUXDQ744OwxNDe+8k6LOD/cN+2AtH8PglnzGl6Wxe3FB6p/3uT3iTsWweSwXCuJ91",
+	"6bxf36rwW8NeeH603z/pf9zUoPEWSaktsfj8Db92KNx7aE203Ufhy1kQtRIDZcqu3MQKvUZeNZtidW2H",
+	"m3LQwLwWrXrt24snSb8LvZRJy7B5RINcerTR7e0elPbgcg3CPvTK0bDymrtWr/m8rl33EN5UVAe3i8in",
+	"muOWz6OeqZF2yCmRyie8jF1ew9R6i6duSloK+0BxPkRcvY/Nqq4U8OXxm2eXzx6fP3ea7Ptn333v/v3i",
+	"6ZNnb1+4v56/+tH90ym+OjJZUI21psLThxUKqc4gqb4sZKehrDeQKpFl23ytUqS3eV9WA69/txHtGY8i",
+	"LoWeqtIC403rWw4ZCqmYrEbMiWtO5Es1YYmWSmQnL8jZhSsuvS+02fWpnr289GW3kqzUFPi8IIc1s1Fv",
+	"KjslX9r0psIesF67ZCymoYmvDTlX20FZivV9FE+JnkqVYCcGVEjBA8MkkNZtep2+dlr2GNjMPpMcuYd7",
+	"HymSaZxKmmkT4cwgpYld12LbdnyO2YxyYxV5j56RTtod2O2GisSMBlNozSVC11aqU+wlbwhOH1qmbafV",
+	"TmmlunM9+omdU/Y5mRuSLsx1HNMeZCuLX9k4bRzaET9uaGadbrz9Ldtfln/Kp4xYvwN11Wf7bz/c6u1b",
+	"97TOXC6lZo2EXiSVAOWVZREfs2AVRAw7hmUawCTxyfRsNBCWAhqPKccjew7RuNUIqAhYFCG6cTpH6WCF",
+	"CfbLAUoy26XtbD6piY1HVfJzkaqsIV5SWWL1fab9t4z948TYtXTpygVdMBFjj4oIKWyjSUvtEoGVzcTG",
+	"UmgmYEIx6DejYgHHY9RULvR7d2vmc5J7Nu7BFc2fz20rOwBltiAEmlBcAxJTzVoEMMJsIDSJltU6PvMQ",
+	"kHxIDD8khu85Mbxl/XOCkjVarOD04sq16ucKzZsW8Up9yJgZ6yuIFiELPdBNH0szLRrulVZB1yj9vZcu",
+	"1duHbj61NrhUuAuIjPamOiET0kyaLQKRO5UxlHp20L23jK5rY2VUS36GjOc3N2JgLHopmN8bnjSxG7sV",
+	"yOyEpFFW4Ryvm/ZEtu1FKFfefVn4qc1ncxk77Oxp47Qx4Xq6GLm2IdgLwPsXDIT5gFu3Yq4ZE9qIMGsd",
+	"1hRxp9DmuIwrc0tQUi2ZsorfuHmtk+h/ZmFR4cd15meiFVPb0ibArNWZMX3SLSfPW29sB+TH5ahSb/wG",
+	"yapF0qYjBQiczDg/N+goCFl7PJnyvzfelQDirH3tJRPEGNQRay8UItiqbdAJC8g4/tvKFuMNG8dMTb+a",
+	"Xs0FvEdopGx7NFNozWklHPAujHefNKgF3DxAO3ykSESV3tkt7618AQBD3wK+0G3adU+N7hUTZqO2jf1f",
+	"eu2j5ZtffzoWf73qXv+tE/x5/nzWV5f67eIv1z8u/3rzt9VPv8IG7SBx13T7zo1e2v/S3eMwbRSfiDYX",
+	"OVjYbu+41G+u204c3KlMq3DSHN6Y/9rwf4e36Bye/bpWdSvxCwi9gT6obGRymQRbMsDv4Pjl5LQ8rlFp",
+	"CheWpX5soMKTL/9GYNey1bAr6ha4FHe34LV0DtqdbklFtXZGVcFd6By097u3QrAHSxzzbfu7nd1ud3/3",
+	"qNFqGLl7q9YTpTz5O0+qpRaKxecTILbxQv7Ko4juHeyWRJAyJlsBxUP4KLYIXExQMrY5LVbBbFa/uFVB",
+	"TQQwVVRdISpHMZmRMacqx3ykCB0pGS00I0yE9QmuQglOx62JvsvnFdom4nDa0DUh0em0knEsZ6WIXD4f",
+	"VK6Sm05zM4lxK2JbfHqekUpflAOUgwYB8MIJv2YC0ZIqX7kxZOJxbSkyZSyXCmBlvElbcj3d3LqMhxlT",
+	"KjOlWcOLzxs+IYV5SZl6jRIqP0KSgTWGQ3l2zSqOkryrLBjMIdqzJULXx4g5VKuc0KnLTWYPvLL8U/W5",
+	"bUAPFq2qu/vnfDM8s4iISVAsCIO1CHbBB3NkSLS03e4tlpdi8TXzoDv9wBg8n4P/24MakXeIKOfT1IX0",
+	"Ze5Kzr+3A3p1mhm7oJNpULZf2gEK/MOkAXm5p+j3d8Mx7Z/dYsVn0iEqyZ4akXpXCu9YWLkKY6gYmSyb",
+	"2YfapS9Yu1TCmJe5rilJ6A9X6F0VwGPtqorCLFe3xHG3uu0N21hmum5hGs7lB/1Ed76JzhYTXxJVckvr",
+	"JZEOa6F88aqYWPcEVdO6oNhtuKZED3hsVAAuC4mNJuJtbaOfiasUyxLmceCa46uFYEDI5jELKKafRpEM",
+	"rlhYykdqC+jLHIMXeMjYEGkQaqFY2CJ8DMd4N4SfKqyKzxWOynct8gS2lUaN6/Ux8lfeiWkyzUVJ9Pg8",
+	"PZKb6AQvhpSd/HelW4KePxWxjKIqPDfXCyBmmiwp11xMQJi5Vmh5FFsEfWhIPacLPX0bc/M2/ON0b09L",
+	"PU8n87TY6uSPtiHwn765+PFv+09eP/3+9Q/7r//6Ov/3YNHp9A65UgsW/8FvIfpL/FiG7LWYoAlKT/mM",
+	"TtjeXEzORlSxw36L/+WbV2+WnR++m8g/+J2EN72yqIb9jywz+Ya5D//tH/8ckrdvnpWa+h7hZWO9ffOM",
+	"QGuGP7+B+W4RSoblH7j2Net6BONvLWLG2e+RppbQu5ZwYawwQeh8XqNZcNIf2Jse//PKuPAt4MfmsaVv",
+	"Z1deAvwii0Jo0BtMqZiwMwS9UERpusqxahFp+CDtgFoCG/1xs+HoAymXmY4V3UKhLrLb6nU+bjQTN1iJ",
+	"tdCTC01fvYK+g/Ker7Xwkm8xbg5Q2beyDzNGdnbifj5v/0Tbv3baJ7sVpnVtFOUCS9pGzOdas1nZeadX",
+	"gpGQGWcuXhGKd+XNZvdst+WasGGQJqKaiWD1QjVOj/tGerCnnHn/FarveEMeHTX8YwhC9sqAflOyawAL",
+	"JR3iNjrqHuW1Rk4/7UOpmJrto0t++MbFgqhQy7W4HRlDJt4y5+jPWhk9FnEkfqTI95dm14P7bSoWSk2E",
+	"tCSSwDZO+tRCSbdS/gf585yh2i2VN7Hvqnn3iWXPcuaFDufQqtEysYXEZrZDewur+sw2b2lU5fyNKqhG",
+	"8YcbuS60wol55tpVUrBr/R4e6h2zvo0xn4QdOGyxP+oHB+Eh27L5bCQniLXw+QT1Xash2I22amXzk4al",
+	"cYEwS7e2m0D3p0aVJqjdv2T7TL6/rDXy0cmKfrh1AhzW7cNWDfWdHi85RJtbj+2Uie8BpHV4/pIldXwh",
+	"V7gDvbuLDgGlzbeuXaraWxPPHUh4If/R2RBpSgtOdQ0V4+Ke28Qyt1m+RJXdOmppB3pqJ6aq9zHNdC/B",
+	"Z1BVYsOwZGXJb//4n7Bl2R9t+cQMbHPtkq7FFAegzhUwseuU6Vn2ecOoMgSjhmLZGBsSY6b9Vm24bacl",
+	"NOHfSA31209FqLwE0+Z+Jovqk/pmOlXqAW5IS9WsJMpNTHFhV+kmp7Scz1lImtrb7+2ezkLS73bId1Kw",
+	"HReGhmrcYS2DhFUbmOnClPpdi5G5NGIhMhN4XeqMGOFckRmjQtnot/mhdqDfcfx1ggdW1H387juMlTNP",
+	"oe4IalyT8t15zK65XCgXaKCRktjSqEXoWEOeILZDfkKaafs2LIs4F+eqxdb1gj5o0S0AoMzyR8pFBb6u",
+	"mNkq1V1DB9630k507V0p7R+5nl5UBDDORWK5poar4SAuJklkwxUgYX8XqMNMPQ6/F6+3S9y5anY1Zbtp",
+	"tf/vR1sn4bLlVLHg/YvxD38+iY+/++Fvv8SXy7+/ff3k+Nnz1z89k73n9Dm9WJa0fvamdkseqopdXWgq",
+	"QhqHxD6TaJHmEKkcwokgDI/lyjprfsbGxtCOzITKdex8XXkk4zI1KFJLQ8vUErHvUdAACew6G+IiwMtC",
+	"LkTAQkKVq/caCOfFDh3fJeibw1QBJ0diCDYb4coIS6wTxxwLaMMFaw1EMpK8dgOhkh4WWNu+YgbQnBYq",
+	"VE+pgAKC3GjG23rvsDvtgx6AKNY6JCgzIQ+hQ1DgTnIFMQu5RihS25I127EpIQ4lOq3u3M0cwimKZ3ot",
+	"rZd0VxLzPnksOaSTXktm3Lvm5s67lJmATAcvj2bvYoZs/2aPcu9yQqp/a8WRopI5KOyNabx2XRdAv9Vt",
+	"2UmWmj1eq9Rwdw3wJfjyL2zXfKsRUz1Lu0ftk2CftY9G/YP2cdjrtg/HHdanvdFJsN9Zgxm5DTZkivQ4",
+	"h4ZTDuqxgHIV8DlnIpPT3uLsTQnyVZXuT2as4kCDF9tNFuugNkb5V3K84DZw5Vj6+IJp6qydoo2f4ahC",
+	"PQ7CWEVQXzv1mzwTlL3NfkSrcdOWMw6O+Spth/91IqH/awGf14xveTDiJeddt4T7TlWsj/hdynUWPC3b",
+	"chW1t9oMhF3Bd0W19CFTq7GFhrolkHY6A+mhjjsJllUBYeexrdPTHoXJ8E9rpPjUW/hjybdtgp728ljr",
+	"0acfdtMvt5sW1sC27d9mDbqX3cPT7slp/3jrNeiOD4NeuxMeHLWPaPe4fcL6/fb+qBd0ww47GfeP72gN",
+	"PCVW/Qm9zuk+IEZVoCyWQLvZA3YV0G69g13/pwdot4fyyDXQbv2T426nl4V26+Wh3fbZAT0KTkbdsDfu",
+	"s0N6HHRGhv5Ddkw7QZftjw/okQf71hl1g/3wgB2NTwD2bQ20WxGJrTc+od3ggB2N9sPjcYf2g0PWG52E",
+	"3fE+PQiO2MmoY8ig1UhsTq46ByVIbL1+TSS23vGh7wA+q608Pt6hWvXdylLF6uuQu4bn7d0tPK/nBX9Z",
+	"hN6irbg9SK8PsJGO96lQvQ87wsOO8LAj/FfcEe4e0TMLDbQFes+7TeCWCQJCLQzMrxqZclskynXIk5uR",
+	"JsuQJQt4irfCT9yEl7gNvmGNj84y+bZnkDNP/xdEMVwPOFGIwxTrLFLb4Y6Qz7bFO8Mc4SLmenVhhAq1",
+	"0DeMxiw+X2hg9xH89a1b+T/9eNnIB9SeJIFOHysBGtc9DZ9cnJM//Xjp8mKjBY90mwuCZxFIc5ikS/Ex",
+	"hb8Mz8gVW6mBoJoM93aXLIraV0Iuxd7fl1dq9+9KiuEZCSLKZ4oMnVv+nocKk5dDFcg5G2JdCnUH9pAG",
+	"dqNZLGg0EK/mTDx7Qh5LIVigHU0YYZ1HEnHUINU3WcRMkebw9fnfXjx9eXnx/tWzJ4/fP7u4ePv0zfAM",
+	"8mdJAgeoGgifjF33L2MSDmNGwyEUzJh/kWXMNRueku+eXhLBWAjIjGHLxl9nTE9lqPAujMGCBgQVA4uT",
+	"LuxU67kPuLfm8IJDiRti/nVIYqYXsWBwbApYm0vRgoC0vbVts8RJTpU0Mcqc1oCZNQML16j8xpRRxO+0",
+	"Zthf2xcsvuYBa1v62hfu7INzA+b8B7ayaBkx0+aPAvWuC5zLWl+xFWkmUXg4zbEHUXnNlIa/d3aJeTOL",
+	"24qHcGgKQue75HugkBj6ICNKFWtzoZhQ3JhTNb4E6WwbQgtfYeSLi7Gs/oT2mAZcTJL5BtY1iw8ApGMS",
+	"xKu5lkkjPfjZwVu1yjKGqoV8BzVCi1HEA5tBirjSu+Q8imxmGqvzHILT24snJDBvOHM4J8WbBgLVhloP",
+	"pE0up9zIMN6ymrOwjRs2UVM6Z3jScbIw6wAXCFcDo6kh0z2O5YxwTUYrMpwwsQf3teU1iyO62l3RWTTc",
+	"HYiBcIULp0mp4UgudHaevEmBz3j96uISiwPcvKlHKS+37En5gRitgMSSIgmQOvyAkQw5w3HNn0O/UmFI",
+	"7Ac3FWNGM5jvS1YfJAr5SbWM0MUwkAgJxGoBSAuEXHMN2jth99f+1/3ofd3562eNVuOaxQjr0egifoWc",
+	"M0HnvHHa2N/t7O4jENcUVPzedXePLvR0j4trjnUwag/PjcPRvlL45Quzj5i3k/QprAtMtKtRgxEXV2cW",
+	"T8iIWosckZCu1A7QDTVqcB8e8B8ILghVJJITLkgomdqFbzPLSc3jsdPa6UsfKcJmlEeQHeOKpOm44Zwq",
+	"tZRxOByIJtUkYlRp0oU0qtnXWax2zswXsBuu4GQevGHCrxkwLI+JjZUQN9IuOSczZowMNeVzTL9ZnA8a",
+	"GVFdQVtXrsgVm2vzKdxsJLiGxrgHksFJQBSAZ8l3NNBeYkp/I0NQdAHY6pjvms8jHsB9e3+3dZrIV5vs",
+	"4vxr3LGwj1kDzTgg3okT4Itep3N3ZCz09A1Ti8i+OcdMDpfCbtBZtAwtYU12DRv3kaayVyW0w8u+oWHy",
+	"qeax7ubHnglAEH0cs5AJzY3Lbh7tnWx+9FLKF1Sszl2J+MdW46AOpc8EGh9P4dwEmGCL2YzGq4RBchLm",
+	"pIbg+WQ6QcAvY569M48nsgwiVC2+j6csuEK1jNKT7BMJpyeLYvZTsFpPrVp8z8Vw55RQ0j1oz7hYaGZt",
+	"vYFA4bd7wkiGq2TgFAvGoqyQzL2p5ffe/j4kgZRXnA1E83ut569EtGqRCzpjF1yzP1zomAe6RV5TPf2D",
+	"++oWuTAWLPPLCKxQQZP8yGx+xiwCZIyBiKScj2hwRaZS6R0j3KABMJmf48IJ04qkEwG/vcff3js5QmuT",
+	"DsQwCzI1BD0/NJsOya7QHg7UxoGGpHlAcEZhD3Ja02wC54IsBBi9uGItQskylmKSLBm+nLh6SqvNmIUl",
+	"M1ZNv9O1tWbu0kAsZXxl9ulYgnt1SrodqLcAE3duDLoAi8TM6N1OB67l8HjMhHFBugnxxu6Ag1793glO",
+	"5xum41X7HF6epttlFAIGC77PaGire8mSi1AuyxTnc+Ds+9GWMPa/gor8/avHC9SCSeVNqsZoIhE1VGRW",
+	"AKsV5nfOKsgi35XJtNUCcNL81MLCoRmR4to1GQ2mA0EtFBDAOu6YlTVWjLVxMrB3Ch8hCxBuvN/X0VQZ",
+	"Oxneb5SFVQ3wrgCtdy2XUH40ZU6kH5kPQrk/w8byoF9aRM0tZLit2ByI9KNRsFVGqVSKqQ9zeE8iW4ak",
+	"+HVK7r+SdH7LBVewiVoQwbI9daN4ysUaD+Sp8T90ERGv2pIAuQwiRi374lXjCEO3i16nT5pC2suoZ9NN",
+	"VwrWgjJxa+dbLDW50BDjKDC/od04WTGdMeNqVFarpbfsWSjUx0BAA9u5Zni2X+KIJXTclr/uRhVDJeMY",
+	"j4XYFamzvm0aRRvW2GGXZVYZp99wlvW/mjRFifMjjzstpAncQ4sP3qrghIp1PI+iRp2leJohlImQhbu1",
+	"BTiJm74VZnpkzH9l4acsj43lAt/5Udyf3xnGKlk9mOfllGEfnuqFm0GuesLWYvUlRx+8pWiR5RRg5s0v",
+	"xlO+ZnmVkNabJnEZvJkGGoxo1yyHxySWEYq0DSDMeAoLmF3G75h+wRr3uAO8YGWa/9JDTf3q2eCyRKjW",
+	"80FiZVWK7xuG7e08PNRHKvVXqoIyLYuL6ZtOUrAzqwmkrVr29QGPlRG4krV/DAd8XqcW4X0YIdmXbGWG",
+	"9MucczNaeO8Bjy/Ga/iBmXjDelazG/kaTpOaastoawyAJgUUbxsqVExjHNLZtNTD+LaxjJYfzHik7MH0",
+	"uATq24wKB8vmWCHkBznmMVNMaGNJ0wnlsDlYPxc6BjhmbnJNZtSqxhFjgigtI9jE2A2Eg8BrFgzP87KQ",
+	"0CVdES4wFAlkdDtWpSrS1EtJNB0lMRcuJoTqxHuwOKqGGrLfgcCsjQ9Ys601EMYKgksYuCULsVAsLLP4",
+	"rfVykWz+n2783L2k5tDmP1oZ/SKewXkRUr6JrqNbXWTbnc/hOXjItp9sEH7HdEaW7Mclje6ccODnrRd9",
+	"B/a71ubIwAJXmYgtQ1EC+dvKpK2MhT+O6GTCQjK0e86wxB7kSjupuU97wgdErjAsUhDkr17dm8/ImgAq",
+	"ncMaS7/3wf7rWfgR1z9iZU3CwFvwAiiF1xn9mo8/Ky3niixlfMXFBHP3PtMquMFFONHwTOOcRpnOpNKA",
+	"Z2IVKzEWdIlP+IZdyytWqR3Xo6eTJmRDQclzpdO0OgBvJqnoZJ4aecOj5XGeDwJnsZX/vawfYC3/86nn",
+	"5tyPgqrk2z7Ss/5pO+Evpf5WLsRn4fenIgQ2rOUGK83m7cV8Y6qGYvRQxrl2GFX2i9O50LEzGy3migi5",
+	"JM2hGtPhjvHKeDAlCbcqBMkNyfCmnU9PxCxgwlhN6sq4Y2eZAIxrH4gAPVnuv9Bs/nZ+X+a3DNlXGfu7",
+	"LGkb8+XM+n7npN5LL4z18ViKccQD/Tkk5jteDAUQsJTXC4+Wer5uR3gJBVQ08SIx9l5sKrNzVhZxn0gH",
+	"hlLk5yeYZbs0BHwlTF2inC+xiEuOxw9cVxLyWMTo2zmUZo/55Hi8mfX2LPBHDeWdgj0nhYcAHM3CBF9H",
+	"L2LhItoZUkRGyXc7OT71W4ORJuDzoJ0ypWpq65Ku2FyfEcggGVNHORfw3GF3YcXMYxpMWfuxFDqW0ZAI",
+	"2VZaxiWB0cf44V8T+3fu0Ef0e5ZVqPXsGjyI15biVUOx76GEVAvXC3rFnNHjA60333z7mBz29o9PycX3",
+	"5+1uixwSaCymWmS/Q9QOIisIYl7FhDZcYi7M58aOx1CKE0rjD3hQ5EPEEgcn3YKJk+brl98RaCjw9s2z",
+	"HXAFfKh3X/YHopnLGPtqZLhBIE8TgRzukn7nxIL8DETBvHNJKinKAjUIWZ/I7j1JUQ4cv9KNhSXTkqiA",
+	"3kWc/OuVhwtNY2zODbWGc2fS18uJujr1PSjhrQ6HvMZCX9cXyFYs8GRngUplciXkUp2RYXJsbkgUXSkv",
+	"QcOVX/YOnYPKLXvj3T9GmjY4tQC5DvVDgMzQ7Jpl73Y6nRZxHRS7nU7q2/6yYPEqdW7xYKrvyCb9fLp5",
+	"gB1oU5LBUvdw1LtluNLlxBq+vOJzL1VRTZ89LFtKYCl5jp4SVPcS37tzl9kKXhlbSmEzkG0+d1Y5laZi",
+	"DEkt5nMZQ2DUMZwTFnuhKC7Z8wptm7nCBMHeh6RD7cdKgUoaUU+lwlez4AoLzCcMTC+V6f14mklftjwA",
+	"uJZNYEE/xoFIgBaxU4u7x5b0J8V1ZrN5+ux1+/C4m5zTePvmWQuLc7ix/5xks/iRGoggksGV8eqpBqA4",
+	"C9SK9YFcEaV5FAF8nAOuQ7c/zb3GLOQxCzTRNJ4wDGvZYmfqjsHYE0e75DzdRFlIbMG8vc9GVpNjJYUz",
+	"IgNxxVY7Z0kto0MwBXs3qb1wb7VFhV7pUd/tmIoENI5XcMzokk4Govls3H4pBWu/oDqYkt/+l/+D7Hf6",
+	"mO+p3lZLdsvvmH5sl3zrnIZ78HXSCLmoaMwuaEiGuPU1Z8t0+56yKCTNQePfBw0HJYVa3cy3XhHD/C1Y",
+	"CwomA6NXkZnN/U5/IMA4sJkuP5NqXvFI7ZJXxlGgJDBTQaZc6FNCyTWNFgyxliFKROCslVFdLBwI83pk",
+	"LFhGKPCH3hItMjOzDDhSGrNMlpXM2zDXJjTObukZmsxiZVTo5qDkXSpGu84Vxkoi+uarzDZgj26Ycc0S",
+	"VqVyYV+1rC9WOEEoJYkGCeyNzVSWieYzRqjiIYaTq+fEULtf5v+/tKuBo4dEceMjastxuCi1TS43O7cK",
+	"w7qH/TjsNtVpdmdRd2Wo5Q7F5W21N4xiIalTY5mlz+w7lmVuv/PswX6g9j7YPr0f936J12a74L5HqmxX",
+	"SI9Qvo35cCff9UiQi798R6DpEQljCkEDww7GhQCWa2qfzT3+5PqMLGkUMa3AUidc72zQltA4+c9v7kVp",
+	"vvKyPMka4TyCrQZJmcO+V1XSwjpYFpKQmdkIq3IorlvyugxKruH07RMqed2F/ajU9eQ/bmZRVnEVhL5M",
+	"Q9mlvtd8zJ3oAWCO34kyOE8kzkmaneY71gM2MdlGPq5bVpWwvy3WdmIA5qWtdlGu/aEzAmKqbeoIboFH",
+	"Vy1jNPCI+eOaTZ5FY7OFQ5K9ac+Pt8iIjWXMHFiwHWIHAxPSbTN2lIHgioy5oJFXVb5LzgGnxBHs4pQW",
+	"f3llLqypM8lwkroLLfPVmBa4dpilxsn5krt0nYCKe9CPp3xOiTZP7W9+6qUE3/f8mnJEXtneLsBVycra",
+	"HesBxSIWaFQD67QAZlt93xMMFckD3Bzx8Law3vIuuUxgXK3EKU1XhLrJwHNZ4Oet7AeeZVQBInBYzZJ4",
+	"AQhMrozg91NIdHgD+hDJVj0QibI6S+OXGWXjaYncKJogqlGZRriACcsohDvTB/dxYsVQC1R+oQTHLZRR",
+	"uhrInfdc83FPNsbvQZVtqZGQm7z18fWBEaya2gm10hVbZRVTpSPynCuszfezKCz0O0BVIFX4VXhktHKx",
+	"3/LIssM52BRbhmhG8kJ3ECVp+VMSrrWtf+tJjCUDOwGVuSP+2113FDwsXPX+BP14KwocjnORhm9jxohm",
+	"N9rGYkIsoHCld07DhrYz9E7LQdtAtBF9Oxd0bJGkw9NcDwR0VUAkJEgqe4FChDZUgK+UhCybeewUMo/Z",
+	"mN/sJCHGgUjwSrBTBqCuFJ9TixE6PDte8Cg/kYzGuaCR55/1Dg7WNUFd564VpvjCUHrFVpVLKmMNaFAl",
+	"GYAMsrXDc/KvZeGP39UlByO1trNTFVGvYoy2ldH15OnFY4+kc/gLLpbTsGEffQ5Zmho3vsJ0yb1a3VZo",
+	"Nuc6nOzuAsyzuAJKvmP6W6OkzOMstGOta8bqhCyJTEwYadKRMtc8Wwf7zQBYfEmd6IQ5pZfTeR8aiY3Y",
+	"ODWfjZO2O5Lh6t/2QqrpXmePhzYeeF87830UD3v4TqW1w/N0E3A7WXIJum2V196AcGHxzQ0L27YLj33S",
+	"nqNP9B80MMzsncFUSmW9bHx2dyCG+C+A7nIGG6I7GFE5daMPMZJmpQyzDnwipLvb7YZl1izSXc4Dm+3Y",
+	"ZyGbzSV0XgXcqXsyYjNEbmXGdu+LBttetuognpXNJVXEqt1cBD+ZOd2GCMsKARzLKLBPpZOtkyc+fsxq",
+	"ECTS1x53Iu7pb+aFTlO5kGupjnL1KoW4KSovsB5L1dH6gO4HO4e7lYhuReqTNvf1PrGVBGUr73JBdKsB",
+	"W41XcyYSP6d0PnL53EcK3J1WMYXJw+SYKRK+dpY+//SYzy0PihW4La4RO/tMFKPjkrJt+SKVauOarKs2",
+	"hgU+x6cW9O+2vPw5d/N+nSjatzIe8TBEvN1+53jzE5asSz5jEHao6Yp7e1nGG+/WIPI1XUWShpdSPqfx",
+	"hOFzB3VmJKkyecFCTl3z1y8alVxjIOH+kuYqSWpdlJtLNR3/WrUxbxjNHrnaGAvYJefCQZnmf0xKnPud",
+	"fukh/kqbqHq7x2ZpJWk+f3e5j6NSd+7EbDBs7jUcd6swnKX7rk9erZEFPHc6T7hke+73cEI/JfLlY7Bm",
+	"4l3lQS4Pv7NWnMtHM72XYFOxb9jvzfPPdQdb6/zn+oNV+P/rGnamIQCvB8inRgG8F+atllzDgX+lWMAy",
+	"IytOwv2rayICUlyzWGeAIVkIgMc2OKBl2tB3ssD+wS6L9suCLaAGGjx4hXlw+8RAJO19bEmNMVgVEy73",
+	"9hJyZewmgBNpfoXoI+Wl4EY0oiJg1WGBSqb4yiIDfj+dLxIc8DsLlW+cnqh+oaBAVqXcoQL4F/cb0on7",
+	"XboNt7H+lz6vlGvF+qbP3gefv+7C/Pe32DIPwJPFTU7AOg24VsgrXYFcb5Kv2xvYRq99fT5BSv1ndwvq",
+	"S0gCPbf3IW3x+XHPgbW2oUHZekCaJmz7LQtBSOaUx4VdP02PxzZ3HxIuzryUeAJ9GF87S6QC3A4HPbcU",
+	"niOB2xoIyZm6F2lj03vl5Ry9FfycgOTivH8prJH9LZ7O7HSfA7kPpybDYYB4TnmYhYpP+pCjmbzYVF4a",
+	"caVPyRDHH0KaXuE5cigttxjuIWlCi/ruSYuw3ckuGVb0uIMGLAgqZnuRAKI9tKkjzcxTby+ePB7unJGh",
+	"FYZTYtTxkEwkUwRQ27UsE5CB+DHmmhFosVNeLXb/AnMfVWM5ar8U4MltZNZDncejKA9CXIBElFJhAvpW",
+	"srxh65rz9hVbrd+zzA0pKBqZUUEnTCG0FRR/twH80EKmtfB+OSYjqaeAi6jOjEZgSuduNJfs3SJa4QF5",
+	"OPsYtkjIlfGRbIFQC/EVoV6MajMgnprSSJ4rRkeQC64VViNB9EvGLNzZJXBwB0W/NNSWSD60Zfo97JFA",
+	"6DokODOz+Sjjg3SVI9B55lfaMExV74+lYaRnSi2gTZNDok06j40TZFAo8TaXzl8/azn3CMXCdUbBvbRp",
+	"t7eBGBo5GUKnvKRh2dAMe0aGRvyGZIaAF/g7NDiD30FehIU6ygnqDpR9wzFbIycuWmxP0ho5OsUeRVaE",
+	"cFtPivwCKoTUZMQsxgyilzaFHAgvnNT+ga1OAVMJZHkpF1GIGKZakivG5k6A8wAXA7EG4WLDNo6ub1ae",
+	"v+odHAlGQtfij951hUx47vWgKwcou2IrH0YoEwZH4MLsUCWFBeamtavxoXHFVqXhqiu22oMeoumehXfB",
+	"JO0ab33X++l+Q1u/S+vBhYFSXfRJdsLeB1iqtWibduuxAJpe5McDGU70jW1XmvTiM4a/BdE093jA3gPR",
+	"tL3XKBwol2OCoINoQeC5FNjor+UVvIog74VWFWL0iGuyEPbY80ZV8mYz895SlbQqZm0bUE+Umq89LrVe",
+	"x3hL9LszTmoFtpJHPyfQKPLtp4u9zTqt9Q7WpatIE8BGAiqMpeBiamInOSfgJ6xDNuKAFLLQAzAuVkyj",
+	"cyMXuoXtxZLIALr0JG0qjE1uHVp2nFj7O9b24mnr3Yrj6U48v7Ef/dV7AHmCK0TMpQ4fbP9ieMxj3lGy",
+	"7NvLSfrOSqygpL9J6rtbvY2NTjWjM0CVyrQvy2KArY3xXjgafjd8m1BcCQEHiGgPgd0yzjX8gs4qPJNM",
+	"VgEnrtW4aadNcKD6Fe88NUqyUR3stczZlLE15ZBfuZjsFCB5nR+bipOhb3ddiPUe+PXuXbNyVv18QdVt",
+	"RcV46cG2XWL+ZSKpSXOZTxEefOQUGu03zO+5RpEN9EoaG7aMpW0YXte2svf7ffXRAQstjge0SR1rYyyd",
+	"WZzfkEUcHKhITuBMv9oiEOqalbv3ff37So7idaHRZBYfpKS0li7PbFsGQs0Uv33znMwWCmKEU63nijSh",
+	"wzKE6KXAI3YORhSA5WgUyaUi85hfU80sxqDtCB8zJaNrNhBakjkimdpDxQyzB2dJy43uoSckc6+cZJc8",
+	"0woMLJ4gCg5Ec7icKha8/+0f/xy2ig39dyqio1uGIXO8+TuIR+Yo/lLVelkqfuR6ag/gbJDs3MmsyiDm",
+	"E1CiNoiZLE8hjIm6tt5qfmg4IkqDmu7H7SKbLcTTzdL5BBU8LzvRFRV1uXf7Z6EYm6/laHbnpwqBYrg5",
+	"R/FFeqbqnqn9+LsLPt1fmWS6g2Lh/u+3QnLdTncehoQWtrpb+f/OmNsLMwJZatelQphrO4ZNGIzbj1Fv",
+	"in2XSVPzGWvZcxwtElFIrbUIM59sYYRhX0qOPXbJD9/s7JIf2Fy79n1b232VuuKuAt5wYCWdL6yX5ypZ",
+	"iKoTK57s+6HuBEV7sQC53wiSkX+/g4Zh12zNy69Z4c23xHxsrWEMLUnM9CIWFgu950OhH9wKCf1gLRB6",
+	"byMO+mcw3O0ErK1pSBfswXIviQo5beZ7fp+m0YDj1d4Hy/kf92JmB69GoLsIpixcRLZSEJ7EAoFWihkG",
+	"ON1D+5o2D4ctw+hSeBZcc5jK+nAHoN/kQKByZNidIL1ZLUaGhBGU+wEqLU1nQY4J1xbfPNuCI2Y6hgKI",
+	"GQ3ZQIQLBi3QuFDa6Es5JqFcmDfVyBXa1+WNxGt2V/Z+adIQp5eHZrqutXVjoN2tN7k4A8oTn6qkYqrh",
+	"Pj2tWK5z71nRFxVV78sqKqKsOIQPGc47U3Z2CQgVvn75NFX3IeW4tQUODjx9BjC3iVClmseTNC/2ltUg",
+	"xcZxW3iYt9cfGx7LvbY8YtcvNWqZfmDwu2Vwhge47tRB8Xl8D11uiztbvZ1jO+qk8VUxFnYGm2mvT6Zy",
+	"EfubjOu9AUE3qhcxI6MVODotouRAUNeDJIYaAbXk2vpAcqFJJBXW8ThZSk+IAeVcCtjNFQLUEg0tTR0Z",
+	"A0FjRiSA1/c7JztQzogViGEs5145ZopYaG6e0ZW1FKYyqrHt1w5bfFmh7XxFIbmUnf6FFEatyMsby9ef",
+	"s/0YcjDspHahHuWj5LfTOTUgM/JJrkp4jPrhi3WQGXcXuHhA2rg/pI0Hv37jGYVysIu6qTnwvWPjoLcI",
+	"hIxUK6nYA9Q70NS5On4ypSKMYENWA5F2q6xxbHxImlCjazZkEOHQ4Wm4TzolFKp0F4qFtgGaO0WRiLp3",
+	"APxkZ9v02+3RMW65KT+AanwdoBqPDVdHNgdVwg6FPFQAD2xknA81M0utWpAcLQ/8ow6RE6Y/M4W/g/xY",
+	"OhMPgCL3eJTEk+TkmEK683yipYgtjyeVBuNFrtNnWgyebmVwkI4GV0yEpDmVeseC2CPIvOtk61twZmOy",
+	"EeW1NbbZ5eaT30+tbYHyqg4fFuCKInL8gym2rmTck4TMvFWbZNDFsrIZpAa0OBaF2BYTocIdJ9tGDAAv",
+	"TsO2FNFqZ5eAxa+w0EpRzdV4NRAHnQ757X/9v8iMC/xfegP/2+20Oh34/yQwk3LmhMjVaSFewkbb6u08",
+	"LLWt7lwo7t5eQtLzJH8hyIRPEs4H6IQtCn5vL7T1d66a2Fj1Qa7Wxjy+q2EB3ptzU2Jy3XvU8WuBt/pi",
+	"UcX7g8haJ0TfQZtvVnLCY3MM4rays4c+WHVGwraoHtqek0Nfgpqu07TiE8FCsmJ6x51AxHEjFp5CHNpi",
+	"e2KpjUoQO4vHGKE3uMdfyTjQ7oMKIRciYCEkR8xkeX2Rdsm5SE4wYwzQD2SQIRfXNOLhe/MbG+6SCzpm",
+	"tgAoXtljYCIfjNkc/qjnxX5uDXHLuMkX0ynJQme0y73ELP51VFYtz/oCSoc/YxoEJYZQYpVKOS5gRr3B",
+	"8PG1k6RFHDVOG3vAs/b+gvvKJ6LNRYsoBieK0H/NnKVTTtUmr3qkyJzJeQRWgM0mwPGkYm7idVlnvd0C",
+	"uL0qedTJd8YxbtJoPqU7u2WYmGWDvMajGXhOO+KIa26fRF+jooop2wOVnL9+RkZsyu0x8VxHFgudnXY0",
+	"j4Y7mRe5LpatdfmmzAQDGk8WpXRkthh7rPxPP156L0iZ4OO7j/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

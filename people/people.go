@@ -29,6 +29,7 @@ var (
 	ErrShortPassword = fmt.Errorf("a password needs at least %d characters", MinPasswordLength)
 	ErrEmailTaken    = errors.New("a user with this email exists")
 	ErrNoUser        = errors.New("no such user")
+	ErrLongPassword  = fmt.Errorf("a password has at most %d bytes", MaxPasswordLength)
 )
 
 // MinPasswordLength is the shortest password accepted (NIST SP 800-63B's floor for a chosen one).
@@ -182,7 +183,7 @@ func HashPassword(password string) (string, error) {
 		return "", ErrShortPassword
 	}
 	if len(password) > MaxPasswordLength {
-		return "", fmt.Errorf("a password has at most %d bytes", MaxPasswordLength)
+		return "", ErrLongPassword
 	}
 	return argon2id.CreateHash(password, currentHashParams())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/webhooks"
 )
 
@@ -58,10 +59,31 @@ func classify(err error) *apiError {
 		body       *bodyReadError
 		limited    *rateLimitedError
 		unserved   *domain.ModeNotServedError
+		throttled  *people.ThrottledError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &throttled):
+		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeTooManyAttempts, throttled.Error(), ""}
+	case errors.Is(err, people.ErrInvalidCredentials):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidCredentials, "Invalid email, password or code.", ""}
+	case errors.Is(err, people.ErrInvalidSession):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidSession, "No live session: sign in again.", ""}
+	case errors.Is(err, people.ErrWrongPassword):
+		return invalidRequest(domain.CodeInvalidCredentials, "currentPassword", err.Error())
+	case errors.Is(err, people.ErrInvalidCode):
+		return invalidRequest(domain.CodeInvalidCode, "code", err.Error())
+	case errors.Is(err, people.ErrInvalidInvitation):
+		return invalidRequest(domain.CodeInvalidInvitation, "token", err.Error())
+	case errors.Is(err, people.ErrPasswordRequired):
+		return invalidRequest(domain.CodeParameterMissing, "password", err.Error())
+	case errors.Is(err, people.ErrTOTPEnabled), errors.Is(err, people.ErrTOTPNotEnrolled), errors.Is(err, people.ErrNoSecondFactor):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
+	case errors.Is(err, people.ErrSessionNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such session.", "sessionId"}
+	case errors.Is(err, people.ErrNoUser): // a person token of a user since deleted
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
 	case errors.As(err, &limited):
 		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeRateLimited, limited.Error(), ""}
 	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413

@@ -7,6 +7,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -25,6 +26,7 @@ type handlers struct {
 	merchants    *merchants.Service
 	webhooks     *webhooks.Service
 	chainHealth  func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
+	people       *people.Service              // sign-in and sessions; nil: not served
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

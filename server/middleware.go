@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/people"
 )
 
 const secretKeyHeader = "X-Service-Secret-Key"
@@ -33,7 +34,7 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
 // the path's merchant (read scope to read, write scope for anything else). A method the spec's
 // path lacks is a 405 here, before any handler; a path outside the spec goes on to Echo (404).
-func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier) echo.MiddlewareFunc {
+func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier, ppl *people.Service) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			route, params, err := router.FindRoute(c.Request())
@@ -67,6 +68,13 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
 				return next(c)
 			case "BearerAuth":
+				if _, merchant := params["merchantId"]; !merchant {
+					// A person's own operations (/v1/auth/…): a person token, its session live.
+					if err := personBearer(c, ppl); err != nil {
+						return err
+					}
+					return next(c)
+				}
 				if err := bearer(c, tokens, svc, params["merchantId"]); err != nil {
 					return err
 				}

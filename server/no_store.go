@@ -14,6 +14,9 @@ var secretBearing = map[string]bool{
 	"CreateMerchantApiKey":          true,
 	"CreateMerchantWebhookEndpoint": true,
 	"RotateMerchantWebhookSecret":   true,
+	// Sign-in: access tokens, challenges, TOTP secrets and recovery codes.
+	"Login": true, "LoginSecondFactor": true, "RefreshSession": true, "AcceptInvitation": true,
+	"StepUp": true, "EnrollTotp": true, "ConfirmTotp": true,
 }
 
 // noStore marks every answer of a secret-bearing operation Cache-Control: no-store, so no

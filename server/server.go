@@ -26,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -66,6 +67,9 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client (clientIPExtractor);
 	// none: the client is the TCP peer.
 	TrustedProxies []netip.Prefix
+	// People signs the dashboard's people in (the /v1/auth operations) and checks their person
+	// tokens; nil: those operations answer 401.
+	People *people.Service
 }
 
 // New builds the Echo application.
@@ -91,7 +95,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens))
+	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens, d.People))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -134,8 +138,8 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
-			chainHealth: d.Chains}
-		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore}))
+			chainHealth: d.Chains, people: d.People}
+		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)
 		}

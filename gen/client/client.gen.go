@@ -19,6 +19,45 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuthResultMethods.
+const (
+	Passkey      AuthResultMethods = "passkey"
+	RecoveryCode AuthResultMethods = "recovery_code"
+	Totp         AuthResultMethods = "totp"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultMethods enum.
+func (e AuthResultMethods) Valid() bool {
+	switch e {
+	case Passkey:
+		return true
+	case RecoveryCode:
+		return true
+	case Totp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultStatus.
+const (
+	SecondFactorRequired AuthResultStatus = "second_factor_required"
+	SignedIn             AuthResultStatus = "signed_in"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultStatus enum.
+func (e AuthResultStatus) Valid() bool {
+	switch e {
+	case SecondFactorRequired:
+		return true
+	case SignedIn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutQuoteAssetType.
 const (
 	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
@@ -124,6 +163,30 @@ const (
 func (e DepositAddressType) Valid() bool {
 	switch e {
 	case EVM:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeMembershipsRole.
+const (
+	Admin     MeMembershipsRole = "admin"
+	Developer MeMembershipsRole = "developer"
+	Owner     MeMembershipsRole = "owner"
+	Viewer    MeMembershipsRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MeMembershipsRole enum.
+func (e MeMembershipsRole) Valid() bool {
+	switch e {
+	case Admin:
+		return true
+	case Developer:
+		return true
+	case Owner:
+		return true
+	case Viewer:
 		return true
 	default:
 		return false
@@ -511,6 +574,15 @@ func (e ListPaymentsParamsSortOrder) Valid() bool {
 	}
 }
 
+// AcceptInvitationRequest Example: {"password":"correct-horse-battery","token":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type AcceptInvitationRequest struct {
+	// Password A new user's password (at least 12 characters), or an existing user's current one.
+	Password *string `json:"password,omitempty"`
+
+	// Token The invitation link's token.
+	Token string `json:"token"`
+}
+
 // AcceptedAssets What a merchant's payments are quoted in.
 //
 // Example: {"assets":[{"chainId":"eip155:8453","symbol":"USDC","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"}],"default":false,"unserved":[]}
@@ -560,6 +632,32 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+//
+// Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
+type AuthResult struct {
+	// AccessToken A 15-minute access token (Bearer) of the signed-in person.
+	AccessToken *string `json:"accessToken,omitempty"`
+
+	// ChallengeToken The challenge to give with a code (5 minutes, single use).
+	ChallengeToken *string `json:"challengeToken,omitempty"`
+
+	// ExpiresAt When the access token expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Methods The second factors the person may give.
+	Methods *[]AuthResultMethods `json:"methods,omitempty"`
+
+	// Status Whether the person is signed in or has a second factor to give.
+	Status AuthResultStatus `json:"status"`
+}
+
+// AuthResultMethods defines model for AuthResult.Methods.
+type AuthResultMethods string
+
+// AuthResultStatus Whether the person is signed in or has a second factor to give.
+type AuthResultStatus string
+
 // Chain An EVM chain.
 //
 // Example: {"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"}
@@ -593,6 +691,15 @@ type ChainList struct {
 	//
 	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
 	Pagination Pagination `json:"pagination"`
+}
+
+// ChangePasswordRequest Example: {"currentPassword":"correct-horse-battery","newPassword":"another-long-passphrase"}
+type ChangePasswordRequest struct {
+	// CurrentPassword The password now.
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword The new password (at least 12 characters).
+	NewPassword string `json:"newPassword"`
 }
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
@@ -714,6 +821,12 @@ type CheckoutQuote struct {
 
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
+
+// CodeRequest Example: {"code":"123456"}
+type CodeRequest struct {
+	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
+	Code string `json:"code"`
+}
 
 // CreateApiKeyRequest Example: {"mode":"test"}
 type CreateApiKeyRequest struct {
@@ -899,6 +1012,57 @@ type Error struct {
 	} `json:"error"`
 }
 
+// LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
+type LoginRequest struct {
+	// Email The person's email (any letter case).
+	Email string `json:"email"`
+
+	// Password The password.
+	Password string `json:"password"`
+}
+
+// Me The signed-in person.
+//
+// Example: {"email":"owner@demo.example","id":"0193b1f2-7c1d-7000-8000-000000000001","memberships":[{"merchantId":"0193b1f2-7c1d-7000-8000-000000000002","merchantName":"Demo Store","permissions":["payments:read"],"role":"owner"}],"mode":"test","passkeyCount":0,"totpEnabled":false}
+type Me struct {
+	// Email The user's email.
+	Email string `json:"email"`
+
+	// Id The user's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Memberships The merchants the person acts for.
+	Memberships []struct {
+		// MerchantId The merchant's id.
+		MerchantId openapi_types.UUID `json:"merchantId"`
+
+		// MerchantName The merchant's name.
+		MerchantName string `json:"merchantName"`
+
+		// Permissions What the role may do.
+		Permissions []string `json:"permissions"`
+
+		// Role The person's role for the merchant.
+		Role MeMembershipsRole `json:"role"`
+	} `json:"memberships"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PasskeyCount The user's passkeys (none yet).
+	PasskeyCount int32 `json:"passkeyCount"`
+
+	// TotpEnabled Whether the user has a TOTP second factor.
+	TotpEnabled bool `json:"totpEnabled"`
+}
+
+// MeMembershipsRole The person's role for the merchant.
+type MeMembershipsRole string
+
 // MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
 // token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
 // funds a live withdrawal.
@@ -947,6 +1111,14 @@ type MerchantBalance struct {
 
 	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantSecurity The team's security settings.
+//
+// Example: {"require2fa":true}
+type MerchantSecurity struct {
+	// Require2fa The team signs in with a second factor.
+	Require2fa bool `json:"require2fa"`
 }
 
 // MerchantWithdrawalConfig A merchant's withdrawal configuration.
@@ -1244,11 +1416,71 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// RecoveryCodes Recovery codes, shown once.
+//
+// Example: {"recoveryCodes":["abcde-fghij"]}
+type RecoveryCodes struct {
+	// RecoveryCodes Ten single-use codes.
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// RefreshRequest Example: {"mode":"test"}
+type RefreshRequest struct {
+	// Mode The mode the new access token acts in (default the session's last).
+	Mode *Mode `json:"mode,omitempty"`
+}
+
+// SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
+type SecondFactorRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Code A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`).
+	Code string `json:"code"`
+}
+
 // SelectQuoteRequest The quote the customer chose.
 //
 // Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
 type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
+// Session A sign-in of the person.
+//
+// Example: {"createdAt":"2026-05-01T10:00:00Z","current":true,"expiresAt":"2026-05-31T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","ip":"203.0.113.7","lastUsedAt":"2026-05-01T10:00:00Z","secondFactorAt":null,"userAgent":"Mozilla/5.0"}
+type Session struct {
+	// CreatedAt When the person signed in.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Current The session of the token that asked.
+	Current bool `json:"current"`
+
+	// ExpiresAt The session's absolute end.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Id The session's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Ip The client address it signed in from.
+	Ip string `json:"ip"`
+
+	// LastUsedAt When the session last refreshed.
+	LastUsedAt time.Time `json:"lastUsedAt"`
+
+	// SecondFactorAt When a second factor was last given in it.
+	SecondFactorAt *time.Time `json:"secondFactorAt"`
+
+	// UserAgent The browser it signed in with.
+	UserAgent string `json:"userAgent"`
+}
+
+// SessionList The person's live sessions.
+//
+// Example: {"data":[]}
+type SessionList struct {
+	// Data Newest first.
+	Data []Session `json:"data"`
 }
 
 // SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
@@ -1310,6 +1542,20 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// TotpEnrollment A TOTP secret waiting for its first code.
+//
+// Example: {"otpauthUri":"otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP\u0026issuer=paymentsd","qrCodePng":"data:image/png;base64,iVBORw0KGgo=","secret":"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"}
+type TotpEnrollment struct {
+	// OtpauthUri The `otpauth://totp/…` URI.
+	OtpauthUri string `json:"otpauthUri"`
+
+	// QrCodePng The URI as a QR code, a `data:image/png;base64,…` URI.
+	QrCodePng string `json:"qrCodePng"`
+
+	// Secret The secret, base32 (to type into an app).
+	Secret string `json:"secret"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1579,8 +1825,21 @@ type Limit = int32
 // Offset defines model for Offset.
 type Offset = int32
 
+// RefreshCookie defines model for RefreshCookie.
+type RefreshCookie = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
+
+// AuthBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthBadRequest = Error
+
+// AuthStateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthStateConflict = Error
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1647,6 +1906,16 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// InvalidCredentials The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidCredentials = Error
+
+// InvalidSession The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidSession = Error
+
 // NoChainAvailable The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1672,10 +1941,20 @@ type RequestTimeout = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RotationConflict = Error
 
+// SessionNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type SessionNotFound = Error
+
 // StateConflict The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
+
+// TooManyAttempts The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyAttempts = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1701,6 +1980,18 @@ type WithdrawalConflict = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type WithdrawalNotFound = Error
+
+// LogoutParams defines parameters for Logout.
+type LogoutParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// RefreshSessionParams defines parameters for RefreshSession.
+type RefreshSessionParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
 
 // ListChainsParams defines parameters for ListChains.
 type ListChainsParams struct {
@@ -1825,6 +2116,30 @@ type CancelMerchantWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
+type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
+
+// LoginJSONRequestBody defines body for Login for application/json ContentType.
+type LoginJSONRequestBody = LoginRequest
+
+// LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
+type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
+type ChangePasswordJSONRequestBody = ChangePasswordRequest
+
+// RefreshSessionJSONRequestBody defines body for RefreshSession for application/json ContentType.
+type RefreshSessionJSONRequestBody = RefreshRequest
+
+// StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
+type StepUpJSONRequestBody = CodeRequest
+
+// DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
+type DisableTotpJSONRequestBody = CodeRequest
+
+// ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
+type ConfirmTotpJSONRequestBody = CodeRequest
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -1839,6 +2154,9 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
+type SetMerchantSecurityJSONRequestBody = MerchantSecurity
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -2161,6 +2479,229 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// AcceptInvitationWithBody Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptInvitation Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitation(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginWithBody Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Login Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSecondFactorWithBody Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSecondFactor Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactor(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Logout Sign out of this session
+	//
+	// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+	//
+	// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+	Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LogoutAll Sign out everywhere
+	//
+	// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+	//
+	// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+	LogoutAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMe The signed-in person
+	//
+	// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+	//
+	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePasswordWithBody Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePassword Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshSessionWithBody Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithBody(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshSession Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSession(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSessions List the person's sessions
+	//
+	// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+	//
+	// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+	ListSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeSession End one session
+	//
+	// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+	//
+	// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+	RevokeSession(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StepUpWithBody Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StepUp Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableTotpWithBody Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableTotp Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotp(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmTotpWithBody Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmTotp Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotp(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnrollTotp Start setting up a TOTP second factor
+	//
+	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+	// second factor is already on.
+	//
+	// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+	EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListChains List supported chains
 	//
 	// Public list of the chains the service knows; `isEnabled` says whether this deployment serves it.
@@ -2365,6 +2906,31 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMerchantSecurity The team's security settings
+	//
+	// Whether the merchant requires its team to sign in with a second factor.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+	GetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantSecurityWithBody Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantSecurity Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	//
 	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
@@ -2497,6 +3063,449 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// AcceptInvitationWithBody Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *Client) AcceptInvitationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptInvitationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptInvitation Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *Client) AcceptInvitation(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptInvitationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginWithBody Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Login Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSecondFactorWithBody Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *Client) LoginSecondFactorWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSecondFactorRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSecondFactor Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *Client) LoginSecondFactor(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSecondFactorRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Logout Sign out of this session
+//
+// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+//
+// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LogoutAll Sign out everywhere
+//
+// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+//
+// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+func (c *Client) LogoutAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutAllRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMe The signed-in person
+//
+// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+//
+// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePasswordWithBody Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePassword Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshSessionWithBody Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *Client) RefreshSessionWithBody(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshSessionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshSession Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *Client) RefreshSession(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshSessionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSessions List the person's sessions
+//
+// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+//
+// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+func (c *Client) ListSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeSession End one session
+//
+// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+//
+// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+func (c *Client) RevokeSession(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeSessionRequest(c.Server, sessionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StepUpWithBody Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *Client) StepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStepUpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StepUp Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *Client) StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStepUpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableTotpWithBody Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *Client) DisableTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableTotpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableTotp Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *Client) DisableTotp(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableTotpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmTotpWithBody Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *Client) ConfirmTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmTotpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmTotp Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *Client) ConfirmTotp(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmTotpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnrollTotp Start setting up a TOTP second factor
+//
+// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+// second factor is already on.
+//
+// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+func (c *Client) EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnrollTotpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListChains List supported chains
@@ -2923,6 +3932,61 @@ func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMer
 	return c.Client.Do(req)
 }
 
+// GetMerchantSecurity The team's security settings
+//
+// Whether the merchant requires its team to sign in with a second factor.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+func (c *Client) GetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantSecurityRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantSecurityWithBody Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *Client) SetMerchantSecurityWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantSecurityRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantSecurity Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *Client) SetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantSecurityRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantWebhookEndpoints List webhook endpoints
 //
 // The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
@@ -3204,6 +4268,529 @@ func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId Dashbo
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewAcceptInvitationRequest calls the generic AcceptInvitation builder with application/json body
+func NewAcceptInvitationRequest(server string, body AcceptInvitationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAcceptInvitationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAcceptInvitationRequestWithBody constructs an http.Request for the AcceptInvitation method, with any body, and a specified content type
+func NewAcceptInvitationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/invitations/accept")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginRequest calls the generic Login builder with application/json body
+func NewLoginRequest(server string, body LoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLoginRequestWithBody constructs an http.Request for the Login method, with any body, and a specified content type
+func NewLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginSecondFactorRequest calls the generic LoginSecondFactor builder with application/json body
+func NewLoginSecondFactorRequest(server string, body LoginSecondFactorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginSecondFactorRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLoginSecondFactorRequestWithBody constructs an http.Request for the LoginSecondFactor method, with any body, and a specified content type
+func NewLoginSecondFactorRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/second-factor")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLogoutRequest constructs an http.Request for the Logout method
+func NewLogoutRequest(server string, params *LogoutParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.PaymentsdRefresh != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_refresh", *params.PaymentsdRefresh, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_refresh",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewLogoutAllRequest constructs an http.Request for the LogoutAll method
+func NewLogoutAllRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/logout-all")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMeRequest constructs an http.Request for the GetMe method
+func NewGetMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewChangePasswordRequest calls the generic ChangePassword builder with application/json body
+func NewChangePasswordRequest(server string, body ChangePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangePasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewChangePasswordRequestWithBody constructs an http.Request for the ChangePassword method, with any body, and a specified content type
+func NewChangePasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRefreshSessionRequest calls the generic RefreshSession builder with application/json body
+func NewRefreshSessionRequest(server string, params *RefreshSessionParams, body RefreshSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefreshSessionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRefreshSessionRequestWithBody constructs an http.Request for the RefreshSession method, with any body, and a specified content type
+func NewRefreshSessionRequestWithBody(server string, params *RefreshSessionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/refresh")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.PaymentsdRefresh != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_refresh", *params.PaymentsdRefresh, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_refresh",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewListSessionsRequest constructs an http.Request for the ListSessions method
+func NewListSessionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRevokeSessionRequest constructs an http.Request for the RevokeSession method
+func NewRevokeSessionRequest(server string, sessionId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStepUpRequest calls the generic StepUp builder with application/json body
+func NewStepUpRequest(server string, body StepUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStepUpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewStepUpRequestWithBody constructs an http.Request for the StepUp method, with any body, and a specified content type
+func NewStepUpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDisableTotpRequest calls the generic DisableTotp builder with application/json body
+func NewDisableTotpRequest(server string, body DisableTotpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDisableTotpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDisableTotpRequestWithBody constructs an http.Request for the DisableTotp method, with any body, and a specified content type
+func NewDisableTotpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewConfirmTotpRequest calls the generic ConfirmTotp builder with application/json body
+func NewConfirmTotpRequest(server string, body ConfirmTotpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewConfirmTotpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewConfirmTotpRequestWithBody constructs an http.Request for the ConfirmTotp method, with any body, and a specified content type
+func NewConfirmTotpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp/confirm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewEnrollTotpRequest constructs an http.Request for the EnrollTotp method
+func NewEnrollTotpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp/enroll")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListChainsRequest constructs an http.Request for the ListChains method
@@ -4062,6 +5649,87 @@ func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId)
 	return req, nil
 }
 
+// NewGetMerchantSecurityRequest constructs an http.Request for the GetMerchantSecurity method
+func NewGetMerchantSecurityRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/security", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetMerchantSecurityRequest calls the generic SetMerchantSecurity builder with application/json body
+func NewSetMerchantSecurityRequest(server string, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetMerchantSecurityRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewSetMerchantSecurityRequestWithBody constructs an http.Request for the SetMerchantSecurity method, with any body, and a specified content type
+func NewSetMerchantSecurityRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/security", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListMerchantWebhookEndpointsRequest constructs an http.Request for the ListMerchantWebhookEndpoints method
 func NewListMerchantWebhookEndpointsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -4747,6 +6415,241 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// AcceptInvitationWithBodyWithResponse Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error)
+
+	// AcceptInvitationWithResponse Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithResponse(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error)
+
+	// LoginWithBodyWithResponse Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResult, error)
+
+	// LoginWithResponse Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResult, error)
+
+	// LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error)
+
+	// LoginSecondFactorWithResponse Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithResponse(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error)
+
+	// LogoutWithResponse Sign out of this session
+	//
+	// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+	LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResult, error)
+
+	// LogoutAllWithResponse Sign out everywhere
+	//
+	// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+	LogoutAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutAllResult, error)
+
+	// GetMeWithResponse The signed-in person
+	//
+	// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResult, error)
+
+	// ChangePasswordWithBodyWithResponse Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error)
+
+	// ChangePasswordWithResponse Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error)
+
+	// RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithBodyWithResponse(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error)
+
+	// RefreshSessionWithResponse Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithResponse(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error)
+
+	// ListSessionsWithResponse List the person's sessions
+	//
+	// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+	ListSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSessionsResult, error)
+
+	// RevokeSessionWithResponse End one session
+	//
+	// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+	RevokeSessionWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*RevokeSessionResult, error)
+
+	// StepUpWithBodyWithResponse Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StepUpResult, error)
+
+	// StepUpWithResponse Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error)
+
+	// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableTotpResult, error)
+
+	// DisableTotpWithResponse Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithResponse(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableTotpResult, error)
+
+	// ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error)
+
+	// ConfirmTotpWithResponse Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithResponse(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error)
+
+	// EnrollTotpWithResponse Start setting up a TOTP second factor
+	//
+	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+	// second factor is already on.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+	EnrollTotpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EnrollTotpResult, error)
+
 	// ListChainsWithResponse List supported chains
 	//
 	// Public list of the chains the service knows; `isEnabled` says whether this deployment serves it.
@@ -4975,6 +6878,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
 
+	// GetMerchantSecurityWithResponse The team's security settings
+	//
+	// Whether the merchant requires its team to sign in with a second factor.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+	GetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantSecurityResult, error)
+
+	// SetMerchantSecurityWithBodyWithResponse Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error)
+
+	// SetMerchantSecurityWithResponse Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error)
+
 	// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 	//
 	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
@@ -5125,6 +7055,881 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*CancelMerchantWithdrawalResult, error)
+}
+
+// AcceptInvitationResult429Headers the declared response headers of an HTTP 429 response for AcceptInvitation
+type AcceptInvitationResult429Headers struct {
+	RetryAfter *int
+}
+
+type AcceptInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AcceptInvitationResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AcceptInvitationResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AcceptInvitationResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AcceptInvitationResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AcceptInvitationResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AcceptInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AcceptInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AcceptInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AcceptInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AcceptInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginResult429Headers the declared response headers of an HTTP 429 response for Login
+type LoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type LoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginSecondFactorResult429Headers the declared response headers of an HTTP 429 response for LoginSecondFactor
+type LoginSecondFactorResult429Headers struct {
+	RetryAfter *int
+}
+
+type LoginSecondFactorResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LoginSecondFactorResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginSecondFactorResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginSecondFactorResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LoginSecondFactorResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LoginSecondFactorResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginSecondFactorResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginSecondFactorResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginSecondFactorResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginSecondFactorResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginSecondFactorResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LogoutResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LogoutResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LogoutAllResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LogoutAllResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutAllResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutAllResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutAllResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutAllResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutAllResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMeResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Me
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeResult) GetJSON200() *Me {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMeResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMeResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ChangePasswordResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangePasswordResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangePasswordResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangePasswordResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangePasswordResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangePasswordResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangePasswordResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangePasswordResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefreshSessionResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidSession
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshSessionResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RefreshSessionResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RefreshSessionResult) GetJSON401() *InvalidSession {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RefreshSessionResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshSessionResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshSessionResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshSessionResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshSessionResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSessionsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSessionsResult) GetJSON200() *SessionList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSessionsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSessionsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSessionsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSessionsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSessionsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSessionsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeSessionResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *SessionNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeSessionResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeSessionResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeSessionResult) GetJSON404() *SessionNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeSessionResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeSessionResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeSessionResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeSessionResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeSessionResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StepUpResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StepUpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r StepUpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DisableTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DisableTotpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DisableTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DisableTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DisableTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DisableTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DisableTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DisableTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DisableTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ConfirmTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RecoveryCodes
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmTotpResult) GetJSON200() *RecoveryCodes {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ConfirmTotpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ConfirmTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ConfirmTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ConfirmTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EnrollTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TotpEnrollment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnrollTotpResult) GetJSON200() *TotpEnrollment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EnrollTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnrollTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EnrollTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EnrollTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnrollTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnrollTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnrollTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListChainsResult struct {
@@ -6419,6 +9224,144 @@ func (r GetMerchantBalanceResult) ContentType() string {
 	return ""
 }
 
+type GetMerchantSecurityResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantSecurity
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON200() *MerchantSecurity {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantSecurityResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantSecurityResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantSecurityResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantSecurityResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetMerchantSecurityResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantSecurity
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON200() *MerchantSecurity {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetMerchantSecurityResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetMerchantSecurityResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetMerchantSecurityResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetMerchantSecurityResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantWebhookEndpointsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7359,6 +10302,373 @@ func (r CancelMerchantWithdrawalResult) ContentType() string {
 	return ""
 }
 
+// AcceptInvitationWithBodyWithResponse Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *ClientWithResponses) AcceptInvitationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error) {
+	rsp, err := c.AcceptInvitationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptInvitationResult(rsp)
+}
+
+// AcceptInvitationWithResponse Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *ClientWithResponses) AcceptInvitationWithResponse(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error) {
+	rsp, err := c.AcceptInvitation(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptInvitationResult(rsp)
+}
+
+// LoginWithBodyWithResponse Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResult, error) {
+	rsp, err := c.LoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginResult(rsp)
+}
+
+// LoginWithResponse Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResult, error) {
+	rsp, err := c.Login(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginResult(rsp)
+}
+
+// LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *ClientWithResponses) LoginSecondFactorWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error) {
+	rsp, err := c.LoginSecondFactorWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSecondFactorResult(rsp)
+}
+
+// LoginSecondFactorWithResponse Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *ClientWithResponses) LoginSecondFactorWithResponse(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error) {
+	rsp, err := c.LoginSecondFactor(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSecondFactorResult(rsp)
+}
+
+// LogoutWithResponse Sign out of this session
+//
+// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResult, error) {
+	rsp, err := c.Logout(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutResult(rsp)
+}
+
+// LogoutAllWithResponse Sign out everywhere
+//
+// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+func (c *ClientWithResponses) LogoutAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutAllResult, error) {
+	rsp, err := c.LogoutAll(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutAllResult(rsp)
+}
+
+// GetMeWithResponse The signed-in person
+//
+// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResult, error) {
+	rsp, err := c.GetMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeResult(rsp)
+}
+
+// ChangePasswordWithBodyWithResponse Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error) {
+	rsp, err := c.ChangePasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResult(rsp)
+}
+
+// ChangePasswordWithResponse Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error) {
+	rsp, err := c.ChangePassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResult(rsp)
+}
+
+// RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *ClientWithResponses) RefreshSessionWithBodyWithResponse(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error) {
+	rsp, err := c.RefreshSessionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshSessionResult(rsp)
+}
+
+// RefreshSessionWithResponse Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *ClientWithResponses) RefreshSessionWithResponse(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error) {
+	rsp, err := c.RefreshSession(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshSessionResult(rsp)
+}
+
+// ListSessionsWithResponse List the person's sessions
+//
+// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSessionsResult, error) {
+	rsp, err := c.ListSessions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSessionsResult(rsp)
+}
+
+// RevokeSessionWithResponse End one session
+//
+// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+func (c *ClientWithResponses) RevokeSessionWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*RevokeSessionResult, error) {
+	rsp, err := c.RevokeSession(ctx, sessionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeSessionResult(rsp)
+}
+
+// StepUpWithBodyWithResponse Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *ClientWithResponses) StepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StepUpResult, error) {
+	rsp, err := c.StepUpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStepUpResult(rsp)
+}
+
+// StepUpWithResponse Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *ClientWithResponses) StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error) {
+	rsp, err := c.StepUp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStepUpResult(rsp)
+}
+
+// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *ClientWithResponses) DisableTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableTotpResult, error) {
+	rsp, err := c.DisableTotpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableTotpResult(rsp)
+}
+
+// DisableTotpWithResponse Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *ClientWithResponses) DisableTotpWithResponse(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableTotpResult, error) {
+	rsp, err := c.DisableTotp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableTotpResult(rsp)
+}
+
+// ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *ClientWithResponses) ConfirmTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error) {
+	rsp, err := c.ConfirmTotpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmTotpResult(rsp)
+}
+
+// ConfirmTotpWithResponse Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *ClientWithResponses) ConfirmTotpWithResponse(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error) {
+	rsp, err := c.ConfirmTotp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmTotpResult(rsp)
+}
+
+// EnrollTotpWithResponse Start setting up a TOTP second factor
+//
+// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+// second factor is already on.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+func (c *ClientWithResponses) EnrollTotpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EnrollTotpResult, error) {
+	rsp, err := c.EnrollTotp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnrollTotpResult(rsp)
+}
+
 // ListChainsWithResponse List supported chains
 //
 // Public list of the chains the service knows; `isEnabled` says whether this deployment serves it.
@@ -7719,6 +11029,51 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 	return ParseGetMerchantBalanceResult(rsp)
 }
 
+// GetMerchantSecurityWithResponse The team's security settings
+//
+// Whether the merchant requires its team to sign in with a second factor.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+func (c *ClientWithResponses) GetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantSecurityResult, error) {
+	rsp, err := c.GetMerchantSecurity(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantSecurityResult(rsp)
+}
+
+// SetMerchantSecurityWithBodyWithResponse Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *ClientWithResponses) SetMerchantSecurityWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error) {
+	rsp, err := c.SetMerchantSecurityWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantSecurityResult(rsp)
+}
+
+// SetMerchantSecurityWithResponse Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *ClientWithResponses) SetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error) {
+	rsp, err := c.SetMerchantSecurity(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantSecurityResult(rsp)
+}
+
 // ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 //
 // The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
@@ -7958,6 +11313,704 @@ func (c *ClientWithResponses) CancelMerchantWithdrawalWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseCancelMerchantWithdrawalResult(rsp)
+}
+
+// ParseAcceptInvitationResult parses an HTTP response from a AcceptInvitationWithResponse call
+func ParseAcceptInvitationResult(rsp *http.Response) (*AcceptInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AcceptInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AcceptInvitationResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginResult parses an HTTP response from a LoginWithResponse call
+func ParseLoginResult(rsp *http.Response) (*LoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers LoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginSecondFactorResult parses an HTTP response from a LoginSecondFactorWithResponse call
+func ParseLoginSecondFactorResult(rsp *http.Response) (*LoginSecondFactorResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginSecondFactorResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers LoginSecondFactorResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLogoutResult parses an HTTP response from a LogoutWithResponse call
+func ParseLogoutResult(rsp *http.Response) (*LogoutResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLogoutAllResult parses an HTTP response from a LogoutAllWithResponse call
+func ParseLogoutAllResult(rsp *http.Response) (*LogoutAllResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutAllResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMeResult parses an HTTP response from a GetMeWithResponse call
+func ParseGetMeResult(rsp *http.Response) (*GetMeResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Me
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseChangePasswordResult parses an HTTP response from a ChangePasswordWithResponse call
+func ParseChangePasswordResult(rsp *http.Response) (*ChangePasswordResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangePasswordResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefreshSessionResult parses an HTTP response from a RefreshSessionWithResponse call
+func ParseRefreshSessionResult(rsp *http.Response) (*RefreshSessionResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshSessionResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSessionsResult parses an HTTP response from a ListSessionsWithResponse call
+func ParseListSessionsResult(rsp *http.Response) (*ListSessionsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSessionsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeSessionResult parses an HTTP response from a RevokeSessionWithResponse call
+func ParseRevokeSessionResult(rsp *http.Response) (*RevokeSessionResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeSessionResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest SessionNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStepUpResult parses an HTTP response from a StepUpWithResponse call
+func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDisableTotpResult parses an HTTP response from a DisableTotpWithResponse call
+func ParseDisableTotpResult(rsp *http.Response) (*DisableTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DisableTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseConfirmTotpResult parses an HTTP response from a ConfirmTotpWithResponse call
+func ParseConfirmTotpResult(rsp *http.Response) (*ConfirmTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RecoveryCodes
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEnrollTotpResult parses an HTTP response from a EnrollTotpWithResponse call
+func ParseEnrollTotpResult(rsp *http.Response) (*EnrollTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnrollTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TotpEnrollment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListChainsResult parses an HTTP response from a ListChainsWithResponse call
@@ -9001,6 +13054,114 @@ func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResul
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest MerchantBalance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantSecurityResult parses an HTTP response from a GetMerchantSecurityWithResponse call
+func ParseGetMerchantSecurityResult(rsp *http.Response) (*GetMerchantSecurityResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantSecurityResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantSecurity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetMerchantSecurityResult parses an HTTP response from a SetMerchantSecurityWithResponse call
+func ParseSetMerchantSecurityResult(rsp *http.Response) (*SetMerchantSecurityResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetMerchantSecurityResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantSecurity
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
