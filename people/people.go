@@ -56,6 +56,8 @@ type Service struct {
 	// Passkeys registers and checks WebAuthn credentials, a second factor besides TOTP; nil:
 	// none (passkeys.go).
 	Passkeys *passkeys.Service
+	// OIDC is the OpenID Connect provider people may sign in with; nil: none (oidc.go).
+	OIDC *OIDCSignIn
 }
 
 // CreatedUser is a new user; Password is set when it was generated (shown once, never stored).
