@@ -111,7 +111,9 @@ func (t *Tx) UseRecoveryCode(userID uuid.UUID, hash string, now time.Time) (bool
 
 // MerchantRequires2FA reads a merchant's require_2fa setting.
 func (t *Tx) MerchantRequires2FA(merchantID uuid.UUID) (bool, error) {
-	var v struct{ Require2fa bool }
+	var v struct {
+		Require2fa bool `gorm:"column:require_2fa"`
+	}
 	res := t.db.Table("merchants").Select("require_2fa").Where("id = ?", merchantID).Scan(&v)
 	if res.Error != nil {
 		return false, translate(res.Error)

@@ -4,6 +4,330 @@
  */
 
 export interface paths {
+    "/v1/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with an email and a password
+         * @description Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+         *     token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+         *     (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+         *     loopback host). A user with a second factor gets `status: second_factor_required` and a
+         *     `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+         *     An unknown email, a wrong password and a disabled user get the same 401 after the same
+         *     work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+         *     answer 429 with Retry-After until the oldest failure leaves the window.
+         */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in with a second factor
+         * @description Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+         *     accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+         *     A wrong code counts toward the account's throttle; an unknown, spent or expired
+         *     challenge answers the same 401.
+         */
+        post: operations["loginSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a new access token with the refresh cookie
+         * @description Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+         *     token, in the body's mode or the session's last one. A spent refresh token presented
+         *     again ends the whole session (it may have been stolen), except the one rotated away in
+         *     the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+         *     or after 7 days unused.
+         */
+        post: operations["refreshSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out of this session
+         * @description Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere
+         * @description Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+         */
+        post: operations["logoutAll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in person
+         * @description The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp/enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up a TOTP second factor
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+         *     the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+         *     (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+         *     second factor is already on.
+         */
+        post: operations["enrollTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn the TOTP second factor on
+         * @description Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Turn the TOTP second factor off
+         * @description Needs a current code (or a recovery code); the recovery codes go with it.
+         */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a second factor again
+         * @description Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+         */
+        post: operations["stepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the person's sessions
+         * @description The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one session
+         * @description Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation and sign in
+         * @description Spends an invitation (the token of its link; single use, 7 days) and signs its person
+         *     in as login does. Without a user of the invitation's email one is made with `password`
+         *     (at least 12 characters); an existing user gives their current password. A membership
+         *     the person already has is kept as it is.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's security settings
+         * @description Whether the merchant requires its team to sign in with a second factor.
+         */
+        get: operations["getMerchantSecurity"];
+        /**
+         * Change the team's security settings
+         * @description Requires (or stops requiring) a second factor of the merchant's team.
+         */
+        put: operations["setMerchantSecurity"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/secretkey-auth/payments": {
         parameters: {
             query?: never;
@@ -507,6 +831,246 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "email": "owner@demo.example",
+         *       "password": "correct-horse-battery"
+         *     }
+         */
+        LoginRequest: {
+            /** @description The person's email (any letter case). */
+            email: string;
+            /** @description The password. */
+            password: string;
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "code": "123456"
+         *     }
+         */
+        SecondFactorRequest: {
+            /** @description The challenge of the sign-in. */
+            challengeToken: string;
+            /** @description A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "mode": "test"
+         *     }
+         */
+        RefreshRequest: {
+            /** @description The mode the new access token acts in (default the session's last). */
+            mode?: components["schemas"]["Mode"];
+        };
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        CodeRequest: {
+            /** @description A 6-digit TOTP code (or, where a second factor is checked, a recovery code). */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "currentPassword": "correct-horse-battery",
+         *       "newPassword": "another-long-passphrase"
+         *     }
+         */
+        ChangePasswordRequest: {
+            /** @description The password now. */
+            currentPassword: string;
+            /** @description The new password (at least 12 characters). */
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "token": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "password": "correct-horse-battery"
+         *     }
+         */
+        AcceptInvitationRequest: {
+            /** @description The invitation link's token. */
+            token: string;
+            /** @description A new user's password (at least 12 characters), or an existing user's current one. */
+            password?: string;
+        };
+        /**
+         * @description A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+         * @example {
+         *       "status": "signed_in",
+         *       "accessToken": "eyJhbGciOiJFZERTQSJ9.e30.c2ln",
+         *       "expiresAt": "2026-05-01T10:15:00Z"
+         *     }
+         */
+        AuthResult: {
+            /**
+             * @description Whether the person is signed in or has a second factor to give.
+             * @enum {string}
+             */
+            status: "signed_in" | "second_factor_required";
+            /** @description A 15-minute access token (Bearer) of the signed-in person. */
+            accessToken?: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires.
+             */
+            expiresAt?: string;
+            /** @description The challenge to give with a code (5 minutes, single use). */
+            challengeToken?: string;
+            /** @description The second factors the person may give. */
+            methods?: ("totp" | "recovery_code" | "passkey")[];
+        };
+        /**
+         * @description The signed-in person.
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000001",
+         *       "email": "owner@demo.example",
+         *       "totpEnabled": false,
+         *       "passkeyCount": 0,
+         *       "mode": "test",
+         *       "memberships": [
+         *         {
+         *           "merchantId": "0193b1f2-7c1d-7000-8000-000000000002",
+         *           "merchantName": "Demo Store",
+         *           "role": "owner",
+         *           "permissions": [
+         *             "payments:read"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        Me: {
+            /**
+             * Format: uuid
+             * @description The user's id.
+             */
+            id: string;
+            /** @description The user's email. */
+            email: string;
+            /** @description Whether the user has a TOTP second factor. */
+            totpEnabled: boolean;
+            /**
+             * Format: int32
+             * @description The user's passkeys (none yet).
+             */
+            passkeyCount: number;
+            mode: components["schemas"]["Mode"];
+            /** @description The merchants the person acts for. */
+            memberships: {
+                /**
+                 * Format: uuid
+                 * @description The merchant's id.
+                 */
+                merchantId: string;
+                /** @description The merchant's name. */
+                merchantName: string;
+                /**
+                 * @description The person's role for the merchant.
+                 * @enum {string}
+                 */
+                role: "viewer" | "developer" | "admin" | "owner";
+                /** @description What the role may do. */
+                permissions: string[];
+            }[];
+        };
+        /**
+         * @description A TOTP secret waiting for its first code.
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUri": "otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=paymentsd",
+         *       "qrCodePng": "data:image/png;base64,iVBORw0KGgo="
+         *     }
+         */
+        TotpEnrollment: {
+            /** @description The secret, base32 (to type into an app). */
+            secret: string;
+            /** @description The `otpauth://totp/…` URI. */
+            otpauthUri: string;
+            /** @description The URI as a QR code, a `data:image/png;base64,…` URI. */
+            qrCodePng: string;
+        };
+        /**
+         * @description Recovery codes, shown once.
+         * @example {
+         *       "recoveryCodes": [
+         *         "abcde-fghij"
+         *       ]
+         *     }
+         */
+        RecoveryCodes: {
+            /** @description Ten single-use codes. */
+            recoveryCodes: string[];
+        };
+        /**
+         * @description A sign-in of the person.
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *       "createdAt": "2026-05-01T10:00:00Z",
+         *       "lastUsedAt": "2026-05-01T10:00:00Z",
+         *       "expiresAt": "2026-05-31T10:00:00Z",
+         *       "ip": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0",
+         *       "secondFactorAt": null,
+         *       "current": true
+         *     }
+         */
+        Session: {
+            /**
+             * Format: uuid
+             * @description The session's id.
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the person signed in.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the session last refreshed.
+             */
+            lastUsedAt: string;
+            /**
+             * Format: date-time
+             * @description The session's absolute end.
+             */
+            expiresAt: string;
+            /** @description The client address it signed in from. */
+            ip: string;
+            /** @description The browser it signed in with. */
+            userAgent: string;
+            /**
+             * Format: date-time
+             * @description When a second factor was last given in it.
+             */
+            secondFactorAt: string | null;
+            /** @description The session of the token that asked. */
+            current: boolean;
+        };
+        /**
+         * @description The person's live sessions.
+         * @example {
+         *       "data": []
+         *     }
+         */
+        SessionList: {
+            /** @description Newest first. */
+            data: components["schemas"]["Session"][];
+        };
+        /**
+         * @description The team's security settings.
+         * @example {
+         *       "require2fa": true
+         *     }
+         */
+        MerchantSecurity: {
+            /** @description The team signs in with a second factor. */
+            require2fa: boolean;
+        };
         /**
          * @description The error body of every non-2xx response.
          * @example {
@@ -2563,6 +3127,124 @@ export interface components {
         };
     };
     responses: {
+        /** @description The email, the password, the code or the challenge is wrong, unknown or spent (`invalid_credentials`, one answer for all). */
+        InvalidCredentials: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_credentials",
+                 *         "message": "Invalid email",
+                 *         "password or code.": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many failed attempts for this account or from this address (`too_many_attempts`); retry after Retry-After seconds. */
+        TooManyAttempts: {
+            headers: {
+                /** @description Seconds until an attempt is checked again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "rate_limit_error",
+                 *         "code": "too_many_attempts",
+                 *         "message": "too many failed sign-in attempts; retry in 840 s"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No refresh cookie, or its session is unknown, expired or ended (`invalid_session`); sign in again. */
+        InvalidSession: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_session",
+                 *         "message": "No live session: sign in again."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid input (`parameter_invalid`, `parameter_missing`), a wrong current password
+         *     (`invalid_credentials`, param `currentPassword`), a wrong or spent code (`invalid_code`,
+         *     param `code`) or an unknown, used or expired invitation (`invalid_invitation`, param
+         *     `token`).
+         */
+        AuthBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_code",
+                 *         "message": "the code is wrong, expired or already used",
+                 *         "param": "code"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The second factor is already on, not being set up, or not on (`invalid_state`). */
+        AuthStateConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "a second factor is already set up; disable it first"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such session of this person. */
+        SessionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "No such session.",
+                 *         "param": "sessionId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise
          *     `parameter_invalid` (including text that is not valid UTF-8, control or
@@ -3008,6 +3690,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The session's refresh token (set by sign-in; HttpOnly). */
+        RefreshCookie: string;
         /**
          * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
          *     different body, or while the first request is still running, answers 409. Keys are scoped to the
@@ -3036,6 +3720,420 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in, or a second factor to give. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    loginSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactorRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    refreshSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: {
+                /** @description The session's refresh token (set by sign-in; HttpOnly). */
+                paymentsd_refresh?: components["parameters"]["RefreshCookie"];
+            };
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description A new access token (and a rotated cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidSession"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: {
+                /** @description The session's refresh token (set by sign-in; HttpOnly). */
+                paymentsd_refresh?: components["parameters"]["RefreshCookie"];
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    logoutAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    enrollTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret to scan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollment"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The recovery codes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Turned off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    stepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The new access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id (from the list). */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["SessionNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in, or a second factor to give. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setMerchantSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantSecurity"];
+            };
+        };
+        responses: {
+            /** @description The settings as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
