@@ -27,19 +27,19 @@ import (
 
 // Defines values for AuthResultMethods.
 const (
-	Passkey      AuthResultMethods = "passkey"
-	RecoveryCode AuthResultMethods = "recovery_code"
-	Totp         AuthResultMethods = "totp"
+	AuthResultMethodsPasskey      AuthResultMethods = "passkey"
+	AuthResultMethodsRecoveryCode AuthResultMethods = "recovery_code"
+	AuthResultMethodsTotp         AuthResultMethods = "totp"
 )
 
 // Valid indicates whether the value is a known member of the AuthResultMethods enum.
 func (e AuthResultMethods) Valid() bool {
 	switch e {
-	case Passkey:
+	case AuthResultMethodsPasskey:
 		return true
-	case RecoveryCode:
+	case AuthResultMethodsRecoveryCode:
 		return true
-	case Totp:
+	case AuthResultMethodsTotp:
 		return true
 	default:
 		return false
@@ -638,6 +638,23 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuthProviders The ways to sign in.
+//
+// Example: {"oidc":{"enabled":true,"name":"Acme SSO"},"password":true}
+type AuthProviders struct {
+	// Oidc The OIDC provider.
+	Oidc struct {
+		// Enabled Whether `GET /v1/auth/oidc/start` signs in.
+		Enabled bool `json:"enabled"`
+
+		// Name The provider's name for the button (PAYMENTS_OIDC_NAME), when configured.
+		Name *string `json:"name,omitempty"`
+	} `json:"oidc"`
+
+	// Password Email and password (always).
+	Password bool `json:"password"`
+}
+
 // AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
 //
 // Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
@@ -663,6 +680,12 @@ type AuthResultMethods string
 
 // AuthResultStatus Whether the person is signed in or has a second factor to give.
 type AuthResultStatus string
+
+// BeginPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type BeginPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in (`POST /v1/auth/login`).
+	ChallengeToken string `json:"challengeToken"`
+}
 
 // Chain An EVM chain.
 //
@@ -1018,6 +1041,24 @@ type Error struct {
 	} `json:"error"`
 }
 
+// FinishPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type FinishPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
+// FinishPasskeyRegistrationRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"attestationObject":"o2NmbXRkbm9uZQ","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0"},"type":"public-key"},"name":"MacBook"}
+type FinishPasskeyRegistrationRequest struct {
+	// Credential The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+
+	// Name The passkey's name, for the person's list (e.g. the device).
+	Name string `json:"name"`
+}
+
 // LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
 type LoginRequest struct {
 	// Email The person's email (any letter case).
@@ -1059,7 +1100,7 @@ type Me struct {
 	// Example: test
 	Mode Mode `json:"mode"`
 
-	// PasskeyCount The user's passkeys (none yet).
+	// PasskeyCount The number of the user's passkeys.
 	PasskeyCount int32 `json:"passkeyCount"`
 
 	// TotpEnabled Whether the user has a TOTP second factor.
@@ -1184,6 +1225,49 @@ type Pagination struct {
 
 	// TotalPages ceil(total / limit).
 	TotalPages int64 `json:"totalPages"`
+}
+
+// Passkey A registered passkey (its key material is never shown).
+//
+// Example: {"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","lastUsedAt":"2026-05-02T09:00:00Z","name":"MacBook","transports":["internal","hybrid"]}
+type Passkey struct {
+	// Aaguid The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+	Aaguid openapi_types.UUID `json:"aaguid"`
+
+	// CreatedAt When it was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The passkey's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastUsedAt When it last signed in.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name The name given at registration.
+	Name string `json:"name"`
+
+	// Transports How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid).
+	Transports []string `json:"transports"`
+}
+
+// PasskeyList Example: {"data":[{"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","name":"MacBook","transports":["internal"]}]}
+type PasskeyList struct {
+	// Data The passkeys, oldest first.
+	Data []Passkey `json:"data"`
+}
+
+// PasskeyOptions The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+// `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+// PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+// (binary members base64url), as defined by the WebAuthn Level 3 specification.
+//
+// Example: {"publicKey":{"allowCredentials":[{"id":"AAECAwQFBgcICQoLDA0ODw","type":"public-key"}],"challenge":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","rpId":"pay.example.com","timeout":300000,"userVerification":"preferred"}}
+type PasskeyOptions struct {
+	// Mediation The credential mediation requirement, when one is asked for.
+	Mediation *string `json:"mediation,omitempty"`
+
+	// PublicKey PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn).
+	PublicKey map[string]interface{} `json:"publicKey"`
 }
 
 // Payment A payment or deposit.
@@ -1752,6 +1836,9 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int32
 
+// OIDCStateCookie defines model for OIDCStateCookie.
+type OIDCStateCookie = string
+
 // Offset defines model for Offset.
 type Offset = int32
 
@@ -1851,6 +1938,36 @@ type InvalidSession = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
 
+// OIDCNotConfigured The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type OIDCNotConfigured = Error
+
+// PasskeyBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyBadRequest = Error
+
+// PasskeyExists The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyExists = Error
+
+// PasskeyNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyNotFound = Error
+
+// PasskeyStepUp The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyStepUp = Error
+
+// PasskeysOff The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeysOff = Error
+
 // PayloadTooLarge The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -1915,6 +2032,21 @@ type WithdrawalNotFound = Error
 type LogoutParams struct {
 	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
 	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	// Code The provider's authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the sign-in begun.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's refusal (RFC 6749 §4.1.2.1), instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// PaymentsdOidc The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly).
+	PaymentsdOidc *OIDCStateCookie `form:"paymentsd_oidc,omitempty" json:"paymentsd_oidc,omitempty"`
 }
 
 // RefreshSessionParams defines parameters for RefreshSession.
@@ -2052,8 +2184,17 @@ type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
 
+// BeginPasskeyLoginJSONRequestBody defines body for BeginPasskeyLogin for application/json ContentType.
+type BeginPasskeyLoginJSONRequestBody = BeginPasskeyLoginRequest
+
+// FinishPasskeyLoginJSONRequestBody defines body for FinishPasskeyLogin for application/json ContentType.
+type FinishPasskeyLoginJSONRequestBody = FinishPasskeyLoginRequest
+
 // LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
 type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// FinishPasskeyRegistrationJSONRequestBody defines body for FinishPasskeyRegistration for application/json ContentType.
+type FinishPasskeyRegistrationJSONRequestBody = FinishPasskeyRegistrationRequest
 
 // ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
 type ChangePasswordJSONRequestBody = ChangePasswordRequest
@@ -2281,6 +2422,12 @@ type ServerInterface interface {
 	// Login Sign in with an email and a password
 	// (POST /v1/auth/login)
 	Login(ctx echo.Context) error
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx echo.Context) error
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx echo.Context) error
 	// LoginSecondFactor Finish a sign-in with a second factor
 	// (POST /v1/auth/login/second-factor)
 	LoginSecondFactor(ctx echo.Context) error
@@ -2293,9 +2440,30 @@ type ServerInterface interface {
 	// GetMe The signed-in person
 	// (GET /v1/auth/me)
 	GetMe(ctx echo.Context) error
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx echo.Context, params OidcCallbackParams) error
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx echo.Context) error
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx echo.Context) error
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx echo.Context) error
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx echo.Context) error
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx echo.Context, passkeyId string) error
 	// ChangePassword Change the password
 	// (POST /v1/auth/password)
 	ChangePassword(ctx echo.Context) error
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx echo.Context) error
 	// RefreshSession Get a new access token with the refresh cookie
 	// (POST /v1/auth/refresh)
 	RefreshSession(ctx echo.Context, params RefreshSessionParams) error
@@ -2435,6 +2603,24 @@ func (w *ServerInterfaceWrapper) Login(ctx echo.Context) error {
 	return err
 }
 
+// BeginPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyLogin(ctx)
+	return err
+}
+
+// FinishPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyLogin(ctx)
+	return err
+}
+
 // LoginSecondFactor converts echo context to params.
 func (w *ServerInterfaceWrapper) LoginSecondFactor(ctx echo.Context) error {
 	var err error
@@ -2485,12 +2671,116 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 	return err
 }
 
+// OidcCallback converts echo context to params.
+func (w *ServerInterfaceWrapper) OidcCallback(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OidcCallbackParams
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", ctx.QueryParams(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code: %s", err))
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", ctx.QueryParams(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter error: %s", err))
+	}
+
+	if cookie, err := ctx.Cookie("paymentsd_oidc"); err == nil {
+
+		var value OIDCStateCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_oidc", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_oidc: %s", err))
+		}
+		params.PaymentsdOidc = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.OidcCallback(ctx, params)
+	return err
+}
+
+// StartOidcLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) StartOidcLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartOidcLogin(ctx)
+	return err
+}
+
+// ListPasskeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPasskeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPasskeys(ctx)
+	return err
+}
+
+// BeginPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyRegistration(ctx)
+	return err
+}
+
+// FinishPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyRegistration(ctx)
+	return err
+}
+
+// DeletePasskey converts echo context to params.
+func (w *ServerInterfaceWrapper) DeletePasskey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "passkeyId" -------------
+	var passkeyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "passkeyId", ctx.Param("passkeyId"), &passkeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter passkeyId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeletePasskey(ctx, passkeyId)
+	return err
+}
+
 // ChangePassword converts echo context to params.
 func (w *ServerInterfaceWrapper) ChangePassword(ctx echo.Context) error {
 	var err error
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ChangePassword(ctx)
+	return err
+}
+
+// GetAuthProviders converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAuthProviders(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAuthProviders(ctx)
 	return err
 }
 
@@ -3401,6 +3691,15 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/auth/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/v1/auth/sessions/:sessionId", wrapper.RevokeSession, options.OperationMiddlewares["revokeSession"]...)
 	router.POST(options.BaseURL+"/v1/auth/invitations/accept", wrapper.AcceptInvitation, options.OperationMiddlewares["acceptInvitation"]...)
+	router.GET(options.BaseURL+"/v1/auth/passkeys", wrapper.ListPasskeys, options.OperationMiddlewares["listPasskeys"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/begin", wrapper.BeginPasskeyRegistration, options.OperationMiddlewares["beginPasskeyRegistration"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/finish", wrapper.FinishPasskeyRegistration, options.OperationMiddlewares["finishPasskeyRegistration"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/passkeys/:passkeyId", wrapper.DeletePasskey, options.OperationMiddlewares["deletePasskey"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/begin", wrapper.BeginPasskeyLogin, options.OperationMiddlewares["beginPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/finish", wrapper.FinishPasskeyLogin, options.OperationMiddlewares["finishPasskeyLogin"]...)
+	router.GET(options.BaseURL+"/v1/auth/providers", wrapper.GetAuthProviders, options.OperationMiddlewares["getAuthProviders"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/start", wrapper.StartOidcLogin, options.OperationMiddlewares["startOidcLogin"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/callback", wrapper.OidcCallback, options.OperationMiddlewares["oidcCallback"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.GetMerchantSecurity, options.OperationMiddlewares["getMerchantSecurity"]...)
 	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.SetMerchantSecurity, options.OperationMiddlewares["setMerchantSecurity"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.ListPayments, options.OperationMiddlewares["listPayments"]...)
@@ -3470,6 +3769,18 @@ type InvalidCredentialsJSONResponse Error
 type InvalidSessionJSONResponse Error
 
 type NoChainAvailableJSONResponse Error
+
+type OIDCNotConfiguredJSONResponse Error
+
+type PasskeyBadRequestJSONResponse Error
+
+type PasskeyExistsJSONResponse Error
+
+type PasskeyNotFoundJSONResponse Error
+
+type PasskeyStepUpJSONResponse Error
+
+type PasskeysOffJSONResponse Error
 
 type PayloadTooLargeJSONResponse Error
 
@@ -3660,6 +3971,168 @@ func (response Login429JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 type Login500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response Login500JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLoginRequestObject struct {
+	Body *BeginPasskeyLoginJSONRequestBody
+}
+
+type BeginPasskeyLoginResponseObject interface {
+	VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyLogin200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyLogin200JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response BeginPasskeyLogin400JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response BeginPasskeyLogin401JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response BeginPasskeyLogin429JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyLogin500JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLoginRequestObject struct {
+	Body *FinishPasskeyLoginJSONRequestBody
+}
+
+type FinishPasskeyLoginResponseObject interface {
+	VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyLogin200JSONResponse AuthResult
+
+func (response FinishPasskeyLogin200JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response FinishPasskeyLogin400JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response FinishPasskeyLogin401JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response FinishPasskeyLogin429JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyLogin500JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3892,6 +4365,449 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type OidcCallbackRequestObject struct {
+	Params OidcCallbackParams
+}
+
+type OidcCallbackResponseObject interface {
+	VisitOidcCallbackResponse(w http.ResponseWriter) error
+}
+
+type OidcCallback302ResponseHeaders struct {
+	Location *string
+}
+
+type OidcCallback302Response struct {
+	Headers OidcCallback302ResponseHeaders
+}
+
+func (response OidcCallback302Response) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type OidcCallback400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response OidcCallback400JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response OidcCallback404JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response OidcCallback500JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLoginRequestObject struct {
+}
+
+type StartOidcLoginResponseObject interface {
+	VisitStartOidcLoginResponse(w http.ResponseWriter) error
+}
+
+type StartOidcLogin302ResponseHeaders struct {
+	Location *string
+}
+
+type StartOidcLogin302Response struct {
+	Headers StartOidcLogin302ResponseHeaders
+}
+
+func (response StartOidcLogin302Response) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type StartOidcLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response StartOidcLogin400JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response StartOidcLogin404JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StartOidcLogin500JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeysRequestObject struct {
+}
+
+type ListPasskeysResponseObject interface {
+	VisitListPasskeysResponse(w http.ResponseWriter) error
+}
+
+type ListPasskeys200JSONResponse PasskeyList
+
+func (response ListPasskeys200JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListPasskeys401JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPasskeys500JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistrationRequestObject struct {
+}
+
+type BeginPasskeyRegistrationResponseObject interface {
+	VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyRegistration200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyRegistration200JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyRegistration401JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response BeginPasskeyRegistration403JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyRegistration404JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyRegistration500JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistrationRequestObject struct {
+	Body *FinishPasskeyRegistrationJSONRequestBody
+}
+
+type FinishPasskeyRegistrationResponseObject interface {
+	VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyRegistration201JSONResponse Passkey
+
+func (response FinishPasskeyRegistration201JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyRegistration400JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyRegistration401JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response FinishPasskeyRegistration403JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyRegistration404JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration409JSONResponse struct{ PasskeyExistsJSONResponse }
+
+func (response FinishPasskeyRegistration409JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyRegistration500JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskeyRequestObject struct {
+	PasskeyId string `json:"passkeyId"`
+}
+
+type DeletePasskeyResponseObject interface {
+	VisitDeletePasskeyResponse(w http.ResponseWriter) error
+}
+
+type DeletePasskey204Response struct {
+}
+
+func (response DeletePasskey204Response) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePasskey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeletePasskey400JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DeletePasskey401JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey404JSONResponse struct{ PasskeyNotFoundJSONResponse }
+
+func (response DeletePasskey404JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeletePasskey500JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ChangePasswordRequestObject struct {
 	Body *ChangePasswordJSONRequestBody
 }
@@ -3941,6 +4857,55 @@ func (response ChangePassword401JSONResponse) VisitChangePasswordResponse(w http
 type ChangePassword500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ChangePassword500JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProvidersRequestObject struct {
+}
+
+type GetAuthProvidersResponseObject interface {
+	VisitGetAuthProvidersResponse(w http.ResponseWriter) error
+}
+
+type GetAuthProviders200JSONResponse AuthProviders
+
+func (response GetAuthProviders200JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetAuthProviders400JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAuthProviders500JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7387,6 +8352,12 @@ type StrictServerInterface interface {
 	// Login Sign in with an email and a password
 	// (POST /v1/auth/login)
 	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx context.Context, request BeginPasskeyLoginRequestObject) (BeginPasskeyLoginResponseObject, error)
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx context.Context, request FinishPasskeyLoginRequestObject) (FinishPasskeyLoginResponseObject, error)
 	// LoginSecondFactor Finish a sign-in with a second factor
 	// (POST /v1/auth/login/second-factor)
 	LoginSecondFactor(ctx context.Context, request LoginSecondFactorRequestObject) (LoginSecondFactorResponseObject, error)
@@ -7399,9 +8370,30 @@ type StrictServerInterface interface {
 	// GetMe The signed-in person
 	// (GET /v1/auth/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx context.Context, request OidcCallbackRequestObject) (OidcCallbackResponseObject, error)
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx context.Context, request StartOidcLoginRequestObject) (StartOidcLoginResponseObject, error)
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx context.Context, request ListPasskeysRequestObject) (ListPasskeysResponseObject, error)
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx context.Context, request BeginPasskeyRegistrationRequestObject) (BeginPasskeyRegistrationResponseObject, error)
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx context.Context, request FinishPasskeyRegistrationRequestObject) (FinishPasskeyRegistrationResponseObject, error)
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx context.Context, request DeletePasskeyRequestObject) (DeletePasskeyResponseObject, error)
 	// ChangePassword Change the password
 	// (POST /v1/auth/password)
 	ChangePassword(ctx context.Context, request ChangePasswordRequestObject) (ChangePasswordResponseObject, error)
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx context.Context, request GetAuthProvidersRequestObject) (GetAuthProvidersResponseObject, error)
 	// RefreshSession Get a new access token with the refresh cookie
 	// (POST /v1/auth/refresh)
 	RefreshSession(ctx context.Context, request RefreshSessionRequestObject) (RefreshSessionResponseObject, error)
@@ -7622,6 +8614,98 @@ func (sh *strictHandler) Login(ctx echo.Context) error {
 	return nil
 }
 
+// BeginPasskeyLogin operation middleware
+func (sh *strictHandler) BeginPasskeyLogin(ctx echo.Context) error {
+	var request BeginPasskeyLoginRequestObject
+
+	var body BeginPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyLogin(ctx.Request().Context(), request.(BeginPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyLoginResponseObject); ok {
+		return validResponse.VisitBeginPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyLogin operation middleware
+func (sh *strictHandler) FinishPasskeyLogin(ctx echo.Context) error {
+	var request FinishPasskeyLoginRequestObject
+
+	var body FinishPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyLogin(ctx.Request().Context(), request.(FinishPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyLoginResponseObject); ok {
+		return validResponse.VisitFinishPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // LoginSecondFactor operation middleware
 func (sh *strictHandler) LoginSecondFactor(ctx echo.Context) error {
 	var request LoginSecondFactorRequestObject
@@ -7739,6 +8823,171 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 	return nil
 }
 
+// OidcCallback operation middleware
+func (sh *strictHandler) OidcCallback(ctx echo.Context, params OidcCallbackParams) error {
+	var request OidcCallbackRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.OidcCallback(ctx.Request().Context(), request.(OidcCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OidcCallback")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(OidcCallbackResponseObject); ok {
+		return validResponse.VisitOidcCallbackResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartOidcLogin operation middleware
+func (sh *strictHandler) StartOidcLogin(ctx echo.Context) error {
+	var request StartOidcLoginRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartOidcLogin(ctx.Request().Context(), request.(StartOidcLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartOidcLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartOidcLoginResponseObject); ok {
+		return validResponse.VisitStartOidcLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListPasskeys operation middleware
+func (sh *strictHandler) ListPasskeys(ctx echo.Context) error {
+	var request ListPasskeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPasskeys(ctx.Request().Context(), request.(ListPasskeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPasskeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPasskeysResponseObject); ok {
+		return validResponse.VisitListPasskeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyRegistration operation middleware
+func (sh *strictHandler) BeginPasskeyRegistration(ctx echo.Context) error {
+	var request BeginPasskeyRegistrationRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyRegistration(ctx.Request().Context(), request.(BeginPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitBeginPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyRegistration operation middleware
+func (sh *strictHandler) FinishPasskeyRegistration(ctx echo.Context) error {
+	var request FinishPasskeyRegistrationRequestObject
+
+	var body FinishPasskeyRegistrationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyRegistration(ctx.Request().Context(), request.(FinishPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitFinishPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeletePasskey operation middleware
+func (sh *strictHandler) DeletePasskey(ctx echo.Context, passkeyId string) error {
+	var request DeletePasskeyRequestObject
+
+	request.PasskeyId = passkeyId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePasskey(ctx.Request().Context(), request.(DeletePasskeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePasskey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeletePasskeyResponseObject); ok {
+		return validResponse.VisitDeletePasskeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ChangePassword operation middleware
 func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
 	var request ChangePasswordRequestObject
@@ -7779,6 +9028,29 @@ func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(ChangePasswordResponseObject); ok {
 		return validResponse.VisitChangePasswordResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetAuthProviders operation middleware
+func (sh *strictHandler) GetAuthProviders(ctx echo.Context) error {
+	var request GetAuthProvidersRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAuthProviders(ctx.Request().Context(), request.(GetAuthProvidersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAuthProviders")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAuthProvidersResponseObject); ok {
+		return validResponse.VisitGetAuthProvidersResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9048,367 +10320,425 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3djxs5si/4rxA6F7DqHKlKUqm+MZhTbbu7Pe2vcZWnZ7rla1GZlMSpFKlOUqVSGwbmviywL7vA4j7u",
-	"42KA3Yf9e/a5/5IFI8hM5peUKlfZ7jPVuPeMK5XJjCQjgvHFX3xoBHI2l4IJrRqnHxpTRkMWwz+fhWw2",
-	"l5oJ/YbNI7piobkaMhXEfK65FI3TxlDHCzYkyykTRE+5IjFTcykUI1wRSmJ4kMgxoYIwGkecxSRmvyyY",
-	"0mTJ9ZToKSOKzhhJ3has2j+w1W6j1VDBlM2oeSkTi1nj9OeGeVvjXauhV3PWOG0oHXMxaXz8+LHVmNOY",
-	"zpi2tD+esuBKLvRrupoxoZ+VkH45ZWSOPxMemvdxc3lO9bTRagg6Y/CXe77VMHTz2MyCIcMnb0ZvnjMx",
-	"0dPG6WHfkKI1i81g//3n/z4Y3HQ67/79vzWKVLcaT6iajiSNwxcsDqa0mtCZ/R3mS8srJggNtCJjGZMm",
-	"FSsi9ZTFhAq1ZLEi/c7+TsUXzdI3rfukW3zDj1xPw5guaVT1FcvkjuoZX/qj3A2FHmv9wFZF0l7QK6ZI",
-	"EDNqLhBFx2aOScx0vNolF4Y7r9iKUBEiq45kuHKsbdZjzGOlE84/w5vME8DhdCBCPh6z2DCaebRFZEyW",
-	"Ux6xzNMoFFwRpXkUkXghBBeTlremJ7vkB7ZShMaMqEDOWWjI1FM2EAl/GCKv2FwDZ/T6ZCoXsdodCDfZ",
-	"KN/pdOfErlHB1r2Dg1ZjxoX7u5vl8sHgptdtDwY3R0/f/Uf5IjznM66Lc/9Ms5kicxaTOZ0w0uyaT+p2",
-	"Op0WCdmYLiJt/kqZ+ZcFi1cp+RGM6hNtn2qcdjudVmMs4xnVjdMGF3q/12iZb+Izo0zgHeaT7J8JzVxo",
-	"NmExEP1qPFaskmotibric9J0lFbTKXGgUkJLyXR0dUrpesPGMVPTx1JecVYua4opxaV4ZFQy3GzVRlMx",
-	"TUYrovhEtLk4I99rPX8lolVKe4DD5pWgCt/boaq55LBs6X9ko6mUV09FOJe8Wsct8TbC7H3VOoKlI92F",
-	"hvhoBkHhhc3jfKGn39DwDYqkuRJIYfZB8086n0c8AE2x93dliP/QYDd0No9gIVgcyxgfCXHVrmnEw/fw",
-	"Z6sxY0rRifnBiL65aCR+GUsj6exmbj7EqAcaxYyGK7JQzHwjbG6wMjBKwhE4ttUd7/Hd5nPSOfhvMRs3",
-	"Thv/tpdu83v4q9p7au//2MqzNw5MuJgvNGkOk731vX3lsEW8izOuFBeT4U6LUPwWEixi0HdzqtRSxuFA",
-	"NIfJVMQsZEJzGqlhi8AwZGgfeG3v98eSMVFzMxhMlzeODNmwNRBuBPPnDkyeIAtxJeRStGACzTU3t1xc",
-	"c416Ph0pvegIGoghiMtwx+jOjy3giQtNNXssxTjiwR2xhTJDZviCEsUCKUIypoGWMdhRlhmM5C7mZyTk",
-	"io4iRrjGzeMzcARqlAq6pGgRITUZMS4mlkrY5MzFzETD5w53ds2M3kbCQDztYOczucAHrmm0WDvLFG/N",
-	"TDNcIrOFMnSTEdNLxgTpdzqwhZrdAf4jAVjGqQgmY22Yct8ktfK0ltaCjGXIlXHI4mfhKbH7F0HlRSLQ",
-	"vGYxegcHHpX2/lpkxizgc86Efin1eRTJJVtPaXL/eyH1e2qf8KlN7jgPw5gpdUryV9A9CNlcKq4JtRfl",
-	"GJ0IxeJrHrBTowJSkxHWKmL0mmXuAkuHimQQPaWaBFSA0ggJmAduWvJk1JifO9amu1ZRmQkYZvlzmHwJ",
-	"8qZcaDMjI7kQoWqhhb/kig1EiUImTS6CaBEaptDsRuM0cAUyiO9/e/lt+7hFjKTFMiIyHogRD3nMAkMo",
-	"jdrymsUxDxkJpjSmgfGlCBeGIh4adfyni1cvyYzNRiwmZicOiV7ygIGoU6LjhQioZuFAGCt3p3SLaJFh",
-	"MKVcAOuoxXwuY80M9ZmVhlvM9ytDTcbAfaTMB4z5ZBGDhoCXA98w6wPNJDxDBVy7YqtH6pRoY1vPpGAr",
-	"4/MpnFsxEOa6YFqB0Jv7Q3YtmPktWrVIxK+ZfUoKMqNcwL3mR9hohqWiYL5mILzP0TLLnx7v2sVQ5Ld/",
-	"/E9i/LicSLQI14osaRSZF5ubzLI5FjdrC1xuJAXNOxiQBtqs1zxmhk+NoyGN221eysKEkMXcUNa5+e0f",
-	"/xyPx+OW8VTmsdQykBFRK6XZLBlu58yu5hBWXuF8j8dMAMeNOYtCu1M61/tuNkpre8L8yjkTGT2TceEN",
-	"Y5hRNAvPYNZ+WUht/DqcJ8M9E7b7mfZKj6oxFzTyTBDgWDN9QJ8TURpofs12/Ql8KfW3RvbvbgLHMJw/",
-	"gy8lUYtg6ujd9XSlH/qwU5aMcXeT9VImc2XjQVwRHqKzzYKYadJMYkToCoOaHEk93clM15/NdG4/Zwo9",
-	"BSBhwwZ9nxP5sdUAftiw8yq5iANWQYPPeFNq+AppgoF9iuDCBnq+7NKeGnWTm2/jE6D2W/OZpDkszlLq",
-	"ZtgvT8x6xzxvBV3oqYz5ryy8G8vekY9fmlmnC2Y3G3vPI+Xmgwvy1/YF7g1tG7tsX8BvnuYypBoHCom6",
-	"W8VV9XqCgSOjruxeDnpsKqPQWHJJ/Ml+yBVbgXAmwcFvZTziYcjEp83uOBkmy/hc2f0vlCxRqMBNwHWO",
-	"PG8S5yyGD7nrCaxDhrWYjPfkgrnqCqN5y5hrlp26u9kHNugOp7/yQRhfbWTCLve6JQApV2zVSoNBZgO9",
-	"hhAqi6SYKAx9ZtbWn7S7F2hYqEar4UVprCSQEaMxi3EpdxunYhFF/tw+Sxy6zyDAPi0ZaZ3RaCzjmTFA",
-	"vE8AE5JPBAvJaIVWvNIsJFypBYuzc5oG+O9ImlMbWb23QY0sV6ZvxKi3oZYJuO+rFW5gDLoCLwFFvDlM",
-	"1BbuYZ6vU/VdXsqnOSybJxtFcUHVJLx++9WAWPr7mNFgmlsGLSWZGe8krx3Uqa/7zWZMjZulNOkekmbI",
-	"jDVOpLBJjp3PZHxnCIKpNBQlNBPrp5Fm93DnjOSphGm9Iwa33lwFdz+xv34VrD1mVC9iZlbNUpXl0x3n",
-	"qazh08LnGn+/nHmtF8SV8XgjidYcOKhg0NkIwDj14dGvbw7N/2D0ALzZITi6vplJ0W2H/NuUxQwFscrR",
-	"h1wajJT4ZRhGWNIVic3GhnLm5cnuKAKcDvj+iq3ex8zG+nNmTS5BR5ZUZbID7qPTHKOVKd/V9d51p0xz",
-	"a+JIc1g+AWCZn2PuNVch4HKwkH6typ8myVNFlpTbDDmHvOhAxCxg3HCY+QETuGdgh+GzEFYZUx6BKSav",
-	"DCOy8ZgFmFaF0KNyHEnGMWO7A1H4Di7eLxQG+NCpMRutYUGI7lm+lCpHuNmfQ7N7j2VsvKGBWMwnsbnk",
-	"7JxrFisIeAl2bTwlLriaGi0GsrrQgZxBNMGmPshCaB4l1OKWr6wLhQQoLQ1x1vVK4lIshvCpkMQYWlCw",
-	"QeE1kJxmNHLrimLkpPeRGgi0/hWabihpFJwBG34Jd05L1gzmGif6jETmD67JYk64UNq8Wo7N0ul4xcXE",
-	"+m3PhGaxoNHTVKpub9/hUFYysoYb/kTgJ9JMkvQh6XRP9kfdca99FHTD9lGn02kfm//T8f7b8X22Ob87",
-	"0Xsr2M2cBcZOswsGQ59ZfQzkk4DGMbf8mhKOygx338dpIu6OkpzegCUGMGEzyiNwKDDLZzSuGSKxmT+D",
-	"fQw0tKz7jWTgX5BdtFtAMKVRxMTEz846uUrSkVUZTWNJeOEMGkU7/qxfYGL+jvKHdrCcKwc7oP3tFOx7",
-	"CORPKBefIY7wUiY1B1hKAFurUVOWJE9NZZwRJkKj0Ia5rxvunOW/4WOr8VI+NkbC+TXlkTEqPm1ChXyP",
-	"iQmajJd3jzF6jpaJUZAYbwK16QwQIZdndu+KqDb+0/0ogJfOQgIdC05JhS3lE8p8Ok+NOx2v7Di5IqIg",
-	"YHMNSbrQsDxsMW9eP0anB1jbBYCSvwgVaDjhgDzcQfdSsIGwdpyXw8E3MEu8Im7rCXfJS6mnZjxjS0BN",
-	"Fguzc4o7wGu6iiQNL6V8TuMJ+9TgCLohWsr3EQznL75NU6PhYXwhuOVzpRJi/+3sJmAsRKWu+K+MgNNG",
-	"ml3ygn9jPHhbVYQax4bw/qUTCZlwEctGi+zCXvIZkwt9RyxkB8sH5jPLuKToS1mDNDSazTz4RXgq5CEK",
-	"dhybbcOSQpqUKG22wZAs5kbUds7MbYlshlJgoPKNxNqZ+66MMcvnnPhHisxjds3lIomdo+Vv9gllbd9e",
-	"p3fY7nbbvf3Lbue0Y/7fTxvCmfc66xE1Rq+drUeKyGsWR3ReqPnEtEjh+7wvM/v2zpkdy+hesyuSpVxE",
-	"IQljOSdUEykCVPr2ebQDgd8wQIXvnMoIjUJrl3zWaLPd4H1tYS99phizM0hc5cmcxUqiffFZqr38ogfM",
-	"U08kGcdyRuaxDBiGl7U0PwYswgDS52BVv1Jbea7g3Cb8CyVd1hgoRAQCO4HrHH4z25dSvqBida41m831",
-	"J/ojZhufUbF6T91wpdFM6+rbSljibnbWBhfkuN8hXpFQTDV7j2HSu5vtHDWOijQISIMA64Fi5Ay8aIs4",
-	"msPCxxpzGb+AjjWLyRvz7/Y5/Btr+JQROO+kh3dHsTT3Ah+xmocm8wQVF1MWXBminWeRTkahavljusp2",
-	"3/3EVU5XIx83c1NqRcNf0S5Ru59pQd3b05V0BkpmJYOIM6HvZcm0hCBYjYW5+3SZ8Xeu4EBBMQ7gpc78",
-	"fPG9O6Yv7EuNN2pJyeWr34qkKO0FCzm9BII+ZT4W6YjvZ2bI9/CR/rQ8xsHb5mVJRWr+NV/ENLQh/2Ge",
-	"mCFMVpqd236bxErezMGcNxgBX1vQ+zmC5s4SKR6NWRNO/9hqcKEW4zEPjDh/QyOzY2+oTk7vfz+yDxRr",
-	"lJ+Jx2b1yEGn08n4f0mkgtiHjRXT7VXWLNuBPkvNq89JXNkC1NECrVC7oT0yZi/V5sbxQkFU/rQQJ8h/",
-	"40Ak2dfA2M84IBbMGqOkOKVp8U9mGswuCSbLQFTaLBR1tzv/Um3DtEhVGsAVGqWycjcGdmqgbSroSG70",
-	"eTt3yu5eDW3PlqzpmSevxeM4ECt6lpzR8E4N0DDkWLz8OpZzFmtuFMuYRoq1/NlzkV44QhPHLNDtqYwV",
-	"a4/giBDINpR3nDb2f+m1j5Zvfv3pWPz1qnv9t07w5/nzWV9d6reLv1z/uPzrzd9WP/3a6fb2+2Zd5957",
-	"/ffkt+RzItjS6J7YuK4u/t2kUNGuNOn2vKrrxJpmN1yBg2cfdMdqwPVubTp6lXxU2Wkr7yBMxMXVI+XK",
-	"VzLDdnvHZSe60jNXP9t3pIdy5ejvLNBwZsYG+c6VYmjsZcn4cUq1Vz/wSKWSRmNbHxsSNCy9xaR2uJ8/",
-	"NCDW+MwsK+Pz7sHB6XH/YN9YO6vZSEaN08bbiyeP3eLm79tjcdDrnHZujvf3D45PxkF4yMLRIescj/vB",
-	"UbDfC/vjo+7ooD8Kaad30t1vfHzXSo/tWS5bCAxcNk5/flfgB1rx5ZCIgIQXv2Yk4kq3jHGKgVo4uwEn",
-	"3zSbIVtlBk0+2lMQue8vMIKbEP8RNzelTLNm/O3nrRYLgSJy35ZQXMZXzkqMY7pqfPSW5ENB+WC4KphK",
-	"xQSUz2PQ28by4b1m5t3JCSkYuFYsLMTvR1JGjIIuT5c8/8LH+CJbfBWqQlQ+9aRtfL4pZFoIDilgjMbP",
-	"djIcUFykzBzk5tNNSMsxoEdzqaDOeenB6HPPPDaboWFUFmJ4ylziWrFoDFYi5KQxodzCdDfXikypmu7k",
-	"xNfG9M9147SRROh6mQgdN5La6dJep8NG7e5ht9c+6rHD9vFxeNLu9NhRMAq746PesVFW1uVncA5uHrMx",
-	"vzEzdfXeXHrfH/coHBK9llf4UrGIooKgekR9SE/jhlSztuYzViYmeJ4ruXex8Cv80tuQvvW75wtzz8eU",
-	"+jJ1gUUwmDhPd4oWHlQP5ERwxQj6eqnU5mahQJw3LRWfbWYLs2t4una9IMMU2K+wn97y5tZ/YTUfPue4",
-	"uXs8E1JNUeF/DcxT1PNI34dUXtettpW2jUJsxiydpYWevmGqVOOdu2jWo6QmZJcMscDzPRfDpCqACsjB",
-	"KVc33cTwsH9SnCuri2wWd+eMDDEY8R7PgL535A4JTVPm+d0a3nJprSu2+tN09F3AX/E/ffvT0zeXf774",
-	"08ku2+/sBr0oLa5V6fp2Dtqdrlnf7oFdX+MzLJRZJfdVRTss89LiHHUP2jMuFprl5uAbqJ3dcXVn+II2",
-	"F0lYuESEku++rLa10nICLcnEbPnW/8QTzQcEqVEtoriYRMyYezulb/Pmp2hNMeHcq/Sb7ANmsHpqbcb0",
-	"VIaqClTAOwKMXihODSQUJnCCydu1EtgWqecgR+CyrdxheGMGX7FVCaBLcY93q17y1ZB19kjhylU0c6jW",
-	"gLLU3Olluw7Aq5bIlJ1ajXI2L0OeycqspbJMaqFYoYQZBXn6lxeYNM9vlBXGLVdPsQTT6WSuLrG6MTFK",
-	"LU7CN1QhjIMxM5+wgM+g1Kd77K5dODv56eX3RSnyDM2cmXP+7HW7l2T6s3tOlljPl+h3y3bR9GOql7a0",
-	"ssHW6WQqWjwjzZuUDyU/4wz5Fq6drAKF+dnznjETWYDuyMdX83Ptv9NM+yaeSk1ioDk3XIE+f0r9Wajk",
-	"Sbfd5pUk4LHIMc6xyvFmuiF/diateGcv+1L7Du+tSIb3UnLB5jLidIuXvzNKa8IF1a6Cy8FWTBhgyEyp",
-	"eiHjxFpCeJrTXssBwACei9Q0apx23T/Nw6pxevDx08wKVDAlqjNL8bohXqd3llojmbEqGEpMmAPxuEWg",
-	"JgcDsiZeI9jSu8sWH7WNc9U2+8p8Ghu+Kuq0/AvKYcFsfEbIZa04S4aYshEFW26O+tR4VV435L4mS0n5",
-	"CuGBx3KJRwVLsUB6KsHbC+wTqBDUVC7Nzy5qFyyUljP0lH2rLxNxPu0ddDqtBhzcN9qSS6FcySd+QrDC",
-	"gESZCVis4Mia+D3a77SPgv1u+2TcYe2D0XG4HxzSLut0G0YErxma+SiSLtr0XE7k2zhKT2vh5ZeoH84D",
-	"ULV4hBwUncX9OG30DoxfDX9BYAsuYcGvc7gxa9SAOIkX1MjrSLj+MqMF3Xl7h09x2tgqzGIPYPhPnxwf",
-	"HLPxOOzt90b9zv4+6x+FJ51OZz/sd1mw32cBZSE96ZuZv549dqQaEivWopcxxwtr0W0fhZ1e+3i0H7T7",
-	"7GB8SI9GxwGshWWwtzE3c2EEli1mWwSS/hPCTzqmQo1Z/EebA/9D/Y8cLDqd3uGCC907OPyDt2yJU4Hn",
-	"8F3IMN0RDu2Vi0xk0WwIrobLcVLMEFPDYy7FIqjW/rM9d51cjq9ZfMmBAYre7EHG27GVF95BIHtmvej8",
-	"ZGWvTB3ZhAkX5O3FE0wXkaYhyh5SsHzUsidofEEnwVRKxVQ2rIMC7ttCh/3q6IGzjVqNm7accSgnWNnt",
-	"4GNBT+Q/4BV6Z44NLOyQfYiF9kPsSQopGBaXMgEU5ynKTl2qWz/UMezMqLVuzbsJDE6SlvgVVlFXTUyi",
-	"KzeYAu6+vMd4p5GtVLPmV+hbQ69lJc2UbsPZLbe9NO1ZLChetsewLFaHFNHqzFYqm82GrhRR0tzYIlJ4",
-	"57ZaAD4S40YF4C6IkZLlSmtfFK3/wibgG+VTrefqdG+PBjO2ay/vRXIid+cgf+tDYhVLl91f/NfZraYw",
-	"vW7vqW3+eTAYZWZgqqfK8zBQ/Zke61NM68gIloVV8IWKihUG1kMe1pCqzGaZheXrtE9KASMTJWCzR/Wf",
-	"CxcseSJXFQP1juGCtVxcS80M0yhNFoJr0uwgju2cAlgTGS/g5Ear5osdqMZm0clpgxSNw5+owgx4n1ZX",
-	"X2S2ohL3OoaAlHJwFImKT0pHncgmyDqkiTe9YJoal4DQ+RxPbUCQBVAvLTbZzhnxeGb3toJT2DuL03vL",
-	"cdPNtzzUZX5/pEgQyeAK4uzWFSFQvRDKpVCJtLipc/cTdcWW9YNuaXRrvXsGq3GBNyciXushMElLw/WJ",
-	"GrfjJdTklFZRa7YKhSXJBuXvO5m5Li5oouk8FZW3AbKsvM6v+bMD0cnZDILBiV4NpwRahLr4kfVtnFtT",
-	"6sY8GP0PRr9v9JfvbxVqBMCNEnN7OZWRhZFQLdSZIb7OITo2MZUKxR8oy1mbBlmxsCU1B4Nd/NfOH0u3",
-	"p9wmXFKPcEMD7Ui120KyUwLFj1R2x8zTlUxsvQ3Tk5o0VYBRNzMwyNG7TGTZilZZDuaTA9Xlg76sHSYu",
-	"CPGHSvwQd6vncpk5xk8ngeQit+RbqYNb7YZ5HfIh8/Yt1EkxY+XpF29UVDUFh7HoY92f/+IrpvxiPX32",
-	"un143D0licIyWmQ/gAWEf7L/xCuW9/BaUU3hTXZ68aasPsIbjDgp/Jk0n7553O514Pxk7vWZccoI+CNU",
-	"m9pBl4y7IZG3cmz1VSnjW9pEsN97FlFWgXsMd1grVZNR95uLpcrsqcR6ShM3ngz4eiX7ujzxvoIsqpe8",
-	"s5DAEuckOcPmvjSVGlEyZLcJ2mMVRbe33z84LAm5l8YIzslhO+QTrsnlq8vXNhMuYxdyKoHBtodNWoDY",
-	"gZlkeCwfNz/sbwybG4pKJwDKS7BA4xYT4ZeTFKbBhUpoFL0aQ0h5c0mQX2/oqlTKkws+Ro5rR6ABV0RJ",
-	"ouUiAH/dA7QF/O4lXSljZ0Q84Hpnl5wjIi7Ga+xmZeFTYWZ8cJ0mNBkZYKqoYiat8+FPpVjZr6/KPjTN",
-	"WMTsURpRARwS5HAH68Ux6IMM34JKCmukQLYNMpVV9llhv8m0g4D/vN4L/U6nVEfkTBYXiN1YHWDpePex",
-	"Vfx6h/sroLxfSPt9ZxDAVBZKlk+EjFlY/MI8SXa0zSTBr++Qz4rlyt55JTtihX+EzTQKqRyHQm7xyNvd",
-	"DngE9QLYJdackZAWYLTbJiHw3xlxXwSmVMIuWNOUCMNqznZ2yas5CjICAtkJxefsJw5PAYjZLjjOPWyU",
-	"hHu4BRC75CqgcegqIl0MYCBsiNw7m7CDLVjSyoFOaby8yGy3CflmQzTZfezDoBHQWA8ap4NGvzdofMzl",
-	"HDv949oNjNybWPyGjcvM729TxlGtFMgJbBQCRydUPnqSw78upEQPyqhrDwY33W8Hg5ujb80/T779//7P",
-	"3/7xv/32j//9t3/8P+3f/vH//vY//tn+7X/83xUfkXCpP08Zhr1vCurE6TLRCibC7MzZc4OUqAVUf40X",
-	"kZPeMzLVet5UOxBdz1qALtStpnKehLr1lIor5ceuFmA7rGWT6ffvftaX+P/nr9/9rC7e/fF0b289+zi1",
-	"le5xTicU9dGY37Cwbd3TZK9wcBcIqOpmo20Lvn2llVPWrfo60gtqOVZ5t3nHw34yFfWAWMWaBazwUu5v",
-	"3zz3UJJzOtfDqsbZeLJgNtXX7XQO8kE5q2rwomsz9pLpzK+BFNdMcCYC9i1zo9n8/OaK24LeL3qT9HbB",
-	"qa3LfStDUd1Oago/26J8wC7z07+8cJ7lpxYe5CfYa8hWv255fRHDxVTGuUqGiq24UOCQZ6bKMObmlfkv",
-	"ywUOfO08Gw8+6Rzt93r7h/udw6OTTr9xX5HUbQiPqWZvlcuhGf9s9+j4pIOu2tFxZQw0Obxko9pJWC5w",
-	"ZaxfoDq1LE7eqfkf8KP/Cp4/DaYiPu/3Tw87sNXFV0yfzzl+oI2TlIaMlU+knb3XMQ/MtJfOuOWlaxlR",
-	"zSNIyjwI36cKn5kvu8x3KHS9uxC6bm0hy6SOviIZ2yoX5eVOePjpBwezkrhQYTuQWKJfLYn+oc9UFP3q",
-	"czN5MM7HpIJrrksLuDaYyCXlWWpJ5/k9vsTj3Z6tkkCeT9acrhxVu4Gcmb/36oz3b2hb/mGu3vd+UW9+",
-	"2Z88efW+vTg4uZn3eXs2++XP7V/jXzrPnker8Pvr14d/uoz0+z4ejYhB5LZ8suSsdGLH1shf5+Zsm/B+",
-	"iU/1PdrZzv6e0wk7y2BlxfSaRcn5J2OPj2M6cch2xVi1nZR1PYZdyxM1BRRREZQe8cn5Ht5HJG9pZRD1",
-	"itGnvEuSa795i7gmNF5QHj27SUFISsGuBfI0lCyqRceQovaSlqJFvnAvK6RkoPuD+UZlDz0yfs3O/Egh",
-	"JLUgmIPHfM3NmQNJ6xjNTdN1Ui0BLu8zfLbXKVZULcpYCz6aSEEoeHMkZkpG1xbGa74YRTxwwQ2mSNPc",
-	"judl01JL76wLQNUrMo/5NdWMaBpPmFaAxEc81FlEFEoZdIOHn1+DEt/e6/Wb9fRhQOfaq70//tt/vvuP",
-	"Jv7xb+/+vTT5nOPpRVUJB3JrghbhMWpZcDILbFFde36AHm7FVlroCLiVebS59jah66A84rc2AN0tD0Bv",
-	"SncnB8oID6H3uvtLZJrPPVIkoJpGcrJgpDn87ukl2bvu7rEbBL3ew4M/w7OBYJFipKTp4M4Z4baHJo2U",
-	"JCN3et3HdPAh7vzOfQPRxHHLGgLm46XrT5V57Gnv+7nbPnkHtQcfOq3u0ceK6GUaW01DUC6EkS0filbk",
-	"7cUTP5Jk7ntXGRP1o6+3j696ocn7j0HmBaGggP/yIoWdo2JFImZIIAGFpucIJh/JJYvNlZ1dYna/X1ks",
-	"k6e4slg/Yb6+YQuHRMh8NWjnpvOh3/n433DX9y4bBqDt8Xn723d4Q70MjVfPlmRtC9NTrcHCajgFm6nD",
-	"g9Qx0z+wFTQKcDZBtCJmF8gptCsc7CsBTkgoz918EnTCLuuN92l/dBAchkfseHxCO6Nu0CvZ5e031Tsn",
-	"773yQwW6wUnw2z/+uXF9EZAuHa50ETNaoaYWyBQKlInXk4I/XhnldyF9jPKPFxb8z9/h7tuV39jboBiO",
-	"2vhIr+DK57bOqql57lQK8TTQJyiQosa+N/CPjMdS7RpAntDqyCW1ODBjGdsK6syZnORGNaWx69pVTKCp",
-	"zQXXJalsszDv6oF85EG9W8kC+hNaJmBJz46SGkToswHQg3JsjXghRbt3c0Nci/6cLHxNPb8LroyjrU5B",
-	"zAsaTLlg7ZjREBDvsDOGz+aFbytBb7AfW/B4FzMq0rHtfdnht56fEn6HCSvgMNEZS5o0J02DHT4gNg8u",
-	"oWR9yjBjmgDfBFSziYxX5ZOWXaxahRGthkWqcNNaZOfcYzh4Gdc/lxN+G+g67Jly2pBLweL/DNlMOjfO",
-	"a6RSeU66yJI4XKk2AviMRwpbpBRMvOLx5H4pB9Q5WL39Sed865jSOX5RdZajBMil7hRvsyNib3Q15XNM",
-	"qeVSe7W2yNxB5CdsJsmFsa3Nxye93/xgjDo1Ym0mJJZYu2C+A4rHcjYe4q08xuoahB+YZxETtuEXi0kI",
-	"d+xWb5KVD2I99mYALX9SP6xp95fBo6EBAi+vwdHzV2fduNuQmj3kt3ZMQTP9HjwR8le59KweYDVJo8bp",
-	"ioRyG6Q4xyRrFQCMne/v51u915wt4fxuyK5ZZCYV9v8ZROaR/TaaEd70F04aAY3ZmagDBLgV1lpGGNaw",
-	"qb0RoPoEIyt7yLRWMbEnXuuAi8ybLEwRFMNmSl/L4G3KLDKnIf235j4zgWTzZapckeJyeDDGa6E7bR/o",
-	"tF8fRpgwBKDlvB0ZPrG1cIjuaW7zcIuhAZE7ZeK1ehzunBH4hxrCDI2knrYIo8GUSAE1M8Zzjlg4YfGp",
-	"d9gYi1zhLM1AgA/lale9uGE2xvShkaANp8UzFrkiX+Fyq6IN12YVslXwTeal8Pe6l9vU0mu6kgutMnFN",
-	"w2TOnig8fnKC4cSK5ztgr2Z+8+pAaoZPKzAR1pOc8/sKhBeYza2YsVwtJMs9lU5m94Q7BXdMFrykZ3Mq",
-	"B8DZM2v5ZyfKMcqmlzmh9Zij9iM5xWJ5FYYp0xN59qk6Adcye0u+ZdmarbkQRq+z3LeAxf204x5pdDB7",
-	"jiNLfZ2Nq0JeKgUhMn7+iGsWtgAKfcU0HluXC02arkmLjL0uMju1pGbtHm3hPNNyyILoVn1JgVOcOKzb",
-	"fC5YsIi5Xm30lkrO2TE6ewSdk2AEADPgYpKPo9lP7Y0pRkg+VuCBwA0fKt5jGzNx4UAdt929vZesm45s",
-	"twU+KYsv10i75KZgRIMrJsIfAT3Dz4HRDmNHtNvvhb3Do6A73j886vZZnx6Pjw4Ou71xr0OPTo78o87g",
-	"k/gC9w6cvPNiOapNc91mD+XivLA/lW5DrcZiHm4Kd3q9qTMVNQVGKJ+mMpaYSodFgs1v59SYjsZDa0sR",
-	"rXZ21xxgVZUpPR4qF0DBtFymhbxxAxYqh71ZWwfmjejCktVSv9vunIWFrPWWLRV2hgnqxnbLmOLDJiHO",
-	"aMqSEbw1zm8XhakoWYNWOQf631eqO0ojjc/TU2DNGeVCMK2ggh6AdOwPFQ3Td3aJjwreIpSEVE1Hksah",
-	"NeDhCYzd4lhIj+33QLSEM01G//vNt8FhR+BwtOvT8oZHylrqDk4WwxlgnGRyL/aHwor6Jk4pNIQh5pFy",
-	"dthuTa/gfq3cJF3vrMEa4lHTjrh0wz7K6pFKm+I2tkNt46CMcV9nMCuz1L+WCmwBLG0AoChjVgI6fR5C",
-	"twqe01oOFp8T6ixKEDqzAJ3dajDJsoh7tz2iCorMJoyIhXG4W2QcSRk38VVkD08s7pD/IN2aC5x8QFU4",
-	"AfQ/GcsokkvXdCzTq9ZDwbJfnx8KKp6cXJoPYHEySI2oh5vH8mHVFZ/PWVg/gkJLoo+PsR/e2H7tjGo8",
-	"3oqt5SPbuKHWdpIub/4lAeNRE25IFuo2YoCf4CY7mZ50KTNUtDI8VS4ZSdlk1QnaDcc1H84LPZwXejgv",
-	"9HBe6OG80MN5oYfzQg/nhR7OC/0ezguVxMdT8S+4SLG85gqBLprBlNG5cbFh895xjZzTtmPGywN4BmFB",
-	"P3mIPz7KBky7nYN6oBUbEKhfO5x5C3HSyVW4IYFcIwYtyxPR2YaIogX74TYoHGX27oet8a5vV2t4mzxW",
-	"UZ2vezJXnHoXENCX8cIhQJubMClrA0FNqG/EaLkgQ3X13tzyfgiwQskjaVwJ00WnA4EdIVvIoVSEac4D",
-	"OhBhJAuCSDstMi4FoZaCZWNbA5EGt/DRXXIJASkR+nhJCMs44zendjygVjAObrdi0JQ2JjN5zdRAwIP4",
-	"uaqVhNCgRwXgkMZyIcJc/nkjWvUnst62EdoiRvbGetISh6IO1LV3zGHjK7aExV4Phz3X9RG5EmQPfM5s",
-	"BBXEps66j7m9/VvMg0VoJii9gGIRi9gthc2sKknGNG4hfDNNAfIt/v2pkbaFCFkMYpOcSwToWyg/X5qh",
-	"uXZn61DG8KIiysFn75LzkbJxhhwqePLONdXH/uxkYG82Lv0tUZKzG+ytROdOgJYzKQIPdbkoNGVQy67I",
-	"OpcWyFkC5VtViQrJTUvldpnJ9ybQhlnE5rn2AgbZZd1UC24nbVMPKlfpWNWF6iGw9RDYeghsPQS2HgJb",
-	"D4Gth8DWQ2DrIbD1Owls1W+oebuM/ae11PSwZ75gU82c41nsawRRMvDlYhbI2GE+JD17ErRMO9KuXWdo",
-	"3G8cOAy46SkTWzTr3z/t9n66nV6wVaks/MaYykEsRb4vTHW2+mEr+C+2FSwUCx82gq9oIzCiaDRKNTtl",
-	"foehGt3Obucg/enxF1wwS8LlA0N9HQzVauibbyIZXL2EIrjG6f7xAXgB5ofvqHprFMDpIR400jffUzWF",
-	"OTkKuuMD1qH7o5OwF/TZ4fiYdkf7wUF4xE7GHdob9YPD8Jh1xl26PzoIjsIT1h33aH90GByHHbAub56p",
-	"i7kUSsZeU3B984arK8iRhYaehgpixgQXk/bcXXR3XQRgffSSv9k1w0MJjZev3r95dvED3HrBRMhif0X7",
-	"o87xydGoc9DdH4fBUXDQ744OwxNDe+8k6LOD/cN+2AtH8PglnzGl6Wxe3FB6p/3uT3iTsWweSwXCuJ91",
-	"6bxf36rwW8NeeH603z/pf9zUoPEWSaktsfj8Db92KNx7aE203Ufhy1kQtRIDZcqu3MQKvUZeNZtidW2H",
-	"m3LQwLwWrXrt24snSb8LvZRJy7B5RINcerTR7e0elPbgcg3CPvTK0bDymrtWr/m8rl33EN5UVAe3i8in",
-	"muOWz6OeqZF2yCmRyie8jF1ew9R6i6duSloK+0BxPkRcvY/Nqq4U8OXxm2eXzx6fP3ea7Ptn333v/v3i",
-	"6ZNnb1+4v56/+tH90ym+OjJZUI21psLThxUKqc4gqb4sZKehrDeQKpFl23ytUqS3eV9WA69/txHtGY8i",
-	"LoWeqtIC403rWw4ZCqmYrEbMiWtO5Es1YYmWSmQnL8jZhSsuvS+02fWpnr289GW3kqzUFPi8IIc1s1Fv",
-	"KjslX9r0psIesF67ZCymoYmvDTlX20FZivV9FE+JnkqVYCcGVEjBA8MkkNZtep2+dlr2GNjMPpMcuYd7",
-	"HymSaZxKmmkT4cwgpYld12LbdnyO2YxyYxV5j56RTtod2O2GisSMBlNozSVC11aqU+wlbwhOH1qmbafV",
-	"TmmlunM9+omdU/Y5mRuSLsx1HNMeZCuLX9k4bRzaET9uaGadbrz9Ldtfln/Kp4xYvwN11Wf7bz/c6u1b",
-	"97TOXC6lZo2EXiSVAOWVZREfs2AVRAw7hmUawCTxyfRsNBCWAhqPKccjew7RuNUIqAhYFCG6cTpH6WCF",
-	"CfbLAUoy26XtbD6piY1HVfJzkaqsIV5SWWL1fab9t4z948TYtXTpygVdMBFjj4oIKWyjSUvtEoGVzcTG",
-	"UmgmYEIx6DejYgHHY9RULvR7d2vmc5J7Nu7BFc2fz20rOwBltiAEmlBcAxJTzVoEMMJsIDSJltU6PvMQ",
-	"kHxIDD8khu85Mbxl/XOCkjVarOD04sq16ucKzZsW8Up9yJgZ6yuIFiELPdBNH0szLRrulVZB1yj9vZcu",
-	"1duHbj61NrhUuAuIjPamOiET0kyaLQKRO5UxlHp20L23jK5rY2VUS36GjOc3N2JgLHopmN8bnjSxG7sV",
-	"yOyEpFFW4Ryvm/ZEtu1FKFfefVn4qc1ncxk77Oxp47Qx4Xq6GLm2IdgLwPsXDIT5gFu3Yq4ZE9qIMGsd",
-	"1hRxp9DmuIwrc0tQUi2ZsorfuHmtk+h/ZmFR4cd15meiFVPb0ibArNWZMX3SLSfPW29sB+TH5ahSb/wG",
-	"yapF0qYjBQiczDg/N+goCFl7PJnyvzfelQDirH3tJRPEGNQRay8UItiqbdAJC8g4/tvKFuMNG8dMTb+a",
-	"Xs0FvEdopGx7NFNozWklHPAujHefNKgF3DxAO3ykSESV3tkt7618AQBD3wK+0G3adU+N7hUTZqO2jf1f",
-	"eu2j5ZtffzoWf73qXv+tE/x5/nzWV5f67eIv1z8u/3rzt9VPv8IG7SBx13T7zo1e2v/S3eMwbRSfiDYX",
-	"OVjYbu+41G+u204c3KlMq3DSHN6Y/9rwf4e36Bye/bpWdSvxCwi9gT6obGRymQRbMsDv4Pjl5LQ8rlFp",
-	"CheWpX5soMKTL/9GYNey1bAr6ha4FHe34LV0DtqdbklFtXZGVcFd6By097u3QrAHSxzzbfu7nd1ud3/3",
-	"qNFqGLl7q9YTpTz5O0+qpRaKxecTILbxQv7Ko4juHeyWRJAyJlsBxUP4KLYIXExQMrY5LVbBbFa/uFVB",
-	"TQQwVVRdISpHMZmRMacqx3ykCB0pGS00I0yE9QmuQglOx62JvsvnFdom4nDa0DUh0em0knEsZ6WIXD4f",
-	"VK6Sm05zM4lxK2JbfHqekUpflAOUgwYB8MIJv2YC0ZIqX7kxZOJxbSkyZSyXCmBlvElbcj3d3LqMhxlT",
-	"KjOlWcOLzxs+IYV5SZl6jRIqP0KSgTWGQ3l2zSqOkryrLBjMIdqzJULXx4g5VKuc0KnLTWYPvLL8U/W5",
-	"bUAPFq2qu/vnfDM8s4iISVAsCIO1CHbBB3NkSLS03e4tlpdi8TXzoDv9wBg8n4P/24MakXeIKOfT1IX0",
-	"Ze5Kzr+3A3p1mhm7oJNpULZf2gEK/MOkAXm5p+j3d8Mx7Z/dYsVn0iEqyZ4akXpXCu9YWLkKY6gYmSyb",
-	"2YfapS9Yu1TCmJe5rilJ6A9X6F0VwGPtqorCLFe3xHG3uu0N21hmum5hGs7lB/1Ed76JzhYTXxJVckvr",
-	"JZEOa6F88aqYWPcEVdO6oNhtuKZED3hsVAAuC4mNJuJtbaOfiasUyxLmceCa46uFYEDI5jELKKafRpEM",
-	"rlhYykdqC+jLHIMXeMjYEGkQaqFY2CJ8DMd4N4SfKqyKzxWOynct8gS2lUaN6/Ux8lfeiWkyzUVJ9Pg8",
-	"PZKb6AQvhpSd/HelW4KePxWxjKIqPDfXCyBmmiwp11xMQJi5Vmh5FFsEfWhIPacLPX0bc/M2/ON0b09L",
-	"PU8n87TY6uSPtiHwn765+PFv+09eP/3+9Q/7r//6Ov/3YNHp9A65UgsW/8FvIfpL/FiG7LWYoAlKT/mM",
-	"TtjeXEzORlSxw36L/+WbV2+WnR++m8g/+J2EN72yqIb9jywz+Ya5D//tH/8ckrdvnpWa+h7hZWO9ffOM",
-	"QGuGP7+B+W4RSoblH7j2Net6BONvLWLG2e+RppbQu5ZwYawwQeh8XqNZcNIf2Jse//PKuPAt4MfmsaVv",
-	"Z1deAvwii0Jo0BtMqZiwMwS9UERpusqxahFp+CDtgFoCG/1xs+HoAymXmY4V3UKhLrLb6nU+bjQTN1iJ",
-	"tdCTC01fvYK+g/Ker7Xwkm8xbg5Q2beyDzNGdnbifj5v/0Tbv3baJ7sVpnVtFOUCS9pGzOdas1nZeadX",
-	"gpGQGWcuXhGKd+XNZvdst+WasGGQJqKaiWD1QjVOj/tGerCnnHn/FarveEMeHTX8YwhC9sqAflOyawAL",
-	"JR3iNjrqHuW1Rk4/7UOpmJrto0t++MbFgqhQy7W4HRlDJt4y5+jPWhk9FnEkfqTI95dm14P7bSoWSk2E",
-	"tCSSwDZO+tRCSbdS/gf585yh2i2VN7Hvqnn3iWXPcuaFDufQqtEysYXEZrZDewur+sw2b2lU5fyNKqhG",
-	"8YcbuS60wol55tpVUrBr/R4e6h2zvo0xn4QdOGyxP+oHB+Eh27L5bCQniLXw+QT1Xash2I22amXzk4al",
-	"cYEwS7e2m0D3p0aVJqjdv2T7TL6/rDXy0cmKfrh1AhzW7cNWDfWdHi85RJtbj+2Uie8BpHV4/pIldXwh",
-	"V7gDvbuLDgGlzbeuXaraWxPPHUh4If/R2RBpSgtOdQ0V4+Ke28Qyt1m+RJXdOmppB3pqJ6aq9zHNdC/B",
-	"Z1BVYsOwZGXJb//4n7Bl2R9t+cQMbHPtkq7FFAegzhUwseuU6Vn2ecOoMgSjhmLZGBsSY6b9Vm24bacl",
-	"NOHfSA31209FqLwE0+Z+Jovqk/pmOlXqAW5IS9WsJMpNTHFhV+kmp7Scz1lImtrb7+2ezkLS73bId1Kw",
-	"HReGhmrcYS2DhFUbmOnClPpdi5G5NGIhMhN4XeqMGOFckRmjQtnot/mhdqDfcfx1ggdW1H387juMlTNP",
-	"oe4IalyT8t15zK65XCgXaKCRktjSqEXoWEOeILZDfkKaafs2LIs4F+eqxdb1gj5o0S0AoMzyR8pFBb6u",
-	"mNkq1V1DB9630k507V0p7R+5nl5UBDDORWK5poar4SAuJklkwxUgYX8XqMNMPQ6/F6+3S9y5anY1Zbtp",
-	"tf/vR1sn4bLlVLHg/YvxD38+iY+/++Fvv8SXy7+/ff3k+Nnz1z89k73n9Dm9WJa0fvamdkseqopdXWgq",
-	"QhqHxD6TaJHmEKkcwokgDI/lyjprfsbGxtCOzITKdex8XXkk4zI1KFJLQ8vUErHvUdAACew6G+IiwMtC",
-	"LkTAQkKVq/caCOfFDh3fJeibw1QBJ0diCDYb4coIS6wTxxwLaMMFaw1EMpK8dgOhkh4WWNu+YgbQnBYq",
-	"VE+pgAKC3GjG23rvsDvtgx6AKNY6JCgzIQ+hQ1DgTnIFMQu5RihS25I127EpIQ4lOq3u3M0cwimKZ3ot",
-	"rZd0VxLzPnksOaSTXktm3Lvm5s67lJmATAcvj2bvYoZs/2aPcu9yQqp/a8WRopI5KOyNabx2XRdAv9Vt",
-	"2UmWmj1eq9Rwdw3wJfjyL2zXfKsRUz1Lu0ftk2CftY9G/YP2cdjrtg/HHdanvdFJsN9Zgxm5DTZkivQ4",
-	"h4ZTDuqxgHIV8DlnIpPT3uLsTQnyVZXuT2as4kCDF9tNFuugNkb5V3K84DZw5Vj6+IJp6qydoo2f4ahC",
-	"PQ7CWEVQXzv1mzwTlL3NfkSrcdOWMw6O+Spth/91IqH/awGf14xveTDiJeddt4T7TlWsj/hdynUWPC3b",
-	"chW1t9oMhF3Bd0W19CFTq7GFhrolkHY6A+mhjjsJllUBYeexrdPTHoXJ8E9rpPjUW/hjybdtgp728ljr",
-	"0acfdtMvt5sW1sC27d9mDbqX3cPT7slp/3jrNeiOD4NeuxMeHLWPaPe4fcL6/fb+qBd0ww47GfeP72gN",
-	"PCVW/Qm9zuk+IEZVoCyWQLvZA3YV0G69g13/pwdot4fyyDXQbv2T426nl4V26+Wh3fbZAT0KTkbdsDfu",
-	"s0N6HHRGhv5Ddkw7QZftjw/okQf71hl1g/3wgB2NTwD2bQ20WxGJrTc+od3ggB2N9sPjcYf2g0PWG52E",
-	"3fE+PQiO2MmoY8ig1UhsTq46ByVIbL1+TSS23vGh7wA+q608Pt6hWvXdylLF6uuQu4bn7d0tPK/nBX9Z",
-	"hN6irbg9SK8PsJGO96lQvQ87wsOO8LAj/FfcEe4e0TMLDbQFes+7TeCWCQJCLQzMrxqZclskynXIk5uR",
-	"JsuQJQt4irfCT9yEl7gNvmGNj84y+bZnkDNP/xdEMVwPOFGIwxTrLFLb4Y6Qz7bFO8Mc4SLmenVhhAq1",
-	"0DeMxiw+X2hg9xH89a1b+T/9eNnIB9SeJIFOHysBGtc9DZ9cnJM//Xjp8mKjBY90mwuCZxFIc5ikS/Ex",
-	"hb8Mz8gVW6mBoJoM93aXLIraV0Iuxd7fl1dq9+9KiuEZCSLKZ4oMnVv+nocKk5dDFcg5G2JdCnUH9pAG",
-	"dqNZLGg0EK/mTDx7Qh5LIVigHU0YYZ1HEnHUINU3WcRMkebw9fnfXjx9eXnx/tWzJ4/fP7u4ePv0zfAM",
-	"8mdJAgeoGgifjF33L2MSDmNGwyEUzJh/kWXMNRueku+eXhLBWAjIjGHLxl9nTE9lqPAujMGCBgQVA4uT",
-	"LuxU67kPuLfm8IJDiRti/nVIYqYXsWBwbApYm0vRgoC0vbVts8RJTpU0Mcqc1oCZNQML16j8xpRRxO+0",
-	"Zthf2xcsvuYBa1v62hfu7INzA+b8B7ayaBkx0+aPAvWuC5zLWl+xFWkmUXg4zbEHUXnNlIa/d3aJeTOL",
-	"24qHcGgKQue75HugkBj6ICNKFWtzoZhQ3JhTNb4E6WwbQgtfYeSLi7Gs/oT2mAZcTJL5BtY1iw8ApGMS",
-	"xKu5lkkjPfjZwVu1yjKGqoV8BzVCi1HEA5tBirjSu+Q8imxmGqvzHILT24snJDBvOHM4J8WbBgLVhloP",
-	"pE0up9zIMN6ymrOwjRs2UVM6Z3jScbIw6wAXCFcDo6kh0z2O5YxwTUYrMpwwsQf3teU1iyO62l3RWTTc",
-	"HYiBcIULp0mp4UgudHaevEmBz3j96uISiwPcvKlHKS+37En5gRitgMSSIgmQOvyAkQw5w3HNn0O/UmFI",
-	"7Ac3FWNGM5jvS1YfJAr5SbWM0MUwkAgJxGoBSAuEXHMN2jth99f+1/3ofd3562eNVuOaxQjr0egifoWc",
-	"M0HnvHHa2N/t7O4jENcUVPzedXePLvR0j4trjnUwag/PjcPRvlL45Quzj5i3k/QprAtMtKtRgxEXV2cW",
-	"T8iIWosckZCu1A7QDTVqcB8e8B8ILghVJJITLkgomdqFbzPLSc3jsdPa6UsfKcJmlEeQHeOKpOm44Zwq",
-	"tZRxOByIJtUkYlRp0oU0qtnXWax2zswXsBuu4GQevGHCrxkwLI+JjZUQN9IuOSczZowMNeVzTL9ZnA8a",
-	"GVFdQVtXrsgVm2vzKdxsJLiGxrgHksFJQBSAZ8l3NNBeYkp/I0NQdAHY6pjvms8jHsB9e3+3dZrIV5vs",
-	"4vxr3LGwj1kDzTgg3okT4Itep3N3ZCz09A1Ti8i+OcdMDpfCbtBZtAwtYU12DRv3kaayVyW0w8u+oWHy",
-	"qeax7ubHnglAEH0cs5AJzY3Lbh7tnWx+9FLKF1Sszl2J+MdW46AOpc8EGh9P4dwEmGCL2YzGq4RBchLm",
-	"pIbg+WQ6QcAvY569M48nsgwiVC2+j6csuEK1jNKT7BMJpyeLYvZTsFpPrVp8z8Vw55RQ0j1oz7hYaGZt",
-	"vYFA4bd7wkiGq2TgFAvGoqyQzL2p5ffe/j4kgZRXnA1E83ut569EtGqRCzpjF1yzP1zomAe6RV5TPf2D",
-	"++oWuTAWLPPLCKxQQZP8yGx+xiwCZIyBiKScj2hwRaZS6R0j3KABMJmf48IJ04qkEwG/vcff3js5QmuT",
-	"DsQwCzI1BD0/NJsOya7QHg7UxoGGpHlAcEZhD3Ja02wC54IsBBi9uGItQskylmKSLBm+nLh6SqvNmIUl",
-	"M1ZNv9O1tWbu0kAsZXxl9ulYgnt1SrodqLcAE3duDLoAi8TM6N1OB67l8HjMhHFBugnxxu6Ag1793glO",
-	"5xum41X7HF6epttlFAIGC77PaGire8mSi1AuyxTnc+Ds+9GWMPa/gor8/avHC9SCSeVNqsZoIhE1VGRW",
-	"AKsV5nfOKsgi35XJtNUCcNL81MLCoRmR4to1GQ2mA0EtFBDAOu6YlTVWjLVxMrB3Ch8hCxBuvN/X0VQZ",
-	"Oxneb5SFVQ3wrgCtdy2XUH40ZU6kH5kPQrk/w8byoF9aRM0tZLit2ByI9KNRsFVGqVSKqQ9zeE8iW4ak",
-	"+HVK7r+SdH7LBVewiVoQwbI9daN4ysUaD+Sp8T90ERGv2pIAuQwiRi374lXjCEO3i16nT5pC2suoZ9NN",
-	"VwrWgjJxa+dbLDW50BDjKDC/od04WTGdMeNqVFarpbfsWSjUx0BAA9u5Zni2X+KIJXTclr/uRhVDJeMY",
-	"j4XYFamzvm0aRRvW2GGXZVYZp99wlvW/mjRFifMjjzstpAncQ4sP3qrghIp1PI+iRp2leJohlImQhbu1",
-	"BTiJm74VZnpkzH9l4acsj43lAt/5Udyf3xnGKlk9mOfllGEfnuqFm0GuesLWYvUlRx+8pWiR5RRg5s0v",
-	"xlO+ZnmVkNabJnEZvJkGGoxo1yyHxySWEYq0DSDMeAoLmF3G75h+wRr3uAO8YGWa/9JDTf3q2eCyRKjW",
-	"80FiZVWK7xuG7e08PNRHKvVXqoIyLYuL6ZtOUrAzqwmkrVr29QGPlRG4krV/DAd8XqcW4X0YIdmXbGWG",
-	"9MucczNaeO8Bjy/Ga/iBmXjDelazG/kaTpOaastoawyAJgUUbxsqVExjHNLZtNTD+LaxjJYfzHik7MH0",
-	"uATq24wKB8vmWCHkBznmMVNMaGNJ0wnlsDlYPxc6BjhmbnJNZtSqxhFjgigtI9jE2A2Eg8BrFgzP87KQ",
-	"0CVdES4wFAlkdDtWpSrS1EtJNB0lMRcuJoTqxHuwOKqGGrLfgcCsjQ9Ys601EMYKgksYuCULsVAsLLP4",
-	"rfVykWz+n2783L2k5tDmP1oZ/SKewXkRUr6JrqNbXWTbnc/hOXjItp9sEH7HdEaW7Mclje6ccODnrRd9",
-	"B/a71ubIwAJXmYgtQ1EC+dvKpK2MhT+O6GTCQjK0e86wxB7kSjupuU97wgdErjAsUhDkr17dm8/ImgAq",
-	"ncMaS7/3wf7rWfgR1z9iZU3CwFvwAiiF1xn9mo8/Ky3niixlfMXFBHP3PtMquMFFONHwTOOcRpnOpNKA",
-	"Z2IVKzEWdIlP+IZdyytWqR3Xo6eTJmRDQclzpdO0OgBvJqnoZJ4aecOj5XGeDwJnsZX/vawfYC3/86nn",
-	"5tyPgqrk2z7Ss/5pO+Evpf5WLsRn4fenIgQ2rOUGK83m7cV8Y6qGYvRQxrl2GFX2i9O50LEzGy3migi5",
-	"JM2hGtPhjvHKeDAlCbcqBMkNyfCmnU9PxCxgwlhN6sq4Y2eZAIxrH4gAPVnuv9Bs/nZ+X+a3DNlXGfu7",
-	"LGkb8+XM+n7npN5LL4z18ViKccQD/Tkk5jteDAUQsJTXC4+Wer5uR3gJBVQ08SIx9l5sKrNzVhZxn0gH",
-	"hlLk5yeYZbs0BHwlTF2inC+xiEuOxw9cVxLyWMTo2zmUZo/55Hi8mfX2LPBHDeWdgj0nhYcAHM3CBF9H",
-	"L2LhItoZUkRGyXc7OT71W4ORJuDzoJ0ypWpq65Ku2FyfEcggGVNHORfw3GF3YcXMYxpMWfuxFDqW0ZAI",
-	"2VZaxiWB0cf44V8T+3fu0Ef0e5ZVqPXsGjyI15biVUOx76GEVAvXC3rFnNHjA60333z7mBz29o9PycX3",
-	"5+1uixwSaCymWmS/Q9QOIisIYl7FhDZcYi7M58aOx1CKE0rjD3hQ5EPEEgcn3YKJk+brl98RaCjw9s2z",
-	"HXAFfKh3X/YHopnLGPtqZLhBIE8TgRzukn7nxIL8DETBvHNJKinKAjUIWZ/I7j1JUQ4cv9KNhSXTkqiA",
-	"3kWc/OuVhwtNY2zODbWGc2fS18uJujr1PSjhrQ6HvMZCX9cXyFYs8GRngUplciXkUp2RYXJsbkgUXSkv",
-	"QcOVX/YOnYPKLXvj3T9GmjY4tQC5DvVDgMzQ7Jpl73Y6nRZxHRS7nU7q2/6yYPEqdW7xYKrvyCb9fLp5",
-	"gB1oU5LBUvdw1LtluNLlxBq+vOJzL1VRTZ89LFtKYCl5jp4SVPcS37tzl9kKXhlbSmEzkG0+d1Y5laZi",
-	"DEkt5nMZQ2DUMZwTFnuhKC7Z8wptm7nCBMHeh6RD7cdKgUoaUU+lwlez4AoLzCcMTC+V6f14mklftjwA",
-	"uJZNYEE/xoFIgBaxU4u7x5b0J8V1ZrN5+ux1+/C4m5zTePvmWQuLc7ix/5xks/iRGoggksGV8eqpBqA4",
-	"C9SK9YFcEaV5FAF8nAOuQ7c/zb3GLOQxCzTRNJ4wDGvZYmfqjsHYE0e75DzdRFlIbMG8vc9GVpNjJYUz",
-	"IgNxxVY7Z0kto0MwBXs3qb1wb7VFhV7pUd/tmIoENI5XcMzokk4Govls3H4pBWu/oDqYkt/+l/+D7Hf6",
-	"mO+p3lZLdsvvmH5sl3zrnIZ78HXSCLmoaMwuaEiGuPU1Z8t0+56yKCTNQePfBw0HJYVa3cy3XhHD/C1Y",
-	"CwomA6NXkZnN/U5/IMA4sJkuP5NqXvFI7ZJXxlGgJDBTQaZc6FNCyTWNFgyxliFKROCslVFdLBwI83pk",
-	"LFhGKPCH3hItMjOzDDhSGrNMlpXM2zDXJjTObukZmsxiZVTo5qDkXSpGu84Vxkoi+uarzDZgj26Ycc0S",
-	"VqVyYV+1rC9WOEEoJYkGCeyNzVSWieYzRqjiIYaTq+fEULtf5v+/tKuBo4dEceMjastxuCi1TS43O7cK",
-	"w7qH/TjsNtVpdmdRd2Wo5Q7F5W21N4xiIalTY5mlz+w7lmVuv/PswX6g9j7YPr0f936J12a74L5HqmxX",
-	"SI9Qvo35cCff9UiQi798R6DpEQljCkEDww7GhQCWa2qfzT3+5PqMLGkUMa3AUidc72zQltA4+c9v7kVp",
-	"vvKyPMka4TyCrQZJmcO+V1XSwjpYFpKQmdkIq3IorlvyugxKruH07RMqed2F/ajU9eQ/bmZRVnEVhL5M",
-	"Q9mlvtd8zJ3oAWCO34kyOE8kzkmaneY71gM2MdlGPq5bVpWwvy3WdmIA5qWtdlGu/aEzAmKqbeoIboFH",
-	"Vy1jNPCI+eOaTZ5FY7OFQ5K9ac+Pt8iIjWXMHFiwHWIHAxPSbTN2lIHgioy5oJFXVb5LzgGnxBHs4pQW",
-	"f3llLqypM8lwkroLLfPVmBa4dpilxsn5krt0nYCKe9CPp3xOiTZP7W9+6qUE3/f8mnJEXtneLsBVycra",
-	"HesBxSIWaFQD67QAZlt93xMMFckD3Bzx8Law3vIuuUxgXK3EKU1XhLrJwHNZ4Oet7AeeZVQBInBYzZJ4",
-	"AQhMrozg91NIdHgD+hDJVj0QibI6S+OXGWXjaYncKJogqlGZRriACcsohDvTB/dxYsVQC1R+oQTHLZRR",
-	"uhrInfdc83FPNsbvQZVtqZGQm7z18fWBEaya2gm10hVbZRVTpSPynCuszfezKCz0O0BVIFX4VXhktHKx",
-	"3/LIssM52BRbhmhG8kJ3ECVp+VMSrrWtf+tJjCUDOwGVuSP+2113FDwsXPX+BP14KwocjnORhm9jxohm",
-	"N9rGYkIsoHCld07DhrYz9E7LQdtAtBF9Oxd0bJGkw9NcDwR0VUAkJEgqe4FChDZUgK+UhCybeewUMo/Z",
-	"mN/sJCHGgUjwSrBTBqCuFJ9TixE6PDte8Cg/kYzGuaCR55/1Dg7WNUFd564VpvjCUHrFVpVLKmMNaFAl",
-	"GYAMsrXDc/KvZeGP39UlByO1trNTFVGvYoy2ldH15OnFY4+kc/gLLpbTsGEffQ5Zmho3vsJ0yb1a3VZo",
-	"Nuc6nOzuAsyzuAJKvmP6W6OkzOMstGOta8bqhCyJTEwYadKRMtc8Wwf7zQBYfEmd6IQ5pZfTeR8aiY3Y",
-	"ODWfjZO2O5Lh6t/2QqrpXmePhzYeeF87830UD3v4TqW1w/N0E3A7WXIJum2V196AcGHxzQ0L27YLj33S",
-	"nqNP9B80MMzsncFUSmW9bHx2dyCG+C+A7nIGG6I7GFE5daMPMZJmpQyzDnwipLvb7YZl1izSXc4Dm+3Y",
-	"ZyGbzSV0XgXcqXsyYjNEbmXGdu+LBttetuognpXNJVXEqt1cBD+ZOd2GCMsKARzLKLBPpZOtkyc+fsxq",
-	"ECTS1x53Iu7pb+aFTlO5kGupjnL1KoW4KSovsB5L1dH6gO4HO4e7lYhuReqTNvf1PrGVBGUr73JBdKsB",
-	"W41XcyYSP6d0PnL53EcK3J1WMYXJw+SYKRK+dpY+//SYzy0PihW4La4RO/tMFKPjkrJt+SKVauOarKs2",
-	"hgU+x6cW9O+2vPw5d/N+nSjatzIe8TBEvN1+53jzE5asSz5jEHao6Yp7e1nGG+/WIPI1XUWShpdSPqfx",
-	"hOFzB3VmJKkyecFCTl3z1y8alVxjIOH+kuYqSWpdlJtLNR3/WrUxbxjNHrnaGAvYJefCQZnmf0xKnPud",
-	"fukh/kqbqHq7x2ZpJWk+f3e5j6NSd+7EbDBs7jUcd6swnKX7rk9erZEFPHc6T7hke+73cEI/JfLlY7Bm",
-	"4l3lQS4Pv7NWnMtHM72XYFOxb9jvzfPPdQdb6/zn+oNV+P/rGnamIQCvB8inRgG8F+atllzDgX+lWMAy",
-	"IytOwv2rayICUlyzWGeAIVkIgMc2OKBl2tB3ssD+wS6L9suCLaAGGjx4hXlw+8RAJO19bEmNMVgVEy73",
-	"9hJyZewmgBNpfoXoI+Wl4EY0oiJg1WGBSqb4yiIDfj+dLxIc8DsLlW+cnqh+oaBAVqXcoQL4F/cb0on7",
-	"XboNt7H+lz6vlGvF+qbP3gefv+7C/Pe32DIPwJPFTU7AOg24VsgrXYFcb5Kv2xvYRq99fT5BSv1ndwvq",
-	"S0gCPbf3IW3x+XHPgbW2oUHZekCaJmz7LQtBSOaUx4VdP02PxzZ3HxIuzryUeAJ9GF87S6QC3A4HPbcU",
-	"niOB2xoIyZm6F2lj03vl5Ry9FfycgOTivH8prJH9LZ7O7HSfA7kPpybDYYB4TnmYhYpP+pCjmbzYVF4a",
-	"caVPyRDHH0KaXuE5cigttxjuIWlCi/ruSYuw3ckuGVb0uIMGLAgqZnuRAKI9tKkjzcxTby+ePB7unJGh",
-	"FYZTYtTxkEwkUwRQ27UsE5CB+DHmmhFosVNeLXb/AnMfVWM5ar8U4MltZNZDncejKA9CXIBElFJhAvpW",
-	"srxh65rz9hVbrd+zzA0pKBqZUUEnTCG0FRR/twH80EKmtfB+OSYjqaeAi6jOjEZgSuduNJfs3SJa4QF5",
-	"OPsYtkjIlfGRbIFQC/EVoV6MajMgnprSSJ4rRkeQC64VViNB9EvGLNzZJXBwB0W/NNSWSD60Zfo97JFA",
-	"6DokODOz+Sjjg3SVI9B55lfaMExV74+lYaRnSi2gTZNDok06j40TZFAo8TaXzl8/azn3CMXCdUbBvbRp",
-	"t7eBGBo5GUKnvKRh2dAMe0aGRvyGZIaAF/g7NDiD30FehIU6ygnqDpR9wzFbIycuWmxP0ho5OsUeRVaE",
-	"cFtPivwCKoTUZMQsxgyilzaFHAgvnNT+ga1OAVMJZHkpF1GIGKZakivG5k6A8wAXA7EG4WLDNo6ub1ae",
-	"v+odHAlGQtfij951hUx47vWgKwcou2IrH0YoEwZH4MLsUCWFBeamtavxoXHFVqXhqiu22oMeoumehXfB",
-	"JO0ab33X++l+Q1u/S+vBhYFSXfRJdsLeB1iqtWibduuxAJpe5McDGU70jW1XmvTiM4a/BdE093jA3gPR",
-	"tL3XKBwol2OCoINoQeC5FNjor+UVvIog74VWFWL0iGuyEPbY80ZV8mYz895SlbQqZm0bUE+Umq89LrVe",
-	"x3hL9LszTmoFtpJHPyfQKPLtp4u9zTqt9Q7WpatIE8BGAiqMpeBiamInOSfgJ6xDNuKAFLLQAzAuVkyj",
-	"cyMXuoXtxZLIALr0JG0qjE1uHVp2nFj7O9b24mnr3Yrj6U48v7Ef/dV7AHmCK0TMpQ4fbP9ieMxj3lGy",
-	"7NvLSfrOSqygpL9J6rtbvY2NTjWjM0CVyrQvy2KArY3xXjgafjd8m1BcCQEHiGgPgd0yzjX8gs4qPJNM",
-	"VgEnrtW4aadNcKD6Fe88NUqyUR3stczZlLE15ZBfuZjsFCB5nR+bipOhb3ddiPUe+PXuXbNyVv18QdVt",
-	"RcV46cG2XWL+ZSKpSXOZTxEefOQUGu03zO+5RpEN9EoaG7aMpW0YXte2svf7ffXRAQstjge0SR1rYyyd",
-	"WZzfkEUcHKhITuBMv9oiEOqalbv3ff37So7idaHRZBYfpKS0li7PbFsGQs0Uv33znMwWCmKEU63nijSh",
-	"wzKE6KXAI3YORhSA5WgUyaUi85hfU80sxqDtCB8zJaNrNhBakjkimdpDxQyzB2dJy43uoSckc6+cZJc8",
-	"0woMLJ4gCg5Ec7icKha8/+0f/xy2ig39dyqio1uGIXO8+TuIR+Yo/lLVelkqfuR6ag/gbJDs3MmsyiDm",
-	"E1CiNoiZLE8hjIm6tt5qfmg4IkqDmu7H7SKbLcTTzdL5BBU8LzvRFRV1uXf7Z6EYm6/laHbnpwqBYrg5",
-	"R/FFeqbqnqn9+LsLPt1fmWS6g2Lh/u+3QnLdTncehoQWtrpb+f/OmNsLMwJZatelQphrO4ZNGIzbj1Fv",
-	"in2XSVPzGWvZcxwtElFIrbUIM59sYYRhX0qOPXbJD9/s7JIf2Fy79n1b232VuuKuAt5wYCWdL6yX5ypZ",
-	"iKoTK57s+6HuBEV7sQC53wiSkX+/g4Zh12zNy69Z4c23xHxsrWEMLUnM9CIWFgu950OhH9wKCf1gLRB6",
-	"byMO+mcw3O0ErK1pSBfswXIviQo5beZ7fp+m0YDj1d4Hy/kf92JmB69GoLsIpixcRLZSEJ7EAoFWihkG",
-	"ON1D+5o2D4ctw+hSeBZcc5jK+nAHoN/kQKByZNidIL1ZLUaGhBGU+wEqLU1nQY4J1xbfPNuCI2Y6hgKI",
-	"GQ3ZQIQLBi3QuFDa6Es5JqFcmDfVyBXa1+WNxGt2V/Z+adIQp5eHZrqutXVjoN2tN7k4A8oTn6qkYqrh",
-	"Pj2tWK5z71nRFxVV78sqKqKsOIQPGc47U3Z2CQgVvn75NFX3IeW4tQUODjx9BjC3iVClmseTNC/2ltUg",
-	"xcZxW3iYt9cfGx7LvbY8YtcvNWqZfmDwu2Vwhge47tRB8Xl8D11uiztbvZ1jO+qk8VUxFnYGm2mvT6Zy",
-	"EfubjOu9AUE3qhcxI6MVODotouRAUNeDJIYaAbXk2vpAcqFJJBXW8ThZSk+IAeVcCtjNFQLUEg0tTR0Z",
-	"A0FjRiSA1/c7JztQzogViGEs5145ZopYaG6e0ZW1FKYyqrHt1w5bfFmh7XxFIbmUnf6FFEatyMsby9ef",
-	"s/0YcjDspHahHuWj5LfTOTUgM/JJrkp4jPrhi3WQGXcXuHhA2rg/pI0Hv37jGYVysIu6qTnwvWPjoLcI",
-	"hIxUK6nYA9Q70NS5On4ypSKMYENWA5F2q6xxbHxImlCjazZkEOHQ4Wm4TzolFKp0F4qFtgGaO0WRiLp3",
-	"APxkZ9v02+3RMW65KT+AanwdoBqPDVdHNgdVwg6FPFQAD2xknA81M0utWpAcLQ/8ow6RE6Y/M4W/g/xY",
-	"OhMPgCL3eJTEk+TkmEK683yipYgtjyeVBuNFrtNnWgyebmVwkI4GV0yEpDmVeseC2CPIvOtk61twZmOy",
-	"EeW1NbbZ5eaT30+tbYHyqg4fFuCKInL8gym2rmTck4TMvFWbZNDFsrIZpAa0OBaF2BYTocIdJ9tGDAAv",
-	"TsO2FNFqZ5eAxa+w0EpRzdV4NRAHnQ757X/9v8iMC/xfegP/2+20Oh34/yQwk3LmhMjVaSFewkbb6u08",
-	"LLWt7lwo7t5eQtLzJH8hyIRPEs4H6IQtCn5vL7T1d66a2Fj1Qa7Wxjy+q2EB3ptzU2Jy3XvU8WuBt/pi",
-	"UcX7g8haJ0TfQZtvVnLCY3MM4rays4c+WHVGwraoHtqek0Nfgpqu07TiE8FCsmJ6x51AxHEjFp5CHNpi",
-	"e2KpjUoQO4vHGKE3uMdfyTjQ7oMKIRciYCEkR8xkeX2Rdsm5SE4wYwzQD2SQIRfXNOLhe/MbG+6SCzpm",
-	"tgAoXtljYCIfjNkc/qjnxX5uDXHLuMkX0ynJQme0y73ELP51VFYtz/oCSoc/YxoEJYZQYpVKOS5gRr3B",
-	"8PG1k6RFHDVOG3vAs/b+gvvKJ6LNRYsoBieK0H/NnKVTTtUmr3qkyJzJeQRWgM0mwPGkYm7idVlnvd0C",
-	"uL0qedTJd8YxbtJoPqU7u2WYmGWDvMajGXhOO+KIa26fRF+jooop2wOVnL9+RkZsyu0x8VxHFgudnXY0",
-	"j4Y7mRe5LpatdfmmzAQDGk8WpXRkthh7rPxPP156L0iZ4OO7j/9/AAAA//8=",
+	"7L1ZbyM5tj/4VQj1H0jpXkmW5CW9oNHXlUuVq3KrtLOru1r5t6gISmI7RKqClGV1IoH6vwwwLzPA4D7O",
+	"46AHMw/zIeZTzHN9kgHPISMYmxannZl124l7uywpgus5h2fj73yoBXI6k4IJrWrHH2oTRkMWw59nIZvO",
+	"pGZCv2WziC5ZaL4NmQpiPtNcitpxbaDjORuQxYQJoidckZipmRSKEa4IJTG8SOSIUEEYjSPOYhKzX+ZM",
+	"abLgekL0hBFFp4wkvQXL1g9s2a41ayqYsCk1nTIxn9aO/1YzvdXeN2t6OWO145rSMRfj2sePH5u1GY3p",
+	"lGk79icTFlzJuX5Dl1Mm9FnJ0C8mjMzwZ8JD0x83X8+ontSaNUGnDD6595s1M24em1Uww/CHN6U3L5gY",
+	"60nt+GDPDEVrFpvG/vvf/nu/f9PpvP+3/1YrjrpZe0rVZChpHL5kcTCh1QOd2t9hvbS8YoLQQCsykjGp",
+	"U7EkUk9YTKhQCxYrstfZbVTMaJr2tGpKt5jDT1xPwpguaFQ1i0XyRPWKL/xW7maEHmn9wJbFob2kV0yR",
+	"IGbUfEEUHZk1JjHT8bJNzg11XrEloSJEUh3KcOlI2+zHiMdKJ5R/gg+ZN4DCaV+EfDRisSE082qTyJgs",
+	"JjximbeRKbgiSvMoIvFcCC7GTW9Pj9rkB7ZUhMaMqEDOWGiGqSesLxL6MIO8YjMNlNHbIxM5j1W7L9xi",
+	"I3+ny51ju1oFWff295u1KRfuczdL5f3+Ta/b6vdvHj97/+/lm/CCT7kurv2ZZlNFZiwmMzpmpN41U+p2",
+	"Op0mCdmIziNtPqXE/Mucxct0+BG06g/avlU77nY6zdpIxlOqa8c1LvRur9Y0c+JTI0ygDzMl+zEZMxea",
+	"jVkMg3599vTJuaaaPZHyirNyqlbmASPjzG6aN4jiY9HiViIOY7lQLCZDNqaC1BXTZLgkg2+fXZCd6+4O",
+	"nevJjuRhsKM0jfXghHyn9ey1iJbppAPsPS+VVHhpXqzes4OyjXg9GilWuRNaEnXFZ6TuVr967SU2VLr4",
+	"pUvv1rpTutZv2ShmarJypZlSXIpH5piBh60odItq1327JbRNbbmKP7HhRMqrZyKcSV4ttxf4GGH2uWq5",
+	"x9KW7kLqfTSNoECCA/F0riff0PAtihnzTSCFOdvNn3Q2i3gA0m/n78oM/kON3dDpLIKNYHEsY3wlxF27",
+	"phEPL+FjszZlStGx+cEwgPnSSLFFLI30YjczMxEj8mgUMxouyVwxM0c4sGFnoJWEIrBtKw8vsW8znXQN",
+	"/lvMRrXj2h92UtVlB39VO8/s8x+befLGhgkXs7km9UGiL1zaLgdN4n055UpxMR40moTiXEgwj0GGz6hS",
+	"CxmHfVEfJEsRs5AJzWmkBk0CzZCBfeGNfd5vS8ZEzUxjsFxeOzJkg2ZfuBbMxwYsniBzcSXkQjRhAc13",
+	"bm25uOYaz660pfRLN6C+GAC7DBrmPPjYBJqw0k2MIh7cEVmAPMzQBSWKBVKEZEQDLWPQDS0xGM6dz05I",
+	"yBUdRoxwjQfiZ6AIlCgV45KiSYTUZMi4GNtRwsFtvswsNEx30GibFb0NhwF72sZOp3KOL1zTaL5ylSk+",
+	"mllm+IpM58qMmwyZXjAmyF6nA2qBOfHgHwlA209ZMGlrzZL7arblp5VjLfBYZrgyDll8Fh4TeyYTFF4k",
+	"AslrNqO3v++N0j6/0TBjFvAZZ0K/kvo0iuSCrR5p8vylkPqS2jf80SZPnIZhzJQ6Jvlv0OQJ2Uwqrgm1",
+	"X4JeYLQ6Fl/zgB0bEZCqwbBXEaPXLPMUaG9UJI3oCdUkoAKERkhA5XHLkh/GButzx9K0bQWVWYBBlj4H",
+	"yUyQNuVcmxUZyrkIVROtlgVXrC9KBDKpcxFE89AQhWY3GpeBK+BB7P/dxfPWYZMYTotlRGTcF0Me8pgF",
+	"ZqA0aslrFsc8ZCSY0JgGxj4kXJgR8dCI4+/PX78iUzYdspiYkzgkesEDBqxOiY7nIqCahX1hNPdG6RHR",
+	"JINgQrkA0lHz2UzGmpnRZ3YaHjHzV2Y0GaX9kTITGPHxPAYJAZ1bfRLtuqmEd6iA767Y8pE6JtrYC1Mp",
+	"2NLYsQrXVvSF+V4wrYDpzfMhuxbM/BYtmyTi18y+JQWZUi7gWfMjHDSDUlYws+kLbzpaZunTo127GYr8",
+	"9ut/EmOb5liiSbhWZEGjyHRsHjLb5kjc7C1QueEUVO+gQRpos1+zmBk6NcaTjI3NxeJrFiYDmc/MyDo3",
+	"v/36z9FoNGoa62sWSy0DGRG1VJpNk+YaJ3Y3B7DzCtd7NGICKG7EWRTak9K5E+7moLS6J6yvnDGRkTMZ",
+	"t4QhDNOKZuEJrNovc6mNrYrrZKhnzNqf6az0RjXigkaeCgIUa5YPxudYlAaaX7O2v4CvpH5ueP/uFnAE",
+	"zfkr+EoSNQ8mbrxtT1b67hy7ZEkbd7dYr2SyVtbHxRXhIToQWBAzTeqJ3wvNexCTQ6knjcxy/WiWc/s1",
+	"U2gpwBDWHND3uZAfmzWghzUnr5LzOGAVY/AJb0INXeGYoGF/RPDFmvF82a09NuImt97GJkDpt2KapD4o",
+	"rlJqZtiZJ2q9I553gs71RMb8Hyy8G83eDR9nmtmnc2YPG/vMI+XWgwvyl9Y5ng0t649tncNvnuQyQzUG",
+	"FA7qbgVXVfcEnWFGXNmzHOTYREah0eQSn5qdyBVbAnMmDs/nMh7yMGTi01Z3lDSTJXyu7PkXSpYIVKAm",
+	"oDo3PG8RZyyGidz1Am4yDKsxGevJOajVFXooFzHXLLt0d3MOrJEdTn7lnTC+2Mi4Xe71SIChXLFlM3UG",
+	"mQP0GtzCLJJirNCdm9lbf9HunqFho2rNmuelsZxAhozGLMatbNeOxTyK/LU9Swy6z8DA/lgy3Dql0UjG",
+	"U6OAeFMAFZKPBQvJcIlavNIsJFypOYuza5oGLe6Im1MdWV1ap0aWKtMe0ZNvRssEPPfVMjcQBl2ClYAs",
+	"Xh8kYgvPMM/WqZqXF8aqD8rWyXpRnFM1CRncfjcgPnAZMxpMctugpSRTY53kpYM69mW/OYypMbOUJt0D",
+	"Ug+Z0caJFDZw0/hMyndmQLCUZkTJmIm100i9e9A4IflRwrLeEYFba66Cup/aX78K0h4xqucxM7tmR5Wl",
+	"04azVFbQaWG6xt4vJ15rBXFlLN5IojYHBioodNYDMEpteLTr6wPzH/QegDU7AEPXVzMpmu0QU5ywmCEj",
+	"Vhn6EB+ElhK7DN0IC7oksTnYkM+82N8deYDTBi+v2PIyZtbXn1NrckFHsqAqEx1wk07jppanfFPX6+tO",
+	"iebWgyP1QfkCgGZ+ivHkXNaDiytDSLkqJpwEhBVZUG6j/hxivX0Rs4BxQ2HmBwxKn4Aehu+CW2VEeQSq",
+	"mLwyhMhGIxZgqBhcj8pRJBnFjLX7ojAPLi7nCh18aNSYg9aQIHj3LF1KlRu4OZ9Dc3qPZGysob6Yz8ax",
+	"+crpOdcsVuDwEuzaWEpccDUxUgx4da4DOQVvgg19kLnQPEpGi0e+siYUDkBpaQZnTa/EL8VicJ8KSYyi",
+	"BUkoFLqBgDujkdtXZCPHvY9UX6D2r1B1Q06jYAxY90vYOC7ZM1hrXOgTEpkPXJP5jHChtOlajszW6XjJ",
+	"xdjabWdCs1jQ6FnKVbfX77ApyxlZxQ1/IvATqSeJByHpdI92h91Rr/U46Iatx51Op3Vo/qfj/Wv4NtuM",
+	"3x3rvRPsZsYCo6fZDYOmT6w8huGTgMYxt/SaDhyFGZ6+T9JA3B0FOb0GSxRgwqaUR2BQYJTPSFzTRKIz",
+	"fwb9GMbQtOY3DgM/QXTRHgHBhEYRE2M/Ouv4KglHVkU0jSbhuTNoFDX8VT/HwPwdxQ9tYzlTDk5A+9sx",
+	"6PfgyB9TLj6DH+GVTHIOMJUAjlYjpuyQPDGVMUaYCI1AG+RmN2ic5OfwsVl7JZ8YJeH0mvLIKBWftqBC",
+	"XmJggibt5c1j9J6jZmIEJPqbQGw6BUTIxYk9uyKqjf10PwLgldOQQMaCUVKhS/kDZf44j405HS9tO7nE",
+	"qCBgMw1ButCQPBwxb988QaMHSNs5gJJPhApUnLBBHjbQvBSsL6we58VwsAdmB6+IO3rCNnkl9cS0Z3QJ",
+	"yDNjYXZN8QR4ffb0ySsJUQY+nsefauVLHgagVgZpgxmfnU1TQoVGYO7SLJbX3HrFIMaQvNu+bw9Jtn8t",
+	"EwaBAXLljYXUByWzs/bjG6rUFVveVbrLDJu7jNmooM46kWvUgST11eyyffg48eQGLGZTKZakns3jSBIO",
+	"kmDKMRmysRMLDT9TJhHJX2++zDEZCDplA7BTIZnvYM+LvTaafQEq409seDrXE5GuGqhV3tJBn5mVH6Ci",
+	"laykJ3H7As+vkpBU0kHi4rhmMR8tIfLoKxeKLpXRwc1mTVhw5fzplpye3XCl1d2QEsO2spQEMhdJCRKp",
+	"x1xp0LQtiXwWT4PR8NMjVMaP1gzK2yWcVJYHP6uf1w4kG6eCrz6Td9etlMv5mLFYSeGvx7lms3ezT1sN",
+	"pdnscj67TJIEs2kquENweiUDEoyFmI8f4DnqZT0dE9OgsU1yiVf35ZXBVUHPWi4Byxz9GP7SZMyvmTBW",
+	"Ex7lJKJKk26HTLmYa6ZIfZBfiMEJGbx5fe7l1ZonWvPZwPrq/J1Qr0eje6VK10/iCfNOL1nQbe73cM2M",
+	"RY5GJQMgdSF9qRwZy5TMaKyXJJDzKCRDYxnH3CiMo1hOQfmdzYcRD8i7ty9OSFmQ0i35MpI0vJDyBY3H",
+	"7FOXHYWelvIygub8VbcnPjpUtJQEHvlcKRKx3zu7CYDtwNnD/8EIOKNJvUte8m/IcOkS3JM1mmK+2r9u",
+	"gkQmDMayUTC7sRd8yuRc3xEJ2cbyCQeZbVxYeWQdbSHIIz79MjQV8hANltgwohsKqVOitDHvQzKfGVZr",
+	"nJjHEpsjlAIDsG8l5gTfd8av2T4XnDAqRMyuuZwnOQHo0TTqvbI+vV6nd9Dqdlu93Ytu57hj/u/nNWHa",
+	"e111OG1iu1qPFJHXLI7orHA/B9M9CvPzZmaUqcaJbcucykatJwsQqWEsZ4RqIkWAxqx9H/VWoDcMvGGf",
+	"Exmhs8v6Wz6rdmUdF760sF99Ju3KOVpKtKvPksXuJ3Ni/t1Y4kk4i2XAMGyupfkxYBEGxj4Hqfq36pTn",
+	"4p7ZRMZCqrp1chQiHYFdwFWBDLPaF1K+pGJ5qjWbzj7VJDLH+JSK5SV1zZVGaW0Iw92scg87LwoX5HCv",
+	"Q7zk55hqdonh37tb7dxo3CjS4CYNAsxzjpEy8EubnFofFCY7aLgZ0JFmMXlr/m6dwt+oGivDcN6tXO+J",
+	"4pWjc3zFSh6arBM4T4xNawbtPKbpYhRuY31Md9meu5+4y+lu5OOBbkkta/g72iWq/Zk21PWe7qRTUDI7",
+	"GUScCX0vW6YlBPc22Ji7TwOiM264vDS+4aUE+Xlw9+5wf2k7lTGxw8zn4b0TSbL9SxZyegED+pT1mKct",
+	"Xk5Nk5cwSX9ZnmDjLdNZctMm380XUQ2tv3aQH8wAFivNOtr+mMQbSplL1G8xsr/yotLnSAZwmkjxGvOK",
+	"NIGPzRoXaj4a8cCw8zc0Mif2mltX6fOXQ/tC8e7VmXhido/sdzqdjP2XRGCIfdloMd1e5V0s29Bnucvj",
+	"UxJX9mLNcI5aqD3QHil7zRldsYpwfVyIf+Tn2BeJyzUw+jM2iBeBjFJSXNI0qTmzDOaUBJWlLyp1Foqy",
+	"293rrdZhmqQqvcE5fFNeuRsFO1XQ1iWqJg/6tJ1DRLhXRdvTJTe0zJNu8ZoxxMDOkrunXgCGhiHHS1lv",
+	"YjljseZGsIxopFjTXz0XwYarwXHMAt2ayFix1hCuPgNvQ9rqcW33l17r8eLtP34+FH+56l7/tRP8OHsx",
+	"3VMX+t38z9c/Lf5y89flz//odHu7e2ZfZ16/fj/5I/mUCLYwssd5vyGuX6dwU09p0u1lIhpWmwb3tzmx",
+	"7IvuujCY3s11V8qTSZXdIvcu+EZcXD1SLi0302y3d1h2Uz29S/4320cKoCKHf2eBhrvANnh5qhRDZS87",
+	"jJ8mVHt5kY9Uymk0tvd+QoKKpbeZ1Db3tw81iKGemW1lfNbd3z8+3NvfNdrOcjqUUe249u786RO3ufnn",
+	"dlgc9DrHnZvD3d39w6NREB6wcHjAOoejveBxsNsL90aPu8P9vWFIO72j7m7t4/tmCkdgqWwuMCBbO/7b",
+	"+wI90IqZQ4IFJPLwa0YirnTTKKcYgIY7qXCjX7MpklWm0WTSnoDIzb9ACG5B/Ffc2pQSzYr2t1+3jUgI",
+	"BJGbWzLiMrpyWmIc02Xto7clHwrCB91VwUQqJiA4h8F8m6MA/ZqVdzdCpWBgWrGwkJcwlDJiFGR5uuX5",
+	"Dp9gRzapPFQFh3hqSdu8g7qQ6QU3SG3D0MS0kaGA4iZl1iC3nm5Bmo4AvTGXMuqMl4LYnHrqsTkMDaGy",
+	"EN1TEL3TikUj0BIh1w4T5ZqYxse1IhOqJo0c+9pchVNdO64lHrpexkPHDad2urTX6bBhq3vQ7bUe99hB",
+	"6/AwPGp1euxxMAy7o8e9QyOsrMnPIMw0i9mI35iVuro0X13ujXoUwC+u5RV2KuZRVGBUb1AfUpSRkGrW",
+	"0nzKytgE76knz87n/s2F9DEc3+rT86V55mM6+jJxgcm9mBCYnhRNBBUK5FhwxQjaeinX5lahMDhvWSqm",
+	"bVYLs4YQNWQ1I8MS2FnYqTe9tfU7rKbDFxwPd49mQqopCvyvgXiKch7H9yHl11W7bbltLRObNktXaa4n",
+	"b2xGS8XZsqBL5SW75DgQAH4AAQ1z7e3WWtCY02DKyPn5ayDIRJ8xjxSm7RoqDiCTdgOKZ+bFpOeiSsAg",
+	"OaoSysi6wTP5eZ5oxjmUwrLZwTxScDM7ScsfzrWWgtTfnP715bNXF+eXZuiXr05fPms0EYOuNFupggHc",
+	"xMr2rVo5fDal4FoLfc0wMpvYKJtmrs+k3SZuSBXNvGWq9JQ8dR7QR0l+dJsM8LLTJReDJEOWCshHU+4O",
+	"YR1DCj5qElcutI4ZjY0TMkAH1iWG49PAOqFp+mhew4NeLqxGzpbfT4bfBvw1//75z8/eXvx4/v1Rm+12",
+	"2kEvSi+aqVQmdPZbna6RCd19KxOMnTlXZtvcrIq6e6bT4hp191uYJZBbg2/gHlnD3cHADlpcJKGEErGb",
+	"zPuiWj9PU2u1hLwF57NAdJ99l7PQJIqLccSMidAo7c1bnxJ2E84kT+dkXzCNbXYUTpmeyFBVAWx52Rjo",
+	"ubDZGlO6hJllNJ0EllHqGcheMPOXDhjKZp+UADYW9UK361VCxhsKV+52H4fM5bJEErsPQKt2kCk5NWvl",
+	"ZF6GLJllXzvKMq79ho25sHkWL+SY38b0zdPapxm421GuxxOGI+q5TJrITGnQ2N7kzI2ibOkg57mEjwV5",
+	"9ueXmHub10srbEmunmXPSa4u8JJUstz25PyGKkSDM1bdUxbwKdwY6B66786dWfrs4rvStXV2Xc6qOD17",
+	"0+olCcNZFS87WG8d97plSms6mWquKE2Qtun+VQevtygfVpzL6bjtYhVGmF897x2zkAUEwHw4I7/Wfp9m",
+	"2TegLWuBwphzzRXG5y+pvwqVNOm02/z5AlCVcoRrrHK0meq/n51IK/rsZTu1fXi9ZnRK0yk5ZzMZcbpF",
+	"5++NvB9zQbW7COLQ78YM4DUnVL2UcWKcIHLnca/pcCQBFlJqGtWOu+5P87KqHe9//DQtHgVMyamTHfGq",
+	"Jt6kT5Yq/5m2KghKjJnDArzN4ZBFE1zhHhVs4T1l7zC0IinGLXMkzyaxoauiTMt3UI6YbJVeIRcbuTUz",
+	"gylrUbDFeifrBl3lZUNuNtmRlO8Q4qaUczwKWIr3LCcSnCuBfQMFgprIhfnZOcmDudJyiiaVrzBnAjzH",
+	"vf1Op1kDu8VISy6FcjfHcArBEv1/ZdpzMWEqa1H36F6n9TjY7baORh3W2h8ehrvBAe2yTrdmWPCaoVWN",
+	"LOmcuy/kWL6LoxT0Ab9+ldqcNYvsg55dCx94XOvt15r2E/iR4Su8N+j8WxikrYFb0vMh5mUkfP8qIwUd",
+	"bJeDuTuubeXVtPe4/bePDvcP2WgU9nZ7w73O7i7bexwedTqd3XCvy4LdPRZQFtKjPbPy19MnbqhmiBV7",
+	"0ctYMoW96LYeh51e63C4G7T22P7ogD4eHgawF5bA3sXcrIVhWDafbuG3/Q/w9uqYCjVi8Z9syskfN59k",
+	"f97p9A7mXOje/sEfvW1L7DGE83Ie+vREOLDfnGcc+eZAcCmTjpJihtB8HnEpFsGlzx8tfFPydXzN4gsO",
+	"BFB0Hu1nDEWb6ORlrlvoq6LdmOW9MnFk45NckHfnTzE6S+pmUPaus6Wjpr2I7zM6CSZSKqayXlRkcF8X",
+	"OtirdtY53ahZu2nJKYfsnaU9Dj4W5ER+Aq9RiXdkYNFL7UsstBOxF7KlYHhHjQkYcX5E2aVLZeuHTRQ7",
+	"0+pGj+YtLAaANCUmmRXUVQuTyMo1qoB7Lm9s36kjOZWs+R16bsZrSUkzpVsAAeGOl7qFdAD/kkVzsJB/",
+	"UkTLE3vh0V1WUtI82MRsfgf/0AQMwxgPKsCIRKjFLFVa/aKo/RcOAV8pn2g9U8c7OzSYsrb92piGsj0D",
+	"/lvtga7Yuuz54ndnj5rC8rqzZ2P1z0PTK1MDUzlVHvaM7a0H64ZUTOvIMJZFZ/OZioolxrFCHm7AVZnD",
+	"Movu3WkdlWLpJ0LABms3fy+cs+SNXBIapBeHc9Z0LkE1NUSjNJkLrkm9g+7VGYUbgWQ0hwvgzQ07dth8",
+	"61knJw1SUD9/oQor4E1tU3mROYpKzOsYfHnKodolIj7J1HYsmwB0kjo+9JJpakwCQmczvPwN/ikAz7cQ",
+	"x40T4tFM+7aMUzg7i8t7y3bTw7fcS2h+f6RIEMngCsJa1hQhkCwUyoVQCbe4pXPPE3XFFpv7K1PH4Grz",
+	"DHbjHB9OWHyjl0AlLY2OJWLctpeMJie0ilKzWcjjSg4o/9zJrHVxQxNJ54movA6QJeVVds2PDoszpzMI",
+	"iEGZXZzRZZNQ5z+yto0za0rNmAel/0Hp95X+8vOtQowARmqibi8mMrJodKqJMjPE7hwwfB0zFyDXCnk5",
+	"q9MgKRaOpHq/38a/Gn8qPZ5yh3BJ+s8NDbQbqj0WkpMSRvxIZU/M/LiShd3swPS4Jo2yoNfNNAx89D7j",
+	"WbasVRa++mRHdXmjrzZ2ExeY+EMlDKF71DO5zBrj1Ekgucht+Vbi4FanYV6GfMj0voU4KQb7PPnitYqi",
+	"pmAwFm2s+7NffMFUCICfvWkdHHaPSSKwjBTZDWAD4U/2H/iNpT38riim8CG7vPhQVh7hA4adFP5M6s/e",
+	"Pmn1OgDDkus+007ZAP4Eyd220QXjrkmkrRxZfVXC+JY6EZz3nkaUFeAewR1sFKrJiPv1uYll+lSiPaWB",
+	"G48HfLmS7S4/eF9AFsVL3lhIqpvkODlD5j43lSpRMmS3cdpj0lK3t7u3f1Dici/1EZySg1bIx1yTi9cX",
+	"b2wSgYydy6mkmo6929VEiAeJIEgyZHm/+cHeWre5GVHpAkA2F+ZD3WIh/OytwjI4VwmNotcjcCmvz8Dz",
+	"03tdUlh5cMGH2nRVzTTAEypJtJwHYK97dTGgDBCkZbGbWcQDrhttcoqFNdBfYw8rW4UBVsbH6KxD/cU+",
+	"hooqVtIaH/5SiqWdfVX0oW7aIuaM0ggu5gDlBw28noFOHyT4JiShOPAMPuVaFZO7Uv2scN5kKuXBP6+E",
+	"216nUyojciqLc8SuTayw43j/sVmcvSsfgiAmQtr5nYADU9mKFHwspM36ys4wPyTb2vohwa/vkc6KtwO8",
+	"64G2xQr7COsMFkI5rpiRLWvU6nbAItjMgV2izRkOaUKpJ1s/Ef6dEDcjUKUScsF0sIQZljPWaJPXM2Rk",
+	"xBW1C4rv2SkOjqGei91wXHs4KAn34M/Ad8lVQOPQJSA7H0BfWBe5dxWogdUp08yBTqm/vEhst3H5Zl00",
+	"2XPsQ78W0Fj3a8f92l6vX/uYizl29g43ru3qemLxWzYqU7+fp4SjmikeLOgoBG4qqbz3JFdGpxAS3S8b",
+	"Xavfv+k+7/dvHj83fx49///+999+/V9++/V//e3X/7v126//z2//45+t3/7H/1UxiYRK/XXKEOx9j2AT",
+	"P13GW8FEmF05e02XEjWHxLnRPHLce0ImWs/qqgHe9awG6FzdaiJniatbT6i4Ur7vag66w0oymXz3/m/6",
+	"Av9/9ub939T5+z8d7+ysJh8nttIzzsmEojwa8RsWtqx5mpwVDl0G6zK41WjZ+xW+0MoJ6+bmMtJzajlS",
+	"eb/+xEM8toqENEwaz+LDeCH3d29feMVWcjLXK3mDq/F0zmyor9vp7OedclbU4JeuAvMrpjO/BlJcM8GZ",
+	"CNhz5lqz8fn1Ce4FuV+0JuntnFNbZ9dXuqK6nVQVPtsifcBu87M/v3SW5acmHuQX2KtVvfk1gdVJDOcT",
+	"GecyGSqO4kKCQ56YKt2Y63fmvywVOAzn06w/+KjzeLfX2z3Y7Rw8Purs1e7Lk7rNwGOq2TvlYmjGPms/",
+	"PjzqoKn2+LDSB5rcFbRe7cQtF7g01i+QnVrmJ+9s+A/o0e+C5y9fqojP9vaODzpw1MVXTJ/OOE7Q+klK",
+	"XcbKH6RdvTcxD8yyl664paVrGVHNIwjKPDDfpzKfWS+7zXfIdL27YLruxkyWCR19RTy2VSzKi53w8NPv",
+	"6WY5ca7CViDxdkM1J/p3rFNW9LPPzeJBOx+TDK6ZLk3gWqMil6RnqQWd5c/4Eot3e7JKHHn+sGZ06UbV",
+	"DuTUfN7ZpL0/oG75x5m67P2i3v6yO376+rI13z+6me3x1nT6y4+tf8S/dM5eRMvwu+s3B99fRPpyD2+V",
+	"xMByW75ZAk2Q6LEbxK9za7aNe7/EpvoO9Wynf8/omJ1koOlies2i5OqY0cdHMR3nMEw9X7VdlA8rKoq6",
+	"yolqAsUIRFB6O6pwlS6ZRNJLMwNgWfQ+5U2SXBX/W/g1oX6b8sbTThJC0hG0LSa1Gcm8mnXMUNSOw1UI",
+	"i3ThOiuEZKCInJmjsneMGb9mJ76nEIJa4MzBW/Xm4cxdrlWE5pbpOsmWAJP3DN/tdYoZVfMy0oJJEykI",
+	"BWuOxEzJ6Nqi5lkkWXsUM0Xq5nG8np6mWnp3XaDilSKzmF9TzYim8ZhpBcCXxCtegQBeKYGusfDze1Bi",
+	"20+5cF9kLX1o0Jn2audPf/iP9/9exw9/eP9vpcHnHE3Pq1I4kFoTcBaPUMuck1kcmerc8320cCuO0kJh",
+	"8a3Uo/W5t8m49ss9fisd0N1yB/S6cHdyoYzwkMgR3mvlAqVZWsP6kSIB1TSS4zkj9eSCM7vB2jk7ePFn",
+	"cNIXLFKMlIDjN04It6X4aaQkGTqwCB9CxUeU9AuA90Ud2y2rK573l66+VeaRp33ub93W0XvIPfjQaXYf",
+	"f6zwXqa+1dQF5VwY2fShaEnenT/1PUnmufeVPlHf+3p7/6rnmrx/H2SeEQoC+M8vU5RHKpYkYmYIJKCK",
+	"nbiaVJFcsNh802gTc/r9g8UyeYsndQ/y+Q1bGCRC5rNBOzedD3udj/8NT33va0MAtDU6bT1/jw9sFqHx",
+	"8tmSqG1heaolWFiNXmIjdXgHPWb6B7aEemNOJ4iWxJwCOYF2hY19JTglychzDx8FnbDLeqNdujfcDw7C",
+	"x+xwdEQ7w27QKznl7Zw2g6XwuvxQASZyFPz26z/X7i/iP6bNlW5iRipsKAUyiQJl7PW0YI9XevmdSx+9",
+	"/KO5xdr0T7j7NuXXlkgruqPWvtIrmPK5o7NqaV44kUI8CfQJAqQose8NaydjsVSbBhAntDJyQS3s0kjG",
+	"NoM6cycneVBNaOyK/xYDaGp9wnVJKNtszPvNMHXyGPrNZAP9BS1jsKT0X0kOIpTrA6RPObJKvJCi1bu5",
+	"SUrc5HihEu7VJcTk4SsTQNMh0wvGBMSTqQjTgHIFXOUmeKc5U8aNbZOEmJc0mHDBWjGjIQBMYoE9n8wL",
+	"cysBvrCTLVi88ykVadv2uWzzW69PCb3DghVgz+g0wV6Qo5GF7HZwnCPOorBsJKtDhhnVBOgmoJqNZbws",
+	"X7TsZm2UGNGsWZAPt6xFcs7D7UDjZVT/HMp+fknsjKZfW8s0BjjPz240EwpQLNU8AqPFBbpOT589OV38",
+	"+PybcXD25Ef54ulp5/XTBTg4F2erH/DCn5lKS09BJa6d//zXV/t/Hb/++7eTzqtvgjc/f/fz+CcYIYzJ",
+	"PPX9+etXiLXTYX/5Jjr7u+Rh78/8r3/5c4d+uzf/uffnzpmALG4+FlAB2fDQs3dPzn70bj+hwd0y5/7H",
+	"O8UO2QAjJL/e5ZuMkrnkiqZS5hEpCFVk8Abm8QNbpqU/21qaNao3BoACA5ey6662zSNFTjOY1S4gbV7x",
+	"/U4VdJxbmsxU1lL3WyjPFN8WG/XLUKk2qiQM+TXO6rgme6+mw7+8vRpOj+Y//7gNdf519/vor395GxkK",
+	"LSfGxEP/kgbfSHlVK0MAvDXxuASDtI3bUlF2L1fT0Eq0MyQNC3bWTJLeEe7oEUI5kjprj9vumicPSlM7",
+	"Pc9Ud50Ut4gpa4j3ttIYq+Ie1+RCsPg/QjaVzsNWa65H+C1qC9jch8pqYo8UFsEtWN9F5Ii90sN5E8yL",
+	"7UEo8sWBS9f4ZdU1uxJ4sk2XeBtjZcqmQxarCZ9htkMu62Ij6yWHEfGUTSU51zKG7U7qyPl+cnVsNC6z",
+	"ILHEtDIzD8jrzZnfyB5PMPERkWFmWTCbbejFojPDE+1q+6XyRbwqsx5K1F/UsubcimVQ1miAJShWIAr7",
+	"u7Oq3W2Gmr1/vbJNIzZKly2zy6XXqAGBUBoNmy5JKLfBzHVEslIAQNtOeKYI5alD4pqzBUArhOyaRWZR",
+	"wTSbQtAUyW+thectf+ESKIwxuxKbQCJvhTqbYYZSOJ25ITynknkg5ldsmYUJXHXVw+OwVYh8pnmLvwdX",
+	"FTIXEzaAwwSCdELS7zU30wSf1merclmKO+LVdFiJYw4ltVRa+t/6/9FBq+WsFRlSsZnKCHUOQKRpEQeo",
+	"Mu3uAOIlg4H5z6BxQuAPhbVwh1JPmoTRYEKkgIxGuRAkYuGYxcceFAReQYCbjn0BHi53s8CL6mQjAB9q",
+	"SemFNLXR4grl8w9vlVKH8jjCXAKYk+kUPq/q3Ab+39ClnGuViToZInMqReH1oyMM9lS83wFzJfObl6W3",
+	"YXCrArFm9ZBzXrnCwAvE5nZsGDEHmHVPie3ZY+FOka6TDS8KG48PgLKn1i+TXShHKOs6c0zrEcfGr+QE",
+	"i6VVaKYU3zdHPlX3k5vmeMnXpV9xOheCnJts9y1qBHzaZbw0dpO9ZZcd/SZnVwW/VDJCpEjIhlyzsAl1",
+	"YZZMI6iInGtSdxXrZOyV1GtsxDUrj2mLbZ4mqxdYt2omBUpx7LDq8DlnwTzmernWYCq5Bc3o9BGUkYQW",
+	"AGqGi3E+ymGn2hvRCrRv/4EPFf0k8NwOrXjb09vrZNVyZEtP8XFZ9G+DoHhuCYY0uGIi/AmwjfwMBdph",
+	"7DHt7vXC3sHjoDvaPXjc3WN79HD0eP+g2xv1OvTx0WMfiALMEp/h3oOdd1q8LGCTEG5zhnJxWjifSo+h",
+	"Zm0+C9cFo9JFyuY7FgihfJnKSGIiHVIUluKf0aUidWOktaSIlo32CngBVZlwwUPldFFMmvD2V4ElMFc5",
+	"UOmNZWBejy5s2Ubid9uTs7CRG/WypcDOEMGmkbcyoviwjokzkrKkBW+P88dFYSlK9qBZToH+/EplR2kc",
+	"6EV6R7c+pVwIphXcbwKYM/uDhVBTeF4nsGiNNvFLpDQJJSFVk6GkcWgVeHgDI2vYFo7HFr8iWsKNUyP/",
+	"T+CiNcZowGbHKiqo16cutUfKauoOJx09GqCcZCLj9ofCjvoqTilwjxnMI+X0sPaGVsH9arlJMpXTBjdg",
+	"jw31iAvX7KOsHKnUKW6jO2ysHJQR7psMonCuCr9UoAtg4hnA+Bm1Evy7eYDzKvBkqzlY9GTIgivBT87C",
+	"J3eroX7L4qHd1pAqSAEeO3dCk4wiKeM6dkV28D55g/w76W64wckEqtwJIP/JSEaRXLgKrJnC/R5GoZ19",
+	"vinIR3V8aSbA4qSRDbwebh3Lm1VXfDZj4eYeFFrigHyCxYFHdrZTqhF8wIipEY9sFauNjpN0e/OdBIxH",
+	"dXgg2ajbsAFOwS12sjzpVmZG0czQVDlnYDWIEu0vhkgKi1noPFWkbiSp+WNKNYu5rW2NlasmciHylaoo",
+	"Hc/R6W3/tUr+x7vxVEj4SQqRbJ3wY5STiCr9TuXb6110jtL2clGtZg2wYmYyxvxxsw+xgCWfLIcxD2sl",
+	"NersLEuBa/1gMgjJ6JEip6ffvjt7irjVJGaYQwqRLBpFkIKoENox+VkRIQVrbOQ6zqQHlZQr4RqSdtL9",
+	"3Rz3j4fromUburf9rakaJFT7T4qKbD7I6qAe1C0a82ujVWi7AKkdU9RlPVIo3shYoNMxlgvFYhIzGkwc",
+	"hEJm0+tzNWwSMQqaZBgBlieSVJMgRX1KnTrulVnwq4RZksxMYQX7ryoY9oV5eFP+fL+iqFglvaomkVGI",
+	"OT0xHvcbXb1wUvPWFchsAwjuUWH6SfwR9RIX4SYBi9lUiiVGpAeCXvOxIbO2d7uijXtQbwyMqZgSudHK",
+	"+6LinTHT8ILNF2m0yWDmwu+Q8+sF2eVC9EVJcB7yibkUr93QY1LylI1cu4cwA5/H5Pvz16/MrKZ9UR9y",
+	"QY3Gj5EFYnSfg715HDUAhDBkIy4wl9DwW7I4LyAusEvUjAV8ZDNJCn75ZFoW3Ugu0rGh03p1nkZJdsR7",
+	"ryTV1llO8Qx8FrmbcaYjPmVQ+mDX+jjmisV/ZnEyNfNWzEYsNvRWzBeCaunlWq9NunDJFsmTDppmyoS2",
+	"1dssIjlVVwg8Ux5ozKzpxrkf62kIiGITOoIHk0yQDVKG0iGXc2hy268K+GkNytADzMUDzMUDzMUDzMUD",
+	"zMUDzMUDzMUDzMUDzMXvAeaiJHEgZf+C7ziW11whPmM9mDA6M7YkHN4NMheaR1Bjwhann1EeAqqgsLUq",
+	"eIg/PspGkrud/c2wFtcUTnrjyqNZZM5O7mIWDpBrLJ3C8oPobDOIogb74TbgkWX67oetyzTd7orcbRJ8",
+	"iuJ81Zu5O5V3UbnoIp67wkXmIcxWsxGyOlzLwzQCQQbq6tI8cjkAD27yShpwwzya474AogybSKFYVNsm",
+	"g0DNYQzxQXSt0SSj0tpJxmjMBP36Io364attcgGROhH6ML/oTZ7ym2PbHoxWMA7xCMWYIgI8qddM9QW8",
+	"iNNVzSS2CKUVoXxGLOcizDkA1hZZ+kTS2zZ0XSzttPYaZIlBsUmFJu92/toutqzmtLqK00xvDiSdAFLi",
+	"e+YgqBhsaqz7paK278W8WEQUhpxUyKK1haaksClnSpIRjZtYdYimdd1s2bZjw21zEbIY2CaB04GKLXBr",
+	"emGaBtc+9g6Ei18qolzVpzY5HSrrZ8gVs0r6XHFp1l+dDFrr2q2/ZXGf7AF7K9a5k/pAmdwJr1hQkWnK",
+	"KgS5u8G5fImcJlB+VJWIkNyyVB6XmUS4BJE/W2hopj2HQXZb111htou2rnSyuwVSVTz5wbH14Nh6cGw9",
+	"OLYeHFsPjq0Hx9aDY+vBsfU7cWy9N3Tl50DecSpjZerFhukUif+tcJUlM+rVjSRPlqZhZNpaoSO/TQ3W",
+	"XDle8JKBLRezQMYOqjApNZsUebAtte0+Q5KcMeDQ4aYnrJAot0Lo7R53ez/fTi7Y6zos/MaoykEsRb6c",
+	"aXW0+uEo+C92FMwVCx8Ogq/oIDCsaCRKNTllfoemat1Ou7Of/vTkC26YHcLFA0F9HQTVrOmbbyIZXL2C",
+	"2wG1493DfbACzA/fUvXOCIDjA7yBrW++o2oCa/I46I72WYfuDo/CXrDHDkaHtDvcDfbDx+xo1KG94V5w",
+	"EB6yzqhLd4f7wePwiHVHPbo3PAgOww5olzdn6nwmhZJxAv9hvn3L1RXEyEIznpoKYsYEF+PWzH3pnjoP",
+	"QPvoJZ/ZNcPbmrVXry/fnp3/AI+eMxGy2N/RvWHn8OjxsLPf3R2FweNgf687PAiPzNh7R8Ee29892At7",
+	"4RBev+BTpjSdzooHSu94r/szPmQ0mydSATPuZk0679d3KnxuyAsTOPf2jvY+Fl2cBYSkbYNSW0LI+wf+",
+	"xq5w76UV3nYfPD6nQWwUGCgTduUqVujVn96wlnPXFmYtx7rPS9Gqbt+dP03KNOqFTCpdzyIa5MKjtW6v",
+	"vV9aOtrVtf7QKwdxzkvulaFGeKhE1q56CR8qioPbeeRTyXHL91HObBB2yAmRyje8iF1ewmzUiyduPhRv",
+	"Dfn45j6y+WaTzYquFKf0yduzi7Mnpy+cJPvu7Nvv3N8vnz09e/fSfXrx+if3pxN8m/BkQTRutBSePKwQ",
+	"SJs0ksrLQnQa7jsFUiW8bGuGV7L0Nv1lJfDqvg1rT3kUcSn0RJXevFq3v+WVLiAUk5WIOXbNsXypJCyR",
+	"Ugnv5Bk5u3HFrfeZNrs/1auX577sUZLlmgKdF/hww2jUWy9qm89qwPCmIoFZDlvw1NAPJtPQxNaGmKvW",
+	"EQBUiNXl/4+JnkiVQP4HVEjBA0MkENatewWqG017P35q30mwiODZRwpREAwFwR2Guv2Y2dVGszywS6Tw",
+	"5lKP2ZRyoxV5r56QDoaX04qsCEZPgwlUlBahq4acy+ppkgUMOH0J+scgtmqUZqo702MvvcRTMp3MAzD2",
+	"TQ3THkQri7OsHdcObIsVqVeJnpAevOkYCkdvedGE0ql8SovJ3DfQyMqn7fd+sFXvOSHkhpKvrl466YrR",
+	"rODQ8yQToDyzLOIjFiyDiGGh60zd0sQ/mYLGwMDSOjwjyhHLwBXiadYCKgIWRViUJ12jtLHCAvvpACWR",
+	"7dIqrJ9Ue9UbVfJzcVRZRbwks8TKe5sJmIzLw1mpg89w4dIFnTMRfY/efVA32gXWAzILG0uhmYAFRaff",
+	"lIo5XGJVEznXl+7RzHSSZ9aewYnin19tBGyAWkIWnUkTintAYqpZkwC0tXWEJt6yja7PPDgkHwLDD4Hh",
+	"ew4Mb5n/nCCIDudLgHVYKqupcYXqTZN4qT5kxIz2FUTzkIVerQi/BESaNNwrzYLeIPV3TbUpV2mqvaJe",
+	"012U3PjU3OBS5i4UErAPbeIyIXW7SgQH2aj0oWymB3lC5T7LkKzXsTKiJb9CxvKbGTYwGr0UzOjHkV0h",
+	"Umc3NNDO0ZNdkNTLKpzhddMay5b9EtKV268KP7X4dCZjV/JpUjuujbmezIeu2iWWsPP+goYwHrBR4iWc",
+	"vmnapd7CJ7S2MIoDz0+gCHNEXE6VuS0oyZZMScXLblxtJPrTLGwq/LhK/UykYqpb2gCY1Tozqk965ORp",
+	"6y0L5DWLl0/K4Tbdz1D7RDVJWiuzgA2YaedvNToMQtYajSf87yWQIvHqbi+YIEahjlhrrrDwivoEFIls",
+	"b2Wb8ZaNYqYmt8Cc92HDixfU7Z2GzRzVCH36vgyhEe4cgH+JLQgNjO5tORyAwIx1bwvmWUBhQIJ+pABj",
+	"pNGGFSlM+hyQF58D8OIXqH2CC4fHde0L1AIpvW9ySg5aIR9zjdDSAdz1iAF4zeMEUh/cmH8t+N9BWVWE",
+	"tViouXIeZjTvSzcpYoEGeVBZf/MicbZk6pWB4Zfj03K/RqUqXNiWzX0DFZZ8+RyBXMt2w+6o2+DSmgQb",
+	"ILLYdCCnVBXMhc5+a/f2GC4c42277U67291tP66EZsp2oTz+O02ypeaKxadjGGztpfwHjyK6s9/ulNYj",
+	"WQmD5CH83wJkKFmxUpBi3DC3KyiJAL8TUDTK8dMy6lRlm48UoUMlo7lmhIk7gG5K290QuonPKqQNFJtJ",
+	"a2d62E1kFMtp+1Y4UJ64RkCoGI+ibVCr8oRU2lEOaRcgsqBDxIsCGMnKLte6TDyqLYXstihSmUVbcD1Z",
+	"X3GbhznsJ29Js4oXn9X8gRTWJSXqFUKo/ArJRbYyznWyZxVXSTbFanrFFtujMzlxeWt0pnOmT4OAzcyK",
+	"Go1WbXr652wzvLOIUJKQLAiNNc2BObDqyIBoCQrLTFuQU8Xia+ZhmvuOMXg/h4u8Azki7xFq1x9TF8KX",
+	"uW9y9r1t0MvTzOgFnUz1ot3SwsVgH+64ssDllqJflhzbtB+7xYzPpLBxEj01LPW+FPe6sHMVylDRM1m2",
+	"sg+5S18wd6mEMC9yxT4T1x/u0Psq5OuNsyoKq1xdydU96o63EziYMsWiMQzn4oN+oDtf+3WLhS/xKrmt",
+	"9YJIBxvBn/Iqn1j3CEXTKqfYbaimRA54ZFRAdA2J9SbiYy0jn4nLFMsOzKPAFddXC86AkM1iFlAMPw0j",
+	"GVyxsJSO1BaY4DkCL9CQ0SFSJ9RcsbBJ+Aiu8a5xP1VoFZ/LHZUvtusxbDP1Gm9WftffecemyTIXOdGj",
+	"8/RKbiITPB9SdvHflx4JevZMxDKKqvDcXJGkmGmyoFxzMQZm5lqh5lGsbPuhJvWMzvXkXcxNb/jheGdH",
+	"Sz1LF/O4WAbuT9jRH7//5vynv+4+ffPsuzc/7L75y5v85/680+kdcKXmLP5j0mCtWfslfiJD9kaMUQWl",
+	"x3xKx2xnJsYniJLY5H/+5vXbReeHb8fyj0n18NpxbV2XRTHsT7JM5RvkJv7br/8ckHdvz0pVfW/gZW29",
+	"e3tGoGbVj29hvZuEkkH5BFd246ZbbuuY35oAJ7nbI3UtiXmfcGG0MEHobNZYr3HbHpr+8vjTK6PCdwCs",
+	"ny+6cTu98gJwqVkUKqM8BhMqxuwEQS8UUZouc6RaLMGw72pmFMomdBFtfp3i6FeYKFMd97qVuuKHbrPX",
+	"+bhWTVyjJW5UVsLP5UtnjF9hoY8ieMcmhSRu0W6u0oSvZR/kS4T60ZfT1s+09Y9O66hdoVpvXF6iQJI/",
+	"YRLAqdZsWnbf6bVgJGTGmIuXhOJTebXZvdttutrh6KSJqGYiWL5UtePDPb9wbQ0SFJSm8Zo4Okr4J+CE",
+	"7JVVQEiHvQGwUFLYfK2h7o18o5b9mrxlbGqOjy754RvnC6JCLVbidmQUmXjLmKO/amXjsYgj8SNFvrsw",
+	"px48b0OxkGoipB0iCWxRyU9NlHQ75U/IX+fMqN1WeQv7vpp2n1ryLCdeds2gdlFCxLZWCBPhTHLAt+V6",
+	"Ase8HaMqp28UQRskf7iWN4VWODLvXLtMCnatL+Gl3iHbsz7mo7ADly12h3vBfnjACokaq3EbIjlGrIXP",
+	"x6jvmzXBbrQVK+vfNCSNG4RRupVllro/16okwcaF3baP5PvbukE8OtnRD7cOgMO+bXh7NifHSy7R5vZj",
+	"O2HiWwBpHp6/ZUkeX8gVnkDv76J0UmlV0msXqvb2xDMHElrITzrrIk3Hgku9gYiphsh//2mXn/Oi7NZe",
+	"S9vQM7swpW7umHllVh8pYhMBUVRiJdVkZ8lvv/4nHFn2R5s+MQXdXLugazHEAahzBUzsTdL0LPm8ZVSZ",
+	"AaOEYlkfGw7GLPt2kjBbLhVV+LcSC+g/E6HyAkzrC73Nq2/qm+VUqQW4Jiy1YSZRbmGKG7tMDzml5WzG",
+	"QlLX3nlvz3QWkr1uh3wrBWs4NzRk4w42UkhYtYKZbkyp3TUfmq+GLERiAqtLnRDDnEsyZVQo6/02P2zs",
+	"6HcUf53ggRVlH7/70qvlxFPIO4Ic1yR9dxazay7nyjkaaKQk1npsEjrSECeIbZOfEGbavj7dPM75uTYi",
+	"682cPqjRzQGgzNJHSkUFuq5Y2SrRvYEMvG+hncjauxLaP3E9Oa9wYJyKRHNNFVdDQVyME8+GS0DCwneQ",
+	"h5laHN4yMO+UuHPR7HLK2mm2/+9HWifussVEseDy5eiHH4/iw29/+Osv8cXi7+/ePD08e/Hm5zPZe0Ff",
+	"0PNFUcD7S7slDVX5rs41FSGNQ2LfSaRIfYCjHMCNIHSP5dI6N5zGOoZOZpWMchU5X1deybhIFYpU09Ay",
+	"1URsPwoqQ4JeZ11cUIRECDkXAQsJVS7fqy+cFTtwdJegbw5SAZxciSFYhY0rwyyxTgxzTKAN56zZF0lL",
+	"8to1hEJ6UCBt28UUoDktVKieUAEJBLnWjLV16bA77YsegCjmOiQoMyEPoXRi4G5yBTELuUYoUlurPlvK",
+	"MhkccnSa3dnOXMIpsmf6XZov6b5J1PvkteSSTvpdsuLed27tvK8yC5ApbeqN2fsyM2z/YW/k3tfJUP1H",
+	"K64UlaxB4WxM/bWryiN7l3ZKb7JsWPy+Sgx3VwBfgi3/kikFOE4oEVM5S7uPW0fBLms9Hu7ttw7DXrd1",
+	"MOqwPdobHgW7nRWYkdtgQ6ZIjzOoxOmgHgsoVwGfcSYyMe0t7t6UIF9Vyf5kxSouNHi+3WSz9jfGKP9K",
+	"rhfcBq4cUx9fMk2dtlPU8TMUVcjHQRirCPJrJ8y/roa8t96OaNZuWnLKwTBf2gjHV4uE/q8FfL6hf8uD",
+	"ES+577ol3HcqYn3E71Kqs+Bp2Vr0KL3VeiDsCroriqUPmVyNLSTULYG00xVIL3XcibOsCgg7j22d3vYo",
+	"LIZ/WyPFp97CHkvmtg562otjrUaffjhNv9xpWtgDrFy+1R50L7oHx92j473DrfegOzoIeq1OuP+49Zh2",
+	"D1tHbG+vtTvsBd2ww45Ge4d3tAeeEKueQq9zvAuIURUoiyXQbvaCXQW0W2+/7f/0AO32kB65Atpt7+iw",
+	"2+llod16eWi3XbZPHwdHw27YG+2xA3oYdIZm/AfskHaCLtsd7dPHHuxbZ9gNdsN99nh0BLBvK6Ddikhs",
+	"vdER7Qb77PFwNzwcdehecMB6w6OwO9ql+8FjdjTsmGHQaiQ2x1ed/RIktt7ehkhsvcMD3wA821h4fLxD",
+	"seqblaWC1Zchdw3P27tbeF7PCv6yCL1FXXF7kF4fYCNt71Oheh9OhIcT4eFE+K94Itw9omcWGmgL9J73",
+	"68AtEwSEjTAwv2pkym2RKFchT65HmixDlizgKd4KP3EdXuI2+IYbTDpL5NveQc68/V8QxXA14ETBD1PM",
+	"s0h1hztCPtsW7wxjhPOY6+W5YSqUQt8wGrP4dK6B3Ifw6bnb+e9/uqjlHWpPE0enj5UAheuehU/PT8n3",
+	"P124uNhwziPd4oLgXQRSHyThUnxN4S+DE3LFlqovqCaDnfaCRVHrSsiF2Pn74kq1/66kGJyQIKJ8qsjA",
+	"meWXPFQYvByoQM7YAPNSqLuwh2NgN5rFgkZ98XrGxNlT8kQKwQLtxoQe1lkkEUcNQn3jecwUqQ/enP71",
+	"5bNXF+eXr8+ePrk8Oz9/9+zt4ATiZ0kAB0bVF/4w2u4voxIOYkbDASTMmL/IIuaaDY7Jt88uiGAsBGTG",
+	"sGn9r1OmJzJU+BT6YEECgoiBzUk3dqL1zAfcW3F5waHEDTD+OiAx0/NYMLg2BaTNpWiCQ9o+2rJR4iSm",
+	"SuroZU5zwMyegYZrRH5twijid1o17C+tcxZf84C17Pha5+7ugzMDZvwHtrRoGTHT5kNh9K4KnItaX7El",
+	"qSdeeLjNsQNeec2Uhs+NNjE9s7ileAiXpsB13ibfwQiJGR9ERKliLS4UE4obdWqDmeA4W2aghVkY/uJi",
+	"JKun0BrRgItxst5AumbzAYB0RIJ4OdMyKaQHPzt4q2ZZxFA1ke4gR2g+jHhgI0gRV7pNTqPIRqYxO88h",
+	"OL07f0oC08OJwzkpPtQXKDbUaiBtcjHhhofxkeWMhS08sIma0BnDm47judkH+IJw1TeSGiLdo1hOCddk",
+	"uCSDMRM78FxLXrM4osv2kk6jQbsv+sIlLhwnqYZDOdfZdfIWBabx5vX5BSYHuHVTj1Jabtqb8n0xXMIQ",
+	"S5IkgOtwAkMZcobtmo8DP1NhQOyE64oxIxnM/JLdB45CelJNw3QxNCRCAr5aANICJtdcg/ROyP2NP7uf",
+	"vNmdvjmrNWvXLEZYj1oX8SvkjAk647Xj2m67095FIK4JiPid6+4OnevJDhfXHPNg1A7eG4erfaXwy+fm",
+	"HDG9k/QtzAtMpKsRgxEXVycWT8iwWpM8JiFdqgaMG3LU4Dm84N8XXBCqSCTHXJBQMtWGuZntpOb12Ent",
+	"tNNHirAp5RFEx7giaThuMKNKLWQcDvqiTjWJGFWadCGMas51FqvGiZkBu+EKbuZBD2N+zYBgeUysr4S4",
+	"ltrklEyZUTLUhM8w/GZxPmhkWHUJZV25Ildsps1UuDlIcA+Ncg9DBiMBUQDOknnUUF9iSn8jQxB0Aejq",
+	"GO+azSIewHM7f7d5mkhX6/TifDfuWtjHrIJmDBDvxgnQRa/TubthzPXkLVPzyPacIyaHS2EP6Cxahpaw",
+	"J21Dxns4prKukrFDZ9/QMJmqea27/rUzAQiiT2IWMqG5MdnNq72j9a9eSPmSiuWpSxH/2KztbzLSM4HK",
+	"xzO4NwEq2Hw6pfEyIZAchzmuIXg/mY4R8MuoZ+/N6wkvAwtVs++TCQuuUCwj9yTnRELpyaaY8xS01mMr",
+	"Fi+5GDSOCSXd/daUi7lmVtfrC2R+eyYMZbhMGk6xYCzKCsk8m2p+l/b3AQmkvOKsL+rfaT17LaJlk5zT",
+	"KTvnmv3xXMc80E3yhurJH92sm+TcaLDMTyOwTAVF8iNz+Bm1CJAx+iKScjakwRWZSKUbhrlBAmAwP0eF",
+	"Y6YVSRcCfrvE3y4dH6G2SftikAWZGoCcH5hDh2R3aAcbamFDA1LfJ7iicAY5qWkOgVNB5gKUXtyxJqFk",
+	"EUsxTrYMOycun9JKM2ZhyYxWs9fp2lwz91VfLGR8Zc7pWIJ5dUy6Hci3ABV3ZhS6AJPETOvdTge+y+Hx",
+	"mAXjgnSTwRu9Ay567fWOcDnfMh0vW6fQeRpul1EIGCzYn5HQVvaSBRehXJQJzhdA2fcjLaHtfwUR+fsX",
+	"j+coBZPMm1SM0YQjNhCRO+bZK7bcGbKVAvNbQGrSeeS7Mp4ekDri5A+stTZAm2JguxoAeL9hDyD1vpAz",
+	"RPoHISHoNR9TLeN2kK50e8x0vTEwBjLo8T+w5eDYKKOGaMQj1Rdv3Pfp/tgNfm1b55jY+f3561emp2kT",
+	"zACj9mgfYckOUjWMUGB9EbCYTaVYYpkBGduCCQmrw5KPuOBqwhTCU5JUVjWJmln4cZv92RfJAlpStgrU",
+	"IlH07BCapksjsgYcSe/SW5FBmWj4xuzhG3z7PsVEoZ8vJDLsEOwOl4mNC+8EtGT2LyUkNI11otdcsSVR",
+	"ms0wbmfhDbeREUjm1ULizyzmI25PMIu79kgBAE6MBtKghE/bWhqmrDcGDULHlAuFQ3ac1xdDNp6LFP06",
+	"YSBUyKiex8xYj9GSgzoQ6yXhoeEuPjYHhlPBzIxMl4ERL0ZoJG/bWihxkywmPJiQ6VxpMqHXjNDwmkJS",
+	"fJ26hwgFfh6ySC5QkUCxYAyw3379TzKUetIXHcJuEOesme1Y4VW+K8ZmUGgA3uGKUBJEElxO/tPHRl2c",
+	"KxY2nEbqjMThEu3EZk69zJ6MQi7a5Bnc/4KGMDt/r9Pti1KxAosVoL9DywUkbE6YU4IemcGjplQmf54D",
+	"fXwGAVTs6OtWWv6VZA7uTSpgnDlhhcgm8iZjFKzWSdSmOglqRoEM2bGFqkXXRoq1W2c0mPQFtfCEcJY3",
+	"DKcbJrV+lwwUr8JXyBwMDnzetxs9JjUGjDVXoK9NOAx8M5voEb42lRg6laaDD718T+xZhu78wJhfK2Nm",
+	"Doy17CnnK7yiz0SoMrCylm2qvRt43kSMWvLFb9vkFCtw9Tp7pC6k/RoV5tQRIAUDJdn5Hi2+q5xriLsU",
+	"iN+MvVmb0ZhOmWaxqsygTx/ZsfDsT2AANSwxn6HZvRLncDKO29LX3ZiHcLtihEqT3ZFN9rdFo2jNHjs8",
+	"1cwu4/IbyrImTZ2mdpUfDW00cUzgsrY1S5oVlFCxj6dRVNtkK55lBspEyML2xgycxHLfCbM8Mub/YOGn",
+	"bI+NLwPd+ZHlv703hFWye7DOiwnD2oDVGzeF/LkxW4kfnFzH9LbCaLxQ+sb8srQ6b1YkpAp0EivCh2mg",
+	"QSl3Bfx4TGIZIUvboMaUp1DF2W38lumXrHaPJ8BLVmUQOiT3r54MLkqYajUdSB4GOwGNoiENrlaThAX/",
+	"BId0yGMW6DZJ3OJUo68XY/TArKk9V8+JdNPpoC+QYTGyNRegrzSNEQQ3jB1PGz0rKfj45ocnz8g1Go1x",
+	"o+n+xGfPniKF9kXds/IwK8GYVCHWPfojNowOWWP1gX60bBrbKrCjsWqH6osBuMkubUfhAAOYaWSNautI",
+	"S6L5gi2MnGqA/8epDcdWGYSjwc3cFsxMuMUBj48lAzTBwU5yCW5nsNrZDv4zG014pMiATuMBiajZm8F0",
+	"RAeAmcvFnCmH65pRmcHKP+4Lv8c/7Nhj/09Z3/wff/v1nwiIab115gszPJFajHYGVQ3CvZI/Pnn99NmA",
+	"1BOrEsmnSQaO0i7huQFc2nZfzQW9phyyAM2j7l2YuPkCt2sukg1rkoE9/S/N8g0abbLX2euLgSHCSyH1",
+	"ZZKhEg58n5rDui1Ri1/zMHjieKagH6xkHScPMDrlsEwhTeKXOYuXaZZEgBfEUtnl4RT2OnuHJflIpXAv",
+	"ZlVzNUcI+EeqOoY3KnveP9iw44y8QLKov33+hBw83jsi/+//udfutnvtbqNJuFCa0SQ5vHpFHBrdVgNb",
+	"o629Pnv65NxMuEpf2+30yuoZY5qTo+0m4n8UWAr0T3/h4YZd4oE38zGTtQkNpp8XMkjy98sQo/Jyop1Z",
+	"j/z8P97WWNlb/4pZuVdSP0m4507U0CdyygiEGCGbxUzXdJRQ0wanGeDkVR5lb+3ZpUh9t9NrZBZUyxSd",
+	"AqZEcilubhSkXuTjvhhFctHEM+rckKM5DMyZ0iSQvUYGcsYED/HAGGC8wPInCExAvoUAR/6sdLZPWWD3",
+	"Bb3JRXVhGZqk23Ehh8YJJtJMqJqg9w/GlRw8mWMVUGtdlDmkmg6pYn5w1ZxEyUKYE7AvAiqE1GTIXFXk",
+	"REUoHGT5U6BUst+BjAZPthHUqVtxQ65ON1nGSIqWLqqZuPHAxdWxxi152MXTViuj9iFSdzE94jmlG1UG",
+	"ZjMJoLsiJjlTkSv9xvV//3EouIddZXPYYfwOrA4zjfKY6GY7vROzMVeaxetiyqee23KDGDCmmBfCwJAA",
+	"aePApCS89MSmk1bFgSH+YsZOuEYltyxGNaOxYrmmnsdyappxsr8qVNwXlbFiUs95q4uLiM8PID3HhYon",
+	"EvLsaF9k7QbnCKuDVxujy9hgwyZTQzU58CQLlsCYOfdIPTFw+sLCoIHKY3SfGQvJfNZ0JwmUb/KOpGOy",
+	"19k1NiObXc5nXkYQ5G0vuGLrAtZvYcJxmgz4RYPGSRJyNmr8KXy719ld/7Yd3blms3ezjcW+E3KvR6PP",
+	"4p6CsLKjUC7Gm4Z3qqh7+5AypletiSe7c8NeTvHOlEZflIWajQhwwZT6SM5FSIZLEBeJ0ZzN5k3SQMCl",
+	"yfoiE4WGwm82nZmPubBwMiAbVCYsDxhfRvBNmbW9qdZM2axHrrywFFVkIKRgA3CMZ4LFABsLAV4dzxXE",
+	"sGIvflyWltIXNp6UroGtOYl0gj6RUAJEjkatcokh5E6S0XNp+xicECr6Ijsmt9Vm6FY8wetH6euQgFye",
+	"0pKJ9BZExD1Hlv3+topjde9aWq1RKzYPM9j2bhHN+grk2l7naON3ngFNfQ5paONqnyIOP9i/zsKPKAIj",
+	"plmZsQsQVX5AuqCjnbhCh4ZhIQOZCyiINJVxSTTlKXT1JhnteucXPoqirZ5Y9RFXOr3sBOWQEkdPMrla",
+	"nnN8M8kvzWEr3v1bSVmOzSJwuFLhvYZ3VzDE5qT9Surn5pz5HISKi7INcUISaeXZ/JbNIhq4k8wnREjH",
+	"rrpz0rRlP/0sDCnYiQ0qSgvK5ocWeawIE2FJGOkJRBfepAmv93EoZDvZ6iTYK7t7YFoL7/0+xxczIHGC",
+	"mesUa0jNehKqnQQ/TVycw3fayNHIaGoOTD+9CADJA2ncMuOuQGhYe1vK8w3WUftKypMN51pL0SiNXJp5",
+	"v0kGfc9pLGlHFUpAks9Bl+qLJRyYgUDKhpab3dCx0bMV4kVqqq10WZFAUk9idDYAhzE/p8ZTr269jag1",
+	"/Qs6j5QtthCXlK83rQJY8gxRb/yLO7OYKSY0C60pAQIK725MZJSmwNS5JlNqQ+tDxoTR/yNIgsAMUfR/",
+	"CIYY9UZNXoDHFq/XOUMbDX1F6nohiabD5B4R6Bs6yT6ztYHNaMhuBy4b2jsvlkyafWE0fPgKLyOSuTDa",
+	"e5n6bbNfzpPkkU9Pnrl78Wx78eTyl8ssO/XIzRJKHVMP3e7aMPnnyDzzqjV/Mn9/y3SGl+zkEpewYw6c",
+	"3mrWdwWsV/qEM6Wuqz3Awitj3cxcxZYLQUYRHY9ZSAZW0RiUO4kd19ynKPeLfFcJ8qSw9+/QSazSNdxg",
+	"63c+2L/WmDyQbVZm7ySUUTeHdVY0Ky1niixkfMXFGPEofKIF7+zM3drDxKWud6FHk6lUGtQKK1jJhMWs",
+	"RBV4y67lFauUjpU7vI31lKzT57Oennlpcl+j7WQX/HPaTs8EXvDYKI1SaTZrzWdrrx9T4vz0mbzySv3F",
+	"yVy4XZf1/HNj7i9IfaBGdNBw91gSalVY+Dkkg5tW/sotBgQahKoro/yeZBJ4EelP2aJT+ZgsOHPuyeaS",
+	"Ifsqc8cvsDRGZku+nC23kUvMdGqzYsQo4oH+HBzzLS+mkuL9rtXMo6WerToRXtk4lnMdYE6hdVp7XNQ4",
+	"KbuxMZauwE+JLwxvjl+YAXwlRF0inC8QmEiORg9UV5IyO4/RtnOVxz3ik6PRetLbscVsNhDeaQHzBEwL",
+	"iqGzMKkZpeexUF6CZjIUkRHy3U6OTtNqU4EhbhEtrZ4yoRA7pjEDiJUTAjeQjKqjnAl46urRIQrMExpM",
+	"WOuJFDqW0YAI2YL4U4krDSf+NZF/5w5tRFxeM4QVN4X9PXhgry3ZawPBvoMcUs1cL+kVc0qP6wOqcUGu",
+	"aW/38Jicf3fa6jbJAQn5GKC/djtENbBaiMgFROlsZvR4dKU4pjT2gFdef4D18cFItwXySf3Nq28hW878",
+	"1gBTYEE5oAVgVZKU9/sin8Phi5HBGoY8ThgSsuSObOGqfGKHd8lJijJHzTNY14R374mLTPvY09S0VWnG",
+	"wpZpSVRARfu/Mj9gJoRiGvGzZk6l3+xOncNe3AFYump3CCY5gJWYpDTAG/ZkAfQ9ciXkQp2QQQIFPSCK",
+	"LpV3wYcrH8rRvMfKNXtj3T/BMa0xas80myJODnjk612z7d1Op9MkIRvReaTNp0ZVDjiCrfuGrH3LArD7",
+	"uKy7PcDrveHT+RR+7kB1f/uxrFZ6+WANXV7xmRefqh6fBYAvHWDp8Nx4OiXjeX+PnAm7VeVbSkvBINl8",
+	"7iBByk1FH5Kaz2YyBseoIzjHLPaLIrtkMThbNlyJAYKdD/Yv61haHU6aSIVds+AKQRPHDFQve18Jinqx",
+	"+Dhz/a3pFTVs2qjlL3OpWZI1pwi7oYFOnrEwlQlglDlsnp29aR0cdhPs0Xdvz+zlJW70P8fZDJAqgkgG",
+	"V8aqpxqKH9riw5hcBOmGPIqgJKIrxohmfxoDcxncRNN4zNCtZQH8qIN2tSi6bXKaHqIMUqC856xnNYFK",
+	"LeCe9sUVWzZOEnwuV5UX9N3k7q7r1WZyeVfX99yJqUhA43gJ0LkXdNwX9bNR65UUrPWS6mBCfvuf/jey",
+	"29nDeE/1sVpyWn7L9BO75VvHNNyLbxyZ1covzJghg9/6mrNFenxPWBSSer/2b/2aK4+GUt2st14SQ/xN",
+	"2AsKKgOjV5FZzd3OXl/4oUs/fG66eKTa5LUxFCgJzFKQCRf6mFByTaO5zeMCLxEB/GAjuljYF6Z7JCzY",
+	"RgCthDs4TTI1q4yJXxhlsqRkesNYm9C4uqW4sJnNWpkRf7+C0e5zVaKnY30zq1zev9nCqvg9nKuW9MUS",
+	"Fwi5JJEg7uZjPeVlovmUEap4iO7k1bcEdsvs/1d2N7D1kChubERtKQ43ZWOVy63Ordyw7mXfD7sNuoE9",
+	"We4sSSsH9FxMf6EIjubEWGbrM+eOJZnbnzw7cB6onQ/wX/giXhntguceqbJTIYUFfxfzQYNQlRoqRr6T",
+	"8z9/S/jU0F0YU3AaYC6qJbm69snco0+uT8iCRhHTCjR1wnVjjbT80Qzzx7f3IjRfe1GeZI9wHUFXg6DM",
+	"wZ6XStS0kEwhCZlZjbAqhmJ3YWUExbt8eLDX/ISASl52wdbsqOvxv99Mo6zgKjB9mYSyW32v8Zg7kQNA",
+	"HL8TYXCacJzjNLvMdywHbGCyhXS8aS5dQv4uOduyAaiXNtslufrtlICYahs6gkfsPXijNPCI+e2aQ55F",
+	"I3OEQ5C9bmsiNMmQjWTMXAFs20QDHRPSHTO2lb7gioy4oJGHStQmp1B7xw3Y+SltTfGl+WJFnkmGktRd",
+	"SJmvRrXAvcMoNS7OlzylN3GouBd9f8rn5Gjz1gaZ5a8k2L6n7rbpLfQC3JUsr92xHFAsYoFGMbBKCmC0",
+	"1bc9QVGRPMDDEQsSCGst470zzJi1HAfXfZOrt4g1DHbe0k7wJCMKsKqMlSyJFYDF9hXc203L/EMPaEMk",
+	"R3VfJMLqJPVfZoSNJyVyrWiClbpKL/zCgmUEwp3Jg/tAPDOjhVF+oQDHLYRRuhtInfec83FPOsbvQZRt",
+	"KZGQmrz98eWBYawNpRNKpSu2zAqmSkPkBVeI7eRHUViYeHZSbSlffcXPwiPDpfP9Vl3JtuNY41sGb0bS",
+	"oQMyMzpzlbsW9OnmxleroGWotPixzBzxe0+uygIA/iqsFajovdUIXG3y4hiex4wRzW609cWEGYDcRMKG",
+	"pA7+RryEmHgb0bZzTsemS4dgfKb7QsdUKKzuBUFlz1GI5ToV1AxLXJb1fD0gMovZiN80EhdjXyQ1eNRE",
+	"xhpRv4vvqfkQDZ6G5zzKLySjcc5plAGH2QdXu/vc3dxcKyzxuRkpXKGrGImMNVQ4K4kAZKq1uxpl/nfZ",
+	"kt7vNx0Oemq5FKsG9TpGb1vZuJ4+O3/iDekUPsGX72+DqvMCojSbwO9guORetW7LNOtjHY5321C6XFzB",
+	"SL5l+rkRUuZ1Ftq2yl0yKMwckyWeiTEjdTpU5jtP1xmDSsOmM70syRMdMyf0cjLvQy3REWvHZtq4aO2h",
+	"DJd/2AmppjudHR5+CmrIBifzfSQPezXLSnOHZ+kh4E6y5Kv3H5tVuTfAXJh8c8PCFjKYa8wC6ifyLwFn",
+	"Sc7OYCKlslY2vtvuiwH+BVB3TmFDIArDKseu9QF60iyXYdSBj0WC8+BOwzJtFsddTgPr9dizkE1nUjMR",
+	"LKGW2j0psZlBfqH7zrkxYC/Vt5+RNxdUuTv+OQ9+snK6BR6WJRYlLRuBfStdbJ28YXr3JQgO0pced8Lu",
+	"6W+mQyepnMu1VEa5fJWC3xSFF2iPpeJotUP3g13DdmWVwuLolStfuNkUm4lTtvIp50S3ErBZez1jIrFz",
+	"StcjF899pMDcaRZDmBaXweK8xUyvXKXPvzxmuuVOsQK1xRv4zj7TiNFwScm2fJNKpfGGpKvWugU+x1QL",
+	"8ndbWv6cp/lG+AzPZTzkYYg1pPc6h+vfsMO64FMGbocNTXHvLMtY492NQCSWkaThhZQvaDxm+N7+JiuS",
+	"ZJm8ZCGnaPJ9Ya/kCgUJz5c0VklS7aJcXdrQ8N8oN+Yto9krV2t9AW1yKlx53vyPSYrzXmev9Cp1pU5U",
+	"fdzzsBJoIj1d7uOq1J0bMWsUm3t1x90StQIGdtc3r1bwAt47nSVUsj31e7VvP8Xz5dcVzvi7yp1cXk3a",
+	"jfxcfoXee3E2FWqw/+4s/3QG641/bzlX2P9pi6tcAGlbn+wF8DrMay1pL/9yvoBFhlcch/vfrvAISHHN",
+	"Yp0pdspCKOJtnQNFGOA0ivbLnM0hBxoseIVxcOJwe2MW8BlHfBqbdS0VEy729gpiZewmgBtpfoboI+WF",
+	"4IY0oiJg1W6BSqL4yjwD6Ti/kHPAW6iKg9Nj1S/kFMiKlDsUAP/idkO6cL9Ls+E22v/Cp5Vyqbi56rPz",
+	"waevu1D//SO2zALweHGdEbBKAq5k8kpTIMNMX7s1sI1c+/psgnT0n90s2JxDktJFOx/cn2fhxx2Hqtqi",
+	"SjG9GpCmDsd+05awIjPK48Kpn4bHYxu7DwkXJ15IPCmdFV87TaSiOBI2empHeIoD3FZBSO7UvUxmfb9K",
+	"em68FfTsodmax74U1sjuFm9nTrrPUfkJlyZDYVDFn/IwC66WVGNANXm+Lr004kofkwG2j8W5Fd4jh9Ry",
+	"1I55SOpPTs/etLpHTcLa4zYZMD7r7u8fH+7t7+6wOOh1jjs3h7u7v/36z0EDQcVQM0aQ4+V0KCNSz7z1",
+	"7vzpk0HjhAwsMxwTI44HWC/D1WYoYZC++CnmmmHhjfJssftnmPvIGsuN9ksBntyGZy2EnL2MKsbsgYkL",
+	"OJhSKgxA34qX1xxdM95aW1gDimokoGhkSgUdM0TMpJD83QLwQwuZ1sTn5QhqWAMuojoxEoEpnXvQfGWf",
+	"FtESL8jD3cewSUKujI1kE4SaiK8I+WJUmwbx1pTG4blkdAS54FphNlJSQqHRJnBxB1m/1NWWcP6M/4BV",
+	"Kr72MxIGugoJzqxs3sv4wF3lCHSe+mWvmuZqleTOx1I30plSUE1POPhh15AtO+9QDQzLkdM3Z01nHiFb",
+	"WDBRe5bW7fHWFwPDJ4NjQgUZqKtL8+lyYJo9IQPDfgMyRcAL/N18hb8Dv7iSHTlGxXIjcM3W8InzFtub",
+	"tIaPjgnXXhUSONaTJL+0uhNizCB6aV3IvvDcSa0f2PIYMJWAlxdyHoWIYaolFq+3DJwHuOiLFQgXa45x",
+	"NH2z/PxVn+A4YBzoSvzRu86QCe3irAAou2JLH0Yo4wZH4MJsUyWJBeahlbvxoYbA7kV31RVb7nBjeqdn",
+	"Fj4Fi9Q21nrb++l+XVu/S+3BuYFSWfRJesLOh/UFBuzRYwE0Pc+PBzKcyJtZLAMHZmCxNKkF0TTPeGju",
+	"fVFH9Cq4mA4Khq1CBBoE3kuBg/5aXmH9BKS90IpC9B5xTebCXnteK0rerifeW4qSZsWqbQPqeZ/lEO5a",
+	"T6lGy0q26HennGzk2Epe/bxFGsyqfjrb26jTSutgVbiK1AFsJKDCaArOpyYayT0BP2AdsiEHpJC57oNy",
+	"sWQajRs5102AB0o9A2jSk2R1yRCWw6Flx4m237C6F1fJSCuupzv2/MZO+qu3APIDrmAxFzp80P2L7jGP",
+	"eIfJtm/PJ2mflVhBSX381HZ3FcXBYNWMTr2yB6UlvVf6eM/dGH43dJuMuBICDhDRHhy7ZZRr6AWNVXgn",
+	"WawCTlyzdtOasXjKEXP6uOaePDZCslbt7LXEWYfajUaVQ3rlYtwoQPI6OzZlJzO+9ioX6z3Q692bZuWk",
+	"+vmcqtuyirHSg21LA/3LeFKTikKfwjz4yvHCWA4183sGCh0s3gCzMlceGQs2nEh5pTbVrezzhIlwJrnQ",
+	"4CACpDWL4xEzErGRNsrSicX5DVnEwYCK5Bju9KstHKE/YYfPXH9f/7mSG/Eq12iyig9cUppLlye2LR2h",
+	"ZonfvX1BpnMFPsKJ1jNF6uY/6OqXAq/YORhRAJajUSQXisxifk01sxiDCo2FmCkZXbO+0JJg3WZ3qZhh",
+	"9OAkKbnRPfCYZOalk7TJmVagYPEEUbAv6oPFRLHg8rdf/zloknNNRWjsCUtMqlHhHd3SDZmjzd+BPzI3",
+	"4i+VrZcdxU9cT+wFnDWcnbuZVenExNqV1omZbE/BjYmydrPd/FBzgyh1aroft/NsNhFPNzvOpyjgedmN",
+	"rqgoy73HP8uIsfhabszu/lTBUQwP50Z8nt6puufRfvzdOZ/uL00yPUExcf/3myG56qQ7DUNCC0fdrex/",
+	"p8zthBmGLNXrUibMlR3DIgzG7EevN9WaTWea1DWfsqa9x9EkEYXQWpMwM2ULIwznUnLtsUt++KbRJj+w",
+	"mXbl+7bW+yplxV05vOHCSrpemC/PVbIRVTdWPN73Xd0JivZ8Dny/FiQj37+DhmHXbEXn16zQ8y0xH5sr",
+	"CENLEjM9j4XFQu/5UOj7t0JC318JhN5bi4P+GRR3uwArcxrSDXvQ3Eu8Qk6a+Zbfp0k0oHi188FS/sed",
+	"mNnGqxHozoMJC+eRzRSENzFBoJlihgFO98B20+LhoGkIXQpPg6sPUl4fNAD6TfYFCkeG1QnSh9V8aIYw",
+	"hHQ/QKWl6SrIERQ0B3zzbAmOmOkYEiCmNGR9Ec4ZlEDjQmkjL+WIhHJuetogVmi7yyuJ1+yu9P3SoCEu",
+	"Lw/Ncl1ra8ZAuVtvcXEFlMc+VUHFVMJ9elixXObes6AvCqrelxVURFl2CB8inHcm7OwWECp8+fJpou5D",
+	"SnErExwcePoUYG4Tpkolj8dpnu8tK0GKheO2sDBvLz/WvJbrttxjt1eq1DL9QOB3S+AML3DdqYHi0/gO",
+	"mtwWd7b6OMdy1Enhq6Iv7AQO094emch57B8yrvYGON2onseMDJdg6DSJkn1BXQ2SGHIE1IJrawPJuSaR",
+	"VJjH43gpvSEGI+dSwGmuEKCWaChp6obRFzRmRAJ4/V7nqAHpjJiBGMZy5qVjpoiF5uEpXVpNYSKjDY79",
+	"jd0WX5ZpO1+RSy4lp38hgbGR5+WtpevPWX4MKRhOUrtRj/Je8tvJnA0gM/JBrkp4jM3dF6sgM+7OcfGA",
+	"tHF/SBsPdv3aOwrlYBebhubA9o6Ngd4k4DJSzSRjD1DvQFLn8vjJhIowggNZ9UVarXKDa+MDUoccXXMg",
+	"AwuHDk/DTemYUMjSnSsW2gJo7hZFwureBfCjxrbht9ujY9zyUH4A1fg6QDWeGKqObAyqhBwKcagAXlhL",
+	"OB82jCw1N4LkaHrgH5sMcsz0Zx7h7yA+lq7EA6DIPV4l8Tg5uaaQnjyfqCliyeNxpcJ4nqv0mSaDp0cZ",
+	"XKSjwRUTIalPpG5YEHsEmXeVbH0NzhxM1qO8Msc2u918/PvJtS2MvKrChwW4oogc/6CKrUoZ9zghs27V",
+	"KhlUsawsBqkBLY5FIZbFRKhwR8m2EAPAi9OwJUW0bLQJaPwKE60U1VyNln2x3+mQ3/7n/4NMucD/0hv4",
+	"b7fT7HTg/8n/z971/CQMQ+F/peEiJDjueOJE9ESCxpNxhVVo0pSFCgkH/nez917HyspWJ2Mmeta1S+l7",
+	"e7++71tmh/JgjcjOaSFfQm1s9ZIm3tjq6kZx/XgJX/38lTuiTPiRcf5TJ3xj4Le50YZ/uQK5scJJripr",
+	"HtOACLC15MYTcrVedfwt9FadVRXbo8iqMqIpyHwLD8KjvgbR1HZGmINd7kiQRHVMmpNx0YL6VmnayJUW",
+	"CTuIz4FFIOK6SiRjqEMTtyeO2picsbMMYwRt8ML9ytcBuQ+u9WanlyKB5kh2WAVdpIhNdI5gxhpgsZDB",
+	"Yqn3XMnkPfubiCM25x+CBoC2B4KB6fNiTH35IyyLvbWHaFg36cyn5D+0411aqVn8HZcVlFnPYXT4hm0Q",
+	"tBjGGTkVPy+g495g+e3eWtJuq3rj3gjuLP1/KX2VK30v9ZAZAYgizF8dLJ2xrjbf6s6wVGxSBVEAdRMA",
+	"nlTuTcx8ynpRidzeeB619u0kxn2u0jUfRD5OTN8iM4RmIE5bSeQ1pycx17gwxeRqoLLJ7JEtxFoSTPxM",
+	"kYWos0+K5ioeOBtZFcthVb/JOWBg43FZShfZJ4Zg5U+vz4UNTpfg+Hb8CgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

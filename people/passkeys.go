@@ -58,6 +58,11 @@ func (s *Service) passkeyCount(ctx context.Context, userID uuid.UUID) (int, erro
 	return s.Passkeys.Count(ctx, userID)
 }
 
+// PasskeyCount is the number of the user's passkeys (Me's passkeyCount).
+func (s *Service) PasskeyCount(ctx context.Context, userID uuid.UUID) (int, error) {
+	return s.passkeyCount(ctx, userID)
+}
+
 // HasSecondFactor reports whether the user has TOTP on or a passkey.
 func (s *Service) HasSecondFactor(ctx context.Context, userID uuid.UUID) (bool, error) {
 	m, err := s.secondFactorMethods(ctx, userID)

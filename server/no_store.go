@@ -17,6 +17,8 @@ var secretBearing = map[string]bool{
 	// Sign-in: access tokens, challenges, TOTP secrets and recovery codes.
 	"Login": true, "LoginSecondFactor": true, "RefreshSession": true, "AcceptInvitation": true,
 	"StepUp": true, "EnrollTotp": true, "ConfirmTotp": true,
+	// Passkeys and the OIDC sign-in: access tokens, challenges (in a redirect's fragment).
+	"FinishPasskeyLogin": true, "OidcCallback": true, "StartOidcLogin": true,
 }
 
 // noStore marks every answer of a secret-bearing operation Cache-Control: no-store, so no
