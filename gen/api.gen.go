@@ -1270,6 +1270,12 @@ type PasskeyOptions struct {
 	PublicKey map[string]interface{} `json:"publicKey"`
 }
 
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
 // Payment A payment or deposit.
 //
 // Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
@@ -2205,6 +2211,9 @@ type RefreshSessionJSONRequestBody = RefreshRequest
 // StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
 type StepUpJSONRequestBody = CodeRequest
 
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
+
 // DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
 type DisableTotpJSONRequestBody = CodeRequest
 
@@ -2476,6 +2485,12 @@ type ServerInterface interface {
 	// StepUp Give a second factor again
 	// (POST /v1/auth/step-up)
 	StepUp(ctx echo.Context) error
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx echo.Context) error
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx echo.Context) error
 	// DisableTotp Turn the TOTP second factor off
 	// (DELETE /v1/auth/totp)
 	DisableTotp(ctx echo.Context) error
@@ -2838,6 +2853,24 @@ func (w *ServerInterfaceWrapper) StepUp(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.StepUp(ctx)
+	return err
+}
+
+// BeginPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyStepUp(ctx)
+	return err
+}
+
+// FinishPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyStepUp(ctx)
 	return err
 }
 
@@ -3697,6 +3730,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.DELETE(options.BaseURL+"/v1/auth/passkeys/:passkeyId", wrapper.DeletePasskey, options.OperationMiddlewares["deletePasskey"]...)
 	router.POST(options.BaseURL+"/v1/auth/login/passkey/begin", wrapper.BeginPasskeyLogin, options.OperationMiddlewares["beginPasskeyLogin"]...)
 	router.POST(options.BaseURL+"/v1/auth/login/passkey/finish", wrapper.FinishPasskeyLogin, options.OperationMiddlewares["finishPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/begin", wrapper.BeginPasskeyStepUp, options.OperationMiddlewares["beginPasskeyStepUp"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/finish", wrapper.FinishPasskeyStepUp, options.OperationMiddlewares["finishPasskeyStepUp"]...)
 	router.GET(options.BaseURL+"/v1/auth/providers", wrapper.GetAuthProviders, options.OperationMiddlewares["getAuthProviders"]...)
 	router.GET(options.BaseURL+"/v1/auth/oidc/start", wrapper.StartOidcLogin, options.OperationMiddlewares["startOidcLogin"]...)
 	router.GET(options.BaseURL+"/v1/auth/oidc/callback", wrapper.OidcCallback, options.OperationMiddlewares["oidcCallback"]...)
@@ -5176,6 +5211,165 @@ func (response StepUp409JSONResponse) VisitStepUpResponse(w http.ResponseWriter)
 type StepUp500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response StepUp500JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUpRequestObject struct {
+}
+
+type BeginPasskeyStepUpResponseObject interface {
+	VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyStepUp200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyStepUp200JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response BeginPasskeyStepUp400JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyStepUp401JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyStepUp404JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyStepUp500JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUpRequestObject struct {
+	Body *FinishPasskeyStepUpJSONRequestBody
+}
+
+type FinishPasskeyStepUpResponseObject interface {
+	VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyStepUp200JSONResponse AuthResult
+
+func (response FinishPasskeyStepUp200JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyStepUp400JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyStepUp401JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyStepUp404JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyStepUp500JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -8406,6 +8600,12 @@ type StrictServerInterface interface {
 	// StepUp Give a second factor again
 	// (POST /v1/auth/step-up)
 	StepUp(ctx context.Context, request StepUpRequestObject) (StepUpResponseObject, error)
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx context.Context, request BeginPasskeyStepUpRequestObject) (BeginPasskeyStepUpResponseObject, error)
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx context.Context, request FinishPasskeyStepUpRequestObject) (FinishPasskeyStepUpResponseObject, error)
 	// DisableTotp Turn the TOTP second factor off
 	// (DELETE /v1/auth/totp)
 	DisableTotp(ctx context.Context, request DisableTotpRequestObject) (DisableTotpResponseObject, error)
@@ -9196,6 +9396,75 @@ func (sh *strictHandler) StepUp(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(StepUpResponseObject); ok {
 		return validResponse.VisitStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyStepUp operation middleware
+func (sh *strictHandler) BeginPasskeyStepUp(ctx echo.Context) error {
+	var request BeginPasskeyStepUpRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyStepUp(ctx.Request().Context(), request.(BeginPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitBeginPasskeyStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyStepUp operation middleware
+func (sh *strictHandler) FinishPasskeyStepUp(ctx echo.Context) error {
+	var request FinishPasskeyStepUpRequestObject
+
+	var body FinishPasskeyStepUpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyStepUp(ctx.Request().Context(), request.(FinishPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitFinishPasskeyStepUpResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10320,425 +10589,429 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1ZbyM5tj/4VQj1H0jpXkmW5CW9oNHXlUuVq3KrtLOru1r5t6gISmI7RKqClGV1IoH6vwwwLzPA4D7O",
-	"46AHMw/zIeZTzHN9kgHPISMYmxannZl124l7uywpgus5h2fj73yoBXI6k4IJrWrHH2oTRkMWw59nIZvO",
-	"pGZCv2WziC5ZaL4NmQpiPtNcitpxbaDjORuQxYQJoidckZipmRSKEa4IJTG8SOSIUEEYjSPOYhKzX+ZM",
-	"abLgekL0hBFFp4wkvQXL1g9s2a41ayqYsCk1nTIxn9aO/1YzvdXeN2t6OWO145rSMRfj2sePH5u1GY3p",
-	"lGk79icTFlzJuX5Dl1Mm9FnJ0C8mjMzwZ8JD0x83X8+ontSaNUGnDD6595s1M24em1Uww/CHN6U3L5gY",
-	"60nt+GDPDEVrFpvG/vvf/nu/f9PpvP+3/1YrjrpZe0rVZChpHL5kcTCh1QOd2t9hvbS8YoLQQCsykjGp",
-	"U7EkUk9YTKhQCxYrstfZbVTMaJr2tGpKt5jDT1xPwpguaFQ1i0XyRPWKL/xW7maEHmn9wJbFob2kV0yR",
-	"IGbUfEEUHZk1JjHT8bJNzg11XrEloSJEUh3KcOlI2+zHiMdKJ5R/gg+ZN4DCaV+EfDRisSE082qTyJgs",
-	"JjximbeRKbgiSvMoIvFcCC7GTW9Pj9rkB7ZUhMaMqEDOWGiGqSesLxL6MIO8YjMNlNHbIxM5j1W7L9xi",
-	"I3+ny51ju1oFWff295u1KRfuczdL5f3+Ta/b6vdvHj97/+/lm/CCT7kurv2ZZlNFZiwmMzpmpN41U+p2",
-	"Op0mCdmIziNtPqXE/Mucxct0+BG06g/avlU77nY6zdpIxlOqa8c1LvRur9Y0c+JTI0ygDzMl+zEZMxea",
-	"jVkMg3599vTJuaaaPZHyirNyqlbmASPjzG6aN4jiY9HiViIOY7lQLCZDNqaC1BXTZLgkg2+fXZCd6+4O",
-	"nevJjuRhsKM0jfXghHyn9ey1iJbppAPsPS+VVHhpXqzes4OyjXg9GilWuRNaEnXFZ6TuVr967SU2VLr4",
-	"pUvv1rpTutZv2ShmarJypZlSXIpH5piBh60odItq1327JbRNbbmKP7HhRMqrZyKcSV4ttxf4GGH2uWq5",
-	"x9KW7kLqfTSNoECCA/F0riff0PAtihnzTSCFOdvNn3Q2i3gA0m/n78oM/kON3dDpLIKNYHEsY3wlxF27",
-	"phEPL+FjszZlStGx+cEwgPnSSLFFLI30YjczMxEj8mgUMxouyVwxM0c4sGFnoJWEIrBtKw8vsW8znXQN",
-	"/lvMRrXj2h92UtVlB39VO8/s8x+befLGhgkXs7km9UGiL1zaLgdN4n055UpxMR40moTiXEgwj0GGz6hS",
-	"CxmHfVEfJEsRs5AJzWmkBk0CzZCBfeGNfd5vS8ZEzUxjsFxeOzJkg2ZfuBbMxwYsniBzcSXkQjRhAc13",
-	"bm25uOYaz660pfRLN6C+GAC7DBrmPPjYBJqw0k2MIh7cEVmAPMzQBSWKBVKEZEQDLWPQDS0xGM6dz05I",
-	"yBUdRoxwjQfiZ6AIlCgV45KiSYTUZMi4GNtRwsFtvswsNEx30GibFb0NhwF72sZOp3KOL1zTaL5ylSk+",
-	"mllm+IpM58qMmwyZXjAmyF6nA2qBOfHgHwlA209ZMGlrzZL7arblp5VjLfBYZrgyDll8Fh4TeyYTFF4k",
-	"AslrNqO3v++N0j6/0TBjFvAZZ0K/kvo0iuSCrR5p8vylkPqS2jf80SZPnIZhzJQ6Jvlv0OQJ2Uwqrgm1",
-	"X4JeYLQ6Fl/zgB0bEZCqwbBXEaPXLPMUaG9UJI3oCdUkoAKERkhA5XHLkh/GButzx9K0bQWVWYBBlj4H",
-	"yUyQNuVcmxUZyrkIVROtlgVXrC9KBDKpcxFE89AQhWY3GpeBK+BB7P/dxfPWYZMYTotlRGTcF0Me8pgF",
-	"ZqA0aslrFsc8ZCSY0JgGxj4kXJgR8dCI4+/PX78iUzYdspiYkzgkesEDBqxOiY7nIqCahX1hNPdG6RHR",
-	"JINgQrkA0lHz2UzGmpnRZ3YaHjHzV2Y0GaX9kTITGPHxPAYJAZ1bfRLtuqmEd6iA767Y8pE6JtrYC1Mp",
-	"2NLYsQrXVvSF+V4wrYDpzfMhuxbM/BYtmyTi18y+JQWZUi7gWfMjHDSDUlYws+kLbzpaZunTo127GYr8",
-	"9ut/EmOb5liiSbhWZEGjyHRsHjLb5kjc7C1QueEUVO+gQRpos1+zmBk6NcaTjI3NxeJrFiYDmc/MyDo3",
-	"v/36z9FoNGoa62sWSy0DGRG1VJpNk+YaJ3Y3B7DzCtd7NGICKG7EWRTak9K5E+7moLS6J6yvnDGRkTMZ",
-	"t4QhDNOKZuEJrNovc6mNrYrrZKhnzNqf6az0RjXigkaeCgIUa5YPxudYlAaaX7O2v4CvpH5ueP/uFnAE",
-	"zfkr+EoSNQ8mbrxtT1b67hy7ZEkbd7dYr2SyVtbHxRXhIToQWBAzTeqJ3wvNexCTQ6knjcxy/WiWc/s1",
-	"U2gpwBDWHND3uZAfmzWghzUnr5LzOGAVY/AJb0INXeGYoGF/RPDFmvF82a09NuImt97GJkDpt2KapD4o",
-	"rlJqZtiZJ2q9I553gs71RMb8Hyy8G83eDR9nmtmnc2YPG/vMI+XWgwvyl9Y5ng0t649tncNvnuQyQzUG",
-	"FA7qbgVXVfcEnWFGXNmzHOTYREah0eQSn5qdyBVbAnMmDs/nMh7yMGTi01Z3lDSTJXyu7PkXSpYIVKAm",
-	"oDo3PG8RZyyGidz1Am4yDKsxGevJOajVFXooFzHXLLt0d3MOrJEdTn7lnTC+2Mi4Xe71SIChXLFlM3UG",
-	"mQP0GtzCLJJirNCdm9lbf9HunqFho2rNmuelsZxAhozGLMatbNeOxTyK/LU9Swy6z8DA/lgy3Dql0UjG",
-	"U6OAeFMAFZKPBQvJcIlavNIsJFypOYuza5oGLe6Im1MdWV1ap0aWKtMe0ZNvRssEPPfVMjcQBl2ClYAs",
-	"Xh8kYgvPMM/WqZqXF8aqD8rWyXpRnFM1CRncfjcgPnAZMxpMctugpSRTY53kpYM69mW/OYypMbOUJt0D",
-	"Ug+Z0caJFDZw0/hMyndmQLCUZkTJmIm100i9e9A4IflRwrLeEYFba66Cup/aX78K0h4xqucxM7tmR5Wl",
-	"04azVFbQaWG6xt4vJ15rBXFlLN5IojYHBioodNYDMEpteLTr6wPzH/QegDU7AEPXVzMpmu0QU5ywmCEj",
-	"Vhn6EB+ElhK7DN0IC7oksTnYkM+82N8deYDTBi+v2PIyZtbXn1NrckFHsqAqEx1wk07jppanfFPX6+tO",
-	"iebWgyP1QfkCgGZ+ivHkXNaDiytDSLkqJpwEhBVZUG6j/hxivX0Rs4BxQ2HmBwxKn4Aehu+CW2VEeQSq",
-	"mLwyhMhGIxZgqBhcj8pRJBnFjLX7ojAPLi7nCh18aNSYg9aQIHj3LF1KlRu4OZ9Dc3qPZGysob6Yz8ax",
-	"+crpOdcsVuDwEuzaWEpccDUxUgx4da4DOQVvgg19kLnQPEpGi0e+siYUDkBpaQZnTa/EL8VicJ8KSYyi",
-	"BUkoFLqBgDujkdtXZCPHvY9UX6D2r1B1Q06jYAxY90vYOC7ZM1hrXOgTEpkPXJP5jHChtOlajszW6XjJ",
-	"xdjabWdCs1jQ6FnKVbfX77ApyxlZxQ1/IvATqSeJByHpdI92h91Rr/U46Iatx51Op3Vo/qfj/Wv4NtuM",
-	"3x3rvRPsZsYCo6fZDYOmT6w8huGTgMYxt/SaDhyFGZ6+T9JA3B0FOb0GSxRgwqaUR2BQYJTPSFzTRKIz",
-	"fwb9GMbQtOY3DgM/QXTRHgHBhEYRE2M/Ouv4KglHVkU0jSbhuTNoFDX8VT/HwPwdxQ9tYzlTDk5A+9sx",
-	"6PfgyB9TLj6DH+GVTHIOMJUAjlYjpuyQPDGVMUaYCI1AG+RmN2ic5OfwsVl7JZ8YJeH0mvLIKBWftqBC",
-	"XmJggibt5c1j9J6jZmIEJPqbQGw6BUTIxYk9uyKqjf10PwLgldOQQMaCUVKhS/kDZf44j405HS9tO7nE",
-	"qCBgMw1ButCQPBwxb988QaMHSNs5gJJPhApUnLBBHjbQvBSsL6we58VwsAdmB6+IO3rCNnkl9cS0Z3QJ",
-	"yDNjYXZN8QR4ffb0ySsJUQY+nsefauVLHgagVgZpgxmfnU1TQoVGYO7SLJbX3HrFIMaQvNu+bw9Jtn8t",
-	"EwaBAXLljYXUByWzs/bjG6rUFVveVbrLDJu7jNmooM46kWvUgST11eyyffg48eQGLGZTKZakns3jSBIO",
-	"kmDKMRmysRMLDT9TJhHJX2++zDEZCDplA7BTIZnvYM+LvTaafQEq409seDrXE5GuGqhV3tJBn5mVH6Ci",
-	"laykJ3H7As+vkpBU0kHi4rhmMR8tIfLoKxeKLpXRwc1mTVhw5fzplpye3XCl1d2QEsO2spQEMhdJCRKp",
-	"x1xp0LQtiXwWT4PR8NMjVMaP1gzK2yWcVJYHP6uf1w4kG6eCrz6Td9etlMv5mLFYSeGvx7lms3ezT1sN",
-	"pdnscj67TJIEs2kquENweiUDEoyFmI8f4DnqZT0dE9OgsU1yiVf35ZXBVUHPWi4Byxz9GP7SZMyvmTBW",
-	"Ex7lJKJKk26HTLmYa6ZIfZBfiMEJGbx5fe7l1ZonWvPZwPrq/J1Qr0eje6VK10/iCfNOL1nQbe73cM2M",
-	"RY5GJQMgdSF9qRwZy5TMaKyXJJDzKCRDYxnH3CiMo1hOQfmdzYcRD8i7ty9OSFmQ0i35MpI0vJDyBY3H",
-	"7FOXHYWelvIygub8VbcnPjpUtJQEHvlcKRKx3zu7CYDtwNnD/8EIOKNJvUte8m/IcOkS3JM1mmK+2r9u",
-	"gkQmDMayUTC7sRd8yuRc3xEJ2cbyCQeZbVxYeWQdbSHIIz79MjQV8hANltgwohsKqVOitDHvQzKfGVZr",
-	"nJjHEpsjlAIDsG8l5gTfd8av2T4XnDAqRMyuuZwnOQHo0TTqvbI+vV6nd9Dqdlu93Ytu57hj/u/nNWHa",
-	"e111OG1iu1qPFJHXLI7orHA/B9M9CvPzZmaUqcaJbcucykatJwsQqWEsZ4RqIkWAxqx9H/VWoDcMvGGf",
-	"Exmhs8v6Wz6rdmUdF760sF99Ju3KOVpKtKvPksXuJ3Ni/t1Y4kk4i2XAMGyupfkxYBEGxj4Hqfq36pTn",
-	"4p7ZRMZCqrp1chQiHYFdwFWBDLPaF1K+pGJ5qjWbzj7VJDLH+JSK5SV1zZVGaW0Iw92scg87LwoX5HCv",
-	"Q7zk55hqdonh37tb7dxo3CjS4CYNAsxzjpEy8EubnFofFCY7aLgZ0JFmMXlr/m6dwt+oGivDcN6tXO+J",
-	"4pWjc3zFSh6arBM4T4xNawbtPKbpYhRuY31Md9meu5+4y+lu5OOBbkkta/g72iWq/Zk21PWe7qRTUDI7",
-	"GUScCX0vW6YlBPc22Ji7TwOiM264vDS+4aUE+Xlw9+5wf2k7lTGxw8zn4b0TSbL9SxZyegED+pT1mKct",
-	"Xk5Nk5cwSX9ZnmDjLdNZctMm380XUQ2tv3aQH8wAFivNOtr+mMQbSplL1G8xsr/yotLnSAZwmkjxGvOK",
-	"NIGPzRoXaj4a8cCw8zc0Mif2mltX6fOXQ/tC8e7VmXhido/sdzqdjP2XRGCIfdloMd1e5V0s29Bnucvj",
-	"UxJX9mLNcI5aqD3QHil7zRldsYpwfVyIf+Tn2BeJyzUw+jM2iBeBjFJSXNI0qTmzDOaUBJWlLyp1Foqy",
-	"293rrdZhmqQqvcE5fFNeuRsFO1XQ1iWqJg/6tJ1DRLhXRdvTJTe0zJNu8ZoxxMDOkrunXgCGhiHHS1lv",
-	"YjljseZGsIxopFjTXz0XwYarwXHMAt2ayFix1hCuPgNvQ9rqcW33l17r8eLtP34+FH+56l7/tRP8OHsx",
-	"3VMX+t38z9c/Lf5y89flz//odHu7e2ZfZ16/fj/5I/mUCLYwssd5vyGuX6dwU09p0u1lIhpWmwb3tzmx",
-	"7IvuujCY3s11V8qTSZXdIvcu+EZcXD1SLi0302y3d1h2Uz29S/4320cKoCKHf2eBhrvANnh5qhRDZS87",
-	"jJ8mVHt5kY9Uymk0tvd+QoKKpbeZ1Db3tw81iKGemW1lfNbd3z8+3NvfNdrOcjqUUe249u786RO3ufnn",
-	"dlgc9DrHnZvD3d39w6NREB6wcHjAOoejveBxsNsL90aPu8P9vWFIO72j7m7t4/tmCkdgqWwuMCBbO/7b",
-	"+wI90IqZQ4IFJPLwa0YirnTTKKcYgIY7qXCjX7MpklWm0WTSnoDIzb9ACG5B/Ffc2pQSzYr2t1+3jUgI",
-	"BJGbWzLiMrpyWmIc02Xto7clHwrCB91VwUQqJiA4h8F8m6MA/ZqVdzdCpWBgWrGwkJcwlDJiFGR5uuX5",
-	"Dp9gRzapPFQFh3hqSdu8g7qQ6QU3SG3D0MS0kaGA4iZl1iC3nm5Bmo4AvTGXMuqMl4LYnHrqsTkMDaGy",
-	"EN1TEL3TikUj0BIh1w4T5ZqYxse1IhOqJo0c+9pchVNdO64lHrpexkPHDad2urTX6bBhq3vQ7bUe99hB",
-	"6/AwPGp1euxxMAy7o8e9QyOsrMnPIMw0i9mI35iVuro0X13ujXoUwC+u5RV2KuZRVGBUb1AfUpSRkGrW",
-	"0nzKytgE76knz87n/s2F9DEc3+rT86V55mM6+jJxgcm9mBCYnhRNBBUK5FhwxQjaeinX5lahMDhvWSqm",
-	"bVYLs4YQNWQ1I8MS2FnYqTe9tfU7rKbDFxwPd49mQqopCvyvgXiKch7H9yHl11W7bbltLRObNktXaa4n",
-	"b2xGS8XZsqBL5SW75DgQAH4AAQ1z7e3WWtCY02DKyPn5ayDIRJ8xjxSm7RoqDiCTdgOKZ+bFpOeiSsAg",
-	"OaoSysi6wTP5eZ5oxjmUwrLZwTxScDM7ScsfzrWWgtTfnP715bNXF+eXZuiXr05fPms0EYOuNFupggHc",
-	"xMr2rVo5fDal4FoLfc0wMpvYKJtmrs+k3SZuSBXNvGWq9JQ8dR7QR0l+dJsM8LLTJReDJEOWCshHU+4O",
-	"YR1DCj5qElcutI4ZjY0TMkAH1iWG49PAOqFp+mhew4NeLqxGzpbfT4bfBvw1//75z8/eXvx4/v1Rm+12",
-	"2kEvSi+aqVQmdPZbna6RCd19KxOMnTlXZtvcrIq6e6bT4hp191uYJZBbg2/gHlnD3cHADlpcJKGEErGb",
-	"zPuiWj9PU2u1hLwF57NAdJ99l7PQJIqLccSMidAo7c1bnxJ2E84kT+dkXzCNbXYUTpmeyFBVAWx52Rjo",
-	"ubDZGlO6hJllNJ0EllHqGcheMPOXDhjKZp+UADYW9UK361VCxhsKV+52H4fM5bJEErsPQKt2kCk5NWvl",
-	"ZF6GLJllXzvKMq79ho25sHkWL+SY38b0zdPapxm421GuxxOGI+q5TJrITGnQ2N7kzI2ibOkg57mEjwV5",
-	"9ueXmHub10srbEmunmXPSa4u8JJUstz25PyGKkSDM1bdUxbwKdwY6B66786dWfrs4rvStXV2Xc6qOD17",
-	"0+olCcNZFS87WG8d97plSms6mWquKE2Qtun+VQevtygfVpzL6bjtYhVGmF897x2zkAUEwHw4I7/Wfp9m",
-	"2TegLWuBwphzzRXG5y+pvwqVNOm02/z5AlCVcoRrrHK0meq/n51IK/rsZTu1fXi9ZnRK0yk5ZzMZcbpF",
-	"5++NvB9zQbW7COLQ78YM4DUnVL2UcWKcIHLnca/pcCQBFlJqGtWOu+5P87KqHe9//DQtHgVMyamTHfGq",
-	"Jt6kT5Yq/5m2KghKjJnDArzN4ZBFE1zhHhVs4T1l7zC0IinGLXMkzyaxoauiTMt3UI6YbJVeIRcbuTUz",
-	"gylrUbDFeifrBl3lZUNuNtmRlO8Q4qaUczwKWIr3LCcSnCuBfQMFgprIhfnZOcmDudJyiiaVrzBnAjzH",
-	"vf1Op1kDu8VISy6FcjfHcArBEv1/ZdpzMWEqa1H36F6n9TjY7baORh3W2h8ehrvBAe2yTrdmWPCaoVWN",
-	"LOmcuy/kWL6LoxT0Ab9+ldqcNYvsg55dCx94XOvt15r2E/iR4Su8N+j8WxikrYFb0vMh5mUkfP8qIwUd",
-	"bJeDuTuubeXVtPe4/bePDvcP2WgU9nZ7w73O7i7bexwedTqd3XCvy4LdPRZQFtKjPbPy19MnbqhmiBV7",
-	"0ctYMoW96LYeh51e63C4G7T22P7ogD4eHgawF5bA3sXcrIVhWDafbuG3/Q/w9uqYCjVi8Z9syskfN59k",
-	"f97p9A7mXOje/sEfvW1L7DGE83Ie+vREOLDfnGcc+eZAcCmTjpJihtB8HnEpFsGlzx8tfFPydXzN4gsO",
-	"BFB0Hu1nDEWb6ORlrlvoq6LdmOW9MnFk45NckHfnTzE6S+pmUPaus6Wjpr2I7zM6CSZSKqayXlRkcF8X",
-	"OtirdtY53ahZu2nJKYfsnaU9Dj4W5ER+Aq9RiXdkYNFL7UsstBOxF7KlYHhHjQkYcX5E2aVLZeuHTRQ7",
-	"0+pGj+YtLAaANCUmmRXUVQuTyMo1qoB7Lm9s36kjOZWs+R16bsZrSUkzpVsAAeGOl7qFdAD/kkVzsJB/",
-	"UkTLE3vh0V1WUtI82MRsfgf/0AQMwxgPKsCIRKjFLFVa/aKo/RcOAV8pn2g9U8c7OzSYsrb92piGsj0D",
-	"/lvtga7Yuuz54ndnj5rC8rqzZ2P1z0PTK1MDUzlVHvaM7a0H64ZUTOvIMJZFZ/OZioolxrFCHm7AVZnD",
-	"Movu3WkdlWLpJ0LABms3fy+cs+SNXBIapBeHc9Z0LkE1NUSjNJkLrkm9g+7VGYUbgWQ0hwvgzQ07dth8",
-	"61knJw1SUD9/oQor4E1tU3mROYpKzOsYfHnKodolIj7J1HYsmwB0kjo+9JJpakwCQmczvPwN/ikAz7cQ",
-	"x40T4tFM+7aMUzg7i8t7y3bTw7fcS2h+f6RIEMngCsJa1hQhkCwUyoVQCbe4pXPPE3XFFpv7K1PH4Grz",
-	"DHbjHB9OWHyjl0AlLY2OJWLctpeMJie0ilKzWcjjSg4o/9zJrHVxQxNJ54movA6QJeVVds2PDoszpzMI",
-	"iEGZXZzRZZNQ5z+yto0za0rNmAel/0Hp95X+8vOtQowARmqibi8mMrJodKqJMjPE7hwwfB0zFyDXCnk5",
-	"q9MgKRaOpHq/38a/Gn8qPZ5yh3BJ+s8NDbQbqj0WkpMSRvxIZU/M/LiShd3swPS4Jo2yoNfNNAx89D7j",
-	"WbasVRa++mRHdXmjrzZ2ExeY+EMlDKF71DO5zBrj1Ekgucht+Vbi4FanYV6GfMj0voU4KQb7PPnitYqi",
-	"pmAwFm2s+7NffMFUCICfvWkdHHaPSSKwjBTZDWAD4U/2H/iNpT38riim8CG7vPhQVh7hA4adFP5M6s/e",
-	"Pmn1OgDDkus+007ZAP4Eyd220QXjrkmkrRxZfVXC+JY6EZz3nkaUFeAewR1sFKrJiPv1uYll+lSiPaWB",
-	"G48HfLmS7S4/eF9AFsVL3lhIqpvkODlD5j43lSpRMmS3cdpj0lK3t7u3f1Dici/1EZySg1bIx1yTi9cX",
-	"b2wSgYydy6mkmo6929VEiAeJIEgyZHm/+cHeWre5GVHpAkA2F+ZD3WIh/OytwjI4VwmNotcjcCmvz8Dz",
-	"03tdUlh5cMGH2nRVzTTAEypJtJwHYK97dTGgDBCkZbGbWcQDrhttcoqFNdBfYw8rW4UBVsbH6KxD/cU+",
-	"hooqVtIaH/5SiqWdfVX0oW7aIuaM0ggu5gDlBw28noFOHyT4JiShOPAMPuVaFZO7Uv2scN5kKuXBP6+E",
-	"216nUyojciqLc8SuTayw43j/sVmcvSsfgiAmQtr5nYADU9mKFHwspM36ys4wPyTb2vohwa/vkc6KtwO8",
-	"64G2xQr7COsMFkI5rpiRLWvU6nbAItjMgV2izRkOaUKpJ1s/Ef6dEDcjUKUScsF0sIQZljPWaJPXM2Rk",
-	"xBW1C4rv2SkOjqGei91wXHs4KAn34M/Ad8lVQOPQJSA7H0BfWBe5dxWogdUp08yBTqm/vEhst3H5Zl00",
-	"2XPsQ78W0Fj3a8f92l6vX/uYizl29g43ru3qemLxWzYqU7+fp4SjmikeLOgoBG4qqbz3JFdGpxAS3S8b",
-	"Xavfv+k+7/dvHj83fx49///+999+/V9++/V//e3X/7v126//z2//45+t3/7H/1UxiYRK/XXKEOx9j2AT",
-	"P13GW8FEmF05e02XEjWHxLnRPHLce0ImWs/qqgHe9awG6FzdaiJniatbT6i4Ur7vag66w0oymXz3/m/6",
-	"Av9/9ub939T5+z8d7+ysJh8nttIzzsmEojwa8RsWtqx5mpwVDl0G6zK41WjZ+xW+0MoJ6+bmMtJzajlS",
-	"eb/+xEM8toqENEwaz+LDeCH3d29feMVWcjLXK3mDq/F0zmyor9vp7OedclbU4JeuAvMrpjO/BlJcM8GZ",
-	"CNhz5lqz8fn1Ce4FuV+0JuntnFNbZ9dXuqK6nVQVPtsifcBu87M/v3SW5acmHuQX2KtVvfk1gdVJDOcT",
-	"GecyGSqO4kKCQ56YKt2Y63fmvywVOAzn06w/+KjzeLfX2z3Y7Rw8Purs1e7Lk7rNwGOq2TvlYmjGPms/",
-	"PjzqoKn2+LDSB5rcFbRe7cQtF7g01i+QnVrmJ+9s+A/o0e+C5y9fqojP9vaODzpw1MVXTJ/OOE7Q+klK",
-	"XcbKH6RdvTcxD8yyl664paVrGVHNIwjKPDDfpzKfWS+7zXfIdL27YLruxkyWCR19RTy2VSzKi53w8NPv",
-	"6WY5ca7CViDxdkM1J/p3rFNW9LPPzeJBOx+TDK6ZLk3gWqMil6RnqQWd5c/4Eot3e7JKHHn+sGZ06UbV",
-	"DuTUfN7ZpL0/oG75x5m67P2i3v6yO376+rI13z+6me3x1nT6y4+tf8S/dM5eRMvwu+s3B99fRPpyD2+V",
-	"xMByW75ZAk2Q6LEbxK9za7aNe7/EpvoO9Wynf8/omJ1koOlies2i5OqY0cdHMR3nMEw9X7VdlA8rKoq6",
-	"yolqAsUIRFB6O6pwlS6ZRNJLMwNgWfQ+5U2SXBX/W/g1oX6b8sbTThJC0hG0LSa1Gcm8mnXMUNSOw1UI",
-	"i3ThOiuEZKCInJmjsneMGb9mJ76nEIJa4MzBW/Xm4cxdrlWE5pbpOsmWAJP3DN/tdYoZVfMy0oJJEykI",
-	"BWuOxEzJ6Nqi5lkkWXsUM0Xq5nG8np6mWnp3XaDilSKzmF9TzYim8ZhpBcCXxCtegQBeKYGusfDze1Bi",
-	"20+5cF9kLX1o0Jn2audPf/iP9/9exw9/eP9vpcHnHE3Pq1I4kFoTcBaPUMuck1kcmerc8320cCuO0kJh",
-	"8a3Uo/W5t8m49ss9fisd0N1yB/S6cHdyoYzwkMgR3mvlAqVZWsP6kSIB1TSS4zkj9eSCM7vB2jk7ePFn",
-	"cNIXLFKMlIDjN04It6X4aaQkGTqwCB9CxUeU9AuA90Ud2y2rK573l66+VeaRp33ub93W0XvIPfjQaXYf",
-	"f6zwXqa+1dQF5VwY2fShaEnenT/1PUnmufeVPlHf+3p7/6rnmrx/H2SeEQoC+M8vU5RHKpYkYmYIJKCK",
-	"nbiaVJFcsNh802gTc/r9g8UyeYsndQ/y+Q1bGCRC5rNBOzedD3udj/8NT33va0MAtDU6bT1/jw9sFqHx",
-	"8tmSqG1heaolWFiNXmIjdXgHPWb6B7aEemNOJ4iWxJwCOYF2hY19JTglychzDx8FnbDLeqNdujfcDw7C",
-	"x+xwdEQ7w27QKznl7Zw2g6XwuvxQASZyFPz26z/X7i/iP6bNlW5iRipsKAUyiQJl7PW0YI9XevmdSx+9",
-	"/KO5xdr0T7j7NuXXlkgruqPWvtIrmPK5o7NqaV44kUI8CfQJAqQose8NaydjsVSbBhAntDJyQS3s0kjG",
-	"NoM6cycneVBNaOyK/xYDaGp9wnVJKNtszPvNMHXyGPrNZAP9BS1jsKT0X0kOIpTrA6RPObJKvJCi1bu5",
-	"SUrc5HihEu7VJcTk4SsTQNMh0wvGBMSTqQjTgHIFXOUmeKc5U8aNbZOEmJc0mHDBWjGjIQBMYoE9n8wL",
-	"cysBvrCTLVi88ykVadv2uWzzW69PCb3DghVgz+g0wV6Qo5GF7HZwnCPOorBsJKtDhhnVBOgmoJqNZbws",
-	"X7TsZm2UGNGsWZAPt6xFcs7D7UDjZVT/HMp+fknsjKZfW8s0BjjPz240EwpQLNU8AqPFBbpOT589OV38",
-	"+PybcXD25Ef54ulp5/XTBTg4F2erH/DCn5lKS09BJa6d//zXV/t/Hb/++7eTzqtvgjc/f/fz+CcYIYzJ",
-	"PPX9+etXiLXTYX/5Jjr7u+Rh78/8r3/5c4d+uzf/uffnzpmALG4+FlAB2fDQs3dPzn70bj+hwd0y5/7H",
-	"O8UO2QAjJL/e5ZuMkrnkiqZS5hEpCFVk8Abm8QNbpqU/21qaNao3BoACA5ey6662zSNFTjOY1S4gbV7x",
-	"/U4VdJxbmsxU1lL3WyjPFN8WG/XLUKk2qiQM+TXO6rgme6+mw7+8vRpOj+Y//7gNdf519/vor395GxkK",
-	"LSfGxEP/kgbfSHlVK0MAvDXxuASDtI3bUlF2L1fT0Eq0MyQNC3bWTJLeEe7oEUI5kjprj9vumicPSlM7",
-	"Pc9Ud50Ut4gpa4j3ttIYq+Ie1+RCsPg/QjaVzsNWa65H+C1qC9jch8pqYo8UFsEtWN9F5Ii90sN5E8yL",
-	"7UEo8sWBS9f4ZdU1uxJ4sk2XeBtjZcqmQxarCZ9htkMu62Ij6yWHEfGUTSU51zKG7U7qyPl+cnVsNC6z",
-	"ILHEtDIzD8jrzZnfyB5PMPERkWFmWTCbbejFojPDE+1q+6XyRbwqsx5K1F/UsubcimVQ1miAJShWIAr7",
-	"u7Oq3W2Gmr1/vbJNIzZKly2zy6XXqAGBUBoNmy5JKLfBzHVEslIAQNtOeKYI5alD4pqzBUArhOyaRWZR",
-	"wTSbQtAUyW+thectf+ESKIwxuxKbQCJvhTqbYYZSOJ25ITynknkg5ldsmYUJXHXVw+OwVYh8pnmLvwdX",
-	"FTIXEzaAwwSCdELS7zU30wSf1merclmKO+LVdFiJYw4ltVRa+t/6/9FBq+WsFRlSsZnKCHUOQKRpEQeo",
-	"Mu3uAOIlg4H5z6BxQuAPhbVwh1JPmoTRYEKkgIxGuRAkYuGYxcceFAReQYCbjn0BHi53s8CL6mQjAB9q",
-	"SemFNLXR4grl8w9vlVKH8jjCXAKYk+kUPq/q3Ab+39ClnGuViToZInMqReH1oyMM9lS83wFzJfObl6W3",
-	"YXCrArFm9ZBzXrnCwAvE5nZsGDEHmHVPie3ZY+FOka6TDS8KG48PgLKn1i+TXShHKOs6c0zrEcfGr+QE",
-	"i6VVaKYU3zdHPlX3k5vmeMnXpV9xOheCnJts9y1qBHzaZbw0dpO9ZZcd/SZnVwW/VDJCpEjIhlyzsAl1",
-	"YZZMI6iInGtSdxXrZOyV1GtsxDUrj2mLbZ4mqxdYt2omBUpx7LDq8DlnwTzmernWYCq5Bc3o9BGUkYQW",
-	"AGqGi3E+ymGn2hvRCrRv/4EPFf0k8NwOrXjb09vrZNVyZEtP8XFZ9G+DoHhuCYY0uGIi/AmwjfwMBdph",
-	"7DHt7vXC3sHjoDvaPXjc3WN79HD0eP+g2xv1OvTx0WMfiALMEp/h3oOdd1q8LGCTEG5zhnJxWjifSo+h",
-	"Zm0+C9cFo9JFyuY7FgihfJnKSGIiHVIUluKf0aUidWOktaSIlo32CngBVZlwwUPldFFMmvD2V4ElMFc5",
-	"UOmNZWBejy5s2Ubid9uTs7CRG/WypcDOEMGmkbcyoviwjokzkrKkBW+P88dFYSlK9qBZToH+/EplR2kc",
-	"6EV6R7c+pVwIphXcbwKYM/uDhVBTeF4nsGiNNvFLpDQJJSFVk6GkcWgVeHgDI2vYFo7HFr8iWsKNUyP/",
-	"T+CiNcZowGbHKiqo16cutUfKauoOJx09GqCcZCLj9ofCjvoqTilwjxnMI+X0sPaGVsH9arlJMpXTBjdg",
-	"jw31iAvX7KOsHKnUKW6jO2ysHJQR7psMonCuCr9UoAtg4hnA+Bm1Evy7eYDzKvBkqzlY9GTIgivBT87C",
-	"J3eroX7L4qHd1pAqSAEeO3dCk4wiKeM6dkV28D55g/w76W64wckEqtwJIP/JSEaRXLgKrJnC/R5GoZ19",
-	"vinIR3V8aSbA4qSRDbwebh3Lm1VXfDZj4eYeFFrigHyCxYFHdrZTqhF8wIipEY9sFauNjpN0e/OdBIxH",
-	"dXgg2ajbsAFOwS12sjzpVmZG0czQVDlnYDWIEu0vhkgKi1noPFWkbiSp+WNKNYu5rW2NlasmciHylaoo",
-	"Hc/R6W3/tUr+x7vxVEj4SQqRbJ3wY5STiCr9TuXb6110jtL2clGtZg2wYmYyxvxxsw+xgCWfLIcxD2sl",
-	"NersLEuBa/1gMgjJ6JEip6ffvjt7irjVJGaYQwqRLBpFkIKoENox+VkRIQVrbOQ6zqQHlZQr4RqSdtL9",
-	"3Rz3j4fromUburf9rakaJFT7T4qKbD7I6qAe1C0a82ujVWi7AKkdU9RlPVIo3shYoNMxlgvFYhIzGkwc",
-	"hEJm0+tzNWwSMQqaZBgBlieSVJMgRX1KnTrulVnwq4RZksxMYQX7ryoY9oV5eFP+fL+iqFglvaomkVGI",
-	"OT0xHvcbXb1wUvPWFchsAwjuUWH6SfwR9RIX4SYBi9lUiiVGpAeCXvOxIbO2d7uijXtQbwyMqZgSudHK",
-	"+6LinTHT8ILNF2m0yWDmwu+Q8+sF2eVC9EVJcB7yibkUr93QY1LylI1cu4cwA5/H5Pvz16/MrKZ9UR9y",
-	"QY3Gj5EFYnSfg715HDUAhDBkIy4wl9DwW7I4LyAusEvUjAV8ZDNJCn75ZFoW3Ugu0rGh03p1nkZJdsR7",
-	"ryTV1llO8Qx8FrmbcaYjPmVQ+mDX+jjmisV/ZnEyNfNWzEYsNvRWzBeCaunlWq9NunDJFsmTDppmyoS2",
-	"1dssIjlVVwg8Ux5ozKzpxrkf62kIiGITOoIHk0yQDVKG0iGXc2hy268K+GkNytADzMUDzMUDzMUDzMUD",
-	"zMUDzMUDzMUDzMUDzMXvAeaiJHEgZf+C7ziW11whPmM9mDA6M7YkHN4NMheaR1Bjwhann1EeAqqgsLUq",
-	"eIg/PspGkrud/c2wFtcUTnrjyqNZZM5O7mIWDpBrLJ3C8oPobDOIogb74TbgkWX67oetyzTd7orcbRJ8",
-	"iuJ81Zu5O5V3UbnoIp67wkXmIcxWsxGyOlzLwzQCQQbq6tI8cjkAD27yShpwwzya474AogybSKFYVNsm",
-	"g0DNYQzxQXSt0SSj0tpJxmjMBP36Io364attcgGROhH6ML/oTZ7ym2PbHoxWMA7xCMWYIgI8qddM9QW8",
-	"iNNVzSS2CKUVoXxGLOcizDkA1hZZ+kTS2zZ0XSzttPYaZIlBsUmFJu92/toutqzmtLqK00xvDiSdAFLi",
-	"e+YgqBhsaqz7paK278W8WEQUhpxUyKK1haaksClnSpIRjZtYdYimdd1s2bZjw21zEbIY2CaB04GKLXBr",
-	"emGaBtc+9g6Ei18qolzVpzY5HSrrZ8gVs0r6XHFp1l+dDFrr2q2/ZXGf7AF7K9a5k/pAmdwJr1hQkWnK",
-	"KgS5u8G5fImcJlB+VJWIkNyyVB6XmUS4BJE/W2hopj2HQXZb111htou2rnSyuwVSVTz5wbH14Nh6cGw9",
-	"OLYeHFsPjq0Hx9aDY+vBsfU7cWy9N3Tl50DecSpjZerFhukUif+tcJUlM+rVjSRPlqZhZNpaoSO/TQ3W",
-	"XDle8JKBLRezQMYOqjApNZsUebAtte0+Q5KcMeDQ4aYnrJAot0Lo7R53ez/fTi7Y6zos/MaoykEsRb6c",
-	"aXW0+uEo+C92FMwVCx8Ogq/oIDCsaCRKNTllfoemat1Ou7Of/vTkC26YHcLFA0F9HQTVrOmbbyIZXL2C",
-	"2wG1493DfbACzA/fUvXOCIDjA7yBrW++o2oCa/I46I72WYfuDo/CXrDHDkaHtDvcDfbDx+xo1KG94V5w",
-	"EB6yzqhLd4f7wePwiHVHPbo3PAgOww5olzdn6nwmhZJxAv9hvn3L1RXEyEIznpoKYsYEF+PWzH3pnjoP",
-	"QPvoJZ/ZNcPbmrVXry/fnp3/AI+eMxGy2N/RvWHn8OjxsLPf3R2FweNgf687PAiPzNh7R8Ee29892At7",
-	"4RBev+BTpjSdzooHSu94r/szPmQ0mydSATPuZk0679d3KnxuyAsTOPf2jvY+Fl2cBYSkbYNSW0LI+wf+",
-	"xq5w76UV3nYfPD6nQWwUGCgTduUqVujVn96wlnPXFmYtx7rPS9Gqbt+dP03KNOqFTCpdzyIa5MKjtW6v",
-	"vV9aOtrVtf7QKwdxzkvulaFGeKhE1q56CR8qioPbeeRTyXHL91HObBB2yAmRyje8iF1ewmzUiyduPhRv",
-	"Dfn45j6y+WaTzYquFKf0yduzi7Mnpy+cJPvu7Nvv3N8vnz09e/fSfXrx+if3pxN8m/BkQTRutBSePKwQ",
-	"SJs0ksrLQnQa7jsFUiW8bGuGV7L0Nv1lJfDqvg1rT3kUcSn0RJXevFq3v+WVLiAUk5WIOXbNsXypJCyR",
-	"Ugnv5Bk5u3HFrfeZNrs/1auX577sUZLlmgKdF/hww2jUWy9qm89qwPCmIoFZDlvw1NAPJtPQxNaGmKvW",
-	"EQBUiNXl/4+JnkiVQP4HVEjBA0MkENatewWqG017P35q30mwiODZRwpREAwFwR2Guv2Y2dVGszywS6Tw",
-	"5lKP2ZRyoxV5r56QDoaX04qsCEZPgwlUlBahq4acy+ppkgUMOH0J+scgtmqUZqo702MvvcRTMp3MAzD2",
-	"TQ3THkQri7OsHdcObIsVqVeJnpAevOkYCkdvedGE0ql8SovJ3DfQyMqn7fd+sFXvOSHkhpKvrl466YrR",
-	"rODQ8yQToDyzLOIjFiyDiGGh60zd0sQ/mYLGwMDSOjwjyhHLwBXiadYCKgIWRViUJ12jtLHCAvvpACWR",
-	"7dIqrJ9Ue9UbVfJzcVRZRbwks8TKe5sJmIzLw1mpg89w4dIFnTMRfY/efVA32gXWAzILG0uhmYAFRaff",
-	"lIo5XGJVEznXl+7RzHSSZ9aewYnin19tBGyAWkIWnUkTintAYqpZkwC0tXWEJt6yja7PPDgkHwLDD4Hh",
-	"ew4Mb5n/nCCIDudLgHVYKqupcYXqTZN4qT5kxIz2FUTzkIVerQi/BESaNNwrzYLeIPV3TbUpV2mqvaJe",
-	"012U3PjU3OBS5i4UErAPbeIyIXW7SgQH2aj0oWymB3lC5T7LkKzXsTKiJb9CxvKbGTYwGr0UzOjHkV0h",
-	"Umc3NNDO0ZNdkNTLKpzhddMay5b9EtKV268KP7X4dCZjV/JpUjuujbmezIeu2iWWsPP+goYwHrBR4iWc",
-	"vmnapd7CJ7S2MIoDz0+gCHNEXE6VuS0oyZZMScXLblxtJPrTLGwq/LhK/UykYqpb2gCY1Tozqk965ORp",
-	"6y0L5DWLl0/K4Tbdz1D7RDVJWiuzgA2YaedvNToMQtYajSf87yWQIvHqbi+YIEahjlhrrrDwivoEFIls",
-	"b2Wb8ZaNYqYmt8Cc92HDixfU7Z2GzRzVCH36vgyhEe4cgH+JLQgNjO5tORyAwIx1bwvmWUBhQIJ+pABj",
-	"pNGGFSlM+hyQF58D8OIXqH2CC4fHde0L1AIpvW9ySg5aIR9zjdDSAdz1iAF4zeMEUh/cmH8t+N9BWVWE",
-	"tViouXIeZjTvSzcpYoEGeVBZf/MicbZk6pWB4Zfj03K/RqUqXNiWzX0DFZZ8+RyBXMt2w+6o2+DSmgQb",
-	"ILLYdCCnVBXMhc5+a/f2GC4c42277U67291tP66EZsp2oTz+O02ypeaKxadjGGztpfwHjyK6s9/ulNYj",
-	"WQmD5CH83wJkKFmxUpBi3DC3KyiJAL8TUDTK8dMy6lRlm48UoUMlo7lmhIk7gG5K290QuonPKqQNFJtJ",
-	"a2d62E1kFMtp+1Y4UJ64RkCoGI+ibVCr8oRU2lEOaRcgsqBDxIsCGMnKLte6TDyqLYXstihSmUVbcD1Z",
-	"X3GbhznsJ29Js4oXn9X8gRTWJSXqFUKo/ArJRbYyznWyZxVXSTbFanrFFtujMzlxeWt0pnOmT4OAzcyK",
-	"Go1WbXr652wzvLOIUJKQLAiNNc2BObDqyIBoCQrLTFuQU8Xia+ZhmvuOMXg/h4u8Azki7xFq1x9TF8KX",
-	"uW9y9r1t0MvTzOgFnUz1ot3SwsVgH+64ssDllqJflhzbtB+7xYzPpLBxEj01LPW+FPe6sHMVylDRM1m2",
-	"sg+5S18wd6mEMC9yxT4T1x/u0Psq5OuNsyoKq1xdydU96o63EziYMsWiMQzn4oN+oDtf+3WLhS/xKrmt",
-	"9YJIBxvBn/Iqn1j3CEXTKqfYbaimRA54ZFRAdA2J9SbiYy0jn4nLFMsOzKPAFddXC86AkM1iFlAMPw0j",
-	"GVyxsJSO1BaY4DkCL9CQ0SFSJ9RcsbBJ+Aiu8a5xP1VoFZ/LHZUvtusxbDP1Gm9WftffecemyTIXOdGj",
-	"8/RKbiITPB9SdvHflx4JevZMxDKKqvDcXJGkmGmyoFxzMQZm5lqh5lGsbPuhJvWMzvXkXcxNb/jheGdH",
-	"Sz1LF/O4WAbuT9jRH7//5vynv+4+ffPsuzc/7L75y5v85/680+kdcKXmLP5j0mCtWfslfiJD9kaMUQWl",
-	"x3xKx2xnJsYniJLY5H/+5vXbReeHb8fyj0n18NpxbV2XRTHsT7JM5RvkJv7br/8ckHdvz0pVfW/gZW29",
-	"e3tGoGbVj29hvZuEkkH5BFd246ZbbuuY35oAJ7nbI3UtiXmfcGG0MEHobNZYr3HbHpr+8vjTK6PCdwCs",
-	"ny+6cTu98gJwqVkUKqM8BhMqxuwEQS8UUZouc6RaLMGw72pmFMomdBFtfp3i6FeYKFMd97qVuuKHbrPX",
-	"+bhWTVyjJW5UVsLP5UtnjF9hoY8ieMcmhSRu0W6u0oSvZR/kS4T60ZfT1s+09Y9O66hdoVpvXF6iQJI/",
-	"YRLAqdZsWnbf6bVgJGTGmIuXhOJTebXZvdttutrh6KSJqGYiWL5UtePDPb9wbQ0SFJSm8Zo4Okr4J+CE",
-	"7JVVQEiHvQGwUFLYfK2h7o18o5b9mrxlbGqOjy754RvnC6JCLVbidmQUmXjLmKO/amXjsYgj8SNFvrsw",
-	"px48b0OxkGoipB0iCWxRyU9NlHQ75U/IX+fMqN1WeQv7vpp2n1ryLCdeds2gdlFCxLZWCBPhTHLAt+V6",
-	"Ase8HaMqp28UQRskf7iWN4VWODLvXLtMCnatL+Gl3iHbsz7mo7ADly12h3vBfnjACokaq3EbIjlGrIXP",
-	"x6jvmzXBbrQVK+vfNCSNG4RRupVllro/16okwcaF3baP5PvbukE8OtnRD7cOgMO+bXh7NifHSy7R5vZj",
-	"O2HiWwBpHp6/ZUkeX8gVnkDv76J0UmlV0msXqvb2xDMHElrITzrrIk3Hgku9gYiphsh//2mXn/Oi7NZe",
-	"S9vQM7swpW7umHllVh8pYhMBUVRiJdVkZ8lvv/4nHFn2R5s+MQXdXLugazHEAahzBUzsTdL0LPm8ZVSZ",
-	"AaOEYlkfGw7GLPt2kjBbLhVV+LcSC+g/E6HyAkzrC73Nq2/qm+VUqQW4Jiy1YSZRbmGKG7tMDzml5WzG",
-	"QlLX3nlvz3QWkr1uh3wrBWs4NzRk4w42UkhYtYKZbkyp3TUfmq+GLERiAqtLnRDDnEsyZVQo6/02P2zs",
-	"6HcUf53ggRVlH7/70qvlxFPIO4Ic1yR9dxazay7nyjkaaKQk1npsEjrSECeIbZOfEGbavj7dPM75uTYi",
-	"682cPqjRzQGgzNJHSkUFuq5Y2SrRvYEMvG+hncjauxLaP3E9Oa9wYJyKRHNNFVdDQVyME8+GS0DCwneQ",
-	"h5laHN4yMO+UuHPR7HLK2mm2/+9HWifussVEseDy5eiHH4/iw29/+Osv8cXi7+/ePD08e/Hm5zPZe0Ff",
-	"0PNFUcD7S7slDVX5rs41FSGNQ2LfSaRIfYCjHMCNIHSP5dI6N5zGOoZOZpWMchU5X1deybhIFYpU09Ay",
-	"1URsPwoqQ4JeZ11cUIRECDkXAQsJVS7fqy+cFTtwdJegbw5SAZxciSFYhY0rwyyxTgxzTKAN56zZF0lL",
-	"8to1hEJ6UCBt28UUoDktVKieUAEJBLnWjLV16bA77YsegCjmOiQoMyEPoXRi4G5yBTELuUYoUlurPlvK",
-	"MhkccnSa3dnOXMIpsmf6XZov6b5J1PvkteSSTvpdsuLed27tvK8yC5ApbeqN2fsyM2z/YW/k3tfJUP1H",
-	"K64UlaxB4WxM/bWryiN7l3ZKb7JsWPy+Sgx3VwBfgi3/kikFOE4oEVM5S7uPW0fBLms9Hu7ttw7DXrd1",
-	"MOqwPdobHgW7nRWYkdtgQ6ZIjzOoxOmgHgsoVwGfcSYyMe0t7t6UIF9Vyf5kxSouNHi+3WSz9jfGKP9K",
-	"rhfcBq4cUx9fMk2dtlPU8TMUVcjHQRirCPJrJ8y/roa8t96OaNZuWnLKwTBf2gjHV4uE/q8FfL6hf8uD",
-	"ES+577ol3HcqYn3E71Kqs+Bp2Vr0KL3VeiDsCroriqUPmVyNLSTULYG00xVIL3XcibOsCgg7j22d3vYo",
-	"LIZ/WyPFp97CHkvmtg562otjrUaffjhNv9xpWtgDrFy+1R50L7oHx92j473DrfegOzoIeq1OuP+49Zh2",
-	"D1tHbG+vtTvsBd2ww45Ge4d3tAeeEKueQq9zvAuIURUoiyXQbvaCXQW0W2+/7f/0AO32kB65Atpt7+iw",
-	"2+llod16eWi3XbZPHwdHw27YG+2xA3oYdIZm/AfskHaCLtsd7dPHHuxbZ9gNdsN99nh0BLBvK6Ddikhs",
-	"vdER7Qb77PFwNzwcdehecMB6w6OwO9ql+8FjdjTsmGHQaiQ2x1ed/RIktt7ehkhsvcMD3wA821h4fLxD",
-	"seqblaWC1Zchdw3P27tbeF7PCv6yCL1FXXF7kF4fYCNt71Oheh9OhIcT4eFE+K94Itw9omcWGmgL9J73",
-	"68AtEwSEjTAwv2pkym2RKFchT65HmixDlizgKd4KP3EdXuI2+IYbTDpL5NveQc68/V8QxXA14ETBD1PM",
-	"s0h1hztCPtsW7wxjhPOY6+W5YSqUQt8wGrP4dK6B3Ifw6bnb+e9/uqjlHWpPE0enj5UAheuehU/PT8n3",
-	"P124uNhwziPd4oLgXQRSHyThUnxN4S+DE3LFlqovqCaDnfaCRVHrSsiF2Pn74kq1/66kGJyQIKJ8qsjA",
-	"meWXPFQYvByoQM7YAPNSqLuwh2NgN5rFgkZ98XrGxNlT8kQKwQLtxoQe1lkkEUcNQn3jecwUqQ/enP71",
-	"5bNXF+eXr8+ePrk8Oz9/9+zt4ATiZ0kAB0bVF/4w2u4voxIOYkbDASTMmL/IIuaaDY7Jt88uiGAsBGTG",
-	"sGn9r1OmJzJU+BT6YEECgoiBzUk3dqL1zAfcW3F5waHEDTD+OiAx0/NYMLg2BaTNpWiCQ9o+2rJR4iSm",
-	"SuroZU5zwMyegYZrRH5twijid1o17C+tcxZf84C17Pha5+7ugzMDZvwHtrRoGTHT5kNh9K4KnItaX7El",
-	"qSdeeLjNsQNeec2Uhs+NNjE9s7ileAiXpsB13ibfwQiJGR9ERKliLS4UE4obdWqDmeA4W2aghVkY/uJi",
-	"JKun0BrRgItxst5AumbzAYB0RIJ4OdMyKaQHPzt4q2ZZxFA1ke4gR2g+jHhgI0gRV7pNTqPIRqYxO88h",
-	"OL07f0oC08OJwzkpPtQXKDbUaiBtcjHhhofxkeWMhS08sIma0BnDm47judkH+IJw1TeSGiLdo1hOCddk",
-	"uCSDMRM78FxLXrM4osv2kk6jQbsv+sIlLhwnqYZDOdfZdfIWBabx5vX5BSYHuHVTj1Jabtqb8n0xXMIQ",
-	"S5IkgOtwAkMZcobtmo8DP1NhQOyE64oxIxnM/JLdB45CelJNw3QxNCRCAr5aANICJtdcg/ROyP2NP7uf",
-	"vNmdvjmrNWvXLEZYj1oX8SvkjAk647Xj2m67095FIK4JiPid6+4OnevJDhfXHPNg1A7eG4erfaXwy+fm",
-	"HDG9k/QtzAtMpKsRgxEXVycWT8iwWpM8JiFdqgaMG3LU4Dm84N8XXBCqSCTHXJBQMtWGuZntpOb12Ent",
-	"tNNHirAp5RFEx7giaThuMKNKLWQcDvqiTjWJGFWadCGMas51FqvGiZkBu+EKbuZBD2N+zYBgeUysr4S4",
-	"ltrklEyZUTLUhM8w/GZxPmhkWHUJZV25Ildsps1UuDlIcA+Ncg9DBiMBUQDOknnUUF9iSn8jQxB0Aejq",
-	"GO+azSIewHM7f7d5mkhX6/TifDfuWtjHrIJmDBDvxgnQRa/TubthzPXkLVPzyPacIyaHS2EP6Cxahpaw",
-	"J21Dxns4prKukrFDZ9/QMJmqea27/rUzAQiiT2IWMqG5MdnNq72j9a9eSPmSiuWpSxH/2KztbzLSM4HK",
-	"xzO4NwEq2Hw6pfEyIZAchzmuIXg/mY4R8MuoZ+/N6wkvAwtVs++TCQuuUCwj9yTnRELpyaaY8xS01mMr",
-	"Fi+5GDSOCSXd/daUi7lmVtfrC2R+eyYMZbhMGk6xYCzKCsk8m2p+l/b3AQmkvOKsL+rfaT17LaJlk5zT",
-	"KTvnmv3xXMc80E3yhurJH92sm+TcaLDMTyOwTAVF8iNz+Bm1CJAx+iKScjakwRWZSKUbhrlBAmAwP0eF",
-	"Y6YVSRcCfrvE3y4dH6G2SftikAWZGoCcH5hDh2R3aAcbamFDA1LfJ7iicAY5qWkOgVNB5gKUXtyxJqFk",
-	"EUsxTrYMOycun9JKM2ZhyYxWs9fp2lwz91VfLGR8Zc7pWIJ5dUy6Hci3ABV3ZhS6AJPETOvdTge+y+Hx",
-	"mAXjgnSTwRu9Ay567fWOcDnfMh0vW6fQeRpul1EIGCzYn5HQVvaSBRehXJQJzhdA2fcjLaHtfwUR+fsX",
-	"j+coBZPMm1SM0YQjNhCRO+bZK7bcGbKVAvNbQGrSeeS7Mp4ekDri5A+stTZAm2JguxoAeL9hDyD1vpAz",
-	"RPoHISHoNR9TLeN2kK50e8x0vTEwBjLo8T+w5eDYKKOGaMQj1Rdv3Pfp/tgNfm1b55jY+f3561emp2kT",
-	"zACj9mgfYckOUjWMUGB9EbCYTaVYYpkBGduCCQmrw5KPuOBqwhTCU5JUVjWJmln4cZv92RfJAlpStgrU",
-	"IlH07BCapksjsgYcSe/SW5FBmWj4xuzhG3z7PsVEoZ8vJDLsEOwOl4mNC+8EtGT2LyUkNI11otdcsSVR",
-	"ms0wbmfhDbeREUjm1ULizyzmI25PMIu79kgBAE6MBtKghE/bWhqmrDcGDULHlAuFQ3ac1xdDNp6LFP06",
-	"YSBUyKiex8xYj9GSgzoQ6yXhoeEuPjYHhlPBzIxMl4ERL0ZoJG/bWihxkywmPJiQ6VxpMqHXjNDwmkJS",
-	"fJ26hwgFfh6ySC5QkUCxYAyw3379TzKUetIXHcJuEOesme1Y4VW+K8ZmUGgA3uGKUBJEElxO/tPHRl2c",
-	"KxY2nEbqjMThEu3EZk69zJ6MQi7a5Bnc/4KGMDt/r9Pti1KxAosVoL9DywUkbE6YU4IemcGjplQmf54D",
-	"fXwGAVTs6OtWWv6VZA7uTSpgnDlhhcgm8iZjFKzWSdSmOglqRoEM2bGFqkXXRoq1W2c0mPQFtfCEcJY3",
-	"DKcbJrV+lwwUr8JXyBwMDnzetxs9JjUGjDVXoK9NOAx8M5voEb42lRg6laaDD718T+xZhu78wJhfK2Nm",
-	"Doy17CnnK7yiz0SoMrCylm2qvRt43kSMWvLFb9vkFCtw9Tp7pC6k/RoV5tQRIAUDJdn5Hi2+q5xriLsU",
-	"iN+MvVmb0ZhOmWaxqsygTx/ZsfDsT2AANSwxn6HZvRLncDKO29LX3ZiHcLtihEqT3ZFN9rdFo2jNHjs8",
-	"1cwu4/IbyrImTZ2mdpUfDW00cUzgsrY1S5oVlFCxj6dRVNtkK55lBspEyML2xgycxHLfCbM8Mub/YOGn",
-	"bI+NLwPd+ZHlv703hFWye7DOiwnD2oDVGzeF/LkxW4kfnFzH9LbCaLxQ+sb8srQ6b1YkpAp0EivCh2mg",
-	"QSl3Bfx4TGIZIUvboMaUp1DF2W38lumXrHaPJ8BLVmUQOiT3r54MLkqYajUdSB4GOwGNoiENrlaThAX/",
-	"BId0yGMW6DZJ3OJUo68XY/TArKk9V8+JdNPpoC+QYTGyNRegrzSNEQQ3jB1PGz0rKfj45ocnz8g1Go1x",
-	"o+n+xGfPniKF9kXds/IwK8GYVCHWPfojNowOWWP1gX60bBrbKrCjsWqH6osBuMkubUfhAAOYaWSNautI",
-	"S6L5gi2MnGqA/8epDcdWGYSjwc3cFsxMuMUBj48lAzTBwU5yCW5nsNrZDv4zG014pMiATuMBiajZm8F0",
-	"RAeAmcvFnCmH65pRmcHKP+4Lv8c/7Nhj/09Z3/wff/v1nwiIab115gszPJFajHYGVQ3CvZI/Pnn99NmA",
-	"1BOrEsmnSQaO0i7huQFc2nZfzQW9phyyAM2j7l2YuPkCt2sukg1rkoE9/S/N8g0abbLX2euLgSHCSyH1",
-	"ZZKhEg58n5rDui1Ri1/zMHjieKagH6xkHScPMDrlsEwhTeKXOYuXaZZEgBfEUtnl4RT2OnuHJflIpXAv",
-	"ZlVzNUcI+EeqOoY3KnveP9iw44y8QLKov33+hBw83jsi/+//udfutnvtbqNJuFCa0SQ5vHpFHBrdVgNb",
-	"o629Pnv65NxMuEpf2+30yuoZY5qTo+0m4n8UWAr0T3/h4YZd4oE38zGTtQkNpp8XMkjy98sQo/Jyop1Z",
-	"j/z8P97WWNlb/4pZuVdSP0m4507U0CdyygiEGCGbxUzXdJRQ0wanGeDkVR5lb+3ZpUh9t9NrZBZUyxSd",
-	"AqZEcilubhSkXuTjvhhFctHEM+rckKM5DMyZ0iSQvUYGcsYED/HAGGC8wPInCExAvoUAR/6sdLZPWWD3",
-	"Bb3JRXVhGZqk23Ehh8YJJtJMqJqg9w/GlRw8mWMVUGtdlDmkmg6pYn5w1ZxEyUKYE7AvAiqE1GTIXFXk",
-	"REUoHGT5U6BUst+BjAZPthHUqVtxQ65ON1nGSIqWLqqZuPHAxdWxxi152MXTViuj9iFSdzE94jmlG1UG",
-	"ZjMJoLsiJjlTkSv9xvV//3EouIddZXPYYfwOrA4zjfKY6GY7vROzMVeaxetiyqee23KDGDCmmBfCwJAA",
-	"aePApCS89MSmk1bFgSH+YsZOuEYltyxGNaOxYrmmnsdyappxsr8qVNwXlbFiUs95q4uLiM8PID3HhYon",
-	"EvLsaF9k7QbnCKuDVxujy9hgwyZTQzU58CQLlsCYOfdIPTFw+sLCoIHKY3SfGQvJfNZ0JwmUb/KOpGOy",
-	"19k1NiObXc5nXkYQ5G0vuGLrAtZvYcJxmgz4RYPGSRJyNmr8KXy719ld/7Yd3blms3ezjcW+E3KvR6PP",
-	"4p6CsLKjUC7Gm4Z3qqh7+5AypletiSe7c8NeTvHOlEZflIWajQhwwZT6SM5FSIZLEBeJ0ZzN5k3SQMCl",
-	"yfoiE4WGwm82nZmPubBwMiAbVCYsDxhfRvBNmbW9qdZM2axHrrywFFVkIKRgA3CMZ4LFABsLAV4dzxXE",
-	"sGIvflyWltIXNp6UroGtOYl0gj6RUAJEjkatcokh5E6S0XNp+xicECr6Ijsmt9Vm6FY8wetH6euQgFye",
-	"0pKJ9BZExD1Hlv3+topjde9aWq1RKzYPM9j2bhHN+grk2l7naON3ngFNfQ5paONqnyIOP9i/zsKPKAIj",
-	"plmZsQsQVX5AuqCjnbhCh4ZhIQOZCyiINJVxSTTlKXT1JhnteucXPoqirZ5Y9RFXOr3sBOWQEkdPMrla",
-	"nnN8M8kvzWEr3v1bSVmOzSJwuFLhvYZ3VzDE5qT9Surn5pz5HISKi7INcUISaeXZ/JbNIhq4k8wnREjH",
-	"rrpz0rRlP/0sDCnYiQ0qSgvK5ocWeawIE2FJGOkJRBfepAmv93EoZDvZ6iTYK7t7YFoL7/0+xxczIHGC",
-	"mesUa0jNehKqnQQ/TVycw3fayNHIaGoOTD+9CADJA2ncMuOuQGhYe1vK8w3WUftKypMN51pL0SiNXJp5",
-	"v0kGfc9pLGlHFUpAks9Bl+qLJRyYgUDKhpab3dCx0bMV4kVqqq10WZFAUk9idDYAhzE/p8ZTr269jag1",
-	"/Qs6j5QtthCXlK83rQJY8gxRb/yLO7OYKSY0C60pAQIK725MZJSmwNS5JlNqQ+tDxoTR/yNIgsAMUfR/",
-	"CIYY9UZNXoDHFq/XOUMbDX1F6nohiabD5B4R6Bs6yT6ztYHNaMhuBy4b2jsvlkyafWE0fPgKLyOSuTDa",
-	"e5n6bbNfzpPkkU9Pnrl78Wx78eTyl8ssO/XIzRJKHVMP3e7aMPnnyDzzqjV/Mn9/y3SGl+zkEpewYw6c",
-	"3mrWdwWsV/qEM6Wuqz3Awitj3cxcxZYLQUYRHY9ZSAZW0RiUO4kd19ynKPeLfFcJ8qSw9+/QSazSNdxg",
-	"63c+2L/WmDyQbVZm7ySUUTeHdVY0Ky1niixkfMXFGPEofKIF7+zM3drDxKWud6FHk6lUGtQKK1jJhMWs",
-	"RBV4y67lFauUjpU7vI31lKzT57Oennlpcl+j7WQX/HPaTs8EXvDYKI1SaTZrzWdrrx9T4vz0mbzySv3F",
-	"yVy4XZf1/HNj7i9IfaBGdNBw91gSalVY+Dkkg5tW/sotBgQahKoro/yeZBJ4EelP2aJT+ZgsOHPuyeaS",
-	"Ifsqc8cvsDRGZku+nC23kUvMdGqzYsQo4oH+HBzzLS+mkuL9rtXMo6WerToRXtk4lnMdYE6hdVp7XNQ4",
-	"KbuxMZauwE+JLwxvjl+YAXwlRF0inC8QmEiORg9UV5IyO4/RtnOVxz3ik6PRetLbscVsNhDeaQHzBEwL",
-	"iqGzMKkZpeexUF6CZjIUkRHy3U6OTtNqU4EhbhEtrZ4yoRA7pjEDiJUTAjeQjKqjnAl46urRIQrMExpM",
-	"WOuJFDqW0YAI2YL4U4krDSf+NZF/5w5tRFxeM4QVN4X9PXhgry3ZawPBvoMcUs1cL+kVc0qP6wOqcUGu",
-	"aW/38Jicf3fa6jbJAQn5GKC/djtENbBaiMgFROlsZvR4dKU4pjT2gFdef4D18cFItwXySf3Nq28hW878",
-	"1gBTYEE5oAVgVZKU9/sin8Phi5HBGoY8ThgSsuSObOGqfGKHd8lJijJHzTNY14R374mLTPvY09S0VWnG",
-	"wpZpSVRARfu/Mj9gJoRiGvGzZk6l3+xOncNe3AFYump3CCY5gJWYpDTAG/ZkAfQ9ciXkQp2QQQIFPSCK",
-	"LpV3wYcrH8rRvMfKNXtj3T/BMa0xas80myJODnjk612z7d1Op9MkIRvReaTNp0ZVDjiCrfuGrH3LArD7",
-	"uKy7PcDrveHT+RR+7kB1f/uxrFZ6+WANXV7xmRefqh6fBYAvHWDp8Nx4OiXjeX+PnAm7VeVbSkvBINl8",
-	"7iBByk1FH5Kaz2YyBseoIzjHLPaLIrtkMThbNlyJAYKdD/Yv61haHU6aSIVds+AKQRPHDFQve18Jinqx",
-	"+Dhz/a3pFTVs2qjlL3OpWZI1pwi7oYFOnrEwlQlglDlsnp29aR0cdhPs0Xdvz+zlJW70P8fZDJAqgkgG",
-	"V8aqpxqKH9riw5hcBOmGPIqgJKIrxohmfxoDcxncRNN4zNCtZQH8qIN2tSi6bXKaHqIMUqC856xnNYFK",
-	"LeCe9sUVWzZOEnwuV5UX9N3k7q7r1WZyeVfX99yJqUhA43gJ0LkXdNwX9bNR65UUrPWS6mBCfvuf/jey",
-	"29nDeE/1sVpyWn7L9BO75VvHNNyLbxyZ1covzJghg9/6mrNFenxPWBSSer/2b/2aK4+GUt2st14SQ/xN",
-	"2AsKKgOjV5FZzd3OXl/4oUs/fG66eKTa5LUxFCgJzFKQCRf6mFByTaO5zeMCLxEB/GAjuljYF6Z7JCzY",
-	"RgCthDs4TTI1q4yJXxhlsqRkesNYm9C4uqW4sJnNWpkRf7+C0e5zVaKnY30zq1zev9nCqvg9nKuW9MUS",
-	"Fwi5JJEg7uZjPeVlovmUEap4iO7k1bcEdsvs/1d2N7D1kChubERtKQ43ZWOVy63Ordyw7mXfD7sNuoE9",
-	"We4sSSsH9FxMf6EIjubEWGbrM+eOJZnbnzw7cB6onQ/wX/giXhntguceqbJTIYUFfxfzQYNQlRoqRr6T",
-	"8z9/S/jU0F0YU3AaYC6qJbm69snco0+uT8iCRhHTCjR1wnVjjbT80Qzzx7f3IjRfe1GeZI9wHUFXg6DM",
-	"wZ6XStS0kEwhCZlZjbAqhmJ3YWUExbt8eLDX/ISASl52wdbsqOvxv99Mo6zgKjB9mYSyW32v8Zg7kQNA",
-	"HL8TYXCacJzjNLvMdywHbGCyhXS8aS5dQv4uOduyAaiXNtslufrtlICYahs6gkfsPXijNPCI+e2aQ55F",
-	"I3OEQ5C9bmsiNMmQjWTMXAFs20QDHRPSHTO2lb7gioy4oJGHStQmp1B7xw3Y+SltTfGl+WJFnkmGktRd",
-	"SJmvRrXAvcMoNS7OlzylN3GouBd9f8rn5Gjz1gaZ5a8k2L6n7rbpLfQC3JUsr92xHFAsYoFGMbBKCmC0",
-	"1bc9QVGRPMDDEQsSCGst470zzJi1HAfXfZOrt4g1DHbe0k7wJCMKsKqMlSyJFYDF9hXc203L/EMPaEMk",
-	"R3VfJMLqJPVfZoSNJyVyrWiClbpKL/zCgmUEwp3Jg/tAPDOjhVF+oQDHLYRRuhtInfec83FPOsbvQZRt",
-	"KZGQmrz98eWBYawNpRNKpSu2zAqmSkPkBVeI7eRHUViYeHZSbSlffcXPwiPDpfP9Vl3JtuNY41sGb0bS",
-	"oQMyMzpzlbsW9OnmxleroGWotPixzBzxe0+uygIA/iqsFajovdUIXG3y4hiex4wRzW609cWEGYDcRMKG",
-	"pA7+RryEmHgb0bZzTsemS4dgfKb7QsdUKKzuBUFlz1GI5ToV1AxLXJb1fD0gMovZiN80EhdjXyQ1eNRE",
-	"xhpRv4vvqfkQDZ6G5zzKLySjcc5plAGH2QdXu/vc3dxcKyzxuRkpXKGrGImMNVQ4K4kAZKq1uxpl/nfZ",
-	"kt7vNx0Oemq5FKsG9TpGb1vZuJ4+O3/iDekUPsGX72+DqvMCojSbwO9guORetW7LNOtjHY5321C6XFzB",
-	"SL5l+rkRUuZ1Ftq2yl0yKMwckyWeiTEjdTpU5jtP1xmDSsOmM70syRMdMyf0cjLvQy3REWvHZtq4aO2h",
-	"DJd/2AmppjudHR5+CmrIBifzfSQPezXLSnOHZ+kh4E6y5Kv3H5tVuTfAXJh8c8PCFjKYa8wC6ifyLwFn",
-	"Sc7OYCKlslY2vtvuiwH+BVB3TmFDIArDKseu9QF60iyXYdSBj0WC8+BOwzJtFsddTgPr9dizkE1nUjMR",
-	"LKGW2j0psZlBfqH7zrkxYC/Vt5+RNxdUuTv+OQ9+snK6BR6WJRYlLRuBfStdbJ28YXr3JQgO0pced8Lu",
-	"6W+mQyepnMu1VEa5fJWC3xSFF2iPpeJotUP3g13DdmWVwuLolStfuNkUm4lTtvIp50S3ErBZez1jIrFz",
-	"StcjF899pMDcaRZDmBaXweK8xUyvXKXPvzxmuuVOsQK1xRv4zj7TiNFwScm2fJNKpfGGpKvWugU+x1QL",
-	"8ndbWv6cp/lG+AzPZTzkYYg1pPc6h+vfsMO64FMGbocNTXHvLMtY492NQCSWkaThhZQvaDxm+N7+JiuS",
-	"ZJm8ZCGnaPJ9Ya/kCgUJz5c0VklS7aJcXdrQ8N8oN+Yto9krV2t9AW1yKlx53vyPSYrzXmev9Cp1pU5U",
-	"fdzzsBJoIj1d7uOq1J0bMWsUm3t1x90StQIGdtc3r1bwAt47nSVUsj31e7VvP8Xz5dcVzvi7yp1cXk3a",
-	"jfxcfoXee3E2FWqw/+4s/3QG641/bzlX2P9pi6tcAGlbn+wF8DrMay1pL/9yvoBFhlcch/vfrvAISHHN",
-	"Yp0pdspCKOJtnQNFGOA0ivbLnM0hBxoseIVxcOJwe2MW8BlHfBqbdS0VEy729gpiZewmgBtpfoboI+WF",
-	"4IY0oiJg1W6BSqL4yjwD6Ti/kHPAW6iKg9Nj1S/kFMiKlDsUAP/idkO6cL9Ls+E22v/Cp5Vyqbi56rPz",
-	"waevu1D//SO2zALweHGdEbBKAq5k8kpTIMNMX7s1sI1c+/psgnT0n90s2JxDktJFOx/cn2fhxx2Hqtqi",
-	"SjG9GpCmDsd+05awIjPK48Kpn4bHYxu7DwkXJ15IPCmdFV87TaSiOBI2empHeIoD3FZBSO7UvUxmfb9K",
-	"em68FfTsodmax74U1sjuFm9nTrrPUfkJlyZDYVDFn/IwC66WVGNANXm+Lr004kofkwG2j8W5Fd4jh9Ry",
-	"1I55SOpPTs/etLpHTcLa4zYZMD7r7u8fH+7t7+6wOOh1jjs3h7u7v/36z0EDQcVQM0aQ4+V0KCNSz7z1",
-	"7vzpk0HjhAwsMxwTI44HWC/D1WYoYZC++CnmmmHhjfJssftnmPvIGsuN9ksBntyGZy2EnL2MKsbsgYkL",
-	"OJhSKgxA34qX1xxdM95aW1gDimokoGhkSgUdM0TMpJD83QLwQwuZ1sTn5QhqWAMuojoxEoEpnXvQfGWf",
-	"FtESL8jD3cewSUKujI1kE4SaiK8I+WJUmwbx1pTG4blkdAS54FphNlJSQqHRJnBxB1m/1NWWcP6M/4BV",
-	"Kr72MxIGugoJzqxs3sv4wF3lCHSe+mWvmuZqleTOx1I30plSUE1POPhh15AtO+9QDQzLkdM3Z01nHiFb",
-	"WDBRe5bW7fHWFwPDJ4NjQgUZqKtL8+lyYJo9IQPDfgMyRcAL/N18hb8Dv7iSHTlGxXIjcM3W8InzFtub",
-	"tIaPjgnXXhUSONaTJL+0uhNizCB6aV3IvvDcSa0f2PIYMJWAlxdyHoWIYaolFq+3DJwHuOiLFQgXa45x",
-	"NH2z/PxVn+A4YBzoSvzRu86QCe3irAAou2JLH0Yo4wZH4MJsUyWJBeahlbvxoYbA7kV31RVb7nBjeqdn",
-	"Fj4Fi9Q21nrb++l+XVu/S+3BuYFSWfRJesLOh/UFBuzRYwE0Pc+PBzKcyJtZLAMHZmCxNKkF0TTPeGju",
-	"fVFH9Cq4mA4Khq1CBBoE3kuBg/5aXmH9BKS90IpC9B5xTebCXnteK0rerifeW4qSZsWqbQPqeZ/lEO5a",
-	"T6lGy0q26HennGzk2Epe/bxFGsyqfjrb26jTSutgVbiK1AFsJKDCaArOpyYayT0BP2AdsiEHpJC57oNy",
-	"sWQajRs5102AB0o9A2jSk2R1yRCWw6Flx4m237C6F1fJSCuupzv2/MZO+qu3APIDrmAxFzp80P2L7jGP",
-	"eIfJtm/PJ2mflVhBSX381HZ3FcXBYNWMTr2yB6UlvVf6eM/dGH43dJuMuBICDhDRHhy7ZZRr6AWNVXgn",
-	"WawCTlyzdtOasXjKEXP6uOaePDZCslbt7LXEWYfajUaVQ3rlYtwoQPI6OzZlJzO+9ioX6z3Q692bZuWk",
-	"+vmcqtuyirHSg21LA/3LeFKTikKfwjz4yvHCWA4183sGCh0s3gCzMlceGQs2nEh5pTbVrezzhIlwJrnQ",
-	"4CACpDWL4xEzErGRNsrSicX5DVnEwYCK5Bju9KstHKE/YYfPXH9f/7mSG/Eq12iyig9cUppLlye2LR2h",
-	"ZonfvX1BpnMFPsKJ1jNF6uY/6OqXAq/YORhRAJajUSQXisxifk01sxiDCo2FmCkZXbO+0JJg3WZ3qZhh",
-	"9OAkKbnRPfCYZOalk7TJmVagYPEEUbAv6oPFRLHg8rdf/zloknNNRWjsCUtMqlHhHd3SDZmjzd+BPzI3",
-	"4i+VrZcdxU9cT+wFnDWcnbuZVenExNqV1omZbE/BjYmydrPd/FBzgyh1aroft/NsNhFPNzvOpyjgedmN",
-	"rqgoy73HP8uIsfhabszu/lTBUQwP50Z8nt6puufRfvzdOZ/uL00yPUExcf/3myG56qQ7DUNCC0fdrex/",
-	"p8zthBmGLNXrUibMlR3DIgzG7EevN9WaTWea1DWfsqa9x9EkEYXQWpMwM2ULIwznUnLtsUt++KbRJj+w",
-	"mXbl+7bW+yplxV05vOHCSrpemC/PVbIRVTdWPN73Xd0JivZ8Dny/FiQj37+DhmHXbEXn16zQ8y0xH5sr",
-	"CENLEjM9j4XFQu/5UOj7t0JC318JhN5bi4P+GRR3uwArcxrSDXvQ3Eu8Qk6a+Zbfp0k0oHi188FS/sed",
-	"mNnGqxHozoMJC+eRzRSENzFBoJlihgFO98B20+LhoGkIXQpPg6sPUl4fNAD6TfYFCkeG1QnSh9V8aIYw",
-	"hHQ/QKWl6SrIERQ0B3zzbAmOmOkYEiCmNGR9Ec4ZlEDjQmkjL+WIhHJuetogVmi7yyuJ1+yu9P3SoCEu",
-	"Lw/Ncl1ra8ZAuVtvcXEFlMc+VUHFVMJ9elixXObes6AvCqrelxVURFl2CB8inHcm7OwWECp8+fJpou5D",
-	"SnErExwcePoUYG4Tpkolj8dpnu8tK0GKheO2sDBvLz/WvJbrttxjt1eq1DL9QOB3S+AML3DdqYHi0/gO",
-	"mtwWd7b6OMdy1Enhq6Iv7AQO094emch57B8yrvYGON2onseMDJdg6DSJkn1BXQ2SGHIE1IJrawPJuSaR",
-	"VJjH43gpvSEGI+dSwGmuEKCWaChp6obRFzRmRAJ4/V7nqAHpjJiBGMZy5qVjpoiF5uEpXVpNYSKjDY79",
-	"jd0WX5ZpO1+RSy4lp38hgbGR5+WtpevPWX4MKRhOUrtRj/Je8tvJnA0gM/JBrkp4jM3dF6sgM+7OcfGA",
-	"tHF/SBsPdv3aOwrlYBebhubA9o6Ngd4k4DJSzSRjD1DvQFLn8vjJhIowggNZ9UVarXKDa+MDUoccXXMg",
-	"AwuHDk/DTemYUMjSnSsW2gJo7hZFwureBfCjxrbht9ujY9zyUH4A1fg6QDWeGKqObAyqhBwKcagAXlhL",
-	"OB82jCw1N4LkaHrgH5sMcsz0Zx7h7yA+lq7EA6DIPV4l8Tg5uaaQnjyfqCliyeNxpcJ4nqv0mSaDp0cZ",
-	"XKSjwRUTIalPpG5YEHsEmXeVbH0NzhxM1qO8Msc2u918/PvJtS2MvKrChwW4oogc/6CKrUoZ9zghs27V",
-	"KhlUsawsBqkBLY5FIZbFRKhwR8m2EAPAi9OwJUW0bLQJaPwKE60U1VyNln2x3+mQ3/7n/4NMucD/0hv4",
-	"b7fT7HTg/8n/z971/CQMQ+F/peEiJDjueOJE9ESCxpNxhVVo0pSFCgkH/nez917HyspWJ2Mmeta1S+l7",
-	"e7++71tmh/JgjcjOaSFfQm1s9ZIm3tjq6kZx/XgJX/38lTuiTPiRcf5TJ3xj4Le50YZ/uQK5scJJripr",
-	"HtOACLC15MYTcrVedfwt9FadVRXbo8iqMqIpyHwLD8KjvgbR1HZGmINd7kiQRHVMmpNx0YL6VmnayJUW",
-	"CTuIz4FFIOK6SiRjqEMTtyeO2picsbMMYwRt8ML9ytcBuQ+u9WanlyKB5kh2WAVdpIhNdI5gxhpgsZDB",
-	"Yqn3XMnkPfubiCM25x+CBoC2B4KB6fNiTH35IyyLvbWHaFg36cyn5D+0411aqVn8HZcVlFnPYXT4hm0Q",
-	"tBjGGTkVPy+g495g+e3eWtJuq3rj3gjuLP1/KX2VK30v9ZAZAYgizF8dLJ2xrjbf6s6wVGxSBVEAdRMA",
-	"nlTuTcx8ynpRidzeeB619u0kxn2u0jUfRD5OTN8iM4RmIE5bSeQ1pycx17gwxeRqoLLJ7JEtxFoSTPxM",
-	"kYWos0+K5ioeOBtZFcthVb/JOWBg43FZShfZJ4Zg5U+vz4UNTpfg+Hb8CgAA//8=",
+	"7L1bcxs5ti74VxDcJ8Lk3qREUhdbUnT0VtmuKnX5Vpbc1V1NHxHMBEm0kkBWAhTFdjiizss8zkRMnMd5",
+	"7omZh/kR8yvmuX7JBNYCMpE3XmTJdu1WxTm7rWQmEgmstbCu3/rQCOQsloIJrRrHHxpTRkOWwD/PQjaL",
+	"pWZCv2VxRJcsNFdDpoKEx5pL0ThuDHUyZ0OymDJB9JQrkjAVS6EY4YpQksCDRI4JFYTRJOIsIQn7Zc6U",
+	"Jguup0RPGVF0xkj6tmDZ+YEtdxrthgqmbEbNS5mYzxrHf2uYtzXetxt6GbPGcUPphItJ4+PHj+1GTBM6",
+	"Y9rO/emUBVdyrt/Q5YwJfVYx9YspIzH+THho3sfN5ZjqaaPdEHTG4C/3fLth5s0TswpmGv70ZvTmBRMT",
+	"PW0cH+6bqWjNEjPYf//bfx8Mbrrd9//+3xrlWbcbz6iajiRNwpcsCaa0fqIz+zusl5ZXTBAaaEXGMiFN",
+	"KpZE6ilLCBVqwRJF9rt7rZovmmVvWvVJt/iGn7iehgld0KjuKxbpHfUrvvBHuZsZeqT1A1uWp/aSXjFF",
+	"goRRc4EoOjZrTBKmk+UOOTfUecWWhIoQSXUkw6UjbbMfY54onVL+Cd5kngAKpwMR8vGYJYbQzKNtIhOy",
+	"mPKI5Z5GpuCKKM2jiCRzIbiYtL09PdohP7ClIjRhRAUyZqGZpp6ygUjpw0zyisUaKKO/T6ZynqidgXCL",
+	"jfydLXeB7Ro1ZN0/OGg3Zly4v3t5Kh8Mbvq9zmBw8/j5+/+o3oQXfMZ1ee3PNJspErOExHTCSLNnPqnX",
+	"7XbbJGRjOo+0+Ssj5l/mLFlm049gVH/S9qnGca/bbTfGMplR3ThucKH3+o22+SY+M8IE3mE+yf6ZzpkL",
+	"zSYsgUm/Pnv29FxTzZ5KecVZNVUrc4ORcWY3zRNE8YnocCsRR4lcKJaQEZtQQZqKaTJakuF3zy/I7nVv",
+	"l871dFfyMNhVmiZ6eEK+1zp+LaJl9tEBvr0olVR4aR6s37PDqo14PR4rVrsTWhJ1xWPSdKtfv/YSB6pc",
+	"/Mqld2vdrVzrt2ycMDVdudJMKS7FI3PMwM1WFLpFteu+3RLaobZcxZ/YaCrl1XMRxpLXy+0F3kaYva9e",
+	"7rFspLuQeh/NICiQ4EA8nevpNzR8i2LGXAmkMGe7+SeN44gHIP12/67M5D802A2dxRFsBEsSmeAjIe7a",
+	"NY14eAl/thszphSdmB8MA5iLRootEmmkF7uJzYcYkUejhNFwSeaKmW+EAxt2BkZJKQLHtvLwEt9tPidb",
+	"g/+WsHHjuPFvu5nqsou/qt3n9v6P7SJ548CEi3iuSXOY6guX9pXDNvEuzrhSXEyGrTah+C0kmCcgw2Oq",
+	"1EIm4UA0h+lSJCxkQnMaqWGbwDBkaB94Y+/3x5IJUbEZDJbLG0eGbNgeCDeC+bMFiyfIXFwJuRBtWEBz",
+	"za0tF9dc49mVjZRddBMaiCGwy7BlzoOPbaAJK93EOOLBHZEFyMMcXVCiWCBFSMY00DIB3dASg+HceXxC",
+	"Qq7oKGKEazwQPwNFoESpmZcUbSKkJiPGxcTOEg5uczG30PC5w9aOWdHbcBiwpx3sdCbn+MA1jeYrV5ni",
+	"rbllhktkNldm3mTE9IIxQfa7XVALzIkH/5EAtP2MBdOx1iy5r2Zbflo51xKP5aYrk5AlZ+ExsWcyQeFF",
+	"IpC8ZjP6BwfeLO39G00zYQGPORP6ldSnUSQXbPVM0/svhdSX1D7hzza94zQME6bUMSleQZMnZLFUXBNq",
+	"L4JeYLQ6llzzgB0bEZCpwbBXEaPXLHcXaG9UpIPoKdUkoAKERkhA5XHLUpzGButzx9J0xwoqswDDPH0O",
+	"0y9B2pRzbVZkJOciVG20WhZcsYGoEMikyUUQzUNDFJrdaFwGroAH8f3vLr7tPGkTw2mJjIhMBmLEQ56w",
+	"wEyURh15zZKEh4wEU5rQwNiHhAszIx4acfyn89evyIzNRiwh5iQOiV7wgAGrU6KTuQioZuFAGM29VXlE",
+	"tMkwmFIugHTUPI5lopmZfW6n4Rbz/crMJqe0P1LmA8Z8Mk9AQsDLrT6Jdt1MwjNUwLUrtnykjok29sJM",
+	"CrY0dqzCtRUDYa4LphUwvbk/ZNeCmd+iZZtE/JrZp6QgM8oF3Gt+hINmWMkK5msGwvscLfP06dGu3QxF",
+	"fvv1fxJjmxZYok24VmRBo8i82Nxkts2RuNlboHLDKajewYA00Ga/4oQZOjXGk0yMzcWSaxamE5nHZmbd",
+	"m99+/ed4PB63jfUVJ1LLQEZELZVms3S41ondzSHsvML1Ho+ZAIobcxaF9qR07oS7OSit7gnrK2MmcnIm",
+	"55YwhGFG0Sw8gVX7ZS61sVVxnQz1TNjOZzorvVmNuaCRp4IAxZrlg/k5FqWB5tdsx1/AV1J/a3j/7hZw",
+	"DMP5K/hKEjUPpm6+O56s9N05dsnSMe5usV7JdK2sj4srwkN0ILAgYZo0U78XmvcgJkdST1u55frRLOf2",
+	"a6bQUoAprDmg73MhP7YbQA9rTl4l50nAaubgE96UGrrCOcHA/ozgwpr5fNmtPTbiprDexiZA6bfiM0lz",
+	"WF6lzMywX56q9Y543gk611OZ8H+w8G40ezd9/NLcPp0ze9jYex4ptx5ckL90zvFs6Fh/bOccfvMkl5mq",
+	"MaBwUncruOpeT9AZZsSVPctBjk1lFBpNLvWp2Q+5YktgztTh+a1MRjwMmfi01R2nw+QJnyt7/oWSpQIV",
+	"qAmozk3PW8SYJfAhd72Am0zDakzGenIOanWFHspFwjXLL93dnANrZIeTX0UnjC82cm6Xez0SYCpXbNnO",
+	"nEHmAL0GtzCLpJgodOfm9tZftLtnaNioRrvheWksJ5ARowlLcCt3GsdiHkX+2p6lBt1nYGB/LjlundFo",
+	"LJOZUUC8TwAVkk8EC8loiVq80iwkXKk5S/JrmgUt7oibMx1ZXVqnRp4qszeiJ9/Mlgm476tlbiAMugQr",
+	"AVm8OUzFFp5hnq1T911eGKs5rFon60VxTtU0ZHD73YD4wGXCaDAtbIOWksyMdVKUDurYl/3mMKbGzFKa",
+	"9A5JM2RGGydS2MBN6zMp37kJwVKaGaVzJtZOI83eYeuEFGcJy3pHBG6tuRrqfmZ//SpIe8yonifM7Jqd",
+	"VZ5OW85SWUGnpc819n418VoriCtj8UYStTkwUEGhsx6AcWbDo13fHJr/Qe8BWLNDMHR9NZOi2Q4xxSlL",
+	"GDJinaEP8UEYKbXL0I2woEuSmIMN+cyL/d2RBzgb8PKKLS8TZn39BbWmEHQkC6py0QH30Vnc1PKUb+p6",
+	"77pTorn15EhzWL0AoJmfYjy5kPXg4soQUq6LCacBYUUWlNuoP4dY70AkLGDcUJj5AYPSJ6CH4bPgVhlT",
+	"HoEqJq8MIbLxmAUYKgbXo3IUScYJYzsDUfoOLi7nCh18aNSYg9aQIHj3LF1KVZi4OZ9Dc3qPZWKsoYGY",
+	"x5PEXHJ6zjVLFDi8BLs2lhIXXE2NFANenetAzsCbYEMfZC40j9LZ4pGvrAmFE1BamslZ0yv1S7EE3KdC",
+	"EqNoQRIKhddAwJ3RyO0rspHj3kdqIFD7V6i6IadRMAas+yVsHVfsGaw1LvQJicwfXJN5TLhQ2rxajs3W",
+	"6WTJxcTabWdCs0TQ6HnGVbfX73Aoyxl5xQ1/IvATaaaJByHp9o72Rr1xv/M46IWdx91ut/PE/J+u91/L",
+	"t9lifnes906wm5gFRk+zGwZDn1h5DNMnAU0Sbuk1mzgKMzx9n2aBuDsKcnoDVijAhM0oj8CgwCifkbhm",
+	"iFRn/gz6Mcyhbc1vnAb+BdFFewQEUxpFTEz86KzjqzQcWRfRNJqE586gUdTyV/0cA/N3FD+0gxVMOTgB",
+	"7W/HoN+DI39CufgMfoRXMs05wFQCOFqNmLJT8sRUzhhhIjQCbVj4umHrpPgNH9uNV/KpURJOrymPjFLx",
+	"aQsq5CUGJmg6XtE8Ru85aiZGQKK/CcSmU0CEXJzYsyui2thP9yMAXjkNCWQsGCU1upQ/UebP89iY08nS",
+	"jlNIjAoCFmsI0oWG5OGIefvmKRo9QNrOAZT+RahAxQkH5GELzUvBBsLqcV4MB9/A7OQVcUdPuENeST01",
+	"4xldAvLMWJhfUzwBXp89e/pKQpSBT+bJp1r5kocBqJVBNmDOZ2fTlFChEZi7FCfymluvGMQY0md37ttD",
+	"kn+/limDwAS58uZCmsOKr7P24xuq1BVb3lW6S4zDXSZsXFJnncg16kCa+mp22d58nHpyA5awmRRL0szn",
+	"caQJB2kw5ZiM2MSJhZafKZOK5K83X+aYDAWdsSHYqZDMd7jvxV5b7YEAlfEnNjqd66nIVg3UKm/p4J25",
+	"lR+iopWupCdxBwLPr4qQVPqC1MVxzRI+XkLk0VcuFF0qo4ObzZqy4Mr50y05Pb/hSqu7ISWGY+UpCWQu",
+	"khIkUk+40qBpWxL5LJ4Go+FnR6hMHq2ZlLdL+FF5Hvysfl47kXycCi59Ju+uWymX8xGzREnhr8e5ZvG7",
+	"+NNWQ2kWX87jyzRJMJ+mgjsEp1c6IcFYiPn4AZ6jXtbTMTEDGtukkHh1X14ZXBX0rBUSsMzRj+EvTSb8",
+	"mgljNeFRTiKqNOl1yYyLuWaKNIfFhRiekOGb1+deXq25ozOPh9ZX5++Eej0e3ytVuveknjDv9JIl3eZ+",
+	"D9fcXOR4XDEB0hTSl8qRsUxJTBO9JIGcRyEZGcs44UZhHCdyBspvPB9FPCDv3r44IVVBSrfky0jS8ELK",
+	"FzSZsE9ddhR6WsrLCIbzV92e+OhQ0VISuOVzpUgk/tvZTQBsB84e/g9GwBlNmj3ykn9DRkuX4J6u0Qzz",
+	"1f51EyRyYTCWj4LZjb3gMybn+o5IyA5WTDjIbePCyiPraAtBHvHZl6GpkIdosCSGEd1USJMSpY15H5J5",
+	"bFitdWJuS22OUAoMwL6VmBN83xm/ZvtccMKoEAm75nKe5gSgR9Oo98r69Prd/mGn1+v09y563eOu+X8/",
+	"rwnT3uuqw2mT2NV6pIi8ZklE41J9DqZ7lL7P+zKjTLVO7FjmVDZqPVmASA0TGROqiRQBGrP2edRbgd4w",
+	"8IbvnMoInV3W3/JZtSvruPClhb30mbQr52ip0K4+Sxa7n8yJ+XcTiSdhnMiAYdhcS/NjwCIMjH0OUvWr",
+	"6pTn4o5tImMpVd06OUqRjsAu4KpAhlntCylfUrE81ZrN4k81icwxPqNieUndcJVRWhvCcJVV7mbnReGC",
+	"PNnvEi/5OaGaXWL49+5WuzAbN4ssuEmDAPOcE6QMvGiTU5vD0scOW+4L6FizhLw1/+6cwr9RNVaG4byq",
+	"XO+OcsnROT5iJQ9N1wmcJ8amNZN2HtNsMUrVWB+zXbbn7ifucrYbxXigW1LLGv6O9oja+Uwb6t6e7aRT",
+	"UHI7GUScCX0vW6YlBPc22Ji7TwOiMTdcXhnf8FKC/Dy4e3e4v7QvlQmx0yzm4b0TabL9SxZyegET+pT1",
+	"mGcjXs7MkJfwkf6yPMXBO+ZlaaVN8TVfRDW0/tphcTJDWKws62j7YxIrlHJF1G8xsr+yUOlzJAM4TaRc",
+	"xrwiTeBju8GFmo/HPDDs/A2NzIm9puoqu/9yZB8o116diadm98hBt9vN2X9pBIbYh40W0+vX1mLZgT5L",
+	"LY9PSVzZwprRHLVQe6A9UrbMGV2xinB9XIp/FL9xIFKXa2D0ZxwQC4GMUlJe0iypObcM5pQElWUganUW",
+	"irLb1fXW6zBtUpfe4By+Ga/cjYKdKWjrElXTG33aLiAi3Kui7emSG1rm6WuxzBhiYGdp7akXgKFhyLEo",
+	"600iY5ZobgTLmEaKtf3VcxFsKA1OEhbozlQminVGUPoMvA1pq8eNvV/6nceLt//4+Yn4y1Xv+q/d4Mf4",
+	"xWxfXeh38z9f/7T4y81flz//o9vr7+2bfY299/rvKR7Jp0SwhZE9zvsNcf0mhUo9pUmvn4toWG0a3N/m",
+	"xLIPunJhML3b60rK04+qqiL3CnwjLq4eKZeWmxu2139SVame1ZL/zb4jA1CRo7+zQEMtsA1enirFUNnL",
+	"T+OnKdVeXuQjlXEaTWzdT0hQsfQ2k9rh/vahATHUM7OtjMe9g4PjJ/sHe0bbWc5GMmocN96dP3vqNrd4",
+	"3y5Lgn73uHvzZG/v4MnROAgPWTg6ZN0n4/3gcbDXD/fHj3ujg/1RSLv9o95e4+P7dgZHYKlsLjAg2zj+",
+	"2/sSPdCaL4cEC0jk4deMRFzptlFOMQANNalQ0a/ZDMkqN2j60Z6AKHx/iRDcgviPuLWpJJoV42+/bhuR",
+	"EAgi923pjKvoymmJSUKXjY/elnwoCR90VwVTqZiA4BwG822OArzXrLyrCJWCgWnFwlJewkjKiFGQ5dmW",
+	"F1/4FF9kk8pDVXKIZ5a0zTtoCpkVuEFqG4YmZq0cBZQ3KbcGhfV0C9J2BOjNuZJRY14JYnPqqcfmMDSE",
+	"ykJ0T0H0TisWjUFLhFw7TJRrYxof14pMqZq2CuxrcxVOdeO4kXro+jkPHTec2u3RfrfLRp3eYa/fedxn",
+	"h50nT8KjTrfPHgejsDd+3H9ihJU1+RmEmeKEjfmNWamrS3Ppcn/cpwB+cS2v8KViHkUlRvUm9SFDGQmp",
+	"Zh3NZ6yKTbBOPb13PvcrF7LbcH6rT8+X5p6P2eyrxAUm92JCYHZStBFUKJATwRUjaOtlXFtYhdLkvGWp",
+	"+WyzWpg1hKghqxkZlsB+hf30tre2/gvr6fAFx8Pdo5mQaooC/2sgnrKcx/l9yPh11W5bblvLxGbMylWa",
+	"6+kbm9FSc7Ys6FJ5yS4FDgSAH0BAw1x7u7UWNOY0mDFyfv4aCDLVZ8wtpc92A5UnkEu7AcUz92D65rJK",
+	"wCA5qhbKyLrBc/l5nmjGb6iEZbOTeaSgMjtNyx/NtZaCNN+c/vXl81cX55dm6pevTl8+b7URg64yW6mG",
+	"AdyHVe1bvXL4fEbBtRb6mmFkNrFV9ZmFd6bjtnFD6mjmLVOVp+Sp84A+SvOjd8gQi50uuRimGbJUQD6a",
+	"cjWETQwp+KhJXLnQOmY0tk7IEB1YlxiOzwLrhGbpo0UND95yYTVytvzTdPRdwF/zP3378/O3Fz+e/+lo",
+	"h+11d4J+lBWaqUwmdA863Z6RCb0DKxOMnTlXZtvcV5V199xLy2vUO+hglkBhDb6BOrKWq8HAF3S4SEMJ",
+	"FWI3/e6Lev08S63VEvIWnM8C0X0OXM5CmyguJhEzJkKr8m3e+lSwm3AmefZN9gEz2GZH4YzpqQxVHcCW",
+	"l42BngubrTGjS/iynKaTwjJKHYPsBTN/6YChbPZJBWBjWS90u14nZLypcOWq+zhkLlclkth9AFq1k8zI",
+	"qd2oJvMqZMk8+9pZVnHtN2zChc2zeCEn/Damb5HWPs3A3Y5yPZ4wHNEsZNJE5pOGre1NzsIsqpYOcp4r",
+	"+FiQ539+ibm3Rb20xpbk6nn+nOTqAouk0uW2J+c3VCEanLHqnrGAz6BioPfEXTt3Zunzi+8r19bZdQWr",
+	"4vTsTaefJgznVbz8ZL113O9VKa3Zx9RzRWWCtE33rzt4vUX5sOJczuZtF6s0w+Lqec+YhSwhABbDGcW1",
+	"9t9pln0D2rIWKMy5MFxpfv6S+qtQS5NOuy2eLwBVKce4xqpAm5n++9mJtOad/fxL7Tu8t+Z0SvNScs5i",
+	"GXG6xcvfG3k/4YJqVwji0O8mDOA1p1S9lElqnCBy53G/7XAkARZSaho1jnvun+Zh1Tg++PhpWjwKmIpT",
+	"Jz/jVUO8ye6sVP5zY9UQlJgwhwV4m8Mhjya4wj0q2MK7y9YwdCIpJh1zJMfTxNBVWaYVX1CNmGyVXiEX",
+	"G7k1c5OpGlGwxXon6wavKsqGwtfkZ1K9Q4ibUs3xKGAp1llOJThXAvsECgQ1lQvzs3OSB3Ol5QxNKl9h",
+	"zgV4jvsH3W67AXaLkZZcCuUqx/ATgiX6/6q053LCVN6i7tP9budxsNfrHI27rHMwehLuBYe0x7q9hmHB",
+	"a4ZWNbKkc+6+kBP5Loky0Ae8/CqzORsW2Qc9uxY+8LjRP2i07V/gR4ZLWDfo/FsYpG2AW9LzIRZlJFx/",
+	"lZOCDrbLwdwdN7byato6bv/poycHT9h4HPb3+qP97t4e238cHnW73b1wv8eCvX0WUBbSo32z8tezp26q",
+	"Zoo1e9HPWTKlveh1HofdfufJaC/o7LOD8SF9PHoSwF5YAnuXcLMWhmHZfLaF3/Y/wdurEyrUmCV/tCkn",
+	"f9j8Iwfzbrd/OOdC9w8O/+BtW2qPIZyX89BnJ8KhvXKec+SbA8GlTDpKShhC83nEpVgERZ8/Wvim9HJy",
+	"zZILDgRQdh4d5AxFm+jkZa5b6Kuy3ZjnvSpxZOOTXJB3588wOkuaZlK21tnSUdsW4vuMToKplIqpvBcV",
+	"GdzXhQ736511TjdqN246csYhe2dpj4OPJTlR/IDXqMQ7MrDopfYhFtoPsQXZUjCsUWMCZlycUX7pMtn6",
+	"YRPFzoy60a1FC4sBIE2FSWYFdd3CpLJyjSrg7isa23fqSM4ka3GHvjXztaSkmdIdgIBwx0vTQjqAf8mi",
+	"OVjIPymi5YkteHTFSkqaG9uYze/gH9qAYZjgQQUYkQi1mKdKq1+Utf/SIeAr5VOtY3W8u0uDGduxl41p",
+	"KHdi4L/VHuiarcufL/7r7FFTWl539mys/nloelVqYCanqsOeia16sG5IxbSODGNZdDafqahYYhwr5OEG",
+	"XJU7LPPo3t3OUSWWfioEbLB28+fCOUufKCShQXpxOGdt5xJUM0M0SpO54Jo0u+hejSlUBJLxHArA2xu+",
+	"2GHzrWedgjTIQP38hSqtgPdpm8qL3FFUYV4n4MtTDtUuFfFpprZj2RSgkzTxppdMU2MSEBrHWPwN/ikA",
+	"z7cQx60T4tHMzm0Zp3R2lpf3luNmh2+1l9D8/kiRIJLBFYS1rClCIFkolAuhUm5xS+fuJ+qKLTb3V2aO",
+	"wdXmGezGOd6csvhGD4FKWhkdS8W4HS+dTUFolaVmu5THlR5Q/rmTW+vyhqaSzhNRRR0gT8qr7JofHRZn",
+	"QWcQEIMyuxjTZZtQ5z+yto0zayrNmAel/0Hp95X+6vOtRowARmqqbi+mMrJodKqNMjPE1zlg+CZmLkCu",
+	"FfJyXqdBUiwdSc3BYAf/1fpj5fFUOIQr0n9uaKDdVO2xkJ6UMONHKn9iFueVLuxmB6bHNVmUBb1uZmDg",
+	"o/c5z7Jlrarw1Sc7qqsHfbWxm7jExB9qYQjdrZ7JZdYYP50EkovClm8lDm51GhZlyIfc27cQJ+Vgnydf",
+	"vFFR1JQMxrKNdX/2iy+YSgHwszedwye9Y5IKLCNF9gLYQPgn+0+8YmkPr5XFFN5klxdvyssjvMGwk8Kf",
+	"SfP526edfhdgWAqvz41TNYE/QnK3HXTBuBsSaatAVl+VML6lTgTnvacR5QW4R3CHG4VqcuJ+fW5ilT6V",
+	"ak9Z4MbjAV+u5F9XnLwvIMvipWgspN1NCpycI3OfmyqVKBmy2zjtMWmp19/bPziscLlX+ghOyWEn5BOu",
+	"ycXrizc2iUAmzuVU0U3H1na1EeJBIgiSDFnRb364v9ZtbmZUuQCQzYX5ULdYCD97q7QMzlVCo+j1GFzK",
+	"6zPw/PRelxRWHVzwoTZdVzMN8IRKEi3nAdjrXl8MaAMEaVnsJo54wHVrh5xiYw3019jDynZhgJXxMTqb",
+	"0H9xgKGimpW0xoe/lGJpv74u+tA0YxFzRmkEF3OA8sMWlmeg0wcJvg1JKA48g8+4VuXkrkw/K503uU55",
+	"8J/Xwm2/262UEQWVxTli1yZW2Hm8/9guf71rH4IgJkLa7zsBB6ayHSn4REib9ZX/wuKU7GjrpwS/vkc6",
+	"K1cHeOWBdsQa+wj7DJZCOa6ZkW1r1Ol1wSLYzIFdoc0ZDmlDqyfbPxH+OyHui0CVSskF08FSZljGrLVD",
+	"XsfIyIgrahcUn7OfODyGfi52w3Ht4aAk3IM/A98lVwFNQpeA7HwAA2Fd5F4pUAu7U2aZA91Kf3mZ2G7j",
+	"8s27aPLn2IdBI6CJHjSOB439/qDxsRBz7O4/2bi3q3sTS96ycZX6/W1GOKqd4cGCjkKgUkkVvSeFNjql",
+	"kOhB1ew6g8FN79vB4Obxt+afR9/+f//Hb7/+r7/9+r/99uv/3fnt1//nt//xz85v/+P/qvmIlEr9dcoR",
+	"7H3PYBM/Xc5bwUSYXzlbpkuJmkPi3HgeOe49IVOt46ZqgXc9rwE6V7eayjh1despFVfK913NQXdYSSbT",
+	"79//TV/g/4/fvP+bOn//x+Pd3dXk48RWdsY5mVCWR2N+w8KONU/Ts8Khy2BfBrcaHVtf4QutgrBuby4j",
+	"PaeWI5X36088xGOrSUjDpPE8PowXcn/39oXXbKUgc72WN7gaz+bMhvp63e5B0SlnRQ1edB2YXzGd+zWQ",
+	"4poJzkTAvmVuNBufX5/gXpL7ZWuS3s45tXV2fa0rqtfNVOGzLdIH7DY///NLZ1l+auJBcYG9XtWblwms",
+	"TmI4n8qkkMlQcxSXEhyKxFTrxly/M/9lqcBhOJ/m/cFH3cd7/f7e4V738PFRd79xX57UbSaeUM3eKRdD",
+	"M/bZzuMnR1001R4/qfWBprWC1quduuUCl8b6BbJTq/zk3Q3/A3r0X8GLxZcq4vH+/vFhF4665Irp05jj",
+	"B1o/SaXLWPmTtKv3JuGBWfbKFbe0dC0jqnkEQZkH5vtU5jPrZbf5DpmufxdM19uYyXKho6+Ix7aKRXmx",
+	"Ex5+ep1unhPnKuwEEqsb6jnRr7HOWNHPPjeLB+N8TDO4Yl2ZwLVGRa5Iz1ILGhfP+AqLd3uySh15/rRi",
+	"unSz2gnkzPy9u8l4/4a65R9iddn/Rb39ZW/y7PVlZ35wdBPv885s9suPnX8kv3TPXkTL8PvrN4d/uoj0",
+	"5T5WlSTAcls+WQFNkOqxG8SvC2u2jXu/wqb6HvVsp3/HdMJOctB0Cb1mUVo6ZvTxcUInBQxTz1dtF+XD",
+	"io6irnOimkIzAhFUVkeVSunSj0jf0s4BWJa9T0WTpNDF/xZ+Tejfprz57KQJIdkMdiwmtZnJvJ51zFTU",
+	"rsNVCMt04V5WCslAEznzjcrWGDN+zU58TyEEtcCZg1X15uZcLdcqQnPLdJ1mS4DJe4bP9rvljKp5FWnB",
+	"RxMpCAVrjiRMyejaouZZJFl7FDNFmuZ2LE/PUi29WhfoeKVInPBrqhnRNJkwrQD4knjNKxDAKyPQNRZ+",
+	"cQ8qbPsZF+5C3tKHAZ1pr3b/+G//+f4/mvjHv73/98rgc4Gm53UpHEitKTiLR6hVzsk8jkx97vkBWrg1",
+	"R2mpsfhW6tH63Nt0XgfVHr+VDuhetQN6Xbg7LSgjPCRyjHWtXKA0y3pYP1IkoJpGcjJnpJkWOLMb7J2z",
+	"i4U/w5OBYJFipAIcv3VCuG3FTyMlyciBRfgQKj6ipN8AfCCaOG5VX/Giv3R1VZlHnva+v/U6R+8h9+BD",
+	"t917/LHGe5n5VjMXlHNh5NOHoiV5d/7M9ySZ+97X+kR97+vt/auea/L+fZBFRigJ4D+/zFAeqViSiJkp",
+	"kIAqduJ6UkVywRJzpbVDzOn3D5bI9Cme9j0o5jdsYZAIWcwG7d50P+x3P/43PPW9y4YAaGd82vn2Pd6w",
+	"WYTGy2dLo7al5amXYGE9eomN1GENesL0D2wJ/cacThAtiTkFCgLtCgf7SnBK0pkXbj4KumGP9cd7dH90",
+	"EByGj9mT8RHtjnpBv+KUt9+0GSyF98oPNWAiR8Fvv/5z7f4i/mM2XOUm5qTChlIglyhQxV7PSvZ4rZff",
+	"ufTRyz+eW6xN/4S7b1N+bYu0sjtq7SP9kilfODrrluaFEynEk0CfIEDKEvvesHZyFku9aQBxQisjF9TC",
+	"Lo1lYjOoczU56Y1qShPX/LccQFPrE64rQtlmY95vhqlTxNBvpxvoL2gVg6Wt/ypyEKFdHyB9yrFV4oUU",
+	"nf7NTdripsALtXCvLiGmCF+ZApqOmF4wJiCeTEWYBZRr4Co3wTstmDJubpskxLykwZQL1kkYDQFgEhvs",
+	"+WRe+rYK4Av7sSWLdz6jIhvb3pcffuv1qaB3WLAS7BmdpdgLcjy2kN0OjnPMWRRWzWR1yDCnmgDdBFSz",
+	"iUyW1YuW36yNEiPaDQvy4Za1TM5FuB0YvIrqv4W2n18SO6Pt99YygwHO8/MbzYQCFEs1j8BocYGu09Pn",
+	"T08XP377zSQ4e/qjfPHstPv62QIcnIuz1Td44c9cp6VnoBI3zn/+66uDv05e//27affVN8Gbn7//efIT",
+	"zBDmZO760/nrV4i102V/+SY6+7vkYf/P/K9/+XOXfrc//7n/5+6ZgCxuPhHQAdnw0PN3T89+9Kqf0ODu",
+	"mHP/451ih2yAEVJc7+pNRslcUaKplLlFCkIVGb6B7/iBLbPWnztamjVqtoaAAgNF2U3X2+aRIqc5zGoX",
+	"kDaP+H6nGjouLE3uU9ZS91toz5TcFhv1y1CpNqokTPk1ftVxQ/ZfzUZ/eXs1mh3Nf/5xG+r8696for/+",
+	"5W1kKLSaGFMP/UsafCPlVaMKAfDWxOMSDLIxbktF+b1cTUMr0c6QNCzYWTtNeke4o0cI5UiabGey48o8",
+	"eVCZ2ul5pnrrpLhFTFlDvLeVxtgV97ghF4Il/xmymXQetkZ7PcJvWVvA4T7UdhN7pLAJbsn6LiNH7Fce",
+	"zptgXmwPQlFsDly5xi/ryuwq4Mk2XeJtjJUZm41YoqY8xmyHQtbFRtZLASPiGZtJcq5lAtud9pHz/eTq",
+	"2GhcZkESiWll5jsgr7dgfiN7PMXER0SGifNgNtvQi0Vnhjt26u2X2gexVGY9lKi/qFXDuRXLoazRAFtQ",
+	"rEAU9ndn1bjbTDVff71yTCM2Kpctt8uVZdSAQCiNhk2XJJTbYOY6IlkpAGBsJzwzhPLMIXHN2QKgFUJ2",
+	"zSKzqGCazSBoiuS31sLzlr9UBApzzK/EJpDIW6HO5pihEk5nbgjPqWQeiPkVW+ZhAleVengctgqRzwxv",
+	"8fegVCFXmLABHCYQpBOS/lsLX5ri0/psVS1LcUe8ng4rccyhpZbKWv9b/z86aLWMO5EhFZupjFDnAESa",
+	"NXGALtOuBhCLDIbmf4atEwL/UNgLdyT1tE0YDaZECsholAtBIhZOWHLsQUFgCQJUOg4EeLhcZYEX1clH",
+	"AD400tYLWWqjxRUq5h/eKqUO5XGEuQTwTeal8Peql9vA/xu6lHOtclEnQ2ROpSg9fnSEwZ6a57tgruR+",
+	"87L0Ngxu1SDWrJ5ywStXmniJ2NyOjSLmALPuKbE9fyzcKdJ1uuFlYePxAVD2zPpl8gvlCGXdyxzTesSx",
+	"8SMFwWJpFYapxPctkE9dfXLbHC/FvvQrTudSkHOT7b5Fj4BPK8bLYjf5Krv87Dc5u2r4pZYRIkVCNuKa",
+	"hW3oC7NkGkFF5FyTputYJxOvpV5rI65ZeUxbbPMsWb3EunVfUqIUxw6rDp9zFswTrpdrDaaKKmhGZ4+g",
+	"jSSMAFAzXEyKUQ77qf0xrUH79m/4UPOeFJ7boRVve3p7L1m1HPnWU3xSFf3bICheWIIRDa6YCH8CbCM/",
+	"Q4F2GXtMe/v9sH/4OOiN9w4f9/bZPn0yfnxw2OuP+136+OixD0QBZonPcO/BzjstFwvYJITbnKFcnJbO",
+	"p8pjqN2Yx+G6YFS2SPl8xxIhVC9TFUlMpUOKwlb8MV0q0jRGWkeKaNnaWQEvoGoTLnionC6KSRPe/iqw",
+	"BOaqACq9sQws6tGlLdtI/G57cpY2cqO3bCmwc0SwaeStiig+rGPinKSsGMHb4+JxUVqKij1oV1Og/32V",
+	"sqMyDvQiq9FtzigXgmkF9U0Ac2Z/sBBqCs/rFBattUP8FiltQklI1XQkaRJaBR6ewMgajoXzsc2viJZQ",
+	"cWrk/wkUWmOMBmx27KKCen3mUnukrKbucNLRowHKSS4ybn8o7aiv4lQC95jJPFJOD9vZ0Cq4Xy03TaZy",
+	"2uAG7LGhHnHhhn2UlyO1OsVtdIeNlYMqwn2TQxQudOGXCnQBTDwDGD+jVoJ/twhwXgeebDUHi54MWXAV",
+	"+Ml5+ORePdRvVTy01xlRBSnAE+dOaJNxJGXSxFeRXawnb5H/IL0NNzj9gDp3Ash/MpZRJBeuA2uucb+H",
+	"UWi/vjgU5KM6vjQfwJJ0kA28Hm4dq4dVVzyOWbi5B4VWOCCfYnPgsf3aGdUIPmDE1JhHtovVRsdJtr3F",
+	"lwSMR024Id2o27ABfoJb7HR5sq3MzaKdo6lqzsBuEBXaXwKRFJaw0HmqSNNIUvOPGdUs4ba3NXaumsqF",
+	"KHaqonQyR6e3/a9T8X+8iqdSwk/aiGTrhB+jnERU6XeqOF7/onuUjVeIarUbgBUTywTzx80+JAKWfLoc",
+	"JTxsVPSos19ZCVzrB5NBSEaPFDk9/e7d2TPErSYJwxxSiGTRKIIURIXQjunPiggpWGsj13EuPaiiXQnX",
+	"kLST7e/muH88XBct29C97W9N3SSh23/aVGTzSdYH9aBv0YRfG61C2wXI7JiyLuuRQrkiY4FOx0QuFEtI",
+	"wmgwdRAKuU1vztWoTcQ4aJNRBFieSFJtghT1KX3quNdmwe8SZkky9wkr2H9Vw7AvzMOb8uf7FU3FaulV",
+	"tYmMQszpSfC436j0wknNW3cgswMguEeN6SfxR9RLXISbBCxhMymWGJEeCnrNJ4bMdrzqih3cg2ZraEzF",
+	"jMiNVj4QNc9MmIYHbL5Ia4cMYxd+h5xfL8guF2IgKoLzkE/MpXjtpp6Qirts5NrdhBn4PCF/On/9ynzV",
+	"bCCaIy6o0fgxskCM7nO4P0+iFoAQhmzMBeYSGn5LF+cFxAX2iIpZwMc2k6Tkl08/y6IbyUU2N3Rar87T",
+	"qMiOeO+1pNo6yymJwWdRqIwzL+IzBq0P9qyPY65Y8meWpJ9mnkrYmCWG3sr5QtAtvVrrtUkXLtkivdNB",
+	"08yY0LZ7m0Ukp+oKgWeqA425Nd0492M9DQFRbEJHcGOaCbJBylA25RUceq5Z/C7+3SQFfb2pa7/fzLLV",
+	"uThvsqrQOoCwNWhUD3AoD3AoD3AoD3AoD3AoD3AoD3AoD3AoD3Aovwc4lIoEk4z9SzGGRF5zhTiezWDK",
+	"aMyU7SHUInOheQS9SKQGSyumPAT0SWF7mvAQf3yUzzjodQ82w+Rc02DrjWujZxFcu4UCPpwg19hihxUn",
+	"0d1mEmUN9sNtQEar9N0PW7fzul0p5W0SwcrifNWThdrbu+hwdZHMXYMrcxNmNdpIahPKNzHdRJChuro0",
+	"t1wOwdOfPpIFZjHf6ngggCjDNlIoNl+3SUPQmxpDwRCFbbXJuLLHlhQsHxweiCw6jI/ukAuI6IrQh4PG",
+	"qMOM3xzb8WC2gnGIWynGFBHgcb9maiDgQfxc1U5j0NCCE9qsJHIuwoKjaG0zrk8kvW1THMotwNaWy1YY",
+	"FJt08vJQHNa+YsuuX6u7fcV6c8DxFLgUnzMHQc1kM2Pdbym2/VvMg2Xkachdhmxr25BMCpuaqCQZ06SN",
+	"3alo1v/Ptvc7Ntw2FyFLgG1S2CXo7APV9QszNISA8O1AuHhREeW6g+2Q05GyfoZC07P0nSuKq/3VyaH6",
+	"rt36WzaByh+wt2KdO+kjlcux8ZpKlZmmqpOUqyEv5NUUNIHqo6pChBSWpfa4zCVMpp0b8g2pYu05DPLb",
+	"uq7U3S7auhbbrlqorsn2g2PrwbH14Nh6cGw9OLYeHFsPjq0Hx9aDY+t34th6b+jKz5W945TX2hSdDdNu",
+	"Uv9bqeQpN+vVg6R3Vqbr5MZaoSO/zQzWQttm8JKBLZewQCYO0jJtSZw2A7Ej7dh9hmRKY8Chw01PWSmh",
+	"coXQ2zvu9X++nVywZV0s/MaoykEiRbHtbX20+uEo+C92FMwVCx8Ogq/oIDCsaCRKPTnlfoehGr3uTvcg",
+	"++npF9wwO4WLB4L6Ogiq3dA330QyuHoFVSSN470nB2AFmB++o+qdEQDHh1ipr2++p2oKa/I46I0PWJfu",
+	"jY7CfrDPDsdPaG+0FxyEj9nRuEv7o/3gMHzCuuMe3RsdBI/DI9Yb9+n+6DB4EnZBu7w5U+exFEomKUyM",
+	"ufqWqyuIkYVmPg0VJIwJLiad2F10d50HoH3007/ZNcOq3sar15dvz85/gFvPmQhZ4u/o/qj75OjxqHvQ",
+	"2xuHwePgYL83OgyPzNz7R8E+O9g73A/74Qgev+AzpjSdxeUDpX+83/sZbzKazVOpgBn38iad9+s7FX5r",
+	"yAsTfff3j/Y/ll2cpWS5bYNSW7Ya8A/8jV3h3kMrvO1+k4GCBrFRYKBK2FWrWKHXp3zDnt8928C3uidC",
+	"UYrWvfbd+bO0nadeyLQjehzRoBAebfT6OweVLcZd//MP/Wqw76LkXhlqhJsqZO2qh/Cmsji4nUc+kxy3",
+	"fB7lzAZhh4IQqX3Ci9gVJcxGb/HEzYdydZmPg+8j4G/2sXnRleHZPn17dnH29PSFk2Tfn333vfv3y+fP",
+	"zt69dH+9eP2T+6cTfJvwZEk0brQUnjysEUibDJLJy1J0GuriAqlSXra95WtZepv35SXw6ncb1p7xKOJS",
+	"6KmqrNBbt7/VHVEgFJOXiAV2LbB8pSSskFIp7xQZOb9x5a33mTa/P/WrV+S+/FGS55oSnZf4cMNo1Fsv",
+	"alvMasDwpiKBWQ7bGNfQDybT0NTWhpir1hEAmYj2yiPjmOipVGlriIAKKXhgiATCuk2vkXmrbXEUZvaZ",
+	"FLMK7n2kEC3DUBDUujTtn7ldbbWrA7tECu9bmgmbUW60Iu/RE9LF8HLWuRebFtBgCp3HRei6Zheyetpk",
+	"ARPOHoL3YxBbtSoz1Z3psZ8Ve1V8Tu4GmPumhmkfopXlr2wcNw7tiDWpV6mekB282RxKR291c43KT/mU",
+	"EdNv30Ajq/5s/+2HW729IITcVIpd+Cs/umY2Kzj0PM0EqM4si/iYBcsgYtgQPdffNvVPZuBCMLGsX9OY",
+	"csS8cA2b2o2AioBFETZvytYoG6y0wH46QEVku7Jb7yf16PVmlf5cnlVeEa/ILLHy3mYCpvPy8Hia4DNc",
+	"uHRB50xE36NXN+xmu8C+UWZhEyk0E7Cg6PSbUTGHYmc1lXN96W7NfU56z9ozOFX8i6uNwB7Qc8qieGlC",
+	"cQ9IQjVrE4BAt47Q1Fu2UfnMg0PyITD8EBi+58DwlvnPKdLsaL4E+I+lspoaV6jetImX6kPGzGhfQTQP",
+	"Wej1FPFbhWRJw/3KLOgNUn/XdCVzHcl2VvT1uovWLJ+aG1zJ3KWGE/amTVwmpGlXieAkW7U+lM30IE+o",
+	"3Ge7mvU6Vk60FFfIWH6xYQOj0UvBjH4c2RUiTXZDA+0cPfkFybyswhleN52J7NiLkK6886r0U4fPYpm4",
+	"1mDTxnFjwvV0PnJdUbHVofcvGAjjARslXsLpm6Vd6i18Qmsb6LgmCylkZYGIq6mysAUV2ZIZqXjZjauN",
+	"RP8zS5sKP65SP1OpmOmWNgBmtc6c6pMdOUXaessCec2S5dNqWFb3M/TIUW2S9VQtYUjmxvlbg46CkHXG",
+	"kyn/ewX0TLL6tRdMEKNQR6wzV9igR30C2kj+bVWb8ZaNE6amt6iX9+Hly0AGtqZhM0c1QuS+ryolh5oD",
+	"8C+xBaGB0b0thwNgnLHubWNFCzwNiOGPFGDRtHZgRUoffQ4Ind8CQOcX6JGDC4fHdeML9IyprDc5JYed",
+	"kE+4RgjyAGo9EgDo8ziBNIc35r8O/N9hVfeMtZi5hbYvZjbvKzcpYoEGeVDbp/Uidbbk+tqB4Vfg02q/",
+	"Rq0qXNqWzX0DNZZ89TcCuVbtht1Rt8GVvSs2QO6x6UBOqSqZC92Dzt7tsX44xtv2dro7vd7ezuNaCK/8",
+	"K5THf6dpttRcseR0ApNtvJT/4FFEdw92upV9a1bCZXmdIG4BRpWuWCWYNW6Y2xWURIDzCmgr1Th7OXWq",
+	"dsxHitCRktFcM8LEHUB8ZeNuCPHF4xppA7gjWY9VD+OLjBM527kVXpgnrhE4LMGjaBt0syIhVb6ogMgM",
+	"UGrwQsQVA7jR2leudZl4VFsJ7W7RxnKLtuB6ur4zOw8LGGHekuYVLx43/ImU1iUj6hVCqLqE5CLfQek6",
+	"3bOaUpJNMb1escX2KF5OXN4axeuc6dMgYLFZUaPRqk1P/4JthjWLCDkKyYIwWNscmEOrjgyJlqCwxNqC",
+	"4SqWXDMP+953jMHzBfzsXcgReY+QzP6cehC+LFwp2Pd2QC9PM6cXdHNdrvYqG1yDfbjr2kdXW4p++3oc",
+	"0/7ZK2d8pg2w0+ipYan3lfjopZ2rUYbKnsmqlX3IXfqCuUsVhHlRaAqbuv5wh97XIaRvnFVRWuX6jr/u",
+	"Vne8ncDBlGsqjmE4Fx/0A93FHsFbLHyFV8ltrRdEOtwIJpfX+cR6RyiaVjnFbkM1FXLAI6MS8m9IrDcR",
+	"b+sY+Uxcplh+Yh4FrihfLTkDQhYnLKAYfhpFMrhiYSUdqS2w4wsEXqIho0NkTqi5YmGb8DGU8a5xP9Vo",
+	"FZ/LHVVsyuwxbDvzGm/Wptnfecem6TKXOdGj86wkN5UJng8pv/jvK48EHT8XiYyiOjw310wrYZosKNdc",
+	"TICZuVaoeZQ7IH9oSB3TuZ6+S7h5G/5xvLurpY6zxTwutwv8I77oD3/65vynv+49e/P8+zc/7L35y5vi",
+	"34N5t9s/5ErNWfKHdMBGu/FL8lSG7I2YoApKj/mMTthuLCYniKbZ5n/+5vXbRfeH7ybyD2mX+cZxY90r",
+	"y2LY/8gqlW9Y+PDffv3nkLx7e1ap6nsTrxrr3dszAr3NfnwL690mlAyrP3Dla9znVts65rc2wI7u9UlT",
+	"S2KeJ1wYLUwQGset9Rq3fUPbXx7/86qo8B00YCg2Z7mdXnkB+OUsCpVRHoMpFRN2gqAXiihNlwVSLbfq",
+	"OHC9VUrtNXrYlWCd4uh3IqlSHfd7tbrih1673/24Vk1coyVu1H7Ez+XLvhgvYUOYMnjHJg1HbjFuoSOJ",
+	"r2UfFlvJ+tGX087PtPOPbudop0a13rgNSYkkf8IkgFOt2ayq3um1YCRkxphLloTiXUW12T3ba7se8+ik",
+	"iahmIli+VI3jJ/s+lmkDEhSUpsmaODpK+KfghOxXdcrIpr0BsFDaAH+toe7NfKORfZjWKjY1x0eP/PCN",
+	"8wVRoRYrcTtyikyyZczRX7Wq+VjEkeSRIt9fmFMP7rehWEg1EdJOkQS2+einJkq6nfI/yF/n3KzdVnkL",
+	"+76edp9Z8qwmXnbNoMdVSsS2pwwTYSw54CBzPYVj3s5RVdM3iqANkj/cyJtCKxyZZ65dJgW71pfwUP8J",
+	"27c+5qOwC8UWe6P94CA8ZKVEjdW4DZGcINbC52PU9+2GYDfaipX1TxqSxg3CKN3Kdly9nxt1kmDjBoDb",
+	"R/L9bd0gHp3u6IdbB8Bh3zasni3I8Yoi2sJ+bCdMfAsgy8PztyzN4wu5whPo/V202KrsXnvtQtXennjm",
+	"QEoLxY/Ou0izueBSbyBi6lspvP+04ueiKLu119IO9NwuTKWbO2FeO95HithEQBSV2HE33Vny26//E44s",
+	"+6NNn5iBbq5d0LUc4gDUuRIm9iZpepZ83jKqzIRRQrG8jw0nY5Z9O0mYb6uLKvxbqSF/+7kIlRdgWt8Q",
+	"cF5fqW+WU2UW4Jqw1IaZRIWFKW/sMjvklJZxzELS1N55b890FpL9Xpd8JwVrOTc0ZOMON1JIWL2CmW1M",
+	"pd01H5lLIxYiMYHVpU6IYc4lmTEqlPV+mx82dvQ7ir9O8cDKso/ffYveauIp5R1Bjmuavhsn7JrLuXKO",
+	"BhopiT1B24SONcQJEjvkJ4SZtu9jOE8Kfq6NyHozpw9qdHMAKLP0kVFRia5rVrZOdG8gA+9baKey9q6E",
+	"9k9cT89rHBinItVcM8XVUBAXk9Sz4RKQsEEi5GFmFoe3DMw7Je5cNLucsp0s2//3I61Td9liqlhw+XL8",
+	"w49HyZPvfvjrL8nF4u/v3jx7cvbizc9nsv+CvqDni7KA95d2Sxqq812daypCmoTEPpNKkeYQZzmEiiB0",
+	"jxXSOjf8jHUMnX5VOstV5HxdW5JxkSkUmaahZaaJ2Pco6CAKep11cUGzGiHkXAQsJFS5fK+BcFbs0NFd",
+	"ir45zARwWhJDsFsfV4ZZEp0a5phAG85ZeyDSkeS1GwiF9LBE2vYVM4DmtFChekoFJBAURjPW1qXD7rQP",
+	"egCimOuQosyEPIQWm4Gr5AoSFnKNUKSG+eVC5FueppNDjs6yO3dyRThl9syuZfmS7kqq3qePpUU62bV0",
+	"xb1rbu28S7kFyLXA9ebsXcxN27/Zm7l3OZ2qf2tNSVHFGpTOxsxfu6qNtle0U1nJknO7bl/I0lsBfAm2",
+	"/EumFOA4oUTM5CztPe4cBXus83i0f9B5EvZ7ncNxl+3T/ugo2OuuwIzcBhsyQ3qMoWOrg3osoVwFPOZM",
+	"5GLaW9TeVCBf1cn+dMVqCho83266WQcbY5R/JeUFt4Erx9THl0xTp+2UdfwcRZXycRDGKoL82inzy9WQ",
+	"99bbEe3GTUfOOBjmSxvh+GqR0P+1gM839G95MOIV9a5bwn1nItZH/K6kOgue5hOdk95qPRB2Dd2VxdKH",
+	"XK7GFhLqlkDa2QpkRR134iyrA8IuYltn1R6lxfCrNTJ86i3ssfTb1kFPe3Gs1ejTD6fplztNS3uAHe63",
+	"2oPeRe/wuHd0vP9k6z3ojQ+DfqcbHjzuPKa9J50jtr/f2Rv1g17YZUfj/Sd3tAeeEKv/hH73eA8Qo2pQ",
+	"Fiug3WyBXQ20W/9gx//pAdrtIT1yBbTb/tGTXrefh3brF6Hd9tgBfRwcjXphf7zPDumToDsy8z9kT2g3",
+	"6LG98QF97MG+dUe9YC88YI/HRwD7tgLarYzE1h8f0V5wwB6P9sIn4y7dDw5Zf3QU9sZ79CB4zI5GXTMN",
+	"Wo/E5viqe1CBxNbf3xCJrf/k0DcAzzYWHh/vUKz6ZmWlYPVlyF3D8/bvFp7Xs4K/LEJvWVfcHqTXB9jI",
+	"xvtUqN6HE+HhRHg4Ef4rngh3j+iZhwbaAr3n/TpwyxQBYSMMzK8amXJbJMpVyJPrkSarkCVLeIq3wk9c",
+	"h5e4Db7hBh+dJ/Jta5BzT/8XRDFcDThR8sOU8ywy3eGOkM+2xTvDGOE84Xp5bpgKpdA3jCYsOZ1rIPcR",
+	"/PWt2/k//XTRKDrUnqWOTh8rARrXPQ+fnZ+SP/104eJiozmPdIcLgrUIpDlMw6X4mMJfhifkii3VQFBN",
+	"hrs7CxZFnSshF2L374srtfN3JcXwhAQR5TNFhs4sv+ShwuDlUAUyZkPMS6GuYA/nwG40SwSNBuJ1zMTZ",
+	"M/JUCsEC7eaEHtY4koijBqG+yTxhijSHb07/+vL5q4vzy9dnz55enp2fv3v+dngC8bM0gAOzGgh/Gjvu",
+	"X0YlHCaMhkNImDH/IouEazY8Jt89vyCCsRCQGcO29b/OmJ7KUOFd6IMFCQgiBjYn29ip1rEPuLeieMGh",
+	"xA0x/jokCdPzRDAomwLS5lK0wSFtb+3YKHEaUyVN9DJnOWBmz0DDNSK/MWUU8TutGvaXzjlLrnnAOnZ+",
+	"nXNX++DMgJj/wJYWLSNh2vxRmr3rAuei1ldsSZqpFx6qOXbBK6+Z0vB3a4eYN7Oko3gIRVPgOt8h38MM",
+	"iZkfRESpYh0uFBOKG3Vqgy/BeXbMREtfYfiLi7Gs/4TOmAZcTNL1BtI1mw8ApGMSJMtYy7SRHvzs4K3a",
+	"VRFD1Ua6gxyh+SjigY0gRVzpHXIaRTYyjdl5DsHp3fkzEpg3nDick/JNA4FiQ60G0iYXU254GG9Zxizs",
+	"4IFN1JTGDCsdJ3OzD3CBcDUwkhoi3eNEzgjXZLQkwwkTu3BfR16zJKLLnSWdRcOdgRgIl7hwnKYajuRc",
+	"59fJWxT4jDevzy8wOcCtm3qU0XLbVsoPxGgJU6xIkgCuww8YyZAzHNf8OfQzFYbEfnBTMWYkg/m+dPeB",
+	"o5CeVNswXQIDiZCArxaAtIDJNdcgvVNyf+N/3U/e152+OWu0G9csQViPRg/xK2TMBI1547ixt9Pd2UMg",
+	"rimI+N3r3i6d6+kuF9cc82DULtaNQ2lfJfzyuTlHzNtJ9hTmBabS1YjBiIurE4snZFitTR6TkC5VC+YN",
+	"OWpwHxb4DwQXhCoSyQkXJJRM7cC3me2k5vHESe3spY8UYTPKI4iOcUWycNwwpkotZBIOB6JJNYkYVZr0",
+	"IIxqznWWqNaJ+QJ2wxVU5sEbJvyaAcHyhFhfCXEj7ZBTMmNGyVBTHmP4zeJ80Miw6hLaunJFrliszadw",
+	"c5DgHhrlHqYMRgKiAJyl39FAfYkp/Y0MQdAFoKtjvCuOIx7Afbt/t3maSFfr9OLia1xZ2Me8gmYMEK/i",
+	"BOii3+3e3TTmevqWqXlk31wgJodLYQ/oPFqGlrAnO4aM93FOVa9K5w4v+4aG6aeax3rrHzsTgCD6NGEh",
+	"E5obk9082j9a/+iFlC+pWJ66FPGP7cbBJjM9E6h8PIe6CVDB5rMZTZYpgRQ4zHENwfpkOkHAL6OevTeP",
+	"p7wMLFTPvk+nLLhCsYzck54TKaWnm2LOU9Baj61YvORi2DomlPQOOjMu5ppZXW8gkPntmTCS4TIdOMOC",
+	"sSgrJHdvpvld2t+HJJDyirOBaH6vdfxaRMs2Oaczds41+8O5Tnig2+QN1dM/uK9uk3OjwTI/jcAyFTTJ",
+	"j8zhZ9QiQMYYiEjKeESDKzKVSrcMc4MEwGB+gQonTCuSLQT8dom/XTo+Qm2TDsQwDzI1BDk/NIcOye/Q",
+	"Lg7UwYGGpHlAcEXhDHJS0xwCp4LMBSi9uGNtQskikWKSbhm+nLh8SivNmIUlM1rNfrdnc83cpYFYyOTK",
+	"nNOJBPPqmPS6kG8BKm5sFLoAk8TM6L1uF64V8HjMgnFBeunkjd4BhV77/SNczrdMJ8vOKbw8C7fLKAQM",
+	"FnyfkdBW9pIFF6FcVAnOF0DZ9yMtYex/BRH5+xeP5ygF08ybTIzRlCM2EJG75t4rttwdsZUC8ztAatJF",
+	"5Lsqnh6SJuLkD621NkSbYmhfNQTwfsMeQOoDIWNE+gchIeg1n1Atk50gW+mdCdPN1tAYyKDH/8CWw2Oj",
+	"jBqiEY/UQLxx17P9sRv82o7OMbHzT+evX5k3zdpgBhi1R/sIS3aSqmWEAhuIgCVsJsUS2wzIxDZMSFkd",
+	"lnzMBVdTphCekmSyqk1UbOHHbfbnQKQLaEnZKlCLVNGzU2ibVxqRNeRIepfeigyrRMM3Zg/f4NP3KSZK",
+	"7/lCIsNOwe5wldi48E5AS2b/UkJC00Snes0VWxKlWYxxOwtvuI2MQDKvFxJ/Zgkfc3uCWdy1RwoAcBI0",
+	"kIYVfLqjpWHKZmvYInRCuVA4Zcd5AzFik7nI0K9TBkKFjOp5woz1GC05qAOJXhIeGu7iE3NgOBXMfJF5",
+	"ZWDEixEa6dO2F0rSJospD6ZkNleaTOk1IzS8ppAU36TuJkKBn0cskgtUJFAsGAPst1//JxlJPR2ILmE3",
+	"iHPWzr9YYSnfFWMxNBqAZ7gilASRBJeTf/exURfnioUtp5E6I3G0RDuxXVAv8yejkIsd8hzqv2AgzM7f",
+	"7/YGolKswGIF6O/QcgEJm1PmlKBHZvKoKVXJn2+BPj6DACq/6OtWWv6VZA7uTSZgnDlhhcgm8iZnFKzW",
+	"SdSmOglqRoEM2bGFqkXXRoa122Q0mA4EtfCEcJa3DKcbJrV+lxwUr8JHyBwMDrzftxs9JjUGjDVX4F2b",
+	"cBj4ZjbRI3xtKjV0ak0HH3r5ntizCt35gTG/VsbMHRhr2VPOV3hFn4tQ5WBlLdvUezfwvIkYteSLV3fI",
+	"KXbg6nf3SVNIexkV5swRIAUDJdn5Hi2+q5xriLuUiN/Mvd2IaUJnTLNE1WbQZ7fsWnj2pzCBBraYz9Hs",
+	"foVzOJ3HbenrbsxDqK4Yo9Jkd2ST/e3QKFqzxw5PNbfLuPyGsqxJ06SZXeVHQ1ttnBO4rG3PknYNJdTs",
+	"42kUNTbZiue5iTIRsnBnYwZOY7nvhFkemfB/sPBTtsfGl4Hu/Mjy394bwqrYPVjnxZRhb8D6jZtB/tyE",
+	"rcQPTssxva0wGi+0vjG/LK3OmxcJmQKdxorwZhpoUMpdAz+ekERGyNI2qDHjGVRxfhu/Y/ola9zjCfCS",
+	"1RmEDsn9qyeDiwqmWk0HkofBbkCjaESDq9UkYcE/wSEd8oQFeoekbnGq0deLMXpg1syeaxZEunnpcCCQ",
+	"YTGyNRegr7SNEQQVxo6njZ6VNnx888PT5+Qajcak1Xb/xHvPniGFDkTTs/IwK8GYVCH2PfoDDowOWWP1",
+	"gX60bBvbKrCzsWqHGoghuMku7YvCIQYws8ga1daRlkbzBVsYOdUC/49TG46tMghHg/ty2zAz5RYHPD6R",
+	"DNAEh7tpEdzucLWzHfxnNprwSJEhnSVDElGzN8PZmA4BM5eLOVMO1zWnMoOVfzwQ/hv/bdce+3/M++b/",
+	"8Nuv/0RATOutMxfM9ERmMdovqBsQ6kr+8PT1s+dD0kytSiSfNhk6SruE+4ZQtO0uzQW9phyyAM2t7ln4",
+	"cHMBt2su0g1rk6E9/S/N8g1bO2S/uz8QQ0OEl0LqyzRDJRz6PjWHdVuhFr/mYfDU8UxJP1jJOk4eYHTK",
+	"YZlCmsQvc5YssyyJAAvEMtnl4RT2u/tPKvKRKuFezKoWeo4Q8I/UvRieqH3zweGGL87JCySL5ttvn5LD",
+	"x/tH5P/9P/d3ejv9nV6rTbhQmtE0Obx+RRwa3VYTW6OtvT579vTcfHCdvrbX7Vf1M8Y0J0fbbcT/KLEU",
+	"6J/+wkOFXeqBN99jPtYmNJj3vJBBmr9fhRhVlBM7ufUofv/H2xor++sfMSv3SuqnKffciRr6VM4YgRAj",
+	"ZLOYzzUvSqlpg9MMcPJqj7K39uxSpLnX7bdyC6plhk4Bn0QKKW5uFqRZ5uOBGEdy0cYz6tyQozkMzJnS",
+	"JpC9RoYyZoKHeGAMMV5g+RMEJiDfQoCjeFY626cqsPuC3hSiurAMbdLrupBD6wQTaaZUTdH7B/NKD57c",
+	"sQqotS7KHFJNR1QxP7hqTqJ0IcwJOBABFUJqMmKuK3KqIpQOsuIpUCnZ70BGgyfbCOrMrbghV2ebLBMk",
+	"RUsX9UzceuDi+ljjljzs4mmrlVF7E2m6mB7xnNKtOgOznQbQXROTgqnIlX7j3n//cSiow66zOew0fgdW",
+	"h/mM6pjoZju9m7AJV5ol62LKp57bcoMYMKaYl8LAkABp48CkIrz01KaT1sWBIf5i5k64RiW3KkYV00Sx",
+	"wlDfJnJmhnGyvy5UPBC1sWLSLHiry4uI9w8hPceFiqcS8uzoQOTtBucIa4JXG6PLOGDLJlNDNznwJAuW",
+	"wpg590gzNXAGwsKggcpjdJ+YhWQet91JAu2bvCPpmOx394zNyOLLeexlBEHe9oIrti5g/RY+OMmSAb9o",
+	"0DhNQs5HjT+Fb/e7e+uftrM71yx+F28s9p2Qez0efxb3FISVHYVyMdk0vFNH3duHlDG9ak082Z0btjjF",
+	"O1NaA1EVajYiwAVTmmM5FyEZLUFcpEZzPps3TQMBlyYbiFwUGhq/2XRmPuHCwsmAbFC5sDxgfBnBN2PW",
+	"9qZaM2WzHrnywlJUkaGQgg3BMZ4LFgNsLAR4dTJXEMNKvPhxVVrKQNh4UrYGtuck0gn6REIJEDkatcol",
+	"hpC7aUbPpX3H8IRQMRD5ObmtNlO34gkeP8oehwTk6pSWXKS3JCLuObLsv2+rOFbvrqXVGrVi8zCDHe8W",
+	"0ayvQK7td482fuY50NTnkIY2rvYp4vCD/ddZ+BFFYMQ0qzJ2AaLKD0iXdLQT1+jQMCxkIHMBDZFmMqmI",
+	"pjyDV71JZ7ve+YW3omhrplZ9xJXOip2gHVLq6Ek/rlHkHN9M8ltz2I53/17RlmOzCByuVHiv4d0VDLE5",
+	"ab+S+ltzznwOQsVF2YY4IYm09mx+y+KIBu4k8wkR0rHrak7atu2nn4UhBTuxQUVpQdn80CJPFGEirAgj",
+	"PYXowpss4fU+DoX8S7Y6Cfarag/MaOG913N8MQMSPzBXTrGG1Kwnod5J8NPUxTl8p40cj42m5sD0s0IA",
+	"SB7I4pY5dwVCw9pqKc832ETtK21PNpprLUWrMnJpvvtNOul7TmPJXlSjBKT5HHSpvljCgZkIpGxouVmF",
+	"jo2erRAvUlNtpcuKBJJmGqOzATiM+Tk1nnp9621Ere0X6DxSttlCUtG+3owKYMkxot74hTtxwhQTmoXW",
+	"lAABhbUbUxllKTBNrsmM2tD6iDFh9P8IkiAwQxT9H4IhRr1RkxfgscXyOmdoo6GvSFMvJNF0lNYRgb6h",
+	"0+wz2xvYzIbsdaHY0Na8WDJpD4TR8OESFiOSuTDae5X6bbNfztPkkU9Pnrl78Wzf4snlL5dZduqRmyWU",
+	"JqYeut21YfLPkXnmdWv+ZP7+jukcL9mPS13Cjjnw81azvmtgvdInnGt1Xe8BFl4b63auFFsuBBlHdDJh",
+	"IRlaRWNY7SR2XHOfotxv8l0nyNPG3r9DJ7HK1nCDrd/9YP+1xuSBbLMqeyeljKY5rPOiWWkZK7KQyRUX",
+	"E8Sj8IkWvLOxq9rDxKWeV9CjyUwqDWqFFaxkyhJWoQq8ZdfyitVKx9od3sZ6Stfp81lPz700ua/RdrIL",
+	"/jltp+cCCzw2SqNUmsWdeby2/JgS56fP5ZXX6i9O5kJ1Xd7zz425vyDNoRrTYcvVsaTUqrDxc0iGN51i",
+	"yS0GBFqEqiuj/J7kEngR6U/ZplPFmCw4c+7J5pIh+ypzxy+wNUZuS76cLbeRS8y81GbFiHHEA/05OOY7",
+	"Xk4lxfqujZhn08JUzyeF4bxyBYgdcXicK5TwIo4DsU3Z6Ualpn5tqldyWumyA/HPQgwhZH74EcQfIFnB",
+	"j9FlFfID4ZfIe+HBYiVprb9+XUzO4/DfZwnnvbi7v9aA3IRf55zPt+G2dfE4Dzhji7LOsbOu8W2YsOjC",
+	"zwPhaNtoXHUVnX45p63KhOZcxRJOVNuyA3QgbnmCUlUnRyAcZiPkmOJYe2aSUxd/85ZrG27MxaPu9cDN",
+	"veO/4Mn7LyIKbDTqNrJASx2vssVe2QwS57THbH4bLvb019ZJVa3kRLrWehVRKMRsuTAT+ErUyQqz6AIh",
+	"AeV4/KDvVRSrzBP0qoJNk5etcjxeT3q7to3cBmYT9n4PvCa5TCQyiliYdmvU80QorzQinYrImVe9boFO",
+	"sz6PgSFuES2th2BKIWuLJgzAzU4I1P4uZHKlnPP11HWCRfy1pzSYss5TKXQioyERsgOZHxVBLPzwr4n8",
+	"u3foncXlNVNYoeD5e/DAXluy1waCfRc5pJ65XtIr5twN7h3QBxOqPPp7T47J+fennV6bHJKQTwB0c69L",
+	"FGp3RinLpf3QODaqGAYxHFNyrchQ6tjcery7OyTv3p7Zyvwf39rz5M2r7yBP3fzWAm1uQTng9GA/sIz3",
+	"B6KYPemLkeEahjxOGRLy049sy8hiSqVXXixFlYb2HNY15d174iIzPr5pZsaqdSDDlmlJVEDFzn9lfkCT",
+	"RzGNyJWxc6ZtVs3uUI93ARC2PhCBdg0Y6GkyITxhTxbAvSVXQi7UCRmmTRiGRNGl8kprufJBlM1zrNqn",
+	"9oIr/RTntMadfKbZDBHqIBbe7Jlt73W73TYJ2ZjOI23+atVVX2GbE9+FbJ+yrU98RPS9PiDl3/DZfAY/",
+	"d9uNGRf2zzJYermCDCdr6PKKx15mSP38bOuVyglWTs/Np1sxn/f3yJmwW3VRnawJG5LN5w7PZ9xUjt6o",
+	"eRzLBEKSjuAcs9gLZXbJo193bKIQhuZ3P9h/2ZDO6kSOqVT4ahZcIVzxhIHqZSuFoZ0mS45zhedtr51w",
+	"2+YL/TKXmqX56oqwGxro9B4LEJ1CNZrD5vnZm87hk16K+v3u7ZktG+ZG/3OczQAjKohkcNUmCzPvBVWu",
+	"7T+m9UKiP48iaEbs2iCjwz3LPnG1U0TTZMIwoGShc6kDVbf49TvkNDtEGSQfe/fZmGYKUl5CHB+IK7Zs",
+	"naTImK4fPui7KWqGe6vNofZAY/bdialIQJNkCaD1F3QyEM2zceeVFKzzkupgSn77X/53stfdx0yL+mO1",
+	"4rT8jumndsu3ziZwD75xZNaoLlU1U4aI8TVni+z4nrIoJM1B498HDdeYFKW6WW+9JIb427AXFFQGRq8i",
+	"s5p73f2B8JOG/MQ184pHaoe8NoYCJYFZCjLlQh8TSq5pNLcZ1OBdIoDcb0QXCwfCvB4JC7YR4KKh+rVN",
+	"ZmaVMeUa8zssKZm3YZaL0Li6lYjsuc1aWYt2v4LR7nNdiYVjffNVhYo7s4V1mXNwrlrSF0tcIOSSVII4",
+	"zIFmxstE8xkjVPEQA7mr6/P2quz/V3Y3cPSQKG5sRG0pDjdlY5XLrc6tfEruYT8Cug2ukD1Z7iw9utBi",
+	"oZx4ShGW1Imx3Nbnzh1LMrc/eXbhPFC7H+B/4UKyMs8E7nukqk6FrCHHu4QPW4SqzFABP/T5n78jfGbo",
+	"LkwoOA2wCsSSXFP7ZO7RJ9cnZEGjiGkFmjrhurVGWv5opvnj23sRmq+9/Ip0j3AdQVeDdIjDfS+Jt23d",
+	"7SEJmVmNsC57we7CytwFr+z/cL/9CakMRdkFW7Orrif/cTOL8oKrxPRVEspu9b1mQtyJHADi+J0Ig9OU",
+	"4xyn2WW+YzlgU4I6SMebZrGn5O/KoiwbgHpp80xT0BWnBCRU26QNuMUi0BilgUfMH9cc8iwamyMc0tua",
+	"thtRm4zYWCbQIAN0PByihY4J6Y4ZO8pAcEXGXNDIwwPcIafQ9c5N2PkpjdBCtKaErcjwzFGSugsp89Wo",
+	"Frh3mB+Gi/MlT+lNHCruQd+f8jk52jy1QU3XKwm276nDebiFXoC7kue1O5YDikUs0CgGVkkBjNn6tico",
+	"KpIHeDhiKyBhrWWs+MZaFctxALSRgl4gyj/YeUv7gSc5UYD93KxkSa0AmiT8milAzECPpHY6CtoQ6VE9",
+	"EKmwOsn8lzlh40mJwiiaYI/MSqgNWLCcQLgzeXAfWKNmtjDLLxTguIUwynYDqfOesy3vScf4PYiyLSUS",
+	"UpO3P748MIy1oXRCqXTFlnnBVGuIvOBKqyJIOQtTz06mLRX7nvn572S0dL7fOjAUO481vmXwZqQvdBCi",
+	"Rmeuc9eCPt3eONUERoYexx+rzBH/7SlIBbSeWYVyNlfbzsB2o6yYw7cJY0SzG219MWEOmj6VsCFpgr/R",
+	"5u45byPads7p2HbpEIzHeiB0QoXCvpoQVPYchdgoW0G3ztRl2Sx24iNxwsb8ppW6GAci7X6npjLR2G+j",
+	"/Jyaj9DgaXnOo+JCMpoUnEY5WLYDcLW7v3ubm2ulJT43M4Xi9ZqZyERDb9GKCIDXbzTrDupfQ//vmXgK",
+	"5P5+0+mgp5ZLsWpSrxP0tlXN69nz86felE7hL7j4/jZ4di8gSrMJ8B2GS+5V67ZMsz7W4XjXLGLExRXM",
+	"5DumvzVC6gUku9qxql0yKMwck6WeiQkjTTpS5pqn60xApWGzWC8rKjQmzAm9gsz70Eh1xMax+WxctJ2R",
+	"DJf/thtSTXe7uzz8FLyuDU7m+yjb8bqFVlbtxNkh4E6y9NL7j+263BtgLky+uWFhBxnMDWZb2aTyL4VF",
+	"S8/OYCqlslY2PrszEEP8F4DMOoUNIaAMqxy70YfoSbNchlEHPhEpwpI7Dau0WZx3NQ2s12PPQjaLpWYi",
+	"WEIX03tSYnOT/EJII4U54FvqcUeQNxdUOXSdggc/XTndAQ/LEtuBV83APpUttk6fMG/3JQhO0pced8Lu",
+	"2W/mhU5SOZdrpYxy+SolvykKL9AeK8XRaofuB7uGO7X9gcuzV65x8Gaf2E6dsrV3OSe6lYDtxuuYidTO",
+	"qVyPQjz3kQJzp10OYVpEJIuwmjC9cpU+//KYz612ipWoLdnAd/aZZoyGS0a21ZtUKY03JF211i3wOT61",
+	"JH+3peXPeZpvhIz0rUxGPAyZwCeerH/CTuuCzxi4HTY0xb2zLGeN9zaCb1pGkoYXUr6gyYThcwebrEia",
+	"ZfKShZyiyfeFvZIrFCQ8X7JYJcm0i2p1aUPDf6PcmLeM5oud1/oCdsipcI3xiz+mKc773f1KEJNanaj+",
+	"uOdhLcRTdrrcR5HynRsxaxSbe3XH3bKMBCZ21zXPK3gBER/ilEq2p36v6/yneL78jv45f1e1k8vrBr+R",
+	"n8vvjX8vzqZsQr6/6fdk+WdfsN7495Zzhf2fjbjKBZCN9cleAO+FRa0le8u/nC9gkeMVx+H+1RUeASmu",
+	"WaJzbcZZSN6dP7MGfgUAfxZF+2XO5pADDRa8wjg4cYj5CQt4zBEZzmZdS8WEi729glgZuwmgIs3PEH2k",
+	"vBDciEZUBKzeLVBLFF+ZZyCb5xdyDngLVXNweqz6hZwCeZFyhwLgX9xuyBbud2k23Eb7X/i0Ui0VN1d9",
+	"dj/49HUX6r9/xFZZAB4vrjMCVknAlUxeawrkmOlrtwa2kWtfn02Qzf6zmwWbc0jaNHD3g/vnWfhx1+GZ",
+	"d6hSTK+GgmvCsd+2zSNJTHlSOvWz8HhiY/ch4eLEC4mnTSuTa6eJ1LQlxEFP7QxPcYLbKghpTd3L9Kvv",
+	"V0kvzLeGnj0ceXPbl0L52tvi6dxJ9zl6LuLS5CjMWBcx5WEe1jTtg4Rq8nxdemnElT4mQxx/CGF6hXXk",
+	"kFqO2jEPSfPp6dmbTu+oTdjOZIcMGY97BwfHT/YP9nZZEvS7x92bJ3t7v/36z2EL4TxRM8b2AsvZSEak",
+	"mXvq3fmzp8PWCRlaZjgmRhwPsVOV64pUwSAD8VPCNcOWV9XZYvfPMPeRNVaY7ZcCPLkNz1rwVluMKibs",
+	"gYlLCNRSKpaiFG3Ny2uOrph31ra0AmCvFI6UzKigE4ZY1RSSvzsAO2zBStt4vxyTkdRTQCRWJ0YiMKUL",
+	"N5pL9m4RLbFAHmofwzYJuTI2kk0QaiOyMeSLUW0GxKopjdNzyegIcsG1wmyktHlRa4dA4Q6yfqWrLeX8",
+	"mP+A/aG+9jMSJroKg9WsbNHL+MBd1divnvplS00LXcIK52OlG+lMKehjKxzwvxsoQw3DFG9z6fTNWduZ",
+	"R8gWFsbbnqVNe7wNxNDwCUD+kaG6ujR/XQ7NsCdkaNhvSGYIeIG/m0v4O/CLa5ZVYFRs9AVltoZPnLfY",
+	"VtIaPjomXHv9v+BYT5P8sr6KiDGDuOFNIQfCcyd1fmDLY8BUAl5eyHkUInq4luSKsdgxcBHgYiBWIFys",
+	"OcbR9M3z81d9guOEcaIrkb/vOkMmtIuzAqDsii19GKGcGxwhg/NDVSQWmJtW7saHBrZUKburrthylxvT",
+	"Ozuz8C5YpB1jre94P92va+t3qT04N1Amiz5JT9j9sL61jz16LHS15/nx4P1TeRMnMnBgBhbFmlpUUHOP",
+	"10dlIJqIXgWF6aBg2P5/oEFgXQoc9NfyCgHjkPZCKwrRe8Q1mQtb9rxWlLxdT7y3FCXtmlXbBk77PhsR",
+	"3bWeUo+WlW7R70452cixlT76edsjmVX9dLa3UaeV1sGqcBVpAthIQIXRFJxPTbTSOgE/YB2yEQekkLke",
+	"gHKxZBqNGznXbYAHyjwDaNKTdHXJCJbD9alIUm3fIbZylc60pjzdsec39qO/egugOOEaFnOhwwfdv+we",
+	"84h3lG779nySvbMWK8jBZ3m2u5XbCgxWzejMazhku3jnMcBW+njP3Rx+N3SbzrgWAg4Q0R4cu1WUa+gF",
+	"jVV4Jl2sEk5cu3HTiVky49jt4bjh7jw2QrJR7+y1xNmErslGlUN65WLSKoHhOzs2Yyczv51VLtZ7oNe7",
+	"N82qSfXzOVW3ZRVjpQfbNuX7l/Gkpr38PoV58JHjhbEcGub3XBMSsHgDzMpceWQs2Ggq5ZXaVLey9xMm",
+	"wlhyocFBBEhrFscjYSRiY22UpROL8xuyiIMBFckJ1PSrLRyhP+ELn7v3ff3nSmHGq1yj6So+cEllLl2R",
+	"2LZ0hJolfvf2BZnNFfgIp1rHijTN/6CrXwossXMwogAsR6NILhSJE35NNbMYgwqNhYQpGV2zgdCSYAcT",
+	"V1TMMHpwkja76h16TBJ76SQ75EwrULB4iig4EM3hYqpYcPnbr/8ctsm5piI09oQlJtWq8Y5u6YYs0Obv",
+	"wB9ZmPGXytbLz+Inrqe2AGcNZxcqs2qdmNg12jox0+0puTFR1m62mx8abhKVTk3343aezTbi6ebn+QwF",
+	"PK+q6IrKsty7/bPMGNueFubs6qdKjmK4uTDj86ym6p5n+/F353y6vzTJ7ATFxP3fb4bkqpPuNAwJLR11",
+	"t7L/nTK3G+YYslKvy5iw0PATmzAYsx+93lRrNos1aWo+Y21bx9EmEYXQWpsw88kWRhjOpbTssUd++Ka1",
+	"Q35gsXaNc7fW+2plxV05vKFgJVuvtDuY24i6ihWP931Xd4qiPZ8D368FySi+30HDsGu24uXXrPTmW2I+",
+	"tlcQhpYkYXqeCIuF3veh0A9uhYR+sBIIvb8WB/0zKO52AVbmNGQb9qC5V3iFnDTzLb9Pk2hA8Wr3g6X8",
+	"j7sJs4PXI9CdB1MWziObKQhPYoJAO8MMA5zuoX1Nh4fDtiF0KTwNrjnMeH3YAug3ORAoHBl2J8huVvOR",
+	"mcII0v0AlZZmqyDHhGuLb55vwZEwnUACxIyGbCDCOYPWaVwobeSlHJNQzs2bNogV2tcVlcRrdlf6fmXQ",
+	"EJeXh2a5rrU1Y6DRvLe4uALKY5+6oGIm4T49rFgtc+9Z0JcFVf/LCiqiLDuEDxHOOxN2dgsIFb58+TRR",
+	"9yGjuJUJDg48fQYwtylTZZLH4zTP95aXIOXGcVtYmLeXH2seK7y22mO3X6nUMv1A4HdL4AwLuO7UQPFp",
+	"fBdNbos7W3+cn0ImWNr4quwLO4HDtL9PpnKe+IeM673h9TYdLcHQaRMlB4K6HiQJ5AioBdfWBpJzTSKp",
+	"MI/H8VJWIQYz51LAaa4QoJZoaIXqpjEQNGFEAnj9fveoBemMmIEYJjL20jEzxEJz84wuraYwldEGx/7G",
+	"bosvy7Tdr8gll5HTv5DA2Mjz8tbS9edsP4YUDCep3ahHRS/57WTOBpAZxSBXLTzG5u6LVZAZd+e4eEDa",
+	"uD+kjQe7fm2NQjXYxaahObC9E2Ogtwm4jFQ7zdgD1DuQ1IU8fjKlIozgQFYDkXWr/P/Zu3rctmEofBUi",
+	"Sy3AUdShQ90p6BC0kwG36NKiYkxGJsrShikHNYocoPfoyXqSQu+REmn9mFEiO0E8BB4SUQzNR76/7/sC",
+	"YOMpGUGPbnEhgwkzy6dh/6UJodClu9GcWTlyc9WXpu4AwN9G9y2/9WfH6Hkpn0g1ngapxvtiV0tTg2rY",
+	"DrU61Bwe2LtxfgdWlsZBlBxjh/wjZJIZzw88w2dQH6tW4kQoMiCUxLHkEqZQ3TwP9BRR8jhrdRhnO0qf",
+	"VTN4dZUBkI7Of3DFyGixzCNDYo8k81bJ1vXgiovJZJQ7e2z9r1tkz6fXtjbzNoUPQ3BFkTn+5Ip1tYw7",
+	"luCtW7tLBiqWrWKQObDFcclQFhOpwu1ONkIMQC9O2flSyW0UE/D4NTZaaZoLfbP9qt4kCfn35y/5KRR+",
+	"0l/w+ToZJwn8kHmxKO+sEdk+LeRL2OtbfV6xRt/q0Y3i8f0lnPrulI9EmfAg4zxRJ9yj4be/0YbfXIHc",
+	"WOEkV505j6sAD3Cw4KbB5Ro86/hU6K2OllUcjiKry4iuQOabNyA89ucg+trOBcZg7RUJI1GdGs3J1LWg",
+	"kVWa1iJTnJEtzyOLQMRxJWcTyEMbbk9stdElY2cdxgja4M7+KscBuQ+q1HKj5pxBcaRYLEcXKSaXqkQw",
+	"Yw7QTWSQVKhbKgX7XvyOpzGZ0RtuGoDWWwMDU7vJmP3pj7Ao9tAnRM+8ydHOlPKL9k6XQXIWL+fICoqs",
+	"Z9A6fMAyCFoMocQcKs28gN7xBsOvb60lbdbybHJ2AXvW/H0tfBWZOhdqTDQHRBHGrx6WTtujtnzVK01W",
+	"fLmS4AWYagLAk+q1iWmTsl5cI7fXDY9a+/YC4xGVqwWN4iZOzKZBpgjNQJy2FMhrbp7EWKOli8nXQCWX",
+	"0w/kmi+EgYnvKLIY6uxK0Vymkfciq2I57qo3eQsMbDw+S+l1ccUYWPnHL5+cF1Sb4O7b3f8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

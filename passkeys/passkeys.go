@@ -130,15 +130,15 @@ func (s *Service) person(ctx context.Context, u store.User) (person, []store.Pas
 	return p, keys, nil
 }
 
-// begin stores a ceremony and answers the options the browser passes to navigator.credentials.
-func (s *Service) begin(ctx context.Context, u store.User, kind store.CeremonyKind, loginChallenge *uuid.UUID, options any, sd *webauthn.SessionData) (json.RawMessage, error) {
+// begin stores a ceremony (bound to a sign-in or session) and answers the options the browser passes to navigator.credentials.
+func (s *Service) begin(ctx context.Context, u store.User, kind store.CeremonyKind, boundTo *uuid.UUID, options any, sd *webauthn.SessionData) (json.RawMessage, error) {
 	raw, err := json.Marshal(sd)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now()
 	c := store.Ceremony{ID: uuid.Must(uuid.NewV7()), Challenge: sd.Challenge, UserID: u.ID, Kind: kind, Session: string(raw),
-		LoginChallengeID: loginChallenge, CreatedAt: now, ExpiresAt: now.Add(CeremonyTTL)}
+		BoundTo: boundTo, CreatedAt: now, ExpiresAt: now.Add(CeremonyTTL)}
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertCeremony(c, now.Add(-time.Hour)) }); err != nil {
 		return nil, err
 	}
@@ -262,10 +262,11 @@ func (s *Service) Delete(ctx context.Context, userID, id uuid.UUID) error {
 	return err
 }
 
-// BeginLogin starts the passkey step of a sign-in (loginChallenge: the password step's
-// challenge it continues): the request options ({"publicKey": PublicKeyCredentialRequestOptions})
-// listing the user's passkeys. A user without one is refused.
-func (s *Service) BeginLogin(ctx context.Context, u store.User, loginChallenge uuid.UUID) (json.RawMessage, error) {
+// BeginLogin starts checking a passkey of the user: the request options ({"publicKey":
+// PublicKeyCredentialRequestOptions}) listing the user's passkeys. boundTo is what the ceremony
+// belongs to — the password step's challenge of a sign-in, or the session of a step-up — and
+// FinishLogin must name it again. A user without a passkey is refused.
+func (s *Service) BeginLogin(ctx context.Context, u store.User, boundTo uuid.UUID) (json.RawMessage, error) {
 	p, _, err := s.person(ctx, u)
 	if err != nil {
 		return nil, err
@@ -277,14 +278,14 @@ func (s *Service) BeginLogin(ctx context.Context, u store.User, loginChallenge u
 	if err != nil {
 		return nil, err
 	}
-	return s.begin(ctx, u, store.CeremonyLogin, &loginChallenge, opts, sd)
+	return s.begin(ctx, u, store.CeremonyLogin, &boundTo, opts, sd)
 }
 
-// FinishLogin verifies the browser's assertion (PublicKeyCredential.toJSON()) for the sign-in
-// ceremony begun for loginChallenge and advances the passkey's signature counter. A counter not
+// FinishLogin verifies the browser's assertion (PublicKeyCredential.toJSON()) for the ceremony
+// begun for boundTo and advances the passkey's signature counter. A counter not
 // above the stored one (unless both are 0: an authenticator that keeps none) is a cloned
 // authenticator and refused, as is an assertion racing another with the same counter.
-func (s *Service) FinishLogin(ctx context.Context, u store.User, loginChallenge uuid.UUID, response json.RawMessage) (store.Passkey, error) {
+func (s *Service) FinishLogin(ctx context.Context, u store.User, boundTo uuid.UUID, response json.RawMessage) (store.Passkey, error) {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(response)
 	if err != nil {
 		return store.Passkey{}, refused(err)
@@ -293,8 +294,8 @@ func (s *Service) FinishLogin(ctx context.Context, u store.User, loginChallenge 
 	if err != nil {
 		return store.Passkey{}, err
 	}
-	if c.LoginChallengeID == nil || *c.LoginChallengeID != loginChallenge {
-		return store.Passkey{}, fmt.Errorf("%w: the ceremony belongs to another sign-in", domain.ErrPasskeyRefused)
+	if c.BoundTo == nil || *c.BoundTo != boundTo {
+		return store.Passkey{}, fmt.Errorf("%w: the ceremony belongs to another sign-in or session", domain.ErrPasskeyRefused)
 	}
 	p, keys, err := s.person(ctx, u)
 	if err != nil {

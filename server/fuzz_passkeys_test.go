@@ -52,3 +52,13 @@ func (s fuzzStub) OidcCallback(context.Context, gen.OidcCallbackRequestObject) (
 	s.call.reached = true
 	return gen.OidcCallback302Response{}, nil
 }
+
+func (s fuzzStub) BeginPasskeyStepUp(context.Context, gen.BeginPasskeyStepUpRequestObject) (gen.BeginPasskeyStepUpResponseObject, error) {
+	s.call.reached = true
+	return gen.BeginPasskeyStepUp200JSONResponse{}, nil
+}
+
+func (s fuzzStub) FinishPasskeyStepUp(context.Context, gen.FinishPasskeyStepUpRequestObject) (gen.FinishPasskeyStepUpResponseObject, error) {
+	s.call.reached = true
+	return gen.FinishPasskeyStepUp200JSONResponse{}, nil
+}

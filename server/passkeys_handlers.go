@@ -253,3 +253,35 @@ func oidcCookies(log *slog.Logger) gen.StrictMiddlewareFunc {
 		}
 	}
 }
+
+func (h *handlers) BeginPasskeyStepUp(ctx context.Context, req gen.BeginPasskeyStepUpRequestObject) (gen.BeginPasskeyStepUpResponseObject, error) {
+	p, err := actingPerson(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := h.people.StepUpPasskeyBegin(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	o, err := passkeyOptions(raw)
+	if err != nil {
+		return nil, err
+	}
+	return gen.BeginPasskeyStepUp200JSONResponse(o), nil
+}
+
+func (h *handlers) FinishPasskeyStepUp(ctx context.Context, req gen.FinishPasskeyStepUpRequestObject) (gen.FinishPasskeyStepUpResponseObject, error) {
+	p, err := actingPerson(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := json.Marshal(req.Body.Credential)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.people.StepUpPasskeyFinish(ctx, p, cred)
+	if err != nil {
+		return nil, err
+	}
+	return gen.FinishPasskeyStepUp200JSONResponse(authResult(ctx, r)), nil
+}

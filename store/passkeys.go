@@ -115,27 +115,27 @@ const (
 
 // Ceremony is a WebAuthn ceremony begun: single-use, short-lived.
 type Ceremony struct {
-	ID               uuid.UUID
-	Challenge        string // base64url, as in clientDataJSON
-	UserID           uuid.UUID
-	Kind             CeremonyKind
-	Session          string // go-webauthn's session data, JSON
-	LoginChallengeID *uuid.UUID
-	CreatedAt        time.Time
-	ExpiresAt        time.Time
-	UsedAt           *time.Time
+	ID        uuid.UUID
+	Challenge string // base64url, as in clientDataJSON
+	UserID    uuid.UUID
+	Kind      CeremonyKind
+	Session   string // go-webauthn's session data, JSON
+	BoundTo   *uuid.UUID
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 type ceremonyRow struct {
-	ID               uuid.UUID `gorm:"primaryKey"`
-	Challenge        string
-	UserID           uuid.UUID
-	Kind             string
-	Session          string
-	LoginChallengeID *uuid.UUID
-	CreatedAt        time.Time
-	ExpiresAt        time.Time
-	UsedAt           *time.Time
+	ID        uuid.UUID `gorm:"primaryKey"`
+	Challenge string
+	UserID    uuid.UUID
+	Kind      string
+	Session   string
+	BoundTo   *uuid.UUID
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
 }
 
 func (ceremonyRow) TableName() string { return "webauthn_ceremonies" }
@@ -146,7 +146,7 @@ func (t *Tx) InsertCeremony(c Ceremony, forgetBefore time.Time) error {
 		return translate(err)
 	}
 	return translate(t.db.Create(&ceremonyRow{ID: c.ID, Challenge: c.Challenge, UserID: c.UserID, Kind: string(c.Kind),
-		Session: c.Session, LoginChallengeID: c.LoginChallengeID, CreatedAt: c.CreatedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC()}).Error)
+		Session: c.Session, BoundTo: c.BoundTo, CreatedAt: c.CreatedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC()}).Error)
 }
 
 // SpendCeremony reads the ceremony of a challenge and marks it used, in one step: ErrNotFound
@@ -165,7 +165,7 @@ func (t *Tx) SpendCeremony(challenge string, userID uuid.UUID, kind CeremonyKind
 		return Ceremony{}, translate(err)
 	}
 	return Ceremony{ID: r.ID, Challenge: r.Challenge, UserID: r.UserID, Kind: CeremonyKind(r.Kind), Session: r.Session,
-		LoginChallengeID: r.LoginChallengeID, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), UsedAt: passkeyUTC(r.UsedAt)}, nil
+		BoundTo: r.BoundTo, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), UsedAt: passkeyUTC(r.UsedAt)}, nil
 }
 
 // OIDCLogin is a sign-in with the OIDC provider begun: the browser holds the state (a cookie and

@@ -71,6 +71,19 @@ func TestPasskeys(t *testing.T) {
 		code, _, _ := r.errorFields(t)
 		require.Equal(t, "step_up_required", code)
 
+		// A step-up with the passkey in that session: its new token registers.
+		su := e.do(http.MethodPost, "/v1/auth/step-up/passkey/begin", "", nil, bearerHdr(first.access)...)
+		require.Equal(t, http.StatusOK, su.Status, string(su.Body))
+		sucred, err := a.Assert(su.Body)
+		require.NoError(t, err)
+		stepped := e.do(http.MethodPost, "/v1/auth/step-up/passkey/finish", "", map[string]any{"credential": json.RawMessage(sucred)}, bearerHdr(first.access)...)
+		require.Equal(t, http.StatusOK, stepped.Status, string(stepped.Body))
+		again := e.do(http.MethodPost, "/v1/auth/step-up/passkey/finish", "", map[string]any{"credential": json.RawMessage(sucred)}, bearerHdr(first.access)...)
+		require.Equal(t, http.StatusBadRequest, again.Status, "a spent ceremony")
+		steppedTok := stepped.JSON(t)["accessToken"].(string)
+		r = e.do(http.MethodPost, "/v1/auth/passkeys/register/begin", "", nil, bearerHdr(steppedTok)...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+
 		// Sign-in: the password, then the passkey.
 		ch, methods := challengeOf(t, login(e, "pia@example.com", testPassword))
 		require.Equal(t, []any{"passkey"}, methods)
@@ -82,9 +95,9 @@ func TestPasskeys(t *testing.T) {
 		require.Equal(t, "no-store", ok.res.Header.Get("Cache-Control"))
 
 		// The same assertion again: challenge and ceremony are spent.
-		again := e.auth("/v1/auth/login/passkey/finish", body)
-		require.Equal(t, http.StatusUnauthorized, again.res.Status)
-		code, _, _ = again.res.errorFields(t)
+		spent := e.auth("/v1/auth/login/passkey/finish", body)
+		require.Equal(t, http.StatusUnauthorized, spent.res.Status)
+		code, _, _ = spent.res.errorFields(t)
 		require.Equal(t, "invalid_credentials", code)
 		// A spent ceremony's assertion for a new sign-in: refused too.
 		ch2, _ := challengeOf(t, login(e, "pia@example.com", testPassword))

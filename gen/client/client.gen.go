@@ -1264,6 +1264,12 @@ type PasskeyOptions struct {
 	PublicKey map[string]interface{} `json:"publicKey"`
 }
 
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
 // Payment A payment or deposit.
 //
 // Example: {"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}
@@ -2275,6 +2281,9 @@ type RefreshSessionJSONRequestBody = RefreshRequest
 // StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
 type StepUpJSONRequestBody = CodeRequest
 
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
+
 // DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
 type DisableTotpJSONRequestBody = CodeRequest
 
@@ -2939,6 +2948,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 	StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyStepUp Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 400 `passkey_refused`.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUpWithBody Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUp Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DisableTotpWithBody Turn the TOTP second factor off
 	//
@@ -3949,6 +3992,70 @@ func (c *Client) StepUpWithBody(ctx context.Context, contentType string, body io
 // Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 func (c *Client) StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStepUpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyStepUp Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 400 `passkey_refused`.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *Client) BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyStepUpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUpWithBody Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUp Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5571,6 +5678,73 @@ func NewStepUpRequestWithBody(server string, contentType string, body io.Reader)
 	}
 
 	operationPath := fmt.Sprintf("/v1/auth/step-up")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBeginPasskeyStepUpRequest constructs an http.Request for the BeginPasskeyStepUp method
+func NewBeginPasskeyStepUpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinishPasskeyStepUpRequest calls the generic FinishPasskeyStepUp builder with application/json body
+func NewFinishPasskeyStepUpRequest(server string, body FinishPasskeyStepUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyStepUpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyStepUpRequestWithBody constructs an http.Request for the FinishPasskeyStepUp method, with any body, and a specified content type
+func NewFinishPasskeyStepUpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/finish")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7661,6 +7835,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 	StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error)
 
+	// BeginPasskeyStepUpWithResponse Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 400 `passkey_refused`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
+
 	// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
 	//
 	// Needs a current code (or a recovery code); the recovery codes go with it.
@@ -9392,6 +9602,144 @@ func (r StepUpResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BeginPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyStepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinishPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyStepUpResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12477,6 +12825,60 @@ func (c *ClientWithResponses) StepUpWithResponse(ctx context.Context, body StepU
 	return ParseStepUpResult(rsp)
 }
 
+// BeginPasskeyStepUpWithResponse Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 400 `passkey_refused`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *ClientWithResponses) BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error) {
+	rsp, err := c.BeginPasskeyStepUp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
+}
+
 // DisableTotpWithBodyWithResponse Turn the TOTP second factor off
 //
 // Needs a current code (or a recovery code); the recovery codes go with it.
@@ -14233,6 +14635,114 @@ func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyStepUpResult parses an HTTP response from a BeginPasskeyStepUpWithResponse call
+func ParseBeginPasskeyStepUpResult(rsp *http.Response) (*BeginPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyStepUpResult parses an HTTP response from a FinishPasskeyStepUpWithResponse call
+func ParseFinishPasskeyStepUpResult(rsp *http.Response) (*FinishPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -443,6 +443,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/step-up/passkey/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start giving a passkey again
+         * @description The passkey form of `POST /v1/auth/step-up`: answers the options for
+         *     `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+         *     JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+         *     single use). A person without a passkey is 400 `passkey_refused`.
+         */
+        post: operations["beginPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up/passkey/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish giving a passkey again
+         * @description Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+         *     session — signature, relying party, origin, an advancing signature counter — and answers
+         *     a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+         *     with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+         */
+        post: operations["finishPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/providers": {
         parameters: {
             query?: never;
@@ -1215,6 +1261,27 @@ export interface components {
         FinishPasskeyLoginRequest: {
             /** @description The challenge of the sign-in. */
             challengeToken: string;
+            /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4",
+         *           "signature": "MEUCIQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        PasskeyStepUpRequest: {
             /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
             credential: {
                 [key: string]: unknown;
@@ -4723,6 +4790,58 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["InvalidCredentials"];
             429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyStepUpRequest"];
+            };
+        };
+        responses: {
+            /** @description The new access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
             500: components["responses"]["InternalError"];
         };
     };

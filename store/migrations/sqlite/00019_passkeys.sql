@@ -20,17 +20,18 @@ CREATE TABLE passkeys (
 );
 CREATE INDEX passkeys_user_idx ON passkeys (user_id);
 
--- The single-use ceremonies (a registration or a sign-in begun, not yet finished): in the
+-- The single-use ceremonies (a registration, sign-in or step-up begun, not yet finished): in the
 -- database so one `serve` process begins and another finishes. challenge is the base64url
 -- challenge sent to the browser (it comes back in clientDataJSON); session the go-webauthn
--- session data (JSON); login_challenge_id the password step a sign-in ceremony continues.
+-- session data (JSON); bound_to the password step's challenge a sign-in ceremony continues, or
+-- the session a step-up ceremony belongs to.
 CREATE TABLE webauthn_ceremonies (
     id                 TEXT PRIMARY KEY,
     challenge          TEXT NOT NULL UNIQUE,
     user_id            TEXT NOT NULL REFERENCES users(id),
     kind               TEXT NOT NULL CHECK (kind IN ('register', 'login')),
     session            TEXT NOT NULL,
-    login_challenge_id TEXT,
+    bound_to           TEXT,
     created_at         DATETIME NOT NULL,
     expires_at         DATETIME NOT NULL,
     used_at            DATETIME
