@@ -21,7 +21,10 @@ func (a *App) wireSignIn() error {
 		return err
 	default:
 		if a.People.Passkeys, err = passkeys.New(a.Store, rp, Now); err != nil {
-			return err
+			if d.WebAuthnRPID != "" || d.WebAuthnOrigins != "" {
+				return err
+			}
+			a.Log.Warn("passkeys are off: the public base URL gives no WebAuthn relying party", "err", err)
 		}
 	}
 	if d.OIDCIssuer == "" || d.OIDCClientID == "" {

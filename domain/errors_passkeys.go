@@ -11,6 +11,9 @@ var (
 	ErrPasskeyRefused = errors.New("the passkey response was refused")
 	// ErrPasskeyNotFound: no passkey of this user with that id (404).
 	ErrPasskeyNotFound = errors.New("no such passkey")
+	// ErrNoPasskey: checking a passkey of a person who has none (409 invalid_state; at sign-in
+	// 401 like every refusal there).
+	ErrNoPasskey = errors.New("this account has no passkey")
 	// ErrPasskeyExists: the authenticator's credential is registered already (409).
 	ErrPasskeyExists = errors.New("this passkey is registered already")
 	// ErrOIDCSignInOff: no OIDC provider to sign in with is configured (404).

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -60,6 +61,9 @@ func RelyingPartyFor(publicBaseURL, rpID, origins string) (RelyingParty, error) 
 		if len(rp.Origins) == 0 {
 			rp.Origins = []string{u.Scheme + "://" + u.Host}
 		}
+	}
+	if net.ParseIP(strings.Trim(rp.ID, "[]")) != nil {
+		return RelyingParty{}, fmt.Errorf("%w: the RP id %q is an IP address; WebAuthn needs a domain (set PAYMENTS_WEBAUTHN_RP_ID, or a public URL with a host name)", ErrConfig, rp.ID)
 	}
 	for _, o := range rp.Origins {
 		u, err := url.Parse(o)
@@ -265,14 +269,14 @@ func (s *Service) Delete(ctx context.Context, userID, id uuid.UUID) error {
 // BeginLogin starts checking a passkey of the user: the request options ({"publicKey":
 // PublicKeyCredentialRequestOptions}) listing the user's passkeys. boundTo is what the ceremony
 // belongs to — the password step's challenge of a sign-in, or the session of a step-up — and
-// FinishLogin must name it again. A user without a passkey is refused.
+// FinishLogin must name it again. A user without a passkey is domain.ErrNoPasskey.
 func (s *Service) BeginLogin(ctx context.Context, u store.User, boundTo uuid.UUID) (json.RawMessage, error) {
 	p, _, err := s.person(ctx, u)
 	if err != nil {
 		return nil, err
 	}
 	if len(p.creds) == 0 {
-		return nil, fmt.Errorf("%w: this account has no passkey", domain.ErrPasskeyRefused)
+		return nil, domain.ErrNoPasskey
 	}
 	opts, sd, err := s.wa.BeginLogin(p, webauthn.WithUserVerification(protocol.VerificationPreferred))
 	if err != nil {

@@ -122,7 +122,7 @@ func TestPasskeyCeremonies(t *testing.T) {
 			require.NoError(t, s.Delete(ctx, u.ID, k.ID))
 			assert.ErrorIs(t, s.Delete(ctx, u.ID, k.ID), domain.ErrPasskeyNotFound)
 			_, err = s.BeginLogin(ctx, u, lc)
-			assert.ErrorIs(t, err, domain.ErrPasskeyRefused)
+			assert.ErrorIs(t, err, domain.ErrNoPasskey)
 		})
 	}
 }
@@ -138,4 +138,6 @@ func TestRelyingPartyFor(t *testing.T) {
 	assert.Equal(t, []string{"https://dash.example.com", "https://example.com"}, rp.Origins)
 	_, err = passkeys.RelyingPartyFor("https://pay.example.com", "", "https://other.example")
 	assert.ErrorIs(t, err, passkeys.ErrConfig)
+	_, err = passkeys.RelyingPartyFor("http://127.0.0.1:8080", "", "")
+	assert.ErrorIs(t, err, passkeys.ErrConfig, "an IP address is no RP id")
 }

@@ -165,7 +165,7 @@ func (s *Service) LoginPasskeyBegin(ctx context.Context, challengeToken string, 
 		return nil, err
 	}
 	opts, err := s.Passkeys.BeginLogin(ctx, u, ch.ID)
-	if errors.Is(err, domain.ErrPasskeyRefused) {
+	if errors.Is(err, domain.ErrNoPasskey) {
 		return nil, ErrInvalidCredentials
 	}
 	return opts, err

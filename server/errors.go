@@ -87,6 +87,8 @@ func classify(err error) *apiError {
 	// Passkeys and the OIDC sign-in (issue 22).
 	case errors.Is(err, domain.ErrPasskeyRefused):
 		return invalidRequest(domain.CodePasskeyRefused, "credential", err.Error())
+	case errors.Is(err, domain.ErrNoPasskey):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
 	case errors.Is(err, domain.ErrPasskeyExists):
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodePasskeyExists, err.Error(), ""}
 	case errors.Is(err, domain.ErrPasskeyNotFound):

@@ -2014,6 +2014,11 @@ type InvalidSession = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
 
+// NoPasskey The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoPasskey = Error
+
 // OIDCNotConfigured The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2954,7 +2959,7 @@ type ClientInterface interface {
 	// The passkey form of `POST /v1/auth/step-up`: answers the options for
 	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
 	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
-	// single use). A person without a passkey is 400 `passkey_refused`.
+	// single use). A person without a passkey is 409 `invalid_state`.
 	//
 	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
 	BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4007,7 +4012,7 @@ func (c *Client) StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEdit
 // The passkey form of `POST /v1/auth/step-up`: answers the options for
 // `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
 // JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
-// single use). A person without a passkey is 400 `passkey_refused`.
+// single use). A person without a passkey is 409 `invalid_state`.
 //
 // Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
 func (c *Client) BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7840,7 +7845,7 @@ type ClientWithResponsesInterface interface {
 	// The passkey form of `POST /v1/auth/step-up`: answers the options for
 	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
 	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
-	// single use). A person without a passkey is 400 `passkey_refused`.
+	// single use). A person without a passkey is 409 `invalid_state`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9613,12 +9618,12 @@ type BeginPasskeyStepUpResult struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PasskeyOptions
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *PasskeyBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *PasskeysOff
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NoPasskey
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -9626,11 +9631,6 @@ type BeginPasskeyStepUpResult struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r BeginPasskeyStepUpResult) GetJSON200() *PasskeyOptions {
 	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r BeginPasskeyStepUpResult) GetJSON400() *PasskeyBadRequest {
-	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9641,6 +9641,11 @@ func (r BeginPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r BeginPasskeyStepUpResult) GetJSON404() *PasskeysOff {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON409() *NoPasskey {
+	return r.JSON409
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12830,7 +12835,7 @@ func (c *ClientWithResponses) StepUpWithResponse(ctx context.Context, body StepU
 // The passkey form of `POST /v1/auth/step-up`: answers the options for
 // `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
 // JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
-// single use). A person without a passkey is 400 `passkey_refused`.
+// single use). A person without a passkey is 409 `invalid_state`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -14669,13 +14674,6 @@ func ParseBeginPasskeyStepUpResult(rsp *http.Response) (*BeginPasskeyStepUpResul
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest PasskeyBadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest DashboardUnauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14689,6 +14687,13 @@ func ParseBeginPasskeyStepUpResult(rsp *http.Response) (*BeginPasskeyStepUpResul
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NoPasskey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

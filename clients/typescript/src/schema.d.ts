@@ -457,7 +457,7 @@ export interface paths {
          * @description The passkey form of `POST /v1/auth/step-up`: answers the options for
          *     `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
          *     JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
-         *     single use). A person without a passkey is 400 `passkey_refused`.
+         *     single use). A person without a passkey is 409 `invalid_state`.
          */
         post: operations["beginPasskeyStepUp"];
         delete?: never;
@@ -3730,6 +3730,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The person has no passkey to give (`invalid_state`). */
+        NoPasskey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "this account has no passkey"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description This authenticator's passkey is registered already (`passkey_exists`). */
         PasskeyExists: {
             headers: {
@@ -4811,9 +4829,9 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyOptions"];
                 };
             };
-            400: components["responses"]["PasskeyBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             404: components["responses"]["PasskeysOff"];
+            409: components["responses"]["NoPasskey"];
             500: components["responses"]["InternalError"];
         };
     };
