@@ -167,6 +167,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
 		}}
 	a.People = &people.Service{Store: st, Now: Now}
+	if err := a.wireSignIn(); err != nil { // passkeys and the OIDC sign-in (signin.go)
+		a.Close()
+		return nil, err
+	}
 	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now,
 		KeyCacheTTL: cfg.KeyCacheTTL}
 	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,

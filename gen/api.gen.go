@@ -51,19 +51,19 @@ func (e AuditActorKind) Valid() bool {
 
 // Defines values for AuthResultMethods.
 const (
-	Passkey      AuthResultMethods = "passkey"
-	RecoveryCode AuthResultMethods = "recovery_code"
-	Totp         AuthResultMethods = "totp"
+	AuthResultMethodsPasskey      AuthResultMethods = "passkey"
+	AuthResultMethodsRecoveryCode AuthResultMethods = "recovery_code"
+	AuthResultMethodsTotp         AuthResultMethods = "totp"
 )
 
 // Valid indicates whether the value is a known member of the AuthResultMethods enum.
 func (e AuthResultMethods) Valid() bool {
 	switch e {
-	case Passkey:
+	case AuthResultMethodsPasskey:
 		return true
-	case RecoveryCode:
+	case AuthResultMethodsRecoveryCode:
 		return true
-	case Totp:
+	case AuthResultMethodsTotp:
 		return true
 	default:
 		return false
@@ -749,6 +749,23 @@ type AuditLogPage struct {
 	NextBefore *int64 `json:"nextBefore"`
 }
 
+// AuthProviders The ways to sign in.
+//
+// Example: {"oidc":{"enabled":true,"name":"Acme SSO"},"password":true}
+type AuthProviders struct {
+	// Oidc The OIDC provider.
+	Oidc struct {
+		// Enabled Whether `GET /v1/auth/oidc/start` signs in.
+		Enabled bool `json:"enabled"`
+
+		// Name The provider's name for the button (PAYMENTS_OIDC_NAME), when configured.
+		Name *string `json:"name,omitempty"`
+	} `json:"oidc"`
+
+	// Password Email and password (always).
+	Password bool `json:"password"`
+}
+
 // AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
 //
 // Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
@@ -774,6 +791,12 @@ type AuthResultMethods string
 
 // AuthResultStatus Whether the person is signed in or has a second factor to give.
 type AuthResultStatus string
+
+// BeginPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type BeginPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in (`POST /v1/auth/login`).
+	ChallengeToken string `json:"challengeToken"`
+}
 
 // Chain An EVM chain.
 //
@@ -1157,6 +1180,24 @@ type Error struct {
 	} `json:"error"`
 }
 
+// FinishPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type FinishPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
+// FinishPasskeyRegistrationRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"attestationObject":"o2NmbXRkbm9uZQ","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0"},"type":"public-key"},"name":"MacBook"}
+type FinishPasskeyRegistrationRequest struct {
+	// Credential The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+
+	// Name The passkey's name, for the person's list (e.g. the device).
+	Name string `json:"name"`
+}
+
 // Invitation A pending invitation to join the merchant with a role.
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
@@ -1220,7 +1261,7 @@ type Me struct {
 	// Example: test
 	Mode Mode `json:"mode"`
 
-	// PasskeyCount The user's passkeys (none yet).
+	// PasskeyCount The number of the user's passkeys.
 	PasskeyCount int32 `json:"passkeyCount"`
 
 	// TotpEnabled Whether the user has a TOTP second factor.
@@ -1345,6 +1386,55 @@ type Pagination struct {
 
 	// TotalPages ceil(total / limit).
 	TotalPages int64 `json:"totalPages"`
+}
+
+// Passkey A registered passkey (its key material is never shown).
+//
+// Example: {"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","lastUsedAt":"2026-05-02T09:00:00Z","name":"MacBook","transports":["internal","hybrid"]}
+type Passkey struct {
+	// Aaguid The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+	Aaguid openapi_types.UUID `json:"aaguid"`
+
+	// CreatedAt When it was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The passkey's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastUsedAt When it last signed in.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name The name given at registration.
+	Name string `json:"name"`
+
+	// Transports How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid).
+	Transports []string `json:"transports"`
+}
+
+// PasskeyList Example: {"data":[{"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","name":"MacBook","transports":["internal"]}]}
+type PasskeyList struct {
+	// Data The passkeys, oldest first.
+	Data []Passkey `json:"data"`
+}
+
+// PasskeyOptions The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+// `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+// PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+// (binary members base64url), as defined by the WebAuthn Level 3 specification.
+//
+// Example: {"publicKey":{"allowCredentials":[{"id":"AAECAwQFBgcICQoLDA0ODw","type":"public-key"}],"challenge":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","rpId":"pay.example.com","timeout":300000,"userVerification":"preferred"}}
+type PasskeyOptions struct {
+	// Mediation The credential mediation requirement, when one is asked for.
+	Mediation *string `json:"mediation,omitempty"`
+
+	// PublicKey PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn).
+	PublicKey map[string]interface{} `json:"publicKey"`
+}
+
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
 }
 
 // Payment A payment or deposit.
@@ -1952,6 +2042,9 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int32
 
+// OIDCStateCookie defines model for OIDCStateCookie.
+type OIDCStateCookie = string
+
 // Offset defines model for Offset.
 type Offset = int32
 
@@ -2054,6 +2147,41 @@ type InvalidSession = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
 
+// NoPasskey The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoPasskey = Error
+
+// OIDCNotConfigured The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type OIDCNotConfigured = Error
+
+// PasskeyBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyBadRequest = Error
+
+// PasskeyExists The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyExists = Error
+
+// PasskeyNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyNotFound = Error
+
+// PasskeyStepUp The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyStepUp = Error
+
+// PasskeysOff The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeysOff = Error
+
 // PayloadTooLarge The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2123,6 +2251,21 @@ type WithdrawalNotFound = Error
 type LogoutParams struct {
 	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
 	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	// Code The provider's authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the sign-in begun.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's refusal (RFC 6749 §4.1.2.1), instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// PaymentsdOidc The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly).
+	PaymentsdOidc *OIDCStateCookie `form:"paymentsd_oidc,omitempty" json:"paymentsd_oidc,omitempty"`
 }
 
 // RefreshSessionParams defines parameters for RefreshSession.
@@ -2284,8 +2427,17 @@ type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
 
+// BeginPasskeyLoginJSONRequestBody defines body for BeginPasskeyLogin for application/json ContentType.
+type BeginPasskeyLoginJSONRequestBody = BeginPasskeyLoginRequest
+
+// FinishPasskeyLoginJSONRequestBody defines body for FinishPasskeyLogin for application/json ContentType.
+type FinishPasskeyLoginJSONRequestBody = FinishPasskeyLoginRequest
+
 // LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
 type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// FinishPasskeyRegistrationJSONRequestBody defines body for FinishPasskeyRegistration for application/json ContentType.
+type FinishPasskeyRegistrationJSONRequestBody = FinishPasskeyRegistrationRequest
 
 // ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
 type ChangePasswordJSONRequestBody = ChangePasswordRequest
@@ -2295,6 +2447,9 @@ type RefreshSessionJSONRequestBody = RefreshRequest
 
 // StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
 type StepUpJSONRequestBody = CodeRequest
+
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
 
 // DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
 type DisableTotpJSONRequestBody = CodeRequest
@@ -2519,6 +2674,12 @@ type ServerInterface interface {
 	// Login Sign in with an email and a password
 	// (POST /v1/auth/login)
 	Login(ctx echo.Context) error
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx echo.Context) error
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx echo.Context) error
 	// LoginSecondFactor Finish a sign-in with a second factor
 	// (POST /v1/auth/login/second-factor)
 	LoginSecondFactor(ctx echo.Context) error
@@ -2531,9 +2692,30 @@ type ServerInterface interface {
 	// GetMe The signed-in person
 	// (GET /v1/auth/me)
 	GetMe(ctx echo.Context) error
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx echo.Context, params OidcCallbackParams) error
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx echo.Context) error
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx echo.Context) error
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx echo.Context) error
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx echo.Context) error
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx echo.Context, passkeyId string) error
 	// ChangePassword Change the password
 	// (POST /v1/auth/password)
 	ChangePassword(ctx echo.Context) error
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx echo.Context) error
 	// RefreshSession Get a new access token with the refresh cookie
 	// (POST /v1/auth/refresh)
 	RefreshSession(ctx echo.Context, params RefreshSessionParams) error
@@ -2546,6 +2728,12 @@ type ServerInterface interface {
 	// StepUp Give a second factor again
 	// (POST /v1/auth/step-up)
 	StepUp(ctx echo.Context) error
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx echo.Context) error
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx echo.Context) error
 	// DisableTotp Turn the TOTP second factor off
 	// (DELETE /v1/auth/totp)
 	DisableTotp(ctx echo.Context) error
@@ -2694,6 +2882,24 @@ func (w *ServerInterfaceWrapper) Login(ctx echo.Context) error {
 	return err
 }
 
+// BeginPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyLogin(ctx)
+	return err
+}
+
+// FinishPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyLogin(ctx)
+	return err
+}
+
 // LoginSecondFactor converts echo context to params.
 func (w *ServerInterfaceWrapper) LoginSecondFactor(ctx echo.Context) error {
 	var err error
@@ -2744,12 +2950,116 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 	return err
 }
 
+// OidcCallback converts echo context to params.
+func (w *ServerInterfaceWrapper) OidcCallback(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OidcCallbackParams
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", ctx.QueryParams(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code: %s", err))
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", ctx.QueryParams(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter error: %s", err))
+	}
+
+	if cookie, err := ctx.Cookie("paymentsd_oidc"); err == nil {
+
+		var value OIDCStateCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_oidc", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_oidc: %s", err))
+		}
+		params.PaymentsdOidc = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.OidcCallback(ctx, params)
+	return err
+}
+
+// StartOidcLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) StartOidcLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartOidcLogin(ctx)
+	return err
+}
+
+// ListPasskeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPasskeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPasskeys(ctx)
+	return err
+}
+
+// BeginPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyRegistration(ctx)
+	return err
+}
+
+// FinishPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyRegistration(ctx)
+	return err
+}
+
+// DeletePasskey converts echo context to params.
+func (w *ServerInterfaceWrapper) DeletePasskey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "passkeyId" -------------
+	var passkeyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "passkeyId", ctx.Param("passkeyId"), &passkeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter passkeyId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeletePasskey(ctx, passkeyId)
+	return err
+}
+
 // ChangePassword converts echo context to params.
 func (w *ServerInterfaceWrapper) ChangePassword(ctx echo.Context) error {
 	var err error
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ChangePassword(ctx)
+	return err
+}
+
+// GetAuthProviders converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAuthProviders(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAuthProviders(ctx)
 	return err
 }
 
@@ -2807,6 +3117,24 @@ func (w *ServerInterfaceWrapper) StepUp(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.StepUp(ctx)
+	return err
+}
+
+// BeginPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyStepUp(ctx)
+	return err
+}
+
+// FinishPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyStepUp(ctx)
 	return err
 }
 
@@ -3847,6 +4175,17 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/auth/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
 	router.DELETE(options.BaseURL+"/v1/auth/sessions/:sessionId", wrapper.RevokeSession, options.OperationMiddlewares["revokeSession"]...)
 	router.POST(options.BaseURL+"/v1/auth/invitations/accept", wrapper.AcceptInvitation, options.OperationMiddlewares["acceptInvitation"]...)
+	router.GET(options.BaseURL+"/v1/auth/passkeys", wrapper.ListPasskeys, options.OperationMiddlewares["listPasskeys"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/begin", wrapper.BeginPasskeyRegistration, options.OperationMiddlewares["beginPasskeyRegistration"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/finish", wrapper.FinishPasskeyRegistration, options.OperationMiddlewares["finishPasskeyRegistration"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/passkeys/:passkeyId", wrapper.DeletePasskey, options.OperationMiddlewares["deletePasskey"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/begin", wrapper.BeginPasskeyLogin, options.OperationMiddlewares["beginPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/finish", wrapper.FinishPasskeyLogin, options.OperationMiddlewares["finishPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/begin", wrapper.BeginPasskeyStepUp, options.OperationMiddlewares["beginPasskeyStepUp"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/finish", wrapper.FinishPasskeyStepUp, options.OperationMiddlewares["finishPasskeyStepUp"]...)
+	router.GET(options.BaseURL+"/v1/auth/providers", wrapper.GetAuthProviders, options.OperationMiddlewares["getAuthProviders"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/start", wrapper.StartOidcLogin, options.OperationMiddlewares["startOidcLogin"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/callback", wrapper.OidcCallback, options.OperationMiddlewares["oidcCallback"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.GetMerchantSecurity, options.OperationMiddlewares["getMerchantSecurity"]...)
 	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.SetMerchantSecurity, options.OperationMiddlewares["setMerchantSecurity"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.ListPayments, options.OperationMiddlewares["listPayments"]...)
@@ -3923,6 +4262,20 @@ type InvalidCredentialsJSONResponse Error
 type InvalidSessionJSONResponse Error
 
 type NoChainAvailableJSONResponse Error
+
+type NoPasskeyJSONResponse Error
+
+type OIDCNotConfiguredJSONResponse Error
+
+type PasskeyBadRequestJSONResponse Error
+
+type PasskeyExistsJSONResponse Error
+
+type PasskeyNotFoundJSONResponse Error
+
+type PasskeyStepUpJSONResponse Error
+
+type PasskeysOffJSONResponse Error
 
 type PayloadTooLargeJSONResponse Error
 
@@ -4115,6 +4468,168 @@ func (response Login429JSONResponse) VisitLoginResponse(w http.ResponseWriter) e
 type Login500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response Login500JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLoginRequestObject struct {
+	Body *BeginPasskeyLoginJSONRequestBody
+}
+
+type BeginPasskeyLoginResponseObject interface {
+	VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyLogin200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyLogin200JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response BeginPasskeyLogin400JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response BeginPasskeyLogin401JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response BeginPasskeyLogin429JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyLogin500JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLoginRequestObject struct {
+	Body *FinishPasskeyLoginJSONRequestBody
+}
+
+type FinishPasskeyLoginResponseObject interface {
+	VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyLogin200JSONResponse AuthResult
+
+func (response FinishPasskeyLogin200JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response FinishPasskeyLogin400JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response FinishPasskeyLogin401JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response FinishPasskeyLogin429JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyLogin500JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4347,6 +4862,449 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type OidcCallbackRequestObject struct {
+	Params OidcCallbackParams
+}
+
+type OidcCallbackResponseObject interface {
+	VisitOidcCallbackResponse(w http.ResponseWriter) error
+}
+
+type OidcCallback302ResponseHeaders struct {
+	Location *string
+}
+
+type OidcCallback302Response struct {
+	Headers OidcCallback302ResponseHeaders
+}
+
+func (response OidcCallback302Response) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type OidcCallback400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response OidcCallback400JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response OidcCallback404JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response OidcCallback500JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLoginRequestObject struct {
+}
+
+type StartOidcLoginResponseObject interface {
+	VisitStartOidcLoginResponse(w http.ResponseWriter) error
+}
+
+type StartOidcLogin302ResponseHeaders struct {
+	Location *string
+}
+
+type StartOidcLogin302Response struct {
+	Headers StartOidcLogin302ResponseHeaders
+}
+
+func (response StartOidcLogin302Response) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type StartOidcLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response StartOidcLogin400JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response StartOidcLogin404JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StartOidcLogin500JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeysRequestObject struct {
+}
+
+type ListPasskeysResponseObject interface {
+	VisitListPasskeysResponse(w http.ResponseWriter) error
+}
+
+type ListPasskeys200JSONResponse PasskeyList
+
+func (response ListPasskeys200JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListPasskeys401JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPasskeys500JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistrationRequestObject struct {
+}
+
+type BeginPasskeyRegistrationResponseObject interface {
+	VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyRegistration200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyRegistration200JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyRegistration401JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response BeginPasskeyRegistration403JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyRegistration404JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyRegistration500JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistrationRequestObject struct {
+	Body *FinishPasskeyRegistrationJSONRequestBody
+}
+
+type FinishPasskeyRegistrationResponseObject interface {
+	VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyRegistration201JSONResponse Passkey
+
+func (response FinishPasskeyRegistration201JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyRegistration400JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyRegistration401JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response FinishPasskeyRegistration403JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyRegistration404JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration409JSONResponse struct{ PasskeyExistsJSONResponse }
+
+func (response FinishPasskeyRegistration409JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyRegistration500JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskeyRequestObject struct {
+	PasskeyId string `json:"passkeyId"`
+}
+
+type DeletePasskeyResponseObject interface {
+	VisitDeletePasskeyResponse(w http.ResponseWriter) error
+}
+
+type DeletePasskey204Response struct {
+}
+
+func (response DeletePasskey204Response) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePasskey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeletePasskey400JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DeletePasskey401JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey404JSONResponse struct{ PasskeyNotFoundJSONResponse }
+
+func (response DeletePasskey404JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeletePasskey500JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ChangePasswordRequestObject struct {
 	Body *ChangePasswordJSONRequestBody
 }
@@ -4396,6 +5354,55 @@ func (response ChangePassword401JSONResponse) VisitChangePasswordResponse(w http
 type ChangePassword500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ChangePassword500JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProvidersRequestObject struct {
+}
+
+type GetAuthProvidersResponseObject interface {
+	VisitGetAuthProvidersResponse(w http.ResponseWriter) error
+}
+
+type GetAuthProviders200JSONResponse AuthProviders
+
+func (response GetAuthProviders200JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetAuthProviders400JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAuthProviders500JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4666,6 +5673,165 @@ func (response StepUp409JSONResponse) VisitStepUpResponse(w http.ResponseWriter)
 type StepUp500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response StepUp500JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUpRequestObject struct {
+}
+
+type BeginPasskeyStepUpResponseObject interface {
+	VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyStepUp200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyStepUp200JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyStepUp401JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyStepUp404JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp409JSONResponse struct{ NoPasskeyJSONResponse }
+
+func (response BeginPasskeyStepUp409JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyStepUp500JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUpRequestObject struct {
+	Body *FinishPasskeyStepUpJSONRequestBody
+}
+
+type FinishPasskeyStepUpResponseObject interface {
+	VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyStepUp200JSONResponse AuthResult
+
+func (response FinishPasskeyStepUp200JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyStepUp400JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyStepUp401JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyStepUp404JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyStepUp500JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -8480,6 +9646,12 @@ type StrictServerInterface interface {
 	// Login Sign in with an email and a password
 	// (POST /v1/auth/login)
 	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx context.Context, request BeginPasskeyLoginRequestObject) (BeginPasskeyLoginResponseObject, error)
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx context.Context, request FinishPasskeyLoginRequestObject) (FinishPasskeyLoginResponseObject, error)
 	// LoginSecondFactor Finish a sign-in with a second factor
 	// (POST /v1/auth/login/second-factor)
 	LoginSecondFactor(ctx context.Context, request LoginSecondFactorRequestObject) (LoginSecondFactorResponseObject, error)
@@ -8492,9 +9664,30 @@ type StrictServerInterface interface {
 	// GetMe The signed-in person
 	// (GET /v1/auth/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx context.Context, request OidcCallbackRequestObject) (OidcCallbackResponseObject, error)
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx context.Context, request StartOidcLoginRequestObject) (StartOidcLoginResponseObject, error)
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx context.Context, request ListPasskeysRequestObject) (ListPasskeysResponseObject, error)
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx context.Context, request BeginPasskeyRegistrationRequestObject) (BeginPasskeyRegistrationResponseObject, error)
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx context.Context, request FinishPasskeyRegistrationRequestObject) (FinishPasskeyRegistrationResponseObject, error)
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx context.Context, request DeletePasskeyRequestObject) (DeletePasskeyResponseObject, error)
 	// ChangePassword Change the password
 	// (POST /v1/auth/password)
 	ChangePassword(ctx context.Context, request ChangePasswordRequestObject) (ChangePasswordResponseObject, error)
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx context.Context, request GetAuthProvidersRequestObject) (GetAuthProvidersResponseObject, error)
 	// RefreshSession Get a new access token with the refresh cookie
 	// (POST /v1/auth/refresh)
 	RefreshSession(ctx context.Context, request RefreshSessionRequestObject) (RefreshSessionResponseObject, error)
@@ -8507,6 +9700,12 @@ type StrictServerInterface interface {
 	// StepUp Give a second factor again
 	// (POST /v1/auth/step-up)
 	StepUp(ctx context.Context, request StepUpRequestObject) (StepUpResponseObject, error)
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx context.Context, request BeginPasskeyStepUpRequestObject) (BeginPasskeyStepUpResponseObject, error)
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx context.Context, request FinishPasskeyStepUpRequestObject) (FinishPasskeyStepUpResponseObject, error)
 	// DisableTotp Turn the TOTP second factor off
 	// (DELETE /v1/auth/totp)
 	DisableTotp(ctx context.Context, request DisableTotpRequestObject) (DisableTotpResponseObject, error)
@@ -8736,6 +9935,98 @@ func (sh *strictHandler) Login(ctx echo.Context) error {
 	return nil
 }
 
+// BeginPasskeyLogin operation middleware
+func (sh *strictHandler) BeginPasskeyLogin(ctx echo.Context) error {
+	var request BeginPasskeyLoginRequestObject
+
+	var body BeginPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyLogin(ctx.Request().Context(), request.(BeginPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyLoginResponseObject); ok {
+		return validResponse.VisitBeginPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyLogin operation middleware
+func (sh *strictHandler) FinishPasskeyLogin(ctx echo.Context) error {
+	var request FinishPasskeyLoginRequestObject
+
+	var body FinishPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyLogin(ctx.Request().Context(), request.(FinishPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyLoginResponseObject); ok {
+		return validResponse.VisitFinishPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // LoginSecondFactor operation middleware
 func (sh *strictHandler) LoginSecondFactor(ctx echo.Context) error {
 	var request LoginSecondFactorRequestObject
@@ -8853,6 +10144,171 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 	return nil
 }
 
+// OidcCallback operation middleware
+func (sh *strictHandler) OidcCallback(ctx echo.Context, params OidcCallbackParams) error {
+	var request OidcCallbackRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.OidcCallback(ctx.Request().Context(), request.(OidcCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OidcCallback")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(OidcCallbackResponseObject); ok {
+		return validResponse.VisitOidcCallbackResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartOidcLogin operation middleware
+func (sh *strictHandler) StartOidcLogin(ctx echo.Context) error {
+	var request StartOidcLoginRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartOidcLogin(ctx.Request().Context(), request.(StartOidcLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartOidcLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartOidcLoginResponseObject); ok {
+		return validResponse.VisitStartOidcLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListPasskeys operation middleware
+func (sh *strictHandler) ListPasskeys(ctx echo.Context) error {
+	var request ListPasskeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPasskeys(ctx.Request().Context(), request.(ListPasskeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPasskeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPasskeysResponseObject); ok {
+		return validResponse.VisitListPasskeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyRegistration operation middleware
+func (sh *strictHandler) BeginPasskeyRegistration(ctx echo.Context) error {
+	var request BeginPasskeyRegistrationRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyRegistration(ctx.Request().Context(), request.(BeginPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitBeginPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyRegistration operation middleware
+func (sh *strictHandler) FinishPasskeyRegistration(ctx echo.Context) error {
+	var request FinishPasskeyRegistrationRequestObject
+
+	var body FinishPasskeyRegistrationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyRegistration(ctx.Request().Context(), request.(FinishPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitFinishPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeletePasskey operation middleware
+func (sh *strictHandler) DeletePasskey(ctx echo.Context, passkeyId string) error {
+	var request DeletePasskeyRequestObject
+
+	request.PasskeyId = passkeyId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePasskey(ctx.Request().Context(), request.(DeletePasskeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePasskey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeletePasskeyResponseObject); ok {
+		return validResponse.VisitDeletePasskeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ChangePassword operation middleware
 func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
 	var request ChangePasswordRequestObject
@@ -8893,6 +10349,29 @@ func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(ChangePasswordResponseObject); ok {
 		return validResponse.VisitChangePasswordResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetAuthProviders operation middleware
+func (sh *strictHandler) GetAuthProviders(ctx echo.Context) error {
+	var request GetAuthProvidersRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAuthProviders(ctx.Request().Context(), request.(GetAuthProvidersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAuthProviders")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAuthProvidersResponseObject); ok {
+		return validResponse.VisitGetAuthProvidersResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9038,6 +10517,75 @@ func (sh *strictHandler) StepUp(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(StepUpResponseObject); ok {
 		return validResponse.VisitStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyStepUp operation middleware
+func (sh *strictHandler) BeginPasskeyStepUp(ctx echo.Context) error {
+	var request BeginPasskeyStepUpRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyStepUp(ctx.Request().Context(), request.(BeginPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitBeginPasskeyStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyStepUp operation middleware
+func (sh *strictHandler) FinishPasskeyStepUp(ctx echo.Context) error {
+	var request FinishPasskeyStepUpRequestObject
+
+	var body FinishPasskeyStepUpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyStepUp(ctx.Request().Context(), request.(FinishPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitFinishPasskeyStepUpResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10387,424 +11935,485 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bcxs5ti74VxDcJ8LU3iRFUhdbUnT0VtmuKnf51pbc1Rf6iGAmSKKVBFgJUDLL7Yg6LxMxLzMRE+dx",
-	"Hic6YuZhfs881y+ZwFoAEnnjRZZs1251nH3KSmYikcBaC+v6rQ+NSM7mUjChVeP4Q2PKaMxS+OezmM3m",
-	"UjOh37B5QpcsNldjpqKUzzWXonHcGOp0wYbkesoE0VOuSMrUXArFCFeEkhQeJHJMqCCMpglnKUnZTwum",
-	"NLnmekr0lBFFZ4z4t0XL9g9s2Wm0Giqashk1L2ViMWsc/61h3tZ412ro5Zw1jhtKp1xMGh8/fmw15jSl",
-	"M6bt3B9PWXQpF/o1Xc6Y0M8qpn4+ZWSOPxMem/dxc3lO9bTRagg6Y/CXe77VMPPmqVkFM41wejP6/jkT",
-	"Ez1tHB/um6lozVIz2H//238fDN53u+/+/b81yrNuNZ5QNR1JmsYvWBpNaf1EZ/Z3WC8tL5kgNNKKjGVK",
-	"mlQsidRTlhIq1DVLFdnv7u3UfNEse9OqT7rBN/zI9TRO6TVN6r7i2t9Rv+LX4Si3M8OAtH5gy/LUXtBL",
-	"pkiUMmouEEXHZo1JynS67JAzQ52XbEmoiJFURzJeOtI2+zHmqdKe8k/wJvMEUDgdiJiPxyw1hGYebRGZ",
-	"kuspT1juaWQKrojSPElIuhCCi0kr2NOjDvmBLRWhKSMqknMWm2nqKRsITx9mkpdsroEy+vtkKhep6gyE",
-	"W2zk72y5C2zXqCHr/sFBqzHjwv3dy1P5YPC+32sPBu8fPn33H9Wb8JzPuC6v/TPNZorMWUrmdMJIs2c+",
-	"qdftdlskZmO6SLT5KyPmnxYsXWbTT2DUcNL2qcZxr9ttNcYynVHdOG5woff6jZb5Jj4zwgTeYT7J/unn",
-	"zIVmE5bCpF+Nx4rVzlpLoi75nDTdTOvnKXGgyolWTtPNq1s5rzdsnDI1fSzlJWfVvKaYUlyKB0Ykw81W",
-	"bDQV02S0JIpPRJuLE/K91vNXIllmc49w2KIQVPGFHaqeSg6rtv6c0dlbxdJ64TYbsfSBIgvF0nrJsMAh",
-	"bkcm/MhGUykvn4p4Lnm93L3G2wiz99XPjmUj3cYMP5pBUKDAgXa60NNvaPwGxYS5EklhzmbzTzqfJzwC",
-	"6bX7d2Um/6HB3tPZPAHiYGkqU3wkRkq6ogmPL+DPVmPGlKIT84MRR+aikULXqTTSh72fmw8xIosmKaPx",
-	"0uyS+UY4cIFaYBRPpTi2lWcX+G7zOdka/LeUjRvHjX/bzVSPXfxV7T61939sFVkOByZczBeaNIf+vL+w",
-	"rxy2SHBxxpXiYjLcaRGK30KiRQoyeE6VupZpPBDNoV+KlMVMaE4TNWwRGIYM7QOv7f3hWDIlam4Gg+UK",
-	"xpExG7YGwo1g/tyBxRNkIS6FvBYtWEBzza0tF1dc49mTjZRddBMaiCGw8HDHyPOPLaCJM001eyzFOOHR",
-	"LZGFMkPm6IISxSIpYjKmkZYp6HaWGIw0WcxPSMwVHSWMcI0H2megCJRyNfOSokWE1GTEuJjYWcLBay7m",
-	"Fho+d7jTMSt6Ew4D9rSDnc7kAh+4osli5SpTvDW3zHCJzBbKzJuMmL5mTJD9bheOdXNiwf9IBNp6xoJ+",
-	"rDVLHqrJlp9WzrXEY7npyjQ2AvmY2DOVoPAiCZwGZjP6BwfBLO39G00zZRGfcyb0S6lPk0Res9Uz9fdf",
-	"CKkvqH0inK2/4zSOU6bUMSleQZMlZnOpuCbUXpRjNGwUS694xI6NCMjUWNirhNErlrsLtC8q/CB6SjWJ",
-	"qAChERNQWdyyFKexwfrcsjTtWEFlFmCYp8+h/xKkTbnQZkVGciFi1UKr45orNhAVApk0uYiSRWyIQrP3",
-	"GpeBK+BBfP/b82/bj1rEcFoqEyLTgRjxmKcsMhOlSVtesTTlMSPRlKY0MvYd4cLMiMdGHP/h7NVLq0AQ",
-	"cxLHRF/ziAGrU6LThYioZvFAGM17p/KIaJFhNKVcAOmoxXwuU83M7HM7DbeY71dmNjml+4EyHzDmk0UK",
-	"EgJeDnTDrF02k/AMFXDtki0fqGOijb4/k4ItjR2qcG3FQJjrgmkFTG/uj9mVYOa3ZNkiCb9i9ikpyIxy",
-	"AfeaH+GgGVaygvmagQg+R8s8fQa0azdDkV9/+Z/E2JYFlmgRrhW5pkliXmxuMtvmSNzsLVC54RRUOWFA",
-	"GmmzX/OUGTo1xo9Mjc3E0isW+4ks5mZm3fe//vLP8Xg8bhnraZ5KLSOZELVUms38cDsndjeHsPMK13s8",
-	"ZgIobsxZEtuT0rkDbuegtPowrK+cM5GTMzm3giEMM4pm8Qms2k8LqY2tietkqGfCOp/prAxmNeaCJoEK",
-	"AhRrlg/m51iURppfsU64gC+l/tbw/u0t4BiGC1fwpSRqEU3dfDuBrAzdMXbJ/Bi3t1gvpV8r66PiivAY",
-	"HQAsSpkmTe+3QvMcxORI6ulObrn+aJZz+zVTaCnAFNYc0He5kB9bDaCHNSevkos0YjVzCAlvSg1d4Zxg",
-	"4HBGcGHNfL7s1h4bcVNYb2MToPRb8ZmkOSyvUmZm2C/3ar0jnreCLvRUpvxnFt+OZu+mj1+a26czZg8b",
-	"e88D5daDC/Ln9hmeDW3rT22fwW+B5DJTNQYUTup2BVfd6wk6s4y4smc5yLGpTGKjyXmfmP2QS7YE5vQO",
-	"y29lOuJxzMSnre7YD5MnfK7s+RdL5gUqUBNQnZtesIhzlsKH3PYCbjINs3LmhEplwkhCo0t7ns4ZKjUP",
-	"FBm+b2czHJLm0H+5YYPc3UQwFmMEwBgrBTutOVSazS8W8wvnKEE+gjH8hOxvZpT840CmLFVSWF7T1sAz",
-	"A8OdF3hnMHx+52/nGFsj+pz4LfqQQqmX8xrd6YkGU7lky5afR4uwK2b+Y9VnmZK51Z0Cj8SIJVJMFHqa",
-	"c2QbLujtyyqg2UarETigLJOTEaMpS5GqO41jsUiScN2feVv1M8imcC45QTSjyVimM6NbBZ8AtMongsVk",
-	"tEQDRWkWE67UgqX5Nc3iKbckqDL1X11Yf02eYrM3YpDBzJYJuO9ebtXIrXqxJQW7kajC+NDarQhe2RxW",
-	"ba0Ves7F7QMwNycgiLZcpIxG0wLlaCnJzNiKRWGnjsOT2KwBNUav0qR3SJoxM7YRrBR4DXc+kymUmxAs",
-	"pZmRnzOxVjNp9g53TkhxlrCst8ST1rauYcgn9tevghvHjOpFysyu2Vnl6XTH2Y0r6LT0ucMWqSFeqxBw",
-	"RWI2TyTq1uAuAPXa+mPGmUcFvSzNofkP+nLAtzAEt0Oo9FN0okCEdspSBs4TUud2gWgrjORVFHTqXNMl",
-	"Sc05jXwWRFJvyR+fDXhxyZYXKbORl4KSWQjhkmuqcrEa99FZFNryVOh4CN51q0Rz48mR5rB6AcBOOsXo",
-	"fCGHxEXpIUBfF2H34XVFrim3ORQcIucDYcQ+NxQGRwqE+E/gNMBnwck1pjyB0Lu8NITIxmMWYeAdHMHK",
-	"USQZp4x1BqL0HVxcLBS6W9HENLqBIUHwtVq6lKowcaNSxEbhGMvU2KYDsZhPUnPJqWZXLFXgfhTsytit",
-	"XHA1NVIMeHWhIzkD344NRJGF0Dzxs0UtRVmDFiegtDSTs4aw9xKyFJzZQhKjG0JKD4XXQPoCo4nbV2Qj",
-	"x70P1ECgLaZQE0VOo2CaWWdYvHNcsWew1rjQJyQxf3A4RLlQ2rxajs3W6XTJxcRa0c+EZqmgydOMq26u",
-	"kuJQljPyuib+ROAn0vRpHDHp9o72Rr1xv/0w6sXth91ut/3I/H/d4H87oQU957fHem8Fez9nkVEt7YbB",
-	"0CdWHsP0SUTTlFt6zSaOwgxP38dZWPSWQs7BgBU6O2EzyhOwjzDmaiSuGcKr+Z9BpYc5tKwzBKeBf0Gs",
-	"1x4B0ZQmCROTMFbu+MoHh+viy0aTCJxLNEl2wlU/w9SNW4rm2sEKlimcgPa3YzBJIKwyoVx8Bq/OS+mz",
-	"UjDZpOXUeDulQEzl7CcmYiPQhoWvG+6cFL/hY6vxUj42SsLpFeWJUSo+bUGFvMAwEfXjFa19jGWgZmIE",
-	"JHr/QGw6BUTI6xN7diVUG5PvbgTAS6chgYwFO6pGlwonysJ5HhNzjCztOIU0syhicw0h09iQPBwxb14/",
-	"RjsNSNu54/xfhApUnHBAHu+gRSzYQFg9Loio4RuYnbwi7uiJO+Sl1FMzntElIGuPxfk1xRPgNV0mksbn",
-	"Uj6n6YR9qq8HzRAt5UUCw4Wbb5MGUPEwthDc8rkCO2n4dvY+AhMWlCL+MyNgtJFmj7zg35DR0qXVocSx",
-	"DtV/6bBOzsPF8g4uu7HnfMbkQt8SCdnBimGS3DZeW2+BVUhjI9nMg1+EpmIeI2OnqTk27FRIkxKlzTEY",
-	"k8XcsNrOibnN82YsBUYP30h0Jt51npLZPmfEP1BknrIrLhc+koGavzknlNV9+93+YbvXa/f3znvd4675",
-	"f39d452901VPqFF67Wo9UEResTSh81JWMAapSt8XfJk5t3dO7FhG9ppTkVzLRRKTOJVzQjWRIkKhb59H",
-	"PRDoLSUzurTvnMoElUKrl3xW57k94ENpYS99Jpe5U0hcHhB683A9PkfuXZiCglkDE0nGqZyReSojhh5x",
-	"Lc2PEUvQgfQ5SDXM5VeBKehCCKUEO6sMlDwCkV3AVQZ/w2YR385iGy67kNeCpYUsR6/eXDI2B09lwgxH",
-	"Gn0d7j8mM3rJvCLjAifmJ5/26MjUpyt/jt1A49nyt8tHCzxvZrfkwqhmdrbNYbYKQfANAj8sdj7rIKGS",
-	"uq9tDu2lC7zgtkfKF1QsT7Vms7n+RHPRaFkzKpYX1A1X6Wy2nhibyk7czU4Z5II82u+SIKMupZpdoBf7",
-	"9pa/MBs3i8xHS6MIk+dSZFy8aDOemsPSxxprBr+AjjVLyRvz7/Yp/BuDBsrIw6BUK7ijnMd+ho/Yg4H6",
-	"dYL0pCmLLs2kneGXLUap7OBjtstWLfrEXc52o+jWdEtqeSXc0R5Rnc+0oe7t2U46/TG3k1HCmdB3smVa",
-	"go9yg425/QCsMUcvoSKo7KYJgrFhcsWd+w1e2JfKlNhpFpM73gqfwfmCxZyew4Q+ZT0W2YgXMzPkBXxk",
-	"uCyPcfC2eZlP3y6+5oto7jYiMyxOZgiLlcV7tz9YMe09V1n3BgMUK7PfP0dMw53A5dq2FdGOj60GF2ox",
-	"HvPIsPM3NDEK1ZpU/uz+i5F9oJzQ/0w8NrtHDrrdbs48944kYh82SmavX5vgbwf6LAniISVxZbO1Rws0",
-	"EuyB9sBYJVSbG8cLBUGT45Ibp/iNA+Hj+ZExb3BAzC43OmN5SbNMudwymFMSNMqBqFUpKcpuV8BWr2K2",
-	"SF2UxmXlZbxyO/ZPpj+vSx/yN4a0XSiTvVM7KFD1N3Sc+Ndi7Rq48p75nKKgxIbGMcdM/9epnLNUcyNY",
-	"xjRRrBWunnPEQ71ZmrJIt6cyVaw9gno64G1IGDpu7P3Ubz+8fvPzXx+JP1/2rv7Sjf44fz7bV+f67eJP",
-	"Vz9e//n9X5Z//bnb6+/tm32dB+8N31M8kk+JYNdQofhA+bgAaXobodcPShS8scPecwX2t33Q1aCBZ6S1",
-	"rnbSf1RVaWKQo5VwcflAuYSo3LC9/qOq8sesQPFv9h1ZVb0c/Z1FGgrMrA/2VCmGyl5+Gj9OqQ7SOx6o",
-	"jNNoapPJY4KKZbCZ1A73tw8NcAU/M9vK+Lx3cHD8aP9gz2g7y9lIJo3jxtuzJ4/d5hbv22Vp1O8ed98/",
-	"2ts7eHQ0juJDFo8OWffReD96GO314/3xw97oYH8U027/qLfX+PiuldXdWipbCPQrN47/9q5ED7TmyyFO",
-	"BPFIfsVIwpVuGeUU/ehQ6ARloprNkKxyg/qPDgRE4ftLhOAWJHzErU0l0awYf/t124iEQBC5b/MzrqIr",
-	"pyWmKV02PgZb8qEkfNCbGE2lYgJqTTAmYUMt8F6z8q7MSAoGphWLS+GVkZQJoyDLsy0vvvAxvsim88Wq",
-	"FDTJHB02fNIUMquagAg9BktmOzkKKG9Sbg0K6+kWpOUIMJhzJaPOeSWywWmgHpvD0BAqi9F7aC5xrVgy",
-	"Bi0RUgYw3t/CbASuFZlSNd0psK8NuZzqxnHDO1D7OQcqN5za7dF+t8tG7d5hr99+2GeH7UeP4qN2t88e",
-	"RqO4N37Yf2SElTX5GXpPUjbm781KXV6YSxf74z6FiuoreYkvFYskKTFqMKkPWTl9TDVraz5jVWyCxY/+",
-	"3sUizBnNbsP5rT49X5h7PmazrxIXmKOEeQ3ZSdFCpIlITgRXjKCtl3FtYRVKkwuWpeazzWph8BNL0Vcz",
-	"MiyB/Qr76a1gbcMX1tPhc46He0AzMdUUBf7XQDxlOY/z+5Dx66rdtty2lonNmJWrtIi5Po20TKuOVIlS",
-	"hDqfHhUxOhswV63J53DJKBSnEyOSzFHLZnO99Al3kZzNIB+JC+bT2bB6rsjM2yw2n8Om7XW6nV5vr/Ow",
-	"0WpccqMHN9Bd2Gg1Ejpi5timgv6nmsp5x72q1fATNna8/JknCd096HTLOhivwWKw6BCtMGSBTIUeCQ+N",
-	"Y+ySBax2p5Lv55UCGT+lQoJCunabC+sUbUE9gi2V9GkdEAzzc7Llp7FL5bYHivfCwrfstMKIu4pz2+Y9",
-	"su5VKKph9ywYkl90e0uj1cA8ZshRwu0ugyW1Gu/bZoT2FU2hbNIMlVHkazdodunMD59de5W9KLjRvvKj",
-	"p4MPq9NrcPeQa7fZwYCUPqwRaLCrLZRrOCkggHCMWhZ9KnRacai+EhAmM1peHJRwhgpuZG+1PrSOlXrm",
-	"PHds/1UwHl0hhmOmKce8r02krD1Q9/uthqbphAGkygYfuNdtuCfOszyYS5SvBWXcLmulGeICzsdkWFh1",
-	"Y9y7S/YkgKxjzFS/8GU5/vaBKP+IOeDVDyLfX0CstZjRnB81uOzCdeZ2xbQxElUncApgRfnFYh77xytu",
-	"Uxc22frCpk/mhnM5NBeoReYGw+BNJ5UJC591l9lMXlm/iLczwwUNrvo1HQh/1tiIDBQYKTKkCz3t/PrL",
-	"P4cd8pJdE9xIBTHmEUN9HTGqMs2nzDolMeB5aeVhnR22luA31Q8DBqh2U6BCVUGLdj1JE7VqdzKcEOrr",
-	"I96+eW6jjJmuLZUOE0IzaVR1In6XymuF/hg0iZiRVjYxgE6MMXTJENQpRJc63G+UEaVClv1QG12MCc4I",
-	"DtxKuRyycaUKzEVM5NiOky2TY88q7sqzE5IouhvMv41sy5PjMK/hNLIwxgaaL9VeRLecuMl9VrBSGYHU",
-	"HiDP5eQ1xcyzUOVCHfNvwTlRlhc3OCpAktYfFZmW4M4KdXmR8Ct2cRT14sI5ES3SZPdRZ7tjIu+lPj4A",
-	"hLVqD8+NT4te8bTIlg68O4K9199AinyNoeg1/M1U/UwPqPBbhC+rovchJusPXZmKuR9w7k6ImRuRiAcC",
-	"WT/mciWz1hhwIRxcjo7hs3Jzq6ZPPX3DVKXX5dTJ7we+bKBDhqgHX3Ax9InjVECapnKFzk3MIArh5riy",
-	"/hCb6LtzQuoK39DkwazqkkJl3nJuPbxs+Yfp6LuIv+J/+PavT9+c//HsD0cdttftRP0kKxlVmY3ZPWh3",
-	"e4ZqeweWapWmeqEMD7ivqlI3gpeW16h30J5xsdCssAbfQEXojtvzovlQKTj9d5/X+3uzjHMtyYRfMRcD",
-	"QwiyA4KzUS2iuJgkYC/tVL4tWJ+yKsWEC/Fk32QfyJHnyqNzxvRUxqoOmTCoqVRhiaTRByYAORJ4zjz2",
-	"q9RzsOUhbLR06HVzqpSR7+9a63xs2a5XfDXk8wRT4crV6XJI6IfKxWIduvSzdZPMyMmYZVVkXgVfm+dg",
-	"O8sqroV89gpiFOTpn15gXnXRWVfjYOfqKSqOTqxwdY4FcN4xboENv6EKsSA1v2JPWMRnUA3Se+SunTlf",
-	"/dPz78tcFDi7C67W02ev232fDJ4/tfOTDeIZ+70qiz77mPqtrUx+t6UcuaKHwFEcLMqHip9xhUIvu12s",
-	"0gyLqxc8YxayhP9Z1tDyax2+0yz7OprK3PIw58JwpfmFSxquQi1NOpdfUUgCqKsc4xqrAm1mTsHPTqQ1",
-	"7+znX2rfEbwVpxG8lJyxuUw43eLl74zQmnBBnTXrcSaNqthrNaZUvQCdAt+GGLfH/ZZDkQVQWKlp0jju",
-	"uX+ah43O9fHTXJsoYCpEZ37Gq4Z4nd1Z6RHNjVVDUGLCHOrmDYLFBdzOFTFjwa6Du2xaZzuRYtI258p8",
-	"mhq6Ksu04guqscVtjFjI641ivbnJVI0o2PX6yPMGryrKhsLX5GdSvUOIUFTN8ShgqfJGLbjJ8AkUCGpq",
-	"bFeuXeZAtFBazjBaF2p9eXuifwD2hBRjbqQll0K5qkD8hGiJQdEqFbCc5J+3qvp0v9t+GO312kfjLmsf",
-	"jB7Fe9Eh7bGusTiMmYROMGRJZ4I+lxP5Nk0yDBK8/BLlw2kEohYx39Dgs/igjf6BMfDgLwiuwyWsCXVB",
-	"P2vfQKy20aqVkXD9ZU4KOoA8Byh53Ngq1Gtr9MOnjx4dPGLjcdzf64/2u3t7bP9hfNTtdvfi/R6L9vZZ",
-	"RFlMj4y5wq5mj91UzRRr9qKfU8dLe9FrP4y7/faj0V7U3mcH40P6cPQogr2wBPY25WYtDMOyxWyLYPZ/",
-	"Qghcp1SoMUt/b/Nwf7f5Rw4W3W7/cMGF7h8c/i7YNm9UIHCeS1vIToRDe+Usl91gDgRX5uMoKWUIghkQ",
-	"l2IJFPT+0QKl+cvpFUvPORBA2UY/yFk7Njk/wIqwIHNl4yfPe1XiyCZtcUHenj3BlDXSBLsW69gtHbVs",
-	"4CpkdBJNpVRM5X01yODbGsCtxvu2nHFIaV7a4+BjSU6UnPhonTkysDjB9iFw3ZkPscX2UjCsP2QCZlyc",
-	"UX7pMtn6YRPFzoy60a1FM4EBPlKFXWEFdd3CeFm5RhVw9xUtxluNrmeStbhD35r5WlLSTOk2wHu446Vp",
-	"4TogvGmROiy4phTJ8sSG1sxhQ5eKKGlubDmPCz7QArTQFA8qQGNFUNM8VVr9oqz9lw6BUCmfaj1Xx7u7",
-	"NJoxF4vZTeREdubAf6vD8jVblz9fwtfZo6a0vO7s2Vj9C3Arq9TATE5V54JBgWCG/KKY1olhLIuDGDIV",
-	"FUtM7ol5vAFX5Q7LPI5+t31U2XXCCwGbwbb5c/GC+ScKmflQEhcvWMv5tdTMEI3SZCG4Js0uNsOZU0BX",
-	"JuMFFPe3NnyxQ8FczzoFaZDBZ4YLVVqB4NM2lRe5o6jCvE7BIaUcfqQX8b660LGsh8IlTbzpBdPUmASE",
-	"zudY2A9OFmidYcHEd6ynFGmmc1PGKZ2d5eW94bjZ4Vvt6jK/P1AkSmR0Cbk+1hQhkEEdy2uhsrQNu3Tu",
-	"fqIu2fXmTrfMu7XaPIPdOMObPYtv9BCopJWBEy/G7Xh+NgWhVZaarVJyuz+gwnMnt9blDfWSLhBRRR0g",
-	"T8qr7Jo/OtTbcuD/mi7NLs7pskWo8x9Z28aZNZVmzL3Sf6/0h0p/9flWI0YAjdir29dTmdhEGdVCmRnj",
-	"61wLBhd4Btc98HIhKto/qDqSmoNBB/+18/vK46lwCFck97ynkXZTtceCPyl9ak94Yhbn5Rd2swMz4Jos",
-	"VIBeNzMw8NG7nGfZslZVDOaTHdXVg77c2E1cYuIPtaiY7tbA5IIQI3w6iSQXhS3fShzc6DQsypAPubdv",
-	"IU7KEatAvgSjoqjZIL3h7uyXUDAVN+vps9ftw0e9Y+IFlpEiexFsIPyT/SdesbSH18piCm+yy4s35eUR",
-	"3mDYSeHPpPn0zeN2vwsQO4XX58apmsDvoeLNDnrNuBsSaatAVl+VML6hTgTnfaAR5QV4QHCHG4VqcuJ+",
-	"fcFGlT7ltacscBPwQChX8q8rTj4UkGXxUjQWfB+hAifnyDzkpkolSsbsJk57zDHs9ff2Dw4rXO6VPoJT",
-	"ctiO+YRrcv7q/LWNhMvUuZwq+lbZgvcWQvxKBLiSMSv6zQ/317rNzYwqFwAyeDBJ/AYLESZblpbBuUpo",
-	"krwag0t5fVlCWPPkcjirgwshjKrraagBelJJouUiAns96EAD+BDXdKmMnpHwiOudDjnFFjbor7GHle13",
-	"AisT4q82oVPpAENFNSv5SYWDCCh43BgxUcyLTWWCCLxXLDFDlFfbPlwZ3YE0gQcK05kzNAdKRjRl7u+C",
-	"rKyYRC5Us5/rsbm3cSdZ9y2rqeGc0dkbc1+Rkh3oIgxST9HWCAw3QSwtFdZFgZpmLGJ0BY0Afq6FxnAH",
-	"a4fR+YaCpwUZLVZZhKgnRIzr9OTSuZ/r7Qn/Cxpp7ne7lbK6oDo6h/jaLA07j3cfW+Wvdw2TEExcSPt9",
-	"J+BIVrYHD58ImbK4/IXFKdnR1k8Jfn2H/F4uXQ2wK+yINXYqdkYthdRc+zbbyK3d64JltlkgoUKrNrTZ",
-	"guZ2tuMr/O/E4aejE9GTC+aWeaG0nLOdDnk1RxGA2L12QfE5+4nDY+hgZTcc1x4UFsIDiEHwIXMVUUjp",
-	"b4a+mIGwoYqgTn2nkKuMC7aBGnoT13veVZbXJz4MGhFN9aBxPGjs9weNjwWB0t1/tIUMcZ/8ho2rzKBv",
-	"M8JRrQxzGXRFAmX0qujFKjQOK4WmD6pm1x4M3ve+HQzeP/zW/PPo2//v//z1l//t11/+919/+X/av/7y",
-	"//76P/7Z/vV//N81H+GpNFynHMHe9Qw28ZfmvEZMxPmVsxgylKgFZOGNF4nj3hMy1XreVDsQ5cifLi7k",
-	"EJ4wu3pKxaUKfYgL0OFWksn0+3d/0+f4f/PX7/6mzt79/nh3dzX5aJ/27XQNJxPK8mjM37O4bd0E/qxw",
-	"yJRYPOVWo22Lf0OhVRDWrc1lZOBcdKSywYmHjXhr8jIxYTuPLRmkPrx98zxoL1WQuUGTL1yNJwtmQ669",
-	"bveg6By1ogYvup7xL5nO/RpJccUEZyJi3zI3ms2TWF99WZL7Zaue3sxJuHXpZ61LsNfNTJJnW6Rx2G1+",
-	"+qcXzsL/1ASQ4gIH3fU3r2FdnUxyNpVpIaOk5iguJZoUianWnbx+Z/7LUoHDST/N++WPug/3+v29w73u",
-	"4cOj7n7jrjza20w8pZq9VS6WaezkzsNHR100mR8+qvVFeyALG13w7tHIpRN/gSzhqnhFd8P/AT2Gr+BF",
-	"ZBCV8Pn+/vFhF4669JLp0znHD7T+qkrXvQonaVfvdcojs+yVK25p6UomVHM0re6Z71OZz6yX3eZbZLr+",
-	"bTBdb2Mmy4XwviIe2yomGMSwePzpIDJ5TlyouB1JLJWo58QQAChjxbAKwCwejPPRZ9LNdWUi3RoVuSJN",
-	"Tl3TefGMr7B4tycr71ANpzWnSzerTiRn5u/dTcb7N9QtfzdXF/2f1Juf9iZPXl20FwdH7+f7vD2b/fTH",
-	"9s/pT91nz5Nl/P3V68M/nCf6Yh9LVFJguS2frMDN8nrsBnkEhTXbJsxSYVN9j3q207+xvi6EtU7pFUt8",
-	"HZrRx8cpnTgQ+nLMwC7KhxU9lF2vWDWFhh8iqiy1KtgewUf4t7Ry4Pdl71PRJPkRy2NdU7ebeESvkJj9",
-	"fDo+MSebQcf23DAzWdSzjpmK2vUIFhUe1Kvq/NGnV+CJWc6ZsgA4jF+xk9BTmEGaYH2zuTlXGLaK0Nwy",
-	"XfmsFTB5n+Gz/W45s21RRVrw0UQKQsGaIylTMrmyiNvzxSjhkXNuMEWa5nas585SXoOaI+gqp8g85VdU",
-	"M4JlrApA8wMkEYXoshmBrrHwi3tQYdsHTuW8pQ8DOtNe7f7+3/7z3X808Y9/e/fvlUkABZpe1KXSILX6",
-	"4tyAUKuck3mQw/oagFU1xSD7sfX9jdJY1udA+3kdVHv8Vjqge9UO6HVpB76wD1BuxlgkywVKs6xr/wNF",
-	"IqppIicLRprD756ek92r3i57j/2pdrEAa3gyECxRzDbOZ5qlFxZEdLhzQrhG9FqaKElGDsksxPcL0egB",
-	"oGKBfTMHoonjYosc6L7nUHOHRX/p6uq+gDztfX/rtY/eQQ7Ih26r9/Bjjfcy861mLijnwsincSVL8vbs",
-	"SehJMve9q/WJht7Xm/tXA9fk3fsgi4xQEsB/ehEErcSSJMxMgURUsRPX9y2R1yw1V3Y6xJx+P7NU+qe4",
-	"srivcTHPZAuDRMhiVm73fffDfvfjf8NTP7hsCIC2x6ftb9/hDZtFaIK8Qh89Ly1PvQSL66H1bMQUC9pT",
-	"pn9gS+jp53SCZEnMKVAQaJc42FcCoudnXrj5KOrGPdYf79H90UF0GD9kj8ZHtDvqRf2KU95+02aYacEr",
-	"P9Qg3R1Fv/7yz7X7i6ge2XArNjELIddtZAYgcmLRRNjbNNlgP3lu6A22dUVEutLaPboRURzVBLj9p60w",
-	"Ozxs2e6/7WKMrJ195e/BEvvdT3t/+NlsUhlfI7ceq0gi2JT8xKoU74SLyyChUDtoAntErdaXbvKBm1Bg",
-	"8K3hB1QSYu542vA4ymUOVcn5JyXHUG24ycWWMNw0XtiOBKGqddc+pbX9MMt+0bWP9Es+pYIOV7c0z93Z",
-	"RoKj8BNOsrLqcGeIpDnTud5GhYC1PayvqQWnHcvUllTkivT8jWpKU9ecvhzJVesrMCpyKszGvNsMebTY",
-	"CK7lNzBc0CoG831eK5KSoTcr9EOQY2tNCina/ffvjUUHsb0CL9Q2xXAZckWQf9/2YcT0NWMCEhuoiLPM",
-	"hhpQ/026QhRsaje3TTLkXtBoygVrp4zGAMOP3VRDMi99WwWci/3YkutlMaMiG9veVwDg2nZ9KugdFqwE",
-	"Dk1nzKHsyPHY9p1yTQvGnCVx1UxWx65zOjLQTUQ1m8h0Wb1o+c3aKEOn1bDQNW5Zy+RcTNCCwauofrVi",
-	"43pxBVDxWpK/y4Jd54CEjL6wPdbzl9VnPhkF2uf4rUzTW42hdKvS/ZNS+WDIXD5fvohqtQzNqOkTIZy/",
-	"JE18IrhzXiu9GcDzcznhn5KsCl3Z/jNmMxks3NoWGJ+Qvlr0AJRRRPYr5fIm+CfbA5IUm4BXrvGLupLL",
-	"Cry1TZd4Gz0VgVLVlM8x46KQ+bGR4lrAC3nCZpKcaZnCdrMUWmwBeoH31atjc9iaBbGEj20MP74ruQAQ",
-	"Fu0xJl8iStA8D2y0Db3Y9iVwR6deuNU+iGVT67H2w0WtGs6tWA42jkbYo21Fy41wd1aNu81U87X4K8cU",
-	"NNe5N2ChcJcrS+oBUlEa5YouSSy3aSqRnSUrBACM7arHshY+mS16xdk1wGxkMtZo5TMI3CL5rVXug+Uv",
-	"FQTbUypciU16hmzVliHHDCvI1N4IXT0EI0uLBbFRzU/AXqvwBQHFHtEEoWYlV6FShUK36oQP31r4TN+9",
-	"IeSpakGK2xF0PFvZ5Qf6ASvXCcoD1KOHWMt5OzF0YlOlsRGQuS1ocQat5F0xKFabDM1/hjsnBP6hhrBC",
-	"I6mnLcJoNCVSgM9HXguSsHjC0uMAEwRrUaDkdSDAs+FKTIKwUj4E8aHhG5NluZUWYKqYAHmjnD7baRaT",
-	"GeCbzEvh71Uvtxr7a7qUC61yYS9DZE6fKD1+dITRpprnu2BF5n4L0gQ3jK7VQBetnnLBG1OaeInY3I4Z",
-	"e9Iip91RZn3+TLjVPjB+w8uSJuADoOyZtcfzC+UIZd3LHNMGxLHxIwXBYmkVhqmSE0XyqStUb5mzxQYp",
-	"AQ/edSWrOZpLUdZNtvsGHbQ+rSozCx7lyy3zs9/k4Krhl1pGSBSJ2YhrFrega+KSaUSXkQtNms7El2nQ",
-	"D3wz1PeVZ7Tt/JNly5dYt+5LSpTi2GHV4XPGokXK9XKttVRRDs/o7AH0wIcRiO9+kJf39lP7Y4p+y481",
-	"sF1ww4ea99gW+1w4l8m2p3fwklXLkW/MyidVzp0NovKFJRjR6JKJ+EcAuQpTJGiXsYe0t9+P+4cPo954",
-	"7/Bhb5/t00fjhweHvf6436UPjx6GiCRgk4QM9w6MvNNytYLNgrjJGcrFael8qjyGWg3b2WKVTyJompFL",
-	"uCwRQvUyVZHEVDrIMKKNkjSnRnU0FlpbimS501mBM6FqMz54rJxbE7M2gv3FnhkLVYDI3lgGFpXo0pZt",
-	"JH63PTlLG7nRW7YU2Dki2NQnV0UUH9YxcU5SVowQ7HHxuCgtRcUetKopMPy+StlR6f9/nhVrN2eUC8G0",
-	"ggIrwLuzP1gsPeV7hSE+3k6HnOaaWgUdrawCD09gRAXHsq09sDUs0RJKXo38P4GKe/TNg8GOfU9Qr8+y",
-	"3x4oq6k71Hd0Z4BykouI2h9KOxqqOJUITmYyD5TTwzobWgV3q+X6bC6nDW7AHhvqEedu2Ad5OVKrU9xE",
-	"d9hYOagi3Nc5aOn87F9LBboAZr4BnqNRK6GRZTFUUYeibTUHC6MNaXgVQNp5HO1ePeZzVRys1x5RBTnI",
-	"E0bEwhjcLTJOpEyb+CqyiwXtO+Q/SG/DDfYfUOdOAPlPxjJJ5DWSj2siUgartF9fHAoSYh1fmg9gaWUn",
-	"khqvh1vH6mHVJZ/PWby5B4VWeB/Bm2G2H792RjWiUEDWB09sj9eNjpNse4sviRhPmnCD36ibsAF+glts",
-	"vzzZVuZm0crRVDVn+Kz6OoCFNdX89+Wk9+Wk9+Wk9+Wk9+Wk9+Wk9+Wk9+Wk9+Wkv4Vy0gr/eMb+JRMp",
-	"lVdcIQ5SM5oyOjcmNhzeO2QhNE8AU1tqwDwyVh6g9wiLzc1j/PFB3mHa6x5shmm0plHEa9cOxiJgdQt5",
-	"pzhBrhEqnhUn0d1mEmUN9sNNQJqq9N0P2/dlvFEG8E3iWGVxvurJQsr4bXRqOE8XrlGDuQmDstYR1ISs",
-	"Y/SWCzJ0LUeHgP7nHyl2Sj8eCCDKuIUUSkWcxTygUSB6ssCJtNMi48peEVKwvG9rIDLnFj7aIefgkIKu",
-	"61e5UDKZ8ffHdjyYrWAczG7FmCJCpmQmr5gaCHgQP1e1vAsNWkkBXHgqF6LY3nhtU4lPJL1tPbTlVhZr",
-	"s7wrDIpNOlIEVXBrX7Fl94rVXSvmenPgTA/8hM9BY9nqyWbGetgaY/u3mAfLyH2QegHJIraxhhQ2sqok",
-	"GdO0hV0WaNbHxrapOTbcthAxS4FtfNk6INRDUci1GZprV3qNPIYXFVGuy0WHnI6U9TMUmnf4d66oCQhX",
-	"J4eKtnbrb9jMIH/A3oh1bqUfQi5EEDRHKDNNVUcEV/pQCAsUNIHqo6pChBSWpfa4zMV7PQJxvrHCXAcO",
-	"g/y2rssutou2rlWky3SsaxZ579i6d2zdO7buHVv3jq17x9a9Y+vesXXv2PqNOLY273t9s4j9p9V9BdBk",
-	"X7D3dcHwLLcfBC8Z2HIpi2TqIIF8az0PpmxH6th9NlYdGHDocNNTVugPtLKub++41//rzeSCzUpl8TdG",
-	"VY5SwErItW+rj1bfHwX/xY6ChWLx/UHwFR0EhhWNRKknp9zvMFSj1+10D7KfHn/BDbNTOL8nqK+DoFoN",
-	"/f6bREaXLyEJrnG89+gArADzw3dUvTUC4PgQC430+++pmsKaPIx64wPWpXujo7gf7bPD8SPaG+1FB/FD",
-	"djTu0v5oPzqMH7HuuEf3RgfRw/iI9cZ9uj86jB7FXdAu3z9TZ3MplEx9iau5+oarS4iRxWY+DRWljAku",
-	"Ju25u+juOotA++j7v9kVw6KExstXF2+enf0At54xEbM03NH9UffR0cNR96C3N46jh9HBfm90GB+ZufeP",
-	"on12sHe4H/fjETx+zmdMaTqblw+U/vF+7694k9FsHksFzLiXN+mCX9+q+FtDXlg/ur9/tP9xXR/lGwSl",
-	"toRqDQ/8jV3hwUMrvO0hSGtBg9goMFAl7KpVrDjot7lh78qebURXjSlblKJ1r3179sS3Q9LX0nf2nCc0",
-	"KoRHG71+56CyVabr4/mhXw2WWJTcq3uCU+TsoqxdCVABN5XFwc088pnkuOHzKGc2CDsUhEjtE0HErihh",
-	"NnpLIG4qOv+HOKIhguhmH5sXXRkM0+M3z86fPT597iTZ98+++979+8XTJ8/evnB/PX/1o/unE3yb8GRJ",
-	"NG60FIE8rBFImwySyctSdBrSeiOpPC/bHqm1LL3N+/ISePW7DWvPeJJwKfRUVSYYr9vfakRpCMXkJWKB",
-	"XQssXykJK6SU550iI+c3rrz1IdPm96d+9Yrclz9K8lxTovMSH24YjXoTRG2LWQ0Y3lTYqt02FjP0g8k0",
-	"1NvaEHPVOoE6TLG63fEx0VOpPLRuRIUUPDJEAmHdZtCQc6dly8Bm9hlfcg/3PlAk19+cNLNe/7lBKgO7",
-	"RIrgW5opm1FutKLg0RPSzZr4u9NQkZTRaAodNEXsuj8Wsnpa5BomnD0E78cgttqpzFR3pse+13OqPid3",
-	"w0+um/8mhmkfopXlr2wcNw7tiDWpV15PyA7e/S27VFd/yqeM6L99E0Spys8O33641dsLQugn34M/3022",
-	"8qNrZrOCQ898JkB1ZlnCxyxaRgnDhpK5/mDeP5nVRsPEMrz7MeVYsucA71uNiIqIJQmC32drlA1WWuAw",
-	"HaAisl3Z7eyTepwFs/I/l2eVV8QrMkusvLeZgH5eQTkxNhe/dumCzpmIvkdFhBS2H7Sd7TXi7puFTaXQ",
-	"TMCCotNvRsUCymPUVC70hbs19zn+nrVnsFf8i6uNdYmA2W9BCDShuAckpZq1CCD3WUeo95ZtVD5z75C8",
-	"DwzfB4bvODC8Zf6zR8kaLZZQvbhUVlPjCtWbFglSfciYGe0rShYxiwMo3BDhNksa7ldmQW+Q+rumq4Pr",
-	"6NBZ0RfhNhCFPzU3uJK5Szip9qZNXCak6XvxwiR3an0om+lBd4fDuZ3XKy9aiitkLL+5YQOj0UvBjH6c",
-	"uOboTfaeRto5evILknlZhTO83rcnsm0vQrpy52XppzafzWXqWitMG8eNCdfTxch1lcJWMcG/YCCMB2yU",
-	"eAmnb5Z2qbfwCa3FfbYGa4a4UyDiaqosbEFFtmSIg+qzG1cbieFnljYVflylfnqpmOmWNgBmtc6c6pMd",
-	"OUXaesMiecXS5eNqVCn3M0A7qxbJelKVIHBy4/ytQUdRzNrjyZT/vfGuAhBn5WvPmSBGoU5Ye6EQV1pt",
-	"g05YQsYJ31a1GW/YOGVqegNc1RAas/SZrqZhM0c1Iny9qwIigpoD8C+xa+gtrlyTAsC7MNa9718OuHmA",
-	"dvhAkYQqvdOBFSl99BkADH0L+EI3+PJoamSvmDDrtW3s/dRvP7x+8/NfH4k/X/au/tKN/jh/PttX5/rt",
-	"4k9XP17/+f1fln/9GQ5oB1RtpLI5rivglgujV7ZHdvc4TBvFJ6LNRQEWttd/VGk3x5U6/mE75hOuEUEx",
-	"glqPFPBFAk4gzeF78782/P/DIqTt4f4GkF/h19nZvKvcpIRFGuRBbZ+rc+9sybVjAMOvwKfVfo1aVbi0",
-	"LZv7Bmos+epvBHKt2g27o26DK3F3S1ZL96Dd7VVkVGunVJXMhe5Be693o74SoIljvG2v0+30enudh41W",
-	"w/DdW7V6Uirgv1OfLbVQLD2dwGQbL+TPPEno7kGnuwaQvITiIUIUWwQuJsgZ21SL1RCblS9uV1ASAUwV",
-	"VZeIylEOZuTUqdoxHyhCR0omC80IE/HmE65DCc7G3RB9l89rpE3CodrQ9ajS2bKScSpnlYhcIR3U7pJb",
-	"TnMzSfEoYlt8epGQKl9UAJSDth3wwgm/wmY3XNe+cq3LJKDaSmTKVF4rgJUJFu2a6+n6zpY8zqlSuSXN",
-	"K1583ggnUlqXjKhXCKHqEpIcrDEU5dk9qyklqQeKL/SZYNfYUCJFzKGN0gmduLwxhvwZ06fQmoihRqs2",
-	"Pf0LthnWLCJiEiQLwmAtc2AOrToyJFoS7INksbwUS69YAN0ZOsbg+QL83y7kiLxDRLlwTj0IXxauFOx7",
-	"O2CQp5nTC7q5/pV7lQ0CwT7cde33qi3FsP0njmn/7JUzPn0DQR89NSz1rhLesbRz54zOXjAX7y735HCY",
-	"5VxMqoG3A0rlKkRszxorUEGLjRWmVIXKon/k75KL1e7CHJQ8cufmdTllJvJzrgPaBgxDIVHMgF5MBTFD",
-	"UCPz3PMQ+dqpOabKTTsqVqREAqUlqp0hAnTnhTETqUySupMzW+ZN/RDbNfrI9mVbrc4+V+oL4mfcyvas",
-	"vEbvVlL4qj4hvwXi/cRmIQGr31jQ+y2uA163EgPx/0sS4wRhpAHG37o1sTmCFEy5cl2ujwni+LeIh/En",
-	"zdPXz8glW6oWscEYtdMiAO1PmuARank03Z0WgSUmTc3orOXhdne2bxWQ8Wx4W4k9amzKcoCn6oC6TwH9",
-	"gimgFef7eaElnI+g4A69q8PJ3Tg5rbTK9f3+3K3OSsBm8bnetpjN4NIswnyhYofALRa+wjnvtjYQoIcb",
-	"gSXyutBC7wg1vFWxhZtQTYU6FZBRCf8xJjYog7e1jfQjLuE2P7GAAlegAJR8qjGbpyyiGMUfJTK6ZHEl",
-	"HaktEIQLBF6iIWOKZb78hWJxi/AxoCGs8eLXGGefy6tfbMkYMGwrC75t1qQx3HnHpn6Zy5wY0HmGbOBl",
-	"QuCKzy9+5VEJ7U6MFlYHi+laqqRMk2vKvY7NtUIDrtz/8END6jld6OnblJu34R/Hu7ta6nm2mMfljlG/",
-	"xxf97g/fnP34l70nr59+//qHvdd/fl38e7DodvuHXKkFS38XNur/KX0sY/ZaTFBVpMd8Ridsdy4mJyOq",
-	"2OF+i//pm1dvrrs/fDeRv/PNjhvHjXWvLIvh8COr1N5h4cN//eWfQ/L2zbNKj0kw8aqx3r55RkCB/uMb",
-	"WO8WoWRY/YErX+M+t9plZH5rETPOXp80tSTmecKFMWYFofP5znrHhX1DK1ye8POqqPAtwHCj2ncDl7xV",
-	"WFEtKgddPqX7HzxcP+ViV4GbeRTOAXiXJbEiWpozUkzYCcIdKaI0XRa4q4wxf+CaApRw4XsIp73OZRBC",
-	"6Fc5DfZ7tV6CD71Wv/txrYNgjX9gI9z8MIs7+2K8hJ0MyrBNmyDl32DcApR+6F85zLlX8gv3t9P2X2n7",
-	"5277qFPjVNkYP79Ekj+ixXGqNZtVVbq+EozELOHgj6J4V1HTd8/2Wq4pLrrnE6qZiJYvVOP40b5hEezx",
-	"a95/iSdOuiaDCg+lxxB+6ldBvGfT3gBSznfsXeuiDWa+0cjZp32oZFNz4vXID9+4KAAV6nolYlNO90q3",
-	"zDYJV61qPhZrKn2gyPfn5qCG+20SDiQZCmmnSCLbMu9TU+TdToUfFK5zbtZuq4KFfVdPu08seVYTL7ti",
-	"0JzFE7FthsBEPJdc6BbmcxvNxM5RVdM3iqBNuq7akZ9t0T8VZokG8ZW+gIf6j9i+jS4exV0os9sb7UcH",
-	"8SHbojnrI7PKcoIoO5+PUd+1GoK911asrH8SvBCwQZifsbKPTO+vjTpJsHHnqht0KA62dYNMJL+jH26c",
-	"+gT7tqELrCDHK+ATCvuxnTAJjZYsAzvcMp/B7f2N726jN0xl28Url6QU7ElgwXhaKH50PjiWzQWXegMR",
-	"U+9n/UQPZlGU3diNaQd6ahemMsCZsqCP5APlvI4oKrFVpN9Z8usv/xOOLPujTZybgTmhXbpNObgNeKOl",
-	"bgibJGhb8nnDqDITRgnF8m5BnIxZ9u0kYb4fJFodbyT2mX4qYhWkFqzvZLWox2gBJ25mtN5Kh/TiwpQ3",
-	"dpkdckrL+ZzFpKmD896e6Swm+70u+U4KtuMCkFCHMdxIIWH1Cma2MZWm4mJkLo1YjMQEhqI6IYY5l2TG",
-	"qFA27ml+2DjE6yj+yiNBlmUfv/3ektXEU8o4heoGX7gxT9kVlwvlfCM0URKb2bUIHWuIEKd2yE9IMNi+",
-	"AdciLbjmNiLrzfxUqNEtAJrS0kdGRSW6rlnZOtG9gQy8a6HtZe1tCe0fuZ6e1fhcToXXXDPF1VAQFxPv",
-	"jHGpp9jZCzLwM4sj7MIenBK3LppdNnEnq/P67Uhr7+G7nioWXbwY//DHo/TRdz/85af0/Prvb18/efTs",
-	"+eu/PpP95/Q5PbuuaPofLO2WNFTnbjvTVMQ0jYl9xkuR5hBnOYRaUPToFRL6N/yMdQztv8rPchU5X9UW",
-	"451nCkWmaWiZaSL2PQpa34FeZ11cBGhZyIWIWEyocpm+A+Gs2KGjO4+7PMwEsC+GJNhmiivDLKn2hjmW",
-	"TsQL1hoIP5K8cgOhkB6WSNu+YgagzBYkWk+pgNSxwmjG2rpwqM32wQA6GrPcPL5YzGNI0ohcDW+Usphr",
-	"BKG2zbjzvfr85JCjs7z+Tq78ssye2bUsU95d8eq9f8yXZ2bX/IoH19zaBZdyC5Dr3RjMObiYm3Z4czDz",
-	"4LKfanhrTTFpxRqUzsbMX7uq/2vY5LyqhnHD7t51Yri3AvIYbPkXTClA8EOJmMlZ2nvYPor2WPvhaP+g",
-	"/Sju99qH4y7bp/3RUbTXXYEWvA0qcIbxO4dWgw7kt4RvGPE5ZyIXht+i6rIC87BO9vsVqyllC3y7frMO",
-	"Nu5O8ZUUlt2kUQUmvb9gmjptp6zj5yiqlImJAIYJVFZMw/b+BHlvvR3RarxvyxkHw3xpIxxfbQ+Mf62W",
-	"Fxv6t4IGEhVIB1s2eshEbNjroZLqLGxmvtk2Sm+1vgVCDd2VxdKHXHrJFhLqhi0UshXIyvluxVlW1wKh",
-	"2NUgq/MrLUZYp5d1JtjCHvPftq7pQBDHWt134P40/XKnaWkPsDXzVnvQO+8dHveOjvcfbb0HvfFh1G93",
-	"44OH7Ye096h9xPb323ujftSLu+xovP/olvYgEGL1n9DvHu8BVmANvm4FqKctra4B9ewfdMKf7kE97zM6",
-	"V4B67h896nX7eVDPfhHUc48d0IfR0agX98f77JA+irojM/9D9oh2ox7bGx/QhwHgZ3fUi/biA/ZwfASA",
-	"nytAPcsYnP3xEe1FB+zhaC9+NO7S/eiQ9UdHcW+8Rw+ih+xo1DXToPUYnI6vugcVGJz9/Q0xOPuPDkMD",
-	"8NnGwuPjLYrV0KysFKyhDLltYPb+7QKzB1bwl8VmL+uK28Ozh9BK2XifCtJ+fyLcnwj3J8J/xRPh9rGc",
-	"86BwW+C2vVsHa+yxbzZCP/6qMYm3xSBehTm8HmO4ClO4hKR7I+TcdUi52yDbbvDReSLftk4x9/R/Qfza",
-	"1VBDJT9MOc8i0x1uCfNyW6RLjBFC3d+ZYSqUQt8wmrL0dKGB3Efw17du5//w43mj6FB74h2dIUoOtCx9",
-	"Gj85OyV/+PHcxcVGC57oNhcEyydI85ItFaF6IIa7nWuWJO1LIa/F7t+vL1Xn70qK4Q5kDlEPBdAC4Acf",
-	"quaCNIdqMRqS4UKx9Hiw6Hb3Ih7Df9mwBWW/ULsPOSoDQaEankcuy0iOfRhOWVetwtkNSTNKKJ8pMnR2",
-	"/wWPFUZHh6lMmJ0cOm3NkwNhv5O91ywVNCGv5kw8e0IeSyFYpN1noxN3nkgE6YRo4mSRMkWaw9enf3nx",
-	"9OX52cWrZ08eXzw7O3v79M3wZCC4VlmQCCaGkL1YKwoXWqTw9JtXz59ePH5++uzFsEUcWlH2uRf4EZ2B",
-	"GIg3MmGqRRJGlSZakplU+pgMsQZ02CJDX91p/oByB/MPKKMZ2qrVqYQyAgRumHFEa/Brkq9g7ZDTDN4B",
-	"y13hUZ6SGdRiqCmfewwaqqcPss9vkZTRGMgGE31SLH04IYXdfWC2EqKbuF923Zp2u9CJD/kNMMEkZikZ",
-	"qkjO2XAg4N5jMjTvGkK82BfdwjVynXLNhlCdYpZjp0Oewmyw9p1L27IXEyfg2GLEqKQKvfjZGhGuiWAs",
-	"BlSp4ft29svw2OzNP8J7/2H3CNbsHwPxj3a7Df9n7vN7ewyzbpFh4Ar111wVsL+gGZ35P+gi5hr/Iv+w",
-	"n0xwdE8D2aPBJbse/whqkvGxcA54UzgJ/xiWKuMjMKPgXhRT2b1YvfwPszqnuBTmJXKhC+TXCrgT4t8F",
-	"pIYSZXFF9rt7AzEcy3TE45iJYYecimBTQRuPzT4hoEAbAQWOIT9O6KEttsbgSsslV0Bh9kD4QmvM2YJd",
-	"tyLNl4ZfT2UlYoFMLRC3FwP2vDU8JljLP2BnlAMUJ1QDT5Nel8y4WGimDMFjZp9jlqEa0+HOMWGJYnYZ",
-	"lGbzi8X8wh3tQw9MTujE4vEOX786Oye7V71dutDTXfNIezEf7nQIZomGBe7BnIvf5wJPdhnMEuB3sQJb",
-	"4R4BWUgRX+Dj2Qw7A3EWSgFFpvSKESEr3kdThmShLi0kvBQMQ13IsUaTgzMwOz+nWs9DROsVZW0OhnmI",
-	"VDAkKdOLVDAoqAUNAmjUvNfe2rb04lNXSBODeVmqraElcCQYzboxZRQB8q21++e2/fi2nV/7zFXFOW/L",
-	"nP/AlhaOLmXa/FGavWuzHNCvOWltsBPq/HYh+KmZ0vD3ToeYN7O0rXgM5bQgWjvke5ghiD5IPKGKtblQ",
-	"TChurNYNvgTn2TYTLX2FUWO4GMv6TzDsYHjerTdsvJFfgPA/JlG6nGvpO1XDzw4/tlWVmGEY2RPrYpTw",
-	"yAbqE67MwZYkNgEIk6AdROrbsyfESAh14oAEyzcNBGpnanWnGnJuzhQ8MSHNNW6jXUTUlM4Z1sBPFmYf",
-	"4ALhamDOIkgoAmnDNRktyXDCxC7c15ZXLE3osrOks2QIKoHLDzv2Gd0jI2Bz6xQsCnyGkQSYg+XWTT3I",
-	"aLlloagGYoRHbkUuGnAdfsBIxpzhuObPYZgQNiT2g5uKGX0Cvs/vPnAU0pMy2oJOYSAREwiJAVItMLnm",
-	"GpRkT+6vw6/7Mfi609fPGq3GFUsRN6/RQ4A4OWeCznnjuLHX6Xb2EOl2Cpq0F4hcXHFMN1S7CMwERd+V",
-	"/U3OjLpu3k6ypwIhbejV6DMJF5cnFrDTsFqLPCQxXaodmDekAsN9KEsHwghqRRI54YLEkqkOfJvZTooQ",
-	"OVbTyl76QBFAeIEkBK5IlvUwnFOlrmUaDweiSbXVR3qQrWLMJ5aqnRPzBew9V3Dawhsm/Io5Fc+6pIkb",
-	"yWiDmdrn9SOAVkoMqy7hOOCKXLK5kdaGfrnCPfQHA/hiEGbrmf+OBpqlTOlvZAyCLgKXCKYVzOcJj+C+",
-	"3b/bdHikq3Xuh+JrXPXtx7wdrNMFCwr7gC763e7tTWOhp2+YWiT2zQVicsBvVg3Kn39awp50DBnv45yq",
-	"XuXnDi/7hsb+U81jvfWPPRMA0f84ZTETmtMEshL2+0frHz2X8gUVy1NXifOx1TjYZKbPBNpfT6E8DSzd",
-	"xWxG06UnkAKHOa4hiFxBJ4ioa6zgd+Zxz8vAQvXs+3jKoksUy8g9/pzwlO43xZyn4Bw4tmLxggujfVHS",
-	"O2ijjmZN6oFA5rdnwkjGSz9wBrZoYQxJ7t7Q2sPfhySS8pKzgWh+r/X8lUiWLXJGZ+yMa/a7M53ySLfI",
-	"a6qnv3Nf3SJnRm9lYbaWZSrDk/PEHH5GLQLouYFIpJyPaHRJplLpHcPcIAEwZ6pAhRNmzDO/ENUqHepq",
-	"AzHMo7gOQc4X1E/Yod2cJjwkzQOn9bYCqWkOgVNjpoHXAXfMqNHXqRQTv2XWzvZIZijNmMX9NVrNfrdn",
-	"U3rdpYG4lumlOadTCV6sY6N4jylPwMw3thGNMBfXjN7rduFaAfDSLBgXpOcnb/QOqKfd7x/hcr5hOl22",
-	"T+HlWVaTMWWVdu8zEtrKXnLNRSyvqwTnc6Dsu5GWMPa/goj87YvHM4vi5xIcMzFGPUdsICLzDFgvML9z",
-	"WkEeWrqKp60UAAySY4u7jGpEBhzdZDSaDgS1WJuAm75D0KxzOk4OV1rhI2QBzI33hzKaKqMnw/uNsLCi",
-	"Ad4Vofau5TVkeU6ZY+kH5oOQ70EPsvKlRdTc9uSxifEDkX00MrbKCZVaNs2h690Ny1ZBlX+dnPuvxJ3f",
-	"csEVHKIWpbvqTF3LnnKxwgJ5KqwTtwA5Xa9JAF9GCaOWfPGqMYShnVy/u0+aQtrLKGezQxc8PFx5Pd+C",
-	"FcuFBh9HifjN3I2RldIZM6ZGbVJwdsuu7TXwGCYAGTIFmt2vMMT8PG5KX7cjiiFhfGydyBaGeIP9bdMk",
-	"WbPHDhw4t8u4/IayrP3VzGIvuQDPTgvnBOahbcDTqqGEmn08TZLGJlvxNDdRJmIWdzZmYB+eeivM8siU",
-	"/8ziT9ke68EFuguDZX97ZwirYvdgna+nDBtd1m/cDFKCJmwlGLavMAu2okWup9DHyfyyRG9nQSRkaf3e",
-	"L4M300iDEu26UfIU3enmdutAcJGc8jZ+x/QL1rjDE+AFq5L850Fbgq+eDM4rmGo1HXgtq5Z93zDsHx24",
-	"yx+ozF6pc8q0LPB8qDpJwU6cg90Wh4TygKfKMFzF3j+GOsrXmUZ4F0pI/iVbqSH7Vca5GS2+c4fHF6M1",
-	"/MCcv2E1qdmDfAWlSU21JbQVCkCTQpsc6ypUTKMf0um0NGiiY30ZrdCZ8UBZ/I+0opcORGTIqVWe806O",
-	"ecoUE9po0hiNYk55wZZcjpibXAPiMojGEWOCKC0TOMTYe3AH2Qg1wiawmNBruiRcoCsSptHrWpGqSFNf",
-	"S6LpyPtcuJgQqr31YBsVmNmQvS44Zq1/wKptrYEwWhBcQsctWYiFYnGVxm+1lzN/+H+68nP7nFpo5/TR",
-	"8ugXsQxOyz2bmi5XAncXyXbnc1gOQeuIT1YIv2M6x0thGgNatsgc+HmrWd9101ipc+T6btSpiC0zI99T",
-	"o5ULWxkNf5zQyYTFZGjPnGGFPsiVdlxzl/pE2HGkRrHIuox89eLefEZeBVDZGm6w9bsf7L+exR9x/xNW",
-	"1YUXrIXAgVJ6nZGvRf+z0nKuyLVML7mYnCAwXkC0Cm5wHk5UPDM/p89WgOQvFKzEaNAVNuEbdiUvWa10",
-	"XN2eiDQhGgpCniudhdUBktmHov06NYqKRyugvBBr0zYv+feqhtsb2Z9PAzPnbgRULd3u43xWP20X/KXU",
-	"38qF+Cz0/lTEQIYbmcE2C2VtqIai91CmhX5zdfqLk7mQiZP3FnNFhLwmTUyjMVYZj6ZZ3oqqSx0akibm",
-	"Du0Qqi6NOXaSc8C4/tyIg5an/jPN5m/nd6V+y5h9lb6/84q+jF9Ord/vHm320jOjfTyWYpzwSH8OjvmO",
-	"l10BmLe1mnm01PNVJ8JLyFak3opE33u5a+POSZXHfSId5lSZnp9glO3cTOArIeoK4XyOSVxyPL6nugqX",
-	"xyJF287h94dJjOPxetLbtSmGGwjvrA2A005cYycPY6YXqXAe7dxURE7I97oFOg1775KmSxPm0E5qavOS",
-	"Ltnc9ewxqo5yJuCpg0jEjJnHNJqy9mMpdCqTIRGyrbRMKxyjj/HDvyby796ijRg2Ba4R6/k9uGevLdlr",
-	"A8G+ixxSz1wv6CVzSk/YgqP55tvH5LC/9+iYnH1/2u61yCGBzr2qRfa6RO0ggI0g5lVMaEMl5sJ8bvR4",
-	"dKU4poSk/KxJxRC7TICRbttMkObrl98RaDXz9s0zLLUIm4CEvD8QzULEOBQjwzUMeewZctgh+90ji6UG",
-	"2dp59c4FqaSoctRgMxPPu3fERYW2KbVmLGyZlkRF9Db85F8vP5xpmmrX2ows5k6l3ywm6kp1diGFt94d",
-	"8hoTfV3jTZuxwP3Jggnnl0JeqxMy9NXJQ6LoUgUBGq7C0h9ozVmt2Rvr/jHOaY1RC50tIH8IAHCaPbPt",
-	"vW63mxX99LrdzLb9acHSZWbcYv1/aMj6hpm9Io4ZNLDKtawI2lX0quD7qydr6PKSz4NQRf38LCZB5QQr",
-	"p+fmU9E8o8L27t5mtILX+pYydCIkm88dVc64qexDUov5XKbgGHUE55jFXiizS75eoW0jVxgg2P1g/2Ud",
-	"S5UMBf0QDe9MpcJXs+gSE8wnDFQvlWuufpwLX7YCnE1XIQINzwfC49liDy93j03p98l15rB5+ux1+/BR",
-	"z9dpvH3zrIXJOdzof46zWfpADUSUyOjSWPVUAx6nxcPG/ECuiNI8SQClM1d5E0CqpSzmKYs00TSdMHRr",
-	"2WRn6koBbWFnh5xmhyiLiU2Yt/dZz6ovKynViAzEJVvunPhcRgcUDfquz71wb7VJhUHq0b47MRWJaJou",
-	"oZrznE4Govls3H4pBWu/oDqakl//l/+D7HX3Md5Tf6xWnJbfMf3YbvnWMQ334GtHZo2yoDGnoJky+K2v",
-	"OLvOju8pS2LSHDT+fdBwiH0o1c166yUxxN+CvaCgMjB6mZjV3OvuDwQoBzbSFUZSzSseqA55ZQwFSiKz",
-	"FGTKhT4mlFzRZMEQ0h68RASKXY3oYvFAmNcjYcE2QoI/tPBpkZlZZYDr0xhlsqRk3oaxNqFxdStraHKb",
-	"lROh652StykY7T7XKCue9c1XmWPAlm6Ycc0W1oVy4Vy1pC+WuEDIJV6CRPbGZsbLRPMZI1TxGN3J9Wti",
-	"ZrtXZf+/tLuBo8dEcWMjaktxuCkbq1xudW7khnUPh37YbbLT7MmibktRKxTFFXW1N1C4G4ix3Nbnzh1L",
-	"Mjc/eXbhPFC7H+C/cCFdGe2C+x6oqlOBNF30+23KhzvFfniCnP3pOwLt8EicUnAaGHIwJgSQXFOHZB7Q",
-	"J9cn5JomCdMKNHXC9c4aaflHM80/vrkTofkqiPL4PcJ1BF0NgjKH+0FWSQvzYFlMYmZWI66LodhdWBlB",
-	"CVqZHe63PiGgUpRd2KlQXU3+4/0syQuuEtNXSSi71Xcaj7kVOQDE8RsRBqee4xyn2WW+ZTlgA5NtpONN",
-	"06o8+dtkbccGoF7abBflGuM6JSCl2oaO4BZ4dNkySgNPWDiuOeRZMjZHOATZmxamo5VBJKCOh0PsoGNC",
-	"umPGjjIQXJExFzQJsso75BTgoNyEnZ/SwtwvzYUVeSY5SlK3IWW+GtUC9w6j1Lg4X/KU3sSh4h4M/Smf",
-	"k6PNU3vrn3opwfY9vaIcAa621wtwV/K8dstyQLGERRrFwCopgNHW0PYERUXyCA9HLN4W1lrukHOPlm05",
-	"Tmm6JNQtBtZlgZ23tB94khMFCHRkJYu3ArD/gzKMv591noA3oA3hj+qB8MLqJPNf5oRNICUKoyAkxlWl",
-	"RDiDBcsJhFuTB3dRsWJmC7P8QgGOGwijbDeQOu845+OOdIzfgijbUiIhNQX7E8oDw1gbSieUSpdsmRdM",
-	"tYbIc64wNz+MorA4bLRXg1QRZuGR0dL5fqs9yw7nYJ1vGbwZ/oWuEMV3Vqtw19qm8JtxjJ0GNlyrMkfC",
-	"t7smVFgsXPd+DzK/1QwcXH55Dt+mjBHN3mvri4kxgcKl3jkJG5Mm+Bt3Wg7eC7yNaNs5p2OL+EZ6cz0Q",
-	"0LwGAecgqBw4ChFBVgGMnXdZNovYKWSesjF/v+NdjAPh8UqwIRGgrpSfU4sRGjw7gfOouJCMpgWnUWCf",
-	"9Q8OVvWaXmWulZb4zMz0ki1rt1SmGkD3KiIAuQYCDjYvvJZHmX+36XTQU2sb6NVN6lWK3raqeT15evY4",
-	"mNIp/AUXq+ew5hx9DlGaDW58heGSO9W6LdOsj3U43u0Amr64hJl8x/S3RkiZx1lsx1rV89oxmfdMTBhp",
-	"0pEy1wJdB9t6QU+OijzRCXNCryDzPjS8jtg4Np+Ni9YZyXj5b7sx1XS3u8tj6w+8q5P5LpKHA3ynytzh",
-	"eXYIuJPMX4KmhtW5N8BcmHzznsVt2+zMPmnr6L388whg/uyMplIqa2Xjs52BGOK/AGjPKWyI7mBY5diN",
-	"PkRPmuUyjDrwiZDubncaVmmzOO9qGlivxz6L2WwuocE14E7dkRKbm+RWamzvruZgu3jXFeJZ3rymilix",
-	"W/Dg+5XTbfCwLBEnt2oG9qlssbV/4uPHvATBSYbS41bYPfvNvNBJKudyrZRRLl+l5DdF4QXaY6U4Wu3Q",
-	"/WDXsFOL6FaevXJQb5t9Yss7ZWvvck50KwFbjVdzJrydU7kehXjuAwXmTqscwuSxLzPFia9cpc+/POZz",
-	"q51iJWpLN/CdfaYZo+GSkW31JlVK4w1JV611C3yOTy3J321p+XOe5vubeNG+dZCj+MSj9U/YaZ3zGQO3",
-	"w4ameHCW5azx3gaTfE2XiaTxuZTPaTph+NzBJivis0xesJhT12P7i3olVyhIeL5ksUqSaRfV6tKGhv9G",
-	"uTFvGM2XXK31BXTIqUAfZPlHn+K8392vLOKv1Ynqj3vsSVkR5gtPl7solbp1I2aNYnOn7rgbueHsvG+7",
-	"8moFL2Dd6dxTyfbUH+CEfornK8Rgzfm7qp1cAX7nRn6uEM30TpxN5faMvzXLv9CEcaXxX2jDWGP/r+qL",
-	"nLkAglZLn+oFCF5Y1FoKfV3+lXwB1zlecRweXl3hEZDiiqU6BwzJYgA8ts4BLbO+6ZMFtml3UbSfFmwB",
-	"OdBgwSuMg9snBsJ3UbMpNUZhVUy42NtLiJWx9xFUpIUZog9UEIIb0YSKiNW7BWqJ4ivzDIRty76IcyBs",
-	"4FZ9cAas+oWcAnmRcosC4F/cbsgW7jdpNtxE+78OaaVaKm6u+ux+COnrNtT/8IitsgACXlxnBKySgCuZ",
-	"vNYUKLSA+rqtgW3k2tdnE2Sz/+xmweYc4qHndj9knZQ/7jqw1jb0gVwNSNOEY79lIQjJnPK0dOpn4fHU",
-	"xu5jwsVJEBL30IfpldNEasDtcNBTO8NTnOC2CoKvqXuR9Y++U1ouzLeGnj1ILq77l8Ia2dvi6dxJ9zmQ",
-	"+3Bp8h1suCExHueh4mM3xca7ViNs4QT+0qDfErRtXKzLPk04tN/C1w+xbRSWmUPmuYV4j0nz8emz1+3e",
-	"UYuwzqRDhjWdRqE/C2KO2VYlAHgPzUJJM/fU27Mnj4c7J2RoeeWYGGk9JBPJFAFQdy2r+GcgEBSi2Nip",
-	"Oq/s7lnrLvLLCrP9UtAoN+HuAJ8ei1bu2b0EniilwlD17XI98EFj3SE45+1Ltlx9+kG3xKwXzIwKOmHK",
-	"dkhM+BVrA4yiBV9r4f1yTEZSTwFhUZ0Y4cGULtxoLtm7RbLEUnuoooxbJObKWFs21aiFSI2QeUa1GRDr",
-	"rzROz6W1I1wG1wrzmsCPJlMW7xiLHcREsZdctQfPiwno9vRbOHphoqsA5qATXMF5ec+K1cB2gVYX9NHb",
-	"kAELFNaodV89U2oB7aEcAq7veDb2iKSQWm4unb5+1nJmGTKR68iCh3TTnpsDMTRcNYRGqL5R2tAMe0KG",
-	"hlmHZIZAG/g7NFaD34G7hIVYKrD1DqSbQ3kv9La0XmpbwWu47hh7I1mGQ33BJxdGVAipyYhZbBtETW0K",
-	"ORCBG6v9A1seA5YTcP61XCQxYqdqSS4Zmzt2LwJrDMQKZI0y49drCGh/57n/q1YOcMI40ZUgqLedphOf",
-	"Bo3wqlHSLtkyxDLK+eIRPTE/VEV2g7lp5W58aFyyZaXP7JItd6FfdHbc4V2wSJ051dNO8NPd+td+k4qJ",
-	"80Vlgml7CYhKiLmj0JilgdCDm+onux9gn1fihdpTzkKABr6rACbZSy7b19p3EzS2iYUBNfcE0OQD0bTd",
-	"4yiUxMuxbbmKmgtW1ux0CJA0vIog4cZWqKL/i2uyELZwezuh9GY9G9xQKLVqlnAbjFLkv6/dzbZaWgX7",
-	"9ZtTijby0/lHPyduKtLtrQiQdVJiEXPdTuRkBeqL9KgJgKRio3ph1A67KOV15GP0fjChU1B8zHS0b3OX",
-	"L6XI4JnEhBl+twCqGRBLTDUdUQWI2QvIfpNkMTcGDab5GLlmmyorjFwmcmKUJ7SPRgw7kDeFJM7lrqfS",
-	"WDff8sTY2SPorAHNfX3zZgv6QkU8EBRBKLAb2wlGrRGZDMt/bZ7zPGVXXC4U3PBAkaFg7/U3eMdOhzxh",
-	"mvJEWRNsKpPYdlUGtDZKrrFhKnn75jmobda8A7MMO/Plun03sdl3Jf5AzhgzzzyXkzuSfa8QadFotbif",
-	"0OIVXvrUbH8HL9fiReHPdXUrAGl140oVmJvDFBll05SpWW/oDGhsZtDOY9h0BMNejP7OIr1qyjIF6V05",
-	"573+rc0ZwupcEQkTQuBuHtdODGn2TmdmWJpjJb3viYBFZnxWW2RmTsTcnDwKmGHitnl06wnYwvu179by",
-	"Ft781L60gNrWD0HbDm6E2XawErKtvz1iW26RZBLD/lCRtX/aQFTVfAYuefVycqEP9xtrJnunqooVc6/p",
-	"hK1OdLKLc+/HqUL7wfh1zLU5QzfUO7JTaZ3GYRN7VrpNV2UEkSZoIeZoH2UhXrHjVYUwJzBmIw5gbAs9",
-	"AD/Kkmn0CsuFbmEHVx9dwbAI8StPRrBSriGJ76aDh++O9TVx5adbAwPkzs5v7Jd/9S7R4oRrdH+XonXP",
-	"ROUwZEDBI7/tmzBSjsjW8VLQp76Wn7KO5wgeYThgoVjc8rZbBkRT8HIT7CgjLgF4AlTWnBNSInAe+Cpt",
-	"m3sb5wyiB0PN6Kyor67UVoMZf/28kk12VQjBYgUFDczvz57qAtfyQm3IOJ7M6sMGDiYb+4m3F4oF72kR",
-	"6P5ku3u1ckjzgO9o+ECKiB0PxHCw6Hb3ojkiDL998xz+Zrt+frv/ZpNk2tkLfg+88btff/mntRU9r9jG",
-	"auOUTrAgV0nCzYEFLJcy9J5Rh4aYyAn0LINKPJeoa5tNLuUiVSwZO1RLQeS1MDaOmQaELgYCrpwQ1yaU",
-	"XE9lCJVNyYzNRizFwl5jbcekud89IkN7xwX+Pjx2Bjs4+QYC2lByoTSj8TYA3ojfg92bc7pHB0IydGY9",
-	"fKQJM99ZH37ImPI3EILIJvtFq4fjYNFqpFhGy74M1HDFZqGKYPg14Yra3fvQyGZQne3rf/6vHcDYKPf3",
-	"nNHZ50R1h21jXqxsI7Y3clUGR8Luh5AQ1oY2spsfWDme63XmIhweCbh8CDlzw6lM6Dqq1KEc0vB+d39n",
-	"lWwjlaJtTQjjtgVba+1ybRzNyLHmZ2u6hssT38cebj32IAI6uHVeRg1CrWmfLecJ9IX1Pa/zePKjJWEz",
-	"ypNWZS/sXIftGcU+9YSLm1gkL+x0v3prxMh8nOwqa8Su/r0FUpfFZAhke7NjI5Lf/bBQLN2kf2eucad9",
-	"esrnaDtA4EJpb6nkzhYbOhJ0ZvHVZ9jWzSjpcs5Czsace3uKWYMfWjij1eDM/pTN5JW3A8wdF3DH0Cjj",
-	"255xlYF6M36e3W7thFvzmOGZt7AnjU3PHFiMf6Ez56vUN3EbvLl6gzMKAmHRtLzD3/ErMLitIezyDM3Z",
-	"UjSsJ6lhdTJEdkCY2AoOGoiYzaCwpcRCx5BV6F9i34mPYyn1r7/8T6KvJV5TBEYynM1oNB3Yx1yWTsLo",
-	"FTRGx7xDO9wDRVYxPmma70liVI5nC2W95QsRyyAyfwN9toLX30LY/ivh9ds36t3nmc/6QvUGmRawWgPI",
-	"AG0Fu0bqvpdpX1SmYZcUL3keKNiVW1e/s/nUJv145TkrqLAEjO5Q8zJoCoZaNZJSoXHtyhK9MzeH30w4",
-	"zM+4toMf1o/c69UVATFDL1gUAM/4xSq1+btxMZ4lzqZMrXsH6ZWLyU6po7IrB8iidGZ+nVV1b3dAr7d/",
-	"+FST6uc7ebZlFUJdw6f4nmuqzwL9icyDj3xyOrnNTFSb5m24TEYm4rnkRkVuorUb2zYsqdFVx5rIhbbG",
-	"KYlZwiF73NiwYNzetPrsR3z7U/fyr/+QKcx4lfvGL+k9y1TiIhUp77arz8wevH3zHOwkMmJkqvVckab5",
-	"D6brSoF4yq5nLHQRpEkirxWZp/yKamZzixWmLaVMyeSKDYSWxAaVLYI8wwzgE+JaefUOA5aaB9ghHfJM",
-	"K1DHuG8fORDN4fVUseji11/+OWyRM01FTNOYWGpTOzUlaZ9S+1Wg5N9ABLYw4y+F05SfxY9cTy306ho5",
-	"UMDkrQ3HPgH5a8OxfntKwVgU05vt5oeGm0RlPNb9uF00toWdlPPzfIJnA6/C8k3Kkj+4/bPM+I2EJtr5",
-	"OTvk3FK4G24uzPgsQ9O949n+9qLddweQlZ23CNn428XGWnUunsYxoaWD8Y5KipymuBvnWLZSaczYNJd5",
-	"2MLaIfApYD0h1ZrN5po0NZ+xlsX4bJGEQvlzizCzKLbFNBxjHhK7R374ZqdDfmBzTfa6kNz1aUplrWi5",
-	"1XKabPF8BYjbt7rc/EBUVObnLxYgJjarsQje73oIsSu24uVXTKwoO9mmOWhrBZVoSVKmF6n4esovPoNV",
-	"YBdgJUpFtmH3ZkGF/8kJv9DGvKlhsKH8A5ZQux8sa3zcTZl9e30vw7NoyuJFYkGl4EnMts6SHLDj+9C+",
-	"ps3jYctwghSBRtgcZsJguINlbQOBopQJOkpYnN2sFiMzhREgQ0F/Y5otE+R1207515RD3GkMsFQps5Wd",
-	"MxqzgYgXjAh57RJAzYOxXJg3bVuzbd9d1ECv2G0ZE5VZT7jWPDZrd6WtwWSWO1xpl+aeMVtdOlQmDz89",
-	"E6qm4PJuj4WyWOt/WbFGlOWN+2yv2xONdgsIFaGwuWvN8ENGkyvzYFzX/hn0V/ZslwmqgBcDr+EKgVMS",
-	"N0+2sHbvLCxdeO3GmSg4+Xt+uFV+YAgj/JmNpZAldtFBYPsj1ysLpxC3d16fCjfeCRzV/X0ylYs0PLVI",
-	"RFNjVYG/kOpFyiCbkkbTFlFyICg2tDSSIaKCqGuurT0mF5okUiFai2O9DMkYZs6lAF1BYSNloqdSMT+N",
-	"gaApI9KM3dzvHu0A/BUiVsWpnAfwXVlnTXMz5HCCHjKVybZKxcYely/L492vyJuY0dZ9VkjB12SJ/LNm",
-	"uwEFwzltN+pB0dt/VyJqg04wxeBfbdcXx7XBHRu5Xlb1hbk9p8t9O5m7aydz75NYi5hZ3dFlFS8X2Wh1",
-	"0BIcB+kiYapFwCGmWh5VAZo/guwvwEqSKRVxAue9Gojh61dn52TD7glD0gSgN3Peq0jOUW8PP/qYUIDe",
-	"WSgWDwTmkFlNwguDoA/C0U6lANk4MnnzljE3PPTvO818HZ1mHhsaT2x4roIcSiG6CB5YSzgfNgy6tTbq",
-	"U9MKOuJsMskJ0595hr+B0GG2Evdddu4Q2jTgZF8emp1U259en5yfFjTtwaZltcrqmVs5xP5RGfhPdiwC",
-	"RjSNLpmISXMq9Q65pklizOywtjDUF80hZ13rK/Oe88TCJ7+d/OfSzGuEvOsZB++6V/xWowMFfJRbtxt3",
-	"KqmuaHrs0AShPyNLYkWgDWMzJHQkccT9oHFbimS50yFgfijMdlNUczVeDsRBt0t+/V//LzLjAv9L38N/",
-	"e91Wtwv/RwzXqhPHYy5ZDluQeDVug94j+XqhO2Sfu6oFKk75C1UFfRIb33cj2SJd+w7Ye1tPzaaN6zbv",
-	"QLeF5+a7DfTSOzO5KhTBO/e1fi2d6L6YL/XuutmtYrnvmA57Lt6yJ+WmvLaLtmN92MaizAwtzMww5Lim",
-	"sCFPxSeCxWTJ9I4Dn8FxExYfg3/eNurFdCjl2++WATONxhqwbcePMwTYLyHkQkQshgiSWc4AmbtDToUH",
-	"80dfZ+iOIUMuADXtwvzGhh1yRsfMJmmlS1sUKIoupW2dOJvZ4p9botzQ+/PFZJDf9pw0uhPPy7+OiNvI",
-	"P3AGueGfs4wYtjpAsqps+XmLpjlMLr1yfLhIk8ZxYxco3r6tZITziWhz0SKKwTvRCs9VaSon2P1EHyiL",
-	"CtQJkNjNCpTjOa99T1ERk5jNpeJaBY85nNWKR510yJn3TZrMp3SnU9Ust2qQ11jGg+jCCVc6eBJNopo8",
-	"NDsxG/wnp6+fkRGbcovxMpUKHRcsupQLbZHIHTTx2zQZ7uRehLfVvMpXdocLDO2y8u2LR+a4smDIf/jx",
-	"PHhBRkL/v2pjawEBAAD//w==",
+	"7L1bcxvJsTD4VyrgL0LgOQAIgBeJZDh8OJJmhh7dRqQ89hj6iEJ3ASizUYXpKhCCZUX4e9nH3YiN73Gf",
+	"z8buw/6I/RX7PL9kozKrqqtvAEiRkuZYjnNssdFdl6zMrLzn+0YkZ3MpmNCqcfy+MWU0Zin88yxms7nU",
+	"TOjXbJ7QFYvN05ipKOVzzaVoHDeGOl2wIVlOmSB6yhVJmZpLoRjhilCSwodEjgkVhNE04SwlKftlwZQm",
+	"S66nRE8ZUXTGiJ8tWrV/YKtOo9VQ0ZTNqJmUicWscfzXhpmt8bbV0Ks5axw3lE65mDQ+fPjQasxpSmdM",
+	"27U/nrLoSi70K7qaMaHPKpZ+MWVkjj8THpv5uHk8p3raaDUEnTH4y33faph189RAwSwjXN6MvnvGxERP",
+	"G8eH+2YpWrPUDPbf//rfB4N33e7bf/tvjfKqW40nVE1Hkqbxc5ZGU1q/0Jn9HeCl5RUThEZakbFMSZOK",
+	"FZF6ylJChVqyVJH97t5OzY5m2UzrtnSLPfzE9TRO6ZImdbtY+jfqIb4MR7mbFQao9QNblZf2nF4xRaKU",
+	"UfOAKDo2MCYp0+mqQ84Ndl6xFaEiRlQdyXjlUNucx5inSnvMP8GXzBeA4XQgYj4es9Qgmvm0RWRKllOe",
+	"sNzXSBRcEaV5kpB0IQQXk1Zwpkcd8gNbKUJTRlQk5yw2y9RTNhAeP8wir9hcA2b098lULlLVGQgHbKTv",
+	"DNwFsmvUoHX/4KDVmHHh/u7lsXwweNfvtQeDdw+fvv336kN4xmdcl2F/ptlMkTlLyZxOGGn2zJZ63W63",
+	"RWI2potEm78yZP5lwdJVtvwERg0Xbb9qHPe63VZjLNMZ1Y3jBhd6r99omT3xmWEmMIfZkv3Tr5kLzSYs",
+	"hUW/PHvy+FxTzR5LecVZNVYr84LhceY0zRdE8Yloc8sRR6lcKpaSEZtQQZqKaTJakeF3Ty/I7nVvly70",
+	"dFfyONpVmqZ6eEK+13r+UiSrbNMRzl7kSiq+NB/Wn9lh1UG8HI8Vqz0JLYm64nPSdNCvh73EgSqBXwl6",
+	"B+tuJaxfs3HK1HQtpJlSXIoH5pqBly0rdEC1cL8ZCO1QN4TiBaOzN4ql9Qx7NmLpA0UW5uxrud0Ch7gb",
+	"PvcTG02lvHoq4rnk9XfJEl8jzL5XvzqWjXQXK/xgBkEmCZf06UJPv6Hxa2R95kkkhZE3zD/pfJ7wCDjy",
+	"7t+UWfz7BntHZ/MEkIOlqUzxkxgx6ZomPL6EP1uNGVOKTswPhijNQ8NZl6k0HJW9m5uNGDZMk5TReGVO",
+	"yewRhAjAFhjFYymObXn0Jc5ttpPB4L+lbNw4bvxuNxOndvFXtfvUvv+hVSQ5HJhwMV9o0hx6GebSTjls",
+	"keDhjCvFxWS40yIU90KiRQr3ypwqtZRpPBDNoQdFymImNKeJGrYIDEOG9oNX9v1wLJkSNTeDAbiCcWTM",
+	"hq2BcCOYP3cAeIIsxJWQS9ECAJpnDrZcXHON92k2UvbQLWgghkDCwx1zR31oAU5YjivGCY/uCC2AR+fw",
+	"ghLFIiliMqaRlinIqxYZDDdZzE9IzBUdJYxwjZf0J8AI5HI165KiRYTUZMS4mNhVgjBhHuYADdsd7nQM",
+	"RG9DYUCedrDTmVzgB9c0WayFMsVXc2CGR2S2UGbdZMT0kjFB9rtdEFXMLQz/IRFoIBkJ+rE2gDwU/S09",
+	"rV1ricZyy5VpbBjyMbFyAkHmRRK4Dcxh9A8OglXa97daZsoiPudM6BdSnyaJXLL1K/XvXwqpL6n9Ilyt",
+	"f+M0jlOm1DEpPkE1LGZzqbgm1D4EWcVImiy95hE7NiwgE83hrBJGr1nuLZAoqfCD6CnVJKICmEZMQAxz",
+	"YCkuYwv43DE37VhGZQAwzOPn0O8EcVMutIHISC5ErFqoSS25YgNRwZBJk4soWcQGKTR7pxEMXAEN4vxv",
+	"Lr5tP2oRQ2mpTIhMB2LEY56yyCyUJm15zdKUx4xEU5rSyOishAuzIh4bdvzH85cvrABBzE0cE73kEQNS",
+	"p0SnCxFRzeKBMNrETuUV0SLDaEq5ANRRi/lcppqZ1edOGl4x+1dmNTlF4oEyGxjzySIFDgGTWxkXdc2Z",
+	"hG+ogGdXbPVAHRNtdJiZFGxldGuFsBUDYZ4LphUQvXk/ZteCmd+SVYsk/JrZr6QgM8oFvGt+hItmWEkK",
+	"ZjcDEWxHyzx+BrhrD0ORX//5P4nRlwsk0SJcK7KkSWImNi+ZY3Mobs4WsNxQCoqcMCCNtDmvecoMnhqF",
+	"TqZGD2TpNYv9QhZzs7Luu1//+Z/j8XjcMhrhPJVaRjIhaqU0m/nhdk7saQ7h5BXCezxmAjBuzFkS25vS",
+	"mTju5qK08jDAV86ZyPGZnKnEIIYZRbP4BKD2y0Jqoz8jnAz2TFjnE92VwarGXNAkEEEAYw34YH2ORGmk",
+	"+TXrhAB8IfW3hvbvDoBjGC6E4AtJ1CKauvV2Al4ZmpgsyPwYdwesF9LDytrduCI8RqMGi1KmSdPb4tDk",
+	"AGxyJPV0JweuHw04bw4zhZoCLGHDBX2fgPzQagA+bLh5lVykEatZQ4h4U2rwCtcEA4crggcb1vN5j/bY",
+	"sJsCvI1OgNxvzTZJc1iGUqZm2J17sd4hzxtBF3oqU/53Ft+NZO+WjzvNndM5s5eNfeeBcvDggvy5fY53",
+	"Q9vaiNvn8FvAucxSjQKFi7pbxlU3PUEDnWFX9i4HPjaVSWwkOW/nsxu5YisgTm+E/VamIx7HTHwcdMd+",
+	"mDzic2Xvv1gyz1ABmwDr3PICIM5ZChu5awBuswwDOXNDpTJhJKHRlb1P5wyFmgeKDN+1sxUOSXPod27I",
+	"IPc2EYzF6NUwykpBT2sOlWbzy8X80hlKkI5gDL8g+5sZJf85oClLlRSW1rRV8MzA8OYlvhkMnz/5u7nG",
+	"NrA+x36LNqSQ6+WsRvd6o8FSrtiq5dfRIuyamf+x4rNMydzKToFFYsQSKSYKrec5tA0Beve8CnC20WoE",
+	"BihL5GTEaMpSxOpO41gskiSE+5nXVT8BbwrXkmNEM5qMZTozslWwBcBVPhEsJqMVKihKs5hwpRYszcM0",
+	"8xHdEaPKxH91ae01eYzNZkTHiVktE/DeV75Vw7fq2ZYU7FasCn1eG48imLI5rDpay/Scids7lW6PQOBB",
+	"ukwZjaYFzNFSkpnRFYvMTh2HN7GBATVKr9Kkd0iaMTO6EUAKrIY7n0gVyi0IQGlW5NdMrNZMmr3DnRNS",
+	"XCWA9Y5o0urWNQT5xP76RVDjmFG9SJk5NbuqPJ7uOL1xDZ6WtjtskRrktQIBVyRm80SibA3mAhCvrT1m",
+	"nFlU0MrSHJr/QVsO2BaGYHYIhX6KRhTwOk9ZysB4QurMLuBBhpG8iIJGnSVdkdTc00hngXf4juzx2YCX",
+	"V2x1mTLreSkImQW3NFlSlfPVuE1nnnVLU6HhIZjrTpHm1osjzWE1AEBPOsWIg0JcjIs8gKCDuqgBHzKg",
+	"yJJyGxfCIRpgIAzb5wbD4EqBsIUTuA3wWzByjSlPIJxAXhlEZOMxizCYAAzBymEkGaeMdQaitA8uLhcK",
+	"za2oYhrZwKAg2FotXkpVWLgRKWIjcIxlanTTgVjMJ6l55ESza5YqMD8Kdm30Vi64mhouBrS60JGcgW3H",
+	"OqLIQmie+NWilKKsQosLUFqaxVlF2FsJWQrGbCGJkQ0hTInCNBCSwWjizhXJyFHvAzUQqIsplESR0iio",
+	"ZtYYFu8cV5wZwBoBfUIS8weHS5QLpc3UcmyOTqcrLiZWiz4TmqWCJk8zqrq9SIpDWcrIy5r4E4GfSNOH",
+	"psSk2zvaG/XG/fbDqBe3H3a73fYj81/d4D87oQY953dHem8EezdnkREt7YHB0CeWH8PySUTTlFt8zRaO",
+	"zAxv38eZW/SOXM7BgBUyO2EzyhPQj9DnajiuGcKL+Z9ApIc1tKwxBJeBf4Gv114B0ZQmCROT0Ffu6Mo7",
+	"h+v8y0aSCIxLNEl2QqifY+jGHXlz7WAFzRRuQPvbMagk4FaZUC4+gVXnhfRRKRhs0nJivF1SwKZy+hMT",
+	"sWFow8LuhjsnxT18aDVeyMdGSDi9pjwxQsXHAVTIS3QTUT9eUdtHXwZKJoZBovUP2KYTQIRcnti7K6Ha",
+	"qHz3wwBeOAkJeCzoUTWyVLhQFq7zmJhrZGXHKYTORRGba3CZxgbl4Yp5/eox6mmA2s4c5/8iVKDghAPy",
+	"eAc1YsEGwspxgUcNZ2B28Yq4qyfukBdST814RpaASEQW52GKN8AL+YoqdYVRjPcRFgEApVEEnlFr9Z3b",
+	"KT+RSydULd3cRh6YGPKujnF4efbk8QsJrjA+WaQfa6+RPI5A2o6yAXOGZRvfh3KewKC/eSqvuTXdgiPM",
+	"f9u5bztYfn4tPd+ABXIVrIU0hxW7s2C0uHVXMVn27C5TNi5J+e4mMmfrY8YN8tuXj727IWIpm0mxIs18",
+	"sJGPivEev2MyYhPHLXfCcC5/U325QV3HZCjojA0B8SEK9nA/CBDYaQ0ESNI/sdHpQk9FBjWQNgPQwZw5",
+	"yA9R/vSQDC6igcBrvcJv6ifwxqprlvLxCtzjocyl6EoZ1cQc1pRFV87pY9Hp6TuutLobVGI4VoljOVSC",
+	"DIQJVxoUEIsin4RxGbaZSRYyfbBhUcEp4abyNPhJrfl2IXlnKjz6RDZ8BykXmIR3QAiPc83mb+YfB42i",
+	"obMQS4UnBJe6X9A60+kxMQMala0QHXhfxqrgZiy6j4xE5Iyx5p4URplECYckVGnS65IZFwvNVJXF94QM",
+	"X708DwLSzRvtxXxoTZjhSaiX4/G9YqWbxxsIg9tLlkS++71cc2uR43HFAkhTyJArJ0ZhJ3Oa6hWJ5CKJ",
+	"yYiRmKXcyNHjVM5AJ5gvRgmPyJvXz05IlSfdgXyVSBpfSPmMphP2sWBHpqelvExguBDq9sZHO5OWksAr",
+	"nyqOJw1nZ+8iIDuwgfG/MwI2etLskef8GzJaucwQD6MZBlX+60bx5ByaLO/PtAd7wWdMLvQdoZAdrBgV",
+	"kzvGpeVH1v4YAz/is8+DUzGPUY9LDSG6pZAmJUrTJGExWcwNqe2cmNe8KhZLgcFiryX6ju87LN0cn/PZ",
+	"GBEiZddcLnzgChp6jXivrKmz3+0ftnu9dn/votc97pr/+3mDM/5eoQ63TWqh9UARec3ShM5LiW0Yk1Ta",
+	"X7AzI0ztnNixzK1sxHqyBJYap3JOqCZSRKjj2+9RbgV8S8mMruycU5mgDdCaoT6pdGXtOSG3sI8+kXTl",
+	"7E8V0tUnSbUII44xSHQi8SacpzJiGAChpfkxYgn6Cz8FqobpqCqw/LuIkZKtwdp+Sg6gyAJwnX+nYZPG",
+	"7gbYhsou5VKwtJDU4q1ZV4zNwTGdMEORUjAC7x+TGb1i3m7l4mTMT16OdWjqs9M+xWmgr8TSt0s/CByt",
+	"5rTkQhv442qbwwwKQawVxPmw2EnLQf4MdbttDu2jS3zgjkfK51SsTrVms/nHaqxGyppRsbqkbrjK2ALr",
+	"eHMZo+5lZ/vjgjza75IggSKlml1i0MLdgb+wGreKzCXvLIIyRcLFhzbAvTksbXa443ZAx5ql5LX5d/sU",
+	"/o2aizL8MKg2ELxRTls8x0/sxUA9nMC2NWXRlVm0s/NnwChlmX7ITtmKRR95ytlpFL3YDqSWVsIT7RHV",
+	"+UQH6mbPTtLJj7mTjBLOhL6XI9MSXNJbHMzdx9vROb9Ew3XZKxfE3oWxtPfuJnpuJ5UpscssxvK+ET5h",
+	"5zmLOb2ABX0MPBbZiJczM+QlbDIEy2McvG0m89l6xWk+i+RuzenD4mKGAKwsvO/mFytmOeaKQ7zGeJS1",
+	"yY6fIoTF3cDl8gxrgls+tBpcqMV4zCNDzt/QxAhUGzI3s/cvR/aDcv7mmXhsTo8cdLvdnHru/YbEfmyE",
+	"zF6/Np/TDvRJ8gFDTOLKJueNFqgk2AvtgbLlG9BSrgjXxyWvXXGPA+Et4pFRb3BATCY0MmMZpFliRA4M",
+	"5pYEiXIgakVKirzb1SuoFzFbpC4ox9njM1q5G/0nk583RYv7F0PcLlR6uVc9KBD1tzSc+GmxVAF4bs98",
+	"CHngH6NxzDGx81Uq5yzV3DCWMU0Ua4XQc3EXUF4gTVmk21OZKtYeQfkEoG2IDz9u7P3Sbz9cvv77z4/E",
+	"n69613/pRj/On8321YV+s/jT9U/LP7/7y+rnv3d7/b19c67zYN5wnuKVfEoEW0JBCuucgGiUptcRev2c",
+	"w8kqO+CdMDeW/dCVHADLSGtTqQy/qapKFEFIfsLF1QPl4t9zw/b6j6qqXWT1KP5q58gKQ8nR31ikoZ6A",
+	"dbmfKsVQ2Msv46cp1UE07wOVURpNbe5gTFCwDA6T2uH++r4Bnv8zc6yMz3sHB8eP9g/2jLSzmo1k0jhu",
+	"vDl/8tgdbvG9XZZG/e5x992jvb2DR0fjKD5k8eiQdR+N96OH0V4/3h8/7I0O9kcx7faPenuND29bWZkV",
+	"i2ULgWEEjeO/vi3hA63ZOYQFQfgZv2Yk4Uq3jHCKYROQ1w5VQTSbIVrlBvWbDhhEYf8lRHAACT9xsKlE",
+	"mjXj3xxuW6EQMCK3N7/iKrxyUmKa0lXjQ3Ak70vMB62J0VQqJsB3iiEoNrIG5jWQd1nlUjBQrVhciqYZ",
+	"SZkwCrw8O/LihI9xIpu9EauSvyIzdNhomaaQWZIsBGSi52i2k8OA8iHlYFCApwNIyyFgsOZKQp3zyuJc",
+	"p4F4bC5Dg6gsRushOFe1YskYpESIEMXwzhYGn3KtyJSq6U6BfG2EzaluHDe8AbWfM6ByQ6ndHu13u2zU",
+	"7h32+u2HfXbYfvQoPmp3++xhNIp744f9R4ZZWZWfofUkZWP+zkDq6tI8utwf9ykU0LmWVzipWCRJiVCD",
+	"Rb3PqifFVLO25jNWRSZY68K/u1iEKULZa7i+9bfnc/POh2z1VewCQ9IxjDW7KVpYLC2SE8EVI6jrZVRb",
+	"gEJpcQFYarZtoIWxblh5aD0hAwjsLuzWWwFswwnr8fAZx8s9wJmYaooM/0tAnjKfx/W9z+h13WlbattI",
+	"xGbMSigtYq5PIy3TqitVIhehzqZHhfV8YmpCk8/hkREoTieGJZmrls3meuXzKyI5m0H4ORfMZy9gsYQi",
+	"Md8E2HwOh7bX6XZ6vb3Ow0arccWNHNxAc2Gj1UjoiJlrmwr6H2oq5x03VavhF2z0ePl3niR096DTLctg",
+	"vKb0li0G1gpdFkhUaJHw1R2NXrIAaHcq6X5eyZBxKxUcFLLz2lxYo2gL4gdsZQwfGwXOML8mW20kdpl7",
+	"9kLxVljYy04rDLBUce7YvEXWTYWsGk7P1vP0QLevNFoNTFuDkHQ87nK9z1bjXduM0L6mKVTJMENlGPnK",
+	"DZo9OvfDZ89eZhMFL9opP3g8eL8+mhpPD6n2JicYoNL7DQwNTrWFfA0XBQgQjlFLok+FTisu1ZcC3GRG",
+	"youDih2hgBvZV60NrWO5nrnPHdl/EYRH17DhmGnKMcx/Gy5rL9T9fquhaTphUEFviw3udRvui4ss7PkK",
+	"+WtBGLdgrVRDnMP5mAwLUDfKvXtkbwJIMsPExEufhe1fH4jyj5jyV/0h0v0l+FqLCWz5UYPHzl1nXldM",
+	"GyVRdQKjAMbtXC7msf+84jV1aXPrLm22TG44FzJ9iVJkbjB03nRSmbDwW/eYzeS1tYt4PTMEaPDUw3Qg",
+	"/F1jPTKQT67IkC70tPPrP/9z2CEv2JLgQSrwMY8YyutYZjWTfMqkU2IDnpbWXtbZZWsRflv5MCCAajMF",
+	"ClQVuGjhSZooVbub4YRQnw775vUz62XMZG0JwWIV3KjqRvwulUuF9hhUiZjhVjYwgE6MMnTFsIZnWEz0",
+	"cL9RLiAakuz7Wu9iTHBFcOFW8uWQjCtFYC5iIsd2nAxMjjyrqCtPToiiaG4w/za8LY+Ow7yE08jcGFtI",
+	"vlR7Ft1y7Ca3rQBSGYLUXiDP5OQVxcizUORCGfOvwT1R5he3uCqAk9ZfFZmU4O4KdXWZ8Gt2eRT14sI9",
+	"ES3SZPdR52bXRN5KfXwARYKrLTy3vi16xdsiAx1YdwR7p7+BjMgaRdFL+NuJ+pkcUGG3CCerwvch5mYO",
+	"XVayeR9KNZ8QszaMh7RRP+ZxJbHWKHBh9d8cHsO2cmurxk89fWWTHmrsW0u6UkE+REHGgeLJUF0es9Tt",
+	"6mzx29Noxsj5+Uu4xL1N1bxSOhA3UHkBucwMMH7nPvQzl+UBBuEZtWWibaRULrMtMA/hHipL3tvFPFBQ",
+	"Yc4rXKOF1lKQ5qvTvzx/+uLi/NIs/fLF6fOnOy2s71+Z0FLDitzGqs6t3kD91MjVoO0F1unEHOJO1TYL",
+	"c/pxW3ggdTjzmqlKS92pu/Mf+MziDhmi7nTJxdDnllIBmVzK1UJqYtRZWJGaKxd9jbmAOyekrjYGqsmY",
+	"eFkSws0sF9YrwFZ/nI6+i/hL/sdvf376+uLH8z8eddhetxP1k6yqjMrsEt2DdrdnOF3vwHI6paleKHNs",
+	"bldVImowaRlGvYM2BpIXYPANFI3ZcXyiqHJWXrZ+3xf1PoIsKdWlgFm/KVYpPnBh7S2iuJgkoGPvVM4W",
+	"wKeC3IRzC2Z7sh/kWNpacWvG9FTGqq54eRCwr8IqKkaGnEBVwsDa6lteSD0H+w+4GleuwLXLyXvb2mSX",
+	"zU69jskES+HKlfLhkPNblWtgzyHU4zN0Mqp8FZpXde3Ik69dZRXVfsMmXNhQ/Gdywm/jfivi2sc52W6G",
+	"uQFNGIpoFpItErMlFPpu5vYqrKIKdJAtXEHHgjz903PMWi3axmv8WVw9zd+TXF1geREPbntzfkMVVtrX",
+	"/Jo9YRGfQa5975F7du5cY08vvq+ErfMtFTwbp2ev2n2fapsXkvOLDeC436syoGWbqaeKytRimyhfd/EG",
+	"QHm/5l7O1m2BVVphEXrBNwaQpe4KZYUoD+twTgP2LXDLesFgzYXhSusLQRpCoRYnnYW9eL9AGxA5Rhir",
+	"Am5mNvhPjqQ1c/bzk9o5gllzMqWZlJyzuUw4vcHkbw2/n3BBnfHIV/E3mlmv1ZhS9RxEeJwNu6Ic91uu",
+	"Rwe03JCaJo3jnvun+dioOB8+zpOADKbi1smveN0Qr7I3Kx0QubFqEEpMmOtpcJvLId8VYU2IhmDL4C0b",
+	"Rd1OpJi0zZU8n6YGr8o8rThBdTcqK/QKudwqtCK3mKoRBVtuDvTYYqoibyjsJr+S6hPC+q/VFI8Mlipv",
+	"QwKrNH6BDEFN5dL87AJ1ooXScoYqVSgw59X3/gGo70ZvMdySS6FczRXcQrTCGIQq6bmcU5M3YvTpfrf9",
+	"MNrrtY/GXdY+GD2K96JD2mNdo+An/JqhzRlJ0ll8nsmJfJMmWYVHfPwi0zkbtkKxta/Y7guN/kGjZf+C",
+	"WBZ4hBV3nI/dmhMgNKLRquWR8PxFjgu68uOuXP9x40aRFbYCWvj10aODR2w8jvt7/dF+d2+P7T+Mj7rd",
+	"7l6832PR3j6LKIvp0b6B/PXssVuqWWLNWfRzmkzpLHrth3G333402ova++xgfEgfjh5FcBYWwd6k3MDC",
+	"ECxbzG4QO/IfEHGiUyrUmKV/sGHvv99+k4NFt9s/XHCh+weHvw+OzetjWJbcRQllN8KhfXKeCyYyF4LL",
+	"qnOYlDJsMRAgl2IJlEv60Zah9o/Ta5ZecECAsknsIKco2lyYILnZlvAu64152qtiRzZGkgvy5vwJRoiS",
+	"JpiRsEqYxaOW9ROHhE6iqZSKqbxpFAn8pvamVuNdW844ZBCs7HXwocQnSj4zFOIdGtguLPYjsJSbjdhS",
+	"ZlIwrO7CBKy4uKI86DLe+n4bwc6MutWrRQ2LQfXZCpXMMuo6wHheuUEUcO8Vle07DWbJOGvxhL4167Wo",
+	"pJnSbSie6K6Xpi2GCPYlWwfRti6QIlmdWE+2q2ehpHmx5Qyc+EELejGkeFFBrwtsGZHHSitflKX/0iUQ",
+	"CuVTrefqeHeXRjPmXJ9GNZSdOdDf+iiYmqPL3y/hdPaqKYHX3T1bi39BV4AqMTDjU9Whl6lNjPexAlon",
+	"hrBslfmQqKhYYSxdzOMtqCp3Wea7lHXbR5V9Cj0TsAGj238XL5j/opAIAxmo8YK1nElQzQzSKE0WgmvS",
+	"7KJ5dU6haAwZL6B0WmvLiV2Pgc2kU+AGWXOCEFAlCARb25Zf5K6iCvU6BVuectX5PYv3ybyOZH2jEdLE",
+	"l54zTY1KQOh8jmXTwD4FjQltq6Yd65hAnOnclnBKd2cZvLccN7t8q62E5vcHikSJjK4gtM6qIgQSFmK5",
+	"FCqLkrKgc+8TdcWW29srM8PgevUMTuMcX/YkvtVHIJJW+ik9G7fj+dUUmFaZa7ZKuST+ggrvnRysywfq",
+	"OV3AoooyQB6V1+k1P7qeIuU4myWF6mVzumoR6uxHVrdxak2lGvNV6P8q9IdCf/X9VsNGoNeLF7eXU5nY",
+	"uDTVQp4Z43SuwZ2L8wCvB9ByIQihf1B1JTUHgw7+a+cPlddT4RKuiKV7RyPtlmqvBX9T+ki68MYsrssD",
+	"drsLM6CazMuCVjczMNDR25xl2ZJWlfvqow3V1YO+2NpMXCLi97U9B9yrgcoFHn3YOokkF4UjvxE7uNVt",
+	"WOQh73Oz34CdlJ19AX8JRkVWs0U00f3pLyFjKjnAz161Dx/1jolnWIaL7EVwgPBP9h/4xOIePiuzKXzJ",
+	"ghdfyvMjfMGQk8KfSfPp68ftfhcKmBamz41TtYA/QIKpHXTJuBsScauAVl8UM76lTAT3fSAR5Rl4gHCH",
+	"W7lqcux+c35UlTzlpafMcRPQQMhX8tMVFx8yyDJ7KSoLvktrgZJzaB5SU6UQJWN2G6M9hvT2+nv7B4cV",
+	"JvdKG8EpOWzHfMI1uXh58coGEcjUmZwqugLb+hItrAIosXywjFnRbn64v9FsblZUCQAImMOcjFsAIoxt",
+	"LoHBmUpokrwcg0l5cxZQmGLoQqarnQthkwrXMV5DYX8liZaLCPT1oL8nlGOBsCz2bp7wiOudDjnFBqFo",
+	"r7GXle0mCZAJu1s097t7mND8oRaSH5Wni+XajxsjJoph6KlMsL/JNUvMEGVo24/f11ZvfKAweyArnkLJ",
+	"iKbM/V3glRWLyLlq9qGtvvt7r7VtL3a3l/XYcMHo7LV5rxTeZUvawyD1GG2VwPAQxMpiYZ0XqGnGIkZW",
+	"0Fge3TUoHO5gqj4a35DxtCAYyNW55DOuVTnILpOTS/e+7fLcOPZ9qAGe+Gzf/FXBqwuiozOIbwxwset4",
+	"+6FV3r1rR4v1RoW0+zsBQ7KyHU75REgbfZffYXFJdrTNS4Jf3yK9lzPFg1IxdsQaPbWHYbJFl5prjm3b",
+	"ZLd7XdDMtnMkVEjVBjdb0Dpcy6xz+InrToVGRI8uGJbnmdJqznY65OUcWQB2RrEAxe/sFofH0B/YHjjC",
+	"HgQWwoMC7mBD5iqikEHTDG0xA2FdFUFZiJ1CagACbAsx9Dam97ypLC9PvB80IprqQeN40NjvDxofCgyl",
+	"u//oBjzEbfk1G1epQd9miKNaWUcbkBUJVK1QRStWoS1zyTV9ULW69mDwrvftYPDu4bfmn0ff/n//x6//",
+	"/F9//ef/9us//+/2r//8f379H//Z/vV//F81m/BYGsIph7D3vYJt7KU5qxETcR5ytmQTJWoBAYzjReKo",
+	"94RMtZ431Q54OfK3i3M5hDfMrp5ScaVCG+ICZLi1aDL9/u1f9QX+//zV27+q87d/ON7dXY8+2mdZOFnD",
+	"8YQyPxrzdyxuWzOBvytcIVjMVXTQaNtc+5BpFZh1a3seGRgXHapsceNh6fSawEDMj8iXcg1CH968fhY0",
+	"7y3w3KCFMkLjyYJZl2uv2z0oGkctq8GHz51hlencr5EU10xwJiL2LXOj2TiJzcnOJb5f1urp7YyEN860",
+	"rjUJ9rqZSnJ2gzAOe8xP//TcafgfGwBSBLB7fnaTlPH1wSTnU5kWIkpqruJSoEkRmWrNyZtP5r8sFrgu",
+	"VKd5u/xR9+Fev793uNc9fHjU3W/cl0X7JgtPqWZvlPNlGj258/DRURdV5oePam3Rvm6M9S5482jkwok/",
+	"Q5Rwlb+iu+V/AB/DKXixEI9K+Hx///iwC1ddesX06ZzjBq29qtJ0r8JFWui9SnlkwF4JcYtL1zKhmqNq",
+	"9ZX4Ppb4DLzsMd8h0fXvguh6WxNZzoX3BdHYjXyCgQ+Lxx9fsylPiQsVtyOJWSb1lBjW28pIMcwCMMCD",
+	"cT74SLq5rgyk2yAiV4TJqSWdF+/4Co335mjlDarhsuZ05VbVieTM/L27zXi/Q9ny93N12f9Fvf5lb/Lk",
+	"5WV7cXD0br7P27PZLz+2/57+0j17lqzi769fHf7xItGX+5jdkwLJ3fDLijJ1Xo7dIo6gALObuFkqdKrv",
+	"Uc528jems4ZV5FN6zRKfwmfk8XFKJ4V2I4HPwAKlOqjbpY/A0E01hXaKIqrMUiulNPpN+FlauV4TZetT",
+	"USX5CbPRXcvs21hErxGZ/Xo6PjAnW0HHto8yK1nUk45Zitr1BWMqLKjX1fGjT6/BErOaM2XrTTF+zU5C",
+	"S2FWQQjLCZiXczl16xDNgenaR62AynuG3/a75ci2RRVqwaaJFISCNkdSpmRybQvc26Yv9ipmijTN61g+",
+	"IQt5DXKOoGe3IvOUX1PNCGaNK+hRERTuUVjMOUPQDRp+8QwqdPvAqJzX9GFAp9qr3T/87j/e/nsT//jd",
+	"23+rDAIo4PSiLpQGsdXnwgeIWmWczNcUrc8BWJfCD7yfzzkTtwtj2RwD7dd1UG3xW2uA7lUboDeFHfjE",
+	"PigqNcb8Yi6Qm9mWkzxiDxSJqKaJnCwYafpEc/YOu//uYgLW8GQgWKIYqehjt3NCuMZi0TRRkoxc4cCw",
+	"nGbY/MEmkINnZiCaOC42IIXe5q5I9bBoL12f3Regp33vr7320VuIAXnfbfUefqixXma21cwE5UwY+TCu",
+	"ZEXenD8JLUnmvbe1NtHQ+np7+2pgmrx/G2SREEoM+E/PA6eVWJGEmSWQiCp24rpqJ3LJUvNkp0PM7fd3",
+	"lkr/FfctCotxJjdQSIQsRuV233Xf73c//De89YPHBgFoe3za/vYtvrCdhyaIK/Te8xJ46jlYXF/J0npM",
+	"sRZAyvQPbAUd051MkKyIuQUKDM11e/0yalb6lRdePoq6cY/1x3t0f3QQHcYP2aPxEe2OelG/4pa3e9qu",
+	"RGEw5fuawpJH0a///M+N54tFdLLh1hxi5kKuO8isXs+JLd7D3qTJFufJc0NvcaxrPNKV2u7RrZDiqMbB",
+	"7be2Ru3wVQJ3f7eLPrJ2tss/gCb2+1/2/vh3c0jlcjY5eKxDieBQ8gurErwTLq6CgELtqjrYK2q9vHSb",
+	"DW6DgcFeww1UImLuetryOspFDlXx+Sclw1Ctu8n5ltDdNF7YBiChqHXfNqWjvVFv3G8/jHpx+2G3220/",
+	"Mv8V2PXKdtGNn/RLNqWCDFcHmmfubiPBVfgRN1lZdLi3AsA51bleRwWHtb2sl9TWgh7L1KZU5JL0/Itq",
+	"Ss3NP1oFHrjMk6s2Z2BUxFSYg3m7XaHfYt/Flj/AEKBVBPbUtTOoCEo2P2H7ETm22qSQot1/9863RS7Q",
+	"Qm0PGhchV+yp4busjJheMiYgsIGKOItsqOmhsU0TloJO7da2TYTccxpNuWDtlNEYul6Y1/JoXtpbRSUc",
+	"u9mS6WUxoyIb275XqHd3U/hU4DsArFSLnc58MRY5Hts2b65HyJizJK5ayXrfdU5GBryJqGYTma6qgZY/",
+	"rK0idFoNW/XHgbWMzsUALRi8Cuu/5YKr6ecsptMK+7GbwaD51NN3mgkFIXtqkYD27Dyup6dPH58uf/z2",
+	"m0l09vhH+ezJafflkyVY2pdn618I/PC57txPQDdrnP/8lxcHf5m8/Nt30+6Lb6JXP3//8+QnWCGsybz1",
+	"x/OXL7D4Vpf9+Zvk7G+Sx/0/8b/8+U9d+t3+4uf+n7pnAtI6+ERQvUgNuJ8/ffP47McgHRItP22oCXun",
+	"xYS2KBpUhPf2lUAhZ1sp84oUhCoyfAX7+IGtHvshO1oaGDV3hlAWCqo0NF0/5AeKnOYaabnICPNJVaXQ",
+	"9RWOclvZiN2voaV3ettA0M+DpdroNLDkl7ir44bsv5iN/vz6ajQ7Wvz8402w8y97f0z+8ufXicHQamT0",
+	"rqLnNPpGyqtGVVuCWyOPi3QJiozfEovyZ7keh9aWP0TUsNUPWz4LxkfnJlxp0mSdScflffOoMtY7MJH2",
+	"NnFxW0JpA/Ku1zldV9KgaY6W5G+yYHJz5fGMKnfzrhefV9X86H4YPvx6bQT1+sqAdyp4f1SUNQyZC7XO",
+	"57euF28zbPrIZhafEyc+ss1F3mBwu1YXt5WRHNigP+1/xGwmA8BtbAb2EZkFReNsucDTfqXIvE1pqpvX",
+	"inL4O19XHup5XTZ8RRXRbUF8ExMCloxXUz7HYLhCUN5WNoVCKacnbCbJuZYpHDdLodkoFJbxblR1bPQg",
+	"AxCL+NjQ+cPbknUWL63HGBePBdzm+ZpzN8EX28gN3ujUM7faDzGjdXPXoRCoVcM5iOWKodIIu9WuaT4W",
+	"ns66cW+y1HyZlLVjmsu8Emy5U66sdgKFgqXRe+mKxPIm7bWyu2QNA4CxnUiTNTPMzITXnC2hAlLGY1sN",
+	"Gs8gpgbRb6PdJQB/qVaDvaVCSGzTPe1GDapyxFBZ9W6BPc1RUQr6HV6xlSoWKK/NyAwobF3hXGjpg2Vy",
+	"IaMwlz+4RdXq3CUfzlrYqW9lFZJVNS/FEwnav65teUimMomVa4vpu/Wg/07LeTsxqGITWbArItQLz/q9",
+	"6ikbCJeqj7mAQ/M/w50TAv9QQ4DQSOppizAaTYkUYJGXS0ESFk9YehxUbMJMQShIMBBgd3YJgIHTP+8g",
+	"ft/wXVqzyHdb/q8Ynn6riGvbdh9DzWBPZlL4e93kVmh/RVdyoVUuKMEgmRMpSp8fHWEsQM33XTAi5H4L",
+	"gri3jH2oKSy3fskFW3lp4SVkcyc2Spira3lPeU/5a+FOm+L5Ay8zm4AOALNn1lqaB5RDlE2TOaINkGPr",
+	"TwqMxeIqDFNZhr+APnVlRFrmerEhJNAcx7VorbmdSzEw2xz3LdqJflzOfObazyfD51e/zd1VQy+1hJAo",
+	"ErMR1yxuQQvpFdNY+0suNGk6LV+mZJ7KiEGz+O1a4Ky9pm0bxCyXqUS6dTspYYojh3WXzzmLFinXq40K",
+	"U0WxEkZnD5S5R2EE4ltB5fm93Wp/TGuacoQvvK+Zx3fRcFaTm97ewSTrwJHvUs8nVfadLWKmCiAY0eiK",
+	"ifgnKEEYBrDRLmMPaW+/H/cPH0a98d7hw94+26ePxg8PDnv9cb9LHx49DOtFgVoSEtxb0PNOy7lkNkbt",
+	"NncoF6el+6nyGmo1bJuvdWaJoINYLhy+hAjVYKpCial0BR2JNkLSnK4UaRolrS1FstrprKkCpGrj8Xis",
+	"nCyKMXXB+WIDsYUq9H7YmgcW5ejSkW3Ffm96c5YOcqtZbsiwc0iwrVmuCinebyLiHKesGCE44+J1UQJF",
+	"xRm0qjEw3F8l76j0zj7LSmk0Z5QLwbSC9FeoRmp/sJVOlW+citVLdzrkNNfhM2jvaQV4+AL93TiW7XOG",
+	"ffKJllCQwPD/E6iHgp5T0NmxCRzK9Zmh+4GykrprZ4IWDRBOcvEq9ofSiYYiTmV9PbOYB8rJYZ0ttYL7",
+	"lXJ9rK2TBrcgjy3liAs37IM8H6mVKW4jO2wtHFQh7qtc4f/86l9JBbIAxiVDtV0jVoLXpeitqOtxYCUH",
+	"2+QAgqQr2hzkuxz06ivyV0Up9NojqiBDZOLMCS0yTqRMmzgV2cVyIzvk30lvywP2G6gzJwD/J2OZJHKJ",
+	"6OM6qpVLCdvdF4eCdAVHl2YDLK1sy1Zj9XBwrB5WXfH5nMXbW1BohQESrBnm+HG3M6qxRhDE5PHENrzf",
+	"6jrJjrc4ScR40oQX/EHdhgxwCw7YHjzZUeZW0crhVDVlYNOmCukvBf8mS1nsLFWkaTip+ceMapZymgRN",
+	"7qdyKYp9sCmdLNDobf/TrvivICG25Prx/cJuHIa3By0ZlX6jiuP1L7pH2XgFX3OrASXd5jLF9CJzDqkA",
+	"kE9Xo5THjbL/x+2ysr58GOIBTDJ5oMjp6Xdvzp5gewmSMkwxAP8yTRKIUFdYgdn/rIiQgu1sZTrOeSkr",
+	"uopx7Oubne/25Xl5vMmHvaV5OzyaukVCB0ff+2v7Rda72qG94IRfG6lCWwBkekxZlg1QoZywt0SjYyqX",
+	"iqUkZTSaugo7uUNvLtSoRcQ4apFRAiW3EaVaBDFq5yY29ypTbebKt8feciiZ28Ia8l/njv3MNLwtfb5d",
+	"45itxVfVIjKJMdIuxet+Kyeu45q39uDaAbD2U43qJ/FHlEtc3AmJWMpmUqwwTmQo6DWfGDTrBMl3tt1t",
+	"c2doVMUMyY1UPhA130yYhg9sFNdOhwznLigGUgiC0Be5FANRETIDmQpcipdu6SmpeMt6rt1LGC3CU/LH",
+	"85cvzK5mA9EccUGNxI+eBWJkn8P9RZrsQK3gmI25wAhfQ28eOM/AL7BH1JxFfGzju0p2eb8tW4RQLrO1",
+	"odF6ffRURczS26Bz5I1jD9M52CwKAf5mIj5j0KFoz9o4Foqlf2Kp35r5KmVjlhp8K0fxzVjMa6ReGwrl",
+	"QqD8m65y2YwJbZus2sYhVF1hXbJqR2MOpltHZG3GIUCKbfAIXvTxWVsE8mVLXkOh55rN38x/M6F6X25A",
+	"6W833nN9hNyrrGhAXf3IDcUKv1bL+lot62u1rK/Vsr5Wy/paLetrtayv1bK+Vsv6LVTLqggwyci/5GNI",
+	"5TVXWOa5GU0ZnTNlW/3tkIXQPIGWYVKDpjWnPIbixMK2HuMx/vggH3HQ6x5sV7J5Qx/MV67brS3w3S2k",
+	"1eICucZOeKy4iO5NFlGWYN/fpgZ1lbz7/sZdN2+X4HybQLAyO1/3ZSEj/i4aUV6kC9eH0ryEUY3Wk9qE",
+	"pGoMNxFkqK4uzSuXQ7D0+08yxyzGWx0PBCBl3EIMpSLOgoakIM4VDF7YnRYZV7bClILlncMDkXmH8dMO",
+	"uQCProjDrg3odZjxd8d2PFitYBz8VooxRQRY3K+ZGgj4ELerWt4HDZ2yoRtaKhciLhiKNvbM/EjUu2mI",
+	"Q7lT58Yk9gqFYpuGm0GRn41T3LA55/qmnHO9fV8QX9cavzMXQc1iM2U97Px581nMh+XGBBC7DNHWtm+o",
+	"FDY0UUkypmkLm0jSrE2v7cJ7bKhtIWKWAtn4qnzQgA9qXizN0OACwtkBcfGhIso18eyQ05GydoZCb1I/",
+	"55qSByF0ckXfNx79LXs15i/YW5HOnbR7zMXYBL0fy0RT1fDRVXYoxNUUJIHqq6qChRTAUntd5gImfYOl",
+	"fN/IuQ4MBvlj3ZShZ4Hm/EFlixZme7tsoYI9K/MZfTVsfTVsfTVsfTVsfTVsfTVsfTVsfTVsfTVs/TYM",
+	"W28NXoWxsncc8vpxtROCyuullKfcqtcP4t+sDNfJjbVGRn6dKax5MfkcrGSgy6UskqmreOwKlGe9ouxI",
+	"HXvOEExpFDg0uOkpKwVUrmF6e8e9/s+34ws2rYvF3xhROUqhFGSuO329t/rrVfBf7CpYKBZ/vQi+oIvA",
+	"kKLhKPXolPsdhmr0up3uQfbT4894YHYJF18R6stAqFZDv/smkdHVC8giaRzvPToALcD88B1VbwwDOD7E",
+	"TH397nuqpgCTh1FvfMC6dG90FPejfXY4fkR7o73oIH7IjsZd2h/tR4fxI9Yd9+je6CB6GB+x3rhP90eH",
+	"0aO4C9LluzN1PpdCydSXiTFPX3N1BT6y2KynoaKUMcHFpD13D91b5xFIH33/N7tmmNXbePHy8vXZ+Q/w",
+	"6jkTMUvDE90fdR8dPRx1D3p74zh6GB3s90aH8ZFZe/8o2mcHe4f7cT8ewecXfMaUprN5+ULpH+/3fsaX",
+	"jGTzWCogxr28Shf8+kbF3xr0wkDf/f2j/Q9lE+dHlxm7YSea8MLf2hQefLTG2h72oClIEFs5BqqYXbWI",
+	"FVuPpauf7ep9qBlNEqY0WYhCyF2jZ/vsV7fMKXLRumnfnD/x3Z71UhLLAsg8oVHBPdro9TsHKFRk3RG6",
+	"7aO3/z4YdLAdRL+6F0SRc691NcJLFbx2bZE3eKnMDm5nkc84xy2/Rz6zhduhwERqvwg8dkUOs9UsAbt5",
+	"X84uC9ukhA1StttsnnVlVaYfvz67OHt8+sxxsu/Pvvve/fv50ydnb567v569/Mn90zG+bWiyxBq3AkXA",
+	"D2sY0jaDZPyy5J2GvLhIKk/LeFXXk/RN5stz4PVzG9Ke8SThUuipqszQ23S+1Q2zwBWT54gFci2QfCUn",
+	"rOBSnnaKhJw/uPLRh0SbP5966BWpL3+V5KmmhOclOtzSG/U68NoWoxrQvalIZMBh+6Yb/MFgGup1bfC5",
+	"ap1AIRPRWntlHBM9lcp3DoqokIJHBknArduk2YHstGwdhZn9xtesgncfKKyWYTAIcl2a9s/cqe60qh27",
+	"RIpgL82UzSg3UlHw6Qnpons5a+yOPW1oNGUxjkuTJV2pYlRPiyxhwdlHMD86sdVOZaS6Uz32s2Sviu3k",
+	"XoC1b6uY9sFbWd5l47hxaEesCb3yckJ28WZrKF291b2XKrfyMSP6vW9TlbVy2+HshzeavcCE3FJaOXjV",
+	"bLpmNWso9NxHAlRHliV8zKJVlDBidBiWa3/u7ZNZcSFYWNbOb0w51rxw/fxajYiKiCUJ9vbLYJQNVgJw",
+	"GA5Q4dmubOb+US3cg1X5n8urygviFZEllt/bSEC/rqAeTxNshksXLuiMiWh7DPKG3WqX2FbQADaVQjMB",
+	"AEWj34yKBSQ7q6lc6Ev3am47/p2Nd7AX/IvQxsIe0JLQVvHShOIZkJRq1iLQmMAaQr21bKv0ma8Gya+O",
+	"4a+O4Xt2DN8w/tlXmh0tVlD+Y6WspMYVijctEoT6kDEz0leULGIWB51+wgY+WdBwvzIKeovQ3w1NK13D",
+	"ys6ato930TDpY2ODK4m71AbGvrSNyYQ0LZQILnKn1oaynRx0f7Xsb2b1yrOWIoSM5jc3ZGAkeimYkY8T",
+	"CyHSZO9opJ2hJw+QzMoqnOL1rj2RbfsQwpU7L0o/tflsLlPXOXLaOG5MuJ4uRq5pNnbCDf4FA6E/YKvA",
+	"S7h9s7BLfQOb0Ma2Vq71iS9ZWUDiaqwsHEFFtGTYS8BHN65XEsNtlg4VflwnfnqumMmW1gFmpc6c6JNd",
+	"OUXces0iec3S1ePqsqzuZ+hcpVoka7ldqiGZG+evDTqKYtYeT6b8bxWlZ9L1014wQYxAnbD2QmHbLPUR",
+	"1Ubys1Udxms2Tpma3iJfPiwvXy5kYHMatjNUY4nct1Wp5JBzAPYltiQ0MrK3pXAoGGe0e9t31xaehorh",
+	"DxTUotnpAERKmz6HCp3fQoHOz9C5CgGH13XjM3Ryqsw3OSWH7ZhPuMYS5BHkeqRQoC+gBNIcvjP/acN/",
+	"D6t62mysmVtoxmRW87bykBIWaeAHtW28L7yxJddtEhS/Ap1W2zVqReHSsWxvG6jR5Kv3COhadRr2RN0B",
+	"V/au2KJyjw0HckJVSV3oHrT3bl/rh6O/ba/T7fR6e52HtSW88lOogP5OfbTUQrH0dAKLbTyXf+dJQncP",
+	"Ot0NTX0qKlEFnSBuUYzKQ6yymDUemDsV5ERQ5xWqrVTX2cuJU7VjPlCEjpRMFpoRJu6gxFc27pYlvvi8",
+	"httA3ZGsBXdQ44uMUznr3KpeWMCusXBYilfRTaqbFRGpcqJCRWYopQYTYl0xKDdaO+VGk0mAtZWl3W21",
+	"sRzQllxPO42tepOGNcICkOYFLz5vhAspwSVD6jVMqDqF5CLf1+zan1lNKsm2Nb1esOXNq3g5dnnrKl7n",
+	"TJ9C52WGEq3a9vYv6GaYs4glRyFYEAZrmQtzaMWRIdGSYJtnWwxXsfSaBbXvQ8MYfF+on70LMSJvsSRz",
+	"uKYeuC8LTwr6vR0wiNPMyQXdXO+5vZxiaJeA+uHuX//7YPCu263RFGf03RlO0LdeVftnrxzxaQETeE8N",
+	"Sb2trI9eOrkLRmfPmfN3l/vaub4/XEyqm9cEmMpV2PUoa05GBS02J5tSFQqL/pO/SS7Wmwtz7ZiQOrfP",
+	"yykTkV9zXU8lKAIuJLIZkIupIGYIKGnovgfP107NNVVufFcBkRIKlEBUu0LscJNnxkykMknqbs4MzNva",
+	"IW7WLC87l5tKdfa7Um89v+JWdmZlGL1di+Hrijv+FpD3IxvuBaR+a0bvj7iuc5HlGNhDq8QxTrAPC7TC",
+	"smZNLBQqBVMuXZfrY4K9sFrEt8IizdNXZwQrVVpnjNppEWiPRZpgEWr5dhQ7LQIgJk3N6Kzl+1Xs3Lzd",
+	"Vkaz4Wsl8qjRKcsOnqoL6msI6GcMAa243y8KHe+9BwVP6G1do4mtg9NKUC51EpBLlkYULFX4qtMSToBc",
+	"/s5S6fUGjGZwYRZhvFDeXH0jwFcY593RBgz0cKtq47zOtdA7QglvnW/hNlhTIU4FaFQqoB4T65TB19qG",
+	"+xEXcJtfWICBa6oAlGyqMZunLKLoxR8lMrpicSUeqRu04CggeAmHjCqW2fIXisUtwsdQDWGDFb9GOftU",
+	"Vn1doL+AYFuZ8+3tVnpeePKOTD2Yy5QY4HlW2cDzhMAUnwd+5VUJ/QKNFFZXFtP1JEyZJkvKvYzNtUIF",
+	"DkyDhRtD6jld6OmblJvZ8I/j3V0t9TwD5nG56+ofcKLf//Gb85/+svfk1dPvX/2w9+rPr4p/Dxbdbv+Q",
+	"K7Vg6e/9gI1W45f0sYzZKzFBUZEe8xmdsN25mJxgUeIW/9M3L18vuz98N5G/R2U5Bff6pinLbDjcZJXY",
+	"Oyxs/Nd//ueQvHl9VmkxCRZeNdab12cEBOgfXwO8W4SSYfUG107jtlttMjK/taB6816fNLUk5nvChVFm",
+	"BaHz+c5mw4WdoRWCJ9xeFRa+gT42KPbdwiRvBVYUi8pOl4/poA0f1y+52JbrdhaFC+hcwZJYES3NHSkm",
+	"7ATLHSmiNF0VqKvcpOnAddUqNVbqYT+aTSaDsAdVldFgv1drJXjfa/W7HzYaCDbYB7ZqPBVGcWc7xkfY",
+	"CqxctmmbVlO3GLfQiyq0rxwWW/uHfvfT9s+0/fdu+6hTY1TZugFVCSV/Qo3jVGs2q8p0fSkYiVnCwR5F",
+	"8a2ipO++7Rk5MjVqI5rnE6qZiFbPVeP40X5YxboBoWlK03RDBBVeSo/B/dSv6pGULXuLknJ2cVuEwwcr",
+	"32rksEB3FZmaG69HfvjGeQGoUMu1FZtysld6w2iTEGpV67G1ptIHinx/YS5qeN8G4UCQoZB2iSSybac/",
+	"NkTenVS4oRDOuVW7owoA+7Yed59Y9KxGXnbNoLuhR2LbTYyJeC45VMDnegqSiV2jqsZvZEFbhP25kbe1",
+	"fxyZb65dDB271pfwUf8R27fexaO4C2l2e6P96CA+ZKUQvfUVexI5wSo7n45Q37Yagr3Tlq1s/hKsEHBA",
+	"GJ+xthFj7+dGHSfYuvXrzWO4wmPdIhLJn+j7W4c+wbltaQIr8PGK8gmF87gZMwmVliwCOzwyH8Ht7Y1v",
+	"76K5YmXf8msXpBScSaDBeFwobjrvHMvWgqDegsXU21k/0oJZZGW3NmPagZ5awFQ6OFMWNGJ/oJzVEVkl",
+	"9lr3J0t+/ef/hCvL/mgD52agTmgXblN2bkO90VI3hG0CtC36vGZUmQUjh2J5syAuxoD9Zpww31AdtY7X",
+	"UkPmzlMRqyC0YHMr2EV9jRYw4mZK64aAhC1jSAuAKR/sKrvklJbzOYtJUwf3vb3TWUz2e13ynRRsxzkg",
+	"IQ9juJVAwuoFzOxgKlXFxcg8GrEYkQkURXVCDHGuyIxRoazf0/ywtYvXYfy1rwRZ5n387puzVyNPKeIU",
+	"sht84sY8ZddcLpSzjdBESewG3SJ0rMFDnNohPyLA4OYdbBdpwTS3FVpvZ6dCiW4BpSktfmRYVMLrGsjW",
+	"se4teOB9M23Pa++Kaf/E9fS8xuZyKrzkmgmuBoO4mHhjjAs9xda4EIGfaRwBGFhwS9w5a3bRxJ0sz+u3",
+	"w629hW85VSy6fD7+4cej9NF3P/zll/Ri+bc3r548Onv26ucz2X9Gn9HzZZnBh6C9IQ7VmdvONRUxTWNi",
+	"v/FcpDnEVQ4hFxQteoWA/i23sYmg/a78Kteh83VtMt5FJlBkkoaWmSRi51HQOxrkOmvigjZlQsiFiFhM",
+	"qHKRvgPhtNihwztfd3mYMWCfDEmwTytXhlhS7RVzTJ2IF6w1EH4kee0GQiY9LKG2nWIGRZltkWg9pQJC",
+	"xwqjGW3r0lVtth8GpaMxys3XF4t5DEEakcvhjVIWc41FqA3xy6XIN7v2i0OKzuL6O7n0yzJ5Zs+ySHn3",
+	"xIv3/jOfnpk98xAPnjnYBY9yAMg1Pw/WHDzMLTt8OVh58NgvNXy1Jpm0AgaluzGz11a5OpwcHaRrVuYw",
+	"5syuN09h7K0peQy6/HOmFFTwQ46Y8Vnae9g+ivZY++Fo/6D9KO732ofjLtun/dFRtNddUy34JlWBsxq/",
+	"c+jV7Yr8luobRnzOmci54W+QdVlR87CO93uI1aSyBbZdf1gHW3en+EISy27TqAKD3p8zTZ20U5bxcxhV",
+	"isTEAoYJZFZMWZiojLS3WY9oNd615YyDYr6yHo4vtgfGv1bLiy3tW0EDiYpKBzds9JCx2LDXQyXW2bKZ",
+	"IdI57q02t0CowbsyW3qfCy+5AYe6ZQuFDAJZOt+dGMvqWiAUuxpkeX4lYIR5ellnghvoY35vm5oOBH6s",
+	"9X0Hvt6mn+82LZ1B/+DGZ9C76B0e946O9x/d+Ax648Oo3+7GBw/bD2nvUfuI7e+390b9qBd32dF4/9Ed",
+	"nUHAxOq30O8e70GtwJr6uhVFPW1qdU1Rz/5BJ/zpa1HPrxGda4p67h896nX7+aKe/WJRzz12QB9GR6Ne",
+	"3B/vs0P6KOqOzPoP2SPajXpsb3xAHwYFP7ujXrQXH7CH4yMo+LmmqGe5Bmd/fER70QF7ONqLH427dD86",
+	"ZP3RUdwb79GD6CE7GnXNMmh9DU5HV92Dihqc/f0ta3D2Hx2GCuDZ1szjwx2y1VCtrGSsIQ+568Ls/bst",
+	"zB5owZ+3NntZVrx5efawtFI23scWaf96I3y9Eb7eCP8Vb4S7r+WcLwp3g7ptbzeVNfa1b7aqfvxF1yS+",
+	"aQ3idTWHN9cYrqopXKqke6vKuZsq5d6ksu0Wm84j+U3zFHNf/xesX7u+1FDJDlOOs8hkhzuqeXnTSpfo",
+	"I4S8v3NDVMiFvmE0ZenpQgO6j+Cvb93J//Gni0bRoPbEGzrDKjnQsvRp/OT8lPzxpwvnFxsteKLbXBBM",
+	"nyDNK7ZShOqBGO52lixJ2ldCLsXu35ZXqvM3JcVwByKHqC8F0ILCD95VzQVpDtViNCTDhWLp8WDR7e5F",
+	"PIb/ZcMWpP1C7j7EqAwEhWx4HrkoIzn2bjhlTbUKVzckzSihfKbI0On9lzxW6B0dpjJhdnFotDVfDoTd",
+	"J3unWSpoQl7OmTh7Qh5LIVik3bbRiDtPJBbpBG/iZJEyRZrDV6d/ef70xcX55cuzJ48vz87P3zx9PTwZ",
+	"CK5V5iSChWHJXswVhQctUvj69ctnTy8fPzs9ez5sEVetKNvuJW6iMxAD8VomTLVIwqjSREsyk0ofkyHm",
+	"gA5bZOizO80fkO5g/gFpNEObtTqVkEaAhRtmHKs1eJjkM1g75DQr74DprvApT8kMcjHUlM99DRqqpw+y",
+	"7bdIymgMaIOBPimmPpyQwuk+MEcJ3k08Lwu3pj0uNOJDfAMsMIlZSoYqknM2HAh495gMzVxD8Bf7pFt4",
+	"RpYp12wI2SkGHDsd8hRWg7nvXNqWvRg4AdcWI0YkVWjFz2BEuCaCsRiqSg3ftbNfhsfmbP4RvvsPe0YA",
+	"s38MxD/a7Tb8v3nPn+0xrLpFhoEp1D9zWcD+gWZ05v+gi5hr/Iv8w26Z4OgeB7JPg0cWHv8IcpLxs3AN",
+	"+FK4CP8ZpirjJ7Ci4F1kU9m7mL38DwOdUwSFmUQudAH9WgF1gv+7UKmhhFlckf3u3kAMxzId8ThmYtgh",
+	"pyI4VJDGY3NOWFCgjQUFjiE+TuihTbZG50rLBVdAYvZA+ERrjNmCU7cszaeGL6eysmKBTG0hbs8G7H1r",
+	"aEywlv/ArihXUJxQDTRNel0y42KhmTIIj5F9jliGakyHO8eEJYpZMCjN5peL+aW72oe+MDmhE1uPd/jq",
+	"5fkF2b3u7dKFnu6aT9qL+XCnQzBKNExwD9Zc3J9zPFkwGBDgvliBrPCMAC2kiC/x82yFnYE4D7mAIlN6",
+	"zYiQFfPRlCFaqCtbEl4Khq4upFgjycEdmN2fU63nYUXrNWltrgzzELFgSFKmF6lgkFALEgTgqJnXvtq2",
+	"+OJDV0gTnXlZqK3BJTAkGMm6MWUUC+RbbffPbbv5tl1f+9xlxTlry5z/wFa2HF3KtPmjtHrXZjnAX3PT",
+	"Wmcn5PntgvNTM6Xh750OMTOztK14DOm0wFo75HtYIbA+CDyhirW5UEwobrTWLXaC62ybhZZ2YcQYLsay",
+	"fguGHAzNO3jDwRv+BRX+xyRKV3Mtfadq+NnVj21VBWYYQvbIuhglPLKO+oQrc7EliQ0AwiBoVyL1zfkT",
+	"YjiEOnGFBMsvDQRKZ2p9pxpyYe4UvDEhzDVuo15E1JTOGebATxbmHOAB4Wpg7iIIKAJuwzUZrchwwsQu",
+	"vNeW1yxN6KqzorNkCCKBiw879hHdI8Ngc3AKgALbMJwAY7Ac3NSDDJdbthTVQIzwyq2IRQOqww2MZMwZ",
+	"jmv+HIYBYUNiN9xUzMgTsD9/+kBRiE/KSAs6hYFETMAlBpVqgcg11yAke3R/Fe7up2B3p6/OGq3GNUux",
+	"bl6jhwXi5JwJOueN48Zep9vZw0q3U5CkPUPk4ppjuKHaxcJMkPRd2d/k3IjrZnaSfRUwaYOvRp5JuLg6",
+	"sQU7Dam1yEMS05XagXVDKDC8h7x0IAyjViSREy5ILJnqwN7McVIskWMlrWzSB4pAhRcIQuCKZFEPwzlV",
+	"ainTeDgQTaqtPNKDaBWjPrFU7ZyYHbB3XMFtCzNM+DVzIp41SRM3kpEGM7HPy0dQWikxpLqC64ArcsXm",
+	"hlsb/OUKz9BfDGCLwTJbZ34fDVRLmdLfyBgYXQQmEQwrmM8THsF7u3+z4fCIV5vMD8VpXPbth7werNMF",
+	"CxL7AC/63e7dLWOhp6+ZWiR25gIyucJvVgzK339awpl0DBrv45qqpvJrh8m+obHfqvmst/mzMwEl+h+n",
+	"LGZCc5pAVMJ+/2jzpxdSPqdideoycT60GgfbrPRMoP71FNLTQNNdzGY0XXkEKVCYoxqClSvoBCvqGi34",
+	"rfnc0zKQUD35Pp6y6ArZMlKPvyc8pvtDMfcpGAeOLVu85MJIX5T0Dtooo1mVeiCQ+O2dMJLxyg+cFVu0",
+	"ZQxJ7t1Q28PfhySS8oqzgWh+r/X8pUhWLXJOZ+yca/b7c53ySLfIK6qnv3e7bpFzI7eyMFrLEpWhyXli",
+	"Lj8jFkHpuYFIpJyPaHRFplLpHUPcwAEwZqqAhRNm1DMPiGqRDmW1gRjmq7gOgc8XxE84od2cJDwkzQMn",
+	"9bYCrmkugVOjpoHVAU/MiNHLVIqJPzKrZ/tKZsjNmK37a6Sa/W7PhvS6RwOxlOmVuadTCVasYyN4jylP",
+	"QM03uhGNMBbXjN7rduFZoeClARgXpOcXb+QOyKfd7x8hOF8zna7apzB5FtVkVFml3XyGQ1veS5ZcxHJZ",
+	"xTifAWbfD7eEsf8VWORvnz2e2yp+LsAxY2PUU8QWLHLXvHvFVrsjtpZhfgelUHWxtHQVTQ9JE/Xf4Yzp",
+	"qYzVEHWKoZ1qCN2xDHkAqg+EnGMrLWASgl7zCdUy7UQZpDsTpps7Q9Icohz/A1sNj40wapBGPFAD8co9",
+	"z87HHvBLOzrH+Pk/nr98YWaatUANMGKPDkuY2kWqHcMU2EBELGUzKVbYx0umVv30pA4gH3PB1dSo6iJi",
+	"YIewvKpF1Nz297FB9gPhAWhR2ZkTvKBnl2CNHD0y5Ih6lwFEhlWs4Rtzhq/w6/tkE6V5PhPLsEuwJ1zF",
+	"Ni6CG9Ci2b8Uk9A01V6uuWIrojSbY3iErR9+Ex6BaF7PJP7EUj7m9gazhY0fKCiNlqKCNKyg046Whiib",
+	"O8MdtFUpXLKjvIEYsclCZO1lPAGhQEb1ImVGe0xWHMSBVK8Ijw118Ym5MJwIZnZkpowMezFMw39tmw2m",
+	"LbKc8mhKZgul0RpF42sKuUdN6l4iFOh5xBK5REEC2YJRwH795/8kI6mnA9El7B0WEm7lJ1aYMX3F2Bzs",
+	"ZvANmK2jRILJKXz72IiLC8XiHSeROiVxtEI9sVUQL/M3o5BLZ++GgTAJar/bG4hKtgLAitDeoeUS4uKn",
+	"zAlBD8ziUVKq4j/fAn58AgZUnujLFlr+lXgOnk3GYJw6YZnINvwmpxSsl0nUtjIJSkaRjNmx7QWBpo2s",
+	"mUWT0Wg6ENTW/4a7fIegqdnZXXK9LhR+QhagcOD7od4YEKlRYKy6AnNtQ2Fgm9lGjgilKa/o1KoOuYq/",
+	"90OeVe1TvhLml0qYuQtjI3nKxRqr6FNhHcuFNhj11g28bxJGLfri0w45xRa3/e4+aQppH6PAnBkCwOtk",
+	"rk5re7QNFORCg9+lhPxm7a3GnKZ0xjRLVW2iUvbKru1/9BgWAFG7BZzdrzAO+3XcFr/uRj2EJLaxdWzb",
+	"1ghbnG+bJsmGM3YNC3KnjOA3mGVVmmYWD5ILOtlp4ZrAZG2bArZqMKHmHE+TpLHNUTzNLZSJmMWdrQnY",
+	"h8y8EQY8MuV/Z/HHHI/1KgPehQE8f31rEKvi9ADOyynD5tv1BzeDMOUJW9ugw2e9B0dhJF7oLWl+WVmZ",
+	"N88SMgHa+4rwZRppEMpdh2yeoovfvG6dGi66pHyM3zH9nDXu8QZ4zuoUQtcq6YtHg4sKolqPB5LH0W5E",
+	"k2REo6v1KGHLQoNBOuYpi3SHeLM41WjrZUP0XnIV6HPNAks3kw4HAgkWPVsLAfJKyyhBUMjB0bSRs3xH",
+	"9Vc/PH5KrlFpTHda7p/47tkTF6zVDLQ8jMwyKlWMjUV/jwOjQdZofSAfrVpGt4rsarJYhiGYyS7tRPEQ",
+	"HZiZZ41qa0jz3nzBloZP7YD9x4kNx1YYhKvB7dx2pPfU4jr7TCSDoq3DXZ9rvDtcb2wH+5n1JjxQZEhn",
+	"6ZAk1JzNcDamQ6imzsWCKVfxOx9RYrT844EIZ/zdrr32/5C3zf/+13/+J5ZKttY68wBiaTKN0e6gbkBI",
+	"3/v945dPng5J02uViD4tMnSYdgnvDaE2hnu0EPSacgi2Nq+6b2Hj5gEe10L4A2uRob39Lw34hjsdst/d",
+	"H4ihQcJLIfWlj9KLh6FNzVVBrxCLX/I4euxopiQfrCUdxw/QO+WqXEOYxC8Llq6yKIkI83Az3hWUg+13",
+	"9x9VhH1WVtUyUC009SNgH6mbGL6onfngcMuJc/wC0aL5+tvH5PDh/hH5f//P/U6v0+/0dlqEC6UZ9Tk4",
+	"9RBxRT9vtLAN0trLsyePz82G6+S1vW6/gh9KDPV0uN3CMkslkgL5MwQ8JDJ7C7zZj9msDWgw8zyTkU+T",
+	"qirMV+QTnRw8ivv/cFtlZX/zJwZyL6R+7KnnTsTQx3LGCLgYIZrFbNdM5LFpi9sMypHWXmWv7d2lSHOv",
+	"29/JAVTLrAgQbKkY5utWQZplOh6IcSKXLbyjzg06msvA3CktAqGnZCjnTPAYL4wh+gssfQLDhJro4OAo",
+	"3pVO96ly7D6j7wpeXQBDKwgI3DnBQJopVVO0/sG6/MWTu1ahOLjzMsdU0xFVLHSuQoSvA4S5AQciokJI",
+	"TUbmiqPRlMVeRChdZMVboJKz3wGPBku2YdSZWXFLqs4OWaaIihYv6ol45ysV1/sab0jDzp+2Xhi1L5Gm",
+	"8+mRwCi9U6dgtrwD3XUJLKiKXOlXbv7790NBuYs6ncMu4zegdZhtVPtEtzvp3ZRNuNIs3eRTPg3Mllv4",
+	"gDGTp+QGhgBI6wcmFe6lxzactM4PDP4Xs3bCNQq5VT6qOU0VKwz1bSpnZhjH++tcxQNR6ysmzYK1ugxE",
+	"fH+4k2ViZJHnEKgehkpbQ1gTrNroXcYBd2zmArXh79b2krMNkaZXcAbCVpsEkcfIPnMWk8W85W4S6I8a",
+	"XEnHNtS7FIYO5YmWXLFNDuvXsOE0Cwb8rE5jH4Sc9xp/DN3ud/c2f21Xd67Z/M18a7bvmNzL8fiTmKfA",
+	"rewwlIvJtu6dOuy+uUsZw6s2+JPdvWFzAIM7ZWcgqlzNhgU4Z0pzLBciJqMVsAuvNOejeX0YCJg02UDk",
+	"vNDQWdmGM/MJF7ZqF/AGlXPLYwbS0GhGVvemWjOlXSJF4JaiigyFFGwIhvGcsxiqc4ODV6cLBT6sNPAf",
+	"V4WlDIT1J2UwsE3dEU/QJhJLqESmUapcoQu56yN6Lu0cwxNCxUDk1+SO2izdsif4/Cj7HAKQq0Nacp7e",
+	"Eou4Z89yON+N/Fi9u+ZWG8SK7d0MdrxbeLO+AL623z3a+pungFOfghtav9rHsMP39l9n8QdkgQnTrErZ",
+	"hWS10CFdktFOXCdxQ7AQgcwFtMqbybTCm/IEpnrlV7vZ+IWvImtreq0+4UpnyU7QKM8bevzmGkXKCdWk",
+	"sAOSbSn9bxXdj7bzwCGk4nt1764hiO1R+4XU35p75lMgKgLlJsgJQaS1d/NrNk9oxFQZESEcuy7npGX7",
+	"6odRGFKwE5c/aGtfhq5FnirCRFzhRnoM3oVXWcDrfVwK+UludBPsV+UemNHie8/n+GwKJG4wl06xAdWs",
+	"JaHeSABNmUtGGzkeG0nN9SzJEgEgeCDzW+bMFViB22ZLBbbBJkpfvnHlaKG1FDuVnkuz71d+0fccxpJN",
+	"VCME+HgOulKfLeDALARCNrTcLkPHes/WsBepqbbcZU0ASdP76KwDDn1+TozHX3P5Oa0wQeeBsj1t0kIc",
+	"JWi4UoB9FKXlfOLOPGWKCc1iq0oAg8LcjalMshCYJtfQRRxc6yPGhJH/EwiCwAhRV3UBW4EYMXkJFltM",
+	"r3OKNir6ijT1UhJNRz6PCOQN7aPPcFZgl2SvC8mGNufFoklrIIyED48wGZEshJHeq8RvG/1y7oNHPj54",
+	"5u7Zs50l4MufL7LsNEA3iyhNV/8DT9e6yT9F5Jk7trug7++YztFSWJojcIbb7a0nfUsa623CUO3avVlv",
+	"ARZs6S3ArVwqtlwKMk7oZMJiMrSCxrDaSOyo5j5ZuZ1jnZHY7fY3aSRWGQy3OPrd9/ZfG1QeiDar0nc8",
+	"ZjTNZZ1nzUrLuSJLmV5xMTnBZo8B0oJ1du6y9jBwqRck9NgKHFDQCBkrmbKUVYgCr9m1vGK13LH2hG+i",
+	"PXk4fTrt6WkQJvcl6k4W4J9Sd3oqMMFjqzBKW1llY/oxJc5On4srr5VfHM+F7Lq85Z8bdX9JmlgaxuWx",
+	"eGxVdeVwhqSJDoEdQtWVEX5PcgG8WFBV2d5+RZ8sGHPuSeeSMfsiY8cvsANR7kg+ny63lUnMTGqjYsQ4",
+	"4ZH+FBTzHS+HkmJ+11bEs21iamCTQndeOQPEFTo6ziVKBB7HgbhJ2ulWqaZhbmqQclppsgP2z2J0IWR2",
+	"+BH4HyBYIfTRZRnyAxGmyAfuwWImqTe452PzNnnkAvr+AhM4P5WF7kbG5xfSG+w/lRtuwq9zJufb0Ngm",
+	"L1xQLuMGyZyueJudDcMUndN5IBxGGzmrLo8zTOK0uZjQ+bCYuInCWnZtDsQt702q6rgHOMGsXxwDG2tv",
+	"SnLqvG4BuOp8Zhu9Xvd6zebm+C94396Lv+vL88hbH9RteIGWer5OA3th40acqR5j+K2TOJBad06qMiQn",
+	"0vUtrfA9YaWWC7OAL0SIrFCGLrAQoByPv0p5FSkqixRtqaDJFAphjsebUW/XlqncQlkCGw/in6vfK1KZ",
+	"JCz2rXD1IhUqSIjwSxE5parXLeBp1kQ3MshtS83ylEwpxGrRlEFJM1tBdynTK+VMrqeuzTZWXXtMoylr",
+	"P5ZCpzIZEiHbEO9R4brCjX9J6N+9Q5ssgtcsYY1gF57BV/K6IXltwdh3kULqies5vWLOyODmgCbDkNvR",
+	"33t0TM6/P233WuSQxHwCpTb3ukShdGeEslywD53PjSiGrgtHlFDYWeq5efV4d3dI3rw+s/n4P76298mr",
+	"F99BdLr5Dct1Lyn3JYBD2h+IYsxkyEaGGwjy2BMkRKUf2X68xUDKIKlYiioJ7SnA1dPuPVGRGR9nmpmx",
+	"as3GcGRaEhVR0fmvTA+o8tia1GQxdya07XLYXbn3XSgDW+9+QL0G1HIfQghf2JsFixZfCblUJ2ToO9wM",
+	"iaIrFSTUchWWjzffsWpL2jOu9GNc0wYj8plmM6xLBx7wZs8ce6/b7WaF43vd7k5dzhX2kAoNx/Yr21cq",
+	"bDex14c2JO/4bDGDn7utxowL+2e5E0U5bwwXa/Dyis+DeJD69dm+VpULrFyeW0+3Yj1v75Ey4bTqfDlZ",
+	"h0tEm0/tlM+oqeyzUYv5XKbgiHQI54jFPiiTS77mdduGB6FDfve9/Zd15KwP35hKhVOz6AqLFE8YiF42",
+	"Pxh6FbP0OJdu3gp6tbsq478spGY+Sl0R9o5G2r9jy0L7Ao3msnl69qp9+Kjna32/eX1mk4W5kf8cZTOo",
+	"DBUlMrpqkaVZ95IqCJqHosyQ266I0jxJoNN7rnp7EHPiMqaIpumEoRvJFsylrp2EbQ7SIafZJcog5Dh4",
+	"z3oyfWnyUp3xgbhiq50TXw/TXgco7/paGW5WGzkdlIrZdzemIhFN0xV0BLmgk4Fono3bL6Rg7edUR1Py",
+	"6//yv5O97j7GV9RfqxW35XdMP7ZHfuMYAvfhK4dmjeoEVbNk8BNfc7bMru8pS2LSHDT+bdBwXZ+Rqxt4",
+	"6xUxyN+Cs6AgMjB6lRho7nX3ByIMFQrD1cwUD1SHvDSKAiWRAQWZcqGPCSXXNFnYuGmwLhFomGJYF4sH",
+	"wkyPiAXHCEWiIee1RWYGyhhojVEdFpXMbBjbIjRCt7IOe+6w1mag3S9jtOdcl1jhSN/sqpBnZ46wLl4O",
+	"7lWL+mKFAEIq8RzEVRpoZrRMNJ8xQhWP0X27Pitvr0r/f2FPA0ePieJGR9QW4/BQtha5HHRuZVNyH4d+",
+	"z5tUE7I3y50FRRcaK5TDTSkWI3VsLHf0uXvHosztb55duA/U7nv4X3iQro0ugfceqKpbgTRdtNmblA93",
+	"CLT4sIoK2KHP//Qd4TODd3FKwWiAuR8W5Zo6RPMAP7k+IUuaJEwrkNQJ1zsbuOWPZpk/vr4XpvkyiKrw",
+	"Z4RwBFkNgiAO94PQ3ZY1t8ckZgYacV3Mgj2FtRELQbL/4X7rIwIYirwLjmZXXU/+/d0syTOuEtFXcSh7",
+	"1Pca/3AnfACQ4zfCDE49xTlKs2C+Yz5gA4HaiMfbxq579HfJUJYMQLy00aW+1IoTAlKqbagGvGLrzhih",
+	"gScsHNdc8iwZmyscgtqattVbK2uzhTIeDrGDhgnprhk7ykBwRcZc0CSoAtghp9BS1C3Y2SkN08IaTSlb",
+	"E9eZwyR1F1zmixEt8OwwKgyB8zlv6W0MKu7D0J7yKSnafLW3jYsbdN9TV93hFnIBnkqe1u6YDyiWsEgj",
+	"G1jHBdBnG+qeIKhIHuHliA2AhNWWMc8bM1QsxUF5DV/qAmv7g563shs8ybECbJZpOYvXAmia8mumoE4G",
+	"WiS1k1FQh/BX9UB4ZnWS2S9zzCbgEoVRsK3adSVHOAeA5RjCnfGD+6gwalYLq/xMDo5bMKPsNBA77znG",
+	"8p5kjN8CK7shR0JsCs4n5AeGsLbkTsiVrtgqz5hqFZFnXGlVLE3OYm/ZyaSlYrezMOqdjFbO9ltXAsWu",
+	"Y4NtGawZfkJXONTIzHXmWpCnW1uHmsDI0ED+Q5U6Es7uS1NAw5l1tc0W6qYrsK1+K9bwbcoY0eydtraY",
+	"OFeQ3nPYmDTB3mgj9py1EXU7Z3RsuXAIxud6IHRKhcKmxeBUDgyF8AZR0ArZmyybxf57ZJ6yMX+3402M",
+	"A+F73qmpTDV22Sh/pxYjVHh2AuNREZCMpgWjUa4Y2wGY2t3fve3VtRKIz81KIWW9ZiUy1dC4ucIDEDRz",
+	"zlovh8/Q/nsmHgO6v912OWip5VKsW9TLFK1tVet68vT8cbCkU/gLHr69TRW7Z+Cl2abcHbpL7lXqtkSz",
+	"2dfhaNcAMeHiClbyHdPfGib1DEJc7VjVJhlkZo7IvGViwkiTjpR5Fsg6ExBp2GyuVxV5GRPmmF6B571v",
+	"eBmxcWy2jUDrjGS8+t1uTDXd7e7y+GOqdG1xM99Hsk7QI7QyV2eeXQLuJvOP3n5o1cXeAHFh8M07FreR",
+	"wNxgtoGN53++GJq/O6OplMpq2fhtZyCG+C8oLesENiz8ZEjl2I0+REuapTL0OvCJ8HWV3G1YJc3iuqtx",
+	"YLMcexaz2VxqJqIV9C69JyE2t8jPVF+ksAacpb7aCNLmkipXU6dgwfeQ022wsKxYXLcC+1UGbO2/MLOH",
+	"HAQXGXKPOyH37DczoeNUzuRayaNcvErJborMC6THSna03qD73sKwU9sVuLx65doFb7fFljfK1r7ljOiW",
+	"A7YaL+dMeD2nEh4Ff+4DBepOq+zCtHWQbF3VlOm1UPr04DHbrTaKlbAt3cJ29olWjIpLhrbVh1TJjbdE",
+	"XbXRLPAptlrivzfF5U95m29VD+lb17Yev3i0+Qu7rAs+Y2B22FIVD+6ynDbe26po0yqRNL6Q8hlNJwy/",
+	"O9gGIj7K5DmLOUWV7zNbJdcISHi/ZL5KkkkX1eLSlor/VrExrxnNpzhvtAV0yKlAG2T5Rx/ivN/dryxd",
+	"UisT1V/3PK4t7JTdLveRmnznSswGweZezXG3TCOBhd11pvMaWsA6D3OPJTfH/qDX/MdYvsI+/jl7V7WR",
+	"K+gBv5WdK+yIfy/GpmxBob3pt6T5ZzvYrPwH4Fyj/2cjrjMBZGN9tBUgmLAotWSz/MvZApY5WnEUHj5d",
+	"YxGQ4pqlOtdcnMXkzfkTq+BXlN3PvGi/LNgCYqBBg1foByeuTn7KIj7nWA/ORl1LxYTzvb0AXxl7F0FG",
+	"Whgh+kAFLrgRTaiIWL1ZoBYpvjDLQLbOz2QcCABVc3EGpPqZjAJ5lnKHDOBfXG/IAPebVBtuI/0vQ1yp",
+	"5orbiz6770P8ugvxP7xiqzSAgBY3KQHrOOBaIq9VBXLE9KVrAzfha1+eTpCt/pOrBdtTiG8VuPve/fMs",
+	"/rDrqpi3qVJMry8A14Rrv2VbRpI55Wnp1s/c46n13ceEi5PAJe5bVabXThKpaUaIg57aFZ7+/+xd3Y7b",
+	"NvZ/FWL+F7EBjWfyVbQz+GORJt0imxYNMg164yKiLY7NHZk0RGocY1Agt3u/j7Dog+VJFjyHpChZkmWP",
+	"PR9bXxRBx5J1TPEcns/fDwXc1EHwM3U/+1+9Xye9Im/Dfg7Q481l94Xt9XyDu0sn3V0wLeLSlHaYiS7m",
+	"lCdlMFPPfnT0e3T0+biguYR8KYwmqrOMUfjR83xd92nKlT4jMT4+hiq+wjFz6DxH55knpPf61dv3x0+/",
+	"iwgbTAYkZnz+9OXLs29fvHx+wrLxs9Oz08/fPn/+9cufcR8xPtFxRs6B5WwkU9Ir3fXx4s3ruH9OYqsr",
+	"Z8RY6xjpqxxVUo3+DAWCQsT+1y4y3gAodHEHqrWP/rKKtPcFjbKNdltwVzu2KibsoO4rCNVSKubxjHan",
+	"9aAHR+sOwTk/XkuJBcBgHs6UzKigE4ZY1xTayI8BttiCnUZ4vbwkI6mngGiszo3xYEpXLjR/sleLdImj",
+	"9jBFmUQk4cpEW7bVKEJkZOg8o9p8Ic5faRTPtbUjXAbXCvuaPPlR30TsYCYSds1SYxbQLDaAsHozMefv",
+	"kGzqoR+9IGgboKtZ5mry8qCK9UCygVdnJ1grlGNtCljZYUeN6au3SgFrrnA0A+5JBVoZtpabP716/zZy",
+	"YRkqkQUNt4d0z56bQxEbrQKAQRKrq0/m/z7F5mvPSWyUNSYzBNrAz82f8HPQLkfNVVFrpBWD8V6jVS5L",
+	"bSd4jdadEa4DtjHwF3xzYcHiiNg2iFLeE3IogjTW8Tu2PAMsJ9D8hczTBLHKtSRXjM2duleBNYaiBVlj",
+	"VfGbPQSMv8va/6CdAxQYBW0FHd91m05iF6cFJe2KLUMso1IuHtGKy19V091gLmp9GzdHyOaymjO7YssT",
+	"buL/4rjDq2CRBnOqp4Pgo/3m1x6lY+JyUYVh2twCohNirihB/cLLHWMVtJN/cnKznpLInnIWcjvIXQW0",
+	"BN5yzTM5dnAMFn2bWjRTc03A/zIUPcTfgtF6cGwsbyF4LjhZ0x8Q2NIIeYcbN7FGFfNfXJNc2MHtzYzS",
+	"h/VqsKVRihqWcBNM8H2yKe3aP2oG//Lv69E5RZ3ydP7Wu+V4Mqu6EwOyzkrkCdfHqZy0oL5Ij5oASCq2",
+	"qhdW7cZjRGwJfeQzzH4woTNwfIw4mlnkWFYepSjgmcSEGX23MKwFEIvjvLaQrIBHlM8ToNHPCNq1oZCC",
+	"RURh5TKVE+M8YXyEJNgJkC26lLueShPd/J2nJs4eLQkKExELzJY50BcqkqGgCEKx4CKRi/OAbjrG8V/b",
+	"5zzP2DWXuYILnigSC/ZZf49X9AfkDdOUp8qGYFOZwjc7tDZKFmw0lfKKfPzwE7htNryDsEwaS0JieGMY",
+	"gZHeNWcLltXiD5SCMXPPT3KyJ9v3CyItGq8W32dPMUbgoT+Y1z/APzfiReHHTXMrAGm19aQKyOYwRUaF",
+	"mDIz650rlkHMDN45MG1a8ol89E821m0iywysd63Mz5/tTGYHHS5BICTK4EmjYLhn9yqZUWmOk/SegwiH",
+	"zPisccjMnIglmTwKmFHiY3PrxgLYwfu1z9ZyB0/+wT60gtr2LARte7kVZtvLVsi2Z5sjtpUWSaYJvB9q",
+	"3TcpWBdT1fAzcMnrl5ML/c2LozXC7tVVsWbuPZ2w9kYnuziHPE4d2g/WrxOuzRna0e8oTqV1Hodt7GlN",
+	"m7Z1BJEeeCHmaB8VJV7R965C2BOYsBEHMLZcDyGPsmQas8Iy1xHoclFdwbII8StPRrBSjgDMs9fh4euQ",
+	"8bny4jbAALmz83v7yx98SrQqcIPv71q0Dkq0WoYMdvDIv/YuilTaZOt0iYtrjuzizWWIt8U1xGlArlgS",
+	"+ditAKKpZLkJMriJKwCeAJe1lISUCJwHuUp5CV6qrXMG1YNYMzqr+qut3mog8cPXlULYthKCxQoiwQs7",
+	"qE3tgOvqQnVUHL/NmssGDiYbCXeOc8WC50QEWHUsm2ZUQpoHfEejB1KM2dlQxMP89PT5GPmETLAG/89O",
+	"vHwn/2ebZI6LB/wNdOP/v37508aKXlcskellRic4kKsk4ebAApXLGGbPqENDTOUEOEJhEs816lrWoKXM",
+	"M8XSS4dqKYhcCBPjGDGgdDEU8JdzQj3T0FSGUNmUzNhsxDIc7EUClB4QD9krPuHn8ZkL2CHJNxSZTM2C",
+	"Ks1osgmAN+L3QM9P2fcYQEmGzmyGj/RA8v768kOhlI+gBFEIe6/Tw0mwaA1WrNjLfgzUaEW3UkXw9WvK",
+	"FY1v7+aokKC+29d//L9dwOjU+/sro7O7RHWH18a8WdnEbHdKVQZHwslNuBHWljaKi59YO17iFnUVDo8E",
+	"vHoIuXDDuUyYOqr1oRzS8IvTF/0220ZqTduaEsauDVu0drk6VzNKqnlnJKe4PMmh9rDz2oMI9sHOdRk9",
+	"iPbeqTmT8xR42Akda9/ZUeDJj5aEzShPIw/MxjMCTgiUJj2BA1sCdbvls98mIvnZivvgoxFj81HYtmjE",
+	"rv4hAmnqYjIbZPOwo9OWP7nJFcu68GWXWEbt3VM+x9gBChdK+0ildLbY0pGgM4uvPkNaN+OkyzkLNRt7",
+	"7u0pZgN+qrSLGlzYn7GZvPZxgLniE1wRG2d80zOutlBvvr+sbjs74dbcZnTmI7yTo65nDizGX+jMeZD+",
+	"Jr4GH65ucUZBIWw8XX3DP/JrCLhtIOz6DM3ZUg2sJ5lRdRKjOiBMbI0GDUXCZjDYsqJCZ9BV6B9in4m3",
+	"4yj11y//Jnoh8W+KwDcZzWZ0PB3a21yXTsroNTM+KPYd2q97okib4pOe+T1pgs7xLFc2W56LRAaV+S38",
+	"2Rpd/whl+wei67sP6t3PMz/rnuYNCi+g3QMoAG0FW+DuPti0e7VpyJLiLc8TBW9l5+53IU9j0493nouB",
+	"CruBMR1qHgakYOhVE8uoXKJwax3Ru3AyPJpymJe4kcEP50cOfnVNQczsFxwKgHv8Yq3Q/G09jGc3Z09m",
+	"Nr2D+5WLSb+6Mf04QFGlM/IN2ube9rBfd3/41G/Vuzt5NlUVQh3hU3LQmvqzQN9SefCWW7eT285E1bVv",
+	"w3UyMpHMJTcucg+j3cTSsGTGV73URObaBqckYSmH7nETw0Jwu+302W/49B/cwx/+IVORuC1945f0oDK1",
+	"uEjVnbfr6TPzDj5++AniJDJiZKr1XJGe+QfbdaVAPGXHGQssgjRN5UKRecavqWa2t1hh21LGlEyv2VBo",
+	"SWxR2SLIM+wAPieOyuvpN4FKzQPskAF5qxW4Y9zTRw5FL15MFRt/+vrlzzgiF5qKhGYJsbtN9RtG0m4z",
+	"+1XZyY+gAluR+L5wmspS/Mb11EKvrrEDFUzexnLsG7C/thzrX89KMRbNdLe3eXPkhKitx7oPN6vGRsik",
+	"XJbzDZ4NvA7LN121/MHldyLxBwkk2mWZHXLuSrkbLq5IfFGg6e5Z2sdX7d4fQFZx3iJk4+PFxmo7F18l",
+	"CaErB+OeRoqcp3iSlFS21mks1LTUeRjh7BDkFHCekGrNZnNNeprPWGQxPiOSUhh/jggzi2IppuEY85DY",
+	"T8m77/sD8o7NNXl+Cs1dt3MqG03LTsdpisXzEyDuvTX15gemorY/P8/BTHSbsQie7ziE2DVrefg1Ey1j",
+	"J5uQg0Ytu0RLkjGdZ+LhjF/cQVRgF6AVpaJ4YYewoCb/5IxfGGNuGxh0tH+gEurkxqrGHycZs09v5jK8",
+	"GE9ZkqcWVAruxG7roskBGd9j+5hjnsSR0QQpAo+wFxfGIO7jWNtQoCllgo5SlhQXq3xkRBgBMhTwG9Ni",
+	"maCv2zLlLyiHutMlwFJlzE52zmjChiLJGRFy4RpAzY2JzM2TNp3Zts+ueqDXbFfBRG3XE641T8zaXWsb",
+	"MJnlDlfatbkXytbUDlXYw9t3QjUMXO73WFg1a8/u16wRZXXj0O21O9NoXwGhIjQ2+/YMb4o92doH41j7",
+	"Z8Cv7NWuMFSBLgZZwxaDs2Ju3mwQ7e6tLF15bOdOFBT+oA871QeGMMJ3HCyFKnGCCQLLj9zsLLyCur3L",
+	"+tSk8c7hqH72gkxlnoWnFhnTzERVkC+kOs8YdFPS8TQiSg4FRUJLYxnGVBC14NrGYzLXJJUK0Vqc6hVI",
+	"xiA5lwJ8BYVEykRPpWJejKGgGSPSfHfvxel3fYC/QsSqJJPzAL6rYNY0F0MPJ/ghU5lu6lR0zrjcr46f",
+	"PqBsYrG3Dl0hlVyT3eR32u0GOxjOafuinlSz/fsyUR2YYKrFv0bWF6e1wRWdUi9tvDC7S7oc6GT2Rydz",
+	"yEmsRcysZ3Rp0+WqGrUXLSFxkOUpUxGBhJiKPKoCkD+C7a/ASpIpFUkK570aivj9Lxe/ko7sCTHpAdCb",
+	"Oe/VWM7Rbw9/9BmhAL2TK5YMBfaQWU/CG4OAB+G7fq0B6VyZ3J4yZstD/8A08zCYZl6bPZ7a8lzNdlgp",
+	"0Y3hhrUb56Zj0S3qxFMTBYw4XYScMH3HEj6C0mGxEgeWnT1Cmwaa7MdDi5Nq89Pr1v1pAWkPkpY1OqsX",
+	"buUQ+0cV4D/FsQgY0XR8xURCelOp+2RB09SE2eFsYegvmkPOptZb+57Lm4VPHk//84rkDUbeccbBsw6O",
+	"Xzs6UKBHpXXbmqmkfqLptUMTBH5GliaKAA1jL9zouMUR94Mmx1Kky/6AQPihsNtNUc3V5XIoXp6ekq//",
+	"+g+ZcYH/0s/w79PT6PQU/iNGa9W50zHXLIcUJN6N68A9Up4X2qP67GsWqCryPU0F3UqND2wkG7Rr70G9",
+	"N83UdCWu685At0Hm5scOfuneQq4aR3DvudaHwkR3b7nU/bHZtancj0yHnIs7zqRsq2snGDs2l20sykxs",
+	"YWbiUON6wpY8FZ8IlpAl030HPoPfm7LkDPLzlqgX26GUp99dBcw0HmugtgP/PTHAfgkhczFmCVSQzHIG",
+	"yNwD8kp4MH/MdYbpGBJzAahpn8xnLB6QC3rJbJNWtrRDgaKaUto0idMtFr9ri7Jl9ufebJB/7SVrtJfM",
+	"y1/HxHXKD1xAb/hdjhHDqw6QrGopP3cYmoNw2bXTwzxLj86OTmDH26etBOF8Io65iIhi8EyMwktTmsoZ",
+	"di/oE2VRgQYBErtZgdV6znvPKSoSkrC5VFyr4DaHs1pzq7MOpfC+R9P5lPYHdWS5dV/yHsd4EF045UoH",
+	"d2JI1NCHZgWzxX/y6v1bMmJTbjFeplJh4oKNr2SuLRK5gyb+mKVxv/QgvKzhUX6yO1xgoMsq0xePzHFl",
+	"wZD/8duvwQOKLfTH73/8NwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

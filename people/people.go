@@ -20,6 +20,7 @@ import (
 	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/passkeys"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -53,6 +54,11 @@ type Service struct {
 	// TOTP secrets at rest. Either nil: signing in answers an internal error (no secrets key).
 	Tokens *dashauth.Issuer
 	Sealer dashauth.Sealer
+	// Passkeys registers and checks WebAuthn credentials, a second factor besides TOTP; nil:
+	// none (passkeys.go).
+	Passkeys *passkeys.Service
+	// OIDC is the OpenID Connect provider people may sign in with; nil: none (oidc.go).
+	OIDC *OIDCSignIn
 }
 
 // CreatedUser is a new user; Password is set when it was generated (shown once, never stored).

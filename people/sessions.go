@@ -106,11 +106,11 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 
 // signIn finishes a first factor: a challenge when the user has a second one, else a session.
 func (s *Service) signIn(ctx context.Context, u store.User, c Client) (AuthResult, error) {
-	has, err := s.HasTOTP(ctx, u.ID)
+	methods, err := s.secondFactorMethods(ctx, u.ID) // passkeys.go: TOTP and passkeys
 	if err != nil {
 		return AuthResult{}, err
 	}
-	if !has {
+	if len(methods) == 0 {
 		return s.newSession(ctx, u, nil, c)
 	}
 	token, err := randomText(32)
@@ -122,7 +122,7 @@ func (s *Service) signIn(ctx context.Context, u store.User, c Client) (AuthResul
 	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertLoginChallenge(ch, now.Add(-time.Hour)) }); err != nil {
 		return AuthResult{}, err
 	}
-	return AuthResult{Status: statusSecond, ChallengeToken: token, Methods: []string{"totp", "recovery_code"}}, nil
+	return AuthResult{Status: statusSecond, ChallengeToken: token, Methods: methods}, nil
 }
 
 // LoginSecondFactor finishes a sign-in with its challenge and a TOTP or recovery code. A wrong

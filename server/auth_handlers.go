@@ -228,7 +228,11 @@ func (h *handlers) GetMe(ctx context.Context, req gen.GetMeRequestObject) (gen.G
 	if err != nil {
 		return nil, err
 	}
-	out := gen.Me{Id: me.User.ID, Email: me.User.Email, TotpEnabled: me.TOTPEnabled, PasskeyCount: 0, Mode: gen.Mode(p.Mode.Norm())}
+	passkeys, err := h.people.PasskeyCount(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.Me{Id: me.User.ID, Email: me.User.Email, TotpEnabled: me.TOTPEnabled, PasskeyCount: int32(passkeys), Mode: gen.Mode(p.Mode.Norm())}
 	out.Memberships = make([]meMembership, 0, len(me.Memberships))
 	for _, m := range me.Memberships {
 		out.Memberships = append(out.Memberships, meMembership{MerchantId: m.MerchantID, MerchantName: m.MerchantName,

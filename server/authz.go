@@ -24,7 +24,7 @@ import (
 
 // RecentSecondFactor is how old a person's last second-factor confirmation (the token's sfa) may
 // be for an x-second-factor: recent operation.
-const RecentSecondFactor = 10 * time.Minute
+const RecentSecondFactor = people.RecentSecondFactor
 
 // opAuth is what one BearerAuth operation needs.
 type opAuth struct {

@@ -84,6 +84,21 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such session.", "sessionId"}
 	case errors.Is(err, people.ErrNoUser): // a person token of a user since deleted
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
+	// Passkeys and the OIDC sign-in (issue 22).
+	case errors.Is(err, domain.ErrPasskeyRefused):
+		return invalidRequest(domain.CodePasskeyRefused, "credential", err.Error())
+	case errors.Is(err, domain.ErrNoPasskey):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
+	case errors.Is(err, domain.ErrPasskeyExists):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodePasskeyExists, err.Error(), ""}
+	case errors.Is(err, domain.ErrPasskeyNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such passkey.", "passkeyId"}
+	case errors.Is(err, people.ErrPasskeysOff):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "Passkeys are not configured on this deployment.", ""}
+	case errors.Is(err, people.ErrStepUpForPasskey):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
+	case errors.Is(err, people.ErrOIDCOff), errors.Is(err, domain.ErrOIDCSignInOff):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeOIDCNotConfigured, "Sign-in with an OIDC provider is not configured.", ""}
 	case errors.As(err, &limited):
 		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeRateLimited, limited.Error(), ""}
 	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413

@@ -18,6 +18,8 @@ var secretBearing = map[string]bool{
 	"Login": true, "LoginSecondFactor": true, "RefreshSession": true, "AcceptInvitation": true,
 	"StepUp": true, "EnrollTotp": true, "ConfirmTotp": true,
 	"CreateMerchantInvitation": true, // the invitation link's token
+	// Passkeys and the OIDC sign-in: access tokens, challenges (in a redirect's fragment).
+	"FinishPasskeyLogin": true, "FinishPasskeyStepUp": true, "OidcCallback": true, "StartOidcLogin": true,
 }
 
 // noStore marks every answer of a secret-bearing operation Cache-Control: no-store, so no

@@ -20,7 +20,7 @@ type PersonAccess struct {
 	Session         *Session
 	Role            domain.Role // "": not a member of the merchant
 	Require2FA      bool        // the merchant requires a second factor
-	HasSecondFactor bool        // the person has one (TOTP; passkeys when they come)
+	HasSecondFactor bool        // the person has one (TOTP or a passkey)
 }
 
 // PersonAccess reads a person's standing for a merchant in one query on primary keys; a user
@@ -32,12 +32,14 @@ func (t *Tx) PersonAccess(userID, sessionID, merchantID uuid.UUID) (PersonAccess
 		Role          *string
 		TotpEnabledAt *time.Time `gorm:"column:totp_enabled_at"`
 		Require2fa    *bool      `gorm:"column:require_2fa"`
+		HasPasskey    bool       `gorm:"column:has_passkey"`
 		SessionID     *uuid.UUID `gorm:"column:session_id"`
 		RevokedAt     *time.Time
 		ExpiresAt     *time.Time
 		LastUsedAt    *time.Time
 	}
 	q := `SELECT users.email, users.disabled_at, memberships.role, users.totp_enabled_at, merchants.require_2fa,
+		EXISTS (SELECT 1 FROM passkeys WHERE passkeys.user_id = users.id) AS has_passkey,
 		sessions.id AS session_id, sessions.revoked_at, sessions.expires_at, sessions.last_used_at
 		FROM users
 		LEFT JOIN memberships ON memberships.user_id = users.id AND memberships.merchant_id = ?
@@ -51,7 +53,7 @@ func (t *Tx) PersonAccess(userID, sessionID, merchantID uuid.UUID) (PersonAccess
 		return PersonAccess{}, ErrNotFound
 	}
 	r := rows[0]
-	a := PersonAccess{Email: r.Email, Disabled: r.DisabledAt != nil, HasSecondFactor: r.TotpEnabledAt != nil,
+	a := PersonAccess{Email: r.Email, Disabled: r.DisabledAt != nil, HasSecondFactor: r.TotpEnabledAt != nil || r.HasPasskey,
 		Require2FA: r.Require2fa != nil && *r.Require2fa}
 	if r.SessionID != nil && r.ExpiresAt != nil && r.LastUsedAt != nil {
 		a.Session = &Session{ID: *r.SessionID, UserID: userID, RevokedAt: r.RevokedAt, ExpiresAt: r.ExpiresAt.UTC(), LastUsedAt: r.LastUsedAt.UTC()}

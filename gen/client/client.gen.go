@@ -45,19 +45,19 @@ func (e AuditActorKind) Valid() bool {
 
 // Defines values for AuthResultMethods.
 const (
-	Passkey      AuthResultMethods = "passkey"
-	RecoveryCode AuthResultMethods = "recovery_code"
-	Totp         AuthResultMethods = "totp"
+	AuthResultMethodsPasskey      AuthResultMethods = "passkey"
+	AuthResultMethodsRecoveryCode AuthResultMethods = "recovery_code"
+	AuthResultMethodsTotp         AuthResultMethods = "totp"
 )
 
 // Valid indicates whether the value is a known member of the AuthResultMethods enum.
 func (e AuthResultMethods) Valid() bool {
 	switch e {
-	case Passkey:
+	case AuthResultMethodsPasskey:
 		return true
-	case RecoveryCode:
+	case AuthResultMethodsRecoveryCode:
 		return true
-	case Totp:
+	case AuthResultMethodsTotp:
 		return true
 	default:
 		return false
@@ -743,6 +743,23 @@ type AuditLogPage struct {
 	NextBefore *int64 `json:"nextBefore"`
 }
 
+// AuthProviders The ways to sign in.
+//
+// Example: {"oidc":{"enabled":true,"name":"Acme SSO"},"password":true}
+type AuthProviders struct {
+	// Oidc The OIDC provider.
+	Oidc struct {
+		// Enabled Whether `GET /v1/auth/oidc/start` signs in.
+		Enabled bool `json:"enabled"`
+
+		// Name The provider's name for the button (PAYMENTS_OIDC_NAME), when configured.
+		Name *string `json:"name,omitempty"`
+	} `json:"oidc"`
+
+	// Password Email and password (always).
+	Password bool `json:"password"`
+}
+
 // AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
 //
 // Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
@@ -768,6 +785,12 @@ type AuthResultMethods string
 
 // AuthResultStatus Whether the person is signed in or has a second factor to give.
 type AuthResultStatus string
+
+// BeginPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type BeginPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in (`POST /v1/auth/login`).
+	ChallengeToken string `json:"challengeToken"`
+}
 
 // Chain An EVM chain.
 //
@@ -1151,6 +1174,24 @@ type Error struct {
 	} `json:"error"`
 }
 
+// FinishPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type FinishPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
+// FinishPasskeyRegistrationRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"attestationObject":"o2NmbXRkbm9uZQ","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0"},"type":"public-key"},"name":"MacBook"}
+type FinishPasskeyRegistrationRequest struct {
+	// Credential The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+
+	// Name The passkey's name, for the person's list (e.g. the device).
+	Name string `json:"name"`
+}
+
 // Invitation A pending invitation to join the merchant with a role.
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
@@ -1214,7 +1255,7 @@ type Me struct {
 	// Example: test
 	Mode Mode `json:"mode"`
 
-	// PasskeyCount The user's passkeys (none yet).
+	// PasskeyCount The number of the user's passkeys.
 	PasskeyCount int32 `json:"passkeyCount"`
 
 	// TotpEnabled Whether the user has a TOTP second factor.
@@ -1339,6 +1380,55 @@ type Pagination struct {
 
 	// TotalPages ceil(total / limit).
 	TotalPages int64 `json:"totalPages"`
+}
+
+// Passkey A registered passkey (its key material is never shown).
+//
+// Example: {"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","lastUsedAt":"2026-05-02T09:00:00Z","name":"MacBook","transports":["internal","hybrid"]}
+type Passkey struct {
+	// Aaguid The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+	Aaguid openapi_types.UUID `json:"aaguid"`
+
+	// CreatedAt When it was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The passkey's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastUsedAt When it last signed in.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name The name given at registration.
+	Name string `json:"name"`
+
+	// Transports How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid).
+	Transports []string `json:"transports"`
+}
+
+// PasskeyList Example: {"data":[{"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","name":"MacBook","transports":["internal"]}]}
+type PasskeyList struct {
+	// Data The passkeys, oldest first.
+	Data []Passkey `json:"data"`
+}
+
+// PasskeyOptions The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+// `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+// PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+// (binary members base64url), as defined by the WebAuthn Level 3 specification.
+//
+// Example: {"publicKey":{"allowCredentials":[{"id":"AAECAwQFBgcICQoLDA0ODw","type":"public-key"}],"challenge":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","rpId":"pay.example.com","timeout":300000,"userVerification":"preferred"}}
+type PasskeyOptions struct {
+	// Mediation The credential mediation requirement, when one is asked for.
+	Mediation *string `json:"mediation,omitempty"`
+
+	// PublicKey PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn).
+	PublicKey map[string]interface{} `json:"publicKey"`
+}
+
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
 }
 
 // Payment A payment or deposit.
@@ -2022,6 +2112,9 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int32
 
+// OIDCStateCookie defines model for OIDCStateCookie.
+type OIDCStateCookie = string
+
 // Offset defines model for Offset.
 type Offset = int32
 
@@ -2124,6 +2217,41 @@ type InvalidSession = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
 
+// NoPasskey The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoPasskey = Error
+
+// OIDCNotConfigured The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type OIDCNotConfigured = Error
+
+// PasskeyBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyBadRequest = Error
+
+// PasskeyExists The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyExists = Error
+
+// PasskeyNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyNotFound = Error
+
+// PasskeyStepUp The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyStepUp = Error
+
+// PasskeysOff The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeysOff = Error
+
 // PayloadTooLarge The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2193,6 +2321,21 @@ type WithdrawalNotFound = Error
 type LogoutParams struct {
 	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
 	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	// Code The provider's authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the sign-in begun.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's refusal (RFC 6749 §4.1.2.1), instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// PaymentsdOidc The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly).
+	PaymentsdOidc *OIDCStateCookie `form:"paymentsd_oidc,omitempty" json:"paymentsd_oidc,omitempty"`
 }
 
 // RefreshSessionParams defines parameters for RefreshSession.
@@ -2354,8 +2497,17 @@ type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
 
+// BeginPasskeyLoginJSONRequestBody defines body for BeginPasskeyLogin for application/json ContentType.
+type BeginPasskeyLoginJSONRequestBody = BeginPasskeyLoginRequest
+
+// FinishPasskeyLoginJSONRequestBody defines body for FinishPasskeyLogin for application/json ContentType.
+type FinishPasskeyLoginJSONRequestBody = FinishPasskeyLoginRequest
+
 // LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
 type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// FinishPasskeyRegistrationJSONRequestBody defines body for FinishPasskeyRegistration for application/json ContentType.
+type FinishPasskeyRegistrationJSONRequestBody = FinishPasskeyRegistrationRequest
 
 // ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
 type ChangePasswordJSONRequestBody = ChangePasswordRequest
@@ -2365,6 +2517,9 @@ type RefreshSessionJSONRequestBody = RefreshRequest
 
 // StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
 type StepUpJSONRequestBody = CodeRequest
+
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
 
 // DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
 type DisableTotpJSONRequestBody = CodeRequest
@@ -2773,6 +2928,60 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/auth/login (the `Login` operationId).
 	Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// BeginPasskeyLoginWithBody Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLogin(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyLoginWithBody Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLogin(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// LoginSecondFactorWithBody Finish a sign-in with a second factor
 	//
 	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
@@ -2818,6 +3027,88 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OidcCallback Come back from the OIDC provider
+	//
+	// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+	// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+	// (signature, issuer, audience = the client id, expiry, nonce) and requires
+	// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+	// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+	// token's `amr` lacks `mfa` continues at the second-factor step:
+	// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+	// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+	// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartOidcLogin Sign in with the OIDC provider
+	//
+	// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+	// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+	// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+	// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+	// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+	StartOidcLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPasskeys List the person's passkeys
+	//
+	// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+	//
+	// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+	ListPasskeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyRegistration Start registering a passkey
+	//
+	// Answers the options for `navigator.credentials.create()` (`publicKey`:
+	// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+	// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+	// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+	// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+	// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+	BeginPasskeyRegistration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyRegistrationWithBody Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyRegistration Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistration(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePasskey Remove a passkey
+	//
+	// Removes one of the person's passkeys; it signs nobody in any more.
+	//
+	// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+	DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ChangePasswordWithBody Change the password
 	//
 	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
@@ -2835,6 +3126,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
 	ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAuthProviders The ways to sign in
+	//
+	// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+	//
+	// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+	GetAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RefreshSessionWithBody Get a new access token with the refresh cookie
 	//
@@ -2893,6 +3191,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 	StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyStepUp Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 409 `invalid_state`.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUpWithBody Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUp Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DisableTotpWithBody Turn the TOTP second factor off
 	//
@@ -3492,6 +3824,100 @@ func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditor
 	return c.Client.Do(req)
 }
 
+// BeginPasskeyLoginWithBody Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *Client) BeginPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyLogin Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *Client) BeginPasskeyLogin(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyLoginWithBody Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *Client) FinishPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyLogin Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *Client) FinishPasskeyLogin(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // LoginSecondFactorWithBody Finish a sign-in with a second factor
 //
 // Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
@@ -3587,6 +4013,158 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 	return c.Client.Do(req)
 }
 
+// OidcCallback Come back from the OIDC provider
+//
+// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+// (signature, issuer, audience = the client id, expiry, nonce) and requires
+// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+// token's `amr` lacks `mfa` continues at the second-factor step:
+// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+// `oidc_not_configured` without a provider.
+//
+// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *Client) OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOidcCallbackRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartOidcLogin Sign in with the OIDC provider
+//
+// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+// `oidc_not_configured` without a provider.
+//
+// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+func (c *Client) StartOidcLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartOidcLoginRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPasskeys List the person's passkeys
+//
+// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+//
+// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+func (c *Client) ListPasskeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPasskeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyRegistration Start registering a passkey
+//
+// Answers the options for `navigator.credentials.create()` (`publicKey`:
+// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+//
+// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+func (c *Client) BeginPasskeyRegistration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyRegistrationRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyRegistrationWithBody Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *Client) FinishPasskeyRegistrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyRegistrationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyRegistration Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *Client) FinishPasskeyRegistration(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyRegistrationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePasskey Remove a passkey
+//
+// Removes one of the person's passkeys; it signs nobody in any more.
+//
+// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+func (c *Client) DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePasskeyRequest(c.Server, passkeyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ChangePasswordWithBody Change the password
 //
 // Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
@@ -3615,6 +4193,23 @@ func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string,
 // Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
 func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewChangePasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAuthProviders The ways to sign in
+//
+// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+//
+// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+func (c *Client) GetAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthProvidersRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3733,6 +4328,70 @@ func (c *Client) StepUpWithBody(ctx context.Context, contentType string, body io
 // Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 func (c *Client) StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStepUpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyStepUp Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 409 `invalid_state`.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *Client) BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyStepUpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUpWithBody Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUp Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4864,6 +5523,86 @@ func NewLoginRequestWithBody(server string, contentType string, body io.Reader) 
 	return req, nil
 }
 
+// NewBeginPasskeyLoginRequest calls the generic BeginPasskeyLogin builder with application/json body
+func NewBeginPasskeyLoginRequest(server string, body BeginPasskeyLoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBeginPasskeyLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewBeginPasskeyLoginRequestWithBody constructs an http.Request for the BeginPasskeyLogin method, with any body, and a specified content type
+func NewBeginPasskeyLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/passkey/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFinishPasskeyLoginRequest calls the generic FinishPasskeyLogin builder with application/json body
+func NewFinishPasskeyLoginRequest(server string, body FinishPasskeyLoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyLoginRequestWithBody constructs an http.Request for the FinishPasskeyLogin method, with any body, and a specified content type
+func NewFinishPasskeyLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/passkey/finish")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewLoginSecondFactorRequest calls the generic LoginSecondFactor builder with application/json body
 func NewLoginSecondFactorRequest(server string, body LoginSecondFactorJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5002,6 +5741,256 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewOidcCallbackRequest constructs an http.Request for the OidcCallback method
+func NewOidcCallbackRequest(server string, params *OidcCallbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/oidc/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.PaymentsdOidc != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_oidc", *params.PaymentsdOidc, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_oidc",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewStartOidcLoginRequest constructs an http.Request for the StartOidcLogin method
+func NewStartOidcLoginRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/oidc/start")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPasskeysRequest constructs an http.Request for the ListPasskeys method
+func NewListPasskeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBeginPasskeyRegistrationRequest constructs an http.Request for the BeginPasskeyRegistration method
+func NewBeginPasskeyRegistrationRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/register/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinishPasskeyRegistrationRequest calls the generic FinishPasskeyRegistration builder with application/json body
+func NewFinishPasskeyRegistrationRequest(server string, body FinishPasskeyRegistrationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyRegistrationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyRegistrationRequestWithBody constructs an http.Request for the FinishPasskeyRegistration method, with any body, and a specified content type
+func NewFinishPasskeyRegistrationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/register/finish")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeletePasskeyRequest constructs an http.Request for the DeletePasskey method
+func NewDeletePasskeyRequest(server string, passkeyId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "passkeyId", passkeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewChangePasswordRequest calls the generic ChangePassword builder with application/json body
 func NewChangePasswordRequest(server string, body ChangePasswordJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5038,6 +6027,33 @@ func NewChangePasswordRequestWithBody(server string, contentType string, body io
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAuthProvidersRequest constructs an http.Request for the GetAuthProviders method
+func NewGetAuthProvidersRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/providers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5181,6 +6197,73 @@ func NewStepUpRequestWithBody(server string, contentType string, body io.Reader)
 	}
 
 	operationPath := fmt.Sprintf("/v1/auth/step-up")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBeginPasskeyStepUpRequest constructs an http.Request for the BeginPasskeyStepUp method
+func NewBeginPasskeyStepUpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinishPasskeyStepUpRequest calls the generic FinishPasskeyStepUp builder with application/json body
+func NewFinishPasskeyStepUpRequest(server string, body FinishPasskeyStepUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyStepUpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyStepUpRequestWithBody constructs an http.Request for the FinishPasskeyStepUp method, with any body, and a specified content type
+func NewFinishPasskeyStepUpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/finish")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7369,6 +8452,60 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/auth/login (the `Login` operationId).
 	LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResult, error)
 
+	// BeginPasskeyLoginWithBodyWithResponse Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error)
+
+	// BeginPasskeyLoginWithResponse Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithResponse(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error)
+
+	// FinishPasskeyLoginWithBodyWithResponse Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error)
+
+	// FinishPasskeyLoginWithResponse Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithResponse(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error)
+
 	// LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
 	//
 	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
@@ -7420,6 +8557,98 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResult, error)
 
+	// OidcCallbackWithResponse Come back from the OIDC provider
+	//
+	// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+	// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+	// (signature, issuer, audience = the client id, expiry, nonce) and requires
+	// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+	// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+	// token's `amr` lacks `mfa` continues at the second-factor step:
+	// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+	// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+	// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResult, error)
+
+	// StartOidcLoginWithResponse Sign in with the OIDC provider
+	//
+	// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+	// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+	// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+	// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+	// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+	StartOidcLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StartOidcLoginResult, error)
+
+	// ListPasskeysWithResponse List the person's passkeys
+	//
+	// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+	ListPasskeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPasskeysResult, error)
+
+	// BeginPasskeyRegistrationWithResponse Start registering a passkey
+	//
+	// Answers the options for `navigator.credentials.create()` (`publicKey`:
+	// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+	// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+	// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+	// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+	// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+	BeginPasskeyRegistrationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyRegistrationResult, error)
+
+	// FinishPasskeyRegistrationWithBodyWithResponse Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error)
+
+	// FinishPasskeyRegistrationWithResponse Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithResponse(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error)
+
+	// DeletePasskeyWithResponse Remove a passkey
+	//
+	// Removes one of the person's passkeys; it signs nobody in any more.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+	DeletePasskeyWithResponse(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*DeletePasskeyResult, error)
+
 	// ChangePasswordWithBodyWithResponse Change the password
 	//
 	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
@@ -7437,6 +8666,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
 	ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error)
+
+	// GetAuthProvidersWithResponse The ways to sign in
+	//
+	// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+	GetAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthProvidersResult, error)
 
 	// RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
 	//
@@ -7499,6 +8737,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
 	StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error)
+
+	// BeginPasskeyStepUpWithResponse Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 409 `invalid_state`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
 
 	// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
 	//
@@ -8210,6 +9484,158 @@ func (r LoginResult) ContentType() string {
 	return ""
 }
 
+// BeginPasskeyLoginResult429Headers the declared response headers of an HTTP 429 response for BeginPasskeyLogin
+type BeginPasskeyLoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type BeginPasskeyLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *BeginPasskeyLoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FinishPasskeyLoginResult429Headers the declared response headers of an HTTP 429 response for FinishPasskeyLogin
+type FinishPasskeyLoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type FinishPasskeyLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FinishPasskeyLoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // LoginSecondFactorResult429Headers the declared response headers of an HTTP 429 response for LoginSecondFactor
 type LoginSecondFactorResult429Headers struct {
 	RetryAfter *int
@@ -8437,6 +9863,399 @@ func (r GetMeResult) ContentType() string {
 	return ""
 }
 
+// OidcCallbackResult302Headers the declared response headers of an HTTP 302 response for OidcCallback
+type OidcCallbackResult302Headers struct {
+	Location *string
+}
+
+type OidcCallbackResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OIDCNotConfigured
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *OidcCallbackResult302Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OidcCallbackResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OidcCallbackResult) GetJSON404() *OIDCNotConfigured {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OidcCallbackResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OidcCallbackResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OidcCallbackResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OidcCallbackResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OidcCallbackResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StartOidcLoginResult302Headers the declared response headers of an HTTP 302 response for StartOidcLogin
+type StartOidcLoginResult302Headers struct {
+	Location *string
+}
+
+type StartOidcLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OIDCNotConfigured
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *StartOidcLoginResult302Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StartOidcLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StartOidcLoginResult) GetJSON404() *OIDCNotConfigured {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StartOidcLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StartOidcLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StartOidcLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StartOidcLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StartOidcLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPasskeysResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPasskeysResult) GetJSON200() *PasskeyList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPasskeysResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPasskeysResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPasskeysResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPasskeysResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPasskeysResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPasskeysResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BeginPasskeyRegistrationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PasskeyStepUp
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyRegistrationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyRegistrationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyRegistrationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyRegistrationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinishPasskeyRegistrationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Passkey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PasskeyStepUp
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PasskeyExists
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON201() *Passkey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON409() *PasskeyExists {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyRegistrationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyRegistrationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyRegistrationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyRegistrationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeletePasskeyResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeyNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeletePasskeyResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePasskeyResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePasskeyResult) GetJSON404() *PasskeyNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeletePasskeyResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePasskeyResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePasskeyResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePasskeyResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePasskeyResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ChangePasswordResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8486,6 +10305,61 @@ func (r ChangePasswordResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ChangePasswordResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAuthProvidersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthProviders
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAuthProvidersResult) GetJSON200() *AuthProviders {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAuthProvidersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAuthProvidersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAuthProvidersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAuthProvidersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAuthProvidersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAuthProvidersResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8734,6 +10608,144 @@ func (r StepUpResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BeginPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NoPasskey
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON409() *NoPasskey {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyStepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinishPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyStepUpResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11894,6 +13906,84 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 	return ParseLoginResult(rsp)
 }
 
+// BeginPasskeyLoginWithBodyWithResponse Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *ClientWithResponses) BeginPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error) {
+	rsp, err := c.BeginPasskeyLoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyLoginResult(rsp)
+}
+
+// BeginPasskeyLoginWithResponse Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *ClientWithResponses) BeginPasskeyLoginWithResponse(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error) {
+	rsp, err := c.BeginPasskeyLogin(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyLoginResult(rsp)
+}
+
+// FinishPasskeyLoginWithBodyWithResponse Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *ClientWithResponses) FinishPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error) {
+	rsp, err := c.FinishPasskeyLoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyLoginResult(rsp)
+}
+
+// FinishPasskeyLoginWithResponse Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *ClientWithResponses) FinishPasskeyLoginWithResponse(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error) {
+	rsp, err := c.FinishPasskeyLogin(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyLoginResult(rsp)
+}
+
 // LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
 //
 // Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
@@ -11975,6 +14065,140 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 	return ParseGetMeResult(rsp)
 }
 
+// OidcCallbackWithResponse Come back from the OIDC provider
+//
+// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+// (signature, issuer, audience = the client id, expiry, nonce) and requires
+// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+// token's `amr` lacks `mfa` continues at the second-factor step:
+// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+// `oidc_not_configured` without a provider.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *ClientWithResponses) OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResult, error) {
+	rsp, err := c.OidcCallback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOidcCallbackResult(rsp)
+}
+
+// StartOidcLoginWithResponse Sign in with the OIDC provider
+//
+// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+// `oidc_not_configured` without a provider.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+func (c *ClientWithResponses) StartOidcLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StartOidcLoginResult, error) {
+	rsp, err := c.StartOidcLogin(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartOidcLoginResult(rsp)
+}
+
+// ListPasskeysWithResponse List the person's passkeys
+//
+// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+func (c *ClientWithResponses) ListPasskeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPasskeysResult, error) {
+	rsp, err := c.ListPasskeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPasskeysResult(rsp)
+}
+
+// BeginPasskeyRegistrationWithResponse Start registering a passkey
+//
+// Answers the options for `navigator.credentials.create()` (`publicKey`:
+// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+func (c *ClientWithResponses) BeginPasskeyRegistrationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyRegistrationResult, error) {
+	rsp, err := c.BeginPasskeyRegistration(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyRegistrationResult(rsp)
+}
+
+// FinishPasskeyRegistrationWithBodyWithResponse Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *ClientWithResponses) FinishPasskeyRegistrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error) {
+	rsp, err := c.FinishPasskeyRegistrationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyRegistrationResult(rsp)
+}
+
+// FinishPasskeyRegistrationWithResponse Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *ClientWithResponses) FinishPasskeyRegistrationWithResponse(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error) {
+	rsp, err := c.FinishPasskeyRegistration(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyRegistrationResult(rsp)
+}
+
+// DeletePasskeyWithResponse Remove a passkey
+//
+// Removes one of the person's passkeys; it signs nobody in any more.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+func (c *ClientWithResponses) DeletePasskeyWithResponse(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*DeletePasskeyResult, error) {
+	rsp, err := c.DeletePasskey(ctx, passkeyId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePasskeyResult(rsp)
+}
+
 // ChangePasswordWithBodyWithResponse Change the password
 //
 // Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
@@ -12003,6 +14227,21 @@ func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, bo
 		return nil, err
 	}
 	return ParseChangePasswordResult(rsp)
+}
+
+// GetAuthProvidersWithResponse The ways to sign in
+//
+// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+func (c *ClientWithResponses) GetAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthProvidersResult, error) {
+	rsp, err := c.GetAuthProviders(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAuthProvidersResult(rsp)
 }
 
 // RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
@@ -12101,6 +14340,60 @@ func (c *ClientWithResponses) StepUpWithResponse(ctx context.Context, body StepU
 		return nil, err
 	}
 	return ParseStepUpResult(rsp)
+}
+
+// BeginPasskeyStepUpWithResponse Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 409 `invalid_state`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *ClientWithResponses) BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error) {
+	rsp, err := c.BeginPasskeyStepUp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
 }
 
 // DisableTotpWithBodyWithResponse Turn the TOTP second factor off
@@ -13118,6 +15411,140 @@ func ParseLoginResult(rsp *http.Response) (*LoginResult, error) {
 	return response, nil
 }
 
+// ParseBeginPasskeyLoginResult parses an HTTP response from a BeginPasskeyLoginWithResponse call
+func ParseBeginPasskeyLoginResult(rsp *http.Response) (*BeginPasskeyLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers BeginPasskeyLoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyLoginResult parses an HTTP response from a FinishPasskeyLoginWithResponse call
+func ParseFinishPasskeyLoginResult(rsp *http.Response) (*FinishPasskeyLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers FinishPasskeyLoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseLoginSecondFactorResult parses an HTTP response from a LoginSecondFactorWithResponse call
 func ParseLoginSecondFactorResult(rsp *http.Response) (*LoginSecondFactorResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13297,6 +15724,330 @@ func ParseGetMeResult(rsp *http.Response) (*GetMeResult, error) {
 	return response, nil
 }
 
+// ParseOidcCallbackResult parses an HTTP response from a OidcCallbackWithResponse call
+func ParseOidcCallbackResult(rsp *http.Response) (*OidcCallbackResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OidcCallbackResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OIDCNotConfigured
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers OidcCallbackResult302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStartOidcLoginResult parses an HTTP response from a StartOidcLoginWithResponse call
+func ParseStartOidcLoginResult(rsp *http.Response) (*StartOidcLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StartOidcLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OIDCNotConfigured
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers StartOidcLoginResult302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPasskeysResult parses an HTTP response from a ListPasskeysWithResponse call
+func ParseListPasskeysResult(rsp *http.Response) (*ListPasskeysResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPasskeysResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyRegistrationResult parses an HTTP response from a BeginPasskeyRegistrationWithResponse call
+func ParseBeginPasskeyRegistrationResult(rsp *http.Response) (*BeginPasskeyRegistrationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyRegistrationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PasskeyStepUp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyRegistrationResult parses an HTTP response from a FinishPasskeyRegistrationWithResponse call
+func ParseFinishPasskeyRegistrationResult(rsp *http.Response) (*FinishPasskeyRegistrationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyRegistrationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Passkey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PasskeyStepUp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PasskeyExists
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeletePasskeyResult parses an HTTP response from a DeletePasskeyWithResponse call
+func ParseDeletePasskeyResult(rsp *http.Response) (*DeletePasskeyResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePasskeyResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeyNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseChangePasswordResult parses an HTTP response from a ChangePasswordWithResponse call
 func ParseChangePasswordResult(rsp *http.Response) (*ChangePasswordResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13327,6 +16078,46 @@ func ParseChangePasswordResult(rsp *http.Response) (*ChangePasswordResult, error
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAuthProvidersResult parses an HTTP response from a GetAuthProvidersWithResponse call
+func ParseGetAuthProvidersResult(rsp *http.Response) (*GetAuthProvidersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAuthProvidersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthProviders
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -13518,6 +16309,114 @@ func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyStepUpResult parses an HTTP response from a BeginPasskeyStepUpWithResponse call
+func ParseBeginPasskeyStepUpResult(rsp *http.Response) (*BeginPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NoPasskey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyStepUpResult parses an HTTP response from a FinishPasskeyStepUpWithResponse call
+func ParseFinishPasskeyStepUpResult(rsp *http.Response) (*FinishPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

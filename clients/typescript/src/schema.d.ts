@@ -304,6 +304,265 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the person's passkeys
+         * @description The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+         */
+        get: operations["listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/register/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey
+         * @description Answers the options for `navigator.credentials.create()` (`publicKey`:
+         *     WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+         *     `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+         *     minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+         *     second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+         *     with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+         */
+        post: operations["beginPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/register/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish registering a passkey
+         * @description Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+         *     against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+         *     relying party's id and origins, and stores the passkey under `name`. Any attestation is
+         *     accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+         *     expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+         *     authenticator registered already is 409 `passkey_exists`.
+         */
+        post: operations["finishPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Removes one of the person's passkeys; it signs nobody in any more.
+         */
+        delete: operations["deletePasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/passkey/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the passkey step of a sign-in
+         * @description Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+         *     options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+         *     PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+         *     ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+         *     challenge, or a person without a passkey, is 401 `invalid_credentials`.
+         */
+        post: operations["beginPasskeyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/passkey/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in with a passkey
+         * @description Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+         *     begun for this challenge: signature, relying party id, origin, and the authenticator's
+         *     signature counter, which must have advanced (a counter at or below the stored one — both
+         *     0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+         *     in as by login, the session's second factor now. Every refusal is 401
+         *     `invalid_credentials` and counts toward the account's throttle.
+         */
+        post: operations["finishPasskeyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up/passkey/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start giving a passkey again
+         * @description The passkey form of `POST /v1/auth/step-up`: answers the options for
+         *     `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+         *     JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+         *     single use). A person without a passkey is 409 `invalid_state`.
+         */
+        post: operations["beginPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up/passkey/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish giving a passkey again
+         * @description Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+         *     session — signature, relying party, origin, an advancing signature counter — and answers
+         *     a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+         *     with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+         */
+        post: operations["finishPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ways to sign in
+         * @description What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+         */
+        get: operations["getAuthProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in with the OIDC provider
+         * @description Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+         *     flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+         *     `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+         *     hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+         *     cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+         *     `oidc_not_configured` without a provider.
+         */
+        get: operations["startOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Come back from the OIDC provider
+         * @description The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+         *     cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+         *     (signature, issuer, audience = the client id, expiry, nonce) and requires
+         *     `email_verified`; the user of that email (never a new one) is signed in: the refresh
+         *     cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+         *     token's `amr` lacks `mfa` continues at the second-factor step:
+         *     `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+         *     `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+         *     `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+         *     `oidc_not_configured` without a provider.
+         */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/security": {
         parameters: {
             query?: never;
@@ -1046,6 +1305,191 @@ export interface components {
             methods?: ("totp" | "recovery_code" | "passkey")[];
         };
         /**
+         * @description The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+         *     `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+         *     PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+         *     (binary members base64url), as defined by the WebAuthn Level 3 specification.
+         * @example {
+         *       "publicKey": {
+         *         "challenge": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *         "rpId": "pay.example.com",
+         *         "timeout": 300000,
+         *         "userVerification": "preferred",
+         *         "allowCredentials": [
+         *           {
+         *             "type": "public-key",
+         *             "id": "AAECAwQFBgcICQoLDA0ODw"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        PasskeyOptions: {
+            /** @description PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn). */
+            publicKey: {
+                [key: string]: unknown;
+            };
+            /** @description The credential mediation requirement, when one is asked for. */
+            mediation?: string;
+        };
+        /**
+         * @example {
+         *       "name": "MacBook",
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+         *           "attestationObject": "o2NmbXRkbm9uZQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        FinishPasskeyRegistrationRequest: {
+            /** @description The passkey's name, for the person's list (e.g. the device). */
+            name: string;
+            /** @description The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"
+         *     }
+         */
+        BeginPasskeyLoginRequest: {
+            /** @description The challenge of the sign-in (`POST /v1/auth/login`). */
+            challengeToken: string;
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4",
+         *           "signature": "MEUCIQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        FinishPasskeyLoginRequest: {
+            /** @description The challenge of the sign-in. */
+            challengeToken: string;
+            /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4",
+         *           "signature": "MEUCIQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        PasskeyStepUpRequest: {
+            /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A registered passkey (its key material is never shown).
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *       "name": "MacBook",
+         *       "aaguid": "00000000-0000-0000-0000-000000000000",
+         *       "transports": [
+         *         "internal",
+         *         "hybrid"
+         *       ],
+         *       "createdAt": "2026-05-01T10:00:00Z",
+         *       "lastUsedAt": "2026-05-02T09:00:00Z"
+         *     }
+         */
+        Passkey: {
+            /**
+             * Format: uuid
+             * @description The passkey's id.
+             */
+            id: string;
+            /** @description The name given at registration. */
+            name: string;
+            /**
+             * Format: uuid
+             * @description The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+             */
+            aaguid: string;
+            /** @description How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid). */
+            transports: string[];
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last signed in.
+             */
+            lastUsedAt?: string;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *           "name": "MacBook",
+         *           "aaguid": "00000000-0000-0000-0000-000000000000",
+         *           "transports": [
+         *             "internal"
+         *           ],
+         *           "createdAt": "2026-05-01T10:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PasskeyList: {
+            /** @description The passkeys, oldest first. */
+            data: components["schemas"]["Passkey"][];
+        };
+        /**
+         * @description The ways to sign in.
+         * @example {
+         *       "password": true,
+         *       "oidc": {
+         *         "enabled": true,
+         *         "name": "Acme SSO"
+         *       }
+         *     }
+         */
+        AuthProviders: {
+            /** @description Email and password (always). */
+            password: boolean;
+            /** @description The OIDC provider. */
+            oidc: {
+                /** @description Whether `GET /v1/auth/oidc/start` signs in. */
+                enabled: boolean;
+                /** @description The provider's name for the button (PAYMENTS_OIDC_NAME), when configured. */
+                name?: string;
+            };
+        };
+        /**
          * @description The signed-in person.
          * @example {
          *       "id": "0193b1f2-7c1d-7000-8000-000000000001",
@@ -1077,7 +1521,7 @@ export interface components {
             totpEnabled: boolean;
             /**
              * Format: int32
-             * @description The user's passkeys (none yet).
+             * @description The number of the user's passkeys.
              */
             passkeyCount: number;
             mode: components["schemas"]["Mode"];
@@ -3603,6 +4047,138 @@ export interface components {
             };
         };
         /**
+         * @description Invalid input (`parameter_invalid`, `parameter_missing`: `name` has 1 to 64 characters),
+         *     or a WebAuthn response that was refused (`passkey_refused`: the ceremony is unknown,
+         *     spent or expired, or the response does not verify — the message says which check).
+         */
+        PasskeyBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "passkey_refused",
+                 *         "message": "the passkey response was refused: no such ceremony (unknown, used already or expired: begin again)",
+                 *         "param": "credential"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The person has a second factor and has not given it in the last 10 minutes (`step_up_required`; `POST /v1/auth/step-up` first). */
+        PasskeyStepUp: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "step_up_required",
+                 *         "message": "registering a passkey needs a recent second factor: step up first"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The person has no passkey to give (`invalid_state`). */
+        NoPasskey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "this account has no passkey"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This authenticator's passkey is registered already (`passkey_exists`). */
+        PasskeyExists: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "passkey_exists",
+                 *         "message": "this passkey is registered already"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such passkey of this person. */
+        PasskeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "No such passkey.",
+                 *         "param": "passkeyId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Passkeys are off on this deployment (no WebAuthn relying party could be derived from its public URL; `resource_not_found`). */
+        PasskeysOff: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "Passkeys are not configured on this deployment."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No OIDC provider to sign in with is configured (`oidc_not_configured`). */
+        OIDCNotConfigured: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "oidc_not_configured",
+                 *         "message": "Sign-in with an OIDC provider is not configured."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise
          *     `parameter_invalid` (including text that is not valid UTF-8, control or
          *     bidirectional-override characters in an id, a JSON member named twice, or a truncated
@@ -4068,6 +4644,8 @@ export interface components {
     parameters: {
         /** @description The session's refresh token (set by sign-in; HttpOnly). */
         RefreshCookie: string;
+        /** @description The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly). */
+        OIDCStateCookie: string;
         /**
          * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
          *     different body, or while the first request is still running, answers 409. Keys are scoped to the
@@ -4451,6 +5029,293 @@ export interface operations {
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["InvalidCredentials"];
             429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creation options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["PasskeyStepUp"];
+            404: components["responses"]["PasskeysOff"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishPasskeyRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["PasskeyStepUp"];
+            404: components["responses"]["PasskeysOff"];
+            409: components["responses"]["PasskeyExists"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The passkey's id (from the list). */
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeyNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BeginPasskeyLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishPasskeyLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
+            409: components["responses"]["NoPasskey"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyStepUpRequest"];
+            };
+        };
+        responses: {
+            /** @description The new access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in ways. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthProviders"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startOidcLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider (or back to the sign-in page with an error). */
+            302: {
+                headers: {
+                    /** @description Where the browser goes. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["OIDCNotConfigured"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query?: {
+                /** @description The provider's authorization code. */
+                code?: string;
+                /** @description The state of the sign-in begun. */
+                state?: string;
+                /** @description The provider's refusal (RFC 6749 §4.1.2.1), instead of a code. */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: {
+                /** @description The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly). */
+                paymentsd_oidc?: components["parameters"]["OIDCStateCookie"];
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the dashboard, its second-factor step, or the sign-in page with an error. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["OIDCNotConfigured"];
             500: components["responses"]["InternalError"];
         };
     };
