@@ -21,7 +21,7 @@ export function ApiKeys() {
 
   return (
     <>
-      <PageHeader title="API keys" />
+      <PageHeader title="API Keys" />
       <p className="help">
         Secret keys authenticate your server to the secret-key API. Only a hash is stored: a key is shown once, when it is made.
       </p>

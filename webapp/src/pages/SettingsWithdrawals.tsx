@@ -70,21 +70,19 @@ function ConfigForm({
         const minC = parseDollars(min);
         const maxC = parseDollars(max);
         if (minC === null || maxC === null) return setError("Enter the limits in dollars, like 5 or 100000.");
-        if (minC < 500 || minC > maxC || maxC > 10_000_000) return setError("Limits must satisfy $5.00 ≤ minimum ≤ maximum ≤ $100,000.00.");
         if (chainIds.size === 0) return setError("Choose at least one network.");
+        // Only what changed: the server checks the limits it is sent (500 ≤ min ≤ max ≤
+        // 10,000,000 cents), and an older configuration may predate those bounds.
+        const body: Schemas["UpdateWithdrawalConfigRequest"] = {};
+        if (enabled !== cfg.withdrawalsEnabled) body.withdrawalsEnabled = enabled;
+        const chosen = [...offered].filter((c) => chainIds.has(c));
+        if (chosen.join(",") !== cfg.chainIds.join(",")) body.chainIds = chosen;
+        if (token.trim() !== cfg.tokenSymbol) body.tokenSymbol = token.trim();
+        if (minC !== cfg.minAmountInCents) body.minAmountInCents = minC;
+        if (maxC !== cfg.maxAmountInCents) body.maxAmountInCents = maxC;
+        if (Object.keys(body).length === 0) return setError("Nothing changed.");
         setBusy(true);
-        unwrap(
-          api.PATCH("/v1/merchants/{merchantId}/withdrawals/config", {
-            params: { path: { merchantId } },
-            body: {
-              withdrawalsEnabled: enabled,
-              chainIds: [...offered].filter((c) => chainIds.has(c)),
-              tokenSymbol: token.trim(),
-              minAmountInCents: minC,
-              maxAmountInCents: maxC,
-            },
-          }),
-        )
+        unwrap(api.PATCH("/v1/merchants/{merchantId}/withdrawals/config", { params: { path: { merchantId } }, body }))
           .then(() => {
             onSaved();
           })
