@@ -9,6 +9,11 @@ export default defineConfig({
   // paymentsd serves the app at /dashboard/ (server/dashboard_page.go).
   base: "/dashboard/",
   plugins: [react()],
+  // `npx vite` (development only): the app calls the API on its own origin, so the dev server
+  // forwards /v1 to a paymentsd on :8080 (`make run`). Not part of the build.
+  server: {
+    proxy: { "/v1": { target: "http://127.0.0.1:8080", changeOrigin: false } },
+  },
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -68,7 +68,7 @@ async function send<T>(method: "GET" | "POST", path: string, body?: unknown, bea
     const err = toApiError(res.status, parsed);
     const retry = res.headers.get("Retry-After");
     if (retry && res.status === 429) {
-      return Promise.reject(new ApiError(429, err.code, `${err.message} Try again in ${retry} s.`));
+      throw new ApiError(429, err.code, `${err.message} Try again in ${retry} s.`);
     }
     throw err;
   }
