@@ -70,6 +70,20 @@ func TestDashboardInChromium(t *testing.T) {
 	waitJS(t, tctx, "the sign-in form", hasLabel("Email")+` && `+hasLabel("Password")+
 		` && [...document.querySelectorAll("button")].some(b => b.textContent.trim() === "Sign in")`, 15*time.Second)
 
+	shots := os.Getenv("DASHBOARD_SCREENSHOTS")
+	screenshot := func(name string) {
+		if shots == "" {
+			return
+		}
+		png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	screenshot("signin-light")
 	if err := chromedp.Do(tctx, chromedp.Click(chromedp.CSS("details.token-signin summary")),
 		chromedp.SendKeys(chromedp.CSS("#signin-token"), tok.AccessToken),
 		chromedp.Click(chromedp.CSS("details.token-signin button[type=submit]"))); err != nil {
@@ -94,7 +108,6 @@ func TestDashboardInChromium(t *testing.T) {
 		{"#/settings/team", "Team", "Coming with the team API"},
 		{"#/audit-log", "Audit log", "Coming with the audit log API"},
 	}
-	shots := os.Getenv("DASHBOARD_SCREENSHOTS")
 	for _, scheme := range []string{"light", "dark"} {
 		if err := chromedp.Do(tctx, colorScheme(scheme)); err != nil {
 			t.Fatal(err)
@@ -114,16 +127,7 @@ func TestDashboardInChromium(t *testing.T) {
 			if wide != "" {
 				t.Errorf("%s (%s) is wider than a 390 px phone: %s", p.hash, scheme, wide)
 			}
-			if shots != "" {
-				png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
-				if err != nil {
-					t.Fatal(err)
-				}
-				name := strings.NewReplacer("#/", "", "/", "-").Replace(p.hash) + "-" + scheme + ".png"
-				if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			screenshot(strings.NewReplacer("#/", "", "/", "-").Replace(p.hash) + "-" + scheme)
 		}
 	}
 	// The CSS loaded under style-src 'self': dark backgrounds in the dark scheme.
@@ -162,6 +166,15 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the review", `document.body.innerText.includes("Review the withdrawal") && document.body.innerText.includes("$25.50") &&
 		document.body.innerText.includes("0x000000000000000000000000000000000000dEaD")`, 5*time.Second)
+	screenshot("withdrawal-review-dark")
+	// A desktop: the navigation beside the page, no menu button.
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 860), colorScheme("light"),
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/settings/developers/api-keys"`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the desktop layout", `getComputedStyle(document.querySelector(".menu-button")).display === "none" &&
+		getComputedStyle(document.querySelector("nav[aria-label=Main]")).display !== "none" && document.querySelector("main h1")?.textContent === "API Keys"`, 5*time.Second)
+	screenshot("api-keys-desktop-light")
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -138,7 +138,7 @@ function Shell() {
           <button
             type="button"
             className="button secondary"
-            aria-label={`Colour theme: ${theme}. Change`}
+            title="Colour theme: system (follows the device), light or dark"
             onClick={() => {
               const t = nextTheme(theme);
               applyTheme(t);

@@ -1,4 +1,4 @@
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
@@ -267,7 +267,7 @@ export function NewWithdrawal() {
           if (review) {
             return (
               <section className="card" aria-labelledby="review-h">
-                <h2 id="review-h">Review the withdrawal</h2>
+                <FocusedHeading id="review-h">Review the withdrawal</FocusedHeading>
                 <dl className="fields">
                   <dt>Amount</dt>
                   <dd>
@@ -359,5 +359,17 @@ export function NewWithdrawal() {
         }}
       </Loaded>
     </>
+  );
+}
+
+// A heading that takes the focus when it appears (a step of a form replacing the previous
+// one), so keyboard and screen-reader users land on it.
+function FocusedHeading({ id, children }: { id: string; children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <h2 id={id} ref={ref} tabIndex={-1}>
+      {children}
+    </h2>
   );
 }
