@@ -93,7 +93,7 @@ func (f *fakeAuth) handler() http.Handler {
 		}
 		writeJSON(w, map[string]any{"id": "u1", "email": "owner@example.com", "totpEnabled": true, "passkeyCount": 0, "mode": "test",
 			"memberships": []map[string]any{
-				{"merchantId": fakeMerchantA, "merchantName": "Corner Bakery", "role": "owner", "permissions": []string{"payments:read", "withdrawals:read", "withdrawals:write", "settings:read", "settings:write"}},
+				{"merchantId": fakeMerchantA, "merchantName": "Corner Bakery", "role": "owner", "permissions": []string{"payments:read", "withdrawals:read", "withdrawals:write", "settings:read", "settings:write", "developers:read", "developers:write"}},
 				{"merchantId": fakeMerchantB, "merchantName": "<b>Second</b> Shop", "role": "viewer", "permissions": []string{"payments:read", "withdrawals:read", "settings:read"}},
 			}})
 	})
@@ -108,6 +108,32 @@ func (f *fakeAuth) handler() http.Handler {
 		writeJSON(w, map[string]any{"merchantId": r.PathValue("merchantId"), "mode": "test", "currency": "USD",
 			"availableInCents": cents, "pendingPayoutsInCents": 0, "pendingPayouts": []any{},
 			"modes": map[string]any{"live": map[string]any{"availableInCents": 0, "pendingPayoutsInCents": 0}, "test": map[string]any{"availableInCents": cents, "pendingPayoutsInCents": 0}}})
+	})
+	// x-second-factor: recent — a key is made only with a stepped-up token.
+	mux.HandleFunc("POST /v1/auth/step-up", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Code string }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		bearer := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !strings.HasPrefix(bearer, "tok-") || in.Code != "654321" {
+			writeError(w, http.StatusUnauthorized, "invalid_code")
+			return
+		}
+		writeJSON(w, map[string]any{"status": "signed_in", "accessToken": bearer + "-su", "expiresAt": time.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339)})
+	})
+	mux.HandleFunc("GET /v1/merchants/{merchantId}/api-keys", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"data": []any{}})
+	})
+	mux.HandleFunc("POST /v1/merchants/{merchantId}/api-keys", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.Header.Get("Authorization"), "-su") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "permission_error", "code": "step_up_required", "message": "Confirm with your second factor."}})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]any{"secretKey": "sk_test_fake_secret",
+			"key": map[string]any{"id": "k1", "mode": "test", "prefix": "sk_test_fake", "createdAt": time.Now().UTC().Format(time.RFC3339), "revokedAt": nil}})
 	})
 	mux.HandleFunc("GET /v1/external/chains", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{"data": []any{}, "pagination": map[string]any{"total": 0, "limit": 1000, "offset": 0, "hasMore": false, "totalPages": 0, "currentPage": 1}})
@@ -155,6 +181,25 @@ func TestDashboardSignInFlow(t *testing.T) {
 	waitJS(t, tctx, "an owner may withdraw", `document.body.innerText.includes("New withdrawal")`, 2*time.Second)
 	noToken := `!JSON.stringify(Object.entries(localStorage)).includes("tok-") && !JSON.stringify(Object.entries(sessionStorage)).includes("tok-") && !document.cookie.includes("tok-")`
 	waitJS(t, tctx, "no token in storage", noToken, 2*time.Second)
+
+	// A new key needs a recent second factor: the code is asked for inline, then the key made.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/settings/developers/api-keys"`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the keys page", `[...document.querySelectorAll("button")].some(b => b.textContent === "Create secret key")`, 5*time.Second)
+	if err := chromedp.Do(tctx, chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent === "Create secret key")`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the step-up prompt", `[...document.querySelectorAll("label")].some(l => l.textContent.trim() === "Authentication code")`, 5*time.Second)
+	if err := chromedp.Do(tctx, chromedp.SendKeys(byLabel("Authentication code"), "654321"),
+		chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent === "Confirm")`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the key, once", `document.querySelector(".secret-value code")?.textContent === "sk_test_fake_secret"`, 5*time.Second)
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/overview"`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the overview again", `document.body.innerText.includes("$123.45")`, 5*time.Second)
 
 	// The other merchant: its balance, with the bearer token, and a viewer's page.
 	choose := `(() => { const s = document.getElementById([...document.querySelectorAll("label")].find(l => l.textContent === "Merchant").htmlFor);

@@ -29,6 +29,7 @@ interface SessionApi {
   usePastedToken: (token: string) => void;
   signOut: () => Promise<void>;
   switchMode: (mode: auth.Mode) => Promise<void>;
+  stepUp: (code: string) => Promise<void>;
 }
 
 const Ctx = createContext<SessionApi | null>(null);
@@ -181,6 +182,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
           }
         }
         signedOut("You are signed out.");
+      },
+      stepUp: async (code) => {
+        if (session?.kind !== "person") throw new Error("Sign in with your account (not an access token) to confirm this action.");
+        const r = await auth.stepUp(code);
+        if (r.status !== "signed_in" || !r.accessToken) throw new Error("The code was not accepted.");
+        setAccessToken(r.accessToken);
+        setState({ status: "signed_in", session: { ...session, expiresAt: expiry(r) } });
       },
       switchMode: async (mode) => {
         if (session?.kind !== "person") return;

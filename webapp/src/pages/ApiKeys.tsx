@@ -2,6 +2,7 @@ import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { formatDate } from "../format";
 import { useMerchant } from "../session";
+import { useStepUp } from "../stepup";
 import { ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, SecretOnce, useLoad } from "../ui";
 
 // Settings → Developers → API Keys: list, create (the key is in the create answer only, shown
@@ -18,6 +19,7 @@ export function ApiKeys() {
   const [error, setError] = useState<string | null>(null);
   const modeId = useId();
   const writable = can("developers:write");
+  const { guard, prompt } = useStepUp();
 
   return (
     <>
@@ -28,6 +30,7 @@ export function ApiKeys() {
       {created ? (
         <SecretOnce title={`New ${created.key.mode} secret key`} secret={created.secretKey} onDone={() => setCreated(null)} />
       ) : null}
+      {prompt}
       {writable ? (
         <form
           className="card row"
@@ -35,7 +38,7 @@ export function ApiKeys() {
             e.preventDefault();
             setBusy(true);
             setError(null);
-            unwrap(api.POST("/v1/merchants/{merchantId}/api-keys", { params: { path: { merchantId } }, body: { mode: newMode } }))
+            guard(() => unwrap(api.POST("/v1/merchants/{merchantId}/api-keys", { params: { path: { merchantId } }, body: { mode: newMode } })))
               .then((k) => {
                 setCreated(k);
                 reload();

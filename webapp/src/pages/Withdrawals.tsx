@@ -3,6 +3,7 @@ import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
+import { useStepUp } from "../stepup";
 import { chainLabel, ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, StatusBadge, useChains, useLoad } from "../ui";
 
 type Withdrawal = Schemas["Withdrawal"];
@@ -119,6 +120,7 @@ export function WithdrawalDetail({ id }: { id: string }) {
       unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
     [merchantId, mode, id],
   );
+  const { guard, prompt } = useStepUp();
   return (
     <>
       <p>
@@ -134,16 +136,20 @@ export function WithdrawalDetail({ id }: { id: string }) {
                   confirmLabel="Yes, cancel it"
                   question="Cancel this withdrawal? Its amount returns to the available balance."
                   onConfirm={async () => {
-                    await unwrap(
-                      api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", {
-                        params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": idempotencyKey() } },
-                      }),
+                    const key = idempotencyKey();
+                    await guard(() =>
+                      unwrap(
+                        api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", {
+                          params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
+                        }),
+                      ),
                     );
                     reload();
                   }}
                 />
               ) : null}
             </PageHeader>
+            {prompt}
             <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
           </>
         )}
@@ -232,6 +238,7 @@ export function NewWithdrawal() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ids = { amount: useId(), chain: useId(), to: useId(), amountHelp: useId() };
+  const { guard, prompt } = useStepUp();
 
   return (
     <>
@@ -282,6 +289,7 @@ export function NewWithdrawal() {
                   <dt>Mode</dt>
                   <dd>{mode === "live" ? "live money" : "test money"}</dd>
                 </dl>
+                {prompt}
                 <p className="help">The network fee and token amount are settled when the withdrawal is paid; an estimate comes with a later version.</p>
                 <ErrorMessage error={error} />
                 <div className="row">
@@ -292,11 +300,13 @@ export function NewWithdrawal() {
                     onClick={() => {
                       setBusy(true);
                       setError(null);
-                      unwrap(
-                        api.POST("/v1/merchants/{merchantId}/withdrawals", {
-                          params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
-                          body: review.body,
-                        }),
+                      guard(() =>
+                        unwrap(
+                          api.POST("/v1/merchants/{merchantId}/withdrawals", {
+                            params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
+                            body: review.body,
+                          }),
+                        ),
                       ).then(
                         (w) => navigate("withdrawals", w.id),
                         (err: unknown) => {
