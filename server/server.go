@@ -150,6 +150,7 @@ func New(d Deps) (*echo.Echo, error) {
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)
 		}
+		registerDashboard(e)
 	}
 	for _, r := range e.Routes() {
 		routes[r.Path] = true
