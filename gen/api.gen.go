@@ -211,6 +211,27 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PaymentTransferStatus.
+const (
+	Confirmed PaymentTransferStatus = "confirmed"
+	Orphaned  PaymentTransferStatus = "orphaned"
+	Seen      PaymentTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
+func (e PaymentTransferStatus) Valid() bool {
+	switch e {
+	case Confirmed:
+		return true
+	case Orphaned:
+		return true
+	case Seen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentType.
 const (
 	PaymentTypeDeposit PaymentType = "deposit"
@@ -483,16 +504,16 @@ func (e WithdrawalStatus) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortBy.
 const (
-	AmountInCents ListPaymentsParamsSortBy = "amountInCents"
-	CreatedAt     ListPaymentsParamsSortBy = "createdAt"
+	ListPaymentsParamsSortByAmountInCents ListPaymentsParamsSortBy = "amountInCents"
+	ListPaymentsParamsSortByCreatedAt     ListPaymentsParamsSortBy = "createdAt"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortBy enum.
 func (e ListPaymentsParamsSortBy) Valid() bool {
 	switch e {
-	case AmountInCents:
+	case ListPaymentsParamsSortByAmountInCents:
 		return true
-	case CreatedAt:
+	case ListPaymentsParamsSortByCreatedAt:
 		return true
 	default:
 		return false
@@ -501,16 +522,52 @@ func (e ListPaymentsParamsSortBy) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortOrder.
 const (
-	ASC  ListPaymentsParamsSortOrder = "ASC"
-	DESC ListPaymentsParamsSortOrder = "DESC"
+	ListPaymentsParamsSortOrderASC  ListPaymentsParamsSortOrder = "ASC"
+	ListPaymentsParamsSortOrderDESC ListPaymentsParamsSortOrder = "DESC"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortOrder enum.
 func (e ListPaymentsParamsSortOrder) Valid() bool {
 	switch e {
-	case ASC:
+	case ListPaymentsParamsSortOrderASC:
 		return true
-	case DESC:
+	case ListPaymentsParamsSortOrderDESC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortBy.
+const (
+	ListMerchantPaymentsParamsSortByAmountInCents ListMerchantPaymentsParamsSortBy = "amountInCents"
+	ListMerchantPaymentsParamsSortByCreatedAt     ListMerchantPaymentsParamsSortBy = "createdAt"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortBy enum.
+func (e ListMerchantPaymentsParamsSortBy) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortByAmountInCents:
+		return true
+	case ListMerchantPaymentsParamsSortByCreatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortOrder.
+const (
+	ListMerchantPaymentsParamsSortOrderASC  ListMerchantPaymentsParamsSortOrder = "ASC"
+	ListMerchantPaymentsParamsSortOrderDESC ListMerchantPaymentsParamsSortOrder = "DESC"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortOrder enum.
+func (e ListMerchantPaymentsParamsSortOrder) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortOrderASC:
+		return true
+	case ListMerchantPaymentsParamsSortOrderDESC:
 		return true
 	default:
 		return false
@@ -603,8 +660,13 @@ type ChainList struct {
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"accentColor":"#0a7cff","amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantDisplayName":"Acme Coffee","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
+	// AccentColor The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
 	// Example: 2500
@@ -628,10 +690,17 @@ type Checkout struct {
 	// Example: false
 	Livemode bool `json:"livemode"`
 
+	// MerchantDisplayName The name to show the customer (the merchant's display name, else its short name).
+	//
+	// Example: Acme Coffee
+	MerchantDisplayName string `json:"merchantDisplayName"`
+
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
 
-	// MerchantName Example: Acme
+	// MerchantName The merchant's short name.
+	//
+	// Example: Acme
 	MerchantName string          `json:"merchantName"`
 	Quotes       []CheckoutQuote `json:"quotes"`
 
@@ -955,6 +1024,81 @@ type MerchantBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
+// MerchantOverview The dashboard's home figures, for the token's mode.
+//
+// Example: {"availableInCents":12500,"balancesByToken":[{"chainId":"eip155:8453","payments":3,"receivedAmountAsset":"17500000","receivedInCents":17500,"tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC"}],"currency":"USD","mode":"live","paymentsByStatus":{"cancelled":0,"completed":3,"expired":2,"failed":0,"pending":1,"processing":0},"volume30d":[{"amountInCents":17500,"count":3,"date":"2026-11-22"}]}
+type MerchantOverview struct {
+	// AvailableInCents Withdrawable now (as `GET …/balance`).
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// BalancesByToken What completed payments brought in, per chain and token the customer paid with: the
+	// USD value credited at settlement (`receivedInCents`, the sum of the payments'
+	// `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+	// asset since the merchant began, not what is held now: withdrawals are paid out from
+	// the service's hot wallet in the merchant's withdrawal token and are not subtracted
+	// per asset (`availableInCents` is the one withdrawable figure).
+	BalancesByToken []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Payments Completed payments settled in this token.
+		Payments int64 `json:"payments"`
+
+		// ReceivedAmountAsset In the token's smallest unit.
+		ReceivedAmountAsset string `json:"receivedAmountAsset"`
+		ReceivedInCents     int64  `json:"receivedInCents"`
+		TokenId             string `json:"tokenId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"balancesByToken"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency Currency `json:"currency"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PaymentsByStatus The count of payments in each status (every status present, zeros included).
+	//
+	// Example: {"cancelled":0,"completed":40,"expired":7,"failed":0,"pending":2,"processing":0}
+	PaymentsByStatus map[string]int64 `json:"paymentsByStatus"`
+
+	// Volume30d The last 30 UTC days, oldest first, today last: the payments completed each day (by
+	// the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+	// any are zeros.
+	Volume30d []struct {
+		AmountInCents int64              `json:"amountInCents"`
+		Count         int64              `json:"count"`
+		Date          openapi_types.Date `json:"date"`
+	} `json:"volume30d"`
+}
+
+// MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type MerchantProfile struct {
+	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
+	// DisplayName The name shown to customers (the merchant's short name until one is set).
+	//
+	// Example: Acme Coffee
+	DisplayName string `json:"displayName"`
+
+	// LogoUrl Example: https://acme.example/logo.png
+	LogoUrl    *string            `json:"logoUrl"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+}
+
 // MerchantWithdrawalConfig A merchant's withdrawal configuration.
 //
 // Example: {"backendWalletAddress":"0xa0ee7a142d267c1f36714e4a8f75612f20a79720","chainIds":["eip155:8453"],"maxAmountInCents":10000000,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","minAmountInCents":500,"tokenSymbol":"USDC","updatedAt":"2026-11-22T10:00:00Z","withdrawalsEnabled":true}
@@ -1078,6 +1222,49 @@ type Payment struct {
 	Type PaymentType `json:"type"`
 }
 
+// PaymentEvent One lifecycle event of a payment, with a summary of the payment after it.
+//
+// Example: {"at":"2026-11-22T10:03:12Z","data":{"amountDueCents":2500,"receivedAmountAsset":"25000000","status":"completed","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":4,"type":"payment.completed"}
+type PaymentEvent struct {
+	At time.Time `json:"at"`
+
+	// Data The payment after the event, summarised.
+	Data struct {
+		AmountDueCents int64 `json:"amountDueCents"`
+
+		// ReceivedAmountAsset What arrived for the settling quote, in the token's smallest unit (null before anything did).
+		ReceivedAmountAsset *string `json:"receivedAmountAsset"`
+
+		// Status The payment's status after the event.
+		//
+		// Example: completed
+		Status string `json:"status"`
+
+		// TxHash The transfer the event is about, when it is about one.
+		TxHash *string `json:"txHash"`
+	} `json:"data"`
+
+	// Id The event id (the `webhook-id` of its deliveries).
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Sequence The payment's version after the change (orders its events).
+	Sequence int64 `json:"sequence"`
+
+	// Type The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+	//
+	// Example: payment.completed
+	Type string `json:"type"`
+}
+
+// PaymentEventList A payment's events, oldest first.
+//
+// Example: {"data":[{"at":"2026-11-22T10:00:00Z","data":{"amountDueCents":2500,"receivedAmountAsset":null,"status":"pending","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":1,"type":"payment.created"}]}
+type PaymentEventList struct {
+	Data []PaymentEvent `json:"data"`
+}
+
 // PaymentList A page of payments.
 //
 // Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
@@ -1161,6 +1348,70 @@ type PaymentReceived struct {
 //
 // Example: pending
 type PaymentStatus string
+
+// PaymentTransfer One on-chain transfer to a payment's deposit address.
+//
+// Example: {"amount":"25","amountAsset":"25000000","blockNumber":38512345,"blockTime":"2026-11-22T10:03:00Z","chainId":"eip155:8453","confirmations":12,"createdAt":"2026-11-22T10:03:05Z","credited":false,"explorerUrl":"https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","from":"0x1111111111111111111111111111111111111111","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07","logIndex":3,"requiredConfirmations":10,"status":"confirmed","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC","txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"}
+type PaymentTransfer struct {
+	// Amount In whole tokens (decimal).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset In the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string    `json:"amountAsset"`
+	BlockNumber int64     `json:"blockNumber"`
+	BlockTime   time.Time `json:"blockTime"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// Confirmations Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+	Confirmations int64     `json:"confirmations"`
+	CreatedAt     time.Time `json:"createdAt"`
+
+	// Credited Whether the transfer was credited to the merchant's balance.
+	Credited bool `json:"credited"`
+
+	// ExplorerUrl The transaction on the chain's block explorer (null when the catalogue names none).
+	//
+	// Example: https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	ExplorerUrl *string `json:"explorerUrl"`
+
+	// From Example: 0x1111111111111111111111111111111111111111
+	From string             `json:"from"`
+	Id   openapi_types.UUID `json:"id"`
+
+	// LogIndex The log's index in its block; -1 for a native-coin transfer.
+	LogIndex              int64 `json:"logIndex"`
+	RequiredConfirmations int32 `json:"requiredConfirmations"`
+
+	// Status `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+	Status PaymentTransferStatus `json:"status"`
+
+	// TokenId CAIP-19 token id.
+	TokenId string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+
+	// TxHash Example: 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	TxHash string `json:"txHash"`
+}
+
+// PaymentTransferStatus `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+type PaymentTransferStatus string
+
+// PaymentTransferList A payment's transfers, oldest first.
+//
+// Example: {"data":[]}
+type PaymentTransferList struct {
+	Data []PaymentTransfer `json:"data"`
+}
 
 // PaymentType A fixed-amount payment or a customer-chosen deposit.
 //
@@ -1287,6 +1538,20 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// UpdateMerchantProfileRequest The fields to change; `null` clears the logo or the accent colour.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee"}
+type UpdateMerchantProfileRequest struct {
+	// AccentColor `#rrggbb` (null clears it).
+	AccentColor json.RawMessage `json:"accentColor,omitempty"`
+
+	// DisplayName 1 to 80 characters, no control characters.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// LogoUrl An https URL (null clears it).
+	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1709,6 +1974,62 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ExportMerchantPaymentsParams defines parameters for ExportMerchantPayments.
+type ExportMerchantPaymentsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ExportMerchantWithdrawalsParams defines parameters for ExportMerchantWithdrawals.
+type ExportMerchantWithdrawalsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ListMerchantPaymentsParams defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParams struct {
+	// Type Only payments of this type.
+	Type *PaymentType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Status Only payments in this status.
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Search Free text matched against the payment id (exact), the deposit wallet address, the receipt
+	// transaction hash and the receipt sender address (case-insensitive prefix), and the
+	// merchant short name (case-insensitive substring).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// SortBy Sort key.
+	SortBy *ListMerchantPaymentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListMerchantPaymentsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListMerchantPaymentsParamsSortBy defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortBy string
+
+// ListMerchantPaymentsParamsSortOrder defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortOrder string
+
+// ListMerchantPaymentDeliveriesParams defines parameters for ListMerchantPaymentDeliveries.
+type ListMerchantPaymentDeliveriesParams struct {
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -1769,6 +2090,9 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
+type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -2008,6 +2332,36 @@ type ServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2454,6 +2808,290 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	return err
 }
 
+// ExportMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantPaymentsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// ExportMerchantWithdrawals converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantWithdrawals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantWithdrawalsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantWithdrawals(ctx, merchantId, params)
+	return err
+}
+
+// GetMerchantOverview converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantOverview(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantOverview(ctx, merchantId)
+	return err
+}
+
+// ListMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentsParams
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", ctx.QueryParams(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "search" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "search", ctx.QueryParams(), &params.Search, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter search: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortBy" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortBy", ctx.QueryParams(), &params.SortBy, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortBy: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortOrder" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortOrder", ctx.QueryParams(), &params.SortOrder, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortOrder: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// GetMerchantPayment converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantPayment(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantPayment(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentDeliveriesParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentDeliveries(ctx, merchantId, paymentId, params)
+	return err
+}
+
+// ListMerchantPaymentEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentEvents(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentEvents(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentTransfers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentTransfers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentTransfers(ctx, merchantId, paymentId)
+	return err
+}
+
+// GetMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantProfile(ctx, merchantId)
+	return err
+}
+
+// UpdateMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantProfile(ctx, merchantId)
+	return err
+}
+
 // ListMerchantWebhookEndpoints converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantWebhookEndpoints(ctx echo.Context) error {
 	var err error
@@ -2839,6 +3477,16 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments", wrapper.ListMerchantPayments, options.OperationMiddlewares["listMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId", wrapper.GetMerchantPayment, options.OperationMiddlewares["getMerchantPayment"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/events", wrapper.ListMerchantPaymentEvents, options.OperationMiddlewares["listMerchantPaymentEvents"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/transfers", wrapper.ListMerchantPaymentTransfers, options.OperationMiddlewares["listMerchantPaymentTransfers"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/deliveries", wrapper.ListMerchantPaymentDeliveries, options.OperationMiddlewares["listMerchantPaymentDeliveries"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/overview", wrapper.GetMerchantOverview, options.OperationMiddlewares["getMerchantOverview"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.GetMerchantProfile, options.OperationMiddlewares["getMerchantProfile"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.UpdateMerchantProfile, options.OperationMiddlewares["updateMerchantProfile"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/payments.csv", wrapper.ExportMerchantPayments, options.OperationMiddlewares["exportMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/withdrawals.csv", wrapper.ExportMerchantWithdrawals, options.OperationMiddlewares["exportMerchantWithdrawals"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
@@ -4489,6 +5137,929 @@ func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceRespons
 	return err
 }
 
+type ExportMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantPaymentsParams
+}
+
+type ExportMerchantPaymentsResponseObject interface {
+	VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantPayments200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantPayments200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantPayments200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantPayments200TextcsvResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantPayments400JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantPayments401JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantPayments403JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantPayments500JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawalsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantWithdrawalsParams
+}
+
+type ExportMerchantWithdrawalsResponseObject interface {
+	VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantWithdrawals200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantWithdrawals200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantWithdrawals200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantWithdrawals200TextcsvResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantWithdrawals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantWithdrawals400JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantWithdrawals401JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantWithdrawals403JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantWithdrawals500JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverviewRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantOverviewResponseObject interface {
+	VisitGetMerchantOverviewResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantOverview200JSONResponse MerchantOverview
+
+func (response GetMerchantOverview200JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantOverview400JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantOverview401JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantOverview403JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantOverview500JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantPaymentsParams
+}
+
+type ListMerchantPaymentsResponseObject interface {
+	VisitListMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPayments200JSONResponse PaymentList
+
+func (response ListMerchantPayments200JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPayments400JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPayments401JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPayments403JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPayments500JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPaymentRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type GetMerchantPaymentResponseObject interface {
+	VisitGetMerchantPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantPayment200JSONResponse Payment
+
+func (response GetMerchantPayment200JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantPayment400JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantPayment401JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantPayment403JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response GetMerchantPayment404JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantPayment500JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveriesRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+	Params     ListMerchantPaymentDeliveriesParams
+}
+
+type ListMerchantPaymentDeliveriesResponseObject interface {
+	VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentDeliveries200JSONResponse WebhookDeliveryList
+
+func (response ListMerchantPaymentDeliveries200JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentDeliveries400JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentDeliveries401JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentDeliveries403JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentDeliveries404JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentDeliveries500JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEventsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentEventsResponseObject interface {
+	VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentEvents200JSONResponse PaymentEventList
+
+func (response ListMerchantPaymentEvents200JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentEvents400JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentEvents401JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentEvents403JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentEvents404JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentEvents500JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentTransfersResponseObject interface {
+	VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentTransfers200JSONResponse PaymentTransferList
+
+func (response ListMerchantPaymentTransfers200JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentTransfers400JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentTransfers401JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentTransfers403JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentTransfers404JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentTransfers500JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantProfileResponseObject interface {
+	VisitGetMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantProfile200JSONResponse MerchantProfile
+
+func (response GetMerchantProfile200JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantProfile400JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantProfile401JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantProfile403JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantProfile500JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *UpdateMerchantProfileJSONRequestBody
+}
+
+type UpdateMerchantProfileResponseObject interface {
+	VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantProfile200JSONResponse MerchantProfile
+
+func (response UpdateMerchantProfile200JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantProfile400JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantProfile401JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantProfile403JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateMerchantProfile413JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateMerchantProfile415JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantProfile500JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantWebhookEndpointsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -5745,6 +7316,36 @@ type StrictServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx context.Context, request ExportMerchantPaymentsRequestObject) (ExportMerchantPaymentsResponseObject, error)
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx context.Context, request ExportMerchantWithdrawalsRequestObject) (ExportMerchantWithdrawalsResponseObject, error)
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx context.Context, request GetMerchantOverviewRequestObject) (GetMerchantOverviewResponseObject, error)
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx context.Context, request ListMerchantPaymentsRequestObject) (ListMerchantPaymentsResponseObject, error)
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx context.Context, request GetMerchantPaymentRequestObject) (GetMerchantPaymentResponseObject, error)
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx context.Context, request ListMerchantPaymentDeliveriesRequestObject) (ListMerchantPaymentDeliveriesResponseObject, error)
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx context.Context, request ListMerchantPaymentEventsRequestObject) (ListMerchantPaymentEventsResponseObject, error)
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx context.Context, request ListMerchantPaymentTransfersRequestObject) (ListMerchantPaymentTransfersResponseObject, error)
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx context.Context, request GetMerchantProfileRequestObject) (GetMerchantProfileResponseObject, error)
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx context.Context, request UpdateMerchantProfileRequestObject) (UpdateMerchantProfileResponseObject, error)
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx context.Context, request ListMerchantWebhookEndpointsRequestObject) (ListMerchantWebhookEndpointsResponseObject, error)
@@ -6341,6 +7942,287 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 	return nil
 }
 
+// ExportMerchantPayments operation middleware
+func (sh *strictHandler) ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error {
+	var request ExportMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantPayments(ctx.Request().Context(), request.(ExportMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitExportMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportMerchantWithdrawals operation middleware
+func (sh *strictHandler) ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error {
+	var request ExportMerchantWithdrawalsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantWithdrawals(ctx.Request().Context(), request.(ExportMerchantWithdrawalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantWithdrawals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantWithdrawalsResponseObject); ok {
+		return validResponse.VisitExportMerchantWithdrawalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantOverview operation middleware
+func (sh *strictHandler) GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantOverviewRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantOverview(ctx.Request().Context(), request.(GetMerchantOverviewRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantOverview")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantOverviewResponseObject); ok {
+		return validResponse.VisitGetMerchantOverviewResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPayments operation middleware
+func (sh *strictHandler) ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error {
+	var request ListMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPayments(ctx.Request().Context(), request.(ListMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantPayment operation middleware
+func (sh *strictHandler) GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request GetMerchantPaymentRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantPayment(ctx.Request().Context(), request.(GetMerchantPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantPayment")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantPaymentResponseObject); ok {
+		return validResponse.VisitGetMerchantPaymentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentDeliveries operation middleware
+func (sh *strictHandler) ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error {
+	var request ListMerchantPaymentDeliveriesRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentDeliveries(ctx.Request().Context(), request.(ListMerchantPaymentDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentDeliveriesResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentEvents operation middleware
+func (sh *strictHandler) ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentEventsRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentEvents(ctx.Request().Context(), request.(ListMerchantPaymentEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentEventsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentTransfers operation middleware
+func (sh *strictHandler) ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentTransfersRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentTransfers(ctx.Request().Context(), request.(ListMerchantPaymentTransfersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentTransfers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentTransfersResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentTransfersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantProfile operation middleware
+func (sh *strictHandler) GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantProfile(ctx.Request().Context(), request.(GetMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantProfileResponseObject); ok {
+		return validResponse.VisitGetMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantProfile operation middleware
+func (sh *strictHandler) UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request UpdateMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	var body UpdateMerchantProfileJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantProfile(ctx.Request().Context(), request.(UpdateMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantProfileResponseObject); ok {
+		return validResponse.VisitUpdateMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantWebhookEndpoints operation middleware
 func (sh *strictHandler) ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request ListMerchantWebhookEndpointsRequestObject
@@ -6725,296 +8607,352 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbyM5mij4Vwj1ACnNhGRJlm8yBj2uzKwqd+Wt086pc7rkY1ERlMV2iFQFKctqw0CdlwX2ZRdYzOM+",
-	"LhrYfdjfs8/1Sxb8SEYwblLIlvPS7cT0lCVFML4gv/v1rubz6YwzwqSo9e9qE4IDEsGfpwGZzrgkTH4k",
-	"sxAvSaC+DYjwIzqTlLNavzaU0ZwM0WJCGJITKlBExIwzQRAVCKMIbkR8jDBDBEchJRGKyK9zIiRaUDlB",
-	"ckKQwFOC4qf5y+ZPZNmqeTXhT8gUq4cSNp/W+r/U1NNqF15NLmek1q8JGVF2Vbu/v/dqMxzhKZEG9pcT",
-	"4l/zufyAl1PC5GkB6OcTgmb6Z0QD9Tyqvp5hOal5NYanBD7Z+72agptGahcUGC54U3z7hrArOan193sK",
-	"FClJpBb7H7/8j8Hgtt2++Nd/qeWh9mqvsJiMOI6CtyTyJ7gc0Kn5HfZL8mvCEPalQGMeoTpmS8TlhEQI",
-	"M7EgkUC99m6j5I2myZNWvdID3uFnKidBhBc4LHuLRXxF+Y4v3FW2A6GDWj+RZR60t/iaCORHBKsvkMBj",
-	"tccoIjJattCZws5rskSYBRpVRzxYWtRW5zGmkZAx5h/ri9QdgOF4wAI6HpNIIZq61UM8QosJDUnqbk0U",
-	"VCAhaRiiaM4YZVeec6ZHLfQTWQqEI4KEz2ckUGDKCRmwGD8UkNdkJgEzuj004fNItAbMbram72S7M2RX",
-	"K0Hr7t6eV5tSZj930lg+GNx2O83B4Pbg9cW/FR/CGzqlMr/3p5JMBZqRCM3wFUH1jnqlTrvd9lBAxnge",
-	"SvUpQeZf5yRaJuCHsKoLtLmr1u+0215tzKMplrV+jTK526156p3oVDETeIZ6JfMxhpkySa5IBEC/H48F",
-	"KYVaciSu6QzVLaTlcHK9UCGghWBauNqFcP1MRhPOr1+zYMZpOddY6MsQMdeVUx1JVtoGzd2rRTQ5ADv+",
-	"DgcfNYKrTz5nSqqoP/FsFlIf6G7nr0IBflcjt3g6C/WNlN3gkAYnUz7XN9zgcE7gqijikV4t0NsDV15i",
-	"falXmxIh8JX6SX+FpnMh0YigEZELQhjqtdtALgoT4B/yQQoaWRLfWHOOQD/DEOulhiEtfk71NSthjS++",
-	"NCumwOVRQKLToI8MriK9rSgE2lMcoru350Bprq8EZkR8OqOEyXdcnoQhX5DVkMbXXzIuL7G5w4U2vuIk",
-	"CCIiRB9lv9GqQEBmXFCJsPmSj7XCIEh0Q33SR9gVD3BWIcE3JHUVcDXM4kXkBEvkY4bEjLAAASuw25IF",
-	"o8L+3Lu4/i8RGdf6tT/sJArSjv5V7LxOdjTDGPTSiLLZXLbQUG3jUG3AMI2fw/hNNG7yuVQ7MuJzFghP",
-	"S/MFFWTAhjlkGaI6ZX44DxRSSHIr9TZQgRiXSD//0/n3zUMPKUqLeIh4NGAjGtCI+ApQHDb5DYkiGhDk",
-	"T3CEfaU3IcoURDTwEEZ/Onv/Dk3JdEQipHhEgOSC+gRkF0YymjMfSxIMmJJoDQ85YE6pEJRdDT009CeY",
-	"MkAdMZ/NeCSJgj510nCJen+hoEkJsxdCvcCYXs0j4BDwcMAbYvSdKYd7MIPvrsnyhegjqeTolDOyVPqd",
-	"0HvLBkx9z4gUQPTq+oDcMKJ+C5ceCukNMXdxhqaYMrhW/dhQzx0WkoJ6mwFzXkfyNH46uGsOQ6Dff/sv",
-	"pHS2DEl4iEqBFjgM1YPVRerYLIqrswUsV5SiNUBYEPtSndcsIgpPlVLBlYqtHkqCGJD5TEHWvv39t7+P",
-	"x+Oxp7SSWcQl93mIxFJIMo2Xaxyb0xzCyQu93+MxYYBxY0rCQGkU916sZr/kbBxSfwPuXswWQdmG/eUz",
-	"wlJ8JqWuK8RQq0gSHMOu/TrnUulwep8U9lyR1nqKfzS9Z6AaU4YVtSFyO1MSFDBWbR/AZ0kU+5LekJa7",
-	"ge+4/F7R/vY2cAzLuTv4jiMx9ycW3pbDK10zx2xZvMb2Nusdj/fK2H5UIBpoxZr4EZGoHtuDWu0FNjni",
-	"ctJIbdef1XZuvmdC6zAAwhoB/ZQbee/VAB/WSF7B55FPSmBwEW+CFV5pmGBhFyL4Yg08X/Zo+4rdZPZ7",
-	"2PAM91vxmqg+zO/S0EPw6mho3nzYyDCrTwzP5YRH9G/kkfRm2YoFX79p6pzOiBE25poXwu4HZei/Nc+0",
-	"bGgaP0XzDH5zOJcClTBpgNou4yp7PNJGomJXRpYDH5vwMFCaXGxrmhe5JksgztgR8D2PRjQICHvc7o7j",
-	"ZdKIT4WRfwEnMUMFbAKss+A5mzgjEbzItjewChhGY4oIDqzjRlxry30RUUnSW7cdObCGd1j+lTUPXbaR",
-	"MgifVCQAKNdk6SVmqhKgN+AuISFnV0K7OVJn627a9gkaDqrm1YwYVwAZSkAjgiMS6aNs1fpsHobu3p7G",
-	"Bt1nIGAXlhS1TnE45tFUKSDOK4AKSa8YCdBoqbV4IUmAqBBzEqX3NHHmbYmaEx1ZXAZU4FGYMSSTJ2oP",
-	"l4KWMLjuqyVuQAy8BCtBk3h9GLMtLcMcW6fsvRz3bn1YtE9Drf1Yd0/sSnv4aYDf7DIi2J9kjkFyjqbK",
-	"OslyB9F3eb8SxliZWUKizj6qB0Rp44gz49BsfCblOwUQbKWCKIYZGTsN1Tv7jWOUhRK2dUsIbqy5Eux+",
-	"ZX79KlB7TLCcR0SdmoEqjacNa6mswNPc6yp7vxh5jRVEhbJ4Q661OTBQQaEzHoBxYsNru74+VP/R3gOw",
-	"Zodg6LpqJtZmO/jaJyQimhDLDH3wm8NKsV2m3QgLvESREmyazhyf+HYMW5oseHlNlpcRmQsS5NWajDMe",
-	"LRSRhYqvLJG6w750Ek8wNOWaus6ztoo0DwYO1YfFGwCa+YmOs2SigTbeAqGWslhJHCgRaIGpiYZRiIEM",
-	"WER8QhWGqR90sOYY9DB9L7hVxpiGoIrxa4WIZDwmvg6hgOtRWIxE44iQ1oDl3oOyy7nQDj5t1ChBq1AQ",
-	"vHsGL7nIAK7kc6Ck95hHyhoasPnsKlJfWT3nhkQCHF6M3ChLiTIqJoqLAa3Opc+n4E2Ys2vGFwzNmaRh",
-	"DK0W+cKYUBoAIbkCzphesV+KROA+ZRwpRQuCsxgeA4EogkN7rpqMLPW+EAOmtX+hVTdNaRiMAeN+CRr9",
-	"gjODvdYbfYxC9YFKNJ8hyoRUj+ZjdXQyWlJ2Zey2UyZJxHD4OqGqh+t3eilDGWnFTf+E4CdUjwNyAWp3",
-	"jnZHnXG3eeB3guZBu91uHqr/13b+NVybbUa3R3qfGLmdEV/paebAYOljw48BfOTjKKIGXxPAgZm94y8V",
-	"fz25wTRU/PhxG8j4pfbp4ni9rGWhHY+aqSvc0qY6YJzl3Ywvjg3Zh1gq1fNp9u6dFS6AnqDPlYghF1Di",
-	"wtlXlki0NOtkYq2+T2YS4huBokKgzo8fXmp9ESjN2s7xJ4SZljl6QRo0tGbOyIAZEei4v/UTiAFeIEu1",
-	"QQu943Ki1lNsGELXJEjvqSaeD3gZchycc/4GR1fksXal1uAk55chLOcevonwaZ6t1Ei45HN5YSP36eTW",
-	"JyTQ9CDo3wgCfRfVO+gt/U4ZPyb4quW98X78U/tgU5Y2SRva5mDP6ZTwudwSCpnFsj7N1DEusFZDjSwP",
-	"kCJBOv0yOBXQQBN2FCmd04CC6hgJiUMlKOczRWqNY3VZTJsBZ9rH85FL2KUtqZTmvYXEMk2G6vis/fNC",
-	"oFlEbiifx25HrTQJesWEURu67e5+s9NpdnfPO+1+W/3fX9Z4gp5010Os9AWzWy8E4jckCvEslxqjPcq5",
-	"93PeTE4IaxybtRTvvVI8d8HnYYCCiM+UBcuZr5m+uV+LUMA3bdvrZ054qOXpmdrwpz5DNz6qQ1pXHI0j",
-	"PkWziPtEe6IkVz/6JNS25uc4GjeBSzha48zEBuvD1DsZ0w+znPHgmw1cZRuo3T7n/C1mS8OBxCN5D5bk",
-	"EiRB1viyPg+zacJKUspQBwmH3SRLbHFjs09PfAKWVfNInz586YeUMGlBxGNJIvRR/d08gb8F8TkLAGon",
-	"m9O5Ip8sdKZvAac0pjKdfJnLP1KvsH2fq9L8riEDLedNdf2vbtDhyZ2sb81DlV1pQMkEPT6xOLPhLQko",
-	"PgeAHrMf82TFy6la8hJe0t2Wl3rxpnpYnNaUfcwXEZLGbzTMAjOEzUpcvJszUJ0Olsrk/KjdKCuzwj6H",
-	"58VKynwu5QqfzL1Xo0zMx2PqK3L+DoeKl69JcUuuvxyZG/KJbqfspTo9tNdut1OacGyzIXMz4mPU6ZYm",
-	"vpmFPkvilItJVJgsptFcy2Ps+wqeF0oBwFJdOJ4LcO30cxZT9h0HLHbh+0qT0AvqrCslrvJbmkSQU9sw",
-	"bBxrYTZgpdIMa95t2LYol24eKvMl2Wh1QivbsUsS0b0uKhhf6OJ2Ji37SQ0UR8uoaKPEjwUucWKs5hMh",
-	"iNYZ0o/4eYKlE8t4IZIDw5HJ1VG2RgsigPGOYrPcL3c1MN5PA6Ud01lnb69/2NvbVUJzOR3xsNavfTp7",
-	"9VJtkzLbs9ftkMjvtvvt28Pd3b3Do7Ef7JNgtE/ah+Oef+DvdoPe+KAz2uuNAtzuHnV2a/cXXpIuPMah",
-	"IJ4SE+AJqPV/ubj3arOIz0gkqeaTuOTNFZVp55syYUIqpKd0HO35gDxSyA+WZKpTZVKLxi/t4Fnm/TN5",
-	"wMmGuLfYvcleG29Wyfqb71tRHnqS3PxL/EQvfrcY4qTIhI/+SnwJABplI4rwsnbvHMldDoe1/edPuCAM",
-	"Uvm0F8k4x+C5audtFidnRCAcBCTIOcRGnIcEA0tIjjz7wJf6QSYQHIicmytR1Y3Dq854kpQG7mjt3po2",
-	"UhiQP6TUHmT2026IZxHQgbloQ09mtLAg48TRshRPVYhKAm3vqa+oFCQcg7IB/nHt3Pa0651KgSZYTBoZ",
-	"8jVOshNZ69dik7ebMnmpotR2B3fbbTJqdvY73eZBl+w3Dw+Do2a7Sw78UdAZH3QPFePUbFUSAUnHERnT",
-	"W7VT15fqq8veuIshlf6GX+uHsnkY5gjVAeouqQIIsCRNSaekiEx0bnl87XzuZhskl2n4VjPht+qa+wT6",
-	"InahA3LaiZ/kCnu6QMbnV4wKgrTJkFBtZhdywDnbUvLaare0u1rXIKwmZNgC8xbm1T1nb90HluPhG6rL",
-	"ExycCbDEmuF/DciT5/MavruEXledtqG2tUSs1izaJYgjFBArQ6//8632Z2dJrkRMUvFaB5bt6VJxrmO2",
-	"sXgzdSnfYQHYgJXAekV8OsWhqPU7h/a7MytxX5//WMuTVyKyMgzz5PRDsxs74dPYmwbWqYLqdYroMXmZ",
-	"vKJBwNdfEnRQ7Czetjy7dzblruBnvUOurDSblYMwu3vOPWojc8VHWYM/u9fuM9W2r6PORLgCzJnlcvC5",
-	"W+ruQilOWsLNChGoKONjvccig5sJaX92JC15Zjf9UPMM56kaDOeh6IzMeEjxBg+/UCr9FWVY79JdzZ9H",
-	"yp79AEZAx6tNsHjLo5jv6gK7ftezJWxQkcYlDmv9jv1T3Sxq/b37xzEozWAKFK00xKuW+JBcWcjXUmsV",
-	"I5ROEi7GJ02+WCcVTDhoJb65Q6ObmPCF+tkaKf5cSD7VGp1rS6QM7H53r932alDsomiRciZsaqE+H3+p",
-	"Fec4J1GkRdHuClHUxb1288Df7TSPxm3S3BsdBrv+Pu6QdqemDviGaHGkD9xaRW/4Ff8UhUmGo/76nca+",
-	"Ex8IWZddABmZWrl+rbun9D/4BAYYfKWD5FYx1E6yGujzjvKdpUD4/l2KxmyNiq3p6tc2MgdM0pJ799Hh",
-	"3iEZj4PubnfUa+/ukt5BcNRut3eDXof4uz3iYxLgo57a+ZvpSwuqArHkLEAt6OyVnUWneRC0u83D0a7f",
-	"7JG98T4+GB36cBYGwT5FVO2FEh1kPt3A4PkPMJNkhJkYk+iPpvjn36u/5GDebnf355TJ7t7+vzvHJiSW",
-	"c7VhunbFmrYJv9k335ylLGDFbmzwzmJSRHQdmoNcgoSQ4fBnU6sQfx3dkOicAgLkta69v7iAmRCEkzxn",
-	"6jzyxnGa9oqUXuMfogx9OnulvWOoroAyiT0GjzyTdeYSujL6uCAibX5oAncl7X6vXMu1kter3Tb5VPHO",
-	"mVwaiXCf4xPZF3iv0wgsGqARAVtU36TMKHgRk33EGdFZBYQBxFmI0luX8NO7KmqDWrXSpRlWDfc5X+UY",
-	"ddnGxLxyjaCx192nSHjLFljCWbMn9L2C16CSUvibkO9oxUvd5C9C1opJXTT1bcrAPTYpKkrY4KVAgqsL",
-	"lfHr5Dp6ULAXaUEFBZG6rjCNlUbFyOuWOSHgqnwTKWeiv7OD/Slpma93Qn7FWzOgv9WmW8nRpeWL+zgj",
-	"anLba2VPZeXCKR0rUjISPlXsL4Swf5IKK4iUoSIsU4rkEhVmS+0ACmhQgapSwjJdZN9uHhU2VIiZgPFy",
-	"Vr8vmJP4jkwQEALdwZx4xheExFQhjZBozqhE9bbu8zLDUOCMxvMwbGgfcZUH20K09aST4QZJBZu7Ubkd",
-	"cF6tKr9IiaIC4y2CjExhS7hiFh/nDFiSjatRUV1f9JZIrBROhGdKMJFAKY0YQVcIU8/fOEYOzrQeSjg5",
-	"2Znf3geumwjfIhGpf38hkB9y/xr8QT6P1G4iCNYEfMFETC126+z1SFyThXrnahzXSvl1yj+cxpm+OCbx",
-	"SjeBSlroVorZuFkvhibDtPJc08vF0WIB5cqd1F7nDzTmdA6LyuoAaVReZdf82RaeZnQGRiALXkJ6mIew",
-	"9U4Y28aaNYVmzLPS/6z0u0p/sXwrYSNQEByr24sJD03plfA0zwz042wXlLp2+WOGyK2m5bROo1ExJ5Lq",
-	"g0FL/9X4Y6F4ygjhgrjZLfalBdWIhVhSAsQvRFpiZuGKN7aawHSoJumApn06amGgo4uU39KQVl5X2IIb",
-	"tHjRd5WdkDkiviutubOXOiaX2mP96sjnlGWOfCN28CBpmOUhd6mnb8BOcvvi8hdnVc1qcgZj3sZ6OvvF",
-	"ZUzZw3p9+qG5f9jpo5hhKS6y68MBwp/kP/Q3Bvf0d3k2pS8y26svSvMjfYEiJ6F/RvXXH182u21InM88",
-	"PrVOEQB/hOQas+iCULukxq0MWn1VzPiBOhHIe0cjSjNwB+H2KwUCUux+fVC/SJ+KtackLODQgMtX0o/L",
-	"Au8yyDx7yRoLcSuvDCWn0NylpkIlCqKAOo7m9DPDQUB1W6UPjtwzxrWjLblRv5yQtJ4CHIbvx+BRXR+5",
-	"ddNCbDAxz1QZWaTKKm23OgmlaIIjyec+mKtODyQqEA4XeCmUmA2pT2WjhU50EyXtrjC82nTcgZ1x6zHr",
-	"0INyoP3wJTtpdG93K9nSvH2Z872u1kKKRUtd1W6bhwwbOjtM+zz0eXuQQGRkNIQyIAxUpp7k2G2qWyD8",
-	"c1rz9drtQhLJSGzrh7xYRx0Gjot7L//2tlUUg2Q+xs37HYP/TpjuQ/SK8YgE+TfMgmRWWw8S/Hqh8SwN",
-	"kEIqJzvZrFhiHuhei7lIhm1cZ1rYNTttUIir+W8LlBlFIR609TM9JOHfMbJvBJpEjC46nSQmhuWMNFro",
-	"/UwTsq4hNRuq7zOvOOxD7y5z4HrvQU4Aydh6LXDdUeHjKLCJK9YEHjDjIXYyERu6Q2cSlm0XuovzyPYQ",
-	"j2faQ5Fm43eDmo8jOaj1B7Ved1C7TwfAu+3eYeX+tvZJJPpIxkXa5/cJ4ggvqf0FEY0gUVJknQeZlmmt",
-	"DHh7e0XQNQeD2873g8Htwffqz6Pv/7//8/ff/rfff/vff//t/2n+/tv/+/v//Hvz9//5f5e8RIyl7j6l",
-	"EPapIajipkoZ64QF6Z0zVQIYibnvEyHG89BS7zGaSDmriwY4l9MKkPX0igmfxZ5eOcHsWriumzmIzpVo",
-	"Mvnx4hd5rv83+3Dxizi7+GN/Z2c1+li2lcg4yxPy/GhMb0nQNNZZLCtsmZ/uwWN3o2ny8lymlWHWXnUe",
-	"6fh0LKpcrJd4ujlqsRVkko3ShXpOxPnTxzdOY60Mz3Xam+ndeDUnJtLVabf3sj4pw2r0l7YL9TsiU7/6",
-	"nN0QRgnzyffErmbC0+sTo3J8P29M4Yf5ZjbOyir1xHTaiSZ4ukH03Bzz6/98aw2rx8bdsxvs9Ouunl62",
-	"OoZ/NuFRJpBfIopz8f0sMpV68dafzD8sFth6/ZO0O/SofbDb7e7u77b3D47avdpTORI3ATzCknwSNoS0",
-	"29vbbx0cHrU7XfXnwWGpCzDOMTdO3dgr5dscwS+Q+lfkJm5X/Af46D6CZpP2RUhnvV5/vw2iLrom8mRG",
-	"9QsaN0Ghx1S4QJrd+xBRX2174Y4bXLrhIZY0hJjEM/E9lvjUfplj3iLRdbdBdJ3KRJaKnHxFNLZRKMYJ",
-	"HdDg8fUdaUqci6Dpc8pWU6Jbm5OQopvaqzYP1rmPE5hmsjB/aY2KXJCdJBZ4lpXxBRbv5mgV+7FcsGZ4",
-	"aaFq+XyqPu9UWe8PWrf895m47P4qPv66e/Xq/WVzvnd0O+vR5nT665+bf4t+bZ++CZfBjzcf9v90HsrL",
-	"HkQvoQVqv7bhnTkr39FjK4RvM3u2iXe7wKb6UevZVv+e4StynOoREOEbEgob/FH6+DjCV7ajR95VazZl",
-	"1Qga2yVXTPiCQYZBo7XWoeq8RPwUL9VJJO99ypokmVkSD/BrQq9O4cDTivMhEghaphGlgmReTjoKFLFj",
-	"6/GCPF7Yh+UiEtAwVL2jMLUphN6QY9dTCDEdcOboaix1caraaRWi2W26iZMFwOQ91fd22/mEonkRasFL",
-	"I84QBmsORUTw8Ma0c5jNRyH1rXODCFRXl+uypiTT0CkkgO6GAs0ieoMlQRJHV0QK6ECirMiAMElxKHT/",
-	"gARB11j42TMosO2dUTBpSx8WtKa92PnjH/7j4t/q+sMfLv61MPaawel5WQaDxta4NtRB1CLnZLqMtTz1",
-	"ek9buCWiNDdEYiP1aH3qaQzXXrHHb6UDulPsgF4X7Y2rdRANYDSX/cRS8wpeCORjiUN+NSeoPvzh9Tna",
-	"uenskFvdJ21HV1UMjweMhIKggjkVjWNEzdgVHAqORrbI0C29dVuduMMeBqyu1y2aIZH1l64u2XHQ01z3",
-	"S6d5dAGh97u21zm4L/FeJr7VxAVlXRjp7JlwiT6dvXI9Seq6i1KfqOt9fbh/1XFNPr0PMksIOQb8n2/j",
-	"cRMwkiwkCgTkY5iJpfsPhnxBIvVNo4WU9PsbiXh8F4yPG88FCbLh/Q0MEsazyZDt2/Zdr33/L1rqO18r",
-	"BMDN8Unz+wt9QbUIjZPOFQctc9tTzsGC8qpXE6k7RkMty38iS+gtaXWCcImUFMgwtGu92FdS3xpDnrn4",
-	"yG8HHdId7+LeaM/fDw7I4fgIt0cdv1sg5c07VStndB55V1KEeuT//tvf156vbj+TLFd4iCmuUJELpOLk",
-	"ReT1KmePl3r5rUtfe/nHc9Pqx5VwT23Kr22HmXdHrb2lmzPlM6KzbGveWJaCHA70CAaS59hPVqM9qzad",
-	"EuKEhkcusCnXH/PIJBCnSlLiC8UER7bRez6AJtbnGxeEstXBXFSrxc42M/TiA3Q3tIjA4javBSl40JoV",
-	"Gg3xsVHiGWfN7u1tPH4xQwtf05i4nCljYcsULRfWjLzF/oQy0owIDqC/jbosjea5d8s3BbAvm7N451PM",
-	"krXNdenlN96fAnyHDcu1y8BTEs/1iudM2W5Aet5UASSrQ4Yp1QTwxseSXPFoWbxp6cOqlBjh6aNKtjWP",
-	"zpnb9OJFWG9Db04fqJVNa8w0lqRrtlbatVYl+awZkhsSmvQC3ddGXeY0foJetjZv1Wm4rtR2+EMMoan+",
-	"iMuJhwj2J8pshQbUC4ZCElyRqO+UL+m8IcjOHTAQSzYdyDHF0mr7XS1u15TEI00tbDZo+KA4mB12AA5A",
-	"eCf1UPi86uHGW/cBL/lcipSpqHDMukdytx8daQut5P42sIDUb05oraJFWlJluRrkjCjNAZ5DNntiihkw",
-	"nq7U2G42yjQ1+XirbU3iAy+YnJLQAWD21DDT9EZZRFn3MEu0DnJUviXDIQyuwjJFfCKLPmU59R7M1M10",
-	"v17R3Cnnmahy3A9oCPW4BNLE4Epnhqahr9K7qYReSgkhVKrTiEoSeNBLbkmkLoTjc4nqtv8pj5wGrY1K",
-	"VJN5w9R4btvIJskwyZFu2ZvkMMWSwyrhk+7PSK+KbNQKrpuMCjbC/jVhwc9QgOr60XCbkAPc6XWD7v6B",
-	"3xnv7h90eqSHD8cHe/ud7rjbxgdHB261EDiZXQy7AGfPST6lxbjKHiI0KDvJMeRCvuvV5rNgncnkjERJ",
-	"ReVyXLl4m4roe8JtOa+euQBTTutKeWvCuNLWihoQUeoWpIGwSph27aUmF00xNMJMcZDqRJ8hvvyRVeI3",
-	"m4qK3EFWesqGHCqFBFXtwyKkyPf4WcUaClZwzjjLH3NbUXAGXjEGuu9XyDsKrZU3SSZ53c7ShSw8Zzhv",
-	"vWROT6OF3AZwnjJu7Vgyo7HCHdr+MyN7AR7TIRJJDnnRiuG5M1+wbwb6IqoV2SRE8sLMyLeWrnF7gTRO",
-	"+W/MD7kTdWV6YXWlAuaFsIpHq6Ia/LRqXezyt+pPBfKoKDjP7bIv0nykVIg+RFhWloZFiPsh1VQoDf0H",
-	"LiDyqcMj0GtB6VHQiDDb46ysf5KJk5oGShCrKWihlO6g1Ml3MHOXz4LZaY6wgED1FUFsPh2RyEPjkPOo",
-	"rh+FdnTVQwP9G+pUPOD4Bcq6mQH/R2Mehnxh25Sn5nw4jSRCO6ouMyYdljB0qV6ARPEiFaqQ7D4WLyuu",
-	"6WymYwiVKprgIHJCUY9lH5u3nWKpS2T0RKPQ9OisJE6S480+xCc0rMMF8UE9hAz0K9jNjrcnOcoUFF4K",
-	"p4opI069KKvCWVPy8Zxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/C3kHBc4hBPyz5lIEb+hQhfL1v0J",
-	"wTNlYoPwbpjxWzjpMK+sPCjxZKZvFg30jy/SofpOe69a4euaJo4fbKtWUybdzkTJNYBU6jZuJAtEexMg",
-	"8hrs3UMqeYv03buNW0Y+LF/hIYGbPDtfdWcmwWUbXRTPo7ltoqgu0lFI4wiqQ46EHtrD0FBcX6pLLofQ",
-	"miC+JfEr6fhIf8D08A9PYyhmQeLk5wxZTxY4kRoeGhf2ceSMpH1bA+YModYeWnQODikWuD0XdGejKb3t",
-	"m/UAWkYomN2CwBibCE35DREDBjfq1xVe7ELLDLTOBFzXNnx8JOpt6qHNt5lcm5NSYFBU6RbppEqufcSG",
-	"nSVXd5ScyepdPeLqYH2fEgQlwCbGutu2cvOnqBvz7R0g1wAm/Juml5yZUKLgaIwjT3dAxEmPWdNCtq+o",
-	"bc4CEgHZxLUN0D0OUtgWamnqjPRUiKu/tOMdgzlpoZORMH6GTGPN+JkrMpjc3UmVzq89+gc2GkwL2AeR",
-	"zlZ6FaZCBE7jwjzRFHUrtIlambBARhMoFlUFLCSzLaXiMhXgjLsDpZsezqTjMEgf67p8MrNp64YE2HKH",
-	"sjEBz46tZ8fWs2Pr2bH17Nh6dmw9O7aeHVvPjq1vxLFVfeLRwyL2j5t55NSvf8GpRxnDs2A+uJQhmeq5",
-	"xz6PbN1o3PY+7rhlVmqZc4YZjcqAcwbyV5/LuNvvdP/yML5g0jBJ8J1Slf2Is2xr9fJo9bMo+AcTBWbm",
-	"97Mg+FoEgSJFxVHK0Sn1OyxV67Rb7b3kp5df8MAMCOfPCPV1IJRXk7ffhdy/fgdJcLX+7uEeWAHqhx+w",
-	"+KQYQH9fV9bI2x+xmMCeHPid8R5p493RUdD1e2R/fIg7o11/LzggR+M27o56/n5wSNrjDt4d7fkHwRHp",
-	"jLu4N9r3D4M2aJe3p+JsxpngkTO1Ud5+pOIaYmSBgqcm/IgQRtlVc2a/tFed+aB9dOPP5IZEVCq59e79",
-	"5cfTs5/g0jPCAhK5J9obtQ+PDkbtvc7uOPAP/L1eZ7QfHCnYu0d+j+zt7veCbjCC28/plAiJp7O8QOn2",
-	"e52/6IuUZvOSCyDG3bRJ5/z6SQTfK/TS88d6vaPe/boZRw8ISm3Yz8cV+JVd4c5NK7ztbiefjAZRKTBQ",
-	"xOyKVazAmYVRca5ExzSJL248lOWiZY/9dPYq7pktFzyeujELsZ8Jj9Y63dZe4RgLO2PjrlvcUSPLuSsN",
-	"A83y2lU36Yvy7OBhHvmEczzwfs1nKoQdMkyk9A4nYpflMJWe4rCbgql8brMZt81MtZdNs66kaPzlx9Pz",
-	"05cnbywn+/H0hx/t329fvzr99NZ+evP+Z/unZXxVaDLHGitthcMPHzaCPMMvc9FpSOv1uYhp2cwvKSXp",
-	"TZ6X5sCrn61Ie0rDkHImJ6IwwXjd+Ra3HYNQTJojZsg1Q/KFnLCAS8W0kyXk9MHlj94l2vT5lO9elvrS",
-	"oiRNNTk8z9FhxWjUx9Jhg+cmvCn0GDVn4qBOpsGxrQ0xVzOEkLPVo4j6SE64iPsv+ZhxRn2FJBDWrTvD",
-	"MhqeKQObmnviGnO49oVAqdljqJ7M4UstUhjYtVMqzdDEiEwxVVqRc+sxaicD9qw0FCgi2J+QQK9rRlO0",
-	"8+NYFcDJTYtkcqNoFGaqW9OjF+s5Ra+TuiAeZFjFMO1CtDL/lrV+bd+seL9mHmQieHsbTpAqfpXHrFh9",
-	"iGPZa7tP39/o6RuPhUx9XQjNCgo9izMBijPLQjom/tIPiZ46kmoiH/snk2JgACxpijjGVJfs2a6IXs3H",
-	"zCdhqDskJnuUm2ucbLCbDlAQ2S5sif+oRvgOVPHPeajSinhBZonh96kJmjxyy4n14K+FTRe0zkTtexSI",
-	"cWZmNRloF7o5o9rYiDNJGGyodvpNMZtDeYyY8Lm8tJemXie+Zq0MLpmfeGLG4UBjR1N1LxHWZ4AiLImH",
-	"oM+IcYTG3rJK5TPPDsnnwPBzYPiJA8Mb5j8DJ4OWOvMlVC8u7bRbKrR64yEn1QeNidK+/HAekMBp3OX2",
-	"40qShrt7D5gW/2SDHjd33Tw2N7iQuHNdncxFVVwmqB4PbNLDl0t9KNX0oCefulhVx0qxluwOKctvpshA",
-	"afScEXe8KqrrgaaGINMbknhZmTW8bptXvGm+hHTl1rvcT006nfHI9t+c1Pq1Kyon85FtPa77CTt/wUI6",
-	"HvDgaYYVfUJru9QZgzVpMZObFFiElZkjKMiWTA16jmcfrjQS3dfMHSr8uEr9jLlioluaAJjROlOqTyJy",
-	"srh1BpY9PK601/J5bMulelOCXplRbYrNplJJm2PIj54fX7TTZ0SemJltcICiavvzDCvSKfq6QQDExmEx",
-	"D+nBcdA7eIgkNwPiTOsKGPvttGZy9UC4P9PtZgdCIhe6gYoLUwe8dZlvMuLMLOikJTgtgzvddqqn925h",
-	"02Rgh/HMrmLG6LZE12uaj518gkPcVDl2Fiq5duEVNULJnVzsD16niBft7HOo7guG6goQc/2U6+J+RpWD",
-	"CGunTyddZOPp08ZQ0pMfUo2qtdfJusNcv+4j5lIXKFEPHtNLy1TAzpFmTat0wIdgTQEfcNAo16cjQEZ5",
-	"1pc1AywxsoHRNGAOBq6o1sjJvoDMIuJj7W0Zhdy/JkEhHokNOj1lEDyHQ1hIlOhcSuh6iI6hamWNtlWi",
-	"2n8u7Svb6NchWC8xkqq1/nVP3pJpvM1Fg5qDZKKzrUBxBjvHKlN684uE+SdoVJVtYvcwiX4OfV5IGMA0",
-	"EX+C2RU51tV1Qqlcy4xYybc020vGNRT0p7tfL7Ldjm1FQrtktAEEYDtet32/VkCvkc+V2rTlJlQ4kcO9",
-	"4gEVlRqzPWDdTOc2V7/ZT6k36Y375aT5F9z8W7t51CpRaiq3a8uhpJkacyIlmRYlVr5nBAUkpKAPYn1V",
-	"VmGx93Y82zFaJ7qGWBLmL9+KWv+wpwjRzhStgSdUSBytcdhp2noJhTPdoo5iCdgVKpjjdtZrnagO5JVW",
-	"jlaOSx3TSEjUQT99Z/sXYiYWKwsEUyIk2tC54e5aETymtDF6IdCP5+cfkL7e+HzAp824ARH5eEq2EZG1",
-	"J+W+kLvPKajtUTkbe1GOu68MehYjL4xjgr7yBolN7z1ixkl5yfRaA6Moxm/Ngip4me3KVWu4jtQ9N9Zl",
-	"S27kJdzUPSQ9Y20eBW3I6tod9fy9YJ9sOCkj5Fe6qOvzEeqFV2PkVhq2sv5OhdL6gLQ7YGXb0s5famWc",
-	"oHJn4M1dhu6xVnB8xSd692BPG5zb3UbTvywfL8jWz5zHZszE1b2SgJ97ZHHAMKBCS6CLbbQiLVLg7Nam",
-	"zsRRxGJcyL60e+4uLHqrK7AYW6Obr7+9eFyVRZaV5c6vqGpiBcB2WF7ZoBacapOs79GsUrfij08W/f7b",
-	"f4HIMj8aP+2UB0RPxNcdJcaJZ1u3/IX2Frnme1XigQZ9PhIsFMCaQ5G0dyMe6HfxoJlBpoe5buH6kUtI",
-	"FHnNAnES1/1UaJz8mCGBDwlZZDYmf7DLRMgJyWczEqC6dOS9kekkQL1OG/3AGWlYByCE/YeVFBJSrmB6",
-	"pcMPoev7fKS+GpFAI5OehXhsph5OCWZiW3MPs7yPbr93fzHy5AIcEEyP8wRmEbmhfC5s92CYOifoFRMe",
-	"wmMJHtrILJnSujZK+3tAv2czCnLjuYtVzG2t0c2hE4LBjwSLcnhdsrNlrLsCD3xqph3z2m0x7Z+pnJyV",
-	"TGQ9YbHmmiiuCoMouzJY5bnj2GwD5cTicGcPOVJi66y5YNbqt8Ot4ynBi4kg/uXb8U9/PooOf/jpv/8a",
-	"nS/++unDq8PTNx/+csq7b/AbfLYomALrbO2GOFQ2jPdMYhbgKEDmnpiL1IcayiGkHo6wIPu9TPy44mus",
-	"I+j4rWIoV6HzTWnu13miUCSahuSJJmKeI6DTOuh1xsWFAJcZnzOfBAgLnbhMFgNmrdihxbu4zc8wYcBx",
-	"7h3SXY317MJIxoa5jtQHc+INWLwSv7ELaSY9zKG2ecQUegCZnkRyghmMQ8uspqytS9skyNzodCrSw5Li",
-	"ctaABtCK3Lcpo35EAip1zyMz7CjdGj4GTlO0M+E4le1XZRRy8k2s3se3xdmAyXfxjjvf2b1zvkptQGpU",
-	"gAOz82UKbPdiB3Ln6xhU99KS3MWCPcjJxsRfu2rcyJbm+Zax4c6KDjtgy7+1k9M0R0z4LO4cNI/8XdI8",
-	"GPX2modBt9PcH7dJD3dHR/5ue0Vzmk2a0CQtZWbQ2d72lMmV0z9mXHFhiX0Z74937PFDjr/ePKaH9EXM",
-	"D/jN6/gpjMqNw9P18iERmv06ebGa9tbbEV7ttsmnFAzzpYlwfLUtF/+5OixW9G85/QqLZjFv1lfQHZqe",
-	"tBYsxDrTpSE920lzb7G+414J3hUNj97WdNZqiWPJDiTZY1txlpV13NtgVLSbFpY0wtvAHovfbV2POyeO",
-	"tbrN3bM0/XLSNHcGZiDmJmfQOe/s9ztH/d7hxmfQGe/73WY72DtoHuDOYfOI9HrN3VHX7wRtcjTuHW7p",
-	"DBwmVv4K3XZ/F0rTS9q5FPSQMJm8JT0kunst96fnHhLPiWkrekj0jg477W66h0Q320Nil+zhA/9o1Am6",
-	"4x7Zx4d+e6Tg3yeHuO13yO54Dx84/SXao46/G+yRg/ER9JdY0UMi3/KhOz7CHX+PHIx2g8NxG/f8fdId",
-	"HQWd8S7e8w/I0aitwMDlLR8sXbX3Clo+dHsVWz50D/ddA/C0MvO43yJbdc3KQsbq8pBt9wHrbrcPmGMF",
-	"f9lWYHldcfNuYG4lX7LeY3uCPUuEZ4nwLBH+ESXC9lsHpWuQNygTvljXRScutarUbOerboGzacubVS1u",
-	"1re0KWphk2vc8qBGLesas2zSSKXCS6eRfNNqpNTd/4DtUlZXtuX8MCsmrm+rxcKmjRV0jHAeUbk8U0Sl",
-	"udB3BEckOplLQPcRfPrenvyffj6vZR1qr2JHJ/Z98OWCvxNhhl4Hr85O0J9+PrdxsdGchrJJGaJCzEmE",
-	"6sM4XKpvE/qX4TG6JksxYFii4U5rQcKwec34gu38dXEtWn8VnA2PkR9iOhVoaM3ySxoIHbwcCp/PyFDn",
-	"pWBbKqVhILeSRAyHA/Z+RtjpK/SSM0Z8aWHSHtZZyHXDBjvxnQhUH344+e9vX787P7t8f/rq5eXp2dmn",
-	"1x+HxxA/iwM4ANWAuWC07F9KJRxGBAdDSJhRf6FFRCUZ9tEPr88RIySAFjCBZ/yvUyInPBD6Ku2DBQ4I",
-	"LAYOJznYiZQzt7NHSQD43GlHMdTx1yGKiJxHjEDBCqA25cwDh7S5tGmixHFMFdW1lznJAVNnBhquYvm1",
-	"CcG6UZBRw/5b84xEN9QnTQNf0wCYmAEz+hNZ6nJF9Yv6kIPejptwJmejeuyF//23vw/RDnjlJRESPjda",
-	"SD2ZRE1BAyhXAdd5C/0IECIFH0REsSBNygRhgip1qsKbaDibCtDcWyj6omzMy1+hOcY+ZVfxfgPqqsOH",
-	"Tkdj5EfLmeTxxA742dbRe0URQ+FpvIMcofkopL6JIME8Z3QShiYyrbPzbKn4p7NXyFdPODaUUnDRgGm2",
-	"IVZ37EMwD5vqgI7akKCpBTYSEzwjusbsaq7OAb5AVAwUp4ZI9zjiU0QlGi3R8IqwHbiuyW9IFOJla4mn",
-	"4bA1YANmExf6carhiM9lep/cWdzqNT68PzvXyQF238SLBJc9yH0hwYCNlgBiQZIEUJ1+gREPKNHrqo9D",
-	"N1NhiMwL1wUhijOo94tPHyhK45PwFNFFsBALEPhqoWIfiFxSCdw7RvcP7tv97LzdyYfTmle7IZEww7Jb",
-	"0GqJzwjDM1rr13Zb7daurvifAIvfuensWC64AwgCX18VMYsPGo1svW/cHkuYBAOgA6R4szhGw9goGyKB",
-	"lwItzChtyB1ymCpUBAuT2Kl0YMB/0KXfUCFfapgUyBGeEkkiPU6kaAq2HamN6h11ujB7BpmKW/UpYUi/",
-	"zkm0TKjYTpHWx6Xf3NTpdrLh21zbwEzfwHzVQjGwksPUblTHEoUEC4nK4YunWxcAWAiehaegZkh3pNfp",
-	"+HDW3XYbTA6wDnSEbTYLqQ/nsPNXkxmaPHmt+g4hGeB5ZUEZjTYthZs9/fSiRWMod77DgS1pu/dqe1Vu",
-	"OWUaqV9DVYKr4OgcXzGfTnG0NFiGxHw245EkgYFNkR2+gqQz88WFWiNFLmlp2MRzOYlTvnbu4kYL96UE",
-	"FfdTmXChH038a82+roiZIOb2GOjr9GjDBjwnvcgzaa5Q9z9gcRqfrsC019hJkLamV7GP16cfmvuHnVgL",
-	"+PTx1NOtmigRXkzZJHohBsxXiranW8wtsEhPNHN73nnphnlJJNkOP0ASR1cQuPaJjmRbAGJ9toWU5kmY",
-	"pFDTigw7Nte9gDSlRGnJaSADplSQY4TRIuJxJqNupcfQnIEOGT/V1CbB6yodoNfutdAJfKm0gShaghJ7",
-	"jq8GrH46br7jjDTfYulP0O//y/+Bdtu9htY2X2J/QpovOZMRD/uI8aaQPCJDzcrT/O0HIl+aI88zuCL0",
-	"Ti7ZsTd+iPt55BmN0u4UyJBjf0PJQiAcKqViiSYkDFB9UPvXQc0mKmiurvZbLpFCfg/OAkckQAuCr0O1",
-	"m7vt3oBBfhlnxAp341WGR7wQLfSehUuEka+2Ak0ok32E0Q0O50Rn8lOBGEegySvWpWSterxGLDhGhbsh",
-	"VC56aKp2GbIU5ERpQxaV1NN0Q0gm9e4Wamipw0qx0KwN9LSM0ZxzAV88B0FqSF+9lRIDRjFQ66ojLEgL",
-	"guRFkKsG9dlSb5CmkpiD+ObCekLLSNIpQVjpwCBzyvdEQbvb7hVk7JjT0KsHSFDbv1KBqw9F8/fOemZt",
-	"d+cTU0yUR/RvJNA396rf/I7L7/mc6Ru7R+tvPOf8LWZLI1nEdkTLXdbk+uXiPiVuPipDDztsLHX0Kblj",
-	"UObhkmdHz1/buTP9YO53fo1KpVHc1+aFKJIKiYH+KaLDBsICYfTnj8iHuh3M0Nl//oDoVOGdUkeZaXs6",
-	"YAbl6tJFcwc/qTxGC2U4SKVZY4aobKzhltCg588fn4Rpvmdx8VFyRnofQVebciHRfk8hfoR9Ccq7bVsb",
-	"ELUbQaLHQVOCmBUl7TsT75j2/iYE6FRw7/fSNdumCc2/FvUJXc+74Gh2xM3Vv91OwzTjyhF9EYcyR/1Q",
-	"pe3z8QFAjm+EGZzEFGcpzWzzlvlARMYREZNmMuZ3VtjB+yPRze8z6G+Sty0ZgHrJyELpAMK2NbFKQIQl",
-	"0VoWXAK3Lj2lNNCQpPqfUilIOFYiHLIO68Y76dnJtyYV3SzRaKFe+yhpk2xWGTAq0JgyHCo9xgDaQicQ",
-	"BbMAK+v8msykye5fqi+KWMxHvU0pTBLb4DJfjWqhzw7e0mzOl5TS7aPqN77kbBxS7VL/nBSt7tpdf9c7",
-	"DrbvyQ2mOq63uV6gTyVNa1vmA7pzvWYDq7iA7jns2p6gqHDTV9G4BpmxllvoPE4SNhQnJF4ibDdDpz2A",
-	"nbc0L3icYgU6vmM4S2wFmC7mivB7ScGN7r1HdUtkI6oHLGZWx8AmkvrIpHN8zCUyq0ikY+ZFHEE3BEwx",
-	"hK3xA8DL73iw3BorKGhfeJ8Oxil14/7rYkbJadi5Ct+ijvEtsLINOZLGJud8Uv0uZ3hZkTtprnRNlmnG",
-	"VGqIvKFCauaDUw4gp79ASRyEkQUR0nTHGS2t77fYs2y96Ot8y+DNiB8I/IaKpKC8wF1rWnpVo5jMgPvV",
-	"T7e1tzrbp+z5cW79RhDYKoE8DN9HhCBJbqXxxQQIX2HKhExz2MB0fGt4NnAK3kZt21mno+d2tx8wqNnT",
-	"cXY0wWLiOAp14pyA6H3ssqxnI3NoFpExvW3ELsYBi6Nhug4TYnr5+8R8ZPsiJ86j7EYSHGWcRo591t3b",
-	"W9Via5W5ltviMwXpNVmWHimPJOQaFEQAUnUTNlvA/S6dXH9RFRztqTV9A8qAeh9pb1sRXK9en710QDqB",
-	"T/BlMQxr5OgbiNJUuPC9Dpc8qdZtiGZ9rMPSbguKCNg1QPIDkd8rJqVuJ4EdiLui1Vc8M2KcuPfqeCTU",
-	"d46uo6uZoRSpked6V8QyvQzPu0u1+P8Xu2mtEQ+Wf9gJsMQ77R0aGH/gU0nmrETehohzsgey4g3iPrNE",
-	"CFhJFn8FvRwKFeSXQFzCDrvIDBwxmSYx/4P2ONle0VwYK1vf2xqwof5rqCf/aIUNYsRDRSp9u/pQe9IM",
-	"lemoA71i3F4dd9cv0GY13MU4sF6PPQ3IdMahrxdkNTyREpsCciM1tvNUMJjmZSU6raXNBRbIsN2MBz/e",
-	"OdkED8tSpwcWQWDuSjZbxnfc36c5iAbS5R5bIffkN/VAy6msy7WQRxmnVd5vqpkXaI+F7Gi1Q/fO7GGr",
-	"NF8oD72wiUTVXtEdbVVylXWiGw7o1d7PCIvtnML9yMRzXwgwd7x8CJOa0Km0nTdW7tLn3x71usVOsRy2",
-	"RRV8Z58JYm24JGhbfEiF3Lgi6oq1boHP8ao5/rspLn9Oad6r4kX7nkcjGgQ6m7vXPlx/hwHrnE4JuB0q",
-	"muKOLEtZ450KQH7Ay5Dj4JzzNzi6Ivq+vSo7EmeZvCUBxba12Bf1Sq5QkLR8caYvJtpFsbpU0fCvlBvz",
-	"keBAoMTDt94X0EInzCbKZn80+R0C8jqKIoulOlG5uNetOArCfK50KQ/0bS+y92gjZo1i86TuuAe54Qzc",
-	"rgPuiY2FH4hMCOFB2O9koT7G8+Vm+Kb8XcVOLic7tJKfy82VfRJnU74rxbdm+Wd6T6w0/jPdJ0rs/1Xt",
-	"oBIXgFNh+lgvgPPArNaSKWf7Z/IFLFK0Yinc/XaFR4CzGxIZ4jVaWWrEPJI8aRd3NY/sECTQ/3+dkznk",
-	"QIMFL3Qc3NwxYHHxuJ0kbEaYmtjbO4iVkVsfCkbcDNEXwgnBjXCImU/K3QKlSPGVeQbcau0v4hxw69aL",
-	"BadDql/IKZBmKVtkAP/kdkN60so3ZzY8RPtfuLhSzBWrqz47dy5+bUP9d0VskQXg0OI6I2AVB1xJ5KWm",
-	"QKby9eu2Bjbha1+fTZBA/9nNguoUEhec7dwlDaTud7CZx9hMRhaWpujWQex7WntooBmmUU7qJ+HxyMTu",
-	"A0TZsRMSLxnHmCMJW3OWnhi5sYIQFwa/TdpmPSkuZ+AtwWe772Z25ZMidbwFDxJw8d0pSbcN7HaLvLPo",
-	"DXsEW5PCMGVdQAdLPaLOIHzc5VKryfN16aUhFbKPhnr9IYTpBSLYn+jUcq0d0wDVzRQ/D5HWVQsNSzqo",
-	"QHnvgCVjCkGz1k1QUH2YnSk6bBzHY0r7SLHjIbriRKAR9q+V6l1AIAP2c0QlQVDAXZwt9vQE8xRZYyUD",
-	"YT9z7tiDaNb0zzbFqOyKPBNxVpGD8IZWoh5Cy2tE14w2r8lytcxSFzjjXKaY4SsiYBCM21XX1JF7+no+",
-	"RiMuJzAORhynmuHGF9p+trp5Liyoax8DDwVUKBvJJAh5eqwM5IthqRbUVVNSg2eT0et6xIEUOhsJvF88",
-	"IkGjhaBwR5N+oastpnwo+v8WZCQAWubEsueW9TI+U1fec5RRv5J2FKJcPha6kU6FmEMTAG66M8d9Lcbc",
-	"9vGHFG/11cmHU8+aR5osdD+CpZGldSPeBmyo6GTYt02qoR0GNKk+RkNFfkM0xdfw3GwTa0UvuhNJjlAb",
-	"kPYNZbaKTtJjQYAe+4jKhIS0WI+T/HzMGJdoRMxsEUgpRHXGB8xxJzV/Iss+wigCfwda8HkYoAmG2cPo",
-	"mpCZJeCGLdc1vfgGrLwUF60R49r0TdPzVy3BNcAaUEd4P32GTHDidDjJ8w9GFupskvExPkm5wT+SG35N",
-	"0ksVJBaoi1aexl3tmiwL3VXXZLmTbVoNV8EmtZS13nJ+elrX1jepPVg3UMKLHqUn7NzBUd1r3heSsuwM",
-	"xVWE5DPhen6g/Fs3DYj5jWmGFXd6UYo/mlI2l3CNVuOBnQ5YXU4IjXRhOigYEfEJMxqErksBQX/Dr+FR",
-	"SONeYFih9h5RiebMlD2vZSUf1yPvA1mJV7JrOquoDg10rJlVVpCqqeZr90ut5jHOEX1zykklx1Z867b9",
-	"WqvIXuPt48neRJ1WWgerwlWoDs1GfMyUpmB9aqwR1wm4AeuAjGCM0WguB6BcLIlEdtSGB+2BEs+ANulR",
-	"0rJOt1AzJko9irX9htG9aNLYraQ83ZLnd+alv3oLIAtwCYnZ0OGz7p93jznIO4qPfXM6MW1aRVVCyY01",
-	"U9q+7kSti7IjgkIylgrzodSSRskoz5BfQYGm2MCqzUyV+wbM26KZjSUIngyHe0bxosSILLJtaNWqLf70",
-	"8Q2azgUYfDAyEdXVf7TfhjNdL2F7wkGXIByGfKH0O3qjNFDdMEo0TGdEwcMbMmCS2+6GpkKMaFfQMbKt",
-	"Ojr7DpHMnNhgC53mBl0OmJ18+Ptvfx96+d5/jRJTd0ObMjuj8es3LjMQf6nUi9KxpmsoO5NmX2qRvgIm",
-	"aixSd+R1+jQ1r612mnfp8f1ZC9X+uJmZ6unmiGk4zaxvWpSeH+Z5uXP5Z4EYBq1m9zbpTJux+uHiDMRn",
-	"SYL8E0N7/81ZEk+X85JIUJ2F+e2mu6ySdCdBgHBO1D1KmdsJUgRZqNclRJjys3s6EgrBDO3CUIb4dCZR",
-	"XdIp8UxSrodCDH5SD8GAK9MTEuRSXMPSQT9912ihn8hMot02CvBSbKz3lfKKbXkvIPs42S+d/EhFfBBl",
-	"6ccO7bt+i7UN6tc939b5Q1vh0offkNyTH9jAy1uBGJKbntymsW3X7Wu796C2tnsru9p21za1/QyKu9mA",
-	"lQGq5MCeNfcC49RyM9fyexxH0122d+4M5t/vRMQsXt5O6MyfkGAemrQPuFNHe7ykAQw0XR2axzRpMPQU",
-	"onPmaHD1YULrwwb08eEDppmjmRifXCzmIwXCSPf5pvIYDAyzC3yMqDTNaheYgltZz1uNiIwgmjXFARmw",
-	"YE4Q4wtEmZCKX/IxCvhcPamC49c8Lqsk3pBt6fte6Qx08AAPyY00Zgx0Jnc2V++AcMinzEOccLjH+4iL",
-	"ee4TM/o8o+p+WUYFPeEVOQTP7uqtMTtzBAgzl788jtXdJRi3MlplO+HCpH4aE1XCeRxKc3xvaQ6S4x+v",
-	"NrAwH84/1tyWeWyxx65XqNQS+Yzg20VworPxt2qguDi+o01u00SwXJyfQFjf+lEKfGHHIEy7PTTh88gV",
-	"MraROjjdsJxHBI2WYOh4SPABw7ahfAQBH7Gg0thAfC5RyIUOylpaStL9AXLKGUhzEQ9Z5ILEYAwYjgji",
-	"0Im41z5qQG6KTicJIj5zcmuS9lMwOB0vjaYw4WEFsV/ZbfFlibb9FbnkEnT6J2IYlTwvHw1eu7VGTx75",
-	"BQwGSWoO6kXWS/4wnlOh/jkb5Cqtda7uvlhV/7w9x8Vz2fTTlU0/2/VrE06LK5erhubA9o6Uge4hcBkJ",
-	"L06/gBZGwKkzSZloglkQgkAWAzb88P7sHFWsARyiOiRcKYEMJBzY4mj7Sn2EIeVqLkhgptnYlNiY1J1q",
-	"vqPGpuG3h5c6P1AoP1dIfx0V0i9hMKaJQRWgQy4OpSdprkWcu4qRJa9SfbXnVHJXAfKKyM8M4TcQH0t2",
-	"4rk6/Anzgh1KjnNOE8nzSE1xR7fLKFUYzzJj25LMvkSUQVUE9q8JC1B9wmXDdCTWHYPtWMLskEjjUV5Z",
-	"FJs+bnr17ST85SAva9duupVg3Qb4WRVblf/nUEJq38pVMhhJVjrZS0LrHxIGesaZ7vtqMdl01aZ6RHCT",
-	"s3DZaCHQ+IVOtBJYUjFeDtheu41+/1//LzSlTP8X38J/O22v3Yb/2ZGvhohsnpYufl2rW32aBYW61daJ",
-	"Yvv6kgY9C/IXqn99FHE+18Gur4NV21JuOlUi2uqSq2Kjk+odS1b6PH6ooAE+mXFToHI9udfxa+lV8sW8",
-	"ik/X72QVEf0AM1vjrjwb+SAeSjs72gYrj0iYeaNDM0Bs6FJQ3Y4N1VO90ZLIhi0n0euGJOiDH9o0atOp",
-	"NiJuv5avSYFBrw5+xetA73bMGJ8znwQQHFGb5Qy5aKETFpejaR+g68hAQ8pucEiDS/UbGbbQGR4TkwAU",
-	"aT8jwizrjFnv/qhmxX5uDvFAv8kX4ynxQae4y5P4LP55WFYly/oMUoc/YxhEUwzCyDCV4iZPKfYGy0c3",
-	"lpLmUVjr13YAZ831uYn6RWOMWrlOwqIg7GDpL2W41nE4m+BGq6gBWdEiZqK/LooLqW4ia+40Y8+Ls4zS",
-	"A+fQyYdTNCITamryCseZO+Njw2Ej9SA7MsxbFQ9KnAovhG59gLPjwbGt4fvTz+fOA5JDur+4//8DAAD/",
-	"/w==",
+	"7L1bbxtJuiD4VwLsA5g6J0mRFHWj0Oijsl3V6rJdbkvumumixwxmBslsJSNYGUFJbEFAzcti92UXGMzj",
+	"Pi4a2H3Y37PP9UsW8X0RmZE3MilLtqtbhZnTVjIvEV989+ttwxfzheCMK9kY3DZmjAYshn+eBWy+EIpx",
+	"9Y4tIrpigb4aMOnH4UKFgjcGjZGKl2xErmeMEzULJYmZXAguGQkloSSGB4mYEMoJo3EUspjE7Oclk4pc",
+	"h2pG1IwRSeeMJF/zV63v2ard8BrSn7E51R9lfDlvDH5q6K81PngNtVqwxqAhVRzyaePu7s5rLGhM50yZ",
+	"tT+fMf9SLNVbupozrs5Kln4xY2SBP5Mw0N8L9eUFVbOG1+B0zuAv+7zX0OsOYw0FvQx3eXN684rxqZo1",
+	"Bgd9vRSlWKxf9t9++m/D4U2n8+Hf/61RXLXXeEHlbCxoHLxmsT+j1Qudm98BXkpcMk6orySZiJg0KV8R",
+	"oWYsJpTLaxZL0u/s7VTsaJ5+ad2W7rGHH0M1C2J6TaOqXVwnd1RD/Np9y8Os0EGt79mquLTX9JJJ4seM",
+	"6gtE0omGMYmZildtcq6x85KtCOUBoupYBCuL2vo8JmEsVYL5J3iTfgIwnA55EE4mLNaIph/1iIjJ9SyM",
+	"WOZpJIpQEqnCKCLxkvOQTz3nTI/b5Hu2koTGjEhfLFigl6lmbMgT/NCLvGQLBZjR65OZWMayPeQW2Ejf",
+	"KbhzZNeoQOve/r7XmIfc/t3NYvlweNPrtobDm8OXH/6j/BBehfNQFWF/pthckgWLyYJOGWl29Za6nU7H",
+	"IwGb0GWk9F8pMv+8ZPEqXX4Eb3UXbZ5qDLqdjteYiHhOVWPQCLna6zU8vadwrpkJfENvyfyZrDnkik1Z",
+	"DIv+YTKRrHLVShB5GS5I0660ep0CX1S60NJl2nV1Stf1IxvPhLh8yYOFCKu5xjXeRpi5r5rqWPqmh6C5",
+	"O/0SJAdgx9/Q4B0iuP7LF1xLFf1PulhEoQ90t/s3qRd+22A3dL6I8MGQX9EoDE7nYokPXNFoyeCuOBYx",
+	"vi1A8MCdHyne6jXmTEo61T/hJTJfSkXGjIyZumaMk36nA+SiMQH+Iz5IQSNLkgcbzhHgNwyxfsQ1ZMXP",
+	"Gd6zdq3JzR/NGzPLFXHA4rNgQAyuEgQriYD2NIfo7e87qzT311pmzPxwETKu3gh1GkXimq1faXL/Ry7U",
+	"R2qecFeb3HEaBDGTckDyV1AVCNhCyFARai6KCSoMksVXoc8GhLriAc4qYvSKZe4CrkZ58hI1o4r4lBO5",
+	"YDwgwAosWPLLqAGfOxfX/y1mk8ag8bvdVEHaxV/l7ssUojnGgK8mIV8sVZuMNBhHGgCjLH6Okp0gboql",
+	"0hAZiyUPpIfS/DqUbMhHBWQZkWbI/WgZaKRQ7EYhGEJJuFAEv//+4tvWkUc0pcUiIiIe8nEYhDHz9UJp",
+	"1BJXLI7DgBF/RmPqa72JhFyvKAw8Qsmfzn94Q+ZsPmYx0TwiIOo69BnILkpUvOQ+VSwYci3RdjziLHMe",
+	"Shny6cgjI39GQw6oI5eLhYgV06vPnDTcovcv9WoywuyZ1BuYhNNlDBwCPg54w4y+MxfwDOVw7ZKtnskB",
+	"UVqOzgVnK63fSYQtH3J9nTMlgej1/QG74kz/Fq08EoVXzDwlOJnTkMO9+scd/d1RKSno3Qy5sx0lsvjp",
+	"4K45DEl+/eV/Eq2z5UjCI6GS5JpGkf6wvkkfm0VxfbaA5ZpSUAOEF1Jf6fNaxEzjqVYqhFax9UdZkCxk",
+	"udAr69z8+ss/JpPJxNNaySIWSvgiInIlFZsnr9s5Mac5gpOXCO/JhHHAuEnIokBrFHdeomY/F3wShf4W",
+	"3L2cLYKyDfAVC8YzfCajrmvE0G9RLDgBqP28FErrcAgnjT1T1t5M8Z9M77lVTUJONbURdrPQEhQwVoMP",
+	"1mdJlPoqvGJtF4BvhPpW0/7DAXACr3Mh+EYQufRndr1th1e6Zo4BWfKOhwPWG5HAyth+oSRhgIo182Om",
+	"SDOxB1HtBTY5Fmq2kwHXnzU4t4eZRB0GlrBBQD8mIO+8BuDDBskrxTL2WcUaXMSbUY1XuCZ4sbsiuLBh",
+	"PV/2aAea3eTgPdrxDPdbs03SHBWhNPIIbJ2MzM5HOzlm9Z7TpZqJOPw7+0R6s2zFLh93mjmnc2aEjbnn",
+	"mbTwCDn5L61zlA0t46doncNvDufSS2VcmUU9LOOq+jxBI1GzKyPLgY/NRBRoTS6xNc1GLtkKiDNxBHwr",
+	"4nEYBIx/GnQnyWuyiB9KI/8CwRKGCtgEWGeX5wBxwWLYyEMDsM4yjMYUMxpYx428RMv9Og4Vy4LuYeTA",
+	"Bt5h+VfePHTZRsYgfFSRAEu5ZCsvNVO1AL0CdwmLBJ9KdHNkztYF2sMTNBxUw2sYMa4XZCiBjBmNWYxH",
+	"2W4M+DKKXNieJQbdZyBgdy0Zap3TaCLiuVZAnC2AChlOOQvIeIVavFQsIKGUSxZnYZo68x6ImlMdWX4M",
+	"QknHUc6QTL+IHi69Wsbhvq+WuAEx6AqsBCTx5ihhWyjDHFunal+Oe7c5KoPTCLUf6+5JXGn3Pw3wm32M",
+	"GfVnuWNQQpC5tk7y3EEOXN6vhTHVZpZUpHtAmgHT2jgR3Dg0dz6T8p1ZEIBSryhZMzF2Gml2D3ZOSH6V",
+	"ANYHQnBjzVVg9wvz61eB2hNG1TJm+tTMqrJ4umMtlTV4WtiutvfLkddYQaHUFm8kUJsDAxUUOuMBmKQ2",
+	"PNr1zZH+H/QegDU7AkPXVTMpmu3ga5+xmCEhVhn64DeHNyV2GboRrumKxFqwIZ05PvGHMWzD9IUfL9nq",
+	"Y8yWkgVFtSbnjCfXmsgizVdWRD9hN53GEwxNuaau860HRZp7L440R+UAAM38FOMsuWigjbdAqKUqVpIE",
+	"SiS5pqGJhoUQAxnymPks1Bimf8BgzQnoYfgsuFUmNIxAFROXGhHZZMJ8DKGA61FajCSTmLH2kBf2EfKP",
+	"S4kOPjRqtKDVKAjePYOXQuYWruVzoKX3RMTaGhry5WIa60tWz7lisQSHF2dX2lIKeShnmosBrS6VL+bg",
+	"TVjySy6uOVlyFUbJalHkS2NC4QKkEnpxxvRK/FIsBvcpF0QrWhCcpfAZCEQxGtlzRTKy1PtMDjlq/xJV",
+	"N6Q0CsaAcb8EO4OSMwNYI6BPSKT/CBVZLkjIpdKfFhN9dCpehXxq7LYzrljMafQypar763f4KkMZWcUN",
+	"fyLwE2kmAbmAdLrHe+PupNc69LtB67DT6bSO9P/pOP/tuDbbInw40nvP2c2C+VpPMwcGrz4x/BiWT3wa",
+	"x6HB13ThwMzeiOeav55e0TDS/PjTAMjFR/Tp0uR9ecsCHY/I1DVuoakOGGd5NxfXJ4bsI6q06vk4sHtj",
+	"hQugJ+hzFWLIXShz1znQlki8Mu/JxVp9ny0UxDcCTYVAne/ePkd9ESjN2s7JX4RylDn4wjDYQc2csyE3",
+	"ItBxf+MXmFm8JJZqgzZ5I9RMv0+zYQhdsyALUySet3QVCRpcCPGKxlP2qXYlanBKiI8RvM49fBPhQ56t",
+	"1Ui45XN5YWP36+zGZyxAepDh3xkBfZc0u+R1+I02fkzwFeW98X78S/tgM5Y2yxra5mAvwjkTS/VAKGRe",
+	"lvdpZo7xmqIaamR5QDQJhvMvg1NBGCBhx7HWOc1SSJMSqWikBeVyoUlt50TfltBmIDj6eN4JBVB6IJXS",
+	"7FsqqrJkqI/P2j/PJFnE7CoUy8TtiEqTDKdcGrWh1+kdtLrdVm/votsZdPT/++sGT9CjQj2iWl8w0Hom",
+	"ibhicUQXhdQY9CgX9ufsTM0Y3zkx79K8d6p57rVYRgEJYrHQFqzgPjJ98zyKUMA3tO3xmzMRoTw91wB/",
+	"7DN046MY0poKMonFnCxi4TP0RCmhf/RZhLbm5zgaN4FLOlrjwsQGm6PMnozpR3nBePANANfZBhraF0K8",
+	"pnxlOJD8RN5DFfsIkiBvfFmfhwGatJI05KRLpMNu0lc8IGDzX099ApZVixhPHy76Uci4skukE8Vi8k7/",
+	"u3UK/5bMFzyAVTvZnM4dxWShc3wEnNI0VNnky0L+kd7Cw/tcteZ3CRloBW+q6391gw6P7mR9bT6q7Uqz",
+	"lFzQ4z1PMhtesyCkF7CgT4HHMn3jx7l+5UfYpAuW5/jylv5YktaU/8wXEZLGbzTKL2YEwEpdvNszUEwH",
+	"y2RyvkM3ytqssM/hebGSsphLucYnc+c1Qi6Xk0noa3L+hkaal29IcUvv/zg2DxQT3c74c316ZL/T6WQ0",
+	"4cRmI+ZhIiak26tMfDMv+iyJUy4mhdJkMY2XKI+p7+v1PNMKAFX6xslSgmtnULCY8nsc8sSF72tNAl+I",
+	"WVdaXBVBmkaQM2AY7ZygMBvySmlGkXcbti2rpZtHqnxJNlqd0srD2CWp6N4UFUxudHE7l5b9qAaKo2XU",
+	"tFGSzwKXODVW86mUDHWG7Cd+nFHlxDKeyfTAaGxydbSt0YYIYAJRal73020DjPezQGvH4aK7vz846u/v",
+	"aaG5mo9F1Bg03p+/eK7BpM32/H27LPZ7nUHn5mhvb//oeOIHBywYH7DO0aTvH/p7vaA/OeyO9/vjgHZ6",
+	"x929xt0HL00XntBIMk+LCfAENAY/fbjzGotYLFisQuSTtGLnmsrQ+aZNmCiUytM6Dno+II8U8oMVm2Oq",
+	"TOalyaYdPMvtP5cHnALEfcTCJn9vAqyK928Pt7I89DS5+afki16yt2TFaZGJGP+N+QoWaJSNOKarxp1z",
+	"JLcFHEb7z58JyTik8qEXyTjH4Lsa8jaLU3AmCQ0CFhQcYmMhIkaBJaRHnv/gc/yQCQQHsuDmSlV14/Bq",
+	"cpEmpYE7Gt1b850MBhQPKQODHDwtQDyLgM6aywB6ughLCzJOHS1L81SNqCxAe09fCpVk0QSUDfCPo3Pb",
+	"Q9d7qCSZUTnbyZGvcZKdqsagkZi8vYzJG2pK7XRpr9Nh41b3oNtrHfbYQevoKDhudXrs0B8H3clh70gz",
+	"TmSriklIOo7ZJLzRkLr8qC997E96FFLpr8QlfpQvo6hAqM6ibtMqgIAq1lLhnJWRCeaWJ/cul262QXob",
+	"rm89E36t77lLV1/GLjAgh078NFfYwwIZX0x5KBlBkyGl2hwUCotzwFKxbQ0tdFdjDcJ6QgYQmF2YrXsO",
+	"bN0PVuPhqxDLExycCaiiyPC/BuQp8nlc321Kr+tO21DbRiLW7yyDEsQRSoiVk5d/eY3+7DzJVYjJUL7E",
+	"wLI93VBeYMw2EW+mLuUbKgEbqBZYL5gfzmkkG4Pukb12biXuy4s/NorklYqsHMM8PXvb6iVO+Cz2Zhfr",
+	"VEH1u2X0mG6mqGgw8PVXBB00O0vAVmT3DlBuS35GCLmy0gCrsMI89JxnNCALxUd5gz8Pa/ebGuybqDMV",
+	"rrDm3OsK63NB6kKhEict4eaFCFSUiQnCWOZwMyXtz46kFd/sZT9qvuF8FZfhfJScs4WIQrrFxz9olX4a",
+	"copQum34y1jbs2/BCOh6jRmVr0Wc8F0ssBv0PFvCBhVpQtGoMejaf+qHZWOwf/dpDAoZTImilV3xule8",
+	"Te8s5WuZd5UjFCYJl+MTki/FpIKZAK3EN08gusmZuNY/WyPFX0ol5qjRubaEr03u5yLSNlrjdx166E8m",
+	"Wm/KGN6D3n6n4zWgCEbTaCi4tCmHeG7+ChXqJFdRZkXU3hoR1aP9TuvQ3+u2jicd1tofHwV7/gHtsk63",
+	"oQ/+iqGYQkSw1tKLUC4iunqDWHjqzxl5LiYThp4IvOeVmIr3cZRmR+Jl55mGSYFHc8rU2Q0avf0EBmC8",
+	"wSUMsFulEh1sDbAFHMU9T71w/U2GPm19i60HGzS2MiVMwpP79PHR/hGbTILeXm/c7+ztsf5hcNzpdPaC",
+	"fpf5e33mUxbQ474+nav5c7tUvcSK8wKVortfdV7d1mHQ6bWOxnt+q8/2Jwf0cHzkw3kZ5HwfhxoWWuyw",
+	"5XwLY+k/wcRSMeVywuI/mMKh39ff5HDZ6fQOliFXvf2D3zvHJhVVSw0wrHuxZnHKqw7MlfOM9axZlQ38",
+	"WUyKGdawOcglWQTZEX82dQ7J5fiKxRchIEBRY9v/q7swE75wEu9MjUjRsHbpdl2hvgnec0V8EYllnKTQ",
+	"aS7hkdHv4ng6HY9HpKnXCyai/fWZJOKaZ80Xh0XkNWOnJvd3P3Vax7Q1+XB7cFcsy/UaNy0x15x4oVZG",
+	"vtwVWE7Zpoy7LOTk/fkLdBaadWOekyENzyThuXxP28BCMpndDvI1V/E46Fcr/VYRqdhAjj3mN/ADZlVY",
+	"zCZjBqY5PqStStiIScYSnGGSBcMDKAA7gw2peLmto0Xpt9a6NSe54DnnUkFuVQEmEREb5K697y7DlR7Y",
+	"IE0FSv6EvtXrNaik7Z8WpH9aads06ZyQxGMyOU25n7b3TxK6IZKuJJFC3+gRwZ3UTw/qF2OU21AfimWW",
+	"Waw0GldR1S6VfWWEonUzaAswE9dZMmjm/NQBvgqe8AiLwIiW+sFYwcUc/WcFbdHaz0teV0efKbWQg91d",
+	"6s9Z21zejcRUtBfAFtbb2hXIlRXqG1hhuq3irsq2Y3WD2oqjUxZYpkCmcqTcFwwpHWmas2RKRZpLmDIz",
+	"l0NQvkLnXhAGNVhERpnJNlDotI5Lm2UkHM14sOs/FyxZ8kQuwAtJDMGSecbPR+RcU4BUZMlDRZod7OGz",
+	"oFC8TibLKNpB/3+dD9siw818IMfa0upEF1AFCDhbq8v8MqpCiWEeI6Ha8ryEUJN8EMt/kkpj0sSbXjNF",
+	"tTFB6EIrDizQBgEl0PHD9GrYOSEOzrTvS2MF3aYI3nu+N1WOyigXf38miR8J/xJ8fb6INTQJBOICcc1l",
+	"Qi0WdPZ+Ii/Ztd5zPfFhtbBNhh2cxjnenJB4rYfAZCh1GSYyybwvWU2Ov5WLgCLb9TIKoleIoyYS2RW0",
+	"mfMoHnrCDR02lld6sui+zq79sy08zilJnEEVhIL0QI9Q650ytq01a/Nm7JPh9mS4FQy3chlYwWqgIDyx",
+	"L65nIjKld9JDvhrg52wXnCaGfCgn7AbpPacp9fbLxFZzOGzjv3b+UCrCcoK6JG56Q31ll2pERyJNYcVa",
+	"0XGlan5dCWDrCVWHatIOeOjT0y8GOvqQ8Vsb0irqEw/gBi9/6ZvaTugCEd9W1lzaWx0bU4FyDVFrX4R5",
+	"43grdnAviZnnIbeZr2/BTgpwcfmL81ZkNQULuWhUPp7B5jKm/GG9PHvbOjjqDkjCsDQX2fPhAOGf7D/x",
+	"isE9vFZkU3iTAS/elOVHeIMmJ4k/k+bLd89bvQ4UTuQ+n3lP2QL+AMlV5qXXLLSvRNzKodVXxYzvqTeB",
+	"vHe0piwDdxDuoFYgKMPuNyd1lOlciYaVhoUcGnD5SvZz+cW7DLLIXvIGRdLKLUfJGTR3qalUiYIoMMZR",
+	"nX52NAhCbKv11pF7xpvgaEtu1LcgJK1rhEbRDxPwim+O3LtpQTaYXOKUYNeZslrbrVBBKaIURImlDyat",
+	"0wMrlIRG13QltZiNQj9UO21yik200D9jeLXpuASQcetxm9CDdIhxmApIGv3cBSVfmd1XBV+a+l1Es2iF",
+	"XQ1s85jRDmYHopMHz9uDBDIjoyGUBWHAKvWkwG4z3SLhP6c1Y7/TKSWRnMS2vuQPm6jDrOPDnVfcvW0V",
+	"xiGZkwuzvxNwWErTfSqcchGzoLjD/JLM2zYvCX79gHiWXZBGKic73byxwjzAXpuFiJVtXGhaGLa6HVCI",
+	"N/rgK9RJMLI8aOtoeojCfyfE7gg0iQRd0CWXEMNqwXba5IcFEjLWEBuA4nNmi6MB9G4zB46wBzkBJGPr",
+	"9cBXGUqfxoFNXLJm8pAbl7iTibqDHVrTsHyn1D9eRLb7uHizXowsG78dNnwaq2FjMGz0e8PGXTYBotfp",
+	"H9Xub2y/xOJ3bFKmfX6bIo700tpvENEEEmVl3sGQa5nXzi1vf79sda3h8Kb77XB4c/it/ufxt//f//nr",
+	"L//7r7/8H7/+8v+0fv3l//31v/+j9et//78rNpFgqQunDMI+9grquLIyxjrjQRZypkqEErn0fSblZBlZ",
+	"6j0hM6UWTbkD3vSsAmQdx3ImFonjWM0ov5Sue2cJonMtmsz++OEndYH/f/H2w0/y/MMfBru769HHsq1U",
+	"xlmeUORHk/CGBS1jnSWywpZ5Yg8mC42Wyct0mVaOWXv1eaTj07Go8mGzxMPmuOVWkEk2yxZqOhkH79+9",
+	"chqr5Xiu094OofFiyUxor9vp7Bfifchq8KLtQv6GqcyvvuBXjIeM++xbZt9m0hA2J8YV+H7RmKL3881s",
+	"nZVX6YnpdlJN8GyLLAlzzC//8toaVp+aX5EHsNOvvX564fo8jPOZiHPJGBWiuJCjkUemSi/e5pP5p8UC",
+	"26/hNOsOPe4c7vV6ewd7nYPD406/8ViOxG0WHlPF3ksbZtrr7x+0D4+OO92e/ufhUaULMKkxME7dxCvl",
+	"2xzRL5D6WeYm7tT8D/DR/USYL9qQUbjo9wcHHRB18SVTp4sQN2jcBKUeU+ku0kDvbRz6GuylEDe4dCUi",
+	"qsII4hZPxPepxKfhZY75AYmu9xBE161NZJnIyVdEY1uFYpzQQRh8en1PlhKXMmj5IuTrKdGtzUpJ0U3t",
+	"1sCD99wlSWgLVZqDtkFFLskwk9d0kZfxJRbv9miV+LHcZS3oyq6q7Yu5/nu3zvt+h7rl7xfyY+9n+e7n",
+	"vemLHz62lvvHN4t+2JrPf/5z6+/xz52zV9Eq+OPV24M/XUTqYx+il9ACd9DY8smCle/osTVCvDmYbePd",
+	"LrGp/oh6ttW/F3TKTjI9ImJ6xSJpgz9aH5/EdGo7uhRdtQYo60YQ2S7JciauOWQh7LQ3OlSdTSRf8TKd",
+	"ZIrep7xJkpslcg+/JvRqlc562knORLqCtmlEqleyrCYdvRS5a+sxgyJe2I8VIhLQMFbvUZraJBZesRPX",
+	"UwgxHXDmYDWevjlT7bYO0SyYrpKEAjB5z/DZXqeYdLQsQy3YNBGcULDmSMykiK5MO4/FchyFvnVuMEma",
+	"+nYsa0tTK51CEuhuKckiDq+oYkTReMqUhA402ooMGFchjST2j0gRdIOFnz+DEtveGQWUtfThhda0l7t/",
+	"+N1/fviPJv7xuw//Xhp7zeH0siqDAbE1qQ12ELXMOZktYy44JRP7dx8t3ApRWhgispV6VOG6dHJtk3Xt",
+	"l3v81jqgu+UO6E3R3qRai4QBjGazf/HMvIpnkvhU0UhMl4w0R9+9vCC7V91ddoN98naxqmZ0MuSQvVgy",
+	"p2TnhIRm7A6NpCBjW2Tqpga6rW7cYR9D3sT3ls0QyftL15dsOehp7vup2zr+AKH3247XPbyr8F6mvtXU",
+	"BWVdGNnsmWhF3p+/cD1J+r4PlT5R1/t6f/+q45p8fB9knhAKDPgvr5NxIzCSLmJ6CcSnMBMN+09G4prF",
+	"+spOm2jp93cWi+QpGB84WUoW5MP7WxgkXOQTJjs3ndt+5+7fUOo7l022/Gnr2w94Q70IjZPOlQQtC+Cp",
+	"5mBBddWzidSdkBHK8u/ZCnqLWp0gWhEtBXIM7RJf9pXUNycrz9187HeCLutN9mh/vO8fBIfsaHJMO+Ou",
+	"3yuR8mZP9cpZnU/eVhQhH/u//vKPjeeL7YfS15UeYoYr1OQCmTh5GXm9KNjjlV5+69JHL/9kaVo9uRLu",
+	"sU35je1Qi+6ojY/0CqZ8TnRWgeaVZSnE4UCfwECKHPvRavQX9aaTQpzQ8Mhrato1TERskowzNTjJjXJG",
+	"Y9vovxhAk5tzkktC2fpgPtSrxc83s/SSA3QBWkZgSZvfkhQ8aM0LjabExCjxXPBW7+YmGb+Zo4WvaUxg",
+	"wZSxa8sVrZcWybym/izkrBUzGkB/I31bFs0LeyspEzGbLVi8yznl6bvNfdnXbw2fEnwHgBXapdA5S+a6",
+	"JXPGbDconDdWspL1IcOMagJ441PFpiJelQMte1i1EiM8PKoUrEV0zj2GLy/Deht6c/qArW1aZKbxpF3T",
+	"UWlHrUqJRStiVywy6QXY10jf5jT+gl7GNm/Vabiv1Xb4hxzBUIWxUDOPMOrPtNkKDcivOYlYMGXxwKnX",
+	"wrwhyM4dchBLNh3IMcWyavttI2nXlcYjTc1zPmh4rziYHXYBDkDYk/4o/L3u48Zb95auxFLJjKmoccy6",
+	"RwqPHx+jhVbxfAdYQOY3J7RW0yKtqJRdv+ScKC0svIBs9sQ0M+AiW83xsNko88zk6wdta5MceMnknJQO",
+	"ALPnhplmAWURZdPHLNE6yFH7kRyHMLgKrynjE3n0qcqp92Cmcq77+ZrmXgXPRJ3jvkdDsE9LIE0Nrmxm",
+	"aHb1dXp3VdBLJSFEWnUah4oFHvQSXDGFxXJiqUjT9r8VsdOgd6cW1eR2mBnPbhsZpRkmBdKt2kkBUyw5",
+	"rBM+P1xpKcKuy9EqsLOhnkkyE3NGwFnDpJdk6LvSpF2T0RtKlN+sLjDotaYli3VJNgZ7aTFULtJ3uG8D",
+	"uvaG9IuH8MUHaspXyYqLoisjhuwmvlmdJxncaR/nAaTbWO/5ICk3CqAHCw4sgZtsRAlGsSc4p4WM17gS",
+	"0XLO9jpBmXgxUPAxiXLPA0smY/I1SjpNbS8zSJNKAm7DX3/5x67trblTU5QU0KJUH0prM5MOjuNYLKcz",
+	"RUJeygKzNjRQsFZPBqgOvT9/YdIP/ZgFIWRyKiwHZphRNsph1cgkLi7nVoO1K3k25KPytKrRTjKZyEwE",
+	"RM3avlorcSG4w/Qt01hISUKu6CUj49WQQ0yYyNAWqiYq4ZhNKUf2dG0mQs9YFOAYi/wYsoR5TWIxx0Gb",
+	"qeN3JmyF/HqPrVk+D5KxVnI5hgAxC4Zcgx8X2xzl8Wdktye4oyBq1EGuYjy8D9iKMmUeBb94EYvwyIPE",
+	"J56IzxqoW8qYbguDwtfXjdUrESuwuFpy22m0+Znkc9poM7/icnA5p1VHmN9L79ymP2IJyy4PjtaCf0nG",
+	"Jw6Bn6QIGHJUTDGDgDRN/1D8axEzybjywH0uTR9RFhQ6XlZJlX7HESuH5WKlVxQrhXNw5Mxt1SCHvQ55",
+	"f/GcBHQlPSKiAE36WCqPKBHQFdw1yHBOh60DDPRdTc35IPpJV/rmMCYmLwNcYjHzRaxBYDlrGJMq7nsC",
+	"iwGmI5ZqyClfAfsCYK5lO/dSkiuLS0oQg2JtdsbJuJHozE2F4ARWk2wkn7wCWkfnzEvnEhJxsWOdzvk2",
+	"FpMw2txChOPk6ICMY4rKtqlRX9OGTc3YvGbjtWBNW7PIptFu7KSyvZNi+w5TmY3m20wVOksN7ttWql5Z",
+	"bK2GOBi+UiLRu2ShHU7aIMaMbkkaMantGuFEn70Bzn3anmSsvCDTUiIqbSWxjoKyUxXCaVlksUbAPUco",
+	"Y+pfMh78CFqgm/1AO4wd0m6/F/QODv3uZO/gsNtnfXo0Odw/6PYmvQ49PD50ezxAapCrnX2AEP1psRDB",
+	"JDjcx9UX8tOCG63URPMay0WwKdDlaMuZXMoCuZaDqYwUHJ0aJiUutBBqxowGLcGj1U57TeW+rEzmCANp",
+	"DQ9MyMgo+nMK4ysyfp/6rpqcllU8slpCbVsHX+Eg6+u051t0m3eQoG5Urwwpip1515F6yRucM85rzQVQ",
+	"lJyBV46B7v5KeUdpjOlVWv/bnNOQc6Yk1E5ByzTzQ8V03Z02cdu2e4SmDiMTZ4AnUJHFd+F6zFwHLSA0",
+	"19cKiDuplfpKms7uGH5IE9ueGXXNxidNsgI4WjJRd/ND4URdT2xpTxy9mGfSuovr+rQe1xmfGKXWzVaD",
+	"PGq6Oy/sa59l+Uil6/M+Ls7aPswyxH2baQWcXf1bIcEkw6Q20ANDDkEoma+Sq+x6bLJbTdtjyLAraXyc",
+	"7XvcLfYdd1+fX2a3NaYSnA1TRvhyPmaxRyaREHETP0V2sVZ9h/wH6dY84GQDVT3Igf+TiYgiaE0Iw8Uy",
+	"0zmdfoeRHTCf81nAKwxd6g2AB21awMGK3hEWjuWvlZfhYoGZX7X6UMBBFD05xo7G3c6pwsYGOIc4MpM1",
+	"aomT9HjzH/FZGDXhhuSg7kMGuAUL7AQ86VFmVuFlcKqcMpKE+areCRsK9Z8qRZ8qRZ8qRZ8qRZ8qRZ8q",
+	"RZ8qRZ8qRZ8qRX8LlaIlEYqU/AsmUiyuQoktjpr+jNGFNrFBeO8YzytN58JpKw/i29x4kcMAf3yWTbDu",
+	"dvbrtSvaMGvgrR2wYppbdXK5zbjA0Ebk84vobLOIogZ7e5/+S2X67u3Wkw3ul2V+n7BnkZ2vezJXlvAQ",
+	"zf4v4qXt9a9vwtxR4whqQmY7jtrlZCQvP+pbPo6goVzySOpXwvD5YMhxZKeHGEp5kGY3CE6sJwucSDse",
+	"mZSOGxCcZX1bJtyIAwfQQ0suwCHFA7dTHvajnYc3A/M+WC1nIZjdksHw2ZjMxRWTQw4P4nall7jQBNx7",
+	"TVckFkse5NJkN84l+ETU29ZDW5w1sLGSoMSguK0xB8ApcNv4iS1nBqyfFbBQ9XsxJj2d8DktCCoWmxrr",
+	"7kCC7b+iHyw25YOMqBmVyTgDwU32kxRkQmMPe9vTdBSKmXQy0NS25AGLgWySinSIoULhEaYTpRlKgLg2",
+	"x0ja2QJtcjqWxs+QG5mQfHNN3YkLnUzDs41Hf88W8lkBey/SeZAu9JkQgdOSvkg0ZR3nbXlNLiyQ0wTK",
+	"RVUJC8mBpVJcZlIEkp6u2Vb1C+U4DLLHuqkKyAANyu3LXfNROGH+yo8YgZYA1ukLj3l2Xrtczuc0XuVy",
+	"80w7vKIbrMQ22Rt0e2AHmWrdvIaFHv/yZNSyXupuawR180cqZ0npJKq5V+ojmAe9I9Y39sNx0GHdSY/u",
+	"jfv+fnCAUwJ+XjIIW/TzWqHTfaGoH26hXtgdVxemIRg1YOEIPAPuUJY1IS2qpg+VS1djhsv6Ru1bTnip",
+	"N2Mj4UmV8DPz7JcyD8hsxkMGYwpBWoNCpd3ULZ9PXgw9SsdiiaO6uGbp9opWgO652fy4KssMcideRuZh",
+	"ReqYWa1pnTq6xuYbrTAYoXdfkoBpThmH+dFidQmopEmLpaj1R3bFYm1AOWemGeOUkSZwOmw/jF1K6iY7",
+	"l1etpXCAlsdN27m2jd3LEczYwHzkJX1t2ybw615CrvzRpPxlbrZSf+SRX3/5Rw6UZe1cahR/WomkXD7l",
+	"VQ8Wdnl99SxXC38EbTaXsGq2K13n2NqeoZvRgiVjAx+CkXeLjBxFZONTJz9nhOm95z+bt2yatmszASvP",
+	"5CnW9BRreoo1PcWanmJNT7Gmp1jTU6zpKdb024g1fcgP4n/gJLoH0XFLa70zq17/kuTOUrU48641OvK7",
+	"1Iecm8OalpJiyZJpwJevQCRN86a2rXIKJfpUMQamZowXyr2qmZ51Yt2nrSwWgbHgG60q+7Hg+RmV1Qlk",
+	"T6Lgn0wULCULngTBVyQINClCpXIlOmV+h1c1up12Zz/96fkXPDCzhIsnhPo6EMprqJtvIuFfvoG89MZg",
+	"72gfrAD9w3dUvtcMYHCALYqs16vRuTn0u5N91qF74+Og5/fZweSIdsd7/n5wyI4nHdob9/2D4Ih1Jl26",
+	"N973D4NjcIT1xwf+UdAB7fLmTJ4vBJcCJK4Net+8C+UlpK0Eej0N6ceM8ZBPWwt70d517oP20Uv+Zlcs",
+	"DpWWW29++Pju7Px7uPWc8YDF7on2x52j48NxZ7+7Nwn8Q3+/3x0fBMd67b1jv8/29w76QS8Yw+MX4ZxJ",
+	"ReeLokDpDfrdv+JNWrN5LiQQ417WpHN+fS+DbzV6wRDnQb9/3L/bNFD+HnkiWzZGdwV+7ei089CaALjr",
+	"bc9pELVi9WXMrlzFCpyhwjUH9HZ7+9XDNgtctOqz789fJMMH1bVIxhcvIurnMpYa3V57v3QesB1WfNsr",
+	"b02c59xrs3/gphJeu+4hvKnIDu4XJE85xz2ftzGuzR0rs0yk8gkniSbPYWp9xWE3t8V6Fbdrt9uvu95m",
+	"s6wr7b75/N3Zxdnz01eWk/3x7Ls/2n+/fvni7P1r+9erH360/7SMrw5NFlhjLVA4/LCCIdV5ScovC2Ew",
+	"qLTxhUxo2QyCriTpbb6X5cDrv61Jex5GUSi4msnS2N6m8y2f3wDZEVmOmCPXHMmXcsISLpXQTp6QswdX",
+	"PHqXaLPnUw29PPVlRUmWagp4XqDDmgki75xEqnyiIUa/JXZXcVIDML81SRYxfQYwW0Dw9akCA6JmQiaN",
+	"7H3KBQ99jSSQadV0pg7veCbtZG6eSZp1wr3PJNbfawzS8CNN82fmVHe88lwrIrizl2bM5jTUWpHz6Anp",
+	"YMZXOmcUW6xTf8YCfK+Z8ZtLtPXINSw4feg6TbGQO6XFY9b06Cd6Ttl2MjfA2usapj1IICrusjFoHJg3",
+	"VmRDJ3pCKnj7W47iL9/Kp7wx2XsNjax82+7XD7b6eo4J2aXkR2aXbrpiNWso9LwiEcYme6d5XDC+OTON",
+	"M/FPOq2IvExCjGldlPYz8py2R5kacCdanwewzdAzHKM830zwFtJ4mlYjUiZSPpu2ZBZyo7efg3QmT2xc",
+	"bnzBZc2wy3x7JqBd5WxzmUxj0O156z2Fnf2/IvOF/nfOvJ9FJGIWZx3MYyqZ9Clvi3i6q252H8QSnMRi",
+	"DnZZt+Z/jfpB7kNssXLGA3Zj2kgiJTzPgamTydkzlNB43O6RD2tS1x6cfcY1v4+MxJOkaWyWXDYQIG6B",
+	"duindLlzX74lAx1vMEtKWkqmNFS7wmLDKB07Rqe9ZhhNlTChFTonqGkwIkqJhU1ctTznmfSSFty27ZtH",
+	"qCQTGtuGWNdU+TMWQyq4pk3OAtI0Ep4TES9mVF+yr9w5IVSRiFGpyKiUGkaoRiRUULcb9D0qWhKuU9XG",
+	"wAUGdH5LGnUqkW9U6XTtKJp9GX5WmT2Juq1VtqzeBphE7BtM9ui1LZNKpyZxOofqD852ysduPQr7vFe6",
+	"KvLc28zQjC3Y730nYKSsuLSBoJg+kyTUN9jmLwD6E9LqGo0VbUHwgmZqDGrlFpdy/ts6/SeqsntHkjE+",
+	"Is1y8yDtnxIwtiCMi+V0tuORUUJaI4+ImIwskY5IM4jFYmEHecRMxFPKQwmLPYHXGetmx1Wc9CpcDQ5y",
+	"qfCVpUOpnI6gJXyue2wavSKj+9Seoa5Dx0W3h/Ahb05OdVqUWtM4QcKsVHElhiEQt5NpWQdyqyMnAyqS",
+	"XOgs069CPocDZjlUTWvYarCbs2gtrdRKpH2Y9NNEvf7UDNSL0nTpUzIJb1jQMkar0/Pk/pP/C6nQpdZD",
+	"1mFeUptguwm7JSgidjvx5USIDfpjjoArQsxqTUI84iVXjANqY3B+TvkSOsvImViqj/bWzHaSezb6yhIH",
+	"fR7ayBJgkqXpsa0IxTMgMVXMIzBYxSQsJFHtWp1nnhIHnhI4nxI4HzmBc8vWAcDJYIbQcgWNv1bSeFRD",
+	"aYusnJR8MmEsMVGcSWXuALK03r5X2kCgRtX8oxho2xsun1pWX0rchTFW5qY6oU2tggKUCC5ypzLWWc/c",
+	"dpjKYw7B2+wLzbCWPITen78gC00G2m6GyQKpX4M02Q31FSl1bqTZENwqfzetqWiZi1Dp335T+KkVzhci",
+	"tgNHZ41BYxqq2XJsZ63jAGXnX/AizNupVbMM0jetWFZbxG43juUzgaVUIc4hcTlW5o6gpNA4RRVX/12r",
+	"vrrbLBwq/LjOTZxwxdQHbBLVjHc4o/qkIiePW+cQgYPPVQ6XvkhiLplBIqBX5lSb8vBGpaQtMOT6IYIK",
+	"h34ZpM+ZOvV9ttBnoQ9Q1p33nmNF2N0Ce2tCDiu8DK1XMyx5BA5y+Jjp+ipZfMWcWVSuHgjP5xpF74IB",
+	"+QF7D7tr6kJUPXclJ87MCx0bxZmR3O11MkPM90qnRAM73LUzmMsZozsDHt9p/uwWE5GTKdJJUF/LtQ9e",
+	"WQ/hwslVzMEpKuJlkH1KqfuCKXUliHmRm6yaaLp4Qh+qfNG1k30KUK4em2tvtYGrE2Btmcnc6Guz7k83",
+	"/yI/aHebAEhRibJH6ziGDmr1gw3X+K5wBNEaHfBe0ZsiH3DQqBAHgTlS4J6G21oBVZTYBMbswhwMXNPo",
+	"pCD7AraImU/RdQSOqwpfn9zGUZdF8AIOUalIqnNpoeuRcAINXzZoWxWq/efSvvKTjR2C9VIjqd6sY/fk",
+	"LZkmYC5SooPnaal8whMclSkL/DJh/h5K/XOTVO4n0C+gQzKLAgmDOqCjwQkZ6WMaET9iNMbgUiSmgpg8",
+	"mszkkU+es7LdJJTcmBO7RNOLuZBCm8r237lT/w9K0iuzuPc3KXj7Hb1+bUb8uugnL8NFSywQwq2F0Pwo",
+	"TuZErJ2N0tVQPupoQMO0tFh6hAtkxSJyLrcxndDqKUdZtaWbNd9QUWkNhzfdyXB4czip0FmcISk5ZYIT",
+	"CE2R9+9elQLWWUqv0z9aC2kb5HokCN9VEkR+IMpDUgR0aoO+LascxhfHY+zbeSaFkRZdnASwSYd1p3+U",
+	"abH9bqXaetv1ep27jRrrBoW11sgPN9s13TFewiEsxY5zdYZ83OO9uUiUq/AfrCOc09ZfaevvndZxu4Ji",
+	"ao/+KKDkj+h+P1UQcS1PLTK9bFaE4l2FtlTm2a5nZ8ZjhWZEFeP+6rVsDI76WjLhCHz9/UuUJPEGDzYK",
+	"m+fQ8aFXNp0iXXaNiGoy0H5jVMFZec0+UHZrt6VkGktFuuT7b2y+BOXyem2zuYxOFW/p7XOhVrYe0zwm",
+	"fibJHy8u3pouT8YJCkEeLswSiU/n7CFSie1JuRty4ZxZtT0qB7AfqnH3hUHPcuSFfjzPZIrEZo4L4wEw",
+	"bNOLLVTSorcsx29kQTXCLvbNdZuPHOtnrmwMo2ZfnnCLziaRmJp2Q5+NUD94Dc5ulGErm5/UKI0HhP6x",
+	"tSOwun9tVHGC2mMPt/ehu8dawxOcnOjtp2Sf1A5i5/h4SZl57jy2YyauMZJmqrpHlmS6BqFECfThIcZa",
+	"lVk0FrSZM3EskwQX8pt2z91dC4K6BouxiQsPnoOQZ2X3zkEwL3ppAFOaqRYzQjMj9/AZ07oMho0mJ0t+",
+	"/eV/pg36pA1czEXAcLQ0dieeOOOiYXwctEoudLCsEyA36POOUakXjByKZd19uBgN9u04YXbUOY4DeycU",
+	"pLe85AHEj/CDNYbwLat7WWhwytSyL7Kr+8TwcoApHuwqFXJSYVpWUzny3sh0FpB+t0O+E5ztWI845KuP",
+	"aikkrFrBTA+mTO2Qy7G+NGaB0zdQnhBI9SNzRrk0jnj9Q2YoYA3Sge5x2MS2yPtqMtxthi6XI08h4gfZ",
+	"JUnizCJmV6FYSjuJjkZSEBlOufRMw0ZKYvPKjNa1Vb3aPWYHLqtmkq5F63r+J9TolpAmZvAjxaICXldA",
+	"top11+CBj820E177UEz7x1DNzgEIpS4QK/RSxVVjUMinBqs8M9HWDiWEDIjU4nDAwBwp8eCsuaQ952+H",
+	"W0sD/sb1TDL/4+vJ938+jo+++/6//hxfXP/t/dsXR2ev3v71TPRe0Vf0/LrI4F3QbolDsuLozxXlAY0D",
+	"Yp5JuEhzhKsc4QBqKtlBP5dQUXMbmwg62VWyynXofFWZDHmRKhSppqFEqomY70iY2olNiE0bW8BlLpbc",
+	"Z4EtKeDsesitFVvSPNZJfrcpxwQn5IV2trM1zDF1JVgyb8iTN4kr+yJk0qMCaptPzKFBs2n1rGaUQw1A",
+	"7m3a2vpoE1zNgzTbDVmmfZiCMEjzqPV6k4oCwW2tRXbMaL49a5JX0c6UqZV1z7XX0kwFeyVR75PHkjK2",
+	"9FoCceeahZ1zKQOAzNhZZ83Oxcyy3ZudlTuXk6W6t1YU3W3uIOylA06jdaOrnXTZ0hzSjNt1+xTS7prW",
+	"sGDLW/+04Ygpn6Xdw9axv8dah+P+fuso6HVbB5MO69Pe+Njf66zpqrpN99S0F+oCpqTaZqiFPnB+uAgZ",
+	"z4TXt8h6LekNV8X7E4hVpBI6vt3ksPZrD9b5ShL77jNjB7OCXjNFrbZT1PEzGJXf4xts9BYxaSq60kRx",
+	"pL17d6X/Osf3/GtN66np33Jm35RUhG85oyZlse6YmlKsM+0FXaSz3Ftunt5SgXdFtpSt/dmCQ91z+ksK",
+	"gTSd8kGcZVXTW/IDWdI8ywIw3DzJdKjKFvZYsrdNzdmdONb6/uxP0vTLSdPCGeBIgq3OoHvRPRh0jwf9",
+	"o63PoDs58HutTrB/2Dqk3aPWMev3W3vjnt8NOux40j96oDNwmFj1FnqdwR70VKvoQ1rS/NCdulNsftjb",
+	"b7s/PTU/fMrUXNP8sH981O30ss0Pe/nmh3tsnx76x+Nu0Jv02QE98jtjvf4DdkQ7fpftTfbpoVPU2hl3",
+	"/b1gnx1OjqGodU3zw2Kvwt7kmHb9fXY43guOJh3a9w9Yb3wcdCd7dN8/ZMfjjl4Gre5VaOkKG33kehX2",
+	"+jV7FfaODlwD8Kw287h7QLbqmpWljNXlIQ/dwLr3sA2sHSv4y/awLuqK27exdktb0/d9ajPrJ4nwJBGe",
+	"JMI/o0R4+J632aL8LermP2xq/5rUHtbqEvtV927dtlfrut6sm3uxlvVeLXQcvVeH0U0dRbfpAFpj01kk",
+	"37Y8L/P0P2Gfz/WlngU/TDHPItUdHqg34LYdATFGuIxDtTrXRIVc6BtGYxafLhWg+xj++tae/J9+vGjk",
+	"HWovEkcn9X3w5YK/k1BOXgYvzk/Jn368sHGx8TKMVCvkJJRyyeJ02qMMbFs2+GV0Qi7ZSg45VWS0275m",
+	"UdS65OKa7/7t+lK2/yYFH50QP6LhXJKRNcs/hoHE4OVI+mLBRpiXQm3tIK6B3SgWcxoN+Q8Lxs9ekOeC",
+	"c+Yruyb0sC4igR1MINQ3XcZMkubo7el/ff3yzcX5xx/OXjz/eHZ+/v7lu9EJxM+SAA6sasjdZbTtv7RK",
+	"OIoZDUaQMKP/Ra7jULHRgHz38oJwxgLoXRp4xv86Z2omAol3oQ8WOCCwGDic9GBnSi3clpQVAWB3tu0I",
+	"468jEjO1jDmDCi5A7VBwDxzS5taWiRInMVXSRC9zmgOmzww0XM3yGzNGscOtUcP+S+ucxVehz1pmfS2z",
+	"wNQMWITfsxXW7+pf9B+F1ds6IBu1vmQr0ky88L/+8o8R2QWvvGJSwd87baK/zOKWDAOo3wLXeZv8EVYI",
+	"/csgIkola4VcMi5DrU7V2Amus6UXWtiFpq+QT0T1FloT6od8msAbUFcfPrTonRA/Xi2USEZNws+2sYRX",
+	"FjGUHuId5Agtx1HomwhSFErVJqdRZCLTmJ1neye8P39BfP2FE0MpJTcNObINub7VPLmYhZqG8ZbVggUt",
+	"FNhEzuiCYdHldKnPAS6QUA41p8ahxrGYk1CR8YqMpozvwn0tccXiiK7aKzqPRu0hH3KbuDBIUg1htG8G",
+	"Tg5QYBtvfzi/wOQACzf5LMVlD3JfWDDk4xUssSRJAqgONzAWQcjwvTC4181UGBGz4aZkTHMGvb/k9IGi",
+	"EJ+kp4kuhhfxgICvFlpYAJGrUAH3TtD9rbu7H53dnb49a3gNM69Xq7Jt6BEsFozTRdgYNPbanfYetsCY",
+	"AYvfveruWi64CwgCl6dlzOItopEtgE/6A0qTYAB0QDRvlidklBhlIyLpSpLrpJ9hKF2mCiXy0iR2ah0Y",
+	"8B906VehVM9xTXrJMZ0zxWKcg5krN1VsLskCurRMGWlCtRkMTSWmBF3/lTKkn5csXqVUjG4Pw07NCHBT",
+	"uN7Nh28L/e5zDe+LVQvli1WCyMtwQZpJL8rq9RlXTOkCS5dn11NSM4Sj1DAdH8661+mAyQHWAUbYFoso",
+	"9OEcdv9mMkPTL29U3yEkAzyvKiiDaNPWuNnHr5e9NFnl7jc0sCVtd15jv84jZxyR+iVUJbgKDub4mjn5",
+	"BsuIXC4WIlYsMGvTZEenkHRmLnzQ78iQS1YatuhSzZKUr93bpPPIXSVBJQ2GZkLip5l/iexryiDlTmaa",
+	"bgwy/T49J73IM2mu0AhjyJM0PixJtvfk+jUD+3h59rZ1cNRNtID378487F0WMukllM3iZ3LIfa1oe9gb",
+	"/ZpKmwYcwJvcZu1ettN7Gkm2U/uIovEUAtc+w0i2XUCiz7aJ1jwZVyEUeRPDjtOOfuKap0pLQQMZcq2C",
+	"nBBKrmORZDJiD3hOlhx0yHSwP9YmwXa1DtDv9NvkFC5qbSCOV6DEXtDpkDfPJq03grPWa6r8Gfn1f/kf",
+	"ZK/T30Ft8zn1Z6z1HMtaB4SLllQiZiNk5Vn+9h1Tz82RFxlcGXqnt+zaB98mDW6KjEZrd3rJkGN/FbJr",
+	"SWiklYoVmbEoIM1h49+HDZuogFxdw1utiEZ+D86Cxiwg14xeRhqae53+kEN+meDMCnfjVYZPPJNt8gOP",
+	"VoQSX4OCzEKuBoSSKxotGWbyh5JwQUCT16xLy1r9eUQsOEaNuxFULnpkDt199SNqprUhi0r6azjJgCuE",
+	"bqmGljmsDAvN20CPyxjNOZfwxQsQpIb09a60GDCKgX6vPsKStCBIXgS5alCfrxBASCUJB/HNjc2UlokK",
+	"54xQrQODzKmGiV7tXqdfkrFjTgPfHhAZ2sELerl4KMjfu5uZtYXOe66ZqIjDv7MAH+7Xf/iNUN+KJccH",
+	"e8ebH7wQ4jXlKyNZ5MOIltu8yfXTh7uMuHmnDT23i37m6DNyx6DM/SXPLg4O3701DZLudn+OK6VR0ujp",
+	"mSyTCqmB/j4ORzuESkLJn98RH+p2KCfnf/mOhHONd1odtS2kh9ygXFO5aO7gZ6hOyLU2HBR274bK+/Xc",
+	"EjpW/fndozBNmHwwyYkahCPoanMhFTnoZxoZ2HkrAdPQCFI9Drp0JKwonTuResfQ+5sSoFPBfdAva3bw",
+	"4d/LBlxs5l1wNLvyavofN/Moy7gKRF/GocxR31dp+3x8AJDjN8IMThOKs5RmwPzAfCBmk5jJWQvxGPrH",
+	"lI6eesdwalsO/U3ytiUDUC85u9Y6gLR9fqwSEFPFUMuCW+DRlaeVhjBimYbAoZIsmmgRDlmHTeOd9MiY",
+	"TUTMkrb/+IqdNul3jtP5PuYtQx5KMgk5jbQeYxbaJqcQBbML1tb5JVsok92/0hfKWMw7BFMGk+RDcJmv",
+	"RrXAs4NdGuB8SSndOa7/4HPBJ1GILvXPSdH6qb3NT70RYPueXtEQ43rb6wV4Kllae2A+gCPXkA2s4wLY",
+	"hNu1PUFREabRqHENcmMtt8lFkiRsKE4quiLUAgPTHsDOW5kNnmRYAcZ3DGdJrAAzfksTfj8tuMFmlCH2",
+	"CDeiesgTZnUCbCKtj0xHniVcIvcWRTBmXsYRsENmhiE8GD8AvPxGBKsHYwUl/TzvssE406rpa2JG6WnY",
+	"gYC/RR3jt8DKtuRIiE3O+WQawC7oqiZ3Qq50yVZZxlRpiLwKpULmQzMOIKe/QEUchLPrZLADGa+s77fc",
+	"s2y96Jt8y+DNSD4I/CaUaUF5ibvW9LirRzHuiIe7MnPE/bqtvcVsn6rvJ7n1W63AVgkU1/BtzBhR7EYZ",
+	"X0xA6JSGXKoshw1MC8QdzwZOwduItp11OnruuIchd2cOzaicOY5CTJyTEL1PXJbNfGSOLGI2CW92Ehfj",
+	"kCfRMKzDhJhe8Tm5HNtG4anzKA9IRuOc08jtB7e/v7k3Xbm5VgDxuV7pJVtVHqmIFeQalEQAMnUTNlvA",
+	"vZZNrv9QdznoqTV9A6oW9UOM3raydb14ef7cWdIp/AUXy9ewQY6+gihNjRt/wHDJo2rdhmg2xzos7bah",
+	"iIBfwkq+Y+pbzaT04yww71rX6isZojJJ3XtNOpb6mqPrYDUzlCLtFLnelFmml+N5t5mZF/9mgdYei2D1",
+	"u92AKrrb2Q0D4w98LMmcl8gPIeKc7IG8eIO4zyIVAlaSJZegl0OpgvwciEva6S+5CTwm0yThf9AeJ988",
+	"XUhjZeOz7SEf4b9GOLIWFTaIEY80qQzs20foSTNUhlGHcMqFvTsZN1GizeK6y3Fgsx57FrD5QkBfL8hq",
+	"eCQlNrPIrdTY7mOtwTQvq9BpLW2a4XxUYbmq48FPIKda4GFZYXpg2QrMUymwVfLE3V2Wg+AiXe7xIOSe",
+	"/qY/aDmVdbmW8ijjtCr6TZF5gfZYyo7WO3RvDQzblflCxdVLm0hUb4vuTOaKu6wT3XBAr/HDgvHEzimF",
+	"Ry6e+0yCueMVQ5ihCZ0q23ljLZQ+P3j0dsudYgVsi2v4zj7TitFwSdG2/JBKuXFN1JUb3QKfY6sF/rst",
+	"Ln9Oad6v40X7VsTjMAgwm7vfOdr8hFnWRThn4HaoaYo7sixjjXdrLPItXUWCBhdCvKLxlOFz+3UgkmSZ",
+	"vGZBSG1rsS/qlVyjIKF8SWOVJNUuytWlmoZ/rdyYd4wGkqQevs2+gDY55TZRNv+jye+QkNdRFlms1Imq",
+	"xT224igJ87nSpTrQ93CRvU82YjYoNo/qjruXG86s23XAPbKx8B1TKSHcC/udLNRP8Xy5Gb4Zf1e5k8vJ",
+	"Dq3l53JzZR/F2VTsSvFbs/xzvSfWGv+57hMV9v+6dlCpC8CpMP1UL4DzwbzWkitn+1fyBVxnaMVSuHt1",
+	"jUdA8CsWG+I1WhkLIJ3eOAfMtPakhiRwomg/L9kScqDBgpcYBzdPDHlSPJ5OZYeZvib29gZiZezGh4KR",
+	"3ET4NARnZ8NXugUqkeIr8wy41dpfxDng1q2XC06HVL+QUyDLUh6QAfyL2w3ZSSu/ObPhPtr/tYsr5Vyx",
+	"vuqze+vi10Oo/66ILbMAHFrcZASs44BribzSFMhVvn7d1sA2fO3rswnS1X92s6A+hSQFZ7u3aQOpu11q",
+	"BpS20hmelSm6TRD7HmoPO2RBw7gg9dPweGxi9wEJ+YkTEq+YT1ogCVtzlh2hurWCkBQGv07bZj0qLufW",
+	"W4HPFu5mmOujInUCgnsJuOTpjKR7COx2i7zz6A0wAtBkMExbF9DBEmc2GoRPulyimrzclF4ahVINyAjf",
+	"P4IwvSSM+jNMLUftOAxI04y19AhrT9tkVNFBBcp7hzyd2wmaNTZBIc1RfsjuaOckmds7IJodj8hUMEnG",
+	"1L/UqncJgQz5j3GoGIEC7vJssccnmMfIGquYkPyZc8fuRbOmf7YpRuVT9kTEeUUOwhuoRN2HljeIrkXY",
+	"umSr9TJL3+CMc5lTTqdMwiAYt6uuqSP38H4xIWOhZjAORp5kmuEmN9p+ttg8F16ItY+BR8w4SpMg5OFY",
+	"GcgXo0q/EKumFC7PJqM3ccSBkpiNBN4vEbNgp02gcAdJv9TVllA+FP3/FmQkLLTKiWXPLe9lfKKuouco",
+	"p36l7ShktXwsdSOdSbmEJgDCdGdO+lpMhO3jDyne+tLp2zPPmkdIFtiPYGVkadOItyEfaToZDWyTamiH",
+	"AU2qT8hIk9+IzOklfDffxFrTC3YiKRDqDqR9Q5mtppPsWBCgxwEJVUpCKNaTJD+fci4UGTMzWwRSCkmT",
+	"iyF33Emt79lqQCiJwd9BrsUyCsiMwjBucsnYwhLwji3XNb34hry6FJdsEONo+mbp+auW4LhgXKgjvB8/",
+	"QyY4dTqcFPkHZ9f6bNLxMT7LuMHfsStxybKvKkks0DetPY3bxiVblbqrLtlqN9+0Gu4CILW1td52fnpc",
+	"19ZvUnuwbqCUF32SnrB7C0d1h7wvYlXZGZqrSCUW0vX8QPk3Ng1I+I1phpV0etGKP5mHfKngHlTjgZ0O",
+	"eVPNWBhjYTooGDGDgd6gQWBdCgj6K3EJnyKIe4Fhheg9ChVZclP2vJGVvNuMvPdkJV4F1DCrqAkNdKyZ",
+	"VVWQilTztful1vMY54h+c8pJLcdW8uhD+7XWkT3i7aeTvYk6rbUO1oWrSBOajfiUa03B+tT4TlIn4Aas",
+	"AzaGMUbjpRqCcrFiithRGx60B0o9A2jSk7RlHbZQMyZKM060/R2je4VpY7eK8nRLnt+YTX/1FkB+wRUk",
+	"ZkOHT7p/0T3mIO84Ofbt6YTdLESs0pFxbV9erSWabEFS2oMN9HMTcNTy7yctCDyixI5HRBQkhpyn1fF3",
+	"3z4n/e5Rhzw//4sHbd0YnUP5NPFZFGG3FtS5YWIzGtej3488MvoP/X9a+v/858jT1jkdY967T+M4pFNm",
+	"+ghCWze0wY1qTkbPRkQKfLtcaEqTM8aUJIGAcsx4ybWUBXthIuL5MqJtMlKC/Pq//g/oDAc58qYXw5Dv",
+	"HRyQgK5KM95fAlwtnleXfD2IBD4HGJkDibWC4JGQ+9FSQn27hvbe3t4xdF+B/qS2UkBrWHNGYeJiqCSB",
+	"wRjk/cXzyo5gGgprBXfa9NM2PYZxH7n2EhsLgV7yILchdvNJGzqx50bssdkJeHCwlSV1Yqvd9mrtdjNr",
+	"VexG7RpS3LJfhiYpMxrKdPkjsbgegGsqKc7ySNLE34OSQs9kW3kkU7TlDTn+/WLJ8IL53eLjG6bMdTv5",
+	"xCOmXboJFWFnc/sc+FiTt8Jf7znUUGJf3aRZ2Kkt2zMDZLwkb/odm5yZUVBOVsNzBF7rRSjh+bBssPCI",
+	"KkX9mabFEzIJI6ZP+feWpbWGy05nz9f4AP9i5oIS+KfmjaONXYueBFUqqJALOmFBqdGzXFB5jZvWgsXz",
+	"UJomkvapgWbUjZpyzI3KbxJlrgr3ENJsyIH2rDTz0jJzaO1mJArhbKliGoXSabgK80DjZcSkHQSawAx3",
+	"tlnGrM24fBIzT2LmS4uZcgGTyo0h3yw4SFFu5EfcpJLESI6HFBUOy3iSFo8kLTJtk7cRGM6DtWSGuGIx",
+	"9L6rEhLfmtiHKxWwF2rBX2Cak6ZzeRL+PY7FcjpTWoosWGyQPPUEeCY7d4lF1sljCxanFGN8DgENoxW5",
+	"EtFynuSnRVTzms6Qv794jvymqURAV8iZAy2G4KoGTrZDtSR/Z7GQOxucCj9YKP1mvArJiitYlz33J79C",
+	"iV8hIbBnksyEVltw8sBjKG0bO7JkHA5uy5Uyfc3RtyZhhA0SsZGGR6SIlenhOuQwlQu624++e3lB6pSO",
+	"meJ30ON8jOejU34s1KyUgtzI/COb/0+NYp4axTw1inlqFPPJjWKexOHGFJuSvi0PLg5r1Sm7FcFU1pdk",
+	"7svtyB2YgmFrGFL2lG4X7F6nKMIUO2DuD80MY/Ey1Q7rVcv7NoSpH5d+qpn+pwhFP1Ld9Tri/w6GRCQY",
+	"/wVZwG7AovCKxWZEYyU3MLetSCSmpGl5wq+//GPXzGKUzptGO4TTOBbXOJAIhpJdZfRHS/pDnsnDLCt1",
+	"EsgLKtoe1FOOX6Sb/KdhB4U1pJvUQDdxShwa1HNnBu3fa2TQ/tqJQb2NA4MetcYLUdAAYG3yb4qkT8zs",
+	"AQ17wwQc8OIoaafb+tVnZWvmc1Us7SXysmQuJdye6/SVDcaQpt2jnclmTLXQQA76xg+G3A6UaBvv9Mgj",
+	"ySVsVPTRdMMe7XhYGmQ83QakuWUYF3+o2kP+SOzx5dUjOhD+OTUlANk6RoNY8sRkHojJnOZZCcTNopCz",
+	"z8ZSwFkzMWGeSkUJM+2Se81gfdPG0iXrphIQ3svNLyvEgDHv3+T4OvPHcJauGUoxjoR/2WI3i0jELCZR",
+	"yC/T3ikQFHgmiU8VjcR0yQjjKl6RGYVi9MfjKxcJxJ5Yyxa+UAO1ddwlwa8nBvOAWozgLQygpeTrajGP",
+	"wmliMQmj9anEtuZPI7SnDTCBVO/7OFowEst4w8TFtWXwb80afjMxOLvgKm8F/vzkclyf2WvABLg0jmky",
+	"RL0GikumVMinFsXB8+/Pqsf5YdiMRQEONjwhI76MohHxI0ZNowdAayMis5hdnLEG4pCTpYT2UjBPaadN",
+	"zmcw1XG8cipsywTVe9DLHw/5H74SrnTFX6iefTsa/O0Xsv9muyCtr56HnED18AwBxvhvEnrWZVi3gCax",
+	"vNPR/FhlF5hhbTEjEZsoIpYKRjCFcdZhKRVdyS2q3e28c/u9r1805la81jK1u3oSkKUNE/PItmW1uwbx",
+	"+3evyHwpoRB8ptRCkqb+H+znIDjOUbCz4qFihEaRuNYkGF5pqw4HSUusCIuZFNGVlnqCLHBcvTEWGbaI",
+	"SPNCuwcOkSwci65NzpQkMpxCWimG74a8ObqeSeZ//PWXf4w8cq4oD2gcEINMcqeiBH7LWvMcbv4Gis5z",
+	"K/5SLRmzq/gxVDPTZX0DZefa71dWqr8AJmoq1ZPjKdSqI6+td5q3DbuI0sp1++N25eseUGZunS8ygavs",
+	"iqMiL68MAT3Sit8JRQuwtU3yC90A4Obcis/TxvmPvNq735wP4fF6YaYSFNNt/jkVwNMgILQg6u5V5FkS",
+	"/63U65wQpRv3dcMg2NqAKsXmC0WaKpw75WMRVVgFxvSWMZkO5VIy26JLvv9mp02+ZwtF9jpYQrmt3vfo",
+	"4WJIawwy8VqQsfYgquKzDu27zsskLrtcAt1vDBXnv2/D8uBZr/z4FSt8+Z6DvZ9i1/9isesvEIMGy+/T",
+	"OBrG8HZvDebf7cbMvLx6zPC5P2MB1NolaS+YL5yv2BuZz7TCYORpRBfc0eCao5TWRzvgGBNDjsyRcTqO",
+	"WJDeLJdjvYQxptuE6gQMDAMFMSGhIlKFUUSuaQiZ6hOoNIuZiqHL1ZwGbMiDJSNcXJOQS6X5pZiQQCz1",
+	"l2o0hDGfyyuJV4+bgYfgDQMNritlzBgNYRe4CAHpkE9V55iUwz1Ceg7w3Edm9EVG1fuyjIpIQw7BUxub",
+	"B2N25ggI5S5/+TRWd5ti3NouVm+EmmkOMhcxzOMwR51yHofSHN9bloMU+MeLLSzM+/OPDY/lPlvuseuX",
+	"KrVMPSH4wyI4wy79D2qguDi+iyZ3SyYWebk4P4V2f9aPUuILOwFh2uuTmVjGrpCBljErQsHpRtUyZmS8",
+	"AkPHI1IMOcUiH03IPuVEXofK2EBiqUgkJDZrs7SU5sbCykPBQZpLsuQqjIiaCcmSZQw5jbEUkTT7neMd",
+	"6FmJLW+CWCycnptptZG+eU5XRlOYiaiG2K/ttviyRNv5ilxyKTr9CzGMWp6Xdwav3Rkkj94RTpgkquSg",
+	"nuW95PfjOTXmouWDXJUz0Oq7Lx69S8fTOLVHHqf2ZNdvrJIrn2hWNzQHtjc0w/EIuIykl7RlhCQT4NS5",
+	"Zs1kRnkQgUCWQz56+8P5+no4Z4kj0oRGrFogAwknJTF2SwNCoRXrUrJgyDEX3Ij6hNSd5MvjnW3Db/cf",
+	"gXZPofw0Oe3rmJz2XGN1ZGJQJehQiEP58MBGxLmtGVnyas1d85wJb3UWOWXqM6/wNxAfSyHxNDXuEfuF",
+	"O5Sc9KJOJc8naoq7OEazUmE8t3vHjH7p9vmxogymJVD/kvGANGdC7ZgGFNgg4nrGQK5kuiDFzHqU12YJ",
+	"Z487nP520oULK69g03aKKcWuD0+q2LrsYYcSMnCrVsm2ShHGrF+LyaaJSihJzGjQEjxa7bQJaPwSE60k",
+	"VaGcrIZ8v9Mhv/5v/xeZhxz/l97A/3Y7XqcD/5/4GignlohsnhYOxdqoW2VzcR+RKB4rjTi/5C+cR3wv",
+	"4nyaj3W/DN8tiba+5Ko5ALX+JNO1Po/vamiAj2bclKhcj+51/FpmmH4xr+LjzUG9X5uOzT6I+9LOLtpg",
+	"1REJcMFRMlrgQPWRS0FNbsJzMpxyFpAVUzt2zAS+N2LBAPzQZoC77dFjx7IXZ1VovXHk4FfyHuxXz7lY",
+	"cp8FEBzRwHJ6mrXJKU/G1KAP0HVkkFHIr2gUBh+hlHXUJud0wkwCULwyZfE874zZ7P6oZ8V+bg5xT7/J",
+	"F+MpyUFnuMuj+Cz+dVhWLcv6HFKHP2MYBCmGUGKYSvnw5wx7g9fHV5aSlnHUGDR2AWfN/XnG9bas12a7",
+	"UKgtS8IOlv4yhmuTRosZ3WmXDSYve8lbLJ3ACt8olMp5Em2B9SXmJlZMTt+ekTGbhab/R2nRbdO2/Hgf",
+	"R6OdzIfwtopPJc0b3U6pMBIxOyp+rEWAme3zpx8vnA+kh3T34e7/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -167,6 +167,7 @@ type DeliveryFilter struct {
 	Mode       *domain.Mode // only deliveries to endpoints of this mode (nil: every mode)
 	EndpointID *uuid.UUID
 	EventID    string
+	EntityID   *uuid.UUID // only deliveries of this payment's or withdrawal's events
 	Limit      int
 }
 
@@ -181,6 +182,9 @@ func (t *Tx) Deliveries(f DeliveryFilter) ([]Delivery, error) {
 	}
 	if f.EventID != "" {
 		q = q.Where("event_id = ?", f.EventID)
+	}
+	if f.EntityID != nil {
+		q = q.Where("event_id IN (SELECT id FROM events WHERE entity_id = ? AND merchant_id = ?)", *f.EntityID, f.MerchantID)
 	}
 	var rows []deliveryRow
 	if err := q.Order("created_at DESC, id DESC").Limit(max(f.Limit, 1)).Find(&rows).Error; err != nil {
