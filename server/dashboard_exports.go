@@ -129,7 +129,9 @@ func (e csvExport) write(w http.ResponseWriter) error {
 }
 
 // VisitExportMerchantPaymentsResponse streams the payments export.
-func (e csvExport) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error { return e.write(w) }
+func (e csvExport) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+	return e.write(w)
+}
 
 // VisitExportMerchantWithdrawalsResponse streams the withdrawals export.
 func (e csvExport) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
@@ -162,7 +164,9 @@ func (h *handlers) units(tokenID string, amount *string) (string, string) {
 }
 
 func exportFilename(kind string, from, to time.Time) string {
-	f := func(t time.Time) string { return strings.NewReplacer(":", "", "-", "").Replace(t.Format("2006-01-02T15:04:05Z")) }
+	f := func(t time.Time) string {
+		return strings.NewReplacer(":", "", "-", "").Replace(t.Format("2006-01-02T15:04:05Z"))
+	}
 	return fmt.Sprintf("%s-%s-%s.csv", kind, f(from), f(to))
 }
 

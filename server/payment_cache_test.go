@@ -36,10 +36,10 @@ func TestPaymentCacheAnswersOnlyWhileNothingShownChanged(t *testing.T) {
 	_, ok = c.get(uuid.New(), 3, m, now)
 	assert.False(t, ok, "another payment")
 	for name, change := range map[string]func(*domain.Merchant){
-		"display name set":  func(m *domain.Merchant) { s := "Acme Coffee"; m.DisplayName = &s },
+		"display name set":   func(m *domain.Merchant) { s := "Acme Coffee"; m.DisplayName = &s },
 		"display name empty": func(m *domain.Merchant) { s := ""; m.DisplayName = &s },
-		"accent set":        func(m *domain.Merchant) { s := "#0a7cff"; m.AccentColor = &s },
-		"logo removed":      func(m *domain.Merchant) { m.LogoURL = nil },
+		"accent set":         func(m *domain.Merchant) { s := "#0a7cff"; m.AccentColor = &s },
+		"logo removed":       func(m *domain.Merchant) { m.LogoURL = nil },
 	} {
 		branded := m
 		change(&branded)
