@@ -1660,6 +1660,16 @@ type WebhookEndpointWithSecret struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -2380,6 +2390,9 @@ type ServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error
@@ -3244,6 +3257,30 @@ func (w *ServerInterfaceWrapper) RotateMerchantWebhookSecret(ctx echo.Context) e
 	return err
 }
 
+// TestMerchantWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) TestMerchantWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId WebhookEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId)
+	return err
+}
+
 // ListMerchantWithdrawals converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantWithdrawals(ctx echo.Context) error {
 	var err error
@@ -3487,6 +3524,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.UpdateMerchantProfile, options.OperationMiddlewares["updateMerchantProfile"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/payments.csv", wrapper.ExportMerchantPayments, options.OperationMiddlewares["exportMerchantPayments"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/withdrawals.csv", wrapper.ExportMerchantWithdrawals, options.OperationMiddlewares["exportMerchantWithdrawals"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId/test", wrapper.TestMerchantWebhookEndpoint, options.OperationMiddlewares["testMerchantWebhookEndpoint"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
@@ -6654,6 +6692,101 @@ func (response RotateMerchantWebhookSecret500JSONResponse) VisitRotateMerchantWe
 	return err
 }
 
+type TestMerchantWebhookEndpointRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EndpointId WebhookEndpointId   `json:"endpointId"`
+}
+
+type TestMerchantWebhookEndpointResponseObject interface {
+	VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type TestMerchantWebhookEndpoint202JSONResponse WebhookTestResult
+
+func (response TestMerchantWebhookEndpoint202JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestMerchantWebhookEndpoint400JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response TestMerchantWebhookEndpoint401JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response TestMerchantWebhookEndpoint403JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response TestMerchantWebhookEndpoint404JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TestMerchantWebhookEndpoint500JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantWithdrawalsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 	Params     ListMerchantWithdrawalsParams
@@ -7364,6 +7497,9 @@ type StrictServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx context.Context, request RotateMerchantWebhookSecretRequestObject) (RotateMerchantWebhookSecretResponseObject, error)
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx context.Context, request TestMerchantWebhookEndpointRequestObject) (TestMerchantWebhookEndpointResponseObject, error)
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx context.Context, request ListMerchantWithdrawalsRequestObject) (ListMerchantWithdrawalsResponseObject, error)
@@ -8401,6 +8537,32 @@ func (sh *strictHandler) RotateMerchantWebhookSecret(ctx echo.Context, merchantI
 	return nil
 }
 
+// TestMerchantWebhookEndpoint operation middleware
+func (sh *strictHandler) TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error {
+	var request TestMerchantWebhookEndpointRequestObject
+
+	request.MerchantId = merchantId
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TestMerchantWebhookEndpoint(ctx.Request().Context(), request.(TestMerchantWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestMerchantWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TestMerchantWebhookEndpointResponseObject); ok {
+		return validResponse.VisitTestMerchantWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantWithdrawals operation middleware
 func (sh *strictHandler) ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error {
 	var request ListMerchantWithdrawalsRequestObject
@@ -8607,352 +8769,357 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbxtJuiD4VwLsA5g6J0mRFHWj0Oijsl3V6rJdbkvumumixwxmBslsJSNYGUFJbEFAzcti92UXGMzj",
-	"Pi4a2H3Y37PP9UsW8X0RmZE3MilLtqtbhZnTVjIvEV989+ttwxfzheCMK9kY3DZmjAYshn+eBWy+EIpx",
-	"9Y4tIrpigb4aMOnH4UKFgjcGjZGKl2xErmeMEzULJYmZXAguGQkloSSGB4mYEMoJo3EUspjE7Oclk4pc",
-	"h2pG1IwRSeeMJF/zV63v2ard8BrSn7E51R9lfDlvDH5q6K81PngNtVqwxqAhVRzyaePu7s5rLGhM50yZ",
-	"tT+fMf9SLNVbupozrs5Kln4xY2SBP5Mw0N8L9eUFVbOG1+B0zuAv+7zX0OsOYw0FvQx3eXN684rxqZo1",
-	"Bgd9vRSlWKxf9t9++m/D4U2n8+Hf/61RXLXXeEHlbCxoHLxmsT+j1Qudm98BXkpcMk6orySZiJg0KV8R",
-	"oWYsJpTLaxZL0u/s7VTsaJ5+ad2W7rGHH0M1C2J6TaOqXVwnd1RD/Np9y8Os0EGt79mquLTX9JJJ4seM",
-	"6gtE0omGMYmZildtcq6x85KtCOUBoupYBCuL2vo8JmEsVYL5J3iTfgIwnA55EE4mLNaIph/1iIjJ9SyM",
-	"WOZpJIpQEqnCKCLxkvOQTz3nTI/b5Hu2koTGjEhfLFigl6lmbMgT/NCLvGQLBZjR65OZWMayPeQW2Ejf",
-	"KbhzZNeoQOve/r7XmIfc/t3NYvlweNPrtobDm8OXH/6j/BBehfNQFWF/pthckgWLyYJOGWl29Za6nU7H",
-	"IwGb0GWk9F8pMv+8ZPEqXX4Eb3UXbZ5qDLqdjteYiHhOVWPQCLna6zU8vadwrpkJfENvyfyZrDnkik1Z",
-	"DIv+YTKRrHLVShB5GS5I0660ep0CX1S60NJl2nV1Stf1IxvPhLh8yYOFCKu5xjXeRpi5r5rqWPqmh6C5",
-	"O/0SJAdgx9/Q4B0iuP7LF1xLFf1PulhEoQ90t/s3qRd+22A3dL6I8MGQX9EoDE7nYokPXNFoyeCuOBYx",
-	"vi1A8MCdHyne6jXmTEo61T/hJTJfSkXGjIyZumaMk36nA+SiMQH+Iz5IQSNLkgcbzhHgNwyxfsQ1ZMXP",
-	"Gd6zdq3JzR/NGzPLFXHA4rNgQAyuEgQriYD2NIfo7e87qzT311pmzPxwETKu3gh1GkXimq1faXL/Ry7U",
-	"R2qecFeb3HEaBDGTckDyV1AVCNhCyFARai6KCSoMksVXoc8GhLriAc4qYvSKZe4CrkZ58hI1o4r4lBO5",
-	"YDwgwAosWPLLqAGfOxfX/y1mk8ag8bvdVEHaxV/l7ssUojnGgK8mIV8sVZuMNBhHGgCjLH6Okp0gboql",
-	"0hAZiyUPpIfS/DqUbMhHBWQZkWbI/WgZaKRQ7EYhGEJJuFAEv//+4tvWkUc0pcUiIiIe8nEYhDHz9UJp",
-	"1BJXLI7DgBF/RmPqa72JhFyvKAw8Qsmfzn94Q+ZsPmYx0TwiIOo69BnILkpUvOQ+VSwYci3RdjziLHMe",
-	"Shny6cgjI39GQw6oI5eLhYgV06vPnDTcovcv9WoywuyZ1BuYhNNlDBwCPg54w4y+MxfwDOVw7ZKtnskB",
-	"UVqOzgVnK63fSYQtH3J9nTMlgej1/QG74kz/Fq08EoVXzDwlOJnTkMO9+scd/d1RKSno3Qy5sx0lsvjp",
-	"4K45DEl+/eV/Eq2z5UjCI6GS5JpGkf6wvkkfm0VxfbaA5ZpSUAOEF1Jf6fNaxEzjqVYqhFax9UdZkCxk",
-	"udAr69z8+ss/JpPJxNNaySIWSvgiInIlFZsnr9s5Mac5gpOXCO/JhHHAuEnIokBrFHdeomY/F3wShf4W",
-	"3L2cLYKyDfAVC8YzfCajrmvE0G9RLDgBqP28FErrcAgnjT1T1t5M8Z9M77lVTUJONbURdrPQEhQwVoMP",
-	"1mdJlPoqvGJtF4BvhPpW0/7DAXACr3Mh+EYQufRndr1th1e6Zo4BWfKOhwPWG5HAyth+oSRhgIo182Om",
-	"SDOxB1HtBTY5Fmq2kwHXnzU4t4eZRB0GlrBBQD8mIO+8BuDDBskrxTL2WcUaXMSbUY1XuCZ4sbsiuLBh",
-	"PV/2aAea3eTgPdrxDPdbs03SHBWhNPIIbJ2MzM5HOzlm9Z7TpZqJOPw7+0R6s2zFLh93mjmnc2aEjbnn",
-	"mbTwCDn5L61zlA0t46doncNvDufSS2VcmUU9LOOq+jxBI1GzKyPLgY/NRBRoTS6xNc1GLtkKiDNxBHwr",
-	"4nEYBIx/GnQnyWuyiB9KI/8CwRKGCtgEWGeX5wBxwWLYyEMDsM4yjMYUMxpYx428RMv9Og4Vy4LuYeTA",
-	"Bt5h+VfePHTZRsYgfFSRAEu5ZCsvNVO1AL0CdwmLBJ9KdHNkztYF2sMTNBxUw2sYMa4XZCiBjBmNWYxH",
-	"2W4M+DKKXNieJQbdZyBgdy0Zap3TaCLiuVZAnC2AChlOOQvIeIVavFQsIKGUSxZnYZo68x6ImlMdWX4M",
-	"QknHUc6QTL+IHi69Wsbhvq+WuAEx6AqsBCTx5ihhWyjDHFunal+Oe7c5KoPTCLUf6+5JXGn3Pw3wm32M",
-	"GfVnuWNQQpC5tk7y3EEOXN6vhTHVZpZUpHtAmgHT2jgR3Dg0dz6T8p1ZEIBSryhZMzF2Gml2D3ZOSH6V",
-	"ANYHQnBjzVVg9wvz61eB2hNG1TJm+tTMqrJ4umMtlTV4WtiutvfLkddYQaHUFm8kUJsDAxUUOuMBmKQ2",
-	"PNr1zZH+H/QegDU7AkPXVTMpmu3ga5+xmCEhVhn64DeHNyV2GboRrumKxFqwIZ05PvGHMWzD9IUfL9nq",
-	"Y8yWkgVFtSbnjCfXmsgizVdWRD9hN53GEwxNuaau860HRZp7L440R+UAAM38FOMsuWigjbdAqKUqVpIE",
-	"SiS5pqGJhoUQAxnymPks1Bimf8BgzQnoYfgsuFUmNIxAFROXGhHZZMJ8DKGA61FajCSTmLH2kBf2EfKP",
-	"S4kOPjRqtKDVKAjePYOXQuYWruVzoKX3RMTaGhry5WIa60tWz7lisQSHF2dX2lIKeShnmosBrS6VL+bg",
-	"TVjySy6uOVlyFUbJalHkS2NC4QKkEnpxxvRK/FIsBvcpF0QrWhCcpfAZCEQxGtlzRTKy1PtMDjlq/xJV",
-	"N6Q0CsaAcb8EO4OSMwNYI6BPSKT/CBVZLkjIpdKfFhN9dCpehXxq7LYzrljMafQypar763f4KkMZWcUN",
-	"fyLwE2kmAbmAdLrHe+PupNc69LtB67DT6bSO9P/pOP/tuDbbInw40nvP2c2C+VpPMwcGrz4x/BiWT3wa",
-	"x6HB13ThwMzeiOeav55e0TDS/PjTAMjFR/Tp0uR9ecsCHY/I1DVuoakOGGd5NxfXJ4bsI6q06vk4sHtj",
-	"hQugJ+hzFWLIXShz1znQlki8Mu/JxVp9ny0UxDcCTYVAne/ePkd9ESjN2s7JX4RylDn4wjDYQc2csyE3",
-	"ItBxf+MXmFm8JJZqgzZ5I9RMv0+zYQhdsyALUySet3QVCRpcCPGKxlP2qXYlanBKiI8RvM49fBPhQ56t",
-	"1Ui45XN5YWP36+zGZyxAepDh3xkBfZc0u+R1+I02fkzwFeW98X78S/tgM5Y2yxra5mAvwjkTS/VAKGRe",
-	"lvdpZo7xmqIaamR5QDQJhvMvg1NBGCBhx7HWOc1SSJMSqWikBeVyoUlt50TfltBmIDj6eN4JBVB6IJXS",
-	"7FsqqrJkqI/P2j/PJFnE7CoUy8TtiEqTDKdcGrWh1+kdtLrdVm/votsZdPT/++sGT9CjQj2iWl8w0Hom",
-	"ibhicUQXhdQY9CgX9ufsTM0Y3zkx79K8d6p57rVYRgEJYrHQFqzgPjJ98zyKUMA3tO3xmzMRoTw91wB/",
-	"7DN046MY0poKMonFnCxi4TP0RCmhf/RZhLbm5zgaN4FLOlrjwsQGm6PMnozpR3nBePANANfZBhraF0K8",
-	"pnxlOJD8RN5DFfsIkiBvfFmfhwGatJI05KRLpMNu0lc8IGDzX099ApZVixhPHy76Uci4skukE8Vi8k7/",
-	"u3UK/5bMFzyAVTvZnM4dxWShc3wEnNI0VNnky0L+kd7Cw/tcteZ3CRloBW+q6391gw6P7mR9bT6q7Uqz",
-	"lFzQ4z1PMhtesyCkF7CgT4HHMn3jx7l+5UfYpAuW5/jylv5YktaU/8wXEZLGbzTKL2YEwEpdvNszUEwH",
-	"y2RyvkM3ytqssM/hebGSsphLucYnc+c1Qi6Xk0noa3L+hkaal29IcUvv/zg2DxQT3c74c316ZL/T6WQ0",
-	"4cRmI+ZhIiak26tMfDMv+iyJUy4mhdJkMY2XKI+p7+v1PNMKAFX6xslSgmtnULCY8nsc8sSF72tNAl+I",
-	"WVdaXBVBmkaQM2AY7ZygMBvySmlGkXcbti2rpZtHqnxJNlqd0srD2CWp6N4UFUxudHE7l5b9qAaKo2XU",
-	"tFGSzwKXODVW86mUDHWG7Cd+nFHlxDKeyfTAaGxydbSt0YYIYAJRal73020DjPezQGvH4aK7vz846u/v",
-	"aaG5mo9F1Bg03p+/eK7BpM32/H27LPZ7nUHn5mhvb//oeOIHBywYH7DO0aTvH/p7vaA/OeyO9/vjgHZ6",
-	"x929xt0HL00XntBIMk+LCfAENAY/fbjzGotYLFisQuSTtGLnmsrQ+aZNmCiUytM6Dno+II8U8oMVm2Oq",
-	"TOalyaYdPMvtP5cHnALEfcTCJn9vAqyK928Pt7I89DS5+afki16yt2TFaZGJGP+N+QoWaJSNOKarxp1z",
-	"JLcFHEb7z58JyTik8qEXyTjH4Lsa8jaLU3AmCQ0CFhQcYmMhIkaBJaRHnv/gc/yQCQQHsuDmSlV14/Bq",
-	"cpEmpYE7Gt1b850MBhQPKQODHDwtQDyLgM6aywB6ughLCzJOHS1L81SNqCxAe09fCpVk0QSUDfCPo3Pb",
-	"Q9d7qCSZUTnbyZGvcZKdqsagkZi8vYzJG2pK7XRpr9Nh41b3oNtrHfbYQevoKDhudXrs0B8H3clh70gz",
-	"TmSriklIOo7ZJLzRkLr8qC997E96FFLpr8QlfpQvo6hAqM6ibtMqgIAq1lLhnJWRCeaWJ/cul262QXob",
-	"rm89E36t77lLV1/GLjAgh078NFfYwwIZX0x5KBlBkyGl2hwUCotzwFKxbQ0tdFdjDcJ6QgYQmF2YrXsO",
-	"bN0PVuPhqxDLExycCaiiyPC/BuQp8nlc321Kr+tO21DbRiLW7yyDEsQRSoiVk5d/eY3+7DzJVYjJUL7E",
-	"wLI93VBeYMw2EW+mLuUbKgEbqBZYL5gfzmkkG4Pukb12biXuy4s/NorklYqsHMM8PXvb6iVO+Cz2Zhfr",
-	"VEH1u2X0mG6mqGgw8PVXBB00O0vAVmT3DlBuS35GCLmy0gCrsMI89JxnNCALxUd5gz8Pa/ebGuybqDMV",
-	"rrDm3OsK63NB6kKhEict4eaFCFSUiQnCWOZwMyXtz46kFd/sZT9qvuF8FZfhfJScs4WIQrrFxz9olX4a",
-	"copQum34y1jbs2/BCOh6jRmVr0Wc8F0ssBv0PFvCBhVpQtGoMejaf+qHZWOwf/dpDAoZTImilV3xule8",
-	"Te8s5WuZd5UjFCYJl+MTki/FpIKZAK3EN08gusmZuNY/WyPFX0ol5qjRubaEr03u5yLSNlrjdx166E8m",
-	"Wm/KGN6D3n6n4zWgCEbTaCi4tCmHeG7+ChXqJFdRZkXU3hoR1aP9TuvQ3+u2jicd1tofHwV7/gHtsk63",
-	"oQ/+iqGYQkSw1tKLUC4iunqDWHjqzxl5LiYThp4IvOeVmIr3cZRmR+Jl55mGSYFHc8rU2Q0avf0EBmC8",
-	"wSUMsFulEh1sDbAFHMU9T71w/U2GPm19i60HGzS2MiVMwpP79PHR/hGbTILeXm/c7+ztsf5hcNzpdPaC",
-	"fpf5e33mUxbQ474+nav5c7tUvcSK8wKVortfdV7d1mHQ6bWOxnt+q8/2Jwf0cHzkw3kZ5HwfhxoWWuyw",
-	"5XwLY+k/wcRSMeVywuI/mMKh39ff5HDZ6fQOliFXvf2D3zvHJhVVSw0wrHuxZnHKqw7MlfOM9axZlQ38",
-	"WUyKGdawOcglWQTZEX82dQ7J5fiKxRchIEBRY9v/q7swE75wEu9MjUjRsHbpdl2hvgnec0V8EYllnKTQ",
-	"aS7hkdHv4ng6HY9HpKnXCyai/fWZJOKaZ80Xh0XkNWOnJvd3P3Vax7Q1+XB7cFcsy/UaNy0x15x4oVZG",
-	"vtwVWE7Zpoy7LOTk/fkLdBaadWOekyENzyThuXxP28BCMpndDvI1V/E46Fcr/VYRqdhAjj3mN/ADZlVY",
-	"zCZjBqY5PqStStiIScYSnGGSBcMDKAA7gw2peLmto0Xpt9a6NSe54DnnUkFuVQEmEREb5K697y7DlR7Y",
-	"IE0FSv6EvtXrNaik7Z8WpH9aads06ZyQxGMyOU25n7b3TxK6IZKuJJFC3+gRwZ3UTw/qF2OU21AfimWW",
-	"Waw0GldR1S6VfWWEonUzaAswE9dZMmjm/NQBvgqe8AiLwIiW+sFYwcUc/WcFbdHaz0teV0efKbWQg91d",
-	"6s9Z21zejcRUtBfAFtbb2hXIlRXqG1hhuq3irsq2Y3WD2oqjUxZYpkCmcqTcFwwpHWmas2RKRZpLmDIz",
-	"l0NQvkLnXhAGNVhERpnJNlDotI5Lm2UkHM14sOs/FyxZ8kQuwAtJDMGSecbPR+RcU4BUZMlDRZod7OGz",
-	"oFC8TibLKNpB/3+dD9siw818IMfa0upEF1AFCDhbq8v8MqpCiWEeI6Ha8ryEUJN8EMt/kkpj0sSbXjNF",
-	"tTFB6EIrDizQBgEl0PHD9GrYOSEOzrTvS2MF3aYI3nu+N1WOyigXf38miR8J/xJ8fb6INTQJBOICcc1l",
-	"Qi0WdPZ+Ii/Ztd5zPfFhtbBNhh2cxjnenJB4rYfAZCh1GSYyybwvWU2Ov5WLgCLb9TIKoleIoyYS2RW0",
-	"mfMoHnrCDR02lld6sui+zq79sy08zilJnEEVhIL0QI9Q650ytq01a/Nm7JPh9mS4FQy3chlYwWqgIDyx",
-	"L65nIjKld9JDvhrg52wXnCaGfCgn7AbpPacp9fbLxFZzOGzjv3b+UCrCcoK6JG56Q31ll2pERyJNYcVa",
-	"0XGlan5dCWDrCVWHatIOeOjT0y8GOvqQ8Vsb0irqEw/gBi9/6ZvaTugCEd9W1lzaWx0bU4FyDVFrX4R5",
-	"43grdnAviZnnIbeZr2/BTgpwcfmL81ZkNQULuWhUPp7B5jKm/GG9PHvbOjjqDkjCsDQX2fPhAOGf7D/x",
-	"isE9vFZkU3iTAS/elOVHeIMmJ4k/k+bLd89bvQ4UTuQ+n3lP2QL+AMlV5qXXLLSvRNzKodVXxYzvqTeB",
-	"vHe0piwDdxDuoFYgKMPuNyd1lOlciYaVhoUcGnD5SvZz+cW7DLLIXvIGRdLKLUfJGTR3qalUiYIoMMZR",
-	"nX52NAhCbKv11pF7xpvgaEtu1LcgJK1rhEbRDxPwim+O3LtpQTaYXOKUYNeZslrbrVBBKaIURImlDyat",
-	"0wMrlIRG13QltZiNQj9UO21yik200D9jeLXpuASQcetxm9CDdIhxmApIGv3cBSVfmd1XBV+a+l1Es2iF",
-	"XQ1s85jRDmYHopMHz9uDBDIjoyGUBWHAKvWkwG4z3SLhP6c1Y7/TKSWRnMS2vuQPm6jDrOPDnVfcvW0V",
-	"xiGZkwuzvxNwWErTfSqcchGzoLjD/JLM2zYvCX79gHiWXZBGKic73byxwjzAXpuFiJVtXGhaGLa6HVCI",
-	"N/rgK9RJMLI8aOtoeojCfyfE7gg0iQRd0CWXEMNqwXba5IcFEjLWEBuA4nNmi6MB9G4zB46wBzkBJGPr",
-	"9cBXGUqfxoFNXLJm8pAbl7iTibqDHVrTsHyn1D9eRLb7uHizXowsG78dNnwaq2FjMGz0e8PGXTYBotfp",
-	"H9Xub2y/xOJ3bFKmfX6bIo700tpvENEEEmVl3sGQa5nXzi1vf79sda3h8Kb77XB4c/it/ufxt//f//nr",
-	"L//7r7/8H7/+8v+0fv3l//31v/+j9et//78rNpFgqQunDMI+9grquLIyxjrjQRZypkqEErn0fSblZBlZ",
-	"6j0hM6UWTbkD3vSsAmQdx3ImFonjWM0ov5Sue2cJonMtmsz++OEndYH/f/H2w0/y/MMfBru769HHsq1U",
-	"xlmeUORHk/CGBS1jnSWywpZ5Yg8mC42Wyct0mVaOWXv1eaTj07Go8mGzxMPmuOVWkEk2yxZqOhkH79+9",
-	"chqr5Xiu094OofFiyUxor9vp7Bfifchq8KLtQv6GqcyvvuBXjIeM++xbZt9m0hA2J8YV+H7RmKL3881s",
-	"nZVX6YnpdlJN8GyLLAlzzC//8toaVp+aX5EHsNOvvX564fo8jPOZiHPJGBWiuJCjkUemSi/e5pP5p8UC",
-	"26/hNOsOPe4c7vV6ewd7nYPD406/8ViOxG0WHlPF3ksbZtrr7x+0D4+OO92e/ufhUaULMKkxME7dxCvl",
-	"2xzRL5D6WeYm7tT8D/DR/USYL9qQUbjo9wcHHRB18SVTp4sQN2jcBKUeU+ku0kDvbRz6GuylEDe4dCUi",
-	"qsII4hZPxPepxKfhZY75AYmu9xBE161NZJnIyVdEY1uFYpzQQRh8en1PlhKXMmj5IuTrKdGtzUpJ0U3t",
-	"1sCD99wlSWgLVZqDtkFFLskwk9d0kZfxJRbv9miV+LHcZS3oyq6q7Yu5/nu3zvt+h7rl7xfyY+9n+e7n",
-	"vemLHz62lvvHN4t+2JrPf/5z6+/xz52zV9Eq+OPV24M/XUTqYx+il9ACd9DY8smCle/osTVCvDmYbePd",
-	"LrGp/oh6ttW/F3TKTjI9ImJ6xSJpgz9aH5/EdGo7uhRdtQYo60YQ2S7JciauOWQh7LQ3OlSdTSRf8TKd",
-	"ZIrep7xJkpslcg+/JvRqlc562knORLqCtmlEqleyrCYdvRS5a+sxgyJe2I8VIhLQMFbvUZraJBZesRPX",
-	"UwgxHXDmYDWevjlT7bYO0SyYrpKEAjB5z/DZXqeYdLQsQy3YNBGcULDmSMykiK5MO4/FchyFvnVuMEma",
-	"+nYsa0tTK51CEuhuKckiDq+oYkTReMqUhA402ooMGFchjST2j0gRdIOFnz+DEtveGQWUtfThhda0l7t/",
-	"+N1/fviPJv7xuw//Xhp7zeH0siqDAbE1qQ12ELXMOZktYy44JRP7dx8t3ApRWhgispV6VOG6dHJtk3Xt",
-	"l3v81jqgu+UO6E3R3qRai4QBjGazf/HMvIpnkvhU0UhMl4w0R9+9vCC7V91ddoN98naxqmZ0MuSQvVgy",
-	"p2TnhIRm7A6NpCBjW2Tqpga6rW7cYR9D3sT3ls0QyftL15dsOehp7vup2zr+AKH3247XPbyr8F6mvtXU",
-	"BWVdGNnsmWhF3p+/cD1J+r4PlT5R1/t6f/+q45p8fB9knhAKDPgvr5NxIzCSLmJ6CcSnMBMN+09G4prF",
-	"+spOm2jp93cWi+QpGB84WUoW5MP7WxgkXOQTJjs3ndt+5+7fUOo7l022/Gnr2w94Q70IjZPOlQQtC+Cp",
-	"5mBBddWzidSdkBHK8u/ZCnqLWp0gWhEtBXIM7RJf9pXUNycrz9187HeCLutN9mh/vO8fBIfsaHJMO+Ou",
-	"3yuR8mZP9cpZnU/eVhQhH/u//vKPjeeL7YfS15UeYoYr1OQCmTh5GXm9KNjjlV5+69JHL/9kaVo9uRLu",
-	"sU35je1Qi+6ojY/0CqZ8TnRWgeaVZSnE4UCfwECKHPvRavQX9aaTQpzQ8Mhrato1TERskowzNTjJjXJG",
-	"Y9vovxhAk5tzkktC2fpgPtSrxc83s/SSA3QBWkZgSZvfkhQ8aM0LjabExCjxXPBW7+YmGb+Zo4WvaUxg",
-	"wZSxa8sVrZcWybym/izkrBUzGkB/I31bFs0LeyspEzGbLVi8yznl6bvNfdnXbw2fEnwHgBXapdA5S+a6",
-	"JXPGbDconDdWspL1IcOMagJ441PFpiJelQMte1i1EiM8PKoUrEV0zj2GLy/Deht6c/qArW1aZKbxpF3T",
-	"UWlHrUqJRStiVywy6QXY10jf5jT+gl7GNm/Vabiv1Xb4hxzBUIWxUDOPMOrPtNkKDcivOYlYMGXxwKnX",
-	"wrwhyM4dchBLNh3IMcWyavttI2nXlcYjTc1zPmh4rziYHXYBDkDYk/4o/L3u48Zb95auxFLJjKmoccy6",
-	"RwqPHx+jhVbxfAdYQOY3J7RW0yKtqJRdv+ScKC0svIBs9sQ0M+AiW83xsNko88zk6wdta5MceMnknJQO",
-	"ALPnhplmAWURZdPHLNE6yFH7kRyHMLgKrynjE3n0qcqp92Cmcq77+ZrmXgXPRJ3jvkdDsE9LIE0Nrmxm",
-	"aHb1dXp3VdBLJSFEWnUah4oFHvQSXDGFxXJiqUjT9r8VsdOgd6cW1eR2mBnPbhsZpRkmBdKt2kkBUyw5",
-	"rBM+P1xpKcKuy9EqsLOhnkkyE3NGwFnDpJdk6LvSpF2T0RtKlN+sLjDotaYli3VJNgZ7aTFULtJ3uG8D",
-	"uvaG9IuH8MUHaspXyYqLoisjhuwmvlmdJxncaR/nAaTbWO/5ICk3CqAHCw4sgZtsRAlGsSc4p4WM17gS",
-	"0XLO9jpBmXgxUPAxiXLPA0smY/I1SjpNbS8zSJNKAm7DX3/5x67trblTU5QU0KJUH0prM5MOjuNYLKcz",
-	"RUJeygKzNjRQsFZPBqgOvT9/YdIP/ZgFIWRyKiwHZphRNsph1cgkLi7nVoO1K3k25KPytKrRTjKZyEwE",
-	"RM3avlorcSG4w/Qt01hISUKu6CUj49WQQ0yYyNAWqiYq4ZhNKUf2dG0mQs9YFOAYi/wYsoR5TWIxx0Gb",
-	"qeN3JmyF/HqPrVk+D5KxVnI5hgAxC4Zcgx8X2xzl8Wdktye4oyBq1EGuYjy8D9iKMmUeBb94EYvwyIPE",
-	"J56IzxqoW8qYbguDwtfXjdUrESuwuFpy22m0+Znkc9poM7/icnA5p1VHmN9L79ymP2IJyy4PjtaCf0nG",
-	"Jw6Bn6QIGHJUTDGDgDRN/1D8axEzybjywH0uTR9RFhQ6XlZJlX7HESuH5WKlVxQrhXNw5Mxt1SCHvQ55",
-	"f/GcBHQlPSKiAE36WCqPKBHQFdw1yHBOh60DDPRdTc35IPpJV/rmMCYmLwNcYjHzRaxBYDlrGJMq7nsC",
-	"iwGmI5ZqyClfAfsCYK5lO/dSkiuLS0oQg2JtdsbJuJHozE2F4ARWk2wkn7wCWkfnzEvnEhJxsWOdzvk2",
-	"FpMw2txChOPk6ICMY4rKtqlRX9OGTc3YvGbjtWBNW7PIptFu7KSyvZNi+w5TmY3m20wVOksN7ttWql5Z",
-	"bK2GOBi+UiLRu2ShHU7aIMaMbkkaMantGuFEn70Bzn3anmSsvCDTUiIqbSWxjoKyUxXCaVlksUbAPUco",
-	"Y+pfMh78CFqgm/1AO4wd0m6/F/QODv3uZO/gsNtnfXo0Odw/6PYmvQ49PD50ezxAapCrnX2AEP1psRDB",
-	"JDjcx9UX8tOCG63URPMay0WwKdDlaMuZXMoCuZaDqYwUHJ0aJiUutBBqxowGLcGj1U57TeW+rEzmCANp",
-	"DQ9MyMgo+nMK4ysyfp/6rpqcllU8slpCbVsHX+Eg6+u051t0m3eQoG5Urwwpip1515F6yRucM85rzQVQ",
-	"lJyBV46B7v5KeUdpjOlVWv/bnNOQc6Yk1E5ByzTzQ8V03Z02cdu2e4SmDiMTZ4AnUJHFd+F6zFwHLSA0",
-	"19cKiDuplfpKms7uGH5IE9ueGXXNxidNsgI4WjJRd/ND4URdT2xpTxy9mGfSuovr+rQe1xmfGKXWzVaD",
-	"PGq6Oy/sa59l+Uil6/M+Ls7aPswyxH2baQWcXf1bIcEkw6Q20ANDDkEoma+Sq+x6bLJbTdtjyLAraXyc",
-	"7XvcLfYdd1+fX2a3NaYSnA1TRvhyPmaxRyaREHETP0V2sVZ9h/wH6dY84GQDVT3Igf+TiYgiaE0Iw8Uy",
-	"0zmdfoeRHTCf81nAKwxd6g2AB21awMGK3hEWjuWvlZfhYoGZX7X6UMBBFD05xo7G3c6pwsYGOIc4MpM1",
-	"aomT9HjzH/FZGDXhhuSg7kMGuAUL7AQ86VFmVuFlcKqcMpKE+areCRsK9Z8qRZ8qRZ8qRZ8qRZ8qRZ8q",
-	"RZ8qRZ8qRZ8qRX8LlaIlEYqU/AsmUiyuQoktjpr+jNGFNrFBeO8YzytN58JpKw/i29x4kcMAf3yWTbDu",
-	"dvbrtSvaMGvgrR2wYppbdXK5zbjA0Ebk84vobLOIogZ7e5/+S2X67u3Wkw3ul2V+n7BnkZ2vezJXlvAQ",
-	"zf4v4qXt9a9vwtxR4whqQmY7jtrlZCQvP+pbPo6goVzySOpXwvD5YMhxZKeHGEp5kGY3CE6sJwucSDse",
-	"mZSOGxCcZX1bJtyIAwfQQ0suwCHFA7dTHvajnYc3A/M+WC1nIZjdksHw2ZjMxRWTQw4P4nall7jQBNx7",
-	"TVckFkse5NJkN84l+ETU29ZDW5w1sLGSoMSguK0xB8ApcNv4iS1nBqyfFbBQ9XsxJj2d8DktCCoWmxrr",
-	"7kCC7b+iHyw25YOMqBmVyTgDwU32kxRkQmMPe9vTdBSKmXQy0NS25AGLgWySinSIoULhEaYTpRlKgLg2",
-	"x0ja2QJtcjqWxs+QG5mQfHNN3YkLnUzDs41Hf88W8lkBey/SeZAu9JkQgdOSvkg0ZR3nbXlNLiyQ0wTK",
-	"RVUJC8mBpVJcZlIEkp6u2Vb1C+U4DLLHuqkKyAANyu3LXfNROGH+yo8YgZYA1ukLj3l2Xrtczuc0XuVy",
-	"80w7vKIbrMQ22Rt0e2AHmWrdvIaFHv/yZNSyXupuawR180cqZ0npJKq5V+ojmAe9I9Y39sNx0GHdSY/u",
-	"jfv+fnCAUwJ+XjIIW/TzWqHTfaGoH26hXtgdVxemIRg1YOEIPAPuUJY1IS2qpg+VS1djhsv6Ru1bTnip",
-	"N2Mj4UmV8DPz7JcyD8hsxkMGYwpBWoNCpd3ULZ9PXgw9SsdiiaO6uGbp9opWgO652fy4KssMcideRuZh",
-	"ReqYWa1pnTq6xuYbrTAYoXdfkoBpThmH+dFidQmopEmLpaj1R3bFYm1AOWemGeOUkSZwOmw/jF1K6iY7",
-	"l1etpXCAlsdN27m2jd3LEczYwHzkJX1t2ybw615CrvzRpPxlbrZSf+SRX3/5Rw6UZe1cahR/WomkXD7l",
-	"VQ8Wdnl99SxXC38EbTaXsGq2K13n2NqeoZvRgiVjAx+CkXeLjBxFZONTJz9nhOm95z+bt2yatmszASvP",
-	"5CnW9BRreoo1PcWanmJNT7Gmp1jTU6zpKdb024g1fcgP4n/gJLoH0XFLa70zq17/kuTOUrU48641OvK7",
-	"1Iecm8OalpJiyZJpwJevQCRN86a2rXIKJfpUMQamZowXyr2qmZ51Yt2nrSwWgbHgG60q+7Hg+RmV1Qlk",
-	"T6Lgn0wULCULngTBVyQINClCpXIlOmV+h1c1up12Zz/96fkXPDCzhIsnhPo6EMprqJtvIuFfvoG89MZg",
-	"72gfrAD9w3dUvtcMYHCALYqs16vRuTn0u5N91qF74+Og5/fZweSIdsd7/n5wyI4nHdob9/2D4Ih1Jl26",
-	"N973D4NjcIT1xwf+UdAB7fLmTJ4vBJcCJK4Net+8C+UlpK0Eej0N6ceM8ZBPWwt70d517oP20Uv+Zlcs",
-	"DpWWW29++Pju7Px7uPWc8YDF7on2x52j48NxZ7+7Nwn8Q3+/3x0fBMd67b1jv8/29w76QS8Yw+MX4ZxJ",
-	"ReeLokDpDfrdv+JNWrN5LiQQ417WpHN+fS+DbzV6wRDnQb9/3L/bNFD+HnkiWzZGdwV+7ei089CaALjr",
-	"bc9pELVi9WXMrlzFCpyhwjUH9HZ7+9XDNgtctOqz789fJMMH1bVIxhcvIurnMpYa3V57v3QesB1WfNsr",
-	"b02c59xrs3/gphJeu+4hvKnIDu4XJE85xz2ftzGuzR0rs0yk8gkniSbPYWp9xWE3t8V6Fbdrt9uvu95m",
-	"s6wr7b75/N3Zxdnz01eWk/3x7Ls/2n+/fvni7P1r+9erH360/7SMrw5NFlhjLVA4/LCCIdV5ScovC2Ew",
-	"qLTxhUxo2QyCriTpbb6X5cDrv61Jex5GUSi4msnS2N6m8y2f3wDZEVmOmCPXHMmXcsISLpXQTp6QswdX",
-	"PHqXaLPnUw29PPVlRUmWagp4XqDDmgki75xEqnyiIUa/JXZXcVIDML81SRYxfQYwW0Dw9akCA6JmQiaN",
-	"7H3KBQ99jSSQadV0pg7veCbtZG6eSZp1wr3PJNbfawzS8CNN82fmVHe88lwrIrizl2bM5jTUWpHz6Anp",
-	"YMZXOmcUW6xTf8YCfK+Z8ZtLtPXINSw4feg6TbGQO6XFY9b06Cd6Ttl2MjfA2usapj1IICrusjFoHJg3",
-	"VmRDJ3pCKnj7W47iL9/Kp7wx2XsNjax82+7XD7b6eo4J2aXkR2aXbrpiNWso9LwiEcYme6d5XDC+OTON",
-	"M/FPOq2IvExCjGldlPYz8py2R5kacCdanwewzdAzHKM830zwFtJ4mlYjUiZSPpu2ZBZyo7efg3QmT2xc",
-	"bnzBZc2wy3x7JqBd5WxzmUxj0O156z2Fnf2/IvOF/nfOvJ9FJGIWZx3MYyqZ9Clvi3i6q252H8QSnMRi",
-	"DnZZt+Z/jfpB7kNssXLGA3Zj2kgiJTzPgamTydkzlNB43O6RD2tS1x6cfcY1v4+MxJOkaWyWXDYQIG6B",
-	"duindLlzX74lAx1vMEtKWkqmNFS7wmLDKB07Rqe9ZhhNlTChFTonqGkwIkqJhU1ctTznmfSSFty27ZtH",
-	"qCQTGtuGWNdU+TMWQyq4pk3OAtI0Ep4TES9mVF+yr9w5IVSRiFGpyKiUGkaoRiRUULcb9D0qWhKuU9XG",
-	"wAUGdH5LGnUqkW9U6XTtKJp9GX5WmT2Juq1VtqzeBphE7BtM9ui1LZNKpyZxOofqD852ysduPQr7vFe6",
-	"KvLc28zQjC3Y730nYKSsuLSBoJg+kyTUN9jmLwD6E9LqGo0VbUHwgmZqDGrlFpdy/ts6/SeqsntHkjE+",
-	"Is1y8yDtnxIwtiCMi+V0tuORUUJaI4+ImIwskY5IM4jFYmEHecRMxFPKQwmLPYHXGetmx1Wc9CpcDQ5y",
-	"qfCVpUOpnI6gJXyue2wavSKj+9Seoa5Dx0W3h/Ahb05OdVqUWtM4QcKsVHElhiEQt5NpWQdyqyMnAyqS",
-	"XOgs069CPocDZjlUTWvYarCbs2gtrdRKpH2Y9NNEvf7UDNSL0nTpUzIJb1jQMkar0/Pk/pP/C6nQpdZD",
-	"1mFeUptguwm7JSgidjvx5USIDfpjjoArQsxqTUI84iVXjANqY3B+TvkSOsvImViqj/bWzHaSezb6yhIH",
-	"fR7ayBJgkqXpsa0IxTMgMVXMIzBYxSQsJFHtWp1nnhIHnhI4nxI4HzmBc8vWAcDJYIbQcgWNv1bSeFRD",
-	"aYusnJR8MmEsMVGcSWXuALK03r5X2kCgRtX8oxho2xsun1pWX0rchTFW5qY6oU2tggKUCC5ypzLWWc/c",
-	"dpjKYw7B2+wLzbCWPITen78gC00G2m6GyQKpX4M02Q31FSl1bqTZENwqfzetqWiZi1Dp335T+KkVzhci",
-	"tgNHZ41BYxqq2XJsZ63jAGXnX/AizNupVbMM0jetWFZbxG43juUzgaVUIc4hcTlW5o6gpNA4RRVX/12r",
-	"vrrbLBwq/LjOTZxwxdQHbBLVjHc4o/qkIiePW+cQgYPPVQ6XvkhiLplBIqBX5lSb8vBGpaQtMOT6IYIK",
-	"h34ZpM+ZOvV9ttBnoQ9Q1p33nmNF2N0Ce2tCDiu8DK1XMyx5BA5y+Jjp+ipZfMWcWVSuHgjP5xpF74IB",
-	"+QF7D7tr6kJUPXclJ87MCx0bxZmR3O11MkPM90qnRAM73LUzmMsZozsDHt9p/uwWE5GTKdJJUF/LtQ9e",
-	"WQ/hwslVzMEpKuJlkH1KqfuCKXUliHmRm6yaaLp4Qh+qfNG1k30KUK4em2tvtYGrE2Btmcnc6Guz7k83",
-	"/yI/aHebAEhRibJH6ziGDmr1gw3X+K5wBNEaHfBe0ZsiH3DQqBAHgTlS4J6G21oBVZTYBMbswhwMXNPo",
-	"pCD7AraImU/RdQSOqwpfn9zGUZdF8AIOUalIqnNpoeuRcAINXzZoWxWq/efSvvKTjR2C9VIjqd6sY/fk",
-	"LZkmYC5SooPnaal8whMclSkL/DJh/h5K/XOTVO4n0C+gQzKLAgmDOqCjwQkZ6WMaET9iNMbgUiSmgpg8",
-	"mszkkU+es7LdJJTcmBO7RNOLuZBCm8r237lT/w9K0iuzuPc3KXj7Hb1+bUb8uugnL8NFSywQwq2F0Pwo",
-	"TuZErJ2N0tVQPupoQMO0tFh6hAtkxSJyLrcxndDqKUdZtaWbNd9QUWkNhzfdyXB4czip0FmcISk5ZYIT",
-	"CE2R9+9elQLWWUqv0z9aC2kb5HokCN9VEkR+IMpDUgR0aoO+LascxhfHY+zbeSaFkRZdnASwSYd1p3+U",
-	"abH9bqXaetv1ep27jRrrBoW11sgPN9s13TFewiEsxY5zdYZ83OO9uUiUq/AfrCOc09ZfaevvndZxu4Ji",
-	"ao/+KKDkj+h+P1UQcS1PLTK9bFaE4l2FtlTm2a5nZ8ZjhWZEFeP+6rVsDI76WjLhCHz9/UuUJPEGDzYK",
-	"m+fQ8aFXNp0iXXaNiGoy0H5jVMFZec0+UHZrt6VkGktFuuT7b2y+BOXyem2zuYxOFW/p7XOhVrYe0zwm",
-	"fibJHy8u3pouT8YJCkEeLswSiU/n7CFSie1JuRty4ZxZtT0qB7AfqnH3hUHPcuSFfjzPZIrEZo4L4wEw",
-	"bNOLLVTSorcsx29kQTXCLvbNdZuPHOtnrmwMo2ZfnnCLziaRmJp2Q5+NUD94Dc5ulGErm5/UKI0HhP6x",
-	"tSOwun9tVHGC2mMPt/ehu8dawxOcnOjtp2Sf1A5i5/h4SZl57jy2YyauMZJmqrpHlmS6BqFECfThIcZa",
-	"lVk0FrSZM3EskwQX8pt2z91dC4K6BouxiQsPnoOQZ2X3zkEwL3ppAFOaqRYzQjMj9/AZ07oMho0mJ0t+",
-	"/eV/pg36pA1czEXAcLQ0dieeOOOiYXwctEoudLCsEyA36POOUakXjByKZd19uBgN9u04YXbUOY4DeycU",
-	"pLe85AHEj/CDNYbwLat7WWhwytSyL7Kr+8TwcoApHuwqFXJSYVpWUzny3sh0FpB+t0O+E5ztWI845KuP",
-	"aikkrFrBTA+mTO2Qy7G+NGaB0zdQnhBI9SNzRrk0jnj9Q2YoYA3Sge5x2MS2yPtqMtxthi6XI08h4gfZ",
-	"JUnizCJmV6FYSjuJjkZSEBlOufRMw0ZKYvPKjNa1Vb3aPWYHLqtmkq5F63r+J9TolpAmZvAjxaICXldA",
-	"top11+CBj820E177UEz7x1DNzgEIpS4QK/RSxVVjUMinBqs8M9HWDiWEDIjU4nDAwBwp8eCsuaQ952+H",
-	"W0sD/sb1TDL/4+vJ938+jo+++/6//hxfXP/t/dsXR2ev3v71TPRe0Vf0/LrI4F3QbolDsuLozxXlAY0D",
-	"Yp5JuEhzhKsc4QBqKtlBP5dQUXMbmwg62VWyynXofFWZDHmRKhSppqFEqomY70iY2olNiE0bW8BlLpbc",
-	"Z4EtKeDsesitFVvSPNZJfrcpxwQn5IV2trM1zDF1JVgyb8iTN4kr+yJk0qMCaptPzKFBs2n1rGaUQw1A",
-	"7m3a2vpoE1zNgzTbDVmmfZiCMEjzqPV6k4oCwW2tRXbMaL49a5JX0c6UqZV1z7XX0kwFeyVR75PHkjK2",
-	"9FoCceeahZ1zKQOAzNhZZ83Oxcyy3ZudlTuXk6W6t1YU3W3uIOylA06jdaOrnXTZ0hzSjNt1+xTS7prW",
-	"sGDLW/+04Ygpn6Xdw9axv8dah+P+fuso6HVbB5MO69Pe+Njf66zpqrpN99S0F+oCpqTaZqiFPnB+uAgZ",
-	"z4TXt8h6LekNV8X7E4hVpBI6vt3ksPZrD9b5ShL77jNjB7OCXjNFrbZT1PEzGJXf4xts9BYxaSq60kRx",
-	"pL17d6X/Osf3/GtN66np33Jm35RUhG85oyZlse6YmlKsM+0FXaSz3Ftunt5SgXdFtpSt/dmCQ91z+ksK",
-	"gTSd8kGcZVXTW/IDWdI8ywIw3DzJdKjKFvZYsrdNzdmdONb6/uxP0vTLSdPCGeBIgq3OoHvRPRh0jwf9",
-	"o63PoDs58HutTrB/2Dqk3aPWMev3W3vjnt8NOux40j96oDNwmFj1FnqdwR70VKvoQ1rS/NCdulNsftjb",
-	"b7s/PTU/fMrUXNP8sH981O30ss0Pe/nmh3tsnx76x+Nu0Jv02QE98jtjvf4DdkQ7fpftTfbpoVPU2hl3",
-	"/b1gnx1OjqGodU3zw2Kvwt7kmHb9fXY43guOJh3a9w9Yb3wcdCd7dN8/ZMfjjl4Gre5VaOkKG33kehX2",
-	"+jV7FfaODlwD8Kw287h7QLbqmpWljNXlIQ/dwLr3sA2sHSv4y/awLuqK27exdktb0/d9ajPrJ4nwJBGe",
-	"JMI/o0R4+J632aL8LermP2xq/5rUHtbqEvtV927dtlfrut6sm3uxlvVeLXQcvVeH0U0dRbfpAFpj01kk",
-	"37Y8L/P0P2Gfz/WlngU/TDHPItUdHqg34LYdATFGuIxDtTrXRIVc6BtGYxafLhWg+xj++tae/J9+vGjk",
-	"HWovEkcn9X3w5YK/k1BOXgYvzk/Jn368sHGx8TKMVCvkJJRyyeJ02qMMbFs2+GV0Qi7ZSg45VWS0275m",
-	"UdS65OKa7/7t+lK2/yYFH50QP6LhXJKRNcs/hoHE4OVI+mLBRpiXQm3tIK6B3SgWcxoN+Q8Lxs9ekOeC",
-	"c+Yruyb0sC4igR1MINQ3XcZMkubo7el/ff3yzcX5xx/OXjz/eHZ+/v7lu9EJxM+SAA6sasjdZbTtv7RK",
-	"OIoZDUaQMKP/Ra7jULHRgHz38oJwxgLoXRp4xv86Z2omAol3oQ8WOCCwGDic9GBnSi3clpQVAWB3tu0I",
-	"468jEjO1jDmDCi5A7VBwDxzS5taWiRInMVXSRC9zmgOmzww0XM3yGzNGscOtUcP+S+ucxVehz1pmfS2z",
-	"wNQMWITfsxXW7+pf9B+F1ds6IBu1vmQr0ky88L/+8o8R2QWvvGJSwd87baK/zOKWDAOo3wLXeZv8EVYI",
-	"/csgIkola4VcMi5DrU7V2Amus6UXWtiFpq+QT0T1FloT6od8msAbUFcfPrTonRA/Xi2USEZNws+2sYRX",
-	"FjGUHuId5Agtx1HomwhSFErVJqdRZCLTmJ1neye8P39BfP2FE0MpJTcNObINub7VPLmYhZqG8ZbVggUt",
-	"FNhEzuiCYdHldKnPAS6QUA41p8ahxrGYk1CR8YqMpozvwn0tccXiiK7aKzqPRu0hH3KbuDBIUg1htG8G",
-	"Tg5QYBtvfzi/wOQACzf5LMVlD3JfWDDk4xUssSRJAqgONzAWQcjwvTC4181UGBGz4aZkTHMGvb/k9IGi",
-	"EJ+kp4kuhhfxgICvFlpYAJGrUAH3TtD9rbu7H53dnb49a3gNM69Xq7Jt6BEsFozTRdgYNPbanfYetsCY",
-	"AYvfveruWi64CwgCl6dlzOItopEtgE/6A0qTYAB0QDRvlidklBhlIyLpSpLrpJ9hKF2mCiXy0iR2ah0Y",
-	"8B906VehVM9xTXrJMZ0zxWKcg5krN1VsLskCurRMGWlCtRkMTSWmBF3/lTKkn5csXqVUjG4Pw07NCHBT",
-	"uN7Nh28L/e5zDe+LVQvli1WCyMtwQZpJL8rq9RlXTOkCS5dn11NSM4Sj1DAdH8661+mAyQHWAUbYFoso",
-	"9OEcdv9mMkPTL29U3yEkAzyvKiiDaNPWuNnHr5e9NFnl7jc0sCVtd15jv84jZxyR+iVUJbgKDub4mjn5",
-	"BsuIXC4WIlYsMGvTZEenkHRmLnzQ78iQS1YatuhSzZKUr93bpPPIXSVBJQ2GZkLip5l/iexryiDlTmaa",
-	"bgwy/T49J73IM2mu0AhjyJM0PixJtvfk+jUD+3h59rZ1cNRNtID378487F0WMukllM3iZ3LIfa1oe9gb",
-	"/ZpKmwYcwJvcZu1ettN7Gkm2U/uIovEUAtc+w0i2XUCiz7aJ1jwZVyEUeRPDjtOOfuKap0pLQQMZcq2C",
-	"nBBKrmORZDJiD3hOlhx0yHSwP9YmwXa1DtDv9NvkFC5qbSCOV6DEXtDpkDfPJq03grPWa6r8Gfn1f/kf",
-	"ZK/T30Ft8zn1Z6z1HMtaB4SLllQiZiNk5Vn+9h1Tz82RFxlcGXqnt+zaB98mDW6KjEZrd3rJkGN/FbJr",
-	"SWiklYoVmbEoIM1h49+HDZuogFxdw1utiEZ+D86Cxiwg14xeRhqae53+kEN+meDMCnfjVYZPPJNt8gOP",
-	"VoQSX4OCzEKuBoSSKxotGWbyh5JwQUCT16xLy1r9eUQsOEaNuxFULnpkDt199SNqprUhi0r6azjJgCuE",
-	"bqmGljmsDAvN20CPyxjNOZfwxQsQpIb09a60GDCKgX6vPsKStCBIXgS5alCfrxBASCUJB/HNjc2UlokK",
-	"54xQrQODzKmGiV7tXqdfkrFjTgPfHhAZ2sELerl4KMjfu5uZtYXOe66ZqIjDv7MAH+7Xf/iNUN+KJccH",
-	"e8ebH7wQ4jXlKyNZ5MOIltu8yfXTh7uMuHmnDT23i37m6DNyx6DM/SXPLg4O3701DZLudn+OK6VR0ujp",
-	"mSyTCqmB/j4ORzuESkLJn98RH+p2KCfnf/mOhHONd1odtS2kh9ygXFO5aO7gZ6hOyLU2HBR274bK+/Xc",
-	"EjpW/fndozBNmHwwyYkahCPoanMhFTnoZxoZ2HkrAdPQCFI9Drp0JKwonTuResfQ+5sSoFPBfdAva3bw",
-	"4d/LBlxs5l1wNLvyavofN/Moy7gKRF/GocxR31dp+3x8AJDjN8IMThOKs5RmwPzAfCBmk5jJWQvxGPrH",
-	"lI6eesdwalsO/U3ytiUDUC85u9Y6gLR9fqwSEFPFUMuCW+DRlaeVhjBimYbAoZIsmmgRDlmHTeOd9MiY",
-	"TUTMkrb/+IqdNul3jtP5PuYtQx5KMgk5jbQeYxbaJqcQBbML1tb5JVsok92/0hfKWMw7BFMGk+RDcJmv",
-	"RrXAs4NdGuB8SSndOa7/4HPBJ1GILvXPSdH6qb3NT70RYPueXtEQ43rb6wV4Kllae2A+gCPXkA2s4wLY",
-	"hNu1PUFREabRqHENcmMtt8lFkiRsKE4quiLUAgPTHsDOW5kNnmRYAcZ3DGdJrAAzfksTfj8tuMFmlCH2",
-	"CDeiesgTZnUCbCKtj0xHniVcIvcWRTBmXsYRsENmhiE8GD8AvPxGBKsHYwUl/TzvssE406rpa2JG6WnY",
-	"gYC/RR3jt8DKtuRIiE3O+WQawC7oqiZ3Qq50yVZZxlRpiLwKpULmQzMOIKe/QEUchLPrZLADGa+s77fc",
-	"s2y96Jt8y+DNSD4I/CaUaUF5ibvW9LirRzHuiIe7MnPE/bqtvcVsn6rvJ7n1W63AVgkU1/BtzBhR7EYZ",
-	"X0xA6JSGXKoshw1MC8QdzwZOwduItp11OnruuIchd2cOzaicOY5CTJyTEL1PXJbNfGSOLGI2CW92Ehfj",
-	"kCfRMKzDhJhe8Tm5HNtG4anzKA9IRuOc08jtB7e/v7k3Xbm5VgDxuV7pJVtVHqmIFeQalEQAMnUTNlvA",
-	"vZZNrv9QdznoqTV9A6oW9UOM3raydb14ef7cWdIp/AUXy9ewQY6+gihNjRt/wHDJo2rdhmg2xzos7bah",
-	"iIBfwkq+Y+pbzaT04yww71rX6isZojJJ3XtNOpb6mqPrYDUzlCLtFLnelFmml+N5t5mZF/9mgdYei2D1",
-	"u92AKrrb2Q0D4w98LMmcl8gPIeKc7IG8eIO4zyIVAlaSJZegl0OpgvwciEva6S+5CTwm0yThf9AeJ988",
-	"XUhjZeOz7SEf4b9GOLIWFTaIEY80qQzs20foSTNUhlGHcMqFvTsZN1GizeK6y3Fgsx57FrD5QkBfL8hq",
-	"eCQlNrPIrdTY7mOtwTQvq9BpLW2a4XxUYbmq48FPIKda4GFZYXpg2QrMUymwVfLE3V2Wg+AiXe7xIOSe",
-	"/qY/aDmVdbmW8ijjtCr6TZF5gfZYyo7WO3RvDQzblflCxdVLm0hUb4vuTOaKu6wT3XBAr/HDgvHEzimF",
-	"Ry6e+0yCueMVQ5ihCZ0q23ljLZQ+P3j0dsudYgVsi2v4zj7TitFwSdG2/JBKuXFN1JUb3QKfY6sF/rst",
-	"Ln9Oad6v40X7VsTjMAgwm7vfOdr8hFnWRThn4HaoaYo7sixjjXdrLPItXUWCBhdCvKLxlOFz+3UgkmSZ",
-	"vGZBSG1rsS/qlVyjIKF8SWOVJNUuytWlmoZ/rdyYd4wGkqQevs2+gDY55TZRNv+jye+QkNdRFlms1Imq",
-	"xT224igJ87nSpTrQ93CRvU82YjYoNo/qjruXG86s23XAPbKx8B1TKSHcC/udLNRP8Xy5Gb4Zf1e5k8vJ",
-	"Dq3l53JzZR/F2VTsSvFbs/xzvSfWGv+57hMV9v+6dlCpC8CpMP1UL4DzwbzWkitn+1fyBVxnaMVSuHt1",
-	"jUdA8CsWG+I1WhkLIJ3eOAfMtPakhiRwomg/L9kScqDBgpcYBzdPDHlSPJ5OZYeZvib29gZiZezGh4KR",
-	"3ET4NARnZ8NXugUqkeIr8wy41dpfxDng1q2XC06HVL+QUyDLUh6QAfyL2w3ZSSu/ObPhPtr/tYsr5Vyx",
-	"vuqze+vi10Oo/66ILbMAHFrcZASs44BribzSFMhVvn7d1sA2fO3rswnS1X92s6A+hSQFZ7u3aQOpu11q",
-	"BpS20hmelSm6TRD7HmoPO2RBw7gg9dPweGxi9wEJ+YkTEq+YT1ogCVtzlh2hurWCkBQGv07bZj0qLufW",
-	"W4HPFu5mmOujInUCgnsJuOTpjKR7COx2i7zz6A0wAtBkMExbF9DBEmc2GoRPulyimrzclF4ahVINyAjf",
-	"P4IwvSSM+jNMLUftOAxI04y19AhrT9tkVNFBBcp7hzyd2wmaNTZBIc1RfsjuaOckmds7IJodj8hUMEnG",
-	"1L/UqncJgQz5j3GoGIEC7vJssccnmMfIGquYkPyZc8fuRbOmf7YpRuVT9kTEeUUOwhuoRN2HljeIrkXY",
-	"umSr9TJL3+CMc5lTTqdMwiAYt6uuqSP38H4xIWOhZjAORp5kmuEmN9p+ttg8F16ItY+BR8w4SpMg5OFY",
-	"GcgXo0q/EKumFC7PJqM3ccSBkpiNBN4vEbNgp02gcAdJv9TVllA+FP3/FmQkLLTKiWXPLe9lfKKuouco",
-	"p36l7ShktXwsdSOdSbmEJgDCdGdO+lpMhO3jDyne+tLp2zPPmkdIFtiPYGVkadOItyEfaToZDWyTamiH",
-	"AU2qT8hIk9+IzOklfDffxFrTC3YiKRDqDqR9Q5mtppPsWBCgxwEJVUpCKNaTJD+fci4UGTMzWwRSCkmT",
-	"iyF33Emt79lqQCiJwd9BrsUyCsiMwjBucsnYwhLwji3XNb34hry6FJdsEONo+mbp+auW4LhgXKgjvB8/",
-	"QyY4dTqcFPkHZ9f6bNLxMT7LuMHfsStxybKvKkks0DetPY3bxiVblbqrLtlqN9+0Gu4CILW1td52fnpc",
-	"19ZvUnuwbqCUF32SnrB7C0d1h7wvYlXZGZqrSCUW0vX8QPk3Ng1I+I1phpV0etGKP5mHfKngHlTjgZ0O",
-	"eVPNWBhjYTooGDGDgd6gQWBdCgj6K3EJnyKIe4Fhheg9ChVZclP2vJGVvNuMvPdkJV4F1DCrqAkNdKyZ",
-	"VVWQilTztful1vMY54h+c8pJLcdW8uhD+7XWkT3i7aeTvYk6rbUO1oWrSBOajfiUa03B+tT4TlIn4Aas",
-	"AzaGMUbjpRqCcrFiithRGx60B0o9A2jSk7RlHbZQMyZKM060/R2je4VpY7eK8nRLnt+YTX/1FkB+wRUk",
-	"ZkOHT7p/0T3mIO84Ofbt6YTdLESs0pFxbV9erSWabEFS2oMN9HMTcNTy7yctCDyixI5HRBQkhpyn1fF3",
-	"3z4n/e5Rhzw//4sHbd0YnUP5NPFZFGG3FtS5YWIzGtej3488MvoP/X9a+v/858jT1jkdY967T+M4pFNm",
-	"+ghCWze0wY1qTkbPRkQKfLtcaEqTM8aUJIGAcsx4ybWUBXthIuL5MqJtMlKC/Pq//g/oDAc58qYXw5Dv",
-	"HRyQgK5KM95fAlwtnleXfD2IBD4HGJkDibWC4JGQ+9FSQn27hvbe3t4xdF+B/qS2UkBrWHNGYeJiqCSB",
-	"wRjk/cXzyo5gGgprBXfa9NM2PYZxH7n2EhsLgV7yILchdvNJGzqx50bssdkJeHCwlSV1Yqvd9mrtdjNr",
-	"VexG7RpS3LJfhiYpMxrKdPkjsbgegGsqKc7ySNLE34OSQs9kW3kkU7TlDTn+/WLJ8IL53eLjG6bMdTv5",
-	"xCOmXboJFWFnc/sc+FiTt8Jf7znUUGJf3aRZ2Kkt2zMDZLwkb/odm5yZUVBOVsNzBF7rRSjh+bBssPCI",
-	"KkX9mabFEzIJI6ZP+feWpbWGy05nz9f4AP9i5oIS+KfmjaONXYueBFUqqJALOmFBqdGzXFB5jZvWgsXz",
-	"UJomkvapgWbUjZpyzI3KbxJlrgr3ENJsyIH2rDTz0jJzaO1mJArhbKliGoXSabgK80DjZcSkHQSawAx3",
-	"tlnGrM24fBIzT2LmS4uZcgGTyo0h3yw4SFFu5EfcpJLESI6HFBUOy3iSFo8kLTJtk7cRGM6DtWSGuGIx",
-	"9L6rEhLfmtiHKxWwF2rBX2Cak6ZzeRL+PY7FcjpTWoosWGyQPPUEeCY7d4lF1sljCxanFGN8DgENoxW5",
-	"EtFynuSnRVTzms6Qv794jvymqURAV8iZAy2G4KoGTrZDtSR/Z7GQOxucCj9YKP1mvArJiitYlz33J79C",
-	"iV8hIbBnksyEVltw8sBjKG0bO7JkHA5uy5Uyfc3RtyZhhA0SsZGGR6SIlenhOuQwlQu624++e3lB6pSO",
-	"meJ30ON8jOejU34s1KyUgtzI/COb/0+NYp4axTw1inlqFPPJjWKexOHGFJuSvi0PLg5r1Sm7FcFU1pdk",
-	"7svtyB2YgmFrGFL2lG4X7F6nKMIUO2DuD80MY/Ey1Q7rVcv7NoSpH5d+qpn+pwhFP1Ld9Tri/w6GRCQY",
-	"/wVZwG7AovCKxWZEYyU3MLetSCSmpGl5wq+//GPXzGKUzptGO4TTOBbXOJAIhpJdZfRHS/pDnsnDLCt1",
-	"EsgLKtoe1FOOX6Sb/KdhB4U1pJvUQDdxShwa1HNnBu3fa2TQ/tqJQb2NA4MetcYLUdAAYG3yb4qkT8zs",
-	"AQ17wwQc8OIoaafb+tVnZWvmc1Us7SXysmQuJdye6/SVDcaQpt2jnclmTLXQQA76xg+G3A6UaBvv9Mgj",
-	"ySVsVPTRdMMe7XhYGmQ83QakuWUYF3+o2kP+SOzx5dUjOhD+OTUlANk6RoNY8sRkHojJnOZZCcTNopCz",
-	"z8ZSwFkzMWGeSkUJM+2Se81gfdPG0iXrphIQ3svNLyvEgDHv3+T4OvPHcJauGUoxjoR/2WI3i0jELCZR",
-	"yC/T3ikQFHgmiU8VjcR0yQjjKl6RGYVi9MfjKxcJxJ5Yyxa+UAO1ddwlwa8nBvOAWozgLQygpeTrajGP",
-	"wmliMQmj9anEtuZPI7SnDTCBVO/7OFowEst4w8TFtWXwb80afjMxOLvgKm8F/vzkclyf2WvABLg0jmky",
-	"RL0GikumVMinFsXB8+/Pqsf5YdiMRQEONjwhI76MohHxI0ZNowdAayMis5hdnLEG4pCTpYT2UjBPaadN",
-	"zmcw1XG8cipsywTVe9DLHw/5H74SrnTFX6iefTsa/O0Xsv9muyCtr56HnED18AwBxvhvEnrWZVi3gCax",
-	"vNPR/FhlF5hhbTEjEZsoIpYKRjCFcdZhKRVdyS2q3e28c/u9r1805la81jK1u3oSkKUNE/PItmW1uwbx",
-	"+3evyHwpoRB8ptRCkqb+H+znIDjOUbCz4qFihEaRuNYkGF5pqw4HSUusCIuZFNGVlnqCLHBcvTEWGbaI",
-	"SPNCuwcOkSwci65NzpQkMpxCWimG74a8ObqeSeZ//PWXf4w8cq4oD2gcEINMcqeiBH7LWvMcbv4Gis5z",
-	"K/5SLRmzq/gxVDPTZX0DZefa71dWqr8AJmoq1ZPjKdSqI6+td5q3DbuI0sp1++N25eseUGZunS8ygavs",
-	"iqMiL68MAT3Sit8JRQuwtU3yC90A4Obcis/TxvmPvNq735wP4fF6YaYSFNNt/jkVwNMgILQg6u5V5FkS",
-	"/63U65wQpRv3dcMg2NqAKsXmC0WaKpw75WMRVVgFxvSWMZkO5VIy26JLvv9mp02+ZwtF9jpYQrmt3vfo",
-	"4WJIawwy8VqQsfYgquKzDu27zsskLrtcAt1vDBXnv2/D8uBZr/z4FSt8+Z6DvZ9i1/9isesvEIMGy+/T",
-	"OBrG8HZvDebf7cbMvLx6zPC5P2MB1NolaS+YL5yv2BuZz7TCYORpRBfc0eCao5TWRzvgGBNDjsyRcTqO",
-	"WJDeLJdjvYQxptuE6gQMDAMFMSGhIlKFUUSuaQiZ6hOoNIuZiqHL1ZwGbMiDJSNcXJOQS6X5pZiQQCz1",
-	"l2o0hDGfyyuJV4+bgYfgDQMNritlzBgNYRe4CAHpkE9V55iUwz1Ceg7w3Edm9EVG1fuyjIpIQw7BUxub",
-	"B2N25ggI5S5/+TRWd5ti3NouVm+EmmkOMhcxzOMwR51yHofSHN9bloMU+MeLLSzM+/OPDY/lPlvuseuX",
-	"KrVMPSH4wyI4wy79D2qguDi+iyZ3SyYWebk4P4V2f9aPUuILOwFh2uuTmVjGrpCBljErQsHpRtUyZmS8",
-	"AkPHI1IMOcUiH03IPuVEXofK2EBiqUgkJDZrs7SU5sbCykPBQZpLsuQqjIiaCcmSZQw5jbEUkTT7neMd",
-	"6FmJLW+CWCycnptptZG+eU5XRlOYiaiG2K/ttviyRNv5ilxyKTr9CzGMWp6Xdwav3Rkkj94RTpgkquSg",
-	"nuW95PfjOTXmouWDXJUz0Oq7Lx69S8fTOLVHHqf2ZNdvrJIrn2hWNzQHtjc0w/EIuIykl7RlhCQT4NS5",
-	"Zs1kRnkQgUCWQz56+8P5+no4Z4kj0oRGrFogAwknJTF2SwNCoRXrUrJgyDEX3Ij6hNSd5MvjnW3Db/cf",
-	"gXZPofw0Oe3rmJz2XGN1ZGJQJehQiEP58MBGxLmtGVnyas1d85wJb3UWOWXqM6/wNxAfSyHxNDXuEfuF",
-	"O5Sc9KJOJc8naoq7OEazUmE8t3vHjH7p9vmxogymJVD/kvGANGdC7ZgGFNgg4nrGQK5kuiDFzHqU12YJ",
-	"Z487nP520oULK69g03aKKcWuD0+q2LrsYYcSMnCrVsm2ShHGrF+LyaaJSihJzGjQEjxa7bQJaPwSE60k",
-	"VaGcrIZ8v9Mhv/5v/xeZhxz/l97A/3Y7XqcD/5/4GignlohsnhYOxdqoW2VzcR+RKB4rjTi/5C+cR3wv",
-	"4nyaj3W/DN8tiba+5Ko5ALX+JNO1Po/vamiAj2bclKhcj+51/FpmmH4xr+LjzUG9X5uOzT6I+9LOLtpg",
-	"1REJcMFRMlrgQPWRS0FNbsJzMpxyFpAVUzt2zAS+N2LBAPzQZoC77dFjx7IXZ1VovXHk4FfyHuxXz7lY",
-	"cp8FEBzRwHJ6mrXJKU/G1KAP0HVkkFHIr2gUBh+hlHXUJud0wkwCULwyZfE874zZ7P6oZ8V+bg5xT7/J",
-	"F+MpyUFnuMuj+Cz+dVhWLcv6HFKHP2MYBCmGUGKYSvnw5wx7g9fHV5aSlnHUGDR2AWfN/XnG9bas12a7",
-	"UKgtS8IOlv4yhmuTRosZ3WmXDSYve8lbLJ3ACt8olMp5Em2B9SXmJlZMTt+ekTGbhab/R2nRbdO2/Hgf",
-	"R6OdzIfwtopPJc0b3U6pMBIxOyp+rEWAme3zpx8vnA+kh3T34e7/DwAA//8=",
+	"7L1bbxtJuiD4VwLsA5g6J0mRFHWj0Oijsl3V6rJdbkvumumixwxmBsVsJSNYGUFJbEFAzcti92UXGMzj",
+	"Pi4a2H3Y37PP9UsW8X0RmZE3MilTtqtbhZnTVjIvEV989+tdwxezueCMK9kY3DWmjAYshn+eBWw2F4px",
+	"9Y7NI7pkgb4aMOnH4VyFgjcGjZGKF2xEbqaMEzUNJYmZnAsuGQkloSSGB4mYEMoJo3EUspjE7OcFk4rc",
+	"hGpK1JQRSWeMJF/zl63v2bLd8BrSn7IZ1R9lfDFrDH5q6K81PngNtZyzxqAhVRzyy8b9/b3XmNOYzpgy",
+	"a38+Zf6VWKi3dDljXJ2VLP1iysgcfyZhoL8X6stzqqYNr8HpjMFf9nmvodcdxhoKehnu8mb09hXjl2ra",
+	"GBz09VKUYrF+2X/76b8Nh7edzod//7dGcdVe4wWV07GgcfCaxf6UVi90Zn4HeClxxTihvpJkImLSpHxJ",
+	"hJqymFAub1gsSb+zt1Oxo1n6pVVbesAefgzVNIjpDY2qdnGT3FEN8Rv3LdtZoYNa37NlcWmv6RWTxI8Z",
+	"1ReIpBMNYxIzFS/b5Fxj5xVbEsoDRNWxCJYWtfV5TMJYqgTzT/Am/QRgOB3yIJxMWKwRTT/qERGTm2kY",
+	"sczTSBShJFKFUUTiBechv/ScMz1uk+/ZUhIaMyJ9MWeBXqaasiFP8EMv8orNFWBGr0+mYhHL9pBbYCN9",
+	"p+DOkV2jAq17+/teYxZy+3c3i+XD4W2v2xoObw9ffviP8kN4Fc5CVYT9mWIzSeYsJnN6yUizq7fU7XQ6",
+	"HgnYhC4ipf9KkfnnBYuX6fIjeKu7aPNUY9DtdLzGRMQzqhqDRsjVXq/h6T2FM81M4Bt6S+bPZM0hV+yS",
+	"xbDoHyYTySpXrQSRV+GcNO1Kq9cp8EWlCy1dpl1Xp3RdP7LxVIirlzyYi7Caa9zgbYSZ+6qpjqVv2gbN",
+	"3euXIDkAO/6GBu8QwfVfvuBaquh/0vk8Cn2gu92/Sb3wuwa7pbN5hA+G/JpGYXA6Ewt84JpGCwZ3xbGI",
+	"8W0Bggfu/EjxVq8xY1LSS/0TXiKzhVRkzMiYqRvGOOl3OkAuGhPgP+KDFDSyJHmw4RwBfsMQ60dcQ1b8",
+	"nOE9K9ea3PzRvDGzXBEHLD4LBsTgKkGwkghoT3OI3v6+s0pzf61lxswP5yHj6o1Qp1EkbtjqlSb3f+RC",
+	"faTmCXe1yR2nQRAzKQckfwVVgYDNhQwVoeaimKDCIFl8HfpsQKgrHuCsIkavWeYu4GqUJy9RU6qITzmR",
+	"c8YDAqzAgiW/jBrwuXdx/d9iNmkMGr/bTRWkXfxV7r5MIZpjDPhqEvL5QrXJSINxpAEwyuLnKNkJ4qZY",
+	"KA2RsVjwQHoozW9CyYZ8VECWEWmG3I8WgUYKxW4VgiGUhAtF8PvvL75tHXlEU1osIiLiIR+HQRgzXy+U",
+	"Ri1xzeI4DBjxpzSmvtabSMj1isLAI5T86fyHN2TGZmMWE80jAqJuQp+B7KJExQvuU8WCIdcSbccjzjJn",
+	"oZQhvxx5ZORPacgBdeRiPhexYnr1mZOGW/T+pV5NRpg9k3oDk/ByEQOHgI8D3jCj78wEPEM5XLtiy2dy",
+	"QJSWozPB2VLrdxJhy4dcX+dMSSB6fX/ArjnTv0VLj0ThNTNPCU5mNORwr/5xR393VEoKejdD7mxHiSx+",
+	"OrhrDkOSX3/5n0TrbDmS8EioJLmhUaQ/rG/Sx2ZRXJ8tYLmmFNQA4YXUV/q85jHTeKqVCqFVbP1RFiQL",
+	"Wcz1yjq3v/7yj8lkMvG0VjKPhRK+iIhcSsVmyet2TsxpjuDkJcJ7MmEcMG4SsijQGsW9l6jZzwWfRKG/",
+	"AXcvZ4ugbAN8xZzxDJ/JqOsaMfRbFAtOAGo/L4TSOhzCSWPPJWuvp/hPpvfcqiYhp5raCLudawkKGKvB",
+	"B+uzJEp9FV6ztgvAN0J9q2l/ewCcwOtcCL4RRC78qV1v2+GVrpljQJa8Y3vAeiMSWBnbL5QkDFCxZn7M",
+	"FGkm9iCqvcAmx0JNdzLg+rMG5+Ywk6jDwBLWCOjHBOS91wB8WCN5pVjEPqtYg4t4U6rxCtcEL3ZXBBfW",
+	"rOfLHu1As5scvEc7nuF+K7ZJmqMilEYega2Tkdn5aCfHrN5zulBTEYd/Z59Ib5at2OXjTjPndM6MsDH3",
+	"PJMWHiEn/6V1jrKhZfwUrXP4zeFceqmMK7Oo7TKuqs8TNBI1uzKyHPjYVESB1uQSW9Ns5IotgTgTR8C3",
+	"Ih6HQcD4p0F3krwmi/ihNPIvECxhqIBNgHV2eQ4Q5yyGjWwbgHWWYTSmmNHAOm7kFVruN3GoWBZ025ED",
+	"a3iH5V9589BlGxmD8FFFAizlii291EzVAvQa3CUsEvxSopsjc7Yu0LZP0HBQDa9hxLhekKEEMmY0ZjEe",
+	"Zbsx4IsocmF7lhh0n4GA3bVkqHVGo4mIZ1oBcbYAKmR4yVlAxkvU4qViAQmlXLA4C9PUmbclak51ZPkx",
+	"CCUdRzlDMv0ierj0ahmH+75a4gbEoEuwEpDEm6OEbaEMc2ydqn057t3mqAxOI9R+rLsncaU9/DTAb/Yx",
+	"ZtSf5o5BCUFm2jrJcwc5cHm/FsZUm1lSke4BaQZMa+NEcOPQ3PlMyndmQQBKvaJkzcTYaaTZPdg5IflV",
+	"Ali3hODGmqvA7hfm168CtSeMqkXM9KmZVWXxdMdaKivwtLBdbe+XI6+xgkKpLd5IoDYHBioodMYDMElt",
+	"eLTrmyP9P+g9AGt2BIauq2ZSNNvB1z5lMUNCrDL0wW8Ob0rsMnQj3NAlibVgQzpzfOLbMWzD9IUfr9jy",
+	"Y8wWkgVFtSbnjCc3msgizVeWRD9hN53GEwxNuaau862tIs2DF0eao3IAgGZ+inGWXDTQxlsg1FIVK0kC",
+	"JZLc0NBEw0KIgQx5zHwWagzTP2Cw5gT0MHwW3CoTGkagiokrjYhsMmE+hlDA9SgtRpJJzFh7yAv7CPnH",
+	"hUQHHxo1WtBqFATvnsFLIXML1/I50NJ7ImJtDQ35Yn4Z60tWz7lmsQSHF2fX2lIKeSinmosBrS6UL2bg",
+	"TVjwKy5uOFlwFUbJalHkS2NC4QKkEnpxxvRK/FIsBvcpF0QrWhCcpfAZCEQxGtlzRTKy1PtMDjlq/xJV",
+	"N6Q0CsaAcb8EO4OSMwNYI6BPSKT/CBVZzEnIpdKfFhN9dCpehvzS2G1nXLGY0+hlSlUP1+/wVYYysoob",
+	"/kTgJ9JMAnIB6XSP98bdSa916HeD1mGn02kd6f/Tcf7bcW22ebg90nvP2e2c+VpPMwcGrz4x/BiWT3wa",
+	"x6HB13ThwMzeiOeav55e0zDS/PjTAMjFR/Tp0uR9ecsCHY/I1DVuoakOGGd5Nxc3J4bsI6q06vk4sHtj",
+	"hQugJ+hzFWLIXShz1znQlki8NO/JxVp9n80VxDcCTYVAne/ePkd9ESjN2s7JX4RylDn4wjDYQc2csyE3",
+	"ItBxf+MXmFm8JJZqgzZ5I9RUv0+zYQhdsyALUySet3QZCRpcCPGKxpfsU+1K1OCUEB8jeJ17+CbChzxb",
+	"q5Fwy+fywsbu19mtz1iA9CDDvzMC+i5pdsnr8Btt/JjgK8p74/34l/bBZixtljW0zcFehDMmFmpLKGRe",
+	"lvdpZo7xhqIaamR5QDQJhrMvg1NBGCBhx7HWOc1SSJMSqWikBeVirklt50TfltBmIDj6eN4JBVDakkpp",
+	"9i0VVVky1Mdn7Z9nksxjdh2KReJ2RKVJhpdcGrWh1+kdtLrdVm/votsZdPT/++saT9CjQj2iWl8w0Hom",
+	"ibhmcUTnhdQY9CgX9ufsTE0Z3zkx79K891Lz3BuxiAISxGKuLVjBfWT65nkUoYBvaNvjN6ciQnl6rgH+",
+	"2GfoxkcxpHUpyCQWMzKPhc/QE6WE/tFnEdqan+No3AQu6WiNcxMbbI4yezKmH+UF48E3AFxlG2hoXwjx",
+	"mvKl4UDyE3kPVewjSIK88WV9HgZo0krSkJMukQ67SV+xRcDmv576BCyrFjGePlz0o5BxZZdIJ4rF5J3+",
+	"d+sU/i2ZL3gAq3ayOZ07islC5/gIOKVpqLLJl4X8I72F7ftcteZ3BRloBW+q6391gw6P7mR9bT6q7Uqz",
+	"lFzQ4z1PMhtesyCkF7CgT4HHIn3jx5l+5UfYpAuW5/jylv5YktaU/8wXEZLGbzTKL2YEwEpdvJszUEwH",
+	"y2RyvkM3ysqssM/hebGSsphLucInc+81Qi4Xk0noa3L+hkaal69JcUvv/zg2DxQT3c74c316ZL/T6WQ0",
+	"4cRmI+ZhIiak26tMfDMv+iyJUy4mhdJkMY0XKI+p7+v1PNMKAFX6xslCgmtnULCY8nsc8sSF72tNAl+I",
+	"WVdaXBVBmkaQM2AY7ZygMBvySmlGkXcbti2rpZtHqnxJNlqd0sp27JJUdK+LCiY3uridS8t+VAPF0TJq",
+	"2ijJZ4FLnBqr+VRKhjpD9hM/TqlyYhnPZHpgNDa5OtrWaEMEMIEoNa/76a4BxvtZoLXjcN7d3x8c9ff3",
+	"tNBczsYiagwa789fPNdg0mZ7/r5dFvu9zqBze7S3t390PPGDAxaMD1jnaNL3D/29XtCfHHbH+/1xQDu9",
+	"4+5e4/6Dl6YLT2gkmafFBHgCGoOfPtx7jXks5ixWIfJJWrFzTWXofNMmTBRK5WkdBz0fkEcK+cGKzTBV",
+	"JvPSZNMOnuX2n8sDTgHiPmJhk783AVbF+zeHW1keeprc/FPyRS/ZW7LitMhEjP/GfAULNMpGHNNl4945",
+	"krsCDqP950+FZBxS+dCLZJxj8F0NeZvFKTiThAYBCwoOsbEQEaPAEtIjz3/wOX7IBIIDWXBzpaq6cXg1",
+	"uUiT0sAdje6t2U4GA4qHlIFBDp4WIJ5FQGfNZQA9nYelBRmnjpaleapGVBagvacvhUqyaALKBvjH0bnt",
+	"oes9VJJMqZzu5MjXOMlOVWPQSEzeXsbkDTWldrq01+mwcat70O21DnvsoHV0FBy3Oj126I+D7uSwd6QZ",
+	"J7JVxSQkHcdsEt5qSF191Jc+9ic9Cqn01+IKP8oXUVQgVGdRd2kVQEAVa6lwxsrIBHPLk3sXCzfbIL0N",
+	"17eaCb/W99ynqy9jFxiQQyd+mivsYYGMLy55KBlBkyGl2hwUCotzwFKxbQ0tdFdjDcJqQgYQmF2YrXsO",
+	"bN0PVuPhqxDLExycCaiiyPC/BuQp8nlc311Kr6tO21DbWiLW7yyDEsQRSoiVk5d/eY3+7DzJVYjJUL7E",
+	"wLI93VBeYMw2EW+mLuUbKgEbqBZYL5gfzmgkG4Pukb12biXuy4s/NorklYqsHMM8PXvb6iVO+Cz2Zhfr",
+	"VEH1u2X0mG6mqGgw8PVXBB00O0vAVmT3DlDuSn5GCLmy0gCrsMI89JxnNCALxUd5gz8Pa/ebGuzrqDMV",
+	"rrDm3OsK63NB6kKhEict4eaFCFSUiQnCWOZwMyXtz46kFd/sZT9qvuF8FZfhfJScs7mIQrrBxz9olf4y",
+	"5BShdNfwF7G2Z9+CEdD1GlMqX4s44btYYDfoebaEDSrShKJRY9C1/9QPy8Zg//7TGBQymBJFK7viVa94",
+	"m95Zytcy7ypHKEwSLscnJF+KSQVTAVqJb55AdJNTcaN/tkaKv5BKzFCjc20JX5vcz0WkbbTG7zr00J9M",
+	"tN6UMbwHvf1Ox2tAEYym0VBwaVMO8dz8JSrUSa6izIqovRUiqkf7ndahv9dtHU86rLU/Pgr2/APaZZ1u",
+	"Qx/8NUMxhYhgraUXoZxHdPkGsfDUnzHyXEwmDD0ReM8rcSnex1GaHYmXnWcaJgUezSlTZzdo9PYTGIDx",
+	"BpcwwG6VSnSwNcAWcBT3PPXC9TcZ+rT1LbYebNDYyJQwCU/u08dH+0dsMgl6e71xv7O3x/qHwXGn09kL",
+	"+l3m7/WZT1lAj/v6dK5nz+1S9RIrzgtUiu5+1Xl1W4dBp9c6Gu/5rT7bnxzQw/GRD+dlkPN9HGpYaLHD",
+	"FrMNjKX/BBNLxZTLCYv/YAqHfl9/k8NFp9M7WIRc9fYPfu8cm1RULTTAsO7FmsUprzowV84z1rNmVTbw",
+	"ZzEpZljD5iCXZBFkR/zZ1Dkkl+NrFl+EgABFjW3/r+7CTPjCSbwzNSJFw9ql21WF+iZ4zxXxRSQWcZJC",
+	"p7mER0a/i+PLy/F4RJp6vWAi2l+fSSJueNZ8cVhEXjN2anJ/91OndUxbkw93B/fFslyvcdsSM82J52pp",
+	"5Mt9geWUbcq4y0JO3p+/QGehWTfmORnS8EwSnsv3tA0sJJPZ7SBfcxWPg3610m8VkYoN5NhjfgM/YFaF",
+	"xWwyZmCa40PaqoSNmGQswRkmWTA8gAKwM9iQipe7OlqUfmutW3OSC55zLhXkVhVgEhGxRu7a++4zXGnL",
+	"BmkqUPIn9K1er0Elbf+0IP3TStumSeeEJB6TyWnK/bS9f5LQDZF0KYkU+kaPCO6kfnpQvxij3Ib6UCyz",
+	"zGKl0biKqnap7CsjFK2bQVuAqbjJkkEz56cO8FXwhEdYBEa01A/GCi7m6D8raIvWfl7yujr6VKm5HOzu",
+	"Un/G2ubybiQuRXsObGG1rV2BXFmhvoYVptsq7qpsO1Y3qK04OmWBZQpkKkfKfcGQ0pGmOUumVKS5hCkz",
+	"czkE5Ut07gVhUINFZJSZbAOFTuu4tFlGwtGMB7v+c8GCJU/kAryQxBAsmGf8fETONAVIRRY8VKTZwR4+",
+	"cwrF62SyiKId9P/X+bAtMlzPB3KsLa1OdAFVgICztbrML6MqlBjmMRKqLc9LCDXJB7H8J6k0Jk286TVT",
+	"VBsThM614sACbRBQAh0/TK+GnRPi4Ez7oTRW0G2K4H3ge1PlqIxy8fdnkviR8K/A1+eLWEOTQCAuEDdc",
+	"JtRiQWfvJ/KK3eg91xMfVgtbZ9jBaZzjzQmJ13oITIZSl2Eik8z7ktXk+Fu5CCiyXS+jIHqFOGoikV1B",
+	"mzmP4qEn3NBhY3mlJ4vuq+zaP9vC45ySxBlUQShID/QItd4pY9taszZvxj4Zbk+GW8FwK5eBFawGCsIT",
+	"++JmKiJTeic95KsBfs52wWliyIdywm6R3nOaUm+/TGw1h8M2/mvnD6UiLCeoS+Kmt9RXdqlGdCTSFFas",
+	"FR1XqubXlQC2nlB1qCbtgIc+Pf1ioKMPGb+1Ia2iPrEFN3j5S9/UdkIXiPiusubS3urYmAqUa4ha+yLM",
+	"G8cbsYMHScw8D7nLfH0DdlKAi8tfnLciqylYyEWj8vEMNpcx5Q/r5dnb1sFRd0AShqW5yJ4PBwj/ZP+J",
+	"Vwzu4bUim8KbDHjxpiw/whs0OUn8mTRfvnve6nWgcCL3+cx7yhbwB0iuMi+9YaF9JeJWDq2+Kmb8QL0J",
+	"5L2jNWUZuINwB7UCQRl2vz6po0znSjSsNCzk0IDLV7Kfyy/eZZBF9pI3KJJWbjlKzqC5S02lShREgTGO",
+	"6vSzo0EQYlutt47cM94ER1tyo74FIWldIzSKfpiAV3x95N5NC7LB5BKnBLvJlNXaboUKShGlIEosfDBp",
+	"nR5YoSQ0uqFLqcVsFPqh2mmTU2yihf4Zw6tNxyWAjFuP24QepEOMw1RA0ujnLij50uy+KvjS1O8imkUr",
+	"7Gpgm8eMdjA7EJ08eN4eJJAZGQ2hLAgDVqknBXab6RYJ/zmtGfudTimJ5CS29SV/WEcdZh0f7r3i7m2r",
+	"MA7JnFyY/Z2Aw1Ka7lPhJRcxC4o7zC/JvG39kuDXD4hn2QVppHKy080bK8wD7LVZiFjZxoWmhWGr2wGF",
+	"eK0PvkKdBCPLg7aOpoco/HdC7I5Ak0jQBV1yCTEs52ynTX6YIyFjDbEBKD5ntjgaQO82c+AIe5ATQDK2",
+	"Xg98laH0aRzYxCVrJg+5cYk7mag72KE1Dct3Sv3jRWR7iIs368XIsvG7YcOnsRo2BsNGvzds3GcTIHqd",
+	"/lHt/sb2Syx+xyZl2ue3KeJIL639BhFNIFFW5h0MuZZ57dzy9vfLVtcaDm+73w6Ht4ff6n8ef/v//Z+/",
+	"/vK///rL//HrL/9P69df/t9f//s/Wr/+9/+7YhMJlrpwyiDsY6+gjisrY6wzHmQhZ6pEKJEL32dSThaR",
+	"pd4TMlVq3pQ74E3PKkDWcSynYp44jtWU8ivpuncWIDpXosn0jx9+Uhf4/+dvP/wkzz/8YbC7uxp9LNtK",
+	"ZZzlCUV+NAlvWdAy1lkiK2yZJ/ZgstBombxMl2nlmLVXn0c6Ph2LKh/WSzxsjltuBZlks2yhppNx8P7d",
+	"K6exWo7nOu3tEBovFsyE9rqdzn4h3oesBi/aLuRvmMr86gt+zXjIuM++ZfZtJg1hfWJcge8XjSn6MN/M",
+	"xll5lZ6YbifVBM82yJIwx/zyL6+tYfWp+RV5ADv92uunF67OwzifijiXjFEhigs5GnlkqvTirT+Zf1os",
+	"sP0aTrPu0OPO4V6vt3ew1zk4PO70G4/lSNxk4TFV7L20Yaa9/v5B+/DouNPt6X8eHlW6AJMaA+PUTbxS",
+	"vs0R/QKpn2Vu4k7N/wAf3U+E+aINGYXzfn9w0AFRF18xdToPcYPGTVDqMZXuIg303sahr8FeCnGDS9ci",
+	"oiqMIG7xRHyfSnwaXuaYt0h0vW0QXbc2kWUiJ18RjW0UinFCB2Hw6fU9WUpcyKDli5CvpkS3NislRTe1",
+	"WwMP3nOfJKHNVWkO2hoVuSTDTN7QeV7Gl1i8m6NV4sdylzWnS7uqti9m+u/dOu/7HeqWv5/Lj72f5buf",
+	"9y5f/PCxtdg/vp33w9Zs9vOfW3+Pf+6cvYqWwR+v3x786SJSH/sQvYQWuIPGhk8WrHxHj60R4s3BbBPv",
+	"dolN9UfUs63+PaeX7CTTIyKm1yySNvij9fFJTC9tR5eiq9YAZdUIItslWU7FDYcshJ32Woeqs4nkK16m",
+	"k0zR+5Q3SXKzRB7g14RerdJZTzvJmUhX0DaNSPVKFtWko5cid209ZlDEC/uxQkQCGsbqPUpTm8TCa3bi",
+	"egohpgPOHKzG0zdnqt1WIZoF03WSUAAm7xk+2+sUk44WZagFmyaCEwrWHImZFNG1aecxX4yj0LfODSZJ",
+	"U9+OZW1paqVTSALdLSWZx+E1VYwoGl8yJaEDjbYiA8ZVSCOJ/SNSBF1j4efPoMS2d0YBZS19eKE17eXu",
+	"H373nx/+o4l//O7Dv5fGXnM4vajKYEBsTWqDHUQtc05my5gLTsnE/t1HC7dClBaGiGykHlW4Lp1c22Rd",
+	"++Uev5UO6G65A3pdtDep1iJhAKPZ7F88M6/imSQ+VTQSlwtGmqPvXl6Q3evuLrvFPnm7WFUzOhlyyF4s",
+	"mVOyc0JCM3aHRlKQsS0ydVMD3VY37rCPIW/ie8tmiOT9patLthz0NPf91G0df4DQ+13H6x7eV3gvU99q",
+	"6oKyLoxs9ky0JO/PX7ieJH3fh0qfqOt9fbh/1XFNPr4PMk8IBQb8l9fJuBEYSRcxvQTiU5iJhv0nI3HD",
+	"Yn1lp0209Ps7i0XyFIwPnCwkC/Lh/Q0MEi7yCZOd285dv3P/byj1ncsmW/609e0HvKFehMZJ50qClgXw",
+	"VHOwoLrq2UTqTsgIZfn3bAm9Ra1OEC2JlgI5hnaFL/tK6puTleduPvY7QZf1Jnu0P973D4JDdjQ5pp1x",
+	"1++VSHmzp3rlrM4n7yqKkI/9X3/5x9rzxfZD6etKDzHDFWpygUycvIy8XhTs8Uovv3Xpo5d/sjCtnlwJ",
+	"99im/Np2qEV31NpHegVTPic6q0DzyrIU4nCgT2AgRY79aDX683rTSSFOaHjkDTXtGiYiNknGmRqc5EY5",
+	"pbFt9F8MoMn1OckloWx9MB/q1eLnm1l6yQG6AC0jsKTNb0kKHrTmhUZTYmKUeC54q3d7m4zfzNHC1zQm",
+	"sGDK2LXlitZLi2ReU38actaKGQ2gv5G+LYvmhb2VlImYzRYs3sWM8vTd5r7s6zeGTwm+A8AK7VLojCVz",
+	"3ZI5Y7YbFM4bK1nJ6pBhRjUBvPGpYpciXpYDLXtYtRIjPDyqFKxFdM49hi8vw3obenP6gK1sWmSm8aRd",
+	"01FpR61KiXkrYtcsMukF2NdI3+Y0/oJexjZv1Wm4r9V2+IccwVCFsVBTjzDqT7XZCg3IbziJWHDJ4oFT",
+	"r4V5Q5CdO+Qglmw6kGOKZdX2u0bSriuNR5qa53zQ8EFxMDvsAhyAsCf9Ufh71ceNt+4tXYqFkhlTUeOY",
+	"dY8UHj8+Rgut4vkOsIDMb05oraZFWlEpu3rJOVFaWHgB2eyJaWbARbaaY7vZKLPM5OuttrVJDrxkck5K",
+	"B4DZM8NMs4CyiLLuY5ZoHeSo/UiOQxhchdeU8Yk8+lTl1HswUznX/XxFc6+CZ6LOcT+gIdinJZCmBlc2",
+	"MzS7+jq9uyropZIQIq06jUPFAg96CS6ZwmI5sVCkafvfithp0LtTi2pyO8yMZ7eNjNIMkwLpVu2kgCmW",
+	"HFYJnx+utRRhN+VoFdjZUM8kmYoZI+CsYdJLMvRdadKuyegNJcpvlhcY9FrRksW6JBuDvbQYKhfpO9y3",
+	"AV17Q/rFQ/jilpryVbLioujKiCG7iW+W50kGd9rHeQDpNtZ7PkjKjQLowYIDS+AmG1GCUewJzmkh4zWu",
+	"RbSYsb1OUCZeDBR8TKLc88CSyZh8jZJOU5vLDNKkkoDb8Ndf/rFre2vu1BQlBbQo1YfS2sykg+M4FovL",
+	"qSIhL2WBWRsaKFirJwNUh96fvzDph37MghAyORWWAzPMKBvlsGpkEhcXM6vB2pU8G/JReVrVaCeZTGQm",
+	"AqJmbV+tlbgQ3GH6lstYSElCrugVI+PlkENMmMjQFqomKuGYXVKO7OnGTISesijAMRb5MWQJ85rEYoaD",
+	"NlPH71TYCvnVHluzfB4kY63kYgwBYhYMuQY/LrY5yuPPyG5PcEdB1KiDXMV4eLfYijJlHgW/eBGL8MiD",
+	"xCeeiM8aqFvKmO4Kg8JX143VKxErsLhacttptPmZ5HPaaDO/4nJwOadVR5g/SO/cpD9iCcsuD47Wgn9J",
+	"xicOgZ+kCBhyVEwxg4A0Tf9Q/GseM8m48sB9Lk0fURYUOl5WSZV+xxErh+VipVcUK4VzcOTMXdUgh70O",
+	"eX/xnAR0KT0iogBN+lgqjygR0CXcNchwToetAwz0XU3N+SD6SZf65jAmJi8DXGIx80WsQWA5axiTKu57",
+	"AosBpiMWasgpXwL7AmCuZDsPUpIri0tKEINibXbGybiW6MxNheAEVpOsJZ+8AlpH58xL5xIScbFjlc75",
+	"NhaTMFrfQoTj5OiAjGOKyrapUV/Rhk1N2axm47VgRVuzyKbRru2ksrmTYvMOU5mN5ttMFTpLDR7aVqpe",
+	"WWythjgYvlIi0btkoR1O2iDGjG5JGjGpzRrhRJ+9Ac5D2p5krLwg01IiKm0lsYqCslMVwsuyyGKNgHuO",
+	"UMbUv2I8+BG0QDf7gXYYO6Tdfi/oHRz63cnewWG3z/r0aHK4f9DtTXodenh86PZ4gNQgVzv7ACH602Ih",
+	"gklweIirL+SnBTdaqYnmNRbzYF2gy9GWM7mUBXItB1MZKTg6NUxKnGsh1IwZDVqCR8ud9orKfVmZzBEG",
+	"0hoemJCRUfRnFMZXZPw+9V01OS2reGS1hNqmDr7CQdbXac836DbvIEHdqF4ZUhQ7864i9ZI3OGec15oL",
+	"oCg5A68cA939lfKO0hjTq7T+tzmjIedMSaidgpZp5oeK6bo7beK2bfcITR1GJs4AT6Aii+/C9Zi5DlpA",
+	"aK6vFRB3Uiv1lTSd3TH8kCa2PTPqmo1PmmQFcLRkou7mh8KJup7Y0p44ejHPpHUX1/VpPa4zPjFKrZut",
+	"BnnUdHde2Nc+y/KRStfnQ1yctX2YZYj7NtMKOLv6t0KCSYZJbaAHhhyCUDJfJVfZ9dhkt5q2x5BhV9L4",
+	"ONv3uFvsO+6+Pr/MbmtMJTgbLhnhi9mYxR6ZRELETfwU2cVa9R3yH6Rb84CTDVT1IAf+TyYiiqA1IQwX",
+	"y0zndPodRnbAfM5nAa8wdKk3AB60ywIOVvSOsHAsf628CudzzPyq1YcCDqLoyTF2NO52RhU2NsA5xJGZ",
+	"rFFLnKTHm/+Iz8KoCTckB/UQMsAtWGAn4EmPMrMKL4NT5ZSRJMxX9U5YU6j/VCn6VCn6VCn6VCn6VCn6",
+	"VCn6VCn6VCn6VCn6W6gULYlQpORfMJFicR1KbHHU9KeMzrWJDcJ7x3heaToXTlt5EN/mxoscBvjjs2yC",
+	"dbezX69d0ZpZA2/tgBXT3KqTy23GBYY2Ip9fRGeTRRQ12LuH9F8q03fvNp5s8LAs84eEPYvsfNWTubKE",
+	"bTT7v4gXtte/vglzR40jqAmZ7Thql5ORvPqob/k4goZyySOpXwnD54Mhx5GdHmIo5UGa3SA4sZ4scCLt",
+	"eGRSOm5AcJb1bZlwIw4cQA8tuQCHFA/cTnnYj3YW3g7M+2C1nIVgdksGw2djMhPXTA45PIjblV7iQhNw",
+	"7w1dklgseJBLk107l+ATUW9TD21x1sDaSoISg+KuxhwAp8Bt7Sc2nBmwelbAXNXvxZj0dMLntCCoWGxq",
+	"rLsDCTb/in6w2JQPMqKmVCbjDAQ32U9SkAmNPextT9NRKGbSyUBT24IHLAaySSrSIYYKhUeYTpRmKAHi",
+	"2hwjaWcLtMnpWBo/Q25kQvLNFXUnLnQyDc/WHv0DW8hnBeyDSGcrXegzIQKnJX2RaMo6ztvymlxYIKcJ",
+	"lIuqEhaSA0uluMykCCQ9XbOt6ufKcRhkj3VdFZABGpTbl7vmo3DC/KUfMQItAazTFx7z7Lx2uZjNaLzM",
+	"5eaZdnhFN1iJbbI36PbADjLVunkNCz3+5cmoZb3U3dYI6vaPVE6T0klUc6/VRzAPekesb+yH46DDupMe",
+	"3Rv3/f3gAKcE/LxgELbo57VCp/tCUT/cQL2wO64uTEMwasDCEXgG3KEsa0JaVE23lUtXY4bL6kbtG054",
+	"qTdjI+FJlfAz8+wXMg/IbMZDBmMKQVqDQqXd1C2fT14MPUrHYoGjurhm6faKVoAeuNn8uCrLDHInXkbm",
+	"YUXqmFmtaZ06usHmG60wGKF3X5KAaU4Zh/nRYnUJqKRJi6Wo1Ud2zWJtQDlnphnjJSNN4HTYfhi7lNRN",
+	"di6vWkvhAC2Pm7ZzbRu7lyOYsYH5yEv62rZN4Ne9hFz5o0n5y9xspf7II7/+8o8cKMvaudQo/rQSSbl8",
+	"yqseLOzy+upZrhb+CNpsLmHVbFe6yrG1OUM3owVLxgZug5F3i4wcRWTjUyc/Z4Tpg+c/m7esm7ZrMwEr",
+	"z+Qp1vQUa3qKNT3Fmp5iTU+xpqdY01Os6SnW9NuINX3ID+LfchLdVnTc0lrvzKpXvyS5s1QtzrxrhY78",
+	"LvUh5+awpqWkWLJkGvDlKxBJ07ypbaucQok+VYyBqSnjhXKvaqZnnVgPaSuLRWAs+Earyn4seH5GZXUC",
+	"2ZMo+CcTBQvJgidB8BUJAk2KUKlciU6Z3+FVjW6n3dlPf3r+BQ/MLOHiCaG+DoTyGur2m0j4V28gL70x",
+	"2DvaBytA//Adle81AxgcYIsi6/VqdG4P/e5kn3Xo3vg46Pl9djA5ot3xnr8fHLLjSYf2xn3/IDhinUmX",
+	"7o33/cPgGBxh/fGBfxR0QLu8PZPnc8GlAIlrg96370J5BWkrgV5PQ/oxYzzkl625vWjvOvdB++glf7Nr",
+	"FodKy603P3x8d3b+Pdx6znjAYvdE++PO0fHhuLPf3ZsE/qG/3++OD4Jjvfbesd9n+3sH/aAXjOHxi3DG",
+	"pKKzeVGg9Ab97l/xJq3ZPBcSiHEva9I5v76XwbcavWCI86DfP+7frxso/4A8kQ0bo7sCv3Z02nloRQDc",
+	"9bbnNIhasfoyZleuYgXOUOGaA3q7vf3qYZsFLlr12ffnL5Lhg+pGJOOL5xH1cxlLjW6vvV86D9gOK77r",
+	"lbcmznPuldk/cFMJr131EN5UZAcPC5KnnOOBz9sY1/qOlVkmUvmEk0ST5zC1vuKwm7tivYrbtdvt111v",
+	"s1nWlXbffP7u7OLs+ekry8n+ePbdH+2/X798cfb+tf3r1Q8/2n9axleHJgussRYoHH5YwZDqvCTll4Uw",
+	"GFTa+EImtGwGQVeS9Cbfy3Lg1d/WpD0LoygUXE1laWxv3fmWz2+A7IgsR8yRa47kSzlhCZdKaCdPyNmD",
+	"Kx69S7TZ86mGXp76sqIkSzUFPC/QYc0EkXdOIlU+0RCj3xK7qzipAZjfmiSLmD4DmC0g+OpUgQFRUyGT",
+	"RvY+5YKHvkYSyLRqOlOHdzyTdjIzzyTNOuHeZxLr7zUGafiRpvkzc6o7XnmuFRHc2UszZjMaaq3IefSE",
+	"dDDjK50zii3WqT9lAb7XzPjNJdp65AYWnD50k6ZYyJ3S4jFrevQTPadsO5kbYO11DdMeJBAVd9kYNA7M",
+	"GyuyoRM9IRW8/Q1H8Zdv5VPemOy9hkZWvm336wcbfT3HhOxS8iOzSzddsZoVFHpekQhjk73TPC4Y35yZ",
+	"xpn4J51WRF4mIca0Lkr7GXlO26NMDbgTrc8D2GboGY5Rnm8meAtpPE2rESkTKZ9NWzILudHbz0E6kyc2",
+	"Lje+4LJm2GW+PRPQrnK2uUymMej2vNWews7+X5H5Qv87Z97PPBIxi7MO5jGVTPqUt0V8uatud7diCU5i",
+	"MQO7rFvzv0b9IPchtlg54wG7NW0kkRKe58DUyeTsGUpoPG73yO2a1LUHZ59xze8jI/EkaRqbJZcNBIhb",
+	"oB36KV3u3JdvyEDHa8ySkpaSKQ3VrrBYM0rHjtFprxhGUyVMaIXOCWoajIhSYm4TVy3PeSa9pAW3bfvm",
+	"ESrJhMa2IdYNVf6UxZAKrmmTs4A0jYTnRMTzKdWX7Ct3TghVJGJUKjIqpYYRqhEJFdTtBv2AipaE61S1",
+	"MXCBAZ3fkkadSuQbVTpdO4pmX4afVWZPom5rlS2rtwEmEfsGkz16Y8uk0qlJnM6g+oOznfKxW4/CPh+U",
+	"roo89y4zNGMD9vvQCRgpKy5tICgun0kS6hts8xcA/QlpdY3GirYgeEEzNQa1cotLOf9dnf4TVdm9I8kY",
+	"H5FmuXmQ9k8JGJsTxsXicrrjkVFCWiOPiJiMLJGOSDOIxXxuB3nETMSXlIcSFnsCrzPWzY6rOOlVuBoc",
+	"5FLhK0uHUjkdQUv4XPfYNHpFRvepPUNdh46LbtvwIa9PTnValFrTOEHCrFRxJYYhELeTaVkHcqsjJwMq",
+	"klzoLNOvQj6HA2Y5VE1r2Gqw67NoLa3USqTdTvppol5/agbqRWm69CmZhLcsaBmj1el58vDJ/4VU6FLr",
+	"IeswL6lNsN2E3RIUEbud+HIixAb9MUfAFSFmtSYhHvGSK8YBtTE4P6N8AZ1l5FQs1Ed7a2Y7yT1rfWWJ",
+	"gz4PbWQJMMnS9NhWhOIZkJgq5hEYrGISFpKodq3OM0+JA08JnE8JnI+cwLlh6wDgZDBDaLGExl9LaTyq",
+	"obRFVk5KPpkwlpgozqQydwBZWm/fK20gUKNq/lEMtM0Nl08tqy8l7sIYK3NTndCmVkEBSgQXuVMZ66xn",
+	"bjtM5TGH4K33hWZYSx5C789fkLkmA203w2SB1K9BmuyW+oqUOjfSbAhulb/b1qVomYtQ6d9+U/ipFc7m",
+	"IrYDR6eNQeMyVNPF2M5axwHKzr/gRZi3U6tmGaRvWrGsNojdrh3LZwJLqUKcQ+JyrMwdQUmhcYoqrv67",
+	"Un11t1k4VPhxlZs44YqpD9gkqhnvcEb1SUVOHrfOIQIHn6scLn2RxFwyg0RAr8ypNuXhjUpJW2DI9UME",
+	"FQ79MkifM3Xq+2yuz0IfoKw77z3HirC7BfbWhBxWeBlar2ZY8ggc5PAx0/VVsviaObOoXD0Qns81it4F",
+	"A/ID9h5219SFqHruSk6cmRc6NoozI7nb62SGmO+VTokGdrhrZzCXM0Z3Bjy+0/zZLSYiJ1Okk6C+lmsf",
+	"vLIewoWTq5iDU1TEyyD7lFL3BVPqShDzIjdZNdF08YQ+VPmiayf7FKBcPTbX3moDVyfA2jKTudHXZt2f",
+	"bv5FftDuJgGQohJlj9ZxDB3U6gcbrvBd4QiiFTrgg6I3RT7goFEhDgJzpMA9Dbe1AqoosQmM2YU5GLii",
+	"0UlB9gVsHjOfousIHFcVvj65iaMui+AFHKJSkVTn0kLXI+EEGr6s0bYqVPvPpX3lJxs7BOulRlK9Wcfu",
+	"yVsyTcBcpEQHz9NS+YQnOCpTFvhlwvw9lPrnJqk8TKBfQIdkFgUSBnVAR4MTMtLHNCJ+xGiMwaVIXApi",
+	"8mgyk0c+ec7KZpNQcmNO7BJNL+ZCCm0q23/nTv0/KEmvzOLe36Tg7Xf05rUZ8euin7wK5y0xRwi35kLz",
+	"oziZE7FyNkpXQ/moowEN09Ji6REukBWLyLncxnRCq6ccZdWWbtZ8Q0WlNRzedifD4e3hpEJncYak5JQJ",
+	"TiA0Rd6/e1UKWGcpvU7/aCWkbZDrkSB8X0kQ+YEo26QI6NQGfVuWOYwvjsfYt/NMCiMtujgJYJ0O607/",
+	"KNNi+91KtfWu6/U692s11jUKa62RH262a7pjvIRDWIod5+oM+XjAe3ORKFfhP1hFOKetv9LW3zut43YF",
+	"xdQe/VFAyR/R/X6qIOJanlpketksCcW7Cm2pzLNdz86MxwrNiCrG/eVr2Rgc9bVkwhH4+vtXKEniNR5s",
+	"FDbPoeNDr2w6RbrsGhHVZKD92qiCs/KafaDs1u5KyTSWinTJ99/YfAnK5c3KZnMZnSre0NvnQq1sPaZ5",
+	"TPxMkj9eXLw1XZ6MExSCPFyYJRKfztg2UontSbkbcuGcWbU9KgewH6px94VBz3LkhX48z2SKxGaOC+MB",
+	"MGzTiy1U0qK3LMdvZEE1wi72zXWbjxzrZ65tDKNmX55wg84mkbg07YY+G6F+8Bqc3SrDVtY/qVEaDwj9",
+	"YytHYHX/2qjiBLXHHm7uQ3ePtYYnODnRu0/JPqkdxM7x8ZIy89x5bMZMXGMkzVR1jyzJdA1CiRLowzbG",
+	"WpVZNBa0mTNxLJMEF/Kbds/dXQuCugaLsYkLW89ByLOyB+cgmBe9NIApzVSLGaGZkXv4jGldBsNGk5Ml",
+	"v/7yP9MGfdIGLmYiYDhaGrsTT5xx0TA+DlolFzpY1gmQG/R5x6jUC0YOxbLuPlyMBvtmnDA76hzHgb0T",
+	"CtJbXvIA4kf4wRpD+BbVvSw0OGVq2RfZ1UNieDnAFA92mQo5qTAtq6kceW9kOgtIv9sh3wnOdqxHHPLV",
+	"R7UUElatYKYHU6Z2yMVYXxqzwOkbKE8IpPqRGaNcGke8/iEzFLAG6UD3OGxiW+R9NRnuJkOXy5GnEPGD",
+	"7JIkcWYes+tQLKSdREcjKYgML7n0TMNGSmLzyozWtVG92gNmBy6qZpKuROt6/ifU6BaQJmbwI8WiAl5X",
+	"QLaKddfggY/NtBNeuy2m/WOopucAhFIXiBV6qeKqMSjklwarPDPR1g4lhAyI1OJwwMAcKbF11lzSnvO3",
+	"w62lAX/jZiqZ//H15Ps/H8dH333/X3+OL27+9v7ti6OzV2//eiZ6r+gren5TZPAuaDfEIVlx9OeK8oDG",
+	"ATHPJFykOcJVjnAANZXsoJ9LqKi5jXUEnewqWeUqdL6uTIa8SBWKVNNQItVEzHckTO3EJsSmjS3gMhcL",
+	"7rPAlhRwdjPk1ootaR7rJL/blGOCE/JCO9vZGuaYuhIsmDfkyZvEtX0RMulRAbXNJ2bQoNm0elZTyqEG",
+	"IPc2bW19tAmu5kGa7YYs0z5MQRikedR6vUlFgeC21iI7ZjTfnjXJq2hnytTKuufaa2mmgr2SqPfJY0kZ",
+	"W3otgbhzzcLOuZQBQGbsrLNm52Jm2e7Nzsqdy8lS3Vsriu7WdxBO0PmCSfWOSRMgLynIYFIZxQamDGha",
+	"dDpB5/2x9nLdxMUHeAmK0s355mYm7Kf2r87zkcSCc5ZUykqSI1w1NtxJVS7N3824vDdP3+2uaMsLfhQb",
+	"GzDSKJVxtHvYOvb3WOtw3N9vHQW9butg0mF92hsf+3udFR1tN+lcm/ahncOEWtuIttCDzw/nIeOZ1IYN",
+	"Mo5L+vJVyd0EYhVpnI5fPTms/dpDjb6SpMqHzDfCjKzXTFGraRapLoNR+T2+wSZ7EZOmmi5N0ke+9+CJ",
+	"AF/n6KR/rUlJNRmzM3eopBp/w/lAKYt1RwSVYp1p7eginZWccv3knAq8K7KlbN3VBhzqgZN3Ugikqaxb",
+	"cVRWTc7JD8NJc1wLwHBzVNOBNhvYwsne1jXGd2KIq3vjP0nTLydNC2eA4yA2OoPuRfdg0D0e9I82PoPu",
+	"5MDvtTrB/mHrkHaPWses32/tjXt+N+iw40n/aEtn4DCx6i30OoM96GdX0QO2pPGkO/Go2Hiyt992f3pq",
+	"PPmUJbui8WT/+Kjb6WUbT/byjSf32D499I/H3aA36bMDeuR3xnr9B+yIdvwu25vs00OnoLgz7vp7wT47",
+	"nBxDQfGKxpPFPpG9yTHt+vvscLwXHE06tO8fsN74OOhO9ui+f8iOxx29DFrdJ9LSFTZZyfWJ7PVr9ons",
+	"HR24xvdZbeZxv0W26pr0pYzV5SHbbh7e227zcMcK/rL9w4u64uYtxN2y4vR9n9pI/EkiPEmEJ4nwzygR",
+	"tt9vONsQYYOeBR/Wtd5N6j5rdej9qvvmbtond1Vf3PV9cMv63ha6vT6ou+u6bq6bdF+tsekskm9aGpl5",
+	"+p+wx+rqMtuCH6aY45LqDlvqy7hpN0aMzy7iUC3PNVEhF/qG0ZjFpwsF6D6Gv761J/+nHy8aeYfai8TR",
+	"SX0ffLng7ySUk5fBi/NT8qcfL2xMcrwII9UKOQmlXLA4nbQpA9sSD34ZnZArtpRDThUZ7bZvWBS1rri4",
+	"4bt/u7mS7b9JwUcnxI9oOJNkZM3yj2EgMXA8kr6YsxHmBFFbt4lrYLeKxZxGQ/7DnPGzF+S54Jz5yq4J",
+	"PazzSGD3GAizXi5iJklz9Pb0v75++ebi/OMPZy+efzw7P3//8t3oBGJjSQAHVjXk7jLa9l9aJRzFjAYj",
+	"SFbS/yI3cajYaEC+e3lBOGMB9I0NPON/nTE1FYHEu9AHCxwQWAwcTnqwU6XmbjvQiuC7O1d4hLHvEYmZ",
+	"WsScQfUcoHYouAcOaXNry0Tok3g2aaKXOc2/02cGGq5m+Y0po9hd2Khh/6V1zuLr0Gcts76WWWBqBszD",
+	"79kSa6f1L/qPwuptDZbNGLhiS9JMvPC//vKPEdkFr7xiUsHfO22iv8zilgwDqJ0D13mb/BFWCL3jIBpN",
+	"JWuFXDIuQ61O1dgJrrOlF1rYhaavkE9E9RZaE+qH/DKBN6CuPnxojzwhfrycK5GM+YSfbVMPryxiKD3E",
+	"O8jPWoyj0DcRpCiUqk1Oo8hkBWBmpO1b8f78BfH1F04MpZTcNOTINuTqNv/kYhpqGsZblnMWtFBgEzml",
+	"c4YFr5cLfQ5wgYRyqDk1DpSOxYyEioyXZHTJ+C7c1xLXLI7osr2ks2jUHvIht0kjgyTNE8YqZ+DkAAW2",
+	"8faH8wtMzLBwk89SXPYg74gFQz5ewhJLElSA6nADYxGEDN8LQ5PdLJERMRtuSsY0Z9D7S04fKArxSXqa",
+	"6GJ4EQ8I+GqhfQgQuQoVcO8E3d+6u/vR2d3p27OG1zCzkrUq24b+zGLOOJ2HjUFjr91p72H7kSmw+N3r",
+	"7q7lgruAIHD5soxZvEU0ss0Hkt6M0iR3AB0QzZvlCRklRtmISLqU5CbpJRlKl6lCewJpkmq1Dgz4D7r0",
+	"q1Cq57gmveSYzphiMc4gzZX6KjaTZA4dci4ZaUKlHwysJab8X/+VMqSfFyxeplSMbg/DTs34ddM0oJsP",
+	"3xZmDeSGDRQrRsoXqwSRV+GcNJM+oNXrM66Y0gWWLs+up6ReC8fYYSkEnHWv0wGTA6wDjLDN51Howzns",
+	"/s1k5aZfXqu+Q0gGeF5VUAbRpq1xs49fL3tpssrdb2hgywnvvcZ+nUfOOCL1S6gIcRUczK/GoflLg2VE",
+	"LuZzESsWmLVpsqOXkPBnLnzQ78iQS1YatuhCTZN0u927pOvLfSVBJc2dpkLip5l/hezrkkG6o8w0PBlk",
+	"eq16TmqXZ1KMoQnJkCcplFgObu/J9coG9vHy7G3r4KibaAHv35152DcuZNJLKJvFz+SQ+1rR9rAv/Q2V",
+	"NgU7wKwgp1G+l+2yn0aS7cREomh8CYFrn2Ek2y4g0WfbRGuejKsQCuyJYcdpN0Vxw1OlpaCBDLlWQU4I",
+	"JTexSLJIsf8+JwsOOmTyVVMXBtvVOkC/02+TU7iotYE4XoISe0Evh7x5Nmm9EZy1XlPlT8mv/8v/IHud",
+	"/g5qm8+pP2Wt51hSPCBctKQSMRshK8/yt++Yem6OvMjgytA7vWXXPvg2aS5UZDRau9NLhvqG65DdSEIj",
+	"rVQsyZRFAWkOG/8+bNhEBeTqGt5qSTTye3AWNGYBuWH0KtLQ3Ov0hxxy+wRnVrgbrzJ84plskx94tCSU",
+	"+BoUZBpyNSCUXNNowbCKIpSECwKavGZdWtbqzyNiwTFq3I2gatQjM+isrB9RU60NWVTSX8MpElwhdEs1",
+	"tMxhZVho3gZ6XMZozrmEL16AIDWkr3elxYBRDPR79RGWpAVB4ijIVYP6fIkAQipJOIhvbmymtExUOGOE",
+	"ah0YZE41TPRq9zr9kowdcxr49oDI0A690MvFQ0H+3l3PrC103nPNREUc/p0F+HC//sNvhPpWLDg+2Dte",
+	"/+CFEK8pXxrJIrcjWu7yJtdPH+4z4uadNvTcCQaZo8/IHYMyD5c8uzi0fffONKe63/05rpRGSZOtZ7JM",
+	"KqQG+vs4HO0QKgklf35HfKiZopyc/+U7Es403ml11LbvHnKDck3lormDn6E6ITfacFDYOR26HqzmltAt",
+	"7M/vHoVpwtSJSU7UIBxBV5sJqchBP9NEws66CZiGRpDqcdAhJWFF6cyP1DuG3t+UAJ3q+YN+WaOJD/9e",
+	"NlxkPe+Co9mV15f/cTuLsoyrQPRlHMoc9UOVts/HBwA5fiPM4DShOEtpBsxb5gMxm8RMTluIx9C7p3Ts",
+	"1zuGE/Ny6G8S5y0ZgHrJ2Y3WAaTtsWSVgJgqhloW3AKPLj2tNIQRyzRjDpVk0USLcMg6bBrvpEfGbCJi",
+	"loxcwFfstEm/c5zOVjJvGfJQkknIaaT1GLPQNjmFKJhdsLbOr9hcmcqKpb5QxmLeIZgymCS3wWW+GtUC",
+	"zw52aYDzJaV057j+g88Fn0QhutQ/J0Xrp/bWP/VGgO17ek1DjOttrhfgqWRpbct8AMfdIRtYxQWwAbpr",
+	"e4KiIkyTV+Ma5MZabpOLJEnYUJxUdEmoBQamPYCdtzQbPMmwAozvGM6SWAFm9Jkm/H5a7ISNQEPsz25E",
+	"9ZAnzOoE2ERam5qOm0u4RO4timDMvIwjYHfSDEPYGj8AvPxGBMutsYKSXqr32WCcaZP1NTGj9DTsMMbf",
+	"oo7xW2BlG3IkxCbnfDLNd+d0WZM7IVe6YsssY6o0RF6FUiHzoRkHkNPboSIOwtlNMlSDjJfW91vuWbZe",
+	"9HW+ZfBmJB8EfhPKtJi/xF1r+gvWoxh3vMZ9mTnift3WPWO2T9X3k9z6jVZgqwSKa/g2ZowodquMLyYg",
+	"9JKGXKoshw1M+8kdzwZOwduItp11OnruqI0hd+c9TamcOo5CTJyTEL1PXJbNfGSOzGM2CW93EhfjkCfR",
+	"MKyBhZhe8Tm5GNsm7anzKA9IRuOc08jtxbe/v74vYLm5VgDxuV7pFVtWHqmIFeQalEQAMnUTNlvAvZZN",
+	"rv9QdznoqTU9G6oW9UOM3raydb14ef7cWdIp/AUXy9ewRo6+gihNjRt/wHDJo2rdhmjWxzos7bahiIBf",
+	"wUq+Y+pbzaT04yww71rVZi0ZYDNJ3XtNOoaSXEfXwUpyKEXaKXK9S2aZXo7n3WXmjfybBVp7LILl73YD",
+	"quhuZzcMjD/wsSRzXiJvQ8Q52QN58QZxn3kqBKwkSy5BH41SBfk5EJe0k3dy049MpknC/6A1Ub5xvZDG",
+	"ysZn20M+wn+NcFwwKmwQIx5pUhnYt4/Qk2aoDKMO4SUX9u5k1EeJNovrLseB9XrsWcBmcwE91SCr4ZGU",
+	"2MwiN1Jju4+1BtM4rkKntbRpBiNSheWqjgc/gZxqgYdliemBZSswT6XAVskT9/dZDoKLdLnHVsg9/U1/",
+	"0HIq63It5VHGaVX0myLzAu2xlB2tdujeGRi2K/OFiquXNpGo3hbdedgVd1knuuGAXuOHOeOJnVMKj1w8",
+	"95kEc8crhjDDIGmogAtfCaXPDx693XKnWAHb4hq+s8+0YjRcUrQtP6RSblwTdeVat8Dn2GqB/26Ky59T",
+	"mvfreNG+FfE4DALM5u53jtY/YZZ1Ec4YuB1qmuKOLMtY490ai3xLl5GgwYUQr2h8yfC5/ToQSbJMXrMg",
+	"pLat2xf1Sq5QkFC+pLFKkmoX5epSTcO/Vm7MO0YDSVIP33pfQJuccpsom//R5HdIyOsoiyxW6kTV4h5b",
+	"cZSE+VzpUh3o215k75ONmDWKzaO64x7khjPrdh1wj2wsfMdUSggPwn4nC/VTPF9uhm/G31Xu5HKyQ2v5",
+	"udxc2UdxNhW7UvzWLP9c74mVxn+u+0SF/b+qHVTqAnAqTD/VC+B8MK+15MrZ/pV8ATcZWrEU7l5d4REQ",
+	"/JrFhniNVsYCSKc3zgEzKT+pIQmcKNrPC7aAHGiw4CXGwc0TQ54Uj6cT8WGesom9vYFYGbv1oWAkN40/",
+	"DcHZufyVboFKpPjKPANutfYXcQ64devlgtMh1S/kFMiylC0ygH9xuyE75eY3ZzY8RPu/cXGlnCvWV312",
+	"71z82ob674rYMgvAocV1RsAqDriSyCtNgVzl69dtDWzC174+myBd/Wc3C+pTSFJwtnuXNpC636VmOGwr",
+	"nZ9amaLbBLHvofawQ+Y0jAtSPw2PxyZ2H5CQnzgh8YrZsAWSsDVn2fG1GysISWHw67Rt1qPicm69Ffhs",
+	"4W4G6T4qUicgeJCAS57OSLptYLdb5J1Hb4ARgCaDYdq6gA6WOC/TIHzS5RLV5MW69NIolGpARvj+EYTp",
+	"JWHUn2JqOWrHYUCaZqSoR1j7sk1GFR1UoLx3yNOZqaBZYxMU0hzlBxyPdk6SmckDotnxiFwKJsmY+lda",
+	"9S4hkCH/MQ4VI1DAXZ4t9vgE8xhZYxXTqT9z7tiDaNb0LjfFqPySPRFxXpGD8AYqUQ+h5TWiax62rthy",
+	"tczSNzijdGaU00smYQiP21XX1JF7eL+YkLFQUxjFI08yzXCTG20/W2yeCy/E2sfAI2YUqEkQ8nCkD+SL",
+	"UaVfiFVTCpdnk9GbOF5CScxGAu+XiFmw0yZQuIOkX+pqSygfiv5/CzISFlrlxLLnlvcyPlFX0XOUU7/S",
+	"dhSyWj6WupHOpFxAEwBhujMnfS0mws5QgBRvfen07ZlnzSMkC+xHsDSytGnE25CPNJ2MBrZJNbTDgCbV",
+	"J2SkyW9EZvQKvptvYq3pBTuRFAh1B9K+ocxW00l2JAvQ44CEKiUhFOtJkp9POReKjJmZ6wIphaTJxZA7",
+	"7qTW92w5IJTE4O8gN2IRBWRKYRA6uWJsbgl4x5brml58Q15dikvWiHE0fbP0/FVLcFwwLtQR3o+fIROc",
+	"Oh1OivyDsxt9NunoHp9l3ODv2LW4YtlXlSQW6JtWnsZd44otS91VV2y5m29aDXcBkNraWm87Pz2ua+s3",
+	"qT1YN1DKiz5JT9i9g6O6N4M7WFV2huYqUom5dD0/UP6NTQMSfmOaYSWdXrTiT2YhXyi4B9V4YKdD3lRT",
+	"FsZYmA4KRsxgmDpoEFiXAoL+WlzBpwjiXmBYIXqPQkUW3JQ9r2Ul79Yj7wNZiVcBNcwqakIDHWtmVRWk",
+	"ItV87X6p1TzGOaLfnHJSy7GVPLptv9Yqske8/XSyN1GnldbBqnAVaUKzEZ9yrSlYnxrfSeoE3IB1wMYw",
+	"Qmq8UENQLpZMETtqw4P2QKlnAE16kraswxZqxkRpxom2v2N0rzBt7FZRnm7J8xuz6a/eAsgvuILEbOjw",
+	"Sfcvuscc5B0nx745nbDbuYhVOq6v7cvrlUSTLUhKe7CBfm4Cjlr+/aQFgUeU2PGIiILEkPO0Ov7u2+ek",
+	"3z3qkOfnf/GgrRujMyifJj6LIuzWgjo3TMtG43r0+5FHRv+h/09L/5//HHnaOqdjzHv3aRyH9JKZPoLQ",
+	"1g1tcKOak9GzEZEC3y7nmtLklDElSSCgHDNecC1lwV6YiHi2iGibjJQgv/6v/wM6w0GOvOnFMOR7Bwck",
+	"oMvSjPeXAFeL59UlX1uRwOcAI3MgsVYQPBJyP1pIqG/X0N7b2zuG7ivQn9RWCmgNa8YoTLsMlSQwGIO8",
+	"v3he2RFMQ2Gl4E6bftqmxzDuI9deYm0h0Ese5DbEbj9pQyf23Ig9Njt9EA62sqRObLTbXq3drmetit2q",
+	"XUOKG/bL0CRlRkOZLn8kFjcDcE0lxVkeSZr4e1BS6JlsK49kira8Ice/XywYXjC/W3x8w5S5biefeMS0",
+	"SzehIuxsbp8DH2vyVvjrPYcaSuyrmzQLO7Vle2aAjJfkTb9jkzMzCsrJaniOwGu9CCU8H5YNdR5Rpag/",
+	"1bR4QiZhxPQp/96ytNZw0ens+Rof4F/MXFAC/9S8cbS2a9GToEoFFXJBJywoNXqWCyqvcduas3gWStNE",
+	"0j410Iy6UVOOuVH5daLMVeG2Ic2GHGjPSjMvLTOH1m5GohDOFiqmUSidhqswizVeREzaIawJzHBn62XM",
+	"yozLJzHzJGa+tJgpFzCp3Bjy9YKDFOVGfsRNKkmM5NimqHBYxpO0eCRpkWmbvInAcB6sJTPENYuh912V",
+	"kPjWxD5cqYC9UAv+AtOcNJ3Lk/DvcSwWl1OlpcicxQbJU0+AZ7JzF1hknTw2Z3FKMcbnENAwWpJrES1m",
+	"SX5aRDWv6Qz5+4vnyG+aSgR0iZw50GIIrmrgZDtUS/J3Fgu5s8ap8IOF0m/Gq5CsuIJ12XN/8iuU+BUS",
+	"AnsmyVRotQUnDzyG0ra2I0vG4eC2XCnT1xx9axJG2CARG2l4RIpYmR6uQw5TuaC7/ei7lxekTumYKX4H",
+	"Pc7HeD465cdCTUspyI3MP7L5/9Qo5qlRzFOjmKdGMZ/cKOZJHK5NsSnp27J1cVirTtmtCKayviRzX25H",
+	"7sAUDFvDkLKndLtg9zpFEabYAXN/aGYYi5epdlitWj60IUz9uPRTzfQ/RSj6kequVxH/dzAkIsH4L8gC",
+	"dgMWhdcsNiMaK7mBuW1JInFJmpYn/PrLP3bNLEbpvGm0QziNY3GDA4lgKNl1Rn+0pD/kmTzMslIngbyg",
+	"ou1BPeX4RbrJfxp2UFhDukkNdBOnxKFBPXdm0P6DRgbtr5wY1Fs7MOhRa7wQBQ0AVib/pkj6xMy2aNgb",
+	"JuCAF0dJO93Wrz8rWzOfq2JpL5GXJXMp4fZcp69sMIY07R7tTDZjqoUGctA3fjDkdqBE23inRx5JLmGj",
+	"oo+mG/Zox8PSIOPpNiDNLcO4+EPVHvJHYo8vrx/RgfDPqSkByFYxGsSSJyazJSZzmmclEDeLQs4+G0sB",
+	"Z83EhHkqFSXMtEvuNYP1TRtLl6ybSkB4Lze/rBADxrx/k+PrzB/DWbpmKMU4Ev5Vi93OIxGzmEQhv0p7",
+	"p0BQ4JkkPlU0EpcLRhhX8ZJMKRSjPx5fuUgg9sRaNvCFGqit4i4Jfj0xmC1qMYK3MICWkq+rxTwKp4nF",
+	"JIxWpxLbmj+N0J42wARSve/jaMFILOI1ExdXlsG/NWv4zcTg7IKrvBX485PLcXVmrwET4NI4pskQ9Roo",
+	"LplSIb+0KA6ef39aPc4Pw2YsCnCw4QkZ8UUUjYgfMWoaPQBaGxGZxezijDUQh5wsJLSXgnlKO21yPoWp",
+	"juOlU2FbJqjeg17+eMi//Uq40hV/oXr2zWjwt1/I/pvtgrS6eh5yAtX2GQKM8V8n9KzLsG4BTWJ5p6P5",
+	"scouMMPaYkYiNlFELBSMYArjrMNSKrqUG1S723nn9ntfv2jMrXilZWp39SQgSxsm5pFtw2p3DeL3716R",
+	"2UJCIfhUqbkkTf0/2M9BcJyjYGfFQ8UIjSJxo0kwvNZWHQ6SllgRFjMpomst9QSZ47h6YywybBGR5oV2",
+	"DxwimTsWXZucKUlkeAlppRi+G/Lm6GYqmf/x11/+MfLIuaI8oHFADDLJnYoS+A1rzXO4+RsoOs+t+Eu1",
+	"ZMyu4sdQTU2X9TWUnWu/X1mp/gKYqKlUT46nUKuOvLbead417CJKK9ftj5uVr3tAmbl1vsgErrIrjoq8",
+	"vDIE9EgrficULcDWNskvdAOAm3MrPk8b5z/yau9/cz6Ex+uFmUpQTLf551QAT4OA0IKoe1CRZ0n8t1Kv",
+	"c0KUbtzXDYNgawOqFJvNFWmqcOaUj0VUYRUY01vGZDqUS8lsiy75/pudNvmezRXZ62AJ5aZ636OHiyGt",
+	"McjEa0HG2oOois86tO86L5O47GIBdL82VJz/vg3Lg2e98uPXrPDlBw72fopd/4vFrr9ADBosv0/jaBjD",
+	"270zmH+/GzPz8uoxw+f+lAVQa5ekvWC+cL5ib2Q+0wqDkacRXXBHg2uOUlof7YBjTAw5MkfG6ThiQXqz",
+	"XIz1EsaYbhOqEzAwDBTEhISKSBVGEbmhIWSqT6DSLGYqhi5XMxqwIQ8WjHBxQ0IuleaXYkICsdBfqtEQ",
+	"xnwuryReP24GHoI3DDS4rpUxYzSEXeAiBKRDPlWdY1IO9wjpOcBzH5nRFxlV78syKiINOQRPbWy2xuzM",
+	"ERDKXf7yaazuLsW4lV2s3gg11RxkJmKYx2GOOuU8DqU5vrcsBynwjxcbWJgP5x9rHst9ttxj1y9Vapl6",
+	"QvDtIjjDLv1bNVBcHN9Fk7slE4u8XJyfQrs/60cp8YWdgDDt9clULGJXyEDLmCWh4HSjahEzMl6CoeMR",
+	"KYacYpGPJmSfciJvQmVsILFQJBISm7VZWkpzY2HloeAgzSVZcBVGRE2FZMkyhpzGWIpImv3O8Q70rMSW",
+	"N0Es5k7PzbTaSN88o0ujKUxFVEPs13ZbfFmi7XxFLrkUnf6FGEYtz8s7g9fuDJJH7wgnTBJVclDP8l7y",
+	"LfIcxaSqYznQRH9tQ49bI+abo4Aq2hbjvzFfjQZkdDds6N+HDez17pGhozjqq7/+8o/70Q6YDhm104M9",
+	"ssCEF1QcsoBE4RUz7hfLdE5MKaMR53Q+h3h9yG3Ivj3kGSw3nAT6Sd5MqYJu1BrtcQfGUIEdg5ESypwp",
+	"06Sk3+0MefJLCNOgk8wzXCXlZMGvODq1GbTstbaAhGZblIxcE+RiOWejAaEwdgpZnZwCO8TG63l4Q3oN",
+	"8vje7W0Z67tgldHCr4r1bV3/1xt/x+QiWqf9L2FK1JP+v32mdc4g5xPaxJtcWOGysJox+4Bds0hjdd2o",
+	"fY1Zj/nAfeVcx/ou2UfvPPQ0IvKRR0Q++SrXVv6WT2msm24A/kRo8OURcINLL2k1C4lzINByDejJlPIg",
+	"AiNDDvno7Q/nq2t8nSWOSBOaS2sjA0g4KfOzWxoQCu2lF5IFQ471LcZ8SUjdEevHO5umFDx8rOMDpe3T",
+	"NMivYxrkc43VkYmrl6BDIbbuwwNrEeeuZrTcqzVL0nOmVtZZ5CVTn3mFv4GYfwqJp0mYjzgDwaHkpL9+",
+	"KnkeZP06ozFxNHClwnhu945VStLtXWZFGUyAof6VVnubU6F2TFMdbHpzM2UgVzKd3WJmo2QrKx+yxx1e",
+	"/nZKIAorr2DTdjIzxU42T6rYqooIhxIycKtWyTYqe8BKBovJpjFUKEnMaNASPFrutAlo/BKTRyVVoZws",
+	"h3y/0yG//m//F5mFHP+X3sL/djtepwP/n/gaKCeWiGzuKQ76W6tbZesLHpEoHqs0Ir/kL1wb8SDifJr5",
+	"97CqhQ2Jtr7kqjnUuf505pU+j+9qaICPZtyUqFyPHkn5WuYyfzHf4ePNdn5Y66H1PoiH0s4u2mDVoQ9w",
+	"wVEymjMoOhq5FNTkJuXAhCyWTO3Y0Tn43ogFAwgyYKe/pO8Y+iSGvDh/R+uNIwe/kvfgDA7OxYL7LICA",
+	"rwaW06exTU55MnoLfYCuI4OMQn5NozD4COX5ozY5pxNmkhrjpWn1wfPOmPXuj3pW7OfmEA/0m3wxnpIc",
+	"dIa7PIrP4l+HZdWyrM+hHOIzhnaRYgglhqmUD7TPsDd4fXxtKWkRR41BYxdw1tyfZ1xvy/oHtwvNJ2RJ",
+	"2MHSX8ZwbdJoPqU7zhtcrlx8yVssB8OuBVEolfMk2gKr22aY/Bdy+vaMjNk0ND2NShsJNG0bo/dxNNrJ",
+	"fAhvq/hU0pDW7f4MY16dIYhYuE3tvLI//XjhfCA9pPsP9/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

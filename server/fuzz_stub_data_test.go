@@ -59,3 +59,8 @@ func (s fuzzStub) ExportMerchantWithdrawals(context.Context, gen.ExportMerchantW
 	s.call.reached = true
 	return gen.ExportMerchantWithdrawals200TextcsvResponse{Body: strings.NewReader("")}, nil
 }
+
+func (s fuzzStub) TestMerchantWebhookEndpoint(context.Context, gen.TestMerchantWebhookEndpointRequestObject) (gen.TestMerchantWebhookEndpointResponseObject, error) {
+	s.call.reached = true
+	return gen.TestMerchantWebhookEndpoint202JSONResponse{}, nil
+}

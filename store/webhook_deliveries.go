@@ -97,7 +97,14 @@ func subscribedTo(q *gorm.DB, typ string) *gorm.DB {
 
 // ScheduleDelivery schedules an event's delivery to an endpoint, due at.
 func (t *Tx) ScheduleDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
-	return translate(t.db.Create(&deliveryRow{ID: uuid.Must(uuid.NewV7()), EventID: eventID, EndpointID: endpointID,
+	_, err := t.ScheduleDeliveryID(eventID, endpointID, merchantID, at)
+	return err
+}
+
+// ScheduleDeliveryID is ScheduleDelivery returning the delivery's id.
+func (t *Tx) ScheduleDeliveryID(eventID string, endpointID, merchantID uuid.UUID, at time.Time) (uuid.UUID, error) {
+	id := uuid.Must(uuid.NewV7())
+	return id, translate(t.db.Create(&deliveryRow{ID: id, EventID: eventID, EndpointID: endpointID,
 		MerchantID: merchantID, Status: DeliveryPending, NextAttemptAt: at.UTC(), CreatedAt: at.UTC(), UpdatedAt: at.UTC()}).Error)
 }
 

@@ -363,3 +363,53 @@ func TestDashboardExportPaymentsCSV(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.Status)
 	})
 }
+
+// The test event and a payment's deliveries, through the API: the endpoint of the token's merchant
+// and mode only; a read token cannot send.
+func TestDashboardWebhookTestAndPaymentDeliveries(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{deposits: true, name: "A"})
+		b := e.merchant(merchantOpts{name: "B"})
+		read := bearerHeader(e.token(a.Merchant.ID, dashauth.ScopeRead))
+		write := bearerHeader(e.token(a.Merchant.ID, dashauth.ScopeWrite))
+		base := "/v1/merchants/" + a.Merchant.ID.String()
+		r := e.do(http.MethodPost, base+"/webhooks", "", map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"payment.created"}}, write...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		epID := r.JSON(t)["endpoint"].(map[string]any)["id"].(string)
+
+		r = e.do(http.MethodPost, base+"/webhooks/"+epID+"/test", "", nil, write...)
+		require.Equal(t, http.StatusAccepted, r.Status, string(r.Body))
+		sent := r.JSON(t)
+		eventID := sent["eventId"].(string)
+		assert.True(t, strings.HasPrefix(eventID, "evt_"))
+		r = e.do(http.MethodGet, base+"/webhooks/deliveries?eventId="+eventID, "", nil, read...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		ds := r.JSON(t)["data"].([]any)
+		require.Len(t, ds, 1)
+		assert.Equal(t, sent["deliveryId"], ds[0].(map[string]any)["id"])
+		assert.Equal(t, epID, ds[0].(map[string]any)["endpointId"])
+
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/webhooks/"+epID+"/test", "", nil, read...).Status, "a read token")
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, base+"/webhooks/"+uuid.NewString()+"/test", "", nil, write...).Status)
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, base+"/webhooks/nope/test", "", nil, write...).Status)
+		testWrite := bearerHeader(e.modeToken(a.Merchant.ID, domain.ModeTest, dashauth.ScopeWrite))
+		assert.Equal(t, http.StatusNotFound, e.do(http.MethodPost, base+"/webhooks/"+epID+"/test", "", nil, testWrite...).Status, "another mode's endpoint")
+		bBase := "/v1/merchants/" + b.Merchant.ID.String()
+		r = e.do(http.MethodPost, bBase+"/webhooks/"+epID+"/test", "", nil, bearerHeader(e.token(b.Merchant.ID, dashauth.ScopeWrite))...)
+		assert.Equal(t, http.StatusNotFound, r.Status, "another merchant's endpoint")
+
+		// A payment's deliveries: its payment.created, not the test event nor another payment's.
+		p1 := e.createPayment(a.SecretKey, payment(2500))["paymentId"].(string)
+		e.createPayment(a.SecretKey, payment(2600))
+		r = e.do(http.MethodGet, base+"/payments/"+p1+"/deliveries", "", nil, read...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		ds = r.JSON(t)["data"].([]any)
+		require.Len(t, ds, 1, string(r.Body))
+		evID := ds[0].(map[string]any)["eventId"].(string)
+		r = e.do(http.MethodGet, base+"/payments/"+p1+"/events", "", nil, read...)
+		require.Equal(t, http.StatusOK, r.Status)
+		assert.Equal(t, evID, r.JSON(t)["data"].([]any)[0].(map[string]any)["id"])
+		r = e.do(http.MethodGet, base+"/payments/"+p1+"/deliveries?limit=0", "", nil, read...)
+		assert.Equal(t, http.StatusBadRequest, r.Status)
+	})
+}

@@ -1701,6 +1701,16 @@ type WebhookEvent struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -2846,6 +2856,17 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	//
 	// The merchant's withdrawals, newest first. Read scope.
@@ -3670,6 +3691,27 @@ func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId D
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateMerchantWebhookSecretRequest(c.Server, merchantId, endpointId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestMerchantWebhookEndpoint Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *Client) TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestMerchantWebhookEndpointRequest(c.Server, merchantId, endpointId)
 	if err != nil {
 		return nil, err
 	}
@@ -5573,6 +5615,47 @@ func NewRotateMerchantWebhookSecretRequest(server string, merchantId DashboardMe
 	return req, nil
 }
 
+// NewTestMerchantWebhookEndpointRequest constructs an http.Request for the TestMerchantWebhookEndpoint method
+func NewTestMerchantWebhookEndpointRequest(server string, merchantId DashboardMerchantId, endpointId WebhookEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/%s/test", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMerchantWithdrawalsRequest constructs an http.Request for the ListMerchantWithdrawals method
 func NewListMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams) (*http.Request, error) {
 	var err error
@@ -6354,6 +6437,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecretWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*RotateMerchantWebhookSecretResult, error)
+
+	// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error)
 
 	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 	//
@@ -8923,6 +9019,82 @@ func (r RotateMerchantWebhookSecretResult) ContentType() string {
 	return ""
 }
 
+type TestMerchantWebhookEndpointResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookTestResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON202() *WebhookTestResult {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TestMerchantWebhookEndpointResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestMerchantWebhookEndpointResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestMerchantWebhookEndpointResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestMerchantWebhookEndpointResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantWithdrawalsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10051,6 +10223,25 @@ func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseRotateMerchantWebhookSecretResult(rsp)
+}
+
+// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error) {
+	rsp, err := c.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestMerchantWebhookEndpointResult(rsp)
 }
 
 // ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
@@ -12217,6 +12408,67 @@ func ParseRotateMerchantWebhookSecretResult(rsp *http.Response) (*RotateMerchant
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseTestMerchantWebhookEndpointResult parses an HTTP response from a TestMerchantWebhookEndpointWithResponse call
+func ParseTestMerchantWebhookEndpointResult(rsp *http.Response) (*TestMerchantWebhookEndpointResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestMerchantWebhookEndpointResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookTestResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

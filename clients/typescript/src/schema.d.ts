@@ -402,6 +402,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/webhooks/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+         *     this endpoint, signed and retried like every delivery; the delivery appears in the log.
+         *     The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+         *     disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+         *     receiver should accept `webhook.test` and answer 2xx.
+         */
+        post: operations["testMerchantWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/balance": {
         parameters: {
             query?: never;
@@ -2656,6 +2680,19 @@ export interface components {
             accentColor?: string | null;
         };
         /**
+         * @description The test event sent and its delivery.
+         * @example {
+         *       "eventId": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "deliveryId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09"
+         *     }
+         */
+        WebhookTestResult: {
+            /** @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e */
+            eventId: string;
+            /** Format: uuid */
+            deliveryId: string;
+        };
+        /**
          * @description What a merchant holds with the service. The top-level amounts are the balance of the
          *     token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
          *     funds a live withdrawal.
@@ -4237,6 +4274,36 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testMerchantWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The webhook endpoint id. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery was scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["InternalError"];
         };
     };
