@@ -33,6 +33,8 @@ var (
 	ErrWebhookEventNotFound    = errors.New("no such webhook event")
 	ErrRotationInProgress      = errors.New("the endpoint's previous secret still signs")
 	ErrTooManyEndpoints        = errors.New("too many webhook endpoints")
+	// The dashboard's data operations (issue 22).
+	ErrPayoutEstimateUnavailable = errors.New("this process cannot estimate a payout on this chain now (its RPC, a price, or its payouts are not available here)")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.

@@ -1717,6 +1717,34 @@ type Withdrawal struct {
 	UpdatedAt time.Time        `json:"updatedAt"`
 }
 
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
 // WithdrawalList A page of withdrawals.
 //
 // Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
@@ -2078,6 +2106,15 @@ type CreateMerchantWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
+}
+
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
 type CancelMerchantWithdrawalParams struct {
 	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
@@ -2405,6 +2442,9 @@ type ServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
@@ -3388,6 +3428,38 @@ func (w *ServerInterfaceWrapper) UpdateMerchantWithdrawalConfig(ctx echo.Context
 	return err
 }
 
+// EstimateMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) EstimateMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EstimateMerchantWithdrawalParams
+	// ------------- Required query parameter "amountInCents" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "amountInCents", ctx.QueryParams(), &params.AmountInCents, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter amountInCents: %s", err))
+	}
+
+	// ------------- Required query parameter "chainId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "chainId", ctx.QueryParams(), &params.ChainId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter chainId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EstimateMerchantWithdrawal(ctx, merchantId, params)
+	return err
+}
+
 // GetMerchantWithdrawal converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantWithdrawal(ctx echo.Context) error {
 	var err error
@@ -3525,6 +3597,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/payments.csv", wrapper.ExportMerchantPayments, options.OperationMiddlewares["exportMerchantPayments"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/withdrawals.csv", wrapper.ExportMerchantWithdrawals, options.OperationMiddlewares["exportMerchantWithdrawals"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId/test", wrapper.TestMerchantWebhookEndpoint, options.OperationMiddlewares["testMerchantWebhookEndpoint"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/estimate", wrapper.EstimateMerchantWithdrawal, options.OperationMiddlewares["estimateMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
@@ -7181,6 +7254,103 @@ func (response UpdateMerchantWithdrawalConfig500JSONResponse) VisitUpdateMerchan
 	return err
 }
 
+type EstimateMerchantWithdrawalRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     EstimateMerchantWithdrawalParams
+}
+
+type EstimateMerchantWithdrawalResponseObject interface {
+	VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type EstimateMerchantWithdrawal200JSONResponse WithdrawalEstimate
+
+func (response EstimateMerchantWithdrawal200JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response EstimateMerchantWithdrawal400JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal401JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal403JSONResponse struct {
+	DashboardWithdrawalForbiddenJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal403JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EstimateMerchantWithdrawal500JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal503JSONResponse struct{ NoChainAvailableJSONResponse }
+
+func (response EstimateMerchantWithdrawal503JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantWithdrawalRequestObject struct {
 	MerchantId   DashboardMerchantId   `json:"merchantId"`
 	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
@@ -7512,6 +7682,9 @@ type StrictServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx context.Context, request UpdateMerchantWithdrawalConfigRequestObject) (UpdateMerchantWithdrawalConfigResponseObject, error)
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx context.Context, request EstimateMerchantWithdrawalRequestObject) (EstimateMerchantWithdrawalResponseObject, error)
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx context.Context, request GetMerchantWithdrawalRequestObject) (GetMerchantWithdrawalResponseObject, error)
@@ -8711,6 +8884,32 @@ func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, mercha
 	return nil
 }
 
+// EstimateMerchantWithdrawal operation middleware
+func (sh *strictHandler) EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error {
+	var request EstimateMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EstimateMerchantWithdrawal(ctx.Request().Context(), request.(EstimateMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EstimateMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EstimateMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitEstimateMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantWithdrawal operation middleware
 func (sh *strictHandler) GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
 	var request GetMerchantWithdrawalRequestObject
@@ -8769,357 +8968,371 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbxtJuiD4VwLsA5g6J0mRFHWj0Oijsl3V6rJdbkvumumixwxmBsVsJSNYGUFJbEFAzcti92UXGMzj",
-	"Pi4a2H3Y37PP9UsW8X0RmZE3MilTtqtbhZnTVjIvEV989+tdwxezueCMK9kY3DWmjAYshn+eBWw2F4px",
-	"9Y7NI7pkgb4aMOnH4VyFgjcGjZGKF2xEbqaMEzUNJYmZnAsuGQkloSSGB4mYEMoJo3EUspjE7OcFk4rc",
-	"hGpK1JQRSWeMJF/zl63v2bLd8BrSn7IZ1R9lfDFrDH5q6K81PngNtZyzxqAhVRzyy8b9/b3XmNOYzpgy",
-	"a38+Zf6VWKi3dDljXJ2VLP1iysgcfyZhoL8X6stzqqYNr8HpjMFf9nmvodcdxhoKehnu8mb09hXjl2ra",
-	"GBz09VKUYrF+2X/76b8Nh7edzod//7dGcdVe4wWV07GgcfCaxf6UVi90Zn4HeClxxTihvpJkImLSpHxJ",
-	"hJqymFAub1gsSb+zt1Oxo1n6pVVbesAefgzVNIjpDY2qdnGT3FEN8Rv3LdtZoYNa37NlcWmv6RWTxI8Z",
-	"1ReIpBMNYxIzFS/b5Fxj5xVbEsoDRNWxCJYWtfV5TMJYqgTzT/Am/QRgOB3yIJxMWKwRTT/qERGTm2kY",
-	"sczTSBShJFKFUUTiBechv/ScMz1uk+/ZUhIaMyJ9MWeBXqaasiFP8EMv8orNFWBGr0+mYhHL9pBbYCN9",
-	"p+DOkV2jAq17+/teYxZy+3c3i+XD4W2v2xoObw9ffviP8kN4Fc5CVYT9mWIzSeYsJnN6yUizq7fU7XQ6",
-	"HgnYhC4ipf9KkfnnBYuX6fIjeKu7aPNUY9DtdLzGRMQzqhqDRsjVXq/h6T2FM81M4Bt6S+bPZM0hV+yS",
-	"xbDoHyYTySpXrQSRV+GcNO1Kq9cp8EWlCy1dpl1Xp3RdP7LxVIirlzyYi7Caa9zgbYSZ+6qpjqVv2gbN",
-	"3euXIDkAO/6GBu8QwfVfvuBaquh/0vk8Cn2gu92/Sb3wuwa7pbN5hA+G/JpGYXA6Ewt84JpGCwZ3xbGI",
-	"8W0Bggfu/EjxVq8xY1LSS/0TXiKzhVRkzMiYqRvGOOl3OkAuGhPgP+KDFDSyJHmw4RwBfsMQ60dcQ1b8",
-	"nOE9K9ea3PzRvDGzXBEHLD4LBsTgKkGwkghoT3OI3v6+s0pzf61lxswP5yHj6o1Qp1EkbtjqlSb3f+RC",
-	"faTmCXe1yR2nQRAzKQckfwVVgYDNhQwVoeaimKDCIFl8HfpsQKgrHuCsIkavWeYu4GqUJy9RU6qITzmR",
-	"c8YDAqzAgiW/jBrwuXdx/d9iNmkMGr/bTRWkXfxV7r5MIZpjDPhqEvL5QrXJSINxpAEwyuLnKNkJ4qZY",
-	"KA2RsVjwQHoozW9CyYZ8VECWEWmG3I8WgUYKxW4VgiGUhAtF8PvvL75tHXlEU1osIiLiIR+HQRgzXy+U",
-	"Ri1xzeI4DBjxpzSmvtabSMj1isLAI5T86fyHN2TGZmMWE80jAqJuQp+B7KJExQvuU8WCIdcSbccjzjJn",
-	"oZQhvxx5ZORPacgBdeRiPhexYnr1mZOGW/T+pV5NRpg9k3oDk/ByEQOHgI8D3jCj78wEPEM5XLtiy2dy",
-	"QJSWozPB2VLrdxJhy4dcX+dMSSB6fX/ArjnTv0VLj0ThNTNPCU5mNORwr/5xR393VEoKejdD7mxHiSx+",
-	"OrhrDkOSX3/5n0TrbDmS8EioJLmhUaQ/rG/Sx2ZRXJ8tYLmmFNQA4YXUV/q85jHTeKqVCqFVbP1RFiQL",
-	"Wcz1yjq3v/7yj8lkMvG0VjKPhRK+iIhcSsVmyet2TsxpjuDkJcJ7MmEcMG4SsijQGsW9l6jZzwWfRKG/",
-	"AXcvZ4ugbAN8xZzxDJ/JqOsaMfRbFAtOAGo/L4TSOhzCSWPPJWuvp/hPpvfcqiYhp5raCLudawkKGKvB",
-	"B+uzJEp9FV6ztgvAN0J9q2l/ewCcwOtcCL4RRC78qV1v2+GVrpljQJa8Y3vAeiMSWBnbL5QkDFCxZn7M",
-	"FGkm9iCqvcAmx0JNdzLg+rMG5+Ywk6jDwBLWCOjHBOS91wB8WCN5pVjEPqtYg4t4U6rxCtcEL3ZXBBfW",
-	"rOfLHu1As5scvEc7nuF+K7ZJmqMilEYega2Tkdn5aCfHrN5zulBTEYd/Z59Ib5at2OXjTjPndM6MsDH3",
-	"PJMWHiEn/6V1jrKhZfwUrXP4zeFceqmMK7Oo7TKuqs8TNBI1uzKyHPjYVESB1uQSW9Ns5IotgTgTR8C3",
-	"Ih6HQcD4p0F3krwmi/ihNPIvECxhqIBNgHV2eQ4Q5yyGjWwbgHWWYTSmmNHAOm7kFVruN3GoWBZ025ED",
-	"a3iH5V9589BlGxmD8FFFAizlii291EzVAvQa3CUsEvxSopsjc7Yu0LZP0HBQDa9hxLhekKEEMmY0ZjEe",
-	"Zbsx4IsocmF7lhh0n4GA3bVkqHVGo4mIZ1oBcbYAKmR4yVlAxkvU4qViAQmlXLA4C9PUmbclak51ZPkx",
-	"CCUdRzlDMv0ierj0ahmH+75a4gbEoEuwEpDEm6OEbaEMc2ydqn057t3mqAxOI9R+rLsncaU9/DTAb/Yx",
-	"ZtSf5o5BCUFm2jrJcwc5cHm/FsZUm1lSke4BaQZMa+NEcOPQ3PlMyndmQQBKvaJkzcTYaaTZPdg5IflV",
-	"Ali3hODGmqvA7hfm168CtSeMqkXM9KmZVWXxdMdaKivwtLBdbe+XI6+xgkKpLd5IoDYHBioodMYDMElt",
-	"eLTrmyP9P+g9AGt2BIauq2ZSNNvB1z5lMUNCrDL0wW8Ob0rsMnQj3NAlibVgQzpzfOLbMWzD9IUfr9jy",
-	"Y8wWkgVFtSbnjCc3msgizVeWRD9hN53GEwxNuaau862tIs2DF0eao3IAgGZ+inGWXDTQxlsg1FIVK0kC",
-	"JZLc0NBEw0KIgQx5zHwWagzTP2Cw5gT0MHwW3CoTGkagiokrjYhsMmE+hlDA9SgtRpJJzFh7yAv7CPnH",
-	"hUQHHxo1WtBqFATvnsFLIXML1/I50NJ7ImJtDQ35Yn4Z60tWz7lmsQSHF2fX2lIKeSinmosBrS6UL2bg",
-	"TVjwKy5uOFlwFUbJalHkS2NC4QKkEnpxxvRK/FIsBvcpF0QrWhCcpfAZCEQxGtlzRTKy1PtMDjlq/xJV",
-	"N6Q0CsaAcb8EO4OSMwNYI6BPSKT/CBVZzEnIpdKfFhN9dCpehvzS2G1nXLGY0+hlSlUP1+/wVYYysoob",
-	"/kTgJ9JMAnIB6XSP98bdSa916HeD1mGn02kd6f/Tcf7bcW22ebg90nvP2e2c+VpPMwcGrz4x/BiWT3wa",
-	"x6HB13ThwMzeiOeav55e0zDS/PjTAMjFR/Tp0uR9ecsCHY/I1DVuoakOGGd5Nxc3J4bsI6q06vk4sHtj",
-	"hQugJ+hzFWLIXShz1znQlki8NO/JxVp9n80VxDcCTYVAne/ePkd9ESjN2s7JX4RylDn4wjDYQc2csyE3",
-	"ItBxf+MXmFm8JJZqgzZ5I9RUv0+zYQhdsyALUySet3QZCRpcCPGKxpfsU+1K1OCUEB8jeJ17+CbChzxb",
-	"q5Fwy+fywsbu19mtz1iA9CDDvzMC+i5pdsnr8Btt/JjgK8p74/34l/bBZixtljW0zcFehDMmFmpLKGRe",
-	"lvdpZo7xhqIaamR5QDQJhrMvg1NBGCBhx7HWOc1SSJMSqWikBeVirklt50TfltBmIDj6eN4JBVDakkpp",
-	"9i0VVVky1Mdn7Z9nksxjdh2KReJ2RKVJhpdcGrWh1+kdtLrdVm/votsZdPT/++saT9CjQj2iWl8w0Hom",
-	"ibhmcUTnhdQY9CgX9ufsTE0Z3zkx79K891Lz3BuxiAISxGKuLVjBfWT65nkUoYBvaNvjN6ciQnl6rgH+",
-	"2GfoxkcxpHUpyCQWMzKPhc/QE6WE/tFnEdqan+No3AQu6WiNcxMbbI4yezKmH+UF48E3AFxlG2hoXwjx",
-	"mvKl4UDyE3kPVewjSIK88WV9HgZo0krSkJMukQ67SV+xRcDmv576BCyrFjGePlz0o5BxZZdIJ4rF5J3+",
-	"d+sU/i2ZL3gAq3ayOZ07islC5/gIOKVpqLLJl4X8I72F7ftcteZ3BRloBW+q6391gw6P7mR9bT6q7Uqz",
-	"lFzQ4z1PMhtesyCkF7CgT4HHIn3jx5l+5UfYpAuW5/jylv5YktaU/8wXEZLGbzTKL2YEwEpdvJszUEwH",
-	"y2RyvkM3ysqssM/hebGSsphLucInc+81Qi4Xk0noa3L+hkaal69JcUvv/zg2DxQT3c74c316ZL/T6WQ0",
-	"4cRmI+ZhIiak26tMfDMv+iyJUy4mhdJkMY0XKI+p7+v1PNMKAFX6xslCgmtnULCY8nsc8sSF72tNAl+I",
-	"WVdaXBVBmkaQM2AY7ZygMBvySmlGkXcbti2rpZtHqnxJNlqd0sp27JJUdK+LCiY3uridS8t+VAPF0TJq",
-	"2ijJZ4FLnBqr+VRKhjpD9hM/TqlyYhnPZHpgNDa5OtrWaEMEMIEoNa/76a4BxvtZoLXjcN7d3x8c9ff3",
-	"tNBczsYiagwa789fPNdg0mZ7/r5dFvu9zqBze7S3t390PPGDAxaMD1jnaNL3D/29XtCfHHbH+/1xQDu9",
-	"4+5e4/6Dl6YLT2gkmafFBHgCGoOfPtx7jXks5ixWIfJJWrFzTWXofNMmTBRK5WkdBz0fkEcK+cGKzTBV",
-	"JvPSZNMOnuX2n8sDTgHiPmJhk783AVbF+zeHW1keeprc/FPyRS/ZW7LitMhEjP/GfAULNMpGHNNl4945",
-	"krsCDqP950+FZBxS+dCLZJxj8F0NeZvFKTiThAYBCwoOsbEQEaPAEtIjz3/wOX7IBIIDWXBzpaq6cXg1",
-	"uUiT0sAdje6t2U4GA4qHlIFBDp4WIJ5FQGfNZQA9nYelBRmnjpaleapGVBagvacvhUqyaALKBvjH0bnt",
-	"oes9VJJMqZzu5MjXOMlOVWPQSEzeXsbkDTWldrq01+mwcat70O21DnvsoHV0FBy3Oj126I+D7uSwd6QZ",
-	"J7JVxSQkHcdsEt5qSF191Jc+9ic9Cqn01+IKP8oXUVQgVGdRd2kVQEAVa6lwxsrIBHPLk3sXCzfbIL0N",
-	"17eaCb/W99ynqy9jFxiQQyd+mivsYYGMLy55KBlBkyGl2hwUCotzwFKxbQ0tdFdjDcJqQgYQmF2YrXsO",
-	"bN0PVuPhqxDLExycCaiiyPC/BuQp8nlc311Kr6tO21DbWiLW7yyDEsQRSoiVk5d/eY3+7DzJVYjJUL7E",
-	"wLI93VBeYMw2EW+mLuUbKgEbqBZYL5gfzmgkG4Pukb12biXuy4s/NorklYqsHMM8PXvb6iVO+Cz2Zhfr",
-	"VEH1u2X0mG6mqGgw8PVXBB00O0vAVmT3DlDuSn5GCLmy0gCrsMI89JxnNCALxUd5gz8Pa/ebGuzrqDMV",
-	"rrDm3OsK63NB6kKhEict4eaFCFSUiQnCWOZwMyXtz46kFd/sZT9qvuF8FZfhfJScs7mIQrrBxz9olf4y",
-	"5BShdNfwF7G2Z9+CEdD1GlMqX4s44btYYDfoebaEDSrShKJRY9C1/9QPy8Zg//7TGBQymBJFK7viVa94",
-	"m95Zytcy7ypHKEwSLscnJF+KSQVTAVqJb55AdJNTcaN/tkaKv5BKzFCjc20JX5vcz0WkbbTG7zr00J9M",
-	"tN6UMbwHvf1Ox2tAEYym0VBwaVMO8dz8JSrUSa6izIqovRUiqkf7ndahv9dtHU86rLU/Pgr2/APaZZ1u",
-	"Qx/8NUMxhYhgraUXoZxHdPkGsfDUnzHyXEwmDD0ReM8rcSnex1GaHYmXnWcaJgUezSlTZzdo9PYTGIDx",
-	"BpcwwG6VSnSwNcAWcBT3PPXC9TcZ+rT1LbYebNDYyJQwCU/u08dH+0dsMgl6e71xv7O3x/qHwXGn09kL",
-	"+l3m7/WZT1lAj/v6dK5nz+1S9RIrzgtUiu5+1Xl1W4dBp9c6Gu/5rT7bnxzQw/GRD+dlkPN9HGpYaLHD",
-	"FrMNjKX/BBNLxZTLCYv/YAqHfl9/k8NFp9M7WIRc9fYPfu8cm1RULTTAsO7FmsUprzowV84z1rNmVTbw",
-	"ZzEpZljD5iCXZBFkR/zZ1Dkkl+NrFl+EgABFjW3/r+7CTPjCSbwzNSJFw9ql21WF+iZ4zxXxRSQWcZJC",
-	"p7mER0a/i+PLy/F4RJp6vWAi2l+fSSJueNZ8cVhEXjN2anJ/91OndUxbkw93B/fFslyvcdsSM82J52pp",
-	"5Mt9geWUbcq4y0JO3p+/QGehWTfmORnS8EwSnsv3tA0sJJPZ7SBfcxWPg3610m8VkYoN5NhjfgM/YFaF",
-	"xWwyZmCa40PaqoSNmGQswRkmWTA8gAKwM9iQipe7OlqUfmutW3OSC55zLhXkVhVgEhGxRu7a++4zXGnL",
-	"BmkqUPIn9K1er0Elbf+0IP3TStumSeeEJB6TyWnK/bS9f5LQDZF0KYkU+kaPCO6kfnpQvxij3Ib6UCyz",
-	"zGKl0biKqnap7CsjFK2bQVuAqbjJkkEz56cO8FXwhEdYBEa01A/GCi7m6D8raIvWfl7yujr6VKm5HOzu",
-	"Un/G2ubybiQuRXsObGG1rV2BXFmhvoYVptsq7qpsO1Y3qK04OmWBZQpkKkfKfcGQ0pGmOUumVKS5hCkz",
-	"czkE5Ut07gVhUINFZJSZbAOFTuu4tFlGwtGMB7v+c8GCJU/kAryQxBAsmGf8fETONAVIRRY8VKTZwR4+",
-	"cwrF62SyiKId9P/X+bAtMlzPB3KsLa1OdAFVgICztbrML6MqlBjmMRKqLc9LCDXJB7H8J6k0Jk286TVT",
-	"VBsThM614sACbRBQAh0/TK+GnRPi4Ez7oTRW0G2K4H3ge1PlqIxy8fdnkviR8K/A1+eLWEOTQCAuEDdc",
-	"JtRiQWfvJ/KK3eg91xMfVgtbZ9jBaZzjzQmJ13oITIZSl2Eik8z7ktXk+Fu5CCiyXS+jIHqFOGoikV1B",
-	"mzmP4qEn3NBhY3mlJ4vuq+zaP9vC45ySxBlUQShID/QItd4pY9taszZvxj4Zbk+GW8FwK5eBFawGCsIT",
-	"++JmKiJTeic95KsBfs52wWliyIdywm6R3nOaUm+/TGw1h8M2/mvnD6UiLCeoS+Kmt9RXdqlGdCTSFFas",
-	"FR1XqubXlQC2nlB1qCbtgIc+Pf1ioKMPGb+1Ia2iPrEFN3j5S9/UdkIXiPiusubS3urYmAqUa4ha+yLM",
-	"G8cbsYMHScw8D7nLfH0DdlKAi8tfnLciqylYyEWj8vEMNpcx5Q/r5dnb1sFRd0AShqW5yJ4PBwj/ZP+J",
-	"Vwzu4bUim8KbDHjxpiw/whs0OUn8mTRfvnve6nWgcCL3+cx7yhbwB0iuMi+9YaF9JeJWDq2+Kmb8QL0J",
-	"5L2jNWUZuINwB7UCQRl2vz6po0znSjSsNCzk0IDLV7Kfyy/eZZBF9pI3KJJWbjlKzqC5S02lShREgTGO",
-	"6vSzo0EQYlutt47cM94ER1tyo74FIWldIzSKfpiAV3x95N5NC7LB5BKnBLvJlNXaboUKShGlIEosfDBp",
-	"nR5YoSQ0uqFLqcVsFPqh2mmTU2yihf4Zw6tNxyWAjFuP24QepEOMw1RA0ujnLij50uy+KvjS1O8imkUr",
-	"7Gpgm8eMdjA7EJ08eN4eJJAZGQ2hLAgDVqknBXab6RYJ/zmtGfudTimJ5CS29SV/WEcdZh0f7r3i7m2r",
-	"MA7JnFyY/Z2Aw1Ka7lPhJRcxC4o7zC/JvG39kuDXD4hn2QVppHKy080bK8wD7LVZiFjZxoWmhWGr2wGF",
-	"eK0PvkKdBCPLg7aOpoco/HdC7I5Ak0jQBV1yCTEs52ynTX6YIyFjDbEBKD5ntjgaQO82c+AIe5ATQDK2",
-	"Xg98laH0aRzYxCVrJg+5cYk7mag72KE1Dct3Sv3jRWR7iIs368XIsvG7YcOnsRo2BsNGvzds3GcTIHqd",
-	"/lHt/sb2Syx+xyZl2ue3KeJIL639BhFNIFFW5h0MuZZ57dzy9vfLVtcaDm+73w6Ht4ff6n8ef/v//Z+/",
-	"/vK///rL//HrL/9P69df/t9f//s/Wr/+9/+7YhMJlrpwyiDsY6+gjisrY6wzHmQhZ6pEKJEL32dSThaR",
-	"pd4TMlVq3pQ74E3PKkDWcSynYp44jtWU8ivpuncWIDpXosn0jx9+Uhf4/+dvP/wkzz/8YbC7uxp9LNtK",
-	"ZZzlCUV+NAlvWdAy1lkiK2yZJ/ZgstBombxMl2nlmLVXn0c6Ph2LKh/WSzxsjltuBZlks2yhppNx8P7d",
-	"K6exWo7nOu3tEBovFsyE9rqdzn4h3oesBi/aLuRvmMr86gt+zXjIuM++ZfZtJg1hfWJcge8XjSn6MN/M",
-	"xll5lZ6YbifVBM82yJIwx/zyL6+tYfWp+RV5ADv92uunF67OwzifijiXjFEhigs5GnlkqvTirT+Zf1os",
-	"sP0aTrPu0OPO4V6vt3ew1zk4PO70G4/lSNxk4TFV7L20Yaa9/v5B+/DouNPt6X8eHlW6AJMaA+PUTbxS",
-	"vs0R/QKpn2Vu4k7N/wAf3U+E+aINGYXzfn9w0AFRF18xdToPcYPGTVDqMZXuIg303sahr8FeCnGDS9ci",
-	"oiqMIG7xRHyfSnwaXuaYt0h0vW0QXbc2kWUiJ18RjW0UinFCB2Hw6fU9WUpcyKDli5CvpkS3NislRTe1",
-	"WwMP3nOfJKHNVWkO2hoVuSTDTN7QeV7Gl1i8m6NV4sdylzWnS7uqti9m+u/dOu/7HeqWv5/Lj72f5buf",
-	"9y5f/PCxtdg/vp33w9Zs9vOfW3+Pf+6cvYqWwR+v3x786SJSH/sQvYQWuIPGhk8WrHxHj60R4s3BbBPv",
-	"dolN9UfUs63+PaeX7CTTIyKm1yySNvij9fFJTC9tR5eiq9YAZdUIItslWU7FDYcshJ32Woeqs4nkK16m",
-	"k0zR+5Q3SXKzRB7g14RerdJZTzvJmUhX0DaNSPVKFtWko5cid209ZlDEC/uxQkQCGsbqPUpTm8TCa3bi",
-	"egohpgPOHKzG0zdnqt1WIZoF03WSUAAm7xk+2+sUk44WZagFmyaCEwrWHImZFNG1aecxX4yj0LfODSZJ",
-	"U9+OZW1paqVTSALdLSWZx+E1VYwoGl8yJaEDjbYiA8ZVSCOJ/SNSBF1j4efPoMS2d0YBZS19eKE17eXu",
-	"H373nx/+o4l//O7Dv5fGXnM4vajKYEBsTWqDHUQtc05my5gLTsnE/t1HC7dClBaGiGykHlW4Lp1c22Rd",
-	"++Uev5UO6G65A3pdtDep1iJhAKPZ7F88M6/imSQ+VTQSlwtGmqPvXl6Q3evuLrvFPnm7WFUzOhlyyF4s",
-	"mVOyc0JCM3aHRlKQsS0ydVMD3VY37rCPIW/ie8tmiOT9patLthz0NPf91G0df4DQ+13H6x7eV3gvU99q",
-	"6oKyLoxs9ky0JO/PX7ieJH3fh0qfqOt9fbh/1XFNPr4PMk8IBQb8l9fJuBEYSRcxvQTiU5iJhv0nI3HD",
-	"Yn1lp0209Ps7i0XyFIwPnCwkC/Lh/Q0MEi7yCZOd285dv3P/byj1ncsmW/609e0HvKFehMZJ50qClgXw",
-	"VHOwoLrq2UTqTsgIZfn3bAm9Ra1OEC2JlgI5hnaFL/tK6puTleduPvY7QZf1Jnu0P973D4JDdjQ5pp1x",
-	"1++VSHmzp3rlrM4n7yqKkI/9X3/5x9rzxfZD6etKDzHDFWpygUycvIy8XhTs8Uovv3Xpo5d/sjCtnlwJ",
-	"99im/Np2qEV31NpHegVTPic6q0DzyrIU4nCgT2AgRY79aDX683rTSSFOaHjkDTXtGiYiNknGmRqc5EY5",
-	"pbFt9F8MoMn1OckloWx9MB/q1eLnm1l6yQG6AC0jsKTNb0kKHrTmhUZTYmKUeC54q3d7m4zfzNHC1zQm",
-	"sGDK2LXlitZLi2ReU38actaKGQ2gv5G+LYvmhb2VlImYzRYs3sWM8vTd5r7s6zeGTwm+A8AK7VLojCVz",
-	"3ZI5Y7YbFM4bK1nJ6pBhRjUBvPGpYpciXpYDLXtYtRIjPDyqFKxFdM49hi8vw3obenP6gK1sWmSm8aRd",
-	"01FpR61KiXkrYtcsMukF2NdI3+Y0/oJexjZv1Wm4r9V2+IccwVCFsVBTjzDqT7XZCg3IbziJWHDJ4oFT",
-	"r4V5Q5CdO+Qglmw6kGOKZdX2u0bSriuNR5qa53zQ8EFxMDvsAhyAsCf9Ufh71ceNt+4tXYqFkhlTUeOY",
-	"dY8UHj8+Rgut4vkOsIDMb05oraZFWlEpu3rJOVFaWHgB2eyJaWbARbaaY7vZKLPM5OuttrVJDrxkck5K",
-	"B4DZM8NMs4CyiLLuY5ZoHeSo/UiOQxhchdeU8Yk8+lTl1HswUznX/XxFc6+CZ6LOcT+gIdinJZCmBlc2",
-	"MzS7+jq9uyropZIQIq06jUPFAg96CS6ZwmI5sVCkafvfithp0LtTi2pyO8yMZ7eNjNIMkwLpVu2kgCmW",
-	"HFYJnx+utRRhN+VoFdjZUM8kmYoZI+CsYdJLMvRdadKuyegNJcpvlhcY9FrRksW6JBuDvbQYKhfpO9y3",
-	"AV17Q/rFQ/jilpryVbLioujKiCG7iW+W50kGd9rHeQDpNtZ7PkjKjQLowYIDS+AmG1GCUewJzmkh4zWu",
-	"RbSYsb1OUCZeDBR8TKLc88CSyZh8jZJOU5vLDNKkkoDb8Ndf/rFre2vu1BQlBbQo1YfS2sykg+M4FovL",
-	"qSIhL2WBWRsaKFirJwNUh96fvzDph37MghAyORWWAzPMKBvlsGpkEhcXM6vB2pU8G/JReVrVaCeZTGQm",
-	"AqJmbV+tlbgQ3GH6lstYSElCrugVI+PlkENMmMjQFqomKuGYXVKO7OnGTISesijAMRb5MWQJ85rEYoaD",
-	"NlPH71TYCvnVHluzfB4kY63kYgwBYhYMuQY/LrY5yuPPyG5PcEdB1KiDXMV4eLfYijJlHgW/eBGL8MiD",
-	"xCeeiM8aqFvKmO4Kg8JX143VKxErsLhacttptPmZ5HPaaDO/4nJwOadVR5g/SO/cpD9iCcsuD47Wgn9J",
-	"xicOgZ+kCBhyVEwxg4A0Tf9Q/GseM8m48sB9Lk0fURYUOl5WSZV+xxErh+VipVcUK4VzcOTMXdUgh70O",
-	"eX/xnAR0KT0iogBN+lgqjygR0CXcNchwToetAwz0XU3N+SD6SZf65jAmJi8DXGIx80WsQWA5axiTKu57",
-	"AosBpiMWasgpXwL7AmCuZDsPUpIri0tKEINibXbGybiW6MxNheAEVpOsJZ+8AlpH58xL5xIScbFjlc75",
-	"NhaTMFrfQoTj5OiAjGOKyrapUV/Rhk1N2axm47VgRVuzyKbRru2ksrmTYvMOU5mN5ttMFTpLDR7aVqpe",
-	"WWythjgYvlIi0btkoR1O2iDGjG5JGjGpzRrhRJ+9Ac5D2p5krLwg01IiKm0lsYqCslMVwsuyyGKNgHuO",
-	"UMbUv2I8+BG0QDf7gXYYO6Tdfi/oHRz63cnewWG3z/r0aHK4f9DtTXodenh86PZ4gNQgVzv7ACH602Ih",
-	"gklweIirL+SnBTdaqYnmNRbzYF2gy9GWM7mUBXItB1MZKTg6NUxKnGsh1IwZDVqCR8ud9orKfVmZzBEG",
-	"0hoemJCRUfRnFMZXZPw+9V01OS2reGS1hNqmDr7CQdbXac836DbvIEHdqF4ZUhQ7864i9ZI3OGec15oL",
-	"oCg5A68cA939lfKO0hjTq7T+tzmjIedMSaidgpZp5oeK6bo7beK2bfcITR1GJs4AT6Aii+/C9Zi5DlpA",
-	"aK6vFRB3Uiv1lTSd3TH8kCa2PTPqmo1PmmQFcLRkou7mh8KJup7Y0p44ejHPpHUX1/VpPa4zPjFKrZut",
-	"BnnUdHde2Nc+y/KRStfnQ1yctX2YZYj7NtMKOLv6t0KCSYZJbaAHhhyCUDJfJVfZ9dhkt5q2x5BhV9L4",
-	"ONv3uFvsO+6+Pr/MbmtMJTgbLhnhi9mYxR6ZRELETfwU2cVa9R3yH6Rb84CTDVT1IAf+TyYiiqA1IQwX",
-	"y0zndPodRnbAfM5nAa8wdKk3AB60ywIOVvSOsHAsf628CudzzPyq1YcCDqLoyTF2NO52RhU2NsA5xJGZ",
-	"rFFLnKTHm/+Iz8KoCTckB/UQMsAtWGAn4EmPMrMKL4NT5ZSRJMxX9U5YU6j/VCn6VCn6VCn6VCn6VCn6",
-	"VCn6VCn6VCn6VCn6W6gULYlQpORfMJFicR1KbHHU9KeMzrWJDcJ7x3heaToXTlt5EN/mxoscBvjjs2yC",
-	"dbezX69d0ZpZA2/tgBXT3KqTy23GBYY2Ip9fRGeTRRQ12LuH9F8q03fvNp5s8LAs84eEPYvsfNWTubKE",
-	"bTT7v4gXtte/vglzR40jqAmZ7Thql5ORvPqob/k4goZyySOpXwnD54Mhx5GdHmIo5UGa3SA4sZ4scCLt",
-	"eGRSOm5AcJb1bZlwIw4cQA8tuQCHFA/cTnnYj3YW3g7M+2C1nIVgdksGw2djMhPXTA45PIjblV7iQhNw",
-	"7w1dklgseJBLk107l+ATUW9TD21x1sDaSoISg+KuxhwAp8Bt7Sc2nBmwelbAXNXvxZj0dMLntCCoWGxq",
-	"rLsDCTb/in6w2JQPMqKmVCbjDAQ32U9SkAmNPextT9NRKGbSyUBT24IHLAaySSrSIYYKhUeYTpRmKAHi",
-	"2hwjaWcLtMnpWBo/Q25kQvLNFXUnLnQyDc/WHv0DW8hnBeyDSGcrXegzIQKnJX2RaMo6ztvymlxYIKcJ",
-	"lIuqEhaSA0uluMykCCQ9XbOt6ufKcRhkj3VdFZABGpTbl7vmo3DC/KUfMQItAazTFx7z7Lx2uZjNaLzM",
-	"5eaZdnhFN1iJbbI36PbADjLVunkNCz3+5cmoZb3U3dYI6vaPVE6T0klUc6/VRzAPekesb+yH46DDupMe",
-	"3Rv3/f3gAKcE/LxgELbo57VCp/tCUT/cQL2wO64uTEMwasDCEXgG3KEsa0JaVE23lUtXY4bL6kbtG054",
-	"qTdjI+FJlfAz8+wXMg/IbMZDBmMKQVqDQqXd1C2fT14MPUrHYoGjurhm6faKVoAeuNn8uCrLDHInXkbm",
-	"YUXqmFmtaZ06usHmG60wGKF3X5KAaU4Zh/nRYnUJqKRJi6Wo1Ud2zWJtQDlnphnjJSNN4HTYfhi7lNRN",
-	"di6vWkvhAC2Pm7ZzbRu7lyOYsYH5yEv62rZN4Ne9hFz5o0n5y9xspf7II7/+8o8cKMvaudQo/rQSSbl8",
-	"yqseLOzy+upZrhb+CNpsLmHVbFe6yrG1OUM3owVLxgZug5F3i4wcRWTjUyc/Z4Tpg+c/m7esm7ZrMwEr",
-	"z+Qp1vQUa3qKNT3Fmp5iTU+xpqdY01Os6SnW9NuINX3ID+LfchLdVnTc0lrvzKpXvyS5s1QtzrxrhY78",
-	"LvUh5+awpqWkWLJkGvDlKxBJ07ypbaucQok+VYyBqSnjhXKvaqZnnVgPaSuLRWAs+Earyn4seH5GZXUC",
-	"2ZMo+CcTBQvJgidB8BUJAk2KUKlciU6Z3+FVjW6n3dlPf3r+BQ/MLOHiCaG+DoTyGur2m0j4V28gL70x",
-	"2DvaBytA//Adle81AxgcYIsi6/VqdG4P/e5kn3Xo3vg46Pl9djA5ot3xnr8fHLLjSYf2xn3/IDhinUmX",
-	"7o33/cPgGBxh/fGBfxR0QLu8PZPnc8GlAIlrg96370J5BWkrgV5PQ/oxYzzkl625vWjvOvdB++glf7Nr",
-	"FodKy603P3x8d3b+Pdx6znjAYvdE++PO0fHhuLPf3ZsE/qG/3++OD4Jjvfbesd9n+3sH/aAXjOHxi3DG",
-	"pKKzeVGg9Ab97l/xJq3ZPBcSiHEva9I5v76XwbcavWCI86DfP+7frxso/4A8kQ0bo7sCv3Z02nloRQDc",
-	"9bbnNIhasfoyZleuYgXOUOGaA3q7vf3qYZsFLlr12ffnL5Lhg+pGJOOL5xH1cxlLjW6vvV86D9gOK77r",
-	"lbcmznPuldk/cFMJr131EN5UZAcPC5KnnOOBz9sY1/qOlVkmUvmEk0ST5zC1vuKwm7tivYrbtdvt111v",
-	"s1nWlXbffP7u7OLs+ekry8n+ePbdH+2/X798cfb+tf3r1Q8/2n9axleHJgussRYoHH5YwZDqvCTll4Uw",
-	"GFTa+EImtGwGQVeS9Cbfy3Lg1d/WpD0LoygUXE1laWxv3fmWz2+A7IgsR8yRa47kSzlhCZdKaCdPyNmD",
-	"Kx69S7TZ86mGXp76sqIkSzUFPC/QYc0EkXdOIlU+0RCj3xK7qzipAZjfmiSLmD4DmC0g+OpUgQFRUyGT",
-	"RvY+5YKHvkYSyLRqOlOHdzyTdjIzzyTNOuHeZxLr7zUGafiRpvkzc6o7XnmuFRHc2UszZjMaaq3IefSE",
-	"dDDjK50zii3WqT9lAb7XzPjNJdp65AYWnD50k6ZYyJ3S4jFrevQTPadsO5kbYO11DdMeJBAVd9kYNA7M",
-	"GyuyoRM9IRW8/Q1H8Zdv5VPemOy9hkZWvm336wcbfT3HhOxS8iOzSzddsZoVFHpekQhjk73TPC4Y35yZ",
-	"xpn4J51WRF4mIca0Lkr7GXlO26NMDbgTrc8D2GboGY5Rnm8meAtpPE2rESkTKZ9NWzILudHbz0E6kyc2",
-	"Lje+4LJm2GW+PRPQrnK2uUymMej2vNWews7+X5H5Qv87Z97PPBIxi7MO5jGVTPqUt0V8uatud7diCU5i",
-	"MQO7rFvzv0b9IPchtlg54wG7NW0kkRKe58DUyeTsGUpoPG73yO2a1LUHZ59xze8jI/EkaRqbJZcNBIhb",
-	"oB36KV3u3JdvyEDHa8ySkpaSKQ3VrrBYM0rHjtFprxhGUyVMaIXOCWoajIhSYm4TVy3PeSa9pAW3bfvm",
-	"ESrJhMa2IdYNVf6UxZAKrmmTs4A0jYTnRMTzKdWX7Ct3TghVJGJUKjIqpYYRqhEJFdTtBv2AipaE61S1",
-	"MXCBAZ3fkkadSuQbVTpdO4pmX4afVWZPom5rlS2rtwEmEfsGkz16Y8uk0qlJnM6g+oOznfKxW4/CPh+U",
-	"roo89y4zNGMD9vvQCRgpKy5tICgun0kS6hts8xcA/QlpdY3GirYgeEEzNQa1cotLOf9dnf4TVdm9I8kY",
-	"H5FmuXmQ9k8JGJsTxsXicrrjkVFCWiOPiJiMLJGOSDOIxXxuB3nETMSXlIcSFnsCrzPWzY6rOOlVuBoc",
-	"5FLhK0uHUjkdQUv4XPfYNHpFRvepPUNdh46LbtvwIa9PTnValFrTOEHCrFRxJYYhELeTaVkHcqsjJwMq",
-	"klzoLNOvQj6HA2Y5VE1r2Gqw67NoLa3USqTdTvppol5/agbqRWm69CmZhLcsaBmj1el58vDJ/4VU6FLr",
-	"IeswL6lNsN2E3RIUEbud+HIixAb9MUfAFSFmtSYhHvGSK8YBtTE4P6N8AZ1l5FQs1Ed7a2Y7yT1rfWWJ",
-	"gz4PbWQJMMnS9NhWhOIZkJgq5hEYrGISFpKodq3OM0+JA08JnE8JnI+cwLlh6wDgZDBDaLGExl9LaTyq",
-	"obRFVk5KPpkwlpgozqQydwBZWm/fK20gUKNq/lEMtM0Nl08tqy8l7sIYK3NTndCmVkEBSgQXuVMZ66xn",
-	"bjtM5TGH4K33hWZYSx5C789fkLkmA203w2SB1K9BmuyW+oqUOjfSbAhulb/b1qVomYtQ6d9+U/ipFc7m",
-	"IrYDR6eNQeMyVNPF2M5axwHKzr/gRZi3U6tmGaRvWrGsNojdrh3LZwJLqUKcQ+JyrMwdQUmhcYoqrv67",
-	"Un11t1k4VPhxlZs44YqpD9gkqhnvcEb1SUVOHrfOIQIHn6scLn2RxFwyg0RAr8ypNuXhjUpJW2DI9UME",
-	"FQ79MkifM3Xq+2yuz0IfoKw77z3HirC7BfbWhBxWeBlar2ZY8ggc5PAx0/VVsviaObOoXD0Qns81it4F",
-	"A/ID9h5219SFqHruSk6cmRc6NoozI7nb62SGmO+VTokGdrhrZzCXM0Z3Bjy+0/zZLSYiJ1Okk6C+lmsf",
-	"vLIewoWTq5iDU1TEyyD7lFL3BVPqShDzIjdZNdF08YQ+VPmiayf7FKBcPTbX3moDVyfA2jKTudHXZt2f",
-	"bv5FftDuJgGQohJlj9ZxDB3U6gcbrvBd4QiiFTrgg6I3RT7goFEhDgJzpMA9Dbe1AqoosQmM2YU5GLii",
-	"0UlB9gVsHjOfousIHFcVvj65iaMui+AFHKJSkVTn0kLXI+EEGr6s0bYqVPvPpX3lJxs7BOulRlK9Wcfu",
-	"yVsyTcBcpEQHz9NS+YQnOCpTFvhlwvw9lPrnJqk8TKBfQIdkFgUSBnVAR4MTMtLHNCJ+xGiMwaVIXApi",
-	"8mgyk0c+ec7KZpNQcmNO7BJNL+ZCCm0q23/nTv0/KEmvzOLe36Tg7Xf05rUZ8euin7wK5y0xRwi35kLz",
-	"oziZE7FyNkpXQ/moowEN09Ji6REukBWLyLncxnRCq6ccZdWWbtZ8Q0WlNRzedifD4e3hpEJncYak5JQJ",
-	"TiA0Rd6/e1UKWGcpvU7/aCWkbZDrkSB8X0kQ+YEo26QI6NQGfVuWOYwvjsfYt/NMCiMtujgJYJ0O607/",
-	"KNNi+91KtfWu6/U692s11jUKa62RH262a7pjvIRDWIod5+oM+XjAe3ORKFfhP1hFOKetv9LW3zut43YF",
-	"xdQe/VFAyR/R/X6qIOJanlpketksCcW7Cm2pzLNdz86MxwrNiCrG/eVr2Rgc9bVkwhH4+vtXKEniNR5s",
-	"FDbPoeNDr2w6RbrsGhHVZKD92qiCs/KafaDs1u5KyTSWinTJ99/YfAnK5c3KZnMZnSre0NvnQq1sPaZ5",
-	"TPxMkj9eXLw1XZ6MExSCPFyYJRKfztg2UontSbkbcuGcWbU9KgewH6px94VBz3LkhX48z2SKxGaOC+MB",
-	"MGzTiy1U0qK3LMdvZEE1wi72zXWbjxzrZ65tDKNmX55wg84mkbg07YY+G6F+8Bqc3SrDVtY/qVEaDwj9",
-	"YytHYHX/2qjiBLXHHm7uQ3ePtYYnODnRu0/JPqkdxM7x8ZIy89x5bMZMXGMkzVR1jyzJdA1CiRLowzbG",
-	"WpVZNBa0mTNxLJMEF/Kbds/dXQuCugaLsYkLW89ByLOyB+cgmBe9NIApzVSLGaGZkXv4jGldBsNGk5Ml",
-	"v/7yP9MGfdIGLmYiYDhaGrsTT5xx0TA+DlolFzpY1gmQG/R5x6jUC0YOxbLuPlyMBvtmnDA76hzHgb0T",
-	"CtJbXvIA4kf4wRpD+BbVvSw0OGVq2RfZ1UNieDnAFA92mQo5qTAtq6kceW9kOgtIv9sh3wnOdqxHHPLV",
-	"R7UUElatYKYHU6Z2yMVYXxqzwOkbKE8IpPqRGaNcGke8/iEzFLAG6UD3OGxiW+R9NRnuJkOXy5GnEPGD",
-	"7JIkcWYes+tQLKSdREcjKYgML7n0TMNGSmLzyozWtVG92gNmBy6qZpKuROt6/ifU6BaQJmbwI8WiAl5X",
-	"QLaKddfggY/NtBNeuy2m/WOopucAhFIXiBV6qeKqMSjklwarPDPR1g4lhAyI1OJwwMAcKbF11lzSnvO3",
-	"w62lAX/jZiqZ//H15Ps/H8dH333/X3+OL27+9v7ti6OzV2//eiZ6r+gren5TZPAuaDfEIVlx9OeK8oDG",
-	"ATHPJFykOcJVjnAANZXsoJ9LqKi5jXUEnewqWeUqdL6uTIa8SBWKVNNQItVEzHckTO3EJsSmjS3gMhcL",
-	"7rPAlhRwdjPk1ootaR7rJL/blGOCE/JCO9vZGuaYuhIsmDfkyZvEtX0RMulRAbXNJ2bQoNm0elZTyqEG",
-	"IPc2bW19tAmu5kGa7YYs0z5MQRikedR6vUlFgeC21iI7ZjTfnjXJq2hnytTKuufaa2mmgr2SqPfJY0kZ",
-	"W3otgbhzzcLOuZQBQGbsrLNm52Jm2e7Nzsqdy8lS3Vsriu7WdxBO0PmCSfWOSRMgLynIYFIZxQamDGha",
-	"dDpB5/2x9nLdxMUHeAmK0s355mYm7Kf2r87zkcSCc5ZUykqSI1w1NtxJVS7N3824vDdP3+2uaMsLfhQb",
-	"GzDSKJVxtHvYOvb3WOtw3N9vHQW9butg0mF92hsf+3udFR1tN+lcm/ahncOEWtuIttCDzw/nIeOZ1IYN",
-	"Mo5L+vJVyd0EYhVpnI5fPTms/dpDjb6SpMqHzDfCjKzXTFGraRapLoNR+T2+wSZ7EZOmmi5N0ke+9+CJ",
-	"AF/n6KR/rUlJNRmzM3eopBp/w/lAKYt1RwSVYp1p7eginZWccv3knAq8K7KlbN3VBhzqgZN3Ugikqaxb",
-	"cVRWTc7JD8NJc1wLwHBzVNOBNhvYwsne1jXGd2KIq3vjP0nTLydNC2eA4yA2OoPuRfdg0D0e9I82PoPu",
-	"5MDvtTrB/mHrkHaPWses32/tjXt+N+iw40n/aEtn4DCx6i30OoM96GdX0QO2pPGkO/Go2Hiyt992f3pq",
-	"PPmUJbui8WT/+Kjb6WUbT/byjSf32D499I/H3aA36bMDeuR3xnr9B+yIdvwu25vs00OnoLgz7vp7wT47",
-	"nBxDQfGKxpPFPpG9yTHt+vvscLwXHE06tO8fsN74OOhO9ui+f8iOxx29DFrdJ9LSFTZZyfWJ7PVr9ons",
-	"HR24xvdZbeZxv0W26pr0pYzV5SHbbh7e227zcMcK/rL9w4u64uYtxN2y4vR9n9pI/EkiPEmEJ4nwzygR",
-	"tt9vONsQYYOeBR/Wtd5N6j5rdej9qvvmbtond1Vf3PV9cMv63ha6vT6ou+u6bq6bdF+tsekskm9aGpl5",
-	"+p+wx+rqMtuCH6aY45LqDlvqy7hpN0aMzy7iUC3PNVEhF/qG0ZjFpwsF6D6Gv761J/+nHy8aeYfai8TR",
-	"SX0ffLng7ySUk5fBi/NT8qcfL2xMcrwII9UKOQmlXLA4nbQpA9sSD34ZnZArtpRDThUZ7bZvWBS1rri4",
-	"4bt/u7mS7b9JwUcnxI9oOJNkZM3yj2EgMXA8kr6YsxHmBFFbt4lrYLeKxZxGQ/7DnPGzF+S54Jz5yq4J",
-	"PazzSGD3GAizXi5iJklz9Pb0v75++ebi/OMPZy+efzw7P3//8t3oBGJjSQAHVjXk7jLa9l9aJRzFjAYj",
-	"SFbS/yI3cajYaEC+e3lBOGMB9I0NPON/nTE1FYHEu9AHCxwQWAwcTnqwU6XmbjvQiuC7O1d4hLHvEYmZ",
-	"WsScQfUcoHYouAcOaXNry0Tok3g2aaKXOc2/02cGGq5m+Y0po9hd2Khh/6V1zuLr0Gcts76WWWBqBszD",
-	"79kSa6f1L/qPwuptDZbNGLhiS9JMvPC//vKPEdkFr7xiUsHfO22iv8zilgwDqJ0D13mb/BFWCL3jIBpN",
-	"JWuFXDIuQ61O1dgJrrOlF1rYhaavkE9E9RZaE+qH/DKBN6CuPnxojzwhfrycK5GM+YSfbVMPryxiKD3E",
-	"O8jPWoyj0DcRpCiUqk1Oo8hkBWBmpO1b8f78BfH1F04MpZTcNOTINuTqNv/kYhpqGsZblnMWtFBgEzml",
-	"c4YFr5cLfQ5wgYRyqDk1DpSOxYyEioyXZHTJ+C7c1xLXLI7osr2ks2jUHvIht0kjgyTNE8YqZ+DkAAW2",
-	"8faH8wtMzLBwk89SXPYg74gFQz5ewhJLElSA6nADYxGEDN8LQ5PdLJERMRtuSsY0Z9D7S04fKArxSXqa",
-	"6GJ4EQ8I+GqhfQgQuQoVcO8E3d+6u/vR2d3p27OG1zCzkrUq24b+zGLOOJ2HjUFjr91p72H7kSmw+N3r",
-	"7q7lgruAIHD5soxZvEU0ss0Hkt6M0iR3AB0QzZvlCRklRtmISLqU5CbpJRlKl6lCewJpkmq1Dgz4D7r0",
-	"q1Cq57gmveSYzphiMc4gzZX6KjaTZA4dci4ZaUKlHwysJab8X/+VMqSfFyxeplSMbg/DTs34ddM0oJsP",
-	"3xZmDeSGDRQrRsoXqwSRV+GcNJM+oNXrM66Y0gWWLs+up6ReC8fYYSkEnHWv0wGTA6wDjLDN51Howzns",
-	"/s1k5aZfXqu+Q0gGeF5VUAbRpq1xs49fL3tpssrdb2hgywnvvcZ+nUfOOCL1S6gIcRUczK/GoflLg2VE",
-	"LuZzESsWmLVpsqOXkPBnLnzQ78iQS1YatuhCTZN0u927pOvLfSVBJc2dpkLip5l/hezrkkG6o8w0PBlk",
-	"eq16TmqXZ1KMoQnJkCcplFgObu/J9coG9vHy7G3r4KibaAHv35152DcuZNJLKJvFz+SQ+1rR9rAv/Q2V",
-	"NgU7wKwgp1G+l+2yn0aS7cREomh8CYFrn2Ek2y4g0WfbRGuejKsQCuyJYcdpN0Vxw1OlpaCBDLlWQU4I",
-	"JTexSLJIsf8+JwsOOmTyVVMXBtvVOkC/02+TU7iotYE4XoISe0Evh7x5Nmm9EZy1XlPlT8mv/8v/IHud",
-	"/g5qm8+pP2Wt51hSPCBctKQSMRshK8/yt++Yem6OvMjgytA7vWXXPvg2aS5UZDRau9NLhvqG65DdSEIj",
-	"rVQsyZRFAWkOG/8+bNhEBeTqGt5qSTTye3AWNGYBuWH0KtLQ3Ov0hxxy+wRnVrgbrzJ84plskx94tCSU",
-	"+BoUZBpyNSCUXNNowbCKIpSECwKavGZdWtbqzyNiwTFq3I2gatQjM+isrB9RU60NWVTSX8MpElwhdEs1",
-	"tMxhZVho3gZ6XMZozrmEL16AIDWkr3elxYBRDPR79RGWpAVB4ijIVYP6fIkAQipJOIhvbmymtExUOGOE",
-	"ah0YZE41TPRq9zr9kowdcxr49oDI0A690MvFQ0H+3l3PrC103nPNREUc/p0F+HC//sNvhPpWLDg+2Dte",
-	"/+CFEK8pXxrJIrcjWu7yJtdPH+4z4uadNvTcCQaZo8/IHYMyD5c8uzi0fffONKe63/05rpRGSZOtZ7JM",
-	"KqQG+vs4HO0QKgklf35HfKiZopyc/+U7Es403ml11LbvHnKDck3lormDn6E6ITfacFDYOR26HqzmltAt",
-	"7M/vHoVpwtSJSU7UIBxBV5sJqchBP9NEws66CZiGRpDqcdAhJWFF6cyP1DuG3t+UAJ3q+YN+WaOJD/9e",
-	"NlxkPe+Co9mV15f/cTuLsoyrQPRlHMoc9UOVts/HBwA5fiPM4DShOEtpBsxb5gMxm8RMTluIx9C7p3Ts",
-	"1zuGE/Ny6G8S5y0ZgHrJ2Y3WAaTtsWSVgJgqhloW3AKPLj2tNIQRyzRjDpVk0USLcMg6bBrvpEfGbCJi",
-	"loxcwFfstEm/c5zOVjJvGfJQkknIaaT1GLPQNjmFKJhdsLbOr9hcmcqKpb5QxmLeIZgymCS3wWW+GtUC",
-	"zw52aYDzJaV057j+g88Fn0QhutQ/J0Xrp/bWP/VGgO17ek1DjOttrhfgqWRpbct8AMfdIRtYxQWwAbpr",
-	"e4KiIkyTV+Ma5MZabpOLJEnYUJxUdEmoBQamPYCdtzQbPMmwAozvGM6SWAFm9Jkm/H5a7ISNQEPsz25E",
-	"9ZAnzOoE2ERam5qOm0u4RO4timDMvIwjYHfSDEPYGj8AvPxGBMutsYKSXqr32WCcaZP1NTGj9DTsMMbf",
-	"oo7xW2BlG3IkxCbnfDLNd+d0WZM7IVe6YsssY6o0RF6FUiHzoRkHkNPboSIOwtlNMlSDjJfW91vuWbZe",
-	"9HW+ZfBmJB8EfhPKtJi/xF1r+gvWoxh3vMZ9mTnift3WPWO2T9X3k9z6jVZgqwSKa/g2ZowodquMLyYg",
-	"9JKGXKoshw1M+8kdzwZOwduItp11OnruqI0hd+c9TamcOo5CTJyTEL1PXJbNfGSOzGM2CW93EhfjkCfR",
-	"MKyBhZhe8Tm5GNsm7anzKA9IRuOc08jtxbe/v74vYLm5VgDxuV7pFVtWHqmIFeQalEQAMnUTNlvAvZZN",
-	"rv9QdznoqTU9G6oW9UOM3raydb14ef7cWdIp/AUXy9ewRo6+gihNjRt/wHDJo2rdhmjWxzos7bahiIBf",
-	"wUq+Y+pbzaT04yww71rVZi0ZYDNJ3XtNOoaSXEfXwUpyKEXaKXK9S2aZXo7n3WXmjfybBVp7LILl73YD",
-	"quhuZzcMjD/wsSRzXiJvQ8Q52QN58QZxn3kqBKwkSy5BH41SBfk5EJe0k3dy049MpknC/6A1Ub5xvZDG",
-	"ysZn20M+wn+NcFwwKmwQIx5pUhnYt4/Qk2aoDKMO4SUX9u5k1EeJNovrLseB9XrsWcBmcwE91SCr4ZGU",
-	"2MwiN1Jju4+1BtM4rkKntbRpBiNSheWqjgc/gZxqgYdliemBZSswT6XAVskT9/dZDoKLdLnHVsg9/U1/",
-	"0HIq63It5VHGaVX0myLzAu2xlB2tdujeGRi2K/OFiquXNpGo3hbdedgVd1knuuGAXuOHOeOJnVMKj1w8",
-	"95kEc8crhjDDIGmogAtfCaXPDx693XKnWAHb4hq+s8+0YjRcUrQtP6RSblwTdeVat8Dn2GqB/26Ky59T",
-	"mvfreNG+FfE4DALM5u53jtY/YZZ1Ec4YuB1qmuKOLMtY490ai3xLl5GgwYUQr2h8yfC5/ToQSbJMXrMg",
-	"pLat2xf1Sq5QkFC+pLFKkmoX5epSTcO/Vm7MO0YDSVIP33pfQJuccpsom//R5HdIyOsoiyxW6kTV4h5b",
-	"cZSE+VzpUh3o215k75ONmDWKzaO64x7khjPrdh1wj2wsfMdUSggPwn4nC/VTPF9uhm/G31Xu5HKyQ2v5",
-	"udxc2UdxNhW7UvzWLP9c74mVxn+u+0SF/b+qHVTqAnAqTD/VC+B8MK+15MrZ/pV8ATcZWrEU7l5d4REQ",
-	"/JrFhniNVsYCSKc3zgEzKT+pIQmcKNrPC7aAHGiw4CXGwc0TQ54Uj6cT8WGesom9vYFYGbv1oWAkN40/",
-	"DcHZufyVboFKpPjKPANutfYXcQ64devlgtMh1S/kFMiylC0ygH9xuyE75eY3ZzY8RPu/cXGlnCvWV312",
-	"71z82ob674rYMgvAocV1RsAqDriSyCtNgVzl69dtDWzC174+myBd/Wc3C+pTSFJwtnuXNpC636VmOGwr",
-	"nZ9amaLbBLHvofawQ+Y0jAtSPw2PxyZ2H5CQnzgh8YrZsAWSsDVn2fG1GysISWHw67Rt1qPicm69Ffhs",
-	"4W4G6T4qUicgeJCAS57OSLptYLdb5J1Hb4ARgCaDYdq6gA6WOC/TIHzS5RLV5MW69NIolGpARvj+EYTp",
-	"JWHUn2JqOWrHYUCaZqSoR1j7sk1GFR1UoLx3yNOZqaBZYxMU0hzlBxyPdk6SmckDotnxiFwKJsmY+lda",
-	"9S4hkCH/MQ4VI1DAXZ4t9vgE8xhZYxXTqT9z7tiDaNb0LjfFqPySPRFxXpGD8AYqUQ+h5TWiax62rthy",
-	"tczSNzijdGaU00smYQiP21XX1JF7eL+YkLFQUxjFI08yzXCTG20/W2yeCy/E2sfAI2YUqEkQ8nCkD+SL",
-	"UaVfiFVTCpdnk9GbOF5CScxGAu+XiFmw0yZQuIOkX+pqSygfiv5/CzISFlrlxLLnlvcyPlFX0XOUU7/S",
-	"dhSyWj6WupHOpFxAEwBhujMnfS0mws5QgBRvfen07ZlnzSMkC+xHsDSytGnE25CPNJ2MBrZJNbTDgCbV",
-	"J2SkyW9EZvQKvptvYq3pBTuRFAh1B9K+ocxW00l2JAvQ44CEKiUhFOtJkp9POReKjJmZ6wIphaTJxZA7",
-	"7qTW92w5IJTE4O8gN2IRBWRKYRA6uWJsbgl4x5brml58Q15dikvWiHE0fbP0/FVLcFwwLtQR3o+fIROc",
-	"Oh1OivyDsxt9NunoHp9l3ODv2LW4YtlXlSQW6JtWnsZd44otS91VV2y5m29aDXcBkNraWm87Pz2ua+s3",
-	"qT1YN1DKiz5JT9i9g6O6N4M7WFV2huYqUom5dD0/UP6NTQMSfmOaYSWdXrTiT2YhXyi4B9V4YKdD3lRT",
-	"FsZYmA4KRsxgmDpoEFiXAoL+WlzBpwjiXmBYIXqPQkUW3JQ9r2Ul79Yj7wNZiVcBNcwqakIDHWtmVRWk",
-	"ItV87X6p1TzGOaLfnHJSy7GVPLptv9Yqske8/XSyN1GnldbBqnAVaUKzEZ9yrSlYnxrfSeoE3IB1wMYw",
-	"Qmq8UENQLpZMETtqw4P2QKlnAE16kraswxZqxkRpxom2v2N0rzBt7FZRnm7J8xuz6a/eAsgvuILEbOjw",
-	"Sfcvuscc5B0nx745nbDbuYhVOq6v7cvrlUSTLUhKe7CBfm4Cjlr+/aQFgUeU2PGIiILEkPO0Ov7u2+ek",
-	"3z3qkOfnf/GgrRujMyifJj6LIuzWgjo3TMtG43r0+5FHRv+h/09L/5//HHnaOqdjzHv3aRyH9JKZPoLQ",
-	"1g1tcKOak9GzEZEC3y7nmtLklDElSSCgHDNecC1lwV6YiHi2iGibjJQgv/6v/wM6w0GOvOnFMOR7Bwck",
-	"oMvSjPeXAFeL59UlX1uRwOcAI3MgsVYQPBJyP1pIqG/X0N7b2zuG7ivQn9RWCmgNa8YoTLsMlSQwGIO8",
-	"v3he2RFMQ2Gl4E6bftqmxzDuI9deYm0h0Ese5DbEbj9pQyf23Ig9Njt9EA62sqRObLTbXq3drmetit2q",
-	"XUOKG/bL0CRlRkOZLn8kFjcDcE0lxVkeSZr4e1BS6JlsK49kira8Ice/XywYXjC/W3x8w5S5biefeMS0",
-	"SzehIuxsbp8DH2vyVvjrPYcaSuyrmzQLO7Vle2aAjJfkTb9jkzMzCsrJaniOwGu9CCU8H5YNdR5Rpag/",
-	"1bR4QiZhxPQp/96ytNZw0ens+Rof4F/MXFAC/9S8cbS2a9GToEoFFXJBJywoNXqWCyqvcduas3gWStNE",
-	"0j410Iy6UVOOuVH5daLMVeG2Ic2GHGjPSjMvLTOH1m5GohDOFiqmUSidhqswizVeREzaIawJzHBn62XM",
-	"yozLJzHzJGa+tJgpFzCp3Bjy9YKDFOVGfsRNKkmM5NimqHBYxpO0eCRpkWmbvInAcB6sJTPENYuh912V",
-	"kPjWxD5cqYC9UAv+AtOcNJ3Lk/DvcSwWl1OlpcicxQbJU0+AZ7JzF1hknTw2Z3FKMcbnENAwWpJrES1m",
-	"SX5aRDWv6Qz5+4vnyG+aSgR0iZw50GIIrmrgZDtUS/J3Fgu5s8ap8IOF0m/Gq5CsuIJ12XN/8iuU+BUS",
-	"AnsmyVRotQUnDzyG0ra2I0vG4eC2XCnT1xx9axJG2CARG2l4RIpYmR6uQw5TuaC7/ei7lxekTumYKX4H",
-	"Pc7HeD465cdCTUspyI3MP7L5/9Qo5qlRzFOjmKdGMZ/cKOZJHK5NsSnp27J1cVirTtmtCKayviRzX25H",
-	"7sAUDFvDkLKndLtg9zpFEabYAXN/aGYYi5epdlitWj60IUz9uPRTzfQ/RSj6kequVxH/dzAkIsH4L8gC",
-	"dgMWhdcsNiMaK7mBuW1JInFJmpYn/PrLP3bNLEbpvGm0QziNY3GDA4lgKNl1Rn+0pD/kmTzMslIngbyg",
-	"ou1BPeX4RbrJfxp2UFhDukkNdBOnxKFBPXdm0P6DRgbtr5wY1Fs7MOhRa7wQBQ0AVib/pkj6xMy2aNgb",
-	"JuCAF0dJO93Wrz8rWzOfq2JpL5GXJXMp4fZcp69sMIY07R7tTDZjqoUGctA3fjDkdqBE23inRx5JLmGj",
-	"oo+mG/Zox8PSIOPpNiDNLcO4+EPVHvJHYo8vrx/RgfDPqSkByFYxGsSSJyazJSZzmmclEDeLQs4+G0sB",
-	"Z83EhHkqFSXMtEvuNYP1TRtLl6ybSkB4Lze/rBADxrx/k+PrzB/DWbpmKMU4Ev5Vi93OIxGzmEQhv0p7",
-	"p0BQ4JkkPlU0EpcLRhhX8ZJMKRSjPx5fuUgg9sRaNvCFGqit4i4Jfj0xmC1qMYK3MICWkq+rxTwKp4nF",
-	"JIxWpxLbmj+N0J42wARSve/jaMFILOI1ExdXlsG/NWv4zcTg7IKrvBX485PLcXVmrwET4NI4pskQ9Roo",
-	"LplSIb+0KA6ef39aPc4Pw2YsCnCw4QkZ8UUUjYgfMWoaPQBaGxGZxezijDUQh5wsJLSXgnlKO21yPoWp",
-	"juOlU2FbJqjeg17+eMi//Uq40hV/oXr2zWjwt1/I/pvtgrS6eh5yAtX2GQKM8V8n9KzLsG4BTWJ5p6P5",
-	"scouMMPaYkYiNlFELBSMYArjrMNSKrqUG1S723nn9ntfv2jMrXilZWp39SQgSxsm5pFtw2p3DeL3716R",
-	"2UJCIfhUqbkkTf0/2M9BcJyjYGfFQ8UIjSJxo0kwvNZWHQ6SllgRFjMpomst9QSZ47h6YywybBGR5oV2",
-	"DxwimTsWXZucKUlkeAlppRi+G/Lm6GYqmf/x11/+MfLIuaI8oHFADDLJnYoS+A1rzXO4+RsoOs+t+Eu1",
-	"ZMyu4sdQTU2X9TWUnWu/X1mp/gKYqKlUT46nUKuOvLbead417CJKK9ftj5uVr3tAmbl1vsgErrIrjoq8",
-	"vDIE9EgrficULcDWNskvdAOAm3MrPk8b5z/yau9/cz6Ex+uFmUpQTLf551QAT4OA0IKoe1CRZ0n8t1Kv",
-	"c0KUbtzXDYNgawOqFJvNFWmqcOaUj0VUYRUY01vGZDqUS8lsiy75/pudNvmezRXZ62AJ5aZ636OHiyGt",
-	"McjEa0HG2oOois86tO86L5O47GIBdL82VJz/vg3Lg2e98uPXrPDlBw72fopd/4vFrr9ADBosv0/jaBjD",
-	"270zmH+/GzPz8uoxw+f+lAVQa5ekvWC+cL5ib2Q+0wqDkacRXXBHg2uOUlof7YBjTAw5MkfG6ThiQXqz",
-	"XIz1EsaYbhOqEzAwDBTEhISKSBVGEbmhIWSqT6DSLGYqhi5XMxqwIQ8WjHBxQ0IuleaXYkICsdBfqtEQ",
-	"xnwuryReP24GHoI3DDS4rpUxYzSEXeAiBKRDPlWdY1IO9wjpOcBzH5nRFxlV78syKiINOQRPbWy2xuzM",
-	"ERDKXf7yaazuLsW4lV2s3gg11RxkJmKYx2GOOuU8DqU5vrcsBynwjxcbWJgP5x9rHst9ttxj1y9Vapl6",
-	"QvDtIjjDLv1bNVBcHN9Fk7slE4u8XJyfQrs/60cp8YWdgDDt9clULGJXyEDLmCWh4HSjahEzMl6CoeMR",
-	"KYacYpGPJmSfciJvQmVsILFQJBISm7VZWkpzY2HloeAgzSVZcBVGRE2FZMkyhpzGWIpImv3O8Q70rMSW",
-	"N0Es5k7PzbTaSN88o0ujKUxFVEPs13ZbfFmi7XxFLrkUnf6FGEYtz8s7g9fuDJJH7wgnTBJVclDP8l7y",
-	"LfIcxaSqYznQRH9tQ49bI+abo4Aq2hbjvzFfjQZkdDds6N+HDez17pGhozjqq7/+8o/70Q6YDhm104M9",
-	"ssCEF1QcsoBE4RUz7hfLdE5MKaMR53Q+h3h9yG3Ivj3kGSw3nAT6Sd5MqYJu1BrtcQfGUIEdg5ESypwp",
-	"06Sk3+0MefJLCNOgk8wzXCXlZMGvODq1GbTstbaAhGZblIxcE+RiOWejAaEwdgpZnZwCO8TG63l4Q3oN",
-	"8vje7W0Z67tgldHCr4r1bV3/1xt/x+QiWqf9L2FK1JP+v32mdc4g5xPaxJtcWOGysJox+4Bds0hjdd2o",
-	"fY1Zj/nAfeVcx/ou2UfvPPQ0IvKRR0Q++SrXVv6WT2msm24A/kRo8OURcINLL2k1C4lzINByDejJlPIg",
-	"AiNDDvno7Q/nq2t8nSWOSBOaS2sjA0g4KfOzWxoQCu2lF5IFQ471LcZ8SUjdEevHO5umFDx8rOMDpe3T",
-	"NMivYxrkc43VkYmrl6BDIbbuwwNrEeeuZrTcqzVL0nOmVtZZ5CVTn3mFv4GYfwqJp0mYjzgDwaHkpL9+",
-	"KnkeZP06ozFxNHClwnhu945VStLtXWZFGUyAof6VVnubU6F2TFMdbHpzM2UgVzKd3WJmo2QrKx+yxx1e",
-	"/nZKIAorr2DTdjIzxU42T6rYqooIhxIycKtWyTYqe8BKBovJpjFUKEnMaNASPFrutAlo/BKTRyVVoZws",
-	"h3y/0yG//m//F5mFHP+X3sL/djtepwP/n/gaKCeWiGzuKQ76W6tbZesLHpEoHqs0Ir/kL1wb8SDifJr5",
-	"97CqhQ2Jtr7kqjnUuf505pU+j+9qaICPZtyUqFyPHkn5WuYyfzHf4ePNdn5Y66H1PoiH0s4u2mDVoQ9w",
-	"wVEymjMoOhq5FNTkJuXAhCyWTO3Y0Tn43ogFAwgyYKe/pO8Y+iSGvDh/R+uNIwe/kvfgDA7OxYL7LICA",
-	"rwaW06exTU55MnoLfYCuI4OMQn5NozD4COX5ozY5pxNmkhrjpWn1wfPOmPXuj3pW7OfmEA/0m3wxnpIc",
-	"dIa7PIrP4l+HZdWyrM+hHOIzhnaRYgglhqmUD7TPsDd4fXxtKWkRR41BYxdw1tyfZ1xvy/oHtwvNJ2RJ",
-	"2MHSX8ZwbdJoPqU7zhtcrlx8yVssB8OuBVEolfMk2gKr22aY/Bdy+vaMjNk0ND2NShsJNG0bo/dxNNrJ",
-	"fAhvq/hU0pDW7f4MY16dIYhYuE3tvLI//XjhfCA9pPsP9/9/AAAA//8=",
+	"7L1bbxtJmij4VwLsAUxOJymSom4UBjMq21XtqbLLbclT53TTxwxmBslsJSNYGUFJbEFAnZfF7ssucDDA",
+	"vuzjooHdh/0T+yf2uX7JIr4vIjPyRiZlyXZ1q3DOtJXMS8QX3/162/DFYik440o2hreNOaMBi+GfrwK2",
+	"WArFuHrHlhFds0BfDZj043CpQsEbw8ZYxSs2Jtdzxomah5LETC4Fl4yEklASw4NETAnlhNE4CllMYvbz",
+	"iklFrkM1J2rOiKQLRpKv+ev292zdaXgN6c/ZguqPMr5aNIZ/buivNT54DbVessawIVUc8lnj7u7Oayxp",
+	"TBdMmbU/nzP/UqzUW7peMK5elSz9Ys7IEn8mYaC/F+rLS6rmDa/B6YLBX/Z5r6HXHcYaCnoZ7vIW9OYH",
+	"xmdq3hgeDvRSlGKxftl/+/N/G41uut0P//xPjeKqvcYLKucTQePgNYv9Oa1e6ML8DvBS4pJxQn0lyVTE",
+	"pEn5mgg1ZzGhXF6zWJJBd79VsaNF+qVNW7rHHn4K1TyI6TWNqnZxndxRDfFr9y0Ps0IHtb5n6+LSXtNL",
+	"JokfM6ovEEmnGsYkZiped8i5xs5LtiaUB4iqExGsLWrr85iGsVQJ5p/iTfoJwHA64kE4nbJYI5p+1CMi",
+	"JtfzMGKZp5EoQkmkCqOIxCvOQz7znDM96ZDv2VoSGjMifbFkgV6mmrMRT/BDL/KSLRVgRn9A5mIVy86I",
+	"W2AjfafgzpFdowKt+wcHXmMRcvt3L4vlo9FNv9cejW6OXn74ffkh/BAuQlWE/SvFFpIsWUyWdMZIs6e3",
+	"1Ot2ux4J2JSuIqX/SpH55xWL1+nyI3iru2jzVGPY63a9xlTEC6oaw0bI1X6/4ek9hQvNTOAbekvmz2TN",
+	"IVdsxmJY9I/TqWSVq1aCyMtwSZp2pdXrFPii0oWWLtOuq1u6rp/YZC7E5UseLEVYzTWu8TbCzH3VVMfS",
+	"Nz0Ezd3plyA5ADv+hgbvEMH1X77gWqrof9LlMgp9oLu9v0i98NsGu6GLZYQPhvyKRmFwthArfOCKRisG",
+	"d8WxiPFtAYIH7vxI8VavsWBS0pn+CS+RxUoqMmFkwtQ1Y5wMul0gF40J8B/xQQoaWZI82HCOAL9hiPUj",
+	"riErfl7hPRvXmtz80bwxs1wRByx+FQyJwVWCYCUR0J7mEP2DA2eV5v5ay4yZHy5DxtUboc6iSFyzzStN",
+	"7v/IhfpIzRPuapM7zoIgZlIOSf4KqgIBWwoZKkLNRTFFhUGy+Cr02ZBQVzzAWUWMXrHMXcDVKE9eouZU",
+	"EZ9yIpeMBwRYgQVLfhk14HPn4vo/xWzaGDZ+t5cqSHv4q9x7mUI0xxjw1STky5XqkLEG41gDYJzFz3Gy",
+	"E8RNsVIaIhOx4oH0UJpfh5KN+LiALGPSDLkfrQKNFIrdKARDKAkXiuD331982z72iKa0WERExCM+CYMw",
+	"Zr5eKI3a4orFcRgw4s9pTH2tN5GQ6xWFgUco+ffzH9+QBVtMWEw0jwiIug59BrKLEhWvuE8VC0ZcS7SW",
+	"R5xlLkIpQz4be2Tsz2nIAXXkarkUsWJ69ZmThlv0/qVeTUaYPZN6A9NwtoqBQ8DHAW+Y0XcWAp6hHK5d",
+	"svUzOSRKy9GF4Gyt9TuJsOUjrq9zpiQQvb4/YFec6d+itUei8IqZpwQnCxpyuFf/2NLfHZeSgt7NiDvb",
+	"USKLnw7umsOQ5Ndf/pNonS1HEh4JlSTXNIr0h/VN+tgsiuuzBSzXlIIaILyQ+kqf1zJmGk+1UiG0iq0/",
+	"yoJkIaulXln35tdf/jadTqee1kqWsVDCFxGRa6nYInld69Sc5hhOXiK8p1PGAeOmIYsCrVHceYma/Vzw",
+	"aRT6O3D3crYIyjbAVywZz/CZjLquEUO/RbHgFKD280oorcMhnDT2zFhnO8V/Mr3nVjUNOdXURtjNUktQ",
+	"wFgNPlifJVHqq/CKdVwAvhHqW037DwfAKbzOheAbQeTKn9v1dhxe6Zo5BmTJOx4OWG9EAitj+4WShAEq",
+	"1syPmSLNxB5EtRfY5ESoeSsDrj9qcO4OM4k6DCxhi4B+TEDeeQ3Ahy2SV4pV7LOKNbiIN6car3BN8GJ3",
+	"RXBhy3q+7NEONbvJwXvc8gz327BN0hwXoTT2CGydjM3Ox60cs3rP6UrNRRz+lX0ivVm2YpePO82c0zkz",
+	"wsbc80xaeISc/Jf2OcqGtvFTtM/hN4dz6aUyrsyiHpZxVX2eoJGo2ZWR5cDH5iIKtCaX2JpmI5dsDcSZ",
+	"OAK+FfEkDALGPw260+Q1WcQPpZF/gWAJQwVsAqyzy3OAuGQxbOShAVhnGUZjihkNrONGXqLlfh2HimVB",
+	"9zByYAvvsPwrbx66bCNjED6qSIClXLK1l5qpWoBegbuERYLPJLo5MmfrAu3hCRoOquE1jBjXCzKUQCaM",
+	"xizGo+w0hnwVRS5sXyUG3WcgYHctGWpd0Ggq4oVWQJwtgAoZzjgLyGSNWrxULCChlCsWZ2GaOvMeiJpT",
+	"HVl+DEJJJ1HOkEy/iB4uvVrG4b6vlrgBMegarAQk8eY4YVsowxxbp2pfjnu3OS6D0xi1H+vuSVxp9z8N",
+	"8Jt9jBn157ljUEKQhbZO8txBDl3er4Ux1WaWVKR3SJoB09o4Edw4NFufSfnOLAhAqVeUrJkYO400e4et",
+	"U5JfJYD1gRDcWHMV2P3C/PpVoPaUUbWKmT41s6osnraspbIBTwvb1fZ+OfIaKyiU2uKNBGpzYKCCQmc8",
+	"ANPUhke7vjnW/4PeA7Bmx2DoumomRbMdfO1zFjMkxCpDH/zm8KbELkM3wjVdk1gLNqQzxyf+MIZtmL7w",
+	"4yVbf4zZSrKgqNbknPHkWhNZpPnKmugn7KbTeIKhKdfUdb71oEhz78WR5rgcAKCZn2GcJRcNtPEWCLVU",
+	"xUqSQIkk1zQ00bAQYiAjHjOfhRrD9A8YrDkFPQyfBbfKlIYRqGLiUiMim06ZjyEUcD1Ki5FkGjPWGfHC",
+	"PkL+cSXRwYdGjRa0GgXBu2fwUsjcwrV8DrT0nopYW0MjvlrOYn3J6jlXLJbg8OLsSltKIQ/lXHMxoNWV",
+	"8sUCvAkrfsnFNScrrsIoWS2KfGlMKFyAVEIvzpheiV+KxeA+5YJoRQuCsxQ+A4EoRiN7rkhGlnqfyRFH",
+	"7V+i6oaURsEYMO6XoDUsOTOANQL6lET6j1CR1ZKEXCr9aTHVR6fidchnxm57xRWLOY1eplR1f/0OX2Uo",
+	"I6u44U8EfiLNJCAXkG7vZH/Sm/bbR34vaB91u932sf4/Xee/lmuzLcOHI733nN0sma/1NHNg8OpTw49h",
+	"+cSncRwafE0XDszsjXiu+evZFQ0jzY8/DYBcfESfLk3el7cs0PGITF3jFprqgHGWd3NxfWrIPqJKq56P",
+	"A7s3VrgAeoI+VyGG3IUyd51DbYnEa/OeXKzV99lSQXwj0FQI1Pnu7XPUF4HSrO2c/EUoR5mDLwyDFmrm",
+	"nI24EYGO+xu/wMziJbFUG3TIG6Hm+n2aDUPomgVZmCLxvKXrSNDgQogfaDxjn2pXoganhPgYwevcwzcR",
+	"PuTZWo2EWz6XFzZ2v85ufMYCpAcZ/pUR0HdJs0deh99o48cEX1HeG+/HP7QPNmNps6yhbQ72IlwwsVIP",
+	"hELmZXmfZuYYrymqoUaWB0STYLj4MjgVhAESdhxrndMshTQpkYpGWlCulprUWqf6toQ2A8HRx/NOKIDS",
+	"A6mUZt9SUZUlQ3181v55JskyZlehWCVuR1SaZDjj0qgN/W7/sN3rtfv7F73usKv/35+2eIIeFeoR1fqC",
+	"gdYzScQViyO6LKTGoEe5sD9nZ2rOeOvUvEvz3pnmuddiFQUkiMVSW7CC+8j0zfMoQgHf0LbHb85FhPL0",
+	"XAP8sc/QjY9iSGsmyDQWC7KMhc/QE6WE/tFnEdqan+No3AQu6WiNSxMbbI4zezKmH+UF48E3ANxkG2ho",
+	"XwjxmvK14UDyE3kPVewjSIK88WV9HgZo0krSkJMekQ67SV/xgIDNfz31CVhWLWI8fbjoRyHjyi6RThWL",
+	"yTv97/YZ/FsyX/AAVu1kczp3FJOFzvERcErTUGWTLwv5R3oLD+9z1ZrfJWSgFbyprv/VDTo8upP1tfmo",
+	"tivNUnJBj/c8yWx4zYKQXsCCPgUeq/SNHxf6lR9hky5YnuPL2/pjSVpT/jNfREgav9E4v5gxACt18e7O",
+	"QDEdLJPJ+Q7dKBuzwj6H58VKymIu5QafzJ3XCLlcTaehr8n5GxppXr4lxS29/+PEPFBMdHvFn+vTIwfd",
+	"bjejCSc2GzEPEzElvX5l4pt50WdJnHIxKZQmi2myQnlMfV+v55lWAKjSN05XElw7w4LFlN/jiCcufF9r",
+	"EvhCzLrS4qoI0jSCnAHDuHWKwmzEK6UZRd5t2Laslm4eqfIl2Wh1SisPY5ekontbVDC50cXtXFr2oxoo",
+	"jpZR00ZJPgtc4sxYzWdSMtQZsp/4aU6VE8t4JtMDo7HJ1dG2RgcigAlEqXndn28bYLy/CrR2HC57BwfD",
+	"48HBvhaa68VERI1h4/35i+caTNpsz9+3x2K/3x12b4739w+OT6Z+cMiCySHrHk8H/pG/3w8G06Pe5GAw",
+	"CWi3f9Lbb9x98NJ04SmNJPO0mABPQGP45w93XmMZiyWLVYh8klbsXFMZOt+0CROFUnlax0HPB+SRQn6w",
+	"YgtMlcm8NNm0g2e5/efygFOAuI9Y2OTvTYBV8f7d4VaWh54mN/85+aKX7C1ZcVpkIiZ/Yb6CBRplI47p",
+	"unHnHMltAYfR/vPnQjIOqXzoRTLOMfiuhrzN4hScSUKDgAUFh9hEiIhRYAnpkec/+Bw/ZALBgSy4uVJV",
+	"3Ti8mlykSWngjkb31qKVwYDiIWVgkIOnBYhnEdBZcxlAz5ZhaUHGmaNlaZ6qEZUFaO/pS6GSLJqCsgH+",
+	"cXRue+h6D5UkcyrnrRz5GifZmWoMG4nJ28+YvKGm1G6P9rtdNmn3Dnv99lGfHbaPj4OTdrfPjvxJ0Jse",
+	"9Y8140S2qpiEpOOYTcMbDanLj/rSx8G0TyGV/kpc4kf5KooKhOos6jatAgioYm0VLlgZmWBueXLvauVm",
+	"G6S34fo2M+HX+p67dPVl7AIDcujET3OFPSyQ8cWMh5IRNBlSqs1BobA4BywV29bQQnc11iBsJmQAgdmF",
+	"2brnwNb9YDUe/hBieYKDMwFVFBn+14A8RT6P67tN6XXTaRtq20rE+p1lUII4QgmxcvLyP16jPztPchVi",
+	"MpQvMbBsTzeUFxizTcSbqUv5hkrABqoF1gvmhwsaycawd2yvnVuJ+/LiD40ieaUiK8cwz169bfcTJ3wW",
+	"e7OLdaqgBr0yekw3U1Q0GPj6K4IOmp0lYCuyewcotyU/I4RcWWmAVVhhHnrOMxqQheKjvMGfh7X7TQ32",
+	"bdSZCldYc+51hfW5IHWhUImTlnDzQgQqysQUYSxzuJmS9mdH0opv9rMfNd9wvorLcD5KztlSRCHd4eMf",
+	"tEo/CzlFKN02/FWs7dm3YAT0vMacytciTvguFtgN+54tYYOKNKFo1Bj27D/1w7IxPLj7NAaFDKZE0cqu",
+	"eNMr3qZ3lvK1zLvKEQqThMvxCcmXYlLBXIBW4psnEN3kXFzrn62R4q+kEgvU6Fxbwtcm93MRaRut8bsu",
+	"PfKnU603ZQzvYf+g2/UaUASjaTQUXNqUQzw3f40KdZKrKLMian+DiOrTQbd95O/32ifTLmsfTI6Dff+Q",
+	"9li319AHf8VQTCEiWGvpRSiXEV2/QSw88xeMPBfTKUNPBN7zg5iJ93GUZkfiZeeZhkmBR3PK1NkNG/2D",
+	"BAZgvMElDLBbpRIdbA2wBRzFPU+9cP1Nhj5tfYutBxs2djIlTMKT+/TJ8cExm06D/n5/Muju77PBUXDS",
+	"7Xb3g0GP+fsD5lMW0JOBPp2rxXO7VL3EivMClaJ3UHVevfZR0O23jyf7fnvADqaH9Ghy7MN5GeR8H4ca",
+	"FlrssNViB2Pp38DEUjHlcsrifzWFQ/9Sf5OjVbfbP1yFXPUPDv/FOTapqFppgGHdizWLU151aK6cZ6xn",
+	"zaps4M9iUsywhs1BLskiyI74o6lzSC7HVyy+CAEBihrbwZ/chZnwhZN4Z2pEioa1S7ebCvVN8J4r4otI",
+	"rOIkhU5zCY+MfxfHs9lkMiZNvV4wEe2vzyQR1zxrvjgsIq8ZOzW5v/tzt31C29MPt4d3xbJcr3HTFgvN",
+	"iZdqbeTLXYHllG3KuMtCTt6fv0BnoVk35jkZ0vBMEp7L97QNLCST2e0gX3MVj8NBtdJvFZGKDeTYY34D",
+	"P2JWhcVsMmFgmuND2qqEjZhkLMEZJlkwPIACsDPYkIqX2zpalH5rrVtzkguecy4V5FYVYBIRsUXu2vvu",
+	"MlzpgQ3SVKDkT+hbvV6DStr+aUP6p5W2TZPOCUk8JpPTlPtpe/80oRsi6VoSKfSNHhHcSf30oH4xRrkN",
+	"9aFYZpnFSqNxFVXtUtlXRihaN4O2AHNxnSWDZs5PHeCr4AmPsAiMaKkfjBVczNF/VtAWrf285HV19LlS",
+	"Sznc26P+gnXM5b1IzERnCWxhs61dgVxZob6FFabbKu6qbDtWN6itODplgWUKZCpHyn3BkNKRpjlLplSk",
+	"uYQpM3M5BOVrdO4FYVCDRWSUmWwDhW77pLRZRsLRjAe7/nPBiiVP5AK8kMQQrJhn/HxELjQFSEVWPFSk",
+	"2cUePksKxetkuoqiFvr/63zYFhlu5wM51pZWJ7qAKkDA2Vpd5pdRFUoM8xgJ1ZbnJYSa5INY/pNUGpMm",
+	"3vSaKaqNCUKXWnFggTYIKIGOH6ZXQ+uUODjTuS+NFXSbInjv+d5UOSqjXPz9mSR+JPxL8PX5ItbQJBCI",
+	"C8Q1lwm1WNDZ+4m8ZNd6z/XEh9XCthl2cBrneHNC4rUeApOh1GWYyCTzvmQ1Of5WLgKKbNfLKIheIY6a",
+	"SGRX0GbOo3joCTd02Fhe6cmi+ya79o+28DinJHEGVRAK0gM9Qq13yti21qzNm7FPhtuT4VYw3MplYAWr",
+	"gYLwxL64novIlN5JD/lqgJ+zXXCaGPKhnLAbpPecptQ/KBNbzdGog/9q/WupCMsJ6pK46Q31lV2qER2J",
+	"NIUVa0XHlar5dSWArSdUHapJO+ChT0+/GOjoQ8ZvbUirqE88gBu8/KVvajuhC0R8W1lzaW91bEwFyjVE",
+	"rX0R5o3jndjBvSRmnofcZr6+AzspwMXlL85bkdUULOSiUfl4BpvLmPKH9fLV2/bhcW9IEoaluci+DwcI",
+	"/2T/hlcM7uG1IpvCmwx48aYsP8IbNDlJ/Jk0X7573u53oXAi9/nMe8oW8K+QXGVees1C+0rErRxafVXM",
+	"+J56E8h7R2vKMnAH4Q5rBYIy7H57UkeZzpVoWGlYyKEBl69kP5dfvMsgi+wlb1AkrdxylJxBc5eaSpUo",
+	"iAJjHNXpZ0eDIMS2Wm8duWe8CY625EZ9C0LSukZoFP04Ba/49si9mxZkg8klTgl2nSmrtd0KFZQiSkGU",
+	"WPlg0jo9sEJJaHRN11KL2Sj0Q9XqkDNsooX+GcOrTcclgIxbj9uEHqQjjMNUQNLo5y4o+drsvir40tTv",
+	"IppFK+xqYJvHjFuYHYhOHjxvDxLIjIyGUBaEAavUkwK7zXSLhP+c1oyDbreURHIS2/qSP2yjDrOOD3de",
+	"cfe2VRiHZE4uzP5OwWEpTfepcMZFzILiDvNLMm/bviT49QPiWXZBGqmc7HTzxgrzAHttFiJWtnGhaWHY",
+	"7nVBId7qg69QJ8HI8qCto+khCv+dErsj0CQSdEGXXEIM6yVrdciPSyRkrCE2AMXnzBbHQ+jdZg4cYQ9y",
+	"AkjG1uuBrzKUPo0Dm7hkzeQRNy5xJxO1hR1a07B8t9Q/XkS2+7h4s16MLBu/HTV8GqtRYzhqDPqjxl02",
+	"AaLfHRzX7m9sv8Tid2xapn1+myKO9NLabxDRBBJlZd7BkGuZ18kt7+CgbHXt0eim9+1odHP0rf7nybf/",
+	"3//x6y//66+//G+//vJ/t3/95f/59b//rf3rf/+/KjaRYKkLpwzCPvYK6riyMsY640EWcqZKhBK58n0m",
+	"5XQVWeo9JXOllk3ZAm96VgGyjmM5F8vEcazmlF9K172zAtG5EU3mf/jwZ3WB/3/59sOf5fmHfx3u7W1G",
+	"H8u2UhlneUKRH03DGxa0jXWWyApb5ok9mCw02iYv02VaOWbt1eeRjk/HosqH7RIPm+OWW0Em2SxbqOlk",
+	"HLx/94PTWC3Hc532dgiNFytmQnu9bvegEO9DVoMXbRfyN0xlfvUFv2I8ZNxn3zL7NpOGsD0xrsD3i8YU",
+	"vZ9vZuesvEpPTK+baoKvdsiSMMf88j9eW8PqU/Mr8gB2+rXXTy/cnIdxPhdxLhmjQhQXcjTyyFTpxdt+",
+	"Mn+3WGD7NZxl3aEn3aP9fn//cL97eHTSHTQey5G4y8Jjqth7acNM+4ODw87R8Um319f/PDqudAEmNQbG",
+	"qZt4pXybI/oFUj/L3MTdmv8BPrqfCPNFGzIKl4PB8LALoi6+ZOpsGeIGjZug1GMq3UUa6L2NQ1+DvRTi",
+	"BpeuRERVGEHc4on4PpX4NLzMMT8g0fUfguh6tYksEzn5imhsp1CMEzoIg0+v78lS4koGbV+EfDMlurVZ",
+	"KSm6qd0aePCeuyQJbalKc9C2qMglGWbymi7zMr7E4t0drRI/lrusJV3bVXV8sdB/79V53+9Qt/yXpfzY",
+	"/1m++3l/9uLHj+3VwcnNchC2F4uf/9j+a/xz99UP0Tr4w9Xbw3+/iNTHAUQvoQXusLHjkwUr39Fja4R4",
+	"czDbxbtdYlP9AfVsq38v6YydZnpExPSKRdIGf7Q+Po3pzHZ0KbpqDVA2jSCyXZLlXFxzyEJodbY6VJ1N",
+	"JF/xMp1kit6nvEmSmyVyD78m9GqVzno6Sc5EuoKOaUSqV7KqJh29FLln6zGDIl7YjxUiEtAwVu9Rmtok",
+	"Fl6xU9dTCDEdcOZgNZ6+OVPttgnRLJiukoQCMHlf4bP9bjHpaFWGWrBpIjihYM2RmEkRXZl2HsvVJAp9",
+	"69xgkjT17VjWlqZWOoUk0N1SkmUcXlHFiKLxjCkJHWi0FRkwrkIaSewfkSLoFgs/fwYltr0zCihr6cML",
+	"rWkv9/71d//24fdN/ON3H/65NPaaw+lVVQYDYmtSG+wgaplzMlvGXHBKJvbvAVq4FaK0MERkJ/WownXp",
+	"5Nom6zoo9/htdED3yh3Q26K9SbUWCQMYzWb/4pl5Fc8k8amikZitGGmOv3t5QfauenvsBvvk7WFVzfh0",
+	"xCF7sWROSeuUhGbsDo2kIBNbZOqmBrqtbtxhHyPexPeWzRDJ+0s3l2w56Gnu+3OvffIBQu+3Xa93dFfh",
+	"vUx9q6kLyrowstkz0Zq8P3/hepL0fR8qfaKu9/X+/lXHNfn4Psg8IRQY8H+8TsaNwEi6iOklEJ/CTDTs",
+	"PxmJaxbrK60O0dLvrywWyVMwPnC6kizIh/d3MEi4yCdMdm+6t4Pu3T+h1Hcum2z5s/a3H/CGehEaJ50r",
+	"CVoWwFPNwYLqqmcTqTslY5Tl37M19Ba1OkG0JloK5BjaJb7sK6lvTlaeu/nE7wY91p/u08HkwD8Mjtjx",
+	"9IR2Jz2/XyLlzZ7qlbM6n7ytKEI+8X/95W9bzxfbD6WvKz3EDFeoyQUycfIy8npRsMcrvfzWpY9e/unK",
+	"tHpyJdxjm/Jb26EW3VFbH+kXTPmc6KwCzQ+WpRCHA30CAyly7Eer0V/Wm04KcULDI6+padcwFbFJMs7U",
+	"4CQ3yjmNbaP/YgBNbs9JLgll64P5UK8WP9/M0ksO0AVoGYElbX5LUvCgNS80mhJTo8Rzwdv9m5tk/GaO",
+	"Fr6mMYEFU8auLVe0Xlok85r685CzdsxoAP2N9G1ZNC/sraRMxGy2YPGuFpSn7zb3ZV+/M3xK8B0AVmiX",
+	"QhcsmeuWzBmz3aBw3ljJSjaHDDOqCeCNTxWbiXhdDrTsYdVKjPDwqFKwFtE59xi+vAzrbejN6QO2sWmR",
+	"mcaTdk1HpR21KiWW7YhdscikF2BfI32b0/gLehnbvFWn4b5W2+EfcgxDFSZCzT3CqD/XZis0IL/mJGLB",
+	"jMVDp14L84YgO3fEQSzZdCDHFMuq7beNpF1XGo80Nc/5oOG94mB22AU4AGFP+qPw96aPG2/dW7oWKyUz",
+	"pqLGMeseKTx+coIWWsXzXWABmd+c0FpNi7SiUnbzknOitLDwArLZE9PMgItsNcfDZqMsMpOvH7StTXLg",
+	"JZNzUjoAzF4YZpoFlEWUbR+zROsgR+1HchzC4Cq8poxP5NGnKqfeg5nKue7nG5p7FTwTdY77Hg3BPi2B",
+	"NDW4spmh2dXX6d1VQS+VhBBp1WkSKhZ40EtwzRQWy4mVIk3b/1bEToPeVi2qye0wM57dNjJKM0wKpFu1",
+	"kwKmWHLYJHx+vNJShF2Xo1VgZ0M9k2QuFoyAs4ZJL8nQd6VJpyajN5Qov1lfYNBrQ0sW65JsDPfTYqhc",
+	"pO/owAZ07Q3pF4/giw/UlK+SFRdFV0YM2U18sz5PMrjTPs5DSLex3vNhUm4UQA8WHFgCN9mIEoxiT3BO",
+	"CxmvcSWi1YLtd4My8WKg4GMS5b4HlkzG5GuUdJraXWaQJpUE3Ia//vK3Pdtbs1VTlBTQolQfSmszkw6O",
+	"k1isZnNFQl7KArM2NFCwVk+GqA69P39h0g/9mAUhZHIqLAdmmFE2zmHV2CQurhZWg7UreTbi4/K0qnEr",
+	"mUxkJgKiZm1frZW4ENxh+pZZLKQkIVf0kpHJesQhJkxkaAtVE5VwwmaUI3u6NhOh5ywKcIxFfgxZwrym",
+	"sVjgoM3U8TsXtkJ+s8fWLJ8HyVgruZpAgJgFI67Bj4ttjvP4M7bbE9xREDXqIFcxHt4HbEWZMo+CX7yI",
+	"RXjkQeITT8RnDdQtZUy3hUHhm+vG6pWIFVhcLbntNNr8TPI5bbSZX3E5uJzTqiPM76V37tIfsYRllwdH",
+	"a8G/JOMTh8BPUwQMOSqmmEFAmqZ/KP61jJlkXHngPpemjygLCh0vq6TKoOuIlaNysdIvipXCOThy5rZq",
+	"kMN+l7y/eE4CupYeEVGAJn0slUeUCOga7hpmOKfD1gEG+q6m5nwQ/aRrfXMYE5OXAS6xmPki1iCwnDWM",
+	"SRX3PYXFANMRKzXilK+BfQEwN7KdeynJlcUlJYhBsTY742TcSnTmpkJwAqtJtpJPXgGto3PmpXMJibjY",
+	"sUnnfBuLaRhtbyHCcXJ0QCYxRWXb1KhvaMOm5mxRs/FasKGtWWTTaLd2UtndSbF7h6nMRvNtpgqdpYb3",
+	"bStVryy2VkMcDF8pkehdstAOJ20QY0a3JI2Y1G6NcKLP3gDnPm1PMlZekGkpEZW2kthEQdmpCuGsLLJY",
+	"I+CeI5QJ9S8ZD34CLdDNfqBdxo5ob9AP+odHfm+6f3jUG7ABPZ4eHRz2+tN+lx6dHLk9HiA1yNXOPkCI",
+	"/qxYiGASHO7j6gv5WcGNVmqieY3VMtgW6HK05UwuZYFcy8FURgqOTg2TEpdaCDVjRoO24NG61dlQuS8r",
+	"kznCQFrDAxMyMor+gsL4iozfp76rJqdlFY+sllDb1cFXOMj6Ou35Dt3mHSSoG9UrQ4piZ95NpF7yBueM",
+	"81pzARQlZ+CVY6C7v1LeURpj+iGt/20uaMg5UxJqp6BlmvmhYrpuq0Pctu0eoanDyMQZ4AlUZPFduB4z",
+	"10ELCM31tQLiTmqlvpKmszuGH9LEtmdGXbPxSZOsAI6WTNTd/FA4UdcTW9oTRy/mmbTu4ro+rcd1xidG",
+	"qXWz1SCPmu7OC/vaZ1k+Uun6vI+Ls7YPswxx32ZaAWdX/1ZIMMkwqQ30wJBDEErmq+Qqux6b7FbT9hgy",
+	"7EoaH2f7HveKfcfd1+eX2WtPqARnw4wRvlpMWOyRaSRE3MRPkT2sVW+R35NezQNONlDVgxz4P5mKKILW",
+	"hDBcLDOd0+l3GNkB8zmfBbzC0KXeAHjQZgUcrOgdYeFY/lp5GS6XmPlVqw8FHETRk2PsaNztgipsbIBz",
+	"iCMzWaOWOEmPN/8Rn4VRE25IDuo+ZIBbsMBOwJMeZWYVXganyikjSZiv6p2wpVD/qVL0qVL0qVL0qVL0",
+	"qVL0qVL0qVL0qVL0qVL0t1ApWhKhSMm/YCLF4iqU2OKo6c8ZXWoTG4R3y3heaToXTlt5EN/mxoscBvjj",
+	"s2yCda97UK9d0ZZZA2/tgBXT3Kqby23GBYY2Ip9fRHeXRRQ12Nv79F8q03dvd55scL8s8/uEPYvsfNOT",
+	"ubKEh2j2fxGvbK9/fRPmjhpHUBMy23HULidjeflR3/JxDA3lkkdSvxKGz4cjjiM7PcRQyoM0u0FwYj1Z",
+	"4ERqeWRaOm5AcJb1bZlwIw4cQA8tuQCHFA/cTnnYj3YR3gzN+2C1nIVgdksGw2djshBXTI44PIjblV7i",
+	"QhNw7zVdk1iseJBLk906l+ATUW9XD21x1sDWSoISg+K2xhwAp8Bt6yd2nBmweVbAUtXvxZj0dMLntCCo",
+	"WGxqrLsDCXb/in6w2JQPMqLmVCbjDAQ32U9SkCmNPextT9NRKGbSyVBT24oHLAaySSrSIYYKhUeYTpRm",
+	"KAHi2hwjaWcLdMjZRBo/Q25kQvLNDXUnLnQyDc+2Hv09W8hnBey9SOdButBnQgROS/oi0ZR1nLflNbmw",
+	"QE4TKBdVJSwkB5ZKcZlJEUh6umZb1S+V4zDIHuu2KiADNCi3L3fNR+GU+Ws/YgRaAlinLzzm2XntcrVY",
+	"0Hidy80z7fCKbrAS22R/2OuDHWSqdfMaFnr8y5NRy3qpu60R1M0fqJwnpZOo5l6pj2Ae9I/ZwNgPJ0GX",
+	"9aZ9uj8Z+AfBIU4J+HnFIGwxyGuFTveFon64g3phd1xdmIZg1ICFI/AMuENZ1oS0qJo+VC5djRkumxu1",
+	"7zjhpd6MjYQnVcLPzLNfyTwgsxkPGYwpBGkNCpV2U7d8Pnkx9CidiBWO6uKapdsrWgG652bz46osM8id",
+	"eBmZhxWpY2a1pnXq+Bqbb7TDYIzefUkCpjllHOZHi9UloJImLZaiNh/ZFYu1AeWcmWaMM0aawOmw/TB2",
+	"Kamb7FxetZbCAVoeN23n2g52L0cwYwPzsZf0te2YwK97CbnyR5Pyl7nZSv2xR3795W85UJa1c6lR/Gkl",
+	"knL5lFc9WNjl9dWzXC38EbTZXMKq2a50k2Nrd4ZuRguWjA18CEbeKzJyFJGNT538nBGm957/bN6ybdqu",
+	"zQSsPJOnWNNTrOkp1vQUa3qKNT3Fmp5iTU+xpqdY028j1vQhP4j/gZPoHkTHLa31zqx680uSO0vV4sy7",
+	"NujI71Ifcm4Oa1pKiiVLpgFfvgKRNM2bOrbKKZToU8UYmJozXij3qmZ61ol1n7ayWATGgm+0quzHgudn",
+	"VFYnkD2Jgr8zUbCSLHgSBF+RINCkCJXKleiU+R1e1eh1O92D9KfnX/DAzBIunhDq60Aor6FuvomEf/kG",
+	"8tIbw/3jA7AC9A/fUfleM4DhIbYosl6vRvfmyO9ND1iX7k9Ogr4/YIfTY9qb7PsHwRE7mXZpfzLwD4Nj",
+	"1p326P7kwD8KTsARNpgc+sdBF7TLm1fyfCm4FCBxbdD75l0oLyFtJdDraUg/ZoyHfNZe2ov2rnMftI9+",
+	"8je7YnGotNx68+PHd6/Ov4dbzxkPWOye6GDSPT45mnQPevvTwD/yDwa9yWFwotfeP/EH7GD/cBD0gwk8",
+	"fhEumFR0sSwKlP5w0PsT3qQ1m+dCAjHuZ00659f3MvhWoxcMcR4OBieDu20D5e+RJ7JjY3RX4NeOTjsP",
+	"bQiAu972nAZRK1ZfxuzKVazAGSpcc0Bvr39QPWyzwEWrPvv+/EUyfFBdi2R88TKifi5jqdHrdw5K5wHb",
+	"YcW3/fLWxHnOvTH7B24q4bWbHsKbiuzgfkHylHPc83kb49resTLLRCqfcJJo8hym1lccdnNbrFdxu3a7",
+	"/brrbTbLutLum8/fvbp49fzsB8vJ/vDquz/Yf79++eLV+9f2rx9+/Mn+0zK+OjRZYI21QOHwwwqGVOcl",
+	"Kb8shMGg0sYXMqFlMwi6kqR3+V6WA2/+tibtRRhFoeBqLktje9vOt3x+A2RHZDlijlxzJF/KCUu4VEI7",
+	"eULOHlzx6F2izZ5PNfTy1JcVJVmqKeB5gQ5rJoi8cxKp8omGGP2W2F3FSQ3A/NYkWcT0GcBsAcE3pwoM",
+	"iZoLmTSy9ykXPPQ1kkCmVdOZOtzyTNrJwjyTNOuEe59JrL/XGKThR5rmz8yptrzyXCsiuLOXZswWNNRa",
+	"kfPoKelixlc6ZxRbrFN/zgJ8r5nxm0u09cg1LDh96DpNsZCt0uIxa3oMEj2nbDuZG2DtdQ3TPiQQFXfZ",
+	"GDYOzRsrsqETPSEVvIMdR/GXb+VT3pjsvYZGVr5t9+uHO309x4TsUvIjs0s3XbGaDRR6XpEIY5O90zwu",
+	"GN+cmcaZ+CedVkReJiHGtC5K+xl5TtujTA24E63PA9hm6BmOUZ5vJngbaTxNqxEpEymfTVsyC7nRP8hB",
+	"OpMnNik3vuCyZthlvj0T0K5ytrlMpjHs9b3NnsLuwZ+Q+UL/O2fezzISMYuzDuYJlUz6lHdEPNtTN3sP",
+	"YglOY7EAu6xX879G/SD3EbZYecUDdmPaSCIlPM+BqZvJ2TOU0Hjc7pEPa1LXHpz9imt+HxmJJ0nT2Cy5",
+	"bCBA3ALt0E/pcue+fEcGOtlilpS0lExpqHaFxZZROnaMTmfDMJoqYUIrdE5Q02BElBJLm7hqec4z6SUt",
+	"uG3bN49QSaY0tg2xrqny5yyGVHBNm5wFpGkkPCciXs6pvmRf2TolVJGIUanIuJQaxqhGJFRQtxv0PSpa",
+	"Eq5T1cbABQZ0fksadSqRb1TpdO0omn0ZflaZPYm6rVW2rN4GmETsG0z26LUtk0qnJnG6gOoPzlrlY7ce",
+	"hX3eK10Vee5tZmjGDuz3vhMwUlZc2kBQzJ5JEuobbPMXAP0pafeMxoq2IHhBMzUGtXKLSzn/bZ3+E1XZ",
+	"vWPJGB+TZrl5kPZPCRhbEsbFajZveWSckNbYIyImY0ukY9IMYrFc2kEeMRPxjPJQwmJP4XXGumm5ipNe",
+	"havBQS4VvrJ0KJXTEbSEz/VOTKNXZHSf2jPUdei46PYQPuTtyalOi1JrGidImJUqrsQwBOJ2Mi3rQG51",
+	"5GRARZILnWX6VcjncMAsh6ppDVsNdnsWraWVWom0D5N+mqjXn5qBelGaLn1GpuENC9rGaHV6ntx/8n8h",
+	"FbrUesg6zEtqE2w3YbcERcRuJ76cCLFBf8wRcEWIWa1JiEe85IpxQG0Mzi8oX0FnGTkXK/XR3prZTnLP",
+	"Vl9Z4qDPQxtZAkyyND22FaF4BiSminkEBquYhIUkql2r88xT4sBTAudTAucjJ3Du2DoAOBnMEFqtofHX",
+	"WhqPaihtkZWTkk+mjCUmijOpzB1Altbb90sbCNSomn8UA213w+VTy+pLibswxsrcVCe0qVVQgBLBRbYq",
+	"Y531zG2HqTzmELztvtAMa8lD6P35C7LUZKDtZpgskPo1SJPdUF+RUudGmg3BrfJ3056JtrkIlf6dN4Wf",
+	"2uFiKWI7cHTeGDZmoZqvJnbWOg5Qdv4FL8K8nVo1yyB904pltUPsdutYPhNYShXiHBKXY2XuCEoKjVNU",
+	"cfXfjeqru83CocKPm9zECVdMfcAmUc14hzOqTypy8rh1DhE4+FzlcOmLJOaSGSQCemVOtSkPb1RK2gJD",
+	"rh8iqHDol0H6nKkz32dLfRb6AGXdee85VoTdLbC3JuSwwsvQejXDksfgIIePma6vksVXzJlF5eqB8Hyu",
+	"UfQeGJAfsPewu6YeRNVzV3LizLzQsVGcGcm9fjczxHy/dEo0sMM9O4O5nDG6M+DxnebPXjEROZkinQT1",
+	"tVz74JX1EC6cXMUcnKIiXgbZp5S6L5hSV4KYF7nJqommiyf0ocoXXTvZpwDl6rG59lYbuDoF1paZzI2+",
+	"Nuv+dPMv8oN2dwmAFJUoe7SOY+iwVj/YcIPvCkcQbdAB7xW9KfIBB40KcRCYIwXuabitHVBFiU1gzC7M",
+	"wcANjU4Ksi9gy5j5FF1H4Liq8PXJXRx1WQQv4BCViqQ6lxa6Hgmn0PBli7ZVodp/Lu0rP9nYIVgvNZLq",
+	"zTp2T96SaQLmIiU6eJ6Wyic8wVGZssAvE+bvodQ/N0nlfgL9AjoksyiQMKgDOhqckrE+pjHxI0ZjDC5F",
+	"YiaIyaPJTB755Dkru01CyY05sUs0vZgLKbSpbP+dO/X/sCS9Mot7f5GCd97R69dmxK+LfvIyXLbFEiHc",
+	"XgrNj+JkTsTG2Sg9DeXjrgY0TEuLpUe4QFYsIudyB9MJrZ5ynFVbelnzDRWV9mh005uORjdH0wqdxRmS",
+	"klMmOIHQFHn/7odSwDpL6XcHxxshbYNcjwThu0qCyA9EeUiKgE5t0LdlncP44niMAzvPpDDSooeTALbp",
+	"sO70jzItdtCrVFtve16/e7dVY92isNYa+eFmu6Y7xks4hKXYca7OkI97vDcXiXIV/sNNhHPW/hNt/7Xb",
+	"PulUUEzt0R8FlPwJ3e9nCiKu5alFppfNmlC8q9CWyjzb8+zMeKzQjKhi3F+/lo3h8UBLJhyBr79/iZIk",
+	"3uLBRmHzHDo+9MumU6TLrhFRTQbab40qOCuv2QfKbu22lExjqUiPfP+NzZegXF5vbDaX0aniHb19LtTK",
+	"1mOax8TPJPnDxcVb0+XJOEEhyMOFWSLx6YI9RCqxPSl3Qy6cM6u2R+UA9kM17r4w6FmOvNCP55lMkdjM",
+	"cWE8AIZterGFSlr0luX4jSyoRtjFvrlu85ET/cyVjWHU7MsT7tDZJBIz027osxHqB6/B2Y0ybGX7kxql",
+	"8YDQP7ZxBFbvT40qTlB77OHuPnT3WGt4gpMTvf2U7JPaQewcHy8pM8+dx27MxDVG0kxV98iSTNcglCiB",
+	"PjzEWKsyi8aCNnMmjmWS4EJ+0+65u2tBUNdgMTZx4cFzEPKs7N45COZFLw1gSjPVYkZoZuQePmNal8Gw",
+	"0eRkya+//GfaoE/awMVCBAxHS2N34qkzLhrGx0Gr5EIHyzoBcoM+7xiVesHIoVjW3YeL0WDfjRNmR53j",
+	"OLB3QkF6y0seQPwIP1hjCN+qupeFBqdMLfsiu7pPDC8HmOLBrlMhJxWmZTWVI++NTGcBGfS65DvBWct6",
+	"xCFffVxLIWHVCmZ6MGVqh1xN9KUJC5y+gfKUQKofWTDKpXHE6x8yQwFrkA50j8MmtkXeV5Ph7jJ0uRx5",
+	"ChE/yC5JEmeWMbsKxUraSXQ0koLIcMalZxo2UhKbV2a0rp3q1e4xO3BVNZN0I1rX8z+hRreCNDGDHykW",
+	"FfC6ArJVrLsGD3xspp3w2odi2j+Fan4OQCh1gVihlyquGoNCPjNY5ZmJtnYoIWRApBaHAwbmSIkHZ80l",
+	"7Tl/O9xaGvA3rueS+R9fT7//40l8/N33//Xn+OL6L+/fvjh+9cPbP70S/R/oD/T8usjgXdDuiEOy4ujP",
+	"FeUBjQNinkm4SHOMqxzjAGoq2eEgl1BRcxvbCDrZVbLKTeh8VZkMeZEqFKmmoUSqiZjvSJjaiU2ITRtb",
+	"wGUuVtxngS0p4Ox6xK0VW9I81kl+tynHBCfkhXa2szXMMXUlWDFvxJM3iSv7ImTS4wJqm08soEGzafWs",
+	"5pRDDUDubdra+mgTXM2DNNsNWaZ9mIIwSPOo9XqTigLBba1Fdsxovj1rklfRyZSplXXPtdfSTAV7JVHv",
+	"k8eSMrb0WgJx55qFnXMpA4DM2Flnzc7FzLLdm52VO5eTpbq3VhTdbe8gnKDzBZPqHZMmQF5SkMGkMooN",
+	"TBnQtOh0gs77Y+3luomL9/ASFKWb883dTNhP7V+d5yOJBecsqZSVJEe4aWy4k6pcmr+bcXnvnr7b29CW",
+	"F/woNjZgpFEq42jvqH3i77P20WRw0D4O+r324bTLBrQ/OfH3uxs62u7SuTbtQ7uECbW2EW2hB58fLkPG",
+	"M6kNO2Qcl/Tlq5K7CcQq0jgdv3pyWAe1hxp9JUmV95lvhBlZr5miVtMsUl0Go/J7fINN9iImTTVdmqSP",
+	"fO/eEwG+ztFJ/1iTkmoyZmfuUEk1/o7zgVIW644IKsU609rRRTorOeX2yTkVeFdkS9m6qx041D0n76QQ",
+	"SFNZH8RRWTU5Jz8MJ81xLQDDzVFNB9rsYAsne3spVbigilUNKHFP9VqsImj2CaTHxTVpcoFTR2KGaZKb",
+	"22wcpBUGO4nguVA/0ShiGRnVr/mf+/xzyt/StUVEztS1iC+/Zc4s/H338htMcBs2Bv1cgUQMIGv0ykvi",
+	"t/X0KFETwUdq7AxTcaWBjCCXjAdePlUeWAkLSCCusatqvZx4ujWEvVG21hadxTO7vZ8EKhzepirruVDk",
+	"Gu4mcwFZEHngWp5s8gGhBlcLiysarRj8OqPSJr5NGSM+XWLHDH0eBs+lh5aXRn38Bd0tZsiYLZhdhFDG",
+	"jhJJE5J+BdUCpFVe312CkaU+U7pgtreTj4NFLDaslm5ZHhd2n5jsps3kKxrCIbTuE8CtOKMiyVSWgZhb",
+	"TaVN/ijyFSFmOuJkbQzg+Epvw+wwAahz6pds7aWGvT5Kn3J9HhNGmOF1wbZ0qyryqZJVpfxzY1nHSmrE",
+	"SBP4JFmy2YxBxmWv9RAFyznJ41QQl5QA5yewuVUTjZLjLcPUIqWWMIHNwmjblBYnoWXzoJYn0+7LmXaF",
+	"M8DZRDudQe+idzjsnQwHxzufQW966Pfb3eDgqH1Ee8ftEzYYtPcnfb8XdNnJdHD8QGfgaNTVW+h3h/vQ",
+	"XLWiIXlJF2R3/F6xC3L/oOP+9NQF+alkY0MX5MHJca/bz3ZB7ue7IO+zA3rkn0x6QX86YIf02O9O9PoP",
+	"2THt+j22Pz2gR053i+6k5+8HB+xoegLdLTZ0QS42Le5PT2jPP2BHk/3geNqlA/+Q9ScnQW+6Tw/8I3Yy",
+	"6epl0OqmxZausONXrmlxf1CzaXH/+ND1BL+qzTzuHpCtuv7lUsbq8pCHnmTRf9hJFo5L9ssOsyg6Lnaf",
+	"Z+H2uEjf96lTLZ4kwpNEeJIIf48S4eGb32e78+zQQOfDtj7wiROqVrv4r7qJ+65N2zc1ad/elL2sCXuh",
+	"9fi9Wo1vay2+SyvwGpvOIvmudfqZp/8OG35v7vlQCAoUvZGp7vBATYJ3bQ2MyUKrOFTrc01UyIW+YTRm",
+	"8dlKAbpP4K9v7cn/+08XjXx050USdaO+D4FFCL4RysnL4MX5Gfn3ny5sgsxkFUaqHXISSrlicTr2WQa2",
+	"Pyv8Mj4ll2wtR5wqMt7rXLMoal9ycc33/nJ9KTt/kYKPT4kf0XAhydia5R/DQGIW01j6YsnGmKBKbRMB",
+	"XAO7USzmNBrxH5eMv3pBngvOma/smjDct4wEtjKDnJ/ZKmaSNMdvz/7r65dvLs4//vjqxfOPr87P3798",
+	"Nz6FRI0kmwBWNeLuMjr2X1olHMeMBmPInNX/ItdxqNh4SL57eUE4YwE0MQ88EwxcMDUXgcS7MCAIHBBY",
+	"DBxOerBzpZZub+qKTDB3yP0YE7HGJGZqFXN0LAJqh4J74PA2t7ZNuliSXEWaGPJMk8ETh7Vm+Y05o9jq",
+	"3qhh/6V9jm7Ztllf2ywwNQOW4fdsjY089C/6j8LqbUGwTV+7ZGvSTELCv/7ytzHZgxCxYlLB360O0V9m",
+	"cVuGARRyQxy3Q/4AK4RGppAaRSVrh1wyLkOtTtXYCa6zrRda2IWmr5BPRfUW2lPqh3yWwBtQVx8+9Oqf",
+	"Ej9eL5VIZk7Dz7bDlFeWviI9xDsIDK0mUeibdIYolKpDzqLIRDcwTd82UUrCA6eZEEjmphFHtiE3z5wh",
+	"F/NQ0zDesl6yoI0Cm8g5XTLsvjBb6XOACySUI82pIeVtGosFCRWZrMl4xvge3NcWVyyO6Lqzpoto3Bnx",
+	"EbcZjMOk5gBm/Gfg5AAFtvH2x/MLzBK0cJPPUlz2TFRmxE0EoSRbEqgONzARQcjwvTDB301ZHBOz4aZk",
+	"THMGvb/k9IGiEJ+kp4kuhhfxgICvFnpZAZGrUAH3TtD9rbu7n5zdnb191fAaZnC/VmU7MCxALBmny7Ax",
+	"bOx3up19jPvNgcXvXfX2LBfcAwSBy7MyZvEW0ch2wkkaBctMoEXzZnlKxolRNiaSriW5TkJuoXSZKgbH",
+	"TIWH1oEB/0GX/iGU6jmuSS85pgumWIwDsXN9JxRbSLKEdm0zRppQdg7T04npRaP/ShnSzysWr1MqRreH",
+	"YacUd2462PTyuUSFwTe5yTfF8sXyxSpB5GW4JM2kKXX1+owrpnSBpcuz6ykpHsaZqliXB2fd73bB5ADr",
+	"ANM9lsso9OEc9v5iSkTSL29V3yEkAzyvKiiDaNPRuDnAr5e9NFnl3jc0sLXtd17joM4jrzgi9UsoT3QV",
+	"HCz2kavFgsZrg2VErpZLESsWmLVpsqMzmYTBZOODfkeGXLLSsE1Xap7kfu/dJi3I7ioJKuk0OBcSP838",
+	"S2RfMwa59zLTfWuYafztOXnGnql3gY5YI57k82NvEntPbnADsI+Xr962D497iRbw/t0rD5uYhkx6CWWz",
+	"+JkccV8r2h4OSbmm0tYDYQTbndriZUe+pGlNdnwvUTSeQRaVzzCtyi4g0Wc7RGuejKsQur3YgG7a2ldc",
+	"81RpKWggI65VkFNCyXUskpIGHAbDyYqDDpl81RQpKxspH3QHHXIGF7U2EMdrUGIv6GzEm6+m7TeCs/Zr",
+	"qvw5+fV/+h9kvztoobb5nPpz1n6O/S2GhIu2VCJmY2TlWf72HVPPzZEXGVwZeqe37NkH3yad7oqMRmt3",
+	"eslQbHcVsmtJaKSVijWZsyggzVHjn0cNmzWHXF3DW62JRn4PzoLGLCDXjF5GGpr73cGIQ6xccGaFu/Eq",
+	"wyeeyQ75kUdrQomvQUHmIVdDQk2yhDLzfbggoMlr1qVlrf48IhYco8bdCFoYeGQBbf71I5g3ZFFJfw1H",
+	"GnGF0C3V0DKHlWGheRvocRmjOecSvngBgtSQvt6VFgNGMdDv1UdYkqMKVQwgVw3q8zUCCKkk4SC+ubGZ",
+	"0jJR4YIRqnVgkDnVMNGr3e8OStJHzWng2wMiQzuBSS8XDwX5e287s7bQec81ExVx+FcW4MOD+g+/Eepb",
+	"seL4YP9k+4MXQrymfG0ki3wY0XKbN7n+/OEuI27eaUPPHaeTOfqM3DEoc3/JswfyQO7dmk6Jd3s/x5XS",
+	"KOn4+EyWSYXUQH8fh+MWoZJQ8sd3xIcCXsrJ+X98R8KFxjutjtpZEiNuUK6pXDR38DNUpyYTB8d4QAue",
+	"zdwSWlf+8d2jME0YgTTNiRqEI+hqCyEVORxkOhrZwWsB09AIUj0O2nUlrCgdQJV6x9D7mxKg08rlcFDW",
+	"9ejDP5dNutrOu+Bo9uTV7Pc3iyjLuApEX8ahzFHfV2n7fHwAkOM3wgzOEoqzlGbA/MB8IGbTmMl5G/EY",
+	"GsmVzqB8x3B8aw79TRWXJQNQLzm71jpAkvdolYCYKsyJpHALPLr2tNIQRiwzGSBUkkVTLcIhBb5pvJMe",
+	"mbCpiFky/wdf0eqQQfckHfRn3jLioSTTkNNI6zFmoR1yBlEwu2BtnV+ypTJlfmt9oYzFvEMwZTBJPgSX",
+	"+WpUCzw72KUBzpeU0t2T+g8+F3wahehS/5wUrZ/a3/7UGwG275lNlb2HXoCnkqW1B+YDOHsV2cAmLoDT",
+	"OFzbExQVYVJTjWuQG2u5Qy6SihVDcVLRdZo3jGkPYOetzQZPM6wA4zuGsyRWgJnDqQl/kCboYlfqEIeF",
+	"GFE94gmzOgU2kTZKSGefJlwi9xZFMGZexhGwVXaGITwYPwC8/EYE6wdjBSWNve+ywTjTs/FrYkbpadjJ",
+	"wL9FHeO3wMp25EiITc75ZDrBL+m6JndCrnTJ1lnGVGmI/BBKhcyHZhxATqOhijgIZ9fJhCcyWVvfb7ln",
+	"2XrRt/mWwZuRfBD4TSjTzjIl7lrT7LYexbiznu7KzBH367YJB2b7VH0/KfTaaQW2ZK24hm9jxohiN8r4",
+	"YgJCZzTkUmU5bGB6Ibc8GzgFb6OpsjBOR8+d+zTi7vDBOZVzx1GIiXMSoveJy7KZj8yRZcym4U0rcTGO",
+	"eBINw4YMENMrPidXEzsxJHUe5QHJaJxzGrmNYQ8OtjepLTfXCiA+1yu9ZOvKIxWxglyDkghApojPZgu4",
+	"17LJ9R/qLgc9taaBUNWifozR21a2rhcvz587SzqDv+Bi+Rq2yNEfIEpT48YfMVzyqFq3IZrtsQ5Lux0o",
+	"IuCXsJLvmPpWMyn9OAvMuzb1/EymqU1T916TTqA/hKPrYFsTqDVqFbnejFmml+N5t5nhV/9kgdaZiGD9",
+	"u72AKrrX3QsD4w98LMmcl8gPIeKc7IG8eIO4zzIVAlaSJZegqVOpgvwciEvaMXC5UXwm0yThf9AnLz9F",
+	"RUhjZeOznREf47/GOLseFTaIEY81qQzt28foSTNUhlGHcMaFvTuZO1WizeK6y3Fgux77KmCLpYAGn5DV",
+	"8EhKbGaRO6mxvcdag+liWqHTWto0U3qpwt4Jjgc/gZxqg4dljemBZSswT6XAVskTd3dZDoKLdLnHg5B7",
+	"+pv+oOVU1uVayqOM06roN0XmBdpjKTva7NC9NTDsVOYLFVcvbSJRvS16zvSiirusE91wQK/x45LxxM4p",
+	"hUcunvtMgrnjFUOYYZB098GFb4TS5weP3m65U6yAbXEN39lnWjEaLinalh9SKTeuibpyq1vgc2y1wH93",
+	"xeXPKc0Hdbxo34p4EgYBZnMPusfbnzDLuggXDNwONU1xR5ZlrPFejUW+petI0OBCiB9oPGP43EEdiCRZ",
+	"Jq9ZEFLbY/SLeiU3KEgoX9JYJUm1i3J1qabhXys35h2jgSSph2+7L6BDzrhNlM3/aPI7JOR1lEUWK3Wi",
+	"anGPfaFKwnyudKkO9D1cZO+TjZgtis2juuPu5YYz63YdcI9sLHzHVEoI98J+Jwv1UzxfboZvxt9V7uRy",
+	"skNr+bncXNlHcTYVWyT91iz/XO+JjcZ/rvtEhf2/qTdh6gJwKkw/1QvgfDCvteTK2f6RfAHXGVqxFO5e",
+	"3eAREPyKxYZ4jVbGAkintx2aRNo3draK7XhQ0P9/XrEV5ECDBS8xDm6eGPGkeNyk1BAz3N/E3t5ArIzd",
+	"+FAw4maIPnNa95AJjSj3WbVboBIpvjLPgFut/UWcA27derngdBugfRmnQJalPCAD+Ae3G7Ij135zZsN9",
+	"tP9rF1fKuWJ91Wfv1sWvh1D/XRFbZgE4tLjNCNjEATcSeaUpkKt8/bqtgV342tdnE6Sr/+xmQX0KSQrO",
+	"9m7TBlJ3e9RMKm+nw7wrU3SbIPY91B5aZEnDuCD10/B4bGL3AQn5qRMSrxhUXiAJW3OWnaW+s4KQFAa/",
+	"TttmPSou59Zbgc8W7maq+6MidQKCewm45OmMpHsI7HaLvPPoDTAC0GQwTFsX0GMRhzcbhE9aLqOavNqW",
+	"XhqFUg3JGN8/hjC9JIz6c0wtR+04DEjTzLf2COvMOmRc0UEFyntHPB3gDZo1NkEhzXF+2v64dZoM8B8S",
+	"zY7HZCaYJBPqX2rVu4RARvynOFSMQAF3ebbY4xPMY2SN5Vb7hXLH7kWzZpCGKUblM/ZExHlFDsIbqETd",
+	"h5a3iK5l2L5k680yS9/gtNVdUE5nTMJEOLfFu6kj9/B+MSUToeYwF06eZjqzJzfa5urYyR1eiLWPgUfM",
+	"XGqTIOThfDnIF6NKvxCrphQuzyajN3HWkZKYjQTeLxGzoNUhULiDpF/qaksoH4r+fwsyEhZa5cSy55b3",
+	"Mj5RV9FzlFO/0nYUslo+lrqRXkm5giYAwowKSPpaTIUd6AMp3vrS2dtXnjWPkCywH8HayNKmEW8jPtZ0",
+	"Mh7aiQnQDgMmJpySsSa/MVnQS/hufqICtKYGx1KBUFuQ9g1ltppOsvPBgB6HJFQpCaFYT5L80h7LOGQM",
+	"UgpJk4sRd9xJ7e/ZekgoicHfYXqbz+mVXgO5ZGxpCbhly3VNL74Rry7FJVvEOJq+WXr+qiU4LhgX6gjv",
+	"x8+QCc6cDidF/sHZNXbXtnPkfJZxg79jV+KSZV9Vkligb9p4GreNS7YudVddsvVefoIC3AVA6mhrveP8",
+	"9Liurd+k9mDdQCkv+iQ9Ye8WjurOTJFiVdkZmqtIJZbS9fxA+Tc2DUj4jWmGlXR60Yo/WYR8peAeVOOB",
+	"nY54U81ZGGNhOigYMfMZNxoE1qWAoL8Sl/ApgrgXGFaI3qNQkRU3Zc9bWcm77ch7T1biVUANs4qa0EDH",
+	"mllVBalINV+7X2ozj3GO6DennNRybCWPPrRfaxPZI95+OtmbqNNG62BTuIo0odmIT7nWFKxPjbeSOgE3",
+	"YB2wCcwznKzUiNuBGnbukwftgVLPAJr0JG1Zhy3UjInSjBNtv2V0rzBt7FZRnm7J8xuz6a/eAsgvuILE",
+	"bOjwSfcvuscc5J0kx747nbCbpYhVOju248urjUSTLUhKe7CBfm4Cjlr+/VkLAo8o0fKIiILEkPO0Ov7u",
+	"2+dk0Dvukufn/+FBWzdGF1A+TXwWRditxcwTUjQ2g4LH/zL2yPj3+v+09f/5t7GnrXM6wbx3n8ZxSGfM",
+	"9BGEtm5ogxvVnIyfjYkU+Ha51JQm54wpSQIB5ZjximspC/bCVMSLVUQ7ZKwE+fV//h/QGQ5y5E0vhhHf",
+	"PzwkAV2XZry/BLhaPK8u+XoQCXwOMDIHEmsFwSMh96OVhPp2De39/f0T6L4C/UltpYDWsBaMwujlUEkC",
+	"gzHI+4vnlR3BNBQ2Cu606adtegzjPnLtJbYWAr3kQW5D7OaTNnRqz43YY7OjcOFgK0vqxE677dfa7XbW",
+	"qtiN2jOkuGO/DE1SZk6h6fJHYnE9BNdUUpzlkaSJvwclhZ7JtvJIpmjLG3H8+8WK4QXzu8XHN0yZ63by",
+	"iUdMu3QTKsLO5vY58LEmb4W/3nOoocS+ukmzsDNbtmcGyHhJ3vQ7Nn1l5hI6WQ3PEXjtF6GE503//ix8",
+	"xlQp6s81LZ6SaRgxfcr/Yllae7Tqdvd9jQ/wL2YuKIF/at443tq16ElQpYIKuaATFpQaPcsFlde4aS9Z",
+	"vAilaSJpnxpqRt2oKcfcqPw2UeaqcA8hzUYcaM9KMy8tM4fWbkaiEM5WKqZRKJ2GqzAYPF5FTNqJ4AnM",
+	"cGfbZczGjMsnMfMkZr60mCkXMKncGPHtgoMU5UZ+xE0qSYzkeEhR4bCMJ2nxSNIi0zZ5F4HhPFhLZogr",
+	"FkPvuyoh8a2JfbhSAXuhFvwFpjlpOpcn4d+TWKxmc6WlyJLFBslTT4BnsnNXWGSdPLZkcUoxxucQ0DBa",
+	"kysRrRZJflpENa/pjvj7i+fIb5pKBHSNnDnQYgiu2gmUriz+K4uFbG1xKvxoofSb8SokK65gXfbcn/wK",
+	"JX6FhMCeSTIXWm3ByQOPobRt7ciScTi4LVfK9DVH35qGETZIxEYaHpEiVqaH64jDVC7obj/+7uUFqVM6",
+	"ZorfQY/zMZ6PTvmJUPNSCnIj849s/j81inlqFPPUKOapUcwnN4p5EodbU2xK+rY8uDisVafsVgRTWV+S",
+	"uS+3I3dgCoatYUjZU7pdsHudoghT7IC5PzQzjMXLVDtsVi3v2xCmflz6qWb67yIU/Uh115uI/zsYEpFg",
+	"/BdkAXsBi8IrFpsRjZXcwNy2JpGYkablCb/+8rc9M4tROm8atwincSyucSARDCW7yuiPlvRHPJOHWVbq",
+	"JJAXVLQ9qKccv0g3+XfDDgprSDepgW7ilDg0qO/ODDq418igg40Tg/pbBwY9ao0XoqABwMbk3xRJn5jZ",
+	"Axr2hgk44MVR0k639avPytbM56pY2kvkZclcSrg91+krG4whTbtHO5PNmGqhgRz0jR+OuB0o0THe6bFH",
+	"kkvYqOij6YY9bnlYGmQ83QakuWUYF3+oOiP+SOzx5dUjOhD+PjUlANkmRoNY8sRkHojJnOVZCcTNopCz",
+	"z8ZSwFkzNWGeSkUJM+2Se81gfdPG0iXrphIQ3svNLyvEgDHv3+T4OvPHcJauGUoxiYR/2WY3y0jELCZR",
+	"yC/T3ikQFHgmiU8VjcRsxQjjKl6TOYVi9MfjKxcJxJ5Yyw6+UAO1Tdwlwa8nBvOAWozgbQygpeTrajGP",
+	"wmliMQ2jzanEtuZPI7SnDTCBVO/7OFowEqt4y8TFjWXwb80afjMxOLvgKm8F/vzkctyc2WvABLg0iWky",
+	"RL0GikumVMhnFsXB8+/Pq8f5YdiMRQEONjwlY76KojHxI0ZNowdAayMis5hdnLEG4pCTlYT2UjBPqdUh",
+	"53OY6jhZOxW2ZYLqPejlj4f8D18JV7riL1TPvhsN/vYL2X+zXZA2V89DTqB6eIYAY/y3CT3rMqxbQJNY",
+	"3ulofqyyC8ywtpiRiE0VESsFI5jCOOuwlIqu5Q7V7nbeuf3e1y8acyveaJnaXT0JyNKGiXlk27HaXYP4",
+	"/bsfyGIloRB8rtRSkqb+H+znIDjOUbCz4qFihEaRuNYkGF5pqw4HSUusCIuZFNGVlnqCLHFcvTEWGbaI",
+	"SPNCe4cOkSwdi65DXilJZDiDtFIM3414c3w9l8z/+Osvfxt75FxRHtA4IAaZZKuiBH7HWvMcbv4Gis5z",
+	"K/5SLRmzq/gpVHPTZX0LZefa71dWqr8AJmoq1ZPjKdSqI6+td5q3DbuI0sp1++Nu5eseUGZunS8ygavs",
+	"iqMiL68MAT3Sit8JRQuwtU3yC90A4Obcis/TxvmPvNq735wP4fF6YaYSFNNt/j4VwLMgILQg6u5V5FkS",
+	"/63U65wQpRv3dcMg2NqAKsUWS0WaKlw45WMRVVgFxvSWMZkO5VIy26JHvv+m1SHfs6Ui+10sodxV73v0",
+	"cDGkNQaZeC3IWHsQVfFZh/Zd52USl12tgO63horz37dhefCsV378ihW+fM/B3k+x63+w2PUXiEGD5fdp",
+	"HA1jeHu3BvPv9mJmXl49Zvjcn7MAau2StBfMF85X7I3NZ9phMPY0ogvuaHDNcUrr4xY4xsSII3NknE4i",
+	"FqQ3y9VEL2GC6TahOgUDw0BBTEmoiFRhFJFrGkKm+hQqzWKmYuhytaABG/FgxQgX1yTkUml+KaYkECv9",
+	"pRoNYczn8kri1eNm4CF4w0CD60oZM0ZD2AUuQkA65FPVOSblcI+QngM895EZfZFR9b8soyLSkEPw1Mbm",
+	"wZidOQJCuctfPo3V3aYYt7GL1Ruh5pqDLEQM8zjMUaecx6E0x/eW5SAF/vFiBwvz/vxjy2O5z5Z77Aal",
+	"Si1TTwj+sAjOsEv/gxooLo7vocndlolFXi7Oz6Ddn/WjlPjCTkGY9gdkLlaxK2SgZcyaUHC6UbWKGZms",
+	"wdDxiBQjTrHIRxOyTzmR16EyNpBYKRIJic3aLC2lubGw8lBwkOaSrLgKI6LmQrJkGSNOYyxFJM1B96QF",
+	"PSux5U0Qi6XTczOtNtI3L+jaaApzEdUQ+7XdFl+WaLtfkUsuRad/IIZRy/PyzuC1O4Pk0TvCCZNElRzU",
+	"s7yX/AF5jmJS1bEcaKK/dqDHrRHzzXFAFe2IyV+Yr8ZDMr4dNfTvowb2evfIyFEc9dVff/nb3bgFpkNG",
+	"7fRgjyww4QUVhywgUXjJjPvFMp1TU8poxDldLiFeH3Ibsu+MeAbLDSeBfpLXc6qgG7VGe9yBMVRgx2Ck",
+	"hDJnyjQpGfS6I578EsI06CTzDFdJOVnxS45ObQYte60tIKHZFiVj1wS5WC/ZeEgojJ1CVifnwA6x8Xoe",
+	"3pBegzy+f3NTxvouWGW08KtifQ+u/+uNv2NyFW3T/tcwJepJ/394pnXOIOcT2sSbXFjhsrCaMfuAXbFI",
+	"Y3XdqH2NWY/5wH3lXMf6LtlH7zz0NCLykUdEPvkqt1b+lk9prJtuAP5EaPDlEXCDSy9pNQuJcyDQcg3o",
+	"yZzyIAIjQ474+O2P55trfJ0ljkkTmktrIwNIOCnzs1saEgrtpVeSBSOO9S3GfElI3RHrJ61dUwruP9bx",
+	"ntL2aRrk1zEN8rnG6sjE1UvQoRBb9+GBrYhzWzNa7tWaJek5UyvrLHLG1Gde4W8g5p9C4mkS5iPOQHAo",
+	"Oemvn0qee1m/zmhMHA1cqTCe271jlZJ0e5dZUQYTYKh/qdXe5lyolmmqg01vrucM5Eqms1vMbJRsY+VD",
+	"9rjD2W+nBKKw8go2bSczU+xk86SKbaqIcCghA7dqlWynsgesZLCYbBpDhZLEjAZtwaN1q0NA45eYPCqp",
+	"CuV0PeIH3S759X/5P8ki5Pi/9Ab+t9f1ul34/8TXQDm1RGRzT3HQ31bdKltf8IhE8VilEfklf+HaiHsR",
+	"59PMv/tVLexItPUlF5MqXFBVXZv3EyRuuwsQUzLOtBsbE8HJ2LSeHZsQzJKuiVgpwsX10BkgaEbqa2vM",
+	"1AnrmzQQVwo8qqZ5nJba2q7CPzlT1yK+JFPGMuIQ6wGT/nNzEQVyxBkXq9lcW2t6EaFC16n9Mg/sKJHY",
+	"GI52wJntVp3u9RlI2RFvjkN+RaMw+IhvGXtmvx+5UB8T1Qa7IBgW8dE8Mj4lYwfiH63Td0wG3f1WZ8Rt",
+	"tBmYpGVmFwWIQZNrrctosX9DfRWtsWOqA0cz8AFcZ2rEoY0p1LyEPkM3t4ZgKMmMSvL//u+kOaESr/2e",
+	"qHDZSrN3ZqaJNhcBIxZJpK3vHnHzwaYSkGNjGgjDCei9cKfxD2wDJtitlksWk4lY8aDVIQfd/REfc/ER",
+	"IZk0hB3bom5nRJQZORdDCqVb7v3u7XPsKA17hNSepohHPBBMJhMp3Adw4eU9W1+afT6iAb7RxjRHHXLy",
+	"/vwFSrsqx1y239+mXB43J/Bw0CjJ/CssC8b29g2ZhIHTqwOm8RSG+VY25TY8YeP67pld+XmcgBYjKiOf",
+	"5vffghirsDTvI9D0UzU+/UY81whwZil7x2bWBrZVY9ofspG1KxJvXc9CdfvAknYSLik7fSQ2hgG+q+EU",
+	"eTR/XwluPHpywQ5Ot7/PcFoKga+jG992t/x9aWcP3ZLV2QAQlaJkvGRQhzt2KajJjV5kovhrplp2mhy+",
+	"N2LBEOLuRm7aVpzoph/x4kg6rUQ5ylgneQ+OpeJcrLivlc4QYu7EaV3cIWc8mUaJYTHXt08SDRE61ow7",
+	"5JxOmcnzj9em+xXPxye2RwTqOXY/N4e4Zyjhi/GU5KAz3OVR3Pj/OCyrlrP5HCoEP2O2E1KMtgiQqWxV",
+	"Hu7w9fGVpaRVHDWGjT3AWXN/nnG9LWup3yn0Y5IlOr+lv4wvt0mj5Zy2nDe4XLn4krdYIY0aehRK1ckp",
+	"3XJzJymTEkrO3r4iEzYPTZu/0t46TdvZ730cjVuZD+FtFZ9KerS7AxFg8rkzFxh7mVA7wvPff7pwPpAe",
+	"0t2Hu/8/AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

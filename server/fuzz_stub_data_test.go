@@ -64,3 +64,8 @@ func (s fuzzStub) TestMerchantWebhookEndpoint(context.Context, gen.TestMerchantW
 	s.call.reached = true
 	return gen.TestMerchantWebhookEndpoint202JSONResponse{}, nil
 }
+
+func (s fuzzStub) EstimateMerchantWithdrawal(context.Context, gen.EstimateMerchantWithdrawalRequestObject) (gen.EstimateMerchantWithdrawalResponseObject, error) {
+	s.call.reached = true
+	return gen.EstimateMerchantWithdrawal200JSONResponse{}, nil
+}

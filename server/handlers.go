@@ -24,7 +24,8 @@ type handlers struct {
 	checkout     *checkout.Service
 	merchants    *merchants.Service
 	webhooks     *webhooks.Service
-	chainHealth  func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
+	chainHealth  func() map[int64]ChainHealth        // nil: the catalogue alone says isEnabled
+	estimator    func(chainID int64) PayoutEstimator // nil: no payout estimates in this process
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -413,3 +413,45 @@ func TestDashboardWebhookTestAndPaymentDeliveries(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.Status)
 	})
 }
+
+// The withdrawal estimate refuses what creating the withdrawal refuses; with no payout manager
+// for the chain in this process (no RPC here) a valid request is 503 no_chain_available. The
+// estimate itself is tested against a devnet in the payouts package.
+func TestDashboardWithdrawalEstimate(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.merchant(merchantOpts{withdrawals: true, name: "A"})
+		off := e.merchant(merchantOpts{name: "Off"})
+		base := "/v1/merchants/" + a.Merchant.ID.String() + "/withdrawals/estimate"
+		read := bearerHeader(e.token(a.Merchant.ID, dashauth.ScopeRead))
+		r := e.do(http.MethodGet, base+"?amountInCents=1000&chainId=eip155:8453", "", nil, read...)
+		assert.Equal(t, http.StatusServiceUnavailable, r.Status, string(r.Body))
+		code, _, _ := r.errorFields(t)
+		assert.Equal(t, "no_chain_available", code)
+		for q, want := range map[string]string{
+			"amountInCents=1&chainId=eip155:8453":         "invalid_amount",
+			"amountInCents=999999999&chainId=eip155:8453": "invalid_amount",
+			"amountInCents=1000&chainId=eip155:999999":    "parameter_invalid",
+			"amountInCents=1000&chainId=base":             "parameter_invalid",
+			"amountInCents=abc&chainId=eip155:8453":       "parameter_invalid",
+			"chainId=eip155:8453":                         "parameter_missing",
+			"amountInCents=1000&chainId=eip155:84532":     "chain_not_supported",
+		} {
+			r = e.do(http.MethodGet, base+"?"+q, "", nil, read...)
+			assert.Equal(t, http.StatusBadRequest, r.Status, "%s: %s", q, r.Body)
+			if want != "" {
+				code, _, _ := r.errorFields(t)
+				assert.Contains(t, []string{want, "parameter_invalid"}, code, q)
+			}
+		}
+		r = e.do(http.MethodGet, base+"?amountInCents=1000&chainId=eip155:8453", "", nil,
+			bearerHeader(e.modeToken(a.Merchant.ID, domain.ModeTest, dashauth.ScopeRead))...)
+		assert.Equal(t, http.StatusBadRequest, r.Status, "a test token, a mainnet chain: %s", r.Body)
+		r = e.do(http.MethodGet, "/v1/merchants/"+off.Merchant.ID.String()+"/withdrawals/estimate?amountInCents=1000&chainId=eip155:8453", "", nil,
+			bearerHeader(e.token(off.Merchant.ID, dashauth.ScopeRead))...)
+		assert.Equal(t, http.StatusForbidden, r.Status)
+		code, _, _ = r.errorFields(t)
+		assert.Equal(t, "withdrawals_disabled", code)
+		r = e.do(http.MethodGet, base+"?amountInCents=1000&chainId=eip155:8453", "", nil, bearerHeader(e.token(off.Merchant.ID, dashauth.ScopeRead))...)
+		assert.Equal(t, http.StatusForbidden, r.Status, "another merchant's token")
+	})
+}

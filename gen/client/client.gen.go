@@ -1758,6 +1758,34 @@ type Withdrawal struct {
 	UpdatedAt time.Time        `json:"updatedAt"`
 }
 
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
 // WithdrawalList A page of withdrawals.
 //
 // Example: {"data":[{"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"},{"amountInCents":2500,"chainId":"eip155:8453","createdAt":"2026-11-21T16:19:48Z","currency":"USD","errorMessage":null,"id":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","receipt":{"createdAt":"2026-11-21T16:20:31Z","processedBy":"cron","settledAmountAsset":"25000000","settledAmountUsd":"25.00","settledChain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"settledToken":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"},"txBlockNumber":38498102,"txGasUsed":62000,"txHash":"0x3e5a7c9b1d2f4e6a8c0b2d4f6e8a0c1e3f5a7b9d2c4e6f8a0b1c3d5e7f9a2b4c","txIsSponsored":false,"txSenderAddress":"0x2f9a1c5e7b3d8f0a4c6e2b9d1f3a5c7e9b0d2f4a","txTimestamp":"2026-11-21T16:20:05Z","txTotalCost":"1240000000000","txTotalCostUsdFractions":4286,"withdrawalId":"01a1f6c2-0d57-7a18-9e44-3b2c1d0e9f48"},"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"completed","updatedAt":"2026-11-21T16:20:31Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":2,"totalPages":1}}
@@ -2146,6 +2174,15 @@ type CreateMerchantWithdrawalParams struct {
 	// different body, or while the first request is still running, answers 409. Keys are scoped to the
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
 }
 
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
@@ -2922,6 +2959,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	//
@@ -3828,6 +3880,31 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMerchantWithdrawalConfigRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EstimateMerchantWithdrawal Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *Client) EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEstimateMerchantWithdrawalRequest(c.Server, merchantId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5884,6 +5961,71 @@ func NewUpdateMerchantWithdrawalConfigRequestWithBody(server string, merchantId 
 	return req, nil
 }
 
+// NewEstimateMerchantWithdrawalRequest constructs an http.Request for the EstimateMerchantWithdrawal method
+func NewEstimateMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/estimate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "amountInCents", params.AmountInCents, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "chainId", params.ChainId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMerchantWithdrawalRequest constructs an http.Request for the GetMerchantWithdrawal method
 func NewGetMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) (*http.Request, error) {
 	var err error
@@ -6510,6 +6652,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
+
+	// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error)
 
 	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 	//
@@ -9406,6 +9565,82 @@ func (r UpdateMerchantWithdrawalConfigResult) ContentType() string {
 	return ""
 }
 
+type EstimateMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WithdrawalEstimate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardWithdrawalForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON200() *WithdrawalEstimate {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON403() *DashboardWithdrawalForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EstimateMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EstimateMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EstimateMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EstimateMerchantWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantWithdrawalResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10338,6 +10573,29 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 		return nil, err
 	}
 	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
+}
+
+// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error) {
+	rsp, err := c.EstimateMerchantWithdrawal(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEstimateMerchantWithdrawalResult(rsp)
 }
 
 // GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
@@ -12733,6 +12991,67 @@ func ParseUpdateMerchantWithdrawalConfigResult(rsp *http.Response) (*UpdateMerch
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEstimateMerchantWithdrawalResult parses an HTTP response from a EstimateMerchantWithdrawalWithResponse call
+func ParseEstimateMerchantWithdrawalResult(rsp *http.Response) (*EstimateMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EstimateMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WithdrawalEstimate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardWithdrawalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -426,6 +426,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/withdrawals/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate a withdrawal
+         * @description What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+         *     the payout computes it, the rate used, the network fee and whether the hot wallet holds
+         *     enough to pay it. The amount and chain are checked as a created withdrawal's are
+         *     (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+         *     Nothing is reserved. The token amount and rate are exactly what the payout would send at
+         *     today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+         *     payout (to a recipient holding none of the token: an upper bound). 503
+         *     `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+         *     does not run the chain's payouts).
+         */
+        get: operations["estimateMerchantWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/balance": {
         parameters: {
             query?: never;
@@ -2693,6 +2721,42 @@ export interface components {
             deliveryId: string;
         };
         /**
+         * @description What a withdrawal would pay out now (nothing reserved).
+         * @example {
+         *       "chainId": "eip155:8453",
+         *       "tokenSymbol": "USDC",
+         *       "amountInCents": 5000,
+         *       "amountAsset": "50000000",
+         *       "rate": "1",
+         *       "networkFeeNative": "42000000000000",
+         *       "networkFeeInCents": 13,
+         *       "hotWalletCanPay": true,
+         *       "hotWalletAddress": "0x2222222222222222222222222222222222222222"
+         *     }
+         */
+        WithdrawalEstimate: {
+            /** @example eip155:8453 */
+            chainId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /** Format: int64 */
+            amountInCents: number;
+            /** @description The token amount the payout would send, smallest unit (rounded down). */
+            amountAsset: string;
+            /** @description USD price of one whole token used (stablecoins pegged at 1). */
+            rate: string;
+            /** @description Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated). */
+            networkFeeNative: string | null;
+            /**
+             * Format: int64
+             * @description The same in USD cents, rounded up (null when no native price is available).
+             */
+            networkFeeInCents: number | null;
+            /** @description Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key). */
+            hotWalletCanPay: boolean;
+            hotWalletAddress: string | null;
+        };
+        /**
          * @description What a merchant holds with the service. The top-level amounts are the balance of the
          *     token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
          *     funds a live withdrawal.
@@ -4305,6 +4369,39 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    estimateMerchantWithdrawal: {
+        parameters: {
+            query: {
+                /** @description The withdrawal amount in USD cents. */
+                amountInCents: number;
+                /** @description CAIP-2 chain id of the payout, e.g. `eip155:8453`. */
+                chainId: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalEstimate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardWithdrawalForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
         };
     };
     getMerchantBalance: {
