@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,6 +100,19 @@ func subscribedTo(q *gorm.DB, typ string) *gorm.DB {
 func (t *Tx) ScheduleDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
 	_, err := t.ScheduleDeliveryID(eventID, endpointID, merchantID, at)
 	return err
+}
+
+// InsertTestEvent appends an endpoint's test event (the dashboard's webhook.test; its payload
+// is also its body) and schedules its one delivery, to that endpoint, due at. Only endpoint
+// events: payment and withdrawal events are the lifecycle core's (InsertEvent).
+func (t *Tx) InsertTestEvent(e domain.Event, at time.Time) (uuid.UUID, error) {
+	if e.Entity != domain.EntityEndpoint || e.Type != domain.EventWebhookTest {
+		return uuid.Nil, fmt.Errorf("store: InsertTestEvent takes an endpoint's %s event, not %s %s", domain.EventWebhookTest, e.Entity, e.Type)
+	}
+	if err := t.InsertEvent(e, e.Payload); err != nil {
+		return uuid.Nil, err
+	}
+	return t.ScheduleDeliveryID(e.ID, e.EntityID, e.MerchantID, at)
 }
 
 // ScheduleDeliveryID is ScheduleDelivery returning the delivery's id.

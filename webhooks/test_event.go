@@ -40,11 +40,8 @@ func (s *Service) SendTest(ctx context.Context, merchantID, endpointID uuid.UUID
 		}
 		ev := domain.Event{ID: "evt_" + hex.EncodeToString(id[:]), Type: domain.EventWebhookTest, Entity: domain.EntityEndpoint,
 			EntityID: endpointID, MerchantID: merchantID, Mode: e.Mode, Sequence: now.UnixNano(), Payload: object, CreatedAt: now}
-		if err := tx.InsertEvent(ev, object); err != nil {
-			return err
-		}
 		out.EventID = ev.ID
-		out.DeliveryID, err = tx.ScheduleDeliveryID(ev.ID, endpointID, merchantID, now)
+		out.DeliveryID, err = tx.InsertTestEvent(ev, now)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
