@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
@@ -173,9 +170,3 @@ func (h *handlers) ListMerchantPaymentDeliveries(ctx context.Context, req gen.Li
 	}
 	return gen.ListMerchantPaymentDeliveries200JSONResponse(deliveriesOut(ds)), nil
 }
-
-var (
-	_ = decimal.Zero
-	_ = time.Time{}
-	_ = http.StatusOK
-)
