@@ -44,7 +44,7 @@ func TestDashboardInChromium(t *testing.T) {
 		defer mu.Unlock()
 		switch ev := ev.(type) {
 		case *cdplog.EventEntryAdded:
-			// Network entries are the API's 404s for the auth routes not served yet; a CSP
+			// Network entries are the API's refusals (the refresh without a cookie: 401); a CSP
 			// refusal is a "security" entry, a script error a "javascript" one.
 			if ev.Entry.Source != "network" && ev.Entry.Level == "error" {
 				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text)
@@ -91,13 +91,13 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the overview", `document.querySelector("h1")?.textContent === "Overview" && document.body.innerText.includes("Available")`, 15*time.Second)
 	waitJS(t, tctx, "the test-mode indicator", `document.body.innerText.includes("Test mode")`, 5*time.Second)
-	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Branding", "Team", "Security", "Audit log"} {
+	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Payment settings", "Withdrawal settings", "Branding", "Team", "Security", "Audit log"} {
 		waitJS(t, tctx, "the navigation link "+name, `[...document.querySelectorAll("nav[aria-label=Main] a")].some(a => a.textContent === `+strconv.Quote(name)+`)`, 5*time.Second)
 	}
 
 	pages := []struct{ hash, heading, text string }{
 		{"#/overview", "Overview", "Pending withdrawals"},
-		{"#/payments", "Payments", "Coming with the payments API"},
+		{"#/payments", "Payments", "No payments"},
 		{"#/withdrawals", "Withdrawals", "No withdrawals"},
 		{"#/withdrawals/new", "New withdrawal", "Recipient address"},
 		{"#/settings", "Settings", "API Keys"},
@@ -105,8 +105,10 @@ func TestDashboardInChromium(t *testing.T) {
 		{"#/settings/developers/webhooks", "Webhooks", "Delivery log"},
 		{"#/settings/payments", "Payment settings", "Accepted assets"},
 		{"#/settings/withdrawals", "Withdrawal settings", "Withdrawals enabled"},
-		{"#/settings/team", "Team", "Coming with the team API"},
-		{"#/audit-log", "Audit log", "Coming with the audit log API"},
+		{"#/settings/branding", "Branding", "Preview"},
+		{"#/settings/team", "Team", "Members"},
+		{"#/settings/security", "Security", "Signed in with an access token"},
+		{"#/audit-log", "Audit log", "Filter"},
 	}
 	for _, scheme := range []string{"light", "dark"} {
 		if err := chromedp.Do(tctx, colorScheme(scheme)); err != nil {
@@ -166,6 +168,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the review", `document.body.innerText.includes("Review the withdrawal") && document.body.innerText.includes("$25.50") &&
 		document.body.innerText.includes("0x000000000000000000000000000000000000dEaD")`, 5*time.Second)
+	// The estimate: an answer (token amount, network fee, hot wallet) or why there is none.
+	waitJS(t, tctx, "the estimate", `document.body.innerText.includes("Hot wallet") || document.body.innerText.includes("No estimate now")`, 10*time.Second)
 	screenshot("withdrawal-review-dark")
 	// A desktop: the navigation beside the page, no menu button.
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 860), colorScheme("light"),
