@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,7 +27,7 @@ func TestDashboardInChromium(t *testing.T) {
 	ctx := browser(t)
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	var m struct{ MerchantID string }
+	var m struct{ MerchantID, SecretKey string }
 	if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "merchants", "create", "--name", "Corner Bakery", "--deposits", "--withdrawals", "--json"), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +133,22 @@ func TestDashboardInChromium(t *testing.T) {
 			screenshot(strings.NewReplacer("#/", "", "/", "-").Replace(p.hash) + "-" + scheme)
 		}
 	}
+	// Payments are live: one made while the list is open shows without a reload (the list polls
+	// every 2.5 s while visible), its merchant-supplied order id as text; its detail opens.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/payments"`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the empty payments list", `document.body.innerText.includes("No payments")`, 10*time.Second)
+	apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": 1850, "currency": "USD", "orderId": "<b>bread</b>-42"}`)
+	row := `[...document.querySelectorAll("main a")].find(a => a.getAttribute("aria-label") === "Payment <b>bread</b>-42")`
+	waitJS(t, tctx, "the new payment, live", `!!`+row+` && !document.querySelector("main b")`, 5*time.Second)
+	if err := chromedp.Do(tctx, chromedp.Click(chromedp.JSPath(row))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the payment's detail", `document.querySelector("main h1")?.textContent === "Payment <b>bread</b>-42" &&
+		document.body.innerText.includes("Timeline") && document.body.innerText.includes("Webhook deliveries") && document.body.innerText.includes("Export") === false`, 10*time.Second)
+
 	// The CSS loaded under style-src 'self': dark backgrounds in the dark scheme.
 	waitJS(t, tctx, "the dark theme", `getComputedStyle(document.body).backgroundColor === "rgb(15, 20, 28)"`, 2*time.Second)
 
