@@ -231,7 +231,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
 		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
-		Payouts: a.PayoutStatus, Chains: a.chainHealth, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
+		Payouts: a.PayoutStatus, Chains: a.chainHealth, Estimator: a.payoutEstimator, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

@@ -43,6 +43,8 @@ var (
 	ErrInvitationNotFound = errors.New("no such pending invitation")
 	ErrLastOwner          = errors.New("a merchant keeps at least one owner: make another member owner first")
 	ErrAlreadyMember      = errors.New("this person is already a member; change their role instead")
+	// The dashboard's data operations (issue 22).
+	ErrPayoutEstimateUnavailable = errors.New("this process cannot estimate a payout on this chain now (its RPC, a price, or its payouts are not available here)")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.

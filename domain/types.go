@@ -15,6 +15,8 @@ type Merchant struct {
 	Name               string
 	ShortName          string
 	LogoURL            *string
+	DisplayName        *string // the name customers are shown (nil: ShortName); see Merchant.Shown
+	AccentColor        *string // the checkout page's accent, #rrggbb (nil: the page's own)
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
@@ -249,4 +251,16 @@ type Page struct {
 	Limit  int32
 	Offset int32
 	Total  int64
+}
+
+// Shown is the name the merchant's customers see: its display name when set, else its short
+// name, else its name.
+func (m Merchant) Shown() string {
+	switch {
+	case m.DisplayName != nil && *m.DisplayName != "":
+		return *m.DisplayName
+	case m.ShortName != "":
+		return m.ShortName
+	}
+	return m.Name
 }

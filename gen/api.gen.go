@@ -298,6 +298,27 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PaymentTransferStatus.
+const (
+	Confirmed PaymentTransferStatus = "confirmed"
+	Orphaned  PaymentTransferStatus = "orphaned"
+	Seen      PaymentTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
+func (e PaymentTransferStatus) Valid() bool {
+	switch e {
+	case Confirmed:
+		return true
+	case Orphaned:
+		return true
+	case Seen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentType.
 const (
 	PaymentTypeDeposit PaymentType = "deposit"
@@ -594,16 +615,16 @@ func (e WithdrawalStatus) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortBy.
 const (
-	AmountInCents ListPaymentsParamsSortBy = "amountInCents"
-	CreatedAt     ListPaymentsParamsSortBy = "createdAt"
+	ListPaymentsParamsSortByAmountInCents ListPaymentsParamsSortBy = "amountInCents"
+	ListPaymentsParamsSortByCreatedAt     ListPaymentsParamsSortBy = "createdAt"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortBy enum.
 func (e ListPaymentsParamsSortBy) Valid() bool {
 	switch e {
-	case AmountInCents:
+	case ListPaymentsParamsSortByAmountInCents:
 		return true
-	case CreatedAt:
+	case ListPaymentsParamsSortByCreatedAt:
 		return true
 	default:
 		return false
@@ -612,16 +633,52 @@ func (e ListPaymentsParamsSortBy) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortOrder.
 const (
-	ASC  ListPaymentsParamsSortOrder = "ASC"
-	DESC ListPaymentsParamsSortOrder = "DESC"
+	ListPaymentsParamsSortOrderASC  ListPaymentsParamsSortOrder = "ASC"
+	ListPaymentsParamsSortOrderDESC ListPaymentsParamsSortOrder = "DESC"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortOrder enum.
 func (e ListPaymentsParamsSortOrder) Valid() bool {
 	switch e {
-	case ASC:
+	case ListPaymentsParamsSortOrderASC:
 		return true
-	case DESC:
+	case ListPaymentsParamsSortOrderDESC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortBy.
+const (
+	ListMerchantPaymentsParamsSortByAmountInCents ListMerchantPaymentsParamsSortBy = "amountInCents"
+	ListMerchantPaymentsParamsSortByCreatedAt     ListMerchantPaymentsParamsSortBy = "createdAt"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortBy enum.
+func (e ListMerchantPaymentsParamsSortBy) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortByAmountInCents:
+		return true
+	case ListMerchantPaymentsParamsSortByCreatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortOrder.
+const (
+	ListMerchantPaymentsParamsSortOrderASC  ListMerchantPaymentsParamsSortOrder = "ASC"
+	ListMerchantPaymentsParamsSortOrderDESC ListMerchantPaymentsParamsSortOrder = "DESC"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortOrder enum.
+func (e ListMerchantPaymentsParamsSortOrder) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortOrderASC:
+		return true
+	case ListMerchantPaymentsParamsSortOrderDESC:
 		return true
 	default:
 		return false
@@ -844,8 +901,13 @@ type ChangePasswordRequest struct {
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"accentColor":"#0a7cff","amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantDisplayName":"Acme Coffee","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
+	// AccentColor The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
 	// Example: 2500
@@ -869,10 +931,17 @@ type Checkout struct {
 	// Example: false
 	Livemode bool `json:"livemode"`
 
+	// MerchantDisplayName The name to show the customer (the merchant's display name, else its short name).
+	//
+	// Example: Acme Coffee
+	MerchantDisplayName string `json:"merchantDisplayName"`
+
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
 
-	// MerchantName Example: Acme
+	// MerchantName The merchant's short name.
+	//
+	// Example: Acme
 	MerchantName string          `json:"merchantName"`
 	Quotes       []CheckoutQuote `json:"quotes"`
 
@@ -1321,6 +1390,81 @@ type MerchantBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
+// MerchantOverview The dashboard's home figures, for the token's mode.
+//
+// Example: {"availableInCents":12500,"balancesByToken":[{"chainId":"eip155:8453","payments":3,"receivedAmountAsset":"17500000","receivedInCents":17500,"tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC"}],"currency":"USD","mode":"live","paymentsByStatus":{"cancelled":0,"completed":3,"expired":2,"failed":0,"pending":1,"processing":0},"volume30d":[{"amountInCents":17500,"count":3,"date":"2026-11-22"}]}
+type MerchantOverview struct {
+	// AvailableInCents Withdrawable now (as `GET …/balance`).
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// BalancesByToken What completed payments brought in, per chain and token the customer paid with: the
+	// USD value credited at settlement (`receivedInCents`, the sum of the payments'
+	// `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+	// asset since the merchant began, not what is held now: withdrawals are paid out from
+	// the service's hot wallet in the merchant's withdrawal token and are not subtracted
+	// per asset (`availableInCents` is the one withdrawable figure).
+	BalancesByToken []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Payments Completed payments settled in this token.
+		Payments int64 `json:"payments"`
+
+		// ReceivedAmountAsset In the token's smallest unit.
+		ReceivedAmountAsset string `json:"receivedAmountAsset"`
+		ReceivedInCents     int64  `json:"receivedInCents"`
+		TokenId             string `json:"tokenId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"balancesByToken"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency Currency `json:"currency"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PaymentsByStatus The count of payments in each status (every status present, zeros included).
+	//
+	// Example: {"cancelled":0,"completed":40,"expired":7,"failed":0,"pending":2,"processing":0}
+	PaymentsByStatus map[string]int64 `json:"paymentsByStatus"`
+
+	// Volume30d The last 30 UTC days, oldest first, today last: the payments completed each day (by
+	// the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+	// any are zeros.
+	Volume30d []struct {
+		AmountInCents int64              `json:"amountInCents"`
+		Count         int64              `json:"count"`
+		Date          openapi_types.Date `json:"date"`
+	} `json:"volume30d"`
+}
+
+// MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type MerchantProfile struct {
+	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
+	// DisplayName The name shown to customers (the merchant's short name until one is set).
+	//
+	// Example: Acme Coffee
+	DisplayName string `json:"displayName"`
+
+	// LogoUrl Example: https://acme.example/logo.png
+	LogoUrl    *string            `json:"logoUrl"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+}
+
 // MerchantSecurity The team's security settings.
 //
 // Example: {"require2fa":true}
@@ -1501,6 +1645,49 @@ type Payment struct {
 	Type PaymentType `json:"type"`
 }
 
+// PaymentEvent One lifecycle event of a payment, with a summary of the payment after it.
+//
+// Example: {"at":"2026-11-22T10:03:12Z","data":{"amountDueCents":2500,"receivedAmountAsset":"25000000","status":"completed","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":4,"type":"payment.completed"}
+type PaymentEvent struct {
+	At time.Time `json:"at"`
+
+	// Data The payment after the event, summarised.
+	Data struct {
+		AmountDueCents int64 `json:"amountDueCents"`
+
+		// ReceivedAmountAsset What arrived for the settling quote, in the token's smallest unit (null before anything did).
+		ReceivedAmountAsset *string `json:"receivedAmountAsset"`
+
+		// Status The payment's status after the event.
+		//
+		// Example: completed
+		Status string `json:"status"`
+
+		// TxHash The transfer the event is about, when it is about one.
+		TxHash *string `json:"txHash"`
+	} `json:"data"`
+
+	// Id The event id (the `webhook-id` of its deliveries).
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Sequence The payment's version after the change (orders its events).
+	Sequence int64 `json:"sequence"`
+
+	// Type The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+	//
+	// Example: payment.completed
+	Type string `json:"type"`
+}
+
+// PaymentEventList A payment's events, oldest first.
+//
+// Example: {"data":[{"at":"2026-11-22T10:00:00Z","data":{"amountDueCents":2500,"receivedAmountAsset":null,"status":"pending","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":1,"type":"payment.created"}]}
+type PaymentEventList struct {
+	Data []PaymentEvent `json:"data"`
+}
+
 // PaymentList A page of payments.
 //
 // Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
@@ -1584,6 +1771,70 @@ type PaymentReceived struct {
 //
 // Example: pending
 type PaymentStatus string
+
+// PaymentTransfer One on-chain transfer to a payment's deposit address.
+//
+// Example: {"amount":"25","amountAsset":"25000000","blockNumber":38512345,"blockTime":"2026-11-22T10:03:00Z","chainId":"eip155:8453","confirmations":12,"createdAt":"2026-11-22T10:03:05Z","credited":false,"explorerUrl":"https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","from":"0x1111111111111111111111111111111111111111","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07","logIndex":3,"requiredConfirmations":10,"status":"confirmed","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC","txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"}
+type PaymentTransfer struct {
+	// Amount In whole tokens (decimal).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset In the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string    `json:"amountAsset"`
+	BlockNumber int64     `json:"blockNumber"`
+	BlockTime   time.Time `json:"blockTime"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// Confirmations Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+	Confirmations int64     `json:"confirmations"`
+	CreatedAt     time.Time `json:"createdAt"`
+
+	// Credited Whether the transfer was credited to the merchant's balance.
+	Credited bool `json:"credited"`
+
+	// ExplorerUrl The transaction on the chain's block explorer (null when the catalogue names none).
+	//
+	// Example: https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	ExplorerUrl *string `json:"explorerUrl"`
+
+	// From Example: 0x1111111111111111111111111111111111111111
+	From string             `json:"from"`
+	Id   openapi_types.UUID `json:"id"`
+
+	// LogIndex The log's index in its block; -1 for a native-coin transfer.
+	LogIndex              int64 `json:"logIndex"`
+	RequiredConfirmations int32 `json:"requiredConfirmations"`
+
+	// Status `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+	Status PaymentTransferStatus `json:"status"`
+
+	// TokenId CAIP-19 token id.
+	TokenId string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+
+	// TxHash Example: 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	TxHash string `json:"txHash"`
+}
+
+// PaymentTransferStatus `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+type PaymentTransferStatus string
+
+// PaymentTransferList A payment's transfers, oldest first.
+//
+// Example: {"data":[]}
+type PaymentTransferList struct {
+	Data []PaymentTransfer `json:"data"`
+}
 
 // PaymentType A fixed-amount payment or a customer-chosen deposit.
 //
@@ -1824,6 +2075,20 @@ type UpdateMemberRequest struct {
 	Role TeamRole `json:"role"`
 }
 
+// UpdateMerchantProfileRequest The fields to change; `null` clears the logo or the accent colour.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee"}
+type UpdateMerchantProfileRequest struct {
+	// AccentColor `#rrggbb` (null clears it).
+	AccentColor json.RawMessage `json:"accentColor,omitempty"`
+
+	// DisplayName 1 to 80 characters, no control characters.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// LogoUrl An https URL (null clears it).
+	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
+}
+
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
 // Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
@@ -1931,6 +2196,16 @@ type WebhookEndpointWithSecret struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -1976,6 +2251,34 @@ type Withdrawal struct {
 	// Example: pending
 	Status    WithdrawalStatus `json:"status"`
 	UpdatedAt time.Time        `json:"updatedAt"`
+}
+
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
 }
 
 // WithdrawalList A page of withdrawals.
@@ -2375,6 +2678,62 @@ type ListMerchantAuditLogParams struct {
 	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
 }
 
+// ExportMerchantPaymentsParams defines parameters for ExportMerchantPayments.
+type ExportMerchantPaymentsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ExportMerchantWithdrawalsParams defines parameters for ExportMerchantWithdrawals.
+type ExportMerchantWithdrawalsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ListMerchantPaymentsParams defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParams struct {
+	// Type Only payments of this type.
+	Type *PaymentType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Status Only payments in this status.
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Search Free text matched against the payment id (exact), the deposit wallet address, the receipt
+	// transaction hash and the receipt sender address (case-insensitive prefix), and the
+	// merchant short name (case-insensitive substring).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// SortBy Sort key.
+	SortBy *ListMerchantPaymentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListMerchantPaymentsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListMerchantPaymentsParamsSortBy defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortBy string
+
+// ListMerchantPaymentsParamsSortOrder defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortOrder string
+
+// ListMerchantPaymentDeliveriesParams defines parameters for ListMerchantPaymentDeliveries.
+type ListMerchantPaymentDeliveriesParams struct {
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2411,6 +2770,15 @@ type CreateMerchantWithdrawalParams struct {
 	// different body, or while the first request is still running, answers 409. Keys are scoped to the
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
 }
 
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
@@ -2477,6 +2845,9 @@ type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
 
 // UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
 type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
+type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
 
 // SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
 type SetMerchantSecurityJSONRequestBody = MerchantSecurity
@@ -2797,6 +3168,12 @@ type ServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error
 	// ListMerchantInvitations List pending invitations
 	// (GET /v1/merchants/{merchantId}/invitations)
 	ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2815,6 +3192,30 @@ type ServerInterface interface {
 	// UpdateMerchantMember Change a member's role
 	// (PATCH /v1/merchants/{merchantId}/members/{userId})
 	UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2839,6 +3240,9 @@ type ServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error
@@ -2851,6 +3255,9 @@ type ServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
@@ -3635,6 +4042,70 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	return err
 }
 
+// ExportMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantPaymentsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// ExportMerchantWithdrawals converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantWithdrawals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantWithdrawalsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantWithdrawals(ctx, merchantId, params)
+	return err
+}
+
 // ListMerchantInvitations converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantInvitations(ctx echo.Context) error {
 	var err error
@@ -3752,6 +4223,226 @@ func (w *ServerInterfaceWrapper) UpdateMerchantMember(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateMerchantMember(ctx, merchantId, userId)
+	return err
+}
+
+// GetMerchantOverview converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantOverview(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantOverview(ctx, merchantId)
+	return err
+}
+
+// ListMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentsParams
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", ctx.QueryParams(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "search" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "search", ctx.QueryParams(), &params.Search, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter search: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortBy" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortBy", ctx.QueryParams(), &params.SortBy, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortBy: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortOrder" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortOrder", ctx.QueryParams(), &params.SortOrder, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortOrder: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// GetMerchantPayment converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantPayment(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantPayment(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentDeliveriesParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentDeliveries(ctx, merchantId, paymentId, params)
+	return err
+}
+
+// ListMerchantPaymentEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentEvents(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentEvents(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentTransfers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentTransfers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentTransfers(ctx, merchantId, paymentId)
+	return err
+}
+
+// GetMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantProfile(ctx, merchantId)
+	return err
+}
+
+// UpdateMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantProfile(ctx, merchantId)
 	return err
 }
 
@@ -3939,6 +4630,30 @@ func (w *ServerInterfaceWrapper) RotateMerchantWebhookSecret(ctx echo.Context) e
 	return err
 }
 
+// TestMerchantWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) TestMerchantWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId WebhookEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId)
+	return err
+}
+
 // ListMerchantWithdrawals converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantWithdrawals(ctx echo.Context) error {
 	var err error
@@ -4043,6 +4758,38 @@ func (w *ServerInterfaceWrapper) UpdateMerchantWithdrawalConfig(ctx echo.Context
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateMerchantWithdrawalConfig(ctx, merchantId)
+	return err
+}
+
+// EstimateMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) EstimateMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EstimateMerchantWithdrawalParams
+	// ------------- Required query parameter "amountInCents" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "amountInCents", ctx.QueryParams(), &params.AmountInCents, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter amountInCents: %s", err))
+	}
+
+	// ------------- Required query parameter "chainId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "chainId", ctx.QueryParams(), &params.ChainId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter chainId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EstimateMerchantWithdrawal(ctx, merchantId, params)
 	return err
 }
 
@@ -4199,6 +4946,18 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments", wrapper.ListMerchantPayments, options.OperationMiddlewares["listMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId", wrapper.GetMerchantPayment, options.OperationMiddlewares["getMerchantPayment"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/events", wrapper.ListMerchantPaymentEvents, options.OperationMiddlewares["listMerchantPaymentEvents"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/transfers", wrapper.ListMerchantPaymentTransfers, options.OperationMiddlewares["listMerchantPaymentTransfers"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/deliveries", wrapper.ListMerchantPaymentDeliveries, options.OperationMiddlewares["listMerchantPaymentDeliveries"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/overview", wrapper.GetMerchantOverview, options.OperationMiddlewares["getMerchantOverview"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.GetMerchantProfile, options.OperationMiddlewares["getMerchantProfile"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.UpdateMerchantProfile, options.OperationMiddlewares["updateMerchantProfile"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/payments.csv", wrapper.ExportMerchantPayments, options.OperationMiddlewares["exportMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/withdrawals.csv", wrapper.ExportMerchantWithdrawals, options.OperationMiddlewares["exportMerchantWithdrawals"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId/test", wrapper.TestMerchantWebhookEndpoint, options.OperationMiddlewares["testMerchantWebhookEndpoint"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/estimate", wrapper.EstimateMerchantWithdrawal, options.OperationMiddlewares["estimateMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
@@ -7717,6 +8476,196 @@ func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceRespons
 	return err
 }
 
+type ExportMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantPaymentsParams
+}
+
+type ExportMerchantPaymentsResponseObject interface {
+	VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantPayments200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantPayments200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantPayments200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantPayments200TextcsvResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantPayments400JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantPayments401JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantPayments403JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantPayments500JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawalsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantWithdrawalsParams
+}
+
+type ExportMerchantWithdrawalsResponseObject interface {
+	VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantWithdrawals200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantWithdrawals200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantWithdrawals200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantWithdrawals200TextcsvResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantWithdrawals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantWithdrawals400JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantWithdrawals401JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantWithdrawals403JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantWithdrawals500JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantInvitationsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -8263,6 +9212,739 @@ func (response UpdateMerchantMember409JSONResponse) VisitUpdateMerchantMemberRes
 type UpdateMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateMerchantMember500JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverviewRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantOverviewResponseObject interface {
+	VisitGetMerchantOverviewResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantOverview200JSONResponse MerchantOverview
+
+func (response GetMerchantOverview200JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantOverview400JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantOverview401JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantOverview403JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantOverview500JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantPaymentsParams
+}
+
+type ListMerchantPaymentsResponseObject interface {
+	VisitListMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPayments200JSONResponse PaymentList
+
+func (response ListMerchantPayments200JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPayments400JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPayments401JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPayments403JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPayments500JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPaymentRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type GetMerchantPaymentResponseObject interface {
+	VisitGetMerchantPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantPayment200JSONResponse Payment
+
+func (response GetMerchantPayment200JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantPayment400JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantPayment401JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantPayment403JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response GetMerchantPayment404JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantPayment500JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveriesRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+	Params     ListMerchantPaymentDeliveriesParams
+}
+
+type ListMerchantPaymentDeliveriesResponseObject interface {
+	VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentDeliveries200JSONResponse WebhookDeliveryList
+
+func (response ListMerchantPaymentDeliveries200JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentDeliveries400JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentDeliveries401JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentDeliveries403JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentDeliveries404JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentDeliveries500JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEventsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentEventsResponseObject interface {
+	VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentEvents200JSONResponse PaymentEventList
+
+func (response ListMerchantPaymentEvents200JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentEvents400JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentEvents401JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentEvents403JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentEvents404JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentEvents500JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentTransfersResponseObject interface {
+	VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentTransfers200JSONResponse PaymentTransferList
+
+func (response ListMerchantPaymentTransfers200JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentTransfers400JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentTransfers401JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentTransfers403JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentTransfers404JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentTransfers500JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantProfileResponseObject interface {
+	VisitGetMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantProfile200JSONResponse MerchantProfile
+
+func (response GetMerchantProfile200JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantProfile400JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantProfile401JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantProfile403JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantProfile500JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *UpdateMerchantProfileJSONRequestBody
+}
+
+type UpdateMerchantProfileResponseObject interface {
+	VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantProfile200JSONResponse MerchantProfile
+
+func (response UpdateMerchantProfile200JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantProfile400JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantProfile401JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantProfile403JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateMerchantProfile413JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateMerchantProfile415JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantProfile500JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -9029,6 +10711,101 @@ func (response RotateMerchantWebhookSecret500JSONResponse) VisitRotateMerchantWe
 	return err
 }
 
+type TestMerchantWebhookEndpointRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EndpointId WebhookEndpointId   `json:"endpointId"`
+}
+
+type TestMerchantWebhookEndpointResponseObject interface {
+	VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type TestMerchantWebhookEndpoint202JSONResponse WebhookTestResult
+
+func (response TestMerchantWebhookEndpoint202JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestMerchantWebhookEndpoint400JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response TestMerchantWebhookEndpoint401JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response TestMerchantWebhookEndpoint403JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response TestMerchantWebhookEndpoint404JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TestMerchantWebhookEndpoint500JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantWithdrawalsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 	Params     ListMerchantWithdrawalsParams
@@ -9423,6 +11200,103 @@ func (response UpdateMerchantWithdrawalConfig500JSONResponse) VisitUpdateMerchan
 	return err
 }
 
+type EstimateMerchantWithdrawalRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     EstimateMerchantWithdrawalParams
+}
+
+type EstimateMerchantWithdrawalResponseObject interface {
+	VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type EstimateMerchantWithdrawal200JSONResponse WithdrawalEstimate
+
+func (response EstimateMerchantWithdrawal200JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response EstimateMerchantWithdrawal400JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal401JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal403JSONResponse struct {
+	DashboardWithdrawalForbiddenJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal403JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EstimateMerchantWithdrawal500JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal503JSONResponse struct{ NoChainAvailableJSONResponse }
+
+func (response EstimateMerchantWithdrawal503JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantWithdrawalRequestObject struct {
 	MerchantId   DashboardMerchantId   `json:"merchantId"`
 	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
@@ -9769,6 +11643,12 @@ type StrictServerInterface interface {
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx context.Context, request ExportMerchantPaymentsRequestObject) (ExportMerchantPaymentsResponseObject, error)
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx context.Context, request ExportMerchantWithdrawalsRequestObject) (ExportMerchantWithdrawalsResponseObject, error)
 	// ListMerchantInvitations List pending invitations
 	// (GET /v1/merchants/{merchantId}/invitations)
 	ListMerchantInvitations(ctx context.Context, request ListMerchantInvitationsRequestObject) (ListMerchantInvitationsResponseObject, error)
@@ -9787,6 +11667,30 @@ type StrictServerInterface interface {
 	// UpdateMerchantMember Change a member's role
 	// (PATCH /v1/merchants/{merchantId}/members/{userId})
 	UpdateMerchantMember(ctx context.Context, request UpdateMerchantMemberRequestObject) (UpdateMerchantMemberResponseObject, error)
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx context.Context, request GetMerchantOverviewRequestObject) (GetMerchantOverviewResponseObject, error)
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx context.Context, request ListMerchantPaymentsRequestObject) (ListMerchantPaymentsResponseObject, error)
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx context.Context, request GetMerchantPaymentRequestObject) (GetMerchantPaymentResponseObject, error)
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx context.Context, request ListMerchantPaymentDeliveriesRequestObject) (ListMerchantPaymentDeliveriesResponseObject, error)
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx context.Context, request ListMerchantPaymentEventsRequestObject) (ListMerchantPaymentEventsResponseObject, error)
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx context.Context, request ListMerchantPaymentTransfersRequestObject) (ListMerchantPaymentTransfersResponseObject, error)
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx context.Context, request GetMerchantProfileRequestObject) (GetMerchantProfileResponseObject, error)
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx context.Context, request UpdateMerchantProfileRequestObject) (UpdateMerchantProfileResponseObject, error)
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx context.Context, request GetMerchantSecurityRequestObject) (GetMerchantSecurityResponseObject, error)
@@ -9811,6 +11715,9 @@ type StrictServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx context.Context, request RotateMerchantWebhookSecretRequestObject) (RotateMerchantWebhookSecretResponseObject, error)
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx context.Context, request TestMerchantWebhookEndpointRequestObject) (TestMerchantWebhookEndpointResponseObject, error)
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx context.Context, request ListMerchantWithdrawalsRequestObject) (ListMerchantWithdrawalsResponseObject, error)
@@ -9823,6 +11730,9 @@ type StrictServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx context.Context, request UpdateMerchantWithdrawalConfigRequestObject) (UpdateMerchantWithdrawalConfigResponseObject, error)
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx context.Context, request EstimateMerchantWithdrawalRequestObject) (EstimateMerchantWithdrawalResponseObject, error)
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx context.Context, request GetMerchantWithdrawalRequestObject) (GetMerchantWithdrawalResponseObject, error)
@@ -11279,6 +13189,58 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 	return nil
 }
 
+// ExportMerchantPayments operation middleware
+func (sh *strictHandler) ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error {
+	var request ExportMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantPayments(ctx.Request().Context(), request.(ExportMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitExportMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportMerchantWithdrawals operation middleware
+func (sh *strictHandler) ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error {
+	var request ExportMerchantWithdrawalsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantWithdrawals(ctx.Request().Context(), request.(ExportMerchantWithdrawalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantWithdrawals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantWithdrawalsResponseObject); ok {
+		return validResponse.VisitExportMerchantWithdrawalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantInvitations operation middleware
 func (sh *strictHandler) ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request ListMerchantInvitationsRequestObject
@@ -11472,6 +13434,235 @@ func (sh *strictHandler) UpdateMerchantMember(ctx echo.Context, merchantId Dashb
 		return err
 	} else if validResponse, ok := response.(UpdateMerchantMemberResponseObject); ok {
 		return validResponse.VisitUpdateMerchantMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantOverview operation middleware
+func (sh *strictHandler) GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantOverviewRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantOverview(ctx.Request().Context(), request.(GetMerchantOverviewRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantOverview")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantOverviewResponseObject); ok {
+		return validResponse.VisitGetMerchantOverviewResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPayments operation middleware
+func (sh *strictHandler) ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error {
+	var request ListMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPayments(ctx.Request().Context(), request.(ListMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantPayment operation middleware
+func (sh *strictHandler) GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request GetMerchantPaymentRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantPayment(ctx.Request().Context(), request.(GetMerchantPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantPayment")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantPaymentResponseObject); ok {
+		return validResponse.VisitGetMerchantPaymentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentDeliveries operation middleware
+func (sh *strictHandler) ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error {
+	var request ListMerchantPaymentDeliveriesRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentDeliveries(ctx.Request().Context(), request.(ListMerchantPaymentDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentDeliveriesResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentEvents operation middleware
+func (sh *strictHandler) ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentEventsRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentEvents(ctx.Request().Context(), request.(ListMerchantPaymentEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentEventsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentTransfers operation middleware
+func (sh *strictHandler) ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentTransfersRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentTransfers(ctx.Request().Context(), request.(ListMerchantPaymentTransfersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentTransfers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentTransfersResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentTransfersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantProfile operation middleware
+func (sh *strictHandler) GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantProfile(ctx.Request().Context(), request.(GetMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantProfileResponseObject); ok {
+		return validResponse.VisitGetMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantProfile operation middleware
+func (sh *strictHandler) UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request UpdateMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	var body UpdateMerchantProfileJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantProfile(ctx.Request().Context(), request.(UpdateMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantProfileResponseObject); ok {
+		return validResponse.VisitUpdateMerchantProfileResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -11729,6 +13920,32 @@ func (sh *strictHandler) RotateMerchantWebhookSecret(ctx echo.Context, merchantI
 	return nil
 }
 
+// TestMerchantWebhookEndpoint operation middleware
+func (sh *strictHandler) TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error {
+	var request TestMerchantWebhookEndpointRequestObject
+
+	request.MerchantId = merchantId
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TestMerchantWebhookEndpoint(ctx.Request().Context(), request.(TestMerchantWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestMerchantWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TestMerchantWebhookEndpointResponseObject); ok {
+		return validResponse.VisitTestMerchantWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantWithdrawals operation middleware
 func (sh *strictHandler) ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error {
 	var request ListMerchantWithdrawalsRequestObject
@@ -11877,6 +14094,32 @@ func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, mercha
 	return nil
 }
 
+// EstimateMerchantWithdrawal operation middleware
+func (sh *strictHandler) EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error {
+	var request EstimateMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EstimateMerchantWithdrawal(ctx.Request().Context(), request.(EstimateMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EstimateMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EstimateMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitEstimateMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantWithdrawal operation middleware
 func (sh *strictHandler) GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
 	var request GetMerchantWithdrawalRequestObject
@@ -11935,485 +14178,561 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bcxvJsTD4VyrgL0LgOQAIgBeJZDh8OJJmhh7dRqQ89hj6iEJ3ASizUYXpKhCCZUX4e9nH3YiN73Gf",
-	"z8buw/6I/RX7PL9kozKrqqtvAEiRkuZYjnNssdFdl6zMrLzn+0YkZ3MpmNCqcfy+MWU0Zin88yxms7nU",
-	"TOjXbJ7QFYvN05ipKOVzzaVoHDeGOl2wIVlOmSB6yhVJmZpLoRjhilCSwodEjgkVhNE04SwlKftlwZQm",
-	"S66nRE8ZUXTGiJ8tWrV/YKtOo9VQ0ZTNqJmUicWscfzXhpmt8bbV0Ks5axw3lE65mDQ+fPjQasxpSmdM",
-	"27U/nrLoSi70K7qaMaHPKpZ+MWVkjj8THpv5uHk8p3raaDUEnTH4y33faph189RAwSwjXN6MvnvGxERP",
-	"G8eH+2YpWrPUDPbf//rfB4N33e7bf/tvjfKqW40nVE1Hkqbxc5ZGU1q/0Jn9HeCl5RUThEZakbFMSZOK",
-	"FZF6ylJChVqyVJH97t5OzY5m2UzrtnSLPfzE9TRO6ZImdbtY+jfqIb4MR7mbFQao9QNblZf2nF4xRaKU",
-	"UfOAKDo2MCYp0+mqQ84Ndl6xFaEiRlQdyXjlUNucx5inSnvMP8GXzBeA4XQgYj4es9Qgmvm0RWRKllOe",
-	"sNzXSBRcEaV5kpB0IQQXk1Zwpkcd8gNbKUJTRlQk5yw2y9RTNhAeP8wir9hcA2b098lULlLVGQgHbKTv",
-	"DNwFsmvUoHX/4KDVmHHh/u7lsXwweNfvtQeDdw+fvv336kN4xmdcl2F/ptlMkTlLyZxOGGn2zJZ63W63",
-	"RWI2potEm78yZP5lwdJVtvwERg0Xbb9qHPe63VZjLNMZ1Y3jBhd6r99omT3xmWEmMIfZkv3Tr5kLzSYs",
-	"hUW/PHvy+FxTzR5LecVZNVYr84LhceY0zRdE8Yloc8sRR6lcKpaSEZtQQZqKaTJakeF3Ty/I7nVvly70",
-	"dFfyONpVmqZ6eEK+13r+UiSrbNMRzl7kSiq+NB/Wn9lh1UG8HI8Vqz0JLYm64nPSdNCvh73EgSqBXwl6",
-	"B+tuJaxfs3HK1HQtpJlSXIoH5pqBly0rdEC1cL8ZCO1QN4TiBaOzN4ql9Qx7NmLpA0UW5uxrud0Ch7gb",
-	"PvcTG02lvHoq4rnk9XfJEl8jzL5XvzqWjXQXK/xgBkEmCZf06UJPv6Hxa2R95kkkhZE3zD/pfJ7wCDjy",
-	"7t+UWfz7BntHZ/MEkIOlqUzxkxgx6ZomPL6EP1uNGVOKTswPhijNQ8NZl6k0HJW9m5uNGDZMk5TReGVO",
-	"yewRhAjAFhjFYymObXn0Jc5ttpPB4L+lbNw4bvxuNxOndvFXtfvUvv+hVSQ5HJhwMV9o0hx6GebSTjls",
-	"keDhjCvFxWS40yIU90KiRQr3ypwqtZRpPBDNoQdFymImNKeJGrYIDEOG9oNX9v1wLJkSNTeDAbiCcWTM",
-	"hq2BcCOYP3cAeIIsxJWQS9ECAJpnDrZcXHON92k2UvbQLWgghkDCwx1zR31oAU5YjivGCY/uCC2AR+fw",
-	"ghLFIiliMqaRlinIqxYZDDdZzE9IzBUdJYxwjZf0J8AI5HI165KiRYTUZMS4mNhVgjBhHuYADdsd7nQM",
-	"RG9DYUCedrDTmVzgB9c0WayFMsVXc2CGR2S2UGbdZMT0kjFB9rtdEFXMLQz/IRFoIBkJ+rE2gDwU/S09",
-	"rV1ricZyy5VpbBjyMbFyAkHmRRK4Dcxh9A8OglXa97daZsoiPudM6BdSnyaJXLL1K/XvXwqpL6n9Ilyt",
-	"f+M0jlOm1DEpPkE1LGZzqbgm1D4EWcVImiy95hE7NiwgE83hrBJGr1nuLZAoqfCD6CnVJKICmEZMQAxz",
-	"YCkuYwv43DE37VhGZQAwzOPn0O8EcVMutIHISC5ErFqoSS25YgNRwZBJk4soWcQGKTR7pxEMXAEN4vxv",
-	"Lr5tP2oRQ2mpTIhMB2LEY56yyCyUJm15zdKUx4xEU5rSyOishAuzIh4bdvzH85cvrABBzE0cE73kEQNS",
-	"p0SnCxFRzeKBMNrETuUV0SLDaEq5ANRRi/lcppqZ1edOGl4x+1dmNTlF4oEyGxjzySIFDgGTWxkXdc2Z",
-	"hG+ogGdXbPVAHRNtdJiZFGxldGuFsBUDYZ4LphUQvXk/ZteCmd+SVYsk/JrZr6QgM8oFvGt+hItmWEkK",
-	"ZjcDEWxHyzx+BrhrD0ORX//5P4nRlwsk0SJcK7KkSWImNi+ZY3Mobs4WsNxQCoqcMCCNtDmvecoMnhqF",
-	"TqZGD2TpNYv9QhZzs7Luu1//+Z/j8XjcMhrhPJVaRjIhaqU0m/nhdk7saQ7h5BXCezxmAjBuzFkS25vS",
-	"mTju5qK08jDAV86ZyPGZnKnEIIYZRbP4BKD2y0Jqoz8jnAz2TFjnE92VwarGXNAkEEEAYw34YH2ORGmk",
-	"+TXrhAB8IfW3hvbvDoBjGC6E4AtJ1CKauvV2Al4ZmpgsyPwYdwesF9LDytrduCI8RqMGi1KmSdPb4tDk",
-	"AGxyJPV0JweuHw04bw4zhZoCLGHDBX2fgPzQagA+bLh5lVykEatZQ4h4U2rwCtcEA4crggcb1vN5j/bY",
-	"sJsCvI1OgNxvzTZJc1iGUqZm2J17sd4hzxtBF3oqU/53Ft+NZO+WjzvNndM5s5eNfeeBcvDggvy5fY53",
-	"Q9vaiNvn8FvAucxSjQKFi7pbxlU3PUEDnWFX9i4HPjaVSWwkOW/nsxu5YisgTm+E/VamIx7HTHwcdMd+",
-	"mDzic2Xvv1gyz1ABmwDr3PICIM5ZChu5awBuswwDOXNDpTJhJKHRlb1P5wyFmgeKDN+1sxUOSXPod27I",
-	"IPc2EYzF6NUwykpBT2sOlWbzy8X80hlKkI5gDL8g+5sZJf85oClLlRSW1rRV8MzA8OYlvhkMnz/5u7nG",
-	"NrA+x36LNqSQ6+WsRvd6o8FSrtiq5dfRIuyamf+x4rNMydzKToFFYsQSKSYKrec5tA0Beve8CnC20WoE",
-	"BihL5GTEaMpSxOpO41gskiSE+5nXVT8BbwrXkmNEM5qMZTozslWwBcBVPhEsJqMVKihKs5hwpRYszcM0",
-	"8xHdEaPKxH91ae01eYzNZkTHiVktE/DeV75Vw7fq2ZYU7FasCn1eG48imLI5rDpay/Scids7lW6PQOBB",
-	"ukwZjaYFzNFSkpnRFYvMTh2HN7GBATVKr9Kkd0iaMTO6EUAKrIY7n0gVyi0IQGlW5NdMrNZMmr3DnRNS",
-	"XCWA9Y5o0urWNQT5xP76RVDjmFG9SJk5NbuqPJ7uOL1xDZ6WtjtskRrktQIBVyRm80SibA3mAhCvrT1m",
-	"nFlU0MrSHJr/QVsO2BaGYHYIhX6KRhTwOk9ZysB4QurMLuBBhpG8iIJGnSVdkdTc00hngXf4juzx2YCX",
-	"V2x1mTLreSkImQW3NFlSlfPVuE1nnnVLU6HhIZjrTpHm1osjzWE1AEBPOsWIg0JcjIs8gKCDuqgBHzKg",
-	"yJJyGxfCIRpgIAzb5wbD4EqBsIUTuA3wWzByjSlPIJxAXhlEZOMxizCYAAzBymEkGaeMdQaitA8uLhcK",
-	"za2oYhrZwKAg2FotXkpVWLgRKWIjcIxlanTTgVjMJ6l55ESza5YqMD8Kdm30Vi64mhouBrS60JGcgW3H",
-	"OqLIQmie+NWilKKsQosLUFqaxVlF2FsJWQrGbCGJkQ0hTInCNBCSwWjizhXJyFHvAzUQqIsplESR0iio",
-	"ZtYYFu8cV5wZwBoBfUIS8weHS5QLpc3UcmyOTqcrLiZWiz4TmqWCJk8zqrq9SIpDWcrIy5r4E4GfSNOH",
-	"psSk2zvaG/XG/fbDqBe3H3a73fYj81/d4D87oQY953dHem8EezdnkREt7YHB0CeWH8PySUTTlFt8zRaO",
-	"zAxv38eZW/SOXM7BgBUyO2EzyhPQj9DnajiuGcKL+Z9ApIc1tKwxBJeBf4Gv114B0ZQmCROT0Ffu6Mo7",
-	"h+v8y0aSCIxLNEl2QqifY+jGHXlz7WAFzRRuQPvbMagk4FaZUC4+gVXnhfRRKRhs0nJivF1SwKZy+hMT",
-	"sWFow8LuhjsnxT18aDVeyMdGSDi9pjwxQsXHAVTIS3QTUT9eUdtHXwZKJoZBovUP2KYTQIRcnti7K6Ha",
-	"qHz3wwBeOAkJeCzoUTWyVLhQFq7zmJhrZGXHKYTORRGba3CZxgbl4Yp5/eox6mmA2s4c5/8iVKDghAPy",
-	"eAc1YsEGwspxgUcNZ2B28Yq4qyfukBdST814RpaASEQW52GKN8AL+YoqdYVRjPcRFgEApVEEnlFr9Z3b",
-	"KT+RSydULd3cRh6YGPKujnF4efbk8QsJrjA+WaQfa6+RPI5A2o6yAXOGZRvfh3KewKC/eSqvuTXdgiPM",
-	"f9u5bztYfn4tPd+ABXIVrIU0hxW7s2C0uHVXMVn27C5TNi5J+e4mMmfrY8YN8tuXj727IWIpm0mxIs18",
-	"sJGPivEev2MyYhPHLXfCcC5/U325QV3HZCjojA0B8SEK9nA/CBDYaQ0ESNI/sdHpQk9FBjWQNgPQwZw5",
-	"yA9R/vSQDC6igcBrvcJv6ifwxqprlvLxCtzjocyl6EoZ1cQc1pRFV87pY9Hp6TuutLobVGI4VoljOVSC",
-	"DIQJVxoUEIsin4RxGbaZSRYyfbBhUcEp4abyNPhJrfl2IXlnKjz6RDZ8BykXmIR3QAiPc83mb+YfB42i",
-	"obMQS4UnBJe6X9A60+kxMQMala0QHXhfxqrgZiy6j4xE5Iyx5p4URplECYckVGnS65IZFwvNVJXF94QM",
-	"X708DwLSzRvtxXxoTZjhSaiX4/G9YqWbxxsIg9tLlkS++71cc2uR43HFAkhTyJArJ0ZhJ3Oa6hWJ5CKJ",
-	"yYiRmKXcyNHjVM5AJ5gvRgmPyJvXz05IlSfdgXyVSBpfSPmMphP2sWBHpqelvExguBDq9sZHO5OWksAr",
-	"nyqOJw1nZ+8iIDuwgfG/MwI2etLskef8GzJaucwQD6MZBlX+60bx5ByaLO/PtAd7wWdMLvQdoZAdrBgV",
-	"kzvGpeVH1v4YAz/is8+DUzGPUY9LDSG6pZAmJUrTJGExWcwNqe2cmNe8KhZLgcFiryX6ju87LN0cn/PZ",
-	"GBEiZddcLnzgChp6jXivrKmz3+0ftnu9dn/votc97pr/+3mDM/5eoQ63TWqh9UARec3ShM5LiW0Yk1Ta",
-	"X7AzI0ztnNixzK1sxHqyBJYap3JOqCZSRKjj2+9RbgV8S8mMruycU5mgDdCaoT6pdGXtOSG3sI8+kXTl",
-	"7E8V0tUnSbUII44xSHQi8SacpzJiGAChpfkxYgn6Cz8FqobpqCqw/LuIkZKtwdp+Sg6gyAJwnX+nYZPG",
-	"7gbYhsou5VKwtJDU4q1ZV4zNwTGdMEORUjAC7x+TGb1i3m7l4mTMT16OdWjqs9M+xWmgr8TSt0s/CByt",
-	"5rTkQhv442qbwwwKQawVxPmw2EnLQf4MdbttDu2jS3zgjkfK51SsTrVms/nHaqxGyppRsbqkbrjK2ALr",
-	"eHMZo+5lZ/vjgjza75IggSKlml1i0MLdgb+wGreKzCXvLIIyRcLFhzbAvTksbXa443ZAx5ql5LX5d/sU",
-	"/o2aizL8MKg2ELxRTls8x0/sxUA9nMC2NWXRlVm0s/NnwChlmX7ITtmKRR95ytlpFL3YDqSWVsIT7RHV",
-	"+UQH6mbPTtLJj7mTjBLOhL6XI9MSXNJbHMzdx9vROb9Ew3XZKxfE3oWxtPfuJnpuJ5UpscssxvK+ET5h",
-	"5zmLOb2ABX0MPBbZiJczM+QlbDIEy2McvG0m89l6xWk+i+RuzenD4mKGAKwsvO/mFytmOeaKQ7zGeJS1",
-	"yY6fIoTF3cDl8gxrgls+tBpcqMV4zCNDzt/QxAhUGzI3s/cvR/aDcv7mmXhsTo8cdLvdnHru/YbEfmyE",
-	"zF6/Np/TDvRJ8gFDTOLKJueNFqgk2AvtgbLlG9BSrgjXxyWvXXGPA+Et4pFRb3BATCY0MmMZpFliRA4M",
-	"5pYEiXIgakVKirzb1SuoFzFbpC4ox9njM1q5G/0nk583RYv7F0PcLlR6uVc9KBD1tzSc+GmxVAF4bs98",
-	"CHngH6NxzDGx81Uq5yzV3DCWMU0Ua4XQc3EXUF4gTVmk21OZKtYeQfkEoG2IDz9u7P3Sbz9cvv77z4/E",
-	"n69613/pRj/On8321YV+s/jT9U/LP7/7y+rnv3d7/b19c67zYN5wnuKVfEoEW0JBCuucgGiUptcRev2c",
-	"w8kqO+CdMDeW/dCVHADLSGtTqQy/qapKFEFIfsLF1QPl4t9zw/b6j6qqXWT1KP5q58gKQ8nR31ikoZ6A",
-	"dbmfKsVQ2Msv46cp1UE07wOVURpNbe5gTFCwDA6T2uH++r4Bnv8zc6yMz3sHB8eP9g/2jLSzmo1k0jhu",
-	"vDl/8tgdbvG9XZZG/e5x992jvb2DR0fjKD5k8eiQdR+N96OH0V4/3h8/7I0O9kcx7faPenuND29bWZkV",
-	"i2ULgWEEjeO/vi3hA63ZOYQFQfgZv2Yk4Uq3jHCKYROQ1w5VQTSbIVrlBvWbDhhEYf8lRHAACT9xsKlE",
-	"mjXj3xxuW6EQMCK3N7/iKrxyUmKa0lXjQ3Ak70vMB62J0VQqJsB3iiEoNrIG5jWQd1nlUjBQrVhciqYZ",
-	"SZkwCrw8O/LihI9xIpu9EauSvyIzdNhomaaQWZIsBGSi52i2k8OA8iHlYFCApwNIyyFgsOZKQp3zyuJc",
-	"p4F4bC5Dg6gsRushOFe1YskYpESIEMXwzhYGn3KtyJSq6U6BfG2EzaluHDe8AbWfM6ByQ6ndHu13u2zU",
-	"7h32+u2HfXbYfvQoPmp3++xhNIp744f9R4ZZWZWfofUkZWP+zkDq6tI8utwf9ykU0LmWVzipWCRJiVCD",
-	"Rb3PqifFVLO25jNWRSZY68K/u1iEKULZa7i+9bfnc/POh2z1VewCQ9IxjDW7KVpYLC2SE8EVI6jrZVRb",
-	"gEJpcQFYarZtoIWxblh5aD0hAwjsLuzWWwFswwnr8fAZx8s9wJmYaooM/0tAnjKfx/W9z+h13WlbattI",
-	"xGbMSigtYq5PIy3TqitVIhehzqZHhfV8YmpCk8/hkREoTieGJZmrls3meuXzKyI5m0H4ORfMZy9gsYQi",
-	"Md8E2HwOh7bX6XZ6vb3Ow0arccWNHNxAc2Gj1UjoiJlrmwr6H2oq5x03VavhF2z0ePl3niR096DTLctg",
-	"vKb0li0G1gpdFkhUaJHw1R2NXrIAaHcq6X5eyZBxKxUcFLLz2lxYo2gL4gdsZQwfGwXOML8mW20kdpl7",
-	"9kLxVljYy04rDLBUce7YvEXWTYWsGk7P1vP0QLevNFoNTFuDkHQ87nK9z1bjXduM0L6mKVTJMENlGPnK",
-	"DZo9OvfDZ89eZhMFL9opP3g8eL8+mhpPD6n2JicYoNL7DQwNTrWFfA0XBQgQjlFLok+FTisu1ZcC3GRG",
-	"youDih2hgBvZV60NrWO5nrnPHdl/EYRH17DhmGnKMcx/Gy5rL9T9fquhaTphUEFviw3udRvui4ss7PkK",
-	"+WtBGLdgrVRDnMP5mAwLUDfKvXtkbwJIMsPExEufhe1fH4jyj5jyV/0h0v0l+FqLCWz5UYPHzl1nXldM",
-	"GyVRdQKjAMbtXC7msf+84jV1aXPrLm22TG44FzJ9iVJkbjB03nRSmbDwW/eYzeS1tYt4PTMEaPDUw3Qg",
-	"/F1jPTKQT67IkC70tPPrP/9z2CEv2JLgQSrwMY8YyutYZjWTfMqkU2IDnpbWXtbZZWsRflv5MCCAajMF",
-	"ClQVuGjhSZooVbub4YRQnw775vUz62XMZG0JwWIV3KjqRvwulUuF9hhUiZjhVjYwgE6MMnTFsIZnWEz0",
-	"cL9RLiAakuz7Wu9iTHBFcOFW8uWQjCtFYC5iIsd2nAxMjjyrqCtPToiiaG4w/za8LY+Ow7yE08jcGFtI",
-	"vlR7Ft1y7Ca3rQBSGYLUXiDP5OQVxcizUORCGfOvwT1R5he3uCqAk9ZfFZmU4O4KdXWZ8Gt2eRT14sI9",
-	"ES3SZPdR52bXRN5KfXwARYKrLTy3vi16xdsiAx1YdwR7p7+BjMgaRdFL+NuJ+pkcUGG3CCerwvch5mYO",
-	"XVayeR9KNZ8QszaMh7RRP+ZxJbHWKHBh9d8cHsO2cmurxk89fWWTHmrsW0u6UkE+REHGgeLJUF0es9Tt",
-	"6mzx29Noxsj5+Uu4xL1N1bxSOhA3UHkBucwMMH7nPvQzl+UBBuEZtWWibaRULrMtMA/hHipL3tvFPFBQ",
-	"Yc4rXKOF1lKQ5qvTvzx/+uLi/NIs/fLF6fOnOy2s71+Z0FLDitzGqs6t3kD91MjVoO0F1unEHOJO1TYL",
-	"c/pxW3ggdTjzmqlKS92pu/Mf+MziDhmi7nTJxdDnllIBmVzK1UJqYtRZWJGaKxd9jbmAOyekrjYGqsmY",
-	"eFkSws0sF9YrwFZ/nI6+i/hL/sdvf376+uLH8z8eddhetxP1k6yqjMrsEt2DdrdnOF3vwHI6paleKHNs",
-	"bldVImowaRlGvYM2BpIXYPANFI3ZcXyiqHJWXrZ+3xf1PoIsKdWlgFm/KVYpPnBh7S2iuJgkoGPvVM4W",
-	"wKeC3IRzC2Z7sh/kWNpacWvG9FTGqq54eRCwr8IqKkaGnEBVwsDa6lteSD0H+w+4GleuwLXLyXvb2mSX",
-	"zU69jskES+HKlfLhkPNblWtgzyHU4zN0Mqp8FZpXde3Ik69dZRXVfsMmXNhQ/Gdywm/jfivi2sc52W6G",
-	"uQFNGIpoFpItErMlFPpu5vYqrKIKdJAtXEHHgjz903PMWi3axmv8WVw9zd+TXF1geREPbntzfkMVVtrX",
-	"/Jo9YRGfQa5975F7du5cY08vvq+ErfMtFTwbp2ev2n2fapsXkvOLDeC436syoGWbqaeKytRimyhfd/EG",
-	"QHm/5l7O1m2BVVphEXrBNwaQpe4KZYUoD+twTgP2LXDLesFgzYXhSusLQRpCoRYnnYW9eL9AGxA5Rhir",
-	"Am5mNvhPjqQ1c/bzk9o5gllzMqWZlJyzuUw4vcHkbw2/n3BBnfHIV/E3mlmv1ZhS9RxEeJwNu6Ic91uu",
-	"Rwe03JCaJo3jnvun+dioOB8+zpOADKbi1smveN0Qr7I3Kx0QubFqEEpMmOtpcJvLId8VYU2IhmDL4C0b",
-	"Rd1OpJi0zZU8n6YGr8o8rThBdTcqK/QKudwqtCK3mKoRBVtuDvTYYqoibyjsJr+S6hPC+q/VFI8Mlipv",
-	"QwKrNH6BDEFN5dL87AJ1ooXScoYqVSgw59X3/gGo70ZvMdySS6FczRXcQrTCGIQq6bmcU5M3YvTpfrf9",
-	"MNrrtY/GXdY+GD2K96JD2mNdo+An/JqhzRlJ0ll8nsmJfJMmWYVHfPwi0zkbtkKxta/Y7guN/kGjZf+C",
-	"WBZ4hBV3nI/dmhMgNKLRquWR8PxFjgu68uOuXP9x40aRFbYCWvj10aODR2w8jvt7/dF+d2+P7T+Mj7rd",
-	"7l6832PR3j6LKIvp0b6B/PXssVuqWWLNWfRzmkzpLHrth3G333402ova++xgfEgfjh5FcBYWwd6k3MDC",
-	"ECxbzG4QO/IfEHGiUyrUmKV/sGHvv99+k4NFt9s/XHCh+weHvw+OzetjWJbcRQllN8KhfXKeCyYyF4LL",
-	"qnOYlDJsMRAgl2IJlEv60Zah9o/Ta5ZecECAsknsIKco2lyYILnZlvAu64152qtiRzZGkgvy5vwJRoiS",
-	"JpiRsEqYxaOW9ROHhE6iqZSKqbxpFAn8pvamVuNdW844ZBCs7HXwocQnSj4zFOIdGtguLPYjsJSbjdhS",
-	"ZlIwrO7CBKy4uKI86DLe+n4bwc6MutWrRQ2LQfXZCpXMMuo6wHheuUEUcO8Vle07DWbJOGvxhL4167Wo",
-	"pJnSbSie6K6Xpi2GCPYlWwfRti6QIlmdWE+2q2ehpHmx5Qyc+EELejGkeFFBrwtsGZHHSitflKX/0iUQ",
-	"CuVTrefqeHeXRjPmXJ9GNZSdOdDf+iiYmqPL3y/hdPaqKYHX3T1bi39BV4AqMTDjU9Whl6lNjPexAlon",
-	"hrBslfmQqKhYYSxdzOMtqCp3Wea7lHXbR5V9Cj0TsAGj238XL5j/opAIAxmo8YK1nElQzQzSKE0WgmvS",
-	"7KJ5dU6haAwZL6B0WmvLiV2Pgc2kU+AGWXOCEFAlCARb25Zf5K6iCvU6BVuectX5PYv3ybyOZH2jEdLE",
-	"l54zTY1KQOh8jmXTwD4FjQltq6Yd65hAnOnclnBKd2cZvLccN7t8q62E5vcHikSJjK4gtM6qIgQSFmK5",
-	"FCqLkrKgc+8TdcWW29srM8PgevUMTuMcX/YkvtVHIJJW+ik9G7fj+dUUmFaZa7ZKuST+ggrvnRysywfq",
-	"OV3AoooyQB6V1+k1P7qeIuU4myWF6mVzumoR6uxHVrdxak2lGvNV6P8q9IdCf/X9VsNGoNeLF7eXU5nY",
-	"uDTVQp4Z43SuwZ2L8wCvB9ByIQihf1B1JTUHgw7+a+cPlddT4RKuiKV7RyPtlmqvBX9T+ki68MYsrssD",
-	"drsLM6CazMuCVjczMNDR25xl2ZJWlfvqow3V1YO+2NpMXCLi97U9B9yrgcoFHn3YOokkF4UjvxE7uNVt",
-	"WOQh73Oz34CdlJ19AX8JRkVWs0U00f3pLyFjKjnAz161Dx/1jolnWIaL7EVwgPBP9h/4xOIePiuzKXzJ",
-	"ghdfyvMjfMGQk8KfSfPp68ftfhcKmBamz41TtYA/QIKpHXTJuBsScauAVl8UM76lTAT3fSAR5Rl4gHCH",
-	"W7lqcux+c35UlTzlpafMcRPQQMhX8tMVFx8yyDJ7KSoLvktrgZJzaB5SU6UQJWN2G6M9hvT2+nv7B4cV",
-	"JvdKG8EpOWzHfMI1uXh58coGEcjUmZwqugLb+hItrAIosXywjFnRbn64v9FsblZUCQAImMOcjFsAIoxt",
-	"LoHBmUpokrwcg0l5cxZQmGLoQqarnQthkwrXMV5DYX8liZaLCPT1oL8nlGOBsCz2bp7wiOudDjnFBqFo",
-	"r7GXle0mCZAJu1s097t7mND8oRaSH5Wni+XajxsjJoph6KlMsL/JNUvMEGVo24/f11ZvfKAweyArnkLJ",
-	"iKbM/V3glRWLyLlq9qGtvvt7r7VtL3a3l/XYcMHo7LV5rxTeZUvawyD1GG2VwPAQxMpiYZ0XqGnGIkZW",
-	"0Fge3TUoHO5gqj4a35DxtCAYyNW55DOuVTnILpOTS/e+7fLcOPZ9qAGe+Gzf/FXBqwuiozOIbwxwset4",
-	"+6FV3r1rR4v1RoW0+zsBQ7KyHU75REgbfZffYXFJdrTNS4Jf3yK9lzPFg1IxdsQaPbWHYbJFl5prjm3b",
-	"ZLd7XdDMtnMkVEjVBjdb0Dpcy6xz+InrToVGRI8uGJbnmdJqznY65OUcWQB2RrEAxe/sFofH0B/YHjjC",
-	"HgQWwoMC7mBD5iqikEHTDG0xA2FdFUFZiJ1CagACbAsx9Dam97ypLC9PvB80IprqQeN40NjvDxofCgyl",
-	"u//oBjzEbfk1G1epQd9miKNaWUcbkBUJVK1QRStWoS1zyTV9ULW69mDwrvftYPDu4bfmn0ff/n//x6//",
-	"/F9//ef/9us//+/2r//8f379H//Z/vV//F81m/BYGsIph7D3vYJt7KU5qxETcR5ytmQTJWoBAYzjReKo",
-	"94RMtZ431Q54OfK3i3M5hDfMrp5ScaVCG+ICZLi1aDL9/u1f9QX+//zV27+q87d/ON7dXY8+2mdZOFnD",
-	"8YQyPxrzdyxuWzOBvytcIVjMVXTQaNtc+5BpFZh1a3seGRgXHapsceNh6fSawEDMj8iXcg1CH968fhY0",
-	"7y3w3KCFMkLjyYJZl2uv2z0oGkctq8GHz51hlencr5EU10xwJiL2LXOj2TiJzcnOJb5f1urp7YyEN860",
-	"rjUJ9rqZSnJ2gzAOe8xP//TcafgfGwBSBLB7fnaTlPH1wSTnU5kWIkpqruJSoEkRmWrNyZtP5r8sFrgu",
-	"VKd5u/xR9+Fev793uNc9fHjU3W/cl0X7JgtPqWZvlPNlGj258/DRURdV5oePam3Rvm6M9S5482jkwok/",
-	"Q5Rwlb+iu+V/AB/DKXixEI9K+Hx///iwC1ddesX06ZzjBq29qtJ0r8JFWui9SnlkwF4JcYtL1zKhmqNq",
-	"9ZX4Ppb4DLzsMd8h0fXvguh6WxNZzoX3BdHYjXyCgQ+Lxx9fsylPiQsVtyOJWSb1lBjW28pIMcwCMMCD",
-	"cT74SLq5rgyk2yAiV4TJqSWdF+/4Co335mjlDarhsuZ05VbVieTM/L27zXi/Q9ny93N12f9Fvf5lb/Lk",
-	"5WV7cXD0br7P27PZLz+2/57+0j17lqzi769fHf7xItGX+5jdkwLJ3fDLijJ1Xo7dIo6gALObuFkqdKrv",
-	"Uc528jems4ZV5FN6zRKfwmfk8XFKJ4V2I4HPwAKlOqjbpY/A0E01hXaKIqrMUiulNPpN+FlauV4TZetT",
-	"USX5CbPRXcvs21hErxGZ/Xo6PjAnW0HHto8yK1nUk45Zitr1BWMqLKjX1fGjT6/BErOaM2XrTTF+zU5C",
-	"S2FWQQjLCZiXczl16xDNgenaR62AynuG3/a75ci2RRVqwaaJFISCNkdSpmRybQvc26Yv9ipmijTN61g+",
-	"IQt5DXKOoGe3IvOUX1PNCGaNK+hRERTuUVjMOUPQDRp+8QwqdPvAqJzX9GFAp9qr3T/87j/e/nsT//jd",
-	"23+rDAIo4PSiLpQGsdXnwgeIWmWczNcUrc8BWJfCD7yfzzkTtwtj2RwD7dd1UG3xW2uA7lUboDeFHfjE",
-	"PigqNcb8Yi6Qm9mWkzxiDxSJqKaJnCwYafpEc/YOu//uYgLW8GQgWKIYqehjt3NCuMZi0TRRkoxc4cCw",
-	"nGbY/MEmkINnZiCaOC42IIXe5q5I9bBoL12f3Regp33vr7320VuIAXnfbfUefqixXma21cwE5UwY+TCu",
-	"ZEXenD8JLUnmvbe1NtHQ+np7+2pgmrx/G2SREEoM+E/PA6eVWJGEmSWQiCp24rpqJ3LJUvNkp0PM7fd3",
-	"lkr/FfctCotxJjdQSIQsRuV233Xf73c//De89YPHBgFoe3za/vYtvrCdhyaIK/Te8xJ46jlYXF/J0npM",
-	"sRZAyvQPbAUd051MkKyIuQUKDM11e/0yalb6lRdePoq6cY/1x3t0f3QQHcYP2aPxEe2OelG/4pa3e9qu",
-	"RGEw5fuawpJH0a///M+N54tFdLLh1hxi5kKuO8isXs+JLd7D3qTJFufJc0NvcaxrPNKV2u7RrZDiqMbB",
-	"7be2Ru3wVQJ3f7eLPrJ2tss/gCb2+1/2/vh3c0jlcjY5eKxDieBQ8gurErwTLq6CgELtqjrYK2q9vHSb",
-	"DW6DgcFeww1UImLuetryOspFDlXx+Sclw1Ctu8n5ltDdNF7YBiChqHXfNqWjvVFv3G8/jHpx+2G3220/",
-	"Mv8V2PXKdtGNn/RLNqWCDFcHmmfubiPBVfgRN1lZdLi3AsA51bleRwWHtb2sl9TWgh7L1KZU5JL0/Itq",
-	"Ss3NP1oFHrjMk6s2Z2BUxFSYg3m7XaHfYt/Flj/AEKBVBPbUtTOoCEo2P2H7ETm22qSQot1/9863RS7Q",
-	"Qm0PGhchV+yp4busjJheMiYgsIGKOItsqOmhsU0TloJO7da2TYTccxpNuWDtlNEYul6Y1/JoXtpbRSUc",
-	"u9mS6WUxoyIb275XqHd3U/hU4DsArFSLnc58MRY5Hts2b65HyJizJK5ayXrfdU5GBryJqGYTma6qgZY/",
-	"rK0idFoNW/XHgbWMzsUALRi8Cuu/5YKr6ecsptMK+7GbwaD51NN3mgkFIXtqkYD27Dyup6dPH58uf/z2",
-	"m0l09vhH+ezJafflkyVY2pdn618I/PC57txPQDdrnP/8lxcHf5m8/Nt30+6Lb6JXP3//8+QnWCGsybz1",
-	"x/OXL7D4Vpf9+Zvk7G+Sx/0/8b/8+U9d+t3+4uf+n7pnAtI6+ERQvUgNuJ8/ffP47McgHRItP22oCXun",
-	"xYS2KBpUhPf2lUAhZ1sp84oUhCoyfAX7+IGtHvshO1oaGDV3hlAWCqo0NF0/5AeKnOYaabnICPNJVaXQ",
-	"9RWOclvZiN2voaV3ettA0M+DpdroNLDkl7ir44bsv5iN/vz6ajQ7Wvz8402w8y97f0z+8ufXicHQamT0",
-	"rqLnNPpGyqtGVVuCWyOPi3QJiozfEovyZ7keh9aWP0TUsNUPWz4LxkfnJlxp0mSdScflffOoMtY7MJH2",
-	"NnFxW0JpA/Ku1zldV9KgaY6W5G+yYHJz5fGMKnfzrhefV9X86H4YPvx6bQT1+sqAdyp4f1SUNQyZC7XO",
-	"57euF28zbPrIZhafEyc+ss1F3mBwu1YXt5WRHNigP+1/xGwmA8BtbAb2EZkFReNsucDTfqXIvE1pqpvX",
-	"inL4O19XHup5XTZ8RRXRbUF8ExMCloxXUz7HYLhCUN5WNoVCKacnbCbJuZYpHDdLodkoFJbxblR1bPQg",
-	"AxCL+NjQ+cPbknUWL63HGBePBdzm+ZpzN8EX28gN3ujUM7faDzGjdXPXoRCoVcM5iOWKodIIu9WuaT4W",
-	"ns66cW+y1HyZlLVjmsu8Emy5U66sdgKFgqXRe+mKxPIm7bWyu2QNA4CxnUiTNTPMzITXnC2hAlLGY1sN",
-	"Gs8gpgbRb6PdJQB/qVaDvaVCSGzTPe1GDapyxFBZ9W6BPc1RUQr6HV6xlSoWKK/NyAwobF3hXGjpg2Vy",
-	"IaMwlz+4RdXq3CUfzlrYqW9lFZJVNS/FEwnav65teUimMomVa4vpu/Wg/07LeTsxqGITWbArItQLz/q9",
-	"6ikbCJeqj7mAQ/M/w50TAv9QQ4DQSOppizAaTYkUYJGXS0ESFk9YehxUbMJMQShIMBBgd3YJgIHTP+8g",
-	"ft/wXVqzyHdb/q8Ynn6riGvbdh9DzWBPZlL4e93kVmh/RVdyoVUuKMEgmRMpSp8fHWEsQM33XTAi5H4L",
-	"gri3jH2oKSy3fskFW3lp4SVkcyc2Spira3lPeU/5a+FOm+L5Ay8zm4AOALNn1lqaB5RDlE2TOaINkGPr",
-	"TwqMxeIqDFNZhr+APnVlRFrmerEhJNAcx7VorbmdSzEw2xz3LdqJflzOfObazyfD51e/zd1VQy+1hJAo",
-	"ErMR1yxuQQvpFdNY+0suNGk6LV+mZJ7KiEGz+O1a4Ky9pm0bxCyXqUS6dTspYYojh3WXzzmLFinXq40K",
-	"U0WxEkZnD5S5R2EE4ltB5fm93Wp/TGuacoQvvK+Zx3fRcFaTm97ewSTrwJHvUs8nVfadLWKmCiAY0eiK",
-	"ifgnKEEYBrDRLmMPaW+/H/cPH0a98d7hw94+26ePxg8PDnv9cb9LHx49DOtFgVoSEtxb0PNOy7lkNkbt",
-	"NncoF6el+6nyGmo1bJuvdWaJoINYLhy+hAjVYKpCial0BR2JNkLSnK4UaRolrS1FstrprKkCpGrj8Xis",
-	"nCyKMXXB+WIDsYUq9H7YmgcW5ejSkW3Ffm96c5YOcqtZbsiwc0iwrVmuCinebyLiHKesGCE44+J1UQJF",
-	"xRm0qjEw3F8l76j0zj7LSmk0Z5QLwbSC9FeoRmp/sJVOlW+citVLdzrkNNfhM2jvaQV4+AL93TiW7XOG",
-	"ffKJllCQwPD/E6iHgp5T0NmxCRzK9Zmh+4GykrprZ4IWDRBOcvEq9ofSiYYiTmV9PbOYB8rJYZ0ttYL7",
-	"lXJ9rK2TBrcgjy3liAs37IM8H6mVKW4jO2wtHFQh7qtc4f/86l9JBbIAxiVDtV0jVoLXpeitqOtxYCUH",
-	"2+QAgqQr2hzkuxz06ivyV0Up9NojqiBDZOLMCS0yTqRMmzgV2cVyIzvk30lvywP2G6gzJwD/J2OZJHKJ",
-	"6OM6qpVLCdvdF4eCdAVHl2YDLK1sy1Zj9XBwrB5WXfH5nMXbW1BohQESrBnm+HG3M6qxRhDE5PHENrzf",
-	"6jrJjrc4ScR40oQX/EHdhgxwCw7YHjzZUeZW0crhVDVlYNOmCukvBf8mS1nsLFWkaTip+ceMapZymgRN",
-	"7qdyKYp9sCmdLNDobf/TrvivICG25Prx/cJuHIa3By0ZlX6jiuP1L7pH2XgFX3OrASXd5jLF9CJzDqkA",
-	"kE9Xo5THjbL/x+2ysr58GOIBTDJ5oMjp6Xdvzp5gewmSMkwxAP8yTRKIUFdYgdn/rIiQgu1sZTrOeSkr",
-	"uopx7Oubne/25Xl5vMmHvaV5OzyaukVCB0ff+2v7Rda72qG94IRfG6lCWwBkekxZlg1QoZywt0SjYyqX",
-	"iqUkZTSaugo7uUNvLtSoRcQ4apFRAiW3EaVaBDFq5yY29ypTbebKt8feciiZ28Ia8l/njv3MNLwtfb5d",
-	"45itxVfVIjKJMdIuxet+Kyeu45q39uDaAbD2U43qJ/FHlEtc3AmJWMpmUqwwTmQo6DWfGDTrBMl3tt1t",
-	"c2doVMUMyY1UPhA130yYhg9sFNdOhwznLigGUgiC0Be5FANRETIDmQpcipdu6SmpeMt6rt1LGC3CU/LH",
-	"85cvzK5mA9EccUGNxI+eBWJkn8P9RZrsQK3gmI25wAhfQ28eOM/AL7BH1JxFfGzju0p2eb8tW4RQLrO1",
-	"odF6ffRURczS26Bz5I1jD9M52CwKAf5mIj5j0KFoz9o4Foqlf2Kp35r5KmVjlhp8K0fxzVjMa6ReGwrl",
-	"QqD8m65y2YwJbZus2sYhVF1hXbJqR2MOpltHZG3GIUCKbfAIXvTxWVsE8mVLXkOh55rN38x/M6F6X25A",
-	"6W833nN9hNyrrGhAXf3IDcUKv1bL+lot62u1rK/Vsr5Wy/paLetrtayv1bK+Vsv6LVTLqggwyci/5GNI",
-	"5TVXWOa5GU0ZnTNlW/3tkIXQPIGWYVKDpjWnPIbixMK2HuMx/vggH3HQ6x5sV7J5Qx/MV67brS3w3S2k",
-	"1eICucZOeKy4iO5NFlGWYN/fpgZ1lbz7/sZdN2+X4HybQLAyO1/3ZSEj/i4aUV6kC9eH0ryEUY3Wk9qE",
-	"pGoMNxFkqK4uzSuXQ7D0+08yxyzGWx0PBCBl3EIMpSLOgoakIM4VDF7YnRYZV7bClILlncMDkXmH8dMO",
-	"uQCProjDrg3odZjxd8d2PFitYBz8VooxRQRY3K+ZGgj4ELerWt4HDZ2yoRtaKhciLhiKNvbM/EjUu2mI",
-	"Q7lT58Yk9gqFYpuGm0GRn41T3LA55/qmnHO9fV8QX9cavzMXQc1iM2U97Px581nMh+XGBBC7DNHWtm+o",
-	"FDY0UUkypmkLm0jSrE2v7cJ7bKhtIWKWAtn4qnzQgA9qXizN0OACwtkBcfGhIso18eyQ05GydoZCb1I/",
-	"55qSByF0ckXfNx79LXs15i/YW5HOnbR7zMXYBL0fy0RT1fDRVXYoxNUUJIHqq6qChRTAUntd5gImfYOl",
-	"fN/IuQ4MBvlj3ZShZ4Hm/EFlixZme7tsoYI9K/MZfTVsfTVsfTVsfTVsfTVsfTVsfTVsfTVsfTVs/TYM",
-	"W28NXoWxsncc8vpxtROCyuullKfcqtcP4t+sDNfJjbVGRn6dKax5MfkcrGSgy6UskqmreOwKlGe9ouxI",
-	"HXvOEExpFDg0uOkpKwVUrmF6e8e9/s+34ws2rYvF3xhROUqhFGSuO329t/rrVfBf7CpYKBZ/vQi+oIvA",
-	"kKLhKPXolPsdhmr0up3uQfbT4894YHYJF18R6stAqFZDv/smkdHVC8giaRzvPToALcD88B1VbwwDOD7E",
-	"TH397nuqpgCTh1FvfMC6dG90FPejfXY4fkR7o73oIH7IjsZd2h/tR4fxI9Yd9+je6CB6GB+x3rhP90eH",
-	"0aO4C9LluzN1PpdCydSXiTFPX3N1BT6y2KynoaKUMcHFpD13D91b5xFIH33/N7tmmNXbePHy8vXZ+Q/w",
-	"6jkTMUvDE90fdR8dPRx1D3p74zh6GB3s90aH8ZFZe/8o2mcHe4f7cT8ewecXfMaUprN5+ULpH+/3fsaX",
-	"jGTzWCogxr28Shf8+kbF3xr0wkDf/f2j/Q9lE+dHlxm7YSea8MLf2hQefLTG2h72oClIEFs5BqqYXbWI",
-	"FVuPpauf7ep9qBlNEqY0WYhCyF2jZ/vsV7fMKXLRumnfnD/x3Z71UhLLAsg8oVHBPdro9TsHKFRk3RG6",
-	"7aO3/z4YdLAdRL+6F0SRc691NcJLFbx2bZE3eKnMDm5nkc84xy2/Rz6zhduhwERqvwg8dkUOs9UsAbt5",
-	"X84uC9ukhA1StttsnnVlVaYfvz67OHt8+sxxsu/Pvvve/fv50ydnb567v569/Mn90zG+bWiyxBq3AkXA",
-	"D2sY0jaDZPyy5J2GvLhIKk/LeFXXk/RN5stz4PVzG9Ke8SThUuipqszQ23S+1Q2zwBWT54gFci2QfCUn",
-	"rOBSnnaKhJw/uPLRh0SbP5966BWpL3+V5KmmhOclOtzSG/U68NoWoxrQvalIZMBh+6Yb/MFgGup1bfC5",
-	"ap1AIRPRWntlHBM9lcp3DoqokIJHBknArduk2YHstGwdhZn9xtesgncfKKyWYTAIcl2a9s/cqe60qh27",
-	"RIpgL82UzSg3UlHw6Qnpons5a+yOPW1oNGUxjkuTJV2pYlRPiyxhwdlHMD86sdVOZaS6Uz32s2Sviu3k",
-	"XoC1b6uY9sFbWd5l47hxaEesCb3yckJ28WZrKF291b2XKrfyMSP6vW9TlbVy2+HshzeavcCE3FJaOXjV",
-	"bLpmNWso9NxHAlRHliV8zKJVlDBidBiWa3/u7ZNZcSFYWNbOb0w51rxw/fxajYiKiCUJ9vbLYJQNVgJw",
-	"GA5Q4dmubOb+US3cg1X5n8urygviFZEllt/bSEC/rqAeTxNshksXLuiMiWh7DPKG3WqX2FbQADaVQjMB",
-	"AEWj34yKBSQ7q6lc6Ev3am47/p2Nd7AX/IvQxsIe0JLQVvHShOIZkJRq1iLQmMAaQr21bKv0ma8Gya+O",
-	"4a+O4Xt2DN8w/tlXmh0tVlD+Y6WspMYVijctEoT6kDEz0leULGIWB51+wgY+WdBwvzIKeovQ3w1NK13D",
-	"ys6ato930TDpY2ODK4m71AbGvrSNyYQ0LZQILnKn1oaynRx0f7Xsb2b1yrOWIoSM5jc3ZGAkeimYkY8T",
-	"CyHSZO9opJ2hJw+QzMoqnOL1rj2RbfsQwpU7L0o/tflsLlPXOXLaOG5MuJ4uRq5pNnbCDf4FA6E/YKvA",
-	"S7h9s7BLfQOb0Ma2Vq71iS9ZWUDiaqwsHEFFtGTYS8BHN65XEsNtlg4VflwnfnqumMmW1gFmpc6c6JNd",
-	"OUXces0iec3S1ePqsqzuZ+hcpVoka7ldqiGZG+evDTqKYtYeT6b8bxWlZ9L1014wQYxAnbD2QmHbLPUR",
-	"1Ubys1Udxms2Tpma3iJfPiwvXy5kYHMatjNUY4nct1Wp5JBzAPYltiQ0MrK3pXAoGGe0e9t31xaehorh",
-	"DxTUotnpAERKmz6HCp3fQoHOz9C5CgGH13XjM3Ryqsw3OSWH7ZhPuMYS5BHkeqRQoC+gBNIcvjP/acN/",
-	"D6t62mysmVtoxmRW87bykBIWaeAHtW28L7yxJddtEhS/Ap1W2zVqReHSsWxvG6jR5Kv3COhadRr2RN0B",
-	"V/au2KJyjw0HckJVSV3oHrT3bl/rh6O/ba/T7fR6e52HtSW88lOogP5OfbTUQrH0dAKLbTyXf+dJQncP",
-	"Ot0NTX0qKlEFnSBuUYzKQ6yymDUemDsV5ERQ5xWqrVTX2cuJU7VjPlCEjpRMFpoRJu6gxFc27pYlvvi8",
-	"httA3ZGsBXdQ44uMUznr3KpeWMCusXBYilfRTaqbFRGpcqJCRWYopQYTYl0xKDdaO+VGk0mAtZWl3W21",
-	"sRzQllxPO42tepOGNcICkOYFLz5vhAspwSVD6jVMqDqF5CLf1+zan1lNKsm2Nb1esOXNq3g5dnnrKl7n",
-	"TJ9C52WGEq3a9vYv6GaYs4glRyFYEAZrmQtzaMWRIdGSYJtnWwxXsfSaBbXvQ8MYfF+on70LMSJvsSRz",
-	"uKYeuC8LTwr6vR0wiNPMyQXdXO+5vZxiaJeA+uHuX//7YPCu263RFGf03RlO0LdeVftnrxzxaQETeE8N",
-	"Sb2trI9eOrkLRmfPmfN3l/vaub4/XEyqm9cEmMpV2PUoa05GBS02J5tSFQqL/pO/SS7Wmwtz7ZiQOrfP",
-	"yykTkV9zXU8lKAIuJLIZkIupIGYIKGnovgfP107NNVVufFcBkRIKlEBUu0LscJNnxkykMknqbs4MzNva",
-	"IW7WLC87l5tKdfa7Um89v+JWdmZlGL1di+Hrijv+FpD3IxvuBaR+a0bvj7iuc5HlGNhDq8QxTrAPC7TC",
-	"smZNLBQqBVMuXZfrY4K9sFrEt8IizdNXZwQrVVpnjNppEWiPRZpgEWr5dhQ7LQIgJk3N6Kzl+1Xs3Lzd",
-	"Vkaz4Wsl8qjRKcsOnqoL6msI6GcMAa243y8KHe+9BwVP6G1do4mtg9NKUC51EpBLlkYULFX4qtMSToBc",
-	"/s5S6fUGjGZwYRZhvFDeXH0jwFcY593RBgz0cKtq47zOtdA7QglvnW/hNlhTIU4FaFQqoB4T65TB19qG",
-	"+xEXcJtfWICBa6oAlGyqMZunLKLoxR8lMrpicSUeqRu04CggeAmHjCqW2fIXisUtwsdQDWGDFb9GOftU",
-	"Vn1doL+AYFuZ8+3tVnpeePKOTD2Yy5QY4HlW2cDzhMAUnwd+5VUJ/QKNFFZXFtP1JEyZJkvKvYzNtUIF",
-	"DkyDhRtD6jld6OmblJvZ8I/j3V0t9TwD5nG56+ofcKLf//Gb85/+svfk1dPvX/2w9+rPr4p/Dxbdbv+Q",
-	"K7Vg6e/9gI1W45f0sYzZKzFBUZEe8xmdsN25mJxgUeIW/9M3L18vuz98N5G/R2U5Bff6pinLbDjcZJXY",
-	"Oyxs/Nd//ueQvHl9VmkxCRZeNdab12cEBOgfXwO8W4SSYfUG107jtlttMjK/taB6816fNLUk5nvChVFm",
-	"BaHz+c5mw4WdoRWCJ9xeFRa+gT42KPbdwiRvBVYUi8pOl4/poA0f1y+52JbrdhaFC+hcwZJYES3NHSkm",
-	"7ATLHSmiNF0VqKvcpOnAddUqNVbqYT+aTSaDsAdVldFgv1drJXjfa/W7HzYaCDbYB7ZqPBVGcWc7xkfY",
-	"CqxctmmbVlO3GLfQiyq0rxwWW/uHfvfT9s+0/fdu+6hTY1TZugFVCSV/Qo3jVGs2q8p0fSkYiVnCwR5F",
-	"8a2ipO++7Rk5MjVqI5rnE6qZiFbPVeP40X5YxboBoWlK03RDBBVeSo/B/dSv6pGULXuLknJ2cVuEwwcr",
-	"32rksEB3FZmaG69HfvjGeQGoUMu1FZtysld6w2iTEGpV67G1ptIHinx/YS5qeN8G4UCQoZB2iSSybac/",
-	"NkTenVS4oRDOuVW7owoA+7Yed59Y9KxGXnbNoLuhR2LbTYyJeC45VMDnegqSiV2jqsZvZEFbhP25kbe1",
-	"fxyZb65dDB271pfwUf8R27fexaO4C2l2e6P96CA+ZKUQvfUVexI5wSo7n45Q37Yagr3Tlq1s/hKsEHBA",
-	"GJ+xthFj7+dGHSfYuvXrzWO4wmPdIhLJn+j7W4c+wbltaQIr8PGK8gmF87gZMwmVliwCOzwyH8Ht7Y1v",
-	"76K5YmXf8msXpBScSaDBeFwobjrvHMvWgqDegsXU21k/0oJZZGW3NmPagZ5awFQ6OFMWNGJ/oJzVEVkl",
-	"9lr3J0t+/ef/hCvL/mgD52agTmgXblN2bkO90VI3hG0CtC36vGZUmQUjh2J5syAuxoD9Zpww31AdtY7X",
-	"UkPmzlMRqyC0YHMr2EV9jRYw4mZK64aAhC1jSAuAKR/sKrvklJbzOYtJUwf3vb3TWUz2e13ynRRsxzkg",
-	"IQ9juJVAwuoFzOxgKlXFxcg8GrEYkQkURXVCDHGuyIxRoazf0/ywtYvXYfy1rwRZ5n387puzVyNPKeIU",
-	"sht84sY8ZddcLpSzjdBESewG3SJ0rMFDnNohPyLA4OYdbBdpwTS3FVpvZ6dCiW4BpSktfmRYVMLrGsjW",
-	"se4teOB9M23Pa++Kaf/E9fS8xuZyKrzkmgmuBoO4mHhjjAs9xda4EIGfaRwBGFhwS9w5a3bRxJ0sz+u3",
-	"w629hW85VSy6fD7+4cej9NF3P/zll/Ri+bc3r548Onv26ucz2X9Gn9HzZZnBh6C9IQ7VmdvONRUxTWNi",
-	"v/FcpDnEVQ4hFxQteoWA/i23sYmg/a78Kteh83VtMt5FJlBkkoaWmSRi51HQOxrkOmvigjZlQsiFiFhM",
-	"qHKRvgPhtNihwztfd3mYMWCfDEmwTytXhlhS7RVzTJ2IF6w1EH4kee0GQiY9LKG2nWIGRZltkWg9pQJC",
-	"xwqjGW3r0lVtth8GpaMxys3XF4t5DEEakcvhjVIWc41FqA3xy6XIN7v2i0OKzuL6O7n0yzJ5Zs+ySHn3",
-	"xIv3/jOfnpk98xAPnjnYBY9yAMg1Pw/WHDzMLTt8OVh58NgvNXy1Jpm0AgaluzGz11a5OpwcHaRrVuYw",
-	"5syuN09h7K0peQy6/HOmFFTwQ46Y8Vnae9g+ivZY++Fo/6D9KO732ofjLtun/dFRtNddUy34JlWBsxq/",
-	"c+jV7Yr8luobRnzOmci54W+QdVlR87CO93uI1aSyBbZdf1gHW3en+EISy27TqAKD3p8zTZ20U5bxcxhV",
-	"isTEAoYJZFZMWZiojLS3WY9oNd615YyDYr6yHo4vtgfGv1bLiy3tW0EDiYpKBzds9JCx2LDXQyXW2bKZ",
-	"IdI57q02t0CowbsyW3qfCy+5AYe6ZQuFDAJZOt+dGMvqWiAUuxpkeX4lYIR5ellnghvoY35vm5oOBH6s",
-	"9X0Hvt6mn+82LZ1B/+DGZ9C76B0e946O9x/d+Ax648Oo3+7GBw/bD2nvUfuI7e+390b9qBd32dF4/9Ed",
-	"nUHAxOq30O8e70GtwJr6uhVFPW1qdU1Rz/5BJ/zpa1HPrxGda4p67h896nX7+aKe/WJRzz12QB9GR6Ne",
-	"3B/vs0P6KOqOzPoP2SPajXpsb3xAHwYFP7ujXrQXH7CH4yMo+LmmqGe5Bmd/fER70QF7ONqLH427dD86",
-	"ZP3RUdwb79GD6CE7GnXNMmh9DU5HV92Dihqc/f0ta3D2Hx2GCuDZ1szjwx2y1VCtrGSsIQ+568Ls/bst",
-	"zB5owZ+3NntZVrx5efawtFI23scWaf96I3y9Eb7eCP8Vb4S7r+WcLwp3g7ptbzeVNfa1b7aqfvxF1yS+",
-	"aQ3idTWHN9cYrqopXKqke6vKuZsq5d6ksu0Wm84j+U3zFHNf/xesX7u+1FDJDlOOs8hkhzuqeXnTSpfo",
-	"I4S8v3NDVMiFvmE0ZenpQgO6j+Cvb93J//Gni0bRoPbEGzrDKjnQsvRp/OT8lPzxpwvnFxsteKLbXBBM",
-	"nyDNK7ZShOqBGO52lixJ2ldCLsXu35ZXqvM3JcVwByKHqC8F0ILCD95VzQVpDtViNCTDhWLp8WDR7e5F",
-	"PIb/ZcMWpP1C7j7EqAwEhWx4HrkoIzn2bjhlTbUKVzckzSihfKbI0On9lzxW6B0dpjJhdnFotDVfDoTd",
-	"J3unWSpoQl7OmTh7Qh5LIVik3bbRiDtPJBbpBG/iZJEyRZrDV6d/ef70xcX55cuzJ48vz87P3zx9PTwZ",
-	"CK5V5iSChWHJXswVhQctUvj69ctnTy8fPzs9ez5sEVetKNvuJW6iMxAD8VomTLVIwqjSREsyk0ofkyHm",
-	"gA5bZOizO80fkO5g/gFpNEObtTqVkEaAhRtmHKs1eJjkM1g75DQr74DprvApT8kMcjHUlM99DRqqpw+y",
-	"7bdIymgMaIOBPimmPpyQwuk+MEcJ3k08Lwu3pj0uNOJDfAMsMIlZSoYqknM2HAh495gMzVxD8Bf7pFt4",
-	"RpYp12wI2SkGHDsd8hRWg7nvXNqWvRg4AdcWI0YkVWjFz2BEuCaCsRiqSg3ftbNfhsfmbP4RvvsPe0YA",
-	"s38MxD/a7Tb8v3nPn+0xrLpFhoEp1D9zWcD+gWZ05v+gi5hr/Iv8w26Z4OgeB7JPg0cWHv8IcpLxs3AN",
-	"+FK4CP8ZpirjJ7Ci4F1kU9m7mL38DwOdUwSFmUQudAH9WgF1gv+7UKmhhFlckf3u3kAMxzId8ThmYtgh",
-	"pyI4VJDGY3NOWFCgjQUFjiE+TuihTbZG50rLBVdAYvZA+ERrjNmCU7cszaeGL6eysmKBTG0hbs8G7H1r",
-	"aEywlv/ArihXUJxQDTRNel0y42KhmTIIj5F9jliGakyHO8eEJYpZMCjN5peL+aW72oe+MDmhE1uPd/jq",
-	"5fkF2b3u7dKFnu6aT9qL+XCnQzBKNExwD9Zc3J9zPFkwGBDgvliBrPCMAC2kiC/x82yFnYE4D7mAIlN6",
-	"zYiQFfPRlCFaqCtbEl4Khq4upFgjycEdmN2fU63nYUXrNWltrgzzELFgSFKmF6lgkFALEgTgqJnXvtq2",
-	"+OJDV0gTnXlZqK3BJTAkGMm6MWUUC+RbbffPbbv5tl1f+9xlxTlry5z/wFa2HF3KtPmjtHrXZjnAX3PT",
-	"Wmcn5PntgvNTM6Xh750OMTOztK14DOm0wFo75HtYIbA+CDyhirW5UEwobrTWLXaC62ybhZZ2YcQYLsay",
-	"fguGHAzNO3jDwRv+BRX+xyRKV3Mtfadq+NnVj21VBWYYQvbIuhglPLKO+oQrc7EliQ0AwiBoVyL1zfkT",
-	"YjiEOnGFBMsvDQRKZ2p9pxpyYe4UvDEhzDVuo15E1JTOGebATxbmHOAB4Wpg7iIIKAJuwzUZrchwwsQu",
-	"vNeW1yxN6KqzorNkCCKBiw879hHdI8Ngc3AKgALbMJwAY7Ac3NSDDJdbthTVQIzwyq2IRQOqww2MZMwZ",
-	"jmv+HIYBYUNiN9xUzMgTsD9/+kBRiE/KSAs6hYFETMAlBpVqgcg11yAke3R/Fe7up2B3p6/OGq3GNUux",
-	"bl6jhwXi5JwJOueN48Zep9vZw0q3U5CkPUPk4ppjuKHaxcJMkPRd2d/k3IjrZnaSfRUwaYOvRp5JuLg6",
-	"sQU7Dam1yEMS05XagXVDKDC8h7x0IAyjViSREy5ILJnqwN7McVIskWMlrWzSB4pAhRcIQuCKZFEPwzlV",
-	"ainTeDgQTaqtPNKDaBWjPrFU7ZyYHbB3XMFtCzNM+DVzIp41SRM3kpEGM7HPy0dQWikxpLqC64ArcsXm",
-	"hlsb/OUKz9BfDGCLwTJbZ34fDVRLmdLfyBgYXQQmEQwrmM8THsF7u3+z4fCIV5vMD8VpXPbth7werNMF",
-	"CxL7AC/63e7dLWOhp6+ZWiR25gIyucJvVgzK339awpl0DBrv45qqpvJrh8m+obHfqvmst/mzMwEl+h+n",
-	"LGZCc5pAVMJ+/2jzpxdSPqdideoycT60GgfbrPRMoP71FNLTQNNdzGY0XXkEKVCYoxqClSvoBCvqGi34",
-	"rfnc0zKQUD35Pp6y6ArZMlKPvyc8pvtDMfcpGAeOLVu85MJIX5T0Dtooo1mVeiCQ+O2dMJLxyg+cFVu0",
-	"ZQxJ7t1Q28PfhySS8oqzgWh+r/X8pUhWLXJOZ+yca/b7c53ySLfIK6qnv3e7bpFzI7eyMFrLEpWhyXli",
-	"Lj8jFkHpuYFIpJyPaHRFplLpHUPcwAEwZqqAhRNm1DMPiGqRDmW1gRjmq7gOgc8XxE84od2cJDwkzQMn",
-	"9bYCrmkugVOjpoHVAU/MiNHLVIqJPzKrZ/tKZsjNmK37a6Sa/W7PhvS6RwOxlOmVuadTCVasYyN4jylP",
-	"QM03uhGNMBbXjN7rduFZoeClARgXpOcXb+QOyKfd7x8hOF8zna7apzB5FtVkVFml3XyGQ1veS5ZcxHJZ",
-	"xTifAWbfD7eEsf8VWORvnz2e2yp+LsAxY2PUU8QWLHLXvHvFVrsjtpZhfgelUHWxtHQVTQ9JE/Xf4Yzp",
-	"qYzVEHWKoZ1qCN2xDHkAqg+EnGMrLWASgl7zCdUy7UQZpDsTpps7Q9Icohz/A1sNj40wapBGPFAD8co9",
-	"z87HHvBLOzrH+Pk/nr98YWaatUANMGKPDkuY2kWqHcMU2EBELGUzKVbYx0umVv30pA4gH3PB1dSo6iJi",
-	"YIewvKpF1Nz297FB9gPhAWhR2ZkTvKBnl2CNHD0y5Ih6lwFEhlWs4Rtzhq/w6/tkE6V5PhPLsEuwJ1zF",
-	"Ni6CG9Ci2b8Uk9A01V6uuWIrojSbY3iErR9+Ex6BaF7PJP7EUj7m9gazhY0fKCiNlqKCNKyg046Whiib",
-	"O8MdtFUpXLKjvIEYsclCZO1lPAGhQEb1ImVGe0xWHMSBVK8Ijw118Ym5MJwIZnZkpowMezFMw39tmw2m",
-	"LbKc8mhKZgul0RpF42sKuUdN6l4iFOh5xBK5REEC2YJRwH795/8kI6mnA9El7B0WEm7lJ1aYMX3F2Bzs",
-	"ZvANmK2jRILJKXz72IiLC8XiHSeROiVxtEI9sVUQL/M3o5BLZ++GgTAJar/bG4hKtgLAitDeoeUS4uKn",
-	"zAlBD8ziUVKq4j/fAn58AgZUnujLFlr+lXgOnk3GYJw6YZnINvwmpxSsl0nUtjIJSkaRjNmx7QWBpo2s",
-	"mUWT0Wg6ENTW/4a7fIegqdnZXXK9LhR+QhagcOD7od4YEKlRYKy6AnNtQ2Fgm9lGjgilKa/o1KoOuYq/",
-	"90OeVe1TvhLml0qYuQtjI3nKxRqr6FNhHcuFNhj11g28bxJGLfri0w45xRa3/e4+aQppH6PAnBkCwOtk",
-	"rk5re7QNFORCg9+lhPxm7a3GnKZ0xjRLVW2iUvbKru1/9BgWAFG7BZzdrzAO+3XcFr/uRj2EJLaxdWzb",
-	"1ghbnG+bJsmGM3YNC3KnjOA3mGVVmmYWD5ILOtlp4ZrAZG2bArZqMKHmHE+TpLHNUTzNLZSJmMWdrQnY",
-	"h8y8EQY8MuV/Z/HHHI/1KgPehQE8f31rEKvi9ADOyynD5tv1BzeDMOUJW9ugw2e9B0dhJF7oLWl+WVmZ",
-	"N88SMgHa+4rwZRppEMpdh2yeoovfvG6dGi66pHyM3zH9nDXu8QZ4zuoUQtcq6YtHg4sKolqPB5LH0W5E",
-	"k2REo6v1KGHLQoNBOuYpi3SHeLM41WjrZUP0XnIV6HPNAks3kw4HAgkWPVsLAfJKyyhBUMjB0bSRs3xH",
-	"9Vc/PH5KrlFpTHda7p/47tkTF6zVDLQ8jMwyKlWMjUV/jwOjQdZofSAfrVpGt4rsarJYhiGYyS7tRPEQ",
-	"HZiZZ41qa0jz3nzBloZP7YD9x4kNx1YYhKvB7dx2pPfU4jr7TCSDoq3DXZ9rvDtcb2wH+5n1JjxQZEhn",
-	"6ZAk1JzNcDamQ6imzsWCKVfxOx9RYrT844EIZ/zdrr32/5C3zf/+13/+J5ZKttY68wBiaTKN0e6gbkBI",
-	"3/v945dPng5J02uViD4tMnSYdgnvDaE2hnu0EPSacgi2Nq+6b2Hj5gEe10L4A2uRob39Lw34hjsdst/d",
-	"H4ihQcJLIfWlj9KLh6FNzVVBrxCLX/I4euxopiQfrCUdxw/QO+WqXEOYxC8Llq6yKIkI83Az3hWUg+13",
-	"9x9VhH1WVtUyUC009SNgH6mbGL6onfngcMuJc/wC0aL5+tvH5PDh/hH5f//P/U6v0+/0dlqEC6UZ9Tk4",
-	"9RBxRT9vtLAN0trLsyePz82G6+S1vW6/gh9KDPV0uN3CMkslkgL5MwQ8JDJ7C7zZj9msDWgw8zyTkU+T",
-	"qirMV+QTnRw8ivv/cFtlZX/zJwZyL6R+7KnnTsTQx3LGCLgYIZrFbNdM5LFpi9sMypHWXmWv7d2lSHOv",
-	"29/JAVTLrAgQbKkY5utWQZplOh6IcSKXLbyjzg06msvA3CktAqGnZCjnTPAYL4wh+gssfQLDhJro4OAo",
-	"3pVO96ly7D6j7wpeXQBDKwgI3DnBQJopVVO0/sG6/MWTu1ahOLjzMsdU0xFVLHSuQoSvA4S5AQciokJI",
-	"TUbmiqPRlMVeRChdZMVboJKz3wGPBku2YdSZWXFLqs4OWaaIihYv6ol45ysV1/sab0jDzp+2Xhi1L5Gm",
-	"8+mRwCi9U6dgtrwD3XUJLKiKXOlXbv7790NBuYs6ncMu4zegdZhtVPtEtzvp3ZRNuNIs3eRTPg3Mllv4",
-	"gDGTp+QGhgBI6wcmFe6lxzactM4PDP4Xs3bCNQq5VT6qOU0VKwz1bSpnZhjH++tcxQNR6ysmzYK1ugxE",
-	"fH+4k2ViZJHnEKgehkpbQ1gTrNroXcYBd2zmArXh79b2krMNkaZXcAbCVpsEkcfIPnMWk8W85W4S6I8a",
-	"XEnHNtS7FIYO5YmWXLFNDuvXsOE0Cwb8rE5jH4Sc9xp/DN3ud/c2f21Xd67Z/M18a7bvmNzL8fiTmKfA",
-	"rewwlIvJtu6dOuy+uUsZw6s2+JPdvWFzAIM7ZWcgqlzNhgU4Z0pzLBciJqMVsAuvNOejeX0YCJg02UDk",
-	"vNDQWdmGM/MJF7ZqF/AGlXPLYwbS0GhGVvemWjOlXSJF4JaiigyFFGwIhvGcsxiqc4ODV6cLBT6sNPAf",
-	"V4WlDIT1J2UwsE3dEU/QJhJLqESmUapcoQu56yN6Lu0cwxNCxUDk1+SO2izdsif4/Cj7HAKQq0Nacp7e",
-	"Eou4Z89yON+N/Fi9u+ZWG8SK7d0MdrxbeLO+AL623z3a+pungFOfghtav9rHsMP39l9n8QdkgQnTrErZ",
-	"hWS10CFdktFOXCdxQ7AQgcwFtMqbybTCm/IEpnrlV7vZ+IWvImtreq0+4UpnyU7QKM8bevzmGkXKCdWk",
-	"sAOSbSn9bxXdj7bzwCGk4nt1764hiO1R+4XU35p75lMgKgLlJsgJQaS1d/NrNk9oxFQZESEcuy7npGX7",
-	"6odRGFKwE5c/aGtfhq5FnirCRFzhRnoM3oVXWcDrfVwK+UludBPsV+UemNHie8/n+GwKJG4wl06xAdWs",
-	"JaHeSABNmUtGGzkeG0nN9SzJEgEgeCDzW+bMFViB22ZLBbbBJkpfvnHlaKG1FDuVnkuz71d+0fccxpJN",
-	"VCME+HgOulKfLeDALARCNrTcLkPHes/WsBepqbbcZU0ASdP76KwDDn1+TozHX3P5Oa0wQeeBsj1t0kIc",
-	"JWi4UoB9FKXlfOLOPGWKCc1iq0oAg8LcjalMshCYJtfQRRxc6yPGhJH/EwiCwAhRV3UBW4EYMXkJFltM",
-	"r3OKNir6ijT1UhJNRz6PCOQN7aPPcFZgl2SvC8mGNufFoklrIIyED48wGZEshJHeq8RvG/1y7oNHPj54",
-	"5u7Zs50l4MufL7LsNEA3iyhNV/8DT9e6yT9F5Jk7trug7++YztFSWJojcIbb7a0nfUsa623CUO3avVlv",
-	"ARZs6S3ArVwqtlwKMk7oZMJiMrSCxrDaSOyo5j5ZuZ1jnZHY7fY3aSRWGQy3OPrd9/ZfG1QeiDar0nc8",
-	"ZjTNZZ1nzUrLuSJLmV5xMTnBZo8B0oJ1du6y9jBwqRck9NgKHFDQCBkrmbKUVYgCr9m1vGK13LH2hG+i",
-	"PXk4fTrt6WkQJvcl6k4W4J9Sd3oqMMFjqzBKW1llY/oxJc5On4srr5VfHM+F7Lq85Z8bdX9JmlgaxuWx",
-	"eGxVdeVwhqSJDoEdQtWVEX5PcgG8WFBV2d5+RZ8sGHPuSeeSMfsiY8cvsANR7kg+ny63lUnMTGqjYsQ4",
-	"4ZH+FBTzHS+HkmJ+11bEs21iamCTQndeOQPEFTo6ziVKBB7HgbhJ2ulWqaZhbmqQclppsgP2z2J0IWR2",
-	"+BH4HyBYIfTRZRnyAxGmyAfuwWImqTe452PzNnnkAvr+AhM4P5WF7kbG5xfSG+w/lRtuwq9zJufb0Ngm",
-	"L1xQLuMGyZyueJudDcMUndN5IBxGGzmrLo8zTOK0uZjQ+bCYuInCWnZtDsQt702q6rgHOMGsXxwDG2tv",
-	"SnLqvG4BuOp8Zhu9Xvd6zebm+C94396Lv+vL88hbH9RteIGWer5OA3th40acqR5j+K2TOJBad06qMiQn",
-	"0vUtrfA9YaWWC7OAL0SIrFCGLrAQoByPv0p5FSkqixRtqaDJFAphjsebUW/XlqncQlkCGw/in6vfK1KZ",
-	"JCz2rXD1IhUqSIjwSxE5parXLeBp1kQ3MshtS83ylEwpxGrRlEFJM1tBdynTK+VMrqeuzTZWXXtMoylr",
-	"P5ZCpzIZEiHbEO9R4brCjX9J6N+9Q5ssgtcsYY1gF57BV/K6IXltwdh3kULqies5vWLOyODmgCbDkNvR",
-	"33t0TM6/P233WuSQxHwCpTb3ukShdGeEslywD53PjSiGrgtHlFDYWeq5efV4d3dI3rw+s/n4P76298mr",
-	"F99BdLr5Dct1Lyn3JYBD2h+IYsxkyEaGGwjy2BMkRKUf2X68xUDKIKlYiioJ7SnA1dPuPVGRGR9nmpmx",
-	"as3GcGRaEhVR0fmvTA+o8tia1GQxdya07XLYXbn3XSgDW+9+QL0G1HIfQghf2JsFixZfCblUJ2ToO9wM",
-	"iaIrFSTUchWWjzffsWpL2jOu9GNc0wYj8plmM6xLBx7wZs8ce6/b7WaF43vd7k5dzhX2kAoNx/Yr21cq",
-	"bDex14c2JO/4bDGDn7utxowL+2e5E0U5bwwXa/Dyis+DeJD69dm+VpULrFyeW0+3Yj1v75Ey4bTqfDlZ",
-	"h0tEm0/tlM+oqeyzUYv5XKbgiHQI54jFPiiTS77mdduGB6FDfve9/Zd15KwP35hKhVOz6AqLFE8YiF42",
-	"Pxh6FbP0OJdu3gp6tbsq478spGY+Sl0R9o5G2r9jy0L7Ao3msnl69qp9+Kjna32/eX1mk4W5kf8cZTOo",
-	"DBUlMrpqkaVZ95IqCJqHosyQ266I0jxJoNN7rnp7EHPiMqaIpumEoRvJFsylrp2EbQ7SIafZJcog5Dh4",
-	"z3oyfWnyUp3xgbhiq50TXw/TXgco7/paGW5WGzkdlIrZdzemIhFN0xV0BLmgk4Fono3bL6Rg7edUR1Py",
-	"6//yv5O97j7GV9RfqxW35XdMP7ZHfuMYAvfhK4dmjeoEVbNk8BNfc7bMru8pS2LSHDT+bdBwXZ+Rqxt4",
-	"6xUxyN+Cs6AgMjB6lRho7nX3ByIMFQrD1cwUD1SHvDSKAiWRAQWZcqGPCSXXNFnYuGmwLhFomGJYF4sH",
-	"wkyPiAXHCEWiIee1RWYGyhhojVEdFpXMbBjbIjRCt7IOe+6w1mag3S9jtOdcl1jhSN/sqpBnZ46wLl4O",
-	"7lWL+mKFAEIq8RzEVRpoZrRMNJ8xQhWP0X27Pitvr0r/f2FPA0ePieJGR9QW4/BQtha5HHRuZVNyH4d+",
-	"z5tUE7I3y50FRRcaK5TDTSkWI3VsLHf0uXvHosztb55duA/U7nv4X3iQro0ugfceqKpbgTRdtNmblA93",
-	"CLT4sIoK2KHP//Qd4TODd3FKwWiAuR8W5Zo6RPMAP7k+IUuaJEwrkNQJ1zsbuOWPZpk/vr4XpvkyiKrw",
-	"Z4RwBFkNgiAO94PQ3ZY1t8ckZgYacV3Mgj2FtRELQbL/4X7rIwIYirwLjmZXXU/+/d0syTOuEtFXcSh7",
-	"1Pca/3AnfACQ4zfCDE49xTlKs2C+Yz5gA4HaiMfbxq579HfJUJYMQLy00aW+1IoTAlKqbagGvGLrzhih",
-	"gScsHNdc8iwZmyscgtqattVbK2uzhTIeDrGDhgnprhk7ykBwRcZc0CSoAtghp9BS1C3Y2SkN08IaTSlb",
-	"E9eZwyR1F1zmixEt8OwwKgyB8zlv6W0MKu7D0J7yKSnafLW3jYsbdN9TV93hFnIBnkqe1u6YDyiWsEgj",
-	"G1jHBdBnG+qeIKhIHuHliA2AhNWWMc8bM1QsxUF5DV/qAmv7g563shs8ybECbJZpOYvXAmia8mumoE4G",
-	"WiS1k1FQh/BX9UB4ZnWS2S9zzCbgEoVRsK3adSVHOAeA5RjCnfGD+6gwalYLq/xMDo5bMKPsNBA77znG",
-	"8p5kjN8CK7shR0JsCs4n5AeGsLbkTsiVrtgqz5hqFZFnXGlVLE3OYm/ZyaSlYrezMOqdjFbO9ltXAsWu",
-	"Y4NtGawZfkJXONTIzHXmWpCnW1uHmsDI0ED+Q5U6Es7uS1NAw5l1tc0W6qYrsK1+K9bwbcoY0eydtraY",
-	"OFeQ3nPYmDTB3mgj9py1EXU7Z3RsuXAIxud6IHRKhcKmxeBUDgyF8AZR0ArZmyybxf57ZJ6yMX+3402M",
-	"A+F73qmpTDV22Sh/pxYjVHh2AuNREZCMpgWjUa4Y2wGY2t3fve3VtRKIz81KIWW9ZiUy1dC4ucIDEDRz",
-	"zlovh8/Q/nsmHgO6v912OWip5VKsW9TLFK1tVet68vT8cbCkU/gLHr69TRW7Z+Cl2abcHbpL7lXqtkSz",
-	"2dfhaNcAMeHiClbyHdPfGib1DEJc7VjVJhlkZo7IvGViwkiTjpR5Fsg6ExBp2GyuVxV5GRPmmF6B571v",
-	"eBmxcWy2jUDrjGS8+t1uTDXd7e7y+GOqdG1xM99Hsk7QI7QyV2eeXQLuJvOP3n5o1cXeAHFh8M07FreR",
-	"wNxgtoGN53++GJq/O6OplMpq2fhtZyCG+C8oLesENiz8ZEjl2I0+REuapTL0OvCJ8HWV3G1YJc3iuqtx",
-	"YLMcexaz2VxqJqIV9C69JyE2t8jPVF+ksAacpb7aCNLmkipXU6dgwfeQ022wsKxYXLcC+1UGbO2/MLOH",
-	"HAQXGXKPOyH37DczoeNUzuRayaNcvErJborMC6THSna03qD73sKwU9sVuLx65doFb7fFljfK1r7ljOiW",
-	"A7YaL+dMeD2nEh4Ff+4DBepOq+zCtHWQbF3VlOm1UPr04DHbrTaKlbAt3cJ29olWjIpLhrbVh1TJjbdE",
-	"XbXRLPAptlrivzfF5U95m29VD+lb17Yev3i0+Qu7rAs+Y2B22FIVD+6ynDbe26po0yqRNL6Q8hlNJwy/",
-	"O9gGIj7K5DmLOUWV7zNbJdcISHi/ZL5KkkkX1eLSlor/VrExrxnNpzhvtAV0yKlAG2T5Rx/ivN/dryxd",
-	"UisT1V/3PK4t7JTdLveRmnznSswGweZezXG3TCOBhd11pvMaWsA6D3OPJTfH/qDX/MdYvsI+/jl7V7WR",
-	"K+gBv5WdK+yIfy/GpmxBob3pt6T5ZzvYrPwH4Fyj/2cjrjMBZGN9tBUgmLAotWSz/MvZApY5WnEUHj5d",
-	"YxGQ4pqlOtdcnMXkzfkTq+BXlN3PvGi/LNgCYqBBg1foByeuTn7KIj7nWA/ORl1LxYTzvb0AXxl7F0FG",
-	"Whgh+kAFLrgRTaiIWL1ZoBYpvjDLQLbOz2QcCABVc3EGpPqZjAJ5lnKHDOBfXG/IAPebVBtuI/0vQ1yp",
-	"5orbiz6770P8ugvxP7xiqzSAgBY3KQHrOOBaIq9VBXLE9KVrAzfha1+eTpCt/pOrBdtTiG8VuPve/fMs",
-	"/rDrqpi3qVJMry8A14Rrv2VbRpI55Wnp1s/c46n13ceEi5PAJe5bVabXThKpaUaIg57aFZ7+/+xd3Y7b",
-	"NvZ/FWL+F7EBjWfyVbQz+GORJt0imxYNMg164yKiLY7NHZk0RGocY1Agt3u/j7Dog+VJFjyHpChZkmWP",
-	"PR9bXxRBx5J1TPEcns/fDwXc1EHwM3U/+1+9Xye9Im/Dfg7Q481l94Xt9XyDu0sn3V0wLeLSlHaYiS7m",
-	"lCdlMFPPfnT0e3T0+biguYR8KYwmqrOMUfjR83xd92nKlT4jMT4+hiq+wjFz6DxH55knpPf61dv3x0+/",
-	"iwgbTAYkZnz+9OXLs29fvHx+wrLxs9Oz08/fPn/+9cufcR8xPtFxRs6B5WwkU9Ir3fXx4s3ruH9OYqsr",
-	"Z8RY6xjpqxxVUo3+DAWCQsT+1y4y3gAodHEHqrWP/rKKtPcFjbKNdltwVzu2KibsoO4rCNVSKubxjHan",
-	"9aAHR+sOwTk/XkuJBcBgHs6UzKigE4ZY1xTayI8BttiCnUZ4vbwkI6mngGiszo3xYEpXLjR/sleLdImj",
-	"9jBFmUQk4cpEW7bVKEJkZOg8o9p8Ic5faRTPtbUjXAbXCvuaPPlR30TsYCYSds1SYxbQLDaAsHozMefv",
-	"kGzqoR+9IGgboKtZ5mry8qCK9UCygVdnJ1grlGNtCljZYUeN6au3SgFrrnA0A+5JBVoZtpabP716/zZy",
-	"YRkqkQUNt4d0z56bQxEbrQKAQRKrq0/m/z7F5mvPSWyUNSYzBNrAz82f8HPQLkfNVVFrpBWD8V6jVS5L",
-	"bSd4jdadEa4DtjHwF3xzYcHiiNg2iFLeE3IogjTW8Tu2PAMsJ9D8hczTBLHKtSRXjM2duleBNYaiBVlj",
-	"VfGbPQSMv8va/6CdAxQYBW0FHd91m05iF6cFJe2KLUMso1IuHtGKy19V091gLmp9GzdHyOaymjO7YssT",
-	"buL/4rjDq2CRBnOqp4Pgo/3m1x6lY+JyUYVh2twCohNirihB/cLLHWMVtJN/cnKznpLInnIWcjvIXQW0",
-	"BN5yzTM5dnAMFn2bWjRTc03A/zIUPcTfgtF6cGwsbyF4LjhZ0x8Q2NIIeYcbN7FGFfNfXJNc2MHtzYzS",
-	"h/VqsKVRihqWcBNM8H2yKe3aP2oG//Lv69E5RZ3ydP7Wu+V4Mqu6EwOyzkrkCdfHqZy0oL5Ij5oASCq2",
-	"qhdW7cZjRGwJfeQzzH4woTNwfIw4mlnkWFYepSjgmcSEGX23MKwFEIvjvLaQrIBHlM8ToNHPCNq1oZCC",
-	"RURh5TKVE+M8YXyEJNgJkC26lLueShPd/J2nJs4eLQkKExELzJY50BcqkqGgCEKx4CKRi/OAbjrG8V/b",
-	"5zzP2DWXuYILnigSC/ZZf49X9AfkDdOUp8qGYFOZwjc7tDZKFmw0lfKKfPzwE7htNryDsEwaS0JieGMY",
-	"gZHeNWcLltXiD5SCMXPPT3KyJ9v3CyItGq8W32dPMUbgoT+Y1z/APzfiReHHTXMrAGm19aQKyOYwRUaF",
-	"mDIz650rlkHMDN45MG1a8ol89E821m0iywysd63Mz5/tTGYHHS5BICTK4EmjYLhn9yqZUWmOk/SegwiH",
-	"zPisccjMnIglmTwKmFHiY3PrxgLYwfu1z9ZyB0/+wT60gtr2LARte7kVZtvLVsi2Z5sjtpUWSaYJvB9q",
-	"3TcpWBdT1fAzcMnrl5ML/c2LozXC7tVVsWbuPZ2w9kYnuziHPE4d2g/WrxOuzRna0e8oTqV1Hodt7GlN",
-	"m7Z1BJEeeCHmaB8VJV7R965C2BOYsBEHMLZcDyGPsmQas8Iy1xHoclFdwbII8StPRrBSjgDMs9fh4euQ",
-	"8bny4jbAALmz83v7yx98SrQqcIPv71q0Dkq0WoYMdvDIv/YuilTaZOt0iYtrjuzizWWIt8U1xGlArlgS",
-	"+ditAKKpZLkJMriJKwCeAJe1lISUCJwHuUp5CV6qrXMG1YNYMzqr+qut3mog8cPXlULYthKCxQoiwQs7",
-	"qE3tgOvqQnVUHL/NmssGDiYbCXeOc8WC50QEWHUsm2ZUQpoHfEejB1KM2dlQxMP89PT5GPmETLAG/89O",
-	"vHwn/2ebZI6LB/wNdOP/v37508aKXlcskellRic4kKsk4ebAApXLGGbPqENDTOUEOEJhEs816lrWoKXM",
-	"M8XSS4dqKYhcCBPjGDGgdDEU8JdzQj3T0FSGUNmUzNhsxDIc7EUClB4QD9krPuHn8ZkL2CHJNxSZTM2C",
-	"Ks1osgmAN+L3QM9P2fcYQEmGzmyGj/RA8v768kOhlI+gBFEIe6/Tw0mwaA1WrNjLfgzUaEW3UkXw9WvK",
-	"FY1v7+aokKC+29d//L9dwOjU+/sro7O7RHWH18a8WdnEbHdKVQZHwslNuBHWljaKi59YO17iFnUVDo8E",
-	"vHoIuXDDuUyYOqr1oRzS8IvTF/0220ZqTduaEsauDVu0drk6VzNKqnlnJKe4PMmh9rDz2oMI9sHOdRk9",
-	"iPbeqTmT8xR42Akda9/ZUeDJj5aEzShPIw/MxjMCTgiUJj2BA1sCdbvls98mIvnZivvgoxFj81HYtmjE",
-	"rv4hAmnqYjIbZPOwo9OWP7nJFcu68GWXWEbt3VM+x9gBChdK+0ildLbY0pGgM4uvPkNaN+OkyzkLNRt7",
-	"7u0pZgN+qrSLGlzYn7GZvPZxgLniE1wRG2d80zOutlBvvr+sbjs74dbcZnTmI7yTo65nDizGX+jMeZD+",
-	"Jr4GH65ucUZBIWw8XX3DP/JrCLhtIOz6DM3ZUg2sJ5lRdRKjOiBMbI0GDUXCZjDYsqJCZ9BV6B9in4m3",
-	"4yj11y//Jnoh8W+KwDcZzWZ0PB3a21yXTsroNTM+KPYd2q97okib4pOe+T1pgs7xLFc2W56LRAaV+S38",
-	"2Rpd/whl+wei67sP6t3PMz/rnuYNCi+g3QMoAG0FW+DuPti0e7VpyJLiLc8TBW9l5+53IU9j0493nouB",
-	"CruBMR1qHgakYOhVE8uoXKJwax3Ru3AyPJpymJe4kcEP50cOfnVNQczsFxwKgHv8Yq3Q/G09jGc3Z09m",
-	"Nr2D+5WLSb+6Mf04QFGlM/IN2ube9rBfd3/41G/Vuzt5NlUVQh3hU3LQmvqzQN9SefCWW7eT285E1bVv",
-	"w3UyMpHMJTcucg+j3cTSsGTGV73URObaBqckYSmH7nETw0Jwu+302W/49B/cwx/+IVORuC1945f0oDK1",
-	"uEjVnbfr6TPzDj5++AniJDJiZKr1XJGe+QfbdaVAPGXHGQssgjRN5UKRecavqWa2t1hh21LGlEyv2VBo",
-	"SWxR2SLIM+wAPieOyuvpN4FKzQPskAF5qxW4Y9zTRw5FL15MFRt/+vrlzzgiF5qKhGYJsbtN9RtG0m4z",
-	"+1XZyY+gAluR+L5wmspS/Mb11EKvrrEDFUzexnLsG7C/thzrX89KMRbNdLe3eXPkhKitx7oPN6vGRsik",
-	"XJbzDZ4NvA7LN121/MHldyLxBwkk2mWZHXLuSrkbLq5IfFGg6e5Z2sdX7d4fQFZx3iJk4+PFxmo7F18l",
-	"CaErB+OeRoqcp3iSlFS21mks1LTUeRjh7BDkFHCekGrNZnNNeprPWGQxPiOSUhh/jggzi2IppuEY85DY",
-	"T8m77/sD8o7NNXl+Cs1dt3MqG03LTsdpisXzEyDuvTX15gemorY/P8/BTHSbsQie7ziE2DVrefg1Ey1j",
-	"J5uQg0Ytu0RLkjGdZ+LhjF/cQVRgF6AVpaJ4YYewoCb/5IxfGGNuGxh0tH+gEurkxqrGHycZs09v5jK8",
-	"GE9ZkqcWVAruxG7roskBGd9j+5hjnsSR0QQpAo+wFxfGIO7jWNtQoCllgo5SlhQXq3xkRBgBMhTwG9Ni",
-	"maCv2zLlLyiHutMlwFJlzE52zmjChiLJGRFy4RpAzY2JzM2TNp3Zts+ueqDXbFfBRG3XE641T8zaXWsb",
-	"MJnlDlfatbkXytbUDlXYw9t3QjUMXO73WFg1a8/u16wRZXXj0O21O9NoXwGhIjQ2+/YMb4o92doH41j7",
-	"Z8Cv7NWuMFSBLgZZwxaDs2Ju3mwQ7e6tLF15bOdOFBT+oA871QeGMMJ3HCyFKnGCCQLLj9zsLLyCur3L",
-	"+tSk8c7hqH72gkxlnoWnFhnTzERVkC+kOs8YdFPS8TQiSg4FRUJLYxnGVBC14NrGYzLXJJUK0Vqc6hVI",
-	"xiA5lwJ8BYVEykRPpWJejKGgGSPSfHfvxel3fYC/QsSqJJPzAL6rYNY0F0MPJ/ghU5lu6lR0zrjcr46f",
-	"PqBsYrG3Dl0hlVyT3eR32u0GOxjOafuinlSz/fsyUR2YYKrFv0bWF6e1wRWdUi9tvDC7S7oc6GT2Rydz",
-	"yEmsRcysZ3Rp0+WqGrUXLSFxkOUpUxGBhJiKPKoCkD+C7a/ASpIpFUkK570aivj9Lxe/ko7sCTHpAdCb",
-	"Oe/VWM7Rbw9/9BmhAL2TK5YMBfaQWU/CG4OAB+G7fq0B6VyZ3J4yZstD/8A08zCYZl6bPZ7a8lzNdlgp",
-	"0Y3hhrUb56Zj0S3qxFMTBYw4XYScMH3HEj6C0mGxEgeWnT1Cmwaa7MdDi5Nq89Pr1v1pAWkPkpY1OqsX",
-	"buUQ+0cV4D/FsQgY0XR8xURCelOp+2RB09SE2eFsYegvmkPOptZb+57Lm4VPHk//84rkDUbeccbBsw6O",
-	"Xzs6UKBHpXXbmqmkfqLptUMTBH5GliaKAA1jL9zouMUR94Mmx1Kky/6AQPihsNtNUc3V5XIoXp6ekq//",
-	"+g+ZcYH/0s/w79PT6PQU/iNGa9W50zHXLIcUJN6N68A9Up4X2qP67GsWqCryPU0F3UqND2wkG7Rr70G9",
-	"N83UdCWu685At0Hm5scOfuneQq4aR3DvudaHwkR3b7nU/bHZtancj0yHnIs7zqRsq2snGDs2l20sykxs",
-	"YWbiUON6wpY8FZ8IlpAl030HPoPfm7LkDPLzlqgX26GUp99dBcw0HmugtgP/PTHAfgkhczFmCVSQzHIG",
-	"yNwD8kp4MH/MdYbpGBJzAahpn8xnLB6QC3rJbJNWtrRDgaKaUto0idMtFr9ri7Jl9ufebJB/7SVrtJfM",
-	"y1/HxHXKD1xAb/hdjhHDqw6QrGopP3cYmoNw2bXTwzxLj86OTmDH26etBOF8Io65iIhi8EyMwktTmsoZ",
-	"di/oE2VRgQYBErtZgdV6znvPKSoSkrC5VFyr4DaHs1pzq7MOpfC+R9P5lPYHdWS5dV/yHsd4EF045UoH",
-	"d2JI1NCHZgWzxX/y6v1bMmJTbjFeplJh4oKNr2SuLRK5gyb+mKVxv/QgvKzhUX6yO1xgoMsq0xePzHFl",
-	"wZD/8duvwQOKLfTH73/8NwAA//8=",
+	"7L3bciM3tij4Kwj2iSjynCRFUncpOrplVdmWXTdLqna3zToimAmSsJIAnQBF0dUV4fMDMy/7cZ57YuZh",
+	"PmK+Yp79JRNYuCTyRiZVqrJ773Kcs7uUzMRlYWHdL+8aIZ/NOSNMisbJu8aU4Igk8M+LiMzmXBImL8k8",
+	"xisSqacREWFC55Jy1jhpDGWyIEO0nBKG5JQKlBAx50wQRAXCKIEPER8jzBDBSUxJghLy84IIiZZUTpGc",
+	"EiTwjCA3W7hqf0tWnUbQEOGUzLCalLDFrHHyY0PN1ngbNORqThonDSETyiaN9+/fB405TvCMSLP28ykJ",
+	"b/lCvsarGWHyomTp11OC5vpnRCM1H1WP51hOG0GD4RmBv+z3QUOtmyYKCmoZ/vJm+P45YRM5bZwc7Kml",
+	"SEkSNdj//PF/Dgb33e7b//7fGsVVB42nWExHHCfRC5KEU1y90Jn5HeAl+S1hCIdSoDFPUBOzFeJyShKE",
+	"mViSRKC97m6rYkezdKZ1W3rAHr6ncholeInjql0s3RvVEF/6ozzOCj3U+pasikt7gW+JQGFCsHqABB4r",
+	"GKOEyGTVQVcKO2/JCmEWaVQd8WhlUVudx5gmQjrMP9UvqS8Aw/GARXQ8JolCNPVpgHiCllMak8zX+lJQ",
+	"gYSkcYySBWOUTQLvTI876FuyEggnBImQz0mklimnZMAcfqhF3pK5BMzo76EpXySiM2AW2Pp+p+DOXbtG",
+	"BVr39/eDxowy+3cvi+WDwX2/1x4M7g+fvf0f5YfwnM6oLML+QpKZQHOSoDmeENTsqS31ut1ugCIyxotY",
+	"qr9SZP55QZJVuvwYRvUXbb5qnPS63aAx5skMy8ZJgzK5228Eak90pogJzKG2ZP50a6ZMkglJYNGvLp6e",
+	"X0ksyTnnt5SUY7VQLygap05TfYEEnbA2NRRxlPClIAkakQlmqCmIRKMVGn717Brt3PV28EJOdziNwh0h",
+	"cSKHp+hrKeevWLxKNx3q2fNUSUQ36sPqMzsoO4hX47EglSchORK3dI6aFvrVsOd6oFLgl4LewrpbCutL",
+	"Mk6ImK6FNBGCcvZEsRl42ZBCC1QD9+1AaIbaEorXBM/eCJJUE+zZiCRPBFqos6+kdgs9xOPQue/JaMr5",
+	"7TMWzTmt5iVL/Roi5r3q1ZF0pMdY4Xs1iCaSwKTPFnL6BY4uNelTT0LOlLyh/onn85iGQJF3fhJq8e8a",
+	"5B7P5jEgB0kSnuhPIo1Jdzim0Q38GTRmRAg8UT+oS6keKsq6TLiiqOR+rjaiyDCOE4KjlToltUcQIgBb",
+	"YBSHpXpsQ6Nv9NxqOykM/ltCxo2Txp92UnFqR/8qdp6Z998H+SunB0aUzRcSNYdOhrkxUw4D5D2cUSEo",
+	"mwxbAcJ6LyhcJMBX5liIJU+iAWsOHSgSEhEmKY7FMEAwDBqaD16b9/2xeILEXA0G4PLG4REZBgNmR1B/",
+	"tgB4DC3YLeNLFgAA1TMLW8ruqNT8NB0pfWgXNGBDuMLDluJR7wPACUNx2Tim4SOhBdDoDF5gJEjIWYTG",
+	"OJQ8AXnVIIOiJov5KYqowKOYICo1k/4EGKGpXMW6OAsQ4xKNCGUTs0oQJtTDDKBhu8NWR0H0ITcMrqcZ",
+	"7GzGF/qDOxwv1kIZ61czYIZHaLYQat1oROSSEIb2ul0QVRQXhv9QCBpIegXdWBtA7ov+5j6tXWvhjmWW",
+	"y5NIEeQTZOQEpIkXioEbqMPo7+97qzTv11pmQkI6p4TJl1yexTFfkvUrde/fMC5vsPnCX6174yyKEiLE",
+	"Cco/0WpYROZcUImweQiyipI0SXJHQ3KiSEAqmsNZxQTfkcxbIFFi5gaRUyxRiBkQjQiBGGbBkl9GDfg8",
+	"MjXtGEKlADDM4ufQ7UTjJl9IBZERX7BIBFqTWlJBBqyEIKMmZWG8iBRSSHIvNRiogDuo539z/WX7KEDq",
+	"piU8RjwZsBGNaEJCtVAct/kdSRIaERROcYJDpbMiytSKaKTI8TdXr14aAQIpThwhuaQhgauOkUwWLMSS",
+	"RAOmtIlWKYsI0DCcYsoAdcRiPueJJGr1mZOGV9T+hVpNRpF4ItQGxnSySIBCwORGxtW65ozDN5jBs1uy",
+	"eiJOkFQ6zIwzslK6tdCwZQOmnjMiBVx69X5E7hhRv8WrAMX0jpivOEMzTBm8q34ERjMsvQpqNwPmbUfy",
+	"LH56uGsOQ6Dffv0PpPTl3JUIEJUCLXEcq4nVS+rYLIqrswUsVzdFi5wwIA6lOq95QhSeKoWOJ0oPJMkd",
+	"idxCFnO1su79b7/+azwejwOlEc4TLnnIYyRWQpKZG651ak5zCCcvNLzHY8IA48aUxJHhlNbE8TiM0sjD",
+	"AF8+JyxDZzKmEoUYahRJolOA2s8LLpX+rOGksGdCOp+IV3qrGlOGY08EAYxV4IP12SuKQ0nvSMcH4Esu",
+	"v1R3//EAOIbhfAi+5Egswqldb8ejlb6JyYDMjfF4wHrJHayM3Y0KRCNt1CBhQiRqOlucNjkAmRxxOW1l",
+	"wPWdAuf2MBNaU4AlbGDQHxOQ74MG4MMGziv4IglJxRp8xJtihVd6TTCwvyJ4sGE9v+/Rnihyk4O30gk0",
+	"9VuzTdQcFqGUqhlm506st8jzhuGFnPKE/kKix5Hs7fL1TjPndEUMszHvPBEWHpShv7evNG9oGxtx+wp+",
+	"8yiXWqpSoPSiHpdwVU2PtIFOkSvDy4GOTXkcKUnO2fnMRm7JCi6nM8J+yZMRjSLCPgy6YzdMFvGpMPwv",
+	"4sQRVMAmwDq7PA+Ic5LARh4bgHWWoSCnOFTCY4JiHN4afjonWqh5ItDwvp2ucIiaQ7dzdQ0ybyNGSKS9",
+	"GkpZyelpzaGQZH6zmN9YQ4m+RzCGW5D5TY2S/RzQlCSCM3PXpFHw1MDw5o1+0xs+e/KPw8Y2kD5LfvM2",
+	"JJ/qZaxGH5WjwVJuySpw6wgQuSPqf4z4zBM0N7KTZ5EYkZizidDW8wza+gB9fFoFONsIGp4BylxyNCI4",
+	"IYnG6k7jhC3i2If7hdNVPwFt8teSIUQzHI95MlOylbcFwFU6YSRCo5VWUIQkEaJCLEiShWnqI3okQpWK",
+	"/+LG2GuyGJvOqB0narWEwXuf6VYF3aomW5yRB5Eq7fPaeBTelM1h2dEaomdN3M6p9HAEAg/STUJwOM1h",
+	"juQczZSumCd24sTnxAoGWCm9QqLeAWpGROlGACmwGrY+kSqUWRCAUq3IrRkZrRk1ewetU5RfJYD1ke6k",
+	"0a0rLuRT8+sf4jaOCZaLhKhTM6vK4mnL6o1r8LSw3WGAKpDXCARUoIjMY65lazAXgHht7DHj1KKirSzN",
+	"ofofbcsB28IQzA6+0I+1EQW8zlOSEDCeoCqzC3iQYSQnomijzhKvUKL4tL5nnnf4kezx6YA3t2R1kxDj",
+	"eckJmTm3NFpikfHV2E2nnnVzp3zDgzfXoyLNgxeHmsNyAICedKYjDnJxMTbyAIIOqqIGXMiAQEtMTVwI",
+	"hWiAAVNknyoMA5YCYQunwA30t2DkGmMaQzgBv1WISMZjEupgAjAEC4uRaJwQ0hmwwj4ou1kIbW7VKqaS",
+	"DRQKgq3V4CUXuYUrkSJSAseYJ0o3HbDFfJKoR1Y0uyOJAPMjI3dKb6WMiqmiYnBXFzLkM7DtGEcUWjBJ",
+	"Y7daLaUIo9DqBQjJ1eKMIuyshCQBYzbjSMmGEKaEYRoIySA4tueqr5G9vU/EgGldTGhJVN80DKqZMYZF",
+	"rZOSMwNYa0Cfolj9QYGJUiakmpqP1dHJZEXZxGjRF0yShOH4WXqrHi6S6qHMzcjKmvonBD+hpgtNiVC3",
+	"d7w76o377cOwF7UPu91u+0j9n673X8vXoOf08a7eG0bu5yRUoqU5MBj61NBjWD4KcZJQg6/pwjUx09z3",
+	"PHWLPpLL2RuwRGZHZIZpDPqR9rkqiquGcGL+JxDpYQ2BMYboZei/wNdrWEA4xXFM2MT3ldt75ZzDVf5l",
+	"JUl4xiUcxy0f6lc6dOORvLlmsJxmChzQ/HYCKgm4VSaYsk9g1XnJXVSKDjYJrBhvluSRqYz+RFikCNow",
+	"t7th6zS/h/dB4yU/V0LC2R2msRIqPgygjN9oNxF24+W1fe3L0JKJIpDa+gdk0wogjC9PDe+KsVQq38ch",
+	"AC+thAQ0FvSoClnKXyjx13mCFBtZmXFyoXNhSOYSXKaRQnlgMZevz7WeBqhtzXHuL4SZFpz0gDRqaY2Y",
+	"kQEzcpznUdMzELN4gSzriTroJZdTNZ6SJSASkURZmGoO8JK/xkLc6ijGjxEWAQDFYQieUWP1nZspP5FL",
+	"x1ct7dxKHpio610e4/Dq4un5Sw6uMDpZJB9qr+E0CkHaDtMBM4ZlE9+n5Tymg/7mCb+jxnQLjjD3bedj",
+	"28Gy80vu6AYskApvLag5LNmdAaPBrceKyTJnd5OQcUHKt5xIna2LGVfIb14+ce6GkCRkxtkKNbPBRi4q",
+	"xnn8TtCITCy1bPnhXI5T/XGDuk7QkOEZGQLiQxTswZ4XINAKBgwk6e/J6GwhpyyFGkibHuhgzgzkh1r+",
+	"dJD0GNGAabZe4jd1Ezhj1R1J6HgF7nFf5hJ4JZRqog5rSsJb6/Qx6PTsngopHgeViB6rQLEsKkEGwoQK",
+	"CQqIQZFPQrgU2UwlC5482bAo75T0prJ38JNa881Css5UePSJbPgWUjYwSfMAHx5XkszfzD8MGnlDZy6W",
+	"Sp8QMHW3oHWm0xOkBlQqWy468GMZqzzOmHcfKYnIGmMVn2RKmdQSDoqxkKjXRTPKFpKIMovvKRq+fnXl",
+	"BaSrN9qL+dCYMP2TEK/G44+KlXYeZyD0uBcviHwfl7lm1sLH45IFoCbjPlWOlcKO5jiRKxTyRRyhEUER",
+	"SaiSo8cJn4FOMF+MYhqiN5fPT1GZJ92CfBVzHF1z/hwnE/KhYNdET3J+E8NwPtQNx9d2Jsk5glc+VRxP",
+	"4s9O7kO4dmADo78QBDZ61OyhF/QLNFrZzBAHo5kOqvyvG8WTcWiSrD/THOw1nRG+kI+EQmawfFRM5hiX",
+	"hh4Z+2ME9IjOfh+cimik9bhEXUS7FNTESEgcxyRCi7m6aq1T9ZpTxSLOdLDYJde+448dlq6Oz/pslAiR",
+	"kDvKFy5wRRt6lXgvjKmz3+0ftHu9dn/3utc96ar/98MGZ/xHhTpwm8RA64lA/I4kMZ4XEtt0TFJhf97O",
+	"lDDVOjVjKa6sxHq0BJIaJXyOsESchVrHN99ruRXwLUEzvDJzTnmsbYDGDPVJpStjz/GphXn0iaQra38q",
+	"ka4+SaqFH3Gsg0QnXHPCecJDogMgJFc/hiTW/sJPgap+OqrwLP82YqRgazC2n4IDKDQAXOffaZiksccB",
+	"trplN3zJSJJLanHWrFtC5uCYjom6kZwRBO+foBm+Jc5uZeNk1E9OjrVo6rLTPsVpaF+Jud82/cBztKrT",
+	"4gup4K9X2xymUPBirSDOh0RWWvbyZ7DdbXNoHt3oB/Z4OH+B2epMSjKbf6jGqqSsGWarG2yHK40tMI43",
+	"mzFqX7a2P8rQ0V4XeQkUCZbkRgctPB74c6uxq0hd8tYiyBN9cfVDE+DeHBY2O2zZHeCxJAm6VP9un8G/",
+	"teYiFD30qg14bxTTFq/0J4YxYAcnsG1NSXirFm3t/CkwClmm79NTNmLRB55yehp5L7YFqbkr/on2kOh8",
+	"ogO1s6cnaeXHzEmGMSVMfpQjkxxc0jUO5vHj7fCc3mjDddEr58Xe+bG0H91N9MJMyhNklpmP5X3DXMLO",
+	"CxJRfA0L+hB4LNIRb2ZqyBvYpA+Wcz14W03msvXy0/wukrsxpw/zixkCsNLwvu0Zq85yzBSHuNTxKGuT",
+	"HT9FCIvlwMXyDGuCW94HDcrEYjymobrOX+BYCVQbMjfT929G5oNi/uYFO1enh/a73W5GPXd+Q2Q+VkJm",
+	"r1+Zz2kG+iT5gD4mUWGS80YLrSQYhvZEmPIN2lIuEJUnBa9dfo8D5izioVJv9IA6mVDJjEWQpokRGTAo",
+	"LgkS5YBVipRY025br6BaxAxQVVCOtcend+Vx9J9Uft4ULe5e9HE7V+nlo+pBnqhf03DiptWlCsBze+FC",
+	"yD3/GI4iqhM7Xyd8ThJJFWEZ41iQwIeejbuA8gJJQkLZnvJEkPYIyifA3Yb48JPG7s/99uHy8pcfjtjf",
+	"b3t3/+iG382fz/bEtXyz+Nvd98u/3/9j9cMv3V5/d0+d69yb158nz5LPECNLKEhhnBMQjdJ0OkKvn3E4",
+	"GWUHvBOKY5kPbckBsIwEm0pluE2VVaLwQvJjym6fCBv/nhm21z8qq3aR1qP40cyRFobio59IKKGegHG5",
+	"nwlBtLCXXcb3Uyy9aN4nIr1pODG5gxHSgqV3mNgM9+O7Bnj+L9SxEjrv7e+fHO3t7yppZzUb8bhx0nhz",
+	"9fTcHm7+vR2ShP3uSff+aHd3/+h4HEYHJBodkO7ReC88DHf70d74sDfa3xtFuNs/7u023r8N0jIrBssW",
+	"TIcRNE5+fFvAB1yxcwgLgvAzekdQTIUMlHCqwyYgrx2qgkgy02iVGdRt2iMQuf0XEMECxP/EwqYUadaM",
+	"vz3caqEQECK7N7fiMryyUmKS4FXjvXck7wrER1sTwykXhIHvVIegmMgamFdB3maVc0ZAtSJRIZpmxHlM",
+	"MNDy9MjzE57riUz2RiQK/orU0GGiZZqMp0myEJCpPUezVgYDioeUgUEOnhYggUVAb82lF3VOS4tznXni",
+	"sWKGClFJpK2H4FyVgsRjkBIhQlSHdwY6+JRKgaZYTFu562sibM5k46ThDKj9jAGVqpva7eF+t0tG7d5B",
+	"r98+7JOD9tFRdNzu9slhOIp648P+kSJWRuUn2nqSkDG9V5C6vVGPbvbGfQwFdO74rZ6ULeK4cFG9Rb1L",
+	"qydFWJK2pDNSdk10rQv37mLhpwilr+n1reeeL9Q779PVl5ELHZKuw1hTThHoYmkhnzAqCNK6Xnprc1Ao",
+	"LM4DS8W2FbR0rJuuPLT+IgMIzC7M1gMPtv6E1Xj4nGrm7uFMhCXWBP+PgDxFOq/X9y69r+tO29y2jZdY",
+	"jVkKpUVE5VkoeVLGUrmmItja9DAznk+dmtCkc3ikBIqziSJJitWS2VyuXH5FyGczCD+njLjsBV0sIX+Z",
+	"twE2ncOh7Xa6nV5vt3PYCBq3VMnBDW0ubASNGI+IYtuY4b+KKZ937FRBwy1Y6fH8FxrHeGe/0y3KYLSi",
+	"9JYpBhb4Lgt9qbRFwlV3VHrJAqDdKb3381KCrLdSQkEhO69NmTGKBhA/YCpjuNgocIa5NZlqI5HN3DMM",
+	"xVlhYS+twA+wFFHm2JxF1k6lSTWcnqnn6YBuXmkEDZ22BiHp+riL9T6Dxn1bjdC+wwlUyVBDpRj52g6a",
+	"Prpyw6fPXqUTeS+aKd87PHi3Pppan56+tducoIdK7zYQNDjVQNM1vShAAH+Myiv6jMmkhKm+YuAmU1Je",
+	"5FXs8AXc0LxqbGgdQ/UUP7fX/g9x8fAaMhwRiakO869DZQ1D3esHDYmTCYEKejU2uNtt2C+u07DnW01f",
+	"c8K4AWupGmIdzidomIO6Uu7tI8MJIMlMJybeuCxs9/qAFX/UKX/lH+p7fwO+1nwCW3ZU77F116nXBZFK",
+	"SRQdzyig43ZuFvPIfV7ymrgxuXU3JlsmM5wNmb7RUmRmMO286SQ8Jv639jGZ8TtjF3F6pg9Q76mD6YA5",
+	"XmM8MpBPLtAQL+S089uv/xp20EuyRPogBfiYR0TL67rMair5FK9OgQy4u7SWWafM1iB8XfnQuwDlZgot",
+	"UJXgooEnamqp2nKGU4RdOuyby+fGy5jK2hyCxUqoURlH/CrhS6HtMVolIopamcAAPFHK0C3RNTz9YqIH",
+	"e41iAVH/yr6r9C5GSK8IGG4pXfavcakITFmE+NiMk4LJXs+y25W9ThpFtblB/VvRtiw6DrMSTiN1Y9SQ",
+	"fLF0JDqw5CazLQ9SKYJUMpDnfPIa68gzX+TSMuaPHp8o0osHsAqgpNWsIpUSLK8QtzcxvSM3x2EvyvGJ",
+	"cJHEO0ed7dhE1kp9sg9FgsstPA/mFr08t0hBB9YdRu7lF5ARWaEoOgm/nqifygEldgt/sjJ8H+rczKHN",
+	"SlbvQ6nmU6TWpuMhTdSPelx6WSsUOL/6bwaPYVuZtZXjp5y+NkkPFfatJV4JLx8iJ+NA8WSoLq+z1M3q",
+	"TPHbs3BG0NXVK2DizqaqXikciB2ouIBMZgYYvzMfupmL8gCB8IzKMtEmUiqT2eaZh/QeSkvem8U8EVBh",
+	"zilco4WUnKHm67N/vHj28vrqRi395uXZi2etQNf3L01oqSBFdmNl51ZtoH6m5GrQ9jzrdKwOsVW2zdyc",
+	"btxAH0gVzlwSUWqpO7M8/4nLLO6godadbigbutxSzCCTS9haSE0ddeZXpKbCRl/rXMDWKaqqjaHVZJ14",
+	"WRDC1SzXxitAVt9MR1+F9BX95ssfnl1ef3f1zXGH7HY7YT9Oq8qI1C7R3W93e4rS9fYNpRMSy4VQx2Z3",
+	"VSaiepMWYdTbb+tA8hwMvoCiMS1LJ/IqZymzdfu+rvYRpEmpNgXM+E11leJ9G9YeIEHZJAYdu1U6mwef",
+	"kuvGrFsw3ZP5IEPS1opbMyKnPBJVxcu9gH3hV1FRMuQEqhJ61lbX8oLLOdh/wNW4sgWubU7e22CTXTY9",
+	"9Soi4y2FClvKh0LOb1mugTkHX49P0Ump8mVoXta1I3t9zSrLbu0XZEKZCcV/zif0Ie63PK59mJNtO8z1",
+	"7oS6Ec1cskWstqSFvu3cXrlVlIEOsoVL7jFDz/72Qmet5m3jFf4sKp5l+SQV17q8iAO34ZxfYKEr7Ut6",
+	"R56SkM4g1753ZJ9dWdfYs+uvS2FrfUs5z8bZxet236XaZoXk7GI9OO71ygxo6Waqb0VparFJlK9ivB5Q",
+	"3q3hy+m6DbAKK8xDz/tGAbLQXaGoEGVh7c+pwF4Dt4wXDNacG66wPh+kPhQqcdJa2PP8BdqA8LGGscjh",
+	"ZmqD/+RIWjFnPzupmcObNSNTqknRFZnzmOItJn+r6P2EMmyNR66Kv9LMekFjisULEOH1bLorykk/sD06",
+	"oOUGlzhunPTsP9XHSsV5/2GeBE1gSrhOdsXrhnidvlnqgMiMVYFQbEJsT4OHMIdsV4Q1IRqMLL23TBR1",
+	"O+Zs0lYseT5NFF4VaVp+gvJuVEboZXxZK7Qis5iyERlZbg70qDFVnjbkdpNdSfkJ6fqv5TdeE1gsnA0J",
+	"rNL6C00QxJQv1c82UCdcCMlnWqXKCcxMnvOYJwrZuvgwHI8bQV6t7++DWq/0GUVFKWfC1mLRWwtXOjah",
+	"TKou5tpkjRt9vNdtH4a7vfbxuEva+6OjaDc8wD3SVYp/TO+ItkXrq2otQU+pmMd49dLTPc/5eEx0NJ5+",
+	"5zmf8DdJnFaH1I+9bxqmurGxzZjODY3+voMBxMHAI12tx/rnjSkCwioaQSV9hecvMxTUli63pf5PGltF",
+	"ZZjqaf7Xx0f7R2Q8jvq7/dFed3eX7B1Gx91udzfa65Fwd4+EmET4eE+dzt3s3C5VLbHivPoZLahwXr32",
+	"YdTtt49Gu2F7j+yPD/Dh6CiE8zLI+SahChbqspPFbIu4k79CtIpMMBNjkvzFhMz/uf4mB4tut3+woEz2",
+	"9w/+7B2b0+V0SXMbYZRykwPz5CoTiKSYic3Is5iUEN2ewEMuQWIotfSdKWHtHid3JLmmgABFc9p+Rsk0",
+	"eTReYrQp/12qc7p7u67/nSmiAk1qYr5InPlCUYkADf+UJJPJaDRETbBO2UoF6lel1S9ZzrSakoi8jcpr",
+	"avSnH7vtY9wev3138L7Y1yho3Lf5jEI+wsowl/cFklO2KRMyShl6c/VUB8yadeuiaeZqBMZt7tM9FE45",
+	"F0Rkt6Pp2rbmt4oN5MhjwYWodRqL2aYpjfkIHAdqI6ayG2dEF7sh+gAKwM5gQ8pq3tWRc9WotV7NK5wE",
+	"ivGWaKiGb1UBxrGIDZKRfS9ve3jU2J6UoeRP6Eu1XoNKkgjZhlqSlts2TW1IMLeZspCmkwNn8erU3Rtd",
+	"3kNw9WJg7b36gwBaUySab0PrD91BI4uVRtwqKkOlvK9UjMEzMP8oKSB7DZq5WO1IDwVfBIjEEI8k1IeJ",
+	"hIe5+59ltCUGnRzn9bWoqZRzcbKzg8MZsb5qpcvzzhzIwvqwpQrkyjL1DaQw3VZxV2XbsbJBbdHe6/hQ",
+	"JuKnfKQ8rDYxRQ9cHIiUsaISpoOATyEwW+k4yYhGNUhERpjJdqDrto9Le1A6imaCget/Fy2I+yKX5ATZ",
+	"xdGCBNbcK2bqBgiJFoxK1Oxq0/kcQ0EgNF5AWbyg5sS2f8RmOpAjbWnjCR9QBQh4W6tL/DKiQonpJNEX",
+	"1XZecBfVJWpb+uOayKCmfukFkVipewjP57okHtgeoemkacPVMk4njTOdh96xgmxTBO8Dx02Fo3ILsPr9",
+	"iUBhzMNbCJs0aiaCZJSIL5lII+AM6Oz7SNySZX1bdGr0Xa96w2lc6ZfdFa/1EagMpT5ox5PMeG41OfpW",
+	"zgKKZDfICIhBIZfIcWSf0WbOo3jojhp6ZCwv9GTRfZ1e+53tKVOMs1piqF43x6sAYWs/NLqtVWvzauxn",
+	"xe2z4lZQ3Mp5YAWpgV4/Tr9YTnls4hJFoOlqpKezDQ5tnA94veC+5ySl/n4Z22oOBh39r9ZfSllYjlGX",
+	"xFLe41DapRrW4bipi6T0uWp+XQ6w9Ziqd2tSL5u2uqqB4R69zXgWzNUqc19+sKOifNCXtd0EhUv8rrLn",
+	"hH3V0zEhogO2jkJO88rxVuTgQRwzT0PeZWbfgpwUnb0effFG1aSmRjTZx1PYfMJUCIC4eN0+OOqdIEew",
+	"FBXZDeEA4Z/kr/qJwT39rEim9EsGvPqlLD3SL6jrJPTPqPns8rzd70IB29z0mXHKFvAXSDA2gy4JtUNq",
+	"3Mqh1R+KGD9QbgJ+70lNWQLuIdxBLVddhtxvzo8rk7mchJU67rw74NOV7HT5xfsEskhe8gqF69Kbu8kZ",
+	"NPdvU6kQxSPyEKeNDunu9Xf39g9KXC6lRpEzdNCO6IRKdP3q+rUJIuGJtbGVdIU29UUCXQWS6/LRPCJ5",
+	"v8nB3ka3iVpRKQAgYFLn5DwAEH5sewEM1jaE4/jVGNwCm7PA/BRTGzJf7lzym5SYT8AQFCDBkeSLEHR6",
+	"r78rlOOBsDxyP49pSGWrg850g1htoDLMynQTBcj43U2ae91dndD+vhKSH5Snrcv1nzRGhOXTEBIe6/42",
+	"dyRWQxShbT5+V1m984nQ2SNp8RyMRjgh9u8crSxZRMZVtxc0ZpTZv3eDur347V7WY8M1wbNL9V4hvM+0",
+	"NIBBqjHaKIr+IbCVwcIqL2BTjYWUrCB1eXzboHLY0qUatLVRE54AgsFsnVM6o1IUgyxTObnA902X78aJ",
+	"60MO8NTP9tRfJbQ6Jzpap8bGACezjrfvg+LubTtiXW+WcbO/U7CcC9Phlk4YN9GX2R3ml2RG27wk+PWt",
+	"vu/FSgFeqSAzYoWe2tNh0nnXqW2Obtqkt3td0Mw2OoMq9BrQ9gNoHS952jn+1HYn04ZGhy7aNuyI0mpO",
+	"Wh30aq5JgO6MYwCqvzNbHJ5Af2hz4Br2ILAg6hXwB6M5FSGGDKqmb68ZMOOb8cqCtHKpIRpgNcTQh/ga",
+	"sua0rDzxbtAIcSIHjZNBY68/aLzPEZTu3tEWNMRu+ZKMy9SgL1PEEUHa0QhkRQRVS0Te0pVry10ITdgv",
+	"W117MLjvfTkY3B9+qf55/OX/93/89uv/9tuv//tvv/7f7d9+/X9++1//av/2v/6vik04LPXhlEHYj72C",
+	"OjbVjNWIsCgLOVOyCyOxgADW8SK2t/cUTaWcN0UL3DpZ7mI9GD6H2ZFTzG6Fb2dcgAy3Fk2mX7/9UV7r",
+	"/z9//fZHcfX2Lyc7O+vRR7osGytrWJpQpEdjek+itjETOF5hCwHrXFULjbapteATrRyxDurTSM+4aFGl",
+	"BsfTpfMrAkN1fky2lK8X+vLm8rnXvDlHc70W2hoaTxfE+Jh73e5+wfGsSY1++MIaX4nM/BpydkcYJSwk",
+	"XxI7momH2ZzsXqD7Ra0eP8xIuHWmfaVJsNdNVZKLLcJ1zDE/+9sLq+F/aKBPHsD2+cU2JQPWBwRdTXmS",
+	"iwqqYMWFYKE8MlWakzefzH9aLLBdyM6ydvnj7uFuv797sNs9ODzu7jU+lkV7m4UnWJI3wvo7lZ7cOTw6",
+	"7mqV+fCo0hbt6gYZ74Izj4Y2nPx3iBIv81d0a/4H+OhPQfOFmERM53t7JwddYHXJLZFnc6o3aOxVpaZ7",
+	"4S/SQO91QkMF9lKIG1y64zGWVKtWny/fh14+BS9zzI946fqPcel6tS9ZxoX3B7pjW/kEPR8WjT68Zlf2",
+	"Ji5E1A65zjKqvol+vbX0KvpZIAp4MM57Fw05l6XBkBtE5JJQR7HE8zyPL9F4t0crZ1D1lzXHK7uqTshn",
+	"6u+dOuP9ScuWf56Lm/7P4vLn3cnTVzftxf7x/XyPtmezn79r/5L83L14Hq+ir+9eH3xzHcubPZ3dlcCV",
+	"2/LLkjKFTo6tEWuQg9k2bpYSneprLWdb+VunM/tdBBJ8R2KXwqnk8XGCJ7l2M57PwAClPKjfpg/B0E0x",
+	"hXaaLCzNUiyktLpNuFmCTK+RovUpr5J8r6sR2JbpD7GI3mlkduvpuOCddAUd0z5MrWRRfXXUUsSOKxhU",
+	"YkG9Kw+YfXYHlpjVnAhTb4zQO3LqWwrTClK6nIR6OZNTuQ7RLJjuXGQLqLwX+tt+txj9tihDLdg04gxh",
+	"0OZQQgSP70yDA9P0x7BiIlBTva7LZ6Qxvl7OGfRsF2ie0DssCdJVAwT0KPEKNwldzDtF0A0afv4MSnR7",
+	"z6ic1fRhQKvai52//Omvb/9HU//xp7f/vTQIIIfTi6pQGo2trhaCh6hlxslsTdmCUbJWCQeg/XROCXtY",
+	"GEuF6dIL+nbr2i+3+K01QPfKDdCbwg5cYicUFRvr/HLKNDUzLUdpSJ4IFGKJYz5ZENR0hQbIve7+vKMT",
+	"8IanAwZhtCV9DFuniEpdLBzHgqORLRzpx6j6zT9MAQHwzAxYU4+rG9BCb3tbpHyYt5euz+700NO892Ov",
+	"ffwWYkDedYPe4fsK62VqW01NUNaEkQ3jilfozdVT35Kk3ntbaRP1ra8Pt696psmPb4PMX4QCAf7bC89p",
+	"xVYoJmoJKMSCnNqu6jFfkkQ9aXWQ4n6/kIS7r6hrUZmPM9lCIWE8H7nbve++2+u+/2+a63uPTdrGWfvL",
+	"t/qFeh4aL67Qec8L4KmmYFF1JVPjMdW1IBIivyUr6JhvZYJ4hRQXyBE02+33j1Gz1K089/Jx2I16pD/e",
+	"xXuj/fAgOiRH42PcHfXCfgmXN3uqV6LSm/JdRWHR4/C3X/+18Xx1EaV0uDWHmLqQqw4yrdd0aoo3kTdJ",
+	"XOM8aWboGse6xiNdqu0ePwgpjisc3G5ra9QOVyVy50872kfWTnf5F9DE/vzz7je/qEMqljPKwGMdSniH",
+	"kl1YmeAdU3brBRRKW9XDsKj18tJDNlgHA729+hsoRcQMe6rJjjKRQ2V0/mnBMFTpbrK+Je1uGi9MAxhf",
+	"1PrYNqXj3VFv3G8fhr2ofdjtdttH6v94dr2iXXTjJ/2CTSknw1WB5rnlbchjhR/AyYqiw0crAJ1Rnat1",
+	"VHBYG2a9xKYW+JgnJu0ik5XoXhRTrDj/aOV54FJPrticpVESU6EO5m29Qs/5vpuBO0AfoGUX7JltZ1ES",
+	"lKx+0u1n+Nhok4yzdv/+3rXFzt2Fyh5ENkIu31PFddkZEbkkhEFgA2ZRGtlQ0UOlThOenE5t11YnQu4F",
+	"DqeUkXZCcARdT9RrWTQv7K0kcc5stmB6WcwwS8c27+XqHW4LnxJ8B4AVavHjmSvGw8dj0+bP9ogZUxJH",
+	"ZStZ77vOyMiANyGWZMKTVTnQsodVK0InaJiqTxasRXTOB2jB4GVY/yVlVEx/z2JKgd+PXw0Gzcee3UvC",
+	"BITsiUUM2rP1uJ6dPTs/W3735ReT8OL8O/786Vn31dMlWNqXF+tf8Pzwme7sT0E3a1z98I+X+/+YvPrp",
+	"q2n35Rfh6x++/mHyPawQ1qTe+ubq1UtdfK1L/v5FfPETp1H/b/Qff/9bF3+1t/ih/7fuBYO0DjphWC4S",
+	"Be4Xz96cX3znpUxqy08bagI/ajGpGkWj8vCuXwkWktSFUK9whrBAw9ewj2/J6twN2ZFcwajZGkJZMKjS",
+	"0bT9sJ8IdJZppGYjI9QnZZVi11e4ymxlI3ZfQkv35KGBoL8Plkql08CSX+ldnTR4/+Vs9PfL29HsePHD",
+	"d9tg5z92v4n/8ffLWGFoOTI6V9ELHH7B+W2jrC3Fg5HHRrp4ReYfiEXZs1yPQ2vLX2rUMNUvg7R+hI3O",
+	"jamQqEk6k45NdKdhaay3ZyLtbaLipoTWBuRdr3ParrRe0yTJ0U88Z3Kz5RGVKrd915PfV9X84H4oLvx6",
+	"bQT1+sqQjyp4f1CUNQyZCbXO5reuF29TbPrAZia/J058YJuTrMHgYa1OHiojWbBBf+K/RmTGPcBtbAb3",
+	"AZkFeeNsscDXXqnIXKc02fa1wiz+zteVB3tRlTFfUkW2Loi3MSHolgFiSuc6GC4XlFfLppArx/WUzDi6",
+	"kjyB4yYJNJuFSjrOjSpOlB6kAGIQXzf0fv+2YJ3VTOtcx8XrAn7zbM3BbfDFNPKDNzrVxK3yQ53Rurnr",
+	"lA/UdZVMMsVwcai7Fa9pPuefzoYKKbWXukXVFVtvpXiF/FMurYgChaK50nvxCkV8m/ZqKS9ZQwBgbCvS",
+	"pM0sUzPhHSVLKPmU0tiggaMZxNRo9Ntod/HAX6jnYLiUD4k63fO2alCWuQyl5YIWuqe9VpS8fpe3ZCXy",
+	"BeorMzK9G7aucDK0dNJlkiGjMJM/WKNqeYbJ+7PmdupamfnXqpyW6hPx2v+ubXmJpjyOhG2L6ro1af+d",
+	"5PN2rFDFJLLorphQLz7t9yunZMBsqr7OBRyq/xm2ThH8QwwBQiMupwEiOJwizsAiz5cMxSSakOTEK1Gl",
+	"MwWhIMGAgd3ZJgB6Tv+sg/hdw3XpTSPfTZnHfHj6gyKuNT2OdagZ7ElNCn+vm9wI7a/xii+kyAQlKCSz",
+	"IkXh8+NjHQtQ8X0XjAiZ37wg7pqxDxXFAdcvOWcrLyy8gGz2xEYxsXVNP1LeU5YtPGpTRHfgRWLj3QPA",
+	"7JmxlmYBZRFl02T20nrIUfuTHGExuArDlLZhyKFPVRmRQLEXE0ICzZFsi94K7lyIgalz3A9oJ/thOfOp",
+	"az+bDJ9dfR3eVXFfKi9CLFBERlSSKIAW4isidX0wvpCoabV8nqB5wkMiBGWTei2Q1rJp0wYzzWUqXN2q",
+	"nRQwxV6Hdczn1Z3iImRZjlbOm/pEoCmfEaT7iojUHONzk05NQm9uovhiZeyoa+qEWwkccqZt/adcTPnh",
+	"vk0dsC+kMx7CjI/U0rmSFBdZV4YN2U18sbpyRStcUzbQE9I4zRNXYSmCwuBjTO1LNnb5pAdUy+CcYjJB",
+	"447HixnZ7UZl7MVAIdSS2G4AFpOMHaFMgd+eZ6AmFroTzm+//mvHttSv2xesgBal8lBajs71/x4lfDGZ",
+	"SkRZKQnMOsnhBivx5ESLQ2+unppE1zAhEYWcYakrIBKduzjMYdXQpMguZlZytSt5MmDD8gS+Ycv1RtVr",
+	"Mq4zO7QS4igEXqlXJgkXAlEm8S1Bo9WAQfYBEtTW5nMi4YhMMNPkaamgQwWakhgKk594QpiWBh3xGid8",
+	"NmCeDAnX2xYFXR8baJbPIhhSTSwWI0hFINGAKfDrxTaHefwZ2u1x5gmICnU0VTGxhI/YyDwlHoUIzCIW",
+	"6SOPXPSlY581ULeUMOXnvNhQKqteVawCiavFt7027Z+IP6dt2vMrLgeXd1p1mPmD5M6tlNciyS43KNaC",
+	"f4nHBe4/H6cISJkWTHWuCmqa7vP6r3lCBGEygEBNYbrQk6jQL72Kq+x1PbZyWM5W+kW2UjgHj8+UxnJh",
+	"IdFuF725PkcRXokA8TjSPvtEyABJHuEVvHWSoZweWQcYqLeaivKBawev1Ms0QSYDCGJebFtcR1lpgqqo",
+	"7yksxvZEHjDMVkC+AJhryc6DhOTKMiYliIF1OcqMM2PjpTMvFcJgdd2SjdcnL4DWkTnz3LnkivjYsU7m",
+	"fJ3wMY3r2e/gcEcJ1sK2Kcu5pvOEnJJZzV4T0ZpODrFN2N5YPHp7I8X2RfUzG81X1i8U0z95aCX9epUA",
+	"a9UA14G1kju5SxQqgKc1sdGCSRqntefldrW/409e8/shlZ4zWl6UqaIbl1bPXXeDrki4SKhcbXRzlZSY",
+	"JHimoG9GQK6Bc/bSmKX3x7iilab/wruKeVzvS+vr3tbm6k2yDhypyn4OmStlXvkamS45EIxweEtY9D0I",
+	"xX7aEe4Scoh7e/2of3AY9sa7B4e9PbKHj8aH+we9/rjfxYfHh36VX3Am+cLqW/DOnRUrgJjMoodYPik7",
+	"K1gVSzXWoGGac69zJnvKQyaJuYAI5WAqQwlPxZBKWZkrntxMCI7anMWrVmdN7VZRmUVFI2H1MJ0JldF7",
+	"ZniFFiLXsbG25Srv/SgcWS0ev629s3CQ9UX8+mJ8BgnqBlOUIcW7TZc4Q/lKRvDOOK9EFEBRcgZBOQb6",
+	"+yulHaUxtc/TAojNGaaMESmgaBE0zTA/mIYcwqn0uslGq4PObPbwLVkFCKf2M+N2gS+0XK/HMt3JRyTm",
+	"OvNUMUElj51CFUsd7wqeVt26XXtj0vCkJ0Z6dU1ItR8a7E6ZLAPzQ+FEfcN0aVV0tZgnwlrP65r4Pq5v",
+	"wuno1upY43rUtP5e22GfZOlIpSX4IRbf2ibdMsR9nWnXl139ay5AFtDZpCAWUwY+OZEvT1XZmdBIDqY1",
+	"IaS2ljQnzPYm7FX30SuLLe+1R1iA7WVincABGsecJ009FdrRRSJb6H+gXs0DdhuocgID/UdjHsfQnIYK",
+	"1we92PHG7L5gwoEhzL1UGwCDYrGZeoWv2sKxfFhxS+dzEtX3e+O4zLBlzAp6tzMsdWVXyKSisdSd+Gqx",
+	"k/R485OEhMZNeMEd1EOugd6CBbYDT3qUmVUEGZwqvxm61XKJ9JdAVCpJSGTjC1BTUVL1jxmWJKE4VsqH",
+	"Lq4P2kvetILxZKFDlcx/7ZL/45UxKgTsuS7fWydPKeEkxkK+Efnx+tfd43S8XIRw0IBC3HOe6KIQ6hwS",
+	"BiCfrkYJjRolRn+zy9I2aH5gPhDJ+IlAZ2dfvbl4qptCooToxHCICsZxbMxV0FvH/SwQ44y0agX8ZGJL",
+	"S3qBU2sMsudbv/EKjTZFHtcMSvKPpmqRYBhzHbvrL5Kt17Mn9E5JFdIAINVjirKshwrFMiu6W9co4UtB",
+	"EpQQHE5tXdTMoTcXYhQgNg4DNIqhmZJGqQBpjGptEylVFmCTBmCbYw8sSma2sOb6rwui/Z3vcN37+XZN",
+	"OG0lvuZsrbXrqViq+eC4WzOArthbofpx/aOWS2y2AApJQmacrbQ7ecjwHZ0oNOt4JVM6+gyaraFSFVMk",
+	"V1L5gFV8MyESPjC5N60OGs5tKgO4obyEBb5kA1aS6AD55ZSzV3bpCSp5y8Qb25e064wm6JurVy/VrmYD",
+	"1hxRhpXEr+PBkJJ9DvYWSdyCDi8RGVOm8zLVfXPAeQ7RXLtIzElIxyYrpxBN5bZlSsfzZbo2HWq0Puel",
+	"JNPkbZBm82ydMZbMwWaRS8tWE9EZgb7Cu8bGsRAk+RtJ3NbUVwkZk0ThWzH3akYiWiH1mgQWm7ji3rT1",
+	"pmfgOAEeZGyMWNzqatLl4aEZmNbOo9mMQ4AUdfAIXnRZNTXSr9Ilr7mhV5LM38z/bRKs/rhpgP++WXrr",
+	"85pep6Xeqqr+bygx/7nG8ecax59rHH+ucfy5xvHnGsefaxx/rnH8ucbxv0ON45KIp/T6F3wMCb+jQjfn",
+	"aYZTgudEmI70LRPJgU3jcDCx0wjiZZmJSqGR/vFJNuKg192v12inEJCVW52RU21bpm6uGJJeILURvvlF",
+	"dLdZRFGCffeQzkFl8m6Jx7ciYsUfafs8/IeEURbJ+bovc3XM6mfkpzJrQd9PFsQcq3pJ56IZT2oTSmHp",
+	"cBOGhuL2Rr1yMwRLv/skdczqcNyTAQOkjAKNoZhFabQ0Z8i6gsEL2woQEDazhDQdjjOSdQ6b8EXwDutP",
+	"O+gaPLos8nvtaa/DjN6fmPFgtYxQ8FsJQgRiYHG/I2LA4EO9XRE4HzSHd5d4hRK+YFHOUGQocdHRVdQE",
+	"HoR624Y45HWGd5tLj5UoFO9yQWIbSrNunMJqIDWLFuhe4mUJwJaI1+3m6LoR6e8UI6hYbKqsu2boD5pF",
+	"fVhsJwcZFpAjmyTqFYX7OptCcDTGSQD10BWSmg6vOmCPsBN12xYsIglcG1dLHWIyoVKhTk9IMx4AcW3O",
+	"gpA0jlG0IB10NhLGzgCl7EZkzBMCnd7snGsK1fnQybTq2nj0D+zCn2WwD7o6j9LIPxNj43X1L16asqb9",
+	"th5fLq4mJwmUs6oSEpIDSyW7zIQcu7a42W7/c+kZDLLHuqmuigEaFIovj22J6ZiEqzAmCIrZ26iJlTEY",
+	"m5jFxWyGk1Uu18c0ciuawUp0k92TXh/0IOPCyUtYOmSmPLmtrB29X9Rf3n+NxdQV/dVi7p28AfWgf0T2",
+	"jP5wHHVJb9zHu6O9cD86ABmV/LwgEPezl5cKvb4BRflwC/FindPKB6MCLBxBYMBNRVn7zKJo+li5OTrV",
+	"3hA9m9sIIiJlEy2wru91b3q1p+RKQthFZFyiDwo3TmlSJfzUMnSCSA6Q2QjqDMYUnLIGhUqjeC2ddwOD",
+	"+2TEF9ajQtMnSgB64GZzNM0Rg9yJl13zKje+Wa1p+jlc6rYRbRoNdXiMQBFRlDKhJN/Mt+YFKmkvYm/U",
+	"+iO7I4kAF4A7M0UYJ9DgOiKJbpyr+2vUTZ4sL3OZwgGa9TZtz9WObgCvwax7wA8D15G1YyIn/UeaKt+Y",
+	"FKLMy5brDwP026//yoGyrBFJjWqxliNJn04F63zQKa23AQAVLownFrRFf3lpyMA6w9b2BF3r4CWq+qMQ",
+	"8l6RkGsW+cEFujLM9ANCBWCU6hPSZTNtZlHlmXz2NX32NX32NX32NX32NX32NX32NX32NX32Nf17+Jre",
+	"Krzy01ceOQvlUWTc0tpRmVWvH8S9WSoWZ8ZaIyNfpjbkrJh8lZam0SUQTOu4fEUT1DQjdWzVBCq0TVX7",
+	"wOSUFHIc1hA9a8R6SENUXVSCRF8oUTlMoKeOIDHQM21EP/nMCv6LsIKFINFnRvAHYgTqKkLlo0p0yvwO",
+	"QzV63U53P/3p/Hc8MLOE688I9cdAqKAh77+IeXj7EhI7Gye7R/ugBagfvsLijSIAJwe65Km1ejW694dh",
+	"b7xPunh3dBz1wz1yMD7CvdFuuB8dkuNxF/dHe+FBdES64x7eHe2Hh9ExGML2RgfhUdQF6fL+QlzNORM8",
+	"cfW21dNLKm4hbCVS62mIMCGEUTZpz+1D+9ZVCNJH3/1N7ogutNF4+erm8uLqW3j1irCIJP6J7o26R8eH",
+	"o+5+b3cchYfh/l5vdBAdq7X3j8M9sr97sBf1oxF8fk1nREg8mxcZSv9kr/eDfklJNudcwGXczap03q9v",
+	"RPSlQi+de7O3d7z3vmiB/+B+DVu29PYZfm3vtPfRGge4b23PSRC1fPVlxK5cxIpskT66oXBbau3u9V0p",
+	"ypLl5qlo1bRvrp6aqQMklxwZEoDmMQ5zEUuNXr+z3y0rHjcYdHRf3X55U9085V4b/QMvldDatd0y4KUi",
+	"OXiYkzylHA/83vq4Nre4yxKRyi+8IJo8hak1i0du3hUTvv1+036n6XqbzZKutF3f+eXF9cX52XNLyb6+",
+	"+Opr++8Xz55evHlh/3r+6nv7T0v46tzJAmmsBQqPHlYQpDqDpPSy4AaDVPWQC3eXNauuvtLbzJelwOvn",
+	"Vld7RuOYcianotS3t+l885lfXl/FLEXMXdfclS+lhCVUyt2d/EXOHlzx6P1Lmz2faujlb1+WlWRvTQHP",
+	"C/ewZoDIpRdIlQ801N5voas1eqEBOr7VBYuYumU6WoCz9aECJ0hOuXAt2EPMOKOhQhKItGri9EBagQk7",
+	"mZlvXPF/ePeJ0AWsFAZB+mnT/Jk51VZQHmuFOPP20kzIDFMlFXmfnqKujviCTHDDDYXJD4/0uDhe4pXI",
+	"B9oGaAkLTj9apiEWolWaPGZVj700/7pkO5kXYO11FdM+BBAVd9k4aRyYESuioZ2ckDLedA316raWb+VD",
+	"RnR7r9PeqnTb/uwHW82eI0J2KUEGXhWbrljNmht6VREIY4O90zgupcMQv49Kap/0SpsGmYAYUwo1rY8a",
+	"eGVUM0WUPG99HsA2Qs9QjPJ4M87a+o6nYTU8JSJpL97SnsUWFyEoLAfpTJzYqFz5gseKYJfZ9oxDu8rY",
+	"5hOZxkmvH6y3FHb3fzBN9Kj0FDFyP495QpKsgXmEBREhZh2eTHbk/c6jaILjhM9AL+vV/K9R38l9qEs2",
+	"XrCI3Juy9PomnOfA1M3E7Jmb0Pi41egfV6WuIIelta2XUx4bjidQ0+gsuWggQNzC3cEfUjXbH3xLAjra",
+	"oJaUlKhP71DtDIu0bnlp+UJNEGiun/GGwoS5C5kfGsQ0Afydz23gqqU5T0TgWvrYMtJQiGKME1tgd4ll",
+	"ODXtktTdZCRCTcPhGeLJfIrVIztk6xRhiWKChUTD0tsw1GKEuwV1u8s8IKPFUZ11zaAcAV5ikRb+lzxf",
+	"+N4re1dU+zL0rDJ6Usu2VtiychtgErIjmOjRpU2TCrHEMZ8sdJUfr15SscDtRyGfDwpX1TT3XabL/hbk",
+	"96GdO1NSXFqQnE+eCETVC7Z6IoD+FLV7RmLVuiBYQTM5BrVii0sp/7s6BdyqonuHghA2RM1y9SAtQBgR",
+	"MkeE8cVk2grQ0F2tYYB4gob2kg5RM0r4fG47/yeEJxPMqIDFnsJwRrtp+YKTWoUvwUEslR6ypPNcpsNA",
+	"CZ3rHZvGEZrQfWgPAt+g46PbY9iQNwenei0PrGrskDDLVXyOYS6I3xmhrKORlZFdR3sXC50l+lXI51HA",
+	"LIWqqQ1bCXZzFK29K7UCaR8n/NSJ1x8agXpdGi59hsb0nkRto7R6NU+wK2TeDpVeyzJVUKyuYeIHnOs5",
+	"pz24n4vaQ9ZgXpKbYLuT+CkoPPFLWedYiHX66xgBn4WY1ZqAeI2XTBIGqK2d8zPMFlAnUEz5Qt7YVzPb",
+	"ce9stJU5A30e2pokcKbAq3v2SIT1GaAESxKgOxzTyAQsOK92rcoznwMHPgdwfg7g/MgBnFuWDnCtdUeL",
+	"FVTOXQljUaXCJll5IfloTIhTUU517NI4LUCVy93vlxYQqJE1/1EUtO0Vlw9Nqy+93Pk9PTMv1XFtKhEU",
+	"oIT0IluVvs566vbHa96/nXc6S1ryEHpz9RTN1TVQejN0KkvtGqhJ7nEoUalxI42GYFb4u29PeNs8hEz/",
+	"zsvCT206m/MEFjLHcto4aUyonC5GnZDPdmwiTOT9CwbScTu1cpaB+6YZy3IL322Z8Ov7m6RxLKUCcQ6J",
+	"y7EydwQlicYpqvjy71rx1d9m4VDhx3VmYkcVUxuwCVQz1uGM6JOynDxuXZKQ35FkdV7eh9b+jEL1e2Da",
+	"5PBiYf0kO86PDTwKI9IeT6b0p5Kqzcn6aa8JQ4KySUzaC0H05B9QqDc7W9lhXJJxQsT0AaUm/X76xRqg",
+	"phxIvYAS3crtbVkVRijXAX5gsoRuSkLYxoah7sTWjMgYL2JpEoGhRfoTAWWcWx2ASGHTV9Dc5kvobfOQ",
+	"Ipu25qqJrtiy8GqoAafZdRF0+dHL20yZd6zJ0JTP7eh4hOeETRSB6vWPSk2SUamMf9CO6IRK3XM9hDIp",
+	"CZghvJuAmsN79V8b/q9uGOpNeLBXowmhvzuzmrelhxSTUAI98M6oCAvtFM10DgXFL3dPy/2PlaJw4Vjq",
+	"+/AqPG7lewR0LTsNc6KumAFJRKHvUY2i1yZs3wpVBXWhu9/efXiZbKrj4nY73U6vt9s5rKx+n51CePfv",
+	"zGU1LARJziaw2MYL/guNY7yz3ynx9G6qNJ/C6yF13B3ESrt36wNzlnrTtVZpw+KWRJXW51ScqhzziUB4",
+	"JHi8kAQR9gjV8dNxa1bHp/MKagMle62rE0pyWbBCg9rOg0rte+Ra19xPNCvapjFAHpFKJ8o1MwNHAkyo",
+	"S/KDrblyyo0mEw9rS3vZm0L9GaAtqZx2alowvfL6HkizghedN/yFFOCSIvUaIlRuRrx2d0nxVHrnzkxs",
+	"az3MjvuSLLcvgG/J5YNtildEnoUhmSuIKolW1OX+Od1Ml/vS3XogqQcG0+Z8I44MIWIAJjN9pARJ7ojX",
+	"7N83jMH3udZzO2BRf6u7mflr6kGYYe5JTr83A3pG24xcoCMV7d+7GcXQLEHrhzs//s/B4L7brdAUZ/j+",
+	"Qk/QN9GP5s9eMTPLAMaLclRX6m1pa8HCyV0TPHtBrAO4YOrW1F5J+2ziQr+sdzCPqVQY65EV7WaYxmql",
+	"DP/VT6LT/W18YdF98hOnbL25MOGggPAlAy1S3c4PaDyarrnsgqrBoX8eNPmmEyBqTcyQGgK6gdjvIUKt",
+	"VcGmNBh8P00JRAooUABR5QqhXFmOGBOW8Diu4pwpmOvaITTYN+jMBM8u1Xvv03PZVqoz31momYm9FQfp",
+	"mRVh9HYthq/ri/LvgLwf6EHyrvqDCb074or6UZZiqEsT8QLFONW9rRUYrFnTNcQXtnQUlSfojpIlSQIU",
+	"kTsSqx2j5tnrC6SbvBhnjGgFCEczdSXBIhS4Tq6tAAGIUVMSPAtcq9eM90dPARYbM0cjaMB4jcCcUMbk",
+	"4b9WuB4VOmXRwVPGoD6nav2OqVol/N26Ri2mOA+KPqG3VTFOtZNIClAuNOHkS5KEGCxV+lWrJZzCdfmF",
+	"JNzpDTqGw4bV+HH9WXP1doF1ReO8PVqPgB7UatRH18REAMDX+RYeFBVYFKc8NCrE10XIOGX0a21F/ZBN",
+	"jMsuzMPANQU0CzbViMwTEmIdkgABERUxJGKbAJAsghdwSKliqS1/IUgUIDqGQqIbrPgVytmnsurL3P3z",
+	"LmyQOt/e1tLz/JO319SBuXgTPTxPS7A5muCZ4rPAL2WVXM6fgRRW1VEGDIKmXe4SUydjUym0AgemwRzH",
+	"4HKOF3L6JqFqNv3Hyc6O5HKeAvME+NdfIzLjVm75i57oz998cfX9P3afvn729etvd1///XX+78Gi2+0f",
+	"UCEWJPmzG7ARNH5OznlEXrOJFhXxCZ3hCdmZs8mp7ucV0L998epy2f32qwn/s1aWE3Cvb5qySIb9TZaJ",
+	"vcPcxn/79V9D9ObyotRi4i28bKw3lxcIBOjvLgHeAcJoWL7BtdPY7ZabjNRvATQ+2+2jpuS6HCFlSpll",
+	"CM/nrc2GCzND4IPH314ZFr6BQoZa7HuASd4IrFosKjpdtlIK8j4UHpO1S9Yi4+uEj2lMHmZQuIaerySO",
+	"BJLclJg8RUNF34YojAlOtPgZ8wlHRlbFYUiYunoxXyR5cQ1+O+exkvobf+riw3A81irJPMYrr/AaOufj",
+	"MSmLH/eHKEQ+/ilJJpPRaGhimcwSTXfZQk5zalv404/d9jFuj8/aX759d1CS75ol2j8JzjqXePmCCIEn",
+	"JEO3xS2dt3W3Qhy35xx6MrrO95mdFroaKygfdRWgFVGFwDjGtQzDY+9xzr1xlDWb9LL+dG0oaQ8G973x",
+	"YHB/OK6wmcRpKfUcpWUIYoXRm8vnpYD1ltLv7h2thbSNOv5IEH5feSFcC/AYwh0nj3kjoHQ+FNJd5TC+",
+	"2PB/33QvLDbp7+ne5ptsaK7XfYUVba9XaTZ71wv63fcbLWYbDGbFPZWkPvjpx+mO9SMoblrSAqAAkccZ",
+	"Nxca7BscD9ZdnLP2D7j9S7d93Km4MV57d6dRvqtlNvxeq+BnEkLgy3O9THHhFcL6rUKdcPNtTylWiSKH",
+	"2l8VY0lYuHohGidHe35HxAbEagqJkw0hhVpKOwd/bL+s33667Boh7mZxNfK4vZXXLMydNnssu6ZKBOyh",
+	"b7+wbjHMxHJt9f+MMpJsGX7lQ61sPaaab/JEoK+vleQK75uoNIi6ZdwsEYV4Rh4jt9uelL8hH86ZVduj",
+	"8gD7thp3nxr0LEdeKJD8RKRILDnEQhEWAcE2xfGVqG7WKMrxW5OgGnGwduS6BsFj9c2dDSqtWSiZblFq",
+	"NuYTU//5k13Ut0GDkXtpyMrmL8EsBwekA5Z01e6K73o/NKooQd0L+4CgRv9Ya4TmuRN99yHpQLVtwjk6",
+	"XlL3L3ce2xETX4tPU4f9I3Opx84AX2YW8Q623gLKTAEWtJkz8VR6hwv5TWe9xelaNKhrkJhqx8MHmvTz",
+	"pOzBdn0z0DMDmFKPf0IQ9jMDjRne1JJHOHEsn0Tot1//I+2YIGwk6Qz0a2njz4rRHtC7qtBSpE7GgkGf",
+	"S4KFWrCmUCRrJ9eLUWDfjhKakLzYGJpBDb/kEvKNnrFIeLE2aykQrHRRXVwUvBqpFWdDhE7NoOocYIoH",
+	"u0qZnJA6T64pPX5veDqJ0F6vi77ijLSsRx4KCAxrCSSkWsBMD6bUdrIYqUcjEnmNHMQpgtxLNCOYCRMI",
+	"oH6oHfNgMf7OdRUq0r6aBNcGZW4OxaxCnkIINqT7uEymeULuKF8IayzEseDgjxaB6aCBUWKG/ICIm22J",
+	"rMHldyU5uWvRup7hVkt0C8jbM/iRYlEBrysgW0W6a9DAj020Ha19LKL9PZXTqwoj5BlzkmsquCoMomzi",
+	"rJM2Fjte6awIKjyNwwMD8bjEo5Pmkn4p/z7U2pm8l1NBwpsX42+/O06Ovvr2Hz8n18uf3rx+enTx/PUP",
+	"F7z/HD/HV8sigfdBuyUOVdmfryRmEU4iZL5xVKQ51KscQhEjbeLOZbjU3MamC+125Va5Dp3vKrNTr1OB",
+	"IpU0JE8lETOP6KAz2xXK9BUCXGZ8wUIS2RoPjCwHzGqxJd18vGoENgccQbVtKCI15Yl0irnOJYoWJBgw",
+	"NxK/swNpIj0soLaZYgYds0zvLTnFDGIpc6MpbevGZhybD3G2PZVIC2NHNEoT29V6XYkHzmzxC9MhM5u7",
+	"6/rluESXTqZuUFk7I/ssTR2xT5x47z5zdYXSZw7i3jMLO+9RBgAN33rlrdl7mFm2/7K3cu+xW6r/akUV",
+	"pM0tnRw6XxMhL4kwAXolFTKIkEawgbaP6i56rbny9lj7uG4m6QOsBEXu5s25nQr7oQ3F8nTEaXDekkpJ",
+	"iTvCMr+r1WG83PHShOqMyXv7fOremj5JYEexvgHDjVIeh3uH7eNwl7QPR3v77aOo32sfjLtkD/dHx+Fu",
+	"d02LoW1aCaWNgeZ4xRfSdgYqNEUI6ZwSlokJ2iIFvKRRQhXfdRCryKv17OrusPZrd5n+g2S5PqThtM7A",
+	"eUEktpJm8dZlMKoQFq67HsSQ5jUlftUETfce3KLxj9nL+r9W6+qahNlrBF1SHnHLhs0pifV7Npdinem1",
+	"4SOd5ZxicyvjCrwrkqVsIZwtKNQDWyGnEEhzix/FUFnVyjjfnThNOi4Aw08aTjsMb6ELu709E5LOsKyO",
+	"+PVOdckXMXRfgavH+BI1GddtYBOi0zTW1z3dT0s+bMWCp1x+j+OYZHhUv+Z//vfnmL3GK4uIjMglT26/",
+	"JCT1ce/6j1/qyNCTxl4/V7EiAZA1euU1CjcVWS0RE3VurtYzTAkcBWQNckFYFORrFwApIRGK+FK3ualX",
+	"pABvdGGv5a21WWfxzN49jAMVDm9d2bspl2gJb6MphyiIPHAtTTaBtFAUTTGLOxwvCPw6wcJGjI4JQSGe",
+	"6xKm6jwMnotAa14K9fUvwuapqRFsBbMZhbqCmiOpi6SGwIqBVOSSlGBkqc0Uz4gtth3qTq8WGxZzv04S",
+	"43afOkpUqcl3mMIhtB7iwK04o+KVqazLYV41pU/yR5Ev0REgYPWjlVGAkzu1DbNDB1Dv1G/JKkgVe3WU",
+	"IWbqPEYEEUProk3hVlXXp4pXldLPtXU2FkIhRhr5KtCcTCYEQpV7rceoIFdMIKfVNdnyLfH9MhaNkuMt",
+	"w9TiTS0hAuuZ0aa2uV5Ay/rOuZ9Vu99PtSucgW4WvdUZ9K57Bye945O9o63PoDc+CPvtbrR/2D7EvaP2",
+	"Mdnba++O+mEv6pLj8d7RI52BJ1FXb6HfPdmFbjcVHeJK2lJ5RX5L2lL19zv+T5/bUn3OdVrTlmrv+KjX",
+	"7WfbUvXzbal2yT4+DI9Hvag/3iMH+CjsjtT6D8gR7oY9sjvex4deudHuqBfuRvvkcHwM5UbXtKUqdpHq",
+	"j49xL9wnh6Pd6GjcxXvhAemPjqPeeBfvh4fkeNRVy8DVXaTsvdIl2HNdpPp7NbtI9Y8OfEvwRW3i8f4R",
+	"yapvXy4lrD4NeezWov3HbS3qmWR/3+6iRcPF9g1G/aKj6Xgf2mb0M0f4zBE+c4T/jBzh8bsRZsslb1HR",
+	"+O2mxnzOCFWrf98fuqvetl301nXN29wlr6wrXqEX3IN6v23q9bZNb7Yam84i+bYVPDJf/yfswLa+CGfB",
+	"KVC0RqaywyN1bdq2V5MOFoKKGFfqUmkq9AXBCUnOFhLQfQR/fWlP/pvvrxt5785T53Xz60eeIMzQs+jp",
+	"1Rn65vtrGyAzWtBYtilDOrEYNW/JSiAsB2y401mSOG7fMr5kOz8tb0XnJ8HZsAUhxNgVyQqgJJqLWaMM",
+	"NYdiMRqi4UKQ5GSw6HZ3QxrB/5JhAAVxoKoVBKsOGHbGQVOSY+zicURkm/bA6oaoGcaYzgQaWr3/hkZC",
+	"h0kNEx4TszjtQVRfDpjZJ7mXJGE4Rq/mhF08ReecMRJKu23tUZzHXJevh7CiySIhAjWHr8/+8eLZy+ur",
+	"m1cXT89vLq6u3jy7HJ4OGJUijViAhemmc7qKCjwIUO7ry1fPn92cPz+7eDEMkK3jmW73Rm+iM2ADdslj",
+	"IgLTukZyNONCnqChro4yDNDQ1T1Rf0AisPoHJJgPTT2X1JI+J8mM6jpmDibZ2i4ddJYWPtOFYOBTmqAZ",
+	"ZCmLKXUde+ZYTp+k2w9QQnAEaKMjfhOdA3mKcqf7RB0lhNHo8zJwa5rj0h5lCHSEBcYRSdBQhHxOhgMG",
+	"756goZprCBZxV44GnqFlQiUZQt62Akerg57BanRVKMoZgogmHUEJbMt0sdEu5RRGiErECImg3urwvp3+",
+	"MjxRZ/NP/91/mjMCmP1zwP7Zbrfh/6v33NmewKoDNPRMoe6ZrY/jHkiCZ+4PvIio1H+hf5otIz26w4H0",
+	"U++Rgcc/vWo9+jN/DfolfxHuM13ER38CK/Le1WQqfVfX9fmngs6ZBoW18mdBG3i3E9wtuRpmBcyiAu11",
+	"dwdsOObJiEYRYcMOOmPeoYI0Hqlz0qW22rrU1gkEyjM5NGWItKc/sFGWULJowFwJIh28DaduSJormrSc",
+	"8tJaXjwxrSQdGTD8Vt0xRgL3gVlRpiUmwhLuNOp10YyyhSRCIbwO8beXZSjGeNg6QSQWxIBBSDK/Wcxv",
+	"LGsfutaaCE9Mp4rh61dX12jnrreDF3K6oz5pL+bDVgfpdBG/9JO35vz+rMfNgEGBQO+L5K6VPiNAC86i",
+	"G/15usLOgF35VECgKb4jiPGS+XBCNFqIW9PUlDOi4y70jVWSHPDAlH9OpZz7PRnXFHywDUqGGguGKCFy",
+	"kTDtvwEJAnBUzWtebRt8cTGsqKkjS9KcG+cXVJJ1Y0qwbvFqtN2/t83m22Z97StbL8JaW+b0W7IyhZoT",
+	"ItUfhdXbugse/ipOayJvoALGDkTiSCIk/N3qIDUzSdqCRlBoBkhrB30NKwTSBxGoWJA2ZYIwQZXWWmMn",
+	"ep1ttdDCLpQYQ9mYV29BXQd15y284eAV/YIetWMUJqu55PYAIOjHdVYIyqIE1UV2yLoYxTQ0UWMxFYqx",
+	"xbFxIutsKNs8wHlhTzOe5sxLA6alM7G+1zq6VjyFGrf1ak6ittaLkJjiOdHVoSYLdQ7wAFExULwIIouB",
+	"2lCJRis0nBC2A++1+R1JYrzqrPAsHoJIYAPFT1xq10gR2AycPKDANhQl0MHYFm7iSYrLgXF+D5hx1JYE",
+	"pcOt0xsY8YgSPa76c+hHhg+R2XBTECVPwP7c6cON0vgklLQgExiIRQhcYtDDAS65pBKEZIfur/3dfe/t",
+	"7uz1RSNo3JFEmCIXunQynxOG57Rx0tjtdDu7OrxiCpK0I4iU3VGddyB2dMlSKIdU2qH7SonranaUfuUR",
+	"aYWvSp6JKbs9NaXs1VUL0CGK8Eq0YN2QEwTvaVo6YIpQCxTzCWUo4kR0YG/aKw7FI42klU76RCCofQgu",
+	"aSpQGoI3nGMhljyJhgPWdO0Oe32vsEfrVO2A3FMB3BZmmNA7YkU8Y5JGdiQlDaZin5OPoOhorK7qCtgB",
+	"FeiWzBW1VvhLhT5DxxjAFqML0F64fZj+YETIL3gEhC4Ek4iOcZvPYxrCezs/mbw4jVebzA/5aWwZjvdZ",
+	"PdiUS7E50YAX/W738ZaxkFMTVg4z55DJlkQ2YlCW/0kOZ9JRaLyn11Q2lVs7TPYFjtxW1We9zZ9dMGhe",
+	"dZ6QiDBJcQwhcnv9482fXnP+ArPVmU3JfR809uus9IJp/esZ5KmDpruYzXCycgiSu2H21iBd0w1PdK8J",
+	"pQW/VZ+7uwxXqPr6nk9JeKvJsr49jk84THeHovgpGAdODFm8oUxJXxj19ttaRjMq9YCZnoHM0sWVGzgt",
+	"Q24KfKPMu762p38fopDzW0oGrPm1lPNXLF4F6ArPyBWV5M9XMqGhDNBrLKd/trsO0JWSW4kfOmwulbqT",
+	"81gxPyUWQVHmAYs5n49weIumXMiWutxAAXQAbw4LJ0SpZw4Q5SKdltUGbJjtbzAEOp8TP+GEdjKS8BA1",
+	"963UG3hUUzGBM6WmgdVBn5gSo5cJh4AtfWRGz3Y1fjU1I6YjhpJq9ro9k9tjHw3Ykie3ik8nHKxYJ0rw",
+	"HmMag5qvdCMchi7QrNftwrNcKXgFMMpQzy1eyR1QWGOvf6zBeUlksmqfweRpiK1tQ6jnUxTa0F60pCzi",
+	"yzLC+Rww++NQSxj7vwKJ/Pcnj1emvrWNtk/JGHY3ogaJ3FHv3pLVzoisJZhfQZMAmW+6Unanh6ip9d/h",
+	"jMgpj8RQ6xRDM9WwFZhEVUD1AdO1tXRl1CHDd3SCJU86YQrpzoTIZmuImkMtx39LVsMTJYwqpGFPxIC9",
+	"ts/T8zEH/MqMbprpfnP16qWaaRaAGqDEHukX9zeLFC1FFMiAhSQhM85WkEQoeWLUT3fVAeRjyqiYKlWd",
+	"hQTsEIZWBUjMTedLk203YA6ABpWtOcEJemYJxsjRQ0OqUe/Gg8iwjDR8oc7wtf76Y5KJwjy/E8kwSzAn",
+	"XEY2rj0OaNDsvxSRkDiRTq65JSskJJnr8AjTWWcbGqHRvJpI/I0kdEwNBzMtP54IKBqcaAVpWHJPO5Kr",
+	"S9lsDVvaViX0ku3NG7ARmSxY2njRXSAtkGG5SIjSHuOVjt9O5ArRSN0uOlEMw4pgakdqylCRF0U03Nem",
+	"oXQSoOWUhlM0WwiprVE4usOQhNzE9iWE4T6PSMyXWpDQZEEpYL/9+h9oxOV0wLqI3OsWG0F2YqFLp9wS",
+	"Mge7GXwDZusw5mBy8t8+UeLiQpCoZSVSqySOVlpPDHLiZZYzMr609m4YSGdD73V7A1ZKVgBYobZ3SL6E",
+	"JC1dZVM9e6IWryWlMvrzJeDHJyBAxYn+2ELLfyWao88mJTBWnTBEpA69ySgF62USUVcm0ZJRyCNyYrqk",
+	"adNG2uatSXA4HTBsOuMAL28hbWq2dpdMFzihP0ELUDj0+77e6F1SpcAYdQXmqnPDwDZTR47wpSmn6FSq",
+	"DpleGB/nepY1Fvx8Mf+oFzPDMDZeT75YYxV9xoxjOdcgrtq6oflNWtpZP+2gs3iJVwL1u3uoCTWJ1WMt",
+	"MKeGAPA6KdZpbI8mZYsvdJ3gAvKrtQeNOU7wjEiSiMqs2fSVHdMZ9BwWAFG7OZzdKzEOu3U8FL8eRz2E",
+	"jOqxcWybpmE1zreN43jDGdtWXplT1uBXmGVUmmYaD5IJOmkFek1gsjbtsoMKTKg4x7M4btQ5imeZhRIW",
+	"kahT+wK7kJk3TIGHJ/QXEn3I8RivMuCdH8Dz41uFWCWnB3BeTklC1h+cLu89IWtb17nyN95RQHKdTbdc",
+	"GZk3SxJSAdr5ivTLOJQglAMd0Q4DcPHbmihedEnxGL8i8gVpfEQO8IJUKYS2iegfHg2uSy7VejzgNAp3",
+	"QhzHIxzerkcJ0zAFDNIRTUgoO8iZxbHUtl4y1N5LKjx9rpkj6WrS4YDpC6s9WwsG8kqglCCo6GTvtJKz",
+	"LL6g19+eP0N3WmlMWoH9p3734qkN1mp6Wp6OzFIqVaRb7v9ZD6wNskrrA/loFSjdKjSrSWMZhmAmuzET",
+	"RUPtwEw9a1gaQ5rz5jOyVHSqBfYfKzacGGEQWIPdObxB0oxk2/NywglUbx/uuMIXO8P1xnawnxlvwhOB",
+	"hniWDFGM1dkMZ2M8hBr9lC2Iy2zORpQoLf9kwPwZ/7Rj2P5fsrb5P//26790ExFjrVMPIJYm1RjNDqoG",
+	"hPS9P5+/evpsiJpOq9ToE6ChxbQbeG8IRbLsowVz+cvqVfstbFw90Me1YO7AAjQ03P9GgW/Y6qC97t6A",
+	"DRUS3jAub1yUXjT0bWq2P1CJWPyKRuG5vTMF+WDt1bH0QHunbP8XCJP4eUGSVRolEeqiECntKnQxKIR9",
+	"lqaKK6jm2l0jsI9UTQxfVM68f1Bz4gy90GjRvPzyHB0c7h2j//f/3Ov0Ov1OrxUgyoQk2OXgVEPEVv/e",
+	"amEbpLVXF0/Pr9SGq+S13W6/hB5yHeppcTvQ9RYLVyqwTUcs4CGR2Vng1X7UZk1Ag5rnOQ9dmlRZhd48",
+	"nehk4JHf//uHKit7mz9RkHvJ5bm7PY8ihp7zGUHgYoRoFrVdNZHDphrcDOqSV7KyS8O7BGrudvutDEAl",
+	"T6sBwpbyYb52FahZvMcDNo75MtA86kqho2IGiqcECEJP0ZDPCaORZhhD7S8w9xMIJnQLAgdHnlda3afM",
+	"sfsc3+e8ugCGwAsIbJ3qQJopFlNt/YN1OcaTYavQJcR6mSMs8QgL4jtXIcLXAkJxwAFLSywkBIdTEjkR",
+	"ocDI8lyglLI/Ao0GS7Yi1KlZseatTg+ZJxoVDV5UX+LW51tc7Wvc8g5bf9p6YdS8hJrWp4c8o3SrSsEM",
+	"nAPd9s/OqYpUyNd2/o/vh4JyF1U6h1nGv4HWobZR7hOtd9I7CZlQIUmyyad85pkta/iAdSZPwQ0MAZDG",
+	"D4xK3EvnJpy0yg8M/he1dkSlFnLLfFRznAiSG+rLhM/UMJb2V7mKB6zSV4yaOWt1EYj6/WErzcRII88h",
+	"UN0PlTaGsCZYtbV3WQ/YMpkL2IS/G9tLxjaEmk7BGTBTdhpEHiX7zKEYUWA5SYwzMeqtExPqXQhDh1p5",
+	"SyrIJof1JWw4SYMBf1ensQtCznqNP+Te7nV3N39tVnclyfzNvDbZt0Tu1Xj8ScxT4Fa2GErZpK57pwq7",
+	"t3cp6/CqDf5kyzdMDqDHU1oDVuZqViTAOlOaY75gUKpKkQunNGejeV0YCJg0yYBlvNBPBKKRCWemE8pM",
+	"CUmgDSLjltcZSEOlGRndG0tJhLSJFJ5bCgs0ZJyRIRjGM85iaNMBDl6ZLAT4sBLPf1wWljJgxp+UwgDI",
+	"hsUTbROJOJTFlFqqXGkXctdF9NyYOYanCLMBy67JHrVauiFP8Plx+jkEIJeHtGQ8vQUS8ZE9y/58W/mx",
+	"eo9NrTaIFfXdDGa8B3iz/gB0ba97XPubZ4BTn4IaGr/ah5DDd+ZfF9F7U8GblJWguySQrOY7pAsymtIN",
+	"TWIB4xCBTBk0kZ7xpMSb8hSmeu1Wu9n4pV/VpK3ptPqYCpkmO0ELaWfocZtr5G+OryYVe4i+/e8lFS/r",
+	"eeA0pKKP6t5dcyHqo/ZLLr9UfOZTIKoGyjbICUGklbz5ksxjHBJRREQIx67KOQkgVpdlojA4I6c2f9AU",
+	"YvZdizQRiLCoxI10Dt6F12nA68dgCtlJtuIEe2W5B2q06KPnc/xuCqTeYCadYgOqGUtCtZEAihcXjDZ8",
+	"PFaSmm1eliYCQPBA6rfMmCt0NVGTLeXZBpta+nIt3UcLKTlrlXou1b5fu0V/5DCWdKIKIcDFc+CV+N0C",
+	"DtRCIGRD8noZOsZ7toa8cImloS5rAkiazkdnHHDa52fFeP1rJj8n8BN0ngjT3C7JxVGChssZ2Ee1tJxN",
+	"3JknRBAmSWRUCSBQOncDCsM6pZpKNMPGtT4ihCn5P4YgCB0haqsu6J5gSkxegsVWp9dZRVsr+gI15ZIj",
+	"iUcujwjkDemiz/SsQC7RbheSDU3Oi0GTYMCUhA+PdDIiWjAlvZeJ3yb65coFj3x48Mzjk2czi0eXf7/I",
+	"sjMP3QyiNG39D326xk3+KSLP7LE9xv3+isjMXfJLc3jOcLO99VffXI31NmFovWDfrLYAM7J0FuAgk4rN",
+	"lwyNYwxlmIdG0BiWG4ntrfmYpNzMsc5IbHf7b2kkFikMaxz9zjvzrw0qD0Sblek7DjOaillnSbOQfC7Q",
+	"kie3lE1OdddnD2nBOju3WXs6cKnnJfSYChxQ0EgTVjQlCSkRBS7JHb8lldSx8oS30Z4cnD6d9vTMC5P7",
+	"I+pOBuCfUnd6xnSCR60wSlNZZWP6MUbWTp+JK6+UXyzNhey6rOWfCt3AQ5eGsXksDltFVTmcIWpqh0AL",
+	"YXGrhN/TTACvLqgqTJPfvE8WjDkfSefiEflDxo5f61aEmSP5/XS5WiYxNamJimHjmIbyU9yYr2gxlFTn",
+	"d9W6PHUTUz2blHbnFTNAbKGjk0yihOdxHLBt0k5rpZr6ualeymmpyQ7IP4m0CyG1w4/A/wDBCr6PLs2Q",
+	"HzA/Rd5zD+YzSZ3BPRubt8kj593vP2AC56ey0G1lfH7JncH+U7nhJvQuY3J+yB3b5IXzymVskcxpi7eZ",
+	"2XSYonU6D5jFaCVnVeVx+kmcJhcTWiDnEze1sJayzQF7IN/Eoop6gBPM+MV1YGMlp0Rn1uvmgavKZ7bR",
+	"6/VR2Wxmjv+E/Paj+Lv+eB5544N6CC2QXM7XaWAvTdyINdXrGH7jJPak1tZpWYbkhNsG5iW+J12p5Vot",
+	"4A8iRJYoQ9e6ECAfjz9LeSUpKotE21JBk8kVwhyPN6PejilTWUNZAhuPxj9bv5clPI5J5Hriy0XChJcQ",
+	"4ZbCMkpVr5vD07SbfqiQ25SapQmaYojVwgmBkmamgu6SJ7fCmlx1GJtpM4GG5zickvY5ZzL5/9n7uuU2",
+	"cizNV0GoL0xukxRlyd4qKTp21bLLrS1Xlduyuy+WFU6QCZFYJQF2AhTFVVREXU3M3HZMxLzARL3IvImf",
+	"ZALnAEgkmZlMyqR+XLzoLotkZiIBnF+c830yiYiQbaj3KDi6whd/TNu/u8GcLE6vGUKFYxeuwU681hSv",
+	"Gop9HyWkXLh+oFfMJRncM1KmbW/H88NvjsnFX07bBy3yksR8CFCbh12i0LszTlmu2IdOJsYVw6MLJ5QA",
+	"7Cz1xPz0eH8/Ih/fn9t+/L++t/bk3Y9voDrdfIdw3TPKPQRwKPs9sVgzGaqRaIVAHnuBhKr0by0x/2Ih",
+	"ZdBULEWRh/Ya5tXL7pakyNwfnzQ29ypNG8OSaUnUgIrO1ywPGPJYTGoynbgUWr0edgf3vg8wsOXHDxjX",
+	"QFjuSwjhihxr5ZWQM3VCIs9wExFF5ypoqOUqhI9HptFCT+gtV/oMx7QiiXyu2Rhx6eAEvHFglv2g2+1m",
+	"wPEH3W6zrOcKOaTCxLG9yvJKhXQTh8+BhuSGj6dj+Lrb2htzYf9cZqJY7hvDwZp9ecUnQT1I+fgsr1Xh",
+	"AAuH58bTLRjPz1uUTFitsrOcjOESt819H8pn0rR8ZqOmk4lM4SDSbTgnLPaDZXHJY163bXkQHsjv39p/",
+	"2YOc6vKNkVT4aDa4QpDiIQPXy/YHA3E+S49z7eaYF0MUZocy/o+p1MxXqSvCbuhA+99YWGgP0GiMzevz",
+	"d+2X3xx4rO+P789tszA3/p+TbAbIUINEDq5aZGbGPaMKiuYBlBl62xVRmicJiaeslUNvD2pOXMcU0TQd",
+	"MjxGsoC51NFJWHKQDjnNjCjz7Lj2d/Yk00OTL+GM98QVmzdPPB6mNQfo73qsDPdUWzkdQMUcOYupyICm",
+	"6RwYQT7QYU80zi/bP0rB2j9QPRiRz//yT3LYPcL6inKzWmAt3zB9Zpd87RoCd+E7t832ihtUzZDhnPia",
+	"s1lmvkcsiUmjt/c/entY2ey0uplvPSdm87dgLSi4DIxeJWY2D7tHPRGWCoXlauYRz1SH/GQCBUoGZirI",
+	"iAt9TKhlnoa6acguESBMMaqLxT1hHo8bC5YRQKKh57VFxmaWsdAaqzrsVjJPw9oWoXF2C3HYc4tV2YG2",
+	"XcVo17msscKJvnmrhT47s4Rl9XJgV+3WF3OcIJQSr0Ec0kAjk2Wi+ZgRqniMx7fVXXmHRfH/j3Y18O4x",
+	"UdzEiNruOFyU2i6Xm5075ZTcxeG55zpoQtaybKwoeoFYYbnclCIYqVNjuaXP2R27Ze5uefbBHqj9W/gv",
+	"fJBWVpfA756pIqtAGq7a7GPKoyYBig8bqEAe+uJvbwgfm30XpxSSBtj7YbdcQ4fbPNifXJ9YWnMFnjrh",
+	"urlCW/7VDPOv77eiNH8Kqir8GuE8gq8GRRAvj4LSXcuSz2ISMzMbcVnNgl2FyoqFoNn/5VHrCwoYFnUX",
+	"LM2+uh7+8Wac5BXXktAXaSi71Futf9iIHoDN8USUwamXOCdpdpo3rAdsIVAb93Hd2nW//V0zlBUDcC9t",
+	"damHWnFOQEq1LdWAn1jcGeM08ISF9zVGniWXxoRDUVvDUr21Mpot9PHwFk1MTEhnZuxdeoIrcskFTQIU",
+	"wA45BUpRN2CXpzRKCzGaUlZR15nbSWoTWubRuBa4dlgVhpPzkFa6TkLFXRjmU+5Tos1Vh3WOuCH2PXXo",
+	"DnfwC3BV8rK2YT2gWMIGGtVAlRbAM9sw9gRHRfIBGkckABI2WsY+b+xQsRIH8Boe6gKx/SHOm9sXPMmp",
+	"AiTLtJrFRwE0Tfk1U4CTgRlJ7XwUjCG8qe4Jr6xOsvxlTtkEWmLhLkirdl2oES5gwnIKYWP6YBsIo2a0",
+	"MMoHOuC4gzLKVgN355ZrLLfkYzwFVbamRsLdFKxPqA+MYNXUTqiVrtg8r5hKA5G3XGm1CE3OYp/Zybyl",
+	"RbazsOqd9Ocu91sGgWLHsSK3DNkM/0AHHGp85rJ0LfjTrdqlJnBnIJD/pSgcCZ/uoSmAcKYK22yq1h2B",
+	"pfotGMN3KWNEsxttczFxDpDea9iYNCDfaCv2XLYRYzuXdGy5cgjGJ7ondEqFQtJiOFQOEoXwC6KACtmn",
+	"LBuL/HtkkrJLftP0Kcae8Jx3aiRTjSwby9epaR8DnmaQPFqcSEbThaRRDoztBaTa3d8H9cO1pSm+MCOF",
+	"lvWSkchUA3FzwQlAQOacUS+Hn2H+91ycwXb/ue5wMFPLpaga1E8pZtuKxvXq9cVZMKRT+As+/PkuKHZv",
+	"4ZSmDtwdHpds1eu2QrP6rMPJrpnEhIsrGMkbpr8zSuotlLjaexWnZFCZOSHzmYkhIw3aV+azwNcZgkvD",
+	"xhM9L+jLGDKn9BZ03u2e9xH3js1r46R1+jKe/2E/pprud/d5/CUoXTUs8zaadQKO0MJenUlmBJwl8x/9",
+	"/EurrPYGhAuLb25Y3EYBczezBDZe/3kwNG87ByMplY2y8dpOT0T4L4CWdQ4bAj8ZUTl2d48wk2alDE8d",
+	"+FB4XCVnDYu8WRx38R5Y7ceex2w8kZqJwRy4S7fkxOYG+UD4IgtjwKeUo42gbM6ocpg6Cxl8P3O6DRmW",
+	"OYvLRmCvyiZb+yvM00MNgoMMtcdGxD37zjzQaSqXci3UUa5eZSlvisoLvMdCdVSd0L21c9gpZQVeHr1y",
+	"dMH1XrHlk7Klv3JJdKsBW3s/TZjwcU7hfCyc5z5TEO60lo8wLQ6SxVVNma6cpfufHvO6xUmxpd2W1sid",
+	"3dOIMXDJtm3xIhVq45pbV61MC9zHqy7p33X38n1a81p4SN852nq84pvVV9hhfeBjBmmHmqF4YMty0fhB",
+	"LdCmeSJp/EHKtzQdMrzuRZ0Z8VUmP7CYUwz5HjgrWeEgoX3JzipJ5l0Uu0s1A/9atTHvGc23OK/MBXTI",
+	"qcAc5PKXvsT5qHtUCF1S6hOVm3selwI7ZdZlG63JGw9iVjg2W03H3bGNBAa26U7nCllAnIeJ3yXr7/6A",
+	"a/5LMl8hj38u31Wc5Ao44GvluUJG/K0km7IBhfmmpxT5Z2+wOvgPprMi/s/uWJUCyO71xVmA4IGLXkv2",
+	"lN9dLmCWkxUn4eGnFRkBKa5ZqnPk4iwmHy9e2QC/AHY/O0X7x5RNoQYaIniF5+DE4eSnbMAnHPHgbNW1",
+	"VEy4s7cf4ayM3QygIy2sEH2mgiO4Pk2oGLDytEDppnhkmYFsnA+UHAgmqsRwBqL6QEmBvErZoAL4nccN",
+	"2cQ9ybDhLt7/LNwrxVqxvuuzfxvur024/6GJLYoAAllcFQRUacBKIS8NBXLC9NijgXX02uOLCbLR33tY",
+	"UF9CPFXg/q3753n8y75DMW9TpZiuBoBrgNlvWcpIMqE8XbL62fF4as/uY8LFSXAk7qkq02vniZSQEeJN",
+	"T+0IT3GA6zoIvqfuB//W23XSF8Zbsp8D9Hjzs4fC9jpc4+qcpbsPpkWcmtwOM9HFhPI4D2bq2Y/2fm7t",
+	"3bQzmkvIl0JrojpOGYWXnkxXVZ8mXOljEuHjIzjFV9hmDpXn6DzzmDTOTs/ftQ++bRHWGXZIxPjk4MWL",
+	"42+OXhzus3TwvHvcvfnm8PDzr79FTcT4RMcZOQfm475MSCN31ceLV2dR84REVlaOidHWEdJXOaqkAvnp",
+	"CQSFiPzbzlJeAih0cQ+itY36soXRPhQ0yl2k24K72rZVMWQ7cV9CqJZSMY9ntDmpBznYW2UEJ7y9khIL",
+	"gME8nCkZU0GHDLGuKZSRtwG22IKdtvD38pL0pR4BorE6McqDKb3wQ/OR/bVI5thqD12UcYvEXJloy5Ya",
+	"tRAZGSrPqDY3xP4rjcNzZe0Il8G1wromT37UNBE7qImYXbPEqAVUiyUgrF5NTPj3SDb12E0vDLQK0NVM",
+	"82LycieKxUCygVdnO1gXKMeqBHBhh+2Vpq/OlQLWXOFoBtyTMrQyLC03H52+O2+5sAyFyIKGWyPdsHaz",
+	"JyIjVQAwSCJ19cn89Skytz0hkRHWiIwRaAO/Nx/h9yBdjpprQayRVgzae41UuSy17eA1UndMuA7YxsBf",
+	"8MWFGYsjYtsgSnlDyJ4I0ljt79n8GLCcQPJncprEiFWuJblibOLEfRFYoycqkDWWBb/cQ8D4Oy/9j9o5",
+	"wAHjQCtBxzddphPbyalASbti8xDLKJeLR7Ti/K0KqhvMjypX43YP2VyWc2ZXbL7PTfyfmTv8FUxSZ0L1",
+	"qBN8td382pN0TFwuKlNM62tAdELML3JQv7C4AzwFreWf7N+upiSyVs5Cbge5q4CWwGuuSSoHDo7Bom9T",
+	"i2ZqfhPwv/REA/G3oLUeHBvLWwieC3bWNDsEtjRC3uHGja1SxfwX12QqbOP2ekrp/WoxuKNSapVM4TqY",
+	"4NtkU9q0f1QO/uXX68k5RbXydP7S++V4MrO6EQWySktMY67biRxWoL5Ij5oASCr2VC88tRsMELEl9JGP",
+	"MfvBhE7B8THD0cwix7J8K0UGzySGzMi7hWHNgFgc57WFZAU8oukkBhr9lKBe6wkpWIsoPLlM5NA4Txgf",
+	"IQl2DGSLLuWuR9JEN9/xxMTZ/TnBwbSIBWZLHegLFXFPUAShmHERy9lJQDcdYfuvrXOepOyay6mCHzxT",
+	"JBLsRv8Zf9HskFdMU54oG4KNZAJ3dmhtlMxYfyTlFfn4/i24bTa8g7BMGk1CIlgxjMBI45qzGUsL8Qdy",
+	"wZi55q0cbkn3/YRIi8arxfVsKMYIPPS1Wf4OflyKF4Vfl/WtAKTVnTtVYGwOU6SfDVOmZr6niqUQM4N3",
+	"Dkyblnxi2v9/bKCrhixT0N6FYz58vrExO+hwCQNCogwelw4M9+xWR2ZEmmMnvecgwiYzPi5tMjMWMTcm",
+	"jwJmhLhtLl17ALbxfuWztdzAk1/bhy6gtj0PQdte3Amz7UUlZNvz9RHbcpMkkxjWh1r3TQpWR1WVvAZO",
+	"efF0cqFfHu2tGOxWXRWr5t7RIasudLKTs8vjFKH94Pl1zLWxoTX9jswqrfI4bGFPZdq0qiKINMALMaa9",
+	"nx3xiqZ3FcKawJj1OYCxTXUP8ihzpjErLKe6BbKcna7gsQjxM0/6MFOOAMyz16Hxdcj4XPnhlsAAOdv5",
+	"Z/vmjz4lujjgEt/flWjthGj5GDLYwX2/7HUEKbfJVskSu5nIFDaLrSkfqOtKwcr3hWcsa5CudATrXJD/",
+	"a8x1i2jZbIEBybjZqCLvvzsjRwffdMnZxd9aPaF0yugYUGzIgCUJguZhClIB0iv6yX+KWiT6o/m/tvm/",
+	"/x21CCWa9rH9cEDTlBvtnDI9TZEtHQ8wPATwswh9e6qJmpjpUSPGtCKxBFSMdCqA+R36HGU6nia0QyIt",
+	"yed//Scx7wOtihYSqycOX74E3sRCXGCYVycG5Z33G/GeEQ3XLkhqnL4W4WKQTBXADJnZPjw8/BY8HKXp",
+	"eOIaNk3wM2ZUcDGECKHbPe52yccPZ80VTlh5woHd0PEkMT993n3+sn1w0O4eoDMSonzV8JXihRdiN1/0",
+	"Qieez80tm/U7I1jYSsev/ts+r/W2qzWvZjd634rimrBlRqSIZSfBMkqSytkxxCi+R75lQ1/4p7ltyxa9",
+	"t0iud77VE/j3qynDD+z3bj/+yLT9HOGwBvMW2sPz2FbsXEDFgbsODrD9XeGvjwKgLPTNX6gaeczWU4ee",
+	"INOYpeZurn3tPbs8tySlQXHpGU5e+xVXcD1Hc5Wfn4hqTQcjI4sn5JInzKzyn5xKa/em3e7hwOwH+Bez",
+	"H2iJfxrdGK0Ej9zZsYAtD7RgUJ2lzPbcph0LiyNXmbLQzduENesJkD1nzVoZ2g8g7FqLQgSb6pQmXIG1",
+	"AL8RVBxJpwlTFrEtmzN8s9U2prLxZWdmdmbmoc1MsYHJ7EZPrDYcZNlu+GYRbzGcJbGWY5OmIlAZO2ux",
+	"JWsRquW1DEZwYS2bwcU114jXXmonzrPfEBf9T5VR7u7cKgPhXKjwIcheLa4AdA/S9bkCDImg4VCnIS9B",
+	"j9gaz6ByKtKMjhdz9ZWZ+mDEjz9PkA22qnzK4qSSYMF2KYNCcJ/liaopO36blZdMOYogJBttTxULntMi",
+	"wChK/ifYvFaOZQuw7Y0cSDFgxz0RoaJELlXy8f1bVJj7fnz7f7ANAu3sAf8LZONPn3/9zZ6TeVnB40By",
+	"mdIhghEpSbjuCRS5lGHlAHVI8IkcNjvkggEKiWtStIypczlNFUsuHaK/IHImWIrvCWVbPQGfnBDqWVZH",
+	"MqQJomTMxn2WIqgRkj82gHTV/uITfh8du8NKKHDoiVQmZkKVZjReh7wIsUvRTc3lXTtQjkbHtrqBNGDk",
+	"zdWlV5lQPoHyq2ywD4qcFAeTVqLFsr3sIXCMVNQr0wpuv6JUq3T1bveyERR3Ovqvv+7irVp9jx8YHd8n",
+	"oxUsG/NqZR21XatMIzAJ+7fhRlhZ1pX9+JnV41jkNZPpVVDd5VlQlo2QO2pxLhMemxf6UI5l5ah71KzS",
+	"baRQta0o39q0YmutnK7alVw50dxOQddRUf8RzP+u7mrjdVci2Acbl2X0IKr7RiZMThIG3gkdaF/VnnFp",
+	"9eeEjSlPsjQVNyF8go0eGXkdm5MxnQPVNuHiLhHJD3a4jz4aMTofB1sVjdjZ30UgZR0cZoOsH3bU2vL7",
+	"t1PF0hVG67WwsCBoSp8pt2QjPsHYAYq2lPaRSs622LI5QceWW2qMlNbGSZcTFko29htbK2YDfqq0ixpc",
+	"2J+ysbz2cYD5xSf4RWSc8XVtXGGRsrl/Xtw2ZuFWXGZk5iOsyV5dmwOT8TuyOY/S38Rl8OHqHWwUFAEO",
+	"Rssr/IZfQ8BtA2HXY2Vsy2JgPUyNqJMIxQEpMgokqCdiNoam/iUROoaOKv8Q+0y8HGGkPv/670TPJH6m",
+	"CNzJSDajg1HPXuY6FBJGr5nxQbHnyt7umSJVgk8a5n2SGJ3j8VTZSqGpiGVQlXwHf7ZA1j9CQv2RyPrm",
+	"g3r3eua1HqjXOvMCqj2A7HhPsBnu7p1Oe1CdhgyRXvM8U7AqG3e/5TVLgbqwzP/+zjrb4WkyUtku1SJa",
+	"blnPAZud+/ZTOR2OtFEVE6MBF6oMWxZcbYoY+f6yCXo2eNLmWx94MifXMpmOPbwQaNnDbk98/HCG55QN",
+	"LWM6xxPd2ETn8KnZ5MhfmJ3h/3+WStVcUav4k5ulJ1Os6EdcIvZu3Xeef0G5ohetZ4qM5JgRBP1T2yj2",
+	"WEmokytUDBlziuo8gjqNS+jkUS2CPCgtomSqLQVvT0zo0PxbXpLozesPpA7yrz2rgPqPAYIo4JlIX+rR",
+	"yqabLZcN7nh+djw/O56fHc/PF/P87MzhSiiTAtqdjZvDWjDzIaA7VfUtWXjzyJbYK8K1h6DM1FP2ulAv",
+	"F2Ba2hgdIVSoCE1xKwdWWe1a3pXPp/4hzg7y/qsIXbcEm18l/G+YDnf8A6qA/Zgl/JqlnFU7yvZnc8h9",
+	"N5xO+Pzrb/u2l1wFd4qaRNA0lTMAAYRXZNc5/9GJfk/kq+EKkGol6oIS1op6zvGr7CW/GnWwNIbsJc2k",
+	"2/6mR9M9vFWIXtyCdgIqQdayTbpTZhsM7B2gRDa9RtRpSJZ/fa9qzT6uTKW9Rl3GL9lgPkiselogass3",
+	"cZCGe0erylyoxu3MAe3/cU+4/t2OrWqPWsR/hDxTn2wZS9RsIXiJrZC3U7owDNsawHWnJ7akHl9fbzGB",
+	"8HV6SjBlVYoGd8lOyWxIyZwuqhLot0m4YPemUiBZc7mqpAYrjv1vLcSQZSENxbqhJZR3ukSRzfEs9Y4h",
+	"fKIFOJPikhsbzKWALBjW4VDST+Tgqs1uJolMWYpnjJ76Bg4FnikyoJomcjhlFi1pRAGmY3t65YOfsZ1q",
+	"WSMXametSrv4/bVTMBv0YqRo4wFaJr6hF7MVTZPKS55Uw5Q4oGWzoVsmAJMo9QPAOBzIRE5RtSwQrGIS",
+	"To3kTFWyGLyzY3gyZ3BuwGXZCvx6l3KsBgyx0wR7qZ9SqMe+M3FBcZHPmQMXg2MzlsSKKOiVjMQ0SSIy",
+	"SBi1PB2wra2JzO/sBtqwYE+DORQEAPrgvG4mmh1yMaIpi0l/HsCary6O2fzm3169S27ED1T4sp4MPn12",
+	"gSdLYlWjBkZvXiHUqo3JxlkKBuoLyzOiBbvHUeQ1o2Oipas49yE0YBgTxDCuNHoXbgxPxur5EZeInFuD",
+	"nd0rsHtmvyBZAFzjJyvY3+Z9voCkx27Ohkxt6xPuVy6GzcWNWZD3N+PrVPHhbGG/bt5QFW/V+zdOdUWF",
+	"UOVAh3dSU24jvkR48JIvhpl3p0x18Rx9slbEE8mFBv4NLJ6UgmFldsIuNZFTbRs38mdc0PhxV1YaeyDx",
+	"2j388RuZhRFXZjbdW+1EppAveXHnbZqVxqzBx/dvoYeA9BkZaT1RpGH+gzDeUhBKYjZJJKbGAMqQJomc",
+	"GR+PX1PNLOa4QjjTlCmZXJuwShILuGCzkQyRwTPAooOXgUhNgpRhh5xrBe4YF0MLNd4TjWg2Umzw6fOv",
+	"v0UtcqGpiGkaE7vbVLOEquZLOGEWdvITQCdYGPFD8TfnR/F3rkdI8blKD3igAlz0UqiCV6B/LVSBX54l",
+	"oAJU0/VW83bPDaIQq8B9uR5SQQvkeGGcr3JlEvkRJ8uav7TgYEsjfi81XZpbu3zLUBDw44UR2x/fw2if",
+	"HhLE9oizM3uLxZ1fZ7rhNI4JXTKMW6IaKahHKnUag5KZsA4pPJZHniGqNRtPNGloPg5gUBOqEc2UmUnB",
+	"4m40Y8+ULRs4IN//udkh37OJJoddhAL+Iqdy67VMUHMf54qJwD67dSsrHgpURSFu/3QKaqIe90K+kASf",
+	"f80qHn7NRAUdxcuj1q6waldY9XD5p4UCqfkanAdLgUFN/YcVKPu3VjR+2U+ZfToceBfGFheDEYsBYdYX",
+	"bWK3yyJObWQf0+Zx1DKSIEXgETaiTBlETaS76QlUpUzQfsLi7Mdq2jdD6GOxKNcnEL3YaQLMQ6I0TxIy",
+	"oxz6rC4BXzVllvFpTGPWE/GUESFnDhzNXBjLqXnSulxu9tmLHuj1dovJca55bObuWtuAyUx3ONMOAjIT",
+	"tjKooEwfbqHSFImYtmsWltXa84dVa0RZ2dghIW1ONdolIFSEymbbnuFtticrMWJ+lHpkFM5YpoA3ZjdD",
+	"pqgCWQyyhhUKZ0ndvFoj2t0aZMPCY2ujtODgd/KwUXlgAPB338FSKBL7mCBoK58/KHYWTgHTwmV9CtJ4",
+	"J2Cqnx+RkZymodUCGpY5wMQOBdXTlAHSGMVu6p6g2ABrNMOACqJmXNt4TE41SaRCFlcnelnfCIycSwG+",
+	"giJToXlC9Egq5ofREzTFNn3AiWkCLTbSyMSpnAS03lknrvkx4JuBHzKSybpORe2My8PKePcRZROzvbVD",
+	"TFnINdlNfq9IUNJWG/uFeraY7b9XFaWZ0nXCGOr95w6w7ls3oxHFVNMOkl1GxyS67e2Z73t7xwTcZNIL",
+	"HFfz6edff/slakIck3N7WzALLLYHKTrlLCYJv2I2c+R01IlFBbDOAp1MoPTNYjwhEnNODqziAV7q2Yhq",
+	"AIkzgoFvYKMmeGOImLhaiKsalBwddHvCf8N1MyzixlFSQabiSmDGniGglY1FEMyekigMgT7MJyw6JrQn",
+	"vGZUI9CeiMa9ON8Zxjd5fnNTpBw/sNKD00elHDcef5gXf8/UNFkVfczJjO7ij22oNUB4p8RsVddWIkMl",
+	"ty2dFtDw1C1oyC5ZpJCwnsgis8WqdPLWqYAgTRASdWwFvyV7jxDC5SmBaWRvsBpPI6Su2uVZV0NqzHK7",
+	"/G4EMVWFGJAMBU6uFoEkv2p5BlmoWQcDeB6z8UTCWVH7ezYnIyriBGIY1RPRu58uquE1giFFpHHF5li/",
+	"pAZyknXYu5c+JhRoxqeKxT2BdbE2OvLKIHADvm0WKpDa1Rb+mvuy1cFcfs/m2y7N8K/3UFUZ2fyW+AjZ",
+	"qoGXYJGPOnk2Kz9puv2eTRI6N2MvfrK9Kptn7a8wA/DlHGdmjye25KBgOyyVHQzggpUb57ZmIUErkNRi",
+	"pgoc8Bum1xjkkOl7HuETKIfIZuLeCiOyR4ZR7tfZjAG7k9BQkj0dRGap1rdeX1xzm91rHzqPh6XO6oWb",
+	"OWw2ViEEqTOLGri8B1fG5W6MpG5abLxWjksgR+yWMndcWNnLkd8sfPh0ejqWRl6i5HH6p/j6O8evurEx",
+	"kKPcvN1PcyP2K7qNbuEfgeeLxm0pknmzQyD8UFjBq6jm6nLeEy+6XfL53/6TjLnA/9Ib+O9Bt9Xtwv+I",
+	"kVp14mTMFQADZ1mWkc73YkWrWyC3KD7b6oVcHPIDN0PeSYyffm/kw7Qpbkq8183U7DOl+ZhqVtG2SHXe",
+	"jstLEuXwRyMiBYksh21kz50mdE7kVBMhZ8cZ3KGlsYUY0QKHmB+ZSZ5qyAtbNFnjPSBVFuLM65lMr8gl",
+	"WyLpISPpAWlHMolVTzAhp8ORiSHNILglJHVPFtaegyWGcJbFhCpCPe119q7PwF73RCPiAmgeP+FdopZ9",
+	"309C6k/exUJYJKtCPtlLopNcFPrJpa4jctQ9bHZ6wp3Igz51eu/D0owBW7bxqYwDcUMHOpkjhHowjzj1",
+	"ChKAuicA1xyaYPmAYbLezCBXZEgV+a//II0+VfjZH4nmk2ZWEDW0bNxCxoy4TaIc4EtP2Ac2tISyJctE",
+	"DCtg3kUESIDwGseQlJ9MWEr6ciriZoe86B72RCTkJ5xJjxAfOZQXDu27A6YUGVAglgBOyxz+y/t3Z0hN",
+	"De8I1VINmfZELBmm+tNpHjAGB14M4v7avucWEwGVsa5dai7Ix4tXaBjLEop5AOCqiqiwDvPl0V5BteXS",
+	"sM5Oz9+1n1sx4XEA3iWnukVYZ9ghEeOTgxcvjr85enFYyu5tdULl+O5Y0Xo/yUu3I0pPeO33T8HMlUS8",
+	"dzF45qoaj/5RnpkNcOoke01WbDu3OeuzJUbs0CTehhmOcjzhAnypUJQDYKk1DjPe1EjVbC0LWbBTtl5S",
+	"sUYq8Os8Isxm4HGA9W7icOGusraP6dTyGghLtBpZptUolLiGsH6UrV2YM910/Kt434TFx1BtYO2sw/LG",
+	"w4aeWOKoAacrENuOv08EzNdCyKkYGCeVQ6UBCbgPOuRUzIkFCMfjv/CEgniPEiDvog65oJfM9mKkc4v9",
+	"IRZPWdY916iXnr5vjXLHA5EH00F+2XPaaCuHEb8fFVcrZX4BLaD3yaQFSx2QOX+R61EjWw2DS6+dHE7T",
+	"ZO94bx92vH3aUl6aD0WbixZRDJ6JiekcGIun+wnJiZAYtxPEEGYGlr3/d0X8QZ0l8ElVcKnTDrmMd4Mm",
+	"kxFtBncIbUzB87FbH6OPhCvdWQgoVDVspq3xJafvzkmfjbjFNC4EEmw4GOOPaRI1cw/Cn5U8ygM4hRN8",
+	"+u68RcykMqGNKkLgNkr6sN/I//n7h+AB2Rb65edf/jsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -170,6 +170,9 @@ func classify(err error) *apiError {
 	case errors.Is(err, domain.ErrAcceptedAssetsUnserved): // before ErrNoQuotableTokens, which it is
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
 			"None of this merchant's accepted assets is served by this deployment: change the accepted assets (dashboard or paymentsd merchants accepted-assets).", ""}
+	case errors.Is(err, domain.ErrPayoutEstimateUnavailable): // the dashboard's withdrawal estimate (issue 22)
+		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
+			"This chain cannot estimate a payout now (its RPC or a price is unavailable, or this process does not run its payouts); retry later.", ""}
 	case errors.Is(err, domain.ErrNoQuotableTokens):
 		// Not the client's fault, and usually passing (a chain's RPC down): retry later.
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,

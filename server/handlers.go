@@ -28,8 +28,9 @@ type handlers struct {
 	webhooks      *webhooks.Service
 	chainHealth   func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
 	people        *people.Service
-	publicBaseURL string       // invitation links start with it
-	store         *store.Store // the audit log's reads
+	publicBaseURL string                              // invitation links start with it
+	store         *store.Store                        // the audit log's reads
+	estimator     func(chainID int64) PayoutEstimator // nil: no payout estimates in this process
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

@@ -66,6 +66,9 @@ type Deps struct {
 	// Payouts, when set, says per chain whether payouts can be signed (shown by GET /readyz:
 	// a chain without a hot wallet key keeps its withdrawals pending).
 	Payouts func() map[string]string
+	// Estimator, when set, is the payout estimate of a chain this process pays out on (nil
+	// answer: none here); the dashboard's withdrawal estimate.
+	Estimator func(chainID int64) PayoutEstimator
 	// Chains, when set, is each chain's health now (GET /readyz, the chain list's isEnabled).
 	Chains func() map[int64]ChainHealth
 	// HealthOnly serves /healthz, /readyz and /metrics and no API (a worker process).
@@ -145,7 +148,8 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
-			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store}
+			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store,
+			estimator: d.Estimator}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies, oidcCookies(d.Log)}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)

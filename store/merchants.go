@@ -82,6 +82,8 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		Name               string
 		ShortName          string
 		LogoURL            *string
+		DisplayName        *string
+		AccentColor        *string
 		DepositsEnabled    bool
 		WithdrawalsEnabled bool
 		CreatedAt          time.Time
@@ -89,7 +91,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		KeyID              uuid.UUID
 		KeyPrefix          string
 	}
-	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, "+
+	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, merchants.display_name, merchants.accent_color, "+
 		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
 		"api_keys.id AS key_id, api_keys.prefix AS key_prefix").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
@@ -100,8 +102,8 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	if res.RowsAffected == 0 {
 		return domain.Merchant{}, ErrNotFound
 	}
-	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DepositsEnabled: r.DepositsEnabled,
-		WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
+	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
+		DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
 	m.Mode = domain.ModeOf(r.KeyLivemode)
 	m.KeyID, m.KeyPrefix = r.KeyID, r.KeyPrefix
 	return m, nil
@@ -252,4 +254,43 @@ func liveFlags(modes []domain.Mode) []bool {
 		out[i] = m.Live()
 	}
 	return out
+}
+
+// MerchantProfile is the branding the dashboard changes; a nil field is left as it is, and
+// ClearLogo / ClearAccent set theirs to NULL.
+type MerchantProfile struct {
+	DisplayName, LogoURL, AccentColor *string
+	ClearLogo, ClearAccent            bool
+}
+
+// UpdateMerchantProfile changes a merchant's branding; ErrNotFound when there is no such merchant.
+func (t *Tx) UpdateMerchantProfile(id uuid.UUID, p MerchantProfile) error {
+	set := map[string]any{}
+	if p.DisplayName != nil {
+		set["display_name"] = *p.DisplayName
+	}
+	switch {
+	case p.ClearLogo:
+		set["logo_url"] = nil
+	case p.LogoURL != nil:
+		set["logo_url"] = *p.LogoURL
+	}
+	switch {
+	case p.ClearAccent:
+		set["accent_color"] = nil
+	case p.AccentColor != nil:
+		set["accent_color"] = *p.AccentColor
+	}
+	if len(set) == 0 {
+		_, err := t.GetMerchant(id)
+		return err
+	}
+	res := t.db.Model(&merchantRow{}).Where("id = ?", id).Updates(set)
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
 }

@@ -292,6 +292,27 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PaymentTransferStatus.
+const (
+	Confirmed PaymentTransferStatus = "confirmed"
+	Orphaned  PaymentTransferStatus = "orphaned"
+	Seen      PaymentTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
+func (e PaymentTransferStatus) Valid() bool {
+	switch e {
+	case Confirmed:
+		return true
+	case Orphaned:
+		return true
+	case Seen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentType.
 const (
 	PaymentTypeDeposit PaymentType = "deposit"
@@ -588,16 +609,16 @@ func (e WithdrawalStatus) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortBy.
 const (
-	AmountInCents ListPaymentsParamsSortBy = "amountInCents"
-	CreatedAt     ListPaymentsParamsSortBy = "createdAt"
+	ListPaymentsParamsSortByAmountInCents ListPaymentsParamsSortBy = "amountInCents"
+	ListPaymentsParamsSortByCreatedAt     ListPaymentsParamsSortBy = "createdAt"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortBy enum.
 func (e ListPaymentsParamsSortBy) Valid() bool {
 	switch e {
-	case AmountInCents:
+	case ListPaymentsParamsSortByAmountInCents:
 		return true
-	case CreatedAt:
+	case ListPaymentsParamsSortByCreatedAt:
 		return true
 	default:
 		return false
@@ -606,16 +627,52 @@ func (e ListPaymentsParamsSortBy) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortOrder.
 const (
-	ASC  ListPaymentsParamsSortOrder = "ASC"
-	DESC ListPaymentsParamsSortOrder = "DESC"
+	ListPaymentsParamsSortOrderASC  ListPaymentsParamsSortOrder = "ASC"
+	ListPaymentsParamsSortOrderDESC ListPaymentsParamsSortOrder = "DESC"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortOrder enum.
 func (e ListPaymentsParamsSortOrder) Valid() bool {
 	switch e {
-	case ASC:
+	case ListPaymentsParamsSortOrderASC:
 		return true
-	case DESC:
+	case ListPaymentsParamsSortOrderDESC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortBy.
+const (
+	ListMerchantPaymentsParamsSortByAmountInCents ListMerchantPaymentsParamsSortBy = "amountInCents"
+	ListMerchantPaymentsParamsSortByCreatedAt     ListMerchantPaymentsParamsSortBy = "createdAt"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortBy enum.
+func (e ListMerchantPaymentsParamsSortBy) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortByAmountInCents:
+		return true
+	case ListMerchantPaymentsParamsSortByCreatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortOrder.
+const (
+	ListMerchantPaymentsParamsSortOrderASC  ListMerchantPaymentsParamsSortOrder = "ASC"
+	ListMerchantPaymentsParamsSortOrderDESC ListMerchantPaymentsParamsSortOrder = "DESC"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortOrder enum.
+func (e ListMerchantPaymentsParamsSortOrder) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortOrderASC:
+		return true
+	case ListMerchantPaymentsParamsSortOrderDESC:
 		return true
 	default:
 		return false
@@ -838,8 +895,13 @@ type ChangePasswordRequest struct {
 
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"accentColor":"#0a7cff","amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantDisplayName":"Acme Coffee","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
+	// AccentColor The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
 	// Example: 2500
@@ -863,10 +925,17 @@ type Checkout struct {
 	// Example: false
 	Livemode bool `json:"livemode"`
 
+	// MerchantDisplayName The name to show the customer (the merchant's display name, else its short name).
+	//
+	// Example: Acme Coffee
+	MerchantDisplayName string `json:"merchantDisplayName"`
+
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
 
-	// MerchantName Example: Acme
+	// MerchantName The merchant's short name.
+	//
+	// Example: Acme
 	MerchantName string          `json:"merchantName"`
 	Quotes       []CheckoutQuote `json:"quotes"`
 
@@ -1315,6 +1384,81 @@ type MerchantBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
+// MerchantOverview The dashboard's home figures, for the token's mode.
+//
+// Example: {"availableInCents":12500,"balancesByToken":[{"chainId":"eip155:8453","payments":3,"receivedAmountAsset":"17500000","receivedInCents":17500,"tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC"}],"currency":"USD","mode":"live","paymentsByStatus":{"cancelled":0,"completed":3,"expired":2,"failed":0,"pending":1,"processing":0},"volume30d":[{"amountInCents":17500,"count":3,"date":"2026-11-22"}]}
+type MerchantOverview struct {
+	// AvailableInCents Withdrawable now (as `GET …/balance`).
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// BalancesByToken What completed payments brought in, per chain and token the customer paid with: the
+	// USD value credited at settlement (`receivedInCents`, the sum of the payments'
+	// `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+	// asset since the merchant began, not what is held now: withdrawals are paid out from
+	// the service's hot wallet in the merchant's withdrawal token and are not subtracted
+	// per asset (`availableInCents` is the one withdrawable figure).
+	BalancesByToken []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Payments Completed payments settled in this token.
+		Payments int64 `json:"payments"`
+
+		// ReceivedAmountAsset In the token's smallest unit.
+		ReceivedAmountAsset string `json:"receivedAmountAsset"`
+		ReceivedInCents     int64  `json:"receivedInCents"`
+		TokenId             string `json:"tokenId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"balancesByToken"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency Currency `json:"currency"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PaymentsByStatus The count of payments in each status (every status present, zeros included).
+	//
+	// Example: {"cancelled":0,"completed":40,"expired":7,"failed":0,"pending":2,"processing":0}
+	PaymentsByStatus map[string]int64 `json:"paymentsByStatus"`
+
+	// Volume30d The last 30 UTC days, oldest first, today last: the payments completed each day (by
+	// the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+	// any are zeros.
+	Volume30d []struct {
+		AmountInCents int64              `json:"amountInCents"`
+		Count         int64              `json:"count"`
+		Date          openapi_types.Date `json:"date"`
+	} `json:"volume30d"`
+}
+
+// MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type MerchantProfile struct {
+	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
+	// DisplayName The name shown to customers (the merchant's short name until one is set).
+	//
+	// Example: Acme Coffee
+	DisplayName string `json:"displayName"`
+
+	// LogoUrl Example: https://acme.example/logo.png
+	LogoUrl    *string            `json:"logoUrl"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+}
+
 // MerchantSecurity The team's security settings.
 //
 // Example: {"require2fa":true}
@@ -1495,6 +1639,49 @@ type Payment struct {
 	Type PaymentType `json:"type"`
 }
 
+// PaymentEvent One lifecycle event of a payment, with a summary of the payment after it.
+//
+// Example: {"at":"2026-11-22T10:03:12Z","data":{"amountDueCents":2500,"receivedAmountAsset":"25000000","status":"completed","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":4,"type":"payment.completed"}
+type PaymentEvent struct {
+	At time.Time `json:"at"`
+
+	// Data The payment after the event, summarised.
+	Data struct {
+		AmountDueCents int64 `json:"amountDueCents"`
+
+		// ReceivedAmountAsset What arrived for the settling quote, in the token's smallest unit (null before anything did).
+		ReceivedAmountAsset *string `json:"receivedAmountAsset"`
+
+		// Status The payment's status after the event.
+		//
+		// Example: completed
+		Status string `json:"status"`
+
+		// TxHash The transfer the event is about, when it is about one.
+		TxHash *string `json:"txHash"`
+	} `json:"data"`
+
+	// Id The event id (the `webhook-id` of its deliveries).
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Sequence The payment's version after the change (orders its events).
+	Sequence int64 `json:"sequence"`
+
+	// Type The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+	//
+	// Example: payment.completed
+	Type string `json:"type"`
+}
+
+// PaymentEventList A payment's events, oldest first.
+//
+// Example: {"data":[{"at":"2026-11-22T10:00:00Z","data":{"amountDueCents":2500,"receivedAmountAsset":null,"status":"pending","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":1,"type":"payment.created"}]}
+type PaymentEventList struct {
+	Data []PaymentEvent `json:"data"`
+}
+
 // PaymentList A page of payments.
 //
 // Example: {"data":[{"amountDueCents":1005,"amountInCents":1000,"amountMerchantNetCents":1000,"convenienceFeeCents":null,"createdAt":"2026-11-22T10:00:00Z","currency":"USD","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantFeeCents":null,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","merchantLogoUrl":null,"merchantShortName":"Acme","orderId":"order-1001","quotes":[{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"2907322363067904","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":3456.789012345678,"status":"active","token":{"assetType":"native","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x0000000000000000000000000000000000000000","decimals":18,"id":"eip155:8453/slip44:60","marketApiId":"ethereum","status":"active","symbol":"ETH","tokenPriceUsd":3456.789012345678,"type":"volatile"}},{"amountDueCents":1005,"chainId":"eip155:8453","createdAt":"2026-11-22T10:00:00Z","depositAddress":{"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c10","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","type":"EVM"},"expectedAmountAsset":"10050000","expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c02","paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","rateUsdAsset":1,"status":"active","token":{"assetType":"erc20","chain":{"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"},"contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","decimals":6,"id":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","marketApiId":"usd-coin","status":"active","symbol":"USDC","tokenPriceUsd":1,"type":"stablecoin"}}],"receipt":null,"redirectUrl":"https://shop.example/thanks","status":"pending","swapFeeCents":null,"type":"payment"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
@@ -1578,6 +1765,70 @@ type PaymentReceived struct {
 //
 // Example: pending
 type PaymentStatus string
+
+// PaymentTransfer One on-chain transfer to a payment's deposit address.
+//
+// Example: {"amount":"25","amountAsset":"25000000","blockNumber":38512345,"blockTime":"2026-11-22T10:03:00Z","chainId":"eip155:8453","confirmations":12,"createdAt":"2026-11-22T10:03:05Z","credited":false,"explorerUrl":"https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","from":"0x1111111111111111111111111111111111111111","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07","logIndex":3,"requiredConfirmations":10,"status":"confirmed","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC","txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"}
+type PaymentTransfer struct {
+	// Amount In whole tokens (decimal).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset In the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string    `json:"amountAsset"`
+	BlockNumber int64     `json:"blockNumber"`
+	BlockTime   time.Time `json:"blockTime"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// Confirmations Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+	Confirmations int64     `json:"confirmations"`
+	CreatedAt     time.Time `json:"createdAt"`
+
+	// Credited Whether the transfer was credited to the merchant's balance.
+	Credited bool `json:"credited"`
+
+	// ExplorerUrl The transaction on the chain's block explorer (null when the catalogue names none).
+	//
+	// Example: https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	ExplorerUrl *string `json:"explorerUrl"`
+
+	// From Example: 0x1111111111111111111111111111111111111111
+	From string             `json:"from"`
+	Id   openapi_types.UUID `json:"id"`
+
+	// LogIndex The log's index in its block; -1 for a native-coin transfer.
+	LogIndex              int64 `json:"logIndex"`
+	RequiredConfirmations int32 `json:"requiredConfirmations"`
+
+	// Status `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+	Status PaymentTransferStatus `json:"status"`
+
+	// TokenId CAIP-19 token id.
+	TokenId string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+
+	// TxHash Example: 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	TxHash string `json:"txHash"`
+}
+
+// PaymentTransferStatus `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+type PaymentTransferStatus string
+
+// PaymentTransferList A payment's transfers, oldest first.
+//
+// Example: {"data":[]}
+type PaymentTransferList struct {
+	Data []PaymentTransfer `json:"data"`
+}
 
 // PaymentType A fixed-amount payment or a customer-chosen deposit.
 //
@@ -1847,6 +2098,20 @@ type UpdateMemberRequest struct {
 	Role TeamRole `json:"role"`
 }
 
+// UpdateMerchantProfileRequest The fields to change; `null` clears the logo or the accent colour.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee"}
+type UpdateMerchantProfileRequest struct {
+	// AccentColor `#rrggbb` (null clears it).
+	AccentColor json.RawMessage `json:"accentColor,omitempty"`
+
+	// DisplayName 1 to 80 characters, no control characters.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// LogoUrl An https URL (null clears it).
+	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
+}
+
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
 // Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
@@ -1972,6 +2237,16 @@ type WebhookEvent struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -2017,6 +2292,34 @@ type Withdrawal struct {
 	// Example: pending
 	Status    WithdrawalStatus `json:"status"`
 	UpdatedAt time.Time        `json:"updatedAt"`
+}
+
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
 }
 
 // WithdrawalList A page of withdrawals.
@@ -2445,6 +2748,62 @@ type ListMerchantAuditLogParams struct {
 	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
 }
 
+// ExportMerchantPaymentsParams defines parameters for ExportMerchantPayments.
+type ExportMerchantPaymentsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ExportMerchantWithdrawalsParams defines parameters for ExportMerchantWithdrawals.
+type ExportMerchantWithdrawalsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ListMerchantPaymentsParams defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParams struct {
+	// Type Only payments of this type.
+	Type *PaymentType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Status Only payments in this status.
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Search Free text matched against the payment id (exact), the deposit wallet address, the receipt
+	// transaction hash and the receipt sender address (case-insensitive prefix), and the
+	// merchant short name (case-insensitive substring).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// SortBy Sort key.
+	SortBy *ListMerchantPaymentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListMerchantPaymentsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListMerchantPaymentsParamsSortBy defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortBy string
+
+// ListMerchantPaymentsParamsSortOrder defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortOrder string
+
+// ListMerchantPaymentDeliveriesParams defines parameters for ListMerchantPaymentDeliveries.
+type ListMerchantPaymentDeliveriesParams struct {
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2481,6 +2840,15 @@ type CreateMerchantWithdrawalParams struct {
 	// different body, or while the first request is still running, answers 409. Keys are scoped to the
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
 }
 
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
@@ -2547,6 +2915,9 @@ type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
 
 // UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
 type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
+type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
 
 // SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
 type SetMerchantSecurityJSONRequestBody = MerchantSecurity
@@ -3487,6 +3858,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportMerchantPayments Export payments as CSV
+	//
+	// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+	// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+	// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+	// 366 days.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+	ExportMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	//
+	// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+	// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+	ExportMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantInvitations List pending invitations
 	//
 	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
@@ -3568,6 +3957,84 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
 	UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantOverview The dashboard's home figures
+	//
+	// For the token's mode: the available balance, what completed payments brought in per
+	// chain and token, the count of payments per status, and the daily volume of the last 30
+	// UTC days (today included, days without payments as zeros).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+	GetMerchantOverview(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPayments List the merchant's payments
+	//
+	// The payments and deposits of the token's mode, with the filters, search, sorting and
+	// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+	ListMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantPayment Get one of the merchant's payments
+	//
+	// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+	// merchant's payment, or one of the other mode than the token's, answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+	GetMerchantPayment(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	//
+	// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+	// newest first. Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+	ListMerchantPaymentDeliveries(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentEvents A payment's event timeline
+	//
+	// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+	// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+	ListMerchantPaymentEvents(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	//
+	// The token transfers recorded for the payment (to its deposit address), oldest first, with
+	// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+	ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantProfile The merchant's profile and branding
+	//
+	// The display name, logo and accent colour the hosted checkout page shows.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+	GetMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantProfileWithBody Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantSecurity The team's security settings
 	//
@@ -3655,6 +4122,17 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	//
 	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
@@ -3710,6 +4188,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	//
@@ -4943,6 +5436,44 @@ func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMer
 	return c.Client.Do(req)
 }
 
+// ExportMerchantPayments Export payments as CSV
+//
+// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+// 366 days.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+func (c *Client) ExportMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMerchantPaymentsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportMerchantWithdrawals Export withdrawals as CSV
+//
+// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+func (c *Client) ExportMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMerchantWithdrawalsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantInvitations List pending invitations
 //
 // Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
@@ -5095,6 +5626,174 @@ func (c *Client) UpdateMerchantMemberWithBody(ctx context.Context, merchantId Da
 // Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
 func (c *Client) UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMerchantMemberRequest(c.Server, merchantId, userId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantOverview The dashboard's home figures
+//
+// For the token's mode: the available balance, what completed payments brought in per
+// chain and token, the count of payments per status, and the daily volume of the last 30
+// UTC days (today included, days without payments as zeros).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+func (c *Client) GetMerchantOverview(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantOverviewRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPayments List the merchant's payments
+//
+// The payments and deposits of the token's mode, with the filters, search, sorting and
+// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+func (c *Client) ListMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantPayment Get one of the merchant's payments
+//
+// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+// merchant's payment, or one of the other mode than the token's, answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+func (c *Client) GetMerchantPayment(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantPaymentRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+//
+// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+// newest first. Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+func (c *Client) ListMerchantPaymentDeliveries(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentDeliveriesRequest(c.Server, merchantId, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentEvents A payment's event timeline
+//
+// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+// Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+func (c *Client) ListMerchantPaymentEvents(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentEventsRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentTransfers The on-chain transfers of a payment
+//
+// The token transfers recorded for the payment (to its deposit address), oldest first, with
+// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+// Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+func (c *Client) ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentTransfersRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantProfile The merchant's profile and branding
+//
+// The display name, logo and accent colour the hosted checkout page shows.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+func (c *Client) GetMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantProfileRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantProfileWithBody Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *Client) UpdateMerchantProfileWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantProfileRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantProfile Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *Client) UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantProfileRequest(c.Server, merchantId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5291,6 +5990,27 @@ func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId Das
 	return c.Client.Do(req)
 }
 
+// TestMerchantWebhookEndpoint Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *Client) TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestMerchantWebhookEndpointRequest(c.Server, merchantId, endpointId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantWithdrawals List the merchant's withdrawals
 //
 // The merchant's withdrawals, newest first. Needs `withdrawals:read`.
@@ -5397,6 +6117,31 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMerchantWithdrawalConfigRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EstimateMerchantWithdrawal Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *Client) EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEstimateMerchantWithdrawalRequest(c.Server, merchantId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7379,6 +8124,136 @@ func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId)
 	return req, nil
 }
 
+// NewExportMerchantPaymentsRequest constructs an http.Request for the ExportMerchantPayments method
+func NewExportMerchantPaymentsRequest(server string, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/exports/payments.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportMerchantWithdrawalsRequest constructs an http.Request for the ExportMerchantWithdrawals method
+func NewExportMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/exports/withdrawals.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMerchantInvitationsRequest constructs an http.Request for the ListMerchantInvitations method
 func NewListMerchantInvitationsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -7611,6 +8486,445 @@ func NewUpdateMerchantMemberRequestWithBody(server string, merchantId DashboardM
 	}
 
 	operationPath := fmt.Sprintf("/v1/merchants/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetMerchantOverviewRequest constructs an http.Request for the GetMerchantOverview method
+func NewGetMerchantOverviewRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/overview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentsRequest constructs an http.Request for the ListMerchantPayments method
+func NewListMerchantPaymentsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortBy", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortOrder != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantPaymentRequest constructs an http.Request for the GetMerchantPayment method
+func NewGetMerchantPaymentRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentDeliveriesRequest constructs an http.Request for the ListMerchantPaymentDeliveries method
+func NewListMerchantPaymentDeliveriesRequest(server string, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/deliveries", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentEventsRequest constructs an http.Request for the ListMerchantPaymentEvents method
+func NewListMerchantPaymentEventsRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentTransfersRequest constructs an http.Request for the ListMerchantPaymentTransfers method
+func NewListMerchantPaymentTransfersRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/transfers", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantProfileRequest constructs an http.Request for the GetMerchantProfile method
+func NewGetMerchantProfileRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/profile", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantProfileRequest calls the generic UpdateMerchantProfile builder with application/json body
+func NewUpdateMerchantProfileRequest(server string, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantProfileRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantProfileRequestWithBody constructs an http.Request for the UpdateMerchantProfile method, with any body, and a specified content type
+func NewUpdateMerchantProfileRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/profile", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8027,6 +9341,47 @@ func NewRotateMerchantWebhookSecretRequest(server string, merchantId DashboardMe
 	return req, nil
 }
 
+// NewTestMerchantWebhookEndpointRequest constructs an http.Request for the TestMerchantWebhookEndpoint method
+func NewTestMerchantWebhookEndpointRequest(server string, merchantId DashboardMerchantId, endpointId WebhookEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/%s/test", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMerchantWithdrawalsRequest constructs an http.Request for the ListMerchantWithdrawals method
 func NewListMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams) (*http.Request, error) {
 	var err error
@@ -8251,6 +9606,71 @@ func NewUpdateMerchantWithdrawalConfigRequestWithBody(server string, merchantId 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewEstimateMerchantWithdrawalRequest constructs an http.Request for the EstimateMerchantWithdrawal method
+func NewEstimateMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/estimate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "amountInCents", params.AmountInCents, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "chainId", params.ChainId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -9063,6 +10483,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
 
+	// ExportMerchantPaymentsWithResponse Export payments as CSV
+	//
+	// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+	// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+	// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+	// 366 days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+	ExportMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ExportMerchantPaymentsResult, error)
+
+	// ExportMerchantWithdrawalsWithResponse Export withdrawals as CSV
+	//
+	// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+	// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+	ExportMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ExportMerchantWithdrawalsResult, error)
+
 	// ListMerchantInvitationsWithResponse List pending invitations
 	//
 	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
@@ -9152,6 +10594,98 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
 	UpdateMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error)
+
+	// GetMerchantOverviewWithResponse The dashboard's home figures
+	//
+	// For the token's mode: the available balance, what completed payments brought in per
+	// chain and token, the count of payments per status, and the daily volume of the last 30
+	// UTC days (today included, days without payments as zeros).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+	GetMerchantOverviewWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantOverviewResult, error)
+
+	// ListMerchantPaymentsWithResponse List the merchant's payments
+	//
+	// The payments and deposits of the token's mode, with the filters, search, sorting and
+	// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+	ListMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentsResult, error)
+
+	// GetMerchantPaymentWithResponse Get one of the merchant's payments
+	//
+	// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+	// merchant's payment, or one of the other mode than the token's, answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+	GetMerchantPaymentWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*GetMerchantPaymentResult, error)
+
+	// ListMerchantPaymentDeliveriesWithResponse The webhook deliveries of a payment's events
+	//
+	// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+	// newest first. Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+	ListMerchantPaymentDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentDeliveriesResult, error)
+
+	// ListMerchantPaymentEventsWithResponse A payment's event timeline
+	//
+	// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+	// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+	ListMerchantPaymentEventsWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentEventsResult, error)
+
+	// ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
+	//
+	// The token transfers recorded for the payment (to its deposit address), oldest first, with
+	// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+	ListMerchantPaymentTransfersWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentTransfersResult, error)
+
+	// GetMerchantProfileWithResponse The merchant's profile and branding
+	//
+	// The display name, logo and accent colour the hosted checkout page shows.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+	GetMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantProfileResult, error)
+
+	// UpdateMerchantProfileWithBodyWithResponse Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error)
+
+	// UpdateMerchantProfileWithResponse Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error)
 
 	// GetMerchantSecurityWithResponse The team's security settings
 	//
@@ -9251,6 +10785,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecretWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*RotateMerchantWebhookSecretResult, error)
 
+	// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error)
+
 	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 	//
 	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
@@ -9310,6 +10857,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
+
+	// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error)
 
 	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 	//
@@ -12306,6 +13870,144 @@ func (r GetMerchantBalanceResult) ContentType() string {
 	return ""
 }
 
+// ExportMerchantPaymentsResult200Headers the declared response headers of an HTTP 200 response for ExportMerchantPayments
+type ExportMerchantPaymentsResult200Headers struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantPaymentsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMerchantPaymentsResult200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMerchantPaymentsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMerchantPaymentsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMerchantPaymentsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMerchantPaymentsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportMerchantWithdrawalsResult200Headers the declared response headers of an HTTP 200 response for ExportMerchantWithdrawals
+type ExportMerchantWithdrawalsResult200Headers struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantWithdrawalsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMerchantWithdrawalsResult200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMerchantWithdrawalsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMerchantWithdrawalsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMerchantWithdrawalsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMerchantWithdrawalsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantInvitationsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12742,6 +14444,600 @@ func (r UpdateMerchantMemberResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateMerchantMemberResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantOverviewResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantOverview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON200() *MerchantOverview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantOverviewResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantOverviewResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantOverviewResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantOverviewResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON200() *PaymentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantPaymentResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Payment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON200() *Payment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantPaymentResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantPaymentResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantPaymentResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantPaymentResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentDeliveriesResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentDeliveriesResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentDeliveriesResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentDeliveriesResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentDeliveriesResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentEventsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentEventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON200() *PaymentEventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentEventsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentEventsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentEventsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentEventsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentTransfersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentTransferList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON200() *PaymentTransferList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentTransfersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentTransfersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentTransfersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentTransfersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantProfileResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantProfileResult) GetJSON200() *MerchantProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantProfileResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantProfileResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantProfileResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantProfileResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantProfileResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantProfileResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantProfileResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantProfileResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantProfileResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON200() *MerchantProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantProfileResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantProfileResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantProfileResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantProfileResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13349,6 +15645,82 @@ func (r RotateMerchantWebhookSecretResult) ContentType() string {
 	return ""
 }
 
+type TestMerchantWebhookEndpointResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookTestResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON202() *WebhookTestResult {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TestMerchantWebhookEndpointResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestMerchantWebhookEndpointResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestMerchantWebhookEndpointResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestMerchantWebhookEndpointResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantWithdrawalsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13654,6 +16026,82 @@ func (r UpdateMerchantWithdrawalConfigResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateMerchantWithdrawalConfigResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EstimateMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WithdrawalEstimate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardWithdrawalForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON200() *WithdrawalEstimate {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON403() *DashboardWithdrawalForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EstimateMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EstimateMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EstimateMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EstimateMerchantWithdrawalResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14853,6 +17301,40 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 	return ParseGetMerchantBalanceResult(rsp)
 }
 
+// ExportMerchantPaymentsWithResponse Export payments as CSV
+//
+// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+// 366 days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+func (c *ClientWithResponses) ExportMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ExportMerchantPaymentsResult, error) {
+	rsp, err := c.ExportMerchantPayments(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMerchantPaymentsResult(rsp)
+}
+
+// ExportMerchantWithdrawalsWithResponse Export withdrawals as CSV
+//
+// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+func (c *ClientWithResponses) ExportMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ExportMerchantWithdrawalsResult, error) {
+	rsp, err := c.ExportMerchantWithdrawals(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMerchantWithdrawalsResult(rsp)
+}
+
 // ListMerchantInvitationsWithResponse List pending invitations
 //
 // Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
@@ -14989,6 +17471,152 @@ func (c *ClientWithResponses) UpdateMerchantMemberWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseUpdateMerchantMemberResult(rsp)
+}
+
+// GetMerchantOverviewWithResponse The dashboard's home figures
+//
+// For the token's mode: the available balance, what completed payments brought in per
+// chain and token, the count of payments per status, and the daily volume of the last 30
+// UTC days (today included, days without payments as zeros).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+func (c *ClientWithResponses) GetMerchantOverviewWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantOverviewResult, error) {
+	rsp, err := c.GetMerchantOverview(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantOverviewResult(rsp)
+}
+
+// ListMerchantPaymentsWithResponse List the merchant's payments
+//
+// The payments and deposits of the token's mode, with the filters, search, sorting and
+// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentsResult, error) {
+	rsp, err := c.ListMerchantPayments(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentsResult(rsp)
+}
+
+// GetMerchantPaymentWithResponse Get one of the merchant's payments
+//
+// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+// merchant's payment, or one of the other mode than the token's, answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+func (c *ClientWithResponses) GetMerchantPaymentWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*GetMerchantPaymentResult, error) {
+	rsp, err := c.GetMerchantPayment(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantPaymentResult(rsp)
+}
+
+// ListMerchantPaymentDeliveriesWithResponse The webhook deliveries of a payment's events
+//
+// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+// newest first. Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentDeliveriesResult, error) {
+	rsp, err := c.ListMerchantPaymentDeliveries(ctx, merchantId, paymentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentDeliveriesResult(rsp)
+}
+
+// ListMerchantPaymentEventsWithResponse A payment's event timeline
+//
+// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+// Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentEventsWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentEventsResult, error) {
+	rsp, err := c.ListMerchantPaymentEvents(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentEventsResult(rsp)
+}
+
+// ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
+//
+// The token transfers recorded for the payment (to its deposit address), oldest first, with
+// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+// Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentTransfersWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentTransfersResult, error) {
+	rsp, err := c.ListMerchantPaymentTransfers(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentTransfersResult(rsp)
+}
+
+// GetMerchantProfileWithResponse The merchant's profile and branding
+//
+// The display name, logo and accent colour the hosted checkout page shows.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+func (c *ClientWithResponses) GetMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantProfileResult, error) {
+	rsp, err := c.GetMerchantProfile(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantProfileResult(rsp)
+}
+
+// UpdateMerchantProfileWithBodyWithResponse Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *ClientWithResponses) UpdateMerchantProfileWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error) {
+	rsp, err := c.UpdateMerchantProfileWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantProfileResult(rsp)
+}
+
+// UpdateMerchantProfileWithResponse Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *ClientWithResponses) UpdateMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error) {
+	rsp, err := c.UpdateMerchantProfile(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantProfileResult(rsp)
 }
 
 // GetMerchantSecurityWithResponse The team's security settings
@@ -15149,6 +17777,25 @@ func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx contex
 	return ParseRotateMerchantWebhookSecretResult(rsp)
 }
 
+// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error) {
+	rsp, err := c.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestMerchantWebhookEndpointResult(rsp)
+}
+
 // ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 //
 // The merchant's withdrawals, newest first. Needs `withdrawals:read`.
@@ -15243,6 +17890,29 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 		return nil, err
 	}
 	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
+}
+
+// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error) {
+	rsp, err := c.EstimateMerchantWithdrawal(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEstimateMerchantWithdrawalResult(rsp)
 }
 
 // GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
@@ -17714,6 +20384,126 @@ func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResul
 	return response, nil
 }
 
+// ParseExportMerchantPaymentsResult parses an HTTP response from a ExportMerchantPaymentsWithResponse call
+func ParseExportMerchantPaymentsResult(rsp *http.Response) (*ExportMerchantPaymentsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMerchantPaymentsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMerchantPaymentsResult200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportMerchantWithdrawalsResult parses an HTTP response from a ExportMerchantWithdrawalsWithResponse call
+func ParseExportMerchantWithdrawalsResult(rsp *http.Response) (*ExportMerchantWithdrawalsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMerchantWithdrawalsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMerchantWithdrawalsResult200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListMerchantInvitationsResult parses an HTTP response from a ListMerchantInvitationsWithResponse call
 func ParseListMerchantInvitationsResult(rsp *http.Response) (*ListMerchantInvitationsResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18059,6 +20849,480 @@ func ParseUpdateMerchantMemberResult(rsp *http.Response) (*UpdateMerchantMemberR
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantOverviewResult parses an HTTP response from a GetMerchantOverviewWithResponse call
+func ParseGetMerchantOverviewResult(rsp *http.Response) (*GetMerchantOverviewResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantOverviewResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantOverview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentsResult parses an HTTP response from a ListMerchantPaymentsWithResponse call
+func ParseListMerchantPaymentsResult(rsp *http.Response) (*ListMerchantPaymentsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantPaymentResult parses an HTTP response from a GetMerchantPaymentWithResponse call
+func ParseGetMerchantPaymentResult(rsp *http.Response) (*GetMerchantPaymentResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantPaymentResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentDeliveriesResult parses an HTTP response from a ListMerchantPaymentDeliveriesWithResponse call
+func ParseListMerchantPaymentDeliveriesResult(rsp *http.Response) (*ListMerchantPaymentDeliveriesResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentDeliveriesResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentEventsResult parses an HTTP response from a ListMerchantPaymentEventsWithResponse call
+func ParseListMerchantPaymentEventsResult(rsp *http.Response) (*ListMerchantPaymentEventsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentEventsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentTransfersResult parses an HTTP response from a ListMerchantPaymentTransfersWithResponse call
+func ParseListMerchantPaymentTransfersResult(rsp *http.Response) (*ListMerchantPaymentTransfersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentTransfersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentTransferList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantProfileResult parses an HTTP response from a GetMerchantProfileWithResponse call
+func ParseGetMerchantProfileResult(rsp *http.Response) (*GetMerchantProfileResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantProfileResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantProfileResult parses an HTTP response from a UpdateMerchantProfileWithResponse call
+func ParseUpdateMerchantProfileResult(rsp *http.Response) (*UpdateMerchantProfileResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantProfileResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -18556,6 +21820,67 @@ func ParseRotateMerchantWebhookSecretResult(rsp *http.Response) (*RotateMerchant
 	return response, nil
 }
 
+// ParseTestMerchantWebhookEndpointResult parses an HTTP response from a TestMerchantWebhookEndpointWithResponse call
+func ParseTestMerchantWebhookEndpointResult(rsp *http.Response) (*TestMerchantWebhookEndpointResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestMerchantWebhookEndpointResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookTestResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListMerchantWithdrawalsResult parses an HTTP response from a ListMerchantWithdrawalsWithResponse call
 func ParseListMerchantWithdrawalsResult(rsp *http.Response) (*ListMerchantWithdrawalsResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18807,6 +22132,67 @@ func ParseUpdateMerchantWithdrawalConfigResult(rsp *http.Response) (*UpdateMerch
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEstimateMerchantWithdrawalResult parses an HTTP response from a EstimateMerchantWithdrawalWithResponse call
+func ParseEstimateMerchantWithdrawalResult(rsp *http.Response) (*EstimateMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EstimateMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WithdrawalEstimate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardWithdrawalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

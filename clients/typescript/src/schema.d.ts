@@ -787,6 +787,256 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's payments
+         * @description The payments and deposits of the token's mode, with the filters, search, sorting and
+         *     paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+         */
+        get: operations["listMerchantPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the merchant's payments
+         * @description The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+         *     merchant's payment, or one of the other mode than the token's, answers 404.
+         */
+        get: operations["getMerchantPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment's event timeline
+         * @description Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+         *     `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+         *     Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The on-chain transfers of a payment
+         * @description The token transfers recorded for the payment (to its deposit address), oldest first, with
+         *     their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+         *     Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentTransfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook deliveries of a payment's events
+         * @description The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+         *     newest first. Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dashboard's home figures
+         * @description For the token's mode: the available balance, what completed payments brought in per
+         *     chain and token, the count of payments per status, and the daily volume of the last 30
+         *     UTC days (today included, days without payments as zeros).
+         */
+        get: operations["getMerchantOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's profile and branding
+         * @description The display name, logo and accent colour the hosted checkout page shows.
+         */
+        get: operations["getMerchantProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the merchant's profile and branding
+         * @description Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+         *     then uses its own). Shared by both modes.
+         */
+        patch: operations["updateMerchantProfile"];
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/exports/payments.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export payments as CSV
+         * @description The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+         *     streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+         *     prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+         *     366 days.
+         */
+        get: operations["exportMerchantPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/exports/withdrawals.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export withdrawals as CSV
+         * @description The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+         *     CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+         */
+        get: operations["exportMerchantWithdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+         *     this endpoint, signed and retried like every delivery; the delivery appears in the log.
+         *     The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+         *     disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+         *     receiver should accept `webhook.test` and answer 2xx.
+         */
+        post: operations["testMerchantWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate a withdrawal
+         * @description What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+         *     the payout computes it, the rate used, the network fee and whether the hot wallet holds
+         *     enough to pay it. The amount and chain are checked as a created withdrawal's are
+         *     (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+         *     Nothing is reserved. The token amount and rate are exactly what the payout would send at
+         *     today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+         *     payout (to a recipient holding none of the token: an upper bound). 503
+         *     `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+         *     does not run the chain's payouts).
+         */
+        get: operations["estimateMerchantWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/balance": {
         parameters: {
             query?: never;
@@ -3202,7 +3452,9 @@ export interface components {
          *       "type": "payment",
          *       "status": "pending",
          *       "merchantName": "Acme",
+         *       "merchantDisplayName": "Acme Coffee",
          *       "merchantLogoUrl": null,
+         *       "accentColor": "#0a7cff",
          *       "amountInCents": 2500,
          *       "currency": "USD",
          *       "expiresAt": "2026-11-23T10:00:00Z",
@@ -3241,10 +3493,23 @@ export interface components {
             livemode: boolean;
             type: components["schemas"]["PaymentType"];
             status: components["schemas"]["PaymentStatus"];
-            /** @example Acme */
+            /**
+             * @description The merchant's short name.
+             * @example Acme
+             */
             merchantName: string;
+            /**
+             * @description The name to show the customer (the merchant's display name, else its short name).
+             * @example Acme Coffee
+             */
+            merchantDisplayName: string;
             /** @example https://acme.example/logo.png */
             merchantLogoUrl: string | null;
+            /**
+             * @description The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+             * @example #0a7cff
+             */
+            accentColor: string | null;
             /**
              * Format: int64
              * @description The amount in USD cents (null for a deposit, where the customer chooses).
@@ -3280,6 +3545,346 @@ export interface components {
             } | null;
             /** @description Where to send the customer once the payment completed (customMetadata appended as a query string); null before. */
             redirectUrl: string | null;
+        };
+        /**
+         * @description One lifecycle event of a payment, with a summary of the payment after it.
+         * @example {
+         *       "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "type": "payment.completed",
+         *       "at": "2026-11-22T10:03:12Z",
+         *       "sequence": 4,
+         *       "data": {
+         *         "status": "completed",
+         *         "amountDueCents": 2500,
+         *         "receivedAmountAsset": "25000000",
+         *         "txHash": null
+         *       }
+         *     }
+         */
+        PaymentEvent: {
+            /**
+             * @description The event id (the `webhook-id` of its deliveries).
+             * @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+             */
+            id: string;
+            /**
+             * @description The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+             * @example payment.completed
+             */
+            type: string;
+            /** Format: date-time */
+            at: string;
+            /**
+             * Format: int64
+             * @description The payment's version after the change (orders its events).
+             */
+            sequence: number;
+            /** @description The payment after the event, summarised. */
+            data: {
+                /**
+                 * @description The payment's status after the event.
+                 * @example completed
+                 */
+                status: string;
+                /** Format: int64 */
+                amountDueCents: number;
+                /** @description What arrived for the settling quote, in the token's smallest unit (null before anything did). */
+                receivedAmountAsset?: string | null;
+                /** @description The transfer the event is about, when it is about one. */
+                txHash?: string | null;
+            };
+        };
+        /**
+         * @description A payment's events, oldest first.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *           "type": "payment.created",
+         *           "at": "2026-11-22T10:00:00Z",
+         *           "sequence": 1,
+         *           "data": {
+         *             "status": "pending",
+         *             "amountDueCents": 2500,
+         *             "receivedAmountAsset": null,
+         *             "txHash": null
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PaymentEventList: {
+            data: components["schemas"]["PaymentEvent"][];
+        };
+        /**
+         * @description One on-chain transfer to a payment's deposit address.
+         * @example {
+         *       "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07",
+         *       "chainId": "eip155:8453",
+         *       "txHash": "0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+         *       "logIndex": 3,
+         *       "blockNumber": 38512345,
+         *       "blockTime": "2026-11-22T10:03:00Z",
+         *       "from": "0x1111111111111111111111111111111111111111",
+         *       "tokenId": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *       "tokenSymbol": "USDC",
+         *       "amountAsset": "25000000",
+         *       "amount": "25",
+         *       "status": "confirmed",
+         *       "confirmations": 12,
+         *       "requiredConfirmations": 10,
+         *       "credited": false,
+         *       "explorerUrl": "https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+         *       "createdAt": "2026-11-22T10:03:05Z"
+         *     }
+         */
+        PaymentTransfer: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description CAIP-2 chain id.
+             * @example eip155:8453
+             */
+            chainId: string;
+            /** @example 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e */
+            txHash: string;
+            /**
+             * Format: int64
+             * @description The log's index in its block; -1 for a native-coin transfer.
+             */
+            logIndex: number;
+            /** Format: int64 */
+            blockNumber: number;
+            /** Format: date-time */
+            blockTime: string;
+            /** @example 0x1111111111111111111111111111111111111111 */
+            from: string;
+            /** @description CAIP-19 token id. */
+            tokenId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /**
+             * @description In the token's smallest unit.
+             * @example 25000000
+             */
+            amountAsset: string;
+            /**
+             * @description In whole tokens (decimal).
+             * @example 25
+             */
+            amount: string;
+            /**
+             * @description `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+             * @enum {string}
+             */
+            status: "seen" | "confirmed" | "orphaned";
+            /**
+             * Format: int64
+             * @description Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+             */
+            confirmations: number;
+            /** Format: int32 */
+            requiredConfirmations: number;
+            /** @description Whether the transfer was credited to the merchant's balance. */
+            credited: boolean;
+            /**
+             * @description The transaction on the chain's block explorer (null when the catalogue names none).
+             * @example https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+             */
+            explorerUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description A payment's transfers, oldest first.
+         * @example {
+         *       "data": []
+         *     }
+         */
+        PaymentTransferList: {
+            data: components["schemas"]["PaymentTransfer"][];
+        };
+        /**
+         * @description The dashboard's home figures, for the token's mode.
+         * @example {
+         *       "mode": "live",
+         *       "currency": "USD",
+         *       "availableInCents": 12500,
+         *       "balancesByToken": [
+         *         {
+         *           "chainId": "eip155:8453",
+         *           "tokenSymbol": "USDC",
+         *           "tokenId": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *           "receivedInCents": 17500,
+         *           "receivedAmountAsset": "17500000",
+         *           "payments": 3
+         *         }
+         *       ],
+         *       "paymentsByStatus": {
+         *         "pending": 1,
+         *         "processing": 0,
+         *         "completed": 3,
+         *         "failed": 0,
+         *         "expired": 2,
+         *         "cancelled": 0
+         *       },
+         *       "volume30d": [
+         *         {
+         *           "date": "2026-11-22",
+         *           "amountInCents": 17500,
+         *           "count": 3
+         *         }
+         *       ]
+         *     }
+         */
+        MerchantOverview: {
+            mode: components["schemas"]["Mode"];
+            currency: components["schemas"]["Currency"];
+            /**
+             * Format: int64
+             * @description Withdrawable now (as `GET …/balance`).
+             */
+            availableInCents: number;
+            /**
+             * @description What completed payments brought in, per chain and token the customer paid with: the
+             *     USD value credited at settlement (`receivedInCents`, the sum of the payments'
+             *     `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+             *     asset since the merchant began, not what is held now: withdrawals are paid out from
+             *     the service's hot wallet in the merchant's withdrawal token and are not subtracted
+             *     per asset (`availableInCents` is the one withdrawable figure).
+             */
+            balancesByToken: {
+                /** @example eip155:8453 */
+                chainId: string;
+                /** @example USDC */
+                tokenSymbol: string;
+                tokenId: string;
+                /** Format: int64 */
+                receivedInCents: number;
+                /** @description In the token's smallest unit. */
+                receivedAmountAsset: string;
+                /**
+                 * Format: int64
+                 * @description Completed payments settled in this token.
+                 */
+                payments: number;
+            }[];
+            /**
+             * @description The count of payments in each status (every status present, zeros included).
+             * @example {
+             *       "pending": 2,
+             *       "processing": 0,
+             *       "completed": 40,
+             *       "failed": 0,
+             *       "expired": 7,
+             *       "cancelled": 0
+             *     }
+             */
+            paymentsByStatus: {
+                [key: string]: number;
+            };
+            /**
+             * @description The last 30 UTC days, oldest first, today last: the payments completed each day (by
+             *     the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+             *     any are zeros.
+             */
+            volume30d: {
+                /** Format: date */
+                date: string;
+                /** Format: int64 */
+                amountInCents: number;
+                /** Format: int64 */
+                count: number;
+            }[];
+        };
+        /**
+         * @description The merchant's name and branding as the hosted checkout page shows them.
+         * @example {
+         *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "displayName": "Acme Coffee",
+         *       "logoUrl": "https://acme.example/logo.png",
+         *       "accentColor": "#0a7cff"
+         *     }
+         */
+        MerchantProfile: {
+            /** Format: uuid */
+            merchantId: string;
+            /**
+             * @description The name shown to customers (the merchant's short name until one is set).
+             * @example Acme Coffee
+             */
+            displayName: string;
+            /** @example https://acme.example/logo.png */
+            logoUrl: string | null;
+            /**
+             * @description The checkout page's accent colour, `#rrggbb` (null: the page's own).
+             * @example #0a7cff
+             */
+            accentColor: string | null;
+        };
+        /**
+         * @description The fields to change; `null` clears the logo or the accent colour.
+         * @example {
+         *       "displayName": "Acme Coffee",
+         *       "accentColor": "#0a7cff"
+         *     }
+         */
+        UpdateMerchantProfileRequest: {
+            /** @description 1 to 80 characters, no control characters. */
+            displayName?: string;
+            /** @description An https URL (null clears it). */
+            logoUrl?: string | null;
+            /** @description `#rrggbb` (null clears it). */
+            accentColor?: string | null;
+        };
+        /**
+         * @description The test event sent and its delivery.
+         * @example {
+         *       "eventId": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "deliveryId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09"
+         *     }
+         */
+        WebhookTestResult: {
+            /** @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e */
+            eventId: string;
+            /** Format: uuid */
+            deliveryId: string;
+        };
+        /**
+         * @description What a withdrawal would pay out now (nothing reserved).
+         * @example {
+         *       "chainId": "eip155:8453",
+         *       "tokenSymbol": "USDC",
+         *       "amountInCents": 5000,
+         *       "amountAsset": "50000000",
+         *       "rate": "1",
+         *       "networkFeeNative": "42000000000000",
+         *       "networkFeeInCents": 13,
+         *       "hotWalletCanPay": true,
+         *       "hotWalletAddress": "0x2222222222222222222222222222222222222222"
+         *     }
+         */
+        WithdrawalEstimate: {
+            /** @example eip155:8453 */
+            chainId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /** Format: int64 */
+            amountInCents: number;
+            /** @description The token amount the payout would send, smallest unit (rounded down). */
+            amountAsset: string;
+            /** @description USD price of one whole token used (stablecoins pegged at 1). */
+            rate: string;
+            /** @description Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated). */
+            networkFeeNative: string | null;
+            /**
+             * Format: int64
+             * @description The same in USD cents, rounded up (null when no native price is available).
+             */
+            networkFeeInCents: number | null;
+            /** @description Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key). */
+            hotWalletCanPay: boolean;
+            hotWalletAddress: string | null;
         };
         /**
          * @description What a merchant holds with the service. The top-level amounts are the balance of the
@@ -5744,6 +6349,400 @@ export interface operations {
             404: components["responses"]["CheckoutQuoteNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPayments: {
+        parameters: {
+            query?: {
+                /** @description Only payments of this type. */
+                type?: components["schemas"]["PaymentType"];
+                /** @description Only payments in this status. */
+                status?: components["schemas"]["PaymentStatus"];
+                /**
+                 * @description Free text matched against the payment id (exact), the deposit wallet address, the receipt
+                 *     transaction hash and the receipt sender address (case-insensitive prefix), and the
+                 *     merchant short name (case-insensitive substring).
+                 */
+                search?: string;
+                /** @description Sort key. */
+                sortBy?: "createdAt" | "amountInCents";
+                /** @description Sort direction. */
+                sortOrder?: "ASC" | "DESC";
+                /** @description Items per page (1 to 1000, default 100). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip (default 0). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentTransfers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentTransferList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries to return (1 to 200, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantOverview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantProfile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMerchantProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description The profile after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantProfile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportMerchantPayments: {
+        parameters: {
+            query: {
+                /** @description Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC). */
+                from: string;
+                /** @description End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`. */
+                to: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV, with a header row: id, createdAt, updatedAt, type, status, amountInCents,
+             *     amountDueCents, amountMerchantNetCents, currency, chainId, tokenSymbol, amountAsset,
+             *     amountAssetUnits, txHash, depositAddress, orderId, customerRefId.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename=payments-<from>-<to>.csv` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportMerchantWithdrawals: {
+        parameters: {
+            query: {
+                /** @description Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC). */
+                from: string;
+                /** @description End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`. */
+                to: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV, with a header row: id, createdAt, updatedAt, status, amountInCents, currency,
+             *     chainId, tokenSymbol, amountAsset, amountAssetUnits, recipientAddress, txHash, orderId.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename=withdrawals-<from>-<to>.csv` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testMerchantWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The webhook endpoint id. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery was scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    estimateMerchantWithdrawal: {
+        parameters: {
+            query: {
+                /** @description The withdrawal amount in USD cents. */
+                amountInCents: number;
+                /** @description CAIP-2 chain id of the payout, e.g. `eip155:8453`. */
+                chainId: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalEstimate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardWithdrawalForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
         };
     };
     getMerchantBalance: {
