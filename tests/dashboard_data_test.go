@@ -382,7 +382,7 @@ func TestDashboardWebhookTestAndPaymentDeliveries(t *testing.T) {
 		sent := r.JSON(t)
 		eventID := sent["eventId"].(string)
 		assert.True(t, strings.HasPrefix(eventID, "evt_"))
-		r = e.do(http.MethodGet, base+"/webhooks/deliveries?eventId="+eventID, "", nil, read...)
+		r = e.do(http.MethodGet, base+"/webhooks/deliveries?eventId="+eventID, "", nil, write...) // developers:read
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		ds := r.JSON(t)["data"].([]any)
 		require.Len(t, ds, 1)

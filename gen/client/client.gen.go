@@ -2622,7 +2622,8 @@ type WithdrawalNotFound = Error
 
 // LogoutParams defines parameters for Logout.
 type LogoutParams struct {
-	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
 	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
 }
 
@@ -2643,7 +2644,8 @@ type OidcCallbackParams struct {
 
 // RefreshSessionParams defines parameters for RefreshSession.
 type RefreshSessionParams struct {
-	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly).
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
 	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
 }
 

@@ -5247,7 +5247,10 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The session's refresh token (set by sign-in; HttpOnly). */
+        /**
+         * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+         *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+         */
         RefreshCookie: string;
         /** @description The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly). */
         OIDCStateCookie: string;
@@ -5343,7 +5346,10 @@ export interface operations {
             header?: never;
             path?: never;
             cookie?: {
-                /** @description The session's refresh token (set by sign-in; HttpOnly). */
+                /**
+                 * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+                 *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+                 */
                 paymentsd_refresh?: components["parameters"]["RefreshCookie"];
             };
         };
@@ -5373,7 +5379,10 @@ export interface operations {
             header?: never;
             path?: never;
             cookie?: {
-                /** @description The session's refresh token (set by sign-in; HttpOnly). */
+                /**
+                 * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+                 *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+                 */
                 paymentsd_refresh?: components["parameters"]["RefreshCookie"];
             };
         };
