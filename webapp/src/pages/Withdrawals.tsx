@@ -4,7 +4,7 @@ import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLoad } from "../ui";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -16,7 +16,8 @@ export function WithdrawalList() {
   const chains = useChains();
   const [status, setStatus] = useState<Status | "">("");
   const [offset, setOffset] = useState(0);
-  const [list] = useLoad(
+  // Live, like the payments: a withdrawal's progress to completed shows without a reload.
+  const list = useLive(
     (signal) =>
       unwrap(
         api.GET("/v1/merchants/{merchantId}/withdrawals", {
@@ -121,7 +122,7 @@ export function WithdrawalList() {
 export function WithdrawalDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [w, reload] = useLoad(
+  const w = useLive(
     (signal) =>
       unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
     [merchantId, mode, id],
@@ -149,8 +150,7 @@ export function WithdrawalDetail({ id }: { id: string }) {
                           params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
                         }),
                       ),
-                    );
-                    reload();
+                    ); // the live detail shows it cancelled within a poll
                   }}
                 />
               ) : null}
