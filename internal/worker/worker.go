@@ -189,11 +189,13 @@ func (r *Runtime) round(ctx context.Context, l Loop, log *slog.Logger) (outcome 
 	switch {
 	case err == nil:
 		return OutcomeOK, again
-	case Stopping(ctx) && ctx.Err() != nil:
-		return OutcomeError, false // cut off by the end of the shutdown grace: not worth a line
 	case errors.As(err, &p):
+		// Before the shutdown check: a round that did its work counts as progress even when the
+		// stop came while it finished (which of the two happened first is a race, not a fact).
 		log.Error("background round: some items failed", "err", err)
 		return outcomePartial, again
+	case Stopping(ctx) && ctx.Err() != nil:
+		return OutcomeError, false // cut off by the end of the shutdown grace: not worth a line
 	}
 	log.Error("background round failed", "err", err)
 	return OutcomeError, false
