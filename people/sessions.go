@@ -94,13 +94,15 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		match = false // a malformed stored hash signs nobody in
 	}
 	if !found || !match || u.DisabledAt != nil {
-		record := s.recordFailure(ctx, account, c.IP)
+		var record error
 		if found { // an existing user's team sees the attempt; an unknown email is never logged
 			reason := "wrong_password"
 			if match {
 				reason = "user_disabled"
 			}
 			record = s.recordUserFailure(ctx, u, c.IP, methodPassword, reason)
+		} else {
+			record = s.recordFailure(ctx, account, c.IP)
 		}
 		if record != nil {
 			return AuthResult{}, record
