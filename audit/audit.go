@@ -47,6 +47,18 @@ func WithActor(ctx context.Context, a Actor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
 }
 
+// Origin is the actor of a request whose party is not known yet (a sign-in): only its address
+// and user agent. Whoever names the party later keeps them (AsPerson); an entry appended with it
+// as it is records the kind system.
+func Origin(ip, userAgent string) Actor { return Actor{IP: ip, UserAgent: userAgent} }
+
+// AsPerson returns ctx acted by the person (user id, email), from ctx's actor's address and user
+// agent: a sign-in names its person once the password is checked.
+func AsPerson(ctx context.Context, userID, email string) context.Context {
+	a := ActorFrom(ctx)
+	return WithActor(ctx, Actor{Kind: KindPerson, ID: userID, Label: email, IP: a.IP, UserAgent: a.UserAgent})
+}
+
 // ActorFrom is the actor ctx carries; System when none (a worker, a test).
 func ActorFrom(ctx context.Context) Actor {
 	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
@@ -74,6 +86,24 @@ const (
 	MemberRemoved            Action = "member.removed"
 	InvitationCreated        Action = "invitation.created"
 	InvitationRevoked        Action = "invitation.revoked"
+	InvitationAccepted       Action = "invitation.accepted"
+	MemberJoined             Action = "member.joined"
+	Require2FAChanged        Action = "settings.require_2fa_changed"
+	ProfileUpdated           Action = "settings.profile_updated"
+
+	// A person's own sign-ins and security, recorded once for each merchant they are a member
+	// of (the team sees what its members' accounts do).
+	SignedIn         Action = "auth.signed_in"
+	SignInFailed     Action = "auth.sign_in_failed"
+	SignedOut        Action = "auth.signed_out"
+	SessionsRevoked  Action = "auth.sessions_revoked"
+	PasswordChanged  Action = "auth.password_changed"
+	SteppedUp        Action = "auth.step_up"
+	TOTPEnabled      Action = "security.totp_enabled"
+	TOTPDisabled     Action = "security.totp_disabled"
+	RecoveryCodeUsed Action = "security.recovery_codes_used"
+	PasskeyAdded     Action = "security.passkey_added"
+	PasskeyRemoved   Action = "security.passkey_removed"
 )
 
 // Target types.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -67,12 +68,22 @@ func (s *Service) UpdateProfile(ctx context.Context, id uuid.UUID, c ProfileChan
 	}
 	var out domain.Merchant
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		before, err := tx.GetMerchant(id)
+		if err != nil {
+			return err
+		}
 		if err := tx.UpdateMerchantProfile(id, c); err != nil {
 			return err
 		}
-		var err error
-		out, err = tx.GetMerchant(id)
-		return err
+		if out, err = tx.GetMerchant(id); err != nil {
+			return err
+		}
+		details := profileChanges(before, out)
+		if details == nil {
+			return nil // nothing changed: nothing to record
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: id, Action: audit.ProfileUpdated, TargetType: audit.TargetMerchant,
+			TargetID: id.String(), Details: details})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Merchant{}, domain.ErrMerchantNotFound
@@ -82,4 +93,42 @@ func (s *Service) UpdateProfile(ctx context.Context, id uuid.UUID, c ProfileChan
 	}
 	s.keys().flush()
 	return out, nil
+}
+
+// profileChanges is the audit log's account of a profile change: the fields changed and their
+// new values (nil: removed), a logo by its host only (a URL's path or query may carry a token);
+// nil when nothing changed.
+func profileChanges(before, after domain.Merchant) map[string]any {
+	var fields []string
+	details := map[string]any{}
+	if text(before.DisplayName) != text(after.DisplayName) {
+		fields = append(fields, "displayName")
+		details["displayName"] = after.DisplayName
+	}
+	if text(before.LogoURL) != text(after.LogoURL) {
+		fields = append(fields, "logoUrl")
+		var host *string
+		if after.LogoURL != nil {
+			h := audit.URLHost(*after.LogoURL)
+			host = &h
+		}
+		details["logoHost"] = host
+	}
+	if text(before.AccentColor) != text(after.AccentColor) {
+		fields = append(fields, "accentColor")
+		details["accentColor"] = after.AccentColor
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	details["fields"] = fields
+	return details
+}
+
+// text is a nullable text's value ("" for nil).
+func text(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

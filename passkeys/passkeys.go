@@ -205,8 +205,9 @@ func (s *Service) BeginRegistration(ctx context.Context, u store.User) (json.Raw
 }
 
 // FinishRegistration verifies the browser's answer (PublicKeyCredential.toJSON()) to a
-// registration begun and stores the passkey under name.
-func (s *Service) FinishRegistration(ctx context.Context, u store.User, name string, response json.RawMessage) (store.Passkey, error) {
+// registration begun and stores the passkey under name; also, if given, runs in the transaction
+// that stores it (the audit log's entry).
+func (s *Service) FinishRegistration(ctx context.Context, u store.User, name string, response json.RawMessage, also func(*store.Tx, store.Passkey) error) (store.Passkey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > MaxNameLength {
 		return store.Passkey{}, domain.Invalid(domain.CodeParameterInvalid, "name", "a passkey's name has 1 to %d characters", MaxNameLength)
@@ -240,7 +241,15 @@ func (s *Service) FinishRegistration(ctx context.Context, u store.User, name str
 	k := store.Passkey{ID: uuid.Must(uuid.NewV7()), UserID: u.ID, CredentialID: cred.ID, PublicKey: cred.PublicKey,
 		SignCount: cred.Authenticator.SignCount, AAGUID: aaguid, Transports: strings.Join(ts, ","), AttestationType: cred.AttestationType,
 		Flags: uint8(cred.Flags.ProtocolValue()), Name: name, CreatedAt: s.Now().UTC().Truncate(time.Microsecond)}
-	err = s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertPasskey(k) })
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertPasskey(k); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx, k)
+		}
+		return nil
+	})
 	if errors.Is(err, store.ErrConflict) {
 		return store.Passkey{}, domain.ErrPasskeyExists
 	}
@@ -257,9 +266,17 @@ func (s *Service) Count(ctx context.Context, userID uuid.UUID) (int, error) {
 	return s.Store.Read(ctx).CountPasskeys(userID)
 }
 
-// Delete removes a user's passkey.
-func (s *Service) Delete(ctx context.Context, userID, id uuid.UUID) error {
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.DeletePasskey(userID, id) })
+// Delete removes a user's passkey; also, if given, runs in the transaction that removes it.
+func (s *Service) Delete(ctx context.Context, userID, id uuid.UUID, also func(*store.Tx) error) error {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.DeletePasskey(userID, id); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx)
+		}
+		return nil
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.ErrPasskeyNotFound
 	}

@@ -47,7 +47,7 @@ func register(t *testing.T, s *passkeys.Service, u store.User, a *webauthntest.A
 	require.NoError(t, err)
 	resp, err := a.Register(opts)
 	require.NoError(t, err)
-	k, err := s.FinishRegistration(ctx, u, "Laptop", resp)
+	k, err := s.FinishRegistration(ctx, u, "Laptop", resp, nil)
 	require.NoError(t, err)
 	return k
 }
@@ -71,7 +71,7 @@ func TestPasskeyCeremonies(t *testing.T) {
 			assert.Contains(t, string(opts), `"excludeCredentials"`)
 			resp, err := a.Register(opts)
 			require.NoError(t, err)
-			_, err = s.FinishRegistration(ctx, u, "Again", resp)
+			_, err = s.FinishRegistration(ctx, u, "Again", resp, nil)
 			assert.ErrorIs(t, err, domain.ErrPasskeyExists)
 
 			lc := uuid.New()
@@ -119,8 +119,8 @@ func TestPasskeyCeremonies(t *testing.T) {
 			_, err = s.FinishLogin(ctx, u, lc, resp)
 			assert.ErrorIs(t, err, domain.ErrPasskeyRefused)
 
-			require.NoError(t, s.Delete(ctx, u.ID, k.ID))
-			assert.ErrorIs(t, s.Delete(ctx, u.ID, k.ID), domain.ErrPasskeyNotFound)
+			require.NoError(t, s.Delete(ctx, u.ID, k.ID, nil))
+			assert.ErrorIs(t, s.Delete(ctx, u.ID, k.ID, nil), domain.ErrPasskeyNotFound)
 			_, err = s.BeginLogin(ctx, u, lc)
 			assert.ErrorIs(t, err, domain.ErrNoPasskey)
 		})

@@ -2,9 +2,11 @@ package people
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -69,8 +71,21 @@ func (s *Service) Require2FA(ctx context.Context, merchantID uuid.UUID) (bool, e
 
 // SetRequire2FA changes a merchant's require_2fa setting.
 func (s *Service) SetRequire2FA(ctx context.Context, merchantID uuid.UUID, on bool) error {
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetMerchantRequires2FA(merchantID, on) })
-	if err == store.ErrNotFound {
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		was, err := tx.MerchantRequires2FA(merchantID)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetMerchantRequires2FA(merchantID, on); err != nil {
+			return err
+		}
+		if was == on {
+			return nil // nothing changed: nothing to record
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.Require2FAChanged, TargetType: audit.TargetMerchant,
+			TargetID: merchantID.String(), Details: map[string]any{"from": was, "to": on}})
+	})
+	if errors.Is(err, store.ErrNotFound) {
 		return domain.ErrMerchantNotFound
 	}
 	return err

@@ -245,7 +245,7 @@ func (s *Service) OIDCCallback(ctx context.Context, cookieState, state, code, pr
 	if slices.Contains(cl.AMR, "mfa") {
 		// The provider did multi-factor authentication: that is this session's second factor.
 		now := s.Now()
-		return s.newSession(ctx, u, &now, c)
+		return s.newSession(ctx, u, &now, c, methodOIDC, "provider_mfa")
 	}
-	return s.signIn(ctx, u, c) // a second factor of ours to give, if the user has one
+	return s.signIn(ctx, u, c, methodOIDC) // a second factor of ours to give, if the user has one
 }

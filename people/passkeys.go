@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -86,7 +87,9 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, p dashauth.Pers
 	if err != nil {
 		return store.Passkey{}, err
 	}
-	return s.Passkeys.FinishRegistration(ctx, u, name, credential)
+	return s.Passkeys.FinishRegistration(ctx, u, name, credential, func(tx *store.Tx, k store.Passkey) error {
+		return auditPerson(ctx, tx, u, audit.PasskeyAdded, map[string]any{"passkey_id": k.ID.String(), "name": k.Name})
+	})
 }
 
 // passkeyUser is the person registering a passkey, checked: passkeys on, user enabled, and a
@@ -125,7 +128,9 @@ func (s *Service) DeletePasskey(ctx context.Context, userID, id uuid.UUID) error
 	if s.Passkeys == nil {
 		return domain.ErrPasskeyNotFound
 	}
-	return s.Passkeys.Delete(ctx, userID, id)
+	return s.Passkeys.Delete(ctx, userID, id, func(tx *store.Tx) error {
+		return auditUser(ctx, tx, userID, audit.PasskeyRemoved, map[string]any{"passkey_id": id.String()})
+	})
 }
 
 // loginChallenge reads a sign-in's live challenge and its user, throttled like the code step:
@@ -183,9 +188,11 @@ func (s *Service) LoginPasskeyFinish(ctx context.Context, challengeToken string,
 	if err != nil {
 		return AuthResult{}, err
 	}
+	first := firstFactor(challengeToken)
 	if _, err := s.Passkeys.FinishLogin(ctx, u, ch.ID, credential); err != nil {
 		if errors.Is(err, domain.ErrPasskeyRefused) {
-			return AuthResult{}, errors.Join(fmt.Errorf("%w (%s)", ErrInvalidCredentials, err.Error()), s.recordFailure(ctx, u.Email, c.IP))
+			return AuthResult{}, errors.Join(fmt.Errorf("%w (%s)", ErrInvalidCredentials, err.Error()),
+				s.recordUserFailure(ctx, u, c.IP, first+"+"+factorPasskey, "passkey_refused"))
 		}
 		return AuthResult{}, err
 	}
@@ -203,7 +210,7 @@ func (s *Service) LoginPasskeyFinish(ctx context.Context, challengeToken string,
 	if err := s.Store.Read(ctx).ClearAccountFailures(u.Email); err != nil {
 		return AuthResult{}, err
 	}
-	return s.newSession(ctx, u, &now, c)
+	return s.newSession(ctx, u, &now, c, first, factorPasskey)
 }
 
 // StepUpPasskeyBegin starts a step-up with a passkey in a live session: the request options,
@@ -240,8 +247,10 @@ func (s *Service) StepUpPasskeyFinish(ctx context.Context, p dashauth.Person, cr
 			return err
 		}
 		var err error
-		sess, err = tx.GetSession(p.SessionID)
-		return err
+		if sess, err = tx.GetSession(p.SessionID); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, u, audit.SteppedUp, map[string]any{"method": factorPasskey, "session_id": sess.ID.String()})
 	})
 	if err != nil {
 		return AuthResult{}, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -93,29 +94,43 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		match = false // a malformed stored hash signs nobody in
 	}
 	if !found || !match || u.DisabledAt != nil {
-		if err := s.recordFailure(ctx, account, c.IP); err != nil {
-			return AuthResult{}, err
+		var record error
+		if found { // an existing user's team sees the attempt; an unknown email is never logged
+			reason := "wrong_password"
+			if match {
+				reason = "user_disabled"
+			}
+			record = s.recordUserFailure(ctx, u, c.IP, methodPassword, reason)
+		} else {
+			record = s.recordFailure(ctx, account, c.IP)
+		}
+		if record != nil {
+			return AuthResult{}, record
 		}
 		return AuthResult{}, ErrInvalidCredentials
 	}
 	if err := s.Store.Read(ctx).ClearAccountFailures(account); err != nil {
 		return AuthResult{}, err
 	}
-	return s.signIn(ctx, u, c)
+	return s.signIn(ctx, u, c, methodPassword)
 }
 
-// signIn finishes a first factor: a challenge when the user has a second one, else a session.
-func (s *Service) signIn(ctx context.Context, u store.User, c Client) (AuthResult, error) {
+// signIn finishes a first factor (methodPassword or methodOIDC): a challenge when the user has
+// a second one, else a session.
+func (s *Service) signIn(ctx context.Context, u store.User, c Client, first string) (AuthResult, error) {
 	methods, err := s.secondFactorMethods(ctx, u.ID) // passkeys.go: TOTP and passkeys
 	if err != nil {
 		return AuthResult{}, err
 	}
 	if len(methods) == 0 {
-		return s.newSession(ctx, u, nil, c)
+		return s.newSession(ctx, u, nil, c, first, "")
 	}
 	token, err := randomText(32)
 	if err != nil {
 		return AuthResult{}, err
+	}
+	if first == methodOIDC {
+		token = oidcChallengePrefix + token
 	}
 	now := s.Now()
 	ch := store.LoginChallenge{ID: uuid.Must(uuid.NewV7()), UserID: u.ID, TokenHash: TokenHash(token), CreatedAt: now, ExpiresAt: now.Add(ChallengeTTL)}
@@ -149,8 +164,9 @@ func (s *Service) LoginSecondFactor(ctx context.Context, challengeToken, code st
 	if ch.UsedAt != nil || !now.Before(ch.ExpiresAt) || u.DisabledAt != nil {
 		return AuthResult{}, ErrInvalidCredentials
 	}
+	first, second := firstFactor(challengeToken), codeFactor(code)
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.useSecondFactor(tx, u.ID, code); err != nil {
+		if err := s.useSecondFactor(ctx, tx, u.ID, code); err != nil {
 			return err
 		}
 		ok, err := tx.UseLoginChallenge(ch.ID, now)
@@ -160,7 +176,7 @@ func (s *Service) LoginSecondFactor(ctx context.Context, challengeToken, code st
 		return err
 	})
 	if errors.Is(err, ErrInvalidCode) || errors.Is(err, ErrNoSecondFactor) {
-		return AuthResult{}, errors.Join(ErrInvalidCredentials, s.recordFailure(ctx, u.Email, c.IP))
+		return AuthResult{}, errors.Join(ErrInvalidCredentials, s.recordUserFailure(ctx, u, c.IP, first+"+"+second, "wrong_code"))
 	}
 	if err != nil {
 		return AuthResult{}, err
@@ -168,11 +184,12 @@ func (s *Service) LoginSecondFactor(ctx context.Context, challengeToken, code st
 	if err := s.Store.Read(ctx).ClearAccountFailures(u.Email); err != nil {
 		return AuthResult{}, err
 	}
-	return s.newSession(ctx, u, &now, c)
+	return s.newSession(ctx, u, &now, c, first, second)
 }
 
-// newSession starts a session and mints its tokens.
-func (s *Service) newSession(ctx context.Context, u store.User, secondFactorAt *time.Time, c Client) (AuthResult, error) {
+// newSession starts a session and mints its tokens; the sign-in is recorded with its method:
+// the first factor, and the second ("" none) after a "+".
+func (s *Service) newSession(ctx context.Context, u store.User, secondFactorAt *time.Time, c Client, first, second string) (AuthResult, error) {
 	now := s.Now()
 	sess := store.Session{ID: uuid.Must(uuid.NewV7()), UserID: u.ID, Mode: domain.ModeTest, CreatedAt: now, LastUsedAt: now,
 		ExpiresAt: now.Add(SessionTTL), SecondFactorAt: secondFactorAt, IP: c.IP, UserAgent: truncate(c.UserAgent, maxUserAgent)}
@@ -181,7 +198,18 @@ func (s *Service) newSession(ctx context.Context, u store.User, secondFactorAt *
 		return AuthResult{}, err
 	}
 	sess.RefreshTokenHash = TokenHash(refresh)
-	if err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertSession(sess) }); err != nil {
+	method := first
+	if second != "" {
+		method += "+" + second
+	}
+	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertSession(sess); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, u, audit.SignedIn, map[string]any{"method": method, "second_factor": second != "",
+			"session_id": sess.ID.String()})
+	})
+	if err != nil {
 		return AuthResult{}, err
 	}
 	return s.tokens(ctx, u, sess, refresh)
@@ -272,7 +300,13 @@ func (s *Service) Logout(ctx context.Context, refreshToken string) error {
 		if hash != sess.RefreshTokenHash && (sess.PreviousTokenHash == nil || hash != *sess.PreviousTokenHash) {
 			return nil
 		}
-		return tx.RevokeSession(sess.UserID, sess.ID, s.Now())
+		if sess.RevokedAt != nil {
+			return nil // ended already: nothing happens, nothing to record
+		}
+		if err := tx.RevokeSession(sess.UserID, sess.ID, s.Now()); err != nil {
+			return err
+		}
+		return auditUser(ctx, tx, sess.UserID, audit.SignedOut, map[string]any{"session_id": sess.ID.String()})
 	})
 }
 
@@ -295,7 +329,12 @@ func (s *Service) CheckSession(ctx context.Context, userID, sessionID uuid.UUID)
 
 // LogoutAll ends every session of the user.
 func (s *Service) LogoutAll(ctx context.Context, userID uuid.UUID) error {
-	return s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeUserSessions(userID, uuid.Nil, s.Now()) })
+	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.RevokeUserSessions(userID, uuid.Nil, s.Now()); err != nil {
+			return err
+		}
+		return auditUser(ctx, tx, userID, audit.SessionsRevoked, map[string]any{"sessions": "all"})
+	})
 }
 
 // Sessions lists the user's live sessions, newest first.
@@ -318,7 +357,12 @@ var ErrSessionNotFound = errors.New("no such session")
 
 // RevokeSession ends one of the user's sessions.
 func (s *Service) RevokeSession(ctx context.Context, userID, sessionID uuid.UUID) error {
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeSession(userID, sessionID, s.Now()) })
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.RevokeSession(userID, sessionID, s.Now()); err != nil {
+			return err
+		}
+		return auditUser(ctx, tx, userID, audit.SessionsRevoked, map[string]any{"session_id": sessionID.String()})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrSessionNotFound
 	}
@@ -344,7 +388,10 @@ func (s *Service) ChangePassword(ctx context.Context, userID, sessionID uuid.UUI
 		if err := tx.SetUserPassword(userID, hash, s.Now()); err != nil {
 			return err
 		}
-		return tx.RevokeUserSessions(userID, sessionID, s.Now())
+		if err := tx.RevokeUserSessions(userID, sessionID, s.Now()); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, u, audit.PasswordChanged, map[string]any{"other_sessions_revoked": true})
 	})
 }
 
@@ -355,7 +402,7 @@ func (s *Service) StepUp(ctx context.Context, p dashauth.Person, code string) (A
 	var sess store.Session
 	var u store.User
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.useSecondFactor(tx, p.UserID, code); err != nil {
+		if err := s.useSecondFactor(ctx, tx, p.UserID, code); err != nil {
 			return err
 		}
 		if err := tx.SetSessionSecondFactor(p.SessionID, now); err != nil {
@@ -365,8 +412,10 @@ func (s *Service) StepUp(ctx context.Context, p dashauth.Person, code string) (A
 		if sess, err = tx.GetSession(p.SessionID); err != nil {
 			return err
 		}
-		u, err = tx.GetUser(p.UserID)
-		return err
+		if u, err = tx.GetUser(p.UserID); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, u, audit.SteppedUp, map[string]any{"method": codeFactor(code), "session_id": sess.ID.String()})
 	})
 	if err != nil {
 		return AuthResult{}, err
@@ -404,7 +453,11 @@ func (s *Service) AcceptInvitation(ctx context.Context, token, password string, 
 	if exists {
 		ok, err := CheckPassword(password, u.PasswordHash)
 		if err != nil || !ok || u.DisabledAt != nil {
-			return AuthResult{}, errors.Join(ErrInvalidCredentials, s.recordFailure(ctx, inv.Email, c.IP))
+			reason := "wrong_password"
+			if ok {
+				reason = "user_disabled"
+			}
+			return AuthResult{}, errors.Join(ErrInvalidCredentials, s.recordUserFailure(ctx, u, c.IP, methodPassword, reason))
 		}
 	} else {
 		if password == "" {
@@ -428,16 +481,32 @@ func (s *Service) AcceptInvitation(ctx context.Context, token, password string, 
 				return err
 			}
 		}
+		// The invitation's merchant records who accepted it, and who joined (an existing
+		// membership stays as it is: nobody joined).
+		actx := audit.AsPerson(ctx, u.ID.String(), u.Email)
 		_, err = tx.Membership(u.ID, inv.MerchantID)
-		if errors.Is(err, store.ErrNotFound) {
-			return tx.SetMembership(u.ID, inv.MerchantID, inv.Role, now)
+		joined := errors.Is(err, store.ErrNotFound)
+		if err != nil && !joined {
+			return err
 		}
-		return err
+		if err := audit.Append(actx, tx, audit.Event{MerchantID: inv.MerchantID, Action: audit.InvitationAccepted, TargetType: audit.TargetInvitation,
+			TargetID: inv.ID.String(), Details: map[string]any{"email": inv.Email, "role": string(inv.Role), "new_user": !exists,
+				"already_member": !joined}}); err != nil {
+			return err
+		}
+		if !joined {
+			return nil
+		}
+		if err := tx.SetMembership(u.ID, inv.MerchantID, inv.Role, now); err != nil {
+			return err
+		}
+		return audit.Append(actx, tx, audit.Event{MerchantID: inv.MerchantID, Action: audit.MemberJoined, TargetType: audit.TargetUser,
+			TargetID: u.ID.String(), Details: map[string]any{"email": u.Email, "role": string(inv.Role), "invitation_id": inv.ID.String()}})
 	})
 	if err != nil {
 		return AuthResult{}, err
 	}
-	return s.signIn(ctx, u, c)
+	return s.signIn(ctx, u, c, methodPassword)
 }
 
 // live reports whether a session may be used now.

@@ -15,6 +15,7 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -119,7 +120,10 @@ func (s *Service) ConfirmTOTP(ctx context.Context, userID uuid.UUID, code string
 		if err := tx.ConfirmTOTP(userID, *st.PendingSealed, step, s.Now()); err != nil {
 			return err
 		}
-		return tx.ReplaceRecoveryCodes(userID, hashes, s.Now())
+		if err := tx.ReplaceRecoveryCodes(userID, hashes, s.Now()); err != nil {
+			return err
+		}
+		return auditUser(ctx, tx, userID, audit.TOTPEnabled, map[string]any{"recovery_codes_issued": recoveryCodeCount})
 	})
 	if err != nil {
 		return nil, err
@@ -130,10 +134,13 @@ func (s *Service) ConfirmTOTP(ctx context.Context, userID uuid.UUID, code string
 // DisableTOTP turns the second factor off, with a current code (or a recovery code).
 func (s *Service) DisableTOTP(ctx context.Context, userID uuid.UUID, code string) error {
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.useSecondFactor(tx, userID, code); err != nil {
+		if err := s.useSecondFactor(ctx, tx, userID, code); err != nil {
 			return err
 		}
-		return tx.DisableTOTP(userID, s.Now())
+		if err := tx.DisableTOTP(userID, s.Now()); err != nil {
+			return err
+		}
+		return auditUser(ctx, tx, userID, audit.TOTPDisabled, map[string]any{"method": codeFactor(code)})
 	})
 }
 
@@ -146,8 +153,9 @@ func (s *Service) HasTOTP(ctx context.Context, userID uuid.UUID) (bool, error) {
 	return st.SecretSealed != nil, nil
 }
 
-// useSecondFactor spends a TOTP code (six digits) or a recovery code of the user.
-func (s *Service) useSecondFactor(tx *store.Tx, userID uuid.UUID, code string) error {
+// useSecondFactor spends a TOTP code (six digits) or a recovery code of the user; a recovery
+// code spent is recorded in the audit log (a team wants to know one of its members used one).
+func (s *Service) useSecondFactor(ctx context.Context, tx *store.Tx, userID uuid.UUID, code string) error {
 	st, err := tx.UserTOTP(userID)
 	if err != nil {
 		return s.noUser(err)
@@ -182,7 +190,7 @@ func (s *Service) useSecondFactor(tx *store.Tx, userID uuid.UUID, code string) e
 	if !used {
 		return ErrInvalidCode
 	}
-	return nil
+	return auditUser(ctx, tx, userID, audit.RecoveryCodeUsed, nil)
 }
 
 // matchStep finds the time step (now, or one either side) whose code is code, later than

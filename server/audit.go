@@ -13,7 +13,8 @@ import (
 )
 
 // The audit log's side of the HTTP layer: authentication names the actor of every request in
-// its context (withActor, the one place), the services read it when they append an entry in the
+// its context (withActor, the one place; a public operation's actor is its origin only, which
+// people.Service turns into the person a sign-in names), the services read it when they append an entry in the
 // transaction of their change; GET …/audit-log reads the log.
 
 // withActor puts the request's actor, with its address and user agent, in the request's context.
@@ -26,6 +27,11 @@ func withActor(c echo.Context, a audit.Actor) {
 // keyActor is a secret-key request's actor: the key (its id, and its prefix to recognise it).
 func keyActor(m domain.Merchant) audit.Actor {
 	return audit.Actor{Kind: audit.KindService, ID: m.KeyID.String(), Label: m.KeyPrefix}
+}
+
+// personActor is the actor of a person token's own operations (/v1/auth/…).
+func personActor(p dashauth.Person) audit.Actor {
+	return audit.Actor{Kind: audit.KindPerson, ID: p.UserID.String(), Label: p.Email}
 }
 
 // principalActor is a dashboard token's actor: a person by user id and email; a service token

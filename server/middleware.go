@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v4"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/merchants"
@@ -50,7 +51,10 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 			}
 			switch scheme := securityScheme(route); scheme {
 			case "":
-				return next(c) // public
+				// Public: whoever it is (a sign-in names its person once the password is
+				// checked) acts from this address and user agent.
+				withActor(c, audit.Origin("", ""))
+				return next(c)
 			case "SecretKey":
 				m, err := svc.Authenticate(c.Request().Context(), strings.TrimSpace(c.Request().Header.Get(secretKeyHeader)))
 				if err != nil {
@@ -75,6 +79,8 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 					if err := personBearer(c, ppl); err != nil {
 						return err
 					}
+					p, _ := personFrom(c.Request().Context())
+					withActor(c, personActor(p))
 					return next(c)
 				}
 				need, ok := authz[opAuthKey(route.Method, route.Path)]

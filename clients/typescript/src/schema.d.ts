@@ -4283,8 +4283,14 @@ export interface components {
              *     `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
              *     `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
              *     `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
-             *     `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
-             *     and the sign-in events `auth.…`. New actions may be added.
+             *     `member.role_changed`, `member.removed`, `member.joined`, `invitation.created`,
+             *     `invitation.revoked`, `invitation.accepted`, `settings.require_2fa_changed`,
+             *     `settings.profile_updated`; a person's own events, recorded for every merchant they
+             *     are a member of: `auth.signed_in`, `auth.sign_in_failed` (an existing user only;
+             *     never the password or code typed), `auth.signed_out`, `auth.sessions_revoked`,
+             *     `auth.password_changed`, `auth.step_up`, `security.totp_enabled`,
+             *     `security.totp_disabled`, `security.recovery_codes_used`, `security.passkey_added`,
+             *     `security.passkey_removed`. New actions may be added.
              * @example api_key.created
              */
             action: string;
