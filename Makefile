@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/paymentsd
 SHELL   := /bin/bash
 
-.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example fuzz bench clean
+.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example web web-check fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/paymentsd
@@ -31,7 +31,7 @@ check-generated: generate
 
 # Go tests (unit, store on SQLite and PostgreSQL, HTTP through the full stack) then the
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
-test: lint check-generated ts-check build
+test: lint check-generated ts-check web-check build
 	scripts/ensure-chromium.sh
 	scripts/ensure-browser-deps.sh
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
@@ -52,6 +52,15 @@ contract-deep: build
 # TypeScript client: pinned deps (npm ci), src/schema.d.ts fresh against openapi.yaml, strict type-check.
 ts-check:
 	scripts/ts-client.sh check
+
+# The dashboard web app (webapp/): pinned deps (npm ci), strict type-check, vite build into
+# webapp/dist — committed and embedded in the binary, so `make build`/`make run` need no Node.
+web:
+	scripts/web.sh build
+
+# Fails when a fresh build of webapp/ differs from the committed webapp/dist.
+web-check:
+	scripts/web.sh check
 
 # The TypeScript example against bin/paymentsd (schema shape) on $$DATABASE_URL, or a temp SQLite file.
 ts-example: build

@@ -167,6 +167,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 			a.Metrics.ExpirySweep(r.PaymentsExpired, r.QuotesExpired, r.Skipped, err)
 		}}
 	a.People = &people.Service{Store: st, Now: Now}
+	if err := a.wireSignIn(); err != nil { // passkeys and the OIDC sign-in (signin.go)
+		a.Close()
+		return nil, err
+	}
 	a.Merchants = &merchants.Service{Store: st, Networks: cfg.Networks, Catalog: cat, BackendWallet: backend, Now: Now,
 		KeyCacheTTL: cfg.KeyCacheTTL}
 	a.Payments = &payments.Service{Store: st, Core: a.Core, Catalog: cat, Prices: priceSource(cfg.Pricing), Addresses: deriver,
@@ -215,17 +219,19 @@ func (a *App) Handler() (*echo.Echo, error) {
 		return nil, fmt.Errorf("load %s spec: %w", a.Cfg.ResponseShape, err)
 	}
 	var tokens server.TokenVerifier
+	var dir server.PeopleDirectory
 	if a.Cfg.Role != config.RoleWorker {
 		v, err := a.dashboardTokens(context.Background())
 		if err != nil {
 			return nil, err
 		}
 		tokens = v
+		dir = people.NewDirectory(a.Store, a.People.Now) // a signed-in person's role, per request
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
-		Payouts: a.PayoutStatus, Chains: a.chainHealth, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
+		Payouts: a.PayoutStatus, Chains: a.chainHealth, Estimator: a.payoutEstimator, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }
 
 // newMetrics builds the process's metrics on a registry of its own, with the pool's statistics.

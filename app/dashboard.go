@@ -17,7 +17,7 @@ func (a *App) wireDashboard() error {
 	if d.OIDCIssuer == "" {
 		return nil
 	}
-	o, err := dashauth.NewOIDC(dashauth.OIDCConfig{Issuer: d.OIDCIssuer, Audience: d.OIDCAudience, MerchantClaim: d.OIDCMerchantClaim, ModeClaim: d.OIDCModeClaim,
+	o, err := dashauth.NewOIDC(dashauth.OIDCConfig{Issuer: d.OIDCIssuer, Audience: d.OIDCAudience, MerchantClaim: d.OIDCMerchantClaim, ModeClaim: d.OIDCModeClaim, RoleClaim: d.OIDCRoleClaim,
 		Logger: a.Log.With("component", "oidc")})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/paymentsd/paymentsd/hotwallet"
 	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/payouts"
+	"github.com/paymentsd/paymentsd/server"
 	"github.com/paymentsd/paymentsd/wallet"
 )
 
@@ -128,4 +129,15 @@ func controlledAddresses(backend string, wallets ...*hotwallet.Wallet) []string 
 		}
 	}
 	return out
+}
+
+// payoutEstimator is the payout manager of a chain for the dashboard's withdrawal estimate (nil:
+// this process does not pay out on it).
+func (a *App) payoutEstimator(chainID int64) server.PayoutEstimator {
+	for _, m := range a.Payouts {
+		if m.Info.ID == chainID {
+			return m
+		}
+	}
+	return nil
 }

@@ -56,8 +56,10 @@ func (a *App) wireWebhooks() error {
 	guard := webhooks.Guard{AllowPrivate: a.Cfg.Webhooks.AllowPrivate, AllowHTTP: a.Cfg.IsEmbedded() || a.Cfg.Webhooks.AllowPrivate}
 	a.Webhooks = &webhooks.Service{Store: a.Store, Sealer: sealer, Guard: guard, Now: Now}
 	a.Tokens = &dashauth.Issuer{Store: a.Store, DefaultIssuer: a.Cfg.PublicBaseURL, Audience: dashauth.Audience, Now: Now}
+	a.People.Tokens = a.Tokens // person tokens of signed-in people
 	if sealer != nil {
 		a.Tokens.Sealer = sealer // a nil *AESSealer must not become a non-nil interface
+		a.People.Sealer = sealer // TOTP secrets
 		a.Keeper.Sealer = sealer // idempotent replays carry payment secrets
 	} else {
 		a.Log.Warn("no PAYMENTS_SECRETS_KEY: idempotent replays are sealed with a key of this process's own; " +

@@ -52,6 +52,15 @@ type Dashboard struct {
 	OIDCAudience      string // PAYMENTS_OIDC_AUDIENCE: the aud its tokens must carry (required with an issuer)
 	OIDCMerchantClaim string // PAYMENTS_OIDC_MERCHANT_CLAIM: the claim listing the merchant ids (default merchant_ids)
 	OIDCModeClaim     string // PAYMENTS_OIDC_MODE_CLAIM: the claim naming the mode a token acts in, test or live (default mode; absent: test)
+	OIDCRoleClaim     string // PAYMENTS_OIDC_ROLE_CLAIM: the claim naming a token's role, viewer, developer, admin or owner (default paymentsd_role; absent: the scope's role)
+	// Sign-in with the OIDC provider (authorization code + PKCE): on when the issuer and a client id are set.
+	OIDCClientID     string // PAYMENTS_OIDC_CLIENT_ID
+	OIDCClientSecret string // PAYMENTS_OIDC_CLIENT_SECRET: empty for a public client
+	OIDCRedirectURL  string // PAYMENTS_OIDC_REDIRECT_URL: default <public base URL>/v1/auth/oidc/callback
+	OIDCName         string // PAYMENTS_OIDC_NAME: the provider's name on the sign-in button
+	// Passkeys' relying party: by default the public base URL's host and origin.
+	WebAuthnRPID    string // PAYMENTS_WEBAUTHN_RP_ID
+	WebAuthnOrigins string // PAYMENTS_WEBAUTHN_ORIGINS: comma-separated origins
 }
 
 // Webhooks configures deliveries to merchants' endpoints.

@@ -56,6 +56,7 @@ type Sealer interface {
 var (
 	ErrNoSecretsKey = errors.New("the dashboard's token issuer needs PAYMENTS_SECRETS_KEY to keep its signing keys sealed")
 	ErrBadScope     = errors.New("scope must be read or write")
+	ErrBadRole      = errors.New("role must be viewer, developer, admin or owner")
 	ErrBadTTL       = fmt.Errorf("the ttl must be between 1s and %s", MaxTTL)
 	ErrBadMode      = errors.New("mode must be test or live")
 	ErrInvalidToken = errors.New("invalid, expired or unverifiable token")
@@ -86,11 +87,19 @@ type Issuer struct {
 // Claims are an access token's claims.
 type Claims struct {
 	jwt.RegisteredClaims
-	Scope       string   `json:"scope"`
-	MerchantIDs []string `json:"merchant_ids"`
+	Scope       string   `json:"scope,omitempty"`
+	MerchantIDs []string `json:"merchant_ids,omitempty"`
 	// Mode is the mode the token acts in, "test" or "live" (always set by Mint; a token without
 	// it acts in test mode).
 	Mode domain.Mode `json:"mode,omitempty"`
+	// Role is a service token's role (viewer, developer, admin, owner); an older token has only
+	// Scope. A person's token has neither: their role is their membership.
+	Role *string `json:"role,omitempty"`
+	// A person's token (sub "user:<uuid>"): the session (sid), the email, and when the person
+	// last confirmed a second factor (sfa, unix time; absent: not in this session).
+	SessionID      string           `json:"sid,omitempty"`
+	Email          string           `json:"email,omitempty"`
+	SecondFactorAt *jwt.NumericDate `json:"sfa,omitempty"`
 }
 
 // Mint issues a test-mode access token for a merchant (MintMode with domain.ModeTest).
@@ -98,24 +107,76 @@ func (i *Issuer) Mint(ctx context.Context, merchantID uuid.UUID, scope Scope, tt
 	return i.MintMode(ctx, merchantID, domain.ModeTest, scope, ttl)
 }
 
-// MintMode issues an access token for a merchant acting in mode (test or live; the zero value is
-// test): EdDSA with the newest key (made on first use).
+// MintMode issues an access token for a merchant acting in mode with the role of an older scope
+// (read: viewer, write: admin); see MintService.
 func (i *Issuer) MintMode(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, scope Scope, ttl time.Duration) (string, time.Time, error) {
-	if i.Sealer == nil {
-		return "", time.Time{}, ErrNoSecretsKey
-	}
-	if mode != "" && mode != domain.ModeTest && mode != domain.ModeLive {
-		return "", time.Time{}, ErrBadMode
-	}
 	if scope != ScopeRead && scope != ScopeWrite {
 		return "", time.Time{}, ErrBadScope
 	}
-	if ttl < time.Second || ttl > MaxTTL {
-		return "", time.Time{}, ErrBadTTL
+	return i.MintService(ctx, merchantID, mode, ScopeRole(string(scope)), ttl)
+}
+
+// MintService issues a service token for a merchant acting in mode (test or live; the zero value
+// is test) with a role: EdDSA with the newest key (made on first use). It also carries the
+// role's older scope (admin and owner: read write; else read), so a deployment rolled back
+// still reads it.
+func (i *Issuer) MintService(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, role domain.Role, ttl time.Duration) (string, time.Time, error) {
+	if _, err := domain.ParseRole(string(role)); err != nil {
+		return "", time.Time{}, ErrBadRole
+	}
+	if err := i.checkMint(mode, ttl); err != nil {
+		return "", time.Time{}, err
 	}
 	if _, err := i.Store.Read(ctx).GetMerchant(merchantID); err != nil {
 		return "", time.Time{}, err
 	}
+	scopes := "read"
+	if role.Includes(domain.RoleAdmin) {
+		scopes = "read write"
+	}
+	r := string(role)
+	return i.sign(ctx, ttl, func(c *Claims) {
+		c.Subject, c.Scope, c.MerchantIDs, c.Role, c.Mode = merchantID.String(), scopes, []string{merchantID.String()}, &r, mode.Norm()
+	})
+}
+
+// MintPerson issues a person's access token for a session (the sessions' code calls it at sign
+// in, refresh and step-up): sub "user:<id>", sid, email, the mode, and sfa when the person
+// confirmed a second factor (secondFactorAt, nil: not in this session). It names no merchant
+// and no role: those are the person's memberships, read at every request.
+func (i *Issuer) MintPerson(ctx context.Context, userID uuid.UUID, email string, sessionID uuid.UUID, mode domain.Mode,
+	secondFactorAt *time.Time, ttl time.Duration) (string, time.Time, error) {
+	if userID == uuid.Nil || sessionID == uuid.Nil {
+		return "", time.Time{}, errors.New("dashauth: a person's token needs a user and a session")
+	}
+	if err := i.checkMint(mode, ttl); err != nil {
+		return "", time.Time{}, err
+	}
+	return i.sign(ctx, ttl, func(c *Claims) {
+		c.Subject, c.SessionID, c.Email, c.Mode = PersonSubjectPrefix+userID.String(), sessionID.String(), email, mode.Norm()
+		if secondFactorAt != nil {
+			c.SecondFactorAt = jwt.NewNumericDate(secondFactorAt.UTC().Truncate(time.Second))
+		}
+	})
+}
+
+// checkMint checks what every token needs: an issuer, a mode, a lifetime within bounds.
+func (i *Issuer) checkMint(mode domain.Mode, ttl time.Duration) error {
+	if i.Sealer == nil {
+		return ErrNoSecretsKey
+	}
+	if mode != "" && mode != domain.ModeTest && mode != domain.ModeLive {
+		return ErrBadMode
+	}
+	if ttl < time.Second || ttl > MaxTTL {
+		return ErrBadTTL
+	}
+	return nil
+}
+
+// sign signs a token with the registered claims (issuer, audience, now, ttl, a fresh jti) and
+// what set adds.
+func (i *Issuer) sign(ctx context.Context, ttl time.Duration, set func(*Claims)) (string, time.Time, error) {
 	kid, priv, err := i.signingKey(ctx)
 	if err != nil {
 		return "", time.Time{}, err
@@ -126,14 +187,10 @@ func (i *Issuer) MintMode(ctx context.Context, merchantID uuid.UUID, mode domain
 	}
 	now := i.Now().Truncate(time.Second)
 	exp := now.Add(ttl)
-	scopes := "read"
-	if scope == ScopeWrite {
-		scopes = "read write"
-	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, Claims{RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer,
-		Subject: merchantID.String(), Audience: jwt.ClaimStrings{i.Audience}, IssuedAt: jwt.NewNumericDate(now),
-		NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString()},
-		Scope: scopes, MerchantIDs: []string{merchantID.String()}, Mode: mode.Norm()})
+	c := Claims{RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{i.Audience},
+		IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp), ID: uuid.NewString()}}
+	set(&c)
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	tok.Header["kid"] = kid
 	s, err := tok.SignedString(priv)
 	return s, exp, err

@@ -34,6 +34,10 @@ type OIDCConfig struct {
 	// "test" or "live"; a token without it acts in test mode, one with any other value is
 	// refused. Empty: DefaultOIDCModeClaim.
 	ModeClaim string
+	// RoleClaim names the claim holding the token's role (PAYMENTS_OIDC_ROLE_CLAIM): viewer,
+	// developer, admin or owner; a token without it has the role of its scope claim (read: viewer,
+	// read write: admin), one with any other value is refused. Empty: DefaultOIDCRoleClaim.
+	RoleClaim string
 	// HTTPClient fetches the discovery document and the JWKS; nil: a client with a 10 s timeout
 	// that refuses redirects to plain http off loopback.
 	HTTPClient *http.Client
@@ -60,6 +64,9 @@ const (
 
 // DefaultOIDCModeClaim is the mode claim of an external issuer's tokens unless configured.
 const DefaultOIDCModeClaim = "mode"
+
+// DefaultOIDCRoleClaim is the role claim of an external issuer's tokens unless configured.
+const DefaultOIDCRoleClaim = "paymentsd_role"
 
 // oidcMethods are the algorithms accepted: asymmetric only (no none, no HMAC keyed with a public key).
 var oidcMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -143,6 +150,9 @@ func NewOIDC(cfg OIDCConfig) (*OIDC, error) {
 	if o.cfg.ModeClaim == "" {
 		o.cfg.ModeClaim = DefaultOIDCModeClaim
 	}
+	if o.cfg.RoleClaim == "" {
+		o.cfg.RoleClaim = DefaultOIDCRoleClaim
+	}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
@@ -192,8 +202,9 @@ func (o *OIDC) Close() {
 
 // Verify checks a token of the external issuer: an asymmetric algorithm (RS, PS, ES, EdDSA) and
 // a published key, no crit header, issuer, audience, expiry (required), not-before and issued-at
-// (with Leeway), then reads the scope claim (read, or read write), the merchant claim and the
-// mode claim (test or live; none: test). Every refusal, an unreachable issuer included, wraps
+// (with Leeway), then reads the role claim (none: the role of the scope claim, read a viewer,
+// read write an admin), the merchant claim and the mode claim (test or live; none: test). Its
+// principals are services: the identity provider vouches for who and with which factors. Every refusal, an unreachable issuer included, wraps
 // ErrInvalidToken.
 func (o *OIDC) Verify(ctx context.Context, raw string) (Principal, error) {
 	k, err := o.discovered(context.WithoutCancel(ctx), false)
@@ -222,7 +233,16 @@ func (o *OIDC) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: the %s claim %v", ErrInvalidToken, o.cfg.ModeClaim, err)
 	}
-	return principal(ids, scope, mode)
+	role, hasRole := c[o.cfg.RoleClaim]
+	p, err := principal(ids, role, hasRole, scope, mode)
+	if err != nil {
+		return Principal{}, err
+	}
+	p.Subject, _ = c["sub"].(string)
+	if email, ok := c["email"].(string); ok {
+		p.Email = email
+	}
+	return p, nil
 }
 
 // merchantIDs reads the merchant claim: an array of strings, or one string (one id).

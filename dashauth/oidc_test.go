@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/dashauth"
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testlog"
 )
 
@@ -206,7 +207,7 @@ func TestOIDCVerify(t *testing.T) {
 	pr, err := o.Verify(ctx, rk.sign(t, p.claims([]string{m1.String(), m2.String()}, "read")))
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{m1, m2}, pr.MerchantIDs)
-	assert.Equal(t, dashauth.ScopeRead, pr.Scope)
+	assert.Equal(t, domain.RoleViewer, pr.Role)
 	assert.True(t, pr.May(m2, dashauth.ScopeRead))
 	assert.False(t, pr.May(m1, dashauth.ScopeWrite), "a read token cannot write")
 	assert.False(t, pr.May(uuid.New(), dashauth.ScopeRead), "another merchant")
@@ -214,7 +215,7 @@ func TestOIDCVerify(t *testing.T) {
 	pr, err = o.Verify(ctx, ek.sign(t, p.claims(m1.String(), "openid read write")))
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{m1}, pr.MerchantIDs, "a single string is one merchant")
-	assert.Equal(t, dashauth.ScopeWrite, pr.Scope)
+	assert.Equal(t, domain.RoleAdmin, pr.Role)
 	assert.True(t, pr.May(m1, dashauth.ScopeWrite))
 
 	pr, err = o.Verify(ctx, dk.sign(t, p.claims([]any{m2.String()}, "write")))

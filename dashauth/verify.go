@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
@@ -13,24 +14,55 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 )
 
+// PrincipalKind tells a person (signed in to the dashboard; their role is their membership,
+// read at every request) from a service (a token naming its merchants and its role).
+type PrincipalKind string
+
+// The kinds of principal.
+const (
+	PrincipalPerson  PrincipalKind = "person"
+	PrincipalService PrincipalKind = "service"
+)
+
+// PersonSubjectPrefix starts the sub claim of a person's token: "user:<uuid>".
+const PersonSubjectPrefix = "user:"
+
 // Principal is who a verified token speaks for.
 type Principal struct {
+	Kind    PrincipalKind
+	Subject string      // the token's sub (the audit log's actor when there is no email)
+	Mode    domain.Mode // the one mode the token acts in: test or live (never empty)
+	// A service: the merchants it acts for and its role for each (the token's `role`; an older
+	// token's `scope`: read is a viewer, write an admin). A person: none, and no role — it is
+	// the person's membership of the merchant asked for, read at every request.
 	MerchantIDs []uuid.UUID
-	Scope       Scope       // read, or write (which includes read)
-	Mode        domain.Mode // the one mode the token acts in: test or live (never empty)
+	Role        domain.Role
+	// A person: who, in which session (revoking it ends the token), and when they last
+	// confirmed a second factor (the `sfa` claim; nil: not in this session).
+	UserID         uuid.UUID
+	Email          string
+	SessionID      uuid.UUID
+	SecondFactorAt *time.Time
 }
 
-// May reports whether the principal acts for a merchant, with at least scope.
-func (p Principal) May(merchantID uuid.UUID, scope Scope) bool {
-	if scope == ScopeWrite && p.Scope != ScopeWrite {
-		return false
-	}
+// ActsFor reports whether a service principal names the merchant (a person's membership is
+// not in the token: see server.PeopleDirectory).
+func (p Principal) ActsFor(merchantID uuid.UUID) bool {
 	for _, id := range p.MerchantIDs {
 		if id == merchantID {
 			return true
 		}
 	}
 	return false
+}
+
+// May is the older scope view of a service principal: it acts for the merchant and its role
+// reads (any role) or writes (admin or above).
+func (p Principal) May(merchantID uuid.UUID, scope Scope) bool {
+	if scope == ScopeWrite && !p.Role.Includes(domain.RoleAdmin) {
+		return false
+	}
+	return p.Role.Includes(domain.RoleViewer) && p.ActsFor(merchantID)
 }
 
 // verifiedClaims are the claims Verify reads: the mode raw (it shadows Claims.Mode), so a token
@@ -94,7 +126,39 @@ func (i *Issuer) Verify(ctx context.Context, raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: the mode claim %v", ErrInvalidToken, err)
 	}
-	return principal(c.MerchantIDs, c.Scope, m)
+	if strings.HasPrefix(c.Subject, PersonSubjectPrefix) {
+		return personPrincipal(c.Claims, m)
+	}
+	var role any
+	if c.Role != nil {
+		role = *c.Role
+	}
+	p, err := principal(c.MerchantIDs, role, c.Role != nil, c.Scope, m)
+	p.Subject = c.Subject
+	return p, err
+}
+
+// personPrincipal reads a person's token: the user in sub, the session in sid, the second
+// factor's time in sfa; it names no merchant and no role (both come from the membership).
+func personPrincipal(c Claims, mode domain.Mode) (Principal, error) {
+	uid, err := uuid.Parse(strings.TrimPrefix(c.Subject, PersonSubjectPrefix))
+	if err != nil || uid == uuid.Nil {
+		return Principal{}, fmt.Errorf("%w: the sub %q names no user", ErrInvalidToken, c.Subject)
+	}
+	sid, err := uuid.Parse(c.SessionID)
+	if err != nil || sid == uuid.Nil {
+		return Principal{}, fmt.Errorf("%w: a person's token without a session (sid)", ErrInvalidToken)
+	}
+	if len(c.MerchantIDs) > 0 || c.Role != nil || c.Scope != "" {
+		// A person's access is their memberships, never the token's say.
+		return Principal{}, fmt.Errorf("%w: a person's token names merchants, a role or a scope", ErrInvalidToken)
+	}
+	p := Principal{Kind: PrincipalPerson, Subject: c.Subject, Mode: mode, UserID: uid, Email: c.Email, SessionID: sid}
+	if c.SecondFactorAt != nil {
+		t := c.SecondFactorAt.UTC()
+		p.SecondFactorAt = &t
+	}
+	return p, nil
 }
 
 // refuseCrit refuses a token with a crit header (RFC 7515 §4.1.11): it names extensions the
@@ -121,21 +185,22 @@ func modeClaim(v any, present bool) (domain.Mode, error) {
 	return "", fmt.Errorf("must be %q or %q (got %v)", domain.ModeTest, domain.ModeLive, v)
 }
 
-// principal reads the merchant ids and the space-separated scope of a verified token.
-func principal(ids []string, scope string, mode domain.Mode) (Principal, error) {
-	p := Principal{Mode: mode}
-	for _, s := range strings.Fields(scope) {
-		switch Scope(s) {
-		case ScopeWrite:
-			p.Scope = ScopeWrite
-		case ScopeRead:
-			if p.Scope == "" {
-				p.Scope = ScopeRead
-			}
+// principal reads a service token's merchant ids and role: its role claim when present (it
+// must name a role), else the older space-separated scope (write: admin, read: viewer).
+func principal(ids []string, role any, hasRole bool, scope string, mode domain.Mode) (Principal, error) {
+	p := Principal{Kind: PrincipalService, Mode: mode}
+	if hasRole {
+		s, _ := role.(string)
+		r, err := domain.ParseRole(s)
+		if err != nil {
+			return Principal{}, fmt.Errorf("%w: the role claim: %v", ErrInvalidToken, err)
 		}
+		p.Role = r
+	} else {
+		p.Role = ScopeRole(scope)
 	}
-	if p.Scope == "" {
-		return Principal{}, fmt.Errorf("%w: no read or write scope", ErrInvalidToken)
+	if p.Role == "" {
+		return Principal{}, fmt.Errorf("%w: no role, and no read or write scope", ErrInvalidToken)
 	}
 	for _, s := range ids {
 		id, err := uuid.Parse(s)
@@ -148,4 +213,21 @@ func principal(ids []string, scope string, mode domain.Mode) (Principal, error) 
 		return Principal{}, fmt.Errorf("%w: no merchant", ErrInvalidToken)
 	}
 	return p, nil
+}
+
+// ScopeRole is the role of an older token's space-separated scope: write is an admin, read a
+// viewer, neither no role ("").
+func ScopeRole(scope string) domain.Role {
+	var r domain.Role
+	for _, s := range strings.Fields(scope) {
+		switch Scope(s) {
+		case ScopeWrite:
+			r = domain.RoleAdmin
+		case ScopeRead:
+			if r == "" {
+				r = domain.RoleViewer
+			}
+		}
+	}
+	return r
 }

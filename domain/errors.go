@@ -25,14 +25,26 @@ var (
 	ErrQuoteNotFound        = errors.New("the payment has no such quote")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
-	ErrForbidden    = errors.New("this token does not act for this merchant with this scope")
+	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")
 	ErrLiveOnly     = errors.New("only a live-mode token may do this")
+	// Roles and second factors (issue 22): a person's second factor is not recent enough for an
+	// `x-second-factor: recent` operation, or the merchant requires one and the person has none.
+	ErrStepUpRequired       = errors.New("confirm your second factor again (POST /v1/auth/step-up) to do this")
+	ErrSecondFactorRequired = errors.New("this merchant requires a second factor: set one up before acting for it")
 	// Merchants' keys and webhook endpoints (the dashboard and the operator's CLI).
 	ErrAPIKeyNotFound          = errors.New("no such secret key")
 	ErrWebhookEndpointNotFound = errors.New("no such webhook endpoint")
 	ErrWebhookEventNotFound    = errors.New("no such webhook event")
 	ErrRotationInProgress      = errors.New("the endpoint's previous secret still signs")
 	ErrTooManyEndpoints        = errors.New("too many webhook endpoints")
+
+	// The team (issue 22).
+	ErrMemberNotFound     = errors.New("no such member of this merchant")
+	ErrInvitationNotFound = errors.New("no such pending invitation")
+	ErrLastOwner          = errors.New("a merchant keeps at least one owner: make another member owner first")
+	ErrAlreadyMember      = errors.New("this person is already a member; change their role instead")
+	// The dashboard's data operations (issue 22).
+	ErrPayoutEstimateUnavailable = errors.New("this process cannot estimate a payout on this chain now (its RPC, a price, or its payouts are not available here)")
 )
 
 // ErrorCode is the machine-readable `error.code` of an API error body.
@@ -64,11 +76,23 @@ const (
 	CodeQuoteNotActive       ErrorCode = "quote_not_active"
 	CodeInvalidToken         ErrorCode = "invalid_token"
 	CodeForbidden            ErrorCode = "forbidden"
+	// Roles and second factors (issue 22).
+	CodeStepUpRequired       ErrorCode = "step_up_required"
+	CodeSecondFactorRequired ErrorCode = "second_factor_required"
 	CodeLimitReached         ErrorCode = "limit_reached"
 	CodeRecipientNotAllowed  ErrorCode = "recipient_not_allowed"
 	CodeModeNotServed        ErrorCode = "mode_not_served"
 	CodeNoChainAvailable     ErrorCode = "no_chain_available"
 	CodeInternal             ErrorCode = "internal_error"
+	// Sign-in and sessions (issue 22).
+	CodeInvalidCredentials ErrorCode = "invalid_credentials"
+	CodeTooManyAttempts    ErrorCode = "too_many_attempts"
+	CodeInvalidSession     ErrorCode = "invalid_session"
+	CodeInvalidCode        ErrorCode = "invalid_code"
+	CodeInvalidInvitation  ErrorCode = "invalid_invitation"
+	// The team (issue 22).
+	CodeLastOwner     ErrorCode = "last_owner"
+	CodeAlreadyMember ErrorCode = "already_member"
 )
 
 // ModeNotServedError refuses a payment in a mode this deployment serves no chain of (a live key

@@ -19,6 +19,9 @@ const (
 	EventPaymentOverpaid      EventType = "payment.overpaid"      // completed with more than was due (announced after payment.completed)
 	EventWithdrawalCreated    EventType = "withdrawal.created"
 	EventWithdrawalUpdated    EventType = "withdrawal.updated"
+	// EventWebhookTest is the dashboard's test event, sent to one endpoint on request whatever
+	// its subscription (never fanned out: not in WebhookEventTypes).
+	EventWebhookTest EventType = "webhook.test"
 )
 
 // PaymentStatusEvent is the event announcing a payment's move to status.
@@ -34,6 +37,7 @@ type EntityKind string
 const (
 	EntityPayment    EntityKind = "payment"
 	EntityWithdrawal EntityKind = "withdrawal"
+	EntityEndpoint   EntityKind = "endpoint" // a webhook endpoint's test event
 )
 
 // Event is one row of the outbox, written in the transaction of the change it announces.

@@ -15,6 +15,8 @@ type Merchant struct {
 	Name               string
 	ShortName          string
 	LogoURL            *string
+	DisplayName        *string // the name customers are shown (nil: ShortName); see Merchant.Shown
+	AccentColor        *string // the checkout page's accent, #rrggbb (nil: the page's own)
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
@@ -22,6 +24,10 @@ type Merchant struct {
 	// token's, set by authentication and never stored (a merchant has both modes). The zero
 	// value reads as test (Mode.Live), so a merchant loaded without it never reaches live money.
 	Mode Mode
+	// KeyID and KeyPrefix are the secret key a request authenticated with (the audit log's
+	// actor), set by authentication and never stored; zero for every other credential.
+	KeyID     uuid.UUID
+	KeyPrefix string
 }
 
 // APIKey is a merchant secret key as stored: only its hash and a display prefix.
@@ -245,4 +251,16 @@ type Page struct {
 	Limit  int32
 	Offset int32
 	Total  int64
+}
+
+// Shown is the name the merchant's customers see: its display name when set, else its short
+// name, else its name.
+func (m Merchant) Shown() string {
+	switch {
+	case m.DisplayName != nil && *m.DisplayName != "":
+		return *m.DisplayName
+	case m.ShortName != "":
+		return m.ShortName
+	}
+	return m.Name
 }

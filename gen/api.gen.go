@@ -25,6 +25,69 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorOperator AuditActorKind = "operator"
+	AuditActorPerson   AuditActorKind = "person"
+	AuditActorService  AuditActorKind = "service"
+	AuditActorSystem   AuditActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorOperator:
+		return true
+	case AuditActorPerson:
+		return true
+	case AuditActorService:
+		return true
+	case AuditActorSystem:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultMethods.
+const (
+	AuthResultMethodsPasskey      AuthResultMethods = "passkey"
+	AuthResultMethodsRecoveryCode AuthResultMethods = "recovery_code"
+	AuthResultMethodsTotp         AuthResultMethods = "totp"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultMethods enum.
+func (e AuthResultMethods) Valid() bool {
+	switch e {
+	case AuthResultMethodsPasskey:
+		return true
+	case AuthResultMethodsRecoveryCode:
+		return true
+	case AuthResultMethodsTotp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultStatus.
+const (
+	SecondFactorRequired AuthResultStatus = "second_factor_required"
+	SignedIn             AuthResultStatus = "signed_in"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultStatus enum.
+func (e AuthResultStatus) Valid() bool {
+	switch e {
+	case SecondFactorRequired:
+		return true
+	case SignedIn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutQuoteAssetType.
 const (
 	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
@@ -136,6 +199,30 @@ func (e DepositAddressType) Valid() bool {
 	}
 }
 
+// Defines values for MeMembershipsRole.
+const (
+	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
+	MeMembershipsRoleDeveloper MeMembershipsRole = "developer"
+	MeMembershipsRoleOwner     MeMembershipsRole = "owner"
+	MeMembershipsRoleViewer    MeMembershipsRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MeMembershipsRole enum.
+func (e MeMembershipsRole) Valid() bool {
+	switch e {
+	case MeMembershipsRoleAdmin:
+		return true
+	case MeMembershipsRoleDeveloper:
+		return true
+	case MeMembershipsRoleOwner:
+		return true
+	case MeMembershipsRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Mode.
 const (
 	Live Mode = "live"
@@ -205,6 +292,27 @@ func (e PaymentStatus) Valid() bool {
 	case PaymentStatusPending:
 		return true
 	case PaymentStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentTransferStatus.
+const (
+	Confirmed PaymentTransferStatus = "confirmed"
+	Orphaned  PaymentTransferStatus = "orphaned"
+	Seen      PaymentTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
+func (e PaymentTransferStatus) Valid() bool {
+	switch e {
+	case Confirmed:
+		return true
+	case Orphaned:
+		return true
+	case Seen:
 		return true
 	default:
 		return false
@@ -289,6 +397,30 @@ const (
 func (e SetAcceptedAssetsRequestDefault) Valid() bool {
 	switch e {
 	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TeamRole.
+const (
+	TeamRoleAdmin     TeamRole = "admin"
+	TeamRoleDeveloper TeamRole = "developer"
+	TeamRoleOwner     TeamRole = "owner"
+	TeamRoleViewer    TeamRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the TeamRole enum.
+func (e TeamRole) Valid() bool {
+	switch e {
+	case TeamRoleAdmin:
+		return true
+	case TeamRoleDeveloper:
+		return true
+	case TeamRoleOwner:
+		return true
+	case TeamRoleViewer:
 		return true
 	default:
 		return false
@@ -483,16 +615,16 @@ func (e WithdrawalStatus) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortBy.
 const (
-	AmountInCents ListPaymentsParamsSortBy = "amountInCents"
-	CreatedAt     ListPaymentsParamsSortBy = "createdAt"
+	ListPaymentsParamsSortByAmountInCents ListPaymentsParamsSortBy = "amountInCents"
+	ListPaymentsParamsSortByCreatedAt     ListPaymentsParamsSortBy = "createdAt"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortBy enum.
 func (e ListPaymentsParamsSortBy) Valid() bool {
 	switch e {
-	case AmountInCents:
+	case ListPaymentsParamsSortByAmountInCents:
 		return true
-	case CreatedAt:
+	case ListPaymentsParamsSortByCreatedAt:
 		return true
 	default:
 		return false
@@ -501,20 +633,65 @@ func (e ListPaymentsParamsSortBy) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortOrder.
 const (
-	ASC  ListPaymentsParamsSortOrder = "ASC"
-	DESC ListPaymentsParamsSortOrder = "DESC"
+	ListPaymentsParamsSortOrderASC  ListPaymentsParamsSortOrder = "ASC"
+	ListPaymentsParamsSortOrderDESC ListPaymentsParamsSortOrder = "DESC"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortOrder enum.
 func (e ListPaymentsParamsSortOrder) Valid() bool {
 	switch e {
-	case ASC:
+	case ListPaymentsParamsSortOrderASC:
 		return true
-	case DESC:
+	case ListPaymentsParamsSortOrderDESC:
 		return true
 	default:
 		return false
 	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortBy.
+const (
+	ListMerchantPaymentsParamsSortByAmountInCents ListMerchantPaymentsParamsSortBy = "amountInCents"
+	ListMerchantPaymentsParamsSortByCreatedAt     ListMerchantPaymentsParamsSortBy = "createdAt"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortBy enum.
+func (e ListMerchantPaymentsParamsSortBy) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortByAmountInCents:
+		return true
+	case ListMerchantPaymentsParamsSortByCreatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortOrder.
+const (
+	ListMerchantPaymentsParamsSortOrderASC  ListMerchantPaymentsParamsSortOrder = "ASC"
+	ListMerchantPaymentsParamsSortOrderDESC ListMerchantPaymentsParamsSortOrder = "DESC"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortOrder enum.
+func (e ListMerchantPaymentsParamsSortOrder) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortOrderASC:
+		return true
+	case ListMerchantPaymentsParamsSortOrderDESC:
+		return true
+	default:
+		return false
+	}
+}
+
+// AcceptInvitationRequest Example: {"password":"correct-horse-battery","token":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type AcceptInvitationRequest struct {
+	// Password A new user's password (at least 12 characters), or an existing user's current one.
+	Password *string `json:"password,omitempty"`
+
+	// Token The invitation link's token.
+	Token string `json:"token"`
 }
 
 // AcceptedAssets What a merchant's payments are quoted in.
@@ -566,6 +743,118 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+//
+// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+type AuditActor struct {
+	// Id The user id, the secret key's id or the token's subject.
+	Id string `json:"id"`
+	Ip string `json:"ip"`
+
+	// Kind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The email, the key's prefix or the token's subject.
+	Label     string `json:"label"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditActorKind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+type AuditActorKind string
+
+// AuditEntry One recorded change.
+//
+// Example: {"action":"api_key.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"},"at":"2026-11-22T10:00:00Z","details":{"mode":"test","prefix":"sk_test_4f2a"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f730","targetType":"api_key"}
+type AuditEntry struct {
+	// Action What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+	// `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+	// `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+	// `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+	// `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+	// and the sign-in events `auth.…`. New actions may be added.
+	//
+	//
+	// Example: api_key.created
+	Action string `json:"action"`
+
+	// Actor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+	//
+	// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+	Actor AuditActor `json:"actor"`
+	At    time.Time  `json:"at"`
+
+	// Details What changed (never a secret; a webhook URL keeps only its host).
+	Details map[string]interface{} `json:"details"`
+
+	// Id Grows with every entry (the paging key).
+	Id int64 `json:"id"`
+
+	// TargetId The changed object's id.
+	TargetId string `json:"targetId"`
+
+	// TargetType The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+	//
+	// Example: api_key
+	TargetType string `json:"targetType"`
+}
+
+// AuditLogPage Example: {"items":[{"action":"withdrawal.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f730","ip":"203.0.113.7","kind":"service","label":"sk_live_9c1d","userAgent":"curl/8.5.0"},"at":"2026-11-22T10:00:00Z","details":{"amountInCents":5000,"chainId":"eip155:8453"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f731","targetType":"withdrawal"}],"nextBefore":null}
+type AuditLogPage struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextBefore The `before` of the next page; null on the last page.
+	NextBefore *int64 `json:"nextBefore"`
+}
+
+// AuthProviders The ways to sign in.
+//
+// Example: {"oidc":{"enabled":true,"name":"Acme SSO"},"password":true}
+type AuthProviders struct {
+	// Oidc The OIDC provider.
+	Oidc struct {
+		// Enabled Whether `GET /v1/auth/oidc/start` signs in.
+		Enabled bool `json:"enabled"`
+
+		// Name The provider's name for the button (PAYMENTS_OIDC_NAME), when configured.
+		Name *string `json:"name,omitempty"`
+	} `json:"oidc"`
+
+	// Password Email and password (always).
+	Password bool `json:"password"`
+}
+
+// AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+//
+// Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
+type AuthResult struct {
+	// AccessToken A 15-minute access token (Bearer) of the signed-in person.
+	AccessToken *string `json:"accessToken,omitempty"`
+
+	// ChallengeToken The challenge to give with a code (5 minutes, single use).
+	ChallengeToken *string `json:"challengeToken,omitempty"`
+
+	// ExpiresAt When the access token expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Methods The second factors the person may give.
+	Methods *[]AuthResultMethods `json:"methods,omitempty"`
+
+	// Status Whether the person is signed in or has a second factor to give.
+	Status AuthResultStatus `json:"status"`
+}
+
+// AuthResultMethods defines model for AuthResult.Methods.
+type AuthResultMethods string
+
+// AuthResultStatus Whether the person is signed in or has a second factor to give.
+type AuthResultStatus string
+
+// BeginPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type BeginPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in (`POST /v1/auth/login`).
+	ChallengeToken string `json:"challengeToken"`
+}
+
 // Chain An EVM chain.
 //
 // Example: {"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"}
@@ -601,10 +890,24 @@ type ChainList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// ChangePasswordRequest Example: {"currentPassword":"correct-horse-battery","newPassword":"another-long-passphrase"}
+type ChangePasswordRequest struct {
+	// CurrentPassword The password now.
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword The new password (at least 12 characters).
+	NewPassword string `json:"newPassword"`
+}
+
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"accentColor":"#0a7cff","amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantDisplayName":"Acme Coffee","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
+	// AccentColor The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
 	// Example: 2500
@@ -628,10 +931,17 @@ type Checkout struct {
 	// Example: false
 	Livemode bool `json:"livemode"`
 
+	// MerchantDisplayName The name to show the customer (the merchant's display name, else its short name).
+	//
+	// Example: Acme Coffee
+	MerchantDisplayName string `json:"merchantDisplayName"`
+
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
 
-	// MerchantName Example: Acme
+	// MerchantName The merchant's short name.
+	//
+	// Example: Acme
 	MerchantName string          `json:"merchantName"`
 	Quotes       []CheckoutQuote `json:"quotes"`
 
@@ -721,11 +1031,30 @@ type CheckoutQuote struct {
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
 
+// CodeRequest Example: {"code":"123456"}
+type CodeRequest struct {
+	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
+	Code string `json:"code"`
+}
+
 // CreateApiKeyRequest Example: {"mode":"test"}
 type CreateApiKeyRequest struct {
 	// Mode The new key's mode (default test, so touching live money is always explicit). A
 	// test-mode token cannot create a live key (403).
 	Mode *Mode `json:"mode,omitempty"`
+}
+
+// CreateInvitationRequest Example: {"email":"ben@shop.example","role":"developer"}
+type CreateInvitationRequest struct {
+	// Email The person's email address (a bare address).
+	//
+	// Example: ben@shop.example
+	Email string `json:"email"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
 }
 
 // CreatePaymentRequest A new payment or deposit.
@@ -854,6 +1183,21 @@ type CreatedApiKey struct {
 	SecretKey string `json:"secretKey"`
 }
 
+// CreatedInvitation A new invitation; `inviteUrl` is shown only here.
+//
+// Example: {"invitation":{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"},"inviteUrl":"https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"}
+type CreatedInvitation struct {
+	// Invitation A pending invitation to join the merchant with a role.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+	Invitation Invitation `json:"invitation"`
+
+	// InviteUrl The link to send, its token in the fragment.
+	//
+	// Example: https://pay.example.com/dashboard/#/accept-invitation?token=…
+	InviteUrl string `json:"inviteUrl"`
+}
+
 // Currency Only USD.
 //
 // Example: USD
@@ -905,6 +1249,97 @@ type Error struct {
 	} `json:"error"`
 }
 
+// FinishPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type FinishPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
+// FinishPasskeyRegistrationRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"attestationObject":"o2NmbXRkbm9uZQ","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0"},"type":"public-key"},"name":"MacBook"}
+type FinishPasskeyRegistrationRequest struct {
+	// Credential The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+
+	// Name The passkey's name, for the person's list (e.g. the device).
+	Name string `json:"name"`
+}
+
+// Invitation A pending invitation to join the merchant with a role.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+type Invitation struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email Example: ben@shop.example
+	Email     string             `json:"email"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// InvitationList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}]}
+type InvitationList struct {
+	Data []Invitation `json:"data"`
+}
+
+// LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
+type LoginRequest struct {
+	// Email The person's email (any letter case).
+	Email string `json:"email"`
+
+	// Password The password.
+	Password string `json:"password"`
+}
+
+// Me The signed-in person.
+//
+// Example: {"email":"owner@demo.example","id":"0193b1f2-7c1d-7000-8000-000000000001","memberships":[{"merchantId":"0193b1f2-7c1d-7000-8000-000000000002","merchantName":"Demo Store","permissions":["payments:read"],"role":"owner"}],"mode":"test","passkeyCount":0,"totpEnabled":false}
+type Me struct {
+	// Email The user's email.
+	Email string `json:"email"`
+
+	// Id The user's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Memberships The merchants the person acts for.
+	Memberships []struct {
+		// MerchantId The merchant's id.
+		MerchantId openapi_types.UUID `json:"merchantId"`
+
+		// MerchantName The merchant's name.
+		MerchantName string `json:"merchantName"`
+
+		// Permissions What the role may do.
+		Permissions []string `json:"permissions"`
+
+		// Role The person's role for the merchant.
+		Role MeMembershipsRole `json:"role"`
+	} `json:"memberships"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PasskeyCount The number of the user's passkeys.
+	PasskeyCount int32 `json:"passkeyCount"`
+
+	// TotpEnabled Whether the user has a TOTP second factor.
+	TotpEnabled bool `json:"totpEnabled"`
+}
+
+// MeMembershipsRole The person's role for the merchant.
+type MeMembershipsRole string
+
 // MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
 // token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
 // funds a live withdrawal.
@@ -953,6 +1388,89 @@ type MerchantBalance struct {
 
 	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantOverview The dashboard's home figures, for the token's mode.
+//
+// Example: {"availableInCents":12500,"balancesByToken":[{"chainId":"eip155:8453","payments":3,"receivedAmountAsset":"17500000","receivedInCents":17500,"tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC"}],"currency":"USD","mode":"live","paymentsByStatus":{"cancelled":0,"completed":3,"expired":2,"failed":0,"pending":1,"processing":0},"volume30d":[{"amountInCents":17500,"count":3,"date":"2026-11-22"}]}
+type MerchantOverview struct {
+	// AvailableInCents Withdrawable now (as `GET …/balance`).
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// BalancesByToken What completed payments brought in, per chain and token the customer paid with: the
+	// USD value credited at settlement (`receivedInCents`, the sum of the payments'
+	// `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+	// asset since the merchant began, not what is held now: withdrawals are paid out from
+	// the service's hot wallet in the merchant's withdrawal token and are not subtracted
+	// per asset (`availableInCents` is the one withdrawable figure).
+	BalancesByToken []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Payments Completed payments settled in this token.
+		Payments int64 `json:"payments"`
+
+		// ReceivedAmountAsset In the token's smallest unit.
+		ReceivedAmountAsset string `json:"receivedAmountAsset"`
+		ReceivedInCents     int64  `json:"receivedInCents"`
+		TokenId             string `json:"tokenId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"balancesByToken"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency Currency `json:"currency"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PaymentsByStatus The count of payments in each status (every status present, zeros included).
+	//
+	// Example: {"cancelled":0,"completed":40,"expired":7,"failed":0,"pending":2,"processing":0}
+	PaymentsByStatus map[string]int64 `json:"paymentsByStatus"`
+
+	// Volume30d The last 30 UTC days, oldest first, today last: the payments completed each day (by
+	// the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+	// any are zeros.
+	Volume30d []struct {
+		AmountInCents int64              `json:"amountInCents"`
+		Count         int64              `json:"count"`
+		Date          openapi_types.Date `json:"date"`
+	} `json:"volume30d"`
+}
+
+// MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type MerchantProfile struct {
+	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
+	// DisplayName The name shown to customers (the merchant's short name until one is set).
+	//
+	// Example: Acme Coffee
+	DisplayName string `json:"displayName"`
+
+	// LogoUrl Example: https://acme.example/logo.png
+	LogoUrl    *string            `json:"logoUrl"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+}
+
+// MerchantSecurity The team's security settings.
+//
+// Example: {"require2fa":true}
+type MerchantSecurity struct {
+	// Require2fa The team signs in with a second factor.
+	Require2fa bool `json:"require2fa"`
 }
 
 // MerchantWithdrawalConfig A merchant's withdrawal configuration.
@@ -1012,6 +1530,55 @@ type Pagination struct {
 
 	// TotalPages ceil(total / limit).
 	TotalPages int64 `json:"totalPages"`
+}
+
+// Passkey A registered passkey (its key material is never shown).
+//
+// Example: {"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","lastUsedAt":"2026-05-02T09:00:00Z","name":"MacBook","transports":["internal","hybrid"]}
+type Passkey struct {
+	// Aaguid The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+	Aaguid openapi_types.UUID `json:"aaguid"`
+
+	// CreatedAt When it was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The passkey's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastUsedAt When it last signed in.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name The name given at registration.
+	Name string `json:"name"`
+
+	// Transports How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid).
+	Transports []string `json:"transports"`
+}
+
+// PasskeyList Example: {"data":[{"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","name":"MacBook","transports":["internal"]}]}
+type PasskeyList struct {
+	// Data The passkeys, oldest first.
+	Data []Passkey `json:"data"`
+}
+
+// PasskeyOptions The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+// `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+// PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+// (binary members base64url), as defined by the WebAuthn Level 3 specification.
+//
+// Example: {"publicKey":{"allowCredentials":[{"id":"AAECAwQFBgcICQoLDA0ODw","type":"public-key"}],"challenge":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","rpId":"pay.example.com","timeout":300000,"userVerification":"preferred"}}
+type PasskeyOptions struct {
+	// Mediation The credential mediation requirement, when one is asked for.
+	Mediation *string `json:"mediation,omitempty"`
+
+	// PublicKey PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn).
+	PublicKey map[string]interface{} `json:"publicKey"`
+}
+
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
 }
 
 // Payment A payment or deposit.
@@ -1076,6 +1643,49 @@ type Payment struct {
 	//
 	// Example: payment
 	Type PaymentType `json:"type"`
+}
+
+// PaymentEvent One lifecycle event of a payment, with a summary of the payment after it.
+//
+// Example: {"at":"2026-11-22T10:03:12Z","data":{"amountDueCents":2500,"receivedAmountAsset":"25000000","status":"completed","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":4,"type":"payment.completed"}
+type PaymentEvent struct {
+	At time.Time `json:"at"`
+
+	// Data The payment after the event, summarised.
+	Data struct {
+		AmountDueCents int64 `json:"amountDueCents"`
+
+		// ReceivedAmountAsset What arrived for the settling quote, in the token's smallest unit (null before anything did).
+		ReceivedAmountAsset *string `json:"receivedAmountAsset"`
+
+		// Status The payment's status after the event.
+		//
+		// Example: completed
+		Status string `json:"status"`
+
+		// TxHash The transfer the event is about, when it is about one.
+		TxHash *string `json:"txHash"`
+	} `json:"data"`
+
+	// Id The event id (the `webhook-id` of its deliveries).
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Sequence The payment's version after the change (orders its events).
+	Sequence int64 `json:"sequence"`
+
+	// Type The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+	//
+	// Example: payment.completed
+	Type string `json:"type"`
+}
+
+// PaymentEventList A payment's events, oldest first.
+//
+// Example: {"data":[{"at":"2026-11-22T10:00:00Z","data":{"amountDueCents":2500,"receivedAmountAsset":null,"status":"pending","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":1,"type":"payment.created"}]}
+type PaymentEventList struct {
+	Data []PaymentEvent `json:"data"`
 }
 
 // PaymentList A page of payments.
@@ -1162,6 +1772,70 @@ type PaymentReceived struct {
 // Example: pending
 type PaymentStatus string
 
+// PaymentTransfer One on-chain transfer to a payment's deposit address.
+//
+// Example: {"amount":"25","amountAsset":"25000000","blockNumber":38512345,"blockTime":"2026-11-22T10:03:00Z","chainId":"eip155:8453","confirmations":12,"createdAt":"2026-11-22T10:03:05Z","credited":false,"explorerUrl":"https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","from":"0x1111111111111111111111111111111111111111","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07","logIndex":3,"requiredConfirmations":10,"status":"confirmed","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC","txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"}
+type PaymentTransfer struct {
+	// Amount In whole tokens (decimal).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset In the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string    `json:"amountAsset"`
+	BlockNumber int64     `json:"blockNumber"`
+	BlockTime   time.Time `json:"blockTime"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// Confirmations Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+	Confirmations int64     `json:"confirmations"`
+	CreatedAt     time.Time `json:"createdAt"`
+
+	// Credited Whether the transfer was credited to the merchant's balance.
+	Credited bool `json:"credited"`
+
+	// ExplorerUrl The transaction on the chain's block explorer (null when the catalogue names none).
+	//
+	// Example: https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	ExplorerUrl *string `json:"explorerUrl"`
+
+	// From Example: 0x1111111111111111111111111111111111111111
+	From string             `json:"from"`
+	Id   openapi_types.UUID `json:"id"`
+
+	// LogIndex The log's index in its block; -1 for a native-coin transfer.
+	LogIndex              int64 `json:"logIndex"`
+	RequiredConfirmations int32 `json:"requiredConfirmations"`
+
+	// Status `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+	Status PaymentTransferStatus `json:"status"`
+
+	// TokenId CAIP-19 token id.
+	TokenId string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+
+	// TxHash Example: 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	TxHash string `json:"txHash"`
+}
+
+// PaymentTransferStatus `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+type PaymentTransferStatus string
+
+// PaymentTransferList A payment's transfers, oldest first.
+//
+// Example: {"data":[]}
+type PaymentTransferList struct {
+	Data []PaymentTransfer `json:"data"`
+}
+
 // PaymentType A fixed-amount payment or a customer-chosen deposit.
 //
 // Example: payment
@@ -1221,11 +1895,71 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// RecoveryCodes Recovery codes, shown once.
+//
+// Example: {"recoveryCodes":["abcde-fghij"]}
+type RecoveryCodes struct {
+	// RecoveryCodes Ten single-use codes.
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// RefreshRequest Example: {"mode":"test"}
+type RefreshRequest struct {
+	// Mode The mode the new access token acts in (default the session's last).
+	Mode *Mode `json:"mode,omitempty"`
+}
+
+// SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
+type SecondFactorRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Code A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`).
+	Code string `json:"code"`
+}
+
 // SelectQuoteRequest The quote the customer chose.
 //
 // Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
 type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
+// Session A sign-in of the person.
+//
+// Example: {"createdAt":"2026-05-01T10:00:00Z","current":true,"expiresAt":"2026-05-31T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","ip":"203.0.113.7","lastUsedAt":"2026-05-01T10:00:00Z","secondFactorAt":null,"userAgent":"Mozilla/5.0"}
+type Session struct {
+	// CreatedAt When the person signed in.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Current The session of the token that asked.
+	Current bool `json:"current"`
+
+	// ExpiresAt The session's absolute end.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Id The session's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Ip The client address it signed in from.
+	Ip string `json:"ip"`
+
+	// LastUsedAt When the session last refreshed.
+	LastUsedAt time.Time `json:"lastUsedAt"`
+
+	// SecondFactorAt When a second factor was last given in it.
+	SecondFactorAt *time.Time `json:"secondFactorAt"`
+
+	// UserAgent The browser it signed in with.
+	UserAgent string `json:"userAgent"`
+}
+
+// SessionList The person's live sessions.
+//
+// Example: {"data":[]}
+type SessionList struct {
+	// Data Newest first.
+	Data []Session `json:"data"`
 }
 
 // SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
@@ -1238,6 +1972,37 @@ type SetAcceptedAssetsRequest struct {
 
 // SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
 type SetAcceptedAssetsRequestDefault bool
+
+// TeamMember A person acting for the merchant.
+//
+// Example: {"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type TeamMember struct {
+	// Disabled The user may not sign in (an operator disabled them).
+	Disabled bool `json:"disabled"`
+
+	// Email Example: ana@shop.example
+	Email string `json:"email"`
+
+	// HasSecondFactor The user has a second factor enrolled.
+	HasSecondFactor bool      `json:"hasSecondFactor"`
+	JoinedAt        time.Time `json:"joinedAt"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role   TeamRole           `json:"role"`
+	UserId openapi_types.UUID `json:"userId"`
+}
+
+// TeamMemberList Example: {"data":[{"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}]}
+type TeamMemberList struct {
+	Data []TeamMember `json:"data"`
+}
+
+// TeamRole What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+//
+// Example: developer
+type TeamRole string
 
 // Token A token on a chain.
 //
@@ -1287,6 +2052,42 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// TotpEnrollment A TOTP secret waiting for its first code.
+//
+// Example: {"otpauthUri":"otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP\u0026issuer=paymentsd","qrCodePng":"data:image/png;base64,iVBORw0KGgo=","secret":"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"}
+type TotpEnrollment struct {
+	// OtpauthUri The `otpauth://totp/…` URI.
+	OtpauthUri string `json:"otpauthUri"`
+
+	// QrCodePng The URI as a QR code, a `data:image/png;base64,…` URI.
+	QrCodePng string `json:"qrCodePng"`
+
+	// Secret The secret, base32 (to type into an app).
+	Secret string `json:"secret"`
+}
+
+// UpdateMemberRequest Example: {"role":"admin"}
+type UpdateMemberRequest struct {
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// UpdateMerchantProfileRequest The fields to change; `null` clears the logo or the accent colour.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee"}
+type UpdateMerchantProfileRequest struct {
+	// AccentColor `#rrggbb` (null clears it).
+	AccentColor json.RawMessage `json:"accentColor,omitempty"`
+
+	// DisplayName 1 to 80 characters, no control characters.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// LogoUrl An https URL (null clears it).
+	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1395,6 +2196,16 @@ type WebhookEndpointWithSecret struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -1440,6 +2251,34 @@ type Withdrawal struct {
 	// Example: pending
 	Status    WithdrawalStatus `json:"status"`
 	UpdatedAt time.Time        `json:"updatedAt"`
+}
+
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
 }
 
 // WithdrawalList A page of withdrawals.
@@ -1506,11 +2345,30 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int32
 
+// OIDCStateCookie defines model for OIDCStateCookie.
+type OIDCStateCookie = string
+
 // Offset defines model for Offset.
 type Offset = int32
 
+// RefreshCookie defines model for RefreshCookie.
+type RefreshCookie = string
+
+// TeamUserId defines model for TeamUserId.
+type TeamUserId = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
+
+// AuthBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthBadRequest = Error
+
+// AuthStateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthStateConflict = Error
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1577,10 +2435,55 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// InvalidCredentials The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidCredentials = Error
+
+// InvalidSession The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidSession = Error
+
 // NoChainAvailable The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
+
+// NoPasskey The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoPasskey = Error
+
+// OIDCNotConfigured The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type OIDCNotConfigured = Error
+
+// PasskeyBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyBadRequest = Error
+
+// PasskeyExists The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyExists = Error
+
+// PasskeyNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyNotFound = Error
+
+// PasskeyStepUp The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyStepUp = Error
+
+// PasskeysOff The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeysOff = Error
 
 // PayloadTooLarge The error body of every non-2xx response.
 //
@@ -1602,10 +2505,25 @@ type RequestTimeout = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RotationConflict = Error
 
+// SessionNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type SessionNotFound = Error
+
 // StateConflict The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
+
+// TeamConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TeamConflict = Error
+
+// TooManyAttempts The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyAttempts = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1631,6 +2549,35 @@ type WithdrawalConflict = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type WithdrawalNotFound = Error
+
+// LogoutParams defines parameters for Logout.
+type LogoutParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	// Code The provider's authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the sign-in begun.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's refusal (RFC 6749 §4.1.2.1), instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// PaymentsdOidc The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly).
+	PaymentsdOidc *OIDCStateCookie `form:"paymentsd_oidc,omitempty" json:"paymentsd_oidc,omitempty"`
+}
+
+// RefreshSessionParams defines parameters for RefreshSession.
+type RefreshSessionParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
 
 // ListChainsParams defines parameters for ListChains.
 type ListChainsParams struct {
@@ -1709,6 +2656,86 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
+type ListMerchantAuditLogParams struct {
+	// Action Only this action (see AuditEntry.action).
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ActorId Only changes by this actor (a user id, key id or token subject).
+	ActorId *string `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// TargetId Only changes to this object (its id).
+	TargetId *string `form:"targetId,omitempty" json:"targetId,omitempty"`
+
+	// From Only entries at or after this time.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only entries before this time.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only entries older than this one (the previous page's `nextBefore`).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+}
+
+// ExportMerchantPaymentsParams defines parameters for ExportMerchantPayments.
+type ExportMerchantPaymentsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ExportMerchantWithdrawalsParams defines parameters for ExportMerchantWithdrawals.
+type ExportMerchantWithdrawalsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ListMerchantPaymentsParams defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParams struct {
+	// Type Only payments of this type.
+	Type *PaymentType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Status Only payments in this status.
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Search Free text matched against the payment id (exact), the deposit wallet address, the receipt
+	// transaction hash and the receipt sender address (case-insensitive prefix), and the
+	// merchant short name (case-insensitive substring).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// SortBy Sort key.
+	SortBy *ListMerchantPaymentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListMerchantPaymentsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListMerchantPaymentsParamsSortBy defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortBy string
+
+// ListMerchantPaymentsParamsSortOrder defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortOrder string
+
+// ListMerchantPaymentDeliveriesParams defines parameters for ListMerchantPaymentDeliveries.
+type ListMerchantPaymentDeliveriesParams struct {
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -1747,6 +2774,15 @@ type CreateMerchantWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
+}
+
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
 type CancelMerchantWithdrawalParams struct {
 	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
@@ -1754,6 +2790,42 @@ type CancelMerchantWithdrawalParams struct {
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
+type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
+
+// LoginJSONRequestBody defines body for Login for application/json ContentType.
+type LoginJSONRequestBody = LoginRequest
+
+// BeginPasskeyLoginJSONRequestBody defines body for BeginPasskeyLogin for application/json ContentType.
+type BeginPasskeyLoginJSONRequestBody = BeginPasskeyLoginRequest
+
+// FinishPasskeyLoginJSONRequestBody defines body for FinishPasskeyLogin for application/json ContentType.
+type FinishPasskeyLoginJSONRequestBody = FinishPasskeyLoginRequest
+
+// LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
+type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// FinishPasskeyRegistrationJSONRequestBody defines body for FinishPasskeyRegistration for application/json ContentType.
+type FinishPasskeyRegistrationJSONRequestBody = FinishPasskeyRegistrationRequest
+
+// ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
+type ChangePasswordJSONRequestBody = ChangePasswordRequest
+
+// RefreshSessionJSONRequestBody defines body for RefreshSession for application/json ContentType.
+type RefreshSessionJSONRequestBody = RefreshRequest
+
+// StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
+type StepUpJSONRequestBody = CodeRequest
+
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
+
+// DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
+type DisableTotpJSONRequestBody = CodeRequest
+
+// ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
+type ConfirmTotpJSONRequestBody = CodeRequest
 
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
@@ -1769,6 +2841,18 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// CreateMerchantInvitationJSONRequestBody defines body for CreateMerchantInvitation for application/json ContentType.
+type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
+
+// UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
+type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
+type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
+
+// SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
+type SetMerchantSecurityJSONRequestBody = MerchantSecurity
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -1957,6 +3041,81 @@ func (t *CreatePaymentRequest) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// AcceptInvitation Accept an invitation and sign in
+	// (POST /v1/auth/invitations/accept)
+	AcceptInvitation(ctx echo.Context) error
+	// Login Sign in with an email and a password
+	// (POST /v1/auth/login)
+	Login(ctx echo.Context) error
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx echo.Context) error
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx echo.Context) error
+	// LoginSecondFactor Finish a sign-in with a second factor
+	// (POST /v1/auth/login/second-factor)
+	LoginSecondFactor(ctx echo.Context) error
+	// Logout Sign out of this session
+	// (POST /v1/auth/logout)
+	Logout(ctx echo.Context, params LogoutParams) error
+	// LogoutAll Sign out everywhere
+	// (POST /v1/auth/logout-all)
+	LogoutAll(ctx echo.Context) error
+	// GetMe The signed-in person
+	// (GET /v1/auth/me)
+	GetMe(ctx echo.Context) error
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx echo.Context, params OidcCallbackParams) error
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx echo.Context) error
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx echo.Context) error
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx echo.Context) error
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx echo.Context) error
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx echo.Context, passkeyId string) error
+	// ChangePassword Change the password
+	// (POST /v1/auth/password)
+	ChangePassword(ctx echo.Context) error
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx echo.Context) error
+	// RefreshSession Get a new access token with the refresh cookie
+	// (POST /v1/auth/refresh)
+	RefreshSession(ctx echo.Context, params RefreshSessionParams) error
+	// ListSessions List the person's sessions
+	// (GET /v1/auth/sessions)
+	ListSessions(ctx echo.Context) error
+	// RevokeSession End one session
+	// (DELETE /v1/auth/sessions/{sessionId})
+	RevokeSession(ctx echo.Context, sessionId string) error
+	// StepUp Give a second factor again
+	// (POST /v1/auth/step-up)
+	StepUp(ctx echo.Context) error
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx echo.Context) error
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx echo.Context) error
+	// DisableTotp Turn the TOTP second factor off
+	// (DELETE /v1/auth/totp)
+	DisableTotp(ctx echo.Context) error
+	// ConfirmTotp Turn the TOTP second factor on
+	// (POST /v1/auth/totp/confirm)
+	ConfirmTotp(ctx echo.Context) error
+	// EnrollTotp Start setting up a TOTP second factor
+	// (POST /v1/auth/totp/enroll)
+	EnrollTotp(ctx echo.Context) error
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx echo.Context, params ListChainsParams) error
@@ -2005,9 +3164,66 @@ type ServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx echo.Context, merchantId DashboardMerchantId, keyId string) error
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
+	// GetMerchantSecurity The team's security settings
+	// (GET /v1/merchants/{merchantId}/security)
+	GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
+	// SetMerchantSecurity Change the team's security settings
+	// (PUT /v1/merchants/{merchantId}/security)
+	SetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -2026,6 +3242,9 @@ type ServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error
@@ -2038,6 +3257,9 @@ type ServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx echo.Context, merchantId DashboardMerchantId) error
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
@@ -2049,6 +3271,307 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// AcceptInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) AcceptInvitation(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AcceptInvitation(ctx)
+	return err
+}
+
+// Login converts echo context to params.
+func (w *ServerInterfaceWrapper) Login(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.Login(ctx)
+	return err
+}
+
+// BeginPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyLogin(ctx)
+	return err
+}
+
+// FinishPasskeyLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyLogin(ctx)
+	return err
+}
+
+// LoginSecondFactor converts echo context to params.
+func (w *ServerInterfaceWrapper) LoginSecondFactor(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LoginSecondFactor(ctx)
+	return err
+}
+
+// Logout converts echo context to params.
+func (w *ServerInterfaceWrapper) Logout(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LogoutParams
+
+	if cookie, err := ctx.Cookie("paymentsd_refresh"); err == nil {
+
+		var value RefreshCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_refresh", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_refresh: %s", err))
+		}
+		params.PaymentsdRefresh = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.Logout(ctx, params)
+	return err
+}
+
+// LogoutAll converts echo context to params.
+func (w *ServerInterfaceWrapper) LogoutAll(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LogoutAll(ctx)
+	return err
+}
+
+// GetMe converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// OidcCallback converts echo context to params.
+func (w *ServerInterfaceWrapper) OidcCallback(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OidcCallbackParams
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", ctx.QueryParams(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code: %s", err))
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", ctx.QueryParams(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter error: %s", err))
+	}
+
+	if cookie, err := ctx.Cookie("paymentsd_oidc"); err == nil {
+
+		var value OIDCStateCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_oidc", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_oidc: %s", err))
+		}
+		params.PaymentsdOidc = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.OidcCallback(ctx, params)
+	return err
+}
+
+// StartOidcLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) StartOidcLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StartOidcLogin(ctx)
+	return err
+}
+
+// ListPasskeys converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPasskeys(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPasskeys(ctx)
+	return err
+}
+
+// BeginPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyRegistration(ctx)
+	return err
+}
+
+// FinishPasskeyRegistration converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyRegistration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyRegistration(ctx)
+	return err
+}
+
+// DeletePasskey converts echo context to params.
+func (w *ServerInterfaceWrapper) DeletePasskey(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "passkeyId" -------------
+	var passkeyId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "passkeyId", ctx.Param("passkeyId"), &passkeyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter passkeyId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeletePasskey(ctx, passkeyId)
+	return err
+}
+
+// ChangePassword converts echo context to params.
+func (w *ServerInterfaceWrapper) ChangePassword(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ChangePassword(ctx)
+	return err
+}
+
+// GetAuthProviders converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAuthProviders(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAuthProviders(ctx)
+	return err
+}
+
+// RefreshSession converts echo context to params.
+func (w *ServerInterfaceWrapper) RefreshSession(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RefreshSessionParams
+
+	if cookie, err := ctx.Cookie("paymentsd_refresh"); err == nil {
+
+		var value RefreshCookie
+		err = runtime.BindStyledParameterWithOptions("simple", "paymentsd_refresh", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentsd_refresh: %s", err))
+		}
+		params.PaymentsdRefresh = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RefreshSession(ctx, params)
+	return err
+}
+
+// ListSessions converts echo context to params.
+func (w *ServerInterfaceWrapper) ListSessions(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListSessions(ctx)
+	return err
+}
+
+// RevokeSession converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeSession(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "sessionId" -------------
+	var sessionId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sessionId", ctx.Param("sessionId"), &sessionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sessionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeSession(ctx, sessionId)
+	return err
+}
+
+// StepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) StepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StepUp(ctx)
+	return err
+}
+
+// BeginPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) BeginPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BeginPasskeyStepUp(ctx)
+	return err
+}
+
+// FinishPasskeyStepUp converts echo context to params.
+func (w *ServerInterfaceWrapper) FinishPasskeyStepUp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.FinishPasskeyStepUp(ctx)
+	return err
+}
+
+// DisableTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) DisableTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DisableTotp(ctx)
+	return err
+}
+
+// ConfirmTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmTotp(ctx)
+	return err
+}
+
+// EnrollTotp converts echo context to params.
+func (w *ServerInterfaceWrapper) EnrollTotp(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EnrollTotp(ctx)
+	return err
 }
 
 // ListChains converts echo context to params.
@@ -2438,6 +3961,73 @@ func (w *ServerInterfaceWrapper) RevokeMerchantApiKey(ctx echo.Context) error {
 	return err
 }
 
+// ListMerchantAuditLog converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantAuditLog(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantAuditLogParams
+	// ------------- Optional query parameter "action" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "action", ctx.QueryParams(), &params.Action, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter action: %s", err))
+	}
+
+	// ------------- Optional query parameter "actorId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actorId", ctx.QueryParams(), &params.ActorId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter actorId: %s", err))
+	}
+
+	// ------------- Optional query parameter "targetId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "targetId", ctx.QueryParams(), &params.TargetId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter targetId: %s", err))
+	}
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Optional query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", ctx.QueryParams(), &params.Before, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter before: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantAuditLog(ctx, merchantId, params)
+	return err
+}
+
 // GetMerchantBalance converts echo context to params.
 func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 	var err error
@@ -2451,6 +4041,442 @@ func (w *ServerInterfaceWrapper) GetMerchantBalance(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMerchantBalance(ctx, merchantId)
+	return err
+}
+
+// ExportMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantPaymentsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// ExportMerchantWithdrawals converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportMerchantWithdrawals(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportMerchantWithdrawalsParams
+	// ------------- Required query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "from", ctx.QueryParams(), &params.From, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter from: %s", err))
+	}
+
+	// ------------- Required query parameter "to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "to", ctx.QueryParams(), &params.To, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportMerchantWithdrawals(ctx, merchantId, params)
+	return err
+}
+
+// ListMerchantInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantInvitations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantInvitations(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantInvitation(ctx, merchantId)
+	return err
+}
+
+// RevokeMerchantInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) RevokeMerchantInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RevokeMerchantInvitation(ctx, merchantId, invitationId)
+	return err
+}
+
+// ListMerchantMembers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantMembers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantMembers(ctx, merchantId)
+	return err
+}
+
+// RemoveMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) RemoveMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RemoveMerchantMember(ctx, merchantId, userId)
+	return err
+}
+
+// UpdateMerchantMember converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantMember(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "userId" -------------
+	var userId TeamUserId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "userId", ctx.Param("userId"), &userId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter userId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantMember(ctx, merchantId, userId)
+	return err
+}
+
+// GetMerchantOverview converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantOverview(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantOverview(ctx, merchantId)
+	return err
+}
+
+// ListMerchantPayments converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPayments(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentsParams
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", ctx.QueryParams(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "search" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "search", ctx.QueryParams(), &params.Search, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter search: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortBy" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortBy", ctx.QueryParams(), &params.SortBy, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortBy: %s", err))
+	}
+
+	// ------------- Optional query parameter "sortOrder" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sortOrder", ctx.QueryParams(), &params.SortOrder, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sortOrder: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPayments(ctx, merchantId, params)
+	return err
+}
+
+// GetMerchantPayment converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantPayment(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantPayment(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantPaymentDeliveriesParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentDeliveries(ctx, merchantId, paymentId, params)
+	return err
+}
+
+// ListMerchantPaymentEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentEvents(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentEvents(ctx, merchantId, paymentId)
+	return err
+}
+
+// ListMerchantPaymentTransfers converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantPaymentTransfers(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantPaymentTransfers(ctx, merchantId, paymentId)
+	return err
+}
+
+// GetMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantProfile(ctx, merchantId)
+	return err
+}
+
+// UpdateMerchantProfile converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantProfile(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantProfile(ctx, merchantId)
+	return err
+}
+
+// GetMerchantSecurity converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantSecurity(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantSecurity(ctx, merchantId)
+	return err
+}
+
+// SetMerchantSecurity converts echo context to params.
+func (w *ServerInterfaceWrapper) SetMerchantSecurity(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SetMerchantSecurity(ctx, merchantId)
 	return err
 }
 
@@ -2606,6 +4632,30 @@ func (w *ServerInterfaceWrapper) RotateMerchantWebhookSecret(ctx echo.Context) e
 	return err
 }
 
+// TestMerchantWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) TestMerchantWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId WebhookEndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId)
+	return err
+}
+
 // ListMerchantWithdrawals converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantWithdrawals(ctx echo.Context) error {
 	var err error
@@ -2710,6 +4760,38 @@ func (w *ServerInterfaceWrapper) UpdateMerchantWithdrawalConfig(ctx echo.Context
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateMerchantWithdrawalConfig(ctx, merchantId)
+	return err
+}
+
+// EstimateMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) EstimateMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EstimateMerchantWithdrawalParams
+	// ------------- Required query parameter "amountInCents" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "amountInCents", ctx.QueryParams(), &params.AmountInCents, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter amountInCents: %s", err))
+	}
+
+	// ------------- Required query parameter "chainId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "chainId", ctx.QueryParams(), &params.ChainId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter chainId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EstimateMerchantWithdrawal(ctx, merchantId, params)
 	return err
 }
 
@@ -2828,6 +4910,33 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 		Handler: si,
 	}
 
+	router.POST(options.BaseURL+"/v1/auth/login", wrapper.Login, options.OperationMiddlewares["login"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/second-factor", wrapper.LoginSecondFactor, options.OperationMiddlewares["loginSecondFactor"]...)
+	router.POST(options.BaseURL+"/v1/auth/refresh", wrapper.RefreshSession, options.OperationMiddlewares["refreshSession"]...)
+	router.POST(options.BaseURL+"/v1/auth/logout", wrapper.Logout, options.OperationMiddlewares["logout"]...)
+	router.POST(options.BaseURL+"/v1/auth/logout-all", wrapper.LogoutAll, options.OperationMiddlewares["logoutAll"]...)
+	router.GET(options.BaseURL+"/v1/auth/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
+	router.POST(options.BaseURL+"/v1/auth/password", wrapper.ChangePassword, options.OperationMiddlewares["changePassword"]...)
+	router.POST(options.BaseURL+"/v1/auth/totp/enroll", wrapper.EnrollTotp, options.OperationMiddlewares["enrollTotp"]...)
+	router.POST(options.BaseURL+"/v1/auth/totp/confirm", wrapper.ConfirmTotp, options.OperationMiddlewares["confirmTotp"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/totp", wrapper.DisableTotp, options.OperationMiddlewares["disableTotp"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up", wrapper.StepUp, options.OperationMiddlewares["stepUp"]...)
+	router.GET(options.BaseURL+"/v1/auth/sessions", wrapper.ListSessions, options.OperationMiddlewares["listSessions"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/sessions/:sessionId", wrapper.RevokeSession, options.OperationMiddlewares["revokeSession"]...)
+	router.POST(options.BaseURL+"/v1/auth/invitations/accept", wrapper.AcceptInvitation, options.OperationMiddlewares["acceptInvitation"]...)
+	router.GET(options.BaseURL+"/v1/auth/passkeys", wrapper.ListPasskeys, options.OperationMiddlewares["listPasskeys"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/begin", wrapper.BeginPasskeyRegistration, options.OperationMiddlewares["beginPasskeyRegistration"]...)
+	router.POST(options.BaseURL+"/v1/auth/passkeys/register/finish", wrapper.FinishPasskeyRegistration, options.OperationMiddlewares["finishPasskeyRegistration"]...)
+	router.DELETE(options.BaseURL+"/v1/auth/passkeys/:passkeyId", wrapper.DeletePasskey, options.OperationMiddlewares["deletePasskey"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/begin", wrapper.BeginPasskeyLogin, options.OperationMiddlewares["beginPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/login/passkey/finish", wrapper.FinishPasskeyLogin, options.OperationMiddlewares["finishPasskeyLogin"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/begin", wrapper.BeginPasskeyStepUp, options.OperationMiddlewares["beginPasskeyStepUp"]...)
+	router.POST(options.BaseURL+"/v1/auth/step-up/passkey/finish", wrapper.FinishPasskeyStepUp, options.OperationMiddlewares["finishPasskeyStepUp"]...)
+	router.GET(options.BaseURL+"/v1/auth/providers", wrapper.GetAuthProviders, options.OperationMiddlewares["getAuthProviders"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/start", wrapper.StartOidcLogin, options.OperationMiddlewares["startOidcLogin"]...)
+	router.GET(options.BaseURL+"/v1/auth/oidc/callback", wrapper.OidcCallback, options.OperationMiddlewares["oidcCallback"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.GetMerchantSecurity, options.OperationMiddlewares["getMerchantSecurity"]...)
+	router.PUT(options.BaseURL+"/v1/merchants/:merchantId/security", wrapper.SetMerchantSecurity, options.OperationMiddlewares["setMerchantSecurity"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.ListPayments, options.OperationMiddlewares["listPayments"]...)
 	router.POST(options.BaseURL+"/v1/external/secretkey-auth/payments", wrapper.CreatePayment, options.OperationMiddlewares["createPayment"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/payments/:paymentId", wrapper.GetPayment, options.OperationMiddlewares["getPayment"]...)
@@ -2839,6 +4948,18 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments", wrapper.ListMerchantPayments, options.OperationMiddlewares["listMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId", wrapper.GetMerchantPayment, options.OperationMiddlewares["getMerchantPayment"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/events", wrapper.ListMerchantPaymentEvents, options.OperationMiddlewares["listMerchantPaymentEvents"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/transfers", wrapper.ListMerchantPaymentTransfers, options.OperationMiddlewares["listMerchantPaymentTransfers"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/deliveries", wrapper.ListMerchantPaymentDeliveries, options.OperationMiddlewares["listMerchantPaymentDeliveries"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/overview", wrapper.GetMerchantOverview, options.OperationMiddlewares["getMerchantOverview"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.GetMerchantProfile, options.OperationMiddlewares["getMerchantProfile"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/profile", wrapper.UpdateMerchantProfile, options.OperationMiddlewares["updateMerchantProfile"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/payments.csv", wrapper.ExportMerchantPayments, options.OperationMiddlewares["exportMerchantPayments"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/exports/withdrawals.csv", wrapper.ExportMerchantWithdrawals, options.OperationMiddlewares["exportMerchantWithdrawals"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/:endpointId/test", wrapper.TestMerchantWebhookEndpoint, options.OperationMiddlewares["testMerchantWebhookEndpoint"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/estimate", wrapper.EstimateMerchantWithdrawal, options.OperationMiddlewares["estimateMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/balance", wrapper.GetMerchantBalance, options.OperationMiddlewares["getMerchantBalance"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.GetMerchantWithdrawalConfig, options.OperationMiddlewares["getMerchantWithdrawalConfig"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/config", wrapper.UpdateMerchantWithdrawalConfig, options.OperationMiddlewares["updateMerchantWithdrawalConfig"]...)
@@ -2848,6 +4969,13 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.CreateMerchantWithdrawal, options.OperationMiddlewares["createMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId", wrapper.GetMerchantWithdrawal, options.OperationMiddlewares["getMerchantWithdrawal"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/cancel", wrapper.CancelMerchantWithdrawal, options.OperationMiddlewares["cancelMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/members", wrapper.ListMerchantMembers, options.OperationMiddlewares["listMerchantMembers"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.RemoveMerchantMember, options.OperationMiddlewares["removeMerchantMember"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.UpdateMerchantMember, options.OperationMiddlewares["updateMerchantMember"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.ListMerchantInvitations, options.OperationMiddlewares["listMerchantInvitations"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/invitations", wrapper.CreateMerchantInvitation, options.OperationMiddlewares["createMerchantInvitation"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/invitations/:invitationId", wrapper.RevokeMerchantInvitation, options.OperationMiddlewares["revokeMerchantInvitation"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/audit-log", wrapper.ListMerchantAuditLog, options.OperationMiddlewares["listMerchantAuditLog"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.ListMerchantApiKeys, options.OperationMiddlewares["listMerchantApiKeys"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/api-keys", wrapper.CreateMerchantApiKey, options.OperationMiddlewares["createMerchantApiKey"]...)
 	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/api-keys/:keyId", wrapper.RevokeMerchantApiKey, options.OperationMiddlewares["revokeMerchantApiKey"]...)
@@ -2859,6 +4987,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/webhooks/events/:eventId/redeliver", wrapper.RedeliverMerchantWebhookEvent, options.OperationMiddlewares["redeliverMerchantWebhookEvent"]...)
 
 }
+
+type AuthBadRequestJSONResponse Error
+
+type AuthStateConflictJSONResponse Error
 
 type BadRequestJSONResponse Error
 
@@ -2886,7 +5018,25 @@ type IdempotencyConflictJSONResponse Error
 
 type InternalErrorJSONResponse Error
 
+type InvalidCredentialsJSONResponse Error
+
+type InvalidSessionJSONResponse Error
+
 type NoChainAvailableJSONResponse Error
+
+type NoPasskeyJSONResponse Error
+
+type OIDCNotConfiguredJSONResponse Error
+
+type PasskeyBadRequestJSONResponse Error
+
+type PasskeyExistsJSONResponse Error
+
+type PasskeyNotFoundJSONResponse Error
+
+type PasskeyStepUpJSONResponse Error
+
+type PasskeysOffJSONResponse Error
 
 type PayloadTooLargeJSONResponse Error
 
@@ -2896,7 +5046,20 @@ type RequestTimeoutJSONResponse Error
 
 type RotationConflictJSONResponse Error
 
+type SessionNotFoundJSONResponse Error
+
 type StateConflictJSONResponse Error
+
+type TeamConflictJSONResponse Error
+
+type TooManyAttemptsResponseHeaders struct {
+	RetryAfter *int
+}
+type TooManyAttemptsJSONResponse struct {
+	Body Error
+
+	Headers TooManyAttemptsResponseHeaders
+}
 
 type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int
@@ -2914,6 +5077,1751 @@ type UnsupportedMediaTypeJSONResponse Error
 type WithdrawalConflictJSONResponse Error
 
 type WithdrawalNotFoundJSONResponse Error
+
+type AcceptInvitationRequestObject struct {
+	Body *AcceptInvitationJSONRequestBody
+}
+
+type AcceptInvitationResponseObject interface {
+	VisitAcceptInvitationResponse(w http.ResponseWriter) error
+}
+
+type AcceptInvitation200JSONResponse AuthResult
+
+func (response AcceptInvitation200JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response AcceptInvitation400JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response AcceptInvitation401JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response AcceptInvitation429JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcceptInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response AcceptInvitation500JSONResponse) VisitAcceptInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginRequestObject struct {
+	Body *LoginJSONRequestBody
+}
+
+type LoginResponseObject interface {
+	VisitLoginResponse(w http.ResponseWriter) error
+}
+
+type Login200JSONResponse AuthResult
+
+func (response Login200JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response Login400JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response Login401JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response Login429JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Login500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response Login500JSONResponse) VisitLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLoginRequestObject struct {
+	Body *BeginPasskeyLoginJSONRequestBody
+}
+
+type BeginPasskeyLoginResponseObject interface {
+	VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyLogin200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyLogin200JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response BeginPasskeyLogin400JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response BeginPasskeyLogin401JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response BeginPasskeyLogin429JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyLogin500JSONResponse) VisitBeginPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLoginRequestObject struct {
+	Body *FinishPasskeyLoginJSONRequestBody
+}
+
+type FinishPasskeyLoginResponseObject interface {
+	VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyLogin200JSONResponse AuthResult
+
+func (response FinishPasskeyLogin200JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response FinishPasskeyLogin400JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response FinishPasskeyLogin401JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response FinishPasskeyLogin429JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyLogin500JSONResponse) VisitFinishPasskeyLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactorRequestObject struct {
+	Body *LoginSecondFactorJSONRequestBody
+}
+
+type LoginSecondFactorResponseObject interface {
+	VisitLoginSecondFactorResponse(w http.ResponseWriter) error
+}
+
+type LoginSecondFactor200JSONResponse AuthResult
+
+func (response LoginSecondFactor200JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response LoginSecondFactor400JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor401JSONResponse struct{ InvalidCredentialsJSONResponse }
+
+func (response LoginSecondFactor401JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor429JSONResponse struct{ TooManyAttemptsJSONResponse }
+
+func (response LoginSecondFactor429JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LoginSecondFactor500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response LoginSecondFactor500JSONResponse) VisitLoginSecondFactorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutRequestObject struct {
+	Params LogoutParams
+}
+
+type LogoutResponseObject interface {
+	VisitLogoutResponse(w http.ResponseWriter) error
+}
+
+type Logout204Response struct {
+}
+
+func (response Logout204Response) VisitLogoutResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type Logout400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response Logout400JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type Logout500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response Logout500JSONResponse) VisitLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutAllRequestObject struct {
+}
+
+type LogoutAllResponseObject interface {
+	VisitLogoutAllResponse(w http.ResponseWriter) error
+}
+
+type LogoutAll204Response struct {
+}
+
+func (response LogoutAll204Response) VisitLogoutAllResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type LogoutAll401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response LogoutAll401JSONResponse) VisitLogoutAllResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type LogoutAll500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response LogoutAll500JSONResponse) VisitLogoutAllResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200JSONResponse Me
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallbackRequestObject struct {
+	Params OidcCallbackParams
+}
+
+type OidcCallbackResponseObject interface {
+	VisitOidcCallbackResponse(w http.ResponseWriter) error
+}
+
+type OidcCallback302ResponseHeaders struct {
+	Location *string
+}
+
+type OidcCallback302Response struct {
+	Headers OidcCallback302ResponseHeaders
+}
+
+func (response OidcCallback302Response) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type OidcCallback400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response OidcCallback400JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response OidcCallback404JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OidcCallback500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response OidcCallback500JSONResponse) VisitOidcCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLoginRequestObject struct {
+}
+
+type StartOidcLoginResponseObject interface {
+	VisitStartOidcLoginResponse(w http.ResponseWriter) error
+}
+
+type StartOidcLogin302ResponseHeaders struct {
+	Location *string
+}
+
+type StartOidcLogin302Response struct {
+	Headers StartOidcLogin302ResponseHeaders
+}
+
+func (response StartOidcLogin302Response) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+	if response.Headers.Location != nil {
+		w.Header().Set("Location", fmt.Sprint(*response.Headers.Location))
+	}
+	w.WriteHeader(302)
+	return nil
+}
+
+type StartOidcLogin400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response StartOidcLogin400JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin404JSONResponse struct{ OIDCNotConfiguredJSONResponse }
+
+func (response StartOidcLogin404JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StartOidcLogin500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StartOidcLogin500JSONResponse) VisitStartOidcLoginResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeysRequestObject struct {
+}
+
+type ListPasskeysResponseObject interface {
+	VisitListPasskeysResponse(w http.ResponseWriter) error
+}
+
+type ListPasskeys200JSONResponse PasskeyList
+
+func (response ListPasskeys200JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListPasskeys401JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPasskeys500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPasskeys500JSONResponse) VisitListPasskeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistrationRequestObject struct {
+}
+
+type BeginPasskeyRegistrationResponseObject interface {
+	VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyRegistration200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyRegistration200JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyRegistration401JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response BeginPasskeyRegistration403JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyRegistration404JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyRegistration500JSONResponse) VisitBeginPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistrationRequestObject struct {
+	Body *FinishPasskeyRegistrationJSONRequestBody
+}
+
+type FinishPasskeyRegistrationResponseObject interface {
+	VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyRegistration201JSONResponse Passkey
+
+func (response FinishPasskeyRegistration201JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyRegistration400JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyRegistration401JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration403JSONResponse struct{ PasskeyStepUpJSONResponse }
+
+func (response FinishPasskeyRegistration403JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyRegistration404JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration409JSONResponse struct{ PasskeyExistsJSONResponse }
+
+func (response FinishPasskeyRegistration409JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyRegistration500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyRegistration500JSONResponse) VisitFinishPasskeyRegistrationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskeyRequestObject struct {
+	PasskeyId string `json:"passkeyId"`
+}
+
+type DeletePasskeyResponseObject interface {
+	VisitDeletePasskeyResponse(w http.ResponseWriter) error
+}
+
+type DeletePasskey204Response struct {
+}
+
+func (response DeletePasskey204Response) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePasskey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeletePasskey400JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DeletePasskey401JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey404JSONResponse struct{ PasskeyNotFoundJSONResponse }
+
+func (response DeletePasskey404JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePasskey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeletePasskey500JSONResponse) VisitDeletePasskeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePasswordRequestObject struct {
+	Body *ChangePasswordJSONRequestBody
+}
+
+type ChangePasswordResponseObject interface {
+	VisitChangePasswordResponse(w http.ResponseWriter) error
+}
+
+type ChangePassword204Response struct {
+}
+
+func (response ChangePassword204Response) VisitChangePasswordResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type ChangePassword400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response ChangePassword400JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePassword401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ChangePassword401JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ChangePassword500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ChangePassword500JSONResponse) VisitChangePasswordResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProvidersRequestObject struct {
+}
+
+type GetAuthProvidersResponseObject interface {
+	VisitGetAuthProvidersResponse(w http.ResponseWriter) error
+}
+
+type GetAuthProviders200JSONResponse AuthProviders
+
+func (response GetAuthProviders200JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetAuthProviders400JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAuthProviders500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAuthProviders500JSONResponse) VisitGetAuthProvidersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSessionRequestObject struct {
+	Params RefreshSessionParams
+	Body   *RefreshSessionJSONRequestBody
+}
+
+type RefreshSessionResponseObject interface {
+	VisitRefreshSessionResponse(w http.ResponseWriter) error
+}
+
+type RefreshSession200JSONResponse AuthResult
+
+func (response RefreshSession200JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RefreshSession400JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession401JSONResponse struct{ InvalidSessionJSONResponse }
+
+func (response RefreshSession401JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RefreshSession500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RefreshSession500JSONResponse) VisitRefreshSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessionsRequestObject struct {
+}
+
+type ListSessionsResponseObject interface {
+	VisitListSessionsResponse(w http.ResponseWriter) error
+}
+
+type ListSessions200JSONResponse SessionList
+
+func (response ListSessions200JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListSessions401JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSessions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListSessions500JSONResponse) VisitListSessionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSessionRequestObject struct {
+	SessionId string `json:"sessionId"`
+}
+
+type RevokeSessionResponseObject interface {
+	VisitRevokeSessionResponse(w http.ResponseWriter) error
+}
+
+type RevokeSession204Response struct {
+}
+
+func (response RevokeSession204Response) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeSession400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeSession400JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeSession401JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession404JSONResponse struct{ SessionNotFoundJSONResponse }
+
+func (response RevokeSession404JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeSession500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeSession500JSONResponse) VisitRevokeSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUpRequestObject struct {
+	Body *StepUpJSONRequestBody
+}
+
+type StepUpResponseObject interface {
+	VisitStepUpResponse(w http.ResponseWriter) error
+}
+
+type StepUp200JSONResponse AuthResult
+
+func (response StepUp200JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response StepUp400JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response StepUp401JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response StepUp409JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StepUp500JSONResponse) VisitStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUpRequestObject struct {
+}
+
+type BeginPasskeyStepUpResponseObject interface {
+	VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type BeginPasskeyStepUp200JSONResponse PasskeyOptions
+
+func (response BeginPasskeyStepUp200JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response BeginPasskeyStepUp401JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response BeginPasskeyStepUp404JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp409JSONResponse struct{ NoPasskeyJSONResponse }
+
+func (response BeginPasskeyStepUp409JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BeginPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BeginPasskeyStepUp500JSONResponse) VisitBeginPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUpRequestObject struct {
+	Body *FinishPasskeyStepUpJSONRequestBody
+}
+
+type FinishPasskeyStepUpResponseObject interface {
+	VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error
+}
+
+type FinishPasskeyStepUp200JSONResponse AuthResult
+
+func (response FinishPasskeyStepUp200JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp400JSONResponse struct{ PasskeyBadRequestJSONResponse }
+
+func (response FinishPasskeyStepUp400JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response FinishPasskeyStepUp401JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp404JSONResponse struct{ PasskeysOffJSONResponse }
+
+func (response FinishPasskeyStepUp404JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type FinishPasskeyStepUp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response FinishPasskeyStepUp500JSONResponse) VisitFinishPasskeyStepUpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotpRequestObject struct {
+	Body *DisableTotpJSONRequestBody
+}
+
+type DisableTotpResponseObject interface {
+	VisitDisableTotpResponse(w http.ResponseWriter) error
+}
+
+type DisableTotp204Response struct {
+}
+
+func (response DisableTotp204Response) VisitDisableTotpResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DisableTotp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response DisableTotp400JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DisableTotp401JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response DisableTotp409JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DisableTotp500JSONResponse) VisitDisableTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotpRequestObject struct {
+	Body *ConfirmTotpJSONRequestBody
+}
+
+type ConfirmTotpResponseObject interface {
+	VisitConfirmTotpResponse(w http.ResponseWriter) error
+}
+
+type ConfirmTotp200JSONResponse RecoveryCodes
+
+func (response ConfirmTotp200JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp400JSONResponse struct{ AuthBadRequestJSONResponse }
+
+func (response ConfirmTotp400JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ConfirmTotp401JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response ConfirmTotp409JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ConfirmTotp500JSONResponse) VisitConfirmTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotpRequestObject struct {
+}
+
+type EnrollTotpResponseObject interface {
+	VisitEnrollTotpResponse(w http.ResponseWriter) error
+}
+
+type EnrollTotp200JSONResponse TotpEnrollment
+
+func (response EnrollTotp200JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response EnrollTotp401JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp409JSONResponse struct{ AuthStateConflictJSONResponse }
+
+func (response EnrollTotp409JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnrollTotp500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EnrollTotp500JSONResponse) VisitEnrollTotpResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListChainsRequestObject struct {
 	Params ListChainsParams
@@ -4409,6 +8317,87 @@ func (response RevokeMerchantApiKey500JSONResponse) VisitRevokeMerchantApiKeyRes
 	return err
 }
 
+type ListMerchantAuditLogRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantAuditLogParams
+}
+
+type ListMerchantAuditLogResponseObject interface {
+	VisitListMerchantAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantAuditLog200JSONResponse AuditLogPage
+
+func (response ListMerchantAuditLog200JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantAuditLog400JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantAuditLog401JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantAuditLog403JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAuditLog500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantAuditLog500JSONResponse) VisitListMerchantAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantBalanceRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 }
@@ -4478,6 +8467,1647 @@ func (response GetMerchantBalance403JSONResponse) VisitGetMerchantBalanceRespons
 type GetMerchantBalance500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetMerchantBalance500JSONResponse) VisitGetMerchantBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantPaymentsParams
+}
+
+type ExportMerchantPaymentsResponseObject interface {
+	VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantPayments200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantPayments200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantPayments200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantPayments200TextcsvResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantPayments400JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantPayments401JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantPayments403JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantPayments500JSONResponse) VisitExportMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawalsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ExportMerchantWithdrawalsParams
+}
+
+type ExportMerchantWithdrawalsResponseObject interface {
+	VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error
+}
+
+type ExportMerchantWithdrawals200ResponseHeaders struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantWithdrawals200TextcsvResponse struct {
+	Body          io.Reader
+	Headers       ExportMerchantWithdrawals200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportMerchantWithdrawals200TextcsvResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.ContentDisposition != nil {
+		w.Header().Set("Content-Disposition", fmt.Sprint(*response.Headers.ContentDisposition))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportMerchantWithdrawals400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportMerchantWithdrawals400JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ExportMerchantWithdrawals401JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ExportMerchantWithdrawals403JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportMerchantWithdrawals500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportMerchantWithdrawals500JSONResponse) VisitExportMerchantWithdrawalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitationsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantInvitationsResponseObject interface {
+	VisitListMerchantInvitationsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantInvitations200JSONResponse InvitationList
+
+func (response ListMerchantInvitations200JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantInvitations400JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantInvitations401JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantInvitations403JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantInvitations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantInvitations500JSONResponse) VisitListMerchantInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitationRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantInvitationJSONRequestBody
+}
+
+type CreateMerchantInvitationResponseObject interface {
+	VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantInvitation201JSONResponse CreatedInvitation
+
+func (response CreateMerchantInvitation201JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantInvitation400JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantInvitation401JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantInvitation403JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response CreateMerchantInvitation409JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantInvitation500JSONResponse) VisitCreateMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitationRequestObject struct {
+	MerchantId   DashboardMerchantId `json:"merchantId"`
+	InvitationId string              `json:"invitationId"`
+}
+
+type RevokeMerchantInvitationResponseObject interface {
+	VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error
+}
+
+type RevokeMerchantInvitation204Response struct {
+}
+
+func (response RevokeMerchantInvitation204Response) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeMerchantInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RevokeMerchantInvitation400JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RevokeMerchantInvitation401JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RevokeMerchantInvitation403JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RevokeMerchantInvitation404JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeMerchantInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RevokeMerchantInvitation500JSONResponse) VisitRevokeMerchantInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantMembersResponseObject interface {
+	VisitListMerchantMembersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantMembers200JSONResponse TeamMemberList
+
+func (response ListMerchantMembers200JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantMembers400JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantMembers401JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantMembers403JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantMembers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantMembers500JSONResponse) VisitListMerchantMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+}
+
+type RemoveMerchantMemberResponseObject interface {
+	VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type RemoveMerchantMember204Response struct {
+}
+
+func (response RemoveMerchantMember204Response) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RemoveMerchantMember400JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RemoveMerchantMember401JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response RemoveMerchantMember403JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response RemoveMerchantMember404JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response RemoveMerchantMember409JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RemoveMerchantMember500JSONResponse) VisitRemoveMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMemberRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	UserId     TeamUserId          `json:"userId"`
+	Body       *UpdateMerchantMemberJSONRequestBody
+}
+
+type UpdateMerchantMemberResponseObject interface {
+	VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantMember200JSONResponse TeamMember
+
+func (response UpdateMerchantMember200JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantMember400JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantMember401JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantMember403JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response UpdateMerchantMember404JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember409JSONResponse struct{ TeamConflictJSONResponse }
+
+func (response UpdateMerchantMember409JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantMember500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantMember500JSONResponse) VisitUpdateMerchantMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverviewRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantOverviewResponseObject interface {
+	VisitGetMerchantOverviewResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantOverview200JSONResponse MerchantOverview
+
+func (response GetMerchantOverview200JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantOverview400JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantOverview401JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantOverview403JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantOverview500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantOverview500JSONResponse) VisitGetMerchantOverviewResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantPaymentsParams
+}
+
+type ListMerchantPaymentsResponseObject interface {
+	VisitListMerchantPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPayments200JSONResponse PaymentList
+
+func (response ListMerchantPayments200JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPayments400JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPayments401JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPayments403JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPayments500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPayments500JSONResponse) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPaymentRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type GetMerchantPaymentResponseObject interface {
+	VisitGetMerchantPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantPayment200JSONResponse Payment
+
+func (response GetMerchantPayment200JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantPayment400JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantPayment401JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantPayment403JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response GetMerchantPayment404JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayment500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantPayment500JSONResponse) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveriesRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+	Params     ListMerchantPaymentDeliveriesParams
+}
+
+type ListMerchantPaymentDeliveriesResponseObject interface {
+	VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentDeliveries200JSONResponse WebhookDeliveryList
+
+func (response ListMerchantPaymentDeliveries200JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentDeliveries400JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentDeliveries401JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentDeliveries403JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentDeliveries404JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentDeliveries500JSONResponse) VisitListMerchantPaymentDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEventsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentEventsResponseObject interface {
+	VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentEvents200JSONResponse PaymentEventList
+
+func (response ListMerchantPaymentEvents200JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentEvents400JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentEvents401JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentEvents403JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentEvents404JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentEvents500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentEvents500JSONResponse) VisitListMerchantPaymentEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfersRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  string              `json:"paymentId"`
+}
+
+type ListMerchantPaymentTransfersResponseObject interface {
+	VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantPaymentTransfers200JSONResponse PaymentTransferList
+
+func (response ListMerchantPaymentTransfers200JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantPaymentTransfers400JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantPaymentTransfers401JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantPaymentTransfers403JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response ListMerchantPaymentTransfers404JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantPaymentTransfers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantPaymentTransfers500JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantProfileResponseObject interface {
+	VisitGetMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantProfile200JSONResponse MerchantProfile
+
+func (response GetMerchantProfile200JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantProfile400JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantProfile401JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantProfile403JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantProfile500JSONResponse) VisitGetMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfileRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *UpdateMerchantProfileJSONRequestBody
+}
+
+type UpdateMerchantProfileResponseObject interface {
+	VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantProfile200JSONResponse MerchantProfile
+
+func (response UpdateMerchantProfile200JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantProfile400JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantProfile401JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantProfile403JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateMerchantProfile413JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateMerchantProfile415JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantProfile500JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurityRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantSecurityResponseObject interface {
+	VisitGetMerchantSecurityResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantSecurity200JSONResponse MerchantSecurity
+
+func (response GetMerchantSecurity200JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantSecurity400JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantSecurity401JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantSecurity403JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantSecurity500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantSecurity500JSONResponse) VisitGetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurityRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *SetMerchantSecurityJSONRequestBody
+}
+
+type SetMerchantSecurityResponseObject interface {
+	VisitSetMerchantSecurityResponse(w http.ResponseWriter) error
+}
+
+type SetMerchantSecurity200JSONResponse MerchantSecurity
+
+func (response SetMerchantSecurity200JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SetMerchantSecurity400JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response SetMerchantSecurity401JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response SetMerchantSecurity403JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetMerchantSecurity500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SetMerchantSecurity500JSONResponse) VisitSetMerchantSecurityResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -5083,6 +10713,101 @@ func (response RotateMerchantWebhookSecret500JSONResponse) VisitRotateMerchantWe
 	return err
 }
 
+type TestMerchantWebhookEndpointRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EndpointId WebhookEndpointId   `json:"endpointId"`
+}
+
+type TestMerchantWebhookEndpointResponseObject interface {
+	VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type TestMerchantWebhookEndpoint202JSONResponse WebhookTestResult
+
+func (response TestMerchantWebhookEndpoint202JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestMerchantWebhookEndpoint400JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response TestMerchantWebhookEndpoint401JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response TestMerchantWebhookEndpoint403JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response TestMerchantWebhookEndpoint404JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestMerchantWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TestMerchantWebhookEndpoint500JSONResponse) VisitTestMerchantWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantWithdrawalsRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 	Params     ListMerchantWithdrawalsParams
@@ -5477,6 +11202,103 @@ func (response UpdateMerchantWithdrawalConfig500JSONResponse) VisitUpdateMerchan
 	return err
 }
 
+type EstimateMerchantWithdrawalRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     EstimateMerchantWithdrawalParams
+}
+
+type EstimateMerchantWithdrawalResponseObject interface {
+	VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type EstimateMerchantWithdrawal200JSONResponse WithdrawalEstimate
+
+func (response EstimateMerchantWithdrawal200JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response EstimateMerchantWithdrawal400JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal401JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal403JSONResponse struct {
+	DashboardWithdrawalForbiddenJSONResponse
+}
+
+func (response EstimateMerchantWithdrawal403JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EstimateMerchantWithdrawal500JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateMerchantWithdrawal503JSONResponse struct{ NoChainAvailableJSONResponse }
+
+func (response EstimateMerchantWithdrawal503JSONResponse) VisitEstimateMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMerchantWithdrawalRequestObject struct {
 	MerchantId   DashboardMerchantId   `json:"merchantId"`
 	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
@@ -5694,6 +11516,81 @@ func (response CancelMerchantWithdrawal500JSONResponse) VisitCancelMerchantWithd
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// AcceptInvitation Accept an invitation and sign in
+	// (POST /v1/auth/invitations/accept)
+	AcceptInvitation(ctx context.Context, request AcceptInvitationRequestObject) (AcceptInvitationResponseObject, error)
+	// Login Sign in with an email and a password
+	// (POST /v1/auth/login)
+	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	// (POST /v1/auth/login/passkey/begin)
+	BeginPasskeyLogin(ctx context.Context, request BeginPasskeyLoginRequestObject) (BeginPasskeyLoginResponseObject, error)
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	// (POST /v1/auth/login/passkey/finish)
+	FinishPasskeyLogin(ctx context.Context, request FinishPasskeyLoginRequestObject) (FinishPasskeyLoginResponseObject, error)
+	// LoginSecondFactor Finish a sign-in with a second factor
+	// (POST /v1/auth/login/second-factor)
+	LoginSecondFactor(ctx context.Context, request LoginSecondFactorRequestObject) (LoginSecondFactorResponseObject, error)
+	// Logout Sign out of this session
+	// (POST /v1/auth/logout)
+	Logout(ctx context.Context, request LogoutRequestObject) (LogoutResponseObject, error)
+	// LogoutAll Sign out everywhere
+	// (POST /v1/auth/logout-all)
+	LogoutAll(ctx context.Context, request LogoutAllRequestObject) (LogoutAllResponseObject, error)
+	// GetMe The signed-in person
+	// (GET /v1/auth/me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// OidcCallback Come back from the OIDC provider
+	// (GET /v1/auth/oidc/callback)
+	OidcCallback(ctx context.Context, request OidcCallbackRequestObject) (OidcCallbackResponseObject, error)
+	// StartOidcLogin Sign in with the OIDC provider
+	// (GET /v1/auth/oidc/start)
+	StartOidcLogin(ctx context.Context, request StartOidcLoginRequestObject) (StartOidcLoginResponseObject, error)
+	// ListPasskeys List the person's passkeys
+	// (GET /v1/auth/passkeys)
+	ListPasskeys(ctx context.Context, request ListPasskeysRequestObject) (ListPasskeysResponseObject, error)
+	// BeginPasskeyRegistration Start registering a passkey
+	// (POST /v1/auth/passkeys/register/begin)
+	BeginPasskeyRegistration(ctx context.Context, request BeginPasskeyRegistrationRequestObject) (BeginPasskeyRegistrationResponseObject, error)
+	// FinishPasskeyRegistration Finish registering a passkey
+	// (POST /v1/auth/passkeys/register/finish)
+	FinishPasskeyRegistration(ctx context.Context, request FinishPasskeyRegistrationRequestObject) (FinishPasskeyRegistrationResponseObject, error)
+	// DeletePasskey Remove a passkey
+	// (DELETE /v1/auth/passkeys/{passkeyId})
+	DeletePasskey(ctx context.Context, request DeletePasskeyRequestObject) (DeletePasskeyResponseObject, error)
+	// ChangePassword Change the password
+	// (POST /v1/auth/password)
+	ChangePassword(ctx context.Context, request ChangePasswordRequestObject) (ChangePasswordResponseObject, error)
+	// GetAuthProviders The ways to sign in
+	// (GET /v1/auth/providers)
+	GetAuthProviders(ctx context.Context, request GetAuthProvidersRequestObject) (GetAuthProvidersResponseObject, error)
+	// RefreshSession Get a new access token with the refresh cookie
+	// (POST /v1/auth/refresh)
+	RefreshSession(ctx context.Context, request RefreshSessionRequestObject) (RefreshSessionResponseObject, error)
+	// ListSessions List the person's sessions
+	// (GET /v1/auth/sessions)
+	ListSessions(ctx context.Context, request ListSessionsRequestObject) (ListSessionsResponseObject, error)
+	// RevokeSession End one session
+	// (DELETE /v1/auth/sessions/{sessionId})
+	RevokeSession(ctx context.Context, request RevokeSessionRequestObject) (RevokeSessionResponseObject, error)
+	// StepUp Give a second factor again
+	// (POST /v1/auth/step-up)
+	StepUp(ctx context.Context, request StepUpRequestObject) (StepUpResponseObject, error)
+	// BeginPasskeyStepUp Start giving a passkey again
+	// (POST /v1/auth/step-up/passkey/begin)
+	BeginPasskeyStepUp(ctx context.Context, request BeginPasskeyStepUpRequestObject) (BeginPasskeyStepUpResponseObject, error)
+	// FinishPasskeyStepUp Finish giving a passkey again
+	// (POST /v1/auth/step-up/passkey/finish)
+	FinishPasskeyStepUp(ctx context.Context, request FinishPasskeyStepUpRequestObject) (FinishPasskeyStepUpResponseObject, error)
+	// DisableTotp Turn the TOTP second factor off
+	// (DELETE /v1/auth/totp)
+	DisableTotp(ctx context.Context, request DisableTotpRequestObject) (DisableTotpResponseObject, error)
+	// ConfirmTotp Turn the TOTP second factor on
+	// (POST /v1/auth/totp/confirm)
+	ConfirmTotp(ctx context.Context, request ConfirmTotpRequestObject) (ConfirmTotpResponseObject, error)
+	// EnrollTotp Start setting up a TOTP second factor
+	// (POST /v1/auth/totp/enroll)
+	EnrollTotp(ctx context.Context, request EnrollTotpRequestObject) (EnrollTotpResponseObject, error)
 	// ListChains List supported chains
 	// (GET /v1/external/chains)
 	ListChains(ctx context.Context, request ListChainsRequestObject) (ListChainsResponseObject, error)
@@ -5742,9 +11639,66 @@ type StrictServerInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	// (DELETE /v1/merchants/{merchantId}/api-keys/{keyId})
 	RevokeMerchantApiKey(ctx context.Context, request RevokeMerchantApiKeyRequestObject) (RevokeMerchantApiKeyResponseObject, error)
+	// ListMerchantAuditLog Read the audit log
+	// (GET /v1/merchants/{merchantId}/audit-log)
+	ListMerchantAuditLog(ctx context.Context, request ListMerchantAuditLogRequestObject) (ListMerchantAuditLogResponseObject, error)
 	// GetMerchantBalance The merchant's balance
 	// (GET /v1/merchants/{merchantId}/balance)
 	GetMerchantBalance(ctx context.Context, request GetMerchantBalanceRequestObject) (GetMerchantBalanceResponseObject, error)
+	// ExportMerchantPayments Export payments as CSV
+	// (GET /v1/merchants/{merchantId}/exports/payments.csv)
+	ExportMerchantPayments(ctx context.Context, request ExportMerchantPaymentsRequestObject) (ExportMerchantPaymentsResponseObject, error)
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	// (GET /v1/merchants/{merchantId}/exports/withdrawals.csv)
+	ExportMerchantWithdrawals(ctx context.Context, request ExportMerchantWithdrawalsRequestObject) (ExportMerchantWithdrawalsResponseObject, error)
+	// ListMerchantInvitations List pending invitations
+	// (GET /v1/merchants/{merchantId}/invitations)
+	ListMerchantInvitations(ctx context.Context, request ListMerchantInvitationsRequestObject) (ListMerchantInvitationsResponseObject, error)
+	// CreateMerchantInvitation Invite a person
+	// (POST /v1/merchants/{merchantId}/invitations)
+	CreateMerchantInvitation(ctx context.Context, request CreateMerchantInvitationRequestObject) (CreateMerchantInvitationResponseObject, error)
+	// RevokeMerchantInvitation Revoke an invitation
+	// (DELETE /v1/merchants/{merchantId}/invitations/{invitationId})
+	RevokeMerchantInvitation(ctx context.Context, request RevokeMerchantInvitationRequestObject) (RevokeMerchantInvitationResponseObject, error)
+	// ListMerchantMembers List the team
+	// (GET /v1/merchants/{merchantId}/members)
+	ListMerchantMembers(ctx context.Context, request ListMerchantMembersRequestObject) (ListMerchantMembersResponseObject, error)
+	// RemoveMerchantMember Remove a member
+	// (DELETE /v1/merchants/{merchantId}/members/{userId})
+	RemoveMerchantMember(ctx context.Context, request RemoveMerchantMemberRequestObject) (RemoveMerchantMemberResponseObject, error)
+	// UpdateMerchantMember Change a member's role
+	// (PATCH /v1/merchants/{merchantId}/members/{userId})
+	UpdateMerchantMember(ctx context.Context, request UpdateMerchantMemberRequestObject) (UpdateMerchantMemberResponseObject, error)
+	// GetMerchantOverview The dashboard's home figures
+	// (GET /v1/merchants/{merchantId}/overview)
+	GetMerchantOverview(ctx context.Context, request GetMerchantOverviewRequestObject) (GetMerchantOverviewResponseObject, error)
+	// ListMerchantPayments List the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments)
+	ListMerchantPayments(ctx context.Context, request ListMerchantPaymentsRequestObject) (ListMerchantPaymentsResponseObject, error)
+	// GetMerchantPayment Get one of the merchant's payments
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId})
+	GetMerchantPayment(ctx context.Context, request GetMerchantPaymentRequestObject) (GetMerchantPaymentResponseObject, error)
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries)
+	ListMerchantPaymentDeliveries(ctx context.Context, request ListMerchantPaymentDeliveriesRequestObject) (ListMerchantPaymentDeliveriesResponseObject, error)
+	// ListMerchantPaymentEvents A payment's event timeline
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
+	ListMerchantPaymentEvents(ctx context.Context, request ListMerchantPaymentEventsRequestObject) (ListMerchantPaymentEventsResponseObject, error)
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
+	ListMerchantPaymentTransfers(ctx context.Context, request ListMerchantPaymentTransfersRequestObject) (ListMerchantPaymentTransfersResponseObject, error)
+	// GetMerchantProfile The merchant's profile and branding
+	// (GET /v1/merchants/{merchantId}/profile)
+	GetMerchantProfile(ctx context.Context, request GetMerchantProfileRequestObject) (GetMerchantProfileResponseObject, error)
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	// (PATCH /v1/merchants/{merchantId}/profile)
+	UpdateMerchantProfile(ctx context.Context, request UpdateMerchantProfileRequestObject) (UpdateMerchantProfileResponseObject, error)
+	// GetMerchantSecurity The team's security settings
+	// (GET /v1/merchants/{merchantId}/security)
+	GetMerchantSecurity(ctx context.Context, request GetMerchantSecurityRequestObject) (GetMerchantSecurityResponseObject, error)
+	// SetMerchantSecurity Change the team's security settings
+	// (PUT /v1/merchants/{merchantId}/security)
+	SetMerchantSecurity(ctx context.Context, request SetMerchantSecurityRequestObject) (SetMerchantSecurityResponseObject, error)
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	// (GET /v1/merchants/{merchantId}/webhooks)
 	ListMerchantWebhookEndpoints(ctx context.Context, request ListMerchantWebhookEndpointsRequestObject) (ListMerchantWebhookEndpointsResponseObject, error)
@@ -5763,6 +11717,9 @@ type StrictServerInterface interface {
 	// RotateMerchantWebhookSecret Rotate an endpoint's signing secret
 	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret)
 	RotateMerchantWebhookSecret(ctx context.Context, request RotateMerchantWebhookSecretRequestObject) (RotateMerchantWebhookSecretResponseObject, error)
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	// (POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test)
+	TestMerchantWebhookEndpoint(ctx context.Context, request TestMerchantWebhookEndpointRequestObject) (TestMerchantWebhookEndpointResponseObject, error)
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals)
 	ListMerchantWithdrawals(ctx context.Context, request ListMerchantWithdrawalsRequestObject) (ListMerchantWithdrawalsResponseObject, error)
@@ -5775,6 +11732,9 @@ type StrictServerInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	// (PATCH /v1/merchants/{merchantId}/withdrawals/config)
 	UpdateMerchantWithdrawalConfig(ctx context.Context, request UpdateMerchantWithdrawalConfigRequestObject) (UpdateMerchantWithdrawalConfigResponseObject, error)
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	// (GET /v1/merchants/{merchantId}/withdrawals/estimate)
+	EstimateMerchantWithdrawal(ctx context.Context, request EstimateMerchantWithdrawalRequestObject) (EstimateMerchantWithdrawalResponseObject, error)
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx context.Context, request GetMerchantWithdrawalRequestObject) (GetMerchantWithdrawalResponseObject, error)
@@ -5793,6 +11753,870 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// AcceptInvitation operation middleware
+func (sh *strictHandler) AcceptInvitation(ctx echo.Context) error {
+	var request AcceptInvitationRequestObject
+
+	var body AcceptInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AcceptInvitation(ctx.Request().Context(), request.(AcceptInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AcceptInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AcceptInvitationResponseObject); ok {
+		return validResponse.VisitAcceptInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// Login operation middleware
+func (sh *strictHandler) Login(ctx echo.Context) error {
+	var request LoginRequestObject
+
+	var body LoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.Login(ctx.Request().Context(), request.(LoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Login")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginResponseObject); ok {
+		return validResponse.VisitLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyLogin operation middleware
+func (sh *strictHandler) BeginPasskeyLogin(ctx echo.Context) error {
+	var request BeginPasskeyLoginRequestObject
+
+	var body BeginPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyLogin(ctx.Request().Context(), request.(BeginPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyLoginResponseObject); ok {
+		return validResponse.VisitBeginPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyLogin operation middleware
+func (sh *strictHandler) FinishPasskeyLogin(ctx echo.Context) error {
+	var request FinishPasskeyLoginRequestObject
+
+	var body FinishPasskeyLoginJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyLogin(ctx.Request().Context(), request.(FinishPasskeyLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyLoginResponseObject); ok {
+		return validResponse.VisitFinishPasskeyLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LoginSecondFactor operation middleware
+func (sh *strictHandler) LoginSecondFactor(ctx echo.Context) error {
+	var request LoginSecondFactorRequestObject
+
+	var body LoginSecondFactorJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginSecondFactor(ctx.Request().Context(), request.(LoginSecondFactorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginSecondFactor")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginSecondFactorResponseObject); ok {
+		return validResponse.VisitLoginSecondFactorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// Logout operation middleware
+func (sh *strictHandler) Logout(ctx echo.Context, params LogoutParams) error {
+	var request LogoutRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.Logout(ctx.Request().Context(), request.(LogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "Logout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LogoutResponseObject); ok {
+		return validResponse.VisitLogoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LogoutAll operation middleware
+func (sh *strictHandler) LogoutAll(ctx echo.Context) error {
+	var request LogoutAllRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LogoutAll(ctx.Request().Context(), request.(LogoutAllRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LogoutAll")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LogoutAllResponseObject); ok {
+		return validResponse.VisitLogoutAllResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(ctx echo.Context) error {
+	var request GetMeRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx.Request().Context(), request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		return validResponse.VisitGetMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// OidcCallback operation middleware
+func (sh *strictHandler) OidcCallback(ctx echo.Context, params OidcCallbackParams) error {
+	var request OidcCallbackRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.OidcCallback(ctx.Request().Context(), request.(OidcCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OidcCallback")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(OidcCallbackResponseObject); ok {
+		return validResponse.VisitOidcCallbackResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StartOidcLogin operation middleware
+func (sh *strictHandler) StartOidcLogin(ctx echo.Context) error {
+	var request StartOidcLoginRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StartOidcLogin(ctx.Request().Context(), request.(StartOidcLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StartOidcLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StartOidcLoginResponseObject); ok {
+		return validResponse.VisitStartOidcLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListPasskeys operation middleware
+func (sh *strictHandler) ListPasskeys(ctx echo.Context) error {
+	var request ListPasskeysRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPasskeys(ctx.Request().Context(), request.(ListPasskeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPasskeys")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPasskeysResponseObject); ok {
+		return validResponse.VisitListPasskeysResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyRegistration operation middleware
+func (sh *strictHandler) BeginPasskeyRegistration(ctx echo.Context) error {
+	var request BeginPasskeyRegistrationRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyRegistration(ctx.Request().Context(), request.(BeginPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitBeginPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyRegistration operation middleware
+func (sh *strictHandler) FinishPasskeyRegistration(ctx echo.Context) error {
+	var request FinishPasskeyRegistrationRequestObject
+
+	var body FinishPasskeyRegistrationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyRegistration(ctx.Request().Context(), request.(FinishPasskeyRegistrationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyRegistration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyRegistrationResponseObject); ok {
+		return validResponse.VisitFinishPasskeyRegistrationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeletePasskey operation middleware
+func (sh *strictHandler) DeletePasskey(ctx echo.Context, passkeyId string) error {
+	var request DeletePasskeyRequestObject
+
+	request.PasskeyId = passkeyId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePasskey(ctx.Request().Context(), request.(DeletePasskeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePasskey")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeletePasskeyResponseObject); ok {
+		return validResponse.VisitDeletePasskeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ChangePassword operation middleware
+func (sh *strictHandler) ChangePassword(ctx echo.Context) error {
+	var request ChangePasswordRequestObject
+
+	var body ChangePasswordJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ChangePassword(ctx.Request().Context(), request.(ChangePasswordRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ChangePassword")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ChangePasswordResponseObject); ok {
+		return validResponse.VisitChangePasswordResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetAuthProviders operation middleware
+func (sh *strictHandler) GetAuthProviders(ctx echo.Context) error {
+	var request GetAuthProvidersRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAuthProviders(ctx.Request().Context(), request.(GetAuthProvidersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAuthProviders")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAuthProvidersResponseObject); ok {
+		return validResponse.VisitGetAuthProvidersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RefreshSession operation middleware
+func (sh *strictHandler) RefreshSession(ctx echo.Context, params RefreshSessionParams) error {
+	var request RefreshSessionRequestObject
+
+	request.Params = params
+
+	var body RefreshSessionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RefreshSession(ctx.Request().Context(), request.(RefreshSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RefreshSession")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RefreshSessionResponseObject); ok {
+		return validResponse.VisitRefreshSessionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListSessions operation middleware
+func (sh *strictHandler) ListSessions(ctx echo.Context) error {
+	var request ListSessionsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSessions(ctx.Request().Context(), request.(ListSessionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSessions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListSessionsResponseObject); ok {
+		return validResponse.VisitListSessionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeSession operation middleware
+func (sh *strictHandler) RevokeSession(ctx echo.Context, sessionId string) error {
+	var request RevokeSessionRequestObject
+
+	request.SessionId = sessionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeSession(ctx.Request().Context(), request.(RevokeSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeSession")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeSessionResponseObject); ok {
+		return validResponse.VisitRevokeSessionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// StepUp operation middleware
+func (sh *strictHandler) StepUp(ctx echo.Context) error {
+	var request StepUpRequestObject
+
+	var body StepUpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StepUp(ctx.Request().Context(), request.(StepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StepUpResponseObject); ok {
+		return validResponse.VisitStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BeginPasskeyStepUp operation middleware
+func (sh *strictHandler) BeginPasskeyStepUp(ctx echo.Context) error {
+	var request BeginPasskeyStepUpRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BeginPasskeyStepUp(ctx.Request().Context(), request.(BeginPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BeginPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BeginPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitBeginPasskeyStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// FinishPasskeyStepUp operation middleware
+func (sh *strictHandler) FinishPasskeyStepUp(ctx echo.Context) error {
+	var request FinishPasskeyStepUpRequestObject
+
+	var body FinishPasskeyStepUpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.FinishPasskeyStepUp(ctx.Request().Context(), request.(FinishPasskeyStepUpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "FinishPasskeyStepUp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(FinishPasskeyStepUpResponseObject); ok {
+		return validResponse.VisitFinishPasskeyStepUpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DisableTotp operation middleware
+func (sh *strictHandler) DisableTotp(ctx echo.Context) error {
+	var request DisableTotpRequestObject
+
+	var body DisableTotpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DisableTotp(ctx.Request().Context(), request.(DisableTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DisableTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DisableTotpResponseObject); ok {
+		return validResponse.VisitDisableTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ConfirmTotp operation middleware
+func (sh *strictHandler) ConfirmTotp(ctx echo.Context) error {
+	var request ConfirmTotpRequestObject
+
+	var body ConfirmTotpJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmTotp(ctx.Request().Context(), request.(ConfirmTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmTotpResponseObject); ok {
+		return validResponse.VisitConfirmTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// EnrollTotp operation middleware
+func (sh *strictHandler) EnrollTotp(ctx echo.Context) error {
+	var request EnrollTotpRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EnrollTotp(ctx.Request().Context(), request.(EnrollTotpRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EnrollTotp")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EnrollTotpResponseObject); ok {
+		return validResponse.VisitEnrollTotpResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListChains operation middleware
@@ -6316,6 +13140,32 @@ func (sh *strictHandler) RevokeMerchantApiKey(ctx echo.Context, merchantId Dashb
 	return nil
 }
 
+// ListMerchantAuditLog operation middleware
+func (sh *strictHandler) ListMerchantAuditLog(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantAuditLogParams) error {
+	var request ListMerchantAuditLogRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantAuditLog(ctx.Request().Context(), request.(ListMerchantAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantAuditLog")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantAuditLogResponseObject); ok {
+		return validResponse.VisitListMerchantAuditLogResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantBalance operation middleware
 func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId DashboardMerchantId) error {
 	var request GetMerchantBalanceRequestObject
@@ -6335,6 +13185,559 @@ func (sh *strictHandler) GetMerchantBalance(ctx echo.Context, merchantId Dashboa
 		return err
 	} else if validResponse, ok := response.(GetMerchantBalanceResponseObject); ok {
 		return validResponse.VisitGetMerchantBalanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportMerchantPayments operation middleware
+func (sh *strictHandler) ExportMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantPaymentsParams) error {
+	var request ExportMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantPayments(ctx.Request().Context(), request.(ExportMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitExportMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportMerchantWithdrawals operation middleware
+func (sh *strictHandler) ExportMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ExportMerchantWithdrawalsParams) error {
+	var request ExportMerchantWithdrawalsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportMerchantWithdrawals(ctx.Request().Context(), request.(ExportMerchantWithdrawalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportMerchantWithdrawals")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportMerchantWithdrawalsResponseObject); ok {
+		return validResponse.VisitExportMerchantWithdrawalsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantInvitations operation middleware
+func (sh *strictHandler) ListMerchantInvitations(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantInvitationsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantInvitations(ctx.Request().Context(), request.(ListMerchantInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantInvitationsResponseObject); ok {
+		return validResponse.VisitListMerchantInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantInvitation operation middleware
+func (sh *strictHandler) CreateMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+
+	var body CreateMerchantInvitationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantInvitation(ctx.Request().Context(), request.(CreateMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantInvitationResponseObject); ok {
+		return validResponse.VisitCreateMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RevokeMerchantInvitation operation middleware
+func (sh *strictHandler) RevokeMerchantInvitation(ctx echo.Context, merchantId DashboardMerchantId, invitationId string) error {
+	var request RevokeMerchantInvitationRequestObject
+
+	request.MerchantId = merchantId
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeMerchantInvitation(ctx.Request().Context(), request.(RevokeMerchantInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeMerchantInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RevokeMerchantInvitationResponseObject); ok {
+		return validResponse.VisitRevokeMerchantInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantMembers operation middleware
+func (sh *strictHandler) ListMerchantMembers(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantMembersRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantMembers(ctx.Request().Context(), request.(ListMerchantMembersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantMembers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantMembersResponseObject); ok {
+		return validResponse.VisitListMerchantMembersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RemoveMerchantMember operation middleware
+func (sh *strictHandler) RemoveMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request RemoveMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveMerchantMember(ctx.Request().Context(), request.(RemoveMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RemoveMerchantMemberResponseObject); ok {
+		return validResponse.VisitRemoveMerchantMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantMember operation middleware
+func (sh *strictHandler) UpdateMerchantMember(ctx echo.Context, merchantId DashboardMerchantId, userId TeamUserId) error {
+	var request UpdateMerchantMemberRequestObject
+
+	request.MerchantId = merchantId
+	request.UserId = userId
+
+	var body UpdateMerchantMemberJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantMember(ctx.Request().Context(), request.(UpdateMerchantMemberRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantMember")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantMemberResponseObject); ok {
+		return validResponse.VisitUpdateMerchantMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantOverview operation middleware
+func (sh *strictHandler) GetMerchantOverview(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantOverviewRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantOverview(ctx.Request().Context(), request.(GetMerchantOverviewRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantOverview")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantOverviewResponseObject); ok {
+		return validResponse.VisitGetMerchantOverviewResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPayments operation middleware
+func (sh *strictHandler) ListMerchantPayments(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantPaymentsParams) error {
+	var request ListMerchantPaymentsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPayments(ctx.Request().Context(), request.(ListMerchantPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPayments")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantPayment operation middleware
+func (sh *strictHandler) GetMerchantPayment(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request GetMerchantPaymentRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantPayment(ctx.Request().Context(), request.(GetMerchantPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantPayment")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantPaymentResponseObject); ok {
+		return validResponse.VisitGetMerchantPaymentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentDeliveries operation middleware
+func (sh *strictHandler) ListMerchantPaymentDeliveries(ctx echo.Context, merchantId DashboardMerchantId, paymentId string, params ListMerchantPaymentDeliveriesParams) error {
+	var request ListMerchantPaymentDeliveriesRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentDeliveries(ctx.Request().Context(), request.(ListMerchantPaymentDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentDeliveriesResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentEvents operation middleware
+func (sh *strictHandler) ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentEventsRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentEvents(ctx.Request().Context(), request.(ListMerchantPaymentEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentEventsResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantPaymentTransfers operation middleware
+func (sh *strictHandler) ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
+	var request ListMerchantPaymentTransfersRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantPaymentTransfers(ctx.Request().Context(), request.(ListMerchantPaymentTransfersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantPaymentTransfers")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantPaymentTransfersResponseObject); ok {
+		return validResponse.VisitListMerchantPaymentTransfersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantProfile operation middleware
+func (sh *strictHandler) GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantProfile(ctx.Request().Context(), request.(GetMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantProfileResponseObject); ok {
+		return validResponse.VisitGetMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantProfile operation middleware
+func (sh *strictHandler) UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request UpdateMerchantProfileRequestObject
+
+	request.MerchantId = merchantId
+
+	var body UpdateMerchantProfileJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantProfile(ctx.Request().Context(), request.(UpdateMerchantProfileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantProfile")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantProfileResponseObject); ok {
+		return validResponse.VisitUpdateMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantSecurity operation middleware
+func (sh *strictHandler) GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantSecurityRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantSecurity(ctx.Request().Context(), request.(GetMerchantSecurityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantSecurity")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantSecurityResponseObject); ok {
+		return validResponse.VisitGetMerchantSecurityResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SetMerchantSecurity operation middleware
+func (sh *strictHandler) SetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request SetMerchantSecurityRequestObject
+
+	request.MerchantId = merchantId
+
+	var body SetMerchantSecurityJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SetMerchantSecurity(ctx.Request().Context(), request.(SetMerchantSecurityRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetMerchantSecurity")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SetMerchantSecurityResponseObject); ok {
+		return validResponse.VisitSetMerchantSecurityResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -6519,6 +13922,32 @@ func (sh *strictHandler) RotateMerchantWebhookSecret(ctx echo.Context, merchantI
 	return nil
 }
 
+// TestMerchantWebhookEndpoint operation middleware
+func (sh *strictHandler) TestMerchantWebhookEndpoint(ctx echo.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId) error {
+	var request TestMerchantWebhookEndpointRequestObject
+
+	request.MerchantId = merchantId
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TestMerchantWebhookEndpoint(ctx.Request().Context(), request.(TestMerchantWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestMerchantWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TestMerchantWebhookEndpointResponseObject); ok {
+		return validResponse.VisitTestMerchantWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantWithdrawals operation middleware
 func (sh *strictHandler) ListMerchantWithdrawals(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantWithdrawalsParams) error {
 	var request ListMerchantWithdrawalsRequestObject
@@ -6667,6 +14096,32 @@ func (sh *strictHandler) UpdateMerchantWithdrawalConfig(ctx echo.Context, mercha
 	return nil
 }
 
+// EstimateMerchantWithdrawal operation middleware
+func (sh *strictHandler) EstimateMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, params EstimateMerchantWithdrawalParams) error {
+	var request EstimateMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EstimateMerchantWithdrawal(ctx.Request().Context(), request.(EstimateMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EstimateMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EstimateMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitEstimateMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetMerchantWithdrawal operation middleware
 func (sh *strictHandler) GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
 	var request GetMerchantWithdrawalRequestObject
@@ -6725,296 +14180,562 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1bbyM5mij4Vwj1ACnNhGRJlm8yBj2uzKwqd+Wt086pc7rkY1ERlMV2iFQFKctqw0CdlwX2ZRdYzOM+",
-	"LhrYfdjfs8/1Sxb8SEYwblLIlvPS7cT0lCVFML4gv/v1rubz6YwzwqSo9e9qE4IDEsGfpwGZzrgkTH4k",
-	"sxAvSaC+DYjwIzqTlLNavzaU0ZwM0WJCGJITKlBExIwzQRAVCKMIbkR8jDBDBEchJRGKyK9zIiRaUDlB",
-	"ckKQwFOC4qf5y+ZPZNmqeTXhT8gUq4cSNp/W+r/U1NNqF15NLmek1q8JGVF2Vbu/v/dqMxzhKZEG9pcT",
-	"4l/zufyAl1PC5GkB6OcTgmb6Z0QD9Tyqvp5hOal5NYanBD7Z+72agptGahcUGC54U3z7hrArOan193sK",
-	"FClJpBb7H7/8j8Hgtt2++Nd/qeWh9mqvsJiMOI6CtyTyJ7gc0Kn5HfZL8mvCEPalQGMeoTpmS8TlhEQI",
-	"M7EgkUC99m6j5I2myZNWvdID3uFnKidBhBc4LHuLRXxF+Y4v3FW2A6GDWj+RZR60t/iaCORHBKsvkMBj",
-	"tccoIjJattCZws5rskSYBRpVRzxYWtRW5zGmkZAx5h/ri9QdgOF4wAI6HpNIIZq61UM8QosJDUnqbk0U",
-	"VCAhaRiiaM4YZVeec6ZHLfQTWQqEI4KEz2ckUGDKCRmwGD8UkNdkJgEzuj004fNItAbMbram72S7M2RX",
-	"K0Hr7t6eV5tSZj930lg+GNx2O83B4Pbg9cW/FR/CGzqlMr/3p5JMBZqRCM3wFUH1jnqlTrvd9lBAxnge",
-	"SvUpQeZf5yRaJuCHsKoLtLmr1u+0215tzKMplrV+jTK526156p3oVDETeIZ6JfMxhpkySa5IBEC/H48F",
-	"KYVaciSu6QzVLaTlcHK9UCGghWBauNqFcP1MRhPOr1+zYMZpOddY6MsQMdeVUx1JVtoGzd2rRTQ5ADv+",
-	"DgcfNYKrTz5nSqqoP/FsFlIf6G7nr0IBflcjt3g6C/WNlN3gkAYnUz7XN9zgcE7gqijikV4t0NsDV15i",
-	"falXmxIh8JX6SX+FpnMh0YigEZELQhjqtdtALgoT4B/yQQoaWRLfWHOOQD/DEOulhiEtfk71NSthjS++",
-	"NCumwOVRQKLToI8MriK9rSgE2lMcoru350Bprq8EZkR8OqOEyXdcnoQhX5DVkMbXXzIuL7G5w4U2vuIk",
-	"CCIiRB9lv9GqQEBmXFCJsPmSj7XCIEh0Q33SR9gVD3BWIcE3JHUVcDXM4kXkBEvkY4bEjLAAASuw25IF",
-	"o8L+3Lu4/i8RGdf6tT/sJArSjv5V7LxOdjTDGPTSiLLZXLbQUG3jUG3AMI2fw/hNNG7yuVQ7MuJzFghP",
-	"S/MFFWTAhjlkGaI6ZX44DxRSSHIr9TZQgRiXSD//0/n3zUMPKUqLeIh4NGAjGtCI+ApQHDb5DYkiGhDk",
-	"T3CEfaU3IcoURDTwEEZ/Onv/Dk3JdEQipHhEgOSC+gRkF0YymjMfSxIMmJJoDQ85YE6pEJRdDT009CeY",
-	"MkAdMZ/NeCSJgj510nCJen+hoEkJsxdCvcCYXs0j4BDwcMAbYvSdKYd7MIPvrsnyhegjqeTolDOyVPqd",
-	"0HvLBkx9z4gUQPTq+oDcMKJ+C5ceCukNMXdxhqaYMrhW/dhQzx0WkoJ6mwFzXkfyNH46uGsOQ6Dff/sv",
-	"pHS2DEl4iEqBFjgM1YPVRerYLIqrswUsV5SiNUBYEPtSndcsIgpPlVLBlYqtHkqCGJD5TEHWvv39t7+P",
-	"x+Oxp7SSWcQl93mIxFJIMo2Xaxyb0xzCyQu93+MxYYBxY0rCQGkU916sZr/kbBxSfwPuXswWQdmG/eUz",
-	"wlJ8JqWuK8RQq0gSHMOu/TrnUulwep8U9lyR1nqKfzS9Z6AaU4YVtSFyO1MSFDBWbR/AZ0kU+5LekJa7",
-	"ge+4/F7R/vY2cAzLuTv4jiMx9ycW3pbDK10zx2xZvMb2Nusdj/fK2H5UIBpoxZr4EZGoHtuDWu0FNjni",
-	"ctJIbdef1XZuvmdC6zAAwhoB/ZQbee/VAB/WSF7B55FPSmBwEW+CFV5pmGBhFyL4Yg08X/Zo+4rdZPZ7",
-	"2PAM91vxmqg+zO/S0EPw6mho3nzYyDCrTwzP5YRH9G/kkfRm2YoFX79p6pzOiBE25poXwu4HZei/Nc+0",
-	"bGgaP0XzDH5zOJcClTBpgNou4yp7PNJGomJXRpYDH5vwMFCaXGxrmhe5JksgztgR8D2PRjQICHvc7o7j",
-	"ZdKIT4WRfwEnMUMFbAKss+A5mzgjEbzItjewChhGY4oIDqzjRlxry30RUUnSW7cdObCGd1j+lTUPXbaR",
-	"MgifVCQAKNdk6SVmqhKgN+AuISFnV0K7OVJn627a9gkaDqrm1YwYVwAZSkAjgiMS6aNs1fpsHobu3p7G",
-	"Bt1nIGAXlhS1TnE45tFUKSDOK4AKSa8YCdBoqbV4IUmAqBBzEqX3NHHmbYmaEx1ZXAZU4FGYMSSTJ2oP",
-	"l4KWMLjuqyVuQAy8BCtBk3h9GLMtLcMcW6fsvRz3bn1YtE9Drf1Yd0/sSnv4aYDf7DIi2J9kjkFyjqbK",
-	"OslyB9F3eb8SxliZWUKizj6qB0Rp44gz49BsfCblOwUQbKWCKIYZGTsN1Tv7jWOUhRK2dUsIbqy5Eux+",
-	"ZX79KlB7TLCcR0SdmoEqjacNa6mswNPc6yp7vxh5jRVEhbJ4Q661OTBQQaEzHoBxYsNru74+VP/R3gOw",
-	"Zodg6LpqJtZmO/jaJyQimhDLDH3wm8NKsV2m3QgLvESREmyazhyf+HYMW5oseHlNlpcRmQsS5NWajDMe",
-	"LRSRhYqvLJG6w750Ek8wNOWaus6ztoo0DwYO1YfFGwCa+YmOs2SigTbeAqGWslhJHCgRaIGpiYZRiIEM",
-	"WER8QhWGqR90sOYY9DB9L7hVxpiGoIrxa4WIZDwmvg6hgOtRWIxE44iQ1oDl3oOyy7nQDj5t1ChBq1AQ",
-	"vHsGL7nIAK7kc6Ck95hHyhoasPnsKlJfWT3nhkQCHF6M3ChLiTIqJoqLAa3Opc+n4E2Ys2vGFwzNmaRh",
-	"DK0W+cKYUBoAIbkCzphesV+KROA+ZRwpRQuCsxgeA4EogkN7rpqMLPW+EAOmtX+hVTdNaRiMAeN+CRr9",
-	"gjODvdYbfYxC9YFKNJ8hyoRUj+ZjdXQyWlJ2Zey2UyZJxHD4OqGqh+t3eilDGWnFTf+E4CdUjwNyAWp3",
-	"jnZHnXG3eeB3guZBu91uHqr/13b+NVybbUa3R3qfGLmdEV/paebAYOljw48BfOTjKKIGXxPAgZm94y8V",
-	"fz25wTRU/PhxG8j4pfbp4ni9rGWhHY+aqSvc0qY6YJzl3Ywvjg3Zh1gq1fNp9u6dFS6AnqDPlYghF1Di",
-	"wtlXlki0NOtkYq2+T2YS4huBokKgzo8fXmp9ESjN2s7xJ4SZljl6QRo0tGbOyIAZEei4v/UTiAFeIEu1",
-	"QQu943Ki1lNsGELXJEjvqSaeD3gZchycc/4GR1fksXal1uAk55chLOcevonwaZ6t1Ei45HN5YSP36eTW",
-	"JyTQ9CDo3wgCfRfVO+gt/U4ZPyb4quW98X78U/tgU5Y2SRva5mDP6ZTwudwSCpnFsj7N1DEusFZDjSwP",
-	"kCJBOv0yOBXQQBN2FCmd04CC6hgJiUMlKOczRWqNY3VZTJsBZ9rH85FL2KUtqZTmvYXEMk2G6vis/fNC",
-	"oFlEbiifx25HrTQJesWEURu67e5+s9NpdnfPO+1+W/3fX9Z4gp5010Os9AWzWy8E4jckCvEslxqjPcq5",
-	"93PeTE4IaxybtRTvvVI8d8HnYYCCiM+UBcuZr5m+uV+LUMA3bdvrZ054qOXpmdrwpz5DNz6qQ1pXHI0j",
-	"PkWziPtEe6IkVz/6JNS25uc4GjeBSzha48zEBuvD1DsZ0w+znPHgmw1cZRuo3T7n/C1mS8OBxCN5D5bk",
-	"EiRB1viyPg+zacJKUspQBwmH3SRLbHFjs09PfAKWVfNInz586YeUMGlBxGNJIvRR/d08gb8F8TkLAGon",
-	"m9O5Ip8sdKZvAac0pjKdfJnLP1KvsH2fq9L8riEDLedNdf2vbtDhyZ2sb81DlV1pQMkEPT6xOLPhLQko",
-	"PgeAHrMf82TFy6la8hJe0t2Wl3rxpnpYnNaUfcwXEZLGbzTMAjOEzUpcvJszUJ0Olsrk/KjdKCuzwj6H",
-	"58VKynwu5QqfzL1Xo0zMx2PqK3L+DoeKl69JcUuuvxyZG/KJbqfspTo9tNdut1OacGyzIXMz4mPU6ZYm",
-	"vpmFPkvilItJVJgsptFcy2Ps+wqeF0oBwFJdOJ4LcO30cxZT9h0HLHbh+0qT0AvqrCslrvJbmkSQU9sw",
-	"bBxrYTZgpdIMa95t2LYol24eKvMl2Wh1QivbsUsS0b0uKhhf6OJ2Ji37SQ0UR8uoaKPEjwUucWKs5hMh",
-	"iNYZ0o/4eYKlE8t4IZIDw5HJ1VG2RgsigPGOYrPcL3c1MN5PA6Ud01lnb69/2NvbVUJzOR3xsNavfTp7",
-	"9VJtkzLbs9ftkMjvtvvt28Pd3b3Do7Ef7JNgtE/ah+Oef+DvdoPe+KAz2uuNAtzuHnV2a/cXXpIuPMah",
-	"IJ4SE+AJqPV/ubj3arOIz0gkqeaTuOTNFZVp55syYUIqpKd0HO35gDxSyA+WZKpTZVKLxi/t4Fnm/TN5",
-	"wMmGuLfYvcleG29Wyfqb71tRHnqS3PxL/EQvfrcY4qTIhI/+SnwJABplI4rwsnbvHMldDoe1/edPuCAM",
-	"Uvm0F8k4x+C5audtFidnRCAcBCTIOcRGnIcEA0tIjjz7wJf6QSYQHIicmytR1Y3Dq854kpQG7mjt3po2",
-	"UhiQP6TUHmT2026IZxHQgbloQ09mtLAg48TRshRPVYhKAm3vqa+oFCQcg7IB/nHt3Pa0651KgSZYTBoZ",
-	"8jVOshNZ69dik7ebMnmpotR2B3fbbTJqdvY73eZBl+w3Dw+Do2a7Sw78UdAZH3QPFePUbFUSAUnHERnT",
-	"W7VT15fqq8veuIshlf6GX+uHsnkY5gjVAeouqQIIsCRNSaekiEx0bnl87XzuZhskl2n4VjPht+qa+wT6",
-	"InahA3LaiZ/kCnu6QMbnV4wKgrTJkFBtZhdywDnbUvLaare0u1rXIKwmZNgC8xbm1T1nb90HluPhG6rL",
-	"ExycCbDEmuF/DciT5/MavruEXledtqG2tUSs1izaJYgjFBArQ6//8632Z2dJrkRMUvFaB5bt6VJxrmO2",
-	"sXgzdSnfYQHYgJXAekV8OsWhqPU7h/a7MytxX5//WMuTVyKyMgzz5PRDsxs74dPYmwbWqYLqdYroMXmZ",
-	"vKJBwNdfEnRQ7Czetjy7dzblruBnvUOurDSblYMwu3vOPWojc8VHWYM/u9fuM9W2r6PORLgCzJnlcvC5",
-	"W+ruQilOWsLNChGoKONjvccig5sJaX92JC15Zjf9UPMM56kaDOeh6IzMeEjxBg+/UCr9FWVY79JdzZ9H",
-	"yp79AEZAx6tNsHjLo5jv6gK7ftezJWxQkcYlDmv9jv1T3Sxq/b37xzEozWAKFK00xKuW+JBcWcjXUmsV",
-	"I5ROEi7GJ02+WCcVTDhoJb65Q6ObmPCF+tkaKf5cSD7VGp1rS6QM7H53r932alDsomiRciZsaqE+H3+p",
-	"Fec4J1GkRdHuClHUxb1288Df7TSPxm3S3BsdBrv+Pu6QdqemDviGaHGkD9xaRW/4Ff8UhUmGo/76nca+",
-	"Ex8IWZddABmZWrl+rbun9D/4BAYYfKWD5FYx1E6yGujzjvKdpUD4/l2KxmyNiq3p6tc2MgdM0pJ799Hh",
-	"3iEZj4PubnfUa+/ukt5BcNRut3eDXof4uz3iYxLgo57a+ZvpSwuqArHkLEAt6OyVnUWneRC0u83D0a7f",
-	"7JG98T4+GB36cBYGwT5FVO2FEh1kPt3A4PkPMJNkhJkYk+iPpvjn36u/5GDebnf355TJ7t7+vzvHJiSW",
-	"c7VhunbFmrYJv9k335ylLGDFbmzwzmJSRHQdmoNcgoSQ4fBnU6sQfx3dkOicAgLkta69v7iAmRCEkzxn",
-	"6jzyxnGa9oqUXuMfogx9OnulvWOoroAyiT0GjzyTdeYSujL6uCAibX5oAncl7X6vXMu1kter3Tb5VPHO",
-	"mVwaiXCf4xPZF3iv0wgsGqARAVtU36TMKHgRk33EGdFZBYQBxFmI0luX8NO7KmqDWrXSpRlWDfc5X+UY",
-	"ddnGxLxyjaCx192nSHjLFljCWbMn9L2C16CSUvibkO9oxUvd5C9C1opJXTT1bcrAPTYpKkrY4KVAgqsL",
-	"lfHr5Dp6ULAXaUEFBZG6rjCNlUbFyOuWOSHgqnwTKWeiv7OD/Slpma93Qn7FWzOgv9WmW8nRpeWL+zgj",
-	"anLba2VPZeXCKR0rUjISPlXsL4Swf5IKK4iUoSIsU4rkEhVmS+0ACmhQgapSwjJdZN9uHhU2VIiZgPFy",
-	"Vr8vmJP4jkwQEALdwZx4xheExFQhjZBozqhE9bbu8zLDUOCMxvMwbGgfcZUH20K09aST4QZJBZu7Ubkd",
-	"cF6tKr9IiaIC4y2CjExhS7hiFh/nDFiSjatRUV1f9JZIrBROhGdKMJFAKY0YQVcIU8/fOEYOzrQeSjg5",
-	"2Znf3geumwjfIhGpf38hkB9y/xr8QT6P1G4iCNYEfMFETC126+z1SFyThXrnahzXSvl1yj+cxpm+OCbx",
-	"SjeBSlroVorZuFkvhibDtPJc08vF0WIB5cqd1F7nDzTmdA6LyuoAaVReZdf82RaeZnQGRiALXkJ6mIew",
-	"9U4Y28aaNYVmzLPS/6z0u0p/sXwrYSNQEByr24sJD03plfA0zwz042wXlLp2+WOGyK2m5bROo1ExJ5Lq",
-	"g0FL/9X4Y6F4ygjhgrjZLfalBdWIhVhSAsQvRFpiZuGKN7aawHSoJumApn06amGgo4uU39KQVl5X2IIb",
-	"tHjRd5WdkDkiviutubOXOiaX2mP96sjnlGWOfCN28CBpmOUhd6mnb8BOcvvi8hdnVc1qcgZj3sZ6OvvF",
-	"ZUzZw3p9+qG5f9jpo5hhKS6y68MBwp/kP/Q3Bvf0d3k2pS8y26svSvMjfYEiJ6F/RvXXH182u21InM88",
-	"PrVOEQB/hOQas+iCULukxq0MWn1VzPiBOhHIe0cjSjNwB+H2KwUCUux+fVC/SJ+KtackLODQgMtX0o/L",
-	"Au8yyDx7yRoLcSuvDCWn0NylpkIlCqKAOo7m9DPDQUB1W6UPjtwzxrWjLblRv5yQtJ4CHIbvx+BRXR+5",
-	"ddNCbDAxz1QZWaTKKm23OgmlaIIjyec+mKtODyQqEA4XeCmUmA2pT2WjhU50EyXtrjC82nTcgZ1x6zHr",
-	"0INyoP3wJTtpdG93K9nSvH2Z872u1kKKRUtd1W6bhwwbOjtM+zz0eXuQQGRkNIQyIAxUpp7k2G2qWyD8",
-	"c1rz9drtQhLJSGzrh7xYRx0Gjot7L//2tlUUg2Q+xs37HYP/TpjuQ/SK8YgE+TfMgmRWWw8S/Hqh8SwN",
-	"kEIqJzvZrFhiHuhei7lIhm1cZ1rYNTttUIir+W8LlBlFIR609TM9JOHfMbJvBJpEjC46nSQmhuWMNFro",
-	"/UwTsq4hNRuq7zOvOOxD7y5z4HrvQU4Aydh6LXDdUeHjKLCJK9YEHjDjIXYyERu6Q2cSlm0XuovzyPYQ",
-	"j2faQ5Fm43eDmo8jOaj1B7Ved1C7TwfAu+3eYeX+tvZJJPpIxkXa5/cJ4ggvqf0FEY0gUVJknQeZlmmt",
-	"DHh7e0XQNQeD2873g8Htwffqz6Pv/7//8/ff/rfff/vff//t/2n+/tv/+/v//Hvz9//5f5e8RIyl7j6l",
-	"EPapIajipkoZ64QF6Z0zVQIYibnvEyHG89BS7zGaSDmriwY4l9MKkPX0igmfxZ5eOcHsWriumzmIzpVo",
-	"Mvnx4hd5rv83+3Dxizi7+GN/Z2c1+li2lcg4yxPy/GhMb0nQNNZZLCtsmZ/uwWN3o2ny8lymlWHWXnUe",
-	"6fh0LKpcrJd4ujlqsRVkko3ShXpOxPnTxzdOY60Mz3Xam+ndeDUnJtLVabf3sj4pw2r0l7YL9TsiU7/6",
-	"nN0QRgnzyffErmbC0+sTo3J8P29M4Yf5ZjbOyir1xHTaiSZ4ukH03Bzz6/98aw2rx8bdsxvs9Ouunl62",
-	"OoZ/NuFRJpBfIopz8f0sMpV68dafzD8sFth6/ZO0O/SofbDb7e7u77b3D47avdpTORI3ATzCknwSNoS0",
-	"29vbbx0cHrU7XfXnwWGpCzDOMTdO3dgr5dscwS+Q+lfkJm5X/Af46D6CZpP2RUhnvV5/vw2iLrom8mRG",
-	"9QsaN0Ghx1S4QJrd+xBRX2174Y4bXLrhIZY0hJjEM/E9lvjUfplj3iLRdbdBdJ3KRJaKnHxFNLZRKMYJ",
-	"HdDg8fUdaUqci6Dpc8pWU6Jbm5OQopvaqzYP1rmPE5hmsjB/aY2KXJCdJBZ4lpXxBRbv5mgV+7FcsGZ4",
-	"aaFq+XyqPu9UWe8PWrf895m47P4qPv66e/Xq/WVzvnd0O+vR5nT665+bf4t+bZ++CZfBjzcf9v90HsrL",
-	"HkQvoQVqv7bhnTkr39FjK4RvM3u2iXe7wKb6UevZVv+e4StynOoREOEbEgob/FH6+DjCV7ajR95VazZl",
-	"1Qga2yVXTPiCQYZBo7XWoeq8RPwUL9VJJO99ypokmVkSD/BrQq9O4cDTivMhEghaphGlgmReTjoKFLFj",
-	"6/GCPF7Yh+UiEtAwVL2jMLUphN6QY9dTCDEdcOboaix1caraaRWi2W26iZMFwOQ91fd22/mEonkRasFL",
-	"I84QBmsORUTw8Ma0c5jNRyH1rXODCFRXl+uypiTT0CkkgO6GAs0ieoMlQRJHV0QK6ECirMiAMElxKHT/",
-	"gARB11j42TMosO2dUTBpSx8WtKa92PnjH/7j4t/q+sMfLv61MPaawel5WQaDxta4NtRB1CLnZLqMtTz1",
-	"ek9buCWiNDdEYiP1aH3qaQzXXrHHb6UDulPsgF4X7Y2rdRANYDSX/cRS8wpeCORjiUN+NSeoPvzh9Tna",
-	"uenskFvdJ21HV1UMjweMhIKggjkVjWNEzdgVHAqORrbI0C29dVuduMMeBqyu1y2aIZH1l64u2XHQ01z3",
-	"S6d5dAGh97u21zm4L/FeJr7VxAVlXRjp7JlwiT6dvXI9Seq6i1KfqOt9fbh/1XFNPr0PMksIOQb8n2/j",
-	"cRMwkiwkCgTkY5iJpfsPhnxBIvVNo4WU9PsbiXh8F4yPG88FCbLh/Q0MEsazyZDt2/Zdr33/L1rqO18r",
-	"BMDN8Unz+wt9QbUIjZPOFQctc9tTzsGC8qpXE6k7RkMty38iS+gtaXWCcImUFMgwtGu92FdS3xpDnrn4",
-	"yG8HHdId7+LeaM/fDw7I4fgIt0cdv1sg5c07VStndB55V1KEeuT//tvf156vbj+TLFd4iCmuUJELpOLk",
-	"ReT1KmePl3r5rUtfe/nHc9Pqx5VwT23Kr22HmXdHrb2lmzPlM6KzbGveWJaCHA70CAaS59hPVqM9qzad",
-	"EuKEhkcusCnXH/PIJBCnSlLiC8UER7bRez6AJtbnGxeEstXBXFSrxc42M/TiA3Q3tIjA4javBSl40JoV",
-	"Gg3xsVHiGWfN7u1tPH4xQwtf05i4nCljYcsULRfWjLzF/oQy0owIDqC/jbosjea5d8s3BbAvm7N451PM",
-	"krXNdenlN96fAnyHDcu1y8BTEs/1iudM2W5Aet5UASSrQ4Yp1QTwxseSXPFoWbxp6cOqlBjh6aNKtjWP",
-	"zpnb9OJFWG9Db04fqJVNa8w0lqRrtlbatVYl+awZkhsSmvQC3ddGXeY0foJetjZv1Wm4rtR2+EMMoan+",
-	"iMuJhwj2J8pshQbUC4ZCElyRqO+UL+m8IcjOHTAQSzYdyDHF0mr7XS1u15TEI00tbDZo+KA4mB12AA5A",
-	"eCf1UPi86uHGW/cBL/lcipSpqHDMukdytx8daQut5P42sIDUb05oraJFWlJluRrkjCjNAZ5DNntiihkw",
-	"nq7U2G42yjQ1+XirbU3iAy+YnJLQAWD21DDT9EZZRFn3MEu0DnJUviXDIQyuwjJFfCKLPmU59R7M1M10",
-	"v17R3Cnnmahy3A9oCPW4BNLE4Epnhqahr9K7qYReSgkhVKrTiEoSeNBLbkmkLoTjc4nqtv8pj5wGrY1K",
-	"VJN5w9R4btvIJskwyZFu2ZvkMMWSwyrhk+7PSK+KbNQKrpuMCjbC/jVhwc9QgOr60XCbkAPc6XWD7v6B",
-	"3xnv7h90eqSHD8cHe/ud7rjbxgdHB261EDiZXQy7AGfPST6lxbjKHiI0KDvJMeRCvuvV5rNgncnkjERJ",
-	"ReVyXLl4m4roe8JtOa+euQBTTutKeWvCuNLWihoQUeoWpIGwSph27aUmF00xNMJMcZDqRJ8hvvyRVeI3",
-	"m4qK3EFWesqGHCqFBFXtwyKkyPf4WcUaClZwzjjLH3NbUXAGXjEGuu9XyDsKrZU3SSZ53c7ShSw8Zzhv",
-	"vWROT6OF3AZwnjJu7Vgyo7HCHdr+MyN7AR7TIRJJDnnRiuG5M1+wbwb6IqoV2SRE8sLMyLeWrnF7gTRO",
-	"+W/MD7kTdWV6YXWlAuaFsIpHq6Ia/LRqXezyt+pPBfKoKDjP7bIv0nykVIg+RFhWloZFiPsh1VQoDf0H",
-	"LiDyqcMj0GtB6VHQiDDb46ysf5KJk5oGShCrKWihlO6g1Ml3MHOXz4LZaY6wgED1FUFsPh2RyEPjkPOo",
-	"rh+FdnTVQwP9G+pUPOD4Bcq6mQH/R2Mehnxh25Sn5nw4jSRCO6ouMyYdljB0qV6ARPEiFaqQ7D4WLyuu",
-	"6WymYwiVKprgIHJCUY9lH5u3nWKpS2T0RKPQ9OisJE6S480+xCc0rMMF8UE9hAz0K9jNjrcnOcoUFF4K",
-	"p4opI069KKvCWVPy8Zxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/Jxz/C3kHBc4hBPyz5lIEb+hQhfL1v0J",
-	"wTNlYoPwbpjxWzjpMK+sPCjxZKZvFg30jy/SofpOe69a4euaJo4fbKtWUybdzkTJNYBU6jZuJAtEexMg",
-	"8hrs3UMqeYv03buNW0Y+LF/hIYGbPDtfdWcmwWUbXRTPo7ltoqgu0lFI4wiqQ46EHtrD0FBcX6pLLofQ",
-	"miC+JfEr6fhIf8D08A9PYyhmQeLk5wxZTxY4kRoeGhf2ceSMpH1bA+YModYeWnQODikWuD0XdGejKb3t",
-	"m/UAWkYomN2CwBibCE35DREDBjfq1xVe7ELLDLTOBFzXNnx8JOpt6qHNt5lcm5NSYFBU6RbppEqufcSG",
-	"nSVXd5ScyepdPeLqYH2fEgQlwCbGutu2cvOnqBvz7R0g1wAm/Juml5yZUKLgaIwjT3dAxEmPWdNCtq+o",
-	"bc4CEgHZxLUN0D0OUtgWamnqjPRUiKu/tOMdgzlpoZORMH6GTGPN+JkrMpjc3UmVzq89+gc2GkwL2AeR",
-	"zlZ6FaZCBE7jwjzRFHUrtIlambBARhMoFlUFLCSzLaXiMhXgjLsDpZsezqTjMEgf67p8MrNp64YE2HKH",
-	"sjEBz46tZ8fWs2Pr2bH17Nh6dmw9O7aeHVvPjq1vxLFVfeLRwyL2j5t55NSvf8GpRxnDs2A+uJQhmeq5",
-	"xz6PbN1o3PY+7rhlVmqZc4YZjcqAcwbyV5/LuNvvdP/yML5g0jBJ8J1Slf2Is2xr9fJo9bMo+AcTBWbm",
-	"97Mg+FoEgSJFxVHK0Sn1OyxV67Rb7b3kp5df8MAMCOfPCPV1IJRXk7ffhdy/fgdJcLX+7uEeWAHqhx+w",
-	"+KQYQH9fV9bI2x+xmMCeHPid8R5p493RUdD1e2R/fIg7o11/LzggR+M27o56/n5wSNrjDt4d7fkHwRHp",
-	"jLu4N9r3D4M2aJe3p+JsxpngkTO1Ud5+pOIaYmSBgqcm/IgQRtlVc2a/tFed+aB9dOPP5IZEVCq59e79",
-	"5cfTs5/g0jPCAhK5J9obtQ+PDkbtvc7uOPAP/L1eZ7QfHCnYu0d+j+zt7veCbjCC28/plAiJp7O8QOn2",
-	"e52/6IuUZvOSCyDG3bRJ5/z6SQTfK/TS88d6vaPe/boZRw8ISm3Yz8cV+JVd4c5NK7ztbiefjAZRKTBQ",
-	"xOyKVazAmYVRca5ExzSJL248lOWiZY/9dPYq7pktFzyeujELsZ8Jj9Y63dZe4RgLO2PjrlvcUSPLuSsN",
-	"A83y2lU36Yvy7OBhHvmEczzwfs1nKoQdMkyk9A4nYpflMJWe4rCbgql8brMZt81MtZdNs66kaPzlx9Pz",
-	"05cnbywn+/H0hx/t329fvzr99NZ+evP+Z/unZXxVaDLHGitthcMPHzaCPMMvc9FpSOv1uYhp2cwvKSXp",
-	"TZ6X5sCrn61Ie0rDkHImJ6IwwXjd+Ra3HYNQTJojZsg1Q/KFnLCAS8W0kyXk9MHlj94l2vT5lO9elvrS",
-	"oiRNNTk8z9FhxWjUx9Jhg+cmvCn0GDVn4qBOpsGxrQ0xVzOEkLPVo4j6SE64iPsv+ZhxRn2FJBDWrTvD",
-	"MhqeKQObmnviGnO49oVAqdljqJ7M4UstUhjYtVMqzdDEiEwxVVqRc+sxaicD9qw0FCgi2J+QQK9rRlO0",
-	"8+NYFcDJTYtkcqNoFGaqW9OjF+s5Ra+TuiAeZFjFMO1CtDL/lrV+bd+seL9mHmQieHsbTpAqfpXHrFh9",
-	"iGPZa7tP39/o6RuPhUx9XQjNCgo9izMBijPLQjom/tIPiZ46kmoiH/snk2JgACxpijjGVJfs2a6IXs3H",
-	"zCdhqDskJnuUm2ucbLCbDlAQ2S5sif+oRvgOVPHPeajSinhBZonh96kJmjxyy4n14K+FTRe0zkTtexSI",
-	"cWZmNRloF7o5o9rYiDNJGGyodvpNMZtDeYyY8Lm8tJemXie+Zq0MLpmfeGLG4UBjR1N1LxHWZ4AiLImH",
-	"oM+IcYTG3rJK5TPPDsnnwPBzYPiJA8Mb5j8DJ4OWOvMlVC8u7bRbKrR64yEn1QeNidK+/HAekMBp3OX2",
-	"40qShrt7D5gW/2SDHjd33Tw2N7iQuHNdncxFVVwmqB4PbNLDl0t9KNX0oCefulhVx0qxluwOKctvpshA",
-	"afScEXe8KqrrgaaGINMbknhZmTW8bptXvGm+hHTl1rvcT006nfHI9t+c1Pq1Kyon85FtPa77CTt/wUI6",
-	"HvDgaYYVfUJru9QZgzVpMZObFFiElZkjKMiWTA16jmcfrjQS3dfMHSr8uEr9jLlioluaAJjROlOqTyJy",
-	"srh1BpY9PK601/J5bMulelOCXplRbYrNplJJm2PIj54fX7TTZ0SemJltcICiavvzDCvSKfq6QQDExmEx",
-	"D+nBcdA7eIgkNwPiTOsKGPvttGZy9UC4P9PtZgdCIhe6gYoLUwe8dZlvMuLMLOikJTgtgzvddqqn925h",
-	"02Rgh/HMrmLG6LZE12uaj518gkPcVDl2Fiq5duEVNULJnVzsD16niBft7HOo7guG6goQc/2U6+J+RpWD",
-	"CGunTyddZOPp08ZQ0pMfUo2qtdfJusNcv+4j5lIXKFEPHtNLy1TAzpFmTat0wIdgTQEfcNAo16cjQEZ5",
-	"1pc1AywxsoHRNGAOBq6o1sjJvoDMIuJj7W0Zhdy/JkEhHokNOj1lEDyHQ1hIlOhcSuh6iI6hamWNtlWi",
-	"2n8u7Svb6NchWC8xkqq1/nVP3pJpvM1Fg5qDZKKzrUBxBjvHKlN684uE+SdoVJVtYvcwiX4OfV5IGMA0",
-	"EX+C2RU51tV1Qqlcy4xYybc020vGNRT0p7tfL7Ldjm1FQrtktAEEYDtet32/VkCvkc+V2rTlJlQ4kcO9",
-	"4gEVlRqzPWDdTOc2V7/ZT6k36Y375aT5F9z8W7t51CpRaiq3a8uhpJkacyIlmRYlVr5nBAUkpKAPYn1V",
-	"VmGx93Y82zFaJ7qGWBLmL9+KWv+wpwjRzhStgSdUSBytcdhp2noJhTPdoo5iCdgVKpjjdtZrnagO5JVW",
-	"jlaOSx3TSEjUQT99Z/sXYiYWKwsEUyIk2tC54e5aETymtDF6IdCP5+cfkL7e+HzAp824ARH5eEq2EZG1",
-	"J+W+kLvPKajtUTkbe1GOu68MehYjL4xjgr7yBolN7z1ixkl5yfRaA6Moxm/Ngip4me3KVWu4jtQ9N9Zl",
-	"S27kJdzUPSQ9Y20eBW3I6tod9fy9YJ9sOCkj5Fe6qOvzEeqFV2PkVhq2sv5OhdL6gLQ7YGXb0s5famWc",
-	"oHJn4M1dhu6xVnB8xSd692BPG5zb3UbTvywfL8jWz5zHZszE1b2SgJ97ZHHAMKBCS6CLbbQiLVLg7Nam",
-	"zsRRxGJcyL60e+4uLHqrK7AYW6Obr7+9eFyVRZaV5c6vqGpiBcB2WF7ZoBacapOs79GsUrfij08W/f7b",
-	"f4HIMj8aP+2UB0RPxNcdJcaJZ1u3/IX2Frnme1XigQZ9PhIsFMCaQ5G0dyMe6HfxoJlBpoe5buH6kUtI",
-	"FHnNAnES1/1UaJz8mCGBDwlZZDYmf7DLRMgJyWczEqC6dOS9kekkQL1OG/3AGWlYByCE/YeVFBJSrmB6",
-	"pcMPoev7fKS+GpFAI5OehXhsph5OCWZiW3MPs7yPbr93fzHy5AIcEEyP8wRmEbmhfC5s92CYOifoFRMe",
-	"wmMJHtrILJnSujZK+3tAv2czCnLjuYtVzG2t0c2hE4LBjwSLcnhdsrNlrLsCD3xqph3z2m0x7Z+pnJyV",
-	"TGQ9YbHmmiiuCoMouzJY5bnj2GwD5cTicGcPOVJi66y5YNbqt8Ot4ynBi4kg/uXb8U9/PooOf/jpv/8a",
-	"nS/++unDq8PTNx/+csq7b/AbfLYomALrbO2GOFQ2jPdMYhbgKEDmnpiL1IcayiGkHo6wIPu9TPy44mus",
-	"I+j4rWIoV6HzTWnu13miUCSahuSJJmKeI6DTOuh1xsWFAJcZnzOfBAgLnbhMFgNmrdihxbu4zc8wYcBx",
-	"7h3SXY317MJIxoa5jtQHc+INWLwSv7ELaSY9zKG2ecQUegCZnkRyghmMQ8uspqytS9skyNzodCrSw5Li",
-	"ctaABtCK3Lcpo35EAip1zyMz7CjdGj4GTlO0M+E4le1XZRRy8k2s3se3xdmAyXfxjjvf2b1zvkptQGpU",
-	"gAOz82UKbPdiB3Ln6xhU99KS3MWCPcjJxsRfu2rcyJbm+Zax4c6KDjtgy7+1k9M0R0z4LO4cNI/8XdI8",
-	"GPX2modBt9PcH7dJD3dHR/5ue0Vzmk2a0CQtZWbQ2d72lMmV0z9mXHFhiX0Z74937PFDjr/ePKaH9EXM",
-	"D/jN6/gpjMqNw9P18iERmv06ebGa9tbbEV7ttsmnFAzzpYlwfLUtF/+5OixW9G85/QqLZjFv1lfQHZqe",
-	"tBYsxDrTpSE920lzb7G+414J3hUNj97WdNZqiWPJDiTZY1txlpV13NtgVLSbFpY0wtvAHovfbV2POyeO",
-	"tbrN3bM0/XLSNHcGZiDmJmfQOe/s9ztH/d7hxmfQGe/73WY72DtoHuDOYfOI9HrN3VHX7wRtcjTuHW7p",
-	"DBwmVv4K3XZ/F0rTS9q5FPSQMJm8JT0kunst96fnHhLPiWkrekj0jg477W66h0Q320Nil+zhA/9o1Am6",
-	"4x7Zx4d+e6Tg3yeHuO13yO54Dx84/SXao46/G+yRg/ER9JdY0UMi3/KhOz7CHX+PHIx2g8NxG/f8fdId",
-	"HQWd8S7e8w/I0aitwMDlLR8sXbX3Clo+dHsVWz50D/ddA/C0MvO43yJbdc3KQsbq8pBt9wHrbrcPmGMF",
-	"f9lWYHldcfNuYG4lX7LeY3uCPUuEZ4nwLBH+ESXC9lsHpWuQNygTvljXRScutarUbOerboGzacubVS1u",
-	"1re0KWphk2vc8qBGLesas2zSSKXCS6eRfNNqpNTd/4DtUlZXtuX8MCsmrm+rxcKmjRV0jHAeUbk8U0Sl",
-	"udB3BEckOplLQPcRfPrenvyffj6vZR1qr2JHJ/Z98OWCvxNhhl4Hr85O0J9+PrdxsdGchrJJGaJCzEmE",
-	"6sM4XKpvE/qX4TG6JksxYFii4U5rQcKwec34gu38dXEtWn8VnA2PkR9iOhVoaM3ySxoIHbwcCp/PyFDn",
-	"pWBbKqVhILeSRAyHA/Z+RtjpK/SSM0Z8aWHSHtZZyHXDBjvxnQhUH344+e9vX787P7t8f/rq5eXp2dmn",
-	"1x+HxxA/iwM4ANWAuWC07F9KJRxGBAdDSJhRf6FFRCUZ9tEPr88RIySAFjCBZ/yvUyInPBD6Ku2DBQ4I",
-	"LAYOJznYiZQzt7NHSQD43GlHMdTx1yGKiJxHjEDBCqA25cwDh7S5tGmixHFMFdW1lznJAVNnBhquYvm1",
-	"CcG6UZBRw/5b84xEN9QnTQNf0wCYmAEz+hNZ6nJF9Yv6kIPejptwJmejeuyF//23vw/RDnjlJRESPjda",
-	"SD2ZRE1BAyhXAdd5C/0IECIFH0REsSBNygRhgip1qsKbaDibCtDcWyj6omzMy1+hOcY+ZVfxfgPqqsOH",
-	"Tkdj5EfLmeTxxA742dbRe0URQ+FpvIMcofkopL6JIME8Z3QShiYyrbPzbKn4p7NXyFdPODaUUnDRgGm2",
-	"IVZ37EMwD5vqgI7akKCpBTYSEzwjusbsaq7OAb5AVAwUp4ZI9zjiU0QlGi3R8IqwHbiuyW9IFOJla4mn",
-	"4bA1YANmExf6carhiM9lep/cWdzqNT68PzvXyQF238SLBJc9yH0hwYCNlgBiQZIEUJ1+gREPKNHrqo9D",
-	"N1NhiMwL1wUhijOo94tPHyhK45PwFNFFsBALEPhqoWIfiFxSCdw7RvcP7tv97LzdyYfTmle7IZEww7Jb",
-	"0GqJzwjDM1rr13Zb7daurvifAIvfuensWC64AwgCX18VMYsPGo1svW/cHkuYBAOgA6R4szhGw9goGyKB",
-	"lwItzChtyB1ymCpUBAuT2Kl0YMB/0KXfUCFfapgUyBGeEkkiPU6kaAq2HamN6h11ujB7BpmKW/UpYUi/",
-	"zkm0TKjYTpHWx6Xf3NTpdrLh21zbwEzfwHzVQjGwksPUblTHEoUEC4nK4YunWxcAWAiehaegZkh3pNfp",
-	"+HDW3XYbTA6wDnSEbTYLqQ/nsPNXkxmaPHmt+g4hGeB5ZUEZjTYthZs9/fSiRWMod77DgS1pu/dqe1Vu",
-	"OWUaqV9DVYKr4OgcXzGfTnG0NFiGxHw245EkgYFNkR2+gqQz88WFWiNFLmlp2MRzOYlTvnbu4kYL96UE",
-	"FfdTmXChH038a82+roiZIOb2GOjr9GjDBjwnvcgzaa5Q9z9gcRqfrsC019hJkLamV7GP16cfmvuHnVgL",
-	"+PTx1NOtmigRXkzZJHohBsxXiranW8wtsEhPNHN73nnphnlJJNkOP0ASR1cQuPaJjmRbAGJ9toWU5kmY",
-	"pFDTigw7Nte9gDSlRGnJaSADplSQY4TRIuJxJqNupcfQnIEOGT/V1CbB6yodoNfutdAJfKm0gShaghJ7",
-	"jq8GrH46br7jjDTfYulP0O//y/+Bdtu9htY2X2J/QpovOZMRD/uI8aaQPCJDzcrT/O0HIl+aI88zuCL0",
-	"Ti7ZsTd+iPt55BmN0u4UyJBjf0PJQiAcKqViiSYkDFB9UPvXQc0mKmiurvZbLpFCfg/OAkckQAuCr0O1",
-	"m7vt3oBBfhlnxAp341WGR7wQLfSehUuEka+2Ak0ok32E0Q0O50Rn8lOBGEegySvWpWSterxGLDhGhbsh",
-	"VC56aKp2GbIU5ERpQxaV1NN0Q0gm9e4Wamipw0qx0KwN9LSM0ZxzAV88B0FqSF+9lRIDRjFQ66ojLEgL",
-	"guRFkKsG9dlSb5CmkpiD+ObCekLLSNIpQVjpwCBzyvdEQbvb7hVk7JjT0KsHSFDbv1KBqw9F8/fOemZt",
-	"d+cTU0yUR/RvJNA396rf/I7L7/mc6Ru7R+tvPOf8LWZLI1nEdkTLXdbk+uXiPiVuPipDDztsLHX0Kblj",
-	"UObhkmdHz1/buTP9YO53fo1KpVHc1+aFKJIKiYH+KaLDBsICYfTnj8iHuh3M0Nl//oDoVOGdUkeZaXs6",
-	"YAbl6tJFcwc/qTxGC2U4SKVZY4aobKzhltCg588fn4Rpvmdx8VFyRnofQVebciHRfk8hfoR9Ccq7bVsb",
-	"ELUbQaLHQVOCmBUl7TsT75j2/iYE6FRw7/fSNdumCc2/FvUJXc+74Gh2xM3Vv91OwzTjyhF9EYcyR/1Q",
-	"pe3z8QFAjm+EGZzEFGcpzWzzlvlARMYREZNmMuZ3VtjB+yPRze8z6G+Sty0ZgHrJyELpAMK2NbFKQIQl",
-	"0VoWXAK3Lj2lNNCQpPqfUilIOFYiHLIO68Y76dnJtyYV3SzRaKFe+yhpk2xWGTAq0JgyHCo9xgDaQicQ",
-	"BbMAK+v8msykye5fqi+KWMxHvU0pTBLb4DJfjWqhzw7e0mzOl5TS7aPqN77kbBxS7VL/nBSt7tpdf9c7",
-	"DrbvyQ2mOq63uV6gTyVNa1vmA7pzvWYDq7iA7jns2p6gqHDTV9G4BpmxllvoPE4SNhQnJF4ibDdDpz2A",
-	"nbc0L3icYgU6vmM4S2wFmC7mivB7ScGN7r1HdUtkI6oHLGZWx8AmkvrIpHN8zCUyq0ikY+ZFHEE3BEwx",
-	"hK3xA8DL73iw3BorKGhfeJ8Oxil14/7rYkbJadi5Ct+ijvEtsLINOZLGJud8Uv0uZ3hZkTtprnRNlmnG",
-	"VGqIvKFCauaDUw4gp79ASRyEkQUR0nTHGS2t77fYs2y96Ot8y+DNiB8I/IaKpKC8wF1rWnpVo5jMgPvV",
-	"T7e1tzrbp+z5cW79RhDYKoE8DN9HhCBJbqXxxQQIX2HKhExz2MB0fGt4NnAK3kZt21mno+d2tx8wqNnT",
-	"cXY0wWLiOAp14pyA6H3ssqxnI3NoFpExvW3ELsYBi6Nhug4TYnr5+8R8ZPsiJ86j7EYSHGWcRo591t3b",
-	"W9Via5W5ltviMwXpNVmWHimPJOQaFEQAUnUTNlvA/S6dXH9RFRztqTV9A8qAeh9pb1sRXK9en710QDqB",
-	"T/BlMQxr5OgbiNJUuPC9Dpc8qdZtiGZ9rMPSbguKCNg1QPIDkd8rJqVuJ4EdiLui1Vc8M2KcuPfqeCTU",
-	"d46uo6uZoRSpked6V8QyvQzPu0u1+P8Xu2mtEQ+Wf9gJsMQ77R0aGH/gU0nmrETehohzsgey4g3iPrNE",
-	"CFhJFn8FvRwKFeSXQFzCDrvIDBwxmSYx/4P2ONle0VwYK1vf2xqwof5rqCf/aIUNYsRDRSp9u/pQe9IM",
-	"lemoA71i3F4dd9cv0GY13MU4sF6PPQ3IdMahrxdkNTyREpsCciM1tvNUMJjmZSU6raXNBRbIsN2MBz/e",
-	"OdkED8tSpwcWQWDuSjZbxnfc36c5iAbS5R5bIffkN/VAy6msy7WQRxmnVd5vqpkXaI+F7Gi1Q/fO7GGr",
-	"NF8oD72wiUTVXtEdbVVylXWiGw7o1d7PCIvtnML9yMRzXwgwd7x8CJOa0Km0nTdW7tLn3x71usVOsRy2",
-	"RRV8Z58JYm24JGhbfEiF3Lgi6oq1boHP8ao5/rspLn9Oad6r4kX7nkcjGgQ6m7vXPlx/hwHrnE4JuB0q",
-	"muKOLEtZ450KQH7Ay5Dj4JzzNzi6Ivq+vSo7EmeZvCUBxba12Bf1Sq5QkLR8caYvJtpFsbpU0fCvlBvz",
-	"keBAoMTDt94X0EInzCbKZn80+R0C8jqKIoulOlG5uNetOArCfK50KQ/0bS+y92gjZo1i86TuuAe54Qzc",
-	"rgPuiY2FH4hMCOFB2O9koT7G8+Vm+Kb8XcVOLic7tJKfy82VfRJnU74rxbdm+Wd6T6w0/jPdJ0rs/1Xt",
-	"oBIXgFNh+lgvgPPArNaSKWf7Z/IFLFK0Yinc/XaFR4CzGxIZ4jVaWWrEPJI8aRd3NY/sECTQ/3+dkznk",
-	"QIMFL3Qc3NwxYHHxuJ0kbEaYmtjbO4iVkVsfCkbcDNEXwgnBjXCImU/K3QKlSPGVeQbcau0v4hxw69aL",
-	"BadDql/IKZBmKVtkAP/kdkN60so3ZzY8RPtfuLhSzBWrqz47dy5+bUP9d0VskQXg0OI6I2AVB1xJ5KWm",
-	"QKby9eu2Bjbha1+fTZBA/9nNguoUEhec7dwlDaTud7CZx9hMRhaWpujWQex7WntooBmmUU7qJ+HxyMTu",
-	"A0TZsRMSLxnHmCMJW3OWnhi5sYIQFwa/TdpmPSkuZ+AtwWe772Z25ZMidbwFDxJw8d0pSbcN7HaLvLPo",
-	"DXsEW5PCMGVdQAdLPaLOIHzc5VKryfN16aUhFbKPhnr9IYTpBSLYn+jUcq0d0wDVzRQ/D5HWVQsNSzqo",
-	"QHnvgCVjCkGz1k1QUH2YnSk6bBzHY0r7SLHjIbriRKAR9q+V6l1AIAP2c0QlQVDAXZwt9vQE8xRZYyUD",
-	"YT9z7tiDaNb0zzbFqOyKPBNxVpGD8IZWoh5Cy2tE14w2r8lytcxSFzjjXKaY4SsiYBCM21XX1JF7+no+",
-	"RiMuJzAORhynmuHGF9p+trp5Liyoax8DDwVUKBvJJAh5eqwM5IthqRbUVVNSg2eT0et6xIEUOhsJvF88",
-	"IkGjhaBwR5N+oastpnwo+v8WZCQAWubEsueW9TI+U1fec5RRv5J2FKJcPha6kU6FmEMTAG66M8d9Lcbc",
-	"9vGHFG/11cmHU8+aR5osdD+CpZGldSPeBmyo6GTYt02qoR0GNKk+RkNFfkM0xdfw3GwTa0UvuhNJjlAb",
-	"kPYNZbaKTtJjQYAe+4jKhIS0WI+T/HzMGJdoRMxsEUgpRHXGB8xxJzV/Iss+wigCfwda8HkYoAmG2cPo",
-	"mpCZJeCGLdc1vfgGrLwUF60R49r0TdPzVy3BNcAaUEd4P32GTHDidDjJ8w9GFupskvExPkm5wT+SG35N",
-	"0ksVJBaoi1aexl3tmiwL3VXXZLmTbVoNV8EmtZS13nJ+elrX1jepPVg3UMKLHqUn7NzBUd1r3heSsuwM",
-	"xVWE5DPhen6g/Fs3DYj5jWmGFXd6UYo/mlI2l3CNVuOBnQ5YXU4IjXRhOigYEfEJMxqErksBQX/Dr+FR",
-	"SONeYFih9h5RiebMlD2vZSUf1yPvA1mJV7JrOquoDg10rJlVVpCqqeZr90ut5jHOEX1zykklx1Z867b9",
-	"WqvIXuPt48neRJ1WWgerwlWoDs1GfMyUpmB9aqwR1wm4AeuAjGCM0WguB6BcLIlEdtSGB+2BEs+ANulR",
-	"0rJOt1AzJko9irX9htG9aNLYraQ83ZLnd+alv3oLIAtwCYnZ0OGz7p93jznIO4qPfXM6MW1aRVVCyY01",
-	"U9q+7kSti7IjgkIylgrzodSSRskoz5BfQYGm2MCqzUyV+wbM26KZjSUIngyHe0bxosSILLJtaNWqLf70",
-	"8Q2azgUYfDAyEdXVf7TfhjNdL2F7wkGXIByGfKH0O3qjNFDdMEo0TGdEwcMbMmCS2+6GpkKMaFfQMbKt",
-	"Ojr7DpHMnNhgC53mBl0OmJ18+Ptvfx96+d5/jRJTd0ObMjuj8es3LjMQf6nUi9KxpmsoO5NmX2qRvgIm",
-	"aixSd+R1+jQ1r612mnfp8f1ZC9X+uJmZ6unmiGk4zaxvWpSeH+Z5uXP5Z4EYBq1m9zbpTJux+uHiDMRn",
-	"SYL8E0N7/81ZEk+X85JIUJ2F+e2mu6ySdCdBgHBO1D1KmdsJUgRZqNclRJjys3s6EgrBDO3CUIb4dCZR",
-	"XdIp8UxSrodCDH5SD8GAK9MTEuRSXMPSQT9912ihn8hMot02CvBSbKz3lfKKbXkvIPs42S+d/EhFfBBl",
-	"6ccO7bt+i7UN6tc939b5Q1vh0offkNyTH9jAy1uBGJKbntymsW3X7Wu796C2tnsru9p21za1/QyKu9mA",
-	"lQGq5MCeNfcC49RyM9fyexxH0122d+4M5t/vRMQsXt5O6MyfkGAemrQPuFNHe7ykAQw0XR2axzRpMPQU",
-	"onPmaHD1YULrwwb08eEDppmjmRifXCzmIwXCSPf5pvIYDAyzC3yMqDTNaheYgltZz1uNiIwgmjXFARmw",
-	"YE4Q4wtEmZCKX/IxCvhcPamC49c8Lqsk3pBt6fte6Qx08AAPyY00Zgx0Jnc2V++AcMinzEOccLjH+4iL",
-	"ee4TM/o8o+p+WUYFPeEVOQTP7uqtMTtzBAgzl788jtXdJRi3MlplO+HCpH4aE1XCeRxKc3xvaQ6S4x+v",
-	"NrAwH84/1tyWeWyxx65XqNQS+Yzg20VworPxt2qguDi+o01u00SwXJyfQFjf+lEKfGHHIEy7PTTh88gV",
-	"MraROjjdsJxHBI2WYOh4SPABw7ahfAQBH7Gg0thAfC5RyIUOylpaStL9AXLKGUhzEQ9Z5ILEYAwYjgji",
-	"0Im41z5qQG6KTicJIj5zcmuS9lMwOB0vjaYw4WEFsV/ZbfFlibb9FbnkEnT6J2IYlTwvHw1eu7VGTx75",
-	"BQwGSWoO6kXWS/4wnlOh/jkb5Cqtda7uvlhV/7w9x8Vz2fTTlU0/2/VrE06LK5erhubA9o6Uge4hcBkJ",
-	"L06/gBZGwKkzSZloglkQgkAWAzb88P7sHFWsARyiOiRcKYEMJBzY4mj7Sn2EIeVqLkhgptnYlNiY1J1q",
-	"vqPGpuG3h5c6P1AoP1dIfx0V0i9hMKaJQRWgQy4OpSdprkWcu4qRJa9SfbXnVHJXAfKKyM8M4TcQH0t2",
-	"4rk6/Anzgh1KjnNOE8nzSE1xR7fLKFUYzzJj25LMvkSUQVUE9q8JC1B9wmXDdCTWHYPtWMLskEjjUV5Z",
-	"FJs+bnr17ST85SAva9duupVg3Qb4WRVblf/nUEJq38pVMhhJVjrZS0LrHxIGesaZ7vtqMdl01aZ6RHCT",
-	"s3DZaCHQ+IVOtBJYUjFeDtheu41+/1//LzSlTP8X38J/O22v3Yb/2ZGvhohsnpYufl2rW32aBYW61daJ",
-	"Yvv6kgY9C/IXqn99FHE+18Gur4NV21JuOlUi2uqSq2Kjk+odS1b6PH6ooAE+mXFToHI9udfxa+lV8sW8",
-	"ik/X72QVEf0AM1vjrjwb+SAeSjs72gYrj0iYeaNDM0Bs6FJQ3Y4N1VO90ZLIhi0n0euGJOiDH9o0atOp",
-	"NiJuv5avSYFBrw5+xetA73bMGJ8znwQQHFGb5Qy5aKETFpejaR+g68hAQ8pucEiDS/UbGbbQGR4TkwAU",
-	"aT8jwizrjFnv/qhmxX5uDvFAv8kX4ynxQae4y5P4LP55WFYly/oMUoc/YxhEUwzCyDCV4iZPKfYGy0c3",
-	"lpLmUVjr13YAZ831uYn6RWOMWrlOwqIg7GDpL2W41nE4m+BGq6gBWdEiZqK/LooLqW4ia+40Y8+Ls4zS",
-	"A+fQyYdTNCITamryCseZO+Njw2Ej9SA7MsxbFQ9KnAovhG59gLPjwbGt4fvTz+fOA5JDur+4//8DAAD/",
-	"/w==",
+	"7L3bciM3tij4Kwj2iSjynCRFUncpOrplVdmWXTdLqna3zToimAmSsJIAnQBF0dUV4fMDMy/7cZ57YuZh",
+	"PmK+Yp79JRNYuCTyRiZVqrJ773Kcs7uUzMRlYWHdL+8aIZ/NOSNMisbJu8aU4Igk8M+LiMzmXBImL8k8",
+	"xisSqacREWFC55Jy1jhpDGWyIEO0nBKG5JQKlBAx50wQRAXCKIEPER8jzBDBSUxJghLy84IIiZZUTpGc",
+	"EiTwjCA3W7hqf0tWnUbQEOGUzLCalLDFrHHyY0PN1ngbNORqThonDSETyiaN9+/fB405TvCMSLP28ykJ",
+	"b/lCvsarGWHyomTp11OC5vpnRCM1H1WP51hOG0GD4RmBv+z3QUOtmyYKCmoZ/vJm+P45YRM5bZwc7Kml",
+	"SEkSNdj//PF/Dgb33e7b//7fGsVVB42nWExHHCfRC5KEU1y90Jn5HeAl+S1hCIdSoDFPUBOzFeJyShKE",
+	"mViSRKC97m6rYkezdKZ1W3rAHr6ncholeInjql0s3RvVEF/6ozzOCj3U+pasikt7gW+JQGFCsHqABB4r",
+	"GKOEyGTVQVcKO2/JCmEWaVQd8WhlUVudx5gmQjrMP9UvqS8Aw/GARXQ8JolCNPVpgHiCllMak8zX+lJQ",
+	"gYSkcYySBWOUTQLvTI876FuyEggnBImQz0mklimnZMAcfqhF3pK5BMzo76EpXySiM2AW2Pp+p+DOXbtG",
+	"BVr39/eDxowy+3cvi+WDwX2/1x4M7g+fvf0f5YfwnM6oLML+QpKZQHOSoDmeENTsqS31ut1ugCIyxotY",
+	"qr9SZP55QZJVuvwYRvUXbb5qnPS63aAx5skMy8ZJgzK5228Eak90pogJzKG2ZP50a6ZMkglJYNGvLp6e",
+	"X0ksyTnnt5SUY7VQLygap05TfYEEnbA2NRRxlPClIAkakQlmqCmIRKMVGn717Brt3PV28EJOdziNwh0h",
+	"cSKHp+hrKeevWLxKNx3q2fNUSUQ36sPqMzsoO4hX47EglSchORK3dI6aFvrVsOd6oFLgl4LewrpbCutL",
+	"Mk6ImK6FNBGCcvZEsRl42ZBCC1QDdx+E6NUc/7wgJ0gRyTscL9Slw3DPGJfqcsb0zh85XCRwU/XI8Jr9",
+	"FTXttOmd7AV6Vr6Q6KeFkCiMCU4EorLl3brqAzQjZqBYPLNrgmdvBEmq2cNsRJInAi0UplXS1oUe4nGo",
+	"6vdkNOX89hmL5pxWc66lfg0R81716kg60mOs8L0aRJNkEAnOFnL6BY4uNaFVT0LOlHSj/onn85iGQP93",
+	"fhJq8e8a5B7P5jGgIkkSnuhPIo23dzim0Q38GTRmRAg8UT8oEqAeKsRZJlzRb3I/VxtRRB/HCcHRSp2S",
+	"2iOILIAdMIq7E3pswxFu9NxqOykM/ltCxo2Txp92UuFtR/8qdp6Z998H+QuuB0aUzRcSNYdOYroxUw4D",
+	"5D2cUSEomwxbAcJ6L+5uzLEQS55EA9YcOlAkJCJMUhyLYYBgGDQ0H7w27/tj8QSJuRoMwOWNwyMyDAbM",
+	"jqD+bAHwGFqwW8aXLAAAqmcWtpTdUam5dzpS+tAuaMCGcK2HcDffB4AThr6zcUzDR0IL4AgZvMBIkJCz",
+	"CI1xKHkC0rFBBkW7FvNTFFGBRzFBVGqR4BNghKapFeviLAASOSKUTcwqQXRRDzOAhu0OWx0F0YfcMLie",
+	"ZrCzGV/oD4BYr4My1q9mwAyP0EwR4hFBIyKXhDC01+2CYKR4PvyHQtB30ivoxtoAcl/RMPdp7VoLdyyz",
+	"XJ5EiiCfICOVIE28UAwcXB1Gf3/fW6V5v9YyExLSOSVMvuTyLI75kqxfqXv/hnF5g80X/mrdG2dRlBAh",
+	"TlD+iVb6IjLngkqEzUOQjJRcS5I7GipW7CsCcFYxwXck8xbIr5i5QYBph5gB0YgQCH0WLPll1IDPI1PT",
+	"jiFUCgDDLH4O3U40bipBgY/RiC9YJAKtty2pIANWQpBRk7IwXkQKKSS5lxnZRc//5vrL9lGA1E1LeIx4",
+	"MmAjGtGEhGqhOG7zO5IkNCIonOIEh0pDRpSpFdFIkeNvrl69NAIEUpw4QnJJQwJXHSOZLFiIJYkGTOku",
+	"rVIWEaBhOMWUAeqIxXzOE0nU6jMnDa+o/Qu1mozaouQuzsZ0skiAQsDkRqLWmu2MwzeYwbNbsnoiTpBU",
+	"GtOMM7JSmrzQsGUDpp4zIgVcevV+RO4YUb/FqwCBwKe/4gzNMGXwrvoRGM2w9Cqo3QyYtx3Js/jp4a45",
+	"DIF++/U/QPDMXYkAUSnQEsexmli9pI7Norg6W8BydVO0GAoD4lCq85onROGpUh95orROktyRyC1kMVcr",
+	"697/9uu/xuPxOFAi7jzhkoc8RmIlJJm54Vqn5jSHcPJCw3s8JgwwbkxJHBlOaQ0qj8MojfwL8OVzwjJ0",
+	"JmOYUYihRpEkOgWo/bzgUmnrGk4Keyak84l4pbeqMWU49kQQwFgFPlifUy9CSe9IxwfgSy6/VHf/8QA4",
+	"huF8CL7kSCzCqV1vx6OVvkHLgMyN8XjAeskdrIyVjwpEI21CIWFCJGo6y59WpoBMjrictjLg+k6Bc3uY",
+	"Ca0pwBI2MOiPCcj3QQPwYQPnFXyRhKRiDT7iTbHWR9WaYGB/RfBgw3p+36M9UeQmB2+lE2jqt2abqDks",
+	"QilVM8zOnVhvkecNwws55Qn9hUSPI9nb5eudZs7pihhmY955Iiw8KEN/b19p3tA2Fun2FfzmUS61VKVA",
+	"6UU9LuGqmh5pc6AiV4aXAx2b8jhSkpyzKpqN3JIVXE5n8v2SJyMaRYR9GHTHbpgs4lNh+F/EiSOogE2A",
+	"dXZ5HhDnJIGNPDYA6yxDQU5xqITHBMU4vDX8dE60UPNEoOF9O13hEDWHbufqGmTeRoyQSPtQlLKS09Oa",
+	"QyHJ/GYxv7GGEn2PYAy3IPObGiX7OaApSQRn5q5Jo+CpgeHNG/2mN3z25B+HjW0gfZb85m1IPtXLWI0+",
+	"KkeDpdySVeDWESByR9T/GPGZJ2huZCfPIjEiMWcToW31GbT1Afr4tApwthE0PAOUueRoRHBCEo3VncYJ",
+	"W8SxD/cLp6t+AtrkryVDiGY4HvNkpmQrbwuAq3TCSIRGK62gCEkiRIVYkCQL09Qj9UiEKhX/xY2x12Qx",
+	"Np1Ru2nUagmD9z7TrQq6VU22OCMPIlXaw7bxKLwpm8OyozVEz5q4nQvr4QgE/qqbhOBwmsMcyTmaKV0x",
+	"T+zEic+JFQywUnqFRL0D1IyI0o0AUmA1bH0iVSizIAClWpFbMzJaM2r2DlqnKL9KAOsj3UmjW1dcyKfm",
+	"1z/EbRwTLBcJUadmVpXF05bVG9fgaWG7wwBVIK8RCKhAEZnHXMvWYC4A8drYY8apRUVbWZpD9T/algO2",
+	"hSGYHXyhH2sjCvi4pyQhYDxBVWYX8FfDSE5E0UadJV6hRPFpfc88X/Qj2ePTAW9uyeomIcbzkhMyc05w",
+	"tMQi46uxm079+OZO+YYHb65HRZoHLw41h+UAAD3pTMc35KJwbJwDhDhUxSi4AAWBlpiaKBQKsQcDpsg+",
+	"VRgGLAWCJE6BG+hvwcg1xjSG4AV+qxCRjMck1KELYAgWFiPROCGkM2CFfVB2sxDa3KpVTCUbKBQEW6vB",
+	"Sy5yC1ciRaQEjjFPlG46YIv5JFGPrGh2RxIB5kdG7pTeShkVU0XF4K4uZMhnYNsxjii0YJLGbrVaShFG",
+	"odULEJKrxRlF2FkJSQLGbMaRkg0hKArDNBAAQnBsz1VfI3t7n4gB07qY0JKovmkYVDNjDItaJyVnBrDW",
+	"gD5FsfqDAhOlTEg1NR+ro5PJirKJ0aIvmCQJw/Gz9FY9XCTVQ5mbkZU19U8IfkJNFwgToW7veHfUG/fb",
+	"h2Evah92u932kfo/Xe+/lq9Bz+njXb03jNzPSahES3NgMPSpocewfBTiJKEGX9OFa2Kmue956hZ9JJez",
+	"N2CJzI7IDNMY9CPtc1UUVw3hxPxPINLDGgJjDNHL0H+Br9ewgHCK45iwie8rt/fKOYer/MtKkvCMSziO",
+	"Wz7Ur3TAxiN5c81gOc3Ujxs5AZUE3CoTTNknsOq85C4GRgeXBFaMt8EqKZnK6E+ERYqgDXO7G7ZO83t4",
+	"HzRe8nMlJJzdYRoroeLDAMr4jXYTYTdeXtvXvgwtmSgCqa1/QDatAML48tTwrhhLpfJ9HALw0kpIQGNB",
+	"j6qQpfyFEn+dJ0ixkZUZJxeoF4ZkLsFlGimUBxZz+fpc62mA2tYc5/5CmGnBSQ9Io5bWiBkZMCPHeR41",
+	"PQMxixfIsp6og15yOVXjKVkC4h5JlIWp5gAv+WssxK2OmfwYYREAUByG4Bk1Vt+5mfITuXR81dLOreSB",
+	"ibre5TEOry6enr/k4Aqjk0XyofYaTqMQpO0wHTBjWDbRhFrOYzrEcJ7wO2pMt+AIc992PrYdLDu/5I5u",
+	"wAKp8NaCmsOS3RkwGtx6rJgsc3Y3CRkXpHzLidTZugh1hfzm5RPnbghJQmacrVAzG2zkomKcx+8EjcjE",
+	"UsuWH87lONUfN6jrBA0ZnpEhID7E3B7seQECrWDAQJL+nozOFnLKUqiBtOmBDubMQH6o5U8HSY8RDZhm",
+	"6yV+UzeBM1bdkYSOV+Ae92UugVdCqSbqsKYkvLVOH4NOz+6pkOJxUInosQoUy6IS5DtMqJCggBgU+SSE",
+	"S5HNVLLgyZMNi/JOSW8qewc/qTXfLCTrTIVHn8iGbyFlA5M0D/DhcSXJ/M38w6CRN3TmYqn0CQFTdwta",
+	"Zzo9QWpApbLlogM/lrHK44x595GSiKwxVvFJppRJLeGgGAuJel00o2whiSiz+J6i4etXV174u3qjvZgP",
+	"jQnTPwnxajz+qFhp53EGQo978YLI93GZa2YtfDwuWQBqMu5T5Vgp7GiOE7lCIV/EERoRFJGEKjl6nPAZ",
+	"6ATzxSimIXpz+fwUlXnSLchXMcfRNefPcTIhHwp2TfQk5zcxDOdD3XB8bWeSnCN45VPF8ST+7OQ+hGsH",
+	"NjD6C0Fgo0fNHnpBv0Cjlc1DcTCa6aDK/7pRPBmHJsn6M83BXtMZ4Qv5SChkBstHxWSOcWnokbE/RkCP",
+	"6Oz3wamIRlqPS9RFtEtBTYyExHFMIrSYq6vWOlWvOVUs4kwHi11y7Tv+2GHp6visz0aJEAm5o3zhAle0",
+	"oVeJ98KYOvvd/kG712v3d6973ZOu+n8/bHDGf1SoA7dJDLSeCMTvSBLjeSGNTsckFfbn7UwJU61TM5bi",
+	"ykqsR0sgqVHC5whLxFmodXzzvZZbAd8SNMMrM+eUx9oGaMxQn1S6MvYcn1qYR59IurL2pxLp6pOkWvgR",
+	"xzpIdMI1J5wnPCQ6AEJy9WNIYu0v/BSo6ie/Cs/ybyNGCrYGY/spOIBCA8B1/p2GSRp7HGCrW3bDl4wk",
+	"uaQWZ826JWQOjumYqBvJGUHw/gma4Vvi7FY2Tkb95ORYi6YuO+1TnIb2lZj7bdMPPEerOi2+kAr+erXN",
+	"YQoFL9YK4nxIZKVlL38G2902h+bRjX5gj4fzF5itzqQks/mHaqxKypphtrrBdrjS2ALjeLP5qfZla/uj",
+	"DB3tdZGXQJFgSW500MLjgT+3GruK1CVvLYI80RdXPzQB7s1hYbPDlt0BHkuSoEv17/YZ/FtrLkLRQ6+2",
+	"gfdGMW3xSn9iGAN2cALb1pSEt2rR1s5fSNtMc1rfp6dsxKIPPOX0NPJebAtSc1f8E+0h0flEB2pnT0/S",
+	"yo+ZkwxjSpj8KEcmObikaxzM48fb4Tm90YbrolfOi73zY2k/upvohZmUJ8gsMx/L+4a5hJ0XJKL4Ghb0",
+	"IfBYpCPezNSQN7BJHyznevC2msxl6+Wn+V0kd2NOH+YXMwRgpeF92zNWneWYKUVxqeNR1iY7fooQFsuB",
+	"i8Ug1gS3vA8alInFeExDdZ2/wLESqDZkbqbv34zMB8X8zQt2rk4P7Xe73Yx67vyGyHyshMxevzKf0wz0",
+	"SfIBfUyiwiTnjRZaSTAM7YkwxSK0pVwgKk8KXrv8HgfMWcRDpd7oAXUyoZIZiyBNEyMyYFBcEiTKAasU",
+	"KbGm3bY+QbWIGaCqoBxrj0/vyuPoP6n8vCla3L3o43aursxH1YM8Ub+m4cRNq0sVgOf2woWQe/4xHEVU",
+	"J3a+TvicJJIqwjLGsSCBDz0bdwHlBZKEhLI95Ykg7RGUT4C7DfHhJ43dn/vtw+XlLz8csb/f9u7+0Q2/",
+	"mz+f7Ylr+Wbxt7vvl3+//8fqh1+6vf7unjrXuTevP0+eJZ8hRpZQkMI4JyAapel0hF4/43Ayyg54JxTH",
+	"Mh/akgNgGQk2lTdxmyqrROGF5MeU3T4RNv49M2yvf1RW7SKtR/GjmSMtQ8VHP5FQQj0B43I/E4JoYS+7",
+	"jO+nWHrRvE9EetNwYnIHI6QFS+8wsRnux3cN8PxfqGMldN7b3z852tvfVdLOajbiceOk8ebq6bk93Px7",
+	"OyQJ+92T7v3R7u7+0fE4jA5INDog3aPxXngY7vajvfFhb7S/N4pwt3/c2228fxukRV0Mli2YDiNonPz4",
+	"toAPuGLnEBYE4Wf0jqCYChko4VSHTUBeO1QFkWSm0SozqNu0RyBy+y8gggWI/4mFTSnSrBl/e7jVQiEg",
+	"RHZvbsVleGWlxCTBq8Z770jeFYiPtiaGUy4IA9+pDkExkTUwr4K8zSrnjIBqRaJCNM2I85hgoOXpkecn",
+	"PNcTmeyNSBT8Famhw0TLNBlPk2QhIFN7jmatDAYUDykDgxw8LUACi4Demksv6pyWlgI788RjxQwVopJI",
+	"Ww/BuSoFiccgJUKEqA7vDHTwKZUCTbGYtnLX10TYnMnGScMZUPsZAypVN7Xbw/1ul4zavYNev33YJwft",
+	"o6PouN3tk8NwFPXGh/0jRayMyk+09SQhY3qvIHV7ox7d7I37GAro3PFbPSlbxHHhonqLepfWaoqwJG1J",
+	"Z6TsmuhaF+7dxcJPEUpf0+tbzz1fqHfep6svIxc6JF2HsaacItCl2UI+YVQQpHW99NbmoFBYnAeWim0r",
+	"aOlYN115aP1FBhCYXZitBx5s/Qmr8fA51czdw5kIS6wJ/h8BeYp0Xq/vXXpf1522uW0bL7EasxRKi4jK",
+	"s1DypIylck1FsLXpYWY8nzo1oUnn8EgJFGcTRZIUqyWzuVy5/IqQz2YQfk4ZcdkLulhC/jJvA2w6h0Pb",
+	"7XQ7vd5u57ARNG6pkoMb2lzYCBoxHhHFtjHDfxVTPu/YqYKGW7DS4/kvNI7xzn6nW5TBaEXpLVMMLPBd",
+	"FvpSaYuEqyWp9JIFQLtTeu/npQRZb6WEgkJ2XpsyYxQNIH7AVMZwsVHgDHNrMtVGIpu5ZxiKs8LCXlqB",
+	"H2AposyxOYusnUqTajg9Uz3UAd280ggaOm0NQtL1cReriwaN+7YaoX2HE6iSoYZKMfK1HTR9dOWGT5+9",
+	"SifyXjRTvnd48G59NLU+PX1rtzlBD5XebSBocKqBpmt6UYAA/hiVV/QZk0kJU33FwE2mpLzIq9jhC7ih",
+	"edXY0DqG6il+bq/9H+Li4TVkOCISUx3mX4fKGoa61w8aEicTAhX0amxwt9uwX1ynYc+3mr7mhHED1lI1",
+	"xDqcT9AwB3Wl3NtHhhNAkplOTLxxWdju9QEr/qhT/so/1Pf+Bnyt+QS27KjeY+uuU68LIpWSKDqeUUDH",
+	"7dws5pH7vOQ1cWNy625MtkxmOBsyfaOlyMxg2nnTSXhM/G/tYzLjd8Yu4vRMH6DeUwfTAXO8xnhkIJ9c",
+	"oCFeyGnnt1//Neygl2SJ9EEK8DGPiJbXdXnJVPIpXp0CGXB3aS2zTpmtQfi68qF3AcrNFFqgKsFFA0/U",
+	"1FK15QynCLt02DeXz42XMZW1OQSLlVCjMo74VcKXQttjtEpEFLUygQF4opShW6KLrvqlSw/2GsVypf6V",
+	"fVfpXYyQXhEw3FK67F/jUhGYsgjxsRknBZO9nmW3K3udNIpqc4P6t6JtWXQcZiWcRurGqCH5YulIdGDJ",
+	"TWZbHqRSBKlkIM/55DXWkWe+yKVlzB89PlGkFw9gFUBJq1lFKiVYXiFub2J6R26Ow16U4xPhIol3jjrb",
+	"sYmslfpkH0oSl1t4HswtenlukYIOrDuM3MsvICOyQlF0En49UT+VA0rsFv5kZfg+1LmZQ5uVrN6HwtCn",
+	"SK1Nx0OaqB/1uPSyVihwfq3hDB7DtjJrK8dPOX1tkh4q7FtLvBJePkROxoFSzVDLXmepm9WZ4rdn4Yyg",
+	"q6tXwMSdTVW9UjgQO1BxAZnMDDB+Zz50MxflAQLhGZVFqU2kVCazzTMP6T2UFtg3i3kioMKcU7hGCyk5",
+	"Q83XZ/948ezl9dWNWvrNy7MXz1qB7iZQmtBSQYrsxsrOrdpA/UzJ1aDtedbpWB1iq2ybuTnduIE+kCqc",
+	"uSSi1FJ3Znn+E5dZ3EFDrTvdUDZ0uaWYQSaXsLWQmjrqzK9/TYWNvta5gK1TVFUbQ6vJOvGyIISrWa6N",
+	"V4CsvpmOvgrpK/rNlz88u7z+7uqb4w7Z7XbCfpxWlRGpXaK73+72FKXr7RtKJySWC6GOze6qTET1Ji3C",
+	"qLff1oHkORh8AUVjWpZO5FXOUmbr9n1d7SNIk1JtCpjxm+oqxfs2rD1AgrJJDDp2q3Q2Dz4l141Zt2C6",
+	"J/NBhqStFbdmRE55JKpKpXsB+8KvoqJkyAlUJfSsra7BBpdzsP+Aq3FlC1zbnLy3wSa7bHrqVUTGWwoV",
+	"tpQPhZzfslwDcw6+Hp+ik1Lly9C8rEdI9vqaVZbd2i/IhDITiv+cT+hD3G95XPswJ9t2mOvdCXUjmrlk",
+	"i1htSQt927m9cqsoAx1kC5fcY4ae/e2FzlrN28Yr/FlUPMvySSqudXkRB27DOb/AQlfWl/SOPCUhnUGu",
+	"fe/IPruyrrFn11+Xwtb6lnKejbOL1+2+S7XNCsnZxXpw3OuVGdDSzVTfitLUYpMoX8V4PaC8W8OX03Ub",
+	"YBVWmIee940CZKGXQ1EhysLan1OBvQZuGS8YrDk3XGF9Pkh9KFTipLWw5/kLNB3hYw1jkcPN1Ab/yZG0",
+	"Ys5+dlIzhzdrRqZUk6IrMucxxVtM/lbR+wll2BqPXBV/pZn1gsYUixcgwuvZdA+Wk35gO4JAgw8ucdw4",
+	"6dl/qo+VivP+wzwJmsCUcJ3sitcN8Tp9s9QBkRmrAqHYhNieBg9hDtmuCGtCNBhZem+ZKOp2zNmkrVjy",
+	"fJoovCrStPwE5b2vjNDL+LJWaEVmMWUjMrLcHOhRY6o8bcjtJruS8hPS9V/Lb7wmsFg4GxJYpfUXmiCI",
+	"KV+qn22gTrgQks+0SpUTmJk85zFPFLJ18WE4HjeCvFrf3we1XukziopSzoStxaK3Fq50bEKZVF3Mtcka",
+	"N/p4r9s+DHd77eNxl7T3R0fRbniAe6SrFP+Y3hFti9ZX1VqCnlIxj/Hqpad7nvPxmOhoPP3Ocz7hb5I4",
+	"rQ6pH3vfNEx1Y2ObMZ0bGv19BwOIg4FHulqP9c8bUwSEVTSCSvoKz19mKKgtXW5L/Z80torKMNXT/K+P",
+	"j/aPyHgc9Xf7o73u7i7ZO4yOu93ubrTXI+HuHgkxifDxnjqdu9m5XapaYsV59TNaUOG8eu3DqNtvH412",
+	"w/Ye2R8f4MPRUQjnZZDzTUIVLNRlJ4vZFnEnf4VoFZlgJsYk+YsJmf9z/U0OFt1u/2BBmezvH/zZOzan",
+	"y+mS5jbCKOUmB+bJVSYQSTETm5FnMSkhuj2Bh1yCxFBq6TtTwto9Tu5Ick0BAYrmtP2MkmnyaLzEaFP+",
+	"u1TndPd2Xbc9U0QFmtTEfJE484WiEgEa/ilJJpPRaIiaYJ2ylQrUr0qrX7KcaTUlEXkbldfU6E8/dtvH",
+	"uD1+++7gfbGvUdC4b/MZhXyElWEu7wskp2xTJmSUMvTm6qkOmDXr1kXTzNUIjNvcp3sonHIuiMhuR9O1",
+	"bc1vFRvIkceCC1HrNBazTVMa8xE4DtRGTGU3zogudkP0ARSAncGGlNW8qyPnqlFrvZpXOAkU4y3RUA3f",
+	"qgKMYxEbJCP7Xt728KixPSlDyZ/Ql2q9BpUkEbINtSQtt22a2pBgbjNlIU0nB87i1am7N7q8h+DqxcDa",
+	"e/UHAbSmSDTfhtYfuoNGFiuNuFVUhkp5X6kYg2dg/lFSQPYaNHOx2pEeCr4IEIkhHkmoDxMJD3P3P8to",
+	"Sww6Oc7ra1FTKefiZGcHhzNifdVKl+edOZCF9WFLFciVZeobSGG6reKuyrZjZYPaor3X8aFMxE/5SHlY",
+	"bWKKHrg4ECljRSVMBwGfQmC20nGSEY1qkIiMMJPtQNdtH5d2vHQUzQQD1/8uWhD3RS7JCbKLowUJrLlX",
+	"zNQNEBItGJWo2dWm8zmGgkBovICyeEHNiW3/iM10IEfa0sYTPqAKEPC2Vpf4ZUSFEtNJoi+q7bzgLqpL",
+	"1Lb0xzWRQU390gsisVL3EJ7PdUk8sD1Ci0vThqtlnE4aZzoPvWMF2aYI3geOmwpH5RZg9fsTgcKYh7cQ",
+	"NmnUTATJKBFfMpFGwBnQ2feRuCXL+rbo1Oi7XvWG07jSL7srXusjUBlKfdCOJ5nx3Gpy9K2cBRTJbpAR",
+	"EINCLpHjyD6jzZxH8dAdNfTIWF7oyaL7Or32O9tTphhntcRQvW6OVwHC1n5odFur1ubV2M+K22fFraC4",
+	"lfPAClIDvX6cfrGc8tjEJYpA09VIT2cbHNo4H/B6wX3PSUr9/TK21RwMOvpfrb+UsrAcoy6JpbzHobRL",
+	"NazDcVMXSelz1fy6HGDrMVXv1qReNm11VQPDPXqb8SyYq1XmvvxgR0X5oC9ruwkKl/hdZc8J+6qnY0JE",
+	"B2wdhZzmleOtyMGDOGaehrzLzL4FOSk6ez364o2qSU2NaLKPp7D5hKkQAHHxun1w1DtBjmApKrIbwgHC",
+	"P8lf9RODe/pZkUzplwx49UtZeqRfUNdJ6J9R89nlebvfhQK2uekz45Qt4C+QYGwGXRJqh9S4lUOrPxQx",
+	"fqDcBPzek5qyBNxDuINarroMud+cH1cmczkJK3XceXfApyvZ6fKL9wlkkbzkFQrXpTd3kzNo7t+mUiGK",
+	"R+QhThsd0t3r7+7tH5S4XEqNImfooB3RCZXo+tX1axNEwhNrYyvpCm3qiwS6CiTX5aN5RPJ+k4O9jW4T",
+	"taJSAEDApM7JeQAg/Nj2AhisbQjH8asxuAU2Z4H5KaY2ZL7cueQ3KTGfgCEoQIIjyRch6PRef1coxwNh",
+	"eeR+HtOQylYHnekGsdpAZZiV6SYKkPG7mzT3urs6of19JSQ/KE9bl+s/aYwIy6chJDzW/W3uSKyGKELb",
+	"fPyusnrnE6GzR9LiORiNcELs3zlaWbKIjKtuL2jMKLN/7wZ1e/HbvazHhmuCZ5fqvUJ4n2lpAINUY7RR",
+	"FP1DYCuDhVVewKYaCylZQery+LZB5bClSzVoa6MmPAEEg9k6p3RGpSgGWaZycoHvmy7fjRPXhxzgqZ/t",
+	"qb9KaHVOdLROjY0BTmYdb98Hxd3bdsS63izjZn+nYDkXpsMtnTBuoi+zO8wvyYy2eUnw61t934uVArxS",
+	"QWbECj21p8Ok865T2xzdtElv97qgmW10BlXoNaDtB9A6XvK0c/yp7U6mDY0OXbRt2BGl1Zy0OujVXJMA",
+	"3RnHAFR/Z7Y4PIH+0ObANexBYEHUK+APRnMqQgwZVE3fXjNgxjfjlQVp5VJDNMBqiKEP8TVkzWlZeeLd",
+	"oBHiRA4aJ4PGXn/QeJ8jKN29oy1oiN3yJRmXqUFfpogjgrSjEciKCKqWiLylK9eWuxCasF+2uvZgcN/7",
+	"cjC4P/xS/fP4y//v//jt1//tt1//999+/b/bv/36//z2v/7V/u1//V8Vm3BY6sMpg7AfewV1bKoZqxFh",
+	"URZypmQXRmIBAazjRWxv7ymaSjlviha4dbLcxXowfA6zI6eY3QrfzrgAGW4tmky/fvujvNb/f/767Y/i",
+	"6u1fTnZ21qOPdFk2VtawNKFIj8b0nkRtYyZwvMIWAta5qhYabVNrwSdaOWId1KeRnnHRokoNjqdL51cE",
+	"hur8mGwpXy/05c3lc695c47mei20NTSeLojxMfe63f2C41mTGv3whTW+Epn5NeTsjjBKWEi+JHY0Ew+z",
+	"Odm9QPeLWj1+mJFw60z7SpNgr5uqJBdbhOuYY372txdWw//QQJ88gO3zi21KBqwPCLqa8iQXFVTBigvB",
+	"QnlkqjQnbz6Z/7RYYLuQnWXt8sfdw91+f/dgt3tweNzda3wsi/Y2C0+wJG+E9XcqPblzeHTc1Srz4VGl",
+	"LdrVDTLeBWceDW04+e8QJV7mr+jW/A/w0Z+C5gsxiZjO9/ZODrrA6pJbIs/mVG/Q2KtKTffCX6SB3uuE",
+	"hgrspRA3uHTHYyypVq0+X74PvXwKXuaYH/HS9R/j0vVqX7KMC+8PdMe28gl6PiwafXjNruxNXIioHXKd",
+	"ZVR9E/16a+lV9LNAFPBgnPcuGnIuS4MhN4jIJaGOYonneR5fovFuj1bOoOova45XdlWdkM/U3zt1xvuT",
+	"li3/PBc3/Z/F5c+7k6evbtqL/eP7+R5tz2Y/f9f+Jfm5e/E8XkVf370++OY6ljd7OrsrgSu35ZclZQqd",
+	"HFsj1iAHs23cLCU61ddazrbyt05n9rsIJPiOxC6FU8nj4wRPcu1mPJ+BAUp5UL9NH4Khm2IK7TRZWJql",
+	"WEhpdZtwswSZXiNF61NeJfleVyOwLdMfYhG908js1tNxwTvpCjqmfZhayaL66qiliB1XMKjEgnpXHjD7",
+	"7A4sMas5EabeGKF35NS3FKYVpHQ5CfVyJqdyHaJZMN25yBZQeS/0t/1uMfptUYZasGnEGcKgzaGECB7f",
+	"mQYHpumPYcVEoKZ6XZfPSGN8vZwz6Nku0Dyhd1gSpKsGCOhR4hVuErqYd4qgGzT8/BmU6PaeUTmr6cOA",
+	"VrUXO3/501/f/o+m/uNPb/97aRBADqcXVaE0GltdLQQPUcuMk9masgWjZK0SDkD76ZwS9rAwlgrTpRf0",
+	"7da1X27xW2uA7pUboDeFHbjETigqNtb55ZRpamZajtKQPBEoxBLHfLIgqOkKDZB73f15RyfgDU8HDMJo",
+	"S/oYtk4RlbpYOI4FRyNbONKPUfWbf5gCAuCZGbCmHlc3oIXe9rZI+TBvL12f3emhp3nvx177+C3EgLzr",
+	"Br3D9xXWy9S2mpqgrAkjG8YVr9Cbq6e+JUm997bSJupbXx9uX/VMkx/fBpm/CAUC/LcXntOKrVBM1BJQ",
+	"iAU5tV3VY74kiXrS6iDF/X4hCXdfUdeiMh9nsoVCwng+crd73323133/3zTX9x6btI2z9pdv9Qv1PDRe",
+	"XKHznhfAU03BoupKpsZjqmtBJER+S1bQMd/KBPEKKS6QI2i22+8fo2apW3nu5eOwG/VIf7yL90b74UF0",
+	"SI7Gx7g76oX9Ei5v9lSvRKU35buKwqLH4W+//mvj+eoiSulwaw4xdSFXHWRar+nUFG8ib5K4xnnSzNA1",
+	"jnWNR7pU2z1+EFIcVzi43dbWqB2uSuTOn3a0j6yd7vIvoIn9+efdb35Rh1QsZ5SBxzqU8A4lu7AywTum",
+	"7NYLKJS2qodhUevlpYdssA4Genv1N1CKiBn2VJMdZSKHyuj804JhqNLdZH1L2t00XpgGML6o9bFtSse7",
+	"o9643z4Me1H7sNvtto/U//HsekW76MZP+gWbUk6GqwLNc8vbkMcKP4CTFUWHj1YAOqM6V+uo4LA2zHqJ",
+	"TS3wMU9M2kUmK9G9KKZYcf7RyvPApZ5csTlLoySmQh3M23qFnvN9NwN3gD5Ayy7YM9vOoiQoWf2k28/w",
+	"sdEmGWft/v29a4uduwuVPYhshFy+p4rrsjMickkIg8AGzKI0sqGih0qdJjw5ndqurU6E3AscTikj7YTg",
+	"CLqeqNeyaF7YW0ninNlswfSymGGWjm3ey9U73BY+JfgOACvU4sczV4yHj8emzZ/tETOmJI7KVrLed52R",
+	"kQFvQizJhCercqBlD6tWhE7QMFWfLFiL6JwP0ILBy7D+S8qomP6exZQCvx+/Ggyajz27l4QJCNkTixi0",
+	"Z+txPTt7dn62/O7LLybhxfl3/PnTs+6rp0uwtC8v1r/g+eEz3dmfgm7WuPrhHy/3/zF59dNX0+7LL8LX",
+	"P3z9w+R7WCGsSb31zdWrl7r4Wpf8/Yv44idOo/7f6D/+/rcu/mpv8UP/b90LBmkddMKwXCQK3C+evTm/",
+	"+M5LmdSWnzbUBH7UYlI1ikbl4V2/EiwkqQuhXuEMYYGGr2Ef35LVuRuyI7mCUbM1hLJgUKWjafthPxHo",
+	"LNNIzUZGqE/KKsWur3CV2cpG7L6Elu7JQwNBfx8slUqngSW/0rs6afD+y9no75e3o9nx4ofvtsHOf+x+",
+	"E//j75exwtByZHSuohc4/ILz20ZZW4oHI4+NdPGKzD8Qi7JnuR6H1pa/1Khhql8Gaf0IG50bUyFRk3Qm",
+	"HZvoTsPSWG/PRNrbRMVNCa0NyLte57Rdab2mSZKjn3jO5GbLIypVbvuuJ7+vqvnB/VBc+PXaCOr1lSEf",
+	"VfD+oChrGDITap3Nb10v3qbY9IHNTH5PnPjANidZg8HDWp08VEayYIP+xH+NyIx7gNvYDO4DMgvyxtli",
+	"ga+9UpG5Tmmy7WuFWfydrysP9qIqY76kimxdEG9jQtAtA8SUznUwXC4or5ZNIVeO6ymZcXQleQLHTRJo",
+	"NguVdJwbVZwoPUgBxCC+buj9/m3BOquZ1rmOi9cF/ObZmoPb4Itp5AdvdKqJW+WHOqN1c9cpH6jrKplk",
+	"iuHiUHcrXtN8zj+dDRVSai91i6ortt5K8Qr5p1xaEQUKRXOl9+IVivg27dVSXrKGAMDYVqRJm1mmZsI7",
+	"SpZQ8imlsUEDRzOIqdHot9Hu4oG/UM/BcCkfEnW6523VoCxzGUrLBS10T3utKHn9Lm/JSuQL1FdmZHo3",
+	"bF3hZGjppMskQ0ZhJn+wRtXyDJP3Z83t1LUy869VOS3VJ+K1/13b8hJNeRwJ2xbVdWvS/jvJ5+1YoYpJ",
+	"ZNFdMaFefNrvV07JgNlUfZ0LOFT/M2ydIviHGAKERlxOA0RwOEWcgUWeLxmKSTQhyYlXokpnCkJBggED",
+	"u7NNAPSc/lkH8buG69KbRr6bMo/58PQHRVxrehzrUDPYk5oU/l43uRHaX+MVX0iRCUpQSGZFisLnx8c6",
+	"FqDi+y4YETK/eUHcNWMfKooDrl9yzlZeWHgB2eyJjWJi65p+pLynLFt41KaI7sCLxMa7B4DZM2MtzQLK",
+	"Isqmyeyl9ZCj9ic5wmJwFYYpbcOQQ5+qMiKBYi8mhASaI9kWvRXcuRADU+e4H9BO9sNy5lPXfjYZPrv6",
+	"Oryr4r5UXoRYoIiMqCRRAC3EV0Tq+mB8IVHTavk8QfOEh0QIyib1WiCtZdOmDWaay1S4ulU7KWCKvQ7r",
+	"mM+rO8VFyLIcrZw39YlAUz4jSPcVEak5xucmnZqE3txE8cXK2FHX1Am3EjjkTNv6T7mY8sN9mzpgX0hn",
+	"PIQZH6mlcyUpLrKuDBuym/hideWKVrimbKAnpHGaJ67CUgSFwceY2pds7PJJD6iWwTnFZILGHY8XM7Lb",
+	"jcrYi4FCqCWx3QAsJhk7QpkCvz3PQE0sdCec3379145tqV+3L1gBLUrlobQcnev/PUr4YjKViLJSEph1",
+	"ksMNVuLJiRaH3lw9NYmuYUIiCjnDUldAJDp3cZjDqqFJkV3MrORqV/JkwIblCXzDluuNqtdkXGd2aCXE",
+	"UQi8Uq9MEi4EokziW4JGqwGD7AMkqK3N50TCEZlgpsnTUkGHCjQlMRQmP/GEMC0NOuI1TvhswDwZEq63",
+	"LQq6PjbQLJ9FMKSaWCxGkIpAogFT4NeLbQ7z+DO02+PMExAV6miqYmIJH7GReUo8ChGYRSzSRx656EvH",
+	"Pmugbilhys95saFUVr2qWAUSV4tve23aPxF/Ttu051dcDi7vtOow8wfJnVspr0WSXW5QrAX/Eo8L3H8+",
+	"ThGQMi2Y6lwV1DTd5/Vf84QIwmQAgZrCdKEnUaFfehVX2et6bOWwnK30i2ylcA4enymN5cJCot0uenN9",
+	"jiK8EgHicaR99omQAZI8wit46yRDOT2yDjBQbzUV5QPXDl6pl2mCTAYQxLzYtriOstIEVVHfU1iM7Yk8",
+	"YJitgHwBMNeSnQcJyZVlTEoQA+tylBlnxsZLZ14qhMHquiUbr09eAK0jc+a5c8kV8bFjncz5OuFjGtez",
+	"38HhjhKshW1TlnNN5wk5JbOavSaiNZ0cYpuwvbF49PZGiu2L6mc2mq+sXyimf/LQSvr1KgHWqgGuA2sl",
+	"d3KXKFQAT2tiowWTNE5rz8vtan/Hn7zm90MqPWe0vChTRTcurZ677gZdkXCRULna6OYqKTFJ8ExB34yA",
+	"XAPn7KUxS++PcUUrTf+FdxXzuN6X1te9rc3Vm2QdOFKV/RwyV8q88jUyXXIgGOHwlrDoexCK/bQj3CXk",
+	"EPf2+lH/4DDsjXcPDnt7ZA8fjQ/3D3r9cb+LD48P/Sq/4EzyhdW34J07K1YAMZlFD7F8UnZWsCqWaqxB",
+	"wzTnXudM9pSHTBJzARHKwVSGEp6KIZWyMlc8uZkQHLU5i1etzpraraIyi4pGwuphOhMqo/fM8AotRK5j",
+	"Y23LVd77UTiyWjx+W3tn4SDri/j1xfgMEtQNpihDinebLnGG8pWM4J1xXokogKLkDIJyDPT3V0o7SmNq",
+	"n6cFEJszTBkjUkDRImiaYX4wDTmEU+l1k41WB53Z7OFbsgoQTu1nxu0CX2i5Xo9lupOPSMx15qligkoe",
+	"O4UqljreFTytunW79sak4UlPjPTqmpBqPzTYnTJZBuaHwon6hunSquhqMU+EtZ7XNfF9XN+E09Gt1bHG",
+	"9ahp/b22wz7J0pFKS/BDLL61TbpliPs6064vu/rXXIAsoLNJQSymDHxyIl+eqrIzoZEcTGtCSG0taU6Y",
+	"7U3Yq+6jVxZb3muPsADby8Q6gQM0jjlPmnoqtKOLRLbQ/0C9mgfsNlDlBAb6j8Y8jqE5DRWuD3qx443Z",
+	"fcGEA0OYe6k2AAbFYjP1Cl+1hWP5sOKWzuckqu/3xnGZYcuYFfRuZ1jqyq6QSUVjqTvx1WIn6fHmJwkJ",
+	"jZvwgjuoh1wDvQULbAee9CgzqwgyOFV+M3Sr5RLpL4GoVJKQyMYXoKaipOofMyxJQnGslA9dXB+0l7xp",
+	"BePJQocqmf/aJf/HK2NUCNhzXb63Tp5SwkmMhXwj8uP1r7vH6Xi5COGgAYW45zzRRSHUOSQMQD5djRIa",
+	"NUqM/maXpW3Q/MB8IJLxE4HOzr56c/FUN4VECdGJ4RAVjOPYmKugt477WSDGGWnVCvjJxJaW9AKn1hhk",
+	"z7d+4xUabYo8rhmU5B9N1SLBMOY6dtdfJFuvZ0/onZIqpAFAqscUZVkPFYplVnS3rlHCl4IkKCE4nNq6",
+	"qJlDby7EKEBsHAZoFEMzJY1SAdIY1domUqoswCYNwDbHHliUzGxhzfVfF0T7O9/huvfz7Zpw2kp8zdla",
+	"a9dTsVTzwXG3ZgBdsbdC9eP6Ry2X2GwBFJKEzDhbaXfykOE7OlFo1vFKpnT0GTRbQ6UqpkiupPIBq/hm",
+	"QiR8YHJvWh00nNtUBnBDeQkLfMkGrCTRAfLLKWev7NITVPKWiTe2L2nXGU3QN1evXqpdzQasOaIMK4lf",
+	"x4MhJfsc7C2SuAUdXiIypkznZar75oDzHKK5dpGYk5COTVZOIZrKbcuUjufLdG061Gh9zktJpsnbIM3m",
+	"2TpjLJmDzSKXlq0mojMCfYV3jY1jIUjyN5K4ramvEjImicK3Yu7VjES0Quo1CSw2ccW9aetNz8BxAjzI",
+	"2BixuNXVpMvDQzMwrZ1HsxmHACnq4BG86LJqaqRfpUtec0OvJJm/mf/bJFj9cdMA/32z9NbnNb1OS71V",
+	"Vf3fUGL+c43jzzWOP9c4/lzj+HON4881jj/XOP5c4/hzjeN/hxrHJRFP6fUv+BgSfkeFbs7TDKcEz4kw",
+	"HelbJpIDm8bhYGKnEcTLMhOVQiP945NsxEGvu1+v0U4hICu3OiOn2rZM3VwxJL1AaiN884vobrOIogT7",
+	"7iGdg8rk3RKPb0XEij/S9nn4DwmjLJLzdV/m6pjVz8hPZdaCvp8siDlW9ZLORTOe1CaUwtLhJgwNxe2N",
+	"euVmCJZ+90nqmNXhuCcDBkgZBRpDMYvSaGnOkHUFgxe2FSAgbGYJaTocZyTrHDbhi+Ad1p920DV4dFnk",
+	"99rTXocZvT8x48FqGaHgtxKECMTA4n5HxIDBh3q7InA+aA7vLvEKJXzBopyhyFDioqOrqAk8CPW2DXHI",
+	"6wzvNpceK1Eo3uWCxDaUZt04hdVAahYt0L3EyxKALRGv283RdSPS3ylGULHYVFl3zdAfNIv6sNhODjIs",
+	"IEc2SdQrCvd1NoXgaIyTAOqhKyQ1HV51wB5hJ+q2LVhEErg2rpY6xGRCpUKdnpBmPADi2pwFIWkco2hB",
+	"OuhsJIydAUrZjciYJwQ6vdk51xSq86GTadW18egf2IU/y2AfdHUepZF/JsbG6+pfvDRlTfttPb5cXE1O",
+	"EihnVSUkJAeWSnaZCTl2bXGz3f7n0jMYZI91U10VAzQoFF8e2xLTMQlXYUwQFLO3URMrYzA2MYuL2Qwn",
+	"q1yuj2nkVjSDlegmuye9PuhBxoWTl7B0yEx5cltZO3q/qL+8/xqLqSv6q8XcO3kD6kH/iOwZ/eE46pLe",
+	"uI93R3vhfnQAMir5eUEg7mcvLxV6fQOK8uEW4sU6p5UPRgVYOILAgJuKsvaZRdH0sXJzdKq9IXo2txFE",
+	"RMomWmBd3+ve9GpPyZWEsIvIuEQfFG6c0qRK+Kll6ASRHCCzEdQZjCk4ZQ0KlUbxWjrvBgb3yYgvrEeF",
+	"pk+UAPTAzeZomiMGuRMvu+ZVbnyzWtP0c7jUbSPaNBrq8BiBIqIoZUJJvplvzQtU0l7E3qj1R3ZHEgEu",
+	"AHdmijBOoMF1RBLdOFf316ibPFle5jKFAzTrbdqeqx3dAF6DWfeAHwauI2vHRE76jzRVvjEpRJmXLdcf",
+	"Bui3X/+VA2VZI5Ia1WItR5I+nQrW+aBTWm8DACpcGE8saIv+8tKQgXWGre0JutbBS1T1RyHkvSIh1yzy",
+	"gwt0ZZjpB4QKwCjVJ6TLZtrMosoz+exr+uxr+uxr+uxr+uxr+uxr+uxr+uxr+uxr+vfwNb1VeOWnrzxy",
+	"FsqjyLiltaMyq14/iHuzVCzOjLVGRr5MbchZMfkqLU2jSyCY1nH5iiaoaUbq2KoJVGibqvaBySkp5Dis",
+	"IXrWiPWQhqi6qASJvlCicphATx1BYqBn2oh+8pkV/BdhBQtBos+M4A/ECNRVhMpHleiU+R2GavS6ne5+",
+	"+tP573hgZgnXnxHqj4FQQUPefxHz8PYlJHY2TnaP9kELUD98hcUbRQBODnTJU2v1anTvD8PeeJ908e7o",
+	"OOqHe+RgfIR7o91wPzokx+Mu7o/2woPoiHTHPbw72g8Po2MwhO2NDsKjqAvS5f2FuJpzJnji6m2rp5dU",
+	"3ELYSqTW0xBhQgijbNKe24f2rasQpI+++5vcEV1oo/Hy1c3lxdW38OoVYRFJ/BPdG3WPjg9H3f3e7jgK",
+	"D8P9vd7oIDpWa+8fh3tkf/dgL+pHI/j8ms6IkHg2LzKU/sle7wf9kpJszrmAy7ibVem8X9+I6EuFXjr3",
+	"Zm/veO990QL/wf0atmzp7TP82t5p76M1DnDf2p6TIGr56suIXbmIFdkifXRD4bbU2t3ru1KUJcvNU9Gq",
+	"ad9cPTVTB0guOTIkAM1jHOYilhq9fme/W1Y8bjDo6L66/fKmunnKvTb6B14qobVru2XAS0Vy8DAneUo5",
+	"Hvi99XFtbnGXJSKVX3hBNHkKU2sWj9y8KyZ8+/2m/U7T9TabJV1pu77zy4vri/Oz55aSfX3x1df23y+e",
+	"Pb1488L+9fzV9/aflvDVuZMF0lgLFB49rCBIdQZJ6WXBDQap6iEX7i5rVl19pbeZL0uB18+trvaMxjHl",
+	"TE5FqW9v0/nmM7+8vopZipi7rrkrX0oJS6iUuzv5i5w9uOLR+5c2ez7V0Mvfviwryd6aAp4X7mHNAJFL",
+	"L5AqH2iovd9CV2v0QgN0fKsLFjF1y3S0AGfrQwVOkJxy4Vqwh5hxRkOFJBBp1cTpgbQCE3YyM9+44v/w",
+	"7hOhC1gpDIL006b5M3OqraA81gpx5u2lmZAZpkoq8j49RV0d8QWZ4IYbCpMfHulxcbzEK5EPtA3QEhac",
+	"frRMQyxEqzR5zKoee2n+dcl2Mi/A2usqpn0IICrusnHSODAjVkRDOzkhZbzpGurVbS3fyoeM6PZep71V",
+	"6bb92Q+2mj1HhOxSggy8KjZdsZo1N/SqIhDGBnuncVxKhyF+H5XUPumVNg0yATGmFGpaHzXwyqhmiih5",
+	"3vo8gG2EnqEY5fFmnLX1HU/DanhKRNJevKU9iy0uQlBYDtKZOLFRufIFjxXBLrPtGYd2lbHNJzKNk14/",
+	"WG8p7O7/YJroUekpYuR+HvOEJFkD8wgLIkLMOjyZ7Mj7nUfRBMcJn4Fe1qv5X6O+k/tQl2y8YBG5N2Xp",
+	"9U04z4Gpm4nZMzeh8XGr0T+uSl1BDktrWy+nPDYcT6Cm0Vly0UCAuIW7gz+karY/+JYEdLRBLSkpUZ/e",
+	"odoZFmnd8tLyhZog0Fw/4w2FCXMXMj80iGkC+Duf28BVS3OeiMC19LFlpKEQxRgntsDuEstwatolqbvJ",
+	"SISahsMzxJP5FKtHdsjWKcISxQQLiYalt2GoxQh3C+p2l3lARoujOuuaQTkCvMQiLfwveb7wvVf2rqj2",
+	"ZehZZfSklm2tsGXlNsAkZEcw0aNLmyYVYoljPlnoKj9evaRigduPQj4fFK6qae67TJf9LcjvQzt3pqS4",
+	"tCA5nzwRiKoXbPVEAP0paveMxKp1QbCCZnIMasUWl1L+d3UKuFVF9w4FIWyImuXqQVqAMCJkjgjji8m0",
+	"FaChu1rDAPEEDe0lHaJmlPD53Hb+TwhPJphRAYs9heGMdtPyBSe1Cl+Cg1gqPWRJ57lMh4ESOtc7No0j",
+	"NKH70B4EvkHHR7fHsCFvDk71Wh5Y1dghYZar+BzDXBC/M0JZRyMrI7uO9i4WOkv0q5DPo4BZClVTG7YS",
+	"7OYoWntXagXSPk74qROvPzQC9bo0XPoMjek9idpGafVqnmBXyLwdKr2WZaqgWF3DxA8413NOe3A/F7WH",
+	"rMG8JDfBdifxU1B44peyzrEQ6/TXMQI+CzGrNQHxGi+ZJAxQWzvnZ5gtoE6gmPKFvLGvZrbj3tloK3MG",
+	"+jy0NUngTIFX9+yRCOszQAmWJEB3OKaRCVhwXu1alWc+Bw58DuD8HMD5kQM4tywd4FrrjhYrqJy7Esai",
+	"SoVNsvJC8tGYEKeinOrYpXFagCqXu98vLSBQI2v+oyho2ysuH5pWX3q583t6Zl6q49pUIihACelFtip9",
+	"nfXU7Y/XvH8773SWtOQh9ObqKZqra6D0ZuhUlto1UJPc41CiUuNGGg3BrPB3357wtnkImf6dl4Wf2nQ2",
+	"5wksZI7ltHHSmFA5XYw6IZ/t2ESYyPsXDKTjdmrlLAP3TTOW5Ra+2zLh1/c3SeNYSgXiHBKXY2XuCEoS",
+	"jVNU8eXfteKrv83CocKP68zEjiqmNmATqGaswxnRJ2U5edy6JCG/I8nqvLwPrf0Zher3wLTJ4cXC+kl2",
+	"nB8beBRGpD2eTOlPJVWbk/XTXhOGBGWTmLQXgujJP6BQb3a2ssO4JOOEiOkDSk36/fSLNUBNOZB6ASW6",
+	"ldvbsiqMUK4D/MBkCd2UhLCNDUPdia0ZkTFexNIkAkOL9CcCyji3OgCRwqavoLnNl9Db5iFFNm3NVRNd",
+	"sWXh1VADTrPrIujyo5e3mTLvWJOhKZ/b0fEIzwmbKALV6x+VmiSjUhn/oB3RCZW653oIZVISMEN4NwE1",
+	"h/fqvzb8X90w1JvwYK9GE0J/d2Y1b0sPKSahBHrgnVERFtopmukcCopf7p6W+x8rReHCsdT34VV43Mr3",
+	"COhadhrmRF0xA5KIQt+jGkWvTdi+FaoK6kJ3v7378DLZVMfF7Xa6nV5vt3NYWf0+O4Xw7t+Zy2pYCJKc",
+	"TWCxjRf8FxrHeGe/U+Lp3VRpPoXXQ+q4O4iVdu/WB+Ys9aZrrdKGxS2JKq3PqThVOeYTgfBI8HghCSLs",
+	"Earjp+PWrI5P5xXUBkr2WlcnlOSyYIUGtZ0Hldr3yLWuuZ9oVrRNY4A8IpVOlGtmBo4EmFCX5Adbc+WU",
+	"G00mHtaW9rI3hfozQFtSOe3UtGB65fU9kGYFLzpv+AspwCVF6jVEqNyMeO3ukuKp9M6dmdjWepgd9yVZ",
+	"bl8A35LLB9sUr4g8C0MyVxBVEq2oy/1zupku96W79UBSDwymzflGHBlCxABMZvpICZLcEa/Zv28Yg+9z",
+	"red2wKL+Vncz89fUgzDD3JOcfm8G9Iy2GblARyrav3cziqFZgtYPd378n4PBfbdboSnO8P2FnqBvoh/N",
+	"n71iZpYBjBflqK7U29LWgoWTuyZ49oJYB3DB1K2pvZL22cSFflnvYB5TqTDWIyvazTCN1UoZ/qufRKf7",
+	"2/jCovvkJ07ZenNhwkEB4UsGWqS6nR/QeDRdc9kFVYND/zxo8k0nQNSamCE1BHQDsd9DhFqrgk1pMPh+",
+	"mhKIFFCgAKLKFUK5shwxJizhcVzFOVMw17VDaLBv0JkJnl2q996n57KtVGe+s1AzE3srDtIzK8Lo7VoM",
+	"X9cX5d8BeT/Qg+Rd9QcTenfEFfWjLMVQlybiBYpxqntbKzBYs6ZriC9s6SgqT9AdJUuSBCgidyRWO0bN",
+	"s9cXSDd5Mc4Y0QoQjmbqSoJFKHCdXFsBAhCjpiR4FrhWrxnvj54CLDZmjkbQgPEagTmhjMnDf61wPSp0",
+	"yqKDp4xBfU7V+h1TtUr4u3WNWkxxHhR9Qm+rYpxqJ5EUoFxowsmXJAkxWKr0q1ZLOIXr8gtJuNMbdAyH",
+	"Davx4/qz5urtAuuKxnl7tB4BPajVqI+uiYkAgK/zLTwoKrAoTnloVIivi5BxyujX2or6IZsYl12Yh4Fr",
+	"CmgWbKoRmSckxDokAQIiKmJIxDYBIFkEL+CQUsVSW/5CkChAdAyFRDdY8SuUs09l1Ze5++dd2CB1vr2t",
+	"pef5J2+vqQNz8SZ6eJ6WYHM0wTPFZ4Ffyiq5nD8DKayqowwYBE273CWmTsamUmgFDkyDOY7B5Rwv5PRN",
+	"QtVs+o+TnR3J5TwF5gnwr79GZMat3PIXPdGfv/ni6vt/7D59/ezr19/uvv776/zfg0W32z+gQixI8mc3",
+	"YCNo/Jyc84i8ZhMtKuITOsMTsjNnk1Pdzyugf/vi1eWy++1XE/5nrSwn4F7fNGWRDPubLBN7h7mN//br",
+	"v4bozeVFqcXEW3jZWG8uLxAI0N9dArwDhNGwfINrp7HbLTcZqd8CaHy220dNyXU5QsqUMssQns9bmw0X",
+	"ZobAB4+/vTIsfAOFDLXY9wCTvBFYtVhUdLpspRTkfSg8JmuXrEXG1wkf05g8zKBwDT1fSRwJJLkpMXmK",
+	"hoq+DVEYE5xo8TPmE46MrIrDkDB19WK+SPLiGvx2zmMl9Tf+1MWH4XisVZJ5jFde4TV0zsdjUhY/7g9R",
+	"iHz8U5JMJqPR0MQymSWa7rKFnObUtvCnH7vtY9wen7W/fPvuoCTfNUu0fxKcdS7x8gURAk9Ihm6LWzpv",
+	"626FOG7POfRkdJ3vMzstdDVWUD7qKkArogqBcYxrGYbH3uOce+MoazbpZf3p2lDSHgzue+PB4P5wXGEz",
+	"idNS6jlKyxDECqM3l89LAestpd/dO1oLaRt1/JEg/L7yQrgW4DGEO04e80ZA6XwopLvKYXyx4f++6V5Y",
+	"bNLf073NN9nQXK/7CivaXq/SbPauF/S77zdazDYYzIp7Kkl98NOP0x3rR1DctKQFQAEijzNuLjTYNzge",
+	"rLs4Z+0fcPuXbvu4U3FjvPbuTqN8V8ts+L1Wwc8khMCX53qZ4sIrhPVbhTrh5tueUqwSRQ61vyrGkrBw",
+	"9UI0To72/I6IDYjVFBInG0IKtZR2Dv7Yflm//XTZNULczeJq5HF7K69ZmDtt9lh2TZUI2EPffmHdYpiJ",
+	"5drq/xllJNky/MqHWtl6TDXf5IlAX18ryRXeN1FpEHXLuFkiCvGMPEZutz0pf0M+nDOrtkflAfZtNe4+",
+	"NehZjrxQIPmJSJFYcoiFIiwCgm2K4ytR3axRlOO3JkE14mDtyHUNgsfqmzsbVFqzUDLdotRszCem/vMn",
+	"u6hvgwYj99KQlc1fglkODkgHLOmq3RXf9X5oVFGCuhf2AUGN/rHWCM1zJ/ruQ9KBatuEc3S8pO5f7jy2",
+	"Iya+Fp+mDvtH5lKPnQG+zCziHWy9BZSZAixoM2fiqfQOF/KbznqL07VoUNcgMdWOhw806edJ2YPt+mag",
+	"ZwYwpR7/hCDsZwYaM7ypJY9w4lg+idBvv/5H2jFB2EjSGejX0safFaM9oHdVoaVInYwFgz6XBAu1YE2h",
+	"SNZOrhejwL4dJTQhebExNIMafskl5Bs9Y5HwYm3WUiBY6aK6uCh4NVIrzoYInZpB1TnAFA92lTI5IXWe",
+	"XFN6/N7wdBKhvV4XfcUZaVmPPBQQGNYSSEi1gJkeTKntZDFSj0Yk8ho5iFMEuZdoRjATJhBA/VA75sFi",
+	"/J3rKlSkfTUJrg3K3ByKWYU8hRBsSPdxmUzzhNxRvhDWWIhjwcEfLQLTQQOjxAz5ARE32xJZg8vvSnJy",
+	"16J1PcOtlugWkLdn8CPFogJeV0C2inTXoIEfm2g7WvtYRPt7KqdXFUbIM+Yk11RwVRhE2cRZJ20sdrzS",
+	"WRFUeBqHBwbicYlHJ80l/VL+fai1M3kvp4KENy/G3353nBx99e0/fk6ulz+9ef306OL56x8ueP85fo6v",
+	"lkUC74N2Sxyqsj9fScwinETIfOOoSHOoVzmEIkbaxJ3LcKm5jU0X2u3KrXIdOt9VZqdepwJFKmlInkoi",
+	"Zh7RQWe2K5TpKwS4zPiChSSyNR4YWQ6Y1WJLuvl41QhsDjiCattQRGrKE+kUc51LFC1IMGBuJH5nB9JE",
+	"elhAbTPFDDpmmd5bcooZxFLmRlPa1o3NODYf4mx7KpEWxo5olCa2q/W6Eg+c2eIXpkNmNnfX9ctxiS6d",
+	"TN2gsnZG9lmaOmKfOPHefebqCqXPHMS9ZxZ23qMMABq+9cpbs/cws2z/ZW/l3mO3VP/ViipIm1s6OXS+",
+	"JkJeEmEC9EoqZBAhjWADbR/VXfRac+XtsfZx3UzSB1gJitzNm3M7FfZDG4rl6YjT4LwllZISd4Rlfler",
+	"w3i546UJ1RmT9/b51L01fZLAjmJ9A4YbpTwO9w7bx+EuaR+O9vbbR1G/1z4Yd8ke7o+Ow93umhZD27QS",
+	"ShsDzfGKL6TtDFRoihDSOSUsExO0RQp4SaOEKr7rIFaRV+vZ1d1h7dfuMv0HyXJ9SMNpnYHzgkhsJc3i",
+	"rctgVCEsXHc9iCHNa0r8qgma7j24ReMfs5f1f63W1TUJs9cIuqQ84pYNm1MS6/dsLsU602vDRzrLOcXm",
+	"VsYVeFckS9lCOFtQqAe2Qk4hkOYWP4qhsqqVcb47cZp0XACGnzScdhjeQhd2e3smJJ1hWR3x653qki9i",
+	"6L4CV4/xJWoyrtvAJkSnaayve7qflnzYigVPufwexzHJ8Kh+zf/8788xe41XFhEZkUue3H5JSOrj3vUf",
+	"v9SRoSeNvX6uYkUCIGv0ymsUbiqyWiIm6txcrWeYEjgKyBrkgrAoyNcuAFJCIhTxpW5zU69IAd7owl7L",
+	"W2uzzuKZvXsYByoc3rqyd1Mu0RLeRlMOURB54FqabAJpoSiaYhZ3OF4Q+HWChY0YHROCQjzXJUzVeRg8",
+	"F4HWvBTq61+EzVNTI9gKZjMKdQU1R1IXSQ2BFQOpyCUpwchSmymeEVtsO9SdXi02LOZ+nSTG7T51lKhS",
+	"k+8whUNoPcSBW3FGxStTWZfDvGpKn+SPIl+iI0DA6kcrowAnd2obZocOoN6p35JVkCr26ihDzNR5jAgi",
+	"htZFm8Ktqq5PFa8qpZ9r62wshEKMNPJVoDmZTAiEKvdaj1FBrphATqtrsuVb4vtlLBolx1uGqcWbWkIE",
+	"1jOjTW1zvYCW9Z1zP6t2v59qVzgD3Sx6qzPoXfcOTnrHJ3tHW59Bb3wQ9tvdaP+wfYh7R+1jsrfX3h31",
+	"w17UJcfjvaNHOgNPoq7eQr97sgvdbio6xJW0pfKK/Ja0pervd/yfPrel+pzrtKYt1d7xUa/bz7al6ufb",
+	"Uu2SfXwYHo96UX+8Rw7wUdgdqfUfkCPcDXtkd7yPD71yo91RL9yN9snh+BjKja5pS1XsItUfH+NeuE8O",
+	"R7vR0biL98ID0h8dR73xLt4PD8nxqKuWgau7SNl7pUuw57pI9fdqdpHqHx34luCL2sTj/SOSVd++XEpY",
+	"fRry2K1F+4/bWtQzyf6+3UWLhovtG4z6RUfT8T60zehnjvCZI3zmCP8ZOcLjdyPMlkveoqLx202N+ZwR",
+	"qlb/vj90V71tu+it65q3uUteWVe8Qi+4B/V+29TrbZvebDU2nUXybSt4ZL7+T9iBbX0RzoJToGiNTGWH",
+	"R+ratG2vJh0sBBUxrtSl0lToC4ITkpwtJKD7CP760p78N99fN/LenafO6+bXjzxBmKFn0dOrM/TN99c2",
+	"QGa0oLFsU4Z0YjFq3pKVQFgO2HCnsyRx3L5lfMl2flreis5PgrNhC0KIsSuSFUBJNBezRhlqDsViNETD",
+	"hSDJyWDR7e6GNIL/JcMACuJAVSsIVh0w7IyDpiTH2MXjiMg27YHVDVEzjDGdCTS0ev8NjYQOkxomPCZm",
+	"cdqDqL4cMLNPci9JwnCMXs0Ju3iKzjljJJR229qjOI+5Ll8PYUWTRUIEag5fn/3jxbOX11c3ry6ent9c",
+	"XF29eXY5PB0wKkUasQAL003ndBUVeBCg3NeXr54/uzl/fnbxYhggW8cz3e6N3kRnwAbsksdEBKZ1jeRo",
+	"xoU8QUNdHWUYoKGre6L+gERg9Q9IMB+aei6pJX1OkhnVdcwcTLK1XTroLC18pgvBwKc0QTPIUhZT6jr2",
+	"zLGcPkm3H6CE4AjQRkf8JjoH8hTlTveJOkoIo9HnZeDWNMelPcoQ6AgLjCOSoKEI+ZwMBwzePUFDNdcQ",
+	"LOKuHA08Q8uESjKEvG0FjlYHPYPV6KpQlDMEEU06ghLYlulio13KKYwQlYgREkG91eF9O/1leKLO5p/+",
+	"u/80ZwQw++eA/bPdbsP/V++5sz2BVQdo6JlC3TNbH8c9kATP3B94EVGp/0L/NFtGenSHA+mn3iMDj396",
+	"1Xr0Z/4a9Ev+ItxnuoiP/gRW5L2ryVT6rq7r808FnTMNCmvlz4I28G4nuFtyNcwKmEUF2uvuDthwzJMR",
+	"jSLChh10xrxDBWk8UuekS221damtEwiUZ3JoyhBpT39goyyhZNGAuRJEOngbTt2QNFc0aTnlpbW8eGJa",
+	"SToyYPitumOMBO4Ds6JMS0yEJdxp1OuiGWULSYRCeB3iby/LUIzxsHWCSCyIAYOQZH6zmN9Y1j50rTUR",
+	"nphOFcPXr66u0c5dbwcv5HRHfdJezIetDtLpIn7pJ2/N+f1Zj5sBgwKB3hfJXSt9RoAWnEU3+vN0hZ0B",
+	"u/KpgEBTfEcQ4yXz4YRotBC3pqkpZ0THXegbqyQ54IEp/5xKOfd7Mq4p+GAblAw1FgxRQuQiYdp/AxIE",
+	"4Kia17zaNvjiYlhRU0eWpDk3zi+oJOvGlGDd4tVou39vm823zfraV7ZehLW2zOm3ZGUKNSdEqj8Kq7d1",
+	"Fzz8VZzWRN5ABYwdiMSRREj4u9VBamaStAWNoNAMkNYO+hpWCKQPIlCxIG3KBGGCKq21xk70OttqoYVd",
+	"KDGGsjGv3oK6DurOW3jDwSv6BT1qxyhMVnPJ7QFA0I/rrBCURQmqi+yQdTGKaWiixmIqFGOLY+NE1tlQ",
+	"tnmA88KeZjzNmZcGTEtnYn2vdXSteAo1buvVnERtrRchMcVzoqtDTRbqHOABomKgeBFEFgO1oRKNVmg4",
+	"IWwH3mvzO5LEeNVZ4Vk8BJHABoqfuNSukSKwGTh5QIFtKEqgg7Et3MSTFJcD4/weMOOoLQlKh1unNzDi",
+	"ESV6XPXn0I8MHyKz4aYgSp6A/bnThxul8UkoaUEmMBCLELjEoIcDXHJJJQjJDt1f+7v73tvd2euLRtC4",
+	"I4kwRS506WQ+JwzPaeOksdvpdnZ1eMUUJGlHECm7ozrvQOzokqVQDqm0Q/eVEtfV7Cj9yiPSCl+VPBNT",
+	"dntqStmrqxagQxThlWjBuiEnCN7TtHTAFKEWKOYTylDEiejA3rRXHIpHGkkrnfSJQFD7EFzSVKA0BG84",
+	"x0IseRINB6zp2h32+l5hj9ap2gG5pwK4LcwwoXfEinjGJI3sSEoaTMU+Jx9B0dFYXdUVsAMq0C2ZK2qt",
+	"8JcKfYaOMYAtRhegvXD7MP3BiJBf8AgIXQgmER3jNp/HNIT3dn4yeXEarzaZH/LT2DIc77N6sCmXYnOi",
+	"AS/63e7jLWMhpyasHGbOIZMtiWzEoCz/kxzOpKPQeE+vqWwqt3aY7Ascua2qz3qbP7tg0LzqPCERYZLi",
+	"GELk9vrHmz+95vwFZqszm5L7Pmjs11npBdP61zPIUwdNdzGb4WTlECR3w+ytQbqmG57oXhNKC36rPnd3",
+	"Ga5Q9fU9n5LwVpNlfXscn3CY7g5F8VMwDpwYsnhDmZK+MOrtt7WMZlTqATM9A5mliys3cFqG3BT4Rpl3",
+	"fW1P/z5EIee3lAxY82sp569YvArQFZ6RKyrJn69kQkMZoNdYTv9sdx2gKyW3Ej902FwqdSfnsWJ+SiyC",
+	"oswDFnM+H+HwFk25kC11uYEC6ADeHBZOiFLPHCDKRTotqw3YMNvfYAh0Pid+wgntZCThIWruW6k38Kim",
+	"YgJnSk0Dq4M+MSVGLxMOAVv6yIye7Wr8ampGTEcMJdXsdXsmt8c+GrAlT24Vn044WLFOlOA9xjQGNV/p",
+	"RjgMXaBZr9uFZ7lS8ApglKGeW7ySO6Cwxl7/WIPzkshk1T6DydMQW9uGUM+nKLShvWhJWcSXZYTzOWD2",
+	"x6GWMPZ/BRL5708er0x9axttn5Ix7G5EDRK5o969JaudEVlLML+CJgEy33Sl7E4PUVPrv8MZkVMeiaHW",
+	"KYZmqmErMImqgOoDpmtr6cqoQ4bv6ARLnnTCFNKdCZHN1hA1h1qO/5ashidKGFVIw56IAXttn6fnYw74",
+	"lRndNNP95urVSzXTLAA1QIk90i/ubxYpWoookAELSUJmnK0giVDyxKif7qoDyMeUUTFVqjoLCdghDK0K",
+	"kJibzpcm227AHAANKltzghP0zBKMkaOHhlSj3o0HkWEZafhCneFr/fXHJBOFeX4nkmGWYE64jGxcexzQ",
+	"oNl/KSIhcSKdXHNLVkhIMtfhEaazzjY0QqN5NZH4G0nomBoOZlp+PBFQNDjRCtKw5J52JFeXstkatrSt",
+	"Sugl25s3YCMyWbC08aK7QFogw3KREKU9xisdv53IFaKRul10ohiGFcHUjtSUoSIvimi4r01D6SRAyykN",
+	"p2i2EFJbo3B0hyEJuYntSwjDfR6RmC+1IKHJglLAfvv1P9CIy+mAdRG51y02guzEQpdOuSVkDnYz+AbM",
+	"1mHMweTkv32ixMWFIFHLSqRWSRyttJ4Y5MTLLGdkfGnt3TCQzobe6/YGrJSsALBCbe+QfAlJWrrKpnr2",
+	"RC1eS0pl9OdLwI9PQICKE/2xhZb/SjRHn01KYKw6YYhIHXqTUQrWyySirkyiJaOQR+TEdEnTpo20zVuT",
+	"4HA6YNh0xgFe3kLa1GztLpkucEJ/ghagcOj3fb3Ru6RKgTHqCsxV54aBbaaOHOFLU07RqVQdMr0wPs71",
+	"LGss+Pli/lEvZoZhbLyefLHGKvqMGcdyrkFctXVD85u0tLN+2kFn8RKvBOp391ATahKrx1pgTg0B4HVS",
+	"rNPYHk3KFl/oOsEF5FdrDxpznOAZkSQRlVmz6Ss7pjPoOSwAonZzOLtXYhx263gofj2OeggZ1WPj2DZN",
+	"w2qcbxvH8YYztq28Mqeswa8wy6g0zTQeJBN00gr0msBkbdplBxWYUHGOZ3HcqHMUzzILJSwiUaf2BXYh",
+	"M2+YAg9P6C8k+pDjMV5lwDs/gOfHtwqxSk4P4LyckoSsPzhd3ntC1rauc+VvvKOA5DqbbrkyMm+WJKQC",
+	"tPMV6ZdxKEEoBzqiHQbg4rc1UbzokuIxfkXkC9L4iBzgBalSCG0T0T88GlyXXKr1eMBpFO6EOI5HOLxd",
+	"jxKmYQoYpCOakFB2kDOLY6ltvWSovZdUePpcM0fS1aTDAdMXVnu2FgzklUApQVDRyd5pJWdZfEGvvz1/",
+	"hu600pi0AvtP/e7FUxus1fS0PB2ZpVSqSLfc/7MeWBtkldYH8tEqULpVaFaTxjIMwUx2YyaKhtqBmXrW",
+	"sDSGNOfNZ2Sp6FQL7D9WbDgxwiCwBrtzeIOkGcm25+WEE6jePtxxhS92huuN7WA/M96EJwIN8SwZohir",
+	"sxnOxngINfopWxCX2ZyNKFFa/smA+TP+acew/b9kbfN//u3Xf+kmIsZapx5ALE2qMZodVA0I6Xt/Pn/1",
+	"9NkQNZ1WqdEnQEOLaTfw3hCKZNlHC+byl9Wr9lvYuHqgj2vB3IEFaGi4/40C37DVQXvdvQEbKiS8YVze",
+	"uCi9aOjb1Gx/oBKx+BWNwnN7ZwrywdqrY+mB9k7Z/i8QJvHzgiSrNEoi1EUhUtpV6GJQCPssTRVXUM21",
+	"u0ZgH6maGL6onHn/oObEGXqh0aJ5+eU5OjjcO0b/7/+51+l1+p1eK0CUCUmwy8Gphoit/r3VwjZIa68u",
+	"np5fqQ1XyWu73X4JPeQ61NPidqDrLRauVGCbjljAQyKzs8Cr/ajNmoAGNc9zHro0qbIKvXk60cnAI7//",
+	"9w9VVvY2f6Ig95LLc3d7HkUMPeczgsDFCNEsartqIodNNbgZ1CWvZGWXhncJ1Nzt9lsZgEqeVgOELeXD",
+	"fO0qULN4jwdsHPNloHnUlUJHxQwUTwkQhJ6iIZ8TRiPNMIbaX2DuJxBM6BYEDo48r7S6T5lj9zm+z3l1",
+	"AQyBFxDYOtWBNFMsptr6B+tyjCfDVqFLiPUyR1jiERbEd65ChK8FhOKAA5aWWEgIDqckciJCgZHluUAp",
+	"ZX8EGg2WbEWoU7NizVudHjJPNCoavKi+xK3Pt7ja17jlHbb+tPXCqHkJNa1PD3lG6VaVghk4B7rtn51T",
+	"FamQr+38H98PBeUuqnQOs4x/A61DbaPcJ1rvpHcSMqFCkmSTT/nMM1vW8AHrTJ6CGxgCII0fGJW4l85N",
+	"OGmVHxj8L2rtiEot5Jb5qOY4ESQ31JcJn6lhLO2vchUPWKWvGDVz1uoiEPX7w1aaiZFGnkOguh8qbQxh",
+	"TbBqa++yHrBlMhewCX83tpeMbQg1nYIzYKbsNIg8SvaZQzGiwHKSGGdi1FsnJtS7EIYOtfKWVJBNDutL",
+	"2HCSBgP+rk5jF4Sc9Rp/yL3d6+5u/tqs7kqS+Zt5bbJvidyr8fiTmKfArWwxlLJJXfdOFXZv71LW4VUb",
+	"/MmWb5gcQI+ntAaszNWsSIB1pjTHfMGgVJUiF05pzkbzujAQMGmSAct4oZ8IRCMTzkwnlJkSkkAbRMYt",
+	"rzOQhkozMro3lpIIaRMpPLcUFmjIOCNDMIxnnMXQpgMcvDJZCPBhJZ7/uCwsZcCMPymFAZANiyfaJhJx",
+	"KIsptVS50i7krovouTFzDE8RZgOWXZM9arV0Q57g8+P0cwhALg9pyXh6CyTiI3uW/fm28mP1HptabRAr",
+	"6rsZzHgP8Gb9AejaXve49jfPAKc+BTU0frUPIYfvzL8uovemgjcpK0F3SSBZzXdIF2Q0pRuaxALGIQKZ",
+	"MmgiPeNJiTflKUz12q12s/FLv6pJW9Np9TEVMk12ghbSztDjNtfI3xxfTSr2EH3730sqXtbzwGlIRR/V",
+	"vbvmQtRH7Zdcfqn4zKdAVA2UbZATgkgrefMlmcc4JKKIiBCOXZVzEkCsLstEYXBGTm3+oCnE7LsWaSIQ",
+	"YVGJG+kcvAuv04DXj8EUspNsxQn2ynIP1GjRR8/n+N0USL3BTDrFBlQzloRqIwEULy4Ybfh4rCQ127ws",
+	"TQSA4IHUb5kxV+hqoiZbyrMNNrX05Vq6jxZSctYq9Vyqfb92i/7IYSzpRBVCgIvnwCvxuwUcqIVAyIbk",
+	"9TJ0jPdsDXnhEktDXdYEkDSdj8444LTPz4rx+tdMfk7gJ+g8Eaa5XZKLowQNlzOwj2ppOZu4M0+IIEyS",
+	"yKgSQKB07gYUhnVKNZVoho1rfUQIU/J/DEEQOkLUVl3QPcGUmLwEi61Or7OKtlb0BWrKJUcSj1weEcgb",
+	"0kWf6VmBXKLdLiQbmpwXgybBgCkJHx7pZES0YEp6LxO/TfTLlQse+fDgmccnz2YWjy7/fpFlZx66GURp",
+	"2vof+nSNm/xTRJ7ZY3uM+/0VkZm75Jfm8JzhZnvrr765GuttwtB6wb5ZbQFmZOkswEEmFZsvGRrHGMow",
+	"D42gMSw3Ettb8zFJuZljnZHY7vbf0kgsUhjWOPqdd+ZfG1QeiDYr03ccZjQVs86SZiH5XKAlT24pm5zq",
+	"rs8e0oJ1dm6z9nTgUs9L6DEVOKCgkSasaEoSUiIKXJI7fksqqWPlCW+jPTk4fTrt6ZkXJvdH1J0MwD+l",
+	"7vSM6QSPWmGUprLKxvRjjKydPhNXXim/WJoL2XVZyz8VuoGHLg1j81gctoqqcjhD1NQOgRbC4lYJv6eZ",
+	"AF5dUFWYJr95nywYcz6SzsUj8oeMHb/WrQgzR/L76XK1TGJqUhMVw8YxDeWnuDFf0WIoqc7vqnV56iam",
+	"ejYp7c4rZoDYQkcnmUQJz+M4YNukndZKNfVzU72U01KTHZB/EmkXQmqHH4H/AYIVfB9dmiE/YH6KvOce",
+	"zGeSOoN7NjZvk0fOu99/wATOT2Wh28r4/JI7g/2ncsNN6F3G5PyQO7bJC+eVy9gimdMWbzOz6TBF63Qe",
+	"MIvRSs6qyuP0kzhNLia0QM4nbmphLWWbA/ZAvolFFfUAJ5jxi+vAxkpOic6s180DV5XPbKPX66Oy2cwc",
+	"/wn57Ufxd/3xPPLGB/UQWiC5nK/TwF6auBFrqtcx/MZJ7EmtrdOyDMkJtw3MS3xPulLLtVrAH0SILFGG",
+	"rnUhQD4ef5bySlJUFom2pYImkyuEOR5vRr0dU6ayhrIENh6Nf7Z+L0t4HJPI9cSXi4QJLyHCLYVllKpe",
+	"N4enaTf98P9n7+uW28ixNF8Fob4wuU1SlCV7q6To2FXLLre2XFVuy+6+WFY4QSZEYpUE2AlQFFdREXU1",
+	"MXPbMRHzAhP1IvMmfpIJnAMgkWRmMimT+nHxorsskpmJBHB+cc73mc1toWZ5SkYUarVoygDSzCLozmR6",
+	"pVzKFcvYLM0Eic7oYMTaZ1LoVCYREbIN9R4FR1f44o9p+3c3mJPF6TVDqHDswjXYidea4lVDse+jhJQL",
+	"1w/0irkkg3tGyrTt7Xh++M0xufjLafugRV6SmA8BavOwSxR6d8YpyxX70MnEuGJ4dOGEEoCdpZ6Ynx7v",
+	"70fk4/tz24//1/fWnrz78Q1Up5vvEK57RrmHAA5lvycWayZDNRKtEMhjL5BQlf6tJeZfLKQMmoqlKPLQ",
+	"XsO8etndkhSZ++OTxuZepWljWDItiRpQ0fma5QFDHotJTaYTl0Kr18Pu4N73AQa2/PgB4xoIy30JIVyR",
+	"Y628EnKmTkjkGW4iouhcBQ21XIXw8cg0WugJveVKn+GYViSRzzUbIy4dnIA3DsyyH3S73Qw4/qDbbZb1",
+	"XCGHVJg4tldZXqmQbuLwOdCQ3PDxdAxfd1t7Yy7sn8tMFMt9YzhYsy+v+CSoBykfn+W1Khxg4fDceLoF",
+	"4/l5i5IJq1V2lpMxXOK2ue9D+Uyals9s1HQykSkcRLoN54TFfrAsLnnM67YtD8ID+f1b+y97kFNdvjGS",
+	"Ch/NBlcIUjxk4HrZ/mAgzmfpca7dHPNiiMLsUMb/MZWa+Sp1RdgNHWj/GwsL7QEajbF5ff6u/fKbA4/1",
+	"/fH9uW0W5sb/c5LNABlqkMjBVYvMzLhnVEHRPIAyQ2+7IkrzJCHxlLVy6O1BzYnrmCKapkOGx0gWMJc6",
+	"OglLDtIhp5kRZZ4d1/7OnmR6aPIlnPGeuGLz5onHw7TmAP1dj5XhnmorpwOomCNnMRUZ0DSdAyPIBzrs",
+	"icb5ZftHKVj7B6oHI/L5X/5JDrtHWF9RblYLrOUbps/skq9dQ+AufOe22V5xg6oZMpwTX3M2y8z3iCUx",
+	"afT2/kdvDyubnVY3863nxGz+FqwFBZeB0avEzOZh96gnwlKhsFzNPOKZ6pCfTKBAycBMBRlxoY8JtczT",
+	"UDcN2SUChClGdbG4J8zjcWPBMgJINPS8tsjYzDIWWmNVh91K5mlY2yI0zm4hDntusSo70LarGO06lzVW",
+	"ONE3b7XQZ2eWsKxeDuyq3fpijhOEUuI1iEMaaGSyTDQfM0IVj/H4tror77Ao/v/RrgbePSaKmxhR2x2H",
+	"i1Lb5XKzc6eckrs4PPdcB03IWpaNFUUvECssl5tSBCN1aiy39Dm7Y7fM3S3PPtgDtX8L/4UP0srqEvjd",
+	"M1VkFUjDVZt9THnUJEDxYQMVyENf/O0N4WOz7+KUQtIAez/slmvocJsH+5PrE0trrsBTJ1w3V2jLv5ph",
+	"/vX9VpTmT0FVhV8jnEfw1aAI4uVRULprWfJZTGJmZiMuq1mwq1BZsRA0+788an1BAcOi7oKl2VfXwz/e",
+	"jJO84loS+iINZZd6q/UPG9EDsDmeiDI49RLnJM1O84b1gC0EauM+rlu77re/a4ayYgDupa0u9VArzglI",
+	"qbalGvATiztjnAaesPC+xsiz5NKYcChqa1iqt1ZGs4U+Ht6iiYkJ6cyMvUtPcEUuuaBJgALYIadAKeoG",
+	"7PKURmkhRlPKKuo6cztJbULLPBrXAtcOq8Jwch7SStdJqLgLw3zKfUq0ueqwzhE3xL6nDt3hDn4Brkpe",
+	"1jasBxRL2ECjGqjSAnhmG8ae4KhIPkDjiARAwkbL2OeNHSpW4gBew0NdILY/xHlz+4InOVWAZJlWs/go",
+	"gKYpv2YKcDIwI6mdj4IxhDfVPeGV1UmWv8wpm0BLLNwFadWuCzXCBUxYTiFsTB9sA2HUjBZG+UAHHHdQ",
+	"Rtlq4O7cco3llnyMp6DK1tRIuJuC9Qn1gRGsmtoJtdIVm+cVU2kg8pYrrRahyVnsMzuZt7TIdhZWvZP+",
+	"3OV+yyBQ7DhW5JYhm+Ef6IBDjc9clq4Ff7pVu9QE7gwE8r8UhSPh0z00BRDOVGGbTdW6I7BUvwVj+C5l",
+	"jGh2o20uJs4B0nsNG5MG5BttxZ7LNmJs55KOLVcOwfhE94ROqVBIWgyHykGiEH5BFFAh+5RlY5F/j0xS",
+	"dslvmj7F2BOe806NZKqRZWP5OjXtY8DTDJJHixPJaLqQNMqBsb2AVLv7+6B+uLY0xRdmpNCyXjISmWog",
+	"bi44AQjInDPq5fAzzP+eizPY7j/XHQ5markUVYP6KcVsW9G4Xr2+OAuGdAp/wYc/3wXF7i2c0tSBu8Pj",
+	"kq163VZoVp91ONk1k5hwcQUjecP0d0ZJvYUSV3uv4pQMKjMnZD4zMWSkQfvKfBb4OkNwadh4oucFfRlD",
+	"5pTegs673fM+4t6xeW2ctE5fxvM/7MdU0/3uPo+/BKWrhmXeRrNOwBFa2KszyYyAs2T+o59/aZXV3oBw",
+	"YfHNDYvbKGDuZpbAxus/D4bmbedgJKWyUTZe2+mJCP8F0LLOYUPgJyMqx+7uEWbSrJThqQMfCo+r5Kxh",
+	"kTeL4y7eA6v92POYjSdSMzGYA3fplpzY3CAfCF9kYQz4lHK0EZTNGVUOU2chg+9nTrchwzJncdkI7FXZ",
+	"ZGt/hXl6qEFwkKH22Ii4Z9+ZBzpN5VKuhTrK1ass5U1ReYH3WKiOqhO6t3YOO6WswMujV44uuN4rtnxS",
+	"tvRXLoluNWBr76cJEz7OKZyPhfPcZwrCndbyEabFQbK4qinTlbN0/9NjXrc4Kba029IaubN7GjEGLtm2",
+	"LV6kQm1cc+uqlWmB+3jVJf277l6+T2teCw/pO0dbj1d8s/oKO6wPfMwg7VAzFA9sWS4aP6gF2jRPJI0/",
+	"SPmWpkOG172oMyO+yuQHFnOKId8DZyUrHCS0L9lZJcm8i2J3qWbgX6s25j2j+RbnlbmADjkVmINc/tKX",
+	"OB91jwqhS0p9onJzz+NSYKfMumyjNXnjQcwKx2ar6bg7tpHAwDbd6VwhC4jzMPG7ZP3dH3DNf0nmK+Tx",
+	"z+W7ipNcAQd8rTxXyIi/lWRTNqAw3/SUIv/sDVYH/8F0VsT/2R2rUgDZvb44CxA8cNFryZ7yu8sFzHKy",
+	"4iQ8/LQiIyDFNUt1jlycxeTjxSsb4BfA7menaP+YsinUQEMEr/AcnDic/JQN+IQjHpytupaKCXf29iOc",
+	"lbGbAXSkhRWiz1RwBNenCRUDVp4WKN0UjywzkI3zgZIDwUSVGM5AVB8oKZBXKRtUAL/zuCGbuCcZNtzF",
+	"+5+Fe6VYK9Z3ffZvw/21Cfc/NLFFEUAgi6uCgCoNWCnkpaFATpgeezSwjl57fDFBNvp7DwvqS4inCty/",
+	"df88j3/ZdyjmbaoU09UAcA0w+y1LGUkmlKdLVj87Hk/t2X1MuDgJjsQ9VWV67TyREjJCvOmpHeEpDnBd",
+	"B8H31P3g33q7TvrCeEv2c4Aeb372UNheh2tcnbN098G0iFOT22EmuphQHufBTD370d7Prb2bdkZzCflS",
+	"aE1Uxymj8NKT6arq04QrfUwifHwEp/gK28yh8hydZx6Txtnp+bv2wbctwjrDDokYnxy8eHH8zdGLw32W",
+	"Dp53j7s33xwefv71t6iJGJ/oOCPnwHzclwlp5K76ePHqLGqekMjKyjEx2jpC+ipHlVQgPz2BoBCRf9tZ",
+	"yksAhS7uQbS2UV+2MNqHgka5i3RbcFfbtiqGbCfuSwjVUirm8Yw2J/UgB3urjOCEt1dSYgEwmIczJWMq",
+	"6JAh1jWFMvI2wBZbsNMW/l5ekr7UI0A0VidGeTClF35oPrK/FskcW+2hizJukZgrE23ZUqMWIiND5RnV",
+	"5obYf6VxeK6sHeEyuFZY1+TJj5omYgc1EbNrlhi1gGqxBITVq4kJ/x7Jph676YWBVgG6mmleTF7uRLEY",
+	"SDbw6mwH6wLlWJUALuywvdL01blSwJorHM2Ae1KGVoal5eaj03fnLReWoRBZ0HBrpBvWbvZEZKQKAAZJ",
+	"pK4+mb8+Rea2JyQywhqRMQJt4PfmI/wepMtRcy2INdKKQXuvkSqXpbYdvEbqjgnXAdsY+Au+uDBjcURs",
+	"G0QpbwjZE0Eaq/09mx8DlhNI/kxOkxixyrUkV4xNnLgvAmv0RAWyxrLgl3sIGH/npf9ROwc4YBxoJej4",
+	"pst0Yjs5FShpV2weYhnlcvGIVpy/VUF1g/lR5Wrc7iGby3LO7IrN97mJ/zNzh7+CSepMqB51gq+2m197",
+	"ko6Jy0Vliml9DYhOiPlFDuoXFneAp6C1/JP929WURNbKWcjtIHcV0BJ4zTVJ5cDBMVj0bWrRTM1vAv6X",
+	"nmgg/ha01oNjY3kLwXPBzppmh8CWRsg73LixVaqY/+KaTIVt3F5PKb1fLQZ3VEqtkilcBxN8m2xKm/aP",
+	"ysG//Ho9OaeoVp7OX3q/HE9mVjeiQFZpiWnMdTuRwwrUF+lREwBJxZ7qhad2gwEitoQ+8jFmP5jQKTg+",
+	"ZjiaWeRYlm+lyOCZxJAZebcwrBkQi+O8tpCsgEc0ncRAo58S1Gs9IQVrEYUnl4kcGucJ4yMkwY6BbNGl",
+	"3PVImujmO56YOLs/JziYFrHAbKkDfaEi7gmKIBQzLmI5OwnopiNs/7V1zpOUXXM5VfCDZ4pEgt3oP+Mv",
+	"mh3yimnKE2VDsJFM4M4OrY2SGeuPpLwiH9+/BbfNhncQlkmjSUgEK4YRGGlcczZjaSH+QC4YM9e8lcMt",
+	"6b6fEGnReLW4ng3FGIGHvjbL38GPS/Gi8OuyvhWAtLpzpwqMzWGK9LNhytTM91SxFGJm8M6BadOST0z7",
+	"/48NdNWQZQrau3DMh883NmYHHS5hQEiUwePSgeGe3erIjEhz7KT3HETYZMbHpU1mxiLmxuRRwIwQt82l",
+	"aw/ANt6vfLaWG3jya/vQBdS25yFo24s7Yba9qIRse74+YltukmQSw/pQ675JweqoqpLXwCkvnk4u9Muj",
+	"vRWD3aqrYtXcOzpk1YVOdnJ2eZwitB88v465Nja0pt+RWaVVHoct7KlMm1ZVBJEGeCHGtPezI17R9K5C",
+	"WBMYsz4HMLap7kEeZc40ZoXlVLdAlrPTFTwWIX7mSR9myhGAefY6NL4OGZ8rP9wSGCBnO/9s3/zRp0QX",
+	"B1zi+7sSrZ0QLR9DBju475e9jiDlNtkqWWI3E5nCZrE15QN1XSlY+b7wjGUN0pWOYJ0L8n+NuW4RLZst",
+	"MCAZNxtV5P13Z+To4JsuObv4W6snlE4ZHQOKDRmwJEHQPExBKkB6RT/5T1GLRH80/9c2//e/oxahRNM+",
+	"th8OaJpyo51TpqcpsqXjAYaHAH4WoW9PNVETMz1qxJhWJJaAipFOBTC/Q5+jTMfThHZIpCX5/K//JOZ9",
+	"oFXRQmL1xOHLl8CbWIgLDPPqxKC8834j3jOi4doFSY3T1yJcDJKpApghM9uHh4ffgoejNB1PXMOmCX7G",
+	"jAouhhAhdLvH3S75+OGsucIJK084sBs6niTmp8+7z1+2Dw7a3QN0RkKUrxq+UrzwQuzmi17oxPO5uWWz",
+	"fmcEC1vp+NV/2+e13na15tXsRu9bUVwTtsyIFLHsJFhGSVI5O4YYxffIt2zoC/80t23ZovcWyfXOt3oC",
+	"/341ZfiB/d7txx+Ztp8jHNZg3kJ7eB7bip0LqDhw18EBtr8r/PVRAJSFvvkLVSOP2Xrq0BNkGrPU3M21",
+	"r71nl+eWpDQoLj3DyWu/4gqu52iu8vMTUa3pYGRk8YRc8oSZVf6TU2nt3rTbPRyY/QD/YvYDLfFPoxuj",
+	"leCROzsWsOWBFgyqs5TZntu0Y2Fx5CpTFrp5m7BmPQGy56xZK0P7AYRda1GIYFOd0oQrsBbgN4KKI+k0",
+	"YcoitmVzhm+22sZUNr7szMzOzDy0mSk2MJnd6InVhoMs2w3fLOIthrMk1nJs0lQEKmNnLbZkLUK1vJbB",
+	"CC6sZTO4uOYa8dpL7cR59hviov+pMsrdnVtlIJwLFT4E2avFFYDuQbo+V4AhETQc6jTkJegRW+MZVE5F",
+	"mtHxYq6+MlMfjPjx5wmywVaVT1mcVBIs2C5lUAjuszxRNWXHb7PykilHEYRko+2pYsFzWgQYRcn/BJvX",
+	"yrFsAba9kQMpBuy4JyJUlMilSj6+f4sKc9+Pb/8PtkGgnT3gf4Fs/Onzr7/ZczIvK3gcSC5TOkQwIiUJ",
+	"1z2BIpcyrBygDgk+kcNmh1wwQCFxTYqWMXUup6liyaVD9BdEzgRL8T2hbKsn4JMTQj3L6kiGNEGUjNm4",
+	"z1IENULyxwaQrtpffMLvo2N3WAkFDj2RysRMqNKMxuuQFyF2KbqpubxrB8rR6NhWN5AGjLy5uvQqE8on",
+	"UH6VDfZBkZPiYNJKtFi2lz0EjpGKemVawe1XlGqVrt7tXjaC4k5H//XXXbxVq+/xA6Pj+2S0gmVjXq2s",
+	"o7ZrlWkEJmH/NtwIK8u6sh8/s3oci7xmMr0Kqrs8C8qyEXJHLc5lwmPzQh/KsawcdY+aVbqNFKq2FeVb",
+	"m1ZsrZXTVbuSKyea2ynoOirqP4L539VdbbzuSgT7YOOyjB5Edd/IhMlJwsA7oQPtq9ozLq3+nLAx5UmW",
+	"puImhE+w0SMjr2NzMqZzoNomXNwlIvnBDvfRRyNG5+Ngq6IRO/u7CKSsg8NskPXDjlpbfv92qli6wmi9",
+	"FhYWBE3pM+WWbMQnGDtA0ZbSPlLJ2RZbNifo2HJLjZHS2jjpcsJCycZ+Y2vFbMBPlXZRgwv7UzaW1z4O",
+	"ML/4BL+IjDO+ro0rLFI298+L28Ys3IrLjMx8hDXZq2tzYDJ+RzbnUfqbuAw+XL2DjYIiwMFoeYXf8GsI",
+	"uG0g7HqsjG1ZDKyHqRF1EqE4IEVGgQT1RMzG0NS/JELH0FHlH2KfiZcjjNTnX/+d6JnEzxSBOxnJZnQw",
+	"6tnLXIdCwug1Mz4o9lzZ2z1TpErwScO8TxKjczyeKlspNBWxDKqS7+DPFsj6R0ioPxJZ33xQ717PvNYD",
+	"9VpnXkC1B5Ad7wk2w92902kPqtOQIdJrnmcKVmXj7re8ZilQF5b5399ZZzs8TUYq26VaRMst6zlgs3Pf",
+	"fiqnw5E2qmJiNOBClWHLgqtNESPfXzZBzwZP2nzrA0/m5Fom07GHFwIte9jtiY8fzvCcsqFlTOd4ohub",
+	"6Bw+NZsc+QuzM/z/z1KpmitqFX9ys/RkihX9iEvE3q37zvMvKFf0ovVMkZEcM4Kgf2obxR4rCXVyhYoh",
+	"Y05RnUdQp3EJnTyqRZAHpUWUTLWl4O2JCR2af8tLEr15/YHUQf61ZxVQ/zFAEAU8E+lLPVrZdLPlssEd",
+	"z8+O52fH87Pj+flinp+dOVwJZVJAu7Nxc1gLZj4EdKeqviULbx7ZEntFuPYQlJl6yl4X6uUCTEsboyOE",
+	"ChWhKW7lwCqrXcu78vnUP8TZQd5/FaHrlmDzq4T/DdPhjn9AFbAfs4Rfs5SzakfZ/mwOue+G0wmff/1t",
+	"3/aSq+BOUZMImqZyBiCA8IrsOuc/OtHviXw1XAFSrURdUMJaUc85fpW95FejDpbGkL2kmXTb3/Rouoe3",
+	"CtGLW9BOQCXIWrZJd8psg4G9A5TIpteIOg3J8q/vVa3Zx5WptNeoy/glG8wHiVVPC0Rt+SYO0nDvaFWZ",
+	"C9W4nTmg/T/uCde/27FV7VGL+I+QZ+qTLWOJmi0EL7EV8nZKF4ZhWwO47vTEltTj6+stJhC+Tk8JpqxK",
+	"0eAu2SmZDSmZ00VVAv02CRfs3lQKJGsuV5XUYMWx/62FGLIspKFYN7SE8k6XKLI5nqXeMYRPtABnUlxy",
+	"Y4O5FJAFwzocSvqJHFy12c0kkSlL8YzRU9/AocAzRQZU00QOp8yiJY0owHRsT6988DO2Uy1r5ELtrFVp",
+	"F7+/dgpmg16MFG08QMvEN/RitqJpUnnJk2qYEge0bDZ0ywRgEqV+ABiHA5nIKaqWBYJVTMKpkZypShaD",
+	"d3YMT+YMzg24LFuBX+9SjtWAIXaaYC/1Uwr12HcmLigu8jlz4GJwbMaSWBEFvZKRmCZJRAYJo5anA7a1",
+	"NZH5nd1AGxbsaTCHggBAH5zXzUSzQy5GNGUx6c8DWPPVxTGb3/zbq3fJjfiBCl/Wk8Gnzy7wZEmsatTA",
+	"6M0rhFq1Mdk4S8FAfWF5RrRg9ziKvGZ0TLR0Fec+hAYMY4IYxpVG78KN4clYPT/iEpFza7CzewV2z+wX",
+	"JAuAa/xkBfvbvM8XkPTYzdmQqW19wv3KxbC5uDEL8v5mfJ0qPpwt7NfNG6rirXr/xqmuqBCqHOjwTmrK",
+	"bcSXCA9e8sUw8+6UqS6eo0/WingiudDAv4HFk1IwrMxO2KUmcqpt40b+jAsaP+7KSmMPJF67hz9+I7Mw",
+	"4srMpnurncgU8iUv7rxNs9KYNfj4/i30EJA+IyOtJ4o0zH8QxlsKQknMJonE1BhAGdIkkTPj4/FrqpnF",
+	"HFcIZ5oyJZNrE1ZJYgEXbDaSITJ4Blh08DIQqUmQMuyQc63AHeNiaKHGe6IRzUaKDT59/vW3qEUuNBUx",
+	"TWNid5tqllDVfAknzMJOfgLoBAsjfij+5vwo/s71CCk+V+kBD1SAi14KVfAK9K+FKvDLswRUgGq63mre",
+	"7rlBFGIVuC/XQypogRwvjPNVrkwiP+JkWfOXFhxsacTvpaZLc2uXbxkKAn68MGL743sY7dNDgtgecXZm",
+	"b7G48+tMN5zGMaFLhnFLVCMF9UilTmNQMhPWIYXH8sgzRLVm44kmDc3HAQxqQjWimTIzKVjcjWbsmbJl",
+	"Awfk+z83O+R7NtHksItQwF/kVG69lglq7uNcMRHYZ7duZcVDgaooxO2fTkFN1ONeyBeS4POvWcXDr5mo",
+	"oKN4edTaFVbtCqseLv+0UCA1X4PzYCkwqKn/sAJl/9aKxi/7KbNPhwPvwtjiYjBiMSDM+qJN7HZZxKmN",
+	"7GPaPI5aRhKkCDzCRpQpg6iJdDc9gaqUCdpPWJz9WE37Zgh9LBbl+gSiFztNgHlIlOZJQmaUQ5/VJeCr",
+	"pswyPo1pzHoinjIi5MyBo5kLYzk1T1qXy80+e9EDvd5uMTnONY/N3F1rGzCZ6Q5n2kFAZsJWBhWU6cMt",
+	"VJoiEdN2zcKyWnv+sGqNKCsbOySkzalGuwSEilDZbNszvM32ZCVGzI9Sj4zCGcsU8MbsZsgUVSCLQdaw",
+	"QuEsqZtXa0S7W4NsWHhsbZQWHPxOHjYqDwwA/u47WApFYh8TBG3l8wfFzsIpYFq4rE9BGu8ETPXzIzKS",
+	"0zS0WkDDMgeY2KGgepoyQBqj2E3dExQbYI1mGFBB1IxrG4/JqSaJVMji6kQv6xuBkXMpwFdQZCo0T4ge",
+	"ScX8MHqCptimDzgxTaDFRhqZOJWTgNY768Q1PwZ8M/BDRjJZ16monXF5WBnvPqJsYra3dogpC7kmu8nv",
+	"FQlK2mpjv1DPFrP996qiNFO6ThhDvf/cAdZ962Y0ophq2kGyy+iYRLe9PfN9b++YgJtMeoHjaj79/Otv",
+	"v0RNiGNybm8LZoHF9iBFp5zFJOFXzGaOnI46sagA1lmgkwmUvlmMJ0RizsmBVTzASz0bUQ0gcUYw8A1s",
+	"1ARvDBETVwtxVYOSo4NuT/hvuG6GRdw4SirIVFwJzNgzBLSysQiC2VMShSHQh/mERceE9oTXjGoE2hPR",
+	"uBfnO8P4Js9vboqU4wdWenD6qJTjxuMP8+LvmZomq6KPOZnRXfyxDbUGCO+UmK3q2kpkqOS2pdMCGp66",
+	"BQ3ZJYsUEtYTWWS2WJVO3joVEKQJQqKOreC3ZO8RQrg8JTCN7A1W42mE1FW7POtqSI1ZbpffjSCmqhAD",
+	"kqHAydUikORXLc8gCzXrYADPYzaeSDgran/P5mRERZxADKN6Inr300U1vEYwpIg0rtgc65fUQE6yDnv3",
+	"0seEAs34VLG4J7Au1kZHXhkEbsC3zUIFUrvawl9zX7Y6mMvv2XzbpRn+9R6qKiOb3xIfIVs18BIs8lEn",
+	"z2blJ02337NJQudm7MVPtldl86z9FWYAvpzjzOzxxJYcFGyHpbKDAVywcuPc1iwkaAWSWsxUgQN+w/Qa",
+	"gxwyfc8jfALlENlM3FthRPbIMMr9OpsxYHcSGkqyp4PILNX61uuLa26ze+1D5/Gw1Fm9cDOHzcYqhCB1",
+	"ZlEDl/fgyrjcjZHUTYuN18pxCeSI3VLmjgsreznym4UPn05Px9LIS5Q8Tv8UX3/n+FU3NgZylJu3+2lu",
+	"xH5Ft9Et/CPwfNG4LUUyb3YIhB8KK3gV1VxdznviRbdLPv/bf5IxF/hfegP/Pei2ul34HzFSq06cjLkC",
+	"YOAsyzLS+V6saHUL5BbFZ1u9kItDfuBmyDuJ8dPvjXyYNsVNife6mZp9pjQfU80q2hapzttxeUmiHP5o",
+	"RKQgkeWwjey504TOiZxqIuTsOIM7tDS2ECNa4BDzIzPJUw15YYsma7wHpMpCnHk9k+kVuWRLJD1kJD0g",
+	"7UgmseoJJuR0ODIxpBkEt4Sk7snC2nOwxBDOsphQRainvc7e9RnY655oRFwAzeMnvEvUsu/7SUj9ybtY",
+	"CItkVcgne0l0kotCP7nUdUSOuofNTk+4E3nQp07vfViaMWDLNj6VcSBu6EAnc4RQD+YRp15BAlD3BOCa",
+	"QxMsHzBM1psZ5IoMqSL/9R+k0acKP/sj0XzSzAqihpaNW8iYEbdJlAN86Qn7wIaWULZkmYhhBcy7iAAJ",
+	"EF7jGJLykwlLSV9ORdzskBfdw56IhPyEM+kR4iOH8sKhfXfAlCIDCsQSwGmZw395/+4MqanhHaFaqiHT",
+	"noglw1R/Os0DxuDAi0HcX9v33GIioDLWtUvNBfl48QoNY1lCMQ8AXFURFdZhvjzaK6i2XBrW2en5u/Zz",
+	"KyY8DsC75FS3COsMOyRifHLw4sXxN0cvDkvZva1OqBzfHSta7yd56XZE6Qmv/f4pmLmSiPcuBs9cVePR",
+	"P8ozswFOnWSvyYpt5zZnfbbEiB2axNsww1GOJ1yALxWKcgAstcZhxpsaqZqtZSELdsrWSyrWSAV+nUeE",
+	"2Qw8DrDeTRwu3FXW9jGdWl4DYYlWI8u0GoUS1xDWj7K1C3Omm45/Fe+bsPgYqg2snXVY3njY0BNLHDXg",
+	"dAVi2/H3iYD5Wgg5FQPjpHKoNCAB90GHnIo5sQDhePwXnlAQ71EC5F3UIRf0ktlejHRusT/E4inLuuca",
+	"9dLT961R7ngg8mA6yC97Thtt5TDi96PiaqXML6AF9D6ZtGCpAzLnL3I9amSrYXDptZPDaZrsHe/tw463",
+	"T1vKS/OhaHPRIorBMzExnQNj8XQ/ITkREuN2ghjCzMCy9/+uiD+oswQ+qQouddohl/Fu0GQyos3gDqGN",
+	"KXg+dutj9JFwpTsLAYWqhs20Nb7k9N056bMRt5jGhUCCDQdj/DFNombuQfizkkd5AKdwgk/fnbeImVQm",
+	"tFFFCNxGSR/2G/k/f/8QPCDbQr/8/Mt/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

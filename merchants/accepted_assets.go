@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -71,7 +72,15 @@ func (s *Service) putAcceptedAssets(ctx context.Context, merchantID uuid.UUID, s
 			}
 			return err
 		}
-		return tx.PutAcceptedAssets(merchantID, sel)
+		if err := tx.PutAcceptedAssets(merchantID, sel); err != nil {
+			return err
+		}
+		details := map[string]any{"default": sel.IsDefault()}
+		if !sel.IsDefault() {
+			details["assets"] = sel.TokenIDs()
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.AcceptedAssetsUpdated, TargetType: audit.TargetMerchant,
+			TargetID: merchantID.String(), Details: details})
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
@@ -125,8 +126,11 @@ func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID, mode doma
 		if err != nil {
 			return err
 		}
-		out, err = s.createKey(tx, m, mode.Norm(), s.Now())
-		return err
+		if out, err = s.createKey(tx, m, mode.Norm(), s.Now()); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.APIKeyCreated, TargetType: audit.TargetAPIKey,
+			TargetID: out.Key.ID.String(), Details: map[string]any{"mode": string(out.Key.Mode.Norm()), "prefix": out.KeyPrefix}})
 	})
 	return out, err
 }
@@ -155,9 +159,15 @@ func (s *Service) Keys(ctx context.Context, merchantID uuid.UUID, mode domain.Mo
 func (s *Service) RevokeKey(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, keyID uuid.UUID) (domain.APIKey, error) {
 	var k domain.APIKey
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		k, err = tx.RevokeAPIKey(merchantID, managedModes(mode), keyID, s.Now())
-		return err
+		var (
+			err     error
+			revoked bool
+		)
+		if k, revoked, err = tx.RevokeAPIKey(merchantID, managedModes(mode), keyID, s.Now()); err != nil || !revoked {
+			return err // revoking a revoked key changes nothing, and records nothing
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.APIKeyRevoked, TargetType: audit.TargetAPIKey,
+			TargetID: k.ID.String(), Details: map[string]any{"mode": string(k.Mode.Norm()), "prefix": k.Prefix}})
 	})
 	s.keys().flush()
 	if errors.Is(err, store.ErrNotFound) {
@@ -170,9 +180,20 @@ func (s *Service) RevokeKey(ctx context.Context, merchantID uuid.UUID, mode doma
 func (s *Service) RevokeKeys(ctx context.Context, prefix string) (int64, error) {
 	var n int64
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		n, err = tx.RevokeKeysByPrefix(prefix, s.Now())
-		return err
+		keys, err := tx.ActiveKeysByPrefix(prefix)
+		if err != nil {
+			return err
+		}
+		if n, err = tx.RevokeKeysByPrefix(prefix, s.Now()); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := audit.Append(ctx, tx, audit.Event{MerchantID: k.MerchantID, Action: audit.APIKeyRevoked, TargetType: audit.TargetAPIKey,
+				TargetID: k.ID.String(), Details: map[string]any{"mode": string(k.Mode.Norm()), "prefix": k.Prefix}}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	s.keys().flush() // this process stops accepting it at once; others within their TTL
 	return n, err
@@ -231,13 +252,28 @@ func (s *Service) SetWithdrawalConfig(ctx context.Context, cfg domain.Withdrawal
 					chains.CAIP2(id), cfg.TokenSymbol)
 			}
 		}
-		return tx.PutWithdrawalConfig(cfg)
+		if err := tx.PutWithdrawalConfig(cfg); err != nil {
+			return err
+		}
+		chainIDs := make([]string, len(cfg.ChainIDs))
+		for i, id := range cfg.ChainIDs {
+			chainIDs[i] = chains.CAIP2(id)
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: cfg.MerchantID, Action: audit.WithdrawalConfigUpdated, TargetType: audit.TargetMerchant,
+			TargetID: cfg.MerchantID.String(), Details: map[string]any{"chainIds": chainIDs, "tokenSymbol": cfg.TokenSymbol,
+				"minAmountInCents": cfg.MinAmountCents, "maxAmountInCents": cfg.MaxAmountCents}})
 	})
 }
 
 // SetWithdrawalsEnabled turns a merchant's withdrawals on or off.
 func (s *Service) SetWithdrawalsEnabled(ctx context.Context, merchantID uuid.UUID, on bool) error {
-	err := s.Store.InTx(ctx, func(tx *store.Tx) error { return tx.SetWithdrawalsEnabled(merchantID, on) })
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetWithdrawalsEnabled(merchantID, on); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.WithdrawalsEnabledChange, TargetType: audit.TargetMerchant,
+			TargetID: merchantID.String(), Details: map[string]any{"withdrawalsEnabled": on}})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.ErrMerchantNotFound
 	}

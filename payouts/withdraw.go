@@ -110,7 +110,15 @@ func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reaso
 // amount converts a withdrawal's cents to the token's smallest unit at the current price
 // (stablecoins pegged at 1.00), rounded down: never pay out more than the balance debited.
 func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Decimal, decimal.Decimal, error) {
-	t := w.Token
+	units, rate, err := m.convert(ctx, w.Token, w.AmountInCents)
+	if err != nil {
+		return decimal.Zero, decimal.Zero, fmt.Errorf("withdrawal %s: %w", w.ID, err)
+	}
+	return units, rate, nil
+}
+
+// convert is amount for cents of token (the dashboard's estimate computes exactly this).
+func (m *Manager) convert(ctx context.Context, t domain.Token, cents int64) (decimal.Decimal, decimal.Decimal, error) {
 	rate, err := m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: t.Symbol, MarketAPIID: t.MarketAPIID, Stablecoin: t.Type == domain.Stablecoin})
 	if err != nil {
 		return decimal.Zero, decimal.Zero, err
@@ -118,12 +126,12 @@ func (m *Manager) amount(ctx context.Context, w domain.Withdrawal) (decimal.Deci
 	if !rate.IsPositive() {
 		return decimal.Zero, decimal.Zero, fmt.Errorf("price of %s is %s", t.Symbol, rate)
 	}
-	units, err := money.UnitsToSend(w.AmountInCents, rate, t.Decimals)
+	units, err := money.UnitsToSend(cents, rate, t.Decimals)
 	if err != nil {
 		return decimal.Zero, decimal.Zero, err
 	}
 	if !units.IsPositive() {
-		return decimal.Zero, decimal.Zero, fmt.Errorf("withdrawal %s: %d cents is less than one unit of %s", w.ID, w.AmountInCents, t.Symbol)
+		return decimal.Zero, decimal.Zero, fmt.Errorf("%d cents is less than one unit of %s", cents, t.Symbol)
 	}
 	return units, rate, nil
 }

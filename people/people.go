@@ -17,7 +17,10 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/passkeys"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -27,6 +30,7 @@ var (
 	ErrShortPassword = fmt.Errorf("a password needs at least %d characters", MinPasswordLength)
 	ErrEmailTaken    = errors.New("a user with this email exists")
 	ErrNoUser        = errors.New("no such user")
+	ErrLongPassword  = fmt.Errorf("a password has at most %d bytes", MaxPasswordLength)
 )
 
 // MinPasswordLength is the shortest password accepted (NIST SP 800-63B's floor for a chosen one).
@@ -46,6 +50,15 @@ var hashParams = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism:
 type Service struct {
 	Store *store.Store
 	Now   func() time.Time
+	// Tokens mints the people's access tokens (sign-in, refresh, step-up); Sealer seals their
+	// TOTP secrets at rest. Either nil: signing in answers an internal error (no secrets key).
+	Tokens *dashauth.Issuer
+	Sealer dashauth.Sealer
+	// Passkeys registers and checks WebAuthn credentials, a second factor besides TOTP; nil:
+	// none (passkeys.go).
+	Passkeys *passkeys.Service
+	// OIDC is the OpenID Connect provider people may sign in with; nil: none (oidc.go).
+	OIDC *OIDCSignIn
 }
 
 // CreatedUser is a new user; Password is set when it was generated (shown once, never stored).
@@ -104,7 +117,10 @@ func (s *Service) Disable(ctx context.Context, email string) error {
 		if err != nil {
 			return err
 		}
-		return tx.DisableUser(u.ID, s.Now())
+		if err := tx.DisableUser(u.ID, s.Now()); err != nil {
+			return err
+		}
+		return tx.RevokeUserSessions(u.ID, uuid.Nil, s.Now()) // signed out everywhere at once
 	})
 }
 
@@ -123,7 +139,10 @@ func (s *Service) ResetPassword(ctx context.Context, email string) (string, erro
 		if err != nil {
 			return err
 		}
-		return tx.SetUserPassword(u.ID, hash, s.Now())
+		if err := tx.SetUserPassword(u.ID, hash, s.Now()); err != nil {
+			return err
+		}
+		return tx.RevokeUserSessions(u.ID, uuid.Nil, s.Now()) // whoever knew the old one is signed out
 	})
 	return password, err
 }
@@ -145,12 +164,33 @@ func (s *Service) Invite(ctx context.Context, email string, merchantID uuid.UUID
 		if _, err := tx.GetMerchant(merchantID); err != nil {
 			return err
 		}
-		return tx.InsertInvitation(inv)
+		// An invitation never changes a membership: a member's role changes with SetRole.
+		if u, err := tx.UserByEmail(email); err == nil {
+			if _, err := tx.Member(merchantID, u.ID); err == nil {
+				return fmt.Errorf("%w: %s", domain.ErrAlreadyMember, email)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := tx.InsertInvitation(inv); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.InvitationCreated,
+			TargetType: audit.TargetInvitation, TargetID: inv.ID.String(), Details: map[string]any{"email": email, "role": string(role)}})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", store.Invitation{}, domain.ErrMerchantNotFound
 	}
 	return token, inv, err
+}
+
+// InvitationURL is an invitation's link: the dashboard's accept page under the service's public
+// URL, the token in the fragment, which browsers never send, so it stays out of every server's
+// and proxy's logs.
+func InvitationURL(publicBaseURL, token string) string {
+	return strings.TrimRight(publicBaseURL, "/") + "/dashboard/#/accept-invitation?token=" + token
 }
 
 func userByEmail(tx *store.Tx, email string) (store.User, error) {
@@ -167,9 +207,9 @@ func HashPassword(password string) (string, error) {
 		return "", ErrShortPassword
 	}
 	if len(password) > MaxPasswordLength {
-		return "", fmt.Errorf("a password has at most %d bytes", MaxPasswordLength)
+		return "", ErrLongPassword
 	}
-	return argon2id.CreateHash(password, hashParams)
+	return argon2id.CreateHash(password, currentHashParams())
 }
 
 // CheckPassword compares a password with a stored hash in constant time.

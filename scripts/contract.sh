@@ -143,7 +143,7 @@ DASHBOARD_MERCHANT_ID=$(python3 -c 'import json,sys; print(json.load(open(sys.ar
   || die "could not parse the dashboard merchant's id"
 DASHBOARD_SECRET_KEY=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secretKey"])' "$WORK/dashboard.json")
 export DASHBOARD_MERCHANT_ID
-TOKEN=$("$BIN" tokens issue --merchant "$DASHBOARD_MERCHANT_ID" --mode live --scope write --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
+TOKEN=$("$BIN" tokens issue --merchant "$DASHBOARD_MERCHANT_ID" --mode live --role owner --ttl 2h </dev/null) || die "bin/paymentsd tokens issue failed"
 log "dashboard merchant $DASHBOARD_MERCHANT_ID with a write token"
 }
 

@@ -30,6 +30,7 @@ func checkoutPayment(ctx context.Context) domain.Payment {
 func checkoutView(v checkout.View) gen.Checkout {
 	p := v.Payment
 	out := gen.Checkout{Id: p.ID, Livemode: p.Mode.Live(), Type: gen.PaymentType(p.Type), Status: gen.PaymentStatus(p.Status), MerchantName: p.Merchant.ShortName,
+		MerchantDisplayName: p.Merchant.Shown(), AccentColor: p.Merchant.AccentColor,
 		MerchantLogoUrl: p.Merchant.LogoURL, Currency: gen.Currency(p.Currency), ExpiresAt: p.ExpiresAt, ServerTime: v.ServerTime,
 		SelectedQuoteId: v.SelectedQuote, RedirectUrl: v.RedirectURL, Quotes: []gen.CheckoutQuote{}}
 	if out.MerchantName == "" {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -43,11 +43,13 @@ type (
 )
 
 // bearer authenticates a BearerAuth operation and authorises it: the token must be valid (else
-// 401 invalid_token), act for the path's merchant and carry the scope the method needs (else 403
-// forbidden: GET and HEAD read, every other method writes). The principal and the merchant go in
-// the context, so the operations share the secret-key API's code — and its Idempotency-Key
-// handling, keyed by merchant — unchanged.
-func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantParam string) error {
+// 401 invalid_token), act for the path's merchant — a person by a membership (dir), a service
+// by naming it — with a role holding the operation's permission (else 403 forbidden), and a
+// person's second factor recent where the operation asks (else 403 step_up_required; see
+// authorize). The principal, its actor and the merchant go in the context, so the operations
+// share the secret-key API's code — and its Idempotency-Key handling, keyed by merchant —
+// unchanged.
+func bearer(c echo.Context, v TokenVerifier, dir PeopleDirectory, svc *merchants.Service, need opAuth, merchantParam string) error {
 	if v == nil {
 		return domain.ErrInvalidToken
 	}
@@ -63,13 +65,12 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 	if err != nil {
 		return err
 	}
-	scope := dashauth.ScopeWrite
-	if req.Method == http.MethodGet || req.Method == http.MethodHead {
-		scope = dashauth.ScopeRead
-	}
 	id, err := uuid.Parse(merchantParam)
-	if err != nil || !p.May(id, scope) {
+	if err != nil {
 		return domain.ErrForbidden
+	}
+	if p, err = authorize(req.Context(), p, dir, id, need, time.Now()); err != nil {
+		return err
 	}
 	m, err := svc.Get(req.Context(), id)
 	if errors.Is(err, domain.ErrMerchantNotFound) {
@@ -81,6 +82,7 @@ func bearer(c echo.Context, v TokenVerifier, svc *merchants.Service, merchantPar
 	m.Mode = p.Mode.Norm() // the dashboard acts in its token's one mode
 	ctx := context.WithValue(context.WithValue(req.Context(), principalKey{}, p), merchantKey{}, m)
 	c.SetRequest(req.WithContext(ctx))
+	withActor(c, principalActor(p))
 	return nil
 }
 
@@ -94,7 +96,7 @@ func actingMerchant(ctx context.Context) (uuid.UUID, error) {
 
 // actingAs is actingMerchant with the mode the token acts in (in m.Mode).
 func actingAs(ctx context.Context) (domain.Merchant, error) {
-	if _, ok := ctx.Value(principalKey{}).(dashauth.Principal); !ok {
+	if _, ok := principalFrom(ctx); !ok {
 		return domain.Merchant{}, domain.ErrInvalidToken
 	}
 	m := merchantFrom(ctx)

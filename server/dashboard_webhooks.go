@@ -157,3 +157,16 @@ func (h *handlers) RedeliverMerchantWebhookEvent(ctx context.Context, req gen.Re
 	}
 	return gen.RedeliverMerchantWebhookEvent202JSONResponse(deliveriesOut(ds)), nil
 }
+
+// TestMerchantWebhookEndpoint sends a webhook.test event to one endpoint of the token's mode.
+func (h *handlers) TestMerchantWebhookEndpoint(ctx context.Context, req gen.TestMerchantWebhookEndpointRequestObject) (gen.TestMerchantWebhookEndpointResponseObject, error) {
+	m, id, err := h.actingEndpoint(ctx, req.EndpointId)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := h.webhooks.SendTest(ctx, m, id)
+	if err != nil {
+		return nil, err
+	}
+	return gen.TestMerchantWebhookEndpoint202JSONResponse{EventId: sent.EventID, DeliveryId: sent.DeliveryID}, nil
+}

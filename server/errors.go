@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/idempotency"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/webhooks"
 )
 
@@ -58,10 +59,46 @@ func classify(err error) *apiError {
 		body       *bodyReadError
 		limited    *rateLimitedError
 		unserved   *domain.ModeNotServedError
+		throttled  *people.ThrottledError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &throttled):
+		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeTooManyAttempts, throttled.Error(), ""}
+	case errors.Is(err, people.ErrInvalidCredentials):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidCredentials, "Invalid email, password or code.", ""}
+	case errors.Is(err, people.ErrInvalidSession):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidSession, "No live session: sign in again.", ""}
+	case errors.Is(err, people.ErrWrongPassword):
+		return invalidRequest(domain.CodeInvalidCredentials, "currentPassword", err.Error())
+	case errors.Is(err, people.ErrInvalidCode):
+		return invalidRequest(domain.CodeInvalidCode, "code", err.Error())
+	case errors.Is(err, people.ErrInvalidInvitation):
+		return invalidRequest(domain.CodeInvalidInvitation, "token", err.Error())
+	case errors.Is(err, people.ErrPasswordRequired):
+		return invalidRequest(domain.CodeParameterMissing, "password", err.Error())
+	case errors.Is(err, people.ErrTOTPEnabled), errors.Is(err, people.ErrTOTPNotEnrolled), errors.Is(err, people.ErrNoSecondFactor):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
+	case errors.Is(err, people.ErrSessionNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such session.", "sessionId"}
+	case errors.Is(err, people.ErrNoUser): // a person token of a user since deleted
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
+	// Passkeys and the OIDC sign-in (issue 22).
+	case errors.Is(err, domain.ErrPasskeyRefused):
+		return invalidRequest(domain.CodePasskeyRefused, "credential", err.Error())
+	case errors.Is(err, domain.ErrNoPasskey):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
+	case errors.Is(err, domain.ErrPasskeyExists):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodePasskeyExists, err.Error(), ""}
+	case errors.Is(err, domain.ErrPasskeyNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such passkey.", "passkeyId"}
+	case errors.Is(err, people.ErrPasskeysOff):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "Passkeys are not configured on this deployment.", ""}
+	case errors.Is(err, people.ErrStepUpForPasskey):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
+	case errors.Is(err, people.ErrOIDCOff), errors.Is(err, domain.ErrOIDCSignInOff):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeOIDCNotConfigured, "Sign-in with an OIDC provider is not configured.", ""}
 	case errors.As(err, &limited):
 		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeRateLimited, limited.Error(), ""}
 	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413
@@ -82,6 +119,11 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
 	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrLiveOnly):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeForbidden, err.Error(), ""}
+	// Roles and second factors (issue 22).
+	case errors.Is(err, domain.ErrStepUpRequired):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
+	case errors.Is(err, domain.ErrSecondFactorRequired):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeSecondFactorRequired, err.Error(), ""}
 	case errors.Is(err, domain.ErrInvalidPaymentSecret):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidPaymentSecret, "Send the payment's secret in X-Service-Payment-Secret.", ""}
 	case errors.Is(err, domain.ErrPaymentNotOpen):
@@ -104,6 +146,17 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), "endpointId"}
 	case errors.Is(err, domain.ErrTooManyEndpoints):
 		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeLimitReached, err.Error(), ""}
+	// The team (issue 22).
+	case errors.Is(err, domain.ErrMemberNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such member of this merchant.", "userId"}
+	case errors.Is(err, domain.ErrInvitationNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such pending invitation.", "invitationId"}
+	case errors.Is(err, domain.ErrLastOwner):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeLastOwner, err.Error(), "userId"}
+	case errors.Is(err, domain.ErrAlreadyMember):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeAlreadyMember, err.Error(), "email"}
+	case errors.Is(err, people.ErrBadEmail):
+		return invalidRequest(domain.CodeParameterInvalid, "email", err.Error())
 	case errors.Is(err, webhooks.ErrUnsafeURL):
 		return invalidRequest(domain.CodeParameterInvalid, "url", err.Error())
 	case errors.Is(err, webhooks.ErrUnknownEventType):
@@ -117,6 +170,9 @@ func classify(err error) *apiError {
 	case errors.Is(err, domain.ErrAcceptedAssetsUnserved): // before ErrNoQuotableTokens, which it is
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
 			"None of this merchant's accepted assets is served by this deployment: change the accepted assets (dashboard or paymentsd merchants accepted-assets).", ""}
+	case errors.Is(err, domain.ErrPayoutEstimateUnavailable): // the dashboard's withdrawal estimate (issue 22)
+		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
+			"This chain cannot estimate a payout now (its RPC or a price is unavailable, or this process does not run its payouts); retry later.", ""}
 	case errors.Is(err, domain.ErrNoQuotableTokens):
 		// Not the client's fault, and usually passing (a chain's RPC down): retry later.
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,

@@ -732,3 +732,38 @@ func FuzzListPaymentsQuery(f *testing.F) {
 		}
 	})
 }
+
+func (s fuzzStub) ListMerchantMembers(context.Context, gen.ListMerchantMembersRequestObject) (gen.ListMerchantMembersResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantMembers200JSONResponse{}, nil
+}
+
+func (s fuzzStub) UpdateMerchantMember(context.Context, gen.UpdateMerchantMemberRequestObject) (gen.UpdateMerchantMemberResponseObject, error) {
+	s.call.reached = true
+	return gen.UpdateMerchantMember200JSONResponse{}, nil
+}
+
+func (s fuzzStub) RemoveMerchantMember(context.Context, gen.RemoveMerchantMemberRequestObject) (gen.RemoveMerchantMemberResponseObject, error) {
+	s.call.reached = true
+	return gen.RemoveMerchantMember204Response{}, nil
+}
+
+func (s fuzzStub) ListMerchantInvitations(context.Context, gen.ListMerchantInvitationsRequestObject) (gen.ListMerchantInvitationsResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantInvitations200JSONResponse{}, nil
+}
+
+func (s fuzzStub) CreateMerchantInvitation(context.Context, gen.CreateMerchantInvitationRequestObject) (gen.CreateMerchantInvitationResponseObject, error) {
+	s.call.reached = true
+	return gen.CreateMerchantInvitation201JSONResponse{}, nil
+}
+
+func (s fuzzStub) RevokeMerchantInvitation(context.Context, gen.RevokeMerchantInvitationRequestObject) (gen.RevokeMerchantInvitationResponseObject, error) {
+	s.call.reached = true
+	return gen.RevokeMerchantInvitation204Response{}, nil
+}
+
+func (s fuzzStub) ListMerchantAuditLog(context.Context, gen.ListMerchantAuditLogRequestObject) (gen.ListMerchantAuditLogResponseObject, error) {
+	s.call.reached = true
+	return gen.ListMerchantAuditLog200JSONResponse{}, nil
+}

@@ -7,7 +7,9 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/settlement"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
 )
@@ -15,16 +17,20 @@ import (
 // handlers implements gen.StrictServerInterface: generated request in, domain call, typed
 // response out. Documented errors travel as domain errors to the one renderer (errors.go).
 type handlers struct {
-	catalog      domain.Catalog
-	payments     *payments.Service
-	withdrawals  *withdrawals.Service
-	render       settlement.Renderer // the active response shape
-	metrics      *metrics.Metrics    // nil: none
-	paymentCache *paymentCache       // encoded GET payment answers (payment_cache.go)
-	checkout     *checkout.Service
-	merchants    *merchants.Service
-	webhooks     *webhooks.Service
-	chainHealth  func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
+	catalog       domain.Catalog
+	payments      *payments.Service
+	withdrawals   *withdrawals.Service
+	render        settlement.Renderer // the active response shape
+	metrics       *metrics.Metrics    // nil: none
+	paymentCache  *paymentCache       // encoded GET payment answers (payment_cache.go)
+	checkout      *checkout.Service
+	merchants     *merchants.Service
+	webhooks      *webhooks.Service
+	chainHealth   func() map[int64]ChainHealth // nil: the catalogue alone says isEnabled
+	people        *people.Service
+	publicBaseURL string                              // invitation links start with it
+	store         *store.Store                        // the audit log's reads
+	estimator     func(chainID int64) PayoutEstimator // nil: no payout estimates in this process
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

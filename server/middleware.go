@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/reqlog"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/people"
 )
 
 const secretKeyHeader = "X-Service-Secret-Key"
@@ -31,9 +32,10 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
 // opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
-// the path's merchant (read scope to read, write scope for anything else). A method the spec's
-// path lacks is a 405 here, before any handler; a path outside the spec goes on to Echo (404).
-func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier) echo.MiddlewareFunc {
+// the path's merchant and the operation's x-permission (authz, read from the spec by New). A
+// method the spec's path lacks is a 405 here, before any handler; a path outside the spec goes on
+// to Echo (404).
+func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier, ppl *people.Service, dir PeopleDirectory, authz map[string]opAuth) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			route, params, err := router.FindRoute(c.Request())
@@ -55,6 +57,7 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 					return err
 				}
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), merchantKey{}, m)))
+				withActor(c, keyActor(m))
 				return next(c)
 			case "PaymentSecret":
 				if secrets == nil {
@@ -67,7 +70,18 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
 				return next(c)
 			case "BearerAuth":
-				if err := bearer(c, tokens, svc, params["merchantId"]); err != nil {
+				if _, merchant := params["merchantId"]; !merchant {
+					// A person's own operations (/v1/auth/…): a person token, its session live.
+					if err := personBearer(c, ppl); err != nil {
+						return err
+					}
+					return next(c)
+				}
+				need, ok := authz[opAuthKey(route.Method, route.Path)]
+				if !ok { // New refuses a spec with such an operation: fail closed regardless
+					return fmt.Errorf("server: operation %s declares no x-permission", route.Operation.OperationID)
+				}
+				if err := bearer(c, tokens, dir, svc, need, params["merchantId"]); err != nil {
 					return err
 				}
 				return next(c)

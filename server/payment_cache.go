@@ -13,7 +13,9 @@ import (
 // or a dashboard is read with one small query (its version) instead of being loaded and encoded
 // again. An entry answers only while everything the body shows is unchanged:
 //   - the payment's version: every committed change bumps it (the lifecycle core);
-//   - the merchant's display fields rendered into it (short name, logo);
+//   - the merchant's display fields rendered into it (short name, logo; the display name and the
+//     accent colour too, though today only the checkout payload shows them, so a branding
+//     change can never leave a stale body behind once the payment body shows them);
 //   - the clock: before the first still-active quote's expiresAt, when that quote starts to read
 //     as expired.
 //
@@ -37,11 +39,13 @@ func newPaymentCache(max int) *paymentCache {
 
 // merchantDisplay is what the body shows of the merchant.
 func merchantDisplay(m domain.Merchant) string {
-	logo := ""
-	if m.LogoURL != nil {
-		logo = *m.LogoURL
+	opt := func(s *string) string {
+		if s == nil {
+			return "\x01" // absent differs from ""
+		}
+		return *s
 	}
-	return m.ShortName + "\x00" + logo
+	return m.ShortName + "\x00" + opt(m.LogoURL) + "\x00" + opt(m.DisplayName) + "\x00" + opt(m.AccentColor)
 }
 
 func (c *paymentCache) get(id uuid.UUID, version int64, m domain.Merchant, now time.Time) ([]byte, bool) {

@@ -35,6 +35,17 @@ func TestPaymentCacheAnswersOnlyWhileNothingShownChanged(t *testing.T) {
 	assert.False(t, ok, "the merchant's name shown in the body changed")
 	_, ok = c.get(uuid.New(), 3, m, now)
 	assert.False(t, ok, "another payment")
+	for name, change := range map[string]func(*domain.Merchant){
+		"display name set":   func(m *domain.Merchant) { s := "Acme Coffee"; m.DisplayName = &s },
+		"display name empty": func(m *domain.Merchant) { s := ""; m.DisplayName = &s },
+		"accent set":         func(m *domain.Merchant) { s := "#0a7cff"; m.AccentColor = &s },
+		"logo removed":       func(m *domain.Merchant) { m.LogoURL = nil },
+	} {
+		branded := m
+		change(&branded)
+		_, ok = c.get(p.ID, 3, branded, now)
+		assert.False(t, ok, name)
+	}
 
 	done := domain.Payment{ID: uuid.New(), Version: 7, Quotes: []domain.Quote{{Status: domain.QuoteUsed, ExpiresAt: now}}}
 	c.put(done, m, now, []byte("done"))

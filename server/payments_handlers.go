@@ -37,7 +37,12 @@ func outcome(r settlement.Response) (idempotency.Outcome, error) {
 }
 
 func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequestObject) (gen.ListPaymentsResponseObject, error) {
-	p := req.Params
+	return h.listPayments(ctx, req.Params)
+}
+
+// listPayments answers a list of the merchant in the context (a secret key's, or the one a
+// dashboard token acts for, in its mode).
+func (h *handlers) listPayments(ctx context.Context, p gen.ListPaymentsParams) (settlement.Response, error) {
 	limit, offset := pageParams(p.Limit, p.Offset)
 	search := ""
 	if p.Search != nil {
@@ -47,7 +52,7 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 		Status: domain.PaymentStatus(strOrEmpty(p.Status)), Search: search, SortBy: strOrEmpty(p.SortBy),
 		SortOrder: strOrEmpty(p.SortOrder), Limit: limit, Offset: offset})
 	if err != nil {
-		return nil, err
+		return settlement.Response{}, err
 	}
 	return h.render.PaymentList(list, page), nil
 }
@@ -55,23 +60,32 @@ func (h *handlers) ListPayments(ctx context.Context, req gen.ListPaymentsRequest
 // GetPayment answers from the cache of encoded payments while the payment's version (one small
 // query) says nothing changed, and loads, encodes and remembers it otherwise.
 func (h *handlers) GetPayment(ctx context.Context, req gen.GetPaymentRequestObject) (gen.GetPaymentResponseObject, error) {
-	m := merchantFrom(ctx)
-	id, version, err := h.payments.Version(ctx, m, req.PaymentId)
+	r, err := h.getPayment(ctx, req.PaymentId)
 	if err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// getPayment reads a payment of the merchant in the context (see listPayments).
+func (h *handlers) getPayment(ctx context.Context, paymentID string) (settlement.Raw, error) {
+	m := merchantFrom(ctx)
+	id, version, err := h.payments.Version(ctx, m, paymentID)
+	if err != nil {
+		return settlement.Raw{}, err
 	}
 	now := time.Now()
 	if body, ok := h.paymentCache.get(id, version, m, now); ok {
 		return settlement.Raw{Status: http.StatusOK, Body: body}, nil
 	}
-	p, err := h.payments.Get(ctx, m, req.PaymentId)
+	p, err := h.payments.Get(ctx, m, paymentID)
 	if err != nil {
-		return nil, err
+		return settlement.Raw{}, err
 	}
 	resp := h.render.Payment(p)
 	body, err := resp.Encode()
 	if err != nil {
-		return nil, err
+		return settlement.Raw{}, err
 	}
 	h.paymentCache.put(p, m, now, body)
 	return settlement.Raw{Status: resp.Status, Body: body}, nil

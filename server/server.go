@@ -26,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/merchants"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -39,12 +40,18 @@ type Deps struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
-	Checkout    *checkout.Service // the payment-secret API and the page; nil: not served
-	DevnetPay   checkout.DevnetPayer
+	People      *people.Service   // the dashboard's people: sign-in and sessions (/v1/auth; nil: 401), the team
+	// PublicBaseURL is where this service is reached (paymentUrl's base); invitation links start with it.
+	PublicBaseURL string
+	Checkout      *checkout.Service // the payment-secret API and the page; nil: not served
+	DevnetPay     checkout.DevnetPayer
 	// JWKS, when set, publishes the dashboard issuer's public keys at /.well-known/jwks.json.
 	JWKS func(ctx context.Context) (any, error)
 	// Tokens verifies the dashboard's bearer tokens; nil: BearerAuth operations answer 401.
-	Tokens       TokenVerifier
+	Tokens TokenVerifier
+	// Directory tells a signed-in person's role for a merchant (people.Directory); nil: persons'
+	// tokens answer 401 (service tokens still work).
+	Directory    PeopleDirectory
 	Idempotency  *idempotency.Keeper
 	Shape        settlement.Shape
 	Spec         *openapi3.T // the active shape's spec (validation)
@@ -59,6 +66,9 @@ type Deps struct {
 	// Payouts, when set, says per chain whether payouts can be signed (shown by GET /readyz:
 	// a chain without a hot wallet key keeps its withdrawals pending).
 	Payouts func() map[string]string
+	// Estimator, when set, is the payout estimate of a chain this process pays out on (nil
+	// answer: none here); the dashboard's withdrawal estimate.
+	Estimator func(chainID int64) PayoutEstimator
 	// Chains, when set, is each chain's health now (GET /readyz, the chain list's isEnabled).
 	Chains func() map[int64]ChainHealth
 	// HealthOnly serves /healthz, /readyz and /metrics and no API (a worker process).
@@ -71,6 +81,10 @@ type Deps struct {
 // New builds the Echo application.
 func New(d Deps) (*echo.Echo, error) {
 	v, err := newValidator(d.Spec, d.Shape)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := operationAuthz(d.Spec) // every BearerAuth operation says what it needs, or no server
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +105,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens))
+	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens, d.People, d.Directory, authz))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -134,11 +148,13 @@ func New(d Deps) (*echo.Echo, error) {
 	if !d.HealthOnly {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
-			chainHealth: d.Chains}
-		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore}))
+			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store,
+			estimator: d.Estimator}
+		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies, oidcCookies(d.Log)}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)
 		}
+		registerDashboard(e)
 	}
 	for _, r := range e.Routes() {
 		routes[r.Path] = true

@@ -288,3 +288,10 @@ func (r Response) VisitListMerchantWithdrawalsResponse(w http.ResponseWriter) er
 
 // VisitGetMerchantWithdrawalResponse writes the response.
 func (r Response) VisitGetMerchantWithdrawalResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitListMerchantPaymentsResponse writes the response.
+func (r Response) VisitListMerchantPaymentsResponse(w http.ResponseWriter) error { return r.write(w) }
+
+// VisitGetMerchantPaymentResponse writes the response (a payment answered from the cache, or
+// freshly encoded).
+func (r Raw) VisitGetMerchantPaymentResponse(w http.ResponseWriter) error { return r.write(w) }

@@ -82,13 +82,18 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		Name               string
 		ShortName          string
 		LogoURL            *string
+		DisplayName        *string
+		AccentColor        *string
 		DepositsEnabled    bool
 		WithdrawalsEnabled bool
 		CreatedAt          time.Time
 		KeyLivemode        bool
+		KeyID              uuid.UUID
+		KeyPrefix          string
 	}
-	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, "+
-		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode").
+	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, merchants.display_name, merchants.accent_color, "+
+		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
+		"api_keys.id AS key_id, api_keys.prefix AS key_prefix").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
 		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Limit(1).Scan(&r)
 	if res.Error != nil {
@@ -97,10 +102,24 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	if res.RowsAffected == 0 {
 		return domain.Merchant{}, ErrNotFound
 	}
-	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DepositsEnabled: r.DepositsEnabled,
-		WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
+	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
+		DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
 	m.Mode = domain.ModeOf(r.KeyLivemode)
+	m.KeyID, m.KeyPrefix = r.KeyID, r.KeyPrefix
 	return m, nil
+}
+
+// ActiveKeysByPrefix lists the active keys with the display prefix (without their hashes).
+func (t *Tx) ActiveKeysByPrefix(prefix string) ([]domain.APIKey, error) {
+	var rows []apiKeyRow
+	if err := t.db.Omit("key_hash").Where("prefix = ? AND revoked_at IS NULL", prefix).Order("id").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
 }
 
 // RevokeKeysByPrefix revokes every active key with the display prefix; ErrNotFound when none.
@@ -130,17 +149,17 @@ func (t *Tx) APIKeys(merchantID uuid.UUID, modes ...domain.Mode) ([]domain.APIKe
 
 // RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
 // back; ErrNotFound when the merchant has no such key.
-func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.UUID, at time.Time) (domain.APIKey, error) {
+func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.UUID, at time.Time) (k domain.APIKey, revoked bool, err error) {
 	res := t.db.Model(&apiKeyRow{}).Where("id = ? AND merchant_id = ? AND livemode IN ? AND revoked_at IS NULL", keyID, merchantID, liveFlags(modes)).
 		Update("revoked_at", at)
 	if res.Error != nil {
-		return domain.APIKey{}, translate(res.Error)
+		return domain.APIKey{}, false, translate(res.Error)
 	}
 	var r apiKeyRow
 	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode IN ?", keyID, merchantID, liveFlags(modes)).Error; err != nil {
-		return domain.APIKey{}, translate(err)
+		return domain.APIKey{}, false, translate(err)
 	}
-	return r.domain(), nil
+	return r.domain(), res.RowsAffected > 0, nil
 }
 
 // PutWithdrawalConfig replaces a merchant's withdrawal configuration.
@@ -235,4 +254,43 @@ func liveFlags(modes []domain.Mode) []bool {
 		out[i] = m.Live()
 	}
 	return out
+}
+
+// MerchantProfile is the branding the dashboard changes; a nil field is left as it is, and
+// ClearLogo / ClearAccent set theirs to NULL.
+type MerchantProfile struct {
+	DisplayName, LogoURL, AccentColor *string
+	ClearLogo, ClearAccent            bool
+}
+
+// UpdateMerchantProfile changes a merchant's branding; ErrNotFound when there is no such merchant.
+func (t *Tx) UpdateMerchantProfile(id uuid.UUID, p MerchantProfile) error {
+	set := map[string]any{}
+	if p.DisplayName != nil {
+		set["display_name"] = *p.DisplayName
+	}
+	switch {
+	case p.ClearLogo:
+		set["logo_url"] = nil
+	case p.LogoURL != nil:
+		set["logo_url"] = *p.LogoURL
+	}
+	switch {
+	case p.ClearAccent:
+		set["accent_color"] = nil
+	case p.AccentColor != nil:
+		set["accent_color"] = *p.AccentColor
+	}
+	if len(set) == 0 {
+		_, err := t.GetMerchant(id)
+		return err
+	}
+	res := t.db.Model(&merchantRow{}).Where("id = ?", id).Updates(set)
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
 }

@@ -26,8 +26,9 @@ type User struct {
 
 // Member is a user as a member of one merchant.
 type Member struct {
-	User User
-	Role domain.Role
+	User     User
+	Role     domain.Role
+	JoinedAt time.Time // the membership's creation
 }
 
 // Invitation is a single-use invitation to join a merchant with a role.
@@ -39,6 +40,7 @@ type Invitation struct {
 	TokenHash  string // hex SHA-256 of the link's token; the token itself is never stored
 	ExpiresAt  time.Time
 	UsedAt     *time.Time
+	RevokedAt  *time.Time // revoked by an owner, or by a change to the invitee's membership
 	CreatedAt  time.Time
 }
 
@@ -75,10 +77,16 @@ type invitationRow struct {
 	TokenHash  string
 	ExpiresAt  time.Time
 	UsedAt     *time.Time
+	RevokedAt  *time.Time
 	CreatedAt  time.Time
 }
 
 func (invitationRow) TableName() string { return "invitations" }
+
+func (r invitationRow) domain() Invitation {
+	return Invitation{ID: r.ID, MerchantID: r.MerchantID, Email: r.Email, Role: domain.Role(r.Role), TokenHash: r.TokenHash,
+		ExpiresAt: r.ExpiresAt.UTC(), UsedAt: r.UsedAt, RevokedAt: r.RevokedAt, CreatedAt: r.CreatedAt.UTC()}
+}
 
 // NormalizeEmail is the stored form of an email address.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
@@ -145,9 +153,11 @@ func (t *Tx) Members(merchantID uuid.UUID) ([]Member, error) {
 		CreatedAt    time.Time
 		UpdatedAt    time.Time
 		Role         string
+		JoinedAt     time.Time
 	}
 	err := t.db.Table("memberships").
-		Select("users.id, users.email, users.password_hash, users.disabled_at, users.created_at, users.updated_at, memberships.role").
+		Select("users.id, users.email, users.password_hash, users.disabled_at, users.created_at, users.updated_at, memberships.role, "+
+			"memberships.created_at AS joined_at").
 		Joins("JOIN users ON users.id = memberships.user_id").
 		Where("memberships.merchant_id = ?", merchantID).Order("users.email").Scan(&rows).Error
 	if err != nil {
@@ -156,7 +166,7 @@ func (t *Tx) Members(merchantID uuid.UUID) ([]Member, error) {
 	out := make([]Member, len(rows))
 	for i, r := range rows {
 		u := userRow{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
-		out[i] = Member{User: u.domain(), Role: domain.Role(r.Role)}
+		out[i] = Member{User: u.domain(), Role: domain.Role(r.Role), JoinedAt: r.JoinedAt.UTC()}
 	}
 	return out, nil
 }
@@ -165,4 +175,78 @@ func (t *Tx) Members(merchantID uuid.UUID) ([]Member, error) {
 func (t *Tx) InsertInvitation(inv Invitation) error {
 	return translate(t.db.Create(&invitationRow{ID: inv.ID, MerchantID: inv.MerchantID, Email: NormalizeEmail(inv.Email),
 		Role: string(inv.Role), TokenHash: inv.TokenHash, ExpiresAt: inv.ExpiresAt.UTC(), CreatedAt: inv.CreatedAt.UTC()}).Error)
+}
+
+// Member reads one user's membership of a merchant; ErrNotFound when they are not a member.
+func (t *Tx) Member(merchantID, userID uuid.UUID) (Member, error) {
+	ms, err := t.Members(merchantID)
+	if err != nil {
+		return Member{}, err
+	}
+	for _, m := range ms {
+		if m.User.ID == userID {
+			return m, nil
+		}
+	}
+	return Member{}, ErrNotFound
+}
+
+// CountOwners counts a merchant's owners (disabled users included: they can be enabled again).
+func (t *Tx) CountOwners(merchantID uuid.UUID) (int64, error) {
+	var n int64
+	err := t.db.Model(&membershipRow{}).Where("merchant_id = ? AND role = ?", merchantID, string(domain.RoleOwner)).Count(&n).Error
+	return n, translate(err)
+}
+
+// DeleteMembership ends a user's membership of a merchant; ErrNotFound when there was none.
+func (t *Tx) DeleteMembership(userID, merchantID uuid.UUID) error {
+	res := t.db.Where("user_id = ? AND merchant_id = ?", userID, merchantID).Delete(&membershipRow{})
+	if res.Error != nil {
+		return translate(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// pendingInvitations are the invitations still usable at now.
+func (t *Tx) pendingInvitations(merchantID uuid.UUID, now time.Time) *gorm.DB {
+	return t.db.Model(&invitationRow{}).
+		Where("merchant_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?", merchantID, now.UTC())
+}
+
+// PendingInvitations lists a merchant's usable invitations, newest first.
+func (t *Tx) PendingInvitations(merchantID uuid.UUID, now time.Time) ([]Invitation, error) {
+	var rows []invitationRow
+	if err := t.pendingInvitations(merchantID, now).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Invitation, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// RevokeInvitation revokes one of a merchant's pending invitations; ErrNotFound when there is
+// no such pending invitation (used, revoked, expired or another merchant's).
+func (t *Tx) RevokeInvitation(merchantID, id uuid.UUID, now time.Time) (Invitation, error) {
+	var r invitationRow
+	if err := t.pendingInvitations(merchantID, now).Where("id = ?", id).Take(&r).Error; err != nil {
+		return Invitation{}, translate(err)
+	}
+	at := now.UTC()
+	if err := t.db.Model(&invitationRow{}).Where("id = ?", id).Update("revoked_at", at).Error; err != nil {
+		return Invitation{}, translate(err)
+	}
+	r.RevokedAt = &at
+	return r.domain(), nil
+}
+
+// RevokeInvitationsFor revokes a merchant's pending invitations of one email (the person's
+// membership changed: an old link must not undo it).
+func (t *Tx) RevokeInvitationsFor(merchantID uuid.UUID, email string, now time.Time) (int64, error) {
+	res := t.pendingInvitations(merchantID, now).Where("email = ?", NormalizeEmail(email)).Update("revoked_at", now.UTC())
+	return res.RowsAffected, translate(res.Error)
 }

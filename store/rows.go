@@ -16,6 +16,8 @@ type merchantRow struct {
 	Name               string
 	ShortName          string
 	LogoURL            *string
+	DisplayName        *string
+	AccentColor        *string
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
@@ -289,7 +291,7 @@ type settingRow struct {
 func (settingRow) TableName() string { return "settings" }
 
 func (r merchantRow) domain() domain.Merchant {
-	return domain.Merchant{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL,
+	return domain.Merchant{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
 		DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,7 +98,27 @@ func subscribedTo(q *gorm.DB, typ string) *gorm.DB {
 
 // ScheduleDelivery schedules an event's delivery to an endpoint, due at.
 func (t *Tx) ScheduleDelivery(eventID string, endpointID, merchantID uuid.UUID, at time.Time) error {
-	return translate(t.db.Create(&deliveryRow{ID: uuid.Must(uuid.NewV7()), EventID: eventID, EndpointID: endpointID,
+	_, err := t.ScheduleDeliveryID(eventID, endpointID, merchantID, at)
+	return err
+}
+
+// InsertTestEvent appends an endpoint's test event (the dashboard's webhook.test; its payload
+// is also its body) and schedules its one delivery, to that endpoint, due at. Only endpoint
+// events: payment and withdrawal events are the lifecycle core's (InsertEvent).
+func (t *Tx) InsertTestEvent(e domain.Event, at time.Time) (uuid.UUID, error) {
+	if e.Entity != domain.EntityEndpoint || e.Type != domain.EventWebhookTest {
+		return uuid.Nil, fmt.Errorf("store: InsertTestEvent takes an endpoint's %s event, not %s %s", domain.EventWebhookTest, e.Entity, e.Type)
+	}
+	if err := t.InsertEvent(e, e.Payload); err != nil {
+		return uuid.Nil, err
+	}
+	return t.ScheduleDeliveryID(e.ID, e.EntityID, e.MerchantID, at)
+}
+
+// ScheduleDeliveryID is ScheduleDelivery returning the delivery's id.
+func (t *Tx) ScheduleDeliveryID(eventID string, endpointID, merchantID uuid.UUID, at time.Time) (uuid.UUID, error) {
+	id := uuid.Must(uuid.NewV7())
+	return id, translate(t.db.Create(&deliveryRow{ID: id, EventID: eventID, EndpointID: endpointID,
 		MerchantID: merchantID, Status: DeliveryPending, NextAttemptAt: at.UTC(), CreatedAt: at.UTC(), UpdatedAt: at.UTC()}).Error)
 }
 
@@ -167,6 +188,7 @@ type DeliveryFilter struct {
 	Mode       *domain.Mode // only deliveries to endpoints of this mode (nil: every mode)
 	EndpointID *uuid.UUID
 	EventID    string
+	EntityID   *uuid.UUID // only deliveries of this payment's or withdrawal's events
 	Limit      int
 }
 
@@ -181,6 +203,9 @@ func (t *Tx) Deliveries(f DeliveryFilter) ([]Delivery, error) {
 	}
 	if f.EventID != "" {
 		q = q.Where("event_id = ?", f.EventID)
+	}
+	if f.EntityID != nil {
+		q = q.Where("event_id IN (SELECT id FROM events WHERE entity_id = ? AND merchant_id = ?)", *f.EntityID, f.MerchantID)
 	}
 	var rows []deliveryRow
 	if err := q.Order("created_at DESC, id DESC").Limit(max(f.Limit, 1)).Find(&rows).Error; err != nil {

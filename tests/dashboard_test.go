@@ -239,7 +239,10 @@ func TestDashboardAPIKeys(t *testing.T) {
 		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
 		base := "/v1/merchants/" + a.Merchant.ID.String() + "/api-keys"
 
+		// Keys are developers' business (developers:read): a viewer (an older read token) sees none.
 		r := e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		require.Equal(t, http.StatusForbidden, r.Status, string(r.Body))
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(write)...)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		keys := r.JSON(t)["data"].([]any)
 		require.Len(t, keys, 1)
@@ -274,7 +277,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 		newKey := created["key"].(map[string]any)
 		assert.True(t, strings.HasPrefix(secret, newKey["prefix"].(string)))
 		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/external/secretkey-auth/payments", secret, nil).Status, "the new key works")
-		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(write)...)
 		assert.Len(t, r.JSON(t)["data"], 3, "a live token lists (and may revoke) the keys of both modes: the first, the test one and the new one")
 		assert.NotContains(t, string(r.Body), secret, "the key is shown once")
 
@@ -306,6 +309,7 @@ func TestDashboardWebhooks(t *testing.T) {
 		b := e.merchant(merchantOpts{name: "B"})
 		read, write := e.token(a.Merchant.ID, dashauth.ScopeRead), e.token(a.Merchant.ID, dashauth.ScopeWrite)
 		base := "/v1/merchants/" + a.Merchant.ID.String() + "/webhooks"
+		require.Equal(t, http.StatusForbidden, e.do(http.MethodGet, base, "", nil, bearerHeader(read)...).Status, "developers:read: not a viewer's")
 
 		// (http itself is allowed on the embedded default; tested in the webhooks package.)
 		for _, u := range []string{"https://127.0.0.1/hook", "https://10.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/x"} {
@@ -326,14 +330,14 @@ func TestDashboardWebhooks(t *testing.T) {
 		epID := ep["id"].(string)
 		assert.Len(t, ep["events"], 2)
 
-		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(write)...)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.Len(t, r.JSON(t)["data"], 1)
 		assert.NotContains(t, string(r.Body), secret)
 
 		// An event for A: its delivery is in the log; redelivered with the same event id.
 		e.createPayment(a.SecretKey, payment(2500))
-		r = e.do(http.MethodGet, base+"/deliveries", "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base+"/deliveries", "", nil, bearerHeader(write)...)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		ds := r.JSON(t)["data"].([]any)
 		require.Len(t, ds, 1)
@@ -346,9 +350,9 @@ func TestDashboardWebhooks(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, r.Status, string(r.Body))
 			assert.Len(t, r.JSON(t)["data"], 1)
 		}
-		r = e.do(http.MethodGet, base+"/deliveries?eventId="+eventID+"&limit=10", "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base+"/deliveries?eventId="+eventID+"&limit=10", "", nil, bearerHeader(write)...)
 		assert.Len(t, r.JSON(t)["data"], 1, "one pending delivery per endpoint and event")
-		r = e.do(http.MethodGet, base+"/deliveries?eventId=evt%00x", "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base+"/deliveries?eventId=evt%00x", "", nil, bearerHeader(write)...)
 		assert.Equal(t, http.StatusBadRequest, r.Status, "NUL in a parameter: 400, not the database's 500")
 		r = e.do(http.MethodPost, base+"/events/evt%00x/redeliver", "", nil, bearerHeader(write)...)
 		assert.Equal(t, http.StatusBadRequest, r.Status)
@@ -391,14 +395,14 @@ func TestDashboardWebhooks(t *testing.T) {
 		require.Equal(t, http.StatusConflict, r.Status, string(r.Body))
 		code, _, _ = r.errorFields(t)
 		assert.Equal(t, "limit_reached", code)
-		for _, ep := range e.do(http.MethodGet, base, "", nil, bearerHeader(read)...).JSON(t)["data"].([]any) {
+		for _, ep := range e.do(http.MethodGet, base, "", nil, bearerHeader(write)...).JSON(t)["data"].([]any) {
 			id := ep.(map[string]any)["id"].(string)
 			require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, base+"/"+id, "", nil, bearerHeader(write)...).Status)
 		}
 		assert.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, base+"/"+epID, "", nil, bearerHeader(write)...).Status)
-		r = e.do(http.MethodGet, base, "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base, "", nil, bearerHeader(write)...)
 		assert.Len(t, r.JSON(t)["data"], 0, "deleted endpoints are not listed")
-		r = e.do(http.MethodGet, base+"/deliveries?endpointId="+epID, "", nil, bearerHeader(read)...)
+		r = e.do(http.MethodGet, base+"/deliveries?endpointId="+epID, "", nil, bearerHeader(write)...)
 		assert.Len(t, r.JSON(t)["data"], 1, "their delivery log stays")
 	})
 }
@@ -420,7 +424,8 @@ func TestDashboardOIDCTokens(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, "/v1/merchants/"+c.Merchant.ID.String()+"/balance", "", nil, bearerHeader(both)...).Status)
 		readOnly := e.idp.token(t, []string{a.Merchant.ID.String()}, "read", nil)
 		base := "/v1/merchants/" + a.Merchant.ID.String()
-		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, base+"/api-keys", "", nil, bearerHeader(readOnly)...).Status)
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, base+"/withdrawals", "", nil, bearerHeader(readOnly)...).Status)
+		assert.Equal(t, http.StatusForbidden, e.do(http.MethodGet, base+"/api-keys", "", nil, bearerHeader(readOnly)...).Status, "read is a viewer")
 		assert.Equal(t, http.StatusForbidden, e.do(http.MethodPost, base+"/api-keys", "", nil, bearerHeader(readOnly)...).Status)
 
 		ids := []string{a.Merchant.ID.String()}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -83,7 +84,15 @@ func (s *Service) Create(ctx context.Context, merchantID uuid.UUID, mode domain.
 		if len(eps) >= MaxEndpoints {
 			return fmt.Errorf("%w: a merchant has at most %d (delete one first)", domain.ErrTooManyEndpoints, MaxEndpoints)
 		}
-		return tx.InsertEndpoint(e)
+		if err := tx.InsertEndpoint(e); err != nil {
+			return err
+		}
+		events := make([]string, len(ets))
+		for i, t := range ets {
+			events[i] = string(t)
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.WebhookEndpointCreated, TargetType: audit.TargetWebhookEndpoint,
+			TargetID: e.ID.String(), Details: map[string]any{"host": audit.URLHost(e.URL), "mode": string(e.Mode), "events": events}})
 	}); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return Created{}, domain.ErrMerchantNotFound
@@ -168,10 +177,15 @@ func (s *Service) Endpoint(ctx context.Context, merchantID, endpointID uuid.UUID
 // pending deliveries stop.
 func (s *Service) Delete(ctx context.Context, merchantID, endpointID uuid.UUID) error {
 	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := ownedBy(tx, merchantID, endpointID); err != nil {
+		e, err := ownedBy(tx, merchantID, endpointID)
+		if err != nil {
 			return err
 		}
-		return tx.DisableEndpoint(endpointID, store.EndpointDeleted, s.Now())
+		if err := tx.DisableEndpoint(endpointID, store.EndpointDeleted, s.Now()); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: e.MerchantID, Action: audit.WebhookEndpointDeleted, TargetType: audit.TargetWebhookEndpoint,
+			TargetID: endpointID.String(), Details: map[string]any{"host": audit.URLHost(e.URL), "mode": string(e.Mode)}})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrEndpointNotFound
@@ -213,7 +227,11 @@ func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID uuid.
 		if _, err := s.Sealer.Open(e.SecretSealed); err != nil {
 			previous = nil // sealed under another key: it could not sign anyway
 		}
-		return tx.RotateEndpointSecret(endpointID, sealed, previous, now.Add(RotationOverlap), now)
+		if err := tx.RotateEndpointSecret(endpointID, sealed, previous, now.Add(RotationOverlap), now); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, audit.Event{MerchantID: e.MerchantID, Action: audit.WebhookSecretRotated, TargetType: audit.TargetWebhookEndpoint,
+			TargetID: endpointID.String(), Details: map[string]any{"host": audit.URLHost(e.URL), "previousSignsUntil": now.Add(RotationOverlap).UTC()}})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", ErrEndpointNotFound

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
+	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
@@ -81,28 +82,15 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if err := tx.LockBalance(m.ID, mode); err != nil {
 			return err
 		}
-		cfg, err := tx.GetWithdrawalConfig(m.ID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		token, cfg, err := s.payoutToken(tx, m, in.ChainID)
+		if err != nil {
 			return err
-		}
-		// The spec cannot list the catalogue (an operator's file adds chains), so an unknown chain
-		// is refused here as the schema refused it before.
-		if _, known := s.Catalog.Chain(in.ChainID); !known {
-			return domain.Invalid(domain.CodeParameterInvalid, "chainId", "chain %s is not in this service's catalogue (GET /v1/external/chains)", chains.CAIP2(in.ChainID))
-		}
-		token, ok := configuredToken(s.Catalog, cfg, in.ChainID)
-		if !ok {
-			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(in.ChainID))
-		}
-		if cm := domain.ChainMode(token.Chain); cm != mode {
-			return domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is a %s chain and this key acts in %s mode: %s-mode money pays out only on %s chains",
-				chains.CAIP2(in.ChainID), cm, mode, mode, mode)
 		}
 		if err := s.checkRecipient(tx, recipient); err != nil {
 			return err
 		}
-		if in.AmountInCents < cfg.MinAmountCents || in.AmountInCents > cfg.MaxAmountCents {
-			return domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents for this merchant", cfg.MinAmountCents, cfg.MaxAmountCents)
+		if err := checkLimits(cfg, in.AmountInCents); err != nil {
+			return err
 		}
 		balance, err := tx.AvailableBalance(m.ID, mode)
 		if err != nil {
@@ -118,12 +106,67 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
 			return err
 		}
+		if err := audit.Append(ctx, tx, audit.Event{MerchantID: m.ID, Action: audit.WithdrawalCreated, TargetType: audit.TargetWithdrawal,
+			TargetID: out.ID.String(), Details: map[string]any{"mode": string(mode), "amountInCents": out.AmountInCents,
+				"chainId": chains.CAIP2(out.Chain.ID), "tokenSymbol": out.Token.Symbol, "recipientAddress": out.RecipientAddress}}); err != nil {
+			return err
+		}
 		if seal != nil {
 			return seal.End(tx, out)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// payoutToken is the token a withdrawal of the merchant's mode pays out on chainID: the chain in
+// the catalogue, in the merchant's withdrawal configuration, and of the merchant's mode.
+func (s *Service) payoutToken(tx *store.Tx, m domain.Merchant, chainID int64) (domain.Token, domain.WithdrawalConfig, error) {
+	mode := m.Mode.Norm()
+	cfg, err := tx.GetWithdrawalConfig(m.ID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return domain.Token{}, cfg, err
+	}
+	// The spec cannot list the catalogue (an operator's file adds chains), so an unknown chain
+	// is refused here as the schema refused it before.
+	if _, known := s.Catalog.Chain(chainID); !known {
+		return domain.Token{}, cfg, domain.Invalid(domain.CodeParameterInvalid, "chainId", "chain %s is not in this service's catalogue (GET /v1/external/chains)", chains.CAIP2(chainID))
+	}
+	token, ok := configuredToken(s.Catalog, cfg, chainID)
+	if !ok {
+		return domain.Token{}, cfg, domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is not in this merchant's withdrawal configuration", chains.CAIP2(chainID))
+	}
+	if cm := domain.ChainMode(token.Chain); cm != mode {
+		return domain.Token{}, cfg, domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is a %s chain and this key acts in %s mode: %s-mode money pays out only on %s chains",
+			chains.CAIP2(chainID), cm, mode, mode, mode)
+	}
+	return token, cfg, nil
+}
+
+// checkLimits refuses an amount outside the merchant's configured bounds.
+func checkLimits(cfg domain.WithdrawalConfig, cents int64) error {
+	if cents < cfg.MinAmountCents || cents > cfg.MaxAmountCents {
+		return domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents for this merchant", cfg.MinAmountCents, cfg.MaxAmountCents)
+	}
+	return nil
+}
+
+// Preview checks a withdrawal of cents on chainID as Create does (withdrawals enabled, the
+// service's bounds, the chain and the merchant's limits; not the recipient nor the balance) and
+// returns the token it would pay out. Nothing is written.
+func (s *Service) Preview(ctx context.Context, m domain.Merchant, cents, chainID int64) (domain.Token, error) {
+	if !m.WithdrawalsEnabled {
+		return domain.Token{}, domain.ErrWithdrawalsOff
+	}
+	if cents < domain.WithdrawalMinAmountCents || cents > domain.WithdrawalMaxAmountCents {
+		return domain.Token{}, domain.Invalid(domain.CodeInvalidAmount, "amountInCents", "amountInCents must be between %d and %d cents",
+			domain.WithdrawalMinAmountCents, domain.WithdrawalMaxAmountCents)
+	}
+	token, cfg, err := s.payoutToken(s.Store.Read(ctx), m, chainID)
+	if err != nil {
+		return domain.Token{}, err
+	}
+	return token, checkLimits(cfg, cents)
 }
 
 // Cancel moves a pending withdrawal to cancelled; the lifecycle core books the reversal that
@@ -149,6 +192,10 @@ func (s *Service) Cancel(ctx context.Context, merchantID uuid.UUID, mode domain.
 			return err
 		}
 		out = w
+		if err := audit.Append(ctx, tx, audit.Event{MerchantID: w.MerchantID, Action: audit.WithdrawalCancelled, TargetType: audit.TargetWithdrawal,
+			TargetID: w.ID.String(), Details: map[string]any{"mode": string(w.Mode), "amountInCents": w.AmountInCents}}); err != nil {
+			return err
+		}
 		if seal != nil {
 			return seal.End(tx, out)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/config"
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/settlement"
 )
@@ -113,7 +114,12 @@ func loadConfig(databaseURL, addr, networks, publicURL, shape string) (config.Co
 		return c, err
 	}
 	c.Dashboard = config.Dashboard{OIDCIssuer: env("PAYMENTS_OIDC_ISSUER", ""), OIDCAudience: env("PAYMENTS_OIDC_AUDIENCE", ""),
-		OIDCMerchantClaim: env("PAYMENTS_OIDC_MERCHANT_CLAIM", "merchant_ids"), OIDCModeClaim: env("PAYMENTS_OIDC_MODE_CLAIM", "mode")}
+		OIDCMerchantClaim: env("PAYMENTS_OIDC_MERCHANT_CLAIM", "merchant_ids"), OIDCModeClaim: env("PAYMENTS_OIDC_MODE_CLAIM", "mode"),
+		OIDCRoleClaim: env("PAYMENTS_OIDC_ROLE_CLAIM", dashauth.DefaultOIDCRoleClaim),
+
+		OIDCClientID: env("PAYMENTS_OIDC_CLIENT_ID", ""), OIDCClientSecret: env("PAYMENTS_OIDC_CLIENT_SECRET", ""),
+		OIDCRedirectURL: env("PAYMENTS_OIDC_REDIRECT_URL", ""), OIDCName: env("PAYMENTS_OIDC_NAME", ""),
+		WebAuthnRPID: env("PAYMENTS_WEBAUTHN_RP_ID", ""), WebAuthnOrigins: env("PAYMENTS_WEBAUTHN_ORIGINS", "")}
 	if c.Dashboard.OIDCIssuer != "" && c.Dashboard.OIDCAudience == "" {
 		return c, fmt.Errorf("PAYMENTS_OIDC_AUDIENCE is required with PAYMENTS_OIDC_ISSUER: without it a token minted for any other application of the issuer would be accepted")
 	}

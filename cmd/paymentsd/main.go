@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paymentsd/paymentsd/audit"
 )
 
 const usage = `usage: paymentsd <command> [flags]
@@ -32,7 +34,7 @@ commands:
   users create                  a dashboard user: --email E --merchant ID --role viewer|developer|admin|owner [--password-file F] [--json] (prints a generated password once)
   users list|disable|reset-password   --merchant ID | --email E (reset-password prints the new password once)
   users invite                  a single-use invitation link: --email E --merchant ID --role R
-  tokens issue                  a dashboard access token: --merchant ID [--mode test|live] [--scope read|write] [--ttl 15m] [--json]
+  tokens issue                  a dashboard access token: --merchant ID [--mode test|live] [--role viewer|developer|admin|owner] [--ttl 15m] [--json]
   tokens rotate-key             a new signing key for dashboard tokens (the old ones stay published until their tokens expire)
   sweep                         sweep deposit addresses into the hot wallet now, whatever the threshold [--chain C] [--wait 5m]
   treasury                      what merchants are owed; hot wallet, unswept and swept balances per chain and token
@@ -72,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sub := ""
 	if len(rest) > 0 {
 		sub = rest[0]
+	}
+	if cmd != "serve" {
+		// A command's changes are the operator's in the audit log (a request names its own actor).
+		ctx = audit.WithActor(ctx, audit.Operator)
 	}
 	switch {
 	case cmd == "serve":

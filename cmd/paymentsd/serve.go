@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/worker"
 	"github.com/paymentsd/paymentsd/merchants"
+	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/server"
 )
 
@@ -128,6 +130,20 @@ Try it:
 API: %s   spec: %s/openapi.yaml
 
 `, created.Merchant.ID, created.SecretKey, base, created.SecretKey, base, base)
+	// The demo merchant's owner, for the dashboard (a generated password, shown once; an owner
+	// already there is left alone).
+	owner, err := a.People.CreateUser(ctx, demoOwnerEmail, created.Merchant.ID, domain.RoleOwner, "")
+	switch {
+	case errors.Is(err, people.ErrEmailTaken):
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(stdout, `Dashboard: %s/dashboard/
+  email:    %s
+  password: %s   (shown once; change it in the dashboard, or paymentsd users reset-password)
+
+`, dashboardBase(base), owner.User.Email, owner.Password)
+	}
 	if a.Devnet != nil {
 		fmt.Fprintf(stdout, `Then pay it on the devnet (%s, a real transaction from a funded test account) and watch it
 turn processing, then completed with a receipt:
@@ -140,6 +156,15 @@ turn processing, then completed with a receipt:
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// demoOwnerEmail is the demo merchant's owner on the embedded default.
+const demoOwnerEmail = "owner@demo.example"
+
+// dashboardBase is where the dashboard is reached: base, with localhost spelled 127.0.0.1 (a
+// loopback address, so the refresh cookie works over plain http).
+func dashboardBase(base string) string {
+	return strings.Replace(base, "://localhost:", "://127.0.0.1:", 1)
 }
 
 func portOf(hostport string) string {

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 )
 
@@ -48,13 +47,36 @@ func TestTokensIssueMode(t *testing.T) {
 	}
 	p, err := a.Tokens.Verify(ctx, live["accessToken"].(string))
 	require.NoError(t, err)
-	assert.Equal(t, dashauth.ScopeWrite, p.Scope)
+	assert.Equal(t, domain.RoleAdmin, p.Role)
 
 	for _, bad := range []string{"prod", "", "sandbox"} {
 		out, errOut, err := cli(t, "tokens", "issue", "--database-url", db, "--merchant", mid, "--mode", bad)
 		require.ErrorIs(t, err, errUsage, bad)
 		assert.Contains(t, errOut, "--mode must be test or live")
 		assert.Empty(t, out)
+	}
+}
+
+// `tokens issue --role` mints a service token with that role (viewer unless said); --scope, the
+// older form, maps read to viewer and write to admin; both at once, or an unknown role, is a
+// usage error.
+func TestTokensIssueRole(t *testing.T) {
+	db := cliEnv(t)
+	mid := createMerchant(t, db)["merchantId"].(string)
+	a := openApp(t, db)
+	for args, want := range map[string]domain.Role{"": domain.RoleViewer, "--role viewer": domain.RoleViewer,
+		"--role developer": domain.RoleDeveloper, "--role admin": domain.RoleAdmin, "--role owner": domain.RoleOwner,
+		"--scope read": domain.RoleViewer, "--scope write": domain.RoleAdmin} {
+		out := cliJSON(t, append([]string{"tokens", "issue", "--database-url", db, "--merchant", mid, "--json"}, strings.Fields(args)...)...)
+		assert.Equal(t, string(want), out["role"], args)
+		p, err := a.Tokens.Verify(context.Background(), out["accessToken"].(string))
+		require.NoError(t, err, args)
+		assert.Equal(t, want, p.Role, args)
+	}
+	for _, bad := range [][]string{{"--role", "root"}, {"--role", "Owner"}, {"--role", "admin", "--scope", "read"}, {"--scope", "admin"}} {
+		_, errOut, err := cli(t, append([]string{"tokens", "issue", "--database-url", db, "--merchant", mid}, bad...)...)
+		require.ErrorIs(t, err, errUsage, "%v", bad)
+		assert.Contains(t, errOut, "tokens issue:", "%v", bad)
 	}
 }
 
@@ -69,4 +91,17 @@ func TestLoadConfigOIDCModeClaim(t *testing.T) {
 	c, err = loadConfig("x.db", "", "", "", "")
 	require.NoError(t, err)
 	assert.Equal(t, "https://paymentsd.example/mode", c.Dashboard.OIDCModeClaim)
+}
+
+// PAYMENTS_OIDC_ROLE_CLAIM names the external issuer's role claim: "paymentsd_role" unless set.
+func TestLoadConfigOIDCRoleClaim(t *testing.T) {
+	cliEnv(t)
+	t.Setenv("PAYMENTS_OIDC_ROLE_CLAIM", "")
+	c, err := loadConfig("x.db", "", "", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, "paymentsd_role", c.Dashboard.OIDCRoleClaim)
+	t.Setenv("PAYMENTS_OIDC_ROLE_CLAIM", "https://paymentsd.example/role")
+	c, err = loadConfig("x.db", "", "", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, "https://paymentsd.example/role", c.Dashboard.OIDCRoleClaim)
 }

@@ -12,14 +12,11 @@ import (
 
 	"github.com/paymentsd/paymentsd/app"
 	"github.com/paymentsd/paymentsd/domain"
+	"github.com/paymentsd/paymentsd/people"
 )
 
 // The dashboard's people from the command line: users with a role for a merchant, their
 // passwords (generated ones are printed once and never stored), and invitations.
-
-// invitationPath is where an invitation link leads on the dashboard; the token travels in the
-// fragment, which browsers never send, so it stays out of every server's and proxy's logs.
-const invitationPath = "/dashboard/invitations/accept#token="
 
 func cmdUsersCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("users create", flag.ContinueOnError)
@@ -159,7 +156,7 @@ func cmdUsersInvite(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return fmt.Errorf("users invite: %w", err)
 	}
-	fmt.Fprintln(stdout, strings.TrimRight(a.Cfg.PublicBaseURL, "/")+invitationPath+token)
+	fmt.Fprintln(stdout, people.InvitationURL(a.Cfg.PublicBaseURL, token))
 	fmt.Fprintf(stderr, "a single-use invitation for %s as %s of merchant %s, until %s\n", inv.Email, role, mid, inv.ExpiresAt.Format("2006-01-02 15:04 MST"))
 	return nil
 }

@@ -56,7 +56,7 @@ func TestUsersCommands(t *testing.T) {
 	out, errOut, err = cli(t, "users", "invite", "--email", "new@example.com", "--merchant", mid, "--role", "admin")
 	require.NoError(t, err, errOut)
 	link := strings.TrimSpace(out)
-	assert.True(t, strings.HasPrefix(link, "http://localhost:8080/dashboard/invitations/accept#token="), link)
-	assert.Len(t, strings.TrimPrefix(link, "http://localhost:8080/dashboard/invitations/accept#token="), 43)
+	assert.True(t, strings.HasPrefix(link, "http://localhost:8080/dashboard/#/accept-invitation?token="), link)
+	assert.Len(t, strings.TrimPrefix(link, "http://localhost:8080/dashboard/#/accept-invitation?token="), 43)
 	assert.Contains(t, errOut, "single-use invitation for new@example.com as admin")
 }

@@ -19,6 +19,69 @@ import (
 	"github.com/paymentsd/paymentsd/money"
 )
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorOperator AuditActorKind = "operator"
+	AuditActorPerson   AuditActorKind = "person"
+	AuditActorService  AuditActorKind = "service"
+	AuditActorSystem   AuditActorKind = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorOperator:
+		return true
+	case AuditActorPerson:
+		return true
+	case AuditActorService:
+		return true
+	case AuditActorSystem:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultMethods.
+const (
+	AuthResultMethodsPasskey      AuthResultMethods = "passkey"
+	AuthResultMethodsRecoveryCode AuthResultMethods = "recovery_code"
+	AuthResultMethodsTotp         AuthResultMethods = "totp"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultMethods enum.
+func (e AuthResultMethods) Valid() bool {
+	switch e {
+	case AuthResultMethodsPasskey:
+		return true
+	case AuthResultMethodsRecoveryCode:
+		return true
+	case AuthResultMethodsTotp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthResultStatus.
+const (
+	SecondFactorRequired AuthResultStatus = "second_factor_required"
+	SignedIn             AuthResultStatus = "signed_in"
+)
+
+// Valid indicates whether the value is a known member of the AuthResultStatus enum.
+func (e AuthResultStatus) Valid() bool {
+	switch e {
+	case SecondFactorRequired:
+		return true
+	case SignedIn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutQuoteAssetType.
 const (
 	CheckoutQuoteAssetTypeErc20  CheckoutQuoteAssetType = "erc20"
@@ -130,6 +193,30 @@ func (e DepositAddressType) Valid() bool {
 	}
 }
 
+// Defines values for MeMembershipsRole.
+const (
+	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
+	MeMembershipsRoleDeveloper MeMembershipsRole = "developer"
+	MeMembershipsRoleOwner     MeMembershipsRole = "owner"
+	MeMembershipsRoleViewer    MeMembershipsRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MeMembershipsRole enum.
+func (e MeMembershipsRole) Valid() bool {
+	switch e {
+	case MeMembershipsRoleAdmin:
+		return true
+	case MeMembershipsRoleDeveloper:
+		return true
+	case MeMembershipsRoleOwner:
+		return true
+	case MeMembershipsRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Mode.
 const (
 	Live Mode = "live"
@@ -199,6 +286,27 @@ func (e PaymentStatus) Valid() bool {
 	case PaymentStatusPending:
 		return true
 	case PaymentStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentTransferStatus.
+const (
+	Confirmed PaymentTransferStatus = "confirmed"
+	Orphaned  PaymentTransferStatus = "orphaned"
+	Seen      PaymentTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
+func (e PaymentTransferStatus) Valid() bool {
+	switch e {
+	case Confirmed:
+		return true
+	case Orphaned:
+		return true
+	case Seen:
 		return true
 	default:
 		return false
@@ -283,6 +391,30 @@ const (
 func (e SetAcceptedAssetsRequestDefault) Valid() bool {
 	switch e {
 	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TeamRole.
+const (
+	TeamRoleAdmin     TeamRole = "admin"
+	TeamRoleDeveloper TeamRole = "developer"
+	TeamRoleOwner     TeamRole = "owner"
+	TeamRoleViewer    TeamRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the TeamRole enum.
+func (e TeamRole) Valid() bool {
+	switch e {
+	case TeamRoleAdmin:
+		return true
+	case TeamRoleDeveloper:
+		return true
+	case TeamRoleOwner:
+		return true
+	case TeamRoleViewer:
 		return true
 	default:
 		return false
@@ -477,16 +609,16 @@ func (e WithdrawalStatus) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortBy.
 const (
-	AmountInCents ListPaymentsParamsSortBy = "amountInCents"
-	CreatedAt     ListPaymentsParamsSortBy = "createdAt"
+	ListPaymentsParamsSortByAmountInCents ListPaymentsParamsSortBy = "amountInCents"
+	ListPaymentsParamsSortByCreatedAt     ListPaymentsParamsSortBy = "createdAt"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortBy enum.
 func (e ListPaymentsParamsSortBy) Valid() bool {
 	switch e {
-	case AmountInCents:
+	case ListPaymentsParamsSortByAmountInCents:
 		return true
-	case CreatedAt:
+	case ListPaymentsParamsSortByCreatedAt:
 		return true
 	default:
 		return false
@@ -495,20 +627,65 @@ func (e ListPaymentsParamsSortBy) Valid() bool {
 
 // Defines values for ListPaymentsParamsSortOrder.
 const (
-	ASC  ListPaymentsParamsSortOrder = "ASC"
-	DESC ListPaymentsParamsSortOrder = "DESC"
+	ListPaymentsParamsSortOrderASC  ListPaymentsParamsSortOrder = "ASC"
+	ListPaymentsParamsSortOrderDESC ListPaymentsParamsSortOrder = "DESC"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentsParamsSortOrder enum.
 func (e ListPaymentsParamsSortOrder) Valid() bool {
 	switch e {
-	case ASC:
+	case ListPaymentsParamsSortOrderASC:
 		return true
-	case DESC:
+	case ListPaymentsParamsSortOrderDESC:
 		return true
 	default:
 		return false
 	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortBy.
+const (
+	ListMerchantPaymentsParamsSortByAmountInCents ListMerchantPaymentsParamsSortBy = "amountInCents"
+	ListMerchantPaymentsParamsSortByCreatedAt     ListMerchantPaymentsParamsSortBy = "createdAt"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortBy enum.
+func (e ListMerchantPaymentsParamsSortBy) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortByAmountInCents:
+		return true
+	case ListMerchantPaymentsParamsSortByCreatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantPaymentsParamsSortOrder.
+const (
+	ListMerchantPaymentsParamsSortOrderASC  ListMerchantPaymentsParamsSortOrder = "ASC"
+	ListMerchantPaymentsParamsSortOrderDESC ListMerchantPaymentsParamsSortOrder = "DESC"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantPaymentsParamsSortOrder enum.
+func (e ListMerchantPaymentsParamsSortOrder) Valid() bool {
+	switch e {
+	case ListMerchantPaymentsParamsSortOrderASC:
+		return true
+	case ListMerchantPaymentsParamsSortOrderDESC:
+		return true
+	default:
+		return false
+	}
+}
+
+// AcceptInvitationRequest Example: {"password":"correct-horse-battery","token":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type AcceptInvitationRequest struct {
+	// Password A new user's password (at least 12 characters), or an existing user's current one.
+	Password *string `json:"password,omitempty"`
+
+	// Token The invitation link's token.
+	Token string `json:"token"`
 }
 
 // AcceptedAssets What a merchant's payments are quoted in.
@@ -560,6 +737,118 @@ type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
 
+// AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+//
+// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+type AuditActor struct {
+	// Id The user id, the secret key's id or the token's subject.
+	Id string `json:"id"`
+	Ip string `json:"ip"`
+
+	// Kind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+	Kind AuditActorKind `json:"kind"`
+
+	// Label The email, the key's prefix or the token's subject.
+	Label     string `json:"label"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditActorKind A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+type AuditActorKind string
+
+// AuditEntry One recorded change.
+//
+// Example: {"action":"api_key.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"},"at":"2026-11-22T10:00:00Z","details":{"mode":"test","prefix":"sk_test_4f2a"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f730","targetType":"api_key"}
+type AuditEntry struct {
+	// Action What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+	// `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+	// `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+	// `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+	// `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+	// and the sign-in events `auth.…`. New actions may be added.
+	//
+	//
+	// Example: api_key.created
+	Action string `json:"action"`
+
+	// Actor Who made a change and from where (ip and userAgent are empty for the command line and the system).
+	//
+	// Example: {"id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","ip":"203.0.113.7","kind":"person","label":"ana@shop.example","userAgent":"Mozilla/5.0"}
+	Actor AuditActor `json:"actor"`
+	At    time.Time  `json:"at"`
+
+	// Details What changed (never a secret; a webhook URL keeps only its host).
+	Details map[string]interface{} `json:"details"`
+
+	// Id Grows with every entry (the paging key).
+	Id int64 `json:"id"`
+
+	// TargetId The changed object's id.
+	TargetId string `json:"targetId"`
+
+	// TargetType The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+	//
+	// Example: api_key
+	TargetType string `json:"targetType"`
+}
+
+// AuditLogPage Example: {"items":[{"action":"withdrawal.created","actor":{"id":"01a200eb-1612-72e6-88d9-02e7cbd1f730","ip":"203.0.113.7","kind":"service","label":"sk_live_9c1d","userAgent":"curl/8.5.0"},"at":"2026-11-22T10:00:00Z","details":{"amountInCents":5000,"chainId":"eip155:8453"},"id":42,"targetId":"01a200eb-1612-72e6-88d9-02e7cbd1f731","targetType":"withdrawal"}],"nextBefore":null}
+type AuditLogPage struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextBefore The `before` of the next page; null on the last page.
+	NextBefore *int64 `json:"nextBefore"`
+}
+
+// AuthProviders The ways to sign in.
+//
+// Example: {"oidc":{"enabled":true,"name":"Acme SSO"},"password":true}
+type AuthProviders struct {
+	// Oidc The OIDC provider.
+	Oidc struct {
+		// Enabled Whether `GET /v1/auth/oidc/start` signs in.
+		Enabled bool `json:"enabled"`
+
+		// Name The provider's name for the button (PAYMENTS_OIDC_NAME), when configured.
+		Name *string `json:"name,omitempty"`
+	} `json:"oidc"`
+
+	// Password Email and password (always).
+	Password bool `json:"password"`
+}
+
+// AuthResult A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+//
+// Example: {"accessToken":"eyJhbGciOiJFZERTQSJ9.e30.c2ln","expiresAt":"2026-05-01T10:15:00Z","status":"signed_in"}
+type AuthResult struct {
+	// AccessToken A 15-minute access token (Bearer) of the signed-in person.
+	AccessToken *string `json:"accessToken,omitempty"`
+
+	// ChallengeToken The challenge to give with a code (5 minutes, single use).
+	ChallengeToken *string `json:"challengeToken,omitempty"`
+
+	// ExpiresAt When the access token expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Methods The second factors the person may give.
+	Methods *[]AuthResultMethods `json:"methods,omitempty"`
+
+	// Status Whether the person is signed in or has a second factor to give.
+	Status AuthResultStatus `json:"status"`
+}
+
+// AuthResultMethods defines model for AuthResult.Methods.
+type AuthResultMethods string
+
+// AuthResultStatus Whether the person is signed in or has a second factor to give.
+type AuthResultStatus string
+
+// BeginPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"}
+type BeginPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in (`POST /v1/auth/login`).
+	ChallengeToken string `json:"challengeToken"`
+}
+
 // Chain An EVM chain.
 //
 // Example: {"chainId":"eip155:8453","isEnabled":true,"isTestnet":false,"name":"Base","nativeDecimals":18,"nativeSymbol":"ETH"}
@@ -595,10 +884,24 @@ type ChainList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// ChangePasswordRequest Example: {"currentPassword":"correct-horse-battery","newPassword":"another-long-passphrase"}
+type ChangePasswordRequest struct {
+	// CurrentPassword The password now.
+	CurrentPassword string `json:"currentPassword"`
+
+	// NewPassword The new password (at least 12 characters).
+	NewPassword string `json:"newPassword"`
+}
+
 // Checkout A payment as its hosted checkout page shows it to the customer.
 //
-// Example: {"amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
+// Example: {"accentColor":"#0a7cff","amountInCents":2500,"confirmations":null,"currency":"USD","expiresAt":"2026-11-23T10:00:00Z","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","livemode":true,"merchantDisplayName":"Acme Coffee","merchantLogoUrl":null,"merchantName":"Acme","quotes":[{"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}],"received":null,"redirectUrl":null,"selectedQuoteId":null,"serverTime":"2026-11-22T10:00:05Z","status":"pending","type":"payment"}
 type Checkout struct {
+	// AccentColor The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
 	// AmountInCents The amount in USD cents (null for a deposit, where the customer chooses).
 	//
 	// Example: 2500
@@ -622,10 +925,17 @@ type Checkout struct {
 	// Example: false
 	Livemode bool `json:"livemode"`
 
+	// MerchantDisplayName The name to show the customer (the merchant's display name, else its short name).
+	//
+	// Example: Acme Coffee
+	MerchantDisplayName string `json:"merchantDisplayName"`
+
 	// MerchantLogoUrl Example: https://acme.example/logo.png
 	MerchantLogoUrl *string `json:"merchantLogoUrl"`
 
-	// MerchantName Example: Acme
+	// MerchantName The merchant's short name.
+	//
+	// Example: Acme
 	MerchantName string          `json:"merchantName"`
 	Quotes       []CheckoutQuote `json:"quotes"`
 
@@ -715,11 +1025,30 @@ type CheckoutQuote struct {
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
 
+// CodeRequest Example: {"code":"123456"}
+type CodeRequest struct {
+	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
+	Code string `json:"code"`
+}
+
 // CreateApiKeyRequest Example: {"mode":"test"}
 type CreateApiKeyRequest struct {
 	// Mode The new key's mode (default test, so touching live money is always explicit). A
 	// test-mode token cannot create a live key (403).
 	Mode *Mode `json:"mode,omitempty"`
+}
+
+// CreateInvitationRequest Example: {"email":"ben@shop.example","role":"developer"}
+type CreateInvitationRequest struct {
+	// Email The person's email address (a bare address).
+	//
+	// Example: ben@shop.example
+	Email string `json:"email"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
 }
 
 // CreatePaymentRequest A new payment or deposit.
@@ -848,6 +1177,21 @@ type CreatedApiKey struct {
 	SecretKey string `json:"secretKey"`
 }
 
+// CreatedInvitation A new invitation; `inviteUrl` is shown only here.
+//
+// Example: {"invitation":{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"},"inviteUrl":"https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"}
+type CreatedInvitation struct {
+	// Invitation A pending invitation to join the merchant with a role.
+	//
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+	Invitation Invitation `json:"invitation"`
+
+	// InviteUrl The link to send, its token in the fragment.
+	//
+	// Example: https://pay.example.com/dashboard/#/accept-invitation?token=…
+	InviteUrl string `json:"inviteUrl"`
+}
+
 // Currency Only USD.
 //
 // Example: USD
@@ -899,6 +1243,97 @@ type Error struct {
 	} `json:"error"`
 }
 
+// FinishPasskeyLoginRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type FinishPasskeyLoginRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+}
+
+// FinishPasskeyRegistrationRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"attestationObject":"o2NmbXRkbm9uZQ","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0"},"type":"public-key"},"name":"MacBook"}
+type FinishPasskeyRegistrationRequest struct {
+	// Credential The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
+
+	// Name The passkey's name, for the person's list (e.g. the device).
+	Name string `json:"name"`
+}
+
+// Invitation A pending invitation to join the merchant with a role.
+//
+// Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
+type Invitation struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Email Example: ben@shop.example
+	Email     string             `json:"email"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// InvitationList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}]}
+type InvitationList struct {
+	Data []Invitation `json:"data"`
+}
+
+// LoginRequest Example: {"email":"owner@demo.example","password":"correct-horse-battery"}
+type LoginRequest struct {
+	// Email The person's email (any letter case).
+	Email string `json:"email"`
+
+	// Password The password.
+	Password string `json:"password"`
+}
+
+// Me The signed-in person.
+//
+// Example: {"email":"owner@demo.example","id":"0193b1f2-7c1d-7000-8000-000000000001","memberships":[{"merchantId":"0193b1f2-7c1d-7000-8000-000000000002","merchantName":"Demo Store","permissions":["payments:read"],"role":"owner"}],"mode":"test","passkeyCount":0,"totpEnabled":false}
+type Me struct {
+	// Email The user's email.
+	Email string `json:"email"`
+
+	// Id The user's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Memberships The merchants the person acts for.
+	Memberships []struct {
+		// MerchantId The merchant's id.
+		MerchantId openapi_types.UUID `json:"merchantId"`
+
+		// MerchantName The merchant's name.
+		MerchantName string `json:"merchantName"`
+
+		// Permissions What the role may do.
+		Permissions []string `json:"permissions"`
+
+		// Role The person's role for the merchant.
+		Role MeMembershipsRole `json:"role"`
+	} `json:"memberships"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PasskeyCount The number of the user's passkeys.
+	PasskeyCount int32 `json:"passkeyCount"`
+
+	// TotpEnabled Whether the user has a TOTP second factor.
+	TotpEnabled bool `json:"totpEnabled"`
+}
+
+// MeMembershipsRole The person's role for the merchant.
+type MeMembershipsRole string
+
 // MerchantBalance What a merchant holds with the service. The top-level amounts are the balance of the
 // token's mode (`mode`); `modes` has both, each on its own ledger: test-mode money never
 // funds a live withdrawal.
@@ -947,6 +1382,89 @@ type MerchantBalance struct {
 
 	// PendingPayoutsInCents Withdrawals debited, not yet paid out (pending or processing).
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
+}
+
+// MerchantOverview The dashboard's home figures, for the token's mode.
+//
+// Example: {"availableInCents":12500,"balancesByToken":[{"chainId":"eip155:8453","payments":3,"receivedAmountAsset":"17500000","receivedInCents":17500,"tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC"}],"currency":"USD","mode":"live","paymentsByStatus":{"cancelled":0,"completed":3,"expired":2,"failed":0,"pending":1,"processing":0},"volume30d":[{"amountInCents":17500,"count":3,"date":"2026-11-22"}]}
+type MerchantOverview struct {
+	// AvailableInCents Withdrawable now (as `GET …/balance`).
+	AvailableInCents int64 `json:"availableInCents"`
+
+	// BalancesByToken What completed payments brought in, per chain and token the customer paid with: the
+	// USD value credited at settlement (`receivedInCents`, the sum of the payments'
+	// `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+	// asset since the merchant began, not what is held now: withdrawals are paid out from
+	// the service's hot wallet in the merchant's withdrawal token and are not subtracted
+	// per asset (`availableInCents` is the one withdrawable figure).
+	BalancesByToken []struct {
+		// ChainId Example: eip155:8453
+		ChainId string `json:"chainId"`
+
+		// Payments Completed payments settled in this token.
+		Payments int64 `json:"payments"`
+
+		// ReceivedAmountAsset In the token's smallest unit.
+		ReceivedAmountAsset string `json:"receivedAmountAsset"`
+		ReceivedInCents     int64  `json:"receivedInCents"`
+		TokenId             string `json:"tokenId"`
+
+		// TokenSymbol Example: USDC
+		TokenSymbol string `json:"tokenSymbol"`
+	} `json:"balancesByToken"`
+
+	// Currency Only USD.
+	//
+	// Example: USD
+	Currency Currency `json:"currency"`
+
+	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
+	// token and every money object belong to one mode; a request acts only in its credential's.
+	//
+	//
+	// Example: test
+	Mode Mode `json:"mode"`
+
+	// PaymentsByStatus The count of payments in each status (every status present, zeros included).
+	//
+	// Example: {"cancelled":0,"completed":40,"expired":7,"failed":0,"pending":2,"processing":0}
+	PaymentsByStatus map[string]int64 `json:"paymentsByStatus"`
+
+	// Volume30d The last 30 UTC days, oldest first, today last: the payments completed each day (by
+	// the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+	// any are zeros.
+	Volume30d []struct {
+		AmountInCents int64              `json:"amountInCents"`
+		Count         int64              `json:"count"`
+		Date          openapi_types.Date `json:"date"`
+	} `json:"volume30d"`
+}
+
+// MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type MerchantProfile struct {
+	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
+	//
+	// Example: #0a7cff
+	AccentColor *string `json:"accentColor"`
+
+	// DisplayName The name shown to customers (the merchant's short name until one is set).
+	//
+	// Example: Acme Coffee
+	DisplayName string `json:"displayName"`
+
+	// LogoUrl Example: https://acme.example/logo.png
+	LogoUrl    *string            `json:"logoUrl"`
+	MerchantId openapi_types.UUID `json:"merchantId"`
+}
+
+// MerchantSecurity The team's security settings.
+//
+// Example: {"require2fa":true}
+type MerchantSecurity struct {
+	// Require2fa The team signs in with a second factor.
+	Require2fa bool `json:"require2fa"`
 }
 
 // MerchantWithdrawalConfig A merchant's withdrawal configuration.
@@ -1006,6 +1524,55 @@ type Pagination struct {
 
 	// TotalPages ceil(total / limit).
 	TotalPages int64 `json:"totalPages"`
+}
+
+// Passkey A registered passkey (its key material is never shown).
+//
+// Example: {"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","lastUsedAt":"2026-05-02T09:00:00Z","name":"MacBook","transports":["internal","hybrid"]}
+type Passkey struct {
+	// Aaguid The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+	Aaguid openapi_types.UUID `json:"aaguid"`
+
+	// CreatedAt When it was registered.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Id The passkey's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// LastUsedAt When it last signed in.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+
+	// Name The name given at registration.
+	Name string `json:"name"`
+
+	// Transports How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid).
+	Transports []string `json:"transports"`
+}
+
+// PasskeyList Example: {"data":[{"aaguid":"00000000-0000-0000-0000-000000000000","createdAt":"2026-05-01T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","name":"MacBook","transports":["internal"]}]}
+type PasskeyList struct {
+	// Data The passkeys, oldest first.
+	Data []Passkey `json:"data"`
+}
+
+// PasskeyOptions The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+// `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+// PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+// (binary members base64url), as defined by the WebAuthn Level 3 specification.
+//
+// Example: {"publicKey":{"allowCredentials":[{"id":"AAECAwQFBgcICQoLDA0ODw","type":"public-key"}],"challenge":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","rpId":"pay.example.com","timeout":300000,"userVerification":"preferred"}}
+type PasskeyOptions struct {
+	// Mediation The credential mediation requirement, when one is asked for.
+	Mediation *string `json:"mediation,omitempty"`
+
+	// PublicKey PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn).
+	PublicKey map[string]interface{} `json:"publicKey"`
+}
+
+// PasskeyStepUpRequest Example: {"credential":{"clientExtensionResults":{},"id":"AAECAwQFBgcICQoLDA0ODw","rawId":"AAECAwQFBgcICQoLDA0ODw","response":{"authenticatorData":"SZYN5YgOjGh0NBcPZHZgW4","clientDataJSON":"eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0","signature":"MEUCIQ"},"type":"public-key"}}
+type PasskeyStepUpRequest struct {
+	// Credential The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON).
+	Credential map[string]interface{} `json:"credential"`
 }
 
 // Payment A payment or deposit.
@@ -1070,6 +1637,49 @@ type Payment struct {
 	//
 	// Example: payment
 	Type PaymentType `json:"type"`
+}
+
+// PaymentEvent One lifecycle event of a payment, with a summary of the payment after it.
+//
+// Example: {"at":"2026-11-22T10:03:12Z","data":{"amountDueCents":2500,"receivedAmountAsset":"25000000","status":"completed","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":4,"type":"payment.completed"}
+type PaymentEvent struct {
+	At time.Time `json:"at"`
+
+	// Data The payment after the event, summarised.
+	Data struct {
+		AmountDueCents int64 `json:"amountDueCents"`
+
+		// ReceivedAmountAsset What arrived for the settling quote, in the token's smallest unit (null before anything did).
+		ReceivedAmountAsset *string `json:"receivedAmountAsset"`
+
+		// Status The payment's status after the event.
+		//
+		// Example: completed
+		Status string `json:"status"`
+
+		// TxHash The transfer the event is about, when it is about one.
+		TxHash *string `json:"txHash"`
+	} `json:"data"`
+
+	// Id The event id (the `webhook-id` of its deliveries).
+	//
+	// Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	Id string `json:"id"`
+
+	// Sequence The payment's version after the change (orders its events).
+	Sequence int64 `json:"sequence"`
+
+	// Type The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+	//
+	// Example: payment.completed
+	Type string `json:"type"`
+}
+
+// PaymentEventList A payment's events, oldest first.
+//
+// Example: {"data":[{"at":"2026-11-22T10:00:00Z","data":{"amountDueCents":2500,"receivedAmountAsset":null,"status":"pending","txHash":null},"id":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e","sequence":1,"type":"payment.created"}]}
+type PaymentEventList struct {
+	Data []PaymentEvent `json:"data"`
 }
 
 // PaymentList A page of payments.
@@ -1155,6 +1765,70 @@ type PaymentReceived struct {
 //
 // Example: pending
 type PaymentStatus string
+
+// PaymentTransfer One on-chain transfer to a payment's deposit address.
+//
+// Example: {"amount":"25","amountAsset":"25000000","blockNumber":38512345,"blockTime":"2026-11-22T10:03:00Z","chainId":"eip155:8453","confirmations":12,"createdAt":"2026-11-22T10:03:05Z","credited":false,"explorerUrl":"https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e","from":"0x1111111111111111111111111111111111111111","id":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07","logIndex":3,"requiredConfirmations":10,"status":"confirmed","tokenId":"eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","tokenSymbol":"USDC","txHash":"0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e"}
+type PaymentTransfer struct {
+	// Amount In whole tokens (decimal).
+	//
+	// Example: 25
+	Amount string `json:"amount"`
+
+	// AmountAsset In the token's smallest unit.
+	//
+	// Example: 25000000
+	AmountAsset string    `json:"amountAsset"`
+	BlockNumber int64     `json:"blockNumber"`
+	BlockTime   time.Time `json:"blockTime"`
+
+	// ChainId CAIP-2 chain id.
+	//
+	// Example: eip155:8453
+	ChainId string `json:"chainId"`
+
+	// Confirmations Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+	Confirmations int64     `json:"confirmations"`
+	CreatedAt     time.Time `json:"createdAt"`
+
+	// Credited Whether the transfer was credited to the merchant's balance.
+	Credited bool `json:"credited"`
+
+	// ExplorerUrl The transaction on the chain's block explorer (null when the catalogue names none).
+	//
+	// Example: https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	ExplorerUrl *string `json:"explorerUrl"`
+
+	// From Example: 0x1111111111111111111111111111111111111111
+	From string             `json:"from"`
+	Id   openapi_types.UUID `json:"id"`
+
+	// LogIndex The log's index in its block; -1 for a native-coin transfer.
+	LogIndex              int64 `json:"logIndex"`
+	RequiredConfirmations int32 `json:"requiredConfirmations"`
+
+	// Status `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+	Status PaymentTransferStatus `json:"status"`
+
+	// TokenId CAIP-19 token id.
+	TokenId string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+
+	// TxHash Example: 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+	TxHash string `json:"txHash"`
+}
+
+// PaymentTransferStatus `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+type PaymentTransferStatus string
+
+// PaymentTransferList A payment's transfers, oldest first.
+//
+// Example: {"data":[]}
+type PaymentTransferList struct {
+	Data []PaymentTransfer `json:"data"`
+}
 
 // PaymentType A fixed-amount payment or a customer-chosen deposit.
 //
@@ -1244,11 +1918,71 @@ type Quote struct {
 // Example: active
 type QuoteStatus string
 
+// RecoveryCodes Recovery codes, shown once.
+//
+// Example: {"recoveryCodes":["abcde-fghij"]}
+type RecoveryCodes struct {
+	// RecoveryCodes Ten single-use codes.
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// RefreshRequest Example: {"mode":"test"}
+type RefreshRequest struct {
+	// Mode The mode the new access token acts in (default the session's last).
+	Mode *Mode `json:"mode,omitempty"`
+}
+
+// SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
+type SecondFactorRequest struct {
+	// ChallengeToken The challenge of the sign-in.
+	ChallengeToken string `json:"challengeToken"`
+
+	// Code A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`).
+	Code string `json:"code"`
+}
+
 // SelectQuoteRequest The quote the customer chose.
 //
 // Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01"}
 type SelectQuoteRequest struct {
 	QuoteId openapi_types.UUID `json:"quoteId"`
+}
+
+// Session A sign-in of the person.
+//
+// Example: {"createdAt":"2026-05-01T10:00:00Z","current":true,"expiresAt":"2026-05-31T10:00:00Z","id":"0193b1f2-7c1d-7000-8000-000000000003","ip":"203.0.113.7","lastUsedAt":"2026-05-01T10:00:00Z","secondFactorAt":null,"userAgent":"Mozilla/5.0"}
+type Session struct {
+	// CreatedAt When the person signed in.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Current The session of the token that asked.
+	Current bool `json:"current"`
+
+	// ExpiresAt The session's absolute end.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Id The session's id.
+	Id openapi_types.UUID `json:"id"`
+
+	// Ip The client address it signed in from.
+	Ip string `json:"ip"`
+
+	// LastUsedAt When the session last refreshed.
+	LastUsedAt time.Time `json:"lastUsedAt"`
+
+	// SecondFactorAt When a second factor was last given in it.
+	SecondFactorAt *time.Time `json:"secondFactorAt"`
+
+	// UserAgent The browser it signed in with.
+	UserAgent string `json:"userAgent"`
+}
+
+// SessionList The person's live sessions.
+//
+// Example: {"data":[]}
+type SessionList struct {
+	// Data Newest first.
+	Data []Session `json:"data"`
 }
 
 // SetAcceptedAssetsRequest Either a list of assets, or `default` to accept every served token.
@@ -1261,6 +1995,37 @@ type SetAcceptedAssetsRequest struct {
 
 // SetAcceptedAssetsRequestDefault defines model for SetAcceptedAssetsRequest.Default.
 type SetAcceptedAssetsRequestDefault bool
+
+// TeamMember A person acting for the merchant.
+//
+// Example: {"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+type TeamMember struct {
+	// Disabled The user may not sign in (an operator disabled them).
+	Disabled bool `json:"disabled"`
+
+	// Email Example: ana@shop.example
+	Email string `json:"email"`
+
+	// HasSecondFactor The user has a second factor enrolled.
+	HasSecondFactor bool      `json:"hasSecondFactor"`
+	JoinedAt        time.Time `json:"joinedAt"`
+
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role   TeamRole           `json:"role"`
+	UserId openapi_types.UUID `json:"userId"`
+}
+
+// TeamMemberList Example: {"data":[{"disabled":false,"email":"ana@shop.example","hasSecondFactor":false,"joinedAt":"2026-11-22T10:00:00Z","role":"owner","userId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}]}
+type TeamMemberList struct {
+	Data []TeamMember `json:"data"`
+}
+
+// TeamRole What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+//
+// Example: developer
+type TeamRole string
 
 // Token A token on a chain.
 //
@@ -1310,6 +2075,42 @@ type TokenStatus string
 
 // TokenType defines model for Token.Type.
 type TokenType string
+
+// TotpEnrollment A TOTP secret waiting for its first code.
+//
+// Example: {"otpauthUri":"otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP\u0026issuer=paymentsd","qrCodePng":"data:image/png;base64,iVBORw0KGgo=","secret":"JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"}
+type TotpEnrollment struct {
+	// OtpauthUri The `otpauth://totp/…` URI.
+	OtpauthUri string `json:"otpauthUri"`
+
+	// QrCodePng The URI as a QR code, a `data:image/png;base64,…` URI.
+	QrCodePng string `json:"qrCodePng"`
+
+	// Secret The secret, base32 (to type into an app).
+	Secret string `json:"secret"`
+}
+
+// UpdateMemberRequest Example: {"role":"admin"}
+type UpdateMemberRequest struct {
+	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+	//
+	// Example: developer
+	Role TeamRole `json:"role"`
+}
+
+// UpdateMerchantProfileRequest The fields to change; `null` clears the logo or the accent colour.
+//
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee"}
+type UpdateMerchantProfileRequest struct {
+	// AccentColor `#rrggbb` (null clears it).
+	AccentColor json.RawMessage `json:"accentColor,omitempty"`
+
+	// DisplayName 1 to 80 characters, no control characters.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// LogoUrl An https URL (null clears it).
+	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
+}
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
@@ -1436,6 +2237,16 @@ type WebhookEvent struct {
 // Example: payment.completed
 type WebhookEventType string
 
+// WebhookTestResult The test event sent and its delivery.
+//
+// Example: {"deliveryId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09","eventId":"evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e"}
+type WebhookTestResult struct {
+	DeliveryId openapi_types.UUID `json:"deliveryId"`
+
+	// EventId Example: evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+	EventId string `json:"eventId"`
+}
+
 // Withdrawal A merchant withdrawal.
 //
 // Example: {"amountInCents":5000,"chainId":"eip155:8453","createdAt":"2026-11-22T11:00:00Z","currency":"USD","errorMessage":null,"id":"01a20a17-9c3e-7b45-8d21-6f0e4a2b9c30","livemode":true,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","orderId":"payout-1001","receipt":null,"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","status":"pending","updatedAt":"2026-11-22T11:00:00Z"}
@@ -1481,6 +2292,34 @@ type Withdrawal struct {
 	// Example: pending
 	Status    WithdrawalStatus `json:"status"`
 	UpdatedAt time.Time        `json:"updatedAt"`
+}
+
+// WithdrawalEstimate What a withdrawal would pay out now (nothing reserved).
+//
+// Example: {"amountAsset":"50000000","amountInCents":5000,"chainId":"eip155:8453","hotWalletAddress":"0x2222222222222222222222222222222222222222","hotWalletCanPay":true,"networkFeeInCents":13,"networkFeeNative":"42000000000000","rate":"1","tokenSymbol":"USDC"}
+type WithdrawalEstimate struct {
+	// AmountAsset The token amount the payout would send, smallest unit (rounded down).
+	AmountAsset   string `json:"amountAsset"`
+	AmountInCents int64  `json:"amountInCents"`
+
+	// ChainId Example: eip155:8453
+	ChainId          string  `json:"chainId"`
+	HotWalletAddress *string `json:"hotWalletAddress"`
+
+	// HotWalletCanPay Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key).
+	HotWalletCanPay bool `json:"hotWalletCanPay"`
+
+	// NetworkFeeInCents The same in USD cents, rounded up (null when no native price is available).
+	NetworkFeeInCents *int64 `json:"networkFeeInCents"`
+
+	// NetworkFeeNative Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated).
+	NetworkFeeNative *string `json:"networkFeeNative"`
+
+	// Rate USD price of one whole token used (stablecoins pegged at 1).
+	Rate string `json:"rate"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
 }
 
 // WithdrawalList A page of withdrawals.
@@ -1576,11 +2415,30 @@ type IdempotencyKey = string
 // Limit defines model for Limit.
 type Limit = int32
 
+// OIDCStateCookie defines model for OIDCStateCookie.
+type OIDCStateCookie = string
+
 // Offset defines model for Offset.
 type Offset = int32
 
+// RefreshCookie defines model for RefreshCookie.
+type RefreshCookie = string
+
+// TeamUserId defines model for TeamUserId.
+type TeamUserId = string
+
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
+
+// AuthBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthBadRequest = Error
+
+// AuthStateConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type AuthStateConflict = Error
 
 // BadRequest The error body of every non-2xx response.
 //
@@ -1647,10 +2505,55 @@ type IdempotencyConflict = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type InternalError = Error
 
+// InvalidCredentials The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidCredentials = Error
+
+// InvalidSession The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type InvalidSession = Error
+
 // NoChainAvailable The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type NoChainAvailable = Error
+
+// NoPasskey The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type NoPasskey = Error
+
+// OIDCNotConfigured The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type OIDCNotConfigured = Error
+
+// PasskeyBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyBadRequest = Error
+
+// PasskeyExists The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyExists = Error
+
+// PasskeyNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyNotFound = Error
+
+// PasskeyStepUp The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeyStepUp = Error
+
+// PasskeysOff The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PasskeysOff = Error
 
 // PayloadTooLarge The error body of every non-2xx response.
 //
@@ -1672,10 +2575,25 @@ type RequestTimeout = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RotationConflict = Error
 
+// SessionNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type SessionNotFound = Error
+
 // StateConflict The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type StateConflict = Error
+
+// TeamConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TeamConflict = Error
+
+// TooManyAttempts The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type TooManyAttempts = Error
 
 // TooManyRequests The error body of every non-2xx response.
 //
@@ -1701,6 +2619,35 @@ type WithdrawalConflict = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type WithdrawalNotFound = Error
+
+// LogoutParams defines parameters for Logout.
+type LogoutParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
+
+// OidcCallbackParams defines parameters for OidcCallback.
+type OidcCallbackParams struct {
+	// Code The provider's authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the sign-in begun.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's refusal (RFC 6749 §4.1.2.1), instead of a code.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// PaymentsdOidc The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly).
+	PaymentsdOidc *OIDCStateCookie `form:"paymentsd_oidc,omitempty" json:"paymentsd_oidc,omitempty"`
+}
+
+// RefreshSessionParams defines parameters for RefreshSession.
+type RefreshSessionParams struct {
+	// PaymentsdRefresh The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+	// live session's current token is no session (refresh answers 401, sign-out just clears it).
+	PaymentsdRefresh *RefreshCookie `form:"paymentsd_refresh,omitempty" json:"paymentsd_refresh,omitempty"`
+}
 
 // ListChainsParams defines parameters for ListChains.
 type ListChainsParams struct {
@@ -1779,6 +2726,86 @@ type CreateWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
+type ListMerchantAuditLogParams struct {
+	// Action Only this action (see AuditEntry.action).
+	Action *string `form:"action,omitempty" json:"action,omitempty"`
+
+	// ActorId Only changes by this actor (a user id, key id or token subject).
+	ActorId *string `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// TargetId Only changes to this object (its id).
+	TargetId *string `form:"targetId,omitempty" json:"targetId,omitempty"`
+
+	// From Only entries at or after this time.
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Only entries before this time.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit Entries per page (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only entries older than this one (the previous page's `nextBefore`).
+	Before *int64 `form:"before,omitempty" json:"before,omitempty"`
+}
+
+// ExportMerchantPaymentsParams defines parameters for ExportMerchantPayments.
+type ExportMerchantPaymentsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ExportMerchantWithdrawalsParams defines parameters for ExportMerchantWithdrawals.
+type ExportMerchantWithdrawalsParams struct {
+	// From Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC).
+	From string `form:"from" json:"from"`
+
+	// To End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`.
+	To string `form:"to" json:"to"`
+}
+
+// ListMerchantPaymentsParams defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParams struct {
+	// Type Only payments of this type.
+	Type *PaymentType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Status Only payments in this status.
+	Status *PaymentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Search Free text matched against the payment id (exact), the deposit wallet address, the receipt
+	// transaction hash and the receipt sender address (case-insensitive prefix), and the
+	// merchant short name (case-insensitive substring).
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// SortBy Sort key.
+	SortBy *ListMerchantPaymentsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+
+	// SortOrder Sort direction.
+	SortOrder *ListMerchantPaymentsParamsSortOrder `form:"sortOrder,omitempty" json:"sortOrder,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// ListMerchantPaymentsParamsSortBy defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortBy string
+
+// ListMerchantPaymentsParamsSortOrder defines parameters for ListMerchantPayments.
+type ListMerchantPaymentsParamsSortOrder string
+
+// ListMerchantPaymentDeliveriesParams defines parameters for ListMerchantPaymentDeliveries.
+type ListMerchantPaymentDeliveriesParams struct {
+	// Limit Deliveries to return (1 to 200, default 50).
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -1817,6 +2844,15 @@ type CreateMerchantWithdrawalParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// EstimateMerchantWithdrawalParams defines parameters for EstimateMerchantWithdrawal.
+type EstimateMerchantWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
+}
+
 // CancelMerchantWithdrawalParams defines parameters for CancelMerchantWithdrawal.
 type CancelMerchantWithdrawalParams struct {
 	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
@@ -1824,6 +2860,42 @@ type CancelMerchantWithdrawalParams struct {
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// AcceptInvitationJSONRequestBody defines body for AcceptInvitation for application/json ContentType.
+type AcceptInvitationJSONRequestBody = AcceptInvitationRequest
+
+// LoginJSONRequestBody defines body for Login for application/json ContentType.
+type LoginJSONRequestBody = LoginRequest
+
+// BeginPasskeyLoginJSONRequestBody defines body for BeginPasskeyLogin for application/json ContentType.
+type BeginPasskeyLoginJSONRequestBody = BeginPasskeyLoginRequest
+
+// FinishPasskeyLoginJSONRequestBody defines body for FinishPasskeyLogin for application/json ContentType.
+type FinishPasskeyLoginJSONRequestBody = FinishPasskeyLoginRequest
+
+// LoginSecondFactorJSONRequestBody defines body for LoginSecondFactor for application/json ContentType.
+type LoginSecondFactorJSONRequestBody = SecondFactorRequest
+
+// FinishPasskeyRegistrationJSONRequestBody defines body for FinishPasskeyRegistration for application/json ContentType.
+type FinishPasskeyRegistrationJSONRequestBody = FinishPasskeyRegistrationRequest
+
+// ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
+type ChangePasswordJSONRequestBody = ChangePasswordRequest
+
+// RefreshSessionJSONRequestBody defines body for RefreshSession for application/json ContentType.
+type RefreshSessionJSONRequestBody = RefreshRequest
+
+// StepUpJSONRequestBody defines body for StepUp for application/json ContentType.
+type StepUpJSONRequestBody = CodeRequest
+
+// FinishPasskeyStepUpJSONRequestBody defines body for FinishPasskeyStepUp for application/json ContentType.
+type FinishPasskeyStepUpJSONRequestBody = PasskeyStepUpRequest
+
+// DisableTotpJSONRequestBody defines body for DisableTotp for application/json ContentType.
+type DisableTotpJSONRequestBody = CodeRequest
+
+// ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
+type ConfirmTotpJSONRequestBody = CodeRequest
 
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
@@ -1839,6 +2911,18 @@ type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
+
+// CreateMerchantInvitationJSONRequestBody defines body for CreateMerchantInvitation for application/json ContentType.
+type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
+
+// UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
+type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
+type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
+
+// SetMerchantSecurityJSONRequestBody defines body for SetMerchantSecurity for application/json ContentType.
+type SetMerchantSecurityJSONRequestBody = MerchantSecurity
 
 // CreateMerchantWebhookEndpointJSONRequestBody defines body for CreateMerchantWebhookEndpoint for application/json ContentType.
 type CreateMerchantWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
@@ -2161,6 +3245,406 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// AcceptInvitationWithBody Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AcceptInvitation Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitation(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginWithBody Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Login Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyLoginWithBody Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyLogin Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLogin(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyLoginWithBody Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyLogin Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLogin(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSecondFactorWithBody Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSecondFactor Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactor(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Logout Sign out of this session
+	//
+	// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+	//
+	// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+	Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LogoutAll Sign out everywhere
+	//
+	// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+	//
+	// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+	LogoutAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMe The signed-in person
+	//
+	// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+	//
+	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OidcCallback Come back from the OIDC provider
+	//
+	// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+	// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+	// (signature, issuer, audience = the client id, expiry, nonce) and requires
+	// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+	// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+	// token's `amr` lacks `mfa` continues at the second-factor step:
+	// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+	// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+	// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StartOidcLogin Sign in with the OIDC provider
+	//
+	// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+	// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+	// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+	// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+	// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+	StartOidcLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPasskeys List the person's passkeys
+	//
+	// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+	//
+	// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+	ListPasskeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyRegistration Start registering a passkey
+	//
+	// Answers the options for `navigator.credentials.create()` (`publicKey`:
+	// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+	// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+	// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+	// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+	// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+	BeginPasskeyRegistration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyRegistrationWithBody Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyRegistration Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistration(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePasskey Remove a passkey
+	//
+	// Removes one of the person's passkeys; it signs nobody in any more.
+	//
+	// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+	DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePasswordWithBody Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePassword Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAuthProviders The ways to sign in
+	//
+	// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+	//
+	// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+	GetAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshSessionWithBody Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithBody(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshSession Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSession(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSessions List the person's sessions
+	//
+	// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+	//
+	// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+	ListSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeSession End one session
+	//
+	// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+	//
+	// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+	RevokeSession(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StepUpWithBody Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StepUp Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BeginPasskeyStepUp Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 409 `invalid_state`.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUpWithBody Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FinishPasskeyStepUp Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableTotpWithBody Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableTotp Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotp(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmTotpWithBody Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmTotp Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotp(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnrollTotp Start setting up a TOTP second factor
+	//
+	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+	// second factor is already on.
+	//
+	// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+	EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListChains List supported chains
 	//
 	// Public list of the chains the service knows; `isEnabled` says whether this deployment serves it.
@@ -2298,7 +3782,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2309,7 +3793,7 @@ type ClientInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2318,7 +3802,7 @@ type ClientInterface interface {
 
 	// ListMerchantApiKeys List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 	ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2329,7 +3813,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2342,7 +3826,7 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2352,22 +3836,236 @@ type ClientInterface interface {
 	// RevokeMerchantApiKey Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMerchantAuditLog Read the audit log
+	//
+	// Who changed what on the merchant's account, newest first: each entry is written in the
+	// transaction of the change it records, and the database refuses to update or delete
+	// one, so the log can only be read (no other method). Filter by action, actor or target and
+	// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+	// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+	ListMerchantAuditLog(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMerchantBalance The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportMerchantPayments Export payments as CSV
+	//
+	// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+	// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+	// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+	// 366 days.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+	ExportMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportMerchantWithdrawals Export withdrawals as CSV
+	//
+	// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+	// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+	ExportMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantInvitations List pending invitations
+	//
+	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+	ListMerchantInvitations(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantInvitationWithBody Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantInvitation Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeMerchantInvitation Revoke an invitation
+	//
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+	RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantMembers List the team
+	//
+	// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+	ListMerchantMembers(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveMerchantMember Remove a member
+	//
+	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+	// Recorded in the audit log. `team:write` (owner).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+	RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantMemberWithBody Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithBody(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantMember Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantOverview The dashboard's home figures
+	//
+	// For the token's mode: the available balance, what completed payments brought in per
+	// chain and token, the count of payments per status, and the daily volume of the last 30
+	// UTC days (today included, days without payments as zeros).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+	GetMerchantOverview(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPayments List the merchant's payments
+	//
+	// The payments and deposits of the token's mode, with the filters, search, sorting and
+	// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+	ListMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantPayment Get one of the merchant's payments
+	//
+	// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+	// merchant's payment, or one of the other mode than the token's, answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+	GetMerchantPayment(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+	//
+	// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+	// newest first. Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+	ListMerchantPaymentDeliveries(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentEvents A payment's event timeline
+	//
+	// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+	// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+	ListMerchantPaymentEvents(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantPaymentTransfers The on-chain transfers of a payment
+	//
+	// The token transfers recorded for the payment (to its deposit address), oldest first, with
+	// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+	ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantProfile The merchant's profile and branding
+	//
+	// The display name, logo and accent colour the hosted checkout page shows.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+	GetMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantProfileWithBody Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantProfile Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantSecurity The team's security settings
+	//
+	// Whether the merchant requires its team to sign in with a second factor.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+	GetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantSecurityWithBody Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetMerchantSecurity Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantWebhookEndpoints List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 	ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2376,7 +4074,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2387,7 +4085,7 @@ type ClientInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2396,7 +4094,7 @@ type ClientInterface interface {
 
 	// ListMerchantWebhookDeliveries The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 	ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2405,14 +4103,14 @@ type ClientInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 	RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 	DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2421,14 +4119,25 @@ type ClientInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// TestMerchantWebhookEndpoint Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantWithdrawals List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 	ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2437,7 +4146,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2448,7 +4157,7 @@ type ClientInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2465,7 +4174,7 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2475,16 +4184,31 @@ type ClientInterface interface {
 	// UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EstimateMerchantWithdrawal Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 	GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2493,10 +4217,780 @@ type ClientInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// AcceptInvitationWithBody Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *Client) AcceptInvitationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptInvitationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AcceptInvitation Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *Client) AcceptInvitation(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAcceptInvitationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginWithBody Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Login Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyLoginWithBody Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *Client) BeginPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyLogin Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *Client) BeginPasskeyLogin(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyLoginWithBody Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *Client) FinishPasskeyLoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyLoginRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyLogin Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *Client) FinishPasskeyLogin(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyLoginRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSecondFactorWithBody Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *Client) LoginSecondFactorWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSecondFactorRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSecondFactor Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *Client) LoginSecondFactor(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSecondFactorRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Logout Sign out of this session
+//
+// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+//
+// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LogoutAll Sign out everywhere
+//
+// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+//
+// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+func (c *Client) LogoutAll(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutAllRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMe The signed-in person
+//
+// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+//
+// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OidcCallback Come back from the OIDC provider
+//
+// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+// (signature, issuer, audience = the client id, expiry, nonce) and requires
+// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+// token's `amr` lacks `mfa` continues at the second-factor step:
+// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+// `oidc_not_configured` without a provider.
+//
+// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *Client) OidcCallback(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOidcCallbackRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StartOidcLogin Sign in with the OIDC provider
+//
+// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+// `oidc_not_configured` without a provider.
+//
+// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+func (c *Client) StartOidcLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStartOidcLoginRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPasskeys List the person's passkeys
+//
+// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+//
+// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+func (c *Client) ListPasskeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPasskeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyRegistration Start registering a passkey
+//
+// Answers the options for `navigator.credentials.create()` (`publicKey`:
+// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+//
+// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+func (c *Client) BeginPasskeyRegistration(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyRegistrationRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyRegistrationWithBody Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *Client) FinishPasskeyRegistrationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyRegistrationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyRegistration Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *Client) FinishPasskeyRegistration(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyRegistrationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePasskey Remove a passkey
+//
+// Removes one of the person's passkeys; it signs nobody in any more.
+//
+// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+func (c *Client) DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePasskeyRequest(c.Server, passkeyId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePasswordWithBody Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePassword Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAuthProviders The ways to sign in
+//
+// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+//
+// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+func (c *Client) GetAuthProviders(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAuthProvidersRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshSessionWithBody Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *Client) RefreshSessionWithBody(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshSessionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshSession Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *Client) RefreshSession(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshSessionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSessions List the person's sessions
+//
+// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+//
+// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+func (c *Client) ListSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeSession End one session
+//
+// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+//
+// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+func (c *Client) RevokeSession(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeSessionRequest(c.Server, sessionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StepUpWithBody Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *Client) StepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStepUpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StepUp Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *Client) StepUp(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStepUpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BeginPasskeyStepUp Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 409 `invalid_state`.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *Client) BeginPasskeyStepUp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBeginPasskeyStepUpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUpWithBody Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FinishPasskeyStepUp Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *Client) FinishPasskeyStepUp(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFinishPasskeyStepUpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableTotpWithBody Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *Client) DisableTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableTotpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableTotp Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *Client) DisableTotp(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableTotpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmTotpWithBody Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *Client) ConfirmTotpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmTotpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmTotp Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *Client) ConfirmTotp(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmTotpRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnrollTotp Start setting up a TOTP second factor
+//
+// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+// second factor is already on.
+//
+// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+func (c *Client) EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnrollTotpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListChains List supported chains
@@ -2786,7 +5280,7 @@ func (c *Client) GetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2807,7 +5301,7 @@ func (c *Client) SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchant
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2826,7 +5320,7 @@ func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId Dashb
 
 // ListMerchantApiKeys List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/api-keys (the `ListMerchantApiKeys` operationId).
 func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2847,7 +5341,7 @@ func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMe
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2870,7 +5364,7 @@ func (c *Client) CreateMerchantApiKeyWithBody(ctx context.Context, merchantId Da
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2890,7 +5384,7 @@ func (c *Client) CreateMerchantApiKey(ctx context.Context, merchantId DashboardM
 // RevokeMerchantApiKey Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2905,10 +5399,31 @@ func (c *Client) RevokeMerchantApiKey(ctx context.Context, merchantId DashboardM
 	return c.Client.Do(req)
 }
 
+// ListMerchantAuditLog Read the audit log
+//
+// Who changed what on the merchant's account, newest first: each entry is written in the
+// transaction of the change it records, and the database refuses to update or delete
+// one, so the log can only be read (no other method). Filter by action, actor or target and
+// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+func (c *Client) ListMerchantAuditLog(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantAuditLogRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMerchantBalance The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2923,9 +5438,432 @@ func (c *Client) GetMerchantBalance(ctx context.Context, merchantId DashboardMer
 	return c.Client.Do(req)
 }
 
+// ExportMerchantPayments Export payments as CSV
+//
+// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+// 366 days.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+func (c *Client) ExportMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMerchantPaymentsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportMerchantWithdrawals Export withdrawals as CSV
+//
+// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+func (c *Client) ExportMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportMerchantWithdrawalsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantInvitations List pending invitations
+//
+// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+func (c *Client) ListMerchantInvitations(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantInvitationsRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantInvitationWithBody Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *Client) CreateMerchantInvitationWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantInvitationRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantInvitation Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *Client) CreateMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantInvitationRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMerchantInvitation Revoke an invitation
+//
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+func (c *Client) RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMerchantInvitationRequest(c.Server, merchantId, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantMembers List the team
+//
+// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+func (c *Client) ListMerchantMembers(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantMembersRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveMerchantMember Remove a member
+//
+// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+// Recorded in the audit log. `team:write` (owner).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+func (c *Client) RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveMerchantMemberRequest(c.Server, merchantId, userId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantMemberWithBody Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *Client) UpdateMerchantMemberWithBody(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantMemberRequestWithBody(c.Server, merchantId, userId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantMember Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *Client) UpdateMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantMemberRequest(c.Server, merchantId, userId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantOverview The dashboard's home figures
+//
+// For the token's mode: the available balance, what completed payments brought in per
+// chain and token, the count of payments per status, and the daily volume of the last 30
+// UTC days (today included, days without payments as zeros).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+func (c *Client) GetMerchantOverview(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantOverviewRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPayments List the merchant's payments
+//
+// The payments and deposits of the token's mode, with the filters, search, sorting and
+// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+func (c *Client) ListMerchantPayments(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantPayment Get one of the merchant's payments
+//
+// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+// merchant's payment, or one of the other mode than the token's, answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+func (c *Client) GetMerchantPayment(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantPaymentRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentDeliveries The webhook deliveries of a payment's events
+//
+// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+// newest first. Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+func (c *Client) ListMerchantPaymentDeliveries(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentDeliveriesRequest(c.Server, merchantId, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentEvents A payment's event timeline
+//
+// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+// Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+func (c *Client) ListMerchantPaymentEvents(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentEventsRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantPaymentTransfers The on-chain transfers of a payment
+//
+// The token transfers recorded for the payment (to its deposit address), oldest first, with
+// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+// Another merchant's or mode's payment answers 404.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+func (c *Client) ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantPaymentTransfersRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantProfile The merchant's profile and branding
+//
+// The display name, logo and accent colour the hosted checkout page shows.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+func (c *Client) GetMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantProfileRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantProfileWithBody Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *Client) UpdateMerchantProfileWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantProfileRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantProfile Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *Client) UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantProfileRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantSecurity The team's security settings
+//
+// Whether the merchant requires its team to sign in with a second factor.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+func (c *Client) GetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantSecurityRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantSecurityWithBody Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *Client) SetMerchantSecurityWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantSecurityRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetMerchantSecurity Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *Client) SetMerchantSecurity(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetMerchantSecurityRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantWebhookEndpoints List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks (the `ListMerchantWebhookEndpoints` operationId).
 func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2944,7 +5882,7 @@ func (c *Client) ListMerchantWebhookEndpoints(ctx context.Context, merchantId Da
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2965,7 +5903,7 @@ func (c *Client) CreateMerchantWebhookEndpointWithBody(ctx context.Context, merc
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2984,7 +5922,7 @@ func (c *Client) CreateMerchantWebhookEndpoint(ctx context.Context, merchantId D
 
 // ListMerchantWebhookDeliveries The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/webhooks/deliveries (the `ListMerchantWebhookDeliveries` operationId).
 func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3003,7 +5941,7 @@ func (c *Client) ListMerchantWebhookDeliveries(ctx context.Context, merchantId D
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/events/{eventId}/redeliver (the `RedeliverMerchantWebhookEvent` operationId).
 func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId DashboardMerchantId, eventId string, params *RedeliverMerchantWebhookEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3020,7 +5958,7 @@ func (c *Client) RedeliverMerchantWebhookEvent(ctx context.Context, merchantId D
 
 // DeleteMerchantWebhookEndpoint Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/webhooks/{endpointId} (the `DeleteMerchantWebhookEndpoint` operationId).
 func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3039,7 +5977,7 @@ func (c *Client) DeleteMerchantWebhookEndpoint(ctx context.Context, merchantId D
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3054,9 +5992,30 @@ func (c *Client) RotateMerchantWebhookSecret(ctx context.Context, merchantId Das
 	return c.Client.Do(req)
 }
 
+// TestMerchantWebhookEndpoint Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *Client) TestMerchantWebhookEndpoint(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestMerchantWebhookEndpointRequest(c.Server, merchantId, endpointId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantWithdrawals List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals (the `ListMerchantWithdrawals` operationId).
 func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3075,7 +6034,7 @@ func (c *Client) ListMerchantWithdrawals(ctx context.Context, merchantId Dashboa
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3096,7 +6055,7 @@ func (c *Client) CreateMerchantWithdrawalWithBody(ctx context.Context, merchantI
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3133,7 +6092,7 @@ func (c *Client) GetMerchantWithdrawalConfig(ctx context.Context, merchantId Das
 // UpdateMerchantWithdrawalConfigWithBody Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3153,7 +6112,7 @@ func (c *Client) UpdateMerchantWithdrawalConfigWithBody(ctx context.Context, mer
 // UpdateMerchantWithdrawalConfig Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3170,9 +6129,34 @@ func (c *Client) UpdateMerchantWithdrawalConfig(ctx context.Context, merchantId 
 	return c.Client.Do(req)
 }
 
+// EstimateMerchantWithdrawal Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *Client) EstimateMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEstimateMerchantWithdrawalRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMerchantWithdrawal Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3191,7 +6175,7 @@ func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId Dashboard
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3204,6 +6188,953 @@ func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId Dashbo
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewAcceptInvitationRequest calls the generic AcceptInvitation builder with application/json body
+func NewAcceptInvitationRequest(server string, body AcceptInvitationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAcceptInvitationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAcceptInvitationRequestWithBody constructs an http.Request for the AcceptInvitation method, with any body, and a specified content type
+func NewAcceptInvitationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/invitations/accept")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginRequest calls the generic Login builder with application/json body
+func NewLoginRequest(server string, body LoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLoginRequestWithBody constructs an http.Request for the Login method, with any body, and a specified content type
+func NewLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBeginPasskeyLoginRequest calls the generic BeginPasskeyLogin builder with application/json body
+func NewBeginPasskeyLoginRequest(server string, body BeginPasskeyLoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBeginPasskeyLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewBeginPasskeyLoginRequestWithBody constructs an http.Request for the BeginPasskeyLogin method, with any body, and a specified content type
+func NewBeginPasskeyLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/passkey/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewFinishPasskeyLoginRequest calls the generic FinishPasskeyLogin builder with application/json body
+func NewFinishPasskeyLoginRequest(server string, body FinishPasskeyLoginJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyLoginRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyLoginRequestWithBody constructs an http.Request for the FinishPasskeyLogin method, with any body, and a specified content type
+func NewFinishPasskeyLoginRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/passkey/finish")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginSecondFactorRequest calls the generic LoginSecondFactor builder with application/json body
+func NewLoginSecondFactorRequest(server string, body LoginSecondFactorJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLoginSecondFactorRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewLoginSecondFactorRequestWithBody constructs an http.Request for the LoginSecondFactor method, with any body, and a specified content type
+func NewLoginSecondFactorRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/login/second-factor")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLogoutRequest constructs an http.Request for the Logout method
+func NewLogoutRequest(server string, params *LogoutParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.PaymentsdRefresh != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_refresh", *params.PaymentsdRefresh, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_refresh",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewLogoutAllRequest constructs an http.Request for the LogoutAll method
+func NewLogoutAllRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/logout-all")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMeRequest constructs an http.Request for the GetMe method
+func NewGetMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOidcCallbackRequest constructs an http.Request for the OidcCallback method
+func NewOidcCallbackRequest(server string, params *OidcCallbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/oidc/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.PaymentsdOidc != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_oidc", *params.PaymentsdOidc, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_oidc",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewStartOidcLoginRequest constructs an http.Request for the StartOidcLogin method
+func NewStartOidcLoginRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/oidc/start")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPasskeysRequest constructs an http.Request for the ListPasskeys method
+func NewListPasskeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBeginPasskeyRegistrationRequest constructs an http.Request for the BeginPasskeyRegistration method
+func NewBeginPasskeyRegistrationRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/register/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinishPasskeyRegistrationRequest calls the generic FinishPasskeyRegistration builder with application/json body
+func NewFinishPasskeyRegistrationRequest(server string, body FinishPasskeyRegistrationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyRegistrationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyRegistrationRequestWithBody constructs an http.Request for the FinishPasskeyRegistration method, with any body, and a specified content type
+func NewFinishPasskeyRegistrationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/register/finish")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeletePasskeyRequest constructs an http.Request for the DeletePasskey method
+func NewDeletePasskeyRequest(server string, passkeyId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "passkeyId", passkeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/passkeys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewChangePasswordRequest calls the generic ChangePassword builder with application/json body
+func NewChangePasswordRequest(server string, body ChangePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangePasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewChangePasswordRequestWithBody constructs an http.Request for the ChangePassword method, with any body, and a specified content type
+func NewChangePasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAuthProvidersRequest constructs an http.Request for the GetAuthProviders method
+func NewGetAuthProvidersRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/providers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRefreshSessionRequest calls the generic RefreshSession builder with application/json body
+func NewRefreshSessionRequest(server string, params *RefreshSessionParams, body RefreshSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRefreshSessionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewRefreshSessionRequestWithBody constructs an http.Request for the RefreshSession method, with any body, and a specified content type
+func NewRefreshSessionRequestWithBody(server string, params *RefreshSessionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/refresh")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.PaymentsdRefresh != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "paymentsd_refresh", *params.PaymentsdRefresh, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "paymentsd_refresh",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
+	return req, nil
+}
+
+// NewListSessionsRequest constructs an http.Request for the ListSessions method
+func NewListSessionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRevokeSessionRequest constructs an http.Request for the RevokeSession method
+func NewRevokeSessionRequest(server string, sessionId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sessionId", sessionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStepUpRequest calls the generic StepUp builder with application/json body
+func NewStepUpRequest(server string, body StepUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStepUpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewStepUpRequestWithBody constructs an http.Request for the StepUp method, with any body, and a specified content type
+func NewStepUpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBeginPasskeyStepUpRequest constructs an http.Request for the BeginPasskeyStepUp method
+func NewBeginPasskeyStepUpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/begin")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFinishPasskeyStepUpRequest calls the generic FinishPasskeyStepUp builder with application/json body
+func NewFinishPasskeyStepUpRequest(server string, body FinishPasskeyStepUpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFinishPasskeyStepUpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewFinishPasskeyStepUpRequestWithBody constructs an http.Request for the FinishPasskeyStepUp method, with any body, and a specified content type
+func NewFinishPasskeyStepUpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/step-up/passkey/finish")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDisableTotpRequest calls the generic DisableTotp builder with application/json body
+func NewDisableTotpRequest(server string, body DisableTotpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDisableTotpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDisableTotpRequestWithBody constructs an http.Request for the DisableTotp method, with any body, and a specified content type
+func NewDisableTotpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewConfirmTotpRequest calls the generic ConfirmTotp builder with application/json body
+func NewConfirmTotpRequest(server string, body ConfirmTotpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewConfirmTotpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewConfirmTotpRequestWithBody constructs an http.Request for the ConfirmTotp method, with any body, and a specified content type
+func NewConfirmTotpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp/confirm")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewEnrollTotpRequest constructs an http.Request for the EnrollTotp method
+func NewEnrollTotpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/totp/enroll")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListChainsRequest constructs an http.Request for the ListChains method
@@ -4028,6 +7959,139 @@ func NewRevokeMerchantApiKeyRequest(server string, merchantId DashboardMerchantI
 	return req, nil
 }
 
+// NewListMerchantAuditLogRequest constructs an http.Request for the ListMerchantAuditLog method
+func NewListMerchantAuditLogRequest(server string, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/audit-log", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ActorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actorId", *params.ActorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TargetId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "targetId", *params.TargetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMerchantBalanceRequest constructs an http.Request for the GetMerchantBalance method
 func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
 	var err error
@@ -4058,6 +8122,907 @@ func NewGetMerchantBalanceRequest(server string, merchantId DashboardMerchantId)
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewExportMerchantPaymentsRequest constructs an http.Request for the ExportMerchantPayments method
+func NewExportMerchantPaymentsRequest(server string, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/exports/payments.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportMerchantWithdrawalsRequest constructs an http.Request for the ExportMerchantWithdrawals method
+func NewExportMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/exports/withdrawals.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantInvitationsRequest constructs an http.Request for the ListMerchantInvitations method
+func NewListMerchantInvitationsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantInvitationRequest calls the generic CreateMerchantInvitation builder with application/json body
+func NewCreateMerchantInvitationRequest(server string, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantInvitationRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewCreateMerchantInvitationRequestWithBody constructs an http.Request for the CreateMerchantInvitation method, with any body, and a specified content type
+func NewCreateMerchantInvitationRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeMerchantInvitationRequest constructs an http.Request for the RevokeMerchantInvitation method
+func NewRevokeMerchantInvitationRequest(server string, merchantId DashboardMerchantId, invitationId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/invitations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantMembersRequest constructs an http.Request for the ListMerchantMembers method
+func NewListMerchantMembersRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRemoveMerchantMemberRequest constructs an http.Request for the RemoveMerchantMember method
+func NewRemoveMerchantMemberRequest(server string, merchantId DashboardMerchantId, userId TeamUserId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantMemberRequest calls the generic UpdateMerchantMember builder with application/json body
+func NewUpdateMerchantMemberRequest(server string, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantMemberRequestWithBody(server, merchantId, userId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantMemberRequestWithBody constructs an http.Request for the UpdateMerchantMember method, with any body, and a specified content type
+func NewUpdateMerchantMemberRequestWithBody(server string, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "userId", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetMerchantOverviewRequest constructs an http.Request for the GetMerchantOverview method
+func NewGetMerchantOverviewRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/overview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentsRequest constructs an http.Request for the ListMerchantPayments method
+func NewListMerchantPaymentsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortBy", *params.SortBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SortOrder != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sortOrder", *params.SortOrder, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantPaymentRequest constructs an http.Request for the GetMerchantPayment method
+func NewGetMerchantPaymentRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentDeliveriesRequest constructs an http.Request for the ListMerchantPaymentDeliveries method
+func NewListMerchantPaymentDeliveriesRequest(server string, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/deliveries", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentEventsRequest constructs an http.Request for the ListMerchantPaymentEvents method
+func NewListMerchantPaymentEventsRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/events", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMerchantPaymentTransfersRequest constructs an http.Request for the ListMerchantPaymentTransfers method
+func NewListMerchantPaymentTransfersRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/transfers", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantProfileRequest constructs an http.Request for the GetMerchantProfile method
+func NewGetMerchantProfileRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/profile", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantProfileRequest calls the generic UpdateMerchantProfile builder with application/json body
+func NewUpdateMerchantProfileRequest(server string, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantProfileRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantProfileRequestWithBody constructs an http.Request for the UpdateMerchantProfile method, with any body, and a specified content type
+func NewUpdateMerchantProfileRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/profile", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetMerchantSecurityRequest constructs an http.Request for the GetMerchantSecurity method
+func NewGetMerchantSecurityRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/security", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetMerchantSecurityRequest calls the generic SetMerchantSecurity builder with application/json body
+func NewSetMerchantSecurityRequest(server string, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetMerchantSecurityRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewSetMerchantSecurityRequestWithBody constructs an http.Request for the SetMerchantSecurity method, with any body, and a specified content type
+func NewSetMerchantSecurityRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/security", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4378,6 +9343,47 @@ func NewRotateMerchantWebhookSecretRequest(server string, merchantId DashboardMe
 	return req, nil
 }
 
+// NewTestMerchantWebhookEndpointRequest constructs an http.Request for the TestMerchantWebhookEndpoint method
+func NewTestMerchantWebhookEndpointRequest(server string, merchantId DashboardMerchantId, endpointId WebhookEndpointId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/webhooks/%s/test", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListMerchantWithdrawalsRequest constructs an http.Request for the ListMerchantWithdrawals method
 func NewListMerchantWithdrawalsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantWithdrawalsParams) (*http.Request, error) {
 	var err error
@@ -4606,6 +9612,71 @@ func NewUpdateMerchantWithdrawalConfigRequestWithBody(server string, merchantId 
 	return req, nil
 }
 
+// NewEstimateMerchantWithdrawalRequest constructs an http.Request for the EstimateMerchantWithdrawal method
+func NewEstimateMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/estimate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "amountInCents", params.AmountInCents, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "chainId", params.ChainId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMerchantWithdrawalRequest constructs an http.Request for the GetMerchantWithdrawal method
 func NewGetMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) (*http.Request, error) {
 	var err error
@@ -4746,6 +9817,432 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// AcceptInvitationWithBodyWithResponse Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error)
+
+	// AcceptInvitationWithResponse Accept an invitation and sign in
+	//
+	// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+	// in as login does. Without a user of the invitation's email one is made with `password`
+	// (at least 12 characters); an existing user gives their current password. A membership
+	// the person already has is kept as it is.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+	AcceptInvitationWithResponse(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error)
+
+	// LoginWithBodyWithResponse Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResult, error)
+
+	// LoginWithResponse Sign in with an email and a password
+	//
+	// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+	// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+	// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+	// loopback host). A user with a second factor gets `status: second_factor_required` and a
+	// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+	// An unknown email, a wrong password and a disabled user get the same 401 after the same
+	// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+	// answer 429 with Retry-After until the oldest failure leaves the window.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login (the `Login` operationId).
+	LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResult, error)
+
+	// BeginPasskeyLoginWithBodyWithResponse Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error)
+
+	// BeginPasskeyLoginWithResponse Start the passkey step of a sign-in
+	//
+	// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+	// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+	// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+	// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+	// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+	BeginPasskeyLoginWithResponse(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error)
+
+	// FinishPasskeyLoginWithBodyWithResponse Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error)
+
+	// FinishPasskeyLoginWithResponse Finish a sign-in with a passkey
+	//
+	// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+	// begun for this challenge: signature, relying party id, origin, and the authenticator's
+	// signature counter, which must have advanced (a counter at or below the stored one — both
+	// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+	// in as by login, the session's second factor now. Every refusal is 401
+	// `invalid_credentials` and counts toward the account's throttle.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+	FinishPasskeyLoginWithResponse(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error)
+
+	// LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error)
+
+	// LoginSecondFactorWithResponse Finish a sign-in with a second factor
+	//
+	// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+	// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+	// A wrong code counts toward the account's throttle; an unknown, spent or expired
+	// challenge answers the same 401.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+	LoginSecondFactorWithResponse(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error)
+
+	// LogoutWithResponse Sign out of this session
+	//
+	// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+	LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResult, error)
+
+	// LogoutAllWithResponse Sign out everywhere
+	//
+	// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+	LogoutAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutAllResult, error)
+
+	// GetMeWithResponse The signed-in person
+	//
+	// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResult, error)
+
+	// OidcCallbackWithResponse Come back from the OIDC provider
+	//
+	// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+	// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+	// (signature, issuer, audience = the client id, expiry, nonce) and requires
+	// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+	// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+	// token's `amr` lacks `mfa` continues at the second-factor step:
+	// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+	// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+	// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+	OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResult, error)
+
+	// StartOidcLoginWithResponse Sign in with the OIDC provider
+	//
+	// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+	// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+	// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+	// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+	// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+	// `oidc_not_configured` without a provider.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+	StartOidcLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StartOidcLoginResult, error)
+
+	// ListPasskeysWithResponse List the person's passkeys
+	//
+	// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+	ListPasskeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPasskeysResult, error)
+
+	// BeginPasskeyRegistrationWithResponse Start registering a passkey
+	//
+	// Answers the options for `navigator.credentials.create()` (`publicKey`:
+	// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+	// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+	// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+	// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+	// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+	BeginPasskeyRegistrationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyRegistrationResult, error)
+
+	// FinishPasskeyRegistrationWithBodyWithResponse Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error)
+
+	// FinishPasskeyRegistrationWithResponse Finish registering a passkey
+	//
+	// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+	// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+	// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+	// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+	// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+	// authenticator registered already is 409 `passkey_exists`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+	FinishPasskeyRegistrationWithResponse(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error)
+
+	// DeletePasskeyWithResponse Remove a passkey
+	//
+	// Removes one of the person's passkeys; it signs nobody in any more.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+	DeletePasskeyWithResponse(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*DeletePasskeyResult, error)
+
+	// ChangePasswordWithBodyWithResponse Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error)
+
+	// ChangePasswordWithResponse Change the password
+	//
+	// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error)
+
+	// GetAuthProvidersWithResponse The ways to sign in
+	//
+	// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+	GetAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthProvidersResult, error)
+
+	// RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithBodyWithResponse(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error)
+
+	// RefreshSessionWithResponse Get a new access token with the refresh cookie
+	//
+	// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+	// token, in the body's mode or the session's last one. A spent refresh token presented
+	// again ends the whole session (it may have been stolen), except the one rotated away in
+	// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+	// or after 7 days unused.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+	RefreshSessionWithResponse(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error)
+
+	// ListSessionsWithResponse List the person's sessions
+	//
+	// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+	ListSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSessionsResult, error)
+
+	// RevokeSessionWithResponse End one session
+	//
+	// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+	RevokeSessionWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*RevokeSessionResult, error)
+
+	// StepUpWithBodyWithResponse Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StepUpResult, error)
+
+	// StepUpWithResponse Give a second factor again
+	//
+	// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+	StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error)
+
+	// BeginPasskeyStepUpWithResponse Start giving a passkey again
+	//
+	// The passkey form of `POST /v1/auth/step-up`: answers the options for
+	// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+	// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+	// single use). A person without a passkey is 409 `invalid_state`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+	BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
+
+	// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+	//
+	// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+	// session — signature, relying party, origin, an advancing signature counter — and answers
+	// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+	// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+	FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error)
+
+	// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableTotpResult, error)
+
+	// DisableTotpWithResponse Turn the TOTP second factor off
+	//
+	// Needs a current code (or a recovery code); the recovery codes go with it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+	DisableTotpWithResponse(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableTotpResult, error)
+
+	// ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error)
+
+	// ConfirmTotpWithResponse Turn the TOTP second factor on
+	//
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+	ConfirmTotpWithResponse(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error)
+
+	// EnrollTotpWithResponse Start setting up a TOTP second factor
+	//
+	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+	// second factor is already on.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+	EnrollTotpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EnrollTotpResult, error)
 
 	// ListChainsWithResponse List supported chains
 	//
@@ -4902,7 +10399,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4913,7 +10410,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 	// or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-	// Write scope.
+	// Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4922,7 +10419,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantApiKeysWithResponse List the merchant's secret keys
 	//
-	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+	// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4935,7 +10432,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4948,7 +10445,7 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Write scope.
+	// `Cache-Control: no-store`. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4958,26 +10455,270 @@ type ClientWithResponsesInterface interface {
 	// RevokeMerchantApiKeyWithResponse Revoke a secret key
 	//
 	// The key stops authenticating at once in this process and within a minute in every other
-	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+	// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/api-keys/{keyId} (the `RevokeMerchantApiKey` operationId).
 	RevokeMerchantApiKeyWithResponse(ctx context.Context, merchantId DashboardMerchantId, keyId string, reqEditors ...RequestEditorFn) (*RevokeMerchantApiKeyResult, error)
 
+	// ListMerchantAuditLogWithResponse Read the audit log
+	//
+	// Who changed what on the merchant's account, newest first: each entry is written in the
+	// transaction of the change it records, and the database refuses to update or delete
+	// one, so the log can only be read (no other method). Filter by action, actor or target and
+	// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+	// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+	ListMerchantAuditLogWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*ListMerchantAuditLogResult, error)
+
 	// GetMerchantBalanceWithResponse The merchant's balance
 	//
 	// The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-	// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+	// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/balance (the `GetMerchantBalance` operationId).
 	GetMerchantBalanceWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantBalanceResult, error)
 
+	// ExportMerchantPaymentsWithResponse Export payments as CSV
+	//
+	// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+	// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+	// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+	// 366 days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+	ExportMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ExportMerchantPaymentsResult, error)
+
+	// ExportMerchantWithdrawalsWithResponse Export withdrawals as CSV
+	//
+	// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+	// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+	ExportMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ExportMerchantWithdrawalsResult, error)
+
+	// ListMerchantInvitationsWithResponse List pending invitations
+	//
+	// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+	ListMerchantInvitationsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantInvitationsResult, error)
+
+	// CreateMerchantInvitationWithBodyWithResponse Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error)
+
+	// CreateMerchantInvitationWithResponse Invite a person
+	//
+	// Makes a single-use invitation, valid 7 days, and answers its link once:
+	// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+	// never reaches a server log). Send it to the person yourself. Only an owner invites an
+	// owner; a person who is already a member is refused (409 `already_member`: change their
+	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+	// `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+	CreateMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error)
+
+	// RevokeMerchantInvitationWithResponse Revoke an invitation
+	//
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+	RevokeMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*RevokeMerchantInvitationResult, error)
+
+	// ListMerchantMembersWithResponse List the team
+	//
+	// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+	ListMerchantMembersWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantMembersResult, error)
+
+	// RemoveMerchantMemberWithResponse Remove a member
+	//
+	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+	// Recorded in the audit log. `team:write` (owner).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+	RemoveMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*RemoveMerchantMemberResult, error)
+
+	// UpdateMerchantMemberWithBodyWithResponse Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error)
+
+	// UpdateMerchantMemberWithResponse Change a member's role
+	//
+	// Gives a member another role. Only an owner grants `owner`; the last owner is never
+	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+	// other at once leave one). The member's open invitations are revoked (an old link must
+	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+	UpdateMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error)
+
+	// GetMerchantOverviewWithResponse The dashboard's home figures
+	//
+	// For the token's mode: the available balance, what completed payments brought in per
+	// chain and token, the count of payments per status, and the daily volume of the last 30
+	// UTC days (today included, days without payments as zeros).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+	GetMerchantOverviewWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantOverviewResult, error)
+
+	// ListMerchantPaymentsWithResponse List the merchant's payments
+	//
+	// The payments and deposits of the token's mode, with the filters, search, sorting and
+	// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+	ListMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentsResult, error)
+
+	// GetMerchantPaymentWithResponse Get one of the merchant's payments
+	//
+	// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+	// merchant's payment, or one of the other mode than the token's, answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+	GetMerchantPaymentWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*GetMerchantPaymentResult, error)
+
+	// ListMerchantPaymentDeliveriesWithResponse The webhook deliveries of a payment's events
+	//
+	// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+	// newest first. Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+	ListMerchantPaymentDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentDeliveriesResult, error)
+
+	// ListMerchantPaymentEventsWithResponse A payment's event timeline
+	//
+	// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+	// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+	ListMerchantPaymentEventsWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentEventsResult, error)
+
+	// ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
+	//
+	// The token transfers recorded for the payment (to its deposit address), oldest first, with
+	// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+	// Another merchant's or mode's payment answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+	ListMerchantPaymentTransfersWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentTransfersResult, error)
+
+	// GetMerchantProfileWithResponse The merchant's profile and branding
+	//
+	// The display name, logo and accent colour the hosted checkout page shows.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+	GetMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantProfileResult, error)
+
+	// UpdateMerchantProfileWithBodyWithResponse Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error)
+
+	// UpdateMerchantProfileWithResponse Change the merchant's profile and branding
+	//
+	// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+	// then uses its own). Shared by both modes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+	UpdateMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error)
+
+	// GetMerchantSecurityWithResponse The team's security settings
+	//
+	// Whether the merchant requires its team to sign in with a second factor.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+	GetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantSecurityResult, error)
+
+	// SetMerchantSecurityWithBodyWithResponse Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error)
+
+	// SetMerchantSecurityWithResponse Change the team's security settings
+	//
+	// Requires (or stops requiring) a second factor of the merchant's team.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+	SetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error)
+
 	// ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 	//
-	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+	// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4988,7 +10729,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4999,7 +10740,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be https (http only on a deployment that allows private targets) and resolve
 	// to public addresses only; at most 16 endpoints per merchant. Its signing secret
-	// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+	// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5008,7 +10749,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 	//
-	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+	// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5019,7 +10760,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 	// every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-	// due now instead of doubled. Write scope.
+	// due now instead of doubled. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5028,7 +10769,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 	//
-	// Nothing more is delivered to it; its delivery log stays. Write scope.
+	// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5039,16 +10780,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 	// a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-	// are over (409): it would drop the secret the receiver may still hold. Write scope.
+	// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/rotate-secret (the `RotateMerchantWebhookSecret` operationId).
 	RotateMerchantWebhookSecretWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*RotateMerchantWebhookSecretResult, error)
 
+	// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+	//
+	// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+	// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+	// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+	// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+	// receiver should accept `webhook.test` and answer 2xx.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+	TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error)
+
 	// ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 	//
-	// The merchant's withdrawals, newest first. Read scope.
+	// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5059,7 +10813,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5070,7 +10824,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The same rules, limits, balance check and Idempotency-Key handling as
 	// `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-	// with another operation answers 409). Write scope.
+	// with another operation answers 409). Needs `withdrawals:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5089,7 +10843,7 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5099,16 +10853,33 @@ type ClientWithResponsesInterface interface {
 	// UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 	//
 	// Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+	// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/withdrawals/config (the `UpdateMerchantWithdrawalConfig` operationId).
 	UpdateMerchantWithdrawalConfigWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantWithdrawalConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantWithdrawalConfigResult, error)
 
+	// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+	//
+	// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+	// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+	// enough to pay it. The amount and chain are checked as a created withdrawal's are
+	// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+	// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+	// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+	// payout (to a recipient holding none of the token: an upper bound). 503
+	// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+	// does not run the chain's payouts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+	EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error)
+
 	// GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 	//
-	// Another merchant's withdrawal answers 404. Read scope.
+	// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5119,12 +10890,1625 @@ type ClientWithResponsesInterface interface {
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 	// available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+	// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*CancelMerchantWithdrawalResult, error)
+}
+
+// AcceptInvitationResult429Headers the declared response headers of an HTTP 429 response for AcceptInvitation
+type AcceptInvitationResult429Headers struct {
+	RetryAfter *int
+}
+
+type AcceptInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AcceptInvitationResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AcceptInvitationResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AcceptInvitationResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AcceptInvitationResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AcceptInvitationResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AcceptInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AcceptInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AcceptInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AcceptInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AcceptInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginResult429Headers the declared response headers of an HTTP 429 response for Login
+type LoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type LoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// BeginPasskeyLoginResult429Headers the declared response headers of an HTTP 429 response for BeginPasskeyLogin
+type BeginPasskeyLoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type BeginPasskeyLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *BeginPasskeyLoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FinishPasskeyLoginResult429Headers the declared response headers of an HTTP 429 response for FinishPasskeyLogin
+type FinishPasskeyLoginResult429Headers struct {
+	RetryAfter *int
+}
+
+type FinishPasskeyLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FinishPasskeyLoginResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginSecondFactorResult429Headers the declared response headers of an HTTP 429 response for LoginSecondFactor
+type LoginSecondFactorResult429Headers struct {
+	RetryAfter *int
+}
+
+type LoginSecondFactorResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidCredentials
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LoginSecondFactorResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LoginSecondFactorResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LoginSecondFactorResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LoginSecondFactorResult) GetJSON401() *InvalidCredentials {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LoginSecondFactorResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LoginSecondFactorResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginSecondFactorResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginSecondFactorResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginSecondFactorResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginSecondFactorResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LogoutResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LogoutResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LogoutAllResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LogoutAllResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutAllResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutAllResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutAllResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutAllResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutAllResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMeResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Me
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeResult) GetJSON200() *Me {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMeResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMeResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OidcCallbackResult302Headers the declared response headers of an HTTP 302 response for OidcCallback
+type OidcCallbackResult302Headers struct {
+	Location *string
+}
+
+type OidcCallbackResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OIDCNotConfigured
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *OidcCallbackResult302Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OidcCallbackResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OidcCallbackResult) GetJSON404() *OIDCNotConfigured {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OidcCallbackResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OidcCallbackResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OidcCallbackResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OidcCallbackResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OidcCallbackResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StartOidcLoginResult302Headers the declared response headers of an HTTP 302 response for StartOidcLogin
+type StartOidcLoginResult302Headers struct {
+	Location *string
+}
+
+type StartOidcLoginResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OIDCNotConfigured
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *StartOidcLoginResult302Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StartOidcLoginResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StartOidcLoginResult) GetJSON404() *OIDCNotConfigured {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StartOidcLoginResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StartOidcLoginResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StartOidcLoginResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StartOidcLoginResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StartOidcLoginResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPasskeysResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPasskeysResult) GetJSON200() *PasskeyList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPasskeysResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPasskeysResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPasskeysResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPasskeysResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPasskeysResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPasskeysResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BeginPasskeyRegistrationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PasskeyStepUp
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyRegistrationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyRegistrationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyRegistrationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyRegistrationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyRegistrationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinishPasskeyRegistrationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Passkey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *PasskeyStepUp
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PasskeyExists
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON201() *Passkey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON409() *PasskeyExists {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyRegistrationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyRegistrationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyRegistrationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyRegistrationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyRegistrationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeletePasskeyResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeyNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeletePasskeyResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePasskeyResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePasskeyResult) GetJSON404() *PasskeyNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeletePasskeyResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePasskeyResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePasskeyResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePasskeyResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePasskeyResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ChangePasswordResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangePasswordResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangePasswordResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangePasswordResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangePasswordResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangePasswordResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangePasswordResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangePasswordResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAuthProvidersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthProviders
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAuthProvidersResult) GetJSON200() *AuthProviders {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAuthProvidersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAuthProvidersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAuthProvidersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAuthProvidersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAuthProvidersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAuthProvidersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RefreshSessionResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *InvalidSession
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshSessionResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RefreshSessionResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RefreshSessionResult) GetJSON401() *InvalidSession {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RefreshSessionResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshSessionResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshSessionResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshSessionResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshSessionResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSessionsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSessionsResult) GetJSON200() *SessionList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSessionsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSessionsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSessionsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSessionsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSessionsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSessionsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeSessionResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *SessionNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeSessionResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeSessionResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeSessionResult) GetJSON404() *SessionNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeSessionResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeSessionResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeSessionResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeSessionResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeSessionResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StepUpResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StepUpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r StepUpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r StepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BeginPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PasskeyOptions
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NoPasskey
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON200() *PasskeyOptions {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON409() *NoPasskey {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BeginPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r BeginPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BeginPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BeginPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BeginPasskeyStepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FinishPasskeyStepUpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *PasskeyBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PasskeysOff
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON200() *AuthResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON400() *PasskeyBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON404() *PasskeysOff {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FinishPasskeyStepUpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FinishPasskeyStepUpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FinishPasskeyStepUpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FinishPasskeyStepUpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FinishPasskeyStepUpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DisableTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DisableTotpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DisableTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DisableTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DisableTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DisableTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DisableTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DisableTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DisableTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ConfirmTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RecoveryCodes
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *AuthBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmTotpResult) GetJSON200() *RecoveryCodes {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ConfirmTotpResult) GetJSON400() *AuthBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ConfirmTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ConfirmTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ConfirmTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EnrollTotpResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TotpEnrollment
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *AuthStateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnrollTotpResult) GetJSON200() *TotpEnrollment {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EnrollTotpResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnrollTotpResult) GetJSON409() *AuthStateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EnrollTotpResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EnrollTotpResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnrollTotpResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnrollTotpResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnrollTotpResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListChainsResult struct {
@@ -6350,6 +13734,75 @@ func (r RevokeMerchantApiKeyResult) ContentType() string {
 	return ""
 }
 
+type ListMerchantAuditLogResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditLogPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON200() *AuditLogPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantAuditLogResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantAuditLogResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantAuditLogResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantAuditLogResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantAuditLogResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantBalanceResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6413,6 +13866,1318 @@ func (r GetMerchantBalanceResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMerchantBalanceResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportMerchantPaymentsResult200Headers the declared response headers of an HTTP 200 response for ExportMerchantPayments
+type ExportMerchantPaymentsResult200Headers struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantPaymentsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMerchantPaymentsResult200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportMerchantPaymentsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMerchantPaymentsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMerchantPaymentsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMerchantPaymentsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMerchantPaymentsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportMerchantWithdrawalsResult200Headers the declared response headers of an HTTP 200 response for ExportMerchantWithdrawals
+type ExportMerchantWithdrawalsResult200Headers struct {
+	ContentDisposition *string
+}
+
+type ExportMerchantWithdrawalsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportMerchantWithdrawalsResult200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportMerchantWithdrawalsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportMerchantWithdrawalsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportMerchantWithdrawalsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportMerchantWithdrawalsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportMerchantWithdrawalsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantInvitationsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvitationList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON200() *InvitationList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantInvitationsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantInvitationsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantInvitationsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantInvitationsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantInvitationsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMerchantInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedInvitation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON201() *CreatedInvitation {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeMerchantInvitationResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeMerchantInvitationResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeMerchantInvitationResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeMerchantInvitationResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeMerchantInvitationResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeMerchantInvitationResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantMembersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TeamMemberList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantMembersResult) GetJSON200() *TeamMemberList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantMembersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantMembersResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantMembersResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantMembersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantMembersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantMembersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantMembersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantMembersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RemoveMerchantMemberResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RemoveMerchantMemberResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveMerchantMemberResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveMerchantMemberResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveMerchantMemberResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveMerchantMemberResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantMemberResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TeamMember
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *TeamConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON200() *TeamMember {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON409() *TeamConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantMemberResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantMemberResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantMemberResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantMemberResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantMemberResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantOverviewResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantOverview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON200() *MerchantOverview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantOverviewResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantOverviewResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantOverviewResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantOverviewResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantOverviewResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON200() *PaymentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantPaymentResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Payment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON200() *Payment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantPaymentResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantPaymentResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantPaymentResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantPaymentResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantPaymentResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentDeliveriesResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentDeliveriesResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentDeliveriesResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentDeliveriesResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentDeliveriesResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentDeliveriesResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentEventsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentEventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON200() *PaymentEventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentEventsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentEventsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentEventsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentEventsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentEventsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantPaymentTransfersResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentTransferList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON200() *PaymentTransferList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantPaymentTransfersResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantPaymentTransfersResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantPaymentTransfersResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantPaymentTransfersResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantPaymentTransfersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantProfileResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantProfileResult) GetJSON200() *MerchantProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantProfileResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantProfileResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantProfileResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantProfileResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantProfileResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantProfileResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantProfileResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantProfileResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantProfileResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON200() *MerchantProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantProfileResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantProfileResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantProfileResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantProfileResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantProfileResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantSecurityResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantSecurity
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON200() *MerchantSecurity {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantSecurityResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantSecurityResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantSecurityResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantSecurityResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantSecurityResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetMerchantSecurityResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MerchantSecurity
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON200() *MerchantSecurity {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetMerchantSecurityResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetMerchantSecurityResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetMerchantSecurityResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetMerchantSecurityResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetMerchantSecurityResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6882,6 +15647,82 @@ func (r RotateMerchantWebhookSecretResult) ContentType() string {
 	return ""
 }
 
+type TestMerchantWebhookEndpointResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookTestResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON202() *WebhookTestResult {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TestMerchantWebhookEndpointResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r TestMerchantWebhookEndpointResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestMerchantWebhookEndpointResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestMerchantWebhookEndpointResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestMerchantWebhookEndpointResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantWithdrawalsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7193,6 +16034,82 @@ func (r UpdateMerchantWithdrawalConfigResult) ContentType() string {
 	return ""
 }
 
+type EstimateMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WithdrawalEstimate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardWithdrawalForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON200() *WithdrawalEstimate {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON403() *DashboardWithdrawalForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EstimateMerchantWithdrawalResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EstimateMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EstimateMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EstimateMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EstimateMerchantWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMerchantWithdrawalResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7357,6 +16274,654 @@ func (r CancelMerchantWithdrawalResult) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// AcceptInvitationWithBodyWithResponse Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *ClientWithResponses) AcceptInvitationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error) {
+	rsp, err := c.AcceptInvitationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptInvitationResult(rsp)
+}
+
+// AcceptInvitationWithResponse Accept an invitation and sign in
+//
+// Spends an invitation (the token of its link; single use, 7 days) and signs its person
+// in as login does. Without a user of the invitation's email one is made with `password`
+// (at least 12 characters); an existing user gives their current password. A membership
+// the person already has is kept as it is.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/invitations/accept (the `AcceptInvitation` operationId).
+func (c *ClientWithResponses) AcceptInvitationWithResponse(ctx context.Context, body AcceptInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptInvitationResult, error) {
+	rsp, err := c.AcceptInvitation(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAcceptInvitationResult(rsp)
+}
+
+// LoginWithBodyWithResponse Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResult, error) {
+	rsp, err := c.LoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginResult(rsp)
+}
+
+// LoginWithResponse Sign in with an email and a password
+//
+// Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+// token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+// (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+// loopback host). A user with a second factor gets `status: second_factor_required` and a
+// `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+// An unknown email, a wrong password and a disabled user get the same 401 after the same
+// work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+// answer 429 with Retry-After until the oldest failure leaves the window.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login (the `Login` operationId).
+func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResult, error) {
+	rsp, err := c.Login(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginResult(rsp)
+}
+
+// BeginPasskeyLoginWithBodyWithResponse Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *ClientWithResponses) BeginPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error) {
+	rsp, err := c.BeginPasskeyLoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyLoginResult(rsp)
+}
+
+// BeginPasskeyLoginWithResponse Start the passkey step of a sign-in
+//
+// Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+// options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+// PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+// ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+// challenge, or a person without a passkey, is 401 `invalid_credentials`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/begin (the `BeginPasskeyLogin` operationId).
+func (c *ClientWithResponses) BeginPasskeyLoginWithResponse(ctx context.Context, body BeginPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*BeginPasskeyLoginResult, error) {
+	rsp, err := c.BeginPasskeyLogin(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyLoginResult(rsp)
+}
+
+// FinishPasskeyLoginWithBodyWithResponse Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *ClientWithResponses) FinishPasskeyLoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error) {
+	rsp, err := c.FinishPasskeyLoginWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyLoginResult(rsp)
+}
+
+// FinishPasskeyLoginWithResponse Finish a sign-in with a passkey
+//
+// Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+// begun for this challenge: signature, relying party id, origin, and the authenticator's
+// signature counter, which must have advanced (a counter at or below the stored one — both
+// 0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+// in as by login, the session's second factor now. Every refusal is 401
+// `invalid_credentials` and counts toward the account's throttle.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/passkey/finish (the `FinishPasskeyLogin` operationId).
+func (c *ClientWithResponses) FinishPasskeyLoginWithResponse(ctx context.Context, body FinishPasskeyLoginJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyLoginResult, error) {
+	rsp, err := c.FinishPasskeyLogin(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyLoginResult(rsp)
+}
+
+// LoginSecondFactorWithBodyWithResponse Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *ClientWithResponses) LoginSecondFactorWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error) {
+	rsp, err := c.LoginSecondFactorWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSecondFactorResult(rsp)
+}
+
+// LoginSecondFactorWithResponse Finish a sign-in with a second factor
+//
+// Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+// accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+// A wrong code counts toward the account's throttle; an unknown, spent or expired
+// challenge answers the same 401.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/login/second-factor (the `LoginSecondFactor` operationId).
+func (c *ClientWithResponses) LoginSecondFactorWithResponse(ctx context.Context, body LoginSecondFactorJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginSecondFactorResult, error) {
+	rsp, err := c.LoginSecondFactor(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSecondFactorResult(rsp)
+}
+
+// LogoutWithResponse Sign out of this session
+//
+// Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/logout (the `Logout` operationId).
+func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResult, error) {
+	rsp, err := c.Logout(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutResult(rsp)
+}
+
+// LogoutAllWithResponse Sign out everywhere
+//
+// Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/logout-all (the `LogoutAll` operationId).
+func (c *ClientWithResponses) LogoutAllWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LogoutAllResult, error) {
+	rsp, err := c.LogoutAll(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutAllResult(rsp)
+}
+
+// GetMeWithResponse The signed-in person
+//
+// The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/me (the `GetMe` operationId).
+func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResult, error) {
+	rsp, err := c.GetMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeResult(rsp)
+}
+
+// OidcCallbackWithResponse Come back from the OIDC provider
+//
+// The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+// cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+// (signature, issuer, audience = the client id, expiry, nonce) and requires
+// `email_verified`; the user of that email (never a new one) is signed in: the refresh
+// cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+// token's `amr` lacks `mfa` continues at the second-factor step:
+// `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+// `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+// `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+// `oidc_not_configured` without a provider.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/oidc/callback (the `OidcCallback` operationId).
+func (c *ClientWithResponses) OidcCallbackWithResponse(ctx context.Context, params *OidcCallbackParams, reqEditors ...RequestEditorFn) (*OidcCallbackResult, error) {
+	rsp, err := c.OidcCallback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOidcCallbackResult(rsp)
+}
+
+// StartOidcLoginWithResponse Sign in with the OIDC provider
+//
+// Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+// flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+// `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+// hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+// cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+// `oidc_not_configured` without a provider.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/oidc/start (the `StartOidcLogin` operationId).
+func (c *ClientWithResponses) StartOidcLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StartOidcLoginResult, error) {
+	rsp, err := c.StartOidcLogin(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStartOidcLoginResult(rsp)
+}
+
+// ListPasskeysWithResponse List the person's passkeys
+//
+// The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/passkeys (the `ListPasskeys` operationId).
+func (c *ClientWithResponses) ListPasskeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPasskeysResult, error) {
+	rsp, err := c.ListPasskeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPasskeysResult(rsp)
+}
+
+// BeginPasskeyRegistrationWithResponse Start registering a passkey
+//
+// Answers the options for `navigator.credentials.create()` (`publicKey`:
+// WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+// `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+// minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+// second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+// with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/begin (the `BeginPasskeyRegistration` operationId).
+func (c *ClientWithResponses) BeginPasskeyRegistrationWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyRegistrationResult, error) {
+	rsp, err := c.BeginPasskeyRegistration(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyRegistrationResult(rsp)
+}
+
+// FinishPasskeyRegistrationWithBodyWithResponse Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *ClientWithResponses) FinishPasskeyRegistrationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error) {
+	rsp, err := c.FinishPasskeyRegistrationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyRegistrationResult(rsp)
+}
+
+// FinishPasskeyRegistrationWithResponse Finish registering a passkey
+//
+// Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+// against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+// relying party's id and origins, and stores the passkey under `name`. Any attestation is
+// accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+// expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+// authenticator registered already is 409 `passkey_exists`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/passkeys/register/finish (the `FinishPasskeyRegistration` operationId).
+func (c *ClientWithResponses) FinishPasskeyRegistrationWithResponse(ctx context.Context, body FinishPasskeyRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyRegistrationResult, error) {
+	rsp, err := c.FinishPasskeyRegistration(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyRegistrationResult(rsp)
+}
+
+// DeletePasskeyWithResponse Remove a passkey
+//
+// Removes one of the person's passkeys; it signs nobody in any more.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
+func (c *ClientWithResponses) DeletePasskeyWithResponse(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*DeletePasskeyResult, error) {
+	rsp, err := c.DeletePasskey(ctx, passkeyId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePasskeyResult(rsp)
+}
+
+// ChangePasswordWithBodyWithResponse Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error) {
+	rsp, err := c.ChangePasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResult(rsp)
+}
+
+// ChangePasswordWithResponse Change the password
+//
+// Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResult, error) {
+	rsp, err := c.ChangePassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResult(rsp)
+}
+
+// GetAuthProvidersWithResponse The ways to sign in
+//
+// What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/providers (the `GetAuthProviders` operationId).
+func (c *ClientWithResponses) GetAuthProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAuthProvidersResult, error) {
+	rsp, err := c.GetAuthProviders(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAuthProvidersResult(rsp)
+}
+
+// RefreshSessionWithBodyWithResponse Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *ClientWithResponses) RefreshSessionWithBodyWithResponse(ctx context.Context, params *RefreshSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error) {
+	rsp, err := c.RefreshSessionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshSessionResult(rsp)
+}
+
+// RefreshSessionWithResponse Get a new access token with the refresh cookie
+//
+// Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+// token, in the body's mode or the session's last one. A spent refresh token presented
+// again ends the whole session (it may have been stolen), except the one rotated away in
+// the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+// or after 7 days unused.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/refresh (the `RefreshSession` operationId).
+func (c *ClientWithResponses) RefreshSessionWithResponse(ctx context.Context, params *RefreshSessionParams, body RefreshSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*RefreshSessionResult, error) {
+	rsp, err := c.RefreshSession(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshSessionResult(rsp)
+}
+
+// ListSessionsWithResponse List the person's sessions
+//
+// The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/auth/sessions (the `ListSessions` operationId).
+func (c *ClientWithResponses) ListSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSessionsResult, error) {
+	rsp, err := c.ListSessions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSessionsResult(rsp)
+}
+
+// RevokeSessionWithResponse End one session
+//
+// Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/sessions/{sessionId} (the `RevokeSession` operationId).
+func (c *ClientWithResponses) RevokeSessionWithResponse(ctx context.Context, sessionId string, reqEditors ...RequestEditorFn) (*RevokeSessionResult, error) {
+	rsp, err := c.RevokeSession(ctx, sessionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeSessionResult(rsp)
+}
+
+// StepUpWithBodyWithResponse Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *ClientWithResponses) StepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StepUpResult, error) {
+	rsp, err := c.StepUpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStepUpResult(rsp)
+}
+
+// StepUpWithResponse Give a second factor again
+//
+// Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up (the `StepUp` operationId).
+func (c *ClientWithResponses) StepUpWithResponse(ctx context.Context, body StepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*StepUpResult, error) {
+	rsp, err := c.StepUp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStepUpResult(rsp)
+}
+
+// BeginPasskeyStepUpWithResponse Start giving a passkey again
+//
+// The passkey form of `POST /v1/auth/step-up`: answers the options for
+// `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+// JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+// single use). A person without a passkey is 409 `invalid_state`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/begin (the `BeginPasskeyStepUp` operationId).
+func (c *ClientWithResponses) BeginPasskeyStepUpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BeginPasskeyStepUpResult, error) {
+	rsp, err := c.BeginPasskeyStepUp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBeginPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithBodyWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
+}
+
+// FinishPasskeyStepUpWithResponse Finish giving a passkey again
+//
+// Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+// session — signature, relying party, origin, an advancing signature counter — and answers
+// a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+// with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/step-up/passkey/finish (the `FinishPasskeyStepUp` operationId).
+func (c *ClientWithResponses) FinishPasskeyStepUpWithResponse(ctx context.Context, body FinishPasskeyStepUpJSONRequestBody, reqEditors ...RequestEditorFn) (*FinishPasskeyStepUpResult, error) {
+	rsp, err := c.FinishPasskeyStepUp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFinishPasskeyStepUpResult(rsp)
+}
+
+// DisableTotpWithBodyWithResponse Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *ClientWithResponses) DisableTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableTotpResult, error) {
+	rsp, err := c.DisableTotpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableTotpResult(rsp)
+}
+
+// DisableTotpWithResponse Turn the TOTP second factor off
+//
+// Needs a current code (or a recovery code); the recovery codes go with it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/auth/totp (the `DisableTotp` operationId).
+func (c *ClientWithResponses) DisableTotpWithResponse(ctx context.Context, body DisableTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableTotpResult, error) {
+	rsp, err := c.DisableTotp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableTotpResult(rsp)
+}
+
+// ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *ClientWithResponses) ConfirmTotpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error) {
+	rsp, err := c.ConfirmTotpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmTotpResult(rsp)
+}
+
+// ConfirmTotpWithResponse Turn the TOTP second factor on
+//
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/confirm (the `ConfirmTotp` operationId).
+func (c *ClientWithResponses) ConfirmTotpWithResponse(ctx context.Context, body ConfirmTotpJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmTotpResult, error) {
+	rsp, err := c.ConfirmTotp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmTotpResult(rsp)
+}
+
+// EnrollTotpWithResponse Start setting up a TOTP second factor
+//
+// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+// second factor is already on.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
+func (c *ClientWithResponses) EnrollTotpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EnrollTotpResult, error) {
+	rsp, err := c.EnrollTotp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnrollTotpResult(rsp)
 }
 
 // ListChainsWithResponse List supported chains
@@ -7604,7 +17169,7 @@ func (c *ClientWithResponses) GetMerchantAcceptedAssetsWithResponse(ctx context.
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7621,7 +17186,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithBodyWithResponse(ctx 
 //
 // Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
 // or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-// Write scope.
+// Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7636,7 +17201,7 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 
 // ListMerchantApiKeysWithResponse List the merchant's secret keys
 //
-// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+// The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7655,7 +17220,7 @@ func (c *ClientWithResponses) ListMerchantApiKeysWithResponse(ctx context.Contex
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7674,7 +17239,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithBodyWithResponse(ctx conte
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Write scope.
+// `Cache-Control: no-store`. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7690,7 +17255,7 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithResponse(ctx context.Conte
 // RevokeMerchantApiKeyWithResponse Revoke a secret key
 //
 // The key stops authenticating at once in this process and within a minute in every other
-// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+// (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7703,10 +17268,29 @@ func (c *ClientWithResponses) RevokeMerchantApiKeyWithResponse(ctx context.Conte
 	return ParseRevokeMerchantApiKeyResult(rsp)
 }
 
+// ListMerchantAuditLogWithResponse Read the audit log
+//
+// Who changed what on the merchant's account, newest first: each entry is written in the
+// transaction of the change it records, and the database refuses to update or delete
+// one, so the log can only be read (no other method). Filter by action, actor or target and
+// a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+// a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/audit-log (the `ListMerchantAuditLog` operationId).
+func (c *ClientWithResponses) ListMerchantAuditLogWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantAuditLogParams, reqEditors ...RequestEditorFn) (*ListMerchantAuditLogResult, error) {
+	rsp, err := c.ListMerchantAuditLog(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantAuditLogResult(rsp)
+}
+
 // GetMerchantBalanceWithResponse The merchant's balance
 //
 // The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-// not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+// not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7719,9 +17303,372 @@ func (c *ClientWithResponses) GetMerchantBalanceWithResponse(ctx context.Context
 	return ParseGetMerchantBalanceResult(rsp)
 }
 
+// ExportMerchantPaymentsWithResponse Export payments as CSV
+//
+// The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+// streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+// prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+// 366 days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/payments.csv (the `ExportMerchantPayments` operationId).
+func (c *ClientWithResponses) ExportMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ExportMerchantPaymentsResult, error) {
+	rsp, err := c.ExportMerchantPayments(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMerchantPaymentsResult(rsp)
+}
+
+// ExportMerchantWithdrawalsWithResponse Export withdrawals as CSV
+//
+// The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+// CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/exports/withdrawals.csv (the `ExportMerchantWithdrawals` operationId).
+func (c *ClientWithResponses) ExportMerchantWithdrawalsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ExportMerchantWithdrawalsParams, reqEditors ...RequestEditorFn) (*ExportMerchantWithdrawalsResult, error) {
+	rsp, err := c.ExportMerchantWithdrawals(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportMerchantWithdrawalsResult(rsp)
+}
+
+// ListMerchantInvitationsWithResponse List pending invitations
+//
+// Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/invitations (the `ListMerchantInvitations` operationId).
+func (c *ClientWithResponses) ListMerchantInvitationsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantInvitationsResult, error) {
+	rsp, err := c.ListMerchantInvitations(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantInvitationsResult(rsp)
+}
+
+// CreateMerchantInvitationWithBodyWithResponse Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *ClientWithResponses) CreateMerchantInvitationWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error) {
+	rsp, err := c.CreateMerchantInvitationWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantInvitationResult(rsp)
+}
+
+// CreateMerchantInvitationWithResponse Invite a person
+//
+// Makes a single-use invitation, valid 7 days, and answers its link once:
+// `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+// never reaches a server log). Send it to the person yourself. Only an owner invites an
+// owner; a person who is already a member is refused (409 `already_member`: change their
+// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+// `team:write` (owner).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/invitations (the `CreateMerchantInvitation` operationId).
+func (c *ClientWithResponses) CreateMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantInvitationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantInvitationResult, error) {
+	rsp, err := c.CreateMerchantInvitation(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantInvitationResult(rsp)
+}
+
+// RevokeMerchantInvitationWithResponse Revoke an invitation
+//
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
+func (c *ClientWithResponses) RevokeMerchantInvitationWithResponse(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*RevokeMerchantInvitationResult, error) {
+	rsp, err := c.RevokeMerchantInvitation(ctx, merchantId, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMerchantInvitationResult(rsp)
+}
+
+// ListMerchantMembersWithResponse List the team
+//
+// The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/members (the `ListMerchantMembers` operationId).
+func (c *ClientWithResponses) ListMerchantMembersWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantMembersResult, error) {
+	rsp, err := c.ListMerchantMembers(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantMembersResult(rsp)
+}
+
+// RemoveMerchantMemberWithResponse Remove a member
+//
+// Ends the person's membership (the user stays, and the audit log keeps naming them); their
+// open invitations are revoked. The last owner is never removed (409 `last_owner`).
+// Recorded in the audit log. `team:write` (owner).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
+func (c *ClientWithResponses) RemoveMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*RemoveMerchantMemberResult, error) {
+	rsp, err := c.RemoveMerchantMember(ctx, merchantId, userId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveMerchantMemberResult(rsp)
+}
+
+// UpdateMerchantMemberWithBodyWithResponse Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *ClientWithResponses) UpdateMerchantMemberWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error) {
+	rsp, err := c.UpdateMerchantMemberWithBody(ctx, merchantId, userId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantMemberResult(rsp)
+}
+
+// UpdateMerchantMemberWithResponse Change a member's role
+//
+// Gives a member another role. Only an owner grants `owner`; the last owner is never
+// demoted (409 `last_owner`: make another member owner first — two owners demoting each
+// other at once leave one). The member's open invitations are revoked (an old link must
+// not undo the change). Recorded in the audit log. `team:write` (owner).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/members/{userId} (the `UpdateMerchantMember` operationId).
+func (c *ClientWithResponses) UpdateMerchantMemberWithResponse(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, body UpdateMerchantMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantMemberResult, error) {
+	rsp, err := c.UpdateMerchantMember(ctx, merchantId, userId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantMemberResult(rsp)
+}
+
+// GetMerchantOverviewWithResponse The dashboard's home figures
+//
+// For the token's mode: the available balance, what completed payments brought in per
+// chain and token, the count of payments per status, and the daily volume of the last 30
+// UTC days (today included, days without payments as zeros).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/overview (the `GetMerchantOverview` operationId).
+func (c *ClientWithResponses) GetMerchantOverviewWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantOverviewResult, error) {
+	rsp, err := c.GetMerchantOverview(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantOverviewResult(rsp)
+}
+
+// ListMerchantPaymentsWithResponse List the merchant's payments
+//
+// The payments and deposits of the token's mode, with the filters, search, sorting and
+// paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments (the `ListMerchantPayments` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantPaymentsParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentsResult, error) {
+	rsp, err := c.ListMerchantPayments(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentsResult(rsp)
+}
+
+// GetMerchantPaymentWithResponse Get one of the merchant's payments
+//
+// The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+// merchant's payment, or one of the other mode than the token's, answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId} (the `GetMerchantPayment` operationId).
+func (c *ClientWithResponses) GetMerchantPaymentWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*GetMerchantPaymentResult, error) {
+	rsp, err := c.GetMerchantPayment(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantPaymentResult(rsp)
+}
+
+// ListMerchantPaymentDeliveriesWithResponse The webhook deliveries of a payment's events
+//
+// The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+// newest first. Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/deliveries (the `ListMerchantPaymentDeliveries` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentDeliveriesWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, params *ListMerchantPaymentDeliveriesParams, reqEditors ...RequestEditorFn) (*ListMerchantPaymentDeliveriesResult, error) {
+	rsp, err := c.ListMerchantPaymentDeliveries(ctx, merchantId, paymentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentDeliveriesResult(rsp)
+}
+
+// ListMerchantPaymentEventsWithResponse A payment's event timeline
+//
+// Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+// `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+// Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentEventsWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentEventsResult, error) {
+	rsp, err := c.ListMerchantPaymentEvents(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentEventsResult(rsp)
+}
+
+// ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
+//
+// The token transfers recorded for the payment (to its deposit address), oldest first, with
+// their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+// Another merchant's or mode's payment answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
+func (c *ClientWithResponses) ListMerchantPaymentTransfersWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentTransfersResult, error) {
+	rsp, err := c.ListMerchantPaymentTransfers(ctx, merchantId, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantPaymentTransfersResult(rsp)
+}
+
+// GetMerchantProfileWithResponse The merchant's profile and branding
+//
+// The display name, logo and accent colour the hosted checkout page shows.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/profile (the `GetMerchantProfile` operationId).
+func (c *ClientWithResponses) GetMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantProfileResult, error) {
+	rsp, err := c.GetMerchantProfile(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantProfileResult(rsp)
+}
+
+// UpdateMerchantProfileWithBodyWithResponse Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *ClientWithResponses) UpdateMerchantProfileWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error) {
+	rsp, err := c.UpdateMerchantProfileWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantProfileResult(rsp)
+}
+
+// UpdateMerchantProfileWithResponse Change the merchant's profile and branding
+//
+// Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+// then uses its own). Shared by both modes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
+func (c *ClientWithResponses) UpdateMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error) {
+	rsp, err := c.UpdateMerchantProfile(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantProfileResult(rsp)
+}
+
+// GetMerchantSecurityWithResponse The team's security settings
+//
+// Whether the merchant requires its team to sign in with a second factor.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/security (the `GetMerchantSecurity` operationId).
+func (c *ClientWithResponses) GetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantSecurityResult, error) {
+	rsp, err := c.GetMerchantSecurity(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantSecurityResult(rsp)
+}
+
+// SetMerchantSecurityWithBodyWithResponse Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *ClientWithResponses) SetMerchantSecurityWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error) {
+	rsp, err := c.SetMerchantSecurityWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantSecurityResult(rsp)
+}
+
+// SetMerchantSecurityWithResponse Change the team's security settings
+//
+// Requires (or stops requiring) a second factor of the merchant's team.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/merchants/{merchantId}/security (the `SetMerchantSecurity` operationId).
+func (c *ClientWithResponses) SetMerchantSecurityWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantSecurityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantSecurityResult, error) {
+	rsp, err := c.SetMerchantSecurity(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetMerchantSecurityResult(rsp)
+}
+
 // ListMerchantWebhookEndpointsWithResponse List webhook endpoints
 //
-// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+// The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7738,7 +17685,7 @@ func (c *ClientWithResponses) ListMerchantWebhookEndpointsWithResponse(ctx conte
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7755,7 +17702,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithBodyWithResponse(
 //
 // The URL must be https (http only on a deployment that allows private targets) and resolve
 // to public addresses only; at most 16 endpoints per merchant. Its signing secret
-// (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+// (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7770,7 +17717,7 @@ func (c *ClientWithResponses) CreateMerchantWebhookEndpointWithResponse(ctx cont
 
 // ListMerchantWebhookDeliveriesWithResponse The webhook delivery log
 //
-// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+// Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7787,7 +17734,7 @@ func (c *ClientWithResponses) ListMerchantWebhookDeliveriesWithResponse(ctx cont
 //
 // Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
 // every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-// due now instead of doubled. Write scope.
+// due now instead of doubled. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7802,7 +17749,7 @@ func (c *ClientWithResponses) RedeliverMerchantWebhookEventWithResponse(ctx cont
 
 // DeleteMerchantWebhookEndpointWithResponse Delete a webhook endpoint
 //
-// Nothing more is delivered to it; its delivery log stays. Write scope.
+// Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7819,7 +17766,7 @@ func (c *ClientWithResponses) DeleteMerchantWebhookEndpointWithResponse(ctx cont
 //
 // A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
 // a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-// are over (409): it would drop the secret the receiver may still hold. Write scope.
+// are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7832,9 +17779,28 @@ func (c *ClientWithResponses) RotateMerchantWebhookSecretWithResponse(ctx contex
 	return ParseRotateMerchantWebhookSecretResult(rsp)
 }
 
+// TestMerchantWebhookEndpointWithResponse Send a test event to an endpoint
+//
+// Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+// this endpoint, signed and retried like every delivery; the delivery appears in the log.
+// The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+// disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+// receiver should accept `webhook.test` and answer 2xx.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/webhooks/{endpointId}/test (the `TestMerchantWebhookEndpoint` operationId).
+func (c *ClientWithResponses) TestMerchantWebhookEndpointWithResponse(ctx context.Context, merchantId DashboardMerchantId, endpointId WebhookEndpointId, reqEditors ...RequestEditorFn) (*TestMerchantWebhookEndpointResult, error) {
+	rsp, err := c.TestMerchantWebhookEndpoint(ctx, merchantId, endpointId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestMerchantWebhookEndpointResult(rsp)
+}
+
 // ListMerchantWithdrawalsWithResponse List the merchant's withdrawals
 //
-// The merchant's withdrawals, newest first. Read scope.
+// The merchant's withdrawals, newest first. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7851,7 +17817,7 @@ func (c *ClientWithResponses) ListMerchantWithdrawalsWithResponse(ctx context.Co
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7868,7 +17834,7 @@ func (c *ClientWithResponses) CreateMerchantWithdrawalWithBodyWithResponse(ctx c
 //
 // The same rules, limits, balance check and Idempotency-Key handling as
 // `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-// with another operation answers 409). Write scope.
+// with another operation answers 409). Needs `withdrawals:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7899,7 +17865,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalConfigWithResponse(ctx contex
 // UpdateMerchantWithdrawalConfigWithBodyWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7915,7 +17881,7 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithBodyWithResponse
 // UpdateMerchantWithdrawalConfigWithResponse Change the merchant's withdrawal configuration
 //
 // Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+// 500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7928,9 +17894,32 @@ func (c *ClientWithResponses) UpdateMerchantWithdrawalConfigWithResponse(ctx con
 	return ParseUpdateMerchantWithdrawalConfigResult(rsp)
 }
 
+// EstimateMerchantWithdrawalWithResponse Estimate a withdrawal
+//
+// What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+// the payout computes it, the rate used, the network fee and whether the hot wallet holds
+// enough to pay it. The amount and chain are checked as a created withdrawal's are
+// (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+// Nothing is reserved. The token amount and rate are exactly what the payout would send at
+// today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+// payout (to a recipient holding none of the token: an upper bound). 503
+// `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+// does not run the chain's payouts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/estimate (the `EstimateMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) EstimateMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *EstimateMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateMerchantWithdrawalResult, error) {
+	rsp, err := c.EstimateMerchantWithdrawal(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEstimateMerchantWithdrawalResult(rsp)
+}
+
 // GetMerchantWithdrawalWithResponse Get one of the merchant's withdrawals
 //
-// Another merchant's withdrawal answers 404. Read scope.
+// Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7947,7 +17936,7 @@ func (c *ClientWithResponses) GetMerchantWithdrawalWithResponse(ctx context.Cont
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
 // available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+// status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7958,6 +17947,1310 @@ func (c *ClientWithResponses) CancelMerchantWithdrawalWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseCancelMerchantWithdrawalResult(rsp)
+}
+
+// ParseAcceptInvitationResult parses an HTTP response from a AcceptInvitationWithResponse call
+func ParseAcceptInvitationResult(rsp *http.Response) (*AcceptInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AcceptInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AcceptInvitationResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginResult parses an HTTP response from a LoginWithResponse call
+func ParseLoginResult(rsp *http.Response) (*LoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers LoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyLoginResult parses an HTTP response from a BeginPasskeyLoginWithResponse call
+func ParseBeginPasskeyLoginResult(rsp *http.Response) (*BeginPasskeyLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers BeginPasskeyLoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyLoginResult parses an HTTP response from a FinishPasskeyLoginWithResponse call
+func ParseFinishPasskeyLoginResult(rsp *http.Response) (*FinishPasskeyLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers FinishPasskeyLoginResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginSecondFactorResult parses an HTTP response from a LoginSecondFactorWithResponse call
+func ParseLoginSecondFactorResult(rsp *http.Response) (*LoginSecondFactorResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginSecondFactorResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidCredentials
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers LoginSecondFactorResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLogoutResult parses an HTTP response from a LogoutWithResponse call
+func ParseLogoutResult(rsp *http.Response) (*LogoutResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLogoutAllResult parses an HTTP response from a LogoutAllWithResponse call
+func ParseLogoutAllResult(rsp *http.Response) (*LogoutAllResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutAllResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMeResult parses an HTTP response from a GetMeWithResponse call
+func ParseGetMeResult(rsp *http.Response) (*GetMeResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Me
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOidcCallbackResult parses an HTTP response from a OidcCallbackWithResponse call
+func ParseOidcCallbackResult(rsp *http.Response) (*OidcCallbackResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OidcCallbackResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OIDCNotConfigured
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers OidcCallbackResult302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStartOidcLoginResult parses an HTTP response from a StartOidcLoginWithResponse call
+func ParseStartOidcLoginResult(rsp *http.Response) (*StartOidcLoginResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StartOidcLoginResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OIDCNotConfigured
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers StartOidcLoginResult302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPasskeysResult parses an HTTP response from a ListPasskeysWithResponse call
+func ParseListPasskeysResult(rsp *http.Response) (*ListPasskeysResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPasskeysResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyRegistrationResult parses an HTTP response from a BeginPasskeyRegistrationWithResponse call
+func ParseBeginPasskeyRegistrationResult(rsp *http.Response) (*BeginPasskeyRegistrationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyRegistrationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PasskeyStepUp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyRegistrationResult parses an HTTP response from a FinishPasskeyRegistrationWithResponse call
+func ParseFinishPasskeyRegistrationResult(rsp *http.Response) (*FinishPasskeyRegistrationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyRegistrationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Passkey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest PasskeyStepUp
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PasskeyExists
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeletePasskeyResult parses an HTTP response from a DeletePasskeyWithResponse call
+func ParseDeletePasskeyResult(rsp *http.Response) (*DeletePasskeyResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePasskeyResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeyNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseChangePasswordResult parses an HTTP response from a ChangePasswordWithResponse call
+func ParseChangePasswordResult(rsp *http.Response) (*ChangePasswordResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangePasswordResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAuthProvidersResult parses an HTTP response from a GetAuthProvidersWithResponse call
+func ParseGetAuthProvidersResult(rsp *http.Response) (*GetAuthProvidersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAuthProvidersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthProviders
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRefreshSessionResult parses an HTTP response from a RefreshSessionWithResponse call
+func ParseRefreshSessionResult(rsp *http.Response) (*RefreshSessionResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshSessionResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest InvalidSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSessionsResult parses an HTTP response from a ListSessionsWithResponse call
+func ParseListSessionsResult(rsp *http.Response) (*ListSessionsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSessionsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeSessionResult parses an HTTP response from a RevokeSessionWithResponse call
+func ParseRevokeSessionResult(rsp *http.Response) (*RevokeSessionResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeSessionResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest SessionNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStepUpResult parses an HTTP response from a StepUpWithResponse call
+func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBeginPasskeyStepUpResult parses an HTTP response from a BeginPasskeyStepUpWithResponse call
+func ParseBeginPasskeyStepUpResult(rsp *http.Response) (*BeginPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BeginPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PasskeyOptions
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NoPasskey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFinishPasskeyStepUpResult parses an HTTP response from a FinishPasskeyStepUpWithResponse call
+func ParseFinishPasskeyStepUpResult(rsp *http.Response) (*FinishPasskeyStepUpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FinishPasskeyStepUpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest PasskeyBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PasskeysOff
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDisableTotpResult parses an HTTP response from a DisableTotpWithResponse call
+func ParseDisableTotpResult(rsp *http.Response) (*DisableTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DisableTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseConfirmTotpResult parses an HTTP response from a ConfirmTotpWithResponse call
+func ParseConfirmTotpResult(rsp *http.Response) (*ConfirmTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RecoveryCodes
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest AuthBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEnrollTotpResult parses an HTTP response from a EnrollTotpWithResponse call
+func ParseEnrollTotpResult(rsp *http.Response) (*EnrollTotpResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnrollTotpResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TotpEnrollment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest AuthStateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListChainsResult parses an HTTP response from a ListChainsWithResponse call
@@ -8985,6 +20278,60 @@ func ParseRevokeMerchantApiKeyResult(rsp *http.Response) (*RevokeMerchantApiKeyR
 	return response, nil
 }
 
+// ParseListMerchantAuditLogResult parses an HTTP response from a ListMerchantAuditLogWithResponse call
+func ParseListMerchantAuditLogResult(rsp *http.Response) (*ListMerchantAuditLogResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantAuditLogResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditLogPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMerchantBalanceResult parses an HTTP response from a GetMerchantBalanceWithResponse call
 func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9001,6 +20348,1066 @@ func ParseGetMerchantBalanceResult(rsp *http.Response) (*GetMerchantBalanceResul
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest MerchantBalance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportMerchantPaymentsResult parses an HTTP response from a ExportMerchantPaymentsWithResponse call
+func ParseExportMerchantPaymentsResult(rsp *http.Response) (*ExportMerchantPaymentsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMerchantPaymentsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMerchantPaymentsResult200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportMerchantWithdrawalsResult parses an HTTP response from a ExportMerchantWithdrawalsWithResponse call
+func ParseExportMerchantWithdrawalsResult(rsp *http.Response) (*ExportMerchantWithdrawalsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportMerchantWithdrawalsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportMerchantWithdrawalsResult200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantInvitationsResult parses an HTTP response from a ListMerchantInvitationsWithResponse call
+func ParseListMerchantInvitationsResult(rsp *http.Response) (*ListMerchantInvitationsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantInvitationsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvitationList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantInvitationResult parses an HTTP response from a CreateMerchantInvitationWithResponse call
+func ParseCreateMerchantInvitationResult(rsp *http.Response) (*CreateMerchantInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedInvitation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRevokeMerchantInvitationResult parses an HTTP response from a RevokeMerchantInvitationWithResponse call
+func ParseRevokeMerchantInvitationResult(rsp *http.Response) (*RevokeMerchantInvitationResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeMerchantInvitationResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantMembersResult parses an HTTP response from a ListMerchantMembersWithResponse call
+func ParseListMerchantMembersResult(rsp *http.Response) (*ListMerchantMembersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantMembersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TeamMemberList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRemoveMerchantMemberResult parses an HTTP response from a RemoveMerchantMemberWithResponse call
+func ParseRemoveMerchantMemberResult(rsp *http.Response) (*RemoveMerchantMemberResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveMerchantMemberResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantMemberResult parses an HTTP response from a UpdateMerchantMemberWithResponse call
+func ParseUpdateMerchantMemberResult(rsp *http.Response) (*UpdateMerchantMemberResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantMemberResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TeamMember
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest TeamConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantOverviewResult parses an HTTP response from a GetMerchantOverviewWithResponse call
+func ParseGetMerchantOverviewResult(rsp *http.Response) (*GetMerchantOverviewResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantOverviewResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantOverview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentsResult parses an HTTP response from a ListMerchantPaymentsWithResponse call
+func ParseListMerchantPaymentsResult(rsp *http.Response) (*ListMerchantPaymentsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantPaymentResult parses an HTTP response from a GetMerchantPaymentWithResponse call
+func ParseGetMerchantPaymentResult(rsp *http.Response) (*GetMerchantPaymentResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantPaymentResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentDeliveriesResult parses an HTTP response from a ListMerchantPaymentDeliveriesWithResponse call
+func ParseListMerchantPaymentDeliveriesResult(rsp *http.Response) (*ListMerchantPaymentDeliveriesResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentDeliveriesResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentEventsResult parses an HTTP response from a ListMerchantPaymentEventsWithResponse call
+func ParseListMerchantPaymentEventsResult(rsp *http.Response) (*ListMerchantPaymentEventsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentEventsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantPaymentTransfersResult parses an HTTP response from a ListMerchantPaymentTransfersWithResponse call
+func ParseListMerchantPaymentTransfersResult(rsp *http.Response) (*ListMerchantPaymentTransfersResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantPaymentTransfersResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentTransferList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantProfileResult parses an HTTP response from a GetMerchantProfileWithResponse call
+func ParseGetMerchantProfileResult(rsp *http.Response) (*GetMerchantProfileResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantProfileResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantProfileResult parses an HTTP response from a UpdateMerchantProfileWithResponse call
+func ParseUpdateMerchantProfileResult(rsp *http.Response) (*UpdateMerchantProfileResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantProfileResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantSecurityResult parses an HTTP response from a GetMerchantSecurityWithResponse call
+func ParseGetMerchantSecurityResult(rsp *http.Response) (*GetMerchantSecurityResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantSecurityResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantSecurity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetMerchantSecurityResult parses an HTTP response from a SetMerchantSecurityWithResponse call
+func ParseSetMerchantSecurityResult(rsp *http.Response) (*SetMerchantSecurityResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetMerchantSecurityResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MerchantSecurity
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -9415,6 +21822,67 @@ func ParseRotateMerchantWebhookSecretResult(rsp *http.Response) (*RotateMerchant
 	return response, nil
 }
 
+// ParseTestMerchantWebhookEndpointResult parses an HTTP response from a TestMerchantWebhookEndpointWithResponse call
+func ParseTestMerchantWebhookEndpointResult(rsp *http.Response) (*TestMerchantWebhookEndpointResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestMerchantWebhookEndpointResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookTestResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListMerchantWithdrawalsResult parses an HTTP response from a ListMerchantWithdrawalsWithResponse call
 func ParseListMerchantWithdrawalsResult(rsp *http.Response) (*ListMerchantWithdrawalsResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9666,6 +22134,67 @@ func ParseUpdateMerchantWithdrawalConfigResult(rsp *http.Response) (*UpdateMerch
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseEstimateMerchantWithdrawalResult parses an HTTP response from a EstimateMerchantWithdrawalWithResponse call
+func ParseEstimateMerchantWithdrawalResult(rsp *http.Response) (*EstimateMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EstimateMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WithdrawalEstimate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardWithdrawalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -78,13 +78,34 @@
     schedule(interval());
   }
 
+  // applyAccent sets the merchant's accent colour as the page's --accent (and a readable
+  // --on-accent) through the CSSOM, which the strict CSP allows (no inline style attribute or
+  // element). Only an exact #rrggbb gets there; anything else keeps the page's own colours.
+  function applyAccent(c) {
+    const root = document.documentElement.style;
+    if (typeof c !== "string" || !/^#[0-9a-fA-F]{6}$/.test(c)) {
+      root.removeProperty("--accent");
+      root.removeProperty("--on-accent");
+      return;
+    }
+    const [r, g, b] = [1, 3, 5].map((i) => {
+      const x = parseInt(c.slice(i, i + 2), 16) / 255;
+      return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4);
+    });
+    const luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    root.setProperty("--accent", c);
+    root.setProperty("--on-accent", luminance > 0.4 ? "#0b1020" : "#ffffff");
+  }
+
   function show(v) {
     view = v;
     skewMs = Date.parse(v.serverTime) - Date.now();
     $("error").hidden = true;
-    $("merchant").textContent = v.merchantName;
+    const shown = v.merchantDisplayName || v.merchantName;
+    $("merchant").textContent = shown;
     $("test-mode").hidden = v.livemode !== false;
-    document.title = `Pay ${v.merchantName}`;
+    document.title = `Pay ${shown}`;
+    applyAccent(v.accentColor);
     if (v.merchantLogoUrl && /^https:\/\//.test(v.merchantLogoUrl)) {
       $("logo").src = v.merchantLogoUrl;
       $("logo").hidden = false;

@@ -4,6 +4,589 @@
  */
 
 export interface paths {
+    "/v1/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with an email and a password
+         * @description Checks the email and the password. Signed in (`status: signed_in`): a 15-minute access
+         *     token in the body and the session's refresh token in the `paymentsd_refresh` cookie
+         *     (HttpOnly, SameSite=Strict, Path=/v1/auth, Secure unless the request is plain http to a
+         *     loopback host). A user with a second factor gets `status: second_factor_required` and a
+         *     `challengeToken` for `POST /v1/auth/login/second-factor` (5 minutes, single use).
+         *     An unknown email, a wrong password and a disabled user get the same 401 after the same
+         *     work. Throttled: 10 failures per account and 100 per client address within 15 minutes
+         *     answer 429 with Retry-After until the oldest failure leaves the window.
+         */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in with a second factor
+         * @description Gives the challenge of `POST /v1/auth/login` and a code: the current TOTP code (each
+         *     accepted once) or one of the recovery codes (each usable once). Signed in as by login.
+         *     A wrong code counts toward the account's throttle; an unknown, spent or expired
+         *     challenge answers the same 401.
+         */
+        post: operations["loginSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a new access token with the refresh cookie
+         * @description Rotates the `paymentsd_refresh` cookie (a new one is set) and answers a new access
+         *     token, in the body's mode or the session's last one. A spent refresh token presented
+         *     again ends the whole session (it may have been stolen), except the one rotated away in
+         *     the last 10 seconds (two tabs refreshing at once). Sessions end 30 days after sign-in,
+         *     or after 7 days unused.
+         */
+        post: operations["refreshSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out of this session
+         * @description Ends the session of the `paymentsd_refresh` cookie and clears the cookie. Always 204 (no cookie, or an unknown one, is already signed out).
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out everywhere
+         * @description Ends every session of the signed-in person (a person's access token), this one included, and clears the cookie.
+         */
+        post: operations["logoutAll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in person
+         * @description The person of the access token, whether they have a second factor, and the merchants they act for with their role and its permissions.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Replaces the person's password (at least 12 characters), given the current one; every other session of theirs ends.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp/enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up a TOTP second factor
+         * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
+         *     the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
+         *     (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
+         *     second factor is already on.
+         */
+        post: operations["enrollTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn the TOTP second factor on
+         * @description Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Turn the TOTP second factor off
+         * @description Needs a current code (or a recovery code); the recovery codes go with it.
+         */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a second factor again
+         * @description Checks a TOTP or recovery code and answers a new access token whose second factor is now (`sfa`), which operations marked `x-second-factor` (recent) ask for; the session records it.
+         */
+        post: operations["stepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the person's sessions
+         * @description The live sessions of the signed-in person, newest first, the token's own flagged `current`.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one session
+         * @description Ends one of the person's sessions (its refresh token stops working; its access tokens stop within their 15 minutes at most — at once here).
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation and sign in
+         * @description Spends an invitation (the token of its link; single use, 7 days) and signs its person
+         *     in as login does. Without a user of the invitation's email one is made with `password`
+         *     (at least 12 characters); an existing user gives their current password. A membership
+         *     the person already has is kept as it is.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the person's passkeys
+         * @description The passkeys (WebAuthn credentials) of the signed-in person, oldest first.
+         */
+        get: operations["listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/register/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey
+         * @description Answers the options for `navigator.credentials.create()` (`publicKey`:
+         *     WebAuthn's PublicKeyCredentialCreationOptions in its JSON form — pass it to
+         *     `PublicKeyCredential.parseCreationOptionsFromJSON`). The ceremony is stored for 5
+         *     minutes and finishes once (`POST /v1/auth/passkeys/register/finish`). A person who has a
+         *     second factor already (TOTP or a passkey) needs a recent one in this session (signed in
+         *     with it, or stepped up, in the last 10 minutes): 403 `step_up_required` otherwise.
+         */
+        post: operations["beginPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/register/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish registering a passkey
+         * @description Verifies the browser's answer (`PublicKeyCredential.toJSON()` of the created credential)
+         *     against the ceremony it answers (found by its challenge; single use, 5 minutes), the
+         *     relying party's id and origins, and stores the passkey under `name`. Any attestation is
+         *     accepted as `none` (no authenticator model is trusted or refused). An unknown, spent or
+         *     expired ceremony or a response that does not verify is 400 `passkey_refused`; an
+         *     authenticator registered already is 409 `passkey_exists`.
+         */
+        post: operations["finishPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Removes one of the person's passkeys; it signs nobody in any more.
+         */
+        delete: operations["deletePasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/passkey/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the passkey step of a sign-in
+         * @description Given the challenge of `POST /v1/auth/login` (whose `methods` name `passkey`), answers the
+         *     options for `navigator.credentials.get()` (`publicKey`: WebAuthn's
+         *     PublicKeyCredentialRequestOptions in its JSON form, listing the person's passkeys). The
+         *     ceremony is stored for 5 minutes and finishes once. An unknown, spent or expired
+         *     challenge, or a person without a passkey, is 401 `invalid_credentials`.
+         */
+        post: operations["beginPasskeyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/passkey/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a sign-in with a passkey
+         * @description Verifies the browser's assertion (`PublicKeyCredential.toJSON()`) against the ceremony
+         *     begun for this challenge: signature, relying party id, origin, and the authenticator's
+         *     signature counter, which must have advanced (a counter at or below the stored one — both
+         *     0 excepted, authenticators that keep none — is a cloned authenticator: refused). Signed
+         *     in as by login, the session's second factor now. Every refusal is 401
+         *     `invalid_credentials` and counts toward the account's throttle.
+         */
+        post: operations["finishPasskeyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up/passkey/begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start giving a passkey again
+         * @description The passkey form of `POST /v1/auth/step-up`: answers the options for
+         *     `navigator.credentials.get()` (`publicKey`: PublicKeyCredentialRequestOptions in WebAuthn's
+         *     JSON form, the person's passkeys listed), the ceremony bound to this session (5 minutes,
+         *     single use). A person without a passkey is 409 `invalid_state`.
+         */
+        post: operations["beginPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up/passkey/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish giving a passkey again
+         * @description Checks the assertion (`PublicKeyCredential.toJSON()`) for the step-up begun in this
+         *     session — signature, relying party, origin, an advancing signature counter — and answers
+         *     a new access token whose second factor is now (`sfa`), as `POST /v1/auth/step-up` does
+         *     with a code; the session records it. A refused assertion is 400 `passkey_refused`.
+         */
+        post: operations["finishPasskeyStepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ways to sign in
+         * @description What the sign-in page offers — the password always, and the OIDC provider when one is configured (`name` for its button).
+         */
+        get: operations["getAuthProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in with the OIDC provider
+         * @description Redirects (302) the browser to the configured OpenID Connect provider (authorization code
+         *     flow, PKCE S256, a nonce, scope `openid email`). The state goes into the
+         *     `paymentsd_oidc` cookie (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes); its
+         *     hash, the nonce and the PKCE verifier stay in the database, single use. A provider that
+         *     cannot be reached redirects to `/dashboard/#/sign-in?error=provider_unavailable`. 404
+         *     `oidc_not_configured` without a provider.
+         */
+        get: operations["startOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Come back from the OIDC provider
+         * @description The provider's redirect. Checks that `state` is this browser's (the `paymentsd_oidc`
+         *     cookie) and unspent, exchanges the code (with the PKCE verifier), verifies the ID token
+         *     (signature, issuer, audience = the client id, expiry, nonce) and requires
+         *     `email_verified`; the user of that email (never a new one) is signed in: the refresh
+         *     cookie is set and the browser goes to `/dashboard/`. A user with a second factor whose
+         *     token's `amr` lacks `mfa` continues at the second-factor step:
+         *     `/dashboard/#/sign-in?challengeToken=…&methods=…`. Any refusal goes to
+         *     `/dashboard/#/sign-in?error=CODE` (`invalid_state`, `provider_error`,
+         *     `provider_unavailable`, `invalid_token`, `email_unverified`, `unknown_user`). 404
+         *     `oidc_not_configured` without a provider.
+         */
+        get: operations["oidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's security settings
+         * @description Whether the merchant requires its team to sign in with a second factor.
+         */
+        get: operations["getMerchantSecurity"];
+        /**
+         * Change the team's security settings
+         * @description Requires (or stops requiring) a second factor of the merchant's team.
+         */
+        put: operations["setMerchantSecurity"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/secretkey-auth/payments": {
         parameters: {
             query?: never;
@@ -204,6 +787,256 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merchants/{merchantId}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's payments
+         * @description The payments and deposits of the token's mode, with the filters, search, sorting and
+         *     paging of `GET /v1/external/secretkey-auth/payments` (the same code answers both).
+         */
+        get: operations["listMerchantPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the merchant's payments
+         * @description The payment as `GET /v1/external/secretkey-auth/payments/{paymentId}` returns it. Another
+         *     merchant's payment, or one of the other mode than the token's, answers 404.
+         */
+        get: operations["getMerchantPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment's event timeline
+         * @description Every lifecycle event of the payment, oldest first (webhook events and the internal ones:
+         *     `payment.updated`, `payment.quotes_expired`), each with a summary of the payment after it.
+         *     Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The on-chain transfers of a payment
+         * @description The token transfers recorded for the payment (to its deposit address), oldest first, with
+         *     their confirmation state and a block-explorer link when the chain's catalogue entry has one.
+         *     Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentTransfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook deliveries of a payment's events
+         * @description The delivery log (as `GET …/webhooks/deliveries`) narrowed to the events of this payment,
+         *     newest first. Another merchant's or mode's payment answers 404.
+         */
+        get: operations["listMerchantPaymentDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dashboard's home figures
+         * @description For the token's mode: the available balance, what completed payments brought in per
+         *     chain and token, the count of payments per status, and the daily volume of the last 30
+         *     UTC days (today included, days without payments as zeros).
+         */
+        get: operations["getMerchantOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merchant's profile and branding
+         * @description The display name, logo and accent colour the hosted checkout page shows.
+         */
+        get: operations["getMerchantProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the merchant's profile and branding
+         * @description Changes the fields sent; `null` clears the logo or the accent colour (the checkout page
+         *     then uses its own). Shared by both modes.
+         */
+        patch: operations["updateMerchantProfile"];
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/exports/payments.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export payments as CSV
+         * @description The payments of the token's mode created in [from, to), oldest first, as RFC 4180 CSV,
+         *     streamed. A cell that would start with `=`, `+`, `-`, `@`, a tab or a carriage return is
+         *     prefixed with `'` so that spreadsheets do not run it as a formula. `to − from` is at most
+         *     366 days.
+         */
+        get: operations["exportMerchantPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/exports/withdrawals.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export withdrawals as CSV
+         * @description The withdrawals of the token's mode created in [from, to), oldest first, as RFC 4180
+         *     CSV, streamed, with the same formula neutralisation and range rules as the payments export.
+         */
+        get: operations["exportMerchantWithdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/webhooks/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to an endpoint
+         * @description Schedules a `webhook.test` event (`data.object`: `{"test": true, "endpointId": …}`) to
+         *     this endpoint, signed and retried like every delivery; the delivery appears in the log.
+         *     The endpoint receives it whatever its event subscription; a disabled endpoint (a 410
+         *     disabled it) answers 404 like an unknown one. The event is not a `WebhookEventType`: a
+         *     receiver should accept `webhook.test` and answer 2xx.
+         */
+        post: operations["testMerchantWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate a withdrawal
+         * @description What a withdrawal of `amountInCents` on `chainId` would pay out now: the token amount as
+         *     the payout computes it, the rate used, the network fee and whether the hot wallet holds
+         *     enough to pay it. The amount and chain are checked as a created withdrawal's are
+         *     (`invalid_amount`, `chain_not_supported`, `parameter_invalid`; `withdrawals_disabled` 403).
+         *     Nothing is reserved. The token amount and rate are exactly what the payout would send at
+         *     today's price; the fee is gas × (base fee + tip) with the gas the node estimates for the
+         *     payout (to a recipient holding none of the token: an upper bound). 503
+         *     `no_chain_available` when this process cannot reach the chain's RPC or a price now (or
+         *     does not run the chain's payouts).
+         */
+        get: operations["estimateMerchantWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/merchants/{merchantId}/balance": {
         parameters: {
             query?: never;
@@ -214,7 +1047,7 @@ export interface paths {
         /**
          * The merchant's balance
          * @description The merchant's available balance (what can be withdrawn) and the withdrawals debited but
-         *     not yet paid out, per chain and token. Dashboard bearer token (read scope) for this merchant.
+         *     not yet paid out, per chain and token. Dashboard bearer token (`payments:read`) for this merchant.
          */
         get: operations["getMerchantBalance"];
         put?: never;
@@ -245,7 +1078,7 @@ export interface paths {
         /**
          * Change the merchant's withdrawal configuration
          * @description Changes the fields sent (the backend wallet is read-only). Limits must satisfy
-         *     500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Write scope.
+         *     500 ≤ min ≤ max ≤ 10,000,000 cents; chains must be served. Needs `settings:write`.
          */
         patch: operations["updateMerchantWithdrawalConfig"];
         trace?: never;
@@ -266,7 +1099,7 @@ export interface paths {
          * Choose the assets the merchant is paid in
          * @description Replaces the list: `assets` names each as a token id (CAIP-19, e.g. `eip155:8453/erc20:0x833…`)
          *     or a chain and symbol (`eip155:8453/USDC`); `default: true` goes back to every served token.
-         *     Write scope.
+         *     Needs `settings:write`.
          */
         put: operations["setMerchantAcceptedAssets"];
         post?: never;
@@ -285,7 +1118,7 @@ export interface paths {
         };
         /**
          * List the merchant's withdrawals
-         * @description The merchant's withdrawals, newest first. Read scope.
+         * @description The merchant's withdrawals, newest first. Needs `withdrawals:read`.
          */
         get: operations["listMerchantWithdrawals"];
         put?: never;
@@ -293,7 +1126,7 @@ export interface paths {
          * Create a withdrawal from the dashboard
          * @description The same rules, limits, balance check and Idempotency-Key handling as
          *     `POST /v1/external/secretkey-auth/withdrawals` (keys are scoped to the merchant: a key used
-         *     with another operation answers 409). Write scope.
+         *     with another operation answers 409). Needs `withdrawals:write`.
          */
         post: operations["createMerchantWithdrawal"];
         delete?: never;
@@ -311,7 +1144,7 @@ export interface paths {
         };
         /**
          * Get one of the merchant's withdrawals
-         * @description Another merchant's withdrawal answers 404. Read scope.
+         * @description Another merchant's withdrawal answers 404. Needs `withdrawals:read`.
          */
         get: operations["getMerchantWithdrawal"];
         put?: never;
@@ -335,9 +1168,131 @@ export interface paths {
          * Cancel a pending withdrawal
          * @description Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
          *     available balance and `withdrawal.cancelled` is announced, in one transaction. Any other
-         *     status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Write scope.
+         *     status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key. Needs `withdrawals:write`.
          */
         post: operations["cancelMerchantWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team
+         * @description The people who act for the merchant, by email, with their role and whether they may sign in. `team:read` (viewer).
+         */
+        get: operations["listMerchantMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Ends the person's membership (the user stays, and the audit log keeps naming them); their
+         *     open invitations are revoked. The last owner is never removed (409 `last_owner`).
+         *     Recorded in the audit log. `team:write` (owner).
+         */
+        delete: operations["removeMerchantMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Gives a member another role. Only an owner grants `owner`; the last owner is never
+         *     demoted (409 `last_owner`: make another member owner first — two owners demoting each
+         *     other at once leave one). The member's open invitations are revoked (an old link must
+         *     not undo the change). Recorded in the audit log. `team:write` (owner).
+         */
+        patch: operations["updateMerchantMember"];
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending invitations
+         * @description Invitations not yet used, revoked or expired, newest first. The link is never shown again (only a hash of its token is stored). `team:read` (viewer).
+         */
+        get: operations["listMerchantInvitations"];
+        put?: never;
+        /**
+         * Invite a person
+         * @description Makes a single-use invitation, valid 7 days, and answers its link once:
+         *     `<public URL>/dashboard/#/accept-invitation?token=…` (the token is in the fragment, so it
+         *     never reaches a server log). Send it to the person yourself. Only an owner invites an
+         *     owner; a person who is already a member is refused (409 `already_member`: change their
+         *     role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
+         *     `team:write` (owner).
+         */
+        post: operations["createMerchantInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+         */
+        delete: operations["revokeMerchantInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Who changed what on the merchant's account, newest first: each entry is written in the
+         *     transaction of the change it records, and the database refuses to update or delete
+         *     one, so the log can only be read (no other method). Filter by action, actor or target and
+         *     a time window; page with `before` (the previous page's `nextBefore`). Details never hold
+         *     a secret (a webhook URL keeps only its host). `audit:read` (viewer).
+         */
+        get: operations["listMerchantAuditLog"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -353,7 +1308,7 @@ export interface paths {
         };
         /**
          * List the merchant's secret keys
-         * @description The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Read scope.
+         * @description The keys the token manages — a live-mode token's, keys of both modes; a test-mode token's, test keys only — with id, display prefix, mode and dates; never the key itself (only its hash is stored). Needs `developers:read`.
          */
         get: operations["listMerchantApiKeys"];
         put?: never;
@@ -363,7 +1318,7 @@ export interface paths {
          *     `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
          *     key is in this answer only: it is stored as a hash and cannot be shown again (no
          *     Idempotency-Key: a replay would have to keep the key). Answered with
-         *     `Cache-Control: no-store`. Write scope.
+         *     `Cache-Control: no-store`. Needs `developers:write`.
          */
         post: operations["createMerchantApiKey"];
         delete?: never;
@@ -385,7 +1340,7 @@ export interface paths {
         /**
          * Revoke a secret key
          * @description The key stops authenticating at once in this process and within a minute in every other
-         *     (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Write scope.
+         *     (their caches of recent keys expire). Revoking a revoked key answers it unchanged. Needs `developers:write`.
          */
         delete: operations["revokeMerchantApiKey"];
         options?: never;
@@ -402,7 +1357,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Read scope.
+         * @description The merchant's webhook endpoints (deleted ones are left out; their delivery log stays). Needs `developers:read`.
          */
         get: operations["listMerchantWebhookEndpoints"];
         put?: never;
@@ -410,7 +1365,7 @@ export interface paths {
          * Add a webhook endpoint
          * @description The URL must be https (http only on a deployment that allows private targets) and resolve
          *     to public addresses only; at most 16 endpoints per merchant. Its signing secret
-         *     (`whsec_…`, Standard Webhooks) is in this answer only. Write scope.
+         *     (`whsec_…`, Standard Webhooks) is in this answer only. Needs `developers:write`.
          */
         post: operations["createMerchantWebhookEndpoint"];
         delete?: never;
@@ -431,7 +1386,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Nothing more is delivered to it; its delivery log stays. Write scope.
+         * @description Nothing more is delivered to it; its delivery log stays. Needs `developers:write`.
          */
         delete: operations["deleteMerchantWebhookEndpoint"];
         options?: never;
@@ -452,7 +1407,7 @@ export interface paths {
          * Rotate an endpoint's signing secret
          * @description A new secret, in this answer only; for 24 hours deliveries carry a signature by each, so
          *     a receiver can switch without losing a delivery. Another rotation waits until those 24 hours
-         *     are over (409): it would drop the secret the receiver may still hold. Write scope.
+         *     are over (409): it would drop the secret the receiver may still hold. Needs `developers:write`.
          */
         post: operations["rotateMerchantWebhookSecret"];
         delete?: never;
@@ -470,7 +1425,7 @@ export interface paths {
         };
         /**
          * The webhook delivery log
-         * @description Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Read scope.
+         * @description Deliveries newest first, each with every attempt (time, status, latency, error, the answer's first 1 KB). Kept 30 days. Needs `developers:read`.
          */
         get: operations["listMerchantWebhookDeliveries"];
         put?: never;
@@ -494,7 +1449,7 @@ export interface paths {
          * Deliver an event again
          * @description Schedules the event again, with the same `webhook-id`, to one endpoint (`endpointId`) or to
          *     every enabled endpoint subscribed to it; a delivery of it still waiting for a retry is made
-         *     due now instead of doubled. Write scope.
+         *     due now instead of doubled. Needs `developers:write`.
          */
         post: operations["redeliverMerchantWebhookEvent"];
         delete?: never;
@@ -507,6 +1462,431 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "email": "owner@demo.example",
+         *       "password": "correct-horse-battery"
+         *     }
+         */
+        LoginRequest: {
+            /** @description The person's email (any letter case). */
+            email: string;
+            /** @description The password. */
+            password: string;
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "code": "123456"
+         *     }
+         */
+        SecondFactorRequest: {
+            /** @description The challenge of the sign-in. */
+            challengeToken: string;
+            /** @description A 6-digit TOTP code or a recovery code (`xxxxx-xxxxx`). */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "mode": "test"
+         *     }
+         */
+        RefreshRequest: {
+            /** @description The mode the new access token acts in (default the session's last). */
+            mode?: components["schemas"]["Mode"];
+        };
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        CodeRequest: {
+            /** @description A 6-digit TOTP code (or, where a second factor is checked, a recovery code). */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "currentPassword": "correct-horse-battery",
+         *       "newPassword": "another-long-passphrase"
+         *     }
+         */
+        ChangePasswordRequest: {
+            /** @description The password now. */
+            currentPassword: string;
+            /** @description The new password (at least 12 characters). */
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "token": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "password": "correct-horse-battery"
+         *     }
+         */
+        AcceptInvitationRequest: {
+            /** @description The invitation link's token. */
+            token: string;
+            /** @description A new user's password (at least 12 characters), or an existing user's current one. */
+            password?: string;
+        };
+        /**
+         * @description A sign-in's outcome. `signed_in` carries an access token (the refresh token is in the cookie); `second_factor_required` a challenge.
+         * @example {
+         *       "status": "signed_in",
+         *       "accessToken": "eyJhbGciOiJFZERTQSJ9.e30.c2ln",
+         *       "expiresAt": "2026-05-01T10:15:00Z"
+         *     }
+         */
+        AuthResult: {
+            /**
+             * @description Whether the person is signed in or has a second factor to give.
+             * @enum {string}
+             */
+            status: "signed_in" | "second_factor_required";
+            /** @description A 15-minute access token (Bearer) of the signed-in person. */
+            accessToken?: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires.
+             */
+            expiresAt?: string;
+            /** @description The challenge to give with a code (5 minutes, single use). */
+            challengeToken?: string;
+            /** @description The second factors the person may give. */
+            methods?: ("totp" | "recovery_code" | "passkey")[];
+        };
+        /**
+         * @description The options of a WebAuthn ceremony, for `navigator.credentials.create()` (registration) or
+         *     `navigator.credentials.get()` (sign-in). `publicKey` is WebAuthn's own
+         *     PublicKeyCredentialCreationOptions or PublicKeyCredentialRequestOptions in their JSON form
+         *     (binary members base64url), as defined by the WebAuthn Level 3 specification.
+         * @example {
+         *       "publicKey": {
+         *         "challenge": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *         "rpId": "pay.example.com",
+         *         "timeout": 300000,
+         *         "userVerification": "preferred",
+         *         "allowCredentials": [
+         *           {
+         *             "type": "public-key",
+         *             "id": "AAECAwQFBgcICQoLDA0ODw"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        PasskeyOptions: {
+            /** @description PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON (WebAuthn). */
+            publicKey: {
+                [key: string]: unknown;
+            };
+            /** @description The credential mediation requirement, when one is asked for. */
+            mediation?: string;
+        };
+        /**
+         * @example {
+         *       "name": "MacBook",
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+         *           "attestationObject": "o2NmbXRkbm9uZQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        FinishPasskeyRegistrationRequest: {
+            /** @description The passkey's name, for the person's list (e.g. the device). */
+            name: string;
+            /** @description The created credential as `PublicKeyCredential.toJSON()` gives it (WebAuthn's RegistrationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234"
+         *     }
+         */
+        BeginPasskeyLoginRequest: {
+            /** @description The challenge of the sign-in (`POST /v1/auth/login`). */
+            challengeToken: string;
+        };
+        /**
+         * @example {
+         *       "challengeToken": "3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234",
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4",
+         *           "signature": "MEUCIQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        FinishPasskeyLoginRequest: {
+            /** @description The challenge of the sign-in. */
+            challengeToken: string;
+            /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "credential": {
+         *         "id": "AAECAwQFBgcICQoLDA0ODw",
+         *         "rawId": "AAECAwQFBgcICQoLDA0ODw",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4",
+         *           "signature": "MEUCIQ"
+         *         },
+         *         "clientExtensionResults": {}
+         *       }
+         *     }
+         */
+        PasskeyStepUpRequest: {
+            /** @description The assertion as `PublicKeyCredential.toJSON()` gives it (WebAuthn's AuthenticationResponseJSON). */
+            credential: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A registered passkey (its key material is never shown).
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *       "name": "MacBook",
+         *       "aaguid": "00000000-0000-0000-0000-000000000000",
+         *       "transports": [
+         *         "internal",
+         *         "hybrid"
+         *       ],
+         *       "createdAt": "2026-05-01T10:00:00Z",
+         *       "lastUsedAt": "2026-05-02T09:00:00Z"
+         *     }
+         */
+        Passkey: {
+            /**
+             * Format: uuid
+             * @description The passkey's id.
+             */
+            id: string;
+            /** @description The name given at registration. */
+            name: string;
+            /**
+             * Format: uuid
+             * @description The authenticator model's AAGUID as it reported it (all zeros when it reports none).
+             */
+            aaguid: string;
+            /** @description How the browser reaches the authenticator (usb, nfc, ble, internal, hybrid). */
+            transports: string[];
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last signed in.
+             */
+            lastUsedAt?: string;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *           "name": "MacBook",
+         *           "aaguid": "00000000-0000-0000-0000-000000000000",
+         *           "transports": [
+         *             "internal"
+         *           ],
+         *           "createdAt": "2026-05-01T10:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PasskeyList: {
+            /** @description The passkeys, oldest first. */
+            data: components["schemas"]["Passkey"][];
+        };
+        /**
+         * @description The ways to sign in.
+         * @example {
+         *       "password": true,
+         *       "oidc": {
+         *         "enabled": true,
+         *         "name": "Acme SSO"
+         *       }
+         *     }
+         */
+        AuthProviders: {
+            /** @description Email and password (always). */
+            password: boolean;
+            /** @description The OIDC provider. */
+            oidc: {
+                /** @description Whether `GET /v1/auth/oidc/start` signs in. */
+                enabled: boolean;
+                /** @description The provider's name for the button (PAYMENTS_OIDC_NAME), when configured. */
+                name?: string;
+            };
+        };
+        /**
+         * @description The signed-in person.
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000001",
+         *       "email": "owner@demo.example",
+         *       "totpEnabled": false,
+         *       "passkeyCount": 0,
+         *       "mode": "test",
+         *       "memberships": [
+         *         {
+         *           "merchantId": "0193b1f2-7c1d-7000-8000-000000000002",
+         *           "merchantName": "Demo Store",
+         *           "role": "owner",
+         *           "permissions": [
+         *             "payments:read"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        Me: {
+            /**
+             * Format: uuid
+             * @description The user's id.
+             */
+            id: string;
+            /** @description The user's email. */
+            email: string;
+            /** @description Whether the user has a TOTP second factor. */
+            totpEnabled: boolean;
+            /**
+             * Format: int32
+             * @description The number of the user's passkeys.
+             */
+            passkeyCount: number;
+            mode: components["schemas"]["Mode"];
+            /** @description The merchants the person acts for. */
+            memberships: {
+                /**
+                 * Format: uuid
+                 * @description The merchant's id.
+                 */
+                merchantId: string;
+                /** @description The merchant's name. */
+                merchantName: string;
+                /**
+                 * @description The person's role for the merchant.
+                 * @enum {string}
+                 */
+                role: "viewer" | "developer" | "admin" | "owner";
+                /** @description What the role may do. */
+                permissions: string[];
+            }[];
+        };
+        /**
+         * @description A TOTP secret waiting for its first code.
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUri": "otpauth://totp/paymentsd:owner@demo.example?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=paymentsd",
+         *       "qrCodePng": "data:image/png;base64,iVBORw0KGgo="
+         *     }
+         */
+        TotpEnrollment: {
+            /** @description The secret, base32 (to type into an app). */
+            secret: string;
+            /** @description The `otpauth://totp/…` URI. */
+            otpauthUri: string;
+            /** @description The URI as a QR code, a `data:image/png;base64,…` URI. */
+            qrCodePng: string;
+        };
+        /**
+         * @description Recovery codes, shown once.
+         * @example {
+         *       "recoveryCodes": [
+         *         "abcde-fghij"
+         *       ]
+         *     }
+         */
+        RecoveryCodes: {
+            /** @description Ten single-use codes. */
+            recoveryCodes: string[];
+        };
+        /**
+         * @description A sign-in of the person.
+         * @example {
+         *       "id": "0193b1f2-7c1d-7000-8000-000000000003",
+         *       "createdAt": "2026-05-01T10:00:00Z",
+         *       "lastUsedAt": "2026-05-01T10:00:00Z",
+         *       "expiresAt": "2026-05-31T10:00:00Z",
+         *       "ip": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0",
+         *       "secondFactorAt": null,
+         *       "current": true
+         *     }
+         */
+        Session: {
+            /**
+             * Format: uuid
+             * @description The session's id.
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the person signed in.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the session last refreshed.
+             */
+            lastUsedAt: string;
+            /**
+             * Format: date-time
+             * @description The session's absolute end.
+             */
+            expiresAt: string;
+            /** @description The client address it signed in from. */
+            ip: string;
+            /** @description The browser it signed in with. */
+            userAgent: string;
+            /**
+             * Format: date-time
+             * @description When a second factor was last given in it.
+             */
+            secondFactorAt: string | null;
+            /** @description The session of the token that asked. */
+            current: boolean;
+        };
+        /**
+         * @description The person's live sessions.
+         * @example {
+         *       "data": []
+         *     }
+         */
+        SessionList: {
+            /** @description Newest first. */
+            data: components["schemas"]["Session"][];
+        };
+        /**
+         * @description The team's security settings.
+         * @example {
+         *       "require2fa": true
+         *     }
+         */
+        MerchantSecurity: {
+            /** @description The team signs in with a second factor. */
+            require2fa: boolean;
+        };
         /**
          * @description The error body of every non-2xx response.
          * @example {
@@ -2072,7 +3452,9 @@ export interface components {
          *       "type": "payment",
          *       "status": "pending",
          *       "merchantName": "Acme",
+         *       "merchantDisplayName": "Acme Coffee",
          *       "merchantLogoUrl": null,
+         *       "accentColor": "#0a7cff",
          *       "amountInCents": 2500,
          *       "currency": "USD",
          *       "expiresAt": "2026-11-23T10:00:00Z",
@@ -2111,10 +3493,23 @@ export interface components {
             livemode: boolean;
             type: components["schemas"]["PaymentType"];
             status: components["schemas"]["PaymentStatus"];
-            /** @example Acme */
+            /**
+             * @description The merchant's short name.
+             * @example Acme
+             */
             merchantName: string;
+            /**
+             * @description The name to show the customer (the merchant's display name, else its short name).
+             * @example Acme Coffee
+             */
+            merchantDisplayName: string;
             /** @example https://acme.example/logo.png */
             merchantLogoUrl: string | null;
+            /**
+             * @description The merchant's accent colour for the page, `#rrggbb` (null — the page's own).
+             * @example #0a7cff
+             */
+            accentColor: string | null;
             /**
              * Format: int64
              * @description The amount in USD cents (null for a deposit, where the customer chooses).
@@ -2150,6 +3545,346 @@ export interface components {
             } | null;
             /** @description Where to send the customer once the payment completed (customMetadata appended as a query string); null before. */
             redirectUrl: string | null;
+        };
+        /**
+         * @description One lifecycle event of a payment, with a summary of the payment after it.
+         * @example {
+         *       "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "type": "payment.completed",
+         *       "at": "2026-11-22T10:03:12Z",
+         *       "sequence": 4,
+         *       "data": {
+         *         "status": "completed",
+         *         "amountDueCents": 2500,
+         *         "receivedAmountAsset": "25000000",
+         *         "txHash": null
+         *       }
+         *     }
+         */
+        PaymentEvent: {
+            /**
+             * @description The event id (the `webhook-id` of its deliveries).
+             * @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e
+             */
+            id: string;
+            /**
+             * @description The event type (`payment.<status>`, `payment.updated`, `payment.quotes_expired`, `payment.underpaid`, …).
+             * @example payment.completed
+             */
+            type: string;
+            /** Format: date-time */
+            at: string;
+            /**
+             * Format: int64
+             * @description The payment's version after the change (orders its events).
+             */
+            sequence: number;
+            /** @description The payment after the event, summarised. */
+            data: {
+                /**
+                 * @description The payment's status after the event.
+                 * @example completed
+                 */
+                status: string;
+                /** Format: int64 */
+                amountDueCents: number;
+                /** @description What arrived for the settling quote, in the token's smallest unit (null before anything did). */
+                receivedAmountAsset?: string | null;
+                /** @description The transfer the event is about, when it is about one. */
+                txHash?: string | null;
+            };
+        };
+        /**
+         * @description A payment's events, oldest first.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *           "type": "payment.created",
+         *           "at": "2026-11-22T10:00:00Z",
+         *           "sequence": 1,
+         *           "data": {
+         *             "status": "pending",
+         *             "amountDueCents": 2500,
+         *             "receivedAmountAsset": null,
+         *             "txHash": null
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PaymentEventList: {
+            data: components["schemas"]["PaymentEvent"][];
+        };
+        /**
+         * @description One on-chain transfer to a payment's deposit address.
+         * @example {
+         *       "id": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e07",
+         *       "chainId": "eip155:8453",
+         *       "txHash": "0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+         *       "logIndex": 3,
+         *       "blockNumber": 38512345,
+         *       "blockTime": "2026-11-22T10:03:00Z",
+         *       "from": "0x1111111111111111111111111111111111111111",
+         *       "tokenId": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *       "tokenSymbol": "USDC",
+         *       "amountAsset": "25000000",
+         *       "amount": "25",
+         *       "status": "confirmed",
+         *       "confirmations": 12,
+         *       "requiredConfirmations": 10,
+         *       "credited": false,
+         *       "explorerUrl": "https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+         *       "createdAt": "2026-11-22T10:03:05Z"
+         *     }
+         */
+        PaymentTransfer: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description CAIP-2 chain id.
+             * @example eip155:8453
+             */
+            chainId: string;
+            /** @example 0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e */
+            txHash: string;
+            /**
+             * Format: int64
+             * @description The log's index in its block; -1 for a native-coin transfer.
+             */
+            logIndex: number;
+            /** Format: int64 */
+            blockNumber: number;
+            /** Format: date-time */
+            blockTime: string;
+            /** @example 0x1111111111111111111111111111111111111111 */
+            from: string;
+            /** @description CAIP-19 token id. */
+            tokenId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /**
+             * @description In the token's smallest unit.
+             * @example 25000000
+             */
+            amountAsset: string;
+            /**
+             * @description In whole tokens (decimal).
+             * @example 25
+             */
+            amount: string;
+            /**
+             * @description `seen` (in the canonical chain, not yet deep enough), `confirmed`, or `orphaned` (dropped by a reorganisation; not counted).
+             * @enum {string}
+             */
+            status: "seen" | "confirmed" | "orphaned";
+            /**
+             * Format: int64
+             * @description Blocks on top of the transfer's, its own included, as far as the watcher has scanned (0 for an orphaned transfer); at least `requiredConfirmations` once confirmed.
+             */
+            confirmations: number;
+            /** Format: int32 */
+            requiredConfirmations: number;
+            /** @description Whether the transfer was credited to the merchant's balance. */
+            credited: boolean;
+            /**
+             * @description The transaction on the chain's block explorer (null when the catalogue names none).
+             * @example https://basescan.org/tx/0x7c1f5e0a3b9d2c4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e
+             */
+            explorerUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description A payment's transfers, oldest first.
+         * @example {
+         *       "data": []
+         *     }
+         */
+        PaymentTransferList: {
+            data: components["schemas"]["PaymentTransfer"][];
+        };
+        /**
+         * @description The dashboard's home figures, for the token's mode.
+         * @example {
+         *       "mode": "live",
+         *       "currency": "USD",
+         *       "availableInCents": 12500,
+         *       "balancesByToken": [
+         *         {
+         *           "chainId": "eip155:8453",
+         *           "tokenSymbol": "USDC",
+         *           "tokenId": "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *           "receivedInCents": 17500,
+         *           "receivedAmountAsset": "17500000",
+         *           "payments": 3
+         *         }
+         *       ],
+         *       "paymentsByStatus": {
+         *         "pending": 1,
+         *         "processing": 0,
+         *         "completed": 3,
+         *         "failed": 0,
+         *         "expired": 2,
+         *         "cancelled": 0
+         *       },
+         *       "volume30d": [
+         *         {
+         *           "date": "2026-11-22",
+         *           "amountInCents": 17500,
+         *           "count": 3
+         *         }
+         *       ]
+         *     }
+         */
+        MerchantOverview: {
+            mode: components["schemas"]["Mode"];
+            currency: components["schemas"]["Currency"];
+            /**
+             * Format: int64
+             * @description Withdrawable now (as `GET …/balance`).
+             */
+            availableInCents: number;
+            /**
+             * @description What completed payments brought in, per chain and token the customer paid with: the
+             *     USD value credited at settlement (`receivedInCents`, the sum of the payments'
+             *     `amountMerchantNetCents`) and the token amount received. This is the gross intake by
+             *     asset since the merchant began, not what is held now: withdrawals are paid out from
+             *     the service's hot wallet in the merchant's withdrawal token and are not subtracted
+             *     per asset (`availableInCents` is the one withdrawable figure).
+             */
+            balancesByToken: {
+                /** @example eip155:8453 */
+                chainId: string;
+                /** @example USDC */
+                tokenSymbol: string;
+                tokenId: string;
+                /** Format: int64 */
+                receivedInCents: number;
+                /** @description In the token's smallest unit. */
+                receivedAmountAsset: string;
+                /**
+                 * Format: int64
+                 * @description Completed payments settled in this token.
+                 */
+                payments: number;
+            }[];
+            /**
+             * @description The count of payments in each status (every status present, zeros included).
+             * @example {
+             *       "pending": 2,
+             *       "processing": 0,
+             *       "completed": 40,
+             *       "failed": 0,
+             *       "expired": 7,
+             *       "cancelled": 0
+             *     }
+             */
+            paymentsByStatus: {
+                [key: string]: number;
+            };
+            /**
+             * @description The last 30 UTC days, oldest first, today last: the payments completed each day (by
+             *     the day their receipt was recorded) and their `amountMerchantNetCents`; days without
+             *     any are zeros.
+             */
+            volume30d: {
+                /** Format: date */
+                date: string;
+                /** Format: int64 */
+                amountInCents: number;
+                /** Format: int64 */
+                count: number;
+            }[];
+        };
+        /**
+         * @description The merchant's name and branding as the hosted checkout page shows them.
+         * @example {
+         *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "displayName": "Acme Coffee",
+         *       "logoUrl": "https://acme.example/logo.png",
+         *       "accentColor": "#0a7cff"
+         *     }
+         */
+        MerchantProfile: {
+            /** Format: uuid */
+            merchantId: string;
+            /**
+             * @description The name shown to customers (the merchant's short name until one is set).
+             * @example Acme Coffee
+             */
+            displayName: string;
+            /** @example https://acme.example/logo.png */
+            logoUrl: string | null;
+            /**
+             * @description The checkout page's accent colour, `#rrggbb` (null: the page's own).
+             * @example #0a7cff
+             */
+            accentColor: string | null;
+        };
+        /**
+         * @description The fields to change; `null` clears the logo or the accent colour.
+         * @example {
+         *       "displayName": "Acme Coffee",
+         *       "accentColor": "#0a7cff"
+         *     }
+         */
+        UpdateMerchantProfileRequest: {
+            /** @description 1 to 80 characters, no control characters. */
+            displayName?: string;
+            /** @description An https URL (null clears it). */
+            logoUrl?: string | null;
+            /** @description `#rrggbb` (null clears it). */
+            accentColor?: string | null;
+        };
+        /**
+         * @description The test event sent and its delivery.
+         * @example {
+         *       "eventId": "evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e",
+         *       "deliveryId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e09"
+         *     }
+         */
+        WebhookTestResult: {
+            /** @example evt_01a2028e4f6a7b8c9d0e1f2a3b4c5d6e */
+            eventId: string;
+            /** Format: uuid */
+            deliveryId: string;
+        };
+        /**
+         * @description What a withdrawal would pay out now (nothing reserved).
+         * @example {
+         *       "chainId": "eip155:8453",
+         *       "tokenSymbol": "USDC",
+         *       "amountInCents": 5000,
+         *       "amountAsset": "50000000",
+         *       "rate": "1",
+         *       "networkFeeNative": "42000000000000",
+         *       "networkFeeInCents": 13,
+         *       "hotWalletCanPay": true,
+         *       "hotWalletAddress": "0x2222222222222222222222222222222222222222"
+         *     }
+         */
+        WithdrawalEstimate: {
+            /** @example eip155:8453 */
+            chainId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /** Format: int64 */
+            amountInCents: number;
+            /** @description The token amount the payout would send, smallest unit (rounded down). */
+            amountAsset: string;
+            /** @description USD price of one whole token used (stablecoins pegged at 1). */
+            rate: string;
+            /** @description Expected network fee in the native coin's smallest unit, paid by the service (null without a hot wallet key, when the gas cannot be estimated). */
+            networkFeeNative: string | null;
+            /**
+             * Format: int64
+             * @description The same in USD cents, rounded up (null when no native price is available).
+             */
+            networkFeeInCents: number | null;
+            /** @description Whether the hot wallet holds the token amount and the native coin for value and gas at the fee cap a payout reserves, counting payouts signed and not yet mined (false without a key). */
+            hotWalletCanPay: boolean;
+            hotWalletAddress: string | null;
         };
         /**
          * @description What a merchant holds with the service. The top-level amounts are the balance of the
@@ -2364,6 +4099,241 @@ export interface components {
             revokedAt: string | null;
         };
         /**
+         * @description What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
+         * @example developer
+         * @enum {string}
+         */
+        TeamRole: "viewer" | "developer" | "admin" | "owner";
+        /**
+         * @description A person acting for the merchant.
+         * @example {
+         *       "userId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "email": "ana@shop.example",
+         *       "role": "owner",
+         *       "joinedAt": "2026-11-22T10:00:00Z",
+         *       "disabled": false,
+         *       "hasSecondFactor": false
+         *     }
+         */
+        TeamMember: {
+            /** Format: uuid */
+            userId: string;
+            /** @example ana@shop.example */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /** Format: date-time */
+            joinedAt: string;
+            /** @description The user may not sign in (an operator disabled them). */
+            disabled: boolean;
+            /** @description The user has a second factor enrolled. */
+            hasSecondFactor: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "userId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "email": "ana@shop.example",
+         *           "role": "owner",
+         *           "joinedAt": "2026-11-22T10:00:00Z",
+         *           "disabled": false,
+         *           "hasSecondFactor": false
+         *         }
+         *       ]
+         *     }
+         */
+        TeamMemberList: {
+            data: components["schemas"]["TeamMember"][];
+        };
+        /**
+         * @example {
+         *       "role": "admin"
+         *     }
+         */
+        UpdateMemberRequest: {
+            role: components["schemas"]["TeamRole"];
+        };
+        /**
+         * @description A pending invitation to join the merchant with a role.
+         * @example {
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *       "email": "ben@shop.example",
+         *       "role": "developer",
+         *       "expiresAt": "2026-11-29T10:00:00Z",
+         *       "createdAt": "2026-11-22T10:00:00Z"
+         *     }
+         */
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** @example ben@shop.example */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *           "email": "ben@shop.example",
+         *           "role": "developer",
+         *           "expiresAt": "2026-11-29T10:00:00Z",
+         *           "createdAt": "2026-11-22T10:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        InvitationList: {
+            data: components["schemas"]["Invitation"][];
+        };
+        /**
+         * @example {
+         *       "email": "ben@shop.example",
+         *       "role": "developer"
+         *     }
+         */
+        CreateInvitationRequest: {
+            /**
+             * @description The person's email address (a bare address).
+             * @example ben@shop.example
+             */
+            email: string;
+            role: components["schemas"]["TeamRole"];
+        };
+        /**
+         * @description A new invitation; `inviteUrl` is shown only here.
+         * @example {
+         *       "invitation": {
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f729",
+         *         "email": "ben@shop.example",
+         *         "role": "developer",
+         *         "expiresAt": "2026-11-29T10:00:00Z",
+         *         "createdAt": "2026-11-22T10:00:00Z"
+         *       },
+         *       "inviteUrl": "https://pay.example.com/dashboard/#/accept-invitation?token=q3Jz…"
+         *     }
+         */
+        CreatedInvitation: {
+            invitation: components["schemas"]["Invitation"];
+            /**
+             * @description The link to send, its token in the fragment.
+             * @example https://pay.example.com/dashboard/#/accept-invitation?token=…
+             */
+            inviteUrl: string;
+        };
+        /**
+         * @description Who made a change and from where (ip and userAgent are empty for the command line and the system).
+         * @example {
+         *       "kind": "person",
+         *       "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "label": "ana@shop.example",
+         *       "ip": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0"
+         *     }
+         */
+        AuditActor: {
+            /**
+             * @description A signed-in person, a service credential (a secret key, or a dashboard token without a user), the paymentsd command line, or the service itself.
+             * @enum {string}
+             */
+            kind: "person" | "service" | "operator" | "system";
+            /** @description The user id, the secret key's id or the token's subject. */
+            id: string;
+            /** @description The email, the key's prefix or the token's subject. */
+            label: string;
+            ip: string;
+            userAgent: string;
+        };
+        /**
+         * @description One recorded change.
+         * @example {
+         *       "id": 42,
+         *       "at": "2026-11-22T10:00:00Z",
+         *       "actor": {
+         *         "kind": "person",
+         *         "id": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *         "label": "ana@shop.example",
+         *         "ip": "203.0.113.7",
+         *         "userAgent": "Mozilla/5.0"
+         *       },
+         *       "action": "api_key.created",
+         *       "targetType": "api_key",
+         *       "targetId": "01a200eb-1612-72e6-88d9-02e7cbd1f730",
+         *       "details": {
+         *         "mode": "test",
+         *         "prefix": "sk_test_4f2a"
+         *       }
+         *     }
+         */
+        AuditEntry: {
+            /**
+             * Format: int64
+             * @description Grows with every entry (the paging key).
+             */
+            id: number;
+            /** Format: date-time */
+            at: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description What was done: `api_key.created`, `api_key.revoked`, `webhook_endpoint.created`,
+             *     `webhook_endpoint.deleted`, `webhook_endpoint.secret_rotated`, `withdrawal.created`,
+             *     `withdrawal.cancelled`, `settings.withdrawal_config_updated`,
+             *     `settings.withdrawals_enabled_changed`, `settings.accepted_assets_updated`,
+             *     `member.role_changed`, `member.removed`, `invitation.created`, `invitation.revoked`,
+             *     and the sign-in events `auth.…`. New actions may be added.
+             * @example api_key.created
+             */
+            action: string;
+            /**
+             * @description The kind of object changed (`api_key`, `webhook_endpoint`, `withdrawal`, `merchant`, `user`, `invitation`).
+             * @example api_key
+             */
+            targetType: string;
+            /** @description The changed object's id. */
+            targetId: string;
+            /** @description What changed (never a secret; a webhook URL keeps only its host). */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "id": 42,
+         *           "at": "2026-11-22T10:00:00Z",
+         *           "actor": {
+         *             "kind": "service",
+         *             "id": "01a200eb-1612-72e6-88d9-02e7cbd1f730",
+         *             "label": "sk_live_9c1d",
+         *             "ip": "203.0.113.7",
+         *             "userAgent": "curl/8.5.0"
+         *           },
+         *           "action": "withdrawal.created",
+         *           "targetType": "withdrawal",
+         *           "targetId": "01a200eb-1612-72e6-88d9-02e7cbd1f731",
+         *           "details": {
+         *             "amountInCents": 5000,
+         *             "chainId": "eip155:8453"
+         *           }
+         *         }
+         *       ],
+         *       "nextBefore": null
+         *     }
+         */
+        AuditLogPage: {
+            items: components["schemas"]["AuditEntry"][];
+            /**
+             * Format: int64
+             * @description The `before` of the next page; null on the last page.
+             */
+            nextBefore: number | null;
+        };
+        /**
          * @example {
          *       "data": [
          *         {
@@ -2563,6 +4533,256 @@ export interface components {
         };
     };
     responses: {
+        /** @description The email, the password, the code or the challenge is wrong, unknown or spent (`invalid_credentials`, one answer for all). */
+        InvalidCredentials: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_credentials",
+                 *         "message": "Invalid email",
+                 *         "password or code.": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many failed attempts for this account or from this address (`too_many_attempts`); retry after Retry-After seconds. */
+        TooManyAttempts: {
+            headers: {
+                /** @description Seconds until an attempt is checked again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "rate_limit_error",
+                 *         "code": "too_many_attempts",
+                 *         "message": "too many failed sign-in attempts; retry in 840 s"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No refresh cookie, or its session is unknown, expired or ended (`invalid_session`); sign in again. */
+        InvalidSession: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_session",
+                 *         "message": "No live session: sign in again."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid input (`parameter_invalid`, `parameter_missing`), a wrong current password
+         *     (`invalid_credentials`, param `currentPassword`), a wrong or spent code (`invalid_code`,
+         *     param `code`) or an unknown, used or expired invitation (`invalid_invitation`, param
+         *     `token`).
+         */
+        AuthBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_code",
+                 *         "message": "the code is wrong, expired or already used",
+                 *         "param": "code"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The second factor is already on, not being set up, or not on (`invalid_state`). */
+        AuthStateConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "a second factor is already set up; disable it first"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such session of this person. */
+        SessionNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "No such session.",
+                 *         "param": "sessionId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid input (`parameter_invalid`, `parameter_missing`: `name` has 1 to 64 characters),
+         *     or a WebAuthn response that was refused (`passkey_refused`: the ceremony is unknown,
+         *     spent or expired, or the response does not verify — the message says which check).
+         */
+        PasskeyBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "passkey_refused",
+                 *         "message": "the passkey response was refused: no such ceremony (unknown, used already or expired: begin again)",
+                 *         "param": "credential"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The person has a second factor and has not given it in the last 10 minutes (`step_up_required`; `POST /v1/auth/step-up` first). */
+        PasskeyStepUp: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "step_up_required",
+                 *         "message": "registering a passkey needs a recent second factor: step up first"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The person has no passkey to give (`invalid_state`). */
+        NoPasskey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "invalid_state",
+                 *         "message": "this account has no passkey"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This authenticator's passkey is registered already (`passkey_exists`). */
+        PasskeyExists: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "passkey_exists",
+                 *         "message": "this passkey is registered already"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such passkey of this person. */
+        PasskeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "No such passkey.",
+                 *         "param": "passkeyId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Passkeys are off on this deployment (no WebAuthn relying party could be derived from its public URL; `resource_not_found`). */
+        PasskeysOff: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "resource_not_found",
+                 *         "message": "Passkeys are not configured on this deployment."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No OIDC provider to sign in with is configured (`oidc_not_configured`). */
+        OIDCNotConfigured: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "oidc_not_configured",
+                 *         "message": "Sign-in with an OIDC provider is not configured."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /**
          * @description Invalid input. `code` is `invalid_amount` for an amount out of bounds, otherwise
          *     `parameter_invalid` (including text that is not valid UTF-8, control or
@@ -2637,7 +4857,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant, or a read token asked to write. */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`), or the merchant requires a second factor the person has not set up (`second_factor_required`). */
         DashboardForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2655,7 +4875,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The token does not act for this merchant or may only read (`forbidden`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), the operation needs a recent second factor (`step_up_required`) or the merchant requires one the person has not set up (`second_factor_required`), or withdrawals are not enabled for the merchant (`withdrawals_disabled`). */
         DashboardWithdrawalForbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2673,7 +4893,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such key, endpoint or event belongs to this merchant. */
+        /** @description No such key, endpoint, event, member or pending invitation belongs to this merchant. */
         DashboardNotFound: {
             headers: {
                 [name: string]: unknown;
@@ -2686,6 +4906,25 @@ export interface components {
                  *         "code": "resource_not_found",
                  *         "message": "No such webhook endpoint.",
                  *         "param": "endpointId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The change would leave the merchant without an owner (`last_owner`), or the invited person is already a member (`already_member`). */
+        TeamConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "invalid_request_error",
+                 *         "code": "last_owner",
+                 *         "message": "a merchant keeps at least one owner: make another member owner first",
+                 *         "param": "userId"
                  *       }
                  *     }
                  */
@@ -3009,6 +5248,13 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+         *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+         */
+        RefreshCookie: string;
+        /** @description The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly). */
+        OIDCStateCookie: string;
+        /**
          * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
          *     different body, or while the first request is still running, answers 409. Keys are scoped to the
          *     merchant and kept for 24 hours.
@@ -3018,6 +5264,8 @@ export interface components {
         DashboardMerchantId: string;
         /** @description The withdrawal id. */
         DashboardWithdrawalId: string;
+        /** @description The member's user id. */
+        TeamUserId: string;
         /** @description The webhook endpoint id. */
         WebhookEndpointId: string;
         /** @description The payment id. */
@@ -3036,6 +5284,713 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in, or a second factor to give. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    loginSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactorRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    refreshSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: {
+                /**
+                 * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+                 *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+                 */
+                paymentsd_refresh?: components["parameters"]["RefreshCookie"];
+            };
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description A new access token (and a rotated cookie). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidSession"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: {
+                /**
+                 * @description The session's refresh token (set by sign-in; HttpOnly). Opaque: any value that is not a
+                 *     live session's current token is no session (refresh answers 401, sign-out just clears it).
+                 */
+                paymentsd_refresh?: components["parameters"]["RefreshCookie"];
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    logoutAll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    enrollTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret to scan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollment"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The recovery codes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Turned off. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    stepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The new access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            409: components["responses"]["AuthStateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id (from the list). */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["SessionNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in, or a second factor to give. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["AuthBadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creation options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["PasskeyStepUp"];
+            404: components["responses"]["PasskeysOff"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishPasskeyRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["PasskeyStepUp"];
+            404: components["responses"]["PasskeysOff"];
+            409: components["responses"]["PasskeyExists"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The passkey's id (from the list). */
+                passkeyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeyNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BeginPasskeyLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishPasskeyLoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidCredentials"];
+            429: components["responses"]["TooManyAttempts"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    beginPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyOptions"];
+                };
+            };
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
+            409: components["responses"]["NoPasskey"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    finishPasskeyStepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyStepUpRequest"];
+            };
+        };
+        responses: {
+            /** @description The new access token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResult"];
+                };
+            };
+            400: components["responses"]["PasskeyBadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            404: components["responses"]["PasskeysOff"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in ways. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthProviders"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    startOidcLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider (or back to the sign-in page with an error). */
+            302: {
+                headers: {
+                    /** @description Where the browser goes. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["OIDCNotConfigured"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    oidcCallback: {
+        parameters: {
+            query?: {
+                /** @description The provider's authorization code. */
+                code?: string;
+                /** @description The state of the sign-in begun. */
+                state?: string;
+                /** @description The provider's refusal (RFC 6749 §4.1.2.1), instead of a code. */
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: {
+                /** @description The state of the OIDC sign-in this browser began (set by `GET /v1/auth/oidc/start`; HttpOnly). */
+                paymentsd_oidc?: components["parameters"]["OIDCStateCookie"];
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the dashboard, its second-factor step, or the sign-in page with an error. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["OIDCNotConfigured"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setMerchantSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MerchantSecurity"];
+            };
+        };
+        responses: {
+            /** @description The settings as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -3405,6 +6360,400 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listMerchantPayments: {
+        parameters: {
+            query?: {
+                /** @description Only payments of this type. */
+                type?: components["schemas"]["PaymentType"];
+                /** @description Only payments in this status. */
+                status?: components["schemas"]["PaymentStatus"];
+                /**
+                 * @description Free text matched against the payment id (exact), the deposit wallet address, the receipt
+                 *     transaction hash and the receipt sender address (case-insensitive prefix), and the
+                 *     merchant short name (case-insensitive substring).
+                 */
+                search?: string;
+                /** @description Sort key. */
+                sortBy?: "createdAt" | "amountInCents";
+                /** @description Sort direction. */
+                sortOrder?: "ASC" | "DESC";
+                /** @description Items per page (1 to 1000, default 100). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip (default 0). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentTransfers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentTransferList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantPaymentDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries to return (1 to 200, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment id. */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantOverview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantProfile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMerchantProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description The profile after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantProfile"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportMerchantPayments: {
+        parameters: {
+            query: {
+                /** @description Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC). */
+                from: string;
+                /** @description End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`. */
+                to: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV, with a header row: id, createdAt, updatedAt, type, status, amountInCents,
+             *     amountDueCents, amountMerchantNetCents, currency, chainId, tokenSymbol, amountAsset,
+             *     amountAssetUnits, txHash, depositAddress, orderId, customerRefId.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename=payments-<from>-<to>.csv` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportMerchantWithdrawals: {
+        parameters: {
+            query: {
+                /** @description Start of the range, inclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC). */
+                from: string;
+                /** @description End of the range, exclusive (RFC 3339 timestamp, or a date meaning its 00:00 UTC); at most 366 days after `from`. */
+                to: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV, with a header row: id, createdAt, updatedAt, status, amountInCents, currency,
+             *     chainId, tokenSymbol, amountAsset, amountAssetUnits, recipientAddress, txHash, orderId.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename=withdrawals-<from>-<to>.csv` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testMerchantWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The webhook endpoint id. */
+                endpointId: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery was scheduled. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    estimateMerchantWithdrawal: {
+        parameters: {
+            query: {
+                /** @description The withdrawal amount in USD cents. */
+                amountInCents: number;
+                /** @description CAIP-2 chain id of the payout, e.g. `eip155:8453`. */
+                chainId: string;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalEstimate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardWithdrawalForbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
+        };
+    };
     getMerchantBalance: {
         parameters: {
             query?: never;
@@ -3691,6 +7040,226 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeMerchantMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The member's user id. */
+                userId: components["parameters"]["TeamUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The member's user id. */
+                userId: components["parameters"]["TeamUserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMember"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending invitations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation and its link, shown once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedInvitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["TeamConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeMerchantInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The invitation's id (from the list). */
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Only this action (see AuditEntry.action). */
+                action?: string;
+                /** @description Only changes by this actor (a user id, key id or token subject). */
+                actorId?: string;
+                /** @description Only changes to this object (its id). */
+                targetId?: string;
+                /** @description Only entries at or after this time. */
+                from?: string;
+                /** @description Only entries before this time. */
+                to?: string;
+                /** @description Entries per page (1 to 200, default 50). */
+                limit?: number;
+                /** @description Only entries older than this one (the previous page's `nextBefore`). */
+                before?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLogPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             500: components["responses"]["InternalError"];
         };
     };

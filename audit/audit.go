@@ -1,0 +1,125 @@
+// Package audit names who did what to a merchant's account: the acting party (Actor, carried in
+// the request's context from authentication to the services) and the actions recorded. Entries
+// are appended with Append in the same transaction as the change they record, so a change and
+// its trace commit or roll back together; the table refuses UPDATE and DELETE by itself.
+package audit
+
+import (
+	"context"
+	"net/url"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Kind is what acted.
+type Kind string
+
+// The kinds of actor.
+const (
+	KindPerson   Kind = "person"   // a signed-in user of the dashboard
+	KindService  Kind = "service"  // a secret key, or a dashboard token without a user (OIDC client, built-in mint)
+	KindOperator Kind = "operator" // the paymentsd command line
+	KindSystem   Kind = "system"   // the service itself (no request)
+)
+
+// Actor is who made a change and from where.
+type Actor struct {
+	Kind      Kind
+	ID        string // user id, key id or token subject; "" for the system
+	Label     string // email, key prefix or token subject: what a reader recognises
+	IP        string
+	UserAgent string
+}
+
+// System is the actor of changes made without a request or command.
+var System = Actor{Kind: KindSystem, Label: "system"}
+
+// Operator is the actor of the command line.
+var Operator = Actor{Kind: KindOperator, Label: "operator"}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying a.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorFrom is the actor ctx carries; System when none (a worker, a test).
+func ActorFrom(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return a
+	}
+	return System
+}
+
+// Action names a recorded change (documented in openapi.yaml's AuditEntry.action).
+type Action string
+
+// The recorded actions.
+const (
+	APIKeyCreated            Action = "api_key.created"
+	APIKeyRevoked            Action = "api_key.revoked"
+	WebhookEndpointCreated   Action = "webhook_endpoint.created"
+	WebhookEndpointDeleted   Action = "webhook_endpoint.deleted"
+	WebhookSecretRotated     Action = "webhook_endpoint.secret_rotated"
+	WithdrawalCreated        Action = "withdrawal.created"
+	WithdrawalCancelled      Action = "withdrawal.cancelled"
+	WithdrawalConfigUpdated  Action = "settings.withdrawal_config_updated"
+	WithdrawalsEnabledChange Action = "settings.withdrawals_enabled_changed"
+	AcceptedAssetsUpdated    Action = "settings.accepted_assets_updated"
+	MemberRoleChanged        Action = "member.role_changed"
+	MemberRemoved            Action = "member.removed"
+	InvitationCreated        Action = "invitation.created"
+	InvitationRevoked        Action = "invitation.revoked"
+)
+
+// Target types.
+const (
+	TargetAPIKey          = "api_key"
+	TargetWebhookEndpoint = "webhook_endpoint"
+	TargetWithdrawal      = "withdrawal"
+	TargetMerchant        = "merchant"
+	TargetUser            = "user"
+	TargetInvitation      = "invitation"
+)
+
+// Event is one change to record.
+type Event struct {
+	MerchantID uuid.UUID
+	Action     Action
+	TargetType string
+	TargetID   string
+	Details    map[string]any // never a secret (URLHost keeps a URL's host only)
+}
+
+// Append records ev, acted by ctx's actor, in tx: the transaction of the change itself.
+func Append(ctx context.Context, tx *store.Tx, ev Event) error {
+	a := ActorFrom(ctx)
+	return tx.AppendAudit(store.AuditEntry{MerchantID: ev.MerchantID, ActorKind: string(a.Kind), ActorID: a.ID,
+		ActorLabel: clip(a.Label, 320), IP: clip(a.IP, 64), UserAgent: clip(a.UserAgent, 512),
+		Action: string(ev.Action), TargetType: ev.TargetType, TargetID: ev.TargetID, Details: ev.Details})
+}
+
+// URLHost is what the log keeps of a URL: its host (a path or query may carry a token).
+func URLHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// clip bounds a client-chosen text (a user agent) to n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

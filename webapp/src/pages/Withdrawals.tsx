@@ -1,0 +1,385 @@
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
+import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
+import { formatCents, formatDate, parseDollars, shortId } from "../format";
+import { href, navigate } from "../router";
+import { useMerchant } from "../session";
+import { useStepUp } from "../stepup";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, StatusBadge, useChains, useLoad } from "../ui";
+
+type Withdrawal = Schemas["Withdrawal"];
+type Status = Schemas["WithdrawalStatus"];
+const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "cancelled"];
+const PAGE = 25;
+
+export function WithdrawalList() {
+  const { merchantId, mode, can } = useMerchant();
+  const chains = useChains();
+  const [status, setStatus] = useState<Status | "">("");
+  const [offset, setOffset] = useState(0);
+  const [list] = useLoad(
+    (signal) =>
+      unwrap(
+        api.GET("/v1/merchants/{merchantId}/withdrawals", {
+          params: { path: { merchantId }, query: { limit: PAGE, offset, ...(status ? { status } : {}) } },
+          signal,
+        }),
+      ),
+    [merchantId, mode, status, offset],
+  );
+  return (
+    <>
+      <PageHeader title="Withdrawals">
+        {can("withdrawals:write") ? (
+          <a className="button" href={href("withdrawals", "new")}>
+            New withdrawal
+          </a>
+        ) : null}
+      </PageHeader>
+      <div className="filters">
+        <div className="field inline">
+          <label htmlFor="wd-status">Status</label>
+          <select
+            id="wd-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value as Status | "");
+              setOffset(0);
+            }}
+          >
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <Loaded state={list}>
+        {(l) =>
+          l.data.length === 0 ? (
+            <p className="card muted">No withdrawals{status ? ` with status ${status}` : ""} in {mode} mode.</p>
+          ) : (
+            <>
+              <div className="table-wrap card">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Withdrawal</th>
+                      <th scope="col" className="num">
+                        Amount
+                      </th>
+                      <th scope="col">Network</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {l.data.map((w) => (
+                      <tr key={w.id}>
+                        <td>
+                          <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
+                            <code>{shortId(w.id)}</code>
+                          </a>
+                        </td>
+                        <td className="num">{formatCents(w.amountInCents)}</td>
+                        <td>{chainLabel(chains, w.chainId)}</td>
+                        <td>
+                          <StatusBadge status={w.status} />
+                        </td>
+                        <td>{formatDate(w.createdAt)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <nav className="pager" aria-label="Pages">
+                <button type="button" className="button secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                  Previous
+                </button>
+                <span>
+                  Page {l.pagination.currentPage} of {Math.max(1, l.pagination.totalPages)}
+                </span>
+                <button type="button" className="button secondary" disabled={!l.pagination.hasMore} onClick={() => setOffset(offset + PAGE)}>
+                  Next
+                </button>
+              </nav>
+            </>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
+
+export function WithdrawalDetail({ id }: { id: string }) {
+  const { merchantId, mode, can } = useMerchant();
+  const chains = useChains();
+  const [w, reload] = useLoad(
+    (signal) =>
+      unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
+    [merchantId, mode, id],
+  );
+  const { guard, prompt } = useStepUp();
+  return (
+    <>
+      <p>
+        <a href={href("withdrawals")}>← Withdrawals</a>
+      </p>
+      <Loaded state={w}>
+        {(w) => (
+          <>
+            <PageHeader title={`Withdrawal of ${formatCents(w.amountInCents)}`}>
+              {w.status === "pending" && can("withdrawals:write") ? (
+                <ConfirmButton
+                  label="Cancel withdrawal"
+                  confirmLabel="Yes, cancel it"
+                  question="Cancel this withdrawal? Its amount returns to the available balance."
+                  onConfirm={async () => {
+                    const key = idempotencyKey();
+                    await guard(() =>
+                      unwrap(
+                        api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", {
+                          params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
+                        }),
+                      ),
+                    );
+                    reload();
+                  }}
+                />
+              ) : null}
+            </PageHeader>
+            {prompt}
+            <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
+          </>
+        )}
+      </Loaded>
+    </>
+  );
+}
+
+function WithdrawalFields({ w, chainName }: { w: Withdrawal; chainName: string }) {
+  const r = w.receipt ?? null;
+  return (
+    <div className="card">
+      <dl className="fields">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={w.status} />
+        </dd>
+        <dt>Amount</dt>
+        <dd>{formatCents(w.amountInCents)}</dd>
+        <dt>Network</dt>
+        <dd>{chainName}</dd>
+        <dt>Recipient</dt>
+        <dd>
+          <code className="wrap">{w.recipientAddress}</code>
+        </dd>
+        <dt>Mode</dt>
+        <dd>{w.livemode ? "live" : "test"}</dd>
+        <dt>Id</dt>
+        <dd>
+          <code className="wrap">{w.id}</code>
+        </dd>
+        {w.orderId ? (
+          <>
+            <dt>Order id</dt>
+            <dd>{w.orderId}</dd>
+          </>
+        ) : null}
+        {w.errorMessage ? (
+          <>
+            <dt>Error</dt>
+            <dd>{w.errorMessage}</dd>
+          </>
+        ) : null}
+        <dt>Created</dt>
+        <dd>{formatDate(w.createdAt)}</dd>
+        <dt>Updated</dt>
+        <dd>{formatDate(w.updatedAt)}</dd>
+        {r ? (
+          <>
+            <dt>Paid</dt>
+            <dd>
+              {r.settledAmountAsset} {r.settledToken.symbol} (≈ ${r.settledAmountUsd})
+            </dd>
+            <dt>Transaction</dt>
+            <dd>
+              <code className="wrap">{r.txHash}</code>
+            </dd>
+            <dt>Network fee</dt>
+            <dd>{r.txIsSponsored ? "sponsored" : r.txTotalCost}</dd>
+          </>
+        ) : null}
+      </dl>
+    </div>
+  );
+}
+
+// New withdrawal: a form (amount in dollars, network, recipient), then a review step showing
+// exactly what will be sent; only "Confirm withdrawal" creates it. One Idempotency-Key per
+// review, so a double click or a retry after a lost answer makes one withdrawal.
+// TODO(integrator): show GET …/withdrawals/estimate (network fee, token amount) on the review.
+export function NewWithdrawal() {
+  const { merchantId, mode } = useMerchant();
+  const chains = useChains();
+  const [config] = useLoad(
+    (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/config", { params: { path: { merchantId } }, signal })),
+    [merchantId, mode],
+  );
+  const [balance] = useLoad(
+    (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/balance", { params: { path: { merchantId } }, signal })),
+    [merchantId, mode],
+  );
+  const [amount, setAmount] = useState("");
+  const [chainId, setChainId] = useState("");
+  const [recipient, setRecipient] = useState("");
+  const [review, setReview] = useState<{ body: Schemas["CreateWithdrawalRequest"]; key: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ids = { amount: useId(), chain: useId(), to: useId(), amountHelp: useId() };
+  const { guard, prompt } = useStepUp();
+
+  return (
+    <>
+      <p>
+        <a href={href("withdrawals")}>← Withdrawals</a>
+      </p>
+      <PageHeader title="New withdrawal" />
+      <Loaded state={config}>
+        {(cfg) => {
+          if (!cfg.withdrawalsEnabled) {
+            return (
+              <p className="card">
+                Withdrawals are turned off for this merchant. <a href={href("settings", "withdrawals")}>Withdrawal settings</a>
+              </p>
+            );
+          }
+          const selected = chainId || cfg.chainIds[0] || "";
+          const submit = (e: FormEvent) => {
+            e.preventDefault();
+            setError(null);
+            const cents = parseDollars(amount);
+            if (cents === null) return setError("Enter the amount in dollars, like 125 or 125.50.");
+            if (cents < cfg.minAmountInCents || cents > cfg.maxAmountInCents) {
+              return setError(`The amount must be between ${formatCents(cfg.minAmountInCents)} and ${formatCents(cfg.maxAmountInCents)}.`);
+            }
+            if (!selected) return setError("Choose a network.");
+            if (!recipient.trim()) return setError("Enter the recipient address.");
+            setReview({
+              body: { amountInCents: cents, chainId: selected, recipientAddress: recipient.trim(), currency: "USD" },
+              key: idempotencyKey(),
+            });
+          };
+          if (review) {
+            return (
+              <section className="card" aria-labelledby="review-h">
+                <FocusedHeading id="review-h">Review the withdrawal</FocusedHeading>
+                <dl className="fields">
+                  <dt>Amount</dt>
+                  <dd>
+                    {formatCents(review.body.amountInCents)} in {cfg.tokenSymbol}
+                  </dd>
+                  <dt>Network</dt>
+                  <dd>{chainLabel(chains, review.body.chainId)}</dd>
+                  <dt>Recipient</dt>
+                  <dd>
+                    <code className="wrap">{review.body.recipientAddress}</code>
+                  </dd>
+                  <dt>Mode</dt>
+                  <dd>{mode === "live" ? "live money" : "test money"}</dd>
+                </dl>
+                {prompt}
+                <p className="help">The network fee and token amount are settled when the withdrawal is paid; an estimate comes with a later version.</p>
+                <ErrorMessage error={error} />
+                <div className="row">
+                  <button
+                    type="button"
+                    className="button"
+                    disabled={busy}
+                    onClick={() => {
+                      setBusy(true);
+                      setError(null);
+                      guard(() =>
+                        unwrap(
+                          api.POST("/v1/merchants/{merchantId}/withdrawals", {
+                            params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
+                            body: review.body,
+                          }),
+                        ),
+                      ).then(
+                        (w) => navigate("withdrawals", w.id),
+                        (err: unknown) => {
+                          setBusy(false);
+                          setError(errorText(err));
+                        },
+                      );
+                    }}
+                  >
+                    {busy ? "Sending…" : "Confirm withdrawal"}
+                  </button>
+                  <button type="button" className="button secondary" disabled={busy} onClick={() => setReview(null)}>
+                    Edit
+                  </button>
+                </div>
+              </section>
+            );
+          }
+          return (
+            <form className="card" onSubmit={submit}>
+              {balance.status === "ok" ? (
+                <p>
+                  Available: <strong>{formatCents(balance.data.availableInCents)}</strong> ({mode} mode)
+                </p>
+              ) : null}
+              <div className="field">
+                <label htmlFor={ids.amount}>Amount (USD)</label>
+                <input
+                  id={ids.amount}
+                  inputMode="decimal"
+                  required
+                  value={amount}
+                  onChange={(e) => setAmount(e.target.value)}
+                  aria-describedby={ids.amountHelp}
+                />
+                <p className="help" id={ids.amountHelp}>
+                  In dollars, between {formatCents(cfg.minAmountInCents)} and {formatCents(cfg.maxAmountInCents)}; paid in {cfg.tokenSymbol}.
+                </p>
+              </div>
+              <div className="field">
+                <label htmlFor={ids.chain}>Network</label>
+                <select id={ids.chain} value={selected} onChange={(e) => setChainId(e.target.value)}>
+                  {cfg.chainIds.map((c) => (
+                    <option key={c} value={c}>
+                      {chainLabel(chains, c)}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <div className="field">
+                <label htmlFor={ids.to}>Recipient address</label>
+                <input id={ids.to} required spellCheck={false} autoComplete="off" value={recipient} onChange={(e) => setRecipient(e.target.value)} />
+              </div>
+              <ErrorMessage error={error} />
+              <button type="submit" className="button">
+                Review
+              </button>
+            </form>
+          );
+        }}
+      </Loaded>
+    </>
+  );
+}
+
+// A heading that takes the focus when it appears (a step of a form replacing the previous
+// one), so keyboard and screen-reader users land on it.
+function FocusedHeading({ id, children }: { id: string; children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <h2 id={id} ref={ref} tabIndex={-1}>
+      {children}
+    </h2>
+  );
+}
