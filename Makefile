@@ -37,7 +37,7 @@ test: lint check-generated ts-check web-check build
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
 
 test-go:
-	$(GO) test -count=1 -race ./...
+	$(GO) test -count=1 -race -timeout 30m ./...
 
 # CI budget: a fixed seed and ~50 examples per operation and phase, about 30 s per shape.
 contract: build

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,7 +27,7 @@ func TestDashboardInChromium(t *testing.T) {
 	ctx := browser(t)
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	var m struct{ MerchantID string }
+	var m struct{ MerchantID, SecretKey string }
 	if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "merchants", "create", "--name", "Corner Bakery", "--deposits", "--withdrawals", "--json"), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestDashboardInChromium(t *testing.T) {
 		defer mu.Unlock()
 		switch ev := ev.(type) {
 		case *cdplog.EventEntryAdded:
-			// Network entries are the API's 404s for the auth routes not served yet; a CSP
+			// Network entries are the API's refusals (the refresh without a cookie: 401); a CSP
 			// refusal is a "security" entry, a script error a "javascript" one.
 			if ev.Entry.Source != "network" && ev.Entry.Level == "error" {
 				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text)
@@ -91,13 +92,13 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the overview", `document.querySelector("h1")?.textContent === "Overview" && document.body.innerText.includes("Available")`, 15*time.Second)
 	waitJS(t, tctx, "the test-mode indicator", `document.body.innerText.includes("Test mode")`, 5*time.Second)
-	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Branding", "Team", "Security", "Audit log"} {
+	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Payment settings", "Withdrawal settings", "Branding", "Team", "Security", "Audit log"} {
 		waitJS(t, tctx, "the navigation link "+name, `[...document.querySelectorAll("nav[aria-label=Main] a")].some(a => a.textContent === `+strconv.Quote(name)+`)`, 5*time.Second)
 	}
 
 	pages := []struct{ hash, heading, text string }{
 		{"#/overview", "Overview", "Pending withdrawals"},
-		{"#/payments", "Payments", "Coming with the payments API"},
+		{"#/payments", "Payments", "No payments"},
 		{"#/withdrawals", "Withdrawals", "No withdrawals"},
 		{"#/withdrawals/new", "New withdrawal", "Recipient address"},
 		{"#/settings", "Settings", "API Keys"},
@@ -105,8 +106,10 @@ func TestDashboardInChromium(t *testing.T) {
 		{"#/settings/developers/webhooks", "Webhooks", "Delivery log"},
 		{"#/settings/payments", "Payment settings", "Accepted assets"},
 		{"#/settings/withdrawals", "Withdrawal settings", "Withdrawals enabled"},
-		{"#/settings/team", "Team", "Coming with the team API"},
-		{"#/audit-log", "Audit log", "Coming with the audit log API"},
+		{"#/settings/branding", "Branding", "Preview"},
+		{"#/settings/team", "Team", "Members"},
+		{"#/settings/security", "Security", "Signed in with an access token"},
+		{"#/audit-log", "Audit log", "Filter"},
 	}
 	for _, scheme := range []string{"light", "dark"} {
 		if err := chromedp.Do(tctx, colorScheme(scheme)); err != nil {
@@ -130,6 +133,22 @@ func TestDashboardInChromium(t *testing.T) {
 			screenshot(strings.NewReplacer("#/", "", "/", "-").Replace(p.hash) + "-" + scheme)
 		}
 	}
+	// Payments are live: one made while the list is open shows without a reload (the list polls
+	// every 2.5 s while visible), its merchant-supplied order id as text; its detail opens.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/payments"`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the empty payments list", `document.body.innerText.includes("No payments")`, 10*time.Second)
+	apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": 1850, "currency": "USD", "orderId": "<b>bread</b>-42"}`)
+	row := `[...document.querySelectorAll("main a")].find(a => a.getAttribute("aria-label") === "Payment <b>bread</b>-42")`
+	waitJS(t, tctx, "the new payment, live", `!!`+row+` && !document.querySelector("main b")`, 5*time.Second)
+	if err := chromedp.Do(tctx, chromedp.Click(chromedp.JSPath(row))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the payment's detail", `document.querySelector("main h1")?.textContent === "Payment <b>bread</b>-42" &&
+		document.body.innerText.includes("Timeline") && document.body.innerText.includes("Webhook deliveries") && document.body.innerText.includes("Export") === false`, 10*time.Second)
+
 	// The CSS loaded under style-src 'self': dark backgrounds in the dark scheme.
 	waitJS(t, tctx, "the dark theme", `getComputedStyle(document.body).backgroundColor === "rgb(15, 20, 28)"`, 2*time.Second)
 
@@ -166,6 +185,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the review", `document.body.innerText.includes("Review the withdrawal") && document.body.innerText.includes("$25.50") &&
 		document.body.innerText.includes("0x000000000000000000000000000000000000dEaD")`, 5*time.Second)
+	// The estimate: an answer (token amount, network fee, hot wallet) or why there is none.
+	waitJS(t, tctx, "the estimate", `document.body.innerText.includes("Hot wallet") || document.body.innerText.includes("No estimate now")`, 10*time.Second)
 	screenshot("withdrawal-review-dark")
 	// A desktop: the navigation beside the page, no menu button.
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 860), colorScheme("light"),

@@ -2,236 +2,171 @@ package fault
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/paymentsd/paymentsd/webapp"
+	"github.com/pquerna/otp/totp"
 )
 
-// fakeAuth stands in for the auth API (/v1/auth/…, issue 22) until it is served: the plan's
-// shapes, one user with a second factor and two memberships.
-type fakeAuth struct {
-	mu       sync.Mutex
-	tokens   int
-	balances []string // "merchantId bearer" of each balance read
-	logouts  int
-}
-
-const (
-	fakeMerchantA = "0191a0a0-0000-7000-8000-00000000000a"
-	fakeMerchantB = "0191a0a0-0000-7000-8000-00000000000b"
-)
-
-func (f *fakeAuth) signedIn(w http.ResponseWriter) {
-	f.tokens++
-	http.SetCookie(w, &http.Cookie{Name: "paymentsd_refresh", Value: "r" + strconv.Itoa(f.tokens), Path: "/v1/auth", HttpOnly: true})
-	writeJSON(w, map[string]any{"status": "signed_in", "accessToken": "tok-" + strconv.Itoa(f.tokens),
-		"expiresAt": time.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339)})
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, code string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "authentication_error", "code": code, "message": code}})
-}
-
-func (f *fakeAuth) handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /dashboard/", http.StripPrefix("/dashboard/", http.FileServerFS(webapp.Dist)))
-	mux.HandleFunc("POST /v1/auth/login", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Email, Password string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		if in.Email != "owner@example.com" || in.Password != "correct horse" {
-			writeError(w, http.StatusUnauthorized, "invalid_credentials")
-			return
-		}
-		writeJSON(w, map[string]any{"status": "second_factor_required", "challengeToken": "ch-1", "methods": []string{"totp", "recovery_code"}})
-	})
-	mux.HandleFunc("POST /v1/auth/login/second-factor", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ ChallengeToken, Code string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		if in.ChallengeToken != "ch-1" || in.Code != "123456" {
-			writeError(w, http.StatusUnauthorized, "invalid_code")
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.signedIn(w)
-	})
-	mux.HandleFunc("POST /v1/auth/refresh", func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie("paymentsd_refresh"); err != nil || c.Value == "" {
-			writeError(w, http.StatusUnauthorized, "invalid_token")
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.signedIn(w)
-	})
-	mux.HandleFunc("POST /v1/auth/logout", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.logouts++
-		f.mu.Unlock()
-		http.SetCookie(w, &http.Cookie{Name: "paymentsd_refresh", Value: "", Path: "/v1/auth", MaxAge: -1})
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /v1/auth/me", func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tok-") {
-			writeError(w, http.StatusUnauthorized, "invalid_token")
-			return
-		}
-		writeJSON(w, map[string]any{"id": "u1", "email": "owner@example.com", "totpEnabled": true, "passkeyCount": 0, "mode": "test",
-			"memberships": []map[string]any{
-				{"merchantId": fakeMerchantA, "merchantName": "Corner Bakery", "role": "owner", "permissions": []string{"payments:read", "withdrawals:read", "withdrawals:write", "settings:read", "settings:write", "developers:read", "developers:write"}},
-				{"merchantId": fakeMerchantB, "merchantName": "<b>Second</b> Shop", "role": "viewer", "permissions": []string{"payments:read", "withdrawals:read", "settings:read"}},
-			}})
-	})
-	mux.HandleFunc("GET /v1/merchants/{merchantId}/balance", func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.balances = append(f.balances, r.PathValue("merchantId")+" "+r.Header.Get("Authorization"))
-		f.mu.Unlock()
-		cents := 12345
-		if r.PathValue("merchantId") == fakeMerchantB {
-			cents = 700
-		}
-		writeJSON(w, map[string]any{"merchantId": r.PathValue("merchantId"), "mode": "test", "currency": "USD",
-			"availableInCents": cents, "pendingPayoutsInCents": 0, "pendingPayouts": []any{},
-			"modes": map[string]any{"live": map[string]any{"availableInCents": 0, "pendingPayoutsInCents": 0}, "test": map[string]any{"availableInCents": cents, "pendingPayoutsInCents": 0}}})
-	})
-	// x-second-factor: recent — a key is made only with a stepped-up token.
-	mux.HandleFunc("POST /v1/auth/step-up", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Code string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		bearer := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !strings.HasPrefix(bearer, "tok-") || in.Code != "654321" {
-			writeError(w, http.StatusUnauthorized, "invalid_code")
-			return
-		}
-		writeJSON(w, map[string]any{"status": "signed_in", "accessToken": bearer + "-su", "expiresAt": time.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339)})
-	})
-	mux.HandleFunc("GET /v1/merchants/{merchantId}/api-keys", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"data": []any{}})
-	})
-	mux.HandleFunc("POST /v1/merchants/{merchantId}/api-keys", func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.Header.Get("Authorization"), "-su") {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "permission_error", "code": "step_up_required", "message": "Confirm with your second factor."}})
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]any{"secretKey": "sk_test_fake_secret",
-			"key": map[string]any{"id": "k1", "mode": "test", "prefix": "sk_test_fake", "createdAt": time.Now().UTC().Format(time.RFC3339), "revokedAt": nil}})
-	})
-	mux.HandleFunc("GET /v1/external/chains", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"data": []any{}, "pagination": map[string]any{"total": 0, "limit": 1000, "offset": 0, "hasMore": false, "totalPages": 0, "currentPage": 1}})
-	})
-	return mux
-}
-
-// The sign-in flow the auth plan describes, against a stand-in of its API: email and password,
-// then the authentication code; the access token stays out of storage; a reload resumes the
-// session with the refresh cookie; the merchant switcher lists the memberships (names as
-// text) and the pages follow the chosen merchant and its role; sign out ends it.
+// The sign-in flow against the real binary's auth API (issue 22): a wrong password is refused;
+// the right one signs in; Settings → Security turns on an authenticator app (the QR code and the
+// setup key shown, a TOTP code from that key accepted, ten recovery codes shown once); a new
+// secret key asks for the second factor again when the session's is not recent; signing in
+// again asks for the second factor (a recovery code); an invitation to a second merchant is
+// accepted on #/accept-invitation (an existing user: their password, then the second factor);
+// the merchant switcher lists both memberships (names as text) and a viewer sees no
+// money-moving action; the access token stays out of storage; a reload resumes the session with
+// the refresh cookie; sign out ends it.
 func TestDashboardSignInFlow(t *testing.T) {
 	ctx := browser(t)
-	f := &fakeAuth{}
-	srv := httptest.NewServer(f.handler())
-	t.Cleanup(srv.Close)
+	bin := paymentsdBinary(t)
+	db := filepath.Join(t.TempDir(), "paymentsd.db")
+	merchant := func(name string) string {
+		var m struct{ MerchantID string }
+		if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "merchants", "create", "--name", name, "--deposits", "--withdrawals", "--json"), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m.MerchantID
+	}
+	merchantA, merchantB := merchant("Corner Bakery"), merchant("<b>Second</b> Shop")
+	const email, password = "owner@example.com", "correct horse battery staple"
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runCLIEnv(t, bin, db, nil, "users", "create", "--email", email, "--merchant", merchantA, "--role", "owner", "--password-file", pwFile)
+	inviteURL := strings.TrimSpace(string(runCLIEnv(t, bin, db, nil, "users", "invite", "--email", email, "--merchant", merchantB, "--role", "viewer")))
+	_, query, ok := strings.Cut(inviteURL, "?")
+	if !ok {
+		t.Fatalf("users invite printed %q: no query", inviteURL)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil || q.Get("token") == "" {
+		t.Fatalf("users invite printed %q: no token", inviteURL)
+	}
+	srv := newServer(t, bin, db)
+	srv.start()
+
 	tctx, cancel := within(ctx, 60*time.Second)
 	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.URL+"/dashboard/")); err != nil {
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.base+"/dashboard/")); err != nil {
 		t.Fatal(err)
 	}
-	byLabel := func(text string) chromedp.JSPath {
-		return chromedp.JSPath(`document.getElementById([...document.querySelectorAll("label")].find(l => l.textContent.trim() === ` + strconv.Quote(text) + `).htmlFor)`)
+	labelled := func(text string) string {
+		return `document.getElementById([...document.querySelectorAll("label")].find(l => l.textContent.trim() === ` + strconv.Quote(text) + `)?.htmlFor)`
 	}
-	signIn := chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent.trim() === "Sign in")`)
-	waitJS(t, tctx, "the sign-in form", `[...document.querySelectorAll("label")].some(l => l.textContent.trim() === "Password")`, 15*time.Second)
-
-	if err := chromedp.Do(tctx, chromedp.SendKeys(byLabel("Email"), "owner@example.com"), chromedp.SendKeys(byLabel("Password"), "wrong"),
-		chromedp.Click(signIn)); err != nil {
-		t.Fatal(err)
+	byLabel := func(text string) chromedp.JSPath { return chromedp.JSPath(labelled(text)) }
+	hasLabel := func(text string) string { return `!!` + labelled(text) }
+	// button finds a button by its accessible name: aria-label, else its text.
+	button := func(name string) chromedp.JSPath {
+		return chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => (b.getAttribute("aria-label") ?? b.textContent.trim()) === ` + strconv.Quote(name) + `)`)
 	}
-	waitJS(t, tctx, "the refusal", `document.querySelector("[role=alert]")?.textContent.includes("not right")`, 5*time.Second)
-	// Clear the field the way React sees it (the value setter, then an input event).
-	clearPassword := `(() => { const el = document.getElementById([...document.querySelectorAll("label")].find(l => l.textContent.trim() === "Password").htmlFor);
-		Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ""); el.dispatchEvent(new Event("input", {bubbles: true})); })()`
-	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](clearPassword), chromedp.SendKeys(byLabel("Password"), "correct horse"), chromedp.Click(signIn)); err != nil {
-		t.Fatal(err)
+	hasButton := func(name string) string {
+		return `[...document.querySelectorAll("button")].some(b => (b.getAttribute("aria-label") ?? b.textContent.trim()) === ` + strconv.Quote(name) + `)`
 	}
-	waitJS(t, tctx, "the second factor", `[...document.querySelectorAll("label")].some(l => l.textContent.trim() === "Authentication code")`, 5*time.Second)
-	if err := chromedp.Do(tctx, chromedp.SendKeys(byLabel("Authentication code"), "123456"), chromedp.Click(signIn)); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the overview", `document.querySelector("main h1")?.textContent === "Overview" && document.body.innerText.includes("$123.45")`, 10*time.Second)
-	waitJS(t, tctx, "the merchant switcher", `[...document.querySelectorAll("option")].map(o => o.textContent).join("|") === "Corner Bakery (owner)|<b>Second</b> Shop (viewer)"`, 5*time.Second)
-	waitJS(t, tctx, "an owner may withdraw", `document.body.innerText.includes("New withdrawal")`, 2*time.Second)
-	noToken := `!JSON.stringify(Object.entries(localStorage)).includes("tok-") && !JSON.stringify(Object.entries(sessionStorage)).includes("tok-") && !document.cookie.includes("tok-")`
-	waitJS(t, tctx, "no token in storage", noToken, 2*time.Second)
-
-	// A new key needs a recent second factor: the code is asked for inline, then the key made.
-	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/settings/developers/api-keys"`)); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the keys page", `[...document.querySelectorAll("button")].some(b => b.textContent === "Create secret key")`, 5*time.Second)
-	if err := chromedp.Do(tctx, chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent === "Create secret key")`))); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the step-up prompt", `[...document.querySelectorAll("label")].some(l => l.textContent.trim() === "Authentication code")`, 5*time.Second)
-	if err := chromedp.Do(tctx, chromedp.SendKeys(byLabel("Authentication code"), "654321"),
-		chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent === "Confirm")`))); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the key, once", `document.querySelector(".secret-value code")?.textContent === "sk_test_fake_secret"`, 5*time.Second)
-	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/overview"`)); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the overview again", `document.body.innerText.includes("$123.45")`, 5*time.Second)
-
-	// The other merchant: its balance, with the bearer token, and a viewer's page.
-	choose := `(() => { const s = document.getElementById([...document.querySelectorAll("label")].find(l => l.textContent === "Merchant").htmlFor);
-		Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(s, ` + strconv.Quote(fakeMerchantB) + `);
-		s.dispatchEvent(new Event("change", {bubbles: true})); })()`
-	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](choose)); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the second merchant's balance", `document.body.innerText.includes("$7.00") && !document.body.innerText.includes("New withdrawal")`, 5*time.Second)
-
-	// A reload forgets the token and resumes with the refresh cookie.
-	if err := chromedp.Do(tctx, chromedp.Reload()); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "the resumed session", `document.querySelector("main h1")?.textContent === "Overview" && document.body.innerText.includes("$7.00")`, 10*time.Second)
-
-	if err := chromedp.Do(tctx, chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("button")].find(b => b.textContent.startsWith("Sign out"))`))); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, tctx, "signed out", `document.body.innerText.includes("You are signed out.")`, 5*time.Second)
-
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.logouts != 1 {
-		t.Errorf("logouts: %d, want 1", f.logouts)
-	}
-	for _, b := range f.balances {
-		if !strings.Contains(b, " Bearer tok-") {
-			t.Errorf("a balance read without the bearer token: %q", b)
+	do := func(actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tctx, actions...); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(f.balances) == 0 || !strings.HasPrefix(f.balances[len(f.balances)-1], fakeMerchantB) {
-		t.Errorf("balance reads %v: the last should be the second merchant's", f.balances)
+	goTo := func(hash string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`location.hash = ` + strconv.Quote(hash))
 	}
+	// clear empties a field the way React sees it (the value setter, then an input event).
+	clear := func(label string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`(() => { const el = ` + labelled(label) + `;
+			Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ""); el.dispatchEvent(new Event("input", {bubbles: true})); })()`)
+	}
+	overview := `document.querySelector("main h1")?.textContent === "Overview"`
+
+	// Email and password: a wrong one is refused, the right one signs in (no second factor yet).
+	waitJS(t, tctx, "the sign-in form", hasLabel("Email")+` && `+hasLabel("Password")+` && `+hasButton("Sign in"), 15*time.Second)
+	do(chromedp.SendKeys(byLabel("Email"), email), chromedp.SendKeys(byLabel("Password"), "wrong password"), chromedp.Click(button("Sign in")))
+	waitJS(t, tctx, "the refusal", `document.querySelector("[role=alert]")?.textContent.includes("not right")`, 10*time.Second)
+	do(clear("Password"), chromedp.SendKeys(byLabel("Password"), password), chromedp.Click(button("Sign in")))
+	waitJS(t, tctx, "the overview", overview+` && document.body.innerText.includes("New withdrawal")`, 10*time.Second)
+
+	// Two-factor authentication: the QR code and the setup key; a code from that key turns it on.
+	do(goTo("#/settings/security"))
+	waitJS(t, tctx, "the security page", hasButton("Set up authenticator app")+` && `+hasLabel("Current password")+` && `+hasButton("Sign out everywhere"), 10*time.Second)
+	do(chromedp.Click(button("Set up authenticator app")))
+	waitJS(t, tctx, "the enrolment", `document.querySelector("img[alt='QR code for your authenticator app']")?.src.startsWith("data:image/png") && !!`+labelled("Setup key")+`?.value`, 10*time.Second)
+	secret, err := chromedp.Run(tctx, chromedp.Evaluate[string](labelled("Setup key")+`.value`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCode(secret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(chromedp.SendKeys(byLabel("Authentication code"), code), chromedp.Click(button("Turn on")))
+	waitJS(t, tctx, "the recovery codes", `document.querySelectorAll(".codes li").length === 10 && `+hasButton("I have saved these codes"), 10*time.Second)
+	codes, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".codes li")].map(li => li.textContent.trim())`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(chromedp.Click(button("I have saved these codes")))
+	waitJS(t, tctx, "two-factor on", hasButton("Turn off")+` && document.querySelectorAll(".codes li").length === 0`, 5*time.Second)
+
+	// A new secret key: when the session's second factor is not recent, the code is asked for inline.
+	do(goTo("#/settings/developers/api-keys"))
+	waitJS(t, tctx, "the keys page", hasButton("Create secret key"), 10*time.Second)
+	do(chromedp.Click(button("Create secret key")))
+	waitJS(t, tctx, "the key or the step-up prompt", `!!document.querySelector(".secret-value code") || `+hasButton("Verify"), 10*time.Second)
+	if stepUp, _ := chromedp.Run(tctx, chromedp.Evaluate[bool](hasButton("Verify"))); stepUp {
+		do(chromedp.SendKeys(byLabel("Authentication code"), codes[0]), chromedp.Click(button("Verify")))
+	}
+	waitJS(t, tctx, "the key, once", `document.querySelector(".secret-value code")?.textContent.startsWith("sk_test_")`, 10*time.Second)
+	waitJS(t, tctx, "the key's row names it", `[...document.querySelectorAll("button")].some(b => /^Revoke key sk_test_/.test(b.getAttribute("aria-label") ?? ""))`, 5*time.Second)
+	noToken := `!/eyJ[\w-]+\.eyJ/.test(JSON.stringify(Object.entries(localStorage)) + JSON.stringify(Object.entries(sessionStorage)) + document.cookie)`
+	waitJS(t, tctx, "no token in storage", noToken, 2*time.Second)
+
+	// Sign out, and in again: now the second factor is asked for (a recovery code).
+	do(chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("header button")].find(b => b.textContent.startsWith("Sign out"))`)))
+	waitJS(t, tctx, "signed out", `document.body.innerText.includes("You are signed out.")`, 10*time.Second)
+	do(chromedp.SendKeys(byLabel("Email"), email), chromedp.SendKeys(byLabel("Password"), password), chromedp.Click(button("Sign in")))
+	waitJS(t, tctx, "the second factor", hasLabel("Authentication code")+` && `+hasButton("Verify"), 10*time.Second)
+	do(chromedp.SendKeys(byLabel("Authentication code"), "000000"), chromedp.Click(button("Verify")))
+	waitJS(t, tctx, "a wrong code refused", `document.querySelector("[role=alert]")?.textContent.includes("wrong")`, 10*time.Second)
+	do(clear("Authentication code"), chromedp.SendKeys(byLabel("Authentication code"), codes[1]), chromedp.Click(button("Verify")))
+	// Back where the session ended: the merchant's first key (merchants create) and the one made.
+	waitJS(t, tctx, "the keys page again", `document.querySelector("main h1")?.textContent === "API Keys" &&
+		document.querySelectorAll("main tbody tr").length === 2`, 10*time.Second)
+
+	// The invitation to the second merchant: the password of the existing account, then the second factor.
+	do(goTo("#/accept-invitation?token=" + url.QueryEscape(q.Get("token"))))
+	waitJS(t, tctx, "the invitation page", hasLabel("Password")+` && `+hasButton("Accept invitation")+` && document.body.innerText.includes("at least 12 characters")`, 10*time.Second)
+	do(chromedp.SendKeys(byLabel("Password"), password), chromedp.Click(button("Accept invitation")))
+	waitJS(t, tctx, "the invitation's second factor", hasLabel("Authentication code")+` && `+hasButton("Verify"), 10*time.Second)
+	do(chromedp.SendKeys(byLabel("Authentication code"), codes[2]), chromedp.Click(button("Verify")))
+	waitJS(t, tctx, "the overview after the invitation", overview, 10*time.Second)
+	waitJS(t, tctx, "the merchant switcher", `(() => { const o = [...document.querySelectorAll("header option")].map(o => o.textContent).sort().join("|");
+		return o === "<b>Second</b> Shop (viewer)|Corner Bakery (owner)"; })()`, 10*time.Second)
+
+	// The second merchant as a viewer: no money-moving or secret-making action.
+	do(chromedp.Evaluate[chromedp.Void](`(() => { const s = ` + labelled("Merchant") + `;
+		Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set.call(s, ` + strconv.Quote(merchantB) + `);
+		s.dispatchEvent(new Event("change", {bubbles: true})); })()`))
+	waitJS(t, tctx, "a viewer's overview", overview+` && document.body.innerText.includes("Available") && !document.body.innerText.includes("New withdrawal")`, 10*time.Second)
+	do(goTo("#/withdrawals"))
+	waitJS(t, tctx, "a viewer's withdrawals", `document.querySelector("main h1")?.textContent === "Withdrawals" && !document.body.innerText.includes("New withdrawal")`, 10*time.Second)
+	do(goTo("#/settings/team"))
+	waitJS(t, tctx, "a viewer's team page", `document.querySelector("main h1")?.textContent === "Team" && document.body.innerText.includes("owner@example.com") && !`+hasButton("Invite"), 10*time.Second)
+
+	// A reload forgets the token and resumes with the refresh cookie.
+	do(goTo("#/overview"), chromedp.Reload())
+	waitJS(t, tctx, "the resumed session", overview+` && document.querySelector("header select")?.value === `+strconv.Quote(merchantB), 15*time.Second)
+	waitJS(t, tctx, "no token in storage after the reload", noToken, 2*time.Second)
+
+	do(chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("header button")].find(b => b.textContent.startsWith("Sign out"))`)))
+	waitJS(t, tctx, "signed out at the end", `document.body.innerText.includes("You are signed out.")`, 10*time.Second)
+	do(chromedp.Reload())
+	waitJS(t, tctx, "still signed out after a reload", hasButton("Sign in"), 15*time.Second)
 }

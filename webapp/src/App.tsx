@@ -1,18 +1,26 @@
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
 import { ApiKeys } from "./pages/ApiKeys";
+import { AuditLog } from "./pages/AuditLog";
+import { Branding } from "./pages/Branding";
+import { PaymentDetail, PaymentList } from "./pages/Payments";
+import { Security } from "./pages/Security";
+import { Team } from "./pages/Team";
 import { Overview } from "./pages/Overview";
 import { SettingsPayments } from "./pages/SettingsPayments";
 import { SettingsWithdrawals } from "./pages/SettingsWithdrawals";
-import { SignIn } from "./pages/SignIn";
+import { AcceptInvitation, SignIn } from "./pages/SignIn";
 import { Webhooks } from "./pages/Webhooks";
 import { NewWithdrawal, WithdrawalDetail, WithdrawalList } from "./pages/Withdrawals";
 import { href, useRoute } from "./router";
+import type { Permission } from "./api/auth";
 import { useSession } from "./session";
 import { applyTheme, nextTheme, storedTheme, type Theme } from "./theme";
 import { ErrorMessage, errorText, PageHeader, Placeholder } from "./ui";
 
 export function App() {
   const s = useSession();
+  const route = useRoute();
+  if (route[0] === "accept-invitation" && s.state.status !== "loading") return <AcceptInvitation />;
   if (s.state.status === "loading") {
     return (
       <main className="signin" id="main">
@@ -26,14 +34,15 @@ export function App() {
 
 interface NavItem {
   label: string;
+  need?: Permission; // shown only with this permission
   path: string[];
   children?: NavItem[];
 }
 
 const NAV: NavItem[] = [
   { label: "Overview", path: ["overview"] },
-  { label: "Payments", path: ["payments"] },
-  { label: "Withdrawals", path: ["withdrawals"] },
+  { label: "Payments", path: ["payments"], need: "payments:read" },
+  { label: "Withdrawals", path: ["withdrawals"], need: "withdrawals:read" },
   {
     label: "Settings",
     path: ["settings"],
@@ -41,29 +50,31 @@ const NAV: NavItem[] = [
       {
         label: "Developers",
         path: ["settings", "developers"],
+        need: "developers:read",
         children: [
           { label: "API Keys", path: ["settings", "developers", "api-keys"] },
           { label: "Webhooks", path: ["settings", "developers", "webhooks"] },
         ],
       },
-      { label: "Payments", path: ["settings", "payments"] },
-      { label: "Withdrawals", path: ["settings", "withdrawals"] },
-      { label: "Branding", path: ["settings", "branding"] },
-      { label: "Team", path: ["settings", "team"] },
+      // Not "Payments"/"Withdrawals": the main pages have those names.
+      { label: "Payment settings", path: ["settings", "payments"], need: "settings:read" },
+      { label: "Withdrawal settings", path: ["settings", "withdrawals"], need: "settings:read" },
+      { label: "Branding", path: ["settings", "branding"], need: "settings:read" },
+      { label: "Team", path: ["settings", "team"], need: "team:read" },
       { label: "Security", path: ["settings", "security"] },
     ],
   },
-  { label: "Audit log", path: ["audit-log"] },
+  { label: "Audit log", path: ["audit-log"], need: "audit:read" },
 ];
 
 function startsWith(route: string[], prefix: string[]): boolean {
   return prefix.every((p, i) => route[i] === p);
 }
 
-function NavList({ items, route, onPick }: { items: NavItem[]; route: string[]; onPick: () => void }) {
+function NavList({ items, route, onPick, can }: { items: NavItem[]; route: string[]; onPick: () => void; can: (p: Permission) => boolean }) {
   return (
     <ul>
-      {items.map((it) => {
+      {items.filter((it) => !it.need || can(it.need)).map((it) => {
         const exact = it.path.length === route.length && startsWith(route, it.path);
         const within = startsWith(route, it.path);
         return (
@@ -76,7 +87,7 @@ function NavList({ items, route, onPick }: { items: NavItem[]; route: string[]; 
             >
               {it.label}
             </a>
-            {it.children ? <NavList items={it.children} route={route} onPick={onPick} /> : null}
+            {it.children ? <NavList items={it.children} route={route} onPick={onPick} can={can} /> : null}
           </li>
         );
       })}
@@ -87,7 +98,7 @@ function NavList({ items, route, onPick }: { items: NavItem[]; route: string[]; 
 function Shell() {
   const s = useSession();
   const raw = useRoute();
-  const route = raw.length === 0 ? ["overview"] : raw;
+  const route = raw.length === 0 || raw[0] === "sign-in" ? ["overview"] : raw;
   const [menuOpen, setMenuOpen] = useState(false);
   const [theme, setTheme] = useState<Theme>(storedTheme);
   const [modeError, setModeError] = useState<string | null>(null);
@@ -160,7 +171,7 @@ function Shell() {
       <ErrorMessage error={modeError} />
       <div className="layout">
         <nav id="sidenav" className={menuOpen ? "sidenav open" : "sidenav"} aria-label="Main">
-          <NavList items={NAV} route={route} onPick={() => setMenuOpen(false)} />
+          <NavList items={NAV} route={route} onPick={() => setMenuOpen(false)} can={s.can} />
         </nav>
         <main id="main" ref={mainRef} tabIndex={-1}>
           {s.merchantId ? (
@@ -211,11 +222,8 @@ function Page({ route }: { route: string[] }) {
     case "overview":
       return <Overview />;
     case "payments":
-      return (
-        <Placeholder title="Payments" coming="Coming with the payments API.">
-          <p>The payments list, each payment's timeline, transfers and webhook deliveries, and the CSV export will be here.</p>
-        </Placeholder>
-      );
+      if (b) return <PaymentDetail id={b} />;
+      return <PaymentList />;
     case "withdrawals":
       if (b === "new") return <NewWithdrawal />;
       if (b) return <WithdrawalDetail id={b} />;
@@ -223,11 +231,7 @@ function Page({ route }: { route: string[] }) {
     case "settings":
       return <Settings section={b} sub={c} />;
     case "audit-log":
-      return (
-        <Placeholder title="Audit log" coming="Coming with the audit log API.">
-          <p>Who did what and when — sign-ins, keys, webhooks, withdrawals and settings changes.</p>
-        </Placeholder>
-      );
+      return <AuditLog />;
     default:
       return (
         <>
@@ -251,31 +255,20 @@ function Settings({ section, sub }: { section: string | undefined; sub: string |
     case "withdrawals":
       return <SettingsWithdrawals />;
     case "branding":
-      return (
-        <Placeholder title="Branding" coming="Coming with the merchant profile API.">
-          <p>The display name, logo and accent colour your customers see on the checkout page.</p>
-        </Placeholder>
-      );
+      return <Branding />;
     case "team":
-      return (
-        <Placeholder title="Team" coming="Coming with the team API.">
-          <p>Members and their roles, and invitations.</p>
-        </Placeholder>
-      );
+      return <Team />;
     case "security":
-      return (
-        <Placeholder title="Security" coming="Coming with the sign-in API.">
-          <p>Your password, two-factor authentication, sessions, and whether the team must use two-factor authentication.</p>
-        </Placeholder>
-      );
+      return <Security />;
     default:
       return <SettingsIndex only={null} />;
   }
 }
 
 function SettingsIndex({ only }: { only: "developers" | null }) {
+  const { can } = useSession();
   const settings = NAV.find((n) => n.path[0] === "settings");
-  const items = (settings?.children ?? []).filter((n) => only === null || n.path[1] === only);
+  const items = (settings?.children ?? []).filter((n) => (only === null || n.path[1] === only) && (!n.need || can(n.need)));
   const flat = items.flatMap((n) => (n.children ? n.children : [n]));
   return (
     <>

@@ -30,3 +30,18 @@ export function href(...segments: string[]): string {
 export function navigate(...segments: string[]): void {
   window.location.hash = href(...segments);
 }
+
+// The query of the fragment (#/sign-in?challengeToken=…): where the server's redirects (the
+// OIDC callback) and links it makes (invitations) put their parameters.
+export function currentQuery(): URLSearchParams {
+  const h = window.location.hash.replace(/^#/, "");
+  const i = h.indexOf("?");
+  return new URLSearchParams(i < 0 ? "" : h.slice(i + 1));
+}
+
+// replaceRoute changes the fragment without a history entry (drops a one-time query such as a
+// challenge token, so Back does not bring it back).
+export function replaceRoute(...segments: string[]): void {
+  window.history.replaceState(null, "", href(...segments));
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+}

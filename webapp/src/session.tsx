@@ -12,6 +12,7 @@ export interface Session {
   email: string | null;
   mode: auth.Mode;
   memberships: auth.Membership[];
+  me: auth.Me | null; // a person's account (second factors); null for a pasted token
 }
 
 type State =
@@ -30,6 +31,10 @@ interface SessionApi {
   signOut: () => Promise<void>;
   switchMode: (mode: auth.Mode) => Promise<void>;
   stepUp: (code: string) => Promise<void>;
+  // tokenFrom takes a fresh access token from a step-up or a passkey step-up.
+  tokenFrom: (r: auth.AuthResult) => void;
+  // reloadMe reads GET /v1/auth/me again (after a second factor was added or removed).
+  reloadMe: () => Promise<void>;
 }
 
 const Ctx = createContext<SessionApi | null>(null);
@@ -63,7 +68,7 @@ async function sessionFrom(r: auth.AuthResult): Promise<Session> {
   if (r.status !== "signed_in" || !r.accessToken) throw new Error("The server did not sign you in.");
   setAccessToken(r.accessToken);
   const me = await auth.me();
-  return { kind: "person", expiresAt: expiry(r), email: me.email, mode: me.mode, memberships: me.memberships };
+  return { kind: "person", expiresAt: expiry(r), email: me.email, mode: me.mode, memberships: me.memberships, me };
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
@@ -155,7 +160,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         const claims = auth.readTokenClaims(token);
         if (claims.merchantIds.length === 0) throw new Error("The token names no merchant (claim merchant_ids).");
         if (claims.expiresAt !== null && claims.expiresAt <= Date.now()) throw new Error("The token has expired.");
-        const role: auth.Role = claims.scope.split(" ").includes("write") ? "admin" : "viewer";
+        const role: auth.Role = claims.role ?? (claims.scope.split(" ").includes("write") ? "admin" : "viewer");
         setAccessToken(token);
         setState({
           status: "signed_in",
@@ -164,6 +169,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
             expiresAt: claims.expiresAt,
             email: null,
             mode: claims.mode,
+            me: null,
             memberships: claims.merchantIds.map((id) => ({
               merchantId: id,
               merchantName: id,
@@ -189,6 +195,16 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         if (r.status !== "signed_in" || !r.accessToken) throw new Error("The code was not accepted.");
         setAccessToken(r.accessToken);
         setState({ status: "signed_in", session: { ...session, expiresAt: expiry(r) } });
+      },
+      tokenFrom: (r) => {
+        if (session?.kind !== "person" || r.status !== "signed_in" || !r.accessToken) return;
+        setAccessToken(r.accessToken);
+        setState({ status: "signed_in", session: { ...session, expiresAt: expiry(r) } });
+      },
+      reloadMe: async () => {
+        if (session?.kind !== "person") return;
+        const me = await auth.me();
+        setState({ status: "signed_in", session: { ...session, email: me.email, mode: me.mode, memberships: me.memberships, me } });
       },
       switchMode: async (mode) => {
         if (session?.kind !== "person") return;

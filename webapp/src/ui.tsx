@@ -2,13 +2,14 @@
 // Merchant-supplied text is always rendered as React text children (escaped); nothing here
 // (or anywhere in the app) uses dangerouslySetInnerHTML.
 import { useCallback, useEffect, useId, useState, type DependencyList, type ReactNode } from "react";
+import { authErrorText } from "./api/auth";
 import { api, unwrap, type Schemas } from "./api/client";
 
 export type Load<T> = { status: "loading" } | { status: "error"; error: string } | { status: "ok"; data: T };
 
+// errorText: the API's error message, or a plainer one for the codes a person can act on.
 export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return "Something went wrong.";
+  return authErrorText(e);
 }
 
 // useLoad runs load when deps change (and on reload()), dropping answers of superseded runs.
@@ -115,9 +116,14 @@ export function ConfirmButton({
   question,
   onConfirm,
   danger = true,
+  ariaLabel,
+  confirmAriaLabel,
 }: {
   label: string;
   confirmLabel: string;
+  // Accessible names naming the row (label-in-name: each starts with its visible text).
+  ariaLabel?: string;
+  confirmAriaLabel?: string;
   question: string;
   onConfirm: () => Promise<void>;
   danger?: boolean;
@@ -127,7 +133,7 @@ export function ConfirmButton({
   const [error, setError] = useState<string | null>(null);
   if (!asking) {
     return (
-      <button type="button" className={danger ? "button danger-outline" : "button secondary"} onClick={() => setAsking(true)}>
+      <button type="button" className={danger ? "button danger-outline" : "button secondary"} aria-label={ariaLabel} onClick={() => setAsking(true)}>
         {label}
       </button>
     );
@@ -138,6 +144,7 @@ export function ConfirmButton({
       <button
         type="button"
         className={danger ? "button danger" : "button"}
+        aria-label={confirmAriaLabel}
         disabled={busy}
         onClick={() => {
           setBusy(true);
@@ -206,4 +213,124 @@ export function chainLabel(names: ChainNames, chainId: string): string {
   const c = names.get(chainId);
   if (!c) return chainId;
   return c.isTestnet ? `${c.name} (testnet)` : c.name;
+}
+
+// useLive is useLoad that also reloads every `ms` while the page is visible
+// (document.visibilityState), keeping the shown data between reloads, and stops while hidden —
+// so a change shows within a few seconds without a reload and a background tab costs nothing.
+export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList, ms = 2500): Load<T> {
+  const [state, setState] = useState<Load<T>>({ status: "loading" });
+  useEffect(() => {
+    setState({ status: "loading" });
+    let ac: AbortController | null = null;
+    let timer: number | undefined;
+    let stopped = false;
+    const run = () => {
+      ac?.abort();
+      const mine = new AbortController();
+      ac = mine;
+      load(mine.signal).then(
+        (data) => {
+          if (!mine.signal.aborted) setState({ status: "ok", data });
+        },
+        (e: unknown) => {
+          // a failed poll keeps the data shown; only a first load shows the error
+          if (!mine.signal.aborted) setState((old) => (old.status === "ok" ? old : { status: "error", error: errorText(e) }));
+        },
+      );
+    };
+    const schedule = () => {
+      window.clearTimeout(timer);
+      if (stopped || document.visibilityState !== "visible") return;
+      timer = window.setTimeout(() => {
+        run();
+        schedule();
+      }, ms);
+    };
+    const onVis = () => {
+      if (document.visibilityState === "visible") {
+        run();
+        schedule();
+      } else {
+        window.clearTimeout(timer);
+      }
+    };
+    run();
+    schedule();
+    document.addEventListener("visibilitychange", onVis);
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+      ac?.abort();
+      document.removeEventListener("visibilitychange", onVis);
+    };
+    // deps are the caller's: load is a new closure each render
+  }, deps);
+  return state;
+}
+
+// safeHref lets only http(s) URLs become links (merchant- or chain-supplied URLs).
+export function safeHref(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+// ExportCsv downloads a CSV export: fetched with the bearer token (never in a URL) into a Blob,
+// saved through an object URL.
+export function ExportCsv({ what, fetchCsv }: { what: string; fetchCsv: (from: string, to: string) => Promise<Blob> }) {
+  const today = new Date().toISOString().slice(0, 10);
+  const monthAgo = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
+  const [from, setFrom] = useState(monthAgo);
+  const [to, setTo] = useState(today);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const id = useId();
+  return (
+    <form
+      className="card filters"
+      aria-labelledby={`${id}-h`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        // The To day is included: the API's `to` is exclusive, so ask up to the next day (UTC).
+        const end = new Date(`${to}T00:00:00Z`);
+        end.setUTCDate(end.getUTCDate() + 1);
+        fetchCsv(from, end.toISOString().slice(0, 10))
+          .then((blob) => {
+            const url = URL.createObjectURL(blob);
+            const a = document.createElement("a");
+            a.href = url;
+            a.download = `${what}-${from}-to-${to}.csv`;
+            document.body.appendChild(a);
+            a.click();
+            a.remove();
+            window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+          })
+          .catch((err: unknown) => setError(errorText(err)))
+          .finally(() => setBusy(false));
+      }}
+    >
+      <h2 id={`${id}-h`} className="small-heading">
+        Export
+      </h2>
+      <div className="field inline">
+        <label htmlFor={`${id}-f`}>From</label>
+        <input id={`${id}-f`} type="date" required value={from} onChange={(e) => setFrom(e.target.value)} />
+      </div>
+      <div className="field inline">
+        <label htmlFor={`${id}-t`}>To</label>
+        <input id={`${id}-t`} type="date" required value={to} onChange={(e) => setTo(e.target.value)} />
+      </div>
+      <button type="submit" className="button secondary" disabled={busy}>
+        {busy ? "Exporting…" : "Export CSV"}
+      </button>
+      <ErrorMessage error={error} />
+    </form>
+  );
 }

@@ -1,18 +1,15 @@
-// ---------------------------------------------------------------------------------------------
-// HAND-WRITTEN TYPES — switch to the generated ones when the auth contract lands.
-//
-// The auth API (/v1/auth/*, tag `auth`, issue 22 contract.md "Auth helper") is not in
-// openapi.yaml yet, so it is not in clients/typescript/src/schema.d.ts. These types mirror the
-// plan. TODO(integrator): once `npm run generate` has them, replace AuthResult / Me with
-// components["schemas"]["AuthResult"] / ["Me"] and the fetch calls with `api.POST("/v1/auth/…")`
-// from ./client (the auth middleware there already adds the bearer token).
-// ---------------------------------------------------------------------------------------------
-import { ApiError, toApiError } from "./client";
-import { getAccessToken } from "./token";
+// The sign-in API (/v1/auth/*, tag `auth`): every call goes through the openapi-fetch client
+// typed by the generated schema, so a change of the contract is a compile error here.
+import { api, ApiError, unwrap, type Schemas } from "./client";
 
-export type Mode = "test" | "live";
-export type Role = "viewer" | "developer" | "admin" | "owner";
-export type SecondFactorMethod = "totp" | "recovery_code" | "passkey";
+export type AuthResult = Schemas["AuthResult"];
+export type Me = Schemas["Me"];
+export type Membership = Me["memberships"][number];
+export type Mode = Schemas["Mode"];
+export type Role = Membership["role"];
+export type SecondFactorMethod = NonNullable<AuthResult["methods"]>[number];
+// The permission names of the contract (domain/permissions.go); the API sends them as strings
+// in Me.memberships[].permissions.
 export type Permission =
   | "payments:read"
   | "withdrawals:read"
@@ -26,94 +23,97 @@ export type Permission =
   | "security:write"
   | "audit:read";
 
-export interface AuthResult {
-  status: "signed_in" | "second_factor_required";
-  accessToken?: string;
-  expiresAt?: string;
-  challengeToken?: string;
-  methods?: SecondFactorMethod[];
-}
-
-export interface Membership {
-  merchantId: string;
-  merchantName: string;
-  role: Role;
-  permissions: string[];
-}
-
-export interface Me {
-  id: string;
-  email: string;
-  totpEnabled: boolean;
-  passkeyCount: number;
-  mode: Mode;
-  memberships: Membership[];
-}
-
-async function send<T>(method: "GET" | "POST", path: string, body?: unknown, bearer?: string): Promise<T | undefined> {
-  const headers: Record<string, string> = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (bearer) headers["Authorization"] = `Bearer ${bearer}`;
-  const init: RequestInit = { method, headers, credentials: "same-origin", cache: "no-store" };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(path, init);
-  if (res.status === 204) return undefined;
-  let parsed: unknown = undefined;
-  try {
-    parsed = await res.json();
-  } catch {
-    parsed = undefined;
-  }
-  if (!res.ok) {
-    const err = toApiError(res.status, parsed);
-    const retry = res.headers.get("Retry-After");
-    if (retry && res.status === 429) {
-      throw new ApiError(429, err.code, `${err.message} Try again in ${retry} s.`);
-    }
-    throw err;
-  }
-  return parsed as T;
-}
-
-async function sendResult(path: string, body?: unknown): Promise<AuthResult> {
-  const r = await send<AuthResult>("POST", path, body);
-  if (!r) throw new ApiError(500, "empty_answer", "The server sent no answer.");
-  return r;
-}
-
 export function login(email: string, password: string): Promise<AuthResult> {
-  return sendResult("/v1/auth/login", { email, password });
+  return unwrap(api.POST("/v1/auth/login", { body: { email, password } }));
 }
 
 export function loginSecondFactor(challengeToken: string, code: string): Promise<AuthResult> {
-  return sendResult("/v1/auth/login/second-factor", { challengeToken, code });
+  return unwrap(api.POST("/v1/auth/login/second-factor", { body: { challengeToken, code } }));
 }
 
 // refresh uses the HttpOnly refresh cookie; mode, when given, asks for a token of that mode.
 export function refresh(mode?: Mode): Promise<AuthResult> {
-  return sendResult("/v1/auth/refresh", mode ? { mode } : undefined);
+  return unwrap(api.POST("/v1/auth/refresh", { body: mode ? { mode } : {} }));
 }
 
 // stepUp exchanges a fresh second factor for an access token whose second factor is recent
 // (operations marked x-second-factor: recent — new keys, withdrawals — need one).
-export async function stepUp(code: string): Promise<AuthResult> {
-  const r = await send<AuthResult>("POST", "/v1/auth/step-up", { code }, getAccessToken() ?? undefined);
-  if (!r) throw new ApiError(500, "empty_answer", "The server sent no answer.");
-  return r;
+export function stepUp(code: string): Promise<AuthResult> {
+  return unwrap(api.POST("/v1/auth/step-up", { body: { code } }));
 }
 
-// The error codes that mean "confirm with your second factor first". TODO(integrator): keep
-// only the code the auth API documents for x-second-factor: recent.
-export const STEP_UP_CODES: ReadonlySet<string> = new Set(["second_factor_required", "step_up_required", "second_factor_not_recent"]);
+export function providers(): Promise<Schemas["AuthProviders"]> {
+  return unwrap(api.GET("/v1/auth/providers"));
+}
+
+export function acceptInvitation(token: string, password?: string): Promise<AuthResult> {
+  return unwrap(api.POST("/v1/auth/invitations/accept", { body: password ? { token, password } : { token } }));
+}
 
 export async function logout(): Promise<void> {
-  await send<undefined>("POST", "/v1/auth/logout");
+  await unwrap(api.POST("/v1/auth/logout"));
 }
 
-export async function me(): Promise<Me> {
-  const r = await send<Me>("GET", "/v1/auth/me", undefined, getAccessToken() ?? undefined);
-  if (!r) throw new ApiError(500, "empty_answer", "The server sent no answer.");
-  return r;
+export function me(): Promise<Me> {
+  return unwrap(api.GET("/v1/auth/me"));
+}
+
+// An operation marked x-second-factor: recent answers 403 step_up_required when the session's
+// second factor is not recent; 403 second_factor_required when the merchant requires a second
+// factor the person has not set up (no step-up helps: Settings → Security does).
+export function isStepUpRequired(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 403 && e.code === "step_up_required";
+}
+
+export function isSecondFactorMissing(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 403 && e.code === "second_factor_required";
+}
+
+// authErrorText says what went wrong in a sign-in step in words a person can act on.
+// step: "code" when the person just gave a second factor (the server answers one
+// invalid_credentials for a wrong email, password, code or challenge).
+export function authErrorText(e: unknown, step: "password" | "code" = "password"): string {
+  if (e instanceof ApiError) {
+    switch (e.code) {
+      case "invalid_credentials":
+        if (step === "code") return "The code is wrong, expired or already used. Try again, or go back and sign in again.";
+        return e.param === "currentPassword" ? "The current password is not right." : "The email or password is not right.";
+      case "invalid_code":
+        return "The code is wrong, expired or already used.";
+      case "too_many_attempts": {
+        const mins = e.retryAfter !== undefined ? Math.max(1, Math.ceil(e.retryAfter / 60)) : null;
+        return mins === null
+          ? "Too many failed attempts. Try again later."
+          : `Too many failed attempts. Try again in ${mins} minute${mins === 1 ? "" : "s"}.`;
+      }
+      case "second_factor_required":
+        return "This needs two-factor authentication, which your account does not have yet: set it up in Settings → Security.";
+      default:
+        return e.message;
+    }
+  }
+  if (e instanceof Error) return e.message;
+  return "Something went wrong.";
+}
+
+// The OIDC callback's refusals (GET /v1/auth/oidc/callback → #/sign-in?error=CODE).
+export function oidcErrorText(code: string): string {
+  switch (code) {
+    case "invalid_state":
+      return "The sign-in with your provider expired or was started in another browser. Try again.";
+    case "provider_error":
+      return "Your identity provider refused the sign-in.";
+    case "provider_unavailable":
+      return "Your identity provider could not be reached. Try again later.";
+    case "invalid_token":
+      return "Your identity provider's answer could not be verified.";
+    case "email_unverified":
+      return "Your identity provider has not verified your email address.";
+    case "unknown_user":
+      return "No account has this email address. Ask an owner of your team to invite you.";
+    default:
+      return "The sign-in with your identity provider did not work.";
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,6 +126,7 @@ export interface PastedToken {
   mode: Mode;
   merchantIds: string[];
   scope: string;
+  role: Role | null;
 }
 
 function b64urlDecode(s: string): string {
@@ -134,6 +135,8 @@ function b64urlDecode(s: string): string {
   const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
   return new TextDecoder().decode(bytes);
 }
+
+const ROLES: readonly Role[] = ["viewer", "developer", "admin", "owner"];
 
 export function readTokenClaims(token: string, merchantClaim = "merchant_ids"): PastedToken {
   const part = token.split(".")[1];
@@ -149,10 +152,12 @@ export function readTokenClaims(token: string, merchantClaim = "merchant_ids"): 
   const mode: Mode = claims["mode"] === "live" ? "live" : "test";
   const exp = typeof claims["exp"] === "number" ? claims["exp"] * 1000 : null;
   const scope = typeof claims["scope"] === "string" ? claims["scope"] : "";
-  return { expiresAt: exp, mode, merchantIds, scope };
+  const rc = claims["role"];
+  const role = typeof rc === "string" && (ROLES as readonly string[]).includes(rc) ? (rc as Role) : null;
+  return { expiresAt: exp, mode, merchantIds, scope, role };
 }
 
-// Today's scope-based tokens map to roles as the auth plan says: write = admin, read = viewer.
+// A service token's role: its `role` claim, else the old scopes (write = admin, read = viewer).
 export const ROLE_PERMISSIONS: Record<Role, Permission[]> = {
   viewer: ["payments:read", "withdrawals:read", "settings:read", "team:read", "audit:read"],
   developer: ["payments:read", "withdrawals:read", "settings:read", "team:read", "audit:read", "developers:read", "developers:write"],

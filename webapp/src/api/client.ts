@@ -35,6 +35,7 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly param?: string,
+    readonly retryAfter?: number, // seconds, from a 429's Retry-After
   ) {
     super(message);
   }
@@ -46,9 +47,11 @@ function isErrorBody(v: unknown): v is Schemas["Error"] {
   return typeof e === "object" && e !== null && "message" in e && "code" in e;
 }
 
-export function toApiError(status: number, body: unknown): ApiError {
+export function toApiError(status: number, body: unknown, headers?: Headers): ApiError {
+  const ra = Number(headers?.get("Retry-After") ?? NaN);
+  const retryAfter = Number.isFinite(ra) && ra >= 0 ? ra : undefined;
   if (isErrorBody(body)) {
-    return new ApiError(status, body.error.code, body.error.message, body.error.param);
+    return new ApiError(status, body.error.code, body.error.message, body.error.param, retryAfter);
   }
   return new ApiError(status, "http_" + String(status), `The server answered ${status}.`);
 }
@@ -56,7 +59,7 @@ export function toApiError(status: number, body: unknown): ApiError {
 // unwrap turns openapi-fetch's {data, error, response} into the data or a thrown ApiError.
 export async function unwrap<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await p;
-  if (!response.ok || error !== undefined) throw toApiError(response.status, error);
+  if (!response.ok || error !== undefined) throw toApiError(response.status, error, response.headers);
   return data as T;
 }
 

@@ -91,6 +91,7 @@ export function ApiKeys() {
                         {!k.revokedAt && writable ? (
                           <ConfirmButton
                             label="Revoke"
+                            ariaLabel={`Revoke key ${k.prefix}…`}
                             confirmLabel={`Revoke ${k.prefix}…`}
                             question="Revoke this key? Requests made with it stop working within a minute."
                             onConfirm={async () => {

@@ -2,10 +2,11 @@ import { api, unwrap } from "../api/client";
 import { formatCents } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
-import { chainLabel, Loaded, PageHeader, useChains, useLoad } from "../ui";
+import { chainLabel, Loaded, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
+import { VolumeChart } from "./VolumeChart";
 
-// Overview: the balance (GET /v1/merchants/{merchantId}/balance) for now. The payments
-// summary and 30-day volume come with GET …/overview (data helper, issue 22).
+// Overview: the balance (GET …/balance), and from GET …/overview what payments brought in per
+// token, payments by status and the last 30 days' volume as a chart.
 export function Overview() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
@@ -72,10 +73,75 @@ export function Overview() {
           </>
         )}
       </Loaded>
-      <section className="card placeholder" aria-labelledby="ov-more">
-        <h2 id="ov-more">Payments and volume</h2>
-        <p>Coming with the payments API: payments by status and the last 30 days' volume will be shown here.</p>
-      </section>
+      {can("payments:read") ? <PaymentsSummary /> : null}
     </>
+  );
+}
+
+function PaymentsSummary() {
+  const { merchantId, mode } = useMerchant();
+  const chains = useChains();
+  const ov = useLive(
+    (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/overview", { params: { path: { merchantId } }, signal })),
+    [merchantId, mode],
+    10_000,
+  );
+  return (
+    <Loaded state={ov}>
+      {(o) => (
+        <>
+          <section className="card" aria-labelledby="ov-tokens">
+            <h2 id="ov-tokens">Received per token</h2>
+            {o.balancesByToken.length === 0 ? (
+              <p className="muted">No completed payments yet.</p>
+            ) : (
+              <div className="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Token</th>
+                      <th scope="col">Network</th>
+                      <th scope="col" className="num">
+                        Received (USD)
+                      </th>
+                      <th scope="col" className="num">
+                        Payments
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {o.balancesByToken.map((b) => (
+                      <tr key={b.tokenId}>
+                        <td>{b.tokenSymbol}</td>
+                        <td>{chainLabel(chains, b.chainId)}</td>
+                        <td className="num">{formatCents(b.receivedInCents)}</td>
+                        <td className="num">{b.payments}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <p className="help">What completed payments brought in since the start; the available balance above is what can be withdrawn.</p>
+          </section>
+          <section className="card" aria-labelledby="ov-status">
+            <h2 id="ov-status">Payments by status</h2>
+            <ul className="status-counts">
+              {Object.entries(o.paymentsByStatus).map(([st, n]) => (
+                <li key={st}>
+                  <a href={href("payments")}>
+                    <StatusBadge status={st} /> <strong>{n}</strong>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </section>
+          <section className="card" aria-labelledby="ov-volume">
+            <h2 id="ov-volume">Volume, last 30 days</h2>
+            <VolumeChart days={o.volume30d} />
+          </section>
+        </>
+      )}
+    </Loaded>
   );
 }

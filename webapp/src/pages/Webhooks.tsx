@@ -71,14 +71,17 @@ export function Webhooks() {
                       {ep.secretRotationEndsAt ? ` · previous secret valid until ${formatDate(ep.secretRotationEndsAt)}` : ""}
                     </p>
                     <div className="row">
-                      <button type="button" className="button secondary" onClick={() => setFilter(ep.id)}>
+                      <button type="button" className="button secondary" aria-label={`Show deliveries of ${ep.url}`} onClick={() => setFilter(ep.id)}>
                         Show deliveries
                       </button>
                       {writable ? (
                         <>
+                          <TestEvent merchantId={merchantId} endpointId={ep.id} url={ep.url} onSent={reload} />
                           <ConfirmButton
                             label="Rotate secret"
+                            ariaLabel={`Rotate secret of ${ep.url}`}
                             confirmLabel="Rotate"
+                            confirmAriaLabel={`Rotate the secret of ${ep.url}`}
                             danger={false}
                             question="Make a new secret? Deliveries carry both signatures for 24 hours."
                             onConfirm={async () => {
@@ -93,7 +96,9 @@ export function Webhooks() {
                           />
                           <ConfirmButton
                             label="Delete"
+                            ariaLabel={`Delete endpoint ${ep.url}`}
                             confirmLabel="Delete endpoint"
+                            confirmAriaLabel={`Delete endpoint ${ep.url} now`}
                             question="Delete this endpoint? Nothing more is sent to it; its delivery log stays."
                             onConfirm={async () => {
                               await unwrap(
@@ -254,6 +259,7 @@ function Deliveries({
                     <button
                       type="button"
                       className="button secondary"
+                      aria-label={`Redeliver event ${d.eventId}`}
                       onClick={() => {
                         setError(null);
                         setNotice(null);
@@ -280,5 +286,39 @@ function Deliveries({
         }
       </Loaded>
     </section>
+  );
+}
+
+// Send test event: a signed webhook.test event to one endpoint through the ordinary delivery
+// path (POST …/webhooks/{endpointId}/test); its delivery shows in the log below.
+function TestEvent({ merchantId, endpointId, url, onSent }: { merchantId: string; endpointId: string; url: string; onSent: () => void }) {
+  const [state, setState] = useState<{ busy: boolean; note: string | null; error: string | null }>({ busy: false, note: null, error: null });
+  return (
+    <>
+      <button
+        type="button"
+        className="button secondary"
+        aria-label={`Send test event to ${url}`}
+        disabled={state.busy}
+        onClick={() => {
+          setState({ busy: true, note: null, error: null });
+          unwrap(api.POST("/v1/merchants/{merchantId}/webhooks/{endpointId}/test", { params: { path: { merchantId, endpointId } } })).then(
+            (r) => {
+              setState({ busy: false, note: `Test event ${r.eventId} queued.`, error: null });
+              onSent();
+            },
+            (e: unknown) => setState({ busy: false, note: null, error: errorText(e) }),
+          );
+        }}
+      >
+        Send test event
+      </button>
+      {state.note ? (
+        <span role="status" className="notice">
+          {state.note}
+        </span>
+      ) : null}
+      <ErrorMessage error={state.error} />
+    </>
   );
 }

@@ -4,7 +4,7 @@ import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, StatusBadge, useChains, useLoad } from "../ui";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -16,7 +16,8 @@ export function WithdrawalList() {
   const chains = useChains();
   const [status, setStatus] = useState<Status | "">("");
   const [offset, setOffset] = useState(0);
-  const [list] = useLoad(
+  // Live, like the payments: a withdrawal's progress to completed shows without a reload.
+  const list = useLive(
     (signal) =>
       unwrap(
         api.GET("/v1/merchants/{merchantId}/withdrawals", {
@@ -95,19 +96,25 @@ export function WithdrawalList() {
               </div>
               <nav className="pager" aria-label="Pages">
                 <button type="button" className="button secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-                  Previous
+                  Previous page
                 </button>
                 <span>
                   Page {l.pagination.currentPage} of {Math.max(1, l.pagination.totalPages)}
                 </span>
                 <button type="button" className="button secondary" disabled={!l.pagination.hasMore} onClick={() => setOffset(offset + PAGE)}>
-                  Next
+                  Next page
                 </button>
               </nav>
             </>
           )
         }
       </Loaded>
+      <ExportCsv
+        what="withdrawals"
+        fetchCsv={(from, to) =>
+          unwrap(api.GET("/v1/merchants/{merchantId}/exports/withdrawals.csv", { params: { path: { merchantId }, query: { from, to } }, parseAs: "blob" }))
+        }
+      />
     </>
   );
 }
@@ -115,7 +122,7 @@ export function WithdrawalList() {
 export function WithdrawalDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [w, reload] = useLoad(
+  const w = useLive(
     (signal) =>
       unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
     [merchantId, mode, id],
@@ -143,8 +150,7 @@ export function WithdrawalDetail({ id }: { id: string }) {
                           params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
                         }),
                       ),
-                    );
-                    reload();
+                    ); // the live detail shows it cancelled within a poll
                   }}
                 />
               ) : null}
@@ -219,7 +225,8 @@ function WithdrawalFields({ w, chainName }: { w: Withdrawal; chainName: string }
 // New withdrawal: a form (amount in dollars, network, recipient), then a review step showing
 // exactly what will be sent; only "Confirm withdrawal" creates it. One Idempotency-Key per
 // review, so a double click or a retry after a lost answer makes one withdrawal.
-// TODO(integrator): show GET …/withdrawals/estimate (network fee, token amount) on the review.
+// The review shows GET …/withdrawals/estimate: the token amount at the current rate, the network
+// fee, and whether the hot wallet can pay it now.
 export function NewWithdrawal() {
   const { merchantId, mode } = useMerchant();
   const chains = useChains();
@@ -289,8 +296,8 @@ export function NewWithdrawal() {
                   <dt>Mode</dt>
                   <dd>{mode === "live" ? "live money" : "test money"}</dd>
                 </dl>
+                <Estimate amountInCents={review.body.amountInCents} chainId={review.body.chainId} />
                 {prompt}
-                <p className="help">The network fee and token amount are settled when the withdrawal is paid; an estimate comes with a later version.</p>
                 <ErrorMessage error={error} />
                 <div className="row">
                   <button
@@ -381,5 +388,40 @@ function FocusedHeading({ id, children }: { id: string; children: string }) {
     <h2 id={id} ref={ref} tabIndex={-1}>
       {children}
     </h2>
+  );
+}
+
+function Estimate({ amountInCents, chainId }: { amountInCents: number; chainId: string }) {
+  const { merchantId } = useMerchant();
+  const [est] = useLoad(
+    (signal) =>
+      unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/estimate", { params: { path: { merchantId }, query: { amountInCents, chainId } }, signal })),
+    [merchantId, amountInCents, chainId],
+  );
+  return (
+    <section aria-labelledby="estimate-h" className="estimate">
+      <h3 id="estimate-h">Estimate</h3>
+      {est.status === "loading" ? (
+        <p className="muted" role="status">
+          Estimating…
+        </p>
+      ) : est.status === "error" ? (
+        <p className="muted">No estimate now ({est.error}). The amounts are settled when the withdrawal is paid.</p>
+      ) : (
+        <dl className="fields">
+          <dt>Token amount</dt>
+          <dd>
+            {est.data.amountAsset} {est.data.tokenSymbol} (smallest unit) at {est.data.rate} USD per {est.data.tokenSymbol}
+          </dd>
+          <dt>Network fee</dt>
+          <dd>
+            {est.data.networkFeeInCents !== null ? `about ${formatCents(est.data.networkFeeInCents)}` : "unknown"}
+            {est.data.networkFeeNative !== null ? ` (${est.data.networkFeeNative} in the network's coin)` : ""}
+          </dd>
+          <dt>Hot wallet</dt>
+          <dd>{est.data.hotWalletCanPay ? "can pay it now" : "cannot pay it now: the withdrawal waits until it is funded"}</dd>
+        </dl>
+      )}
+    </section>
   );
 }

@@ -1,0 +1,375 @@
+import { useId, useState } from "react";
+import { api, unwrap, type Schemas } from "../api/client";
+import { formatCents, formatDate, shortId } from "../format";
+import { href } from "../router";
+import { useMerchant } from "../session";
+import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
+
+type Status = Schemas["PaymentStatus"];
+const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
+const PAGE = 25;
+
+function paymentName(p: { id: string; orderId: string | null }): string {
+  return p.orderId ? p.orderId : p.id;
+}
+
+// Payments: the team's payments (GET …/payments), live — polled every 2.5 s while the page is
+// visible, so a new payment or a status change shows without a reload.
+export function PaymentList() {
+  const { merchantId, mode } = useMerchant();
+  const [status, setStatus] = useState<Status | "">("");
+  const [search, setSearch] = useState("");
+  const [applied, setApplied] = useState({ status: "" as Status | "", search: "" });
+  const [offset, setOffset] = useState(0);
+  const id = useId();
+  const list = useLive(
+    (signal) =>
+      unwrap(
+        api.GET("/v1/merchants/{merchantId}/payments", {
+          params: {
+            path: { merchantId },
+            query: {
+              limit: PAGE,
+              offset,
+              sortBy: "createdAt",
+              sortOrder: "DESC",
+              ...(applied.status ? { status: applied.status } : {}),
+              ...(applied.search ? { search: applied.search } : {}),
+            },
+          },
+          signal,
+        }),
+      ),
+    [merchantId, mode, applied, offset],
+  );
+  return (
+    <>
+      <PageHeader title="Payments" />
+      <form
+        className="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setApplied({ status, search: search.trim() });
+          setOffset(0);
+        }}
+      >
+        <div className="field inline">
+          <label htmlFor={`${id}-s`}>Status</label>
+          <select id={`${id}-s`} value={status} onChange={(e) => setStatus(e.target.value as Status | "")}>
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field inline">
+          <label htmlFor={`${id}-q`}>Search</label>
+          <input id={`${id}-q`} type="search" placeholder="Order id or payment id" value={search} onChange={(e) => setSearch(e.target.value)} />
+        </div>
+        <button type="submit" className="button secondary">
+          Search
+        </button>
+      </form>
+      <Loaded state={list}>
+        {(l) =>
+          l.data.length === 0 ? (
+            <p className="card muted">No payments{applied.status || applied.search ? " match" : ""} in {mode} mode.</p>
+          ) : (
+            <>
+              <div className="table-wrap card">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Payment</th>
+                      <th scope="col" className="num">
+                        Amount
+                      </th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {l.data.map((p) => (
+                      <tr key={p.id}>
+                        <td>
+                          <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
+                            {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
+                          </a>
+                        </td>
+                        <td className="num">{formatCents(p.amountInCents)}</td>
+                        <td>
+                          <StatusBadge status={p.status} />
+                        </td>
+                        <td>{formatDate(p.createdAt)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <nav className="pager" aria-label="Pages">
+                <button type="button" className="button secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                  Previous page
+                </button>
+                <span>
+                  Page {l.pagination.currentPage} of {Math.max(1, l.pagination.totalPages)}
+                </span>
+                <button type="button" className="button secondary" disabled={!l.pagination.hasMore} onClick={() => setOffset(offset + PAGE)}>
+                  Next page
+                </button>
+              </nav>
+            </>
+          )
+        }
+      </Loaded>
+      <ExportCsv
+        what="payments"
+        fetchCsv={(from, to) =>
+          unwrap(api.GET("/v1/merchants/{merchantId}/exports/payments.csv", { params: { path: { merchantId }, query: { from, to } }, parseAs: "blob" }))
+        }
+      />
+    </>
+  );
+}
+
+export function PaymentDetail({ id }: { id: string }) {
+  const { merchantId, mode } = useMerchant();
+  const chains = useChains();
+  const path = { merchantId, paymentId: id };
+  const data = useLive(
+    (signal) =>
+      Promise.all([
+        unwrap(api.GET("/v1/merchants/{merchantId}/payments/{paymentId}", { params: { path }, signal })),
+        unwrap(api.GET("/v1/merchants/{merchantId}/payments/{paymentId}/events", { params: { path }, signal })),
+        unwrap(api.GET("/v1/merchants/{merchantId}/payments/{paymentId}/transfers", { params: { path }, signal })),
+        unwrap(api.GET("/v1/merchants/{merchantId}/payments/{paymentId}/deliveries", { params: { path }, signal })),
+      ]),
+    [merchantId, mode, id],
+  );
+  return (
+    <>
+      <p>
+        <a href={href("payments")}>← Payments</a>
+      </p>
+      <Loaded state={data}>
+        {([p, events, transfers, deliveries]) => (
+          <>
+            <PageHeader title={`Payment ${paymentName(p)}`} />
+            <section className="card" aria-labelledby="pay-sum">
+              <h2 id="pay-sum">Summary</h2>
+              <dl className="facts">
+                <dt>Status</dt>
+                <dd>
+                  <span role="status">
+                    <StatusBadge status={p.status} />
+                  </span>
+                </dd>
+                <dt>Payment id</dt>
+                <dd>
+                  <code className="wrap">{p.id}</code>
+                </dd>
+                <dt>Order id</dt>
+                <dd className="wrap">{p.orderId ?? "—"}</dd>
+                <dt>Type</dt>
+                <dd>{p.type}</dd>
+                <dt>Amount</dt>
+                <dd>{formatCents(p.amountInCents)}</dd>
+                <dt>Due from the customer</dt>
+                <dd>{formatCents(p.amountDueCents)}</dd>
+                <dt>Fees</dt>
+                <dd>
+                  merchant {formatCents(p.merchantFeeCents ?? 0)}, convenience {formatCents(p.convenienceFeeCents ?? 0)}, swap{" "}
+                  {formatCents(p.swapFeeCents ?? 0)}
+                </dd>
+                <dt>Net to you</dt>
+                <dd>{formatCents(p.amountMerchantNetCents)}</dd>
+                {p.received ? (
+                  <>
+                    <dt>Received (smallest unit)</dt>
+                    <dd>
+                      {p.received.amountAsset} ({p.received.confirmedAmountAsset} confirmed, {p.received.remainingAmountAsset} still due)
+                    </dd>
+                  </>
+                ) : null}
+                <dt>Created</dt>
+                <dd>{formatDate(p.createdAt)}</dd>
+              </dl>
+            </section>
+
+            <section className="card" aria-labelledby="pay-quotes">
+              <h2 id="pay-quotes">Quotes</h2>
+              {p.quotes.length === 0 ? (
+                <p className="muted">No quotes.</p>
+              ) : (
+                <div className="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Token</th>
+                        <th scope="col">Network</th>
+                        <th scope="col">Expected (smallest unit)</th>
+                        <th scope="col">Rate (USD)</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Expires</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {p.quotes.map((q) => (
+                        <tr key={q.id}>
+                          <td>{q.token.symbol}</td>
+                          <td>{chainLabel(chains, q.chainId)}</td>
+                          <td className="wrap">{q.expectedAmountAsset}</td>
+                          <td>{q.rateUsdAsset}</td>
+                          <td>
+                            <StatusBadge status={q.status} />
+                          </td>
+                          <td>{formatDate(q.expiresAt)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+
+            <section className="card" aria-labelledby="pay-transfers">
+              <h2 id="pay-transfers">On-chain transfers</h2>
+              {transfers.data.length === 0 ? (
+                <p className="muted">No transfers seen yet.</p>
+              ) : (
+                <div className="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Transaction</th>
+                        <th scope="col">Network</th>
+                        <th scope="col">Amount</th>
+                        <th scope="col">Confirmations</th>
+                        <th scope="col">Status</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {transfers.data.map((t) => {
+                        const link = safeHref(t.explorerUrl);
+                        return (
+                          <tr key={t.id}>
+                            <td>
+                              {link ? (
+                                <a href={link} target="_blank" rel="noopener noreferrer" aria-label={`Transaction ${t.txHash} (opens in a new tab)`}>
+                                  <code>{shortId(t.txHash)}</code>
+                                </a>
+                              ) : (
+                                <code className="wrap">{t.txHash}</code>
+                              )}
+                            </td>
+                            <td>{chainLabel(chains, t.chainId)}</td>
+                            <td>
+                              {t.amount} {t.tokenSymbol}
+                            </td>
+                            <td>
+                              {t.confirmations} / {t.requiredConfirmations}
+                            </td>
+                            <td>
+                              <StatusBadge status={t.status} />
+                              {t.credited ? " credited" : ""}
+                            </td>
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+
+            {p.receipt ? (
+              <section className="card" aria-labelledby="pay-receipt">
+                <h2 id="pay-receipt">Receipt</h2>
+                <dl className="facts">
+                  <dt>Settled</dt>
+                  <dd>
+                    ${p.receipt.settledAmountUsd} in {p.receipt.settledToken.symbol} on {p.receipt.settledChain.name}
+                  </dd>
+                  <dt>Transaction</dt>
+                  <dd>
+                    <code className="wrap">{p.receipt.txHash ?? "—"}</code>
+                  </dd>
+                  <dt>Block</dt>
+                  <dd>{p.receipt.txBlockNumber ?? "—"}</dd>
+                  <dt>From</dt>
+                  <dd>
+                    <code className="wrap">{p.receipt.txSenderAddress ?? "—"}</code>
+                  </dd>
+                  <dt>At</dt>
+                  <dd>{formatDate(p.receipt.txTimestamp)}</dd>
+                </dl>
+              </section>
+            ) : null}
+
+            <section className="card" aria-labelledby="pay-events">
+              <h2 id="pay-events">Timeline</h2>
+              {events.data.length === 0 ? (
+                <p className="muted">No events yet.</p>
+              ) : (
+                <ol className="timeline">
+                  {events.data.map((ev) => (
+                    <li key={ev.id}>
+                      <time dateTime={ev.at}>{formatDate(ev.at)}</time> — <code>{ev.type}</code>: {ev.data.status}
+                      {ev.data.txHash ? (
+                        <>
+                          {" "}
+                          (transaction <code className="wrap">{ev.data.txHash}</code>)
+                        </>
+                      ) : null}
+                    </li>
+                  ))}
+                </ol>
+              )}
+            </section>
+
+            <section className="card" aria-labelledby="pay-deliveries">
+              <h2 id="pay-deliveries">Webhook deliveries</h2>
+              {deliveries.data.length === 0 ? (
+                <p className="muted">No webhook deliveries for this payment.</p>
+              ) : (
+                <div className="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Event</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Attempts</th>
+                        <th scope="col">Last answer</th>
+                        <th scope="col">Updated</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {deliveries.data.map((d) => {
+                        const last = d.log[d.log.length - 1];
+                        return (
+                          <tr key={d.id}>
+                            <td>
+                              <code className="wrap">{d.eventId}</code>
+                            </td>
+                            <td>
+                              <StatusBadge status={d.status} />
+                            </td>
+                            <td>{d.attempts}</td>
+                            <td>{last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? "no answer")) : "—"}</td>
+                            <td>{formatDate(d.updatedAt)}</td>
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+            </section>
+          </>
+        )}
+      </Loaded>
+    </>
+  );
+}
