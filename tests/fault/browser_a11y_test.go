@@ -123,6 +123,24 @@ func fill(t *testing.T, ctx context.Context, name, value string) {
 	}
 }
 
+// fieldValue reads the value of the field labelled name (a read-only field showing a secret).
+func fieldValue(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	id, err := axNode(ctx, "textbox", name, 15*time.Second)
+	if err != nil {
+		t.Fatalf("field %q: %v\nthe page says:\n%s", name, err, pageText(ctx))
+	}
+	raw, err := onNode(ctx, id, `function() { return this.value; }`)
+	if err != nil {
+		t.Fatalf("field %q: %v", name, err)
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("field %q: %v", name, err)
+	}
+	return v
+}
+
 // present reports whether an element of this role and name is on the page now.
 func present(ctx context.Context, role, name string) bool {
 	_, err := axNode(ctx, role, name, 0)
