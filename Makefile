@@ -33,6 +33,7 @@ check-generated: generate
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
 test: lint check-generated ts-check web-check build
 	scripts/ensure-chromium.sh
+	scripts/ensure-browser-deps.sh
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
 
 test-go:
