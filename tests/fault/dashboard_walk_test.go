@@ -390,6 +390,9 @@ func dashboardScreenshots(t *testing.T, ctx context.Context, base string) {
 					t.Fatal(err)
 				}
 				time.Sleep(1500 * time.Millisecond)
+				if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); document.activeElement && document.activeElement.blur(); true`)); err != nil {
+					t.Fatal(err)
+				}
 				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 				if err != nil {
 					t.Fatal(err)
