@@ -88,10 +88,11 @@ func (a *Authenticator) coseKey() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, y := make([]byte, 32), make([]byte, 32)
-	a.Key.PublicKey.X.FillBytes(x)
-	a.Key.PublicKey.Y.FillBytes(y)
-	return em.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: x, -3: y})
+	raw, err := a.Key.PublicKey.Bytes() // uncompressed point: 0x04 || X || Y, 32 bytes each
+	if err != nil {
+		return nil, err
+	}
+	return em.Marshal(map[int]any{1: 2, 3: -7, -1: 1, -2: raw[1:33], -3: raw[33:65]})
 }
 
 // Register answers creation options ({"publicKey": …}, as the begin operation returns them)
