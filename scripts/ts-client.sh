@@ -32,6 +32,8 @@ usage() {
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CLIENT="$ROOT/clients/typescript"
 STAMP="$CLIENT/node_modules/.ts-client-deps.sha256"
+# shellcheck source=scripts/lib/npm-deps.sh
+. "$ROOT/scripts/lib/npm-deps.sh"
 TIMEOUT=${TS_CLIENT_TIMEOUT:-120}
 
 need_node() {
@@ -42,26 +44,9 @@ need_node() {
   [ "$major" -ge 20 ] || die "node $(node --version) is too old: clients/typescript needs Node.js 20 or later"
 }
 
-# deps_hash identifies the dependency set: package.json and the lockfile, plus the node major
-# (a node upgrade reinstalls, in case a package ever ships per-version files).
-deps_hash() {
-  { cat "$CLIENT/package.json" "$CLIENT/package-lock.json"; node -p 'process.versions.node.split(".")[0]'; } \
-    | sha256sum | cut -d' ' -f1
-}
-
 ensure_deps() {
   need_node
-  [ -f "$CLIENT/package-lock.json" ] || die "clients/typescript/package-lock.json is missing"
-  local want
-  want=$(deps_hash)
-  if [ -d "$CLIENT/node_modules" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-    return 0
-  fi
-  log "installing pinned dependencies (npm ci) in clients/typescript"
-  # --ignore-scripts: none of the pinned packages needs an install script; running none is safer.
-  (cd "$CLIENT" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error </dev/null >&2) \
-    || die "npm ci failed in clients/typescript (is package-lock.json in sync with package.json? run npm install there and commit the lockfile)"
-  printf '%s\n' "$want" >"$STAMP"
+  npm_ensure_deps "$CLIENT" clients/typescript "$STAMP"
 }
 
 bin() { printf '%s/node_modules/.bin/%s' "$CLIENT" "$1"; }

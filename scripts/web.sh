@@ -8,7 +8,7 @@
 #
 # Dependencies are pinned in webapp/package.json and its package-lock.json and installed with
 # `npm ci --ignore-scripts` into webapp/node_modules when the lockfile (or the node major)
-# changed since the last install (a stamp file, as scripts/ts-client.sh does).
+# changed since the last install (a stamp file; scripts/lib/npm-deps.sh, shared with scripts/ts-client.sh).
 # The build is deterministic (no timestamps, hashed file names), so a fresh build of the
 # committed sources must equal the committed dist byte for byte.
 #
@@ -25,6 +25,8 @@ usage() {
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 APP="$ROOT/webapp"
 STAMP="$APP/node_modules/.web-deps.sha256"
+# shellcheck source=scripts/lib/npm-deps.sh
+. "$ROOT/scripts/lib/npm-deps.sh"
 
 need_node() {
   command -v node >/dev/null || die "node not found (Node.js 20.19 or later is needed for webapp/)"
@@ -33,25 +35,9 @@ need_node() {
     || die "node $(node --version) is too old: webapp/ (Vite 8) needs Node.js 20.19 or later"
 }
 
-deps_hash() {
-  { cat "$APP/package.json" "$APP/package-lock.json"; node -p 'process.versions.node.split(".")[0]'; } \
-    | sha256sum | cut -d' ' -f1
-}
-
 ensure_deps() {
   need_node
-  [ -f "$APP/package-lock.json" ] || die "webapp/package-lock.json is missing"
-  local want
-  want=$(deps_hash)
-  if [ -d "$APP/node_modules" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-    return 0
-  fi
-  log "installing pinned dependencies (npm ci) in webapp"
-  # --ignore-scripts: none of the pinned packages needs an install script (the native
-  # rolldown/lightningcss binaries come as optional per-platform packages); running none is safer.
-  (cd "$APP" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error </dev/null >&2) \
-    || die "npm ci failed in webapp (is package-lock.json in sync with package.json? run npm install there and commit the lockfile)"
-  printf '%s\n' "$want" >"$STAMP"
+  npm_ensure_deps "$APP" webapp "$STAMP"
 }
 
 bin() { printf '%s/node_modules/.bin/%s' "$APP" "$1"; }

@@ -177,14 +177,19 @@ var paymentExportHeader = []string{"id", "createdAt", "updatedAt", "type", "stat
 var withdrawalExportHeader = []string{"id", "createdAt", "updatedAt", "status", "amountInCents", "currency", "chainId",
 	"tokenSymbol", "amountAsset", "amountAssetUnits", "recipientAddress", "txHash", "orderId"}
 
-func (h *handlers) ExportMerchantPayments(ctx context.Context, req gen.ExportMerchantPaymentsRequestObject) (gen.ExportMerchantPaymentsResponseObject, error) {
+// exportCSV answers an export of the acting merchant's rows of kind, created in the asked range
+// [from, to): read gets the page after a cursor, at gives a row's place in the (createdAt, id)
+// order, record its CSV fields. The rows are read a page at a time as the answer is written.
+func exportCSV[R any](ctx context.Context, kind string, header []string, fromParam, toParam string,
+	read func(m domain.Merchant, from, to time.Time, cur store.ExportCursor) ([]R, error),
+	at func(R) store.ExportCursor, record func(R) []string) (csvExport, error) {
 	m, err := actingAs(ctx)
 	if err != nil {
-		return nil, err
+		return csvExport{}, err
 	}
-	from, to, err := exportRange(req.Params.From, req.Params.To)
+	from, to, err := exportRange(fromParam, toParam)
 	if err != nil {
-		return nil, err
+		return csvExport{}, err
 	}
 	var cur store.ExportCursor
 	done := false
@@ -192,62 +197,66 @@ func (h *handlers) ExportMerchantPayments(ctx context.Context, req gen.ExportMer
 		if done {
 			return nil, nil
 		}
-		rows, err := h.payments.Store.Read(ctx).ExportPayments(m.ID, m.Mode.Norm(), from, to, cur, exportPage)
+		rows, err := read(m, from, to, cur)
 		if err != nil {
 			return nil, err
 		}
 		done = len(rows) < exportPage
 		out := make([][]string, len(rows))
 		for i, r := range rows {
-			cur = store.ExportCursor{CreatedAt: r.CreatedAt, ID: r.ID}
-			var chain, symbol, token string
-			if r.ChainID != nil {
-				chain = chains.CAIP2(*r.ChainID)
-			}
-			if r.TokenID != nil {
-				token = *r.TokenID
-				symbol = h.catalog.Tokens[token].Symbol
-			}
-			amount, units := h.units(token, r.SettledAmountAsset)
-			out[i] = []string{r.ID.String(), stamp(r.CreatedAt), stamp(r.UpdatedAt), r.Type, r.Status,
-				strconv.FormatInt(r.AmountInCents, 10), strconv.FormatInt(r.AmountDueCents, 10),
-				strconv.FormatInt(r.AmountMerchantNetCents, 10), r.Currency, chain, symbol, amount, units,
-				optional(r.TxHash), optional(r.DepositAddress), optional(r.OrderID), optional(r.CustomerRefID)}
+			cur = at(r)
+			out[i] = record(r)
 		}
 		return out, nil
 	}
-	return csvExport{ctx: ctx, filename: exportFilename("payments", from, to), header: paymentExportHeader, next: next}, nil
+	return csvExport{ctx: ctx, filename: exportFilename(kind, from, to), header: header, next: next}, nil
+}
+
+func (h *handlers) ExportMerchantPayments(ctx context.Context, req gen.ExportMerchantPaymentsRequestObject) (gen.ExportMerchantPaymentsResponseObject, error) {
+	read := func(m domain.Merchant, from, to time.Time, cur store.ExportCursor) ([]store.PaymentExportRow, error) {
+		return h.payments.Store.Read(ctx).ExportPayments(m.ID, m.Mode.Norm(), from, to, cur, exportPage)
+	}
+	at := func(r store.PaymentExportRow) store.ExportCursor {
+		return store.ExportCursor{CreatedAt: r.CreatedAt, ID: r.ID}
+	}
+	record := func(r store.PaymentExportRow) []string {
+		var chain, symbol, token string
+		if r.ChainID != nil {
+			chain = chains.CAIP2(*r.ChainID)
+		}
+		if r.TokenID != nil {
+			token = *r.TokenID
+			symbol = h.catalog.Tokens[token].Symbol
+		}
+		amount, units := h.units(token, r.SettledAmountAsset)
+		return []string{r.ID.String(), stamp(r.CreatedAt), stamp(r.UpdatedAt), r.Type, r.Status,
+			strconv.FormatInt(r.AmountInCents, 10), strconv.FormatInt(r.AmountDueCents, 10),
+			strconv.FormatInt(r.AmountMerchantNetCents, 10), r.Currency, chain, symbol, amount, units,
+			optional(r.TxHash), optional(r.DepositAddress), optional(r.OrderID), optional(r.CustomerRefID)}
+	}
+	e, err := exportCSV(ctx, "payments", paymentExportHeader, req.Params.From, req.Params.To, read, at, record)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 func (h *handlers) ExportMerchantWithdrawals(ctx context.Context, req gen.ExportMerchantWithdrawalsRequestObject) (gen.ExportMerchantWithdrawalsResponseObject, error) {
-	m, err := actingAs(ctx)
+	read := func(m domain.Merchant, from, to time.Time, cur store.ExportCursor) ([]store.WithdrawalExportRow, error) {
+		return h.payments.Store.Read(ctx).ExportWithdrawals(m.ID, m.Mode.Norm(), from, to, cur, exportPage)
+	}
+	at := func(r store.WithdrawalExportRow) store.ExportCursor {
+		return store.ExportCursor{CreatedAt: r.CreatedAt, ID: r.ID}
+	}
+	record := func(r store.WithdrawalExportRow) []string {
+		amount, units := h.units(r.TokenID, r.SettledAmountAsset)
+		return []string{r.ID.String(), stamp(r.CreatedAt), stamp(r.UpdatedAt), r.Status,
+			strconv.FormatInt(r.AmountInCents, 10), r.Currency, chains.CAIP2(r.ChainID), h.catalog.Tokens[r.TokenID].Symbol,
+			amount, units, r.RecipientAddress, optional(r.TxHash), optional(r.OrderID)}
+	}
+	e, err := exportCSV(ctx, "withdrawals", withdrawalExportHeader, req.Params.From, req.Params.To, read, at, record)
 	if err != nil {
 		return nil, err
 	}
-	from, to, err := exportRange(req.Params.From, req.Params.To)
-	if err != nil {
-		return nil, err
-	}
-	var cur store.ExportCursor
-	done := false
-	next := func() ([][]string, error) {
-		if done {
-			return nil, nil
-		}
-		rows, err := h.payments.Store.Read(ctx).ExportWithdrawals(m.ID, m.Mode.Norm(), from, to, cur, exportPage)
-		if err != nil {
-			return nil, err
-		}
-		done = len(rows) < exportPage
-		out := make([][]string, len(rows))
-		for i, r := range rows {
-			cur = store.ExportCursor{CreatedAt: r.CreatedAt, ID: r.ID}
-			amount, units := h.units(r.TokenID, r.SettledAmountAsset)
-			out[i] = []string{r.ID.String(), stamp(r.CreatedAt), stamp(r.UpdatedAt), r.Status,
-				strconv.FormatInt(r.AmountInCents, 10), r.Currency, chains.CAIP2(r.ChainID), h.catalog.Tokens[r.TokenID].Symbol,
-				amount, units, r.RecipientAddress, optional(r.TxHash), optional(r.OrderID)}
-		}
-		return out, nil
-	}
-	return csvExport{ctx: ctx, filename: exportFilename("withdrawals", from, to), header: withdrawalExportHeader, next: next}, nil
+	return e, nil
 }

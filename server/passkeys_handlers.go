@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/people"
@@ -47,10 +48,25 @@ func toPasskey(k store.Passkey) gen.Passkey {
 	return gen.Passkey{Id: k.ID, Name: k.Name, Aaguid: k.AAGUID, Transports: ts, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt}
 }
 
-func passkeyOptions(raw json.RawMessage) (gen.PasskeyOptions, error) {
+// passkeyOptions decodes a ceremony's begin (its options, or its error) into the API's shape.
+func passkeyOptions(raw json.RawMessage, err error) (gen.PasskeyOptions, error) {
 	var o gen.PasskeyOptions
-	err := json.Unmarshal(raw, &o)
+	if err != nil {
+		return o, err
+	}
+	err = json.Unmarshal(raw, &o)
 	return o, err
+}
+
+// personAndCredential is what a passkey ceremony's finish starts with: the signed-in person and
+// the browser's credential (PublicKeyCredential.toJSON()) as raw JSON.
+func personAndCredential(ctx context.Context, credential map[string]interface{}) (dashauth.Person, json.RawMessage, error) {
+	p, err := actingPerson(ctx)
+	if err != nil {
+		return p, nil, err
+	}
+	cred, err := json.Marshal(credential)
+	return p, cred, err
 }
 
 func (h *handlers) ListPasskeys(ctx context.Context, req gen.ListPasskeysRequestObject) (gen.ListPasskeysResponseObject, error) {
@@ -74,11 +90,7 @@ func (h *handlers) BeginPasskeyRegistration(ctx context.Context, req gen.BeginPa
 	if err != nil {
 		return nil, err
 	}
-	raw, err := h.people.BeginPasskeyRegistration(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	o, err := passkeyOptions(raw)
+	o, err := passkeyOptions(h.people.BeginPasskeyRegistration(ctx, p))
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +98,7 @@ func (h *handlers) BeginPasskeyRegistration(ctx context.Context, req gen.BeginPa
 }
 
 func (h *handlers) FinishPasskeyRegistration(ctx context.Context, req gen.FinishPasskeyRegistrationRequestObject) (gen.FinishPasskeyRegistrationResponseObject, error) {
-	p, err := actingPerson(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cred, err := json.Marshal(req.Body.Credential)
+	p, cred, err := personAndCredential(ctx, req.Body.Credential)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +125,7 @@ func (h *handlers) DeletePasskey(ctx context.Context, req gen.DeletePasskeyReque
 }
 
 func (h *handlers) BeginPasskeyLogin(ctx context.Context, req gen.BeginPasskeyLoginRequestObject) (gen.BeginPasskeyLoginResponseObject, error) {
-	raw, err := h.people.LoginPasskeyBegin(ctx, req.Body.ChallengeToken, authReq(ctx).client)
-	if err != nil {
-		return nil, err
-	}
-	o, err := passkeyOptions(raw)
+	o, err := passkeyOptions(h.people.LoginPasskeyBegin(ctx, req.Body.ChallengeToken, authReq(ctx).client))
 	if err != nil {
 		return nil, err
 	}
@@ -259,11 +263,7 @@ func (h *handlers) BeginPasskeyStepUp(ctx context.Context, req gen.BeginPasskeyS
 	if err != nil {
 		return nil, err
 	}
-	raw, err := h.people.StepUpPasskeyBegin(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	o, err := passkeyOptions(raw)
+	o, err := passkeyOptions(h.people.StepUpPasskeyBegin(ctx, p))
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +271,7 @@ func (h *handlers) BeginPasskeyStepUp(ctx context.Context, req gen.BeginPasskeyS
 }
 
 func (h *handlers) FinishPasskeyStepUp(ctx context.Context, req gen.FinishPasskeyStepUpRequestObject) (gen.FinishPasskeyStepUpResponseObject, error) {
-	p, err := actingPerson(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cred, err := json.Marshal(req.Body.Credential)
+	p, cred, err := personAndCredential(ctx, req.Body.Credential)
 	if err != nil {
 		return nil, err
 	}

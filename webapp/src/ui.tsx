@@ -334,3 +334,98 @@ export function ExportCsv({ what, fetchCsv }: { what: string; fetchCsv: (from: s
     </form>
   );
 }
+
+// useSettings loads a settings resource for its form. The form calls onSaved after a save: the
+// resource is loaded again and saved turns true (SavedNotice shows it).
+export function useSettings<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList): [Load<T>, boolean, () => void] {
+  const [state, reload] = useLoad(load, deps);
+  const [saved, setSaved] = useState(false);
+  const onSaved = () => {
+    setSaved(true);
+    reload();
+  };
+  return [state, saved, onSaved];
+}
+
+export function SavedNotice({ saved }: { saved: boolean }) {
+  return saved ? (
+    <p className="notice" role="status">
+      Saved.
+    </p>
+  ) : null;
+}
+
+// toggled: a copy of a set of checked items with one item checked or not.
+export function toggled<T>(set: ReadonlySet<T>, item: T, checked: boolean): Set<T> {
+  const next = new Set(set);
+  if (checked) next.add(item);
+  else next.delete(item);
+  return next;
+}
+
+// A table column's header: its name, or the name and how it shows (num: right-aligned, for
+// amounts; hidden: read by screen readers only). A false or null column is left out.
+export type Column = string | { label: string; num?: boolean; hidden?: boolean } | false | null;
+
+// ACTIONS heads a column of row buttons: named for screen readers, blank on screen.
+export const ACTIONS: Column = { label: "Actions", hidden: true };
+
+// DataTable: a scrollable table with one header row, its rows as children.
+export function DataTable({ columns, className = "table-wrap", children }: { columns: Column[]; className?: string; children: ReactNode }) {
+  return (
+    <div className={className}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c) => {
+              if (!c) return null;
+              const col = typeof c === "string" ? { label: c } : c;
+              return (
+                <th key={col.label} scope="col" className={col.num ? "num" : undefined}>
+                  {col.hidden ? <span className="visually-hidden">{col.label}</span> : col.label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+// PagedTable: a list page's table in a card and its pager, offset paging `page` rows at a time.
+export function PagedTable({
+  columns,
+  pagination,
+  offset,
+  page,
+  onOffset,
+  children,
+}: {
+  columns: Column[];
+  pagination: Schemas["Pagination"];
+  offset: number;
+  page: number;
+  onOffset: (offset: number) => void;
+  children: ReactNode;
+}) {
+  return (
+    <>
+      <DataTable columns={columns} className="table-wrap card">
+        {children}
+      </DataTable>
+      <nav className="pager" aria-label="Pages">
+        <button type="button" className="button secondary" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - page))}>
+          Previous page
+        </button>
+        <span>
+          Page {pagination.currentPage} of {Math.max(1, pagination.totalPages)}
+        </span>
+        <button type="button" className="button secondary" disabled={!pagination.hasMore} onClick={() => onOffset(offset + page)}>
+          Next page
+        </button>
+      </nav>
+    </>
+  );
+}

@@ -3,7 +3,7 @@ import { api, unwrap, type Schemas } from "../api/client";
 import { formatDate } from "../format";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, SecretOnce, useLoad } from "../ui";
+import { ACTIONS, ConfirmButton, DataTable, ErrorMessage, errorText, Loaded, PageHeader, SecretOnce, useLoad } from "../ui";
 
 // Settings → Developers → API Keys: list, create (the key is in the create answer only, shown
 // once with a Copy button), revoke after a confirmation.
@@ -65,47 +65,32 @@ export function ApiKeys() {
           l.data.length === 0 ? (
             <p className="card muted">No keys yet.</p>
           ) : (
-            <div className="table-wrap card">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Mode</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {l.data.map((k) => (
-                    <tr key={k.id}>
-                      <td>
-                        <code>{k.prefix}…</code>
-                      </td>
-                      <td>{k.mode}</td>
-                      <td>{formatDate(k.createdAt)}</td>
-                      <td>{k.revokedAt ? `revoked ${formatDate(k.revokedAt)}` : "active"}</td>
-                      <td>
-                        {!k.revokedAt && writable ? (
-                          <ConfirmButton
-                            label="Revoke"
-                            ariaLabel={`Revoke key ${k.prefix}…`}
-                            confirmLabel={`Revoke ${k.prefix}…`}
-                            question="Revoke this key? Requests made with it stop working within a minute."
-                            onConfirm={async () => {
-                              await unwrap(api.DELETE("/v1/merchants/{merchantId}/api-keys/{keyId}", { params: { path: { merchantId, keyId: k.id } } }));
-                              reload();
-                            }}
-                          />
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable className="table-wrap card" columns={["Key", "Mode", "Created", "Status", ACTIONS]}>
+              {l.data.map((k) => (
+                <tr key={k.id}>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{k.mode}</td>
+                  <td>{formatDate(k.createdAt)}</td>
+                  <td>{k.revokedAt ? `revoked ${formatDate(k.revokedAt)}` : "active"}</td>
+                  <td>
+                    {!k.revokedAt && writable ? (
+                      <ConfirmButton
+                        label="Revoke"
+                        ariaLabel={`Revoke key ${k.prefix}…`}
+                        confirmLabel={`Revoke ${k.prefix}…`}
+                        question="Revoke this key? Requests made with it stop working within a minute."
+                        onConfirm={async () => {
+                          await unwrap(api.DELETE("/v1/merchants/{merchantId}/api-keys/{keyId}", { params: { path: { merchantId, keyId: k.id } } }));
+                          reload();
+                        }}
+                      />
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )
         }
       </Loaded>

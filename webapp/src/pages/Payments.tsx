@@ -3,7 +3,7 @@ import { api, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, shortId } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
-import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
+import { chainLabel, ExportCsv, Loaded, PagedTable, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
 const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
@@ -78,49 +78,28 @@ export function PaymentList() {
           l.data.length === 0 ? (
             <p className="card muted">No payments{applied.status || applied.search ? " match" : ""} in {mode} mode.</p>
           ) : (
-            <>
-              <div className="table-wrap card">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Payment</th>
-                      <th scope="col" className="num">
-                        Amount
-                      </th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {l.data.map((p) => (
-                      <tr key={p.id}>
-                        <td>
-                          <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
-                            {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
-                          </a>
-                        </td>
-                        <td className="num">{formatCents(p.amountInCents)}</td>
-                        <td>
-                          <StatusBadge status={p.status} />
-                        </td>
-                        <td>{formatDate(p.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <nav className="pager" aria-label="Pages">
-                <button type="button" className="button secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-                  Previous page
-                </button>
-                <span>
-                  Page {l.pagination.currentPage} of {Math.max(1, l.pagination.totalPages)}
-                </span>
-                <button type="button" className="button secondary" disabled={!l.pagination.hasMore} onClick={() => setOffset(offset + PAGE)}>
-                  Next page
-                </button>
-              </nav>
-            </>
+            <PagedTable
+              columns={["Payment", { label: "Amount", num: true }, "Status", "Created"]}
+              pagination={l.pagination}
+              offset={offset}
+              page={PAGE}
+              onOffset={setOffset}
+            >
+              {l.data.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
+                      {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
+                    </a>
+                  </td>
+                  <td className="num">{formatCents(p.amountInCents)}</td>
+                  <td>
+                    <StatusBadge status={p.status} />
+                  </td>
+                  <td>{formatDate(p.createdAt)}</td>
+                </tr>
+              ))}
+            </PagedTable>
           )
         }
       </Loaded>

@@ -4,7 +4,7 @@ import { createPasskey, passkeysSupported } from "../api/webauthn";
 import { formatDate } from "../format";
 import { useMerchant, useSession } from "../session";
 import { useStepUp } from "../stepup";
-import { ConfirmButton, CopyButton, ErrorMessage, errorText, Loaded, PageHeader, useLoad } from "../ui";
+import { ACTIONS, ConfirmButton, CopyButton, DataTable, ErrorMessage, errorText, Loaded, PageHeader, useLoad } from "../ui";
 
 // Settings → Security: the signed-in person's own second factors, sessions and password, and —
 // for owners — whether the team must use two-factor authentication.
@@ -264,51 +264,36 @@ function Sessions() {
       <h2 id={`${id}-h`}>Sessions</h2>
       <Loaded state={list}>
         {(l) => (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">From</th>
-                  <th scope="col">Signed in</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {l.data.map((x) => (
-                  <tr key={x.id}>
-                    <td>
-                      <span title={x.userAgent}>{device(x.userAgent)}</span>
-                      {x.current ? <span className="badge"> This session</span> : null}
-                    </td>
-                    <td>{x.ip || "—"}</td>
-                    <td>{formatDate(x.createdAt)}</td>
-                    <td>{formatDate(x.lastUsedAt)}</td>
-                    <td>
-                      {x.current ? null : (
-                        <button
-                          type="button"
-                          className="button secondary"
-                          aria-label={`Sign out ${device(x.userAgent)}, last used ${formatDate(x.lastUsedAt)}`}
-                          onClick={() => {
-                            setError(null);
-                            unwrap(api.DELETE("/v1/auth/sessions/{sessionId}", { params: { path: { sessionId: x.id } } })).then(reload, (e: unknown) =>
-                              setError(errorText(e)),
-                            );
-                          }}
-                        >
-                          Sign out
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={["Device", "From", "Signed in", "Last used", ACTIONS]}>
+            {l.data.map((x) => (
+              <tr key={x.id}>
+                <td>
+                  <span title={x.userAgent}>{device(x.userAgent)}</span>
+                  {x.current ? <span className="badge"> This session</span> : null}
+                </td>
+                <td>{x.ip || "—"}</td>
+                <td>{formatDate(x.createdAt)}</td>
+                <td>{formatDate(x.lastUsedAt)}</td>
+                <td>
+                  {x.current ? null : (
+                    <button
+                      type="button"
+                      className="button secondary"
+                      aria-label={`Sign out ${device(x.userAgent)}, last used ${formatDate(x.lastUsedAt)}`}
+                      onClick={() => {
+                        setError(null);
+                        unwrap(api.DELETE("/v1/auth/sessions/{sessionId}", { params: { path: { sessionId: x.id } } })).then(reload, (e: unknown) =>
+                          setError(errorText(e)),
+                        );
+                      }}
+                    >
+                      Sign out
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </Loaded>
       <ErrorMessage error={error} />

@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { useMerchant } from "../session";
-import { chainLabel, ErrorMessage, errorText, Loaded, PageHeader, useChains, useLoad } from "../ui";
+import { chainLabel, ErrorMessage, errorText, Loaded, PageHeader, SavedNotice, toggled, useChains, useSettings } from "../ui";
 
 // Settings → Payments: the assets payments are quoted in (GET/PUT …/accepted-assets).
 // The default is every served token; choosing a subset pins it (tokens added later are then not
@@ -9,25 +9,26 @@ import { chainLabel, ErrorMessage, errorText, Loaded, PageHeader, useChains, use
 export function SettingsPayments() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [assets, reload] = useLoad(
+  const [assets, saved, onSaved] = useSettings(
     (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/accepted-assets", { params: { path: { merchantId } }, signal })),
     [merchantId, mode],
   );
-  const [saved, setSaved] = useState(false);
   return (
     <>
       <PageHeader title="Payment settings" />
       <Loaded state={assets}>
-        {(a) => <AssetsForm key={JSON.stringify(a)} assets={a} writable={can("settings:write")} chainName={(c) => chainLabel(chains, c)} merchantId={merchantId} onSaved={() => {
-              setSaved(true);
-              reload();
-            }} />}
+        {(a) => (
+          <AssetsForm
+            key={JSON.stringify(a)}
+            assets={a}
+            writable={can("settings:write")}
+            chainName={(c) => chainLabel(chains, c)}
+            merchantId={merchantId}
+            onSaved={onSaved}
+          />
+        )}
       </Loaded>
-      {saved ? (
-        <p className="notice" role="status">
-          Saved.
-        </p>
-      ) : null}
+      <SavedNotice saved={saved} />
       <section className="card placeholder" aria-labelledby="pp-more">
         <h2 id="pp-more">Checkout branding</h2>
         <p>
@@ -93,12 +94,7 @@ function AssetsForm({
             <input
               type="checkbox"
               checked={chosen.has(x.tokenId)}
-              onChange={(e) => {
-                const next = new Set(chosen);
-                if (e.target.checked) next.add(x.tokenId);
-                else next.delete(x.tokenId);
-                setChosen(next);
-              }}
+              onChange={(e) => setChosen(toggled(chosen, x.tokenId, e.target.checked))}
             />
             {x.symbol} on {chainName(x.chainId)}
           </label>

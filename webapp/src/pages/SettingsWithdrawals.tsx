@@ -2,32 +2,34 @@ import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars } from "../format";
 import { useMerchant } from "../session";
-import { chainLabel, ErrorMessage, errorText, Loaded, PageHeader, useChains, useLoad, type ChainNames } from "../ui";
+import { chainLabel, ErrorMessage, errorText, Loaded, PageHeader, SavedNotice, toggled, useChains, useSettings, type ChainNames } from "../ui";
 
 // Settings → Withdrawals: GET/PATCH …/withdrawals/config. The chains shown are this mode's
 // (the server keeps one list per mode); limits, token and the enabled flag are shared.
 export function SettingsWithdrawals() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [config, reload] = useLoad(
+  const [config, saved, onSaved] = useSettings(
     (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/config", { params: { path: { merchantId } }, signal })),
     [merchantId, mode],
   );
-  const [saved, setSaved] = useState(false);
   return (
     <>
       <PageHeader title="Withdrawal settings" />
       <Loaded state={config}>
-        {(c) => <ConfigForm key={c.updatedAt} cfg={c} chains={chains} mode={mode} writable={can("settings:write")} merchantId={merchantId} onSaved={() => {
-              setSaved(true);
-              reload();
-            }} />}
+        {(c) => (
+          <ConfigForm
+            key={c.updatedAt}
+            cfg={c}
+            chains={chains}
+            mode={mode}
+            writable={can("settings:write")}
+            merchantId={merchantId}
+            onSaved={onSaved}
+          />
+        )}
       </Loaded>
-      {saved ? (
-        <p className="notice" role="status">
-          Saved.
-        </p>
-      ) : null}
+      <SavedNotice saved={saved} />
     </>
   );
 }
@@ -103,12 +105,7 @@ function ConfigForm({
               <input
                 type="checkbox"
                 checked={chainIds.has(c)}
-                onChange={(e) => {
-                  const next = new Set(chainIds);
-                  if (e.target.checked) next.add(c);
-                  else next.delete(c);
-                  setChainIds(next);
-                }}
+                onChange={(e) => setChainIds(toggled(chainIds, c, e.target.checked))}
               />
               {chainLabel(chains, c)}
             </label>

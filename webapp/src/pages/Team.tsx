@@ -2,7 +2,7 @@ import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { formatDate } from "../format";
 import { useMerchant } from "../session";
-import { ConfirmButton, CopyButton, ErrorMessage, errorText, Loaded, PageHeader, useLoad } from "../ui";
+import { ACTIONS, ConfirmButton, CopyButton, DataTable, ErrorMessage, errorText, Loaded, PageHeader, useLoad } from "../ui";
 
 type Role = Schemas["TeamRole"];
 const ROLES: Role[] = ["viewer", "developer", "admin", "owner"];
@@ -34,28 +34,11 @@ export function Team() {
         <h2 id={`${id}-m`}>Members</h2>
         <Loaded state={members}>
           {(l) => (
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Second factor</th>
-                    <th scope="col">Joined</th>
-                    {writable ? (
-                      <th scope="col">
-                        <span className="visually-hidden">Actions</span>
-                      </th>
-                    ) : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {l.data.map((m) => (
-                    <MemberRow key={m.userId} m={m} writable={writable} merchantId={merchantId} reload={reloadMembers} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={["Email", "Role", "Second factor", "Joined", writable && ACTIONS]}>
+              {l.data.map((m) => (
+                <MemberRow key={m.userId} m={m} writable={writable} merchantId={merchantId} reload={reloadMembers} />
+              ))}
+            </DataTable>
           )}
         </Loaded>
       </section>
@@ -120,50 +103,34 @@ export function Team() {
             l.data.length === 0 ? (
               <p className="muted">No pending invitations.</p>
             ) : (
-              <div className="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Email</th>
-                      <th scope="col">Role</th>
-                      <th scope="col">Expires</th>
-                      {writable ? (
-                        <th scope="col">
-                          <span className="visually-hidden">Actions</span>
-                        </th>
-                      ) : null}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {l.data.map((inv) => (
-                      <tr key={inv.id}>
-                        <td>{inv.email}</td>
-                        <td>{inv.role}</td>
-                        <td>{formatDate(inv.expiresAt)}</td>
-                        {writable ? (
-                          <td>
-                            <ConfirmButton
-                              label="Revoke invitation"
-                              ariaLabel={`Revoke invitation for ${inv.email}`}
-                              confirmLabel="Revoke"
-                              confirmAriaLabel={`Revoke the invitation for ${inv.email}`}
-                              question={`Revoke the invitation for ${inv.email}? Its link stops working.`}
-                              onConfirm={async () => {
-                                await unwrap(
-                                  api.DELETE("/v1/merchants/{merchantId}/invitations/{invitationId}", {
-                                    params: { path: { merchantId, invitationId: inv.id } },
-                                  }),
-                                );
-                                reloadInvites();
-                              }}
-                            />
-                          </td>
-                        ) : null}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable columns={["Email", "Role", "Expires", writable && ACTIONS]}>
+                {l.data.map((inv) => (
+                  <tr key={inv.id}>
+                    <td>{inv.email}</td>
+                    <td>{inv.role}</td>
+                    <td>{formatDate(inv.expiresAt)}</td>
+                    {writable ? (
+                      <td>
+                        <ConfirmButton
+                          label="Revoke invitation"
+                          ariaLabel={`Revoke invitation for ${inv.email}`}
+                          confirmLabel="Revoke"
+                          confirmAriaLabel={`Revoke the invitation for ${inv.email}`}
+                          question={`Revoke the invitation for ${inv.email}? Its link stops working.`}
+                          onConfirm={async () => {
+                            await unwrap(
+                              api.DELETE("/v1/merchants/{merchantId}/invitations/{invitationId}", {
+                                params: { path: { merchantId, invitationId: inv.id } },
+                              }),
+                            );
+                            reloadInvites();
+                          }}
+                        />
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </DataTable>
             )
           }
         </Loaded>

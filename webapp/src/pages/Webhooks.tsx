@@ -2,7 +2,7 @@ import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { formatDate, shortId } from "../format";
 import { useMerchant } from "../session";
-import { ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, SecretOnce, StatusBadge, useLoad } from "../ui";
+import { ConfirmButton, ErrorMessage, errorText, Loaded, PageHeader, SecretOnce, StatusBadge, toggled, useLoad } from "../ui";
 
 type EventType = Schemas["WebhookEventType"];
 const EVENTS: EventType[] = [
@@ -159,12 +159,7 @@ function NewEndpoint({ merchantId, onCreated }: { merchantId: string; onCreated:
               <input
                 type="checkbox"
                 checked={events.has(ev)}
-                onChange={(e) => {
-                  const next = new Set(events);
-                  if (e.target.checked) next.add(ev);
-                  else next.delete(ev);
-                  setEvents(next);
-                }}
+                onChange={(e) => setEvents(toggled(events, ev, e.target.checked))}
               />
               {ev}
             </label>

@@ -4,7 +4,7 @@ import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -61,51 +61,29 @@ export function WithdrawalList() {
           l.data.length === 0 ? (
             <p className="card muted">No withdrawals{status ? ` with status ${status}` : ""} in {mode} mode.</p>
           ) : (
-            <>
-              <div className="table-wrap card">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Withdrawal</th>
-                      <th scope="col" className="num">
-                        Amount
-                      </th>
-                      <th scope="col">Network</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {l.data.map((w) => (
-                      <tr key={w.id}>
-                        <td>
-                          <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
-                            <code>{shortId(w.id)}</code>
-                          </a>
-                        </td>
-                        <td className="num">{formatCents(w.amountInCents)}</td>
-                        <td>{chainLabel(chains, w.chainId)}</td>
-                        <td>
-                          <StatusBadge status={w.status} />
-                        </td>
-                        <td>{formatDate(w.createdAt)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <nav className="pager" aria-label="Pages">
-                <button type="button" className="button secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-                  Previous page
-                </button>
-                <span>
-                  Page {l.pagination.currentPage} of {Math.max(1, l.pagination.totalPages)}
-                </span>
-                <button type="button" className="button secondary" disabled={!l.pagination.hasMore} onClick={() => setOffset(offset + PAGE)}>
-                  Next page
-                </button>
-              </nav>
-            </>
+            <PagedTable
+              columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
+              pagination={l.pagination}
+              offset={offset}
+              page={PAGE}
+              onOffset={setOffset}
+            >
+              {l.data.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
+                      <code>{shortId(w.id)}</code>
+                    </a>
+                  </td>
+                  <td className="num">{formatCents(w.amountInCents)}</td>
+                  <td>{chainLabel(chains, w.chainId)}</td>
+                  <td>
+                    <StatusBadge status={w.status} />
+                  </td>
+                  <td>{formatDate(w.createdAt)}</td>
+                </tr>
+              ))}
+            </PagedTable>
           )
         }
       </Loaded>
