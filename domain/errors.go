@@ -27,6 +27,9 @@ var (
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")
 	ErrLiveOnly     = errors.New("only a live-mode token may do this")
+	// ErrLiveKeyNeedsAdmin: a live secret key withdraws through the secret-key API, so only a
+	// role that may move money (admin, owner) makes one; a developer makes test keys.
+	ErrLiveKeyNeedsAdmin = errors.New("a live secret key can move money (withdrawals through the secret-key API), so making one needs the admin role; developers make test keys")
 	// Roles and second factors (issue 22): a person's second factor is not recent enough for an
 	// `x-second-factor: recent` operation, or the merchant requires one and the person has none.
 	ErrStepUpRequired       = errors.New("confirm your second factor again (POST /v1/auth/step-up) to do this")

@@ -27,8 +27,37 @@ const RecentSecondFactor = 10 * time.Minute
 // ErrPasskeysOff: no passkeys service configured (no relying party).
 var ErrPasskeysOff = errors.New("passkeys are not configured")
 
-// ErrStepUpForPasskey: registering a passkey needs a recent second factor (step up first).
-var ErrStepUpForPasskey = errors.New("registering a passkey needs a recent second factor: step up first")
+// ErrRecentFactorNeeded: changing a person's second factors (registering or removing a passkey,
+// setting up TOTP) needs a recent second factor when the person has one, so a stolen access
+// token alone can neither remove nor replace it (and so defeat step-up). The server answers 403
+// step_up_required.
+var ErrRecentFactorNeeded = errors.New("changing your second factors needs a recent second factor: step up first")
+
+// recentFactorError is ErrRecentFactorNeeded naming what was refused.
+type recentFactorError struct{ what string }
+
+func (e recentFactorError) Error() string {
+	return e.what + " needs a recent second factor: step up first"
+}
+func (e recentFactorError) Is(target error) bool { return target == ErrRecentFactorNeeded }
+
+// requireRecentFactor refuses (ErrRecentFactorNeeded) a person who has any second factor (TOTP
+// or a passkey) and has not given one within RecentSecondFactor in this session (the token's
+// sfa); a person with none is not asked. what names the action in the message.
+func (s *Service) requireRecentFactor(ctx context.Context, p dashauth.Person, what string) error {
+	has, err := s.HasSecondFactor(ctx, p.UserID)
+	if err != nil {
+		return err
+	}
+	if !has {
+		return nil
+	}
+	now := s.Now()
+	if p.SecondFactorAt == nil || now.Sub(*p.SecondFactorAt) > RecentSecondFactor || p.SecondFactorAt.After(now.Add(dashauth.Leeway)) {
+		return recentFactorError{what}
+	}
+	return nil
+}
 
 // secondFactorMethods lists the second factors a user can give at sign-in: totp and
 // recovery_code with TOTP on, passkey with at least one passkey; none: no second factor.
@@ -105,12 +134,8 @@ func (s *Service) passkeyUser(ctx context.Context, p dashauth.Person) (store.Use
 	if u.DisabledAt != nil {
 		return store.User{}, ErrSessionEnded
 	}
-	has, err := s.HasSecondFactor(ctx, u.ID)
-	if err != nil {
+	if err := s.requireRecentFactor(ctx, p, "registering a passkey"); err != nil {
 		return store.User{}, err
-	}
-	if has && (p.SecondFactorAt == nil || s.Now().Sub(*p.SecondFactorAt) > RecentSecondFactor) {
-		return store.User{}, ErrStepUpForPasskey
 	}
 	return u, nil
 }
@@ -123,13 +148,17 @@ func (s *Service) ListPasskeys(ctx context.Context, userID uuid.UUID) ([]store.P
 	return s.Passkeys.List(ctx, userID)
 }
 
-// DeletePasskey removes one of the person's passkeys.
-func (s *Service) DeletePasskey(ctx context.Context, userID, id uuid.UUID) error {
+// DeletePasskey removes one of the person's passkeys; it needs a recent second factor (a stolen
+// access token must not remove the factor step-up asks for).
+func (s *Service) DeletePasskey(ctx context.Context, p dashauth.Person, id uuid.UUID) error {
 	if s.Passkeys == nil {
 		return domain.ErrPasskeyNotFound
 	}
-	return s.Passkeys.Delete(ctx, userID, id, func(tx *store.Tx) error {
-		return auditUser(ctx, tx, userID, audit.PasskeyRemoved, map[string]any{"passkey_id": id.String()})
+	if err := s.requireRecentFactor(ctx, p, "removing a passkey"); err != nil {
+		return err
+	}
+	return s.Passkeys.Delete(ctx, p.UserID, id, func(tx *store.Tx) error {
+		return auditUser(ctx, tx, p.UserID, audit.PasskeyRemoved, map[string]any{"passkey_id": id.String()})
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/paymentsd/paymentsd/audit"
+	"github.com/paymentsd/paymentsd/dashauth"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -49,8 +50,11 @@ type Enrollment struct {
 	QRCodePNG  string // data: URI of a PNG
 }
 
-// EnrollTOTP makes a new secret for the user (replacing one not yet confirmed).
-func (s *Service) EnrollTOTP(ctx context.Context, userID uuid.UUID) (Enrollment, error) {
+// EnrollTOTP makes a new secret for the person (replacing one not yet confirmed). A person with a
+// second factor already (a passkey) needs a recent one: a stolen access token must not add a
+// factor of its own and step up with it.
+func (s *Service) EnrollTOTP(ctx context.Context, p dashauth.Person) (Enrollment, error) {
+	userID := p.UserID
 	tx := s.Store.Read(ctx)
 	u, err := tx.GetUser(userID)
 	if err != nil {
@@ -62,6 +66,9 @@ func (s *Service) EnrollTOTP(ctx context.Context, userID uuid.UUID) (Enrollment,
 	}
 	if st.SecretSealed != nil {
 		return Enrollment{}, ErrTOTPEnabled
+	}
+	if err := s.requireRecentFactor(ctx, p, "setting up TOTP"); err != nil {
+		return Enrollment{}, err
 	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: totpIssuer, AccountName: u.Email, Period: totpPeriod, Digits: otp.DigitsSix,
 		Algorithm: otp.AlgorithmSHA1, SecretSize: 20})
@@ -87,8 +94,17 @@ func (s *Service) EnrollTOTP(ctx context.Context, userID uuid.UUID) (Enrollment,
 }
 
 // ConfirmTOTP turns the enrolled secret on with a first code and returns the recovery codes
-// (shown once).
-func (s *Service) ConfirmTOTP(ctx context.Context, userID uuid.UUID, code string) ([]string, error) {
+// (shown once). Like EnrollTOTP it needs a recent second factor when the person has one.
+func (s *Service) ConfirmTOTP(ctx context.Context, p dashauth.Person, code string) ([]string, error) {
+	userID := p.UserID
+	if has, err := s.HasTOTP(ctx, userID); err != nil {
+		return nil, err
+	} else if has {
+		return nil, ErrTOTPEnabled
+	}
+	if err := s.requireRecentFactor(ctx, p, "setting up TOTP"); err != nil {
+		return nil, err
+	}
 	codes := make([]string, recoveryCodeCount)
 	hashes := make([]string, recoveryCodeCount)
 	for i := range codes {

@@ -257,7 +257,7 @@ func (h *handlers) EnrollTotp(ctx context.Context, req gen.EnrollTotpRequestObje
 	if err != nil {
 		return nil, err
 	}
-	e, err := h.people.EnrollTOTP(ctx, p.UserID)
+	e, err := h.people.EnrollTOTP(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (h *handlers) ConfirmTotp(ctx context.Context, req gen.ConfirmTotpRequestOb
 	if err != nil {
 		return nil, err
 	}
-	codes, err := h.people.ConfirmTOTP(ctx, p.UserID, req.Body.Code)
+	codes, err := h.people.ConfirmTOTP(ctx, p, req.Body.Code)
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,10 @@ func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantAp
 	return gen.ListMerchantApiKeys200JSONResponse(out), nil
 }
 
-// CreateMerchantApiKey makes a key of the body's mode (default test). A test-mode token never
-// makes a live key: that would hand live money to whoever holds only test access.
+// CreateMerchantApiKey makes a key of the body's mode (default test). A live key withdraws
+// through the secret-key API, so only a role that may move money (admin and up; persons and
+// service tokens alike) makes one: a developer makes test keys. A test-mode token never makes a
+// live key either: that would hand live money to whoever holds only test access.
 func (h *handlers) CreateMerchantApiKey(ctx context.Context, req gen.CreateMerchantApiKeyRequestObject) (gen.CreateMerchantApiKeyResponseObject, error) {
 	m, err := actingAs(ctx)
 	if err != nil {
@@ -43,6 +45,9 @@ func (h *handlers) CreateMerchantApiKey(ctx context.Context, req gen.CreateMerch
 	mode := domain.ModeTest
 	if req.Body != nil && req.Body.Mode != nil {
 		mode = domain.Mode(*req.Body.Mode)
+	}
+	if mode.Live() && !actingRole(ctx).Includes(domain.RoleAdmin) {
+		return nil, domain.ErrLiveKeyNeedsAdmin
 	}
 	if mode.Live() && !m.Mode.Live() {
 		return nil, fmt.Errorf("%w: a live key", domain.ErrLiveOnly)

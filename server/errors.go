@@ -95,7 +95,7 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such passkey.", "passkeyId"}
 	case errors.Is(err, people.ErrPasskeysOff):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "Passkeys are not configured on this deployment.", ""}
-	case errors.Is(err, people.ErrStepUpForPasskey):
+	case errors.Is(err, people.ErrRecentFactorNeeded):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
 	case errors.Is(err, people.ErrOIDCOff), errors.Is(err, domain.ErrOIDCSignInOff):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeOIDCNotConfigured, "Sign-in with an OIDC provider is not configured.", ""}
@@ -117,7 +117,7 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeWithdrawalsDisabled, "Withdrawals are not enabled for this merchant.", ""}
 	case errors.Is(err, domain.ErrInvalidToken):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidToken, "Invalid, expired or missing bearer token.", ""}
-	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrLiveOnly):
+	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrLiveOnly), errors.Is(err, domain.ErrLiveKeyNeedsAdmin):
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeForbidden, err.Error(), ""}
 	// Roles and second factors (issue 22).
 	case errors.Is(err, domain.ErrStepUpRequired):

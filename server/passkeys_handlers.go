@@ -118,7 +118,7 @@ func (h *handlers) DeletePasskey(ctx context.Context, req gen.DeletePasskeyReque
 	if err != nil {
 		return nil, domain.ErrPasskeyNotFound
 	}
-	if err := h.people.DeletePasskey(ctx, p.UserID, id); err != nil {
+	if err := h.people.DeletePasskey(ctx, p, id); err != nil {
 		return nil, err
 	}
 	return gen.DeletePasskey204Response{}, nil

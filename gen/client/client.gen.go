@@ -2436,6 +2436,11 @@ type TeamUserId = string
 // WebhookEndpointId defines model for WebhookEndpointId.
 type WebhookEndpointId = string
 
+// ApiKeyForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type ApiKeyForbidden = Error
+
 // AuthBadRequest The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2551,11 +2556,6 @@ type PasskeyExists = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PasskeyNotFound = Error
 
-// PasskeyStepUp The error body of every non-2xx response.
-//
-// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
-type PasskeyStepUp = Error
-
 // PasskeysOff The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -2570,6 +2570,11 @@ type PayloadTooLarge = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PaymentNotFound = Error
+
+// RecentFactorNeeded The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RecentFactorNeeded = Error
 
 // RequestTimeout The error body of every non-2xx response.
 //
@@ -3483,7 +3488,7 @@ type ClientInterface interface {
 
 	// DeletePasskey Remove a passkey
 	//
-	// Removes one of the person's passkeys; it signs nobody in any more.
+	// Removes one of the person's passkeys; it signs nobody in any more. Needs a recent second factor (signed in with one, or stepped up, in the last 10 minutes; 403 `step_up_required` otherwise), so a stolen access token alone cannot remove the factor step-up asks for.
 	//
 	// Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
 	DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3625,7 +3630,7 @@ type ClientInterface interface {
 
 	// ConfirmTotpWithBody Turn the TOTP second factor on
 	//
-	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3634,7 +3639,7 @@ type ClientInterface interface {
 
 	// ConfirmTotp Turn the TOTP second factor on
 	//
-	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3646,7 +3651,9 @@ type ClientInterface interface {
 	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
 	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
 	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
-	// second factor is already on.
+	// second factor is already on. A person with a passkey needs a recent second factor in this
+	// session (signed in with it, or stepped up, in the last 10 minutes): 403
+	// `step_up_required` otherwise.
 	//
 	// Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
 	EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3819,7 +3826,9 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Needs `developers:write`.
+	// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+	// role (a live key can move money — it withdraws through the secret-key API — so a
+	// developer, person or service token, makes test keys only: 403 `forbidden`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3832,7 +3841,9 @@ type ClientInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Needs `developers:write`.
+	// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+	// role (a live key can move money — it withdraws through the secret-key API — so a
+	// developer, person or service token, makes test keys only: 403 `forbidden`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3898,7 +3909,7 @@ type ClientInterface interface {
 	// never reaches a server log). Send it to the person yourself. Only an owner invites an
 	// owner; a person who is already a member is refused (409 `already_member`: change their
 	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-	// `team:write` (owner).
+	// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3912,7 +3923,7 @@ type ClientInterface interface {
 	// never reaches a server log). Send it to the person yourself. Only an owner invites an
 	// owner; a person who is already a member is refused (409 `already_member`: change their
 	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-	// `team:write` (owner).
+	// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3921,7 +3932,9 @@ type ClientInterface interface {
 
 	// RevokeMerchantInvitation Revoke an invitation
 	//
-	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a
+	// used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner),
+	// with a recent second factor (`x-second-factor: recent`).
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
 	RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3937,7 +3950,7 @@ type ClientInterface interface {
 	//
 	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
 	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
-	// Recorded in the audit log. `team:write` (owner).
+	// Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
 	RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3947,7 +3960,7 @@ type ClientInterface interface {
 	// Gives a member another role. Only an owner grants `owner`; the last owner is never
 	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
 	// other at once leave one). The member's open invitations are revoked (an old link must
-	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3959,7 +3972,7 @@ type ClientInterface interface {
 	// Gives a member another role. Only an owner grants `owner`; the last owner is never
 	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
 	// other at once leave one). The member's open invitations are revoked (an old link must
-	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4651,7 +4664,7 @@ func (c *Client) FinishPasskeyRegistration(ctx context.Context, body FinishPassk
 
 // DeletePasskey Remove a passkey
 //
-// Removes one of the person's passkeys; it signs nobody in any more.
+// Removes one of the person's passkeys; it signs nobody in any more. Needs a recent second factor (signed in with one, or stepped up, in the last 10 minutes; 403 `step_up_required` otherwise), so a stolen access token alone cannot remove the factor step-up asks for.
 //
 // Corresponds with DELETE /v1/auth/passkeys/{passkeyId} (the `DeletePasskey` operationId).
 func (c *Client) DeletePasskey(ctx context.Context, passkeyId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4943,7 +4956,7 @@ func (c *Client) DisableTotp(ctx context.Context, body DisableTotpJSONRequestBod
 
 // ConfirmTotpWithBody Turn the TOTP second factor on
 //
-// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4962,7 +4975,7 @@ func (c *Client) ConfirmTotpWithBody(ctx context.Context, contentType string, bo
 
 // ConfirmTotp Turn the TOTP second factor on
 //
-// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4984,7 +4997,9 @@ func (c *Client) ConfirmTotp(ctx context.Context, body ConfirmTotpJSONRequestBod
 // Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
 // the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
 // (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
-// second factor is already on.
+// second factor is already on. A person with a passkey needs a recent second factor in this
+// session (signed in with it, or stepped up, in the last 10 minutes): 403
+// `step_up_required` otherwise.
 //
 // Corresponds with POST /v1/auth/totp/enroll (the `EnrollTotp` operationId).
 func (c *Client) EnrollTotp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5347,7 +5362,9 @@ func (c *Client) ListMerchantApiKeys(ctx context.Context, merchantId DashboardMe
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Needs `developers:write`.
+// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+// role (a live key can move money — it withdraws through the secret-key API — so a
+// developer, person or service token, makes test keys only: 403 `forbidden`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5370,7 +5387,9 @@ func (c *Client) CreateMerchantApiKeyWithBody(ctx context.Context, merchantId Da
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Needs `developers:write`.
+// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+// role (a live key can move money — it withdraws through the secret-key API — so a
+// developer, person or service token, makes test keys only: 403 `forbidden`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5506,7 +5525,7 @@ func (c *Client) ListMerchantInvitations(ctx context.Context, merchantId Dashboa
 // never reaches a server log). Send it to the person yourself. Only an owner invites an
 // owner; a person who is already a member is refused (409 `already_member`: change their
 // role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-// `team:write` (owner).
+// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5530,7 +5549,7 @@ func (c *Client) CreateMerchantInvitationWithBody(ctx context.Context, merchantI
 // never reaches a server log). Send it to the person yourself. Only an owner invites an
 // owner; a person who is already a member is refused (409 `already_member`: change their
 // role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-// `team:write` (owner).
+// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5549,7 +5568,9 @@ func (c *Client) CreateMerchantInvitation(ctx context.Context, merchantId Dashbo
 
 // RevokeMerchantInvitation Revoke an invitation
 //
-// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a
+// used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner),
+// with a recent second factor (`x-second-factor: recent`).
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/invitations/{invitationId} (the `RevokeMerchantInvitation` operationId).
 func (c *Client) RevokeMerchantInvitation(ctx context.Context, merchantId DashboardMerchantId, invitationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5585,7 +5606,7 @@ func (c *Client) ListMerchantMembers(ctx context.Context, merchantId DashboardMe
 //
 // Ends the person's membership (the user stays, and the audit log keeps naming them); their
 // open invitations are revoked. The last owner is never removed (409 `last_owner`).
-// Recorded in the audit log. `team:write` (owner).
+// Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Corresponds with DELETE /v1/merchants/{merchantId}/members/{userId} (the `RemoveMerchantMember` operationId).
 func (c *Client) RemoveMerchantMember(ctx context.Context, merchantId DashboardMerchantId, userId TeamUserId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5605,7 +5626,7 @@ func (c *Client) RemoveMerchantMember(ctx context.Context, merchantId DashboardM
 // Gives a member another role. Only an owner grants `owner`; the last owner is never
 // demoted (409 `last_owner`: make another member owner first — two owners demoting each
 // other at once leave one). The member's open invitations are revoked (an old link must
-// not undo the change). Recorded in the audit log. `team:write` (owner).
+// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5627,7 +5648,7 @@ func (c *Client) UpdateMerchantMemberWithBody(ctx context.Context, merchantId Da
 // Gives a member another role. Only an owner grants `owner`; the last owner is never
 // demoted (409 `last_owner`: make another member owner first — two owners demoting each
 // other at once leave one). The member's open invitations are revoked (an old link must
-// not undo the change). Recorded in the audit log. `team:write` (owner).
+// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10070,7 +10091,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeletePasskeyWithResponse Remove a passkey
 	//
-	// Removes one of the person's passkeys; it signs nobody in any more.
+	// Removes one of the person's passkeys; it signs nobody in any more. Needs a recent second factor (signed in with one, or stepped up, in the last 10 minutes; 403 `step_up_required` otherwise), so a stolen access token alone cannot remove the factor step-up asks for.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10222,7 +10243,7 @@ type ClientWithResponsesInterface interface {
 
 	// ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
 	//
-	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10231,7 +10252,7 @@ type ClientWithResponsesInterface interface {
 
 	// ConfirmTotpWithResponse Turn the TOTP second factor on
 	//
-	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+	// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10243,7 +10264,9 @@ type ClientWithResponsesInterface interface {
 	// Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
 	// the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
 	// (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
-	// second factor is already on.
+	// second factor is already on. A person with a passkey needs a recent second factor in this
+	// session (signed in with it, or stepped up, in the last 10 minutes): 403
+	// `step_up_required` otherwise.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10438,7 +10461,9 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Needs `developers:write`.
+	// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+	// role (a live key can move money — it withdraws through the secret-key API — so a
+	// developer, person or service token, makes test keys only: 403 `forbidden`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10451,7 +10476,9 @@ type ClientWithResponsesInterface interface {
 	// `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 	// key is in this answer only: it is stored as a hash and cannot be shown again (no
 	// Idempotency-Key: a replay would have to keep the key). Answered with
-	// `Cache-Control: no-store`. Needs `developers:write`.
+	// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+	// role (a live key can move money — it withdraws through the secret-key API — so a
+	// developer, person or service token, makes test keys only: 403 `forbidden`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10529,7 +10556,7 @@ type ClientWithResponsesInterface interface {
 	// never reaches a server log). Send it to the person yourself. Only an owner invites an
 	// owner; a person who is already a member is refused (409 `already_member`: change their
 	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-	// `team:write` (owner).
+	// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10543,7 +10570,7 @@ type ClientWithResponsesInterface interface {
 	// never reaches a server log). Send it to the person yourself. Only an owner invites an
 	// owner; a person who is already a member is refused (409 `already_member`: change their
 	// role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-	// `team:write` (owner).
+	// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10552,7 +10579,9 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeMerchantInvitationWithResponse Revoke an invitation
 	//
-	// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+	// The invitation's link stops working at once. Only a pending invitation can be revoked (a
+	// used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner),
+	// with a recent second factor (`x-second-factor: recent`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10572,7 +10601,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Ends the person's membership (the user stays, and the audit log keeps naming them); their
 	// open invitations are revoked. The last owner is never removed (409 `last_owner`).
-	// Recorded in the audit log. `team:write` (owner).
+	// Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10584,7 +10613,7 @@ type ClientWithResponsesInterface interface {
 	// Gives a member another role. Only an owner grants `owner`; the last owner is never
 	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
 	// other at once leave one). The member's open invitations are revoked (an old link must
-	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10596,7 +10625,7 @@ type ClientWithResponsesInterface interface {
 	// Gives a member another role. Only an owner grants `owner`; the last owner is never
 	// demoted (409 `last_owner`: make another member owner first — two owners demoting each
 	// other at once leave one). The member's open invitations are revoked (an old link must
-	// not undo the change). Recorded in the audit log. `team:write` (owner).
+	// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11622,7 +11651,7 @@ type BeginPasskeyRegistrationResult struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *PasskeyStepUp
+	JSON403 *RecentFactorNeeded
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *PasskeysOff
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11640,7 +11669,7 @@ func (r BeginPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r BeginPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+func (r BeginPasskeyRegistrationResult) GetJSON403() *RecentFactorNeeded {
 	return r.JSON403
 }
 
@@ -11693,7 +11722,7 @@ type FinishPasskeyRegistrationResult struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *PasskeyStepUp
+	JSON403 *RecentFactorNeeded
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *PasskeysOff
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -11718,7 +11747,7 @@ func (r FinishPasskeyRegistrationResult) GetJSON401() *DashboardUnauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r FinishPasskeyRegistrationResult) GetJSON403() *PasskeyStepUp {
+func (r FinishPasskeyRegistrationResult) GetJSON403() *RecentFactorNeeded {
 	return r.JSON403
 }
 
@@ -11773,6 +11802,8 @@ type DeletePasskeyResult struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RecentFactorNeeded
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *PasskeyNotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11787,6 +11818,11 @@ func (r DeletePasskeyResult) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeletePasskeyResult) GetJSON401() *DashboardUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePasskeyResult) GetJSON403() *RecentFactorNeeded {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12395,6 +12431,8 @@ type ConfirmTotpResult struct {
 	JSON400 *AuthBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RecentFactorNeeded
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AuthStateConflict
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12414,6 +12452,11 @@ func (r ConfirmTotpResult) GetJSON400() *AuthBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ConfirmTotpResult) GetJSON401() *DashboardUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ConfirmTotpResult) GetJSON403() *RecentFactorNeeded {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12462,6 +12505,8 @@ type EnrollTotpResult struct {
 	JSON200 *TotpEnrollment
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RecentFactorNeeded
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AuthStateConflict
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12476,6 +12521,11 @@ func (r EnrollTotpResult) GetJSON200() *TotpEnrollment {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r EnrollTotpResult) GetJSON401() *DashboardUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EnrollTotpResult) GetJSON403() *RecentFactorNeeded {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -13605,7 +13655,7 @@ type CreateMerchantApiKeyResult struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *DashboardUnauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *DashboardForbidden
+	JSON403 *ApiKeyForbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -13626,7 +13676,7 @@ func (r CreateMerchantApiKeyResult) GetJSON401() *DashboardUnauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateMerchantApiKeyResult) GetJSON403() *DashboardForbidden {
+func (r CreateMerchantApiKeyResult) GetJSON403() *ApiKeyForbidden {
 	return r.JSON403
 }
 
@@ -16642,7 +16692,7 @@ func (c *ClientWithResponses) FinishPasskeyRegistrationWithResponse(ctx context.
 
 // DeletePasskeyWithResponse Remove a passkey
 //
-// Removes one of the person's passkeys; it signs nobody in any more.
+// Removes one of the person's passkeys; it signs nobody in any more. Needs a recent second factor (signed in with one, or stepped up, in the last 10 minutes; 403 `step_up_required` otherwise), so a stolen access token alone cannot remove the factor step-up asks for.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16884,7 +16934,7 @@ func (c *ClientWithResponses) DisableTotpWithResponse(ctx context.Context, body 
 
 // ConfirmTotpWithBodyWithResponse Turn the TOTP second factor on
 //
-// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16899,7 +16949,7 @@ func (c *ClientWithResponses) ConfirmTotpWithBodyWithResponse(ctx context.Contex
 
 // ConfirmTotpWithResponse Turn the TOTP second factor on
 //
-// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+// Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16917,7 +16967,9 @@ func (c *ClientWithResponses) ConfirmTotpWithResponse(ctx context.Context, body 
 // Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
 // the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
 // (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
-// second factor is already on.
+// second factor is already on. A person with a passkey needs a recent second factor in this
+// session (signed in with it, or stepped up, in the last 10 minutes): 403
+// `step_up_required` otherwise.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17226,7 +17278,9 @@ func (c *ClientWithResponses) ListMerchantApiKeysWithResponse(ctx context.Contex
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Needs `developers:write`.
+// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+// role (a live key can move money — it withdraws through the secret-key API — so a
+// developer, person or service token, makes test keys only: 403 `forbidden`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17245,7 +17299,9 @@ func (c *ClientWithResponses) CreateMerchantApiKeyWithBodyWithResponse(ctx conte
 // `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
 // key is in this answer only: it is stored as a hash and cannot be shown again (no
 // Idempotency-Key: a replay would have to keep the key). Answered with
-// `Cache-Control: no-store`. Needs `developers:write`.
+// `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+// role (a live key can move money — it withdraws through the secret-key API — so a
+// developer, person or service token, makes test keys only: 403 `forbidden`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17365,7 +17421,7 @@ func (c *ClientWithResponses) ListMerchantInvitationsWithResponse(ctx context.Co
 // never reaches a server log). Send it to the person yourself. Only an owner invites an
 // owner; a person who is already a member is refused (409 `already_member`: change their
 // role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-// `team:write` (owner).
+// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17385,7 +17441,7 @@ func (c *ClientWithResponses) CreateMerchantInvitationWithBodyWithResponse(ctx c
 // never reaches a server log). Send it to the person yourself. Only an owner invites an
 // owner; a person who is already a member is refused (409 `already_member`: change their
 // role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-// `team:write` (owner).
+// `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17400,7 +17456,9 @@ func (c *ClientWithResponses) CreateMerchantInvitationWithResponse(ctx context.C
 
 // RevokeMerchantInvitationWithResponse Revoke an invitation
 //
-// The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+// The invitation's link stops working at once. Only a pending invitation can be revoked (a
+// used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner),
+// with a recent second factor (`x-second-factor: recent`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17432,7 +17490,7 @@ func (c *ClientWithResponses) ListMerchantMembersWithResponse(ctx context.Contex
 //
 // Ends the person's membership (the user stays, and the audit log keeps naming them); their
 // open invitations are revoked. The last owner is never removed (409 `last_owner`).
-// Recorded in the audit log. `team:write` (owner).
+// Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17450,7 +17508,7 @@ func (c *ClientWithResponses) RemoveMerchantMemberWithResponse(ctx context.Conte
 // Gives a member another role. Only an owner grants `owner`; the last owner is never
 // demoted (409 `last_owner`: make another member owner first — two owners demoting each
 // other at once leave one). The member's open invitations are revoked (an old link must
-// not undo the change). Recorded in the audit log. `team:write` (owner).
+// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17468,7 +17526,7 @@ func (c *ClientWithResponses) UpdateMerchantMemberWithBodyWithResponse(ctx conte
 // Gives a member another role. Only an owner grants `owner`; the last owner is never
 // demoted (409 `last_owner`: make another member owner first — two owners demoting each
 // other at once leave one). The member's open invitations are revoked (an old link must
-// not undo the change). Recorded in the audit log. `team:write` (owner).
+// not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18583,7 +18641,7 @@ func ParseBeginPasskeyRegistrationResult(rsp *http.Response) (*BeginPasskeyRegis
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest PasskeyStepUp
+		var dest RecentFactorNeeded
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18644,7 +18702,7 @@ func ParseFinishPasskeyRegistrationResult(rsp *http.Response) (*FinishPasskeyReg
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest PasskeyStepUp
+		var dest RecentFactorNeeded
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -18706,6 +18764,13 @@ func ParseDeletePasskeyResult(rsp *http.Response) (*DeletePasskeyResult, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RecentFactorNeeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest PasskeyNotFound
@@ -19193,6 +19258,13 @@ func ParseConfirmTotpResult(rsp *http.Response) (*ConfirmTotpResult, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RecentFactorNeeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest AuthStateConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19239,6 +19311,13 @@ func ParseEnrollTotpResult(rsp *http.Response) (*EnrollTotpResult, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RecentFactorNeeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest AuthStateConflict
@@ -20205,7 +20284,7 @@ func ParseCreateMerchantApiKeyResult(rsp *http.Response) (*CreateMerchantApiKeyR
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest DashboardForbidden
+		var dest ApiKeyForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

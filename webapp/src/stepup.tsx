@@ -1,5 +1,5 @@
-// Step-up: an operation marked `x-second-factor: recent` (a new secret key, a withdrawal, the
-// team's security settings) answers 403 step_up_required when the session's second factor is
+// Step-up: an operation marked `x-second-factor: recent` (a new secret key, a withdrawal, a team
+// change, the team's security settings) — or a change of one's own second factors — answers 403 step_up_required when the session's second factor is
 // not recent. guard() then asks for an authentication code (or a passkey) inline, exchanges it
 // (POST /v1/auth/step-up, or the passkey step-up) for a fresh token, and runs the action again —
 // with the same Idempotency-Key, so it still happens once. 403 second_factor_required (the

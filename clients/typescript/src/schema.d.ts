@@ -172,7 +172,9 @@ export interface paths {
          * @description Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app —
          *     the secret, its `otpauth://` URI and a QR code (PNG data URI) — waiting for a first code
          *     (`POST /v1/auth/totp/confirm`). Answered with `Cache-Control: no-store`. 409 when a
-         *     second factor is already on.
+         *     second factor is already on. A person with a passkey needs a recent second factor in this
+         *     session (signed in with it, or stepped up, in the last 10 minutes): 403
+         *     `step_up_required` otherwise.
          */
         post: operations["enrollTotp"];
         delete?: never;
@@ -192,7 +194,7 @@ export interface paths {
         put?: never;
         /**
          * Turn the TOTP second factor on
-         * @description Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store.
+         * @description Checks a first code of the enrolled secret, turns the second factor on and answers 10 recovery codes, shown once (only their hashes are kept; each works once). Answered with `Cache-Control` no-store. A person with a passkey needs a recent second factor, as for enrolling (403 `step_up_required`).
          */
         post: operations["confirmTotp"];
         delete?: never;
@@ -386,7 +388,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a passkey
-         * @description Removes one of the person's passkeys; it signs nobody in any more.
+         * @description Removes one of the person's passkeys; it signs nobody in any more. Needs a recent second factor (signed in with one, or stepped up, in the last 10 minutes; 403 `step_up_required` otherwise), so a stolen access token alone cannot remove the factor step-up asks for.
          */
         delete: operations["deletePasskey"];
         options?: never;
@@ -1211,7 +1213,7 @@ export interface paths {
          * Remove a member
          * @description Ends the person's membership (the user stays, and the audit log keeps naming them); their
          *     open invitations are revoked. The last owner is never removed (409 `last_owner`).
-         *     Recorded in the audit log. `team:write` (owner).
+         *     Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
          */
         delete: operations["removeMerchantMember"];
         options?: never;
@@ -1221,7 +1223,7 @@ export interface paths {
          * @description Gives a member another role. Only an owner grants `owner`; the last owner is never
          *     demoted (409 `last_owner`: make another member owner first — two owners demoting each
          *     other at once leave one). The member's open invitations are revoked (an old link must
-         *     not undo the change). Recorded in the audit log. `team:write` (owner).
+         *     not undo the change). Recorded in the audit log. `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
          */
         patch: operations["updateMerchantMember"];
         trace?: never;
@@ -1246,7 +1248,7 @@ export interface paths {
          *     never reaches a server log). Send it to the person yourself. Only an owner invites an
          *     owner; a person who is already a member is refused (409 `already_member`: change their
          *     role instead). Answered with `Cache-Control: no-store`. Recorded in the audit log.
-         *     `team:write` (owner).
+         *     `team:write` (owner), with a recent second factor (`x-second-factor: recent`).
          */
         post: operations["createMerchantInvitation"];
         delete?: never;
@@ -1267,7 +1269,9 @@ export interface paths {
         post?: never;
         /**
          * Revoke an invitation
-         * @description The invitation's link stops working at once. Only a pending invitation can be revoked (a used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner).
+         * @description The invitation's link stops working at once. Only a pending invitation can be revoked (a
+         *     used, revoked or expired one is 404). Recorded in the audit log. `team:write` (owner),
+         *     with a recent second factor (`x-second-factor: recent`).
          */
         delete: operations["revokeMerchantInvitation"];
         options?: never;
@@ -1318,7 +1322,9 @@ export interface paths {
          *     `test`: an `sk_test_` key; `live` makes an `sk_live_` key and needs a live-mode token). The
          *     key is in this answer only: it is stored as a hash and cannot be shown again (no
          *     Idempotency-Key: a replay would have to keep the key). Answered with
-         *     `Cache-Control: no-store`. Needs `developers:write`.
+         *     `Cache-Control: no-store`. Needs `developers:write`; a `live` key also needs the `admin`
+         *     role (a live key can move money — it withdraws through the secret-key API — so a
+         *     developer, person or service token, makes test keys only: 403 `forbidden`).
          */
         post: operations["createMerchantApiKey"];
         delete?: never;
@@ -4680,8 +4686,8 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The person has a second factor and has not given it in the last 10 minutes (`step_up_required`; `POST /v1/auth/step-up` first). */
-        PasskeyStepUp: {
+        /** @description Changing the person's second factors (registering or removing a passkey, setting up TOTP) needs a recent one — the person has a second factor and has not given it in the last 10 minutes (`step_up_required`; `POST /v1/auth/step-up` first), so a stolen access token alone can neither remove nor replace it. */
+        RecentFactorNeeded: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4875,6 +4881,24 @@ export interface components {
                  *         "type": "permission_error",
                  *         "code": "forbidden",
                  *         "message": "This token does not act for this merchant."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The token does not act for this merchant or its role lacks the operation's `x-permission` (`forbidden`), a `live` key is asked for by a role below `admin` or with a test-mode token (`forbidden`, since a live key can move money), the operation needs a recent second factor (`step_up_required`), or the merchant requires a second factor the person has not set up (`second_factor_required`). */
+        ApiKeyForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "forbidden",
+                 *         "message": "a live secret key can move money (withdrawals through the secret-key API), so making one needs the admin role; developers make test keys"
                  *       }
                  *     }
                  */
@@ -5491,6 +5515,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["RecentFactorNeeded"];
             409: components["responses"]["AuthStateConflict"];
             500: components["responses"]["InternalError"];
         };
@@ -5519,6 +5544,7 @@ export interface operations {
             };
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["RecentFactorNeeded"];
             409: components["responses"]["AuthStateConflict"];
             500: components["responses"]["InternalError"];
         };
@@ -5693,7 +5719,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["PasskeyStepUp"];
+            403: components["responses"]["RecentFactorNeeded"];
             404: components["responses"]["PasskeysOff"];
             500: components["responses"]["InternalError"];
         };
@@ -5722,7 +5748,7 @@ export interface operations {
             };
             400: components["responses"]["PasskeyBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["PasskeyStepUp"];
+            403: components["responses"]["RecentFactorNeeded"];
             404: components["responses"]["PasskeysOff"];
             409: components["responses"]["PasskeyExists"];
             500: components["responses"]["InternalError"];
@@ -5749,6 +5775,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["RecentFactorNeeded"];
             404: components["responses"]["PasskeyNotFound"];
             500: components["responses"]["InternalError"];
         };
@@ -7323,7 +7350,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
-            403: components["responses"]["DashboardForbidden"];
+            403: components["responses"]["ApiKeyForbidden"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -19,6 +19,9 @@ export function ApiKeys() {
   const [error, setError] = useState<string | null>(null);
   const modeId = useId();
   const writable = can("developers:write");
+  // A live key withdraws through the secret-key API, so only a role that may move money (admin
+  // and up: withdrawals:write) makes one; a developer makes test keys (the server refuses too).
+  const liveKeys = can("withdrawals:write");
   const { guard, prompt } = useStepUp();
 
   return (
@@ -51,7 +54,7 @@ export function ApiKeys() {
             <label htmlFor={modeId}>Key mode</label>
             <select id={modeId} value={newMode} onChange={(e) => setNewMode(e.target.value as Schemas["Mode"])}>
               <option value="test">test</option>
-              {mode === "live" ? <option value="live">live</option> : null}
+              {mode === "live" && liveKeys ? <option value="live">live</option> : null}
             </select>
           </div>
           <button type="submit" className="button" disabled={busy}>

@@ -101,7 +101,7 @@ function TwoFactor({ me }: { me: Schemas["Me"] }) {
           onSubmit={(e) => {
             e.preventDefault();
             act(
-              unwrap(api.POST("/v1/auth/totp/confirm", { body: { code: code.trim() } })).then(async (r) => {
+              guard(() => unwrap(api.POST("/v1/auth/totp/confirm", { body: { code: code.trim() } }))).then(async (r) => {
                 setEnrollment(null);
                 setCode("");
                 setCodes(r.recoveryCodes);

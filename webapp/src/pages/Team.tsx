@@ -2,15 +2,19 @@ import { useId, useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { formatDate } from "../format";
 import { useMerchant } from "../session";
+import { useStepUp } from "../stepup";
 import { ACTIONS, ConfirmButton, CopyButton, DataTable, ErrorMessage, errorText, Loaded, PageHeader, useLoad } from "../ui";
 
 type Role = Schemas["TeamRole"];
 const ROLES: Role[] = ["viewer", "developer", "admin", "owner"];
 
 // Settings → Team: members and their roles, and invitations. Actions show only when the
-// person's permissions (GET /v1/auth/me) allow them; the server checks anyway.
+// person's permissions (GET /v1/auth/me) allow them; the server checks anyway. Every team change
+// (invite, change a role, remove, revoke) is `x-second-factor: recent`: it goes through guard(),
+// which asks for a step-up on 403 step_up_required and runs it again.
 export function Team() {
   const { merchantId, can } = useMerchant();
+  const { guard, prompt } = useStepUp();
   const writable = can("team:write");
   const [members, reloadMembers] = useLoad(
     (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/members", { params: { path: { merchantId } }, signal })),
@@ -30,13 +34,14 @@ export function Team() {
   return (
     <>
       <PageHeader title="Team" />
+      {prompt}
       <section className="card" aria-labelledby={`${id}-m`}>
         <h2 id={`${id}-m`}>Members</h2>
         <Loaded state={members}>
           {(l) => (
             <DataTable columns={["Email", "Role", "Second factor", "Joined", writable && ACTIONS]}>
               {l.data.map((m) => (
-                <MemberRow key={m.userId} m={m} writable={writable} merchantId={merchantId} reload={reloadMembers} />
+                <MemberRow key={m.userId} m={m} writable={writable} merchantId={merchantId} reload={reloadMembers} guard={guard} />
               ))}
             </DataTable>
           )}
@@ -68,7 +73,9 @@ export function Team() {
               e.preventDefault();
               setBusy(true);
               setError(null);
-              unwrap(api.POST("/v1/merchants/{merchantId}/invitations", { params: { path: { merchantId } }, body: { email: email.trim(), role } }))
+              guard(() =>
+                unwrap(api.POST("/v1/merchants/{merchantId}/invitations", { params: { path: { merchantId } }, body: { email: email.trim(), role } })),
+              )
                 .then((c) => {
                   setCreated(c);
                   setEmail("");
@@ -118,10 +125,12 @@ export function Team() {
                           confirmAriaLabel={`Revoke the invitation for ${inv.email}`}
                           question={`Revoke the invitation for ${inv.email}? Its link stops working.`}
                           onConfirm={async () => {
-                            await unwrap(
-                              api.DELETE("/v1/merchants/{merchantId}/invitations/{invitationId}", {
-                                params: { path: { merchantId, invitationId: inv.id } },
-                              }),
+                            await guard(() =>
+                              unwrap(
+                                api.DELETE("/v1/merchants/{merchantId}/invitations/{invitationId}", {
+                                  params: { path: { merchantId, invitationId: inv.id } },
+                                }),
+                              ),
                             );
                             reloadInvites();
                           }}
@@ -139,7 +148,21 @@ export function Team() {
   );
 }
 
-function MemberRow({ m, writable, merchantId, reload }: { m: Schemas["TeamMember"]; writable: boolean; merchantId: string; reload: () => void }) {
+type Guard = ReturnType<typeof useStepUp>["guard"];
+
+function MemberRow({
+  m,
+  writable,
+  merchantId,
+  reload,
+  guard,
+}: {
+  m: Schemas["TeamMember"];
+  writable: boolean;
+  merchantId: string;
+  reload: () => void;
+  guard: Guard;
+}) {
   const [role, setRole] = useState<Role>(m.role);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -181,8 +204,10 @@ function MemberRow({ m, writable, merchantId, reload }: { m: Schemas["TeamMember
               onClick={() => {
                 setBusy(true);
                 setError(null);
-                unwrap(
-                  api.PATCH("/v1/merchants/{merchantId}/members/{userId}", { params: { path: { merchantId, userId: m.userId } }, body: { role } }),
+                guard(() =>
+                  unwrap(
+                    api.PATCH("/v1/merchants/{merchantId}/members/{userId}", { params: { path: { merchantId, userId: m.userId } }, body: { role } }),
+                  ),
                 )
                   .then(reload)
                   .catch((err: unknown) => setError(errorText(err)))
@@ -197,7 +222,7 @@ function MemberRow({ m, writable, merchantId, reload }: { m: Schemas["TeamMember
               confirmAriaLabel={`Remove ${m.email} from the team`}
               question={`Remove ${m.email} from the team?`}
               onConfirm={async () => {
-                await unwrap(api.DELETE("/v1/merchants/{merchantId}/members/{userId}", { params: { path: { merchantId, userId: m.userId } } }));
+                await guard(() => unwrap(api.DELETE("/v1/merchants/{merchantId}/members/{userId}", { params: { path: { merchantId, userId: m.userId } } })));
                 reload();
               }}
             />
