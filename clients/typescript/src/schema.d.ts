@@ -5546,6 +5546,7 @@ export interface operations {
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["AuthStateConflict"];
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -5574,6 +5575,7 @@ export interface operations {
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["AuthStateConflict"];
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["InternalError"];
         };
     };
