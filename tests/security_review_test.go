@@ -246,3 +246,32 @@ func userID(e *env, email string) uuid.UUID {
 	require.NoError(e.t, err)
 	return u.ID
 }
+
+// Two people accepting one invitation at once: the conditional update lets only one spend it.
+func TestInvitationAcceptedOnceUnderConcurrency(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{name: "A"}).Merchant.ID
+		base := "/v1/merchants/" + m.String()
+		_, token := invite(e, base, bearerHeader(e.teamToken(m)), "twice@example.com", "viewer")
+		errs := make(chan error, 2)
+		for i := 0; i < 2; i++ {
+			go func() {
+				_, err := e.app.People.AcceptInvitation(context.Background(), token, testPassword, people.Client{IP: "192.0.2.9"})
+				errs <- err
+			}()
+		}
+		var won, refused int
+		for i := 0; i < 2; i++ {
+			switch err := <-errs; {
+			case err == nil:
+				won++
+			case errors.Is(err, people.ErrInvalidInvitation), errors.Is(err, people.ErrInvalidCredentials):
+				refused++ // lost the race; or, the user made by the winner, the loser's password check
+			default:
+				t.Fatalf("unexpected: %v", err)
+			}
+		}
+		require.Equal(t, 1, won)
+		require.Equal(t, 1, refused)
+	})
+}
