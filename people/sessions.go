@@ -44,8 +44,8 @@ var (
 	ErrInvalidSession = errors.New("no live session: sign in again")
 	// ErrWrongPassword: a password change whose current password is wrong.
 	ErrWrongPassword = errors.New("the current password is wrong")
-	// ErrInvalidInvitation: unknown, used or expired invitation token.
-	ErrInvalidInvitation = errors.New("the invitation is unknown, already used or expired")
+	// ErrInvalidInvitation: unknown, used, revoked or expired invitation token.
+	ErrInvalidInvitation = errors.New("the invitation is unknown, already used, revoked or expired")
 	// ErrPasswordRequired: accepting an invitation as a new user needs a password.
 	ErrPasswordRequired = errors.New("a new user sets a password")
 	errNoSealer         = errors.New("people: no secrets key to seal second factors with")
@@ -109,9 +109,9 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 		}
 		return AuthResult{}, ErrInvalidCredentials
 	}
-	if err := s.Store.Read(ctx).ClearAccountFailures(account); err != nil {
-		return AuthResult{}, err
-	}
+	// The account's failures are cleared when a session is made (newSession), not here: a
+	// right password before a second factor is not a sign-in, and must not reset the count of
+	// the second factor's guesses.
 	return s.signIn(ctx, u, c, methodPassword)
 }
 
@@ -181,14 +181,12 @@ func (s *Service) LoginSecondFactor(ctx context.Context, challengeToken, code st
 	if err != nil {
 		return AuthResult{}, err
 	}
-	if err := s.Store.Read(ctx).ClearAccountFailures(u.Email); err != nil {
-		return AuthResult{}, err
-	}
 	return s.newSession(ctx, u, &now, c, first, second)
 }
 
 // newSession starts a session and mints its tokens; the sign-in is recorded with its method:
-// the first factor, and the second ("" none) after a "+".
+// the first factor, and the second ("" none) after a "+". A sign-in is complete here, so the
+// account's failures stop counting for the account (they still count for their addresses).
 func (s *Service) newSession(ctx context.Context, u store.User, secondFactorAt *time.Time, c Client, first, second string) (AuthResult, error) {
 	now := s.Now()
 	sess := store.Session{ID: uuid.Must(uuid.NewV7()), UserID: u.ID, Mode: domain.ModeTest, CreatedAt: now, LastUsedAt: now,
@@ -204,6 +202,9 @@ func (s *Service) newSession(ctx context.Context, u store.User, secondFactorAt *
 	}
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertSession(sess); err != nil {
+			return err
+		}
+		if err := tx.ClearAccountFailures(u.Email); err != nil {
 			return err
 		}
 		return auditPerson(ctx, tx, u, audit.SignedIn, map[string]any{"method": method, "second_factor": second != "",
@@ -281,8 +282,10 @@ func (s *Service) Refresh(ctx context.Context, refreshToken string, mode domain.
 	return s.tokens(ctx, u, sess, next)
 }
 
-// Logout ends the session of a refresh token (current or just rotated away); anything else is
-// ignored (signing out is always possible and reveals nothing).
+// Logout ends the session of a refresh token with Refresh's rule: the current one, or the one
+// rotated away within RefreshGrace. Anything else — a spent token among them — is ignored (the
+// caller clears the cookie: signing out is always possible and reveals nothing); a spent token
+// is not treated as reuse here, so an old cookie neither ends nor harms the live session.
 func (s *Service) Logout(ctx context.Context, refreshToken string) error {
 	sid, ok := refreshSession(refreshToken)
 	if !ok {
@@ -297,13 +300,17 @@ func (s *Service) Logout(ctx context.Context, refreshToken string) error {
 		if err != nil {
 			return err
 		}
-		if hash != sess.RefreshTokenHash && (sess.PreviousTokenHash == nil || hash != *sess.PreviousTokenHash) {
+		now := s.Now()
+		current := subtle.ConstantTimeCompare([]byte(hash), []byte(sess.RefreshTokenHash)) == 1
+		previous := sess.PreviousTokenHash != nil && subtle.ConstantTimeCompare([]byte(hash), []byte(*sess.PreviousTokenHash)) == 1 &&
+			sess.RotatedAt != nil && now.Sub(*sess.RotatedAt) <= RefreshGrace
+		if !current && !previous {
 			return nil
 		}
 		if sess.RevokedAt != nil {
 			return nil // ended already: nothing happens, nothing to record
 		}
-		if err := tx.RevokeSession(sess.UserID, sess.ID, s.Now()); err != nil {
+		if err := tx.RevokeSession(sess.UserID, sess.ID, now); err != nil {
 			return err
 		}
 		return auditUser(ctx, tx, sess.UserID, audit.SignedOut, map[string]any{"session_id": sess.ID.String()})
@@ -396,8 +403,13 @@ func (s *Service) ChangePassword(ctx context.Context, userID, sessionID uuid.UUI
 }
 
 // StepUp takes a second factor in a live session: the session records it and a new access
-// token says it (sfa = now), in the mode of the token presented.
-func (s *Service) StepUp(ctx context.Context, p dashauth.Person, code string) (AuthResult, error) {
+// token says it (sfa = now), in the mode of the token presented. The code is guessed under the
+// sign-in's throttle: a throttled account or address is refused first (*ThrottledError), and a
+// wrong code counts as a failure of the account from c's address.
+func (s *Service) StepUp(ctx context.Context, p dashauth.Person, code string, c Client) (AuthResult, error) {
+	if err := s.guardSecondFactor(ctx, p.UserID, c); err != nil {
+		return AuthResult{}, err
+	}
 	now := s.Now()
 	var sess store.Session
 	var u store.User
@@ -418,7 +430,7 @@ func (s *Service) StepUp(ctx context.Context, p dashauth.Person, code string) (A
 		return auditPerson(ctx, tx, u, audit.SteppedUp, map[string]any{"method": codeFactor(code), "session_id": sess.ID.String()})
 	})
 	if err != nil {
-		return AuthResult{}, err
+		return AuthResult{}, s.secondFactorFailed(ctx, p.UserID, c, err)
 	}
 	sess.Mode = p.Mode
 	r, err := s.tokens(ctx, u, sess, "")
@@ -438,8 +450,8 @@ func (s *Service) AcceptInvitation(ctx context.Context, token, password string, 
 		return AuthResult{}, err
 	}
 	now := s.Now()
-	if inv.UsedAt != nil || !now.Before(inv.ExpiresAt) {
-		return AuthResult{}, ErrInvalidInvitation
+	if inv.UsedAt != nil || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
+		return AuthResult{}, ErrInvalidInvitation // one answer for unknown, used, revoked and expired
 	}
 	if err := s.checkThrottle(ctx, inv.Email, c.IP); err != nil {
 		return AuthResult{}, err

@@ -2,11 +2,13 @@ package people
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/alexedwards/argon2id"
+	"github.com/google/uuid"
 )
 
 // The sign-in throttle. Failures (a wrong password, an unknown email, a disabled user, a wrong
@@ -64,6 +66,29 @@ func (s *Service) checkThrottle(ctx context.Context, account, addr string) error
 func (s *Service) recordFailure(ctx context.Context, account, addr string) error {
 	now := s.Now()
 	return s.Store.Read(ctx).InsertLoginFailure(account, addr, now, now.Add(-ThrottleWindow))
+}
+
+// guardSecondFactor refuses a second factor given in a session (step-up, turning TOTP off) when
+// the user's account or c's address is throttled: the same limits as a sign-in's second factor.
+func (s *Service) guardSecondFactor(ctx context.Context, userID uuid.UUID, c Client) error {
+	u, err := s.Store.Read(ctx).GetUser(userID)
+	if err != nil {
+		return s.noUser(err)
+	}
+	return s.checkThrottle(ctx, u.Email, c.IP)
+}
+
+// secondFactorFailed counts err toward the throttle when it is a wrong code (the user's
+// account, c's address) and returns err (joined with a failure to record it).
+func (s *Service) secondFactorFailed(ctx context.Context, userID uuid.UUID, c Client, err error) error {
+	if !errors.Is(err, ErrInvalidCode) {
+		return err
+	}
+	u, uerr := s.Store.Read(ctx).GetUser(userID)
+	if uerr != nil {
+		return errors.Join(err, uerr)
+	}
+	return errors.Join(err, s.recordFailure(ctx, u.Email, c.IP))
 }
 
 // Password hashing costs: tests may lower them (SetHashParamsForTests); the dummy hash an

@@ -147,9 +147,13 @@ func (s *Service) ConfirmTOTP(ctx context.Context, p dashauth.Person, code strin
 	return codes, nil
 }
 
-// DisableTOTP turns the second factor off, with a current code (or a recovery code).
-func (s *Service) DisableTOTP(ctx context.Context, userID uuid.UUID, code string) error {
-	return s.Store.InTx(ctx, func(tx *store.Tx) error {
+// DisableTOTP turns the second factor off, with a current code (or a recovery code), under the
+// sign-in's throttle like StepUp: refused first when throttled, a wrong code counted.
+func (s *Service) DisableTOTP(ctx context.Context, userID uuid.UUID, code string, c Client) error {
+	if err := s.guardSecondFactor(ctx, userID, c); err != nil {
+		return err
+	}
+	err := s.Store.InTx(ctx, func(tx *store.Tx) error {
 		if err := s.useSecondFactor(ctx, tx, userID, code); err != nil {
 			return err
 		}
@@ -158,6 +162,7 @@ func (s *Service) DisableTOTP(ctx context.Context, userID uuid.UUID, code string
 		}
 		return auditUser(ctx, tx, userID, audit.TOTPDisabled, map[string]any{"method": codeFactor(code)})
 	})
+	return s.secondFactorFailed(ctx, userID, c, err)
 }
 
 // HasTOTP reports whether the user has a second factor.

@@ -281,7 +281,7 @@ func (h *handlers) DisableTotp(ctx context.Context, req gen.DisableTotpRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if err := h.people.DisableTOTP(ctx, p.UserID, req.Body.Code); err != nil {
+	if err := h.people.DisableTOTP(ctx, p.UserID, req.Body.Code, authReq(ctx).client); err != nil {
 		return nil, err
 	}
 	return gen.DisableTotp204Response{}, nil
@@ -292,7 +292,7 @@ func (h *handlers) StepUp(ctx context.Context, req gen.StepUpRequestObject) (gen
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.people.StepUp(ctx, p, req.Body.Code)
+	r, err := h.people.StepUp(ctx, p, req.Body.Code, authReq(ctx).client)
 	if err != nil {
 		return nil, err
 	}

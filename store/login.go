@@ -16,6 +16,7 @@ type loginFailureRow struct {
 	Account    string
 	ClientAddr string
 	At         time.Time
+	Cleared    bool // a full sign-in of the account since: no longer counts for the account (still for the address)
 }
 
 func (loginFailureRow) TableName() string { return "login_failures" }
@@ -29,11 +30,11 @@ func (t *Tx) InsertLoginFailure(account, addr string, at, forgetBefore time.Time
 	return translate(t.db.Create(&loginFailureRow{ID: uuid.Must(uuid.NewV7()), Account: NormalizeEmail(account), ClientAddr: addr, At: at.UTC()}).Error)
 }
 
-// loginFailuresSince lists the times of the failures of an account (column "account") or of a
-// client address (column "client_addr") since a time, newest first, at most limit of them.
-func (t *Tx) loginFailuresSince(column, value string, since time.Time, limit int) ([]time.Time, error) {
+// loginFailuresSince lists the times of the failures matching where (with args) since a time,
+// newest first, at most limit of them.
+func (t *Tx) loginFailuresSince(since time.Time, limit int, where string, args ...any) ([]time.Time, error) {
 	var rows []loginFailureRow
-	if err := t.db.Where(column+" = ? AND at >= ?", value, since.UTC()).Order("at DESC").Limit(limit).Find(&rows).Error; err != nil {
+	if err := t.db.Where(where, args...).Where("at >= ?", since.UTC()).Order("at DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, translate(err)
 	}
 	out := make([]time.Time, len(rows))
@@ -43,19 +44,23 @@ func (t *Tx) loginFailuresSince(column, value string, since time.Time, limit int
 	return out, nil
 }
 
-// AccountFailuresSince lists an account's failures since a time, newest first (at most limit).
+// AccountFailuresSince lists an account's failures since a time not cleared by a sign-in since,
+// newest first (at most limit).
 func (t *Tx) AccountFailuresSince(account string, since time.Time, limit int) ([]time.Time, error) {
-	return t.loginFailuresSince("account", NormalizeEmail(account), since, limit)
+	return t.loginFailuresSince(since, limit, "account = ? AND cleared = ?", NormalizeEmail(account), false)
 }
 
 // AddressFailuresSince lists a client address's failures since a time, newest first (at most limit).
 func (t *Tx) AddressFailuresSince(addr string, since time.Time, limit int) ([]time.Time, error) {
-	return t.loginFailuresSince("client_addr", addr, since, limit)
+	return t.loginFailuresSince(since, limit, "client_addr = ?", addr)
 }
 
-// ClearAccountFailures forgets an account's failures (after a successful sign-in).
+// ClearAccountFailures stops an account's failures counting for the account (after a full
+// sign-in). They are kept, and still count for their client addresses: a sign-in never frees
+// an address to guess more.
 func (t *Tx) ClearAccountFailures(account string) error {
-	return translate(t.db.Where("account = ?", NormalizeEmail(account)).Delete(&loginFailureRow{}).Error)
+	return translate(t.db.Model(&loginFailureRow{}).Where("account = ? AND cleared = ?", NormalizeEmail(account), false).
+		Update("cleared", true).Error)
 }
 
 // LoginChallenge is a pending second-factor step of a sign-in.
@@ -105,12 +110,14 @@ func (t *Tx) InvitationByHash(hash string) (Invitation, error) {
 		return Invitation{}, translate(err)
 	}
 	return Invitation{ID: r.ID, MerchantID: r.MerchantID, Email: r.Email, Role: domain.Role(r.Role), TokenHash: r.TokenHash,
-		ExpiresAt: r.ExpiresAt.UTC(), UsedAt: utcPtr(r.UsedAt), CreatedAt: r.CreatedAt.UTC()}, nil
+		ExpiresAt: r.ExpiresAt.UTC(), UsedAt: utcPtr(r.UsedAt), RevokedAt: utcPtr(r.RevokedAt), CreatedAt: r.CreatedAt.UTC()}, nil
 }
 
-// UseInvitation spends an invitation: false when it was already used.
+// UseInvitation spends an invitation: false when it is used, revoked or expired (checked in the
+// update itself, so of two concurrent accepts only one spends it).
 func (t *Tx) UseInvitation(id uuid.UUID, now time.Time) (bool, error) {
-	res := t.db.Model(&invitationRow{}).Where("id = ? AND used_at IS NULL", id).Update("used_at", now.UTC())
+	res := t.db.Model(&invitationRow{}).Where("id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?", id, now.UTC()).
+		Update("used_at", now.UTC())
 	return res.RowsAffected == 1, translate(res.Error)
 }
 

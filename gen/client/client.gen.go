@@ -12153,6 +12153,11 @@ func (r RevokeSessionResult) ContentType() string {
 	return ""
 }
 
+// StepUpResult429Headers the declared response headers of an HTTP 429 response for StepUp
+type StepUpResult429Headers struct {
+	RetryAfter *int
+}
+
 type StepUpResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12164,8 +12169,12 @@ type StepUpResult struct {
 	JSON401 *DashboardUnauthorized
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AuthStateConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StepUpResult429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12186,6 +12195,11 @@ func (r StepUpResult) GetJSON401() *DashboardUnauthorized {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r StepUpResult) GetJSON409() *AuthStateConflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StepUpResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12360,6 +12374,11 @@ func (r FinishPasskeyStepUpResult) ContentType() string {
 	return ""
 }
 
+// DisableTotpResult429Headers the declared response headers of an HTTP 429 response for DisableTotp
+type DisableTotpResult429Headers struct {
+	RetryAfter *int
+}
+
 type DisableTotpResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12369,8 +12388,12 @@ type DisableTotpResult struct {
 	JSON401 *DashboardUnauthorized
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *AuthStateConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyAttempts
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DisableTotpResult429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -12386,6 +12409,11 @@ func (r DisableTotpResult) GetJSON401() *DashboardUnauthorized {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r DisableTotpResult) GetJSON409() *AuthStateConflict {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DisableTotpResult) GetJSON429() *TooManyAttempts {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19053,6 +19081,13 @@ func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19060,6 +19095,19 @@ func ParseStepUpResult(rsp *http.Response) (*StepUpResult, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers StepUpResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -19211,6 +19259,13 @@ func ParseDisableTotpResult(rsp *http.Response) (*DisableTotpResult, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19218,6 +19273,19 @@ func ParseDisableTotpResult(rsp *http.Response) (*DisableTotpResult, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DisableTotpResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

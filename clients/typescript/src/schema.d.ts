@@ -5572,6 +5572,7 @@ export interface operations {
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["AuthStateConflict"];
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -5600,6 +5601,7 @@ export interface operations {
             400: components["responses"]["AuthBadRequest"];
             401: components["responses"]["DashboardUnauthorized"];
             409: components["responses"]["AuthStateConflict"];
+            429: components["responses"]["TooManyAttempts"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -2,8 +2,9 @@
 -- Sign-in and sessions (issue 22): a user's second factor (TOTP, its secret sealed with
 -- PAYMENTS_SECRETS_KEY; the last time step used, so a code is accepted once), single-use
 -- recovery codes (hashes only), sign-in failures (the throttle, in the database so every
--- `serve` process shares it), second-factor challenges (hash of a single-use token), sessions
--- (hash of the current refresh token and of the one before it, for two tabs refreshing at once),
+-- `serve` process shares it; a completed sign-in clears an account's for the account, never
+-- for the address), second-factor challenges (hash of a single-use token), sessions (hash of
+-- the current refresh token and of the one before it, for two tabs refreshing at once),
 -- and the merchant setting that requires a second factor of its team.
 ALTER TABLE users ADD COLUMN totp_secret_sealed TEXT;          -- confirmed: the second factor
 ALTER TABLE users ADD COLUMN totp_pending_sealed TEXT;         -- enrolled, not yet confirmed
@@ -24,6 +25,7 @@ CREATE TABLE login_failures (
     id          UUID PRIMARY KEY,
     account     TEXT NOT NULL,        -- the lowercased email tried (known or not)
     client_addr TEXT NOT NULL,
+    cleared     BOOLEAN NOT NULL DEFAULT false, -- a full sign-in since: counts for the address only
     at          TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX login_failures_account_idx ON login_failures (account, at);
