@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,26 +21,12 @@ import (
 	"github.com/paymentsd/paymentsd/devnet"
 )
 
-// devnetAddr is a loopback address whose port and the port after it are both free: `serve`
-// puts the devnet's second chain on the port after PAYMENTS_DEVNET's. A small race remains
-// until the devnet binds them, as with freePort.
+// devnetAddr is a loopback address whose port and the port after it are both free and handed
+// out to nothing else in this test process (freePort reserves both): `serve` puts the devnet's
+// second chain on the port after PAYMENTS_DEVNET's.
 func devnetAddr(t *testing.T) string {
 	t.Helper()
-	for range 50 {
-		first, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("pick a free port: %v", err)
-		}
-		port := first.Addr().(*net.TCPAddr).Port
-		second, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
-		first.Close()
-		if err == nil {
-			second.Close()
-			return "127.0.0.1:" + strconv.Itoa(port)
-		}
-	}
-	t.Fatal("no two consecutive free loopback ports")
-	return ""
+	return "127.0.0.1:" + strconv.Itoa(freePort(t))
 }
 
 // The embedded default runs two devnet chains, as a merchant meets several chains in

@@ -115,17 +115,42 @@ func runCLI(t *testing.T, bin, dbURL string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// freePort asks the kernel for a free loopback port. A small race remains until the server
-// binds it; server.start retries with another port when that happens.
+// freePort asks the kernel for a free loopback port whose next port is free too, and never hands
+// out a port (or the port after it) twice in this test process. The port after matters: a devnet
+// on PAYMENTS_DEVNET=HOST:PORT serves its second chain on PORT+1, and the kernel gives ports out
+// in sequence, so a proxy or a second devnet picked next would otherwise take it (CI saw
+// "bind: address already in use" for the L2 chain). A small race with other processes remains
+// until the server binds; server.start retries with another port when that happens.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("pick a free port: %v", err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		next, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
+		ln.Close()
+		if err != nil {
+			continue
+		}
+		next.Close()
+		if portsGiven[port] || portsGiven[port+1] {
+			continue
+		}
+		portsGiven[port], portsGiven[port+1] = true, true
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("pick a free port: no free pair of loopback ports after 200 tries")
+	return 0
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // server is one `paymentsd serve` child process at a time on a fixed database. Its stdout and
 // stderr go to one log file that survives restarts.
