@@ -388,6 +388,81 @@ func (e QuoteStatus) Valid() bool {
 	}
 }
 
+// Defines values for RefundClaimTypedDataDomainName.
+const (
+	PaymentsdRefund RefundClaimTypedDataDomainName = "paymentsd refund"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataDomainName enum.
+func (e RefundClaimTypedDataDomainName) Valid() bool {
+	switch e {
+	case PaymentsdRefund:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundClaimTypedDataDomainVersion.
+const (
+	N1 RefundClaimTypedDataDomainVersion = "1"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataDomainVersion enum.
+func (e RefundClaimTypedDataDomainVersion) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundClaimTypedDataPrimaryType.
+const (
+	RefundClaimTypedDataPrimaryTypeRefundClaim RefundClaimTypedDataPrimaryType = "RefundClaim"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataPrimaryType enum.
+func (e RefundClaimTypedDataPrimaryType) Valid() bool {
+	switch e {
+	case RefundClaimTypedDataPrimaryTypeRefundClaim:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundStatus.
+const (
+	RefundStatusAwaitingAddress RefundStatus = "awaiting_address"
+	RefundStatusCancelled       RefundStatus = "cancelled"
+	RefundStatusCompleted       RefundStatus = "completed"
+	RefundStatusFailed          RefundStatus = "failed"
+	RefundStatusPending         RefundStatus = "pending"
+	RefundStatusProcessing      RefundStatus = "processing"
+)
+
+// Valid indicates whether the value is a known member of the RefundStatus enum.
+func (e RefundStatus) Valid() bool {
+	switch e {
+	case RefundStatusAwaitingAddress:
+		return true
+	case RefundStatusCancelled:
+		return true
+	case RefundStatusCompleted:
+		return true
+	case RefundStatusFailed:
+		return true
+	case RefundStatusPending:
+		return true
+	case RefundStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SetAcceptedAssetsRequestDefault.
 const (
 	True SetAcceptedAssetsRequestDefault = true
@@ -519,6 +594,10 @@ const (
 	PaymentOverpaid      WebhookEventType = "payment.overpaid"
 	PaymentProcessing    WebhookEventType = "payment.processing"
 	PaymentUnderpaid     WebhookEventType = "payment.underpaid"
+	RefundCancelled      WebhookEventType = "refund.cancelled"
+	RefundCompleted      WebhookEventType = "refund.completed"
+	RefundCreated        WebhookEventType = "refund.created"
+	RefundFailed         WebhookEventType = "refund.failed"
 	WithdrawalCancelled  WebhookEventType = "withdrawal.cancelled"
 	WithdrawalCompleted  WebhookEventType = "withdrawal.completed"
 	WithdrawalCreated    WebhookEventType = "withdrawal.created"
@@ -546,6 +625,14 @@ func (e WebhookEventType) Valid() bool {
 	case PaymentProcessing:
 		return true
 	case PaymentUnderpaid:
+		return true
+	case RefundCancelled:
+		return true
+	case RefundCompleted:
+		return true
+	case RefundCreated:
+		return true
+	case RefundFailed:
 		return true
 	case WithdrawalCancelled:
 		return true
@@ -717,6 +804,28 @@ type AcceptedAssets struct {
 	Unserved []string `json:"unserved"`
 }
 
+// AddressBookEntry defines model for AddressBookEntry.
+type AddressBookEntry struct {
+	Address string `json:"address"`
+
+	// ChainId Example: eip155:8453
+	ChainId   string    `json:"chainId"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CreatedBy Who saved it (a person's email; null for a service token).
+	CreatedBy *string            `json:"createdBy"`
+	Id        openapi_types.UUID `json:"id"`
+	Label     string             `json:"label"`
+
+	// UsableAt When the cooling-off period ends and withdrawals may go to it.
+	UsableAt time.Time `json:"usableAt"`
+}
+
+// AddressBookList defines model for AddressBookList.
+type AddressBookList struct {
+	Data []AddressBookEntry `json:"data"`
+}
+
 // ApiKey A secret key as listed (the key itself is never stored, only its hash).
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
@@ -741,6 +850,17 @@ type ApiKey struct {
 // ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}]}
 type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
+}
+
+// Approval Whether a second team member must approve this before it is sent, and who did.
+//
+// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+type Approval struct {
+	ApprovedAt *time.Time `json:"approvedAt"`
+
+	// ApprovedBy The approving person's email.
+	ApprovedBy *string `json:"approvedBy"`
+	Required   bool    `json:"required"`
 }
 
 // AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
@@ -948,8 +1068,19 @@ type Checkout struct {
 	// MerchantName The merchant's short name.
 	//
 	// Example: Acme
-	MerchantName string          `json:"merchantName"`
-	Quotes       []CheckoutQuote `json:"quotes"`
+	MerchantName string `json:"merchantName"`
+
+	// OverpaymentRefund Present when the payment completed with more than was due and the merchant offers the
+	// excess back: the page offers `POST …/overpayment-refund` for a claim link.
+	OverpaymentRefund *struct {
+		ExcessAmountAsset string `json:"excessAmountAsset"`
+
+		// RefundId The refund already asked for, if any.
+		RefundId      *openapi_types.UUID `json:"refundId"`
+		TokenDecimals int32               `json:"tokenDecimals"`
+		TokenSymbol   string              `json:"tokenSymbol"`
+	} `json:"overpaymentRefund,omitempty"`
+	Quotes []CheckoutQuote `json:"quotes"`
 
 	// Received What arrived for the settling quote (null before anything did).
 	Received *struct {
@@ -1037,10 +1168,25 @@ type CheckoutQuote struct {
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
 
+// ClaimRefundRequest Example: {"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}
+type ClaimRefundRequest struct {
+	RecipientAddress string `json:"recipientAddress"`
+
+	// Signature EIP-712 signature of the refund's typed data with this `recipient`, by an address that paid (65 bytes hex, `v` 27/28 or 0/1). Absent for a typed address.
+	Signature *string `json:"signature,omitempty"`
+}
+
 // CodeRequest Example: {"code":"123456"}
 type CodeRequest struct {
 	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
 	Code string `json:"code"`
+}
+
+// CreateAddressBookEntryRequest Example: {"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","chainId":"eip155:8453","label":"Treasury Safe"}
+type CreateAddressBookEntryRequest struct {
+	Address string `json:"address"`
+	ChainId string `json:"chainId"`
+	Label   string `json:"label"`
 }
 
 // CreateApiKeyRequest Example: {"mode":"test"}
@@ -1134,6 +1280,24 @@ type CreatePaymentResponse struct {
 
 	// Secret The payment secret (shown once).
 	Secret string `json:"secret"`
+}
+
+// CreateRefundRequest A refund of part or all of a payment. Exactly one of `amountInCents` and `amountAsset`.
+//
+// Example: {"amountAsset":"500000","reason":"overpaid"}
+type CreateRefundRequest struct {
+	// AmountAsset The settled token's smallest unit (e.g. exactly the overpaid excess).
+	AmountAsset *string `json:"amountAsset,omitempty"`
+
+	// AmountInCents USD cents, converted to the settled token at the current rate (stablecoins at 1.00), rounded down.
+	AmountInCents *int64  `json:"amountInCents,omitempty"`
+	Reason        *string `json:"reason,omitempty"`
+
+	// RecipientAddress The customer's address. Without it the refund waits for the customer's claim (`claimUrl`).
+	RecipientAddress *string `json:"recipientAddress,omitempty"`
+
+	// SubtractNetworkFee Take the network fee out of the amount sent (a refund smaller than its fee fails and is reversed).
+	SubtractNetworkFee *bool `json:"subtractNetworkFee,omitempty"`
 }
 
 // CreateWebhookEndpointRequest Example: {"events":["payment.completed","payment.expired"],"url":"https://shop.example/hooks/paymentsd"}
@@ -1515,6 +1679,15 @@ type ModeBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
+// OverpaymentRefund defines model for OverpaymentRefund.
+type OverpaymentRefund struct {
+	AmountAsset   string             `json:"amountAsset"`
+	ClaimUrl      string             `json:"claimUrl"`
+	RefundId      openapi_types.UUID `json:"refundId"`
+	TokenDecimals int32              `json:"tokenDecimals"`
+	TokenSymbol   string             `json:"tokenSymbol"`
+}
+
 // Pagination Position of a page in a list.
 //
 // Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
@@ -1602,9 +1775,14 @@ type Payment struct {
 	AmountInCents int64 `json:"amountInCents"`
 
 	// AmountMerchantNetCents Example: 1000
-	AmountMerchantNetCents int64     `json:"amountMerchantNetCents"`
-	ConvenienceFeeCents    *int64    `json:"convenienceFeeCents"`
-	CreatedAt              time.Time `json:"createdAt"`
+	AmountMerchantNetCents int64 `json:"amountMerchantNetCents"`
+
+	// AmountRefundedCents USD cents of this payment's refunds that are not failed or cancelled (debited from the balance; 0 without refunds).
+	//
+	// Example: 0
+	AmountRefundedCents *int64    `json:"amountRefundedCents,omitempty"`
+	ConvenienceFeeCents *int64    `json:"convenienceFeeCents"`
+	CreatedAt           time.Time `json:"createdAt"`
 
 	// Currency Only USD.
 	//
@@ -1847,6 +2025,30 @@ type PaymentTransferList struct {
 // Example: payment
 type PaymentType string
 
+// PayoutSettings The merchant's payout policy, applied to withdrawals and refunds.
+//
+// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":1000000,"offerOverpaymentRefunds":true,"refundClaimDays":30,"updatedAt":"2026-11-28T10:00:00Z"}
+type PayoutSettings struct {
+	// AddressCoolingOffHours Hours after it is saved before an address-book entry can receive a withdrawal (default 24; 0 allowed).
+	AddressCoolingOffHours int32 `json:"addressCoolingOffHours"`
+
+	// AllowlistOnly Withdrawals go only to addresses saved in the address book (and usable).
+	AllowlistOnly bool `json:"allowlistOnly"`
+
+	// ApprovalThresholdCents A withdrawal or refund above this many cents waits for a second person's approval; null (the default) turns approvals off.
+	ApprovalThresholdCents *int64 `json:"approvalThresholdCents"`
+
+	// DailyLimitCents Most money (withdrawals + refunds, by cents debited, not failed or cancelled) that may leave in any 24 h; null (the default) turns it off. Exactly the limit is allowed.
+	DailyLimitCents *int64 `json:"dailyLimitCents"`
+
+	// OfferOverpaymentRefunds The checkout page offers an overpaying customer the excess back through a claim link (default false).
+	OfferOverpaymentRefunds bool `json:"offerOverpaymentRefunds"`
+
+	// RefundClaimDays Days a refund waits for its customer's claim before it is cancelled and its amount restored (default 30).
+	RefundClaimDays int32      `json:"refundClaimDays"`
+	UpdatedAt       *time.Time `json:"updatedAt"`
+}
+
 // ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
 //
 // Example: manual
@@ -1914,6 +2116,173 @@ type RefreshRequest struct {
 	// Mode The mode the new access token acts in (default the session's last).
 	Mode *Mode `json:"mode,omitempty"`
 }
+
+// Refund Money given back to a payment's customer, in the payment's settled token on its chain.
+//
+// Example: {"amountAsset":"500000","amountInCents":50,"approval":{"approvedAt":null,"approvedBy":null,"required":false},"chainId":"eip155:1337","claimExpiresAt":"2026-12-28T10:00:00Z","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","createdAt":"2026-11-28T10:00:00Z","errorMessage":null,"id":"01a20b10-0000-7000-8000-000000000001","livemode":false,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","networkFeeAsset":null,"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","reason":"overpaid","receipt":null,"recipientAddress":null,"recipientSource":null,"status":"awaiting_address","subtractNetworkFee":false,"tokenDecimals":6,"tokenId":"eip155:1337/erc20:0x5fbdb2315678afecb367f032d93f642f64180aa3","tokenSymbol":"USDC","updatedAt":"2026-11-28T10:00:00Z"}
+type Refund struct {
+	// AmountAsset The token amount refunded, smallest unit, fixed when the refund was created.
+	AmountAsset string `json:"amountAsset"`
+
+	// AmountInCents What the merchant's balance was debited (the request's amount, or `amountAsset` valued at the payment's settlement rate, rounded down).
+	AmountInCents int64 `json:"amountInCents"`
+
+	// Approval Whether a second team member must approve this before it is sent, and who did.
+	//
+	// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+	Approval Approval `json:"approval"`
+
+	// ChainId Example: eip155:8453
+	ChainId        string     `json:"chainId"`
+	ClaimExpiresAt *time.Time `json:"claimExpiresAt"`
+
+	// ClaimUrl The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`); null otherwise.
+	ClaimUrl     *string            `json:"claimUrl"`
+	CreatedAt    time.Time          `json:"createdAt"`
+	ErrorMessage *string            `json:"errorMessage"`
+	Id           openapi_types.UUID `json:"id"`
+	Livemode     bool               `json:"livemode"`
+	MerchantId   openapi_types.UUID `json:"merchantId"`
+
+	// NetworkFeeAsset The fee subtracted, in the token's smallest unit, once signed (null otherwise).
+	NetworkFeeAsset *string            `json:"networkFeeAsset"`
+	PaymentId       openapi_types.UUID `json:"paymentId"`
+	Reason          *string            `json:"reason"`
+
+	// Receipt The completed refund's transaction (null until then).
+	Receipt          *RefundReceipt `json:"receipt"`
+	RecipientAddress *string        `json:"recipientAddress"`
+
+	// RecipientSource Where the address came from — the merchant's request, the payer's signature, or typed on the claim page (needs an approval).
+	RecipientSource *string `json:"recipientSource"`
+
+	// Status Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+	// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+	// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+	// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+	// their amount to the balance.
+	//
+	//
+	// Example: pending
+	Status RefundStatus `json:"status"`
+
+	// SubtractNetworkFee The network fee is taken from the amount sent (the customer receives `amountAsset` less the fee) instead of paid by the service.
+	SubtractNetworkFee bool   `json:"subtractNetworkFee"`
+	TokenDecimals      int32  `json:"tokenDecimals"`
+	TokenId            string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string    `json:"tokenSymbol"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// RefundClaim A refund as the customer's claim page shows it.
+type RefundClaim struct {
+	AmountAsset string `json:"amountAsset"`
+
+	// ChainId Example: eip155:1337
+	ChainId             string             `json:"chainId"`
+	ChainName           string             `json:"chainName"`
+	ClaimExpiresAt      *time.Time         `json:"claimExpiresAt"`
+	Id                  openapi_types.UUID `json:"id"`
+	MerchantDisplayName string             `json:"merchantDisplayName"`
+
+	// PayerAddresses The addresses that paid the payment; a signature from one of them is accepted at once.
+	PayerAddresses   []string `json:"payerAddresses"`
+	RecipientAddress *string  `json:"recipientAddress"`
+
+	// Status Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+	// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+	// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+	// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+	// their amount to the balance.
+	//
+	//
+	// Example: pending
+	Status RefundStatus `json:"status"`
+
+	// TokenAddress The ERC-20 contract (null for the native coin).
+	TokenAddress  *string `json:"tokenAddress"`
+	TokenDecimals int32   `json:"tokenDecimals"`
+	TokenSymbol   string  `json:"tokenSymbol"`
+
+	// TypedData The EIP-712 typed data a payer signs to claim the refund (`eth_signTypedData_v4`): put the
+	// receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
+	// chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
+	// with `string refundId`, `address recipient`, `uint256 chainId`.
+	TypedData RefundClaimTypedData `json:"typedData"`
+}
+
+// RefundClaimTypedData The EIP-712 typed data a payer signs to claim the refund (`eth_signTypedData_v4`): put the
+// receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
+// chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
+// with `string refundId`, `address recipient`, `uint256 chainId`.
+type RefundClaimTypedData struct {
+	Domain struct {
+		ChainId int64                             `json:"chainId"`
+		Name    RefundClaimTypedDataDomainName    `json:"name"`
+		Version RefundClaimTypedDataDomainVersion `json:"version"`
+	} `json:"domain"`
+	Message struct {
+		ChainId int64 `json:"chainId"`
+
+		// Recipient The zero address as a placeholder until the page fills it.
+		Recipient string `json:"recipient"`
+		RefundId  string `json:"refundId"`
+	} `json:"message"`
+	PrimaryType RefundClaimTypedDataPrimaryType `json:"primaryType"`
+	Types       map[string][]struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"types"`
+}
+
+// RefundClaimTypedDataDomainName defines model for RefundClaimTypedData.Domain.Name.
+type RefundClaimTypedDataDomainName string
+
+// RefundClaimTypedDataDomainVersion defines model for RefundClaimTypedData.Domain.Version.
+type RefundClaimTypedDataDomainVersion string
+
+// RefundClaimTypedDataPrimaryType defines model for RefundClaimTypedData.PrimaryType.
+type RefundClaimTypedDataPrimaryType string
+
+// RefundList A page of refunds.
+type RefundList struct {
+	Data []Refund `json:"data"`
+
+	// Pagination Position of a page in a list.
+	//
+	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
+	Pagination Pagination `json:"pagination"`
+}
+
+// RefundReceipt The completed refund's transaction (null until then).
+type RefundReceipt struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// SettledAmountAsset Token amount the customer received, smallest unit (after any network fee subtracted).
+	SettledAmountAsset string    `json:"settledAmountAsset"`
+	TxBlockNumber      int64     `json:"txBlockNumber"`
+	TxGasUsed          int64     `json:"txGasUsed"`
+	TxHash             string    `json:"txHash"`
+	TxSenderAddress    string    `json:"txSenderAddress"`
+	TxTimestamp        time.Time `json:"txTimestamp"`
+
+	// TxTotalCost Gas cost in the native coin's smallest unit.
+	TxTotalCost string `json:"txTotalCost"`
+
+	// TxTotalCostUsdFractions Gas cost in USD, 1e-6 units.
+	TxTotalCostUsdFractions int64 `json:"txTotalCostUsdFractions"`
+}
+
+// RefundStatus Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+// their amount to the balance.
+//
+// Example: pending
+type RefundStatus string
 
 // SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
 type SecondFactorRequest struct {
@@ -2095,6 +2464,18 @@ type UpdateMerchantProfileRequest struct {
 	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
 }
 
+// UpdatePayoutSettingsRequest The fields to change; absent ones keep their value.
+//
+// Example: {"approvalThresholdCents":100000,"dailyLimitCents":null}
+type UpdatePayoutSettingsRequest struct {
+	AddressCoolingOffHours  *int32 `json:"addressCoolingOffHours,omitempty"`
+	AllowlistOnly           *bool  `json:"allowlistOnly,omitempty"`
+	ApprovalThresholdCents  *int64 `json:"approvalThresholdCents,omitempty"`
+	DailyLimitCents         *int64 `json:"dailyLimitCents,omitempty"`
+	OfferOverpaymentRefunds *bool  `json:"offerOverpaymentRefunds,omitempty"`
+	RefundClaimDays         *int32 `json:"refundClaimDays,omitempty"`
+}
+
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
 // Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
@@ -2219,6 +2600,11 @@ type Withdrawal struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
 
+	// Approval Whether a second team member must approve this before it is sent, and who did.
+	//
+	// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+	Approval *Approval `json:"approval,omitempty"`
+
 	// ChainId CAIP-2 chain id.
 	//
 	// Example: eip155:8453
@@ -2336,6 +2722,9 @@ type WithdrawalReceiptProcessedBy string
 // Example: pending
 type WithdrawalStatus string
 
+// AwaitingApproval defines model for AwaitingApproval.
+type AwaitingApproval = bool
+
 // CheckoutPaymentId defines model for CheckoutPaymentId.
 type CheckoutPaymentId = string
 
@@ -2360,6 +2749,24 @@ type Offset = int32
 // RefreshCookie defines model for RefreshCookie.
 type RefreshCookie = string
 
+// RefundFilterPaymentId defines model for RefundFilterPaymentId.
+type RefundFilterPaymentId = openapi_types.UUID
+
+// RefundFilterStatus Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+// their amount to the balance.
+//
+// Example: pending
+type RefundFilterStatus = RefundStatus
+
+// RefundId defines model for RefundId.
+type RefundId = string
+
+// RefundPaymentId defines model for RefundPaymentId.
+type RefundPaymentId = string
+
 // TeamUserId defines model for TeamUserId.
 type TeamUserId = string
 
@@ -2370,6 +2777,11 @@ type WebhookEndpointId = string
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type ApiKeyForbidden = Error
+
+// ApprovalForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type ApprovalForbidden = Error
 
 // AuthBadRequest The error body of every non-2xx response.
 //
@@ -2501,10 +2913,25 @@ type PayloadTooLarge = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PaymentNotFound = Error
 
+// PayoutConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PayoutConflict = Error
+
 // RecentFactorNeeded The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RecentFactorNeeded = Error
+
+// RefundClaimUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RefundClaimUnauthorized = Error
+
+// RefundNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RefundNotFound = Error
 
 // RequestTimeout The error body of every non-2xx response.
 //
@@ -2647,6 +3074,37 @@ type CreatePaymentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateRefundParams defines parameters for CreateRefund.
+type CreateRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListRefundsParams defines parameters for ListRefunds.
+type ListRefundsParams struct {
+	// PaymentId Only refunds of this payment.
+	PaymentId *RefundFilterPaymentId `form:"paymentId,omitempty" json:"paymentId,omitempty"`
+
+	// Status Only refunds in this status.
+	Status *RefundFilterStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CancelRefundParams defines parameters for CancelRefund.
+type CancelRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWithdrawalsParams defines parameters for ListWithdrawals.
 type ListWithdrawalsParams struct {
 	// Status Only withdrawals in this status.
@@ -2665,6 +3123,15 @@ type CreateWithdrawalParams struct {
 	// different body, or while the first request is still running, answers 409. Keys are scoped to the
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EstimateWithdrawalParams defines parameters for EstimateWithdrawal.
+type EstimateWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
 }
 
 // ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
@@ -2747,6 +3214,40 @@ type ListMerchantPaymentDeliveriesParams struct {
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateMerchantRefundParams defines parameters for CreateMerchantRefund.
+type CreateMerchantRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMerchantRefundsParams defines parameters for ListMerchantRefunds.
+type ListMerchantRefundsParams struct {
+	// PaymentId Only refunds of this payment.
+	PaymentId *RefundFilterPaymentId `form:"paymentId,omitempty" json:"paymentId,omitempty"`
+
+	// Status Only refunds in this status.
+	Status *RefundFilterStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// AwaitingApproval `true`: only pending ones that need an approval not yet given (the approvals queue).
+	AwaitingApproval *AwaitingApproval `form:"awaitingApproval,omitempty" json:"awaitingApproval,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CancelMerchantRefundParams defines parameters for CancelMerchantRefund.
+type CancelMerchantRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2769,6 +3270,9 @@ type RedeliverMerchantWebhookEventParams struct {
 type ListMerchantWithdrawalsParams struct {
 	// Status Only withdrawals in this status.
 	Status *WithdrawalStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// AwaitingApproval `true`: only pending ones that need an approval not yet given (the approvals queue).
+	AwaitingApproval *AwaitingApproval `form:"awaitingApproval,omitempty" json:"awaitingApproval,omitempty"`
 
 	// Limit Items per page (1 to 1000, default 100).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2841,14 +3345,23 @@ type ConfirmTotpJSONRequestBody = CodeRequest
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
+// ClaimRefundJSONRequestBody defines body for ClaimRefund for application/json ContentType.
+type ClaimRefundJSONRequestBody = ClaimRefundRequest
+
 // CreatePaymentJSONRequestBody defines body for CreatePayment for application/json ContentType.
 type CreatePaymentJSONRequestBody = CreatePaymentRequest
+
+// CreateRefundJSONRequestBody defines body for CreateRefund for application/json ContentType.
+type CreateRefundJSONRequestBody = CreateRefundRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
 type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
+// CreateMerchantAddressBookEntryJSONRequestBody defines body for CreateMerchantAddressBookEntry for application/json ContentType.
+type CreateMerchantAddressBookEntryJSONRequestBody = CreateAddressBookEntryRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
@@ -2858,6 +3371,12 @@ type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
 
 // UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
 type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// CreateMerchantRefundJSONRequestBody defines body for CreateMerchantRefund for application/json ContentType.
+type CreateMerchantRefundJSONRequestBody = CreateRefundRequest
+
+// UpdateMerchantPayoutSettingsJSONRequestBody defines body for UpdateMerchantPayoutSettings for application/json ContentType.
+type UpdateMerchantPayoutSettingsJSONRequestBody = UpdatePayoutSettingsRequest
 
 // UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
 type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
@@ -3133,6 +3652,9 @@ type ServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error
+	// ClaimOverpaymentRefund Ask for the overpaid amount back
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
+	ClaimOverpaymentRefund(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// GetCheckoutQuoteQR A quote's payment QR code
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr)
 	GetCheckoutQuoteQR(ctx echo.Context, paymentId CheckoutPaymentId, quoteId string) error
@@ -3142,6 +3664,12 @@ type ServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx echo.Context, paymentId CheckoutPaymentId) error
+	// GetRefundClaim Read a refund as its claim page shows it
+	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
+	GetRefundClaim(ctx echo.Context, refundId RefundId) error
+	// ClaimRefund Give a refund its address
+	// (POST /v1/external/refund-claim-auth/refunds/{refundId}/claim)
+	ClaimRefund(ctx echo.Context, refundId RefundId) error
 	// ListPayments List payments
 	// (GET /v1/external/secretkey-auth/payments)
 	ListPayments(ctx echo.Context, params ListPaymentsParams) error
@@ -3151,12 +3679,27 @@ type ServerInterface interface {
 	// GetPayment Get a payment
 	// (GET /v1/external/secretkey-auth/payments/{paymentId})
 	GetPayment(ctx echo.Context, paymentId string) error
+	// CreateRefund Refund a payment
+	// (POST /v1/external/secretkey-auth/payments/{paymentId}/refunds)
+	CreateRefund(ctx echo.Context, paymentId RefundPaymentId, params CreateRefundParams) error
+	// ListRefunds List refunds
+	// (GET /v1/external/secretkey-auth/refunds)
+	ListRefunds(ctx echo.Context, params ListRefundsParams) error
+	// GetRefund Get a refund
+	// (GET /v1/external/secretkey-auth/refunds/{refundId})
+	GetRefund(ctx echo.Context, refundId RefundId) error
+	// CancelRefund Cancel a refund
+	// (POST /v1/external/secretkey-auth/refunds/{refundId}/cancel)
+	CancelRefund(ctx echo.Context, refundId RefundId, params CancelRefundParams) error
 	// ListWithdrawals List withdrawals
 	// (GET /v1/external/secretkey-auth/withdrawals)
 	ListWithdrawals(ctx echo.Context, params ListWithdrawalsParams) error
 	// CreateWithdrawal Create a withdrawal
 	// (POST /v1/external/secretkey-auth/withdrawals)
 	CreateWithdrawal(ctx echo.Context, params CreateWithdrawalParams) error
+	// EstimateWithdrawal Estimate a withdrawal
+	// (GET /v1/external/secretkey-auth/withdrawals/estimate)
+	EstimateWithdrawal(ctx echo.Context, params EstimateWithdrawalParams) error
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx echo.Context, withdrawalId string) error
@@ -3166,6 +3709,15 @@ type ServerInterface interface {
 	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
 	// (PUT /v1/merchants/{merchantId}/accepted-assets)
 	SetMerchantAcceptedAssets(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantAddressBook List saved recipients
+	// (GET /v1/merchants/{merchantId}/address-book)
+	ListMerchantAddressBook(ctx echo.Context, merchantId DashboardMerchantId) error
+	// CreateMerchantAddressBookEntry Save a recipient
+	// (POST /v1/merchants/{merchantId}/address-book)
+	CreateMerchantAddressBookEntry(ctx echo.Context, merchantId DashboardMerchantId) error
+	// DeleteMerchantAddressBookEntry Remove a saved recipient
+	// (DELETE /v1/merchants/{merchantId}/address-book/{entryId})
+	DeleteMerchantAddressBookEntry(ctx echo.Context, merchantId DashboardMerchantId, entryId string) error
 	// ListMerchantApiKeys List the merchant's secret keys
 	// (GET /v1/merchants/{merchantId}/api-keys)
 	ListMerchantApiKeys(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -3220,15 +3772,39 @@ type ServerInterface interface {
 	// ListMerchantPaymentEvents A payment's event timeline
 	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
 	ListMerchantPaymentEvents(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// CreateMerchantRefund Refund a payment from the dashboard
+	// (POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds)
+	CreateMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params CreateMerchantRefundParams) error
 	// ListMerchantPaymentTransfers The on-chain transfers of a payment
 	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
 	ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error
+	// GetMerchantPayoutSettings Read the payout policy
+	// (GET /v1/merchants/{merchantId}/payout-settings)
+	GetMerchantPayoutSettings(ctx echo.Context, merchantId DashboardMerchantId) error
+	// UpdateMerchantPayoutSettings Change the payout policy
+	// (PATCH /v1/merchants/{merchantId}/payout-settings)
+	UpdateMerchantPayoutSettings(ctx echo.Context, merchantId DashboardMerchantId) error
 	// GetMerchantProfile The merchant's profile and branding
 	// (GET /v1/merchants/{merchantId}/profile)
 	GetMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
 	// UpdateMerchantProfile Change the merchant's profile and branding
 	// (PATCH /v1/merchants/{merchantId}/profile)
 	UpdateMerchantProfile(ctx echo.Context, merchantId DashboardMerchantId) error
+	// ListMerchantRefunds List the merchant's refunds
+	// (GET /v1/merchants/{merchantId}/refunds)
+	ListMerchantRefunds(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantRefundsParams) error
+	// GetMerchantRefund Get one of the merchant's refunds
+	// (GET /v1/merchants/{merchantId}/refunds/{refundId})
+	GetMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error
+	// ApproveMerchantRefund Approve a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/approve)
+	ApproveMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error
+	// CancelMerchantRefund Cancel a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel)
+	CancelMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId, params CancelMerchantRefundParams) error
+	// RejectMerchantRefund Reject a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/reject)
+	RejectMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx echo.Context, merchantId DashboardMerchantId) error
@@ -3274,9 +3850,15 @@ type ServerInterface interface {
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
+	// ApproveMerchantWithdrawal Approve a withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve)
+	ApproveMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
 	// CancelMerchantWithdrawal Cancel a pending withdrawal
 	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel)
 	CancelMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params CancelMerchantWithdrawalParams) error
+	// RejectMerchantWithdrawal Reject a withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject)
+	RejectMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -3646,6 +4228,22 @@ func (w *ServerInterfaceWrapper) GetCheckout(ctx echo.Context) error {
 	return err
 }
 
+// ClaimOverpaymentRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) ClaimOverpaymentRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ClaimOverpaymentRefund(ctx, paymentId)
+	return err
+}
+
 // GetCheckoutQuoteQR converts echo context to params.
 func (w *ServerInterfaceWrapper) GetCheckoutQuoteQR(ctx echo.Context) error {
 	var err error
@@ -3699,6 +4297,38 @@ func (w *ServerInterfaceWrapper) SelectCheckoutQuote(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SelectCheckoutQuote(ctx, paymentId)
+	return err
+}
+
+// GetRefundClaim converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRefundClaim(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRefundClaim(ctx, refundId)
+	return err
+}
+
+// ClaimRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) ClaimRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ClaimRefund(ctx, refundId)
 	return err
 }
 
@@ -3807,6 +4437,133 @@ func (w *ServerInterfaceWrapper) GetPayment(ctx echo.Context) error {
 	return err
 }
 
+// CreateRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId RefundPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRefundParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateRefund(ctx, paymentId, params)
+	return err
+}
+
+// ListRefunds converts echo context to params.
+func (w *ServerInterfaceWrapper) ListRefunds(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRefundsParams
+	// ------------- Optional query parameter "paymentId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "paymentId", ctx.QueryParams(), &params.PaymentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListRefunds(ctx, params)
+	return err
+}
+
+// GetRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) GetRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetRefund(ctx, refundId)
+	return err
+}
+
+// CancelRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelRefundParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelRefund(ctx, refundId, params)
+	return err
+}
+
 // ListWithdrawals converts echo context to params.
 func (w *ServerInterfaceWrapper) ListWithdrawals(ctx echo.Context) error {
 	var err error
@@ -3868,6 +4625,31 @@ func (w *ServerInterfaceWrapper) CreateWithdrawal(ctx echo.Context) error {
 	return err
 }
 
+// EstimateWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) EstimateWithdrawal(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params EstimateWithdrawalParams
+	// ------------- Required query parameter "amountInCents" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "amountInCents", ctx.QueryParams(), &params.AmountInCents, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter amountInCents: %s", err))
+	}
+
+	// ------------- Required query parameter "chainId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "chainId", ctx.QueryParams(), &params.ChainId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter chainId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EstimateWithdrawal(ctx, params)
+	return err
+}
+
 // GetWithdrawal converts echo context to params.
 func (w *ServerInterfaceWrapper) GetWithdrawal(ctx echo.Context) error {
 	var err error
@@ -3913,6 +4695,62 @@ func (w *ServerInterfaceWrapper) SetMerchantAcceptedAssets(ctx echo.Context) err
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetMerchantAcceptedAssets(ctx, merchantId)
+	return err
+}
+
+// ListMerchantAddressBook converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantAddressBook(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantAddressBook(ctx, merchantId)
+	return err
+}
+
+// CreateMerchantAddressBookEntry converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantAddressBookEntry(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantAddressBookEntry(ctx, merchantId)
+	return err
+}
+
+// DeleteMerchantAddressBookEntry converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteMerchantAddressBookEntry(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "entryId" -------------
+	var entryId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "entryId", ctx.Param("entryId"), &entryId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter entryId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteMerchantAddressBookEntry(ctx, merchantId, entryId)
 	return err
 }
 
@@ -4403,6 +5241,50 @@ func (w *ServerInterfaceWrapper) ListMerchantPaymentEvents(ctx echo.Context) err
 	return err
 }
 
+// CreateMerchantRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateMerchantRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId RefundPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateMerchantRefundParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateMerchantRefund(ctx, merchantId, paymentId, params)
+	return err
+}
+
 // ListMerchantPaymentTransfers converts echo context to params.
 func (w *ServerInterfaceWrapper) ListMerchantPaymentTransfers(ctx echo.Context) error {
 	var err error
@@ -4424,6 +5306,38 @@ func (w *ServerInterfaceWrapper) ListMerchantPaymentTransfers(ctx echo.Context) 
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListMerchantPaymentTransfers(ctx, merchantId, paymentId)
+	return err
+}
+
+// GetMerchantPayoutSettings converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantPayoutSettings(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantPayoutSettings(ctx, merchantId)
+	return err
+}
+
+// UpdateMerchantPayoutSettings converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateMerchantPayoutSettings(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateMerchantPayoutSettings(ctx, merchantId)
 	return err
 }
 
@@ -4456,6 +5370,175 @@ func (w *ServerInterfaceWrapper) UpdateMerchantProfile(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateMerchantProfile(ctx, merchantId)
+	return err
+}
+
+// ListMerchantRefunds converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMerchantRefunds(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMerchantRefundsParams
+	// ------------- Optional query parameter "paymentId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "paymentId", ctx.QueryParams(), &params.PaymentId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "awaitingApproval" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "awaitingApproval", ctx.QueryParams(), &params.AwaitingApproval, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter awaitingApproval: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "offset" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "offset", ctx.QueryParams(), &params.Offset, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter offset: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMerchantRefunds(ctx, merchantId, params)
+	return err
+}
+
+// GetMerchantRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMerchantRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMerchantRefund(ctx, merchantId, refundId)
+	return err
+}
+
+// ApproveMerchantRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) ApproveMerchantRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApproveMerchantRefund(ctx, merchantId, refundId)
+	return err
+}
+
+// CancelMerchantRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelMerchantRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CancelMerchantRefundParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelMerchantRefund(ctx, merchantId, refundId, params)
+	return err
+}
+
+// RejectMerchantRefund converts echo context to params.
+func (w *ServerInterfaceWrapper) RejectMerchantRefund(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "refundId" -------------
+	var refundId RefundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "refundId", ctx.Param("refundId"), &refundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter refundId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RejectMerchantRefund(ctx, merchantId, refundId)
 	return err
 }
 
@@ -4687,6 +5770,13 @@ func (w *ServerInterfaceWrapper) ListMerchantWithdrawals(ctx echo.Context) error
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
 	}
 
+	// ------------- Optional query parameter "awaitingApproval" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "awaitingApproval", ctx.QueryParams(), &params.AwaitingApproval, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter awaitingApproval: %s", err))
+	}
+
 	// ------------- Optional query parameter "limit" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
@@ -4830,6 +5920,30 @@ func (w *ServerInterfaceWrapper) GetMerchantWithdrawal(ctx echo.Context) error {
 	return err
 }
 
+// ApproveMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) ApproveMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "withdrawalId" -------------
+	var withdrawalId DashboardWithdrawalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "withdrawalId", ctx.Param("withdrawalId"), &withdrawalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter withdrawalId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApproveMerchantWithdrawal(ctx, merchantId, withdrawalId)
+	return err
+}
+
 // CancelMerchantWithdrawal converts echo context to params.
 func (w *ServerInterfaceWrapper) CancelMerchantWithdrawal(ctx echo.Context) error {
 	var err error
@@ -4871,6 +5985,30 @@ func (w *ServerInterfaceWrapper) CancelMerchantWithdrawal(ctx echo.Context) erro
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CancelMerchantWithdrawal(ctx, merchantId, withdrawalId, params)
+	return err
+}
+
+// RejectMerchantWithdrawal converts echo context to params.
+func (w *ServerInterfaceWrapper) RejectMerchantWithdrawal(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "merchantId" -------------
+	var merchantId DashboardMerchantId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "merchantId", ctx.Param("merchantId"), &merchantId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter merchantId: %s", err))
+	}
+
+	// ------------- Path parameter "withdrawalId" -------------
+	var withdrawalId DashboardWithdrawalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "withdrawalId", ctx.Param("withdrawalId"), &withdrawalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter withdrawalId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RejectMerchantWithdrawal(ctx, merchantId, withdrawalId)
 	return err
 }
 
@@ -4954,11 +6092,19 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/withdrawals", wrapper.ListWithdrawals, options.OperationMiddlewares["listWithdrawals"]...)
 	router.POST(options.BaseURL+"/v1/external/secretkey-auth/withdrawals", wrapper.CreateWithdrawal, options.OperationMiddlewares["createWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/external/secretkey-auth/withdrawals/:withdrawalId", wrapper.GetWithdrawal, options.OperationMiddlewares["getWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/external/secretkey-auth/withdrawals/estimate", wrapper.EstimateWithdrawal, options.OperationMiddlewares["estimateWithdrawal"]...)
+	router.POST(options.BaseURL+"/v1/external/secretkey-auth/payments/:paymentId/refunds", wrapper.CreateRefund, options.OperationMiddlewares["createRefund"]...)
+	router.GET(options.BaseURL+"/v1/external/secretkey-auth/refunds", wrapper.ListRefunds, options.OperationMiddlewares["listRefunds"]...)
+	router.GET(options.BaseURL+"/v1/external/secretkey-auth/refunds/:refundId", wrapper.GetRefund, options.OperationMiddlewares["getRefund"]...)
+	router.POST(options.BaseURL+"/v1/external/secretkey-auth/refunds/:refundId/cancel", wrapper.CancelRefund, options.OperationMiddlewares["cancelRefund"]...)
 	router.GET(options.BaseURL+"/v1/external/chains", wrapper.ListChains, options.OperationMiddlewares["listChains"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId", wrapper.GetCheckout, options.OperationMiddlewares["getCheckout"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.GET(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId", wrapper.GetRefundClaim, options.OperationMiddlewares["getRefundClaim"]...)
+	router.POST(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId/claim", wrapper.ClaimRefund, options.OperationMiddlewares["claimRefund"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/overpayment-refund", wrapper.ClaimOverpaymentRefund, options.OperationMiddlewares["claimOverpaymentRefund"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments", wrapper.ListMerchantPayments, options.OperationMiddlewares["listMerchantPayments"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId", wrapper.GetMerchantPayment, options.OperationMiddlewares["getMerchantPayment"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/events", wrapper.ListMerchantPaymentEvents, options.OperationMiddlewares["listMerchantPaymentEvents"]...)
@@ -4980,6 +6126,19 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals", wrapper.CreateMerchantWithdrawal, options.OperationMiddlewares["createMerchantWithdrawal"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId", wrapper.GetMerchantWithdrawal, options.OperationMiddlewares["getMerchantWithdrawal"]...)
 	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/cancel", wrapper.CancelMerchantWithdrawal, options.OperationMiddlewares["cancelMerchantWithdrawal"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/payments/:paymentId/refunds", wrapper.CreateMerchantRefund, options.OperationMiddlewares["createMerchantRefund"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/refunds", wrapper.ListMerchantRefunds, options.OperationMiddlewares["listMerchantRefunds"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/refunds/:refundId", wrapper.GetMerchantRefund, options.OperationMiddlewares["getMerchantRefund"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/refunds/:refundId/cancel", wrapper.CancelMerchantRefund, options.OperationMiddlewares["cancelMerchantRefund"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/refunds/:refundId/approve", wrapper.ApproveMerchantRefund, options.OperationMiddlewares["approveMerchantRefund"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/refunds/:refundId/reject", wrapper.RejectMerchantRefund, options.OperationMiddlewares["rejectMerchantRefund"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/approve", wrapper.ApproveMerchantWithdrawal, options.OperationMiddlewares["approveMerchantWithdrawal"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/withdrawals/:withdrawalId/reject", wrapper.RejectMerchantWithdrawal, options.OperationMiddlewares["rejectMerchantWithdrawal"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/payout-settings", wrapper.GetMerchantPayoutSettings, options.OperationMiddlewares["getMerchantPayoutSettings"]...)
+	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/payout-settings", wrapper.UpdateMerchantPayoutSettings, options.OperationMiddlewares["updateMerchantPayoutSettings"]...)
+	router.GET(options.BaseURL+"/v1/merchants/:merchantId/address-book", wrapper.ListMerchantAddressBook, options.OperationMiddlewares["listMerchantAddressBook"]...)
+	router.POST(options.BaseURL+"/v1/merchants/:merchantId/address-book", wrapper.CreateMerchantAddressBookEntry, options.OperationMiddlewares["createMerchantAddressBookEntry"]...)
+	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/address-book/:entryId", wrapper.DeleteMerchantAddressBookEntry, options.OperationMiddlewares["deleteMerchantAddressBookEntry"]...)
 	router.GET(options.BaseURL+"/v1/merchants/:merchantId/members", wrapper.ListMerchantMembers, options.OperationMiddlewares["listMerchantMembers"]...)
 	router.DELETE(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.RemoveMerchantMember, options.OperationMiddlewares["removeMerchantMember"]...)
 	router.PATCH(options.BaseURL+"/v1/merchants/:merchantId/members/:userId", wrapper.UpdateMerchantMember, options.OperationMiddlewares["updateMerchantMember"]...)
@@ -5000,6 +6159,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 }
 
 type ApiKeyForbiddenJSONResponse Error
+
+type ApprovalForbiddenJSONResponse Error
 
 type AuthBadRequestJSONResponse Error
 
@@ -5053,7 +6214,13 @@ type PayloadTooLargeJSONResponse Error
 
 type PaymentNotFoundJSONResponse Error
 
+type PayoutConflictJSONResponse Error
+
 type RecentFactorNeededJSONResponse Error
+
+type RefundClaimUnauthorizedJSONResponse Error
+
+type RefundNotFoundJSONResponse Error
 
 type RequestTimeoutJSONResponse Error
 
@@ -7064,6 +8231,103 @@ func (response GetCheckout500JSONResponse) VisitGetCheckoutResponse(w http.Respo
 	return err
 }
 
+type ClaimOverpaymentRefundRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+}
+
+type ClaimOverpaymentRefundResponseObject interface {
+	VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error
+}
+
+type ClaimOverpaymentRefund200JSONResponse OverpaymentRefund
+
+func (response ClaimOverpaymentRefund200JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimOverpaymentRefund401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response ClaimOverpaymentRefund401JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimOverpaymentRefund404JSONResponse struct{ CheckoutNotFoundJSONResponse }
+
+func (response ClaimOverpaymentRefund404JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimOverpaymentRefund409JSONResponse struct{ PayoutConflictJSONResponse }
+
+func (response ClaimOverpaymentRefund409JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimOverpaymentRefund429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ClaimOverpaymentRefund429JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimOverpaymentRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ClaimOverpaymentRefund500JSONResponse) VisitClaimOverpaymentRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetCheckoutQuoteQRRequestObject struct {
 	PaymentId CheckoutPaymentId `json:"paymentId"`
 	QuoteId   string            `json:"quoteId"`
@@ -7395,6 +8659,245 @@ func (response SelectCheckoutQuote500JSONResponse) VisitSelectCheckoutQuoteRespo
 	return err
 }
 
+type GetRefundClaimRequestObject struct {
+	RefundId RefundId `json:"refundId"`
+}
+
+type GetRefundClaimResponseObject interface {
+	VisitGetRefundClaimResponse(w http.ResponseWriter) error
+}
+
+type GetRefundClaim200JSONResponse RefundClaim
+
+func (response GetRefundClaim200JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundClaim400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetRefundClaim400JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundClaim401JSONResponse struct {
+	RefundClaimUnauthorizedJSONResponse
+}
+
+func (response GetRefundClaim401JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundClaim404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response GetRefundClaim404JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundClaim429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetRefundClaim429JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundClaim500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetRefundClaim500JSONResponse) VisitGetRefundClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefundRequestObject struct {
+	RefundId RefundId `json:"refundId"`
+	Body     *ClaimRefundJSONRequestBody
+}
+
+type ClaimRefundResponseObject interface {
+	VisitClaimRefundResponse(w http.ResponseWriter) error
+}
+
+type ClaimRefund200JSONResponse RefundClaim
+
+func (response ClaimRefund200JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ClaimRefund400JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund401JSONResponse struct {
+	RefundClaimUnauthorizedJSONResponse
+}
+
+func (response ClaimRefund401JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response ClaimRefund404JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund409JSONResponse struct{ PayoutConflictJSONResponse }
+
+func (response ClaimRefund409JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ClaimRefund413JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response ClaimRefund415JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ClaimRefund429JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ClaimRefund500JSONResponse) VisitClaimRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPaymentsRequestObject struct {
 	Params ListPaymentsParams
 }
@@ -7700,6 +9203,399 @@ func (response GetPayment500JSONResponse) VisitGetPaymentResponse(w http.Respons
 	return err
 }
 
+type CreateRefundRequestObject struct {
+	PaymentId RefundPaymentId `json:"paymentId"`
+	Params    CreateRefundParams
+	Body      *CreateRefundJSONRequestBody
+}
+
+type CreateRefundResponseObject interface {
+	VisitCreateRefundResponse(w http.ResponseWriter) error
+}
+
+type CreateRefund201ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CreateRefund201JSONResponse struct {
+	Body    Refund
+	Headers CreateRefund201ResponseHeaders
+}
+
+func (response CreateRefund201JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateRefund400JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateRefund401JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response CreateRefund404JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreateRefund408JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund409JSONResponse struct{ PayoutConflictJSONResponse }
+
+func (response CreateRefund409JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateRefund413JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateRefund415JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateRefund500JSONResponse) VisitCreateRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefundsRequestObject struct {
+	Params ListRefundsParams
+}
+
+type ListRefundsResponseObject interface {
+	VisitListRefundsResponse(w http.ResponseWriter) error
+}
+
+type ListRefunds200JSONResponse RefundList
+
+func (response ListRefunds200JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListRefunds400JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListRefunds401JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRefunds500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListRefunds500JSONResponse) VisitListRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefundRequestObject struct {
+	RefundId RefundId `json:"refundId"`
+}
+
+type GetRefundResponseObject interface {
+	VisitGetRefundResponse(w http.ResponseWriter) error
+}
+
+type GetRefund200JSONResponse Refund
+
+func (response GetRefund200JSONResponse) VisitGetRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetRefund400JSONResponse) VisitGetRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefund401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetRefund401JSONResponse) VisitGetRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response GetRefund404JSONResponse) VisitGetRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetRefund500JSONResponse) VisitGetRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefundRequestObject struct {
+	RefundId RefundId `json:"refundId"`
+	Params   CancelRefundParams
+}
+
+type CancelRefundResponseObject interface {
+	VisitCancelRefundResponse(w http.ResponseWriter) error
+}
+
+type CancelRefund200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CancelRefund200JSONResponse struct {
+	Body    Refund
+	Headers CancelRefund200ResponseHeaders
+}
+
+func (response CancelRefund200JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelRefund400JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefund401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelRefund401JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response CancelRefund404JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefund409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response CancelRefund409JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelRefund500JSONResponse) VisitCancelRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWithdrawalsRequestObject struct {
 	Params ListWithdrawalsParams
 }
@@ -7907,6 +9803,98 @@ func (response CreateWithdrawal500JSONResponse) VisitCreateWithdrawalResponse(w 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawalRequestObject struct {
+	Params EstimateWithdrawalParams
+}
+
+type EstimateWithdrawalResponseObject interface {
+	VisitEstimateWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type EstimateWithdrawal200JSONResponse WithdrawalEstimate
+
+func (response EstimateWithdrawal200JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response EstimateWithdrawal400JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawal401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response EstimateWithdrawal401JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawal403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response EstimateWithdrawal403JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response EstimateWithdrawal500JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EstimateWithdrawal503JSONResponse struct{ NoChainAvailableJSONResponse }
+
+func (response EstimateWithdrawal503JSONResponse) VisitEstimateWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8139,6 +10127,300 @@ func (response SetMerchantAcceptedAssets403JSONResponse) VisitSetMerchantAccepte
 type SetMerchantAcceptedAssets500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response SetMerchantAcceptedAssets500JSONResponse) VisitSetMerchantAcceptedAssetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAddressBookRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type ListMerchantAddressBookResponseObject interface {
+	VisitListMerchantAddressBookResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantAddressBook200JSONResponse AddressBookList
+
+func (response ListMerchantAddressBook200JSONResponse) VisitListMerchantAddressBookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAddressBook400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantAddressBook400JSONResponse) VisitListMerchantAddressBookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAddressBook401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantAddressBook401JSONResponse) VisitListMerchantAddressBookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAddressBook403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantAddressBook403JSONResponse) VisitListMerchantAddressBookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantAddressBook500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantAddressBook500JSONResponse) VisitListMerchantAddressBookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntryRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *CreateMerchantAddressBookEntryJSONRequestBody
+}
+
+type CreateMerchantAddressBookEntryResponseObject interface {
+	VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantAddressBookEntry201JSONResponse AddressBookEntry
+
+func (response CreateMerchantAddressBookEntry201JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantAddressBookEntry400JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantAddressBookEntry401JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantAddressBookEntry403JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry409JSONResponse struct{ PayoutConflictJSONResponse }
+
+func (response CreateMerchantAddressBookEntry409JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateMerchantAddressBookEntry413JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateMerchantAddressBookEntry415JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantAddressBookEntry500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantAddressBookEntry500JSONResponse) VisitCreateMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantAddressBookEntryRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	EntryId    string              `json:"entryId"`
+}
+
+type DeleteMerchantAddressBookEntryResponseObject interface {
+	VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error
+}
+
+type DeleteMerchantAddressBookEntry204Response struct {
+}
+
+func (response DeleteMerchantAddressBookEntry204Response) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteMerchantAddressBookEntry400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteMerchantAddressBookEntry400JSONResponse) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantAddressBookEntry401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response DeleteMerchantAddressBookEntry401JSONResponse) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantAddressBookEntry403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response DeleteMerchantAddressBookEntry403JSONResponse) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantAddressBookEntry404JSONResponse struct{ DashboardNotFoundJSONResponse }
+
+func (response DeleteMerchantAddressBookEntry404JSONResponse) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMerchantAddressBookEntry500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteMerchantAddressBookEntry500JSONResponse) VisitDeleteMerchantAddressBookEntryResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -9761,6 +12043,171 @@ func (response ListMerchantPaymentEvents500JSONResponse) VisitListMerchantPaymen
 	return err
 }
 
+type CreateMerchantRefundRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	PaymentId  RefundPaymentId     `json:"paymentId"`
+	Params     CreateMerchantRefundParams
+	Body       *CreateMerchantRefundJSONRequestBody
+}
+
+type CreateMerchantRefundResponseObject interface {
+	VisitCreateMerchantRefundResponse(w http.ResponseWriter) error
+}
+
+type CreateMerchantRefund201ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CreateMerchantRefund201JSONResponse struct {
+	Body    Refund
+	Headers CreateMerchantRefund201ResponseHeaders
+}
+
+func (response CreateMerchantRefund201JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMerchantRefund400JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CreateMerchantRefund401JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CreateMerchantRefund403JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund404JSONResponse struct{ PaymentNotFoundJSONResponse }
+
+func (response CreateMerchantRefund404JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund408JSONResponse struct{ RequestTimeoutJSONResponse }
+
+func (response CreateMerchantRefund408JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund409JSONResponse struct{ PayoutConflictJSONResponse }
+
+func (response CreateMerchantRefund409JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateMerchantRefund413JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateMerchantRefund415JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMerchantRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMerchantRefund500JSONResponse) VisitCreateMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMerchantPaymentTransfersRequestObject struct {
 	MerchantId DashboardMerchantId `json:"merchantId"`
 	PaymentId  string              `json:"paymentId"`
@@ -9845,6 +12292,197 @@ func (response ListMerchantPaymentTransfers404JSONResponse) VisitListMerchantPay
 type ListMerchantPaymentTransfers500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListMerchantPaymentTransfers500JSONResponse) VisitListMerchantPaymentTransfersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayoutSettingsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+}
+
+type GetMerchantPayoutSettingsResponseObject interface {
+	VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantPayoutSettings200JSONResponse PayoutSettings
+
+func (response GetMerchantPayoutSettings200JSONResponse) VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayoutSettings400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantPayoutSettings400JSONResponse) VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayoutSettings401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantPayoutSettings401JSONResponse) VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayoutSettings403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantPayoutSettings403JSONResponse) VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantPayoutSettings500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantPayoutSettings500JSONResponse) VisitGetMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettingsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Body       *UpdateMerchantPayoutSettingsJSONRequestBody
+}
+
+type UpdateMerchantPayoutSettingsResponseObject interface {
+	VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error
+}
+
+type UpdateMerchantPayoutSettings200JSONResponse PayoutSettings
+
+func (response UpdateMerchantPayoutSettings200JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMerchantPayoutSettings400JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response UpdateMerchantPayoutSettings401JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response UpdateMerchantPayoutSettings403JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateMerchantPayoutSettings413JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings415JSONResponse struct {
+	UnsupportedMediaTypeJSONResponse
+}
+
+func (response UpdateMerchantPayoutSettings415JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMerchantPayoutSettings500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMerchantPayoutSettings500JSONResponse) VisitUpdateMerchantPayoutSettingsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -10036,6 +12674,520 @@ func (response UpdateMerchantProfile415JSONResponse) VisitUpdateMerchantProfileR
 type UpdateMerchantProfile500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateMerchantProfile500JSONResponse) VisitUpdateMerchantProfileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantRefundsRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	Params     ListMerchantRefundsParams
+}
+
+type ListMerchantRefundsResponseObject interface {
+	VisitListMerchantRefundsResponse(w http.ResponseWriter) error
+}
+
+type ListMerchantRefunds200JSONResponse RefundList
+
+func (response ListMerchantRefunds200JSONResponse) VisitListMerchantRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantRefunds400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMerchantRefunds400JSONResponse) VisitListMerchantRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantRefunds401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ListMerchantRefunds401JSONResponse) VisitListMerchantRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantRefunds403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response ListMerchantRefunds403JSONResponse) VisitListMerchantRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMerchantRefunds500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMerchantRefunds500JSONResponse) VisitListMerchantRefundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefundRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	RefundId   RefundId            `json:"refundId"`
+}
+
+type GetMerchantRefundResponseObject interface {
+	VisitGetMerchantRefundResponse(w http.ResponseWriter) error
+}
+
+type GetMerchantRefund200JSONResponse Refund
+
+func (response GetMerchantRefund200JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMerchantRefund400JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefund401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response GetMerchantRefund401JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefund403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response GetMerchantRefund403JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response GetMerchantRefund404JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMerchantRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMerchantRefund500JSONResponse) VisitGetMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefundRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	RefundId   RefundId            `json:"refundId"`
+}
+
+type ApproveMerchantRefundResponseObject interface {
+	VisitApproveMerchantRefundResponse(w http.ResponseWriter) error
+}
+
+type ApproveMerchantRefund200JSONResponse Refund
+
+func (response ApproveMerchantRefund200JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApproveMerchantRefund400JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ApproveMerchantRefund401JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund403JSONResponse struct{ ApprovalForbiddenJSONResponse }
+
+func (response ApproveMerchantRefund403JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response ApproveMerchantRefund404JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response ApproveMerchantRefund409JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApproveMerchantRefund500JSONResponse) VisitApproveMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefundRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	RefundId   RefundId            `json:"refundId"`
+	Params     CancelMerchantRefundParams
+}
+
+type CancelMerchantRefundResponseObject interface {
+	VisitCancelMerchantRefundResponse(w http.ResponseWriter) error
+}
+
+type CancelMerchantRefund200ResponseHeaders struct {
+	IdempotentReplayed *string
+}
+
+type CancelMerchantRefund200JSONResponse struct {
+	Body    Refund
+	Headers CancelMerchantRefund200ResponseHeaders
+}
+
+func (response CancelMerchantRefund200JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelMerchantRefund400JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response CancelMerchantRefund401JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund403JSONResponse struct{ DashboardForbiddenJSONResponse }
+
+func (response CancelMerchantRefund403JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response CancelMerchantRefund404JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response CancelMerchantRefund409JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelMerchantRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelMerchantRefund500JSONResponse) VisitCancelMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefundRequestObject struct {
+	MerchantId DashboardMerchantId `json:"merchantId"`
+	RefundId   RefundId            `json:"refundId"`
+}
+
+type RejectMerchantRefundResponseObject interface {
+	VisitRejectMerchantRefundResponse(w http.ResponseWriter) error
+}
+
+type RejectMerchantRefund200JSONResponse Refund
+
+func (response RejectMerchantRefund200JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectMerchantRefund400JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RejectMerchantRefund401JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund403JSONResponse struct{ ApprovalForbiddenJSONResponse }
+
+func (response RejectMerchantRefund403JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund404JSONResponse struct{ RefundNotFoundJSONResponse }
+
+func (response RejectMerchantRefund404JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response RejectMerchantRefund409JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantRefund500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RejectMerchantRefund500JSONResponse) VisitRejectMerchantRefundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -11483,6 +14635,115 @@ func (response GetMerchantWithdrawal500JSONResponse) VisitGetMerchantWithdrawalR
 	return err
 }
 
+type ApproveMerchantWithdrawalRequestObject struct {
+	MerchantId   DashboardMerchantId   `json:"merchantId"`
+	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
+}
+
+type ApproveMerchantWithdrawalResponseObject interface {
+	VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type ApproveMerchantWithdrawal200JSONResponse Withdrawal
+
+func (response ApproveMerchantWithdrawal200JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApproveMerchantWithdrawal400JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response ApproveMerchantWithdrawal401JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal403JSONResponse struct{ ApprovalForbiddenJSONResponse }
+
+func (response ApproveMerchantWithdrawal403JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal404JSONResponse struct{ WithdrawalNotFoundJSONResponse }
+
+func (response ApproveMerchantWithdrawal404JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response ApproveMerchantWithdrawal409JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApproveMerchantWithdrawal500JSONResponse) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CancelMerchantWithdrawalRequestObject struct {
 	MerchantId   DashboardMerchantId   `json:"merchantId"`
 	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
@@ -11603,6 +14864,115 @@ func (response CancelMerchantWithdrawal500JSONResponse) VisitCancelMerchantWithd
 	return err
 }
 
+type RejectMerchantWithdrawalRequestObject struct {
+	MerchantId   DashboardMerchantId   `json:"merchantId"`
+	WithdrawalId DashboardWithdrawalId `json:"withdrawalId"`
+}
+
+type RejectMerchantWithdrawalResponseObject interface {
+	VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error
+}
+
+type RejectMerchantWithdrawal200JSONResponse Withdrawal
+
+func (response RejectMerchantWithdrawal200JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectMerchantWithdrawal400JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal401JSONResponse struct {
+	DashboardUnauthorizedJSONResponse
+}
+
+func (response RejectMerchantWithdrawal401JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal403JSONResponse struct{ ApprovalForbiddenJSONResponse }
+
+func (response RejectMerchantWithdrawal403JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal404JSONResponse struct{ WithdrawalNotFoundJSONResponse }
+
+func (response RejectMerchantWithdrawal404JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal409JSONResponse struct{ StateConflictJSONResponse }
+
+func (response RejectMerchantWithdrawal409JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectMerchantWithdrawal500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RejectMerchantWithdrawal500JSONResponse) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// AcceptInvitation Accept an invitation and sign in
@@ -11686,6 +15056,9 @@ type StrictServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx context.Context, request GetCheckoutRequestObject) (GetCheckoutResponseObject, error)
+	// ClaimOverpaymentRefund Ask for the overpaid amount back
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
+	ClaimOverpaymentRefund(ctx context.Context, request ClaimOverpaymentRefundRequestObject) (ClaimOverpaymentRefundResponseObject, error)
 	// GetCheckoutQuoteQR A quote's payment QR code
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId}/quotes/{quoteId}/qr)
 	GetCheckoutQuoteQR(ctx context.Context, request GetCheckoutQuoteQRRequestObject) (GetCheckoutQuoteQRResponseObject, error)
@@ -11695,6 +15068,12 @@ type StrictServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx context.Context, request SelectCheckoutQuoteRequestObject) (SelectCheckoutQuoteResponseObject, error)
+	// GetRefundClaim Read a refund as its claim page shows it
+	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
+	GetRefundClaim(ctx context.Context, request GetRefundClaimRequestObject) (GetRefundClaimResponseObject, error)
+	// ClaimRefund Give a refund its address
+	// (POST /v1/external/refund-claim-auth/refunds/{refundId}/claim)
+	ClaimRefund(ctx context.Context, request ClaimRefundRequestObject) (ClaimRefundResponseObject, error)
 	// ListPayments List payments
 	// (GET /v1/external/secretkey-auth/payments)
 	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
@@ -11704,12 +15083,27 @@ type StrictServerInterface interface {
 	// GetPayment Get a payment
 	// (GET /v1/external/secretkey-auth/payments/{paymentId})
 	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
+	// CreateRefund Refund a payment
+	// (POST /v1/external/secretkey-auth/payments/{paymentId}/refunds)
+	CreateRefund(ctx context.Context, request CreateRefundRequestObject) (CreateRefundResponseObject, error)
+	// ListRefunds List refunds
+	// (GET /v1/external/secretkey-auth/refunds)
+	ListRefunds(ctx context.Context, request ListRefundsRequestObject) (ListRefundsResponseObject, error)
+	// GetRefund Get a refund
+	// (GET /v1/external/secretkey-auth/refunds/{refundId})
+	GetRefund(ctx context.Context, request GetRefundRequestObject) (GetRefundResponseObject, error)
+	// CancelRefund Cancel a refund
+	// (POST /v1/external/secretkey-auth/refunds/{refundId}/cancel)
+	CancelRefund(ctx context.Context, request CancelRefundRequestObject) (CancelRefundResponseObject, error)
 	// ListWithdrawals List withdrawals
 	// (GET /v1/external/secretkey-auth/withdrawals)
 	ListWithdrawals(ctx context.Context, request ListWithdrawalsRequestObject) (ListWithdrawalsResponseObject, error)
 	// CreateWithdrawal Create a withdrawal
 	// (POST /v1/external/secretkey-auth/withdrawals)
 	CreateWithdrawal(ctx context.Context, request CreateWithdrawalRequestObject) (CreateWithdrawalResponseObject, error)
+	// EstimateWithdrawal Estimate a withdrawal
+	// (GET /v1/external/secretkey-auth/withdrawals/estimate)
+	EstimateWithdrawal(ctx context.Context, request EstimateWithdrawalRequestObject) (EstimateWithdrawalResponseObject, error)
 	// GetWithdrawal Get a withdrawal
 	// (GET /v1/external/secretkey-auth/withdrawals/{withdrawalId})
 	GetWithdrawal(ctx context.Context, request GetWithdrawalRequestObject) (GetWithdrawalResponseObject, error)
@@ -11719,6 +15113,15 @@ type StrictServerInterface interface {
 	// SetMerchantAcceptedAssets Choose the assets the merchant is paid in
 	// (PUT /v1/merchants/{merchantId}/accepted-assets)
 	SetMerchantAcceptedAssets(ctx context.Context, request SetMerchantAcceptedAssetsRequestObject) (SetMerchantAcceptedAssetsResponseObject, error)
+	// ListMerchantAddressBook List saved recipients
+	// (GET /v1/merchants/{merchantId}/address-book)
+	ListMerchantAddressBook(ctx context.Context, request ListMerchantAddressBookRequestObject) (ListMerchantAddressBookResponseObject, error)
+	// CreateMerchantAddressBookEntry Save a recipient
+	// (POST /v1/merchants/{merchantId}/address-book)
+	CreateMerchantAddressBookEntry(ctx context.Context, request CreateMerchantAddressBookEntryRequestObject) (CreateMerchantAddressBookEntryResponseObject, error)
+	// DeleteMerchantAddressBookEntry Remove a saved recipient
+	// (DELETE /v1/merchants/{merchantId}/address-book/{entryId})
+	DeleteMerchantAddressBookEntry(ctx context.Context, request DeleteMerchantAddressBookEntryRequestObject) (DeleteMerchantAddressBookEntryResponseObject, error)
 	// ListMerchantApiKeys List the merchant's secret keys
 	// (GET /v1/merchants/{merchantId}/api-keys)
 	ListMerchantApiKeys(ctx context.Context, request ListMerchantApiKeysRequestObject) (ListMerchantApiKeysResponseObject, error)
@@ -11773,15 +15176,39 @@ type StrictServerInterface interface {
 	// ListMerchantPaymentEvents A payment's event timeline
 	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/events)
 	ListMerchantPaymentEvents(ctx context.Context, request ListMerchantPaymentEventsRequestObject) (ListMerchantPaymentEventsResponseObject, error)
+	// CreateMerchantRefund Refund a payment from the dashboard
+	// (POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds)
+	CreateMerchantRefund(ctx context.Context, request CreateMerchantRefundRequestObject) (CreateMerchantRefundResponseObject, error)
 	// ListMerchantPaymentTransfers The on-chain transfers of a payment
 	// (GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers)
 	ListMerchantPaymentTransfers(ctx context.Context, request ListMerchantPaymentTransfersRequestObject) (ListMerchantPaymentTransfersResponseObject, error)
+	// GetMerchantPayoutSettings Read the payout policy
+	// (GET /v1/merchants/{merchantId}/payout-settings)
+	GetMerchantPayoutSettings(ctx context.Context, request GetMerchantPayoutSettingsRequestObject) (GetMerchantPayoutSettingsResponseObject, error)
+	// UpdateMerchantPayoutSettings Change the payout policy
+	// (PATCH /v1/merchants/{merchantId}/payout-settings)
+	UpdateMerchantPayoutSettings(ctx context.Context, request UpdateMerchantPayoutSettingsRequestObject) (UpdateMerchantPayoutSettingsResponseObject, error)
 	// GetMerchantProfile The merchant's profile and branding
 	// (GET /v1/merchants/{merchantId}/profile)
 	GetMerchantProfile(ctx context.Context, request GetMerchantProfileRequestObject) (GetMerchantProfileResponseObject, error)
 	// UpdateMerchantProfile Change the merchant's profile and branding
 	// (PATCH /v1/merchants/{merchantId}/profile)
 	UpdateMerchantProfile(ctx context.Context, request UpdateMerchantProfileRequestObject) (UpdateMerchantProfileResponseObject, error)
+	// ListMerchantRefunds List the merchant's refunds
+	// (GET /v1/merchants/{merchantId}/refunds)
+	ListMerchantRefunds(ctx context.Context, request ListMerchantRefundsRequestObject) (ListMerchantRefundsResponseObject, error)
+	// GetMerchantRefund Get one of the merchant's refunds
+	// (GET /v1/merchants/{merchantId}/refunds/{refundId})
+	GetMerchantRefund(ctx context.Context, request GetMerchantRefundRequestObject) (GetMerchantRefundResponseObject, error)
+	// ApproveMerchantRefund Approve a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/approve)
+	ApproveMerchantRefund(ctx context.Context, request ApproveMerchantRefundRequestObject) (ApproveMerchantRefundResponseObject, error)
+	// CancelMerchantRefund Cancel a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel)
+	CancelMerchantRefund(ctx context.Context, request CancelMerchantRefundRequestObject) (CancelMerchantRefundResponseObject, error)
+	// RejectMerchantRefund Reject a refund
+	// (POST /v1/merchants/{merchantId}/refunds/{refundId}/reject)
+	RejectMerchantRefund(ctx context.Context, request RejectMerchantRefundRequestObject) (RejectMerchantRefundResponseObject, error)
 	// GetMerchantSecurity The team's security settings
 	// (GET /v1/merchants/{merchantId}/security)
 	GetMerchantSecurity(ctx context.Context, request GetMerchantSecurityRequestObject) (GetMerchantSecurityResponseObject, error)
@@ -11827,9 +15254,15 @@ type StrictServerInterface interface {
 	// GetMerchantWithdrawal Get one of the merchant's withdrawals
 	// (GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId})
 	GetMerchantWithdrawal(ctx context.Context, request GetMerchantWithdrawalRequestObject) (GetMerchantWithdrawalResponseObject, error)
+	// ApproveMerchantWithdrawal Approve a withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve)
+	ApproveMerchantWithdrawal(ctx context.Context, request ApproveMerchantWithdrawalRequestObject) (ApproveMerchantWithdrawalResponseObject, error)
 	// CancelMerchantWithdrawal Cancel a pending withdrawal
 	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel)
 	CancelMerchantWithdrawal(ctx context.Context, request CancelMerchantWithdrawalRequestObject) (CancelMerchantWithdrawalResponseObject, error)
+	// RejectMerchantWithdrawal Reject a withdrawal
+	// (POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject)
+	RejectMerchantWithdrawal(ctx context.Context, request RejectMerchantWithdrawalRequestObject) (RejectMerchantWithdrawalResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -12759,6 +16192,31 @@ func (sh *strictHandler) GetCheckout(ctx echo.Context, paymentId CheckoutPayment
 	return nil
 }
 
+// ClaimOverpaymentRefund operation middleware
+func (sh *strictHandler) ClaimOverpaymentRefund(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request ClaimOverpaymentRefundRequestObject
+
+	request.PaymentId = paymentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ClaimOverpaymentRefund(ctx.Request().Context(), request.(ClaimOverpaymentRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClaimOverpaymentRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ClaimOverpaymentRefundResponseObject); ok {
+		return validResponse.VisitClaimOverpaymentRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetCheckoutQuoteQR operation middleware
 func (sh *strictHandler) GetCheckoutQuoteQR(ctx echo.Context, paymentId CheckoutPaymentId, quoteId string) error {
 	var request GetCheckoutQuoteQRRequestObject
@@ -12852,6 +16310,79 @@ func (sh *strictHandler) SelectCheckoutQuote(ctx echo.Context, paymentId Checkou
 		return err
 	} else if validResponse, ok := response.(SelectCheckoutQuoteResponseObject); ok {
 		return validResponse.VisitSelectCheckoutQuoteResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetRefundClaim operation middleware
+func (sh *strictHandler) GetRefundClaim(ctx echo.Context, refundId RefundId) error {
+	var request GetRefundClaimRequestObject
+
+	request.RefundId = refundId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRefundClaim(ctx.Request().Context(), request.(GetRefundClaimRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRefundClaim")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRefundClaimResponseObject); ok {
+		return validResponse.VisitGetRefundClaimResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ClaimRefund operation middleware
+func (sh *strictHandler) ClaimRefund(ctx echo.Context, refundId RefundId) error {
+	var request ClaimRefundRequestObject
+
+	request.RefundId = refundId
+
+	var body ClaimRefundJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ClaimRefund(ctx.Request().Context(), request.(ClaimRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClaimRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ClaimRefundResponseObject); ok {
+		return validResponse.VisitClaimRefundResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -12956,6 +16487,131 @@ func (sh *strictHandler) GetPayment(ctx echo.Context, paymentId string) error {
 	return nil
 }
 
+// CreateRefund operation middleware
+func (sh *strictHandler) CreateRefund(ctx echo.Context, paymentId RefundPaymentId, params CreateRefundParams) error {
+	var request CreateRefundRequestObject
+
+	request.PaymentId = paymentId
+	request.Params = params
+
+	var body CreateRefundJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRefund(ctx.Request().Context(), request.(CreateRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateRefundResponseObject); ok {
+		return validResponse.VisitCreateRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListRefunds operation middleware
+func (sh *strictHandler) ListRefunds(ctx echo.Context, params ListRefundsParams) error {
+	var request ListRefundsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRefunds(ctx.Request().Context(), request.(ListRefundsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRefunds")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListRefundsResponseObject); ok {
+		return validResponse.VisitListRefundsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetRefund operation middleware
+func (sh *strictHandler) GetRefund(ctx echo.Context, refundId RefundId) error {
+	var request GetRefundRequestObject
+
+	request.RefundId = refundId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRefund(ctx.Request().Context(), request.(GetRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetRefundResponseObject); ok {
+		return validResponse.VisitGetRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelRefund operation middleware
+func (sh *strictHandler) CancelRefund(ctx echo.Context, refundId RefundId, params CancelRefundParams) error {
+	var request CancelRefundRequestObject
+
+	request.RefundId = refundId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelRefund(ctx.Request().Context(), request.(CancelRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelRefundResponseObject); ok {
+		return validResponse.VisitCancelRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListWithdrawals operation middleware
 func (sh *strictHandler) ListWithdrawals(ctx echo.Context, params ListWithdrawalsParams) error {
 	var request ListWithdrawalsRequestObject
@@ -13023,6 +16679,31 @@ func (sh *strictHandler) CreateWithdrawal(ctx echo.Context, params CreateWithdra
 		return err
 	} else if validResponse, ok := response.(CreateWithdrawalResponseObject); ok {
 		return validResponse.VisitCreateWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// EstimateWithdrawal operation middleware
+func (sh *strictHandler) EstimateWithdrawal(ctx echo.Context, params EstimateWithdrawalParams) error {
+	var request EstimateWithdrawalRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EstimateWithdrawal(ctx.Request().Context(), request.(EstimateWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EstimateWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EstimateWithdrawalResponseObject); ok {
+		return validResponse.VisitEstimateWithdrawalResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13121,6 +16802,105 @@ func (sh *strictHandler) SetMerchantAcceptedAssets(ctx echo.Context, merchantId 
 		return err
 	} else if validResponse, ok := response.(SetMerchantAcceptedAssetsResponseObject); ok {
 		return validResponse.VisitSetMerchantAcceptedAssetsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantAddressBook operation middleware
+func (sh *strictHandler) ListMerchantAddressBook(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request ListMerchantAddressBookRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantAddressBook(ctx.Request().Context(), request.(ListMerchantAddressBookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantAddressBook")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantAddressBookResponseObject); ok {
+		return validResponse.VisitListMerchantAddressBookResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateMerchantAddressBookEntry operation middleware
+func (sh *strictHandler) CreateMerchantAddressBookEntry(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request CreateMerchantAddressBookEntryRequestObject
+
+	request.MerchantId = merchantId
+
+	var body CreateMerchantAddressBookEntryJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantAddressBookEntry(ctx.Request().Context(), request.(CreateMerchantAddressBookEntryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantAddressBookEntry")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantAddressBookEntryResponseObject); ok {
+		return validResponse.VisitCreateMerchantAddressBookEntryResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteMerchantAddressBookEntry operation middleware
+func (sh *strictHandler) DeleteMerchantAddressBookEntry(ctx echo.Context, merchantId DashboardMerchantId, entryId string) error {
+	var request DeleteMerchantAddressBookEntryRequestObject
+
+	request.MerchantId = merchantId
+	request.EntryId = entryId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteMerchantAddressBookEntry(ctx.Request().Context(), request.(DeleteMerchantAddressBookEntryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteMerchantAddressBookEntry")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteMerchantAddressBookEntryResponseObject); ok {
+		return validResponse.VisitDeleteMerchantAddressBookEntryResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13661,6 +17441,56 @@ func (sh *strictHandler) ListMerchantPaymentEvents(ctx echo.Context, merchantId 
 	return nil
 }
 
+// CreateMerchantRefund operation middleware
+func (sh *strictHandler) CreateMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params CreateMerchantRefundParams) error {
+	var request CreateMerchantRefundRequestObject
+
+	request.MerchantId = merchantId
+	request.PaymentId = paymentId
+	request.Params = params
+
+	var body CreateMerchantRefundJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMerchantRefund(ctx.Request().Context(), request.(CreateMerchantRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMerchantRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateMerchantRefundResponseObject); ok {
+		return validResponse.VisitCreateMerchantRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMerchantPaymentTransfers operation middleware
 func (sh *strictHandler) ListMerchantPaymentTransfers(ctx echo.Context, merchantId DashboardMerchantId, paymentId string) error {
 	var request ListMerchantPaymentTransfersRequestObject
@@ -13681,6 +17511,79 @@ func (sh *strictHandler) ListMerchantPaymentTransfers(ctx echo.Context, merchant
 		return err
 	} else if validResponse, ok := response.(ListMerchantPaymentTransfersResponseObject); ok {
 		return validResponse.VisitListMerchantPaymentTransfersResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantPayoutSettings operation middleware
+func (sh *strictHandler) GetMerchantPayoutSettings(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request GetMerchantPayoutSettingsRequestObject
+
+	request.MerchantId = merchantId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantPayoutSettings(ctx.Request().Context(), request.(GetMerchantPayoutSettingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantPayoutSettings")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantPayoutSettingsResponseObject); ok {
+		return validResponse.VisitGetMerchantPayoutSettingsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateMerchantPayoutSettings operation middleware
+func (sh *strictHandler) UpdateMerchantPayoutSettings(ctx echo.Context, merchantId DashboardMerchantId) error {
+	var request UpdateMerchantPayoutSettingsRequestObject
+
+	request.MerchantId = merchantId
+
+	var body UpdateMerchantPayoutSettingsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMerchantPayoutSettings(ctx.Request().Context(), request.(UpdateMerchantPayoutSettingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMerchantPayoutSettings")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateMerchantPayoutSettingsResponseObject); ok {
+		return validResponse.VisitUpdateMerchantPayoutSettingsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13754,6 +17657,137 @@ func (sh *strictHandler) UpdateMerchantProfile(ctx echo.Context, merchantId Dash
 		return err
 	} else if validResponse, ok := response.(UpdateMerchantProfileResponseObject); ok {
 		return validResponse.VisitUpdateMerchantProfileResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMerchantRefunds operation middleware
+func (sh *strictHandler) ListMerchantRefunds(ctx echo.Context, merchantId DashboardMerchantId, params ListMerchantRefundsParams) error {
+	var request ListMerchantRefundsRequestObject
+
+	request.MerchantId = merchantId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMerchantRefunds(ctx.Request().Context(), request.(ListMerchantRefundsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMerchantRefunds")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMerchantRefundsResponseObject); ok {
+		return validResponse.VisitListMerchantRefundsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMerchantRefund operation middleware
+func (sh *strictHandler) GetMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error {
+	var request GetMerchantRefundRequestObject
+
+	request.MerchantId = merchantId
+	request.RefundId = refundId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMerchantRefund(ctx.Request().Context(), request.(GetMerchantRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMerchantRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMerchantRefundResponseObject); ok {
+		return validResponse.VisitGetMerchantRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ApproveMerchantRefund operation middleware
+func (sh *strictHandler) ApproveMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error {
+	var request ApproveMerchantRefundRequestObject
+
+	request.MerchantId = merchantId
+	request.RefundId = refundId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveMerchantRefund(ctx.Request().Context(), request.(ApproveMerchantRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveMerchantRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApproveMerchantRefundResponseObject); ok {
+		return validResponse.VisitApproveMerchantRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelMerchantRefund operation middleware
+func (sh *strictHandler) CancelMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId, params CancelMerchantRefundParams) error {
+	var request CancelMerchantRefundRequestObject
+
+	request.MerchantId = merchantId
+	request.RefundId = refundId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelMerchantRefund(ctx.Request().Context(), request.(CancelMerchantRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelMerchantRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelMerchantRefundResponseObject); ok {
+		return validResponse.VisitCancelMerchantRefundResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RejectMerchantRefund operation middleware
+func (sh *strictHandler) RejectMerchantRefund(ctx echo.Context, merchantId DashboardMerchantId, refundId RefundId) error {
+	var request RejectMerchantRefundRequestObject
+
+	request.MerchantId = merchantId
+	request.RefundId = refundId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectMerchantRefund(ctx.Request().Context(), request.(RejectMerchantRefundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectMerchantRefund")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RejectMerchantRefundResponseObject); ok {
+		return validResponse.VisitRejectMerchantRefundResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -14237,6 +18271,32 @@ func (sh *strictHandler) GetMerchantWithdrawal(ctx echo.Context, merchantId Dash
 	return nil
 }
 
+// ApproveMerchantWithdrawal operation middleware
+func (sh *strictHandler) ApproveMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
+	var request ApproveMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.WithdrawalId = withdrawalId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveMerchantWithdrawal(ctx.Request().Context(), request.(ApproveMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApproveMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitApproveMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CancelMerchantWithdrawal operation middleware
 func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params CancelMerchantWithdrawalParams) error {
 	var request CancelMerchantWithdrawalRequestObject
@@ -14264,577 +18324,728 @@ func (sh *strictHandler) CancelMerchantWithdrawal(ctx echo.Context, merchantId D
 	return nil
 }
 
+// RejectMerchantWithdrawal operation middleware
+func (sh *strictHandler) RejectMerchantWithdrawal(ctx echo.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) error {
+	var request RejectMerchantWithdrawalRequestObject
+
+	request.MerchantId = merchantId
+	request.WithdrawalId = withdrawalId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectMerchantWithdrawal(ctx.Request().Context(), request.(RejectMerchantWithdrawalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectMerchantWithdrawal")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RejectMerchantWithdrawalResponseObject); ok {
+		return validResponse.VisitRejectMerchantWithdrawalResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bciM3tij4Kwj2iShynyRFUncpOrplVdmWXbeWVO1um7VFMBMkYSUBOgGKoqsrwucHZl724zz3xMzD",
-	"fMR8xTz7SyawcEnkjUyqVGX37nKcs7uUzMRlYWHdL+8aIZ/NOSNMisbJu8aU4Igk8M+LiMzmXBImL8k8",
-	"xisSqacREWFC55Jy1jhpDGWyIEO0nBKG5JQKlBAx50wQRAXCKIEPER8jzBDBSUxJghLy04IIiZZUTpGc",
-	"EiTwjCA3W7hqf0tWnUbQEOGUzLCalLDFrHHyQ0PN1ngbNORqThonDSETyiaN9+/fB405TvCMSLP28ykJ",
-	"b/lCvsarGWHyomTp11OC5vpnRCM1H1WP51hOG0GD4RmBv+z3QUOtmyYKCmoZ/vJm+P45YRM5bZwc7Kml",
-	"SEkSNdh//vCfg8F9t/v2P/5Ho7jqoPEUi+mI4yR6QZJwiqsXOjO/A7wkvyUM4VAKNOYJamK2QlxOSYIw",
-	"E0uSCLTX3W1V7GiWzrRuSw/Yw3dUTqMEL3FctYule6Ma4kt/lMdZoYda35JVcWkv8C0RKEwIVg+QwGMF",
-	"Y5QQmaw66Eph5y1ZIcwijaojHq0saqvzGNNESIf5p/ol9QVgOB6wiI7HJFGIpj4NEE/QckpjkvlaXwoq",
-	"kJA0jlGyYIyySeCd6XEHfUtWAuGEIBHyOYnUMuWUDJjDD7XIWzKXgBn9PTTli0R0BswCW9/vFNy5a9eo",
-	"QOv+/n7QmFFm/+5lsXwwuO/32oPB/eGzt/+z/BCe0xmVRdhfSDITaE4SNMcTgpo9taVet9sNUETGeBFL",
-	"9VeKzD8tSLJKlx/DqP6izVeNk163GzTGPJlh2ThpUCZ3+41A7YnOFDGBOdSWzJ9uzZRJMiEJLPrVxdPz",
-	"K4klOef8lpJyrBbqBUXj1GmqL5CgE9amhiKOEr4UJEEjMsEMNQWRaLRCw6+eXaOdu94OXsjpDqdRuCMk",
-	"TuTwFH0t5fwVi1fppkM9e54qiehGfVh9ZgdlB/FqPBak8iQkR+KWzlHTQr8a9lwPVAr8UtBbWHdLYX1J",
-	"xgkR07WQJkJQzp4oNgMvG1JogWrg7oMQvZrjnxbkBCkieYfjhbp0GO4Z41Jdzpje+SOHiwRuqh4ZXrO/",
-	"oqadNr2TvUDPyhcS/bgQEoUxwYlAVLa8W1d9gGbEDBSLZ3ZN8OyNIEk1e5iNSPJEoIXCtErautBDPA5V",
-	"/Y6MppzfPmPRnNNqzrXUryFi3qteHUlHeowVvleDaJIMIsHZnH5LVl/yZESjiDD1KORMiTfqn3g+j2kI",
-	"DGDnR8HhZ3KPZ/MYcJEkCU/0J5GaZeyGCRozIgSeqKcYGWQKEyKBA4SYoRm/I2jGGVmhZsrdBJLThC8m",
-	"RgSCT9rqk7PXF60ACY5m+JayCeKMIEZIJOBFHM0oQwmPySmKyB2J+Vwh4gzfEiQVA7klK5FCY06SGQXk",
-	"vdFbUGBJYfk/EjJunDT+sJMKgTv6V7HzzLz/Pig5VX07Ik7MNQo1wwGC53gRTxCVAhaLYhze6h2oBQOc",
-	"nwg0vG+nKxyi5tDBddgKEEZDBc8hQFLJk+KWRDDPaKWESzXuiMR8iYYAliEwVuC5AIv2jEd2qf7Q6sqy",
-	"kCBzXMVzagXZlRr4K3k2VLRBkJCzCI1xKJX8NRSSzG8W8xuLtGrxAA1PcDO/qVGyn6u31BlyhqZYg1OR",
-	"s8VcDQxv3ug3veE7jfdB42whp1/g6FJLDh+Gz5Td4ZhGN/Cnj9Jqdeqhgv8y4UogIfdztQq1QxwnBEcr",
-	"RXbUpQUZHMgdjOKIvB7biDiPh4gXemBE2XwhUXPoVIAbM+UwQN5DQDM20ZgFe3HEfo6FWPIkGrDm0IEi",
-	"IRFhkuJYDAMEw6Ch+eC1ed8fiydIzNVgAC5vHB6RYTBgdgT1ZwuAx9CC3TK+ZAEAUD2zsKXsjkqNe+lI",
-	"6UO7oAEbAnoPgdkYnDACCxvHNHwktAARJ0fqslisrqdBBo29pyiiAo9igqjUMu4nwAgtJFSsi7MAbteI",
-	"KLKqVwn3VD3MABq2a27ZQ24Y8Bsz2NmML/QHIH2sgzLWr2bADI/QTEkWI0Xt5JIQhva6XZD0lRAL/6EQ",
-	"FPj0CrqxNoDc15zNfVq71sIdyyyXJ5GSME6QEbOR5sYoBpFUHUZ/f99bpXm/1jITEtI5JUy+5PIsjvmS",
-	"rF+pe/+GcXmDzRf+at0bZ1GUECFOUP6JtmJEZM4FlQibhyDqK0WNJHc0VLKlr9nCWcUE35HMW8C3MHOD",
-	"gBSq2I4iGhECLcaCJb+MGvB5ZGraMYRKAWCYxc+h24nGTSX58jEa8QWLRKANEUsqyICVEGTUpCyMF5FC",
-	"CknuZUYY1/O/uf6yfRQgddMSHiOeDNiIRjQhoVoojtv8jiQJjQgKpzjBoVTyD2VqRTRS5Pibq1cvjUSM",
-	"lGgZIbmkIYGrjpFMFizEkkQDppTxVimLCNAwnGLKAHXEYj7niSRq9ZmThlfU/oVaTUYPV4oEZ2M6WWgJ",
-	"AiY3KqI21WjZZIoZPLslqyfiREtwWlSc45XQsGUDpp4zIgVcevV+RO4YUb/Fq0BLMforztAMUwbvqh+B",
-	"0QxLr4LazYB525E8i58e7prDEOjXX/4LNKnclQhA0FviOFYTq5fUsVkUB5FGYbm6KVocgwFxKNV5zROi",
-	"8JTGRC02IWpSErmFLOZqZd37X3/553g8HgdKZ5snXPKQx0ishCQzN1zr1JzmEE7eCJzjMWGAcWNK4shw",
-	"SmshfBxGaRQ6gC+f59SCjKVRIYYaRZLoFKD204JLIiycFPZMSOcT8UpvVWPKcOyJIE6ChfU5fTmU9I50",
-	"fAC+5PJLdfcfD4BjGM6H4EuOxCKc2vV2PFrpW2gNyNwYjwesl9zBypitqUA00jZBre41nSlbWwe0osLl",
-	"tJUB118UOLeHmdCqLyxhA4P+mIB8HzQAHzZwXsEXSUgq1uAjntZ49JpgYH9F8GDDen7boz1R5CYHb638",
-	"Keq3ZpuoOSxCKVUzzM6dWG+R5w3DCznlCf2ZRI8j2dvl651mzumKGGZj3nkiLDwoQ39rX2ne0DYulvYV",
-	"/OZRLrVUpUDpRT0u4aqaHmn7tiJXhpcDHZvyGPR3p42nJhq4nM6H8VHNQ9cKs+pYTjr/TQw4/wJGFHfy",
-	"j8PGNpA+S37zRlGf6mXMoB+Vo8FSbskqcOsIELkj6n+M+MwTNDeyk2eRGJGYs4nQzqcM2voAfXxaBTjb",
-	"CBqeAcpccjQiOCGJxupO44Qt4tiH+4XTVT8BbfLXkiFEMxyPeTJTspW3BcBVOmEk0mZNmSyEJBGiQixI",
-	"koVp6mJ9JELl2aNvjL0mi7HfeQZrnBBYLWHw3me6VUG3qskWZ+RBpCqwlu31R+FN2RyWHa0hetZn43yy",
-	"D0cgcMDeJASH0xzmSM7RTOmKeWInTnxOrGCAldIrJOodoGZElG4EkAKrYesTqUKZBQEo1YrcmpHRmlGz",
-	"d9A6RflVAlgf6U4a3briQj41v/4ubuOYYLlIiDo1s6osnras3rgGTwvbHQaoAnmNQEAFisg85lq2BnMB",
-	"iNfGHjNOLSraytIcqv/RthywLQzB7OAL/Z4raDklCQHjCaoyu0AABozkRBRt1FniFUoUn9b3zAuueCR7",
-	"fDrgzS1Z3STEeF5yQmYuqgMtscj4auym08AUc6d8w4M316MizYMXh5rDcgCAnnSmA3ZyYWU2cAdidqqC",
-	"blzEjUBLTE1YFYVgmgFTZJ8qDAOWAlE/p8AN9Ldg5BpjGkM0Dr9ViEjGYxLqWBwwBAuLkWicENIZsMI+",
-	"KLtZCG1u1Sqmkg0UCoKt1eAlF7mFK5EiUgLHmCdKNx2wxXySYHB66ntyRxIB5kdG7pTeShkVU0XF4K4u",
-	"ZMhnYNsxjii0YJLGbrVaShFGodULEJKrxRlF2FkJSQLGbMaRkg0hyg/DNBDRRHBsz1VfI3t7n4gB07qY",
-	"0JKovmnYeM/BGBa1TkrODGCtAX2KYvUHBSZKmZBqaj5WRyeTFWUTo0VfMEkShuNn6a16uEiqhzI3Iytr",
-	"6p8Q/ISaLrIrQt3e8e6oN+63D8Ne1D7sdrvtI/V/ut5/LV+DntPHu3pvGLmfk1CJlubAYOhTQ49h+SjE",
-	"SUINvqYL18RMc9/z1C36SC5nb8ASmR2RGaYx6Efa56oorhrCifmfQKSHNQTGGKKXof8CX69hAeEUxzFh",
-	"E99Xbu+Vcw5X+ZeVJOEZl3Act3yoX+kIpEfy5prBcpqpHwh1AioJuFUmmLJPYNV5yV1Ql46WCqwYb6Ov",
-	"UjKV0Z8IixRBG+Z2N2yd5vfwPmi85OdKSDi7wzRWQsWHAZTxG+0mwm68vLavfRlaMlEEUlv/gGxaAYTx",
-	"5anhXTGWSuX7OATgpZWQgMaCHlUhS/kLJf46T5BiIyszTi7yNAzJXILLNFIoDyzm8vW51tMAta05zv2F",
-	"MNOCkx6QRi2tETMyYEaO8zxqegZiFi+QZT1RB73kcqrGU7IEBPKSKAtTzQFe8tdYiFsdBPwxwiIAoDgM",
-	"wTNqrL5zM+Uncun4qqWdW8kDE3W9y2McXl08PX/JwRVGJ4vkQ+01nEYhSNthOmDGsGzCY7Wcx3TM7Dzh",
-	"d9SYbsER5r7tfGw7WHZ+yR3dgAVS4a0FNYcluzNgNLj1WDFZ5uxuEjIuSPmWE6mzdSkXCvnNyyfO3RCS",
-	"hMw4W6FmNtjIRcU4j98JGpGJpZYtP5zLcarfb1DXCRoyPCNDQHwIIj/Y8wIEWsGAgST9HRmdLeSUpVAD",
-	"adMDHcyZgfxQy58Okh4jGjDN1kv8pm4CZ6y6Iwkdr8A97stcAq+EUk3UYU1JeGudPgadnt1TIcXjoBLR",
-	"YxUolkUlSOCZUCFBATEo8kkIlyKbqWTBkycbFuWdkt5U9g5+Umu+WUjWmQqPPpEN30LKBiZpHuDDQ7wa",
-	"jz8qLOw8zizl0UxeEDQ+LknPrIWPxyULQE3GfVoQKzURzXEiVyjkizhCI6WmJlRJb+OEz0ASnS9GMQ3R",
-	"m8vnp6jMf2tRcBVzHF1z/hwnE/KhYNdXTXJ+E8NwPtQNn9HWDck5glc+VfRI4s9O7kMXpC7ozwSBZRg1",
-	"e+gF/QKNVjadx8FopkP5/n1jRzJuNJL1ol2Cr+FL8AO8JCT6UJEs76TIxUFq6goCuSMm69weJ0gNiBbz",
-	"fGTvxzA0n08xm0DAoBNvdShCuh6Bmv4mIIxsxu8yGwqQIFKqR4s5un51/bqV36LSwS1z9sTovK9ZqU/W",
-	"c6OEaoYohESoz2IsJOp10YyyhSSizD10ioavX115yV/qjfZiPjT+Dsj9wEhIHkOWZwjReDrlM1ZLBDsb",
-	"oaA3wTYVwU20aTIkiFoMgst5TWeEL+QjESEzWD6aJ0MIlgY0xm4aAWjo7LehShGNtP6ZKFJul4KaCr44",
-	"jkmEFnNFrFun6jWnQkac6SC3S6593h87nF7hjvU1KdEnIXeUL1zAjTZQK7VEGBNtv9s/aPd67f7uda97",
-	"0lX/7/sNQQQfFeqA+ImB1hOB+B1JYjwv5LPqWKrC/rydKSGwdWrGUhdYqSNoCUw5SvgcYXVTQ+LlTRl5",
-	"G/AtQTO8MnNOeaxtl8Z89kmlQmOH8vmNefSJpEJrNyuRCj9JiogfKa2DWydcy1LzhCuqBjSdqx9DEms/",
-	"56dAVT8LXXgeCxvpUrCRGJtVwXEVGgCu80s1TPbm4wBb3bIbvmQkySXjOCvcLSFzcKjHRN1IxS/g/ROd",
-	"ImjtbTa+R/3keLhFU5cm+ilOQ/t4zP22aROeg1idFl9IBX+92uYwhYIXIwbxSSSyjNvL+8F2t82heXSj",
-	"H9jj4fwFZqszKcls/qGatpLTZ5itbrAdrjQmwjgMbaK4fdnaLClDR3td5CV+JFiSGx1s8Xjgz63GriIN",
-	"JbCWTJ7oi6sfmsD85rCw2WHL7gCPJUnQpfp3+wz+rYUooeihV2TEe6OYP3ylPzGMATs4gU1uSsJbtWjr",
-	"nyjkT6fJ5e/TUzZi0Qeecnoaee+7Bam5K/6J9pDofKIDtbOnJ2k1kMxJhjElTH6UI5McXOk1Dubx4wTx",
-	"nN5og3vRm+jFDPoxwB/dvfXCTMoTZJaZj0F+w1yi0QsSUXwNC/oQeCzSEW9masgb2KQPlnM9eFtN5rIM",
-	"89P8JpK7cQMM84sZArDSsMTtGavOzszUhLnUcTRrkzQ/ReiN5cDFqixrgnLeBw3KxGI8pqG6zl/gWAlU",
-	"GzJO0/dvRuaDYt7pBTtXp4f2u91uxsDj/J3IfKyEzF6/Mg/VDPRJ8hh9TKLCJBWOFlpJMAztiTBVW7SF",
-	"XyAqTwrexvweB8xZ8kOl3ugBdRKkkhmLIE0TOjJgUFwSJMoBqxQpsabdtlBItYgZoKpgIutHSO/K4+g/",
-	"qfy8Kcrdvejjdq7A00fVgzxRv6bpzU2ra4aAx/nChb57fj0cRVQnpL5O+JwkkirCMsaxIIEPPRsvAmUR",
-	"koSEsj3liSDtEdQxgbsNce0njd2f+u3D5eXP3x+xv9327v7eDf8yfz7bE9fyzeKvd98t/3b/99X3P3d7",
-	"/d09da5zb15/njxLPkOMLKEyjHGqQBRN0+kIvX7GUWaUHfCqgLVMf2hLJYBlJNhUZ8htqqwkjJdKEFN2",
-	"+0TYuP3MsL3+UVnZmbQwzA9mjrQeHB/9SEIJdRBMqMCZEEQLe9llfDfF0otCfiLSm4YTk/MYIS1YeoeJ",
-	"zXA/vGtAxMKFOlZC5739/ZOjvf1dJe2sZiMeN04ab66entvDzb+3Q5Kw3z3p3h/t7u4fHY/D6IBEowPS",
-	"PRrvhYfhbj/aGx/2Rvt7owh3+8e93cb7t0FaXclg2YLp8IfGyQ9vC/iAK3YO4UwQNkfvCIqpkIESTnW4",
-	"B+TjQ3keSWYarTKDuk17BCK3/wIiWID4n1jYlCLNmvG3h1stFAJCZPfmVlyGV1ZKTBK8arz3juRdgfho",
-	"a2I45YIwMCvr0BkTEQTzKsjbbHjOCKhWJCpEAY04jwkGWp4e+buClRwmMlknkSh4vFJDh4nyaTKeJvdC",
-	"IKk2Ys9aGQwoHlIGBjl4WoAEFgG9NZdeVKjKVEa0vCpKWACikkhbD8EpLAWJxyAlQmSrDksNdNAslQJN",
-	"sZi2ctfXRAadycZJwxlQ+xkDKlU3tdvD/W6XjNq9g16/fdgnB+2jo+i43e2Tw3AU9caH/SNFrIzKT7T1",
-	"JCFjeq8gdXujHt3sjfsYKlnd8Vs9KVvEceGieot6lxZNi7AkbUlnpOya6Bod7t3Fwk9tSl/T61vPPV+o",
-	"d96nqy8jFzqUXoffppwi0DUSQz5hVGi3gwfsPBQKi/PAUrFtBS0do6dLgK2/yAACswuz9cCDrT9hNR4+",
-	"p5q5ezgTYYk1wf89IE+Rzuv1vUvv67rTNrdt4yVWY5ZCaRFReRZKnpSxVK6pCLY2PcyM71ynVDTpHB4p",
-	"geJsokiSYrVkNpcrlxcS8tkMwuYpIy7rQhd5yF/mbYBN53Bou51up9fb7Rw2gsYtVXJwQ5sLG0EjxiOi",
-	"2DZm+M9iyucdO1XQcAtWejz/mcYx3tnvdIsyGK2ogWeq8gW+y0JfKm2RcEVdlV6yAGh3Su/9vJQg662U",
-	"UFDIKmxTZoyiAbgyTUUPF9MFzjC3JlMlJbIZh4ahOCss7KUV+IGhIsocm7PI2qk0qYbTM2V8HdDNK42g",
-	"odPtIJReH3exzG/QuG+rEdp3OIHqHmqoFCNf20HTR1du+PTZq3Qi70Uz5XuHB+/WR4Hr09O3dpsT9FDp",
-	"3QaCBqcaaLqmFwUI4I9ReUWfMZmUMNVXDNxkSsqLvEojvoAbmleNDa1jqJ7i5/ba/y4uHl5DhiMiMdXp",
-	"CXWorGGoe/2gIXEyIVDKssYGd7sN+8V1Gq59q+lrThg3YC1VQ6zD+QQNc1BXyr19ZDgBJMfphMoblz3u",
-	"Xh+w4o86VbH8Q33vb8DXmk+8y47qPbbuOvW6CakQHc8ooCO/bhbzyH1e8pq4MTmBNybLJzOcDfW+0VJk",
-	"ZjDtvOkkPCb+t/YxRET4T37klBlDiVM8M5vzHntQ9p7a1WSWaO7qTX+M02X4e50nfExj4tZ+inAavsKX",
-	"TOfaiyC9kooLai3Br/e9GjDFKJ0bi48VpizktKMJ/A1lgCj2yQ1lN9qjM0TNvCYPAvLpgGmp2U9osXk1",
-	"SJGUqBVk5+ALmU6iHcvixkFrwPQvdiz/XPQnOgpGAzBcJFSuOpLLuUUCAzn/Fz8d1P2iQKUABFUVxY21",
-	"gLnfbUwoKFLZQdOgXo0gHfSSLJG+mQKCBkZEK2C6cG8qyhZpYYGuO+K4VvpKpSdDweoK/B5FK7c7aQm5",
-	"hLiYg0BNfeCW1StctHnZby6fG7dxqjxxIf1EtJS9lIk4XyV8KbSBTWMvUezHRHpgCN26JbqctV8U+mCv",
-	"USwE7dPgd5Xu4gjpFYEEVcpofbpcqtNQFiE+NuOkYLL0toxcZumjpjD6mqp/q9uVpRvDrMjaSP1SNVQZ",
-	"LB3PDSz/yGzLg1SKIJUSwXM+eY11MKovQ2ul4QeP8RcZwAN4P7DGat6fin2W+Yvbm5jekZvjsBflGH+4",
-	"SOKdo852fD/rdjjZh2Lv5Sa7B7P/Xp79p6ADcx0j9/ILSM2t0PydylZPd0sFuxJDlD9ZGb4PdZLw0KbH",
-	"q/eh5P4pUmvTIdImjEs9Lr2sFRq5X8U9g8ewrczayvFTTl+b7JsKg+USr4SXmJMTWqEIPnQJ0eUSzOpM",
-	"WfGzcEbQ1dUrkMqckVy9UjgQO1BxAZkUIfBmZD50MxcFPALxNpXl/k3oWybF0rP36T2Uti4xi3kioNSh",
-	"06BHCyk5Q83XZ39/8ezl9dWNWvrNy7MXz1qB7tNSmllVQYrsxsrOrdrj8EwpSqC+e+6GWB1iq2ybuTnd",
-	"uIE+kCqcuSSi1PR6ZsNqnrgU9w4aprKSS3LGufDapg4j9DsLUGEje3VSausUVRVp0XYPnQFc0KrULNfG",
-	"zUNW30xHX4X0Ff3my++fXV7/5eqb4w7Z7XbCfpyWNxKpoam73+72FKXr7RtKJySWC6GOze6qTOfwJi3C",
-	"qLff1kHKORh8AdWLWpZO5G0IpczW7fu62umTZkfbXETjCNflsvdtyDQUZ5/EYDRplc7mwafkujHr5033",
-	"ZD7IkLS14taMyCmPRFUTikzguRcsrmTICZTH9MznrnURl3Mw6HkCrMlqVzLB22CToT099Soi4y2FCltT",
-	"ikLyeVkcuzkH3zCTolPQKEfzsu5L2etrVll2a78gE8pMds5zPqEP8afmce3DvKbbYa53J9SNaOYC+WO1",
-	"JS30befHzK2iDHSQtl5yjxl69tcXOn067+yocFBS8SzLJ6m41nVuHLgN5/wCC92zRNI78pSEdAZFH3pH",
-	"9tmV9XU+u/66FLbWWZhzVZ1dvG73Xc53VkjOLtaD416vzCKabqb6VpTmuJuKDVWM1wPKuzV8OV23AVZh",
-	"hXnoed8oQBa65BQVoiys/TkV2GvglnFrwppzwxXW54PUh0IlTlqXSZ6/QDsnPtYwFjncTJ0qnxxJK+bs",
-	"Zyc1c3izZmRKNSm6InMeU7zF5G8VvZ9Qhq010LWTUJpZL2hMsXgBIryeTXe3OukHttcStE7iEseNk579",
-	"p/pYqTjvP8w1pAlMCdfJrnjdEK/TN0s9SpmxKhCKTYhtrvEQ5pBtz7Em5oaRpfeWCYtvx5xN2oolz6eJ",
-	"wqsiTctPUN5V0Ai9jC9rxcpkFlM2IiPLzZE7NabK04bcbrIrKT8hXYi4/MZrAouFsyGBm0F/oQmCmPKl",
-	"+tlGXoULIflMq1Q5gZnJcx7zRCFbFx+G43EjyKv1/X1Q65U+o6go5UzYokB6a+FKB5uUSdXF5KmscaOP",
-	"97rtw3C31z4ed0l7f3QU7YYHuEe6SvGP6R3RzgV9Va0l6CkV8xivXnq65zkfj4kOr9TvPOcT/iaJ0zKl",
-	"+rH3TcOU2Ta2GdNCpNHfdzCAwCZ4pMtG2YALY4qAOJlGUElf4fnLDAW1NfRtz4mTxlZhNqaMn//18dH+",
-	"ERmPo/5uf7TX3d0le4fRcbfb3Y32eiTc3SMhJhE+3lOnczc7t0tVS6w4r35GCyqcV699GHX77aPRbtje",
-	"I/vjA3w4OgrhvAxyvkmogoW67GQx2yKQ6M8QfiQTzMSYJH8yORB/rL/JwaLb7R8sKJP9/YM/esfmdDld",
-	"W9+GjKXc5MA8ucpElilmYlMsLSYlRPfJ8JBLkBhqfv3F1FJ3j5M7klxTQICiOW0/o2SaxCgvy9fUoS/V",
-	"Od29XdfH1FTzgW5JMV8kznyhqESAhn9IkslkNBqiJlinXFYunhDtPMmZVlMSkbdRee3i/vBDt32M2+O3",
-	"7w7eFzvGBY37Np9RSDBZGebyvkByyjZlYoApQ2+unuoIaLNuXb3PXI3AxEH4dA+FU84FEdntaLq2rfmt",
-	"YgM58ljwCWudxmK26Y5kPgLHgdqIKTHIGdFVl4g+gAKwM9iQspp3deRcNWqtV/MKJ4Gq0CUaquFbVYBx",
-	"LGKDZGTfy9seHjVYK2Uo+RP6Uq3XoFLa1s5y26YpUgrmNlOf1LQUAVefuze6zozg6sXA2nv1BwH0SEk0",
-	"34YeNLqVSxYrjbhVVIZKeV+pGINnYP5RUkD2GjRzwfeRHgq+CBCJIcBMqA8TCQ9z9z/LaEsMOjnO62tR",
-	"Uynn4mRnB4czYoMPlC7PO3MgC+vj0CqQK8vUN5DCdFvFXZVtx8oGtUV7r/VImYif8pHyOOnE1EFxgT1S",
-	"xopKmFYWPoXAbKUDXyMa1SARGWEm29uz2z4u7SXsKJqJ7q7/XbQg7otc1hqki0cLElhzr5ipGyAkWjAq",
-	"UbOrTedzDJWp0HgB9RmDmhPbRiab6UCOtKUdUHxAFSDgba0u8cuICiWmk0RfVNsCxF1Ul3lv6Y/rZoSa",
-	"+qUXRGKl7iE8n+vajGB7hObBph9cyzidNM50HnrHCrJNEbwPHDcVjsotwOr3JwKFMQ9vIQ7WqJkIsosi",
-	"vmQiDWk0oLPvI3FLlvVt0anRd73qDadxpV92V7zWR6AylPqgHU8y47nV5OhbOQsokt0gIyAGheQwx5F9",
-	"Rps5j+KhO2rokbG80JNF93V67V9sc6Ni4NwSQxnFOV4FCFv7odFtrVqbV2M/K26fFbeC4lbOAytIDTSd",
-	"cvrFcspjE2gqAk1XIz2d7bRp43zA6wX3PScp9ffL2FZzMOjof7X+VMrCcoy6JDj2HofSLtWwDsdNXWis",
-	"z1Xz63KArcdUvVuTetm01VUNDPfobcazYK5Wmfvygx0V5YO+rO0mKFzid5XNT+yrno4JER2wdRRymleO",
-	"tyIHD+KYeRryLjP7FuSk6Oz16Is3qiY1NaLJPp7C5hOmQgDExev2wVHvBDmCpajIbggHCP8kf9ZPDO7p",
-	"Z0UypV8y4NUvZemRfkFdJ6F/Rs1nl+ftfhcqKeemz4xTtoA/Qca4GXRJqB1S41YOrX5XxPiBchPwe09q",
-	"yhJwD+EOarnqMuR+c8JjmczlJKzUcefdAZ+uZKfLL94nkEXyklcoXLvo3E3OoLl/m0qFKB6RhzhtdIx+",
-	"r7+7t39Q4nIpNYqcoYN2RCdUQik/E0TCE2tjK2lPbgrGBLreH9d1zHlE8n6Tg72NbhO1olIAQMCkTrJ6",
-	"ACD8ZIUCGKxtCMfxqzG4BTan9fk5wzYHoty55HfLMZ+AIQiKEUq+CEGn9xoNQ30lCMsj9/OYhlS2OuhM",
-	"dyrWBirDrExbW4CM32anudfd1RUK3ldC8oMS73XfiJPGiLB8XknCY91o6Y7EaogitM3H7yoLrD8ROh0o",
-	"rYaE0QjC9PXfOVpZsoiMq24vaMwos3/vZmWg/xwM7rvdt/9RKgbpvazHhmuCZ5fqvUJ4n+mtAYNUY7RR",
-	"FP1DYCuDhVVewKYaCylZQeo+DbZT6rCla29oa6MmPAEEg9kamnRGpSgGWaZycoHvm3bzjRPXEB/gqZ/t",
-	"qb9KaHVOdLROjY0BTmYdb98Hxd3bvti6sijjZn+nYDkXptUynTBuoi+zO8wvyYy2eUnw61t934ulH7za",
-	"T2bECj21p8Ok865T26Xf9Otv97qgmW10BlXoNec662Wv21V6gjuxU9smTxsaHbpo27AjSqs5aXXQq7km",
-	"AbpFkwGo/s5scXgCjcrNgWvYg8CCqNdJAozmVIQY8m+avr1mwIxvxqvz0sqlhmiA1RBDH+JryJrTsvLE",
-	"u0EjxIkcNE4Gjb3+oPE+R1C6e0db0BC75UsyLlODvkwRRwRpay2QFRGUoRF5S1euP3whNGG/bHXtweC+",
-	"9+VgcH/4pfrn8Zf/3//x6y//26+//O+//vJ/t3/95f/59X/9s/3r//q/KjbhsNSHUwZhP/YK6thUM1Yj",
-	"wqIs5EwNNozEAgJYx4vY3t5TNJVy3hQtcOtkuYv1YPgcZkdOMbsVvp1xATLcWjSZfv32B3mt///89dsf",
-	"xNXbP53s7KxHH+mybKysYWlCkR6N6T2J2sZM4HiFrQ2uk48tNNqmeIZPtHLEOqhPIz3jokWVGhxP93Co",
-	"CAzV+THZ6t5e6Muby+deF/EczfV6uWtoPF0Q42Pudbv7BcezJjX64QtrfCUy82vI2R1hlLCQfEnsaCYe",
-	"ZnP1ggLdL2r1+GFGwq1LJ1SaBHvdVCW52CJcxxzzs7++sBr+hwb65AFsn19sUwNifUDQ1ZQnuaigClZc",
-	"CBbKI1OlOXnzyfy3xQLbDu8sa5c/7h7u9vu7B7vdg8Pj7l7jY1m0t1l4giV5I6y/U+nJncOj465WmQ+P",
-	"Km3RrhCU8S4482how8l/gyjxMn9Ft+Z/gI/+FDRfWUvEdL63d3LQBVaX3BJ5Nqd6g8ZeVWq6F/4iDfRe",
-	"JzRUYC+FuMGlOx5jSbVq9fnyfejlU/Ayx/yIl67/GJeuV/uSZVx4v6M7tpVP0PNh0ejDi7Blb+JCRO2Q",
-	"6yyj6pvoF9BLr6KfBaKAB+O8d9GQc1kaDLlBRC4JdRRLPM/z+BKNd3u0cgZVf1lzvLKr6oR8pv7eqTPe",
-	"H7Rs+ce5uOn/JC5/2p08fXXTXuwf38/3aHs2++kv7Z+Tn7oXz+NV9PXd64NvrmN5s6ezuxK4clt+WVJ3",
-	"0smxNWINcjDbxs1SolN9reVsK3/rdGa/LUSC70jsUjiVPD5O8CTXgcrzGRiglAf12/QhGLopptDXlYWl",
-	"WYqFlFa3CTdLkGk/VLQ+5VWS73Q1Atu7/yEW0TuNzG49HRe8k66gY/rYqZUsqq+OWorYcRWgSiyod+UB",
-	"s8/uwBKzmhNhCsgRekdOfUthWhJMl5NQL2dyKtchmgXTnYtsAZX3Qn/b7xaj3xZlqAWbRpwhDNocSojg",
-	"8Z3pWGH6gBlWTARqqtd1+Yw0xtfLOcNxzJcCzRN6hyVBumqAgKYzXiUuoauzpwi6QcPPn0GJbu8ZlbOa",
-	"PgxoVXux86c//Pnt/2zqP/7w9j9KgwByOL2oCqXR2OpqIXiIWmaczBYJLhgla5VwANpP55Swh4WxVJgu",
-	"vaBvt679covfWgN0r9wAvSnswCV2QpW4sc4vp0xTM9P7lobkiUAhljjmkwVBTVdogNzrNuQ7OgFveDpg",
-	"EEZb0lCzdYqo1NXfcSw4GtlKoH6Mqt/NxRQQAM/MgDX1uLoTMuPyxlWdH+btpeuzOz30NO/90Gsfv4UY",
-	"kHfdoHf4vsJ6mdpWUxOUNWFkw7jiFXpz9dS3JKn33lbaRH3r68Ptq55p8uPbIPMXoUCA//rCc1qxFYqJ",
-	"WgIKsSCntr1/zJckUU9aHaS4388k4e4r6nql5uNMtlBIGM9H7nbvu+/2uu//h+b63mOTtnHW/vKtfqGe",
-	"h8aLK3Te8wJ4qilYVF2a1nhMdS2IhMhvyWoIeRFGJohXSHGBHEGzbad/H0Vo3cpzLx+H3ahH+uNdvDfa",
-	"Dw+iQ3I0PsbdUS/sl3B5s6d6NUe9Kd9VVIo9Dn/95Z8bz1cXUUqHW3OIqQu56iDTek2npngTeZPENc6T",
-	"ZoaucaxrPNKl2u7xg5DiuMLB7ba2Ru1wZT93/rCjfWTtdJd/Ak3sjz/tfvOzOqRiOaMMPNahhHco2YWV",
-	"Cd4xZbdeQKG0VT0Mi1ovLz1kg3Uw0Nurv4FSRMywp5rsKBM5VEbnnxYMQ5XuJutb0u6m8cJ09PFFrY9t",
-	"UzreHfXG/fZh2Ivah91ut32k/o9n1yvaRTd+0i/YlHIyXBVonlvehjxW+AGcrCg6fLSK3hnVuVpHBYe1",
-	"YdZLbIq7j3li0i4yWYnuRTHFivOPVp4HLvXkis1ZGiUxFepg3tar3J1vxRu4A/QBWnbBntn+JCVByeon",
-	"3U+Ij402yThr9+/vXX/23F2obCplI+TyTXJc26QRkUtCGAQ2YBalkQ0VTXHqdFXK6dR2bXUi5F7gcEoZ",
-	"aScER9DGRr2WRfPC3koS58xmC6aXxQyzdGzzXq7e4bbwKcF3AFihuQKeuWI8fDw2fRtt058xJXFUtpL1",
-	"vuuMjAx4E2JJJjxZlQMte1i1InSChqn6ZMFaROd8gBYMXob1X1JGxfS3LKYE99KYLmAw6Cb37F4SJiBk",
-	"Tyxi0J6tx/Xs7Nn52fIvX34xCS/O/8KfPz3rvnq6BEv78mL9C54f3uvQxpOnoJs1rr7/+8v9v09e/fjV",
-	"tPvyi/D1919/P/kOVghrUm99c/XqpS6+1iV/+yK++JHTqP9X+ve//bWLv9pbfN//a/eCQVoHnTAsF4kC",
-	"94tnb84v/uKlTGrLTxuKPD9qMakaRaPy8K5fCRaS1IVQr3CGsEDD17CPb8nq3A3ZkVzBqNkaQlkwqNLR",
-	"tC3ynwh0lumMZyMj1CdllWLXV7jKbGUjdl9Ca+/koYGgvw2WSqXTwJJf6V2dNHj/5Wz0t8vb0ex48f1f",
-	"tsHOv+9+E//9b5exwtByZHSuohc4/ILz20ZZn5EHI4+NdPG6BjwQi7JnuR6H1pa/1Khhql8Gaf0IG50b",
-	"UyFRk3QmHZvoTsPSWG/PRNrbRMVNCa0NyLte57Rthr0uWJKjH3nO5GbLIypVbvs2Nr+tqvnBDW5c+PXa",
-	"COr1lSEfVfD+oChrGDITap3Nb10v3qbY9IHdaX5LnPjAvjVZg8HDetc8VEayYIOG03+OyIx7gNvY3e8D",
-	"Mgvyxtliga+9UpG5Tmmy7WuFWfydrysP9qIqY76kimxdEG9jQtAdEsSUznUwXC4or5ZNIVeO6ymZcXQl",
-	"eQLHTRLoHgyVdJwbVZwoPUgBxCC+7tD+/m3BOquZ1rmOi9cF/ObZmoPb4IvpzAhvdKqJW+WHOqN1cxsx",
-	"H6jrKplkiuHiULefXtNN0D+dDRVSai91i6ortt5K8Qr5p1xaEQUKRXOl9+IVivg2/fJSXrKGAMDYVqRJ",
-	"u5OmZsI7SpZQ8imlsUEDRzOIqdHot9Hu4oG/UM/BcCkfEnXaIW7VcS5zGUrLBS1MvxMAg9fA9JasRL5A",
-	"fWVGpnfD1hVOhuYoukwyZBRm8gdrVC3PMHl/1txOXW86/1qV01J9Il4/57U9TNGUx5GwfW5d+y3tv5N8",
-	"3o4VqphEFt3mFOrFpw2c5ZQMmE3V17mAQ/U/w9Ypgn+IIUBoxOU0QASHU8QZWOT5kqGYRBOSnHglqnSm",
-	"IBQkGDCwO9sEQM/pn3UQv2u4tstp5Lsp85gPT39QxLWmx7EONYM9qUnh73WTG6H9NV7xhRSZoASFZFak",
-	"KHx+fKxjASq+74IRIfObF8RdM/ahojjg+iXnbOWFhReQzZ7YKCa2rulHynvKsoVH7XLpDrxIbLx7AJg9",
-	"M9bSLKAsomyazF5aDzlqf5IjLAZXYZjSNgw59KkqIxIo9mJCSKCzou25XMGdCzEwdY77Af2BPyxnPnXt",
-	"Z5Phs6uvw7sq7kvlRYgFisiIShIF0BN+RaSuD8YXEjWtls8TNE94SISgbFKvBdJaNm36mqa5TIWrW7WT",
-	"AqbY67CO+by6U1yELMvRynlTnwg05TOCdF8RkZpjfG7SqUnozU0UX6yMHXVNnXArgUPOtK3/lIspP9y3",
-	"qQP2hXTGQ5jxkXp0V5LiIuvKsCG7iS9WV65oheuyB3pCGqd54iosRVAYXDd6g5ds7PJJD6iWwTnFZILG",
-	"HY8XM7LbjcrYi4FCqCWx3QAsJhk7QpkCvz3PQE0sdCecX3/554455mHdvmAFtCiVh9JydK6h+yjhi8lU",
-	"IspKSWDWSQ43WIknJ1ocenP11CS6hgmJKOQMS10BkejcxWEOq4YmRXYxs5KrXcmTARuWJ/ANW67ZrV6T",
-	"cZ3ZoZUQRyHwSr0ySbgQiDKJbwkarQYMsg+QoLY2nxMJR2SCmSZPSwUdKtCUxFCY/MQTwrQ06IjXOOGz",
-	"AfNkSLjetijo+thAs3wWwZBqYrEYQSoCiQZMgV8vtjnM48/Qbo8zT0BUqKOpioklfMTO9CnxKERgFrFI",
-	"H3nkoi8d+6yBuqWEKT/nxYZSWfWqYhVIXC2+7fXd/0T8Oe27n19xObi806rDzB8kd26lvBZJdrlBsRb8",
-	"SzwucP/5OEVAyrRgqnNVUFNHM5i/5gkRhMkAAjXVu2G8iEhUaIBfxVX2uh5bOSxnK/0iWymcg8dnSmO5",
-	"sJBot4veXJ+jCK9EgHgcaZ99ImSAJI/wCt46yVBOj6wDDNRbTUX5wLWDV+plmiCTAQQxL7apqqOsNEFV",
-	"1PcUFmObXA8YZisgXwDMtWTnQUJyZRmTEsTAuhxlxpmx8dKZlwphsLpuycbrkxdA68icee5cckV87Fgn",
-	"c77WfXNr2e/gcEcJ1sK2Kcu5pvOEnJJZzV4T0ZpODrFN2N5YPHp7I8X2RfUzG81X1i8U0z95aCX9epUA",
-	"a9UA14G1kju5SxQqgKc1sdGCSRqntefldrW/409e8/shlZ4zWl6UqaIbl1bPXXeDrkzP441urpISkwTP",
-	"FPTNCMh1s85eGrP0/hhXtNL0X3hXMY/rfWl93dvaXL1J1oEjVdnPIXOlzCtfI9MlB4IRDm8Ji74DodhP",
-	"O8JdQg5xb68f9Q8Ow9549+Cwt0f28NH4cP+g1x/3u/jw+NCv8gvOJF9YfQveubNiBRCTWfQQyydlZwWr",
-	"YqnGGjRMx/J1zmRPecgkMRcQoRxMZSjhqRhSKStzxZObCcFRm7N41eqsqd0qKrOoaCSsHqYzoTJ6zwyv",
-	"0ELkOjbWtlzlvR+FI6vF47e1dxYOsr6IX1+MzyBB3WCKMqR4t+kSZyhfyQjeGeeViAIoSs4gKMdAf3+l",
-	"tKM0pvZ5WgCxOcOUMSIFFC2CphnmB9OQQziVXjfZaHXQmc0eviWrAOHUfmbcLvCFluv1WKY7+YjEXGee",
-	"Kiao5LFTqGKp413B06pbt2tvTBqe9MRIr64JqfZDg90pk2VgfiicqG+YLq2KrhbzRFjreV0T38f1TTgd",
-	"3Voda1yPmtbfazvskywdqbQEP8TiW9ukW4a4rzPt+rKrf80FyAI6mxTEYsrAJyfy5akqOxMaycG0JoTU",
-	"1pLmhNnehL3qPnplseW99ggLsL1MrBM4QOOY86Spp0I7ukhkC/1P1Kt5wG4DVU5goP9ozOMYmtNQ4fqg",
-	"FzvemN0XTDgwhLmXagNgUCw2U6/wVVs4lg8rbul8TqL6fm8clxm2jFlB73aGpa7sCplUNJa6E18tdpIe",
-	"b36SkNC4CS+4g3rINdBbsMB24EmPMrOKIINT5TdDt1oukf4SiEolCYlsfAFqKkqq/jHDkiQUx0r50MX1",
-	"QXvJm1Ywnix0qJL5r13yf7wyRoWAPdfle+vkKSWcxFjINyI/Xv+6e5yOl4sQDhpQiHvOE10UQp1DwgDk",
-	"09UooVGjxOhvdlnaBs0PzAciGT8R6OzsqzcXT3VTSJQQnRgOUcE4jo25CnrruJ8FYpyRVq2An0xsaUkv",
-	"cGqNQfZ86zdeodGmyOOaQUn+0VQtEgxjrmN3/UWy9Xr2hN4pqUIaAKR6TFGW9VChWGZFd+saJXwpSIIS",
-	"gsOprYuaOfTmQowCxMZhgEYxNFPSKBUgjVGtbSKlygJs0gBsc+yBRcnMFtZc/3VBtL/xHa57P9+uCaet",
-	"xNecrbV2PRVLNR8cd2sG0BV7K1Q/rn/UconNFkAhSciMs5V2Jw8ZvqMThWYdr2RKR59BszVUqmKK5Eoq",
-	"H7CKbyZEwgcm96bVQcO5TWUAN5SXsMCXbMBKEh0gv5xy9souPUElb5l4Y/uSdp3RBH1z9eql2tVswJoj",
-	"yrCS+HU8GFKyz8HeIolb0OElImPKdF6mum8OOM8hmmsXiTkJ6dhk5RSiqdy2TOl4vkzXpkON1ue8lGSa",
-	"vA3SbJ6tM8aSOdgscmnZaiI6I9BXeNfYOBaCJH8lidua+iohY5IofCvmXs1IRCukXpPAYhNX3Ju23vQM",
-	"HCfAg4yNEYtbXU26PDw0A9PaeTSbcQiQog4ewYsuq6ZG+lW65DU39EqS+Zv5v0yC1e83DfBfN0tvfV7T",
-	"67TUW1XV/w0l5j/XOP5c4/hzjePPNY4/1zj+XOP4c43jzzWOP9c4/leocVwS8ZRe/4KPIeF3VOjmPM1w",
-	"SvCcCNORvmUiObBpHA4mdhpBvCwzUSk00j8+yUYc9Lr79RrtFAKycqszcqpty9TNFUPSC6Q2wje/iO42",
-	"iyhKsO8e0jmoTN4t8fhWRKz4I22fh/+QMMoiOV/3Za6OWf2M/FRmLej7yYKYY1Uv6Vw040ltQiksHW7C",
-	"0FDc3qhXboZg6XefpI5ZHY57MmCAlFGgMRSzKI2W5gxZVzB4YVsBAsJmlpCmw3FGss5hE74I3mH9aQdd",
-	"g0eXRX6vPe11mNH7EzMerJYRCn4rQYhADCzud0QMGHyotysC54Pm8O4Sr1DCFyzKGYoMJS46uoqawINQ",
-	"b9sQh7zO8G5z6bESheJdLkhsQ2nWjVNYDaRm0QLdS7wsAdgS8brdHF03Iv2dYgQVi02VddcM/UGzqA+L",
-	"7eQgwwJyZJNEvaJwX2dTCI7GOAmgHrpCUtPhVQfsEXaibtuCRSSBa+NqqUNMJlQq1OkJacYDIK7NWRCS",
-	"xjGKFqSDzkbC2BmglN2IjHlCoNObnXNNoTofOplWXRuPvl43WQPBtJ9slsE+6OrYAmU15q1u5J+JsfG6",
-	"+hcvTVnTfluPLxdXk5MEyllVCQnJgaWSXWZCjl1b3Gy3/7n0DAbZY91UV8UADQrFl8e2xHRMwlUYEwTF",
-	"7G3UxMoYjE3M4mI2w8kql+tjGrkVzWAlusnuSa8PepBx4eQlLB0yU57cVtaO3i/qL++/xmLqiv5qMfdO",
-	"3oB60D8ie0Z/OI66pDfu493RXrgfHYCMSn5aEIj72ctLhV7fgKJ8uIV4sc5p5YNRARaOIDDgpqKsfWZR",
-	"NH2s3Bydam+Ins1tBBGRsokWWNf3uje92lNyJSHsIjIu0QeFG6c0qRJ+ahk6QSQHyGwEdQZjCk5Zg0Kl",
-	"UbyWzruBwX0y4gvrUaHpEyUAPXCzOZrmiEHuxMuueZUb36zWNP0cLnXbiDaNhjo8RqCIKEqZUJJv5lvz",
-	"ApW0F7E3av2R3ZFEgAvAnZkijBNocB2RRDfO1f016iZPlpe5TOEAzXqbtudqRzeA12DWPeCHgevI2jGR",
-	"k/4jTZVvTApR5mXL9YcB+vWXf+ZAWdaIpEa1WMuRpE+ngnU+6JTW2wCAChfGEwvaor+8NGRgnWFre4Ku",
-	"dfASVf1RCHmvSMg1i/zgAl0ZZvoBoQIwSvUJ6bKZNrOo8kw++5o++5o++5o++5o++5o++5o++5o++5o+",
-	"+5r+NXxNbxVe+ekrj5yF8igybmntqMyq1w/i3iwVizNjrZGRL1MbclZMvkpL0+gSCKZ1XL6iCWqakTq2",
-	"agIV2qaqfWBySgo5DmuInjViPaQhqi4qQaIvlKgcJtBTR5AY6Jk2op98ZgX/JqxgIUj0mRH8jhiBuopQ",
-	"+agSnTK/w1CNXrfT3U9/Ov8ND8ws4fozQv0+ECpoyPsvYh7evoTEzsbJ7tE+aAHqh6+weKMIwMmBLnlq",
-	"rV6N7v1h2Bvvky7eHR1H/XCPHIyPcG+0G+5Hh+R43MX90V54EB2R7riHd0f74WF0DIawvdFBeBR1Qbq8",
-	"vxBXc84ET1y9bfX0kopbCFuJ1HoaIkwIYZRN2nP70L51FYL00Xd/kzuiC200Xr66uby4+hZevSIsIol/",
-	"onuj7tHx4ai739sdR+FhuL/XGx1Ex2rt/eNwj+zvHuxF/WgEn1/TGRESz+ZFhtI/2et9r19Sks05F3AZ",
-	"d7MqnffrGxF9qdBL597s7R3vvS9a4D+4X8OWLb19hl/bO+19tMYB7lvbcxJELV99GbErF7EiW6SPbijc",
-	"llq7e31XirJkuXkqWjXtm6unZuoAySVHhgSgeYzDXMRSo9fv7HfLiscNBh3dV7df3lQ3T7nXRv/ASyW0",
-	"dm23DHipSA4e5iRPKccDv7c+rs0t7rJEpPILL4gmT2FqzeKRm3fFhG+/37TfabreZrOkK23Xd355cX1x",
-	"fvbcUrKvL7762v77xbOnF29e2L+ev/rO/tMSvjp3skAaa4HCo4cVBKnOICm9LLjBIFU95MLdZc2qq6/0",
-	"NvNlKfD6udXVntE4ppzJqSj17W0633zml9dXMUsRc9c1d+VLKWEJlXJ3J3+RswdXPHr/0mbPpxp6+duX",
-	"ZSXZW1PA88I9rBkgcukFUuUDDbX3W+hqjV5ogI5vdcEipm6ZjhbgbH2owAmSUy5cC/YQM85oqJAEIq2a",
-	"OD2QVmDCTmbmG1f8H959InQBK4VBkH7aNH9mTrUVlMdaIc68vTQTMsNUSUXep6eoqyO+IBPccENh8sMj",
-	"PS6Ol3gl8oG2AVrCgtOPlmmIhWiVJo9Z1WMvzb8u2U7mBVh7XcW0DwFExV02ThoHZsSKaGgnJ6SMN11D",
-	"vbqt5Vv5kBHd3uu0tyrdtj/7wVaz54iQXUqQgVfFpitWs+aGXlUEwthg7zSOS+kwxO+jktonvdKmQSYg",
-	"xpRCTeujBl4Z1UwRJc9bnwewjdAzFKM83oyztr7jaVgNT4lI2ou3tGexxUUICstBOhMnNipXvuCxIthl",
-	"tj3j0K4ytvlEpnHS6wfrLYXd/e9NEz0qPUWM3M9jnpAka2AeYUFEiFmHJ5Mdeb/zKJrgOOEz0Mt6Nf9r",
-	"1HdyH+qSjRcsIvemLL2+Cec5MHUzMXvmJjQ+bjX6x1WpK8hhaW3r5ZTHhuMJ1DQ6Sy4aCBC3cHfwh1TN",
-	"9gffkoCONqglJSXq0ztUO8MirVteWr5QEwSa62e8oTBh7kLmhwYxTQB/53MbuGppzhMRuJY+tow0FKIY",
-	"48QW2F1iGU5NuyR1NxmJUNNweIZ4Mp9i9cgO2TpFWKKYYCHRsPQ2DLUY4W5B3e4yD8hocVRnXTMoR4CX",
-	"WKSF/yXPF773yt4V1b4MPauMntSyrRW2rNwGmITsCCZ6dGnTpEIsccwnC13lx6uXVCxw+1HI54PCVTXN",
-	"fZfpsr8F+X1o586UFJcWJOeTJwJR9YKtngigP0XtnpFYtS4IVtBMjkGt2OJSyv+uTgG3qujeoSCEDVGz",
-	"XD1ICxBGhMwRYXwxmbYCNHRXaxggnqChvaRD1IwSPp/bzv8J4ckEMypgsacwnNFuWr7gpFbhS3AQS6WH",
-	"LOk8l+kwUELnesemcYQmdB/ag8A36Pjo9hg25M3BqV7LA6saOyTMchWfY5gL4ndGKOtoZGVk19HexUJn",
-	"iX4V8nkUMEuhamrDVoLdHEVr70qtQNrHCT914vWHRqBel4ZLn6ExvSdR2yitXs0T7AqZt0Ol17JMFRSr",
-	"a5j4Aed6zmkP7uei9pA1mJfkJtjuJH4KCk/8UtY5FmKd/jpGwGchZrUmIF7jJZOEAWpr5/wMswXUCRRT",
-	"vpA39tXMdtw7G21lzkCfh7YmCZwp8OqePRJhfQYowZIE6A7HNDIBC86rXavyzOfAgc8BnJ8DOD9yAOeW",
-	"pQNca93RYgWVc1fCWFSpsElWXkg+GhPiVJRTHbs0TgtQ5XL3+6UFBGpkzX8UBW17xeVD0+pLL3d+T8/M",
-	"S3Vcm0oEBSghvchWpa+znrr98Zr3b+edzpKWPITeXD1Fc3UNlN4MncpSuwZqknscSlRq3EijIZgV/u7b",
-	"E942DyHTv/Oy8FObzuY8gYXMsZw2ThoTKqeLUSfksx2bCBN5/4KBdNxOrZxl4L5pxrLcwndbJvz6/iZp",
-	"HEupQJxD4nKszB1BSaJxiiq+/LtWfPW3WThU+HGdmdhRxdQGbALVjHU4I/qkLCePW5ck5HckWZ2X96G1",
-	"P6NQ/R6YNjm8WFg/yY7zQwOPwoi0x5Mp/bGkanOyftprwpCgbBKT9kIQPfkHFOrNzlZ2GJdknBAxfUCp",
-	"Sb+ffrEGqCkHUi+gRLdye1tWhRHKdYAfmCyhm5IQtrFhqDuxNSMyxotYmkRgaJH+REAZ51YHIFLY9BU0",
-	"t/kSets8pMimrblqoiu2LLwaasBpdl0EXX708jZT5h1rMjTlczs6HuE5YRNFoHr9o1KTZFQq4x+0Izqh",
-	"UvdcD6FMSgJmCO8moObwXv3Xhv+rG4Z6Ex7s1WhC6O/OrOZt6SHFJJRAD7wzKsJCO0UznUNB8cvd03L/",
-	"Y6UoXDiW+j68Co9b+R4BXctOw5yoK2ZAElHoe1Sj6LUJ27dCVUFd6O63dx9eJpvquLjdTrfT6+12Diur",
-	"32enEN79O3NZDQtBkrMJLLbxgv9M4xjv7HdKPL2bKs2n8HpIHXcHsdLu3frAnKXedK1V2rC4JVGl9TkV",
-	"pyrHfCIQHgkeLyRBhD1Cdfx03JrV8em8gtpAyV7r6oSSXBas0KC286BS+x651jX3E82KtmkMkEek0oly",
-	"zczAkQAT6pL8YGuunHKjycTD2tJe9qZQfwZoSyqnnZoWTK+8vgfSrOBF5w1/IQW4pEi9hgiVmxGv3V1S",
-	"PJXeuTMT21oPs+O+JMvtC+Bbcvlgm+IVkWdhSOYKokqiFXW5f0430+W+dLceSOqBwbQ534gjQ4gYgMlM",
-	"HylBkjviNfv3DWPwfa713A5Y1N/qbmb+mnoQZph7ktPvzYCe0TYjF+hIRfv3bkYxNEvQ+uHOD/85GNx3",
-	"uxWa4gzfX+gJ+ib60fzZK2ZmGcB4UY7qSr0tbS1YOLlrgmcviHUAF0zdmtoraZ9NXOiX9Q7mMZUKYz2y",
-	"ot0M01itlOE/+0l0ur+NLyy6T37klK03FyYcFBC+ZKBFqtv5AY1H0zWXXVA1OPTPgybfdAJErYkZUkNA",
-	"NxD7PUSotSrYlAaD76cpgUgBBQogqlwhlCvLEWPCEh7HVZwzBXNdO4QG+wadmeDZpXrvfXou20p15jsL",
-	"NTOxt+IgPbMijN6uxfB1fVH+FZD3Az1I3lV/MKF3R1xRP8pSDHVpIl6gGKe6t7UCgzVruob4wpaOovIE",
-	"3VGyJEmAInJHYrVj1Dx7fYF0kxfjjBGtAOFopq4kWIQC18m1FSAAMWpKgmeBa/Wa8f7oKcBiY+ZoBA0Y",
-	"rxGYE8qYPPzXCtejQqcsOnjKGNTnVK3fMFWrhL9b16jFFOdB0Sf0tirGqXYSSQHKhSacfEmSEIOlSr9q",
-	"tYRTuC4/k4Q7vUHHcNiwGj+uP2uu3i6wrmict0frEdCDWo366JqYCAD4Ot/Cg6ICi+KUh0aF+LoIGaeM",
-	"fq2tqB+yiXHZhXkYuKaAZsGmGpF5QkKsQxIgIKIihkRsEwCSRfACDilVLLXlLwSJAkTHUEh0gxW/Qjn7",
-	"VFZ9mbt/3oUNUufb21p6nn/y9po6MBdvoofnaQk2RxM8U3wW+KWsksv5M5DCqjrKgEHQtMtdYupkbCqF",
-	"VuDANJjjGFzO8UJO3yRUzab/ONnZkVzOU2CeAP/6c0Rm3Motf9IT/fGbL66++/vu09fPvn797e7rv73O",
-	"/z1YdLv9AyrEgiR/dAM2gsZPyTmPyGs20aIiPqEzPCE7czY51f28AvrXL15dLrvffjXhf9TKcgLu9U1T",
-	"Fsmwv8kysXeY2/ivv/xziN5cXpRaTLyFl4315vICgQD9l0uAd4AwGpZvcO00drvlJiP1WwCNz3b7qCm5",
-	"LkdImVJmGcLzeWuz4cLMEPjg8bdXhoVvoJChFvseYJI3AqsWi4pOl62UgrwPhcdk7ZK1yPg64WMak4cZ",
-	"FK6h5yuJI4EkNyUmT9FQ0bchCmOCEy1+xnzCkZFVcRgSpq5ezBdJXlyD3855rKT+xh+6+DAcj7VKMo/x",
-	"yiu8hs75eEzK4sf9IQqRj39IkslkNBqaWCazRNNdtpDTnNoW/vBDt32M2+Oz9pdv3x2U5LtmifaPgrPO",
-	"JV6+IELgCcnQbXFL523drRDH7TmHnoyu831mp4WuxgrKR10FaEVUITCOcS3D8Nh7nHNvHGXNJr2sP10b",
-	"StqDwX1vPBjcH44rbCZxWko9R2kZglhh9ObyeSlgvaX0u3tHayFto44/EoTfV14I1wI8hnDHyWPeCCid",
-	"D4V0VzmMLzb83zfdC4tN+nu6t/kmG5rrdV9hRdvrVZrN3vWCfvf9RovZBoNZcU8lqQ9++nG6Y/0IipuW",
-	"tAAoQORxxs2FBvsGx4N1F+es/T1u/9xtH3cqbozX3t1plO9qmQ2/0yr4mYQQ+PJcL1NceIWwfqtQJ9x8",
-	"21OKVaLIofZXxVgSFq5eiMbJ0Z7fEbEBsZpC4mRDSKGW0s7BH9sv67efLrtGiLtZXI08bm/lNQtzp80e",
-	"y66pEgF76NsvrFsMM7FcW/0/o4wkW4Zf+VArW4+p5ps8EejrayW5wvsmKg2ibhk3S0QhnpHHyO22J+Vv",
-	"yIdzZtX2qDzAvq3G3acGPcuRFwokPxEpEksOsVCERUCwTXF8JaqbNYpy/NYkqEYcrB25rkHwWH1zZ4NK",
-	"axZKpluUmo35xNR//mQX9W3QYOReGrKy+Uswy8EB6YAlXbW74rve940qSlD3wj4gqNE/1hqhee5E331I",
-	"OlBtm3COjpfU/cudx3bExNfi09Rh/8hc6rEzwJeZRbyDrbeAMlOABW3mTDyV3uFCftNZb3G6Fg3qGiSm",
-	"2vHwgSb9PCl7sF3fDPTMAKbU458QhP3MQGOGN7XkEU4cyycR+vWX/0o7JggbSToD/Vra+LNitAf0riq0",
-	"FKmTsWDQ55JgoRasKRTJ2sn1YhTYt6OEJiQvNoZmUMMvuYR8o2csEl6szVoKBCtdVBcXBa9GasXZEKFT",
-	"M6g6B5jiwa5SJiekzpNrSo/fG55OIrTX66KvOCMt65GHAgLDWgIJqRYw04MptZ0sRurRiEReIwdxiiD3",
-	"Es0IZsIEAqgfasc8WIy/c12FirSvJsG1QZmbQzGrkKcQgg3pPi6TaZ6QO8oXwhoLcSw4+KNFYDpoYJSY",
-	"IT8g4mZbImtw+V1JTu5atK5nuNUS3QLy9gx+pFhUwOsKyFaR7ho08GMTbUdrH4tof0fl9KrCCHnGnOSa",
-	"Cq4KgyibOOukjcWOVzorggpP4/DAQDwu8eikuaRfyr8OtXYm7+VUkPDmxfjbvxwnR199+/efkuvlj29e",
-	"Pz26eP76+wvef46f46tlkcD7oN0Sh6rsz1cSswgnETLfOCrSHOpVDqGIkTZx5zJcam5j04V2u3KrXIfO",
-	"d5XZqdepQJFKGpKnkoiZR3TQme0KZfoKAS4zvmAhiWyNB0aWA2a12JJuPl41ApsDjqDaNhSRmvJEOsVc",
-	"5xJFCxIMmBuJ39mBNJEeFlDbTDGDjlmm95acYgaxlLnRlLZ1YzOOzYc4255KpIWxIxqlie1qva7EA2e2",
-	"+IXpkJnN3XX9clyiSydTN6isnZF9lqaO2CdOvHefubpC6TMHce+ZhZ33KAOAhm+98tbsPcws23/ZW7n3",
-	"2C3Vf7WiCtLmlk4Ona+JkJdEmAC9kgoZREgj2EDbR3UXvdZceXusfVw3k/QBVoIid/Pm3E6F/dCGYnk6",
-	"4jQ4b0mlpMQdYZnf1eowXu54aUJ1xuS9fT51b02fJLCjWN+A4UYpj8O9w/ZxuEvah6O9/fZR1O+1D8Zd",
-	"sof7o+Nwt7umxdA2rYTSxkBzvOILaTsDFZoihHROCcvEBG2RAl7SKKGK7zqIVeTVenZ1d1j7tbtM/06y",
-	"XB/ScFpn4LwgEltJs3jrMhhVCAvXXQ9iSPOaEr9qgqZ7D27R+PvsZf3v1bq6JmH2GkGXlEfcsmFzSmL9",
-	"ns2lWGd6bfhIZzmn2NzKuALvimQpWwhnCwr1wFbIKQTS3OJHMVRWtTLOdydOk44LwPCThtMOw1vowm5v",
-	"z4SkMyyrI369U13yRQzdV+DqMb5ETcZ1G9iE6DSN9XVP99OSD1ux4CmX3+E4Jhke1a/5n//9OWav8coi",
-	"IiNyyZPbLwlJfdy7/uOXOjL0pLHXz1WsSABkjV55jcJNRVZLxESdm6v1DFMCRwFZg1wQFgX52gVASkiE",
-	"Ir7UbW7qFSnAG13Ya3lrbdZZPLN3D+NAhcNbV/ZuyiVawttoyiEKIg9cS5NNIC0URVPM4g7HCwK/TrCw",
-	"EaNjQlCI57qEqToPg+ci0JqXQn39i7B5amoEW8FsRqGuoOZI6iKpIbBiIBW5JCUYWWozxTNii22HutOr",
-	"xYbF3K+TxLjdp44SVWryHaZwCK2HOHArzqh4ZSrrcphXTemT/FHkS3QECFj9aGUU4ORObcPs0AHUO/Vb",
-	"sgpSxV4dZYiZOo8RQcTQumhTuFXV9aniVaX0c22djYVQiJFGvgo0J5MJgVDlXusxKsgVE8hpdU22fEt8",
-	"v4xFo+R4yzC1eFNLiMB6ZrSpba4X0LK+c+5n1e63U+0KZ6CbRW91Br3r3sFJ7/hk72jrM+iND8J+uxvt",
-	"H7YPce+ofUz29tq7o37Yi7rkeLx39Ehn4EnU1Vvod092odtNRYe4krZUXpHfkrZU/f2O/9PntlSfc53W",
-	"tKXaOz7qdfvZtlT9fFuqXbKPD8PjUS/qj/fIAT4KuyO1/gNyhLthj+yO9/GhV260O+qFu9E+ORwfQ7nR",
-	"NW2pil2k+uNj3Av3yeFoNzoad/FeeED6o+OoN97F++EhOR511TJwdRcpe690CfZcF6n+Xs0uUv2jA98S",
-	"fFGbeLx/RLLq25dLCatPQx67tWj/cVuLeibZ37a7aNFwsX2DUb/oaDreh7YZ/cwRPnOEzxzhvyNHePxu",
-	"hNlyyVtUNH67qTGfM0LV6t/3u+6qt20XvXVd8zZ3ySvrilfoBfeg3m+ber1t05utxqazSL5tBY/M1/8N",
-	"O7CtL8JZcAoUrZGp7PBIXZu27dWkg4WgIsaVulSaCn1BcEKSs4UEdB/BX1/ak//mu+tG3rvz1Hnd/PqR",
-	"Jwgz9Cx6enWGvvnu2gbIjBY0lm3KkE4sRs1bshIIywEb7nSWJI7bt4wv2c6Py1vR+VFwNmxBCDF2RbIC",
-	"KInmYtYoQ82hWIyGaLgQJDkZLLrd3ZBG8L9kGEBBHKhqBcGqA4adcdCU5Bi7eBwR2aY9sLohaoYxpjOB",
-	"hlbvv6GR0GFSw4THxCxOexDVlwNm9knuJUkYjtGrOWEXT9E5Z4yE0m5bexTnMdfl6yGsaLJIiEDN4euz",
-	"v7949vL66ubVxdPzm4urqzfPLoenA0alSCMWYGG66ZyuogIPApT7+vLV82c358/PLl4MA2TreKbbvdGb",
-	"6AzYgF3ymIjAtK6RHM24kCdoqKujDAM0dHVP1B+QCKz+AQnmQ1PPJbWkz0kyo7qOmYNJtrZLB52lhc90",
-	"IRj4lCZoBlnKYkpdx545ltMn6fYDlBAcAdroiN9E50CeotzpPlFHCWE0+rwM3JrmuLRHGQIdYYFxRBI0",
-	"FCGfk+GAwbsnaKjmGoJF3JWjgWdomVBJhpC3rcDR6qBnsBpdFYpyhiCiSUdQAtsyXWy0SzmFEaISMUIi",
-	"qLc6vG+nvwxP1Nn8w3/3H+aMAGb/GLB/tNtt+P/qPXe2J7DqAA09U6h7ZuvjuAeS4Jn7Ay8iKvVf6B9m",
-	"y0iP7nAg/dR7ZODxD69aj/7MX4N+yV+E+0wX8dGfwIq8dzWZSt/VdX3+oaBzpkFhrfxZ0Abe7QR3S66G",
-	"WQGzqEB73d0BG455MqJRRNiwg86Yd6ggjUfqnHSprbYutXUCgfJMDk0ZIu3pD2yUpS5ZpLY1YDoWUXgF",
-	"iXQoN+CAIXCuhNJyyksre/HENJZ0RMFwX3XjGAncB2Z9mQaZCEu44ajXRTPKFpIIhf464N9enaEY42Hr",
-	"BJFYEAMUIcn8ZjG/sYx+6BptIjwxfSuGr19dXaOdu94OXsjpjvqkvZgPWx2kk0f8QlDemvP7s/43AwYF",
-	"Ar0vkrtk+sQASTiLbvTn6Qo7A3bl0wSBpviOIMZL5sMJ0Ugibk2LU86IjsLQ91fJdcARU246lXLud2hc",
-	"U/7BtisZapwYooTIRcK0NwfkCcBYNa95tW2wx0W0oqaOM0kzcJyXUMnZjSnBuuGr0X3/1jabb5v1ta9s",
-	"9Qhre5nTb8nKlG1OiFR/FFZvqzB42Kz4ronDgXoYOxCXI4mQ8Herg9TMJGkLGkHZGSC0HfQ1rBAIIcSj",
-	"YkHalAnCBFU6bI2d6HW21UILu1BCDWVjXr0FdR0UBbDwhoNX1Aw61o5RmKzmktsDgBAg12chKIsZFMGA",
-	"OWRdjGIamhiymArF5uLYuJR1bpRtJeB8sqcZv3PmpQHTsppY33kdXSsOQ40TezUnUVtrSUhM8ZzoWlGT",
-	"hToHeICoGCjOBHHGQG2oRKMVGk4I24H32vyOJDFedVZ4Fg9BQLBh4ycu0WukyG0GTh5QYBuKEujQbAs3",
-	"8STF5cC4wgfMuG1LQtTh1ukNjHhEiR5X/Tn048SHyGy4KYiSLmB/7vThRml8Ekp2kAkMxCIEDjLo6ACX",
-	"XFIJIrND99f+7r7zdnf2+qIRNO5IIkzJC11Imc8Jw3PaOGnsdrqdXR1sMQW52hFEyu6ozkIQO7qAKRRH",
-	"Ku3XfaWEdzU7Sr/yiLTCVyXdxJTdnprC9uqqBegQRXglWrBuyBCC9zQtHTBFqAWK+YQyFHEiOrA37SOH",
-	"UpJG7konfSIQVEIEBzUVKA3IG86xEEueRMMBa7rmh72+V+ajdap2QO6pAN4LM0zoHbECnzFQIzuSkg1T",
-	"IdBJS1CCNFZXdQXsgAp0S+aKWiv8pUKfoWMMYJnR5Wgv3D5MtzAi5Bc8AkIXgoFER7zN5zEN4b2dH02W",
-	"nMarTcaI/DS2KMf7rFZsiqfYDGnAi363+3jLWMipCTKHmXPIZAskG6Eoy/8khzPpKDTe02sqm8qtHSb7",
-	"Akduq+qz3ubPLhi0sjpPSESYpDiGgLm9/vHmT685f4HZ6swm6L4PGvt1VnrBtDb2DLLWQe9dzGY4WTkE",
-	"yd0we2uQrvCGJ7rzhNKJ36rP3V2GK1R9fc+nJLzVZFnfHscnHKa7Q1H8FEwFJ4Ys3lCmpC+MevttLaMZ",
-	"BXvATAdBZuniyg2cFiU35b5R5l1f99O/D1HI+S0lA9b8Wsr5KxavAnSFZ+SKSvLHK5nQUAboNZbTP9pd",
-	"B+hKya3EDyQ2l0rdyXmsmJ8Si6BE84DFnM9HOLxFUy5kS11uoAA6nDeHhROilDUHiHKRTstqAzbMdjsY",
-	"Ap3PiZ9wQjsZSXiImvtW6g08qqmYwJlS2sAGoU9MidHLhEP4lj4yo3W7ir+amhHTH0NJNXvdnsn0sY8G",
-	"bMmTW8WnEw42rRMleI8xjUHpV5oSDkMXdtbrduFZrjC8AhhlqOcWr+QOKLOx1z/W4LwkMlm1z2DyNODW",
-	"NiXU8ykKbWgvWlIW8WUZ4XwOmP1xqCWM/e9AIv/1yeOVqXZtY+9TMobdjahBInfUu7dktTMiawnmV9Ay",
-	"QOZbsJTd6SFqav13OCNyyiMx1DrF0Ew1bAUmbRVQfcB0pS1dJ3XI8B2dYMmTTphCujMhstkaouZQy/Hf",
-	"ktXwRAmjCmnYEzFgr+3z9HzMAb8yo5vWut9cvXqpZpoFoAYosUf6pf7NIkVLEQUyYCFJyIyzFaQUSp4Y",
-	"9dNddQD5mDIqpkpVZyEBq4ShVQESc9MH0+TegZFBA9CgsjUnOEHPLMGYPHpoSDXq3XgQGZaRhi/UGb7W",
-	"X39MMlGY5zciGWYJ5oTLyMa1xwENmv1bEQmJE+nkmluyQkKSuQ6WMH12tqERGs2ricRfSULH1HAw0wDk",
-	"iYASwolWkIYl97QjubqUzdawpW1VQi/Z3rwBG5HJgqVtGN0F0gIZlouEKO0xXulo7kSuEI3U7aITxTCs",
-	"CKZ2pKYMFXlRRMN9bdpLJwFaTmk4RbOFkNoahaM7DCnJTWxfQhju84jEfKkFCU0WlAL26y//hUZcTges",
-	"i8i9brgRZCcWupDKLSFzsJvBN2DEDmMOJif/7RMlLi4EiVpWIrVK4mil9cQgJ15mOSPjS2v9hoF0bvRe",
-	"tzdgpWQFgBVqe4fkS0jZ0jU31bMnavFaUiqjP18CfnwCAlSc6PcttPw70Rx9NimBseqEISJ16E1GKVgv",
-	"k4i6MomWjEIekRPTM02bNtKmb02Cw+mAYdMnB3h5C2lTs7W7ZHrCCf0JWoDCod/39UbvkioFxqgrMFed",
-	"Gwa2mTpyhC9NOUWnUnXIdMb4ONezrM3g54v5e72YGYax8XryxRqr6DNm3My5dnHV1g3Nb9JCz/ppB53F",
-	"S7wSqN/dQ02oUKwea4E5NQSA10mxTmN7NAlcfKGrBheQX609aMxxgmdEkkRU5tCmr+yYPqHnsACI4c3h",
-	"7F6Jcdit46H49TjqIeRXj42b27QQq3G+bRzHG87YNvbKnLIGv8Iso9I00+iQTAhKK9BrApO1aZ4dVGBC",
-	"xTmexXGjzlE8yyyUsIhEndoX2AXQvGEKPDyhP5PoQ47HeJUB7/xwnh/eKsQqOT2A83JKErL+4HSx7wlZ",
-	"28jOFcPxjgJS7Wzy5crIvFmSkArQzlekX8ahBKEc6Ih2GIDD31ZI8WJNisf4FZEvSOMjcoAXpEohtC1F",
-	"f/docF1yqdbjAadRuBPiOB7h8HY9Spj2KWCQjmhCQtlBziyOpbb1kqH2XlLh6XPNHElXkw4HTF9Y7dla",
-	"MJBXAqUE6ZgKc6eVnGXxBb3+9vwZutNKY9IK7D/1uxdPbehW09PydJyWUqki3YD/j3pgbZBVWh/IR6tA",
-	"6VahWU0ayzAEM9mNmSgaagdm6lnD0hjSnDefkaWiUy2w/1ix4cQIg8Aa7M7hDZLmJ9sOmBNOoJb7cMeV",
-	"wdgZrje2g/3MeBOeCDTEs2SIYqzOZjgb4yFU7KdsQVyeczaiRGn5JwPmz/iHHcP2/5S1zf/x11/+qVuK",
-	"GGudegCRNanGaHZQNSAk8/3x/NXTZ0PUdFqlRp8ADS2m3cB7QyiZZR8tmMtmVq/ab2Hj6oE+rgVzBxag",
-	"oeH+Nwp8w1YH7XX3BmyokPCGcXnjYvaioW9Ts92CSsTiVzQKz+2dKcgHa6+OpQfaO2W7wUCYxE8LkqzS",
-	"KIlQl4hIaVehp0EhCLQ0cVxBNdf8GoF9pGpi+KJy5v2DmhNn6IVGi+bll+fo4HDvGP2//+dep9fpd3qt",
-	"AFEmJMEuI6caIrYW+FYL2yCtvbp4en6lNlwlr+12+yX0kOvAT4vbga6+WLhSgW1BYgEPac3OAq/2ozZr",
-	"AhrUPM956JKmyur15ulEJwOP/P7fP1RZ2dv8iYLcSy7P3e15FDH0nM8IAhcjRLOo7aqJHDbV4GZQpbyS",
-	"lV0a3iVQc7fbb2UAKnlaGxC2lA/6tatAzeI9HrBxzJeB5lFXCh0VM1A8JUAQiIqGfE4YjTTDGGp/gbmf",
-	"QDChdxA4OPK80uo+ZY7d5/g+59UFMAReQGDrVAfSTLGYausfrMsxngxbhZ4h1sscYYlHWBDfuQrxvhYQ",
-	"igMOWFpwISE4nJLIiQgFRpbnAqWU/RFoNFiyFaFOzYo1b3V6yDzRqGjwovoStz7f4mpf45Z32PrT1guj",
-	"5iXUtD495BmlW1UKZuAc6Labdk5VpEK+tvN/fD8UFL+o0jnMMv4FtA61jXKfaL2T3knIhApJkk0+5TPP",
-	"bFnDB6zzegpuYAiANH5gVOJeOjfhpFV+YPC/qLUjKrWQW+ajmuNEkNxQXyZ8poaxtL/KVTxglb5i1MxZ",
-	"q4tA1O8PW2leRhp5PmC5UGljCGuCVVt7l/WALZPHgE0wvLG9ZGxDqOkUnAEzRahB5FGyzxxKEwWWk8Q4",
-	"E6PeOjGh3oUwdKict6SCbHJYX8KGkzQY8Dd1Grsg5KzX+EPu7V53d/PXl3A62nT+kpDIflqD9ltK92o8",
-	"/iQ2KvAtWzSlbFLXx1OF4tv7lXWM1QansmUeJi3QYyytASvzNys6YD0qzTFfMKhepWiG05yzIb0uFgTs",
-	"mmTAMq7oJwLRyMQ00wllpqokEAiR8c3rpKShUo+MAo6lJELabArPN4UFGjLOyBCs4xmPMXTuAC+vTBYC",
-	"HFmJ50Qui00ZMONUSmEAtMPiiTaMRBwqZUotWq60H7nrwnpuzBzDU4TZgGXXZI9aLd3QKPj8OP0copDL",
-	"41oy7t4CnfjI7mV/vq2cWb3HJlkbZIv6vgYz3gNcWr8X4rbXPa79zTNArE9BEo2H7UNo4jvzr4vovans",
-	"TcpK010SSGLzXdMFaU1piSbFgHGIRaYMmkvPeEI66GVWHsgKEqkkYFMxSU1J4HSjINAKkOAIKwoYE5bx",
-	"RiAcqx0Z/TOBTeoyjqkRpr2YIyxuQVQsivxPAWCvHcw3G/P0q5pKN52VIqZCpslb0CDbGa7cETXyRMBX",
-	"+4odUt/+R0k9z3oeRX3e0Ud1V//Wd/sll18qbvspbqqG5za3E+JpKyWUSzKPcUhE8SZCZHpV+k0AYcss",
-	"E5DCGTm1qZSmQrXvZaWJQIRFJR61c3C0vE5jfz8Ga8xOshU/3CtLw1CjRR89teU306X1BjOZJRtQzRhV",
-	"qu0lUNW5YL/i47GSV21XtzQnAuIoUhduxnKjy6yaxDHPTNrUMqjrdT9aSMlZq9SJq/b92i36I0f0pBNV",
-	"iEIutAWvxG8We6EWAtErktdLVjKOxDXkhUssDXVZE0vTdO5K44vU7k+rzOhfM6lKgZ+r9ESYrn9JLqQU",
-	"WDxnYCrWOkM2h2meEEGYJJFRqIBA6TQWqJjr7AtUohk2UQYjQpiRAVqBCZa15Sh0szSlLCzBeK0zDa2k",
-	"oUUVgZpyyZHEI5dSBQKXdIF4elYgl2i3C3mXJv3HoEkwYErPgUc6LxMtmNJhypQQEwh05eJoPjyO6PHJ",
-	"s5nFo8u/XZDdmYduBlGatjCKPl0TMfApgvDssT3G/f6KyMxd8muWeHEBZnvrr765GuvN49CTwr5ZbQxn",
-	"ZOmM4UEmK50vGRrHGOpTD42gMfz/2fu+5TZyrL9XQem7MJnlP1myMyvVVqKVPf6U8cx4Lfvbi3DKDbIh",
-	"ElET4NcARTGqqZqrVHK7laq8QGpeJG/iJ0nhHACNJrubTZnUn1le7I5FdrPRAM5fnPP7FefLndTsUpXb",
-	"Z1Tly93bPst8ucrmsMbSd+/sv9bEfFB4VxTw+Z3RMMY6r5qVllNF5jK95mJ0inTYwaaFRPXUNTBiDddh",
-	"0NtkwUgA6QkVKxmzlBW4Ah/ZjbxmpdqxdIU3Cbz8PD1c4PU2qBh88LCrRuxkJ/whY6e3AntdalWU2oh9",
-	"bSc2Je7IIldiX+q/OJ0LjYb53AVXyGyCKDmupcfvVlWGExSRBuZCmoSqa+P8nuZqmRFpVln24+XjaTb9",
-	"PN1VzCVj9iTL6D8hR2NuSR4vlquVEzQPtQVC4irhiAn40CX5dSXtHV+txsUWuVpCV7e3N0iD4YnoahON",
-	"w4o6yfWaBIe2fbFJ526tbt2wvTfo2i3MdYLZYDEewGSnGAM4vYF6j/CYMwMZ6IsQZSA4YV1uxvXHFfny",
-	"xnWHmoFeeII9sDu3TvfJ2v8k/XHHQx1ijvhNLld/Hxlbd4YZII5s0A/r0PBc4hs7Ye25fV+4HW38s7JW",
-	"2LAP1razAqf0cu8rOnmZue2Le9pbqsq0Bxwh2tICrA0ttbDkzJ1ZBtNVduK49sxwp+Y594w/oJ3eyWnh",
-	"06tnsId399EFWuppVeTmjtpcih/bIOwRe+DtNk+LmkxH0jHCFxx3IdjNJzOAJ+J8FgRRnxBLUV5d7b3D",
-	"LXYHzVLM3ULktIRBenW1fst2LUJojeAMckq4bx2QskhlkrDYAk+2iJ6lQgW9KH4oIhfEHfaW9neLqDE2",
-	"cw6NUFjMX56SMYUyOZoyQJOzUMZzmV4rl+LFCkLL90Giczocs/a5FDqVSUSEbEOVzZJfF8i2qDgDB0Nm",
-	"7C++qVEKjeKj7YJsyDnO7FOSy94Wk8y4fmYIFR5nuMiPKfffcHh9X5XxqKJfw1h1cU+XC/6P9Jq5hIt7",
-	"Rsq0bfl5efTdCbn817P2YYu8JjEfAQLrUY8o9FiNo5kr/6LTqXEv8RjHKQxA/5Z6ai496XYj8vnjhYVp",
-	"+NtHayM//PQOmhbMd4jpPqfc40SHeqkvlktpQxUXrVEWJ15ZQLPCn/FkdKW+Nug1l+J+amXVeV+utdmw",
-	"6LYQ/Lmy6vYtLL7XTTvSEub38UkT81uleX7YV1oSNaSis5f3ijDVArOT2dSlS+tBNzjOgy6gH5cfNWEs",
-	"CqkUXzQLd+SoW6+FnKtTEnmap4goulBBHzlXIYcC0u0Weq/vudLnOKY1BwYXmk0QjhGqHRqHZscc9nq9",
-	"jD3hsNdrlrUaIpFaeEhg77LkaiHnytFL4OK55ZPZBL7utQ4mXNg/V+lYVtslcbBmS1/zaVD7Uz4+S+5W",
-	"OMDC4bnx9ArG88sOhRpWq+zcLqN5xW3z0AUYmTStns+p2XQqUzh0dhvOCYv9YFVc8lDvbVsKhsUX3Tv7",
-	"L3toV12qM5YKH82G14jNPWLg9tq2+JnScsLSkxzKAuYyEXzcgev/+0xq5pszFGG3dKj9NRYN3eOSGmP6",
-	"9uJD+/V3hx7i/vPHC9sjz43v7SSbASDaMJHD6xaZm3HPqQIDBljkAOmgiNI8SUg8Y60caUFQX+QaBYmm",
-	"6YjhkaHFiaaOU8Uy5HTIWeYkME8Rba+zp9YekX8FXr8vrtmieephYK0lwVjDQ8S4p9pegQAh6dh5BIoM",
-	"aZougBbnEx31RePiqv2TFKz9I9XDMfn6P/5BjnrHWEtT7jYUGNp3TJ/bJd+4XsTd+MFts4PivmwzZKgJ",
-	"uOFsnrknY5bEpNE/+A/9A6zld1rdzLdeELP5W7AWFFwiRq8TM5tHveO+CMvCwtJE84gXqkN+NkEaJUMz",
-	"FWTMhT4h1NKvQ6cAZAQJsAYZ1cXivjCPx40FywjY6NDq3SITM8vYWoAVPHYrmadhHZPQOLuF9AO5xaps",
-	"vNytYrTrXNZP5ETfvNVSe6lZwrLaSLCrduuLBU4QSonXIA5go5HJMtF8wghVPMaj+upm1KOinM1PdjXw",
-	"12OiuInPtd1xuCi1vTU3O/fKA7qbwzPuTXIy1rJsLSezxCeyWlpMEYPXqbHc0ufsjt0y97c8XbAHqnsH",
-	"/4UP0spKIrjuhSqyCqThKgs/pzxqEmC2sYEYnB1c/ts7widm38UphYQNdjvZLdfQ4TYP9ifXp5bbX4GT",
-	"T7hurtGWfzPD/NvHnSjNn4MKGr9GOI/gq0HBy+vjoEy7ZY9IYhIzMxtxWX2KXYXK6pQA4+L1cesbilWW",
-	"dRcsTVfdjP50O0nyimtF6Is0lF3qnda6bEUPwOZ4JsrgzEuckzQ7zVvWA7boq437uG6fgt/+rv3PigG4",
-	"l7aS2CMMOScgpdqW5cAlFm7JOA08YeHvGiPPkitjwqGAsWH5DlsZ1xz6ePgTTUy8SGdm7K/0BVfkigua",
-	"BOCXHXIGvLpuwC5HbJQWQpOlrKKGN7eT1Da0zJNxLXDtsAIQJ+cxrXSdhIq78b5HLt8q0eauozplCRD7",
-	"njlQk3v4BbgqeVnbsh5QLGFDjWqgSgvgOXsYe4KjIvkQjSM24wkbLSO8AXYjWYkDVBmP8IKUFhDnLewL",
-	"nuZUATLGWs3iowCapvyGKYCHwYyrdj4KxhDeVPeFV1anWX42p2wCLbH0K8gteFOoES5hwnIKYWv6YBfA",
-	"uma0MMpHOvu5hzLKVgN3547raXfkYzwHVbahRsLdFKxPqA+MYNXUTqiVrtkir5hKA5H3XGm1jMjPYp/Z",
-	"ybylZZK/sMOBDBYu91uG/GPHsSa3DNkM/0CHl2t85rJ0LfjTrdrlQfDLn8w9vxaFI+HTPSIL8CxVQfrN",
-	"1KYjsHzXBWP4PmWMaHarbS4mzvEweA0bkwbkG22Vpcs2Ymznko4tV8LC+FT3hU6pUMjcDQf6QaIQriAK",
-	"+MB9yrKxTDtJpim74rdNn2LsC0/1qMYy1Ugus3qfmg0w4GkGyaPliWQ0XUoa5TAIX0Gq3f19WD9cW5ni",
-	"SzNSAGkoGYlMNbCXF5wABIzmGf94+Bnmfy/EOWz3X+oOBzO1XIqqQf2cYrataFxv3l6eB0M6g7/gw1/u",
-	"A974Hk5p6qA84nHJTr1uKzTrzzqc7JpJTLi4hpG8Y/p7o6TeQ1my/a3ilAwqMydkPjMxYqRBB8p8Fvg6",
-	"I3Bp2GSqFwVVJyPmlN6Szrs78D7iwYl5bZy0zkDGi3/pxlTTbq/L428Bp6thmXfRmBVQ4xb2ZU0zI+As",
-	"mf/ol19bZXVPIFxY+HTL4jYKmPsxy9vk9Z/HAPS2cziWUtkoG+/t9EWE/wJEZeewId6ZEZUT9+sRZtKs",
-	"lOGpAx8JDyfmrGGRN4vjLt4D6/3Yi5hNplIzMVwAZe+OnNjcIB8JUWdpDPiUcnwdlM05VQ5FaimD72dO",
-	"tyHDsmBx2QjsXdlka3+HeXqoQXCQofbYirhn35kHOk3lUq6FOsrV46zkTVF5gfdYqI6qE7p3dg47pWTY",
-	"q6NXjiW73iu2fFK29CqXRLcasHXw85QJH+cUzsfSee4LBeFOa/UI0yJ/WTjhlOnKWXr46TGvW5wUW9lt",
-	"aY3c2QONGAOXbNsWL1KhNq65ddXatMBDvOqK/t10Lz+kNa9VePW9TAc8jpnAO76rU6oFw/rEJwzSDjVD",
-	"8cCW5aLxw6M6jQeLRNL4k5TvaTpieN+rOjPiq0x+ZDGnGPI9claywkFC+5KdVZLMuyh2l2oG/rVqYz4y",
-	"mm9nX5sL6JAzgTnI1S99eflx77gQpqbUJyo39zwuxf/KrMsu2tC3HsSscWx2mo67Z+sPDGzbXe0VsoCY",
-	"HlO/Szbf/XOux3FK5zT5psxX8DP5fFdxkuvvwVPr5LmCn99NsikbUJhvek6Rf/YG64P/YDor4v/sF6tS",
-	"ANlvfXMWIHjgsteSPeWfLhcwz8mKk/Dw04qMgBQ3LNU5Tn0Wk8+Xb2yAX8A2kZ2i/fuMzaAGGiJ4hefg",
-	"xNFDpGzIpxyx/2zVtVRMuLO3n+CsjN0OoasgrBB9oYIjuAFNqBiy8rRA6aZ4YpmBbJyPlBwIJqrEcAai",
-	"+khJgbxK2aIC+CePG7KJe5Zhw328/3m4V4q1Yn3Xp3sX7q9tuP+hiS2KAAJZXBcEVGnASiEvDQVywvTU",
-	"o4FN9NrTiwmy0T94WFBfQjxDZvfO/fMi/rXrcPvbVCmmq8H+GmD2W5YplUwpT1esfnY8ntqz+5hwcRoc",
-	"iXuG1vTGeSIlHJz4o2d2hGc4wE0dBN+O96N/69066UvjLdnPAV+CuewJw2f7u3OW7iEIRnFqcjvMRBdT",
-	"yuM8cK0n/Tr4pXVw287YXSFfCq2J6iRlFF56OltXfZpwpU9IhI+P4BRfYYs/VJ6j88xj0jg/u/jQPvxz",
-	"i7DOqEMixqeHr16dfHf86qjL0uHL3knv9rujo6+//R41Ec8VHWdk2VhMBjIhjdxdny/fnEfNUxJZWTkh",
-	"RltHyNrmGMIK5KcvEMgj8m87T3kJCNTlA4jWLurLlkb7WHA295FuC+Rr21bFiO3FfQWNXErFPAbV9qQe",
-	"5OBgnRGc8vZaJjgAc/PQtWRCBR0xxDWnUEbeBohqC2zbwuvlFRlIPQb0anVqlAdTeulC85G9WiQLhBKA",
-	"Lsq4RWKuTLRlS41aiIINlWcUGC2w/0rj8FxZO0KVcK2wrslzfjUdtUYUsxuWGLWAarEEcNeriSn/ATnW",
-	"nrrphYFWgfeaaV5OXu5FsRg0OPDqbAfrEtNelQAu7bCD0vTVhVJAFi0cpYR7UoYwh6Xl5qOzDxctF5ah",
-	"EFmAeGukG9Zu9kVkpApAIUmkrr+Yv75E5mdPSWSENSITBBLB781H+D1Il4PJWBJrZNOD9l4jVS5LbTt4",
-	"jdSdEK4Dkj3wF3xxYUZeirhCiEjfELIvgjRW+we2OAGIDpD8uZwlMeLSa0muGZs6cV8GDumLCuSQVcFH",
-	"D8HoJDsh8PKJkvbtAdGfxhMuor4A9vwGTghcOKSCAFHJRAqGSotneUxzdypno3HBAiIkoCS0L/xoWg6u",
-	"BHKQiOZgWQBwmfI60lL6XTmxiJrlucW8EnvSPg4OGAdaiZO/7Wqj2E5OBUDfNVuEcFi5IwUE2M7/VEGR",
-	"hrmocjXuDpC7aDX1d80WXR4ftA4yq41XwSR1plSPO8FXu00TfptSxzd/WOfK5dMy5bq5FkdHylyRg6aG",
-	"lR3iSW4tH6t7t55DzFpqCxEf5N8CGg2vfaepHDpICYsWTy0Okbkm4CvqiwbitwE8ADhnFgcJNAt2BzU7",
-	"BPYzQi3iro2tYcAcHtdkJmzzebliLW7yWysD99RIrZIp3ATDfpfEYdv28cqx3fx6PTvHrlau0d/6sJxk",
-	"Zla3okDWaYlZzHU7kaMK5BrpkR8ADcaeTIYnj8Mhos6Efv4JZnCY0Ck4b2Y4mlnEYpZvB8kgpsSIGXm3",
-	"8L8ZmIyjq7dQwICpNJuaoAxLlYxe6wvgJlR4+prIEThNEJshf30MFKnu2ECPpYnQvueJZikZLAgOpkUs",
-	"eF7qgGuoiPuCIpDGnItYzk8DpvgIW5htrfY0ZTdczhRc8EKRSLBb/Ve8otkhb5imPFE2jBzLBH7ZIepR",
-	"MmeDsZTX5PPH9+B62hAVQktpNAmJYMUwiiSNG87mLC30xnIBpbnnvRztSPf9jEidxjPH9Wwoxgg89K1Z",
-	"/g5+XIp5hV+X9d4ALNe9u21gbA4XZZANU6ZmvmeKpRD3Q4QB/LiWLGU2+G9sqKuGLFPQ3oVjPnq5tTE7",
-	"yHoJA0JiFx6XDgz37E5HZkSaIxqA58zCRjk+KW2UMxYxNyaPZGaEuG1u3XgAFjxg7bO13MKT39qHLiHP",
-	"vQyB517dC3fuVSXs3MvNUedykySTGNaHWvdNClZHVZW8Bk558XRyoV8fH6wZ7E5dFavmPtARqy7WspOz",
-	"z0UVIRbhGXzMtbGhNf2OzCqt8zhscVJl6reqqok0wAsxpn2QHVOLpncVwrrGmA04AMrNdB9yQQumMbMt",
-	"ZxqSIMEJER7tED/zZAAz5QjrPNsiGl/HyMCVH24JlJGznX+1b/7k07rLAy7x/V2Z2V6IVo9Sgx088Mte",
-	"R5Bym2ydLLHbqUxhs9i6+KG6qRSsfG97xgoIKVdbu2Y89P9qzHWLaNlsgQHJuASpIh+/PyfHh9/1yPnl",
-	"v7X6QumU0Qkg8ZAhSxIE/sM0qgK0WvST/xK1SPQn839t83//OWoRSjQdYAvlkKYpN9o5ZXqWCsJVX+Ah",
-	"jIdpfhGhb081UVMzPWrMmFYkloDskc6ECR0gBWxs0iyhHRJpSb7+z38Q8z7Qbmlhvfri6PVr4PkshEWG",
-	"eXViUI4esBXvGRF97YKkxulrES6GyUwBVJKZ7aOjoz+Dh6M0nUxd06kJfiaMCi5GECH0eie9Hvn86by5",
-	"xgkrTziwWzqZJubSl72Xr9uHh+3eITojIVJZDV8pXnohdvtNL3Tq+Qfdslm/M4KFrXT86r/ty1pvu17z",
-	"anaru1YUN4ReMyLlMMSxFJSkcn4CMYrv82/Z0Bf+aX62ZQv3WyTX/9/qC/z7zYzhB/Z7tx9/Ytp+jpBe",
-	"w0UL7eFFbKuOLqFqwt0Hh/D+V+GvzwLgOPTtv1I19rizZw4BQqYxS82vuRa8j+zqwpLqBgWy5zh57Tdc",
-	"wf0czVV+fiKqNR2OjSyekiueMLPKf3Eqrd2f9XpHQ7Mf4F/MfqAl/ml0Y7QWAHNvxwJ2R9CCQYWZMttz",
-	"l3YsLPBcZ8pCN28b1qwvQPacNWtliEWAEmwtChFsplOacAXWAvxGUHEknSVMWdS5bM7wzdbbmMrmnb2Z",
-	"2ZuZxzYzxQYmsxt9sd5wkFW74RtevMVwlsRajm2aikBl7K3FjqxFqJY3MhjBjbVsBhc3XCPmfKmduMiu",
-	"IS76nymj3N25VQYkulSlRJBtXVwDcCCk63NFJBKBz6HWRF6BHrF1qkH1V6QZnSzn6isz9cGIn36eIBts",
-	"VQmYxXolwYLtUwaFAEWrE1VTdvw2Ky/7cjROSHLbnikWPKdFgMmW/Eewea0cSxvg8xs5kGLITvoiQkWJ",
-	"HL7k88f3qDC7fnzdf7FNDu3sAf8JZOMvX3/73Z6TeVmxfEZXKR0hoJKShOu+QJFLGVYOUIdmn8hRs0Mu",
-	"GSCpuEZLW8u0kLNUseTKsRIIIueCpfieUHrWF/DJKaGermksQyonSiZsMmApAjMh6WgDyH7tFV/w++jE",
-	"HVZCgYOt1+JCaUbjTQimEH8V3dRc3rUDJXV0YqsbSANG3vRWu5BQqrFMZH5ir6tTsJVJ8zMo2soG+6iw",
-	"UXEwaSXqLxMCj/9jxKlecVfw82sKvEpX7+4gG0Fxm6f/+o9S8lVW7lEHfpXRyUPSecGyMa+PNtH331og",
-	"FpiZ7l24R9aWimUXv7C2AQvH5jK9DirGPDvMqmFzxzfODWvQvihzzBz9zHHvuFmlMEmhvvQc09tQmB/r",
-	"idw2a8pyc127tCwn8rupMDsuauqCtdsXgm29EEwE++AhdQR6O9V9OlMmpwkDT4oOte8iyLjLBgvCJpQn",
-	"WUqNpwQcJigh9WSBbEEmdAF09ISL+0RPP9rhPvnIyZgZHGxV5GRnfx8tlXXMmA2yeYhUa8t372aKpWuM",
-	"4Vth+zbQer9QbsnGfIpxDhSYKe2jqpzJsiV+gk4sl9cEad9NQCGnLBR67O+2xtEmJ6jSLsJxKYqUTeSN",
-	"j1nMFV/gCjBnm5pOslXLaQaWl9OtWc01txlh+wyLeVDXjsEs/hPZsSfpG+My+Jh8u3YPiiCH49XFf8dv",
-	"IOFgEwGuT87Yq+XEwig16oNEKGKnGTFzXir7ImYTAGZYEcsTaLfyD7HPxNsRCuzrb/+b6LnEzxSBXzLa",
-	"gtHhuG9vcx0aCaM3zLjL2Ddnf+6FIlXKhDTM+yQxOvKTmbKVUjMRy6Aq+x6u9zb1x2c4iXgi+mP7SQ33",
-	"eua1HqnRPnNJqt2R7FxUsDmKxV5PPqqeRHpQr7JeKFiVhwwT5A1LgdKyLE743gYF4Qk9Uhyv1HdazmHP",
-	"DZydpQ+gw1Ub9TM1WnWpcrNlQfdmyJ3gb5uiB4anl76dhCcLciOT2cTDToHmPur1xedP53j229Aypgs8",
-	"JY9Z3MJPzf5HXsusLuK/s1Sq5pr6z5/dLD2bAlA/4hKN4NZ9H6EUlIB6qXuhyFhOGEEwSLWLApq1REu5",
-	"4s+QSamodiaofbmC7ijVIsiP0yJKptpSM/fFlI7Mv+UVid69/UTqIELb8x+oqRkiuAaeMw2kHq9tZNpx",
-	"Keae/2nP/7Tnf9rzP30z/9PeHK6FuCmgY9q6OaxFPxAC/VNV35KFPx7ZtgVFuPbQpJl6yl4XahADrFMb",
-	"9yO0DhWhKW7lQEyrXcv78jzVP4faUyH8IaLaHdEpVAn/O6bDHf+IKqAbs4TfsJSzakfZXraAHH3D6YSv",
-	"v/3etf35KvilqEkETVM5B3BIeEV2k/Mfnej3Rb7CsADBWKIuKGEzqeccv8le8g+jDlbGkL2kmXTbM/Zk",
-	"OrJ3Ct2MW9BOQCX4XrZJ98psi4G9A+nIpteIOg0IxVABPJhas48rU2lvUZfxKzZcDBOrnpYI/PKNMaTh",
-	"3tGqMheqcTtzRqGrk75wPdEd2ykQtYj/CPnHvtgqnqjZQkAYeyhgp3RpGLbdgutOX+xIPb692WEC4Y/p",
-	"KcGUVSka3CV7JbMlJXO2rEqghynhgj2YSoFkzdW60h+s4vbXWtgmy04binVDS6h8dYkim+NZ6cdDWE0L",
-	"GifFFTc2mEsBWTCsF6JkkMjhdZvdThOZshTPLT0lEhwKvFBkSDVN5GjGLALVmAL0ye70yic/Y3vVskEu",
-	"1M5alXbx+2uvYLboxUjRxgO0THxDL2YnmiaVVzyphn5xANxmQ7dMACZR6odQQzCUiZyhalki3sUknBrL",
-	"uapkt/hgx/BszuDcgMuyFfj1PuVYDcJipwn20iClUI9+b0KL4sKhcwfYBsdmLIkVUdB/GolZkkRkmDBq",
-	"+VtgW1sTmd/ZDbRhwZ4GcygIgB7Ced1cNDvkckxTFpPBIoC7X183s/3Nv7tSmNyIH6kmZjMZfP6sE8+W",
-	"3KxGeYzevkKohbCajbMUYNUXwGcEHHaPo8hrRidES1cZ70PosKCu0uhdujE8G6vnR1wicm4N9navwO6Z",
-	"/YIkEnCPn6xgf5v3+QbyJrs5GzK1rV+4X7kYNZc3ZkHe34yvU8WTtIP9un1DVbxVH9441RUVQpUDct5L",
-	"TbmN+BbhwVu+uZzSnTLVxcj0yVoRTyUXGnhZsHhSCobV3gm70kTOtG0wyZ9xQYPKfdmK7IHEW/fwp29k",
-	"lkZcmdl0b7UXmUIe7eWdt222IrMGnz++h74EMmBkrPVUkYb5D0KjS0Eoidk0kZgaA3hImiRybnw8fkM1",
-	"szjuCiFiU6ZkcmPCKkksiIXNRjJEW89AoA5fByI1DVKGHXKhFbhjXIwsfHtfNKL5WLHhl6+//R61yKWm",
-	"IqZpTOxuU80SCqPNKC3ymA1LO/kZADcsjfixeL3zo/g712Okfl2nBzyGAy56KYrDG9C/FsXBL88KhgOq",
-	"6XqreXfgBlEI4+C+3AzEoQVyvDTON7kyifyIk1XNX1pwsKMRf5SarsytXb5VlAy4eGnE9uIHGO3zA8nY",
-	"HaF6Zm+xuPOPmW44i2NCVwzjjuhbCuqRSp3GoGQmrEMKj+WRu4lqzSZTTRqaTwJo2YRqRIhlZlKwuBvN",
-	"2AtlywYOyQ9/bXbID2yqyVEP4ZW/yanceS0T1NzHuWIisM9u3cqKhwJVUciFMJuBmqjHZ5EvJMHn37CK",
-	"h98wUUHx8fq4tS+s2hdWPV7+aalAarEBj8RKYFBT/2EFSvfOisav3ZTZp8OBd2FscTkcsxhQe33RJna7",
-	"LGP/RvYxbR5HLSMJUgQeYSPKlEHURAqhvkBVygQdJCzOLlazgRnCAItFuT6F6MVOE+BIEqV5kpA55dBn",
-	"dQWYtSmzLFoTGrO+iGeMCDl3gHPmxljOzJM25cezz172QG92W0yOc81jM3c32gZMwH8azLSD1cyErQzt",
-	"KNOHO6g0RXKr3ZqFVbX28nHVGlFWNvZgTttTjXYJCBWhstm1Z3iX7clKLJufpB4bhTORKcCt2c2QKapA",
-	"FoOsYYXCWVE3bzaIdneG5rD02NqgMDj4vTxsVR4YYB8+dLAUikQXEwRt5fMHxc7CGcBduKxPQRrvFEz1",
-	"y2MylrM0tFpAbbMA6N2RoHqWMkBEo9hN3RcIkAKaYUgFUXOubTwmZ5okUiEzrhO9rG8ERs6lAF9BkZnQ",
-	"PCF6LBXzw+gLmmKbPmDPNIEuHal54lROA7bwrBPXXAw4bOCHjGWyqVNRO+PyuDLee0LZxGxv7cFUlnJN",
-	"dpM/KPCUtNXGfqFeLGf7H1RFaaZ0nTCGev+5Y26JrJvRiGKqaQcJRKMTEt31D8z3/YMTAm4y6QeOq/n0",
-	"62+//xo1IY7Jub0tmAUW24MUnXIWk4RfM5s5cjrq1KICWGeBTqdQ+mZxoxDdOicHVvEA1/d8TDWA2RnB",
-	"wDewURO8MURMXC3FVQ1Kjg97feG/4boZFnHjKKkgM3EtMGPPECTLxiJIEEBJFIZAnxZTFp0Q2hdeM6ox",
-	"aE9EOF+e7ww3nby8vS1Sjp9Y6cHpk1KOW48/zIt/ZGqWrIs+FmRO9/HHLtQaoOZTYraqayuRoZLblU4L",
-	"qI3qFjRktyzTclhPZJktZF06eef0SpAmCMlPdoLfkr1HCOHynMA0sjdYj6cR0oHt86zrITXmuV1+P9Kd",
-	"qkIMSIYCz1mLQJJftTwrL9SsgwG8iNlkKuGsqP0DW5AxFXECMYzqi+jDz5fV8BrBkCLSuGYLrF9SQznN",
-	"OuzdS58QCtTtM8Vih/RuoyOvDAI34M/NQgVSu9rC3/NQtjqYyx/YYtelGf71HqsqI5vfEh8hWzXwEizy",
-	"USfPEOYnTbc/smlCF2bsxU+2d2XzrP0dZgC+nOPc7PHElhwUbIeVsoMh3LB249zVLCRoBZJaTOKBA37H",
-	"9AaDHDH9wCN8BuUQ2Uw8WGFE9sgwyv1jNmPA7iQ0lGTPaJFZqs2t1zfX3Ga/1YXO41Gps3rpZg6bjVUI",
-	"QerMogZ+9OG1cbkbY6mbFhuvleM8yJHlpcwdF1b2cuQ3Cx89n56OlZGXKHmc/hm+/t7xq25sDOQoN28P",
-	"09yI/Ypuo1v4R+BOo3FbimTR7BAIPxRW8Cqqubpa9MWrXo98/V//l0y4wP/SW/jvYa/V68H/iJFadepk",
-	"zBUAAw9clpHO92JF61sgdyg+u+qFXB7yIzdD3kuMn39v5OO0KW5LvDfN1HSZ0nxCNatoW6Q6b8flFYly",
-	"+KMRkYJElhc4sudOU7ogcqaJkPOTDO7QUgNDjGiBQ8xFZpJnGvLCFk3WeA/IFIYQ9Hou02tyxVbIhMhY",
-	"ekDasUxi1RdMyNlobGJIMwhuSV7dk4W152CJIZxlMaGKUE8lnr3rC7DXfdGIuADqzC/4K1HLvu8XIfUX",
-	"72IhLJJVIV/sLdFpLgr94lLXETnuHTU7feFO5EGfOr33aWXGgIHc+FTGgbilQ50sEEI9mEecegUJQN0X",
-	"gGsOTbB8yDBZb2aQKzKiivy//0MaA6rwsz8RzafNrCBqZBnOhYwZcZtEOcCXvrAPbGiJzA/I7gwrYN5F",
-	"BEiA8BonkJSfTllKBnIm4maHvOod9UUk5BecSY8QHzmUFw7tu0OmFBlSIKsAntAc/svHD+dI9w3vCNVS",
-	"DZn2RSwZpvrTWR4wBgdeDOL+1r7nDhMBlbGuXWouyOfLN2gYyxKKeQDgqoqosA7z9fFBQbXlyrDOzy4+",
-	"tF9aMeFxAN4lZ7pFWGfUIRHj08NXr06+O351VMqYbnVC5fjuWdH6MMlLtyNKT3jt98/BzJVEvPcxeOau",
-	"Go/+SZ6bDXDmJHtDpnE7tznrsyOW8dAk3oUZjnI84QJ8qVCUA2CpDQ4z3tVI1ewsC1mwU3ZeUrFBKvCP",
-	"eUSYzcDTAOvdxuHCfWWti+nU8hoISzQbWabZKJS4hrB+lK1dWDDddPyz+LsJi0+g2sDaWYfljYcNfbHC",
-	"UQNOVyC2Hf87EbCJCyFnYmicVA6VBiTgPuiQM7EgFiAcj//CEwriPUqAvIs65JJeMduLkS4s9odYPmXZ",
-	"9FyjXnr6oTXKPQ9EHk0H+WXPaaOdHEb886i4WinzS2gBfUiSLVjqgMz6m1yPGtlqGFx64+RwliYHJwdd",
-	"2PH2aSt5aT4SbS5aRDF4Jiamc2Asnu4nJCdCAt9OEEOYGVj1/j8U8Qd1VsAnVcGtTjvkMt4NmkzHtBn8",
-	"QmhjCp6P3foYfSRc6c5SQKGqYTNtjS85+3BBBmzMLaZxIZBgw8EYf06TqJl7EF5W8igP4BRO8NmHixYx",
-	"k8qENqoIgdsoGcB+I//l75+CB2Rb6Ndffv3/AQAA//8=",
+	"7L1bcxvJtS74VzLgHSHw7AIFgHcwHDZbUtuydbNIue1uahOJqgSQZiETXVkgCMuK6PMyjzMRE+dxnh0x",
+	"8zC/Z577l0zkWplZWVVZAEhRavscdZzjLRaq8rpy5bp+60MrlrO5FEzkqjX40JoymrAM/vk8YbO5zJnI",
+	"37J5Slcs0U8TpuKMz3MuRWvQGubZgg3JcsoEyadckYypuRSKEa4IJRl8SOSYUEEYzVLOMpKxHxdM5WTJ",
+	"8ynJp4woOmPE9RavOn9kq91W1FLxlM2o7pSJxaw1+KGle2u9j1r5as5ag5bKMy4mrY8fP0atOc3ojOVm",
+	"7GdLynMuJmfzeSZvaNo08gGRIl2RORMJFxMiBVMkn9KcCMYSPWhqGiBC5mTFcjLhN0yQth63/U2RHxds",
+	"wXb0mLlu+8cFy1atqCXoTA+TVgfjT81MZSRlyqho6ak8mbL4Wi7yN3Q1YyJ/Hlj3iykjc/yZ8MR1PKf5",
+	"tOh37r6PWnrReaa3UM/bH8CM3r5gYpJPW4PDfb2Oec4y3dh//fBfl5e33e77//YfrfqSR62nVE1HkmbJ",
+	"S5bFU9o80Jn5HTY7l9dMEBrnioxlRtpUrIjMpywjVKglyxTZ7+7tNMxoVvS0bkr3mMN3PJ8mGV3StGkW",
+	"S/dG84ov/VYeZoTeufgjW9WH9pJeM0XijFH9gCg61mtMMpZnq11yro/WNVsRKhI8ZyOZrOy51Psx5pnK",
+	"3bE9xZf0F3A86aVI+HjMMk1o+tOIyIwspzxlpa/xRHNFVM7TlGQLIbiYRN6enuySP7KVIjRjRMVyzhI9",
+	"zHzKLoWjDz3IazbPgTL6+2QqF5navRR2sZE5Fctd4RmtBrLuHxxErRkX9u9emcovL2/7vc7l5e3Rs/f/",
+	"Gd6EF3zG8/raP8/ZTJE5y8icThhp9/SUet1uNyIJG9NFmuu/GvlCCq36gzZftQa9bjdqjWU2o3lr0OIi",
+	"3+u3Ij0nPtOcEPrQUzJ/ujFzkbMJy2DQr58/fXKe05w9kfKaszBVK/2CZtB6N/UXRPGJ6HDDzkeZXCqW",
+	"kRGbUEHaiuVktCLD3z27II9veo/pIp8+ljyJH6ucZvnwlPw+z+evRboqJh1j71WupJIr/WHznh2GNuL1",
+	"eKxY407kkqhrPidtu/rNay+xoeDiB5fernU3uNZv2Thjarp2pZlSXIpH+o6Elw0rtItq1t1fQvJ6Tn9c",
+	"sAHRTPKGpguGlxNXcB3RS5HyG7/leJHBScWW4TX7K2nbbosz2YuwV7nIyd8WKidxymimCM93vFPXvIGm",
+	"xdB95u3ZWzZeiORbnuYsW3Ol6SnrpVmIRCFBcmXvuKZd9G+4Yghu8xYLngTPsz8kfUQWasN47HlQ8HLT",
+	"cPDX0lj+I2Pj1qD1q8eFmPUYf1WPcRSm/2JYTRcQjqX58sns1w9z8eBgtpRB4MbR73+SKLL94C4Ynb1T",
+	"LGsWOWYjlj1SZKG5V+OSLbCJhxnTd2w0lfL6mUjmkjcv2RJfI8y81zw6VrT0ECP8qBvBax5l5Dn/I1t9",
+	"K7MRTxIm9KNYCi3v63/S+TzlMQgVj/+mJPzMbulsngJ/Y1kmM/wk0b2MXTNRa8aUohOQfIlhUHHGcpAq",
+	"YirITN4wMpOCrUi7kJi04J3JxcToBPBJR39y9ub5TkSUJDN6bYR0EM8VvEiTGRckkyk7JQm7Yamca+Y2",
+	"o9eM5FoouWYrVazGnGUzDgzxCqegl2W74/rMvP8xCuwqctxEMsOaYxRigGk4+UZmhOcKBktSGl/jDPSA",
+	"YZ0fKTK87RQjHJL20K3rcCcilAz1eg5hJbWCpa5ZAv2MVlrb0u2OWCqXZAjLMgRhDeQ4WIvOTCZ2qH7T",
+	"+hoQMSNmu+r7tBOVR2rWXyt4sT7+isVSJGRM41zL9EOVs/nVYn5liVYPHlbDUwbMb7qV8uf6Lb2HUpAp",
+	"xeXUV+RirhuGN6/wTa/53dbHqGX1qwciaaveXY1WVyBfy6xC3L5KoIw6yBLcDDMnnMiArOQChXQt92qi",
+	"kIJ9Xqo8U8RpN25FKtte3yj9rGGNTwlNlbwUw8DCOBOA2zp8SZ/XYtolJUpm5srQWkJyKbyBAUnrJcxu",
+	"eOwI1tfGwbqAPT1SIKzo/V/k029o8ha1kU/bfC5uaMqTK/jT33U9C/1QD2GZSa3ksNu5XiE9I5pmjCYr",
+	"fe1opg1GCRChEm+3bdtGbXq4LX+ODRMu5ouctIfOJnJlutTbWzwEkhMT5CwwFydAzqlSS5kll6I9dEuR",
+	"sYSJnNNUDSMCzZCh+eCNed9vS2ZEzXVjsFxeOzJhw+hS2Bb0nzuweIIsxLWQSxHBAupndm25uOE58p6i",
+	"peKhHdClGAK1DH2aMEqQGKc8fiCyALWpwg3KXExTqCEG5F6nJOGKjlJGeI568xegCFQ8GsYlRQTcdcT0",
+	"McVRAp/WD0sLDdM1XPY+JwzkDdPY2Uwu8APQaNatMsVXS8sMj8hMaysjfdvlS8YE2e92wXqgFWP4j8Rg",
+	"0SyOoGtrw5L7pkRzntaOtXbGSsOVWaIlzAExqjtBaYykoObqzegfHHijNO9vNcyMxXzOmchfyfwsTeWS",
+	"rR+pe/9KyPyKmi/80bo3zpIkY0oNSPUJMt6EzaXiOaHmodXWDMMekNLVCHuVMnrDSm8hkxeuEdBstdih",
+	"mUZCwDJil6U6jC3W54G56a5hVHoBhmX6HLqZIG1qbVqOyUhqzTFC4+aSK3YpAgyZtLmI0wVYn3N2m5cU",
+	"fOz/3cW3neOI6JOWSX1vXooRT3jGYj1QmnbkDcsynjAST2lG41zLv1zoEXF9uZI/nL9+ZTQiolWLhORL",
+	"HjM46pTk2ULE+oK+FCOZaFEvcEVEZBhPKRdAOmoxn8ssZ3r0pZ2GV/T8lR5Nybb3SOkJjPlkgRIkdG7M",
+	"Tmj+Rdl0SlGKuGarR2qAEjyqCnO6Uri24lLo54LlCg69fj9hN4LlYM2PUIrFr6QgM8oFvKt/hItmGDwK",
+	"ejaXwptOLsv06dGu2QxFfv7pf4B1pnIkIhD0lzRNdcf6Jb1tlsRBpNVUrk8KSjfQII1zvV/zjGk65SlD",
+	"IUl3yhI3kMVcj6x7+/NP/xyPx+OI0Esxz2QuY5kStVI5m7nmUO4eKj4RNF9kzKM7ag0KcUr57JEi7iWk",
+	"QavLXAo9nBuW1daDajmBJzunhmKGQF1GqRmPjU9lzFmamNvYejYe5jI2RgXYQzmvqJ4lD4kmPt1KzpJT",
+	"2JkfFzJnyu6FptAJ2/1C97E3qjEXKAkbMcdpSTA+Z+eLc37Ddv0FfCXzbzV/ebgFHENz/gq+kkQt4qlv",
+	"g7P82DfnmCVzbTzcYr2Sbq2Mr5ArwhP0ZaBJoe38h2jVRGVY5tOd0nL9SS/n3ddMoXkFhrBBCPicC/kx",
+	"agE9bLjdlVxkMWsYg094qFXjmKBhf0TwYMN4ftmtHWh2U1lvNDBoDrtmmqQ9rK9SocqYmTvVwRLPO0EX",
+	"+VRm/O8seRjtwQ4fZ1rap3NmLjTzjubLuB5ckL90zvH+6RizbOccfvM4lx6qVtJwUA/LuJq6J+iX0+zK",
+	"yAvAx6YyBRuRs/gUZkA4nHXrxOcwQV5oytrGOrf7P4mR8N/AUOd2/mGusQ2sz7LfquHd53olU/tnvdFg",
+	"KNdsFblxRITdMP1/jIguMxeP4lk9RiyVYqLQaV4iW39BH55XAc22opZn5DKHnIwYzUAsvGZitzUQizT1",
+	"1/2504e/AG/yx1JiRDOajmU207KVNwWgVT4R1lqbZwuVs4RwpRYsK69pERryQIzK83lcGZtQmWK/85wi",
+	"NGMwWibgva98q4FvNbMtKdi9WFVkvSfrt8Lrsj0Mba1hetYv6GJJ7k9AEDhylTEaTyuUk0tJZlofrTI7",
+	"NfBvYr0GVCvWKie9Q9JOmNaNYKXAMrnzhVSh0oBgKfWI3JiJ0cxJu3e4c0qqo4RlfaAzafT3hgP51Pz6",
+	"L3Eaxwy19LYdc4VOd6zeuIZOa9MdRqSBeI1AwBVJ2DyVKFuDSQLEa2PzGRdWG7TktIf6/6C9COwXQzBt",
+	"+EK/525cTlnGMBazybQDgWPQkhNR0HC0pCuS6Xsaz5kXFPZANv+iwatrtrrKmPHuVITMSjQaWVJV8gfZ",
+	"SRcBdeZM+YYHr68HJZp7D460h+EFAD3pDAMNK7G8NuAQYg2bggVdpKAiS8pNOCjP0Rmo2T7XFAZXCkQr",
+	"nsJtgN+C7WlMeQpRhPJaEyIbj1mMMYRgbFaWIsk4Y2z3UtTmwcXVQqFJF1VMLRtoEkT3I9KlVJWBa5Ei",
+	"0QLHWGZaN70Ui/kko+BYx3NywzIFJk7BbrTeygVXU83F4Kwu8ljOwLZjnF1kIXKeutGilKKMQosDULnM",
+	"IB4ZFGFniWQZGMyFJFo2hNBqCt1AJCajqd1XPEb29D5SlwJ1MYWSKJ40aiI0wBiW7AwCewZrjQt9SlL9",
+	"B4dLlAuV667lWG9dnq24mBgt+rnIWSZo+qw4VfcXSbEpczLKsib+ROAn0nYRqQnp9k72Rr1xv3MU95LO",
+	"Ubfb7Rzr/+l6/+34GvScP9zReyfY7ZzFWrQ0GwZNnxp+DMMnMc0ybui1GDgyM7x9nxSu1wdya3sNBmR2",
+	"wmaUp6AfoV9Xc1zdhBPzv4BID2OIjDEEh4F/gT/ZXAHxlKYpExPfH2/PlXNAN/mwtSThGZdomu74q36O",
+	"kZMP5DE2jVU0Uz+AcwAqCbhuJpSLL2DVeSVdMCpGeUZWjLdRowWbKulPTCSaoQ0rsxvunFbn8DFqvZJP",
+	"tJBwdkN5qoWKT1tQIa/QFUVde1VtH/0lKJloBonWPz+glAi5PDV3V0pzrfJ9HgbwykpIwGNBj2qQpfyB",
+	"Mn+cA6KvkZVppxIxH8dsnoNbNtEkD1fM2zdPUE8D0rbmOPcXoQIFJ2yQJzuoEQt2KYwc53ntsAdmBq+I",
+	"vXqSXfJK5lPdnpYlTJBPeU3xBngl31ClrjF54XOEXsCC0jgG76ux+s5Nl1/IpeOrlrZvLQ9M9PEOx1G8",
+	"fv70ySsJrjA+WWSfaq+RPIlB2o6LBkuGZRPWj3KewFh/CNEypltwhLlvdz+3Hazcfy4d34ABcuWNhbSH",
+	"gdmZZTS09VBxX2bvrjI2rkn59ibSe+vy3DTxm5cHzt0Qs4zNpFiRdjmgyUXeOI/fgIzYxHLLHT9kzN1U",
+	"/7qBYwMyFHTGhkD4kPxyuO8FIexElwIk6e/Y6GyRT0WxaiBteksHfZZWfojyp1tJ7yK6FHitB/ymrgNn",
+	"rLphGR+vwAXvy1yKrpRWTfRmTVl8bZ0+hpye3XKVq4chJYZt1TiWJSXImpxwlYMCYkjkizAuzTYLyUJm",
+	"jzYMytslnFT5DH5Ra74ZSNmZCo++kA3frpRLVYE7wF8P9Xo8/qxrYftxZimPZ8qaoPF5WXppLHI8DgyA",
+	"tIX0eUGq1UQyp1m+IrFcpAkZaTU141p6G2dyBpLofDFKeUzevX1xSkL+W0uCq1TS5ELKFzSbsE9ddjxq",
+	"uZRXKTTnr7q5Z9C6kUtJ4JUvFT2S+b2z29glQij+d0bAMkzaPfKSf0NGK5uG6NZohuGC/+vGjpTcaKzs",
+	"RXtDV/eKTcLkMcrTlbPtN4ZpwGtXaMDH3asIGRi2ljJ6gw5AGGZKVQ4JsWRpz0mvX4S5RgTjs6aMQPuG",
+	"DOTYxMPWwmCfiycmPHZzmKmhsTdbhMFgQJmZl7JhDgEZyio+eZ4yCNo9gMm8O3/6hLTVTKv0KicLwfOd",
+	"UxfTi3eS7gF1UAxbtk8gQ8j6NLC5mcxYbepnCvM+P3/8qH9auTLBnKNFXtWwTApuptdFLnIylymPV0Yy",
+	"UoTnEKVtNa1LYQx0AzLkQi3GYx5DJOOIplTEbGiwCaxyTMzzQiLCYD6ea/FsGN6yISZmVQJRUGs0KZER",
+	"LC8GbHK3l9CmzxrwbT0QMzAv+g0HY+LyMGTEhOwYwgAr8Dw/Rf30UuiB1zIOdyIyDJ2qIWmvP0uR7zS5",
+	"FFpBd3PDY6aveNM4nGw4NMNTwm5pnKeYP49HjTtflVlVP76UiysTNHk1kvJ6SNpDeDnlKn8t0tXQuTpo",
+	"EWUNLkp6U7hvYOO50NMtmo+lTLmYXMnxeEja+H5qojMFGZr2nuBbr8fj38tFpoaETmRlnIoKCCeGdZOi",
+	"ZjEm9gVF9LBPCV0kPGew+nZyRibUDZcVXi/YtLBVW1QML6Z059SkgVS9FbHhyZCOEvZGRKTJvm9F+7fg",
+	"Sv4W3LyvkPF+0g1Y9UFXQulReIYJOllxnVd7QHSDZDGvJod8Dj/iE81DIObcWS8w0qwYjyJtfxIQiTzD",
+	"jC43oQiOqn60mJOL1xdvdqpTlII53cuzklRDifQBsI55RFjheenA9rpkxsUiZyrk/T8lwzevzz1MAv1G",
+	"ZzEfGnc2Xg5E5TIF8JEYjggikaR6iOBGYdwwOEh8FDDjeUpjRjgKCJgS/SSlfPbwgTaGE6+LCcRXHikM",
+	"2Q4GBuIQf6m4wFLv9bBAbxEfSleENVsvgxaJ6UU6icuU/6wSqOF52wigpC2zyHnqcX9dHEREZjSPp8ZF",
+	"hNu+YxYT5IsLPmNykT+Q1mMaq4YPlzSPpTmsxlGbwGHls19GDUp4ggbvTOuOdij61lG5liUTsphr7XDn",
+	"1JekSCIFRtW/lRhk97lzBPXu2U19pMg8YzdcLlyEL3rEFZ8IZXzC/W7/sNPrdfp7F73uoKv/3/cbohY/",
+	"66oDK87MammJ8IZlKZ3XgH+MqFednzczzY12Tk1b+kqZUC6M2JVkcq5FeanF1oLiDQsEesvIjK5Mn1OZ",
+	"orPU+Ou+qBnKOL587mIefSEzlHXUBcxQXyTv1U//wmyaiUTjzTyT+p4FKUPqH2OWYmDVlyDVcm5+IXba",
+	"0NqaUybaIHuuC4RpGUiSh1lsfcqu5FKwKt6AuyyuGZtDBF/K9InUEgy8P0DcC+vgswHF+icnVVoyddgn",
+	"X2I3UGc159vmgnq3n94trftSYUbbHhar4AWlQ0A0s7AKfjIztbPVyhU8usIHdnukfEnF6izP2Wz+qab9",
+	"XMqrGRWrK2qbCwZhmggli6hlX7ZOUi7I8X6XeGaYjObMqrEPtvyV0dhRFLGL1nUqMzy4+NCoou1hbbLD",
+	"HTsDOs5ZRt7qf3fO4N8o1gNCkgcl6b1RB8U5x0/MxUDdOoETcMriaz1oGxBRA5oqULg+FrtsxKJP3OVi",
+	"N6rhfnZJzVnxd7RH1O4X2lDbe7GT1jhS2sk41Rr+Z9myXELs3hYb8/D6Ep3zK/Tw18OXvCQFP+nos2tD",
+	"L02nMiNmmNWkp3fCZU+/ZAmnFzCgT1mPRdHi1Uw3eQWT9JflCTbe0Z056IRqN7+I5G4MXcPqYIawWEUe",
+	"xD2N8rwEnvkWA3fXIk98iVhfewPX4SvXRAF/jFq+ufcbtOpugNGom4cDYBrGGQBG85JHqW5DlmPwOzSA",
+	"a2zvVfjMxnVzoTnbemFKH9TCm6pzvBQVQzk0iMgO7bDF3WWQlpZB35Llzi5Fk4WftMMm7IhsMCWXjbi+",
+	"Nbj0qWfdHRDFGCm7uqzd9VI0Cr8UbxmL/Ug+wQ5bnOqH0dQKSX9TAqB70T+FFczez6qxeUrJll5J1y1C",
+	"9kEw3nOXFeiFPNEk4YgH8iaTc5blXLPAMU0Vi/zVs6G0gEqVZSzOO1OZKdYZAYwgcCFI+Ru09n7sd46W",
+	"b//+/bH4y3Xv5q/d+E/zF7N9dZG/W/z55rvlX27/uvr+791ef29f7+vc69fvpyo8nBHBlgDMaOJNIMC4",
+	"7bSZXr8UQ2TUMnAugKUZP7RIVWDDiTZBx7pJhRAZvSzLlIvrR8qmNJaa7fWPQ6iPBS7jD6aPAp9cjv7G",
+	"4hxgqEwUJXgfA2Cj301p7iVoPVLFSaOZgYNICIrA3mZS09wPH1rgHHqut5Xxee/gYHC8f7Cn5bLVbCTT",
+	"1qD17vzpE7u51fcesyzudwfd2+O9vYPjk3GcHLJkdMi6x+P9+Cje6yf746Pe6GB/lNBu/6S31/r4PioA",
+	"cw2VLQRGhrYGP7yv0QNtmDlEekNGAb9h4FuKtBiNkbAAhwTomDmbIVmVGnWT9hhEZf41QrAL4n9i1yZI",
+	"NGvav/u6bUVCwIjs3NyIQ3Rl5dkso6vWR29LPtSYD9o946lUTIBLBqOKTbA09KtX3oIRARQ+TRKW1AKk",
+	"HVa9v+Ufah4m6Mgk5CaqFgxUmGRMAHRbyAL3BHJs0AE02ylRQH2TSmtQWU+7IJElQG/MwYOKt+s3AOSa",
+	"Z6s6zZn7NziU+9CjiZw+y0vQxQnNWSfnM7bmk29WIUYijdtYSxUFRiJmU5wSsUjTELwirLH+EQP0EWO2",
+	"3HHUuu1IrQzP5vnKHHotlSZbYC5HrZSOWBpctAVkGp7lockYTEkj2HTkeKxnxGVCmNY/qfGu2AzdGV2R",
+	"idTXKCql2yxnhWBg9DhY/wxSBzxW7Jc3dH9PNpDVC44XdpmqEpqDZOHIfJ2IUSPSjadAtx4cF2AAh+5o",
+	"D7OXos+fJWjWh/DQXLF0DOob5LhhglqE6XM8V2RK1XSnclt5lN5yno1+ybOhianV7dF+t8tGnd5hr985",
+	"6rPDzvFxctLp9tlRPEp646P+sb6bjS2OoVkzY2N+q/f1+ko/utof9yngJt/Ia+xUk3ftXrrH8duS4nF8",
+	"63fypX7nYzH60O2ISbWYiFcIRhFGwMRyIrhiht4LplNZhdrgvGVpmPZ6ZhA8NmYWZurlo1J02EyH9mh4",
+	"NIPn4od/EeKpizV3O7d42j7htDZVs/luyrCGio2ryBmdWYs4WHwMOrEp64DJqzZRVOSYA7qcSpIgHLkv",
+	"ZBpcY7sKkXuiLyB8UkYnrwt/XhP3IreGu8cfSOjoFCDE5Xvw3pddMc9g5R5/F72wIG+Ykb8WwT1eJDw/",
+	"i3OZhS93EIyodajoXQNLLybQt/kcHmkd6WyipSytPcAcitgCOZtBkjQXzAWeIWxglWHf5UDxORzMvd3u",
+	"bq+3t3vUilrXXKv2LVx6d6sOWlTQ36qpnO/arqKWG3Br0Hop/87TlD4+2O3W1UregKpvcP4j31+MjBPN",
+	"wa700CNF1AJWezfI2+dBGQWnErglAUOmw4UhsMiTq4oMHohEcGMyuJuJxZcxMrJzgcFcdiI/+FIlpW1z",
+	"7jDbFV7HsHumUpZbdPNKK2ohuAokTuN21ytpaarXLXRuaAZYjrqpgiLf2EaLR+eu+eLZ66Ij70XTpS8K",
+	"rs35xd1DznyXHfRI6cOGSwt2NSqLfHxeIsfGI+q0g2rVEIhR0Ipr4uFK+uw0Nq8aB8auudk0a7DH/l/i",
+	"4NE1V23CcsoxGX2bm9QITfv9qJXTbMKgOMYWE9zrtuwXF0Vy7jXeoZUrxixr0LJio30GZFhZ9WFUPDK3",
+	"PUChIHzOlcMKc69fivqPCEwT/hDP/RUEulRhVsqteo9trATC8UOEpdr17JyY53O1mCfu88Br6sogwFyZ",
+	"kPFSczax9woV41JjKDjsZjJl/rf2MQRI+k/+Jrkwtl9nSytNznvsrbL31I6mNERzVq/6Y1oMw5/rPJNj",
+	"njI39lOvKgCRS4HIaioqjqS+BdHw4VelW10KfVG6GAI51pSyyKe7yOCvOFRLcE+uuLhCd/oQ6hKUjJOg",
+	"BJ1eCtSMfPgCi6JANEvB0GmvD7nIi04wqkddudW6FPiLbcvfF/wEg2JNBYdFxvPVbi7zuSUCs3L+Lz74",
+	"j/vFoP2uAKdfXVmjvvvdZgCCbajcaJHCiQSyS16xJaEmblwr5yOGNiUsL1WoK3VeWOPrjjmulbAL6clw",
+	"sG2VOo+jhU3pKCUGmIvZCNLGDbdXvaZFi8L17u0LE7NTKMhS5T7sSHG9hESc32VyqdBngNTL9PVjMyog",
+	"kvuaYdE1v3TZ4X6rXq7M58EfGmN1EoIjAgkqeNH6fDmot3KREDk27RTLZPltiF2W+SNyGDym+t/6dJX5",
+	"xrAssraKoIAt1FWauzs3svdHaVreShUE0igRvJCTNxRTD30ZGhXDH7yLv34B3OPuh6ux+e4vxD57+avr",
+	"q5TfsKuTuJdULv54kaWPj3fvdu+Xfb6DAyhJGPZC3Pv671Wv/2LpwAMh2G3+DeiyDdYdp5Zvp58Xgl3A",
+	"tu53FqL3IWrVQwuGpt+HwpDG6iq9dAb9OHhYG7RSv9ZgiY5hWqWxhekzn74xWAsNPpglXSkPhqEitEKp",
+	"RijEi+B4ZnSmUNlZPGPk/Pw1SGXO7xe0BNiG6gMoAUKAg7b0oeu5yfTRWJTSxB2XAHU8FwbOIVjczgzm",
+	"kQJge6dBjxZ5LgVpvzn768tnry7Or/TQr16dvXy2E2EdpCCORgMrshML7VuzE/WZVpRAffc8qKnexJ3Q",
+	"NCt9unYj3JAmmnnLVNCbdGZjGh85QLNdrDKAspKDtKKVbJu2SWPx6l9yZRN9EIJo57SxBBXaPRDvqaZV",
+	"6V4ujOearf4wHf0u5q/5H779/tnbiz+d/+Fkl+11d+N+WoDZqsKY2D3odHua0/UODKcztRwHLTerkM7h",
+	"dVpfo95BB3OWKmvwDWDV7lg+UbUhBC9bN++LZj92gYVlkWdMFBIWYDqwGVRQ7m2SgtFkJ9ibtz6NPpnS",
+	"nMwH2/pcotaM5VOZqKZSqaU8NC93DBw8UAzB8wi66uAyn4PR1hNgDYaZlgneR5t8h8WuNzEZbyhcWQRh",
+	"Lmzuag0hW7rR2kEW5BS1wmQeKnBePr5mlKFT+w2bcGGwGF7ICb9PiEiV1j4tEORulOudCX0i2pW8vlRP",
+	"CYW+u4VmVEYRWjoAKQucY0Ge/fklgmVVHVoNMRdcPSvfk1xdIKqpW25zc35DFVbWzfkNe8piPgOIv96x",
+	"fXZuwzeeXfw+uLbW31zxvp89f9PpO4SvspBcHqy3jvu9kEW0mEzzqQgimhl8vqaL11uUD2vu5WLcZrFq",
+	"I6yunveNXshaLee6QlRea79Pvexb0JbxEsOYK83Vxucvqb8KjTRp3WLV+wWKjssxrrGq0GbhOPviRNrQ",
+	"Z7/cqenD67UkU+pOyTmby5TTO3T+XvP7CRfUWgNdgUKtmfWi1pSqlyDCY29Yg33Qj2xFcCjwLXOatgY9",
+	"+0/9sVZxPn6a+w8ZTODWKY94XRNvijeDXsNSWw0EJSbMlmu8z+VQLvi4JoxQsKX3lslJ6qRSTDr6Sp5P",
+	"M01XdZ5W7SBcd9oIvUIutwr/Kw0m1KJgy83BiFt0VeUNldmURxLeISw7Ez7xyGCpcjYkcDPgF8gQ1FQu",
+	"IabYBJPGC5XLGapUFYFZ5E9kKjNNbF16FI/Hraiq1vcPQK3X+ozmolwKZX2+OLV4hfFzIam6nrlaNm70",
+	"6X63cxTv9Ton4y7rHIyOk734kPZYVyv+Kb9h6FzAo2otQU+5mqd09crTPZ/I8ZhhbDu+80JO5LssLYpS",
+	"4GPvm5YpqmRsM6YoZat/4NYAkWL0o65F0QFTuTFFQOhfK2rkr/D8VYmD2qpstorhoHWnyEED2u5/fXJ8",
+	"cMzG46S/1x/td/f22P5RctLtdveS/R6L9/ZZTFlCT/b17tzMntih6iE27Fe/pAXV9qvXOUq6/c7xaC/u",
+	"7LOD8SE9Gh3HsF+GON9lXK+FPuxsMbtDbORvIaIyz6hQY5b9xkRc/Xr7SV4uut3+4YKLvH9w+Gtv25wu",
+	"h5XUbBRscZscmifnpWBZfZnY/PYi0AErL3rEpVgKCM9/MpWz3OPshmUXHAigbk47KCmZJivVA/0w2ElB",
+	"ndOd2w9raioY7Faov5vKRebMF5pLRGT4qyybTEajIWmDdcqBdNAJQ+dJxbRasIiqjcorQP+rH7qdE9oZ",
+	"v/9w+LFeg74piqPMcoKBHJiAwQV5d/4U00/MuDGW0RyNyMRB+HyPxFMpFVPl6SBfu6v5rWECFfZY8wmj",
+	"TmMp2wBXmY/AcaAnYmJypGAYlNMQk1mmBj8eZQs5V7e61atVhZNBDaCAhmruraaFcVfEBsnIvle1PTxo",
+	"QF5xoVR36Fs9XkNKRaF8e9u2TUkKMLeZahSmgCS4+ty5QVRRJfWLEXEoSvqDCCpiZnhvQ1VTLA5apkoj",
+	"btWVoeDdFxRj6AzMP1oKKB+DdiXzKcGm4IuIsBSCCJX+MMvhYeX8ly/agEGncvP6WtQ0z+dq8PgxjWfM",
+	"Bh9oXV7uzoEt3CsWq3ypb2CFxbTqswpNx4MaQ8Caeg9vMqYAX9BVvjf04jDN0P5W4KRBGMKiiLoqaich",
+	"bQDKF7sFu9qIxteDgrLMG2gO+fmnfz72BthBnBlbNh/BY1IurtHLup6DYHdnvsTzwefomqG//8//CMeQ",
+	"Ghid4OIb8BuXn6+u0f0eET4mVKxKtkJzZO9FB5W7fCtGWLrtN4UJ1Zeo3EB1CN7KhAR8K3ZurTV6NUxD",
+	"2mMhooSzijIDqOpixvI81ReQqYnpXz5UrDBNJOHJFrcPvQ/VuHvvjt8lC+a+qGSjAwxMsmCR9SSUICRJ",
+	"u4tndE4B4pqMF1DoIdqyY1sRdfMVU6GbopRqGXqysgLe1La9V0tSaMAql+EdYHHD3B3gEHXqrKqNL71k",
+	"OU1oTgmdz7HIA5i1f1xArhDMc8f4M5Fm7h1KWxObPzwMO/Dl7rBzQf8OIGoyvoYwemPBIJA1nMilUEW0",
+	"rFk6+z5R12y5vZuj8Cest+rAbpzjy+6Ib/URaKPhJBYr7pj23GgqV2dYuqjf6FFJ94hqSd9O2PNluNJ+",
+	"1DfdcUOPjVXl6TK5rzOZ/MlWSa7HZC4p1GOY01VEqDVNG7OJtZhULSRfbQJfbQI1m0D4DmxgNVC92qmu",
+	"y6lMTQyzipCvJtid4awuhAwcqnDeK0I4kGLt2mpfXu7iv3Z+E7zCKhd1IO76lsa5Haq5Otxt6qKu/Vu1",
+	"Oq5ugTS9zaXqnZrCgYsGfd0wnKP3JaeVOVrrci7v7QMLN/pqaw9U7RB/aKyial/1zBcQLARTJ7HkVbvL",
+	"ndjBvW7MKg/5UOr9DuykHkfg8RevVWQ1WwQqfj5bgM+YarE1z990Do97A+IYluYiezFsIPyT/RafGNrD",
+	"Z3U2hS+Z5cWXyvwIX9DHSeHPpP3s7ZNOvwslmSrdl9oJDeA3gARjGl0ybptE2qqQ1b8UM76n3AT3vSc1",
+	"VRVBN9vD6B5K4SZ4gJDM5SSswifsnQGfr2xSIQsGWWcvVYXC3EG1k1wic/80BYWolPIZ2jo8t6AnDzk4",
+	"mXsJGx/rpstqcx9aQlYVwu5t98N+9+N/4Jn1HhtD81nn2/f4QoiK+ERArdzwGT/q9Yl7xUaeOIxliNEn",
+	"oAsVWC0Fps4wgsrhDrscSxqBitk+PCCjVc4UmbLbiAxvhqR/9Lh/rM9093FvZ5ecjcByZAyO0JFppqKW",
+	"lufZ2wtOtJZ4WFnY4G7LhN3H+4vJPr3+3v7BYcB3G7SunpHDTsInPAeIcBONJjNrrK8GTRWwfxHiiEss",
+	"fycTVnXAHu5v9L/qEQUXACKvq5n0Ycqn95Oum7QAG5F9kTGqFtmKnNNxwBFOP9u58ESmSvSP15QZ8w+9",
+	"zsl7EOQ+dKPeUbhBl9HnB2V1u1FrxoX7uywa/tfl5W2327m8vO19e3l5e/St/ufJtz//9P90fv7p//35",
+	"v/+z8/N//7/f/7fN5N6M1bBm2yER+x707ye71TbM+hZomr4eg1t5c+q/D6Njc+jCwQl+bW3zCTgSANs+",
+	"l4sYDHdQTxTrXgA4KoR1s9t5ymOea85zKQoHh5FIEbYXUxH8otzt/e4egnZ9bFzJT8Kiwiqzg9aIiWpe",
+	"YiZTLMt+w1LdRH21zccfGssx2mTvAsqUkhGkeZlqE2WBKDCIUqjHfoma90LUHCRXO5f11HDB6Oytfq9m",
+	"fDaVeKGRZop+Y30VxSaIlaHCpiiStm6LaIUgx4o6tnLLcAeB89BbhdIFVkuxJRn4jOeqHqRfKMM14X5G",
+	"b/lMq3m2nA9yB3y2r/8KCGQV/dA6xTcGyJpxvP8Y1WdvZCRTqEJIM79T8LwqU5qGT4Q00fvlGVaHZFrb",
+	"PCT49T2e9zoamgfcalpsMEb1MM2mGnoDQFlw1cC/Or0umF82BhM0GC+eYNbkfrdLcukKMHVPiZ0RiC7D",
+	"oloQOjoNU1rN2c4ueT1HFoAF3c2C4ndmisMBoWJFzIbj2oNWQrhXdxacrlzFFPI3275R9lIY374H0rhT",
+	"SS3EBdtC17yPr7psMy8rDR8uWzHN8svW4LK1379sfawwlO7+8R14iJ3yWzYO2Tq+LQhHRUUhflAICSAz",
+	"qqo5254DT/As8buDre7r/+//+vmn//3nn/6PLe5tj0r9dSoR7OcewTaOk5JpGGCmSj4UBFCmRC0gAWK8",
+	"SO3pPSXTPJ+31Q6EBZRvF+sB92+Yx/mUimtV8oOCoraWTKa/f/9DfoH/f/7m/Q/q/P1vBo8fryef3GVp",
+	"WlmjKM5W5UdjfsuSjrEFurvCVhJE8Aq7Gh2DJ+czrQqzjrbnkZ4HwZLKFjceVnxtSCzA/MpyLUAvdPLd",
+	"2xfAYJSrl1OCynQl73A1ni6YiVHqdbsHtcAlZDX48KX1sLC89GssxQ0TnImYfctsayaecjPCUY3v1013",
+	"99VV7gqv1Gj373ULu8PzO4R7mm1+9ueX1oz3qYGi1QW2z5/fBSdqfUDp+VRmlajShqu4FmxaJaZGn9Hm",
+	"nfmflgrY7RzchWdl59tJ92iv39873OseHp1091ufy211l4FnNGfvlA1q2Ns/ONw9Oj7poqXk6LjR4eSw",
+	"UY0L0flAYpuO9AtkGYWckt0t/wN69LvgVbBZlfL5/v7gsAtXXXbN8rM5xwkao3TQP6f8QZrVe5PxWC97",
+	"cMUNLd3IlOYcVauvh+9TD58t1vqwh67/EIeut/UhK/np/4XO2J0c/56jmiefjktcPokLlXRiiVmqzSfR",
+	"x5QujqKfRagXD9r56KLp53kwmH6DiBwIlVdLOq/e8QGN9+5k5bwm/rDmdGVHtRvLmf778Tbt/Qply1/P",
+	"1VX/R/X2x73J09dXncXBye18n3dmsx//1Pl79mP3+Yt0lfz+5s3hHy7S/Gofs4MzOHJ3/DIAxe7k2C0C",
+	"iiprdhdfakCn+j3K2Vb+RjgMv6ZbRm9Y6iAAtDw+zuikUq/ec+mYRQknhdn0U2i6raZyKSDmbWczDIM3",
+	"CddLVCpWXrc+VVWSmvesqlqZmFg5hqr3oEqlqf6Tukrp5JkpLgxFvcbVohKgrQw9998waCiy3PrAXskZ",
+	"o1BJwQQ286TJGLQmSMSWZQ7Gg5A2253slkoj264IBtDWQi59z0KTq2JDbojLBokIaFZZDuMrAl3tcAnN",
+	"jRqPZQP0zUHaBX+Camq93W53JyKZxBrjiVyKIEjLWltmL2Rcsstf8pBACkrYwtE91v/zjf6fJ/p/nnlm",
+	"jy0NHXXvakA9LsxB1gxEvjM4lDz3/KFQ5qkhKpLyGWkP4f++y1JMzn9oR+5iBHflK5YvZXb9LSsbM8xN",
+	"XJkfvWYGhwc+ImPGiJ6YcfQaAwdYHYv61EjTma1rruCrMeUpgo1DCfoblimWNOGsNPCG7xDp6pkBurqP",
+	"t+QGz4DjVbsuerfgTrsolIHhZNF8reqhqMcOXTTgXbkJH7hnN2ClXc2ZMgDUjN+wU9+LUMDNIlSZfrmE",
+	"17HuErLLdONCW+G4Pcdv+916+PsidO3ApIkUhIKlh2RMyfTGlKKcL0Ypjy3FM0Xa+nWEZivyxzw8A6jW",
+	"rsg84zeabSAilYJqsh7Kq8Kya8XltcH6V92DgN3PcziVrYDQoDX7qce/+dVv3/9nG//41fv/FowCrNx3",
+	"i6ZYWqRWh7O15jYTbFmpqVO7h7aCB4seOrSkdmm4cR2EvQHrGXrYObUp7tCBhgAC8Rixi/RfAkNJDEKb",
+	"ZqE0p6mcLBhpOxArdqu3mqaPEdxheHopIEVrCGWLWM6yK1Nda7hzqnk1gnynSpKRLZzh5z/5ZVoNOBV4",
+	"bS9FG9uFfqCAkisnN6z6UtYjh9wzdsD3uxTmaWveLMdxpyvy7vypb2XW771v9Jf4npn7+148t8Xn909s",
+	"urY1WRUObbEiKdNDIDFV7NTUYSCpXLJMP9nZJfqe/zvLpPsK7rDxQrGkGmh6B2PFg17wQe+tl1jgIju2",
+	"C20ydpTG0hYmmgJxxjKW/5GthpBza/SFdEX0LVBhaNfY2L9IEQs38srLJ3E36bH+eI/ujw7iw+SIHY9P",
+	"aHfUi/uBW97MabuaBV6XHxoqTZzEP//0z437iwCdRXNrNrEIL2nayAIL9NQAgzIthW7eT15qeottXROt",
+	"ErSEndyLKE4agl/c1NaYJByk/ONfPUb/eaeY5W9AD/r1j3t/+LvepDpUZmk91pGEtynlgYVUjJSLay+j",
+	"ILeIceaKWi8v3WeC21CgN1d/AkFCLF1PW15HpdDhEJ9/WjMaN7qird8ZXdFaSalCPX12e/PJ3qg37neO",
+	"4l7SOep2u51j/T+ezb/uM9n4Sb9mb26MfiwvzQt7txHvKvyEm+whCnLdLengebLefgXaqbmsl9TUQhvL",
+	"rFS9qxK+QdSU6pt/tPK880WUh9qcphmIt9Ib8367yj+encwkG4YqZoUO2DNbzjOQlaR/wkLBcmy0SSFF",
+	"p397qzU68PtXzkJjtWgbIl+tfuvqIY9YvmRMQNCTVvWdKtBQ7XabcskVndqObZug6Zc0nnLBOhmjCdSn",
+	"1a+Vybw2twAog5lszSy7mFFRtG3eq2Bp33V9AvQOC1arRUhnLtxejsdoz3fVfMecpUloJOvjWkoyMtBN",
+	"THM2kdkqvGjlzdoqei9qGURRu6x1cq4Gb0LjIar/lguupr8kUCecS2O6gMagTPyz25wJBeG8apGC9myj",
+	"Mc7Onj05W/7p228m8fMnf5Ivnp51Xz9dghdu+Xz9C16Mjld6XWZPQTdrnX//11cHf528/tvvpt1X38Rv",
+	"vv/995PvYIQwJv3WH85fv0Jg3y77yzfp879JnvT/zP/6lz936e/2F9/3/9x9LiCvs8j5aL189u7J8z95",
+	"mAlo+elAAZEHBSrdApC0ut7bVxkAACSl9CtSEKrI8A3M449s9cQ1uZtLvUbtnSFAzmJV6e/Y6GyRT8Uj",
+	"Rc5KJe9t1JT+JFSFYD16amkqG6n7LZtwlWf3DRL/Zag01zoNDPk1zmrQkv1Xs9Ff3l6PZieL7/90F+r8",
+	"694f0r/+5W2qKTRMjM6N/JLG30h53QrVKbw38dgoOK8i1T2pqLyX62loLbQ6koZBVo8KbDIbuZ9yZV1K",
+	"BkSJx8H0n3KGyXoubuBZNxDvep3TuJ/9otG5JH+TFZObhd7Wqtzdy2D+sqrmJxfIdKkZa7Mr1qOOP6jg",
+	"/UkZGNBkKQ2jDHCxXrwtqOkTq1v+kjTxiXUvywaD+9W+vK+MZJdNLgXLfpuwmfQWbmMx/E/IOqoaZ+vg",
+	"sftBkXkb2Nu749Ba+p2vg5592QSZE6hQsO0S38WEgNW31JTPMVC2ErC7lU2hAvX6lM0kOc9lBtvNshnH",
+	"wlqeG1UNtB6kF8QQPswDUvMq1lm8tJ5gzgyCQ8/LeNZ3oZeFAg3dFSRtYG6NHyKkxeYyxP6irkPJKxVa",
+	"oDG6+9cU3/d3ZwP63tZDvQOin8Xyqx8hf5eDkGgQ1yC13ktXJJF3KS9f3CVrGAC0bUUaO2TfTHjD2RLg",
+	"RAseG7VoMoN4OyS/jXYXb/lrgE7mlvJXInTeq1O7U8Xq0mEIQlEuTC09WAZDtOYzVY2raYRk8E7YuqIc",
+	"UHgPS3BAknkppXyLijilS97vtTJTV9vaP1ZhXoo78g1NqYhZEzhfITBOZZooCzXgSrui/y6X806qScVE",
+	"rSio6wu1iLB5s8qXwsZmYZ7wUP+f4c4pgX+oIazQSObTiDAaT4nEGBe5FCRlyYRlAw/+FLOIAZHoUoDd",
+	"2SYHe07/soP4Q4veUA5GxiIrxkCIV1NX7pWNgfw4xTBUmJPuFP5e17kR2t/QlVzkqhSUoInMihS1z09O",
+	"MBag4fsuGBFKv3kJHlvGPjQAT68fcsVWXht4jdjsjo1SZjHzP1NOZPlaeNAq+W7D68zGOwdA2TNjLS0v",
+	"lCWUTZ3ZQ+sRx9afVOEJTBi6biZY4qtCPk04YpG+XkwICeDHarJZczvXYmC22e4AVtMmpKxPA80pXPtl",
+	"NJzy6Le5uxrOS+NBSBVJ2IjnLImIkDlZMYPeIhc5aVstX2ZknsmYKcXFZLvymmuvabw7vDzH2tFtmkmN",
+	"UuxxWHf5vL7RtwhbhsnKeVMfKTKVM0awZp0qzDH+bbK7JaM3J1F9szJ21DU1aKwEDngKFgCykm9y5MUw",
+	"4wtFj0fQI4zy+QOkQDSw4vrVVbqG7CS+WZ071CpXwRn0hCJOc+AgFhMoOoNFhOElm9cAQCmO5vQlE7Vu",
+	"ZLqYsb1uErpezCrEKIntRWAxKdkRQgr83e8M0qYKqyz+/NM/H5ttHm5bc7ZGFkF5qMCjtatKRplcTKY5",
+	"4SLIAstOcjjBWjwZoDj07vypSYKPM5ZwwBPITWQ45jUPK1Q1NOnzi5mVXO1IHl2KYTi5d7jjIL1NsDm6",
+	"zmzTWojjEHilX5lkUinCRU6vGRmtLgVkJhHFLTivEwlHbEIFsqelXh2uyJSlUPRm4AlhKA065jXO5OxS",
+	"eDIkHG8LOL8+NtAMXyTQpO7Yhl6z5FLo5cfBtodV+hna6UnhCYiadJCrmFjChtvqPjdPwTxqEZh1KrLJ",
+	"ADb60l2fW5BukDFV+3y+AStzW0j1Covb6t52DPDDl7qfbY/1EYeXy9utbS7ze8mdd1Je6yw7bFDcav0D",
+	"Hhc4/5DnYwiQCxRMMY+NtDGawfw1x1ICEQRq6nfjdJGYFAPfc9B0q+x3vWvlKHyt9OvXSm0fvHsmGMtF",
+	"VU72uuTdxROS0JWKiEwT9NlnKo9ILhO6grcGJc7psXVYA/1WW3M+cO1QyBbiGTHZgRDzYgv2O87KM9LE",
+	"fU9hMMB05CK/FFSsgH3BYq5lO/cSkhshjgKEQRGPuuTM2HjozEu1MFjENNp4fKoC6DYyZ/V2DhwRnzrW",
+	"yZxvMjnm6Xb2O9jcUUZR2Da43GuqmuVTNtuyjlmypkpYasEcNhYmubuR4u4Fm0oTrVZtqhVqGty3StN2",
+	"UMBb1ZfBwNpcOrlL1arLFPVWyELkPC3qGuV3qyuTfvF6Mvcp9VDS8pISjH4ahM9fd4LOWbzIeL7a6OYK",
+	"YEwzOtOrb1oAsYeLSTVi1Ay9P6YNZdr9Fz409OPqqltf911trl4n65ajUNmfQOZKyCu/RaZLZQlGNL5m",
+	"IvkOhGI/7Yh2GTuivf1+0j88invjvcOj3j7bp8fjo4PDXn/c79KjkyMf5h+cSb6w+h68c2d1dCCTWXQf",
+	"yycXZzWrYlBjjVqLebLJmewpDyWAgxohhJcpRBKeimGgcFeKtDNGk44U6Wpndw0SqWrMouKJsnoYZkKV",
+	"9J4ZXZGFqlQD39pyVfV+1LZsqzv+rvbO2kZuL+JvL8aXiGDbYIoQUXzYdIhLnC/QgrfHVSWithSBPYjC",
+	"FOjPL8g7gjG1Lwpw1PaMciFYrgDQDAqymR9MsTflVHos4LazS84sssA1W0WEFvYz43aBL1Cux7ZwPGTE",
+	"UomZp/oS1PLYKQAbY7wreFohSYWjN6YIT3pkpFdX4B790GB3KmUZmB9qO+obpoNlUfRgHilrPd/WxPd5",
+	"fRNOR7dWxy2Ox5bW3wvb7KMyH2m0BN/H4ru1STdEuK9DdeceouqWSc8P2gj8Qm4bGdhnL7fmRuONuop4",
+	"vw47P7Ssb0oVtit1/KQCEcvicEwgf5ZCCGJVAW8qJm4EMlNNHDKGA/XEy+XEe82lr0Mh+73OiCowaU2s",
+	"bz0i41TKrI1dkceIy7tD/pP0tjw3bgJNvnW4VslYpinUk+QK+g8X9Dezr1nGoAnD7vQEwE47YVuGANh1",
+	"DDerrvl8zpLtwwloGrIXGmsNznZGcwTThgQ1nuZYPHurW7rY3monMeNpG15wG3Uf7oJTsIvtlqfYytIo",
+	"ohJNhU8GRDeE0WomXOUsA6KDt0hbX1D6HzOas4zTVOt0WLQIlMKqxYrSyQIjwMx/ncD/eMhxtTjI7kGn",
+	"27tXThoi7av8naq217/onhTtVQKvoxYUOJnLDLE29D5kApZ8uhplPGkFfClmlsHKxX6+A9w96SNFzs5+",
+	"9+75U6zjTjKG+fYQbE3T1FgBoWah+1kRIQXb2SqOqhSyWzvX0Cja2Oz+bl/QjiebArq3jPXyt6ZpkGBv",
+	"xOBDwsX2gxTrzRcTfoOAQJkXzR5UT3xSqCNbYYHdUSaXimUkYzSeWijq0qa3F2oUETGOIzJKoUglklRE",
+	"kKJ27hKAFopbKuLazbZHliRLU1hz/NfFJv/CZ3jb8/l+TZRyI71WTNhbw9RYrnnvcGbTAIKkN2jUEn9E",
+	"ucQmYZCYZWwmxQq99ENBb/hEk9muh0Szi3vQ3hlqDbwgcq3sXIqGbyYshw9MStPOLhnObYYIePe8PBC5",
+	"FJcikD8Caftcitd26BkJvGXCuO1L6JHkGfnD+etXelazS9EecUG1IoVhdkTLPof7iyzdgcp5CRtzgemu",
+	"+ry5xXkBQXJ7RM1ZzMcm2akWpOamZap1yGUxNozgWp9KFEjgeR8VSVJ3TsTL5mAKqmS76474jMlF3hrs",
+	"GdPRQrHszyxzU9NfZWzMMk1v9ZS2GUt4g9Rr8oJsPpB700L8z8AfBXeQMd26Cs7hqNvSmm6dnrSZhoAo",
+	"tqEjeNElK22R1VYMec0JPc/Z/N383yZv7V83u/LfN/lxfbrYmwJds6nQyoaqHl9h5b/Cyn+Flf8KK/8V",
+	"Vv4rrPxXWPmvsPJfYeX/HWDlAz6Z4vjXfAyZvOEK66G14ymjc6ZyApf3jgmQofgnARM7TyAMWZhgH57g",
+	"j4/KgRy97sF2tc02oGgbEdZVwutWMKZwgNwGTlcH0b3LIOoS7Id7t4UeMpZsAgfHCAJYWJjoI2Xgnk3V",
+	"XhvrjGGTBLCDTKQlaRvfIIRV+yl3eplMyKFtrWz93rLsXEhyD4QENIQ0+S3dHajhPnG29Ytp3ZcVoLvt",
+	"IRsK6btmucgWzBCofgmTFY2rvQ1YaRiPJMhQXV/pV66G4LNwnxSee4zXHlwKOF5JhGeNiqQIp5eC2FgB",
+	"cNPvRARYtK3e7PIlpWDl6AET3wrhA/jpLrkAl79I/EKt6D+Z8duBaQ9GKxgHD5xiTBEBvoMbpi4FfIjT",
+	"VZELUpDw7pKuEL2+YvIyd0rdZVfXae5FeneNgalqPx82Y9MFVKMPlSjCDdi9G7uwutSWqBZQfT6YIW6v",
+	"o21LAbtSdvidvtIaBluYHWyU/f160R/Wa5FCCg4kUWeZfkXTPqbbKEnGNIugmIYm0owKNWYZRnQyMdCn",
+	"TbNirPfgCnFA0C5AWWL+SpESA4Rrk1pUztOUJAvmKqPLDLEOR2wsMwZlQm2fa5AM/dUp1XncuPXKpQFs",
+	"sYImIPpjVVS419GxCHZb9It4+CEHUCkIy3HO0KGpH74CsLESeFWRacJXVYCFVJal8eIvxaQrG2RuDmFx",
+	"ioozXN7WTcA7ZtGgkkA4+CnlYxav4pQRqHZQqsMSuaDWxWxGs1UlGcxUAa0b9AJa1t6g1weNzjijqrIi",
+	"xlSFsx/7B077dZKqX/Uhv/09VVOHCo0C+01+BYpO/5jtG03oJOmy3rhP90b78UFyCNI2+3HBIDBsvyrf",
+	"eoUl6pLuHcSLde43fxn1wsIWRGa5uQrVXq4L2Q+VvIVYDIbp2eRXEHa5mKDoHdnEuYbqNxV2lUMASWKc",
+	"u/eKRy94UuP66WFgBlFlIcsh9iWKqbmXDQkFw7wtn3cNgyNoJBfWN8SLJ1oAuudkKzzNMYPKjoeOeVNA",
+	"ghmtqRg9XGJdkQ5Phhjoo0jCNKfMOKtWgt/yAAVqU9kTtX7LblimwJnh9kwzxgkjbeB0WHUdC7Bsm10b",
+	"xkEt1gEqvbdtwe7dy0W3uxfjMsO/2TBy5bx3TWit/wi58pXJMSu9bG/9YUR+/umflaUMVarZAk7Y3ki5",
+	"z6eidd70gtfbUIYGZ8wju7R1z38w+GGdie7uDB2tCQGjw4Mw8l6dkeMV+ckIbqXL9BOCHqCV5h1CXFWb",
+	"eta4J1+9Zl+9Zl+9Zl+9Zl+9Zl+9Zl+9Zl+9Zl+9Zv8eXrP3mq78RJwHzqd5EBk3CC5WGvX6RtybQbG4",
+	"1NYaGfltYUMui8nnBXYRYmSY2oJVyBvSNi3tWlgNrtCmit68fMpq2RprmJ41Yt2nmjaijrDkGy0qxxkU",
+	"XVIsBX6GRvTB16vgf5GrYKFY8vUi+Be6CPRRBGisRnIq/Q5NtXrd3e5B8dOTX3DDzBAuvhLUvwZBRa38",
+	"9ptUxtevIEW1Ndg7PgAtQP/wO6reaQYwOERMXGv1anVvj+Le+IB16d7oJOnH++xwfEx7o734IDliJ+Mu",
+	"7Y/248PkmHXHPbo3OoiPkhMwhO2PDuPjpAvS5e1zdT6XQsnMAbLrp2+5uoYAnESPp6XijDHBxaQztw/t",
+	"W+cxSB999ze7YYjE0nr1+urt8/M/wqvnTCQs83d0f9Q9PjkadQ96e+MkPooP9nujw+REj71/Eu+zg73D",
+	"/aSfjODzCz5jKqezef1C6Q/2e9/jS1qyeSIVHMa9skrn/fpOJd9q8sIsov39k/2PdQv8Jxf0KBWu21zm",
+	"zr/wt/ZOex+tcYD71vaKBLGVrz7E7MIiVmJRHPkGZL/C2t3rO6zSwHCrXLSp23fnT03XEcmXkhgWQOYp",
+	"jSuxV61ef/egG0IXvLzcxcLL/YaK+hXOvTb6B14K8Nq15VTgpTo7uJ+TvOAc9/ze+rg210AsM5HGL7wg",
+	"miqH2aoXj90EIBT8guR+KfLtJltmXUU9xydvn188f3L2wnKy3z//3e/tv18+e/r83Uv714vX39l/Wsa3",
+	"zZmsscatlsLjhw0MaZtGCn5Zc4NB0n0slTvLeFU3H+m79FfmwOv71kd7xtOUS5FPVdC3t2l/qzlsXuHN",
+	"MkesHNfKkQ9ywgCXcmenepDLG1ffev/QlvenefWqp698lZRPTY3Oa+dwywCRt14gVTXQEL3fCuE8vdAA",
+	"jNR1wSIG2A6jBaRYHyowIPlUKlejP6ZCCh5rIoFIq7YHdLITmbCTmfnGVYeAdx8pRDjTFASJtG3zZ2lX",
+	"d6JwrBWRwptLO2MzyrVU5H16SroY8QU57eY2VCbTPcF2abqkK1UNGY7IEgZcfLQsQizUTjANzqoe+0Um",
+	"eWA6pRdg7Nsqpn0IIKrPsjVoHZoWG+K6nZxQXLzFGLbE3wlO5VNadHPfpv5ZcNp+74d36r3ChOxQqig9",
+	"wUk3jGbNCT1vCISxYetFHJfWYZhfaKewT3rYt1EpIMZg5RYAupGHs1tC2fK89dUFthF6hmOE482k6OAZ",
+	"L8JqZMFEimLNwaLWlhYhKKyy0qU4sVFY+YLHmmGHbHvGod1kbPOZTGvQ60frLYXdg+9NlUWee4oYu52n",
+	"MmNZ2cA8ooqpmIpdmU0e57ePH0QTHGdyBnpZb8v/Wts7uY8Q0/O5SNitqVuAJ+FJZZm6pZg9cxJan7dc",
+	"wcOq1A3sMAh+vpzK1Nx4irSNzlKJBgLCrZ0d+imw6n7jd2Sgow1qSaCGQXGGts6wKIDtg/iWyBB4peD1",
+	"BuTKyoGsNg1imoL7Xc5t4KrlOY9U5Go+WZxxgNQY08wiMC9pHk9NPS19NgVLSNvc8ILIbD6l+pFtcueU",
+	"0JykjKqcDIOnYYhihDsF25YfukdGi+M666qFOQa8pKqoDJHLamUEDxexrvaV+Flj9CTKtlbYsnIbUBKx",
+	"LZjo0aVN+IppTlM5WSBekYf8VEdA/izs817hqshzfZniTuz3vqVdC1YcRKyXk0eKcP2ChdeEpT8lnZ6R",
+	"WFEXBCtoKcdgq9jiIOffChKxKbp3qBgTQ9IOqwcFQmXC2JwwIReT6U5Ehu5oDSMiMzK0h3RI2kkm53PE",
+	"yqEkYzKbUMEVDPYUmjPazY4vOOlR+BIcxFJhk4HShKUSFAE+1zsxlUWQ0X1qkQrfoOOT20PYkDcHp3o1",
+	"Maxq7IiwfKv4N4Y5IH7pjFDJKysjm5vWS4woM/0m4vM4YJlDbakNWwl2cxStPStbBdI+TPipE68/NQL1",
+	"IhgufUbG/JYlHaO0eugt1CHdd2Kt14oSnovVNUz8gHM9V7QH93NIe5CL/NxgtW+snDCH18lcpjxeRYTO",
+	"5ynH66tUE0gkNi+1qkigevFEypSLyevx+PdykanWoL8fIRpWylX+WqQry//pfJ7JG5peTDOmpjJNSpDm",
+	"USuhPF294DOel7HOIWiDZTVMWwf1g+N7klI+e0pXqjXY6zbAlx97/va6WNowoTpk3yJTLnUHrCH0RnNG",
+	"m7ZhNa/OSMprwkSerTQHtllrhPro8u2EjekizUl//5R0Cayc4aJb8P/KQq+rUzeRiA+ttUUcH7MjN7eE",
+	"eUxg2G298wulL/CdsOTStJ/1A+FNV2aGnAgdyRtmIJqpWJkc6yXlWDK4qATgCuLaDk8xAqWNebGwejsk",
+	"X2SieEUROR7fxzLaVNGiSpvVSb6UBfa3f37+056eSN+cOMcSTnQgW3wH88lndKXF4RsEEhYr0t8n0zVz",
+	"5zlMmjy7pXGeIqQdhD5Bbg3S1QMuSeOh3FidhMCnCrQA/J6LSVF9DbKEbmOgRBpfk3wKtds0+9RHnKRc",
+	"XBfHBobTQKE1xlAdmn4K4gxQZEF7AKBuxvNImX7N+cb1LFL79TnR77tqbSqXGab84wj3utue5s1o+5+e",
+	"FdVwaqusJGpih/WzUF/nZuLYhLj/puz0DeTX2RJsfhqlzEoctawG2cA1jHPz1SBz45qkLpStRM4EiGcY",
+	"YDajYgGovWoqF/mVfbV0Jbt3Nvp7nJO5yiBRrJVC0zgWJswJRTmCZDRnEbmhKU9M0J2LzNoKB+5r8NvX",
+	"JISvSQifOQnhjkA+wMkABWaxAhz7lTJeQa5sorCXVkbGjDkzm5EAxgUcZAVJpx+E89kC+eWzGBnvbnz7",
+	"VGiY4OGuzumZeWmb8BzSNqtEcJA7jfE625mMPaby4U6A6Ztjpu4UYVVmLSHco7k+BkSOsRxrYZsnbaaF",
+	"TBI00BcRfcIaMG47E9kxD0FI3n1V+6nDZ3OZ2WIk09agNeH5dDHajeXssU3mTLx/QUMYe7oV7gbcvgXq",
+	"Rn6H+KOQAcePmchNcERh1KkQcZgqK1sQAMsoSMW34aw1wfjTrG0q/LjO1em4YuHHNMHWxsNZEn2KK6dK",
+	"W29ZrGX71ZNwsX37M4n175GpBSjr1YOycjs/tOgoTlhnPJnyvwVqKGTru71ggiguJinrLBTDzj8BNr/c",
+	"W2gz3rKxFrPvAfxsqoNDTaY6IreBtNouKBLr1b4PYSID5BTEMrEllIxUylZvjrHcrFNjEMxCKQ66eEpV",
+	"vrMLKxKatCk5VNWRtXqMdRNQsys7rq3G5SJfPHwKK/VbQRk0NH3a1gaBOMZMq1XvCvMFfAX/xmsKk47s",
+	"E62H2Mwmu/FWA64JUL29vSNbb+hZTXLsl+1PfjUlcMQMHj/u9Y92u7vd3d7guHvcfYx61WOQFEc9Uych",
+	"WOKg96ssVlf7417cJG2Xu2ZZJrOXTCnImcIJFoLshr5K+dmGcu+TiC1YvpTZ9beMlXAN7iMkM6qAxNCe",
+	"wJNWIDEt5nPORCFXVJ6fy0UWsxq4Al1SnnMxuaKOldti5q/c+Isw8XJZq8OAn14TifPTH4xHyai/19OC",
+	"JR2zeLR3eDTu7vWTk73x4X5/fLjfO+5S2uinv4eVc51UdFGvPY/YiFFZIoqMbuop2caCAo5QPaTtq5Vv",
+	"gJV0snLdowr9WWTFNo4DGO0j5WKfpav4DHMeYiF/KOAfYjGYEgcqN0DgsYQktiLRNoiSHlNZx5LP7Htl",
+	"uXt7sbrCYh7OXFQu8haw5FXNYmCOW055ynxKoGhMK4zhpD38+ad/Wpb2gScff2XwY6AaosGP2THaDQAR",
+	"Lrli98Y9uofiUWaKH+7X7z2AKZsBFbcU5GuMNLRxWoe0nEsf6HUaj4HoM0WT2uUtuT8W1R3VE8PU77kR",
+	"Hn7iupOIwooDTQxdFPcfQPlmCcSSZKzkeYnpjCFE7M8//Y8q0zO8LbJ8C86gK6UBnE6PK3FRInA8weDe",
+	"FowleBoN43kIQLHNy+phHAbuzGBpLfwdLR6K5FRfRg4019xKAO4I/N45DYxvTVWYfQoCLVL/DuFC5Ywm",
+	"iA7EXd0fxbIb3hSfc+9Clc+TsELx2UvwboR29DVXD+ax0C+L0ISGKIPyojSBPrp0gPre13lW4ODVj5Bj",
+	"CqWinpXL0LuFffzHEncvlzlb75N4W3g3wvUN8cJDOqtdj3D+EMIUHf0PUYZ1jcRgdJDwNxbx9ovKE/xu",
+	"cL5Pvbr3oaEC5zuzHuyGconOwW2KiPOSw+iU0IJxIneRgrksCa5AFZ7nKCZaq8S2RoIHvELux2vhdK6t",
+	"sv7s7ZNOv0usOd7c8DYvxeQ1xZKL+18TD1/gF79InpqQn80rAkf2wn0TZIyO6YXIz2eFxfnZxAxLy1/l",
+	"hRXqDXK9Gj8r5r2BP134CxTY9udvOke9vhETEppTtL+wDI6DIrk0XMuT5NtDlk+v9O+u9aub/eHOgMwX",
+	"oENdCrx8uZg4QYYLMpwhr911MxzukqdyRvVvHwSdsQG5bDlzrunushVZZEv9c++yFV0Kswsfh6QtpP6Z",
+	"jzFkwNDvgAiJUKkOahoCDjTL3Tkl84wD+C7AVw695RpeCsiFGiKJEVszehiRoZ1JMfqIDBdc5P2DQ2IG",
+	"NESA9EpIGkyxXnDbY9pbKJK2+GglLMytUzB80iyc/10v8GLlHJi6n/bjguhDxDYr1KNPmZ5b1TCh/p1l",
+	"LkpJ36wU05anMk1YVkDP4OU65mlqL9e1Rcm3LhhejG79YhjCsnGAds19gSEY5bqau4izgC3Yi2YsL7Fo",
+	"uhItbutW+wwvhWZTvcXW17MzZG5nU16Mgk6aGdYm/E4v6vATYj6NLfqXRWMq65hhs4pDXsJ529BYE/jf",
+	"DmEuPThAwzawBhe+eTCkglVthaSNoZJUrEraXWGL2NneVrgZBuCuaf/r0vy3yUy/Vyb63TLPf0dVKO9c",
+	"y2ehZKb7p5n7Hb07fxqRHuscQrvqPkXmg7nhXzQRfL2ntCQ3B1yUIP44X+mADKu+AJRH3G1BVgzysr0z",
+	"AdIUiCHk5//t/7wUQ5P9OSRt05aTuqcyJ0u9lWi0NmlSzl6jvyfDIv/UlFjGAMRLoZjIzTuOlQzJP8gQ",
+	"3bbDUzJ0IYtDVHkC05EZcSO8FG1jH7GicQShknr1uBQwSCpMMFqCM93ZJd9iPCsViRcjaeskZSxfZAIq",
+	"2vDMMRHpF0QyNWesO7rufblLMu7dU3DPIeb4WxrnMrtPuV5bvdmgm9yxhHOMTl8MNar7bqqthyNtzTs2",
+	"Zc8U4t5FPJAXTEzyaWvQ6x8HUwKTYHziYSfhE56Ti9cXb8BrjukMme/FJ+3hrf6vA/873Kl0eLi/SQ6t",
+	"zM6MJnRwzwGiAmIZvD2qrwWCEpQP5FSqaoxBOP+/MYyvti3b59A3ZLyH56hUsOT2md1RV0wE4uM3gTDW",
+	"y+cb2EwrPdRCHbsHnb37F9zniEu1t9vd7fX2diHfmWoGvX5Qyjt/hTd+oVh2NoHBtl7Kv/M0pY8PdgNI",
+	"CyWhp2ZtF956WecGnoy7FDprIDYTG+EyZUFOwsJw6poljdmfhcmtsc1HitCRkukiZ4SJZPsBN5W1KNrl",
+	"5daajHN83sBtoPh3ofbnxbLCJROUR3w6aNwlu5z6ZX1/ZExN2R2mXiWkYEcux2QM74E/GTrEIBXI9Wzs",
+	"cmO4t0e1obUbZXKpMIeoWLQlz6e7W2YQehZsb0nLQWN83vIHUluXgqjXMKGwqnbhztIjhYXozJ6pu2bv",
+	"ldt9xZalPMCt9DzLLu+d03fO8jNj9AVRVW17+1fiSrHcHiUpV1gLChrDOAQTSjWEwCfojDC4PxXLbmx0",
+	"UzWgCb7XQ/dDncFZpBd0Rm/9MfUA5qvypOJxMA16CnRJLkCkMPv3XkkzM0NABe3xD/91eXnb7TaoajN6",
+	"+xw76Bv0MfNnr66Lm4XxjCj6SL2vc8xQuNkFo7OXzCqENXMCcnutE3jCthVpq5TKlYl8t6LdjPJUj1TQ",
+	"3/og1i1AmfaFRffJ3yQX61MdMglSqFwKUHz06dw+bKp+iNyYQwdUNw6ZZEIim4GYPiqIboJqnme/B99H",
+	"QyKVWQbf3RRYkRoJ1JaocYRQLrDCjJnIpJbdw0MqlnlbHRuXfUO8L6Ozt/q9j8W+3FWqM9/ZVTMdeyOO",
+	"ij2rr9H7tRRuOXGooM2/A/F+Yga3d9TvzejdFjfUb7McQx+aRNY4xilhNJ4SvQw2JQM9v1IwVeQIDsgN",
+	"Z0uWRSRhNyzVMybtszfPyTVbqYiYRDK1ExGazPSRhGj2CKLQuJjoH2CJSTtndKafx4uM56tS5hp2AdHm",
+	"pg/I25uBXRZ3qKT3+q/VjkeDTllPTgtdUF+hkn9BqOTA/V51SbjsL9yh900BAluDuNZWuUo3L+SSZTGF",
+	"KHvjZTZawikcl5KLB/O9LayNj6tZTrW5G7BVPbGo8Ea7Ng+3yszlazBJYMHX5UXdC5WrLk55ZFTDt3Lx",
+	"rPhaB3y7Fpi6PDCPAtcUsK3lgyRsnrGYooENAEkaMFzUXQBYygReoyGtihV5SAsFcYtjcCVsyEBqUM6+",
+	"VEZSXjl/3oGNisTB99vFbnk7b4+pW+b6SfTovCiB6HiCF/FQXvzgVSnz+TOQwmZBLfYMDYIYwUt8gzYk",
+	"0msFDkyDlRtD5nO6yKfvMq57wz8Gjx/nMp8XizmA++u3CZtJK7f8Bjv69R++Of/ur3tP3zz7/Zs/7r35",
+	"y5vq35eLbrd/yJVasOzXrsFW1PoxeyIT9kZMUFSkAz6jE/Z4LianI6rY4X7E//zN67fL7h9/N5G/RmU5",
+	"g0SSTV3W2bA/yZDYO6xM/Oef/jkk794+D1pMvIGH2nr39jl6yf/0FtY7IpQMwxNc242dbthkpH+LiG5n",
+	"r0/aucR4Ci60MguOip3NhgvTQ+Qvjz+9EBW+g+g8FPvuYZI3AiuKRfWEsTspBdWQAZmytUNGkfFNJsc8",
+	"ZfczKEDoNmdpgtE5UOL1lAw1fxuSOGU0Q/EzlRNJjKxK45gJffRSuciq4hr89kSmWupv/apLj+LxGFWS",
+	"IuwOCh+SJ3I8ZiH8Rr+JGvLYr7JsMhmNhsZnbYbI87DLurAt/OqHbueEdsZnnW/ffzgM4M2XmfbflBS7",
+	"b+myiOgs+La65vOOnOMKd+ZSX+QZdvmxMtPq8Ht6lY+7eqHBOZ2piAiJMoxMvccV98Zx2WzSKzu00VDS",
+	"uby87Y0vL2+Pxg02k9SWpKxxWkEAq4+8e/siuLDeUPrd/eO1K21R/z7TCn9sPBBlhKq1rps6yVNT01+r",
+	"WdeMzQk6ESGdp0rjd0WaMvVyN5rOGhGimqH3j/o+9H53KxCnu2At1ZzyPui/+688hM1YAAG8ozt3tFWZ",
+	"gTUoQlvh+TQv/N7hQXkwgWiFBjotYLMAFm/ykJwb0mig4PqqQrUzentWTVN1S3pWr0u8BcEa9bvR2rvf",
+	"azTvfuhF/e7HjZbdDYbd+py2ISRv36AIdp1s6ivyMO1WIpB9w/jhOgZ/1vmedv7e7ZzsNnB2DxPMWT4+",
+	"bGXe/g5NRWc5RFiHMcFNEfoVofhWlR/ab3smDcL6VVOaMxGvXqrW4Hhfny81l0JB/9eoKmQbYHtQm3gC",
+	"cQN9oMkKyyyGvUXolRncFvU+vJFvGXBqpxa+bbSq0iN//Ma6b6lQS9ScN5cQKlZp60A7b9VC4zGhdNkj",
+	"RX5/oTUseN/kRkLSrZBmiJAz9hA1QOxO+RPy17k0artV3sK+b6bdp4Y8w8QLhfQBt94QcS4hHYOJBASL",
+	"CAtWQDopjlGF6RtZ0BZYU7blbQ3XJ/qbG5uTvmVBfX6HTPhUTrCM+Jc7qO+jlmC3uWErm78E8zFsEIKC",
+	"hBLP3Xe9UOK526QPnwm129/WLRKO3I5++BTY6K19FxU+HohIruzH3ZhJKVnAxbf5W+ai4pyj6P3nSje0",
+	"S1vaE8/05GihOummvDxc6i1YTLOD7BNdT1VWdm//k2nomVmYprRg6qf+GncRskpFaOaufJa4VGHzo0Fr",
+	"moEdKLcYL/WopBlNGOH59sV7HSqgIZ+3Jj8bORQr+3NwMHrZ78YJDexNahwiYC56K3OIrX8mEuXFhK3l",
+	"QDDSRXMRavC+FdbGDZFkWwKXVRamvrGr4pJTOeKpt3Pvvjd3OkvIfq9LficF27GRIxjRu5VAwpoFzGJj",
+	"gja+xUg/GrEEiQksfOqUQGofmTEqlAlY0T9sHZtjKf7GYmYHeN+2SaJGZNoMd9REPDWYM8ipcEAm84zd",
+	"cLlQ1qhNUyUxOS4ykM+UZKbJT4gMuyuTNbT8IVC7YS1Zb+dgQIluAcnUhj4KKqrRdcPK3iWlusIDPzfT",
+	"drz2oZj2dzyfnjcYy8+Ek1wLwVVTEBcTZ0W3eGfpCpM6uPI0Dm8ZmHdLPDhrtkmFu0Xs/L8Pt3aumeVU",
+	"sfjq5fiPfzrJjn/3x7/+mF0s//buzdPj5y/efP9c9l/QF/R8WWfw/tLekYaa/CTnORUJzRJivnFcpD3E",
+	"UQ4hLwJdMRUUyS2nselAu1m5Ua4j55vGKgYXhUBRSBq5LCQR04/aJWdGPTUmLkifF0IuRMwcLIJgy0th",
+	"tdihpbuFSBCua+hVrbG1QkgORS+50ocly51ijkkjyYJFl8K1ZHG/hoZJD2ukbbqYAUQ/FBBMtBwkEEOq",
+	"3JrWtq5sZQrzIfXqrYE7zKFFJTwpCqAANrgtBWRw6uRSlLNa3ODwRBeQHLullJb68SyeFfCM9okT791n",
+	"LvmleOZW3HvmYaYFF6DlW6+8MXsPS8P2X/ZG7j12Q/Vf9UaLdl6vK/vAa848ck3ZVxoyfgJLWbtizam4",
+	"YCp/y5SJRw0ApDGVG/kIPBIWAN6KdtWYUvN4Wzy7exgb6pek1+fdNGEvgGU7M8cGduQUQW9IQY7kKCEU",
+	"ZmBVIQ/mPYj7WLKc3x36vFdNjolXGLyyETGR9o46J/Ee6xyN9g86x0m/1zkcd9k+7Y9O4r1uCTERb+H7",
+	"ACbKLDHRlli8pdPrGvjDDVCHd0Nrdwafwo7QdH33NuAMeuZ5t1m4N58fTO8XBbEu6GdDQJ19D75RuZy9",
+	"ZDm1Qu5GiLpK5gQmiTvQK68oAvLJ3c+M4eOj2lWrIC+YCfPTL3XQKAHHn7TBFAGyMhVkqK6v9CtXQ3LN",
+	"VsR9QhKqpiOpxSuwYgwuBeD6yEVOIFyXC8H0bSvS1U6EdUFMj5pjmx4FI+0cI00VZs5iJZUbwXL8dJfo",
+	"CwC4OnSLRV2E1nvJjN8OTHswOMEw3UMxqK+XkZm8YepSwIc4O4UFjiFCGN5d0hVCSxqZwBKhRRD9VDBA",
+	"xyQ+hNAwHATBdtDBBVt2CHk1HOFXJWgCn+jsbavW0J25AjZh6Hlxpn446B242hq76XYrUAAsPTwkmwfD",
+	"VsVSKyCIAlBBBWab5SN3UsPd3J6pnM9o3hwU7+3qUi7ShMzpCo6ekEvStvA7GcNMpp0tUJnDuMzrru2p",
+	"zL+DBHn/Xutv+Z///RMq3lBXl6xAoivc63v+41cYPD1o7fcrBSkyWLJWLwzP+4nYuwawTC8yLrliog6u",
+	"UUOpvSfo7jYumXsA1db37J5QaLXNW1eZtcBSIFMJARjVxbU82cPSgMsCwong1wlVNqh6zBiJ6RzBsvR+",
+	"GDpXESp9mvTxF0UKUAZXZHPGAUUVbyR9kHQTVF8gDelWAYoMmmvpjBmoDqwsVmAWL+Z+GSQh7TwxkFpr",
+	"6DeUp6642wOVBKsfmcayGyWcz42wJlEIr9PO0C2ot+vXbBUVNgW9lTEVej9GjDDD65JNEYlNx6fprgry",
+	"z7VlNBZKE0YRHK7InE0mCDvY23mIIqd1jAXeXDa0CcATZhbY3hCl1k9qgAmsv4w2IUN5sTThTOOv6uAv",
+	"rw7W9qB/cOc96F30Dge9k8H+8Z33oDc+jPudbnJw1DmivePOCdvf7+yN+nEv6bKT8f7xA+2BJ1E3T6Hf",
+	"Hez1vi8Qa7CshK0xF0Ld8uvQl36HPJlW/2DX/+nJL5huZ4ZwEao59jUd8JdIB6xgpO0d758c97r9EhDa",
+	"YR84ooU6a3Vv99gBPYpPRr2kP95nh/Q47o70+A/ZMe3GPbY3PqBHXkXs7qgX7yUH7Gh8AhWxAYfruTqf",
+	"S6Fk5mUh1zDTtNA+PqG9+IAdjfaS43GX7seHrD86SXrjPXoQH7GTUVcPg1ZgwQLnqnvwfQUPbNDq9fdL",
+	"Unoj/tl+//jQN0I/35p5fHxAturbpIOM1echWv0uIxca/I43wAR7kNr9UmaFQQFKwEIMLERbA3vRW6+X",
+	"pDXom3/pz/U5+viJDtfCjPvLQi7WDRd1b51X8ANqgwJch4fE6NcULdrbtQVFuSIhVMZNwTRfb4SvN8LX",
+	"G+F/xhvhwfFY5+VqyHcoWPx+a3TX9a+ZtOyml57cCTOgyhi2KLz4L4D4WqLgUETdlwKFvQuu6xaTLhP5",
+	"XUFuSl9XtrZCHlEYCLZGZ18YG7a8s+XDtgk5tuYUqFsjC9lhTbXNz4llinFKABpzrg8VcqFvGM1YdrbI",
+	"gdxH8Ne3duf/8N1FK6qVyLdeN7885IBQQZ4lT8/PyB++u7CxOaMFT/MOFwRz70n7mq0UofmlGD7eXbI0",
+	"7VwLuRSP/7a8Vrt/U1IMdyB6mTocuQihaW24HBekPVSL0ZAMF4plA6wYxhNTLSwCzCgAfoM42UtBnXHQ",
+	"oNaMXSiQMn5DhaMbkrYB5x1avf+KJwojtIaZTJkZHHoQ9ZeXwsyT3eYsEzQlr+dMPH9KnkghWJzbaaNH",
+	"cZ5KrE4PEU2TRcYUaQ/fnP315bNXF+dXr58/fXL1/Pz83bO3w9NLwXNVRDlgDQY9EIpAQ/AgIpWv375+",
+	"8ezqyYuz5y+HEbFlOovpXuEkdi/FpXgrU6YikjKqAHB3JlU+IEMEEBpGZOiggbD2wYwL/Q/AYBgayKPC",
+	"kj5n2Ywj1J9bkzL80S45K7ABEStJmYTdGSTyqymfOwBTmk8fKQ9mOGM0AbLBYGNT+Aqqtvi7+0hvJYTe",
+	"4H6ZdWub7UKPMsRYwgChdsBQxXLOhpcC3h2Qoe5rCBZxh9gEz8gy4zkbYgW7GRc7u+QZjAaB07gUBIKp",
+	"MHgTri1GtEiq0KVcrBHhOcH6W1yQ4W2n+GU40HvzD//df5g9gjX7x6X4R6fTgf+v33N7O4BRR2TomULd",
+	"Mwsh5R7kjM7cH3SR8Bz/Iv8wUybYuqOB4lPvkVmPf3iAVviZPwZ8yR+E+wxxrvATGJH3LrKp4l2EvvqH",
+	"Xp0zXApr5S8vbeSdTnC3VGD+apTFFdnv7l2K4VhmI54kTAx3yZnwNhWk8UTvE6LRdRCNbgAx+iIfGqQu",
+	"9PRHNsATUb30tKBaiZiY3xCzC6PIgQYMg3MoY8upDILfyUz/pArcMWJuX33iBIvcB2Z8Nm4SJ0FzOOGk",
+	"1yUzLhY5U5r8MdfAHp2hGtPhzoCwVDGzKCpn86vF/Mpe9JpHYrOETiiHdodvXp9fkMc3vcd0kU8f6086",
+	"i/lwZ5cU5ewCY67Oz/rfzDLoJcB5scohwx0DIpEiucLPixHuXopznycoMqU3jIj/n7233W0jydIGbyWg",
+	"+WHyHYqiLLm6S0LhXZXsqvbUhz2SPT3AsOAMMoNitJIRnIygaI5RQP9a7P4dLLA3sOi9j907qSt5Eeec",
+	"iIwkM8mUTEpylX50l0VmMiPj43w+5zm64nk8F7hJjFtht0e0Ir5xPL/OrgONWGjTsbVTp/Hf4sm7XMOQ",
+	"QocThpoLmxDbOWZzwJ6AHeueS5fu0+4JYFrWQpxJUfwTsoTOzt4bC57C6Mj3/fd9evl9Gt/+pSdY8bGX",
+	"qfxBLJbaBK17i9B+AoWpB6xDGjTnV/CGeoRS1/dgS1grCZ09fR+V6v6enXA28bp9fEwBJ978qvgia94U",
+	"v3F/rLag9tNanFtnYRDiCMhxDgCBZIWx8He7y9yDRb5vZAocVKBSuuwvMEAQ+QD65UbsS2WEMtJ56w1e",
+	"BMe57wa68hbOfJNqpOtfwR18aIJEOwu2uJPb0AdpxIb5Ymq132oAdmLUld50qhCVptNX4VjOBpkcElou",
+	"k8Yp9Cyj5DkWoJErUWSfT0sZ9tJFfYVWqVnbdbTL3jldKildv5iKdB/9QWbGfCqQOO5q5tYBPmDS9J0O",
+	"BjA3yFVp2WDBkiuhDuC6fX0j8owvugs+yRIwhTw2/yRU0w2cYinNUzQp8BpO5iH+3c+beVbs2Q4l/fuK",
+	"EtQVdQAgX/AFBjqVAn/X/ZnEYPyE0Qu3jHB2FLxfWH04O7ifjLOSbA4/pFIGqUCprtoozqy04ByE7f42",
+	"fru/Rm939vZ11PvpZO8QWdX1VCg+lXsne0fdXvcIYSVj8CCC6JfqRmKphzlANmNgSqtsYXLp3BRoQFrc",
+	"FakjL1Eyqa5PqUO/O2od9ieW8oVpw7ixR5m7DrVGXzmVZFimr6RiqRamC++GaADglSULs3joM8OAFhVS",
+	"8dKwAnqYTLkxc52nSV+1uCU77PB5xPnTPsWOF9KAlQFPuIKuo2jaUiie+V9yVnBh7ga7EPiIM3dUF6D4",
+	"pGHXYur0ktu/0uAaBhUIMSjkpn4d3mMP3XFh7Lc6BUE3hFCQJf6bTA7huoO/USki7quNUNqlx3jmk1/L",
+	"/j8xKfkydNgXz3u97Q1jZscEwYcnL20mz5ZO5l9Z01sNa9J12/gYx1T1qDB2eNi3PA2v6m473Hzba3XD",
+	"M5me5yIVykqeATTw+PnXm299p/VPXC3OfBX0r529F01G+lqh3/kKqAHAw59NJjxfhA2ydML8qWFI98iv",
+	"oOzLnd69X9zt4SzDEao/vufYTQ98Xzg9QU+EnR4WxelTCIqckFj8IJWzMzk7fLGP1iiFEvoKDz/phIFO",
+	"F+GHiw4FxP3PStfGXi5+n7Ch1tdS9FXrL9ZO36hs0WGXfCIupRXfXNpcDm2HveV2/I1/6w67dBa6iCHT",
+	"dKjcmZxmTvk5AxD42vsq03o64MNrNtbGtt3hBgmAwOWlXXglnIEUJqLaeEWrtK+ScuuTBOT8kqENK3RQ",
+	"svkT1nrh7ftOJDWdEjhz7ilEW3DFnMMwzzUA1XDJKL4Q6L9Rmgl0sQBadtw7pHIq/1FfzXV+7fR0riF6",
+	"d+JcjBGXGYQ3nE/Ih8MAsDvs9eCzpS4RbsKkYodh8M7uAC6T4+df43ReCJsv9s/g4QW02LnwxvrnOQlN",
+	"spfNpUr1vEpw/gg7ezfSEn77jyAiv3zxeEnU977KoBBjPJyIBiLywF17LRYHA7FWYH4P/UPscj+mqjOd",
+	"sBZ6+slE2LFOTYI+RUKPcj4THg+D3VaRdg9JkxPFb+QVtzrvDouZ7l4J22o7rwzt+B/EIjlxxqjbNOqZ",
+	"6au3/vNifWiB39CvS6xd/JfLNz+7J0064AY4s8fGfT9okKbthILoq6HIxUSrBdRtWp2Tox2OOkz5SCpp",
+	"xsJga2VWyKoOM1NwMHPfVwzCKTiBtJV94CQYejQECu4cskTi1vsQzUhSJRq+dWv4Fu/epZhYec4DiQwa",
+	"Aq1wldh4F2lA2mZ/KCFheW6DXXMtFsxYMUVYCDXduo2MwG1eLyT+TeRyJEmDUTegZwb4xHN0kJKKc9q1",
+	"2h3KVjtpY1TOUB9OOnl9NRBXM0VxFmkKCXRSND133mO2QNx6bhdMpu50ySunMLwJ5t7IPXLoxIsTGkXL",
+	"dFDxIu+w+VgOx2wyMxbjbjy94VD33eL+ImihnrOByPQcDQkUC84B++3v/xcbaDvuqx4TH7H7Tqf8YGrh",
+	"Doyfyt8D4fphpiG4Fl99AmElI9K2t0i9kzhYoJ/YWTIvy5pR6bmP88MPYQH6ce+wryrFCvY5xHiH1XMo",
+	"TkMCXvfZMzd4tJSq5M93sD/uQQCtPuhxGy1/JJmDa1MIGO9OkBBpIm9KTsF6m8Q0tUnQMhrqVPiOphja",
+	"KDpAtgQfjvuKU9Ms0OVthkF1H3cpNYg0eAubgcOB18d+Y3RInQND7go8q8kJg9hMEzsitqaCo1PrOpTa",
+	"5OzmeFb1HH06mI/1YJYUxsbjqWdroqKvFCXUl3pH1kc3UN8UrO/4aZedZXO+MOx57xhaEuPHvkWvDwRA",
+	"fs2pToo9UqmaniGF+Mrmd2Pv7E15zifCitzUVgsXlxxc4HjPYQCAVl7as8cVweEwjrvur+24h1BJPqKE",
+	"PvUTbLC++zzLNqyx7/JXWmWcfrezyKVpFTiYEtim3cExQcgaW06lnZqdULOOZ1m212QpXpUGKlQq0m7j",
+	"AxygQu+Vmx6dy/8S6ecsD+XPYd/FwKX/+MVtrIrVg3mej0Uu1i8cMv9fibVdLQPjULQUUFToy0wXZPOW",
+	"RUJhQIdcEV7MhxaMcpAjmDAAaIPnj4lQNavL+L2wP4m9HWqAn0SdQ+j7Cz/6bfCu4lCt3wdapsODIc+y",
+	"AR9er98S1EsJAtKpzMXQdlkIi3OLsV6RYPZSmsifay2JdPfQpK/wwGJma6bAXuk4JwjRI3SmnZ3l9wt7",
+	"+8P5K3aDTmPe7vh/4rWvX3qQWivy8hCR5lyqVAo1FOwb/GEMyDqvD+yjRcf5VkMaTYHaSCBM9oEelCaY",
+	"wCwya9xSIC3gFpSYOznVhviPNxtOfMLfqQb/5nCFKCqxfTvcKy2AMD85CIQfB8n6YDvEzyib8MywhE/y",
+	"hGXcrU0yGfEE2ndINROhoruMnXFe/klfxU/8pwNS+/+zHJv/5re//wP7C1G0zn0AGKLCY6Q3qPtBKFv8",
+	"5vzNy1cJawWvErdPB1r8w077ANclwEvmP5qpULftLvX3wou7D3C5ZiosWIclpP0/uOlL2l123Dvuq8Rt",
+	"wg9K2w8BnZgmcUzNtw6rMIvfyHR47s/Min2w9uh4eYDZKd8aCmAS/zkT+aJASQyRDKOQXSsNTlbgrpUl",
+	"8m5WlzrhM4iP1D0Y7qh98ouvGj64JC9wW7QuvjtnX/3p+Gv2//2/x93D7vPuYbvDpDJW8FB7VD8jnnD9",
+	"VgPbYK29ef3y/NK9cJ29dtR7XiEPNUJc/d7uIMXlypHq+H5EfuKhgDtE4N37uJclQIN7zo96GMrDqkiR",
+	"l+VEtzQfy+//612dlePNt7iZ+1nb83B6tmKGnuuJYJBiBDSLe133oLCbGmgzoIKvVWUXpLsMax31nrdL",
+	"E2p1QcAIr7QMb/ajYK3Vc9xXo0zPO6ijLt12dMrA6ZQOA8gtS/RUKJmiwkgwX0DnEwQmNBKDBMeyrvS+",
+	"T1Vi90f+cSmrC9PQiaCP7VME0oy5GWP0D8YVFE9JrUJjFp9lTrnlA25EnFwFZLOfCKcB+6qglsgFH45F",
+	"GkyEFUW2rAUqJfsWZDREsp2gLsKKDU91scg6x61I+6L+ELefTnF9rvGWZ9jn09Ybo3QRa/mcHouC0u06",
+	"B7MTEui+tf6SqyiNfeufv/s8FNB81PkcNIwvwOtwr1GdE2220ge5uJLGinxTTvksCls2yAFjBdNKGhgA",
+	"kJQHZhXppXOCk9blgSH/4sbOpEUjtypHNeW5EUs/9V2uJ+5nvOyvSxX3VW2umLWWotWrk4jXJ+2iAqXA",
+	"2PfVEiicAmEtiGpjdhl/sE0VG5xg/xR7KcWGWCs4OH1FTN9g8jjbZwokTB2vSTJeQuO3TwjUvgK4B47A",
+	"uTRiU8L6Al44L8CAD5o0DiDkctb4c87tce9o890XsDoYOv9ZiNTf2kD2e0n3ZjS6lxgV5Jb9NpXqqmmO",
+	"p26L3z6vjBirDUllrzyoADJSLO2+qso3OzngMyqtkZ4p4OlyMiN4zmVIb8CCQFxT9FUpFf3MMJkSplle",
+	"SUX8mSAgTCk3j+VXiXOPyAHn1gpjfd1IlJvihiVKK5FAdLyUMYb2KJDltfnMQCIrj5LIVdiUvqKkUjEH",
+	"IDv8PsHASKqBE9SiabnAPHIvwHo+0DOSU8ZVX5XH5JfaDZ1kFNz+dXE7oJCrcS2ldO+KnNhxejl+3q2S",
+	"WYfbFlkbbIvmuQb6vTuktB6LcDvufd34nlewse5DJFKG7XNk4if61+v0V+I9F1UkfBcCyvXi1PSKtea8",
+	"RCoxUBqwyFJBp/mJzkWX/Vy2B8qGRGEJ+KJT0dASON1oCLQ7zGjGnQTMhCplIxjP3BuR/5nDS2KlVhGE",
+	"2Z9NGTfXYCqumvwvYcLehjnfHMzDS1FKt0KUIpPGFmVq0C0/BK7CEu0tC4HY7Vttl/zL/6hgLm2WUcT1",
+	"Tnearn7os/2ztt85bXsfJxXn8zanE/C0tRbKhZhmfCjM6kkEZHpd+U0HYMuqBEjRSpz6olHi4o6zrDI3",
+	"TKi0IqN2DomWtwX2dxeqsfyQW+nD46oyDPdr6c5LWx7Ml8YXLFWWbNhqFFSpj5cAf/VK/AraTpvQOq+o",
+	"iQAcRZHCLUVukFCWCseiMGkLbVDwXp3dO5hZq1W7Monr3vttGPSOET3Fg2pMoQBt4QvzYNgLNxBAr1jd",
+	"rFiJEolrxIu23JJ0WYOlaYV0JeUiMf3pnRn8tlSq1IlrlZ4Zaq2YL0FKQcVrBaFi9BnKNUzTXBihrEjJ",
+	"oQIBhWUswA0c4gvSsgknlMFACEU2QLtDYFlPvIEd6ZyzMIfgNVYaeksDTRXDWnaumeWDUFIFBpcNQDx8",
+	"KohLdtSDuksq/6Ft0ukr5+fAR1iXyWbK+TBVTggBgS4DjubzcUTbF8/0lEguPxzI7izabrRRWp4CBleX",
+	"EAP3AcLzy7aN8/29sKWzFLOzRLgAer31R5+OxvrwOHTf8FfWB8OVmIdgeKdUla7nio0yDkzcCRkaSXW8",
+	"3J+aXYpyesa6eLl/2y8yXm6KOWyw9Aef6F8bfD4A3lU5fGFntJyyLotmY/XUsLnOr6W6OsWe49GmhUD1",
+	"1BcwIobrMKptItoV4LRCwcrGIhcVpsCFuNHXolY61q7wbRyvME/353i9ihCD9+52NfCdaMLv03d6pbDW",
+	"pRGilDz2jZXYnPmURQliX2u/eJkLhYbl2IU02MMF+YB8SU/YraaOESlhLYyFtBk31874PS1hmZFT11CL",
+	"6eX0tJi+n+7K59KpeJQw+nfYCLO0JA/nyzWKCbqHEkBIjTKJ7If3DclvetK+l6toXCyRa3Tomtb2RmEw",
+	"zIiuFtF4VqyTUq1JlLTtq9tU7jaq1o3Le6Oq3cpYJ6gNkWICpshiDCB7A3iPOM1ZkAz0VcwyEGVYl4tx",
+	"Q7qiDG/clNSM5MIjrIHduXa6S9T+Zx3SHfeVxLySN6VY/V3O2KYcZsQ4cot6WM8t5gPfWAlLefu+8jva",
+	"2Wd1pbBxHSyVs0Lj7uXaVzTyCnXbV3fUt9zUSQ9IIRK0ALGhtRqWnfmcZTRddRnHjTnDnarn0jN+h3p6",
+	"J9nCx4dnoOTdXWSB1Xa6znPzqTYf4scyCEqxR9Zu+7SqyPRK+7b7FekuJLt55wbwSIzPCifqHbJG6tHo",
+	"yTrcYnXQLMfYLXhOS2yro9HmLXtAXKgNnDOIKeG+9ZTRKtdZJtKCUHOWKxPVooShqJITd9hb2t8dZsZY",
+	"zDl0h4LYjWXOxhxgcjwXwCZHpM1znV8bH+JFBCF1NmHJOR+Oxf65VjbXWcKU3geUzZJdF51ttSYHDorM",
+	"6V98UycUWtWp7YpoyDnO7GM6l70tBplx/dwQ1lic8SI/5Ln/jOT1XUXGgx79BsrqAPd0/cH/iV8LH3Dx",
+	"z8iFpZKf50d/PmGXfznbP+ywr1gqr4CB9ajHDFqsztAswb/4dOrMS0zjeIEBjLvaTt2lJwcHCXt/8Zpo",
+	"Gv71gnTk25+/h6IF9x2y18+5DIzYsVzqq2UobSzikg3C4iQICyhW+Bozoyv42qjWXKu7iZVV430Za3NL",
+	"0G0lzfVa1O0rWPwgm3YkJdzv45Mm7rdq4/ywr6xmZshV9+m8r3FTiYKezaY+XNqMusF3dzgA9uP6VBP6",
+	"ohBKCaBZuKPUpPZa6bk5ZUloaJUwwxcmqiOXJu4WgY2FK63XH6Wx5zimDQmD11ZMkI4R0A6tQ7djDnu9",
+	"XtEn4rDXa9eVGmLLuDhJQHdRG7m4u8zRc+g69FFOZhP4utfZm0hFf642nlktl8TBui19LacR9qd+fNTG",
+	"rnKAlcPz4+lVjOeXHR5qWK26vF3R0Ba3zX0DMIrTtJqfM7PpVOeQdPYbzh8W+mD1uJRJ7fcJCobgi4NP",
+	"9C9K2q2H6oy1wUeL4TVyc18JMHupLH5mrJ6I/KTEsoCxTCQf920E/nOmrQjFGYaJj3xowzXEhh54SZ0y",
+	"ffX67f5Xfz4MZP7vL15Tjbx0trc/2QII0YaZHl532NyNe84NKDDgIgdKB8OMlVnG0pnolNozRPgiXyjI",
+	"LM+vBKYMiSea++4x1Auoy84KI0GEZth0HWWtQ++BlUYCfXUtFu3TQANLmgR9jUAR459KtQIRQ9KxtwgM",
+	"G/I8X0ADoHf8qq9ar0f7P2sl9n/idjhmv/3v/82OeseIpak3GyoU7ffCntOS3xov4m9867fZXnVdthsy",
+	"YAJupJgX5slYZClr9ff+R38Psfxeqrv5tgvmNn8H1oKDSST4deZm86h33FcxLCyGJrpHPDNd9sY5aZwN",
+	"3VSwsVT2hHFqNA+VAhARZNAfyYkukfaVezxuLFhG4EaHUu8Om7hZxtICRPDQVnJPQxyTsji7le0HSou1",
+	"tvByt4KR1rmunsgfffdWS+WlbgnrsJGgV2nrqwVOEJ6SIEE8wUarOMvMyolg3MgUU/Xri1GPqmI2P9Nq",
+	"4K+nzEjnn1vacbgoja01Pzt3igP6m+Mc921iMqRZthaTWeqcsgot5sjB68VYaelLeoe2zN01z4Fzsf3F",
+	"2H+k3qd7MxqB+0NytqyM4MhXiml0SiYa6py5Ar2QzkK1eV95gQzpuIX7Rd8rCVGpTFrWSuCfb4rhYtMT",
+	"QwwspTlymijRy5c6Fw4KMJ3agmARmoNwSQe8LXcZyDinFalLlvgIMe8WulDO6wKe7+qGHe2Sexmr5mfG",
+	"a9VOKZwFZWEZlxMn4tT1KePmGoQYthdaJubDMXZ95ROMHSri8Quolg9r0Vd+MSQWXuGcyNQjNEPPk1Ca",
+	"5Sfc2efKzEYjOZTuEQOecTUUCeOmr9BFX/jBVCguaKqzsljb0GG7lMGrA66NTfmdEu0Qz1qF/XvcYj6k",
+	"fGtW3+RO211D1fcsFs8QUoO4Ab+P0XBlRLyzTcEIhrI5+AT/hQ/ytRBLuO6ZqTKXWcuf1Pe5TNoMmptR",
+	"hAqSqpf/9j2TEydF05xDJNuLGtDFrVVpi4rbHdO5kz7WQPSDSdveYEb+qxvmv17sxJp8E0ELg/LCeQQn",
+	"FpCAXx1H9Ssdyh2nLBVuNtI64B6twlrYXkT+89Vx5zNQfMsCBZbmwNxc/fPHSVaWJivWUJW0oKXeKQhw",
+	"KwIENscXYiWdhRPnTxpN85blAKFh93EfNy3gCtvf10XTMQBTiEosAvWa945ybgmvCJcQD53zpmQmSraV",
+	"tEZkI6fVAdndopa3naLdKDq/+BNtNBe0t7/pV/pKGjaSimcRK3CXnUFrdT9gnzxzQgs5G3OxprihtJPM",
+	"Y9f3t/K5cO0QGo2T89jVu7/xoRS8u+uoCV4LgoJnnu3pDg4Trkr5rG1ZDhiRiaFFMbBOCiAAacnyH461",
+	"HKJyxCplRWFE5H3BMk06cUC3FaivsNcPBMAW9IKnJVGA7ghJlhAe4Xkub4QB3qzCNYMnoC8QVHXwEZ5B",
+	"5fXXq45cLCWWfgXby95USoRLmLCSQNiaPNgF47gbLYzygZLidxBGxWrg7txxocGObIwvQZTdUiLhborW",
+	"J5YH7mA1lE5xR9h9X+k5U6mJmso2Th6A41DRlTa5VSLBya5Q+xkyfHQFBjgEEQCDhxZJErrevYy3jBZF",
+	"4N85Tn86fN5X0OYUk/a+/rWVwIcvueVJh9LvE2EMvxLdXAzlVEKn0EyMbPAR0TEqwi7QA64qX1DZ35c4",
+	"ikM/32cmNPtdSRlgk9goZ0DhgaqUQbV3FnUivktdKKzjbk2leIR1AgqmD8PTO5RC0UjuJIjw/sfi5VT0",
+	"oK6JB/tNFYUMy7GASKSQlLijRDmAb9eXewDLCowhbGZsNcuSAAyHYg9/riO8eOurF2ywgDDsWHxsB0Mk",
+	"HMRIArSSaIbYJ3S0mR/qachUBilwymZS2ecvvkLB5OQbNDxK9YRLxZJPik/ECevvhSp4+rX+HvCHG6mV",
+	"+/rQ/R1+ou2EBcDf8XFBvpVTky3OjAASLj3ylZZutWzOlRmJ3LRP2DTX7ssRUHDnOuuwgpSLKiSJhMHP",
+	"CHbWB+JUcvQSAP/Oufttj5eaTnN9wzPGB57zJoqr27GzkHWWtkND4L4qrxTNeghSI5aeUrdBsnJo6U89",
+	"fJ1w9Y/14fHA7IqmbVgXYIhwmk6kLJPXwsnQ0HX5mWGtJFwK8WyeZXouUmD7Lr4xXA3dXgPQZFU9TWG+",
+	"0txhKjHT6sqZxT46DwRjtJYt2Mci7bAhV0MBmNTCIW6fYslAmKsP9MDoUcXWxvoE5B4C+CI0Sq3YN7VB",
+	"8ztGype0wA7gosXgHgw1egsVFLVphQ+/NJV0x/D94VGj2zLN03da/8jzK4H3vdh833sVMDA/iVTyd4up",
+	"+ALUJ9VAenFgg0HYSF+ihXctFuXQQK3R/aM01iw3CxQpK+c4i87zhLgxZfIFp20Iv1VHSkzj2AB7A6BF",
+	"eKBv5eMkfR2SDCLancaVS/DLuBOqEgLx0wNZLLSAXtdtYGZuO4JLvKtiDN/lQjArPlqCiaSlFpEhxpGy",
+	"FiR9qQDUA6HQiSiUIlXXCDm1fQVanYM+glqDCMMEV3hboFA03Ih9qYxQRkKQdZqLkfzY7qzmwp1Vl1vs",
+	"e7t6n5kN0BJqR7iW5YkUPF/Cs5TaI7wAFKD/+7B5wmRlii/dSIE/smYkOrffLqrBiXvEqnrmzFehZhPw",
+	"iKPP0Ot8rc5hu//SdDgIInNW6ZpBvckRCFQ1rpevLs+jIZ3BX/DhL3fpK/EjAEibNKBAJOdOnTk6NJth",
+	"mP7suknMpLqGkXwv7HdOSP0IFdP0W9VeAgozf8hCbvBKsBYfGPdZFG28gqCimEztoqIg5kp4obck8z7t",
+	"hSjt3ol7bZy07kCni386cE7EQe9App/Dm3/YRDlunzMGNdoPYlFDGTMtlIBXZOGjX37t1JVkIQQGah8+",
+	"inSfwjohRgNGfpB/oT1BiF4Nx1obynPhvd2+SvBf0OzJW4RIxe6Oyon/9QTDKnTKEBApr1RgOvfasNI6",
+	"hnFX74HN9vHrVEym2go1XLgJ3ZmVHA/ygch+l8aAT6mn/sWzOefGE1wvgQvDzNl9yHEuRFo3ArqrmGwb",
+	"7nBPjyUIDjKWHls57sV37oFeUnnQQ6WM8qVCK8gFFF4Qv60UR+shFZ9oDrv/vn+JhQ/79EL73lJdGT0a",
+	"m/BDTV6xE2ARtVd5GAtJwM7em6lQIdNQOR9LUPNnBvypziq6mkjJqdNRLuzaWbr/6XGvW52WXtlteYPs",
+	"9T2NGFMHxbatXqRKadxw65qNibn7eNUV+XvbvXyf2rxRTdh3Oh/INBUK7/hzE78fhvVOTgQk/hr6/ZEu",
+	"e3Dn/0FxAWsMJNQvBYyaFdZFtbnU0PFvVLZzIXiZaW9jLKDLzhSiAFa/DCDg495xJYNurU1Ur+5lWktN",
+	"XmiXXTDkbd2J2WDY7DTud0dWEhjYtgn31pwFpBudhl2ynd3vE0eb2utPtBKLUt+0oLykWtJbJWw908o3",
+	"TZGqg9lkNEL6aqxDbMaOcz27QjBEHJGZcMWvRE5xnWyBqRU+zLVxpi5wQ7S77JV0xy54MBRoSFhrqNWN",
+	"yCktswzT66zmMKDTP/3KmTGCnJ2iCWupUKDDRPeqWyo0CKBmxJNjtXoxeIEJlUI+9BWB8hnUyw6kxRrw",
+	"5YmAnMOQvL4oM9LibMRlNsuBsBlzH32VixuRG6i3hUR3sTi03oyKidKUzaZuSYvKDunhSGlftRK8/oN7",
+	"G5GaD94FbHeY0jm8rZs4JI+mF2lVFx20u33VV5S3YkU66AwDa0n8VpgUk4olPtnzgfvLqMq+yOovxdzG",
+	"HGinl3Zpi/aoyIH3vDC2pLrymxCzgwHCEFFp6RzCrYZxEvAhloi0kk4xhHr/6twadgerqpOZ6kwOFwyE",
+	"qAgjL3JuHD5bzrT5eORA6+sONB/OpLra16NRh6VcZgsG5c6dIrkX0ocd5jNwhohWaz31z0pklWHmj8m3",
+	"v0MK7HDLKbANVSkP5MpfhOqxFR+wcit82vNZ/AqT/wEs/Lup7l3a+Y8kv7dj6+SCcC0VBkrjtFxkitQW",
+	"6NTa4F6vEVYDe/lMoDYnzslVJ+KoCvGOYu47mVmR30rYxTf6rNcXln7AV9icfaCFuVcT/j7i9nnYM3fd",
+	"6E3gn28auJ/0c6fBOIm+a1EnwGemvdED3Q5oZafbbb3SfHxu4iom5F68xNyv5Ba25gH6FGsKyoEGotJU",
+	"d75UALt5h8UTPBDf1ULYtvNb2EAU0K0TbG1OWa1cEKugLvkZQMRBKx/uhOQVV0rP1FCkwJmlVcmVgp6a",
+	"fToqCFSIjsYqtzO75CPhnp0Lmy9Ci/DIXt3/QSwqTWgY1Gcfqzvazg9yEAvwnT+SO7FdH/85b2Qb7oRB",
+	"bF08FVbnswRE4YR+Fnwq+pkmBtpfo6c2AUtFP78bxFIxoBi09CXZb8UbbLbhoulcAyIpfnEdjqT4rc+G",
+	"kkQPXPZKi6f84QAl89JZ8Qc8/nQNrATDpT7CCC8rUvb+8qUvHPJxtaJNYFEM+Z8zMYOYI8BADCp+uqOv",
+	"ioCWplaXY22E8iWUP0NAkuKMy8j3opKSlH99xKp2UzwyeEkxzgcKQ0UTVaPMo6P6QOGoskjZogD4gyef",
+	"i4n7vQemQgp5Hu+VaqnY3PQ5EMbKCUdgR22wisrRr8WC2bmE1r3J96+Qm9gLN3Pwyf/TOVtVz0hOkIqR",
+	"I+NjoTyXs11asYSKnRI217MsZVO+YHpmoTWH7wpbCGzA0aNc9901l/JboAcgVWahe4Sd6/yajYTwOSrF",
+	"Acs81JJ+UoG2GLoRdbDMtKCEFSxK+Tmfzw1Pwui6zFPNAfgQSHPSLnvRO2KJ0h/gtT4ENYBlO27E0rBp",
+	"roG6KfQL55iRQc3yzLCLt+cIiJzmciiwTYnOC7qsfIY5SszHmMp0yCtajHXqZa0EDfNczE+dLVpGS69L",
+	"4ceUsF8d7zWhpT0/e/12/znODZNphJjTM5/QTIScHr54cfLn4xdHSd0oaac9DJvPNtSeX9I69efP3z2H",
+	"lW6rJx4reMdP79Zl76dYt28DvxO7N1UQnvgUb4ih3lk81GJ5SobMY4fz3MamfHzR2mL09x6xbX5CagwH",
+	"X368z40Rdn0SreXZHpwh0GZTLvMVj6uob8uJ/sLp9tOopo24qFFT+25SFUfiJ/rRMxrhGQ7wts5ZoPr/",
+	"Kbz1bgMkS+Ot2c9F2Tdc9lA9Yo9ucfdna49b9SihTne2vMOclQcwqVJTrVB2vvdLZ+/j/lTkE4ndZU/2",
+	"PJvsSS44vPR0tonALZPGnrAEH59AGZ7B9kFA3oh2sExZC2yiw68rrJ8DkQ+f9056H/98dPTb3/+RtLFX",
+	"PJlPzuA1i8lAZ6xVuuv95cvzpH3KEjorJ8xJ64RdOZPTo+gqzk9fYZOwJLztPJc1DSYv7+Fo7YKiaWm0",
+	"D9Uq7y6nO65HB0Lsp+O+7G5DJUPob7m9Uw/nYG+TEsTE4/5A6+u1GjBSdIbfQLaKgpNmuYE+thtDXjYB",
+	"6MiBGGonSWbQdK/Llo+sE1A1bfXDgcWBfuvG+fgVYTHYdb36Y0Di07moiswvb7U7a77K2P0lvwGAaliI",
+	"UaSpZljDzjI+EFmXvV7exXBxZG/2VUI/c47A0jej0V/0LDcJyUAJhxnfqJXgj5zZBFGuyJTlx0HhfvgM",
+	"RtNXdi4hgR9l3enqD+KjNNYkp9g4izIGcechbPdqWMvzoxJ5codxgmkjKQ8fEh88aVjPIIZMMNU8Ne6p",
+	"BTsNOI/Hva/ryGu67Iz4kF/0ekwom0vhPMhZKq1I61MUFVLglbIQW3m8ihuHvjzkB8pdrMxcXV+x8on7",
+	"4sTSHw1hurb7GScKGFrMu1kQ7nvsl7ZP/dJO9rBB322Mi4NP7rQvKPxU1/D3QiDnFzC8R4gE352HEmrs",
+	"WogpdTsttmoQI6vdfuFxuxUilU2G4hkAcbeoD1vR/OwoYnVcN9npF3jEj29x67YDU+sOHM4oaMSSFL33",
+	"gzeV+9disT6m5S6IsltYN2awmz3wq+9PdCp8v5cOXq9HbKChrU0qzCmU7hi7dKH7iK5W2QKbj0LftbTD",
+	"UmmmGV8QA1AHfgcJobh1P4hFVhaH5/nesbmxM16AbgiQSToXaTt4Eqm4EZk78818ian8QSy+hIAaDHSd",
+	"C+GmeRkO9uRIrDoSS7FaIru9FoumLsXSDqt3Kl4bM4vK3oonBYbeKMl99vZ1xydb8BCNBRvodEGhtxZF",
+	"w/oqcacKmUUTc/3B/fUhcT97yhJ3WBM2wdbD+L37CL+H0+UL7ZaOta+wg7NW4P6IwNeduhPvtsCBwyhg",
+	"4Pyi9PFAUCdy7N3UUrqvlrC+J2CGwMnHLPvYmSZWB0XuRrrcariv1vQaXj34GPdzMokmBF4+M5reHoiN",
+	"eTqRKumrXGeCtXBC4MIhV8A3SnW7TmjJAhlmSuW25QWEa412vlQYTcc3OAZUF3phxB2Ny1SWkdCPmCUj",
+	"fyySdgNXCGTDl+AAwUAjt2f3JEApTU6N0FRi7uY+bqBfAmleiBt9Lco/VcGd4i5auxqf9q7FohJMdS0W",
+	"B9KZeoXWxqtgkrrOMOxGX+0WePV5Qh3f/H5Dph6hVAjX20vxbdlYB59gkde6NaSpnRSdmjirDpy8xH7s",
+	"pa8H5zgJ6+SPVIxT53J3DeZANFbvt9AHgoaiBmvHoHM6SBZk8m13GexneBTDXZuSYvCt+NhMUbvKesFa",
+	"3f1m4xnYpjeFJYoyZa1RrichYVXXPAsP32MHAKwXVdF6PflpW/TT3KxuRYBskhKzVNr9TF+taVehQ69Y",
+	"AC1S8DfGcg+H2Kc6tvNPMM9CQQXD3HCsUIGQPKbCKJrSqyvhzjuSnEftp1Nu+YCbIlZsNZtNnVOGDEJO",
+	"rvWVVqLjTB04efoKjCbwzQbuRg6lasyDgexYOw8NS3aBKQIG02EgZ4EgAltdA+SRY+vduVSpnp9Sb1Xg",
+	"1cfeXkShOM3FjdQzAxc8MyxR4qP9Fq9od9lLYbnMPFfHWGfwy761BWdzMRhrfc3eX/wIpie5qOBaaidJ",
+	"WAIrhl4ka91IMRd5pTVWcijdPT/qqx3JPijQQcsc17NlhMBoFwSwuvhxbZd8/LqOEhca+d+ZBBfG5jsp",
+	"D4ph6tzN98yIHPx+8DCw/ypEG8xs8DcxtOuGrHOQ3pVjPnq+tTFDsYU0TMOAMEci09qB4Z7d6cgoLQKG",
+	"QR4S6NLACakbl9OIe5VAV3eI992ttx4AddXb+Gyrt/DkV/RQbE58JVjr0K3N816vE/BTL3q16wLULdWc",
+	"xi96nRLs9+i5M7z5RzmZTfZO3AP2JlLhX4dNAMGlSdJZCuvDyXzTSjQRVTWvgVO+txaxvHawOzVVSMy9",
+	"5Vdiffmbz+w9xaIqetogsjaV1unQhnZHoZU2WRxU7tUUzLFSJ8ZaYIVQfbkPgKh2MBXivIyn3xrMLLb/",
+	"WAjqfwXQ+CkwdXrcFwK2WJh5NoCZIo0QmgVTCLdN8TJpwnBrukh53fktvfmjD+suD7jG9veFe0+HaBUg",
+	"Ge3gQVj2JgeptMk2nSXxcapz2CxEVzk0N2sPVrnlRMiJYGzXJy+lYv/h1HWHWd3ugAIpwFPcsIvvztnx",
+	"4Z977Pzy3zp9ZWwu+ARa1LKhyDIktsMwqrE8t2Qnf5N0WPLP7v/23f/9b0mHcWb5AAt5hjzPpZPOSA3B",
+	"pOkrTMJQtJUlzxK07bllZuqmx4yFsIalOqr5wRCw00mzjHdZYjX77f/4b+beB4kkEN/RV0dffcVSvqjk",
+	"NH8F8+qPQX1Tj61Yz5cwR7QguTP6OkyqYTYz0EPYzfbR0dHXYOEYyydTzwXvnJ+J4ApKrKxhvd5Jr8fe",
+	"vztvbzDC6gMO4iOfTDN36fPe86/2Dw/3e4dojMRFPw1spXTphcTHz3qhU79uzC8b2Z0JLOxaw6/52z5v",
+	"9LabJa8VH+0BHcVb9iR3R8rzIWJxLcv1/AR8lNB+o0OuL/zT/WyHqBA6rFRo1vF8Ky9n4pzK9+Bvvx9/",
+	"FpY+RxLN4SL0VqNagkvAQvv7AFobfhX+eq+gS479+Bduxh3P5XvmyRR1norc/ZqnbbwQo9cEpIpKjs9x",
+	"8vZfSgP3S1RX5flJuLV8OJ5AN7mRzIRb5W+8SNvvz3q9o6HbD/AvQR9YjX862ZiUDNeVBXnSY+VyL5CC",
+	"Ud2Icdtzl3osLtvapMpiM28b2qyv4Ox5bdYpWvkCzJE0ClNiZnOeSQPaAuxGEHEsn2XCUDv2Ys7wzTbr",
+	"mLV0KE9q5knNPLSaqVYwhd7oq82Kg63qjWXO4EKTkObYpqqIRMaTttiRtiihIm+jMKIbG+kMqW6kBXFa",
+	"DyN7XVzDvPc/M064+7xV0VB0CaUEoPdMqmvoVArh+hKIBOLyhDXx3WSx+ixCfyVW8MlyrH5tpD4a8eOP",
+	"ExSDXQcBI7pAFi3YU8igsm/Y6kQ1PDthm9XDvn5C9BUzUl1lYn9mRPScDgN+RPYn0HmYdSuy7wbPgVZD",
+	"cdJXCQrK6WyQySF7f/EjCsyDML6Df6LS5f3iAf8TzsY3v/39H5QnC2eFSEd8E3dI30nbV3jkgPkDxy1y",
+	"90Gmr9pddimA6sRTVxGWaaFnuRHZqMs8gaWeK2hncCOhs5rqK/gE+PPxnvlYQ1SA8NucWN6RsmTkZAVr",
+	"YTELXvEBv09OfLISAA6E15LKWMHTZZwYWwMTu/DdnGkeQty1C5A6PiF0A2vByNtBaxOQArEhbEQZrWQJ",
+	"LXJC1zUBbBWn+QsAbRWDfdBubmk0aTXirzgEgaDHHadm4K7o5zcAvGpX79NeMYJq4qzw9e8F8vUZlTfv",
+	"BJ9sm75zneCHZRNBHt1G3n8uQCxSMwef4j2yESpWXPyMdAMCx+Y6v44QY14OVyg2n77xZliL91WdYQYZ",
+	"SwkELe11ApNVyktk2NqSwLxoduS2iSkrzXVjaFnpyN9jwQ6s3RMQbOtAMBXtg/uUEWjtrK/TmQo9zQRY",
+	"UnxoQxWB/xnoUCkmXGZFSE3mDAwmgJAWXHILNuELYBFnUt3Fe/qJhvvoPSenZnCw6zwnmv0nb6muYsZt",
+	"kNu7SI22/MGnmRH5BmX4SlHdBmrvZ8Yv2VhO0c8BgJmxwasqqSyC+Ck+AVbdsZi0T71DoaciPvTI2kTK",
+	"kYIT3Fjv4fgQRY4lk+SzuCs+wBWgzm6rOtlWNacbWPmcbk1rbrjNHbb3sJh7T4Wn1XrsUdrGoVp14rfL",
+	"FvUegCCH47ruiCEQ4OvknL5aDixc5U58sASP2ClaZaunsq9SMQG6tZVjeQLlVlGbF3gm3o7k6kDxOtf4",
+	"mWHwS05aCD4c+5YXvkIjE/xGOHO57XsSUse6dcKEtdz7ZCka8pOZIaTUTKU6QmXfwfTepvx4D5mIRyI/",
+	"th/U8K/nXuuB6LMKk2S9OVLkRZWY47F4kpMPKifPMRLJi/PuVuU+3QR9I3JnoNf6Cd+RUxBn6E9QiCzj",
+	"OztYZeImyRldaZFLH0CFKxAuT51UXUJudqiNwUxBmjvcNg1NgeJyEpkt2I3OZpNAJguS+6jXV+/fnWPu",
+	"t2V1yheYJU9F2sFP59TvNMZF/JfIdTXLdIT/fONn6YsBgIYR10gEv+5PHkoFBDScumeGjfVEMGyvYXYB",
+	"oAktoxuBP4HPAoFaldiZCPsyguoo02FG8Hw47jCjc6wKVWlfTfmV+3fMgr+pVTXlf5A6DMk1MM800Ha8",
+	"sZBpx1BMMO/KGFlpAGFXC/1YTEXjFkM0eqRX2vT0nTQ5ohHEHY6WBHUunFv90bKJM49Fivlu8reLNvXU",
+	"vruNQpc2k+8DEFopU9djIae2XPAXKBqiK6C9TNGImbWG3Ih9qYxQRkJLAsQDt4MYj1pEm7HOLZBSVNxn",
+	"ZgMMZNL+qpxI2N91VVPPX7yAupZQk/YZNVSXbqRQL1szEp3bbxfVpUJ7AZyz19kTajZxUiT+rNxo4Jem",
+	"w0llLrCV3ppBvclTMLqrxvXy1eV5NKQz+As+rB7Dl9RXiw7N5qZaAYb/pA43U9xMC1G+M3V48Gnqe/j+",
+	"2kQ1OlOusSaLfzwJHS2lDQ0HljvDI75B53EHA/L7kVqHq1gVd0qtCdablm9Dj+Zd5aEK0V+TcgqT8egZ",
+	"Dfxk1eGV8Ovfp1db0Sp914f/e2HjHf+AIuAgFZm8EbkU6w1lumwBMfqWlwm//f0fB1Sfb6JfStpM8TzX",
+	"c6B8h1cUNyX70R/9viojDCv6koTezoVEWi8DKozjl8VL/m7EwcoYipekPr6zXD2eiuydNmTBLUgTsJZ8",
+	"r9ikT8Jsi469J+koptcdde7PxDNDAuDexBo9rk6kvUJZJkdiuBhmJJ6iLmFkl0SFMazl35FEmXfVJM2c",
+	"E+jmpK98TXSXKgWSDgsfQYsZ84FQPEk7Jt7njKZ0aRiBirzbVzsSj69udhhA+H1aSjBl6wQN7pInIbMl",
+	"IXO2LEqghimTStybSPHdw91GrMSTh54AUPfWCewMw7EYXneo+SCb6kwOkeJziXGTjblKM4gkmr5K3r65",
+	"vL3X5UdJqdcI0o0hEdNXyA4qLfW61Tlrue8nfAEFIXw6zfWNYNIWXL1xIUo9tVwZO33hu6/fS0ISn/Y2",
+	"iJEGt9xrI2Qc3wMBs2kpavnq3LcP1fx4abtUNUBeu6M+NQRnd6j7/8M0Sn5MonqXLZf/IF0acCcW9i0L",
+	"CORCBd2+xO9zU86V+gBSDKNNgFWsPQrXEtmgSAN01b9oy2pQHT694fvNLFeRIxk0UZ1qNZLOc5RaQe4G",
+	"Ua6cDTI9vN4XH6eZzkWOaBvoPxX3NR5yyzN9NRPEmzjmQNi1O2v4XZixJ4P4Fhk8mrV1NnHYX09m8RZ9",
+	"b632EfZRHN/Y996Rfaxndt83v2hMXAamJc+YHefCjHWWdsrtVjDTPsRmXPt6NHIGrNQAM5GZc9gn0iLB",
+	"BEpgP4LG/enKCQI9s5f+HR49AmVpvPWheudlhIl5yrvV0PmV3LE7N6mrBsyee6JSgIuILDXMgPZEGKvO",
+	"GTQ1OFlpgdo+ZYmaZVnCMHUGcDA6NU6d0rFhpJXjU6FHoy47c7sLA8Al1oFwYoKNH0wWxbTqq5ZWIpT8",
+	"zrkEQAv01lPFsUVsPn3bDs2bCmjMDc9mBQkpkgSPrMg3w1d3dhh3BUwtD/iBAKp3EglM6S8Pnfa7dCPO",
+	"Q73850mjz3Yccj2S2Xr+Ud8FytmnHZbpK41G/BCA7EOd6RnKpLE2TiZA0AsxoVfYbMas18Y0hi8GCOoH",
+	"XHfo8Osn/bueCZSmCfbSIOdQFH0/yjho2mEmeG48Qb72urW8s1vokkZ7GrxbxYB5n5q0trvscsxzkbLB",
+	"Iuq51kD7bX3z764eozTiB9J7tzuDX35D89+79tuyQGjU5iNK5zTxXb35XIkNL4NYyBUtc2Ovr9K+oMHc",
+	"a7YE23zcKmcS3+gR05vvOiOX4Ywcib0vDe6Kr70Z7Uqb5EnpNwC75mHLbz08RT998MmnfOqRrhUxZAot",
+	"xYHjpkf6+w3Jqh0f6F2bvk3yiL/P0C6++eOAiN7rwTkgOEA96uGMJURmlIRU8lgbwRIfN+p6wxDY5p1t",
+	"iA1OiX3ySt4g7x09Cqxn3lceu+CDS9QI1NnnVF6OjCnzsWapxN/D4BaTlrW4SjsYwYJqpZQNMy4nfRUq",
+	"ceZjDQQR9FgDg8NWoVqlbMplDn1RFsIwrZi07dPYVcfmyzmU6Bjg54sjalht7gEWhSw5Kqblw2DxgS6A",
+	"FqilpqPu0r6K2otCTXqIxLnZCgwb7VOoKIepBwSHj9+Fy497X/dVIhVQGn6AFFxS9F6vcE9QU4s/rjAL",
+	"e/HRSzVvVG1DqDXK8Tu7T9xnMTdtxrDJHyC1XiEYh1wNRbZGLhq2GcJV+7vJOuzVKvIK7nno03pHyNWD",
+	"nG+c5Sw64DuBPP0xbKHHKTbwUDwyqZGLv4mhrZcaF/C9b/yLjsiKOsfNC12AIS7pgabA0ItM252+Smhn",
+	"h62etLvsMuBToSsQ/KL7bYxvkrky4QuGAyVmOoxtrrEXcNh/XHNhVZw82QsPdvBxMz7kwS+GWttBODA8",
+	"BteOkZuE6QQr+IRZ7akfQ41IzBi1NgBx6cfwxWTUwohrDtkTpmVNTs3tl2eG+XvCZEW7371PozzarFIx",
+	"0eZs6Zy4jXG/SnXVXt6YFVELN77V/Xq50/26/SRY9Va9/8RX06PilDx1Kn86NfX5p885PHjLZ6sMX0bd",
+	"NB8VqhFVOtVSWcNaSMkK5OBIZ5iJkWV6ZolBtVzEDQysRYlP1CW/Qb6KKm5f+Yc/fiWzNOK1pXv+rZ6O",
+	"TFUeZ2XnNTSwlnZYfV8WtwbvL34E4k02EGxs7dSwlvsP9v7XinGWimmmEUUP/U95lum5YdNc3nArGDZ9",
+	"N23CPhqd3Yi+sppRlxYKA0NsN1sUXc4Ov4qO1DTKDHXZa2vAHHP+EsZx+qqVzMdGDD/89vd/JB12ablK",
+	"eZ4y2m2mHfq5SENRYHhe1bFrWli3tJO/gM4kSyN+oCq4pVH8VdrxJaziJjkQmpTgote2KXkJ8pfq2sLy",
+	"rFS0oZhutpqf9vwgKuvW/Je361LSgXO8NM6XJR6Q8oizVclfy6ixoxFfaPAiy2Om5VttAwMXL42YLr6H",
+	"0X55Ub/dFQQW+hbhHL9PKNNZmjK+ohhvrxcbAZcqCHdqjcaIEybGKMW8EwIsQm6tmEwta1k5iXonZ9xi",
+	"C2ThJgXZC1GNPTPEi3HIfvi23WU/iKllRz3sH/5ZRuXOyXqAVDItseWAfvbrVseOE4mKuAgvsOLMZiAm",
+	"NhL1LD/fkyIBr0Htw2/EypOX2qU+MQc9MQc9WPxpiQEIfMy7OgYN5R9SrBx8oqPx60Eu6On1+ZXL4Vik",
+	"kP4IrGRI57rc3Dqhx+zLNOm4k6BVZBG2kkIYJG2AjOu+QlEqFB9kIi0uNrOBG8IA2dCkPQXvhaYJGqUy",
+	"Y2WWleuu3DnMF85/mPBU9FU6E0zpue+o6G5M9cw96XbOxIWfpGUL9Ga3bIk41zJ1c3djyWECXE80075v",
+	"bHHY6tp5FfJwB1RqIKF3rBZWxdrzhxVrzNDZeOpWtj3RSEvAuIqFza4tw0/FnlzbrOlnbcdO4Ex0Dtlj",
+	"2gyFoIrOYhQ1XCNwVsTNy1t4uztLES89tnHXIxz803nY6nkQ0Nzzvp2l+EgcYIBg34T4QR20VYl5iPpU",
+	"hPFOQVU/P2ZjPctjrcWGPHdeFcQLuZ3lAlr+cWwX0FfYAQgkw5ArZubSkj+mZ5Zl2iACxB+9ghgVRi61",
+	"AlvBsJmyMmMW8LZ+GH3Fc+xDAc2V2ifOwJjrWZayNNdTj3HNhS2o5t3F0GgQ7JCxzm5rVDSOuDzsGe89",
+	"omhisbeeugUtxZpok98raEQTMVFYqGfL0f57FVFWGNvEjeHBfu66WxIyM1pJyi3v6sHfxNAmJyz51N9z",
+	"3/f3TgCB32H9yHB1n/7293/8mrTBjymZvR2YBZFSIsXmUqQsk9eCIkdeRp1S2wsyFvh0CmW11BgN27eX",
+	"zgEJHoCxzcfcAhjfHQx8A/Ka4I3BY5Jmya9qcXZ82Our8I207bhsB0fJFZupa4URe4G4fPJFDMLlWRK7",
+	"QO8WU5GcMN5XQTKaMUhPbOG/PN881Aqx5x8/VgnHd6I2cfqohOPW/Q/34hfCzLJN3scC2Aef/I/ti7VL",
+	"AUxrbqt63lQdC7ldybQCTNcY0FDcUlNQGyP0moSTozHsMJAc8+zspEFR8R5xj6Lfe8lt8daby26jJXiK",
+	"zTYovZ2XTsZtwbGbwRsxCTIkBpbJkLfBfhwNKWGta7FAzJMZ6mnRdsK/9Anj7Fos2MyItK8QS0seVRAg",
+	"kenw9edRHxd79770+71yGRev91BIjmJ+a+yKYtXul9cYa06WqI2j4a5AFYalyq3ajdOc5bh483qm404F",
+	"//K6QUYczPc0wi8AQlHMxL2BKYpH/u4ZlnF3Mh6f5EdBshz91gEQG1/VGriXfuaQy9jEfXm9WsTyreG1",
+	"M9NbY23b1DASGzrOqUykxOWYC59iXFv/Ud4s8urLqQNZGXld0RV8O8PXfzL81hOtReeoNG/3xXwab3Tq",
+	"iQrlijzd1ypbtLsM3A+DqF/DrTSjRV+96PXYb//n/8MmUuF/+Uf472Gv0+vB/5g7tebUnzEPGjYiv4lS",
+	"40s8q5sp2XZ4fHbFzbY85AcmZ7vTMf7yudoehjZtW8f7ttGdA2GsnHAr1pQ6clvW43rEklJT3oRpxRI4",
+	"wK/ThHJVU75gemaZ0vOTgnKN4Y3gI0ZkLG6SZxZiydRi2VkPztvDP5Wwc51fs5EQJcWKhKWhS/NYZ6np",
+	"K6H07GrsfEg3CGkxaOyfrEifgyYGd1akUEwdqJWLd30G+rqvWoF8BX8l6dD7flDafggmFvYKIxHygW5J",
+	"Tkte6Acf7k7Yce+o3e0rn8XH8m+Se+9WZkylOCtgQHzkQ5stIO4ek9rg1BsIGtq+gmb/QMonhwID/G4G",
+	"pWFX3LD///9mrQE3+Nk/Myun7QJE5S6AmdepYH6TGN9Poq/ogS2rAeo0lFPp9IRbAfcuKuI+gtc4gUD+",
+	"dCpyNtAzlba77AVQ5Cj9AWeS33CZuZlJfBMJCXSCQ2EMG3KltHX6ZjgutZe4eHsOfNz4joCwaum8r1It",
+	"MD2Qz8r9KHDgprIv+yt6zx0GAtb6urTUUrH3ly9RMdYFIctdsdehqGLs5lfHexUIzZVhnZ+9frv/nI6J",
+	"TKOOdnpmO0x0r7osEXJ6+OLFyZ+PXxwldaMkmbB2fHdEwd5P8NLviNqsMH3/Jai5Go/3LgrP3dXg0T/r",
+	"c7cBzvzJvp2m9HNf0j53Dng2V4mf4gjHragH46NcQT/YIAHyfYNQzc6ikBU7ZecwjFuEAn+facViBh4H",
+	"PeE2kgt3PWu3YyuMT9tA36zY1IGp753vu0HWaoy98jR8lFW4PVFhQT9oq/gF+wpg5YFmkJprbJ1f8LRs",
+	"o9fyCLLPoBF8kkhlbsEvQjTdnS+oWjI9do7BzzIVthldXhJtm/gGAYzAq8VbS5GLSFCuhbBtAJ4OIuqq",
+	"EwBfkQuBRWBUGyf6KjhXIZHr/MnIIoloxoCdVCk9U0Pnf0sAXmF3Mj6EWC07UwsG1k9fIRoiTr6uiphL",
+	"PhJUmpYviApJLSeQb5uybZZ5u2/R9LhIFDcLs4L5LJZmT2SKv0MZGQgVScQ8WlF5G5LF2Ai8E9FijRCM",
+	"+BI3sCU+WUVrBMmTWfQ4qBR3fdRhUPmN3/ezPNs72TuAPUlPW8muyyu1L1WHGQHPxPR6iYYudGsJA31m",
+	"2FToaQbELT4S6t58NYZJfVHwZ6ndsemudOg1Fbf601jK27d4Nh3zdvQLsadc8XzkKcIYaiaN7S6FRc36",
+	"3sJU3cTO3r5mAzGWKq1vz9bynS3e51nSLj0IL6t5VKCujCf47O3rDnOTKpR1woII/dkA9hn7l7++ix5Q",
+	"bKFff/n1fwUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

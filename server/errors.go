@@ -60,6 +60,7 @@ func classify(err error) *apiError {
 		limited    *rateLimitedError
 		unserved   *domain.ModeNotServedError
 		throttled  *people.ThrottledError
+		refused    *domain.PolicyRefusal
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -99,6 +100,23 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusForbidden, typePermission, domain.CodeStepUpRequired, err.Error(), ""}
 	case errors.Is(err, people.ErrOIDCOff), errors.Is(err, domain.ErrOIDCSignInOff):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeOIDCNotConfigured, "Sign-in with an OIDC provider is not configured.", ""}
+	// Refunds and the payout policy (issue 23).
+	case errors.As(err, &refused):
+		return &apiError{http.StatusConflict, typeInvalidRequest, refused.Code, refused.Message, refused.Param}
+	case errors.Is(err, domain.ErrApprovalByCreator):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeApprovalByCreator, err.Error(), ""}
+	case errors.Is(err, domain.ErrApprovalNeedsPerson):
+		return &apiError{http.StatusForbidden, typePermission, domain.CodeForbidden, err.Error(), ""}
+	case errors.Is(err, domain.ErrNotAwaitingApproval):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
+	case errors.Is(err, domain.ErrAddressExists):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeAddressExists, err.Error(), "address"}
+	case errors.Is(err, domain.ErrAddressBookNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such address-book entry.", "entryId"}
+	case errors.Is(err, domain.ErrRefundNotFound):
+		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeRefundNotFound, "No such refund.", "refundId"}
+	case errors.Is(err, domain.ErrInvalidRefundSecret):
+		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidRefundSecret, "Send the refund's claim secret in X-Service-Refund-Secret.", ""}
 	case errors.As(err, &limited):
 		return &apiError{http.StatusTooManyRequests, typeRateLimit, domain.CodeRateLimited, limited.Error(), ""}
 	case errors.As(err, &body): // before httpErr: it may wrap middleware.BodyLimit's 413

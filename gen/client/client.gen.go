@@ -382,6 +382,81 @@ func (e QuoteStatus) Valid() bool {
 	}
 }
 
+// Defines values for RefundClaimTypedDataDomainName.
+const (
+	PaymentsdRefund RefundClaimTypedDataDomainName = "paymentsd refund"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataDomainName enum.
+func (e RefundClaimTypedDataDomainName) Valid() bool {
+	switch e {
+	case PaymentsdRefund:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundClaimTypedDataDomainVersion.
+const (
+	N1 RefundClaimTypedDataDomainVersion = "1"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataDomainVersion enum.
+func (e RefundClaimTypedDataDomainVersion) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundClaimTypedDataPrimaryType.
+const (
+	RefundClaimTypedDataPrimaryTypeRefundClaim RefundClaimTypedDataPrimaryType = "RefundClaim"
+)
+
+// Valid indicates whether the value is a known member of the RefundClaimTypedDataPrimaryType enum.
+func (e RefundClaimTypedDataPrimaryType) Valid() bool {
+	switch e {
+	case RefundClaimTypedDataPrimaryTypeRefundClaim:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundStatus.
+const (
+	RefundStatusAwaitingAddress RefundStatus = "awaiting_address"
+	RefundStatusCancelled       RefundStatus = "cancelled"
+	RefundStatusCompleted       RefundStatus = "completed"
+	RefundStatusFailed          RefundStatus = "failed"
+	RefundStatusPending         RefundStatus = "pending"
+	RefundStatusProcessing      RefundStatus = "processing"
+)
+
+// Valid indicates whether the value is a known member of the RefundStatus enum.
+func (e RefundStatus) Valid() bool {
+	switch e {
+	case RefundStatusAwaitingAddress:
+		return true
+	case RefundStatusCancelled:
+		return true
+	case RefundStatusCompleted:
+		return true
+	case RefundStatusFailed:
+		return true
+	case RefundStatusPending:
+		return true
+	case RefundStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SetAcceptedAssetsRequestDefault.
 const (
 	True SetAcceptedAssetsRequestDefault = true
@@ -513,6 +588,10 @@ const (
 	PaymentOverpaid      WebhookEventType = "payment.overpaid"
 	PaymentProcessing    WebhookEventType = "payment.processing"
 	PaymentUnderpaid     WebhookEventType = "payment.underpaid"
+	RefundCancelled      WebhookEventType = "refund.cancelled"
+	RefundCompleted      WebhookEventType = "refund.completed"
+	RefundCreated        WebhookEventType = "refund.created"
+	RefundFailed         WebhookEventType = "refund.failed"
 	WithdrawalCancelled  WebhookEventType = "withdrawal.cancelled"
 	WithdrawalCompleted  WebhookEventType = "withdrawal.completed"
 	WithdrawalCreated    WebhookEventType = "withdrawal.created"
@@ -540,6 +619,14 @@ func (e WebhookEventType) Valid() bool {
 	case PaymentProcessing:
 		return true
 	case PaymentUnderpaid:
+		return true
+	case RefundCancelled:
+		return true
+	case RefundCompleted:
+		return true
+	case RefundCreated:
+		return true
+	case RefundFailed:
 		return true
 	case WithdrawalCancelled:
 		return true
@@ -711,6 +798,28 @@ type AcceptedAssets struct {
 	Unserved []string `json:"unserved"`
 }
 
+// AddressBookEntry defines model for AddressBookEntry.
+type AddressBookEntry struct {
+	Address string `json:"address"`
+
+	// ChainId Example: eip155:8453
+	ChainId   string    `json:"chainId"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CreatedBy Who saved it (a person's email; null for a service token).
+	CreatedBy *string            `json:"createdBy"`
+	Id        openapi_types.UUID `json:"id"`
+	Label     string             `json:"label"`
+
+	// UsableAt When the cooling-off period ends and withdrawals may go to it.
+	UsableAt time.Time `json:"usableAt"`
+}
+
+// AddressBookList defines model for AddressBookList.
+type AddressBookList struct {
+	Data []AddressBookEntry `json:"data"`
+}
+
 // ApiKey A secret key as listed (the key itself is never stored, only its hash).
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
@@ -735,6 +844,17 @@ type ApiKey struct {
 // ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}]}
 type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
+}
+
+// Approval Whether a second team member must approve this before it is sent, and who did.
+//
+// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+type Approval struct {
+	ApprovedAt *time.Time `json:"approvedAt"`
+
+	// ApprovedBy The approving person's email.
+	ApprovedBy *string `json:"approvedBy"`
+	Required   bool    `json:"required"`
 }
 
 // AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).
@@ -942,8 +1062,19 @@ type Checkout struct {
 	// MerchantName The merchant's short name.
 	//
 	// Example: Acme
-	MerchantName string          `json:"merchantName"`
-	Quotes       []CheckoutQuote `json:"quotes"`
+	MerchantName string `json:"merchantName"`
+
+	// OverpaymentRefund Present when the payment completed with more than was due and the merchant offers the
+	// excess back: the page offers `POST …/overpayment-refund` for a claim link.
+	OverpaymentRefund *struct {
+		ExcessAmountAsset string `json:"excessAmountAsset"`
+
+		// RefundId The refund already asked for, if any.
+		RefundId      *openapi_types.UUID `json:"refundId"`
+		TokenDecimals int32               `json:"tokenDecimals"`
+		TokenSymbol   string              `json:"tokenSymbol"`
+	} `json:"overpaymentRefund,omitempty"`
+	Quotes []CheckoutQuote `json:"quotes"`
 
 	// Received What arrived for the settling quote (null before anything did).
 	Received *struct {
@@ -1031,10 +1162,25 @@ type CheckoutQuote struct {
 // CheckoutQuoteAssetType Example: erc20
 type CheckoutQuoteAssetType string
 
+// ClaimRefundRequest Example: {"recipientAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94"}
+type ClaimRefundRequest struct {
+	RecipientAddress string `json:"recipientAddress"`
+
+	// Signature EIP-712 signature of the refund's typed data with this `recipient`, by an address that paid (65 bytes hex, `v` 27/28 or 0/1). Absent for a typed address.
+	Signature *string `json:"signature,omitempty"`
+}
+
 // CodeRequest Example: {"code":"123456"}
 type CodeRequest struct {
 	// Code A 6-digit TOTP code (or, where a second factor is checked, a recovery code).
 	Code string `json:"code"`
+}
+
+// CreateAddressBookEntryRequest Example: {"address":"0x9858effd232b4033e47d90003d41ec34ecaeda94","chainId":"eip155:8453","label":"Treasury Safe"}
+type CreateAddressBookEntryRequest struct {
+	Address string `json:"address"`
+	ChainId string `json:"chainId"`
+	Label   string `json:"label"`
 }
 
 // CreateApiKeyRequest Example: {"mode":"test"}
@@ -1128,6 +1274,24 @@ type CreatePaymentResponse struct {
 
 	// Secret The payment secret (shown once).
 	Secret string `json:"secret"`
+}
+
+// CreateRefundRequest A refund of part or all of a payment. Exactly one of `amountInCents` and `amountAsset`.
+//
+// Example: {"amountAsset":"500000","reason":"overpaid"}
+type CreateRefundRequest struct {
+	// AmountAsset The settled token's smallest unit (e.g. exactly the overpaid excess).
+	AmountAsset *string `json:"amountAsset,omitempty"`
+
+	// AmountInCents USD cents, converted to the settled token at the current rate (stablecoins at 1.00), rounded down.
+	AmountInCents *int64  `json:"amountInCents,omitempty"`
+	Reason        *string `json:"reason,omitempty"`
+
+	// RecipientAddress The customer's address. Without it the refund waits for the customer's claim (`claimUrl`).
+	RecipientAddress *string `json:"recipientAddress,omitempty"`
+
+	// SubtractNetworkFee Take the network fee out of the amount sent (a refund smaller than its fee fails and is reversed).
+	SubtractNetworkFee *bool `json:"subtractNetworkFee,omitempty"`
 }
 
 // CreateWebhookEndpointRequest Example: {"events":["payment.completed","payment.expired"],"url":"https://shop.example/hooks/paymentsd"}
@@ -1509,6 +1673,15 @@ type ModeBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
+// OverpaymentRefund defines model for OverpaymentRefund.
+type OverpaymentRefund struct {
+	AmountAsset   string             `json:"amountAsset"`
+	ClaimUrl      string             `json:"claimUrl"`
+	RefundId      openapi_types.UUID `json:"refundId"`
+	TokenDecimals int32              `json:"tokenDecimals"`
+	TokenSymbol   string             `json:"tokenSymbol"`
+}
+
 // Pagination Position of a page in a list.
 //
 // Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
@@ -1596,9 +1769,14 @@ type Payment struct {
 	AmountInCents int64 `json:"amountInCents"`
 
 	// AmountMerchantNetCents Example: 1000
-	AmountMerchantNetCents int64     `json:"amountMerchantNetCents"`
-	ConvenienceFeeCents    *int64    `json:"convenienceFeeCents"`
-	CreatedAt              time.Time `json:"createdAt"`
+	AmountMerchantNetCents int64 `json:"amountMerchantNetCents"`
+
+	// AmountRefundedCents USD cents of this payment's refunds that are not failed or cancelled (debited from the balance; 0 without refunds).
+	//
+	// Example: 0
+	AmountRefundedCents *int64    `json:"amountRefundedCents,omitempty"`
+	ConvenienceFeeCents *int64    `json:"convenienceFeeCents"`
+	CreatedAt           time.Time `json:"createdAt"`
 
 	// Currency Only USD.
 	//
@@ -1870,6 +2048,30 @@ type PaymentWebhookEvent struct {
 	Type WebhookEventType `json:"type"`
 }
 
+// PayoutSettings The merchant's payout policy, applied to withdrawals and refunds.
+//
+// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":1000000,"offerOverpaymentRefunds":true,"refundClaimDays":30,"updatedAt":"2026-11-28T10:00:00Z"}
+type PayoutSettings struct {
+	// AddressCoolingOffHours Hours after it is saved before an address-book entry can receive a withdrawal (default 24; 0 allowed).
+	AddressCoolingOffHours int32 `json:"addressCoolingOffHours"`
+
+	// AllowlistOnly Withdrawals go only to addresses saved in the address book (and usable).
+	AllowlistOnly bool `json:"allowlistOnly"`
+
+	// ApprovalThresholdCents A withdrawal or refund above this many cents waits for a second person's approval; null (the default) turns approvals off.
+	ApprovalThresholdCents *int64 `json:"approvalThresholdCents"`
+
+	// DailyLimitCents Most money (withdrawals + refunds, by cents debited, not failed or cancelled) that may leave in any 24 h; null (the default) turns it off. Exactly the limit is allowed.
+	DailyLimitCents *int64 `json:"dailyLimitCents"`
+
+	// OfferOverpaymentRefunds The checkout page offers an overpaying customer the excess back through a claim link (default false).
+	OfferOverpaymentRefunds bool `json:"offerOverpaymentRefunds"`
+
+	// RefundClaimDays Days a refund waits for its customer's claim before it is cancelled and its amount restored (default 30).
+	RefundClaimDays int32      `json:"refundClaimDays"`
+	UpdatedAt       *time.Time `json:"updatedAt"`
+}
+
 // ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
 //
 // Example: manual
@@ -1936,6 +2138,196 @@ type RecoveryCodes struct {
 type RefreshRequest struct {
 	// Mode The mode the new access token acts in (default the session's last).
 	Mode *Mode `json:"mode,omitempty"`
+}
+
+// Refund Money given back to a payment's customer, in the payment's settled token on its chain.
+//
+// Example: {"amountAsset":"500000","amountInCents":50,"approval":{"approvedAt":null,"approvedBy":null,"required":false},"chainId":"eip155:1337","claimExpiresAt":"2026-12-28T10:00:00Z","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","createdAt":"2026-11-28T10:00:00Z","errorMessage":null,"id":"01a20b10-0000-7000-8000-000000000001","livemode":false,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","networkFeeAsset":null,"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","reason":"overpaid","receipt":null,"recipientAddress":null,"recipientSource":null,"status":"awaiting_address","subtractNetworkFee":false,"tokenDecimals":6,"tokenId":"eip155:1337/erc20:0x5fbdb2315678afecb367f032d93f642f64180aa3","tokenSymbol":"USDC","updatedAt":"2026-11-28T10:00:00Z"}
+type Refund struct {
+	// AmountAsset The token amount refunded, smallest unit, fixed when the refund was created.
+	AmountAsset string `json:"amountAsset"`
+
+	// AmountInCents What the merchant's balance was debited (the request's amount, or `amountAsset` valued at the payment's settlement rate, rounded down).
+	AmountInCents int64 `json:"amountInCents"`
+
+	// Approval Whether a second team member must approve this before it is sent, and who did.
+	//
+	// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+	Approval Approval `json:"approval"`
+
+	// ChainId Example: eip155:8453
+	ChainId        string     `json:"chainId"`
+	ClaimExpiresAt *time.Time `json:"claimExpiresAt"`
+
+	// ClaimUrl The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`); null otherwise.
+	ClaimUrl     *string            `json:"claimUrl"`
+	CreatedAt    time.Time          `json:"createdAt"`
+	ErrorMessage *string            `json:"errorMessage"`
+	Id           openapi_types.UUID `json:"id"`
+	Livemode     bool               `json:"livemode"`
+	MerchantId   openapi_types.UUID `json:"merchantId"`
+
+	// NetworkFeeAsset The fee subtracted, in the token's smallest unit, once signed (null otherwise).
+	NetworkFeeAsset *string            `json:"networkFeeAsset"`
+	PaymentId       openapi_types.UUID `json:"paymentId"`
+	Reason          *string            `json:"reason"`
+
+	// Receipt The completed refund's transaction (null until then).
+	Receipt          *RefundReceipt `json:"receipt"`
+	RecipientAddress *string        `json:"recipientAddress"`
+
+	// RecipientSource Where the address came from — the merchant's request, the payer's signature, or typed on the claim page (needs an approval).
+	RecipientSource *string `json:"recipientSource"`
+
+	// Status Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+	// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+	// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+	// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+	// their amount to the balance.
+	//
+	//
+	// Example: pending
+	Status RefundStatus `json:"status"`
+
+	// SubtractNetworkFee The network fee is taken from the amount sent (the customer receives `amountAsset` less the fee) instead of paid by the service.
+	SubtractNetworkFee bool   `json:"subtractNetworkFee"`
+	TokenDecimals      int32  `json:"tokenDecimals"`
+	TokenId            string `json:"tokenId"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string    `json:"tokenSymbol"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// RefundClaim A refund as the customer's claim page shows it.
+type RefundClaim struct {
+	AmountAsset string `json:"amountAsset"`
+
+	// ChainId Example: eip155:1337
+	ChainId             string             `json:"chainId"`
+	ChainName           string             `json:"chainName"`
+	ClaimExpiresAt      *time.Time         `json:"claimExpiresAt"`
+	Id                  openapi_types.UUID `json:"id"`
+	MerchantDisplayName string             `json:"merchantDisplayName"`
+
+	// PayerAddresses The addresses that paid the payment; a signature from one of them is accepted at once.
+	PayerAddresses   []string `json:"payerAddresses"`
+	RecipientAddress *string  `json:"recipientAddress"`
+
+	// Status Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+	// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+	// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+	// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+	// their amount to the balance.
+	//
+	//
+	// Example: pending
+	Status RefundStatus `json:"status"`
+
+	// TokenAddress The ERC-20 contract (null for the native coin).
+	TokenAddress  *string `json:"tokenAddress"`
+	TokenDecimals int32   `json:"tokenDecimals"`
+	TokenSymbol   string  `json:"tokenSymbol"`
+
+	// TypedData The EIP-712 typed data a payer signs to claim the refund (`eth_signTypedData_v4`): put the
+	// receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
+	// chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
+	// with `string refundId`, `address recipient`, `uint256 chainId`.
+	TypedData RefundClaimTypedData `json:"typedData"`
+}
+
+// RefundClaimTypedData The EIP-712 typed data a payer signs to claim the refund (`eth_signTypedData_v4`): put the
+// receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
+// chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
+// with `string refundId`, `address recipient`, `uint256 chainId`.
+type RefundClaimTypedData struct {
+	Domain struct {
+		ChainId int64                             `json:"chainId"`
+		Name    RefundClaimTypedDataDomainName    `json:"name"`
+		Version RefundClaimTypedDataDomainVersion `json:"version"`
+	} `json:"domain"`
+	Message struct {
+		ChainId int64 `json:"chainId"`
+
+		// Recipient The zero address as a placeholder until the page fills it.
+		Recipient string `json:"recipient"`
+		RefundId  string `json:"refundId"`
+	} `json:"message"`
+	PrimaryType RefundClaimTypedDataPrimaryType `json:"primaryType"`
+	Types       map[string][]struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"types"`
+}
+
+// RefundClaimTypedDataDomainName defines model for RefundClaimTypedData.Domain.Name.
+type RefundClaimTypedDataDomainName string
+
+// RefundClaimTypedDataDomainVersion defines model for RefundClaimTypedData.Domain.Version.
+type RefundClaimTypedDataDomainVersion string
+
+// RefundClaimTypedDataPrimaryType defines model for RefundClaimTypedData.PrimaryType.
+type RefundClaimTypedDataPrimaryType string
+
+// RefundList A page of refunds.
+type RefundList struct {
+	Data []Refund `json:"data"`
+
+	// Pagination Position of a page in a list.
+	//
+	// Example: {"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}
+	Pagination Pagination `json:"pagination"`
+}
+
+// RefundReceipt The completed refund's transaction (null until then).
+type RefundReceipt struct {
+	CreatedAt time.Time `json:"createdAt"`
+
+	// SettledAmountAsset Token amount the customer received, smallest unit (after any network fee subtracted).
+	SettledAmountAsset string    `json:"settledAmountAsset"`
+	TxBlockNumber      int64     `json:"txBlockNumber"`
+	TxGasUsed          int64     `json:"txGasUsed"`
+	TxHash             string    `json:"txHash"`
+	TxSenderAddress    string    `json:"txSenderAddress"`
+	TxTimestamp        time.Time `json:"txTimestamp"`
+
+	// TxTotalCost Gas cost in the native coin's smallest unit.
+	TxTotalCost string `json:"txTotalCost"`
+
+	// TxTotalCostUsdFractions Gas cost in USD, 1e-6 units.
+	TxTotalCostUsdFractions int64 `json:"txTotalCostUsdFractions"`
+}
+
+// RefundStatus Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+// their amount to the balance.
+//
+// Example: pending
+type RefundStatus string
+
+// RefundWebhookEvent The body POSTed to a webhook endpoint for a `refund.*` event (see WebhookEvent).
+// `data.object` is the refund exactly as `GET /v1/external/secretkey-auth/refunds/{refundId}`
+// returned it when the event happened.
+type RefundWebhookEvent struct {
+	CreatedAt time.Time `json:"createdAt"`
+	Data      struct {
+		// Object Money given back to a payment's customer, in the payment's settled token on its chain.
+		//
+		// Example: {"amountAsset":"500000","amountInCents":50,"approval":{"approvedAt":null,"approvedBy":null,"required":false},"chainId":"eip155:1337","claimExpiresAt":"2026-12-28T10:00:00Z","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","createdAt":"2026-11-28T10:00:00Z","errorMessage":null,"id":"01a20b10-0000-7000-8000-000000000001","livemode":false,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","networkFeeAsset":null,"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","reason":"overpaid","receipt":null,"recipientAddress":null,"recipientSource":null,"status":"awaiting_address","subtractNetworkFee":false,"tokenDecimals":6,"tokenId":"eip155:1337/erc20:0x5fbdb2315678afecb367f032d93f642f64180aa3","tokenSymbol":"USDC","updatedAt":"2026-11-28T10:00:00Z"}
+		Object Refund `json:"object"`
+	} `json:"data"`
+	Id string `json:"id"`
+
+	// Type The events delivered to webhook endpoints. A status change is announced as the new
+	// status; `payment.underpaid` when the confirmed total is short of the amount due,
+	// `payment.overpaid` after `payment.completed` when more arrived than was due,
+	// `payment.late_transfer` when a transfer the settlement did not count is credited on its own.
+	//
+	//
+	// Example: payment.completed
+	Type WebhookEventType `json:"type"`
 }
 
 // SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
@@ -2118,6 +2510,18 @@ type UpdateMerchantProfileRequest struct {
 	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
 }
 
+// UpdatePayoutSettingsRequest The fields to change; absent ones keep their value.
+//
+// Example: {"approvalThresholdCents":100000,"dailyLimitCents":null}
+type UpdatePayoutSettingsRequest struct {
+	AddressCoolingOffHours  *int32 `json:"addressCoolingOffHours,omitempty"`
+	AllowlistOnly           *bool  `json:"allowlistOnly,omitempty"`
+	ApprovalThresholdCents  *int64 `json:"approvalThresholdCents,omitempty"`
+	DailyLimitCents         *int64 `json:"dailyLimitCents,omitempty"`
+	OfferOverpaymentRefunds *bool  `json:"offerOverpaymentRefunds,omitempty"`
+	RefundClaimDays         *int32 `json:"refundClaimDays,omitempty"`
+}
+
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
 //
 // Example: {"maxAmountInCents":500000,"minAmountInCents":1000}
@@ -2259,6 +2663,11 @@ type WebhookTestResult struct {
 type Withdrawal struct {
 	// AmountInCents Example: 5000
 	AmountInCents int64 `json:"amountInCents"`
+
+	// Approval Whether a second team member must approve this before it is sent, and who did.
+	//
+	// Example: {"approvedAt":null,"approvedBy":null,"required":true}
+	Approval *Approval `json:"approval,omitempty"`
 
 	// ChainId CAIP-2 chain id.
 	//
@@ -2406,6 +2815,9 @@ type WithdrawalWebhookEvent struct {
 	Type WebhookEventType `json:"type"`
 }
 
+// AwaitingApproval defines model for AwaitingApproval.
+type AwaitingApproval = bool
+
 // CheckoutPaymentId defines model for CheckoutPaymentId.
 type CheckoutPaymentId = string
 
@@ -2430,6 +2842,24 @@ type Offset = int32
 // RefreshCookie defines model for RefreshCookie.
 type RefreshCookie = string
 
+// RefundFilterPaymentId defines model for RefundFilterPaymentId.
+type RefundFilterPaymentId = openapi_types.UUID
+
+// RefundFilterStatus Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+// `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+// sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+// (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+// their amount to the balance.
+//
+// Example: pending
+type RefundFilterStatus = RefundStatus
+
+// RefundId defines model for RefundId.
+type RefundId = string
+
+// RefundPaymentId defines model for RefundPaymentId.
+type RefundPaymentId = string
+
 // TeamUserId defines model for TeamUserId.
 type TeamUserId = string
 
@@ -2440,6 +2870,11 @@ type WebhookEndpointId = string
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type ApiKeyForbidden = Error
+
+// ApprovalForbidden The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type ApprovalForbidden = Error
 
 // AuthBadRequest The error body of every non-2xx response.
 //
@@ -2571,10 +3006,25 @@ type PayloadTooLarge = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type PaymentNotFound = Error
 
+// PayoutConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type PayoutConflict = Error
+
 // RecentFactorNeeded The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RecentFactorNeeded = Error
+
+// RefundClaimUnauthorized The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RefundClaimUnauthorized = Error
+
+// RefundNotFound The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RefundNotFound = Error
 
 // RequestTimeout The error body of every non-2xx response.
 //
@@ -2717,6 +3167,37 @@ type CreatePaymentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateRefundParams defines parameters for CreateRefund.
+type CreateRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListRefundsParams defines parameters for ListRefunds.
+type ListRefundsParams struct {
+	// PaymentId Only refunds of this payment.
+	PaymentId *RefundFilterPaymentId `form:"paymentId,omitempty" json:"paymentId,omitempty"`
+
+	// Status Only refunds in this status.
+	Status *RefundFilterStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CancelRefundParams defines parameters for CancelRefund.
+type CancelRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListWithdrawalsParams defines parameters for ListWithdrawals.
 type ListWithdrawalsParams struct {
 	// Status Only withdrawals in this status.
@@ -2735,6 +3216,15 @@ type CreateWithdrawalParams struct {
 	// different body, or while the first request is still running, answers 409. Keys are scoped to the
 	// merchant and kept for 24 hours.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EstimateWithdrawalParams defines parameters for EstimateWithdrawal.
+type EstimateWithdrawalParams struct {
+	// AmountInCents The withdrawal amount in USD cents.
+	AmountInCents int64 `form:"amountInCents" json:"amountInCents"`
+
+	// ChainId CAIP-2 chain id of the payout, e.g. `eip155:8453`.
+	ChainId string `form:"chainId" json:"chainId"`
 }
 
 // ListMerchantAuditLogParams defines parameters for ListMerchantAuditLog.
@@ -2817,6 +3307,40 @@ type ListMerchantPaymentDeliveriesParams struct {
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// CreateMerchantRefundParams defines parameters for CreateMerchantRefund.
+type CreateMerchantRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMerchantRefundsParams defines parameters for ListMerchantRefunds.
+type ListMerchantRefundsParams struct {
+	// PaymentId Only refunds of this payment.
+	PaymentId *RefundFilterPaymentId `form:"paymentId,omitempty" json:"paymentId,omitempty"`
+
+	// Status Only refunds in this status.
+	Status *RefundFilterStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// AwaitingApproval `true`: only pending ones that need an approval not yet given (the approvals queue).
+	AwaitingApproval *AwaitingApproval `form:"awaitingApproval,omitempty" json:"awaitingApproval,omitempty"`
+
+	// Limit Items per page (1 to 1000, default 100).
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Items to skip (default 0).
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CancelMerchantRefundParams defines parameters for CancelMerchantRefund.
+type CancelMerchantRefundParams struct {
+	// IdempotencyKey Makes creation safe to retry. Same key and same body replay the first response; same key with a
+	// different body, or while the first request is still running, answers 409. Keys are scoped to the
+	// merchant and kept for 24 hours.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListMerchantWebhookDeliveriesParams defines parameters for ListMerchantWebhookDeliveries.
 type ListMerchantWebhookDeliveriesParams struct {
 	// EndpointId Only deliveries to this endpoint.
@@ -2839,6 +3363,9 @@ type RedeliverMerchantWebhookEventParams struct {
 type ListMerchantWithdrawalsParams struct {
 	// Status Only withdrawals in this status.
 	Status *WithdrawalStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// AwaitingApproval `true`: only pending ones that need an approval not yet given (the approvals queue).
+	AwaitingApproval *AwaitingApproval `form:"awaitingApproval,omitempty" json:"awaitingApproval,omitempty"`
 
 	// Limit Items per page (1 to 1000, default 100).
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2911,14 +3438,23 @@ type ConfirmTotpJSONRequestBody = CodeRequest
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
+// ClaimRefundJSONRequestBody defines body for ClaimRefund for application/json ContentType.
+type ClaimRefundJSONRequestBody = ClaimRefundRequest
+
 // CreatePaymentJSONRequestBody defines body for CreatePayment for application/json ContentType.
 type CreatePaymentJSONRequestBody = CreatePaymentRequest
+
+// CreateRefundJSONRequestBody defines body for CreateRefund for application/json ContentType.
+type CreateRefundJSONRequestBody = CreateRefundRequest
 
 // CreateWithdrawalJSONRequestBody defines body for CreateWithdrawal for application/json ContentType.
 type CreateWithdrawalJSONRequestBody = CreateWithdrawalRequest
 
 // SetMerchantAcceptedAssetsJSONRequestBody defines body for SetMerchantAcceptedAssets for application/json ContentType.
 type SetMerchantAcceptedAssetsJSONRequestBody = SetAcceptedAssetsRequest
+
+// CreateMerchantAddressBookEntryJSONRequestBody defines body for CreateMerchantAddressBookEntry for application/json ContentType.
+type CreateMerchantAddressBookEntryJSONRequestBody = CreateAddressBookEntryRequest
 
 // CreateMerchantApiKeyJSONRequestBody defines body for CreateMerchantApiKey for application/json ContentType.
 type CreateMerchantApiKeyJSONRequestBody = CreateApiKeyRequest
@@ -2928,6 +3464,12 @@ type CreateMerchantInvitationJSONRequestBody = CreateInvitationRequest
 
 // UpdateMerchantMemberJSONRequestBody defines body for UpdateMerchantMember for application/json ContentType.
 type UpdateMerchantMemberJSONRequestBody = UpdateMemberRequest
+
+// CreateMerchantRefundJSONRequestBody defines body for CreateMerchantRefund for application/json ContentType.
+type CreateMerchantRefundJSONRequestBody = CreateRefundRequest
+
+// UpdateMerchantPayoutSettingsJSONRequestBody defines body for UpdateMerchantPayoutSettings for application/json ContentType.
+type UpdateMerchantPayoutSettingsJSONRequestBody = UpdatePayoutSettingsRequest
 
 // UpdateMerchantProfileJSONRequestBody defines body for UpdateMerchantProfile for application/json ContentType.
 type UpdateMerchantProfileJSONRequestBody = UpdateMerchantProfileRequest
@@ -3162,6 +3704,32 @@ func (t *WebhookEvent) FromWithdrawalWebhookEvent(v WithdrawalWebhookEvent) erro
 
 // MergeWithdrawalWebhookEvent performs a merge with any union data inside the WebhookEvent, using the provided WithdrawalWebhookEvent
 func (t *WebhookEvent) MergeWithdrawalWebhookEvent(v WithdrawalWebhookEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRefundWebhookEvent returns the union data inside the WebhookEvent as a RefundWebhookEvent
+func (t WebhookEvent) AsRefundWebhookEvent() (RefundWebhookEvent, error) {
+	var body RefundWebhookEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRefundWebhookEvent overwrites any union data inside the WebhookEvent as the provided RefundWebhookEvent
+func (t *WebhookEvent) FromRefundWebhookEvent(v RefundWebhookEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRefundWebhookEvent performs a merge with any union data inside the WebhookEvent, using the provided RefundWebhookEvent
+func (t *WebhookEvent) MergeRefundWebhookEvent(v RefundWebhookEvent) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -3677,6 +4245,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClaimOverpaymentRefund Ask for the overpaid amount back
+	//
+	// Offered by the checkout page when the payment completed with more than was due and the
+	// merchant's payout settings offer it (`offerOverpaymentRefunds`; the checkout view's
+	// `overpaymentRefund`). Creates, once per payment, a refund of exactly the excess (in the
+	// settled token's smallest unit) waiting for the customer's address, and answers its claim
+	// link; asking again answers the same refund. 409 `payment_not_refundable` when the
+	// payment is not overpaid or the merchant does not offer it; `insufficient_balance` as
+	// for any refund.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund (the `ClaimOverpaymentRefund` operationId).
+	ClaimOverpaymentRefund(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCheckoutQuoteQR A quote's payment QR code
 	//
 	// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
@@ -3716,6 +4297,53 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 	SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRefundClaim Read a refund as its claim page shows it
+	//
+	// What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
+	// token, the chain, the addresses that paid the payment, the claim's expiry, and the EIP-712
+	// typed data to sign (`typedData`, with `message.recipient` left for the wallet's address).
+	// Authenticated by the refund's claim secret (the `claimUrl`'s fragment); a wrong secret
+	// and an unknown refund answer the same 404.
+	//
+	// Corresponds with GET /v1/external/refund-claim-auth/refunds/{refundId} (the `GetRefundClaim` operationId).
+	GetRefundClaim(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimRefundWithBody Give a refund its address
+	//
+	// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+	// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+	// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+	// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+	// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+	// `signature`: a typed address, recorded and left for a team member's approval in the
+	// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+	// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+	// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+	// not recover to an address that paid.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+	ClaimRefundWithBody(ctx context.Context, refundId RefundId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimRefund Give a refund its address
+	//
+	// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+	// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+	// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+	// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+	// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+	// `signature`: a typed address, recorded and left for a team member's approval in the
+	// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+	// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+	// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+	// not recover to an address that paid.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+	ClaimRefund(ctx context.Context, refundId RefundId, body ClaimRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPayments List payments
 	//
 	// Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -3750,6 +4378,71 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/external/secretkey-auth/payments/{paymentId} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateRefundWithBody Refund a payment
+	//
+	// Gives money back to the customer in the payment's settled token on its chain, paid by the
+	// hot wallet through the transaction manager (exactly once across crashes). Either
+	// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+	// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+	// balance is debited in the transaction that creates the refund (a failure or cancel
+	// reverses it); a payment's refunds never add up to more than it settled
+	// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+	//
+	// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+	// signature, or types another address, which then needs a team member's approval). The
+	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+	// cooling-off, daily limit, approval threshold, sanctions list).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithBody(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRefund Refund a payment
+	//
+	// Gives money back to the customer in the payment's settled token on its chain, paid by the
+	// hot wallet through the transaction manager (exactly once across crashes). Either
+	// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+	// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+	// balance is debited in the transaction that creates the refund (a failure or cancel
+	// reverses it); a payment's refunds never add up to more than it settled
+	// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+	//
+	// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+	// signature, or types another address, which then needs a team member's approval). The
+	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+	// cooling-off, daily limit, approval threshold, sanctions list).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+	CreateRefund(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRefunds List refunds
+	//
+	// The authenticated merchant's refunds of its key's mode, newest first.
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/refunds (the `ListRefunds` operationId).
+	ListRefunds(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRefund Get a refund
+	//
+	// One of the authenticated merchant's refunds; another merchant's (or mode's) answers 404.
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/refunds/{refundId} (the `GetRefund` operationId).
+	GetRefund(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelRefund Cancel a refund
+	//
+	// Only an `awaiting_address` or `pending` refund (nothing signed yet) can be cancelled: its
+	// amount returns to the balance and `refund.cancelled` is announced, in one transaction. Any
+	// other status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key.
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/refunds/{refundId}/cancel (the `CancelRefund` operationId).
+	CancelRefund(ctx context.Context, refundId RefundId, params *CancelRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWithdrawals List withdrawals
 	//
 	// Lists the authenticated merchant's withdrawals, newest first.
@@ -3776,6 +4469,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/external/secretkey-auth/withdrawals (the `CreateWithdrawal` operationId).
 	CreateWithdrawal(ctx context.Context, params *CreateWithdrawalParams, body CreateWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EstimateWithdrawal Estimate a withdrawal
+	//
+	// The secret-key twin of `GET /v1/merchants/{merchantId}/withdrawals/estimate`: what a
+	// withdrawal of `amountInCents` on `chainId` would pay out now — the token and its amount in
+	// the smallest unit, the rate, the network fee in the native coin and in USD cents, and
+	// whether the hot wallet can pay it now. Nothing is reserved. 503 `no_chain_available` when
+	// this process cannot reach the chain's RPC or a price now (or does not run its payouts).
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/estimate (the `EstimateWithdrawal` operationId).
+	EstimateWithdrawal(ctx context.Context, params *EstimateWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWithdrawal Get a withdrawal
 	//
@@ -3812,6 +4516,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
 	SetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantAddressBook List saved recipients
+	//
+	// The merchant's saved recipients, newest first, each with when it becomes usable. Needs `settings:read`.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/address-book (the `ListMerchantAddressBook` operationId).
+	ListMerchantAddressBook(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantAddressBookEntryWithBody Save a recipient
+	//
+	// Saves an address for a chain under a label. It becomes usable for withdrawals
+	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+	// `recipient_sanctioned`. At most 500 entries. Audited.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+	CreateMerchantAddressBookEntryWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantAddressBookEntry Save a recipient
+	//
+	// Saves an address for a chain under a label. It becomes usable for withdrawals
+	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+	// `recipient_sanctioned`. At most 500 entries. Audited.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+	CreateMerchantAddressBookEntry(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantAddressBookEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMerchantAddressBookEntry Remove a saved recipient
+	//
+	// Removes it; withdrawals already created keep their recipient. Audited.
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/address-book/{entryId} (the `DeleteMerchantAddressBookEntry` operationId).
+	DeleteMerchantAddressBookEntry(ctx context.Context, merchantId DashboardMerchantId, entryId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMerchantApiKeys List the merchant's secret keys
 	//
@@ -4021,6 +4765,28 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
 	ListMerchantPaymentEvents(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateMerchantRefundWithBody Refund a payment from the dashboard
+	//
+	// The same rules, balance check, payout policy and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+	// it is its creator (who may not approve it). Needs `withdrawals:write`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+	CreateMerchantRefundWithBody(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMerchantRefund Refund a payment from the dashboard
+	//
+	// The same rules, balance check, payout policy and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+	// it is its creator (who may not approve it). Needs `withdrawals:write`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+	CreateMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, body CreateMerchantRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMerchantPaymentTransfers The on-chain transfers of a payment
 	//
 	// The token transfers recorded for the payment (to its deposit address), oldest first, with
@@ -4029,6 +4795,37 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
 	ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantPayoutSettings Read the payout policy
+	//
+	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
+	GetMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantPayoutSettingsWithBody Change the payout policy
+	//
+	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+	// (one already waiting for an approval keeps waiting). Audited with the values before and
+	// after.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+	UpdateMerchantPayoutSettingsWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantPayoutSettings Change the payout policy
+	//
+	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+	// (one already waiting for an approval keeps waiting). Audited with the values before and
+	// after.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+	UpdateMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantPayoutSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantProfile The merchant's profile and branding
 	//
@@ -4056,6 +4853,47 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
 	UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMerchantRefunds List the merchant's refunds
+	//
+	// The merchant's refunds of the token's mode, newest first. Needs `payments:read`.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/refunds (the `ListMerchantRefunds` operationId).
+	ListMerchantRefunds(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMerchantRefund Get one of the merchant's refunds
+	//
+	// Another merchant's refund answers 404. Needs `payments:read`.
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/refunds/{refundId} (the `GetMerchantRefund` operationId).
+	GetMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveMerchantRefund Approve a refund
+	//
+	// A `pending` refund whose `approval.required` is true and not yet given is approved by a
+	// person with the `admin` or `owner` role who did not create it (and, for a typed claim
+	// address, whoever approves is the second pair of eyes on it); the payout manager sends it
+	// from then on. The creator answers 403 `approval_by_creator`; a service token 403
+	// `forbidden` (an approval is a person's); a refund not awaiting approval 409
+	// `invalid_state`. Audited.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/approve (the `ApproveMerchantRefund` operationId).
+	ApproveMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelMerchantRefund Cancel a refund
+	//
+	// As `POST /v1/external/secretkey-auth/refunds/{refundId}/cancel`. Needs `withdrawals:write`.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel (the `CancelMerchantRefund` operationId).
+	CancelMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, params *CancelMerchantRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectMerchantRefund Reject a refund
+	//
+	// Rejecting a refund awaiting approval cancels it (the balance is restored,
+	// `refund.cancelled`). Same rules as approving (the creator may reject their own). Audited.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/reject (the `RejectMerchantRefund` operationId).
+	RejectMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMerchantSecurity The team's security settings
 	//
@@ -4232,6 +5070,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 	GetMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApproveMerchantWithdrawal Approve a withdrawal
+	//
+	// A `pending` withdrawal above the merchant's `approvalThresholdCents` waits until a person
+	// with the `admin` or `owner` role who did not create it approves it; the payout manager
+	// never sends it before. The creator answers 403 `approval_by_creator`; a service token 403
+	// `forbidden`; a withdrawal not awaiting approval 409 `invalid_state`. Audited.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve (the `ApproveMerchantWithdrawal` operationId).
+	ApproveMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelMerchantWithdrawal Cancel a pending withdrawal
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
@@ -4240,6 +5088,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectMerchantWithdrawal Reject a withdrawal
+	//
+	// Rejecting a withdrawal awaiting approval cancels it (the balance is restored, `withdrawal.cancelled`). Audited.
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject (the `RejectMerchantWithdrawal` operationId).
+	RejectMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // AcceptInvitationWithBody Accept an invitation and sign in
@@ -5053,6 +5908,29 @@ func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, p
 	return c.Client.Do(req)
 }
 
+// ClaimOverpaymentRefund Ask for the overpaid amount back
+//
+// Offered by the checkout page when the payment completed with more than was due and the
+// merchant's payout settings offer it (`offerOverpaymentRefunds`; the checkout view's
+// `overpaymentRefund`). Creates, once per payment, a refund of exactly the excess (in the
+// settled token's smallest unit) waiting for the customer's address, and answers its claim
+// link; asking again answers the same refund. 409 `payment_not_refundable` when the
+// payment is not overpaid or the merchant does not offer it; `insufficient_balance` as
+// for any refund.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund (the `ClaimOverpaymentRefund` operationId).
+func (c *Client) ClaimOverpaymentRefund(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimOverpaymentRefundRequest(c.Server, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCheckoutQuoteQR A quote's payment QR code
 //
 // The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
@@ -5122,6 +6000,83 @@ func (c *Client) SelectCheckoutQuoteWithBody(ctx context.Context, paymentId Chec
 // Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 func (c *Client) SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSelectCheckoutQuoteRequest(c.Server, paymentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRefundClaim Read a refund as its claim page shows it
+//
+// What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
+// token, the chain, the addresses that paid the payment, the claim's expiry, and the EIP-712
+// typed data to sign (`typedData`, with `message.recipient` left for the wallet's address).
+// Authenticated by the refund's claim secret (the `claimUrl`'s fragment); a wrong secret
+// and an unknown refund answer the same 404.
+//
+// Corresponds with GET /v1/external/refund-claim-auth/refunds/{refundId} (the `GetRefundClaim` operationId).
+func (c *Client) GetRefundClaim(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRefundClaimRequest(c.Server, refundId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimRefundWithBody Give a refund its address
+//
+// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+// `signature`: a typed address, recorded and left for a team member's approval in the
+// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+// not recover to an address that paid.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+func (c *Client) ClaimRefundWithBody(ctx context.Context, refundId RefundId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimRefundRequestWithBody(c.Server, refundId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimRefund Give a refund its address
+//
+// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+// `signature`: a typed address, recorded and left for a team member's approval in the
+// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+// not recover to an address that paid.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+func (c *Client) ClaimRefund(ctx context.Context, refundId RefundId, body ClaimRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimRefundRequest(c.Server, refundId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5206,6 +6161,121 @@ func (c *Client) GetPayment(ctx context.Context, paymentId string, reqEditors ..
 	return c.Client.Do(req)
 }
 
+// CreateRefundWithBody Refund a payment
+//
+// Gives money back to the customer in the payment's settled token on its chain, paid by the
+// hot wallet through the transaction manager (exactly once across crashes). Either
+// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+// balance is debited in the transaction that creates the refund (a failure or cancel
+// reverses it); a payment's refunds never add up to more than it settled
+// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+//
+// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+// signature, or types another address, which then needs a team member's approval). The
+// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+// cooling-off, daily limit, approval threshold, sanctions list).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+func (c *Client) CreateRefundWithBody(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequestWithBody(c.Server, paymentId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRefund Refund a payment
+//
+// Gives money back to the customer in the payment's settled token on its chain, paid by the
+// hot wallet through the transaction manager (exactly once across crashes). Either
+// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+// balance is debited in the transaction that creates the refund (a failure or cancel
+// reverses it); a payment's refunds never add up to more than it settled
+// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+//
+// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+// signature, or types another address, which then needs a team member's approval). The
+// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+// cooling-off, daily limit, approval threshold, sanctions list).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+func (c *Client) CreateRefund(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequest(c.Server, paymentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRefunds List refunds
+//
+// The authenticated merchant's refunds of its key's mode, newest first.
+//
+// Corresponds with GET /v1/external/secretkey-auth/refunds (the `ListRefunds` operationId).
+func (c *Client) ListRefunds(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRefundsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRefund Get a refund
+//
+// One of the authenticated merchant's refunds; another merchant's (or mode's) answers 404.
+//
+// Corresponds with GET /v1/external/secretkey-auth/refunds/{refundId} (the `GetRefund` operationId).
+func (c *Client) GetRefund(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRefundRequest(c.Server, refundId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelRefund Cancel a refund
+//
+// Only an `awaiting_address` or `pending` refund (nothing signed yet) can be cancelled: its
+// amount returns to the balance and `refund.cancelled` is announced, in one transaction. Any
+// other status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key.
+//
+// Corresponds with POST /v1/external/secretkey-auth/refunds/{refundId}/cancel (the `CancelRefund` operationId).
+func (c *Client) CancelRefund(ctx context.Context, refundId RefundId, params *CancelRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelRefundRequest(c.Server, refundId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWithdrawals List withdrawals
 //
 // Lists the authenticated merchant's withdrawals, newest first.
@@ -5253,6 +6323,27 @@ func (c *Client) CreateWithdrawalWithBody(ctx context.Context, params *CreateWit
 // Corresponds with POST /v1/external/secretkey-auth/withdrawals (the `CreateWithdrawal` operationId).
 func (c *Client) CreateWithdrawal(ctx context.Context, params *CreateWithdrawalParams, body CreateWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateWithdrawalRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EstimateWithdrawal Estimate a withdrawal
+//
+// The secret-key twin of `GET /v1/merchants/{merchantId}/withdrawals/estimate`: what a
+// withdrawal of `amountInCents` on `chainId` would pay out now — the token and its amount in
+// the smallest unit, the rate, the network fee in the native coin and in USD cents, and
+// whether the hot wallet can pay it now. Nothing is reserved. 503 `no_chain_available` when
+// this process cannot reach the chain's RPC or a price now (or does not run its payouts).
+//
+// Corresponds with GET /v1/external/secretkey-auth/withdrawals/estimate (the `EstimateWithdrawal` operationId).
+func (c *Client) EstimateWithdrawal(ctx context.Context, params *EstimateWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEstimateWithdrawalRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5329,6 +6420,86 @@ func (c *Client) SetMerchantAcceptedAssetsWithBody(ctx context.Context, merchant
 // Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
 func (c *Client) SetMerchantAcceptedAssets(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetMerchantAcceptedAssetsRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantAddressBook List saved recipients
+//
+// The merchant's saved recipients, newest first, each with when it becomes usable. Needs `settings:read`.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/address-book (the `ListMerchantAddressBook` operationId).
+func (c *Client) ListMerchantAddressBook(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantAddressBookRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantAddressBookEntryWithBody Save a recipient
+//
+// Saves an address for a chain under a label. It becomes usable for withdrawals
+// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+// `recipient_sanctioned`. At most 500 entries. Audited.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+func (c *Client) CreateMerchantAddressBookEntryWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantAddressBookEntryRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantAddressBookEntry Save a recipient
+//
+// Saves an address for a chain under a label. It becomes usable for withdrawals
+// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+// `recipient_sanctioned`. At most 500 entries. Audited.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+func (c *Client) CreateMerchantAddressBookEntry(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantAddressBookEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantAddressBookEntryRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMerchantAddressBookEntry Remove a saved recipient
+//
+// Removes it; withdrawals already created keep their recipient. Audited.
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/address-book/{entryId} (the `DeleteMerchantAddressBookEntry` operationId).
+func (c *Client) DeleteMerchantAddressBookEntry(ctx context.Context, merchantId DashboardMerchantId, entryId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMerchantAddressBookEntryRequest(c.Server, merchantId, entryId)
 	if err != nil {
 		return nil, err
 	}
@@ -5757,6 +6928,48 @@ func (c *Client) ListMerchantPaymentEvents(ctx context.Context, merchantId Dashb
 	return c.Client.Do(req)
 }
 
+// CreateMerchantRefundWithBody Refund a payment from the dashboard
+//
+// The same rules, balance check, payout policy and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+// it is its creator (who may not approve it). Needs `withdrawals:write`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+func (c *Client) CreateMerchantRefundWithBody(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantRefundRequestWithBody(c.Server, merchantId, paymentId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMerchantRefund Refund a payment from the dashboard
+//
+// The same rules, balance check, payout policy and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+// it is its creator (who may not approve it). Needs `withdrawals:write`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+func (c *Client) CreateMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, body CreateMerchantRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMerchantRefundRequest(c.Server, merchantId, paymentId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMerchantPaymentTransfers The on-chain transfers of a payment
 //
 // The token transfers recorded for the payment (to its deposit address), oldest first, with
@@ -5766,6 +6979,67 @@ func (c *Client) ListMerchantPaymentEvents(ctx context.Context, merchantId Dashb
 // Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
 func (c *Client) ListMerchantPaymentTransfers(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMerchantPaymentTransfersRequest(c.Server, merchantId, paymentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantPayoutSettings Read the payout policy
+//
+// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
+func (c *Client) GetMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantPayoutSettingsRequest(c.Server, merchantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantPayoutSettingsWithBody Change the payout policy
+//
+// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+// (one already waiting for an approval keeps waiting). Audited with the values before and
+// after.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+func (c *Client) UpdateMerchantPayoutSettingsWithBody(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantPayoutSettingsRequestWithBody(c.Server, merchantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantPayoutSettings Change the payout policy
+//
+// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+// (one already waiting for an approval keeps waiting). Audited with the values before and
+// after.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+func (c *Client) UpdateMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantPayoutSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantPayoutSettingsRequest(c.Server, merchantId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5823,6 +7097,97 @@ func (c *Client) UpdateMerchantProfileWithBody(ctx context.Context, merchantId D
 // Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
 func (c *Client) UpdateMerchantProfile(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMerchantProfileRequest(c.Server, merchantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantRefunds List the merchant's refunds
+//
+// The merchant's refunds of the token's mode, newest first. Needs `payments:read`.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/refunds (the `ListMerchantRefunds` operationId).
+func (c *Client) ListMerchantRefunds(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantRefundsRequest(c.Server, merchantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMerchantRefund Get one of the merchant's refunds
+//
+// Another merchant's refund answers 404. Needs `payments:read`.
+//
+// Corresponds with GET /v1/merchants/{merchantId}/refunds/{refundId} (the `GetMerchantRefund` operationId).
+func (c *Client) GetMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMerchantRefundRequest(c.Server, merchantId, refundId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveMerchantRefund Approve a refund
+//
+// A `pending` refund whose `approval.required` is true and not yet given is approved by a
+// person with the `admin` or `owner` role who did not create it (and, for a typed claim
+// address, whoever approves is the second pair of eyes on it); the payout manager sends it
+// from then on. The creator answers 403 `approval_by_creator`; a service token 403
+// `forbidden` (an approval is a person's); a refund not awaiting approval 409
+// `invalid_state`. Audited.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/approve (the `ApproveMerchantRefund` operationId).
+func (c *Client) ApproveMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveMerchantRefundRequest(c.Server, merchantId, refundId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelMerchantRefund Cancel a refund
+//
+// As `POST /v1/external/secretkey-auth/refunds/{refundId}/cancel`. Needs `withdrawals:write`.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel (the `CancelMerchantRefund` operationId).
+func (c *Client) CancelMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, params *CancelMerchantRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelMerchantRefundRequest(c.Server, merchantId, refundId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectMerchantRefund Reject a refund
+//
+// Rejecting a refund awaiting approval cancels it (the balance is restored,
+// `refund.cancelled`). Same rules as approving (the creator may reject their own). Audited.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/reject (the `RejectMerchantRefund` operationId).
+func (c *Client) RejectMerchantRefund(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectMerchantRefundRequest(c.Server, merchantId, refundId)
 	if err != nil {
 		return nil, err
 	}
@@ -6198,6 +7563,26 @@ func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId Dashboard
 	return c.Client.Do(req)
 }
 
+// ApproveMerchantWithdrawal Approve a withdrawal
+//
+// A `pending` withdrawal above the merchant's `approvalThresholdCents` waits until a person
+// with the `admin` or `owner` role who did not create it approves it; the payout manager
+// never sends it before. The creator answers 403 `approval_by_creator`; a service token 403
+// `forbidden`; a withdrawal not awaiting approval 409 `invalid_state`. Audited.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve (the `ApproveMerchantWithdrawal` operationId).
+func (c *Client) ApproveMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveMerchantWithdrawalRequest(c.Server, merchantId, withdrawalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelMerchantWithdrawal Cancel a pending withdrawal
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
@@ -6207,6 +7592,23 @@ func (c *Client) GetMerchantWithdrawal(ctx context.Context, merchantId Dashboard
 // Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 func (c *Client) CancelMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelMerchantWithdrawalRequest(c.Server, merchantId, withdrawalId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectMerchantWithdrawal Reject a withdrawal
+//
+// Rejecting a withdrawal awaiting approval cancels it (the balance is restored, `withdrawal.cancelled`). Audited.
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject (the `RejectMerchantWithdrawal` operationId).
+func (c *Client) RejectMerchantWithdrawal(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectMerchantWithdrawalRequest(c.Server, merchantId, withdrawalId)
 	if err != nil {
 		return nil, err
 	}
@@ -7279,6 +8681,40 @@ func NewGetCheckoutRequest(server string, paymentId CheckoutPaymentId, params *G
 	return req, nil
 }
 
+// NewClaimOverpaymentRefundRequest constructs an http.Request for the ClaimOverpaymentRefund method
+func NewClaimOverpaymentRefundRequest(server string, paymentId CheckoutPaymentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/overpayment-refund", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCheckoutQuoteQRRequest constructs an http.Request for the GetCheckoutQuoteQR method
 func NewGetCheckoutQuoteQRRequest(server string, paymentId CheckoutPaymentId, quoteId string) (*http.Request, error) {
 	var err error
@@ -7382,6 +8818,87 @@ func NewSelectCheckoutQuoteRequestWithBody(server string, paymentId CheckoutPaym
 	}
 
 	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/select-quote", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetRefundClaimRequest constructs an http.Request for the GetRefundClaim method
+func NewGetRefundClaimRequest(server string, refundId RefundId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/refund-claim-auth/refunds/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClaimRefundRequest calls the generic ClaimRefund builder with application/json body
+func NewClaimRefundRequest(server string, refundId RefundId, body ClaimRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewClaimRefundRequestWithBody(server, refundId, "application/json", bodyReader)
+}
+
+// NewClaimRefundRequestWithBody constructs an http.Request for the ClaimRefund method, with any body, and a specified content type
+func NewClaimRefundRequestWithBody(server string, refundId RefundId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/refund-claim-auth/refunds/%s/claim", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7616,6 +9133,241 @@ func NewGetPaymentRequest(server string, paymentId string) (*http.Request, error
 	return req, nil
 }
 
+// NewCreateRefundRequest calls the generic CreateRefund builder with application/json body
+func NewCreateRefundRequest(server string, paymentId RefundPaymentId, params *CreateRefundParams, body CreateRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateRefundRequestWithBody(server, paymentId, params, "application/json", bodyReader)
+}
+
+// NewCreateRefundRequestWithBody constructs an http.Request for the CreateRefund method, with any body, and a specified content type
+func NewCreateRefundRequestWithBody(server string, paymentId RefundPaymentId, params *CreateRefundParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/secretkey-auth/payments/%s/refunds", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListRefundsRequest constructs an http.Request for the ListRefunds method
+func NewListRefundsRequest(server string, params *ListRefundsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/secretkey-auth/refunds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "paymentId", *params.PaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRefundRequest constructs an http.Request for the GetRefund method
+func NewGetRefundRequest(server string, refundId RefundId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/secretkey-auth/refunds/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelRefundRequest constructs an http.Request for the CancelRefund method
+func NewCancelRefundRequest(server string, refundId RefundId, params *CancelRefundParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/secretkey-auth/refunds/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListWithdrawalsRequest constructs an http.Request for the ListWithdrawals method
 func NewListWithdrawalsRequest(server string, params *ListWithdrawalsParams) (*http.Request, error) {
 	var err error
@@ -7749,6 +9501,64 @@ func NewCreateWithdrawalRequestWithBody(server string, params *CreateWithdrawalP
 	return req, nil
 }
 
+// NewEstimateWithdrawalRequest constructs an http.Request for the EstimateWithdrawal method
+func NewEstimateWithdrawalRequest(server string, params *EstimateWithdrawalParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/secretkey-auth/withdrawals/estimate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "amountInCents", params.AmountInCents, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "chainId", params.ChainId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetWithdrawalRequest constructs an http.Request for the GetWithdrawal method
 func NewGetWithdrawalRequest(server string, withdrawalId string) (*http.Request, error) {
 	var err error
@@ -7860,6 +9670,128 @@ func NewSetMerchantAcceptedAssetsRequestWithBody(server string, merchantId Dashb
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListMerchantAddressBookRequest constructs an http.Request for the ListMerchantAddressBook method
+func NewListMerchantAddressBookRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/address-book", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMerchantAddressBookEntryRequest calls the generic CreateMerchantAddressBookEntry builder with application/json body
+func NewCreateMerchantAddressBookEntryRequest(server string, merchantId DashboardMerchantId, body CreateMerchantAddressBookEntryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantAddressBookEntryRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewCreateMerchantAddressBookEntryRequestWithBody constructs an http.Request for the CreateMerchantAddressBookEntry method, with any body, and a specified content type
+func NewCreateMerchantAddressBookEntryRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/address-book", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteMerchantAddressBookEntryRequest constructs an http.Request for the DeleteMerchantAddressBookEntry method
+func NewDeleteMerchantAddressBookEntryRequest(server string, merchantId DashboardMerchantId, entryId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "entryId", entryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/address-book/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -8851,6 +10783,75 @@ func NewListMerchantPaymentEventsRequest(server string, merchantId DashboardMerc
 	return req, nil
 }
 
+// NewCreateMerchantRefundRequest calls the generic CreateMerchantRefund builder with application/json body
+func NewCreateMerchantRefundRequest(server string, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, body CreateMerchantRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMerchantRefundRequestWithBody(server, merchantId, paymentId, params, "application/json", bodyReader)
+}
+
+// NewCreateMerchantRefundRequestWithBody constructs an http.Request for the CreateMerchantRefund method, with any body, and a specified content type
+func NewCreateMerchantRefundRequestWithBody(server string, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payments/%s/refunds", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListMerchantPaymentTransfersRequest constructs an http.Request for the ListMerchantPaymentTransfers method
 func NewListMerchantPaymentTransfersRequest(server string, merchantId DashboardMerchantId, paymentId string) (*http.Request, error) {
 	var err error
@@ -8888,6 +10889,87 @@ func NewListMerchantPaymentTransfersRequest(server string, merchantId DashboardM
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetMerchantPayoutSettingsRequest constructs an http.Request for the GetMerchantPayoutSettings method
+func NewGetMerchantPayoutSettingsRequest(server string, merchantId DashboardMerchantId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payout-settings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantPayoutSettingsRequest calls the generic UpdateMerchantPayoutSettings builder with application/json body
+func NewUpdateMerchantPayoutSettingsRequest(server string, merchantId DashboardMerchantId, body UpdateMerchantPayoutSettingsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantPayoutSettingsRequestWithBody(server, merchantId, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantPayoutSettingsRequestWithBody constructs an http.Request for the UpdateMerchantPayoutSettings method, with any body, and a specified content type
+func NewUpdateMerchantPayoutSettingsRequestWithBody(server string, merchantId DashboardMerchantId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/payout-settings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -8969,6 +11051,294 @@ func NewUpdateMerchantProfileRequestWithBody(server string, merchantId Dashboard
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListMerchantRefundsRequest constructs an http.Request for the ListMerchantRefunds method
+func NewListMerchantRefundsRequest(server string, merchantId DashboardMerchantId, params *ListMerchantRefundsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/refunds", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "paymentId", *params.PaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AwaitingApproval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "awaitingApproval", *params.AwaitingApproval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMerchantRefundRequest constructs an http.Request for the GetMerchantRefund method
+func NewGetMerchantRefundRequest(server string, merchantId DashboardMerchantId, refundId RefundId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/refunds/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveMerchantRefundRequest constructs an http.Request for the ApproveMerchantRefund method
+func NewApproveMerchantRefundRequest(server string, merchantId DashboardMerchantId, refundId RefundId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/refunds/%s/approve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelMerchantRefundRequest constructs an http.Request for the CancelMerchantRefund method
+func NewCancelMerchantRefundRequest(server string, merchantId DashboardMerchantId, refundId RefundId, params *CancelMerchantRefundParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/refunds/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRejectMerchantRefundRequest constructs an http.Request for the RejectMerchantRefund method
+func NewRejectMerchantRefundRequest(server string, merchantId DashboardMerchantId, refundId RefundId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "refundId", refundId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/refunds/%s/reject", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -9458,6 +11828,18 @@ func NewListMerchantWithdrawalsRequest(server string, merchantId DashboardMercha
 
 		}
 
+		if params.AwaitingApproval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "awaitingApproval", *params.AwaitingApproval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
@@ -9745,6 +12127,47 @@ func NewGetMerchantWithdrawalRequest(server string, merchantId DashboardMerchant
 	return req, nil
 }
 
+// NewApproveMerchantWithdrawalRequest constructs an http.Request for the ApproveMerchantWithdrawal method
+func NewApproveMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "withdrawalId", withdrawalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/%s/approve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCancelMerchantWithdrawalRequest constructs an http.Request for the CancelMerchantWithdrawal method
 func NewCancelMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams) (*http.Request, error) {
 	var err error
@@ -9796,6 +12219,47 @@ func NewCancelMerchantWithdrawalRequest(server string, merchantId DashboardMerch
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewRejectMerchantWithdrawalRequest constructs an http.Request for the RejectMerchantWithdrawal method
+func NewRejectMerchantWithdrawalRequest(server string, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantId", merchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "withdrawalId", withdrawalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchants/%s/withdrawals/%s/reject", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -10296,6 +12760,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckoutWithResponse(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*GetCheckoutResult, error)
 
+	// ClaimOverpaymentRefundWithResponse Ask for the overpaid amount back
+	//
+	// Offered by the checkout page when the payment completed with more than was due and the
+	// merchant's payout settings offer it (`offerOverpaymentRefunds`; the checkout view's
+	// `overpaymentRefund`). Creates, once per payment, a refund of exactly the excess (in the
+	// settled token's smallest unit) waiting for the customer's address, and answers its claim
+	// link; asking again answers the same refund. 409 `payment_not_refundable` when the
+	// payment is not overpaid or the merchant does not offer it; `insufficient_balance` as
+	// for any refund.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund (the `ClaimOverpaymentRefund` operationId).
+	ClaimOverpaymentRefundWithResponse(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*ClaimOverpaymentRefundResult, error)
+
 	// GetCheckoutQuoteQRWithResponse A quote's payment QR code
 	//
 	// The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
@@ -10339,6 +12818,55 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 	SelectCheckoutQuoteWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error)
 
+	// GetRefundClaimWithResponse Read a refund as its claim page shows it
+	//
+	// What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
+	// token, the chain, the addresses that paid the payment, the claim's expiry, and the EIP-712
+	// typed data to sign (`typedData`, with `message.recipient` left for the wallet's address).
+	// Authenticated by the refund's claim secret (the `claimUrl`'s fragment); a wrong secret
+	// and an unknown refund answer the same 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/refund-claim-auth/refunds/{refundId} (the `GetRefundClaim` operationId).
+	GetRefundClaimWithResponse(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*GetRefundClaimResult, error)
+
+	// ClaimRefundWithBodyWithResponse Give a refund its address
+	//
+	// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+	// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+	// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+	// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+	// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+	// `signature`: a typed address, recorded and left for a team member's approval in the
+	// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+	// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+	// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+	// not recover to an address that paid.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+	ClaimRefundWithBodyWithResponse(ctx context.Context, refundId RefundId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimRefundResult, error)
+
+	// ClaimRefundWithResponse Give a refund its address
+	//
+	// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+	// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+	// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+	// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+	// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+	// `signature`: a typed address, recorded and left for a team member's approval in the
+	// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+	// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+	// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+	// not recover to an address that paid.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+	ClaimRefundWithResponse(ctx context.Context, refundId RefundId, body ClaimRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimRefundResult, error)
+
 	// ListPaymentsWithResponse List payments
 	//
 	// Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -10377,6 +12905,77 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/external/secretkey-auth/payments/{paymentId} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, paymentId string, reqEditors ...RequestEditorFn) (*GetPaymentResult, error)
 
+	// CreateRefundWithBodyWithResponse Refund a payment
+	//
+	// Gives money back to the customer in the payment's settled token on its chain, paid by the
+	// hot wallet through the transaction manager (exactly once across crashes). Either
+	// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+	// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+	// balance is debited in the transaction that creates the refund (a failure or cancel
+	// reverses it); a payment's refunds never add up to more than it settled
+	// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+	//
+	// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+	// signature, or types another address, which then needs a team member's approval). The
+	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+	// cooling-off, daily limit, approval threshold, sanctions list).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithBodyWithResponse(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResult, error)
+
+	// CreateRefundWithResponse Refund a payment
+	//
+	// Gives money back to the customer in the payment's settled token on its chain, paid by the
+	// hot wallet through the transaction manager (exactly once across crashes). Either
+	// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+	// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+	// balance is debited in the transaction that creates the refund (a failure or cancel
+	// reverses it); a payment's refunds never add up to more than it settled
+	// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+	//
+	// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+	// signature, or types another address, which then needs a team member's approval). The
+	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+	// cooling-off, daily limit, approval threshold, sanctions list).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+	CreateRefundWithResponse(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResult, error)
+
+	// ListRefundsWithResponse List refunds
+	//
+	// The authenticated merchant's refunds of its key's mode, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/refunds (the `ListRefunds` operationId).
+	ListRefundsWithResponse(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResult, error)
+
+	// GetRefundWithResponse Get a refund
+	//
+	// One of the authenticated merchant's refunds; another merchant's (or mode's) answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/refunds/{refundId} (the `GetRefund` operationId).
+	GetRefundWithResponse(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*GetRefundResult, error)
+
+	// CancelRefundWithResponse Cancel a refund
+	//
+	// Only an `awaiting_address` or `pending` refund (nothing signed yet) can be cancelled: its
+	// amount returns to the balance and `refund.cancelled` is announced, in one transaction. Any
+	// other status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/secretkey-auth/refunds/{refundId}/cancel (the `CancelRefund` operationId).
+	CancelRefundWithResponse(ctx context.Context, refundId RefundId, params *CancelRefundParams, reqEditors ...RequestEditorFn) (*CancelRefundResult, error)
+
 	// ListWithdrawalsWithResponse List withdrawals
 	//
 	// Lists the authenticated merchant's withdrawals, newest first.
@@ -10405,6 +13004,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/external/secretkey-auth/withdrawals (the `CreateWithdrawal` operationId).
 	CreateWithdrawalWithResponse(ctx context.Context, params *CreateWithdrawalParams, body CreateWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWithdrawalResult, error)
+
+	// EstimateWithdrawalWithResponse Estimate a withdrawal
+	//
+	// The secret-key twin of `GET /v1/merchants/{merchantId}/withdrawals/estimate`: what a
+	// withdrawal of `amountInCents` on `chainId` would pay out now — the token and its amount in
+	// the smallest unit, the rate, the network fee in the native coin and in USD cents, and
+	// whether the hot wallet can pay it now. Nothing is reserved. 503 `no_chain_available` when
+	// this process cannot reach the chain's RPC or a price now (or does not run its payouts).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/external/secretkey-auth/withdrawals/estimate (the `EstimateWithdrawal` operationId).
+	EstimateWithdrawalWithResponse(ctx context.Context, params *EstimateWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateWithdrawalResult, error)
 
 	// GetWithdrawalWithResponse Get a withdrawal
 	//
@@ -10445,6 +13057,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/merchants/{merchantId}/accepted-assets (the `SetMerchantAcceptedAssets` operationId).
 	SetMerchantAcceptedAssetsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body SetMerchantAcceptedAssetsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetMerchantAcceptedAssetsResult, error)
+
+	// ListMerchantAddressBookWithResponse List saved recipients
+	//
+	// The merchant's saved recipients, newest first, each with when it becomes usable. Needs `settings:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/address-book (the `ListMerchantAddressBook` operationId).
+	ListMerchantAddressBookWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantAddressBookResult, error)
+
+	// CreateMerchantAddressBookEntryWithBodyWithResponse Save a recipient
+	//
+	// Saves an address for a chain under a label. It becomes usable for withdrawals
+	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+	// `recipient_sanctioned`. At most 500 entries. Audited.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+	CreateMerchantAddressBookEntryWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantAddressBookEntryResult, error)
+
+	// CreateMerchantAddressBookEntryWithResponse Save a recipient
+	//
+	// Saves an address for a chain under a label. It becomes usable for withdrawals
+	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+	// `recipient_sanctioned`. At most 500 entries. Audited.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+	CreateMerchantAddressBookEntryWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantAddressBookEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantAddressBookEntryResult, error)
+
+	// DeleteMerchantAddressBookEntryWithResponse Remove a saved recipient
+	//
+	// Removes it; withdrawals already created keep their recipient. Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/merchants/{merchantId}/address-book/{entryId} (the `DeleteMerchantAddressBookEntry` operationId).
+	DeleteMerchantAddressBookEntryWithResponse(ctx context.Context, merchantId DashboardMerchantId, entryId string, reqEditors ...RequestEditorFn) (*DeleteMerchantAddressBookEntryResult, error)
 
 	// ListMerchantApiKeysWithResponse List the merchant's secret keys
 	//
@@ -10684,6 +13340,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/events (the `ListMerchantPaymentEvents` operationId).
 	ListMerchantPaymentEventsWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentEventsResult, error)
 
+	// CreateMerchantRefundWithBodyWithResponse Refund a payment from the dashboard
+	//
+	// The same rules, balance check, payout policy and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+	// it is its creator (who may not approve it). Needs `withdrawals:write`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+	CreateMerchantRefundWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantRefundResult, error)
+
+	// CreateMerchantRefundWithResponse Refund a payment from the dashboard
+	//
+	// The same rules, balance check, payout policy and Idempotency-Key handling as
+	// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+	// it is its creator (who may not approve it). Needs `withdrawals:write`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+	CreateMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, body CreateMerchantRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantRefundResult, error)
+
 	// ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
 	//
 	// The token transfers recorded for the payment (to its deposit address), oldest first, with
@@ -10694,6 +13372,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/payments/{paymentId}/transfers (the `ListMerchantPaymentTransfers` operationId).
 	ListMerchantPaymentTransfersWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId string, reqEditors ...RequestEditorFn) (*ListMerchantPaymentTransfersResult, error)
+
+	// GetMerchantPayoutSettingsWithResponse Read the payout policy
+	//
+	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
+	GetMerchantPayoutSettingsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantPayoutSettingsResult, error)
+
+	// UpdateMerchantPayoutSettingsWithBodyWithResponse Change the payout policy
+	//
+	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+	// (one already waiting for an approval keeps waiting). Audited with the values before and
+	// after.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+	UpdateMerchantPayoutSettingsWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantPayoutSettingsResult, error)
+
+	// UpdateMerchantPayoutSettingsWithResponse Change the payout policy
+	//
+	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+	// (one already waiting for an approval keeps waiting). Audited with the values before and
+	// after.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+	UpdateMerchantPayoutSettingsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantPayoutSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantPayoutSettingsResult, error)
 
 	// GetMerchantProfileWithResponse The merchant's profile and branding
 	//
@@ -10723,6 +13434,57 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/merchants/{merchantId}/profile (the `UpdateMerchantProfile` operationId).
 	UpdateMerchantProfileWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantProfileResult, error)
+
+	// ListMerchantRefundsWithResponse List the merchant's refunds
+	//
+	// The merchant's refunds of the token's mode, newest first. Needs `payments:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/refunds (the `ListMerchantRefunds` operationId).
+	ListMerchantRefundsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantRefundsParams, reqEditors ...RequestEditorFn) (*ListMerchantRefundsResult, error)
+
+	// GetMerchantRefundWithResponse Get one of the merchant's refunds
+	//
+	// Another merchant's refund answers 404. Needs `payments:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchants/{merchantId}/refunds/{refundId} (the `GetMerchantRefund` operationId).
+	GetMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*GetMerchantRefundResult, error)
+
+	// ApproveMerchantRefundWithResponse Approve a refund
+	//
+	// A `pending` refund whose `approval.required` is true and not yet given is approved by a
+	// person with the `admin` or `owner` role who did not create it (and, for a typed claim
+	// address, whoever approves is the second pair of eyes on it); the payout manager sends it
+	// from then on. The creator answers 403 `approval_by_creator`; a service token 403
+	// `forbidden` (an approval is a person's); a refund not awaiting approval 409
+	// `invalid_state`. Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/approve (the `ApproveMerchantRefund` operationId).
+	ApproveMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*ApproveMerchantRefundResult, error)
+
+	// CancelMerchantRefundWithResponse Cancel a refund
+	//
+	// As `POST /v1/external/secretkey-auth/refunds/{refundId}/cancel`. Needs `withdrawals:write`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel (the `CancelMerchantRefund` operationId).
+	CancelMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, params *CancelMerchantRefundParams, reqEditors ...RequestEditorFn) (*CancelMerchantRefundResult, error)
+
+	// RejectMerchantRefundWithResponse Reject a refund
+	//
+	// Rejecting a refund awaiting approval cancels it (the balance is restored,
+	// `refund.cancelled`). Same rules as approving (the creator may reject their own). Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/reject (the `RejectMerchantRefund` operationId).
+	RejectMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*RejectMerchantRefundResult, error)
 
 	// GetMerchantSecurityWithResponse The team's security settings
 	//
@@ -10921,6 +13683,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/merchants/{merchantId}/withdrawals/{withdrawalId} (the `GetMerchantWithdrawal` operationId).
 	GetMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*GetMerchantWithdrawalResult, error)
 
+	// ApproveMerchantWithdrawalWithResponse Approve a withdrawal
+	//
+	// A `pending` withdrawal above the merchant's `approvalThresholdCents` waits until a person
+	// with the `admin` or `owner` role who did not create it approves it; the payout manager
+	// never sends it before. The creator answers 403 `approval_by_creator`; a service token 403
+	// `forbidden`; a withdrawal not awaiting approval 409 `invalid_state`. Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve (the `ApproveMerchantWithdrawal` operationId).
+	ApproveMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*ApproveMerchantWithdrawalResult, error)
+
 	// CancelMerchantWithdrawalWithResponse Cancel a pending withdrawal
 	//
 	// Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
@@ -10931,6 +13705,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel (the `CancelMerchantWithdrawal` operationId).
 	CancelMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, params *CancelMerchantWithdrawalParams, reqEditors ...RequestEditorFn) (*CancelMerchantWithdrawalResult, error)
+
+	// RejectMerchantWithdrawalWithResponse Reject a withdrawal
+	//
+	// Rejecting a withdrawal awaiting approval cancels it (the balance is restored, `withdrawal.cancelled`). Audited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject (the `RejectMerchantWithdrawal` operationId).
+	RejectMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*RejectMerchantWithdrawalResult, error)
 }
 
 // AcceptInvitationResult429Headers the declared response headers of an HTTP 429 response for AcceptInvitation
@@ -12733,6 +15516,89 @@ func (r GetCheckoutResult) ContentType() string {
 	return ""
 }
 
+// ClaimOverpaymentRefundResult429Headers the declared response headers of an HTTP 429 response for ClaimOverpaymentRefund
+type ClaimOverpaymentRefundResult429Headers struct {
+	RetryAfter *int
+}
+
+type ClaimOverpaymentRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OverpaymentRefund
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PayoutConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClaimOverpaymentRefundResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON200() *OverpaymentRefund {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON404() *CheckoutNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON409() *PayoutConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ClaimOverpaymentRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimOverpaymentRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimOverpaymentRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimOverpaymentRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimOverpaymentRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCheckoutQuoteQRResult429Headers the declared response headers of an HTTP 429 response for GetCheckoutQuoteQR
 type GetCheckoutQuoteQRResult429Headers struct {
 	RetryAfter *int
@@ -12989,6 +15855,193 @@ func (r SelectCheckoutQuoteResult) ContentType() string {
 	return ""
 }
 
+// GetRefundClaimResult429Headers the declared response headers of an HTTP 429 response for GetRefundClaim
+type GetRefundClaimResult429Headers struct {
+	RetryAfter *int
+}
+
+type GetRefundClaimResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RefundClaim
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RefundClaimUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRefundClaimResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRefundClaimResult) GetJSON200() *RefundClaim {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRefundClaimResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRefundClaimResult) GetJSON401() *RefundClaimUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRefundClaimResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRefundClaimResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRefundClaimResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRefundClaimResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRefundClaimResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRefundClaimResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRefundClaimResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ClaimRefundResult429Headers the declared response headers of an HTTP 429 response for ClaimRefund
+type ClaimRefundResult429Headers struct {
+	RetryAfter *int
+}
+
+type ClaimRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RefundClaim
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RefundClaimUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PayoutConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClaimRefundResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimRefundResult) GetJSON200() *RefundClaim {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClaimRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClaimRefundResult) GetJSON401() *RefundClaimUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClaimRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ClaimRefundResult) GetJSON409() *PayoutConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ClaimRefundResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ClaimRefundResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClaimRefundResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ClaimRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListPaymentsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13231,6 +16284,324 @@ func (r GetPaymentResult) ContentType() string {
 	return ""
 }
 
+// CreateRefundResult201Headers the declared response headers of an HTTP 201 response for CreateRefund
+type CreateRefundResult201Headers struct {
+	IdempotentReplayed *string
+}
+
+type CreateRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PayoutConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateRefundResult201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateRefundResult) GetJSON201() *Refund {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateRefundResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateRefundResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateRefundResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateRefundResult) GetJSON409() *PayoutConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateRefundResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateRefundResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListRefundsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RefundList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRefundsResult) GetJSON200() *RefundList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRefundsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRefundsResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListRefundsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRefundsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRefundsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRefundsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRefundsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRefundResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelRefundResult200Headers the declared response headers of an HTTP 200 response for CancelRefund
+type CancelRefundResult200Headers struct {
+	IdempotentReplayed *string
+}
+
+type CancelRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelRefundResult200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelRefundResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelRefundResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListWithdrawalsResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13391,6 +16762,82 @@ func (r CreateWithdrawalResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type EstimateWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WithdrawalEstimate
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoChainAvailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON200() *WithdrawalEstimate {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EstimateWithdrawalResult) GetJSON503() *NoChainAvailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EstimateWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EstimateWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EstimateWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EstimateWithdrawalResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13598,6 +17045,234 @@ func (r SetMerchantAcceptedAssetsResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetMerchantAcceptedAssetsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantAddressBookResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AddressBookList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantAddressBookResult) GetJSON200() *AddressBookList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantAddressBookResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantAddressBookResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantAddressBookResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantAddressBookResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantAddressBookResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantAddressBookResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantAddressBookResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantAddressBookResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMerchantAddressBookEntryResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AddressBookEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PayoutConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON201() *AddressBookEntry {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON409() *PayoutConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantAddressBookEntryResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantAddressBookEntryResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantAddressBookEntryResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantAddressBookEntryResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantAddressBookEntryResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteMerchantAddressBookEntryResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DashboardNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteMerchantAddressBookEntryResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMerchantAddressBookEntryResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMerchantAddressBookEntryResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMerchantAddressBookEntryResult) GetJSON404() *DashboardNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteMerchantAddressBookEntryResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMerchantAddressBookEntryResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMerchantAddressBookEntryResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMerchantAddressBookEntryResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMerchantAddressBookEntryResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14902,6 +18577,117 @@ func (r ListMerchantPaymentEventsResult) ContentType() string {
 	return ""
 }
 
+// CreateMerchantRefundResult201Headers the declared response headers of an HTTP 201 response for CreateMerchantRefund
+type CreateMerchantRefundResult201Headers struct {
+	IdempotentReplayed *string
+}
+
+type CreateMerchantRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *PaymentNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *PayoutConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateMerchantRefundResult201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON201() *Refund {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON404() *PaymentNotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON409() *PayoutConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMerchantRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMerchantRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMerchantRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMerchantRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListMerchantPaymentTransfersResult struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14972,6 +18758,158 @@ func (r ListMerchantPaymentTransfersResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListMerchantPaymentTransfersResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantPayoutSettingsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutSettings
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantPayoutSettingsResult) GetJSON200() *PayoutSettings {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantPayoutSettingsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantPayoutSettingsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantPayoutSettingsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantPayoutSettingsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantPayoutSettingsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantPayoutSettingsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantPayoutSettingsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantPayoutSettingsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMerchantPayoutSettingsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutSettings
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON200() *PayoutSettings {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantPayoutSettingsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantPayoutSettingsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantPayoutSettingsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantPayoutSettingsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantPayoutSettingsResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15124,6 +19062,407 @@ func (r UpdateMerchantProfileResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateMerchantProfileResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMerchantRefundsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RefundList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantRefundsResult) GetJSON200() *RefundList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantRefundsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantRefundsResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantRefundsResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantRefundsResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantRefundsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantRefundsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantRefundsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantRefundsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMerchantRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMerchantRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMerchantRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMerchantRefundResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMerchantRefundResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMerchantRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMerchantRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMerchantRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMerchantRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMerchantRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMerchantRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveMerchantRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ApprovalForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON403() *ApprovalForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveMerchantRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveMerchantRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveMerchantRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveMerchantRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveMerchantRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelMerchantRefundResult200Headers the declared response headers of an HTTP 200 response for CancelMerchantRefund
+type CancelMerchantRefundResult200Headers struct {
+	IdempotentReplayed *string
+}
+
+type CancelMerchantRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *DashboardForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelMerchantRefundResult200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON403() *DashboardForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelMerchantRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelMerchantRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelMerchantRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelMerchantRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelMerchantRefundResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RejectMerchantRefundResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Refund
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ApprovalForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *RefundNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON200() *Refund {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON403() *ApprovalForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON404() *RefundNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectMerchantRefundResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectMerchantRefundResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectMerchantRefundResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectMerchantRefundResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectMerchantRefundResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16270,6 +20609,89 @@ func (r GetMerchantWithdrawalResult) ContentType() string {
 	return ""
 }
 
+type ApproveMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ApprovalForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WithdrawalNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON403() *ApprovalForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON404() *WithdrawalNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveMerchantWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelMerchantWithdrawalResult200Headers the declared response headers of an HTTP 200 response for CancelMerchantWithdrawal
 type CancelMerchantWithdrawalResult200Headers struct {
 	IdempotentReplayed *string
@@ -16354,6 +20776,89 @@ func (r CancelMerchantWithdrawalResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelMerchantWithdrawalResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RejectMerchantWithdrawalResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *DashboardUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ApprovalForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *WithdrawalNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *StateConflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON401() *DashboardUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON403() *ApprovalForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON404() *WithdrawalNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON409() *StateConflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectMerchantWithdrawalResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectMerchantWithdrawalResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectMerchantWithdrawalResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectMerchantWithdrawalResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectMerchantWithdrawalResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17045,6 +21550,27 @@ func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, payme
 	return ParseGetCheckoutResult(rsp)
 }
 
+// ClaimOverpaymentRefundWithResponse Ask for the overpaid amount back
+//
+// Offered by the checkout page when the payment completed with more than was due and the
+// merchant's payout settings offer it (`offerOverpaymentRefunds`; the checkout view's
+// `overpaymentRefund`). Creates, once per payment, a refund of exactly the excess (in the
+// settled token's smallest unit) waiting for the customer's address, and answers its claim
+// link; asking again answers the same refund. 409 `payment_not_refundable` when the
+// payment is not overpaid or the merchant does not offer it; `insufficient_balance` as
+// for any refund.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund (the `ClaimOverpaymentRefund` operationId).
+func (c *ClientWithResponses) ClaimOverpaymentRefundWithResponse(ctx context.Context, paymentId CheckoutPaymentId, reqEditors ...RequestEditorFn) (*ClaimOverpaymentRefundResult, error) {
+	rsp, err := c.ClaimOverpaymentRefund(ctx, paymentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimOverpaymentRefundResult(rsp)
+}
+
 // GetCheckoutQuoteQRWithResponse A quote's payment QR code
 //
 // The quote's EIP-681 payment URI (`paymentUri`) as a QR code, an SVG image drawn on the
@@ -17112,6 +21638,73 @@ func (c *ClientWithResponses) SelectCheckoutQuoteWithResponse(ctx context.Contex
 	return ParseSelectCheckoutQuoteResult(rsp)
 }
 
+// GetRefundClaimWithResponse Read a refund as its claim page shows it
+//
+// What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
+// token, the chain, the addresses that paid the payment, the claim's expiry, and the EIP-712
+// typed data to sign (`typedData`, with `message.recipient` left for the wallet's address).
+// Authenticated by the refund's claim secret (the `claimUrl`'s fragment); a wrong secret
+// and an unknown refund answer the same 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/refund-claim-auth/refunds/{refundId} (the `GetRefundClaim` operationId).
+func (c *ClientWithResponses) GetRefundClaimWithResponse(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*GetRefundClaimResult, error) {
+	rsp, err := c.GetRefundClaim(ctx, refundId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRefundClaimResult(rsp)
+}
+
+// ClaimRefundWithBodyWithResponse Give a refund its address
+//
+// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+// `signature`: a typed address, recorded and left for a team member's approval in the
+// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+// not recover to an address that paid.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+func (c *ClientWithResponses) ClaimRefundWithBodyWithResponse(ctx context.Context, refundId RefundId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimRefundResult, error) {
+	rsp, err := c.ClaimRefundWithBody(ctx, refundId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimRefundResult(rsp)
+}
+
+// ClaimRefundWithResponse Give a refund its address
+//
+// The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+// refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+// in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+// the payment (a sender of one of its transfers): proof of control, accepted at once — the
+// refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+// `signature`: a typed address, recorded and left for a team member's approval in the
+// dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+// `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+// address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+// not recover to an address that paid.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/refund-claim-auth/refunds/{refundId}/claim (the `ClaimRefund` operationId).
+func (c *ClientWithResponses) ClaimRefundWithResponse(ctx context.Context, refundId RefundId, body ClaimRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimRefundResult, error) {
+	rsp, err := c.ClaimRefund(ctx, refundId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimRefundResult(rsp)
+}
+
 // ListPaymentsWithResponse List payments
 //
 // Lists the authenticated merchant's payments and deposits, newest first by default.
@@ -17174,6 +21767,107 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, paymen
 	return ParseGetPaymentResult(rsp)
 }
 
+// CreateRefundWithBodyWithResponse Refund a payment
+//
+// Gives money back to the customer in the payment's settled token on its chain, paid by the
+// hot wallet through the transaction manager (exactly once across crashes). Either
+// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+// balance is debited in the transaction that creates the refund (a failure or cancel
+// reverses it); a payment's refunds never add up to more than it settled
+// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+//
+// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+// signature, or types another address, which then needs a team member's approval). The
+// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+// cooling-off, daily limit, approval threshold, sanctions list).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithBodyWithResponse(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResult, error) {
+	rsp, err := c.CreateRefundWithBody(ctx, paymentId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResult(rsp)
+}
+
+// CreateRefundWithResponse Refund a payment
+//
+// Gives money back to the customer in the payment's settled token on its chain, paid by the
+// hot wallet through the transaction manager (exactly once across crashes). Either
+// `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+// token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+// balance is debited in the transaction that creates the refund (a failure or cancel
+// reverses it); a payment's refunds never add up to more than it settled
+// (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+//
+// Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+// signature, or types another address, which then needs a team member's approval). The
+// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+// cooling-off, daily limit, approval threshold, sanctions list).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/secretkey-auth/payments/{paymentId}/refunds (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithResponse(ctx context.Context, paymentId RefundPaymentId, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResult, error) {
+	rsp, err := c.CreateRefund(ctx, paymentId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResult(rsp)
+}
+
+// ListRefundsWithResponse List refunds
+//
+// The authenticated merchant's refunds of its key's mode, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/secretkey-auth/refunds (the `ListRefunds` operationId).
+func (c *ClientWithResponses) ListRefundsWithResponse(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResult, error) {
+	rsp, err := c.ListRefunds(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRefundsResult(rsp)
+}
+
+// GetRefundWithResponse Get a refund
+//
+// One of the authenticated merchant's refunds; another merchant's (or mode's) answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/secretkey-auth/refunds/{refundId} (the `GetRefund` operationId).
+func (c *ClientWithResponses) GetRefundWithResponse(ctx context.Context, refundId RefundId, reqEditors ...RequestEditorFn) (*GetRefundResult, error) {
+	rsp, err := c.GetRefund(ctx, refundId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRefundResult(rsp)
+}
+
+// CancelRefundWithResponse Cancel a refund
+//
+// Only an `awaiting_address` or `pending` refund (nothing signed yet) can be cancelled: its
+// amount returns to the balance and `refund.cancelled` is announced, in one transaction. Any
+// other status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/secretkey-auth/refunds/{refundId}/cancel (the `CancelRefund` operationId).
+func (c *ClientWithResponses) CancelRefundWithResponse(ctx context.Context, refundId RefundId, params *CancelRefundParams, reqEditors ...RequestEditorFn) (*CancelRefundResult, error) {
+	rsp, err := c.CancelRefund(ctx, refundId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelRefundResult(rsp)
+}
+
 // ListWithdrawalsWithResponse List withdrawals
 //
 // Lists the authenticated merchant's withdrawals, newest first.
@@ -17219,6 +21913,25 @@ func (c *ClientWithResponses) CreateWithdrawalWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCreateWithdrawalResult(rsp)
+}
+
+// EstimateWithdrawalWithResponse Estimate a withdrawal
+//
+// The secret-key twin of `GET /v1/merchants/{merchantId}/withdrawals/estimate`: what a
+// withdrawal of `amountInCents` on `chainId` would pay out now — the token and its amount in
+// the smallest unit, the rate, the network fee in the native coin and in USD cents, and
+// whether the hot wallet can pay it now. Nothing is reserved. 503 `no_chain_available` when
+// this process cannot reach the chain's RPC or a price now (or does not run its payouts).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/external/secretkey-auth/withdrawals/estimate (the `EstimateWithdrawal` operationId).
+func (c *ClientWithResponses) EstimateWithdrawalWithResponse(ctx context.Context, params *EstimateWithdrawalParams, reqEditors ...RequestEditorFn) (*EstimateWithdrawalResult, error) {
+	rsp, err := c.EstimateWithdrawal(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEstimateWithdrawalResult(rsp)
 }
 
 // GetWithdrawalWithResponse Get a withdrawal
@@ -17283,6 +21996,74 @@ func (c *ClientWithResponses) SetMerchantAcceptedAssetsWithResponse(ctx context.
 		return nil, err
 	}
 	return ParseSetMerchantAcceptedAssetsResult(rsp)
+}
+
+// ListMerchantAddressBookWithResponse List saved recipients
+//
+// The merchant's saved recipients, newest first, each with when it becomes usable. Needs `settings:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/address-book (the `ListMerchantAddressBook` operationId).
+func (c *ClientWithResponses) ListMerchantAddressBookWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*ListMerchantAddressBookResult, error) {
+	rsp, err := c.ListMerchantAddressBook(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantAddressBookResult(rsp)
+}
+
+// CreateMerchantAddressBookEntryWithBodyWithResponse Save a recipient
+//
+// Saves an address for a chain under a label. It becomes usable for withdrawals
+// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+// `recipient_sanctioned`. At most 500 entries. Audited.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+func (c *ClientWithResponses) CreateMerchantAddressBookEntryWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantAddressBookEntryResult, error) {
+	rsp, err := c.CreateMerchantAddressBookEntryWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantAddressBookEntryResult(rsp)
+}
+
+// CreateMerchantAddressBookEntryWithResponse Save a recipient
+//
+// Saves an address for a chain under a label. It becomes usable for withdrawals
+// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+// `recipient_sanctioned`. At most 500 entries. Audited.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/address-book (the `CreateMerchantAddressBookEntry` operationId).
+func (c *ClientWithResponses) CreateMerchantAddressBookEntryWithResponse(ctx context.Context, merchantId DashboardMerchantId, body CreateMerchantAddressBookEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantAddressBookEntryResult, error) {
+	rsp, err := c.CreateMerchantAddressBookEntry(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantAddressBookEntryResult(rsp)
+}
+
+// DeleteMerchantAddressBookEntryWithResponse Remove a saved recipient
+//
+// Removes it; withdrawals already created keep their recipient. Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/merchants/{merchantId}/address-book/{entryId} (the `DeleteMerchantAddressBookEntry` operationId).
+func (c *ClientWithResponses) DeleteMerchantAddressBookEntryWithResponse(ctx context.Context, merchantId DashboardMerchantId, entryId string, reqEditors ...RequestEditorFn) (*DeleteMerchantAddressBookEntryResult, error) {
+	rsp, err := c.DeleteMerchantAddressBookEntry(ctx, merchantId, entryId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMerchantAddressBookEntryResult(rsp)
 }
 
 // ListMerchantApiKeysWithResponse List the merchant's secret keys
@@ -17649,6 +22430,40 @@ func (c *ClientWithResponses) ListMerchantPaymentEventsWithResponse(ctx context.
 	return ParseListMerchantPaymentEventsResult(rsp)
 }
 
+// CreateMerchantRefundWithBodyWithResponse Refund a payment from the dashboard
+//
+// The same rules, balance check, payout policy and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+// it is its creator (who may not approve it). Needs `withdrawals:write`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+func (c *ClientWithResponses) CreateMerchantRefundWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMerchantRefundResult, error) {
+	rsp, err := c.CreateMerchantRefundWithBody(ctx, merchantId, paymentId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantRefundResult(rsp)
+}
+
+// CreateMerchantRefundWithResponse Refund a payment from the dashboard
+//
+// The same rules, balance check, payout policy and Idempotency-Key handling as
+// `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+// it is its creator (who may not approve it). Needs `withdrawals:write`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/payments/{paymentId}/refunds (the `CreateMerchantRefund` operationId).
+func (c *ClientWithResponses) CreateMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, paymentId RefundPaymentId, params *CreateMerchantRefundParams, body CreateMerchantRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantRefundResult, error) {
+	rsp, err := c.CreateMerchantRefund(ctx, merchantId, paymentId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMerchantRefundResult(rsp)
+}
+
 // ListMerchantPaymentTransfersWithResponse The on-chain transfers of a payment
 //
 // The token transfers recorded for the payment (to its deposit address), oldest first, with
@@ -17664,6 +22479,57 @@ func (c *ClientWithResponses) ListMerchantPaymentTransfersWithResponse(ctx conte
 		return nil, err
 	}
 	return ParseListMerchantPaymentTransfersResult(rsp)
+}
+
+// GetMerchantPayoutSettingsWithResponse Read the payout policy
+//
+// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
+func (c *ClientWithResponses) GetMerchantPayoutSettingsWithResponse(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*GetMerchantPayoutSettingsResult, error) {
+	rsp, err := c.GetMerchantPayoutSettings(ctx, merchantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantPayoutSettingsResult(rsp)
+}
+
+// UpdateMerchantPayoutSettingsWithBodyWithResponse Change the payout policy
+//
+// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+// (one already waiting for an approval keeps waiting). Audited with the values before and
+// after.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+func (c *ClientWithResponses) UpdateMerchantPayoutSettingsWithBodyWithResponse(ctx context.Context, merchantId DashboardMerchantId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantPayoutSettingsResult, error) {
+	rsp, err := c.UpdateMerchantPayoutSettingsWithBody(ctx, merchantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantPayoutSettingsResult(rsp)
+}
+
+// UpdateMerchantPayoutSettingsWithResponse Change the payout policy
+//
+// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+// (one already waiting for an approval keeps waiting). Audited with the values before and
+// after.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchants/{merchantId}/payout-settings (the `UpdateMerchantPayoutSettings` operationId).
+func (c *ClientWithResponses) UpdateMerchantPayoutSettingsWithResponse(ctx context.Context, merchantId DashboardMerchantId, body UpdateMerchantPayoutSettingsJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantPayoutSettingsResult, error) {
+	rsp, err := c.UpdateMerchantPayoutSettings(ctx, merchantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantPayoutSettingsResult(rsp)
 }
 
 // GetMerchantProfileWithResponse The merchant's profile and branding
@@ -17711,6 +22577,87 @@ func (c *ClientWithResponses) UpdateMerchantProfileWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseUpdateMerchantProfileResult(rsp)
+}
+
+// ListMerchantRefundsWithResponse List the merchant's refunds
+//
+// The merchant's refunds of the token's mode, newest first. Needs `payments:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/refunds (the `ListMerchantRefunds` operationId).
+func (c *ClientWithResponses) ListMerchantRefundsWithResponse(ctx context.Context, merchantId DashboardMerchantId, params *ListMerchantRefundsParams, reqEditors ...RequestEditorFn) (*ListMerchantRefundsResult, error) {
+	rsp, err := c.ListMerchantRefunds(ctx, merchantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantRefundsResult(rsp)
+}
+
+// GetMerchantRefundWithResponse Get one of the merchant's refunds
+//
+// Another merchant's refund answers 404. Needs `payments:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchants/{merchantId}/refunds/{refundId} (the `GetMerchantRefund` operationId).
+func (c *ClientWithResponses) GetMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*GetMerchantRefundResult, error) {
+	rsp, err := c.GetMerchantRefund(ctx, merchantId, refundId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMerchantRefundResult(rsp)
+}
+
+// ApproveMerchantRefundWithResponse Approve a refund
+//
+// A `pending` refund whose `approval.required` is true and not yet given is approved by a
+// person with the `admin` or `owner` role who did not create it (and, for a typed claim
+// address, whoever approves is the second pair of eyes on it); the payout manager sends it
+// from then on. The creator answers 403 `approval_by_creator`; a service token 403
+// `forbidden` (an approval is a person's); a refund not awaiting approval 409
+// `invalid_state`. Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/approve (the `ApproveMerchantRefund` operationId).
+func (c *ClientWithResponses) ApproveMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*ApproveMerchantRefundResult, error) {
+	rsp, err := c.ApproveMerchantRefund(ctx, merchantId, refundId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveMerchantRefundResult(rsp)
+}
+
+// CancelMerchantRefundWithResponse Cancel a refund
+//
+// As `POST /v1/external/secretkey-auth/refunds/{refundId}/cancel`. Needs `withdrawals:write`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/cancel (the `CancelMerchantRefund` operationId).
+func (c *ClientWithResponses) CancelMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, params *CancelMerchantRefundParams, reqEditors ...RequestEditorFn) (*CancelMerchantRefundResult, error) {
+	rsp, err := c.CancelMerchantRefund(ctx, merchantId, refundId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelMerchantRefundResult(rsp)
+}
+
+// RejectMerchantRefundWithResponse Reject a refund
+//
+// Rejecting a refund awaiting approval cancels it (the balance is restored,
+// `refund.cancelled`). Same rules as approving (the creator may reject their own). Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/refunds/{refundId}/reject (the `RejectMerchantRefund` operationId).
+func (c *ClientWithResponses) RejectMerchantRefundWithResponse(ctx context.Context, merchantId DashboardMerchantId, refundId RefundId, reqEditors ...RequestEditorFn) (*RejectMerchantRefundResult, error) {
+	rsp, err := c.RejectMerchantRefund(ctx, merchantId, refundId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectMerchantRefundResult(rsp)
 }
 
 // GetMerchantSecurityWithResponse The team's security settings
@@ -18024,6 +22971,24 @@ func (c *ClientWithResponses) GetMerchantWithdrawalWithResponse(ctx context.Cont
 	return ParseGetMerchantWithdrawalResult(rsp)
 }
 
+// ApproveMerchantWithdrawalWithResponse Approve a withdrawal
+//
+// A `pending` withdrawal above the merchant's `approvalThresholdCents` waits until a person
+// with the `admin` or `owner` role who did not create it approves it; the payout manager
+// never sends it before. The creator answers 403 `approval_by_creator`; a service token 403
+// `forbidden`; a withdrawal not awaiting approval 409 `invalid_state`. Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve (the `ApproveMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) ApproveMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*ApproveMerchantWithdrawalResult, error) {
+	rsp, err := c.ApproveMerchantWithdrawal(ctx, merchantId, withdrawalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveMerchantWithdrawalResult(rsp)
+}
+
 // CancelMerchantWithdrawalWithResponse Cancel a pending withdrawal
 //
 // Only a `pending` withdrawal (nothing signed yet) can be cancelled: its amount returns to the
@@ -18039,6 +23004,21 @@ func (c *ClientWithResponses) CancelMerchantWithdrawalWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseCancelMerchantWithdrawalResult(rsp)
+}
+
+// RejectMerchantWithdrawalWithResponse Reject a withdrawal
+//
+// Rejecting a withdrawal awaiting approval cancels it (the balance is restored, `withdrawal.cancelled`). Audited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject (the `RejectMerchantWithdrawal` operationId).
+func (c *ClientWithResponses) RejectMerchantWithdrawalWithResponse(ctx context.Context, merchantId DashboardMerchantId, withdrawalId DashboardWithdrawalId, reqEditors ...RequestEditorFn) (*RejectMerchantWithdrawalResult, error) {
+	rsp, err := c.RejectMerchantWithdrawal(ctx, merchantId, withdrawalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectMerchantWithdrawalResult(rsp)
 }
 
 // ParseAcceptInvitationResult parses an HTTP response from a AcceptInvitationWithResponse call
@@ -19526,6 +24506,80 @@ func ParseGetCheckoutResult(rsp *http.Response) (*GetCheckoutResult, error) {
 	return response, nil
 }
 
+// ParseClaimOverpaymentRefundResult parses an HTTP response from a ClaimOverpaymentRefundWithResponse call
+func ParseClaimOverpaymentRefundResult(rsp *http.Response) (*ClaimOverpaymentRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimOverpaymentRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OverpaymentRefund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PayoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ClaimOverpaymentRefundResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCheckoutQuoteQRResult parses an HTTP response from a GetCheckoutQuoteQRWithResponse call
 func ParseGetCheckoutQuoteQRResult(rsp *http.Response) (*GetCheckoutQuoteQRResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19755,6 +24809,175 @@ func ParseSelectCheckoutQuoteResult(rsp *http.Response) (*SelectCheckoutQuoteRes
 	return response, nil
 }
 
+// ParseGetRefundClaimResult parses an HTTP response from a GetRefundClaimWithResponse call
+func ParseGetRefundClaimResult(rsp *http.Response) (*GetRefundClaimResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRefundClaimResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RefundClaim
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RefundClaimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetRefundClaimResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseClaimRefundResult parses an HTTP response from a ClaimRefundWithResponse call
+func ParseClaimRefundResult(rsp *http.Response) (*ClaimRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RefundClaim
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RefundClaimUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PayoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ClaimRefundResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPaymentsResult parses an HTTP response from a ListPaymentsWithResponse call
 func ParseListPaymentsResult(rsp *http.Response) (*ListPaymentsResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19958,6 +25181,276 @@ func ParseGetPaymentResult(rsp *http.Response) (*GetPaymentResult, error) {
 	return response, nil
 }
 
+// ParseCreateRefundResult parses an HTTP response from a CreateRefundWithResponse call
+func ParseCreateRefundResult(rsp *http.Response) (*CreateRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PayoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateRefundResult201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRefundsResult parses an HTTP response from a ListRefundsWithResponse call
+func ParseListRefundsResult(rsp *http.Response) (*ListRefundsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRefundsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RefundList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRefundResult parses an HTTP response from a GetRefundWithResponse call
+func ParseGetRefundResult(rsp *http.Response) (*GetRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelRefundResult parses an HTTP response from a CancelRefundWithResponse call
+func ParseCancelRefundResult(rsp *http.Response) (*CancelRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelRefundResult200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWithdrawalsResult parses an HTTP response from a ListWithdrawalsWithResponse call
 func ParseListWithdrawalsResult(rsp *http.Response) (*ListWithdrawalsResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20095,6 +25588,67 @@ func ParseCreateWithdrawalResult(rsp *http.Response) (*CreateWithdrawalResult, e
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEstimateWithdrawalResult parses an HTTP response from a EstimateWithdrawalWithResponse call
+func ParseEstimateWithdrawalResult(rsp *http.Response) (*EstimateWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EstimateWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WithdrawalEstimate
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoChainAvailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil
@@ -20249,6 +25803,192 @@ func ParseSetMerchantAcceptedAssetsResult(rsp *http.Response) (*SetMerchantAccep
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantAddressBookResult parses an HTTP response from a ListMerchantAddressBookWithResponse call
+func ParseListMerchantAddressBookResult(rsp *http.Response) (*ListMerchantAddressBookResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantAddressBookResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AddressBookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMerchantAddressBookEntryResult parses an HTTP response from a CreateMerchantAddressBookEntryWithResponse call
+func ParseCreateMerchantAddressBookEntryResult(rsp *http.Response) (*CreateMerchantAddressBookEntryResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantAddressBookEntryResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AddressBookEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PayoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMerchantAddressBookEntryResult parses an HTTP response from a DeleteMerchantAddressBookEntryWithResponse call
+func ParseDeleteMerchantAddressBookEntryResult(rsp *http.Response) (*DeleteMerchantAddressBookEntryResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMerchantAddressBookEntryResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DashboardNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -21308,6 +27048,108 @@ func ParseListMerchantPaymentEventsResult(rsp *http.Response) (*ListMerchantPaym
 	return response, nil
 }
 
+// ParseCreateMerchantRefundResult parses an HTTP response from a CreateMerchantRefundWithResponse call
+func ParseCreateMerchantRefundResult(rsp *http.Response) (*CreateMerchantRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMerchantRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest PaymentNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest PayoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateMerchantRefundResult201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListMerchantPaymentTransfersResult parses an HTTP response from a ListMerchantPaymentTransfersWithResponse call
 func ParseListMerchantPaymentTransfersResult(rsp *http.Response) (*ListMerchantPaymentTransfersResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21356,6 +27198,128 @@ func ParseListMerchantPaymentTransfersResult(rsp *http.Response) (*ListMerchantP
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantPayoutSettingsResult parses an HTTP response from a GetMerchantPayoutSettingsWithResponse call
+func ParseGetMerchantPayoutSettingsResult(rsp *http.Response) (*GetMerchantPayoutSettingsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantPayoutSettingsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantPayoutSettingsResult parses an HTTP response from a UpdateMerchantPayoutSettingsWithResponse call
+func ParseUpdateMerchantPayoutSettingsResult(rsp *http.Response) (*UpdateMerchantPayoutSettingsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantPayoutSettingsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutSettings
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -21478,6 +27442,338 @@ func ParseUpdateMerchantProfileResult(rsp *http.Response) (*UpdateMerchantProfil
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantRefundsResult parses an HTTP response from a ListMerchantRefundsWithResponse call
+func ParseListMerchantRefundsResult(rsp *http.Response) (*ListMerchantRefundsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantRefundsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RefundList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMerchantRefundResult parses an HTTP response from a GetMerchantRefundWithResponse call
+func ParseGetMerchantRefundResult(rsp *http.Response) (*GetMerchantRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMerchantRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveMerchantRefundResult parses an HTTP response from a ApproveMerchantRefundWithResponse call
+func ParseApproveMerchantRefundResult(rsp *http.Response) (*ApproveMerchantRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveMerchantRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApprovalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelMerchantRefundResult parses an HTTP response from a CancelMerchantRefundWithResponse call
+func ParseCancelMerchantRefundResult(rsp *http.Response) (*CancelMerchantRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelMerchantRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest DashboardForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelMerchantRefundResult200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectMerchantRefundResult parses an HTTP response from a RejectMerchantRefundWithResponse call
+func ParseRejectMerchantRefundResult(rsp *http.Response) (*RejectMerchantRefundResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectMerchantRefundResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Refund
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApprovalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest RefundNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -22415,6 +28711,74 @@ func ParseGetMerchantWithdrawalResult(rsp *http.Response) (*GetMerchantWithdrawa
 	return response, nil
 }
 
+// ParseApproveMerchantWithdrawalResult parses an HTTP response from a ApproveMerchantWithdrawalWithResponse call
+func ParseApproveMerchantWithdrawalResult(rsp *http.Response) (*ApproveMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApprovalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WithdrawalNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseCancelMerchantWithdrawalResult parses an HTTP response from a CancelMerchantWithdrawalWithResponse call
 func ParseCancelMerchantWithdrawalResult(rsp *http.Response) (*CancelMerchantWithdrawalResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -22491,6 +28855,74 @@ func ParseCancelMerchantWithdrawalResult(rsp *http.Response) (*CancelMerchantWit
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectMerchantWithdrawalResult parses an HTTP response from a RejectMerchantWithdrawalWithResponse call
+func ParseRejectMerchantWithdrawalResult(rsp *http.Response) (*RejectMerchantWithdrawalResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectMerchantWithdrawalResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest DashboardUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ApprovalForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest WithdrawalNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest StateConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil

@@ -679,6 +679,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/secretkey-auth/withdrawals/estimate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimate a withdrawal
+         * @description The secret-key twin of `GET /v1/merchants/{merchantId}/withdrawals/estimate`: what a
+         *     withdrawal of `amountInCents` on `chainId` would pay out now — the token and its amount in
+         *     the smallest unit, the rate, the network fee in the native coin and in USD cents, and
+         *     whether the hot wallet can pay it now. Nothing is reserved. 503 `no_chain_available` when
+         *     this process cannot reach the chain's RPC or a price now (or does not run its payouts).
+         */
+        get: operations["estimateWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/secretkey-auth/payments/{paymentId}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a payment
+         * @description Gives money back to the customer in the payment's settled token on its chain, paid by the
+         *     hot wallet through the transaction manager (exactly once across crashes). Either
+         *     `amountInCents` (converted at the current rate, like a withdrawal) or `amountAsset` (the
+         *     token's smallest unit, e.g. exactly the overpaid excess) — exactly one. The merchant's
+         *     balance is debited in the transaction that creates the refund (a failure or cancel
+         *     reverses it); a payment's refunds never add up to more than it settled
+         *     (`refund_exceeds_payment`), nor overdraw the balance (`insufficient_balance`).
+         *
+         *     Without `recipientAddress` the refund waits in `awaiting_address` with a `claimUrl` the
+         *     merchant hands to the customer (the payer proves the paying wallet by an EIP-712
+         *     signature, or types another address, which then needs a team member's approval). The
+         *     merchant's payout policy applies to the recipient as to a withdrawal's (address book,
+         *     cooling-off, daily limit, approval threshold, sanctions list).
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/secretkey-auth/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds
+         * @description The authenticated merchant's refunds of its key's mode, newest first.
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/secretkey-auth/refunds/{refundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a refund
+         * @description One of the authenticated merchant's refunds; another merchant's (or mode's) answers 404.
+         */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/secretkey-auth/refunds/{refundId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund
+         * @description Only an `awaiting_address` or `pending` refund (nothing signed yet) can be cancelled: its
+         *     amount returns to the balance and `refund.cancelled` is announced, in one transaction. Any
+         *     other status answers 409 `invalid_state`. Safe to retry with an Idempotency-Key.
+         */
+        post: operations["cancelRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/chains": {
         parameters: {
             query?: never;
@@ -783,6 +901,85 @@ export interface paths {
         get: operations["getCheckoutQuoteQR"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/refund-claim-auth/refunds/{refundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a refund as its claim page shows it
+         * @description What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
+         *     token, the chain, the addresses that paid the payment, the claim's expiry, and the EIP-712
+         *     typed data to sign (`typedData`, with `message.recipient` left for the wallet's address).
+         *     Authenticated by the refund's claim secret (the `claimUrl`'s fragment); a wrong secret
+         *     and an unknown refund answer the same 404.
+         */
+        get: operations["getRefundClaim"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/refund-claim-auth/refunds/{refundId}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a refund its address
+         * @description The one claim operation. With `signature`: an EIP-712 signature (65 bytes, hex) of the
+         *     refund's typed data (`RefundClaim {string refundId; address recipient; uint256 chainId}`
+         *     in domain `{name: "paymentsd refund", version: "1", chainId}`) by an address that paid
+         *     the payment (a sender of one of its transfers): proof of control, accepted at once — the
+         *     refund moves to `pending` (or waits for an approval above the merchant's threshold). Without
+         *     `signature`: a typed address, recorded and left for a team member's approval in the
+         *     dashboard. The recipient is checked like a withdrawal's (`recipient_not_allowed`,
+         *     `recipient_sanctioned`). 409 `invalid_state` when the refund is no longer awaiting an
+         *     address (claimed, cancelled or expired); 400 `signature_invalid` when the signature does
+         *     not recover to an address that paid.
+         */
+        post: operations["claimRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for the overpaid amount back
+         * @description Offered by the checkout page when the payment completed with more than was due and the
+         *     merchant's payout settings offer it (`offerOverpaymentRefunds`; the checkout view's
+         *     `overpaymentRefund`). Creates, once per payment, a refund of exactly the excess (in the
+         *     settled token's smallest unit) waiting for the customer's address, and answers its claim
+         *     link; asking again answers the same refund. 409 `payment_not_refundable` when the
+         *     payment is not overpaid or the merchant does not offer it; `insufficient_balance` as
+         *     for any refund.
+         */
+        post: operations["claimOverpaymentRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1174,6 +1371,252 @@ export interface paths {
          */
         post: operations["cancelMerchantWithdrawal"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payments/{paymentId}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a payment from the dashboard
+         * @description The same rules, balance check, payout policy and Idempotency-Key handling as
+         *     `POST /v1/external/secretkey-auth/payments/{paymentId}/refunds`; the person who creates
+         *     it is its creator (who may not approve it). Needs `withdrawals:write`.
+         */
+        post: operations["createMerchantRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's refunds
+         * @description The merchant's refunds of the token's mode, newest first. Needs `payments:read`.
+         */
+        get: operations["listMerchantRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/refunds/{refundId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the merchant's refunds
+         * @description Another merchant's refund answers 404. Needs `payments:read`.
+         */
+        get: operations["getMerchantRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/refunds/{refundId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund
+         * @description As `POST /v1/external/secretkey-auth/refunds/{refundId}/cancel`. Needs `withdrawals:write`.
+         */
+        post: operations["cancelMerchantRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/refunds/{refundId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a refund
+         * @description A `pending` refund whose `approval.required` is true and not yet given is approved by a
+         *     person with the `admin` or `owner` role who did not create it (and, for a typed claim
+         *     address, whoever approves is the second pair of eyes on it); the payout manager sends it
+         *     from then on. The creator answers 403 `approval_by_creator`; a service token 403
+         *     `forbidden` (an approval is a person's); a refund not awaiting approval 409
+         *     `invalid_state`. Audited.
+         */
+        post: operations["approveMerchantRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/refunds/{refundId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a refund
+         * @description Rejecting a refund awaiting approval cancels it (the balance is restored,
+         *     `refund.cancelled`). Same rules as approving (the creator may reject their own). Audited.
+         */
+        post: operations["rejectMerchantRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a withdrawal
+         * @description A `pending` withdrawal above the merchant's `approvalThresholdCents` waits until a person
+         *     with the `admin` or `owner` role who did not create it approves it; the payout manager
+         *     never sends it before. The creator answers 403 `approval_by_creator`; a service token 403
+         *     `forbidden`; a withdrawal not awaiting approval 409 `invalid_state`. Audited.
+         */
+        post: operations["approveMerchantWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a withdrawal
+         * @description Rejecting a withdrawal awaiting approval cancels it (the balance is restored, `withdrawal.cancelled`). Audited.
+         */
+        post: operations["rejectMerchantWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/payout-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the payout policy
+         * @description The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+         */
+        get: operations["getMerchantPayoutSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the payout policy
+         * @description Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
+         *     threshold or the daily limit off. Applies to withdrawals and refunds created from then on
+         *     (one already waiting for an approval keeps waiting). Audited with the values before and
+         *     after.
+         */
+        patch: operations["updateMerchantPayoutSettings"];
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/address-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List saved recipients
+         * @description The merchant's saved recipients, newest first, each with when it becomes usable. Needs `settings:read`.
+         */
+        get: operations["listMerchantAddressBook"];
+        put?: never;
+        /**
+         * Save a recipient
+         * @description Saves an address for a chain under a label. It becomes usable for withdrawals
+         *     `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
+         *     twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
+         *     token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
+         *     `recipient_sanctioned`. At most 500 entries. Audited.
+         */
+        post: operations["createMerchantAddressBookEntry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/{merchantId}/address-book/{entryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a saved recipient
+         * @description Removes it; withdrawals already created keep their recipient. Audited.
+         */
+        delete: operations["deleteMerchantAddressBookEntry"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2498,6 +2941,12 @@ export interface components {
              * @example 1000
              */
             amountMerchantNetCents: number;
+            /**
+             * Format: int64
+             * @description USD cents of this payment's refunds that are not failed or cancelled (debited from the balance; 0 without refunds).
+             * @example 0
+             */
+            amountRefundedCents?: number;
             currency: components["schemas"]["Currency"];
             status: components["schemas"]["PaymentStatus"];
             quotes: components["schemas"]["Quote"][];
@@ -2937,6 +3386,7 @@ export interface components {
             errorMessage?: string | null;
             /** @description Null until the withdrawal completes. */
             receipt?: components["schemas"]["WithdrawalReceipt"] | null;
+            approval?: components["schemas"]["Approval"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -3067,6 +3517,334 @@ export interface components {
             currency: "USD";
         };
         /**
+         * @description Refund lifecycle: `awaiting_address` (no recipient yet: the customer claims it) →
+         *     `pending` (waiting for the hot wallet, or for an approval) → `processing` (signed and
+         *     sent) → `completed` | `failed`; `cancelled` from `awaiting_address` or `pending`
+         *     (by the merchant, a rejection, or an expired claim). Failed and cancelled refunds return
+         *     their amount to the balance.
+         * @example pending
+         * @enum {string}
+         */
+        RefundStatus: "awaiting_address" | "pending" | "processing" | "completed" | "failed" | "cancelled";
+        /**
+         * @description Whether a second team member must approve this before it is sent, and who did.
+         * @example {
+         *       "required": true,
+         *       "approvedBy": null,
+         *       "approvedAt": null
+         *     }
+         */
+        Approval: {
+            required: boolean;
+            /** @description The approving person's email. */
+            approvedBy: string | null;
+            /** Format: date-time */
+            approvedAt: string | null;
+        };
+        /** @description The completed refund's transaction (null until then). */
+        RefundReceipt: {
+            /** @description Token amount the customer received, smallest unit (after any network fee subtracted). */
+            settledAmountAsset: string;
+            txHash: string;
+            /** Format: int64 */
+            txBlockNumber: number;
+            /** Format: date-time */
+            txTimestamp: string;
+            txSenderAddress: string;
+            /** Format: int64 */
+            txGasUsed: number;
+            /** @description Gas cost in the native coin's smallest unit. */
+            txTotalCost: string;
+            /**
+             * Format: int64
+             * @description Gas cost in USD, 1e-6 units.
+             */
+            txTotalCostUsdFractions: number;
+            /** Format: date-time */
+            createdAt: string;
+        } | null;
+        /**
+         * @description Money given back to a payment's customer, in the payment's settled token on its chain.
+         * @example {
+         *       "id": "01a20b10-0000-7000-8000-000000000001",
+         *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *       "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *       "livemode": false,
+         *       "status": "awaiting_address",
+         *       "chainId": "eip155:1337",
+         *       "tokenId": "eip155:1337/erc20:0x5fbdb2315678afecb367f032d93f642f64180aa3",
+         *       "tokenSymbol": "USDC",
+         *       "tokenDecimals": 6,
+         *       "amountInCents": 50,
+         *       "amountAsset": "500000",
+         *       "subtractNetworkFee": false,
+         *       "networkFeeAsset": null,
+         *       "recipientAddress": null,
+         *       "recipientSource": null,
+         *       "reason": "overpaid",
+         *       "claimUrl": "http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c",
+         *       "claimExpiresAt": "2026-12-28T10:00:00Z",
+         *       "approval": {
+         *         "required": false,
+         *         "approvedBy": null,
+         *         "approvedAt": null
+         *       },
+         *       "receipt": null,
+         *       "errorMessage": null,
+         *       "createdAt": "2026-11-28T10:00:00Z",
+         *       "updatedAt": "2026-11-28T10:00:00Z"
+         *     }
+         */
+        Refund: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            merchantId: string;
+            /** Format: uuid */
+            paymentId: string;
+            livemode: boolean;
+            status: components["schemas"]["RefundStatus"];
+            /** @example eip155:8453 */
+            chainId: string;
+            tokenId: string;
+            /** @example USDC */
+            tokenSymbol: string;
+            /** Format: int32 */
+            tokenDecimals: number;
+            /**
+             * Format: int64
+             * @description What the merchant's balance was debited (the request's amount, or `amountAsset` valued at the payment's settlement rate, rounded down).
+             */
+            amountInCents: number;
+            /** @description The token amount refunded, smallest unit, fixed when the refund was created. */
+            amountAsset: string;
+            /** @description The network fee is taken from the amount sent (the customer receives `amountAsset` less the fee) instead of paid by the service. */
+            subtractNetworkFee: boolean;
+            /** @description The fee subtracted, in the token's smallest unit, once signed (null otherwise). */
+            networkFeeAsset: string | null;
+            recipientAddress: string | null;
+            /** @description Where the address came from — the merchant's request, the payer's signature, or typed on the claim page (needs an approval). */
+            recipientSource: string | null;
+            reason: string | null;
+            /** @description The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`); null otherwise. */
+            claimUrl: string | null;
+            /** Format: date-time */
+            claimExpiresAt: string | null;
+            approval: components["schemas"]["Approval"];
+            receipt: components["schemas"]["RefundReceipt"];
+            errorMessage: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description A page of refunds. */
+        RefundList: {
+            data: components["schemas"]["Refund"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description A refund of part or all of a payment. Exactly one of `amountInCents` and `amountAsset`.
+         * @example {
+         *       "amountAsset": "500000",
+         *       "reason": "overpaid"
+         *     }
+         */
+        CreateRefundRequest: {
+            /**
+             * Format: int64
+             * @description USD cents, converted to the settled token at the current rate (stablecoins at 1.00), rounded down.
+             */
+            amountInCents?: number;
+            /** @description The settled token's smallest unit (e.g. exactly the overpaid excess). */
+            amountAsset?: string;
+            /** @description The customer's address. Without it the refund waits for the customer's claim (`claimUrl`). */
+            recipientAddress?: string;
+            reason?: string;
+            /**
+             * @description Take the network fee out of the amount sent (a refund smaller than its fee fails and is reversed).
+             * @default false
+             */
+            subtractNetworkFee: boolean;
+        };
+        /** @description A refund as the customer's claim page shows it. */
+        RefundClaim: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["RefundStatus"];
+            merchantDisplayName: string;
+            /** @example eip155:1337 */
+            chainId: string;
+            chainName: string;
+            tokenSymbol: string;
+            /** Format: int32 */
+            tokenDecimals: number;
+            /** @description The ERC-20 contract (null for the native coin). */
+            tokenAddress: string | null;
+            amountAsset: string;
+            /** @description The addresses that paid the payment; a signature from one of them is accepted at once. */
+            payerAddresses: string[];
+            recipientAddress: string | null;
+            /** Format: date-time */
+            claimExpiresAt: string | null;
+            typedData: components["schemas"]["RefundClaimTypedData"];
+        };
+        /**
+         * @description The EIP-712 typed data a payer signs to claim the refund (`eth_signTypedData_v4`): put the
+         *     receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
+         *     chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
+         *     with `string refundId`, `address recipient`, `uint256 chainId`.
+         */
+        RefundClaimTypedData: {
+            domain: {
+                /** @enum {string} */
+                name: "paymentsd refund";
+                /** @enum {string} */
+                version: "1";
+                /** Format: int64 */
+                chainId: number;
+            };
+            types: {
+                [key: string]: {
+                    name: string;
+                    type: string;
+                }[];
+            };
+            /** @enum {string} */
+            primaryType: "RefundClaim";
+            message: {
+                refundId: string;
+                /** @description The zero address as a placeholder until the page fills it. */
+                recipient: string;
+                /** Format: int64 */
+                chainId: number;
+            };
+        };
+        /**
+         * @example {
+         *       "recipientAddress": "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+         *     }
+         */
+        ClaimRefundRequest: {
+            recipientAddress: string;
+            /** @description EIP-712 signature of the refund's typed data with this `recipient`, by an address that paid (65 bytes hex, `v` 27/28 or 0/1). Absent for a typed address. */
+            signature?: string;
+        };
+        OverpaymentRefund: {
+            /** Format: uuid */
+            refundId: string;
+            claimUrl: string;
+            amountAsset: string;
+            tokenSymbol: string;
+            /** Format: int32 */
+            tokenDecimals: number;
+        };
+        /**
+         * @description The merchant's payout policy, applied to withdrawals and refunds.
+         * @example {
+         *       "approvalThresholdCents": 100000,
+         *       "allowlistOnly": true,
+         *       "addressCoolingOffHours": 24,
+         *       "dailyLimitCents": 1000000,
+         *       "refundClaimDays": 30,
+         *       "offerOverpaymentRefunds": true,
+         *       "updatedAt": "2026-11-28T10:00:00Z"
+         *     }
+         */
+        PayoutSettings: {
+            /**
+             * Format: int64
+             * @description A withdrawal or refund above this many cents waits for a second person's approval; null (the default) turns approvals off.
+             */
+            approvalThresholdCents: number | null;
+            /** @description Withdrawals go only to addresses saved in the address book (and usable). */
+            allowlistOnly: boolean;
+            /**
+             * Format: int32
+             * @description Hours after it is saved before an address-book entry can receive a withdrawal (default 24; 0 allowed).
+             */
+            addressCoolingOffHours: number;
+            /**
+             * Format: int64
+             * @description Most money (withdrawals + refunds, by cents debited, not failed or cancelled) that may leave in any 24 h; null (the default) turns it off. Exactly the limit is allowed.
+             */
+            dailyLimitCents: number | null;
+            /**
+             * Format: int32
+             * @description Days a refund waits for its customer's claim before it is cancelled and its amount restored (default 30).
+             */
+            refundClaimDays: number;
+            /** @description The checkout page offers an overpaying customer the excess back through a claim link (default false). */
+            offerOverpaymentRefunds: boolean;
+            /** Format: date-time */
+            updatedAt: string | null;
+        };
+        /**
+         * @description The fields to change; absent ones keep their value.
+         * @example {
+         *       "approvalThresholdCents": 100000,
+         *       "dailyLimitCents": null
+         *     }
+         */
+        UpdatePayoutSettingsRequest: {
+            /** Format: int64 */
+            approvalThresholdCents?: number | null;
+            allowlistOnly?: boolean;
+            /** Format: int32 */
+            addressCoolingOffHours?: number;
+            /** Format: int64 */
+            dailyLimitCents?: number | null;
+            /** Format: int32 */
+            refundClaimDays?: number;
+            offerOverpaymentRefunds?: boolean;
+        };
+        AddressBookEntry: {
+            /** Format: uuid */
+            id: string;
+            label: string;
+            /** @example eip155:8453 */
+            chainId: string;
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the cooling-off period ends and withdrawals may go to it.
+             */
+            usableAt: string;
+            /** @description Who saved it (a person's email; null for a service token). */
+            createdBy: string | null;
+        };
+        AddressBookList: {
+            data: components["schemas"]["AddressBookEntry"][];
+        };
+        /**
+         * @example {
+         *       "label": "Treasury Safe",
+         *       "chainId": "eip155:8453",
+         *       "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94"
+         *     }
+         */
+        CreateAddressBookEntryRequest: {
+            label: string;
+            chainId: string;
+            address: string;
+        };
+        /**
+         * @description The body POSTed to a webhook endpoint for a `refund.*` event (see WebhookEvent).
+         *     `data.object` is the refund exactly as `GET /v1/external/secretkey-auth/refunds/{refundId}`
+         *     returned it when the event happened.
+         */
+        RefundWebhookEvent: {
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+            /** Format: date-time */
+            createdAt: string;
+            data: {
+                object: components["schemas"]["Refund"];
+            };
+        };
+        /**
          * @description The events delivered to webhook endpoints. A status change is announced as the new
          *     status; `payment.underpaid` when the confirmed total is short of the amount due,
          *     `payment.overpaid` after `payment.completed` when more arrived than was due,
@@ -3074,7 +3852,7 @@ export interface components {
          * @example payment.completed
          * @enum {string}
          */
-        WebhookEventType: "payment.created" | "payment.processing" | "payment.completed" | "payment.expired" | "payment.failed" | "payment.cancelled" | "payment.underpaid" | "payment.overpaid" | "payment.late_transfer" | "withdrawal.created" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.cancelled";
+        WebhookEventType: "payment.created" | "payment.processing" | "payment.completed" | "payment.expired" | "payment.failed" | "payment.cancelled" | "payment.underpaid" | "payment.overpaid" | "payment.late_transfer" | "withdrawal.created" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.cancelled" | "refund.created" | "refund.completed" | "refund.failed" | "refund.cancelled";
         /**
          * @description The body POSTed to a webhook endpoint for a `payment.*` event (see WebhookEvent).
          *     `data.object` is the payment exactly as `GET /v1/external/secretkey-auth/payments/{paymentId}`
@@ -3367,7 +4145,7 @@ export interface components {
          *       }
          *     }
          */
-        WebhookEvent: components["schemas"]["PaymentWebhookEvent"] | components["schemas"]["WithdrawalWebhookEvent"];
+        WebhookEvent: components["schemas"]["PaymentWebhookEvent"] | components["schemas"]["WithdrawalWebhookEvent"] | components["schemas"]["RefundWebhookEvent"];
         /**
          * @description The quote the customer chose.
          * @example {
@@ -3490,6 +4268,21 @@ export interface components {
          *     }
          */
         Checkout: {
+            /**
+             * @description Present when the payment completed with more than was due and the merchant offers the
+             *     excess back: the page offers `POST …/overpayment-refund` for a claim link.
+             */
+            overpaymentRefund?: {
+                excessAmountAsset: string;
+                tokenSymbol: string;
+                /** Format: int32 */
+                tokenDecimals: number;
+                /**
+                 * Format: uuid
+                 * @description The refund already asked for, if any.
+                 */
+                refundId: string | null;
+            } | null;
             /** Format: uuid */
             id: string;
             /**
@@ -4804,7 +5597,8 @@ export interface components {
          *     testnets and the devnet only, live money on mainnets only) or `recipient_not_allowed` (a
          *     withdrawal to an address this service controls — any deposit address, its wallets — or
          *     that cannot spend: a token contract, a precompile or reserved address up to 0x…ffff, a
-         *     protocol system contract); `param` names the offending field.
+         *     protocol system contract), or `signature_invalid` (a refund claim's signature that does not
+         *     recover to an address that paid); `param` names the offending field.
          */
         BadRequest: {
             headers: {
@@ -5103,6 +5897,86 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The request is valid but the merchant's state or payout policy refuses it, nothing was
+         *     changed: `insufficient_balance` (the available balance does not cover it),
+         *     `refund_exceeds_payment` (with the payment's other refunds, more than it settled),
+         *     `payment_not_refundable` (the payment is not completed, or has no settled receipt; or no
+         *     overpayment to refund), `daily_limit_exceeded` (money leaving in the last 24 h, withdrawals
+         *     and refunds, would pass `dailyLimitCents`; exactly the limit is allowed),
+         *     `recipient_not_in_address_book` (`allowlistOnly` and the address is not saved for the
+         *     chain), `recipient_cooling_off` (saved less than `addressCoolingOffHours` ago),
+         *     `recipient_sanctioned` (on the deployment's sanctions list; audited), `address_exists`,
+         *     `invalid_state` (a refund no longer awaiting an address); or an Idempotency-Key conflict
+         *     (`idempotency_key_reused`, `idempotency_key_in_use`).
+         */
+        PayoutConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No refund with this id belongs to the merchant (or, for the claim endpoints, matches the secret). */
+        RefundNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "not_found_error",
+                 *         "code": "refund_not_found",
+                 *         "message": "No such refund.",
+                 *         "param": "refundId"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The X-Service-Refund-Secret header is missing. */
+        RefundClaimUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "authentication_error",
+                 *         "code": "invalid_refund_secret",
+                 *         "message": "Send the refund's claim secret in X-Service-Refund-Secret."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description As DashboardForbidden (`forbidden`, `step_up_required`, `second_factor_required`); also
+         *     `approval_by_creator` when the person approving created the withdrawal or refund, and
+         *     `forbidden` for a service token (an approval is a person's).
+         */
+        ApprovalForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "permission_error",
+                 *         "code": "approval_by_creator",
+                 *         "message": "a withdrawal is approved by a second person: you created this one"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No payment with this id belongs to the merchant. */
         PaymentNotFound: {
             headers: {
@@ -5170,7 +6044,9 @@ export interface components {
         };
         /**
          * @description The request is valid but the account's state refuses it: the merchant's available balance
-         *     does not cover the amount (`insufficient_balance`, param `amountInCents`); or an
+         *     does not cover the amount (`insufficient_balance`, param `amountInCents`); the merchant's
+         *     payout policy refuses it (`daily_limit_exceeded`, `recipient_not_in_address_book`,
+         *     `recipient_cooling_off`, `recipient_sanctioned`: see PayoutConflict); or an
          *     Idempotency-Key conflict as for payments (`idempotency_key_reused`, `idempotency_key_in_use`).
          */
         WithdrawalConflict: {
@@ -5300,6 +6176,16 @@ export interface components {
         WebhookEndpointId: string;
         /** @description The payment id. */
         CheckoutPaymentId: string;
+        /** @description The payment to refund. */
+        RefundPaymentId: string;
+        /** @description The refund id. */
+        RefundId: string;
+        /** @description Only refunds of this payment. */
+        RefundFilterPaymentId: string;
+        /** @description Only refunds in this status. */
+        RefundFilterStatus: components["schemas"]["RefundStatus"];
+        /** @description `true`: only pending ones that need an approval not yet given (the approvals queue). */
+        AwaitingApproval: boolean;
         /** @description Items per page (1 to 1000, default 100). */
         Limit: number;
         /** @description Items to skip (default 0). */
@@ -6233,6 +7119,174 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    estimateWithdrawal: {
+        parameters: {
+            query: {
+                /** @description The withdrawal amount in USD cents. */
+                amountInCents: number;
+                /** @description CAIP-2 chain id of the payout, e.g. `eip155:8453`. */
+                chainId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalEstimate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["NoChainAvailable"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The payment to refund. */
+                paymentId: components["parameters"]["RefundPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The refund was created. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PaymentNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PayoutConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Only refunds of this payment. */
+                paymentId?: components["parameters"]["RefundFilterPaymentId"];
+                /** @description Only refunds in this status. */
+                status?: components["parameters"]["RefundFilterStatus"];
+                /** @description Items per page (1 to 1000, default 100). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip (default 0). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RefundNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled refund. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["RefundNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listChains: {
         parameters: {
             query?: {
@@ -6391,6 +7445,97 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["CheckoutUnauthorized"];
             404: components["responses"]["CheckoutQuoteNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getRefundClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The claim view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundClaim"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["RefundClaimUnauthorized"];
+            404: components["responses"]["RefundNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    claimRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClaimRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The claim view after the claim. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundClaim"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["RefundClaimUnauthorized"];
+            404: components["responses"]["RefundNotFound"];
+            409: components["responses"]["PayoutConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    claimOverpaymentRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund of the excess and its claim link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OverpaymentRefund"];
+                };
+            };
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutNotFound"];
+            409: components["responses"]["PayoutConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -6937,6 +8082,8 @@ export interface operations {
             query?: {
                 /** @description Only withdrawals in this status. */
                 status?: components["schemas"]["WithdrawalStatus"];
+                /** @description `true`: only pending ones that need an approval not yet given (the approvals queue). */
+                awaitingApproval?: components["parameters"]["AwaitingApproval"];
                 /** @description Items per page (1 to 1000, default 100). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip (default 0). */
@@ -7075,6 +8222,432 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["WithdrawalNotFound"];
             409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The payment to refund. */
+                paymentId: components["parameters"]["RefundPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The refund was created. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["PaymentNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PayoutConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantRefunds: {
+        parameters: {
+            query?: {
+                /** @description Only refunds of this payment. */
+                paymentId?: components["parameters"]["RefundFilterPaymentId"];
+                /** @description Only refunds in this status. */
+                status?: components["parameters"]["RefundFilterStatus"];
+                /** @description `true`: only pending ones that need an approval not yet given (the approvals queue). */
+                awaitingApproval?: components["parameters"]["AwaitingApproval"];
+                /** @description Items per page (1 to 1000, default 100). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip (default 0). */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["RefundNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelMerchantRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes creation safe to retry. Same key and same body replay the first response; same key with a
+                 *     different body, or while the first request is still running, answers 409. Keys are scoped to the
+                 *     merchant and kept for 24 hours.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled refund. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["RefundNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    approveMerchantRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approved refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["ApprovalForbidden"];
+            404: components["responses"]["RefundNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rejectMerchantRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The refund id. */
+                refundId: components["parameters"]["RefundId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["ApprovalForbidden"];
+            404: components["responses"]["RefundNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    approveMerchantWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The withdrawal id. */
+                withdrawalId: components["parameters"]["DashboardWithdrawalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approved withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["ApprovalForbidden"];
+            404: components["responses"]["WithdrawalNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rejectMerchantWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The withdrawal id. */
+                withdrawalId: components["parameters"]["DashboardWithdrawalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled withdrawal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["ApprovalForbidden"];
+            404: components["responses"]["WithdrawalNotFound"];
+            409: components["responses"]["StateConflict"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantPayoutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateMerchantPayoutSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePayoutSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The payout settings now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMerchantAddressBook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The address book. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressBookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMerchantAddressBookEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAddressBookEntryRequest"];
+            };
+        };
+        responses: {
+            /** @description The saved recipient. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressBookEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            409: components["responses"]["PayoutConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteMerchantAddressBookEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The merchant the token acts for (any other answers 403). */
+                merchantId: components["parameters"]["DashboardMerchantId"];
+                /** @description The address-book entry id. */
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["DashboardUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["DashboardNotFound"];
             500: components["responses"]["InternalError"];
         };
     };
