@@ -104,6 +104,19 @@ const (
 	RecoveryCodeUsed Action = "security.recovery_codes_used"
 	PasskeyAdded     Action = "security.passkey_added"
 	PasskeyRemoved   Action = "security.passkey_removed"
+
+	// Refunds and the payout policy (issue 23).
+	RefundCreated         Action = "refund.created"
+	RefundCancelled       Action = "refund.cancelled"
+	RefundClaimed         Action = "refund.claimed" // the customer gave the address (actor: system, details say how)
+	RefundApproved        Action = "refund.approved"
+	RefundRejected        Action = "refund.rejected"
+	WithdrawalApproved    Action = "withdrawal.approved"
+	WithdrawalRejected    Action = "withdrawal.rejected"
+	PayoutSettingsUpdated Action = "settings.payout_settings_updated"
+	AddressBookAdded      Action = "address_book.entry_added"
+	AddressBookRemoved    Action = "address_book.entry_removed"
+	RecipientSanctioned   Action = "payout.recipient_sanctioned" // a refused withdrawal, refund or saved address
 )
 
 // Target types.
@@ -114,6 +127,8 @@ const (
 	TargetMerchant        = "merchant"
 	TargetUser            = "user"
 	TargetInvitation      = "invitation"
+	TargetRefund          = "refund"
+	TargetAddressBook     = "address_book_entry"
 )
 
 // Event is one change to record.

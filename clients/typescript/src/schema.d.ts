@@ -5089,7 +5089,11 @@ export interface components {
              *     never the password or code typed), `auth.signed_out`, `auth.sessions_revoked`,
              *     `auth.password_changed`, `auth.step_up`, `security.totp_enabled`,
              *     `security.totp_disabled`, `security.recovery_codes_used`, `security.passkey_added`,
-             *     `security.passkey_removed`. New actions may be added.
+             *     `security.passkey_removed`; refunds and payouts: `refund.created`, `refund.cancelled`,
+             *     `refund.claimed`, `refund.approved`, `refund.rejected`, `withdrawal.approved`,
+             *     `withdrawal.rejected`, `settings.payout_settings_updated`, `address_book.entry_added`,
+             *     `address_book.entry_removed`, `payout.recipient_sanctioned` (a withdrawal, refund or
+             *     saved address refused by the sanctions list). New actions may be added.
              * @example api_key.created
              */
             action: string;
