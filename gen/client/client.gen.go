@@ -854,7 +854,12 @@ type Approval struct {
 
 	// ApprovedBy The approving person's email.
 	ApprovedBy *string `json:"approvedBy"`
-	Required   bool    `json:"required"`
+
+	// CreatedBy The user id of the person who created it (null for a secret key, a service token or the
+	// customer's claim). That person may never approve it: the dashboard compares it with
+	// `GET /v1/auth/me`'s `id` to show them why their approve button is off.
+	CreatedBy *openapi_types.UUID `json:"createdBy,omitempty"`
+	Required  bool                `json:"required"`
 }
 
 // AuditActor Who made a change and from where (ip and userAgent are empty for the command line and the system).

@@ -3540,6 +3540,13 @@ export interface components {
             approvedBy: string | null;
             /** Format: date-time */
             approvedAt: string | null;
+            /**
+             * Format: uuid
+             * @description The user id of the person who created it (null for a secret key, a service token or the
+             *     customer's claim). That person may never approve it: the dashboard compares it with
+             *     `GET /v1/auth/me`'s `id` to show them why their approve button is off.
+             */
+            createdBy?: string | null;
         };
         /** @description The completed refund's transaction (null until then). */
         RefundReceipt: {
