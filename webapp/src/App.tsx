@@ -1,11 +1,15 @@
 import { useEffect, useId, useRef, useState, type ReactNode, type RefObject } from "react";
+import { AddressBook } from "./pages/AddressBook";
 import { ApiKeys } from "./pages/ApiKeys";
+import { Approvals } from "./pages/Approvals";
 import { AuditLog } from "./pages/AuditLog";
 import { Branding } from "./pages/Branding";
 import { PaymentDetail, PaymentList } from "./pages/Payments";
 import { Security } from "./pages/Security";
 import { Team } from "./pages/Team";
 import { Overview } from "./pages/Overview";
+import { PayoutSettings } from "./pages/PayoutSettings";
+import { RefundDetail, RefundList } from "./pages/Refunds";
 import { SettingsPayments } from "./pages/SettingsPayments";
 import { SettingsWithdrawals } from "./pages/SettingsWithdrawals";
 import { AcceptInvitation, SignIn } from "./pages/SignIn";
@@ -43,6 +47,8 @@ const NAV: NavItem[] = [
   { label: "Overview", path: ["overview"] },
   { label: "Payments", path: ["payments"], need: "payments:read" },
   { label: "Withdrawals", path: ["withdrawals"], need: "withdrawals:read" },
+  { label: "Refunds", path: ["refunds"], need: "payments:read" },
+  { label: "Approvals", path: ["approvals"], need: "withdrawals:read" },
   {
     label: "Settings",
     path: ["settings"],
@@ -59,6 +65,8 @@ const NAV: NavItem[] = [
       // Not "Payments"/"Withdrawals": the main pages have those names.
       { label: "Payment settings", path: ["settings", "payments"], need: "settings:read" },
       { label: "Withdrawal settings", path: ["settings", "withdrawals"], need: "settings:read" },
+      { label: "Payout settings", path: ["settings", "payout"], need: "settings:read" },
+      { label: "Address book", path: ["settings", "address-book"], need: "settings:read" },
       { label: "Branding", path: ["settings", "branding"], need: "settings:read" },
       { label: "Team", path: ["settings", "team"], need: "team:read" },
       { label: "Security", path: ["settings", "security"] },
@@ -228,6 +236,11 @@ function Page({ route }: { route: string[] }) {
       if (b === "new") return <NewWithdrawal />;
       if (b) return <WithdrawalDetail id={b} />;
       return <WithdrawalList />;
+    case "refunds":
+      if (b) return <RefundDetail id={b} />;
+      return <RefundList />;
+    case "approvals":
+      return <Approvals />;
     case "settings":
       return <Settings section={b} sub={c} />;
     case "audit-log":
@@ -254,6 +267,10 @@ function Settings({ section, sub }: { section: string | undefined; sub: string |
       return <SettingsPayments />;
     case "withdrawals":
       return <SettingsWithdrawals />;
+    case "payout":
+      return <PayoutSettings />;
+    case "address-book":
+      return <AddressBook />;
     case "branding":
       return <Branding />;
     case "team":

@@ -3,6 +3,7 @@ import { api, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, shortId } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
+import { PaymentRefunds } from "./PaymentRefunds";
 import { chainLabel, ExportCsv, Loaded, PagedTable, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
@@ -164,6 +165,12 @@ export function PaymentDetail({ id }: { id: string }) {
                 </dd>
                 <dt>Net to you</dt>
                 <dd>{formatCents(p.amountMerchantNetCents)}</dd>
+                {p.amountRefundedCents ? (
+                  <>
+                    <dt>Refunded</dt>
+                    <dd>{formatCents(p.amountRefundedCents)}</dd>
+                  </>
+                ) : null}
                 {p.received ? (
                   <>
                     <dt>Received (smallest unit)</dt>
@@ -286,6 +293,8 @@ export function PaymentDetail({ id }: { id: string }) {
                 </dl>
               </section>
             ) : null}
+
+            <PaymentRefunds p={p} />
 
             <section className="card" aria-labelledby="pay-events">
               <h2 id="pay-events">Timeline</h2>

@@ -1,10 +1,12 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from "react";
+import { useId, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars, shortId } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
+import { ApprovalActions, approvalText, waiting } from "../approvals";
 import { useStepUp } from "../stepup";
 import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
+import { Estimate, FocusedHeading, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -15,17 +17,18 @@ export function WithdrawalList() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
   const [status, setStatus] = useState<Status | "">("");
+  const [awaiting, setAwaiting] = useState(false);
   const [offset, setOffset] = useState(0);
   // Live, like the payments: a withdrawal's progress to completed shows without a reload.
   const list = useLive(
     (signal) =>
       unwrap(
         api.GET("/v1/merchants/{merchantId}/withdrawals", {
-          params: { path: { merchantId }, query: { limit: PAGE, offset, ...(status ? { status } : {}) } },
+          params: { path: { merchantId }, query: { limit: PAGE, offset, ...(status ? { status } : {}), ...(awaiting ? { awaitingApproval: true } : {}) } },
           signal,
         }),
       ),
-    [merchantId, mode, status, offset],
+    [merchantId, mode, status, awaiting, offset],
   );
   return (
     <>
@@ -55,11 +58,26 @@ export function WithdrawalList() {
             ))}
           </select>
         </div>
+        <label className="check" htmlFor="wd-awaiting">
+          <input
+            id="wd-awaiting"
+            type="checkbox"
+            checked={awaiting}
+            onChange={(e) => {
+              setAwaiting(e.target.checked);
+              setOffset(0);
+            }}
+          />
+          Awaiting approval only
+        </label>
       </div>
       <Loaded state={list}>
         {(l) =>
           l.data.length === 0 ? (
-            <p className="card muted">No withdrawals{status ? ` with status ${status}` : ""} in {mode} mode.</p>
+            <p className="card muted">
+              No withdrawals{status ? ` with status ${status}` : ""}
+              {awaiting ? " awaiting approval" : ""} in {mode} mode.
+            </p>
           ) : (
             <PagedTable
               columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
@@ -79,6 +97,7 @@ export function WithdrawalList() {
                   <td>{chainLabel(chains, w.chainId)}</td>
                   <td>
                     <StatusBadge status={w.status} />
+                    {waiting(w.approval, w.status) ? <span className="badge status-awaiting">needs approval</span> : null}
                   </td>
                   <td>{formatDate(w.createdAt)}</td>
                 </tr>
@@ -100,10 +119,11 @@ export function WithdrawalList() {
 export function WithdrawalDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
+  const [n, setN] = useState(0);
   const w = useLive(
     (signal) =>
       unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
-    [merchantId, mode, id],
+    [merchantId, mode, id, n],
   );
   const { guard, prompt } = useStepUp();
   return (
@@ -134,6 +154,13 @@ export function WithdrawalDetail({ id }: { id: string }) {
               ) : null}
             </PageHeader>
             {prompt}
+            {waiting(w.approval, w.status) ? (
+              <section className="card warning-card" aria-labelledby="wd-approval-h">
+                <h2 id="wd-approval-h">Waiting for approval</h2>
+                <p>This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.</p>
+                <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={() => setN((x) => x + 1)} />
+              </section>
+            ) : null}
             <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
           </>
         )}
@@ -159,6 +186,8 @@ function WithdrawalFields({ w, chainName }: { w: Withdrawal; chainName: string }
         <dd>
           <code className="wrap">{w.recipientAddress}</code>
         </dd>
+        <dt>Approval</dt>
+        <dd>{approvalText(w.approval, w.status)}</dd>
         <dt>Mode</dt>
         <dd>{w.livemode ? "live" : "test"}</dd>
         <dt>Id</dt>
@@ -275,6 +304,7 @@ export function NewWithdrawal() {
                   <dd>{mode === "live" ? "live money" : "test money"}</dd>
                 </dl>
                 <Estimate amountInCents={review.body.amountInCents} chainId={review.body.chainId} />
+                <PolicyNotes amountInCents={review.body.amountInCents} chainId={review.body.chainId} recipient={review.body.recipientAddress} />
                 {prompt}
                 <ErrorMessage error={error} />
                 <div className="row">
@@ -341,6 +371,7 @@ export function NewWithdrawal() {
                   ))}
                 </select>
               </div>
+              <SavedRecipients chainId={selected} value={recipient} onPick={(a) => a && setRecipient(a)} />
               <div className="field">
                 <label htmlFor={ids.to}>Recipient address</label>
                 <input id={ids.to} required spellCheck={false} autoComplete="off" value={recipient} onChange={(e) => setRecipient(e.target.value)} />
@@ -354,52 +385,5 @@ export function NewWithdrawal() {
         }}
       </Loaded>
     </>
-  );
-}
-
-// A heading that takes the focus when it appears (a step of a form replacing the previous
-// one), so keyboard and screen-reader users land on it.
-function FocusedHeading({ id, children }: { id: string; children: string }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return (
-    <h2 id={id} ref={ref} tabIndex={-1}>
-      {children}
-    </h2>
-  );
-}
-
-function Estimate({ amountInCents, chainId }: { amountInCents: number; chainId: string }) {
-  const { merchantId } = useMerchant();
-  const [est] = useLoad(
-    (signal) =>
-      unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/estimate", { params: { path: { merchantId }, query: { amountInCents, chainId } }, signal })),
-    [merchantId, amountInCents, chainId],
-  );
-  return (
-    <section aria-labelledby="estimate-h" className="estimate">
-      <h3 id="estimate-h">Estimate</h3>
-      {est.status === "loading" ? (
-        <p className="muted" role="status">
-          Estimating…
-        </p>
-      ) : est.status === "error" ? (
-        <p className="muted">No estimate now ({est.error}). The amounts are settled when the withdrawal is paid.</p>
-      ) : (
-        <dl className="fields">
-          <dt>Token amount</dt>
-          <dd>
-            {est.data.amountAsset} {est.data.tokenSymbol} (smallest unit) at {est.data.rate} USD per {est.data.tokenSymbol}
-          </dd>
-          <dt>Network fee</dt>
-          <dd>
-            {est.data.networkFeeInCents !== null ? `about ${formatCents(est.data.networkFeeInCents)}` : "unknown"}
-            {est.data.networkFeeNative !== null ? ` (${est.data.networkFeeNative} in the network's coin)` : ""}
-          </dd>
-          <dt>Hot wallet</dt>
-          <dd>{est.data.hotWalletCanPay ? "can pay it now" : "cannot pay it now: the withdrawal waits until it is funded"}</dd>
-        </dl>
-      )}
-    </section>
   );
 }

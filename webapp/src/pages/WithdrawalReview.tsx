@@ -1,0 +1,133 @@
+// The withdrawal form's review step (issue 23): GET …/withdrawals/estimate — the token amount at
+// the current rate, the network fee in the chain's coin and in US dollars, whether the hot wallet
+// can pay it now — and what the payout policy will do with it (a second person's approval above
+// the threshold; an address outside the address book when only saved ones are allowed).
+import { useEffect, useId, useRef } from "react";
+import { api, unwrap } from "../api/client";
+import { formatCents, formatDate, formatUnits } from "../format";
+import { useMerchant } from "../session";
+import { useChains, useLoad } from "../ui";
+
+// A heading that takes the focus when it appears (a step of a form replacing the previous
+// one), so keyboard and screen-reader users land on it.
+export function FocusedHeading({ id, children }: { id: string; children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <h2 id={id} ref={ref} tabIndex={-1}>
+      {children}
+    </h2>
+  );
+}
+
+export function Estimate({ amountInCents, chainId }: { amountInCents: number; chainId: string }) {
+  const { merchantId } = useMerchant();
+  const chains = useChains();
+  const chain = chains.get(chainId);
+  const [est] = useLoad(
+    (signal) =>
+      unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/estimate", { params: { path: { merchantId }, query: { amountInCents, chainId } }, signal })),
+    [merchantId, amountInCents, chainId],
+  );
+  return (
+    <section aria-labelledby="estimate-h" className="estimate">
+      <h3 id="estimate-h">Estimate</h3>
+      {est.status === "loading" ? (
+        <p className="muted" role="status">
+          Estimating…
+        </p>
+      ) : est.status === "error" ? (
+        <p className="muted">No estimate now ({est.error}). The amounts are settled when the withdrawal is paid.</p>
+      ) : (
+        <dl className="fields">
+          <dt>Token amount</dt>
+          <dd>
+            {est.data.amountAsset} {est.data.tokenSymbol} (smallest unit) at {est.data.rate} USD per {est.data.tokenSymbol}
+          </dd>
+          <dt>Network fee</dt>
+          <dd>
+            {est.data.networkFeeInCents !== null ? `about ${formatCents(est.data.networkFeeInCents)}` : "unknown in US dollars"}
+            {est.data.networkFeeNative !== null
+              ? chain
+                ? ` (${formatUnits(est.data.networkFeeNative, chain.nativeDecimals)} ${chain.nativeSymbol})`
+                : ` (${est.data.networkFeeNative} in the network's coin, smallest unit)`
+              : ""}
+            , paid by the service
+          </dd>
+          <dt>Hot wallet</dt>
+          <dd>{est.data.hotWalletCanPay ? "can pay it now" : "cannot pay it now: the withdrawal waits until it is funded"}</dd>
+        </dl>
+      )}
+    </section>
+  );
+}
+
+// PolicyNotes says before confirming what the payout policy will do with this withdrawal.
+export function PolicyNotes({ amountInCents, chainId, recipient }: { amountInCents: number; chainId: string; recipient: string }) {
+  const { merchantId, mode, can } = useMerchant();
+  const [policy] = useLoad(
+    (signal) =>
+      can("settings:read")
+        ? Promise.all([
+            unwrap(api.GET("/v1/merchants/{merchantId}/payout-settings", { params: { path: { merchantId } }, signal })),
+            unwrap(api.GET("/v1/merchants/{merchantId}/address-book", { params: { path: { merchantId } }, signal })),
+          ])
+        : Promise.resolve(null),
+    [merchantId, mode],
+  );
+  if (policy.status !== "ok" || policy.data === null) return null;
+  const [s, book] = policy.data;
+  const notes: string[] = [];
+  if (s.approvalThresholdCents !== null && amountInCents > s.approvalThresholdCents) {
+    notes.push(`It is above the approval threshold (${formatCents(s.approvalThresholdCents)}): it waits until a second person with the admin or owner role approves it.`);
+  }
+  const saved = book.data.find((e) => e.chainId === chainId && e.address.toLowerCase() === recipient.toLowerCase());
+  if (s.allowlistOnly && !saved) notes.push("This address is not in the address book, and withdrawals go only to saved addresses: it will be refused.");
+  else if (saved && Date.parse(saved.usableAt) > Date.now()) notes.push(`${saved.label} is still cooling off: it cannot receive withdrawals yet.`);
+  else if (saved) notes.push(`To ${saved.label} (address book).`);
+  if (s.dailyLimitCents !== null) notes.push(`Daily limit: at most ${formatCents(s.dailyLimitCents)} leaves in any 24 hours.`);
+  if (notes.length === 0) return null;
+  return (
+    <ul className="policy-notes">
+      {notes.map((n) => (
+        <li key={n}>{n}</li>
+      ))}
+    </ul>
+  );
+}
+
+// SavedRecipients lets the withdrawal form fill the recipient from the address book (entries of
+// the chosen network; one still cooling off is shown but cannot be picked).
+export function SavedRecipients({ chainId, value, onPick }: { chainId: string; value: string; onPick: (address: string) => void }) {
+  const { merchantId, can } = useMerchant();
+  const id = useId();
+  const [book] = useLoad(
+    (signal) =>
+      can("settings:read")
+        ? unwrap(api.GET("/v1/merchants/{merchantId}/address-book", { params: { path: { merchantId } }, signal }))
+        : Promise.resolve({ data: [] }),
+    [merchantId],
+  );
+  if (book.status !== "ok") return null;
+  const entries = book.data.data.filter((e) => e.chainId === chainId);
+  if (entries.length === 0) return null;
+  const now = Date.now();
+  const chosen = entries.find((e) => e.address.toLowerCase() === value.trim().toLowerCase());
+  return (
+    <div className="field">
+      <label htmlFor={id}>Saved recipient</label>
+      <select id={id} value={chosen?.address ?? ""} onChange={(e) => onPick(e.target.value)}>
+        <option value="">Another address</option>
+        {entries.map((e) => {
+          const cooling = Date.parse(e.usableAt) > now;
+          return (
+            <option key={e.id} value={e.address} disabled={cooling}>
+              {e.label}
+              {cooling ? ` (usable from ${formatDate(e.usableAt)})` : ""}
+            </option>
+          );
+        })}
+      </select>
+    </div>
+  );
+}
