@@ -16,7 +16,9 @@ import (
 // registerCheckoutPage serves the hosted checkout page at GET /pay/{paymentId} (what paymentUrl
 // points at), its assets, and, when a devnet is served, its test-wallet payment — opened by the
 // payment's secret through the payment-secret API's guard, with the same budgets and answers.
+// The refund claim page (/refund/{refundId}) shares its assets.
 func registerCheckoutPage(e *echo.Echo, guard *paymentSecretGuard, devnetPay checkout.DevnetPayer) {
+	registerRefundPage(e)
 	e.GET("/pay/assets/:name", func(c echo.Context) error {
 		b, typ, err := checkout.Asset(c.Param("name"))
 		if errors.Is(err, fs.ErrNotExist) {

@@ -114,10 +114,51 @@
     showStatus(v);
     showQuotes(v);
     showSelected(v);
+    showOverpaid(v);
     if (v.status === "completed" && v.redirectUrl && /^https?:\/\//i.test(v.redirectUrl)) {
       $("done").hidden = false;
       $("redirect").href = v.redirectUrl;
-      if (!redirectTimer) redirectTimer = setTimeout(() => location.assign(v.redirectUrl), 5000);
+      // Not while the overpaid amount is offered back: the customer may want it first.
+      if (!redirectTimer && !offered(v)) redirectTimer = setTimeout(() => location.assign(v.redirectUrl), 5000);
+    }
+  }
+
+  // The merchant offers an overpaying customer the excess back (Checkout.overpaymentRefund):
+  // the button asks for the refund (once per payment; asking again answers the same one) and
+  // opens its claim page, on this origin.
+  const offered = (v) => v.status === "completed" && !!v.overpaymentRefund;
+
+  function showOverpaid(v) {
+    const o = offered(v) ? v.overpaymentRefund : null;
+    $("overpaid").hidden = !o;
+    if (!o) return;
+    const text = `You sent ${units(o.excessAmountAsset, o.tokenDecimals)} ${o.tokenSymbol} more than was due. ${v.merchantDisplayName || v.merchantName} offers it back: choose where to receive it.`;
+    if ($("overpaid-text").textContent !== text) $("overpaid-text").textContent = text;
+  }
+
+  async function claimOverpaid() {
+    const b = $("overpaid-claim");
+    b.disabled = true;
+    try {
+      const res = await call("/overpayment-refund", { method: "POST" });
+      if (!res) return;
+      const body = await res.json().catch(() => null);
+      if (!res.ok) {
+        const msg = (body && body.error && body.error.message) || `the server answered ${res.status}`;
+        fail(res.status === 409 ? `The overpaid amount cannot be refunded here: ${msg}. Please contact the merchant.` : `Something went wrong: ${msg}.`);
+        return;
+      }
+      let hash = "";
+      try {
+        hash = new URL(body.claimUrl).hash;
+      } catch {
+        hash = "";
+      }
+      location.assign(`/refund/${encodeURIComponent(body.refundId)}${hash}`);
+    } catch {
+      fail("The refund could not be asked for: the connection failed. Try again.");
+    } finally {
+      b.disabled = false;
     }
   }
 
@@ -148,7 +189,7 @@
       case "completed":
         text = "Paid. Thank you!";
         if (r && q && BigInt(r.amountAsset) > BigInt(q.amountAsset)) text += " (You sent more than was due.)";
-        if (v.redirectUrl) text += " Returning to the merchant in a few seconds…";
+        if (v.redirectUrl && !offered(v)) text += " Returning to the merchant in a few seconds…";
         tone = "ok";
         break;
       case "expired":
@@ -359,6 +400,7 @@
   }
   $("refresh").addEventListener("click", refresh);
   $("devnet-pay").addEventListener("click", devnetPay);
+  $("overpaid-claim").addEventListener("click", claimOverpaid);
   setInterval(tick, 1000);
   load();
 })();
