@@ -2518,12 +2518,16 @@ type UpdateMerchantProfileRequest struct {
 //
 // Example: {"approvalThresholdCents":100000,"dailyLimitCents":null}
 type UpdatePayoutSettingsRequest struct {
-	AddressCoolingOffHours  *int32 `json:"addressCoolingOffHours,omitempty"`
-	AllowlistOnly           *bool  `json:"allowlistOnly,omitempty"`
-	ApprovalThresholdCents  *int64 `json:"approvalThresholdCents,omitempty"`
-	DailyLimitCents         *int64 `json:"dailyLimitCents,omitempty"`
-	OfferOverpaymentRefunds *bool  `json:"offerOverpaymentRefunds,omitempty"`
-	RefundClaimDays         *int32 `json:"refundClaimDays,omitempty"`
+	AddressCoolingOffHours *int32 `json:"addressCoolingOffHours,omitempty"`
+	AllowlistOnly          *bool  `json:"allowlistOnly,omitempty"`
+
+	// ApprovalThresholdCents Cents (null turns approvals off).
+	ApprovalThresholdCents json.RawMessage `json:"approvalThresholdCents,omitempty"`
+
+	// DailyLimitCents Cents (null turns the daily limit off).
+	DailyLimitCents         json.RawMessage `json:"dailyLimitCents,omitempty"`
+	OfferOverpaymentRefunds *bool           `json:"offerOverpaymentRefunds,omitempty"`
+	RefundClaimDays         *int32          `json:"refundClaimDays,omitempty"`
 }
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
@@ -4534,7 +4538,7 @@ type ClientInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4547,7 +4551,7 @@ type ClientInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6457,7 +6461,7 @@ func (c *Client) ListMerchantAddressBook(ctx context.Context, merchantId Dashboa
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6480,7 +6484,7 @@ func (c *Client) CreateMerchantAddressBookEntryWithBody(ctx context.Context, mer
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13077,7 +13081,7 @@ type ClientWithResponsesInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13090,7 +13094,7 @@ type ClientWithResponsesInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22023,7 +22027,7 @@ func (c *ClientWithResponses) ListMerchantAddressBookWithResponse(ctx context.Co
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22042,7 +22046,7 @@ func (c *ClientWithResponses) CreateMerchantAddressBookEntryWithBodyWithResponse
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
