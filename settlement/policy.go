@@ -29,4 +29,3 @@ func (r Response) VisitApproveMerchantWithdrawalResponse(w http.ResponseWriter) 
 func (r Response) VisitRejectMerchantWithdrawalResponse(w http.ResponseWriter) error {
 	return r.write(w)
 }
-
