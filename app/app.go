@@ -37,7 +37,9 @@ import (
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/people"
+	"github.com/paymentsd/paymentsd/policy"
 	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/risk"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/watcher"
@@ -57,6 +59,7 @@ type App struct {
 	People      *people.Service // the dashboard's users, memberships and invitations
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
+	Policy      *policy.Service // the payout policy (issue 23): checked by withdrawals, its settings, address book, approvals
 	Keeper      *idempotency.Keeper
 	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
 	Devnet      *devnet.Devnet   // the embedded development chain eip155:1337, when this process runs it
@@ -71,6 +74,8 @@ type App struct {
 	Dispatcher  *webhooks.Dispatcher // nil without a secrets key
 
 	oidc *dashauth.OIDC // the external issuer of dashboard tokens, when configured
+
+	sanctions *risk.SanctionsList // PAYMENTS_RISK_SANCTIONS_FILE; nil: none listed
 
 	hot, devHot *hotwallet.Wallet // the configured hot wallet, the devnet's development one (addresses only in passive processes)
 
@@ -177,6 +182,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		Limits: cfg.ResponseShape.PaymentLimits(), QuoteTTL: cfg.QuoteTTL, PaymentTTL: cfg.PaymentTTL,
 		MerchantFeeBps: cfg.MerchantFeeBps, PublicBaseURL: cfg.PublicBaseURL, Log: log, Now: Now}
 	a.Withdrawals = &withdrawals.Service{Store: st, Core: a.Core, Catalog: cat, Now: Now, Controlled: controlledAddresses(backend, hot, devHot)}
+	if err := a.wirePolicy(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Checkout = &checkout.Service{Store: st, Core: a.Core, Catalog: cat, Quotes: a.Payments, Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now, Log: log}
 	if err := a.wireWatchers(); err != nil {
@@ -229,7 +238,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 		dir = people.NewDirectory(a.Store, a.People.Now) // a signed-in person's role, per request
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Policy: a.Policy, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, Chains: a.chainHealth, Estimator: a.payoutEstimator, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }

@@ -55,15 +55,7 @@ func (a *App) openChains(ctx context.Context) error {
 
 // wireWatchers builds one watcher per dialled chain and the expiry horizon they give.
 func (a *App) wireWatchers() error {
-	var screen risk.Provider = (*risk.SanctionsList)(nil)
-	if f := a.Cfg.Chains.SanctionsFile; f != "" {
-		l, err := risk.LoadSanctionsFile(f)
-		if err != nil {
-			return err
-		}
-		a.Log.Info("sanctions list loaded", "file", f, "addresses", l.Len())
-		screen = l
-	}
+	var screen risk.Provider = a.sanctions // loaded by wirePolicy (nil: nobody listed)
 	readers := watcher.Readers{}
 	for id, c := range a.Clients {
 		readers[id] = c

@@ -241,9 +241,12 @@ type Withdrawal struct {
 	CustomMetadata   *string
 	ErrorMessage     *string
 	Receipt          *WithdrawalReceipt
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	Version          int64 // bumped by every committed change; its events are numbered by it
+	// Approval: whether a second person must approve it before it is sent (the payout policy
+	// decides at creation), who created it and who approved it.
+	Approval  Approval
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Version   int64 // bumped by every committed change; its events are numbered by it
 }
 
 // Page is a list window; Total counts every match.

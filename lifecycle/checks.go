@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/paymentsd/paymentsd/domain"
 )
 
 // A change may alter a payment's status, its final amounts and fees, its quotes' statuses and
-// add a first receipt; a withdrawal's status, errorMessage and a first receipt. Everything else
+// add a first receipt; a withdrawal's status, errorMessage, a first receipt and its approval
+// (given once: checkApproval). Everything else
 // is frozen: the core refuses a closure that touched it, because the store would not write it
 // while the ledger and the event would see it.
 
@@ -38,6 +41,7 @@ func frozenPayment(p domain.Payment, receiptSet bool) []byte {
 func frozenWithdrawal(w domain.Withdrawal, receiptSet bool) []byte {
 	f := w
 	f.Status, f.ErrorMessage, f.UpdatedAt, f.Version = "", nil, time.Time{}, 0
+	f.Approval.ApprovedBy, f.Approval.ApprovedByEmail, f.Approval.ApprovedAt = nil, nil, nil
 	if !receiptSet {
 		f.Receipt = nil
 	}
@@ -128,12 +132,44 @@ func checkWithdrawal(before, after domain.Withdrawal) error {
 	if after.Status == domain.WithdrawalCompleted && after.Receipt == nil {
 		return fmt.Errorf("lifecycle: withdrawal %s cannot complete without a receipt", before.ID)
 	}
+	if after.Status == domain.WithdrawalProcessing && before.Status != after.Status && after.Approval.Waiting() {
+		// The payout manager never picks such a withdrawal (store.PendingWithdrawals); this is
+		// the last line: nothing is signed for one a second person has not approved.
+		return &domain.TransitionError{Entity: "withdrawal", ID: before.ID.String(), From: string(before.Status), To: string(after.Status)}
+	}
+	return checkApproval(before, after)
+}
+
+// checkApproval lets a change give a pending withdrawal's required approval, once, by a person
+// (the policy checked who), and nothing else: an approval is never changed or taken back.
+func checkApproval(before, after domain.Withdrawal) error {
+	b, a := before.Approval, after.Approval
+	switch {
+	case b.ApprovedAt != nil:
+		if !sameTime(b.ApprovedAt, a.ApprovedAt) || !sameUUID(b.ApprovedBy, a.ApprovedBy) || !sameStr(b.ApprovedByEmail, a.ApprovedByEmail) {
+			return fmt.Errorf("lifecycle: withdrawal %s: an approval is never changed", before.ID)
+		}
+	case a.ApprovedAt == nil:
+		if a.ApprovedBy != nil || a.ApprovedByEmail != nil {
+			return fmt.Errorf("lifecycle: withdrawal %s: an approver without an approval time", before.ID)
+		}
+	case !b.Required || before.Status != domain.WithdrawalPending || after.Status != domain.WithdrawalPending || a.ApprovedBy == nil:
+		return fmt.Errorf("lifecycle: withdrawal %s: only a pending withdrawal awaiting approval is approved, by a person, alone", before.ID)
+	}
 	return nil
 }
 
 func withdrawalChanged(before, after domain.Withdrawal) bool {
 	return before.Status != after.Status || !sameStr(before.ErrorMessage, after.ErrorMessage) ||
-		(before.Receipt == nil) != (after.Receipt == nil)
+		(before.Receipt == nil) != (after.Receipt == nil) || !sameTime(before.Approval.ApprovedAt, after.Approval.ApprovedAt)
+}
+
+func sameTime(a, b *time.Time) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b))
+}
+
+func sameUUID(a, b *uuid.UUID) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 func sameReceived(a, b *domain.Received) bool {
@@ -161,6 +197,8 @@ func clonePayment(p domain.Payment) domain.Payment {
 func cloneWithdrawal(w domain.Withdrawal) domain.Withdrawal {
 	out := w
 	out.ErrorMessage = copyPtr(w.ErrorMessage)
+	out.Approval.ApprovedBy, out.Approval.ApprovedByEmail = copyPtr(w.Approval.ApprovedBy), copyPtr(w.Approval.ApprovedByEmail)
+	out.Approval.ApprovedAt, out.Approval.CreatedBy = copyPtr(w.Approval.ApprovedAt), copyPtr(w.Approval.CreatedBy)
 	if w.Receipt != nil {
 		r := *w.Receipt
 		out.Receipt = &r

@@ -64,8 +64,8 @@ func (m *Manager) sendOne(ctx context.Context, id uuid.UUID) (signed bool, reaso
 	if err != nil {
 		return false, "", err
 	}
-	if w.Status != domain.WithdrawalPending {
-		return false, "", nil
+	if w.Status != domain.WithdrawalPending || w.Approval.Waiting() {
+		return false, "", nil // PendingWithdrawals leaves out those awaiting approval; read again here
 	}
 	amount, rate, err := m.amount(ctx, w)
 	if err != nil {

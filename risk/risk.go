@@ -77,6 +77,12 @@ func LoadSanctionsFile(path string) (*SanctionsList, error) {
 // Len is how many addresses are listed.
 func (l *SanctionsList) Len() int { return len(l.listed) }
 
+// Contains reports whether address (any letter case) is listed; a nil list lists nobody. The
+// payout policy refuses to pay a listed address (package policy).
+func (l *SanctionsList) Contains(address string) bool {
+	return l != nil && l.listed[strings.ToLower(address)]
+}
+
 // Screen implements Provider.
 func (l *SanctionsList) Screen(_ context.Context, _ int64, address string) (Result, error) {
 	if l != nil && l.listed[strings.ToLower(address)] {

@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/people"
+	"github.com/paymentsd/paymentsd/policy"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
@@ -31,6 +32,7 @@ type handlers struct {
 	publicBaseURL string                              // invitation links start with it
 	store         *store.Store                        // the audit log's reads
 	estimator     func(chainID int64) PayoutEstimator // nil: no payout estimates in this process
+	policy        *policy.Service                     // payout settings, address book, approvals
 }
 
 var _ gen.StrictServerInterface = (*handlers)(nil)

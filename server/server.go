@@ -27,6 +27,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/people"
+	"github.com/paymentsd/paymentsd/policy"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -39,6 +40,7 @@ type Deps struct {
 	Merchants   *merchants.Service
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
+	Policy      *policy.Service   // the payout policy: settings, address book, approvals
 	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
 	People      *people.Service   // the dashboard's people: sign-in and sessions (/v1/auth; nil: 401), the team
 	// PublicBaseURL is where this service is reached (paymentUrl's base); invitation links start with it.
@@ -149,7 +151,7 @@ func New(d Deps) (*echo.Echo, error) {
 		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
 			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
 			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store,
-			estimator: d.Estimator}
+			estimator: d.Estimator, policy: d.Policy}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies, oidcCookies(d.Log)}))
 		if d.Checkout != nil {
 			registerCheckoutPage(e, secrets, d.DevnetPay)

@@ -19,7 +19,7 @@ func (h *handlers) CreateWithdrawal(ctx context.Context, req gen.CreateWithdrawa
 }
 
 func (h *handlers) ListWithdrawals(ctx context.Context, req gen.ListWithdrawalsRequestObject) (gen.ListWithdrawalsResponseObject, error) {
-	return h.listWithdrawals(ctx, req.Params.Status, req.Params.Limit, req.Params.Offset)
+	return h.listWithdrawals(ctx, req.Params.Status, false, req.Params.Limit, req.Params.Offset)
 }
 
 func (h *handlers) GetWithdrawal(ctx context.Context, req gen.GetWithdrawalRequestObject) (gen.GetWithdrawalResponseObject, error) {
@@ -33,7 +33,8 @@ func (h *handlers) CreateMerchantWithdrawal(ctx context.Context, req gen.CreateM
 }
 
 func (h *handlers) ListMerchantWithdrawals(ctx context.Context, req gen.ListMerchantWithdrawalsRequestObject) (gen.ListMerchantWithdrawalsResponseObject, error) {
-	return h.listWithdrawals(ctx, req.Params.Status, req.Params.Limit, req.Params.Offset)
+	awaiting := req.Params.AwaitingApproval != nil && *req.Params.AwaitingApproval
+	return h.listWithdrawals(ctx, req.Params.Status, awaiting, req.Params.Limit, req.Params.Offset)
 }
 
 func (h *handlers) GetMerchantWithdrawal(ctx context.Context, req gen.GetMerchantWithdrawalRequestObject) (gen.GetMerchantWithdrawalResponseObject, error) {
@@ -78,9 +79,9 @@ func (h *handlers) createWithdrawal(ctx context.Context, b gen.CreateWithdrawalR
 	return settlement.Raw(step.Outcome()), nil
 }
 
-func (h *handlers) listWithdrawals(ctx context.Context, status *gen.WithdrawalStatus, limitP *gen.Limit, offsetP *gen.Offset) (settlement.Response, error) {
+func (h *handlers) listWithdrawals(ctx context.Context, status *gen.WithdrawalStatus, awaitingApproval bool, limitP *gen.Limit, offsetP *gen.Offset) (settlement.Response, error) {
 	limit, offset := pageParams(limitP, offsetP)
-	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), domain.WithdrawalStatus(strOrEmpty(status)), limit, offset)
+	list, page, err := h.withdrawals.List(ctx, merchantFrom(ctx), domain.WithdrawalStatus(strOrEmpty(status)), awaitingApproval, limit, offset)
 	if err != nil {
 		return settlement.Response{}, err
 	}

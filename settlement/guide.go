@@ -98,6 +98,7 @@ type GuideWithdrawalT struct {
 	CustomMetadata   *string                  `json:"customMetadata,omitempty"`
 	ErrorMessage     *string                  `json:"errorMessage"`
 	Receipt          *GuideWithdrawalReceiptT `json:"receipt"`
+	Approval         *gen.Approval            `json:"approval,omitempty"`
 	CreatedAt        time.Time                `json:"createdAt"`
 	UpdatedAt        time.Time                `json:"updatedAt"`
 }
@@ -189,7 +190,7 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 func GuideWithdrawal(w domain.Withdrawal, compact bool) GuideWithdrawalT {
 	out := GuideWithdrawalT{ID: w.ID, MerchantID: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents, ChainID: w.Chain.ID,
 		RecipientAddress: w.RecipientAddress, Status: string(w.Status), Currency: w.Currency, OrderID: w.OrderID,
-		CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Approval: withdrawalApproval(w.Approval)}
 	if w.Status == domain.WithdrawalFailed {
 		out.ErrorMessage = w.ErrorMessage
 	}

@@ -118,7 +118,8 @@ func paymentReceipt(r domain.PaymentReceipt, p domain.Payment) gen.PaymentReceip
 func Withdrawal(w domain.Withdrawal) gen.Withdrawal {
 	out := gen.Withdrawal{Id: w.ID, MerchantId: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents, ChainId: chains.CAIP2(w.Chain.ID),
 		RecipientAddress: w.RecipientAddress, Status: gen.WithdrawalStatus(w.Status), Currency: gen.Currency(w.Currency),
-		OrderId: w.OrderID, CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		OrderId: w.OrderID, CustomMetadata: w.CustomMetadata, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+		Approval: withdrawalApproval(w.Approval)}
 	if w.Status == domain.WithdrawalFailed {
 		out.ErrorMessage = w.ErrorMessage
 	}

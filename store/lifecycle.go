@@ -92,7 +92,8 @@ func (t *Tx) withdrawalByID(q *gorm.DB, id uuid.UUID, cat domain.Catalog) (domai
 func (t *Tx) SaveWithdrawalChange(before, after domain.Withdrawal) error {
 	res := t.db.Model(&withdrawalRow{}).Where("id = ? AND version = ?", before.ID, before.Version).
 		Updates(map[string]any{"status": after.Status, "error_message": after.ErrorMessage,
-			"updated_at": after.UpdatedAt, "version": after.Version})
+			"approved_by": after.Approval.ApprovedBy, "approved_by_email": after.Approval.ApprovedByEmail,
+			"approved_at": utcPtr(after.Approval.ApprovedAt), "updated_at": after.UpdatedAt, "version": after.Version})
 	if res.Error != nil {
 		return translate(res.Error)
 	}

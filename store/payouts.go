@@ -135,11 +135,12 @@ type txAttemptRow struct {
 func (txAttemptRow) TableName() string { return "tx_attempts" }
 
 // PendingWithdrawals lists up to limit pending withdrawals on a chain that have no payout
-// transaction yet, oldest first.
+// transaction yet, oldest first — leaving out those waiting for an approval (issue 23): the
+// payout manager never sends one before a second person approved it.
 func (t *Tx) PendingWithdrawals(chainID int64, limit int) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := t.db.Model(&withdrawalRow{}).
-		Where("status = ? AND chain_id = ? AND NOT EXISTS (SELECT 1 FROM outgoing_txs o WHERE o.withdrawal_id = withdrawals.id)",
+		Where("status = ? AND chain_id = ? AND NOT "+awaitingApprovalSQL+" AND NOT EXISTS (SELECT 1 FROM outgoing_txs o WHERE o.withdrawal_id = withdrawals.id)",
 			domain.WithdrawalPending, chainID).
 		Order("created_at, id").Limit(limit).Pluck("id", &ids).Error
 	return ids, translate(err)

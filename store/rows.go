@@ -189,6 +189,11 @@ type withdrawalRow struct {
 	OrderID          *string
 	CustomMetadata   *string
 	ErrorMessage     *string
+	ApprovalRequired bool
+	ApprovedBy       *uuid.UUID
+	ApprovedByEmail  *string
+	ApprovedAt       *time.Time
+	CreatedBy        *uuid.UUID
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	Version          int64

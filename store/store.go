@@ -54,7 +54,8 @@ type Store struct {
 type Tx struct {
 	db       *gorm.DB
 	dialect  Dialect
-	readOnly bool // from Read: no transaction, so no lock could outlive the statement
+	readOnly bool      // from Read: no transaction, so no lock could outlive the statement
+	ended    *[]func() // OnEnd's functions, run by InTx once the transaction is over
 }
 
 // ErrLockOutsideTx is a locking method called on Store.Read's Tx: a row lock outside a
@@ -239,11 +240,29 @@ func (s *Store) Read(ctx context.Context) *Tx {
 	return &Tx{db: s.db.WithContext(ctx), dialect: s.dialect, readOnly: true}
 }
 
-// InTx runs fn in one transaction, committed when fn returns nil.
+// InTx runs fn in one transaction, committed when fn returns nil; then what fn left to OnEnd.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return translate(s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		return fn(&Tx{db: db, dialect: s.dialect})
+	var ended []func()
+	err := translate(s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		return fn(&Tx{db: db, dialect: s.dialect, ended: &ended})
 	}, &sql.TxOptions{}))
+	for _, f := range ended {
+		f()
+	}
+	return err
+}
+
+// OnEnd runs f once the transaction is over, committed or rolled back, outside it: for a record
+// that must outlive the transaction's outcome — a payout refused for a sanctioned recipient is
+// audited though the refusal rolls its transaction back. (On SQLite's single connection a
+// second transaction opened inside the first would wait for it forever.) Outside InTx, f runs
+// at once.
+func (t *Tx) OnEnd(f func()) {
+	if t.ended == nil {
+		f()
+		return
+	}
+	*t.ended = append(*t.ended, f)
 }
 
 // translate maps driver and GORM errors to the store vocabulary, keeping the cause for logs.

@@ -45,6 +45,8 @@ func (t *Tx) InsertWithdrawal(w domain.Withdrawal) error {
 	return translate(t.db.Create(&withdrawalRow{ID: w.ID, MerchantID: w.MerchantID, Livemode: w.Mode.Live(), AmountInCents: w.AmountInCents,
 		ChainID: w.Chain.ID, TokenID: w.Token.ID, RecipientAddress: w.RecipientAddress, Status: w.Status,
 		Currency: w.Currency, OrderID: w.OrderID, CustomMetadata: w.CustomMetadata, ErrorMessage: w.ErrorMessage,
+		ApprovalRequired: w.Approval.Required, ApprovedBy: w.Approval.ApprovedBy, ApprovedByEmail: w.Approval.ApprovedByEmail,
+		ApprovedAt: utcPtr(w.Approval.ApprovedAt), CreatedBy: w.Approval.CreatedBy,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Version: w.Version}).Error)
 }
 
@@ -53,8 +55,10 @@ type WithdrawalFilter struct {
 	MerchantID uuid.UUID
 	Mode       domain.Mode
 	Status     domain.WithdrawalStatus
-	Limit      int32
-	Offset     int32
+	// AwaitingApproval: only pending withdrawals whose approval is required and not given yet.
+	AwaitingApproval bool
+	Limit            int32
+	Offset           int32
 }
 
 // ListWithdrawals returns one page, newest first, and the count of all matches.
@@ -62,6 +66,9 @@ func (t *Tx) ListWithdrawals(f WithdrawalFilter, cat domain.Catalog) ([]domain.W
 	q := t.db.Model(&withdrawalRow{}).Where("merchant_id = ? AND livemode = ?", f.MerchantID, f.Mode.Live())
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
+	}
+	if f.AwaitingApproval {
+		q = q.Where("status = ? AND "+awaitingApprovalSQL, domain.WithdrawalPending)
 	}
 	var total int64
 	if err := q.Count(&total).Error; err != nil {
@@ -115,10 +122,16 @@ func (t *Tx) hydrateWithdrawals(rows []withdrawalRow, cat domain.Catalog) ([]dom
 		out[i] = domain.Withdrawal{ID: r.ID, MerchantID: r.MerchantID, Mode: domain.ModeOf(r.Livemode), AmountInCents: r.AmountInCents, Chain: tok.Chain,
 			Token: tok, RecipientAddress: r.RecipientAddress, Status: r.Status, Currency: r.Currency, OrderID: r.OrderID,
 			CustomMetadata: r.CustomMetadata, ErrorMessage: r.ErrorMessage, Receipt: byID[r.ID],
+			Approval: domain.Approval{Required: r.ApprovalRequired, ApprovedBy: r.ApprovedBy, ApprovedByEmail: r.ApprovedByEmail,
+				ApprovedAt: r.ApprovedAt, CreatedBy: r.CreatedBy},
 			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
 }
+
+// awaitingApprovalSQL selects the rows whose approval is required and not given: the payout
+// manager never sends them.
+const awaitingApprovalSQL = "(approval_required AND approved_at IS NULL)"
 
 // WithdrawalMerchant reads which merchant owns a withdrawal.
 func (t *Tx) WithdrawalMerchant(id uuid.UUID) (uuid.UUID, error) {

@@ -31,8 +31,14 @@ var systemContracts = []string{
 
 // checkRecipient refuses a lowercase recipient the service controls or that cannot spend.
 func (s *Service) checkRecipient(tx *store.Tx, recipient string) error {
+	return s.CheckRecipient(tx, recipient, "recipientAddress")
+}
+
+// CheckRecipient is checkRecipient for another request's field (param): the address book
+// saves only addresses a withdrawal could be sent to.
+func (s *Service) CheckRecipient(tx *store.Tx, recipient, param string) error {
 	refuse := func(why string) error {
-		return domain.Invalid(domain.CodeRecipientNotAllowed, "recipientAddress", "recipientAddress is %s: a withdrawal must leave this service for an address that can spend it", why)
+		return domain.Invalid(domain.CodeRecipientNotAllowed, param, "%s is %s: a withdrawal must leave this service for an address that can spend it", param, why)
 	}
 	if common.HexToAddress(recipient).Big().Cmp(lastReservedAddress) <= 0 {
 		return refuse("a precompile or reserved address")

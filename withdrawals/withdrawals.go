@@ -36,6 +36,15 @@ type Service struct {
 	// Controlled lists the addresses this service itself holds (hot wallets, the backend wallet):
 	// never a withdrawal's recipient. Deposit addresses are looked up in the store.
 	Controlled []string
+	// Policy is the merchant's payout policy (package policy), checked in the creating
+	// transaction; nil: none (every withdrawal allowed, none waits for an approval).
+	Policy Policy
+}
+
+// Policy decides whether money may leave (policy.Service). Check runs in the creating
+// transaction, under the balance lock, and refuses with a *domain.PolicyRefusal.
+type Policy interface {
+	Check(ctx context.Context, tx *store.Tx, m domain.Merchant, o domain.Outflow) (domain.PolicyDecision, error)
 }
 
 // CreateInput is a create-withdrawal request with the chain already parsed to its numeric id.
@@ -92,6 +101,14 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		if err := checkLimits(cfg, in.AmountInCents); err != nil {
 			return err
 		}
+		var decision domain.PolicyDecision
+		if s.Policy != nil {
+			// Before the balance: a sanctioned recipient is refused (and audited) whatever the balance.
+			if decision, err = s.Policy.Check(ctx, tx, m, domain.Outflow{Kind: domain.OutflowWithdrawal, Mode: mode, Cents: in.AmountInCents,
+				ChainID: in.ChainID, Recipient: recipient, CountsToday: true}); err != nil {
+				return err
+			}
+		}
 		balance, err := tx.AvailableBalance(m.ID, mode)
 		if err != nil {
 			return err
@@ -102,13 +119,15 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		now := s.Now()
 		out = domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Mode: mode, AmountInCents: in.AmountInCents,
 			Chain: token.Chain, Token: token, RecipientAddress: recipient, Status: domain.WithdrawalPending, Currency: "USD",
-			OrderID: in.OrderID, CustomMetadata: in.CustomMetadata, CreatedAt: now, UpdatedAt: now}
+			OrderID: in.OrderID, CustomMetadata: in.CustomMetadata, CreatedAt: now, UpdatedAt: now,
+			Approval: domain.Approval{Required: decision.ApprovalRequired, CreatedBy: ActingPerson(ctx)}}
 		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
 			return err
 		}
 		if err := audit.Append(ctx, tx, audit.Event{MerchantID: m.ID, Action: audit.WithdrawalCreated, TargetType: audit.TargetWithdrawal,
 			TargetID: out.ID.String(), Details: map[string]any{"mode": string(mode), "amountInCents": out.AmountInCents,
-				"chainId": chains.CAIP2(out.Chain.ID), "tokenSymbol": out.Token.Symbol, "recipientAddress": out.RecipientAddress}}); err != nil {
+				"chainId": chains.CAIP2(out.Chain.ID), "tokenSymbol": out.Token.Symbol, "recipientAddress": out.RecipientAddress,
+				"approvalRequired": out.Approval.Required}}); err != nil {
 			return err
 		}
 		if seal != nil {
@@ -204,6 +223,21 @@ func (s *Service) Cancel(ctx context.Context, merchantID uuid.UUID, mode domain.
 	return out, err
 }
 
+// ActingPerson is the user id of the person ctx acts for (the audit actor a dashboard person's
+// token names); nil for a secret key, a service token, the operator or the system. It is the
+// creator of what a request creates, who may never approve it.
+func ActingPerson(ctx context.Context) *uuid.UUID {
+	a := audit.ActorFrom(ctx)
+	if a.Kind != audit.KindPerson {
+		return nil
+	}
+	id, err := uuid.Parse(a.ID)
+	if err != nil {
+		return nil
+	}
+	return &id
+}
+
 // MerchantOf reads which merchant a withdrawal belongs to (operator commands scope their
 // idempotency keys by it); ErrWithdrawalNotFound when there is no such withdrawal.
 func (s *Service) MerchantOf(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
@@ -236,9 +270,11 @@ func normaliseAddress(a string) (string, error) {
 	return strings.ToLower(a), nil
 }
 
-// List returns a page of the merchant's withdrawals.
-func (s *Service) List(ctx context.Context, m domain.Merchant, status domain.WithdrawalStatus, limit, offset int32) ([]domain.Withdrawal, domain.Page, error) {
-	ws, total, err := s.Store.Read(ctx).ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Mode: m.Mode.Norm(), Status: status, Limit: limit, Offset: offset}, s.Catalog)
+// List returns a page of the merchant's withdrawals; awaitingApproval keeps the pending ones
+// waiting for a second person's approval (the approvals queue).
+func (s *Service) List(ctx context.Context, m domain.Merchant, status domain.WithdrawalStatus, awaitingApproval bool, limit, offset int32) ([]domain.Withdrawal, domain.Page, error) {
+	ws, total, err := s.Store.Read(ctx).ListWithdrawals(store.WithdrawalFilter{MerchantID: m.ID, Mode: m.Mode.Norm(), Status: status,
+		AwaitingApproval: awaitingApproval, Limit: limit, Offset: offset}, s.Catalog)
 	return ws, domain.Page{Limit: limit, Offset: offset, Total: total}, err
 }
 

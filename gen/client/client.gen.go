@@ -2523,12 +2523,16 @@ type UpdateMerchantProfileRequest struct {
 //
 // Example: {"approvalThresholdCents":100000,"dailyLimitCents":null}
 type UpdatePayoutSettingsRequest struct {
-	AddressCoolingOffHours  *int32 `json:"addressCoolingOffHours,omitempty"`
-	AllowlistOnly           *bool  `json:"allowlistOnly,omitempty"`
-	ApprovalThresholdCents  *int64 `json:"approvalThresholdCents,omitempty"`
-	DailyLimitCents         *int64 `json:"dailyLimitCents,omitempty"`
-	OfferOverpaymentRefunds *bool  `json:"offerOverpaymentRefunds,omitempty"`
-	RefundClaimDays         *int32 `json:"refundClaimDays,omitempty"`
+	AddressCoolingOffHours *int32 `json:"addressCoolingOffHours,omitempty"`
+	AllowlistOnly          *bool  `json:"allowlistOnly,omitempty"`
+
+	// ApprovalThresholdCents Cents (null turns approvals off).
+	ApprovalThresholdCents json.RawMessage `json:"approvalThresholdCents,omitempty"`
+
+	// DailyLimitCents Cents (null turns the daily limit off).
+	DailyLimitCents         json.RawMessage `json:"dailyLimitCents,omitempty"`
+	OfferOverpaymentRefunds *bool           `json:"offerOverpaymentRefunds,omitempty"`
+	RefundClaimDays         *int32          `json:"refundClaimDays,omitempty"`
 }
 
 // UpdateWithdrawalConfigRequest The fields to change; others stay.
@@ -4539,7 +4543,7 @@ type ClientInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4552,7 +4556,7 @@ type ClientInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6462,7 +6466,7 @@ func (c *Client) ListMerchantAddressBook(ctx context.Context, merchantId Dashboa
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6485,7 +6489,7 @@ func (c *Client) CreateMerchantAddressBookEntryWithBody(ctx context.Context, mer
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13082,7 +13086,7 @@ type ClientWithResponsesInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13095,7 +13099,7 @@ type ClientWithResponsesInterface interface {
 	// `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 	// twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 	// token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-	// `recipient_sanctioned`. At most 500 entries. Audited.
+	// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22028,7 +22032,7 @@ func (c *ClientWithResponses) ListMerchantAddressBookWithResponse(ctx context.Co
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22047,7 +22051,7 @@ func (c *ClientWithResponses) CreateMerchantAddressBookEntryWithBodyWithResponse
 // `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
 // twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
 // token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-// `recipient_sanctioned`. At most 500 entries. Audited.
+// `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
