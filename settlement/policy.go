@@ -13,7 +13,8 @@ import (
 // withdrawalApproval renders whether a withdrawal waits for a second person, and who approved
 // it (by email, as the dashboard shows people).
 func withdrawalApproval(a domain.Approval) *gen.Approval {
-	out := &gen.Approval{Required: a.Required, ApprovedAt: a.ApprovedAt}
+	// CreatedBy lets the dashboard tell the creator why they cannot approve it.
+	out := &gen.Approval{Required: a.Required, ApprovedAt: a.ApprovedAt, CreatedBy: a.CreatedBy}
 	if a.ApprovedAt != nil {
 		out.ApprovedBy = a.ApprovedByEmail
 	}
