@@ -48,6 +48,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	waitText(t, owner, "Saved.", 10*time.Second)
 	waitText(t, owner, "approvals above $10.00", 10*time.Second)
 	checkPage(t, owner, w.axe, "payout settings saved")
+	shot(t, owner, "payout-settings-desktop-light")
 
 	// The address book: two saved, one removed.
 	treasury := devnetAccountAddr(t, 6)
@@ -63,6 +64,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	press(t, owner, "button", "Yes, remove Old wallet")
 	waitJS(t, owner, "Old wallet removed", `!document.querySelector("main table").innerText.includes("Old wallet")`, 10*time.Second)
 	checkPage(t, owner, w.axe, "address book")
+	shot(t, owner, "address-book-desktop-light")
 
 	// The overpaid payment: exactly the excess refunded, claimed by the paying wallet, paid.
 	w.visit(owner, "Payments", "Payments")
@@ -73,6 +75,7 @@ func dashboardRefunds(t *testing.T, db string) {
 		t.Fatalf("the overpaid refund's amount is %q, want 1.5", got)
 	}
 	checkPage(t, owner, w.axe, "refund form")
+	shot(t, owner, "refund-form-desktop-light")
 	press(t, owner, "button", "Review refund")
 	waitText(t, owner, "exactly the overpaid amount", 5*time.Second)
 	press(t, owner, "button", "Confirm refund")
@@ -80,6 +83,7 @@ func dashboardRefunds(t *testing.T, db string) {
 		t.Fatalf("no refund page: %v\n%s", err, pageText(owner))
 	}
 	checkPage(t, owner, w.axe, "refund awaiting its address")
+	shot(t, owner, "refund-detail-desktop-light")
 	claimURL := fieldValue(t, owner, "Claim link")
 	rs := w.refundsOf(overpaid)
 	if len(rs) != 1 || rs[0]["amountAsset"] != "1500000" || rs[0]["status"] != "awaiting_address" {
@@ -137,6 +141,7 @@ func dashboardRefunds(t *testing.T, db string) {
 		waitText(t, owner, "above the approval threshold", 10*time.Second)
 		waitText(t, owner, "To Treasury (address book).", 5*time.Second)
 		checkPage(t, owner, w.axe, "withdrawal review with the policy's notes")
+	shot(t, owner, "withdrawal-review-desktop-light")
 		press(t, owner, "button", "Confirm withdrawal")
 		waitText(t, owner, "Waiting for approval", 15*time.Second)
 		return strings.TrimPrefix(strings.SplitN(mustEval(t, owner, `location.hash`), "?", 2)[0], "#/withdrawals/")
@@ -157,6 +162,8 @@ func dashboardRefunds(t *testing.T, db string) {
 		}
 	}
 	waitText(t, owner, "address typed by the customer", 5*time.Second)
+	checkPage(t, owner, w.axe, "approvals of their creator")
+	shot(t, owner, "approvals-creator-desktop-light")
 	press(t, owner, "button", "Reject withdrawal "+wd2)
 	press(t, owner, "button", "Yes, reject withdrawal "+wd2)
 	w.waitAPI("/v1/external/secretkey-auth/withdrawals/"+wd2, "status", "cancelled", 15*time.Second)
@@ -172,6 +179,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	waitText(t, admin, "No withdrawals wait for an approval.", 15*time.Second)
 	waitText(t, admin, "No refunds wait for an approval.", 15*time.Second)
 	checkPage(t, admin, w.axe, "approvals, all approved (phone, dark)")
+	shot(t, admin, "approvals-done-phone-dark")
 	approved := w.waitAPI("/v1/external/secretkey-auth/withdrawals/"+wd1, "status", "completed", 90*time.Second)
 	if a := approved["approval"].(map[string]any); a["approvedBy"] != refundsAdmin {
 		t.Fatalf("the withdrawal's approval: %v", a)
@@ -191,6 +199,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	choose(t, owner, "Status", "completed")
 	waitJS(t, owner, "two completed refunds", `document.querySelectorAll("main tbody tr").length === 2`, 10*time.Second)
 	checkPage(t, owner, w.axe, "refunds list")
+	shot(t, owner, "refunds-desktop-light")
 
 	// The checkout page of an overpaid payment offers the excess back; the wallet claims it.
 	third, payURL := w.paidPayment(1000, "overpaid-3", payerAccount, 250_000)
@@ -199,6 +208,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	}
 	waitText(t, customer, "You sent 0.25 USDC more than was due", 15*time.Second)
 	checkPage(t, customer, w.axe, "checkout page offering the overpaid amount back")
+	shot(t, customer, "checkout-overpaid-phone-dark")
 	press(t, customer, "button", "Get the overpaid amount back")
 	waitText(t, customer, "0.25 USDC", 15*time.Second)
 	press(t, customer, "button", "Connect Go Test Wallet")

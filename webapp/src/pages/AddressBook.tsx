@@ -27,7 +27,7 @@ export function AddressBook() {
       <PageHeader title="Address book" />
       <p className="help">
         Saved recipients for withdrawals. A new address can receive withdrawals only after the cooling-off period set in{" "}
-        <a href={href("settings", "payout")}>Payout settings</a>, so an address slipped in by someone else has time to be noticed.
+        <a href={href("settings", "payout")}>the payout settings</a>, so an address slipped in by someone else has time to be noticed.
       </p>
       {prompt}
       {writable ? <AddEntry guard={guard} onAdded={reload} /> : null}

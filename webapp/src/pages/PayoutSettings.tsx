@@ -25,8 +25,9 @@ export function PayoutSettings() {
     <>
       <PageHeader title="Payout settings" />
       <p className="help">
-        Rules for money leaving your balance — withdrawals and refunds. Saved recipients are in the <a href={href("settings", "address-book")}>Address book</a>;
-        what waits for a second person is under <a href={href("approvals")}>Approvals</a>.
+        Rules for money leaving your balance — withdrawals and refunds. Saved recipients are kept in{" "}
+        <a href={href("settings", "address-book")}>the address book</a>; what waits for a second person is in{" "}
+        <a href={href("approvals")}>the approvals queue</a>.
       </p>
       <Loaded state={settings}>
         {(s) => <SettingsForm key={s.updatedAt ?? "default"} s={s} writable={can("settings:write")} merchantId={merchantId} onSaved={onSaved} />}
