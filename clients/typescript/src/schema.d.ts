@@ -1593,7 +1593,7 @@ export interface paths {
          *     `addressCoolingOffHours` after it is saved (`usableAt`). The same address on the same chain
          *     twice answers 409 `address_exists`; a recipient the service refuses (its own wallets, a
          *     token contract, a reserved address) 400 `recipient_not_allowed`; a sanctioned one 409
-         *     `recipient_sanctioned`. At most 500 entries. Audited.
+         *     `recipient_sanctioned`. At most 500 entries (409 `limit_reached`). Audited.
          */
         post: operations["createMerchantAddressBookEntry"];
         delete?: never;
@@ -3787,12 +3787,18 @@ export interface components {
          *     }
          */
         UpdatePayoutSettingsRequest: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Cents (null turns approvals off).
+             */
             approvalThresholdCents?: number | null;
             allowlistOnly?: boolean;
             /** Format: int32 */
             addressCoolingOffHours?: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Cents (null turns the daily limit off).
+             */
             dailyLimitCents?: number | null;
             /** Format: int32 */
             refundClaimDays?: number;
