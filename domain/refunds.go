@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -120,6 +121,9 @@ func (r *Refund) TransitionTo(to RefundStatus) error {
 func (r Refund) Sendable() bool {
 	return r.Status == RefundPending && r.RecipientAddress != nil && !r.Approval.Waiting()
 }
+
+// ErrClaimExpired refuses a claim after the refund's claim expired (the expiry loop cancels it).
+var ErrClaimExpired = errors.New("the refund's claim expired: ask the merchant for a new refund")
 
 // Refund events. A status change is announced as the new status; refund.pending and
 // refund.processing (and refund.updated: an approval given) stay in the outbox.
