@@ -38,6 +38,7 @@ import (
 	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/refunds"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/watcher"
@@ -57,6 +58,7 @@ type App struct {
 	People      *people.Service // the dashboard's users, memberships and invitations
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
+	Refunds     *refunds.Service
 	Keeper      *idempotency.Keeper
 	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
 	Devnet      *devnet.Devnet   // the embedded development chain eip155:1337, when this process runs it
@@ -192,6 +194,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
+	if err := a.wireRefunds(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.wireDashboard(); err != nil {
 		a.Close()
 		return nil, err
@@ -229,7 +235,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 		dir = people.NewDirectory(a.Store, a.People.Now) // a signed-in person's role, per request
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Refunds: a.Refunds, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, Chains: a.chainHealth, Estimator: a.payoutEstimator, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }

@@ -41,3 +41,7 @@ func (s *Service) Get(ctx context.Context, m domain.Merchant, id string) (domain
 // ClaimURL is a refund's claim link while it awaits its address (nil otherwise, and without a
 // claim key).
 func (s *Service) ClaimURL(r domain.Refund) *string { return s.Claims.URL(r) }
+
+// ClaimLink is a refund's claim link whatever its state (the checkout page hands it to the
+// customer who asked for the excess back: the claim page shows a claimed refund's state).
+func (s *Service) ClaimLink(id uuid.UUID) string { return s.Claims.link(id) }

@@ -8,6 +8,7 @@ import (
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/people"
+	"github.com/paymentsd/paymentsd/refunds"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
@@ -20,6 +21,7 @@ type handlers struct {
 	catalog       domain.Catalog
 	payments      *payments.Service
 	withdrawals   *withdrawals.Service
+	refunds       *refunds.Service
 	render        settlement.Renderer // the active response shape
 	metrics       *metrics.Metrics    // nil: none
 	paymentCache  *paymentCache       // encoded GET payment answers (payment_cache.go)
