@@ -105,9 +105,13 @@ func cloneRefund(r domain.Refund) domain.Refund {
 	return out
 }
 
-func sameTime(a, b *time.Time) bool { return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b)) }
+func sameTime(a, b *time.Time) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && a.Equal(*b))
+}
 
-func samePtr[T comparable](a, b *T) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+func samePtr[T comparable](a, b *T) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
 
 // refundSnapshot is a refund right after a change, in the API's field names.
 type refundSnapshot struct {

@@ -57,7 +57,9 @@ func (c *Claims) URL(r domain.Refund) *string {
 	return &u
 }
 
-func (c *Claims) link(id uuid.UUID) string { return c.baseURL + "/refund/" + id.String() + "#" + c.Secret(id) }
+func (c *Claims) link(id uuid.UUID) string {
+	return c.baseURL + "/refund/" + id.String() + "#" + c.Secret(id)
+}
 
 // The EIP-712 typed data of a claim, exactly as openapi.yaml's RefundClaimTypedData documents it:
 // no verifying contract (nothing on chain checks it); the chain id in the domain and the message.
@@ -68,7 +70,7 @@ const (
 )
 
 var typedTypes = apitypes.Types{
-	"EIP712Domain": {{Name: "name", Type: "string"}, {Name: "version", Type: "string"}, {Name: "chainId", Type: "uint256"}},
+	"EIP712Domain":   {{Name: "name", Type: "string"}, {Name: "version", Type: "string"}, {Name: "chainId", Type: "uint256"}},
 	typedPrimaryType: {{Name: "refundId", Type: "string"}, {Name: "recipient", Type: "address"}, {Name: "chainId", Type: "uint256"}},
 }
 
@@ -76,7 +78,7 @@ var typedTypes = apitypes.Types{
 func TypedData(id uuid.UUID, chainID int64, recipient common.Address) apitypes.TypedData {
 	cid := math.NewHexOrDecimal256(chainID)
 	return apitypes.TypedData{Types: typedTypes, PrimaryType: typedPrimaryType,
-		Domain: apitypes.TypedDataDomain{Name: typedDomainName, Version: typedDomainVersion, ChainId: cid},
+		Domain:  apitypes.TypedDataDomain{Name: typedDomainName, Version: typedDomainVersion, ChainId: cid},
 		Message: apitypes.TypedDataMessage{"refundId": id.String(), "recipient": recipient.Hex(), "chainId": new(big.Int).SetInt64(chainID)}}
 }
 

@@ -21,7 +21,7 @@ func Refund(r domain.Refund, claimURL *string) gen.Refund {
 		ChainId: chains.CAIP2(r.Chain.ID), TokenId: r.Token.ID, TokenSymbol: r.Token.Symbol, TokenDecimals: r.Token.Decimals,
 		AmountInCents: r.AmountInCents, AmountAsset: r.AmountAsset.String(), SubtractNetworkFee: r.SubtractNetworkFee,
 		RecipientAddress: r.RecipientAddress, Reason: r.Reason, ClaimUrl: claimURL, ClaimExpiresAt: r.ClaimExpiresAt,
-		Approval: gen.Approval{Required: r.Approval.Required, ApprovedBy: r.Approval.ApprovedByEmail, ApprovedAt: r.Approval.ApprovedAt},
+		Approval:  gen.Approval{Required: r.Approval.Required, ApprovedBy: r.Approval.ApprovedByEmail, ApprovedAt: r.Approval.ApprovedAt},
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.NetworkFeeAsset != nil {
 		s := r.NetworkFeeAsset.String()
