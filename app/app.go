@@ -39,6 +39,7 @@ import (
 	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/policy"
 	"github.com/paymentsd/paymentsd/pricing"
+	"github.com/paymentsd/paymentsd/refunds"
 	"github.com/paymentsd/paymentsd/risk"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
@@ -60,6 +61,7 @@ type App struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Policy      *policy.Service // the payout policy (issue 23): checked by withdrawals, its settings, address book, approvals
+	Refunds     *refunds.Service
 	Keeper      *idempotency.Keeper
 	Metrics     *metrics.Metrics // on this process's own registry (no global one), served at /metrics
 	Devnet      *devnet.Devnet   // the embedded development chain eip155:1337, when this process runs it
@@ -201,6 +203,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
+	if err := a.wireRefunds(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.wireDashboard(); err != nil {
 		a.Close()
 		return nil, err
@@ -238,7 +244,7 @@ func (a *App) Handler() (*echo.Echo, error) {
 		dir = people.NewDirectory(a.Store, a.People.Now) // a signed-in person's role, per request
 	}
 	return server.New(server.Deps{Store: a.Store, Catalog: a.Catalog, Merchants: a.Merchants, Payments: a.Payments,
-		Withdrawals: a.Withdrawals, Policy: a.Policy, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
+		Withdrawals: a.Withdrawals, Policy: a.Policy, Refunds: a.Refunds, Webhooks: a.Webhooks, People: a.People, PublicBaseURL: a.Cfg.PublicBaseURL, Checkout: a.Checkout, DevnetPay: a.devnetPayer(), JWKS: a.jwks, Tokens: tokens, Directory: dir, Idempotency: a.Keeper, Shape: a.Cfg.ResponseShape, Spec: spec, SpecYAML: yaml,
 		MaxBodyBytes: a.Cfg.MaxBodyBytes, BodyReadTimeout: a.Cfg.BodyReadTimeout, Log: a.Log, Metrics: a.Metrics,
 		Payouts: a.PayoutStatus, Chains: a.chainHealth, Estimator: a.payoutEstimator, HealthOnly: a.Cfg.Role == config.RoleWorker, TrustedProxies: a.Cfg.TrustedProxies})
 }

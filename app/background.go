@@ -23,6 +23,7 @@ func (a *App) RunBackground(ctx context.Context, background bool) {
 	loops := []worker.Loop{a.Keeper.SweepLoop(keySweepInterval, a.Log)}
 	if background {
 		loops = append(loops, a.Expirer.Loop())
+		loops = append(loops, a.RefundLoops()...)
 		loops = append(loops, a.WatcherLoops()...)
 		loops = append(loops, a.PayoutLoops()...)
 		loops = append(loops, a.WebhookLoops()...)

@@ -41,6 +41,6 @@ func (a *App) FollowRecordedShape(ctx context.Context) error {
 		return err
 	}
 	a.Cfg.ResponseShape = shape
-	a.Core.Render = eventObjects{settlement.Objects{Shape: shape}}
+	a.Core.Render = a.eventObjects(shape)
 	return nil
 }

@@ -17,32 +17,38 @@ import (
 // database file, never in it.
 func SecretsKeyFile(databaseURL string) string { return store.SQLiteFile(databaseURL) + ".secrets-key" }
 
-// secretsSealer seals webhook signing secrets with PAYMENTS_SECRETS_KEY, or on the embedded
-// default with a key file of its own; without either there is none (endpoints cannot be made).
-func (a *App) secretsSealer() (webhooks.Sealer, error) {
-	var key []byte
-	var err error
+// secretsKey is PAYMENTS_SECRETS_KEY, or on the embedded default a key file of its own; nil
+// without either.
+func (a *App) secretsKey() ([]byte, error) {
 	switch {
 	case a.Cfg.Webhooks.SecretsKey != "":
-		key, err = webhooks.ParseKey(a.Cfg.Webhooks.SecretsKey)
+		return webhooks.ParseKey(a.Cfg.Webhooks.SecretsKey)
 	case a.Cfg.IsEmbedded():
-		var text []byte
-		text, _, err = keyfile.LoadOrCreate(SecretsKeyFile(a.Cfg.DatabaseURL), func() ([]byte, error) {
+		text, _, err := keyfile.LoadOrCreate(SecretsKeyFile(a.Cfg.DatabaseURL), func() ([]byte, error) {
 			b := make([]byte, 32)
 			if _, err := rand.Read(b); err != nil {
 				return nil, err
 			}
 			return []byte(hex.EncodeToString(b) + "\n"), nil
 		})
-		if err == nil {
-			key, err = webhooks.ParseKey(strings.TrimSpace(string(text)))
+		if err != nil {
+			return nil, err
 		}
-	default:
-		a.Log.Warn("no PAYMENTS_SECRETS_KEY: webhook endpoints cannot be created or signed for")
-		return nil, nil
+		return webhooks.ParseKey(strings.TrimSpace(string(text)))
 	}
+	return nil, nil
+}
+
+// secretsSealer seals webhook signing secrets with the secrets key (secretsKey); without one
+// there is none (endpoints cannot be made).
+func (a *App) secretsSealer() (webhooks.Sealer, error) {
+	key, err := a.secretsKey()
 	if err != nil {
 		return nil, err
+	}
+	if key == nil {
+		a.Log.Warn("no PAYMENTS_SECRETS_KEY: webhook endpoints cannot be created or signed for")
+		return nil, nil
 	}
 	return webhooks.NewAESSealer(key)
 }

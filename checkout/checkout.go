@@ -35,13 +35,21 @@ type Quoter interface {
 	FreshQuotes(ctx context.Context, p domain.Payment) ([]domain.Quote, error)
 }
 
+// Overpayments says what of a completed payment's excess the merchant offers back
+// (refunds.Service).
+type Overpayments interface {
+	Offer(ctx context.Context, p domain.Payment) (*domain.OverpaymentOffer, error)
+}
+
 // Service serves the checkout.
 type Service struct {
 	Store   *store.Store
 	Core    *lifecycle.Core
 	Catalog domain.Catalog
 	Quotes  Quoter
-	Now     func() time.Time
+	// Overpayments, when set, offers an overpaid payment's excess back on the page.
+	Overpayments Overpayments
+	Now          func() time.Time
 }
 
 // Quote is one way to pay, as the page shows it.
@@ -60,6 +68,7 @@ type View struct {
 	Confirmations *Confirmations
 	RedirectURL   *string
 	ServerTime    time.Time
+	Overpayment   *domain.OverpaymentOffer // the excess the merchant offers back (nil: none)
 }
 
 // Received is what arrived for the settling quote and what is still due.
@@ -144,6 +153,11 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 	if p.Status == domain.PaymentCompleted && p.RedirectURL != nil && *p.RedirectURL != "" {
 		u := RedirectURL(*p.RedirectURL, p.CustomMetadata)
 		v.RedirectURL = &u
+	}
+	if s.Overpayments != nil && p.Status == domain.PaymentCompleted {
+		if v.Overpayment, err = s.Overpayments.Offer(ctx, p); err != nil {
+			return View{}, err
+		}
 	}
 	return v, nil
 }

@@ -59,11 +59,13 @@ type Event struct {
 }
 
 // WebhookEventTypes are the events delivered to merchants' webhook endpoints (the others —
-// payment.updated, payment.quotes_expired, withdrawal.updated — stay in the outbox).
+// payment.updated, payment.quotes_expired, withdrawal.updated, refund.pending, refund.processing,
+// refund.updated — stay in the outbox).
 var WebhookEventTypes = []EventType{
 	"payment.created", "payment.processing", "payment.completed", "payment.expired", "payment.failed",
 	"payment.cancelled", EventPaymentUnderpaid, EventPaymentOverpaid, EventPaymentLateTransfer,
 	EventWithdrawalCreated, "withdrawal.processing", "withdrawal.completed", "withdrawal.failed", "withdrawal.cancelled",
+	EventRefundCreated, EventRefundCompleted, EventRefundFailed, EventRefundCancelled,
 }
 
 // IsWebhookEvent reports whether events of type t are delivered by webhook.

@@ -191,6 +191,7 @@ type Payment struct {
 	Quotes                 []Quote
 	Receipt                *PaymentReceipt
 	Received               *Received // what arrived on chain for the quote it settles on; nil before a transfer is seen
+	AmountRefundedCents    int64     // its refunds' cents, not failed or cancelled (read with it; refunds change it)
 	ExpiresAt              time.Time
 	CreatedAt              time.Time
 	UpdatedAt              time.Time

@@ -16,6 +16,7 @@ import (
 var coreOnly = map[string]bool{
 	"SavePaymentChange": true, "SaveWithdrawalChange": true, "InsertEvent": true,
 	"InsertPayment": true, "InsertWithdrawal": true, "TouchPayment": true, "AppendTransferCredit": true,
+	"InsertRefund": true, "SaveRefundChange": true, "AppendRefundLedger": true,
 }
 
 func TestOnlyTheCoreWritesStatesAndEvents(t *testing.T) {

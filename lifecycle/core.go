@@ -1,4 +1,4 @@
-// Package lifecycle is the one place where payments and withdrawals change state. Every change
+// Package lifecycle is the one place where payments, withdrawals and refunds change state. Every change
 // goes through an update-by-closure that locks the row, lets the closure change a copy, checks
 // the change against the entity's transition table (domain/states.go), writes it with a version
 // bump, books what the transition means for the merchant's balance, and inserts the domain event
@@ -47,6 +47,7 @@ func (c *Core) emit(tx *store.Tx, e domain.Event) error {
 type Renderer interface {
 	Payment(p domain.Payment) ([]byte, error)
 	Withdrawal(w domain.Withdrawal) ([]byte, error)
+	Refund(r domain.Refund) ([]byte, error)
 }
 
 // PaymentChange changes a locked copy of a payment; returning an error changes nothing.

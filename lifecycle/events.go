@@ -70,6 +70,7 @@ type paymentSnapshot struct {
 	MerchantFeeCents       *int64           `json:"merchantFeeCents"`
 	SwapFeeCents           *int64           `json:"swapFeeCents"`
 	AmountMerchantNetCents int64            `json:"amountMerchantNetCents"`
+	AmountRefundedCents    int64            `json:"amountRefundedCents"`
 	Currency               string           `json:"currency"`
 	OrderID                *string          `json:"orderId"`
 	DepositAddress         string           `json:"depositAddress"`
@@ -115,7 +116,7 @@ func (c *Core) paymentEvent(typ domain.EventType, prev domain.PaymentStatus, p d
 	snap := paymentSnapshot{ID: p.ID.String(), MerchantID: p.Merchant.ID.String(), Type: string(p.Type), Status: string(p.Status),
 		PreviousStatus: previous(prev), AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
 		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
-		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, OrderID: p.OrderID,
+		AmountMerchantNetCents: p.AmountMerchantNetCents, AmountRefundedCents: p.AmountRefundedCents, Currency: p.Currency, OrderID: p.OrderID,
 		DepositAddress: p.DepositAddress.Address, Quotes: make([]quoteSnapshot, len(p.Quotes)),
 		ExpiresAt: stamp(p.ExpiresAt), CreatedAt: stamp(p.CreatedAt), UpdatedAt: stamp(p.UpdatedAt), Version: p.Version}
 	for i, q := range p.Quotes {

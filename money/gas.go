@@ -33,3 +33,25 @@ func GasCostUSDFractions(cost decimal.Decimal, nativeDecimals int32, price decim
 	}
 	return f.IntPart(), nil
 }
+
+// GasFeeInToken is a native fee (smallest unit, nativeDecimals places) expressed in another token
+// (smallest unit, tokenDecimals places) at the two USD prices, rounded UP: a fee a customer bears
+// (a refund with subtractNetworkFee) is never understated, so the gateway never pays part of it.
+// Exact at any decimals (QuoRem, not Div).
+func GasFeeInToken(fee decimal.Decimal, nativeDecimals int32, nativePrice decimal.Decimal, tokenDecimals int32, tokenPrice decimal.Decimal) (decimal.Decimal, error) {
+	if err := checkUnits(fee); err != nil {
+		return decimal.Decimal{}, err
+	}
+	if err := checkRate(nativePrice); err != nil {
+		return decimal.Decimal{}, err
+	}
+	if err := checkRate(tokenPrice); err != nil {
+		return decimal.Decimal{}, err
+	}
+	q, r := fee.Mul(nativePrice).Shift(tokenDecimals).QuoRem(tokenPrice.Shift(nativeDecimals), 0)
+	q = decimal.NewFromBigInt(q.BigInt(), 0)
+	if r.IsPositive() {
+		q = q.Add(decimal.NewFromInt(1))
+	}
+	return q, nil
+}

@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,4 +46,38 @@ func TestGasCostUSDFractions(t *testing.T) {
 	assert.Error(t, err, "a negative cost")
 	_, err = GasCostUSDFractions(dec("1"), 0, dec("1e20"))
 	assert.ErrorIs(t, err, ErrBeyondLimit)
+}
+
+func TestGasFeeInToken(t *testing.T) {
+	d := decimal.RequireFromString
+	cases := []struct {
+		fee, nativePrice, tokenPrice string
+		nativeDec, tokenDec          int32
+		want                         string
+	}{
+		// 21,000 gas at 1 gwei = 0.000021 ETH at $3000 = $0.063 = 63000 USDC units, exactly.
+		{"21000000000000", "3000", "1", 18, 6, "63000"},
+		// One wei more is a fraction of a unit: rounded up.
+		{"21000000000001", "3000", "1", 18, 6, "63001"},
+		// A fee worth less than one unit still costs one.
+		{"1", "3000", "1", 18, 6, "1"},
+		{"0", "3000", "1", 18, 6, "0"},
+		// A token priced above the native coin.
+		{"1000000000000000000", "2", "3", 18, 8, "66666667"},
+	}
+	for _, c := range cases {
+		got, err := GasFeeInToken(d(c.fee), c.nativeDec, d(c.nativePrice), c.tokenDec, d(c.tokenPrice))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != c.want {
+			t.Errorf("GasFeeInToken(%s wei at %s, token at %s) = %s, want %s", c.fee, c.nativePrice, c.tokenPrice, got, c.want)
+		}
+	}
+	if _, err := GasFeeInToken(d("1.5"), 18, d("1"), 6, d("1")); err == nil {
+		t.Error("a fractional fee is refused")
+	}
+	if _, err := GasFeeInToken(d("1"), 18, d("1"), 6, d("0")); err == nil {
+		t.Error("a zero token price is refused")
+	}
 }

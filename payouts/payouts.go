@@ -1,4 +1,4 @@
-// Package payouts is the payout and sweep policy of a chain: which withdrawals
+// Package payouts is the payout and sweep policy of a chain: which withdrawals and refunds
 // are paid and when (the hot wallet funds them), which deposit addresses are swept into the
 // hot wallet, and what their transactions' outcomes do to withdrawals and sweeps. Nonces,
 // signing before broadcasting, following receipts to confirmation, resends and fee bumps are the
@@ -154,6 +154,9 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 		errs = append(errs, err)
 	}
 	if err := m.sendPending(ctx, &res); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.sendRefunds(ctx, &res); err != nil {
 		errs = append(errs, err)
 	}
 	if m.Deposits == nil {

@@ -16,18 +16,24 @@ import (
 	"github.com/paymentsd/paymentsd/txmgr"
 )
 
-// hooks are what a payout's end does to its withdrawal, committed with the transaction's
-// outcome. Sweeps and gas top-ups need none: their sweep moves on by the transaction's status
-// (advanceSweeps).
+// hooks are what a payout's end does to its withdrawal or refund, committed with the
+// transaction's outcome. Sweeps and gas top-ups need none: their sweep moves on by the
+// transaction's status (advanceSweeps).
 func (m *Manager) hooks(res *RoundResult) txmgr.Hooks {
 	return txmgr.Hooks{
 		Final: func(ctx context.Context, o store.OutgoingTx, f txmgr.Final, record txmgr.Record) error {
+			if o.RefundID != nil {
+				return m.settleRefund(ctx, o, f, record, res)
+			}
 			if o.WithdrawalID == nil {
 				return record(nil)
 			}
 			return m.settle(ctx, o, f, record, res)
 		},
 		Abandoned: func(ctx context.Context, o store.OutgoingTx, reason string, record txmgr.Record) error {
+			if o.RefundID != nil {
+				return m.abandonRefund(o, reason, record, res)
+			}
 			if o.WithdrawalID == nil {
 				return record(nil) // a sweep: the transfers it covered were orphaned with their chain
 			}
@@ -57,13 +63,7 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, f txmgr.Final,
 	if !ok {
 		return fmt.Errorf("payout %s: token %s is not in the catalogue", o.ID, o.TokenID)
 	}
-	cost := money.GasCost(rc.GasUsed, rc.EffectiveGasPrice)
-	costUSD := int64(0)
-	if p, err := m.nativePrice(ctx); err == nil {
-		if fr, err := money.GasCostUSDFractions(cost, m.Info.NativeDecimals, p); err == nil {
-			costUSD = fr
-		}
-	}
+	cost, costUSD := m.gasCost(ctx, f)
 	err := record(func(tx *store.Tx) error {
 		_, err := m.Core.UpdateWithdrawalTx(tx, *o.WithdrawalID, func(w *domain.Withdrawal) error {
 			if !f.Succeeded {
@@ -90,6 +90,19 @@ func (m *Manager) settle(ctx context.Context, o store.OutgoingTx, f txmgr.Final,
 		m.Log.Error("withdrawal failed on chain (status 0)", "withdrawal", *o.WithdrawalID, "tx", hash, "block", block)
 	}
 	return nil
+}
+
+// gasCost is what a mined payout cost, in the native smallest unit and in USD millionths (0 when
+// no price is available: a reported cost, never guessed).
+func (m *Manager) gasCost(ctx context.Context, f txmgr.Final) (decimal.Decimal, int64) {
+	cost := money.GasCost(f.Receipt.GasUsed, f.Receipt.EffectiveGasPrice)
+	costUSD := int64(0)
+	if p, err := m.nativePrice(ctx); err == nil {
+		if fr, err := money.GasCostUSDFractions(cost, m.Info.NativeDecimals, p); err == nil {
+			costUSD = fr
+		}
+	}
+	return cost, costUSD
 }
 
 func (m *Manager) nativePrice(ctx context.Context) (decimal.Decimal, error) {

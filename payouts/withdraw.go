@@ -141,29 +141,42 @@ func (m *Manager) payout(ctx context.Context, w domain.Withdrawal, amount, rate 
 	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(m.Wallet.Address().Hex()),
 		Kind: store.TxPayout, WithdrawalID: &w.ID, TokenID: w.Token.ID, Recipient: w.RecipientAddress, AmountAsset: amount,
 		RateUSD: rate.String(), CreatedAt: m.Now()}
-	recipient := common.HexToAddress(w.RecipientAddress)
-	if w.Token.AssetType == domain.Native {
-		// 21,000 to a plain account; a contract wallet (a Safe, an ERC-4337 account) needs more.
-		gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &recipient, Value: amount.BigInt()})
-		if err != nil {
-			return o, fmt.Errorf("estimate the payout's gas: %w", err)
+	return o, m.transfer(ctx, &o, w.Token, 0)
+}
+
+// transfer fills in the transaction that sends o.AmountAsset of tok to o.Recipient: its to,
+// value, call data and gas limit (gas, when not 0, is kept: a refund's amount is rebuilt after
+// its fee is known, at the gas the fee was computed for).
+func (m *Manager) transfer(ctx context.Context, o *store.OutgoingTx, tok domain.Token, gas uint64) error {
+	recipient, amount := common.HexToAddress(o.Recipient), o.AmountAsset
+	if tok.AssetType == domain.Native {
+		if gas == 0 {
+			// 21,000 to a plain account; a contract wallet (a Safe, an ERC-4337 account) needs more.
+			est, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &recipient, Value: amount.BigInt()})
+			if err != nil {
+				return fmt.Errorf("estimate the payout's gas: %w", err)
+			}
+			if est > 21_000 {
+				est = est * 5 / 4
+			}
+			gas = max(est, 21_000)
 		}
-		if gas > 21_000 {
-			gas = gas * 5 / 4
-		}
-		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", int64(max(gas, 21_000))
-		return o, nil
+		o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(recipient.Hex()), amount, "", int64(gas)
+		return nil
 	}
-	token := common.HexToAddress(w.Token.ContractAddress)
+	token := common.HexToAddress(tok.ContractAddress)
 	data := chain.ERC20TransferCalldata(recipient, amount.BigInt())
-	// The token's own estimate, with a margin: a transfer's cost varies with the recipient's
-	// storage (first receipt costs more).
-	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &token, Data: data})
-	if err != nil {
-		return o, fmt.Errorf("estimate the payout's gas: %w", err)
+	if gas == 0 {
+		// The token's own estimate, with a margin: a transfer's cost varies with the recipient's
+		// storage (first receipt costs more).
+		est, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: m.Wallet.Address(), To: &token, Data: data})
+		if err != nil {
+			return fmt.Errorf("estimate the payout's gas: %w", err)
+		}
+		gas = est * 5 / 4
 	}
-	o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(token.Hex()), decimal.Zero, hex.EncodeToString(data), int64(gas*5/4)
-	return o, nil
+	o.TxTo, o.TxValue, o.TxData, o.GasLimit = strings.ToLower(token.Hex()), decimal.Zero, hex.EncodeToString(data), int64(gas)
+	return nil
 }
 
 // tokenShort says why the hot wallet cannot fund a payout's ERC-20 amount now ("" when it

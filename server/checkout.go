@@ -59,6 +59,14 @@ func checkoutView(v checkout.View) gen.Checkout {
 			QuoteId        openapi_types.UUID `json:"quoteId"`
 		}{r.Amount.String(), r.Confirmed.String(), r.Due.String(), r.QuoteID}
 	}
+	if o := v.Overpayment; o != nil {
+		out.OverpaymentRefund = &struct {
+			ExcessAmountAsset string              `json:"excessAmountAsset"`
+			RefundId          *openapi_types.UUID `json:"refundId"`
+			TokenDecimals     int32               `json:"tokenDecimals"`
+			TokenSymbol       string              `json:"tokenSymbol"`
+		}{o.ExcessAsset.String(), o.RefundID, o.Token.Decimals, o.Token.Symbol}
+	}
 	if c := v.Confirmations; c != nil {
 		out.Confirmations = &struct {
 			Required int32 `json:"required"`

@@ -115,6 +115,8 @@ func classify(err error) *apiError {
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeResourceNotFound, "No such address-book entry.", "entryId"}
 	case errors.Is(err, domain.ErrRefundNotFound):
 		return &apiError{http.StatusNotFound, typeNotFound, domain.CodeRefundNotFound, "No such refund.", "refundId"}
+	case errors.Is(err, domain.ErrClaimExpired):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeInvalidState, err.Error(), ""}
 	case errors.Is(err, domain.ErrInvalidRefundSecret):
 		return &apiError{http.StatusUnauthorized, typeAuthentication, domain.CodeInvalidRefundSecret, "Send the refund's claim secret in X-Service-Refund-Secret.", ""}
 	case errors.As(err, &limited):

@@ -9,6 +9,7 @@ import (
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/policy"
+	"github.com/paymentsd/paymentsd/refunds"
 	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
@@ -21,6 +22,7 @@ type handlers struct {
 	catalog       domain.Catalog
 	payments      *payments.Service
 	withdrawals   *withdrawals.Service
+	refunds       *refunds.Service
 	render        settlement.Renderer // the active response shape
 	metrics       *metrics.Metrics    // nil: none
 	paymentCache  *paymentCache       // encoded GET payment answers (payment_cache.go)

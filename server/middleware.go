@@ -32,11 +32,11 @@ func merchantFrom(ctx context.Context) domain.Merchant {
 // authenticate dispatches on the security scheme the matched operation declares in the spec —
 // one mechanism for every operation, never a path prefix: SecretKey resolves the merchant's
 // secret key (header lookup is case-insensitive: net/http canonicalises names), PaymentSecret
-// opens the payment by its own secret, BearerAuth verifies a dashboard token and authorises it for
+// opens the payment by its own secret, RefundClaimSecret a refund by its claim secret, BearerAuth verifies a dashboard token and authorises it for
 // the path's merchant and the operation's x-permission (authz, read from the spec by New). A
 // method the spec's path lacks is a 405 here, before any handler; a path outside the spec goes on
 // to Echo (404).
-func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, tokens TokenVerifier, ppl *people.Service, dir PeopleDirectory, authz map[string]opAuth) echo.MiddlewareFunc {
+func authenticate(router routers.Router, svc *merchants.Service, secrets *paymentSecretGuard, claims *refundClaimGuard, tokens TokenVerifier, ppl *people.Service, dir PeopleDirectory, authz map[string]opAuth) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			route, params, err := router.FindRoute(c.Request())
@@ -72,6 +72,17 @@ func authenticate(router routers.Router, svc *merchants.Service, secrets *paymen
 					return err
 				}
 				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), checkoutPaymentKey{}, p)))
+				return next(c)
+			case "RefundClaimSecret":
+				if claims == nil {
+					return echo.NewHTTPError(http.StatusNotFound)
+				}
+				r, err := claims.open(c)
+				if err != nil {
+					return err
+				}
+				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), refundClaimKey{}, r)))
+				withActor(c, audit.Origin("", "")) // the customer, known by the secret only: the log's system, with the address
 				return next(c)
 			case "BearerAuth":
 				if _, merchant := params["merchantId"]; !merchant {

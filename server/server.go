@@ -28,6 +28,7 @@ import (
 	"github.com/paymentsd/paymentsd/payments"
 	"github.com/paymentsd/paymentsd/people"
 	"github.com/paymentsd/paymentsd/policy"
+	"github.com/paymentsd/paymentsd/refunds"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhooks"
 	"github.com/paymentsd/paymentsd/withdrawals"
@@ -41,6 +42,7 @@ type Deps struct {
 	Payments    *payments.Service
 	Withdrawals *withdrawals.Service
 	Policy      *policy.Service   // the payout policy: settings, address book, approvals
+	Refunds     *refunds.Service  // refunds and their claims
 	Webhooks    *webhooks.Service // the dashboard's webhook endpoints
 	People      *people.Service   // the dashboard's people: sign-in and sessions (/v1/auth; nil: 401), the team
 	// PublicBaseURL is where this service is reached (paymentUrl's base); invitation links start with it.
@@ -107,7 +109,7 @@ func New(d Deps) (*echo.Echo, error) {
 	}}))
 	e.Use(bodyReadDeadline(d.BodyReadTimeout))
 	e.Use(middleware.BodyLimit(d.MaxBodyBytes))
-	e.Use(authenticate(v.router, d.Merchants, secrets, d.Tokens, d.People, d.Directory, authz))
+	e.Use(authenticate(v.router, d.Merchants, secrets, newRefundClaimGuard(d.Refunds), d.Tokens, d.People, d.Directory, authz))
 	e.Use(v.middleware)
 	e.Use(idempotent(d.Idempotency, d.Log, d.Metrics))
 
@@ -148,8 +150,12 @@ func New(d Deps) (*echo.Echo, error) {
 	}
 
 	if !d.HealthOnly {
-		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, paymentCache: newPaymentCache(4096),
-			render: settlement.Renderer{Shape: d.Shape}, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
+		render := settlement.Renderer{Shape: d.Shape}
+		if d.Refunds != nil {
+			render.ClaimURL = d.Refunds.ClaimURL
+		}
+		h := &handlers{catalog: d.Catalog, payments: d.Payments, withdrawals: d.Withdrawals, refunds: d.Refunds, paymentCache: newPaymentCache(4096),
+			render: render, metrics: d.Metrics, checkout: d.Checkout, merchants: d.Merchants, webhooks: d.Webhooks,
 			chainHealth: d.Chains, people: d.People, publicBaseURL: d.PublicBaseURL, store: d.Store,
 			estimator: d.Estimator, policy: d.Policy}
 		gen.RegisterHandlers(e, gen.NewStrictHandler(h, []gen.StrictMiddlewareFunc{noStore, authCookies, oidcCookies(d.Log)}))

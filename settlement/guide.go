@@ -73,6 +73,7 @@ type GuidePaymentT struct {
 	MerchantFeeCents       *int64               `json:"merchantFeeCents"`
 	SwapFeeCents           *int64               `json:"swapFeeCents"`
 	AmountMerchantNetCents int64                `json:"amountMerchantNetCents"`
+	AmountRefundedCents    int64                `json:"amountRefundedCents"`
 	Currency               string               `json:"currency"`
 	Status                 string               `json:"status"`
 	DepositAddress         gen.DepositAddress   `json:"depositAddress"`
@@ -171,8 +172,8 @@ func GuidePayment(p domain.Payment) GuidePaymentT {
 	out := GuidePaymentT{ID: p.ID, MerchantID: p.Merchant.ID, Livemode: p.Mode.Live(), MerchantShortName: p.Merchant.ShortName,
 		MerchantLogoURL: p.Merchant.LogoURL, Type: string(p.Type), AmountInCents: p.AmountInCents, AmountDueCents: p.AmountDueCents,
 		ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents, SwapFeeCents: p.SwapFeeCents,
-		AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: p.Currency, Status: string(p.Status),
-		DepositAddress: DepositAddress(p.DepositAddress), Quotes: quotes, OrderID: p.OrderID, RedirectURL: p.RedirectURL,
+		AmountMerchantNetCents: p.AmountMerchantNetCents, AmountRefundedCents: p.AmountRefundedCents, Currency: p.Currency,
+		Status: string(p.Status), DepositAddress: DepositAddress(p.DepositAddress), Quotes: quotes, OrderID: p.OrderID, RedirectURL: p.RedirectURL,
 		CreatedAt: p.CreatedAt, Received: received(p)}
 	if r := p.Receipt; r != nil && p.Status == domain.PaymentCompleted {
 		hash := ""

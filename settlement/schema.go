@@ -60,7 +60,7 @@ func Payment(p domain.Payment) gen.Payment {
 		AmountDueCents: p.AmountDueCents, ConvenienceFeeCents: p.ConvenienceFeeCents, MerchantFeeCents: p.MerchantFeeCents,
 		SwapFeeCents: p.SwapFeeCents, AmountMerchantNetCents: p.AmountMerchantNetCents, Currency: gen.Currency(p.Currency),
 		Status: gen.PaymentStatus(p.Status), Quotes: quotes, OrderId: p.OrderID, RedirectUrl: p.RedirectURL,
-		CreatedAt: p.CreatedAt, DepositAddress: &addr}
+		CreatedAt: p.CreatedAt, DepositAddress: &addr, AmountRefundedCents: &p.AmountRefundedCents}
 	if p.Receipt != nil {
 		r := paymentReceipt(*p.Receipt, p)
 		out.Receipt = &r

@@ -118,6 +118,8 @@ func (r Response) VisitListChainsResponse(w http.ResponseWriter) error { return 
 // Renderer turns domain results into responses of one shape.
 type Renderer struct {
 	Shape Shape
+	// ClaimURL gives a refund awaiting its address its claim link; nil renders none.
+	ClaimURL ClaimURL
 }
 
 // CreatedPayment renders the create-payment response.
@@ -229,7 +231,8 @@ func (s Shape) SchemaRequest(operationID string, body []byte) ([]byte, error) {
 // Objects renders single payments and withdrawals as GET answers them, encoded: the object of
 // an event's webhook body (lifecycle.Renderer).
 type Objects struct {
-	Shape Shape
+	Shape    Shape
+	ClaimURL ClaimURL
 }
 
 // Payment encodes a payment as GET /payments/{id} answers it.

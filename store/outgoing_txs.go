@@ -21,7 +21,7 @@ func (t *Tx) HasOpenOutgoing(chainID int64, sender string) (bool, error) {
 // InsertOutgoingTx stores a logical transaction and its first attempt.
 func (t *Tx) InsertOutgoingTx(o OutgoingTx) error {
 	row := outgoingTxRow{ID: o.ID, ChainID: o.ChainID, Sender: strings.ToLower(o.Sender), Nonce: o.Nonce, Kind: o.Kind,
-		KeyIndex: o.KeyIndex, GenesisHash: nonEmpty(o.GenesisHash), WithdrawalID: o.WithdrawalID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
+		KeyIndex: o.KeyIndex, GenesisHash: nonEmpty(o.GenesisHash), WithdrawalID: o.WithdrawalID, RefundID: o.RefundID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
 		RateUSD: o.RateUSD, TxTo: strings.ToLower(o.TxTo), TxValue: o.TxValue, TxData: o.TxData, GasLimit: o.GasLimit,
 		Status: OutgoingSigned, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt}
 	if err := t.db.Create(&row).Error; err != nil {
@@ -95,6 +95,19 @@ func (t *Tx) OutgoingForWithdrawal(withdrawalID uuid.UUID) (OutgoingTx, error) {
 	return out[0], nil
 }
 
+// OutgoingForRefund reads the payout transaction of a refund (ErrNotFound: none yet).
+func (t *Tx) OutgoingForRefund(refundID uuid.UUID) (OutgoingTx, error) {
+	var row outgoingTxRow
+	if err := t.db.Take(&row, "refund_id = ?", refundID).Error; err != nil {
+		return OutgoingTx{}, translate(err)
+	}
+	out, err := t.withAttempts([]outgoingTxRow{row})
+	if err != nil {
+		return OutgoingTx{}, err
+	}
+	return out[0], nil
+}
+
 func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 	out := make([]OutgoingTx, len(rows))
 	if len(rows) == 0 {
@@ -116,8 +129,8 @@ func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 	for i, r := range rows {
 		out[i] = OutgoingTx{ID: r.ID, ChainID: r.ChainID, Sender: r.Sender, Nonce: r.Nonce, Kind: r.Kind, KeyIndex: r.KeyIndex,
 			GenesisHash:  deref(r.GenesisHash),
-			WithdrawalID: r.WithdrawalID,
-			TokenID:      r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
+			WithdrawalID: r.WithdrawalID, RefundID: r.RefundID,
+			TokenID: r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
 			TxData: r.TxData, GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
 			MinedBlockHash: r.MinedBlockHash, Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 			Attempts: by[r.ID]}

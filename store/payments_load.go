@@ -36,8 +36,8 @@ func split(joined []paymentAddressRow) ([]paymentRow, map[uuid.UUID]domain.Depos
 
 // hydrate loads what a page of payments references with one query per table, never one per row,
 // and skips what it need not read: addresses already joined (addrs, nil when not), merchants the
-// caller already holds (known), receipts when no payment of the page is completed (only a
-// completed payment has one).
+// caller already holds (known), receipts and refunds when no payment of the page is completed
+// (only a completed payment has them).
 func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]domain.DepositAddress, known ...domain.Merchant) ([]domain.Payment, error) {
 	if len(rows) == 0 {
 		return []domain.Payment{}, nil
@@ -104,6 +104,13 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]
 		quotesByPayment[q.PaymentID] = append(quotesByPayment[q.PaymentID], dq)
 		quoteByID[q.ID] = dq
 	}
+	refunded := map[uuid.UUID]int64{}
+	if len(completed) > 0 { // only a completed payment can be refunded
+		var err error
+		if refunded, err = t.refundedCents(completed); err != nil {
+			return nil, err
+		}
+	}
 	receiptByPayment := map[uuid.UUID]*domain.PaymentReceipt{}
 	for _, r := range receipts {
 		receiptByPayment[r.PaymentID] = &domain.PaymentReceipt{PaymentID: r.PaymentID, QuoteID: r.QuoteID,
@@ -126,7 +133,7 @@ func (t *Tx) hydrate(rows []paymentRow, cat domain.Catalog, addrs map[uuid.UUID]
 			Currency: r.Currency, Status: r.Status, OrderID: r.OrderID, CustomerRefID: r.CustomerRefID,
 			RedirectURL: r.RedirectURL, CustomMetadata: r.CustomMetadata, SecretHash: r.SecretHash,
 			DepositAddress: addrs[r.DepositAddressID], Quotes: qs, Receipt: receiptByPayment[r.ID], Received: receivedOf(r),
-			ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
+			AmountRefundedCents: refunded[r.ID], ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version}
 	}
 	return out, nil
 }

@@ -37,7 +37,7 @@ type TxKind string
 
 // The kinds of outgoing transactions.
 const (
-	TxPayout   TxKind = "payout"    // a withdrawal's transfer
+	TxPayout   TxKind = "payout"    // a withdrawal's or a refund's transfer
 	TxSweep    TxKind = "sweep"     // a deposit address's funds to the hot wallet
 	TxGasTopup TxKind = "gas_topup" // native gas sent to a deposit address before its ERC-20 sweep
 )
@@ -52,6 +52,7 @@ type OutgoingTx struct {
 	KeyIndex       *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
 	GenesisHash    string // the chain's genesis it was signed for ("" from before it was recorded)
 	WithdrawalID   *uuid.UUID
+	RefundID       *uuid.UUID // a refund's payout (kind payout, no withdrawal)
 	TokenID        string
 	Recipient      string
 	AmountAsset    decimal.Decimal
@@ -101,6 +102,7 @@ type outgoingTxRow struct {
 	KeyIndex       *int64
 	GenesisHash    *string
 	WithdrawalID   *uuid.UUID
+	RefundID       *uuid.UUID
 	TokenID        string
 	Recipient      string
 	AmountAsset    decimal.Decimal

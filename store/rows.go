@@ -230,6 +230,7 @@ type ledgerEntryRow struct {
 	PaymentID    *uuid.UUID
 	WithdrawalID *uuid.UUID
 	TransferID   *uuid.UUID
+	RefundID     *uuid.UUID
 	CreatedAt    time.Time
 }
 

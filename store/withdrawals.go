@@ -17,7 +17,7 @@ const (
 )
 
 // AvailableBalance sums a merchant's ledger of one mode: settled payment credits less
-// withdrawal debits (reversed when a withdrawal fails or is cancelled).
+// withdrawal and refund debits (reversed when a withdrawal or refund fails or is cancelled).
 func (t *Tx) AvailableBalance(merchantID uuid.UUID, mode domain.Mode) (int64, error) {
 	var sum int64
 	err := t.db.Model(&ledgerEntryRow{}).Where("merchant_id = ? AND livemode = ?", merchantID, mode.Live()).

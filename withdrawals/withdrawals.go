@@ -7,16 +7,15 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 
 	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/recipients"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -257,18 +256,9 @@ func configuredToken(cat domain.Catalog, cfg domain.WithdrawalConfig, chainID in
 	return cat.AcceptedToken(chainID, cfg.TokenSymbol)
 }
 
-// normaliseAddress accepts a 0x-prefixed EVM address in any letter case and stores it
-// lowercase. EIP-55 checksums are not enforced: the contract accepts any case (see
-// docs/decisions.md). The zero address burns funds and is refused.
-func normaliseAddress(a string) (string, error) {
-	if !common.IsHexAddress(a) || !strings.HasPrefix(a, "0x") {
-		return "", domain.Invalid(domain.CodeParameterInvalid, "recipientAddress", "recipientAddress must be a 0x-prefixed 20-byte hex address")
-	}
-	if common.HexToAddress(a) == (common.Address{}) {
-		return "", domain.Invalid(domain.CodeParameterInvalid, "recipientAddress", "recipientAddress must not be the zero address")
-	}
-	return strings.ToLower(a), nil
-}
+// normaliseAddress accepts a 0x-prefixed EVM address in any case and stores it lowercase
+// (recipients.Normalise).
+func normaliseAddress(a string) (string, error) { return recipients.Normalise(a) }
 
 // List returns a page of the merchant's withdrawals; awaitingApproval keeps the pending ones
 // waiting for a second person's approval (the approvals queue).
