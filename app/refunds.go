@@ -30,6 +30,9 @@ func (a *App) wireRefunds() error {
 	a.Refunds = &refunds.Service{Store: a.Store, Core: a.Core, Catalog: a.Catalog, Prices: a.Payments.Prices,
 		Recipients: recipients.Checker{Catalog: a.Catalog, Controlled: a.Withdrawals.Controlled},
 		Claims:     refunds.NewClaims(key, a.Cfg.PublicBaseURL), Now: Now}
+	if a.Policy != nil { // the payout policy applies to refunds as to withdrawals (never a typed nil)
+		a.Refunds.Policy = a.Policy
+	}
 	a.Checkout.Overpayments = a.Refunds
 	a.Core.Render = a.eventObjects(a.Cfg.ResponseShape)
 	return nil
