@@ -193,6 +193,16 @@ func choose(t *testing.T, ctx context.Context, name, value string) {
 	fill(t, ctx, name, value)
 }
 
+// gone waits until no element of this role and name is left on the page.
+func gone(t *testing.T, ctx context.Context, role, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); present(ctx, role, name); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %q is still there after 10 s\n%s", role, name, pageText(ctx))
+		}
+	}
+}
+
 // disabled reports whether the button of this accessible name is disabled.
 func disabled(t *testing.T, ctx context.Context, name string) bool {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Small shared pieces: loading a resource, showing an error, copy and confirm buttons.
 // Merchant-supplied text is always rendered as React text children (escaped); nothing here
 // (or anywhere in the app) uses dangerouslySetInnerHTML.
-import { useCallback, useEffect, useId, useState, type DependencyList, type ReactNode } from "react";
+import { useCallback, useEffect, useId, useRef, useState, type DependencyList, type ReactNode } from "react";
 import { authErrorText } from "./api/auth";
 import { api, unwrap, type Schemas } from "./api/client";
 
@@ -219,7 +219,15 @@ export function chainLabel(names: ChainNames, chainId: string): string {
 // (document.visibilityState), keeping the shown data between reloads, and stops while hidden —
 // so a change shows within a few seconds without a reload and a background tab costs nothing.
 export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList, ms = 2500): Load<T> {
+  return useLiveReload(load, deps, ms)[0];
+}
+
+// useLiveReload is useLive with a reload() that polls at once (after an action changed the data),
+// keeping what is shown until the answer arrives — no "Loading…" in between, so rows that stay
+// keep their elements (and the focus).
+export function useLiveReload<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList, ms = 2500): [Load<T>, () => void] {
   const [state, setState] = useState<Load<T>>({ status: "loading" });
+  const kick = useRef<() => void>(() => undefined);
   useEffect(() => {
     setState({ status: "loading" });
     let ac: AbortController | null = null;
@@ -257,8 +265,13 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: Depe
     };
     run();
     schedule();
+    kick.current = () => {
+      run();
+      schedule();
+    };
     document.addEventListener("visibilitychange", onVis);
     return () => {
+      kick.current = () => undefined;
       stopped = true;
       window.clearTimeout(timer);
       ac?.abort();
@@ -266,7 +279,8 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, deps: Depe
     };
     // deps are the caller's: load is a new closure each render
   }, deps);
-  return state;
+  const reload = useCallback(() => kick.current(), []);
+  return [state, reload];
 }
 
 // safeHref lets only http(s) URLs become links (merchant- or chain-supplied URLs).

@@ -1,14 +1,13 @@
 // Approvals (issue 23): the withdrawals and refunds waiting for a second person
 // (`awaitingApproval=true` on both lists), each with Approve and Reject. Live, like the other
 // lists: one approved elsewhere leaves the page within a poll.
-import { useState } from "react";
 import { api, unwrap, type Schemas } from "../api/client";
 import { ApprovalActions } from "../approvals";
 import { formatCents, formatDate, shortId } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { ACTIONS, chainLabel, DataTable, Loaded, PageHeader, useChains, useLive } from "../ui";
+import { ACTIONS, chainLabel, DataTable, Loaded, PageHeader, useChains, useLiveReload } from "../ui";
 import { refundAmount } from "./Refunds";
 
 const WHY: Record<string, string> = {
@@ -19,8 +18,7 @@ export function Approvals() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
   const { guard, prompt } = useStepUp();
-  const [n, setN] = useState(0);
-  const data = useLive(
+  const [data, reload] = useLiveReload(
     (signal) =>
       Promise.all([
         unwrap(
@@ -33,9 +31,9 @@ export function Approvals() {
           ? unwrap(api.GET("/v1/merchants/{merchantId}/refunds", { params: { path: { merchantId }, query: { awaitingApproval: true, limit: 100 } }, signal }))
           : Promise.resolve(null),
       ]),
-    [merchantId, mode, n],
+    [merchantId, mode],
   );
-  const done = () => setN((x) => x + 1);
+  const done = reload;
   return (
     <>
       <PageHeader title="Approvals" />

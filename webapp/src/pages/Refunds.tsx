@@ -9,7 +9,7 @@ import { formatCents, formatDate, formatUnits, shortId } from "../format";
 import { currentQuery, href } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, CopyButton, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, type ChainNames } from "../ui";
+import { chainLabel, ConfirmButton, CopyButton, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLiveReload, type ChainNames } from "../ui";
 
 type Refund = Schemas["Refund"];
 type Status = Schemas["RefundStatus"];
@@ -159,10 +159,9 @@ export function RefundList() {
 export function RefundDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [n, setN] = useState(0);
-  const r = useLive(
+  const [r, reload] = useLiveReload(
     (signal) => unwrap(api.GET("/v1/merchants/{merchantId}/refunds/{refundId}", { params: { path: { merchantId, refundId: id } }, signal })),
-    [merchantId, mode, id, n],
+    [merchantId, mode, id],
   );
   const { guard, prompt } = useStepUp();
   return (
@@ -188,7 +187,7 @@ export function RefundDetail({ id }: { id: string }) {
                         }),
                       ),
                     );
-                    setN((x) => x + 1);
+                    reload();
                   }}
                 />
               ) : null}
@@ -202,7 +201,7 @@ export function RefundDetail({ id }: { id: string }) {
                     ? "The customer typed this address on the claim page (no wallet signature): check it with them before approving."
                     : "This refund is above the approval threshold: a second person with the admin or owner role approves it before it is sent."}
                 </p>
-                <ApprovalActions kind="refund" id={r.id} approval={r.approval} status={r.status} guard={guard} onDone={() => setN((x) => x + 1)} />
+                <ApprovalActions kind="refund" id={r.id} approval={r.approval} status={r.status} guard={guard} onDone={() => reload()} />
               </section>
             ) : null}
             {r.status === "awaiting_address" && r.claimUrl ? <ClaimLink url={r.claimUrl} expires={r.claimExpiresAt} /> : null}

@@ -5,7 +5,7 @@ import { href, navigate } from "../router";
 import { useMerchant } from "../session";
 import { ApprovalActions, approvalText, waiting } from "../approvals";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
 import { Estimate, FocusedHeading, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
@@ -119,11 +119,10 @@ export function WithdrawalList() {
 export function WithdrawalDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [n, setN] = useState(0);
-  const w = useLive(
+  const [w, reload] = useLiveReload(
     (signal) =>
       unwrap(api.GET("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}", { params: { path: { merchantId, withdrawalId: id } }, signal })),
-    [merchantId, mode, id, n],
+    [merchantId, mode, id],
   );
   const { guard, prompt } = useStepUp();
   return (
@@ -158,7 +157,7 @@ export function WithdrawalDetail({ id }: { id: string }) {
               <section className="card warning-card" aria-labelledby="wd-approval-h">
                 <h2 id="wd-approval-h">Waiting for approval</h2>
                 <p>This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.</p>
-                <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={() => setN((x) => x + 1)} />
+                <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={reload} />
               </section>
             ) : null}
             <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
