@@ -92,7 +92,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJS(t, tctx, "the overview", `document.querySelector("h1")?.textContent === "Overview" && document.body.innerText.includes("Available")`, 15*time.Second)
 	waitJS(t, tctx, "the test-mode indicator", `document.body.innerText.includes("Test mode")`, 5*time.Second)
-	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Payment settings", "Withdrawal settings", "Branding", "Team", "Security", "Audit log"} {
+	for _, name := range []string{"Overview", "Payments", "Withdrawals", "Settings", "API Keys", "Webhooks", "Payment settings", "Withdrawal settings", "Branding", "Team", "Security", "Audit log",
+		"Refunds", "Approvals", "Payout settings", "Address book"} {
 		waitJS(t, tctx, "the navigation link "+name, `[...document.querySelectorAll("nav[aria-label=Main] a")].some(a => a.textContent === `+strconv.Quote(name)+`)`, 5*time.Second)
 	}
 
@@ -110,6 +111,10 @@ func TestDashboardInChromium(t *testing.T) {
 		{"#/settings/team", "Team", "Members"},
 		{"#/settings/security", "Security", "Signed in with an access token"},
 		{"#/audit-log", "Audit log", "Filter"},
+		{"#/refunds", "Refunds", "No refunds"},
+		{"#/approvals", "Approvals", "No withdrawals wait for an approval."},
+		{"#/settings/payout", "Payout settings", "Approval threshold (USD)"},
+		{"#/settings/address-book", "Address book", "No saved addresses."},
 	}
 	for _, scheme := range []string{"light", "dark"} {
 		if err := chromedp.Do(tctx, colorScheme(scheme)); err != nil {

@@ -136,7 +136,7 @@ function AddEntry({ guard, onAdded }: { guard: <T>(action: () => Promise<T>) => 
       </div>
       <div className="field">
         <label htmlFor={`${id}-a`}>Address</label>
-        <input id={`${id}-a`} className="mono" required spellCheck={false} autoComplete="off" value={address} onChange={(e) => setAddress(e.target.value)} />
+        <input id={`${id}-a`} className="mono-text" required spellCheck={false} autoComplete="off" value={address} onChange={(e) => setAddress(e.target.value)} />
       </div>
       <ErrorMessage error={error} />
       {added ? (

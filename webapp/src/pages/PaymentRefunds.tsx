@@ -256,7 +256,7 @@ function RefundForm({
         <label htmlFor={`${id}-to`}>Customer's address (optional)</label>
         <input
           id={`${id}-to`}
-          className="mono"
+          className="mono-text"
           spellCheck={false}
           autoComplete="off"
           value={recipient}

@@ -59,7 +59,7 @@ export function RefundList() {
     <>
       <PageHeader title="Refunds" />
       <p className="help">Refund a payment from its page (Payments → a completed payment → Refund).</p>
-      <div className="filters">
+      <div className="filters refund-filters">
         <div className="field inline">
           <label htmlFor={`${id}-s`}>Status</label>
           <select
@@ -94,7 +94,7 @@ export function RefundList() {
           <label htmlFor={`${id}-p`}>Payment id</label>
           <input
             id={`${id}-p`}
-            className="mono"
+            className="mono-text id-filter"
             spellCheck={false}
             autoComplete="off"
             value={paymentId}
@@ -225,9 +225,11 @@ function ClaimLink({ url, expires }: { url: string; expires: string | null }) {
       </p>
       <div className="field">
         <label htmlFor={`${id}-u`}>Claim link</label>
-        <input id={`${id}-u`} className="mono" readOnly value={url} onFocus={(e) => e.target.select()} />
+        <div className="row">
+          <input id={`${id}-u`} className="mono" readOnly value={url} onFocus={(e) => e.target.select()} />
+          <CopyButton text={url} label="Copy claim link" />
+        </div>
       </div>
-      <CopyButton text={url} label="Copy claim link" />
     </section>
   );
 }
