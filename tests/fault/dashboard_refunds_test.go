@@ -141,7 +141,7 @@ func dashboardRefunds(t *testing.T, db string) {
 		waitText(t, owner, "above the approval threshold", 10*time.Second)
 		waitText(t, owner, "To Treasury (address book).", 5*time.Second)
 		checkPage(t, owner, w.axe, "withdrawal review with the policy's notes")
-	shot(t, owner, "withdrawal-review-desktop-light")
+		shot(t, owner, "withdrawal-review-desktop-light")
 		press(t, owner, "button", "Confirm withdrawal")
 		waitText(t, owner, "Waiting for approval", 15*time.Second)
 		return strings.TrimPrefix(strings.SplitN(mustEval(t, owner, `location.hash`), "?", 2)[0], "#/withdrawals/")
