@@ -99,6 +99,9 @@ func dashboardRefunds(t *testing.T, db string) {
 	press(t, customer, "button", "Sign and claim the refund")
 	waitText(t, customer, "Claimed.", 15*time.Second)
 	done := w.waitAPI("/v1/external/secretkey-auth/refunds/"+refund1, "status", "completed", 90*time.Second)
+	if rc, _ := done["receipt"].(map[string]any); rc == nil || rc["settledAmountAsset"] != "1500000" {
+		t.Fatalf("the overpaid refund's receipt: %v", done["receipt"])
+	}
 	if done["recipientAddress"] != payer || done["recipientSource"] != "payer_signature" {
 		t.Fatalf("the claimed refund: %v", done)
 	}
