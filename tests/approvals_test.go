@@ -20,6 +20,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/payouts"
+	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -228,6 +229,31 @@ func TestApprovedWithdrawalIsPaidOnTheDevnet(t *testing.T) {
 			}
 			require.Equal(t, "completed", status)
 			assert.Equal(t, "12340000", received().String(), "paid once, exactly")
+		})
+	}
+}
+
+// The guide shape renders approval too, and approve answers the withdrawal in that shape
+// (validated against gen/guide-openapi.yaml).
+func TestApprovalInTheGuideShape(t *testing.T) {
+	for _, b := range testdb.Backends() {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			e := newShapedEnv(t, b, settlement.Guide)
+			p := e.policyMerchant(0)
+			require.NoError(t, e.app.Store.InTx(context.Background(), func(tx *store.Tx) error { // the guide's quotes differ: credit the ledger
+				return tx.AppendLedger(p.id, domain.ModeLive, store.LedgerPaymentCredit, 50_000, nil, nil, time.Now())
+			}))
+			bob := bearerHeader(e.personToken(e.member(p.id, "bob@shop.example", domain.RoleAdmin), "bob@shop.example"))
+			e.settings(p, map[string]any{"approvalThresholdCents": 1_000})
+			r := e.do(http.MethodPost, withdrawalsPath, p.key, map[string]any{"amountInCents": 1_001, "chainId": 8453, "recipientAddress": recipient})
+			require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+			assert.Equal(t, true, approval(t, r)["required"])
+			id := r.JSON(t)["id"].(string)
+			r = e.do(http.MethodPost, p.base+"/withdrawals/"+id+"/approve", "", nil, bob...)
+			require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+			assert.EqualValues(t, 8453, r.JSON(t)["chainId"], "the guide's numeric chain id")
+			assert.Equal(t, "bob@shop.example", approval(t, r)["approvedBy"])
 		})
 	}
 }

@@ -798,7 +798,7 @@ type AcceptedAssets struct {
 	Unserved []string `json:"unserved"`
 }
 
-// AddressBookEntry defines model for AddressBookEntry.
+// AddressBookEntry Example: {"address":"0x5aeda56215b167893e80b4fe645ba6d5bab767de","chainId":"eip155:8453","createdAt":"2026-11-28T10:00:00Z","createdBy":"ana@shop.example","id":"01a20c11-5b2e-7c40-9d13-2f6a8e4b7c01","label":"Treasury Safe","usableAt":"2026-11-29T10:00:00Z"}
 type AddressBookEntry struct {
 	Address string `json:"address"`
 
@@ -815,7 +815,7 @@ type AddressBookEntry struct {
 	UsableAt time.Time `json:"usableAt"`
 }
 
-// AddressBookList defines model for AddressBookList.
+// AddressBookList Example: {"data":[{"address":"0x5aeda56215b167893e80b4fe645ba6d5bab767de","chainId":"eip155:8453","createdAt":"2026-11-28T10:00:00Z","createdBy":"ana@shop.example","id":"01a20c11-5b2e-7c40-9d13-2f6a8e4b7c01","label":"Treasury Safe","usableAt":"2026-11-29T10:00:00Z"}]}
 type AddressBookList struct {
 	Data []AddressBookEntry `json:"data"`
 }

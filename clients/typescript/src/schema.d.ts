@@ -3811,6 +3811,17 @@ export interface components {
             refundClaimDays?: number;
             offerOverpaymentRefunds?: boolean;
         };
+        /**
+         * @example {
+         *       "id": "01a20c11-5b2e-7c40-9d13-2f6a8e4b7c01",
+         *       "label": "Treasury Safe",
+         *       "chainId": "eip155:8453",
+         *       "address": "0x5aeda56215b167893e80b4fe645ba6d5bab767de",
+         *       "createdAt": "2026-11-28T10:00:00Z",
+         *       "usableAt": "2026-11-29T10:00:00Z",
+         *       "createdBy": "ana@shop.example"
+         *     }
+         */
         AddressBookEntry: {
             /** Format: uuid */
             id: string;
@@ -3828,6 +3839,21 @@ export interface components {
             /** @description Who saved it (a person's email; null for a service token). */
             createdBy: string | null;
         };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01a20c11-5b2e-7c40-9d13-2f6a8e4b7c01",
+         *           "label": "Treasury Safe",
+         *           "chainId": "eip155:8453",
+         *           "address": "0x5aeda56215b167893e80b4fe645ba6d5bab767de",
+         *           "createdAt": "2026-11-28T10:00:00Z",
+         *           "usableAt": "2026-11-29T10:00:00Z",
+         *           "createdBy": "ana@shop.example"
+         *         }
+         *       ]
+         *     }
+         */
         AddressBookList: {
             data: components["schemas"]["AddressBookEntry"][];
         };
