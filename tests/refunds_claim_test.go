@@ -123,7 +123,9 @@ func TestRefundClaims(t *testing.T) {
 		to := common.HexToAddress(recipient)
 		stranger, err := crypto.GenerateKey()
 		require.NoError(t, err)
-		claim := func(body map[string]any) response { return e.do(http.MethodPost, claimPath+id+"/claim", "", body, hdr(secret)...) }
+		claim := func(body map[string]any) response {
+			return e.do(http.MethodPost, claimPath+id+"/claim", "", body, hdr(secret)...)
+		}
 		requireRefused(t, claim(map[string]any{"recipientAddress": recipient, "signature": signClaim(t, stranger, id, 8453, to)}), 400, "signature_invalid")
 		requireRefused(t, claim(map[string]any{"recipientAddress": recipient, "signature": signClaim(t, payer, id, 1, to)}), 400, "signature_invalid")
 		requireRefused(t, claim(map[string]any{"recipientAddress": recipient, "signature": signClaim(t, payer, uuid.NewString(), 8453, to)}), 400, "signature_invalid")
@@ -188,7 +190,9 @@ func TestOverpaymentRefund(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 			return r.JSON(t)
 		}
-		ask := func(id, s string) response { return e.do(http.MethodPost, checkoutPath(id, "/overpayment-refund"), "", nil, pay(id, s)...) }
+		ask := func(id, s string) response {
+			return e.do(http.MethodPost, checkoutPath(id, "/overpayment-refund"), "", nil, pay(id, s)...)
+		}
 
 		// Not offered by the merchant's settings (the default).
 		assert.Nil(t, view()["overpaymentRefund"])
