@@ -179,3 +179,38 @@ func TestRefundNeedsTheBalance(t *testing.T) {
 		assert.Equal(t, domain.RefundAwaitingAddress, domain.RefundStatus(e.refundOf(m.SecretKey, r.JSON(t)["id"].(string))["status"].(string)))
 	})
 }
+
+// refund.* events reach the endpoints subscribed to them with the refund as GET answers it (its
+// claim link included); refund.pending stays in the outbox.
+func TestRefundWebhookObjects(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		base := "/v1/merchants/" + m.Merchant.ID.String()
+		admin := bearerHeader(e.roleToken(m.Merchant.ID, domain.RoleAdmin))
+		r := e.do(http.MethodPost, base+"/webhooks", "", map[string]any{"url": "https://93.184.215.14/hook",
+			"events": []string{"refund.created", "refund.cancelled", "refund.completed", "refund.failed"}}, admin...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		pid, _, _ := e.settledPayment(m.SecretKey, 1_000, 0)
+		r = e.do(http.MethodPost, paymentRefundsPath(pid), m.SecretKey, map[string]any{"amountInCents": 300})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		created := r.JSON(t)
+		id := created["id"].(string)
+		require.Equal(t, http.StatusOK, e.do(http.MethodPost, refundsPath+"/"+id+"/cancel", m.SecretKey, nil).Status)
+
+		var rows []struct {
+			Type   string
+			Object *string
+		}
+		require.NoError(t, e.rawDB().Raw("SELECT type, object FROM events WHERE entity = 'refund' ORDER BY sequence").Scan(&rows).Error)
+		require.Len(t, rows, 2)
+		require.NotNil(t, rows[0].Object, "refund.created is delivered")
+		assert.JSONEq(t, string(r.Body), *rows[0].Object, "the object as the create answered it")
+		require.NotNil(t, rows[1].Object)
+		assert.Contains(t, *rows[1].Object, `"status":"cancelled"`)
+		assert.Contains(t, *rows[1].Object, `"claimUrl":null`)
+		var deliveries int64
+		require.NoError(t, e.rawDB().Raw("SELECT COUNT(*) FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.entity = 'refund'").
+			Row().Scan(&deliveries))
+		assert.EqualValues(t, 2, deliveries)
+	})
+}
