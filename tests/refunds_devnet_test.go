@@ -120,7 +120,9 @@ func TestRefundsOnTheDevnet(t *testing.T) {
 			deposit := common.HexToAddress(quote["depositAddress"].(map[string]any)["address"].(string))
 			_, err = devnet.Pay(ctx, d.eth, payer, devnet.USDCAddress, deposit, new(big.Int).Add(due, excess))
 			require.NoError(t, err)
-			d.until("payment completed", func() bool { return d.do(http.MethodGet, paymentsPath+"/"+pid, key, nil).JSON(t)["status"] == "completed" })
+			d.until("payment completed", func() bool {
+				return d.do(http.MethodGet, paymentsPath+"/"+pid, key, nil).JSON(t)["status"] == "completed"
+			})
 
 			// The checkout offers the excess back; the customer asks and claims it with the paying
 			// account's signature, to an address of their choice.
