@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/refunds"
+	"github.com/paymentsd/paymentsd/settlement"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -230,4 +232,50 @@ func TestOverpaymentRefund(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.NotEqual(t, id, r.JSON(t)["refundId"])
 	})
+}
+
+// Wrong claim secrets are throttled per refund (one customer, 20 tries) as the checkout's
+// payment secrets are, and the right secret is still answered.
+func TestRefundClaimSecretsAreThrottled(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		pid, _, _ := e.settledPayment(m.SecretKey, 1_000, 0)
+		r := e.do(http.MethodPost, paymentRefundsPath(pid), m.SecretKey, map[string]any{"amountInCents": 100})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		id, secret := claimLink(t, r.JSON(t)["claimUrl"].(string))
+		limited := false
+		for i := range 25 {
+			r := e.do(http.MethodGet, claimPath+id, "", nil, "X-Service-Refund-Secret", "rcs_guess"+strconv.Itoa(i))
+			if r.Status == http.StatusTooManyRequests {
+				limited = true
+				assert.NotEmpty(t, r.Header.Get("Retry-After"))
+				break
+			}
+			requireRefused(t, r, 404, "refund_not_found")
+		}
+		assert.True(t, limited, "guessing is throttled")
+		r = e.do(http.MethodGet, claimPath+id, "", nil, "X-Service-Refund-Secret", secret)
+		assert.Equal(t, http.StatusOK, r.Status, "the customer's own secret still works: %s", r.Body)
+	})
+}
+
+// The guide shape serves refunds as the typed schema does (its spec carries the same Refund),
+// and its payments show amountRefundedCents.
+func TestRefundsInTheGuideShape(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			e := newShapedEnv(t, backend, settlement.Guide)
+			m := e.merchant(merchantOpts{})
+			pid, _, _ := e.settledPayment(m.SecretKey, 1_000, 0)
+			r := e.do(http.MethodPost, paymentRefundsPath(pid), m.SecretKey, map[string]any{"amountInCents": 100, "recipientAddress": recipient})
+			require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+			id := r.JSON(t)["id"].(string)
+			assert.Equal(t, http.StatusOK, e.do(http.MethodGet, refundsPath+"/"+id, m.SecretKey, nil).Status)
+			assert.Equal(t, http.StatusOK, e.do(http.MethodGet, refundsPath, m.SecretKey, nil).Status)
+			p := e.do(http.MethodGet, paymentsPath+"/"+pid, m.SecretKey, nil)
+			require.Equal(t, http.StatusOK, p.Status)
+			assert.EqualValues(t, 100, p.JSON(t)["amountRefundedCents"])
+		})
+	}
 }

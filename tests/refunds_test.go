@@ -25,7 +25,7 @@ const refundsPath = "/v1/external/secretkey-auth/refunds"
 func paymentRefundsPath(paymentID string) string { return paymentsPath + "/" + paymentID + "/refunds" }
 
 // settledPayment creates a payment of cents and settles it on Base USDC with extra smallest
-// units more than its quote asked for (0: exactly); it answers the payment's id, its secret
+// units more than its quote asked for (0: exactly), in either shape; it answers the payment's id, its secret
 // and the USDC units it settled.
 func (e *env) settledPayment(key string, cents int64, extra int64) (id, secret string, settled decimal.Decimal) {
 	e.t.Helper()
@@ -34,7 +34,7 @@ func (e *env) settledPayment(key string, cents int64, extra int64) (id, secret s
 	var quote uuid.UUID
 	for _, q := range created["payment"].(map[string]any)["quotes"].([]any) {
 		q := q.(map[string]any)
-		if q["chainId"] == "eip155:8453" && q["token"].(map[string]any)["symbol"] == "USDC" {
+		if (q["chainId"] == "eip155:8453" || q["chainId"] == float64(8453)) && q["token"].(map[string]any)["symbol"] == "USDC" {
 			quote = uuid.MustParse(q["id"].(string))
 			settled = decimal.RequireFromString(q["expectedAmountAsset"].(string)).Add(decimal.NewFromInt(extra))
 		}
