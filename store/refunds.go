@@ -136,9 +136,9 @@ type RefundFilter struct {
 	Limit, Offset    int32
 }
 
-// awaitingApprovalSQL selects refunds waiting for a person's approval (domain.Approval.Waiting on
+// refundAwaitingApprovalSQL selects refunds waiting for a person's approval (domain.Approval.Waiting on
 // a pending refund: its address is known).
-const awaitingApprovalSQL = "status = 'pending' AND approval_required AND approved_at IS NULL"
+const refundAwaitingApprovalSQL = "status = 'pending' AND approval_required AND approved_at IS NULL"
 
 // ListRefunds returns one page, newest first, and the count of all matches.
 func (t *Tx) ListRefunds(f RefundFilter, cat domain.Catalog) ([]domain.Refund, int64, error) {
@@ -151,9 +151,9 @@ func (t *Tx) ListRefunds(f RefundFilter, cat domain.Catalog) ([]domain.Refund, i
 	}
 	if f.AwaitingApproval != nil {
 		if *f.AwaitingApproval {
-			q = q.Where(awaitingApprovalSQL)
+			q = q.Where(refundAwaitingApprovalSQL)
 		} else {
-			q = q.Where("NOT (" + awaitingApprovalSQL + ")")
+			q = q.Where("NOT (" + refundAwaitingApprovalSQL + ")")
 		}
 	}
 	var total int64
