@@ -25,7 +25,7 @@ const refundsPath = "/v1/external/secretkey-auth/refunds"
 func paymentRefundsPath(paymentID string) string { return paymentsPath + "/" + paymentID + "/refunds" }
 
 // settledPayment creates a payment of cents and settles it on Base USDC with extra smallest
-// units more than its quote asked for (0: exactly); it answers the payment's id, its secret
+// units more than its quote asked for (0: exactly), in either shape; it answers the payment's id, its secret
 // and the USDC units it settled.
 func (e *env) settledPayment(key string, cents int64, extra int64) (id, secret string, settled decimal.Decimal) {
 	e.t.Helper()
@@ -34,7 +34,7 @@ func (e *env) settledPayment(key string, cents int64, extra int64) (id, secret s
 	var quote uuid.UUID
 	for _, q := range created["payment"].(map[string]any)["quotes"].([]any) {
 		q := q.(map[string]any)
-		if q["chainId"] == "eip155:8453" && q["token"].(map[string]any)["symbol"] == "USDC" {
+		if (q["chainId"] == "eip155:8453" || q["chainId"] == float64(8453)) && q["token"].(map[string]any)["symbol"] == "USDC" {
 			quote = uuid.MustParse(q["id"].(string))
 			settled = decimal.RequireFromString(q["expectedAmountAsset"].(string)).Add(decimal.NewFromInt(extra))
 		}
@@ -177,5 +177,40 @@ func TestRefundNeedsTheBalance(t *testing.T) {
 		require.NoError(t, e.rawDB().Raw("SELECT kind FROM ledger_entries WHERE refund_id IS NOT NULL").Scan(&kinds).Error)
 		assert.Equal(t, []string{store.LedgerRefundDebit}, kinds)
 		assert.Equal(t, domain.RefundAwaitingAddress, domain.RefundStatus(e.refundOf(m.SecretKey, r.JSON(t)["id"].(string))["status"].(string)))
+	})
+}
+
+// refund.* events reach the endpoints subscribed to them with the refund as GET answers it (its
+// claim link included); refund.pending stays in the outbox.
+func TestRefundWebhookObjects(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		base := "/v1/merchants/" + m.Merchant.ID.String()
+		admin := bearerHeader(e.roleToken(m.Merchant.ID, domain.RoleAdmin))
+		r := e.do(http.MethodPost, base+"/webhooks", "", map[string]any{"url": "https://93.184.215.14/hook",
+			"events": []string{"refund.created", "refund.cancelled", "refund.completed", "refund.failed"}}, admin...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		pid, _, _ := e.settledPayment(m.SecretKey, 1_000, 0)
+		r = e.do(http.MethodPost, paymentRefundsPath(pid), m.SecretKey, map[string]any{"amountInCents": 300})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		created := r.JSON(t)
+		id := created["id"].(string)
+		require.Equal(t, http.StatusOK, e.do(http.MethodPost, refundsPath+"/"+id+"/cancel", m.SecretKey, nil).Status)
+
+		var rows []struct {
+			Type   string
+			Object *string
+		}
+		require.NoError(t, e.rawDB().Raw("SELECT type, object FROM events WHERE entity = 'refund' ORDER BY sequence").Scan(&rows).Error)
+		require.Len(t, rows, 2)
+		require.NotNil(t, rows[0].Object, "refund.created is delivered")
+		assert.JSONEq(t, string(r.Body), *rows[0].Object, "the object as the create answered it")
+		require.NotNil(t, rows[1].Object)
+		assert.Contains(t, *rows[1].Object, `"status":"cancelled"`)
+		assert.Contains(t, *rows[1].Object, `"claimUrl":null`)
+		var deliveries int64
+		require.NoError(t, e.rawDB().Raw("SELECT COUNT(*) FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.entity = 'refund'").
+			Row().Scan(&deliveries))
+		assert.EqualValues(t, 2, deliveries)
 	})
 }

@@ -1682,7 +1682,7 @@ type ModeBalance struct {
 	PendingPayoutsInCents int64 `json:"pendingPayoutsInCents"`
 }
 
-// OverpaymentRefund defines model for OverpaymentRefund.
+// OverpaymentRefund Example: {"amountAsset":"500000","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","refundId":"01a20b10-0000-7000-8000-000000000001","tokenDecimals":6,"tokenSymbol":"USDC"}
 type OverpaymentRefund struct {
 	AmountAsset   string             `json:"amountAsset"`
 	ClaimUrl      string             `json:"claimUrl"`
@@ -2182,6 +2182,8 @@ type Refund struct {
 	Reason          *string            `json:"reason"`
 
 	// Receipt The completed refund's transaction (null until then).
+	//
+	// Example: {"createdAt":"2026-11-28T10:05:12Z","settledAmountAsset":"500000","txBlockNumber":1234,"txGasUsed":34567,"txHash":"0x5e7d0c2a4b1f3e6d8c9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e","txSenderAddress":"0xa0ee7a142d267c1f36714e4a8f75612f20a79720","txTimestamp":"2026-11-28T10:05:00Z","txTotalCost":"34567000000000","txTotalCostUsdFractions":103701}
 	Receipt          *RefundReceipt `json:"receipt"`
 	RecipientAddress *string        `json:"recipientAddress"`
 
@@ -2209,6 +2211,8 @@ type Refund struct {
 }
 
 // RefundClaim A refund as the customer's claim page shows it.
+//
+// Example: {"amountAsset":"500000","chainId":"eip155:1337","chainName":"Devnet","claimExpiresAt":"2026-12-28T10:00:00Z","id":"01a20b10-0000-7000-8000-000000000001","merchantDisplayName":"Acme Coffee","payerAddresses":["0x90f79bf6eb2c4f870365e785982e1f101e93b906"],"recipientAddress":null,"status":"awaiting_address","tokenAddress":"0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008","tokenDecimals":6,"tokenSymbol":"USDC","typedData":{"domain":{"chainId":1337,"name":"paymentsd refund","version":"1"},"message":{"chainId":1337,"recipient":"0x0000000000000000000000000000000000000000","refundId":"01a20b10-0000-7000-8000-000000000001"},"primaryType":"RefundClaim","types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},{"name":"chainId","type":"uint256"}],"RefundClaim":[{"name":"refundId","type":"string"},{"name":"recipient","type":"address"},{"name":"chainId","type":"uint256"}]}}}
 type RefundClaim struct {
 	AmountAsset string `json:"amountAsset"`
 
@@ -2242,6 +2246,9 @@ type RefundClaim struct {
 	// receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
 	// chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
 	// with `string refundId`, `address recipient`, `uint256 chainId`.
+	//
+	//
+	// Example: {"domain":{"chainId":1337,"name":"paymentsd refund","version":"1"},"message":{"chainId":1337,"recipient":"0x0000000000000000000000000000000000000000","refundId":"01a20b10-0000-7000-8000-000000000001"},"primaryType":"RefundClaim","types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},{"name":"chainId","type":"uint256"}],"RefundClaim":[{"name":"refundId","type":"string"},{"name":"recipient","type":"address"},{"name":"chainId","type":"uint256"}]}}
 	TypedData RefundClaimTypedData `json:"typedData"`
 }
 
@@ -2249,6 +2256,8 @@ type RefundClaim struct {
 // receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
 // chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
 // with `string refundId`, `address recipient`, `uint256 chainId`.
+//
+// Example: {"domain":{"chainId":1337,"name":"paymentsd refund","version":"1"},"message":{"chainId":1337,"recipient":"0x0000000000000000000000000000000000000000","refundId":"01a20b10-0000-7000-8000-000000000001"},"primaryType":"RefundClaim","types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},{"name":"chainId","type":"uint256"}],"RefundClaim":[{"name":"refundId","type":"string"},{"name":"recipient","type":"address"},{"name":"chainId","type":"uint256"}]}}
 type RefundClaimTypedData struct {
 	Domain struct {
 		ChainId int64                             `json:"chainId"`
@@ -2279,6 +2288,8 @@ type RefundClaimTypedDataDomainVersion string
 type RefundClaimTypedDataPrimaryType string
 
 // RefundList A page of refunds.
+//
+// Example: {"data":[{"amountAsset":"500000","amountInCents":50,"approval":{"approvedAt":null,"approvedBy":null,"required":false},"chainId":"eip155:1337","claimExpiresAt":"2026-12-28T10:00:00Z","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","createdAt":"2026-11-28T10:00:00Z","errorMessage":null,"id":"01a20b10-0000-7000-8000-000000000001","livemode":false,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","networkFeeAsset":null,"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","reason":"overpaid","receipt":null,"recipientAddress":null,"recipientSource":null,"status":"awaiting_address","subtractNetworkFee":false,"tokenDecimals":6,"tokenId":"eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008","tokenSymbol":"USDC","updatedAt":"2026-11-28T10:00:00Z"}],"pagination":{"currentPage":1,"hasMore":false,"limit":100,"offset":0,"total":1,"totalPages":1}}
 type RefundList struct {
 	Data []Refund `json:"data"`
 
@@ -2289,6 +2300,8 @@ type RefundList struct {
 }
 
 // RefundReceipt The completed refund's transaction (null until then).
+//
+// Example: {"createdAt":"2026-11-28T10:05:12Z","settledAmountAsset":"500000","txBlockNumber":1234,"txGasUsed":34567,"txHash":"0x5e7d0c2a4b1f3e6d8c9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e","txSenderAddress":"0xa0ee7a142d267c1f36714e4a8f75612f20a79720","txTimestamp":"2026-11-28T10:05:00Z","txTotalCost":"34567000000000","txTotalCostUsdFractions":103701}
 type RefundReceipt struct {
 	CreatedAt time.Time `json:"createdAt"`
 
@@ -2319,6 +2332,8 @@ type RefundStatus string
 // RefundWebhookEvent The body POSTed to a webhook endpoint for a `refund.*` event (see WebhookEvent).
 // `data.object` is the refund exactly as `GET /v1/external/secretkey-auth/refunds/{refundId}`
 // returned it when the event happened.
+//
+// Example: {"createdAt":"2026-11-28T10:00:00Z","data":{"object":{"amountAsset":"500000","amountInCents":50,"approval":{"approvedAt":null,"approvedBy":null,"required":false},"chainId":"eip155:1337","claimExpiresAt":"2026-12-28T10:00:00Z","claimUrl":"http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c","createdAt":"2026-11-28T10:00:00Z","errorMessage":null,"id":"01a20b10-0000-7000-8000-000000000001","livemode":false,"merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728","networkFeeAsset":null,"paymentId":"01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01","reason":"overpaid","receipt":null,"recipientAddress":null,"recipientSource":null,"status":"awaiting_address","subtractNetworkFee":false,"tokenDecimals":6,"tokenId":"eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008","tokenSymbol":"USDC","updatedAt":"2026-11-28T10:00:00Z"}},"id":"evt_01a20b10aa6a7b8c9d0e1f2a3b4c5d6e","type":"refund.created"}
 type RefundWebhookEvent struct {
 	CreatedAt time.Time `json:"createdAt"`
 	Data      struct {

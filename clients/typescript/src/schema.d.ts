@@ -3548,7 +3548,20 @@ export interface components {
              */
             createdBy?: string | null;
         };
-        /** @description The completed refund's transaction (null until then). */
+        /**
+         * @description The completed refund's transaction (null until then).
+         * @example {
+         *       "settledAmountAsset": "500000",
+         *       "txHash": "0x5e7d0c2a4b1f3e6d8c9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e",
+         *       "txBlockNumber": 1234,
+         *       "txTimestamp": "2026-11-28T10:05:00Z",
+         *       "txSenderAddress": "0xa0ee7a142d267c1f36714e4a8f75612f20a79720",
+         *       "txGasUsed": 34567,
+         *       "txTotalCost": "34567000000000",
+         *       "txTotalCostUsdFractions": 103701,
+         *       "createdAt": "2026-11-28T10:05:12Z"
+         *     }
+         */
         RefundReceipt: {
             /** @description Token amount the customer received, smallest unit (after any network fee subtracted). */
             settledAmountAsset: string;
@@ -3645,7 +3658,50 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        /** @description A page of refunds. */
+        /**
+         * @description A page of refunds.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "01a20b10-0000-7000-8000-000000000001",
+         *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *           "livemode": false,
+         *           "status": "awaiting_address",
+         *           "chainId": "eip155:1337",
+         *           "tokenId": "eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
+         *           "tokenSymbol": "USDC",
+         *           "tokenDecimals": 6,
+         *           "amountInCents": 50,
+         *           "amountAsset": "500000",
+         *           "subtractNetworkFee": false,
+         *           "networkFeeAsset": null,
+         *           "recipientAddress": null,
+         *           "recipientSource": null,
+         *           "reason": "overpaid",
+         *           "claimUrl": "http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c",
+         *           "claimExpiresAt": "2026-12-28T10:00:00Z",
+         *           "approval": {
+         *             "required": false,
+         *             "approvedBy": null,
+         *             "approvedAt": null
+         *           },
+         *           "receipt": null,
+         *           "errorMessage": null,
+         *           "createdAt": "2026-11-28T10:00:00Z",
+         *           "updatedAt": "2026-11-28T10:00:00Z"
+         *         }
+         *       ],
+         *       "pagination": {
+         *         "total": 1,
+         *         "limit": 100,
+         *         "offset": 0,
+         *         "hasMore": false,
+         *         "totalPages": 1,
+         *         "currentPage": 1
+         *       }
+         *     }
+         */
         RefundList: {
             data: components["schemas"]["Refund"][];
             pagination: components["schemas"]["Pagination"];
@@ -3674,7 +3730,68 @@ export interface components {
              */
             subtractNetworkFee: boolean;
         };
-        /** @description A refund as the customer's claim page shows it. */
+        /**
+         * @description A refund as the customer's claim page shows it.
+         * @example {
+         *       "id": "01a20b10-0000-7000-8000-000000000001",
+         *       "status": "awaiting_address",
+         *       "merchantDisplayName": "Acme Coffee",
+         *       "chainId": "eip155:1337",
+         *       "chainName": "Devnet",
+         *       "tokenSymbol": "USDC",
+         *       "tokenDecimals": 6,
+         *       "tokenAddress": "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
+         *       "amountAsset": "500000",
+         *       "payerAddresses": [
+         *         "0x90f79bf6eb2c4f870365e785982e1f101e93b906"
+         *       ],
+         *       "recipientAddress": null,
+         *       "claimExpiresAt": "2026-12-28T10:00:00Z",
+         *       "typedData": {
+         *         "domain": {
+         *           "name": "paymentsd refund",
+         *           "version": "1",
+         *           "chainId": 1337
+         *         },
+         *         "types": {
+         *           "EIP712Domain": [
+         *             {
+         *               "name": "name",
+         *               "type": "string"
+         *             },
+         *             {
+         *               "name": "version",
+         *               "type": "string"
+         *             },
+         *             {
+         *               "name": "chainId",
+         *               "type": "uint256"
+         *             }
+         *           ],
+         *           "RefundClaim": [
+         *             {
+         *               "name": "refundId",
+         *               "type": "string"
+         *             },
+         *             {
+         *               "name": "recipient",
+         *               "type": "address"
+         *             },
+         *             {
+         *               "name": "chainId",
+         *               "type": "uint256"
+         *             }
+         *           ]
+         *         },
+         *         "primaryType": "RefundClaim",
+         *         "message": {
+         *           "refundId": "01a20b10-0000-7000-8000-000000000001",
+         *           "recipient": "0x0000000000000000000000000000000000000000",
+         *           "chainId": 1337
+         *         }
+         *       }
+         *     }
+         */
         RefundClaim: {
             /** Format: uuid */
             id: string;
@@ -3701,6 +3818,49 @@ export interface components {
          *     receiving address in `message.recipient`. Domain `{name: "paymentsd refund", version: "1",
          *     chainId}` (no verifying contract: nothing on chain checks it); primary type `RefundClaim`
          *     with `string refundId`, `address recipient`, `uint256 chainId`.
+         * @example {
+         *       "domain": {
+         *         "name": "paymentsd refund",
+         *         "version": "1",
+         *         "chainId": 1337
+         *       },
+         *       "types": {
+         *         "EIP712Domain": [
+         *           {
+         *             "name": "name",
+         *             "type": "string"
+         *           },
+         *           {
+         *             "name": "version",
+         *             "type": "string"
+         *           },
+         *           {
+         *             "name": "chainId",
+         *             "type": "uint256"
+         *           }
+         *         ],
+         *         "RefundClaim": [
+         *           {
+         *             "name": "refundId",
+         *             "type": "string"
+         *           },
+         *           {
+         *             "name": "recipient",
+         *             "type": "address"
+         *           },
+         *           {
+         *             "name": "chainId",
+         *             "type": "uint256"
+         *           }
+         *         ]
+         *       },
+         *       "primaryType": "RefundClaim",
+         *       "message": {
+         *         "refundId": "01a20b10-0000-7000-8000-000000000001",
+         *         "recipient": "0x0000000000000000000000000000000000000000",
+         *         "chainId": 1337
+         *       }
+         *     }
          */
         RefundClaimTypedData: {
             domain: {
@@ -3737,6 +3897,15 @@ export interface components {
             /** @description EIP-712 signature of the refund's typed data with this `recipient`, by an address that paid (65 bytes hex, `v` 27/28 or 0/1). Absent for a typed address. */
             signature?: string;
         };
+        /**
+         * @example {
+         *       "refundId": "01a20b10-0000-7000-8000-000000000001",
+         *       "claimUrl": "http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c",
+         *       "amountAsset": "500000",
+         *       "tokenSymbol": "USDC",
+         *       "tokenDecimals": 6
+         *     }
+         */
         OverpaymentRefund: {
             /** Format: uuid */
             refundId: string;
@@ -3873,6 +4042,42 @@ export interface components {
          * @description The body POSTed to a webhook endpoint for a `refund.*` event (see WebhookEvent).
          *     `data.object` is the refund exactly as `GET /v1/external/secretkey-auth/refunds/{refundId}`
          *     returned it when the event happened.
+         * @example {
+         *       "id": "evt_01a20b10aa6a7b8c9d0e1f2a3b4c5d6e",
+         *       "type": "refund.created",
+         *       "createdAt": "2026-11-28T10:00:00Z",
+         *       "data": {
+         *         "object": {
+         *           "id": "01a20b10-0000-7000-8000-000000000001",
+         *           "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
+         *           "paymentId": "01a200eb-2a40-7c31-9f0e-5b8d3c6a1e01",
+         *           "livemode": false,
+         *           "status": "awaiting_address",
+         *           "chainId": "eip155:1337",
+         *           "tokenId": "eip155:1337/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008",
+         *           "tokenSymbol": "USDC",
+         *           "tokenDecimals": 6,
+         *           "amountInCents": 50,
+         *           "amountAsset": "500000",
+         *           "subtractNetworkFee": false,
+         *           "networkFeeAsset": null,
+         *           "recipientAddress": null,
+         *           "recipientSource": null,
+         *           "reason": "overpaid",
+         *           "claimUrl": "http://127.0.0.1:8080/refund/01a20b10-0000-7000-8000-000000000001#rcs_4f1c",
+         *           "claimExpiresAt": "2026-12-28T10:00:00Z",
+         *           "approval": {
+         *             "required": false,
+         *             "approvedBy": null,
+         *             "approvedAt": null
+         *           },
+         *           "receipt": null,
+         *           "errorMessage": null,
+         *           "createdAt": "2026-11-28T10:00:00Z",
+         *           "updatedAt": "2026-11-28T10:00:00Z"
+         *         }
+         *       }
+         *     }
          */
         RefundWebhookEvent: {
             id: string;
