@@ -72,8 +72,8 @@ func (d devnetEnv) usdc(who common.Address) *big.Int {
 	return b
 }
 
-// testPersonToken mints a test-mode access token in a new session of a member.
-func (e *env) testPersonToken(merchantID uuid.UUID, email string, role domain.Role) []string {
+// testMemberToken mints a test-mode access token in a new session of a member.
+func (e *env) testMemberToken(merchantID uuid.UUID, email string, role domain.Role) []string {
 	e.t.Helper()
 	ctx, now, sid := context.Background(), time.Now().UTC(), uuid.New()
 	uid := e.member(merchantID, email, role)
@@ -145,8 +145,8 @@ func TestRefundsOnTheDevnet(t *testing.T) {
 			assert.Equal(t, []string{"refund.created", "refund.pending", "refund.processing", "refund.completed"}, d.refundEvents(id))
 
 			// A typed address is sent only once a second member approves it.
-			ana := d.testPersonToken(mid, "ana@shop.example", domain.RoleAdmin)
-			ben := d.testPersonToken(mid, "ben@shop.example", domain.RoleAdmin)
+			ana := d.testMemberToken(mid, "ana@shop.example", domain.RoleAdmin)
+			ben := d.testMemberToken(mid, "ben@shop.example", domain.RoleAdmin)
 			base := "/v1/merchants/" + mid.String()
 			r = d.do(http.MethodPost, base+"/payments/"+pid+"/refunds", "", map[string]any{"amountInCents": 200}, ana...)
 			require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
