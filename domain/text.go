@@ -30,6 +30,15 @@ func CheckText(param, s string) error {
 	return nil
 }
 
+// CheckOptionalLines is CheckText of a value that may be absent and may span lines: tab, line
+// feed and carriage return are allowed, every other character CheckText refuses is refused.
+func CheckOptionalLines(param string, s *string) error {
+	if s == nil {
+		return nil
+	}
+	return CheckText(param, strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(*s))
+}
+
 // CheckOptionalText is CheckText of a value that may be absent (nil passes).
 func CheckOptionalText(param string, s *string) error {
 	if s == nil {

@@ -67,3 +67,22 @@ func TestCheckWebURL(t *testing.T) {
 		t.Error("http passed where only https is allowed")
 	}
 }
+
+// A multi-line note (a refund's reason): tab, line feed and carriage return pass; every other
+// character CheckText refuses is refused, as openapi.yaml's pattern for it says.
+func TestCheckOptionalLines(t *testing.T) {
+	for _, ok := range []string{"", "returned", "line one\nline two", "a\tb\r\nc"} {
+		if err := CheckOptionalLines("reason", &ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	if err := CheckOptionalLines("reason", nil); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"a\x00b", "a\x0bb", "a\x7fb", "a\u0093b", "a\u202eb", "a\u200eb", "a\u061cb", "a\xffb"} {
+		var in *InvalidInputError
+		if err := CheckOptionalLines("reason", &bad); !errors.As(err, &in) || in.Param != "reason" {
+			t.Errorf("%q: got %v, want an InvalidInputError naming reason", bad, err)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, paymentID strin
 	if err != nil {
 		return domain.Refund{}, domain.ErrPaymentNotFound
 	}
-	if err := domain.CheckOptionalText("reason", in.Reason); err != nil {
+	if err := domain.CheckOptionalLines("reason", in.Reason); err != nil {
 		return domain.Refund{}, err
 	}
 	var recipient *string

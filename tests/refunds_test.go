@@ -83,7 +83,7 @@ func TestRefundsBySecretKey(t *testing.T) {
 		start := e.balance(m.Merchant.ID)
 
 		// $5.00 to a known address: pending at once, debited at once.
-		r := e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 500, "recipientAddress": "0x" + strings.ToUpper(recipient[2:]), "reason": "returned"})
+		r := e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 500, "recipientAddress": "0x" + strings.ToUpper(recipient[2:]), "reason": "returned:\n\tbroken lid"})
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		a := r.JSON(t)
 		assert.Equal(t, "pending", a["status"])
@@ -92,6 +92,7 @@ func TestRefundsBySecretKey(t *testing.T) {
 		assert.Equal(t, recipient, a["recipientAddress"])
 		assert.Equal(t, "merchant", a["recipientSource"])
 		assert.Nil(t, a["claimUrl"])
+		assert.Equal(t, "returned:\n\tbroken lid", a["reason"], "a reason may span lines")
 		assert.Equal(t, "USDC", a["tokenSymbol"])
 		assert.Equal(t, "eip155:8453", a["chainId"])
 		assert.Equal(t, map[string]any{"required": false, "approvedBy": nil, "approvedAt": nil}, a["approval"])
@@ -116,6 +117,8 @@ func TestRefundsBySecretKey(t *testing.T) {
 		// Nothing is left to refund: one unit more is refused, by either amount.
 		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountAsset": "10000"}), 409, "refund_exceeds_payment")
 		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 1}), 409, "refund_exceeds_payment")
+		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 1, "reason": "a\u0093b"}), 400, "parameter_invalid")
+		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 1, "reason": "a\u202eb"}), 400, "parameter_invalid")
 		// Exactly one of the amounts; known payments; completed ones.
 		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 1, "amountAsset": "1"}), 400, "parameter_invalid")
 		requireRefused(t, e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{}), 400, "parameter_invalid")

@@ -1293,8 +1293,10 @@ type CreateRefundRequest struct {
 	AmountAsset *string `json:"amountAsset,omitempty"`
 
 	// AmountInCents USD cents, converted to the settled token at the current rate (stablecoins at 1.00), rounded down.
-	AmountInCents *int64  `json:"amountInCents,omitempty"`
-	Reason        *string `json:"reason,omitempty"`
+	AmountInCents *int64 `json:"amountInCents,omitempty"`
+
+	// Reason Free text, several lines allowed; no other control character (C0, DEL, C1) nor bidirectional formatting character.
+	Reason *string `json:"reason,omitempty"`
 
 	// RecipientAddress The customer's address. Without it the refund waits for the customer's claim (`claimUrl`).
 	RecipientAddress *string `json:"recipientAddress,omitempty"`

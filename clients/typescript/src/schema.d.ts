@@ -3723,6 +3723,7 @@ export interface components {
             amountAsset?: string;
             /** @description The customer's address. Without it the refund waits for the customer's claim (`claimUrl`). */
             recipientAddress?: string;
+            /** @description Free text, several lines allowed; no other control character (C0, DEL, C1) nor bidirectional formatting character. */
             reason?: string;
             /**
              * @description Take the network fee out of the amount sent (a refund smaller than its fee fails and is reversed).
