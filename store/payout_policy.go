@@ -122,11 +122,11 @@ func (t *Tx) DeleteAddressBookEntry(merchantID, id uuid.UUID) (domain.AddressBoo
 
 // outflowKinds are the ledger's debits of money leaving a merchant (what the daily limit
 // counts), each with the kind that reverses it and the column naming what it debits: a debit
-// counts until its withdrawal (or refund) is reversed — failed or cancelled. Refunds count as
-// one more row once their ledger kinds exist (migration 00020):
-// {LedgerRefundDebit, LedgerRefundReversal, "refund_id"}.
+// counts until its withdrawal (or refund) is reversed — failed or cancelled. Withdrawals and refunds
+// one row each (migration 00020 gave refunds their ledger kinds and refund_id column).
 var outflowKinds = []struct{ debit, reversal, column string }{
 	{LedgerWithdrawalDebit, LedgerWithdrawalReversal, "withdrawal_id"},
+	{LedgerRefundDebit, LedgerRefundReversal, "refund_id"},
 }
 
 // OutflowSince sums the cents of a mode that left a merchant's balance after since and were not
