@@ -32,26 +32,7 @@ func (m *Manager) sendRefunds(ctx context.Context, res *RoundResult) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	var errs []error
-	for _, id := range ids {
-		if res.Signed >= m.Config.Batch {
-			break
-		}
-		signed, reason, err := m.sendRefund(ctx, id)
-		switch {
-		case err != nil:
-			m.Log.Error("sign a refund", "refund", id, "err", err)
-			errs = append(errs, err)
-			res.Waiting++
-			res.Blocked = err.Error()
-		case signed:
-			res.Signed++
-		case reason != "":
-			res.Waiting++
-			res.Blocked = reason
-		}
-	}
-	return errors.Join(errs...)
+	return m.signEach(ctx, "refund", ids, m.sendRefund, res)
 }
 
 // sendRefund signs one refund's payout, or says why it waits.

@@ -32,28 +32,36 @@ func (m *Manager) sendPending(ctx context.Context, res *RoundResult) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
+	err = m.signEach(ctx, "withdrawal", ids, m.sendOne, res)
+	if res.Waiting > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
+		m.lastBlockedLog = m.Now()
+		m.Log.Warn("withdrawals wait", "chain", chains.CAIP2(m.Info.ID), "pending", res.Waiting, "reason", res.Blocked)
+	}
+	return err
+}
+
+// signEach signs the payouts of ids (withdrawals or refunds, by one) until the round's batch is
+// full; one that errs or waits never holds up the others. res counts what was signed and what
+// waits, and why.
+func (m *Manager) signEach(ctx context.Context, what string, ids []uuid.UUID, one func(context.Context, uuid.UUID) (bool, string, error), res *RoundResult) error {
 	var errs []error
 	for _, id := range ids {
 		if res.Signed >= m.Config.Batch {
 			break
 		}
-		signed, reason, err := m.sendOne(ctx, id)
+		signed, reason, err := one(ctx, id)
 		switch {
 		case err != nil:
-			m.Log.Error("sign a payout", "withdrawal", id, "err", err)
+			m.Log.Error("sign a payout", what, id, "err", err)
 			errs = append(errs, err)
 			res.Waiting++
 			res.Blocked = err.Error()
 		case signed:
 			res.Signed++
-		default:
+		case reason != "":
 			res.Waiting++
 			res.Blocked = reason
 		}
-	}
-	if res.Waiting > 0 && m.Now().Sub(m.lastBlockedLog) > time.Minute {
-		m.lastBlockedLog = m.Now()
-		m.Log.Warn("withdrawals wait", "chain", chains.CAIP2(m.Info.ID), "pending", res.Waiting, "reason", res.Blocked)
 	}
 	return errors.Join(errs...)
 }
