@@ -142,7 +142,11 @@ func TestAllowlistAndCoolingOff(t *testing.T) {
 		_, err := e.check(t, out(domain.OutflowWithdrawal, 500, payee))
 		refusedWith(t, err, domain.CodeRecipientNotInAddressBook)
 		_, err = e.check(t, out(domain.OutflowRefund, 500, payee))
-		require.NoError(t, err, "a refund goes to a customer: the address book is not asked")
+		refusedWith(t, err, domain.CodeRecipientNotInAddressBook) // a refund's recipientAddress is the merchant's choice
+		claimed := out(domain.OutflowRefund, 500, payee)
+		claimed.FromCustomer, claimed.CountsToday = true, false
+		_, err = e.check(t, claimed)
+		require.NoError(t, err, "a customer's claim: the address book is not asked")
 		_, err = e.check(t, out(domain.OutflowRefund, 500, ""))
 		require.NoError(t, err, "a refund awaiting its address")
 

@@ -131,7 +131,7 @@ func (s *Service) Claim(ctx context.Context, r domain.Refund, recipientAddress s
 			}
 			typed := source == domain.RecipientTyped
 			d, _, err := s.policy(ctx, tx, m, domain.Outflow{Kind: domain.OutflowRefund, Mode: r.Mode, Cents: r.AmountInCents,
-				ChainID: r.Chain.ID, Recipient: recipient, CountsToday: false, TypedAddress: typed})
+				ChainID: r.Chain.ID, Recipient: recipient, CountsToday: false, TypedAddress: typed, FromCustomer: true})
 			if err != nil {
 				return err
 			}
