@@ -1,11 +1,20 @@
 package tests
 
 import (
+	"context"
+	"crypto/ecdsa"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paymentsd/paymentsd/lifecycle"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 // Review of issue 23's refunds against the payout policy: the address book binds every address a
@@ -53,4 +62,68 @@ func TestRefundRecipientFollowsTheAllowlist(t *testing.T) {
 		assert.Equal(t, "typed_address", got["recipientSource"])
 		assert.Equal(t, true, got["approval"].(map[string]any)["required"], "a typed address still waits for a person")
 	})
+}
+
+// A signature proves a paying address only if that address paid: a sender whose transfer the
+// payment's settlement counted. Anyone can send a unit of the token to a deposit address the
+// watcher still follows (a week past the payment's expiry): such a late transfer, credited on its
+// own or not yet, makes its sender no payer — or whoever holds the claim link (a viewer, a leaked
+// secret key that made the refund) would claim it with their own key, no approval asked.
+func TestLateTransferSenderIsNoPayer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		key := m.SecretKey
+		payer, err := crypto.GenerateKey()
+		require.NoError(t, err)
+		payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
+		pid, _, _ := e.settledPayment(key, 3_000, 0, payerAddr)
+
+		late, err := crypto.GenerateKey()
+		require.NoError(t, err)
+		lateAddr := crypto.PubkeyToAddress(late.PublicKey)
+		e.payFrom(key, pid, lateAddr) // after the settlement: not counted, not credited yet
+		credited, err := crypto.GenerateKey()
+		require.NoError(t, err)
+		creditedAddr := crypto.PubkeyToAddress(credited.PublicKey)
+		e.payFrom(key, pid, creditedAddr)
+		e.creditOnItsOwn(pid, creditedAddr) // as CreditUncounted credits a late transfer
+
+		r := e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": 1_000})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		id, secret := claimLink(t, r.JSON(t)["claimUrl"].(string))
+		hdr := []string{"X-Service-Refund-Secret", secret}
+		v := e.do(http.MethodGet, claimPath+id, "", nil, hdr...)
+		require.Equal(t, http.StatusOK, v.Status, string(v.Body))
+		assert.Equal(t, []any{strings.ToLower(payerAddr.Hex())}, v.JSON(t)["payerAddresses"], "only the sender the settlement counted")
+
+		for _, k := range []*ecdsa.PrivateKey{late, credited} {
+			to := crypto.PubkeyToAddress(k.PublicKey)
+			requireRefused(t, e.do(http.MethodPost, claimPath+id+"/claim", "", map[string]any{"recipientAddress": strings.ToLower(to.Hex()),
+				"signature": signClaim(t, k, id, 8453, to)}, hdr...), 400, "signature_invalid")
+		}
+		assert.Equal(t, "awaiting_address", e.refundOf(key, id)["status"], "nothing changed")
+		r = e.do(http.MethodPost, claimPath+id+"/claim", "", map[string]any{"recipientAddress": strings.ToLower(payerAddr.Hex()),
+			"signature": signClaim(t, payer, id, 8453, payerAddr)}, hdr...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, "payer_signature", e.refundOf(key, id)["recipientSource"])
+	})
+}
+
+// creditOnItsOwn credits the payment's transfer from sender as a late transfer is credited
+// (a transfer_credit in the ledger), as payments.OnChain.CreditUncounted does.
+func (e *env) creditOnItsOwn(paymentID string, sender common.Address) {
+	e.t.Helper()
+	ts, err := e.app.Store.Read(context.Background()).PaymentTransfers(uuid.MustParse(paymentID))
+	require.NoError(e.t, err)
+	for _, tr := range ts {
+		if strings.EqualFold(tr.From, sender.Hex()) {
+			require.NoError(e.t, e.app.Store.InTx(context.Background(), func(tx *store.Tx) error {
+				_, err := e.app.Core.CreditTransferTx(tx, *tr.PaymentID, tr.ID, 1, lifecycle.TransferNote{ChainID: "eip155:8453",
+					TxHash: tr.TxHash, TokenID: tr.TokenID, AmountAsset: tr.Amount.String(), Reason: "late"})
+				return err
+			}))
+			return
+		}
+	}
+	e.t.Fatalf("no transfer from %s", sender.Hex())
 }
