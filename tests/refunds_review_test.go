@@ -127,3 +127,35 @@ func (e *env) creditOnItsOwn(paymentID string, sender common.Address) {
 	}
 	e.t.Fatalf("no transfer from %s", sender.Hex())
 }
+
+// The excess is given back once: the dashboard hides "Refund the overpaid amount" once a live
+// refund of exactly the excess exists (the checkout's included), and the checkout's offer
+// likewise answers the merchant's refund of it instead of making a second one.
+func TestOverpaidExcessIsNotRefundedTwice(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		m := e.merchant(merchantOpts{})
+		e.app.Refunds.Policy = testPolicy{offer: true}
+		pid, secret, _ := e.settledPayment(m.SecretKey, 2_000, 1_234_567)
+		pay := []string{"X-Service-Payment-Secret", secret}
+		r := e.do(http.MethodPost, paymentRefundsPath(pid), m.SecretKey, map[string]any{"amountAsset": "1234567", "recipientAddress": recipient})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		merchants := r.JSON(t)["id"].(string)
+		start := e.balance(m.Merchant.ID)
+
+		v := e.do(http.MethodGet, checkoutPath(pid), "", nil, pay...)
+		require.Equal(t, http.StatusOK, v.Status, string(v.Body))
+		assert.Equal(t, merchants, v.JSON(t)["overpaymentRefund"].(map[string]any)["refundId"], "the excess is already being refunded")
+		r = e.do(http.MethodPost, checkoutPath(pid, "/overpayment-refund"), "", nil, pay...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, merchants, r.JSON(t)["refundId"], "no second refund of the excess")
+		assert.Equal(t, start, e.balance(m.Merchant.ID))
+		list := e.do(http.MethodGet, refundsPath+"?paymentId="+pid, m.SecretKey, nil).JSON(t)
+		assert.EqualValues(t, 1, list["pagination"].(map[string]any)["total"])
+
+		// Once the merchant's is cancelled, the customer may ask for it.
+		require.Equal(t, http.StatusOK, e.do(http.MethodPost, refundsPath+"/"+merchants+"/cancel", m.SecretKey, nil).Status)
+		r = e.do(http.MethodPost, checkoutPath(pid, "/overpayment-refund"), "", nil, pay...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.NotEqual(t, merchants, r.JSON(t)["refundId"])
+	})
+}
