@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/lifecycle"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -157,5 +159,49 @@ func TestOverpaidExcessIsNotRefundedTwice(t *testing.T) {
 		r = e.do(http.MethodPost, checkoutPath(pid, "/overpayment-refund"), "", nil, pay...)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.NotEqual(t, merchants, r.JSON(t)["refundId"])
+	})
+}
+
+// The address book is partitioned by mode as the withdrawal configuration's chains are: an entry
+// names a chain, and a token acting in test mode neither saves, lists nor removes an address on
+// a live chain — test traffic (a test-mode service token, say) never opens the live allowlist.
+func TestAddressBookIsPartitionedByMode(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		p := e.policyMerchant(100_000)
+		e.settings(p, map[string]any{"allowlistOnly": true, "addressCoolingOffHours": 0})
+		tok, _, err := e.app.Tokens.MintService(context.Background(), p.id, domain.ModeTest, domain.RoleAdmin, time.Minute)
+		require.NoError(t, err)
+		test := bearerHeader(tok)
+		book := p.base + "/address-book"
+
+		r := e.do(http.MethodPost, book, "", map[string]any{"label": "Mine", "chainId": "eip155:8453", "address": recipient}, test...)
+		require.Equal(t, http.StatusBadRequest, r.Status, "a live chain from a test-mode token: %s", r.Body)
+		code, _, param := r.errorFields(t)
+		assert.Equal(t, "chain_not_supported", code)
+		assert.Equal(t, "chainId", param)
+		refused(t, e.do(http.MethodPost, withdrawalsPath, p.key, withdrawal(1_000)), "recipient_not_in_address_book", "recipientAddress")
+
+		r = e.do(http.MethodPost, book, "", map[string]any{"label": "Live", "chainId": "eip155:8453", "address": recipient}, p.admin...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		live := r.JSON(t)["id"].(string)
+		r = e.do(http.MethodPost, book, "", map[string]any{"label": "Test", "chainId": "eip155:84532", "address": recipient}, test...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		testEntry := r.JSON(t)["id"].(string)
+
+		ids := func(hdr []string) []string {
+			r := e.do(http.MethodGet, book, "", nil, hdr...)
+			require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+			var out []string
+			for _, it := range r.JSON(t)["data"].([]any) {
+				out = append(out, it.(map[string]any)["id"].(string))
+			}
+			return out
+		}
+		assert.Equal(t, []string{testEntry}, ids(test))
+		assert.Equal(t, []string{live}, ids(p.admin))
+		requireRefused(t, e.do(http.MethodDelete, book+"/"+live, "", nil, test...), 404, "resource_not_found")
+		assert.Equal(t, []string{live}, ids(p.admin), "the live entry stays")
+		r = e.do(http.MethodPost, withdrawalsPath, p.key, withdrawal(1_000))
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	})
 }
