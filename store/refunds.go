@@ -211,19 +211,6 @@ func (t *Tx) refundedCents(paymentIDs []uuid.UUID) (map[uuid.UUID]int64, error) 
 	return out, nil
 }
 
-// SettlementSenders lists, oldest first, the lowercase senders of a payment's transfers of tokenID
-// that its settlement counted: still in the chain and credited with the payment — not a transfer
-// credited on its own later (a late one: its transfer_credit in the ledger), nor one no credit
-// holds yet. Anyone may send a unit to a deposit address; only these senders paid.
-func (t *Tx) SettlementSenders(paymentID uuid.UUID, tokenID string) ([]string, error) {
-	var from []string
-	err := t.db.Model(&transferRow{}).
-		Where("payment_id = ? AND token_id = ? AND status <> ? AND credited", paymentID, tokenID, TransferOrphaned).
-		Where("NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.transfer_id = transfers.id)").
-		Order("block_number, log_index").Pluck("from_address", &from).Error
-	return from, translate(err)
-}
-
 // LiveOverpaymentRefund finds the refund, not failed or cancelled, that gives back a payment's
 // excess: its overpayment refund, else one of exactly the excess units (the merchant's
 // "Refund the overpaid amount", which the dashboard hides in turn once either exists).
