@@ -36,6 +36,10 @@ type Outflow struct {
 	// TypedAddress: a refund address typed on the claim page, not proven by the payer's
 	// signature — always needs a person's approval.
 	TypedAddress bool
+	// FromCustomer: a refund address the customer gave on the claim page (signed or typed), which
+	// the merchant's address book cannot list. Any address the merchant's side names — a
+	// withdrawal's, or a refund's recipientAddress — is held to the address book.
+	FromCustomer bool
 }
 
 // PolicyDecision is what the policy says about an allowed outflow.

@@ -27,15 +27,27 @@ type NewAddress struct {
 	Address string // any letter case; saved lowercase
 }
 
-// AddressBook lists a merchant's saved recipients, newest first.
-func (s *Service) AddressBook(ctx context.Context, merchantID uuid.UUID) ([]domain.AddressBookEntry, error) {
-	return s.Store.Read(ctx).AddressBook(merchantID)
+// The address book is partitioned by mode, as the withdrawal configuration's chains are: an
+// entry names a chain, a chain belongs to one mode, and a request acting in one mode (m.Mode)
+// sees, saves and removes that mode's entries only — test traffic never opens the live allowlist.
+
+// AddressBook lists a merchant's saved recipients on chains of m's mode, newest first.
+func (s *Service) AddressBook(ctx context.Context, m domain.Merchant) ([]domain.AddressBookEntry, error) {
+	all, err := s.Store.Read(ctx).AddressBook(m.ID)
+	out := []domain.AddressBookEntry{}
+	for _, e := range all {
+		if s.Catalog.ChainMode(e.ChainID) == m.Mode.Norm() {
+			out = append(out, e)
+		}
+	}
+	return out, err
 }
 
 // AddAddress saves a recipient for a chain, usable for withdrawals once the merchant's
 // cooling-off period (as it is now) has passed. The address is checked as a withdrawal's
 // recipient would be; a listed (sanctioned) one is refused and the attempt audited. Audited.
-func (s *Service) AddAddress(ctx context.Context, merchantID uuid.UUID, in NewAddress) (domain.AddressBookEntry, error) {
+func (s *Service) AddAddress(ctx context.Context, m domain.Merchant, in NewAddress) (domain.AddressBookEntry, error) {
+	merchantID := m.ID
 	label := strings.TrimSpace(in.Label)
 	if label == "" || utf8.RuneCountInString(label) > 100 {
 		return domain.AddressBookEntry{}, domain.Invalid(domain.CodeParameterInvalid, "label", "label must be 1 to 100 characters")
@@ -45,6 +57,10 @@ func (s *Service) AddAddress(ctx context.Context, merchantID uuid.UUID, in NewAd
 	}
 	if _, known := s.Catalog.Chain(in.ChainID); !known {
 		return domain.AddressBookEntry{}, domain.Invalid(domain.CodeParameterInvalid, "chainId", "chain %s is not in this service's catalogue (GET /v1/external/chains)", chains.CAIP2(in.ChainID))
+	}
+	if cm := s.Catalog.ChainMode(in.ChainID); cm != m.Mode.Norm() {
+		return domain.AddressBookEntry{}, domain.Invalid(domain.CodeChainNotSupported, "chainId", "chain %s is a %s-mode chain and this token acts in %s mode: each mode saves addresses for its own chains",
+			chains.CAIP2(in.ChainID), cm, m.Mode.Norm())
 	}
 	addr := in.Address
 	if !common.IsHexAddress(addr) || !strings.HasPrefix(addr, "0x") || common.HexToAddress(addr) == (common.Address{}) {
@@ -96,15 +112,24 @@ func (s *Service) AddAddress(ctx context.Context, merchantID uuid.UUID, in NewAd
 	return out, err
 }
 
-// RemoveAddress deletes one of a merchant's saved recipients; withdrawals already created keep
-// theirs. Unknown, malformed and other merchants' ids are ErrAddressBookNotFound. Audited.
-func (s *Service) RemoveAddress(ctx context.Context, merchantID uuid.UUID, id string) error {
+// RemoveAddress deletes one of a merchant's saved recipients of m's mode; withdrawals already
+// created keep theirs. Unknown, malformed, other merchants' and other modes' ids are
+// ErrAddressBookNotFound. Audited.
+func (s *Service) RemoveAddress(ctx context.Context, m domain.Merchant, id string) error {
 	eid, err := uuid.Parse(id)
 	if err != nil {
 		return domain.ErrAddressBookNotFound
 	}
+	merchantID := m.ID
 	return s.Store.InTx(ctx, func(tx *store.Tx) error {
-		e, err := tx.DeleteAddressBookEntry(merchantID, eid)
+		e, err := tx.AddressBookEntry(merchantID, eid)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && s.Catalog.ChainMode(e.ChainID) != m.Mode.Norm()) {
+			return domain.ErrAddressBookNotFound
+		}
+		if err != nil {
+			return err
+		}
+		e, err = tx.DeleteAddressBookEntry(merchantID, eid)
 		if errors.Is(err, store.ErrNotFound) {
 			return domain.ErrAddressBookNotFound
 		}

@@ -54,8 +54,10 @@ func (s *Service) Check(ctx context.Context, tx *store.Tx, m domain.Merchant, o 
 		return domain.PolicyDecision{}, err
 	}
 	now := s.Now()
-	if o.Kind == domain.OutflowWithdrawal && set.AllowlistOnly {
-		// Refunds go to customers, who are never in the merchant's address book.
+	if set.AllowlistOnly && o.Recipient != "" && !o.FromCustomer {
+		// Every address the merchant's side names: a refund's recipientAddress is a team member's
+		// (or a secret key's) choice like a withdrawal's, and would otherwise take the balance,
+		// payment by payment, where a withdrawal may not go. A customer's claim is not listed.
 		if err := checkSaved(tx, m.ID, o, now); err != nil {
 			return domain.PolicyDecision{}, err
 		}
@@ -80,7 +82,7 @@ func checkSaved(tx *store.Tx, merchantID uuid.UUID, o domain.Outflow, now time.T
 	e, err := tx.AddressBookEntryFor(merchantID, o.ChainID, o.Recipient)
 	if errors.Is(err, store.ErrNotFound) {
 		return domain.Refuse(domain.CodeRecipientNotInAddressBook, "recipientAddress",
-			"withdrawals go only to saved addresses (allowlistOnly): %s is not in the address book for %s", o.Recipient, chains.CAIP2(o.ChainID))
+			"payouts the merchant addresses go only to saved addresses (allowlistOnly): %s is not in the address book for %s", o.Recipient, chains.CAIP2(o.ChainID))
 	}
 	if err != nil {
 		return err

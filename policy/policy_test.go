@@ -142,16 +142,20 @@ func TestAllowlistAndCoolingOff(t *testing.T) {
 		_, err := e.check(t, out(domain.OutflowWithdrawal, 500, payee))
 		refusedWith(t, err, domain.CodeRecipientNotInAddressBook)
 		_, err = e.check(t, out(domain.OutflowRefund, 500, payee))
-		require.NoError(t, err, "a refund goes to a customer: the address book is not asked")
+		refusedWith(t, err, domain.CodeRecipientNotInAddressBook) // a refund's recipientAddress is the merchant's choice
+		claimed := out(domain.OutflowRefund, 500, payee)
+		claimed.FromCustomer, claimed.CountsToday = true, false
+		_, err = e.check(t, claimed)
+		require.NoError(t, err, "a customer's claim: the address book is not asked")
 		_, err = e.check(t, out(domain.OutflowRefund, 500, ""))
 		require.NoError(t, err, "a refund awaiting its address")
 
-		saved, err := e.pol.AddAddress(e.ctx, e.m.ID, policy.NewAddress{Label: "Treasury", ChainID: 1, Address: payee})
+		saved, err := e.pol.AddAddress(e.ctx, e.m, policy.NewAddress{Label: "Treasury", ChainID: 1, Address: payee})
 		require.NoError(t, err)
 		assert.Equal(t, e.now.Add(24*time.Hour), saved.UsableAt.UTC(), "the default cooling-off is 24 h")
 		_, err = e.check(t, out(domain.OutflowWithdrawal, 500, payee))
 		refusedWith(t, err, domain.CodeRecipientNotInAddressBook) // saved for Ethereum, not Base
-		_, err = e.pol.AddAddress(e.ctx, e.m.ID, policy.NewAddress{Label: "Treasury on Base", ChainID: 8453, Address: payee})
+		_, err = e.pol.AddAddress(e.ctx, e.m, policy.NewAddress{Label: "Treasury on Base", ChainID: 8453, Address: payee})
 		require.NoError(t, err)
 		_, err = e.check(t, out(domain.OutflowWithdrawal, 500, payee))
 		refusedWith(t, err, domain.CodeRecipientCoolingOff)
@@ -219,7 +223,7 @@ func TestSanctionedRecipientIsAuditedAfterTheRollback(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(1_000_000), bal, "nothing debited")
 
-		_, err = e.pol.AddAddress(ctx, e.m.ID, policy.NewAddress{Label: "x", ChainID: 8453, Address: sanctuary})
+		_, err = e.pol.AddAddress(ctx, e.m, policy.NewAddress{Label: "x", ChainID: 8453, Address: sanctuary})
 		refusedWith(t, err, domain.CodeRecipientSanctioned)
 
 		entries, _, err := e.st.Read(e.ctx).AuditLog(store.AuditFilter{MerchantID: e.m.ID, Action: string(audit.RecipientSanctioned)})
@@ -325,7 +329,7 @@ func TestSettingsValidationChangesNothing(t *testing.T) {
 		assert.EqualValues(t, 24, entries[0].Details["before"].(map[string]any)["addressCoolingOffHours"])
 		assert.EqualValues(t, 0, entries[0].Details["after"].(map[string]any)["addressCoolingOffHours"])
 		assert.EqualValues(t, 5_000, entries[0].Details["after"].(map[string]any)["dailyLimitCents"])
-		saved, err := e.pol.AddAddress(e.ctx, e.m.ID, policy.NewAddress{Label: "Now", ChainID: 8453, Address: payee})
+		saved, err := e.pol.AddAddress(e.ctx, e.m, policy.NewAddress{Label: "Now", ChainID: 8453, Address: payee})
 		require.NoError(t, err)
 		assert.Equal(t, saved.CreatedAt, saved.UsableAt, "0 h: usable at once")
 	})

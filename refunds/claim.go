@@ -58,30 +58,29 @@ func (s *Service) View(ctx context.Context, r domain.Refund) (ClaimView, error) 
 	return ClaimView{Refund: r, Merchant: m, Payers: payers}, nil
 }
 
-// payers lists the addresses that sent the payment's transfers still in the chain, and the
-// receipt's sender, lowercase, once each.
+// payers lists the addresses that paid the payment — the senders of the transfers its settlement
+// counted (store.SettlementSenders: not a late transfer, which anyone can send to a deposit
+// address the watcher still follows), and the receipt's sender — lowercase, once each.
 func (s *Service) payers(tx *store.Tx, paymentID uuid.UUID) ([]string, error) {
-	transfers, err := tx.PaymentTransfers(paymentID)
+	out := []string{}
+	p, err := tx.PaymentByID(paymentID, s.Catalog)
+	if err != nil || p.Receipt == nil {
+		return out, err
+	}
+	senders, err := tx.SettlementSenders(paymentID, p.Receipt.Token.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := []string{}
 	add := func(a string) {
 		a = strings.ToLower(a)
 		if common.IsHexAddress(a) && !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
-	for _, t := range transfers {
-		if t.Status != store.TransferOrphaned {
-			add(t.From)
-		}
+	for _, a := range senders {
+		add(a)
 	}
-	p, err := tx.PaymentByID(paymentID, s.Catalog)
-	if err != nil {
-		return nil, err
-	}
-	if p.Receipt != nil && p.Receipt.TxSenderAddress != nil {
+	if p.Receipt.TxSenderAddress != nil {
 		add(*p.Receipt.TxSenderAddress)
 	}
 	return out, nil
@@ -131,7 +130,7 @@ func (s *Service) Claim(ctx context.Context, r domain.Refund, recipientAddress s
 			}
 			typed := source == domain.RecipientTyped
 			d, _, err := s.policy(ctx, tx, m, domain.Outflow{Kind: domain.OutflowRefund, Mode: r.Mode, Cents: r.AmountInCents,
-				ChainID: r.Chain.ID, Recipient: recipient, CountsToday: false, TypedAddress: typed})
+				ChainID: r.Chain.ID, Recipient: recipient, CountsToday: false, TypedAddress: typed, FromCustomer: true})
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ func (s *Service) Offer(ctx context.Context, p domain.Payment) (*domain.Overpaym
 		return nil, nil // an excess worth less than a cent (or that cannot be valued) is not offered
 	}
 	offer := &domain.OverpaymentOffer{ExcessAsset: units, Token: p.Receipt.Token}
-	id, err := rd.LiveOverpaymentRefund(p.ID)
+	id, err := rd.LiveOverpaymentRefund(p.ID, units)
 	switch {
 	case err == nil:
 		offer.RefundID = &id
@@ -51,7 +51,8 @@ func (s *Service) offered(tx *store.Tx, merchantID uuid.UUID) (bool, error) {
 
 // ClaimOverpayment creates, once per payment, the refund of its excess for the customer to
 // claim, and answers it; asking again answers the same refund while it lives (a cancelled or
-// failed one gave the money back, and the customer may ask again).
+// failed one gave the money back, and the customer may ask again), as it answers the merchant's
+// live refund of exactly the excess (store.LiveOverpaymentRefund): never the excess twice.
 func (s *Service) ClaimOverpayment(ctx context.Context, p domain.Payment) (domain.Refund, error) {
 	notOffered := domain.Refuse(domain.CodePaymentNotRefundable, "paymentId", "this payment has no overpaid amount the merchant offers back")
 	units := excess(p)
@@ -87,7 +88,7 @@ func (s *Service) ClaimOverpayment(ctx context.Context, p domain.Payment) (domai
 		if _, err := tx.LockPayment(p.ID, s.Catalog); err != nil {
 			return err
 		}
-		if id, err := tx.LiveOverpaymentRefund(p.ID); err == nil {
+		if id, err := tx.LiveOverpaymentRefund(p.ID, units); err == nil {
 			out, err = tx.RefundByID(id, s.Catalog)
 			return err
 		} else if !errors.Is(err, store.ErrNotFound) {

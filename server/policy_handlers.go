@@ -74,7 +74,7 @@ func (h *handlers) ListMerchantAddressBook(ctx context.Context, _ gen.ListMercha
 	if err != nil {
 		return nil, err
 	}
-	list, err := h.policy.AddressBook(ctx, m.ID)
+	list, err := h.policy.AddressBook(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (h *handlers) CreateMerchantAddressBookEntry(ctx context.Context, req gen.C
 	if err != nil {
 		return nil, domain.Invalid(domain.CodeParameterInvalid, "chainId", "%v", err)
 	}
-	e, err := h.policy.AddAddress(ctx, m.ID, policy.NewAddress{Label: req.Body.Label, ChainID: chainID, Address: req.Body.Address})
+	e, err := h.policy.AddAddress(ctx, m, policy.NewAddress{Label: req.Body.Label, ChainID: chainID, Address: req.Body.Address})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (h *handlers) DeleteMerchantAddressBookEntry(ctx context.Context, req gen.D
 	if err != nil {
 		return nil, err
 	}
-	if err := h.policy.RemoveAddress(ctx, m.ID, req.EntryId); err != nil {
+	if err := h.policy.RemoveAddress(ctx, m, req.EntryId); err != nil {
 		return nil, err
 	}
 	return gen.DeleteMerchantAddressBookEntry204Response{}, nil

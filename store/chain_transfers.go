@@ -158,6 +158,19 @@ func (t *Tx) PaymentTransfers(paymentID uuid.UUID) ([]Transfer, error) {
 	return out, nil
 }
 
+// SettlementSenders lists, oldest first, the lowercase senders of a payment's transfers of tokenID
+// that its settlement counted: still in the chain and credited with the payment — not a transfer
+// credited on its own later (a late one: its transfer_credit in the ledger), nor one no credit
+// holds yet. Anyone may send a unit to a deposit address; only these senders paid.
+func (t *Tx) SettlementSenders(paymentID uuid.UUID, tokenID string) ([]string, error) {
+	var from []string
+	err := t.db.Model(&transferRow{}).
+		Where("payment_id = ? AND token_id = ? AND status <> ? AND credited", paymentID, tokenID, TransferOrphaned).
+		Where("NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.transfer_id = transfers.id)").
+		Order("block_number, log_index").Pluck("from_address", &from).Error
+	return from, translate(err)
+}
+
 // UnassignedTransfers lists up to limit transfers of a chain to customers' reusable addresses
 // not yet attributed to a payment.
 func (t *Tx) UnassignedTransfers(chainID int64, limit int) ([]Transfer, error) {

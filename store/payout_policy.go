@@ -103,6 +103,16 @@ func (t *Tx) AddressBookEntryFor(merchantID uuid.UUID, chainID int64, address st
 	return r.domain(), nil
 }
 
+// AddressBookEntry reads one of a merchant's entries; ErrNotFound when the merchant has none
+// with that id.
+func (t *Tx) AddressBookEntry(merchantID, id uuid.UUID) (domain.AddressBookEntry, error) {
+	var r addressBookRow
+	if err := t.db.Take(&r, "id = ? AND merchant_id = ?", id, merchantID).Error; err != nil {
+		return domain.AddressBookEntry{}, translate(err)
+	}
+	return r.domain(), nil
+}
+
 // DeleteAddressBookEntry removes one of a merchant's entries and returns it; ErrNotFound when
 // the merchant has no such entry.
 func (t *Tx) DeleteAddressBookEntry(merchantID, id uuid.UUID) (domain.AddressBookEntry, error) {

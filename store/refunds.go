@@ -211,18 +211,31 @@ func (t *Tx) refundedCents(paymentIDs []uuid.UUID) (map[uuid.UUID]int64, error) 
 	return out, nil
 }
 
-// LiveOverpaymentRefund finds a payment's overpayment refund that is not failed or cancelled
-// (ErrNotFound: none).
-func (t *Tx) LiveOverpaymentRefund(paymentID uuid.UUID) (uuid.UUID, error) {
-	var ids []uuid.UUID
-	if err := t.db.Model(&refundRow{}).Where("payment_id = ? AND overpayment AND status NOT IN ?", paymentID, undebited).
-		Limit(1).Pluck("id", &ids).Error; err != nil {
+// LiveOverpaymentRefund finds the refund, not failed or cancelled, that gives back a payment's
+// excess: its overpayment refund, else one of exactly the excess units (the merchant's
+// "Refund the overpaid amount", which the dashboard hides in turn once either exists).
+// ErrNotFound: none. The amounts are compared here, not in SQL (SQLite keeps them as text).
+func (t *Tx) LiveOverpaymentRefund(paymentID uuid.UUID, excess decimal.Decimal) (uuid.UUID, error) {
+	var rows []struct {
+		ID          uuid.UUID
+		Overpayment bool
+		AmountAsset decimal.Decimal
+	}
+	if err := t.db.Model(&refundRow{}).Select("id, overpayment, amount_asset").Where("payment_id = ? AND status NOT IN ?", paymentID, undebited).
+		Order("created_at, id").Scan(&rows).Error; err != nil {
 		return uuid.Nil, translate(err)
 	}
-	if len(ids) == 0 {
-		return uuid.Nil, ErrNotFound
+	for _, r := range rows {
+		if r.Overpayment {
+			return r.ID, nil
+		}
 	}
-	return ids[0], nil
+	for _, r := range rows {
+		if r.AmountAsset.Equal(excess) {
+			return r.ID, nil
+		}
+	}
+	return uuid.Nil, ErrNotFound
 }
 
 // PendingRefunds lists up to limit refunds on a chain the payout manager may sign — pending,

@@ -152,10 +152,10 @@ func TestRefundQueries(t *testing.T) {
 		assert.EqualValues(t, 0, total, "another mode's")
 
 		// One overpayment refund alive per payment.
-		_, err = rd.LiveOverpaymentRefund(f.p.ID)
+		_, err = rd.LiveOverpaymentRefund(f.p.ID, decimal.NewFromInt(-1))
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		over := f.insert(domain.RefundAwaitingAddress, 1, func(r *domain.Refund) { r.Overpayment = true })
-		id, err := rd.LiveOverpaymentRefund(f.p.ID)
+		id, err := rd.LiveOverpaymentRefund(f.p.ID, decimal.NewFromInt(-1))
 		require.NoError(t, err)
 		assert.Equal(t, over.ID, id)
 		err = st.InTx(ctx, func(tx *store.Tx) error {

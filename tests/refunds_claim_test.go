@@ -63,7 +63,7 @@ func (e *env) payFrom(key, paymentID string, payer common.Address) {
 	pid := uuid.MustParse(paymentID)
 	now := time.Now().UTC()
 	require.NoError(e.t, e.app.Store.InTx(context.Background(), func(tx *store.Tx) error {
-		_, err := tx.RecordTransfer(store.Transfer{ID: uuid.New(), ChainID: 8453, TxHash: "0x" + strings.Repeat("4", 64), LogIndex: 0,
+		_, err := tx.RecordTransfer(store.Transfer{ID: uuid.New(), ChainID: 8453, TxHash: "0x" + strings.ReplaceAll(paymentID, "-", "")[:24] + strings.ToLower(payer.Hex()[2:]), LogIndex: 0,
 			BlockNumber: 1, BlockHash: "0x" + strings.Repeat("5", 64), BlockTime: now,
 			TokenID: "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", From: strings.ToLower(payer.Hex()),
 			To: addr["address"].(string), Amount: decimal.NewFromInt(1), DepositAddressID: uuid.MustParse(addr["id"].(string)),
@@ -87,11 +87,10 @@ func TestRefundClaims(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		m := e.merchant(merchantOpts{name: "Claims Shop"})
 		key := m.SecretKey
-		pid, _, _ := e.settledPayment(key, 3_000, 0)
 		payer, err := crypto.GenerateKey()
 		require.NoError(t, err)
 		payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
-		e.payFrom(key, pid, payerAddr)
+		pid, _, _ := e.settledPayment(key, 3_000, 0, payerAddr)
 		start := e.balance(m.Merchant.ID)
 		create := func(cents int) (string, string) {
 			r := e.do(http.MethodPost, paymentRefundsPath(pid), key, map[string]any{"amountInCents": cents})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -26,11 +27,14 @@ func paymentRefundsPath(paymentID string) string { return paymentsPath + "/" + p
 
 // settledPayment creates a payment of cents and settles it on Base USDC with extra smallest
 // units more than its quote asked for (0: exactly), in either shape; it answers the payment's id, its secret
-// and the USDC units it settled.
-func (e *env) settledPayment(key string, cents int64, extra int64) (id, secret string, settled decimal.Decimal) {
+// and the USDC units it settled. Transfers from payers are recorded first: its settlement counts them.
+func (e *env) settledPayment(key string, cents int64, extra int64, payers ...common.Address) (id, secret string, settled decimal.Decimal) {
 	e.t.Helper()
 	created := e.createPayment(key, payment(cents))
 	id, secret = created["paymentId"].(string), created["secret"].(string)
+	for _, payer := range payers {
+		e.payFrom(key, id, payer)
+	}
 	var quote uuid.UUID
 	for _, q := range created["payment"].(map[string]any)["quotes"].([]any) {
 		q := q.(map[string]any)

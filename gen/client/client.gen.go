@@ -2066,7 +2066,7 @@ type PayoutSettings struct {
 	// AddressCoolingOffHours Hours after it is saved before an address-book entry can receive a withdrawal (default 24; 0 allowed).
 	AddressCoolingOffHours int32 `json:"addressCoolingOffHours"`
 
-	// AllowlistOnly Withdrawals go only to addresses saved in the address book (and usable).
+	// AllowlistOnly Withdrawals, and refunds given a `recipientAddress`, go only to addresses saved in the address book (and usable); a customer's refund claim is not bound by it.
 	AllowlistOnly bool `json:"allowlistOnly"`
 
 	// ApprovalThresholdCents A withdrawal or refund above this many cents waits for a second person's approval; null (the default) turns approvals off.

@@ -3934,7 +3934,7 @@ export interface components {
              * @description A withdrawal or refund above this many cents waits for a second person's approval; null (the default) turns approvals off.
              */
             approvalThresholdCents: number | null;
-            /** @description Withdrawals go only to addresses saved in the address book (and usable). */
+            /** @description Withdrawals, and refunds given a `recipientAddress`, go only to addresses saved in the address book (and usable); a customer's refund claim is not bound by it. */
             allowlistOnly: boolean;
             /**
              * Format: int32

@@ -105,13 +105,13 @@ function SettingsForm({ s, writable, merchantId, onSaved }: { s: Settings; writa
         <legend>Recipients</legend>
         <label className="check" htmlFor={`${id}-al`}>
           <input id={`${id}-al`} type="checkbox" checked={allowlist} onChange={(e) => setAllowlist(e.target.checked)} />
-          Withdrawals only to saved addresses
+          Withdrawals, and refunds you address, only to saved addresses
         </label>
         <div className="field">
           <label htmlFor={`${id}-h`}>Cooling-off period (hours)</label>
           <input id={`${id}-h`} className="short" inputMode="numeric" value={cooling} onChange={(e) => setCooling(e.target.value)} aria-describedby={`${id}-hh`} />
           <p className="help" id={`${id}-hh`}>
-            How long after it is saved a new address-book entry can receive withdrawals (0 to 720; 0: at once).
+            How long after it is saved a new address-book entry can receive withdrawals and refunds (0 to 720; 0: at once).
           </p>
         </div>
       </fieldset>
