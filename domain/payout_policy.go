@@ -87,6 +87,65 @@ type PayoutSettings struct {
 	RefundClaimDays        int32
 	OfferOverpaymentRefund bool
 	UpdatedAt              *time.Time
+	// Stricter is the strictest policy in force before a loosening change, which keeps applying
+	// until StricterUntil (nil: none pending): see Effective.
+	Stricter      *PolicyRules
+	StricterUntil *time.Time
+}
+
+// PolicyRules are the settings that guard money leaving (what a loosening change must wait out).
+type PolicyRules struct {
+	ApprovalThresholdCents *int64 `json:"approvalThresholdCents"`
+	AllowlistOnly          bool   `json:"allowlistOnly"`
+	AddressCoolingOffHours int32  `json:"addressCoolingOffHours"`
+	DailyLimitCents        *int64 `json:"dailyLimitCents"`
+}
+
+// Rules are s's guarding settings.
+func (s PayoutSettings) Rules() PolicyRules {
+	return PolicyRules{ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
+		AddressCoolingOffHours: s.AddressCoolingOffHours, DailyLimitCents: s.DailyLimitCents}
+}
+
+// Strictest is, field by field, the stricter of r and o: a threshold or limit off (nil) is the
+// loosest, a lower one stricter; the allowlist on; the longer cooling-off.
+func (r PolicyRules) Strictest(o PolicyRules) PolicyRules {
+	lower := func(a, b *int64) *int64 {
+		switch {
+		case a == nil:
+			return b
+		case b == nil || *a <= *b:
+			return a
+		}
+		return b
+	}
+	return PolicyRules{ApprovalThresholdCents: lower(r.ApprovalThresholdCents, o.ApprovalThresholdCents),
+		AllowlistOnly: r.AllowlistOnly || o.AllowlistOnly, AddressCoolingOffHours: max(r.AddressCoolingOffHours, o.AddressCoolingOffHours),
+		DailyLimitCents: lower(r.DailyLimitCents, o.DailyLimitCents)}
+}
+
+// LooserThan reports whether any of r's rules is looser than o's (o is stricter somewhere).
+func (r PolicyRules) LooserThan(o PolicyRules) bool { return r.Strictest(o).differs(r) }
+
+func (r PolicyRules) differs(o PolicyRules) bool {
+	eq := func(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return !eq(r.ApprovalThresholdCents, o.ApprovalThresholdCents) || r.AllowlistOnly != o.AllowlistOnly ||
+		r.AddressCoolingOffHours != o.AddressCoolingOffHours || !eq(r.DailyLimitCents, o.DailyLimitCents)
+}
+
+// Effective is the policy that applies at now: the settings, made stricter by a pending
+// loosening's earlier rules until it takes effect. A loosening change (the allowlist off, a
+// shorter cooling-off, a higher or no threshold or daily limit) waits out the cooling-off period
+// that was in force, so one person with a stolen session cannot turn the guards off and move
+// money at once; a tightening change applies at once.
+func (s PayoutSettings) Effective(now time.Time) PayoutSettings {
+	if s.Stricter == nil || s.StricterUntil == nil || !now.Before(*s.StricterUntil) {
+		return s
+	}
+	r := s.Rules().Strictest(*s.Stricter)
+	s.ApprovalThresholdCents, s.AllowlistOnly, s.AddressCoolingOffHours, s.DailyLimitCents =
+		r.ApprovalThresholdCents, r.AllowlistOnly, r.AddressCoolingOffHours, r.DailyLimitCents
+	return s
 }
 
 // DefaultPayoutSettings is the policy of a merchant that never changed it.

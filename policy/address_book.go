@@ -94,6 +94,7 @@ func (s *Service) AddAddress(ctx context.Context, m domain.Merchant, in NewAddre
 			return err
 		}
 		now := s.Now()
+		set = set.Effective(now) // a shortened cooling-off applies only once the old one is waited out
 		actor := audit.ActorFrom(ctx)
 		out = domain.AddressBookEntry{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Label: label, ChainID: in.ChainID, Address: addr,
 			CreatedAt: now, UsableAt: now.Add(time.Duration(set.AddressCoolingOffHours) * time.Hour), CreatedBy: withdrawals.ActingPerson(ctx)}

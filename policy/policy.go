@@ -49,11 +49,12 @@ func (s *Service) Check(ctx context.Context, tx *store.Tx, m domain.Merchant, o 
 		return domain.PolicyDecision{}, domain.Refuse(domain.CodeRecipientSanctioned, "recipientAddress",
 			"%s is on this service's sanctions list: nothing is paid to it (the attempt is in the audit log)", o.Recipient)
 	}
+	now := s.Now()
 	set, err := s.Settings(tx, m.ID)
 	if err != nil {
 		return domain.PolicyDecision{}, err
 	}
-	now := s.Now()
+	set = set.Effective(now) // a loosening waits out the cooling-off in force
 	if set.AllowlistOnly && o.Recipient != "" && !o.FromCustomer {
 		// Every address the merchant's side names: a refund's recipientAddress is a team member's
 		// (or a secret key's) choice like a withdrawal's, and would otherwise take the balance,

@@ -132,6 +132,10 @@ func TestApprovalThresholdIsStrictlyAbove(t *testing.T) {
 		e.set(t, policy.SettingsChange{ClearApprovalThreshold: true})
 		d, err = e.check(t, out(domain.OutflowWithdrawal, 1_001, payee))
 		require.NoError(t, err)
+		assert.True(t, d.ApprovalRequired, "turning approvals off waits out the cooling-off in force")
+		*e.now = e.now.Add(24 * time.Hour)
+		d, err = e.check(t, out(domain.OutflowWithdrawal, 1_001, payee))
+		require.NoError(t, err)
 		assert.False(t, d.ApprovalRequired, "null turns approvals off")
 	})
 }
@@ -168,6 +172,7 @@ func TestAllowlistAndCoolingOff(t *testing.T) {
 		require.NoError(t, err, "usable exactly when the cooling-off ends")
 
 		e.set(t, policy.SettingsChange{AllowlistOnly: ptr(false)})
+		*e.now = e.now.Add(24 * time.Hour) // a loosening waits out the cooling-off in force
 		_, err = e.check(t, out(domain.OutflowWithdrawal, 500, "0x2222222222222222222222222222222222222222"))
 		require.NoError(t, err, "without allowlistOnly any address is allowed")
 	})
@@ -329,6 +334,7 @@ func TestSettingsValidationChangesNothing(t *testing.T) {
 		assert.EqualValues(t, 24, entries[0].Details["before"].(map[string]any)["addressCoolingOffHours"])
 		assert.EqualValues(t, 0, entries[0].Details["after"].(map[string]any)["addressCoolingOffHours"])
 		assert.EqualValues(t, 5_000, entries[0].Details["after"].(map[string]any)["dailyLimitCents"])
+		*e.now = e.now.Add(24 * time.Hour) // the shorter cooling-off waits out the 24 h in force
 		saved, err := e.pol.AddAddress(e.ctx, e.m, policy.NewAddress{Label: "Now", ChainID: 8453, Address: payee})
 		require.NoError(t, err)
 		assert.Equal(t, saved.CreatedAt, saved.UsableAt, "0 h: usable at once")

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -55,8 +56,8 @@ func (s *Service) UpdateSettings(ctx context.Context, merchantID uuid.UUID, c Se
 		if err != nil {
 			return err
 		}
-		after := c.apply(before)
 		now := s.Now()
+		after := pendLoosening(before, c.apply(before), now)
 		after.UpdatedAt = &now
 		if err := tx.PutPayoutSettings(after); err != nil {
 			return err
@@ -114,9 +115,35 @@ func (c SettingsChange) apply(s domain.PayoutSettings) domain.PayoutSettings {
 	return s
 }
 
+// pendLoosening makes a change that loosens the rules in force (the allowlist off, a shorter
+// cooling-off, a higher or no threshold or daily limit) wait out the cooling-off period in force:
+// until then the strictest of the old and new rules applies (domain.PayoutSettings.Effective).
+// Without it one admin — or whoever holds their session — could turn every guard off and move
+// money the next second; with it the team has the cooling-off period to notice (the change is in
+// the audit log). Two loosenings in a row keep the strictest rules and the later end. A change
+// that only tightens applies at once and keeps a pending wait.
+func pendLoosening(before, after domain.PayoutSettings, now time.Time) domain.PayoutSettings {
+	inForce := before.Effective(now)
+	rules := inForce.Rules()
+	pending := before.StricterUntil != nil && now.Before(*before.StricterUntil)
+	if !after.Rules().LooserThan(rules) || rules.AddressCoolingOffHours == 0 {
+		if !pending {
+			after.Stricter, after.StricterUntil = nil, nil
+		}
+		return after
+	}
+	until := now.Add(time.Duration(rules.AddressCoolingOffHours) * time.Hour)
+	if pending && before.StricterUntil.After(until) {
+		until = *before.StricterUntil
+	}
+	after.Stricter, after.StricterUntil = &rules, &until
+	return after
+}
+
 // settingsDetails is what the audit log keeps of the settings (the API's field names).
 func settingsDetails(s domain.PayoutSettings) map[string]any {
 	return map[string]any{"approvalThresholdCents": s.ApprovalThresholdCents, "allowlistOnly": s.AllowlistOnly,
 		"addressCoolingOffHours": s.AddressCoolingOffHours, "dailyLimitCents": s.DailyLimitCents,
-		"refundClaimDays": s.RefundClaimDays, "offerOverpaymentRefunds": s.OfferOverpaymentRefund}
+		"refundClaimDays": s.RefundClaimDays, "offerOverpaymentRefunds": s.OfferOverpaymentRefund,
+		"stricterPolicy": s.Stricter, "stricterPolicyUntil": s.StricterUntil}
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,7 +26,7 @@ func (h *handlers) GetMerchantPayoutSettings(ctx context.Context, _ gen.GetMerch
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetMerchantPayoutSettings200JSONResponse(payoutSettingsOut(s)), nil
+	return gen.GetMerchantPayoutSettings200JSONResponse(payoutSettingsOut(s, h.policy.Now())), nil
 }
 
 func (h *handlers) UpdateMerchantPayoutSettings(ctx context.Context, req gen.UpdateMerchantPayoutSettingsRequestObject) (gen.UpdateMerchantPayoutSettingsResponseObject, error) {
@@ -45,7 +47,7 @@ func (h *handlers) UpdateMerchantPayoutSettings(ctx context.Context, req gen.Upd
 	if err != nil {
 		return nil, err
 	}
-	return gen.UpdateMerchantPayoutSettings200JSONResponse(payoutSettingsOut(s)), nil
+	return gen.UpdateMerchantPayoutSettings200JSONResponse(payoutSettingsOut(s, h.policy.Now())), nil
 }
 
 // nullableCents reads a member that may be absent (nil, false), null (nil, true) or an integer.
@@ -63,10 +65,19 @@ func nullableCents(param string, raw json.RawMessage) (*int64, bool, error) {
 	return &v, false, nil
 }
 
-func payoutSettingsOut(s domain.PayoutSettings) gen.PayoutSettings {
-	return gen.PayoutSettings{ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
+// payoutSettingsOut renders the settings as of now: a loosening's stricter rules only while they
+// still apply.
+func payoutSettingsOut(s domain.PayoutSettings, now time.Time) gen.PayoutSettings {
+	out := gen.PayoutSettings{ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
 		AddressCoolingOffHours: s.AddressCoolingOffHours, DailyLimitCents: s.DailyLimitCents, RefundClaimDays: s.RefundClaimDays,
 		OfferOverpaymentRefunds: s.OfferOverpaymentRefund, UpdatedAt: s.UpdatedAt}
+	if s.Stricter != nil && s.StricterUntil != nil && now.Before(*s.StricterUntil) {
+		r := s.Stricter
+		out.StricterPolicy = &gen.PayoutPolicyRules{ApprovalThresholdCents: r.ApprovalThresholdCents, AllowlistOnly: r.AllowlistOnly,
+			AddressCoolingOffHours: r.AddressCoolingOffHours, DailyLimitCents: r.DailyLimitCents}
+		out.StricterPolicyUntil = s.StricterUntil
+	}
+	return out
 }
 
 func (h *handlers) ListMerchantAddressBook(ctx context.Context, _ gen.ListMerchantAddressBookRequestObject) (gen.ListMerchantAddressBookResponseObject, error) {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -22,6 +24,8 @@ type payoutSettingsRow struct {
 	RefundClaimDays         int32
 	OfferOverpaymentRefunds bool
 	UpdatedAt               time.Time
+	StricterRules           *string // JSON of domain.PolicyRules
+	StricterUntil           *time.Time
 }
 
 func (payoutSettingsRow) TableName() string { return "payout_settings" }
@@ -53,9 +57,18 @@ func (t *Tx) PayoutSettings(merchantID uuid.UUID) (domain.PayoutSettings, error)
 		return domain.PayoutSettings{}, translate(err)
 	}
 	at := r.UpdatedAt
-	return domain.PayoutSettings{MerchantID: r.MerchantID, ApprovalThresholdCents: r.ApprovalThresholdCents, AllowlistOnly: r.AllowlistOnly,
+	out := domain.PayoutSettings{MerchantID: r.MerchantID, ApprovalThresholdCents: r.ApprovalThresholdCents, AllowlistOnly: r.AllowlistOnly,
 		AddressCoolingOffHours: r.AddressCoolingOffHours, DailyLimitCents: r.DailyLimitCents, RefundClaimDays: r.RefundClaimDays,
-		OfferOverpaymentRefund: r.OfferOverpaymentRefunds, UpdatedAt: &at}, nil
+		OfferOverpaymentRefund: r.OfferOverpaymentRefunds, UpdatedAt: &at}
+	if r.StricterRules != nil && r.StricterUntil != nil {
+		var rules domain.PolicyRules
+		if err := json.Unmarshal([]byte(*r.StricterRules), &rules); err != nil {
+			return domain.PayoutSettings{}, fmt.Errorf("payout settings of %s: stricter rules: %w", merchantID, err)
+		}
+		until := r.StricterUntil.UTC()
+		out.Stricter, out.StricterUntil = &rules, &until
+	}
+	return out, nil
 }
 
 // PutPayoutSettings writes a merchant's payout settings whole (UpdatedAt must be set).
@@ -63,6 +76,14 @@ func (t *Tx) PutPayoutSettings(s domain.PayoutSettings) error {
 	row := payoutSettingsRow{MerchantID: s.MerchantID, ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
 		AddressCoolingOffHours: s.AddressCoolingOffHours, DailyLimitCents: s.DailyLimitCents, RefundClaimDays: s.RefundClaimDays,
 		OfferOverpaymentRefunds: s.OfferOverpaymentRefund, UpdatedAt: s.UpdatedAt.UTC()}
+	if s.Stricter != nil && s.StricterUntil != nil {
+		b, err := json.Marshal(s.Stricter)
+		if err != nil {
+			return err
+		}
+		rules, until := string(b), s.StricterUntil.UTC()
+		row.StricterRules, row.StricterUntil = &rules, &until
+	}
 	return translate(t.db.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error)
 }
 

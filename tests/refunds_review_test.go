@@ -47,6 +47,7 @@ func TestRefundRecipientFollowsTheAllowlist(t *testing.T) {
 			"recipient_cooling_off", "recipientAddress")
 
 		e.settings(p, map[string]any{"addressCoolingOffHours": 0})
+		e.waitOutLoosening(time.Minute)
 		require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, book+"/"+r.JSON(t)["id"].(string), "", nil, p.admin...).Status)
 		r = e.do(http.MethodPost, book, "", map[string]any{"label": "Customer", "chainId": "eip155:8453", "address": recipient}, p.admin...)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
@@ -169,6 +170,7 @@ func TestAddressBookIsPartitionedByMode(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := e.policyMerchant(100_000)
 		e.settings(p, map[string]any{"allowlistOnly": true, "addressCoolingOffHours": 0})
+		e.waitOutLoosening(time.Minute)
 		tok, _, err := e.app.Tokens.MintService(context.Background(), p.id, domain.ModeTest, domain.RoleAdmin, time.Minute)
 		require.NoError(t, err)
 		test := bearerHeader(tok)

@@ -2059,9 +2059,23 @@ type PaymentWebhookEvent struct {
 	Type WebhookEventType `json:"type"`
 }
 
+// PayoutPolicyRules While a loosening change waits out the cooling-off period that was in force (turning
+// the allowlist off, a shorter cooling-off, a higher or no threshold or daily limit), the
+// rules before it: until `stricterPolicyUntil`, withdrawals, refunds and newly saved
+// addresses are checked against the stricter of these and the fields above, field by
+// field. A change that only tightens applies at once. Null when nothing waits.
+//
+// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":null}
+type PayoutPolicyRules struct {
+	AddressCoolingOffHours int32  `json:"addressCoolingOffHours"`
+	AllowlistOnly          bool   `json:"allowlistOnly"`
+	ApprovalThresholdCents *int64 `json:"approvalThresholdCents"`
+	DailyLimitCents        *int64 `json:"dailyLimitCents"`
+}
+
 // PayoutSettings The merchant's payout policy, applied to withdrawals and refunds.
 //
-// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":1000000,"offerOverpaymentRefunds":true,"refundClaimDays":30,"updatedAt":"2026-11-28T10:00:00Z"}
+// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":1000000,"offerOverpaymentRefunds":true,"refundClaimDays":30,"stricterPolicy":null,"stricterPolicyUntil":null,"updatedAt":"2026-11-28T10:00:00Z"}
 type PayoutSettings struct {
 	// AddressCoolingOffHours Hours after it is saved before an address-book entry can receive a withdrawal (default 24; 0 allowed).
 	AddressCoolingOffHours int32 `json:"addressCoolingOffHours"`
@@ -2079,8 +2093,21 @@ type PayoutSettings struct {
 	OfferOverpaymentRefunds bool `json:"offerOverpaymentRefunds"`
 
 	// RefundClaimDays Days a refund waits for its customer's claim before it is cancelled and its amount restored (default 30).
-	RefundClaimDays int32      `json:"refundClaimDays"`
-	UpdatedAt       *time.Time `json:"updatedAt"`
+	RefundClaimDays int32 `json:"refundClaimDays"`
+
+	// StricterPolicy While a loosening change waits out the cooling-off period that was in force (turning
+	// the allowlist off, a shorter cooling-off, a higher or no threshold or daily limit), the
+	// rules before it: until `stricterPolicyUntil`, withdrawals, refunds and newly saved
+	// addresses are checked against the stricter of these and the fields above, field by
+	// field. A change that only tightens applies at once. Null when nothing waits.
+	//
+	//
+	// Example: {"addressCoolingOffHours":24,"allowlistOnly":true,"approvalThresholdCents":100000,"dailyLimitCents":null}
+	StricterPolicy *PayoutPolicyRules `json:"stricterPolicy"`
+
+	// StricterPolicyUntil When the loosening takes effect (null when nothing waits).
+	StricterPolicyUntil *time.Time `json:"stricterPolicyUntil"`
+	UpdatedAt           *time.Time `json:"updatedAt"`
 }
 
 // ProcessedBy What settled the payment or withdrawal (null when the receipt records none).
@@ -4837,8 +4864,10 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-	// (one already waiting for an approval keeps waiting). Audited with the values before and
-	// after.
+	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+	// a change that loosens it waits out the cooling-off period in force first (the answer's
+	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+	// move money at once. Audited with the values before and after.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4849,8 +4878,10 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-	// (one already waiting for an approval keeps waiting). Audited with the values before and
-	// after.
+	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+	// a change that loosens it waits out the cooling-off period in force first (the answer's
+	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+	// move money at once. Audited with the values before and after.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7040,8 +7071,10 @@ func (c *Client) GetMerchantPayoutSettings(ctx context.Context, merchantId Dashb
 //
 // Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 // threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-// (one already waiting for an approval keeps waiting). Audited with the values before and
-// after.
+// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+// a change that loosens it waits out the cooling-off period in force first (the answer's
+// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+// move money at once. Audited with the values before and after.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7062,8 +7095,10 @@ func (c *Client) UpdateMerchantPayoutSettingsWithBody(ctx context.Context, merch
 //
 // Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 // threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-// (one already waiting for an approval keeps waiting). Audited with the values before and
-// after.
+// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+// a change that loosens it waits out the cooling-off period in force first (the answer's
+// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+// move money at once. Audited with the values before and after.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13416,8 +13451,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-	// (one already waiting for an approval keeps waiting). Audited with the values before and
-	// after.
+	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+	// a change that loosens it waits out the cooling-off period in force first (the answer's
+	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+	// move money at once. Audited with the values before and after.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13428,8 +13465,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 	// threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-	// (one already waiting for an approval keeps waiting). Audited with the values before and
-	// after.
+	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+	// a change that loosens it waits out the cooling-off period in force first (the answer's
+	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+	// move money at once. Audited with the values before and after.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22530,8 +22569,10 @@ func (c *ClientWithResponses) GetMerchantPayoutSettingsWithResponse(ctx context.
 //
 // Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 // threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-// (one already waiting for an approval keeps waiting). Audited with the values before and
-// after.
+// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+// a change that loosens it waits out the cooling-off period in force first (the answer's
+// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+// move money at once. Audited with the values before and after.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22548,8 +22589,10 @@ func (c *ClientWithResponses) UpdateMerchantPayoutSettingsWithBodyWithResponse(c
 //
 // Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
 // threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-// (one already waiting for an approval keeps waiting). Audited with the values before and
-// after.
+// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+// a change that loosens it waits out the cooling-off period in force first (the answer's
+// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+// move money at once. Audited with the values before and after.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -46,6 +46,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	press(t, owner, "button", "Save payout settings")
 	waitText(t, owner, "Saved.", 10*time.Second)
 	waitText(t, owner, "approvals above $10.00", 10*time.Second)
+	waitText(t, owner, "The looser rules apply from", 10*time.Second) // 24 h → 0 waits out the 24 h
 	checkPage(t, owner, w.axe, "payout settings saved")
 	shot(t, owner, "payout-settings-desktop-light")
 
@@ -57,7 +58,7 @@ func dashboardRefunds(t *testing.T, db string) {
 		choose(t, owner, "Network", "eip155:1337")
 		fill(t, owner, "Address", e[1])
 		press(t, owner, "button", "Save address")
-		waitText(t, owner, "Saved "+e[0]+": usable now", 10*time.Second)
+		waitText(t, owner, "Saved "+e[0]+": usable", 10*time.Second) // from tomorrow: shortening the cooling-off waits out the 24 h in force
 	}
 	press(t, owner, "button", "Remove Old wallet")
 	press(t, owner, "button", "Yes, remove Old wallet")

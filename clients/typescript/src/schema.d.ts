@@ -1568,8 +1568,10 @@ export interface paths {
          * Change the payout policy
          * @description Changes the fields sent (owner or admin: `settings:write`); `null` turns the approval
          *     threshold or the daily limit off. Applies to withdrawals and refunds created from then on
-         *     (one already waiting for an approval keeps waiting). Audited with the values before and
-         *     after.
+         *     (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
+         *     a change that loosens it waits out the cooling-off period in force first (the answer's
+         *     `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
+         *     move money at once. Audited with the values before and after.
          */
         patch: operations["updateMerchantPayoutSettings"];
         trace?: never;
@@ -3925,6 +3927,8 @@ export interface components {
          *       "dailyLimitCents": 1000000,
          *       "refundClaimDays": 30,
          *       "offerOverpaymentRefunds": true,
+         *       "stricterPolicy": null,
+         *       "stricterPolicyUntil": null,
          *       "updatedAt": "2026-11-28T10:00:00Z"
          *     }
          */
@@ -3953,9 +3957,37 @@ export interface components {
             refundClaimDays: number;
             /** @description The checkout page offers an overpaying customer the excess back through a claim link (default false). */
             offerOverpaymentRefunds: boolean;
+            stricterPolicy: components["schemas"]["PayoutPolicyRules"];
+            /**
+             * Format: date-time
+             * @description When the loosening takes effect (null when nothing waits).
+             */
+            stricterPolicyUntil: string | null;
             /** Format: date-time */
             updatedAt: string | null;
         };
+        /**
+         * @description While a loosening change waits out the cooling-off period that was in force (turning
+         *     the allowlist off, a shorter cooling-off, a higher or no threshold or daily limit), the
+         *     rules before it: until `stricterPolicyUntil`, withdrawals, refunds and newly saved
+         *     addresses are checked against the stricter of these and the fields above, field by
+         *     field. A change that only tightens applies at once. Null when nothing waits.
+         * @example {
+         *       "approvalThresholdCents": 100000,
+         *       "allowlistOnly": true,
+         *       "addressCoolingOffHours": 24,
+         *       "dailyLimitCents": null
+         *     }
+         */
+        PayoutPolicyRules: {
+            /** Format: int64 */
+            approvalThresholdCents: number | null;
+            allowlistOnly: boolean;
+            /** Format: int32 */
+            addressCoolingOffHours: number;
+            /** Format: int64 */
+            dailyLimitCents: number | null;
+        } | null;
         /**
          * @description The fields to change; absent ones keep their value.
          * @example {

@@ -147,6 +147,18 @@ function SettingsForm({ s, writable, merchantId, onSaved }: { s: Settings; writa
         </dd>
         <dt>Updated</dt>
         <dd>{formatDate(s.updatedAt)}</dd>
+        {s.stricterPolicy ? (
+          <>
+            <dt>Loosening waits</dt>
+            <dd>
+              The looser rules apply from {formatDate(s.stricterPolicyUntil)}: a loosening waits out the cooling-off period
+              that was in force. Until then the stricter of these and the earlier rules apply (
+              {s.stricterPolicy.approvalThresholdCents === null ? "no approvals" : `approvals above ${formatCents(s.stricterPolicy.approvalThresholdCents)}`};{" "}
+              {s.stricterPolicy.allowlistOnly ? "saved addresses only" : "any address"}; {s.stricterPolicy.addressCoolingOffHours} h cooling-off;{" "}
+              {s.stricterPolicy.dailyLimitCents === null ? "no daily limit" : `at most ${formatCents(s.stricterPolicy.dailyLimitCents)} a day`}).
+            </dd>
+          </>
+        ) : null}
       </dl>
       <ErrorMessage error={error} />
       {writable ? (

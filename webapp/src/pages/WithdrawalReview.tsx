@@ -77,13 +77,18 @@ export function PolicyNotes({ amountInCents, chainId, recipient }: { amountInCen
   );
   if (policy.status !== "ok" || policy.data === null) return null;
   const [s, book] = policy.data;
+  // The rules in force: a loosening waiting out the cooling-off keeps the stricter earlier ones.
+  const earlier = s.stricterPolicy;
+  const lower = (a: number | null, b: number | null | undefined) => (a === null ? (b ?? null) : b == null ? a : Math.min(a, b));
+  const threshold = lower(s.approvalThresholdCents, earlier?.approvalThresholdCents);
+  const allowlistOnly = s.allowlistOnly || (earlier?.allowlistOnly ?? false);
   const notes: string[] = [];
-  if (s.approvalThresholdCents !== null && amountInCents > s.approvalThresholdCents) {
-    notes.push(`It is above the approval threshold (${formatCents(s.approvalThresholdCents)}): it waits until a second person with the admin or owner role approves it.`);
+  if (threshold !== null && amountInCents > threshold) {
+    notes.push(`It is above the approval threshold (${formatCents(threshold)}): it waits until a second person with the admin or owner role approves it.`);
   }
   const saved = book.data.find((e) => e.chainId === chainId && e.address.toLowerCase() === recipient.toLowerCase());
-  if (s.allowlistOnly && !saved) notes.push("This address is not in the address book, and withdrawals go only to saved addresses: it will be refused.");
-  else if (saved && Date.parse(saved.usableAt) > Date.now()) notes.push(`${saved.label} is still cooling off: it cannot receive withdrawals yet.`);
+  if (allowlistOnly && !saved) notes.push("This address is not in the address book, and withdrawals go only to saved addresses: it will be refused.");
+  else if (allowlistOnly && saved && Date.parse(saved.usableAt) > Date.now()) notes.push(`${saved.label} is still cooling off: it cannot receive withdrawals yet.`);
   else if (saved) notes.push(`To ${saved.label} (address book).`);
   if (s.dailyLimitCents !== null) notes.push(`Daily limit: at most ${formatCents(s.dailyLimitCents)} leaves in any 24 hours.`);
   if (notes.length === 0) return null;
@@ -97,7 +102,8 @@ export function PolicyNotes({ amountInCents, chainId, recipient }: { amountInCen
 }
 
 // SavedRecipients lets the withdrawal form fill the recipient from the address book (entries of
-// the chosen network; one still cooling off is shown but cannot be picked).
+// the chosen network). One still cooling off can be picked: the cooling-off binds only while
+// withdrawals go to saved addresses only (allowlistOnly), and then the review says it is refused.
 export function SavedRecipients({ chainId, value, onPick }: { chainId: string; value: string; onPick: (address: string) => void }) {
   const { merchantId, can } = useMerchant();
   const id = useId();
@@ -121,9 +127,9 @@ export function SavedRecipients({ chainId, value, onPick }: { chainId: string; v
         {entries.map((e) => {
           const cooling = Date.parse(e.usableAt) > now;
           return (
-            <option key={e.id} value={e.address} disabled={cooling}>
+            <option key={e.id} value={e.address}>
               {e.label}
-              {cooling ? ` (usable from ${formatDate(e.usableAt)})` : ""}
+              {cooling ? ` (cooling off until ${formatDate(e.usableAt)})` : ""}
             </option>
           );
         })}
