@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"github.com/paymentsd/paymentsd/domain"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,16 +95,6 @@ func TestCreatePaymentFieldLimits(t *testing.T) {
 	})
 }
 
-// readableDue is each volatile token's quote for a due (cents) at the static prices, worked by
-// hand: the exact amount, then the fewest decimals whose rounding up adds under half a cent.
-var readableDue = map[string]string{
-	"ETH/1150":  "3834000000000000",     // 0.0038333… → 0.003834 ($11.502); 0.00384 would be $11.52
-	"ETH/1005":  "3350000000000000",     // 0.00335 exactly
-	"BNB/1010":  "16840000000000000",    // 0.0168333… → 0.01684 ($10.104); 0.0169 would be $10.14
-	"AVAX/1010": "336700000000000000",   // 0.336666… → 0.3367 ($10.101); 0.337 would be $10.11
-	"POL/1005":  "20100000000000000000", // 20.1 exactly
-}
-
 func TestCreatePaymentShape(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		m := e.merchant(merchantOpts{})
@@ -141,14 +129,7 @@ func TestCreatePaymentShape(t *testing.T) {
 			if cheapest < 0 || due < cheapest {
 				cheapest = due
 			}
-			// Rounded up to the fewest decimals that add less than half a cent (the static
-			// prices: ETH $3,000, BNB $600, AVAX $30, POL $0.50, stablecoins $1.00).
-			want, volatile := readableDue[fmt.Sprintf("%s/%d", tok["symbol"], due)]
-			if !volatile { // a stablecoin at 1.00: the due's whole cents, unchanged
-				assert.EqualValues(t, "1", fmt.Sprint(q["rateUsdAsset"]))
-				want = decimal.New(due, int32(tok["decimals"].(float64))-2).String()
-			}
-			assert.Equal(t, want, q["expectedAmountAsset"], "%s %s for %d cents", q["chainId"], tok["symbol"], due)
+			checkReadableQuote(t, q, due)
 			assert.EqualValues(t, "active", q["status"])
 		}
 		assert.EqualValues(t, cheapest, p["amountDueCents"], "provisional amount due is the cheapest quote's")
