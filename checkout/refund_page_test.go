@@ -10,7 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/checkout"
 )
 
-// The claim page is a static shell: the refund id in a data attribute (escaped), its script and
+// The claim page is a static shell: the refund id in a data attribute (escaped), its scripts and
 // style from this origin, no inline script; the policy allows no eval, no inline script and no
 // other host.
 func TestRefundPage(t *testing.T) {
@@ -18,8 +18,10 @@ func TestRefundPage(t *testing.T) {
 	require.NoError(t, err)
 	page := string(b)
 	assert.Contains(t, page, `data-refund-id="01a20b10-0000-7000-8000-000000000001&#34;&gt;&lt;script&gt;"`)
-	assert.Contains(t, page, `<script src="/pay/assets/refund.js" defer></script>`)
-	assert.Equal(t, 1, strings.Count(page, "<script"), "one script, from this origin")
+	// The amounts' formatter first (deferred scripts run in order), then the page's own.
+	assert.Contains(t, page, `<script src="/pay/assets/amounts.js" defer></script>
+<script src="/pay/assets/refund.js" defer></script>`)
+	assert.Equal(t, 2, strings.Count(page, "<script"), "two scripts, both from this origin")
 	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "http:", "https:", "*"} {
 		assert.NotContains(t, checkout.RefundPageCSP, bad)
 	}

@@ -1,6 +1,7 @@
 package money
 
-// Fuzz targets: Number's JSON round trip, the settlement's invariants. Run with scripts/fuzz.sh.
+// Fuzz targets: Number's JSON round trip, the settlement's invariants (the quote's rounding has
+// its own, FuzzUnitsToQuote, in readable_test.go). Run with scripts/fuzz.sh.
 
 import (
 	"encoding/json"
@@ -59,9 +60,11 @@ func FuzzNumberRoundTrip(f *testing.F) {
 }
 
 // FuzzSettle: for any amount, fee, rate, decimals and any amount received around the quote's,
-// the quote asks for the least whole number of units worth the amount due, a payout of it sends
-// the most units worth at most it, and the settlement keeps its invariants (checkInvariants:
-// nothing credited that did not arrive, fee + net = credit, every rounding as written).
+// UnitsToReceive asks for the least whole number of units worth the amount due, a payout of it
+// sends the most units worth at most it, and the settlement keeps its invariants
+// (checkInvariants: nothing credited that did not arrive, fee + net = credit, every rounding as
+// written) on those least units and on the quote's readable amount (UnitsToQuote), which paid
+// exactly completes the payment with the due as its value.
 func FuzzSettle(f *testing.F) {
 	f.Add(int64(1000), int64(5), "1", uint8(6), int64(5_000_000), uint16(100))
 	f.Add(int64(1000), int64(0), "3000", uint8(18), int64(1_668_333_333_333_333), uint16(100))
@@ -89,20 +92,42 @@ func FuzzSettle(f *testing.F) {
 		if s := sent.Rat(); s.Cmp(exact) > 0 || new(big.Rat).Add(s, big.NewRat(1, 1)).Cmp(exact) <= 0 {
 			t.Fatalf("send %d cents at %s (%d decimals): %s is not the floor of %s", cents+fee, rate, d, sent, exact.FloatString(30))
 		}
-		received := units.Add(decimal.NewFromInt(extra))
-		if received.IsNegative() {
-			received = decimal.Zero
+		quoted, err := UnitsToQuote(cents+fee, rate, d)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, due := range []*Due{{AmountCents: cents, ConvenienceFeeCents: fee, Units: units}, nil} {
-			terms := Terms{Due: due, Received: received, Decimals: d, Rate: rate, MerchantFeeBps: int64(bps)}
-			a, err := Settle(terms)
-			if errors.Is(err, ErrBeyondLimit) {
-				continue
+		// The settlement keeps its invariants on the least units owed and on the quote's
+		// readable amount alike; the quote's, paid exactly, is paid in full and no more.
+		for _, owed := range []decimal.Decimal{units, quoted} {
+			received := owed.Add(decimal.NewFromInt(extra))
+			if received.IsNegative() {
+				received = decimal.Zero
 			}
-			if err != nil {
-				t.Fatalf("%+v: %v", terms, err)
+			for _, due := range []*Due{{AmountCents: cents, ConvenienceFeeCents: fee, Units: owed}, nil} {
+				terms := Terms{Due: due, Received: received, Decimals: d, Rate: rate, MerchantFeeBps: int64(bps)}
+				a, err := Settle(terms)
+				if errors.Is(err, ErrBeyondLimit) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%+v: %v", terms, err)
+				}
+				checkInvariants(t, terms, a)
 			}
-			checkInvariants(t, terms, a)
+		}
+		exactly, err := Settle(Terms{Due: &Due{AmountCents: cents, ConvenienceFeeCents: fee, Units: quoted}, Received: quoted,
+			Decimals: d, Rate: rate, MerchantFeeBps: int64(bps)})
+		if errors.Is(err, ErrBeyondLimit) {
+			return
+		}
+		if err != nil || exactly.Outcome != Paid || exactly.CreditCents != cents || exactly.ConvenienceFeeCents != fee {
+			t.Fatalf("%d+%d cents at %s (%d decimals), the quote's %s paid exactly: %+v, %v", cents, fee, rate, d, quoted, exactly, err)
+		}
+		// Within half a cent of the due (the rule, whenever the token's decimals allow it), the
+		// receipt says the due to the cent: the rounding never shows up as money.
+		value := exactCents(quoted, d, rate)
+		if value.Sub(value, big.NewRat(cents+fee, 1)).Cmp(big.NewRat(1, 2)) < 0 && !exactly.SettledUSD.Equal(decimal.New(cents+fee, -2)) {
+			t.Fatalf("%d+%d cents at %s (%d decimals), the quote's %s paid exactly settles %s USD", cents, fee, rate, d, quoted, exactly.SettledUSD)
 		}
 	})
 }

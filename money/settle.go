@@ -10,7 +10,7 @@ import (
 type Due struct {
 	AmountCents         int64           // the payment's amount: the merchant's price
 	ConvenienceFeeCents int64           // the quote's chain fee, added on top for the buyer
-	Units               decimal.Decimal // the quote's expected amount: UnitsToReceive(amount + fee)
+	Units               decimal.Decimal // the quote's expected amount: UnitsToQuote(amount + fee)
 }
 
 // Terms are what the amounts of a settlement are computed from: the quote it settles on (its
@@ -88,8 +88,9 @@ func Settle(t Terms) (Amounts, error) {
 		}
 		a.CreditCents = d.AmountCents + a.ExcessCents
 		if a.CreditCents+a.ConvenienceFeeCents > gross {
-			// Cannot happen with a due made by UnitsToReceive (rounded up, so worth at least its
-			// cents): a due that claims more cents than its units are worth is refused.
+			// Cannot happen with a due made by UnitsToQuote or UnitsToReceive (rounded up, so
+			// worth at least its cents): a due that claims more cents than its units are worth is
+			// refused.
 			return Amounts{}, fmt.Errorf("money: %s units at %s are worth %d cents, less than the %d cents credited and charged",
 				t.Received, t.Rate, gross, a.CreditCents+a.ConvenienceFeeCents)
 		}

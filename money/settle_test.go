@@ -8,8 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// due is a quote's due as the quotes make it: the amount plus the fee, in units rounded up.
+// due is a quote's due as the quotes make it: the amount plus the fee, in units rounded up to a
+// readable amount (UnitsToQuote).
 func due(t *testing.T, cents, fee int64, rate string, decimals int32) *Due {
+	t.Helper()
+	u, err := UnitsToQuote(cents+fee, dec(rate), decimals)
+	require.NoError(t, err)
+	return &Due{AmountCents: cents, ConvenienceFeeCents: fee, Units: u}
+}
+
+// leastDue is a due of the least units worth the amount (UnitsToReceive): the tightest due
+// Settle must take, a fraction of a unit over the cents.
+func leastDue(t *testing.T, cents, fee int64, rate string, decimals int32) *Due {
 	t.Helper()
 	u, err := UnitsToReceive(cents+fee, dec(rate), decimals)
 	require.NoError(t, err)
@@ -26,8 +36,9 @@ func TestSettle(t *testing.T) {
 		excessCents                    int64
 		short                          string
 	}
-	usdc := func(t *testing.T) *Due { return due(t, 1000, 5, "1", 6) }    // $10.00 + 5 cents on an L2: 10050000
-	eth := func(t *testing.T) *Due { return due(t, 1000, 0, "3000", 18) } // 3333333333333334 wei
+	usdc := func(t *testing.T) *Due { return due(t, 1000, 5, "1", 6) }              // $10.00 + 5 cents on an L2: 10050000
+	eth := func(t *testing.T) *Due { return due(t, 1000, 0, "3000", 18) }           // 0.003334 ETH: $10.002
+	leastETH := func(t *testing.T) *Due { return leastDue(t, 1000, 0, "3000", 18) } // 3333333333333334 wei
 	tests := []struct {
 		name     string
 		due      func(t *testing.T) *Due
@@ -45,25 +56,35 @@ func TestSettle(t *testing.T) {
 			want{Overpaid, 1000, 1005, 5, 10, 1000, 990, "10.05", "1", 0, "0"}},
 		{"6 decimals, overpaid by $5: the excess is the merchant's, fee on the total", usdc, "15050000", 6, "1", 100,
 			want{Overpaid, 1000, 1005, 5, 15, 1500, 1485, "15.05", "5000000", 500, "0"}},
-		{"18 decimals, exact (a rounded-up third)", eth, "3333333333333334", 18, "3000", 100,
+		{"18 decimals, the quote's 0.003334 ETH exactly: paid, the 0.2 cent of rounding not credited", eth, "3334000000000000", 18, "3000", 100,
 			want{Paid, 1000, 1000, 0, 10, 1000, 990, "10", "0", 0, "0"}},
-		{"18 decimals, one wei under", eth, "3333333333333333", 18, "3000", 100,
+		{"18 decimals, one wei under the quote's: underpaid, though worth the amount to the cent", eth, "3333999999999999", 18, "3000", 100,
+			want{Underpaid, 1000, 1000, 0, 10, 1000, 990, "10", "0", 0, "1"}},
+		{"the issue's $18.50 at $3,000: 0.006167 ETH exactly is paid, settled at $18.50", func(t *testing.T) *Due { return due(t, 1850, 0, "3000", 18) },
+			"6167000000000000", 18, "3000", 100,
+			want{Paid, 1850, 1850, 0, 19, 1850, 1831, "18.5", "0", 0, "0"}},
+		{"18 decimals, the least due exactly (a rounded-up third)", leastETH, "3333333333333334", 18, "3000", 100,
+			want{Paid, 1000, 1000, 0, 10, 1000, 990, "10", "0", 0, "0"}},
+		{"18 decimals, one wei under the least due", leastETH, "3333333333333333", 18, "3000", 100,
 			want{Underpaid, 1000, 1000, 0, 10, 999, 989, "9.99", "0", 0, "1"}},
-		{"18 decimals, one wei over", eth, "3333333333333335", 18, "3000", 100,
+		{"18 decimals, one wei over the least due", leastETH, "3333333333333335", 18, "3000", 100,
 			want{Overpaid, 1000, 1000, 0, 10, 1000, 990, "10", "1", 0, "0"}},
-		{"18 decimals, overpaid by 500.5 cents: the excess and the USD round down, never half up", eth, "5001666666666667", 18, "3000", 100,
+		{"18 decimals, overpaid by 500.5 cents: the excess and the USD round down, never half up", leastETH, "5001666666666667", 18, "3000", 100,
 			want{Overpaid, 1000, 1000, 0, 15, 1500, 1485, "15", "1668333333333333", 500, "0"}},
 		{"18-decimal stablecoin, exact", func(t *testing.T) *Due { return due(t, 1000, 10, "1", 18) }, "10100000000000000000", 18, "1", 100,
 			want{Paid, 1000, 1010, 10, 10, 1000, 990, "10.1", "0", 0, "0"}},
 		{"18-decimal stablecoin, overpaid by one unit under a cent", func(t *testing.T) *Due { return due(t, 1000, 10, "1", 18) },
 			"10109999999999999999", 18, "1", 100,
 			want{Overpaid, 1000, 1010, 10, 10, 1000, 990, "10.1", "9999999999999999", 0, "0"}},
-		{"rate with many decimals, exact", func(t *testing.T) *Due { return due(t, 1000, 0, "3456.789012345678", 18) },
+		{"rate with many decimals, the quote's 0.002893 exactly", func(t *testing.T) *Due { return due(t, 1000, 0, "3456.789012345678", 18) },
+			"2893000000000000", 18, "3456.789012345678", 100,
+			want{Paid, 1000, 1000, 0, 10, 1000, 990, "10", "0", 0, "0"}},
+		{"rate with many decimals, the least due exactly", func(t *testing.T) *Due { return leastDue(t, 1000, 0, "3456.789012345678", 18) },
 			"2892858072704382", 18, "3456.789012345678", 100,
 			want{Paid, 1000, 1000, 0, 10, 1000, 990, "10", "0", 0, "0"}},
 		{"rate with many decimals, overpaid", func(t *testing.T) *Due { return due(t, 1050, 150, "3456.789012345678", 18) },
 			"4000000000000000", 18, "3456.789012345678", 100,
-			want{Overpaid, 1050, 1200, 150, 12, 1232, 1220, "13.82", "528570312754742", 182, "0"}},
+			want{Overpaid, 1050, 1200, 150, 12, 1232, 1220, "13.82", "528000000000000", 182, "0"}}, // due 0.003472
 		{"deposit, 18-decimal stablecoin one unit under $12.35", nil, "12349999999999999999", 18, "1", 100,
 			want{Deposited, 1234, 1234, 0, 12, 1234, 1222, "12.34", "0", 0, "0"}},
 		{"deposit of one unit, worth nothing", nil, "1", 6, "1", 100,

@@ -57,7 +57,9 @@ func (s *Service) buildQuotes(ctx context.Context, p *domain.Payment, accepted d
 			if p.Type == TypePayment {
 				due := p.AmountInCents + c.ConvenienceFeeCents
 				q.AmountDueCents = &due
-				if q.ExpectedAmountAsset, err = money.UnitsToReceive(due, rate, t.Decimals); err != nil {
+				// Rounded up to a readable amount (0.006167 ETH), worth less than half a cent
+				// over the due, which the settlement books as the due to the cent.
+				if q.ExpectedAmountAsset, err = money.UnitsToQuote(due, rate, t.Decimals); err != nil {
 					return err
 				}
 			}

@@ -27,6 +27,7 @@ TARGETS=(
   "settlement  FuzzGuideQuoteRate"
   "money       FuzzNumberRoundTrip"
   "money       FuzzSettle"
+  "money       FuzzUnitsToQuote"
   "chains      FuzzParseCAIP2"
   "idempotency FuzzRequestHash"
 )

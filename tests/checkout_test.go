@@ -72,6 +72,9 @@ func TestCheckoutView(t *testing.T) {
 		assert.Contains(t, string(page.Body), `data-payment-id="`+id+`"`)
 		assert.NotContains(t, string(page.Body), secret)
 		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/pay/assets/checkout.js", "", nil).Status)
+		assert.Equal(t, http.StatusOK, e.do(http.MethodGet, "/pay/assets/amounts.js", "", nil).Status, "the amounts' formatter, loaded before it")
+		assert.Contains(t, string(page.Body), `<script src="/pay/assets/amounts.js" defer></script>
+<script src="/pay/assets/checkout.js" defer></script>`, "deferred scripts run in order: the formatter first")
 		assert.Equal(t, http.StatusNotFound, e.do(http.MethodGet, "/pay/assets/..%2fpage.go", "", nil).Status)
 		tag := r.Header.Get("ETag")
 		require.NotEmpty(t, tag)

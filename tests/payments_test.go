@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"github.com/paymentsd/paymentsd/domain"
 	"net/http"
 	"net/url"
@@ -12,12 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/gen/client"
-	"github.com/paymentsd/paymentsd/money"
 	"github.com/paymentsd/paymentsd/payments"
 )
 
@@ -132,10 +129,7 @@ func TestCreatePaymentShape(t *testing.T) {
 			if cheapest < 0 || due < cheapest {
 				cheapest = due
 			}
-			rate := decimal.RequireFromString(fmt.Sprint(q["rateUsdAsset"]))
-			want, err := money.UnitsToReceive(due, rate, int32(tok["decimals"].(float64)))
-			require.NoError(t, err)
-			assert.Equal(t, want.String(), q["expectedAmountAsset"])
+			checkReadableQuote(t, q, due)
 			assert.EqualValues(t, "active", q["status"])
 		}
 		assert.EqualValues(t, cheapest, p["amountDueCents"], "provisional amount due is the cheapest quote's")

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -81,7 +82,8 @@ func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
 }
 
 // The hosted checkout in a real Chromium, from a real paymentUrl: choose a quote, its QR code
-// (read back from a screenshot) is exactly the EIP-681 URI; pay with the devnet's test wallet;
+// (read back from a screenshot) is exactly the EIP-681 URI, in the smallest unit, while the page
+// writes amounts for people (0.006167 ETH, 18.50 USDC); pay with the devnet's test wallet;
 // the page reaches "paid" and redirects with customMetadata in the query string. A wrong secret
 // gets a clear message; an expired quote is refreshed. UPDATE_SCREENSHOTS=1 also writes the
 // README's screenshots (phone and desktop, light and dark) under docs/.
@@ -114,12 +116,20 @@ func TestCheckoutInChromium(t *testing.T) {
 	created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
 		`{"amount": 1850, "currency": "USD", "orderId": "bread-42", "redirectUrl": "`+shop.URL+`/done", "customMetadata": "{\"order\":42}"}`)
 	payURL := strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1)
-	var quoteID, uri string
+	var quoteID, ethID, uri string
 	for _, q := range created["payment"].(map[string]any)["quotes"].([]any) {
 		q := q.(map[string]any)
-		if q["token"].(map[string]any)["symbol"] == "USDC" {
+		switch q["token"].(map[string]any)["symbol"] {
+		case "USDC":
 			quoteID = q["id"].(string)
+			checkQuoteUnits(t, q, "1", "18500000") // whole cents already: unchanged
+		case "ETH":
+			ethID = q["id"].(string)
+			checkQuoteUnits(t, q, "3000", "6167000000000000") // 0.0061666… rounded up to 0.006167
 		}
+	}
+	if ethID == "" {
+		t.Fatal("no ETH quote on the devnet")
 	}
 	view := checkoutView(t, srv.base, created["paymentId"].(string), created["secret"].(string))
 	for _, q := range view["quotes"].([]any) {
@@ -147,6 +157,7 @@ func TestCheckoutInChromium(t *testing.T) {
 	for _, want := range []string{"USDC", "Send only USDC on Devnet", "valid for"} {
 		waitJS(t, tctx, "the text "+want, `document.body.innerText.includes(`+strconv.Quote(want)+`)`, 5*time.Second)
 	}
+	checkAmountsShown(t, tctx, uri, quoteID, ethID)
 	if os.Getenv("UPDATE_SCREENSHOTS") != "" {
 		writeScreenshots(t, tctx)
 	}
@@ -191,6 +202,54 @@ func TestCheckoutInChromium(t *testing.T) {
 	v2 := checkoutView(t, srv.base, second["paymentId"].(string), second["secret"].(string))
 	if v2["selectedQuoteId"] == q2 || v2["selectedQuoteId"] == nil {
 		t.Fatalf("the selection should have moved to the fresh USDT quote: %v", v2["selectedQuoteId"])
+	}
+}
+
+// checkQuoteUnits checks a quote of the $18.50 payment: the devnet's static rate, no
+// convenience fee, and the exact smallest-unit amount the readable rounding makes of it.
+func checkQuoteUnits(t *testing.T, q map[string]any, rate, units string) {
+	t.Helper()
+	if got := fmt.Sprint(q["rateUsdAsset"]); got != rate || q["amountDueCents"] != float64(1850) || q["expectedAmountAsset"] != units {
+		t.Fatalf("%s quote: rate %s, due %v, amount %v; want rate %s, 1850 cents, %s",
+			q["token"].(map[string]any)["symbol"], got, q["amountDueCents"], q["expectedAmountAsset"], rate, units)
+	}
+}
+
+// checkAmountsShown: the page writes amounts for people (amounts.js) while the selected quote's
+// URI keeps the exact smallest unit; the formatter itself, in this browser, on the cases where a
+// JS number would go wrong.
+func checkAmountsShown(t *testing.T, ctx context.Context, uri, usdcID, ethID string) {
+	t.Helper()
+	if !strings.HasSuffix(uri, "&uint256=18500000") {
+		t.Fatalf("the USDC quote's EIP-681 URI %q should ask for 18500000 units", uri)
+	}
+	label := func(id string) string {
+		return `document.querySelector('input[value="` + id + `"]').closest("label").textContent`
+	}
+	waitJS(t, ctx, "the quotes' amounts", label(ethID)+`.endsWith("0.006167 ETH") && `+label(usdcID)+`.endsWith("18.50 USDC")`, 5*time.Second)
+	waitJS(t, ctx, "the amount to send", `document.getElementById("amount-asset").textContent === "18.50 USDC"`, 5*time.Second)
+	for _, c := range []struct {
+		units    string
+		decimals int
+		want     string
+	}{
+		{"6167000000000000", 18, "0.006167"},
+		{"18500000", 6, "18.50"},
+		{"10100000000000000000", 18, "10.10"}, // an 18-decimal stablecoin, beyond 2^53
+		{"123456789012345678901234567890", 18, "123456789012.34567890123456789"},
+		{"1", 18, "0.000000000000000001"},
+		{"20100000000000000000", 18, "20.10"},
+		{"0", 6, "0.00"},
+		{"7", 0, "7"},
+		{"75", 1, "7.5"},
+		{"0001", 2, "0.01"},
+		{"1e18", 18, "1e18"}, // not a whole number of units: shown as given
+	} {
+		expr := fmt.Sprintf("checkoutAmounts.format(%s, %d)", strconv.Quote(c.units), c.decimals)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil || got != c.want {
+			t.Errorf("%s = %q (%v), want %q", expr, got, err, c.want)
+		}
 	}
 }
 

@@ -94,7 +94,7 @@ func dashboardRefunds(t *testing.T, db string) {
 	if err := chromedp.Do(customer, chromedp.Navigate(w.claimPath(claimURL))); err != nil {
 		t.Fatal(err)
 	}
-	waitText(t, customer, "1.5 USDC", 15*time.Second)
+	waitText(t, customer, "1.50 USDC", 15*time.Second) // the claim page writes it as a price
 	checkPage(t, customer, w.axe, "claim page")
 	press(t, customer, "button", "Connect Go Test Wallet")
 	press(t, customer, "button", "Sign and claim the refund")

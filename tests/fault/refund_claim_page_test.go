@@ -87,7 +87,7 @@ func TestRefundClaimPageInChromium(t *testing.T) {
 
 	// No wallet: the typed address, checked on the page first.
 	visit(plain, r1, api.secret(r1))
-	waitText(t, plain, "1.5 USDC", 10*time.Second)
+	waitText(t, plain, "1.50 USDC", 10*time.Second) // 1500000 at 6 decimals, written as a price
 	waitText(t, plain, "No browser wallet was found", 5*time.Second)
 	noWide(t, plain, "claim page")
 	checkPage(t, plain, axe, "claim page without a wallet")

@@ -238,7 +238,7 @@
         const name = document.createElement("span");
         name.append(input, `${q.tokenSymbol}`);
         const amount = document.createElement("span");
-        amount.textContent = v.type === "deposit" ? "any amount" : `${q.amount} ${q.tokenSymbol}`;
+        amount.textContent = v.type === "deposit" ? "any amount" : `${units(q.amountAsset, q.tokenDecimals)} ${q.tokenSymbol}`;
         if (q.status !== "active") {
           label.className = "expired";
           amount.textContent += " (expired)";
@@ -262,7 +262,7 @@
     const r = v.received;
     const due = r && r.quoteId === q.id && r.dueAsset !== "0" ? units(r.dueAsset, q.tokenDecimals) : "";
     $("pay-title").textContent = due ? "Send the rest" : v.type === "deposit" ? "Send any amount" : "Send exactly";
-    const shown = due || (v.type === "deposit" ? "" : q.amount);
+    const shown = due || (v.type === "deposit" ? "" : units(q.amountAsset, q.tokenDecimals));
     $("amount-asset").textContent = shown ? `${shown} ${q.tokenSymbol}` : `any amount of ${q.tokenSymbol}`;
     $("amount-asset").dataset.value = shown;
     // The QR code and the wallet link ask for the full amount: not shown when only the rest is due.
@@ -363,11 +363,9 @@
     schedule(500);
   }
 
+  // Whole tokens for people (amounts.js); the API's figures and the URI stay exact.
   function units(smallest, decimals) {
-    const s = smallest.padStart(decimals + 1, "0");
-    const whole = s.slice(0, s.length - decimals);
-    const frac = s.slice(s.length - decimals).replace(/0+$/, "");
-    return frac ? `${whole}.${frac}` : whole;
+    return checkoutAmounts.format(smallest, decimals);
   }
 
   function interval() {

@@ -32,11 +32,9 @@
     $("error").hidden = !message;
   }
 
+  // Whole tokens for people, as the checkout page writes them (amounts.js).
   function units(smallest, decimals) {
-    const s = String(smallest).padStart(decimals + 1, "0");
-    const whole = s.slice(0, s.length - decimals).replace(/^0+(?=\d)/, "");
-    const frac = s.slice(s.length - decimals).replace(/0+$/, "");
-    return frac ? `${whole}.${frac}` : whole;
+    return checkoutAmounts.format(smallest, decimals);
   }
 
   async function call(path, init) {

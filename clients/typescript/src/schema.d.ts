@@ -2629,7 +2629,7 @@ export interface components {
          *         "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *         "createdAt": "2026-11-22T10:00:00Z"
          *       },
-         *       "expectedAmountAsset": "2907322363067904",
+         *       "expectedAmountAsset": "2908000000000000",
          *       "rateUsdAsset": 3456.789012345678,
          *       "amountDueCents": 1005,
          *       "expiresAt": "2026-11-22T10:15:00Z",
@@ -2650,7 +2650,15 @@ export interface components {
             chainId: string;
             depositAddress: components["schemas"]["DepositAddress"];
             /**
-             * @description Expected amount in the token's smallest unit (integer string).
+             * @description Expected amount in the token's smallest unit (integer string): exactly what the customer
+             *     sends. It is `amountDueCents` at `rateUsdAsset`, rounded up to the fewest decimals of the
+             *     token for which the rounding adds less than half a cent, so a person can read and type it:
+             *     $18.50 at $3,000 per ETH is 0.006167 ETH (`6167000000000000`), not 0.006166666666666667.
+             *     It is never worth less than the amount due, and a payment of exactly this amount settles
+             *     at the amount due to the cent (what the rounding adds is not credited). Whole cents of a
+             *     stablecoin at 1.00 are already exact and do not change (18.50 USDC is `18500000`). When
+             *     even the token's last decimal adds half a cent or more, the amount is the least number of
+             *     smallest units worth the amount due.
              * @example 12500000
              */
             expectedAmountAsset: string;
@@ -2845,7 +2853,7 @@ export interface components {
          *             "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *             "createdAt": "2026-11-22T10:00:00Z"
          *           },
-         *           "expectedAmountAsset": "2907322363067904",
+         *           "expectedAmountAsset": "2908000000000000",
          *           "rateUsdAsset": 3456.789012345678,
          *           "amountDueCents": 1005,
          *           "expiresAt": "2026-11-22T10:15:00Z",
@@ -3030,7 +3038,7 @@ export interface components {
          *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *                 "createdAt": "2026-11-22T10:00:00Z"
          *               },
-         *               "expectedAmountAsset": "2907322363067904",
+         *               "expectedAmountAsset": "2908000000000000",
          *               "rateUsdAsset": 3456.789012345678,
          *               "amountDueCents": 1005,
          *               "expiresAt": "2026-11-22T10:15:00Z",
@@ -3200,7 +3208,7 @@ export interface components {
          *               "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *               "createdAt": "2026-11-22T10:00:00Z"
          *             },
-         *             "expectedAmountAsset": "2907322363067904",
+         *             "expectedAmountAsset": "2908000000000000",
          *             "rateUsdAsset": 3456.789012345678,
          *             "amountDueCents": 1005,
          *             "expiresAt": "2026-11-22T10:15:00Z",
@@ -4185,7 +4193,7 @@ export interface components {
          *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *                 "createdAt": "2026-11-22T10:00:00Z"
          *               },
-         *               "expectedAmountAsset": "2907322363067904",
+         *               "expectedAmountAsset": "2908000000000000",
          *               "rateUsdAsset": 3456.789012345678,
          *               "amountDueCents": 1005,
          *               "expiresAt": "2026-11-22T10:15:00Z",
@@ -4362,7 +4370,7 @@ export interface components {
          *                 "address": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
          *                 "createdAt": "2026-11-22T10:00:00Z"
          *               },
-         *               "expectedAmountAsset": "2907322363067904",
+         *               "expectedAmountAsset": "2908000000000000",
          *               "rateUsdAsset": 3456.789012345678,
          *               "amountDueCents": 1005,
          *               "expiresAt": "2026-11-22T10:15:00Z",
