@@ -74,9 +74,12 @@ fuzz:
 	FUZZTIME=$(or $(FUZZTIME),10s) GO=$(GO) scripts/fuzz.sh
 
 # The API under wrk against the SQL it cannot avoid under pgbench, same run, same throwaway
-# PostgreSQL (scripts/bench.sh; results go in docs/benchmarks.md). Not part of make test.
+# PostgreSQL (scripts/bench.sh); then the sweeper's gas per collected payment on the devnet, per
+# method at 1, 20 and 100 payments a sweep, from the receipts (payouts.BenchmarkSweepGas).
+# Results go in docs/benchmarks.md. Not part of make test.
 bench: build
 	scripts/with-postgres.sh scripts/bench.sh
+	$(GO) test -run '^$$' -bench BenchmarkSweepGas -benchtime 1x -timeout 30m ./payouts/
 
 clean:
 	rm -rf bin data .venv

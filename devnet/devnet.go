@@ -80,7 +80,16 @@ type Config struct {
 	// Log receives the devnet's own messages and go-ethereum's node warnings
 	// and errors. Nil discards them.
 	Log *slog.Logger
+	// Fork is the gas schedule: "" is go-ethereum's development chain as pinned,
+	// every fork it knows active, the experimental Bogota one included (EIP-8037
+	// state gas: a storage slot created costs ~110,000 gas, not 22,100); ForkOsaka
+	// stops at Osaka, the schedule Ethereum and its L2s run, for measurements that
+	// must mean the same there (EIP-7702 is in both).
+	Fork string
 }
+
+// ForkOsaka is Config.Fork for Osaka's gas schedule.
+const ForkOsaka = "osaka"
 
 // Devnet is a running dev chain. Its methods are safe for concurrent use.
 type Devnet struct {
@@ -134,7 +143,10 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 		host = "0.0.0.0"
 	}
 
-	backend, port, err := newBackend(cfg.ChainID, host, port, cfg.Log)
+	if cfg.Fork != "" && cfg.Fork != ForkOsaka {
+		return nil, fmt.Errorf("devnet: unknown fork %q (\"\" or %q)", cfg.Fork, ForkOsaka)
+	}
+	backend, port, err := newBackend(cfg.ChainID, host, port, cfg.Fork, cfg.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,6 @@ func (m *Manager) startBatch(ctx context.Context, g batchGroup) (int, string, er
 		started int
 		pulls   []Pull
 		sweeps  []store.Sweep
-		total   = new(big.Int)
 	)
 	for _, c := range g.cands {
 		addr := common.HexToAddress(c.Address)
@@ -84,20 +83,21 @@ func (m *Manager) startBatch(ctx context.Context, g batchGroup) (int, string, er
 		amount := decimal.NewFromBigInt(bal, 0)
 		sw.Status, sw.AmountAsset = store.SweepSigned, &amount
 		pulls, sweeps = append(pulls, Pull{SweepID: sw.ID, Key: key, Amount: bal}), append(sweeps, sw)
-		total.Add(total, bal)
 	}
 	if len(pulls) == 0 {
 		return started, "", nil
 	}
-	call, err := m.buildBatch(ctx, g.method, g.tok, pulls)
+	call, gas, err := m.fitBatch(ctx, g, pulls)
 	if err != nil {
 		return started, "", err
 	}
-	hot, batch := m.Wallet.Address(), common.HexToAddress(m.Config.SweepBatch)
-	gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: hot, To: &batch, Data: call.Data, AuthorizationList: call.Auths})
-	if err != nil {
-		return started, "", fmt.Errorf("estimate a %s sweep batch's gas: %w", g.method, err)
+	// What did not fit waits for the next pass: its transfers are not covered yet.
+	pulls, sweeps = pulls[:len(call.pulls)], sweeps[:len(call.pulls)]
+	total := new(big.Int)
+	for _, p := range pulls {
+		total.Add(total, p.Amount)
 	}
+	hot, batch := m.Wallet.Address(), common.HexToAddress(m.Config.SweepBatch)
 	tip, feeCap, err := m.tx.Fees(ctx)
 	if err != nil {
 		return started, "", err
@@ -105,7 +105,7 @@ func (m *Manager) startBatch(ctx context.Context, g batchGroup) (int, string, er
 	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: store.TxSweep,
 		TokenID: g.tok.ID, Recipient: strings.ToLower(hot.Hex()), AmountAsset: decimal.NewFromBigInt(total, 0),
 		TxTo: strings.ToLower(batch.Hex()), TxValue: decimal.Zero, TxData: hex.EncodeToString(call.Data),
-		GasLimit: int64(gas) * 5 / 4, CreatedAt: m.Now()} // the margin covers state that moves before it is mined
+		GasLimit: int64(gas), CreatedAt: m.Now()}
 	if len(call.Auths) > 0 {
 		j, err := json.Marshal(call.Auths)
 		if err != nil {
@@ -187,6 +187,44 @@ func (m *Manager) batchGroups(ctx context.Context, cands []store.SweepCandidate,
 		groups[i].cands = append(groups[i].cands, c)
 	}
 	return groups, nil
+}
+
+// MaxBatchGas is the most gas a batch transaction may ask for: EIP-7825's cap per transaction
+// (Osaka; 2^24). A node refuses a transaction above it outright, and a stored transaction no
+// node takes would hold the hot wallet's nonce, and every payout behind it, forever.
+const MaxBatchGas = 1 << 24
+
+// fittedCall is a built batch with the pulls it carries (a prefix of those asked for).
+type fittedCall struct {
+	BatchCall
+	pulls []Pull
+}
+
+// fitBatch builds the batch for pulls and its gas limit (the estimate and a quarter more, for
+// state that moves before it is mined), dropping pulls from the end until that limit is at most
+// MaxBatchGas. Gas per pull varies by method and chain (a storage slot created costs 22,100 gas
+// on Osaka, about 110,000 under EIP-8037), so the fit is measured, not assumed.
+func (m *Manager) fitBatch(ctx context.Context, g batchGroup, pulls []Pull) (fittedCall, uint64, error) {
+	hot, batch := m.Wallet.Address(), common.HexToAddress(m.Config.SweepBatch)
+	for {
+		call, err := m.buildBatch(ctx, g.method, g.tok, pulls)
+		if err != nil {
+			return fittedCall{}, 0, err
+		}
+		gas, err := m.Chain.EstimateGas(ctx, ethereum.CallMsg{From: hot, To: &batch, Data: call.Data, AuthorizationList: call.Auths})
+		if err != nil {
+			return fittedCall{}, 0, fmt.Errorf("estimate a %s sweep batch's gas: %w", g.method, err)
+		}
+		limit := gas + gas/4
+		if limit <= MaxBatchGas {
+			return fittedCall{BatchCall: call, pulls: pulls}, limit, nil
+		}
+		if len(pulls) == 1 {
+			return fittedCall{}, 0, fmt.Errorf("one %s pull needs %d gas, over the cap of %d per transaction", g.method, limit, MaxBatchGas)
+		}
+		keep := max(1, min(len(pulls)-1, int(uint64(len(pulls))*MaxBatchGas/limit)))
+		pulls = pulls[:keep]
+	}
 }
 
 // chunks splits a group into batches of at most size candidates.
