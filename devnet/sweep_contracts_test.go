@@ -212,4 +212,14 @@ func TestPermitsAndDelegatedSweeps(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, types.AddressToDelegation(common.HexToAddress(SweepDelegateAddress)), code, "delegated")
 	}
+	// A delegated deposit address still takes ether, at a little more than a plain transfer's
+	// 21,000 gas (the delegate's empty receive runs): a wallet that estimates gas pays it.
+	payer, err := AccountKey(0)
+	require.NoError(t, err)
+	tx, err = sendTx(ctx, c, payer, &deposits[0], big.NewInt(1e15), nil)
+	require.NoError(t, err)
+	rc := mined(t, d, c, tx)
+	require.Equal(t, types.ReceiptStatusSuccessful, rc.Status)
+	t.Logf("ether to a delegated deposit address: %d gas", rc.GasUsed)
+	assert.Less(t, rc.GasUsed, uint64(30_000))
 }
