@@ -1,11 +1,13 @@
 package payouts_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"math/big"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -184,4 +186,34 @@ func steal(t *testing.T, f *fixture, key *ecdsa.PrivateKey, amount *big.Int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("the theft was not mined")
+}
+
+// heavyGas makes every gas estimate 40 times what the node says: a chain where pulls cost far
+// more (EIP-8037's state gas does that to EIP-3009), so batches hit the cap per transaction.
+type heavyGas struct{ payouts.Chain }
+
+func (c heavyGas) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
+	g, err := c.Chain.EstimateGas(ctx, msg)
+	return g * 40, err
+}
+
+// A batch never asks for more gas than a node accepts in one transaction (EIP-7825): the pulls
+// that do not fit wait for the next pass, and all are swept in the end.
+func TestSweepBatchFitsTheGasCap(t *testing.T) {
+	f := newFixture(t, opts{backend: "sqlite", dbURL: testdb.URL(t, "sqlite"), sweep: true, sweepMin: "10",
+		methods: []payouts.SweepMethod{payouts.SweepEIP7702}})
+	f.m.Chain = heavyGas{f.m.Chain}
+	var ps []paid
+	for i := range 20 {
+		ps = append(ps, f.payOnChain(2000+int64(i), "USDC"))
+	}
+	f.until("all swept", func() bool { return f.confirmedAll(ps...) })
+	batches := map[uuid.UUID]bool{}
+	for _, p := range ps {
+		batches[*f.sweepsOf(p.deposit)[0].SweepTxID] = true
+	}
+	require.Greater(t, len(batches), 1, "20 pulls at 40 times the gas do not fit one transaction")
+	for id := range batches {
+		assert.LessOrEqual(t, outgoing(t, f, id).GasLimit, int64(payouts.MaxBatchGas))
+	}
 }

@@ -175,3 +175,34 @@ var errorABI = func() abi.ABI {
 	}
 	return a
 }()
+
+// Each EIP-2612 pull is the owner's permit to the batch contract for the amount at its own
+// nonce; nonces must come one per pull.
+func TestBuild2612(t *testing.T) {
+	d := tokensig.Domain{Name: "USD Coin", Version: "2", ChainID: 1337, Contract: common.HexToAddress(devnet.USDCAddress)}
+	batch, deadline := common.HexToAddress(devnet.SweepBatchAddress), big.NewInt(1_900_000_000)
+	ps := pulls(t, 2)
+	nonces := []*big.Int{big.NewInt(0), big.NewInt(7)}
+	call, err := payouts.Build2612(d, batch, deadline, nonces, ps)
+	require.NoError(t, err)
+	args, err := devnet.SweepBatchABI().Methods["permitsAndPulls"].Inputs.Unpack(call.Data[4:])
+	require.NoError(t, err)
+	items := args[1].([]struct {
+		Owner    common.Address `json:"owner"`
+		Value    *big.Int       `json:"value"`
+		Deadline *big.Int       `json:"deadline"`
+		V        uint8          `json:"v"`
+		R        [32]byte       `json:"r"`
+		S        [32]byte       `json:"s"`
+	})
+	require.Len(t, items, 2)
+	for i, it := range items {
+		p := tokensig.Permit{Owner: it.Owner, Spender: batch, Value: it.Value, Nonce: nonces[i], Deadline: it.Deadline}
+		signer, err := tokensig.Recover(d, p, tokensig.Signature{V: it.V, R: it.R, S: it.S})
+		require.NoError(t, err)
+		assert.Equal(t, addr(ps[i].Key), signer)
+		assert.Equal(t, ps[i].Amount, it.Value)
+	}
+	_, err = payouts.Build2612(d, batch, deadline, nonces[:1], ps)
+	assert.Error(t, err)
+}
