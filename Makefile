@@ -25,9 +25,12 @@ lint:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit"; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Regenerates gen/ and fails if that changed anything: committed generated code must be fresh.
+# Regenerates gen/ and the devnet's contract artifacts, and fails if that changed anything:
+# committed generated code and bytecode must be fresh.
 check-generated: generate
 	@git diff --exit-code --stat -- gen/ || { echo "gen/ is stale: run 'make generate' and commit"; exit 1; }
+	@bash devnet/contracts/compile.sh >/dev/null
+	@git diff --exit-code --stat -- devnet/contracts/ || { echo "devnet/contracts artifacts are stale: run devnet/contracts/compile.sh and commit"; exit 1; }
 
 # Go tests (unit, store on SQLite and PostgreSQL, HTTP through the full stack) then the
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
@@ -71,9 +74,12 @@ fuzz:
 	FUZZTIME=$(or $(FUZZTIME),10s) GO=$(GO) scripts/fuzz.sh
 
 # The API under wrk against the SQL it cannot avoid under pgbench, same run, same throwaway
-# PostgreSQL (scripts/bench.sh; results go in docs/benchmarks.md). Not part of make test.
+# PostgreSQL (scripts/bench.sh); then the sweeper's gas per collected payment on the devnet, per
+# method at 1, 20 and 100 payments a sweep, from the receipts (payouts.BenchmarkSweepGas).
+# Results go in docs/benchmarks.md. Not part of make test.
 bench: build
 	scripts/with-postgres.sh scripts/bench.sh
+	$(GO) test -run '^$$' -bench BenchmarkSweepGas -benchtime 1x -timeout 30m ./payouts/
 
 clean:
 	rm -rf bin data .venv

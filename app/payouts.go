@@ -65,6 +65,12 @@ func (a *App) wirePayouts(configured, dev *hotwallet.Wallet, deposits *wallet.Ke
 		pc.BumpAfter = a.Cfg.Chains.PayoutBump
 		pc.PauseAfterSign = a.Cfg.Chains.PayoutPause
 		pc.SweepMinUSD, pc.SweepEvery = a.Cfg.Chains.SweepMinUSD, a.Cfg.Chains.SweepEvery
+		if devnet.IsDevnet(w.Info.ID) {
+			// Every devnet start deploys the sweep contracts at fixed addresses, paying the
+			// development hot wallet (a configured hot wallet is topped up as before), and its
+			// go-ethereum accepts EIP-7702 transactions.
+			pc.SweepBatch, pc.SweepDelegate, pc.SweepEIP7702 = devnet.SweepBatchAddress, devnet.SweepDelegateAddress, true
+		}
 		caip := chains.CAIP2(w.Info.ID)
 		m := &payouts.Manager{Chain: a.Clients[w.Info.ID], Info: w.Info, Wallet: hot, Store: a.Store, Core: a.Core,
 			Catalog: a.Catalog, Prices: a.Payments.Prices, Config: pc, Log: a.Log.With("component", "payouts"), Now: Now,

@@ -34,12 +34,15 @@ func TestEmbeddedIsValid(t *testing.T) {
 		assert.Equal(t, depth[c.ID], c.RequiredConfirmations, "chain %d depth", c.ID)
 		assert.Equal(t, fee[c.ID], c.ConvenienceFeeCents, "chain %d fee", c.ID)
 	}
-	// The devnets' tokens are where the devnet deploys them, and implement neither extension.
+	// The devnets' tokens are where the devnet deploys them; USDC implements both extensions
+	// like Circle's, USDT neither like Ethereum's.
 	for _, id := range []int64{1337, 31337} {
 		for _, addr := range []string{devnet.USDCAddress, devnet.USDTAddress} {
 			tk, ok := byID[catalog.ERC20TokenID(id, addr)]
 			if assert.True(t, ok, "token %s on %d", addr, id) {
-				assert.False(t, tk.EIP3009 || tk.EIP2612)
+				usdc := addr == devnet.USDCAddress
+				assert.Equal(t, usdc, tk.EIP3009, "%s on %d: EIP-3009", tk.Symbol, id)
+				assert.Equal(t, usdc, tk.EIP2612, "%s on %d: EIP-2612", tk.Symbol, id)
 				assert.Equal(t, int64(2), tk.Chain.Depth())
 				assert.True(t, tk.Chain.IsTestnet)
 			}

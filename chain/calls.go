@@ -155,6 +155,17 @@ func (c *Client) NonceAt(ctx context.Context, addr common.Address, block *big.In
 	return out, err
 }
 
+// CodeAt is addr's code at block (nil: latest); for an account delegated with EIP-7702, the
+// delegation designator (0xef0100 ‖ the delegate's address).
+func (c *Client) CodeAt(ctx context.Context, addr common.Address, block *big.Int) ([]byte, error) {
+	var out []byte
+	err := c.eth(ctx, "eth_getCode", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		out, err = ec.CodeAt(ctx, addr, block)
+		return err
+	})
+	return out, err
+}
+
 // PendingNonceAt is the next nonce of addr counting the node's pending transactions.
 func (c *Client) PendingNonceAt(ctx context.Context, addr common.Address) (uint64, error) {
 	var out uint64

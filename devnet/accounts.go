@@ -120,7 +120,7 @@ var deployerKey = sync.OnceValue(func() *ecdsa.PrivateKey {
 
 // DeployerAddress is the address of the devnet's token deployer
 // (Keccak-256("paymentsd devnet deployer") as a private key). It is prefunded
-// with deployerETH ether and has nonce 2 after Start.
+// with deployerETH ether and has nonce 4 after Start (two tokens, two sweep contracts).
 const DeployerAddress = "0x9b99d9f98f9416fd959f348caff546447185cedc"
 
 // deployerETH is the deployer's genesis balance in whole ether: enough for the

@@ -24,7 +24,7 @@ import (
 // returns the port it listens on. For port 0 it picks a free port (go-ethereum
 // takes a port number and does not report the one the OS chose) and retries
 // with another if that port is taken before the server binds it.
-func newBackend(chainID int64, host string, port int, log *slog.Logger) (*simulated.Backend, int, error) {
+func newBackend(chainID int64, host string, port int, fork string, log *slog.Logger) (*simulated.Backend, int, error) {
 	const attempts = 5
 	var lastErr error
 	for range attempts {
@@ -35,7 +35,7 @@ func newBackend(chainID int64, host string, port int, log *slog.Logger) (*simula
 				return nil, 0, err
 			}
 		}
-		backend, err := newSimulated(chainID, host, p, log)
+		backend, err := newSimulated(chainID, host, p, fork, log)
 		if err == nil {
 			return backend, p, nil
 		}
@@ -50,7 +50,7 @@ func newBackend(chainID int64, host string, port int, log *slog.Logger) (*simula
 // newSimulated is simulated.NewBackend with the devnet's genesis and HTTP
 // settings, turning its panic on a failed node start (e.g. port in use) into an
 // error.
-func newSimulated(chainID int64, host string, port int, log *slog.Logger) (backend *simulated.Backend, err error) {
+func newSimulated(chainID int64, host string, port int, fork string, log *slog.Logger) (backend *simulated.Backend, err error) {
 	var extra [32]byte
 	if _, err := rand.Read(extra[:]); err != nil {
 		return nil, fmt.Errorf("devnet: random genesis extra data: %w", err)
@@ -81,6 +81,9 @@ func newSimulated(chainID int64, host string, port int, log *slog.Logger) (backe
 		// changed in place. The network id follows the chain id (ethconfig's 0 = auto).
 		chainConf := *ethConf.Genesis.Config
 		chainConf.ChainID = big.NewInt(chainID)
+		if fork == ForkOsaka {
+			chainConf.AmsterdamTime, chainConf.BogotaTime = nil, nil
+		}
 		ethConf.Genesis.Config = &chainConf
 		ethConf.Genesis.ExtraData = extra[:]
 		// The default genesis time is 0 (1970); a current one keeps block

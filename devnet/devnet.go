@@ -31,9 +31,19 @@
 // and checks them before returning: USDC (USDCAddress), a standard ERC-20, and
 // USDT (USDTAddress), which behaves like Tether's: transfer, transferFrom and
 // approve return no data. Each of accounts 0 to NumAccounts-1 holds
-// PrefundTokenUnits of each. The token addresses are the same on every start.
-// Sources and the solc pin are in contracts/ (regenerate with
-// contracts/compile.sh).
+// PrefundTokenUnits of each. USDC also takes signatures instead of its holders'
+// gas, like Circle's: EIP-3009 and EIP-2612 under the EIP-712 domain {name,
+// version "2", chainId, verifyingContract}. The token addresses are the same on
+// every start.
+//
+// # Sweep contracts
+//
+// Start also deploys the sweeper's contracts (SweepBatchAddress,
+// SweepDelegateAddress), both paying the development hot wallet: the gateway
+// collects deposit addresses' tokens through them in batches, with the deposit
+// keys' signatures (EIP-3009, EIP-2612) or EIP-7702 delegations, never sending
+// gas to a deposit address. Sources and the solc pin are in contracts/
+// (regenerate with contracts/compile.sh).
 package devnet
 
 import (
@@ -48,6 +58,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 )
 
@@ -69,7 +80,16 @@ type Config struct {
 	// Log receives the devnet's own messages and go-ethereum's node warnings
 	// and errors. Nil discards them.
 	Log *slog.Logger
+	// Fork is the gas schedule: "" is go-ethereum's development chain as pinned,
+	// every fork it knows active, the experimental Bogota one included (EIP-8037
+	// state gas: a storage slot created costs ~110,000 gas, not 22,100); ForkOsaka
+	// stops at Osaka, the schedule Ethereum and its L2s run, for measurements that
+	// must mean the same there (EIP-7702 is in both).
+	Fork string
 }
+
+// ForkOsaka is Config.Fork for Osaka's gas schedule.
+const ForkOsaka = "osaka"
 
 // Devnet is a running dev chain. Its methods are safe for concurrent use.
 type Devnet struct {
@@ -123,7 +143,10 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 		host = "0.0.0.0"
 	}
 
-	backend, port, err := newBackend(cfg.ChainID, host, port, cfg.Log)
+	if cfg.Fork != "" && cfg.Fork != ForkOsaka {
+		return nil, fmt.Errorf("devnet: unknown fork %q (\"\" or %q)", cfg.Fork, ForkOsaka)
+	}
+	backend, port, err := newBackend(cfg.ChainID, host, port, cfg.Fork, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +173,8 @@ func Start(ctx context.Context, cfg Config) (*Devnet, error) {
 	return d, nil
 }
 
-// init records the genesis hash, deploys the tokens, commits them in block 1
-// and checks the result.
+// init records the genesis hash, deploys the tokens and the sweep contracts,
+// commits them in block 1 and checks the result.
 func (d *Devnet) init(ctx context.Context) error {
 	c := d.backend.Client()
 	genesis, err := c.HeaderByNumber(ctx, big.NewInt(0))
@@ -163,13 +186,17 @@ func (d *Devnet) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sweepTxs, err := deploySweepContracts(ctx, c)
+	if err != nil {
+		return err
+	}
 	// The pool admits transactions asynchronously: a deployment sent just before the commit may
 	// miss block 1. Seal until both are mined (block 2 at worst; the addresses depend only on the
 	// deployer's nonces).
 	for range 20 {
 		d.Commit()
 		mined := true
-		for _, tx := range txs {
+		for _, tx := range append(append([]*types.Transaction(nil), txs...), sweepTxs...) {
 			if _, err := c.TransactionReceipt(ctx, tx.Hash()); err != nil {
 				mined = false
 			}
@@ -179,7 +206,10 @@ func (d *Devnet) init(ctx context.Context) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return verifyTokens(ctx, c, txs)
+	if err := verifyTokens(ctx, c, txs); err != nil {
+		return err
+	}
+	return verifySweepContracts(ctx, c, sweepTxs)
 }
 
 // loop commits a block every period until Close.

@@ -54,6 +54,8 @@ func TestFixedAddresses(t *testing.T) {
 	assert.Equal(t, strings.ToLower(crypto.CreateAddress(deployer, 1).Hex()), USDTAddress)
 	assert.Equal(t, USDCAddress, tokens[0].address)
 	assert.Equal(t, USDTAddress, tokens[1].address)
+	assert.Equal(t, strings.ToLower(crypto.CreateAddress(deployer, 2).Hex()), SweepBatchAddress)
+	assert.Equal(t, strings.ToLower(crypto.CreateAddress(deployer, 3).Hex()), SweepDelegateAddress)
 	assert.Equal(t, int64(1_000_000_000_000), int64(PrefundTokenUnits))
 }
 

@@ -26,8 +26,10 @@ import (
 // first two transactions, on every chain, so they never change and are the same
 // on both devnet chains.
 const (
-	USDCAddress = "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008" // standard ERC-20 (DevToken)
-	USDTAddress = "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb" // Tether-like: transfer returns nothing (DevTokenNoReturn)
+	// USDCAddress is a standard ERC-20 with EIP-3009 and EIP-2612 like Circle's USDC (DevToken).
+	USDCAddress = "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008"
+	// USDTAddress is Tether-like: transfer returns nothing, no EIP-3009 nor EIP-2612 (DevTokenNoReturn).
+	USDTAddress = "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb"
 
 	TokenDecimals = 6         // both tokens, like USDC and USDT on Ethereum
 	PrefundTokens = 1_000_000 // whole tokens minted to each of accounts 0 to NumAccounts-1, per token
@@ -35,7 +37,19 @@ const (
 	PrefundTokenUnits = PrefundTokens * 1_000_000
 )
 
-// Contract artifacts produced by contracts/compile.sh from contracts/DevToken.sol.
+// The sweeper's contracts (contracts/Sweep.sol), deployed by Start after the tokens as the
+// deployer's third and fourth transactions, CREATE(DeployerAddress, 2) and (…, 3), both paying
+// SweepCollector: the development hot wallet (account HotWalletAccount).
+const (
+	SweepBatchAddress    = "0x99642d80bf8e0b80fa24feda57c60057f5431945" // SweepBatch: many pulls in one transaction
+	SweepDelegateAddress = "0x80bbf98f37fb59e7adc0482d741a864474457f2d" // SweepDelegate: EIP-7702 code for deposit accounts
+)
+
+// SweepCollector is the hot wallet the devnet's sweep contracts pay.
+func SweepCollector() common.Address { return AccountAddress(HotWalletAccount) }
+
+// Contract artifacts produced by contracts/compile.sh from contracts/DevToken.sol and
+// contracts/Sweep.sol.
 var (
 	//go:embed contracts/DevToken.bin
 	devTokenBin string
@@ -45,12 +59,28 @@ var (
 	noReturnBin string
 	//go:embed contracts/DevTokenNoReturn.abi.json
 	noReturnABIJSON string
+	//go:embed contracts/SweepBatch.bin
+	sweepBatchBin string
+	//go:embed contracts/SweepBatch.abi.json
+	sweepBatchABIJSON string
+	//go:embed contracts/SweepDelegate.bin
+	sweepDelegateBin string
+	//go:embed contracts/SweepDelegate.abi.json
+	sweepDelegateABIJSON string
 )
 
 var (
-	devTokenABI = mustABI(devTokenABIJSON)
-	noReturnABI = mustABI(noReturnABIJSON)
+	devTokenABI      = mustABI(devTokenABIJSON)
+	noReturnABI      = mustABI(noReturnABIJSON)
+	sweepBatchABI    = mustABI(sweepBatchABIJSON)
+	sweepDelegateABI = mustABI(sweepDelegateABIJSON)
 )
+
+// SweepBatchABI is the ABI of contracts/Sweep.sol's SweepBatch, for the sweeper that calls it.
+func SweepBatchABI() abi.ABI { return sweepBatchABI }
+
+// TokenABI is the ABI of the devnet's USDC (DevToken: ERC-20, EIP-3009, EIP-2612).
+func TokenABI() abi.ABI { return devTokenABI }
 
 func mustABI(s string) abi.ABI {
 	a, err := abi.JSON(strings.NewReader(s))

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
 )
 
 // Wallet signs transactions with one key.
@@ -63,11 +64,22 @@ func (w *Wallet) Address() common.Address { return w.addr }
 
 // Sign signs a dynamic-fee transaction for chainID and returns it with its raw bytes.
 func (w *Wallet) Sign(tx *types.DynamicFeeTx, chainID int64) (*types.Transaction, []byte, error) {
+	tx.ChainID = big.NewInt(chainID)
+	return w.signTx(tx, chainID)
+}
+
+// SignSetCode signs an EIP-7702 transaction (its authorizations already signed by the
+// delegating accounts) for chainID and returns it with its raw bytes.
+func (w *Wallet) SignSetCode(tx *types.SetCodeTx, chainID int64) (*types.Transaction, []byte, error) {
+	tx.ChainID = uint256.NewInt(uint64(chainID))
+	return w.signTx(tx, chainID)
+}
+
+func (w *Wallet) signTx(tx types.TxData, chainID int64) (*types.Transaction, []byte, error) {
 	if w.key == nil {
 		return nil, nil, fmt.Errorf("%s: this process holds its address only, not its key", w)
 	}
-	tx.ChainID = big.NewInt(chainID)
-	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(tx.ChainID), tx)
+	signed, err := types.SignNewTx(w.key, types.LatestSignerForChainID(big.NewInt(chainID)), tx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -52,6 +52,9 @@ type opts struct {
 	// development key file on SQLite), swept from sweepMin USD at every round.
 	sweep    bool
 	sweepMin string
+	// methods: the sweep methods in order (payouts.Config.SweepMethods); nil: today's gas
+	// top-ups only, which the older sweep tests are about.
+	methods []payouts.SweepMethod
 }
 
 func newFixture(t testing.TB, o opts) *fixture {
@@ -81,6 +84,10 @@ func newFixture(t testing.TB, o opts) *fixture {
 	t.Cleanup(a.Close)
 	require.Len(t, a.Payouts, 1, "the devnet is the one chain paid out on")
 	f := &fixture{t: t, ctx: ctx, a: a, m: a.Payouts[0], dn: a.Devnet}
+	f.m.Config.SweepMethods = []payouts.SweepMethod{payouts.SweepTopUp}
+	if o.methods != nil {
+		f.m.Config.SweepMethods = o.methods
+	}
 	if o.dn != nil {
 		f.dn = o.dn
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chains"
@@ -34,6 +35,7 @@ type Chain interface {
 	txmgr.Chain
 	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
 	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
+	CodeAt(ctx context.Context, addr common.Address, block *big.Int) ([]byte, error)
 }
 
 // Config tunes a chain's manager.
@@ -50,6 +52,14 @@ type Config struct {
 	// next sweep signs again at the same nonce, the chain's count, with today's fees; at most one
 	// of them can be mined). Sweeps are never fee-bumped: the deposit address's gas is fixed.
 	SweepGiveUp time.Duration
+	// Sweeping without gas top-ups (sweep_batch.go): the chain's SweepBatch and SweepDelegate
+	// contracts, both paying the hot wallet ("" SweepBatch: none; every token is topped up);
+	// whether the chain accepts EIP-7702 transactions; the methods in order of preference (nil:
+	// DefaultSweepMethods); the most pulls in one batch.
+	SweepBatch, SweepDelegate string
+	SweepEIP7702              bool
+	SweepMethods              []SweepMethod
+	SweepBatchMax             int
 	// PauseAfterSign, for fault tests only, waits between the commit of a signed transaction
 	// and its broadcast (logged), so a test can kill the process exactly there.
 	PauseAfterSign time.Duration
@@ -58,7 +68,8 @@ type Config struct {
 // DefaultConfig is the production tuning.
 func DefaultConfig() Config {
 	return Config{Interval: time.Second, BumpAfter: 3 * time.Minute, ResendAfter: 30 * time.Second, Batch: 50,
-		SweepMinUSD: decimal.NewFromInt(100), SweepEvery: time.Minute, SweepGiveUp: 15 * time.Minute}
+		SweepMinUSD: decimal.NewFromInt(100), SweepEvery: time.Minute, SweepGiveUp: 15 * time.Minute,
+		SweepBatchMax: DefaultSweepBatchMax}
 }
 
 // DepositKeys derives the signing key of a deposit address (wallet.Keys). Only a process that
@@ -83,6 +94,7 @@ type Manager struct {
 
 	lastBlockedLog time.Time
 	lastSweep      time.Time
+	contractsWhy   string // why the sweep contracts were last found unusable, logged when it changes
 	// tx is the chain's transaction manager, kept by value: it keeps the genesis it read, and a
 	// copy of the Manager (a second manager in a test) gets its own.
 	tx txmgr.Manager

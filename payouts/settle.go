@@ -16,12 +16,15 @@ import (
 	"github.com/paymentsd/paymentsd/txmgr"
 )
 
-// hooks are what a payout's end does to its withdrawal or refund, committed with the
-// transaction's outcome. Sweeps and gas top-ups need none: their sweep moves on by the
-// transaction's status (advanceSweeps).
+// hooks are what a payout's end does to its withdrawal or refund, and a sweep batch's to the
+// sweeps it carries, committed with the transaction's outcome. A deposit address's own sweep and
+// a gas top-up need none: their sweep moves on by the transaction's status (advanceSweeps).
 func (m *Manager) hooks(res *RoundResult) txmgr.Hooks {
 	return txmgr.Hooks{
 		Final: func(ctx context.Context, o store.OutgoingTx, f txmgr.Final, record txmgr.Record) error {
+			if isBatch(o) {
+				return m.settleBatch(ctx, o, f, record, res)
+			}
 			if o.RefundID != nil {
 				return m.settleRefund(ctx, o, f, record, res)
 			}
@@ -31,6 +34,9 @@ func (m *Manager) hooks(res *RoundResult) txmgr.Hooks {
 			return m.settle(ctx, o, f, record, res)
 		},
 		Abandoned: func(ctx context.Context, o store.OutgoingTx, reason string, record txmgr.Record) error {
+			if isBatch(o) {
+				return m.abandonBatch(ctx, o, reason, record)
+			}
 			if o.RefundID != nil {
 				return m.abandonRefund(o, reason, record, res)
 			}

@@ -17,13 +17,15 @@ import (
 
 // Sweeping moves what customers paid into deposit addresses on to the hot wallet, through the
 // same transaction manager as payouts (package txmgr): nonces in the database, every signed transaction stored
-// before it is broadcast, followed to its confirmations. A native balance is sent less its gas;
-// an ERC-20 balance needs gas at the deposit address first, which a top-up from the hot wallet
-// provides. Each sweep covers the confirmed transfers recorded at the address up to the block
+// before it is broadcast, followed to its confirmations. A native balance is sent less its gas.
+// An ERC-20 balance goes without gas at the deposit address where the chain has the sweep
+// contracts: many addresses in one batch of signed pulls (sweep_batch.go); elsewhere it needs gas
+// at the deposit address first, which a top-up from the hot wallet provides. Each sweep covers the confirmed transfers recorded at the address up to the block
 // its balance was read at, so the treasury can tell swept from unswept.
 
-// maxSweepsPerPass bounds what one pass signs: top-ups take the hot wallet's nonces, ahead of
-// withdrawals, and nodes limit how many transactions of one sender they hold.
+// maxSweepsPerPass bounds what one pass signs: top-ups and batches take the hot wallet's nonces,
+// ahead of withdrawals, and nodes limit how many transactions of one sender they hold. It counts
+// the batches and, apart, the addresses swept one by one.
 const maxSweepsPerPass = 20
 
 // requestTimeout is how long an operator's request may stay open before it is answered with
@@ -79,10 +81,33 @@ func (m *Manager) sweepRound(ctx context.Context, res *RoundResult) error {
 		return m.Catalog.Tokens[cands[i].TokenID].AssetType == domain.ERC20 && m.Catalog.Tokens[cands[j].TokenID].AssetType != domain.ERC20
 	})
 	var errs, skipped []string
-	started := 0
+	started, batches, singles := 0, 0, 0
 	busy := map[string]bool{} // one sweep in flight per address: its tokens share its nonces and its gas
+	groups, err := m.batchGroups(ctx, cands, forced, busy)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for _, b := range g.chunks(m.Config.SweepBatchMax) {
+			if batches >= maxSweepsPerPass {
+				break
+			}
+			n, why, err := m.startBatch(ctx, b)
+			started += n
+			switch {
+			case err != nil:
+				m.Log.Error("sweep a batch of deposit addresses", "chain", chains.CAIP2(m.Info.ID), "token", b.tok.ID,
+					"method", b.method, "err", err)
+				errs = append(errs, err.Error())
+			case why != "":
+				skipped = append(skipped, why)
+			default:
+				batches++
+			}
+		}
+	}
 	for _, c := range cands {
-		if started >= maxSweepsPerPass {
+		if singles >= maxSweepsPerPass {
 			break
 		}
 		if busy[c.Address] {
@@ -95,6 +120,7 @@ func (m *Manager) sweepRound(ctx context.Context, res *RoundResult) error {
 			errs = append(errs, err.Error())
 		case ok:
 			started++
+			singles++
 			busy[c.Address] = true
 		case why != "" && forced:
 			skipped = append(skipped, why)
@@ -123,16 +149,27 @@ func (m *Manager) advanceSweeps(ctx context.Context, res *RoundResult) error {
 		return err
 	}
 	var txIDs []uuid.UUID
+	seen := map[uuid.UUID]bool{}
 	for _, s := range open {
 		for _, id := range []*uuid.UUID{s.TopupTxID, s.SweepTxID} {
-			if id != nil {
+			if id != nil && !seen[*id] {
+				seen[*id] = true
 				txIDs = append(txIDs, *id)
 			}
 		}
 	}
-	statuses, err := m.Store.Read(ctx).OutgoingStatuses(txIDs)
+	txs, err := m.Store.Read(ctx).OutgoingTxsByID(txIDs)
 	if err != nil {
 		return err
+	}
+	statuses := map[uuid.UUID]store.OutgoingStatus{}
+	for _, o := range txs {
+		statuses[o.ID] = o.Status
+		if isBatch(o) {
+			// A batch's sweeps move with its outcome, in the hooks (settleBatch): an operator looks
+			// at a conflict of the hot wallet's nonce, and the sweeps stay covered meanwhile.
+			delete(statuses, o.ID)
+		}
 	}
 	var errs []error
 	for _, s := range open {

@@ -38,14 +38,8 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 	if !ok || c.KeyIndex < 0 || c.KeyIndex >= 1<<31 {
 		return false, "", fmt.Errorf("sweep %s at %s: unknown token or key index", c.TokenID, c.Address)
 	}
-	if !forced {
-		price, err := m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: tok.Symbol, MarketAPIID: tok.MarketAPIID, Stablecoin: tok.Type == domain.Stablecoin})
-		if err != nil {
-			return false, "", err
-		}
-		if money.ValueUSD(c.Amount, tok.Decimals, price).LessThan(m.Config.SweepMinUSD) {
-			return false, "", nil // below the threshold: no node asked
-		}
+	if worth, err := m.worthSweeping(ctx, c, tok, forced); err != nil || !worth {
+		return false, "", err // below the threshold: no node asked
 	}
 	safe, err := m.safeBlock(ctx)
 	if err != nil {
@@ -126,6 +120,19 @@ func (m *Manager) startSweep(ctx context.Context, c store.SweepCandidate, forced
 	m.Log.Info("gas top-up signed for a token sweep", "chain", chains.CAIP2(m.Info.ID), "address", sw.Address, "token", tok.Symbol,
 		"wei", topup.String(), "tx", a.Hash)
 	return true, "", m.tx.Broadcast(ctx, o, a)
+}
+
+// worthSweeping: an operator's request sweeps everything; otherwise a candidate's unswept
+// transfers must be worth the threshold.
+func (m *Manager) worthSweeping(ctx context.Context, c store.SweepCandidate, tok domain.Token, forced bool) (bool, error) {
+	if forced {
+		return true, nil
+	}
+	price, err := m.Prices.PriceUSD(ctx, pricing.Asset{Symbol: tok.Symbol, MarketAPIID: tok.MarketAPIID, Stablecoin: tok.Type == domain.Stablecoin})
+	if err != nil {
+		return false, err
+	}
+	return !money.ValueUSD(c.Amount, tok.Decimals, price).LessThan(m.Config.SweepMinUSD), nil
 }
 
 // signTokenSweep signs the ERC-20 transfer of a topped-up address's balance to the hot wallet,

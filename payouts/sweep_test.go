@@ -172,7 +172,7 @@ func TestSweepNativeAndERC20(t *testing.T) {
 	})
 }
 
-func outgoing(t *testing.T, f *fixture, id uuid.UUID) store.OutgoingTx {
+func outgoing(t testing.TB, f *fixture, id uuid.UUID) store.OutgoingTx {
 	t.Helper()
 	all, err := f.a.Store.Read(f.ctx).OutgoingTxsByID([]uuid.UUID{id})
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ func (t *Tx) HasOpenOutgoing(chainID int64, sender string) (bool, error) {
 func (t *Tx) InsertOutgoingTx(o OutgoingTx) error {
 	row := outgoingTxRow{ID: o.ID, ChainID: o.ChainID, Sender: strings.ToLower(o.Sender), Nonce: o.Nonce, Kind: o.Kind,
 		KeyIndex: o.KeyIndex, GenesisHash: nonEmpty(o.GenesisHash), WithdrawalID: o.WithdrawalID, RefundID: o.RefundID, TokenID: o.TokenID, Recipient: strings.ToLower(o.Recipient), AmountAsset: o.AmountAsset,
-		RateUSD: o.RateUSD, TxTo: strings.ToLower(o.TxTo), TxValue: o.TxValue, TxData: o.TxData, GasLimit: o.GasLimit,
+		RateUSD: o.RateUSD, TxTo: strings.ToLower(o.TxTo), TxValue: o.TxValue, TxData: o.TxData, AuthList: nonEmpty(o.AuthList), GasLimit: o.GasLimit,
 		Status: OutgoingSigned, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt}
 	if err := t.db.Create(&row).Error; err != nil {
 		return translate(err)
@@ -131,7 +131,7 @@ func (t *Tx) withAttempts(rows []outgoingTxRow) ([]OutgoingTx, error) {
 			GenesisHash:  deref(r.GenesisHash),
 			WithdrawalID: r.WithdrawalID, RefundID: r.RefundID,
 			TokenID: r.TokenID, Recipient: r.Recipient, AmountAsset: r.AmountAsset, RateUSD: r.RateUSD, TxTo: r.TxTo, TxValue: r.TxValue,
-			TxData: r.TxData, GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
+			TxData: r.TxData, AuthList: deref(r.AuthList), GasLimit: r.GasLimit, Status: r.Status, MinedHash: r.MinedHash, MinedBlock: r.MinedBlock,
 			MinedBlockHash: r.MinedBlockHash, Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 			Attempts: by[r.ID]}
 	}

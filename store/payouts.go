@@ -44,22 +44,25 @@ const (
 
 // OutgoingTx is one logical transaction: a nonce of a sender, and what it pays.
 type OutgoingTx struct {
-	ID             uuid.UUID
-	ChainID        int64
-	Sender         string
-	Nonce          int64
-	Kind           TxKind
-	KeyIndex       *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
-	GenesisHash    string // the chain's genesis it was signed for ("" from before it was recorded)
-	WithdrawalID   *uuid.UUID
-	RefundID       *uuid.UUID // a refund's payout (kind payout, no withdrawal)
-	TokenID        string
-	Recipient      string
-	AmountAsset    decimal.Decimal
-	RateUSD        string
-	TxTo           string
-	TxValue        decimal.Decimal
-	TxData         string
+	ID           uuid.UUID
+	ChainID      int64
+	Sender       string
+	Nonce        int64
+	Kind         TxKind
+	KeyIndex     *int64 // the deposit key's child index when the sender is a deposit address (a sweep)
+	GenesisHash  string // the chain's genesis it was signed for ("" from before it was recorded)
+	WithdrawalID *uuid.UUID
+	RefundID     *uuid.UUID // a refund's payout (kind payout, no withdrawal)
+	TokenID      string
+	Recipient    string
+	AmountAsset  decimal.Decimal
+	RateUSD      string
+	TxTo         string
+	TxValue      decimal.Decimal
+	TxData       string
+	// AuthList is the EIP-7702 authorizations (JSON) of a SetCode transaction; "" for a plain
+	// dynamic-fee one.
+	AuthList       string
 	GasLimit       int64
 	Status         OutgoingStatus
 	MinedHash      *string
@@ -110,6 +113,7 @@ type outgoingTxRow struct {
 	TxTo           string
 	TxValue        decimal.Decimal
 	TxData         string
+	AuthList       *string
 	GasLimit       int64
 	Status         OutgoingStatus
 	MinedHash      *string

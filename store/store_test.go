@@ -95,7 +95,8 @@ func TestSeededCatalogue(t *testing.T) {
 		devChains[dc.ID] = c
 		devTokens[dc.ID] = []domain.Token{ // ordered by id, as ChainTokens lists them
 			{ID: caip + "/erc20:0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Chain: c, Symbol: "USDC", MarketAPIID: "usd-coin",
-				ContractAddress: "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
+				ContractAddress: "0x790ef98c943d9f21bbdd98c6e6de2d3c7ab16008", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive,
+				EIP3009: true, EIP2612: true}, // like Circle's (devnet/contracts/DevToken.sol)
 			{ID: caip + "/erc20:0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Chain: c, Symbol: "USDT", MarketAPIID: "tether",
 				ContractAddress: "0xf1a226dda6d5e9ae6e9a5bcdc237ca8fa3987ccb", Decimals: 6, Type: domain.Stablecoin, AssetType: domain.ERC20, Status: domain.TokenActive},
 			{ID: caip + "/slip44:60", Chain: c, Symbol: "ETH", MarketAPIID: "ethereum",

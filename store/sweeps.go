@@ -165,6 +165,21 @@ func (t *Tx) OpenSweeps(chainID int64) ([]Sweep, error) {
 	return out, nil
 }
 
+// OpenSweepsOfTx lists the sweeps still in flight that a transaction carries (a batch carries
+// many), oldest first.
+func (t *Tx) OpenSweepsOfTx(txID uuid.UUID) ([]Sweep, error) {
+	var rows []sweepRow
+	if err := t.db.Where("sweep_tx_id = ? AND status IN ?", txID, []SweepStatus{SweepToppingUp, SweepSigned}).
+		Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Sweep, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, nil
+}
+
 // SweepsSince lists a chain's sweeps created or moved since at, oldest first (an operator's
 // request reports them).
 func (t *Tx) SweepsSince(chainID int64, at time.Time) ([]Sweep, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/google/uuid"
+	"github.com/holiman/uint256"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/hotwallet"
@@ -62,14 +64,37 @@ func (m *Manager) sign(o store.OutgoingTx, tip, feeCap *big.Int) (store.TxAttemp
 	if err != nil {
 		return store.TxAttempt{}, err
 	}
-	signed, raw, err := signer.Sign(&types.DynamicFeeTx{Nonce: uint64(o.Nonce), GasTipCap: tip, GasFeeCap: feeCap,
-		Gas: uint64(o.GasLimit), To: &to, Value: o.TxValue.BigInt(), Data: data}, m.Info.ID)
+	var signed *types.Transaction
+	var raw []byte
+	if o.AuthList == "" {
+		signed, raw, err = signer.Sign(&types.DynamicFeeTx{Nonce: uint64(o.Nonce), GasTipCap: tip, GasFeeCap: feeCap,
+			Gas: uint64(o.GasLimit), To: &to, Value: o.TxValue.BigInt(), Data: data}, m.Info.ID)
+	} else {
+		signed, raw, err = signSetCode(signer, o, tip, feeCap, to, data, m.Info.ID)
+	}
 	if err != nil {
 		return store.TxAttempt{}, err
 	}
 	return store.TxAttempt{ID: uuid.Must(uuid.NewV7()), OutgoingTxID: o.ID, Hash: strings.ToLower(signed.Hash().Hex()),
 		Raw: hex.EncodeToString(raw), TipCap: decimal.NewFromBigInt(tip, 0), FeeCap: decimal.NewFromBigInt(feeCap, 0),
 		CreatedAt: m.Now()}, nil
+}
+
+// signSetCode signs an EIP-7702 transaction: the stored authorizations (signed by the delegating
+// accounts, never re-signed here) ride in every attempt, so a bump replaces the fees only.
+func signSetCode(w *hotwallet.Wallet, o store.OutgoingTx, tip, feeCap *big.Int, to common.Address, data []byte, chainID int64) (*types.Transaction, []byte, error) {
+	var auths []types.SetCodeAuthorization
+	if err := json.Unmarshal([]byte(o.AuthList), &auths); err != nil {
+		return nil, nil, fmt.Errorf("transaction %s: stored EIP-7702 authorizations: %w", o.ID, err)
+	}
+	tipU, overflow := uint256.FromBig(tip)
+	capU, overflow2 := uint256.FromBig(feeCap)
+	value, overflow3 := uint256.FromBig(o.TxValue.BigInt())
+	if overflow || overflow2 || overflow3 {
+		return nil, nil, fmt.Errorf("transaction %s: a fee or value wider than 256 bits", o.ID)
+	}
+	return w.SignSetCode(&types.SetCodeTx{Nonce: uint64(o.Nonce), GasTipCap: tipU, GasFeeCap: capU, Gas: uint64(o.GasLimit),
+		To: to, Value: value, Data: data, AuthList: auths}, chainID)
 }
 
 // signerOf is the key that signs for a logical transaction's sender: the hot wallet, or the

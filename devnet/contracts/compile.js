@@ -1,6 +1,7 @@
-// Compiles DevToken.sol with the solc-js pinned in package.json and writes, for each
-// deployable contract, <Name>.bin (creation bytecode, hex, no 0x, trailing newline)
-// and <Name>.abi.json. Run through ./compile.sh, which installs solc first.
+// Compiles DevToken.sol and Sweep.sol with the solc-js pinned in package.json and
+// writes, for each deployable contract, <Name>.bin (creation bytecode, hex, no 0x,
+// trailing newline) and <Name>.abi.json. Run through ./compile.sh, which installs
+// solc first.
 'use strict';
 
 const fs = require('fs');
@@ -8,12 +9,21 @@ const path = require('path');
 const solc = require('solc');
 
 const dir = __dirname;
-const source = 'DevToken.sol';
-const contracts = ['DevToken', 'DevTokenNoReturn'];
+// Each deployable contract and the source that defines it.
+const contracts = [
+  ['DevToken.sol', 'DevToken'],
+  ['DevToken.sol', 'DevTokenNoReturn'],
+  ['Sweep.sol', 'SweepBatch'],
+  ['Sweep.sol', 'SweepDelegate'],
+];
+const sources = {};
+for (const [file] of contracts) {
+  sources[file] = { content: fs.readFileSync(path.join(dir, file), 'utf8') };
+}
 
 const input = {
   language: 'Solidity',
-  sources: { [source]: { content: fs.readFileSync(path.join(dir, source), 'utf8') } },
+  sources,
   settings: {
     // Pinned so the bytecode runs on any chain the gateway is tested against, and
     // does not change when solc's default EVM version moves on.
@@ -31,7 +41,7 @@ for (const e of output.errors || []) {
 }
 if (failed) process.exit(1);
 
-for (const name of contracts) {
+for (const [source, name] of contracts) {
   const c = output.contracts[source][name];
   if (!c || !c.evm.bytecode.object) {
     process.stderr.write(`compile.js: no bytecode for ${name}\n`);
