@@ -49,6 +49,9 @@ type Service struct {
 	Quotes  Quoter
 	// Overpayments, when set, offers an overpaid payment's excess back on the page.
 	Overpayments Overpayments
+	// Transactions, when set, reads the transactions the page reports (nil: each report is
+	// answered unavailable, and the watcher records the transaction when it scans its block).
+	Transactions TxReports
 	Now          func() time.Time
 }
 

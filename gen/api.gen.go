@@ -300,19 +300,19 @@ func (e PaymentStatus) Valid() bool {
 
 // Defines values for PaymentTransferStatus.
 const (
-	Confirmed PaymentTransferStatus = "confirmed"
-	Orphaned  PaymentTransferStatus = "orphaned"
-	Seen      PaymentTransferStatus = "seen"
+	PaymentTransferStatusConfirmed PaymentTransferStatus = "confirmed"
+	PaymentTransferStatusOrphaned  PaymentTransferStatus = "orphaned"
+	PaymentTransferStatusSeen      PaymentTransferStatus = "seen"
 )
 
 // Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
 func (e PaymentTransferStatus) Valid() bool {
 	switch e {
-	case Confirmed:
+	case PaymentTransferStatusConfirmed:
 		return true
-	case Orphaned:
+	case PaymentTransferStatusOrphaned:
 		return true
-	case Seen:
+	case PaymentTransferStatusSeen:
 		return true
 	default:
 		return false
@@ -463,6 +463,27 @@ func (e RefundStatus) Valid() bool {
 	}
 }
 
+// Defines values for ReportedTransferStatus.
+const (
+	ReportedTransferStatusConfirmed ReportedTransferStatus = "confirmed"
+	ReportedTransferStatusOrphaned  ReportedTransferStatus = "orphaned"
+	ReportedTransferStatusSeen      ReportedTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the ReportedTransferStatus enum.
+func (e ReportedTransferStatus) Valid() bool {
+	switch e {
+	case ReportedTransferStatusConfirmed:
+		return true
+	case ReportedTransferStatusOrphaned:
+		return true
+	case ReportedTransferStatusSeen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SetAcceptedAssetsRequestDefault.
 const (
 	True SetAcceptedAssetsRequestDefault = true
@@ -553,6 +574,33 @@ func (e TokenType) Valid() bool {
 	case Stablecoin:
 		return true
 	case Volatile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionReportStatus.
+const (
+	TransactionReportStatusNoTransfer  TransactionReportStatus = "no_transfer"
+	TransactionReportStatusPending     TransactionReportStatus = "pending"
+	TransactionReportStatusRecorded    TransactionReportStatus = "recorded"
+	TransactionReportStatusReverted    TransactionReportStatus = "reverted"
+	TransactionReportStatusUnavailable TransactionReportStatus = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the TransactionReportStatus enum.
+func (e TransactionReportStatus) Valid() bool {
+	switch e {
+	case TransactionReportStatusNoTransfer:
+		return true
+	case TransactionReportStatusPending:
+		return true
+	case TransactionReportStatusRecorded:
+		return true
+	case TransactionReportStatusReverted:
+		return true
+	case TransactionReportStatusUnavailable:
 		return true
 	default:
 		return false
@@ -2308,6 +2356,41 @@ type RefundReceipt struct {
 // Example: pending
 type RefundStatus string
 
+// ReportTransactionRequest A transaction the customer's wallet sent to pay a quote.
+//
+// Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type ReportTransactionRequest struct {
+	// QuoteId The quote paid; its chain is where the transaction is looked up.
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// TxHash The transaction's hash (32 bytes, hex).
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// ReportedTransfer One transfer of a reported transaction to the payment's deposit address.
+type ReportedTransfer struct {
+	// AmountAsset The amount in the token's smallest unit (an integer, never an exponent).
+	//
+	// Example: 18500000
+	AmountAsset string `json:"amountAsset"`
+
+	// LogIndex Its log's index in the block; -1 for the native coin sent as the transaction's value.
+	//
+	// Example: 3
+	LogIndex int64 `json:"logIndex"`
+
+	// Status Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+	Status ReportedTransferStatus `json:"status"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
+// ReportedTransferStatus Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+type ReportedTransferStatus string
+
 // SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
 type SecondFactorRequest struct {
 	// ChallengeToken The challenge of the sign-in.
@@ -2465,6 +2548,39 @@ type TotpEnrollment struct {
 	// Secret The secret, base32 (to type into an app).
 	Secret string `json:"secret"`
 }
+
+// TransactionReport What the chain holds of a reported transaction, for this payment.
+//
+// Example: {"blockNumber":24117380,"evmChainId":8453,"status":"recorded","transfers":[{"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}],"txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type TransactionReport struct {
+	// BlockNumber The block it was mined in; null while not known to be mined.
+	BlockNumber *int64 `json:"blockNumber"`
+
+	// EvmChainId The chain it was looked up on (the quote's).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// Status `recorded`: mined, with transfers to this payment's deposit address (below);
+	// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+	// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+	// cannot be read by this process now. The last two are answered with 202.
+	Status TransactionReportStatus `json:"status"`
+
+	// Transfers Its transfers to this payment's deposit address, as recorded, in log order.
+	Transfers []ReportedTransfer `json:"transfers"`
+
+	// TxHash The transaction's hash, lowercase.
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// TransactionReportStatus `recorded`: mined, with transfers to this payment's deposit address (below);
+// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+// cannot be read by this process now. The last two are answered with 202.
+type TransactionReportStatus string
 
 // UpdateMemberRequest Example: {"role":"admin"}
 type UpdateMemberRequest struct {
@@ -3373,6 +3489,9 @@ type ConfirmTotpJSONRequestBody = CodeRequest
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
+// ReportCheckoutTransactionJSONRequestBody defines body for ReportCheckoutTransaction for application/json ContentType.
+type ReportCheckoutTransactionJSONRequestBody = ReportTransactionRequest
+
 // ClaimRefundJSONRequestBody defines body for ClaimRefund for application/json ContentType.
 type ClaimRefundJSONRequestBody = ClaimRefundRequest
 
@@ -3692,6 +3811,9 @@ type ServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx echo.Context, paymentId CheckoutPaymentId) error
+	// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions)
+	ReportCheckoutTransaction(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// GetRefundClaim Read a refund as its claim page shows it
 	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
 	GetRefundClaim(ctx echo.Context, refundId RefundId) error
@@ -4325,6 +4447,22 @@ func (w *ServerInterfaceWrapper) SelectCheckoutQuote(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SelectCheckoutQuote(ctx, paymentId)
+	return err
+}
+
+// ReportCheckoutTransaction converts echo context to params.
+func (w *ServerInterfaceWrapper) ReportCheckoutTransaction(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReportCheckoutTransaction(ctx, paymentId)
 	return err
 }
 
@@ -6130,6 +6268,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/transactions", wrapper.ReportCheckoutTransaction, options.OperationMiddlewares["reportCheckoutTransaction"]...)
 	router.GET(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId", wrapper.GetRefundClaim, options.OperationMiddlewares["getRefundClaim"]...)
 	router.POST(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId/claim", wrapper.ClaimRefund, options.OperationMiddlewares["claimRefund"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/overpayment-refund", wrapper.ClaimOverpaymentRefund, options.OperationMiddlewares["claimOverpaymentRefund"]...)
@@ -8676,6 +8815,134 @@ func (response SelectCheckoutQuote429JSONResponse) VisitSelectCheckoutQuoteRespo
 type SelectCheckoutQuote500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response SelectCheckoutQuote500JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransactionRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Body      *ReportCheckoutTransactionJSONRequestBody
+}
+
+type ReportCheckoutTransactionResponseObject interface {
+	VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error
+}
+
+type ReportCheckoutTransaction200JSONResponse TransactionReport
+
+func (response ReportCheckoutTransaction200JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction202JSONResponse TransactionReport
+
+func (response ReportCheckoutTransaction202JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ReportCheckoutTransaction400JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response ReportCheckoutTransaction401JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction404JSONResponse struct {
+	CheckoutQuoteNotFoundJSONResponse
+}
+
+func (response ReportCheckoutTransaction404JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction409JSONResponse struct{ CheckoutConflictJSONResponse }
+
+func (response ReportCheckoutTransaction409JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ReportCheckoutTransaction429JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ReportCheckoutTransaction500JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -15096,6 +15363,9 @@ type StrictServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx context.Context, request SelectCheckoutQuoteRequestObject) (SelectCheckoutQuoteResponseObject, error)
+	// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions)
+	ReportCheckoutTransaction(ctx context.Context, request ReportCheckoutTransactionRequestObject) (ReportCheckoutTransactionResponseObject, error)
 	// GetRefundClaim Read a refund as its claim page shows it
 	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
 	GetRefundClaim(ctx context.Context, request GetRefundClaimRequestObject) (GetRefundClaimResponseObject, error)
@@ -16338,6 +16608,54 @@ func (sh *strictHandler) SelectCheckoutQuote(ctx echo.Context, paymentId Checkou
 		return err
 	} else if validResponse, ok := response.(SelectCheckoutQuoteResponseObject); ok {
 		return validResponse.VisitSelectCheckoutQuoteResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReportCheckoutTransaction operation middleware
+func (sh *strictHandler) ReportCheckoutTransaction(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request ReportCheckoutTransactionRequestObject
+
+	request.PaymentId = paymentId
+
+	var body ReportCheckoutTransactionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReportCheckoutTransaction(ctx.Request().Context(), request.(ReportCheckoutTransactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReportCheckoutTransaction")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReportCheckoutTransactionResponseObject); ok {
+		return validResponse.VisitReportCheckoutTransactionResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -18383,712 +18701,738 @@ func (sh *strictHandler) RejectMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1bcxvJtS+If5UMeEcIPBugABC8h8NmS2pbtm4WKbfdTW0iUZUA0ixkoisLBNH6K6LPy/9xJmLiPM6z",
-	"I2Ye5vPMc3+SiVwrMyurKgsoUpTaPkcd53iLhaq8rly5rr/1oRXJ+UIKJjLVOvnQmjEasxT++Txm84XM",
-	"mMjeskVC1yzWT2OmopQvMi5F66Q1ytIlG5HVjAmSzbgiKVMLKRQjXBFKUviQyAmhgjCaJpylJGU/LpnK",
-	"yIpnM5LNGFF0zojrLVp3/8zWu61OS0UzNqe6UyaW89bJDy3dW+t9p5WtF6x10lJZysW09fHjx05rQVM6",
-	"Z5kZ+9mK8oyL6dlikcobmtSN/IRIkazJgomYiymRgimSzWhGBGOxHjQ1DRAhM7JmGZnyGyZIW4/b/qbI",
-	"j0u2ZDt6zFy3/eOSpetWpyXoXA+TlgfjT81MZSxlwqho6ak8mbHoWi6zN3Q9ZyJ7Hlj3ixkjC/yZ8Nh1",
-	"vKDZLO934b7vtPSi81RvoZ63P4A5vX3BxDSbtU4Ohnods4ylurH/+uG/Li9ve733/+0/WtUl77SeUjUb",
-	"S5rGL1kazWj9QOfmd9jsTF4zQWiUKTKRKWlTsSYym7GUUKFWLFVk2NvbqZnRPO9p05TuMYfveDaLU7qi",
-	"Sd0sVu6N+hVf+a08zAi9c/Fntq4O7SW9ZopEKaP6AVF0oteYpCxL17vkXB+ta7YmVMR4zsYyXttzqfdj",
-	"wlOVuWN7ii/pL+B40ksR88mEpZrQ9KcdIlOymvGEFb7GE80VURlPEpIuheBi2vH29HiX/JmtFaEpIyqS",
-	"CxbrYWYzdikcfehBXrNFBpQxGJKZXKZq91LYxUbmlC93iWe0ash6sL/fac25sH/3i1R+eXk76HcvL28P",
-	"n73/z/AmvOBznlXX/nnG5oosWEoWdMpIu6+n1O/1eh0SswldJpn+q5YvJNCqP2jzVeuk3+t1WhOZzmnW",
-	"Omlxke0NWh09Jz7XnBD60FMyf7oxc5GxKUth0K+fP31yntGMPZHymrMwVSv9gmbQejf1F0Txqehyw87H",
-	"qVwplpIxm1JB2oplZLwmoz88uyCPb/qP6TKbPZY8jh6rjKbZ6JT8McsWr0WyzicdYe9lrqTiK/1h/Z4d",
-	"hDbi9WSiWO1OZJKoa74gbbv69WsvsaHg4geX3q51L7jWb9kkZWq2caWZUlyKR/qOhJcNK7SLatbdX0Ly",
-	"ekF/XLITopnkDU2WDC8nruA6opci4Td+y9EyhZOKLcNr9lfStt3mZ7LfwV7lMiP/WKqMRAmjqSI82/FO",
-	"Xf0GmhZD95m3Z2/ZZCnib3mSsXTDlaanrJdmKWKFBMmVvePqdtG/4fIhuM1bLnkcPM/+kPQRWaot47Hn",
-	"QcHLdcPBXwtj+Y+UTVonrd88zsWsx/ireoyjMP3nw6q7gHAs9ZdPar9+mIsHB9NQBoEbR7//SaJI88Fd",
-	"MDp/p1haL3LMxyx9pMhSc6/aJVtiEw8zpu/YeCbl9TMRLySvX7IVvkaYea9+dCxv6SFG+FE3gtc8ysgL",
-	"/me2/lamYx7HTOhHkRRa3tf/pItFwiMQKh7/Q0n4md3S+SIB/sbSVKb4Sax7mbhmOq05U4pOQfIlhkFF",
-	"KctAqoioIHN5w8hcCrYm7Vxi0oJ3KpdToxPAJ139ydmb5zsdoiSZ02sjpIN4ruBFGs+5IKlM2CmJ2Q1L",
-	"5EIztzm9ZiTTQsk1W6t8NRYsnXNgiFc4Bb0szY7rM/P+x05gV5HjxpIZ1hyhEANMw8k3MiU8UzBYktDo",
-	"GmegBwzr/EiR0W03H+GItEduXUc7HULJSK/nCFZSK1jqmsXQz3ittS3d7pglckVGsCwjENZAjoO16M5l",
-	"bIfqN62vARExYraruk87neJIzfprBS/Sx1+xSIqYTGiUaZl+pDK2uFourizR6sHDanjKgPlNt1L8XL+l",
-	"91AKMqO4nPqKXC50w/DmFb7pNb/b+thpWf3qgUjaqndX4/UVyNcyLRG3rxIoow6yGDfDzAknckLWcolC",
-	"upZ7NVFIwT4vVZ4p4rQbtyKlba9ulH5Ws8anhCZKXopRYGGcCcBtHb6kz2s+7YISJVNzZWgtIb4U3sCA",
-	"pPUSpjc8cgTra+NgXcCeHikQVvT+L7PZNzR+i9rIp20+Fzc04fEV/Onvup6FfqiHsEqlVnLY7UKvkJ4R",
-	"TVJG47W+djTTBqMEiFCxt9u2baM2PdyWP8eGCReLZUbaI2cTuTJd6u3NHwLJiSlyFpiLEyAXVKmVTONL",
-	"0R65pUhZzETGaaJGHQLNkJH54I15329LpkQtdGOwXF47MmajzqWwLeg/d2DxBFmKayFXogMLqJ/ZteXi",
-	"hmfIe/KW8od2QJdiBNQy8mnCKEFikvDogcgC1KYSNyhyMU2hhhiQe52SmCs6ThjhGerNX4AiUPGoGZcU",
-	"HeCuY6aPKY4S+LR+WFhomK7hsvc5YSBvmMbO5nKJH4BGs2mVKb5aWGZ4ROZaWxnr2y5bMSbIsNcD64FW",
-	"jOE/EoFFMz+Crq0tS+6bEs152jjWyhkrDFemsZYwT4hR3QlKYyQBNVdvxmB/3xuleb/RMFMW8QVnInsl",
-	"s7MkkSu2eaTu/SshsytqvvBH6944i+OUKXVCyk+Q8cZsIRXPCDUPrbZmGPYJKVyNsFcJozes8BYyeeEa",
-	"Ac1Wix2aacQELCN2WcrDaLA+D8xNdw2j0gswKtLnyM0EaVNr03JCxlJrjh00bq64YpciwJBJm4soWYL1",
-	"OWO3WUHBx/7fXXzbPeoQfdJSqe/NSzHmMU9ZpAdKk668YWnKY0aiGU1plGn5lws9Iq4vV/Kn89evjEZE",
-	"tGoRk2zFIwZHnZIsXYpIX9CXYixjLeoFrogOGUUzygWQjlouFjLNmB59YafhFT1/pUdTsO09UnoCEz5d",
-	"ogQJnRuzE5p/UTadUZQirtn6kTpBCR5VhQVdK1xbcSn0c8EyBYdevx+zG8EysOZ3UIrFr6Qgc8oFvKt/",
-	"hItmFDwKejaXwptOJov06dGu2QxFfvn5f4B1pnQkOiDor2iS6I71S3rbLImDSKupXJ8UlG6gQRpler8W",
-	"KdN0yhOGQpLulMVuIMuFHlnv9pef/zmZTCYdQi/FIpWZjGRC1FplbO6aQ7l7pPhU0GyZMo/uqDUoRAnl",
-	"80eKuJeQBq0ucyn0cG5YWlkPquUEHu+cGooZAXUZpWYyMT6VCWdJbG5j69l4mMvYGBVgD+WipHoWPCSa",
-	"+HQrGYtPYWd+XMqMKbsXmkKnbPcL3cfeqCZcoCRsxBynJcH4nJ0vyvgN2/UX8JXMvtX85eEWcALN+Sv4",
-	"ShK1jGa+Dc7yY9+cY5bMtfFwi/VKurUyvkKuCI/Rl4EmhbbzH6JVE5Vhmc12Csv1F72cd18zheYVGMIW",
-	"IeBzLuTHTgvoYcvtruQyjVjNGHzCQ60axwQN+yOCB1vG8+tu7YlmN6X1RgOD5rAbpknao+oq5aqMmblT",
-	"HSzxvBN0mc1kyn9i8cNoD3b4ONPCPp0zc6GZdzRfxvXggvyte473T9eYZbvn8JvHufRQtZKGg3pYxlXX",
-	"PUG/nGZXRl4APjaTCdiInMUnNwPC4axaJz6HCfJCU1YT69zu/yRGwn8DQ53b+Ye5xrawPst+y4Z3n+sV",
-	"TO2f9UaDoVyzdceNo0PYDdP/x4joMnXxKJ7VY8wSKaYKneYFsvUX9OF5FdBsq9PyjFzmkJMxoymIhddM",
-	"7LZOxDJJ/HV/7vThL8Cb/LEUGNGcJhOZzrVs5U0BaJVPhbXWZulSZSwmXKklS4trmoeGPBCj8nweV8Ym",
-	"VKTY7zynCE0ZjJYJeO8r36rhW/VsSwp2L1bVsd6TzVvhddkehbbWMD3rF3SxJPcnIAgcuUoZjWYlysmk",
-	"JHOtj5aZnTrxb2K9BlQr1ioj/QPSjpnWjWClwDK584VUocKAYCn1iNyYidHMSbt/sHNKyqOEZX2gM2n0",
-	"95oD+dT8+i9xGicMtfS2HXOJTnes3riBTivTHXVIDfEagYArErNFIlG2BpMEiNfG5jPJrTZoyWmP9P9B",
-	"exHYL0Zg2vCFfs/duJqxlGEsZp1pBwLHoCUnoqDhaEXXJNX3NJ4zLyjsgWz+eYNX12x9lTLj3SkJmaVo",
-	"NLKiquAPspPOA+rMmfIND15fD0o09x4caY/CCwB60hkGGpZieW3AIcQa1gULukhBRVaUm3BQnqEzULN9",
-	"rikMrhSIVjyF2wC/BdvThPIEogjltSZENpmwCGMIwdisLEWSScrY7qWozIOLq6VCky6qmFo20CSI7kek",
-	"S6lKA9ciRawFjolMtW56KZaLaUrBsY7n5IalCkycgt1ovZULrmaai8FZXWaRnINtxzi7yFJkPHGjRSlF",
-	"GYUWB6AymUI8MijCzhLJUjCYC0m0bAih1RS6gUhMRhO7r3iM7Ol9pC4F6mIKJVE8adREaIAxLN45CewZ",
-	"rDUu9ClJ9B8cLlEuVKa7lhO9dVm65mJqtOjnImOpoMmz/FTdXyTFpszJKMqa+BOBn0jbRaTGpNc/3hv3",
-	"J4PuYdSPu4e9Xq97pP+n5/2342vQC/5wR++dYLcLFmnR0mwYNH1q+DEMn0Q0Tbmh13zgyMzw9n2Su14f",
-	"yK3tNRiQ2QmbU56AfoR+Xc1xdRNOzP8CIj2MoWOMITgM/Av8yeYKiGY0SZiY+v54e66cA7rOh60lCc+4",
-	"RJNkx1/1c4ycfCCPsWmspJn6AZwnoJKA62ZKufgCVp1X0gWjYpRnx4rxNmo0Z1MF/YmJWDO0UWl2o53T",
-	"8hw+dlqv5BMtJJzdUJ5ooeLTFlTIK3RFUddeWdtHfwlKJppBovXPDyglQq5Ozd2V0EyrfJ+HAbyyEhLw",
-	"WNCjamQpf6DMH+cJ0dfI2rRTipiPIrbIwC0ba5KHK+btmyeopwFpW3Oc+4tQgYITNsjjHdSIBbsURo7z",
-	"vHbYAzODV8RePfEueSWzmW5PyxImyKe4pngDvJJvqFLXmLzwOUIvYEFpFIH31Vh9F6bLL+TS8VVL27eW",
-	"B6b6eIfjKF4/f/rklQRXGJ8u00+110geRyBtR3mDBcOyCetHOU9grD+EaBnTLTjC3Le7n9sOVuw/k45v",
-	"wAC58sZC2qPA7MwyGtp6qLgvs3dXKZtUpHx7E+m9dXlumvjNyyfO3RCxlM2lWJN2MaDJRd44j98JGbOp",
-	"5ZY7fsiYu6n+dQPHTshI0DkbAeFD8svB0AtC2OlcCpCkv2Pjs2U2E/mqgbTpLR30WVj5EcqfbiW9i+hS",
-	"4LUe8Ju6Dpyx6oalfLIGF7wvcym6Vlo10Zs1Y9G1dfoYcnp2y1WmHoaUGLZV4ViWlCBrcspVBgqIIZEv",
-	"wrg028wlC5k+2jIob5dwUsUz+EWt+WYgRWcqPPpCNny7Ui5VBe4Afz3U68nks66F7ceZpTyeKSuCxudl",
-	"6YWxyMkkMADSFtLnBYlWE8mCptmaRHKZxGSs1dSUa+ltkso5SKKL5TjhEXn39sUpCflvLQmuE0njCylf",
-	"0HTKPnXZ8ahlUl4l0Jy/6uaeQetGJiWBV75U9Ejq985uI5cIofhPjIBlmLT75CX/hozXNg3RrdEcwwX/",
-	"140dKbjRWNGL9oau7xWbhMljlCdrZ9uvDdOA167QgI+7VxIyMGwtYfQGHYAwzISqDBJiycqek/4gD3Pt",
-	"EIzPmjEC7RsykBMTD1sJg30unpjw2O1hpobG3jQIg8GAMjMvZcMcAjKUVXyyLGEQtLsPk3l3/vQJaau5",
-	"VulVRpaCZzunLqYX7yTdA+qgGLZsn0CGkPVpYHNzmbLK1M8U5n1+/vhR/7RyZYI5x8usrGGZFNxUr4tc",
-	"ZmQhEx6tjWSkCM8gSttqWpfCGOhOyIgLtZxMeASRjGOaUBGxkcEmsMoxMc9ziQiD+XimxbNReMtGmJhV",
-	"CkRBrdGkRHZgeTFgk7u9hDZ91oBv64GYgXnRbzgYE5eHISMmZMcQBliBF9kp6qeXQg+8knG40yGj0Kka",
-	"kfbms9TxnSaXQivobm54zPQVbxqHkw2HZnRK2C2NsgTz5/GoceerMqvqx5dycWWCJq/GUl6PSHsELydc",
-	"Za9Fsh45VwfNo6zBRUlvcvcNbDwXerp585GUCRfTKzmZjEgb309MdKYgI9PeE3zr9WTyR7lM1YjQqSyN",
-	"U1EB4cSwblJULMbEvqCIHvYpocuYZwxW307OyIS64aLC6wWb5rZqi4rhxZTunJo0kLK3IjI8GdJRwt6I",
-	"Dqmz71vR/i24kr8FN+8rZLyfdAOWfdClUHoUnmGCTlbc5NU+IbpBslyUk0M+hx/xieYhEHPurBcYaZaP",
-	"R5G2PwmIRJ5jRpebUAeOqn60XJCL1xdvdspTlII53cuzkpRDifQBsI55RFjhWeHA9ntkzsUyYyrk/T8l",
-	"ozevzz1MAv1Gd7kYGXc2Xg5EZTIB8JEIjggikSR6iOBGYdwwOEh8FDDjRUIjRjgKCJgS/SShfP7wgTaG",
-	"E2+KCcRXHikM2Q4GBuIQf624wELv1bBAbxEfSleENdssg+aJ6Xk6icuU/6wSqOF5TQRQ0pZpx3nqcX9d",
-	"HESHzGkWzYyLCLd9xywmyBcXfM7kMnsgrcc0Vg4fLmgeK3NYjaM2hsPK57+OGhTzGA3eqdYd7VD0raMy",
-	"LUvGZLnQ2uHOqS9JkVgKjKp/KzHI7nPnCOrds5v6SJFFym64XLoIX/SIKz4VyviEB73BQbff7w72Lvq9",
-	"k57+f99viVr8rKsOrDg1q6UlwhuWJnRRAf4xol55ft7MNDfaOTVt6StlSrkwYlecyoUW5aUWW3OKNywQ",
-	"6C0lc7o2fc5kgs5S46/7omYo4/jyuYt59IXMUNZRFzBDfZG8Vz/9C7NpphKNN4tU6nsWpAypf4xYgoFV",
-	"X4JUi7n5udhpQ2srTpnOFtlzUyBMy0CSPMxi61N2JVeClfEG3GVxzdgCIvgSpk+klmDg/RPEvbAOPhtQ",
-	"rH9yUqUlU4d98iV2A3VWc75tLqh3++nd0rovFWa07VG+Cl5QOgREMwur4CczUztbrVzBoyt8YLdHypdU",
-	"rM+yjM0Xn2raz6S8mlOxvqK2uWAQpolQsoha9mXrJOWCHA17xDPDpDRjVo19sOUvjcaOIo9dtK5TmeLB",
-	"xYdGFW2PKpMd7dgZ0EnGUvJW/7t7Bv9GsR4QkjwoSe+NKijOOX5iLgbq1gmcgDMWXetB24CICtBUjsL1",
-	"Md9lIxZ94i7nu1EO97NLas6Kv6N9ona/0Iba3vOdtMaRwk5GidbwP8uWZRJi9xpszMPrS3TBr9DDXw1f",
-	"8pIU/KSjz64NvTSdypSYYZaTnt4Jlz39ksWcXsCAPmU9lnmLV3Pd5BVM0l+WJ9h4V3fmoBPK3fwqkrsx",
-	"dI3KgxnBYuV5EPc0yvMCeOZbDNzdiDzxJWJ97Q1cha/cEAX8sdPyzb3foFV3C4xG1TwcANMwzgAwmhc8",
-	"SlUbspyA36EGXKO5V+EzG9fNheZs67kp/aQS3lSe46UoGcqhQUR2aIct7i6DtLAM+pYsdnYp6iz8pB02",
-	"YXfIFlNy0YjrW4MLn3rW3ROiGCNFV5e1u16KWuGX4i1jsR/JJ9hh81P9MJpaLulvSwB0L/qnsITZ+1k1",
-	"Nk8paeiVdN0iZB8E4z13WYFeyBONY454IG9SuWBpxjULnNBEsY6/ejaUFlCp0pRFWXcmU8W6Y4ARBC4E",
-	"KX8nrb0fB93D1dufvj8Sf7vu3/y9F/1l8WI+VBfZu+Vfb75b/e327+vvf+r1B3tDva8Lr1+/n7LwcEYE",
-	"WwEwo4k3gQDjttNm+oNCDJFRy8C5AJZm/NAiVYENp7MNOtZNKoTI6GVZJlxcP1I2pbHQbH9wFEJ9zHEZ",
-	"fzB95PjkcvwPFmUAQ2WiKMH7GAAb/W5GMy9B65HKTxpNDRxETFAE9jaTmuZ++NAC59Bzva2ML/r7+ydH",
-	"w/09LZet52OZtE5a786fPrGbW37vMUujQe+kd3u0t7d/dDyJ4gMWjw9Y72gyjA6jvUE8nBz2x/vDcUx7",
-	"g+P+Xuvj+04OmGuobCkwMrR18sP7Cj3QmplDpDdkFPAbBr6ljhajMRIW4JAAHTNjcySrQqNu0h6DKM2/",
-	"Qgh2QfxP7NoEiWZD+3dft0YkBIzIzs2NOERXVp5NU7puffS25EOF+aDdM5pJxQS4ZDCq2ARLQ7965S0Y",
-	"EUDh0zhmcSVA2mHV+1v+oeJhgo5MQm6sKsFAuUnGBEC3hcxxTyDHBh1A850CBVQ3qbAGpfW0C9KxBOiN",
-	"OXhQ8Xb9BoBcs3RdunvM5ds6afVu9ymL6f7BoL8/7h8cHh3vsaPeeDhhB8P9MT2I98d0fHhwCMB/dYfT",
-	"RE2fZa2TlrP1HhVsveaVb9Z6ioL+Xs3kYteOqNPiutFenw56Ub/f3R8PWPcwGva6x3F/rzuYHNAjNhwf",
-	"Rr1+q9NK6JhpTnCRMqqW6Zqc04luYwmpfsVBHHuDqJ5luwqB3bjPkfSWwUNvjmnGuhmfsw2ffLMO8VJp",
-	"POdasMphIjGh5JSIZZKEECaBzPSPmKOAMLvFjjut266cczBPrA3f+4ibsBV22q1/YNHyHahOxsBqGtmu",
-	"KycTPSMuY8K0Ck6Ng8kmKc/pmkylliRQL2+ynKUzA6PHwfpsiDrstXy/vKH7e7LlZL3gKLN4ByumGYV7",
-	"7H/NE1a9L3FBPuR8b5PMWeFaW9mibj24SwAKHRLaPBBnikEgLEY/D8QLZ4olE9DnIekRMxY7mE/JM0Vm",
-	"VM12SuJLcHMGhc3JV7/Hxt3+QX/QPRywg+7RUXzc7Q3YYTSO+5PDwZEW1oxxlqGdO2UTfqup/PpKP7oa",
-	"TgYUgLRv5DV2qg97ZeHvwYwann8c3+adfKnf+ZiPPiQuYZY1ZmbmknIHQ6IiORVcMXP6cxZcWoXK4Lxl",
-	"qZn2ZtYYZCJmFmbqRcaRd1hPh5sYxb8E8XzqucXT9gmnta680XczhkV1bKBNxujcukjABGjgqk2dD8xm",
-	"tpnDIsOk4NVMkhjx6X0hyABd21XouCeah+KTIlx9VYLwmrgXudXcxP5AQkcnR6UuSgX3vvo3yCG6P1N+",
-	"wOIjGLeVXlaLiq1llIJEYrlsp4KA7eIAlyqTc9SCE8rnO7vkAsAYsXUtASATtlts7V6xhbSBsEuaou1J",
-	"Sw+XoljTZc5GjxQZ8XgEqVkzuQJJnKxmEPXI87bHyyxDT5ycTLBqSJkRbmEcPrEE62H5R8ELtvP2uuMT",
-	"VPCgLGOenUWZTMPyIqgb1LopNemD/wRhKdp8AY/0Zp5Nte6idXIghDxiR87nAD3ABXPhnAjGWb717sKV",
-	"+AK4295ub7ff39s9bHVa11zEGBWoIJ3YyhwB0cUNuHXSeil/4klCH+/v9qoCPY83km/Hj8LA2wedLK6g",
-	"1yNF1BJWezd4QS6CYi9OJSBqADJTlwtD0v5RyPPiIL7HOy5wfnISxzPjHMswl52OH9Ks4sK2OSez7Qpl",
-	"Gtg9U3/OLbp5pdVpIWQRwBHgdlfr02nWoVvo3tAUEFJ1UzlFvrGN5o/OXfP5s9d5R96Lpktfu9iYSY+7",
-	"h9fbXXbQI6UPW25+2NVOUYvgiwI51h5Rp3OXa/FA5I9MY8zrNmit/p0UmVeNW3DX8FfNGuyx/5c4eHSD",
-	"vBKzjHKEeGgijhjJczjotDKaThmUnGkwwb1ey35xkae8X6MgUrqnzbIG7ZU2hu6EjEqrPurkj4zIBABD",
-	"CEp15RD43OuXovojwj2FP8RzfwXhY2XwomKr3mMbgYRFLiBuWe163gPMnrtaLmL3eeA1dWVwla5MIkah",
-	"OZsuf4XmpkJjKH3tpjJh/rf2MYQd+0/+IbkwHhVnoS5MznvsrbL31I6mMERzVq8GE5oPw5/rIpUTnjA3",
-	"9lOv1gaRK4F4haqTH0l9C6I50a/1uL4U+qJ0kTlyoillmc12kcFfcahB4p5ccXGFQSojqPZRMPmDJnl6",
-	"KVCy8UFBLDYJ0SwFExK8PuQyyzvBWDl15VbrUuAvti1/X/ATDDU3dVGWKc/Wu5nMFpYIzMr5v/iQWu4X",
-	"g6G9huoX6sq6ytzvNq8WLK7FRvPEaCSQU1eVTN9c6FJUJ8Sk8vhH0D7JCd9l/OyC5Fh4zYpQ3qOU/QPA",
-	"a0oHLH+zeML813NqggFe2b/zE5EnjoylvN5lmvV78w/86B0RbHW3JoHFR6Xv2DBsmV4KtAva2CabfD5e",
-	"G+wqP8VlZ5e8YitCzSMtVY8ZWsRRzM116+qdU7k/3SW0UR3MpVRzUzS1QHg3R9gRiJJ3gIkbgidtozIY",
-	"kUqfeYsh+O7tCxNxmFtzpF6gVuAaD4mSf0jlSqHHE7kEbKfNB4M8lGuGJSP9wosHw1a12KJ/132ojTSM",
-	"CY4IJNWgQOPff0EjCxegtmE7+TLZey10LRWPCXJyZIf635qLFfnzqKgatPKQpga2FZo52aZj7+nCtLyV",
-	"ygmkVvJ6IadvKCZO+7oKWjF+8ASs6kV7DxkLRJB6GSsXr62Qpa6vEn7Dro6jflwSsKJlmjw+2r2bfFWM",
-	"WDnZh4KqYSPyvcWsflnMypcO/KeC3WbfgOGlxhTpbEjNjEm5AB3wDPqdheh9hCagkTVV6PehrK1xmEgv",
-	"GUs/Dh7WGk3fr5RaoGOYVmFsYfrMZm8MUkyNB3lF18oDkSkpB1BoFsqII7SnGZ0ps3gWzRk5P38N0q+L",
-	"WgiarWxD1QEU4GwgvKTwoeu5zk5XW1LXZE0U4MA8ByzOIVia0wzmkYKyHM5SYQw27Tdnf3/57NXF+ZUe",
-	"+tWrs5fPdjpYxS2IAlTDiuzEQvtWHwLyTCukRnxx8R+J3sSd0DRLfbp2O7ghdTTzlqmgL/zMRmQ/cnCM",
-	"u1gjBWVSB8hHS7mCbZOE51Xv5cqmKSKA2s5pbQE9tC8hWl1Fe9W9XJi4G7b+02z8h4i/5n/69vtnby/+",
-	"cv6n412219uNBkkOxa1yy3dvv9vra07X3zeczlSiPWm5WYV0O6/T6hr197uYcVlag28AaXvH8omyrSZ4",
-	"2bp5X9RH4eRIfhY3y8RQYvm4fZv/CcUqpwkYp3aCvXnrU+tOLczJfNDUXdppzVk2k7GqK/RcyKL17L7g",
-	"m4VSLl48g7Utad0BPAyeomAQGLVM8L6zLfIh3/U6JuMNhSuLf86Fzbyv4PtLN1o7yJycOq0wmQcGWjq+",
-	"ZpShU/sNm3JhkGReyCm/T4BbmdY+LYztbpTrnQl9ItqlrORETwmFvrsFlpVGEVo6gFgMnGNBnv31JUL9",
-	"lb2vNS5zrp4V70muLhCT2S23uTm/oQrrgmf8hj1lEZ8DQGn/yD47t8Fnzy7+GFxbGypSih06e/6mO3D4",
-	"hEUhuThYbx2H/ZDlOZ9M/akI4jEadNG6i9dblA8b7uV83GaxKiMsr573jV7ISiX6qkJUXGu/T73sDWjL",
-	"BHjAmEvNVcbnL6m/CrU0aX245ftFC5H6wED/qkSbuZf3ixNpTZ+DYqemD6/XgkypOyXnbCETTu/Q+XvN",
-	"76dcUGt1deVVtWbW77RmVL0EER57SxBvaNBpyclE6VH0OvoioUnrpG//qT/WKs7HT/NVI4MJ3DrFEW9q",
-	"4k3+ZtDFXWirhqDElNlis/e5HIrlajcEQQu28t4yGZXdRIppV1/Ji1mq6arK08odhKvmG6FXyFWj4OXC",
-	"YEItCrbaHkrdoKsybyjNpjiS8A5h0azwiUcGS5WzIYE7B79AhqBmcgVeaRMKb33dAYFZZE9kIlNNbD16",
-	"GE0mrU5ZrR/sg1qv9RnNRbkUygYo4NSiNUb/hqTqat590bgxoMNe9zDa63ePJz3W3R8fxXvRAe0zDAXj",
-	"NwydOHhUrSXoKVeLhK5febrnEzmZMMzMwXdeyKl8lyZ5SR187H3TMiXhjG3GlNRtDfbdGiDOlX7Usxhg",
-	"4JIwpggIXN4UN6efvypwUFtT8syL0LtD3LMpOeF/fXy0f8Qmk3iwNxgPe3t7bHgYH/d6vb142GfR3pBF",
-	"lMX0eKh352b+xA5VD7FmvwYFLaiyX/3uYdwbdI/Ge1F3yPYnB/RwfIShe4Y436Vcr4U+7Gw5v0Nk9+8h",
-	"HjxLqVATlv7OmJh/23ySl8teb3Cw5CIb7B/81ts2p8thHUgbw5/fJgfmyXkh1F9fJhadI4/KwbqxHnEp",
-	"loDN/i+m7p97nN6w9IIDAVTNafsFJdPk1HuQRQb5LahzunP7YUNFGIM8DdXDE7lMnflCc4kOGf0mTafT",
-	"8XhkgmccxBCdMnRSlUyrOYso26gWwPJ1///1mx963WPanbz/cPDxP1pNQ46KLCcYdYTpY1yQd+dPMXmu",
-	"EPRjjkbHxJv4fI9EMykVU8XpIF+7q/mtLoSpyB4rvnfUaSxlG9g98xE4DvRETACZFAwjyGrCqYvU4Mf9",
-	"NJBzdauNXi0rnAwqmAU0VHNv1S2MuyK2SEb2vbLt4UGjR/MLpbxD3+rxGlLKmMq6UIDH3rZtU1AHzG2m",
-	"lo4pfwsuVXduEBNZSf1ihzgMOP1BB+r5pnhvQ01mLG1cpEojblWVoeDdFxRj6Jz5AWf5MWiX8jZjbAq+",
-	"6BCWQMSr0h+mGTwsnf/iRRsw6JRuXl+LmmXZQp08fkyjObNBHlqXl7sLYAv3ChwsXupbWGE+reqsQtPx",
-	"gBIRbqvaw5uUKUBHtRYxSy8OkRHtbznKI4R7LPPotrzyG9IGxCayW7CrjWl0fZJTlnkDzSG//PzPx94A",
-	"u+ieNVXUDfRVwsU1elk3cxDs7syXeD74HF0z9Pf/+R/hgGcDAhZcfOMzdugi6hrDHDqETwgV6907xznW",
-	"0EHpLm/ECAu3/bZwrOoSFRsoD8FbmZCAb8XOxlqjV4E5pD3mIko4JzI1cNAuNi/LEn0BmYq+/uVDxRqT",
-	"3GIeN7h96H2oxt17d/wuXjL3RQlLA0Cs4iXrWE9CAQCXtHt4RhcUAPrJZAllajoNO7b1nLdfMSW6yQtB",
-	"F4FzSyvgTa3pvVqQQgNWuRTvAIt66O4AhwdWZVVtfOkly2hMM0roYoElasCs/eMSMh1hnjvGn4k0c++4",
-	"74rY/OFh2IEvd4edC/p3iPyW0TXkfBgLBgHMg1iuhMqjkv1IcRldE3XNVs3dHLk/YbNVB3bjHF92R7zR",
-	"R6CNhvPPrLhj2nOjKV2dYemieqN3CrpHpwJZ4YQ9X4Yr7Ed10x039NhYWZ4ukvsmk8lfbI33auzrikI1",
-	"mQVddwi1pmljNrEWk7KF5KtN4KtNoGITCN+BNawGau871XU1k4mJFVcd5Ksxdmc4qwshA4cqnPeSEA6k",
-	"WLm22peXu/ivnd8Fr7DSRR2Ib7+lUWaHaq4Od5u66Hb/Vi2Pq5fj5De5VL1Tkztw0aCvG4Zz9L7gtDJH",
-	"a1O69L19YOFGXzX2QFUO8YfaGtD2Vc98AcFCMHUSSV62u9yJHdzrxizzkA+F3u/ATqpxBB5/8VpFVtMg",
-	"UPHz2QJ8xlSJrXn+pntw1D8hjmFpLrIXwQbCP9nv8YmhPXxWZVP4kllefKnIj/AFfZwU/kzaz94+6Q56",
-	"UFCu1H2hndAAfgc4VqbRFeO2SaStEln9SzHje8pNcN97UlNZEXSzPejcQyncBm4SkrmchJX7hL0z4POV",
-	"bSpkziCr7KWsUJg7qHKSC2Tun6agEJVQPkdbh+cW9OQhFyl+L2HjY9V0WW7uQ0vIskLYu+19GPY+/gee",
-	"We+xMTSfdb99jy+EqIhPBVT6Dp/xw/6AuFds5IlDiIdcCAK6UI40lSOCjTpkvPYqL2BBNlAx2wf7ZLzO",
-	"mCIzdtsho5sRGRw+HhzpM9173N/ZJWdjsBwZgyN0ZJopqaXFefb3ghOtJHiWFja42zJm9/H+YlJVf7A3",
-	"3D8I+G6D1tUzctCN+ZRnUODARKPJ1Brry0FTOWhpB6sgSCzeKWNWdsAeDLf6X/WIggsAkddl2Icw5dP7",
-	"Sdd1WkAY42ITRswDnwtPZCpF/3hNmTH/0O8evwdB7kOv0z8MN+gyJ/2grF6v05pz4f4uiob/dXl52+t1",
-	"Ly9v+99eXt4efqv/efztLz//391ffv5/fvnv/+z+8t//r/f/bTu518OsbNh2QA24B/37SYWVDbO+BZok",
-	"ryfgVt6OU+GDgNlcxXBwAuadgmOibT4BRwJU5sjkMgLDHVRDxqo9AO0MYd3sdpHwiGea81yK3MFhJFIE",
-	"HcdUBEKxiWu2Ju1hbw8hBz/WruQnIelhjeyT1piJcv5nKuHmjdkNS3QT1dU2H3+oLSZrkQlyIGZKxpBO",
-	"Z2rlFAWiwCAKoR7DAjXvhag5SK52Lpup4YLR+Vv9XsX4bOqIQyP1FP3G+iryTRBrQ4V1USRt3RbRCkGG",
-	"9cBs3anRDsJ+orcKpQus9WQLyvA5z1Q1SD9XhivC/Zze8rlW82wxMuQO+Gyo/woIZCX90DrFtwbImnG8",
-	"/9ipzt7ISKbMjpBmfqfgeVWmsBafCmmi94szLA/JtLZ9SPDrezzvVSxHD3batFhjjOpjmk059AZg/uCq",
-	"gX91+z0wv2wNJqgxXjzB7NRhr0cy6crH9U6JnRGILqO81hk6Og1TWi/Yzi55vUAWQKiIL4VZUPzOTHF0",
-	"QqhYE7PhuPaglRDuVc0GpytXEYU82bZvlL0UxrfvQczulFILccEa6Jr38VUXbeZFpeHDZSuiaXbZOrls",
-	"DQeXrY8lhtIbHt2Bh9gpv2WTkK3j25xwlMGaoHNGQCEkgCuryuZsew48wbPA7/Yb3df/7//5y8//2y8/",
-	"/+8N7m2PSv11KhDs5x5BE8dJwTQMCHEFHwrCv1OilpAAMVkm9vSeklmWLdpqB8ICireL9YD7N8zjbEbF",
-	"tSr4QUFR20gmsz++/yG7wP+/ePP+B3X+/ncnjx9vJp/MZWlaWSMvLVnmRxN+y+KusQW6u8LWQUWQELsa",
-	"XYOG6TOtErPuNOeRngfBkkqDGw/rVdckFhiMoEIlUy908t3bF8BglKv2VQD6dQU7cTWeLpmJUer3evuV",
-	"wCVkNfjwpfWwsKzwayTFDROciYh9y2xrJp5yOxxXhe9XTXf31VXuigVWa/fv93K7w/M7hHuabX7215fW",
-	"jPepgaLlBbbPn98F1GxzQOn5TKalqNKaq7gSbFompjvhL5azcv8npQJ2uwB34VnR+XbcO9wbDPYO9noH",
-	"h8e9Yetzua3uMvCUZuydskENe8P9g93Do+MeWkoOj2odTg7Z2bgQnQ8ksulIv0KWUcgp2Wv4H9Cj3wUv",
-	"Q2WrhC+Gw5ODHlx16TXLzhYcJ2iM0kH/nPIHaVbvTcojvezBFTe0dCMTmnFUrb4evk89fLbU9MMeusFD",
-	"HLp+40NW8NP/C52xOzn+PUc1jz8dVb14Epcq7kYSs1TrT6KPiJ8fRT+LUC8etPPRRdMvsmAw/RYRORAq",
-	"r1Z0Ub7jAxrv3cnKeU38YS3o2o5qN5Jz/ffjJu39BmXL3y7U1eBH9fbHvenT11fd5f7x7WLIu/P5j3/p",
-	"/pT+2Hv+IlnHf7x5c/CniyS7GmJ2cApH7o5fBgpJODm2QUBRac3u4ksN6FR/RDnbyt8Ih+FXpEzpDUsc",
-	"BICWxycpneqXg5npdlHCSWE2/RSabquZXAmIedvZDsPgTcL14i9EJ2B9KqskFe9ZWbWyOEoTsqApWHto",
-	"kug/qR38LnlmSqNDScJJuSQOaCsjz/03ChqKLLfet1dyyijUgTGBzTyuMwZtCBKxReWD8SCkzXanu4XC",
-	"7rYrggG0lZBL37NQ56rYkhviskE6BDSrNIPx5YGudriEZkaNx6In+uYg7Zw/QS3I/m6vt9MhqVxC5GMs",
-	"VyII0rLRltkPGZfs8lfsNiljJGO3WYcodsNSmgCQpquFf0qEJFiKEu4LmeTpiKT9pNchT5+96JAn/R2o",
-	"tj3myFDR8IbjzrBohfmoZOaBLJiwkaV3pP/nG/0/T/T/PPtUy0vV3RvQ13P7lLVLke8MACnPPActVM2r",
-	"CdOkfE7aI/i/79IE0QIe2rO8HMPl/YplK5lef8uK1hUjGpTmR6+ZAQaCj8iEMaInZjzPxuICZtC83D8e",
-	"shQTCGDKjEEhSgSv44qkmnAUi+uAX2qY1XcIvfXMIG/dx31zg4fSMc9dF06cs8tdlBLBkrOsv+f1UNRj",
-	"BysbcPfchDnAsxswG68XTBn4dsZv2Knv1shxhhE7Tb9cABDZdCvaZbpxsbZwgJ7jt4NeNR5/GboHYdJE",
-	"CkLB9ERSpmRyYyr7LpbjhEeW4pkibf06YsXlCW0ewAJwB0UWKb/RfAwhshQU5/bgfRVWscxv0y3myPIe",
-	"BAyRngesaJaEBq0dUj3+3W9+//4/2/jHb97/t2BYYukCXtYF9yK1OuCvDderYKtSibLKxdgIr6zz0LEu",
-	"lVvMjWs/7J7YfMOEvWXbAiEdiomBU6f2L4GxLQYyTrNQmtFETpeMtB2qFrvVW02Tx4g2MTq9FJAzNoIq",
-	"cCxj6ZUpVjjaOdW8GiHyEyXJ2NYh8hOy/KrXBi0L3MiXoo3tQj9Qj85V5xyVnTuboUzuGczgO4Jye7m1",
-	"txYDy5M1eXf+1Dd76/fe1zpwfFfR/Z1Bnh/l8ztMtl3bmqxyD7tYk4TpIZCIKnZqqpgQLcyk+gkg7TPy",
-	"E0ul+4o7HNFy5OsdrCcPesEH3clepoMLNWkWa2UMO7WFYUx4BwKfpSz7M1uPIAnYKDDJmuhboMTQrrGx",
-	"f5ESMG7kpZePo17cZ4PJHh2O96OD+JAdTY5pb9yPBoFb3sypWcUPr8sPNXVajqNffv7n1v1FxNC8uQ2b",
-	"mMe71G1kDk56apBKmZZCt+8nLzTdYFs3hM8ETXPH9yKK45poHDe1DTYSV0vg8W8eo0O/m8/yd6CY/fbH",
-	"vT/9pDepit1ZWI9NJOFtSnFgIRUj4eLaS3HILISduaI2y0v3mWATCvTm6k8gSIiF66nhdVSIZQ7x+acV",
-	"K3atb9w6wtE3DjjaZVHrcxvAj/fG/cmgexj14+5hr9frHun/8ZwQVSfO1k8GFQN4bThmcWle2LuNeFfh",
-	"J9xkD1Hc725ZEM/jzQY10E7NZb2iprTkRKaFSoCleBKiZjRFZHAaCDtRu03K2pSjrfTGvG9WN8sz3Jns",
-	"x1D1vdABe2arIwfSpPRPWHddTow2KaToDm5vtUYHgQils1BbfN/G7JeLibvy8mOWrRgTEIWlVX2nCtQU",
-	"D29Sfb6kU9uxNYnifkmjGResmzIaQ7lv/VqRzCtzC6BEmMlW7MTLORV52+a9Erj3XdcnQO+wYJXSrnTu",
-	"4v/lZIIOBlccfcJZEodGsjnQpiAjA91ENGNTma7Di1bcrEbhhJ2WgTi1y1ol53I0KTQeovpvueBq9msi",
-	"h8K5NKYLaCzRgvWz24wJBfHFapmA9mzDQ87Onj05W/3l22+m0fMnf5Evnp71Xj9dgVtw9XzzC17QEF1m",
-	"M91pRDOZPgXdrHX+/d9f7f99+voff5j1Xn0Tvfn+j99Pv4MRwpj0W386f/0KkYZ77G/fJM//IXk8+Cv/",
-	"+9/+2qN/GC6/H/y191xAommehNJ6+ezdk+d/8UAc0PLThcoxD4qc2gAhtbzezcseACKTUvoVKQhVZPQG",
-	"5vFntn7imtzNpF6j9s4IMHCxSP93bHy2zGbikSJn+brj7sKO6E9CZRE2w7kWprKVut+yKVdZet+o9V+H",
-	"SjOt08CQX+OsTlpy8Go+/tvb6/H8ePn9X+5CnX/f+1Py97+9TTSFhonR+bVf0ugbKa9boSqf9yYeG5bn",
-	"lSK7JxUV93IzDW3EekfSMFDvnRwszaYSJFxZH5dBdeJRMB+pmPKymYsbvNgtxLtZ5zT+cL8GfybJP2TJ",
-	"5GaxwLUqd/cisr+uqvnJ5WVdrsjGdI/NMOgPKnh/UkoINFnICykibmwWb3Nq+sTasL8mTXxi1diiweB+",
-	"lWPvKyPZZZMrwdLfx2wuvYVbbIPV/YQ0qLJxtopmOwyKzE1weO8OjGvpd7EJC/dlHYZPoGRC0yW+iwkB",
-	"y66pGV9g5G4pgriRTaGEPfuUzSU5z2QK283SOceKap4bVZ1oPUgviCF8mAfkCpass3hpPcEkHkSrXhQB",
-	"tu9CL0sFGror51vD3Go/RIyN7UW8/UXdBNtXqPxAI3T3Fxy3pfxLb3e2wAE2HuodIAYtuGD1CPm7HMRo",
-	"g7gGqfVeuiaxLMxxa80Ke5dsYADQthVp7JB9M+ENZyvAN815bKdF4zkEACL5bbW7eMtfQZgyt5S/EqHz",
-	"Xp7aneq9Fw5DEBtzaYoowjIYojWfqXKgTy1GhHfCNlUJgYqLWBMEst4LOe4NSvQULnm/19JMXWV4/1iF",
-	"eSnuyDc0oSJidWiBucA4k0msLPaBq+mL/rtMLrqJJhUTtaKgoDMUR8LmzSpfChsshonLI/1/RjunBP6h",
-	"RrBCY5nNOoTRaEYkxrjIlSAJi6csPfHwWDGtGSCSLoWp34jZyp7Tv+gg/tCiN5SDkTFP0zGY5uVcmnul",
-	"hyA/TjAuFuakO4W/N3VuhPY3WHqyEJSgicyKFJXPj48xFqDm+x4YEQq/eRknDWMfapCwNw+5ZCuvDLxC",
-	"bHbHxgmzIP6fKUmzeC1s5/l34Dluw6vMxjsHQNlzYy0tLpQllG2d2UPrEUfjT8p4CSYuXjcTrDlWIp86",
-	"YLOOvl5MCAkA2mqy2XA7V2Jgmmx3ADxqG3TXp6H45K79IjxPcfRN7q6a81J7EBJFYjbmGYs7RMiMrJmB",
-	"k5HLjLStli9TskhlxJTiYtqs3ufGaxrvDi/xsnJ062ZSoRR7HDZdPq9v9C3CVmGyct7UR4rM5JwRLKKn",
-	"cnOMf5vsNmT05iSqb9bGjrqhKI6VwAHgwSJSlhJgDr2ganwh7/EQeoRRPn+AnIwaVly9ugrXkJ3EN+tz",
-	"B6PlKhiDnpDHaZ44zMcYquBg9Wh4ySZaAHKLozl9yXRaNzJZztleLw5dL2YVIpTE9jpgMSnYEUIK/N3v",
-	"DNKmCss+/vLzPx+bbR41LYJbIYugPJQD5NpVJeNULqezjHARZIFFJzmcYC2enKA49O78qcnKj1IWcwA4",
-	"yEyoOiZaj0pUNTL5/Mu5lVztSB5dilE423i04zDGTfQ7us5s01qI4xB4pV+ZplIpwkVGrxkZry8FpEoR",
-	"xS1asBMJx2xKBbKnlV4drsiMJVCF58QTwlAadMxrksr5pfBkSDjeFgF/c2ygGb6IoUndsQ29ZvGl0MuP",
-	"g22PyvQzstOTwhMQNekgVzGxhDW31X1unpx5VCIwq1RksxNs9KW7PhuQbpAxlft8vgW8synGe4nFNbq3",
-	"HQP88KXuZ9tjdcTh5fJ2q8llfi+5807Ka5Vlhw2KjdY/4HGB8w+JR4YAuUDBFBPrSBujGcxfC6xt0IFA",
-	"Tf1ulCxjk2Lgew7qbpVhz7tWDsPXyqB6rVT2wbtngrFcVGVkr0feXTwhMV2rDpFJjD77VGUdksmYruGt",
-	"kwLn9Ng6rIF+q605H7h2KKQv8ZSYdEWIeUlZJFO9BJaz8pTUcd9TGAwwHbnMLgUVa2BfsJgb2c69hORa",
-	"zKUAYVAEyC44M7YeOvNSJQwWQZa2Hp+yANpE5izfzoEj4lPHJpnzTSonPGlmv4PNHacUhW0DFL6hzFo2",
-	"Y/OGhdXiDWXLEosusbVSyt2NFHevIFWYaLmMVKVy1Ml9y0Y1wyZuVPAGA2sz6eQuVSl3kxeAIUuR8SQv",
-	"tJTdrdBN8sUL3Nyn9kRBy4sLuP5JEM9/0wk6Z9Ey5dl6q5srAHrN6FyvvmkBxB4upuWIUTP0wYTW1I33",
-	"X/hQ048r9G593Xe1uXqdbFqOXGV/ApkrIa98g0yX0hKMaXTNRPwdCMV+2hHtMXZI+8NBPDg4jPqTvYPD",
-	"/pAN6dHkcP+gP5gMevTw+NCvOwDOJF9YfQ/eubMqXJHJLLqP5ZOLs4pVMaixdlrLRbzNmewpDwXEhQoh",
-	"hJcpRBKeimGwedeKtFNG464UyXpndwM0qqrNouKxsnoYZkIV9J45XZOlKpUnb2y5Kns/KlvW6I6/q72z",
-	"spHNRfzmYnyBCJoGU4SI4sO2Q1zgfIEWvD0uKxGVpQjsQSdMgf78grwjGFP7Ikdrbc8pF4JlChDWoEKc",
-	"+cFUn1NOpceKcju75MxCHVyzdYfQ3H5m3C7wBcr12BaOh4xZIjHzVF+CWh47BaRljHcFTyskqXD0xuTh",
-	"SY+M9Ooq7qMfGuxOhSwD80NlR33DdLBOix7MI2Wt501NfJ/XN+F0dGt1bHA8Glp/L2yzj4p8pNYSfB+L",
-	"b2OTbohwX4cK4W3Hm7DZ90Y2Onn8uD843O3t9nb7J0e9o95jTG9HBJVxH6MmagIxfpNG6mo46Ud+ZTVz",
-	"UW359BPLuty1tJmb9IfN1fK2MuXPXtPOjcYbdbmswKYCBSFSeVMoY14qligViI0W7GQKOcEUwirLRoW6",
-	"iu1GyDQl2yELOlC0vVizvV9fXzyUhtDvjqkCM93Uxgt0yCSRMm1jV+Qxgh/vkP8k/Ya8wE2gLl4ARAUy",
-	"kUkCRTu5gv5DAqubfcXaB00YFq4nALbnKWsY1mDXMdysuuaLBYubh0jQJGQDNRYonO2cZohYDkl3PDHY",
-	"JI0kj3x7y51EjCdteMFt1H04Jk7BLrZbnnwrC6PoFGgqfDIgYiMMCTTlKmMpEB28Rdr60tX/mNOMpZwm",
-	"Wk/FylCg6JatcJROlxjVZv7rBv7Hg+erxHb29ru9/r3y7LCcgcreqXJ7g4vecd5eKZi804IqMguZIn6I",
-	"3odUwJLP1uOUx62Af8jMMlge2s/hgPs0eaTI2dkf3j1/isXyScoQQwACyGmSGMsmFIZ0PysipGA7jWLD",
-	"CmHIlXMNjaLd0O5v86qBPN4WpN4wfs3fmrpBgg0VAyoJF80HKTabZKb8BlGXUi9CP6hy+aRQhQ/DKsbj",
-	"VK4US0nKaDSzeN+FTW8v1bhDxCTqkHEClUCRpDoEKWrnLkF1oVisPFbfbHvHkmRhChuO/6Z461/5DDc9",
-	"n+83RF7X0mvJLN8YesdyzXuHaJsGEIm+xkog8UeUS2xiCYlYyuZSrDHyYCToDZ9qMtv10HV2cQ/aOyPS",
-	"9olcK3CXouabKcvgA5OmtbNLRgub9QIeSy+3Ra7EpQjkxAAUAZfitR16SgJvmdB0+xJ6WXlK/nT++hVA",
-	"g12K9pgLqpVDDB0kWvY5GC7TZAfKE8ZswgWm8Orz5hbnBQT+7RG1YBGfmASuSuCdm5YpiSJX+dgwKm1z",
-	"elQgKel9J0/8unNyYboAraGUwa874nMml1nrZM+Yw5aKpX9lqZua/iplE5Zqequm6c1ZzGukXpPrZHOc",
-	"3Ju2jsIcfGxwBxlztCuTHY4kLqxp45Sr7TQERNGEjuBFl4DVIFMvH/KGE3qescW7xb9NLt6/bsbov29C",
-	"5+YUuDc5hGldNZstpVO+Yvd/xe7/it3/Fbv/K3b/V+z+r9j9X7H7v2L3/ztg9wd8Mvnxr/gYUnnDFWJf",
-	"t6MZowumMgKX944J+qH4JwETO48htFqYACYe44+PisEp/d5+swJyW6DKjQjryg32SrhZOEBug8HLg+jd",
-	"ZRBVCfbDvdtCrx+LtyGwY1QELCxM9JEyENamNLKN38ZQUAJ4SCZ6lLSNvxNCxf00Qr1MJozStla0fjes",
-	"7ReS3ANhDjVhWn5LdwefuE/scPVi2vRlCbyvOQxFLn1XLBfpkhkC1S9hAqYJH2gD/hvGWAkyUtdX+pWr",
-	"Efgs3Cd5NALGoJ9cCjhecQfPGhVxniIgBbHxDxB6sNMhwKJtiWyXAyoFK0ZEmJhdCInAT3fJBYQxiNiv",
-	"hov+kzm/PTHtwWgF4+CBU4wpQNCfyxumLgV8iNNVHRd4gUD8K7rGEgElk5e5U6ouu6pOcy/Su2tcT1n7",
-	"+bAdby+gGn0oRUZuwSPe2oXVpRoidUCJ/2DWu72OmtZbdvUC8Tt9pdUMNjc72MyB+/WiP6wWfIW0IkgM",
-	"T1P9iqZ9TCFSkkxo2oGKJZpIUyrUhKUYpcrEiT5tmhVjUQ1X7QQCkQGeE3Ny8jQfIFybqKMyniQkXjJX",
-	"fl6miN84ZhOZMqjFavvcgM7or06hmObWrVcutaHBCpog749lUeFeR8ei8jXoFzH+Qw6gQmCZ45yhQ1M9",
-	"fDkIZSmYrCTThK+qAAspLUvtxV+Is1c2cN4cwvwU5We4uK3bwITMokF1hHBAV8InLFpHCSNQwaFQ7Kbj",
-	"AnWX8zlN16UEN1NqtWrQC2hZeyf9AWh0xhlVlhUxTiyc0TnYd9qvk1T9ShbZ7R+pmjmkaxTYb7IrUHQG",
-	"R2xoNKHjuMf6kwHdGw+j/fgApG3245JBsNuwLN96xTKqku4dxItN7jd/GfXCwhZ0zHJzFSpwXRWyHyoh",
-	"DfElDNOzCb0g7HIxRdG7Y5MBa0oMldhVBgEksXHu3ivGPudJteunh4FZUaWFLKYNFCim4l42JBQMXbd8",
-	"3jUMjqCxXFrfEM+faAHonpMt8TTHDEo7HjrmdQEJZrSmLPdohbVSujweYaCPIjHTnDLlrFxuv+EBChQA",
-	"sydq85bdsFSBM8PtmWaMU0bawOmwtD0WlWmaMRzGds3XAcrpt21V9N3LZa+3F+Eyw7/ZqONqpu+acGH/",
-	"EXLlK5M3V3jZ3vqjDvnl53+WljJUfacBRLK9kTKfT3U2edNzXm9DGWqcMY/s0lY9/8Hgh00murszdLQm",
-	"BIwOD8LI+1VGjlfkJ6PSFS7TTwh6gFbqdwixYm06Xe2efPWaffWaffWaffWaffWaffWaffWaffWaffWa",
-	"/Xt4zd5ruvITcR44n+ZBZNwgYFph1JsbcW8GxeJCWxtk5Le5DbkoJp/neEyI+2HqJZZhfEjbtLRroUK4",
-	"QpsqevOyGatka2xgetaIdZ+S5YikwuJvtKgcpVBISrEE+Bka0U++XgX/i1wFS8XirxfBv9BFoI8iwH3V",
-	"klPhd2iq1e/t9vbzn578ihtmhnDxlaD+NQiq08puv0lkdP0KUlRbJ3tH+6AF6B/+QNU7zQBODhDn11q9",
-	"Wr3bw6g/2Wc9ujc+jgfRkB1Mjmh/vBftx4fseNKjg/EwOoiPWG/Sp3vj/egwPgZD2HB8EB3FPZAub5+r",
-	"84UUSqYOZF4/fcvVNQTgxHo8LRWljAkupt2FfWjfOo9A+hi4v9kNQ3SZ1qvXV2+fn/8ZXj1nImapv6PD",
-	"ce/o+HDc2+/vTeLoMNof9scH8bEe++A4GrL9vYNhPIjH8PkFnzOV0fmieqEMTob97/ElLdk8kQoO415R",
-	"pfN+fafibzV5YRbRcHg8/Fi1wH9ykZJCMb7tpfv8C7+xd9r7aIMD3Le2lySIRr76ELMLi1ixRabkW9AK",
-	"c2t3f+BABgLDLXPRum7fnT81XXdItpLEsACySGhUir1q9Qe7+70QYuLl5S4Wkx6EK0mXOffG6B94KcBr",
-	"N5aIgZeq7OB+TvKcc9zze+vj2l7XschEar/wgmjKHKZRLx67CUAo+EXW/fLqzSZbZF15jconb59fPH9y",
-	"9sJysj8+/8Mf7b9fPnv6/N1L+9eL19/Zf1rG1+RMVlhjo6Xw+GENQ2rSSM4vK24wSLqPpHJnGa/q+iN9",
-	"l/6KHHhz3/poz3mScCmymQr69rbtbzmHzSsmWuSIpeNaOvJBThjgUu7slA9yceOqW+8f2uL+1K9e+fQV",
-	"r5LiqanQeeUcNgwQeesFUpUDDdH7rRCi1AsNwEhdFyxiwPowWkCKzaECJySbScXsOxEVUvBIEwlEWrU9",
-	"oJOdjgk7mZtvXMULePeRQtQ2TUGQSNs2fxZ2dacTjrUiUnhzaadsTrmWirxPT0kPI74gp93chspkusfY",
-	"Lk1WdK3KIcMdsoIB5x+t8hALtRNMg7OqxzDPJA9Mp/ACjL2pYjqAAKLqLFsnrQPT4jasnfzizcfQEH8n",
-	"OJVPadHNvUlNt+C0/d4P7tR7iQnZoZRReoKTrhnNhhN6XhMIY8PW8zgurcMwv3hQbp/08Hw7hYAYg/+b",
-	"gwJ3POzgAnKY560vL7CN0DMcIxxvJkUXz3geViNzJpIXoA4W6ra0CEFhpZUuxImNw8oXPNYMO2TbMw7t",
-	"OmObz2RaJ/1BZ7OlsLf/vakcyTNPEWO3i0SmLC0amMdUMRVRsSvT6ePs9vGDaIKTVM5BL+s3/K/V3Ml9",
-	"iDilz0XMbk0tBjwJT0rL1CvE7JmT0Pq8JRgeVqWuYYdBQPfVTCbmxlOkbXSWUjQQEG7l7NBPgYr3G78j",
-	"Ax1vUUsCdRnyM9Q4wyIH6w9idiJD4KUi3lvQOEsHstw0iGkK7ne5sIGrluc8Uh1Xx8pipwOkxoSmFlV6",
-	"RbNoZmqE6bMpWEza5oYXRKaLGdWPbJM7p4RmJGFUZWQUPA0jFCPcKWhaUukeGS2O62yqgOYY8IqqvNpF",
-	"JsvVHjysx6raV+BntdGTKNtaYcvKbUBJxLZgokdXNuErohlN5HSJeEUe8lMV1fmzsM97hasiz/Vlijux",
-	"3/uWq81ZcRCFX04fKcL1CxYyFJb+lHT7RmJFXRCsoIUcg0axxUHO3wgSsS66d6QYEyPSDqsHOepmzNiC",
-	"MCGX09lOh4zc0Rp1iEzJyB7SEWnHqVwsECuHkpTJdEoFVzDYU2jOaDc7vuCkR+FLcBBLhU0Gyi0WymoE",
-	"+Fz/2FRLQUb3qYU3fIOOT24PYUPeHpzq1fmwqrEjwuKt4t8Y5oD45UBCZbysjGxuWi8xosj064jP44BF",
-	"DtVQG7YS7PYoWntWGgXSPkz4qROvPzUC9SIYLn1GJvyWxV2jtHroLdSh93cjrdeKAp6L1TVM/IBzPZe0",
-	"B/dzSHuQy+zc4M9vrQaxgNfJQiY8WncIXSwSjtdXoc6RiG1ealmRQPXiiZQJF9PXk8kf5TJVrZPBsINo",
-	"WAlX2WuRrC3/p4tFKm9ocjFLmZrJJC7AtHdaMeXJ+gWf86yI3w5BGyyt4PQ6qB8c35OE8vlTulatk71e",
-	"DST7kedvr4qlNROqQvYtU+VSd8AaQm80Z7RpG1bz6o6lvCZMZOlac2CbtUaoj5jfjtmELpOMDIanpEdg",
-	"5QwXbcD/Swu9qfbeVCLmtdYWcXzMjtzcEuYxgWG39c4vlb7Ad8KSS91+Vg+EN12ZGnIidCxvmIGdpmJt",
-	"cqxXlGMZ5Ly6gSvyazs8xQiUNubFwurtkGyZivwVReRkch/LaF2VjjJtlif5UuZ45v75+U97ejr65sQ5",
-	"FrCvA9niO5hPPqdrLQ7fIJCwWJPBkMw2zJ1nMGny7JZGWYKQdhD6BLk1SFcPuCS1h3JrxRUCnyrQAvB7",
-	"LqZ5RTnIErqNgBJpdE2yGdSj0+xTH3GScHGdHxsYTg2FVhhDeWj6KYgzQJE57QEovBnPI2X6Necb1zNP",
-	"7dfnRL/vKtCpTKaY8o8j3Os1Pc3bKwh8elZUzakts5JOHTusnoXqOtcTx7YqAm+KTt9Afp0tK+enUcq0",
-	"wFGLapANXMM4N18NMjeuSepC2UpkTIB4hgFmcyqWgNqrZnKZXdlXC1eye2erv8c5mcsMEsVaKTSNY7HF",
-	"jFCUI0hKM9YhNzThsQm6c5FZjXDgvga/fU1C+JqE8JmTEO4I5AOcDFBglmvAsV8r4xXkyiYKe2llZMKY",
-	"M7MZCWCSw0GWkHQGQTifBsgvn8XIeHfj26dCwwQPd3lOz8xLTcJzSNusEsFB7tTG6zQzGXtM5cOdANO3",
-	"x0zdKcKqyFpCuEcLfQyInGCJ2dw2T9pMC5kkaKDPI/qENWDcdqeyax6CkLz7qvJTl88XMrXFSGatk9aU",
-	"Z7PleDeS88c2mTP2/gUNYexpI9wNuH1z1I3sDvFHIQOOHzORmeCI3KhTIuIwVZa2IACWkZOKb8PZaILx",
-	"p1nZVPhxk6vTccXcj2mCrY2HsyD65FdOmbbeskjL9usnUDG9Mg77M4n07x1T31BWKyKlxXZ+aNFxFLPu",
-	"ZDrj/wjUUEg3d3vBBFFcTBPWXSqGnX8CbH6xt9BmvGUTLWbfA/jZVDyHOlNVRG4DadUsKBJr8L4PYSID",
-	"5BTEMrEVlMFUylakjrCErlNjEMxCKQ66eEJVtrMLKxKatCmjVNaRtXqMdRNQsys6rq3G5SJfPHwKK/Vb",
-	"QRk0NH3aNgaBOMZMy5X8cvMFfAX/xmsKk47sE62H2Mwmu/FWA64IUP29vUNbb+hZRXIcFO1Pn6+EVFDa",
-	"LnbN0lSmL5lSkDOFE+R3qDmV52cbyr1PIrZg2Uqm198yVsA1uI+QzKgCEkN7Ao9bgcS0iC84E7lcUXp+",
-	"LpdpxCrgCnRFecbF9Io6Vm4LtL9y48/DxMO1uMpE4vz0+5NxPB7s9bVgSScsGu8dHE56e4P4eG9yMBxM",
-	"Dob9ox6ltX76e1g5N0lFF9V6+oiN2ClKRB2jm3pKtrGggCNUD6l5BfYtsJJOVq56VKE/i6zYxnEAo32k",
-	"XOyzdFWsYc4jrUkvtdyXBVkMpsSByg0QeCwmsa1I1ARR0mMqm1jymX2vKHc3F6tLLObhzEXFIm8BS17Z",
-	"LAbmuNWMJ8ynBIrGtNwYTtqjX37+p2VpH3j88TcGPwYqPBr8mB2j3QAQ4Yordm/co3soHkWm+OF+/d4D",
-	"mLIeULGhIF9hpKGN0zqk5Vz6QG/SeAxEnyma1C5uyf2xqO6onhimfs+N8PATN51EFFYcaGLoorj/AIo3",
-	"SyCWJGUFz0tE5wwhYn/5+X+UmZ7hbR3Lt+AMulIawOn0uGIXJQLHEwzubcFYjKfRMJ6HABTbvqwexmHg",
-	"zgyW1sLf0eKhSEb1ZeRAc82tBOCOwO+d08D41lSJ2Scg0CL17xAuVMZojOhA3NX9USy94XXxOfcuVPk8",
-	"DisUn72s8FZoR19z9WAec/0yD02oiTIoLkod6KNLB6jufZVnBQ5e9Qg5plAo6lm6DL1b2Md/LHD3Ypmz",
-	"zT6Jt7l3I1zfEC88pLPK9QjnDyFMawq3VEvL1ukV+rlBJnoKeMB3UDbuIt1bannqldVHMCTyRE4msH/A",
-	"gM6sI1kTWu/2uDc5PB5PDth4EA0nR4e9vYN9dni0f3w0YP1Jv9dnx3vj495B6329PL5J8Aay823Hh8c9",
-	"Njk+io6He/HxZNAfj+P4+Cg6YAcxG8R70SEd9w96vaOmVXJx9+OnFnFSzsu2cr0Vzv7tbFGGCFqdlkHl",
-	"a520+niRO2mi1ISb/12N4HctEAwaAJ/TdG08AT4944SBrz17/uawP3hqpvzDBztJUxawzJfc73bGG17x",
-	"GAq+suQiG+wfgFGicLzybr36vbXt5muYG2qcHbhJ7x8/PlBd5A0ivDm84W8sBPUXFfD53fC1C1zgQ9Do",
-	"XOAEwfqlLuIEQhvg9vXUr1NCc0kGr3spmEtb4gpsU4sM9TZrJmxqtXtAme5+wk+Rb4XW59nbJ91Bj1j/",
-	"mBG5baKYSTSMJBf3l9sevuJ2iVtuXxE45Bfum6Ck4qSQEPn5skl+frZJJ4XlLwsnJeoNiiEVASOf9xaB",
-	"4aJwnVS3/fmb7mF/YOT2mGYUDaIsheOgSCaNGOGp1u0Ry2ZX+nfX+tXNcLRzQhZLMGpcCpSGuZg6zYIL",
-	"MjKX0a6b4WiXIL8now+aWZ6Qy8qddtnqWKhZ/XP/stW5FGYXPo5IW0j9M59gDI+h3xMiJGIXO+x3iADS",
-	"MtDOKTH3EeLJjrzlGl0KSE4cIYkRewmMOmRkZ5KPvkNGhpUTM6BRpUjn1yv8f/orvBIT7La8hFiRX9IN",
-	"LHm2+nMpLjcnlFD8uiOd/Lt+4MUS3zPbk++CHWmIuXjk+CnT82g3xJh+YqkLE9WqDUXciJlMYpbm2F+o",
-	"3Ux4kljtJmDFsbT+YcsyeOTiU8WmxSicinzNfXoMphnYAxN2xnnh5MUlFnUikAXObrTP8FJoNmWpZXNB",
-	"UUPmdjbFxcjppP6C2gagHA77LuEnf/W0ffW0/Vt42u5qKri7p+1fG5fSOOV/XVjKorE97F9yEJR4Jm2O",
-	"kMmAbN8HfBK3ad+ATwaR6nLIpSLQUH+wNywgB0EQYCFBep8dxr1oQIfj/mSPHcRH0THtjfvRIN5jw8k+",
+	"7P1bkxs3ti+IfxUEe0eIdTZZIlmse3R0lyW5rW7drJLabbu0i2AmSMKVBOhEsli0/orwefk/zkRMnMd5",
+	"7oiZh/k88+xPMoG1ACQyE0lmlUpy9znqOMdblczEdWFhXX/rfSuS84UUTGSqdfK+NWM0Zin882nM5guZ",
+	"MZG9ZouErlmsn8ZMRSlfZFyK1klrlKVLNiKrGRMkm3FFUqYWUihGuCKUpPAhkRNCBWE0TThLScp+XjKV",
+	"kRXPZiSbMaLonBHXW7Tu/o2td1udlopmbE51p0ws562TH1u6t9a7TitbL1jrpKWylItp68OHD53WgqZ0",
+	"zjIz9rMV5RkX07PFIpXXNKkb+QmRIlmTBRMxF1MiBVMkm9GMCMZiPWhqGiBCZmTNMjLl10yQth63/U2R",
+	"n5dsyXb0mLlu++clS9etTkvQuR4mLQ/Gn5qZyljKhFHR0lN5NGPRlVxmr+h6zkT2NLDub2aMLPBnwmPX",
+	"8YJms7zfhfu+09KLzlO9hXre/gDm9OYZE9Ns1jo5GOp1zDKW6sb+68f/uri46fXe/bf/aFWXvNN6TNVs",
+	"LGkaP2dpNKP1A52b32GzM3nFBKFRpshEpqRNxZrIbMZSQoVasVSRYW9vp2ZG87ynTVO6wxy+49ksTumK",
+	"JnWzWLk36ld85bdyPyP0zsXf2Lo6tOf0iikSpYzqB0TRiV5jkrIsXe+Sc320rtiaUBHjORvLeG3Ppd6P",
+	"CU9V5o7tKb6kv4DjSS9EzCcTlmpC0592iEzJasYTVvgaTzRXRGU8SUi6FIKLacfb0+Nd8je2VoSmjKhI",
+	"Llish5nN2IVw9KEHecUWGVDGYEhmcpmq3QthFxuZU77cJZ7RqiHrwf5+pzXnwv7dL1L5xcXNoN+9uLg5",
+	"fPLuP8Ob8IzPeVZd+6cZmyuyYClZ0Ckj7b6eUr/X63VIzCZ0mWT6r1q+kECr/qDNV62Tfq/XaU1kOqdZ",
+	"66TFRbY3aHX0nPhcc0LoQ0/J/OnGzEXGpiyFQb98+vjReUYz9kjKK87CVK30C5pB693UXxDFp6LLDTsf",
+	"p3KlWErGbEoFaSuWkfGajP7y5A15eN1/SJfZ7KHkcfRQZTTNRqfkmyxbvBTJOp90hL2XuZKKL/WH9Xt2",
+	"ENqIl5OJYrU7kUmirviCtO3q16+9xIaCix9cervWveBav2aTlKnZxpVmSnEpHug7El42rNAuqll3fwnJ",
+	"ywX9eclOiGaS1zRZMrycuILriF6IhF/7LUfLFE4qtgyv2V9J23abn8l+B3uVy4z8tFQZiRJGU0V4tuOd",
+	"uvoNNC2G7jNvz16zyVLEX/MkY+mGK01PWS/NUsQKCZIre8fV7aJ/w+VDcJu3XPI4eJ79IekjslRbxmPP",
+	"g4KX64aDvxbG8h8pm7ROWn94mItZD/FX9RBHYfrPh1V3AeFY6i+f1H59PxcPDqahDAI3jn7/o0SR5oN7",
+	"w+j8rWJpvcgxH7P0gSJLzb1ql2yJTdzPmL5j45mUV09EvJC8fslW+Bph5r360bG8pfsY4QfdCF7zKCMv",
+	"+N/Y+muZjnkcM6EfRVJoeV//ky4WCY9AqHj4k5LwM7uh80UC/I2lqUzxk1j3MnHNdFpzphSdguRLDIOK",
+	"UpaBVBFRQebympG5FGxN2rnEpAXvVC6nRieAT7r6k7NXT3c6REkyp1dGSAfxXMGLNJ5zQVKZsFMSs2uW",
+	"yIVmbnN6xUimhZIrtlb5aixYOufAEC9xCnpZmh3XJ+b9D53AriLHjSUzrDlCIQaYhpNvZEp4pmCwJKHR",
+	"Fc5ADxjW+YEio5tuPsIRaY/cuo52OoSSkV7PEaykVrDUFYuhn/Faa1u63TFL5IqMYFlGIKyBHAdr0Z3L",
+	"2A7Vb1pfAyJixGxXdZ92OsWRmvXXCl6kj79ikRQxmdAo0zL9SGVscblcXFqi1YOH1fCUAfObbqX4uX5L",
+	"76EUZEZxOfUVuVzohuHNS3zTa3639aHTsvrVPZG0Ve8ux+tLkK9lWiJuXyVQRh1kMW6GmRNO5ISs5RKF",
+	"dC33aqKQgn1aqjxTxGk3bkVK217dKP2sZo1PCU2UvBCjwMI4E4DbOnxJn9d82gUlSqbmytBaQnwhvIEB",
+	"SeslTK955AjW18bBuoA9PVAgrOj9X2azr2j8GrWRj9t8Lq5pwuNL+NPfdT0L/VAPYZVKreSwm4VeIT0j",
+	"mqSMxmt97WimDUYJEKFib7dt20Ztur8tf4oNEy4Wy4y0R84mcmm61NubPwSSE1PkLDAXJ0AuqFIrmcYX",
+	"oj1yS5GymImM00SNOgSaISPzwSvzvt+WTIla6MZgubx2ZMxGnQthW9B/7sDiCbIUV0KuRAcWUD+za8vF",
+	"Nc+Q9+Qt5Q/tgC7ECKhl5NOEUYLEJOHRPZEFqE0lblDkYppCDTEg9zolMVd0nDDCM9SbPwNFoOJRMy4p",
+	"OsBdx0wfUxwl8Gn9sLDQMF3DZe9ywkDeMI2dzeUSPwCNZtMqU3y1sMzwiMy1tjLWt122YkyQYa8H1gOt",
+	"GMP/SAQWzfwIura2LLlvSjTnaeNYK2esMFyZxlrCPCFGdScojZEE1Fy9GYP9fW+U5v1Gw0xZxBecieyF",
+	"zM6SRK7Y5pG69y+FzC6p+cIfrXvjLI5TptQJKT9BxhuzhVQ8I9Q8tNqaYdgnpHA1wl4ljF6zwlvI5IVr",
+	"BDRbLXZophETsIzYZSkPo8H63DM33TWMSi/AqEifIzcTpE2tTcsJGUutOXbQuLniil2IAEMmbS6iZAnW",
+	"54zdZAUFH/t/++br7lGH6JOWSn1vXogxj3nKIj1QmnTlNUtTHjMSzWhKo0zLv1zoEXF9uZK/nr98YTQi",
+	"olWLmGQrHjE46pRk6VJE+oK+EGMZa1EvcEV0yCiaUS6AdNRysZBpxvToCzsNr+j5Kz2agm3vgdITmPDp",
+	"EiVI6NyYndD8i7LpjKIUccXWD9QJSvCoKizoWuHaiguhnwuWKTj0+v2YXQuWgTW/g1IsfiUFmVMu4F39",
+	"I1w0o+BR0LO5EN50MlmkT492zWYo8tuv/wOsM6Uj0QFBf0WTRHesX9LbZkkcRFpN5fqkoHQDDdIo0/u1",
+	"SJmmU54wFJJ0pyx2A1ku9Mh6N7/9+s/JZDLpEHohFqnMZCQTotYqY3PXHMrdI8WngmbLlHl0R61BIUoo",
+	"nz9QxL2ENGh1mQuhh3PN0sp6UC0n8Hjn1FDMCKjLKDWTifGpTDhLYnMbW8/G/VzGxqgAeygXJdWz4CHR",
+	"xKdbyVh8Cjvz81JmTNm90BQ6Zbuf6T72RjXhAiVhI+Y4LQnG5+x8Ucav2a6/gC9k9rXmL/e3gBNozl/B",
+	"F5KoZTTzbXCWH/vmHLNkro37W6wX0q2V8RVyRXiMvgw0KbSd/xCtmqgMy2y2U1iub/Vy3n7NFJpXYAhb",
+	"hIBPuZAfOi2ghy23u5LLNGI1Y/AJD7VqHBM07I8IHmwZz++7tSea3ZTWGw0MmsNumCZpj6qrlKsyZuZO",
+	"dbDE81bQZTaTKf+FxfejPdjh40wL+3TOzIVm3tF8GdeDC/KP7jneP11jlu2ew28e59JD1UoaDup+GVdd",
+	"9wT9cppdGXkB+NhMJmAjchaf3AwIh7NqnfgUJsg3mrKaWOd2/ycxEv4bGOrczt/PNbaF9Vn2Wza8+1yv",
+	"YGr/pDcaDOWKrTtuHB3Crpn+P0ZEl6mLR/GsHmOWSDFV6DQvkK2/oPfPq4BmW52WZ+Qyh5yMGU1BLLxi",
+	"Yrd1IpZJ4q/7U6cPfwbe5I+lwIjmNJnIdK5lK28KQKt8Kqy1NkuXKmMx4UotWVpc0zw05J4YlefzuDQ2",
+	"oSLFfuc5RWjKYLRMwHtf+FYN36pnW1KwO7GqjvWebN4Kr8v2KLS1hulZv6CLJbk7AUHgyGXKaDQrUU4m",
+	"JZlrfbTM7NSJfxPrNaBasVYZ6R+Qdsy0bgQrBZbJnc+kChUGBEupR+TGTIxmTtr9g51TUh4lLOs9nUmj",
+	"v9ccyMfm13+J0zhhqKW37ZhLdLpj9cYNdFqZ7qhDaojXCARckZgtEomyNZgkQLw2Np9JbrVBS057pP8P",
+	"2ovAfjEC04Yv9HvuxtWMpQxjMetMOxA4Bi05EQUNRyu6Jqm+p/GceUFh92Tzzxu8vGLry5QZ705JyCxF",
+	"o5EVVQV/kJ10HlBnzpRvePD6uleiufPgSHsUXgDQk84w0LAUy2sDDiHWsC5Y0EUKKrKi3ISD8gydgZrt",
+	"c01hcKVAtOIp3Ab4LdieJpQnEEUorzQhssmERRhDCMZmZSmSTFLGdi9EZR5cXC4VmnRRxdSygSZBdD8i",
+	"XUpVGrgWKWItcExkqnXTC7FcTFMKjnU8J9csVWDiFOxa661ccDXTXAzO6jKL5BxsO8bZRZYi44kbLUop",
+	"yii0OACVyRTikUERdpZIloLBXEiiZUMIrabQDURiMprYfcVjZE/vA3UhUBdTKIniSaMmQgOMYfHOSWDP",
+	"YK1xoU9Jov/gcIlyoTLdtZzorcvSNRdTo0U/FRlLBU2e5Kfq7iIpNmVORlHWxJ8I/ETaLiI1Jr3+8d64",
+	"Pxl0D6N+3D3s9XrdI/2fnve/HV+DXvD7O3pvBbtZsEiLlmbDoOlTw49h+CSiacoNveYDR2aGt++j3PV6",
+	"T25tr8GAzE7YnPIE9CP062qOq5twYv5nEOlhDB1jDMFh4F/gTzZXQDSjScLE1PfH23PlHNB1PmwtSXjG",
+	"JZokO/6qn2Pk5D15jE1jJc3UD+A8AZUEXDdTysVnsOq8kC4YFaM8O1aMt1GjOZsq6E9MxJqhjUqzG+2c",
+	"lufwodN6IR9pIeHsmvJECxUft6BCXqIrirr2yto++ktQMtEMEq1/fkApEXJ1au6uhGZa5fs0DOCFlZCA",
+	"x4IeVSNL+QNl/jhPiL5G1qadUsR8FLFFBm7ZWJM8XDGvXz1CPQ1I25rj3F+EChScsEEe76BGLNiFMHKc",
+	"57XDHpgZvCL26ol3yQuZzXR7WpYwQT7FNcUb4IV8RZW6wuSFTxF6AQtKowi8r8bquzBdfiaXjq9a2r61",
+	"PDDVxzscR/Hy6eNHLyS4wvh0mX6svUbyOAJpO8obLBiWTVg/ynkCY/0hRMuYbsER5r7d/dR2sGL/mXR8",
+	"AwbIlTcW0h4FZmeW0dDWfcV9mb27TNmkIuXbm0jvrctz08RvXj5x7oaIpWwuxZq0iwFNLvLGefxOyJhN",
+	"Lbfc8UPG3E31rxs4dkJGgs7ZCAgfkl8Ohl4Qwk7nQoAk/R0bny2zmchXDaRNb+mgz8LKj1D+dCvpXUQX",
+	"Aq/1gN/UdeCMVdcs5ZM1uOB9mUvRtdKqid6sGYuurNPHkNOTG64ydT+kxLCtCseypARZk1OuMlBADIl8",
+	"Fsal2WYuWcj0wZZBebuEkyqewc9qzTcDKTpT4dFnsuHblXKpKnAH+OuhXk4mn3QtbD/OLOXxTFkRND4t",
+	"Sy+MRU4mgQGQtpA+L0i0mkgWNM3WJJLLJCZjraamXEtvk1TOQRJdLMcJj8jb189OSch/a0lwnUgav5Hy",
+	"GU2n7GOXHY9aJuVlAs35q27uGbRuZFISeOVzRY+kfu/sJnKJEIr/wghYhkm7T57zr8h4bdMQ3RrNMVzw",
+	"f93YkYIbjRW9aK/o+k6xSZg8Rnmydrb92jANeO0SDfi4eyUhA8PWEkav0QEIw0yoyiAhlqzsOekP8jDX",
+	"DsH4rBkj0L4hAzkx8bCVMNin4pEJj90eZmpo7FWDMBgMKDPzUjbMISBDWcUnyxIGQbv7MJm3548fkbaa",
+	"a5VeZWQpeLZz6mJ68U7SPaAOimHL9glkCFmfBjY3lymrTP1MYd7np48f9U8rVyaYc7zMyhqWScFN9brI",
+	"ZUYWMuHR2khGivAMorStpnUhjIHuhIy4UMvJhEcQyTimCRURGxlsAqscE/M8l4gwmI9nWjwbhbdshIlZ",
+	"pUAU1BpNSmQHlhcDNrnbS2jTZw34th6IGZgX/YaDMXF5GDJiQnYMYYAVeJGdon56IfTAKxmHOx0yCp2q",
+	"EWlvPksd32lyIbSC7uaGx0xf8aZxONlwaEanhN3QKEswfx6PGne+KrOqfnwpF5cmaPJyLOXViLRH8HLC",
+	"VfZSJOuRc3XQPMoaXJT0OnffwMZzoaebNx9JmXAxvZSTyYi08f3ERGcKMjLtPcK3Xk4m38hlqkaETmVp",
+	"nIoKCCeGdZOiYjEm9gVF9LBPCV3GPGOw+nZyRibUDRcVXi/YNLdVW1QML6Z059SkgZS9FZHhyZCOEvZG",
+	"dEidfd+K9q/Blfw1uHlfIOP9qBuw7IMuhdKj8AwTdLLiJq/2CdENkuWinBzyKfyIjzQPgZhzZ73ASLN8",
+	"PIq0/UlAJPIcM7rchDpwVPWj5YK8efnm1U55ilIwp3t5VpJyKJE+ANYxjwgrPCsc2H6PzLlYZkyFvP+n",
+	"ZPTq5bmHSaDf6C4XI+POxsuBqEwmAD4SwRFBJJJEDxHcKIwbBgeJjwJmvEhoxAhHAQFToh8llM/vP9DG",
+	"cOJNMYH4ygOFIdvBwEAc4u8VF1jovRoW6C3ifemKsGabZdA8MT1PJ3GZ8p9UAjU8r4kAStoy7ThPPe6v",
+	"i4PokDnNoplxEeG275jFBPniDZ8zuczuSesxjZXDhwuax8ocVuOojeGw8vnvowbFPEaDd6p1RzsUfeuo",
+	"TMuSMVkutHa4c+pLUiSWAqPqX0sMsvvUOYJ69+ymPlBkkbJrLpcuwhc94opPhTI+4UFvcNDt97uDvTf9",
+	"3klP/78ftkQtftJVB1acmtXSEuE1SxO6qAD/GFGvPD9vZpob7ZyatvSVMqVcGLErTuVCi/JSi605xRsW",
+	"CPSWkjldmz5nMkFnqfHXfVYzlHF8+dzFPPpMZijrqAuYoT5L3quf/oXZNFOJxptFKvU9C1KG1D9GLMHA",
+	"qs9BqsXc/FzstKG1FadMZ4vsuSkQpmUgSe5nsfUpu5Qrwcp4A+6yuGJsARF8CdMnUksw8P4J4l5YB58N",
+	"KNY/OanSkqnDPvkcu4E6qznfNhfUu/30bmndlwoz2vYoXwUvKB0CopmFVfCTmamdrVau4NElPrDbI+Vz",
+	"KtZnWcbmi4817WdSXs6pWF9S21wwCNNEKFlELfuydZJyQY6GPeKZYVKaMavG3tvyl0ZjR5HHLlrXqUzx",
+	"4OJDo4q2R5XJjnbsDOgkYyl5rf/dPYN/o1gPCEkelKT3RhUU5xw/MRcDdesETsAZi670oG1ARAVoKkfh",
+	"+pDvshGLPnKX890oh/vZJTVnxd/RPlG7n2lDbe/5TlrjSGEno0Rr+J9kyzIJsXsNNub+9SW64Jfo4a+G",
+	"L3lJCn7S0SfXhp6bTmVKzDDLSU9vhcuefs5iTt/AgD5mPZZ5i5dz3eQlTNJflkfYeFd35qATyt38LpK7",
+	"MXSNyoMZwWLleRB3NMrzAnjmawzc3Yg88Tlife0NXIWv3BAF/KHT8s29X6FVdwuMRtU8HADTMM4AMJoX",
+	"PEpVG7KcgN+hBlyjuVfhExvXzYXmbOu5Kf2kEt5UnuOFKBnKoUFEdmiHLe4ug7SwDPqWLHZ2Ieos/KQd",
+	"NmF3yBZTctGI61uDC5961t0TohgjRVeXtbteiFrhl+ItY7EfyUfYYfNTfT+aWi7pb0sAdC/6p7CE2ftJ",
+	"NTZPKWnolXTdImQfBOM9dVmBXsgTjWOOeCCvUrlgacY1C5zQRLGOv3o2lBZQqdKURVl3JlPFumOAEQQu",
+	"BCl/J629nwfdw9XrX344Ev+46l9/34u+XTybD9Wb7O3y79ffrf5x8/36h196/cHeUO/rwuvX76csPJwR",
+	"wVYAzGjiTSDAuO20mf6gEENk1DJwLoClGT+0SFVgw+lsg451kwohMnpZlgkXVw+UTWksNNsfHIVQH3Nc",
+	"xh9NHzk+uRz/xKIMYKhMFCV4HwNgo9/NaOYlaD1Q+UmjqYGDiAmKwN5mUtPcj+9b4Bx6qreV8UV/f//k",
+	"aLi/p+Wy9Xwsk9ZJ6+3540d2c8vvPWRpNOid9G6O9vb2j44nUXzA4vEB6x1NhtFhtDeIh5PD/nh/OI5p",
+	"b3Dc32t9eNfJAXMNlS0FRoa2Tn58V6EHWjNziPSGjAJ+zcC31NFiNEbCAhwSoGNmbI5kVWjUTdpjEKX5",
+	"VwjBLoj/iV2bINFsaP/269aIhIAR2bm5EYfoysqzaUrXrQ/elryvMB+0e0YzqZgAlwxGFZtgaehXr7wF",
+	"IwIofBrHLK4ESDusen/L31c8TNCRSciNVSUYKDfJmADotpA57gnk2KADaL5ToIDqJhXWoLSedkE6lgC9",
+	"MQcPKt6uXwGQa5auS3ePuXxbJ63ezT5lMd0/GPT3x/2Dw6PjPXbUGw8n7GC4P6YH8f6Yjg8PDgH4r+5w",
+	"mqjps6x10nK23qOCrde88tVaT1HQP6uZXOzaEXVaXDfa69NBL+r3u/vjAeseRsNe9zju73UHkwN6xIbj",
+	"w6jXb3VaCR0zzQnepIyqZbom53Si21hCql9xEMfeIKpn2a5CYDfuciS9ZfDQm2OasW7G52zDJ1+tQ7xU",
+	"Gs+5FqxymEhMKDklYpkkIYRJIDP9I+YoIMxuseNO66Yr5xzME2vD9z7gJmyFnXbrH1i0fAeqkzGwmka2",
+	"68rJRM+Iy5gwrYJT42CyScpzuiZTqSUJ1MubLGfpzMDocbA+G6IOey3fL2/o/p5sOVnPOMos3sGKaUbh",
+	"Hvtf84RV70tckPc539skc1a41la2qFsP7hKAQoeENg/EmWIQCIvRzwPxwpliyQT0eUh6xIzFDuZT8kyR",
+	"GVWznZL4EtycQWFz8tXvsXG3f9AfdA8H7KB7dBQfd3sDdhiN4/7kcHCkhTVjnGVo507ZhN9oKr+61I8u",
+	"h5MBBSDta3mFnerDXln4OzCjhucfx7d5J5/rdz7kow+JS5hljZmZuaTcwZCoSE4FV8yc/pwFl1ahMjhv",
+	"WWqmvZk1BpmImYWZepFx5B3W0+EmRvEvQTwfe27xtH3Eaa0rb/TdjGFRHRtokzE6ty4SMAEauGpT5wOz",
+	"mW3msMgwKXg1kyRGfHpfCDJA13YVOu6J5qH4pAhXX5UgvCbuRG41N7E/kNDRyVGpi1LBna/+DXKI7s+U",
+	"H7D4CMZtpZfVomJrGaUgkVgu26kgYLs4wKXK5By14ITy+c4ueQNgjNi6lgCQCdsttnav2ELaQNglTdH2",
+	"pKWHC1Gs6TJnoweKjHg8gtSsmVyBJE5WM4h65Hnb42WWoSdOTiZYNaTMCLcwDp9YgvWw/KPgBdt5e93x",
+	"CSp4UJYxz86iTKZheRHUDWrdlJr0wX+CsBRtvoBHejPPplp30To5EEIesSPnc4Ae4IK5cE4E4yzferfh",
+	"SnwB3G1vt7fb7+/tHrY6rSsuYowKVJBObGWOgOjiBtw6aT2Xv/AkoQ/3d3tVgZ7HG8m340dh4O2DThZX",
+	"0OuBImoJq70bvCAXQbEXpxIQNQCZqcuFIWn/KOR5cRDf4x0XOD85ieOZcY5lmMtOxw9pVnFh25yT2XaF",
+	"Mg3snqk/5xbdvNLqtBCyCOAIcLur9ek069AtdK9pCgipuqmcIl/ZRvNH5675/NnLvCPvRdOlr11szKTH",
+	"3cPr7TY76JHS+y03P+xqp6hF8EWBHGuPqNO5y7V4IPJHpjHmdRu0Vv9Oisyrxi24a/irZg322P9LHDy6",
+	"QV6JWUY5Qjw0EUeM5DkcdFoZTacMSs40mOBer2W/eJOnvF+hIFK6p82yBu2VNobuhIxKqz7q5I+MyAQA",
+	"QwhKdekQ+NzrF6L6I8I9hT/Ec38J4WNl8KJiq95jG4GERS4gblntet4DzJ67XC5i93ngNXVpcJUuTSJG",
+	"oTmbLn+J5qZCYyh97aYyYf639jGEHftPfpJcGI+Ks1AXJuc99lbZe2pHUxiiOauXgwnNh+HPdZHKCU+Y",
+	"G/upV2uDyJVAvELVyY+kvgXRnOjXelxfCH1RusgcOdGUssxmu8jgLznUIHFPLrm4xCCVEVT7KJj8QZM8",
+	"vRAo2figIBabhGiWggkJXh9ymeWdYKycunSrdSHwF9uWvy/4CYaam7ooy5Rn691MZgtLBGbl/F98SC33",
+	"i8HQXkP1C3VpXWXud5tXCxbXYqN5YjQSyKmrSqZvLnQpqhNiUnn8I2if5ITvMn52QXIsvGZFKO9Ryn4C",
+	"8JrSAcvfLJ4w//WcmmCAl/bv/ETkiSNjKa92mWb93vwDP3pHBFvdrUlg8VHpOzYMW6YXAu2CNrbJJp+P",
+	"1wa7yk9x2dklL9iKUPNIS9VjhhZxFHNz3bp651TuT3cJbVQHcynV3BRNLRDezRF2BKLkHWDihuBJ26gM",
+	"RqTSZ95iCL59/cxEHObWHKkXqBW4xkOi5F9SuVLo8UQuAdtp88EgD+WKYclIv/DiwbBVLbbo33XvayMN",
+	"Y4IjAkk1KND491/QyMIFqG3YTr5M9l4LXUvFY4KcHNmh/rfmYkX+PCqqBq08pKmBbYVmTrbp2Hu6MC1v",
+	"pXICqZW8nsnpK4qJ076uglaMHz0Bq3rR3kHGAhGkXsbKxWsrZKmry4Rfs8vjqB+XBKxomSYPj3ZvJ18V",
+	"I1ZO9qGgatiIfGcxq18Ws/KlA/+pYDfZV2B4qTFFOhtSM2NSLkAHPIN+ZyF6H6EJaGRNFfp9KGtrHCbS",
+	"S8bSj4OHtUbT9yulFugYplUYW5g+s9krgxRT40Fe0bXyQGRKygEUmoUy4gjtaUZnyiyeRXNGzs9fgvTr",
+	"ohaCZivbUHUABTgbCC8pfOh6rrPT1ZbUNVkTBTgwzwGLcwiW5jSDeaCgLIezVBiDTfvV2ffPn7x4c36p",
+	"h3754uz5k50OVnELogDVsCI7sdC+1YeAPNEKqRFfXPxHojdxJzTNUp+u3Q5uSB3NvGYq6As/sxHZDxwc",
+	"4y7WSEGZ1AHy0VKuYNsk4XnVe7myaYoIoLZzWltAD+1LiFZX0V51L29M3A1b/3U2/kvEX/K/fv3Dk9dv",
+	"vj3/6/Eu2+vtRoMkh+JWueW7t9/t9TWn6+8bTmcq0Z603KxCup3XaXWN+vtdzLgsrcFXgLS9Y/lE2VYT",
+	"vGzdvN/UR+HkSH4WN8vEUGL5uH2b/wnFKqcJGKd2gr1561PrTi3MyXzQ1F3aac1ZNpOxqiv0XMii9ey+",
+	"4JuFUi5ePIO1LWndATwMnqJgEBi1TPCusy3yId/1OibjDYUri3/Ohc28r+D7SzdaO8icnDqtMJkHBlo6",
+	"vmaUoVP7FZtyYZBknskpv0uAW5nWPi6M7XaU650JfSLapazkRE8Jhb7bBZaVRhFaOoBYDJxjQZ78/TlC",
+	"/ZW9rzUuc66eFO9Jrt4gJrNbbnNzfkUV1gXP+DV7zCI+B4DS/pF9dm6Dz568+Sa4tjZUpBQ7dPb0VXfg",
+	"8AmLQnJxsN46Dvshy3M+mfpTEcRjNOiidRevtyjvN9zL+bjNYlVGWF497xu9kJVK9FWFqLjWfp962RvQ",
+	"lgnwgDGXmquMz19SfxVqadL6cMv3ixYi9YGB/lWJNnMv72cn0po+B8VOTR9erwWZUndKztlCJpzeovN3",
+	"mt9PuaDW6urKq2rNrN9pzah6DiI89pYg3tCg05KTidKj6HX0RUKT1knf/lN/rFWcDx/nq0YGE7h1iiPe",
+	"1MSr/M2gi7vQVg1BiSmzxWbvcjkUy9VuCIIWbOW9ZTIqu4kU066+khezVNNVlaeVOwhXzTdCr5CrRsHL",
+	"hcGEWhRstT2UukFXZd5Qmk1xJOEdwqJZ4ROPDJYqZ0MCdw5+gQxBzeQKvNImFN76ugMCs8geyUSmmth6",
+	"9DCaTFqdslo/2Ae1XuszmotyKZQNUMCpRWuM/g1J1dW8+6JxY0CHve5htNfvHk96rLs/Por3ogPaZxgK",
+	"xq8ZOnHwqFpL0GOuFgldv/B0z0dyMmGYmYPvPJNT+TZN8pI6+Nj7pmVKwhnbjCmp2xrsuzVAnCv9qGcx",
+	"wMAlYUwRELi8KW5OP39R4KC2puSZF6F3i7hnU3LC//r4aP+ITSbxYG8wHvb29tjwMD7u9Xp78bDPor0h",
+	"iyiL6fFQ7871/JEdqh5izX4NClpQZb/63cO4N+gejfei7pDtTw7o4fgIQ/cMcb5NuV4LfdjZcn6LyO4/",
+	"Qzx4llKhJiz9kzEx/7H5JC+Wvd7gYMlFNtg/+KO3bU6XwzqQNoY/v00OzJPzQqi/vkwsOkcelYN1Yz3i",
+	"UiwBm/23pu6fe5xes/QNBwKomtP2C0qmyan3IIsM8ltQ53Tn9v2GijAGeRqqhydymTrzheYSHTL6Q5pO",
+	"p+PxyATPOIghOmXopCqZVnMWUbZRLYDl6/7/6w8/9rrHtDt59/7gw3+0moYcFVlOMOoI08e4IG/PH2Py",
+	"XCHoxxyNjok38fkeiWZSKqaK00G+dlvzW10IU5E9VnzvqNNYyjawe+YjcBzoiZgAMikYRpDVhFMXqcGP",
+	"+2kg5+pWG71aVjgZVDALaKjm3qpbGHdFbJGM7Htl28O9Ro/mF0p5h77W4zWklDGVdaEAj71t26agDpjb",
+	"TC0dU/4WXKru3CAmspL6xQ5xGHD6gw7U803x3oaazFjauEiVRtyqKkPBuy8oxtA58wPO8mPQLuVtxtgU",
+	"fNEhLIGIV6U/TDN4WDr/xYs2YNAp3by+FjXLsoU6efiQRnNmgzy0Li93F8AW7hQ4WLzUt7DCfFrVWYWm",
+	"4wElItxWtYdXKVOAjmotYpZeHCIj2t9ylEcI91jm0W155TekDYhNZDdgVxvT6OokpyzzBppDfvv1nw+9",
+	"AXbRPWuqqBvoq4SLK/SybuYg2N2ZL/G89zm6Zujv/vM/wgHPBgQsuPjGZ+zQRdQVhjl0CJ8QKta7t45z",
+	"rKGD0l3eiBEWbvtt4VjVJSo2UB6CtzIhAd+KnY21Rq8Cc0h7zEWUcE5kauCgXWxeliX6AjIVff3Lh4o1",
+	"JrnFPG5w+9C7UI279275Xbxk7osSlgaAWMVL1rGehAIALmn38IwuKAD0k8kSytR0GnZs6zlvv2JKdJMX",
+	"gi4C55ZWwJta03u1IIUGrHIp3gEW9dDdAQ4PrMqq2vjSc5bRmGaU0MUCS9SAWfvnJWQ6wjx3jD8TaebO",
+	"cd8Vsfn9/bADX+4OOxf07xD5LaMryPkwFgwCmAexXAmVRyX7keIyuiLqiq2auzlyf8Jmqw7sxjm+7I54",
+	"o49AGw3nn1lxx7TnRlO6OsPSRfVG7xR0j04FssIJe74MV9iP6qY7buixsbI8XST3TSaTb22N92rs64pC",
+	"NZkFXXcItaZpYzaxFpOyheSLTeCLTaBiEwjfgTWsBmrvO9V1NZOJiRVXHeSrMXZnOKsLIQOHKpz3khAO",
+	"pFi5ttoXF7v4r50/Ba+w0kUdiG+/oVFmh2quDnebuuh2/1Ytj6uX4+Q3uVS9U5M7cNGgrxuGc/Su4LQy",
+	"R2tTuvSdfWDhRl809kBVDvH72hrQ9lXPfAHBQjB1Ekletrvcih3c6cYs85D3hd5vwU6qcQQef/FaRVbT",
+	"IFDx09kCfMZUia15+qp7cNQ/IY5haS6yF8EGwj/Zn/GJoT18VmVT+JJZXnypyI/wBX2cFP5M2k9eP+oO",
+	"elBQrtR9oZ3QAP4EOFam0RXjtkmkrRJZ/Usx4zvKTXDfe1JTWRF0sz3o3EEp3AZuEpK5nISV+4S9M+Dz",
+	"lW0qZM4gq+ylrFCYO6hykgtk7p+moBCVUD5HW4fnFvTkIRcpfidh40PVdFlu7n1LyLJC2LvpvR/2PvwH",
+	"nlnvsTE0n3W/focvhKiITwVU+g6f8cP+gLhXbOSJQ4iHXAgCulCONJUjgo06ZLz2Ki9gQTZQMdsH+2S8",
+	"zpgiM3bTIaPrERkcPhwc6TPde9jf2SVnY7AcGYMjdGSaKamlxXn294ITrSR4lhY2uNsyZnfx/mJSVX+w",
+	"N9w/CPhug9bVM3LQjfmUZ1DgwESjydQa68tBUzloaQerIEgs3iljVnbAHgy3+l/1iIILAJHXZdiHMOXT",
+	"u0nXdVpAGONiE0bMPZ8LT2QqRf94TZkx/9jvHr8DQe59r9M/DDfoMif9oKxer9Oac+H+LoqG/3VxcdPr",
+	"dS8ubvpfX1zcHH6t/3n89W+//t/d3379f3777//s/vbf/693/207udfDrGzYdkANuAP9+0mFlQ2zvgWa",
+	"JC8n4FbejlPhg4DZXMVwcALmnYJjom0+AUcCVObI5DICwx1UQ8aqPQDtDGHd7GaR8IhnmvNciNzBYSRS",
+	"BB3HVARCsYkrtibtYW8PIQc/1K7kRyHpYY3sk9aYiXL+Zyrh5o3ZNUt0E9XVNh+/ry0ma5EJciBmSsaQ",
+	"Tmdq5RQFosAgCqEewwI174WoOUiudi6bqeENo/PX+r2K8dnUEYdG6in6lfVV5Jsg1oYK66JI2rotohWC",
+	"DOuB2bpTox2E/URvFUoXWOvJFpThc56papB+rgxXhPs5veFzrebZYmTIHfDZUP8VEMhK+qF1im8NkDXj",
+	"ePehU529kZFMmR0hzfxOwfOqTGEtPhXSRO8XZ1gekmlt+5Dg13d43qtYjh7stGmxxhjVxzSbcugNwPzB",
+	"VQP/6vZ7YH7ZGkxQY7x4hNmpw16PZNKVj+udEjsjEF1Gea0zdHQaprResJ1d8nKBLIBQEV8Is6D4nZni",
+	"6IRQsSZmw3HtQSsh3KuaDU5XriIKebJt3yh7IYxv34OY3SmlFuKCNdA17+KrLtrMi0rD+4tWRNPsonVy",
+	"0RoOLlofSgylNzy6BQ+xU37NJiFbx9c54SiDNUHnjIBCSABXVpXN2fYceIJngd/tN7qv/9//87df/7ff",
+	"fv3fG9zbHpX661Qg2E89giaOk4JpGBDiCj4UhH+nRC0hAWKyTOzpPSWzLFu01Q6EBRRvF+sB92+Yh9mM",
+	"iitV8IOCoraRTGbfvPsxe4P/f/Hq3Y/q/N2fTh4+3Ew+mcvStLJGXlqyzI8m/IbFXWMLdHeFrYOKICF2",
+	"NboGDdNnWiVm3WnOIz0PgiWVBjce1quuSSwwGEGFSqZe6OTb18+AwShX7asA9OsKduJqPF4yE6PU7/X2",
+	"K4FLyGrw4XPrYWFZ4ddIimsmOBMR+5rZ1kw85XY4rgrfr5ru7qqr3BYLrNbu3+/ldoentwj3NNv85O/P",
+	"rRnvYwNFywtsnz+9DajZ5oDS85lMS1GlNVdxJdi0TEy3wl8sZ+X+T0oF7GYB7sKzovPtuHe4NxjsHez1",
+	"Dg6Pe8PWp3Jb3WbgKc3YW2WDGvaG+we7h0fHPbSUHB7VOpwcsrNxITofSGTTkX6HLKOQU7LX8H9Aj34X",
+	"vAyVrRK+GA5PDnpw1aVXLDtbcJygMUoH/XPKH6RZvVcpj/SyB1fc0NK1TGjGUbX6cvg+9vDZUtP3e+gG",
+	"93Ho+o0PWcFP/y90xm7l+Pcc1Tz+eFT14klcqrgbScxSrT+JPiJ+fhT9LEK9eNDOBxdNv8iCwfRbRORA",
+	"qLxa0UX5jg9ovLcnK+c18Ye1oGs7qt1IzvXfD5u09weULf+4UJeDn9Xrn/emj19edpf7xzeLIe/O5z9/",
+	"2/0l/bn39Fmyjr+5fnXw1zdJdjnE7OAUjtwtvwwUknBybIOAotKa3caXGtCpvkE528rfCIfhV6RM6TVL",
+	"HASAlscnKZ3ql4OZ6XZRwklhNv0Umm6rmVwJiHnb2Q7D4E3C9eIvRCdgfSqrJBXvWVm1sjhKE7KgKVh7",
+	"aJLoP6kd/C55YkqjQ0nCSbkkDmgrI8/9Nwoaiiy33rdXcsoo1IExgc08rjMGbQgSsUXlg/EgpM12p7uF",
+	"wu62K4IBtJWQS9+zUOeq2JIb4rJBOgQ0qzSD8eWBrna4hGZGjceiJ/rmIO2cP0EtyP5ur7fTIalcQuRj",
+	"LFciCNKy0ZbZDxmX7PJX7DYpYyRjN1mHKHbNUpoAkKarhX9KhCRYihLuC5nk6Yik/ajXIY+fPOuQR/0d",
+	"qLY95shQ0fCG486waIX5qGTmgSyYsJGld6T/85X+zyP9nycfa3mpunsD+npun7J2KfKdASDlmeeghap5",
+	"NWGalM9JewT/922aIFrAfXuWl2O4vF+wbCXTq69Z0bpiRIPS/OgVM8BA8BGZMEb0xIzn2VhcwAyal/vH",
+	"Q5ZiAgFMmTEoRIngdVyRVBOOYnEd8EsNs/oOobeeGOStu7hvrvFQOua568KJc3a5i1IiWHKW9fe8Hop6",
+	"6GBlA+6e6zAHeHINZuP1gikD3874NTv13Ro5zjBip+mXCwAim25Fu0zXLtYWDtBT/HbQq8bjL0P3IEya",
+	"SEEomJ5IypRMrk1l38VynPDIUjxTpK1fR6y4PKHNA1gA7qDIIuXXmo8hRJaC4twevK/CKpb5bbrFHFne",
+	"g4Ah0vOAFc2S0KC1Q6qHf/rDn9/9Zxv/+MO7/xYMSyxdwMu64F6kVgf8teF6FWxVKlFWuRgb4ZV17jvW",
+	"pXKLuXHth90Tm2+YsLdsWyCkQzExcOrU/iUwtsVAxmkWSjOayOmSkbZD1WI3eqtp8hDRJkanFwJyxkZQ",
+	"BY5lLL00xQpHO6eaVyNEfqIkGds6RH5Cll/12qBlgRv5QrSxXegH6tG56pyjsnNnM5TJHYMZfEdQbi+3",
+	"9tZiYHmyJm/PH/tmb/3eu1oHju8qurszyPOjfHqHybZrW5NV7mEXa5IwPQQSUcVOTRUTooWZVD8BpH1G",
+	"fmGpdF9xhyNajny9hfXkXi/4oDvZy3RwoSbNYq2MYae2MIwJ70Dgs5Rlf2PrESQBGwUmWRN9C5QY2hU2",
+	"9i9SAsaNvPTycdSL+2ww2aPD8X50EB+yo8kx7Y370SBwy5s5Nav44XX5vqZOy3H026//3Lq/iBiaN7dh",
+	"E/N4l7qNzMFJTw1SKdNS6Pb95IWmG2zrhvCZoGnu+E5EcVwTjeOmtsFG4moJPPzDQ3Tod/NZ/gkUsz/+",
+	"vPfXX/QmVbE7C+uxiSS8TSkOLKRiJFxceSkOmYWwM1fUZnnpLhNsQoHeXP0JBAmxcD01vI4KscwhPv+4",
+	"YsWu9Y1bRzj6xgFHuyxqfWoD+PHeuD8ZdA+jftw97PV63SP9H88JUXXibP1kUDGA14ZjFpfmmb3biHcV",
+	"fsRNdh/F/W6XBfE03mxQA+3UXNYrakpLTmRaqARYiichakZTRAangbATtdukrE052kpvzLtmdbM8w53J",
+	"fgxV3wsdsCe2OnIgTUr/hHXX5cRok0KK7uDmRmt0EIhQOgu1xfdtzH65mLgrLz9m2YoxAVFYWtV3qkBN",
+	"8fAm1edLOrUdW5Mo7uc0mnHBuimjMZT71q8VybwytwBKhJlsxU68nFORt23eK4F733Z9AvQOC1Yp7Urn",
+	"Lv5fTiboYHDF0SecJXFoJJsDbQoyMtBNRDM2lek6vGjFzWoUTthpGYhTu6xVci5Hk0LjIar/mguuZr8n",
+	"ciicS2O6gMYSLVg/ucmYUBBfrJYJaM82POTs7Mmjs9W3X381jZ4++lY+e3zWe/l4BW7B1dPNL3hBQ3SZ",
+	"zXSnEc1k+hh0s9b5D9+/2P9++vKnv8x6L76KXv3wzQ/T72CEMCb91l/PX75ApOEe+8dXydOfJI8Hf+ff",
+	"/+PvPfqX4fKHwd97TwUkmuZJKK3nT94+evqtB+KAlp8uVI65V+TUBgip5fVuXvYAEJmU0q9IQagio1cw",
+	"j7+x9SPX5G4m9Rq1d0aAgYtF+r9j47NlNhMPFDnL1x13F3ZEfxIqi7AZzrUwla3U/ZpNucrSu0at/z5U",
+	"mmmdBob8Emd10pKDF/PxP15fjefHyx++vQ11fr/31+T7f7xONIWGidH5tZ/T6Cspr1qhKp93Jh4blueV",
+	"IrsjFRX3cjMNbcR6R9IwUO+dHCzNphIkXFkfl0F14lEwH6mY8rKZixu82C3Eu1nnNP5wvwZ/JslPsmRy",
+	"s1jgWpW7fRHZ31fV/Ojysi5XZGO6x2YY9HsVvD8qJQSaLOSFFBE3Nou3OTV9ZG3Y35MmPrJqbNFgcLfK",
+	"sXeVkeyyyZVg6Z9jNpfewi22wep+RBpU2ThbRbMdBkXmJji8twfGtfS72ISF+7wOwydQMqHpEt/GhIBl",
+	"19SMLzBytxRB3MimUMKefczmkpxnMoXtZumcY0U1z42qTrQepBfEED7MA3IFS9ZZvLQeYRIPolUvigDb",
+	"t6GXpQIN3ZXzrWFutR8ixsb2It7+om6C7StUfqARuvsLjttS/qW3O1vgABsP9RYQgxZcsHqE/F0OYrRB",
+	"XIPUei9dk1gW5ri1ZoW9SzYwAGjbijR2yL6Z8JqzFeCb5jy206LxHAIAkfy22l285a8gTJlbyl+J0Hkv",
+	"T+1W9d4LhyGIjbk0RRRhGQzRms9UOdCnFiPCO2GbqoRAxUWsCQJZ74Uc9wYlegqXvN9raaauMrx/rMK8",
+	"FHfkK5pQEbE6tMBcYJzJJFYW+8DV9EX/XSYX3USTiolaUVDQGYojYfNmlS+EDRbDxOWR/j+jnVMC/1Aj",
+	"WKGxzGYdwmg0IxJjXORKkITFU5aeeHismNYMEEkXwtRvxGxlz+lfdBC/b9FrysHImKfpGEzzci7NndJD",
+	"kB8nGBcLc9Kdwt+bOjdC+yssPVkIStBEZkWKyufHxxgLUPN9D4wIhd+8jJOGsQ81SNibh1yylVcGXiE2",
+	"u2PjhFkQ/0+UpFm8Frbz/FvwHLfhVWbjnQOg7LmxlhYXyhLKts7sofWIo/EnZbwEExevmwnWHCuRTx2w",
+	"WUdfLyaEBABtNdlsuJ0rMTBNtjsAHrUNuuvjUHxy134Rnqc4+iZ3V815qT0IiSIxG/OMxR0iZEbWzMDJ",
+	"yGVG2lbLlylZpDJiSnExbVbvc+M1jXeHl3hZObp1M6lQij0Omy6fl9f6FmGrMFk5b+oDRWZyzggW0VO5",
+	"Oca/TXYbMnpzEtVXa2NH3VAUx0rgAPBgESlLCTCHXlA1vpD3eAg9wiif3kNORg0rrl5dhWvITuKr9bmD",
+	"0XIVjEFPyOM0TxzmYwxVcLB6NLxkEy0AucXRnL5kOq1rmSznbK8Xh64XswoRSmJ7HbCYFOwIIQX+9ncG",
+	"aVOFZR9/+/WfD802j5oWwa2QRVAeygFy7aqScSqX01lGuAiywKKTHE6wFk9OUBx6e/7YZOVHKYs5ABxk",
+	"JlQdE61HJaoamXz+5dxKrnYkDy7EKJxtPNpxGOMm+h1dZ7ZpLcRxCLzSr0xTqRThIqNXjIzXFwJSpYji",
+	"Fi3YiYRjNqUC2dNKrw5XZMYSqMJz4glhKA065jVJ5fxCeDIkHG+LgL85NtAMX8TQpO7Yhl6z+ELo5cfB",
+	"tkdl+hnZ6UnhCYiadJCrmFjCmtvqLjdPzjwqEZhVKrLZCTb60l2fDUg3yJjKfT7dAt7ZFOO9xOIa3duO",
+	"Ab7/XPez7bE64vByebvV5DK/k9x5K+W1yrLDBsVG6x/wuMD5h8QjQ4BcoGCKiXWkjdEM5q8F1jboQKCm",
+	"fjdKlrFJMfA9B3W3yrDnXSuH4WtlUL1WKvvg3TPBWC6qMrLXI2/fPCIxXasOkUmMPvtUZR2SyZiu4a2T",
+	"Auf02DqsgX6rrTkfuHYopC/xlJh0RYh5SVkkU70ElrPylNRx31MYDDAducwuBBVrYF+wmBvZzp2E5FrM",
+	"pQBhUATILjgzth4681IlDBZBlrYen7IA2kTmLN/OgSPiU8cmmfNVKic8aWa/g80dpxSFbQMUvqHMWjZj",
+	"84aF1eINZcsSiy6xtVLK7Y0Ut68gVZhouYxUpXLUyV3LRjXDJm5U8AYDazPp5C5VKXeTF4AhS5HxJC+0",
+	"lN2u0E3y2Qvc3KX2REHLiwu4/kkQz3/TCTpn0TLl2XqrmysAes3oXK++aQHEHi6m5YhRM/TBhNbUjfdf",
+	"eF/Tjyv0bn3dt7W5ep1sWo5cZX8EmSshr3yDTJfSEoxpdMVE/B0IxX7aEe0xdkj7w0E8ODiM+pO9g8P+",
+	"kA3p0eRw/6A/mAx69PD40K87AM4kX1h9B965sypckcksuovlk4uzilUxqLF2WstFvM2Z7CkPBcSFCiGE",
+	"lylEEp6KYbB514q0U0bjrhTJemd3AzSqqs2i4rGyehhmQhX0njldk6UqlSdvbLkqez8qW9bojr+tvbOy",
+	"kc1F/OZifIEImgZThIji/bZDXOB8gRa8PS4rEZWlCOxBJ0yB/vyCvCMYU/ssR2ttzykXgmUKENagQpz5",
+	"wVSfU06lx4pyO7vkzEIdXLF1h9DcfmbcLvAFyvXYFo6HjFkiMfNUX4JaHjsFpGWMdwVPKySpcPTG5OFJ",
+	"D4z06iruox8a7E6FLAPzQ2VHfcN0sE6LHswDZa3nTU18n9Y34XR0a3VscDwaWn/f2GYfFPlIrSX4Lhbf",
+	"xibdEOG+DBXC2443YbPvjWx08vBhf3C429vt7fZPjnpHvYeY3o4IKuM+Rk3UBGL8IY3U5XDSj/zKauai",
+	"2vLpR5Z1uW1pMzfp95ur5W1lyp+8pp0bjTfqclmBTQUKQqTyqlDGvFQsUSoQGy3YyRRygimEVZaNCnUV",
+	"242QaUq2QxZ0oGh7sWZ7v76+eCgNod8dUwVmuqmNF+iQSSJl2sauyEMEP94h/0n6DXmBm0BdvACICmQi",
+	"kwSKdnIF/YcEVjf7irUPmjAsXE8AbM9T1jCswa5juFl1xRcLFjcPkaBJyAZqLFA42znNELEcku54YrBJ",
+	"Gkke+faWO4kYT9rwgtuou3BMnIJdbLc8+VYWRtEp0FT4ZEDERhgSaMpVxlIgOniLtPWlq/8xpxlLOU20",
+	"noqVoUDRLVvhKJ0uMarN/K8b+I8Hz1eJ7eztd3v9O+XZYTkDlb1V5fYGb3rHeXulYPJOC6rILGSK+CF6",
+	"H1IBSz5bj1MetwL+ITPLYHloP4cD7tPkgSJnZ395+/QxFssnKUMMAQggp0liLJtQGNL9rIiQgu00ig0r",
+	"hCFXzjU0inZDu7/NqwbyeFuQesP4NX9r6gYJNlQMqCRcNB+k2GySmfJrRF1KvQj9oMrlk0IVPgyrGI9T",
+	"uVIsJSmj0czifRc2vb1U4w4Rk6hDxglUAkWS6hCkqJ3bBNWFYrHyWH2z7R1LkoUpbDj+m+Ktf+cz3PR8",
+	"vtsQeV1LryWzfGPoHcs17xyibRpAJPoaK4HEH1EusYklJGIpm0uxxsiDkaDXfKrJbNdD19nFPWjvjEjb",
+	"J3KtwF2Imm+mLIMPTJrWzi4ZLWzWC3gsvdwWuRIXIpATA1AEXIqXdugpCbxlQtPtS+hl5Sn56/nLFwAN",
+	"diHaYy6oVg4xdJBo2edguEyTHShPGLMJF5jCq8+bW5xnEPi3R9SCRXxiErgqgXduWqYkilzlY8OotM3p",
+	"UYGkpHedPPHr1smF6QK0hlIGv+6Iz5lcZq2TPWMOWyqW/p2lbmr6q5RNWKrprZqmN2cxr5F6Ta6TzXFy",
+	"b9o6CnPwscEdZMzRrkx2OJK4sKaNU6620xAQRRM6ghddAlaDTL18yBtO6HnGFm8X/za5eP+6GaP/vgmd",
+	"m1PgXuUQpnXVbLaUTvmC3f8Fu/8Ldv8X7P4v2P1fsPu/YPd/we7/gt3/74DdH/DJ5Me/4mNI5TVXiH3d",
+	"jmaMLpjKCFzeOyboh+KfBEzsPIbQamECmHiMPz4oBqf0e/vNCshtgSo3IqwrN9gr4WbhALkNBi8Poneb",
+	"QVQl2Pd3bgu9fizehsCOURGwsDDRB8pAWJvSyDZ+G0NBCeAhmehR0jb+TggV99MI9TKZMErbWtH63bC2",
+	"X0hyD4Q51IRp+S3dHnziLrHD1Ytp05cl8L7mMBS59F2xXKRLZghUv4QJmCZ8oA34bxhjJchIXV3qVy5H",
+	"4LNwn+TRCBiDfnIh4HjFHTxrVMR5ioAUxMY/QOjBTocAi7Ylsl0OqBSsGBFhYnYhJAI/3SVvIIxBxH41",
+	"XPSfzPnNiWkPRisYBw+cYkwBgv5cXjN1IeBDnK7quMALBOJf0TWWCCiZvMydUnXZVXWaO5HebeN6ytrP",
+	"++14ewHV6H0pMnILHvHWLqwu1RCpA0r8B7Pe7XXUtN6yqxeI3+krrWawudnBZg7crRf9YbXgK6QVQWJ4",
+	"mupXNO1jCpGSZELTDlQs0USaUqEmLMUoVSZO9GnTrBiLarhqJxCIDPCcmJOTp/kA4dpEHZXxJCHxkrny",
+	"8zJF/MYxm8iUQS1W2+cGdEZ/dQrFNLduvXKpDQ1W0AR5fyiLCnc6OhaVr0G/iPEfcgAVAssc5wwdmurh",
+	"y0EoS8FkJZkmfFUFWEhpWWov/kKcvbKB8+YQ5qcoP8PFbd0GJmQWDaojhAO6Ej5h0TpKGIEKDoViNx0X",
+	"qLucz2m6LiW4mVKrVYNeQMvaO+kPQKMzzqiyrIhxYuGMzsG+036dpOpXsshuvqFq5pCuUWC/zi5B0Rkc",
+	"saHRhI7jHutPBnRvPIz24wOQttnPSwbBbsOyfOsVy6hKurcQLza53/xl1AsLW9Axy81VqMB1Vci+r4Q0",
+	"xJcwTM8m9IKwy8UURe+OTQasKTFUYlcZBJDExrl7pxj7nCfVrp8eBmZFlRaymDZQoJiKe9mQUDB03fJ5",
+	"1zA4gsZyaX1DPH+iBaA7TrbE0xwzKO146JjXBSSY0Zqy3KMV1krp8niEgT6KxExzypSzcrn9hgcoUADM",
+	"nqjNW3bNUgXODLdnmjFOGWkDp8PS9lhUpmnGcBjbNV8HKKfftlXRdy+Wvd5ehMsM/2ajjquZvmvChf1H",
+	"yJUvTd5c4WV764865Ldf/1laylD1nQYQyfZGynw+1dnkTc95vQ1lqHHGPLBLW/X8B4MfNpnobs/Q0ZoQ",
+	"MDrcCyPvVxk5XpEfjUpXuEw/IugBWqnfIcSKtel0tXvyxWv2xWv2xWv2xWv2xWv2xWv2xWv2xWv2xWv2",
+	"7+E1e6fpyk/Eued8mnuRcYOAaYVRb27EvRkUiwttbZCRX+c25KKYfJ7jMSHuh6mXWIbxIW3T0q6FCuEK",
+	"barozctmrJKtsYHpWSPWXUqWI5IKi7/SonKUQiEpxRLgZ2hEP/lyFfwvchUsFYu/XAT/QheBPooA91VL",
+	"ToXfoalWv7fb289/evQ7bpgZwpsvBPWvQVCdVnbzVSKjqxeQoto62TvaBy1A//AXqt5qBnBygDi/1urV",
+	"6t0cRv3JPuvRvfFxPIiG7GByRPvjvWg/PmTHkx4djIfRQXzEepM+3RvvR4fxMRjChuOD6CjugXR581Sd",
+	"L6RQMnUg8/rpa66uIAAn1uNpqShlTHAx7S7sQ/vWeQTSx8D9za4Zosu0Xry8fP30/G/w6jkTMUv9HR2O",
+	"e0fHh+Pefn9vEkeH0f6wPz6Ij/XYB8fRkO3vHQzjQTyGz9/wOVMZnS+qF8rgZNj/AV/Sks0jqeAw7hVV",
+	"Ou/Xtyr+WpMXZhENh8fDD1UL/EcXKSkU49teus+/8Bt7p72PNjjAfWt7SYJo5KsPMbuwiBVbZEq+Ba0w",
+	"t3b3Bw5kIDDcMhet6/bt+WPTdYdkK0kMCyCLhEal2KtWf7C73wshJl5c7GIx6UG4knSZc2+M/oGXArx2",
+	"Y4kYeKnKDu7mJM85xx2/tz6u7XUdi0yk9gsviKbMYRr14rGbAISCX2TdL6/ebLJF1pXXqHz0+umbp4/O",
+	"nllO9s3Tv3xj//38yeOnb5/bv569/M7+0zK+JmeywhobLYXHD2sYUpNGcn5ZcYNB0n0klTvLeFXXH+nb",
+	"9FfkwJv71kd7zpOES5HNVNC3t21/yzlsXjHRIkcsHdfSkQ9ywgCXcmenfJCLG1fdev/QFvenfvXKp694",
+	"lRRPTYXOK+ewYYDIay+QqhxoiN5vhRClXmgARuq6YBED1ofRAlJsDhU4IdlMKmbfiaiQgkeaSCDSqu0B",
+	"nex0TNjJ3HzjKl7Auw8UorZpCoJE2rb5s7CrO51wrBWRwptLO2VzyrVU5H16SnoY8QU57eY2VCbTPcZ2",
+	"abKia1UOGe6QFQw4/2iVh1ionWAanFU9hnkmeWA6hRdg7E0V0wEEEFVn2TppHZgWt2Ht5BdvPoaG+DvB",
+	"qXxMi27uTWq6Baft935wq95LTMgOpYzSE5x0zWg2nNDzmkAYG7aex3FpHYb5xYNy+6SH59spBMQY/N8c",
+	"FLjjYQcXkMM8b315gW2EnuEY4XgzKbp4xvOwGpkzkbwAdbBQt6VFCAorrXQhTmwcVr7gsWbYIduecWjX",
+	"Gdt8JtM66Q86my2Fvf0fTOVInnmKGLtZJDJladHAPKaKqYiKXZlOH2Y3D+9FE5ykcg56Wb/h/1rNndyH",
+	"iFP6VMTsxtRiwJPwqLRMvULMnjkJrU9bguF+VeoadhgEdF/NZGJuPEXaRmcpRQMB4VbODv0YqHi/8Vsy",
+	"0PEWtSRQlyE/Q40zLHKw/iBmJzIEXirivQWNs3Qgy02DmKbgfpcLG7hqec4D1XF1rCx2OkBqTGhqUaVX",
+	"NItmpkaYPpuCxaRtbnhBZLqYUf3INrlzSmhGEkZVRkbB0zBCMcKdgqYlle6Q0eK4zqYKaI4Br6jKq11k",
+	"slztwcN6rKp9BX5WGz2Jsq0VtqzcBpREbAsmenRlE74imtFETpeIV+QhP1VRnT8J+7xTuCryXF+muBX7",
+	"vWu52pwVB1H45fSBIly/YCFDYelPSbdvJFbUBcEKWsgxaBRbHOT8jSAR66J7R4oxMSLtsHqQo27GjC0I",
+	"E3I5ne10yMgdrVGHyJSM7CEdkXacysUCsXIoSZlMp1RwBYM9heaMdrPjC056FL4EB7FU2GSg3GKhrEaA",
+	"z/WPTbUUZHQfW3jDN+j45HYfNuTtwalenQ+rGjsiLN4q/o1hDohfDiRUxsvKyOam9RIjiky/jvg8Dljk",
+	"UA21YSvBbo+itWelUSDt/YSfOvH6YyNQ3wTDpc/IhN+wuGuUVg+9hTr0/m6k9VpRwHOxuoaJH3Cu55L2",
+	"4H4OaQ9ymZ0b/Pmt1SAW8DpZyIRH6w6hi0XC8foq1DkSsc1LLSsSqF48kjLhYvpyMvlGLlPVOhkMO4iG",
+	"lXCVvRTJ2vJ/ulik8pomb2YpUzOZxAWY9k4rpjxZP+NznhXx2yFog6UVnF4H9YPje5RQPn9M16p1ster",
+	"gWQ/8vztVbG0ZkJVyL5lqlzqDlhD6LXmjDZtw2pe3bGUV4SJLF1rDmyz1gj1EfPbMZvQZZKRwfCU9Ais",
+	"nOGiDfh/aaE31d6bSsS81toijo/ZkZtbwjwmMOy23vml0hf4TlhyqdvP6oHwpitTQ06EjuU1M7DTVKxN",
+	"jvWKciyDnFc3cEV+bYenGIHSxrxYWL0dki1Tkb+iiJxM7mIZravSUabN8iSfyxzP3D8//2lPT0ffnDjH",
+	"AvZ1IFt8B/PJ53StxeFrBBIWazIYktmGufMMJk2e3NAoSxDSDkKfILcG6eoel6T2UG6tuELgUwVaAH7P",
+	"xTSvKAdZQjcRUCKNrkg2g3p0mn3qI04SLq7yYwPDqaHQCmMoD00/BXEGKDKnPQCFN+N5oEy/5nzjeuap",
+	"/fqc6PddBTqVyRRT/nGEe72mp3l7BYGPz4qqObVlVtKpY4fVs1Bd53ri2FZF4FXR6RvIr7Nl5fw0SpkW",
+	"OGpRDbKBaxjn5qtB5sY1SV0oW4mMCRDPMMBsTsUSUHvVTC6zS/tq4Up272z19zgnc5lBolgrhaZxLLaY",
+	"EYpyBElpxjrkmiY8NkF3LjKrEQ7cl+C3L0kIX5IQPnESwi2BfICTAQrMcg049mtlvIJc2URhL62MTBhz",
+	"ZjYjAUxyOMgSks4gCOfTAPnlkxgZb298+1homODhLs/piXmpSXgOaZtVIjjIndp4nWYmY4+pvL8VYPr2",
+	"mKlbRVgVWUsI92ihjwGREywxm9vmSZtpIZMEDfR5RJ+wBoyb7lR2zUMQkndfVH7q8vlCprYYyax10pry",
+	"bLYc70Zy/tAmc8bev6AhjD1thLsBt2+OupHdIv4oZMDxYyYyExyRG3VKRBymytIWBMAyclLxbTgbTTD+",
+	"NCubCj9ucnU6rpj7MU2wtfFwFkSf/Mop09ZrFmnZfv0IKqZXxmF/JpH+vWPqG8pqRaS02M6PLTqOYtad",
+	"TGf8p0ANhXRzt2+YIIqLacK6S8Ww84+AzS/2FtqM12yixew7AD+biudQZ6qKyG0grZoFRWIN3nchTGSA",
+	"nIJYJraCMphK2YrUEZbQdWoMglkoxUEXT6jKdnZhRUKTNmWUyjqyVo+xbgJqdkXHtdW4XOSLh09hpX4r",
+	"KIOGpk/bxiAQx5hpuZJfbr6Ar+DfeE1h0pF9ovUQm9lkN95qwBUBqr+3d2jrDT2pSI6Dov3p05WQCkrb",
+	"xa5Zmsr0OVMKcqZwgvwWNafy/GxDuXdJxBYsW8n06mvGCrgGdxGSGVVAYmhP4HErkJgW8QVnIpcrSs/P",
+	"5TKNWAVcga4oz7iYXlLHym2B9hdu/HmYeLgWV5lInJ9+fzKOx4O9vhYs6YRF472Dw0lvbxAf700OhoPJ",
+	"wbB/1KO01k9/ByvnJqnoTbWePmIjdooSUcfopp6SbSwo4AjVQ2pegX0LrKSTlaseVejPIiu2cRzAaB8o",
+	"F/ssXRVrmPNIa9JLLfdlQRaDKXGgcgMEHotJbCsSNUGU9JjKJpZ8Zt8ryt3NxeoSi7k/c1GxyFvAklc2",
+	"i4E5bjXjCfMpgaIxLTeGk/bot1//aVnaex5/+IPBj4EKjwY/ZsdoNwBEuOKK3Rn36A6KR5Epvr9bv3cA",
+	"pqwHVGwoyFcYaWjjtA5pOZc+0Js0HgPRZ4omtYtbcncsqluqJ4ap33EjPPzETScRhRUHmhi6KO4+gOLN",
+	"EoglSVnB8xLROUOI2N9+/R9lpmd4W8fyLTiDrpQGcDo9rthFicDxBIN7WzAW42k0jOc+AMW2L6uHcRi4",
+	"M4OltfB3tHgoklF9GTnQXHMrAbgj8HvnNDC+NVVi9gkItEj9O4QLlTEaIzoQd3V/FEuveV18zp0LVT6N",
+	"wwrFJy8rvBXa0ddcPZjHXL/MQxNqogyKi1IH+ujSAap7X+VZgYNXPUKOKRSKepYuQ+8W9vEfC9y9WOZs",
+	"s0/ide7dCNc3xAsP6axyPcL5QwjTmsIt1dKydXqFfm6QiR4DHvAtlI3bSPeWWh57ZfURDIk8kpMJ7B8w",
+	"oDPrSNaE1rs57k0Oj8eTAzYeRMPJ0WFv72CfHR7tHx8NWH/S7/XZ8d74uHfQelcvj28SvIHsfNvx4XGP",
+	"TY6PouPhXnw8GfTH4zg+PooO2EHMBvFedEjH/YNe76hplVzc/fixRZyU87KtXG+Fs387W5QhglanZVD5",
+	"WietPl7kTpooNeHmf1sj+G0LBIMGwOc0XRtPgE/POGHga0+evjrsDx6bKf/43k7SlAUs8yX3u53xhlc8",
+	"hoKvLLnIBvsHYJQoHK+8W69+b227+RrmhhpnB27S+4cP91QXeYMIbw5v+BsLQf1ZBXx+O3ztAhd4HzQ6",
+	"FzhBsH6piziB0Aa4fT3165TQXJLB614K5tKWuALb1CJDvc2aCZta7e5Rprub8FPkW6H1efL6UXfQI9Y/",
+	"ZkRumyhmEg0jycXd5bb7r7hd4pbbVwQO+Rv3TVBScVJIiPx82SQ/P9ukk8Lyl4WTEvUGxZCKgJHPe4vA",
+	"8KZwnVS3/emr7mF/YOT2mGYUDaIsheOgSCaNGOGp1u0Ry2aX+nfX+uX1cLRzQhZLMGpcCJSGuZg6zYIL",
+	"MjKX0a6b4WiXIL8no/eaWZ6Qi8qddtHqWKhZ/XP/otW5EGYXPoxIW0j9M59gDI+h3xMiJGIXO+x3iADS",
+	"MtDOKTH3EeLJjrzlGl0ISE4cIYkRewmMOmRkZ5KPvkNGhpUTM6BRpUjnlyv8f/orvBIT7La8hFiRX9IN",
+	"LHm2+nMpLjcnlFD8uiOd/Lt+4MUS3zPbk++CHWmIuXjk+DHT82g3xJh+YakLE9WqDUXciJlMYpbm2F+o",
+	"3Ux4kljtJmDFsbT+fssyeOTiU8WmxSicinzNfXoMphnYAxN2xnnh5MUlFnUikAXObrTP8FJoNmWpZXNB",
+	"UUPmdjbFxcjppP6C2gagHA77LuEnf/G0ffG0/Vt42m5rKri9p+1fG5fSOOV/X1jKorE97F9yEJR4Jm2O",
+	"kMmAbN8FfBK3ad+ATwaR6nLIpSLQUH+wNywgB0EQYCFBep8dxr1oQIfj/mSPHcRH0THtjfvRIN5jw8k+",
 	"PRgfRkfxMeSLDcZ70TDeZweTQ3o0Po56cZ/VgIHRHmOHtD8cxIODw6g/2Ts47A/ZkB5NDvcP+oPJoEcP",
-	"jw8HvXowMDttZERFMDCYRiM0sH5v77DX/xx4YE1QtC58b3TI4l92TZM2ZuZQsS44E3LX105z1/R21Km7",
-	"okxtQpVqAoR0L+CjuwEd/YGqEMxRJHkwd/7+qEZ+R+/On3ZIn3UPoF3VyN1ervcSgiL6orhDmwPzClah",
-	"QEQcKPcuNO+EjMoXImrb7holawYwQN6ZADkHlGzyy////7gUIwM2MiJt05azKc1kRlZ6KzFGwmTlO/eg",
-	"/p6McriTEWkbbzCUJFRMZOYdx7BH5P9HRhglODolI5chM0KDXmA6MiVuhJeibdxxVsDpQGaOXj0uBQyS",
-	"CpP7EONMd3bJt5g+RUXspeTYspwpy5apgAKKPHVMRPr1N43BwEY/VkWQu2C/3B3x5RxS3L6lUSbTewQJ",
-	"RjO9g2LKDJhea+/HQfdw9fan74/E3677N3/vRX9ZvJgP1UX2bvnXm+9Wf7v9+/r7nyCWHSYRYwCzvg2q",
-	"oULl1sOJXeYdixChqaSLYXlzevuCiWk209foURCBIg6mwxx0Yz7lGbl4ffEGgjQxezb1g0ZJe3Sr/+vC",
-	"/452Sh0eDLdp3aXZmdGEDu45IKJB6Ky3R9W1QAys4oGcSVUOaQ3DTdVmjVS2pTlkUw3AUniOylouyrth",
-	"dtTVroN0zG1iV2+/2+sHCt1kVnqoZNb09rt7/ZDL8nhv3J8MuodRPw6rSZC0gpLPnlbp+nu7AK9DNYPe",
-	"PCjlnb9cJV0qlp5N0bD3Uv7Ek4Q+3t8NAHsVhJ5KcIfw1svG0uDJuEtd3RpiM6G4DpgF5CSsQ6yuWVwL",
-	"NpI7lGrbfKQIHSuZLDNGmIibD7iuilreLi+2Vud64osabpPAxeeM2lm+rHDJBOURnw5qd8kup35Z3x8p",
-	"UzN2h6mXCSnYkUtpnsB7EL4IHWJMNECL1Ha5NbvQo9rQ2o1TuVKYsp4v2opns92GgBVewIS3pMUcBb5o",
-	"+QOprEtO1BuYUNgwdeHO0iOFdY/Nnqm7gkUU233FVgXYiUbatGWX94aQOGfZmXFpgqiqmt7+pTQmrO5M",
-	"ScIVlh6FxjDs1UTujyDOHjojDO5PxdIbG0xfDkmB7/XQ/cw6sIHoBZ3TW39MfUCVLT0p+dNNg56ZoiAX",
-	"IDCt/XuvoJmZIaCC9viH/7q8vO31alS1Ob19jh0MDNit+bNftXiYhfFMxvpIva9yzFB2wwWj85fMKoQV",
-	"4ylye60TeMK2FWnLlMqVSbS0ot2c8kSPVNDf+zVTWmA88oVF98k/JBebM2tTCVKoXAlQfPTpbG47rB4i",
-	"N+bQAdWNA3CBkMhmIIWECqKboJrn2e/Bs1+Tt2+WwQ+mCKxIhQQqS1Q7QqhOXWLGTKRSy+7hIeXL3FTH",
-	"xmXfkl7G6Pytfu9jvi93lerMd3bVTMfeiDv5nlXX6P1GCrecOGT//3cg3k8EDPKO+r0ZvdvimnLBlmPo",
-	"QxPLCsc4JYxGM6KXwWYAY6ChFEzlkBQn5IazFUs7JGY3LNEzJu2zN8/JNVurDjG4BWqnQ2g810cSkic7",
-	"kPTAxVT/AEtM2hmjc/08WqY8WxeAErALSG40fQBMxBy8ULhDBb3Xf61yPGp0yioWQuiC+lqZ41eszBG4",
-	"38sOWAc2gDv0vi78rXHNgMoql+nmhVyxNKKQ1GliqIyWcArHpeDQRnghi6Low7gXM7vvhqNazWPPY61c",
-	"mweNgGD4Bgg8WPBNafj3AoGtilMeGVXgVF36FL7WhcglWwelODCPAqtKk7OFVtKPY7ZIWUTRwAb4dzWQ",
-	"geoueH9FAq/QkFbF8rT3pYI0mQm4ErYkvNcoZ18qAT4rnT/vwHZynIr3zVIFvJ23x9Qtc/UkenSeV9x2",
-	"PMGL5ysufvCqlNniGUhh86AWe4YGQUwYI75BG3CbtAIHpsHSjSGzBV1ms3cp173hHyePH2cyW+SLeQL3",
-	"1+9jNpdWbvkddvTbP31z/t3f956+efbHN3/ee/O3N+W/L5e93uCAK7Vk6W9dg61O68f0iYzZGzFFUZGe",
-	"8DmdsscLMT0dU8UOhh3+129ev131/vyHqfwtKsspeCO3dVllw/4kQ2LvqDTxX37+54i8e/s8aDHxBh5q",
-	"693b5xgT9Je3sN4dQskoPMGN3djphk1G+rcO0e3sDUg7kxgtyIVWZsFRsbPdcGF66PjL408vRIXvwNGP",
-	"Yt89TPJGYEWxqIpPcCeloBwgJRO2ccgoMr5J5YQn7H4GBcgU5CyJMfZ0RsWUnZKR5m8jEiWMpih+JnIq",
-	"iZFVaRQxoY9eIpdpWVyD357IREv9rd/06GE0maBKUpNaUpUw/CYqQLe/SdPpdDwemcgAM0SeBQOlPdvC",
-	"b37odY9pd3LW/fb9h4NAeaMi0/6HkmL3LV3lCUQ531bXfNGVC1zh7kLqizzFLj+WZloefl+v8lFPLzQ4",
-	"p1PVIUKiDCMT73HJvXFUNJv0iw5tNJR0Ly9v+5PLy9vDSY3NJLEV0CucVhCAhibv3r4ILqw3lEFveLRx",
-	"pS3I9Gda4Y+1B6IIiPqQ54GOIQURdLBrxhYEPYyQWl4+AHdFPdUr+bGBXa0WrbS+DNThwC8D1WsEKHp/",
-	"3E94bKgngM4ZTqn3S1a5/4qDbgBX+SDndhvkZ3V+AMqpPzO4m/eeZf+LzXIDimcjPM16Yts72C/OKBC+",
-	"UXNwc9hagKWePuTRhTR2RVRG16WTOqe3Z+XgVbcvpV/0vjU4pMYeUWv+HvZr7d0f+p1B7+NWU/cWS3d1",
-	"Th8aUKO3b/u9IJuorsjDtFtKOPI9BQebbryz7ve0+1Ove7xbc9V5mLzOFPShkb3/O7SdnWWQUBWuyROz",
-	"hINnheJb5TvAfts38cDW0ZzQjIlo/VK1To6G+nyphRQK+r9G3SndApuJ6tUTCKQYAE2Wrol82A1i0czg",
-	"GtTb80beMN/ATi2ITQG6W5/8+Rvrz6ZCrdCUsL2EZ75KjSMPvVULjcfEFqaPFPnjhVY54X2DTQKgN0Ka",
-	"IQJmw0PU4LM75U/IX+fCqO1WeQv7vp52nxryDBMvu7F1owwRZxKyL5mI4bboYME4gHPBMaowfSMLaoD1",
-	"altuask/1t/c2Eh1dpNdwUeDIzY0cTLHcQ9qMOyNh9F+fMAquKyb4+MTOcWchi93UN93WoLdZoatbP8S",
-	"7OmwQQjKFwpHd9/1Q8BPbpM+fKaqOf62Nsgvdjv64VPKtjR25pT4eCAQvrQfd2MmhVwxF/Dnb5kLE3Se",
-	"s/efC+7DLm1hTzxbnKOF8qTrcDFwqRuwmHqP4Sf64sqs7N4OOdPQM7MwdbA81IfeMf4zZJWK0NRd+Sx2",
-	"UD3mR4OWOgfDWGYxFqthWnMasyokSBNUbkM+b00qDnIoVnRw4WD0st+NExrYycR4iMB+9lZmkNLxTMTK",
-	"C5LbyIFgpMtCjT7fJ/wY3JG5+XVLaF1D4ODSwlQ3dp1fcirDekbtzLvvzZ3OYjLs98gfpGA7NpQGQ5wb",
-	"CSSsXsDMNyZo9FyO9aMxi5GYwOSpTglk8pM5o0KZCB79Q+NgJUvxN7ZmTYD3NcWEMCLTdrjROuKpwAxD",
-	"Ko8DElyk7IbLpbJWfpooibnwHVNyhZLUNPkJoXJ3ZbKGlj8EaqdtJOtmHheU6JYAZmToI6eiCl3XrOxd",
-	"II1KPPBzM23Hax+KaX/Hs9l5jffgTDjJNRdcNQVxMXVuBYs3nKwxy4UrT+PwloF5t8SDs2abf7mbJxP8",
-	"+3Br56tazRSLrl5O/vyX4/ToD3/++4/pxeof7948PXr+4s33z+XgBX1Bz1dVBu8v7R1pqM5xdJ5REdM0",
-	"JuYbx0XaIxzlCBJF0DdVQnFvOI1tB9rNyo1yEznf1FYRu8gFilzSyGQuiZh+1C45M+qpMXEBWo4Qciki",
-	"5mDJBFtdCqvFjizdLUWMSbwjr2qkrdVHIPsUylvNZJo5xRyzaOIl61wK15LNBh4ZJj2qkLbpYg4lsqCA",
-	"d6zlIIEYrsXWtLZ1ZSvDmQ+pV+8Y/IMOrTXmcV6AEGrz2FKcBidarkQxzccNDk90Dom3W8jxqR7P/FkO",
-	"j26fOPHefeaygfJnbsW9Z14mdXABWr71yhuz97AwbP9lb+TeYzdU/1VvtGjn9bqyD7zmzCPXlH2lJgUq",
-	"sJSVK9acigumsrdMmQDdAEAxU5mRj8ALYwswWdGuHGRrHjfNcr+HsaF6SXp93k0T9iJ6mpk5trAjpwh6",
-	"QwpyJEcJobgLqwp5ZZaCUIYFy/ndSw/1y9lC0RqjebbiKND+Yfc42mPdw/Fwv3sUD/rdg0mPDelgfBzt",
-	"9Qo4CngL3wdGQaaxCT/F4ondfs+AImwBQLhbtSRn8MntCHXXd38LzrdnnnebhXvz+cGsf9UiMjn9bIkw",
-	"tO/BNyqT85cso1bI3QoRXUolQWwCBzrrFSVDPrn7mSH7fFTpEuNMl8zEPeqXumiUgONP2mCKAFmZCjJS",
-	"11f6lasRuWZr4j4hMVWzsdTiFVgxTi4FwPjJZUYgfpkLwfRtK5L1Tgfr8pkeNcc2PQpG2hmG3ipMJcZK",
-	"hjeCZfjpLtEXAHB16BaLKgqt95I5vz0x7cHgBMP8F8WgvnVK5vKGqUsBH+LstN4oEGwQXH9kRdcI7V7C",
-	"CrO4Ip8Kxu2YxIcQGJJDvmhWuiNnyw6hulLH41UBEcMnOnvbqg10Z66AbRjWXuCtHx97B662wW7abAVy",
-	"PMWHh0T2YJDLWMY59lgAGTDHTLZ85E5quJvbM5XxOc3qswS8XV3JZRKTBV3D0RNyRdoWbS9lmNq10wBo",
-	"OIzWtOnansnsO0AM8O+1QcP//O+fUPGGurrAOThR7l7f8x+/wmjyk9ZwUAbSgyVr9cOgPZ9Y+8Lgk+pF",
-	"xiVXTFTRRipVIu5Z9KKJS+YehSKqe3ZP5NPK5gXM5sBfi+ASZCYhAKO8uJYne+AicFlACBX8OqXKRplP",
-	"GCMRXSA2pt4PQ+eqg0qfJn38RZEcpcIVuZ9zqGKAN5I+SLoJqi+QmvyzAEUGzbV0zgx2CVb2zWuGLBd+",
-	"GVIh7Twxslxr6DeUJ6648gOV5K0emdqydwWc/a04L50QXr6doVtQb9ev2bqT2xT0VkZU6P0YM8IMr4u3",
-	"hWjWHZ+6uyrIPzeWsVsqTRh5tLwiCzadIspwf2e3NoegOX5/FXSC15ftrwPQh5kFtjdEqdWTGmACmy+j",
-	"bcCAXizNZnDAr+rgr6cOVvZgsH/nPehf9A9O+scnw6M770F/chANur14/7B7SPtH3WM2HHb3xoOoH/fY",
-	"8WR49EB74EnU9VMY9E72+t/nED4INmlrPAfx4ExNz175d0gcag32d/2fnvyK+YdmCBehmr9f8yN/jfzI",
-	"Emjc3tHw+KjfGxSQ4Q4GwBE9FME9tk8Po+NxPx5MhuyAHkW9sR7/ATuivajP9ib79HB8HA+iITuYHAHC",
-	"4F68zw4nx3QwHkYATPZcnS+kUDL10rJD2IKDyTHtR/vscLwXH016dBgdsMH4OO5P9uh+dMiOxz09DFqP",
-	"LWjPVW+/ii3YHwx7jaAFh4OjA98I/bwx8/j4gGzVt0kHGavPQx4a5XPwsCifnhn310X6rBouqt46r+Ae",
-	"1OYH/BIPANSv6Z+3t2sL+nP1/7H3dstt5Ni64KsgtC9Mnp2kJFuu3SVFxRmV7Kp214+9JXv3mTisUIJM",
-	"UEQrCXAnQNE87oroq4mZ2xMTMS8w0fMeM29STzKBtRaQSDKTpGRSkqt00V0WmclE4mf9futb7C5koE8a",
-	"4UkjPGmE36NG2DpBbUU4lPBOysE7v73QygqF9FggOsZcTXleX6leS3e7+jKqU2+66OxWJAqLgmGDxueP",
-	"gAK3soPrEHX3xZJ7G6LbDV66uslvy/pTuXthaRe2R1LPjLu0z+6ZLLe6stXDto5KdykpsByNLG2HFd3u",
-	"d0nuijglYNG5cIcKpdC3gheiOJ1a2O59+Os7v/J/+ev7vcXszquQdYvbsx8zrtjr7NXFKfvLX997bE5/",
-	"KnPbkYohGQFrXYu5Ydz2VLrfnYk871wrPVP7f5tdm+7fjFZpG9DLPBDrJcjV6+FyUrFWaqb9lKVTI4pj",
-	"7NgrM+rWmwCJFjDhAU62p3gIDhKNzzBAgQzlDQ2OLmUtYitOvd9/KTODCK200LmgwWEG0d3ZU/Se4qMV",
-	"heI5ezsR6s0rdqaVEgPrXxszipNcw3MR0XQ1LYRhrfTd6f/60+uf319cvn3z6uzyzcXFh9fn6UlPSWtK",
-	"lAO2XHID4ci8BB8kbOHu87c/vr48+/H0zU9pwnyb/PJ1L/Eluj3VU+c6FyZhueAGGIjH2thjliKjUpqw",
-	"NHAlYaujsVTuH0BKkRIHVBlJn4hiLJH7MMxJlQ+qy05LskQkjzJUpDwGZgMzkpPA6Mrt6JmJeJcLwTPY",
-	"Ngg2psaz0KQtXt1nbikBeoPrRfPWouXCjDJgLGGA0DomNQM9EWlPwbXHLHXPSiEiHiis4DM2K6QVKXaQ",
-	"HkvV7rLXMBpkkpNaMQBTIXgT1JZgziQ1mFIu54hJy7D/rVQs/dgpv0mP3dr8Pb7277RGMGd/76m/dzod",
-	"+J+7LqztMYw6YWkUCg2feU6t8IEVfBz+4NNMWvyL/Z1emeGvhz1Q3hp9RPPx94jhC2+Lx4AXxYMItyHx",
-	"F94CI4quRTFVXotcYH93s3OKU+Gj/NWpTaLTCemWBd7DpZ0lDTs6eNFT6VAXfZllQqVddqqiRQVrPHPr",
-	"hPR8HaTnOwaMvrIpUZdhpj/xAE+kOXOvBc3J1BV9hyRmiCKHPUACLtCuzUa6lg1QF+4rUxKxMdK+7sQp",
-	"kYQbaHweN4kvwS2ccHZ4wMZSTa0wbvtjrYE/OqkZ8rR9zERuBE2KsWJyOZ1cekXvZCT+LONXXMLvpu/e",
-	"Xrxn+zeH+3xqR/vuls50kra7rGwnXTPmxffz+TeaBjcF+F5i4ZDhisEm0Sq7xNvLEXZ76iKWCYaN+I1g",
-	"Stc8jxcCN4lxK+z2iFZEwI7n19l1oBFLbTqyduI0/js8eRcrKGPocMJQC2FTon/HbA7YE7Bj3XPp0g7t",
-	"ngCmZS3EmZTFPyFL6OzsvZHgGYyOfN//1qGX79D4OheeccbHXibyBzFf6Aq46i1C1xMUph6wDmnQgl/B",
-	"G+ohSl3f1ihlrTR01vdttOr76yfhbOJ1HXxMCSde/6r4IiveFL9xfyy9oeeoic6tszAIcQRsQfuAQLLC",
-	"WPi73WXuwaLoGJkBKReolC77MwwQRD6AfrkRHamMUEY6b32DF8FxdtxAl97CmW9SDXXzK7iDDz0PaWfB",
-	"FndyG9oeDtmgmE+s9lsNwE7OKtFGWpPUISpN0lPhWE77uRwQWi6Xxin0PKfkORagkStRZp9PKhn2ykU9",
-	"hVapWdn1v8veO10qKV0/n4isg/4gMyM+EcikdzV16wAfMGl6TgcDmBvkqrSsP2fplVD7cF1H34gi5/Pu",
-	"nI/zFEwhj80/DtV0fadYKvMUTQq8hpN5iH/382aelXs2oaR/T1GCuqYOAOQLvkBfZ1Lg77o/0xiMnzJ6",
-	"4ZYRzo6C9wurD2cH95NxVpIt4IdUxiAVKNVVG8WZlRacg7Dd38Vv99fo7U7fvam2nESaeT0Rik/k3vHe",
-	"i+5B9wXCSkbgQQTRL9WNxFIPs4/0zkAdV9vT5cK5Ke7prLwrUkdeouRSXZ8w5wXlcNQS9m8s43PThnFj",
-	"S1J3HWqNnnIqybBcX0nFMi1MF94N0QBAtEsWZvnQZ4YBTyyk4qVhJfQwnXBjZrrI0p5qcUt22OHziASp",
-	"fYItQKQBKwOecAVd/9G0pVA887/krODS3A12IRA05+6ozkHxScOuxcTpJbd/pcE1DCoQYlBI1v0mvMce",
-	"uuPC2G91BoJuAKEgS5w/uRzAdft/o1JE3FdrobQLj/HMJ79W/X8ib/Fl6LAvnh8cbG8YUzsiCD48eWEz",
-	"efp4Mv+qmt5qWJOu28ZHOKa6R4Wxw8O+5Vl4VXfb4frb3qgbnsvsrBCZUFbyHKCBR8+/Xn/re61/4mp+",
-	"6qugf032Xm4y0jcK/c7XQA0AHv50PObFPGyQhRPmTw1D/kt+BWVf7vTuQePScJbhCDUf3zNsngu+L5ye",
-	"oCfCTg+L4vQpBEWOSSxeSuXsTM4OX3bQGqVQQk/h4Sed0NfZPPxw2bKBmiGwyrWxl4vfp2yg9bUUPdX6",
-	"s7WTtyqfJ+yCj8WFtOKbC1vIgU3YO25H3/i3TtiFs9BFDJmmQ+XO5CR3ys8ZgEBg31O51pM+H1yzkTa2",
-	"7Q43SAAELi/swivhDKQwEfXGK1qlPZVWe8GkIOcXDG1Yof2KzZ+y1ktv3yeR1HRK4NS5pxBtwRVzDsOs",
-	"0ABUwyWj+ELgQ0dpJtDFAmjZ0cEhlVP5j3pqpotrp6cLDdG7Y+diDLnMIbzhfEI+GASA3eHBAXy20DbD",
-	"TZhU7DAM3tkdwGVy9PxrnM5zYYt55xQeXkKLnQtvrH+ek9Ake9lMqkzP6gTnj7CzdyMt4bf/CCLyyxeP",
-	"F9QLwFcZlGKMhxOxgYjcd9dei/l+X6wUmN9DQxW72KCq7kynrIWefjoWdqQzk6JPkdKjnM+Ex8Ngc3Xk",
-	"UkMW6VTxG3nFrS66g3Kmu1fCttrOK0M7/gcxT4+dMeo2jXpmeuqd/7xcH1rgt/TrEmsX/3Lx9mf3pHEC",
-	"boAze2zcCIUGadpOKIieGohCjLWaQ92m1QU52uGow5QPpZJmJAzTaiAg/kKyKmFmAg5m4RutQTgFJ5C2",
-	"sg+cBEOPhkDBnUOWStx6l9GMpHWi4Vu3hu/w7l2KiaXnPJDIoCHQCteJjfeRBqRt9ocSEpYXNtg112LO",
-	"jBUThIVQF7LbyAjc5s1C4j9EIYeSNBi1R3pmgGC9QAcprTmnXavdoWy10zZG5Qw1JqWT11N9cTVVFGeR",
-	"ppRAaJBxOy2E8x7zOeLWCztnMnOnS145heFNMPdG7pEDJ16c0Ah3I+pdFAmbjeRgxMZTYzHuxrMbDnXf",
-	"Le4vYhzOc1/keoaGBIoF54D99o//k/W1HfXUARMfsR1RUn2wQbYaYDlV/h4I1w9yDcG1+OpjCCsZkbW9",
-	"ReqdxP4c/cRkwbysakalZz7ODz+EBehHB4c9VStWsPEjxjusnkFxGjISu8+eucGjpVQnf76D/XEPAmj5",
-	"QY/baPkjyRxcm1LAeHeChMgm8qbiFKy2ScymNglaRgOdCd/iFUMbZUvMluCDUU9x6iIGurzNMKju4y6V",
-	"jpkGb2FTcDjw+thvjA6pc2DIXYFnbXLCIDaziR0RW1PB0Wl0HSp9g3ZzPOuasD4dzMd6MCsKY+3x1NMV",
-	"UdHXihLqC800m6MbqG9KGnz8tMtO8xmfG/b84Ah6NOPHvmexDwRAfs2pToo9UqmaniKn+tLmd2NP9ia8",
-	"4GNhRWEaq4XLS/bPcbxnMABAKy/s2aOa4HAYx13313bcQ6gkH1JCnxosbrC+HZ7na9bYtz2srDJOv9tZ",
-	"5NK0ShxMBWzTTnBMELLGHlxZ0rATGtbxNM/3NlmK15WBCpWJrLvxAQ5QoQ/KTY8u5P8Q2ecsD+XPYd/F",
-	"wKX//ovbWDWrB/M8G4lCrF44bIVwJVa2+QyMQ9FSQFGhLzOdk81bFQmlAR1yRXgxH1gwykGOYMIAoA2e",
-	"PyZC1Swv4/fC/iT2dqgBfhJNDqFvuPzot8H7mkO1eh9omQ32BzzP+3xwvXpLUHMpCEhnshAD22UhLM4t",
-	"xnpFitlLaSJ/rrUg0t1D057CA4uZrakCeyVxThCiR+hMOzvL7xf27oez1+wGncainfh/4rVvXnmQWivy",
-	"8hCR5lyqTAo1EOwb/GEMyDqvD+yjeeJ8qwGNpkRtpBAmu6QHZSkmMMvMGrcUSAu4BSVmTk61If7jzYZj",
-	"n/B3qsG/OVwhykps3x/4SgsgzE/3A+HHfro62A7xM8omPDMs5eMiZTl3a5OOhzyFfiZSTUWo6K5iZ5yX",
-	"f9xT8RP/ZZ/U/n+txua/+e0f/8SGSxStcx8Ahqj0GOkNmn4Qyha/OXv76nXKWsGrxO2TsNTvtEu4LgVe",
-	"Mv/RVIW6bXepvxde3H2AyzVVYcESlpL2v3TTl7a77OjgqKdStwkvlbaXAZ2YpXFMzfdSqzGL38pscObP",
-	"zJJ9sPLoeHmA2SnfKwtgEv85FcW8REkMkAyjlF1LHV+W4K61JfJuVmOF6yQDxEeaHgx3ND755VcbPrgi",
-	"L3BbtM6/O2Nf/dvR1+z//X+Ouofd593DdsKkMlbwUHvUPCOecP1WA1tjrb198+rswr1wk7324uB5jTzU",
-	"1GmE9naCFJdLRyrxDZr8xEMBd4jAu/dxL0uABvecH/UglIfVkSIvyoluZT4W3//XuzorR+tvcTP3s7Zn",
-	"4fRsxQw902PBIMUIaBb3uu5BYTdtoM2ACr5RlZ2T7jKs9eLgebsyoVaXBIzwSovwZj8K1lo+xz01zPUs",
-	"QR114bajUwZOpyQMILcs1ROhZIYKI8V8AZ1PEJjQWQ0SHIu60vs+dYndH/nHhawuTEMSQR/bJwikGXEz",
-	"wugfjCsonopahcYsPsucccv73Ig4uQrIZj8RTgP2VEktUQg+GIksmAhLimxRC9RK9i3IaIhkO0FdhhU3",
-	"PNXlIusCtyLti+ZD3H46xc25xlueYZ9PW22M0kWs5XN6LApKt5sczCQk0GVhbI2rKI1955+/+zwU0Hw0",
-	"+Rw0jC/A63CvUZ8T3Wyl9wtxJY0Vxbqc8mkUttwgB4wVTEtpYABAUh6Y1aSXzghO2pQHhvyLGzuTFo3c",
-	"uhzVhBdGLPzUd4Ueu5/xsr8pVdxTjbli1lqIVi9PIl6ftssKlBJj31MLoHAKhLUgqo3ZZfzBNlVscIL9",
-	"U+ylEhtireDg9BQxfYPJ42yfCZAwJV6T5LyCxm8fE6h9CXAPHIEzacS6hPU5vHBRggEfNGkcQMjVrPHn",
-	"nNujgxfr7z6H1cHQ+c9CZP7WDWS/l3Rvh8N7iVFBbtlvU6muNs3xNG3x2+eVEWO1JqnslQcVQEaKpd1T",
-	"dflmJwd8RqU11FMFPF1OZgTPuQrpDVgQiGuKnqqkop8ZJjPCNMsrqYg/EwSEqeTmsfwqde4ROeDcWmGs",
-	"rxuJclPcsFRpJVKIjlcyxtAeBbK8tpgaSGQVURK5DpvSU5RUKucAZIffJxgYyTRwglo0LeeYRz4IsJ5L",
-	"ekZ6wrjqqeqY/FK7oZOMgtu/Lm8HFHI9rqWS7l2SEztOL8fPu1Uy63DbImuNbbF5roF+7w4prcci3I4O",
-	"vt74ntewse5DJFKG7XNk4if615vsV+I9F3UkfOcCyvXi1PSStea8RCoxUBqwyFJB6/2xLkSX/Vy1B6qG",
-	"RGkJ+KJTsaElcLLWEGgnzGjGnQTMhapkIxjP3RuR/1nAS2KlVhmE6UwnjJtrMBWXTf5XMGHvwpyvD+bh",
-	"pSilWyFKkUtjyzK1CbejMnAVlmhvUQjEbt9y/+hf/ksNc+lmGUVc72yn6eqHPts/a/ud07b3cVJxPm9z",
-	"OgFP22ihnItJzgfCLJ9EQKY3ld8kAFtWFUCKVuLEF40SF3ecZZWFYUJlNRm1M0i0vCuxv7tQjdWH3Eof",
-	"HtWVYbhfy3Ze2vJgvjS+YKWyZM1Wo6BKc7wE+KuX4lfQdtqE1nllTQTgKMoUbiVyg4SyVDgWhUlbaIOC",
-	"9+rs3v7UWq3atUlc997vwqB3jOgpH9RgCgVoC5+bB8NeuIEAesXqzYqVKJG4Qrxoyy1JlxVYmlZIV1Iu",
-	"EtOf3pnBbyulSklcq/TMUGvFYgFSCipeKwgVo89QrWGaFMIIZUVGDhUIKCxjAW7gEF+Qlo05oQz6Qiiy",
-	"AdoJgWU98QZ2pHPOwgyC11hp6C0NNFUMa9mZZpb3Q0kVGFw2APHwqSAu2YsDqLuk8h/aJklPOT8HPsK6",
-	"TDZVzoepc0IICHQRcDSfjyPavnimp0Ry+eFAdqfRdqON0vIUMLi6hBi4DxCeX7ZtnO/vha2cpZidJcIF",
-	"0OutPvp0NFaHx6H7hr+yORiuxCwEw5NKVbqeKTbMOTBxp2RopPXxcn9qdinK6Rmr4uX+bb/IeLkp53CD",
-	"pd//RP9a4/MB8K7O4Qs7o+WUdVU0G6snhs10cS3V1Qn2HI82LQSqJ76AETFch1FtE9GuAKcVClY2EoWo",
-	"MQXOxY2+Fo3SsXGFb+N4hXm6P8frdYQYvHe3awPfiSb8Pn2n1wprXTZClJLHvrYSmzOfsqhA7BvtFy9z",
-	"odCwGruQBnu4IB+QL+kJu9U0MSKlrIWxkDbj5toZvycVLDNy6hpqMb2YnhaTD5Nd+Vw6E48SRv8eG2FW",
-	"luThfLmNYoLuoQQQUsNcIvvhfUPyNz1p38tlNC6WyG106Dat7Y3CYJgRXS6i8axYx5Vakyhp21O3qdzd",
-	"qFo3Lu+NqnZrY52gNkSGCZgyi9GH7A3gPeI0Z0ky0FMxy0CUYV0sxg3piiq8cV1SM5ILj7AGdufa6S5R",
-	"+591SHfcVxLzSt5UYvV3OWPrcpgR48gt6mE9t5gPfGMlLOXte8rvaGefNZXCxnWwVM4KjbsXa1/RyCvV",
-	"bU/dUd9y0yQ9IIVI0ALEhjZqWHbqc5bRdDVlHNfmDHeqnivP+B3q6Z1kCx8fnoGSd3eRBVbbySrPzafa",
-	"fIgfyyAoxR5Zu+2TuiLTK+3b7teku5Ds5r0bwCMxPmucqPfIGqmHwyfrcIvVQdMCY7fgOS2wrQ6H67fs",
-	"PnGhbuCcQUwJ962njFaFznORlYSa00KZqBYlDEVVnLjDg4X9nTAzwmLOgTsUxG4sCzbiAJPjhQA2OSJt",
-	"nuni2vgQLyIIqbMJS8/4YCQ6Z1rZQucpU7oDKJsFuy4622pFDhwUmdO/+KZOKLTqU9s10ZAznNnHdC4P",
-	"thhkxvVzQ1hhccaL/JDn/jOS13cVGQ969DdQVvu4p5sP/k/8WviAi39GISyV/Dx/8adjdvHn085hwr5i",
-	"mbwCBtYXB8ygxeoMzQr8i08mzrzENI4XGMC4q+3EXXq8v5+yD+dviKbh389JR777+XsoWnDfIXv9jMvA",
-	"iB3LpZ5ahNLGIi5dIyyOg7CAYoWvMTO6hK+Nas21uptYWTbeF7E2twTd1tJcr0TdvobFD7JpR1LC/T4+",
-	"aex+qzHOD/vKamYGXHWfzvsKN5Uo6Nl04sOlm1E3+O4O+8B+3JxqQl8UQikBNAt3VJrUXis9MycsDQ2t",
-	"Umb43ER15NLE3SKwsXCt9fqjNPYMx7QmYfDGijHSMQLaoXXodszhwcFB2Sfi8OCg3VRqiC3j4iQB3UVt",
-	"5OLuMi+eQ9ehj3I8HcPXB8neWCr6c7nxzHK5JA7WbelrOYmwP83jozZ2tQOsHZ4fz0HNeH7Z4aGG1WrK",
-	"25UNbXHb3DcAozxNy/k5M51MdAFJZ7/h/GGhD5aPS5XUvkNQMARf7H+if1HSbjVUZ6QNPloMrpGb+0qA",
-	"2Utl8VNj9VgUxxWWBYxlIvm4byPwn1NtRSjOMEx85AMbriE29MBL6pTp6zfvOl/96TCQ+X84f0M18tLZ",
-	"3v5kCyBEG+R6cJ2wmRv3jBtQYMBFDpQOhhkr85xlU5FU2jNE+CJfKMgsL64EpgyJJ5r77jHUC6jLTksj",
-	"QYRm2HQdZa1D74GlRgI9dS3m7ZNAA0uaBH2NQBHjn0q1AhFD0pG3CAwb8KKYQwOg9/yqp1pvhp2ftRKd",
-	"n7gdjNhv/9v/ZC8OjhBL02w21Cja74U9oyW/NV7E3/jOb7O9+rpsN2TABNxIMSvNk5HIM9bq7f2X3h5i",
-	"+b1Ud/Nt58xt/gTWgoNJJPh17mbzxcFRT8WwsBia6B7xzHTZW+ekcTZwU8FGUtljxqnRPFQKQESQQX8k",
-	"J7pE1lPu8bixYBmBGx1KvRM2drOMpQWI4KGt5J6GOCZlcXZr2w9UFmtl4eVuBSOtc1M9kT/67q0Wykvd",
-	"EjZhI0Gv0tZXc5wgPCVBgniCjVZ5lpmVY8G4kRmm6lcXo76oi9n8TKuBv54xI51/bmnH4aJsbK352blT",
-	"HNDfHOe4bxOTIc2ytZjMQueUZWgxRw5eL8YqS1/RO7Rl7q559p2L7S/G/iPNPt3b4RDcH5KzVWUER75W",
-	"TKNTMtZQ58wV6IVsGqrNe8oLZEjHzd0v+l5JiEpl0rJWCv98Ww4Xm54YYmCpzJHTRKlevNS5cFCA6dQW",
-	"BIvQHIRLEvC23GUg45xWpC5Z4iPEvFvoQjmvC3i+6xt2tCvuZayanxmvVZNKOAvKwnIux07EqesTxs01",
-	"CDFsL7RIzIdj7PrKJxg7VMTjF1AtH9aip/xiSCy8wjmRmUdohp4noTTLT7izz5WZDodyIN0j+jznaiBS",
-	"xk1PoYs+94OpUVzQVGdpsbahw3Ypg5cH3Bib8jsl2iGetQr797jFfEj5tll9kzttdw1V37NYPEVIDeIG",
-	"/D5Gw5UR8c42BSMYymb/E/wXPihWQizhumemzlxmLX9SPxQybTNobkYRKkiqXvzH90yOnRTNCg6RbC9q",
-	"QBe3lqUtKm53TGdO+lgD0Q8mbXuNGfnvbpj/fr4Ta/JtBC0MygvnEZxYQAJ+dRTVrySUO85YJtxsZE3A",
-	"PVqFlbC9iPznq6PkM1B8iwIFlmbf3Fz968dxXpUmS9ZQnbSgpd4pCHArAgQ2xxdiJZ2GE+dPGk3zluUA",
-	"oWE7uI83LeAK29/XRdMxAFOISiwC9Zr3jgpuCa8IlxAPnfOmZC4qtpW0RuRDp9UB2d2ilrdJ2W4UnV/8",
-	"iTaaC9rb3/QrPSUNG0rF84gVuMtOobW6H7BPnjmhhZyNhVhR3FDZSeax6/tb+Vy4dgiNxsl57Ord3/hQ",
-	"Ct7d9WITvBYEBU8929MdHCZclepZ27IcMCIXA4tiYJUUQADSguU/GGk5QOWIVcqKwojI+4JlmnTigG4r",
-	"UF9hrx8IgM3pBU8qogDdEZIsITzCi0LeCAO8WaVrBk9AXyCo6uAjPIPK66+XHblYSiz8CraXvamVCBcw",
-	"YRWBsDV5sAvGcTdaGOUDJcXvIIzK1cDdueNCgx3ZGF+CKLulRMLdFK1PLA/cwdpQOsUdYTu+0nOqMhM1",
-	"ld04eQCOQ01X2vRWiQQnu0LtZ8jw0RUY4BBEAAweWiRJ6Hr3Mt4ympeBf+c4/dvh856CNqeYtPf1r60U",
-	"PnzFLU8TSr+PhTH8SnQLMZATCZ1CczG0wUdEx6gMu0APuLp8QW1/X+IoDv18n5nQ7HcpZYBNYqOcAYUH",
-	"6lIG9d5Z1In4LnWhsI67NZXiETYJKJg+DE/vUApFI7mTIML7H4uXU9ODuiEe7DdVFDKsxgIikUJS4o4S",
-	"ZR++XV3uASwrMIawmbHVLEsDMByKPfy5jvDira9esv4cwrAj8bEdDJFwECMJ0EqjGWKf0NFmfqgnIVMZ",
-	"pMAJm0pln7/8CgWTk2/Q8CjTYy4VSz8pPhbHrLcXquDp13p7wB9upFbu60P3d/iJthMWAH/HxwX5Vk1N",
-	"tjgzAki49NBXWrrVsgVXZigK0z5mk0K7L4dAwV3oPGElKRdVSBIJg58R7KwPxKnk6KUA/p1x99seLzWZ",
-	"FPqG54z3PedNFFe3I2ch6zxrh4bAPVVdKZr1EKRGLD2lboNk5dDSn3r4OuHqH+vD44HZFU3bsC7AEOE0",
-	"nchYLq+Fk6Gh6/Izw1ppuBTi2TzP9UxkwPZdfmO4Gri9BqDJunqa0nylucNUYq7VlTOLfXQeCMZoLVuw",
-	"j0WWsAFXAwGY1NIhbp9gyUCYq0t6YPSocmtjfQJyDwF8ERql1uybxqD5HSPlC1pgB3DRcnAPhhq9hQqK",
-	"2rTCh1+aSrpj+P7wxUa35Zpn77X+kRdXAu97uf6+DypgYH4SmeTv5xPxBahPqoH04sAGg3AjfYkW3rWY",
-	"V0MDjUb3j9JYs9gsUGSsmuMsO88T4sZUyRectiH8VhMpMY1jDewNgBbhgb6Vj5P0TUgyiGgnG1cuwS/j",
-	"TqhLCMRPD2Sx0AJ6VbeBqbntCC7wrpoxfFcIwaz4aAkmklVaRIYYR8ZakPSlAlAPhEInolSKVF0j5MT2",
-	"FGh1DvoIag0iDBNc4W2BUtFwIzpSGaGMhCDrpBBD+bGdLOfCnVVXWOx7u3yfmfbREmpHuJbFiRS8WMCz",
-	"VNojvAQUoP/7cPOEydIUX7iRAn9kw0h0Yb+d14MT94hV9dSZr0JNx+ARR5+h1/lGncF2/2XT4SCIzFml",
-	"Kwb1tkAgUN24Xr2+OIuGdAp/wYe/3KWvxI8AIN2kAQUiOXfqzNGhWQ/D9GfXTWIu1TWM5Hthv3NC6keo",
-	"mKbfqvcSUJj5QxZyg1eCtXjfuM+iaOMVBBXFeGLnNQUxV8ILvQWZ92kvRGn3jt1r46R1+zqb/8u+cyL2",
-	"D/Zl9jm8+YebKMftc8agRvtBzBsoYyalEvCKLHz0y69JU0kWQmCg9uGjyDoU1gkxGjDyg/wL7QlC9Gow",
-	"0tpQngvv7fZUiv+CZk/eIkQqdndUjv2vpxhWoVOGgEh5pQLTudeGtdYxjLt+D6y3j99kYjzRVqjB3E3o",
-	"zqzkeJAPRPa7MAZ8SjP1L57NGTee4HoBXBhmznYgxzkXWdMI6K5ysm24wz09liA4yFh6bOW4l9+5B3pJ",
-	"5UEPtTLKlwotIRdQeEH8tlYcrYZUfKI57P63zgUWPnTohTreUl0aPRqb8EObvGISYBGNV3kYC0nAZO/t",
-	"RKiQaaidjwWo+TMD/lSyjK4mUnLqdFQIu3KW7n963OvWp6WXdluxQfb6nkaMqYNy29YvUq003nDrmrWJ",
-	"uft41SX5e9u9fJ/afKOasO900ZdZJhTe8adN/H4Y1ns5FpD429Dvj3TZgzv/D4oLWGEgoX4pYdSstC7q",
-	"zaUNHf+NynbOBa8y7a2NBXTZqUIUwPKXAQR8dHBUy6DbaBM1q3uZNVKTl9plFwx5W3di1hg2O4373ZGV",
-	"BAa2bcK9FWcB6UYnYZdsZ/f7xNG69vpjrcS80jctKC+pFvRWBVvPtPJNU6RKMJuMRkhPjXSIzdhRoadX",
-	"CIaIIzJjrviVKCiuk88xtcIHhTbO1AVuiHaXvZbu2AUPhgINKWsNtLoRBaVlFmF6yXIOAzr906+cGiPI",
-	"2SmbsFYKBRImulfdSqFBADUjnhyr1cvBC0yolPKhpwiUz6Beti8t1oAvTgTkHAbk9UWZkRZnQy7zaQGE",
-	"zZj76KlC3IjCQL0tJLrLxaH1ZlRMlGVsOnFLWlZ2SA9HynqqleL1l+5tRGYuvQvYTpjSBbytmzgkj6YX",
-	"adUXHbS7PdVTlLdiZTroFANrafxWmBSTiqU+2XPJ/WVUZV9m9RdibiMOtNMLu7RFe1QUwHteGltSXflN",
-	"iNnBAGGIqLR0AeFWwzgJ+BBLRFpJpxhCvX99bg27g9XVyUx0LgdzBkJUhJGXOTcOny1m2nw8sq/1dQLN",
-	"h3Oprjp6OExYxmU+Z1DunJTJvZA+TJjPwBkiWm301D8rkVWFmT8m3/4OKbDDLafA1lSlPJArfx6qx5Z8",
-	"wNqt8GnPZ/FrTP4HsPDvprp3aec/kvzejq2Tc8K11BgoG6flIlOksUCn0Qb3eo2wGtjLZwy1OXFOrj4R",
-	"R1WIdxRz38nciuJWwi6+0We9vrD0A77C+uwDLcy9mvD3Ebcvwp6560bfBP75dgP3k37uJBgn0Xct6gT4",
-	"zLTXeqDbAa3sdLutVpqPz01cxoTci5dY+JXcwtbcR59iRUE50EDUmurOlwpgN++weIIH4ruaC9t2fgvr",
-	"ixK6dYytzSmrVQhiFdQVPwOIOGjlw52QvOJK6akaiAw4s7SquFLQU7NHRwWBCtHRWOZ2Zhd8KNyzC2GL",
-	"eWgRHtmrnR/EvNaEhkF99rG6o+38IAexBN/5I7kT2/Xxn/ONbMOdMIitiqfC6nyWgCid0M+CT0U/s4mB",
-	"9tfoqZuApaKf3w1iqRxQDFr6kuy38g3W23DRdK4AkZS/uApHUv7WZ0NJogcueqXlU/5wgJJZ5az4Ax5/",
-	"ugJWguFSH2GElxUZ+3DxyhcO+bha2SawLIb8z6mYQswRYCAGFT/d0VNlQEtTq8uRNkL5EsqfISBJccZF",
-	"5HtZSUnKvzli1bgpHhm8pBznA4WhoolqUObRUX2gcFRVpGxRAPzBk8/lxP3eA1MhhTyL90q9VNzc9NkX",
-	"xsoxR2BHY7CKytGvxZzZmYTWven3r5Gb2As3s//J/9M5W3XPSI+RipEj42OpPBezXVqxlIqdUjbT0zxj",
-	"Ez5nemqhNYfvClsKbMDRo1z33TUX8lugByBVZqF7hJ3p4poNhfA5KsUByzzQkn5SgbYYuBElWGZaUsIK",
-	"FqX8nM/nhidhdF3mqeYAfAikOVmXvTx4wVKlL+G1LoMawLIdN2Jp2KTQQN0U+oVzzMigZnlm2Pm7MwRE",
-	"Tgo5ENimRBclXVYxxRwl5mNMbTrkNS3GKvWyUoKGeS7np8kWraKlV6XwY0rYr472NqGlPTt9867zHOeG",
-	"ySxCzOmpT2imQk4OX748/tPRyxdp0yhppz0Mm8821J5f0ib158/fPYeVbqsnHit4x0/v1mXvp1i3bwO/",
-	"E7s3dRCe+BSviaHeWTw0Ynkqhsxjh/PcxqZ8fNHacvT3HrHd/IQ0GA6+/LjDjRF2dRKt5dkenCHQZhMu",
-	"iyWPq6xvK4j+wun2k6imjbioUVP7blI1R+In+tFTGuEpDvC2zlmg+v8pvPVuAyQL423Yz2XZN1z2UD1i",
-	"X9zi7s/WHrfqUUKd7mx1hzkrD2BSlaZaoex875dk72NnIoqxxO6yx3ueTfa4EBxeejJdR+CWS2OPWYqP",
-	"T6EMz2D7ICBvRDtYZqwFNtHh1zXWz74oBs8Pjg8+/unFi9/+8c+0jb3iyXxyBq+Zj/s6Z63KXR8uXp2l",
-	"7ROW0lk5Zk5ap+zKmZweRVdzfnoKm4Sl4W1nhWxoMHlxD0drFxRNC6N9qFZ5dzndcT06EGI/HfdFdxsq",
-	"GUJ/y+2dejgHe+uUICYeO32tr1dqwEjRGX4D2SoKTprFBvrYbgx52QSgI/tioJ0kmULTvS5bPLJOQDW0",
-	"1Q8HFgf6rRvn41eE5WBX9eqPAYlP56IuMr+41e6s+Wpj9xf8BgCqYSGGkaaaYg07y3lf5F32ZnEXw8WR",
-	"vdlTKf3MGQJL3w6Hf9bTwqQkAyUcZnyjVoo/cmpTRLkiU5YfB4X74TMYTU/ZmYQEfpR1p6svxUdprElP",
-	"sHEWZQzizkPY7tWwludHJfLkhHGCaSMpDx8QHzxpWM8ghkww9Tw17qklOw04j0cHXzeR13TZKfEhvzw4",
-	"YELZQrpxwesA+PYSYlFIc3M6zaQVWXPiokY2vFYWIi6PV53j0BeH/EAZjaWZa+o2Vj2HX5yw+qPhTlf2",
-	"RONEDEOLeTe7wn2PXdQ61EXteA/b9t3G5Nj/5GTAnIJSTW2AzwUygQHve4RT8D17KM3GroWYUA/UcqsG",
-	"MbLcAxget1shUtt6KJ4BEILz5mAWzc+O4lhHTZOdfYFH/OgWt247XLXqwOGMgp6sSNF7P3gT2bkW89WR",
-	"LndBlPPCajKDPe6Bdb0z1pnwXWASvF4PWV9Ds5tMmBMo6DF24UL3EV2t8jm2JIVubFnCMmkmOZ8TL1AC",
-	"v4M0Udy6H8TSK4vD8yzw2PLYmTRAQgR4JV2IrB38i0zciNyd+c08jIn8Qcy/hDAbDHSVY+GmeREk9uRe",
-	"LLsXCxFcosC9FvNNHY2FHdbsarwxZhoVw5VPCry9Uer79N2bxKdg8BCNBOvrbE4BuRbFyHoqdacK+UZT",
-	"c33p/rpM3c+eOHv6RqRsjA2J8Xv3EX4Pp8uX3y0ca193B2etRAMSra87dcfemYEDh7HBwARGSeW+oP7k",
-	"2NGppXRPLSCAj8EMgZOPufeRM02sDorcjXSxAXFPrehAvHzwMRroZBJNCLx8bjS9PdAd82wsVdpThc4F",
-	"a+GEwIUDroCFlKp5ndCSJV7MVIpwqwsI1xrtPKwwmsS3PQasF/pmxCiNy1SVkdClmKVDfyzS9gauEMiG",
-	"L8EBgoFGbs/uqYEympwGoanEzM193Fa/At08Fzf6WlR/qoZRxV20cjU+7V2LeS3E6lrM96Uz9UqtjVfB",
-	"JHWdYdiNvtotHOvzhDq++f0GUj1uqRSut5fi27Kx9j/BIq90a0hTOyk6MXGuHZh6iRPZS18P2XES1skf",
-	"qRinfubuGsyMaKzpb6EPBG1GDVaUQT91kCzI79vuMtjP8CiGuzYjxeAb9LGpoiaWzYK1vifO2jOwTW8K",
-	"CxdlxlrDQo9DGquppRYevscOC1gtqqL1evLTtuinuVndigBZJyWmmbSdXF+taGKhQwdZgDJSSDhGeA8G",
-	"2L06tvOPMftCQQXD3HCsUIGmPCbIKFvVqyvhzjtSn0dNqTNueZ+bMoJsNZtOnFOGvEJOrvWUViJxpg6c",
-	"PH0FRhP4Zn13I4cCNuYhQnaknYeGhbzAHwGDSRjIWaCNwAbYAITk2JB3JlWmZyfUcRXY9rHjFxErTgpx",
-	"I/XUwAXPDEuV+Gi/xSvaXfZKWC5zz+Ax0jn8sm94wdlM9EdaX7MP5z+C6UkuKriW2kkSlsKKoRfJWjdS",
-	"zERRa41VHEp3z4/6akeyD8p20DLH9WwZITDaBQGsLn7c2Dsfv24iyoX2/nemxoWx+f7K/XKYunDzPTWi",
-	"AL8fPAzsygrRBjPt/00M7Koh6wKkd+2YXzzf2pihBEMapmFAmDmRWePAcM/udGQ+WcKB08un1aWBE9I0",
-	"LqcR92rhr+4Qd9yttx4A9dpb+2yrt/Dk1/RQbFl8JVjr0K3N84ODJKCqXh40rgvklOqZjl8eJBUw8Ivn",
-	"zvDmH+V4Ot47dg/YG0uFfx1uAhOuTJLOM1gfTuabVmITUdXwGjjleytxzCsHu1NThcTcO34lVhfF0eQ8",
-	"xaLqOt0g3jaT1unQDe2OUiutszioCGxTiMdS9RhrgRVCVec+AKLawVSI8zKelKs/tdgUZC6oKxYA5ifA",
-	"3+nRYAjjYmHmWR9mijRCaCFMIdw2xcukCcNt6C3ldee39OaPPqy7OOAG29+X8z0domXYZLSD+2HZNzlI",
-	"lU227iyJjxNdwGYhEsuBuVl5sKqNKEJOBGO7PnkpFfvvTl0nzOp2AgqkhFRxw86/O2NHh386YGcX/5H0",
-	"lLGF4GNoXMsGIs+R7g7DqMbywpKd/E2asPRf3f913P/9L2nCOLO8j+U9A14U0klnJIxg0vQUJmEo2srS",
-	"Zyna9twyM3HTY0ZCWMMyHVUCYQjY6aRpzrsstZr99r//T+beB+klEPXRUy+++oplfF7LdP4a5tUfg+ZW",
-	"H1uxni9gjmhBCmf0JUyqQT410FnYzfaLFy++BgvHWD6eeIZ45/yMBVdQeGUNOzg4PjhgH96ftdcYYc0B",
-	"B/GRjye5u/T5wfOvOoeHnYNDNEbiUqANbKVs4YXEx896oRO/bswvG9mdKSzsSsNv87d9vtHbrpe8Vny0",
-	"+3QUb9mp3B0pz5KIJbes0LNj8FFCU46EXF/4p/vZhAgSElYpP0s8C8urqTijoj742+/Hn4Wlz5FaczAP",
-	"HdeowuACENL+PgDchl+Fvz4o6J1jP/6Zm1HiGX5PPcWiLjJRuF/zZI7nYviGgFRRIfIZTl7nlTRwv0R1",
-	"VZ2flFvLB6Mx9Jgbyly4Vf7Gi7ROb3pw8GLg9gP8S9AHVuOfTjamFcN1aUGe9Fi1CAykYFRNYtz23KUe",
-	"i4u51qmy2MzbhjbrKTh7XpslZYNfAD+SRmFKTG3Bc2lAW4DdCCKOFdNcGGrSXs4Zvtl6HbOSJOVJzTyp",
-	"mYdWM/UKptQbPbVecbBlvbHIJFxqEtIc21QVkch40hY70hYVVORtFEZ040Y6Q6obaUGcNsPI3pTXMO/9",
-	"T40T7j5vVbYZXUApARQ+l+oa+pdCuL4CIoG4PGFNfI9ZrEmL0F+pFXy8GKtfGamPRvz44wTlYFdBwIhE",
-	"kEUL9hQyqO0mtjxRG56dsM2aYV8/IfqKGamuctGZGhE9J2HAmsj+DXQeZt3K7LvBc6DVQBz3VIqCcjLt",
-	"53LAPpz/iAJzP4xv/1+ooLlTPuC/wtn45rd//JPyZOGsEBWJb+0O6TtpewqPHNZgwLhF4T7I9VW7yy4E",
-	"EKB4QivCMs31tDAiH3aZp7XUMwVNDm4k9FtTPQWfAKs+3jMbaYgKEH6bE/c7EpkMnaygmhC64hK/T499",
-	"shIADoTXkspYwbNFnBhbARM79z2eaR5C3LULkDo+JnQDa8HI20FrE5ACsSFsSBmtdAEtckzXbQLYKk/z",
-	"FwDaKgf7oD3esmjSGsRfeQgCbY87TpuBu6KfXwPwaly9T3vlCOrptMLXvxfI12dU3rwXfLxtUs9Vgh+W",
-	"TQR5dBt5/7kAsUjN7H+K98haqFh58TPSDQgcm+niOkKMeTlco9h8+sabYS3eU02GGWQsJdC2tFcJTFYr",
-	"L5F3a0sC83yzI7dNTFllrjeGllWO/D0W7MDaPQHBtg4EU9E+uE8ZgdbO6jqdidCTXIAlxQc2VBH4n4G+",
-	"lWLMZV6G1GTBwGACCGnJMDdnYz4HbnEm1V28p59ouI/ec3JqBge7ynOi2X/ylpoqZtwGub2LtNGW3/80",
-	"NaJYowxfK6rbQO39zPglG8kJ+jkAMDM2eFUVlUUQP8XHwLU7EuP2iXco9ETEhx65nEg5UnCCG+s9HB+i",
-	"KLBk0texc2Mv4QpQZ7dVnWyrmtMNrHpOt6Y119zmDtsHWMy9p8LTej32KG3jUK069ttli3oPQJCDUVPP",
-	"xBAI8HVyTl8tBhauCic+WIpH7AStsuVT2VOZGAMJ29KxPIZyq6j5CzwTb0fKdSB+nWn8zDD4JSctBB+M",
-	"fCMMX6GRC34jnLnc9p0KqY/dKmHCWu598gwN+fHUEFJqqjIdobLvYHpvU358gEzEI5Ef2w9q+Ndzr/VA",
-	"pFqlSbLaHCnzokrM8Fg8yckHlZNnGInk5Xl3q3KfboK+EYUz0Bv9hO/IKYgz9McoRBbxnQlWmbhJckZX",
-	"VubS+1DhCjTMEydVF5CbCTU3mCpIc4fbJqFVUFxOIvM5u9H5dBwoZkFyvzjoqQ/vzzD327I643PMkmci",
-	"S/DTGXVBjXER/0MUup57OsJ/vvWz9MUAQMOIGySCX/cnD6UGAhpO3TPDRnosGDbdMLsA0IRG0huBP4HP",
-	"AoFatdiZCPsyhOookzAjeDEYJczoAqtCVdZTE37l/h1z469rYE35HyQUQ3INzDP1tR2tLWTaMRQTzLsq",
-	"RlYaQNg1Qj/mE7Fx4yEaPdIrrXv6Tlof0QjivkcLgroQzq3+aNnYmcciw3w3+dtl83pq6t1GoUubyXcH",
-	"CA2WqReykBNbLfgLFA3RFdB0pmzPzFoDbkRHKiOUkdCoAPHA7SDGo8bRZqQLC6QUNfeZaR8DmbS/aicS",
-	"9ndT1dTzly+hriXUpH1GDdWFGynUyzaMRBf223l9qdBeAOfsJXtCTcdOisSfVdsP/LLpcDJZCGywt2JQ",
-	"b4sMjO66cb16fXEWDekU/oIP68fwJXXbokOzvtVWgOE/qcP1FDeTUpTvTB3uf5r4zr6/bqIanSm3sSaL",
-	"fzwNfS6lDW0IFvvFI75BF3FfA/L7kVqHq1gVJ5WGBatNy3ehc/Ou8lCl6G9IOYXJePSMBn6ymvBK+PXv",
-	"06utaaC+68P/vbDxjn9AEbCfiVzeiEKK1YYyXTaHGH3Ly4Tf/vHPfarPN9EvpW2meFHoGRDBwyuKm4r9",
-	"6I9+T1URhjXdSkLH51IirZYBNcbxq/IlfzfiYGkM5UtSd99poR5PRfZO27TgFqQJWEm+V27SJ2G2Rcfe",
-	"k3SU0+uOOvdn4pkhAXBvYo0e1yTSXqMsk0MxmA9yEk9R7zCyS6LCGNby70iizLtqkmbOCXRz3FO+JrpL",
-	"lQJpwsJH0HjGXBKKJ23HdPyc0ZQuDCMQlHd7akfi8fXNDgMIv09LCaZslaDBXfIkZLYkZE4XRQnUMOVS",
-	"iXsTKb6nuNuItXjy0CkA6t6SwM4wGInBdUItCdlE53KAFJ8LjJtsxFWWQyTR9FT67u3F7b0uP0pKvUaQ",
-	"bgyJmJ5CdlBpqQOuLljLfT/mcygI4ZNJoW8Ek7bk6o0LUZqp5arY6XPfk/1eEpL4tHdBjGxwy722R8bx",
-	"PRAwm5aika/OfftQLZEXtktdW+SVO+rThuBsN73u9odpn/yYRPUuGzH/Qbo04E4s7VsWEMilCrp9id/n",
-	"ppxr9QGkGIbrAKtYexSuJbJBkQXoqn/RltWgOnx6w3ehWawiRzJoojrVaiid5yi1gtwNolw56+d6cN0R",
-	"Hye5LkSBaBvoShV3Ox5wy3N9NRXEmzjiQNi1O2v4fZixJ4P4Fhk8mrVVNnHYX09m8RZ9b606CPsoj2/s",
-	"e+/IPtZT2/HNLzYmLgPTkufMjgphRjrPkmq7Fcy0D7BFV0cPh86AlRpgJjJ3DvtYWiSYQAnsR7Bx17pq",
-	"gkBP7YV/h0ePQFkYb3Oo3nkZYWKe8m4NdH4Vd+zOrevqAbNnnqgU4CIizwwzoD0RxqoLBk0Njpcao7ZP",
-	"WKqmeZ4yTJ0BHIxOjVOndGwYaeX4VOjhsMtO3e7CAHCFdSCcmGDjB5NFMa16qqWVCCW/My4B0AId91R5",
-	"bBGbT9+WPeBKaMwNz6clCSmSBA+tKNbDV3d2GHcFTK0O+IEAqncSCUzpLw+d9rt0I85CvfznSaPPdhwK",
-	"PZT5av5R3wXK2acJy/WVRiN+AED2gc71FGXSSBsnEyDohZjQK2w2Y1ZrYxrDFwME9QNuOnT49ZP+Xc0E",
-	"StMEe6lfcCiKvh9lHDTtIBe8MJ4gX3vdWt3ZLXRJoz0N3q1iwLxPrVvbXXYx4oXIWH8e9VzbQPttffPv",
-	"rh6jMuIH0nu3O4Nffpvz37v227JA2KjNR5TO2cR39eZzLTa8CmIhV7TKjb26SvucBnOv2RJs83GrnEl8",
-	"o0dMr7/rlFyGU3Ik9r40uCu+9nq0K22SJ6W/Adi1CFt+6+Ep+un9Tz7l04x0rYkhU2gpDhxveqS/X5Os",
-	"2vGB3rXpu0ke8fcZ2sU3fxwQ0Xs9OPsEB2hGPZyylMiM0pBKHmkjWOrjRl1vGALbvLMNscEpsU9eyRvk",
-	"vaNHgfXMe8pjF3xwiRqBOvucysuRMWU20iyT+HsY3GLSshZXWYIRLKhWytgg53LcU6ESZzbSQBBBjzUw",
-	"OGwVqlXGJlwW0BdlLgzTiknbPolddWy+XECJjgF+vjiihtXmHmBRypIX5bRc9ueXdAG0QK00HXWX9lTU",
-	"XhRq0kMkzs1WYNhon0BFOUw9IDh8/C5cfnTwdU+lUgGl4SWk4NKy93qNe4KaWvxxhVnYi49eqnmjahtC",
-	"baMcv7P7xH0Wc9NmDJv8AVLrNYJxwNVA5CvkomHrIVyNv5uuwl4tI6/gnoc+rXeEXD3I+cZZzqMDvhPI",
-	"0x/DFnqcYgMPxSOTGoX4mxjYZqlxDt/7xr/oiCypc9y80AUY4pIeaAoMvci0nfRUSjs7bPW03WUXAZ8K",
-	"XYHgF91vY3yTzJUxnzMcKDHTYWxzhb2Aw/7jmgvL4uTJXniwg4+b8SEPfjnUxg7CgeExuHaM3CRMJ1jB",
-	"x8xqT/0YakRixqiVAYgLP4YvJqMWRtxwyJ4wLStyam6/PDPM3xMmK9r97n02yqNNaxUTbc6WLojbGPer",
-	"VFftxY1ZE7Vw41verxc73a/bT4LVb9X7T3xtelSckqdO5U+npjn/9DmHB2/5bJXhy6g3zUeFakSVTbRU",
-	"1rAWUrICOTjSGeZiaJmeWmJQrRZxAwNrWeITdcnfIF9FFbev/cMfv5JZGPHK0j3/Vk9Hpi6Ps7TzNjSw",
-	"FnZYc18WtwYfzn8E4k3WF2xk7cSwlvsP9v7XinGWiUmuEUUP/U95nuuZYZNC3nArGDZ9N23CPhqd34ie",
-	"sppRlxYKA0NsN5+XXc4Ov4qO1CTKDHXZG2vAHHP+EsZxeqqVzkZGDC5/+8c/04RdWK4yXmSMdptph34u",
-	"0lAUGJ5Xd+w2Laxb2MlfQGeShRE/UBXcwij+Ku3oAlZxnRwITUpw0RvblLwC+Ut1bWF5liraUExvtpqf",
-	"9vwgauvW/Je361KSwDleGOerCg9IdcT5suRvZNTY0YjPNXiR1THT8i23gYGLF0ZMF9/DaL+8qN/uCgJL",
-	"fYtwjt8nlOk0yxhfUoy314sbAZdqCHcajcaIEybGKMW8EwIsQm6tGE8sa1k5jnon59xiC2ThJgXZC1GN",
-	"PTPEi3HIfvi23WU/iIllLw6wf/hnGZU7J+sBUsmswpYD+tmvWxM7TiQq4iK8wIoznYKYWEvUs/h8T4oE",
-	"vAaND78RS09eaJf6xBz0xBz0YPGnBQYg8DHv6hhsKP+QYmX/Ex2NX/cLQU9vzq9cDEYig/RHYCVDOtfF",
-	"5tYpPaYjszRxJ0GryCJspaUwSNsAGdc9haJUKN7PRVZebKZ9N4Q+sqFJewLeC00TNEplxso8r9ZduXNY",
-	"zJ3/MOaZ6KlsKpjSM99R0d2Y6al70u2ciXM/SYsW6M1u2RJxrmXm5u7GksMEuJ5opn3f2PKwNbXzKuXh",
-	"DqjUQELvWC0si7XnDyvWmKGz8dStbHuikZaAcRULm11bhp/KPbmyWdPP2o6cwBnrArLHtBlKQRWdxShq",
-	"uELgLImbV7fwdneWIl547MZdj3DwT+dhq+dBQHPP+3aW4iOxjwGCjgnxgyZoqxKzEPWpCeOdgKp+fsRG",
-	"elrEWosNeOG8KogXcjstBLT849guoKewAxBIhgFXzMykJX9MTy3LtUEEiD96JTEqjFxqBbaCYVNlZc4s",
-	"4G39MHqKF9iHAportY+dgTHT0zxjWaEnHuNaCFtSzbuLodEg2CEjnd/WqNg44vKwZ/zgEUUTy7311C1o",
-	"IdZEm/xeQSOaiInCQj1bjPbfq4iywthN3Bge7OeuuyUlM6OVZtzyru7/TQxseszST709931v7xgQ+Anr",
-	"RYar+/S3f/zz17QNfkzF7E1gFkRGiRRbSJGxXF4Lihx5GXVCbS/IWOCTCZTVUmM0bN9eOQckeADGNhtx",
-	"C2B8dzDwDchrgjcGj0maBb+qxdnR4UFPhW+kbcdlOzhKrthUXSuM2AvE5ZMvYhAuz9LYBXo/n4j0mPGe",
-	"CpLRjEB6Ygv/xfnmoVaIPf/4sU44vheNidNHJRy37n+4Fz8XZpqv8z7mwD745H9sX6xdCGBac1vV86bq",
-	"WMjtSqaVYLqNAQ3lLQ0FtTFCb5NwcjSGHQaSY56dnTQoKt8j7lH0ey+5Ld96fdlttARPsdkNSm9nlZNx",
-	"W3DsevBGTIIMiYFFMuRtsB9HQ0pZ61rMEfNkBnpStp3wL33MOLsWczY1IuspxNKSRxUESGQ6fP151Mfl",
-	"3r0v/X6vXMbl6z0UkqOc3wa7oly1++U1xpqTBWrjaLhLUIVBpXKrceNsznJcvnkz03FSw7+8apARB/M9",
-	"jfALgFCUM3FvYIrykb97hmXcnYzHJ/lRkCxHv7UPxMZXjQbuhZ855DI2cV9erxaxfGtw7cz01kjbNjWM",
-	"xIaOMyoTqXA5FsKnGFfWf1Q3i7z6cupAlkbeVHQF307x9Z8Mv9VEa9E5qszbfTGfxhudeqJCuSLPOlrl",
-	"83aXgfthEPVruJVmOO+plwcH7Lf/4/9mY6nwv/wj/PfwIDk4gP8xd2rNiT9jHjRsRHETpcYXeFbXU7Lt",
-	"8PjsipttccgPTM52p2P85XO1PQxt2raO922jO/vCWDnmVqwodeS2qsf1kKWVprwp04qlcIDfZCnlqiZ8",
-	"zvTUMqVnxyXlGsMbwUeMyFjcJE8txJKpxbKzHpy3h38qYWe6uGZDISqKFQlLQ5fmkc4z01NC6enVyPmQ",
-	"bhDSYtDYP1mRPgdNDO6syKCYOlArl+/6DPR1T7UC+Qr+SprQ+14qbS+DiYW9wkiEXNIt6UnFC7304e6U",
-	"HR28aHd7ymfxsfyb5N77pRlTGc4KGBAf+cDmc4i7x6Q2OPUGgoa2p6DZP5DyyYHAAL+bQWnYFTfs//u/",
-	"WKvPDX72r8zKSbsEUbkLYOZ1JpjfJMb3k+gpemDLaoA6DeREOj3hVsC9i4q4j+A1jiGQP5mIgvX1VGXt",
-	"LnsJFDlKX+JM8hsuczczqW8iIYFOcCCMYQOulLZO3wxGlfYS5+/OgI8b3xEQVi1d9FSmBaYHimm1HwUO",
-	"3NT2ZX9N77nDQMBKX5eWWir24eIVKsamIGS1K/YqFFWM3fzqaK8Gobk0rLPTN+86z+mYyCzqaKenNmGi",
-	"e9VlqZCTw5cvj/909PJF2jRKkgkrx3dHFOz9BC/9jmjMCtP3X4Kaa/B476Lw3F0bPPpnfeY2wKk/2bfT",
-	"lH7uK9rnzgHPzVXipzjCcSvqwfgo19APbpAA+X6DUM3OopA1O2XnMIxbhAJ/n2nFcgYeBz3hNpILdz1r",
-	"t2MrjE9bX98s2dSBqe+977tB1mqMvfI0fJRVuD1RYUk/aOv4BXsKYOWBZpCaa2ydX/CkaqM38giyz6AR",
-	"fJJIVW7BL0I03Z0vqF4yPXaOwc8yFbYZXV4Qbev4BgGMwOvFW0uRi0hQrrmwbQCe9iPqqmMAX5ELgUVg",
-	"VBsneio4VyGR6/zJyCKJaMaAnVQpPVUD539LAF5hdzI+gFgtO1VzBtZPTyEaIk6+LouYCz4UVJpWzIkK",
-	"SS0mkG+bst0s83bfoulxkSiuF2Yl81kszZ7IFH+HMjIQKpKIebSi8jYki7EReCeixQYhGPElrmFLfLKK",
-	"VgiSJ7PocVAp7vqow6CKG7/vp0W+d7y3D3uSnraUXZdXqiNVwoyAZ2J6vUJDF7q1hIE+M2wi9CQH4hYf",
-	"CXVvvhzDpL4o+LPU7th0lzr0mppb/Wms5O1bPJ+MeDv6hdhTXv6R87LhjH8UggIgGD01Vo+BhQFo7bHj",
-	"K/JdPjOe3Ch6lm8aUPOeyIeEsdpcGttdCL+a1T2MqYqKnb57w/piJGmEtW3gWr6DxociT9uVB+FlDY8K",
-	"FJnxQp6+e5Mwt3hCWSeUqHEA68N+Zn/56/voAeVW/fWXX///AAAA//8=",
+	"jw8HvXowMDttZERFMDCYRiM0sH5v77DX/xR4YE1QtN743uiQxb/smiZtzMyhYl1wJuSur53mruntqFO3",
+	"RZnahCrVBAjpTsBHtwM6+gtVIZijSPJg7vzdUY38jt6eP+6QPuseQLuqkbu9XO8lBEX0WXGHNgfmFaxC",
+	"gYg4UO5daN4JGZUvRNS23TVK1gxggLwzAXIOKNnkt////3EhRgZsZETapi1nU5rJjKz0VmKMhMnKd+5B",
+	"/T0Z5XAnI9I23mAoSaiYyMw7jmGPyP+PjDBKcHRKRi5DZoQGvcB0ZErcCC9E27jjrIDTgcwcvXpcChgk",
+	"FSb3IcaZ7uySrzF9iorYS8mxZTlTli1TAQUUeeqYiPTrbxqDgY1+rIogt8F+uT3iy2u2kClmpCIZeZGC",
+	"lSQR7xosuZpwI9EvmkmyoGtbCLZ0PYahjjZkLPj3XLTfG7J4uDeIxvv9/t7ROJr0jindZ0d02O/F8ZD2",
+	"2aA3ZJOj4XjC4v6Y9Q/iyZj2x4NB7yCAi+SBD1UFAUSU0iLmaR7thxhQ1m3urwhXJJHyisVkuShwjzrz",
+	"9taKVdjwA0VmVM1Ie29AxuuMqQ6ZsZtSCPg9LE7hSurd6EuJdidn3a/fvT8YfrgNepKZWJgFaXJj8WaE",
+	"IYdrAZjgqfmmSH+yFD0VAB26ZdxZo0B8Kohh/x1T8BR5Agiq5bj8o3oczXq8h6eZKuM9ALso4D2UrkU8",
+	"eMYDXKQdiDYrjGuvUSBZHbDDOWPCgb4hloNDVyBQHBP2IpsBw3QgKzlqg75D7hGsoXkkQ4lePbCDTQgG",
+	"Zh1CxHwO6cFf0yiT6R0CrKOZpiwxZQaItLX386B7uHr9yw9H4h9X/evve9G3i2fzoXqTvV3+/fq71T9u",
+	"vl//8AvkAcEyxZj8oSXpKmsrtx5OijXvWHQdfcN2MaR5Tm+eMTHNZloFOQqi98TBVMKDbsynPCNvXr55",
+	"BQHuiDyQ+gH3pD260f/rwn9HO6UOD4bbNq80OzOa8CYlLMog7aD2asu5fVGYmUn1kffXphtnywVRw17D",
+	"c1TW6lveDbOjru4npLJvU1l7+91eP1AkLLOaVyUrsbff3euHwj2O98b9yaB7GPXjsIkJEv5Qa9zb7e32",
+	"+3u7AE1GtXC7eVDKO3+5OW+pWHo2RafIc/kLTxL6cH83cPkXFMZKYJzw1svGIeLJuE1N8hpiM2kMDtQK",
+	"dEys4a6uWFwL1JQ742vbfKAIHSuZLDNGmIibD7iuAmXeLo8byTV8UcNtElAanEMwy5cVBPSgLufTQe0u",
+	"2eXUL2vZO2Vqxm4x9TIhBTtycBATeA9Cv6FDzCcBWKbaLrdmZntUG1q7cSpXCuE+8kVb8Wy22xDsxws2",
+	"85a0mN/FFy1/IJV1yYl6AxMKG/XfuLP0QGHNeLNn6rZAO8V2X7BVAbKnkSXSsss7w++cs+zMhIOAmKCa",
+	"3v6lFFCsjE9JwhWWbYbGMGXAZD2NIEcJOiMM7k/F0mubiFQO54Pv9dD9rGSQhvSCzumNP6Y+IHKXnpRk",
+	"ZtOgZ+ItyAUI6m3/3iuoEGYIaNx6+ON/XVzc9Ho1Zq45vXmKHQwMULj5s1+1FpuF8dxt+ki9q3LMUGbY",
+	"G0bnz5k1plUcT8jttezsGSqsOaBMqVyZJHUr2s0pT/RIBf2zX2+qBYZ3X1h0n/wkudiMSpBKkGjlSoDR",
+	"SJ/O5n6X6iFyYw4dUN04gL5oAV2zGUi/o4LoJqjmefZ7iIqqwTwxy+DL44EVqZBAZYlqRwiV/UvMmIlU",
+	"JkndzZkvc1P7JC77ltRcRuev9Xsf8n25rVRnvrOrZjr2RtzJ96y6Ru82UrjlxCHf6b8D8X4k2Jp31O/M",
+	"6N0W15RatxxDH5pYVjjGKWE0mhG9DBY9AVV0KZjK4XxOyDVnK5Z2SMyuWaJnTNpnr56SK7ZWHWIwX9RO",
+	"h9B4ro8kJJ53IGGMi6n+AZaYtDNG5/p5tEx5ti4o19gFJIabPgBiZw4efNyhgs3Qf61yPGp0yiqOTOiC",
+	"+lLV6HesahS438vBKw6oBXfoXV3ocON6K5VVLtPNM7liaUQhId7Enxot4RSOSyEYCKHZLAKtXwKjbBK9",
+	"DQZ1FQMkj1N1bR40AtHiG+BDYcE3QZjcCUC7Kk55ZFSxL7rUU3ytC1GftoZUcWAeBVaVJmcgrEA3xGyR",
+	"soiicwIMlzUWPHUbrNQigVdoSKtiOWTIUkGK4QTcsFvAQmqUs88FHpKVzp93YDs5xs+7ZmlW3s7bY+qW",
+	"uXoSPTo3zXc8nuDFQhcXP3hVymzxBKSweVCLPUODICbbEt8ZCJh3WoED02DpxpDZgi6z2duU697wj5OH",
+	"DzOZLfLFPIH7688xm0srt/wJO/rjX786/+77vcevnnzz6m97r/7xqvz3xbLXGxxwpZYs/aNrsNVp/Zw+",
+	"kjF7JaYoKtITPqdT9nAhpqdjqtjBsMP//tXL16ve3/4ylX9EZTmFSI5tXVbZsD/JkNg7Kk38t1//OSJv",
+	"Xz8NWky8gYfaevv6KcZTfvsa1rtDKBmFJ7ixGzvdsMlI/9Yhup29AWlnEiOtudDKLDh5d7YbLkwPHX95",
+	"/OkFqdB3ZNoDWZPOj/68mUxiVe9o6uSwWIY6SgRagN8fDPv9w72jXqfFruePrDyj+bp3hSMOIPr1Lfhw",
+	"IKDR8x4V6jS4doy7JBAs9uHdJ/ablmoOBOxVAAzPM7CSzTkarExqPabqax3zSsgVuPLGDF+6Uymp4mLX",
+	"+DnAPIc2O+uk1WJq25UOelAq54Ob9hGOspHd59EJTq5j6h65ckzgw8wJq+rEJO0xS+Rq5/RCjIS8tF/m",
+	"Ddokh2pLTn4apeyaaaq2X0GoAkYMnHoBGpAxYd5YM4C0XAq3QT7ov5AxOyWjpaDXlMPOjE7yFy5ERIVu",
+	"asxIyqjJcdZjw+gFIuRqlwCovb6xs5UkFECL1YqlLMY1GvQGxbgI78x4CwGhnzi7QqCEN7Sw4zA/diHv",
+	"6y12CEpO2MEBpEEip0T/lTY2R1Z84qFI7FvFCnRIYiXqTxAmsJlru3gn71B6gkQRVz7fiBAzfwsRr6jD",
+	"38G/aqwPqONWgbpuZeEpZwrIhG0cMur/r1I54Qm7m3UYIDM407dTJvXZElN97DQ3HJEoYTRFW0Iip5IY",
+	"wwONIia0HJXIZVrWveG3RzKRqZ5vjx5Gkwnal2pyrKvqot9Ehd/9IU2n0/F4ZEJkzRB5FswY9AzFfyiE",
+	"mgQiTYoS+E9Kit3XdJVn0udCuLrii65c4Ap3F1Kz6RS7/FCaaXn4fb3KRz290BClmSrNXlEhlYn3uOSr",
+	"PirawPvFyE60encvLm76k4uLm8NJjQFcb2IQ8eZMEKiRQt6+fhZcWG8og97waONK22orn2iFP9QeiGJl",
+	"gPs8D3QMoS9gULtibEEw1K4a9fL+9vD/eiU/NHCS1ML219dDPRz49VB7jZD17w6AD48N9QRg6sPYUn7t",
+	"Vve/4qAb4Lbfy7ndhn1fnR+g0+vPDAD9nWfZ/2yz3ABn3whYvp7Y9g72izMKxDHXHNy8fgPUZ5ne59EF",
+	"PCdFVEbXpZM6pzdn5Swuty+lX/S+NTikxrhc68sc9mudl+/7nUHvw1a/5Ra3ZXVO7xtQo7dv+70gm6iu",
+	"yP20Wwqu892+B5tuvLPuD7T7S697vFtz1XnFKZxd/30j5+136Ag5ywBZIBw6GrOEg5uc4lvlO8B+2zeJ",
+	"cTZqKKEZE9H6udKanz5faiGFgv6vUH5Nt+DHo4j7CKLiBkCTpWsiH3YDrdIMrkHhaW/kDRNv7dSCIG1g",
+	"iOuTv31lg5NQM2tUTtpbpcYpON6qhcZjkmzSB4p88+bNK4LvO0sCE1pIwyECeNl9FKO2O+VPyF/nwqjt",
+	"VnkL+66edh8b8gwTL7u2SqYh4kwCDAkTMdwWxoIAuIY4RhWmb2RBDYoe2JabumWPQbGzKZvsOruEjwZH",
+	"bGiCHo/jHhQj2xsPo/34gFUKFGxOFE3kFG1hn++gvuu0BLvJDFvZ/iU4R2GDEJ06lJfpvuuHEFDdJr3/",
+	"ROUj/W1tALTjdvT9x9QvbOyZL/HxgLmjtB+3YyYF0ARnE/K3zOXLuDCId58K984ubWFPPHuIo4XypOsA",
+	"4nCpG7CY+vCPjwysKLOyO0dXmIaemIWpw6ekPgalCYZAVqnAdOh21mFWmh9N2YA5eDkyCzZejbmd05hV",
+	"sfGalKcx5PPa5KQjh2LFaAUcjF7223FCg7+eGHc/OENeywxym5+IWHkRzxs5EIx0WShW7Qf4PITYktyX",
+	"tiVOumEFjdLCVDd2nV9yKsPCnu3Mu+9zg/Cw3yN/kYLt2LhIzPVrJJCwegEz35igB2s51o/GLEZiAv+V",
+	"OiUAaUXmjAplwjH1D41NvZbir23xxgDvawqOZkSm7bj7dcRTqbcBOe0OUXuRsmsul8q6bGmiJIJCdUzt",
+	"QUpS0+RHxD3flskaWn4fKCK8kaybuc9RolsCqqehj5yKKnRds7K3wfYs8cBPzbQdr70vpv0dz2bnNa7g",
+	"M+Ek11xw1RTExdT5iG3hjWSNWWVceRqHtwzMuyXunTVbIJLdPKv234dbu8CD1Uyx6PL55G/fHqdHf/nb",
+	"9z+nb1Y/vX31+Ojps1c/PJWDZ/QZPV9VGby/tLekoboogPOMipimMTHfOC7SHuEoR+CGxECDUtpkw2ls",
+	"O9BuVm6Um8j5urac7ptcoMgljUzmkojpR+2SM6OeGhMXwEYKIZciYg6fV7DVhbBa7MjS3VLEiGYz8sqn",
+	"u7RKgGGBOq8zmWZOMcd81XjJOhfCtWRhcUaGSY8qpG26mEOt2DTlkE0wowKLGRRb09pW7nfGD2men4vJ",
+	"N65sQczjvBI3FKm0NelNwRS5EkW/rhscnugcG3q3kOxePZ75s7xOkH3ixHv3mUuLz5+5FfeeeZBCwQVo",
+	"+dYrb8zew8Kw/Ze9kXuP3VD9V73Rop3X68o+8Jozj1xT9pUaLIDAUlauWHMq3jCVvWbKZFsEPM9MZUY+",
+	"wgRkU4nUinbljAnzuCnc0x2MDdVL0uvzdpqwF57ZzMyxhR05RdAbUpAjOUoIBdFZVcirNxrE9C5Yzm9f",
+	"g7NfTv2M1hhctBVQjPYPu8fRHusejof73aN40O8eTHpsSAfj42ivVwAUw1v4LnhiEGEBH2AV8W6/Z9DB",
+	"tiCB3a5sqDP4eLElNdd3f0vBG8887zYL9+bTV3X5Xasp5vSzJVzcvgffqEzOn7OMWiF3a62UUl4ggnS5",
+	"6gtedV7kk7ufGLvaL69SYpzpkpkgdv1SF40ScPxJG0wRICtTQUbq6lK/cjkiV2xN3Cckpmo2llq8AivG",
+	"yYUAPGu5zAgko3AhmL5tRbLe6WCBatOj5timR8FIO8M8CoWYOljS+1qwDD/dJfoCAK4O3WJ1cUS9mPOb",
+	"E9MeDE4wTGZUjCkiZErm8pqpCwEf4uy03igQdRtcf2RF11jjqASaawH2PrYqjWMS70OooA4CrlkNu5wt",
+	"u1ItlYJ2LwrQcD7R2dtWbaA7cwVsK+biZVH4gV234Gob7KbNViAHFr//2iBePZByUY8chDcAkZ0XD7F8",
+	"5FZquJvbE5XxOc3qU768XV3JZRID2JE+ekKuANtkhsDRmKe706DiRhi2dNO1PZPZd4C49P+x96/LbSRJ",
+	"viD+KmGcDwLOJEDwIpUEWtv5syhVtaarJA0pTZ//HpQxA8gAkc1EBCYjQAhHXWb9aW3367E12xdY632P",
+	"3TepJ1kLd4/ISCATACmApKo4ZtMlJvISN7+7/zyUa4cb/l/4/BmXH/jcHcQCpbMIrx+Fl99haVB37/hw",
+	"EVEalmzvoCYh+euawBHSj11kXHIt5DLs3lK7tDt2f9skJHOHjmnLe3bHFgBLm1fhNgf+WkZZo0x3s7i4",
+	"jieHcEJWWEAKFfx6xbUrGRoKwQZ8giDxdj/onOsIjT579PEXzQq4NjAK58KlFzdQIllCsq/gVoDUFBNX",
+	"nMhKdy0fCwLxYwN7W9E8bzoJ+/FL5eaJZULWQnepws27xI5r9miZZGr7P5caTq0FPIyqGke5GfoFDXb9",
+	"Wsyjwqdgt7LIzxbE65J1KZp15FMnqyr558p+zlNtD0ZR+qTZRFxdIaTUQbO9t3X4p4UeUwvoT3WdpGBm",
+	"FdtbdVKXKbWCCawWRusQsoNcmtUo2U/m4MOZg0t7cPj81ntw8PHgRffgVff45a334GD4YnDY6iTPv2t9",
+	"xw9etl6J4+PWUf9wcJB0xKvh8cst7UGgUddP4bDTPTr4XwosS0Rd3xvkFE2pAEam5vadxd+hCnTv8Hk7",
+	"/OnsAYvJaQi+Nv6p2P2hi90X0JOPXh6/ennQOSxBJL84BI4YlMsdief8u8Gr/kFyODwWL/jLQadvx/9C",
+	"vOSdwYE4Gj7n3/VfJYeDY/Fi+BKgto+S5+K74St+2D8eAALmW30xUVKrPMDYqALZPhy+4geD5+K7/lHy",
+	"ctjhx4MX4rD/KjkYHvHng+/Eq37HDoPXg2w7uuo8XwbZPjg87myEsX18+PJF6IR+uzHz+HWLbDX0SVcy",
+	"1pCHbBvu/nC7cPeBG/dhIe+XHRcVmJ5F52moZcN62AIJP7B5G8X72sTyrRZ9F1T8J4nwJBGeJMLvUSJs",
+	"vVNDiTkU6Z0Ug7d2e66kERKxDoF1jLmc8qwadqSy78Pq2wh0pO6ms1sh4iwyhpVFqHDTY+gFUTrBVRl1",
+	"99Uu4jYdHzaYdPmQ3xbCrfT0wtYuHI+oukXE0jm7564R5Z0tE9u6nhJLQYFlb2ShO/jeEpAnI0J4sl12",
+	"OcA8JYBEu7BEhVzoe8FzkZ9ODRz3Pvz1g9v5f/vrx73F6M5rH3XjA0AywOAb45K9SV5fnLJ/++tHl5vT",
+	"n6aZaUG7AD0VOWtci7lm3PRkvN+eiSxrAbTC/t9m17r9N61k3ITsZe5RUiNsWuHS5VLJGrGe9mMWT7XI",
+	"u71pp3M0SBP4r4gjQEQEWFPIk+1J7p2DhMk29KlAmuKGGkcXswa17Yid3X+ZJhoztOJcZYIGhxFE+2RP",
+	"0jzFZyNyyTP2fiLk29fsTEkpBsZNGyOKk0zBdzGj6WqaC80a8YfT///Pb959vLh8//b12eXbi4tPb87j",
+	"k55MjS6yHLD3qB0IRxg9uBCxhafP3//05vLsp9O3P8cRI4DQYLqXOIl2T/bkucqEjlgmAH1CsbHSpsti",
+	"hMeLIxZ74Dvs+TlOpf0HIAzFBOhXeNInIh+nCGTr16QM7tdmpwXyLSIBaipSHgOygR6lEw/Pzc3omQ4a",
+	"kACChj02mGycY/kldCsOd/eZ3UpIvcH9onVr0HZhRBlyLGGA0EMx1gM1EXFPwr1dFttvxeAR93iEcI3N",
+	"8tSIGIB77HI02+wNjAZhQVMlGSRTYfImiC3BrEqqMaRcrBFLDZNCJNgN9nOr+CXu2r35e3jv32mPYM3+",
+	"3pN/b7Va8P/2Pr+3XRh1xOLAFeqvOYBEf8EIPvZ/8GmSGvyL/Z2mzPDt/gwUjwaXaD3+HsA14mPhGPCm",
+	"cBD+MURxxEdgRMG9yKaKexHY8e92dU5xKZyXv7y0UUCdEG5ZALFdOlmpZsedo56Mhyrvp0kiZNxmpzLY",
+	"VNDGE7tPiLXaQqzVLuToSxMTDiVG+iOX4ImYlXZa0KVXXtFviEiJWeRwBojBeQzN2UhVQruq3P6kC1RN",
+	"RtLXUpwUkX+AxufyJnES3ACFs4MOG6dyaoS2xx9rDRzpxHrI42aXiUwLWhRtxORyOrl0gt7ySHwt41c8",
+	"hffGH95ffGT7Nwf7fGpG+/aR1nQSN9vsr75BTMWYF+fn4m+0DHYJcF5igchwx+CQKJlc4uPFCNs9eRHy",
+	"BM1G/EYwqSq+x3MEYAK0eTgjSlInIqRfq9eBRCyk6ciYiZX4H5DyLlbgfxFxwlBzYWLqg4TRHNAnPLIW",
+	"3dqi0+OTaVmDuqsUS+iihFbP3hsJnsDoyPb9by2afIvG17pw8GHO9zJJ/yLmC+2xV83Ct/9DZuoS1iEM",
+	"mvMrmKEaItd1/T1j1ohdL88vrp/sr/+C0hrfQBK7GXnaxPta+JkinXj9VHEiK2aKv9g/lmboMGoCurUa",
+	"BmUcAfTbPmQgGaEN/N1sM/thkbd0mgDCIoiUNvszDBBYPiT9ci1aqdRC6tRa6xtMBMfZsgNdmoVV31I5",
+	"VPVTsIQPzb/pZMERt3wb+n8P2SCfT7Ap1RiLxmTicJx0VJVRqaOe9GQ57WfpgLLlslRbgZ5lFDzHAjQy",
+	"JYro80kpwl66qSdRK9Ur+wy12UcrS1MK188nImmhPcj0iE8EwqJeTe0+wAWW6p6VwZDMDXw1Naw/Z/GV",
+	"kPtwX0vdiDzj8/acj7MYVCGXm9/11XR9K1hK6xQsCkzD8jzMf3frpp8VZzaioH9PUoC6og4A+AtOoK+S",
+	"VOB77Z9xmIwfM5pwQwurR8H8/O4D7eB50lZLMjm8SCaIvZXKqyayM5MaMA78cf8Qzu6vwexOP7wt917H",
+	"niFqIiSfpHvdvaN2p32EaSUjsCA860/lTYqlHnofsfoBB7SyueGFNVPs11nxVCCOHEfJUnl9wqwVlAGp",
+	"Rew7lvC5bsK4sTe/vQ+lRk9akQR9o1LJEiV0G+aG2QCAmk4aZvHRZ5oB6DeE4lPNitTDeMK1nqk8iXuy",
+	"wQ3pYQeHAQhS8wT7XqUatAz4wlV6I5xqS6545t5kteBC3fV6IaDtZ5ZU5yD4Us2uxQQ6WaXWiMA99CIQ",
+	"fFDYeeGtn8cemuNCm+9VAoxuAK4gQ5g/WTqA+/b/RqWIeK7WptIufMYhn/xatv8JvMWVocO5OOx0tjeM",
+	"qRlRCj58eeEwuV4gpP6VJb1RsCdte4yPcUxVn/Jjh499zxM/VfvYwfrH3sobnqXJWS4SIU3KM0gNPD58",
+	"tf7Rj0r9zOX81FVB/xrtPd9kpG8l2p1vABoALPzpeMzzuT8gCxTmqIYhmDG/grIvS7170MHf0zKQUD35",
+	"no3E4BrZMlKPlxP+pPtNsfIUnCJdYouXqbR6JmcHz1uojZIroSeR+F2vN5XM/YuL/jvU2YaV7g2tXPw9",
+	"ZgOlrlPRk40/GzN5L7N5xC74WFykRvzpwuTpwETsAzejP7lZR+zCaugiTJkmorI0OckAKdWYCXQj6clM",
+	"qUmfD67ZSGnTtMQNHAATlxdO4ZWwCpJfiGrlFbXSnozLjb1i4PMLijbs0H5J549Z47nT76OAa1ohcCo9",
+	"kCXsmDUYZrmCRDXcMvIv+OYWyM0EmliQWnbcOaByKnepJ2cqv7ZyOlfgvetaE2PI0wzcG9Ym5IOBT7A7",
+	"6HTg2kIPJLtgqWQHfvBW7wAsk+PDV7ic58Lk89YpfLxILbYmvDbue5ZDE+9ls1QmalbFOH+Ck70bbgnv",
+	"/iOwyG+fPV5QYxdXZVCwMe4pYgMWuW/vvRbz/b5YyTB/hO5YZrHbYBVNx6yBln48FmakEh2jTRHTp6zN",
+	"hOQBR70nEUsNWwLEkt+kV9yovD0oVrp9JUyjaa0y1OP/IuZx1yqj9tDIZ7onP7jrxf7QBr+nt6dYu/hv",
+	"F+/f2S+NIzADAHY37GpFg9RNQLftyYHIxVjJOdRtGpWToe1JHXF4U5nqkdBMyYEA/wvxqojpCRiYues4",
+	"DO4UXEA6ys5x4hU9GgI5dw5YnOLRuwxWJK5iDd/bPfyAT++STSx954FYBg2BdriKbXwMJCAdsz8UkzA8",
+	"N16vuRZzpo2YYFoItZS8DY/AY17PJP5D5OkwJQlGve6eaeiWkaOBFFfQadsoS5SNZtxEr5wmYHeivJ7s",
+	"i6upLBDcPQGhQsbNNBfWeszmmLeemzlLE0td6ZUVGE4FszOynxxY9mKZhn+a+tjmEZuN0sGIjafaoN+N",
+	"Jzcc6r4b3N3EONAzYHqjIoFswRpgv/3j/2B9ZUY92WHiM/aWi8of1ohWAyin0j0D7vpBpsC5Ft7dBbeS",
+	"FknTaaTOSOzP0U6MFtTLsmQEmO43FHUYTjUWoB93Dnqykq1gB3T0dxg1g+I0RCS2157ZwaOmVMV/foDz",
+	"cQ8MaPlDj1tp+SPxHNybgsE4c4KYyCb8pmQUrNZJ9KY6CWpGA5UIQrkn10bR37gh+GDUk5xaQoIsbzJ0",
+	"qju/S6n9scZH2BQMDrw/tBsDIrUGDJkr8K1NKAx8M5voEaE25Q2dWtOh1ARuN+RZ1VH7iTAfK2GWBMZa",
+	"8lTTFV7RN5IC6gudkeu9GyhvChh8vNpmp9mMzzU77ByzBuC328uoMBeOAIivWdFJvkcqVVNTxFRfOvx2",
+	"7NHehOd8LIxr11K1oMUt++c43jMYAGQrL5zZ4wrnsB/HXc/XdsxDqCQfUkCfuuVusL8tnmVr9tj1sC3t",
+	"Mi6/PVlk0jSKPJhSsk0zwjGByxobKiZRzUmo2cfTLNvbZCvelAYqZCKS9sYE7FOFPkm7PCpP/4dIvmZ7",
+	"KH4O5y5MXPrvv9iDVbF7sM6zkcjF6o3DVghXYmXPZo84FGwFFBW6MtM56bxlllAo0D5WhDfzgQGlHPvh",
+	"QMAAUhscfkyQVbO8jT8K87PY26EE+FnUGYSue/6jPwYfK4hq9TlQaTLYH/As6/PB9eojQZ0CwSGdpLkY",
+	"mDbzbnFu0NcrYoxepjqw5xoLLN1+NO5JJFiMbE0l6CuRNYIwe4Ro2upZ7rywD385e8Nu0GjMm5H7J977",
+	"9rVLUmsEVh5mpFmTKkmFHAj2J3wxOmSt1Qf60TyyttWARlNkbcTgJrukDyUxBjCLyBo35EjzeQtSzCyf",
+	"aoL/x6kNXRfwt6LBzRzuEEUltmv2fqUEAObH+x7wYz9e7WwH/xlFE55pFvNxHrOM272Jx0MeQz+TVE6F",
+	"r+gu585YK7/bk+EX/2WfxP5/Lfvm//TbP/6J3fPIW2cvQA5RYTHSDOpeCGWLfzp7//pNzBreqsTjE7HY",
+	"nbRLuC8GXDJ3Kew+FRWOLpi4vYDbNZV+wyIWk/S/tMsXN9vsuHPck7E9hJdSmUufnZjEoU/NNcasUIvf",
+	"p8ngzNHMkn6wknQcP8DolGt8CGkS/zkV+bzIkhggGEbBu5Y6viylu1aWyNtVDQWu5QzgH6n7MDxR++Xn",
+	"Lzb8cIlf4LFonP9wxl58d/yK/T//93H7oH3YPmhGLJXaCO5rj+pXxAGu32pga7S1929fn13YCdfpa0ed",
+	"wwp+qKjTCJ3tCCEul0gqcg2a3MJDAbf3wNv52MlSQoP9zk9q4MvDqkCRF/lEu7Qei/P/9a7GyvH6R+zK",
+	"vVPmzFPPVtTQMzUWDEKMkM1ip2s/5E/TBtIMoOBrRdk5yS7NGkedw2ZpQV3DOz+lxfRmNwrWWKbjnhxm",
+	"ahahjLqwx9EKAytTIgYptyxWEyHTBAVGjPECok9gmNAmEwIci7LS2T5Vgd2f+OeFqC4sQxSkPjZPMJEG",
+	"e8QB0oQdlxc8JbEKjVlclDnhhve5FmFwFTKb3UJYCbjQ+m8wEolXEZYE2aIUqOTsW+DR4Mm2jLpwK25I",
+	"1cUmqxyPIp2LeiJuPlFxfazxljTs4mmrlVG6iTVcTI8FTulmnYEZ+QB6mmtTYSqm2nxw3999HApgPups",
+	"DhrGN2B12GlUx0Q32+n9XFyl2oh8XUz5NHBbbhADxgqmpTAwJEBSHJhVhJfOKJ20Lg4M8Rc7dpYaVHKr",
+	"YlQTnmux8KofcjW2r3G8vy5U3JO1sWLWWPBWLy8i3h83iwqUIse+JxeSwskR1gCvNkaX8YVNqtjglPZP",
+	"vpeSb4g1vIHTk4T0DSqP1X0mAMIUOUkCXV8DkdSlpPalhHvACJylWqwLWJ/DhPMiGfBBg8Y+CbkcNf4a",
+	"uj3uHK1/+hx2B13n74RI3KMb8H7H6d4Ph/fio4LYsjumqbzaNMZTd8RvH1fGHKs1QWUnPKgAMhAszZ6s",
+	"ijdbPuAiKo2hmkrA6bI8w1vO5ZRenwsCfk3Rk6VQ9DPN0oRymtOrVBJ+JjAIXYrNY/lVbM0jMsC5MUIb",
+	"VzcSxKa4ZrFUUsTgHS9FjKE9CkR5TT7VEMjKgyByVW5KT1JQqVgD4B3unKBjJFGACWpQtZxjHLnj03ou",
+	"6RvxCeOyJ8tjcltth048Ch5/VTwOWcjVeS2lcO8Sn9hxeDn83q2CWQfbZllrdIvNYw30vjuEtB4Lczvu",
+	"vNr4mTdwsO6DJVKE7Wt44hf619vkV8I9F1UgfOcCyvXC0PSStmatRCoxkApykVPJuJxDy4A2e1fWB8qK",
+	"RKEJuKJTsaEmcLJWEWhGTCvGLQfMhCxFIxjP7IzI/sxhklipVThhWtMJ4/oaVMVllf81LNgHv+brnXl4",
+	"K3LphvdSZKk2RZnahJtR4bjyW7S3yARCs2+5f/Qv/6UCuXSziCLud7LTcPVD0/Y7ZX6w0vY+KBXX8zbU",
+	"Cfm0tRrKuZhkfCD0MiVCZnpd+U0EacuylJCipDhxRaOExR1GWdNcMyGTiojaGQRaPhS5v7sQjeWP3Eoe",
+	"HleVYdi3JTsvbXkwWxonWKosWXPUyKlS7y8B/Ool/xW0nda+dV5REwF5FEUIt+S5QUBZKhwL3KQN1EHB",
+	"erV6b39qjJLNyiCunfcHP+gdZ/QUH6pRhXxqC5/rB8u9sAOB7BWjNitWokDiCvaiDDfEXVbk0jR8uJJi",
+	"kRj+dMYM/loqVYrCWqVnmlor5gsppSDilQRXMdoM5RqmSS60kEYkZFABg8IyFsAG9v6F1LAxpyyDvhCS",
+	"dIBmRMmyDngDO9JZY2EGzmusNHSaBqoqmjXMTDHD+76kChQu4xPx8KvALtlRB+ouqfyHjknUk9bOgUtY",
+	"l8mm0towVUYIJQJd+Dyar88j2j57pq8EfPnhkuxOg+NGB6XhIGBwdylj4D6S8Ny2bYO+fxSmREshOkuQ",
+	"F0DTW036RBqr3ePQfcPdWe8Ml2LmneFRqSpdzSQbZhyQuGNSNOJqf7mjml2ycvrGKn+5m+036S/XxRpu",
+	"sPX7X+hfa2w+SLyrMvj8yWhYYV1mzdqoiWYzlV+n8uoEe44HhxYc1RNXwIg5XAdBbRPBrgCmFTJWNhK5",
+	"qFAFzsWNuha13LF2h29jePl1uj/D602QMXjvZtcGthMt+H3aTm8k1rpslFFKFvvaSmzOXMiilGJfq784",
+	"nguFhmXfRaqxhwviAbmSHn9adR0iUswa6AtpMq6vrfJ7UsplRkxdTS2mF8PTYvJpsiubSyXiUabRf8RG",
+	"mKUteThbbiOfoP0oJQjJYZYi+uF9p+RvSmk/psvZuFgitxHRbVrbG7jBMCK6XETjULG6pVqTIGjbk7ep",
+	"3N2oWjcs7w2qdit9nSA2RIIBmCKK0YfoDeR7hGHOAmSgJ0OUgSDCuliM68MV5fTGdUHNgC88whrYnUun",
+	"u3jt3ykf7rivIOZVelPy1d+FxtbFMAPEkVvUwzpsMef4xkpYitv3pDvRVj+rK4UN62CpnBUady/WvqKS",
+	"V4jbnryjvOW6jntACJFSCzA3tFbCslMXswyWqy7iuDZmuFPxXPrG71BO7yRa+PjyGSh4dxdeYJSZrLLc",
+	"XKjNufixDIJC7IG22zypKjK9Uq7tfkW4C8FuPtoBPBLls8KI+oiokWo4fNIOt1gdNM3RdwuW0wLa6nC4",
+	"/sjuExbqBsYZ+JTw3DrIaJmrLBNJAag5zaUOalH8UGTJiDvoLJzviOkRFnMOLFEQunGasxGHNDmeC0CT",
+	"I9DmmcqvtXPxYgYhdTZh8RkfjETrTEmTqyxmUrUgy2ZBrwtoW66IgYMgs/IXZ2qZQqM6tF3hDTnDlX1M",
+	"dNnZopMZ988OYYXGGW7yQ9L9VwSv78oyHpT0NxBW+3im6wn/Z34tnMPFfSMXhkp+Do9edtnFn09bBxF7",
+	"wZL0ChBYjzpMo8ZqFc1S+hefTKx6iWEcxzAAcVeZib21u78fs0/nbwmm4d/PSUZ+ePcjFC3Y3xC9fsZT",
+	"j4gd8qWeXEylDVlcvIZZdD2zgGKFVxgZXcqvDWrNlbwbW1lW3hdzbW6ZdFsJc70y6/YNbL7nTTviEvb9",
+	"+KWxfVetnx/OlVFMD7hsP9H7CjOVIOjZdOLcpZtBN7juDvuAflwfakJbFFwpPmkWnig1qb2WaqZPWOwb",
+	"WsVM87kO6shTHXaLwMbCldrrT6k2ZzimNQGDt0aMEY4Rsh0aB/bEHHQ6naJPxEGn06wrNcSWcWGQgJ6i",
+	"NnJhd5mjQ+g69DkdT8fwcyfaG6eS/lxuPLNcLomDtUf6Op0EuT/146M2dpUDrByeG0+nYjy/7JCoYbfq",
+	"4nZFQ1s8NvedgFFQ03J8Tk8nE5VD0NkdOEcsdGGZXMqg9i1KBcPki/0v9C8K2q1O1RkpjZ8Wg2vE5r4S",
+	"oPZSWfxUGzUWebeEsoC+TAQfd20E/nOqjPDFGZqJz3xg/D2Ehu5xSa0wffP2Q+vFywMP5v/p/C3VyKdW",
+	"93aULQAQbZCpwXXEZnbcM65BgAEWOUA6aKZNmmUsmYqo1J4hyC9yhYLM8PxKYMiQcKK56x5DvYDa7LRQ",
+	"EoRvhk33UdTa9x5YaiTQk9di3jzxMLAkSdDW8BAx7qtUKxAgJB07jUCzAc/zOTQA+siverLxdth6p6Ro",
+	"/czNYMR++1//JzvqHGMuTb3aUCFofxTmjLb81vki7sEP7pjtVddl2yFDTsBNKmaFejISWcIavb3/0tvD",
+	"XH7H1e16mzmzhz+CveCgEgl+ndnVPOoc92SYFhamJtpPPNNt9t4aaZwN7FKwUSpNl3FqNA+VAuARZNAf",
+	"ybIukfSk/TweLNhGwEaHUu+Ije0qY2kBZvDQUbJfwzwmaXB1K9sPlDZrZeHlbhkj7XNdPZEjfTurhfJS",
+	"u4V1uZEgV+noyzkuEFKJ5yAOYKNR0DIz6VgwrtMEQ/Wri1GPqnw272g38O0J06m1zw2dONyUjbU1tzp3",
+	"8gO6h8MY9218MiRZtuaTWeicspxazBGD17Gx0taX5A4dmbtLnn1rYrubsf9IvU33fjgE84f4bFkYAclX",
+	"smk0SsYK6py5BLmQTH21eU86hgzhuLl9o+uVhFmpLDWsEcM/3xfDxaYnmhBYSmtkJVGsFm+1JhwUYFqx",
+	"Bc4iVAfhlgisLXsb8DgrFalLlvgMPu8GmlDW6gKc7+qGHc2SeRmK5mfaSdWo5M6CsrCMp2PL4uT1CeP6",
+	"GpgYthdaBObDMbZd5ROMHSri8Qeolvd70ZNuM1IsvMI1SROXoel7nvjSLLfgVj+XejocpoPUfqLPMy4H",
+	"ImZc9ySa6HM3mArBBU11ljZrGzJslzx4ecC1vil3UoIT4lCrsH+P3cyH5G+b1TdZarurq/qe2eIpptRg",
+	"3oA7x6i4MgLe2SZjBEVZ73+B/8KFfGWKJdz3TFepy6zhKPVTnsZNBs3NyEMFQdWL//iRpWPLRZOcgyfb",
+	"sRqQxY1lbouC25LpzHIfo8H7wVLTXKNG/rsd5r+f70SbfB+kFnrhhesIRixkAr44DupXIoodJywRdjWS",
+	"usQ92oWVaXsB+M+L4+grsvgWGQpszb6+ufrXz+OszE2WtKEqbkFbvdMkwK0wEDgc34iWdOopzlEaLfOW",
+	"+QBlw7bwHG9awOWPv6uLJjIAVYhKLDz0mrOOcm4oXxFuIRw6a02lmSjpVqnRIhtaqQ6Z3Q1qeRsV7UbR",
+	"+MVXNFFdUE7/prf0ZKrZMJU8C1CB2+wUWqu7AbvgmWVaiNmYixXFDaWTpB+7vL+VzYV7h6nRuDiPXby7",
+	"Bx9KwNunjjbJ1wKn4KlDe7qDwYS7Uqa1LfMBLTIxMMgGVnEBTEBa0PwHI5UOUDhilbIkNyLivmCZJlEc",
+	"wG156Cvs9QMOsDlN8KTECtAcIc7i3SM8z9MboQE3qzDN4AtoC3hR7W2EZ1B5/WrZkAu5xMJbsL3sTSVH",
+	"uIAFKzGErfGDXSCO29HCKB8oKH4HZlTsBp7OHRca7EjH+BZY2S05Ep6mYH9CfmAJa9vcyeRcatfJf2We",
+	"dsmOiKh2ccIh3ZMaMTskOjQtIpaLicoN9SAtPvRMQ4ZN0SKVGIN9dZq0mXMAUuwZ3xLAynTtrZCuM4Zk",
+	"gcD7mAueWJ5nFaTig97ChqjCxBSQkE4VxO6sUs0iq0xhMJHLgqXB7z05A4dxTuCE6IPpZ2pwjewYPjlE",
+	"5wy2w3QJ4IVetxQpyQG2x3J/kXj/EaciVv89Lx0QNczza0xYoopaMmpVzrSQicipC61zbxvFuESR4b7u",
+	"Mm8X2LZzVbl1GmMBLQB/AFDZJFcDoXUqr+KTckAGFD+M1jgTjdx+NBmCLHNbAWCtXrEsfH/9OTjWKHQW",
+	"bibEfN0IRPL9vGvHaRmpQ1WmL0H9sIGWuenViHote6e1W5WGFWlu57DHnt3sqPRNe15hoTJlz2UiPjeh",
+	"A2582OnE3cUDDt1QUymSE9e30EequdXBWZImRVMhP/lG7M5B3IWjVZwnAo5cODwR8wdHqhm2BrJq/ElP",
+	"xlJdusfjLo6G9acmPAwLJ7N8JvCc5GKQTlJwcxIkdtFy+4TFuT2DhsYLzQQpYgeYIe5bzTaLDzuHcdd/",
+	"3A97Lgym58RkicQLNPfMblQiCj/jSGUJkBfMqMFL646IpImAuzSUbwMcvFIASzXjqSFoPM6GYubruSGZ",
+	"54Rx3GfCrNFF9E774u4IQKviEGPUjdguJh7KAkaGJ8VUMFedS3b64W0L2Je7HVu2Q1+VVFpykgLm0+zW",
+	"cYHSrOH7qQFPTsCTosJRDq6fMZ97XmrQTdxm53DBxXbAU4xnHbzIqR1bPs6ErtQIwRCUqsJ7c7LsZ1YT",
+	"IeMVSqIf7AIhgbJIsUV/bhAfwg1fMz1yPaCL8+wqT/rT5EoYCl0brzUvNI4PqvTsSFw7AvDRh4140hwM",
+	"5Mbx4atmtT1rR+TUjo/FXB6xDotjDsb6QJpsaQR2SHUqbTWvXcVdQb89RLDeNWMVn7kVQvafQEfvpuO+",
+	"yPe6cppl0Z64GYPVaTf75fHzo2gPOfxed49YmNXQHOPGjBDz+c9cj/a6e53PzwfPO8ciOT46HPSfHxwc",
+	"vewPhp1XnD8XL/nxQSdJjvmBOOwci+HL4/5QJAd9cfAiGfb5Qf/wsPMCOopvcTHfKcdJLSeGrm3ItsCE",
+	"lGp2UsmBUqrIhkefTIdHEv0F1r4sEAN3AirmINk2syMwXtWCyFTLIcZMZaL3v+A/bpOEBFIopjcEL4hv",
+	"lZBk2bPHkPHCle5AFUZQIxGI9ARCge63k3Ee1nmRQPTm7YfWdweHPWnmE5Fg8q/D0WnEcPE1NzyOKI13",
+	"LLTmV6LtdaSYZWJofKwJF7tQrKCXdFXeES7EMxcAdAnPALkDlz7lWfxMs2HOr+w0llKPUM0Pco8ozFiV",
+	"elQd5cGoJQRf74IvA/u4W5drOMI6RwcsH6a57JAlBSO5E1fC5x9LtCSYzZq8EneogtSDckwxYCnEJe7I",
+	"Ufbh19XuCEBrhDH4w9xmfwXC9AWmUDTu6DqoO228eM76c0jnGInPTe/Q9IQYcIBGHKwQ+4IBO+aGeuKt",
+	"Js8FTtg0lebw+QtkTJa/QePURI2tSh1/kXwsuqy359G06G29PehDpFMl7c8H9m//iiYYxNJ/zvO3copj",
+	"g5Ppb+dESmvJkmx2rdVhfxxCK59cZRErwH1JrhOYm1sRb/mzwkxrqBzsKe3rLiaTXN1YRb7vsDOD/Bwz",
+	"yoW2VlkTd0lNTU+Wd4pWfdm2BbvbcVbOjOBjNhZWKbPM1X3Wpdn4DhHez4D7AkhzVtKJhGXptdXuLR9P",
+	"cj7j2TPNwPrGW8Fe4VmmZiKBrkHFL5pLkKxQfFVVl19YOLR2mJKYKXklcsZdlg8AFdNeNuAciySyduNA",
+	"QG1bEVhrnmDpsV+rS/pg8KniaGOdM2pxUAaFXp/lc1ObfHPHjJsFKbCDsrNicA9WfXYLEUQOUq9wfGsi",
+	"6Y5pQAdHGz2WKZ58VOonnl8JfO75+uc+SZ9L/7NIUv5xPhHfgPgkLBXHDoxXCDeSl6jhXYt52Ylfq3T/",
+	"lGryuPOSrlnOlYR3AGMll6Iug7hZaUN1IHXNTWgca8pnIGHbf9C1BLWcvq4iBTJjoo0REODNeBKqEovC",
+	"r/umE2Cwr+paNtW3HcEFPlUxhh9yIZgRnw2lmyelVvPeDZawBjj/CUjGeXrJYvNC0RSu87KnzHuogzuc",
+	"LlAIGq5FK5VaSJ1CssYkF8P0czNazqm1Wl1umF2Uiuf0tI+aUDPIj19cSMHzhbz4Upu151BN5P4+2Dzx",
+	"ammJL+xIAYe+ZiQqN9/Pq4uc9qg7w6lVX4WcjsEiDq6h1flWnsFx/2XT4WAxitVKVwzqfY4FBVXjev3m",
+	"4iwY0in8BRd/uUt/up+gEG2TRnZYEbZTY46IZn05l6Ndu4hZKq9hJD8K84NlUj8B8hK9q9pKQGbmiMx7",
+	"qa8Ea/A+OPgDh/QVJCeI8cTMKwrrr4Rjegs878uej6fude20cdHafZXM/2XfGhH7nf00+Zr+WwebCMft",
+	"Y0+iRPuLmNdAT04KIeAEmb/0y69RHbQDptJDDfVnkbTIreN9NKDke/7n25z5KPhgpJSmsC8+2+7JGP8F",
+	"TWOdRogtnSypdN3bY3SrEJVhYVV6JX3HJCcNK7VjGHf1GVivH79NxHiijJCDuV3QnWnJ4SAfqGnIwhjw",
+	"K/UtRJA2Z1y7RjkLRUp+5UwLciXnIqkbAT1VLLbxT9ivhxwEBxlyj62Qe/Gb/aDjVC55upJHOciBpQxo",
+	"ZF4QaatkR6tTs7/QGrb/W+sCC6hbNKGW01SXRo/KJrxokylGPr269i6XDk8cMNp7PxHSZyxVrsdCyeoz",
+	"DfZUtFylSc2NqGNqLszKVbr/5bHTrU5vXTpt+QZZsPc0YkxBKo5tTTZQFTfe8OjqtQl+9zHVJf5727N8",
+	"n9J8I2yJH1TeT5NESHzi5SZ2PwzrYzoWkEC4od0fyLIHN/4fNL94hYKE8qXIbWKFdlGtLm1o+G9U/n8u",
+	"eBmxe60voM1OKeVn+UefBHPcOa7sxFGrE9WL+zSpbXFUSJddIG1v3YhZo9js1O93R3RDGNi2gbtX0AK2",
+	"LZj4U7Kd0+8CR/Vxoh/TG6HZWEkxL/Vf9sIrlQtyq1Sjy5R0zRdTGWE0GZWQnhwp75sxo1xNr0ZLaVlj",
+	"LvmVyMmvk80xtMIHudJW1QWMuWabvUkt2XkLhhwNMWsMlMTsuqpyn2g5htG0LIbecqq1IGOHYuWLBccR",
+	"E+2rdqlg2RdHYl0qol4VgxcYUCn4Q09ScS8D3J0+JNfRkpaTELgh3V6HkZEGh5TBaQ6NXzD20ZOQU6gh",
+	"uRYC3WFCF+w3I1CCJGHTid3SokI8dWUNCWZT2vsv7WxEoi+dCdiMmFQ5zNYuHDahoYk0qouXMdmT4las",
+	"CAedomMtDmeFQbFUstgFey65u43Quoqo/oLPbcShfc3CKW3QGRU59E8qlK1UXrlDiNFBn8IQQPKqHNyt",
+	"ejH318HTW8HgccOqY2uYsltVbz9RWTqYM2Ciwo+8iLlxuLYYaXP+yL5S11FPDpTKUnnVUsNhxBKeZnMG",
+	"sElREdzz4cOIuQicpoYNtZb6VwWyyuWqj8m2v0MI7GDLIbA11e0PZMqfexSKJRuw8ih82XNR/AqV/wE0",
+	"/LuJ7l3q+Y8kvrdj7eSc8loqFJSNw3KBKlJb6F+rgzu5Rrka2BN0DDX+YUyuOhBHaCZ3ZHM/pJkR+a2Y",
+	"Xfigi3p9Y+EHnML66ANtzL2q8Pfht8/9mbnrQd8k/fP9BuYnve7EKyfBbw3qKP5MN9daoNtJWtnpcVst",
+	"NB+fmbicE3IvVmLudnILR3MfbYoVwFQAJ1epqltbyie7OYPF1S8Rbu5cmKa1W1hfFKlbULrVkxTVygWh",
+	"k6uSnQGAfrTz/kkIXnEp1VQORALYu742DU0p6M3fI1LBRIWANJZ7xLALPoQixFyYfE7mh2SBvtr6i5hX",
+	"qtAwqK8mqzvqzg9CiEXynSPJneiuj5/ON9INd4JEvMqfCrvzVQyiMEK/Kn0qeM0mCtpfg69ukiwVvH43",
+	"GUvFgMKkpW9JfytmsF6HC5ZzRRJJ8cZVeSTFu746lST44KJVWnzlD5dQMivRiiPw8OqKtBJ0lzoPI0xW",
+	"JOzTxWtXOOT8akW78QJU5T+nYgo+R0gD0Sj46QmozyeHlqupGiktpINieQcOSfIzLma+F4gsJPzrPVa1",
+	"h+KRpZcU43wgN1SwUDXCPCDVB3JHlVnKFhnAHzz4XCzc790x5UPIs/CsVHPFzVWffaFNOuaY2FHrrCLg",
+	"mGsxZ2ZmDZEhi398gz1OHHPT+1/cP62xVfWNuItV2RzL7wvhuRjtUpLFVOwUs5maZgmb8DlTgFgxcwVJ",
+	"AcOGPHrk665L/0J8C+QAhMoAFkKYmcqv2VAIF6OSHHKZByqlV0qQFgM7ogjLTIvWEoIFIT9r89nhpTC6",
+	"ALFGs1wAFE3SZs87RyyW6hKmdbmAF2FHXAkYgREZD35x/uEMEyIneToQCCGh8gIOI59ijBLjMboyHPKG",
+	"NmOVeFnJQf06F+tTp4uWs6VXhfDD1hIvjvc2aW9xdvr2Q+uQ0DTSJMiYU1MX0IxFOjl4/hxq8+O6UdJJ",
+	"exhU0G2IPbeldeLP0d89u5VuKycea/KOW96t894voWzfRv5OaN5UpfCEVLzGh3pn9lCby1NSZB57Os9t",
+	"dMrH560tRn/vHtvNKaRGcXDlxy2utTCrg2gNh/ZgFYEmm/A0X7K4ivq2nICKrGw/CWraqKcNSmrXlbaC",
+	"JH6ml57SCE9xgLc1znzLsJ/9rHfrIFkYb815Lsq+4badHuqv65rmn/5q6XGrXofUMduUTxgDVKHUnqng",
+	"wPuy871for3PrYnIxyl02YOEZ+xK0c0Fh0lPpuuAoLNUmy6L8fMxlOFpbEMKIPCoB6cJa4BOdPCqQvvZ",
+	"F/ngsNPtfH55dPTbP/4ZNwG8jZP6ZBVePR/3VcYapac+Xbw+i5snLCZa6TLLrWN2ZVVOl0VXQT89ic2G",
+	"Yz/bWZ7WNKq/uAfS2gXU68JoH6rl9l2oO6xHBwTEJ3JfNLehksH3yd8e1QMd7K0Tghh4bPWVul4pAQNB",
+	"p/kNRKvIObkQjoiobTHiOyNEYF8MlOUkU2je3WaLJGsZVFwdx/AEiwP93o7z8QvCYrB1oYKPBW4UJCQ+",
+	"0UWVZ37xqN1Z8lX67i/4DSSo+o0YBpJqijXsLON9kbXZ28VTDDcH+mZPxvSaM0wsfT8c/llNcx0TD0wR",
+	"4xZm1IjxJacmJmBaQMpy4yB3P1wjDGAzSyGAH0Td6e5L8TnVRscn2ICXIgZhB9NcDKdaaNZwfRaoCUvE",
+	"OKVpIygPH1BfKZKwDkEMkWCqcWrsVwt0GjAejzuv6sBr2uyU+qo873SYkCZP7bhgOpB8e4kYxwBzczpN",
+	"UiOS+sBFBW94Iw14XB6vOMehLw75gSIaSytX17W4TIffHLP6o+WdruytzAkYhjbzbnqF/R1xjFvUjbm7",
+	"h+2/b6Ny7H+xPGBOTqlEZKKq8vNcIBIY9I8K8hQcPi+F2di1EBMCyy2OqmcjS0zkNXxut0yksoVpuALA",
+	"BOf1zixanx35sY7rFjv5Bkn8+BaPbttdtYrgcEVBTpa46L0T3iRtXYv5ak+XvSGIeWE1GaGzQ/em1lgl",
+	"wnWTjPB+NWR9BU0zE6FPoKBHm4Ub7SW6W2ZzbCcAXZ2TiCWpnmR8TrhAEbwHYaK4sS+UrumAfYHrJtWA",
+	"91iVBkCIIF9J5SJpevsiETciszS/mYUxSf8i5t+Cmw0GusqwsMu8mCT2ZF4smxcLHlyCwL0W800NjYUT",
+	"Vm9qvNV6GhTDFV/yuL1B6Pv0w9vIhWCQiEaCQXMAdMg1yEfWk7GlKsQbjfX1pf3rMravPbH69I2IqVcJ",
+	"/W4v4e9AXa78boGsXd0d0FqRDUiwvpbqus6YAYJD36BHAqOgch8RWiVh+jek6smFDOAu9tqwlI+xd4C/",
+	"N8oLcjvSpmtbTp15e7K+JXkF4aM30PIkWhCYfKYVzR7gjnkyTmXck7nKBGvggsCNAy4BhZSqeS3TSot8",
+	"MV0qwi1vINyrlbWw/GgiZoekJLZKQduMEKWppUyJR3bZceeIxUNHFnFzA1MIeMO3YADBQAOzZ/fQQAkt",
+	"Tg3TlGJm1z6iY6vkQJRSN8/FjboW5VdVIKrYm1buxpe9azGvTLG6FvP91Kp6hdTGu2CR2lYxbAc/7TYd",
+	"6+uYOs78fh2pLm+pYK635+Lb0rH2v8AmrzRrSFJbLjrRYawdkHoJEzld6PFiOazlP6lknI1TOTVwD0ZG",
+	"FNb0N9AGGmC3KKgos2NHzoL4vs02g/MMn2J4ahMSDK7RN5tKaoZfz1ire5GspYFtWlNYuJgmrOH7a2GJ",
+	"drVBhcT32NMCVrOqYL+e7LQt2ml2VbfCQNZxiWmSmlamrlY0sVAUMEswlZFcwmGG9wA6nZX1/C5GX8ip",
+	"oJkdjhHSw5SHABmkYeJnLL1Tn5WiN0XCDe9zXXiQjWLTiTXKEFfI8rWeVFJEVtUBylNXoDSBbdYX2Iuq",
+	"IRVzKUJmpKyFhoW8gB8Bg4kY8FmAjeD5laB+G5yZdCzYLJWJmp1ghQO2wcCWYwSsOMnFTaqmGm54plks",
+	"xWfzPd7RbLPXwvA0cwgeI5XBm13DC85moj9S6pp9Ov8JVE8yUcG0VJaTsBh2DK1I1rhJxUzkldpYyaC0",
+	"z/ykrnbE+6BsBzVz3M+GFgK9XeDAauPlZm3OpOsPVZl8eNDpfAU0LozNtbzrF8NUuV3vqRY52P1gYQDq",
+	"PHob9LT/NzEwq4ascuDelWM+OtzamF2fOgUDwshJmtQODM/sTkfmgiUcML1cWD3VQCF147ISca8y/dUS",
+	"ccs+eusBUM/utd82agtffkMfnUDrtCvBGgd2bw47nchnVT3v1O4LxJSqkY6fd6JSMvDRoVW8+ed0PB3v",
+	"de0H9sapxL8ONkkTLi2SyhLXzRPPkRSbsKqaaeCS763MY1452J2qKsTmPvArsboojhbnyRdV1ekG822T",
+	"1FgZuqHeUUildRoHFYFtmuKxVD3GGqCFUNW5c4DIplcVwriMA+XqTw02BZkL6ooFCfO+2Sk+DGlczK88",
+	"68NKkURouGaO5MJtFi323HBreks52fk9zfzRu3UXB1yj+7tyviciWk6bDE5w32/7JoRUOmTraEl8hu6f",
+	"Hh2wPdA3Kwmr3IjCx0TQt+uCl6lk/92K64gZ1YxAgBQpVVyz8x/O2PHByw47u/iPqCe1yQUfW9P8lA1E",
+	"liHcHbpRteG5IT35T3HE4n+1/9Oy//P/iyPGmeF9LO8Z8DxPLXdGwAiW6p7EIAx5W1n8LEbdnhumJ3Z5",
+	"9EgIo1migkogdAFbmTTNeJvFRrHf/rf/CY2cEV4Csz568ujFC5bweSXS+RtYV0cG9a0+tqI9X8Aa0Ybk",
+	"VumLWCoH2VSnN4I17GofHR29Ag1HGz6eOIR4a/yMBZdQeGU063S6nQ779PGsuUYJq3c4+Nafe4edwxet",
+	"g4NW5wCVkbAUaANdKVmYkPj8VRM6cfvG3LaR3hnDxq5U/Daf7eFGs13PeY34bPaJFIuvLb6nkqdaknIo",
+	"iVhyy3I164KN4ptyRGT6wj/tayMCSHAd0Kn8LHIoLK+n4oyK+uBvdx7fCUPXEVpzMPcd16jC4AIypN1z",
+	"kHDr3wp/fZLQOwc7vEYO4ffUQSyqPBG5fZsDczwXw7eUSBUUIp/h4rVepxqeT1Fcldcn5sbwwQhbbw/T",
+	"TNhd/pNjaa3etNM5GtjzAP8SdMEo/NPyxrikuC5tyJMcKxeBARcMqkm0PZ67lGNhMdc6URaqeduQZj0J",
+	"tOekGVGhT34kicKkmJqcZ6kGaQF6I7A4lk8zAWtkQjmLM1svY1aCpDyJmScx89BiplrAFHKDmvevFBxs",
+	"WW4sIgkXkoQkxzZFRcAynqTFjqRFKSvyNgIjeHAjmZHKm9QAO61PI3tb3MOc9T/Vlrm7uFXRZnQhSwlS",
+	"4bNUXkP/UnDXl5JIwC9PuSauxyzWpAXZX7ERfLzoq1/pqQ9G/Pj9BMVgV6WAEYggCzbsyWVQ2U1seaE2",
+	"pB1/zOrTvn7G7CumU3mVidZUi+A7EQPURPYdyDyMuhXRd410oORAdHsyRkY5mfazdMA+nf+EDHPfj2//",
+	"X6iguVV84L8Cbfzpt3/8k+JknlYIisS1dofwXWp6EkkOazBg3CK3FzJ11WyzCwEAKA7QinKZ5mqaa5EN",
+	"28zBWqqZhCYHNyn0W5M9CVcAVR+fmY0UeAUof5sT9jsCmQwtr6CaELrjEn+Puy5YCQkOlK+VSm0ETxbz",
+	"xNiKNLFz1+OZ1sH7XduQUsfHlN3AGjDyppfalEiBuSFsSBGteCFbpEv3bZKwVVDzN5C0VQz2QXu8JcGi",
+	"1bC/ggg8bI8lp82Su4LXr0nwqt29L3vFCKrhtPzPv5eUr6+ovPko+HjboJ6rGD9sm/D86Db8/msTxAIx",
+	"s/8lPCNrU8WKm5+RbMDEsZnKr4OMMceHKwSbC984NazBe7JOMYOIZQqwLc1VDJNV8kvE3doSwzzfjOS2",
+	"mVNWWuuNU8tKJH+PBTuwd0+JYFtPBJPBObhPHoHazuo6nYlQk0yAJsUHxlcRuNdA30ox5mlWuNTSnIHC",
+	"BCmkBcLcnI35HLDFWSrvYj39TMN99JaTFTM42FWWE63+k7VUVzFjD8jtTaSNjvz+l6kW+Rph+EZS3QZK",
+	"72fabdkonaCdAwlm2nirqiSyKMVP8jFg7Y7EuHniDAo1ESHRI5YTCUdyTnBtnIXjXBQ5lky6OnauzSXc",
+	"AeLstqKTbVVy2oGV6XRrUnPNY5bYPsFm7j0VnlbLsUepG/tq1bE7LluUe5AEORjV9Uz0jgBXJ2fl1aJj",
+	"4Sq37IPFSGInqJUtU2VPJmIMIGxLZNmFcqug+Qt8Ex9HyHUAfp0pvKYZvMlyC8EHI9cIw1VoZILfCKsu",
+	"N12nQupjt4qZsIadT5agIj+easqUmspEBVnZd1C9t8k/PkEk4pHwj+07Ndz07LQeCFSrUElWqyNFXFSK",
+	"GZLFE598UD55hp5IXtC73ZX7NBPUjcitgl5rJ/xARkEYoe8iE1nM74ywysQuklW6kiKW3ocKV4Bhnliu",
+	"upC5GVFzg6mEMLd/bOJbBYXlJGk2Zzcqm449xCxw7qNOT376eIax34ZRCZ9jlDwRSYRXZ9QFNcyL+B8i",
+	"V9XY00H+53u3St9MAqgfcQ1HcPv+ZKFUpIB6qnum2UiNBcOmG3oXCTS+kfRGyZ+AZ4GJWpW5M0HuyxCq",
+	"o3TEtOD5YBQxrXKsCpVJT074lf13iI2/roE1xX8QUAzBNTDO1FdmtLaQacepmKDelXNkUw0ZdrWpH/OJ",
+	"2LjxEI0e4ZXWfX0nrY9oBGHfowVGnQtrVn82bGzVY5FgvJvs7aJ5PTX1biLTpcPkugP4BsvUC1mkE1Mu",
+	"+PMQDcEd0HSmaM/MGgOuRSuVWkidQqMCzAduejYeNI7WI5UbAKWoeE5P++jIpPNVuZBwvuuqpg6fP4e6",
+	"Fl+T9hU1VBd2pFAvWzMSlZvv59WlQns+OWcv2hNyOrZcJLxWbj/wy6bDSdJcYIO9FYN6nyegdFeN6/Wb",
+	"i7NgSKfwF1ysHsO31G2LiGZ9qy2fhv8kDtdD3EwKVr4zcbj/ZeI6+/66iWi0qtzGkix8eez7XKbGtyFY",
+	"7BeP+Q0qD/sakN2P0DpchqI4KjUsWK1afvCdm3cVhypYf03IyS/Go0c0cItVl6+EP/8+rdqKBuq7Jv4f",
+	"hQlP/AOygP1EZOmNyFOxWlGm2+bgo284nvDbP/65T/X5OnhT3GSS57maARA8TFHclPRHR/o9Wc4wrOhW",
+	"4js+FxxpNQ+oUI5fF5P83bCDpTEUk6TuvtNcPp6K7J22acEjSAuwEnyvOKRPzGyLhr0D6SiW15I6dzTx",
+	"TBMDuDe2Rp+rY2lvkJelQzGYDzJiT0HvMNJLgsIY1nBzJFbmTLWUVs4ydN3tSVcT3aZKgThi/hI0ntGX",
+	"lMUTN0M4fs5oSReG4QHK2z25I/b45maHDoTfp6YES7aK0eApeWIyW2Iyp4usBGqYslSKe2Mprqe4PYiV",
+	"+eS+UwDUvUUenWEwEoPriFoSsonK0gFCfC4gbrIRl0kGnkTdk/GH9xe3t7rcKCn0GqR0o0tE9ySig6aG",
+	"OuCqnDXs72M+h4IQPpnk6kaw1BRYvWEhSj20XDl3+tz1ZL+XgCR+7YNnIxs8cq/tkXF8D5SYTVtRi1dn",
+	"f32olsgLx6WqLfLKE/Vlw+Rsu7z28Ydpn/yYWPUuGzH/Qbo04Eks9FvmM5ALEXT7Er+vDTlXygMIMQzX",
+	"Jaxi7ZG/l8AGReJTV91EG0aB6HDhDdeFZrGKHMGgCepUyWFqLcdUSYjdYJYrZ/1MDa5b4vMkU7nIMdsG",
+	"ulKF3Y4H3PBMXU0F4SaOOAB27U4b/uhX7EkhvkUEj1ZtlU7sz9eTWrxF21vJFqZ9FOQb2t470o/V1LRc",
+	"84uNgctAteQZM6Nc6JHKkqjcbgUj7QNs0dVSw6FVYFMFaSZpZg32cWoQYAI5sBvBxl3rygECNTUXbg6P",
+	"PgNlYbz1rnprZfiFeYq71cD5lcyxO7euq06YPXNApZAuIrJEMw3SE9NYVc6gqUF3qTFq84TFcpplMcPQ",
+	"GaSDEdVYcUpkw0gqh1ShhsM2O7WnCx3AJdQBTzFex/cqi2RK9mRDSeFLfmc8hYQW6LgnC7LF3Hz6tegB",
+	"V6TG3PBsWoCQIkjw0Ih8ffrqzohxV4mp5QE/UILqnVgCk+rby077XZoRZ75e/uu40VcbDrkaptlq/FHX",
+	"BcrqpxHL1JVCJX4AiewDlakp8qSR0pYngNMLc0KvsNmMXi2NaQzfTCKoG3Ad0eHPT/J3NRIoLROcpX7O",
+	"oSj6foSxl7SDTPBcO4B85WRr+WQ30CQNzjRYt5IB8j61bm222cWI5yJh/XnQc20D6bf1w7+7eozSiB9I",
+	"7t2OBr/9Nue/d+m3ZYawUZuPIJyzie3q1OfK3PByEguZomVs7NVV2uc0mHuNlmCbj1vFTMIHXcb0+qdO",
+	"yWQ4JUNi71tLd8Vpr892pUPyJPQ3SHbN/ZHfunuKXr3/xYV86jNdK3zI5FoKHcebkvSPa4JVOyboXau+",
+	"m8QRf5+uXZz540gRvVfC2ad0gPqsh1MWE5hR7EPJI6UFi53fqO0UQ0Cbt7ohNjgl9Mmr9AZx7+hToD3z",
+	"nnS5C865RI1ArX5O5eWImDIbKZak+D50brHUsAaXSYQeLKhWStgg4+m4J30lzmykACCCPqthcNgqVMmE",
+	"TXiaQ1+UudBMSZaa5kloqmPz5RxKdDTg84UeNaw2dwkWBS85Kpblsj+/pBugBWqp6ai9tSeD9qJQk+49",
+	"cXa1PMJG8wQqymHpIYPD+e/87cedVz0ZpxIgDS8hBBcXvdcrzBOU1OKPy8z8WXz0XM0pVdtgahvF+K3e",
+	"J+6zmJsOoz/kDxBar2CMAy4HIlvBFzVbn8JV+954Ve7VcuYVPPPQ1HrHlKsHoW9c5Swg8J2kPP0xdKHH",
+	"yTaQKB4Z18jF38TA1HONc/jdNf5FQ2RJnOPhhS7A4Jd0iaaA0ItI21FPxnSy/VGPm2124fNToSsQvNG+",
+	"G/2bpK6M+ZzhQAmZDn2bK/QFHPYfV11YZidP+sKDET4exock/GKotR2EPcKjN+0YmUkYTjCCj5lRDvrR",
+	"14iEiFErHRAXbgzfTETNj7iGyJ5yWlbE1Ox5eaaZe8YvVnD67Xw2iqNNKwUTHc6GygnbGM9rKq+aiwez",
+	"wmthx7d8Xi92el63HwSrPqr3H/jalFSskKdO5U9UUx9/+hriwUe+WmS4MupN41G+GlEmE5VKo1kDIVkB",
+	"HBzhDDMxNExNDSGolou4AYG1KPEJuuRvEK+iits37uOPX8gsjHhl6Z6b1RPJVMVxlk7ehgrWwgmr78ti",
+	"9+DT+U8AvMn6go2MmWjWsP/B3v9KMs4SMckUZtFD/1OeZWqm2SRPb7gRDJu+6yblPmqV3YieNIpRlxZy",
+	"A4NvN5sXXc4OXgQkNQkiQ2321mhQx6y9hH6cnmzEs5EWg8vf/vHPOGIXhsuE5wmj06abvp9LqskLDN+r",
+	"IrtNC+sWTvI30JlkYcQPVAW3MIq/pmZ0Abu4jg/4JiW46bVtSl4D/6W6Nr89SxVtyKY3280ve24QlXVr",
+	"7sfbdSmJgI4Xxvm6hANSHnG2zPlrETV2NOJzBVZkecy0fcttYODmhRHTzfcw2m/P67e7gsBC3mI6x+8z",
+	"lek0SRhfEoy3l4sbJS5VAO7UKo0BJkyYoxTiTgjQCLkxYjwxrGHScdA7OeMGWyALuyiIXohi7JkmXIwD",
+	"9pfvm232FzEx7KiD/cO/SqncOVgPgEomJbQckM9u3+rQcQJWERbheVSc6RTYxFqgnsXvO1AkwDWo/fiN",
+	"WPryQrvUJ+SgJ+SgB/M/LSAAgY15V8NgQ/6HECv7X4g0ft3PBX29Pr5yMRiJBMIfHpUM4VwXm1vH9JlW",
+	"msSRpQQlA42wERfMIG5CyrjqSWSlQvJ+JpLiZj3t2yH0EQ0tNSdgvdAyQaNUpk2aZeW6K0uH+dzaD2Oe",
+	"iJ5MpoJJNXMdFe2DiZraL93OmDh3i7Sogd7sFi0R1zpN7NrdGDKYIK8nWGnXN7Ygtrp2XgU/3AGUGnDo",
+	"HYuFZbZ2+LBsjWmijaduZdtjjbQFjMuQ2exaM/xSnMmVzZreKTOyDGescoge02EoGFVAi4HXcAXDWWI3",
+	"r29h7e4sRLzw2Y27HuHgn+hhq/QgoLnnfRtLIUnso4Ogpb3/oC61VYqZ9/pUuPFOQFQfHrORmuah1GID",
+	"nlurCvyF3ExzAS3/OLYL6EnsAAScYcAl07PUkD2mpoZlSmMGiCO9AhgVRp4qCbqCZlNp0owZyLd1w+hJ",
+	"nmMfCmiu1OxaBWOmplnCklxNXI5rLkwBNW9vhkaDoIeMVHZbpWJjj8vD0njnEXkTi7P11C1owddEh/xe",
+	"k0YUARP5jXq26O2/VxZlhDabmDHc689t+0hMakYjTrjhbdX/mxiYuMviL709+3tvrwsZ+BHrBYqrvfrb",
+	"P/75a9wEO6ak9kawCiKhQIrJU5GwLL0W5DlyPOqE2l6QssAnEyirpcZo2L69RAfEeCCNbTbiBpLxLWHg",
+	"DMhqghmDxZTqBbuqwdnxQacn/S+paYZlOzhKLtlUXkv02AvMyydbRGO6PItDE+jjfCLiLuM96TmjHgH3",
+	"xBb+i+vNfa0QO/z8uYo5fhS1gdNHxRy3bn/YiZ8LPc3WWR9zQB98sj+2z9YuBCCt2aPqcFNVyOR2xdOK",
+	"ZLqNExqKR2oKasMMvU3cycEYduhIDnF2dtKgqJhH2KPo915yW8x6fdltsAVPvtkNSm9nJcq4bXLs+uSN",
+	"EAQZAgOLYMjbQD8OhhSzxrWYY86THqhJ0XbCTbrLOLsWczbVIulJzKUli8ozkEB1ePV10MfF2b0v+X6v",
+	"WMbF9B4qk6NY3xq9oti1+8U1xpqTBWjjYLhLqQqDUuVW7cHZHOW4mHk90nFUgb+8apABBvM9jfAbSKEo",
+	"VuLekimKT/7uEZbxdDIeUvKjAFkO3rUPwMZXtQruhVs5xDLWYV9eJxaxfGtwbdX0xkiZJjWMxIaOMyoT",
+	"KWE55sKFGFfWf5QPS3r17dSBLI28rugKfp3i9J8Uv9VAawEdldbtvpBPw4NOPVGhXJEnLSWzebPNwPzQ",
+	"mPWruUn1cN6Tzzsd9tv//n+xcSrxv/wz/PegE3U68P/MUq0+cTTmkoa1yG+C0PgCzup6SLYdks+usNkW",
+	"h/zA4Gx3IuNvH6vtYWDTtkXet/Xu7Att0jE3YkWpIzdlOa6GLC415Y2ZkiwGAn6bxBSrmvA5U1PDpJp1",
+	"C8g1hg+CjRiAsdhFnhrwJVOLZas9WGsP/5TCzFR+zYZClAQrApb6Ls0jlSW6J4VU06uRtSHtIFKDTmP3",
+	"ZUnyHCQxmLMigWJqD61czPUZyOuebHjwFXxLHNF8L6Uyl17Fwl5hxEIu6ZH4pGSFXjp3d8yOO0fNdk+6",
+	"KD6WfxPf+7i0YjLBVQEF4jMfmGwOfvcQ1AaXXoPT0PQkNPsHUL50INDBb1cw1eyKa/b//p+s0ecar/0r",
+	"M+mkWSRR2Rtg5VUimDsk2vWT6En6YMMoSHUapJPUygm7A3YuMsA+gml0wZE/mYic9dVUJs02ew4QOVJd",
+	"4kryG55mdmVi10QiBTjBgdCaDbiUylh5MxiV2kucfzgDPG6cI2RYNVTek4kSGB7Ip+V+FDhwXdmX/Q3N",
+	"c4eOgJW2Lm11Ktmni9coGOuckOWu2KuyqMLczRfHexUZmkvDOjt9+6F1SGSSJkFHOzU1ERPtqzaLRTo5",
+	"eP68+/L4+VFcN0riCSvHd8cs2PtxXroTURsVpt+/BTFXY/HeReDZpzb49Dt1Zg/AqaPs20lKt/Yl6XNn",
+	"h+fmIvFL6OG4FfRgSMoV8IMbBEB+3MBVszMvZMVJ2Xkaxi1cgb/PsGKxAo8DnnAbwYW70trt0ApDauur",
+	"myWd2iP1fXR9N0hbDXOvHAwfRRVuD1RYwA+aKnzBnoS0cg8zSM01to4veFLW0WtxBNlXwAg+caQytuA3",
+	"wZrujhdUzZkeO8bgV6kK2/QuL7C2dXiDkIzAq9lbQ5KJSKlcc2GakHjaD6CrupB8RSYEFoFRbZzoSW9c",
+	"+UCutScDjSSAGQN0UinVVA6s/Z1C4hV2J+MD8NWyUzlnoP30JGZDhMHXZRZzwYeCStPyOUEhycUA8m1D",
+	"tptF3u6bNT0uEMX1zKxAPgu52ROY4u+QR3pARWIxj5ZV3gZkMVQC7wS0WMMEA7zENWiJT1rRCkbypBY9",
+	"DijFXZM6DCq/ced+mmd73b19OJP0taXoenolW6mMmBbwTQyvl2DofLcWP9Bnmk2EmmQA3OI8oXbmyz5M",
+	"6ouCr6V2x7q91KFXVzzqqLEUt2/wbDLizeANoaW8/JLzouGM+xQmBYAzeqqNGgMKA8DaY8dXxLt8ph24",
+	"UfAt1zSgYp6Ih4S+2izVpr3gftWrexhTFRU7/fCW9cUopRFWtoFruA4an/IsbpY+hLfVfMpDZIYbefrh",
+	"bcTs5glpLFOixgGsD+eZ/dtfPwYfKI7qr7/8+v8FAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
