@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/paymentsd/paymentsd/checkout"
 	"github.com/paymentsd/paymentsd/gen"
 	"github.com/paymentsd/paymentsd/watcher"
 )
@@ -25,4 +26,19 @@ func (h *handlers) ReportCheckoutTransaction(ctx context.Context, req gen.Report
 		return gen.ReportCheckoutTransaction202JSONResponse(out), nil
 	}
 	return gen.ReportCheckoutTransaction200JSONResponse(out), nil
+}
+
+// walletNetworks renders the chains a wallet may be asked to add.
+func walletNetworks(ns []checkout.WalletNetwork) *[]gen.WalletNetwork {
+	out := make([]gen.WalletNetwork, 0, len(ns))
+	for _, n := range ns {
+		w := gen.WalletNetwork{EvmChainId: n.ChainID, ChainName: n.Name, NativeSymbol: n.NativeSymbol, NativeDecimals: n.NativeDecimals,
+			RpcUrls: []string{n.RPCURL}}
+		if n.BlockExplorerURL != "" {
+			u := n.BlockExplorerURL
+			w.BlockExplorerUrl = &u
+		}
+		out = append(out, w)
+	}
+	return &out
 }

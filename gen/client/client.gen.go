@@ -1159,6 +1159,12 @@ type Checkout struct {
 	//
 	// Example: payment
 	Type PaymentType `json:"type"`
+
+	// WalletNetworks What a browser wallet needs to add a quote's chain it does not know
+	// (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
+	// may hand to customers' wallets: the devnets it serves. Wallets know the public chains
+	// themselves. Absent when there is none.
+	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
 // CheckoutQuote One way to pay, as the checkout shows it.
@@ -2677,6 +2683,27 @@ type UpdateWithdrawalConfigRequest struct {
 	MinAmountInCents   *int64    `json:"minAmountInCents,omitempty"`
 	TokenSymbol        *string   `json:"tokenSymbol,omitempty"`
 	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
+}
+
+// WalletNetwork A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+type WalletNetwork struct {
+	// BlockExplorerUrl The chain's block explorer, when it has one.
+	BlockExplorerUrl *string `json:"blockExplorerUrl,omitempty"`
+
+	// ChainName Example: Devnet
+	ChainName string `json:"chainName"`
+
+	// EvmChainId Example: 1337
+	EvmChainId int64 `json:"evmChainId"`
+
+	// NativeDecimals Example: 18
+	NativeDecimals int32 `json:"nativeDecimals"`
+
+	// NativeSymbol Example: ETH
+	NativeSymbol string `json:"nativeSymbol"`
+
+	// RpcUrls Example: ["http://127.0.0.1:8545"]
+	RpcUrls []string `json:"rpcUrls"`
 }
 
 // WebhookAttempt One delivery attempt.

@@ -4442,6 +4442,31 @@ export interface components {
             /** Format: uuid */
             quoteId: string;
         };
+        /** @description A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`). */
+        WalletNetwork: {
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            evmChainId: number;
+            /** @example Devnet */
+            chainName: string;
+            /** @example ETH */
+            nativeSymbol: string;
+            /**
+             * Format: int32
+             * @example 18
+             */
+            nativeDecimals: number;
+            /**
+             * @example [
+             *       "http://127.0.0.1:8545"
+             *     ]
+             */
+            rpcUrls: string[];
+            /** @description The chain's block explorer, when it has one. */
+            blockExplorerUrl?: string | null;
+        };
         /**
          * @description A transaction the customer's wallet sent to pay a quote.
          * @example {
@@ -4639,6 +4664,13 @@ export interface components {
          *     }
          */
         Checkout: {
+            /**
+             * @description What a browser wallet needs to add a quote's chain it does not know
+             *     (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
+             *     may hand to customers' wallets: the devnets it serves. Wallets know the public chains
+             *     themselves. Absent when there is none.
+             */
+            walletNetworks?: components["schemas"]["WalletNetwork"][];
             /**
              * @description Present when the payment completed with more than was due and the merchant offers the
              *     excess back: the page offers `POST …/overpayment-refund` for a claim link.
