@@ -30,6 +30,19 @@ func (t *Tx) TxTransfers(chainID int64, txHash string, depositAddressID uuid.UUI
 	return out, nil
 }
 
+// MarkReported records that a checkout page reported these transfers' transaction and the
+// server read them from the chain on that report (whoever recorded them first).
+func (t *Tx) MarkReported(ts []Transfer, now time.Time) error {
+	for _, tr := range ts {
+		err := t.db.Model(&transferRow{}).Where("chain_id = ? AND tx_hash = ? AND log_index = ? AND NOT reported", tr.ChainID,
+			strings.ToLower(tr.TxHash), tr.LogIndex).Updates(map[string]any{"reported": true, "updated_at": now.UTC()}).Error
+		if err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
 // OrphanStaleTransfers un-counts a chain's seen transfers in the blocks just scanned whose block
 // hash is not the scanned block's (recorded from a report before a reorg replaced their block).
 // It reports how many.

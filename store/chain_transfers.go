@@ -40,8 +40,8 @@ type Transfer struct {
 	PaymentID        *uuid.UUID
 	Status           TransferStatus
 	Credited         bool
-	// Reported: first recorded from a checkout page's report of its transaction, not by the
-	// watcher's scan (the receipt's processedBy "frontend").
+	// Reported: a checkout page reported its transaction and the server read it from the chain
+	// on that report, before or after the watcher's scan (the receipt's processedBy "frontend").
 	Reported  bool
 	CreatedAt time.Time
 	UpdatedAt time.Time

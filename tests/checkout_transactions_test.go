@@ -201,7 +201,8 @@ func TestCheckoutTransactionReports(t *testing.T) {
 }
 
 // A report racing the watcher over the same mined transaction (native ETH): one transfer
-// whoever wins; the watcher first makes the receipt its own.
+// whoever wins, and the receipt says frontend either way; a payment never reported is the
+// watcher's (cron).
 func TestCheckoutTransactionReportRacesTheWatcher(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -230,18 +231,31 @@ func TestCheckoutTransactionReportRacesTheWatcher(t *testing.T) {
 				require.Len(t, r.transfers(p), 1, "one transfer, whoever recorded it first")
 			}
 
-			// The watcher first: the report finds it recorded, and the receipt is the watcher's.
+			// The watcher first: the report finds it recorded and marks it reported (the page did
+			// report it before the payment completed): the receipt says frontend all the same.
 			p := r.newPayment("USDC")
 			hash := r.pay(5, "USDC", p.deposit, p.due)
 			r.app.Devnet.Commit()
 			r.watch()
+			require.Len(t, r.transfers(p), 1)
+			assert.False(t, r.transfers(p)[0].Reported)
 			res := r.report(p, hash)
 			require.Equal(t, http.StatusOK, res.Status, string(res.Body))
 			assert.Equal(t, "recorded", res.JSON(t)["status"])
 			r.until("payment completed", func() bool { return r.status(p) == "completed" })
 			require.Len(t, r.transfers(p), 1)
-			assert.False(t, r.transfers(p)[0].Reported)
+			assert.True(t, r.transfers(p)[0].Reported)
+			assert.Equal(t, "frontend", r.processedBy(p))
+
+			// Never reported: the watcher's receipt (cron); a report after completion changes nothing.
+			p = r.newPayment("USDC")
+			hash = r.pay(5, "USDC", p.deposit, p.due)
+			r.until("payment completed", func() bool { return r.status(p) == "completed" })
 			assert.Equal(t, "cron", r.processedBy(p))
+			res = r.report(p, hash)
+			require.Equal(t, http.StatusOK, res.Status, string(res.Body))
+			assert.Equal(t, "cron", r.processedBy(p))
+			require.Len(t, r.transfers(p), 1)
 		})
 	}
 }

@@ -21,9 +21,10 @@ import (
 // recorded exactly as the scan would record it (the same log and native-transfer readers, the
 // same RecordTransfer keyed by chain, tx hash and log index) — only the transfers to the
 // reporting payment's own deposit address, and only while the watcher follows that address —
-// and the payment is settled by the same reconciler. The scan's later sight of the transaction
-// changes nothing; a reorg of its block is caught by the scan (store.OrphanStaleTransfers) or the
-// walk-back, as for any transfer.
+// and the payment is settled by the same reconciler. The transfers are marked reported (the
+// receipt's processedBy "frontend"), whether the scan recorded them first or not; the scan's
+// later sight of them changes nothing. A reorg of their block is caught by the scan
+// (store.OrphanStaleTransfers) or the walk-back, as for any transfer.
 
 // ReportStatus says what the chain holds of a reported transaction.
 type ReportStatus string
@@ -114,6 +115,9 @@ func (r *Reports) record(ctx context.Context, w *Watcher, rd TxReader, hash comm
 			if _, err := st.RecordTransfer(t); err != nil {
 				return err
 			}
+		}
+		if err := st.MarkReported(found, now); err != nil { // the watcher may have recorded them first
+			return err
 		}
 		out.Transfers, err = st.TxTransfers(w.Info.ID, hash.Hex(), depositAddressID)
 		return err
