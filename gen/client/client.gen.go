@@ -4482,8 +4482,9 @@ type ClientInterface interface {
 	// recorded exactly as the watcher records them — whatever their token, amount or sender,
 	// and nothing to another address — and the payment is settled from them (it moves to
 	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
-	// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-	// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
 	//
 	// `200`: the transaction is mined; `status` says what it did for this payment
 	// (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -4512,8 +4513,9 @@ type ClientInterface interface {
 	// recorded exactly as the watcher records them — whatever their token, amount or sender,
 	// and nothing to another address — and the payment is settled from them (it moves to
 	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
-	// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-	// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
 	//
 	// `200`: the transaction is mined; `status` says what it did for this payment
 	// (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -6255,8 +6257,9 @@ func (c *Client) SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaym
 // recorded exactly as the watcher records them — whatever their token, amount or sender,
 // and nothing to another address — and the payment is settled from them (it moves to
 // `processing`; confirmations are still counted by the watcher). The receipt of a payment
-// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
 //
 // `200`: the transaction is mined; `status` says what it did for this payment
 // (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -6295,8 +6298,9 @@ func (c *Client) ReportCheckoutTransactionWithBody(ctx context.Context, paymentI
 // recorded exactly as the watcher records them — whatever their token, amount or sender,
 // and nothing to another address — and the payment is settled from them (it moves to
 // `processing`; confirmations are still counted by the watcher). The receipt of a payment
-// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
 //
 // `200`: the transaction is mined; `status` says what it did for this payment
 // (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -13190,8 +13194,9 @@ type ClientWithResponsesInterface interface {
 	// recorded exactly as the watcher records them — whatever their token, amount or sender,
 	// and nothing to another address — and the payment is settled from them (it moves to
 	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
-	// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-	// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
 	//
 	// `200`: the transaction is mined; `status` says what it did for this payment
 	// (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -13220,8 +13225,9 @@ type ClientWithResponsesInterface interface {
 	// recorded exactly as the watcher records them — whatever their token, amount or sender,
 	// and nothing to another address — and the payment is settled from them (it moves to
 	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
-	// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-	// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
 	//
 	// `200`: the transaction is mined; `status` says what it did for this payment
 	// (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -22167,8 +22173,9 @@ func (c *ClientWithResponses) SelectCheckoutQuoteWithResponse(ctx context.Contex
 // recorded exactly as the watcher records them — whatever their token, amount or sender,
 // and nothing to another address — and the payment is settled from them (it moves to
 // `processing`; confirmations are still counted by the watcher). The receipt of a payment
-// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
 //
 // `200`: the transaction is mined; `status` says what it did for this payment
 // (`recorded`: its transfers to the deposit address, recorded now or before;
@@ -22203,8 +22210,9 @@ func (c *ClientWithResponses) ReportCheckoutTransactionWithBodyWithResponse(ctx 
 // recorded exactly as the watcher records them — whatever their token, amount or sender,
 // and nothing to another address — and the payment is settled from them (it moves to
 // `processing`; confirmations are still counted by the watcher). The receipt of a payment
-// completed by a reported transaction says `processedBy: frontend`; the watcher's later
-// sight of it changes nothing (one transfer per chain, transaction hash and log index).
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
 //
 // `200`: the transaction is mined; `status` says what it did for this payment
 // (`recorded`: its transfers to the deposit address, recorded now or before;

@@ -119,6 +119,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	id1, _, url1, q1 := newPayment("bread-1", "ETH")
 	open(t1, url1, q1.id)
 	waitJS(t, t1, "the wallet's icon", `(document.querySelector("#wallet-buttons img") || {}).src?.startsWith("data:image/svg+xml") === true`, 5*time.Second)
+	shot(t, t1, "checkout-wallet-phone-light")
 	payClick(t1)
 	waitJS(t, t1, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
 	sent := w1.sentHashes()
@@ -175,6 +176,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	payClick(t3)
 	waitJS(t, t3, "the declined message", `document.getElementById("wallet-error").textContent.includes("You declined the request in Go Test Wallet. Nothing was sent")`, 15*time.Second)
 	waitJS(t, t3, "the QR code, still there", `(() => { const i = document.getElementById("qr"); return !document.getElementById("pay").hidden && !i.parentElement.hidden && i.naturalWidth > 0; })()`, 10*time.Second)
+	shot(t, t3, "checkout-wallet-declined-phone-light")
 	if v := checkoutView(t, srv.base, id3, secret3); v["status"] != "pending" || len(w3.sentHashes()) != 0 {
 		t.Fatalf("after a declined request: %v, sent %v", v["status"], w3.sentHashes())
 	}

@@ -925,8 +925,9 @@ export interface paths {
          *     recorded exactly as the watcher records them — whatever their token, amount or sender,
          *     and nothing to another address — and the payment is settled from them (it moves to
          *     `processing`; confirmations are still counted by the watcher). The receipt of a payment
-         *     completed by a reported transaction says `processedBy: frontend`; the watcher's later
-         *     sight of it changes nothing (one transfer per chain, transaction hash and log index).
+         *     completed by a transaction its page reported says `processedBy: frontend`, whether the
+         *     watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+         *     transfer per chain, transaction hash and log index).
          *
          *     `200`: the transaction is mined; `status` says what it did for this payment
          *     (`recorded`: its transfers to the deposit address, recorded now or before;
