@@ -2424,6 +2424,8 @@ type ReportTransactionRequest struct {
 }
 
 // ReportedTransfer One transfer of a reported transaction to the payment's deposit address.
+//
+// Example: {"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}
 type ReportedTransfer struct {
 	// AmountAsset The amount in the token's smallest unit (an integer, never an exponent).
 	//
@@ -2686,6 +2688,8 @@ type UpdateWithdrawalConfigRequest struct {
 }
 
 // WalletNetwork A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+//
+// Example: {"blockExplorerUrl":null,"chainName":"Devnet","evmChainId":1337,"nativeDecimals":18,"nativeSymbol":"ETH","rpcUrls":["http://127.0.0.1:8545"]}
 type WalletNetwork struct {
 	// BlockExplorerUrl The chain's block explorer, when it has one.
 	BlockExplorerUrl *string `json:"blockExplorerUrl,omitempty"`

@@ -50,7 +50,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	}
 	t.Cleanup(eth.Close)
 
-	type quote struct{ id, uri, deposit, amount string }
+	type quote struct{ id, deposit, amount string }
 	newPayment := func(order, symbol string) (id, secret, payURL string, q quote) {
 		created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
 			`{"amount": 1850, "currency": "USD", "orderId": "`+order+`"}`)

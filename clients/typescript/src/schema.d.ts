@@ -4443,7 +4443,19 @@ export interface components {
             /** Format: uuid */
             quoteId: string;
         };
-        /** @description A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`). */
+        /**
+         * @description A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+         * @example {
+         *       "evmChainId": 1337,
+         *       "chainName": "Devnet",
+         *       "nativeSymbol": "ETH",
+         *       "nativeDecimals": 18,
+         *       "rpcUrls": [
+         *         "http://127.0.0.1:8545"
+         *       ],
+         *       "blockExplorerUrl": null
+         *     }
+         */
         WalletNetwork: {
             /**
              * Format: int64
@@ -4532,7 +4544,15 @@ export interface components {
             /** @description Its transfers to this payment's deposit address, as recorded, in log order. */
             transfers: components["schemas"]["ReportedTransfer"][];
         };
-        /** @description One transfer of a reported transaction to the payment's deposit address. */
+        /**
+         * @description One transfer of a reported transaction to the payment's deposit address.
+         * @example {
+         *       "logIndex": 3,
+         *       "tokenSymbol": "USDC",
+         *       "amountAsset": "18500000",
+         *       "status": "seen"
+         *     }
+         */
         ReportedTransfer: {
             /**
              * Format: int64
