@@ -280,7 +280,12 @@ async function report(attempt) {
         say("");
         sent = null;
         render();
-      } else say("The transaction was mined but paid nothing to this payment's address.");
+      } else {
+        fail("The transaction was mined but paid nothing to this payment's address. Pay again, or by the QR code and address below.");
+        say("");
+        sent = null;
+        render();
+      }
       refresh();
       return;
     }
