@@ -28,9 +28,11 @@ import (
 //   - one click pays the USDC quote from a wallet that does not know the chain: the page adds it
 //     (wallet_addEthereumChain with the view's walletNetworks) and pays transfer(deposit, amount);
 //   - a declined transaction and an empty wallet each get their message; the QR code stays;
-//   - a wallet that only sets window.ethereum is offered too; no CSP violation anywhere.
+//   - a wallet that only sets window.ethereum is offered too; no CSP violation anywhere, and
+//     axe-core finds nothing serious with the wallet's button and its messages on the page.
 func TestWalletPaymentInChromium(t *testing.T) {
 	ctx := browser(t)
+	axe := axeSource(t)
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
 	l1, l2 := devnetAddr(t), devnetAddr(t)
@@ -120,6 +122,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	open(t1, url1, q1.id)
 	waitJS(t, t1, "the wallet's icon", `(document.querySelector("#wallet-buttons img") || {}).src?.startsWith("data:image/svg+xml") === true`, 5*time.Second)
 	shot(t, t1, "checkout-wallet-phone-light")
+	checkPage(t, t1, axe, "checkout with a wallet button")
 	payClick(t1)
 	waitJS(t, t1, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
 	sent := w1.sentHashes()
@@ -177,6 +180,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	waitJS(t, t3, "the declined message", `document.getElementById("wallet-error").textContent.includes("You declined the request in Go Test Wallet. Nothing was sent")`, 15*time.Second)
 	waitJS(t, t3, "the QR code, still there", `(() => { const i = document.getElementById("qr"); return !document.getElementById("pay").hidden && !i.parentElement.hidden && i.naturalWidth > 0; })()`, 10*time.Second)
 	shot(t, t3, "checkout-wallet-declined-phone-light")
+	checkPage(t, t3, axe, "checkout after a declined request")
 	if v := checkoutView(t, srv.base, id3, secret3); v["status"] != "pending" || len(w3.sentHashes()) != 0 {
 		t.Fatalf("after a declined request: %v, sent %v", v["status"], w3.sentHashes())
 	}
