@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/paymentsd
 SHELL   := /bin/bash
 
-.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example web web-check fuzz bench clean
+.PHONY: build run generate lint check-generated test test-go contract contract-deep ts-check ts-example web web-check wallet wallet-check fuzz bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/paymentsd
@@ -34,7 +34,7 @@ check-generated: generate
 
 # Go tests (unit, store on SQLite and PostgreSQL, HTTP through the full stack) then the
 # schemathesis contract run, all against one throwaway PostgreSQL cluster.
-test: lint check-generated ts-check web-check build
+test: lint check-generated ts-check web-check wallet-check build
 	scripts/ensure-chromium.sh
 	scripts/ensure-browser-deps.sh
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
@@ -64,6 +64,15 @@ web:
 # Fails when a fresh build of webapp/ differs from the committed webapp/dist.
 web-check:
 	scripts/web.sh check
+
+# The checkout page's wallet payment (checkout/wallet/): pinned viem + esbuild (npm ci), bundled
+# into checkout/page/assets/wallet.js — committed and embedded like the rest of the page.
+wallet:
+	scripts/checkout-wallet.sh build
+
+# Fails when a fresh bundle of checkout/wallet/ differs from the committed checkout/page/assets/wallet.js.
+wallet-check:
+	scripts/checkout-wallet.sh check
 
 # The TypeScript example against bin/paymentsd (schema shape) on $$DATABASE_URL, or a temp SQLite file.
 ts-example: build

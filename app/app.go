@@ -188,7 +188,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		a.Close()
 		return nil, err
 	}
-	a.Checkout = &checkout.Service{Store: st, Core: a.Core, Catalog: cat, Quotes: a.Payments, Now: Now}
+	a.Checkout = &checkout.Service{Store: st, Core: a.Core, Catalog: cat, Quotes: a.Payments, WalletRPC: a.walletRPC(), Now: Now}
 	a.Keeper = &idempotency.Keeper{Store: st, TTL: cfg.IdempotencyTTL, Now: Now, Log: log}
 	if err := a.wireWatchers(); err != nil {
 		a.Close()

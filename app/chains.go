@@ -99,6 +99,9 @@ func (a *App) wireWatchers() error {
 	}
 	if len(a.Watchers) > 0 {
 		a.Expirer.Horizon = a.scanHorizon
+		// The checkout page's transaction reports are read through the same watchers (none in a
+		// process without chain connections: reports are then answered unavailable).
+		a.Checkout.Transactions = watcher.NewReports(a.Watchers, readers, a.Cfg.Chains.ReportWait, a.Log.With("component", "reports"))
 	}
 	return nil
 }

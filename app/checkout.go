@@ -14,6 +14,18 @@ import (
 	"github.com/paymentsd/paymentsd/payments"
 )
 
+// walletRPC is the RPC URL of each devnet chain this process reaches: a customer's wallet may be
+// given it to add the chain (no other chain's: a provider's URL may carry its API key).
+func (a *App) walletRPC() map[int64]string {
+	out := map[int64]string{}
+	for _, id := range devnet.ChainIDs() {
+		if u := a.devnetURL(id); u != "" {
+			out[id] = u
+		}
+	}
+	return out
+}
+
 // devnetPayerAccount pays from the checkout page's "Pay with a test wallet" button: a prefunded
 // test account the README's walk-through does not use.
 const devnetPayerAccount = 5

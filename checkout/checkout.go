@@ -49,7 +49,13 @@ type Service struct {
 	Quotes  Quoter
 	// Overpayments, when set, offers an overpaid payment's excess back on the page.
 	Overpayments Overpayments
-	Now          func() time.Time
+	// Transactions, when set, reads the transactions the page reports (nil: each report is
+	// answered unavailable, and the watcher records the transaction when it scans its block).
+	Transactions TxReports
+	// WalletRPC: the RPC URL a customer's wallet may be given to add a chain, by chain id (the
+	// devnets this deployment serves; nil: none).
+	WalletRPC map[int64]string
+	Now       func() time.Time
 }
 
 // Quote is one way to pay, as the page shows it.
@@ -69,6 +75,7 @@ type View struct {
 	RedirectURL   *string
 	ServerTime    time.Time
 	Overpayment   *domain.OverpaymentOffer // the excess the merchant offers back (nil: none)
+	Networks      []WalletNetwork          // chains a wallet may be asked to add
 }
 
 // Received is what arrived for the settling quote and what is still due.
@@ -133,6 +140,7 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 		v.Quotes = append(v.Quotes, Quote{Quote: q, Amount: money.WholeTokens(q.ExpectedAmountAsset, q.Token.Decimals),
 			PaymentURI: PaymentURI(q.Token, p.DepositAddress.Address, q.ExpectedAmountAsset)})
 	}
+	v.Networks = s.walletNetworks(v)
 	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
 	if err != nil {
 		return View{}, err

@@ -25,9 +25,10 @@ var pageAssets embed.FS
 
 var pageTemplate = template.Must(template.New("checkout").Parse(pageHTML))
 
-// PageCSP allows the page's own script, style and API, its QR images (blob:), and the merchant's
-// logo (an https image): nothing else, nowhere else.
-const PageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: https:; connect-src 'self'; " +
+// PageCSP allows the page's own script, style and API, its QR images (blob:), the merchant's
+// logo (an https image) and the icons browser wallets announce (EIP-6963: data: URIs): nothing
+// else, nowhere else. No inline script, no eval (wallet.js is a plain bundle).
+const PageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: https: data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // DevnetPayer pays a quote of an opened payment from a devnet test account (the "Pay with a

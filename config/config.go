@@ -79,6 +79,7 @@ type Chains struct {
 	DevnetL2       string             // PAYMENTS_DEVNET_L2: "off" (or empty), or the address of the devnet's second chain (eip155:31337)
 	DevnetBlock    time.Duration      // PAYMENTS_DEVNET_BLOCK_TIME: a block every this long
 	WatchInterval  time.Duration      // PAYMENTS_WATCH_INTERVAL: between watcher rounds when caught up
+	ReportWait     time.Duration      // PAYMENTS_TX_REPORT_WAIT: how long a reported transaction in the node's pool is waited for
 	RPCTimeout     time.Duration      // PAYMENTS_RPC_TIMEOUT: one attempt of one JSON-RPC call
 	ChainDownAfter time.Duration      // PAYMENTS_CHAIN_DOWN_AFTER: a chain without a successful call this long is down (not quoted)
 	SanctionsFile  string             // PAYMENTS_RISK_SANCTIONS_FILE: one address a line; empty: none listed

@@ -4,7 +4,9 @@ package domain
 type ProcessedBy string
 
 // The values the API documents; this service writes ProcessedByCron (its background workers:
-// the chain watcher, the payout manager) and ProcessedByManual (an operator's settle command).
+// the chain watcher, the payout manager), ProcessedByFrontend (a payment whose checkout page
+// reported the completing transaction, read from the chain on that report) and
+// ProcessedByManual (an operator's settle command).
 const (
 	ProcessedByWebhook      ProcessedBy = "webhook"
 	ProcessedByFrontend     ProcessedBy = "frontend"

@@ -300,19 +300,19 @@ func (e PaymentStatus) Valid() bool {
 
 // Defines values for PaymentTransferStatus.
 const (
-	Confirmed PaymentTransferStatus = "confirmed"
-	Orphaned  PaymentTransferStatus = "orphaned"
-	Seen      PaymentTransferStatus = "seen"
+	PaymentTransferStatusConfirmed PaymentTransferStatus = "confirmed"
+	PaymentTransferStatusOrphaned  PaymentTransferStatus = "orphaned"
+	PaymentTransferStatusSeen      PaymentTransferStatus = "seen"
 )
 
 // Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
 func (e PaymentTransferStatus) Valid() bool {
 	switch e {
-	case Confirmed:
+	case PaymentTransferStatusConfirmed:
 		return true
-	case Orphaned:
+	case PaymentTransferStatusOrphaned:
 		return true
-	case Seen:
+	case PaymentTransferStatusSeen:
 		return true
 	default:
 		return false
@@ -463,6 +463,27 @@ func (e RefundStatus) Valid() bool {
 	}
 }
 
+// Defines values for ReportedTransferStatus.
+const (
+	ReportedTransferStatusConfirmed ReportedTransferStatus = "confirmed"
+	ReportedTransferStatusOrphaned  ReportedTransferStatus = "orphaned"
+	ReportedTransferStatusSeen      ReportedTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the ReportedTransferStatus enum.
+func (e ReportedTransferStatus) Valid() bool {
+	switch e {
+	case ReportedTransferStatusConfirmed:
+		return true
+	case ReportedTransferStatusOrphaned:
+		return true
+	case ReportedTransferStatusSeen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SetAcceptedAssetsRequestDefault.
 const (
 	True SetAcceptedAssetsRequestDefault = true
@@ -553,6 +574,33 @@ func (e TokenType) Valid() bool {
 	case Stablecoin:
 		return true
 	case Volatile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionReportStatus.
+const (
+	TransactionReportStatusNoTransfer  TransactionReportStatus = "no_transfer"
+	TransactionReportStatusPending     TransactionReportStatus = "pending"
+	TransactionReportStatusRecorded    TransactionReportStatus = "recorded"
+	TransactionReportStatusReverted    TransactionReportStatus = "reverted"
+	TransactionReportStatusUnavailable TransactionReportStatus = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the TransactionReportStatus enum.
+func (e TransactionReportStatus) Valid() bool {
+	switch e {
+	case TransactionReportStatusNoTransfer:
+		return true
+	case TransactionReportStatusPending:
+		return true
+	case TransactionReportStatusRecorded:
+		return true
+	case TransactionReportStatusReverted:
+		return true
+	case TransactionReportStatusUnavailable:
 		return true
 	default:
 		return false
@@ -1117,6 +1165,12 @@ type Checkout struct {
 	//
 	// Example: payment
 	Type PaymentType `json:"type"`
+
+	// WalletNetworks What a browser wallet needs to add a quote's chain it does not know
+	// (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
+	// may hand to customers' wallets: the devnets it serves. Wallets know the public chains
+	// themselves. Absent when there is none.
+	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
 // CheckoutQuote One way to pay, as the checkout shows it.
@@ -2344,6 +2398,43 @@ type RefundReceipt struct {
 // Example: pending
 type RefundStatus string
 
+// ReportTransactionRequest A transaction the customer's wallet sent to pay a quote.
+//
+// Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type ReportTransactionRequest struct {
+	// QuoteId The quote paid; its chain is where the transaction is looked up.
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// TxHash The transaction's hash (32 bytes, hex).
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// ReportedTransfer One transfer of a reported transaction to the payment's deposit address.
+//
+// Example: {"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}
+type ReportedTransfer struct {
+	// AmountAsset The amount in the token's smallest unit (an integer, never an exponent).
+	//
+	// Example: 18500000
+	AmountAsset string `json:"amountAsset"`
+
+	// LogIndex Its log's index in the block; -1 for the native coin sent as the transaction's value.
+	//
+	// Example: 3
+	LogIndex int64 `json:"logIndex"`
+
+	// Status Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+	Status ReportedTransferStatus `json:"status"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
+// ReportedTransferStatus Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+type ReportedTransferStatus string
+
 // SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
 type SecondFactorRequest struct {
 	// ChallengeToken The challenge of the sign-in.
@@ -2502,6 +2593,39 @@ type TotpEnrollment struct {
 	Secret string `json:"secret"`
 }
 
+// TransactionReport What the chain holds of a reported transaction, for this payment.
+//
+// Example: {"blockNumber":24117380,"evmChainId":8453,"status":"recorded","transfers":[{"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}],"txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type TransactionReport struct {
+	// BlockNumber The block it was mined in; null while not known to be mined.
+	BlockNumber *int64 `json:"blockNumber"`
+
+	// EvmChainId The chain it was looked up on (the quote's).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// Status `recorded`: mined, with transfers to this payment's deposit address (below);
+	// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+	// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+	// cannot be read by this process now. The last two are answered with 202.
+	Status TransactionReportStatus `json:"status"`
+
+	// Transfers Its transfers to this payment's deposit address, as recorded, in log order.
+	Transfers []ReportedTransfer `json:"transfers"`
+
+	// TxHash The transaction's hash, lowercase.
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// TransactionReportStatus `recorded`: mined, with transfers to this payment's deposit address (below);
+// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+// cannot be read by this process now. The last two are answered with 202.
+type TransactionReportStatus string
+
 // UpdateMemberRequest Example: {"role":"admin"}
 type UpdateMemberRequest struct {
 	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
@@ -2549,6 +2673,29 @@ type UpdateWithdrawalConfigRequest struct {
 	MinAmountInCents   *int64    `json:"minAmountInCents,omitempty"`
 	TokenSymbol        *string   `json:"tokenSymbol,omitempty"`
 	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
+}
+
+// WalletNetwork A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+//
+// Example: {"blockExplorerUrl":null,"chainName":"Devnet","evmChainId":1337,"nativeDecimals":18,"nativeSymbol":"ETH","rpcUrls":["http://127.0.0.1:8545"]}
+type WalletNetwork struct {
+	// BlockExplorerUrl The chain's block explorer, when it has one.
+	BlockExplorerUrl *string `json:"blockExplorerUrl,omitempty"`
+
+	// ChainName Example: Devnet
+	ChainName string `json:"chainName"`
+
+	// EvmChainId Example: 1337
+	EvmChainId int64 `json:"evmChainId"`
+
+	// NativeDecimals Example: 18
+	NativeDecimals int32 `json:"nativeDecimals"`
+
+	// NativeSymbol Example: ETH
+	NativeSymbol string `json:"nativeSymbol"`
+
+	// RpcUrls Example: ["http://127.0.0.1:8545"]
+	RpcUrls []string `json:"rpcUrls"`
 }
 
 // WebhookAttempt One delivery attempt.
@@ -3409,6 +3556,9 @@ type ConfirmTotpJSONRequestBody = CodeRequest
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
+// ReportCheckoutTransactionJSONRequestBody defines body for ReportCheckoutTransaction for application/json ContentType.
+type ReportCheckoutTransactionJSONRequestBody = ReportTransactionRequest
+
 // ClaimRefundJSONRequestBody defines body for ClaimRefund for application/json ContentType.
 type ClaimRefundJSONRequestBody = ClaimRefundRequest
 
@@ -3728,6 +3878,9 @@ type ServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx echo.Context, paymentId CheckoutPaymentId) error
+	// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions)
+	ReportCheckoutTransaction(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// GetRefundClaim Read a refund as its claim page shows it
 	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
 	GetRefundClaim(ctx echo.Context, refundId RefundId) error
@@ -4361,6 +4514,22 @@ func (w *ServerInterfaceWrapper) SelectCheckoutQuote(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SelectCheckoutQuote(ctx, paymentId)
+	return err
+}
+
+// ReportCheckoutTransaction converts echo context to params.
+func (w *ServerInterfaceWrapper) ReportCheckoutTransaction(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReportCheckoutTransaction(ctx, paymentId)
 	return err
 }
 
@@ -6166,6 +6335,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/select-quote", wrapper.SelectCheckoutQuote, options.OperationMiddlewares["selectCheckoutQuote"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/transactions", wrapper.ReportCheckoutTransaction, options.OperationMiddlewares["reportCheckoutTransaction"]...)
 	router.GET(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId", wrapper.GetRefundClaim, options.OperationMiddlewares["getRefundClaim"]...)
 	router.POST(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId/claim", wrapper.ClaimRefund, options.OperationMiddlewares["claimRefund"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/overpayment-refund", wrapper.ClaimOverpaymentRefund, options.OperationMiddlewares["claimOverpaymentRefund"]...)
@@ -8712,6 +8882,134 @@ func (response SelectCheckoutQuote429JSONResponse) VisitSelectCheckoutQuoteRespo
 type SelectCheckoutQuote500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response SelectCheckoutQuote500JSONResponse) VisitSelectCheckoutQuoteResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransactionRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Body      *ReportCheckoutTransactionJSONRequestBody
+}
+
+type ReportCheckoutTransactionResponseObject interface {
+	VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error
+}
+
+type ReportCheckoutTransaction200JSONResponse TransactionReport
+
+func (response ReportCheckoutTransaction200JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction202JSONResponse TransactionReport
+
+func (response ReportCheckoutTransaction202JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ReportCheckoutTransaction400JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response ReportCheckoutTransaction401JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction404JSONResponse struct {
+	CheckoutQuoteNotFoundJSONResponse
+}
+
+func (response ReportCheckoutTransaction404JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction409JSONResponse struct{ CheckoutConflictJSONResponse }
+
+func (response ReportCheckoutTransaction409JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ReportCheckoutTransaction429JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReportCheckoutTransaction500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ReportCheckoutTransaction500JSONResponse) VisitReportCheckoutTransactionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -15132,6 +15430,9 @@ type StrictServerInterface interface {
 	// SelectCheckoutQuote Select the quote the customer pays
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote)
 	SelectCheckoutQuote(ctx context.Context, request SelectCheckoutQuoteRequestObject) (SelectCheckoutQuoteResponseObject, error)
+	// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions)
+	ReportCheckoutTransaction(ctx context.Context, request ReportCheckoutTransactionRequestObject) (ReportCheckoutTransactionResponseObject, error)
 	// GetRefundClaim Read a refund as its claim page shows it
 	// (GET /v1/external/refund-claim-auth/refunds/{refundId})
 	GetRefundClaim(ctx context.Context, request GetRefundClaimRequestObject) (GetRefundClaimResponseObject, error)
@@ -16374,6 +16675,54 @@ func (sh *strictHandler) SelectCheckoutQuote(ctx echo.Context, paymentId Checkou
 		return err
 	} else if validResponse, ok := response.(SelectCheckoutQuoteResponseObject); ok {
 		return validResponse.VisitSelectCheckoutQuoteResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReportCheckoutTransaction operation middleware
+func (sh *strictHandler) ReportCheckoutTransaction(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request ReportCheckoutTransactionRequestObject
+
+	request.PaymentId = paymentId
+
+	var body ReportCheckoutTransactionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReportCheckoutTransaction(ctx.Request().Context(), request.(ReportCheckoutTransactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReportCheckoutTransaction")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReportCheckoutTransactionResponseObject); ok {
+		return validResponse.VisitReportCheckoutTransactionResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -18419,724 +18768,755 @@ func (sh *strictHandler) RejectMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1bkxs3ti+IfxUEuyPEOjtZIln3qujoLl3cVls3q0rttk3tIpgJkulKAnQiWSxaf0X4vPwfZyImzuM8",
-	"d8TMw3yeefYnmcBaABKZiSSzqJLcvbcc5/RWkUkksLCwsK6/9b4VitlccMYz2Tp935oyGrEU/vksYrO5",
-	"yBjP3rB5QlcsUp9GTIZpPM9iwVunrWGWLtiQLKeMk2waS5IyORdcMhJLQkkKPyRiTCgnjKZJzFKSsp8X",
-	"TGZkGWdTkk0ZkXTGiH1buOp8w1a7raAlwymbUfVSxhez1umPLfW21rugla3mrHXaklka80nrw4cPQWtO",
-	"UzpjmZ77+ZLGWcwn5/N5Km5oUjfzUyJ4siJzxqOYT4jgTJJsSjPCGYvUpKkegHCRkRXLyCS+YZy01bzN",
-	"d5L8vGALtqPmHKuxf16wdNUKWpzO1DRpeTLu0vRSRkIkjPKWWsrjKQuvxSJ7TVczxrNnHrpfThmZ49ck",
-	"juyL5zSb5u+d298HLUX0OFVbqNbtTmBGb58zPsmmrdPDfUXHLGOpGuw/f/zPweC22333P/7YqpI8aD2h",
-	"cjoSNI1esDSc0vqJzvT3sNmZuGac0DCTZCxS0qZ8RUQ2ZSmhXC5ZKsl+d2+nZkWz/E3rlrTFGr6Ls2mU",
-	"0iVN6laxtE/UU3zpjnI/M3TOxTdsVZ3aC3rNJAlTRtUHRNKxojFJWZaudsmFOlrXbEUoj/CcjUS0MudS",
-	"7cc4TmVmj+0ZPqR+AceTDngUj8csVYymfhoQkZLlNE5Y4dd4omNJZBYnCUkXnMd8Ejh7erJLvmErSWjK",
-	"iAzFnEVqmtmUDbjlDzXJazbPgDP6+2QqFqncHXBDbBROOblLMqNVw9b9g4OgNYu5+btX5PLB4Lbf6wwG",
-	"t0dP3/2HfxOex7M4q9L+WcZmksxZSuZ0wki7p5bU63a7AYnYmC6STP1VKxcSGNWdtP5V67TX7QatsUhn",
-	"NGudtmKe7fVbgVpTPFOSEN6hlqT/tHOOecYmLIVJv3r25PFFRjP2WIjrmPm5WqoHlIBWu6l+QWQ84Z1Y",
-	"i/NRKpaSpWTEJpSTtmQZGa3I8K9PL8nDm95DusimD0UchQ9lRtNseEa+zrL5K56s8kWH+PayVJLRlfph",
-	"/Z4d+jbi1XgsWe1OZILI63hO2ob69bQXOJCX+F7SG1p3vbR+w8Ypk9O1lGZSxoI/UHckPKxFoSGqprtL",
-	"QvJqTn9esFOihOQNTRYML6dYwnVEBzyJb9yRw0UKJxVHhsfMt6RtXpufyV6AbxWLjPy0kBkJE0ZTSeJs",
-	"xzl19RuoR/TdZ86evWHjBY++ipOMpWuuNLVkRZoFjyQyZCzNHVe3i+4Nl0/Bbt5iEUfe8+xOSR2Rhdww",
-	"H3MeJDxcNx38tjCXP6Zs3Dpt/eFhrmY9xG/lQ5yFfn8+rboLCOdSf/mk5tf3c/HgZBrqIHDjqOc/ShVp",
-	"PrlLRmdvJUvrVY7ZiKUPJFko6VVLsgUOcT9z+o6NpkJcP+XRXMT1JFviY4Tp5+pnx/KR7mOGH9QgeM2j",
-	"jjyPv2Grr0Q6iqOIcfVRKLjS99U/6XyexCEoFQ9/kgK+Zrd0Nk9AvrE0FSn+JFJvGdthgtaMSUknoPkS",
-	"LaDClGWgVYSUk5m4YWQmOFuRdq4xKcU7FYuJtgngJx31k/PXz3YCIgWZ0WutpIN6LuFBGs1iTlKRsDMS",
-	"sRuWiLkSbjN6zUimlJJrtpI5NeYsncUgEK9wCYoszY7rU/38h8CzqyhxI8G0aA5RiQGhYfUbkZI4kzBZ",
-	"ktDwGlegJgx0fiDJ8LaTz3BI2kNL1+FOQCgZKnoOgZLKwJLXLIL3jFbK2lLjjlgilmQIZBmCsgZ6HNCi",
-	"MxORmao7tLoGeMiI3q7qPu0ExZlq+isDL1THX7JQ8IiMaZgpnX4oMza/WsyvDNOqyQM1HGNAf6dGKf5c",
-	"PaX2UHAypUhOdUUu5mpgePIKn3SG3219CFrGvronljbm3dVodQX6tUhLzO2aBFKbgyzCzdBrwoWckpVY",
-	"oJKu9F7FFIKzT8uV55JY68ZSpLTt1Y1Sn9XQ+IzQRIoBH3oIY10AduvwIXVe82UXjCiR6itDWQnRgDsT",
-	"A5ZWJExv4tAyrGuNg3cB3/RAgrKi9n+RTR/R6A1aIx+3+TG/oUkcXcGf7q6rVagP1RSWqVBGDrudKwqp",
-	"FdEkZTRaqWtHCW1wSoAKFTm7bcbWZtP9bfkzHJjEfL7ISHtofSJX+pVqe/MPgeX4BCULrMUqkHMq5VKk",
-	"0YC3h5YUKYsYz2KayGFAYBgy1D94rZ93xxIpkXM1GJDLGUdEbBgMuBlB/bkDxONkwa+5WPIACKg+M7SN",
-	"+U2coezJR8o/NBMa8CFwy9DlCW0E8XESh/fEFmA2laRBUYopDtXMgNLrjESxpKOEkThDu/kzcAQaHjXz",
-	"EjwA6Tpi6pjiLEFOqw8LhIblaim7zQkDfUMPdj4TC/wBWDTrqEzx0QKZ4SMyU9bKSN122ZIxTva7XfAe",
-	"KMMY/iMheDTzI2jH2kBy15Woz9PauVbOWGG6Io2UhnlKtOlOUBsjCZi5ajP6BwfOLPXzjaaZsjCex4xn",
-	"L0V2niRiydbP1D5/xUV2RfUv3NnaJ86jKGVSnpLyJyh4IzYXMs4I1R8aa00L7FNSuBphrxJGb1jhKRTy",
-	"3A4Clq1SO5TQiAh4RgxZytNoQJ97lqa7WlApAgyL/Dm0K0HeVNa0GJORUJZjgM7NZSzZgHsEMmnHPEwW",
-	"4H3O2G1WMPDx/W8vv+ocB0SdtFSoe3PAR3EUpyxUE6VJR9ywNI0jRsIpTWmYKf035mpGsbpcyd8uXr3U",
-	"FhFRpkVEsmUcMjjqlGTpgofqgh7wkYiUque5IgIyDKc05sA6cjGfizRjavaFnYZH1Pqlmk3Bt/dAqgWM",
-	"48kCNUh4uXY7ofsXddMpRS3imq0eyFPU4NFUmNOVRNryAVefc5ZJOPTq+YjdcJaBNz9ALRZ/JTiZ0ZjD",
-	"s+pLuGiG3qOgVjPgznIyUeRPh3f1Zkjy26//C7wzpSMRgKK/pEmiXqweUttmWBxUWsXl6qSgdgMD0jBT",
-	"+zVPmeLTOGGoJKmXsshOZDFXM+ve/vbrP8fj8TggdMDnqchEKBIiVzJjMzsc6t1DGU84zRYpc/iOGodC",
-	"mNB49kAS+xDyoLFlBlxN54alFXpQpSfE0c6Z5pghcJc2asZjHVMZxyyJ9G1sIhv3cxlrpwLsoZiXTM9C",
-	"hEQxnxolY9EZ7MzPC5ExafZCceiE7X6m+9iZ1TjmqAlrNcdaSTA/6+cLs/iG7boEfCmyr5R8uT8CjmE4",
-	"l4IvBZGLcOr64Iw8dt05mmR2jPsj1kthaaVjhbEkcYSxDHQptG38EL2aaAyLbLpTINe3ipx3p5lE9wpM",
-	"YYMS8CkJ+SFoAT9suN2lWKQhq5mDy3hoVeOcYGB3RvDBhvn8vlt7qsRNid7oYFASds0ySXtYpVJuyuiV",
-	"W9PBMM9bThfZVKTxLyy6H+vBTB9XWtinC6YvNP2MkstIj5iTf3Qu8P7paLds5wK+cySXmqoy0nBS9yu4",
-	"6l5PMC6nxJXWF0COTUUCPiLr8cndgHA4q96JT+GCvFSc1cQ7t/tfxEn4b+Coszt/P9fYBtFnxG/Z8e5K",
-	"vYKr/ZPeaDCVa7YK7DwCwm6Y+j9aRRepzUdxvB4jlgg+kRg0L7CtS9D7l1XAs62g5Ti59CEnI0ZTUAuv",
-	"Gd9tnfJFkrh0f2bt4c8gm9y5FATRjCZjkc6UbuUsAXg1nnDjrc3ShcxYRGIpFywt0jRPDbknQeXEPK60",
-	"T6jIsd85QRGaMpgt4/DcF7lVI7fqxZbgbCtRFZjoyfqtcF7ZHvq2Vgs9Exe0uSTbMxAkjlyljIbTEudk",
-	"QpCZskfLwk6eujexogFVhrXMSO+QtCOmbCOgFHgmdz6TKVSYEJBSzcjOmWjLnLR7hztnpDxLIOs9nUlt",
-	"v9ccyCf623+J0zhmaKW3zZxLfLpj7MY1fFpZ7jAgNcyrFYJYkojNE4G6NbgkQL3WPp9x7rVBT057qP4P",
-	"+ovAfzEE14ar9DvhxuWUpQxzMetcO5A4BiNZFQUdR0u6Iqm6p/GcOUlh9+Tzzwe8umarq5Tp6E5JySxl",
-	"o5EllYV4kFl0nlCnz5TreHDeda9Ms/XkSHvoJwDYSeeYaFjK5TUJh5BrWJcsaDMFJVnSWKeDxhkGA5XY",
-	"jxWHwZUC2YpncBvgb8H3NKZxAlmE4loxIhuPWYg5hOBsloYjyThlbHfAK+uI+dVCoksXTUylGygWxPAj",
-	"8qWQpYkrlSJSCsdYpMo2HfDFfJJSCKzjOblhqQQXJ2c3ym6NeSynSorBWV1koZiBb0cHu8iCZ3FiZ4ta",
-	"itQGLU5AZiKFfGQwhK0nkqXgMOeCKN0QUqspvAYyMRlNzL7iMTKn94EccLTFJGqieNKoztAAZ1i0c+rZ",
-	"M6A1EvqMJOqPGC7RmMtMvVqM1dZl6SrmE21FP+MZSzlNnuananuVFIfSJ6Ooa+JXBL4ibZuRGpFu72Rv",
-	"1Bv3O0dhL+ocdbvdzrH6n67z345rQc/j+zt6bzm7nbNQqZZ6w2DoMy2PYfokpGkaa37NJ47CDG/fx3no",
-	"9Z7C2s6AHp2dsBmNE7CPMK6rJK4awqr5n0GlhzkE2hmC08C/IJ6sr4BwSpOE8Ykbjzfnygag62LYSpNw",
-	"nEs0SXZcql9g5uQ9RYz1YCXL1E3gPAWTBEI3Exrzz+DVeSlsMipmeQZGjTdZo7mYKthPjEdKoA1Lqxvu",
-	"nJXX8CFovRSPlZJwfkPjRCkVH0dQLq4wFEXteGVrH+MlqJkoAYnePzehlHCxPNN3V0IzZfJ9GgHw0mhI",
-	"IGPBjqrRpdyJMneep0RdIys9TiljPgzZPIOwbKRYHq6YN68fo50GrG3ccfYvQjkqTjhgHO2gRczZgGs9",
-	"zona4RuYnrwk5uqJdslLkU3VeEqX0Ek+RZriDfBSvKZSXmPxwqdIvQCC0jCE6Kv2+s71Kz9TSMc1Lc27",
-	"lT4wUcfbn0fx6tmTxy8FhMLiySL9WH+NiKMQtO0wH7DgWNZp/ajnccz1hxQt7bqFQJj97e6n9oMV358J",
-	"KzdggrF05kLaQ8/qNBk1b91X3pfeu6uUjStavrmJ1N7aOjfF/PrhUxtuCFnKZoKvSLuY0GQzb2zE75SM",
-	"2MRIyx03ZczeVP+6iWOnZMjpjA2B8aH45XDfSULYCQYcNOnv2Oh8kU15TjXQNh3SwTsLlB+i/mkp6VxE",
-	"A47Xuidual9gnVU3LI3HKwjBuzqXpCupTBO1WVMWXpugj2anp7exzOT9sBLDsSoSy7ASVE1OYpmBAaJZ",
-	"5LMILiU2c81CpA82TMrZJVxU8Qx+Vm++nkgxmAoffSYfvqGULVWBO8Clh3w1Hn9SWpj3WLeUIzNFRdH4",
-	"tCK9MBcxHnsmQNpcuLIgUWYimdM0W5FQLJKIjJSZmsZKexunYgaa6HwxSuKQvH3z/Iz44reGBVeJoNGl",
-	"EM9pOmEfS3Y8apkQVwkM51Jd3zPo3ciEIPDI58oeSd23s9vQFkLI+BdGwDNM2j3yIn5ERitThmhpNMN0",
-	"wf++uSOFMBorRtFe09VWuUlYPEbjZGV9+7VpGvDYFTrwcfdKSgamrSWM3mAAEKaZUJlBQSxZmnPS6+dp",
-	"rgHB/KwpIzC+ZgMx1vmwlTTYZ/yxTo/dnGaqeex1gzQYTCjT65ImzcGjQxnDJ8sSBkm7B7CYtxdPHpO2",
-	"nCmTXmZkweNs58zm9OKdpN6ANiimLZtPoELIxDRwuJlIWWXp5xLrPj99/qh7WmOpkzlHi6xsYekS3FTR",
-	"RSwyMhdJHK60ZiRJnEGWtrG0Blw76E7JMOZyMR7HIWQyjmhCeciGGpvAGMdEf55rRJjMF2dKPRv6t2yI",
-	"hVmlRBS0GnVJZADkxYTN2O4ljOmKBnxaTURPzMl+w8novDxMGdEpO5oxwAs8z87QPh1wNfFKxeFOQIa+",
-	"UzUk7fVnKXCDJgOuDHS7Njxm6orXg8PJhkMzPCPsloZZgvXzeNRiG6vSVHXzS2N+pZMmr0ZCXA9JewgP",
-	"J7HMXvFkNbShDppnWUOIkt7k4RvY+Jir5ebDh0IkMZ9cifF4SNr4fKKzMzkZ6vEe41OvxuOvxSKVQ0In",
-	"ojRPSTmkEwPdBK94jIl5QBI17TNCF1GcMaC+WZzWCdXARYPXSTbNfdUGFcPJKd0502Ug5WhFqGUylKP4",
-	"oxEBqfPvG9X+DYSSv4Iw70sUvB91A5Zj0KVUelSeYYFWV1wX1T4lakCymJeLQz5FHPGxkiGQc269F5hp",
-	"ls9Hkra7CMhEnmFFl11QAEdVfbSYk8tXl693yksUnFnby/GSlFOJ1AEwgXlEWImzwoHtdcks5ouMSV/0",
-	"/4wMX7+6cDAJ1BOdxXyow9l4ORCZiQTAR0I4IohEkqgpQhiFxVrAQeEjhxXPExoyEqOCgCXRjxMaz+4/",
-	"0UZL4nU5gfjIA4kp297EQJzi75UXWHh7NS3QIeJ92YpAs/U6aF6YnpeT2Er5T6qBapnXRAElbZEGNlKP",
-	"+2vzIAIyo1k41SEi3PYdTUzQLy7jGROL7J6sHj1YOX24YHks9WHVgdoIDms8+33MoCiO0OGdKtvRTEXd",
-	"OjJTumREFnNlHe6cuZoUiQTHrPo3ApPsPnWNoNo9s6kPJJmn7CYWC5vhixFxGU+41DHhfrd/2On1Ov29",
-	"y173tKv+3w8bshY/KdVBFKeaWkojvGFpQucV4B+t6pXX56xMSaOdMz2WulImNOZa7YpSMVeqvFBqa87x",
-	"WgQCv6VkRlf6nVORYLBUx+s+qxtKB75c6aI/+kxuKBOo87ihPkvdq1v+hdU0E4HOm3kq1D0LWoZQX4Ys",
-	"wcSqz8Gqxdr8XO00qbWVoEywQfdclwjT0pAk90NsdcquxJKzMt6AvSyuGZtDBl/C1IlUGgw8f4q4FybA",
-	"ZxKK1VdWqzRsarFPPsduoM2qz7epBXVuP7VbyvalXM+2Pcyp4CSlQ0I0M7AKbjEzNatVxhV8dIUfmO0R",
-	"4gXlq/MsY7P5x7r2MyGuZpSvrqgZzpuEqTOUDKKWedgESWNOjve7xHHDpDRjxoy9N/KXZmNmkecumtCp",
-	"SPHg4ofaFG0PK4sd7pgV0HHGUvJG/btzDv9GtR4QkhwoSeeJKijOBf5EXwzU0gmCgFMWXqtJm4SICtBU",
-	"jsL1Id9lrRZ95C7nu1FO9zMk1WfF3dEekbufaUPN2/OdNM6Rwk6GibLwP8mWZQJy9xpszP3bS3QeX2GE",
-	"v5q+5BQpuEVHn9waeqFfKlKip1kuenrLbfX0CxbF9BIm9DH0WOQjXs3UkFewSJcsj3HwjnqZhU4ov+Z3",
-	"0dy1o2tYnswQiJXXQWzplI8L4JlvMHF3LfLE58j1NTdwFb5yTRbwh6DlunsfoVd3A4xG1T3sAdPQwQBw",
-	"mhciSlUfshhD3KEGXKN5VOETO9f1hWZ967kr/bSS3lRe44CXHOUwICI7tP0ed1tBWiCDuiWLLxvwOg8/",
-	"aftd2AHZ4EouOnFdb3Dhp45395RIxkgx1GX8rgNeq/xSvGUM9iP5CD9sfqrvx1LLNf1NBYD2QfcUljB7",
-	"P6nF5hglDaOS9rUI2QfJeM9sVaCT8kSjKEY8kNepmLM0i5UIHNNEssClnkmlBVSqNGVh1pmKVLLOCGAE",
-	"QQpByd9pa+/nfudo+eaXH475P657N993w2/nz2f78jJ7u/j7zXfLf9x+v/rhl26vv7ev9nXuvNd9T1l5",
-	"OCecLQGYUeebQIJx21ozvX4hh0ibZRBcAE8z/tAgVYEPJ9gEHWsX5UNkdKosk5hfP5CmpLEwbK9/7EN9",
-	"zHEZf9TvyPHJxegnFmYAQ6WzKCH66AEb/W5KM6dA64HMTxpNNRxERFAFdjaT6uF+fN+C4NAzta0snvcO",
-	"Dk6P9w/2lF62mo1E0jptvb148thsbvm5hywN+93T7u3x3t7B8ck4jA5ZNDpk3ePxfngU7vWj/fFRb3Sw",
-	"P4pot3/S22t9eBfkgLmayxYcM0Nbpz++q/ADrVk5ZHpDRUF8wyC2FCg1GjNhAQ4J0DEzNkO2KgxqF+0I",
-	"iNL6K4xgCOL+xNDGyzRrxr873RqxEAgiszY7Yx9fGX02Temq9cHZkvcV4YN+z3AqJOMQksGsYp0sDe9V",
-	"lDdgRACFT6OIRZUEaYtV7275+0qECV6kC3IjWUkGyl0yOgG6zUWOewI1NhgAmu0UOKC6SQUalOhpCBIY",
-	"BnTm7D2oeLs+AiDXLF2V7h59+bZOW93bA8oienDY7x2MeodHxyd77Lg72h+zw/2DET2MDkZ0dHR4BMB/",
-	"dYdTZ02fZ63TlvX1Hhd8vfqRRyu1RE7/IqdivmtmFLRiNWi3R/vdsNfrHIz6rHMU7nc7J1Fvr9MfH9Jj",
-	"tj86Cru9VtBK6IgpSXCZMioX6Ypc0LEaYwGlfsVJnDiTqJ5lQwXPbmxzJB0yOOjNEc1YJ4tnbM1PHq18",
-	"slToyLlSrHKYSCwoOSN8kSQ+hElgM/Ul1iggzG7xxUHrtiNmMbgnVlrufcBN2Ag7benvIVq+A9XFaFhN",
-	"rdt1xHisVhSLiDBlglMdYDJFyjO6IhOhNAm0y5uQs3RmYPY4WVcMUYu9lu+XM3V3TzacrOcx6izOwYpo",
-	"RuEe++95wqr3JRLkfS731umcFam1USyq0b27BKDQPqXNAXGmmATCIozzQL5wJlkyBnseih6xYjHAeso4",
-	"k2RK5XSnpL54N6df2Jyc+l026vQOe/3OUZ8ddo6Po5NOt8+OwlHUGx/1j5Wypp2zDP3cKRvHt4rLr6/U",
-	"R1f74z4FIO0bcY0vVYe9QvgthFHD84/zW7+TL9QzH/LZ+9QlrLLGysxcUw4wJSoUEx5Lpk9/LoJLVKhM",
-	"ziFLzbLXi0avENGr0EsvCo78hfV8uE5Q/Eswz8eeWzxtH3Fa69obfTdl2FTHJNpkjM5MiARcgBquWvf5",
-	"wGpmUznMMywKXk4FiRCf3lWCNNC1oUJgP1EyFD8pwtVXNQhniK3YreYmdifiOzo5KnVRK9j66l+jh6j3",
-	"6fYDBh9Bh60UWQ0qttJRChqJkbJBBQHb5gEuZCZmaAUnNJ7t7JJLAGPE0ZUGgELYbLHxe0UG0gbSLmmK",
-	"vielPQx4safLjA0fSDKMoyGUZk3FEjRxspxC1mOcjz1aZBlG4sR4jF1DyoJwg+BwmcXbD8s9Ck6ynbPX",
-	"gctQ3oOyiOLsPMxE6tcXwdygJkypWB/iJwhL0Y7n8JHazPOJsl2UTQ6MkGfsiNkMoAdizmw6J4Jxlm+9",
-	"u0ileA7SbW+3u9vr7e0etYLWdcwjzAqUUE5sdA6P6mIn3DptvRC/xElCHx7sdqsKfRytZd/AzcLA2weD",
-	"LLah1wNJ5AKoveu9IOdetReX4lE1AJmpE3PN0u5RyOviIL/HOS5wfnIWxzNjA8uwlp3ATWmWUWHbbJDZ",
-	"vAp1Gtg93X/OEl0/0gpaCFkEcAS43dX+dEp0qBE6NzQFhFQ1VM6Rr82g+UcXdvj8s1f5i5wH9Std62Jt",
-	"JT3uHl5vd9lBh5Xeb7j5YVeDohURzwvsWHtErc1d7sUDmT8ijbCuW6O1undSqB/VYcFdLV+VaDDH/l/i",
-	"4NE1+krEMhojxEMTdURrnvv9oJXRdMKg5UyDBe51W+YXl3nJ+zUqIqV7WpPV6680OXSnZFii+jDIP9Iq",
-	"EwAMISjVlUXgs48PePVLhHvy/xDP/RWkj5XBi4qjOh+bDCRscgF5y3LXiR5g9dzVYh7Zn3sek1caV+lK",
-	"F2IUhjPl8lfobioMhtrXbioS5v7WfAxpx+4nP4mY64iK9VAXFud87FDZ+dTMpjBFfVav+mOaT8Nd6zwV",
-	"4zhhdu5nTq8NIpYc8QplkB9JdQuiO9Ht9bgacHVR2swcMVacssimuyjgr2LoQWI/uYr5FSapDKHbR8Hl",
-	"D5bk2YCjZuOCghhsEqJEChYkOO8Qiyx/CebKyStLrQHHb8xY7r7gTzDVXPdFWaRxttrNRDY3TKAp537j",
-	"QmrZbzSG9gq6X8grEyqz35u6WvC4FgfNC6ORQc5sVzJ1c2FIUZ4SXcrjHkHzSc74tuJnFzTHwmNGhXI+",
-	"StlPAF5TOmD5k8UT5j6ecxNM8Mr8nZ+IvHBkJMT1LlOi31m/50vniOCouzUFLC4qfWDSsEU64OgXNLlN",
-	"pvh8tNLYVW6Jy84uecmWhOqPlFY9YugRRzU3t62rd07l/rSX0FpzMNdS9U3R1APh3Bz+QCBq3h4hrhme",
-	"tLXJoFUqdeYNhuDbN891xmHuzRGKQC3PNe5TJf+aiqXEiCdKCdhOUw8GdSjXDFtGuo0XD/db1WaL7l33",
-	"vjbTMCI4I9BUvQqNe/95nSwxB7MNx8nJZO4137VUPCYoyVEcqn8rKVaUz8OiadDKU5oa+FZoZnWbwNzT",
-	"hWU5lMoZpFbzei4mrykWTru2CnoxfnQUrOpFu4WOBSpIvY6Vq9dGyZLXV0l8w65Owl5UUrDCRZo8PN69",
-	"m35VzFg5PYCGqn4n8tZqVq+sZuWkg/gpZ7fZI3C81LgirQ+pmTMpV6A9kUH3ZT5+H6ILaGhcFep5aGur",
-	"AybCKcZSH3sPa42l73ZKLfAxLKswNz9/ZtPXGimmJoK8pCvpgMiUjANoNAttxBHaU89Ot1k8D2eMXFy8",
-	"Au3XZi143VZmoOoECnA2kF5S+KF9c52frralrq6aKMCBOQFYXIO3NaeezAMJbTmsp0I7bNqvz79/8fTl",
-	"5cWVmvrVy/MXT3cC7OLmRQGqEUVmYb59q08BeaoMUq2+2PyPRG3ijm+ZpXfacQPckDqeecOkNxZ+bjKy",
-	"H1g4xl3skYI6qQXko6VawbYuwnO698bSlCkigNrOWW0DPfQvIVpdxXpVb7nUeTds9bfp6K9h/Cr+21c/",
-	"PH1z+e3F30522V53N+wnORS3zD3f3YNOt6ckXe9ASzrdifa0ZVfls+2cl1Zp1DvoYMVliQaPAGl7x8iJ",
-	"sq/Ge9nadV/WZ+HkSH4GN0vnUGL7uANT/wnNKicJOKd2vG9z6FMbTi2sSf+gabg0aM1YNhWRrGv0XKii",
-	"dfy+EJuFVi5OPoPxLSnbASIMjqGgERiVTvAu2JT5kO96nZBxphJLg38ec1N5X8H3F3a2ZpI5OwUtP5t7",
-	"Jlo6vnqWvlP7iE1irpFknotJvE2CW5nXPi6N7W6c65wJdSLaparkRC0Jlb67JZaVZuEjHUAses4xJ0//",
-	"/gKh/srR15qQeSyfFu/JWF4iJrMlt745H1GJfcGz+IY9YWE8A4DS3rH57MIknz29/NpLW5MqUsodOn/2",
-	"utO3+IRFJbk4WYeO+z2f5zlfTP2p8OIxanTRuovXIcr7NfdyPm9NrMoMy9RzfqMIWelEXzWIirR236nI",
-	"3oC3dIIHzLk0XGV+LkldKtTypInhlu8XpUSqAwPvlyXezKO8n51Ja97ZL75Uv8N5a0GnVC8lF2wukpje",
-	"4eXvlLyfxJwar6ttr6oss17QmlL5AlR4fFuCeEP9oCXGY6lm0Q3URUKT1mnP/FP9WJk4Hz4uVo0CxnPr",
-	"FGe8bojX+ZPeEHdhrBqG4hNmms1uczkU29WuSYLmbOk8pSsqO4ngk466kufTVPFVVaaVX+Dvmq+VXi6W",
-	"jZKXC5PxjcjZcnMqdYNXlWVDaTXFmfh3CJtm+U88ClgqrQ8Jwjn4CxQIciqWEJXWqfAm1u1RmHn2WCQi",
-	"VczWpUfheNwKymZ9/wDMemXPKCkaCy5NggIuLVxh9q9Pq67W3RedG3263+0chXu9zsm4yzoHo+NoLzyk",
-	"PYapYPENwyAOHlXjCXoSy3lCVy8d2/OxGI8ZVubgM8/FRLxNk7ylDn7s/KalW8Jp34xuqdvqH1gaIM6V",
-	"+qhrMMAgJKFdEZC4vC5vTn3+siBBTU/JcydD7w55z7rlhPvrk+ODYzYeR/29/mi/u7fH9o+ik263uxft",
-	"91i4t89CyiJ6sq9252b22ExVTbFmv/oFK6iyX73OUdTtd45He2Fnnx2MD+nR6BhT9zRzvk1jRQt12Nli",
-	"dofM7r9APniWUi7HLP2zdjH/qfkiB4tut3+4iHnWPzj8k7Nt1pbDPpAmhz+/TQ71JxeFVH91mRh0jjwr",
-	"B/vGOswlWQI++2913z/7cXrD0ssYGKDqTjsoGJm6pt6BLNLIb16b057b92s6wmjkaegenohFat0XSkoE",
-	"ZPiHNJ1MRqOhTp6xEEN0wjBIVXKt5iKi7KOag8hX7//PP/zY7ZzQzvjd+8MPf2w1TTkqihxv1hGWj8Wc",
-	"vL14gsVzhaQffTQCnW/iyj0SToWQTBaXg3Ltru63uhSmonisxN7RpjGcrWH39I8gcKAWohPIBGeYQVaT",
-	"Tl3kBjfvp4Geq0Zt9GjZ4GTQwcxjoep7q44w9orYoBmZ58q+h3vNHs0vlPIOfaXmq1kpYzLrQAMec9u2",
-	"dUMdcLfpXjq6/S2EVO25QUxkKdSDAbEYcOoHAfTzTfHehp7M2Nq4yJVa3aoaQ967z6vG0BlzE87yY9Au",
-	"1W1GOBT8IiAsgYxXqX6YZvBh6fwXL1qPQ6d087pW1DTL5vL04UMazphJ8lC2vNidg1jYKnGweKlvEIX5",
-	"sqqr8i3HAUpEuK3qG16nTAI6qvGIGX6xiIzof8tRHiHdY5Fnt+Wd35A3IDeR3YJfbUTD69Ocs/QT6A75",
-	"7dd/PnQm2MHwrO6irqGvkphfY5R1vQTB1527Gs97V6Irgf7uP/7oT3jWIGBe4uuYsUUXkdeY5hCQeEwo",
-	"X+3eOc+xhg9Kd3kjQVi47TelY1VJVBygPAWHMj4F36idja1GpwOzz3rMVRR/TWSq4aBtbl6WJeoC0h19",
-	"3cuH8hUWuUVx1OD2odtwjb337vi7aMHsL0pYGgBiFS1YYCIJBQBc0u7iGZ1TAOgn4wW0qQkavtj0c958",
-	"xZT4Jm8EXQTOLVHAWVrTe7WghXq8cineAQb10N4BFg+sKqra+NALltGIZpTQ+Rxb1IBb++cFVDrCOnd0",
-	"PBN5Zuu874ra/P5+xIGrd/uDC+p7yPwW4TXUfGgPBgHMg0gsucyzkt1McRFeE3nNls3DHHk8Yb1XB3bj",
-	"Ah+2R7zRj8Aa9defGXVHj2dnU7o6/dpF9UYPCrZHUIGssMqeq8MV9qO66VYaOmKsrE8X2X2dy+Rb0+O9",
-	"mvu6pNBNZk5XAaHGNa3dJsZjUvaQfPEJfPEJVHwC/juwRtRA731rui6nItG54jJAuRrh67RktSlkEFCF",
-	"815SwoEVK9dWezDYxX/t/Nl7hZUuak9++y0NMzNVfXXY29Rmt7u3anle3Rwnv8ml6pyaPICLDn01MJyj",
-	"d4WglT5a68qlt46B+Qd92TgCVTnE72t7QJtHHfcFJAvB0kko4rLf5U7iYKsbsyxD3hfefgdxUs0jcOSL",
-	"MyqKmgaJip/OF+AKpkpuzbPXncPj3imxAktJkb0QNhD+yf6Cn2jew8+qYgof0uTFh4ryCB9Qx0ni16T9",
-	"9M3jTr8LDeVKry+M45vAnwHHSg+6ZLEZEnmrxFb/UsJ4S70J7ntHayobgna1h8EWRuEmcBOfzmU1rDwm",
-	"7JwBV65sMiFzAVkVL2WDQt9BlZNcYHP3NHmVqITGM/R1OGFBRx+ymeJbKRsfqq7L8nDvW1yUDcLubff9",
-	"fvfDH/HMOh9rR/N556t3+ICPi+IJh07f/jN+1OsT+4jJPLEI8VALQcAWypGmckSwYUBGK6fzAjZkAxOz",
-	"fXhARquMSTJltwEZ3gxJ/+hh/1id6e7D3s4uOR+B50g7HOFFepiSWVpcZ2/Pu9BKgWeJsN7dFhHbJvqL",
-	"RVW9/t7+waEnduv1rp6Tw04UT+IMGhzobDSRGmd9OWkqBy0NsAuCwOadImLlAOzh/sb4q5qRlwCQeV2G",
-	"ffBzPt1Ou66zAvwYF+swYu75XDgqUyn7xxlKz/nHXufkHShy77tB78g/oK2cdJOyut2gNYu5/buoGv7n",
-	"YHDb7XYGg9veV4PB7dFX6p8nX/326//d+e3X/+e3//nPzm//8/969z82s3s9zMqabQfUgC343y0qrGyY",
-	"iS3QJHk1hrDyZpwKFwTM1Cr6kxOw7hQCE239EwgkQGeOTCxCcNxBN2Ts2gPQzpDWzW7nSRzGmZI8A54H",
-	"OLRGiqDjWIpAKA5xzVakvd/dQ8jBD7WU/CgkPeyRfdoaMV6u/0wF3LwRu2GJGqJKbf3j97XNZA0yQQ7E",
-	"TMkIyul0r5yiQuSZRCHVY7/AzXs+bvayq1nLem64ZHT2Rj1XcT7rPuIwSD1HvzaxinwT+EpzYV0WSVuN",
-	"RZRBkGE/MNN3ariDsJ8YrULtAns9mYYy8SzOZDVJPzeGK8r9jN7GM2XmmWZkKB3ws331l0chK9mHJii+",
-	"MUFWz+Pdh6C6eq0j6TY7XOj1nUHkVerGWvGEC529X1xheUp6tM1Tgm/f4XmvYjk6sNN6xBpnVA/LbMqp",
-	"NwDzB1cN/KvT64L7ZWMyQY3z4jFWp+53uyQTtn1c94yYFYHqMsx7nWGgUwul1Zzt7JJXcxQBhPJowDVB",
-	"8Xd6icNTQvmK6A1H2oNVQmKnazYEXWMZUqiTbbtO2QHXsX0HYnanVFqIBGtga24Tqy76zItGw/tBK6Rp",
-	"NmidDlr7/UHrQ0mgdPeP7yBDzJLfsLHP1/FVzjhSY03QGSNgEBLAlZVld7Y5B47iWZB3B43u6//3//zt",
-	"1//tt1//9wb3tsOlLp0KDPupZ9AkcFJwDQNCXCGGgvDvlMgFFECMF4k5vWdkmmXzttyBtIDi7WIi4O4N",
-	"8zCbUn4tC3FQMNTWssn063c/Zpf4/+ev3/0oL979+fThw/Xsk9kqTaNr5K0ly/JoHN+yqKN9gfauMH1Q",
-	"ESTEUKOj0TBdoVUS1kFzGelEEAyrNLjxsF91TWGBxggqdDJ1UiffvnkOAkbabl8FoF/bsBOp8WTBdI5S",
-	"r9s9qCQuoajBD1+YCAvLCt+Ggt8wHjMesq+YGU3nU26G46rI/arrbltb5a5YYLV+/1439zs8u0O6p97m",
-	"p39/Ydx4H5soWiaw+fzZXUDN1ieUXkxFWsoqrbmKK8mmZWa6E/5iuSr3vygXsNs5hAvPi8G3k+5x1/mv",
-	"9anCVneZeEoz9laapIa9/YPD3aPjky56So6OawNOFtlZhxBtDCQ05Ui/Q5WRLyjZbfgf8KP7irgMlS2T",
-	"eL6/f3rYhasuvWbZ+TzGBWqntDc+J91Jauq9TuNQkd1Lcc1LNyKhWYym1ZfD97GHz7Savt9D17+PQ9dr",
-	"fMgKcfp/oTN2p8C/E6iOo49HVS+exIWMOqHAKtX6k+gi4udH0a0iVMSDcT7YbPp55k2m36Aie1Ll5ZLO",
-	"y3e8x+K9O1vZqIk7rTldmVnthmKm/n7YZLw/oG75p7m86v8s3/y8N3ny6qqzODi5ne/Hndns5287v6Q/",
-	"d589T1bR1zevD/92mWRX+1gdnMKRu+MvPY0krB7bIKGoRLO7xFI9NtXXqGcb/RvhMNyOlCm9YYmFAFD6",
-	"+DilE/WwtzLdEMVfFGbKT2HotpyKJYect53NMAzOIuxbXEIEHu9T2SSpRM/KppXBURqTOU3B20OTRP1J",
-	"zeR3yVPdGh1aEo7LLXHAWhk64b+h11FkpPWBuZJTRqEPjE5sjqM6Z9CaJBHTVN6bD0LabHeyW2jsbl5F",
-	"MIG2knLpRhbqQhUbakNsNUhAwLJKM5hfnuhqpktops14bHqibg7SzuUT9ILs7Xa7OwFJxQIyHyOx5F6Q",
-	"lrW+zJ7PuWTIX/HbpIyRjN1mAZHshqU0ASBN2wv/jHBBsBUl3BciycsRSftxNyBPnj4PyOPeDnTbHsUo",
-	"UNHxhvPOsGmF/lHJzQNVMH4nS/dY/c8j9T+P1f88/VjPSzXc67HXc/+U8UuR7zQAaZw5AVromleTpknj",
-	"GWkP4f++TRNEC7jvyPJiBJf3S5YtRXr9FSt6V7RqUFofvWYaGAh+RMaMEbUwHXnWHhdwg+bt/vGQpVhA",
-	"AEtmDBpRInhdLEmqGEeyqA74pUZYfYfQW0818tY24ZsbPJRWeO7adOJcXO6ilgienEX9Pa+mIh9aWFlP",
-	"uOfGLwGe3oDbeDVnUsO3s/iGnblhjRxnGLHT1MMFAJF1t6Ih043NtYUD9Ax/2+9W8/EXvnsQFk0EJxRc",
-	"TyRlUiQ3urPvfDFK4tBwPJOkrR5HrLi8oM0BWADpIMk8jW+UHEOILAnNuR14X4ldLPPbdIM7srwHHkek",
-	"EwEruiVhQOOHlA///Ie/vPuPNv7xh3f/w5uWWLqAF3XJvcitFvhrzfXK2bLUoqxyMTbCKwvuO9elcovZ",
-	"eR34wxPrbxh/tGxTIqRFMdFw6tT8xTG3RUPGKRFKM5qIyYKRtkXVYrdqq2nyENEmhmcDDjVjQ+gCxzKW",
-	"XulmhcOdMyWrESI/kYKMTB8ityDL7Xqt0bIgjDzgbRwX3gP96Gx3zmE5uLMeymTLZAY3EJT7y42/tZhY",
-	"nqzI24snrttbPfeuNoDjhoq2DwY5cZRPHzDZdG0rtsoj7HxFEqamQEIq2ZnuYkKUMpOqTwBpn5FfWCrs",
-	"r2KLI1rOfL2D9+ReL3hvONmpdLCpJs1yrbRjp7YxjE7vQOCzlGXfsNUQioC1AZOsiLoFSgLtGgf7F2kB",
-	"Y2deevgk7EY91h/v0f3RQXgYHbHj8Qntjnph33PL6zU16/jhvPJ9TZ+Wk/C3X/+5cX8RMTQfbs0m5vku",
-	"dRuZg5OeaaRSprTQzfsZF4ZusK1r0me8rrmTrZjipCYbxy5tjY/E9hJ4+IeHGNDv5Kv8Mxhmf/p572+/",
-	"qE2qYncW6LGOJZxNKU7MZ2IkMb92ShwyA2Gnr6j1+tI2C2zCgc5a3QV4GbFwPTW8jgq5zD45/6Tixa6N",
-	"jZtAOMbGAUe7rGp9agf4yd6oN+53jsJe1DnqdrudY/U/ThCiGsTZ+JN+xQFem45ZJM1zc7cR5yr8iJvs",
-	"Ppr73a0K4lm03qEG1qm+rJdUt5Yci7TQCbCUT0LklKaIDE49aSdyt0lbm3K2ldqYd836ZjmOO1396Ou+",
-	"5ztgT013ZE+ZlPoK+66LsbYmueCd/u2tsuggEaF0Fmqb75uc/XIzcdtefsSyJWMcsrCUqW9NgZrm4U26",
-	"z5dsajO3JlncL2g4jTnrpIxG0O5bPVZk88raPCgRerEVP/FiRnk+tn6uBO59V/p4+B0IVmntSmc2/1+M",
-	"xxhgsM3RxzFLIt9M1ifaFHRk4JuQZmwi0pWfaMXNapROGLQ0xKkha5Wdy9mkMLiP67+KeSynvydyKJxL",
-	"7bqAwRKlWD+9zRiXkF8sFwlYzyY95Pz86ePz5bdfPZqEzx5/K54/Oe++erKEsODy2foHnKQhusim6qUh",
-	"zUT6BGyz1sUP3788+H7y6qe/TrsvH4Wvf/j6h8l3MEOYk3rqbxevXiLScJf941Hy7CcRR/2/x9//4+9d",
-	"+tf9xQ/9v3efcSg0zYtQWi+evn387FsHxAE9Px3oHHOvyKkNEFLL9G7e9gAQmaRUjwhOqCTD17COb9jq",
-	"sR1yNxOKRu2dIWDgYpP+79jofJFN+QNJznO64+7Cjqif+NoirIdzLSxlI3e/YZNYZum2Weu/D5dmyqaB",
-	"Kb/CVZ22RP/lbPSPN9ej2cnih2/vwp3f7/0t+f4fbxLFoX5mtHHtFzR8JMR1y9flc2vmMWl5TiuyLbmo",
-	"uJfreWgt1juyhoZ6D3KwNFNKkMTSxLg0qlMceuuRiiUv66W4xovdwLzrbU4dD3d78GeC/CRKLjeDBa5M",
-	"ubs3kf19Tc2Pbi9ra0XWlnush0G/V8X7o0pCYMhCXUgRcWO9eptz00f2hv09eeIju8YWHQbbdY7dVkcy",
-	"ZBNLztK/RGwmHMLNN8HqfkQZVNk5W0Wz3feqzE1weO8OjGv4d74OC/dFHYaPp2VCUxLfxYWAbdfkNJ5j",
-	"5m4pg7iRT6GEPfuEzQS5yEQK283SWYwd1ZwwqjxVdpAiiGZ8WAfUCpa8s3hpPcYiHkSrnhcBtu/CLwsJ",
-	"Frpt51sj3Gp/iBgbm5t4u0RdB9tX6PxAQwz3FwK3pfpLZ3c2wAE2nuodIAYNuGD1CLm77MVog7wGoexe",
-	"uiKRKKxxY88Kc5esEQAwtlFpzJRdN+FNzJaAb5rL2KBFoxkkACL7bfS7OOSvIEzpW8qlhO+8l5d2p37v",
-	"hcPgxcZc6CaKQAbNtPpnspzoU4sR4ZywdV1CoOMi9gSBqvdCjXuDFj2FS959a2mltjO8e6z8shR35BFN",
-	"KA9ZHVpgrjBORRJJg31ge/pi/C4T806iWEVnrUho6AzNkXB4TeUBN8liWLg8VP9nuHNG4B9yCBQaiWwa",
-	"EEbDKRGY4yKWnCQsmrD01MFjxbJmgEgacN2/EauVnaB/MUD8vkVvaAxOxrxMR2Oal2tptioPQXmcYF4s",
-	"rEm9FP5e93KttL/G1pOFpATFZEalqPz85ARzAWp+3wUnQuE7p+KkYe5DDRL2+imXfOWViVeYzezYKGEG",
-	"xP8TFWkWr4XNMv8OMsdueFXYOOcAOHumvaVFQhlG2fQyc2gd5mj8kzJegs6LV8N4e46V2KcO2CxQ14tO",
-	"IQFAW8U2a27nSg5Mk+32gEdtgu76OBSfPLRfhOcpzr7J3VVzXmoPQiJJxEZxxqKAcJGRFdNwMmKRkbax",
-	"8kVK5qkImZQxnzTr97n2msa7wym8rBzdupVUOMUch3WXz6sbdYuwpZ+tbDT1gSRTMWMEm+jJ3B3j3ia7",
-	"DQW9Pony0Ur7Udc0xTEaOAA8GETKUgHMkZNUjQ/kbzyCN8Isn91DTUaNKK5eXYVryCzi0erCwmjZDsZg",
-	"J+R5mqcW8zGCLjjYPRoeMoUWgNxieU5dMkHrRiSLGdvrRr7rRVMhRE1sLwCPScGP4DPg735nkDaV2Pbx",
-	"t1//+VBv87BpE9wKW3j1oRwg11CVjFKxmEwzEnOvCCwGyeEEK/XkFNWhtxdPdFV+mLIoBoCDTKeqY6H1",
-	"sMRVQ13Pv5gZzdXM5MGAD/3VxsMdizGus98xdGaGVkpcDIlX6pFJKqQkMc/oNSOj1YBDqRSRsUELtirh",
-	"iE0oR/G0VNSJJZmyBLrwnDpKGGqDVniNUzEbcEeHhONtEPDX5wbq6fMIhlQvNqnXLBpwRX6cbHtY5p+h",
-	"WZ7gjoKoWAelis4lrLmttrl5cuFRycCscpGpTjDZl/b6bMC6XsFUfuezDeCdTTHeSyKu0b1tBeD7z3U/",
-	"mzdWZ+wnl7NbTS7zrfTOOxmvVZHtdyg2or8n4gLnHwqPNAPGHBVTLKwjbcxm0H/NsbdBAIma6tkwWUS6",
-	"xMCNHNTdKvtd51o58l8r/eq1UtkH557x5nJRmZG9Lnl7+ZhEdCUDIpIIY/apzAKSiYiu4KnTguR0xDrQ",
-	"QD3VVpIPQjsUypfilOhyRch5SVkoUkUCI1njlNRJ3zOYDAgdscgGnPIViC8g5lqxs5WSXIu55GEMigDZ",
-	"hWDGxkOnH6qkwSLI0sbjU1ZAm+ic5dvZc0Rc7linc75OxThOmvnvYHNHKUVlWwOFr2mzlk3ZrGFjtWhN",
-	"27LEoEts7JRydyfF3TtIFRZabiNV6Rx1um3bqGbYxI0a3mBibSas3iUr7W7yBjBkwbM4yRstZXdrdJN8",
-	"9gY32/SeKFh5UQHXP/Hi+a87QRcsXKRxttoY5vKAXjM6U9TXI4DaE/NJOWNUT70/pjV9490H3te8xzZ6",
-	"N7Huu/pcnZesI0dusj+GyhVfVL5BpUuJBCMaXjMefQdKsVt2RLuMHdHefj/qHx6FvfHe4VFvn+3T4/HR",
-	"wWGvP+536dHJkdt3AIJJrrL6DqJz51W4Il1ZtI3nM+bnFa+i12INWot5tCmY7BgPBcSFCiP4yeRjCcfE",
-	"0Ni8K0naKaNRR/BktbO7BhpV1lZRxZE0dhhWQhXsnhldkYUstSdv7LkqRz8qW9bojr+rv7Oykc1V/OZq",
-	"fIEJmiZT+Jji/aZDXJB8nhGcPS4bERVSePYg8HOguz6v7PDm1D7P0VrbMxpzzjIJCGvQIU5/obvPSWvS",
-	"Y0e5nV1ybqAOrtkqIDT3n+mwC/wC9XocC+dDRiwRWHmqLkGlj50B0jLmu0KkFYpUYozG5OlJD7T2ajvu",
-	"Yxwa/E6FKgP9RWVHXce0t0+LmswDabznTV18nzY2YW1043VscDwaen8vzbAPinKk1hO8jce3sUvXx7iv",
-	"fI3wNuNNmOp7rRudPnzY6x/tdne7u73T4+5x9yGWtyOCyqiHWRM1iRh/SEN5tT/uhW5nNX1RbfjpR7Z1",
-	"uWtrM7vo9+u75W0Uyp+8p52djTPrcluBdQ0KfKzyutDGvNQsUUhQGw3YyQRqgimkVZadCnUd27WSqVu2",
-	"QxW0p2l7sWd7r76/uK8ModcZUQluuonJFwjIOBEibeOryEMEP94h/0F6DWWBXUBdvgCoCmQskgSadsYS",
-	"3u9TWO3qK94+GEKLcLUA8D1PWMO0BkNH/7DyOp7PWdQ8RYImPh+o9kDhamc0Q8RyKLqLE41N0kjzyLe3",
-	"/JKQxUkbHrAbtY3ExCUYYlvy5FtZmEVQ4Cn/yYCMDT8k0CSWGUuB6eAp0laXrvrHjGYsjWmi7FTsDAWG",
-	"btkLR+lkgVlt+r+O538ceL5Kbmf3oNPtbVVnh+0MZPZWlsfrX3ZP8vFKyeRBC7rIzEWK+CFqH1IOJJ+u",
-	"RmkctTzxIb1Kb3tot4YD7tPkgSTn5399++wJNssnKUMMAUggp0miPZvQGNJ+LQkXnO00yg0rpCFXzjUM",
-	"in5Ds7/NuwbG0aYk9Yb5a+7W1E0SfKiYUEli3nySfL1LZhLfIOpS6mToe00ulxWq8GHYxXiUiqVkKUkZ",
-	"DacG77uw6e2FHAWEj8OAjBLoBIosFRDkqJ27JNX5crHyXH297YFhycIS1hz/dfnWv/MZbno+363JvK7l",
-	"15JbvjH0jpGaW6do6wEQib7GSyDwS9RLTGEJCVnKZoKvMPNgyOlNPFFstuug6+ziHrR3hqTtMrky4Aa8",
-	"5jcTlsEPdJnWzi4Zzk3VC0QsndoWseQD7qmJASiCWPBXZuop8TylU9PNQxhljVPyt4tXLwEabMDbo5hT",
-	"ZRxi6iBRus/h/iJNdqA9YcTGMccSXnXeLHGeQ+LfHpFzFsZjXcBVSbyzy9ItUcQynxtmpa0vj/IUJb0L",
-	"8sKvOxcXpnOwGkoV/OpF8YyJRdY63dPusIVk6d9ZapemfpWyMUsVv1XL9GYsimu0Xl3rZGqc7JOmj8IM",
-	"YmxwB2l3tG2T7c8kLtC0ccnVZh4CpmjCR/CgLcBqUKmXT3nNCb3I2Pzt/N+mFu9ft2L037egc30J3Osc",
-	"wrSum82G1ilfsPu/YPd/we7/gt3/Bbv/C3b/F+z+L9j9X7D7/x2w+z0xmfz4V2IMqbiJJWJft8Mpo3Mm",
-	"MwKX945O+qH4JwEXexxBajXXCUxxhF8+KCan9LoHzRrIbYAq1yqsbTfYLeFm4QRjkwxenkT3LpOoarDv",
-	"tx4Lo34s2oTAjlkRQFhY6AOpIax1a2STv42poATwkHT2KGnreCekirtlhIpMOo3SjFb0fjfs7efT3D1p",
-	"DjVpWu5Idwef2CZ3uHoxrftlCbyvOQxFrn1XPBfpgmkGVQ9hAaZOH2gD/hvmWHEylNdX6pGrIcQs7E/y",
-	"bATMQT8dcDheUYBnjfIoLxEQnJj8B0g92AkIiGjTItvWgArOihkROmcXUiLwp7vkEtIYeOR2w8X4ySy+",
-	"PdXjwWw5iyECJxmTgKA/EzdMDjj8EJcrA5t4gUD8S7rCFgEll5e+U6ohu6pNsxXr3TWvp2z9vN+Mt+cx",
-	"jd6XMiM34BFvfIWxpRoidUCLf2/Vu7mOmvZbtv0C8XfqSquZbO52MJUD271F/bDa8BXKiqAwPE3VI4r3",
-	"sYRICjKmaQAdSxSTppTLMUsxS5XxU3XalCjGphq22wkkIgM8J9bk5GU+wLimUEdmcZKQaMFs+3mRIn7j",
-	"iI1FyqAXq3nnGnRGlzqFZpobt17a0oYGFNRJ3h/KqsJWR8eg8jV4L2L8+wJAhcQyKzl9h6Z6+HIQylIy",
-	"WUmn8V9VHhFSIkvtxV/Is5cmcV4fwvwU5We4uK2bwIQ00aA7gj+hK4nHLFyFCSPQwaHQ7CawibqL2Yym",
-	"q1KBm261WnXoeaysvdNeHyw6HYwq64qYJ+av6OwfWOvXaqpuJ4vs9msqpxbpGhX2m+wKDJ3+MdvXltBJ",
-	"1GW9cZ/ujfbDg+gQtG3284JBstt+Wb91mmVUNd07qBfrwm8uGRVhYQsCTe5Y+hpcV5Xs+ypIQ3wJLfRM",
-	"QS8ouzGfoOodmGLAmhZDJXGVQQJJpIO7W+XY5zKpln5qGlgVVSJksWygwDGV8LJmIW/qupHzdmAIBI3E",
-	"wsSG4vwTpQBtudiSTLPCoLTjvmNel5CgZ6vbcg+X2CulE0dDTPSRJGJKUqYxK7fbb3iAPA3AzIlav2U3",
-	"LJUQzLB7pgTjhJE2SDpsbY9NZZpWDPuxXXM6QDv9tumKvjtYdLt7IZIZ/s2Gge2ZvqvThd2PUCpf6bq5",
-	"wsPm1h8G5Ldf/1kipa/7TgOIZHMjZa6cCtZF03NZb1IZaoIxDwxpq5F/b/LDOhfd3QU6ehM8Tod7EeS9",
-	"qiDHK/KjUekKl+lHJD3AKPU7hFixppyudk++RM2+RM2+RM2+RM2+RM2+RM2+RM2+RM2+RM3+PaJm7xRf",
-	"uYU491xPcy86rhcwrTDr9YPYJ71qcWGsNTrym9yHXFSTL3I8JsT90P0SyzA+pK1H2jVQIbFEnypG87Ip",
-	"q1RrrBF6xom1TctyRFJh0SOlKocpNJKSLAF5hk700y9XwX+Tq2AhWfTlIvgXugjUUQS4r1p2KnwPQ7V6",
-	"3d3uQf7V499xw/QULr8w1L8GQwWt7PZRIsLrl1Ci2jrdOz4AK0B98Vcq3yoBcHqIOL/G69Xq3h6FvfEB",
-	"69K90UnUD/fZ4fiY9kZ74UF0xE7GXdof7YeH0THrjnt0b3QQHkUn4AjbHx2Gx1EXtMvbZ/JiLrgUqQWZ",
-	"V5++ieU1JOBEaj4tGaaM8ZhPOnPzoXnqIgTto2//ZjcM0WVaL19dvXl28Q08esF4xFJ3R/dH3eOTo1H3",
-	"oLc3jsKj8GC/NzqMTtTc+yfhPjvYO9yP+tEIfn4Zz5jM6GxevVD6p/u9H/Ahpdk8FhIO417RpHO+fSuj",
-	"rxR7YRXR/v7J/oeqB/6jm5QUmvFtbt3nXviNo9POj9YEwF1ve0mDaBSr9wk7v4oVGWTKeANaYe7t7vUt",
-	"yIBnumUpWvfatxdP9KsDki0F0SKAzBMalnKvWr3+7kHXh5g4GOxiM+m+v5N0WXKvzf6Bhzyydm2LGHio",
-	"Kg62C5LnkmPL35sY1+a+jkUhUvsLJ4mmLGEavcURNx4IBbfJuttevdlii6Ir71H5+M2zy2ePz58bSfb1",
-	"s79+bf794umTZ29fmL+ev/rO/NMIviZnsiIaG5HCkYc1AqnJILm8rITBoOg+FNKeZbyq64/0Xd5XlMDr",
-	"362O9ixOkljwbCq9sb1N+1uuYXOaiRYlYum4lo68VxJ6pJQ9O+WDXNy46ta7h7a4P/XUK5++4lVSPDUV",
-	"Pq+cw4YJIm+cRKpyoiFGvyVClDqpAZipa5NFNFgfZgsIvj5V4JRkUyGZeSakXPA4VEwCmVZtB+hkJ9Bp",
-	"JzP9G9vxAp59IBG1TXEQFNK29Z+FXd0J/LlWRHBnLe2UzWistCLnp2ekixlfUNOub0OpK90jHJcmS7qS",
-	"5ZThgCxhwvmPlnmKhdzxlsEZ02M/ryT3LKfwAMy9qWHahwSi6ipbp61DPeImrJ384s3n0BB/x7uUjxnR",
-	"rr1JTzfvst23H97p7SUhZKZSRunxLrpmNmtO6EVNIoxJW8/zuJQNw9zmQbl/0sHzDQoJMRr/NwcFDhzs",
-	"4AJymBOtLxPYZOhpieHPNxO8g2c8T6sRuRDJG1B7G3UbXoSksBKlC3liI7/xBR8rge3z7emAdp2zzRUy",
-	"rdNeP1jvKewe/KA7R8aZY4ix23kiUpYWHcwjKpkMKd8V6eRhdvvwXizBcSpmYJf1Gv7Xah7kPkKc0mc8",
-	"Yre6FwOehMclMnULOXv6JLQ+bQuG+zWpa8ShF9B9ORWJvvEkaWubpZQNBIxbOTv0Y6Di3cHvKEBHG8wS",
-	"T1+G/Aw1rrDIwfq9mJ0oEOJSE+8NaJylA1keGtQ0Cfe7mJvEVSNzHsjA9rEy2OkAqTGmqUGVXtIsnOoe",
-	"YepschaRtr7hORHpfErVR2bInTNCM5IwKjMy9J6GIaoR9hQ0bam0RUWLlTrrOqBZAbykMu92kYlytwcH",
-	"67Fq9hXkWW32JOq2RtkyehtwEjEj6OzRpSn4CmlGEzFZIF6Rg/xURXX+JOJzq3RVlLmuTnEn8bttu9pc",
-	"FHtR+MXkgSSxesBAhgLpz0inpzVWtAXBC1qoMWiUW+yV/I0gEeuye4eSMT4kbb95kKNuRozNCeNiMZnu",
-	"BGRoj9YwICIlQ3NIh6QdpWI+R6wcSlIm0gnlsYTJnsFw2rrZcRUnNQtXg4NcKhzS026x0FbDI+d6J7pb",
-	"Cgq6j2284Tp0XHa7Dx/y5uRUp8+HMY0tExZvFffG0AfEbQfia+NldGR90zqFEUWhX8d8jgQsSqiG1rDR",
-	"YDdn0Zqz0iiR9n7ST616/bEZqJfedOlzMo5vWdTRRquD3kIten8nVHYtL+C5GFtD5w/Y0HPJerBf+6wH",
-	"scheiyQOV28WCfP2Yo0TRihJhHp9zCcmZ3xJ4TZfYKfWUIgk5pOOGI/JnKWxiLDCVd1zMVcSL2SknS1S",
-	"NQTWJwL+FbSQF+NxQCi2I2CpO5b6eBpP1PUpUsLVPZkyORUJFMtGNE5WGtIywF5SqVqFKYeIs1OddDBU",
-	"aw4zluJa36oPh4ELLxzYylzKI8LZMlkRSW9YNODaKmLYwgk6QbCI0AmNucTVm9G1ziOZLY8cxyyJoE7h",
-	"hgX4F7STgn/tknNDTSAWAExn8WSaKV2WzudJrF6agRKzS17au5oLLPOAPai298T5PkYyvhqPvxaLVLZO",
-	"+/tByxL9FU9W5pql83kqbmhyaYhbQMMPWkDn54rMTpbNxnBP3TQa3VKleb73qEF1s767o76uz0Z52fc0",
-	"chmK2r+OMg2COoJWJ1ojgMQiu9CtJjY2fpnD42QOxyXQvAiaaqGlGY/Msdn93DzYM50axHjM0gokt0X1",
-	"wvk9Tmg8e0JXsnW6B/axKw7y8oiKkDBfeds1HDu5OB+as38ZznORSlvWB55SJXbyki7jlemMhLgmjGfp",
-	"SmlnpqKVULebRjtiY7pIMtLfPyNdlLFaw9rm1NX25QzcvTfApsoIC+N5zLjJOhgGZCK0XBMkF6S4RK1q",
-	"6o8JrK+txl1IdaaUeWfvPwudQACbG5LKREZGQn00WumKyLtIifId7FBRpOZlILg10j3lKw3rgHcfqvG6",
-	"oYrtK25eeIZJb20sxYdN2SHqAswfkerm2yYY01xgFRf5QuQtFNxz/B9mJwNFSlxjAW7fA1Cxg3fWjK6U",
-	"BX6D2OV8Rfr7ZLpm7TFc97vk6S0NswRRNOEGh3I+ZNd7JEmtcNjY5InATyU4HvD3oPyYJpZQmHgbAt/S",
-	"8FopJsokUhwL/JnE/Do/jTCdHT+HVgRUeWrqU7CggCNz3oM+FPnxwPda1UfRM0cTUadKPW+bXspMpIgy",
-	"gjPc6zYVEmXZuVGDLqmYH2oErReMGdjDqp4ZvWaSsPEYIDe4Xx/aqcVr3sq9sLlHy8fXnd6/ClBlq/qz",
-	"UNlS/wZtaufyuph94yl0Nv093Xp2kRaur6I/ymQQY8Kx64/Spo+urkUjl2eMg52Mmb4zyhcAny6nYpFd",
-	"mUcLtpF9ZmPg3Wb7lK8N9C8Idf3prrcZoWjQkZRmLCA3NIkjbYjYFNlGgJxfspC/VIN9qQb7xNVgd0RU",
-	"A0kGcFyLFTQUWUmdnhFLg9jg1PeSMWM23qH1onGOy1uCNOt7cdUaQHB9kmjP3aMgH4vR5T3c5TU91Q81",
-	"yZMkbU0lgpPcOSVMa55Ls5FGhxpwyZQlS56B8jQscsJQCfahe6SHAWJesYgs5iaIM2ZL9W7D7tojZJqP",
-	"qZ1fTuMQk2ng19BUNYokSZQumU0pJ1OaQGkNApNAqB6sC232UVTnAFohzk4H/I+9492DrprfH/eCbrcL",
-	"nW6eXn6tVtHd7XYPe4dH8Hd7qP7pnszhDir4+jH3v6PdAUdKIE7YUqTZ1Jmlk5sTLZhOysnv9bElNJwM",
-	"/aQG8htwTft8AENA6KvatptTpJG2+oyreWeXfAfhX4u2Rwc8TwpXFOntdrvgt6OJotwKZwWTjQQOpjEw",
-	"kIhvL548ht3vHR9oCqmXMD5QVChyGrQJMVmyMD9n5wggp6UsKCUxgUYLIUvspUTEeMALPCs1qYv0Kbn5",
-	"3JzfZmFn5z58f6emK5vzru+UpV28FX3YiXMlwdVuQpv6PL5P2rh53iB/XhXATRDktjMRHf0hWL27Lytf",
-	"deLZXKSmodm0ddqaxNl0MdoNxeyhAYSInH/BQFi/0gi7CxTHHLkru0MOsy8I5OZdZjrBMg8MleSvX6CW",
-	"tsADuJWzihsHWhvGcZdZ2VT4cl26lL3Q81woXbCls6QKWnuuLZV56w0LlbG+eiwiXzDDfE1C9X2geySL",
-	"alfFtDjOjy06CiPWGU+m8U+ePkzp+tdeMk5kzCcJ6ywkw5d/ROud4tt8m/GGjZUhuUXzCETQwF6V1a4e",
-	"GhazWWEF9vF/5+urALCVkA/NltBKW90p2J0zxDb81i+BgFhSxsJI3J1doIhv0boVY9npxdlKuyjRVVNM",
-	"fjPXv82edTCujMFqbDxwuajTtjaR1ApmWu4GnPsj4Vfwb9Sw0M1sPnm0yqujzcYbh0RF9+/t7R2ZnoVP",
-	"K0ZPv+in/nRtKL2GYvHVLE1F+oJJCXXXuMD4Dn0rc4wXzbnbgLlwli1Fev0VYwVspG3sO0YlsBg6COOo",
-	"5SluLzrEK59fiEUasgpAE13SOIv55IpaUS4XIzDAXtr556Vm/n6eZSaxuX4H41E06u/1lE1Exywc7R0e",
-	"jbt7/ehkb3y43x8f7veOu5TW5vptEQ1Zp9BfGp0qd08ivnJQVOYD7VZx/EPaJQrJVGpKu43VoQ3Q1NbM",
-	"q2ZlwfsMOnMb5wGC9oG09VMiNfYDmgrkhiYLZbJkXhGDZfXgLTImRWS6GjZBpXaEyjqRfG6eK5qMzS3C",
-	"koh5f49+VrdRrMc1X/Zzg399CckJDidQ9I7nQTPSHv726z+NSHsfRx/+oDHooEu0xqDb0YY5gBkvY8m2",
-	"xk7cwmYuCsX32713C3DrelDmhop8RZD6Nm7MGDGSSx3odca6hvnVjRfbxS3ZHs/yjuaJFupbboSDwbzu",
-	"JKKyYoGXfRfF9hMo3iyeuErKCoHXkM4Ywsz/9uv/Kgs9LdsCI7fgDNp2XCDp1Lwim2kKxxMiaG3OWISn",
-	"UQue+wAl3UxWByfZc2d623Pi9+iskxBn4jnwvvVd8AzlvY0C6hi8LAl77SQB7t8hMZcZoxEiDMa2d6Bk",
-	"6U1cl+O7dbNr5PKPT3TcHPZqkLFYgId2LVcHKjq3L/P0xppMxSJR6oCjbUlhde+rMstz8KpHyAqFQmPw",
-	"0mXo3MIuhnRBuhdbpa4Pp73J43f+Hsl44cmCC9Nej3D+EAa9pvlbtT19nV2hPtfohk+gp8AdjI27aPeG",
-	"W57Ecp7QlQOoSB6L8Rj2DwTQuckjUYzWvT3pjo9ORuNDNuqH++Pjo+7e4QE7Oj44Oe6z3rjX7bGTvdFJ",
-	"97D1rl4fX6d4A9u5YY+jky4bnxyHJ/t70cm43xuNoujkODxkhxHrR3vhER31Drvd46ad9nH3oycGtVrM",
-	"ymEetRU2dGN9UZoJWkFLI/u2Tls9vMitNlEawq7/rvGbvFV/s+0ECyCe0XSlg1guP+OCQa49ffb6qNd/",
-	"opf843uzSN1auCyX7PdmxWsecQQKPrKIedY/OASnROF45a+1y1wzbk7D3FFjQxhN3v7hwyb7qGFt5xoV",
-	"Xh9e/29MG4vPquDHd+vRUZAC771O54Ik8PZAtwlnkKsEt69jfp0RmmsyeN0LzmzpcyzBNzXP0G4zbsKm",
-	"Xrt71Om2U36KcstHn6dvHnf6XWJCu1rlNsXmGqwgFDHfXm/bWpHJlRUvna203EwROOSX9jdeTcVqIT72",
-	"c3WT/Pxs0k4K5C8rJyXu9aohFQUjX/cGheGycJ1Ut/3Z685Rr6/19ohmFB2iLIXjIEkmtBrhmNbtIcum",
-	"V+p7O/rVzf5w55TMsQZgwFEb1sE6sCxiTob6Mtq1KxzuEpT3ZPheCctTMqjcaYNWYODq1de9QSsYcL0L",
-	"H4akzYX6Oh5jUp7m31ObCGb7x0BKn9KBds6Ivo8wcDp0yDUccAA4GCKLEXMJDAMyNCvJZx+QoRblRE9o",
-	"WEnB/3KF/5e/wit1RXbLS6hX+SXdwJPHTYOpYm1Pzii+GjjLOvnvep4HS3JPb0++C2amPuHisOPHLM/h",
-	"XZ9g+oWlNktcmTYUsaemIolYmuOHonUzjpNEFvO+XS+O4fX3G8jgsIvLFeuIUTgVOc1dfvSWKpoD4w/G",
-	"OSVpRRLzOhXINN9otM/wkG81Za1lfVNyzeZmNUVi5HxSf0FtasLgrycp9WD4Emn7Emn7t4i03dVVcPdI",
-	"2782trUOyv++0NZFZ7s/vmRhrPFMmjpjjaLQ3gbAGrfpQANYe9Fuc9jGIlhhr7+3X0AfhPzVAsjKATuK",
-	"umGf7o964z12GB2HJ7Q76oX9aI/tjw/o4egoPI5OoOa8P9oL96MDdjg+osejk7Ab9VgNoCjtMnZEe/v9",
-	"qH94FPbGe4dHvX22T4/HRweHvf6436VHJ0f9bj2gqFk2CqIioCgsoxGiaK+7d9TtfQpM0SZInJduNNrn",
-	"8S+HpkkbK/goXxWCCXnoa6d5aHozcuVdkSrXIVM2AVPcCjzxbmCJf6XSB5UYitiLv7M9MqL7orcXTwLS",
-	"Y51DTLxsFG4v94zzwRl+VuzC9Yl5Ba+QJyMOjHubmndKhuULEa1te42SFQMoQedMgJ4DRjb57f//fwz4",
-	"UAOWDUlbj2V9SlORkaXaSsyR0Mg+Njyofk+GOWTakLR1NBjaGkvGM/2MFdhD8v8jQ8wSHJ6RoS15G6JD",
-	"z7MckRI7wwFv63CcUXACKLVT1IsFh0lSrst2dO3pzi75CushKY+cGjtTDZuybJFyADmIUytEhNvDWzsM",
-	"TPZjVQW5C37c3VHjLqBm9SsaZiLdIkkwnKod5BOmAXlbez/3O0fLN7/8cMz/cd27+b4bfjt/PtuXl9nb",
-	"xd9vvlv+4/b71Q+/QBkGLCLCBGZ1G1RThcqj+ys19TMGZUpxSQfT8mb09jnjk2yqrtFjL4pV5K3kOuxE",
-	"8STOyOWry9eQpIkIHKmbNEraw1v1Xwf+d7hTeuHh/iaru7Q6PRvfwb0AVFVInXX2qEoLxNEsHsipkOWU",
-	"Vj9kZW3BU2VbmsM+1oA0+tcojeeivBt6R23/W6iA2KR2dQ863Z6nWV5mtIdKUVj3oLPX84UsT/ZGvXG/",
-	"cxT2Ir+ZBPVWqPnsKZOut7cLEH1UCej1k5LO+ctN0oVk6fkEHXsvxC9xktCHB7secNCC0lNTNKsrRrT0",
-	"xJNxl978NcymU3EtuBvoSRBcofKaRbWAZXlAqXbMB5LQkRTJImOE8aj5hOs6sebjxsXR6kJP8bxG2iRw",
-	"8VmndpaTFS4Zrz7i8kHtLhlyQiVJilnb7A5LLzOS90UWo2AMz0H6IrwQc6IBnmzLmukPBa710W6UiqVE",
-	"aIucaMs4m+42BL1yEiYckhZrFOJ5y51IhS45U68RQn7H1KU9Sw8kSZRGqvdM3hVwqjjuS6wTs9BVjaxp",
-	"Iy63hqG6YNm5DmmCqiqb3v6lCrwYEA0p0fBNBKpVJaa96sz9IeTZw8sIg/tTsvTGJNOXU1Lg92rqblEo",
-	"+EAUQWf01p1TD5DpS5+U4ul6QMdNUdALENze/L1XsMz0FNBAe/jjfw4Gt91ujak2o7fP8AV9DZiv/+xV",
-	"PR6aMI7LWB2pd1WJ6atuuGR09oIZg7DiPEVpr2wCR9k2Km2ZU2Opa4SNajejcaJmyulf3L5rLXAeucqi",
-	"/clPIubri8JTAVqoWHIwfNTpbO47rB4iO2ffAVWDAxIJFyhmoISEcqKGoErmmd9DZL8GiEOTwU2m8FCk",
-	"wgIVEtXOcAohjaIwZjwVSnf3Tyknc1MbG8m+obyM0dkb9dyHfF/uqtXp3xmq6Rc7Mw7yPavS6N1aDjeS",
-	"2Of//3dg3o8EHXSO+taC3m6xv7DBVhSrQxOJisQ4I4yGU6LIYIrXMdFQ8CK83k3MliwNSMRuWKJWTNrn",
-	"r5+Ra7aSAdGQG3InIDSaqSMJxZMBFD3EfKK+ABKTdsboTH0eLtI4WxUwPvAVUNyo3wFAKDOIQuEOFexe",
-	"97HK8aixKaswHr4L6kt3r9+xu5fnfi8HYC1OBu7Qu7r0t8Z9hypULvPNc7FkaUihqFPnUGkr4QyOSyGg",
-	"jXhhBonZbQVThGW4GxZ7FYIhz7WyYx42QnaK18DoAsHXIUhsBSRfVaccNqpAstvyKXysA5lLppdacWIO",
-	"B1aNJusLrZQfR2yespCigw0wdGtgh+VdMIOLDF7hIWWK5WXvCwllMmMIJWwoeK8xzj5XAXxWOn/OgQ1y",
-	"iJV3zUoFnJ03x9SSuXoSHT7XwweOTHDy+YrE916VIps/BS1s5rViz9EhiAVjxHVoAxCbMuDANVi6MUQ2",
-	"p4ts+jaN1dvwj9OHDzORzXNinsL99ZeIzYTRW/6ML/rT3x5dfPf93pPXT79+/c3e63+8Lv89WHS7/cNY",
-	"ygVL/2QHbAWtn9PHImKv+QRVRXoaz+iEPZzzydmISna4H8R/f/TqzbL7zV8n4k9oLKcQjdz0yqoYdhfp",
-	"U3uHpYX/9us/h+Ttm2dej4kzcd9Yb988w5ygb98AvQNCydC/wLWvMcv1u4zUdwFR4+z1STsTGmaFK2MW",
-	"AhU7mx0X+g2BSx53eT4ufAuBflT7tnDJa4UV1aIqPsGdjIJygpRI2Nopo8r4OhXjOGHbORQuc6jkTGhE",
-	"ljMyVPJtSMKE0VQDp4iJIFpXpSHArIQiEYu0rK7Bd49ForT+1h+69Cgcj9EkqSktqWoY7hAVsPw/pOlk",
-	"MhoNdWaAnmKceROlHd/CH37sdk5oZ3ze+erd+0NPi8Si0P5JCr77hi7zAqJcbsvreN4Rc6RwZy7URZ7i",
-	"Kz+UVlqefk9R+birCA3B6VQGhAvUYUTifFwKbxwX3Sa9YkAbHSWdweC2Nx4Mbo/GNT4TtYneQt9zTqC9",
-	"BHn75rmXsM5U+t3947WUNo0qPhGFP9QeiCLS8n2eBzqCEkSwwa4ZmxOMMEJpefkAbAnpvdGv1hzU27aS",
-	"POq7rSS79w73XVJYAQoKuccDt+svqXfbXtr/ipNugD97L+d2E4ZvdX2AsptD4W+/yt5nW+UaWN5GALn1",
-	"zLZ3eFBckSd9o+bg5vDW0Npicp9HF8rYJZEZXZVO6ozenpeTV+2+lL5R+9bgkGp/RK37e79X6+9+3wv6",
-	"3Q8bXd0bPN3VNb1vwI3Ovh10vWKiSpH7GbdUcORGCg7X3XjnnR9o55du52S35qpzQLatK+h9I3//d+g7",
-	"O8+goMrf1y9iSQyRFYpPle8A89uezgc2geaEZoyHqxeydXq8r86XnAsu4f3XaDulGxBf0bx6DIkUfeDJ",
-	"0jWRT7tBLpqeXIOevc7MG9YbmKV5sSnAduuRbx6ZeDblcomuhM1twHMqNc48dKjmm4/OLUwfSPL1pTI5",
-	"4XmNTaKBrvUUAbPhPvr4mp1yF+TSuTBrs1UOYd/V8+4TzZ5+5mU3pvekZuJMQPUl4xHcFtidBUHLcY7S",
-	"z98oghrAFJuRm3ryT9RvbkymOrvJruBH/WO2r/NkTqIu9HHaG+2HB9Ehq0AKr8+PT8QEaxo+30F9F7Q4",
-	"u820WNn8S/CnwwYhKJ8vHd3+rucDfrKb9P4Tdd5zt7VBfbHd0fcf0/qtcTCnJMc9ifCl/bibMCnUitmE",
-	"P3fLbJqgjZy9+1RwH4a0hT1xfHGWF8qLrsPFQFI3EDH1EcOPjMWVRdnWATk90FNNmDpYHupC7+j4GYpK",
-	"7D5ld9ZC9egvNVrqDBxjmcFYrKZpzWjEqpAgTQDlNfu80aU4KKFYMcCFk1Fkv5sk1LCTiY4Qgf/sjcig",
-	"pOMpj6STJLdWAsFMF4U+v25M+CGEI3P364bUuoaY1yXCVDd2lV9yMsOeiO3Mue/1nc4ist/rkr8KznZM",
-	"Kg2mODdSSFi9gplvjNfpuRipj0YsQmYCl6c8I1DJT2aMcqkzeNQXjZOVDMffmL53HtnXFBNCq0yb4Ubr",
-	"mKcCMwylPBZIcJ6ym1gspPHy00QKrIUPdGsmSlI95Eekyt1VyGpefu/pv7qWrZtFXFCjWwCYkeaPnIsq",
-	"fF1D2btAGpVk4KcW2lbW3pfQ/i7Ophc10YNzbjXXXHFVHBTziQ0rGLzhZIVVLrF0LA6HDMy5Je5dNJv6",
-	"y928mODfR1rbWNVyKll49WL8zbcn6fFfv/n+5/Ry+dPb10+Onz1//cMz0X9On9OLZVXAu6S9Iw/VBY4u",
-	"MsojmkZE/8ZKkfYQZzmEQhGMTZXaKTdcxqYDbVdlZ7mOnW9qO5Fe5gpFrmlkItdE9HvkLjnX5qnBzwde",
-	"5mLBQ2ZhyThbAh4/WLFDw3cLHmER79DpPG36/RKoPoU2eFORZtYwzxsNDLgdyVQDD7WQHlZYW79iBq30",
-	"0jSGBNQp5YjhWhxNWVtXprus/iHNW3ZjvrZFa43iKG9iDM22TDtvjRMtlrxY5mMnhyc6h8TbLdT4VI9n",
-	"/lkOj24+seq9/ZmtBso/sxR3PnMqqb0EaLneK2fOzoeFabsPOzN3PrZTdR91Zot+XudV5gNnOP2RHco8",
-	"UlMC5SFl5YrVp+KSyewNkzpB1wNQzGSm9SOIwpiOaka1KyfZ6o+bVrlv4WyoXpLOO+9mCTsZPc3cHBvE",
-	"kTUEnSl5JZLlBF/ehTGFnA5hXijDguf87l2zeuVqoXCF2TwbcRRo76hzEu6xztFo/6BzHPV7ncNxl+3T",
-	"/ugk3OsWcBTwFt4GRkGkkU4/xa6snV5XgyJsAEC4W6Mv6/DJ/Qh113dvA8634563m4V78+nBrH/X/kc5",
-	"/2zIMDTPwW9kJmYvWEaNkrsRIrpUSoLYBBZ01umnh3Jy9xND9rmo0iXBmS6YzntUD3XQKQHHn7TBFQG6",
-	"MuVkKK+v1CNXQ3LNVsT+hERUTkdCqVfgxTgdcIDxE4uMQP5yzDlTty1PVjsBNtrUb1QSW7+RM9LOMPVW",
-	"Yikxtia94Qzbbu/sEnUBgFSH12KXVOx8NItvT/V4MDnOsP5FMiYJhz4/N0wOOPwQV6cb5ELKNDy7pCuE",
-	"di9hhRlckY8F47ZC4r0PDMkiXzRr3ZGLZYtQXenj8bKAiOEynblt5Rq+01fAJgxrJ/HWzY+9g1Rb4zdt",
-	"RoEcT/H+IZEdGOQylnGOPeZBBswxk40cuZMZbtf2VGbxjGb1VQLOri7FIonInK7g6HGxJG2DtpcyLO3a",
-	"aQA07EdrWndtT0X2HSAGuPdav+F/7u8fU/6a2objOThRHl7fcz9+idnkp639fhlID0j2/7H3dstt5Ni6",
-	"4KsgtC9Mnk1S1I9dthQdZ1Syq9pdP/aW7N1n5rBCCTJBEa0kwJ0AJfO4K6KvJmZud0zEvMBEz3vMvEk9",
-	"yQmstYBEkpkkJZOSXKWL7rLITCYSP+v3W9/a2asm7fnC3hfET+omGafcCLXINrLQJeKOTS/WScncoVHE",
-	"4prdkfl0YfEqwuYgX8vkEmykAYAxP7leJkfkIqAsAEIF315y41HmQyHYgE+QG9OtB+1z00Knz219/Maw",
-	"gqUCnMKZsGwsoYsBaiR3kNxPcKdAaurPKnZkZbiWjwVxl2Dfu1IbwlJXZP+eiCx3Hvo1l7AIzQ322F48",
-	"MrUdG0s8+yt5XlpVfPn+DcOERqt+JWatIqbglnLAFbSJF0yQrEtXQTTrjk+drqqUn0vb2E2N2xgFWt6w",
-	"ibi8RJbhvWantoZgff7+RdIJWUWov5xAH96sYnmrduriSa0QAsuV0SpiwAhLs5wc8MkdfDh3cGEN9p/f",
-	"eg32Puy9ONp7dXT48tZrsDd8Mdhvd9Pn37S/4Xsv26/E4WH7oL8/2Eu74tXw8OWG1iCyqOtfYb97dLD3",
-	"vxUUPkg26duTV/LBUU/P7vz3UDi0s/+8E391+oD1hzSED1Xtqp/qIx+iPnKONO7g5eGrl3vd/RIz3It9",
-	"kIgRi+CBeM6/Gbzq76X7w0Pxgr8cdPtu/C/ES94d7ImD4XP+Tf9Vuj84FC+GL4Fh8CB9Lr4ZvuL7/cMB",
-	"EJO9NecTrYzOo7LsKm7B/eErvjd4Lr7pH6Qvh11+OHgh9vuv0r3hAX8++Ea86nfdMHg9t6A/V93ni9yC",
-	"e/uH3bWoBQ/3X76Ig9Bv1xYev25QrMYx6UrBGsuQTbN87m+W5TMK4z4s0+di4GIxWxc13BMDnUNfJh4R",
-	"gEY+b6P4vQ6JfGhBfQcy0CeN8KQRnjTC71EjbJygtiQcCngn5eCd355rZYVCeiwQHWOupjyrrlSvpLtd",
-	"fhnVqddddHorEoV5wbBG4/NHQIFb2sFViLr7Ysm9DdHtGi9d3uS3Zf0p3T23tHPbo1XNjLuwz+6ZLLe8",
-	"suXDtopKdyEpsBiNLGyHJd3ut0nuijglYNE5d4cKpdC3guciP5la2O59+Os7v/J/+euHnfnszuuQdYvb",
-	"sx8xrtib9PX5CfvLXz94bE5/KjPbloohGQFrXImZYdz2VLLbuRFZ1r5S+kbt/u3mynT+ZrRKmoBe5oFY",
-	"r4VcvR4uJxVrJGbaT1gyNSI/wo69MqVuvS0g0QImPMDJ9hQPwUGi8RkGKJChvKHB0SWsQWzFiff7L2Rq",
-	"EKGV5DoTNDjMILo7e4reU3yyIlc8Y+8mQr19zU61UmJg/WtjRnGSaXguIpoup7kwrJG8P/lff3rz84fz",
-	"i3dvX59evD0///jmLDnuKWlNgXLAlktuIByZl+CDFpu7++zdj28uTn88eftT0mK+TX7xuhf4Ep2e6qkz",
-	"nQnTYpngBhiIx9rYI5Ygo1LSYkngSsJWR2Op3D+AlCIhDqgikj4R+Vgi92GYkzIfVIedFGSJSB5lqEh5",
-	"DMwGZiQngdGV29EzE/Eu54KnsG0QbEyNZ6FJW7y6z9xSAvQG14vmrUHLhRllwFjCAKF1TGIGeiKSnoJr",
-	"j1jinpVARDxQWMFn7CaXViTYQXosVbPD3sBokElOasUATIXgTVBbgjmT1GBKuZgjJi3D/rdSseRTu/gm",
-	"OXJr8/f42r/TGsGc/b2n/t5ut+F/7rqwtkcw6hZLolBo+MxzaoUPrODj8AefptLiX+zv9MoMfz3sgeLW",
-	"6COaj79HDF94WzwGvCgeRLgNib/wFhhRdC2KqeJa5AL7u5udE5wKH+UvT20rOp2QbpnjPVzYWdKww+5B",
-	"TyVDnfdlmgqVdNiJihYVrPHUrRPS87WRnu8IMPrKJkRdhpn+lgd4Is2Zey1oTqYu6TskMUMUOewBEnCB",
-	"du1mpCvZAHXuvjIFERsj7etOnBKtcAONz+Mm8SW4hRPO9rpsLNXUCuO2P9Ya+KOTmCFPmkdMZEbQpBgr",
-	"JhfTyYVX9E5G4s8yfskl/G7y/t35B7Z7vbfLp3a0625pTydJs8OKdtIVY55/P59/o2lwU4DvJeYOGa4Y",
-	"bBKt0gu8vRhhp6fOY5lg2IhfC6Z0xfN4LnCTGLfCbo9oRQTseH6dXQcasdCmI2snTuO/x5N3voQyhg4n",
-	"DDUXNiH6d8zmgD0BO9Y9ly5t0+4JYFrWQJxJUfwTsoTOzt4ZCZ7C6Mj3/W9tevk2ja997hlnfOxlIn8Q",
-	"s7mugMveInQ9QWHqAeuQBs35JbyhHqLU9W2NEtZIQmd930arur9+K5xNvK6NjyngxKtfFV9kyZviN+6P",
-	"hTf0HDXRuXUWBiGOgC1oFxBIVhgLfzc7zD1Y5G0jUyDlApXSYX+GAYLIB9AvN6ItlRHKSOetr/EiOM62",
-	"G+jCWzjzTaqhrn8Fd/Ch5yHtLNjiTm5D28MhG+SzidV+qwHYyVkl2khrWlWIStPqqXAsp/1MDggtl0nj",
-	"FHqWUfIcC9DIlSiyz8elDHvpop5Cq9Qs7frfYR+cLpWUrp9NRNpGf5CZEZ8IZNK7nLp1gA+YND2ngwHM",
-	"DXJVWtafseRSqF24rq2vRZ7xWWfGx1kCppDH5h+Farq+UyyleYomBV7DyTzEv/t5M8+KPduipH9PUYK6",
-	"og4A5Au+QF+nUuDvuj+TGIyfMHrhhhHOjoL3C6sPZwf3k3FWks3hh1TKIBUo1WUTxZmVFpyDsN3fx2/3",
-	"1+jtTt6/LbecRJp5PRGKT+TO0c5Bp9s5QFjJCDyIIPqlupZY6mF2kd4ZqOMqe7qcOzfFPZ0Vd0XqyEuU",
-	"TKqrY+a8oAyOWot9w1I+M00YN7Ykddeh1ugpp5IMy/SlVCzVwnTg3RANAES7ZGEWD31mGPDEQipeGlZA",
-	"D5MJN+ZG52nSUw1uyQ7b249IkJrH2AJEGrAy4AmX0PUfTVsKxTP/S84KLszdYBcCQXPmjuoMFJ807EpM",
-	"nF5y+1caXMOgAiEGhWTdb8N77KA7Loz9Vqcg6AYQCrLE+ZPJAVy3+zcqRcR9tRJKO/cYz3zya9n/J/IW",
-	"X4YO+2K/293cMKZ2RBB8ePLcZvL08WT+lTW91bAmHbeND3FMVY8KY4eHfcvT8Krutr3Vt71V1zyT6Wku",
-	"UqGs5BlAAw/3X62+9YPWP3E1O/FV0L+2dp6vM9K3Cv3ON0ANAB7+dDzm+SxskLkT5k8NQ/5LfgllX+70",
-	"7kDj0nCW4QjVH99TbJ4Lvi+cnqAnwk4Pi+L0KQRFjkgsXkjl7EzO9p630RqlUEJP4eEnndDX6Sz8cNGy",
-	"gZohsNK1sZeL3ydsoPWVFD3V+LO1k3cqm7XYOR+Lc2nFn85tLge2xd5zO/qTf+sWO3cWuogh03So3Jmc",
-	"ZE75OQMQCOx7KtN60ueDKzbSxjbd4QYJgMDluV14KZyBFCai2nhFq7SnknIvmATk/JyhDSu0W7L5E9Z4",
-	"7u37ViQ1nRI4ce4pRFtwxZzDcJNrAKrhklF8IfChozQT6GIBtOywu0flVP6jnrrR+ZXT07mG6N2RczGG",
-	"XGYQ3nA+IR8MAsBur9uFz+baZrgJk4rthcE7uwO4TA73X+F0ngmbz9on8PACWuxceGP985yEJtnLbqRK",
-	"9U2V4PwRdvZ2pCX89h9BRH794vGcegH4KoNCjPFwItYQkbvu2isx2+2LpQLze2ioYucbVFWd6YQ10NNP",
-	"xsKOdGoS9CkSepTzmfB4GGyujlxqyCKdKH4tL7nVeWdQzHTnUthG03llaMf/IGbJkTNG3aZRz0xPvfef",
-	"F+tDC/yOfl1i7eJfzt/97J40boEb4MweGzdCoUGaphMKoqcGIhdjrWZQt2l1To52OOow5UOppBkJw7Qa",
-	"CIi/kKxqMTMBBzP3jdYgnIITSFvZB06CoUdDoODOHkskbr2LaEaSKtHwrVvD93j3NsXEwnMeSGTQEGiF",
-	"q8TGh0gD0jb7QwkJy3Mb7JorMWPGignCQqgL2W1kBG7zeiHx7yKXQ0kajNojPTNAsJ6jg5RUnNOO1e5Q",
-	"NppJE6NyhhqT0snrqb64nCqKs0hTSCA0yLid5sJ5j9kMceu5nTGZutMlL53C8CaYeyP3yIETL05ohLsR",
-	"9S7yFrsZycGIjafGYtyNp9cc6r4b3F/EOJznvsj0DRoSKBacA/bbP/4v1td21FNdJj5hO6JW+cEG2WqA",
-	"5VT5eyBcP8g0BNfiq48grGRE2vQWqXcS+zP0E1tz5mVZMyp94+P88ENYgH7Y3eupSrGCjR8x3mH1DRSn",
-	"ISOx++yZGzxaSlXy5zvYH/cggBYf9LiNlj+SzMG1KQSMdydIiKwjb0pOwXKbxKxrk6BlNNCp8C1eMbRR",
-	"tMRsCD4Y9RSnLmKgy5sMg+o+7lLqmGnwFjYFhwOvj/3G6JA6B4bcFXjWOicMYjPr2BGxNRUcnVrXodQ3",
-	"aDvHs6oJ69PBfKwHs6QwVh5PPV0SFX2jKKE+10yzPrqB+qagwcdPO+wku+Ezw/a7h9CjGT/2PYt9IADy",
-	"a051UuyRStX0FDnVFza/G3trZ8JzPhZW5Ka2Wri4ZPcMx3sKAwC08tyePawIDodx3HV/bcY9hEryISX0",
-	"qcHiGuvb5lm2Yo1928PSKuP0u51FLk2jwMGUwDbNFo4JQtbYgytt1eyEmnU8ybKddZbiTWmgQqUi7ax9",
-	"gANU6KNy06Nz+T9E+iXLQ/lz2HcxcOm//+I2VsXqwTzfjEQuli8ctkK4FEvbfAbGoWgpoKjQl5nOyOYt",
-	"i4TCgA65IryYDywY5SBHMGEA0AbPHxOhahaX8XthfxI7W9QAP4k6h9A3XH702+BDxaFavg+0TAe7A55l",
-	"fT64Wr4lqLkUBKRTmYuB7bAQFucWY70iweylNJE/15gT6e6hSU/hgcXM1lSBvdJyThCiR+hMOzvL7xf2",
-	"/ofTN+wanca82fL/xGvfvvYgtUbk5SEizblUqRRqINif8IcxIOu8PrCPZi3nWw1oNAVqI4Ew2QU9KE0w",
-	"gVlk1rilQFrALShx4+RUE+I/3mw48gl/pxr8m8MVoqjE9v2BL7UAwvxkNxB+7CbLg+0QP6NswjPDEj7O",
-	"E5ZxtzbJeMgT6Gci1VSEiu4ydsZ5+Uc9FT/xX3ZJ7f/Xcmz+T7/945/YcImide4DwBAVHiO9Qd0PQtni",
-	"n07fvX6TsEbwKnH7tFjid9oFXJcAL5n/aKpC3ba71N8LL+4+wOWaqrBgLZaQ9r9w05c0O+ywe9hTiduE",
-	"F0rbi4BOTJM4puZ7qVWYxe9kOjj1Z2bBPlh6dLw8wOyU75UFMIn/mIp8VqAkBkiGUciuhY4vC3DXyhJ5",
-	"N6uxwnWSAeIjdQ+GO2qf/PzFmg8uyQvcFo2z707Zi28OX7H/7/897Ox19jt7zRaTyljBQ+1R/Yx4wvVb",
-	"DWyFtfbu7evTc/fCdfbaQXe/Qh5q6jRCe7uFFJcLR6rlGzT5iYcC7hCBd+/jXpYADe45P+pBKA+rIkWe",
-	"lxOd0nzMv/+vd3VWDlff4mbuZ21Pw+nZiBl6qseCQYoR0Czudd2Dwm5aQ5sBFXytKjsj3WVY46C73yxN",
-	"qNUFASO80jy82Y+CNRbPcU8NM33TQh117rajUwZOp7QYQG5ZoidCyRQVRoL5AjqfIDChsxokOOZ1pfd9",
-	"qhK7P/JPc1ldmIZWBH1sHiOQZsTNCKN/MK6geEpqFRqz+Cxzyi3vcyPi5Cogm/1EOA3YUwW1RC74YCTS",
-	"YCIsKLJ5LVAp2TcgoyGS7QR1EVZc81QXi6xz3Iq0L+oPcfPpFNfnGm95hn0+bbkxShexhs/psSgo3axz",
-	"MFshgS5zYytcRWnse//87eehgOajzuegYXwFXod7jeqc6HorvZuLS2msyFfllE+isOUaOWCsYFpIAwMA",
-	"kvLArCK9dEpw0ro8MORf3NiZtGjkVuWoJjw3Yu6nvsv12P2Ml/11qeKeqs0Vs8ZctHpxEvH6pFlUoBQY",
-	"+56aA4VTIKwBUW3MLuMPNqligxPsn2IvpdgQawQHp6eI6RtMHmf7TICEqeU1ScZLaPzmEYHaFwD3wBF4",
-	"I41YlbA+gxfOCzDggyaNAwi5nDX+knN72D1YffcZrA6Gzn8WIvW3riH7vaR7NxzeS4wKcst+m0p1uW6O",
-	"p26L3z6vjBirFUllrzyoADJSLM2eqso3OzngMyqNoZ4q4OlyMiN4zmVIb8CCQFxT9FQpFf3MMJkSplle",
-	"SkX8mSAgTCk3j+VXiXOPyAHn1gpjfd1IlJvihiVKK5FAdLyUMYb2KJDltfnUQCIrj5LIVdiUnqKkUjEH",
-	"IDv8PsHASKqBE9SiaTnDPHI3wHou6BnJMeOqp8pj8kvthk4yCm5/VdwOKORqXEsp3bsgJ7acXo6fd6tk",
-	"1t6mRdYK22L9XAP93h1SWo9FuB12X619zxvYWPchEinD9iUy8TP96236K/GeiyoSvjMB5XpxanrBWnNe",
-	"IpUYKA1YZKmg9f5Y56LDfi7bA2VDorAEfNGpWNMSOF5pCDRbzGjGnQTMhCplIxjP3BuR/5nDS2KlVhGE",
-	"aU8njJsrMBUXTf7XMGHvw5yvDubhpSilGyFKkUljizK1CbejInAVlmhnXgjEbt9i/+hf/ksFc+l6GUVc",
-	"73Sr6eqHPts/a/ud07b3cVJxPm9zOgFPW2uhnIlJxgfCLJ5EQKbXld+0ALasSoAUrcSxLxolLu44yypz",
-	"w4RKKzJqp5BoeV9gf7ehGssPuZU+PKwqw3C/lm69tOXBfGl8wVJlyYqtRkGV+ngJ8FcvxK+g7bQJrfOK",
-	"mgjAURQp3FLkBgllqXAsCpM20AYF79XZvf2ptVo1K5O47r3fh0FvGdFTPKjGFArQFj4zD4a9cAMB9IrV",
-	"6xUrUSJxiXjRlluSLkuwNI2QrqRcJKY/vTOD35ZKlVpxrdIzQ60V8zlIKah4rSBUjD5DuYZpkgsjlBUp",
-	"OVQgoLCMBbiBQ3xBWjbmhDLoC6HIBmi2CCzriTewI51zFm4geI2Vht7SQFPFsIa90czyfiipAoPLBiAe",
-	"PhXEJTvoQt0llf/QNmn1lPNz4COsy2RT5XyYKieEgEDnAUfz5TiizYtnekoklx8OZHcSbTfaKA1PAYOr",
-	"S4iB+wDh+WXbxPn+XtjSWYrZWSJcAL3e8qNPR2N5eBy6b/gr64PhStyEYHirVJWubxQbZhyYuBMyNJLq",
-	"eLk/NdsU5fSMZfFy/7ZfZbzcFHO4xtLvfqZ/rfD5AHhX5fCFndFwyrosmo3VE8NudH4l1eUx9hyPNi0E",
-	"qie+gBExXHtRbRPRrgCnFQpWNhK5qDAFzsS1vhK10rF2hW/jeIV5uj/H602EGLx3t2sN34km/D59pzcK",
-	"a13WQpSSx76yEpszn7IoQexr7Rcvc6HQsBy7kAZ7uCAfkC/pCbvV1DEiJayBsZAm4+bKGb/HJSwzcuoa",
-	"ajE9n54Wk4+TbflcOhWPEkb/ARthlpbk4Xy5tWKC7qEEEFLDTCL74X1D8tc9ad/LRTQulsitdejWre2N",
-	"wmCYEV0sovGsWEelWpMoadtTt6ncXataNy7vjap2K2OdoDZEigmYIovRh+wN4D3iNGdBMtBTMctAlGGd",
-	"L8YN6YoyvHFVUjOSC4+wBnbr2ukuUfufdUh33FcS81Jel2L1dzljq3KYEePILephPbeYD3xjJSzl7XvK",
-	"72hnn9WVwsZ1sFTOCo2752tf0cgr1G1P3VHfclMnPSCFSNACxIbWalh24nOW0XTVZRxX5gy3qp5Lz/gd",
-	"6umtZAsfH56Bknd3kQVW28kyz82n2nyIH8sgKMUeWbvN46oi00vt2+5XpLuQ7OaDG8AjMT4rnKgPyBqp",
-	"h8Mn63CD1UHTHGO34DnNsa0Oh6u37C5xoa7hnEFMCfetp4xWuc4ykRaEmtNcmagWJQxFlZy4ve7c/m4x",
-	"M8JizoE7FMRuLHM24gCT47kANjkibb7R+ZXxIV5EEFJnE5ac8sFItE+1srnOEqZ0G1A2c3ZddLbVkhw4",
-	"KDKnf/FNnVBoVKe2K6Ihpzizj+lcdjcYZMb1c0NYYnHGi/yQ5/4Lktd3FRkPevTXUFa7uKfrD/5P/Er4",
-	"gIt/Ri4slfzsH7w8Yud/PmnvtdgLlspLYGA96DKDFqszNEvwLz6ZOPMS0zheYADjrrYTd+nR7m7CPp69",
-	"JZqGfzsjHfn+5++haMF9h+z1N1wGRuxYLvXUPJQ2FnHJCmFxFIQFFCu8wszoAr42qjXX6m5iZdF4n8fa",
-	"3BJ0W0lzvRR1+wYWP8imLUkJ9/v4pLH7rdo4P+wrq5kZcNV5Ou9L3FSioGfTiQ+Xrkfd4Ls77AL7cX2q",
-	"CX1RCKUE0CzcUWpSe6X0jTlmSWholTDDZyaqI5cm7haBjYUrrdcfpbGnOKYVCYO3VoyRjhHQDo09t2P2",
-	"ut1u0Sdir9tt1pUaYsu4OElAd1Ebubi7zME+dB36JMfTMXzdbe2MpaI/FxvPLJZL4mDdlr6Skwj7Uz8+",
-	"amNXOcDK4fnxdCvG88sWDzWsVl3ermhoi9vmvgEYxWlazM+Z6WSic0g6+w3nDwt9sHhcyqT2bYKCIfhi",
-	"9zP9i5J2y6E6I23w0WJwhdzclwLMXiqLnxqrxyI/KrEsYCwTycd9G4H/mGorQnGGYeITH9hwDbGhB15S",
-	"p0zfvH3ffvFyL5D5fzx7SzXy0tne/mQLIEQbZHpw1WI3btw33IACAy5yoHQwzFiZZSydilapPUOEL/KF",
-	"gszy/FJgypB4ornvHkO9gDrspDASRGiGTddR1jr0HlhoJNBTV2LWPA40sKRJ0NcIFDH+qVQrEDEkHXqL",
-	"wLABz/MZNAD6wC97qvF22P5ZK9H+idvBiP32v/8nO+geIpam3myoULTfC3tKS35rvIi/8b3fZjvVddlu",
-	"yIAJuJbipjBPRiJLWaO38196O4jl91LdzbedMbf5W7AWHEwiwa8yN5sH3cOeimFhMTTRPeKZ6bB3zknj",
-	"bOCmgo2kskeMU6N5qBSAiCCD/khOdIm0p9zjcWPBMgI3OpR6t9jYzTKWFiCCh7aSexrimJTF2a1sP1Ba",
-	"rKWFl9sVjLTOdfVE/ui7t5orL3VLWIeNBL1KW1/NcILwlAQJ4gk2GsVZZlaOBeNGppiqX16MelAVs/mZ",
-	"VgN/PWVGOv/c0o7DRVnbWvOzc6c4oL85znHfJiZDmmVjMZm5zimL0GKOHLxejJWWvqR3aMvcXfPsOhfb",
-	"X4z9R+p9unfDIbg/JGfLygiOfKWYRqdkrKHOmSvQC+k0VJv3lBfIkI6buV/0vZIQlcqkZY0E/vmuGC42",
-	"PTHEwFKaI6eJEj1/qXPhoADTqS0IFqE5CJe0wNtyl4GMc1qRumSJTxDzbqAL5bwu4PmubtjRLLmXsWp+",
-	"ZrxWbZXCWVAWlnE5diJOXR0zbq5AiGF7oXliPhxjx1c+wdihIh6/gGr5sBY95RdDYuEVzolMPUIz9DwJ",
-	"pVl+wp19rsx0OJQD6R7R5xlXA5EwbnoKXfSZH0yF4oKmOguLtQkdtk0ZvDjg2tiU3ynRDvGsVdi/xy3m",
-	"Q8q39eqb3Gm7a6j6nsXiCUJqEDfg9zEaroyIdzYpGMFQNruf4b/wQb4UYgnXPTNV5jJr+JP6MZdJk0Fz",
-	"M4pQQVL1/N+/Z3LspGiac4hke1EDurixKG1RcbtjeuOkjzUQ/WDSNleYkf/mhvlvZ1uxJt9F0MKgvHAe",
-	"wYkFJOCLw6h+pUW545Slws1GWgfco1VYCtuLyH9eHLa+AMU3L1BgaXbN9eW/fhpnZWmyYA1VSQta6q2C",
-	"ADciQGBzfCVW0kk4cf6k0TRvWA4QGraN+3jdAq6w/X1dNB0DMIWoxCJQr3nvKOeW8IpwCfHQOW9KZqJk",
-	"W0lrRDZ0Wh2Q3Q1qedsq2o2i84s/0URzQXv7m36lp6RhQ6l4FrECd9gJtFb3A/bJMye0kLMxF0uKG0o7",
-	"yTx2fX8rnwvXDqHRODmPXb37Gx9Kwbu7DtbBa0FQ8MSzPd3BYcJVKZ+1DcsBIzIxsCgGlkkBBCDNWf6D",
-	"kZYDVI5YpawojIi8L1imSScO6LYC9RX2+oEA2Ixe8LgkCtAdIckSwiM8z+W1MMCbVbhm8AT0BYKqDj7C",
-	"M6i8frXoyMVSYu5XsL3sdaVEOIcJKwmEjcmDbTCOu9HCKB8oKX4HYVSsBu7OLRcabMnG+BpE2S0lEu6m",
-	"aH1ieeAO1prSKe4I2/aVnlOVmqip7NrJA3AcKrrSJrdKJDjZFWo/Q4aPrsAAhyACYPDQIklC17uX8ZbR",
-	"rAj8O8fpm739noI2p5i09/WvjQQ+fM0tT1qUfh8LY/il6ORiICcSOoVmYmiDj4iOURF2gR5wVfmCyv6+",
-	"xFEc+vk+M6HZ70LKAJvERjkDCg9UpQyqvbOoE/Fd6kJhHbdrKsUjrBNQMH0Ynt6iFIpGcidBhPc/Fi+n",
-	"ogd1TTzYb6ooZFiOBUQihaTEHSXKLny7vNwDWFZgDGEzY6tZlgRgOBR7+HMd4cUbL56z/gzCsCPxqRkM",
-	"kXAQIwnQSKIZYp/R0WZ+qMchUxmkwDGbSmX3n79AweTkGzQ8SvWYS8WSz4qPxRHr7YQqePq13g7whxup",
-	"lft6z/0dfqLphAXA3/FxQb6VU5MNzowAEi499JWWbrVszpUZitw0j9gk1+7LIVBw5zprsYKUiyokiYTB",
-	"zwh21gfiVHL0EgD/3nD32x4vNZnk+ppnjPc9500UV7cjZyHrLG2GhsA9VV4pmvUQpEYsPaVug2Tl0NKf",
-	"evg64eof68PjgdkVTduwLsAQ4TSdSFkmr4SToaHr8jPDGkm4FOLZPMv0jUiB7bv4xnA1cHsNQJNV9TSF",
-	"+Upzh6nETKtLZxb76DwQjNFaNmAfi7TFBlwNBGBSC4e4eYwlA2GuLuiB0aOKrY31Ccg9BPBFaJRasW9q",
-	"g+Z3jJTPaYEtwEWLwT0YavQWKihq0woffm0q6Y7h+72DtW7LNE8/aP0jzy8F3vd89X0fVcDA/CRSyT/M",
-	"JuIrUJ9UA+nFgQ0G4Vr6Ei28KzErhwZqje4fpbFmvlmgSFk5x1l0nifEjSmTLzhtQ/itOlJiGscK2BsA",
-	"LcIDfSsfJ+nrkGQQ0W6tXbkEv4w7oSohED89kMVCC+hl3Qam5rYjOMe7KsbwXS4Es+KTJZhIWmoRGWIc",
-	"KWtA0pcKQD0QCp2IQilSdY2QE9tToNU56COoNYgwTHCFtwUKRcONaEtlhDISgqyTXAzlp2ZrMRfurLrc",
-	"Yt/bxfvMtI+WUDPCtcxPpOD5HJ6l1B7hOaAA/d976ydMFqb43I0U+CNrRqJz++2sGpy4Q6yqJ858FWo6",
-	"Bo84+gy9zrfqFLb7L+sOB0FkzipdMqh3OQKBqsb1+s35aTSkE/gLPvzlLn0lfgQA6ToNKBDJuVVnjg7N",
-	"ahimP7tuEjOprmAk3wv7nRNSP0LFNP1WtZeAwswfspAbvBSswfvGfRZFGy8hqCjGEzurKIi5FF7ozcm8",
-	"zzshSrtz5F4bJ63T1+nsX3adE7Hb3ZXpl/Dm762jHDfPGYMa7Qcxq6GMmRRKwCuy8NEvv7bqSrIQAgO1",
-	"D59E2qawTojRgJEf5F9oTxCiV4OR1obyXHhvp6cS/Bc0e/IWIVKxu6Ny5H89wbAKnTIERMpLFZjOvTas",
-	"tI5h3NV7YLV9/DYV44m2Qg1mbkK3ZiXHg3wgst+5MeBT6ql/8WzecOMJrufAhWHmbBtynDOR1o2A7iom",
-	"24Y73NNjCYKDjKXHRo578Z17oJdUHvRQKaN8qdACcgGFF8RvK8XRckjFZ5rDzn9rn2PhQ5teqO0t1YXR",
-	"o7EJP7TOK7YCLKL2Kg9jIQnY2nk3ESpkGirnYw5q/syAP9VaRFcTKTl1OsqFXTpL9z897nWr09ILuy1f",
-	"I3t9TyPG1EGxbasXqVIar7l1zcrE3H286oL8ve1evk9tvlZN2Hc678s0FQrveLmO3w/D+iDHAhJ/a/r9",
-	"kS57cOf/QXEBSwwk1C8FjJoV1kW1ubSm479W2c6Z4GWmvZWxgA47UYgCWPwygIAPu4eVDLq1NlG9updp",
-	"LTV5oV22wZC3cSdmhWGz1bjfHVlJYGCbJtxbchaQbnQSdslmdr9PHK1qrz/WSsxKfdOC8pJqTm+VsPVM",
-	"K980RaoWZpPRCOmpkQ6xGTvK9fQSwRBxRGbMFb8UOcV1shmmVvgg18aZusAN0eywN9Idu+DBUKAhYY2B",
-	"Vtcip7TMPEyvtZjDgE7/9CsnxghydoomrKVCgRYTnctOqdAggJoRT47V6sXgBSZUCvnQUwTKZ1Av25cW",
-	"a8DnJwJyDgPy+qLMSIOzIZfZNAfCZsx99FQurkVuoN4WEt3F4tB6MyomSlM2nbglLSo7pIcjpT3VSPD6",
-	"C/c2IjUX3gVstpjSObytmzgkj6YXaVQXHTQ7PdVTlLdiRTroBANrSfxWmBSTiiU+2XPB/WVUZV9k9edi",
-	"biMOtNNzu7RBe1TkwHteGFtSXfpNiNnBAGGIqLR0DuFWwzgJ+BBLRFpJpxhCvX91bg27g1XVyUx0Jgcz",
-	"BkJUhJEXOTcOn81n2nw8sq/1VQuaD2dSXbb1cNhiKZfZjEG5c6tI7oX0YYv5DJwhotVaT/2LElllmPlj",
-	"8u3vkALb23AKbEVVygO58mehemzBB6zcCp93fBa/wuR/AAv/bqp7m3b+I8nvbdk6OSNcS4WBsnZaLjJF",
-	"agt0am1wr9cIq4G9fMZQmxPn5KoTcVSFeEcx953MrMhvJeziG33W6ytLP+ArrM4+0MLcqwl/H3H7POyZ",
-	"u270deCf79ZwP+nnjoNxEn3XoE6Az0xzpQe6GdDKVrfbcqX5+NzERUzIvXiJuV/JDWzNXfQplhSUAw1E",
-	"panufKkAdvMOiyd4IL6rmbBN57ewviigW0fY2pyyWrkgVkFd8jOAiINWPtwJySuulJ6qgUiBM0urkisF",
-	"PTV7dFQQqBAdjUVuZ3bOh8I9Oxc2n4UW4ZG92v5BzCpNaBjUFx+rO9rOD3IQC/CdP5JbsV0f/zlfyzbc",
-	"CoPYsngqrM4XCYjCCf0i+FT0M+sYaH+NnroOWCr6+e0glooBxaClr8l+K95gtQ0XTecSEEnxi8twJMVv",
-	"fTGUJHrgvFdaPOUPByi5KZ0Vf8DjT5fASjBc6iOM8LIiZR/PX/vCIR9XK9oEFsWQ/zEVU4g5AgzEoOKn",
-	"O3qqCGhpanU50kYoX0L5MwQkKc44j3wvKilJ+ddHrGo3xSODlxTjfKAwVDRRNco8OqoPFI4qi5QNCoA/",
-	"ePK5mLjfe2AqpJBv4r1SLRXXN312hbFyzBHYURusonL0KzFj9kZC697k+zfITeyFm9n97P/pnK2qZyRH",
-	"SMXIkfGxUJ7z2S6tWELFTgm70dMsZRM+Y3pqoTWH7wpbCGzA0aNc99015/JboAcgVWahe4S90fkVGwrh",
-	"c1SKA5Z5oCX9pAJtMXAjamGZaUEJK1iU8nM+nxuehNF1mKeaA/AhkOakHfa8e8ASpS/gtS6CGsCyHTdi",
-	"adgk10DdFPqFc8zIoGZ5ZtjZ+1MERE5yORDYpkTnBV1WPsUcJeZjTGU65A0txjL1slSChnku5qfOFi2j",
-	"pZel8GNK2BeHO+vQ0p6evH3f3se5YTKNEHN66hOaiZCTvefPj14ePj9I6kZJO+1h2Hw2ofb8ktapP3/+",
-	"7jmsdFs98VjBO356Ny57P8e6fRP4ndi9qYLwxKd4RQz1zuKhFstTMmQeO5znNjbl44vWFqO/94jt+iek",
-	"xnDw5cdtboywy5NoDc/24AyBJptwmS94XEV9W070F063H0c1bcRFjZrad5OqOBI/0Y+e0AhPcIC3dc4C",
-	"1f9P4a23GyCZG2/Nfi7KvuGyh+oRe3CLu79Ye9yqRwl1urPlHeasPIBJlZpqhbLznV9aO5/aE5GPJXaX",
-	"PdrxbLJHueDw0pPpKgK3TBp7xBJ8fAJleAbbBwF5I9rBMmUNsIn2XlVYP7siH+x3j7qfXh4c/PaPfyZN",
-	"7BVP5pMzeM1s3NcZa5Tu+nj++jRpHrOEzsoRc9I6YZfO5PQouorz01PYJCwJb3uTy5oGk+f3cLS2QdE0",
-	"N9qHapV3l9Md16MDIfbTcZ93t6GSIfS33Nyph3Ows0oJYuKx3df6aqkGjBSd4deQraLgpJlvoI/txpCX",
-	"TQA6si8G2kmSKTTd67D5I+sEVE1b/XBgcaDfunE+fkVYDHZZr/4YkPh0Lqoi8/Nb7c6arzJ2f86vAaAa",
-	"FmIYaaop1rCzjPdF1mFv53cxXBzZmz2V0M+cIrD03XD4Zz3NTUIyUMJhxjdqJPgjJzZBlCsyZflxULgf",
-	"PoPR9JS9kZDAj7LudPWF+CSNNckxNs6ijEHceQjbvRrW8PyoRJ7cYpxg2kjKwwfEB08a1jOIIRNMNU+N",
-	"e2rBTgPO42H3VR15TYedEB/y826XCWVz6cYFrwPg2wuIRSHNzck0lVak9YmLCtnwRlmIuDxedY5Dnx/y",
-	"A2U0FmaurttY+Rx+dcLqj4Y7XdoTjRMxDC3m3ewK9z12UWtTF7WjHWzbdxuTY/ezkwEzCkrVtQE+E8gE",
-	"BrzvEU7B9+yhNBu7EmJCPVCLrRrEyGIPYHjcdoVIZeuheAZACM7qg1k0P1uKYx3WTXb6FR7xw1vcuulw",
-	"1bIDhzMKerIkRe/94E1k+0rMlke63AVRzguryQz2uAfW9fZYp8J3gWnh9XrI+hqa3aTCHENBj7FzF7qP",
-	"6GqVzbAlKXRjS1sslWaS8RnxArXgd5Amilv3g1h6ZXF4ngUeWx47kwZIiACvpHORNoN/kYprkbkzv56H",
-	"MZE/iNnXEGaDgS5zLNw0z4PEntyLRfdiLoJLFLhXYrauozG3w+pdjbfGTKNiuOJJgbc3Sn2fvH/b8ikY",
-	"PEQjwfo6nVFArkExsp5K3KlCvtHEXF24vy4S97PHzp6+FgkbY0Ni/N59hN/D6fLld3PH2tfdwVkr0IBE",
-	"6+tO3ZF3ZuDAYWwwMIFRUrkvqD85dnRqKN1TcwjgIzBD4ORj7n3kTBOrgyJ3I51vQNxTSzoQLx58jAY6",
-	"mUQTAi+fGU1vD3THPB1LlfRUrjPBGjghcOGAK2AhpWpeJ7RkgRczpSLc8gLCtUY7DyuMpuXbHgPWC30z",
-	"YpTGZSrLSOhSzJKhPxZJcw1XCGTD1+AAwUAjt2f71EApTU6N0FTixs193Fa/BN08E9f6SpR/qoJRxV20",
-	"dDU+71yJWSXE6krMdqUz9QqtjVfBJHWcYdiJvtouHOvLhDq++f0GUj1uqRCut5fim7Kxdj/DIi91a0hT",
-	"Oyk6MXGuHZh6iRPZS18P2XES1skfqRinfubuGsyMaKzpb6APBG1GDVaUQT91kCzI79vsMNjP8CiGuzYl",
-	"xeAb9LGpoiaW9YK1uifOyjOwSW8KCxdlyhrDXI9DGquupRYevscOC1guqqL1evLTNuinuVndiABZJSWm",
-	"qbTtTF8uaWKhQwdZgDJSSDhGeA8G2L06tvOPMPtCQQXD3HCsUIGmPCbIKFrVq0vhzjtSn0dNqVNueZ+b",
-	"IoJsNZtOnFOGvEJOrvWUVqLlTB04efoSjCbwzfruRg4FbMxDhOxIOw8NC3mBPwIG02IgZ4E2AhtgAxCS",
-	"Y0PeG6lSfXNMHVeBbR87fhGx4iQX11JPDVzwzLBEiU/2W7yi2WGvheUy8wweI53BL/uGF5zdiP5I6yv2",
-	"8exHMD3JRQXXUjtJwhJYMfQiWeNaihuRV1pjJYfS3fOjvtyS7IOyHbTMcT0bRgiMdkEAq4Mf1/bOx6/r",
-	"iHKhvf+dqXFhbL6/cr8Yps7dfE+NyMHvBw8Du7JCtMFM+38TA7tsyDoH6V055oP9jY0ZSjCkYRoGhJkT",
-	"mdYODPfsVkfmkyUcOL18Wl0aOCF143IacacS/uoOcdvdeusBUK+9lc+2egNPfkMPxZbFl4I19tza7He7",
-	"rYCqet6tXRfIKVUzHT/vtkpg4IN9Z3jzT3I8He8cuQfsjKXCv/bWgQmXJklnKawPJ/NNK7GOqKp5DZzy",
-	"naU45qWD3aqpQmLuPb8Uy4viaHKeYlFVnW4Qb5tK63TomnZHoZVWWRxUBLYuxGOheow1wAqhqnMfAFHN",
-	"YCrEeRlPytWfWmwKMhPUFQsA8xPg7/RoMIRxsTDzrA8zRRohtBCmEG6T4mXShOHW9JbyuvNbevNHH9ad",
-	"H3CN7e/L+Z4O0SJsMtrB/bDs6xyk0iZbdZbEp4nOYbMQieXAXC89WOVGFCEngrFdn7yUiv13p65bzOpm",
-	"CxRIAanihp19d8oO91522en5v7d6ythc8DE0rmUDkWVId4dhVGN5bslO/lPSYsm/uv9ru//7X5IW48zy",
-	"Ppb3DHieSyedkTCCSdNTmIShaCtLniVo23PLzMRNjxkJYQ1LdVQJhCFgp5OmGe+wxGr22//xn8y9D9JL",
-	"IOqjpw5evGApn1Uynb+BefXHoL7Vx0as53OYI1qQ3Bl9LSbVIJsa6CzsZvvg4OAVWDjG8vHEM8Q752cs",
-	"uILCK2tYt3vU7bKPH06bK4yw+oCD+MTHk8xdut/df9He22t399AYiUuB1rCV0rkXEp++6IWO/boxv2xk",
-	"dyawsEsNv/Xfdn+tt10tea34ZHfpKN6yU7k7Up4lEUtuWa5vjsBHCU05WuT6wj/dz7aIIKHFSuVnLc/C",
-	"8noqTqmoD/72+/FnYelzpNYczELHNaowOAeEtL8PALfhV+Gvjwp659hPf+Zm1PIMvyeeYlHnqcjdr3ky",
-	"xzMxfEtAqqgQ+RQnr/1aGrhforoqz0/CreWD0Rh6zA1lJtwq/8mLtHZv2u0eDNx+gH8J+sBq/NPJxqRk",
-	"uC4syJMeKxeBgRSMqkmM257b1GNxMdcqVRabeZvQZj0FZ89rs1bR4BfAj6RRmBJTm/NMGtAWYDeCiGP5",
-	"NBOGmrQXc4ZvtlrHLCVJeVIzT2rmodVMtYIp9EZPrVYcbFFvzDMJF5qENMcmVUUkMp60xZa0RQkVeRuF",
-	"Ed24ls6Q6lpaEKf1MLK3xTXMe/9T44S7z1sVbUbnUEoAhc+kuoL+pRCuL4FIIC5PWBPfYxZr0iL0V2IF",
-	"H8/H6pdG6qMRP/44QTHYZRAwIhFk0YI9hQwqu4ktTtSaZydss3rY10+IvmJGqstMtKdGRM9pMWBNZN+A",
-	"zsOsW5F9N3gOtBqIo55KUFBOpv1MDtjHsx9RYO6G8e3+CxU0t4sH/Fc4G3/67R//pDxZOCtEReJbu0P6",
-	"TtqewiOHNRgwbpG7DzJ92eywcwEEKJ7QirBMMz3NjciGHeZpLfWNgiYH1xL6ramegk+AVR/vuRlpiAoQ",
-	"fpsT9zsSmQydrKCaELriAr9PjnyyEgAOhNeSyljB03mcGFsCEzvzPZ5pHkLctQOQOj4mdANrwMibQWsT",
-	"kAKxIWxIGa1kDi1yRNetA9gqTvNXANoqBvugPd7SaNJqxF9xCAJtjztO64G7op9fAfCqXb3PO8UIqum0",
-	"wte/F8jXF1TefBB8vGlSz2WCH5ZNBHl0G3n/pQCxSM3sfo73yEqoWHHxM9INCBy70flVhBjzcrhCsfn0",
-	"jTfDGryn6gwzyFhKoG1pLhOYrFJeIu/WhgTm2XpHbpOYstJcrw0tKx35eyzYgbV7AoJtHAimon1wnzIC",
-	"rZ3ldToToSeZAEuKD2yoIvA/A30rxZjLrAipyZyBwQQQ0oJhbsbGfAbc4kyqu3hPP9FwH73n5NQMDnaZ",
-	"50Sz/+Qt1VXMuA1yexdprS2/+3lqRL5CGb5RVLeB2vuZ8Us2khP0cwBgZmzwqkoqiyB+io+Ba3ckxs1j",
-	"71DoiYgPPXI5kXKk4AQ31ns4PkSRY8mkr2Pnxl7AFaDObqs62UY1pxtY+ZxuTGuuuM0dto+wmDtPhafV",
-	"euxR2sahWnXst8sG9R6AIAejup6JIRDg6+ScvpoPLFzmTnywBI/YMVpli6eyp1IxBhK2hWN5BOVWUfMX",
-	"eCbejpTrQPx6o/Ezw+CXnLQQfDDyjTB8hUYm+LVw5nLTdyqkPnbLhAlruPfJUjTkx1NDSKmpSnWEyr6D",
-	"6b1J+fERMhGPRH5sPqjhX8+91gORahUmyXJzpMiLKnGDx+JJTj6onDzFSCQvzrtblft0E/S1yJ2BXusn",
-	"fEdOQZyhP0IhMo/vbGGViZskZ3SlRS69DxWuQMM8cVJ1DrnZouYGUwVp7nDbJLQKistJZDZj1zqbjgPF",
-	"LEjug25PffxwirnfhtUpn2GWPBVpCz+9oS6oMS7if4hcV3NPR/jPd36WvhoAaBhxjUTw6/7koVRAQMOp",
-	"e2bYSI8Fw6YbZhsAmtBIei3wJ/BZIFCrEjsTYV+GUB1lWswIng9GLWZ0jlWhKu2pCb90/4658Vc1sKb8",
-	"DxKKIbkG5pn62o5WFjJtGYoJ5l0ZIysNIOxqoR+ziVi78RCNHumVVj19K62PaARx36M5QZ0L51Z/smzs",
-	"zGORYr6b/O2ieT019W6i0KXN5LsDhAbL1AtZyIktF/wFioboCmg6U7RnZo0BN6ItlRHKSGhUgHjgZhDj",
-	"UeNoM9K5BVKKivvMtI+BTNpflRMJ+7uuamr/+XOoawk1aV9QQ3XuRgr1sjUj0bn9dlZdKrQTwDk7rR2h",
-	"pmMnReLPyu0Hfll3OKnMBTbYWzKod3kKRnfVuF6/OT+NhnQCf8GH1WP4mrpt0aFZ3WorwPCf1OFqiptJ",
-	"Icq3pg53P098Z99f11GNzpRbW5PFP56EPpfShjYE8/3iEd+g87ivAfn9SK3DVayKW6WGBctNy/ehc/O2",
-	"8lCF6K9JOYXJePSMBn6y6vBK+PXv06utaKC+7cP/vbDxjn9AEbCbikxei1yK5YYyXTaDGH3Dy4Tf/vHP",
-	"XarPN9EvJU2meJ7rGyCCh1cU1yX70R/9niojDCu6lYSOz4VEWi4DKozj18VL/m7EwcIYipek7r7TXD2e",
-	"iuyttmnBLUgTsJR8r9ikT8Jsg469J+koptcdde7PxDNDAuDexBo9rk6kvUFZJodiMBtkJJ6i3mFkl0SF",
-	"Mazh35FEmXfVJM2cE+jmqKd8TXSHKgWSFgsfQeMZc0EonqQZ0/FzRlM6N4xAUN7pqS2JxzfXWwwg/D4t",
-	"JZiyZYIGd8mTkNmQkDmZFyVQw5RJJe5NpPie4m4jVuLJQ6cAqHtrBXaGwUgMrlrUkpBNdCYHSPE5x7jJ",
-	"RlylGUQSTU8l79+d397r8qOk1GsE6caQiOkpZAeVljrg6pw13PdjPoOCED6Z5PpaMGkLrt64EKWeWq6M",
-	"nT7zPdnvJSGJT3sfxMgat9xre2Qc3wMBs2kpavnq3LcP1RJ5brtUtUVeuqM+rwnOdtPrbn+Y9smPSVRv",
-	"sxHzH6RLA+7Ewr5lAYFcqKDbl/h9acq5Uh9AimG4CrCKtUfhWiIbFGmArvoXbVgNqsOnN3wXmvkqciSD",
-	"JqpTrYbSeY5SK8jdIMqVs36mB1dt8WmS6VzkiLaBrlRxt+MBtzzTl1NBvIkjDoRd27OGP4QZezKIb5HB",
-	"o1lbZhOH/fVkFm/Q99aqjbCP4vjGvveW7GM9tW3f/GJt4jIwLXnG7CgXZqSztFVut4KZ9gG26Grr4dAZ",
-	"sFIDzERmzmEfS4sEEyiB/QjW7lpXThDoqT337/DoEShz460P1TsvI0zMU96ths6v5I7duXVdNWD21BOV",
-	"AlxEZKlhBrQnwlh1zqCpwdFCY9TmMUvUNMsShqkzgIPRqXHqlI4NI60cnwo9HHbYidtdGAAusQ6EExNs",
-	"/GCyKKZVTzW0EqHk94ZLALRAxz1VHFvE5tO3TWw7Qzhb30zSysuRFTRynNvjnuJFaTC3LNPaCMgLwm8Z",
-	"5tYBgWrzB59J5UYxED4IBxMCKv2Z85GdhhtYkb+HJyXwonMfflRWZkkTqqjdS5JLTI0wIEjufvRyyvPU",
-	"Sc4h4niixhKhdo+aVRVQoGueTQvSVTBqhlbkq9G6W5M928Lhlgf8QHjcO0lApvTXB8b7XXpNp4Ee4MuE",
-	"7xf7Sbkeymw53apveuXM8RbL9KXG4z0A3P5AZ3qKInikjRMJEONDCOwl9tYxy40PGsNXg3v1A647dPj1",
-	"k7mxnPiUpgn2Uj/nUAN+P7ZHMCwGmeC58f0AtDclyju7gR54tKfBmVcMGg1Qp9pmh52PeC5S1p9FLebW",
-	"0H4b3/zbKz8pjfiB9N7tzuDX39X99679NiwQ1upqEmWv1nHVvbdQCYUvY3bI8y5TgS8vSj+jwdxrcgi7",
-	"mtwqRRTf6AHiq+86IQ/phPymna8N3YuvvRrcS5vkSemvge3Nw5bfeDSOfnr3s89w1QN7K0LmFEmL4+Tr",
-	"HunvV+Tmtnygt236rpM2/X1GsvHNHwci9l4Pzi6hH+pBHicsIe6mJGTOR9oIlvgwWccbhkCu72xD7OdK",
-	"ZJuX8hpp/uhRYD3znvJQDR9bor6nzj6nanokiLkZaZZK/D2M5TFpWYOrtIUBOyjOStkg43LcU6Hw6Gak",
-	"gQ+DHmtgcNgZVauUTbjMoQ3MTBimFZO2eRy76thrOoeKJAN0hHEAEYvrPZ6kkCUHxbRc9GcXdAF0fC31",
-	"WHWX9lTUTRVK8EPg0c1WIBRpHkMBPUw9AFZ8uDJcfth91VOJVMDgeAEZx6RoNV/hnqCmFn9cYRb24qOX",
-	"at6o2oRQWwvS4Ow+cZ+167QZwyZ/ACRBhWAccDUQ2RK5aNhqxFrt7ybLoGaLQDO456FP6x0RZg9yvnGW",
-	"s+iAbwXh9cewhR6n2MBD8cikRi7+Jga2Xmqcwfe+zzE6IgvqHDcv5AshLulxtUBIjMTirZ5KaGeHrZ40",
-	"O+w8wHGhCRL8ovttjG+SuTLmM4YDJSI+jG0usRdw2H9cc2FRnDzZCw928HEzPuTBL4Za2zA5EFoG146R",
-	"m4TpBCv4mFntmS5DSUxMkLU0AHHux/DVZNTCiGsO2ROEZ0lOze2XZ4b5e8JkRbvfvc9aebRppWKizdnQ",
-	"OVE5434F5MvcxqyIWrjxLe7X863u180nwaq36v0nvtY9Kk7JU2P2p1NTn3/6ksODt3yxyvBV4+vmo0Lx",
-	"pUonWiprWAMZaIELHdkbMzG0TE8tEcaWa9aBcLaoaErFtcjc4VwrX0UFxm/8wx+/kpkb8dJKRf9WT0em",
-	"Ko+zsPPWNLDmdlh9Gxq3Bh/PfgSeUdYXbGTtxLCG+w+DlkpaMc5SMck0Fg0AiJJnmb4xbJLLa24Fwx73",
-	"pklQT6Oza9FTVjNqSkNhYIjtZrOiqdvei+hITaLMUIe9tQbMMecvYRynpxrJzciIwcVv//hn0mLnlquU",
-	"5ymj3WaaoX2NNBQFhudVHbt16wjndvJX0IhlbsQPVPQ3N4q/Sjs6h1VcJQdCTxZc9NquLK9B/lIZX1ie",
-	"hQI+FNPrrebnHT+IyjI9/+XtmrK04BzPjfN1ifakPOJsUfLXEohsacRnGrzI8php+Ra73sDFcyOmi+9h",
-	"tF9f1G979Y+FvkU4x+8TynSSpowvKMbb68W1gEsV/EK1RmNEgRNjlGKaDQEWIbdWjCeWNawcR62iM26x",
-	"47Nwk4Jkjb7agCoQ9tgP3zY77Acxseygi+3Sv8io3Do3EXBopiVyINDPft3qyIAiURHXHAYSoOkUxMRK",
-	"XqL553sOKKBxqH34tVh48lx32CeipCeipAeLP80RHoGPeVfHYE35h4wyu5/paPy6mwt6en1+5XwwEimk",
-	"PwIJG7LXzvfyTugxbZkmLXcStIoswkZSCIOkCZBx3VMoSoXi/UykxcVm2ndD6CP5m7TH4L3QNEFfWGas",
-	"zLJymZk7h/nM+Q9jnoqeSqeCKX3jG0i6G1M9dU+6nTNx5idp3gK93i45JM61TN3cXVtymADXE820b5Nb",
-	"HLa67mWFPNwCcxxI6C2rhUWxtv+wYo0ZOhtPzdk2JxppCRhXsbDZtmX4udiTS3tT/aztyAmcsc4he0yb",
-	"oRBU0VmMooZLBM6CuHl9C293ayniuceu3eQJB/90HjZ6HgT0Mr1vZyk+ErsYIGibED+og7YqcROiPhVh",
-	"vGNQ1fuHbKSneay12IDnzquCeCG301xAh0OO3RF6ChsegWQYcMXMjbTkj+mpZZk2iADxR6/ggYWRS62o",
-	"UHyqrMyYBbytH0ZP8RzbbkAvqeYR1JXraZayNNcTj3HNhS2Y9d3F0FcR7JCRzm5rVKwdcXnYM959RNHE",
-	"Ym89NUeaizXRJr9X0IgmHqawUM/mo/33KqKsMHYdN4YH+7njbknIzGgkKbe8o/t/EwObHLHkc2/Hfd/b",
-	"OQIEfov1IsPVffrbP/75a9IEP6Zk9rZgFkRKiRSbS5GyTF4Jihx5GXVMXT7IWOCTCZTVUh847FZfOgck",
-	"eJD2YsQtgPHdwcA3IK8J3hg8Jmnm/KoGZ4d73Z4K30jbjMt2cJRcsam6UhixF4jLJ1/EIFyeJbEL9GE2",
-	"EckR4z0VJKMZgfTkg4GY2Pn55qFWiO1/+lQlHD+I2sTpoxKOG/c/3IufCTPNVnkfMyBbfPI/Ni/WzgUQ",
-	"y7mt6mlidSzktiXTCjDd2oCG4paagtoYobdOODkawxYDyTGt0Fb6MRXvEbdk+r2X3BZvvbrsNlqCp9js",
-	"GqW3N6WTcVtw7GrwRsz5DImBee7nTZA9R0NKWONKzBDzZAZ6UnTZ8C99xDi7EjM2NSLtKcTSkkcVBEhk",
-	"Orz6MqbnYu/el36/V+rm4vUeCslRzG+NXVGs2v3SOGPNyRyTczTcBajCoFS5Vbtx1id1Lt68nti5VUE3",
-	"vWyQEeX0PY3wK4BQFDNxb2CK4pG/e0Jp3J2Mxyf5UXBKR7+1CzzOl7UG7rmfOaRuNnEbYq8WsXxrcOXM",
-	"9MZI2yb1x8T+lTdUJlKirsyFTzEurf8obxZ5+fXUgSyMvK7oCr6d4us/GX7Lidaic1Sat/sieo03OrWA",
-	"hXJFnra1ymbNDgP3wyDq13ArzXDWU8+7Xfbb//n/sLFU+F/+Cf671211u/A/5k6tOfZnzIOGjcivo9T4",
-	"HK3sakq2LR6fbXGzzQ/5gcnZ7nSMv36utoehTdvU8b5tdGdXGCvH3IolpY7clvW4HrKk1IM4YVqxBA7w",
-	"2zShXNWEz4AHWembo4JyjeGN4CNGZCxukqcWYsnUUdpZD87bwz+VsDc6v2JDIUqKFQlLQ1Pqkc5S01NC",
-	"6enlyPmQbhDSYtDYP1mRPgdNDO6sSKGYOjBJF+/6DPR1TzUC+Qr+StKi971Q2l4EEwtbo5EIuaBbkuOS",
-	"F3rhw90JO+weNDs95bP4WP5Ncu/DwoypFGcFDIhPfGCzGcTdY1IbnHoDQUPbU1anfAakfHIgMMDvZlAa",
-	"dskN+///b9boc4Of/SuzctIsQFTuAph5nQrmN4nx7TN6ih7YsBqgTgM5kU5PuBVw76Ii7iN4jSMI5E8m",
-	"Imd9PVVps8OeA0WO0hc4k/yay8zNTOJ7ZkigExwIYzy7dQ6417ibxtn7U6Afx3cEhFVD5z2VaoHpgXxa",
-	"br+BAzeVbejf0HtuMRCw1NelpZaKfTx/jYqxLghZbgK+DEUVYzdfHO5UIDQXhnV68vZ9e5+OiUyjBn56",
-	"altMdC47LBFysvf8+dHLw+cHSd0oSSYsHd8dUbD3E7z0O6I2K0zffw1qrsbjvYvCc3et8eif9anbACf+",
-	"ZN9OU/q5L2mfOwc811eJn+MIx62oB+OjXEE/uEYC5Ps1QjVbi0JW7JStwzBuEQr8faYVixl4HPSEm0gu",
-	"3PWs3Y6tMD5tfX29YFMHpr4Pvs0IWasx9srT8FFW4fZEhQX9oK3iF+wpgJUHmkHqrbFxfsHjso1eyyPI",
-	"voBG8EkilbkFvwrRdHe+oGrJ9Ng5Br/IVNhkdHlOtK3iGwQwAq8Wbw1FLiJBuWbCNgF42o+oq44AfEUu",
-	"BBaBUW2c6KngXIVELnQWinZwQTMG7KRK6akaOP9bAvAKm7HxAcRq2YmaMbB+egrREHHydVHEnPOhoNK0",
-	"fEZUSGo+gXzblO16mbf7Fk2Pi0RxtTArmM9iafZEpvg7lJGBUJFEzKMVlbchWYyNwDsRLdYIwYgvcQVb",
-	"4pNVtESQPJlFj4NKcdtHHQaVX/t9P82znaOdXdiT9LSF7Lq8VG2pWswIeCam10s0dKFbSxjoM8MmQk8y",
-	"IG7xkVD35osxTOqLgj9L3Z1NZ6Ehsam41Z/GUt6+wbPJiDejX4g95cUfOSsazvhHISgAgtFTY/UYWBiA",
-	"1h4b3CLf5TPjyY2iZ/mmARXviXxIGKvNpLGdufCrWd6ymaqo2Mn7t6wvRpJGWNkGruE7aHzMs6RZehBe",
-	"VvOoQJEZL+TJ+7ct5hZPKOuEEjUOYH3Yz+wvf/0QPaDYqr/+8uv/DAAA//8=",
+	"7P3dkhu5tS+IvwqCdoRYZydLJIv1HQ67WlK7Zbc+rCq57W5qF8FMkExXEmAnksVi66+IPjf/y5mIiXM5",
+	"146YuZjnmet+kgmsBSCRmUgyiyqp7b3VcY63ikwigYWFhfX5W+9boZgvBGc8k62z960ZoxFL4Z/PIzZf",
+	"iIzx7A1bJHTNIvVpxGSYxossFrx11hpl6ZKNyGrGOMlmsSQpkwvBJSOxJJSk8EMiJoRywmiaxCwlKftx",
+	"yWRGVnE2I9mMEUnnjNi3hevOn9l6vxW0ZDhjc6peyvhy3jr7oaXe1noXtLL1grXOWjJLYz5tffjwIWgt",
+	"aErnLNNzv1jROIv59GKxSMUtTepmfkYET9ZkwXgU8ykRnEmSzWhGOGORmjTVAxAuMrJmGZnGt4yTtpq3",
+	"+U6SH5dsyfbUnGM19o9Llq5bQYvTuZomLU/GXZpeyliIhFHeUkt5MmPhjVhmr+l6znj23EP3qxkjC/ya",
+	"xJF98YJms/y9C/v7oKWIHqdqC9W63QnM6d23jE+zWevsaKDomGUsVYP95w//ORzedbvv/sdvW1WSB62n",
+	"VM7GgqbRC5aGM1o/0bn+HjY7EzeMExpmkkxEStqUr4nIZiwllMsVSyUZdA/2alY0z9+0aUk7rOG7OJtF",
+	"KV3RpG4VK/tEPcVX7igPM0PnXPyZratTe0FvmCRhyqj6gEg6UTQmKcvS9T65VEfrhq0J5RGes7GI1uZc",
+	"qv2YxKnM7LE9x4fUL+B40iGP4smEpYrR1E8DIlKymsUJK/waT3QsicziJCHpkvOYTwNnT0/3yZ/ZWhKa",
+	"MiJDsWCRmmY2Y0Nu+UNN8oYtMuCM/oDMxDKV+0NuiI3CKSd3SWa0ati6f3gYtOYxN3/3ilw+HN71e53h",
+	"8O742bv/8G/Ct/E8zqq0f56xuSQLlpIFnTLS7qkl9brdbkAiNqHLJFN/1cqFBEZ1J61/1TrrdbtBayLS",
+	"Oc1aZ62YZwf9VqDWFM+VJIR3qCXpP+2cY56xKUth0q+eP31ymdGMPRHiJmZ+rpbqASWg1W6qXxAZT3kn",
+	"1uJ8nIqVZCkZsynlpC1ZRsZrMvrjsyvy+Lb3mC6z2WMRR+FjmdE0G52Tb7Js8Yon63zRIb69LJVkdK1+",
+	"WL9nR76NeDWZSFa7E5kg8iZekLahfj3tBQ7kJb6X9IbWXS+t37BJyuRsI6WZlLHgj9QdCQ9rUWiIqunu",
+	"kpC8WtAfl+yMKCF5S5Mlw8splnAd0SFP4lt35HCZwknFkeEx8y1pm9fmZ7IX4FvFMiP/WMqMhAmjqSRx",
+	"tuecuvoN1CP67jNnz96wyZJHX8dJxtINV5pasiLNkkcSGTKW5o6r20X3hsunYDdvuYwj73l2p6SOyFJu",
+	"mY85DxIerpsOfluYy29TNmmdtX7zOFezHuO38jHOQr8/n1bdBYRzqb98UvPrh7l4cDINdRC4cdTzH6WK",
+	"NJ/cFaPzt5Kl9SrHfMzSR5IslfSqJdkSh3iYOX3HxjMhbp7xaCHiepKt8DHC9HP1s2P5SA8xww9qELzm",
+	"UUdexH9m669FOo6jiHH1USi40vfVP+likcQhKBWP/yEFfM3u6HyRgHxjaSpS/Emk3jKxwwStOZOSTkHz",
+	"JVpAhSnLQKsIKSdzccvIXHC2Ju1cY1KKdyqWU20TwE866icXr5/vBUQKMqc3WkkH9VzCgzSax5ykImHn",
+	"JGK3LBELJdzm9IaRTCklN2wtc2osWDqPQSBe4xIUWZod12f6+Q+BZ1dR4kaCadEcohIDQsPqNyIlcSZh",
+	"siSh4Q2uQE0Y6PxIktFdJ5/hiLRHlq6jvYBQMlL0HAEllYElb1gE7xmvlbWlxh2zRKzICMgyAmUN9Dig",
+	"RWcuIjNVd2h1DfCQEb1d1X3aC4oz1fRXBl6ojr9koeARmdAwUzr9SGZscb1cXBumVZMHajjGgP5OjVL8",
+	"uXpK7aHgZEaRnOqKXC7UwPDkNT7pDL/f+hC0jH31QCxtzLvr8foa9GuRlpjbNQmkNgdZhJuh14QLOSNr",
+	"sUQlXem9iikEZ5+WKy8ksdaNpUhp26sbpT6rofE5oYkUQz7yEMa6AOzW4UPqvObLLhhRItVXhrISoiF3",
+	"JgYsrUiY3sahZVjXGgfvAr7pkQRlRe3/Mpt9RaM3aI183ObH/JYmcXQNf7q7rlahPlRTWKVCGTnsbqEo",
+	"pFZEk5TRaK2uHSW0wSkBKlTk7LYZW5tND7flz3FgEvPFMiPtkfWJXOtXqu3NPwSW41OULLAWq0AuqJQr",
+	"kUZD3h5ZUqQsYjyLaSJHAYFhyEj/4LV+3h1LpEQu1GBALmccEbFRMORmBPXnHhCPkyW/4WLFAyCg+szQ",
+	"Nua3cYayJx8p/9BMaMhHwC0jlye0EcQnSRw+EFuA2VSSBkUppjhUMwNKr3MSxZKOE0biDO3mz8ARaHjU",
+	"zEvwAKTrmKljirMEOa0+LBAalqul7C4nDPQNPdjFXCzxB2DRbKIyxUcLZIaPyFxZK2N122UrxjgZdLvg",
+	"PVCGMfxHQvBo5kfQjrWF5K4rUZ+njXOtnLHCdEUaKQ3zjGjTnaA2RhIwc9Vm9A8PnVnq5xtNM2VhvIgZ",
+	"z16K7CJJxIptnql9/pqL7JrqX7iztU9cRFHKpDwj5U9Q8EZsIWScEao/NNaaFthnpHA1wl4ljN6ywlMo",
+	"5LkdBCxbpXYooRER8IwYspSn0YA+DyxN97WgUgQYFflzZFeCvKmsaTEhY6EsxwCdm6tYsiH3CGTSjnmY",
+	"LMH7nLG7rGDg4/vfXn3dOQmIOmmpUPfmkI/jKE5ZqCZKk464ZWkaR4yEM5rSMFP6b8zVjGJ1uZI/Xb56",
+	"qS0iokyLiGSrOGRw1CnJ0iUP1QU95GMRKVXPc0UEZBTOaMyBdeRysRBpxtTsCzsNj6j1SzWbgm/vkVQL",
+	"mMTTJWqQ8HLtdkL3L+qmM4paxA1bP5JnqMGjqbCga4m05UOuPucsk3Do1fMRu+UsA29+gFos/kpwMqcx",
+	"h2fVl3DRjLxHQa1myJ3lZKLInw7v6s2Q5Jef/xd4Z0pHIgBFf0WTRL1YPaS2zbA4qLSKy9VJQe0GBqRh",
+	"pvZrkTLFp3HCUElSL2WRnchyoWbWvfvl539OJpNJQOiQL1KRiVAkRK5lxuZ2ONS7RzKecpotU+bwHTUO",
+	"hTCh8fyRJPYh5EFjywy5ms4tSyv0oEpPiKO9c80xI+AubdRMJjqmMolZEunb2EQ2HuYy1k4F2EOxKJme",
+	"hQiJYj41Ssaic9iZH5ciY9LsheLQKdv/TPexM6tJzFET1mqOtZJgftbPF2bxLdt3CfhSZF8r+fJwBJzA",
+	"cC4FXwoil+HM9cEZeey6czTJ7BgPR6yXwtJKxwpjSeIIYxnoUmjb+CF6NdEYFtlsr0Cuvyhy3p9mEt0r",
+	"MIUtSsCnJOSHoAX8sOV2l2KZhqxmDi7joVWNc4KB3RnBB1vm8+tu7ZkSNyV6o4NBSdgNyyTtUZVKuSmj",
+	"V25NB8M8bzldZjORxj+x6GGsBzN9XGlhny6ZvtD0M0ouIz1iTv7WucT7p6Pdsp1L+M6RXGqqykjDST2s",
+	"4Kp7PcG4nBJXWl8AOTYTCfiIrMcndwPC4ax6Jz6FC/JKcVYT79z+fxEn4b+Bo87u/MNcY1tEnxG/Zce7",
+	"K/UKrvZPeqPBVG7YOrDzCAi7Zer/aBVdpDYfxfF6jFki+FRi0LzAti5BH15WAc+2gpbj5NKHnIwZTUEt",
+	"vGF8v3XGl0ni0v25tYc/g2xy51IQRHOaTEQ6V7qVswTg1XjKjbc2S5cyYxGJpVyytEjTPDXkgQSVE/O4",
+	"1j6hIsd+5wRFaMpgtozDc1/kVo3cqhdbgrOdRFVgoiebt8J5ZXvk21ot9Exc0OaS7M5AkDhynTIazkqc",
+	"kwlB5soeLQs7eebexIoGVBnWMiO9I9KOmLKNgFLgmdz7TKZQYUJASjUjO2eiLXPS7h3tnZPyLIGsD3Qm",
+	"tf1ecyCf6m//JU7jhKGV3jZzLvHpnrEbN/BpZbmjgNQwr1YIYkkitkgE6tbgkgD1Wvt8JrnXBj057ZH6",
+	"P+gvAv/FCFwbrtLvhBtXM5YyzMWsc+1A4hiMZFUUdByt6Jqk6p7Gc+YkhT2Qzz8f8PqGra9TpqM7JSWz",
+	"lI1GVlQW4kFm0XlCnT5TruPBedeDMs3OkyPtkZ8AYCddYKJhKZfXJBxCrmFdsqDNFJRkRWOdDhpnGAxU",
+	"Yj9WHAZXCmQrnsNtgL8F39OExglkEYobxYhsMmEh5hCCs1kajiSTlLH9Ia+sI+bXS4kuXTQxlW6gWBDD",
+	"j8iXQpYmrlSKSCkcE5Eq23TIl4tpSiGwjufklqUSXJyc3Sq7NeaxnCkpBmd1mYViDr4dHewiS57FiZ0t",
+	"ailSG7Q4AZmJFPKRwRC2nkiWgsOcC6J0Q0itpvAayMRkNDH7isfInN5HcsjRFpOoieJJozpDA5xh0d6Z",
+	"Z8+A1kjoc5KoP2K4RGMuM/VqMVFbl6XrmE+1Ff2cZyzlNHmWn6rdVVIcSp+Moq6JXxH4irRtRmpEur3T",
+	"g3Fv0u8ch72oc9ztdjsn6n+6zn97rgW9iB/u6L3l7G7BQqVa6g2Doc+1PIbpk5Cmaaz5NZ84CjO8fZ/k",
+	"odcHCms7A3p0dsLmNE7APsK4rpK4agir5n8GlR7mEGhnCE4D/4J4sr4CwhlNEsanbjzenCsbgK6LYStN",
+	"wnEu0STZc6l+iZmTDxQx1oOVLFM3gfMMTBII3UxpzD+DV+elsMmomOUZGDXeZI3mYqpgPzEeKYE2Kq1u",
+	"tHdeXsOHoPVSPFFKwsUtjROlVHwcQbm4xlAUteOVrX2Ml6BmogQkev/chFLCxepc310JzZTJ92kEwEuj",
+	"IYGMBTuqRpdyJ8rceZ4RdY2s9TiljPkwZIsMwrKRYnm4Yt68foJ2GrC2ccfZvwjlqDjhgHG0hxYxZ0Ou",
+	"9TgnaodvYHrykpirJ9onL0U2U+MpXUIn+RRpijfAS/GaSnmDxQufIvUCCErDEKKv2uu70K/8TCEd17Q0",
+	"71b6wFQdb38exavnT5+8FBAKi6fL9GP9NSKOQtC2w3zAgmNZp/Wjnscx1x9StLTrFgJh9rf7n9oPVnx/",
+	"JqzcgAnG0pkLaY88q9Nk1Lz1UHlfeu+uUzapaPnmJlJ7a+vcFPPrh89suCFkKZsLvibtYkKTzbyxEb8z",
+	"MmZTIy333JQxe1P96yaOnZERp3M2AsaH4pejgZOEsBcMOWjS37HxxTKb8ZxqoG06pIN3Fig/Qv3TUtK5",
+	"iIYcr3VP3NS+wDqrblkaT9YQgnd1LknXUpkmarNmLLwxQR/NTs/uYpnJh2ElhmNVJJZhJaianMYyAwNE",
+	"s8hnEVxKbOaahUgfbZmUs0u4qOIZ/KzefD2RYjAVPvpMPnxDKVuqAneASw/5ajL5pLQw77FuKUdmioqi",
+	"8WlFemEuYjLxTIC0uXBlQaLMRLKgabYmoVgmERkrMzWNlfY2ScUcNNHFcpzEIXn75ttz4ovfGhZcJ4JG",
+	"V0J8S9Mp+1iy41HLhLhOYDiX6vqeQe9GJgSBRz5X9kjqvp3dhbYQQsY/MQKeYdLukRfxV2S8NmWIlkZz",
+	"TBf875s7UgijsWIU7TVd75SbhMVjNE7W1rdfm6YBj12jAx93r6RkYNpawugtBgBhmgmVGRTEkpU5J71+",
+	"nuYaEMzPmjEC42s2EBOdD1tJg33On+j02O1ppprHXjdIg8GEMr0uadIcPDqUMXyyLGGQtHsIi3l7+fQJ",
+	"acu5MullRpY8zvbObU4v3knqDWiDYtqy+QQqhExMA4ebi5RVln4hse7z0+ePuqc1ljqZc7zMyhaWLsFN",
+	"FV3EMiMLkcThWmtGksQZZGkbS2vItYPujIxiLpeTSRxCJuOYJpSHbKSxCYxxTPTnuUaEyXxxptSzkX/L",
+	"RliYVUpEQatRl0QGQF5M2IztXsKYrmjAp9VE9MSc7DecjM7Lw5QRnbKjGQO8wIvsHO3TIVcTr1Qc7gVk",
+	"5DtVI9LefJYCN2gy5MpAt2vDY6aueD04nGw4NKNzwu5omCVYP49HLbaxKk1VN7805tc6afJ6LMTNiLRH",
+	"8HASy+wVT9YjG+qgeZY1hCjpbR6+gY2PuVpuPnwoRBLz6bWYTEakjc8nOjuTk5Ee7wk+9Woy+UYsUzki",
+	"dCpK85SUQzox0E3wiseYmAckUdM+J3QZxRkD6pvFaZ1QDVw0eJ1k09xXbVAxnJzSvXNdBlKOVoRaJkM5",
+	"ij8aEZA6/75R7d9AKPlrCPO+RMH7UTdgOQZdSqVH5RkWaHXFTVHtM6IGJMtFuTjkU8QRnygZAjnn1nuB",
+	"mWb5fCRpu4uATOQ5VnTZBQVwVNVHywW5enX1eq+8RMGZtb0cL0k5lUgdABOYR4SVOCsc2F6XzGO+zJj0",
+	"Rf/Pyej1q0sHk0A90VkuRjqcjZcDkZlIAHwkhCOCSCSJmiKEUVisBRwUPnJY8SKhISMxKghYEv0kofH8",
+	"4RNttCTelBOIjzySmLLtTQzEKf5aeYGFt1fTAh0iPpStCDTbrIPmhel5OYmtlP+kGqiWeU0UUNIWaWAj",
+	"9bi/Ng8iIHOahTMdIsJt39PEBP3iKp4zscweyOrRg5XThwuWx0ofVh2ojeCwxvNfxwyK4ggd3qmyHc1U",
+	"1K0jM6VLRmS5UNbh3rmrSZFIcMyqfyMwye5T1wiq3TOb+kiSRcpuY7G0Gb4YEZfxlEsdE+53+0edXq/T",
+	"P7jqdc+66v99vyVr8ZNSHURxqqmlNMJbliZ0UQH+0apeeX3OypQ02jvXY6krZUpjrtWuKBULpcoLpbbm",
+	"HK9FIPBbSuZ0rd85EwkGS3W87rO6oXTgy5Uu+qPP5IYygTqPG+qz1L265V9YTTMV6LxZpELds6BlCPVl",
+	"yBJMrPocrFqszc/VTpNaWwnKBFt0z02JMC0NSfIwxFan7FqsOCvjDdjL4oaxBWTwJUydSKXBwPNniHth",
+	"AnwmoVh9ZbVKw6YW++Rz7AbarPp8m1pQ5/ZTu6VsX8r1bNujnApOUjokRDMDq+AWM1OzWmVcwUfX+IHZ",
+	"HiFeUL6+yDI2X3ysaz8T4npO+fqamuG8SZg6Q8kgapmHTZA05uRk0CWOGyalGTNm7IORvzQbM4s8d9GE",
+	"TkWKBxc/1KZoe1RZ7GjPrIBOMpaSN+rfnQv4N6r1gJDkQEk6T1RBcS7xJ/pioJZOEAScsfBGTdokRFSA",
+	"pnIUrg/5Lmu16CN3Od+NcrqfIak+K+6O9ojc/0wbat6e76RxjhR2MkyUhf9JtiwTkLvXYGMe3l6ii/ga",
+	"I/zV9CWnSMEtOvrk1tAL/VKREj3NctHTW26rp1+wKKZXMKGPoccyH/F6roa8hkW6ZHmCg3fUyyx0Qvk1",
+	"v4rmrh1do/JkRkCsvA5iR6d8XADPfIOJuxuRJz5Hrq+5gavwlRuygD8ELdfd+xV6dbfAaFTdwx4wDR0M",
+	"AKd5IaJU9SGLCcQdasA1mkcVPrFzXV9o1reeu9LPKulN5TUOeclRDgMiskPb73G3FaQFMqhbsviyIa/z",
+	"8JO234UdkC2u5KIT1/UGF37qeHfPiGSMFENdxu865LXKL8VbxmA/ko/ww+an+mEstVzT31YAaB90T2EJ",
+	"s/eTWmyOUdIwKmlfi5B9kIz33FYFOilPNIpixAN5nYoFS7NYicAJTSQLXOqZVFpApUpTFmadmUgl64wB",
+	"RhCkEJT8nbUOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/9Tt9c/GKh9XTjvdd9T",
+	"Vh4uCGcrAGbU+SaQYNy21kyvX8gh0mYZBBfA04w/NEhV4MMJtkHH2kX5EBmdKssk5jePpClpLAzb65/4",
+	"UB9zXMYf9DtyfHIx/gcLM4Ch0lmUEH30gI1+N6OZU6D1SOYnjaYaDiIiqAI7m0n1cD+8b0Fw6LnaVhYv",
+	"eoeHZyeDwwOll63nY5G0zlpvL58+MZtbfu4xS8N+96x7d3JwcHhyOgmjIxaNj1j3ZDIIj8ODfjSYHPfG",
+	"h4NxRLv9095B68O7IAfM1Vy25JgZ2jr74V2FH2jNyiHTGyoK4lsGsaVAqdGYCQtwSICOmbE5slVhULto",
+	"R0CU1l9hBEMQ9yeGNl6m2TD+/enWiIVAEJm12Rn7+Mros2lK160Pzpa8rwgf9HuGMyEZh5AMZhXrZGl4",
+	"r6K8ASMCKHwaRSyqJEhbrHp3y99XIkzwIl2QG8lKMlDuktEJ0G0uctwTqLHBANB8r8AB1U0q0KBET0OQ",
+	"wDCgM2fvQcXb9SsAcs3Sdenu0Zdv66zVvTukLKKHR/3e4bh3dHxyesBOuuPBhB0NDsf0KDoc0/Hx0TEA",
+	"/9UdTp01fZG1zlrW13tS8PXqR75aqyVy+gc5E4t9M6OgFatBuz3a74a9Xudw3Ged43DQ7ZxGvYNOf3JE",
+	"T9hgfBx2e62gldAxU5LgKmVULtM1uaQTNcYSSv2Kkzh1JlE9y4YKnt3Y5Ug6ZHDQmyOasU4Wz9mGn3y1",
+	"9slSoSPnSrHKYSKxoOSc8GWS+BAmgc3Ul1ijgDC7xRcHrbuOmMfgnlhrufcBN2Er7LSlv4do+Q5UF6Nh",
+	"NbVu1xGTiVpRLCLClAlOdYDJFCnP6ZpMhdIk0C5vQs7SmYHZ42RdMUQt9lq+X87U3T3ZcrK+jVFncQ5W",
+	"RDMK99h/zxNWvS+RIO9zubdJ56xIra1iUY3u3SUAhfYpbQ6IM8UkEBZhnAfyhTPJkgnY81D0iBWLAdZT",
+	"xpkkMypneyX1xbs5/cLm5NTvsnGnd9Trd4777KhzchKddrp9dhyOo97kuH+ilDXtnGXo507ZJL5TXH5z",
+	"rT66Hkz6FIC0b8UNvlQd9grhdxBGDc8/zm/zTr5Qz3zIZ+9Tl7DKGiszc005wJSoUEx5LJk+/bkILlGh",
+	"MjmHLDXL3iwavUJEr0IvvSg48hfW8+EmQfEvwTwfe27xtH3Eaa1rb/TdjGFTHZNokzE6NyEScAFquGrd",
+	"5wOrmU3lMM+wKHg1EyRCfHpXCdJA14YKgf1EyVD8pAhXX9UgnCF2Yream9idiO/o5KjURa1g56t/gx6i",
+	"3qfbDxh8BB22UmQ1qNhKRyloJEbKBhUEbJsHuJSZmKMVnNB4vrdPrgCMEUdXGgAKYbPFxu8VGUgbSLuk",
+	"KfqelPYw5MWeLnM2eiTJKI5GUJo1EyvQxMlqBlmPcT72eJllGIkTkwl2DSkLwi2Cw2UWbz8s9yg4yXbO",
+	"XgcuQ3kPyjKKs4swE6lfXwRzg5owpWJ9iJ8gLEU7XsBHajMvpsp2UTY5MEKesSPmc4AeiDmz6ZwIxlm+",
+	"9e4jleIFSLeD/e5+r3ewf9wKWjcxjzArUEI5sdE5PKqLnXDrrPVC/BQnCX18uN+tKvRxtJF9AzcLA28f",
+	"DLLYhl6PJJFLoPa+94JceNVeXIpH1QBkpk7MNUu7RyGvi4P8Hue4wPnJWRzPjA0sw1r2AjelWUaFbbNB",
+	"ZvMq1Glg93T/OUt0/UgraCFkEcAR4HZX+9Mp0aFG6NzSFBBS1VA5R742g+YfXdrh889e5S9yHtSvdK2L",
+	"jZX0uHt4vd1nBx1Wer/l5oddDYpWRLwosGPtEbU2d7kXD2T+iDTCum6N1ureSaF+VIcF97V8VaLBHPt/",
+	"iYNHN+grEctojBAPTdQRrXkO+kEro+mUQcuZBgs86LbML67ykvcbVERK97Qmq9dfaXLozsioRPVRkH+k",
+	"VSYAGEJQqmuLwGcfH/Lqlwj35P8hnvtrSB8rgxcVR3U+NhlI2OQC8pblvhM9wOq56+Uisj/3PCavNa7S",
+	"tS7EKAxnyuWv0d1UGAy1r/1UJMz9rfkY0o7dT/4hYq4jKtZDXVic87FDZedTM5vCFPVZve5PaD4Nd62L",
+	"VEzihNm5nzu9NohYccQrlEF+JNUtiO5Et9fjesjVRWkzc8REccoym+2jgL+OoQeJ/eQ65teYpDKCbh8F",
+	"lz9YkudDjpqNCwpisEmIEilYkOC8Qyyz/CWYKyevLbWGHL8xY7n7gj/BVHPdF2WZxtl6PxPZwjCBppz7",
+	"jQupZb/RGNpr6H4hr02ozH5v6mrB41ocNC+MRgY5t13J1M2FIUV5RnQpj3sEzSc549uKn33QHAuPGRXK",
+	"+Shl/wDwmtIBy58snjD38ZybYILX5u/8ROSFI2MhbvaZEv3O+j1fOkcER92vKWBxUekDk4Yt0iFHv6DJ",
+	"bTLF5+O1xq5yS1z29slLtiJUf6S06jFDjziqubltXb1zKvenvYQ2moO5lqpviqYeCOfm8AcCUfP2CHHN",
+	"8KStTQatUqkzbzAE3775Vmcc5t4coQjU8lzjPlXyj6lYSYx4opSA7TT1YFCHcsOwZaTbePFo0Ko2W3Tv",
+	"uve1mYYRwRmBpupVaNz7z+tkiTmYbThOTiZzr/mupeIxQUmO4lD9W0mxonweFU2DVp7S1MC3QjOr2wTm",
+	"ni4sy6FUziC1mte3YvqaYuG0a6ugF+MHR8GqXrQ76FiggtTrWLl6bZQseXOdxLfs+jTsRSUFK1ymyeOT",
+	"/fvpV8WMlbNDaKjqdyLvrGb1ympWTjqIn3J2l30FjpcaV6T1ITVzJuUKtCcy6L7Mx+8jdAGNjKtCPQ9t",
+	"bXXARDjFWOpj72GtsfTdTqkFPoZlFebm589s9lojxdREkFd0LR0QmZJxAI1moY04Qnvq2ek2ixfhnJHL",
+	"y1eg/dqsBa/bygxUnUABzgbSSwo/tG+u89PVttTVVRMFODAnAItr8Lbm1JN5JKEth/VUaIdN+/XF3188",
+	"e3l1ea2mfv3y4sWzvQC7uHlRgGpEkVmYb9/qU0CeKYNUqy82/yNRm7jnW2bpnXbcADekjmfeMOmNhV+Y",
+	"jOxHFo5xH3ukoE5qAfloqVawrYvwnO69sTRligigtnde20AP/UuIVlexXtVbrnTeDVv/aTb+Yxi/iv/0",
+	"9ffP3lz95fJPp/vsoLsf9pMcilvmnu/uYafbU5Kud6glne5Ee9ayq/LZds5LqzTqHXaw4rJEg68AaXvP",
+	"yImyr8Z72dp1X9Vn4eRIfgY3S+dQYvu4Q1P/Cc0qpwk4p/a8b3PoUxtOLaxJ/6BpuDRozVk2E5Gsa/Rc",
+	"qKJ1/L4Qm4VWLk4+g/EtKdsBIgyOoaARGJVO8C7YlvmQ73qdkHGmEkuDfx5zU3lfwfcXdrZmkjk7BS0/",
+	"m3smWjq+epa+U/sVm8ZcI8l8K6bxLgluZV77uDS2+3GucybUiWiXqpITtSRU+u6XWFaahY90ALHoOcec",
+	"PPvrC4T6K0dfa0LmsXxWvCdjeYWYzJbc+ub8ikrsC57Ft+wpC+M5AJT2Tsxnlyb57NnVN17amlSRUu7Q",
+	"xfPXnb7FJywqycXJOnQc9Hye53wx9afCi8eo0UXrLl6HKO833Mv5vDWxKjMsU8/5jSJkpRN91SAq0tp9",
+	"pyJ7A97SCR4w59Jwlfm5JHWpUMuTJoZbvl+UEqkODLxflngzj/J+diateWe/+FL9DuetBZ1SvZRcsoVI",
+	"YnqPl79T8n4ac2q8rra9qrLMekFrRuULUOHxbQniDfWDlphMpJpFN1AXCU1aZz3zT/VjZeJ8+LhYNQoY",
+	"z61TnPGmIV7nT3pD3IWxahiKT5lpNrvL5VBsV7shCZqzlfOUrqjsJIJPO+pKXsxSxVdVmVZ+gb9rvlZ6",
+	"uVg1Sl4uTMY3Imer7anUDV5Vlg2l1RRn4t8hbJrlP/EoYKm0PiQI5+AvUCDImVhBVFqnwptYt0dh5tkT",
+	"kYhUMVuXHoeTSSsom/X9QzDrlT2jpGgsuDQJCri0cI3Zvz6tulp3X3Ru9Omg2zkOD3qd00mXdQ7HJ9FB",
+	"eER7DFPB4luGQRw8qsYT9DSWi4SuXzq25xMxmTCszMFnvhVT8TZN8pY6+LHzm5ZuCad9M7qlbqt/aGmA",
+	"OFfqo67BAIOQhHZFQOLyprw59fnLggQ1PSUvnAy9e+Q965YT7q9PTw5P2GQS9Q/640H34IANjqPTbrd7",
+	"EA16LDwYsJCyiJ4O1O7czp+Yqaop1uxXv2AFVfar1zmOuv3Oyfgg7AzY4eSIHo9PMHVPM+fbNFa0UIed",
+	"Lef3yOz+A+SDZynlcsLS32sX8++aL3K47Hb7R8uYZ/3Do98522ZtOewDaXL489vkSH9yWUj1V5eJQefI",
+	"s3Kwb6zDXJIl4LP/i+77Zz9Ob1l6FQMDVN1phwUjU9fUO5BFGvnNa3Pac/t+Q0cYjTwN3cMTsUyt+0JJ",
+	"iYCMfpOm0+l4PNLJMxZiiE4ZBqlKrtVcRJR9VAsQ+er9//mbH7qdU9qZvHt/9OG3raYpR0WR4806wvKx",
+	"mJO3l0+xeK6Q9KOPRqDzTVy5R8KZEJLJ4nJQrt3X/VaXwlQUj5XYO9o0hrM17J7+EQQO1EJ0ApngDDPI",
+	"atKpi9zg5v000HPVqI0eLRucDDqYeSxUfW/VEcZeEVs0I/Nc2ffwoNmj+YVS3qGv1Xw1K2VMZh1owGNu",
+	"27ZuqAPuNt1LR7e/hZCqPTeIiSyFejAgFgNO/SCAfr4p3tvQkxlbGxe5UqtbVWPIe/d51Rg6Z27CWX4M",
+	"2qW6zQiHgl8EhCWQ8SrVD9MMPiyd/+JF63HolG5e14qaZdlCnj1+TMM5M0keypYX+wsQCzslDhYv9S2i",
+	"MF9WdVW+5ThAiQi3VX3D65RJQEc1HjHDLxaREf1vOcojpHss8+y2vPMb8gbkJrI78KuNaXhzlnOWfgLd",
+	"Ib/8/M/HzgQ7GJ7VXdQ19FUS8xuMsm6WIPi6C1fjee9KdCXQ3/3Hb/0JzxoEzEt8HTO26CLyBtMcAhJP",
+	"COXr/XvnOdbwQekubyQIC7f9tnSsKomKA5Sn4FDGp+AbtbOx1eh0YPZZj7mK4q+JTDUctM3Ny7JEXUC6",
+	"o697+VC+xiK3KI4a3D50F66x9949fxctmf1FCUsDQKyiJQtMJKEAgEvaXTyjCwoA/WSyhDY1QcMXm37O",
+	"26+YEt/kjaCLwLklCjhLa3qvFrRQj1cuxTvAoB7aO8DigVVFVRsfesEyGtGMErpYYIsacGv/uIRKR1jn",
+	"no5nIs/snPddUZvfP4w4cPVuf3BBfQ+Z3yK8gZoP7cEggHkQiRWXeVaymykuwhsib9iqeZgjjyds9urA",
+	"blziw/aIN/oRWKMfghaqEy9ZthLpTX199DgVKwkt/9TjGms0E4RGEWyzyJT2r/3GWQ55fMPFasjbI/zd",
+	"NY2iZ9rCA6NytBdo1FHb/s16f6XuAffm9RNIhCl5i4d8Ttdkht19LL3lIz1FeeZoURKBktNbJvfJd/g9",
+	"TA2ZGnHu8aXQyXwuWQLPXowLV3XKEDeFM7wiGwni71wKb604weRdo3Hqhy1DlLQXv4JXVaqCgvkXVFBD",
+	"rL7tqtGFI1E9d/ZCcm6SsklTlDibvFZ/MW32q+nHKwoNfRZ0HRBqogPac2WcVmUn1Re3zBe3TMUt41dD",
+	"aqS9sody78FqJhKdri8DvNoifJ2+3GwWH8S0QQKU7CBgxYrm0B4O9/Ffe7/3ahElXclTYnBHw8xMVd/e",
+	"VqGxBQauYlOeVzdvVdBEr3FOTR5Dx5iKGhjO0btC3FAfrU0V6zuHIf2DvmwcBKwc4ve1bbjNo44HCfK1",
+	"YOkkFHHZ9XUvcbCT0lKWIe8Lb7+HOKmmcjjyxRkVRU2DXNFP545xBVMlven5687RSe+MWIGlpMhBCBsI",
+	"/2R/wE807+FnVTGFD2ny4kNFeYQPqOMk8WvSfvbmSaffhZ5+pdcXxvFN4PcAJaYHXbHYDIm8VWKrfylh",
+	"vKPqCve9o7iWbXG72qNgB7t8G76MT+eyGlYelnfOgCtXtlnxuYCsipeyTafvoMpJLrC5e5q8SlRC4zm6",
+	"m5zIrKMP2WT9nZSND1XvcXm49y0uyjZ59677ftD98Fs8s87H2td/0fn6HT7g46J4yqHZuv+MH/f6xD5i",
+	"kn8sSD+UoxAwR3OwrxyUbRSQ8dppfoE98cDKbx8dkvE6Y5LM2F1ARrcj0j9+3D9RZ7r7uLdnLQLt84UX",
+	"6WFKnoHiOnsH3oVWamxLhPXutojYLgF4rGvr9Q8Gh0ee8LnXwX1BjjpRPI0z6DGhEwJFauIl5by1HDc2",
+	"wEYUAvunioiVY+BHg60hcDUjLwEg+b2MvOHnfLqbdl1nBfhhRjbB9DzwuXBUplICljOUnvMPvc7pO1Dk",
+	"3neD3rF/QFu86ubFdbtBax5z+3dRNfzP4fCu2+0Mh3e9r4fDu+Ov1T9Pv/7l5/+788vP/88v//OfnV/+",
+	"5//17n9sZ/d6pJsN2w7ADTvwv1vXWdkwE96hSfJqApH97VAhLg6bKRf154dg6S/Ehtr6JxDLgeYomViG",
+	"4DuFhtTYOAnQtSGznt0tkjiMMyV5hjyPMWmNFHHfsRqEUBzihq1Je9A9QNTHD7WU/CgwQ2xTftYaM14u",
+	"wU0F3LwRu2WJGqJKbf3j97X9fA04RI6FTckYKhp1u6KiQuSZRCHbZlDg5gMfN3vZ1axlMzdcMTp/o56r",
+	"+P91K3cYpJ6jX5twUb4JfK25sC6Rp63GIsogyLAlm2n9NdpD5FUMGKJ2ge22TE+feB5nslonkRvDFeV+",
+	"Tu/iuTLzTD84lA742UD95VHISvahyUvYmqOs5/HuQ1BdvdaRtPeRC72+cwh+S93bLJ5yoQsoiissT0mP",
+	"tn1K8O07PO9VOE0H+VuPWOOM6mGlUzn7CZAW4aqBf3V6XXC/bM3nqHFePMEC4UG3SzJhO/h1z4lZEagu",
+	"o7zdHHpJtVBaL9jePnm1QBFAKI+GXBMUf6eXODojlK+J3nCkvfWP2sblEPeOZUihVLnt+sWHXKdXOCi/",
+	"e6XqTiRYA1tzl3SBYtiiaDS8H7ZCmmbD1tmwNegPWx9KAqU7OLmHDDFLfsMmPl/H1znjSA33QeeMgEFI",
+	"ANpXliMK5hw4imdB3h02uq//3//zl5//t19+/t8b3NsOl7p0KjDsp55Bk9hVwTUMIH2FMBYi8FMil1CD",
+	"Mlkm5vSek1mWLdpyD+IQxdvFJCG4N8zjbEb5jSyEosFQ28gms2/e/ZBd4f9fvH73g7x89/uzx483s09m",
+	"C2WNrpF39yzLo0l8x6KO9gXau8K0okWcFkONjgYkdYVWSVgHzWWkE0EwrNLgxsOW4TW1HRqmqdBM1sle",
+	"ffvmWxAw0jZcK2At256pSI2nS6bTxHrd7mEldwxFDX74wkRYWFb4NhT8lvGY8ZB9zcxoOqV1OyJaRe5X",
+	"XXe72ir3hWOr9fv3urnf4fk9Mm71Nj/76wvjxvvYXN0ygc3nz++DK7c5p/dyJtJSYm/NVVzJ9y0z070g",
+	"MMuF0f9FuYDdLSBceFEMvp12T7rOf61PFba6z8RTmrG30uSVHAwOj/aPT0676Ck5PqkNOFlwbR1CtDGQ",
+	"0FSE/QqFXr6gZLfhf8CP7iviMlq5TOLFYHB21IWrLr1h2cUixgVqp7Q3PifdSWrqvU7jUJHdS3HNS7ci",
+	"oVmMptWXw/exh890+37YQ9d/iEPXa3zICnH6f6Ezdq/AvxOojqOPB7YvnsSljDqhwELh+pPoNiXIj6Jb",
+	"yKmIB+N8sAUNi8xbz7BFRfZUK8gVXZTveI/Fe3+2slETd1oLujaz2g/FXP39uMl4v0Hd8ncLed3/Ub75",
+	"8WD69NV1Z3l4ercYxJ35/Me/dH5Kf+w+/zZZR9/cvj7601WSXQ+wQDuFI3fPX3p6eVg9tkFOV4lm94ml",
+	"emyqb1DPNvo3IpK4TUFTessSi8Kg9PFJSqfqYS84gCGKvy7PVADD0G05EysOaYd725EwnEXYt7iECDze",
+	"p7JJUomelU0rA2U1IQuagreHJon6k5rJ75Nnujs9dIWclLsSgbUycsJ/I6+jyEjrQ3Mlp4xCKx6dWx5H",
+	"dc6gDUkipq+/Nx+EtNn+dL/QW9+8imAOcyXr1Y0s1IUqtpTn2IKcgIBllWYwvzzX2EyX0Eyb8dh3Rt0c",
+	"pJ3LJ2jH2dvvdvcCkoolJJ9GYsW9ODkbfZk9n3PJkL/it0kZIxm7ywIi2S1LaQJYplLxhVix6JxwQbAb",
+	"KNwXIskrQkn7STcgT599G5AnvT1oeD6OUaCi4w3nnWHfEP2jkpsHCpH8Tpbuifqfr9T/PFH/8+xjPS/V",
+	"cK/HXs/9U8YvRb7TGLBx5gRooXFhTaYsjeekPYL/+zZNELDhoSPLyzFc3joh82tW9K5o1aC0PnrDNDYT",
+	"/IhMGCNqYTryrD0u4AZtU7NOPGQp1nDAkhmDXqCIHxhLkirGkSyqw96pEVbfIfrZMw1+tkv45hYPpRWe",
+	"+zajOxeX+6glgidnWX/Pq6nIxxbZ1xPuufVLgGe34DZeL5jUCPosvmXnblgjh3pG+Dr18H7jxFtNplsn",
+	"3XlO757jb/vdaknE0ncPwqKJ4ISC64mkTIrkVjdX1rnDmuOZJG31OGYz5zWFDsYFSAdJFml8q+QYopRJ",
+	"6I/uICxLbCSa36Zb3JHlPfA4Ip0IWNEtCQMaP6R8/Pvf/OHdf7Txj9+8+x/etMTSBbysS+5FbrXYaxuu",
+	"V85WpS5xlYuxEWRc8NC5LpVbzM7r0B+e2HzD+KNl2xIhLZCMRrSn5i+OuS0atU+JUJrRREyXjLQtsBm7",
+	"U1tNk8eY4T46H3Io2xtBIz6WsfRa94sc7Z0rWY1dChIpyNi0gnJr4tzG4xqwDMLIQ97GceE90BLQNkgd",
+	"lYM7m9FkdkxmcANBub/c+FuLieXJmry9fOq6vdVz72oDOG6oaPdgkBNH+fQBk23XtmKrPMLO1yRhagok",
+	"pJKd60YyRCkzqfoEmh0w8hNLhf1VbKFcy5mv9/CePOgF7w0nO5UONtWkWa6VduzU9ubR6R2IPZey7M9s",
+	"PYI6bG3AJGuiboGSQLvBwf5FuvDYmZcePg27UY/1Jwd0MD4Mj6JjdjI5pd1xL+x7bnm9pmZNV5xXvq9p",
+	"lXMa/vLzP7fuL4K25sNt2MQ836VuI3N82HMNFsuUFrp9P+PC0A22dUP6jNc1d7oTU5zWZOPYpW3wkdh2",
+	"Do9/8xgD+p18lb8Hw+x3Px786Se1SVX41AI9NrGEsynFiflMjCTmN06JQ2ZQBPUVtVlf2mWBTTjQWau7",
+	"AC8jFq6nhtdRIZfZJ+efVrzYtbFxEwjH2DhAmZdVrU/tAD89GPcm/c5x2Is6x91ut3Oi/scJQlSDOFt/",
+	"0q84wGvTMYuk+dbcbcS5Cj/iJnuI/or3q4J4Hm12qIF1qi/rFdXdPSciLTRjLOWTEDmjKYKzU0/aidxv",
+	"0lmonG2lNuZds9ZljuNOVz/6GiD6Dtgz06DaUyalvsLW92KirUkueKd/d6csOkhEKJ2Fald3bKpuc/bL",
+	"/dxth/8xy1aMccjCUqa+NQVq+rdvb9xesanN3Jpkcb+g4SzmrJMyGkHHdfVYkc0ra/MAdejFVvzEyznl",
+	"+dj6uRK++n3p4+F3IFiluy6d2/x/MZlggMH2p5/ELIl8M9mcaFPQkYFvQpqxqUjXfqIVN6tROmHQ0iiz",
+	"hqxVdi5nk8LgPq7/OuaxnP2a4K1wLrXrAgZLlGL97C5jXEJ+sVwmYD2b9JCLi2dPLlZ/+fqrafj8yV/E",
+	"t08vuq+eriAsuHq++QEnaYgus5l6aUgzkT4F26x1+f3fXx7+ffrqH3+cdV9+Fb7+/pvvp9/BDGFO6qk/",
+	"Xb56iWDPXfa3r5Ln/xBx1P9r/Pe//bVL/zhYft//a/c5h0LTvAil9eLZ2yfP/+KUb6PnpwPNex4UvLYB",
+	"SG2Z3s07TwAolpTqEcEJlWT0GtbxZ7Z+Yofcz4SiUXtvBMX5UD3f/o6NL5bZjD+S5CKnO+4u7Ij6ia8z",
+	"xWZE3cJStnL3GzaNZZbumrX+63BppmwamPIrXNVZS/Rfzsd/e3Mznp8uv//Lfbjz7wd/Sv7+tzeJ4lA/",
+	"M9q49gsafiXETcvXaHVn5jFpeU43uB25qLiXm3loI9w+soZG2w9yvDpTSpDE0sS4NCREHHrrkYolL5ul",
+	"uIbs3cK8m21OHQ937E5l3fxDlFxuBo5dmXL37+P765qaH93h19aKbCz32IxE/6CK90eVhMCQhbqQIuLG",
+	"ZvU256aPbM/7a/LERzbuLToMdmveu6uOZMgmVpylf4jYXDiEW2xDNv6IMqiyc7YKKDzwqsxNoJDvj01s",
+	"+HexCY74RR2MkqdrRVMS38eFgJ3v5CxeYOZuKYO4kU+hBP/7lM0FucxECtvN0nmMTe2cMKo8U3aQIohm",
+	"fFgH1AqWvLN4aT3BIh4EDF8UMc7vwy9LCRa67ahcI9xqf4gYG9v7qLtE3YScWGi+QUMM9xcCt6X6S2d3",
+	"tiAyNp7qPVAeDb5j9Qi5u+yFxoK8BqHsXromkSiscWvbEHOXbBAAMLZRacyUXTfhbcxWADGby9igRaM5",
+	"JAAi+231uzjkryBM6VvKpYTvvJeXdq+W+4XD4IUnXeo+lkAGzbT6Z7Kc6FOLEeGcsE2NWqDpJbZlgar3",
+	"Qo17gy5JhUvefWtppbY5v3us/LIUd+QrmlAeslqQNqswzkQSSYN9YNsqY/wuE4tOolhFZ61I6KkN/alw",
+	"eE3lITfJYli4PFL/Z7R3TuAfcgQUGotsFhBGwxkRmOMiVpwkLJqy9MyBxMWyZoBIGnLdQhOrlZ2gfzFA",
+	"/L5Fb2kMTsa8TEfDypdraXYqD0F5nGBeLKxJvRT+3vRyrbS/xu6fhaQExWRGpaj8/PQUcwFqft8FJ0Lh",
+	"O6fipGHuQw0Y+eYpl3zllYlXmM3s2Dhhpo/CJyrSLF4L22X+PWSO3fCqsHHOAXD2XHtLi4QyjLLtZebQ",
+	"OszR+CdlvASdF6+G8bZ9K7FPHbBZoK4XnUKC+Ik3jG+4nSs5ME222wMetQ266+NQfPLQfhGepzj7JndX",
+	"zXmpPQiJJBEbxxmLAgC9XDMNJyOWGWkbK1+kZJGKkEkZ82mzlqsbr2m8O5zCy8rRrVtJhVPMcdh0+by6",
+	"VbcIW/nZykZTH0kyE3NGsI+hzN0x7m2y31DQ65Mov1prP+qGvkRGAweAB4NIWSqAOXaSqvGB/I3H8EaY",
+	"5fMHqMmoEcXVq6twDZlFfLW+tDBatok02Al5nuaZxXyMoBERNvCGh0yhBSC3WJ5Tl0zQuhXJcs4OupHv",
+	"etFUCFETOwjAY1LwI/gM+PvfGaRNJXbe/OXnfz7W2zxq2oe4whZefSjHKDZUJeNULKezjMTcKwKLQXI4",
+	"wUo9OUN16O3lU12VH6YsigHgINOp6lhoPSpx1UjX8y/nRnM1M3k05CN/tfFoz8K86+x3DJ2ZoZUSF0Pi",
+	"lXpkmgopScwzesPIeD3kUCpFZGwAm61KOGZTylE8rRR1YklmLIFGSGeOEobaoBVek1TMARHXSTGcCdOE",
+	"YHNuoJ4+j2BI9WKTes2iIVfkx8m2R2X+GZnlCe4oiIp1UKrsldB3a5vbNb55cuFRycCscpGpTjDZl/b6",
+	"bMC6XsFUfufzLeCdTWH2SyKu0b1tBeD7z3U/mzdWZ+wnl7NbTS7znfTOexmvVZHtdyg2or8n4gLnHwqP",
+	"NAPGHBVTLKwjbcxm0H8tsL1EAIma6tkwWUa6xMCNHNTdKoOuc60c+6+VfvVaqeyDc894c7mozMhBl7y9",
+	"ekIiupYBEUmEMftUZgHJRETX8NRZQXI6Yh1ooJ5qK8kHoR0K5UtxSnS5IuS8pCwUqSKBkaxxSuqk7zlM",
+	"BoSOWGZDTvkaxBcQc6PY2UlJrsVc8jAGRYDsQjBj66HTD1XSYBFkaevxKSugTXTO8u3sOSIud2zSOV+n",
+	"YhInzfx3sLnjlKKyrYHCN3S6y2Zs3rC3XbShc1xi0CW2Nqu5v5Pi/k28Cgstd/KqNO8627VzVzNs4kY9",
+	"hzCx1kXwr3QcynvwkCXP4iTvdZXdr9dQ8tl7DO3S/qNg5UUFXP/Ei+e/6QRdsnCZxtl6a5jLA3rN6FxR",
+	"X48Aak/Mp+WMUT31/oTWtO53H3hf8x7ba9/Euu/rc3Vesokcucn+BCpXfFH5BpUuJRKMaXjDeISNHtyy",
+	"I9pl7Jj2Bv2of3Qc9iYHR8e9ARvQk8nx4VGvP+l36fHpsdt3AIJJrrL6DqJzF1W4Il1ZtIvnM+YXFa+i",
+	"12INWstFtC2Y7BgPBcSFCiP4yeRjCcfE0Ni8a0naKaNRR/Bkvbe/ARpV1lZRxZE0dphpMOLYPXO6JktZ",
+	"6hDf2HNVjn5UtqzRHX9ff2dlI5ur+M3V+AITNE2m8DHF+22HuCD5PCM4e1w2Iiqk8OxB4OdAd31e2eHN",
+	"qf02R2ttz2nMOcskIKxBkz79hW4AKK1Jj+1o9vbJhYE6uGHrgNDcf6bDLvAL1OtxLJwPGbNEYOWpugSV",
+	"PnYOSMuY7wqRVihSiTEak6cnPdLaqwkb6jg0+J0KVQb6i8qOuo5pb58WNZlH0njPm7r4Pm1swtroxuvY",
+	"4Hg09P5emWEfFeVIrSd4F49vY5euj3Ff+XoRbsebMNX3Wjc6e/y41z/e7+5393tnJ92T7mMsb0cElXEP",
+	"syZqEjF+k4byejDphW5zO31RbfnpR7Z1uW93Obvo95sbFm4Vyp+8raCdjTPrcluBTQ0KfKzyutBJvtSv",
+	"UkhQGw3YyRRqgimkVZadCnVN87WSqbvmQxW0p29+sW1+r77Fu68ModcZUwluuqnJFwjIJBEibeOryGME",
+	"P94j/0F6DWWBXUBdvgCoCmQikgSaicUS3u9TWO3qK94+GEKLcLUA8D1PWcO0BkNH/7DyJl4sWNQ8RYIm",
+	"Ph+o9kDhauc0Q8RyKLqLE41N0kjzyLe3/JKQxUkbHrAbtYvExCUYYlvy5FtZmEVQ4Cn/yYCMDT8k0DSW",
+	"GUuB6eAp0laXrvrHnGYsjWkC/eKgMxQYumUvHKXTJWa16f86nv9x4PkquZ3dw063t1OdHbYzkNlbWR6v",
+	"f9U9zccrJZMHLegisxAp4oeofUg5kHy2Hqdx1PLEh/QqvR263RoOuE+TR5JcXPzx7fOnhELSeMoQQwAS",
+	"yGmSaM8mNOWzX2Nbvr1GuWGFNOTKuYZB0W9o9rd548Y42pak3jB/zd2aukmCDxUTKknMm0+Sb3bJYENG",
+	"mmkC5CZv9a5zWKEKH4bdFU3nyJTRcGbwvgub3l7KcUD4JAzIOIFmrMhSAUGO2rtPUp0vFyvP1dfbHhiW",
+	"LCxhw/HflG/9K5/hpufz3YbM61p+LbnlG0PvGKm5c4q2HgCR6Gu8BAK/RL3EFJaQkKVsLvgaMw9GnN7G",
+	"U8Vm+w66zj7uQXtvRNoukysDbshrfjNlGfxAl2nt7ZPRwlS9QMTSqW0RKz7knpoYgCKIBX9lpp4Sz1M6",
+	"Nd08hFHWOCV/unz1EqDBhrw9jjlVxiGmDhKl+xwNlmmyB+0JIzaJOZbwqvNmifMtJP4dELlgYTzRBVyV",
+	"xDu7LN0SRazyuWFW2ubyKE9R0rsgL/y6d3FhugCroVTBr14Uz5lYZq2zA+0OW0qW/pWldmnqVymbsFTx",
+	"W7VMb86iuEbr1bVOpsbJPmn6KMwhxgZ3kHZH207l/kziAk0bl1xt5yFgiiZ8BA/aAqwGlXr5lDec0MuM",
+	"Ld4u/m1q8f51K0b/fQs6N5fAvc4hTOu62WxpnfIFu/8Ldv8X7P4v2P1fsPu/YPd/we7/gt3/Bbv/3wG7",
+	"3xOTyY9/JcaQittYIvZ1O5wxumAyI3B57+mkH4p/EnCxxxGkVnOdwBRH+OWjYnJKr3vYrIHcFqhyrcLa",
+	"doPdEm4WTjA2yeDlSXTvM4mqBvt+57Ew6seibQjsmBUBhIWFPpIawlq3Rjb525gKSgAPSWePkraOd0Kq",
+	"uFtGqMik0yjNaEXvd8Pefj7N3ZPmUJOm5Y50f/CJXXKHqxfTpl+WwPuaw1Dk2nfFc5EumWZQ9RAWYOr0",
+	"gTbgv2GOFScjeXOtHrkeQczC/iTPRsAc9LMhh+MVBXjWKI/yEgHBicl/gNSDvYCAiDYtsm0NqOCsmBGh",
+	"c3YhJQJ/uk+uII2BR243XIyfzOO7Mz0ezJazGCJwkjEJCPpzccvkkMMPcbkysIkXCMS/omtsEVByeek7",
+	"pRqyq9o0O7HeffN6ytbP++14ex7T6H0pM3ILHvHWVxhbqiFSB7T491a9m+uoab9l2y8Qf6eutJrJ5m4H",
+	"Uzmw21vUD6sNX6GsCArD01Q9ongfS4ikIBOaBtCxRDFpSrmcsBSzVBk/U6dNiWJsqmG7nUAiMsBzYk1O",
+	"XuYDjGsKdWQWJwmJlsy2nxcp4jeO2USkDHqxmnduQGd0qVNoprl166UtbWhAQZ3k/aGsKux0dAwqX4P3",
+	"Isa/LwBUSCyzktN3aKqHLwehLCWTlXQa/1XlESElstRe/IU8e2kS5/UhzE9RfoaL27oNTEgTDboj+BO6",
+	"knjCwnWYMAIdHArNbgKbqLucz2m6LhW46VarVYeex8o6OOv1waLTwaiyroh5Yv6Kzv6htX6tpup2ssju",
+	"vqFyZpGuUWG/za7B0OmfsIG2hE6jLutN+vRgPAgPoyPQttmPSwbJboOyfus0y6hquvdQLzaF31wyKsLC",
+	"FgSa3LH0NbiuKtkPVZCG+BJa6JmCXlB2Yz5F1TswxYA1LYZK4iqDBJJIB3d3yrHPZVIt/dQ0sCqqRMhi",
+	"2UCBYyrhZc1C3tR1I+ftwBAIGouliQ3F+SdKAdpxsSWZZoVBacd9x7wuIUHPVrflHq2wV0onjkaY6CNJ",
+	"xJSkTGNWbrff8AB5GoCZE7V5y25ZKiGYYfdMCcYpI22QdNjaHpvKNK0Y9mO75nSAdvpt0xV9f7jsdg9C",
+	"JDP8m40C2zN9X6cLux+hVL7WdXOFh82tPwrILz//s0RKX/edBhDJ5kbKXDkVbIqm57LepDLUBGMeGdJW",
+	"I//e5IdNLrr7C3T0JnicDg8iyHtVQY5X5Eej0hUu049IeoBR6ncIsWJNOV3tnnyJmn2Jmn2Jmn2Jmn2J",
+	"mn2Jmn2Jmn2Jmn2Jmv17RM3eKb5yC3EeuJ7mQXRcL2BaYdabB7FPetXiwlgbdOQ3uQ+5qCZf5nhMiPuh",
+	"+yWWYXxIW4+0b6BCYok+VYzmZTNWqdbYIPSME2uXluWIpMKir5SqHKbQSEqyBOQZOtHPvlwF/02ugqVk",
+	"0ZeL4F/oIlBHEeC+atmp8D0M1ep197uH+VdPfsUN01O4+sJQ/xoMFbSyu68SEd68hBLV1tnBySFYAeqL",
+	"P1L5VgmAsyPE+TVer1b37jjsTQ5Zlx6MT6N+OGBHkxPaGx+Eh9ExO510aX88CI+iE9ad9OjB+DA8jk7B",
+	"ETYYH4UnURe0y7vn8nIhuBSpBZlXn76J5Q0k4ERqPi0ZpozxmE87C/OheeoyBO2jb/9mtwzRZVovX12/",
+	"eX75Z3j0kvGIpe6ODsbdk9PjcfewdzCJwuPwcNAbH0Wnau7903DADg+OBlE/GsPPr+I5kxmdL6oXSv9s",
+	"0PseH1KazRMh4TAeFE0659u3MvpasRdWEQ0Gp4MPVQ/8RzcpKTTj2966z73wG0ennR9tCIC73vaSBtEo",
+	"Vu8Tdn4VKzLIlPEWtMLc293rW5ABz3TLUrTutW8vn+pXByRbCaJFAFkkNCzlXrV6/f3Drg8xcTjcx2bS",
+	"fX8n6bLk3pj9Aw95ZO3GFjHwUFUc7BYkzyXHjr83Ma7tfR2LQqT2F04STVnCNHqLI248EApuk3W3vXqz",
+	"xRZFV96j8smb51fPn1x8ayTZN8//+I3594tnT5+/fWH++vbVd+afRvA1OZMV0diIFI48rBFITQbJ5WUl",
+	"DAZF96GQ9izjVV1/pO/zvqIE3vxudbTncZLEgmcz6Y3tbdvfcg2b00y0KBFLx7V05L2S0COl7NkpH+Ti",
+	"xlW33j20xf2pp1759BWvkuKpqfB55Rw2TBB54yRSlRMNMfotEaLUSQ3ATF2bLKLB+jBbQPDNqQJnJJsJ",
+	"ycwzIeWCx6FiEsi0ajtAJ3uBTjuZ69/Yjhfw7COJqG2Kg6CQtq3/LOzqXuDPtSKCO2tpp2xOY6UVOT89",
+	"J13M+IKadn0bSl3pHuG4NFnRtSynDAdkBRPOf7TKUyzknrcMzpgeg7yS3LOcwgMw96aGaR8SiKqrbJ21",
+	"jvSI27B28os3n0ND/B3vUj5mRLv2Jj3dvMt23350r7eXhJCZShmlx7vomtlsOKGXNYkwJm09z+NSNgxz",
+	"mwfl/kkHzzcoJMRo/N8cFDhwsIMLyGFOtL5MYJOhpyWGP99M8A6e8TytRuRCJG9A7W3UbXgRksJKlC7k",
+	"iY39xhd8rAS2z7enA9p1zjZXyLTOev1gs6ewe/i97hwZZ44hxu4WiUhZWnQwj6lkMqR8X6TTx9nd4wex",
+	"BCepmINd1mv4X6t5kPsYcUqf84jd6V4MeBKelMjULeTs6ZPQ+rQtGB7WpK4Rh15A99VMJPrGk6StbZZS",
+	"NhAwbuXs0I+BincHv6cAHW8xSzx9GfIz1LjCIgfr92J2okCIS028t6Bxlg5keWhQ0yTc72JhEleNzHkk",
+	"A9vHymCnA6TGhKYGVXpFs3Cme4Sps8lZRNr6hudEpIsZVR+ZIffOCc1IwqjMyMh7GkaoRthT0LSl0g4V",
+	"LVbqbOqAZgXwisq820Umyt0eHKzHqtlXkGe12ZOo2xply+htwEnEjKCzR1em4CukGU3EdIl4RQ7yUxXV",
+	"+ZOIz53SVVHmujrFvcTvru1qc1HsReEX00eSxOoBAxkKpD8nnZ7WWNEWBC9oocagUW6xV/I3gkSsy+4d",
+	"Scb4iLT95kGOuhkxtiCMi+V0theQkT1ao4CIlIzMIR2RdpSKxQKxcihJmUinlMcSJnsOw2nrZs9VnNQs",
+	"XA0OcqlwSE+7xUJbDY+c653qbiko6D628Ybr0HHZ7SF8yNuTU50+H8Y0tkxYvFXcG0MfELcdiK+Nl9GR",
+	"9U3rFEYUhX4d8zkSsCihGlrDRoPdnkVrzkqjRNqHST+16vXHZqBeedOlL8gkvmNRRxutDnoLtej9nVDZ",
+	"tbyA52JsDZ0/YEPPJevBfu2zHsQyey2SOFy/WSbM24s1ThihJBHq9TGfmpzxFYXbfImdWkMhkphPO2Iy",
+	"IQuWxiLCCld1z8VcSbyQkXa2TNUQWJ8I+FfQQl5MJgGh2I6Ape5Y6uNZPFXXp0gJV/dkyuRMJFAsG9E4",
+	"WWtIywB7SaVqFaYcIs7OdNLBSK05zFiKa32rPhwFLrxwYCtzKY8IZ6tkTSS9ZdGQa6uIYQsn6ATBIkKn",
+	"NOYSV29G1zqPZLY8chKzJII6hVsW4F/QTgr+tU8uDDWBWAAwncXTWaZ0WbpYJLF6aQZKzD55ae9qLrDM",
+	"A/ag2t4T5/sEyfhqMvlGLFPZOusPgpYl+iuerM01SxeLVNzS5MoQt4CGH7SAzt8qMjtZNlvDPXXTaHRL",
+	"leb53qMG1c36/o76uj4b5WU/0MhlKGr/Oso0COoIWp1ojQASy+xSt5rY2vhlAY+TBRyXQPMiaKqFlmY8",
+	"Msdm/3PzYM90ahCTCUsrkNwW1Qvn9ySh8fwpXcvW2QHYx644yMsjKkLCfOVt13Di5OJ8aM7+ZTjPZSpt",
+	"WR94SpXYyUu6jFemMxbihjCepWulnZmKVkLdbhrtiE3oMslIf3BOuihjtYa1y6mr7csZuHtvgE2VERbG",
+	"i5hxk3UwCshUaLkmSC5IcYla1dQfE1hfW427lOpMKfPO3n8WOoEANjcklYmMjIX6aLzWFZH3kRLlO9ih",
+	"okjNy0Bwa6R7ytca1gHvPlTjdUMV21fcvPAck97aWIoPm7JH1AWYPyLVzbdLMKa5wCou8oXIWyi45/g/",
+	"zE4GipS4xgLcvgegYg/vrDldKwv8FrHL+Zr0B2S2Ye0xXPf75NkdDbMEUTThBodyPmTXByRJrXDY2uSJ",
+	"wE8lOB7w96D8mCaWUJh4FwLf0vBGKSbKJFIcC/yZxPwmP40wnT0/h1YEVHlq6lOwoIAjc96DPhT58cD3",
+	"WtVH0TNHE1GnSj1vm17KTKSIMoIzPOg2FRJl2blVgy6pmB9qBK0XjBnYw6qeGb1hkrDJBCA3uF8f2qvF",
+	"a97JvbC9R8vH150+vApQZav6s1DZUv8GbWvn8rqYfeMpdDb9Pd16dpEWrq+iP8pkEGPCseuP0qaPrq5F",
+	"I5dnjIOdjJm+c8qXAJ8uZ2KZXZtHC7aRfWZr4N1m+5SvDfQvCHX96a63GaFo0JGUZiwgtzSJI22I2BTZ",
+	"RoCcX7KQv1SDfakG+8TVYPdEVANJBnBcyzU0FFlLnZ4RS4PY4NT3kgljNt6h9aJJjstbgjTre3HVGkBw",
+	"fZJoz/2jIB+L0eU93OU1PdMPNcmTJG1NJYKT3DsjTGueK7ORRocacsmUJUueg/I0KnLCSAn2kXukRwFi",
+	"XrGILBcmiDNhK/Vuw+7aI2Saj6mdX83iEJNp4NfQVDWKJEmULpnNKCczmkBpDQKTQKgerAtt9lFU5wBa",
+	"Ic7Ohvy3vZP9w66a328Pgm63C51unl19o1bR3e92j3pHx/B3e6T+6Z7M0R4q+Pox97/j/SFHSiBO2Eqk",
+	"2cyZpZObEy2ZTsrJ7/WJJTScDP2kBvIbck37fABDQOir2rabU6SRtvqMq3lvn3wH4V+LtkeHPE8KVxTp",
+	"7Xe74LejiaLcGmcFk40EDqYxMJCIby+fPoHd750cagqplzA+VFQochq0CTFZsjA/Z+cIIKelLCglMYFG",
+	"CyFL7KVExGTICzwrNamL9Cm5+dyc32ZhZ+c+fH+vpivb867vlaVdvBV92IkLJcHVbkKb+jy+T9q4ed4g",
+	"f14VwE0Q5K4zFR39IVi9+y8rX3Xi+UKkpqHZrHXWmsbZbDneD8X8sQGEiJx/wUBYv9IIuwsUxxy5K7tH",
+	"DrMvCOTmXWY6wTIPDJXkr1+glrbAA7iVs4obB9oYxnGXWdlU+HJTupS90PNcKF2wpbOkClp7ri2VeesN",
+	"C5Wxvn4iIl8ww3xNQvV9oHski2pXxbQ4zg8tOg4j1plMZ/E/PH2Y0s2vvWKcyJhPE9ZZSoYv/4jWO8W3",
+	"+TbjDZsoQ3KH5hGIoIG9KqtdPTQsZrPCCuzj/87XVwFgKyEfmq2glba6U7A7Z4ht+K1fAgGxpIyFkbh7",
+	"+0AR36J1K8ay04uztXZRoqummPxmrn+bPetgXBmD1dh44HJRp21jIqkVzLTcDTj3R8Kv4N+oYaGb2Xzy",
+	"1TqvjjYbbxwSFd2/d3BwbHoWPqsYPf2in/rTtaH0GorFV7M0FekLJiXUXeMC43v0rcwxXjTn7gLmwlm2",
+	"EunN14wVsJF2se8YlcBi6CCMo5anuL3oEK98fimWacgqAE10ReMs5tNrakW5XI7BAHtp55+Xmvn7eZaZ",
+	"xOb6HU7G0bh/0FM2EZ2wcHxwdDzpHvSj04PJ0aA/ORr0TrqU1ub67RAN2aTQXxmdKndPIr5yUFTmA+1W",
+	"cfxD2iUKyVRqSvuN1aEt0NTWzKtmZcH7DDpzG+cBgvaRtPVTIjX2A5oK5JYmS2WyZF4Rg2X14C0yJkVk",
+	"uho2QaV2hMomkXxhniuajM0twpKIef+Afla3UazHNV/2c4N/fQXJCQ4nUPSO50Ez0h798vM/jUh7H0cf",
+	"fqMx6KBLtMag29OGOYAZr2LJdsZO3MFmLgrF97u9dwdw63pQ5oaKfEWQ+jZuwhgxkksd6E3Guob51Y0X",
+	"28Ut2R3P8p7miRbqO26Eg8G86SSismKBl30Xxe4TKN4snrhKygqB15DOGcLM//Lz/yoLPS3bAiO34Aza",
+	"dlwg6dS8IptpCscTImhtzliEp1ELnocAJd1OVgcn2XNnettz4vforJMQZ+I58L71XfAM5b2NAuoYvCwJ",
+	"e+0kAe7fIzGXGaMRIgzGtnegZOltXJfju3Oza+Tyj0903B72apCxWICHdi1XByo6ty/z9MaaTMUiUeqA",
+	"o21JYXXvqzLLc/CqR8gKhUJj8NJl6NzCLoZ0QboXW6VuDqe9yeN3/h7JeOHJggvTXo9w/hAGvab5W7U9",
+	"fZ1doT7X6IZPoafAPYyN+2j3hluexnKR0LUDqEieiMkE9g8E0IXJI1GM1r077U6OT8eTIzbuh4PJyXH3",
+	"4OiQHZ8cnp70WW/S6/bY6cH4tHvUelevj29SvIHt3LDH8WmXTU5PwtPBQXQ66ffG4yg6PQmP2FHE+tFB",
+	"eEzHvaNu96Rpp33c/eipQa0W83KYR22FDd1YX5RmglbQ0si+rbNWDy9yq02UhrDrv2/8Jm/V32w7wQKI",
+	"5zRd6yCWy8+4YJBrz56/Pu71n+ol//DeLFK3Fi7LJfu9WfGGRxyBgo8sY571D4/AKVE4Xvlr7TI3jJvT",
+	"MHfU2BBGk7d/+LDNPmpY27lBhdeH1/8b08bisyr48f16dBSkwHuv07kgCbw90G3CGeQqwe3rmF/nhOaa",
+	"DF73gjNb+hxL8E0tMrTbjJuwqdfuAXW63ZSfotzy0efZmyedfpeY0K5WuU2xuQYrCEXMd9fbdlZkcmXF",
+	"S2crLbdTBA75lf2NV1OxWoiP/VzdJD8/27STAvnLykmJe71qSEXByNe9RWG4Klwn1W1//rpz3OtrvT2i",
+	"GUWHKEvhOEiSCa1GOKZ1e8Sy2bX63o5+fTsY7Z2RBdYADDlqwzpYB5ZFzMlIX0b7doWjfYLynozeK2F5",
+	"RoaVO23YCgxcvfq6N2wFQ6534cOItLlQX8cTTMrT/HtmE8Fs/xhI6VM60N450fcRBk5HDrlGQw4AByNk",
+	"MWIugVFARmYl+ewDMtKinOgJjSop+F+u8P/yV3ilrshueQn1Kr+kG3jyuGkwVaztyRnFVwNnWSf/Xc/z",
+	"YEnu6e3Jd8HM1CdcHHb8mOU5vOsTTD+x1GaJK9OGIvbUTCQRS3P8ULRuJnGSyGLet+vFMbz+fgsZHHZx",
+	"uWITMQqnIqe5y4/eUkVzYPzBOKckrUhiXqcCmeYbjfYZHvKtpqy1bG5KrtncrKZIjJxP6i+obU0Y/PUk",
+	"pR4MXyJtXyJt/xaRtvu6Cu4fafvXxrbWQflfF9q66Gz3x5csjDWeSVNnrFEU2rsAWOM2HWoAay/abQ7b",
+	"WAQr7PUPBgX0QchfLYCsHLLjqBv26WDcmxywo+gkPKXdcS/sRwdsMDmkR+Pj8CQ6hZrz/vggHESH7Ghy",
+	"TE/Gp2E36rEaQFHaZeyY9gb9qH90HPYmB0fHvQEb0JPJ8eFRrz/pd+nx6XG/Ww8oapaNgqgIKArLaIQo",
+	"2useHHd7nwJTtAkS55UbjfZ5/MuhadLGCj7K14VgQh762msemt6OXHlfpMpNyJRNwBR3Ak+8H1jiH6n0",
+	"QSWGIvbi7+yOjOi+6O3l04D0WOcIEy8bhdvLPeN8cIafFbtwc2JewSvkyYgD496m5p2RUflCRGvbXqNk",
+	"zQBK0DkToOeAkU1++f//H0M+0oBlI9LWY1mf0kxkZKW2EnMkNLKPDQ+q35NRDpk2Im0dDYa2xpLxTD9j",
+	"BfaI/P/ICLMER+dkZEveRujQ8yxHpMTOcMjbOhxnFJwASu0U9WLBYZKU67IdXXu6t0++xnpIyiOnxs5U",
+	"w6YsW6YcQA7i1AoR4fbw1g4Dk/1YVUHugx93f9S4N2whUkS1QDZyMgUr9U3ONVgKNeFGYlw0E2RB16aZ",
+	"fOl69MMlbii2ce+58LA7YNHgoB+OD3u9g5NxOOmeUnrITuig142iAe2xfnfAJieD8YRFvTHrHUWTMe2N",
+	"+/3ukQdb0QEwrCoCiEqpVMzzPNsPcSRN2NylSCxJIsQNlAAUpEede3tr10sc+JEkMypnpH3QJ+N1xmRA",
+	"ZuyuhMX0AMQpXEndO3Up0c7kovP1u/dHgw/3QWDUC/OLIMVuLNqMUmixsaCvSKp/U+Q/UcqeagJcaDsL",
+	"nFhtqwCjZy0BDT3k0cPvn87WqDSFcqJvlUDXWKCoAf23tNfO7O8BRfU8k2UoKpBCBSiq0m2L51kHloss",
+	"CUlshXkdNMpPq8OcumSMWzxahJmywE8E+nbDFmczkMMW/y0HlFJX0wPiSDVPkCgdAweHaRO4kqaD74xc",
+	"AozA1zTMRLpD3nY4U5zFp0xjpLcOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/8T",
+	"VMYBmSKsKVEKepXdy6P7i+f1Mwb4T13cHcyUntO7bxmfZjNl2Zx4gQUjb3HtUSeKp3FGrl5dvYa8eQRF",
+	"St08ftIe3an/OvC/o73SC48G2zavtDo9G/8mJSzMoJqh9sbML5GijjQT8iOvxU0X2ZZ7p0Zq+9cojTO5",
+	"vBt6R21LcihK22YJdw873Z6nf2lmDLpKnW73sHPQ82WRnB6Me5N+5zjsRX7PFZTAojF6sN/d7/UO9gE1",
+	"lSqdefOkpHP+ci/hUrL0YoqxlhfipzhJ6OPDfY9OUbBDa3AMdBGfVmjxZDQElzQU8zGbro6weJtgukK8",
+	"m8obFtViSOYx/toxH0lCx1Iky4wRxqPmE65rjp2PG0eN1KV4USNtErBFbJwxy8kKer/XRHT5oHaXDDmh",
+	"uC/FQhp2j6WXGcn7IgsbM4HnIKMcXohlKoAYuSOMxYcC1/poN07FSiLaUE60VZzN9hviEDo5bA5Ji2Vj",
+	"8aLlTqRCl5ypNwghf6zgyp6lR5IkSm3ReybviwFYHPcllu5aNMFGDk4jLndGBrxk2YXOMgE1QTa9/UtF",
+	"0TGAzFKiEfUIAAhIrETQxVQjKH2ClxEG96dk6a2pbyorz/B7NXW3Th+0IUXQOb1z59SDZiGlT0o6sx7Q",
+	"8RwX9ALsN2L+PihYJnoK6DN7/MN/Dod33W6N92xO757jC/q6h4n+s1d1QmvCOFE8daTeVSWmr+DsitH5",
+	"C2Z8dJV4Fkp7pTs7/g/jZShzaiw1bINR7eY0VuYH5fQPbivMFvjzXWXR/uQfIuabcTpSARqtWHHwRanT",
+	"2TycUz1Eds6+A6oGB3AopaArMQNVfZQTNQRVMs/8HpKtarCRNBlcfdxDkQoLVEhUO8MZRJmLwpjxVCRJ",
+	"3c2Zk7mp2xPJvqXil9H5G/Xch3xf7qvV6d8ZqukXOzMO8j2r0ujdRg43ktgXkv13YN6PxIF1jvrOgt5u",
+	"sb/WzII8qEMTiYrEOCeMhjOiyGDwRNBEF7yIeHobsxVLAxKxW5aoFZP2xevn5IatZUA0CpLcCwiN5upI",
+	"Qj17AHVoMZ+qL4DEpJ0xOlefh8s0ztYF4xpfAfXm+h2ATTWHxADcoYIr0n2scjxqbMoqspLvgvrScPFX",
+	"bLjoud/LOTEWugh36F1dRnLjVnAVKpf55luxYmlIoc5ep7VqK+EcjkshxwghHA04vtudq+xpvU97jCoq",
+	"Tp7+asc8agS2F29ANgeCbwL12am3R1Wdctio4l+0Fa34WAeSSU17y+LEHA6sGk3WQVhBhIjYImUhxZgH",
+	"OC5rPHjyPjDuRQav8JAyxXIkkqWEysUJRHe3YJDUGGefC5MkK50/58AGOerVu2bVW87Om2NqyVw9iQ6f",
+	"6+EDRyY4KdZF4nuvSpEtnoEWNvdasRfoEMQaXuLGGAEbUxlw4Bos3RgiW9BlNnubxupt+MfZ48eZyBY5",
+	"Mc/g/vpDxObC6C2/xxf97k9fXX7394Onr5998/rPB6//9rr893DZ7faPYimXLP2dHbAVtH5Mn4iIveZT",
+	"VBXpWTynU/Z4wafnYyrZ0SCI//rVqzer7p//OBW/Q2M5haDFtldWxbC7SJ/aOyot/Jef/zkib98893pM",
+	"nIn7xnr75jmmaf7lDdA7IJSM/Avc+BqzXL/LSH0XEDXOQZ+0M6GRr7gyZiF2vLfdcaHfELjkcZfn5UI3",
+	"PmoOZA1KAIYJZyKJZH38KsiB4jR3lBi00BmoP+j1jg9OukGL3c6fGH1GyXXnCkdkTEwXMH0RPHmSHxP7",
+	"eveJw7GldkgefxX0rImxmcA8RoeVrthHBABlY95wsYII4ZjhQzt1uSwSuybOAe459NmZ2K9SU9u2q+Gj",
+	"UqdB3LSPCJSNzD6PznBxgW7JaDtFQmg0Z6xqbJS0xywRq73zIR9xcW1+mQ9oaieqI1n9aZSyW6a42vwK",
+	"MiAwEeHcyfuAQgz9xJoBFNqS2w1y+xFxEbFzMlpyektj2JnRWf7AkIeUA8w3Q9y7sUaT00kRhIvVPoF+",
+	"O+rGzlYCod64XLGURUijfrdfTLdwzoxDCMgoxdUV8i+cqfkDh/mx80Vf77FD0A3LTA6QEhIxJeqvtLE7",
+	"shJq9yV43ysFISCJ0ag/QfbBZqlt06icQ+koEsWWN/lG+IT5W0ikRRt+h/iq9j6gjVvF/7qXh6dcgCAS",
+	"tnHKaP+/TsUkTthu3uGrvBVJJjTi4TkZKWk4ImHCaKqBCcVUEO14oCHAGIYiEcu0bHvDd09EIlK13i49",
+	"DicT9C/VlG5XzUV3iIq8+02aTqfj8Uhn3uopxpm3ENFxFP+mkMHiSWApauD/kILvv6GrvEA/V8LlTbzo",
+	"iAVSuLMQSkyn+MoPpZWWp99TVD7pKkJD8mcqlXhFg1QkzselWPVJ0QfeKyaMote7Mxze9SbD4d3xpMYB",
+	"rjbRC6RzwQm0byNv33zrJawzlX53cLKR0qYR3Cei8IfaA1HsZPKQ54GOIfUFHGo3jC0IZvBVs17e79wy",
+	"Z2uQpHnTHNuq/bjvtmrvPng7nZL3AaBWkXs87Sz8kFVuW3n7X3HSDfo7PMi53dYjo7o+6GKRt5rafZW9",
+	"z7bKDW0vGjWgqGe2g6PD4oo86dE1BzdvHwOt46YPeXQBJkoSmdF16aTO6d1FuTjM7kvpG7VvDQ6pdi7X",
+	"xjIHvdrg5fte0O9+2Bq33BK2rK7pfQNudPbtsOsVE1WKPMy4peQ6N+x7tOnGu+h8Tzs/dTun+zVXndPE",
+	"xvr13zcK3n4Hucu6wsvnYdLNHCShNmFC5zsjEnVG2s+ev+4cdE8OyQi/uaZR9EzD1YO6OtrzGfjP3P6t",
+	"mGfkxdhxLVFTPd4oGBG00kX4Nk0gel+tPDwcHHowbKtTq7V+K31kA4RkjDOIpwreAD+vDEWS2xV2/VWk",
+	"vIJpnntdgTaNiquL5HPHOGnkji8S2521bkBQif2ajXCerd2TnRGBC+aRi1BRmG+FAPn0fObHdxgqvMgA",
+	"0sOfsx2xJIZEEopPlbUk89uerkg1/J7QjPFw/UK2zk4Gai1yIbiE99+ghZdu6TmCRuATyBvtg9QuKVL5",
+	"tBtwhp7c++1M68y8YcW7WZoXHRFc1T3y569M+h76LhqdH4dKjWvfHKr55qOr29JHknxzdfWa4PPW1wat",
+	"lvQUATVwJx9bufmR3il3QS6dC7M2W+UQdgPvPtXs6WdedmvcMJqJMwH4P4xHoE9pHxsAiuIcpZ+/8ZJu",
+	"0CjHjNw0ceEUbgFTK81us2v4Uf+EDXRa8GnUhU7CB+NBeBgdsUpTm80V2omYorf48x3Ud0GLs7tMi5Xt",
+	"v4T0AdgghIX3FUTb3/V80MN2k95/ot7v7rY2QLiyO/r+Y5qPN85dKclxj0OwtB/3EyYFtBLrNXW3zBaq",
+	"2UShd58KcNKQtrAnjsfQ8kJ50XXIjEjqBiKmPkHqI1OPyqJs5/wjPdAzTZg6YFjqgr/qdCEUldj/2O6s",
+	"BYvVX+p+HXOIA2YG5b+alT6nEauCUjZpaabZ540Gg0AJxYr5PDgZRfb7SULd+CDRCTEQLnwjMgAVeMYj",
+	"6dQEbJRAMNOlxfyQZ48fuylwjyH7Ko82b6kkaNh1qUSY6sau80tOZtiVv505930eMhn0uuSPgrM9kzmM",
+	"RbaNFBJWb4LlG+ON8S7H6qMxi5CZIMIrzwlgyZE5o1zqhGX1ReNgyP/H3rvutpFsa4KvEtD5YbIPSVEX",
+	"u2wKGz0q2VXHpy72kexTfWFBGWQGxdxKRvBkBEWzvQvYvwYzfxsDzAsM9rzHzJvUkzRirRWRkclMkpJJ",
+	"Sa5SA312mcpLZFzWfX2f2/E3jnm9QvZtikpIJtN6wou6zbNEdANgEh7KfpqJm0TNtCtq4KlWiMbWInJg",
+	"zjJ65Bd0BtxWyNJeDj2djbb1ZgUmaNHNAE6X9ke+i5b2dc3M3gZUtyQDdy20vazdltD+JTHji5piiVPp",
+	"LdfccLU7KJFXvorCMd6kC+y7THTgcQTTIAItsXXR7BCAOnk7+9cjrX1pznysxfDyp9EP//Yqe/n9D//1",
+	"P7IP879+fP/65dsf3/+3t+rwR/4jv5gvC/hwam+5h+rqZC4MlzHPYkb3eCnSiHCUESTqsRSn1Fi84Wes",
+	"O9D+q/woV21nL5Er1QEZFLmlYVRuidB7dIedknvqGNxgL0s1k0PhgbGlmAMjHHixkdt3MxkjjFSUC+C8",
+	"8Rjwj4CIfawy4x3znOquL/2THB5VREI6Wtra9IoJkLlnWQL9NmMukUWk+DTrbeWVGXgjzxvjsT3N84XE",
+	"Scx8+zPQPRMtnmMqUnNZrHzwg8MTnYOydwooE8vHM/8tJ+hyv3jz3t/m8Sjy3/yMB78FWF6VE7AXxneD",
+	"MQc/FoYdXhyMPPjZDzW8NBgtZkKCV7kfgsfRT/5R7pIaEI6KqVxSsXQqPghtzoWmfqSK2gyhDdlH2KJP",
+	"nN7OtCv3FNHPm+Ks3SHYsKwkg3fezhMOCpg3C3OsEUfeEQyGVCmR/E6oSgI4VyjgqK7EmCjklm7P23xQ",
+	"bo4eLrD8bi2SHz/4pv1qeCTa3wyOn7dfxocH7Rejrjjmh4NXw6NuAckPtfBdgPygBglumELyvX3QJVi+",
+	"NRB8t6Oa9gGfoPqqRn0frGGaChJYfrFwbXZPp/SgDLz5/lnTUOGug3u0UZOfhOHOyF1LUlTqnEV0PE97",
+	"EjC6o5zs7Bg0PuQ1KgnObCaozcNe1MagBBx/1oBQBNjKXLJIX1/aSy4jdi0WzN/CYq7HA2XNK4hi9PoS",
+	"gOTVzDBo10qkFFbbynTRbDEYOb3RSmx6oxSsYbDTSCOYFZQVQK4Lb+0wqwBAqsNroaifcGEmyacePQ8G",
+	"JwW2+2ohNJPANHsjdF/Cjfh1Ghl5oUMMrp3zBZKLldCqHbLll9JBeSHxuQqO12MvbkYemYtlz5G0xCT5",
+	"cwGTMdx0TtvqFfuOVMA6FqWgzygsfbyFVFsRN91sBnJE/+2T8gREPGU2nRz9ugKbPmftcXLkVm64/7Y3",
+	"2iQTbuqbIoNVnatZGgPKmD16Us0B/WeMiO3Yyd7cgOqmGi94ldoeK4PlAqFeO9zw/4X3n3H5ni/cRszh",
+	"cfMClKPw55+xea63d3xYhnKHKds72BZclSnjXaKepynXQi7jXS7xFN6RdnGTlMwdqAqX1+yO3BtLi1cR",
+	"Ngf5WoQ3pF4QU55cJ5NDwC2rLKDIEP56xbVrqhsJwYZ8iuwMdj1on+sWOn126+NfNMtxEsEpXAhXgN9A",
+	"jWQPkn0Etwqkpt2+YkdWhmv5RBB6JjKvF4jwG4VkMX0nNtJZD90V0zfvkjuuWaPlI1Me9hviwS4yva1F",
+	"Gm1VMba5L/QTGqz6tVi08piCXcq8g0GQrIvXFTHXHZ86XVUpP1cSqc+03Rh5c6BmU3F1haBrB83O3tYB",
+	"0krkbiV8tDoKN/iyiuWt2qnLJ7VCCKxWRuug6YNqs9Xw9E/u4MO5g0trcPj81mtw8OHgRe/gVe/45a3X",
+	"4GD0YnjY7sbPv2l/ww9etl+J4+P20eBweBB3xavR8cstrUFgUdd/wmG3d3Tw33IQWaQ72BtmlE2pQCQ/",
+	"fO6NjMLfoU967/B5J/zT2QPCLdAQPHrEExzEQ8NBlGDLj14ev3p50D0sYJO/OASJGDSUHonn/Jvhq8FB",
+	"fDg6Fi/4y2F3YMf/Qrzk3eGBOBo9598MXsWHw2PxYvQSMO6P4ufim9Erfjg4HgL07Ft9MVVSqyxAoalC",
+	"tz8cveIHw+fim8FR/HLU5cfDF+Jw8Co+GB3x58NvxKtB1w6D16Pbu3PVfb6Mbn9weNzdCNz++PDlizAI",
+	"/XZj4fHbFsVqGJOuFKyhDNk2z8ThdnkmgjDuw3JNLAcuKlBvc8p36PbEjvGcgiLweRv58zok8q0VfRc6",
+	"iieN8KQRnjTCH1EjbJ0ipSAc8vJOysFbvz1T0giJaKAgOiZcznhaDcxTSbiy+jKC5am76OxWmFFlwbCy",
+	"TRsuegwkLIUdXFVRd188LbehWtngo4ub/LYgh4W7S0tb2h6tam6WpX12z3QtxZUtHrZ1ZC5LSYHlaGRu",
+	"O3hSF6iTESGA3y7pRbBOCUADL+yhQin0reCZyE5nBrb7AP71nVv5f/3lw145u/PaZ934ELA+MPnGuGRv",
+	"4tcXp+xff/nganMGsyQ1beDp0DORsca1WGjGTV9G+525SNM2gI/s/3V+rTt/1UpGTahe5h5HuIVsMa5c",
+	"LpGsEenZIGLRTIus1591u0fDJIb/FVELMEMB+BfqZPuS++AgoRaOfCmQpryhxtFFrEF8OZHz+y+TWGOF",
+	"VpSpVNDgMINo7+xL+k7xyYhM8pS9mwr59jU7U1KKoXGfjRnFaargvVjRdDXLhGaN6P3pf/3pzc8fLi7f",
+	"vX19dvn24uLjm/PopC8To/MqByT9tQPhCDQJP7RY6e7zdz++uTz78fTtT1GLEYRu8LmX+BGdvuzLc5UK",
+	"3WKpAHwWxSZKmx6LEEAyarHIQ0Mi2e4kkfY/AIMrIsjLPJI+FdkkQahnPydF+MsOO82xoRErU1Mb/wSw",
+	"P/Q4mXoAe27Gz3TA/AMYM3bbYLFxhg3KQBMeru4zu5RQeoPrRfPWoOXCjDLUWMIAgbw00kM1FVFfwrU9",
+	"Ftl3RRAR94id8BubZ4kREUBb2elodtgbGA0C5yZKMiimwuJNUFuCWZNUY0o5nyOWGCaFiJGG+VM7/0vU",
+	"s2vzt/Dav9EawZz9rS//1m634f/b6/za9mDULRYFoVD/m4MQ9T8YwSf+H3wWJwb/xf5Gn8zw6X4P5LcG",
+	"P9F8/C0ANMXbwjHgReEg/G2Ic4q3wIiCa1FM5dci9Onf7Oyc4lS4KH9xalvB6YR0SwnmeWlnJZodd4/6",
+	"MhqpbJDEsZBRh53KYFHBGo/tOiEacRvRiHtQoy9NREitmOlvuQJPRHW1nwX02PKK/oaYrVhFDnuABJxH",
+	"mZ2PVSX4scrsn3SOO8tI+9oTJ0XL30Djc3WT+BHcwAlnB102SeTMCG23P/YauKMT6RGPmj0mUi1oUrQR",
+	"08vZ9NIpeisj8bGMX0EbtmHR+3cXH9j+zcE+n5nxvr2lPZtGzQ77xTMzVYy5/H0u/0bTYKcAv0uUDhmu",
+	"GGwSJeNLvD0fYacvL0KZoNmY3wgmVcX7eIYQZcDHAHtESaIAw/Nr7TrQiLk2HRsztRr/PZ68ixUIeXQ4",
+	"YaiZMBERkGE2B+wJjz1Hl7Zp9/hiWtYg/qF8Cl2W0NrZe2PBYxgd+b7/pU0f36bxtS8cwJ6LvUyTH8Si",
+	"xEu/6is87yYKU1ewDmnQjF/BF6oRSl1HrBuxRuRIdD87Iuff/gm1NT6BNHaz5c8mXtfG1+TlxOs/FT9k",
+	"xZfiX+w/lr7QoTgF59ZaGFRxBOCI+1CBZIQ28O9mh9kXi6ytkxgwSEGldNi/wABB5EPRL9einUgtpE6s",
+	"t77Bh+A423agS19hzbdEjlT9J9iDD6z7tLNgi1u5DcT7IzbMFlNkg5tg05iMHdKZblVVVOpWX/pjORuk",
+	"yZCq5dJEW4WeppQ8xwY0ciXy7PNJIcNeuKgv0SrVK5m4OuyD1aUJpesXUxG30R9kesynAoGDr2Z2HeAH",
+	"lui+1cFQzA1yNTFssGDRlZD7cF1b3Ygs5YvOgk/SCEwhV5vf8910A6tYCvMUTAp8hpV5WP/u5k0/y/ds",
+	"i5L+fUkJ6oo+AJAv+AEDFScCn2v/GYXF+BGjD25oYe0o+D6/+nB2cD9payWZDB4kY0SnS+RVE8WZSQw4",
+	"B367vw+/7pfg607fvw3I53t7B8iqo6ZC8mmy19s76nQ7R1hWMgYPwov+RN4k2Oqh95HNApByK1lFL6yb",
+	"Yt/O8rsCdeQkSprI6xNmvaAUjlqLfcNivtBNGDe0YcF1qDX6EpFBUnWVSBYroTvwbVgNALwCZGHmL32m",
+	"GcDiQyo+0SwvPYymXOu5yuKoLxvckB12cBjAhDVPkBku0WBlwBuukhvhTFsKxTP3JGsF5+autwuBjyK1",
+	"R3UBii/R7FpMgestsU4ErqFXgRCDQm6St/479tAdF9p8q2IQdEMIBRlCxUqTIVy3/1dqRcR9tbaUtvQa",
+	"hw30W9H/J3gj14YO++Kw293eMGZmTCX48ObSZnJsOWT+FTW9UbAmHbuNj3FMVa/yY4eXfctj/6n2toP1",
+	"t72VNzxN4rNMxEKahKdQGnh8+Gr9rR+U+onLxanrgv6ttfd8k5G+leh3vgFoAPDwZ5MJzxZ+g5ROmDs1",
+	"DOG++RW0fdnTu/ervd2fZThC9cf3bCyG1yiW8fR4PeF3ul8Uq08hKNIjsXiZSGtncnbwvI3WKIUS+hIP",
+	"v2NDVPHCPzhnqCLuJ1a4NvRy8e8RGyp1nYi+bPyLMdN3Ml202AWfiIvEiL9cmCwZmhZ7z834L+6rW+zC",
+	"WugiLJmmQ2XP5DQFLGFjpsDX05epUtMBH16zsdKmaQ83SAAsXC7twithDSQ/EdXGK1qlfRkVqe8ikPMl",
+	"QxtWaL9g80es8dzZ961AalolcCo91CusmHUY5pmCQjVcMoovePoXlGYCXSwoLTvuHlA7lfupL+cqu7Z6",
+	"OlMQvetZF2PEkxTCG9Yn5MOhL7A76HbhtxJLmJ2wRLIDP3hrdwCWyfHhK5zOc2GyRfsUXp6XFlsXXhv3",
+	"PiuhSfayeSJjNa8SnD/Czt6NtIRn/xlE5NcvHi+I+sh1GeRijPsTsYGI3LfXXovF/kCsFJjfA3+cKfNx",
+	"Vp3piDXQ048mwoxVrCP0KSJ6lfWZ8HjAVu9LRBtE0oxI8pvkihuVdYb5THeuhGk0rVeGdvwPYhH1rDFq",
+	"N418pvvyvfs9Xx9a4Hf09AR7F//14t3P9k2TFrgBAEwd8r7RIHUT8J/7cigyMVFyAX2bRmXkaPujjkjV",
+	"iUz0WGim5FBA/IVkVYvpKTiYmaP6hnAKTiBtZRc48YYeDYGCOwcsSnDrXQYzElWJhm/tGr7Hu3cpJpbe",
+	"80Aig4ZAK1wlNj4EGpC22Z9KSBieGW/XXIsF00ZMsSyESFdvIyNwm9cLiX8XWTJKSIMRuOEzDXwyGTpI",
+	"UcU57RhlD2WjGTUxKqeJ+oBOXl8OxNVM5hwH/gChQcbNLBPWe0wXWLeemQVLYnu6kiurMJwJZr/IvnJo",
+	"xYsVGv5uYnoGvMFkOGaTmTYYd+PxDYe+7wZ3FzEO5xlQ79GQQLFgHbDf//5/sYEy477sMvEJ2RdbxRdr",
+	"RKsBHGDp7oFw/TBVEFwLr+5BWEmLuOksUuckDhboJ7ZK5mVRMwKQ/RvKOoxmGhvQj7sHfVkpVmCyhhjv",
+	"MGoOzWmI2W1/e2YHj5ZSlfz5DvbHPQig5Rc9bqPlzyRzcG1yAePcCRIim8ibglOw2ibRm9okaBkNVSyI",
+	"B4JCGzkDeEPw4bgvOZGmgi5vMgyqu7hLgSBc4y1sBg4HXh/6jcEhtQ4MuSvwrk1OGMRmNrEjQmvKOzq1",
+	"rkOBJnE3x7OKc/7pYD7Wg1lQGGuPp5qtiIq+kZRQL3GH10c3UN/kRBH4a4edpnO+0Oywe8wawHBgf0aD",
+	"OQ8EQH7Nqk6KPVKrmpoh68DS5rdjb+1NecYnwjhCo6oJzS/ZP8fxnsEAoFq5tGePK4LDfhx33V/bcQ+h",
+	"k3xECX3ik95gfds8TdessWN5LqwyTr/dWeTSNPI6mEKxTbOFY4KQNVKOxq2anVCzjqdpurfJUrwpDFTI",
+	"WMSdjQ+wLxX6KO30qCz5HyL+kuWh/Dnsu7Bw6b//ajdWxerBPM/HIhOrFw6xrq/ESlZzjzgULAU0Fbo2",
+	"0wXZvEWRkBvQPleEF/OhAaMcGaMgYQClDQ4/JqiqWV7G74X5SeztUAP8JOocQpyNr2AbfKg4VKv3gUri",
+	"4f6Qp+mAD69Xbwni0oSAdJxkYmg6zIfFucFYr4gwe5nowJ9rlES6fWnUl3hgMbM1k2CvtKwThNUjdKat",
+	"neX2C3v/w9kbdoNOY9Zsuf/Ea9++dkVqjcDLw4o061LFiZBDwf6CD8aArPX6wD5atKxvNaTR5FUbEYTJ",
+	"LulFcYQJzDyzxg0F0nzdghRzK6eaEP9xZkPPJfytanBfDleIvBPboftfKQGUEtG+B/zYj1YH2yF+RtmE",
+	"Z5pFfJJFLOV2baLJiEfA+JPImfAd3cXaGevl9/oyfOM/7ZPa/8/F2Pxffv/7P5BfkqJ19geoIco9RvqC",
+	"ugdC2+Jfzt69fhOxhvcqcfu0WOR22iVcFwEumfsp5Gdr5YEu+HD7Ay7XTPoFa7GItP+lnb6o2WHH3eO+",
+	"jOwmvJTKXPrqxDgKY2qOOrbCLH6XxMMzd2aW7IOVR8fJA8xOOWpQKJP4j5nIFnmVxBDBMHLZtcSJtFTu",
+	"Wtkib2c1VLhWMkB8pO7FcEftm5+/2PDFBXmB26Jx/t0Ze/HN8Sv2//2/x52DzmHnoNliidRGcN97VD8j",
+	"DnD9VgNbY629e/v67MJ+cJ29dtQ9rJCHirh4aG+3EOJy6Ui1HIWZm3ho4PYRePs99mOpoMG+50c19O1h",
+	"VaDIZTnRKcxH+ft/u6uzcrz+FjtzPytz5k/PVszQMzURDFKMUM1iP9e+yO+mDbQZQMHXqrJz0l2aNY66",
+	"h83ChDpKSP9J5fJmNwrWWD7HfTlK1byFOurCbkerDKxOaTEouWWRmgqZxKgwIswX0PkEgQlEspDgKOtK",
+	"5/tUJXZ/5J9KWV2YhlZQ+tg8wUIaZFEEpAk7Lq94CmoVqItcljnmhg+4FmFyFSqb3URYDVgixxyORexN",
+	"hCVFVtYClZJ9CzIaItlWUOdhxQ1Pdb7IKsOtSPui/hA3n05xfa7xlmfY5dNWG6N0EWu4nB4LgtLNOgez",
+	"5RPoSaZNhauYaPPevX/3eSiA+ajzOWgYX4HXYT+jOie62UrvZ+Iq0UZk63LKp0HYcoMcMHYwLaWBoQCS",
+	"8sCsIr10RuWkdXlgyL/YsbPEoJFblaOa8kyL0qO+y9TEPsbJ/rpUcV/W5opZoxStXp5EvD5q5h0oeY19",
+	"X5aKwikQ1oCoNmaX8YFN6tjgVPZPsZdCbIg1vIPTl4T0DSaPtX2mAMLUcpoEeJEDldSjovalgnvACJwn",
+	"WqxLWJ/DB2d5MeCDJo19EXIxa/wl5/a4e7T+7nNYHQyd/yxE7G7dQPY7SfduNLqXGBXklt02TeTVpjme",
+	"ui1++7wy1litSSo75UENkIFiafZlVb7ZygGXUWmM1EwCTpeVGd5zLpb0+loQiGuKviykop9plsRU05xc",
+	"JZLwM0FA6EJuHtuvIusekQPOjRHauL6RIDfFNYukkiKC6HghYwz0KJDlNdlMQyIrC5LIVbUpfUlJpXwO",
+	"QHa4fYKBkVgBJqhB03KBeeSuL+u5pHdEJ4zLviyOyS21HTrJKLj9VX47VCFX17UU0r1LcmLH6eXwfbdK",
+	"Zh1sW2StsS02zzXQ8+6Q0noswu24+2rje97AxroPkUgZti+RiZ/pv97GvxHuuagC4TsX0K4XpqaXrDXr",
+	"JVKLgVRQi5xIxuUCKAM67OeiPVA0JHJLwDWdig0tgZO1hkCzxbRi3ErAVMhCNoLx1H4R+Z8ZfCR2auVB",
+	"mPZsyri+BlNx2eR/DRP23s/5+mAeXopSuuGjFGmiTd6mNuVmnAeu/BLtlYVA6PYtM6z/+p8qkEs3yyji",
+	"esc7TVc/9Nn+WZnvrLa9j5OK83mb0wn1tLUWyrmYpnwo9PJJhMr0uvabFpQty0JBipLixDWNEhZ3mGVN",
+	"Ms2EjCsyameQaHmf1/7uQjUWX3IrfXhc1YZhnxbvvLXlwXxp/MBCZ8marUZBlfp4CeBXL8WvgJhde+q8",
+	"vCcC6ijyFG4hcoOAstQ4FoRJG2iDgvdq7d7BzBglm5VJXPvd7/2gd1zRk7+oxhTypS18oR+s9sIOBKpX",
+	"jNqsWYkSiSvEizLckHRZUUvT8OlKykVi+tM5M/jXQqtSK+xVeqaJWjErlZSCilcSQsXoMxR7mKaZ0EIa",
+	"EZNDBQIK21gAG9jHFxLDJpyqDAZCSLIBmi0qlnXAG8hIZ52FOQSvsdPQWRpoqmjWMHPFDB/4liowuIwv",
+	"xMO3grhkR13ou6T2H9omrb60fg78hH2ZbCatD1PlhFAh0IWvo/nyOqLti2d6SyCXH67I7jTYbrRRGg4C",
+	"BleXKgbuowjPLds2zvf3whTOUojOEtQF0OetPvp0NFaHx4F9w11ZHwyXYu6D4a1CV7qaSzZKOSBxR2Ro",
+	"RNXxcndqdinK6R2r4uXua7/KeLnO53CDpd//TP+1xueDwrsqh8/vjIZV1kXRrI2aajZX2XUir06QczzY",
+	"tBConroGRqzhOgh6mwh2BTCtULCyschEhSlwLm7UtaiVjrUrfBvHy8/T/Tleb4KKwXt3uzbwnWjC79N3",
+	"eiOx12WjilLy2Nd2YnPmUhaFEvta+8XJXGg0LMYuEo0cLogH5Fp6/G7VdYhIEWtgLKTJuL62xu9JoZYZ",
+	"MXU1UUyX09Ni+nG6K59LxeJRltF/QCLMwpI8nC+3UUzQvpQKhOQoTRD98L5L8jc9ad8ny9W42CK30aHb",
+	"tLc3CINhRnS5icahYvUKvSZB0rYvb9O5u1G3btjeG3TtVsY6QW2IGBMweRZjANkbqPcI05w5yEBfhigD",
+	"QYa13Izr0xXF8sZ1Sc1ALjzCHtida6e7RO1/Vj7dcV9JzKvkphCrv8sZW5fDDBBHbtEP67DFXOAbO2Ep",
+	"b9+Xbkdb+6yuFTbsg6V2ViDuLve+opGXq9u+vKO+5bpOekAKkUoLsDa0VsOyU5ezDKarLuO4Nme4U/Vc",
+	"eMcfUE/vJFv4+OoZKHl3F1lglJmu8txcqs2F+LENglLsgbXbPKlqMr1Sjna/It2FYDcf7AAeifFZ4UR9",
+	"QNRINRo9WYdb7A6aZRi7Bc+phLY6Gq3fsvuEhbqBcwYxJdy3DjJaZipNRZwDas4yqYNeFD8UWXDiDrql",
+	"/d1ieozNnEN7KAjdOMnYmEOZHM8EoMkRaPNcZdfahXixgpCYTVh0xodj0T5T0mQqjZhUbaiyKdl1wdmW",
+	"K3LgoMis/sUvtUKhUZ3aroiGnOHMPqZz2d1ikBnXzw5hhcUZLvJDnvsvSF7fVWQ86NHfQFnt456uP/g/",
+	"8WvhAi7uHZkw1PJzePSyxy7+5bR90GIvWJxcAQLrUZdptFitoVko/+LTqTUvMY3jBAYg7ioztZf29vcj",
+	"9vH8LcE0/Ns56cj3P38PTQv2b4heP+eJR8QO5VJflktpQxEXrREWPS8soFnhFWZGl+prg15zJe8mVpaN",
+	"93KtzS2LbithrldW3b6BxfeyaUdSwj4f3zSxz6qN88O+MorpIZedp/O+wk0lCHo2m7pw6WbQDY7dYR/Q",
+	"j+tTTeiLQijFF83CHQWS2mup5vqERZ7QKmKaL3TQR57okC0CiYUrrdcfE23OcExrEgZvjZggHCNUOzQO",
+	"7I456Ha7OU/EQbfbrGs1RMq4MElAdxGNXMguc3QIrEOfkslsAn/utvYmiaR/LhPPLLdL4mDtlr5OpkHt",
+	"T/34iMaucoCVw3Pj6VaM59cdHmpYrbq8XU5oi9vmvgsw8tO0nJ/Ts+lUZZB0dhvOHRb6Yfm4FEHt21QK",
+	"hsUX+5/pvyhpt7pUZ6w0vloMrxGb+0qA2Utt8TNt1ERkvQLKAsYyEXzc0Qj8x0wZ4ZszNBOf+ND4awgN",
+	"3eOSWmX65u379ouXBx7M/+P5W+qRT6zt7U62AEC0YaqG1y02t+Oecw0KDLDIAdJBM22SNGXxTLQK9AxB",
+	"fZFrFGSGZ1cCU4aEE80dewxxAXXYaW4kCE+GTddR1tpzDywRCfTltVg0TzwMLGkS9DU8RIx7K/UKBAhJ",
+	"x84i0GzIs2wBBEAf+FVfNt6O2j8rKdo/cTMcs9//9//JjrrHWEtTbzZUKNrvhTmjJb91vYi78b3bZnvV",
+	"fdl2yFATcJOIeW6ejEUas0Z/7z/197CW30l1O99mwezmb8FacDCJBL9O7WwedY/7MiwLC0sT7Sue6Q57",
+	"Z500zoZ2Ktg4kabHOBHNQ6cARAQZ8CNZ0SXivrSvx40FywjY6NDq3WITO8vYWoAVPLSV7NuwjkkanN1K",
+	"+oHCYq1svNytYKR1rusnckffflWpvdQuYV1tJOhV2vpygROEp8RLEAew0cjPMjPJRDCukxhT9aubUY+q",
+	"YjY/02rg02OmE+ufG9pxuCgbW2tudu4UB3Q3hznu28RkSLNsLSZTYk5ZLi3miMHrxFhh6Qt6h7bM3TXP",
+	"vnWx3cXIP1Lv070bjcD9ITlbVEZw5CvFNDolEwV9zlyCXohnvtu8L51AhnTcwj7RcSVhVSpLDGtE8J/v",
+	"8uEi6YkmBJbCHFlNFKnypdaFgwZMq7YgWITmIFzSAm/LXgYyzmpFYskSnyDm3UAXynpdgPNdTdjRLLiX",
+	"oWp+pp1WbRXCWdAWlvJkYkWcvD5hXF+DEEN6oTIwH46x4zqfYOzQEY9/gG55vxZ96RYjwcYrnJMkdhWa",
+	"nvPEt2a5Cbf2udSz0SgZJvYVA55yORQR47ov0UVfuMFUKC4g1VlarG3osF3K4OUB18am3E4JdohDrUL+",
+	"HruYDynfNutvsqftrqHqexaLp1hSg3UDbh+j4coIeGebghEMZb3/Gf4XfshWlljCdc90lbnMGu6kfsyS",
+	"qMmA3IwiVJBUvfj371kysVI0zjhEsp2oAV3cWJa2qLjtMZ1b6WM0RD9YYpprzMh/s8P8t/OdWJPvgtJC",
+	"r7xwHsGJhUrAF8dB/0qLcscxi4WdjbiucI9WYWXZXgD+8+K49QVVfGWBAkuzr2+u/vnTJC1KkyVrqEpa",
+	"0FLvtAhwKwIENsdXYiWd+hPnThpN85blAFXDtnEfb9rA5be/64umYwCmELVYeOg15x1l3FC9IlxCOHTW",
+	"m0pSUbCtEqNFOrJaHSq7G0R528rpRtH5xUc00VxQzv6mp/RlotkokTwNUIE77BSo1d2AXfLMCi3EbMzE",
+	"iuaGwk7Sj13f38rnwrXD0micnMeu3t2ND6Xg7V1Hm9RrQVDw1KE93cFhwlUpnrUtywEtUjE0KAZWSQEs",
+	"QCpZ/sOxSoaoHLFLWVIYEXFfsE2TThzAbXnoK+T6gQDYgj7wpCAK0B0hyeLDIzzLkhuhATcrd83gDegL",
+	"eFXtfYRn0Hn9atmRC6VE6SlIL3tTKREuYMIKAmFr8mAXiON2tDDKB0qK30EY5auBu3PHjQY7sjG+BlF2",
+	"S4mEuylYn1Ae2IO1belkMi61Y/JfWadd8CNa1Ls45VDuSUTMDokOXYsWy8RUZYY4SPMXPdNQYZNTpJJg",
+	"sI9O4g5zAUDKPeNTAliZnr0UynUmUCwQRB8zwWMr86yBlL/Qe9iQVZiaHBLSmYLIzirVvGWNKUwmcpmL",
+	"NPh7X84hYJwROCHGYAapGl6jOIZXjjA4g3SYrgA8t+uWMiUZwPZY6S9iHz/i1MTq3+e1A6KGeXmNBUvU",
+	"UUtOrcqYFjIWGbHQuvC2UYxLVBnu7a7ytiS2XajKzdMEG2gB+AOAyqaZGgqtE3kVnRQTMmD4YbbGuWgU",
+	"9qOPIcgytxQA1uoNyzz2N1gwXlhDwPW2LizuBxFj8tcNRcTfLnp2wFaixlEBXTxfuDGPmZ/sxLCFgOmS",
+	"ypyEY3wGiMtjomf2cW43kQ0lRV+61UZePrtBWoUB2z0Ok5squ5dj8akJrLnRYbcb9cqHAhhUEyniE8d1",
+	"6LPb3NrtLE7inIjIT1gjcp8T9WCK8j1IYJOlDdfKv1+qOdIJWdP/pC8jqS7d7VEPR8MGMxNuoNJuLu4j",
+	"3FuZGCbTBEKjBKOd03SfsCiz+9bQeIGAkLJ8gDPi3tXssOiwexj1/Mv9sO2aQUlPRN5LVDqnz+xKxSKP",
+	"TY5VCquNX9Qo7itEMY0FXKWh5Ru2mlIAZTXniSE4Pc5GYu57wKEA6IRxXGfCudF5xk/7hvAWAF1FIS6p",
+	"G7GdTNy/OfQMj/NPwfp2Ltnp+7dtEHnucqR5By6WRNojKAV8T7NXJzkKXw3vTwxEfwI51sqD63DWJnzh",
+	"5a/B0HKHncMPLh8E0WXc6xB5TuzYskkqdKUVCc6jVBURn5Pl2LSaChmtMCz9YEsHCQxMykf6fYOYEm74",
+	"mumx443O97PrVhnM4ithKN1tvKVdIpsPOvvsSByFAcT1Q/KeJAOnunF8+KpZ7QPbETlT5UP+LY/Y7sUx",
+	"B2N9IOu3MAI7pDozuFrWrpKuYBMfIsDvmrGKT9wqLvufcI5+nk0GItvryVmatvbEzQQ8VbvYL4+fH7X2",
+	"UMLv9fZIhFmrzglurCIxn/6F6/Feb6/76fnwefdYxMdHh8PB84ODo5eD4aj7ivPn4iU/PujG8TE/EIfd",
+	"YzF6eTwYifhgIA5exKMBPxgcHnZfAAv5FifzZ+Ukaa49QWyB2ynV/KRSAiXUxQ23PrkbjyRjDKJ9WSEG",
+	"IQg05kGzbeZ7YI6rDdmstkOZmclY73/G/7hN4RJooYieEDwgulURkxXPHnfGK1e6Ak0YQeQjkB0KlAJd",
+	"bz/GRWUXedHRm7fv298cHPalWUxFjAXDDnunEcGPr7nh1hyF0t+J0JpfiY63kSKWipHx+Smc7NywAv7p",
+	"qlolnIhnLmnoiqQBpgd++pil0TPNRhm/sp+xVK6ErkFQr0SpyapyperMEGY6IWF7F0waWMfdhmnDEdYF",
+	"R2D6sDRmhyIpGMmdpBLe/1gyLMHXrKlFcZsqKFco5iEDkUJS4o4SZR/+ujqEAQiPMAa/mTvsFziYvikV",
+	"Gs3duQ56VRsvnrPBAkpAxuJT0wdB/UEMJEAjCmaIfcYkH3NDPfFek5cCJ2yWSHP4/AUKJivfgGw1VhNr",
+	"UkefJZ+IHuvveQQuelp/D7iLdKKk/fOB/bd/RBOcaOlf5+VbsSyywSlcYL+JjNaCJ9nsWa/D/nEE9D+Z",
+	"SlssBwQmvU4AcG5GfLSA5W5aQ2XgT2nfqzGdZurGGvIDh7cZ1PSYcSa09cqauEpqZvqyuFI068u+Lfjd",
+	"TrJyZgSfsImwRpkVru61rjTHs0r42ASuC6DTWU0nYpYm19a6t3I8zvicp880A+8bLwV/haepmosYmIby",
+	"v2guQbNCw1ZVL3/u4dDcYRljquSVyBh3lUEAbkxr2YB9LOKW9RuHAvrh8mRc8wTblf1cXdILg1flWxt7",
+	"o9GKg9YpjBQt75vagp07VumUtMAOWtXywT1Yx9otVBAFVb3B8bWppDuWDh0cbXRbqnj8QakfeXYl8L7n",
+	"6+/7KH39/U8iTviHxVR8BeqT8FecODDeINxIX6KFdy0WxcB/rdH9Y6IpSs8LtmaxvhKeAYKVQoq6CPxm",
+	"tQ31jtQRotA41rTcQJG3f6GjEbWSvq6LBappWhujJsCTcSdUFSOFb/dEFeCwr2I6m+nbjuAC76oYw3eZ",
+	"EMyIT4ZK1OMCPb0Pg8WsAQkDAp9xkV7y2LxSNHm4vRgp8xHq4ApnC+SKhmvRTqQWUidQ4DHNxCj51Gwt",
+	"1+Faqy4zzE5KxX16NkBLqBnU1JcnUvCsVEtfoGZ7Dh1I7t8HmxdrLU3xhR0pYNfXjERl5ttFdWPUHjE6",
+	"nFrzVcjZBDzi4Df0Ot/KM9juv246HGxgsVbpikG9y7AJoWpcr99cnAVDOoV/wY+/3oXT7kdoXtuE/A67",
+	"yHbqzNGhWd8C5s6uncQ0kdcwku+F+c4KqR8BrYmeVe0loDBzh8xHqa8Ea/ABBPiDgPQVFDSIydQsKprx",
+	"r4QTeiWZ93nP52D3evazcdI6AxUv/mnfOhH73f0k/hLOroNNlOP28SpRo/0gFjVwldNcCThF5n/69bdW",
+	"HRwElt9D3/UnEbcprONjNGDke/nnqdF85nw4VkpTqhjv7fRlhP8FRLPOIkQaKHtUeu7pEYZV6JRhM1Zy",
+	"JT3LktOGldYxjLt6D6y3j9/GYjJVRsjhwk7ozqzkcJAPRDRSGgO+pZ52BM/mnGtHrlNqbPIzZ9pQX7kQ",
+	"cd0I6K58so2/w749lCA4yFB6bOW453+zL3SSyhVcV8ooB1OwVDWNwgsybZXiaHU592eaw85/aV9g03Wb",
+	"PqjtLNWl0aOxCQ/a5BNbviS79ipXQk8SsLX3biqkr3KqnI9Sm+szDf5Ua7mzkwiRiGU1E2blLN3/9NjP",
+	"rS6JXdpt2QaVs/c0YixbyrdtTQVRlTTecOvqtUWB9/GpS/L3tnv5PrX5RngU36lskMSxkHjHy038fhjW",
+	"h2QioOhwQ78/0GUP7vw/aE3yCgMJ9UteD8Vy66LaXNrQ8d8IMuBc8CLK99pYQIedUsnP8h99Ecxx97iS",
+	"vaPWJqpX90lcS4uUa5ddoHNv3YlZY9jsNO53R0REGNi2wb5XnAWkOpj6XbKd3e8SR/V5ou+TG6HZREmx",
+	"KHA2e+WVyJLeKvT1MqpUpAQzZJPRCOnLsfKxGTPO1OxqvFSWNeGSX4mM4jrpAlMrfJgpbU1dwKVrdtib",
+	"xB4778FQoCFijaGSWF1X1SLUWs5hNK2Ioaecai3I2aFceblJucVE56pTaHL2DZXYy4pIWfngBSZUcvnQ",
+	"l9QQzACrZwDFdTSlxSIEbsi212FmpMGhZHCWAVkM5j76EmoKNRTkQqI7LOiC9WYEZBDHbDa1S5p3lSeu",
+	"FSLGakp7/aX9GhHrS+cCNltMqgy+1k4cEtfQhzSqG56x2JPyVixPB51iYC0KvwqTYolkkUv2XHJ3GSF8",
+	"5Vn9UsxtzIHyprRLG7RHRQacS7mxlcgrtwkxO+hLGAIYX5VBuFWX64UdpL1VDB5rrDq3hmW+VT36U5Um",
+	"wwUDISr8yPOcG4ffypk2F48cKHXd6suhUmkir9pqNGqxmCfpggHUUitP7vn0YYu5DJwmkodaT/2LElnF",
+	"FtfH5NvfIQV2sOUU2JqO+Ady5c89csWSD1i5FT7vuSx+hcn/ABb+3VT3Lu38R5Lf27F1ck51LRUGysZp",
+	"ucAUqQUHqLXBnV6jWg3kEZ0ALkCYk6tOxBECyh3F3HdJakR2K2EX3uiyXl9Z+gE/YX32gRbmXk34+4jb",
+	"Z37P3HWjb1L++W4D95Med+KNk+BvDWIhf6abaz3Q7RSt7HS7rVaaj89NXK4JuRcvMXMruYWtuY8+xQow",
+	"K4CgqzTVrS/li92cw+L6lwhrdyFM0/otbCDy0i1o3epLymplghDNVcHPABBAWnl/JySvuJRqJociBrxe",
+	"JQuuFPD59+moYKFCcDSWeWXYBR9B42ImTLYg90OywF5t/yAWlSY0DOqLj9UdbecHOYh58Z07kjuxXR//",
+	"Od/INtwJevGqeCqszhcJiNwJ/aLyqeAxmxhovwRv3aRYKnj8biqW8gGFRUtfk/2Wf8F6Gy6YzhVFJPkT",
+	"V9WR5M/64lKS4IVlrzR/y5+uoGReOCvugIe/rigrwXCpizDCx4qYfbx47RqHXFwtpyjPgVj+YyZmEHOE",
+	"MhCNip/ugJ5+Cmi5nqqx0kI6+JafISBJccZy5XuO4kLKvz5iVbspHll5ST7OBwpDBRNVo8yDo/pA4aii",
+	"SNmiAPiTJ5/zifujB6Z8Cnke7pVqqbi56bMvtEkmHAs7aoNVBDZzLRbMzK0jMmLR92+QF8UJN73/2f2n",
+	"dbaq3hH1sCubY/t9rjzL2S4lWUTNThGbq1kasylfMAWIFXPXkBQIbKijR7numP1L+S3QA5AqA1gIYeYq",
+	"u2YjIVyOSnKoZR6qhB4pQVsM7Yha2GYaAI+wIOVnfT47vARGF6DcaJYJgK+JO+x594hFUl3CZ12W8CLs",
+	"iCsBIzAj48Evzt+fYUHkNEuGAiEkVJbDYWQzh6ayUDOjK9Mhb2gxVqmXlRLUz3M+P3W2aLFaelUKP6Sj",
+	"eHG8twklxtnp2/ftQ0LTSOKgYk7NXEIzEsn04Plz6M2P6kZJO+1hkES3ofbcktapP3f+7jmsdFs98ViL",
+	"d9z0bl32fg51+zbqd0L3pqqEJzzFa2KodxYPtbU8BUPmsZfz3MamfHzR2nz09x6x3fyE1BgOrv24zbUW",
+	"ZnUSreHQHqwh0GRTnmRLHlfe35YRUJHV7SdBTxvx4KCmdky2FUfiJ3roKY3wFAd4W+fM04z95L96twGS",
+	"0nhr9nPe9g2X7XRTfxnTmr/7i7XHrfgRiWXbFHcYA1ShxO6pYMP7tvO9X1t7n9pTkU0SYOaDgmdksuhl",
+	"gsNHT2frwKPTRJsei/D1EbThaaQuBeB4tIOTmDXAJjp4VWH97ItseNjtdT+9PDr6/e//iJoA3sbJfLIG",
+	"r15MBipljcJdHy9en0XNExbRWekxK60jdmVNTldFV3F++hIJiiP/tfMsqSG3v7iHo7ULeNjSaB+Kpvsu",
+	"pzvsRwcIxKfjXna3oZPBc+tv79TDOdhbpwQx8dgeKHW9UgMGik7zG8hWUXCylI5oEdUxYkIjROBADJWV",
+	"JDMg/O6w8pG1AiqqzmP4A4sD/daO8/ErwnywdamCDzluFBQkPp2Lqsh8eavdWfNVxu4v+A0UqPqFGAWa",
+	"aoY97CzlA5F22NvyLoaLA3uzLyN6zBkWlr4bjf5FzTIdkQxMEBcXvqgR4UNOTURgtoCU5cZB4X74jXCD",
+	"zTyBBH6QdaerL8WnRBsdnSBpL2UMQtbTTIxmWmjWcNwMRNzSYpzKtBGUhw+Ji4o0rEMQQySYapwa+9Yc",
+	"nQacx+Puqzrwmg47JS6W590uE9JkiR0XfA4U314iLjLA3JzO4sSIuD5xUSEb3kgDEZfHq85x6OUhP1BG",
+	"Y2nm6piOi+fwqxNWf7a605V8zJyAYWgx72ZX2L8jjnGbGJx7e0gZfhuTY/+zlQELCkrFIhVVnZ/nApHA",
+	"gHMqqFNw+LyUZmPXQkwJLDffql6MLAmR1/C63QqRStrTcAZACC7qg1k0PzuKYx3XTXb8FR7x41vcuu1w",
+	"1aoDhzMKerIgRe/94E2T9rVYrI502QuCnBd2kxE6OzA+tScqFo6BsoXXqxEbKCDajIU+gYYebUoX2p/o",
+	"apkukIIAmKDjFosTPU35gnCBWvAchInixj5QOqIC+wDHQNWA51iTBkCIoF5JZSJuev8iFjcitWd+Mw9j",
+	"mvwgFl9DmA0GusqxsNNcLhJ7ci+W3YtSBJcgcK/FYlNHo7TD6l2Nt1rPgma4/E0etzdIfZ++f9tyKRg8",
+	"RGPBgBwAA3INipH1ZWRPFeKNRvr60v7rMrKPPbH29I2IiN+E/m5/wr/D6XLtd6Vj7fru4Kzl1YAE62tP",
+	"Xc85M3DgMDbokcAoqTxAhFZJmP4NqfqyVAHcAzMETj7m3gH+3iivyO1Im47qnNh8+7Kexrzi4GM00Mok",
+	"mhD4+FQr+nqAO+bxJJFRX2YqFayBEwIXDrkEFFLq5rVCK8nrxXShCbe4gHCtVtbD8qNpMTskJZFeBX0z",
+	"QpQmGpqCjOyx4+4Ri0buWETNDVwhkA1fgwMEAw3cnt1DA8U0OTVCU4q5nfsWbVslh6JQunkubtS1KD6q",
+	"AlHFXrRyNT7vXYtFZYnVtVjsJ9bUy7U2XgWT1LGGYSf4027Lsb5MqOOX328g1dUt5cL19lJ8WzbW/mdY",
+	"5JVuDWlqK0WnOsy1A1IvYSInJY4XK2Gt/Ekk42ySyJmBazAzorCnv4E+0BAZpqCjzI4dJQvi+zY7DPYz",
+	"vIrhro1JMThycDaTRKBfL1iruUjWnoFtelPYuJjErOE5ubBFu9qhwsP32MsCVouqYL2e/LQt+ml2Vrci",
+	"QNZJiVmcmHaqrlaQWChKmMVYykgh4bDCewjsaEU7v4fZFwoqaGaHY4T0MOUhQAZZmPgae96JZyXnpoi5",
+	"4QOu8wiyUWw2tU4Z4gpZudaXSoqWNXXg5KkrMJrANxsI5KJqSMVciZAZK+uhYSMv4EfAYFoM5CzARvDs",
+	"ShDfBmcmmQg2T2Ss5ifY4YA0GEg5RsCK00zcJGqG7G7PNIuk+GS+xSuaHfZaGJ6kDsFjrFJ4siO84Gwu",
+	"BmOlrtnH8x/B9CQXFVxLZSUJi2DF0ItkjZtEzEVWaY0VHEp7z4/qakeyD9p20DLH9WxoITDaBQGsDv7c",
+	"rK2ZdPxQlcWHB93uF0Djwtgc590gH6bK7HzPtMjA7wcPA1DnMdqgZ4O/iqFZNWSVgfSuHPPR4dbG7Hjq",
+	"FAwIMydJXDsw3LM7HZlLlnDA9HJp9UTDCakbl9WIe5Xlr/YQt+2ttx4A8XyvfbdRW3jzG3rpFKjTrgRr",
+	"HNi1Oex2W76q6nm3dl0gp1SNdPy82yoUAx8dWsObf0oms8lez75gb5JI/NfBJmXChUlSaewYQHEfSbGJ",
+	"qKr5DJzyvZV1zCsHu1NThcTce34lVjfF0eQ8xaKqmG6w3jZOjNWhG9oduVZaZ3FQE9imJR5L3WOsAVYI",
+	"dZ27AIhselMhzMs4UK7BzCApyEIQKxYUzHuyU7wZyriYn3k2gJkijdBwZI4Uwm3mFHtuuDXcUk53fktf",
+	"/ujDuuUB19j+rp3v6RAtl00GO3jgl32Tg1TYZOvOkvgE7J8eHbAz1DcrD1aRiMLnRDC265KXiWT/3arr",
+	"FjOq2QIFkpdUcc3Ovztjxwcvu+zs4t9bfalNJvjEuuanbCjSFOHuMIyqDc8M2cl/iVos+mf7f9r2//xv",
+	"UYtxZvgA23uGPMsSZEQ2s0yyRPclJmEo2sqiZxHa9twwPbXTo8dCGM1iFXQCYQjY6qRZyjssMor9/n/8",
+	"TyB/RngJrProy6MXL1jMF5VI529gXt0xqKf62Ir1fAFzRAuSWaOvxRI5TGc6uRGsYWf76OjoFVg42vDJ",
+	"1CHEW+dnIriExiujWbfb63bZxw9nzTVGWH3AwVN/7h12D1+0Dw7a3QM0RsJWoA1spbj0QeLTF33QiVs3",
+	"5paN7M4IFnal4bf51x5u9LXrJa8Rn8w+HcX8beXnVMpUe6QcSiK23LJMzXvgo3hSjha5vvCf9rEtAkhw",
+	"rOnUftZyKCyvZ+KMmvrg324//iwM/Y7QmsOFZ1yjDoMLqJB290HBrX8q/OujBO4cZHhtOYTfUwexqLJY",
+	"ZPZpDszxXIzeUiFV0Ih8hpPXfp1ouD9BdVWcn4gbw4djpN4eJamwq/wXJ9La/Vm3ezS0+wH+S9APRuE/",
+	"rWyMCobr0oI86bFiExhIwaCbRNvtuUs9FjZzrVNloZm3DW3Wl3D2nDajU+iLH0mjMClmJuNpokFbgN0I",
+	"Io5ls1TAHJlQz+KXrdcxK0FSntTMk5p5aDVTrWByvUHk/SsVB1vWG2Uk4VyTkObYpqoIRMaTttiRtihU",
+	"Rd5GYQQ3bqQzEnmTGBCn9WVkb/NrmPP+Z9oKd5e3ymlGS1VKUAqfJvIa+EshXF8oIoG4PNWaOI5Z7EkL",
+	"qr8iI/ikHKtfGakPRvz44wT5YFeVgBGIIAsW7ClkUMkmtjxRG54dv83qy75+wuorphN5lYr2TIvgPS0G",
+	"qInsG9B5mHXLs+8az4GSQ9HrywgF5XQ2SJMh+3j+IwrMfT++/X+ihuZ2/oL/DGfjL7///R+UJ/NnhaBI",
+	"HLU7pO8S05d45LAHA8YtMvtDqq6aHXYhAADFAVpRLdNCzTIt0lGHOVhLNZdAcnCTAN+a7Ev4BVD18Z75",
+	"WEFUgOq3OWG/I5DJyMoK6gmhKy7x71HPJSuhwIHqtRKpjeBxuU6MrSgTO3cczzQPPu7agZI6PqHqBtaA",
+	"kTe91qZCCqwNYSPKaEWlapEeXbdJwVZ+mr+Coq18sA/K8RYHk1Yj/vJD4GF77HHarLgrePyaAq/a1fu8",
+	"l4+gGk7L//mPUvL1BZ03HwSfbBvUc5Xgh2UTXh7dRt5/aYFYoGb2P4d7ZG2pWH7xM9INWDg2V9l1UDHm",
+	"5HCFYnPpG2eGNXhf1hlmkLFMALaluUpgskp5ibhbWxKY55sduW3WlBXmeuPSssKRv8eGHVi7p0KwrReC",
+	"yWAf3KeMQGtndZ/OVKhpKsCS4kPjuwjcY4C3Ukx4kuYhtSRjYDBBCWmOMLdgE74AbHGWyLt4Tz/RcB+9",
+	"52TVDA52ledEs//kLdV1zNgNcnsXaaMtv/95pkW2Rhm+kdS3gdr7mXZLNk6m6OdAgZk23qsqqCwq8ZN8",
+	"Ali7YzFpnjiHQk1FeOgRy4mUIwUnuDbOw3EhigxbJl0fO9fmEq4AdXZb1cm2qjntwIrndGtac81t9rB9",
+	"hMXce2o8rdZjj9I29t2qE7ddtqj3oAhyOK7jTPSBANcnZ/VVObBwlVnxwSI8YidolS2fyr6MxQRA2JaO",
+	"ZQ/arQLyF3gn3o6Q6wD8Olf4m2bwJCstBB+OHRGG69BIBb8R1lxuOqZC4rFbJUxYw35PGqMhP5lpqpSa",
+	"yVgFVdl3ML23KT8+QibikciP7Qc13OfZz3ogUK3cJFltjuR5USnmeCye5OSDyskzjETy/LzbVblPN0Hd",
+	"iMwa6LV+wnfkFIQZ+h4KkXJ9Zwu7TOwkWaMrznPpA+hwBRjmqZWqpcrNFpEbzCSkuf1tU08VFLaTJOmC",
+	"3ah0NvEQsyC5j7p9+fHDGeZ+G0bFfIFZ8ljELfx1TiyoYV3E/xCZqsaeDuo/37lZ+moKQP2IaySCW/cn",
+	"D6WiBNSfumeajdVEMCTd0LsooPFE0hsVfwKeBRZqVdbOBLUvI+iO0i2mBc+G4xbTKsOuUBn35ZRf2f8O",
+	"sfHXEVhT/gcBxRBcA/NMA2XGaxuZdlyKCeZdsUY20VBhV1v6sZiKjYmHaPQIr7Tu7TuhPqIRhLxHJUGd",
+	"CetWfzJsYs1jEWO+m/ztnLyeSL2bKHRpMzl2AE+wTFzIIpmaYsOfh2gIrgDSmZyemTWGXIt2IrWQOgGi",
+	"AqwHbnoxHhBH67HKDIBSVNynZwMMZNL+qpxI2N91XVOHz59DX4vvSfuCHqoLO1Lol60ZicrMt4vqVqE9",
+	"X5yz19oTcjaxUiT8rUg/8Oumw4mTTCDB3opBvctiMLqrxvX6zcVZMKRT+Bf8WD2Gr4ltiw7NeqotX4b/",
+	"pA7XQ9xMc1G+M3W4/3nqmH1/20Q1WlNuY00WPjzyPJeJ8TQEZb54rG9QWchrQH4/QutwGariVoGwYLVp",
+	"+d4zN+8qD5WL/pqUk5+MR49o4Carrl4J//zH9GorCNR3ffi/Fybc8Q8oAvZjkSY3IkvEakOZLltAjL7h",
+	"ZMLvf//HPvXn6+BJUZNJnmVqDkDw8InipmA/uqPfl8UKwwq2Es/4nEuk1TKgwjh+nX/kH0YcLI0h/0hi",
+	"951l8vF0ZO+UpgW3IE3ASvC9fJM+CbMtOvYOpCOfXnvUuTsTzzQJgHsTa/S6OpH2BmVZMhLDxTAl8RRw",
+	"h5FdEjTGsIb7RhJlzlVLaOasQNe9vnQ90R3qFIhazP8ExDP6kqp4omYIx88ZTWlpGB6gvNOXOxKPb252",
+	"GED4Y1pKMGWrBA3ukichsyUhc1oWJdDDlCZS3JtIcZzidiNW1pN7pgDoe2t5dIbhWAyvW0RJyKYqTYYI",
+	"8VlC3GRjLuMUIom6L6P37y5u73W5UVLqNSjpxpCI7ktEB00MMeCqjDXs3yd8AQ0hfDrN1I1gicmxesNG",
+	"lHpouWLt9LnjZL+XhCS+7b0XIxvccq/0yDi+ByrMpqWoxauzf30oSuTSdqmiRV65oz5vWJxtp9fe/jD0",
+	"yY9JVO+SiPlPwtKAOzG3b5mvQM5V0O1b/L405VypDyDFMFpXsIq9R/5aAhsUsS9ddR/aMApUh0tvOBaa",
+	"chc5gkET1KmSo8R6jomSkLvBKlfOBqkaXrfFp2mqMpFhtQ2wUoVsx0NueKquZoJwE8ccALt2Zw1/8DP2",
+	"ZBDfIoNHs7bKJvb768ks3qLvrWQbyz7y4xv63juyj9XMtB35xcbAZWBa8pSZcSb0WKVxq0i3gpn2IVJ0",
+	"tdVoZA3YREGZSZJah32SGASYQAnsRrAxa10xQaBm5sJ9w6OvQCmNtz5Ub70MPzFPebcaOL+CO3Zn6rrq",
+	"gtkzB1QK5SIijTXToD2xjFVlDEgNekvEqM0TFslZmkYMU2dQDkanxqpTOjaMtHJ4KtRo1GGndndhALiA",
+	"OuBPjLfxvckimZJ92VBS+JbfOU+goAUY92R+bLE2n/7aRNoZqrN1ZJImuRobQSPHuT3pS563BnPDUqW0",
+	"gLwgPEszuw5YqFY++CyRdhRD4YJwMCGg0p9ZH9lquKER2Xt4UwQfWvrxozRJGjWhi9p+JLnERIQBQXL7",
+	"0KsZz2IrOUdYxxMQS/jePSKrykuBbng6y0FXwagZGZGtr9bdmezZVR1uccAPVI97JwnIpPr6ivH+kF7T",
+	"mYcH+DLh+8V+UqZGSboabtWRXllzvMVSdaXweA+hbn+oUjVDETxW2ooEiPFhCewVcuvo1cYHjeGrqXt1",
+	"A647dPjnJ3NjNfApTRPspUHGoQf8fmwPb1gMU8Ez7fgAlDMliju7gR54sKfBmZcMiAaIqbbZYRdjnomY",
+	"DRYBxdwG2m/rm3937SeFET+Q3rvdGfz6Wd3/6NpvywJhI1aTIHu1iavuvIXKUvhizQ553kUo8NVN6ec0",
+	"mHtNDiGrya1SROGNrkB8/V2n5CGdkt+097VV9+Jnry/upU3ypPQ3qO3N/JbfejSOHr3/2WW46gt7K0Lm",
+	"FEkL4+SbHunv1+Tmdnygd236bpI2/WNGsvHLH0dF7L0enH2qfqgv8jhlEWE3RT5zPlZasMiFyTrOMARw",
+	"fWsbIp8rgW1eJTcI80evAuuZ96Ur1XCxJeI9tfY5ddMjQMx8rFic4PMwlscSwxpcxi0M2EFzVsyGKU8m",
+	"fekbj+ZjBXgY9FoNg0NmVCVjNuVJBjQwC6GZkiwxzZPQVUeu6Qw6kjTAEYYBRGyud/UkuSw5yqflcrC4",
+	"pAuA8bXAsWov7cuATRVa8H3g0c6WBxRpnkADPUw9FKy4cKW//Lj7qi+jRAKC4yVkHKOcar7CPUFNLf68",
+	"wszvxUcv1ZxRtQ2htlFJg7X7xH32rtNm9Jv8ASoJKgTjkMuhSFfIRc3WV6zVPjdaVWq2XGgG9zz0ab1j",
+	"hdmDnG+c5TQ44Dup8Ppz2EKPU2zgoXhkUiMTfxVDUy81zuHvjucYHZEldY6bF/KFEJd0dbUASIzA4q2+",
+	"jGhn+60eNTvswpfjAgkSPNE+G+ObZK5M+ILhQAmID2ObK+wFHPaf11xYFidP9sKDHXzcjA958POh1hIm",
+	"e0BL79oxcpMwnWAEnzCjHNKlb4kJAbJWBiAu3Bi+moyaH3HNIXsq4VmRU7P75Zlm7h4/WcHut9+zUR5t",
+	"VqmYaHM2VEZQzrhfofKltDErohZ2fMv79WKn+3X7SbDqrXr/ia9Nj4pV8kTM/nRq6vNPX3J48JYvVhmu",
+	"a3zTfJRvvpTxVCXSaNZABFrAQkf0xlSMDFMzQ4CxxZ51AJzNO5picSNSezg3yldRg/Eb9/LHr2RKI17Z",
+	"qei+6unIVOVxlnbehgZWaYfV09DYNfh4/iPgjLKBYGNjppo17P8woFRSknEWi2mqsGkAiih5mqq5ZtMs",
+	"ueFGMOS4100q9dQqvRF9aRQjUhoKA0NsN13kpG4HL4IjNQ0yQx321mgwx6y/hHGcvmxE87EWw8vf//6P",
+	"qMUuDJcxz2JGu003PX1NoikKDO+rOnab9hGWdvJXQMRSGvEDNf2VRvFLYsYXsIrr5IDnZMFFr2VleQ3y",
+	"l9r4/PIsNfChmN5sNT/vuUFUtum5P96OlKUF57g0ztcF2JPiiNNlyV8LILKjEZ8r8CKLY6blW2a9gYtL",
+	"I6aL72G0X1/Ub3f9j7m+xXKOP2Yp02kcM76kGG+vFzcqXKrAF6o1GgMInLBGKYTZEGARcmPEZGpYwyST",
+	"gCo65QYZn4WdFARrdN0G1IFwwH74ttlhP4ipYUddpEv/IqNy59hEgKEZF8CBQD+7dasDAwpERdhz6EGA",
+	"ZjMQE2txicrvdxhQAONQ+/IbsfTmEjvsE1DSE1DSg8WfSoBH4GPe1THYUP4hosz+Zzoav+1ngt5en1+5",
+	"GI5FDOkPD8KG6LVlLu+IXtNO4qhlT4KSgUXYiHJhEDWhZFz1JYpSIfkgFXF+sZ4N7BAGCP6WmBPwXmia",
+	"gBeWaZOkabHNzJ7DbGH9hwmPRV/GM8GkmjsCSXtjrGb2TbdzJs7dJJUt0JvdgkPiXCexnbsbQw4T1PUE",
+	"M+1ocvPDVsdelsvDHSDHgYTesVpYFmuHDyvWmKaz8UTOtj3RSEvAuAyFza4tw8/5nlzJTfWzMmMrcCYq",
+	"g+wxbYZcUAVnMYgarhA4S+Lm9S283Z2liEuv3ZjkCQf/dB62eh4EcJnet7MUHol9DBC0tY8f1JW2SjH3",
+	"UZ+KMN4JqOrDYzZWsyzUWmzIM+tVQbyQm1kmgOGQIztCXyLhEUiGIZdMzxND/piaGZYqjRUg7ujlOLAw",
+	"8kRJahSfSZOkzEC9rRtGX/IMaTeAS6rZg75yNUtjFmdq6mpcM2FyZH17MfAqgh0yVultjYqNIy4Pe8a7",
+	"jyiamO+tJ3KkUqyJNvm9Fo0owmHyC/WsHO2/VxFlhDabuDHc288de0tEZkYjirnhHTX4qxiaqMeiz/09",
+	"+/f+Xg8q8FusHxiu9tff//6P36Im+DEFs7cFsyBiSqSYLBExS5NrQZEjJ6NOiOWDjAU+nUJbLfHAIVt9",
+	"4RyQ4EHYizE3UIxvDwZ+AXlN8MXgMSW65Fc1ODs+6Pal/0timmHbDo6SSzaT1xIj9gLr8skX0Vguz6LQ",
+	"BfqwmIqox3hfesmoxyA9+XAopqY839z3CrHDT5+qhOMHUZs4fVTCcev+h/3wc6Fn6TrvYwFgi0/+x/bF",
+	"2oUAYDm7VR1MrAqF3K5kWl5Mt3FBQ35LTUNtWKG3STg5GMMOA8khrNBO+Jjy7wgpmf7oLbf5V69vuw2W",
+	"4Ck2u0Hr7bxwMm5bHLu+eCPEfIbEQBn7eRtgz8GQIta4FgusedJDNc1ZNtxH9xhn12LBZlrEfYm1tORR",
+	"eQESmA6vvgzpOd+796Xf7xW6Of+8h6rkyOe3xq7IV+1+YZyx56SE5BwMd6lUYVjo3KrdOJuDOudfXg/s",
+	"3KqAm141yABy+p5G+BWUUOQzcW/FFPkr//CA0rg7GQ9P8qPAlA6etQ84zle1Bu6FmzmEbtYhDbFTi9i+",
+	"Nby2ZnpjrEyT+DGRv3JObSIF6MpMuBTjyv6P4mZJrr6ePpClkdc1XcFfZ/j5T4bfaqC14BwV5u2+gF7D",
+	"jU4UsNCuyOO2kumi2WHgfmis+tXcJHq06Mvn3S77/f/8f9gkkfi//BP870G31e3C/2f21OoTd8Zc0bAW",
+	"2U2QGi/Byq6HZNvh8dkVNlt5yA8MznanY/z1Y7U9DGzato73baM7+0KbZMKNWNHqyE1Rj6sRiwocxBFT",
+	"kkVwgN/GEeWqpnwBOMhSzXs55BrDG8FHDMBY7CTPDMSSiVHaWg/W28N/SmHmKrtmIyEKihUBSz0p9Vil",
+	"se5LIdXsamx9SDuIxGDQ2L1Zkj4HTQzurIihmdojSeff+gz0dV82PPgKPiVq0fdeSmUuvYmF1GgkQi7p",
+	"luik4IVeunB3xI67R81OX7osPrZ/k9z7sDRjMsZZAQPiEx+adAFx9xDUBqdeQ9DQ9KVRMV8AKF8yFBjg",
+	"tzOYaHbFNfv//2/WGHCNv/0zM8m0mRdR2Qtg5lUsmNsk2tFn9CW9sGEUlDoNk2li9YRdAfstMsA+gs/o",
+	"QSB/OhUZG6iZjJsd9hwgcqS6xJnkNzxJ7cxEjjMjATjBodDaoVtnUPcasmmcvz8D+HH8RqiwaqisL2Ml",
+	"MD2QzYr0GzhwXUlD/4a+c4eBgJW+Li11ItnHi9eoGOuCkEUS8FVVVGHt5ovjvYoKzaVhnZ2+fd8+pGOS",
+	"xAGBn5qZFhOdqw6LRDI9eP689/L4+VFUN0qSCSvHd8cq2PsJXrodUZsVpr9/DWquxuO9i8Kzd23w6p/V",
+	"md0Ap+5k305TurkvaJ87Bzw3V4mfwwjHraAHw6NcAT+4QQLk+w1CNTuLQlbslJ2XYdwiFPjHTCvmM/A4",
+	"4Am3kVy461m7HVpheNoG6mbJpvZIfR8czQhZq2HtlYPho6zC7YEKc/hBU4Uv2JdQVu5hBolbY+v4gidF",
+	"G70WR5B9AYzgk0QqYgt+FaLp7nhB1ZLpsWMMfpGpsM3ockm0rcMbhGIEXi3eGpJcRCrlWgjThMLTQQBd",
+	"1YPiK3IhsAmMeuNEX3rnyidygVko2ME5zBigk0qpZnJo/e8ECq+QjI0PIVbLTuWCgfXTl1gNESZfl0XM",
+	"BR8Jak3LFgSFJMsJ5NumbDfLvN23aHpcIIrrhVmOfBZKsycwxT+gjPSAiiRiHq2ovA3IYmgE3glosUYI",
+	"BniJa9ASn6yiFYLkySx6HFCKuz7qMKjsxu37WZbu9fb2YU/S25ay68mVbCeyxbSAd2J6vQBD59la/ECf",
+	"aTYVapoCcIuLhNovX45hEi8KPpbYnXVniZBYV9zqTmMhb9/g6XTMm8ETQk95+SHnOeGMexUWBUAweqaN",
+	"mgAKA8DaI8Et4l0+0w7cKHiXIw2o+E7EQ8JYbZpo0ymFX/VqymbqomKn79+ygRgnNMJKGriGY9D4mKVR",
+	"s/AivKzmVR4iM1zI0/dvW8wunpDGCiUiDmAD2M/sX3/5ELwg36q//frb/woAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,6 +36,9 @@ func (o *OnChain) receipt(ctx context.Context, p domain.Payment, v verdict) (*do
 	// a relayer or a paymaster.
 	sponsored := sender != strings.ToLower(t.From)
 	by := domain.ProcessedByCron
+	if t.Reported { // first read from the chain on the checkout page's report of its hash
+		by = domain.ProcessedByFrontend
+	}
 	score, severity, provider := screened.Score, string(screened.Severity), screened.Provider
 	cursor, err := s.Store.Read(ctx).Cursor(t.ChainID)
 	if err != nil {

@@ -216,7 +216,8 @@ import collections, re, sys
 log, pid = sys.argv[1], sys.argv[2]
 prefix = "/v1/external/payment-secret-auth/payments/" + pid
 ops = {"getCheckout": ("GET", ""), "selectCheckoutQuote": ("POST", "/select-quote"),
-       "refreshCheckoutQuotes": ("POST", "/refresh-quotes"), "getCheckoutQuoteQR": ("GET", "/qr")}
+       "refreshCheckoutQuotes": ("POST", "/refresh-quotes"), "getCheckoutQuoteQR": ("GET", "/qr"),
+       "reportCheckoutTransaction": ("POST", "/transactions")}
 counts = {op: collections.Counter() for op in ops}
 line_re = re.compile(r'msg=request method=(\S+) path="?(\S+?)"? status=(\d+)')
 for line in open(log, encoding="utf-8", errors="replace"):
@@ -229,7 +230,7 @@ for line in open(log, encoding="utf-8", errors="replace"):
             counts[op][status] += 1
 missing = []
 for op, c in counts.items():
-    print("contract:   %-22s %s" % (op, " ".join("%s×%d" % kv for kv in sorted(c.items())) or "no requests"), file=sys.stderr)
+    print("contract:   %-25s %s" % (op, " ".join("%s×%d" % kv for kv in sorted(c.items())) or "no requests"), file=sys.stderr)
     if not any(s.startswith("2") for s in c):
         missing.append(op)
 if missing:

@@ -67,6 +67,9 @@ func checkoutView(v checkout.View) gen.Checkout {
 			TokenSymbol       string              `json:"tokenSymbol"`
 		}{o.ExcessAsset.String(), o.RefundID, o.Token.Decimals, o.Token.Symbol}
 	}
+	if len(v.Networks) > 0 {
+		out.WalletNetworks = walletNetworks(v.Networks)
+	}
 	if c := v.Confirmations; c != nil {
 		out.Confirmations = &struct {
 			Required int32 `json:"required"`

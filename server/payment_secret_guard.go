@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -109,6 +110,7 @@ func retrySeconds(d time.Duration) int64 { return max(int64((d+time.Second-1)/ti
 type paymentSecretGuard struct {
 	openPayment                     func(ctx context.Context, paymentID, secret string) (domain.Payment, error)
 	perPayment                      *limiters // an opened payment's requests
+	reports                         *limiters // an opened payment's transaction reports (each reads a chain)
 	clientFailures, paymentFailures *limiters // failed secrets per client address, per payment id
 }
 
@@ -119,12 +121,19 @@ func newPaymentSecretGuard(svc *checkout.Service) *paymentSecretGuard {
 	return newGuard(svc.Open)
 }
 
-// newGuard sets the budgets: an opened payment 5 requests/s (burst 20); failures 1/s (burst 20)
-// per client address and one per 10 s (burst 20) per payment id — a payment has one customer,
-// and one with a mangled link gives up long before 20 tries.
+// newGuard sets the budgets: an opened payment 5 requests/s (burst 20), of which transaction
+// reports one per 2 s (burst 10: a page reports a hash, then again every few seconds while it is
+// not mined); failures 1/s (burst 20) per client address and one per 10 s (burst 20) per payment
+// id — a payment has one customer, and one with a mangled link gives up long before 20 tries.
 func newGuard(open func(ctx context.Context, paymentID, secret string) (domain.Payment, error)) *paymentSecretGuard {
-	return &paymentSecretGuard{openPayment: open, perPayment: newLimiters(5, 20),
+	return &paymentSecretGuard{openPayment: open, perPayment: newLimiters(5, 20), reports: newLimiters(0.5, 10),
 		clientFailures: newLimiters(1, 20), paymentFailures: newLimiters(0.1, 20)}
+}
+
+// isReport says whether a request is a transaction report (reportCheckoutTransaction).
+func isReport(c echo.Context) bool {
+	r := c.Request()
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, paymentSecretPrefix) && strings.HasSuffix(r.URL.Path, "/transactions")
 }
 
 // open authenticates a payment-secret API request (the payment id from its path).
@@ -166,7 +175,11 @@ func (g *paymentSecretGuard) openID(c echo.Context, rawID string) (domain.Paymen
 	if err != nil {
 		return domain.Payment{}, err
 	}
-	if err := limited(takeAll(now, g.perPayment.reserve(p.ID.String(), now))); err != nil {
+	budgets := []*rate.Reservation{g.perPayment.reserve(p.ID.String(), now)}
+	if g.reports != nil && isReport(c) {
+		budgets = append(budgets, g.reports.reserve(p.ID.String(), now))
+	}
+	if err := limited(takeAll(now, budgets...)); err != nil {
 		return domain.Payment{}, err
 	}
 	return p, nil

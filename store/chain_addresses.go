@@ -20,6 +20,24 @@ type WatchedAddress struct {
 // WatchedAddresses lists the deposit addresses to follow: those of payments open or expired
 // within grace of since, and every customer's reusable address, keyed by lowercase address.
 func (t *Tx) WatchedAddresses(since time.Time, grace time.Duration) (map[string]WatchedAddress, error) {
+	return t.watchedAddresses(since, grace, nil)
+}
+
+// WatchedAddressOf is one deposit address as WatchedAddresses would list it (keyed by its
+// lowercase address), or ErrNotFound when the watcher does not follow it now.
+func (t *Tx) WatchedAddressOf(id uuid.UUID, since time.Time, grace time.Duration) (string, WatchedAddress, error) {
+	all, err := t.watchedAddresses(since, grace, &id)
+	if err != nil {
+		return "", WatchedAddress{}, err
+	}
+	for addr, w := range all {
+		return addr, w, nil
+	}
+	return "", WatchedAddress{}, ErrNotFound
+}
+
+// watchedAddresses is WatchedAddresses, of one deposit address when only is set.
+func (t *Tx) watchedAddresses(since time.Time, grace time.Duration, only *uuid.UUID) (map[string]WatchedAddress, error) {
 	type row struct {
 		ID         uuid.UUID
 		MerchantID uuid.UUID
@@ -28,13 +46,18 @@ func (t *Tx) WatchedAddresses(since time.Time, grace time.Duration) (map[string]
 	}
 	var rows []row
 	open := []domain.PaymentStatus{domain.PaymentPending, domain.PaymentProcessing}
-	err := t.db.Raw(`SELECT da.id, da.merchant_id, da.payment_id, da.address FROM deposit_addresses da
+	q := `SELECT da.id, da.merchant_id, da.payment_id, da.address FROM deposit_addresses da
 		WHERE da.customer_ref_id IS NULL AND da.id IN (
 			SELECT deposit_address_id FROM payments WHERE status IN ? UNION
 			SELECT deposit_address_id FROM payments WHERE expires_at > ?)
 		UNION ALL
-		SELECT da.id, da.merchant_id, da.payment_id, da.address FROM deposit_addresses da WHERE da.customer_ref_id IS NOT NULL`,
-		open, since.Add(-grace).UTC()).Scan(&rows).Error
+		SELECT da.id, da.merchant_id, da.payment_id, da.address FROM deposit_addresses da WHERE da.customer_ref_id IS NOT NULL`
+	args := []any{open, since.Add(-grace).UTC()}
+	if only != nil {
+		q = `SELECT * FROM (` + q + `) w WHERE w.id = ?`
+		args = append(args, *only)
+	}
+	err := t.db.Raw(q, args...).Scan(&rows).Error
 	if err != nil {
 		return nil, translate(err)
 	}

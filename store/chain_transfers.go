@@ -40,8 +40,11 @@ type Transfer struct {
 	PaymentID        *uuid.UUID
 	Status           TransferStatus
 	Credited         bool
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// Reported: a checkout page reported its transaction and the server read it from the chain
+	// on that report, before or after the watcher's scan (the receipt's processedBy "frontend").
+	Reported  bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type transferRow struct {
@@ -60,6 +63,7 @@ type transferRow struct {
 	PaymentID        *uuid.UUID
 	Status           TransferStatus
 	Credited         bool
+	Reported         bool
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 }
@@ -70,7 +74,7 @@ func (r transferRow) domain() Transfer {
 	return Transfer{ID: r.ID, ChainID: r.ChainID, TxHash: r.TxHash, LogIndex: r.LogIndex, BlockNumber: r.BlockNumber,
 		BlockHash: r.BlockHash, BlockTime: r.BlockTime.UTC(), TokenID: r.TokenID, From: r.FromAddress, To: r.ToAddress,
 		Amount: r.Amount, DepositAddressID: r.DepositAddressID, PaymentID: r.PaymentID, Status: r.Status,
-		Credited: r.Credited, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		Credited: r.Credited, Reported: r.Reported, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // RecordTransfer stores a transfer seen in the canonical chain. One already recorded is left
@@ -85,7 +89,7 @@ func (t *Tx) RecordTransfer(tr Transfer) (bool, error) {
 	row := transferRow{ID: tr.ID, ChainID: tr.ChainID, TxHash: strings.ToLower(tr.TxHash), LogIndex: tr.LogIndex,
 		BlockNumber: tr.BlockNumber, BlockHash: tr.BlockHash, BlockTime: tr.BlockTime.UTC(), TokenID: tr.TokenID,
 		FromAddress: strings.ToLower(tr.From), ToAddress: strings.ToLower(tr.To), Amount: tr.Amount,
-		DepositAddressID: tr.DepositAddressID, PaymentID: tr.PaymentID, Status: TransferSeen, CreatedAt: tr.CreatedAt.UTC(),
+		DepositAddressID: tr.DepositAddressID, PaymentID: tr.PaymentID, Status: TransferSeen, Reported: tr.Reported, CreatedAt: tr.CreatedAt.UTC(),
 		UpdatedAt: tr.CreatedAt.UTC()}
 	res := t.db.Clauses(clause.OnConflict{
 		Columns: []clause.Column{{Name: "chain_id"}, {Name: "tx_hash"}, {Name: "log_index"}},

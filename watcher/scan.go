@@ -103,6 +103,11 @@ func (w *Watcher) scan(ctx context.Context, res *RoundResult) error {
 	}
 	now := w.Now()
 	err = w.Store.InTx(ctx, func(tx *store.Tx) error {
+		// A transfer recorded from a report ahead of the scan, in a block these are not, is gone
+		// with its block (recorded again just below when its transaction is in these ones).
+		if _, err := tx.OrphanStaleTransfers(w.Info.ID, refs, now); err != nil {
+			return err
+		}
 		for _, t := range found {
 			wrote, err := tx.RecordTransfer(t)
 			if err != nil {

@@ -41,13 +41,6 @@ func (w *Watcher) transfers(ctx context.Context, blocks []*chain.Block, watched 
 	from, to := blocks[0].Number, blocks[len(blocks)-1].Number
 	var out []store.Transfer
 	now := w.Now()
-	record := func(b *chain.Block, txHash common.Hash, logIndex int64, tok domain.Token, sender, recipient common.Address, amount *big.Int) {
-		a := watched[strings.ToLower(recipient.Hex())]
-		out = append(out, store.Transfer{ID: uuid.Must(uuid.NewV7()), ChainID: w.Info.ID, TxHash: strings.ToLower(txHash.Hex()),
-			LogIndex: logIndex, BlockNumber: int64(b.Number), BlockHash: b.Hash.Hex(), BlockTime: time.Unix(int64(b.Time), 0).UTC(),
-			TokenID: tok.ID, From: strings.ToLower(sender.Hex()), To: strings.ToLower(recipient.Hex()),
-			Amount: decimal.NewFromBigInt(amount, 0), DepositAddressID: a.DepositAddressID, PaymentID: a.PaymentID, CreatedAt: now})
-	}
 	contracts, byContract := w.contracts()
 	if len(contracts) > 0 {
 		addrs := make([]string, 0, len(watched))
@@ -67,32 +60,22 @@ func (w *Watcher) transfers(ctx context.Context, blocks []*chain.Block, watched 
 				return nil, err
 			}
 			for _, l := range logs {
-				if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
-					continue // not an ERC-20 Transfer (an ERC-721 one has 4 topics), or retracted
-				}
 				b := byNumber[l.BlockNumber]
+				t, ok := w.logTransfer(l, b, byContract, watched, now)
+				if !ok {
+					continue
+				}
 				if b == nil || b.Hash != l.BlockHash {
 					return nil, errMoved
 				}
-				amount := new(big.Int).SetBytes(l.Data)
-				recipient := common.BytesToAddress(l.Topics[2].Bytes())
-				if amount.Sign() <= 0 {
-					continue
-				}
-				if _, ok := watched[strings.ToLower(recipient.Hex())]; !ok {
-					continue
-				}
-				record(b, l.TxHash, int64(l.Index), byContract[l.Address], common.BytesToAddress(l.Topics[1].Bytes()), recipient, amount)
+				out = append(out, t)
 			}
 		}
 	}
 	if native := w.nativeToken(); native != nil {
 		for _, b := range blocks {
 			for _, tx := range b.Txs {
-				if tx.To == nil || tx.Value == nil || tx.Value.Sign() <= 0 {
-					continue
-				}
-				if _, ok := watched[strings.ToLower(tx.To.Hex())]; !ok {
+				if _, ok := w.nativeTransfer(tx, b, native, watched, now); !ok {
 					continue
 				}
 				// A reverted transaction moved nothing: only a successful receipt counts.
@@ -106,11 +89,57 @@ func (w *Watcher) transfers(ctx context.Context, blocks []*chain.Block, watched 
 				if r.Status != types.ReceiptStatusSuccessful {
 					continue
 				}
-				record(b, tx.Hash, -1, *native, tx.From, *tx.To, tx.Value)
+				t, _ := w.nativeTransfer(tx, b, native, watched, now)
+				out = append(out, t)
 			}
 		}
 	}
 	return out, nil
+}
+
+// logTransfer is the transfer an ERC-20 Transfer log of block b records: a positive amount of
+// one of the chain's tokens to a watched address (ok false for anything else). The scan and a
+// reported transaction (RecordReported) read logs through it alike.
+func (w *Watcher) logTransfer(l types.Log, b *chain.Block, byContract map[common.Address]domain.Token,
+	watched map[string]store.WatchedAddress, now time.Time) (store.Transfer, bool) {
+	if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+		return store.Transfer{}, false // not an ERC-20 Transfer (an ERC-721 one has 4 topics), or retracted
+	}
+	tok, ok := byContract[l.Address]
+	amount := new(big.Int).SetBytes(l.Data)
+	recipient := common.BytesToAddress(l.Topics[2].Bytes())
+	if !ok || amount.Sign() <= 0 {
+		return store.Transfer{}, false
+	}
+	return w.transfer(b, l.TxHash, int64(l.Index), tok, common.BytesToAddress(l.Topics[1].Bytes()), recipient, amount, watched, now)
+}
+
+// nativeTransfer is the transfer a transaction of block b makes in the native token: a positive
+// value to a watched address (ok false otherwise). Whether it succeeded is the receipt's to say.
+func (w *Watcher) nativeTransfer(tx chain.Tx, b *chain.Block, native *domain.Token, watched map[string]store.WatchedAddress,
+	now time.Time) (store.Transfer, bool) {
+	if native == nil || tx.To == nil || tx.Value == nil || tx.Value.Sign() <= 0 {
+		return store.Transfer{}, false
+	}
+	return w.transfer(b, tx.Hash, -1, *native, tx.From, *tx.To, tx.Value, watched, now)
+}
+
+// transfer is the record of one movement to a watched address (ok false: not watched).
+func (w *Watcher) transfer(b *chain.Block, txHash common.Hash, logIndex int64, tok domain.Token, sender, recipient common.Address,
+	amount *big.Int, watched map[string]store.WatchedAddress, now time.Time) (store.Transfer, bool) {
+	a, ok := watched[strings.ToLower(recipient.Hex())]
+	if !ok {
+		return store.Transfer{}, false
+	}
+	var number, at uint64
+	var hash common.Hash
+	if b != nil {
+		number, hash, at = b.Number, b.Hash, b.Time
+	}
+	return store.Transfer{ID: uuid.Must(uuid.NewV7()), ChainID: w.Info.ID, TxHash: strings.ToLower(txHash.Hex()),
+		LogIndex: logIndex, BlockNumber: int64(number), BlockHash: hash.Hex(), BlockTime: time.Unix(int64(at), 0).UTC(),
+		TokenID: tok.ID, From: strings.ToLower(sender.Hex()), To: strings.ToLower(recipient.Hex()),
+		Amount: decimal.NewFromBigInt(amount, 0), DepositAddressID: a.DepositAddressID, PaymentID: a.PaymentID, CreatedAt: now}, true
 }
 
 func (w *Watcher) contracts() ([]common.Address, map[common.Address]domain.Token) {

@@ -225,6 +225,12 @@ func loadChains(embedded bool) (config.Chains, error) {
 	if c.RPCTimeout, err = envParsed("PAYMENTS_RPC_TIMEOUT", 10*time.Second, time.ParseDuration); err != nil {
 		return c, err
 	}
+	if c.ReportWait, err = envParsed("PAYMENTS_TX_REPORT_WAIT", 5*time.Second, time.ParseDuration); err != nil {
+		return c, err
+	}
+	if c.ReportWait < 0 || c.ReportWait > time.Minute {
+		return c, fmt.Errorf("PAYMENTS_TX_REPORT_WAIT must be between 0s and 1m (got %s)", c.ReportWait)
+	}
 	if c.WatchInterval <= 0 || c.DevnetBlock < 0 || c.RPCTimeout <= 0 {
 		return c, fmt.Errorf("PAYMENTS_WATCH_INTERVAL and PAYMENTS_RPC_TIMEOUT must be positive and PAYMENTS_DEVNET_BLOCK_TIME not negative")
 	}

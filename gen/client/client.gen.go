@@ -294,19 +294,19 @@ func (e PaymentStatus) Valid() bool {
 
 // Defines values for PaymentTransferStatus.
 const (
-	Confirmed PaymentTransferStatus = "confirmed"
-	Orphaned  PaymentTransferStatus = "orphaned"
-	Seen      PaymentTransferStatus = "seen"
+	PaymentTransferStatusConfirmed PaymentTransferStatus = "confirmed"
+	PaymentTransferStatusOrphaned  PaymentTransferStatus = "orphaned"
+	PaymentTransferStatusSeen      PaymentTransferStatus = "seen"
 )
 
 // Valid indicates whether the value is a known member of the PaymentTransferStatus enum.
 func (e PaymentTransferStatus) Valid() bool {
 	switch e {
-	case Confirmed:
+	case PaymentTransferStatusConfirmed:
 		return true
-	case Orphaned:
+	case PaymentTransferStatusOrphaned:
 		return true
-	case Seen:
+	case PaymentTransferStatusSeen:
 		return true
 	default:
 		return false
@@ -457,6 +457,27 @@ func (e RefundStatus) Valid() bool {
 	}
 }
 
+// Defines values for ReportedTransferStatus.
+const (
+	ReportedTransferStatusConfirmed ReportedTransferStatus = "confirmed"
+	ReportedTransferStatusOrphaned  ReportedTransferStatus = "orphaned"
+	ReportedTransferStatusSeen      ReportedTransferStatus = "seen"
+)
+
+// Valid indicates whether the value is a known member of the ReportedTransferStatus enum.
+func (e ReportedTransferStatus) Valid() bool {
+	switch e {
+	case ReportedTransferStatusConfirmed:
+		return true
+	case ReportedTransferStatusOrphaned:
+		return true
+	case ReportedTransferStatusSeen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SetAcceptedAssetsRequestDefault.
 const (
 	True SetAcceptedAssetsRequestDefault = true
@@ -547,6 +568,33 @@ func (e TokenType) Valid() bool {
 	case Stablecoin:
 		return true
 	case Volatile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionReportStatus.
+const (
+	TransactionReportStatusNoTransfer  TransactionReportStatus = "no_transfer"
+	TransactionReportStatusPending     TransactionReportStatus = "pending"
+	TransactionReportStatusRecorded    TransactionReportStatus = "recorded"
+	TransactionReportStatusReverted    TransactionReportStatus = "reverted"
+	TransactionReportStatusUnavailable TransactionReportStatus = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the TransactionReportStatus enum.
+func (e TransactionReportStatus) Valid() bool {
+	switch e {
+	case TransactionReportStatusNoTransfer:
+		return true
+	case TransactionReportStatusPending:
+		return true
+	case TransactionReportStatusRecorded:
+		return true
+	case TransactionReportStatusReverted:
+		return true
+	case TransactionReportStatusUnavailable:
 		return true
 	default:
 		return false
@@ -1111,6 +1159,12 @@ type Checkout struct {
 	//
 	// Example: payment
 	Type PaymentType `json:"type"`
+
+	// WalletNetworks What a browser wallet needs to add a quote's chain it does not know
+	// (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
+	// may hand to customers' wallets: the devnets it serves. Wallets know the public chains
+	// themselves. Absent when there is none.
+	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
 // CheckoutQuote One way to pay, as the checkout shows it.
@@ -2392,6 +2446,43 @@ type RefundWebhookEvent struct {
 	Type WebhookEventType `json:"type"`
 }
 
+// ReportTransactionRequest A transaction the customer's wallet sent to pay a quote.
+//
+// Example: {"quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type ReportTransactionRequest struct {
+	// QuoteId The quote paid; its chain is where the transaction is looked up.
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// TxHash The transaction's hash (32 bytes, hex).
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// ReportedTransfer One transfer of a reported transaction to the payment's deposit address.
+//
+// Example: {"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}
+type ReportedTransfer struct {
+	// AmountAsset The amount in the token's smallest unit (an integer, never an exponent).
+	//
+	// Example: 18500000
+	AmountAsset string `json:"amountAsset"`
+
+	// LogIndex Its log's index in the block; -1 for the native coin sent as the transaction's value.
+	//
+	// Example: 3
+	LogIndex int64 `json:"logIndex"`
+
+	// Status Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+	Status ReportedTransferStatus `json:"status"`
+
+	// TokenSymbol Example: USDC
+	TokenSymbol string `json:"tokenSymbol"`
+}
+
+// ReportedTransferStatus Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+type ReportedTransferStatus string
+
 // SecondFactorRequest Example: {"challengeToken":"3q2-7wRzZ8nXk1vY0cQpLm4sTtUuVvWwXxYyZz01234","code":"123456"}
 type SecondFactorRequest struct {
 	// ChallengeToken The challenge of the sign-in.
@@ -2550,6 +2641,39 @@ type TotpEnrollment struct {
 	Secret string `json:"secret"`
 }
 
+// TransactionReport What the chain holds of a reported transaction, for this payment.
+//
+// Example: {"blockNumber":24117380,"evmChainId":8453,"status":"recorded","transfers":[{"amountAsset":"18500000","logIndex":3,"status":"seen","tokenSymbol":"USDC"}],"txHash":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}
+type TransactionReport struct {
+	// BlockNumber The block it was mined in; null while not known to be mined.
+	BlockNumber *int64 `json:"blockNumber"`
+
+	// EvmChainId The chain it was looked up on (the quote's).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// Status `recorded`: mined, with transfers to this payment's deposit address (below);
+	// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+	// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+	// cannot be read by this process now. The last two are answered with 202.
+	Status TransactionReportStatus `json:"status"`
+
+	// Transfers Its transfers to this payment's deposit address, as recorded, in log order.
+	Transfers []ReportedTransfer `json:"transfers"`
+
+	// TxHash The transaction's hash, lowercase.
+	//
+	// Example: 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+	TxHash string `json:"txHash"`
+}
+
+// TransactionReportStatus `recorded`: mined, with transfers to this payment's deposit address (below);
+// `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+// `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+// cannot be read by this process now. The last two are answered with 202.
+type TransactionReportStatus string
+
 // UpdateMemberRequest Example: {"role":"admin"}
 type UpdateMemberRequest struct {
 	// Role What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).
@@ -2597,6 +2721,29 @@ type UpdateWithdrawalConfigRequest struct {
 	MinAmountInCents   *int64    `json:"minAmountInCents,omitempty"`
 	TokenSymbol        *string   `json:"tokenSymbol,omitempty"`
 	WithdrawalsEnabled *bool     `json:"withdrawalsEnabled,omitempty"`
+}
+
+// WalletNetwork A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+//
+// Example: {"blockExplorerUrl":null,"chainName":"Devnet","evmChainId":1337,"nativeDecimals":18,"nativeSymbol":"ETH","rpcUrls":["http://127.0.0.1:8545"]}
+type WalletNetwork struct {
+	// BlockExplorerUrl The chain's block explorer, when it has one.
+	BlockExplorerUrl *string `json:"blockExplorerUrl,omitempty"`
+
+	// ChainName Example: Devnet
+	ChainName string `json:"chainName"`
+
+	// EvmChainId Example: 1337
+	EvmChainId int64 `json:"evmChainId"`
+
+	// NativeDecimals Example: 18
+	NativeDecimals int32 `json:"nativeDecimals"`
+
+	// NativeSymbol Example: ETH
+	NativeSymbol string `json:"nativeSymbol"`
+
+	// RpcUrls Example: ["http://127.0.0.1:8545"]
+	RpcUrls []string `json:"rpcUrls"`
 }
 
 // WebhookAttempt One delivery attempt.
@@ -3504,6 +3651,9 @@ type ConfirmTotpJSONRequestBody = CodeRequest
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
+// ReportCheckoutTransactionJSONRequestBody defines body for ReportCheckoutTransaction for application/json ContentType.
+type ReportCheckoutTransactionJSONRequestBody = ReportTransactionRequest
+
 // ClaimRefundJSONRequestBody defines body for ClaimRefund for application/json ContentType.
 type ClaimRefundJSONRequestBody = ClaimRefundRequest
 
@@ -4362,6 +4512,68 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 	SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportCheckoutTransactionWithBody Report a transaction the customer's wallet sent
+	//
+	// The checkout page, after paying from a browser wallet, reports the transaction's hash
+	// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+	// that transaction and its receipt from the quote's chain now, rather than when the chain
+	// watcher reaches its block. The transfers it made to this payment's deposit address are
+	// recorded exactly as the watcher records them — whatever their token, amount or sender,
+	// and nothing to another address — and the payment is settled from them (it moves to
+	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
+	//
+	// `200`: the transaction is mined; `status` says what it did for this payment
+	// (`recorded`: its transfers to the deposit address, recorded now or before;
+	// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+	// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+	// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+	// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+	// `unavailable` when this process cannot read the chain now (an API-only process has no
+	// chain connection): the watcher records the transaction when it scans its block, and the
+	// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+	// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+	// transaction is not already recorded for it. Reports share the payment's request budget
+	// with the other payment-secret operations and have a smaller one of their own (429).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+	ReportCheckoutTransactionWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+	//
+	// The checkout page, after paying from a browser wallet, reports the transaction's hash
+	// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+	// that transaction and its receipt from the quote's chain now, rather than when the chain
+	// watcher reaches its block. The transfers it made to this payment's deposit address are
+	// recorded exactly as the watcher records them — whatever their token, amount or sender,
+	// and nothing to another address — and the payment is settled from them (it moves to
+	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
+	//
+	// `200`: the transaction is mined; `status` says what it did for this payment
+	// (`recorded`: its transfers to the deposit address, recorded now or before;
+	// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+	// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+	// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+	// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+	// `unavailable` when this process cannot read the chain now (an API-only process has no
+	// chain connection): the watcher records the transaction when it scans its block, and the
+	// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+	// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+	// transaction is not already recorded for it. Reports share the payment's request budget
+	// with the other payment-secret operations and have a smaller one of their own (429).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+	ReportCheckoutTransaction(ctx context.Context, paymentId CheckoutPaymentId, body ReportCheckoutTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRefundClaim Read a refund as its claim page shows it
 	//
@@ -6070,6 +6282,88 @@ func (c *Client) SelectCheckoutQuoteWithBody(ctx context.Context, paymentId Chec
 // Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 func (c *Client) SelectCheckoutQuote(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSelectCheckoutQuoteRequest(c.Server, paymentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportCheckoutTransactionWithBody Report a transaction the customer's wallet sent
+//
+// The checkout page, after paying from a browser wallet, reports the transaction's hash
+// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+// that transaction and its receipt from the quote's chain now, rather than when the chain
+// watcher reaches its block. The transfers it made to this payment's deposit address are
+// recorded exactly as the watcher records them — whatever their token, amount or sender,
+// and nothing to another address — and the payment is settled from them (it moves to
+// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
+//
+// `200`: the transaction is mined; `status` says what it did for this payment
+// (`recorded`: its transfers to the deposit address, recorded now or before;
+// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+// `unavailable` when this process cannot read the chain now (an API-only process has no
+// chain connection): the watcher records the transaction when it scans its block, and the
+// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+// transaction is not already recorded for it. Reports share the payment's request budget
+// with the other payment-secret operations and have a smaller one of their own (429).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+func (c *Client) ReportCheckoutTransactionWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportCheckoutTransactionRequestWithBody(c.Server, paymentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportCheckoutTransaction Report a transaction the customer's wallet sent
+//
+// The checkout page, after paying from a browser wallet, reports the transaction's hash
+// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+// that transaction and its receipt from the quote's chain now, rather than when the chain
+// watcher reaches its block. The transfers it made to this payment's deposit address are
+// recorded exactly as the watcher records them — whatever their token, amount or sender,
+// and nothing to another address — and the payment is settled from them (it moves to
+// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
+//
+// `200`: the transaction is mined; `status` says what it did for this payment
+// (`recorded`: its transfers to the deposit address, recorded now or before;
+// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+// `unavailable` when this process cannot read the chain now (an API-only process has no
+// chain connection): the watcher records the transaction when it scans its block, and the
+// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+// transaction is not already recorded for it. Reports share the payment's request budget
+// with the other payment-secret operations and have a smaller one of their own (429).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+func (c *Client) ReportCheckoutTransaction(ctx context.Context, paymentId CheckoutPaymentId, body ReportCheckoutTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportCheckoutTransactionRequest(c.Server, paymentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8892,6 +9186,53 @@ func NewSelectCheckoutQuoteRequestWithBody(server string, paymentId CheckoutPaym
 	}
 
 	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/select-quote", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReportCheckoutTransactionRequest calls the generic ReportCheckoutTransaction builder with application/json body
+func NewReportCheckoutTransactionRequest(server string, paymentId CheckoutPaymentId, body ReportCheckoutTransactionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReportCheckoutTransactionRequestWithBody(server, paymentId, "application/json", bodyReader)
+}
+
+// NewReportCheckoutTransactionRequestWithBody constructs an http.Request for the ReportCheckoutTransaction method, with any body, and a specified content type
+func NewReportCheckoutTransactionRequestWithBody(server string, paymentId CheckoutPaymentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/transactions", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12892,6 +13233,68 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/select-quote (the `SelectCheckoutQuote` operationId).
 	SelectCheckoutQuoteWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SelectCheckoutQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*SelectCheckoutQuoteResult, error)
 
+	// ReportCheckoutTransactionWithBodyWithResponse Report a transaction the customer's wallet sent
+	//
+	// The checkout page, after paying from a browser wallet, reports the transaction's hash
+	// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+	// that transaction and its receipt from the quote's chain now, rather than when the chain
+	// watcher reaches its block. The transfers it made to this payment's deposit address are
+	// recorded exactly as the watcher records them — whatever their token, amount or sender,
+	// and nothing to another address — and the payment is settled from them (it moves to
+	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
+	//
+	// `200`: the transaction is mined; `status` says what it did for this payment
+	// (`recorded`: its transfers to the deposit address, recorded now or before;
+	// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+	// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+	// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+	// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+	// `unavailable` when this process cannot read the chain now (an API-only process has no
+	// chain connection): the watcher records the transaction when it scans its block, and the
+	// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+	// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+	// transaction is not already recorded for it. Reports share the payment's request budget
+	// with the other payment-secret operations and have a smaller one of their own (429).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+	ReportCheckoutTransactionWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportCheckoutTransactionResult, error)
+
+	// ReportCheckoutTransactionWithResponse Report a transaction the customer's wallet sent
+	//
+	// The checkout page, after paying from a browser wallet, reports the transaction's hash
+	// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+	// that transaction and its receipt from the quote's chain now, rather than when the chain
+	// watcher reaches its block. The transfers it made to this payment's deposit address are
+	// recorded exactly as the watcher records them — whatever their token, amount or sender,
+	// and nothing to another address — and the payment is settled from them (it moves to
+	// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+	// completed by a transaction its page reported says `processedBy: frontend`, whether the
+	// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+	// transfer per chain, transaction hash and log index).
+	//
+	// `200`: the transaction is mined; `status` says what it did for this payment
+	// (`recorded`: its transfers to the deposit address, recorded now or before;
+	// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+	// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+	// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+	// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+	// `unavailable` when this process cannot read the chain now (an API-only process has no
+	// chain connection): the watcher records the transaction when it scans its block, and the
+	// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+	// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+	// transaction is not already recorded for it. Reports share the payment's request budget
+	// with the other payment-secret operations and have a smaller one of their own (429).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+	ReportCheckoutTransactionWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body ReportCheckoutTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportCheckoutTransactionResult, error)
+
 	// GetRefundClaimWithResponse Read a refund as its claim page shows it
 	//
 	// What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
@@ -15927,6 +16330,103 @@ func (r SelectCheckoutQuoteResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SelectCheckoutQuoteResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReportCheckoutTransactionResult429Headers the declared response headers of an HTTP 429 response for ReportCheckoutTransaction
+type ReportCheckoutTransactionResult429Headers struct {
+	RetryAfter *int
+}
+
+type ReportCheckoutTransactionResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TransactionReport
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *TransactionReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutQuoteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *CheckoutConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReportCheckoutTransactionResult429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON200() *TransactionReport {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON202() *TransactionReport {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON404() *CheckoutQuoteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON409() *CheckoutConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReportCheckoutTransactionResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportCheckoutTransactionResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportCheckoutTransactionResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportCheckoutTransactionResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportCheckoutTransactionResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21716,6 +22216,80 @@ func (c *ClientWithResponses) SelectCheckoutQuoteWithResponse(ctx context.Contex
 	return ParseSelectCheckoutQuoteResult(rsp)
 }
 
+// ReportCheckoutTransactionWithBodyWithResponse Report a transaction the customer's wallet sent
+//
+// The checkout page, after paying from a browser wallet, reports the transaction's hash
+// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+// that transaction and its receipt from the quote's chain now, rather than when the chain
+// watcher reaches its block. The transfers it made to this payment's deposit address are
+// recorded exactly as the watcher records them — whatever their token, amount or sender,
+// and nothing to another address — and the payment is settled from them (it moves to
+// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
+//
+// `200`: the transaction is mined; `status` says what it did for this payment
+// (`recorded`: its transfers to the deposit address, recorded now or before;
+// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+// `unavailable` when this process cannot read the chain now (an API-only process has no
+// chain connection): the watcher records the transaction when it scans its block, and the
+// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+// transaction is not already recorded for it. Reports share the payment's request budget
+// with the other payment-secret operations and have a smaller one of their own (429).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+func (c *ClientWithResponses) ReportCheckoutTransactionWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReportCheckoutTransactionResult, error) {
+	rsp, err := c.ReportCheckoutTransactionWithBody(ctx, paymentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportCheckoutTransactionResult(rsp)
+}
+
+// ReportCheckoutTransactionWithResponse Report a transaction the customer's wallet sent
+//
+// The checkout page, after paying from a browser wallet, reports the transaction's hash
+// and the quote it paid. Nothing in the report is trusted: it only makes the server read
+// that transaction and its receipt from the quote's chain now, rather than when the chain
+// watcher reaches its block. The transfers it made to this payment's deposit address are
+// recorded exactly as the watcher records them — whatever their token, amount or sender,
+// and nothing to another address — and the payment is settled from them (it moves to
+// `processing`; confirmations are still counted by the watcher). The receipt of a payment
+// completed by a transaction its page reported says `processedBy: frontend`, whether the
+// watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+// transfer per chain, transaction hash and log index).
+//
+// `200`: the transaction is mined; `status` says what it did for this payment
+// (`recorded`: its transfers to the deposit address, recorded now or before;
+// `no_transfer`: mined but nothing to this payment's address — another recipient, token
+// or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+// `pending` when the chain's node does not hold it mined (a transaction the node holds in
+// its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+// `unavailable` when this process cannot read the chain now (an API-only process has no
+// chain connection): the watcher records the transaction when it scans its block, and the
+// page may report it again. Reporting the same hash again is harmless. 404 when the quote
+// is none of the payment's; 409 `payment_not_open` when the payment is final and the
+// transaction is not already recorded for it. Reports share the payment's request budget
+// with the other payment-secret operations and have a smaller one of their own (429).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/transactions (the `ReportCheckoutTransaction` operationId).
+func (c *ClientWithResponses) ReportCheckoutTransactionWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body ReportCheckoutTransactionJSONRequestBody, reqEditors ...RequestEditorFn) (*ReportCheckoutTransactionResult, error) {
+	rsp, err := c.ReportCheckoutTransaction(ctx, paymentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportCheckoutTransactionResult(rsp)
+}
+
 // GetRefundClaimWithResponse Read a refund as its claim page shows it
 //
 // What the hosted page `/refund/{refundId}` shows the customer: the merchant, the amount and
@@ -24878,6 +25452,94 @@ func ParseSelectCheckoutQuoteResult(rsp *http.Response) (*SelectCheckoutQuoteRes
 	switch {
 	case rsp.StatusCode == 429:
 		var headers SelectCheckoutQuoteResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReportCheckoutTransactionResult parses an HTTP response from a ReportCheckoutTransactionWithResponse call
+func ParseReportCheckoutTransactionResult(rsp *http.Response) (*ReportCheckoutTransactionResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportCheckoutTransactionResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TransactionReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest TransactionReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutQuoteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest CheckoutConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReportCheckoutTransactionResult429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

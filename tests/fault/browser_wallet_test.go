@@ -35,6 +35,10 @@ type testWallet struct {
 	switchable bool
 	decline    map[string]bool // methods answered with 4001 (user rejected)
 	signed     []apitypes.TypedData
+	// rpc: the chains the wallet knows (chain id → RPC URL), through which it sends transactions
+	// and answers reads (browser_wallet_tx_test.go); nil: it knows every chain and only signs.
+	rpc  map[int64]string
+	sent []string // hashes of the transactions it sent
 }
 
 const walletBinding = "__paymentsdTestWallet"
@@ -163,12 +167,15 @@ func (w *testWallet) handle(method string, params []json.RawMessage) (any, *wall
 		if err != nil {
 			return nil, &walletError{-32602, err.Error()}
 		}
+		if w.rpc != nil && w.rpc[int64(id)] == "" {
+			return nil, &walletError{4902, "Unrecognized chain ID. Try adding the chain using wallet_addEthereumChain first."}
+		}
 		w.chainID = int64(id)
 		return nil, nil
 	case "eth_signTypedData_v4":
 		return w.signTypedData(params)
 	}
-	return nil, &walletError{4200, "The test wallet does not support " + method}
+	return w.onChain(method, params)
 }
 
 // signTypedData signs as MetaMask does: params [address, JSON of the typed data]; the domain's

@@ -121,6 +121,7 @@
       // Not while the overpaid amount is offered back: the customer may want it first.
       if (!redirectTimer && !offered(v)) redirectTimer = setTimeout(() => location.assign(v.redirectUrl), 5000);
     }
+    document.dispatchEvent(new CustomEvent("checkout:view", { detail: v })); // wallet.js: the wallet buttons
   }
 
   // The merchant offers an overpaying customer the excess back (Checkout.overpaymentRefund):
@@ -399,6 +400,7 @@
   $("refresh").addEventListener("click", refresh);
   $("devnet-pay").addEventListener("click", devnetPay);
   $("overpaid-claim").addEventListener("click", claimOverpaid);
+  document.addEventListener("checkout:refresh", () => schedule(300)); // wallet.js reported a transaction
   setInterval(tick, 1000);
   load();
 })();

@@ -907,6 +907,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a transaction the customer's wallet sent
+         * @description The checkout page, after paying from a browser wallet, reports the transaction's hash
+         *     and the quote it paid. Nothing in the report is trusted: it only makes the server read
+         *     that transaction and its receipt from the quote's chain now, rather than when the chain
+         *     watcher reaches its block. The transfers it made to this payment's deposit address are
+         *     recorded exactly as the watcher records them — whatever their token, amount or sender,
+         *     and nothing to another address — and the payment is settled from them (it moves to
+         *     `processing`; confirmations are still counted by the watcher). The receipt of a payment
+         *     completed by a transaction its page reported says `processedBy: frontend`, whether the
+         *     watcher had recorded it yet or not; the watcher's sight of it changes nothing (one
+         *     transfer per chain, transaction hash and log index).
+         *
+         *     `200`: the transaction is mined; `status` says what it did for this payment
+         *     (`recorded`: its transfers to the deposit address, recorded now or before;
+         *     `no_transfer`: mined but nothing to this payment's address — another recipient, token
+         *     or payment; `reverted`: it failed and moved nothing). `202`: nothing recorded yet —
+         *     `pending` when the chain's node does not hold it mined (a transaction the node holds in
+         *     its pool is waited for a few seconds first; a hash nobody sent answers at once), or
+         *     `unavailable` when this process cannot read the chain now (an API-only process has no
+         *     chain connection): the watcher records the transaction when it scans its block, and the
+         *     page may report it again. Reporting the same hash again is harmless. 404 when the quote
+         *     is none of the payment's; 409 `payment_not_open` when the payment is final and the
+         *     transaction is not already recorded for it. Reports share the payment's request budget
+         *     with the other payment-secret operations and have a smaller one of their own (429).
+         */
+        post: operations["reportCheckoutTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/refund-claim-auth/refunds/{refundId}": {
         parameters: {
             query?: never;
@@ -4442,6 +4484,136 @@ export interface components {
             quoteId: string;
         };
         /**
+         * @description A chain as a browser wallet adds it (EIP-3085 `wallet_addEthereumChain`).
+         * @example {
+         *       "evmChainId": 1337,
+         *       "chainName": "Devnet",
+         *       "nativeSymbol": "ETH",
+         *       "nativeDecimals": 18,
+         *       "rpcUrls": [
+         *         "http://127.0.0.1:8545"
+         *       ],
+         *       "blockExplorerUrl": null
+         *     }
+         */
+        WalletNetwork: {
+            /**
+             * Format: int64
+             * @example 1337
+             */
+            evmChainId: number;
+            /** @example Devnet */
+            chainName: string;
+            /** @example ETH */
+            nativeSymbol: string;
+            /**
+             * Format: int32
+             * @example 18
+             */
+            nativeDecimals: number;
+            /**
+             * @example [
+             *       "http://127.0.0.1:8545"
+             *     ]
+             */
+            rpcUrls: string[];
+            /** @description The chain's block explorer, when it has one. */
+            blockExplorerUrl?: string | null;
+        };
+        /**
+         * @description A transaction the customer's wallet sent to pay a quote.
+         * @example {
+         *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *       "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
+         *     }
+         */
+        ReportTransactionRequest: {
+            /**
+             * Format: uuid
+             * @description The quote paid; its chain is where the transaction is looked up.
+             */
+            quoteId: string;
+            /**
+             * @description The transaction's hash (32 bytes, hex).
+             * @example 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+             */
+            txHash: string;
+        };
+        /**
+         * @description What the chain holds of a reported transaction, for this payment.
+         * @example {
+         *       "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+         *       "evmChainId": 8453,
+         *       "status": "recorded",
+         *       "blockNumber": 24117380,
+         *       "transfers": [
+         *         {
+         *           "logIndex": 3,
+         *           "tokenSymbol": "USDC",
+         *           "amountAsset": "18500000",
+         *           "status": "seen"
+         *         }
+         *       ]
+         *     }
+         */
+        TransactionReport: {
+            /**
+             * @description The transaction's hash, lowercase.
+             * @example 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+             */
+            txHash: string;
+            /**
+             * Format: int64
+             * @description The chain it was looked up on (the quote's).
+             * @example 8453
+             */
+            evmChainId: number;
+            /**
+             * @description `recorded`: mined, with transfers to this payment's deposit address (below);
+             *     `no_transfer`: mined, nothing to this payment's address; `reverted`: mined and failed;
+             *     `pending`: not mined yet or unknown to the chain's node; `unavailable`: the chain
+             *     cannot be read by this process now. The last two are answered with 202.
+             * @enum {string}
+             */
+            status: "recorded" | "no_transfer" | "reverted" | "pending" | "unavailable";
+            /**
+             * Format: int64
+             * @description The block it was mined in; null while not known to be mined.
+             */
+            blockNumber: number | null;
+            /** @description Its transfers to this payment's deposit address, as recorded, in log order. */
+            transfers: components["schemas"]["ReportedTransfer"][];
+        };
+        /**
+         * @description One transfer of a reported transaction to the payment's deposit address.
+         * @example {
+         *       "logIndex": 3,
+         *       "tokenSymbol": "USDC",
+         *       "amountAsset": "18500000",
+         *       "status": "seen"
+         *     }
+         */
+        ReportedTransfer: {
+            /**
+             * Format: int64
+             * @description Its log's index in the block; -1 for the native coin sent as the transaction's value.
+             * @example 3
+             */
+            logIndex: number;
+            /** @example USDC */
+            tokenSymbol: string;
+            /**
+             * @description The amount in the token's smallest unit (an integer, never an exponent).
+             * @example 18500000
+             */
+            amountAsset: string;
+            /**
+             * @description Seen in the chain, confirmed at its depth, or orphaned by a reorg (not counted).
+             * @enum {string}
+             */
+            status: "seen" | "confirmed" | "orphaned";
+        };
+        /**
          * @description One way to pay, as the checkout shows it.
          * @example {
          *       "id": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
@@ -4553,6 +4725,13 @@ export interface components {
          *     }
          */
         Checkout: {
+            /**
+             * @description What a browser wallet needs to add a quote's chain it does not know
+             *     (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
+             *     may hand to customers' wallets: the devnets it serves. Wallets know the public chains
+             *     themselves. Absent when there is none.
+             */
+            walletNetworks?: components["schemas"]["WalletNetwork"][];
             /**
              * @description Present when the payment completed with more than was due and the merchant offers the
              *     excess back: the page offers `POST …/overpayment-refund` for a claim link.
@@ -7734,6 +7913,57 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["CheckoutUnauthorized"];
             404: components["responses"]["CheckoutQuoteNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    reportCheckoutTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReportTransactionRequest"];
+            };
+        };
+        responses: {
+            /** @description The transaction is mined; what it did for this payment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransactionReport"];
+                };
+            };
+            /** @description Not mined yet or not readable now; the watcher records it once mined. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "txHash": "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+                     *       "evmChainId": 8453,
+                     *       "status": "pending",
+                     *       "blockNumber": null,
+                     *       "transfers": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransactionReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutQuoteNotFound"];
+            409: components["responses"]["CheckoutConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

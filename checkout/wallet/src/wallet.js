@@ -1,0 +1,306 @@
+// Pay from a browser wallet on the hosted checkout page (issue 24). Wallets are discovered by
+// EIP-6963 (every announced provider, with its name and data: icon; a legacy window.ethereum
+// when none announces). On the customer's click: connect (eth_requestAccounts), switch the wallet
+// to the selected quote's chain (or add it, for a chain the view gives the parameters of), check
+// the balance, and send exactly the quote with eth_sendTransaction: a native transfer of
+// amountAsset, or an ERC-20 transfer(depositAddress, amountAsset) encoded by viem. The hash is then reported to the payment-secret API
+// (POST …/transactions), which reads the transaction from the chain; nothing the page says is
+// trusted. Money is BigInt throughout. checkout.js owns the page: it sends each view it shows as
+// a "checkout:view" event and polls again on "checkout:refresh"; the QR path stays as it is.
+//
+// Bundled by esbuild (scripts/checkout-wallet.sh) into checkout/page/assets/wallet.js.
+// viem encodes and decodes (ABI, hex quantities, units); the wallet is spoken to in plain EIP-1193
+// requests (a viem client would bring every transaction-preparing action and a curve library
+// along, none of which a browser wallet's eth_sendTransaction needs).
+import { decodeFunctionResult, encodeFunctionData, formatUnits, hexToBigInt, numberToHex } from "viem";
+
+// The two ERC-20 functions the page calls (JSON ABI: no parser in the bundle).
+const erc20 = [
+  { type: "function", name: "transfer", stateMutability: "nonpayable", inputs: [{ name: "to", type: "address" }, { name: "amount", type: "uint256" }], outputs: [{ type: "bool" }] },
+  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "owner", type: "address" }], outputs: [{ type: "uint256" }] },
+];
+
+const $ = (id) => document.getElementById(id);
+const paymentId = document.body.dataset.paymentId;
+const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
+const api = `/v1/external/payment-secret-auth/payments/${encodeURIComponent(paymentId)}`;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+const wallets = new Map(); // EIP-6963 uuid → {info, provider}
+let discoveryOver = false;
+let view = null;
+let busy = false;
+let shown = "";
+let sent = null; // {hash, quoteId} once a transaction left the wallet
+
+// EIP-6963: wallets announce themselves in answer to eip6963:requestProvider (several may).
+window.addEventListener("eip6963:announceProvider", (e) => {
+  const d = e.detail;
+  if (!d || !d.info || !d.provider || typeof d.provider.request !== "function" || typeof d.info.uuid !== "string") return;
+  wallets.set(d.info.uuid, d);
+  render();
+});
+window.dispatchEvent(new Event("eip6963:requestProvider"));
+setTimeout(() => {
+  discoveryOver = true;
+  render();
+}, 600);
+
+document.addEventListener("checkout:view", (e) => {
+  view = e.detail;
+  render();
+});
+
+function walletList() {
+  const list = [...wallets.values()];
+  // An older wallet that only injects window.ethereum (EIP-1193), when none announced itself.
+  const legacy = window.ethereum;
+  if (list.length === 0 && discoveryOver && legacy && typeof legacy.request === "function") {
+    const name = legacy.isMetaMask ? "MetaMask" : legacy.isCoinbaseWallet ? "Coinbase Wallet" : "browser wallet";
+    list.push({ info: { uuid: "window.ethereum", name, icon: "" }, provider: legacy });
+  }
+  return list;
+}
+
+function selectedQuote(v) {
+  return (v && v.selectedQuoteId && v.quotes.find((q) => q.id === v.selectedQuoteId)) || null;
+}
+
+// A quote is paid from a wallet while the payment waits for it and nothing arrived yet (a
+// partly paid payment shows what is left by the address and amount, as the QR path does).
+function payable(v, q) {
+  return !!q && v.type === "payment" && v.status === "pending" && !v.received && q.status === "active" &&
+    ADDRESS.test(q.depositAddress) && /^[1-9][0-9]*$/.test(q.amountAsset) &&
+    (q.assetType === "native" || (q.assetType === "erc20" && ADDRESS.test(q.contractAddress || "")));
+}
+
+function render() {
+  const box = $("wallet-pay");
+  if (!box) return;
+  const q = selectedQuote(view);
+  const list = walletList();
+  const open = view && payable(view, q) && list.length > 0 && !sent;
+  const key = open ? `${q.id}|${list.map((w) => w.info.uuid).join(",")}` : "";
+  box.hidden = !open;
+  if (key === shown) return;
+  shown = key;
+  const buttons = $("wallet-buttons");
+  buttons.replaceChildren();
+  if (!open) return;
+  for (const w of list) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "wallet";
+    // data: images only (EIP-6963 icons are data URIs; the CSP allows no other host).
+    if (typeof w.info.icon === "string" && /^data:image\//.test(w.info.icon)) {
+      const img = document.createElement("img");
+      img.src = w.info.icon;
+      img.alt = "";
+      img.width = 24;
+      img.height = 24;
+      b.append(img);
+    }
+    b.append(`Pay with ${walletName(w)}`);
+    b.addEventListener("click", () => pay(w));
+    buttons.append(b);
+  }
+}
+
+const walletName = (w) => String(w.info.name || "browser wallet").slice(0, 60);
+
+function say(text) {
+  $("wallet-status").textContent = text;
+}
+
+function fail(text) {
+  const el = $("wallet-error");
+  el.textContent = text;
+  el.hidden = !text;
+}
+
+function setBusy(on) {
+  busy = on;
+  for (const b of document.querySelectorAll("#wallet-buttons button")) b.disabled = on;
+}
+
+// network is what wallet_addEthereumChain (EIP-3085) needs for the quote's chain, from the view's
+// walletNetworks (the devnets this deployment hands out an RPC URL for); null for any other chain:
+// wallets know the public ones themselves.
+function network(q) {
+  const n = ((view && view.walletNetworks) || []).find((x) => x.evmChainId === q.evmChainId);
+  if (!n || !n.rpcUrls.length) return null;
+  const params = {
+    chainId: numberToHex(q.evmChainId),
+    chainName: n.chainName,
+    nativeCurrency: { name: n.nativeSymbol, symbol: n.nativeSymbol, decimals: n.nativeDecimals },
+    rpcUrls: n.rpcUrls,
+  };
+  if (n.blockExplorerUrl) params.blockExplorerUrls = [n.blockExplorerUrl];
+  return params;
+}
+
+const request = (w, method, params) => w.provider.request(params ? { method, params } : { method });
+const chainIdOf = async (w) => Number(hexToBigInt(await request(w, "eth_chainId")));
+
+// codeOf finds the EIP-1193 / JSON-RPC error code in an error or its causes.
+function codeOf(err) {
+  for (let e = err, i = 0; e && i < 8; e = e.cause, i++) {
+    if (typeof e.code === "number") return e.code;
+  }
+  return undefined;
+}
+
+function reasonOf(err) {
+  return String((err && (err.shortMessage || err.message)) || "no reason given").slice(0, 200);
+}
+
+const declined = (w) =>
+  `You declined the request in ${walletName(w)}. Nothing was sent: pay with the wallet again, or by the QR code and address below.`;
+
+async function pay(w) {
+  if (busy || !view) return;
+  const q = selectedQuote(view);
+  if (!payable(view, q)) return;
+  fail("");
+  setBusy(true);
+  try {
+    await send(w, q);
+  } catch (err) {
+    const code = codeOf(err);
+    if (code === 4001) fail(declined(w));
+    else if (/insufficient funds/i.test(reasonOf(err))) {
+      fail(`Your wallet does not hold enough on ${q.chainName} for this payment and its network fee. Nothing was sent.`);
+    } else fail(`${walletName(w)} could not send the payment: ${reasonOf(err)}. Nothing was sent; you can pay by the QR code and address below.`);
+    say("");
+  } finally {
+    setBusy(false);
+  }
+}
+
+async function send(w, q) {
+  say(`Connecting to ${walletName(w)}…`);
+  const accounts = await request(w, "eth_requestAccounts");
+  const account = Array.isArray(accounts) ? accounts[0] : null;
+  if (typeof account !== "string" || !ADDRESS.test(account)) {
+    fail(`${walletName(w)} gave no account. Unlock it and try again.`);
+    say("");
+    return;
+  }
+  if ((await chainIdOf(w)) !== q.evmChainId) {
+    say(`Switching ${walletName(w)} to ${q.chainName}…`);
+    if (!(await switchTo(w, q))) return;
+  }
+  const amount = BigInt(q.amountAsset);
+  const due = `${formatUnits(amount, q.tokenDecimals)} ${q.tokenSymbol}`;
+  const held = await balance(w, account, q);
+  if (held !== null && held < amount) {
+    fail(`Your wallet holds ${formatUnits(held, q.tokenDecimals)} ${q.tokenSymbol} on ${q.chainName}; this payment needs ${due}. Nothing was sent.`);
+    say("");
+    return;
+  }
+  if ((await chainIdOf(w)) !== q.evmChainId) { // switched away meanwhile: never send on another chain
+    fail(`${walletName(w)} moved to another network. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again.`);
+    say("");
+    return;
+  }
+  say(`Confirm the payment of ${due} in ${walletName(w)}…`);
+  const tx =
+    q.assetType === "native"
+      ? { from: account, to: q.depositAddress, value: numberToHex(amount) }
+      : { from: account, to: q.contractAddress, value: "0x0",
+          data: encodeFunctionData({ abi: erc20, functionName: "transfer", args: [q.depositAddress, amount] }) };
+  const hash = await request(w, "eth_sendTransaction", [{ ...tx, chainId: numberToHex(q.evmChainId) }]);
+  if (typeof hash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new Error("the wallet answered no transaction hash");
+  sent = { hash, quoteId: q.id };
+  render();
+  say(`Payment sent from ${walletName(w)} (transaction ${hash.slice(0, 10)}…). Waiting for the network…`);
+  report(0);
+}
+
+// switchTo moves the wallet to the quote's chain, adding the chain first when the wallet does
+// not know it (4902) and the view says how (EIP-3085). It says why when it cannot.
+async function switchTo(w, q) {
+  const chainId = numberToHex(q.evmChainId);
+  try {
+    await request(w, "wallet_switchEthereumChain", [{ chainId }]);
+  } catch (err) {
+    const code = codeOf(err);
+    const add = network(q);
+    if (code === 4001) {
+      fail(`${walletName(w)} is on another network and you declined to switch. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again, or pay by the QR code and address below.`);
+      say("");
+      return false;
+    }
+    if (code !== 4902 || !add) {
+      fail(`${walletName(w)} is on another network and could not switch to ${q.chainName} (chain id ${q.evmChainId}). Add that network in your wallet and pay again, or pay by the QR code and address below.`);
+      say("");
+      return false;
+    }
+    say(`Adding ${q.chainName} to ${walletName(w)}…`);
+    await request(w, "wallet_addEthereumChain", [add]); // a 4001 here is the caller's "declined"
+    if ((await chainIdOf(w)) !== q.evmChainId) await request(w, "wallet_switchEthereumChain", [{ chainId }]);
+  }
+  if ((await chainIdOf(w)) !== q.evmChainId) {
+    fail(`${walletName(w)} is still on another network. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again.`);
+    say("");
+    return false;
+  }
+  return true;
+}
+
+// balance is what the account holds of the quote's token, asked through the wallet; null when the
+// wallet cannot say (the payment is then left to the wallet's own check).
+async function balance(w, account, q) {
+  try {
+    if (q.assetType === "native") return hexToBigInt(await request(w, "eth_getBalance", [account, "latest"]));
+    const data = await request(w, "eth_call", [{ to: q.contractAddress, data: encodeFunctionData({ abi: erc20, functionName: "balanceOf", args: [account] }) }, "latest"]);
+    return decodeFunctionResult({ abi: erc20, functionName: "balanceOf", data });
+  } catch {
+    return null;
+  }
+}
+
+// report tells the server the transaction's hash, again every few seconds while it is not mined
+// (202), up to about two minutes; the watcher records it in any case.
+async function report(attempt) {
+  if (!sent) return;
+  let wait = 3000;
+  try {
+    const res = await fetch(`${api}/transactions`, {
+      method: "POST",
+      cache: "no-store",
+      headers: { "X-Service-Payment-Secret": secret, "Content-Type": "application/json" },
+      body: JSON.stringify({ quoteId: sent.quoteId, txHash: sent.hash }),
+    });
+    const body = await res.json().catch(() => null);
+    if (res.status === 200 && body) {
+      if (body.status === "recorded") say("Your payment is on its way: seen on the network, waiting for confirmations.");
+      else if (body.status === "reverted") {
+        fail("The transaction failed on the network and moved nothing. Pay again, or by the QR code and address below.");
+        say("");
+        sent = null;
+        render();
+      } else {
+        fail("The transaction was mined but paid nothing to this payment's address. Pay again, or by the QR code and address below.");
+        say("");
+        sent = null;
+        render();
+      }
+      refresh();
+      return;
+    }
+    if (res.status === 429) wait = 1000 * Number(res.headers.get("Retry-After") || "3");
+    else if (res.status !== 202) {
+      refresh(); // the payment moved on (409) or the link is wrong: the page's own poll says so
+      return;
+    }
+  } catch {
+    // offline for a moment: try again
+  }
+  refresh();
+  if (attempt < 40) setTimeout(() => report(attempt + 1), wait);
+}
+
+function refresh() {
+  document.dispatchEvent(new Event("checkout:refresh"));
+}

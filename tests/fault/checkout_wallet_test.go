@@ -1,0 +1,235 @@
+package fault
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/paymentsd/paymentsd/devnet"
+)
+
+// Paying from a browser wallet on the hosted checkout (issue 24), in a real Chromium against a
+// real paymentsd serving the two devnet chains, with the test wallet (an EIP-1193 provider
+// announced by EIP-6963, answered in Go with a devnet key, sending through the devnet's RPC):
+//   - one click pays the native quote from a wallet on the other devnet chain: the page switches
+//     it, the payment completes, its receipt names the wallet's transaction and processedBy
+//     frontend, and the deposit address holds exactly the quote's amount on chain;
+//   - one click pays the USDC quote from a wallet that does not know the chain: the page adds it
+//     (wallet_addEthereumChain with the view's walletNetworks) and pays transfer(deposit, amount);
+//   - a declined transaction and an empty wallet each get their message; the QR code stays;
+//   - a wallet that only sets window.ethereum is offered too; no CSP violation anywhere, and
+//     axe-core finds nothing serious with the wallet's button and its messages on the page.
+func TestWalletPaymentInChromium(t *testing.T) {
+	ctx := browser(t)
+	axe := axeSource(t)
+	bin := paymentsdBinary(t)
+	db := filepath.Join(t.TempDir(), "paymentsd.db")
+	l1, l2 := devnetAddr(t), devnetAddr(t)
+	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=" + l2, "PAYMENTS_SERVE_UNWATCHED=false",
+		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
+	var m struct{ SecretKey string }
+	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, bin, db)
+	srv.env = env
+	srv.start()
+	rpc1, rpc2 := "http://"+l1, "http://"+l2
+	eth, err := ethclient.Dial(rpc1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eth.Close)
+
+	type quote struct{ id, deposit, amount string }
+	newPayment := func(order, symbol string) (id, secret, payURL string, q quote) {
+		created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+			`{"amount": 1850, "currency": "USD", "orderId": "`+order+`"}`)
+		for _, x := range created["payment"].(map[string]any)["quotes"].([]any) {
+			x := x.(map[string]any)
+			if x["chainId"] == "eip155:1337" && x["token"].(map[string]any)["symbol"] == symbol {
+				q = quote{id: x["id"].(string), deposit: x["depositAddress"].(map[string]any)["address"].(string),
+					amount: x["expectedAmountAsset"].(string)}
+			}
+		}
+		if q.id == "" {
+			t.Fatalf("no devnet %s quote", symbol)
+		}
+		return created["paymentId"].(string), created["secret"].(string),
+			strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1), q
+	}
+	tab := func(w *testWallet) context.Context {
+		tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+		t.Cleanup(cancel)
+		watchCSP(t, tctx)
+		injectWallet(t, tctx, w)
+		tctx, cancel2 := within(tctx, 120*time.Second)
+		t.Cleanup(cancel2)
+		return tctx
+	}
+	open := func(tctx context.Context, payURL, quoteID string) {
+		t.Helper()
+		if err := chromedp.Do(tctx, chromedp.Navigate(payURL), chromedp.WaitVisible(chromedp.CSS(`input[value="`+quoteID+`"]`)),
+			chromedp.Click(chromedp.CSS(`input[value="`+quoteID+`"]`))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, tctx, "the wallet button", `[...document.querySelectorAll("#wallet-buttons button")].some(b => b.textContent === "Pay with Go Test Wallet")`, 15*time.Second)
+	}
+	payClick := func(tctx context.Context) {
+		t.Helper()
+		if err := chromedp.Do(tctx, chromedp.Click(chromedp.CSS("#wallet-buttons button"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receiptOf := func(id string) map[string]any {
+		t.Helper()
+		p := apiJSON(t, srv.base, m.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+		if p["status"] != "completed" {
+			t.Fatalf("payment %s is %v", id, p["status"])
+		}
+		return p["receipt"].(map[string]any)
+	}
+	noCSP := func(tctx context.Context) {
+		t.Helper()
+		if v := cspViolations(tctx); len(v) > 0 {
+			t.Fatalf("CSP violations: %v", v)
+		}
+	}
+	keyOf := func(account int) *testWallet {
+		key, err := devnet.AccountKey(account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newTestWallet(key, devnet.L2ChainID)
+	}
+
+	// Native ETH, the wallet on the other devnet chain: switched, then paid in one click.
+	w1 := keyOf(7)
+	w1.rpc = map[int64]string{devnet.ChainID: rpc1, devnet.L2ChainID: rpc2}
+	t1 := tab(w1)
+	id1, _, url1, q1 := newPayment("bread-1", "ETH")
+	open(t1, url1, q1.id)
+	waitJS(t, t1, "the wallet's icon", `(document.querySelector("#wallet-buttons img") || {}).src?.startsWith("data:image/svg+xml") === true`, 5*time.Second)
+	shot(t, t1, "checkout-wallet-phone-light")
+	checkPage(t, t1, axe, "checkout with a wallet button")
+	payClick(t1)
+	waitJS(t, t1, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
+	sent := w1.sentHashes()
+	if len(sent) != 1 {
+		t.Fatalf("the wallet sent %d transactions, want 1", len(sent))
+	}
+	var on int64
+	w1.set(func(w *testWallet) { on = w.chainID })
+	if on != devnet.ChainID {
+		t.Fatalf("the wallet is on chain %d: the page did not switch it", on)
+	}
+	r1 := receiptOf(id1)
+	if r1["processedBy"] != "frontend" || r1["txHash"] != sent[0] {
+		t.Fatalf("receipt: processedBy %v, txHash %v; the wallet sent %s", r1["processedBy"], r1["txHash"], sent[0])
+	}
+	bal, err := eth.BalanceAt(context.Background(), common.HexToAddress(q1.deposit), nil)
+	if err != nil || bal.String() != q1.amount {
+		t.Fatalf("the deposit address holds %v wei (%v), want exactly %s", bal, err, q1.amount)
+	}
+	noCSP(t1)
+
+	// USDC from a wallet that knows no devnet chain: added, switched, transfer(deposit, amount).
+	w2 := keyOf(8)
+	w2.rpc = map[int64]string{}
+	w2.chainID = 1
+	t2 := tab(w2)
+	id2, _, url2, q2 := newPayment("bread-2", "USDC")
+	open(t2, url2, q2.id)
+	payClick(t2)
+	waitJS(t, t2, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
+	var added string
+	w2.set(func(w *testWallet) { added = w.rpc[devnet.ChainID] })
+	if added != rpc1 {
+		t.Fatalf("the page did not add the devnet to the wallet (%q)", added)
+	}
+	r2 := receiptOf(id2)
+	if sent := w2.sentHashes(); r2["processedBy"] != "frontend" || len(sent) != 1 || r2["txHash"] != sent[0] {
+		t.Fatalf("receipt: processedBy %v, txHash %v; the wallet sent %v", r2["processedBy"], r2["txHash"], sent)
+	}
+	got, err := devnet.TokenBalance(context.Background(), eth, common.HexToAddress(devnet.USDCAddress), common.HexToAddress(q2.deposit))
+	if err != nil || got.String() != q2.amount {
+		t.Fatalf("the deposit address holds %v USDC units (%v), want exactly %s", got, err, q2.amount)
+	}
+	noCSP(t2)
+
+	// Declined in the wallet: said so, nothing sent, the QR code stays; then paid after all.
+	w3 := keyOf(9)
+	w3.rpc = map[int64]string{devnet.ChainID: rpc1}
+	w3.chainID = devnet.ChainID
+	w3.decline["eth_sendTransaction"] = true
+	t3 := tab(w3)
+	id3, secret3, url3, q3 := newPayment("bread-3", "USDC")
+	open(t3, url3, q3.id)
+	payClick(t3)
+	waitJS(t, t3, "the declined message", `document.getElementById("wallet-error").textContent.includes("You declined the request in Go Test Wallet. Nothing was sent")`, 15*time.Second)
+	waitJS(t, t3, "the QR code, still there", `(() => { const i = document.getElementById("qr"); return !document.getElementById("pay").hidden && !i.parentElement.hidden && i.naturalWidth > 0; })()`, 10*time.Second)
+	shot(t, t3, "checkout-wallet-declined-phone-light")
+	checkPage(t, t3, axe, "checkout after a declined request")
+	if v := checkoutView(t, srv.base, id3, secret3); v["status"] != "pending" || len(w3.sentHashes()) != 0 {
+		t.Fatalf("after a declined request: %v, sent %v", v["status"], w3.sentHashes())
+	}
+	w3.set(func(w *testWallet) { w.decline = map[string]bool{} })
+	payClick(t3)
+	waitJS(t, t3, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
+	if receiptOf(id3)["processedBy"] != "frontend" {
+		t.Fatal("the retried payment's receipt does not say frontend")
+	}
+	noCSP(t3)
+
+	// An empty wallet: the balance it holds and the amount due, nothing sent; the QR code stays.
+	empty, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w4 := newTestWallet(empty, devnet.ChainID)
+	w4.rpc = map[int64]string{devnet.ChainID: rpc1}
+	t4 := tab(w4)
+	id4, secret4, url4, q4 := newPayment("bread-4", "USDC")
+	open(t4, url4, q4.id)
+	payClick(t4)
+	due := new(big.Rat).SetFrac(mustBig(t, q4.amount), big.NewInt(1_000_000)).FloatString(6)
+	due = strings.TrimRight(strings.TrimRight(due, "0"), ".")
+	waitJS(t, t4, "the balance message", `document.getElementById("wallet-error").textContent.includes(`+
+		strconv.Quote("Your wallet holds 0 USDC on Devnet; this payment needs "+due+" USDC. Nothing was sent.")+`)`, 15*time.Second)
+	waitJS(t, t4, "the QR code, still there", `!document.getElementById("qr").parentElement.hidden && document.getElementById("qr").naturalWidth > 0`, 10*time.Second)
+	if v := checkoutView(t, srv.base, id4, secret4); v["status"] != "pending" || len(w4.sentHashes()) != 0 {
+		t.Fatalf("after an empty wallet: %v, sent %v", v["status"], w4.sentHashes())
+	}
+	noCSP(t4)
+
+	// A wallet that only sets window.ethereum is offered as well.
+	w5 := keyOf(9)
+	w5.legacy = true
+	t5 := tab(w5)
+	_, _, url5, q5 := newPayment("bread-5", "USDC")
+	if err := chromedp.Do(t5, chromedp.Navigate(url5), chromedp.WaitVisible(chromedp.CSS(`input[value="`+q5.id+`"]`)),
+		chromedp.Click(chromedp.CSS(`input[value="`+q5.id+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, t5, "the legacy wallet's button", `[...document.querySelectorAll("#wallet-buttons button")].some(b => b.textContent === "Pay with browser wallet")`, 15*time.Second)
+	noCSP(t5)
+}
+
+func mustBig(t *testing.T, s string) *big.Int {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		t.Fatalf("not an integer: %q", s)
+	}
+	return n
+}
