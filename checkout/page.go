@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -25,6 +27,50 @@ var pageAssets embed.FS
 
 var pageTemplate = template.Must(template.New("checkout").Parse(pageHTML))
 
+// Catalogue is the pages' strings (checkout/page/i18n.json): for each language code, its
+// messages by key, English ("en") the reference every other language has every key of. The
+// Go tests read it as it is; the browser gets it in i18n.js (I18nScript).
+//
+//go:embed page/i18n.json
+var Catalogue []byte
+
+// i18nScript is the asset i18n.js as served: the catalogue as a constant, then the script.
+var i18nScript = mustI18nScript(Catalogue)
+
+func mustI18nScript(catalogue []byte) []byte {
+	b, err := I18nScript(catalogue)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// I18nScript writes the served i18n.js for a catalogue: `const checkoutCatalogue = {…};` (the
+// JSON, compacted: JSON is JavaScript) in front of page/assets/i18n.js, which reads it. One
+// script from this origin, so the page's CSP needs nothing more, and the messages are there
+// before the other scripts run, with no request of their own.
+func I18nScript(catalogue []byte) ([]byte, error) {
+	var cat map[string]map[string]string
+	if err := json.Unmarshal(catalogue, &cat); err != nil {
+		return nil, fmt.Errorf("checkout/page/i18n.json: %w", err)
+	}
+	if len(cat["en"]) == 0 {
+		return nil, fmt.Errorf("checkout/page/i18n.json: no English messages")
+	}
+	js, err := pageAssets.ReadFile("page/assets/i18n.js")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("// The catalogue: checkout/page/i18n.json.\nconst checkoutCatalogue = ")
+	if err := json.Compact(&b, catalogue); err != nil {
+		return nil, err
+	}
+	b.WriteString(";\n")
+	b.Write(js)
+	return b.Bytes(), nil
+}
+
 // PageCSP allows the page's own script, style and API, its QR images (blob:), the merchant's
 // logo (an https image) and the icons browser wallets announce (EIP-6963: data: URIs): nothing
 // else, nowhere else. No inline script, no eval (wallet.js is a plain bundle).
@@ -45,7 +91,8 @@ func PageHTML(paymentID string, devnet bool) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// Asset returns an embedded asset of the page (checkout.js, checkout.css) and its type.
+// Asset returns an embedded asset of the page (checkout.js, checkout.css) and its type;
+// i18n.js carries the catalogue.
 func Asset(name string) ([]byte, string, error) {
 	name = path.Clean("/" + name)[1:]
 	if strings.Contains(name, "/") {
@@ -54,6 +101,9 @@ func Asset(name string) ([]byte, string, error) {
 	b, err := pageAssets.ReadFile("page/assets/" + name)
 	if err != nil {
 		return nil, "", err
+	}
+	if name == "i18n.js" {
+		b = i18nScript
 	}
 	switch path.Ext(name) {
 	case ".js":

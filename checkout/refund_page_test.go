@@ -18,10 +18,11 @@ func TestRefundPage(t *testing.T) {
 	require.NoError(t, err)
 	page := string(b)
 	assert.Contains(t, page, `data-refund-id="01a20b10-0000-7000-8000-000000000001&#34;&gt;&lt;script&gt;"`)
-	// The amounts' formatter first (deferred scripts run in order), then the page's own.
-	assert.Contains(t, page, `<script src="/pay/assets/amounts.js" defer></script>
+	// The catalogue, then the amounts' formatter (deferred scripts run in order), then the page's own.
+	assert.Contains(t, page, `<script src="/pay/assets/i18n.js" defer></script>
+<script src="/pay/assets/amounts.js" defer></script>
 <script src="/pay/assets/refund.js" defer></script>`)
-	assert.Equal(t, 2, strings.Count(page, "<script"), "two scripts, both from this origin")
+	assert.Equal(t, 3, strings.Count(page, "<script"), "three scripts, all from this origin")
 	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "http:", "https:", "*"} {
 		assert.NotContains(t, checkout.RefundPageCSP, bad)
 	}

@@ -23,7 +23,7 @@
 
   const terminal = (s) => ["completed", "failed", "expired", "cancelled"].includes(s);
   const now = () => Date.now() + skewMs;
-  const usd = (cents) => new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" }).format(cents / 100);
+  const t = checkoutI18n.t; // the page's language (i18n.js)
 
   function fail(message) {
     $("error").textContent = message;
@@ -34,7 +34,7 @@
     const res = await fetch(api + path, { cache: "no-store", ...init, headers: { ...headers, ...(init && init.headers) } });
     if (res.status === 404 || res.status === 401) {
       stop();
-      fail("This payment link is not valid. Check that you opened the complete link the merchant gave you.");
+      fail(t("checkout.linkInvalid"));
       return null;
     }
     if (res.status === 429) {
@@ -47,7 +47,7 @@
 
   async function load() {
     if (!secret) {
-      fail("This payment link is incomplete: its secret is missing.");
+      fail(t("checkout.linkIncomplete"));
       return;
     }
     try {
@@ -104,13 +104,13 @@
     const shown = v.merchantDisplayName || v.merchantName;
     $("merchant").textContent = shown;
     $("test-mode").hidden = v.livemode !== false;
-    document.title = `Pay ${shown}`;
+    document.title = t("checkout.docTitle", { merchant: shown });
     applyAccent(v.accentColor);
     if (v.merchantLogoUrl && /^https:\/\//.test(v.merchantLogoUrl)) {
       $("logo").src = v.merchantLogoUrl;
       $("logo").hidden = false;
     }
-    $("amount").textContent = v.amountInCents != null ? usd(v.amountInCents) : "Any amount you choose";
+    $("amount").textContent = v.amountInCents != null ? checkoutI18n.usd(v.amountInCents) : t("checkout.anyAmount");
     showStatus(v);
     showQuotes(v);
     showSelected(v);
@@ -133,7 +133,7 @@
     const o = offered(v) ? v.overpaymentRefund : null;
     $("overpaid").hidden = !o;
     if (!o) return;
-    const text = `You sent ${units(o.excessAmountAsset, o.tokenDecimals)} ${o.tokenSymbol} more than was due. ${v.merchantDisplayName || v.merchantName} offers it back: choose where to receive it.`;
+    const text = t("checkout.overpaidText", { amount: units(o.excessAmountAsset, o.tokenDecimals, o.tokenSymbol), merchant: v.merchantDisplayName || v.merchantName });
     if ($("overpaid-text").textContent !== text) $("overpaid-text").textContent = text;
   }
 
@@ -145,8 +145,8 @@
       if (!res) return;
       const body = await res.json().catch(() => null);
       if (!res.ok) {
-        const msg = (body && body.error && body.error.message) || `the server answered ${res.status}`;
-        fail(res.status === 409 ? `The overpaid amount cannot be refunded here: ${msg}. Please contact the merchant.` : `Something went wrong: ${msg}.`);
+        const reason = (body && body.error && body.error.message) || t("common.serverAnswered", { status: res.status });
+        fail(t(res.status === 409 ? "checkout.overpaidRefused" : "common.wentWrong", { reason }));
         return;
       }
       let hash = "";
@@ -155,9 +155,9 @@
       } catch {
         hash = "";
       }
-      location.assign(`/refund/${encodeURIComponent(body.refundId)}${hash}`);
+      location.assign(checkoutI18n.href(`/refund/${encodeURIComponent(body.refundId)}${hash}`));
     } catch {
-      fail("The refund could not be asked for: the connection failed. Try again.");
+      fail(t("checkout.overpaidOffline"));
     } finally {
       b.disabled = false;
     }
@@ -175,30 +175,40 @@
     const q = r ? quoteOf(v, r.quoteId) : null;
     switch (v.status) {
       case "pending":
-        text = "Waiting for your payment.";
+        text = t("status.pending");
         break;
       case "processing":
         if (r && r.dueAsset !== "0" && q) {
-          text = `Underpaid: still due ${units(r.dueAsset, q.tokenDecimals)} ${q.tokenSymbol}.`;
+          text = t("status.underpaid", { amount: units(r.dueAsset, q.tokenDecimals, q.tokenSymbol) });
           tone = "warn";
         } else if (v.confirmations) {
-          text = `Payment seen — confirming (${v.confirmations.seen} of ${v.confirmations.required}).`;
+          const n = checkoutI18n.number;
+          text = t("status.confirmingOf", { seen: n(v.confirmations.seen), required: n(v.confirmations.required) });
         } else {
-          text = "Payment seen — confirming.";
+          text = t("status.confirming");
         }
         break;
-      case "completed":
-        text = "Paid. Thank you!";
-        if (r && q && BigInt(r.amountAsset) > BigInt(q.amountAsset)) text += " (You sent more than was due.)";
-        if (v.redirectUrl && !offered(v)) text += " Returning to the merchant in a few seconds…";
+      case "completed": {
+        const more = r && q && BigInt(r.amountAsset) > BigInt(q.amountAsset);
+        const back = v.redirectUrl && !offered(v);
+        text = t(more ? (back ? "status.paidMoreReturning" : "status.paidMore") : back ? "status.paidReturning" : "status.paid");
         tone = "ok";
         break;
+      }
       case "expired":
-        text = "This payment expired.";
+        text = t("status.expired");
+        tone = "bad";
+        break;
+      case "failed":
+        text = t("status.failed");
+        tone = "bad";
+        break;
+      case "cancelled":
+        text = t("status.cancelled");
         tone = "bad";
         break;
       default:
-        text = `This payment is ${v.status}.`;
+        text = t("status.other", { status: v.status });
         tone = "bad";
     }
     if (el.textContent !== text) el.textContent = text;
@@ -239,10 +249,10 @@
         const name = document.createElement("span");
         name.append(input, `${q.tokenSymbol}`);
         const amount = document.createElement("span");
-        amount.textContent = v.type === "deposit" ? "any amount" : `${units(q.amountAsset, q.tokenDecimals)} ${q.tokenSymbol}`;
+        amount.textContent = v.type === "deposit" ? t("checkout.anyAmountShort") : units(q.amountAsset, q.tokenDecimals, q.tokenSymbol);
         if (q.status !== "active") {
           label.className = "expired";
-          amount.textContent += " (expired)";
+          amount.textContent = t("checkout.quoteExpiredLabel", { amount: amount.textContent });
         }
         label.append(name, amount);
         fs.append(label);
@@ -261,17 +271,18 @@
     $("pay").hidden = !open;
     if (!open) return;
     const r = v.received;
-    const due = r && r.quoteId === q.id && r.dueAsset !== "0" ? units(r.dueAsset, q.tokenDecimals) : "";
-    $("pay-title").textContent = due ? "Send the rest" : v.type === "deposit" ? "Send any amount" : "Send exactly";
-    const shown = due || (v.type === "deposit" ? "" : units(q.amountAsset, q.tokenDecimals));
-    $("amount-asset").textContent = shown ? `${shown} ${q.tokenSymbol}` : `any amount of ${q.tokenSymbol}`;
-    $("amount-asset").dataset.value = shown;
+    const due = r && r.quoteId === q.id && r.dueAsset !== "0" ? r.dueAsset : "";
+    $("pay-title").textContent = t(due ? "checkout.sendRest" : v.type === "deposit" ? "checkout.sendAny" : "checkout.sendExactly");
+    const shown = due || (v.type === "deposit" ? "" : q.amountAsset);
+    $("amount-asset").textContent = shown ? units(shown, q.tokenDecimals, q.tokenSymbol) : t("checkout.anyAmountOf", { symbol: q.tokenSymbol });
+    // Copied as wallets read a figure: a decimal point, no grouping (18.50), whatever the language.
+    $("amount-asset").dataset.value = shown ? checkoutAmounts.format(shown, q.tokenDecimals) : "";
     // The QR code and the wallet link ask for the full amount: not shown when only the rest is due.
     $("qr").parentElement.hidden = $("wallet").parentElement.hidden = Boolean(due);
     $("address").textContent = q.depositAddress;
     $("contract").textContent = q.contractAddress || "";
     $("contract-row").hidden = $("contract-label").hidden = !q.contractAddress;
-    $("warning").textContent = `Send only ${q.tokenSymbol} on ${q.chainName} (chain id ${q.evmChainId}). Any other token or network is lost.`;
+    $("warning").textContent = t("checkout.warning", { symbol: q.tokenSymbol, chain: q.chainName, chainId: q.evmChainId });
     $("wallet").href = q.paymentUri;
     $("devnet-pay").hidden = !testWallet(v, q) || q.status !== "active" || v.status !== "pending";
     if (qrFor !== q.id && !due) {
@@ -308,7 +319,8 @@
     const expired = left === 0 || q.status !== "active";
     const m = Math.floor(left / 60000);
     const s = Math.floor((left % 60000) / 1000);
-    $("countdown").textContent = expired ? "This quote expired." : `This quote is valid for ${m}:${String(s).padStart(2, "0")}.`;
+    const remaining = `${m}:${String(s).padStart(2, "0")}`;
+    $("countdown").textContent = expired ? t("checkout.quoteExpired") : t("checkout.validFor", { time: remaining, until: checkoutI18n.clock(Date.parse(q.expiresAt) - skewMs) });
     $("refresh").hidden = !expired || view.status !== "pending";
     $("devnet-pay").hidden = !testWallet(view, q) || expired || view.status !== "pending";
   }
@@ -321,7 +333,7 @@
     });
     if (!res) return;
     if (res.status === 409) {
-      fail("That quote is no longer available: choose another or get a new quote.");
+      fail(t("checkout.quoteGone"));
       return;
     }
     if (res.ok) {
@@ -334,7 +346,7 @@
     const res = await call("/refresh-quotes", { method: "POST" });
     if (!res) return;
     if (res.status === 409) {
-      fail("This payment can no longer get new quotes.");
+      fail(t("checkout.noNewQuotes"));
       return;
     }
     if (res.ok) {
@@ -354,19 +366,20 @@
       });
       if (!res.ok) {
         const body = await res.json().catch(() => null);
-        fail("The test wallet could not pay: " + ((body && body.error && body.error.message) || res.status));
+        fail(t("checkout.devnetFailed", { reason: (body && body.error && body.error.message) || res.status }));
       }
     } catch {
-      fail("The test wallet could not be reached.");
+      fail(t("checkout.devnetUnreachable"));
     } finally {
       $("devnet-pay").disabled = false;
     }
     schedule(500);
   }
 
-  // Whole tokens for people (amounts.js); the API's figures and the URI stay exact.
-  function units(smallest, decimals) {
-    return checkoutAmounts.format(smallest, decimals);
+  // Whole tokens for people, with the token's symbol (amounts.js's digits, the locale's
+  // separators: i18n.js); the API's figures and the URI stay exact.
+  function units(smallest, decimals, symbol) {
+    return t("common.tokenAmount", { amount: checkoutI18n.amount(smallest, decimals), symbol });
   }
 
   function interval() {
@@ -390,10 +403,10 @@
       const text = el.dataset.value || el.textContent;
       try {
         await navigator.clipboard.writeText(text);
-        b.textContent = "Copied";
-        setTimeout(() => (b.textContent = "Copy"), 1500);
+        b.textContent = t("common.copied");
+        setTimeout(() => (b.textContent = t("common.copy")), 1500);
       } catch {
-        b.textContent = "Select and copy";
+        b.textContent = t("common.selectAndCopy");
       }
     });
   }

@@ -25,16 +25,17 @@
   let claimedTyped = false; // this page claimed with a typed address: it waits for an approval
   const wallets = new Map(); // EIP-6963 announcements by uuid
 
-  const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const t = checkoutI18n.t; // the page's language (i18n.js)
 
   function fail(message) {
     $("error").textContent = message;
     $("error").hidden = !message;
   }
 
-  // Whole tokens for people, as the checkout page writes them (amounts.js).
-  function units(smallest, decimals) {
-    return checkoutAmounts.format(smallest, decimals);
+  // Whole tokens for people, as the checkout page writes them (amounts.js's digits, the locale's
+  // separators: i18n.js), with the token's symbol.
+  function units(smallest, decimals, symbol) {
+    return t("common.tokenAmount", { amount: checkoutI18n.amount(smallest, decimals), symbol });
   }
 
   async function call(path, init) {
@@ -47,12 +48,12 @@
       stop();
       hideActions();
       $("status").textContent = "";
-      fail("This refund link is not valid. Check that you opened the complete link the merchant sent you.");
+      fail(t("refund.linkInvalid"));
       return null;
     }
     if (res.status === 429) {
       const wait = Number(res.headers.get("Retry-After") || "2");
-      fail(`Too many attempts: trying again in ${wait} s.`);
+      fail(t("refund.tooMany", { seconds: checkoutI18n.number(wait) }));
       schedule(wait * 1000);
       return null;
     }
@@ -62,13 +63,13 @@
   async function errorOf(res) {
     const body = await res.json().catch(() => null);
     const e = body && body.error ? body.error : {};
-    return { status: res.status, code: e.code || "", message: e.message || `The server answered ${res.status}.` };
+    return { status: res.status, code: e.code || "", message: e.message || t("refund.serverAnswered", { status: res.status }) };
   }
 
   async function load() {
     if (!secret) {
       $("status").textContent = "";
-      fail("This refund link is incomplete: its secret is missing. Open the complete link the merchant sent you.");
+      fail(t("refund.linkIncomplete"));
       return;
     }
     try {
@@ -93,18 +94,20 @@
 
   function show(v) {
     view = v;
-    document.title = `Your refund from ${v.merchantDisplayName}`;
-    $("merchant").textContent = `From ${v.merchantDisplayName}`;
-    $("amount").textContent = `${units(v.amountAsset, v.tokenDecimals)} ${v.tokenSymbol}`;
+    document.title = t("refund.docTitle", { merchant: v.merchantDisplayName });
+    $("merchant").textContent = t("refund.from", { merchant: v.merchantDisplayName });
+    $("amount").textContent = units(v.amountAsset, v.tokenDecimals, v.tokenSymbol);
     $("facts").hidden = false;
-    $("chain").textContent = `${v.chainName} (chain id ${v.typedData.domain.chainId})`;
-    $("token").textContent = v.tokenAddress ? `${v.tokenSymbol} (contract ${v.tokenAddress})` : `${v.tokenSymbol} (the network's own coin)`;
+    $("chain").textContent = t("refund.chain", { chain: v.chainName, chainId: v.typedData.domain.chainId });
+    $("token").textContent = v.tokenAddress
+      ? t("refund.tokenContract", { symbol: v.tokenSymbol, address: v.tokenAddress })
+      : t("refund.tokenNative", { symbol: v.tokenSymbol });
     const open = v.status === "awaiting_address";
     $("expires-label").hidden = $("expires").hidden = !open || !v.claimExpiresAt;
-    if (v.claimExpiresAt) $("expires").textContent = dateFmt.format(Date.parse(v.claimExpiresAt));
+    if (v.claimExpiresAt) $("expires").textContent = checkoutI18n.dateTime(Date.parse(v.claimExpiresAt));
     $("recipient-label").hidden = $("recipient-row").hidden = !v.recipientAddress;
     $("recipient").textContent = v.recipientAddress || "";
-    $("typed-help").textContent = `An address of yours on ${v.chainName} that can receive ${v.tokenSymbol} — not an exchange's deposit address, which may not credit a refund.`;
+    $("typed-help").textContent = t("refund.typedHint", { chain: v.chainName, symbol: v.tokenSymbol });
     $("status").textContent = statusText(v);
     $("status").className = `status ${v.status === "completed" ? "ok" : v.status === "failed" || v.status === "cancelled" ? "bad" : ""}`;
     $("wallet-section").hidden = !open;
@@ -116,20 +119,19 @@
   function statusText(v) {
     switch (v.status) {
       case "awaiting_address":
-        return "Choose where to receive it.";
+        return t("refund.status.awaitingAddress");
       case "pending":
-        if (claimedTyped) return "Thank you. The merchant's team checks this address and approves the refund; it is sent to it then.";
-        return "Claimed. The refund is on its way (an address typed here waits for the merchant's approval first).";
+        return t(claimedTyped ? "refund.status.pendingTyped" : "refund.status.pending");
       case "processing":
-        return "Claimed. The refund is being sent.";
+        return t("refund.status.processing");
       case "completed":
-        return "Sent. The refund has reached the address below.";
+        return t("refund.status.completed");
       case "failed":
-        return "The refund could not be sent. Please contact the merchant.";
+        return t("refund.status.failed");
       case "cancelled":
-        return "This refund was cancelled, or its claim period ended. Please contact the merchant.";
+        return t("refund.status.cancelled");
       default:
-        return `This refund is ${v.status}.`;
+        return t("refund.status.other", { status: v.status });
     }
   }
 
@@ -151,7 +153,7 @@
     const list = [...wallets.values()];
     // An older wallet that only injects window.ethereum (EIP-1193), when none announced itself.
     if (list.length === 0 && discoveryOver && window.ethereum && typeof window.ethereum.request === "function") {
-      list.push({ info: { uuid: "window.ethereum", name: "browser wallet", icon: "" }, provider: window.ethereum });
+      list.push({ info: { uuid: "window.ethereum", name: t("common.browserWallet"), icon: "" }, provider: window.ethereum });
     }
     return list;
   }
@@ -179,7 +181,7 @@
         img.height = 24;
         b.append(img);
       }
-      b.append(`Connect ${String(w.info.name || "wallet").slice(0, 60)}`);
+      b.append(t("refund.connect", { wallet: String(w.info.name || t("common.browserWallet")).slice(0, 60) }));
       b.addEventListener("click", () => connect(w));
       box.append(b);
     }
@@ -190,7 +192,7 @@
   }
 
   function walletError(err) {
-    return (err && typeof err.message === "string" && err.message) || "no reason given";
+    return (err && typeof err.message === "string" && err.message) || t("common.noReason");
   }
 
   async function connect(w) {
@@ -200,7 +202,7 @@
     try {
       const accounts = await w.provider.request({ method: "eth_requestAccounts" });
       if (!Array.isArray(accounts) || typeof accounts[0] !== "string" || !ADDRESS.test(accounts[0])) {
-        fail("The wallet gave no address. Unlock it and try again.");
+        fail(t("refund.noAddress"));
         return;
       }
       if (wallet && wallet.provider !== w.provider && typeof wallet.provider.removeListener === "function") {
@@ -211,7 +213,7 @@
       setAccount(accounts[0]);
       showWallets();
     } catch (err) {
-      fail(rejected(err) ? "You declined the connection in your wallet. Nothing was shared." : `The wallet could not connect: ${walletError(err)}.`);
+      fail(rejected(err) ? t("refund.connectDeclined") : t("refund.connectFailed", { reason: walletError(err) }));
     } finally {
       busy = false;
     }
@@ -233,7 +235,7 @@
     $("not-payer").hidden = payer;
     $("not-payer").textContent = payer
       ? ""
-      : `This wallet address did not pay this payment, so its signature is not accepted. Switch your wallet to the account that paid (${view.payerAddresses.join(", ")}), or type an address below.`;
+      : t("refund.notPayer", { addresses: view.payerAddresses.join(", ") });
     $("sign").disabled = !payer;
   }
 
@@ -248,12 +250,12 @@
       if (typeof have === "string" && parseInt(have, 16) === want) return true;
     } catch (err) {
       if (rejected(err)) {
-        fail(`You declined switching networks. Your wallet is on another network: switch it to ${view.chainName} (chain id ${want}) and try again.`);
+        fail(t("refund.switchDeclined", { chain: view.chainName, chainId: want }));
         return false;
       }
     }
-    const other = typeof have === "string" ? ` (it is on chain id ${parseInt(have, 16)})` : "";
-    fail(`Your wallet is on the wrong network${other}. Switch it to ${view.chainName} (chain id ${want}) and try again.`);
+    const target = { chain: view.chainName, chainId: want };
+    fail(typeof have === "string" ? t("refund.wrongNetworkOn", { ...target, current: parseInt(have, 16) }) : t("refund.wrongNetwork", target));
     return false;
   }
 
@@ -282,11 +284,11 @@
       try {
         signature = await wallet.provider.request({ method: "eth_signTypedData_v4", params: [account, JSON.stringify(typedDataFor(account))] });
       } catch (err) {
-        fail(rejected(err) ? "You declined the signature in your wallet. Nothing was claimed; you can try again." : `Your wallet could not sign: ${walletError(err)}.`);
+        fail(rejected(err) ? t("refund.signDeclined") : t("refund.signFailed", { reason: walletError(err) }));
         return;
       }
       if (typeof signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(signature)) {
-        fail("Your wallet returned a signature this page cannot use (expected 65 bytes). Try another wallet, or type your address below.");
+        fail(t("refund.badSignature"));
         return;
       }
       await claim({ recipientAddress: account, signature });
@@ -308,14 +310,14 @@
     }
     const e = await errorOf(res);
     if (e.code === "signature_invalid") {
-      fail("The signature is not from an address that paid this payment. Connect the wallet that paid, or type an address below.");
+      fail(t("refund.signatureInvalid"));
     } else if (e.code === "invalid_state") {
-      fail("This refund is no longer waiting for an address: it was claimed already, cancelled, or its claim period ended.");
+      fail(t("refund.invalidState"));
       load();
     } else if (e.code === "recipient_not_allowed" || e.code === "recipient_sanctioned" || res.status === 400) {
-      fail(`This address cannot receive the refund: ${e.message}`);
+      fail(t("refund.recipientRefused", { reason: e.message }));
     } else {
-      fail(`The claim did not go through: ${e.message}`);
+      fail(t("refund.claimFailed", { reason: e.message }));
     }
     return false;
   }
@@ -326,7 +328,7 @@
     if (busy || !view) return;
     const addr = $("typed-address").value.trim();
     if (!ADDRESS.test(addr) || ZERO.test(addr)) {
-      fail("Enter the address as 0x followed by 40 hexadecimal characters.");
+      fail(t("refund.addressFormat"));
       $("typed-address").setAttribute("aria-invalid", "true");
       $("typed-address").focus();
       return;

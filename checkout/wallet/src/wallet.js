@@ -11,8 +11,14 @@
 // Bundled by esbuild (scripts/checkout-wallet.sh) into checkout/page/assets/wallet.js.
 // viem encodes and decodes (ABI, hex quantities, units); the wallet is spoken to in plain EIP-1193
 // requests (a viem client would bring every transaction-preparing action and a curve library
-// along, none of which a browser wallet's eth_sendTransaction needs).
-import { decodeFunctionResult, encodeFunctionData, formatUnits, hexToBigInt, numberToHex } from "viem";
+// along, none of which a browser wallet's eth_sendTransaction needs). Its messages are the
+// page's catalogue's (checkoutI18n, i18n.js, loaded first), amounts written as the page writes
+// them (the exact digits of amounts.js, the locale's separators).
+import { decodeFunctionResult, encodeFunctionData, hexToBigInt, numberToHex } from "viem";
+
+/* global checkoutI18n */
+const t = (key, params) => checkoutI18n.t(key, params);
+const units = (amount, q) => t("common.tokenAmount", { amount: checkoutI18n.amount(amount.toString(), q.tokenDecimals), symbol: q.tokenSymbol });
 
 // The two ERC-20 functions the page calls (JSON ABI: no parser in the bundle).
 const erc20 = [
@@ -56,7 +62,7 @@ function walletList() {
   // An older wallet that only injects window.ethereum (EIP-1193), when none announced itself.
   const legacy = window.ethereum;
   if (list.length === 0 && discoveryOver && legacy && typeof legacy.request === "function") {
-    const name = legacy.isMetaMask ? "MetaMask" : legacy.isCoinbaseWallet ? "Coinbase Wallet" : "browser wallet";
+    const name = legacy.isMetaMask ? "MetaMask" : legacy.isCoinbaseWallet ? "Coinbase Wallet" : t("common.browserWallet");
     list.push({ info: { uuid: "window.ethereum", name, icon: "" }, provider: legacy });
   }
   return list;
@@ -100,13 +106,13 @@ function render() {
       img.height = 24;
       b.append(img);
     }
-    b.append(`Pay with ${walletName(w)}`);
+    b.append(t("wallet.payWith", { wallet: walletName(w) }));
     b.addEventListener("click", () => pay(w));
     buttons.append(b);
   }
 }
 
-const walletName = (w) => String(w.info.name || "browser wallet").slice(0, 60);
+const walletName = (w) => String(w.info.name || t("common.browserWallet")).slice(0, 60);
 
 function say(text) {
   $("wallet-status").textContent = text;
@@ -151,11 +157,10 @@ function codeOf(err) {
 }
 
 function reasonOf(err) {
-  return String((err && (err.shortMessage || err.message)) || "no reason given").slice(0, 200);
+  return String((err && (err.shortMessage || err.message)) || t("common.noReason")).slice(0, 200);
 }
 
-const declined = (w) =>
-  `You declined the request in ${walletName(w)}. Nothing was sent: pay with the wallet again, or by the QR code and address below.`;
+const declined = (w) => t("wallet.declined", { wallet: walletName(w) });
 
 async function pay(w) {
   if (busy || !view) return;
@@ -169,8 +174,8 @@ async function pay(w) {
     const code = codeOf(err);
     if (code === 4001) fail(declined(w));
     else if (/insufficient funds/i.test(reasonOf(err))) {
-      fail(`Your wallet does not hold enough on ${q.chainName} for this payment and its network fee. Nothing was sent.`);
-    } else fail(`${walletName(w)} could not send the payment: ${reasonOf(err)}. Nothing was sent; you can pay by the QR code and address below.`);
+      fail(t("wallet.insufficientFunds", { chain: q.chainName }));
+    } else fail(t("wallet.sendFailed", { wallet: walletName(w), reason: reasonOf(err) }));
     say("");
   } finally {
     setBusy(false);
@@ -178,42 +183,42 @@ async function pay(w) {
 }
 
 async function send(w, q) {
-  say(`Connecting to ${walletName(w)}…`);
+  say(t("wallet.connecting", { wallet: walletName(w) }));
   const accounts = await request(w, "eth_requestAccounts");
   const account = Array.isArray(accounts) ? accounts[0] : null;
   if (typeof account !== "string" || !ADDRESS.test(account)) {
-    fail(`${walletName(w)} gave no account. Unlock it and try again.`);
+    fail(t("wallet.noAccount", { wallet: walletName(w) }));
     say("");
     return;
   }
   if ((await chainIdOf(w)) !== q.evmChainId) {
-    say(`Switching ${walletName(w)} to ${q.chainName}…`);
+    say(t("wallet.switching", { wallet: walletName(w), chain: q.chainName }));
     if (!(await switchTo(w, q))) return;
   }
   const amount = BigInt(q.amountAsset);
-  const due = `${formatUnits(amount, q.tokenDecimals)} ${q.tokenSymbol}`;
+  const due = units(amount, q);
   const held = await balance(w, account, q);
   if (held !== null && held < amount) {
-    fail(`Your wallet holds ${formatUnits(held, q.tokenDecimals)} ${q.tokenSymbol} on ${q.chainName}; this payment needs ${due}. Nothing was sent.`);
+    fail(t("wallet.notEnough", { held: units(held, q), chain: q.chainName, due }));
     say("");
     return;
   }
   if ((await chainIdOf(w)) !== q.evmChainId) { // switched away meanwhile: never send on another chain
-    fail(`${walletName(w)} moved to another network. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again.`);
+    fail(t("wallet.movedAway", { wallet: walletName(w), chain: q.chainName, chainId: q.evmChainId }));
     say("");
     return;
   }
-  say(`Confirm the payment of ${due} in ${walletName(w)}…`);
+  say(t("wallet.confirm", { amount: due, wallet: walletName(w) }));
   const tx =
     q.assetType === "native"
       ? { from: account, to: q.depositAddress, value: numberToHex(amount) }
       : { from: account, to: q.contractAddress, value: "0x0",
           data: encodeFunctionData({ abi: erc20, functionName: "transfer", args: [q.depositAddress, amount] }) };
   const hash = await request(w, "eth_sendTransaction", [{ ...tx, chainId: numberToHex(q.evmChainId) }]);
-  if (typeof hash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new Error("the wallet answered no transaction hash");
+  if (typeof hash !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(hash)) throw new Error(t("wallet.noHash"));
   sent = { hash, quoteId: q.id };
   render();
-  say(`Payment sent from ${walletName(w)} (transaction ${hash.slice(0, 10)}…). Waiting for the network…`);
+  say(t("wallet.sent", { wallet: walletName(w), hash: hash.slice(0, 10) }));
   report(0);
 }
 
@@ -227,21 +232,21 @@ async function switchTo(w, q) {
     const code = codeOf(err);
     const add = network(q);
     if (code === 4001) {
-      fail(`${walletName(w)} is on another network and you declined to switch. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again, or pay by the QR code and address below.`);
+      fail(t("wallet.switchDeclined", { wallet: walletName(w), chain: q.chainName, chainId: q.evmChainId }));
       say("");
       return false;
     }
     if (code !== 4902 || !add) {
-      fail(`${walletName(w)} is on another network and could not switch to ${q.chainName} (chain id ${q.evmChainId}). Add that network in your wallet and pay again, or pay by the QR code and address below.`);
+      fail(t("wallet.switchFailed", { wallet: walletName(w), chain: q.chainName, chainId: q.evmChainId }));
       say("");
       return false;
     }
-    say(`Adding ${q.chainName} to ${walletName(w)}…`);
+    say(t("wallet.adding", { wallet: walletName(w), chain: q.chainName }));
     await request(w, "wallet_addEthereumChain", [add]); // a 4001 here is the caller's "declined"
     if ((await chainIdOf(w)) !== q.evmChainId) await request(w, "wallet_switchEthereumChain", [{ chainId }]);
   }
   if ((await chainIdOf(w)) !== q.evmChainId) {
-    fail(`${walletName(w)} is still on another network. Switch it to ${q.chainName} (chain id ${q.evmChainId}) and pay again.`);
+    fail(t("wallet.stillElsewhere", { wallet: walletName(w), chain: q.chainName, chainId: q.evmChainId }));
     say("");
     return false;
   }
@@ -274,14 +279,14 @@ async function report(attempt) {
     });
     const body = await res.json().catch(() => null);
     if (res.status === 200 && body) {
-      if (body.status === "recorded") say("Your payment is on its way: seen on the network, waiting for confirmations.");
+      if (body.status === "recorded") say(t("wallet.recorded"));
       else if (body.status === "reverted") {
-        fail("The transaction failed on the network and moved nothing. Pay again, or by the QR code and address below.");
+        fail(t("wallet.reverted"));
         say("");
         sent = null;
         render();
       } else {
-        fail("The transaction was mined but paid nothing to this payment's address. Pay again, or by the QR code and address below.");
+        fail(t("wallet.paidNothing"));
         say("");
         sent = null;
         render();
