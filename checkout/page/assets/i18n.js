@@ -28,7 +28,7 @@ const checkoutI18n = (() => {
     let tag;
     let loc;
     try {
-      tag = Intl.getCanonicalLocales(String(raw))[0];
+      tag = Intl.getCanonicalLocales(String(raw).split(";")[0].trim())[0]; // an Accept-Language item's q= is not the tag
       loc = new Intl.Locale(tag);
     } catch {
       return null;
@@ -40,7 +40,17 @@ const checkoutI18n = (() => {
 
   const asked = new URLSearchParams(location.search).get("lang");
   const override = asked ? match(asked) : null;
-  const browser = [...(navigator.languages || []), navigator.language].filter(Boolean).map(match).filter(Boolean);
+  // Chromium lists a bare "zh" after zh-TW (the language of the region's tag): a reader of
+  // Traditional characters, still a weak match.
+  let traditional = false;
+  const browser = [...(navigator.languages || []), navigator.language]
+    .filter(Boolean)
+    .map(match)
+    .filter(Boolean)
+    .map((m) => {
+      traditional = traditional || m.weak;
+      return traditional && m.tag === "zh" ? { ...m, weak: true } : m;
+    });
   const chosen = override || browser.find((m) => !m.weak) || browser[0] || { code: "en", tag: "en", weak: false };
   const lang = chosen.code;
   const messages = catalogue[lang];
