@@ -210,6 +210,7 @@ type fakeClaimAPI struct {
 	n       int
 	claims  map[string]fakeClaim
 	withTD  map[string]bool // typed data with EIP712Domain stated
+	i18nJS  []byte          // served as i18n.js instead of the embedded one, when set
 }
 
 type fakeClaim struct{ Recipient, Source string }
@@ -279,6 +280,11 @@ func (f *fakeClaimAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
+		f.mu.Lock()
+		if f.i18nJS != nil && path == "/pay/assets/i18n.js" {
+			b = f.i18nJS
+		}
+		f.mu.Unlock()
 		w.Header().Set("Content-Type", typ)
 		_, _ = w.Write(b)
 		return
