@@ -40,11 +40,13 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium with a phone-sized window.
+// browser starts a headless Chromium with a phone-sized window, in English (the pages choose
+// their language from the browser's: the tests find elements by their English names, whatever
+// the machine's locale; langTab emulates another language per tab).
 func browser(t *testing.T) context.Context {
 	path := chromiumPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.WindowSize(412, 915), chromedp.Flag("disable-gpu", true))
+		chromedp.WindowSize(412, 915), chromedp.Flag("disable-gpu", true), chromedp.Flag("lang", "en-US"))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
