@@ -95,6 +95,7 @@ func TestCheckoutLanguagesInChromium(t *testing.T) {
 	waitJS(t, es, "the Spanish title", `document.title === "Pagar a Corner Bakery"`, 5*time.Second)
 	waitJS(t, es, "?lang= kept on the page's own links", `checkoutI18n.href("/refund/r1#s") === "/refund/r1?lang=es#s"`, time.Second)
 	checkPage(t, es, axe, "checkout in Spanish")
+	shot(t, es, "checkout-es-phone-light")
 	press(t, es, "button", "Pagar con una billetera de prueba (devnet)")
 	waitJS(t, es, "paid, in Spanish", `document.getElementById("status").textContent === "Pagado. ¡Gracias!"`, 40*time.Second)
 	checkPage(t, es, axe, "checkout in Spanish, paid")
@@ -112,6 +113,7 @@ func TestCheckoutLanguagesInChromium(t *testing.T) {
 		t.Errorf("Chinese accessible name: %v", err)
 	}
 	checkPage(t, zh, axe, "checkout in Chinese")
+	shot(t, zh, "checkout-zh-phone-light")
 
 	// The browser's language: pt-BR, then German from the menu.
 	pt := langTab(t, ctx, "pt-BR,pt,en")

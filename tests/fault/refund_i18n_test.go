@@ -58,6 +58,7 @@ func TestRefundClaimPageLanguagesInChromium(t *testing.T) {
 	press(t, fr, "button", "Réclamer vers cette adresse")
 	waitText(t, fr, "Saisissez l’adresse sous la forme 0x suivi de 40 caractères hexadécimaux.", 5*time.Second)
 	checkPage(t, fr, axe, "claim page in French, a mistyped address")
+	shot(t, fr, "refund-claim-fr-phone-light")
 
 	// A German browser, a wallet that paid.
 	w := newTestWallet(payerKey, 1337)
