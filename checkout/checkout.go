@@ -55,7 +55,12 @@ type Service struct {
 	// WalletRPC: the RPC URL a customer's wallet may be given to add a chain, by chain id (the
 	// devnets this deployment serves; nil: none).
 	WalletRPC map[int64]string
-	Now       func() time.Time
+	// GaslessChains: the clients of the chains whose EIP-3009 quotes this process offers to pay
+	// without gas (gasless.go; nil: none).
+	GaslessChains map[int64]GaslessChain
+	Now           func() time.Time
+
+	domains domainCache
 }
 
 // Quote is one way to pay, as the page shows it.
