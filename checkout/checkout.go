@@ -66,8 +66,9 @@ type Service struct {
 // Quote is one way to pay, as the page shows it.
 type Quote struct {
 	domain.Quote
-	Amount     string // whole tokens, decimal, never an exponent
-	PaymentURI string // EIP-681
+	Amount     string        // whole tokens, decimal, never an exponent
+	PaymentURI string        // EIP-681
+	Gasless    *GaslessOffer // what the customer signs to pay it without gas (nil: not offered)
 }
 
 // View is a payment as its checkout page shows it.
@@ -81,6 +82,8 @@ type View struct {
 	ServerTime    time.Time
 	Overpayment   *domain.OverpaymentOffer // the excess the merchant offers back (nil: none)
 	Networks      []WalletNetwork          // chains a wallet may be asked to add
+	// GaslessPayment is the payment's newest signed transfer posted for relaying (nil: none).
+	GaslessPayment *store.GaslessAuthorization
 }
 
 // Received is what arrived for the settling quote and what is still due.
@@ -146,6 +149,9 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 			PaymentURI: PaymentURI(q.Token, p.DepositAddress.Address, q.ExpectedAmountAsset)})
 	}
 	v.Networks = s.walletNetworks(v)
+	if err := s.gaslessView(ctx, &v); err != nil {
+		return View{}, err
+	}
 	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
 	if err != nil {
 		return View{}, err

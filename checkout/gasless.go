@@ -133,3 +133,24 @@ func (s *Service) tokenDomain(ctx context.Context, tok domain.Token) (tokensig.D
 	s.domains.m.Store(key, d)
 	return d, nil
 }
+
+// gaslessView adds to a view what its quotes are signed for without gas (while the payment waits
+// for its first transfer) and the newest authorization posted for it.
+func (s *Service) gaslessView(ctx context.Context, v *View) error {
+	p := v.Payment
+	if p.Status == domain.PaymentPending && p.Received == nil {
+		for i, q := range v.Quotes {
+			o, err := s.Offer(ctx, p, q.Quote)
+			if err != nil {
+				return err
+			}
+			v.Quotes[i].Gasless = o
+		}
+	}
+	gs, err := s.Store.Read(ctx).PaymentGasless(p.ID)
+	if err != nil || len(gs) == 0 {
+		return err
+	}
+	v.GaslessPayment = &gs[0]
+	return nil
+}

@@ -199,6 +199,48 @@ func (e DepositAddressType) Valid() bool {
 	}
 }
 
+// Defines values for GaslessFeePayer.
+const (
+	Buyer    GaslessFeePayer = "buyer"
+	Merchant GaslessFeePayer = "merchant"
+)
+
+// Valid indicates whether the value is a known member of the GaslessFeePayer enum.
+func (e GaslessFeePayer) Valid() bool {
+	switch e {
+	case Buyer:
+		return true
+	case Merchant:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GaslessPaymentStatus.
+const (
+	GaslessPaymentStatusAccepted  GaslessPaymentStatus = "accepted"
+	GaslessPaymentStatusFailed    GaslessPaymentStatus = "failed"
+	GaslessPaymentStatusRelayed   GaslessPaymentStatus = "relayed"
+	GaslessPaymentStatusSubmitted GaslessPaymentStatus = "submitted"
+)
+
+// Valid indicates whether the value is a known member of the GaslessPaymentStatus enum.
+func (e GaslessPaymentStatus) Valid() bool {
+	switch e {
+	case GaslessPaymentStatusAccepted:
+		return true
+	case GaslessPaymentStatusFailed:
+		return true
+	case GaslessPaymentStatusRelayed:
+		return true
+	case GaslessPaymentStatusSubmitted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeMembershipsRole.
 const (
 	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
@@ -1105,9 +1147,12 @@ type Checkout struct {
 	// Currency Only USD.
 	//
 	// Example: USD
-	Currency  Currency           `json:"currency"`
-	ExpiresAt time.Time          `json:"expiresAt"`
-	Id        openapi_types.UUID `json:"id"`
+	Currency  Currency  `json:"currency"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// GaslessPayment The payment's newest signed transfer posted for relaying (absent when none).
+	GaslessPayment *GaslessPayment    `json:"gaslessPayment,omitempty"`
+	Id             openapi_types.UUID `json:"id"`
 
 	// Livemode False for a test-mode payment (testnet and devnet quotes only; the page says so and, on the devnet, offers its test wallet).
 	//
@@ -1173,6 +1218,50 @@ type Checkout struct {
 	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
+// CheckoutGasless What the customer signs to pay this quote without gas (EIP-3009
+// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+type CheckoutGasless struct {
+	// DomainName The token's `name()` as its EIP-712 domain has it.
+	//
+	// Example: USD Coin
+	DomainName string `json:"domainName"`
+
+	// DomainVersion Example: 2
+	DomainVersion string `json:"domainVersion"`
+
+	// FeeAsset The relay fee the buyer pays within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeeCents The same fee in USD cents.
+	//
+	// Example: 0
+	FeeCents int64 `json:"feeCents"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// ValidBefore The latest `validBefore` accepted (the quote's expiry, unix seconds).
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// ValueAsset The value to sign, in the token's smallest unit — the quote's `amountAsset` plus `feeAsset`.
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
 // CheckoutQuote One way to pay, as the checkout shows it.
 //
 // Example: {"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}
@@ -1207,9 +1296,15 @@ type CheckoutQuote struct {
 	DepositAddress string `json:"depositAddress"`
 
 	// EvmChainId Example: 8453
-	EvmChainId int64              `json:"evmChainId"`
-	ExpiresAt  time.Time          `json:"expiresAt"`
-	Id         openapi_types.UUID `json:"id"`
+	EvmChainId int64     `json:"evmChainId"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+
+	// Gasless What the customer signs to pay this quote without gas (EIP-3009
+	// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+	// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+	// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+	Gasless *CheckoutGasless   `json:"gasless,omitempty"`
+	Id      openapi_types.UUID `json:"id"`
 
 	// PaymentUri EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
 	//
@@ -1502,6 +1597,117 @@ type FinishPasskeyRegistrationRequest struct {
 	Name string `json:"name"`
 }
 
+// GaslessFeePayer Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+// plus the chain's relay fee, which the checkout shows before signing and which counts in
+// the payment's `convenienceFeeCents` and `amountDueCents`).
+//
+// Example: merchant
+type GaslessFeePayer string
+
+// GaslessPayment A customer's signed transfer for a quote, and where its relay is.
+//
+// Example: {"createdAt":"2026-11-22T10:02:11Z","failureReason":null,"feeAsset":"0","feePaidBy":"merchant","from":"0x8fd379246834eac74b8419ffda202cf8051f7a03","id":"01a200eb-2a52-7e01-9a3c-1b2c3d4e5f60","quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","status":"accepted","txHash":null,"validBefore":1795428900,"valueAsset":"18500000"}
+type GaslessPayment struct {
+	CreatedAt     time.Time `json:"createdAt"`
+	FailureReason *string   `json:"failureReason"`
+
+	// FeeAsset The relay fee within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// From Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From    string             `json:"from"`
+	Id      openapi_types.UUID `json:"id"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Status `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+	// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+	// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+	// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+	// moved and the payment stays payable the normal way.
+	Status GaslessPaymentStatus `json:"status"`
+
+	// TxHash The relay transaction (its first attempt; null until signed; the mined one once relayed).
+	TxHash      *string `json:"txHash"`
+	ValidBefore int64   `json:"validBefore"`
+
+	// ValueAsset What the signature moves, in the token's smallest unit (the relay fee included).
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
+// GaslessPaymentStatus `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+// moved and the payment stays payable the normal way.
+type GaslessPaymentStatus string
+
+// GaslessPaymentRequest A signed EIP-3009 `TransferWithAuthorization` of the quote's token: the EIP-712 domain's
+// chain and contract, the message's six fields, and the signature (as
+// `eth_signTypedData_v4` answers it).
+type GaslessPaymentRequest struct {
+	// EvmChainId The domain's `chainId` (the quote's chain).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// From The paying account, which signed.
+	//
+	// Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From string `json:"from"`
+
+	// Nonce 32 random bytes the signer chose.
+	//
+	// Example: 0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99
+	Nonce   string             `json:"nonce"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Signature r ‖ s ‖ v, 65 bytes (v 27 or 28; 0 or 1 is read as 27 or 28).
+	//
+	// Example: 0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b
+	Signature string `json:"signature"`
+
+	// To The payment's deposit address.
+	//
+	// Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
+	To string `json:"to"`
+
+	// TokenAddress The domain's `verifyingContract` (the quote's token contract).
+	//
+	// Example: 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+	TokenAddress string `json:"tokenAddress"`
+
+	// ValidAfter Unix seconds; must be 0.
+	//
+	// Example: 0
+	ValidAfter int64 `json:"validAfter"`
+
+	// ValidBefore Unix seconds; at most the quote's expiry (`gasless.validBefore`), at least 30 s away.
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// Value In the token's smallest unit; the quote's `gasless.valueAsset`.
+	//
+	// Example: 18500000
+	Value string `json:"value"`
+}
+
 // Invitation A pending invitation to join the merchant with a role.
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
@@ -1683,7 +1889,7 @@ type MerchantOverview struct {
 
 // MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
 //
-// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","gaslessFeePaidBy":"merchant","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
 type MerchantProfile struct {
 	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
 	//
@@ -1694,6 +1900,16 @@ type MerchantProfile struct {
 	//
 	// Example: Acme Coffee
 	DisplayName string `json:"displayName"`
+
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy GaslessFeePayer `json:"gaslessFeePaidBy"`
 
 	// LogoUrl Example: https://acme.example/logo.png
 	LogoUrl    *string            `json:"logoUrl"`
@@ -2644,6 +2860,16 @@ type UpdateMerchantProfileRequest struct {
 	// DisplayName 1 to 80 characters, no control characters.
 	DisplayName *string `json:"displayName,omitempty"`
 
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy *GaslessFeePayer `json:"gaslessFeePaidBy,omitempty"`
+
 	// LogoUrl An https URL (null clears it).
 	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
 }
@@ -3058,6 +3284,21 @@ type EndpointLimit = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type Forbidden = Error
+
+// GaslessBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessBadRequest = Error
+
+// GaslessConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessConflict = Error
+
+// GaslessUnavailable The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessUnavailable = Error
 
 // IdempotencyConflict The error body of every non-2xx response.
 //
@@ -3553,6 +3794,9 @@ type DisableTotpJSONRequestBody = CodeRequest
 // ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
 type ConfirmTotpJSONRequestBody = CodeRequest
 
+// SubmitCheckoutGaslessPaymentJSONRequestBody defines body for SubmitCheckoutGaslessPayment for application/json ContentType.
+type SubmitCheckoutGaslessPaymentJSONRequestBody = GaslessPaymentRequest
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -3866,6 +4110,9 @@ type ServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error
+	// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments)
+	SubmitCheckoutGaslessPayment(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// ClaimOverpaymentRefund Ask for the overpaid amount back
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
 	ClaimOverpaymentRefund(ctx echo.Context, paymentId CheckoutPaymentId) error
@@ -4442,6 +4689,22 @@ func (w *ServerInterfaceWrapper) GetCheckout(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetCheckout(ctx, paymentId, params)
+	return err
+}
+
+// SubmitCheckoutGaslessPayment converts echo context to params.
+func (w *ServerInterfaceWrapper) SubmitCheckoutGaslessPayment(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SubmitCheckoutGaslessPayment(ctx, paymentId)
 	return err
 }
 
@@ -6336,6 +6599,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/transactions", wrapper.ReportCheckoutTransaction, options.OperationMiddlewares["reportCheckoutTransaction"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/gasless-payments", wrapper.SubmitCheckoutGaslessPayment, options.OperationMiddlewares["submitCheckoutGaslessPayment"]...)
 	router.GET(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId", wrapper.GetRefundClaim, options.OperationMiddlewares["getRefundClaim"]...)
 	router.POST(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId/claim", wrapper.ClaimRefund, options.OperationMiddlewares["claimRefund"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/overpayment-refund", wrapper.ClaimOverpaymentRefund, options.OperationMiddlewares["claimOverpaymentRefund"]...)
@@ -6421,6 +6685,12 @@ type DashboardWithdrawalForbiddenJSONResponse Error
 type EndpointLimitJSONResponse Error
 
 type ForbiddenJSONResponse Error
+
+type GaslessBadRequestJSONResponse Error
+
+type GaslessConflictJSONResponse Error
+
+type GaslessUnavailableJSONResponse Error
 
 type IdempotencyConflictJSONResponse Error
 
@@ -8461,6 +8731,134 @@ func (response GetCheckout500JSONResponse) VisitGetCheckoutResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPaymentRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Body      *SubmitCheckoutGaslessPaymentJSONRequestBody
+}
+
+type SubmitCheckoutGaslessPaymentResponseObject interface {
+	VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error
+}
+
+type SubmitCheckoutGaslessPayment202JSONResponse GaslessPayment
+
+func (response SubmitCheckoutGaslessPayment202JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment400JSONResponse struct{ GaslessBadRequestJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment400JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response SubmitCheckoutGaslessPayment401JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment404JSONResponse struct {
+	CheckoutQuoteNotFoundJSONResponse
+}
+
+func (response SubmitCheckoutGaslessPayment404JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment409JSONResponse struct{ GaslessConflictJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment409JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment429JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment500JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment503JSONResponse struct{ GaslessUnavailableJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment503JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15418,6 +15816,9 @@ type StrictServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx context.Context, request GetCheckoutRequestObject) (GetCheckoutResponseObject, error)
+	// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments)
+	SubmitCheckoutGaslessPayment(ctx context.Context, request SubmitCheckoutGaslessPaymentRequestObject) (SubmitCheckoutGaslessPaymentResponseObject, error)
 	// ClaimOverpaymentRefund Ask for the overpaid amount back
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
 	ClaimOverpaymentRefund(ctx context.Context, request ClaimOverpaymentRefundRequestObject) (ClaimOverpaymentRefundResponseObject, error)
@@ -16551,6 +16952,54 @@ func (sh *strictHandler) GetCheckout(ctx echo.Context, paymentId CheckoutPayment
 		return err
 	} else if validResponse, ok := response.(GetCheckoutResponseObject); ok {
 		return validResponse.VisitGetCheckoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SubmitCheckoutGaslessPayment operation middleware
+func (sh *strictHandler) SubmitCheckoutGaslessPayment(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request SubmitCheckoutGaslessPaymentRequestObject
+
+	request.PaymentId = paymentId
+
+	var body SubmitCheckoutGaslessPaymentJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SubmitCheckoutGaslessPayment(ctx.Request().Context(), request.(SubmitCheckoutGaslessPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SubmitCheckoutGaslessPayment")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SubmitCheckoutGaslessPaymentResponseObject); ok {
+		return validResponse.VisitSubmitCheckoutGaslessPaymentResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -18768,755 +19217,805 @@ func (sh *strictHandler) RejectMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3dkhu5tS+IvwqCdoRYZydLJIv1HQ67WlK7Zbc+rCq57W5qF8FMkExXEmAnksVi66+IPjf/y5mIiXM5",
-	"146YuZjnmet+kgmsBSCRmUgyiyqp7b3VcY63ikwigYWFhfX5W+9boZgvBGc8k62z960ZoxFL4Z/PIzZf",
-	"iIzx7A1bJHTNIvVpxGSYxossFrx11hpl6ZKNyGrGOMlmsSQpkwvBJSOxJJSk8EMiJoRywmiaxCwlKftx",
-	"yWRGVnE2I9mMEUnnjNi3hevOn9l6vxW0ZDhjc6peyvhy3jr7oaXe1noXtLL1grXOWjJLYz5tffjwIWgt",
-	"aErnLNNzv1jROIv59GKxSMUtTepmfkYET9ZkwXgU8ykRnEmSzWhGOGORmjTVAxAuMrJmGZnGt4yTtpq3",
-	"+U6SH5dsyfbUnGM19o9Llq5bQYvTuZomLU/GXZpeyliIhFHeUkt5MmPhjVhmr+l6znj23EP3qxkjC/ya",
-	"xJF98YJms/y9C/v7oKWIHqdqC9W63QnM6d23jE+zWevsaKDomGUsVYP95w//ORzedbvv/sdvW1WSB62n",
-	"VM7GgqbRC5aGM1o/0bn+HjY7EzeMExpmkkxEStqUr4nIZiwllMsVSyUZdA/2alY0z9+0aUk7rOG7OJtF",
-	"KV3RpG4VK/tEPcVX7igPM0PnXPyZratTe0FvmCRhyqj6gEg6UTQmKcvS9T65VEfrhq0J5RGes7GI1uZc",
-	"qv2YxKnM7LE9x4fUL+B40iGP4smEpYrR1E8DIlKymsUJK/waT3QsicziJCHpkvOYTwNnT0/3yZ/ZWhKa",
-	"MiJDsWCRmmY2Y0Nu+UNN8oYtMuCM/oDMxDKV+0NuiI3CKSd3SWa0ati6f3gYtOYxN3/3ilw+HN71e53h",
-	"8O742bv/8G/Ct/E8zqq0f56xuSQLlpIFnTLS7qkl9brdbkAiNqHLJFN/1cqFBEZ1J61/1TrrdbtBayLS",
-	"Oc1aZ62YZwf9VqDWFM+VJIR3qCXpP+2cY56xKUth0q+eP31ymdGMPRHiJmZ+rpbqASWg1W6qXxAZT3kn",
-	"1uJ8nIqVZCkZsynlpC1ZRsZrMvrjsyvy+Lb3mC6z2WMRR+FjmdE0G52Tb7Js8Yon63zRIb69LJVkdK1+",
-	"WL9nR76NeDWZSFa7E5kg8iZekLahfj3tBQ7kJb6X9IbWXS+t37BJyuRsI6WZlLHgj9QdCQ9rUWiIqunu",
-	"kpC8WtAfl+yMKCF5S5Mlw8splnAd0SFP4lt35HCZwknFkeEx8y1pm9fmZ7IX4FvFMiP/WMqMhAmjqSRx",
-	"tuecuvoN1CP67jNnz96wyZJHX8dJxtINV5pasiLNkkcSGTKW5o6r20X3hsunYDdvuYwj73l2p6SOyFJu",
-	"mY85DxIerpsOfluYy29TNmmdtX7zOFezHuO38jHOQr8/n1bdBYRzqb98UvPrh7l4cDINdRC4cdTzH6WK",
-	"NJ/cFaPzt5Kl9SrHfMzSR5IslfSqJdkSh3iYOX3HxjMhbp7xaCHiepKt8DHC9HP1s2P5SA8xww9qELzm",
-	"UUdexH9m669FOo6jiHH1USi40vfVP+likcQhKBWP/yEFfM3u6HyRgHxjaSpS/Emk3jKxwwStOZOSTkHz",
-	"JVpAhSnLQKsIKSdzccvIXHC2Ju1cY1KKdyqWU20TwE866icXr5/vBUQKMqc3WkkH9VzCgzSax5ykImHn",
-	"JGK3LBELJdzm9IaRTCklN2wtc2osWDqPQSBe4xIUWZod12f6+Q+BZ1dR4kaCadEcohIDQsPqNyIlcSZh",
-	"siSh4Q2uQE0Y6PxIktFdJ5/hiLRHlq6jvYBQMlL0HAEllYElb1gE7xmvlbWlxh2zRKzICMgyAmUN9Dig",
-	"RWcuIjNVd2h1DfCQEb1d1X3aC4oz1fRXBl6ojr9koeARmdAwUzr9SGZscb1cXBumVZMHajjGgP5OjVL8",
-	"uXpK7aHgZEaRnOqKXC7UwPDkNT7pDL/f+hC0jH31QCxtzLvr8foa9GuRlpjbNQmkNgdZhJuh14QLOSNr",
-	"sUQlXem9iikEZ5+WKy8ksdaNpUhp26sbpT6rofE5oYkUQz7yEMa6AOzW4UPqvObLLhhRItVXhrISoiF3",
-	"JgYsrUiY3sahZVjXGgfvAr7pkQRlRe3/Mpt9RaM3aI183ObH/JYmcXQNf7q7rlahPlRTWKVCGTnsbqEo",
-	"pFZEk5TRaK2uHSW0wSkBKlTk7LYZW5tND7flz3FgEvPFMiPtkfWJXOtXqu3NPwSW41OULLAWq0AuqJQr",
-	"kUZD3h5ZUqQsYjyLaSJHAYFhyEj/4LV+3h1LpEQu1GBALmccEbFRMORmBPXnHhCPkyW/4WLFAyCg+szQ",
-	"Nua3cYayJx8p/9BMaMhHwC0jlye0EcQnSRw+EFuA2VSSBkUppjhUMwNKr3MSxZKOE0biDO3mz8ARaHjU",
-	"zEvwAKTrmKljirMEOa0+LBAalqul7C4nDPQNPdjFXCzxB2DRbKIyxUcLZIaPyFxZK2N122UrxjgZdLvg",
-	"PVCGMfxHQvBo5kfQjrWF5K4rUZ+njXOtnLHCdEUaKQ3zjGjTnaA2RhIwc9Vm9A8PnVnq5xtNM2VhvIgZ",
-	"z16K7CJJxIptnql9/pqL7JrqX7iztU9cRFHKpDwj5U9Q8EZsIWScEao/NNaaFthnpHA1wl4ljN6ywlMo",
-	"5LkdBCxbpXYooRER8IwYspSn0YA+DyxN97WgUgQYFflzZFeCvKmsaTEhY6EsxwCdm6tYsiH3CGTSjnmY",
-	"LMH7nLG7rGDg4/vfXn3dOQmIOmmpUPfmkI/jKE5ZqCZKk464ZWkaR4yEM5rSMFP6b8zVjGJ1uZI/Xb56",
-	"qS0iokyLiGSrOGRw1CnJ0iUP1QU95GMRKVXPc0UEZBTOaMyBdeRysRBpxtTsCzsNj6j1SzWbgm/vkVQL",
-	"mMTTJWqQ8HLtdkL3L+qmM4paxA1bP5JnqMGjqbCga4m05UOuPucsk3Do1fMRu+UsA29+gFos/kpwMqcx",
-	"h2fVl3DRjLxHQa1myJ3lZKLInw7v6s2Q5Jef/xd4Z0pHIgBFf0WTRL1YPaS2zbA4qLSKy9VJQe0GBqRh",
-	"pvZrkTLFp3HCUElSL2WRnchyoWbWvfvl539OJpNJQOiQL1KRiVAkRK5lxuZ2ONS7RzKecpotU+bwHTUO",
-	"hTCh8fyRJPYh5EFjywy5ms4tSyv0oEpPiKO9c80xI+AubdRMJjqmMolZEunb2EQ2HuYy1k4F2EOxKJme",
-	"hQiJYj41Ssaic9iZH5ciY9LsheLQKdv/TPexM6tJzFET1mqOtZJgftbPF2bxLdt3CfhSZF8r+fJwBJzA",
-	"cC4FXwoil+HM9cEZeey6czTJ7BgPR6yXwtJKxwpjSeIIYxnoUmjb+CF6NdEYFtlsr0Cuvyhy3p9mEt0r",
-	"MIUtSsCnJOSHoAX8sOV2l2KZhqxmDi7joVWNc4KB3RnBB1vm8+tu7ZkSNyV6o4NBSdgNyyTtUZVKuSmj",
-	"V25NB8M8bzldZjORxj+x6GGsBzN9XGlhny6ZvtD0M0ouIz1iTv7WucT7p6Pdsp1L+M6RXGqqykjDST2s",
-	"4Kp7PcG4nBJXWl8AOTYTCfiIrMcndwPC4ax6Jz6FC/JKcVYT79z+fxEn4b+Bo87u/MNcY1tEnxG/Zce7",
-	"K/UKrvZPeqPBVG7YOrDzCAi7Zer/aBVdpDYfxfF6jFki+FRi0LzAti5BH15WAc+2gpbj5NKHnIwZTUEt",
-	"vGF8v3XGl0ni0v25tYc/g2xy51IQRHOaTEQ6V7qVswTg1XjKjbc2S5cyYxGJpVyytEjTPDXkgQSVE/O4",
-	"1j6hIsd+5wRFaMpgtozDc1/kVo3cqhdbgrOdRFVgoiebt8J5ZXvk21ot9Exc0OaS7M5AkDhynTIazkqc",
-	"kwlB5soeLQs7eebexIoGVBnWMiO9I9KOmLKNgFLgmdz7TKZQYUJASjUjO2eiLXPS7h3tnZPyLIGsD3Qm",
-	"tf1ecyCf6m//JU7jhKGV3jZzLvHpnrEbN/BpZbmjgNQwr1YIYkkitkgE6tbgkgD1Wvt8JrnXBj057ZH6",
-	"P+gvAv/FCFwbrtLvhBtXM5YyzMWsc+1A4hiMZFUUdByt6Jqk6p7Gc+YkhT2Qzz8f8PqGra9TpqM7JSWz",
-	"lI1GVlQW4kFm0XlCnT5TruPBedeDMs3OkyPtkZ8AYCddYKJhKZfXJBxCrmFdsqDNFJRkRWOdDhpnGAxU",
-	"Yj9WHAZXCmQrnsNtgL8F39OExglkEYobxYhsMmEh5hCCs1kajiSTlLH9Ia+sI+bXS4kuXTQxlW6gWBDD",
-	"j8iXQpYmrlSKSCkcE5Eq23TIl4tpSiGwjufklqUSXJyc3Sq7NeaxnCkpBmd1mYViDr4dHewiS57FiZ0t",
-	"ailSG7Q4AZmJFPKRwRC2nkiWgsOcC6J0Q0itpvAayMRkNDH7isfInN5HcsjRFpOoieJJozpDA5xh0d6Z",
-	"Z8+A1kjoc5KoP2K4RGMuM/VqMVFbl6XrmE+1Ff2cZyzlNHmWn6rdVVIcSp+Moq6JXxH4irRtRmpEur3T",
-	"g3Fv0u8ch72oc9ztdjsn6n+6zn97rgW9iB/u6L3l7G7BQqVa6g2Doc+1PIbpk5Cmaaz5NZ84CjO8fZ/k",
-	"odcHCms7A3p0dsLmNE7APsK4rpK4agir5n8GlR7mEGhnCE4D/4J4sr4CwhlNEsanbjzenCsbgK6LYStN",
-	"wnEu0STZc6l+iZmTDxQx1oOVLFM3gfMMTBII3UxpzD+DV+elsMmomOUZGDXeZI3mYqpgPzEeKYE2Kq1u",
-	"tHdeXsOHoPVSPFFKwsUtjROlVHwcQbm4xlAUteOVrX2Ml6BmogQkev/chFLCxepc310JzZTJ92kEwEuj",
-	"IYGMBTuqRpdyJ8rceZ4RdY2s9TiljPkwZIsMwrKRYnm4Yt68foJ2GrC2ccfZvwjlqDjhgHG0hxYxZ0Ou",
-	"9TgnaodvYHrykpirJ9onL0U2U+MpXUIn+RRpijfAS/GaSnmDxQufIvUCCErDEKKv2uu70K/8TCEd17Q0",
-	"71b6wFQdb38exavnT5+8FBAKi6fL9GP9NSKOQtC2w3zAgmNZp/Wjnscx1x9StLTrFgJh9rf7n9oPVnx/",
-	"JqzcgAnG0pkLaY88q9Nk1Lz1UHlfeu+uUzapaPnmJlJ7a+vcFPPrh89suCFkKZsLvibtYkKTzbyxEb8z",
-	"MmZTIy333JQxe1P96yaOnZERp3M2AsaH4pejgZOEsBcMOWjS37HxxTKb8ZxqoG06pIN3Fig/Qv3TUtK5",
-	"iIYcr3VP3NS+wDqrblkaT9YQgnd1LknXUpkmarNmLLwxQR/NTs/uYpnJh2ElhmNVJJZhJaianMYyAwNE",
-	"s8hnEVxKbOaahUgfbZmUs0u4qOIZ/KzefD2RYjAVPvpMPnxDKVuqAneASw/5ajL5pLQw77FuKUdmioqi",
-	"8WlFemEuYjLxTIC0uXBlQaLMRLKgabYmoVgmERkrMzWNlfY2ScUcNNHFcpzEIXn75ttz4ovfGhZcJ4JG",
-	"V0J8S9Mp+1iy41HLhLhOYDiX6vqeQe9GJgSBRz5X9kjqvp3dhbYQQsY/MQKeYdLukRfxV2S8NmWIlkZz",
-	"TBf875s7UgijsWIU7TVd75SbhMVjNE7W1rdfm6YBj12jAx93r6RkYNpawugtBgBhmgmVGRTEkpU5J71+",
-	"nuYaEMzPmjEC42s2EBOdD1tJg33On+j02O1ppprHXjdIg8GEMr0uadIcPDqUMXyyLGGQtHsIi3l7+fQJ",
-	"acu5MullRpY8zvbObU4v3knqDWiDYtqy+QQqhExMA4ebi5RVln4hse7z0+ePuqc1ljqZc7zMyhaWLsFN",
-	"FV3EMiMLkcThWmtGksQZZGkbS2vItYPujIxiLpeTSRxCJuOYJpSHbKSxCYxxTPTnuUaEyXxxptSzkX/L",
-	"RliYVUpEQatRl0QGQF5M2IztXsKYrmjAp9VE9MSc7DecjM7Lw5QRnbKjGQO8wIvsHO3TIVcTr1Qc7gVk",
-	"5DtVI9LefJYCN2gy5MpAt2vDY6aueD04nGw4NKNzwu5omCVYP49HLbaxKk1VN7805tc6afJ6LMTNiLRH",
-	"8HASy+wVT9YjG+qgeZY1hCjpbR6+gY2PuVpuPnwoRBLz6bWYTEakjc8nOjuTk5Ee7wk+9Woy+UYsUzki",
-	"dCpK85SUQzox0E3wiseYmAckUdM+J3QZxRkD6pvFaZ1QDVw0eJ1k09xXbVAxnJzSvXNdBlKOVoRaJkM5",
-	"ij8aEZA6/75R7d9AKPlrCPO+RMH7UTdgOQZdSqVH5RkWaHXFTVHtM6IGJMtFuTjkU8QRnygZAjnn1nuB",
-	"mWb5fCRpu4uATOQ5VnTZBQVwVNVHywW5enX1eq+8RMGZtb0cL0k5lUgdABOYR4SVOCsc2F6XzGO+zJj0",
-	"Rf/Pyej1q0sHk0A90VkuRjqcjZcDkZlIAHwkhCOCSCSJmiKEUVisBRwUPnJY8SKhISMxKghYEv0kofH8",
-	"4RNttCTelBOIjzySmLLtTQzEKf5aeYGFt1fTAh0iPpStCDTbrIPmhel5OYmtlP+kGqiWeU0UUNIWaWAj",
-	"9bi/Ng8iIHOahTMdIsJt39PEBP3iKp4zscweyOrRg5XThwuWx0ofVh2ojeCwxvNfxwyK4ggd3qmyHc1U",
-	"1K0jM6VLRmS5UNbh3rmrSZFIcMyqfyMwye5T1wiq3TOb+kiSRcpuY7G0Gb4YEZfxlEsdE+53+0edXq/T",
-	"P7jqdc+66v99vyVr8ZNSHURxqqmlNMJbliZ0UQH+0apeeX3OypQ02jvXY6krZUpjrtWuKBULpcoLpbbm",
-	"HK9FIPBbSuZ0rd85EwkGS3W87rO6oXTgy5Uu+qPP5IYygTqPG+qz1L265V9YTTMV6LxZpELds6BlCPVl",
-	"yBJMrPocrFqszc/VTpNaWwnKBFt0z02JMC0NSfIwxFan7FqsOCvjDdjL4oaxBWTwJUydSKXBwPNniHth",
-	"AnwmoVh9ZbVKw6YW++Rz7AbarPp8m1pQ5/ZTu6VsX8r1bNujnApOUjokRDMDq+AWM1OzWmVcwUfX+IHZ",
-	"HiFeUL6+yDI2X3ysaz8T4npO+fqamuG8SZg6Q8kgapmHTZA05uRk0CWOGyalGTNm7IORvzQbM4s8d9GE",
-	"TkWKBxc/1KZoe1RZ7GjPrIBOMpaSN+rfnQv4N6r1gJDkQEk6T1RBcS7xJ/pioJZOEAScsfBGTdokRFSA",
-	"pnIUrg/5Lmu16CN3Od+NcrqfIak+K+6O9ojc/0wbat6e76RxjhR2MkyUhf9JtiwTkLvXYGMe3l6ii/ga",
-	"I/zV9CWnSMEtOvrk1tAL/VKREj3NctHTW26rp1+wKKZXMKGPoccyH/F6roa8hkW6ZHmCg3fUyyx0Qvk1",
-	"v4rmrh1do/JkRkCsvA5iR6d8XADPfIOJuxuRJz5Hrq+5gavwlRuygD8ELdfd+xV6dbfAaFTdwx4wDR0M",
-	"AKd5IaJU9SGLCcQdasA1mkcVPrFzXV9o1reeu9LPKulN5TUOeclRDgMiskPb73G3FaQFMqhbsviyIa/z",
-	"8JO234UdkC2u5KIT1/UGF37qeHfPiGSMFENdxu865LXKL8VbxmA/ko/ww+an+mEstVzT31YAaB90T2EJ",
-	"s/eTWmyOUdIwKmlfi5B9kIz33FYFOilPNIpixAN5nYoFS7NYicAJTSQLXOqZVFpApUpTFmadmUgl64wB",
-	"RhCkEJT8nbUOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/9Tt9c/GKh9XTjvdd9T",
-	"Vh4uCGcrAGbU+SaQYNy21kyvX8gh0mYZBBfA04w/NEhV4MMJtkHH2kX5EBmdKssk5jePpClpLAzb65/4",
-	"UB9zXMYf9DtyfHIx/gcLM4Ch0lmUEH30gI1+N6OZU6D1SOYnjaYaDiIiqAI7m0n1cD+8b0Fw6LnaVhYv",
-	"eoeHZyeDwwOll63nY5G0zlpvL58+MZtbfu4xS8N+96x7d3JwcHhyOgmjIxaNj1j3ZDIIj8ODfjSYHPfG",
-	"h4NxRLv9095B68O7IAfM1Vy25JgZ2jr74V2FH2jNyiHTGyoK4lsGsaVAqdGYCQtwSICOmbE5slVhULto",
-	"R0CU1l9hBEMQ9yeGNl6m2TD+/enWiIVAEJm12Rn7+Mros2lK160Pzpa8rwgf9HuGMyEZh5AMZhXrZGl4",
-	"r6K8ASMCKHwaRSyqJEhbrHp3y99XIkzwIl2QG8lKMlDuktEJ0G0uctwTqLHBANB8r8AB1U0q0KBET0OQ",
-	"wDCgM2fvQcXb9SsAcs3Sdenu0Zdv66zVvTukLKKHR/3e4bh3dHxyesBOuuPBhB0NDsf0KDoc0/Hx0TEA",
-	"/9UdTp01fZG1zlrW13tS8PXqR75aqyVy+gc5E4t9M6OgFatBuz3a74a9Xudw3Ged43DQ7ZxGvYNOf3JE",
-	"T9hgfBx2e62gldAxU5LgKmVULtM1uaQTNcYSSv2Kkzh1JlE9y4YKnt3Y5Ug6ZHDQmyOasU4Wz9mGn3y1",
-	"9slSoSPnSrHKYSKxoOSc8GWS+BAmgc3Ul1ijgDC7xRcHrbuOmMfgnlhrufcBN2Er7LSlv4do+Q5UF6Nh",
-	"NbVu1xGTiVpRLCLClAlOdYDJFCnP6ZpMhdIk0C5vQs7SmYHZ42RdMUQt9lq+X87U3T3ZcrK+jVFncQ5W",
-	"RDMK99h/zxNWvS+RIO9zubdJ56xIra1iUY3u3SUAhfYpbQ6IM8UkEBZhnAfyhTPJkgnY81D0iBWLAdZT",
-	"xpkkMypneyX1xbs5/cLm5NTvsnGnd9Trd4777KhzchKddrp9dhyOo97kuH+ilDXtnGXo507ZJL5TXH5z",
-	"rT66Hkz6FIC0b8UNvlQd9grhdxBGDc8/zm/zTr5Qz3zIZ+9Tl7DKGiszc005wJSoUEx5LJk+/bkILlGh",
-	"MjmHLDXL3iwavUJEr0IvvSg48hfW8+EmQfEvwTwfe27xtH3Eaa1rb/TdjGFTHZNokzE6NyEScAFquGrd",
-	"5wOrmU3lMM+wKHg1EyRCfHpXCdJA14YKgf1EyVD8pAhXX9UgnCF2Yream9idiO/o5KjURa1g56t/gx6i",
-	"3qfbDxh8BB22UmQ1qNhKRyloJEbKBhUEbJsHuJSZmKMVnNB4vrdPrgCMEUdXGgAKYbPFxu8VGUgbSLuk",
-	"KfqelPYw5MWeLnM2eiTJKI5GUJo1EyvQxMlqBlmPcT72eJllGIkTkwl2DSkLwi2Cw2UWbz8s9yg4yXbO",
-	"XgcuQ3kPyjKKs4swE6lfXwRzg5owpWJ9iJ8gLEU7XsBHajMvpsp2UTY5MEKesSPmc4AeiDmz6ZwIxlm+",
-	"9e4jleIFSLeD/e5+r3ewf9wKWjcxjzArUEI5sdE5PKqLnXDrrPVC/BQnCX18uN+tKvRxtJF9AzcLA28f",
-	"DLLYhl6PJJFLoPa+94JceNVeXIpH1QBkpk7MNUu7RyGvi4P8Hue4wPnJWRzPjA0sw1r2AjelWUaFbbNB",
-	"ZvMq1Glg93T/OUt0/UgraCFkEcAR4HZX+9Mp0aFG6NzSFBBS1VA5R742g+YfXdrh889e5S9yHtSvdK2L",
-	"jZX0uHt4vd1nBx1Wer/l5oddDYpWRLwosGPtEbU2d7kXD2T+iDTCum6N1ureSaF+VIcF97V8VaLBHPt/",
-	"iYNHN+grEctojBAPTdQRrXkO+kEro+mUQcuZBgs86LbML67ykvcbVERK97Qmq9dfaXLozsioRPVRkH+k",
-	"VSYAGEJQqmuLwGcfH/Lqlwj35P8hnvtrSB8rgxcVR3U+NhlI2OQC8pblvhM9wOq56+Uisj/3PCavNa7S",
-	"tS7EKAxnyuWv0d1UGAy1r/1UJMz9rfkY0o7dT/4hYq4jKtZDXVic87FDZedTM5vCFPVZve5PaD4Nd62L",
-	"VEzihNm5nzu9NohYccQrlEF+JNUtiO5Et9fjesjVRWkzc8REccoym+2jgL+OoQeJ/eQ65teYpDKCbh8F",
-	"lz9YkudDjpqNCwpisEmIEilYkOC8Qyyz/CWYKyevLbWGHL8xY7n7gj/BVHPdF2WZxtl6PxPZwjCBppz7",
-	"jQupZb/RGNpr6H4hr02ozH5v6mrB41ocNC+MRgY5t13J1M2FIUV5RnQpj3sEzSc549uKn33QHAuPGRXK",
-	"+Shl/wDwmtIBy58snjD38ZybYILX5u/8ROSFI2MhbvaZEv3O+j1fOkcER92vKWBxUekDk4Yt0iFHv6DJ",
-	"bTLF5+O1xq5yS1z29slLtiJUf6S06jFDjziqubltXb1zKvenvYQ2moO5lqpviqYeCOfm8AcCUfP2CHHN",
-	"8KStTQatUqkzbzAE3775Vmcc5t4coQjU8lzjPlXyj6lYSYx4opSA7TT1YFCHcsOwZaTbePFo0Ko2W3Tv",
-	"uve1mYYRwRmBpupVaNz7z+tkiTmYbThOTiZzr/mupeIxQUmO4lD9W0mxonweFU2DVp7S1MC3QjOr2wTm",
-	"ni4sy6FUziC1mte3YvqaYuG0a6ugF+MHR8GqXrQ76FiggtTrWLl6bZQseXOdxLfs+jTsRSUFK1ymyeOT",
-	"/fvpV8WMlbNDaKjqdyLvrGb1ympWTjqIn3J2l30FjpcaV6T1ITVzJuUKtCcy6L7Mx+8jdAGNjKtCPQ9t",
-	"bXXARDjFWOpj72GtsfTdTqkFPoZlFebm589s9lojxdREkFd0LR0QmZJxAI1moY04Qnvq2ek2ixfhnJHL",
-	"y1eg/dqsBa/bygxUnUABzgbSSwo/tG+u89PVttTVVRMFODAnAItr8Lbm1JN5JKEth/VUaIdN+/XF3188",
-	"e3l1ea2mfv3y4sWzvQC7uHlRgGpEkVmYb9/qU0CeKYNUqy82/yNRm7jnW2bpnXbcADekjmfeMOmNhV+Y",
-	"jOxHFo5xH3ukoE5qAfloqVawrYvwnO69sTRligigtnde20AP/UuIVlexXtVbrnTeDVv/aTb+Yxi/iv/0",
-	"9ffP3lz95fJPp/vsoLsf9pMcilvmnu/uYafbU5Kud6glne5Ee9ayq/LZds5LqzTqHXaw4rJEg68AaXvP",
-	"yImyr8Z72dp1X9Vn4eRIfgY3S+dQYvu4Q1P/Cc0qpwk4p/a8b3PoUxtOLaxJ/6BpuDRozVk2E5Gsa/Rc",
-	"qKJ1/L4Qm4VWLk4+g/EtKdsBIgyOoaARGJVO8C7YlvmQ73qdkHGmEkuDfx5zU3lfwfcXdrZmkjk7BS0/",
-	"m3smWjq+epa+U/sVm8ZcI8l8K6bxLgluZV77uDS2+3GucybUiWiXqpITtSRU+u6XWFaahY90ALHoOcec",
-	"PPvrC4T6K0dfa0LmsXxWvCdjeYWYzJbc+ub8ikrsC57Ft+wpC+M5AJT2Tsxnlyb57NnVN17amlSRUu7Q",
-	"xfPXnb7FJywqycXJOnQc9Hye53wx9afCi8eo0UXrLl6HKO833Mv5vDWxKjMsU8/5jSJkpRN91SAq0tp9",
-	"pyJ7A97SCR4w59Jwlfm5JHWpUMuTJoZbvl+UEqkODLxflngzj/J+diateWe/+FL9DuetBZ1SvZRcsoVI",
-	"YnqPl79T8n4ac2q8rra9qrLMekFrRuULUOHxbQniDfWDlphMpJpFN1AXCU1aZz3zT/VjZeJ8+LhYNQoY",
-	"z61TnPGmIV7nT3pD3IWxahiKT5lpNrvL5VBsV7shCZqzlfOUrqjsJIJPO+pKXsxSxVdVmVZ+gb9rvlZ6",
-	"uVg1Sl4uTMY3Imer7anUDV5Vlg2l1RRn4t8hbJrlP/EoYKm0PiQI5+AvUCDImVhBVFqnwptYt0dh5tkT",
-	"kYhUMVuXHoeTSSsom/X9QzDrlT2jpGgsuDQJCri0cI3Zvz6tulp3X3Ru9Omg2zkOD3qd00mXdQ7HJ9FB",
-	"eER7DFPB4luGQRw8qsYT9DSWi4SuXzq25xMxmTCszMFnvhVT8TZN8pY6+LHzm5ZuCad9M7qlbqt/aGmA",
-	"OFfqo67BAIOQhHZFQOLyprw59fnLggQ1PSUvnAy9e+Q965YT7q9PTw5P2GQS9Q/640H34IANjqPTbrd7",
-	"EA16LDwYsJCyiJ4O1O7czp+Yqaop1uxXv2AFVfar1zmOuv3Oyfgg7AzY4eSIHo9PMHVPM+fbNFa0UIed",
-	"Lef3yOz+A+SDZynlcsLS32sX8++aL3K47Hb7R8uYZ/3Do98522ZtOewDaXL489vkSH9yWUj1V5eJQefI",
-	"s3Kwb6zDXJIl4LP/i+77Zz9Ob1l6FQMDVN1phwUjU9fUO5BFGvnNa3Pac/t+Q0cYjTwN3cMTsUyt+0JJ",
-	"iYCMfpOm0+l4PNLJMxZiiE4ZBqlKrtVcRJR9VAsQ+er9//mbH7qdU9qZvHt/9OG3raYpR0WR4806wvKx",
-	"mJO3l0+xeK6Q9KOPRqDzTVy5R8KZEJLJ4nJQrt3X/VaXwlQUj5XYO9o0hrM17J7+EQQO1EJ0ApngDDPI",
-	"atKpi9zg5v000HPVqI0eLRucDDqYeSxUfW/VEcZeEVs0I/Nc2ffwoNmj+YVS3qGv1Xw1K2VMZh1owGNu",
-	"27ZuqAPuNt1LR7e/hZCqPTeIiSyFejAgFgNO/SCAfr4p3tvQkxlbGxe5UqtbVWPIe/d51Rg6Z27CWX4M",
-	"2qW6zQiHgl8EhCWQ8SrVD9MMPiyd/+JF63HolG5e14qaZdlCnj1+TMM5M0keypYX+wsQCzslDhYv9S2i",
-	"MF9WdVW+5ThAiQi3VX3D65RJQEc1HjHDLxaREf1vOcojpHss8+y2vPMb8gbkJrI78KuNaXhzlnOWfgLd",
-	"Ib/8/M/HzgQ7GJ7VXdQ19FUS8xuMsm6WIPi6C1fjee9KdCXQ3/3Hb/0JzxoEzEt8HTO26CLyBtMcAhJP",
-	"COXr/XvnOdbwQekubyQIC7f9tnSsKomKA5Sn4FDGp+AbtbOx1eh0YPZZj7mK4q+JTDUctM3Ny7JEXUC6",
-	"o697+VC+xiK3KI4a3D50F66x9949fxctmf1FCUsDQKyiJQtMJKEAgEvaXTyjCwoA/WSyhDY1QcMXm37O",
-	"26+YEt/kjaCLwLklCjhLa3qvFrRQj1cuxTvAoB7aO8DigVVFVRsfesEyGtGMErpYYIsacGv/uIRKR1jn",
-	"no5nIs/snPddUZvfP4w4cPVuf3BBfQ+Z3yK8gZoP7cEggHkQiRWXeVaymykuwhsib9iqeZgjjyds9urA",
-	"blziw/aIN/oRWKMfghaqEy9ZthLpTX199DgVKwkt/9TjGms0E4RGEWyzyJT2r/3GWQ55fMPFasjbI/zd",
-	"NY2iZ9rCA6NytBdo1FHb/s16f6XuAffm9RNIhCl5i4d8Ttdkht19LL3lIz1FeeZoURKBktNbJvfJd/g9",
-	"TA2ZGnHu8aXQyXwuWQLPXowLV3XKEDeFM7wiGwni71wKb604weRdo3Hqhy1DlLQXv4JXVaqCgvkXVFBD",
-	"rL7tqtGFI1E9d/ZCcm6SsklTlDibvFZ/MW32q+nHKwoNfRZ0HRBqogPac2WcVmUn1Re3zBe3TMUt41dD",
-	"aqS9sody78FqJhKdri8DvNoifJ2+3GwWH8S0QQKU7CBgxYrm0B4O9/Ffe7/3ahElXclTYnBHw8xMVd/e",
-	"VqGxBQauYlOeVzdvVdBEr3FOTR5Dx5iKGhjO0btC3FAfrU0V6zuHIf2DvmwcBKwc4ve1bbjNo44HCfK1",
-	"YOkkFHHZ9XUvcbCT0lKWIe8Lb7+HOKmmcjjyxRkVRU2DXNFP545xBVMlven5687RSe+MWIGlpMhBCBsI",
-	"/2R/wE807+FnVTGFD2ny4kNFeYQPqOMk8WvSfvbmSaffhZ5+pdcXxvFN4PcAJaYHXbHYDIm8VWKrfylh",
-	"vKPqCve9o7iWbXG72qNgB7t8G76MT+eyGlYelnfOgCtXtlnxuYCsipeyTafvoMpJLrC5e5q8SlRC4zm6",
-	"m5zIrKMP2WT9nZSND1XvcXm49y0uyjZ59677ftD98Fs8s87H2td/0fn6HT7g46J4yqHZuv+MH/f6xD5i",
-	"kn8sSD+UoxAwR3OwrxyUbRSQ8dppfoE98cDKbx8dkvE6Y5LM2F1ARrcj0j9+3D9RZ7r7uLdnLQLt84UX",
-	"6WFKnoHiOnsH3oVWamxLhPXutojYLgF4rGvr9Q8Gh0ee8LnXwX1BjjpRPI0z6DGhEwJFauIl5by1HDc2",
-	"wEYUAvunioiVY+BHg60hcDUjLwEg+b2MvOHnfLqbdl1nBfhhRjbB9DzwuXBUplICljOUnvMPvc7pO1Dk",
-	"3neD3rF/QFu86ubFdbtBax5z+3dRNfzP4fCu2+0Mh3e9r4fDu+Ov1T9Pv/7l5/+788vP/88v//OfnV/+",
-	"5//17n9sZ/d6pJsN2w7ADTvwv1vXWdkwE96hSfJqApH97VAhLg6bKRf154dg6S/Ehtr6JxDLgeYomViG",
-	"4DuFhtTYOAnQtSGznt0tkjiMMyV5hjyPMWmNFHHfsRqEUBzihq1Je9A9QNTHD7WU/CgwQ2xTftYaM14u",
-	"wU0F3LwRu2WJGqJKbf3j97X9fA04RI6FTckYKhp1u6KiQuSZRCHbZlDg5gMfN3vZ1axlMzdcMTp/o56r",
-	"+P91K3cYpJ6jX5twUb4JfK25sC6Rp63GIsogyLAlm2n9NdpD5FUMGKJ2ge22TE+feB5nslonkRvDFeV+",
-	"Tu/iuTLzTD84lA742UD95VHISvahyUvYmqOs5/HuQ1BdvdaRtPeRC72+cwh+S93bLJ5yoQsoiissT0mP",
-	"tn1K8O07PO9VOE0H+VuPWOOM6mGlUzn7CZAW4aqBf3V6XXC/bM3nqHFePMEC4UG3SzJhO/h1z4lZEagu",
-	"o7zdHHpJtVBaL9jePnm1QBFAKI+GXBMUf6eXODojlK+J3nCkvfWP2sblEPeOZUihVLnt+sWHXKdXOCi/",
-	"e6XqTiRYA1tzl3SBYtiiaDS8H7ZCmmbD1tmwNegPWx9KAqU7OLmHDDFLfsMmPl/H1znjSA33QeeMgEFI",
-	"ANpXliMK5hw4imdB3h02uq//3//zl5//t19+/t8b3NsOl7p0KjDsp55Bk9hVwTUMIH2FMBYi8FMil1CD",
-	"Mlkm5vSek1mWLdpyD+IQxdvFJCG4N8zjbEb5jSyEosFQ28gms2/e/ZBd4f9fvH73g7x89/uzx483s09m",
-	"C2WNrpF39yzLo0l8x6KO9gXau8K0okWcFkONjgYkdYVWSVgHzWWkE0EwrNLgxsOW4TW1HRqmqdBM1sle",
-	"ffvmWxAw0jZcK2At256pSI2nS6bTxHrd7mEldwxFDX74wkRYWFb4NhT8lvGY8ZB9zcxoOqV1OyJaRe5X",
-	"XXe72ir3hWOr9fv3urnf4fk9Mm71Nj/76wvjxvvYXN0ygc3nz++DK7c5p/dyJtJSYm/NVVzJ9y0z070g",
-	"MMuF0f9FuYDdLSBceFEMvp12T7rOf61PFba6z8RTmrG30uSVHAwOj/aPT0676Ck5PqkNOFlwbR1CtDGQ",
-	"0FSE/QqFXr6gZLfhf8CP7iviMlq5TOLFYHB21IWrLr1h2cUixgVqp7Q3PifdSWrqvU7jUJHdS3HNS7ci",
-	"oVmMptWXw/exh890+37YQ9d/iEPXa3zICnH6f6Ezdq/AvxOojqOPB7YvnsSljDqhwELh+pPoNiXIj6Jb",
-	"yKmIB+N8sAUNi8xbz7BFRfZUK8gVXZTveI/Fe3+2slETd1oLujaz2g/FXP39uMl4v0Hd8ncLed3/Ub75",
-	"8WD69NV1Z3l4ercYxJ35/Me/dH5Kf+w+/zZZR9/cvj7601WSXQ+wQDuFI3fPX3p6eVg9tkFOV4lm94ml",
-	"emyqb1DPNvo3IpK4TUFTessSi8Kg9PFJSqfqYS84gCGKvy7PVADD0G05EysOaYd725EwnEXYt7iECDze",
-	"p7JJUomelU0rA2U1IQuagreHJon6k5rJ75Nnujs9dIWclLsSgbUycsJ/I6+jyEjrQ3Mlp4xCKx6dWx5H",
-	"dc6gDUkipq+/Nx+EtNn+dL/QW9+8imAOcyXr1Y0s1IUqtpTn2IKcgIBllWYwvzzX2EyX0Eyb8dh3Rt0c",
-	"pJ3LJ2jH2dvvdvcCkoolJJ9GYsW9ODkbfZk9n3PJkL/it0kZIxm7ywIi2S1LaQJYplLxhVix6JxwQbAb",
-	"KNwXIskrQkn7STcgT599G5AnvT1oeD6OUaCi4w3nnWHfEP2jkpsHCpH8Tpbuifqfr9T/PFH/8+xjPS/V",
-	"cK/HXs/9U8YvRb7TGLBx5gRooXFhTaYsjeekPYL/+zZNELDhoSPLyzFc3joh82tW9K5o1aC0PnrDNDYT",
-	"/IhMGCNqYTryrD0u4AZtU7NOPGQp1nDAkhmDXqCIHxhLkirGkSyqw96pEVbfIfrZMw1+tkv45hYPpRWe",
-	"+zajOxeX+6glgidnWX/Pq6nIxxbZ1xPuufVLgGe34DZeL5jUCPosvmXnblgjh3pG+Dr18H7jxFtNplsn",
-	"3XlO757jb/vdaknE0ncPwqKJ4ISC64mkTIrkVjdX1rnDmuOZJG31OGYz5zWFDsYFSAdJFml8q+QYopRJ",
-	"6I/uICxLbCSa36Zb3JHlPfA4Ip0IWNEtCQMaP6R8/Pvf/OHdf7Txj9+8+x/etMTSBbysS+5FbrXYaxuu",
-	"V85WpS5xlYuxEWRc8NC5LpVbzM7r0B+e2HzD+KNl2xIhLZCMRrSn5i+OuS0atU+JUJrRREyXjLQtsBm7",
-	"U1tNk8eY4T46H3Io2xtBIz6WsfRa94sc7Z0rWY1dChIpyNi0gnJr4tzG4xqwDMLIQ97GceE90BLQNkgd",
-	"lYM7m9FkdkxmcANBub/c+FuLieXJmry9fOq6vdVz72oDOG6oaPdgkBNH+fQBk23XtmKrPMLO1yRhagok",
-	"pJKd60YyRCkzqfoEmh0w8hNLhf1VbKFcy5mv9/CePOgF7w0nO5UONtWkWa6VduzU9ubR6R2IPZey7M9s",
-	"PYI6bG3AJGuiboGSQLvBwf5FuvDYmZcePg27UY/1Jwd0MD4Mj6JjdjI5pd1xL+x7bnm9pmZNV5xXvq9p",
-	"lXMa/vLzP7fuL4K25sNt2MQ836VuI3N82HMNFsuUFrp9P+PC0A22dUP6jNc1d7oTU5zWZOPYpW3wkdh2",
-	"Do9/8xgD+p18lb8Hw+x3Px786Se1SVX41AI9NrGEsynFiflMjCTmN06JQ2ZQBPUVtVlf2mWBTTjQWau7",
-	"AC8jFq6nhtdRIZfZJ+efVrzYtbFxEwjH2DhAmZdVrU/tAD89GPcm/c5x2Is6x91ut3Oi/scJQlSDOFt/",
-	"0q84wGvTMYuk+dbcbcS5Cj/iJnuI/or3q4J4Hm12qIF1qi/rFdXdPSciLTRjLOWTEDmjKYKzU0/aidxv",
-	"0lmonG2lNuZds9ZljuNOVz/6GiD6Dtgz06DaUyalvsLW92KirUkueKd/d6csOkhEKJ2Fald3bKpuc/bL",
-	"/dxth/8xy1aMccjCUqa+NQVq+rdvb9xesanN3Jpkcb+g4SzmrJMyGkHHdfVYkc0ra/MAdejFVvzEyznl",
-	"+dj6uRK++n3p4+F3IFiluy6d2/x/MZlggMH2p5/ELIl8M9mcaFPQkYFvQpqxqUjXfqIVN6tROmHQ0iiz",
-	"hqxVdi5nk8LgPq7/OuaxnP2a4K1wLrXrAgZLlGL97C5jXEJ+sVwmYD2b9JCLi2dPLlZ/+fqrafj8yV/E",
-	"t08vuq+eriAsuHq++QEnaYgus5l6aUgzkT4F26x1+f3fXx7+ffrqH3+cdV9+Fb7+/pvvp9/BDGFO6qk/",
-	"Xb56iWDPXfa3r5Ln/xBx1P9r/Pe//bVL/zhYft//a/c5h0LTvAil9eLZ2yfP/+KUb6PnpwPNex4UvLYB",
-	"SG2Z3s07TwAolpTqEcEJlWT0GtbxZ7Z+Yofcz4SiUXtvBMX5UD3f/o6NL5bZjD+S5CKnO+4u7Ij6ia8z",
-	"xWZE3cJStnL3GzaNZZbumrX+63BppmwamPIrXNVZS/Rfzsd/e3Mznp8uv//Lfbjz7wd/Sv7+tzeJ4lA/",
-	"M9q49gsafiXETcvXaHVn5jFpeU43uB25qLiXm3loI9w+soZG2w9yvDpTSpDE0sS4NCREHHrrkYolL5ul",
-	"uIbs3cK8m21OHQ937E5l3fxDlFxuBo5dmXL37+P765qaH93h19aKbCz32IxE/6CK90eVhMCQhbqQIuLG",
-	"ZvU256aPbM/7a/LERzbuLToMdmveu6uOZMgmVpylf4jYXDiEW2xDNv6IMqiyc7YKKDzwqsxNoJDvj01s",
-	"+HexCY74RR2MkqdrRVMS38eFgJ3v5CxeYOZuKYO4kU+hBP/7lM0FucxECtvN0nmMTe2cMKo8U3aQIohm",
-	"fFgH1AqWvLN4aT3BIh4EDF8UMc7vwy9LCRa67ahcI9xqf4gYG9v7qLtE3YScWGi+QUMM9xcCt6X6S2d3",
-	"tiAyNp7qPVAeDb5j9Qi5u+yFxoK8BqHsXromkSiscWvbEHOXbBAAMLZRacyUXTfhbcxWADGby9igRaM5",
-	"JAAi+231uzjkryBM6VvKpYTvvJeXdq+W+4XD4IUnXeo+lkAGzbT6Z7Kc6FOLEeGcsE2NWqDpJbZlgar3",
-	"Qo17gy5JhUvefWtppbY5v3us/LIUd+QrmlAeslqQNqswzkQSSYN9YNsqY/wuE4tOolhFZ61I6KkN/alw",
-	"eE3lITfJYli4PFL/Z7R3TuAfcgQUGotsFhBGwxkRmOMiVpwkLJqy9MyBxMWyZoBIGnLdQhOrlZ2gfzFA",
-	"/L5Fb2kMTsa8TEfDypdraXYqD0F5nGBeLKxJvRT+3vRyrbS/xu6fhaQExWRGpaj8/PQUcwFqft8FJ0Lh",
-	"O6fipGHuQw0Y+eYpl3zllYlXmM3s2Dhhpo/CJyrSLF4L22X+PWSO3fCqsHHOAXD2XHtLi4QyjLLtZebQ",
-	"OszR+CdlvASdF6+G8bZ9K7FPHbBZoK4XnUKC+Ik3jG+4nSs5ME222wMetQ266+NQfPLQfhGepzj7JndX",
-	"zXmpPQiJJBEbxxmLAgC9XDMNJyOWGWkbK1+kZJGKkEkZ82mzlqsbr2m8O5zCy8rRrVtJhVPMcdh0+by6",
-	"VbcIW/nZykZTH0kyE3NGsI+hzN0x7m2y31DQ65Mov1prP+qGvkRGAweAB4NIWSqAOXaSqvGB/I3H8EaY",
-	"5fMHqMmoEcXVq6twDZlFfLW+tDBatok02Al5nuaZxXyMoBERNvCGh0yhBSC3WJ5Tl0zQuhXJcs4OupHv",
-	"etFUCFETOwjAY1LwI/gM+PvfGaRNJXbe/OXnfz7W2zxq2oe4whZefSjHKDZUJeNULKezjMTcKwKLQXI4",
-	"wUo9OUN16O3lU12VH6YsigHgINOp6lhoPSpx1UjX8y/nRnM1M3k05CN/tfFoz8K86+x3DJ2ZoZUSF0Pi",
-	"lXpkmgopScwzesPIeD3kUCpFZGwAm61KOGZTylE8rRR1YklmLIFGSGeOEobaoBVek1TMARHXSTGcCdOE",
-	"YHNuoJ4+j2BI9WKTes2iIVfkx8m2R2X+GZnlCe4oiIp1UKrsldB3a5vbNb55cuFRycCscpGpTjDZl/b6",
-	"bMC6XsFUfufzLeCdTWH2SyKu0b1tBeD7z3U/mzdWZ+wnl7NbTS7znfTOexmvVZHtdyg2or8n4gLnHwqP",
-	"NAPGHBVTLKwjbcxm0H8tsL1EAIma6tkwWUa6xMCNHNTdKoOuc60c+6+VfvVaqeyDc894c7mozMhBl7y9",
-	"ekIiupYBEUmEMftUZgHJRETX8NRZQXI6Yh1ooJ5qK8kHoR0K5UtxSnS5IuS8pCwUqSKBkaxxSuqk7zlM",
-	"BoSOWGZDTvkaxBcQc6PY2UlJrsVc8jAGRYDsQjBj66HTD1XSYBFkaevxKSugTXTO8u3sOSIud2zSOV+n",
-	"YhInzfx3sLnjlKKyrYHCN3S6y2Zs3rC3XbShc1xi0CW2Nqu5v5Pi/k28Cgstd/KqNO8627VzVzNs4kY9",
-	"hzCx1kXwr3QcynvwkCXP4iTvdZXdr9dQ8tl7DO3S/qNg5UUFXP/Ei+e/6QRdsnCZxtl6a5jLA3rN6FxR",
-	"X48Aak/Mp+WMUT31/oTWtO53H3hf8x7ba9/Euu/rc3Vesokcucn+BCpXfFH5BpUuJRKMaXjDeISNHtyy",
-	"I9pl7Jj2Bv2of3Qc9iYHR8e9ARvQk8nx4VGvP+l36fHpsdt3AIJJrrL6DqJzF1W4Il1ZtIvnM+YXFa+i",
-	"12INWstFtC2Y7BgPBcSFCiP4yeRjCcfE0Ni8a0naKaNRR/Bkvbe/ARpV1lZRxZE0dphpMOLYPXO6JktZ",
-	"6hDf2HNVjn5UtqzRHX9ff2dlI5ur+M3V+AITNE2m8DHF+22HuCD5PCM4e1w2Iiqk8OxB4OdAd31e2eHN",
-	"qf02R2ttz2nMOcskIKxBkz79hW4AKK1Jj+1o9vbJhYE6uGHrgNDcf6bDLvAL1OtxLJwPGbNEYOWpugSV",
-	"PnYOSMuY7wqRVihSiTEak6cnPdLaqwkb6jg0+J0KVQb6i8qOuo5pb58WNZlH0njPm7r4Pm1swtroxuvY",
-	"4Hg09P5emWEfFeVIrSd4F49vY5euj3Ff+XoRbsebMNX3Wjc6e/y41z/e7+5393tnJ92T7mMsb0cElXEP",
-	"syZqEjF+k4byejDphW5zO31RbfnpR7Z1uW93Obvo95sbFm4Vyp+8raCdjTPrcluBTQ0KfKzyutBJvtSv",
-	"UkhQGw3YyRRqgimkVZadCnVN87WSqbvmQxW0p29+sW1+r77Fu68ModcZUwluuqnJFwjIJBEibeOryGME",
-	"P94j/0F6DWWBXUBdvgCoCmQikgSaicUS3u9TWO3qK94+GEKLcLUA8D1PWcO0BkNH/7DyJl4sWNQ8RYIm",
-	"Ph+o9kDhauc0Q8RyKLqLE41N0kjzyLe3/JKQxUkbHrAbtYvExCUYYlvy5FtZmEVQ4Cn/yYCMDT8k0DSW",
-	"GUuB6eAp0laXrvrHnGYsjWkC/eKgMxQYumUvHKXTJWa16f86nv9x4PkquZ3dw063t1OdHbYzkNlbWR6v",
-	"f9U9zccrJZMHLegisxAp4oeofUg5kHy2Hqdx1PLEh/QqvR263RoOuE+TR5JcXPzx7fOnhELSeMoQQwAS",
-	"yGmSaM8mNOWzX2Nbvr1GuWGFNOTKuYZB0W9o9rd548Y42pak3jB/zd2aukmCDxUTKknMm0+Sb3bJYENG",
-	"mmkC5CZv9a5zWKEKH4bdFU3nyJTRcGbwvgub3l7KcUD4JAzIOIFmrMhSAUGO2rtPUp0vFyvP1dfbHhiW",
-	"LCxhw/HflG/9K5/hpufz3YbM61p+LbnlG0PvGKm5c4q2HgCR6Gu8BAK/RL3EFJaQkKVsLvgaMw9GnN7G",
-	"U8Vm+w66zj7uQXtvRNoukysDbshrfjNlGfxAl2nt7ZPRwlS9QMTSqW0RKz7knpoYgCKIBX9lpp4Sz1M6",
-	"Nd08hFHWOCV/unz1EqDBhrw9jjlVxiGmDhKl+xwNlmmyB+0JIzaJOZbwqvNmifMtJP4dELlgYTzRBVyV",
-	"xDu7LN0SRazyuWFW2ubyKE9R0rsgL/y6d3FhugCroVTBr14Uz5lYZq2zA+0OW0qW/pWldmnqVymbsFTx",
-	"W7VMb86iuEbr1bVOpsbJPmn6KMwhxgZ3kHZH207l/kziAk0bl1xt5yFgiiZ8BA/aAqwGlXr5lDec0MuM",
-	"Ld4u/m1q8f51K0b/fQs6N5fAvc4hTOu62WxpnfIFu/8Ldv8X7P4v2P1fsPu/YPd/we7/gt3/Bbv/3wG7",
-	"3xOTyY9/JcaQittYIvZ1O5wxumAyI3B57+mkH4p/EnCxxxGkVnOdwBRH+OWjYnJKr3vYrIHcFqhyrcLa",
-	"doPdEm4WTjA2yeDlSXTvM4mqBvt+57Ew6seibQjsmBUBhIWFPpIawlq3Rjb525gKSgAPSWePkraOd0Kq",
-	"uFtGqMik0yjNaEXvd8Pefj7N3ZPmUJOm5Y50f/CJXXKHqxfTpl+WwPuaw1Dk2nfFc5EumWZQ9RAWYOr0",
-	"gTbgv2GOFScjeXOtHrkeQczC/iTPRsAc9LMhh+MVBXjWKI/yEgHBicl/gNSDvYCAiDYtsm0NqOCsmBGh",
-	"c3YhJQJ/uk+uII2BR243XIyfzOO7Mz0ezJazGCJwkjEJCPpzccvkkMMPcbkysIkXCMS/omtsEVByeek7",
-	"pRqyq9o0O7HeffN6ytbP++14ex7T6H0pM3ILHvHWVxhbqiFSB7T491a9m+uoab9l2y8Qf6eutJrJ5m4H",
-	"Uzmw21vUD6sNX6GsCArD01Q9ongfS4ikIBOaBtCxRDFpSrmcsBSzVBk/U6dNiWJsqmG7nUAiMsBzYk1O",
-	"XuYDjGsKdWQWJwmJlsy2nxcp4jeO2USkDHqxmnduQGd0qVNoprl166UtbWhAQZ3k/aGsKux0dAwqX4P3",
-	"Isa/LwBUSCyzktN3aKqHLwehLCWTlXQa/1XlESElstRe/IU8e2kS5/UhzE9RfoaL27oNTEgTDboj+BO6",
-	"knjCwnWYMAIdHArNbgKbqLucz2m6LhW46VarVYeex8o6OOv1waLTwaiyroh5Yv6Kzv6htX6tpup2ssju",
-	"vqFyZpGuUWG/za7B0OmfsIG2hE6jLutN+vRgPAgPoyPQttmPSwbJboOyfus0y6hquvdQLzaF31wyKsLC",
-	"FgSa3LH0NbiuKtkPVZCG+BJa6JmCXlB2Yz5F1TswxYA1LYZK4iqDBJJIB3d3yrHPZVIt/dQ0sCqqRMhi",
-	"2UCBYyrhZc1C3tR1I+ftwBAIGouliQ3F+SdKAdpxsSWZZoVBacd9x7wuIUHPVrflHq2wV0onjkaY6CNJ",
-	"xJSkTGNWbrff8AB5GoCZE7V5y25ZKiGYYfdMCcYpI22QdNjaHpvKNK0Y9mO75nSAdvpt0xV9f7jsdg9C",
-	"JDP8m40C2zN9X6cLux+hVL7WdXOFh82tPwrILz//s0RKX/edBhDJ5kbKXDkVbIqm57LepDLUBGMeGdJW",
-	"I//e5IdNLrr7C3T0JnicDg8iyHtVQY5X5Eej0hUu049IeoBR6ncIsWJNOV3tnnyJmn2Jmn2Jmn2Jmn2J",
-	"mn2Jmn2Jmn2Jmn2Jmv17RM3eKb5yC3EeuJ7mQXRcL2BaYdabB7FPetXiwlgbdOQ3uQ+5qCZf5nhMiPuh",
-	"+yWWYXxIW4+0b6BCYok+VYzmZTNWqdbYIPSME2uXluWIpMKir5SqHKbQSEqyBOQZOtHPvlwF/02ugqVk",
-	"0ZeL4F/oIlBHEeC+atmp8D0M1ep197uH+VdPfsUN01O4+sJQ/xoMFbSyu68SEd68hBLV1tnBySFYAeqL",
-	"P1L5VgmAsyPE+TVer1b37jjsTQ5Zlx6MT6N+OGBHkxPaGx+Eh9ExO510aX88CI+iE9ad9OjB+DA8jk7B",
-	"ETYYH4UnURe0y7vn8nIhuBSpBZlXn76J5Q0k4ERqPi0ZpozxmE87C/OheeoyBO2jb/9mtwzRZVovX12/",
-	"eX75Z3j0kvGIpe6ODsbdk9PjcfewdzCJwuPwcNAbH0Wnau7903DADg+OBlE/GsPPr+I5kxmdL6oXSv9s",
-	"0PseH1KazRMh4TAeFE0659u3MvpasRdWEQ0Gp4MPVQ/8RzcpKTTj2966z73wG0ennR9tCIC73vaSBtEo",
-	"Vu8Tdn4VKzLIlPEWtMLc293rW5ABz3TLUrTutW8vn+pXByRbCaJFAFkkNCzlXrV6/f3Drg8xcTjcx2bS",
-	"fX8n6bLk3pj9Aw95ZO3GFjHwUFUc7BYkzyXHjr83Ma7tfR2LQqT2F04STVnCNHqLI248EApuk3W3vXqz",
-	"xRZFV96j8smb51fPn1x8ayTZN8//+I3594tnT5+/fWH++vbVd+afRvA1OZMV0diIFI48rBFITQbJ5WUl",
-	"DAZF96GQ9izjVV1/pO/zvqIE3vxudbTncZLEgmcz6Y3tbdvfcg2b00y0KBFLx7V05L2S0COl7NkpH+Ti",
-	"xlW33j20xf2pp1759BWvkuKpqfB55Rw2TBB54yRSlRMNMfotEaLUSQ3ATF2bLKLB+jBbQPDNqQJnJJsJ",
-	"ycwzIeWCx6FiEsi0ajtAJ3uBTjuZ69/Yjhfw7COJqG2Kg6CQtq3/LOzqXuDPtSKCO2tpp2xOY6UVOT89",
-	"J13M+IKadn0bSl3pHuG4NFnRtSynDAdkBRPOf7TKUyzknrcMzpgeg7yS3LOcwgMw96aGaR8SiKqrbJ21",
-	"jvSI27B28os3n0ND/B3vUj5mRLv2Jj3dvMt23350r7eXhJCZShmlx7vomtlsOKGXNYkwJm09z+NSNgxz",
-	"mwfl/kkHzzcoJMRo/N8cFDhwsIMLyGFOtL5MYJOhpyWGP99M8A6e8TytRuRCJG9A7W3UbXgRksJKlC7k",
-	"iY39xhd8rAS2z7enA9p1zjZXyLTOev1gs6ewe/i97hwZZ44hxu4WiUhZWnQwj6lkMqR8X6TTx9nd4wex",
-	"BCepmINd1mv4X6t5kPsYcUqf84jd6V4MeBKelMjULeTs6ZPQ+rQtGB7WpK4Rh15A99VMJPrGk6StbZZS",
-	"NhAwbuXs0I+BincHv6cAHW8xSzx9GfIz1LjCIgfr92J2okCIS028t6Bxlg5keWhQ0yTc72JhEleNzHkk",
-	"A9vHymCnA6TGhKYGVXpFs3Cme4Sps8lZRNr6hudEpIsZVR+ZIffOCc1IwqjMyMh7GkaoRthT0LSl0g4V",
-	"LVbqbOqAZgXwisq820Umyt0eHKzHqtlXkGe12ZOo2xply+htwEnEjKCzR1em4CukGU3EdIl4RQ7yUxXV",
-	"+ZOIz53SVVHmujrFvcTvru1qc1HsReEX00eSxOoBAxkKpD8nnZ7WWNEWBC9oocagUW6xV/I3gkSsy+4d",
-	"Scb4iLT95kGOuhkxtiCMi+V0theQkT1ao4CIlIzMIR2RdpSKxQKxcihJmUinlMcSJnsOw2nrZs9VnNQs",
-	"XA0OcqlwSE+7xUJbDY+c653qbiko6D628Ybr0HHZ7SF8yNuTU50+H8Y0tkxYvFXcG0MfELcdiK+Nl9GR",
-	"9U3rFEYUhX4d8zkSsCihGlrDRoPdnkVrzkqjRNqHST+16vXHZqBeedOlL8gkvmNRRxutDnoLtej9nVDZ",
-	"tbyA52JsDZ0/YEPPJevBfu2zHsQyey2SOFy/WSbM24s1ThihJBHq9TGfmpzxFYXbfImdWkMhkphPO2Iy",
-	"IQuWxiLCCld1z8VcSbyQkXa2TNUQWJ8I+FfQQl5MJgGh2I6Ape5Y6uNZPFXXp0gJV/dkyuRMJFAsG9E4",
-	"WWtIywB7SaVqFaYcIs7OdNLBSK05zFiKa32rPhwFLrxwYCtzKY8IZ6tkTSS9ZdGQa6uIYQsn6ATBIkKn",
-	"NOYSV29G1zqPZLY8chKzJII6hVsW4F/QTgr+tU8uDDWBWAAwncXTWaZ0WbpYJLF6aQZKzD55ae9qLrDM",
-	"A/ag2t4T5/sEyfhqMvlGLFPZOusPgpYl+iuerM01SxeLVNzS5MoQt4CGH7SAzt8qMjtZNlvDPXXTaHRL",
-	"leb53qMG1c36/o76uj4b5WU/0MhlKGr/Oso0COoIWp1ojQASy+xSt5rY2vhlAY+TBRyXQPMiaKqFlmY8",
-	"Msdm/3PzYM90ahCTCUsrkNwW1Qvn9ySh8fwpXcvW2QHYx644yMsjKkLCfOVt13Di5OJ8aM7+ZTjPZSpt",
-	"WR94SpXYyUu6jFemMxbihjCepWulnZmKVkLdbhrtiE3oMslIf3BOuihjtYa1y6mr7csZuHtvgE2VERbG",
-	"i5hxk3UwCshUaLkmSC5IcYla1dQfE1hfW427lOpMKfPO3n8WOoEANjcklYmMjIX6aLzWFZH3kRLlO9ih",
-	"okjNy0Bwa6R7ytca1gHvPlTjdUMV21fcvPAck97aWIoPm7JH1AWYPyLVzbdLMKa5wCou8oXIWyi45/g/",
-	"zE4GipS4xgLcvgegYg/vrDldKwv8FrHL+Zr0B2S2Ye0xXPf75NkdDbMEUTThBodyPmTXByRJrXDY2uSJ",
-	"wE8lOB7w96D8mCaWUJh4FwLf0vBGKSbKJFIcC/yZxPwmP40wnT0/h1YEVHlq6lOwoIAjc96DPhT58cD3",
-	"WtVH0TNHE1GnSj1vm17KTKSIMoIzPOg2FRJl2blVgy6pmB9qBK0XjBnYw6qeGb1hkrDJBCA3uF8f2qvF",
-	"a97JvbC9R8vH150+vApQZav6s1DZUv8GbWvn8rqYfeMpdDb9Pd16dpEWrq+iP8pkEGPCseuP0qaPrq5F",
-	"I5dnjIOdjJm+c8qXAJ8uZ2KZXZtHC7aRfWZr4N1m+5SvDfQvCHX96a63GaFo0JGUZiwgtzSJI22I2BTZ",
-	"RoCcX7KQv1SDfakG+8TVYPdEVANJBnBcyzU0FFlLnZ4RS4PY4NT3kgljNt6h9aJJjstbgjTre3HVGkBw",
-	"fZJoz/2jIB+L0eU93OU1PdMPNcmTJG1NJYKT3DsjTGueK7ORRocacsmUJUueg/I0KnLCSAn2kXukRwFi",
-	"XrGILBcmiDNhK/Vuw+7aI2Saj6mdX83iEJNp4NfQVDWKJEmULpnNKCczmkBpDQKTQKgerAtt9lFU5wBa",
-	"Ic7Ohvy3vZP9w66a328Pgm63C51unl19o1bR3e92j3pHx/B3e6T+6Z7M0R4q+Pox97/j/SFHSiBO2Eqk",
-	"2cyZpZObEy2ZTsrJ7/WJJTScDP2kBvIbck37fABDQOir2rabU6SRtvqMq3lvn3wH4V+LtkeHPE8KVxTp",
-	"7Xe74LejiaLcGmcFk40EDqYxMJCIby+fPoHd750cagqplzA+VFQochq0CTFZsjA/Z+cIIKelLCglMYFG",
-	"CyFL7KVExGTICzwrNamL9Cm5+dyc32ZhZ+c+fH+vpivb867vlaVdvBV92IkLJcHVbkKb+jy+T9q4ed4g",
-	"f14VwE0Q5K4zFR39IVi9+y8rX3Xi+UKkpqHZrHXWmsbZbDneD8X8sQGEiJx/wUBYv9IIuwsUxxy5K7tH",
-	"DrMvCOTmXWY6wTIPDJXkr1+glrbAA7iVs4obB9oYxnGXWdlU+HJTupS90PNcKF2wpbOkClp7ri2VeesN",
-	"C5Wxvn4iIl8ww3xNQvV9oHski2pXxbQ4zg8tOg4j1plMZ/E/PH2Y0s2vvWKcyJhPE9ZZSoYv/4jWO8W3",
-	"+TbjDZsoQ3KH5hGIoIG9KqtdPTQsZrPCCuzj/87XVwFgKyEfmq2glba6U7A7Z4ht+K1fAgGxpIyFkbh7",
-	"+0AR36J1K8ay04uztXZRoqummPxmrn+bPetgXBmD1dh44HJRp21jIqkVzLTcDTj3R8Kv4N+oYaGb2Xzy",
-	"1TqvjjYbbxwSFd2/d3BwbHoWPqsYPf2in/rTtaH0GorFV7M0FekLJiXUXeMC43v0rcwxXjTn7gLmwlm2",
-	"EunN14wVsJF2se8YlcBi6CCMo5anuL3oEK98fimWacgqAE10ReMs5tNrakW5XI7BAHtp55+Xmvn7eZaZ",
-	"xOb6HU7G0bh/0FM2EZ2wcHxwdDzpHvSj04PJ0aA/ORr0TrqU1ub67RAN2aTQXxmdKndPIr5yUFTmA+1W",
-	"cfxD2iUKyVRqSvuN1aEt0NTWzKtmZcH7DDpzG+cBgvaRtPVTIjX2A5oK5JYmS2WyZF4Rg2X14C0yJkVk",
-	"uho2QaV2hMomkXxhniuajM0twpKIef+Afla3UazHNV/2c4N/fQXJCQ4nUPSO50Ez0h798vM/jUh7H0cf",
-	"fqMx6KBLtMag29OGOYAZr2LJdsZO3MFmLgrF97u9dwdw63pQ5oaKfEWQ+jZuwhgxkksd6E3Guob51Y0X",
-	"28Ut2R3P8p7miRbqO26Eg8G86SSismKBl30Xxe4TKN4snrhKygqB15DOGcLM//Lz/yoLPS3bAiO34Aza",
-	"dlwg6dS8IptpCscTImhtzliEp1ELnocAJd1OVgcn2XNnettz4vforJMQZ+I58L71XfAM5b2NAuoYvCwJ",
-	"e+0kAe7fIzGXGaMRIgzGtnegZOltXJfju3Oza+Tyj0903B72apCxWICHdi1XByo6ty/z9MaaTMUiUeqA",
-	"o21JYXXvqzLLc/CqR8gKhUJj8NJl6NzCLoZ0QboXW6VuDqe9yeN3/h7JeOHJggvTXo9w/hAGvab5W7U9",
-	"fZ1doT7X6IZPoafAPYyN+2j3hluexnKR0LUDqEieiMkE9g8E0IXJI1GM1r077U6OT8eTIzbuh4PJyXH3",
-	"4OiQHZ8cnp70WW/S6/bY6cH4tHvUelevj29SvIHt3LDH8WmXTU5PwtPBQXQ66ffG4yg6PQmP2FHE+tFB",
-	"eEzHvaNu96Rpp33c/eipQa0W83KYR22FDd1YX5RmglbQ0si+rbNWDy9yq02UhrDrv2/8Jm/V32w7wQKI",
-	"5zRd6yCWy8+4YJBrz56/Pu71n+ol//DeLFK3Fi7LJfu9WfGGRxyBgo8sY571D4/AKVE4Xvlr7TI3jJvT",
-	"MHfU2BBGk7d/+LDNPmpY27lBhdeH1/8b08bisyr48f16dBSkwHuv07kgCbw90G3CGeQqwe3rmF/nhOaa",
-	"DF73gjNb+hxL8E0tMrTbjJuwqdfuAXW63ZSfotzy0efZmyedfpeY0K5WuU2xuQYrCEXMd9fbdlZkcmXF",
-	"S2crLbdTBA75lf2NV1OxWoiP/VzdJD8/27STAvnLykmJe71qSEXByNe9RWG4Klwn1W1//rpz3OtrvT2i",
-	"GUWHKEvhOEiSCa1GOKZ1e8Sy2bX63o5+fTsY7Z2RBdYADDlqwzpYB5ZFzMlIX0b7doWjfYLynozeK2F5",
-	"RoaVO23YCgxcvfq6N2wFQ6534cOItLlQX8cTTMrT/HtmE8Fs/xhI6VM60N450fcRBk5HDrlGQw4AByNk",
-	"MWIugVFARmYl+ewDMtKinOgJjSop+F+u8P/yV3ilrshueQn1Kr+kG3jyuGkwVaztyRnFVwNnWSf/Xc/z",
-	"YEnu6e3Jd8HM1CdcHHb8mOU5vOsTTD+x1GaJK9OGIvbUTCQRS3P8ULRuJnGSyGLet+vFMbz+fgsZHHZx",
-	"uWITMQqnIqe5y4/eUkVzYPzBOKckrUhiXqcCmeYbjfYZHvKtpqy1bG5KrtncrKZIjJxP6i+obU0Y/PUk",
-	"pR4MXyJtXyJt/xaRtvu6Cu4fafvXxrbWQflfF9q66Gz3x5csjDWeSVNnrFEU2rsAWOM2HWoAay/abQ7b",
-	"WAQr7PUPBgX0QchfLYCsHLLjqBv26WDcmxywo+gkPKXdcS/sRwdsMDmkR+Pj8CQ6hZrz/vggHESH7Ghy",
-	"TE/Gp2E36rEaQFHaZeyY9gb9qH90HPYmB0fHvQEb0JPJ8eFRrz/pd+nx6XG/Ww8oapaNgqgIKArLaIQo",
-	"2useHHd7nwJTtAkS55UbjfZ5/MuhadLGCj7K14VgQh762msemt6OXHlfpMpNyJRNwBR3Ak+8H1jiH6n0",
-	"QSWGIvbi7+yOjOi+6O3l04D0WOcIEy8bhdvLPeN8cIafFbtwc2JewSvkyYgD496m5p2RUflCRGvbXqNk",
-	"zQBK0DkToOeAkU1++f//H0M+0oBlI9LWY1mf0kxkZKW2EnMkNLKPDQ+q35NRDpk2Im0dDYa2xpLxTD9j",
-	"BfaI/P/ICLMER+dkZEveRujQ8yxHpMTOcMjbOhxnFJwASu0U9WLBYZKU67IdXXu6t0++xnpIyiOnxs5U",
-	"w6YsW6YcQA7i1AoR4fbw1g4Dk/1YVUHugx93f9S4N2whUkS1QDZyMgUr9U3ONVgKNeFGYlw0E2RB16aZ",
-	"fOl69MMlbii2ce+58LA7YNHgoB+OD3u9g5NxOOmeUnrITuig142iAe2xfnfAJieD8YRFvTHrHUWTMe2N",
-	"+/3ukQdb0QEwrCoCiEqpVMzzPNsPcSRN2NylSCxJIsQNlAAUpEede3tr10sc+JEkMypnpH3QJ+N1xmRA",
-	"ZuyuhMX0AMQpXEndO3Up0c7kovP1u/dHgw/3QWDUC/OLIMVuLNqMUmixsaCvSKp/U+Q/UcqeagJcaDsL",
-	"nFhtqwCjZy0BDT3k0cPvn87WqDSFcqJvlUDXWKCoAf23tNfO7O8BRfU8k2UoKpBCBSiq0m2L51kHloss",
-	"CUlshXkdNMpPq8OcumSMWzxahJmywE8E+nbDFmczkMMW/y0HlFJX0wPiSDVPkCgdAweHaRO4kqaD74xc",
-	"AozA1zTMRLpD3nY4U5zFp0xjpLcOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/8T",
-	"VMYBmSKsKVEKepXdy6P7i+f1Mwb4T13cHcyUntO7bxmfZjNl2Zx4gQUjb3HtUSeKp3FGrl5dvYa8eQRF",
-	"St08ftIe3an/OvC/o73SC48G2zavtDo9G/8mJSzMoJqh9sbML5GijjQT8iOvxU0X2ZZ7p0Zq+9cojTO5",
-	"vBt6R21LcihK22YJdw873Z6nf2lmDLpKnW73sHPQ82WRnB6Me5N+5zjsRX7PFZTAojF6sN/d7/UO9gE1",
-	"lSqdefOkpHP+ci/hUrL0YoqxlhfipzhJ6OPDfY9OUbBDa3AMdBGfVmjxZDQElzQU8zGbro6weJtgukK8",
-	"m8obFtViSOYx/toxH0lCx1Iky4wRxqPmE65rjp2PG0eN1KV4USNtErBFbJwxy8kKer/XRHT5oHaXDDmh",
-	"uC/FQhp2j6WXGcn7IgsbM4HnIKMcXohlKoAYuSOMxYcC1/poN07FSiLaUE60VZzN9hviEDo5bA5Ji2Vj",
-	"8aLlTqRCl5ypNwghf6zgyp6lR5IkSm3ReybviwFYHPcllu5aNMFGDk4jLndGBrxk2YXOMgE1QTa9/UtF",
-	"0TGAzFKiEfUIAAhIrETQxVQjKH2ClxEG96dk6a2pbyorz/B7NXW3Th+0IUXQOb1z59SDZiGlT0o6sx7Q",
-	"8RwX9ALsN2L+PihYJnoK6DN7/MN/Dod33W6N92xO757jC/q6h4n+s1d1QmvCOFE8daTeVSWmr+DsitH5",
-	"C2Z8dJV4Fkp7pTs7/g/jZShzaiw1bINR7eY0VuYH5fQPbivMFvjzXWXR/uQfIuabcTpSARqtWHHwRanT",
-	"2TycUz1Eds6+A6oGB3AopaArMQNVfZQTNQRVMs/8HpKtarCRNBlcfdxDkQoLVEhUO8MZRJmLwpjxVCRJ",
-	"3c2Zk7mp2xPJvqXil9H5G/Xch3xf7qvV6d8ZqukXOzMO8j2r0ujdRg43ktgXkv13YN6PxIF1jvrOgt5u",
-	"sb/WzII8qEMTiYrEOCeMhjOiyGDwRNBEF7yIeHobsxVLAxKxW5aoFZP2xevn5IatZUA0CpLcCwiN5upI",
-	"Qj17AHVoMZ+qL4DEpJ0xOlefh8s0ztYF4xpfAfXm+h2ATTWHxADcoYIr0n2scjxqbMoqspLvgvrScPFX",
-	"bLjoud/LOTEWugh36F1dRnLjVnAVKpf55luxYmlIoc5ep7VqK+EcjkshxwghHA04vtudq+xpvU97jCoq",
-	"Tp7+asc8agS2F29ANgeCbwL12am3R1Wdctio4l+0Fa34WAeSSU17y+LEHA6sGk3WQVhBhIjYImUhxZgH",
-	"OC5rPHjyPjDuRQav8JAyxXIkkqWEysUJRHe3YJDUGGefC5MkK50/58AGOerVu2bVW87Om2NqyVw9iQ6f",
-	"6+EDRyY4KdZF4nuvSpEtnoEWNvdasRfoEMQaXuLGGAEbUxlw4Bos3RgiW9BlNnubxupt+MfZ48eZyBY5",
-	"Mc/g/vpDxObC6C2/xxf97k9fXX7394Onr5998/rPB6//9rr893DZ7faPYimXLP2dHbAVtH5Mn4iIveZT",
-	"VBXpWTynU/Z4wafnYyrZ0SCI//rVqzer7p//OBW/Q2M5haDFtldWxbC7SJ/aOyot/Jef/zkib98893pM",
-	"nIn7xnr75jmmaf7lDdA7IJSM/Avc+BqzXL/LSH0XEDXOQZ+0M6GRr7gyZiF2vLfdcaHfELjkcZfn5UI3",
-	"PmoOZA1KAIYJZyKJZH38KsiB4jR3lBi00BmoP+j1jg9OukGL3c6fGH1GyXXnCkdkTEwXMH0RPHmSHxP7",
-	"eveJw7GldkgefxX0rImxmcA8RoeVrthHBABlY95wsYII4ZjhQzt1uSwSuybOAe459NmZ2K9SU9u2q+Gj",
-	"UqdB3LSPCJSNzD6PznBxgW7JaDtFQmg0Z6xqbJS0xywRq73zIR9xcW1+mQ9oaieqI1n9aZSyW6a42vwK",
-	"MiAwEeHcyfuAQgz9xJoBFNqS2w1y+xFxEbFzMlpyektj2JnRWf7AkIeUA8w3Q9y7sUaT00kRhIvVPoF+",
-	"O+rGzlYCod64XLGURUijfrdfTLdwzoxDCMgoxdUV8i+cqfkDh/mx80Vf77FD0A3LTA6QEhIxJeqvtLE7",
-	"shJq9yV43ysFISCJ0ag/QfbBZqlt06icQ+koEsWWN/lG+IT5W0ikRRt+h/iq9j6gjVvF/7qXh6dcgCAS",
-	"tnHKaP+/TsUkTthu3uGrvBVJJjTi4TkZKWk4ImHCaKqBCcVUEO14oCHAGIYiEcu0bHvDd09EIlK13i49",
-	"DicT9C/VlG5XzUV3iIq8+02aTqfj8Uhn3uopxpm3ENFxFP+mkMHiSWApauD/kILvv6GrvEA/V8LlTbzo",
-	"iAVSuLMQSkyn+MoPpZWWp99TVD7pKkJD8mcqlXhFg1QkzselWPVJ0QfeKyaMote7Mxze9SbD4d3xpMYB",
-	"rjbRC6RzwQm0byNv33zrJawzlX53cLKR0qYR3Cei8IfaA1HsZPKQ54GOIfUFHGo3jC0IZvBVs17e79wy",
-	"Z2uQpHnTHNuq/bjvtmrvPng7nZL3AaBWkXs87Sz8kFVuW3n7X3HSDfo7PMi53dYjo7o+6GKRt5rafZW9",
-	"z7bKDW0vGjWgqGe2g6PD4oo86dE1BzdvHwOt46YPeXQBJkoSmdF16aTO6d1FuTjM7kvpG7VvDQ6pdi7X",
-	"xjIHvdrg5fte0O9+2Bq33BK2rK7pfQNudPbtsOsVE1WKPMy4peQ6N+x7tOnGu+h8Tzs/dTun+zVXndPE",
-	"xvr13zcK3n4Hucu6wsvnYdLNHCShNmFC5zsjEnVG2s+ev+4cdE8OyQi/uaZR9EzD1YO6OtrzGfjP3P6t",
-	"mGfkxdhxLVFTPd4oGBG00kX4Nk0gel+tPDwcHHowbKtTq7V+K31kA4RkjDOIpwreAD+vDEWS2xV2/VWk",
-	"vIJpnntdgTaNiquL5HPHOGnkji8S2521bkBQif2ajXCerd2TnRGBC+aRi1BRmG+FAPn0fObHdxgqvMgA",
-	"0sOfsx2xJIZEEopPlbUk89uerkg1/J7QjPFw/UK2zk4Gai1yIbiE99+ghZdu6TmCRuATyBvtg9QuKVL5",
-	"tBtwhp7c++1M68y8YcW7WZoXHRFc1T3y569M+h76LhqdH4dKjWvfHKr55qOr29JHknxzdfWa4PPW1wat",
-	"lvQUATVwJx9bufmR3il3QS6dC7M2W+UQdgPvPtXs6WdedmvcMJqJMwH4P4xHoE9pHxsAiuIcpZ+/8ZJu",
-	"0CjHjNw0ceEUbgFTK81us2v4Uf+EDXRa8GnUhU7CB+NBeBgdsUpTm80V2omYorf48x3Ud0GLs7tMi5Xt",
-	"v4T0AdgghIX3FUTb3/V80MN2k95/ot7v7rY2QLiyO/r+Y5qPN85dKclxj0OwtB/3EyYFtBLrNXW3zBaq",
-	"2UShd58KcNKQtrAnjsfQ8kJ50XXIjEjqBiKmPkHqI1OPyqJs5/wjPdAzTZg6YFjqgr/qdCEUldj/2O6s",
-	"BYvVX+p+HXOIA2YG5b+alT6nEauCUjZpaabZ540Gg0AJxYr5PDgZRfb7SULd+CDRCTEQLnwjMgAVeMYj",
-	"6dQEbJRAMNOlxfyQZ48fuylwjyH7Ko82b6kkaNh1qUSY6sau80tOZtiVv505930eMhn0uuSPgrM9kzmM",
-	"RbaNFBJWb4LlG+ON8S7H6qMxi5CZIMIrzwlgyZE5o1zqhGX1ReNgyP/H3rvutpFsa4KvEtD5YbIPSVEX",
-	"u2wKGz0q2VXHpy72kexTfWFBGWQGxdxKRvBkBEWzvQvYvwYzfxsDzAsM9rzHzJvUkzRirRWRkclMkpJJ",
-	"Sa5SA312mcpLZFzWfX2f2/E3jnm9QvZtikpIJtN6wou6zbNEdANgEh7KfpqJm0TNtCtq4KlWiMbWInJg",
-	"zjJ65Bd0BtxWyNJeDj2djbb1ZgUmaNHNAE6X9ke+i5b2dc3M3gZUtyQDdy20vazdltD+JTHji5piiVPp",
-	"LdfccLU7KJFXvorCMd6kC+y7THTgcQTTIAItsXXR7BCAOnk7+9cjrX1pznysxfDyp9EP//Yqe/n9D//1",
-	"P7IP879+fP/65dsf3/+3t+rwR/4jv5gvC/hwam+5h+rqZC4MlzHPYkb3eCnSiHCUESTqsRSn1Fi84Wes",
-	"O9D+q/woV21nL5Er1QEZFLmlYVRuidB7dIedknvqGNxgL0s1k0PhgbGlmAMjHHixkdt3MxkjjFSUC+C8",
-	"8Rjwj4CIfawy4x3znOquL/2THB5VREI6Wtra9IoJkLlnWQL9NmMukUWk+DTrbeWVGXgjzxvjsT3N84XE",
-	"Scx8+zPQPRMtnmMqUnNZrHzwg8MTnYOydwooE8vHM/8tJ+hyv3jz3t/m8Sjy3/yMB78FWF6VE7AXxneD",
-	"MQc/FoYdXhyMPPjZDzW8NBgtZkKCV7kfgsfRT/5R7pIaEI6KqVxSsXQqPghtzoWmfqSK2gyhDdlH2KJP",
-	"nN7OtCv3FNHPm+Ks3SHYsKwkg3fezhMOCpg3C3OsEUfeEQyGVCmR/E6oSgI4VyjgqK7EmCjklm7P23xQ",
-	"bo4eLrD8bi2SHz/4pv1qeCTa3wyOn7dfxocH7Rejrjjmh4NXw6NuAckPtfBdgPygBglumELyvX3QJVi+",
-	"NRB8t6Oa9gGfoPqqRn0frGGaChJYfrFwbXZPp/SgDLz5/lnTUOGug3u0UZOfhOHOyF1LUlTqnEV0PE97",
-	"EjC6o5zs7Bg0PuQ1KgnObCaozcNe1MagBBx/1oBQBNjKXLJIX1/aSy4jdi0WzN/CYq7HA2XNK4hi9PoS",
-	"gOTVzDBo10qkFFbbynTRbDEYOb3RSmx6oxSsYbDTSCOYFZQVQK4Lb+0wqwBAqsNroaifcGEmyacePQ8G",
-	"JwW2+2ohNJPANHsjdF/Cjfh1Ghl5oUMMrp3zBZKLldCqHbLll9JBeSHxuQqO12MvbkYemYtlz5G0xCT5",
-	"cwGTMdx0TtvqFfuOVMA6FqWgzygsfbyFVFsRN91sBnJE/+2T8gREPGU2nRz9ugKbPmftcXLkVm64/7Y3",
-	"2iQTbuqbIoNVnatZGgPKmD16Us0B/WeMiO3Yyd7cgOqmGi94ldoeK4PlAqFeO9zw/4X3n3H5ni/cRszh",
-	"cfMClKPw55+xea63d3xYhnKHKds72BZclSnjXaKepynXQi7jXS7xFN6RdnGTlMwdqAqX1+yO3BtLi1cR",
-	"Ngf5WoQ3pF4QU55cJ5NDwC2rLKDIEP56xbVrqhsJwYZ8iuwMdj1on+sWOn126+NfNMtxEsEpXAhXgN9A",
-	"jWQPkn0Etwqkpt2+YkdWhmv5RBB6JjKvF4jwG4VkMX0nNtJZD90V0zfvkjuuWaPlI1Me9hviwS4yva1F",
-	"Gm1VMba5L/QTGqz6tVi08piCXcq8g0GQrIvXFTHXHZ86XVUpP1cSqc+03Rh5c6BmU3F1haBrB83O3tYB",
-	"0krkbiV8tDoKN/iyiuWt2qnLJ7VCCKxWRuug6YNqs9Xw9E/u4MO5g0trcPj81mtw8OHgRe/gVe/45a3X",
-	"4GD0YnjY7sbPv2l/ww9etl+J4+P20eBweBB3xavR8cstrUFgUdd/wmG3d3Tw33IQWaQ72BtmlE2pQCQ/",
-	"fO6NjMLfoU967/B5J/zT2QPCLdAQPHrEExzEQ8NBlGDLj14ev3p50D0sYJO/OASJGDSUHonn/Jvhq8FB",
-	"fDg6Fi/4y2F3YMf/Qrzk3eGBOBo9598MXsWHw2PxYvQSMO6P4ufim9Erfjg4HgL07Ft9MVVSqyxAoalC",
-	"tz8cveIHw+fim8FR/HLU5cfDF+Jw8Co+GB3x58NvxKtB1w6D16Pbu3PVfb6Mbn9weNzdCNz++PDlizAI",
-	"/XZj4fHbFsVqGJOuFKyhDNk2z8ThdnkmgjDuw3JNLAcuKlBvc8p36PbEjvGcgiLweRv58zok8q0VfRc6",
-	"iieN8KQRnjTCH1EjbJ0ipSAc8vJOysFbvz1T0giJaKAgOiZcznhaDcxTSbiy+jKC5am76OxWmFFlwbCy",
-	"TRsuegwkLIUdXFVRd188LbehWtngo4ub/LYgh4W7S0tb2h6tam6WpX12z3QtxZUtHrZ1ZC5LSYHlaGRu",
-	"O3hSF6iTESGA3y7pRbBOCUADL+yhQin0reCZyE5nBrb7AP71nVv5f/3lw145u/PaZ934ELA+MPnGuGRv",
-	"4tcXp+xff/nganMGsyQ1beDp0DORsca1WGjGTV9G+525SNM2gI/s/3V+rTt/1UpGTahe5h5HuIVsMa5c",
-	"LpGsEenZIGLRTIus1591u0fDJIb/FVELMEMB+BfqZPuS++AgoRaOfCmQpryhxtFFrEF8OZHz+y+TWGOF",
-	"VpSpVNDgMINo7+xL+k7xyYhM8pS9mwr59jU7U1KKoXGfjRnFaargvVjRdDXLhGaN6P3pf/3pzc8fLi7f",
-	"vX19dvn24uLjm/PopC8To/MqByT9tQPhCDQJP7RY6e7zdz++uTz78fTtT1GLEYRu8LmX+BGdvuzLc5UK",
-	"3WKpAHwWxSZKmx6LEEAyarHIQ0Mi2e4kkfY/AIMrIsjLPJI+FdkkQahnPydF+MsOO82xoRErU1Mb/wSw",
-	"P/Q4mXoAe27Gz3TA/AMYM3bbYLFxhg3KQBMeru4zu5RQeoPrRfPWoOXCjDLUWMIAgbw00kM1FVFfwrU9",
-	"Ftl3RRAR94id8BubZ4kREUBb2elodtgbGA0C5yZKMiimwuJNUFuCWZNUY0o5nyOWGCaFiJGG+VM7/0vU",
-	"s2vzt/Dav9EawZz9rS//1m634f/b6/za9mDULRYFoVD/m4MQ9T8YwSf+H3wWJwb/xf5Gn8zw6X4P5LcG",
-	"P9F8/C0ANMXbwjHgReEg/G2Ic4q3wIiCa1FM5dci9Onf7Oyc4lS4KH9xalvB6YR0SwnmeWlnJZodd4/6",
-	"MhqpbJDEsZBRh53KYFHBGo/tOiEacRvRiHtQoy9NREitmOlvuQJPRHW1nwX02PKK/oaYrVhFDnuABJxH",
-	"mZ2PVSX4scrsn3SOO8tI+9oTJ0XL30Djc3WT+BHcwAlnB102SeTMCG23P/YauKMT6RGPmj0mUi1oUrQR",
-	"08vZ9NIpeisj8bGMX0EbtmHR+3cXH9j+zcE+n5nxvr2lPZtGzQ77xTMzVYy5/H0u/0bTYKcAv0uUDhmu",
-	"GGwSJeNLvD0fYacvL0KZoNmY3wgmVcX7eIYQZcDHAHtESaIAw/Nr7TrQiLk2HRsztRr/PZ68ixUIeXQ4",
-	"YaiZMBERkGE2B+wJjz1Hl7Zp9/hiWtYg/qF8Cl2W0NrZe2PBYxgd+b7/pU0f36bxtS8cwJ6LvUyTH8Si",
-	"xEu/6is87yYKU1ewDmnQjF/BF6oRSl1HrBuxRuRIdD87Iuff/gm1NT6BNHaz5c8mXtfG1+TlxOs/FT9k",
-	"xZfiX+w/lr7QoTgF59ZaGFRxBOCI+1CBZIQ28O9mh9kXi6ytkxgwSEGldNi/wABB5EPRL9einUgtpE6s",
-	"t77Bh+A423agS19hzbdEjlT9J9iDD6z7tLNgi1u5DcT7IzbMFlNkg5tg05iMHdKZblVVVOpWX/pjORuk",
-	"yZCq5dJEW4WeppQ8xwY0ciXy7PNJIcNeuKgv0SrVK5m4OuyD1aUJpesXUxG30R9kesynAoGDr2Z2HeAH",
-	"lui+1cFQzA1yNTFssGDRlZD7cF1b3Ygs5YvOgk/SCEwhV5vf8910A6tYCvMUTAp8hpV5WP/u5k0/y/ds",
-	"i5L+fUkJ6oo+AJAv+AEDFScCn2v/GYXF+BGjD25oYe0o+D6/+nB2cD9payWZDB4kY0SnS+RVE8WZSQw4",
-	"B367vw+/7pfg607fvw3I53t7B8iqo6ZC8mmy19s76nQ7R1hWMgYPwov+RN4k2Oqh95HNApByK1lFL6yb",
-	"Yt/O8rsCdeQkSprI6xNmvaAUjlqLfcNivtBNGDe0YcF1qDX6EpFBUnWVSBYroTvwbVgNALwCZGHmL32m",
-	"GcDiQyo+0SwvPYymXOu5yuKoLxvckB12cBjAhDVPkBku0WBlwBuukhvhTFsKxTP3JGsF5+autwuBjyK1",
-	"R3UBii/R7FpMgestsU4ErqFXgRCDQm6St/479tAdF9p8q2IQdEMIBRlCxUqTIVy3/1dqRcR9tbaUtvQa",
-	"hw30W9H/J3gj14YO++Kw293eMGZmTCX48ObSZnJsOWT+FTW9UbAmHbuNj3FMVa/yY4eXfctj/6n2toP1",
-	"t72VNzxN4rNMxEKahKdQGnh8+Gr9rR+U+onLxanrgv6ttfd8k5G+leh3vgFoAPDwZ5MJzxZ+g5ROmDs1",
-	"DOG++RW0fdnTu/ervd2fZThC9cf3bCyG1yiW8fR4PeF3ul8Uq08hKNIjsXiZSGtncnbwvI3WKIUS+hIP",
-	"v2NDVPHCPzhnqCLuJ1a4NvRy8e8RGyp1nYi+bPyLMdN3Ml202AWfiIvEiL9cmCwZmhZ7z834L+6rW+zC",
-	"WugiLJmmQ2XP5DQFLGFjpsDX05epUtMBH16zsdKmaQ83SAAsXC7twithDSQ/EdXGK1qlfRkVqe8ikPMl",
-	"QxtWaL9g80es8dzZ961AalolcCo91CusmHUY5pmCQjVcMoovePoXlGYCXSwoLTvuHlA7lfupL+cqu7Z6",
-	"OlMQvetZF2PEkxTCG9Yn5MOhL7A76HbhtxJLmJ2wRLIDP3hrdwCWyfHhK5zOc2GyRfsUXp6XFlsXXhv3",
-	"PiuhSfayeSJjNa8SnD/Czt6NtIRn/xlE5NcvHi+I+sh1GeRijPsTsYGI3LfXXovF/kCsFJjfA3+cKfNx",
-	"Vp3piDXQ048mwoxVrCP0KSJ6lfWZ8HjAVu9LRBtE0oxI8pvkihuVdYb5THeuhGk0rVeGdvwPYhH1rDFq",
-	"N418pvvyvfs9Xx9a4Hf09AR7F//14t3P9k2TFrgBAEwd8r7RIHUT8J/7cigyMVFyAX2bRmXkaPujjkjV",
-	"iUz0WGim5FBA/IVkVYvpKTiYmaP6hnAKTiBtZRc48YYeDYGCOwcsSnDrXQYzElWJhm/tGr7Hu3cpJpbe",
-	"80Aig4ZAK1wlNj4EGpC22Z9KSBieGW/XXIsF00ZMsSyESFdvIyNwm9cLiX8XWTJKSIMRuOEzDXwyGTpI",
-	"UcU57RhlD2WjGTUxKqeJ+oBOXl8OxNVM5hwH/gChQcbNLBPWe0wXWLeemQVLYnu6kiurMJwJZr/IvnJo",
-	"xYsVGv5uYnoGvMFkOGaTmTYYd+PxDYe+7wZ3FzEO5xlQ79GQQLFgHbDf//5/sYEy477sMvEJ2RdbxRdr",
-	"RKsBHGDp7oFw/TBVEFwLr+5BWEmLuOksUuckDhboJ7ZK5mVRMwKQ/RvKOoxmGhvQj7sHfVkpVmCyhhjv",
-	"MGoOzWmI2W1/e2YHj5ZSlfz5DvbHPQig5Rc9bqPlzyRzcG1yAePcCRIim8ibglOw2ibRm9okaBkNVSyI",
-	"B4JCGzkDeEPw4bgvOZGmgi5vMgyqu7hLgSBc4y1sBg4HXh/6jcEhtQ4MuSvwrk1OGMRmNrEjQmvKOzq1",
-	"rkOBJnE3x7OKc/7pYD7Wg1lQGGuPp5qtiIq+kZRQL3GH10c3UN/kRBH4a4edpnO+0Oywe8wawHBgf0aD",
-	"OQ8EQH7Nqk6KPVKrmpoh68DS5rdjb+1NecYnwjhCo6oJzS/ZP8fxnsEAoFq5tGePK4LDfhx33V/bcQ+h",
-	"k3xECX3ik95gfds8TdessWN5LqwyTr/dWeTSNPI6mEKxTbOFY4KQNVKOxq2anVCzjqdpurfJUrwpDFTI",
-	"WMSdjQ+wLxX6KO30qCz5HyL+kuWh/Dnsu7Bw6b//ajdWxerBPM/HIhOrFw6xrq/ESlZzjzgULAU0Fbo2",
-	"0wXZvEWRkBvQPleEF/OhAaMcGaMgYQClDQ4/JqiqWV7G74X5SeztUAP8JOocQpyNr2AbfKg4VKv3gUri",
-	"4f6Qp+mAD69Xbwni0oSAdJxkYmg6zIfFucFYr4gwe5nowJ9rlES6fWnUl3hgMbM1k2CvtKwThNUjdKat",
-	"neX2C3v/w9kbdoNOY9Zsuf/Ea9++dkVqjcDLw4o061LFiZBDwf6CD8aArPX6wD5atKxvNaTR5FUbEYTJ",
-	"LulFcYQJzDyzxg0F0nzdghRzK6eaEP9xZkPPJfytanBfDleIvBPboftfKQGUEtG+B/zYj1YH2yF+RtmE",
-	"Z5pFfJJFLOV2baLJiEfA+JPImfAd3cXaGevl9/oyfOM/7ZPa/8/F2Pxffv/7P5BfkqJ19geoIco9RvqC",
-	"ugdC2+Jfzt69fhOxhvcqcfu0WOR22iVcFwEumfsp5Gdr5YEu+HD7Ay7XTPoFa7GItP+lnb6o2WHH3eO+",
-	"jOwmvJTKXPrqxDgKY2qOOrbCLH6XxMMzd2aW7IOVR8fJA8xOOWpQKJP4j5nIFnmVxBDBMHLZtcSJtFTu",
-	"Wtkib2c1VLhWMkB8pO7FcEftm5+/2PDFBXmB26Jx/t0Ze/HN8Sv2//2/x52DzmHnoNliidRGcN97VD8j",
-	"DnD9VgNbY629e/v67MJ+cJ29dtQ9rJCHirh4aG+3EOJy6Ui1HIWZm3ho4PYRePs99mOpoMG+50c19O1h",
-	"VaDIZTnRKcxH+ft/u6uzcrz+FjtzPytz5k/PVszQMzURDFKMUM1iP9e+yO+mDbQZQMHXqrJz0l2aNY66",
-	"h83ChDpKSP9J5fJmNwrWWD7HfTlK1byFOurCbkerDKxOaTEouWWRmgqZxKgwIswX0PkEgQlEspDgKOtK",
-	"5/tUJXZ/5J9KWV2YhlZQ+tg8wUIaZFEEpAk7Lq94CmoVqItcljnmhg+4FmFyFSqb3URYDVgixxyORexN",
-	"hCVFVtYClZJ9CzIaItlWUOdhxQ1Pdb7IKsOtSPui/hA3n05xfa7xlmfY5dNWG6N0EWu4nB4LgtLNOgez",
-	"5RPoSaZNhauYaPPevX/3eSiA+ajzOWgYX4HXYT+jOie62UrvZ+Iq0UZk63LKp0HYcoMcMHYwLaWBoQCS",
-	"8sCsIr10RuWkdXlgyL/YsbPEoJFblaOa8kyL0qO+y9TEPsbJ/rpUcV/W5opZoxStXp5EvD5q5h0oeY19",
-	"X5aKwikQ1oCoNmaX8YFN6tjgVPZPsZdCbIg1vIPTl4T0DSaPtX2mAMLUcpoEeJEDldSjovalgnvACJwn",
-	"WqxLWJ/DB2d5MeCDJo19EXIxa/wl5/a4e7T+7nNYHQyd/yxE7G7dQPY7SfduNLqXGBXklt02TeTVpjme",
-	"ui1++7wy1litSSo75UENkIFiafZlVb7ZygGXUWmM1EwCTpeVGd5zLpb0+loQiGuKviykop9plsRU05xc",
-	"JZLwM0FA6EJuHtuvIusekQPOjRHauL6RIDfFNYukkiKC6HghYwz0KJDlNdlMQyIrC5LIVbUpfUlJpXwO",
-	"QHa4fYKBkVgBJqhB03KBeeSuL+u5pHdEJ4zLviyOyS21HTrJKLj9VX47VCFX17UU0r1LcmLH6eXwfbdK",
-	"Zh1sW2StsS02zzXQ8+6Q0noswu24+2rje97AxroPkUgZti+RiZ/pv97GvxHuuagC4TsX0K4XpqaXrDXr",
-	"JVKLgVRQi5xIxuUCKAM67OeiPVA0JHJLwDWdig0tgZO1hkCzxbRi3ErAVMhCNoLx1H4R+Z8ZfCR2auVB",
-	"mPZsyri+BlNx2eR/DRP23s/5+mAeXopSuuGjFGmiTd6mNuVmnAeu/BLtlYVA6PYtM6z/+p8qkEs3yyji",
-	"esc7TVc/9Nn+WZnvrLa9j5OK83mb0wn1tLUWyrmYpnwo9PJJhMr0uvabFpQty0JBipLixDWNEhZ3mGVN",
-	"Ms2EjCsyameQaHmf1/7uQjUWX3IrfXhc1YZhnxbvvLXlwXxp/MBCZ8marUZBlfp4CeBXL8WvgJhde+q8",
-	"vCcC6ijyFG4hcoOAstQ4FoRJG2iDgvdq7d7BzBglm5VJXPvd7/2gd1zRk7+oxhTypS18oR+s9sIOBKpX",
-	"jNqsWYkSiSvEizLckHRZUUvT8OlKykVi+tM5M/jXQqtSK+xVeqaJWjErlZSCilcSQsXoMxR7mKaZ0EIa",
-	"EZNDBQIK21gAG9jHFxLDJpyqDAZCSLIBmi0qlnXAG8hIZ52FOQSvsdPQWRpoqmjWMHPFDB/4liowuIwv",
-	"xMO3grhkR13ou6T2H9omrb60fg78hH2ZbCatD1PlhFAh0IWvo/nyOqLti2d6SyCXH67I7jTYbrRRGg4C",
-	"BleXKgbuowjPLds2zvf3whTOUojOEtQF0OetPvp0NFaHx4F9w11ZHwyXYu6D4a1CV7qaSzZKOSBxR2Ro",
-	"RNXxcndqdinK6R2r4uXua7/KeLnO53CDpd//TP+1xueDwrsqh8/vjIZV1kXRrI2aajZX2XUir06QczzY",
-	"tBConroGRqzhOgh6mwh2BTCtULCyschEhSlwLm7UtaiVjrUrfBvHy8/T/Tleb4KKwXt3uzbwnWjC79N3",
-	"eiOx12WjilLy2Nd2YnPmUhaFEvta+8XJXGg0LMYuEo0cLogH5Fp6/G7VdYhIEWtgLKTJuL62xu9JoZYZ",
-	"MXU1UUyX09Ni+nG6K59LxeJRltF/QCLMwpI8nC+3UUzQvpQKhOQoTRD98L5L8jc9ad8ny9W42CK30aHb",
-	"tLc3CINhRnS5icahYvUKvSZB0rYvb9O5u1G3btjeG3TtVsY6QW2IGBMweRZjANkbqPcI05w5yEBfhigD",
-	"QYa13Izr0xXF8sZ1Sc1ALjzCHtida6e7RO1/Vj7dcV9JzKvkphCrv8sZW5fDDBBHbtEP67DFXOAbO2Ep",
-	"b9+Xbkdb+6yuFTbsg6V2ViDuLve+opGXq9u+vKO+5bpOekAKkUoLsDa0VsOyU5ezDKarLuO4Nme4U/Vc",
-	"eMcfUE/vJFv4+OoZKHl3F1lglJmu8txcqs2F+LENglLsgbXbPKlqMr1Sjna/It2FYDcf7AAeifFZ4UR9",
-	"QNRINRo9WYdb7A6aZRi7Bc+phLY6Gq3fsvuEhbqBcwYxJdy3DjJaZipNRZwDas4yqYNeFD8UWXDiDrql",
-	"/d1ieozNnEN7KAjdOMnYmEOZHM8EoMkRaPNcZdfahXixgpCYTVh0xodj0T5T0mQqjZhUbaiyKdl1wdmW",
-	"K3LgoMis/sUvtUKhUZ3aroiGnOHMPqZz2d1ikBnXzw5hhcUZLvJDnvsvSF7fVWQ86NHfQFnt456uP/g/",
-	"8WvhAi7uHZkw1PJzePSyxy7+5bR90GIvWJxcAQLrUZdptFitoVko/+LTqTUvMY3jBAYg7ioztZf29vcj",
-	"9vH8LcE0/Ns56cj3P38PTQv2b4heP+eJR8QO5VJflktpQxEXrREWPS8soFnhFWZGl+prg15zJe8mVpaN",
-	"93KtzS2LbithrldW3b6BxfeyaUdSwj4f3zSxz6qN88O+MorpIZedp/O+wk0lCHo2m7pw6WbQDY7dYR/Q",
-	"j+tTTeiLQijFF83CHQWS2mup5vqERZ7QKmKaL3TQR57okC0CiYUrrdcfE23OcExrEgZvjZggHCNUOzQO",
-	"7I456Ha7OU/EQbfbrGs1RMq4MElAdxGNXMguc3QIrEOfkslsAn/utvYmiaR/LhPPLLdL4mDtlr5OpkHt",
-	"T/34iMaucoCVw3Pj6VaM59cdHmpYrbq8XU5oi9vmvgsw8tO0nJ/Ts+lUZZB0dhvOHRb6Yfm4FEHt21QK",
-	"hsUX+5/pvyhpt7pUZ6w0vloMrxGb+0qA2Utt8TNt1ERkvQLKAsYyEXzc0Qj8x0wZ4ZszNBOf+ND4awgN",
-	"3eOSWmX65u379ouXBx7M/+P5W+qRT6zt7U62AEC0YaqG1y02t+Oecw0KDLDIAdJBM22SNGXxTLQK9AxB",
-	"fZFrFGSGZ1cCU4aEE80dewxxAXXYaW4kCE+GTddR1tpzDywRCfTltVg0TzwMLGkS9DU8RIx7K/UKBAhJ",
-	"x84i0GzIs2wBBEAf+FVfNt6O2j8rKdo/cTMcs9//9//JjrrHWEtTbzZUKNrvhTmjJb91vYi78b3bZnvV",
-	"fdl2yFATcJOIeW6ejEUas0Z/7z/197CW30l1O99mwezmb8FacDCJBL9O7WwedY/7MiwLC0sT7Sue6Q57",
-	"Z500zoZ2Ktg4kabHOBHNQ6cARAQZ8CNZ0SXivrSvx40FywjY6NDq3WITO8vYWoAVPLSV7NuwjkkanN1K",
-	"+oHCYq1svNytYKR1rusnckffflWpvdQuYV1tJOhV2vpygROEp8RLEAew0cjPMjPJRDCukxhT9aubUY+q",
-	"YjY/02rg02OmE+ufG9pxuCgbW2tudu4UB3Q3hznu28RkSLNsLSZTYk5ZLi3miMHrxFhh6Qt6h7bM3TXP",
-	"vnWx3cXIP1Lv070bjcD9ITlbVEZw5CvFNDolEwV9zlyCXohnvtu8L51AhnTcwj7RcSVhVSpLDGtE8J/v",
-	"8uEi6YkmBJbCHFlNFKnypdaFgwZMq7YgWITmIFzSAm/LXgYyzmpFYskSnyDm3UAXynpdgPNdTdjRLLiX",
-	"oWp+pp1WbRXCWdAWlvJkYkWcvD5hXF+DEEN6oTIwH46x4zqfYOzQEY9/gG55vxZ96RYjwcYrnJMkdhWa",
-	"nvPEt2a5Cbf2udSz0SgZJvYVA55yORQR47ov0UVfuMFUKC4g1VlarG3osF3K4OUB18am3E4JdohDrUL+",
-	"HruYDynfNutvsqftrqHqexaLp1hSg3UDbh+j4coIeGebghEMZb3/Gf4XfshWlljCdc90lbnMGu6kfsyS",
-	"qMmA3IwiVJBUvfj371kysVI0zjhEsp2oAV3cWJa2qLjtMZ1b6WM0RD9YYpprzMh/s8P8t/OdWJPvgtJC",
-	"r7xwHsGJhUrAF8dB/0qLcscxi4WdjbiucI9WYWXZXgD+8+K49QVVfGWBAkuzr2+u/vnTJC1KkyVrqEpa",
-	"0FLvtAhwKwIENsdXYiWd+hPnThpN85blAFXDtnEfb9rA5be/64umYwCmELVYeOg15x1l3FC9IlxCOHTW",
-	"m0pSUbCtEqNFOrJaHSq7G0R528rpRtH5xUc00VxQzv6mp/RlotkokTwNUIE77BSo1d2AXfLMCi3EbMzE",
-	"iuaGwk7Sj13f38rnwrXD0micnMeu3t2ND6Xg7V1Hm9RrQVDw1KE93cFhwlUpnrUtywEtUjE0KAZWSQEs",
-	"QCpZ/sOxSoaoHLFLWVIYEXFfsE2TThzAbXnoK+T6gQDYgj7wpCAK0B0hyeLDIzzLkhuhATcrd83gDegL",
-	"eFXtfYRn0Hn9atmRC6VE6SlIL3tTKREuYMIKAmFr8mAXiON2tDDKB0qK30EY5auBu3PHjQY7sjG+BlF2",
-	"S4mEuylYn1Ae2IO1belkMi61Y/JfWadd8CNa1Ls45VDuSUTMDokOXYsWy8RUZYY4SPMXPdNQYZNTpJJg",
-	"sI9O4g5zAUDKPeNTAliZnr0UynUmUCwQRB8zwWMr86yBlL/Qe9iQVZiaHBLSmYLIzirVvGWNKUwmcpmL",
-	"NPh7X84hYJwROCHGYAapGl6jOIZXjjA4g3SYrgA8t+uWMiUZwPZY6S9iHz/i1MTq3+e1A6KGeXmNBUvU",
-	"UUtOrcqYFjIWGbHQuvC2UYxLVBnu7a7ytiS2XajKzdMEG2gB+AOAyqaZGgqtE3kVnRQTMmD4YbbGuWgU",
-	"9qOPIcgytxQA1uoNyzz2N1gwXlhDwPW2LizuBxFj8tcNRcTfLnp2wFaixlEBXTxfuDGPmZ/sxLCFgOmS",
-	"ypyEY3wGiMtjomf2cW43kQ0lRV+61UZePrtBWoUB2z0Ok5squ5dj8akJrLnRYbcb9cqHAhhUEyniE8d1",
-	"6LPb3NrtLE7inIjIT1gjcp8T9WCK8j1IYJOlDdfKv1+qOdIJWdP/pC8jqS7d7VEPR8MGMxNuoNJuLu4j",
-	"3FuZGCbTBEKjBKOd03SfsCiz+9bQeIGAkLJ8gDPi3tXssOiwexj1/Mv9sO2aQUlPRN5LVDqnz+xKxSKP",
-	"TY5VCquNX9Qo7itEMY0FXKWh5Ru2mlIAZTXniSE4Pc5GYu57wKEA6IRxXGfCudF5xk/7hvAWAF1FIS6p",
-	"G7GdTNy/OfQMj/NPwfp2Ltnp+7dtEHnucqR5By6WRNojKAV8T7NXJzkKXw3vTwxEfwI51sqD63DWJnzh",
-	"5a/B0HKHncMPLh8E0WXc6xB5TuzYskkqdKUVCc6jVBURn5Pl2LSaChmtMCz9YEsHCQxMykf6fYOYEm74",
-	"mumx443O97PrVhnM4ithKN1tvKVdIpsPOvvsSByFAcT1Q/KeJAOnunF8+KpZ7QPbETlT5UP+LY/Y7sUx",
-	"B2N9IOu3MAI7pDozuFrWrpKuYBMfIsDvmrGKT9wqLvufcI5+nk0GItvryVmatvbEzQQ8VbvYL4+fH7X2",
-	"UMLv9fZIhFmrzglurCIxn/6F6/Feb6/76fnwefdYxMdHh8PB84ODo5eD4aj7ivPn4iU/PujG8TE/EIfd",
-	"YzF6eTwYifhgIA5exKMBPxgcHnZfAAv5FifzZ+Ukaa49QWyB2ynV/KRSAiXUxQ23PrkbjyRjDKJ9WSEG",
-	"IQg05kGzbeZ7YI6rDdmstkOZmclY73/G/7hN4RJooYieEDwgulURkxXPHnfGK1e6Ak0YQeQjkB0KlAJd",
-	"bz/GRWUXedHRm7fv298cHPalWUxFjAXDDnunEcGPr7nh1hyF0t+J0JpfiY63kSKWipHx+Smc7NywAv7p",
-	"qlolnIhnLmnoiqQBpgd++pil0TPNRhm/sp+xVK6ErkFQr0SpyapyperMEGY6IWF7F0waWMfdhmnDEdYF",
-	"R2D6sDRmhyIpGMmdpBLe/1gyLMHXrKlFcZsqKFco5iEDkUJS4o4SZR/+ujqEAQiPMAa/mTvsFziYvikV",
-	"Gs3duQ56VRsvnrPBAkpAxuJT0wdB/UEMJEAjCmaIfcYkH3NDPfFek5cCJ2yWSHP4/AUKJivfgGw1VhNr",
-	"UkefJZ+IHuvveQQuelp/D7iLdKKk/fOB/bd/RBOcaOlf5+VbsSyywSlcYL+JjNaCJ9nsWa/D/nEE9D+Z",
-	"SlssBwQmvU4AcG5GfLSA5W5aQ2XgT2nfqzGdZurGGvIDh7cZ1PSYcSa09cqauEpqZvqyuFI068u+Lfjd",
-	"TrJyZgSfsImwRpkVru61rjTHs0r42ASuC6DTWU0nYpYm19a6t3I8zvicp880A+8bLwV/haepmosYmIby",
-	"v2guQbNCw1ZVL3/u4dDcYRljquSVyBh3lUEAbkxr2YB9LOKW9RuHAvrh8mRc8wTblf1cXdILg1flWxt7",
-	"o9GKg9YpjBQt75vagp07VumUtMAOWtXywT1Yx9otVBAFVb3B8bWppDuWDh0cbXRbqnj8QakfeXYl8L7n",
-	"6+/7KH39/U8iTviHxVR8BeqT8FecODDeINxIX6KFdy0WxcB/rdH9Y6IpSs8LtmaxvhKeAYKVQoq6CPxm",
-	"tQ31jtQRotA41rTcQJG3f6GjEbWSvq6LBappWhujJsCTcSdUFSOFb/dEFeCwr2I6m+nbjuAC76oYw3eZ",
-	"EMyIT4ZK1OMCPb0Pg8WsAQkDAp9xkV7y2LxSNHm4vRgp8xHq4ApnC+SKhmvRTqQWUidQ4DHNxCj51Gwt",
-	"1+Faqy4zzE5KxX16NkBLqBnU1JcnUvCsVEtfoGZ7Dh1I7t8HmxdrLU3xhR0pYNfXjERl5ttFdWPUHjE6",
-	"nFrzVcjZBDzi4Df0Ot/KM9juv246HGxgsVbpikG9y7AJoWpcr99cnAVDOoV/wY+/3oXT7kdoXtuE/A67",
-	"yHbqzNGhWd8C5s6uncQ0kdcwku+F+c4KqR8BrYmeVe0loDBzh8xHqa8Ea/ABBPiDgPQVFDSIydQsKprx",
-	"r4QTeiWZ93nP52D3evazcdI6AxUv/mnfOhH73f0k/hLOroNNlOP28SpRo/0gFjVwldNcCThF5n/69bdW",
-	"HRwElt9D3/UnEbcprONjNGDke/nnqdF85nw4VkpTqhjv7fRlhP8FRLPOIkQaKHtUeu7pEYZV6JRhM1Zy",
-	"JT3LktOGldYxjLt6D6y3j9/GYjJVRsjhwk7ozqzkcJAPRDRSGgO+pZ52BM/mnGtHrlNqbPIzZ9pQX7kQ",
-	"cd0I6K58so2/w749lCA4yFB6bOW453+zL3SSyhVcV8ooB1OwVDWNwgsybZXiaHU592eaw85/aV9g03Wb",
-	"PqjtLNWl0aOxCQ/a5BNbviS79ipXQk8SsLX3biqkr3KqnI9Sm+szDf5Ua7mzkwiRiGU1E2blLN3/9NjP",
-	"rS6JXdpt2QaVs/c0YixbyrdtTQVRlTTecOvqtUWB9/GpS/L3tnv5PrX5RngU36lskMSxkHjHy038fhjW",
-	"h2QioOhwQ78/0GUP7vw/aE3yCgMJ9UteD8Vy66LaXNrQ8d8IMuBc8CLK99pYQIedUsnP8h99Ecxx97iS",
-	"vaPWJqpX90lcS4uUa5ddoHNv3YlZY9jsNO53R0REGNi2wb5XnAWkOpj6XbKd3e8SR/V5ou+TG6HZREmx",
-	"KHA2e+WVyJLeKvT1MqpUpAQzZJPRCOnLsfKxGTPO1OxqvFSWNeGSX4mM4jrpAlMrfJgpbU1dwKVrdtib",
-	"xB4778FQoCFijaGSWF1X1SLUWs5hNK2Ioaecai3I2aFceblJucVE56pTaHL2DZXYy4pIWfngBSZUcvnQ",
-	"l9QQzACrZwDFdTSlxSIEbsi212FmpMGhZHCWAVkM5j76EmoKNRTkQqI7LOiC9WYEZBDHbDa1S5p3lSeu",
-	"FSLGakp7/aX9GhHrS+cCNltMqgy+1k4cEtfQhzSqG56x2JPyVixPB51iYC0KvwqTYolkkUv2XHJ3GSF8",
-	"5Vn9UsxtzIHyprRLG7RHRQacS7mxlcgrtwkxO+hLGAIYX5VBuFWX64UdpL1VDB5rrDq3hmW+VT36U5Um",
-	"wwUDISr8yPOcG4ffypk2F48cKHXd6suhUmkir9pqNGqxmCfpggHUUitP7vn0YYu5DJwmkodaT/2LElnF",
-	"FtfH5NvfIQV2sOUU2JqO+Ady5c89csWSD1i5FT7vuSx+hcn/ABb+3VT3Lu38R5Lf27F1ck51LRUGysZp",
-	"ucAUqQUHqLXBnV6jWg3kEZ0ALkCYk6tOxBECyh3F3HdJakR2K2EX3uiyXl9Z+gE/YX32gRbmXk34+4jb",
-	"Z37P3HWjb1L++W4D95Med+KNk+BvDWIhf6abaz3Q7RSt7HS7rVaaj89NXK4JuRcvMXMruYWtuY8+xQow",
-	"K4CgqzTVrS/li92cw+L6lwhrdyFM0/otbCDy0i1o3epLymplghDNVcHPABBAWnl/JySvuJRqJociBrxe",
-	"JQuuFPD59+moYKFCcDSWeWXYBR9B42ImTLYg90OywF5t/yAWlSY0DOqLj9UdbecHOYh58Z07kjuxXR//",
-	"Od/INtwJevGqeCqszhcJiNwJ/aLyqeAxmxhovwRv3aRYKnj8biqW8gGFRUtfk/2Wf8F6Gy6YzhVFJPkT",
-	"V9WR5M/64lKS4IVlrzR/y5+uoGReOCvugIe/rigrwXCpizDCx4qYfbx47RqHXFwtpyjPgVj+YyZmEHOE",
-	"MhCNip/ugJ5+Cmi5nqqx0kI6+JafISBJccZy5XuO4kLKvz5iVbspHll5ST7OBwpDBRNVo8yDo/pA4aii",
-	"SNmiAPiTJ5/zifujB6Z8Cnke7pVqqbi56bMvtEkmHAs7aoNVBDZzLRbMzK0jMmLR92+QF8UJN73/2f2n",
-	"dbaq3hH1sCubY/t9rjzL2S4lWUTNThGbq1kasylfMAWIFXPXkBQIbKijR7numP1L+S3QA5AqA1gIYeYq",
-	"u2YjIVyOSnKoZR6qhB4pQVsM7Yha2GYaAI+wIOVnfT47vARGF6DcaJYJgK+JO+x594hFUl3CZ12W8CLs",
-	"iCsBIzAj48Evzt+fYUHkNEuGAiEkVJbDYWQzh6ayUDOjK9Mhb2gxVqmXlRLUz3M+P3W2aLFaelUKP6Sj",
-	"eHG8twklxtnp2/ftQ0LTSOKgYk7NXEIzEsn04Plz6M2P6kZJO+1hkES3ofbcktapP3f+7jmsdFs98ViL",
-	"d9z0bl32fg51+zbqd0L3pqqEJzzFa2KodxYPtbU8BUPmsZfz3MamfHzR2nz09x6x3fyE1BgOrv24zbUW",
-	"ZnUSreHQHqwh0GRTnmRLHlfe35YRUJHV7SdBTxvx4KCmdky2FUfiJ3roKY3wFAd4W+fM04z95L96twGS",
-	"0nhr9nPe9g2X7XRTfxnTmr/7i7XHrfgRiWXbFHcYA1ShxO6pYMP7tvO9X1t7n9pTkU0SYOaDgmdksuhl",
-	"gsNHT2frwKPTRJsei/D1EbThaaQuBeB4tIOTmDXAJjp4VWH97ItseNjtdT+9PDr6/e//iJoA3sbJfLIG",
-	"r15MBipljcJdHy9en0XNExbRWekxK60jdmVNTldFV3F++hIJiiP/tfMsqSG3v7iHo7ULeNjSaB+Kpvsu",
-	"pzvsRwcIxKfjXna3oZPBc+tv79TDOdhbpwQx8dgeKHW9UgMGik7zG8hWUXCylI5oEdUxYkIjROBADJWV",
-	"JDMg/O6w8pG1AiqqzmP4A4sD/daO8/ErwnywdamCDzluFBQkPp2Lqsh8eavdWfNVxu4v+A0UqPqFGAWa",
-	"aoY97CzlA5F22NvyLoaLA3uzLyN6zBkWlr4bjf5FzTIdkQxMEBcXvqgR4UNOTURgtoCU5cZB4X74jXCD",
-	"zTyBBH6QdaerL8WnRBsdnSBpL2UMQtbTTIxmWmjWcNwMRNzSYpzKtBGUhw+Ji4o0rEMQQySYapwa+9Yc",
-	"nQacx+Puqzrwmg47JS6W590uE9JkiR0XfA4U314iLjLA3JzO4sSIuD5xUSEb3kgDEZfHq85x6OUhP1BG",
-	"Y2nm6piOi+fwqxNWf7a605V8zJyAYWgx72ZX2L8jjnGbGJx7e0gZfhuTY/+zlQELCkrFIhVVnZ/nApHA",
-	"gHMqqFNw+LyUZmPXQkwJLDffql6MLAmR1/C63QqRStrTcAZACC7qg1k0PzuKYx3XTXb8FR7x41vcuu1w",
-	"1aoDhzMKerIgRe/94E2T9rVYrI502QuCnBd2kxE6OzA+tScqFo6BsoXXqxEbKCDajIU+gYYebUoX2p/o",
-	"apkukIIAmKDjFosTPU35gnCBWvAchInixj5QOqIC+wDHQNWA51iTBkCIoF5JZSJuev8iFjcitWd+Mw9j",
-	"mvwgFl9DmA0GusqxsNNcLhJ7ci+W3YtSBJcgcK/FYlNHo7TD6l2Nt1rPgma4/E0etzdIfZ++f9tyKRg8",
-	"RGPBgBwAA3INipH1ZWRPFeKNRvr60v7rMrKPPbH29I2IiN+E/m5/wr/D6XLtd6Vj7fru4Kzl1YAE62tP",
-	"Xc85M3DgMDbokcAoqTxAhFZJmP4NqfqyVAHcAzMETj7m3gH+3iivyO1Im47qnNh8+7Kexrzi4GM00Mok",
-	"mhD4+FQr+nqAO+bxJJFRX2YqFayBEwIXDrkEFFLq5rVCK8nrxXShCbe4gHCtVtbD8qNpMTskJZFeBX0z",
-	"QpQmGpqCjOyx4+4Ri0buWETNDVwhkA1fgwMEAw3cnt1DA8U0OTVCU4q5nfsWbVslh6JQunkubtS1KD6q",
-	"AlHFXrRyNT7vXYtFZYnVtVjsJ9bUy7U2XgWT1LGGYSf4027Lsb5MqOOX328g1dUt5cL19lJ8WzbW/mdY",
-	"5JVuDWlqK0WnOsy1A1IvYSInJY4XK2Gt/Ekk42ySyJmBazAzorCnv4E+0BAZpqCjzI4dJQvi+zY7DPYz",
-	"vIrhro1JMThycDaTRKBfL1iruUjWnoFtelPYuJjErOE5ubBFu9qhwsP32MsCVouqYL2e/LQt+ml2Vrci",
-	"QNZJiVmcmHaqrlaQWChKmMVYykgh4bDCewjsaEU7v4fZFwoqaGaHY4T0MOUhQAZZmPgae96JZyXnpoi5",
-	"4QOu8wiyUWw2tU4Z4gpZudaXSoqWNXXg5KkrMJrANxsI5KJqSMVciZAZK+uhYSMv4EfAYFoM5CzARvDs",
-	"ShDfBmcmmQg2T2Ss5ifY4YA0GEg5RsCK00zcJGqG7G7PNIuk+GS+xSuaHfZaGJ6kDsFjrFJ4siO84Gwu",
-	"BmOlrtnH8x/B9CQXFVxLZSUJi2DF0ItkjZtEzEVWaY0VHEp7z4/qakeyD9p20DLH9WxoITDaBQGsDv7c",
-	"rK2ZdPxQlcWHB93uF0Djwtgc590gH6bK7HzPtMjA7wcPA1DnMdqgZ4O/iqFZNWSVgfSuHPPR4dbG7Hjq",
-	"FAwIMydJXDsw3LM7HZlLlnDA9HJp9UTDCakbl9WIe5Xlr/YQt+2ttx4A8XyvfbdRW3jzG3rpFKjTrgRr",
-	"HNi1Oex2W76q6nm3dl0gp1SNdPy82yoUAx8dWsObf0oms8lez75gb5JI/NfBJmXChUlSaewYQHEfSbGJ",
-	"qKr5DJzyvZV1zCsHu1NThcTce34lVjfF0eQ8xaKqmG6w3jZOjNWhG9oduVZaZ3FQE9imJR5L3WOsAVYI",
-	"dZ27AIhselMhzMs4UK7BzCApyEIQKxYUzHuyU7wZyriYn3k2gJkijdBwZI4Uwm3mFHtuuDXcUk53fktf",
-	"/ujDuuUB19j+rp3v6RAtl00GO3jgl32Tg1TYZOvOkvgE7J8eHbAz1DcrD1aRiMLnRDC265KXiWT/3arr",
-	"FjOq2QIFkpdUcc3Ovztjxwcvu+zs4t9bfalNJvjEuuanbCjSFOHuMIyqDc8M2cl/iVos+mf7f9r2//xv",
-	"UYtxZvgA23uGPMsSZEQ2s0yyRPclJmEo2sqiZxHa9twwPbXTo8dCGM1iFXQCYQjY6qRZyjssMor9/n/8",
-	"TyB/RngJrProy6MXL1jMF5VI529gXt0xqKf62Ir1fAFzRAuSWaOvxRI5TGc6uRGsYWf76OjoFVg42vDJ",
-	"1CHEW+dnIriExiujWbfb63bZxw9nzTVGWH3AwVN/7h12D1+0Dw7a3QM0RsJWoA1spbj0QeLTF33QiVs3",
-	"5paN7M4IFnal4bf51x5u9LXrJa8Rn8w+HcX8beXnVMpUe6QcSiK23LJMzXvgo3hSjha5vvCf9rEtAkhw",
-	"rOnUftZyKCyvZ+KMmvrg324//iwM/Y7QmsOFZ1yjDoMLqJB290HBrX8q/OujBO4cZHhtOYTfUwexqLJY",
-	"ZPZpDszxXIzeUiFV0Ih8hpPXfp1ouD9BdVWcn4gbw4djpN4eJamwq/wXJ9La/Vm3ezS0+wH+S9APRuE/",
-	"rWyMCobr0oI86bFiExhIwaCbRNvtuUs9FjZzrVNloZm3DW3Wl3D2nDajU+iLH0mjMClmJuNpokFbgN0I",
-	"Io5ls1TAHJlQz+KXrdcxK0FSntTMk5p5aDVTrWByvUHk/SsVB1vWG2Uk4VyTkObYpqoIRMaTttiRtihU",
-	"Rd5GYQQ3bqQzEnmTGBCn9WVkb/NrmPP+Z9oKd5e3ymlGS1VKUAqfJvIa+EshXF8oIoG4PNWaOI5Z7EkL",
-	"qr8iI/ikHKtfGakPRvz44wT5YFeVgBGIIAsW7ClkUMkmtjxRG54dv83qy75+wuorphN5lYr2TIvgPS0G",
-	"qInsG9B5mHXLs+8az4GSQ9HrywgF5XQ2SJMh+3j+IwrMfT++/X+ihuZ2/oL/DGfjL7///R+UJ/NnhaBI",
-	"HLU7pO8S05d45LAHA8YtMvtDqq6aHXYhAADFAVpRLdNCzTIt0lGHOVhLNZdAcnCTAN+a7Ev4BVD18Z75",
-	"WEFUgOq3OWG/I5DJyMoK6gmhKy7x71HPJSuhwIHqtRKpjeBxuU6MrSgTO3cczzQPPu7agZI6PqHqBtaA",
-	"kTe91qZCCqwNYSPKaEWlapEeXbdJwVZ+mr+Coq18sA/K8RYHk1Yj/vJD4GF77HHarLgrePyaAq/a1fu8",
-	"l4+gGk7L//mPUvL1BZ03HwSfbBvUc5Xgh2UTXh7dRt5/aYFYoGb2P4d7ZG2pWH7xM9INWDg2V9l1UDHm",
-	"5HCFYnPpG2eGNXhf1hlmkLFMALaluUpgskp5ibhbWxKY55sduW3WlBXmeuPSssKRv8eGHVi7p0KwrReC",
-	"yWAf3KeMQGtndZ/OVKhpKsCS4kPjuwjcY4C3Ukx4kuYhtSRjYDBBCWmOMLdgE74AbHGWyLt4Tz/RcB+9",
-	"52TVDA52ledEs//kLdV1zNgNcnsXaaMtv/95pkW2Rhm+kdS3gdr7mXZLNk6m6OdAgZk23qsqqCwq8ZN8",
-	"Ali7YzFpnjiHQk1FeOgRy4mUIwUnuDbOw3EhigxbJl0fO9fmEq4AdXZb1cm2qjntwIrndGtac81t9rB9",
-	"hMXce2o8rdZjj9I29t2qE7ddtqj3oAhyOK7jTPSBANcnZ/VVObBwlVnxwSI8YidolS2fyr6MxQRA2JaO",
-	"ZQ/arQLyF3gn3o6Q6wD8Olf4m2bwJCstBB+OHRGG69BIBb8R1lxuOqZC4rFbJUxYw35PGqMhP5lpqpSa",
-	"yVgFVdl3ML23KT8+QibikciP7Qc13OfZz3ogUK3cJFltjuR5USnmeCye5OSDyskzjETy/LzbVblPN0Hd",
-	"iMwa6LV+wnfkFIQZ+h4KkXJ9Zwu7TOwkWaMrznPpA+hwBRjmqZWqpcrNFpEbzCSkuf1tU08VFLaTJOmC",
-	"3ah0NvEQsyC5j7p9+fHDGeZ+G0bFfIFZ8ljELfx1TiyoYV3E/xCZqsaeDuo/37lZ+moKQP2IaySCW/cn",
-	"D6WiBNSfumeajdVEMCTd0LsooPFE0hsVfwKeBRZqVdbOBLUvI+iO0i2mBc+G4xbTKsOuUBn35ZRf2f8O",
-	"sfHXEVhT/gcBxRBcA/NMA2XGaxuZdlyKCeZdsUY20VBhV1v6sZiKjYmHaPQIr7Tu7TuhPqIRhLxHJUGd",
-	"CetWfzJsYs1jEWO+m/ztnLyeSL2bKHRpMzl2AE+wTFzIIpmaYsOfh2gIrgDSmZyemTWGXIt2IrWQOgGi",
-	"AqwHbnoxHhBH67HKDIBSVNynZwMMZNL+qpxI2N91XVOHz59DX4vvSfuCHqoLO1Lol60ZicrMt4vqVqE9",
-	"X5yz19oTcjaxUiT8rUg/8Oumw4mTTCDB3opBvctiMLqrxvX6zcVZMKRT+Bf8WD2Gr4ltiw7NeqotX4b/",
-	"pA7XQ9xMc1G+M3W4/3nqmH1/20Q1WlNuY00WPjzyPJeJ8TQEZb54rG9QWchrQH4/QutwGariVoGwYLVp",
-	"+d4zN+8qD5WL/pqUk5+MR49o4Carrl4J//zH9GorCNR3ffi/Fybc8Q8oAvZjkSY3IkvEakOZLltAjL7h",
-	"ZMLvf//HPvXn6+BJUZNJnmVqDkDw8InipmA/uqPfl8UKwwq2Es/4nEuk1TKgwjh+nX/kH0YcLI0h/0hi",
-	"951l8vF0ZO+UpgW3IE3ASvC9fJM+CbMtOvYOpCOfXnvUuTsTzzQJgHsTa/S6OpH2BmVZMhLDxTAl8RRw",
-	"h5FdEjTGsIb7RhJlzlVLaOasQNe9vnQ90R3qFIhazP8ExDP6kqp4omYIx88ZTWlpGB6gvNOXOxKPb252",
-	"GED4Y1pKMGWrBA3ukichsyUhc1oWJdDDlCZS3JtIcZzidiNW1pN7pgDoe2t5dIbhWAyvW0RJyKYqTYYI",
-	"8VlC3GRjLuMUIom6L6P37y5u73W5UVLqNSjpxpCI7ktEB00MMeCqjDXs3yd8AQ0hfDrN1I1gicmxesNG",
-	"lHpouWLt9LnjZL+XhCS+7b0XIxvccq/0yDi+ByrMpqWoxauzf30oSuTSdqmiRV65oz5vWJxtp9fe/jD0",
-	"yY9JVO+SiPlPwtKAOzG3b5mvQM5V0O1b/L405VypDyDFMFpXsIq9R/5aAhsUsS9ddR/aMApUh0tvOBaa",
-	"chc5gkET1KmSo8R6jomSkLvBKlfOBqkaXrfFp2mqMpFhtQ2wUoVsx0NueKquZoJwE8ccALt2Zw1/8DP2",
-	"ZBDfIoNHs7bKJvb768ks3qLvrWQbyz7y4xv63juyj9XMtB35xcbAZWBa8pSZcSb0WKVxq0i3gpn2IVJ0",
-	"tdVoZA3YREGZSZJah32SGASYQAnsRrAxa10xQaBm5sJ9w6OvQCmNtz5Ub70MPzFPebcaOL+CO3Zn6rrq",
-	"gtkzB1QK5SIijTXToD2xjFVlDEgNekvEqM0TFslZmkYMU2dQDkanxqpTOjaMtHJ4KtRo1GGndndhALiA",
-	"OuBPjLfxvckimZJ92VBS+JbfOU+goAUY92R+bLE2n/7aRNoZqrN1ZJImuRobQSPHuT3pS563BnPDUqW0",
-	"gLwgPEszuw5YqFY++CyRdhRD4YJwMCGg0p9ZH9lquKER2Xt4UwQfWvrxozRJGjWhi9p+JLnERIQBQXL7",
-	"0KsZz2IrOUdYxxMQS/jePSKrykuBbng6y0FXwagZGZGtr9bdmezZVR1uccAPVI97JwnIpPr6ivH+kF7T",
-	"mYcH+DLh+8V+UqZGSboabtWRXllzvMVSdaXweA+hbn+oUjVDETxW2ooEiPFhCewVcuvo1cYHjeGrqXt1",
-	"A647dPjnJ3NjNfApTRPspUHGoQf8fmwPb1gMU8Ez7fgAlDMliju7gR54sKfBmZcMiAaIqbbZYRdjnomY",
-	"DRYBxdwG2m/rm3937SeFET+Q3rvdGfz6Wd3/6NpvywJhI1aTIHu1iavuvIXKUvhizQ553kUo8NVN6ec0",
-	"mHtNDiGrya1SROGNrkB8/V2n5CGdkt+097VV9+Jnry/upU3ypPQ3qO3N/JbfejSOHr3/2WW46gt7K0Lm",
-	"FEkL4+SbHunv1+Tmdnygd236bpI2/WNGsvHLH0dF7L0enH2qfqgv8jhlEWE3RT5zPlZasMiFyTrOMARw",
-	"fWsbIp8rgW1eJTcI80evAuuZ96Ur1XCxJeI9tfY5ddMjQMx8rFic4PMwlscSwxpcxi0M2EFzVsyGKU8m",
-	"fekbj+ZjBXgY9FoNg0NmVCVjNuVJBjQwC6GZkiwxzZPQVUeu6Qw6kjTAEYYBRGyud/UkuSw5yqflcrC4",
-	"pAuA8bXAsWov7cuATRVa8H3g0c6WBxRpnkADPUw9FKy4cKW//Lj7qi+jRAKC4yVkHKOcar7CPUFNLf68",
-	"wszvxUcv1ZxRtQ2htlFJg7X7xH32rtNm9Jv8ASoJKgTjkMuhSFfIRc3WV6zVPjdaVWq2XGgG9zz0ab1j",
-	"hdmDnG+c5TQ44Dup8Ppz2EKPU2zgoXhkUiMTfxVDUy81zuHvjucYHZEldY6bF/KFEJd0dbUASIzA4q2+",
-	"jGhn+60eNTvswpfjAgkSPNE+G+ObZK5M+ILhQAmID2ObK+wFHPaf11xYFidP9sKDHXzcjA958POh1hIm",
-	"e0BL79oxcpMwnWAEnzCjHNKlb4kJAbJWBiAu3Bi+moyaH3HNIXsq4VmRU7P75Zlm7h4/WcHut9+zUR5t",
-	"VqmYaHM2VEZQzrhfofKltDErohZ2fMv79WKn+3X7SbDqrXr/ia9Nj4pV8kTM/nRq6vNPX3J48JYvVhmu",
-	"a3zTfJRvvpTxVCXSaNZABFrAQkf0xlSMDFMzQ4CxxZ51AJzNO5picSNSezg3yldRg/Eb9/LHr2RKI17Z",
-	"qei+6unIVOVxlnbehgZWaYfV09DYNfh4/iPgjLKBYGNjppo17P8woFRSknEWi2mqsGkAiih5mqq5ZtMs",
-	"ueFGMOS4100q9dQqvRF9aRQjUhoKA0NsN13kpG4HL4IjNQ0yQx321mgwx6y/hHGcvmxE87EWw8vf//6P",
-	"qMUuDJcxz2JGu003PX1NoikKDO+rOnab9hGWdvJXQMRSGvEDNf2VRvFLYsYXsIrr5IDnZMFFr2VleQ3y",
-	"l9r4/PIsNfChmN5sNT/vuUFUtum5P96OlKUF57g0ztcF2JPiiNNlyV8LILKjEZ8r8CKLY6blW2a9gYtL",
-	"I6aL72G0X1/Ub3f9j7m+xXKOP2Yp02kcM76kGG+vFzcqXKrAF6o1GgMInLBGKYTZEGARcmPEZGpYwyST",
-	"gCo65QYZn4WdFARrdN0G1IFwwH74ttlhP4ipYUddpEv/IqNy59hEgKEZF8CBQD+7dasDAwpERdhz6EGA",
-	"ZjMQE2txicrvdxhQAONQ+/IbsfTmEjvsE1DSE1DSg8WfSoBH4GPe1THYUP4hosz+Zzoav+1ngt5en1+5",
-	"GI5FDOkPD8KG6LVlLu+IXtNO4qhlT4KSgUXYiHJhEDWhZFz1JYpSIfkgFXF+sZ4N7BAGCP6WmBPwXmia",
-	"gBeWaZOkabHNzJ7DbGH9hwmPRV/GM8GkmjsCSXtjrGb2TbdzJs7dJJUt0JvdgkPiXCexnbsbQw4T1PUE",
-	"M+1ocvPDVsdelsvDHSDHgYTesVpYFmuHDyvWmKaz8UTOtj3RSEvAuAyFza4tw8/5nlzJTfWzMmMrcCYq",
-	"g+wxbYZcUAVnMYgarhA4S+Lm9S283Z2liEuv3ZjkCQf/dB62eh4EcJnet7MUHol9DBC0tY8f1JW2SjH3",
-	"UZ+KMN4JqOrDYzZWsyzUWmzIM+tVQbyQm1kmgOGQIztCXyLhEUiGIZdMzxND/piaGZYqjRUg7ujlOLAw",
-	"8kRJahSfSZOkzEC9rRtGX/IMaTeAS6rZg75yNUtjFmdq6mpcM2FyZH17MfAqgh0yVultjYqNIy4Pe8a7",
-	"jyiamO+tJ3KkUqyJNvm9Fo0owmHyC/WsHO2/VxFlhDabuDHc288de0tEZkYjirnhHTX4qxiaqMeiz/09",
-	"+/f+Xg8q8FusHxiu9tff//6P36Im+DEFs7cFsyBiSqSYLBExS5NrQZEjJ6NOiOWDjAU+nUJbLfHAIVt9",
-	"4RyQ4EHYizE3UIxvDwZ+AXlN8MXgMSW65Fc1ODs+6Pal/0timmHbDo6SSzaT1xIj9gLr8skX0Vguz6LQ",
-	"BfqwmIqox3hfesmoxyA9+XAopqY839z3CrHDT5+qhOMHUZs4fVTCcev+h/3wc6Fn6TrvYwFgi0/+x/bF",
-	"2oUAYDm7VR1MrAqF3K5kWl5Mt3FBQ35LTUNtWKG3STg5GMMOA8khrNBO+Jjy7wgpmf7oLbf5V69vuw2W",
-	"4Ck2u0Hr7bxwMm5bHLu+eCPEfIbEQBn7eRtgz8GQIta4FgusedJDNc1ZNtxH9xhn12LBZlrEfYm1tORR",
-	"eQESmA6vvgzpOd+796Xf7xW6Of+8h6rkyOe3xq7IV+1+YZyx56SE5BwMd6lUYVjo3KrdOJuDOudfXg/s",
-	"3KqAm141yABy+p5G+BWUUOQzcW/FFPkr//CA0rg7GQ9P8qPAlA6etQ84zle1Bu6FmzmEbtYhDbFTi9i+",
-	"Nby2ZnpjrEyT+DGRv3JObSIF6MpMuBTjyv6P4mZJrr6ePpClkdc1XcFfZ/j5T4bfaqC14BwV5u2+gF7D",
-	"jU4UsNCuyOO2kumi2WHgfmis+tXcJHq06Mvn3S77/f/8f9gkkfi//BP870G31e3C/2f21OoTd8Zc0bAW",
-	"2U2QGi/Byq6HZNvh8dkVNlt5yA8MznanY/z1Y7U9DGzato73baM7+0KbZMKNWNHqyE1Rj6sRiwocxBFT",
-	"kkVwgN/GEeWqpnwBOMhSzXs55BrDG8FHDMBY7CTPDMSSiVHaWg/W28N/SmHmKrtmIyEKihUBSz0p9Vil",
-	"se5LIdXsamx9SDuIxGDQ2L1Zkj4HTQzurIihmdojSeff+gz0dV82PPgKPiVq0fdeSmUuvYmF1GgkQi7p",
-	"luik4IVeunB3xI67R81OX7osPrZ/k9z7sDRjMsZZAQPiEx+adAFx9xDUBqdeQ9DQ9KVRMV8AKF8yFBjg",
-	"tzOYaHbFNfv//2/WGHCNv/0zM8m0mRdR2Qtg5lUsmNsk2tFn9CW9sGEUlDoNk2li9YRdAfstMsA+gs/o",
-	"QSB/OhUZG6iZjJsd9hwgcqS6xJnkNzxJ7cxEjjMjATjBodDaoVtnUPcasmmcvz8D+HH8RqiwaqisL2Ml",
-	"MD2QzYr0GzhwXUlD/4a+c4eBgJW+Li11ItnHi9eoGOuCkEUS8FVVVGHt5ovjvYoKzaVhnZ2+fd8+pGOS",
-	"xAGBn5qZFhOdqw6LRDI9eP689/L4+VFUN0qSCSvHd8cq2PsJXrodUZsVpr9/DWquxuO9i8Kzd23w6p/V",
-	"md0Ap+5k305TurkvaJ87Bzw3V4mfwwjHraAHw6NcAT+4QQLk+w1CNTuLQlbslJ2XYdwiFPjHTCvmM/A4",
-	"4Am3kVy461m7HVpheNoG6mbJpvZIfR8czQhZq2HtlYPho6zC7YEKc/hBU4Uv2JdQVu5hBolbY+v4gidF",
-	"G70WR5B9AYzgk0QqYgt+FaLp7nhB1ZLpsWMMfpGpsM3ockm0rcMbhGIEXi3eGpJcRCrlWgjThMLTQQBd",
-	"1YPiK3IhsAmMeuNEX3rnyidygVko2ME5zBigk0qpZnJo/e8ECq+QjI0PIVbLTuWCgfXTl1gNESZfl0XM",
-	"BR8Jak3LFgSFJMsJ5NumbDfLvN23aHpcIIrrhVmOfBZKsycwxT+gjPSAiiRiHq2ovA3IYmgE3glosUYI",
-	"BniJa9ASn6yiFYLkySx6HFCKuz7qMKjsxu37WZbu9fb2YU/S25ay68mVbCeyxbSAd2J6vQBD59la/ECf",
-	"aTYVapoCcIuLhNovX45hEi8KPpbYnXVniZBYV9zqTmMhb9/g6XTMm8ETQk95+SHnOeGMexUWBUAweqaN",
-	"mgAKA8DaI8Et4l0+0w7cKHiXIw2o+E7EQ8JYbZpo0ymFX/VqymbqomKn79+ygRgnNMJKGriGY9D4mKVR",
-	"s/AivKzmVR4iM1zI0/dvW8wunpDGCiUiDmAD2M/sX3/5ELwg36q//frb/woAAP//",
+	"7L1bk9s4ti74VxDqjrDybCqtW95jx95Ztqvb3VW225euvsg7BZGgxE4KUBFUKtUeR9R5mceZiIkT8zTP",
+	"HTHzML9nnuuXTGAtAARJUGKm0+7aZ7vjnNpOiQKBhYWFdf3Wh04olivBGc9l5/xDZ8FoxDL45/OILVci",
+	"Zzx/zVYp3bJIfRoxGWbJKk8E75x3pnm2ZlOyWTBO8kUiScbkSnDJSCIJJRn8kIiYUE4YzdKEZSRjP66Z",
+	"zMkmyRckXzAi6ZIR+7Zw2/s92x52go4MF2xJ1UsZXy8753/tqLd13gedfLtinfOOzLOEzzsfP34MOiua",
+	"0SXL9dwvNzTJEz6/XK0ycUPTppmfE8HTLVkxHiV8TgRnkuQLmhPOWKQmTfUAhIucbFlO5skN46Sr5m2+",
+	"k+THNVuzAzXnRI3945pl207Q4XSppkmrk3GXppcyEyJllHfUUp4sWHgt1vkrul0ynj/30P3tgpEVfk2S",
+	"yL54RfNF8d6V/X3QUURPMrWFat3uBJb09jvG5/mic348VnTMc5apwf7jr/8xmdz2++//2687dZIHnadU",
+	"LmaCZtH3LAsXtHmiS/09bHYurhknNMwliUVGupRvicgXLCOUyw3LJBn3RwcNK1oWb9q1pHus4YckX0QZ",
+	"3dC0aRUb+0QzxTfuKA8zQ+dc/J5t61P7nl4zScKMUfUBkTRWNCYZy7PtIXmjjtY12xLKIzxnMxFtzblU",
+	"+xEnmcztsb3Ah9Qv4HjSCY+SOGaZYjT104CIjGwWScpKv8YTnUgi8yRNSbbmPOHzwNnTs0Pye7aVhGaM",
+	"yFCsWKSmmS/YhFv+UJO8ZqscOGM4JguxzuThhBtio3AqyF2RGZ0Gth4eHQWdZcLN34Myl08mt8NBbzK5",
+	"PXn2/l/8m/BdskzyOu2f52wpyYplZEXnjHQHakmDfr8fkIjFdJ3m6q9GuZDCqO6k9a8654N+P+jEIlvS",
+	"vHPeSXg+GnYCtaZkqSQhvEMtSf9p55zwnM1ZBpN++fzpkzc5zdkTIa4T5udqqR5QAlrtpvoFkcmc9xIt",
+	"zmeZ2EiWkRmbU066kuVktiXT3zx7Sx7fDB7Tdb54LJIofCxzmuXTC/LbPF+95Om2WHSIb69KJRldqR82",
+	"79mxbyNexrFkjTuRCyKvkxXpGuo3017gQF7ie0lvaN330vo1izMmFzspzaRMBH+k7kh4WItCQ1RNd5eE",
+	"5OWK/rhm50QJyRuarhleTomE64hOeJrcuCOH6wxOKo4Mj5lvSde8tjiTgwDfKtY5+dta5iRMGc0kSfID",
+	"59Q1b6Ae0XefOXv2msVrHn2bpDnLdlxpasmKNGseSWTIRJo7rmkX3RuumILdvPU6ibzn2Z2SOiJruWc+",
+	"5jxIeLhpOvhtaS6/zljcOe/86nGhZj3Gb+VjnIV+fzGtpgsI59J8+WTm1w9z8eBkWuogcOOo5z9JFWk/",
+	"ubeMLt9JljWrHMsZyx5JslbSq5FkaxziYeb0A5sthLh+xqOVSJpJtsHHCNPPNc+OFSM9xAw/qkHwmkcd",
+	"eZX8nm2/FdksiSLG1Ueh4ErfV/+kq1WahKBUPP6bFPA1u6XLVQryjWWZyPAnkXpLbIcJOksmJZ2D5ku0",
+	"gAozloNWEVJOluKGkaXgbEu6hcakFO9MrOfaJoCf9NRPLl89PwiIFGRJr7WSDuq5hAdptEw4yUTKLkjE",
+	"blgqVkq4Lek1I7lSSq7ZVhbUWLFsmYBAvMIlKLK0O67P9PMfA8+uosSNBNOiOUQlBoSG1W9ERpJcwmRJ",
+	"SsNrXIGaMND5kSTT214xwynpTi1dpwcBoWSq6DkFSioDS16zCN4z2yprS407Y6nYkCmQZQrKGuhxQIve",
+	"UkRmqu7Q6hrgISN6u+r7dBCUZ6rprwy8UB1/yULBIxLTMFc6/VTmbHW1Xl0ZplWTB2o4xoD+To1S/rl6",
+	"Su2h4GRBkZzqilyv1MDw5BU+6Qx/2PkYdIx99UAsbcy7q9n2CvRrkVWY2zUJpDYHWYSbodeECzknW7FG",
+	"JV3pvYopBGeflysvJbHWjaVIZdvrG6U+a6DxBaGpFBM+9RDGugDs1uFD6rwWyy4ZUSLTV4ayEqIJdyYG",
+	"LK1ImN0koWVY1xoH7wK+6ZEEZUXt/zpffEOj12iNfNrmJ/yGpkl0BX+6u65WoT5UU9hkQhk57HalKKRW",
+	"RNOM0Wirrh0ltMEpASpU5Oy2GVubTQ+35c9xYJLw1Ton3an1iVzpV6rtLT4EluNzlCywFqtArqiUG5FF",
+	"E96dWlJkLGI8T2gqpwGBYchU/+CVft4dS2RErtRgQC5nHBGxaTDhZgT15wEQj5M1v+ZiwwMgoPrM0Dbh",
+	"N0mOsqcYqfjQTGjCp8AtU5cntBHE4zQJH4gtwGyqSIOyFFMcqpkBpdcFiRJJZykjSY528xfgCDQ8GuYl",
+	"eADSdcbUMcVZgpxWH5YIDcvVUvY+Jwz0DT3Y5VKs8Qdg0eyiMsVHS2SGj8hSWSszddvlG8Y4Gff74D1Q",
+	"hjH8j4Tg0SyOoB1rD8ldV6I+TzvnWjtjpemKLFIa5jnRpjtBbYykYOaqzRgeHTmz1M+3mmbGwmSVMJ6/",
+	"EPllmooN2z1T+/wVF/kV1b9wZ2ufuIyijEl5TqqfoOCN2ErIJCdUf2isNS2wz0npaoS9Shm9YaWnUMhz",
+	"OwhYtkrtUEIjIuAZMWSpTqMFfR5Ymh5qQaUIMC3z59SuBHlTWdMiJjOhLMcAnZubRLIJ9whk0k14mK7B",
+	"+5yz27xk4OP73739tncaEHXSMqHuzQmfJVGSsVBNlKY9ccOyLIkYCRc0o2Gu9N+Eqxkl6nIlv3vz8oW2",
+	"iIgyLSKSb5KQwVGnJM/WPFQX9ITPRKRUPc8VEZBpuKAJB9aR69VKZDlTsy/tNDyi1i/VbEq+vUdSLSBO",
+	"5mvUIOHl2u2E7l/UTRcUtYhrtn0kz1GDR1NhRbcSacsnXH3OWS7h0KvnI3bDWQ7e/AC1WPyV4GRJEw7P",
+	"qi/hopl6j4JazYQ7y8lFmT8d3tWbIcnPP/0P8M5UjkQAiv6Gpql6sXpIbZthcVBpFZerk4LaDQxIw1zt",
+	"1ypjik+TlKGSpF7KIjuR9UrNrH/780//iOM4Dgid8FUmchGKlMitzNnSDod691Qmc07zdcYcvqPGoRCm",
+	"NFk+ksQ+hDxobJkJV9O5YVmNHlTpCUl0cKE5ZgrcpY2aONYxlThhaaRvYxPZeJjLWDsVYA/FqmJ6liIk",
+	"ivnUKDmLLmBnflyLnEmzF4pD5+zwC93HzqzihKMmrNUcayXB/KyfL8yTG3boEvCFyL9V8uXhCBjDcC4F",
+	"Xwgi1+HC9cEZeey6czTJ7BgPR6wXwtJKxwoTSZIIYxnoUuja+CF6NdEYFvnioESuPyhy3p1mEt0rMIU9",
+	"SsDnJOTHoAP8sOd2l2KdhaxhDi7joVWNc4KB3RnBB3vm88/d2nMlbir0RgeDkrA7lkm60zqVClNGr9ya",
+	"DoZ53nG6zhciS/7OooexHsz0caWlfXrD9IWmn1FyGemRcPKn3hu8f3raLdt7A985kktNVRlpOKmHFVxN",
+	"rycYl1PiSusLIMcWIgUfkfX4FG5AOJx178TncEG+VZzVxjt3+D+Jk/A/gaPO7vzDXGN7RJ8Rv1XHuyv1",
+	"Sq72z3qjwVSu2Taw8wgIu2Hq/2gVXWQ2H8XxesxYKvhcYtC8xLYuQR9eVgHPdoKO4+TSh5zMGM1ALbxm",
+	"/LBzztdp6tL9ubWHv4BscudSEkRLmsYiWyrdylkC8Goy58Zbm2drmbOIJFKuWVamaZEa8kCCyol5XGmf",
+	"UJljf3CCIjRjMFvG4bmvcqtBbjWLLcHZvURVYKInu7fCeWV36ttaLfRMXNDmktyfgSBx5CpjNFxUOCcX",
+	"giyVPVoVdvLcvYkVDagyrGVOBsekGzFlGwGlwDN58IVModKEgJRqRnbORFvmpDs4Prgg1VkCWR/oTGr7",
+	"veFAPtXf/iJOY8zQSu+aOVf49MDYjTv4tLbcaUAamFcrBIkkEVulAnVrcEmAeq19PnHhtUFPTneq/g/6",
+	"i8B/MQXXhqv0O+HGzYJlDHMxm1w7kDgGI1kVBR1HG7olmbqn8Zz9hsqUSXlvN7V1g+w0t2oelRK/2G/P",
+	"MZhtPSt6Z+JMLB9J8jajXMYsU/L+Ut/bKP6QnpKRnGVL8Oa9e/P0ySNJnj1/1TsZDEkkljThjgZTTLuN",
+	"79iuq3GB1J2Pd5Hw03Odl2Qc8tZ58Uhqf2hABqdH6JNPeJECqgybJU1TJnOy5iVvL87pi7t47xQw0x7f",
+	"0qZZt9kEvEornWFpbE8vRa35yekSfMCQVMnS6MDoK0rlE0QKwSe8OojWaAobFsb8hsUi0zG1zUJIlwHt",
+	"JV449SZ8qvhRXch1P6Ed2X5l7WN90O7uy4NjNqMp5SHbEweS6zhOQvDUmh+4LNi/PY2j0c8//SMcaHNz",
+	"dDiEo3JRyh/T6sTg9NANtqhVtzotEM1tf1h08LccM0YdCu+5RJY555HaEh4yG/UM1UpTJbt1rO4ctpBQ",
+	"wtlGpw6YVcAvv8hp8TkvS1r1imZ5ugWnMBymsnvWKHmub3PC0blJuuh+QX88fIT8i6wK1QcE7ojudI58",
+	"h+NCbnKkh55wP1kTaSm7oZKsBOj6JgxaPVTqUX3E8WBMOPJWqt3eHM7Zmk0hQlpn0eoJecfpDU1SdZ9+",
+	"mpLCxRVGYYrxqj4+I3vxWtb+7RkjaqmEi42yH8MFC68xecpd+AUmjQe4kyi7uMiWNFVXrOtjWiUPq9F8",
+	"xkmXM+gfKAmgGPDqmm2vMlY78eB1qqSnA++5CSJGCyoy7PWhdSMRzrselOb3npxiei8BgO0vcT8qxT2m",
+	"AgGKD5qqB2zpgCQbmuj6kCTH7CBlByZK5QQbE8oXLsA8xN/C1RvTJIWyAnGtNFMWxyzEogKIPkujopI4",
+	"Y+xwwmvrSODwQ4wXfc5KZiidFPORUFFV92lp4gFZ0oiRGdy6hPIJX6/mGYVMOxT2NyyTEPPkTF25ccIT",
+	"uVBmDSjv6zwUSxRSmP1C1jxPUjtbrQZoD7e+0HORQYESeMZtaJLB1aEWnwo+h1orCq+B0gxGU7OvqFcb",
+	"df6RnHB0zkp0TaHqTXXKJkTHooNzz54BrZHQFyRVfyRgVSdc5urVIlZbl2fbhM+1UHzOc5Zxmj4rTtX9",
+	"fVQ4lD4ZZecTfkXgK9K1JSoR6Q/ORrNBPOydhIOod9Lv93un6j99538Hn0vcvePsdsVCdf/oDYOhL7SB",
+	"BtMnIc2yRPNrMXEUZni9PylysR4oz80Z0OPEI2xJkxS0Dkz0Ai1FRMz6/b6Ajw/mEOjoCE4D/4IEM20T",
+	"hgtlVPC5m6BnzpXNSGtKahO8FG2iaXrgUv0NllI8UAqZHqziqnYrOrTWl3BC5zThXyDM80LY6hQs+wiM",
+	"X8+UkRRiqqT6MR4pgTatrG56cFFdw8eg80I8UTf95RfRil4I7TYo1AutgpYtBLHRugRJac6yzyUAXhiX",
+	"CchYMAoanCvuRJk7z3OirpGtHqdSQheGbJVDnlakWB6umNevnqDjFljbxOfsX4Ry9KTggEmkNW/OJlw7",
+	"dpw0HnwD05OXxFw90SF5IfKFGk/pEjrrt0xTvAFeiFdUymusZvwcuZhoYYUhpGPpMPBKv/IL5Xi4vmbz",
+	"bqUPzNHY8SVWvnz+9MkLAbkxyXydfWoARyRRCDZSWAxYijTrOj/U8zgW/0HOto7lQmaM/e3h5w6Mld+f",
+	"Cys3YIKJdOZCulPP6jQZNW89VCK43rurjMVeu97srS18V8yvHz63+Qchy9hS8C3pljOcbSquTQE6JzM2",
+	"N9LywM0htzfVLzeT/JxMOV2yKTA+VMMej52sxINgwkGT/oHNLtf5ghdUA23TIR28s0T5KeqflpLORTTh",
+	"eK17EqnsC6zj64ZlSbyFnDxX55J0K5VpojZLmZrGhtfs9Ow2kbl8GFZiOFZNYhlWAhiFeSJzMEA0i3wR",
+	"waUdU1qzENmjPZNydgkXVT6DXzS8rydSzq6Cj75QUN9Qytauwh3g0kO+jOPPSgvzHhuncmSmqCkan1ek",
+	"l+Yi4tgzAdLlwpUFqTITwYu4JaFYpxGZKTM1S5T2FmdiCZroaj1Lk5C8e/3dBfEldBkW3KaCRm+F+I5m",
+	"c/apZMejlgtxlcJwLtX1PYPejVwIAo98qXTSzH07uw1tZaRM/s4IhIpJd0C+T74hs63BJbA0WmL9wH/d",
+	"ZNJSXg0rp9W8ott7JStjNTlN0q0N9jeGDuCxK4zo4+5VlAzMY08ZvcGMIJhmSmUOCBlkY87JYFjUvQQE",
+	"YzsLRmB8zQYi1gUytbqY5/yJrpfZHw3RPPaqRV4sZpjrdUmT9+jRoYzhk+cpgyoeiBhCJId0S3HCgwtb",
+	"5IN3knoD2qBYx2Q+gZJhk+SAwy1FxmpLv5QIBPFl4icOVApqWLN1XrWwNCYHOLTFOicrkSbhVmtGkiQ5",
+	"lG0ZS2vCtYPunPijERqsyBjHRH9eaEQYCExypZ5N/Vs2xUrtSmYqWo0aIyEA8mJ8JLF7CWO6ogGfVhPR",
+	"E3MiSjgZnaiPOaQ6h1czBniBV/kF2qcTriZegyA4CMjUd6qmpLv7LAVuFsWEKwPdrg2Pmbri9eBwsuHQ",
+	"TC8Iu6VhnmL0AY9aYpNXNFXdgpOEX+kqiquZENdT0p3Cw2ki85c83U5t7gMtyq4gZ4neFPkcsPEJV8st",
+	"hg+FSBM+vxJxPCVdfN6JW+nxnuBTL+P4t2KdySmhc1GZp6Qc6ouAboLXPMbEPCCJmvYFoesoyRlQ3yxO",
+	"64Rq4LLB61SfFL5qA5PlFJkcXOhAezVaEWqZDPWp/mhEQJr8+0a1fw25Zd9C3tcLFLyfdANWk9IqtXWo",
+	"PMMCra64K83tnKgByXpVrRb9HIlFT5QMMQkIprC6PB9Juu4ioDRpiSXedkEBHFX10XpF3r58++qgukTB",
+	"mbW9HC9JNbdYHQCTqYeQa0leOrCDPlkmfJ0z6UsHvCDTVy/fOCBF6oneejXV+W14ORCZixTQyEI4IghN",
+	"lqopQhiFJVrAARIChxWvUhoykqCCgBgpT1KaLB8+81ZL4l1FAvjII4k1XN5KAZziP6tQoPT2ep2AQ8SH",
+	"shWBZrt10AKppqgvtdA5n1UD1TKvjQJKuiILbOoe7q9NjAzIkubhQoeIcNsPNDFBv3ibLJlY5w9k9ejB",
+	"qrkGJctjQ21eEQN7TR3WZPnPMYOiJEKHd6ZsRzMVdevInEJezXqlrMODC1eTIpHgWGb3WmDW/ecGDVC7",
+	"Zzb1kSSrjN0kYm1LfjAiLpM5lzomPOwPj3uDQW84ejvon/fV//vLnjKGz0p1EMWZppbSCG9YltJVDQlQ",
+	"q3rV9TkrU9Lo4EKPpa6UOU24VruiTKyUKg/JPAXHaxEI/JaRJd3qdy5EisFSHa/7om4oHfhypYv+6Au5",
+	"oUygzuOG+iJAGG49OGbyzAU6b1aZUPcsaBmiyHH7QqxaBusp1E5Ta1MLygR7dM9diTAdjVH2MMRWp+xK",
+	"bDirAhDZy+KasRWk9KdMnUilwcDz5wiEZQJ8psJIfWW1SsOmFgztS+wG2qz6fBtwCOf2U7ulbF/K9Wy7",
+	"04IKTpUaVEgxg7PkoptQs1plXMFHV/iB2R4hvqd8e5nnbLn6VNd+LsTVkvLtFTXDeasydIaSgdg0D5sg",
+	"acLJ6bhPHDdMRnNmzNgHI39lNmYWRTGDCZ2KDA8ufqhN0e60ttjpgVkBjXOWkdfq371L+Deq9QCZ6GBL",
+	"O0/UUfLe4E/0xUAtnSAIuGDhtZq0SYioIU8WsJwfi13WatEn7nKxG9V0P0NSfVbcHR0QefiFNtS8vdhJ",
+	"4xwp7WSYKgv/s2xZLiB3r8XGPLy9RFfJFUb46+lLTtWiW4X82a2h7/VLRUb0NKtV0O+4hVP5nkUJfQsT",
+	"+hR6rIsRr5ZqyCtYpEuWJzh4T73Mlm5UX/NP0dy1o2tancwUiFUURt7TKZ+U0LRfs72Z/V8k19fcwHU8",
+	"6x1ZwB+DUn3ENw9RT1EKBoDTvBRRqvuQRQxxhwa0rfZRhc/sXNcXmvWtF67081p6U3WNE15xlMOACPXU",
+	"kP9vi2ZKZFC3ZPllE97k4Sddvws7IHtcyWUnrusNLv3U8e6eE8kYKYe6jN91whuVX4q3jAGDJp/ghy1O",
+	"9cNYaoWmvw8RwD7onsIKiP9ntdgco6RlVNK+FjF8IRnvuYUJcFKeaBQlCBD2KhMrluWJEoExTSULXOqZ",
+	"VFqAqcwyFua9hcgk680AVxikEGAAnHdGPw57J5vXf//LKf/T9eDmz/3wD6vvlmP5Nn+3/uPND5s/3f55",
+	"+5e/9wfD0Vjt68p5r/ueqvJwCVVNyvzQ+SaQYNy11sxgWMoh0mYZBBfA04w/NNCV4MMJ9mHJ20X5IJod",
+	"2IU04dePpME4KA07GJ76YKALoOa/6ncUDUvE7G8szAGXUmdRQvTRgz7+w4LmTsX2I1mcNJrpipmIoArs",
+	"bCbVw/31QweCQ8/VtrJkNTg6Oj8dH42UXrZdzkTaOe+8e/P0idnc6nOPWRYO++f929PR6Oj0LA6jYxbN",
+	"jln/NB6HJ+FoGI3jk8HsaDyLaH94Nhh1Pr4PCgR9zWVrjpmhnfO/vq/xA21YOWR6Q0VBcsMgthQoNRoz",
+	"YQEfEeCyc7ZEtioNahftCIjK+muMYAji/sTQxss0O8a/O91asRAIIrM2O2MfXxl9NsvotvPR2ZIPNeGD",
+	"fs9wISTjEJLBrGKdLA3vVZQ36ITQG4dGEYtqCdK2eY275R9qESZ4kUboiGQtGahwyegE6C4XRbEg1Nhg",
+	"AGh5UOKA+iaVaFChpyFIYBjQmbP3oOLt+g0gu+fZtnL36MsXalGPKIvo0fFwcDQbHJ+cno3YaX82jtnx",
+	"+GhGj6OjGZ2dHJ8AEnDT4dRZ05d557xjfb2nJV+vfuSbrVoip/8uF2J1aGYUdBI1aH9Ah/1wMOgdzYas",
+	"dxKO+72zaDDqDeNjesrGs5OwP+gEnZTOmJIEbzNG5Trbkjc0VmOsofa/PIkzZxL1s2yo4NmN+xxJhwxO",
+	"O4eI5qyXJ0u24yffbH2yVOjIuVKsCtxoLCi5IHydpj7IaWAz9SXWKCDufvnFQee2J5YJuCe2Wu59xE3Y",
+	"24fC0t9DtGIH6ovRONtat+uJOFYrSkREmDLBqQ4wGdSSJd2SuVCaBNrlbchZOTMwe5ysK4aoBWMt9suZ",
+	"ursne07WdwnqLM7BimhO4R77r3nC6vclEuRDIfd26Zw1qbVXLKrRvbsEXSJ8SpvT1YFiEgiLMM4D+cK5",
+	"ZGkM9jwUPWLFYoD1lEkuyYLKxUFFffFuzrC0OQX1+2zWGxwPhr2TITvunZ5GZ73+kJ2Es2gQnwxPlbKm",
+	"nbMM/dwZi5NbxeXXV+qjq3E8pNBZ40Zc40vVYa8R/h7CqOX5x/nt3snv1TMfi9n71CWEXcHKzEJTDjAl",
+	"KhRznkimT38hgitUqE3OIUvDsneLRq8Q0avQSy8LjuKFzXy4S1D8IpjnU88tnrZPOK1N/Q5/WDDssmcS",
+	"bXJGlyZEAi5A3b9CN/7CamZTOcxzLAreLASJsGGNqwTpzheGCoH9RMlQ/KTcv6auQThD3IvdGm5idyK+",
+	"o1O0qShrBfe++nfoIep9uh+RAUzSYStFVtMmQ+koJY3ESNmg1hLD5gGuZS6WaAWnNFkeHJK3gM6MoysN",
+	"AIWw2WLj94oMxh2kXdIMfU9Ke5jwcpO3JZs+kmSaRFMozVqIDWjiZLOArMekGHu2znOMxIk4xjZiVUG4",
+	"R3C4zOJtkOkeBSfZztnrwGUo70FZR0l+GeYi8+uLYG5QE6ZUrA/xE8Sp6iYr+Eht5uVc2S7KJgdGKDJ2",
+	"xHIJ0AMJZzadE9G5q7feXaRSsgLpNjrsHw4Go8OTTtC5TniEWYESyomNzuFRXeyEO+ed78XfkzSlj48O",
+	"+3WFPol2sm/gZmHg7YNBlhK80xqofei9IFdetReX4lE1AKqxl3DN0u5RKOriIL/HOS5wfgoWxzNjA8uw",
+	"loPATWmWUWnbbJDZvAp1Gtg93ZDWEl0/0gk6iGEIcAS43fWGtUp0qBF6NzQDyHQ1VMGRr8ygxUdv7PDF",
+	"Zy+LFzkP6le61sXOSnrcPbze7rKDDit92HPzw64GZSsiWZXYsfGIWpu72pwPMn9EFmFdt4Zvd++kUD+q",
+	"w4KHWr4q0WCO/S/i4NEd+krEcpogxEMbdURrnuNh0MlpNmfQg67FAkf9jvnF26Lk/RoVkco9rcnq9Vea",
+	"HLpzMq1QfRoUH2mVCRAHEaXyykLy2scnvP4l4j/6f4jn/grSx6pohuVRnY9NBhJ2vYK8ZXnoRA+weu5q",
+	"vYrszz2PySsNtHilCzFKw5ly+St0N5UGQ+3rMBMpc39rPoa0Y/eTv4mE64iK9VCXFud87FDZ+dTMpjRF",
+	"fVavhjEtpuGudZWJOEmZnfuF03yLiA1HAGMZFEdS3YLoTnSbP28nXF2UNjNHxIpT1vniEAX8VQJNyewn",
+	"Vwm/wiSVKbT/Krn8wZK8mHDUbFxQEINNQpRIwYIE5x1inRcvwVw5eWWpNeH4jRnL3Rf8Caaa60Zp6yzJ",
+	"t4e5yFeGCTTl3G9cjE37jcbf20I7LHllQmX2e1NXCx7X8qBFYTQyyIVtU6puLgwpynOiS3ncI2g+KRjf",
+	"VvwcguZYesyoUM5HGfsbgNdUDljxZPmEuY8X3AQTvDJ/FyeiKByZCXF9yJTod9bv+dI5IjjqYUMBi9um",
+	"JjBp2CKbcPQLmtwmU3w+22rsKrfE5eCQvGAbQvVHSqueMfSIo5pb2Nb1O6d2f9pLaKc5WGip+qZo64Fw",
+	"bg5/IBA1b48Q1wxPutpk0CqVOvMGVPjd6+90xmHhzRGKQB3PNe5TJX+TiY3EiCdKCdhOUw8GdSjXDHtI",
+	"u52Yj8edevdl96770JhpGBGcEWiqXoXGvf+8TpaEg9mG4xRkMvea71oqHxOU5CgO1b+VFCvL52nZNOgU",
+	"KU0tfCs0t7pNYO7p0rIcShUM0qh5fSfmrygWTru2Cnox/uooWPWL9h46FqggzTpWoV4bJUteX6XJDbs6",
+	"CwdRRcEK11n6+PTwbvpVOWPl/Ag6rPudyPdWswZVNasgHcRPObvNEby1wRVpfUjtnEmFAu2JDLov8/H7",
+	"FF1AU+OqUM9Dn3sdMBFOMZb62HtYGyx9t3V6iY9hWaW5+fkzX7zSSDENEeQN3UoHRKZiHEDnecXYeGeb",
+	"2em+y5fhkpE3b16C9muzFrxuKzNQfQIlOBtILyn90L65yU/X2GNfV02U4MCcACyuwdurW0/mkYQ+XdZT",
+	"oR023VeXf/7+2Yu3b67U1K9eXH7/7CDAtq5eFKAGUWQW5tu35hSQZ8og1eqLzf9I1SYe+JZZeacdN8AN",
+	"aeKZ10x6Y+GXJiP7kYVjPETEY9RJLSAfrdQKdnURntPOP5GmTBEB1A4uGjvqon8J0epq1qt6y1udd8O2",
+	"v1vMfhMmL5PfffuXZ6/f/uHN784O2ah/GA7TojeHLDzf/aNef6Ak3eBISzrdmh5xwmFVPtvOeWmdRoOj",
+	"HlZcVmjwDbTeODByouqr8V62dt1vm7NwCiQ/g5ulcyixn+yRqf+E7tXzFJxTB963OfRpDKeW1qR/0DZc",
+	"GnSWLF+IqEEWVapoHb8vxGaht5uTz2B8S8p2gAiDYyhoBEalE7wP9mU+FLveJGScqSTSNERJuKm8rzX8",
+	"EXa2ZpIFOwUdP5t7Jlo5vnqWvlP7DZsnXCPJfCfmyX0S3Kq89mlpbHfjXOdMqBPRrVQlp2pJqPTdLbGs",
+	"Mgsf6QBi0XOOOXn2x+8R6q8afW0ImSfyWfmeTORbbNJgya1vzm+ohEgNzZMb9pSFyRIASgen5rM3Jvns",
+	"2dvfemlrUkUquUOXz1/1hhafsKwklyfr0HE88Hmei8U0nwovHqNGF226eB2ifNhxLxfz1sSqzbBKPec3",
+	"ipCujjUaeg2iMq3ddyqyt+AtneABc64MV5ufS1KXCo08aWK41ftFKZHqwMD7ZYU3iyjvF2fShncOyy/V",
+	"73DeWtIp1UvJG7YSaULv8PL3St7PE06N19X2W1eW2SDoLKj8HlR4fFuKeEPDoCPiWKpZ9AN1kdC0cz4w",
+	"/1Q/VibOx0+LVaOA8dw65RnvGuJV8aQ3xF0aq4Gh+JyZ7vP3uRzK/et3JEFztnGe0hWVvVTweU9dyatF",
+	"pviqLtOqL/Cq5kbp5WLTKnm5NBnfiJxt9qdSt3hVVTZUVlOeiX+HsIum/8SjgKXS+pAgnIO/QIEgF2ID",
+	"UWmdCm9i3R6FmedPRCoyxWx9ehLGcSeomvXDIzDrlT2jpGgiuDQJCri0cIvZvz6tul53X3ZuDOm43zsJ",
+	"R4PeWdxnvaPZaTQKj+mAYSpYcsMwiINH1XiCniZyldLtC8f2fCLimGFlDj7znZiLd1la9NjDj53fdHSP",
+	"WO2b0T32O8MjSwPEuVIf9Q0GGIQktCsCEpd35c2pz1+UJKhpMn3pZOjdIe9Z96Byf312enTK4jgajoaz",
+	"cX80YuOT6Kzf74+i8YCFozELKYvo2Vjtzs3yiZmqmmLDfg1LVlBtvwa9k6g/7J3ORmFvzI7iY3oyO8XU",
+	"Pc2c77JE0UIddrZe3iGz+98hHzzXLZ7+TbuY/7X9Iifrfn94vE54Pjw6/ldn26wth41STA5/cZsc60/e",
+	"lFL91WVi0DmKrBxsJO8wl2Qp+Oz/oBsB24+zG5a9TYAB6u60o5KRqWvqHcgijfzmtTntuf2wo0WcRp7m",
+	"OQlFKtaZdV8oKRGQ6a+ybD6fzaY6ecZCDNE5wyBVxbVaiIiqj2oFIl+9/z9+9dd+74z24vcfjj/+utM2",
+	"5agscrxZR1g+hm29sHiulPSjj0ag801cuUfChRCSyfJyUK7d1f3WlMJUFo+12DvaNIazNeye/hEEDtRC",
+	"dAKZ4AwzyBrSqcvc4Ob9tNBz1aitHq0anAxamnosVH1vNRHGXhF7NCPzXNX30M6ZoBscOQCLNE1fxiDZ",
+	"d732N+XfYUVOQwOnR1KpCNB2Ba1+u526O1IMaFcpBUjWLp1JQM5cMA7A8Aih0DbN3d58VVb6VhFW83zO",
+	"ZN6D1oFGLejqVoDgF9RdAHXjfoj92gOO4M1SqAcDYsHq1A8CAi2iUMFQ45GNspzz8vHRemHdavNe0l59",
+	"iy6ZmxlXnNdupcA0wqHgFwFhKaTmSvXDLIcPK4KqrBF4PE8VFcE19xZ5vpLnjx/TcMlMNsrjVMzF4Qrk",
+	"170yHMvaxx6ZXSyrvirfchxER8QFq7/hVcYKZnQRJC10JDoKCzhKyEtZF2l4Rc9a5A1IomS34ACc0fD6",
+	"vOAs/QT6bX7+6R+PnQn2MI481QyMGF1pwq8xHLxb1OHrLl3V7IN79aib5/2//Nqfma3RyrzE18FtC4Mi",
+	"r/E0BySJCeXbwzsnZDbwQUXpaCWxS2rJvryxOonKA1Sn4FDGZ4kY/bi1eYtmCOhBPjO30KX8xZuZxq22",
+	"SYR5niphqvtBurck5VusxouSqMU1Se/DNfaCvuPvojWzv6iAfgDaVrRmgQl5lJB6SbePZxT6ASacxGvo",
+	"pxO0fPGPRgHde8VU+Mb8MKgg/FYo4CytrQJQUpc97sMM7wADz2jvAAtcVhdVXXzoe5bTiOaU0NUKe+mA",
+	"//3HNZRkwjoPdOAVeebeCeo1/f7Dw4gD10DwR0HU95CiLsJrKE7RrhYC4AyR2HBZpE+7Ke0ivCbymm3a",
+	"x2OKwMdu9xPsxht82B7xVj8Cs/lj0EF14gXLNyK7bi7knmViI6FZsXpcg6LmgtAogm12GyAmeYHNfM3F",
+	"ZsK7U/zdFY2iZ9oUBet3ehBoeFTbp866qaVuVvf61RPI2Km4tSd8SbdkgW2ILL3lIz1Fee5oURIRnbMb",
+	"Jg/JD/g9TA2ZGgH58aUTni/YUrIUnr2cla5q0wGZM7wiWwniH1wK7y2NwSxjo3Hqhy1DVLQXv4JXV6qC",
+	"kp0a1OBNrGHg6vulI1E/d/ZCcm6Squ1Vlji73Gta92/gv5IwwvyBXOh+mYnUN5LJjJ9TSbrPnr/qjfr9",
+	"swmfNnapngbVjs7l7tTkwxT/oagKKXz45x+xHeI0KHWLnhYenWlAphXn0vTjwSExmh/oW+D7mHBjEMSm",
+	"HxWsleY0FfM1I0uaXeO81GqUbaDPhtszEewcZVQgV1Z84nYJfrlm1g6db7oHU+PNrNBiAR+XlWBl/D8R",
+	"EDutX7suqcpa/dD3fMyarmlUCpXJETOmMz62DKBbMAcvMQ1tYYCpvbdLqvKMUR27ntOK86HTb32nx4zt",
+	"cItAr1A1SdcxUnpVv1VCYMzYK5roGqwWFvO36vkt/tbpoO2fZErBjCy12i6aonVdlgZZsA2UNnRrUNXK",
+	"pBucnB2Nh6dn/XYLK3bJPzfsxa7TnoKd/dath8yeP0dZmpJVupZkaphqWt5v09C95bZXIzvFgaqyeWmF",
+	"Dk87jOPubnm3dolHVOK9ZSQbutXCMCDURHl1BMIEH6rBhq/u9a/u9Zp73W+l7ZB0hRd4sxCpPqcyQM0/",
+	"wtdp3d9mY0NuEkixigweHvlOY3cyOcR/HfybVyBXTElPqdgtDXMzVW3c7JYs1Xn17yIrSqemyIXC2Lga",
+	"GM7R+1L+hz5au5BH7p1O4h/0RetkjtohblQhiHnUiQRA3i0snYQiqYYw7iQO7mXTVWXIh9Lb7yBO6il5",
+	"jnxxRkVR0+ImvL9bva3fx2jU7f3crkirJbg+f9U7Ph2cEyvqlPwZhbD18E/27/iJ5lr8rC7g8CG9MfhQ",
+	"WZLhA+ogSvyadJ+9ftIb9qGra+X1pXF8E/g3uJD1oBuWmCGRKysM+YsS4/f0CYCm4HgEqk5Ou9rj4B4O",
+	"z30IYz5j1pquRWKWc3pcibTPPVqI1rpgqjrL9O1VkwElNnfPoVf9SmmyRD++k5vjaFK2XOteasrHevyw",
+	"OtyHDhdVZ2f/tv9h3P/4azyzzsc62nvZ+/Y9PuDjomTOab72WQfG4rOPmPRP26YFChIJ+PkKuMcClnMa",
+	"kNnWaX+EXVHBfdo9PiKzrbJ0F+w2INObKRmePB6eqjPdfzw4sK4WHUyDF+lhKi7X8joHI+9CaygLFcJ6",
+	"d1tE7D4pWFjZPBiOxkfHngQqb+Twkhz3omSe5NBlSKeEi8xEzKuZywVyeICtiAR20BYRq2ZBHY/3JkGp",
+	"GXkJAOVPVewlP+fT++nlTfaDH2hqF1DbA58LR9mqpOA6Q+k5/3XQO3sPKuCHfjA48Q9o4QvczGhlJy8T",
+	"bv8uK5X/MZnc9vu9yeR28O1kcnvyrfrn2bc///T/9H7+6f/9+b//o/fzf/+/3/+3/ezejHW2Y9sBuuce",
+	"/O9W9tc2zMTN22UAIFiUi8RpAAP8GYII/gBB967+CQTJoT1WLtYhBKVSpX9i6zzorwC1Vex2lSZhkivJ",
+	"M+FF8F7rstj5A+sBCcUhrtmWdMf9EeL+fmyk5CfB2QK0Ree8M2O8CsKQCbh5I3bDUjVEndr6xx8aO7ob",
+	"eKCiGwIlM6hp1w3rygqRZxKlfMtxiZtHPm72sqtZy25ueMvo8rV6rhZYhWXqQZo5+pWJwxebwLeaC5tS",
+	"ObtqLKJMiRybcprmj9MDxN5G5yhqF4FxP9q+ibJeKVeY0TWzYElvk6UyEE1HUJQO+NlY/eVRyCqWpclM",
+	"21uloufx/mNQX73WkXRYhwu9vgtIf5K6u2Uy50KX0JVXWJ2SHm3/lODb9/U8n0ud/mt7P+gRG9xYA6x1",
+	"rea/AtYuXDXwr96gD46bvRl9DW6PJwgRMe73SS5sD9f+BTErAtVlWjQcxfCTFkrbFTs4JC9XKAII5dGE",
+	"a4Li7/QSp+eE8i3RG460t4En66WFhKJEhhTAKrpueGTCdYKdg/N+UKnvR4K1sFLvkzBWjgeXjYYPk05I",
+	"s3zSOZ90xsNJ52NFoPTHp3eQIWbJr1ns85J8WzCO1IBPdGl8zADuLquhWnMOHMWzJO+OWt3X/9//9fNP",
+	"/9vPP/3vLe5th0tdOpUY9nPPoE1SQMmpDDCtpZAc9mChRK6hCjFep+b0XpBFnq+68gACvOXbxWR3uTfM",
+	"43xB+bUs5fiAobaTTRa/ff/X/C3+/9Wr93+Vb97/2/njx7vZJ7dQCUbXKPo7V+VRnNyyqKe9iPauMM3I",
+	"EanLUKOnIaldoVUR1kF7GemEZg2rtLjx5Epw2RAAMkB9pXbiTv3Cu9ffgYCRtuVmCW2/SOoEajxdm4jY",
+	"oN8/qmUPo6jBD783oWuWl74NBb9hPGE8ZN/a+JouatiPiVmT+3Wn331tlbsCcjZGDAb9wu/w/A41F3qb",
+	"n/3xe+PG+9RqjSqBzefP74Isuruq481CZJXSjoaruFbxUWWmO4EgV6Ex/iflAna7gjyMy3LY7qx/2nf+",
+	"1/lcAa+7TDyjOXsnTcLeaHx0fHhyetZHT8nJaWOoyrZX0MFHGz0JTU3wP6HU1xfO7Lf8H/Cj+4qk2q9C",
+	"pslqPD4/7sNVl12z/HKV4AK1U9ob2ZPuJDX1XmVJqMjupbjmpRuR0jxB0+rr4fvUw6fo9fCHbvgQh27Q",
+	"+pCVIvy/oDN2p5QBJ8SdRJ/e2qR8Etcy6oWY7rTjJLptaYqj6JbyK+LBOB9tSdsq91a07VGRPfVqckNX",
+	"1TveY/Hena1s1MSd1opuzawOQ7FUfz9uM96vULf815W8Gv4oX/84mj99edVbH53drsZJb7n88Q+9v2c/",
+	"9p9/l26j3968Ov7d2zS/GiNERwZH7o6/9HRzsnpsi2TZCs3uEkv12FS/RT3b6N+ISeW2hc7oDUstDo/S",
+	"x+OMztXDXngYQ5QPzeVSZuiuXIgNh3zug/1YSM4i7FtcQgQe71PVJKlFz6qmlQEzjMmKZuDtoWmq/qRm",
+	"8ofk2S0N83SLfYHjal86sFZK6V9eR5GR1jb3K2MUmrHpop0kanIG7UgvgaoI026olqPWZYfzQ0xBSRGS",
+	"0byKYHFIrZzAjSw0hSr2FGjazMOAgGWV5TC/oojDTJfYzFrsPKZuDtIt5BM0ZB4c9vsHAcnEGrL6I7Hh",
+	"XqS0nb7Mgc+5ZMhf89tkjJGc3eYBkeyGZTQFNGup+EJsWHRBuCDYDxruC5EWmACk+6QfkKfPvgvIk8EB",
+	"4SIjswQFKjrecN45do7SP6q4eaAU1e9k6Z+q/3yj/vNE/efZp3pe6uFej71e+KeMX4r8oHOdk9wJ0ELr",
+	"2oYSBJosSXcK//ddliJkz0NHltczuLx1pvu3rOxd0apBZX30mml0PvgRZM+qhenIs/a4gBu0S8068ZBl",
+	"WBwHS2YMukEjgmwiSaYYR7KoCX2tQVj9gPiXzzT85X3CNzd4KK3wPLSlMoW4PEQtETw56+Z7Xk1FPrbY",
+	"7p5wz41fAjy7AbfxdsWk7qHCkht24YY1CrB/BDBVDx+2rmjQZLpx6kiW9PY5/nbYr9earX33ICyaCE4o",
+	"uJ5IxqRIb3R7fV2UoTmeSdJVj2OZSFFV7qAcgXSQZJUlN0qOIU6lPABpUWDsS2wlXdyme9yR1T3wOCKd",
+	"CFjZLQkDGj+kfPxvv/r39//SxT9+9f6/eRMaKxfwuqlqArnVom/uuF4521T6hNYuxlagocFD57rUbjE7",
+	"ryN/eGL3DeOPlu1LobRQYrqnCTV/8aLAIgmhtMmWZHQttCW7VVtN08dYkzG9mHCoh55CK1aWs+xKdwye",
+	"HlwoWY19alIpyMw0A3SLjZ1uqgayEsLIE97FceE90BTWtsieVoM7u/HE7pnM4AaCCn+58beWU9LTLXn3",
+	"5qnr9lbPvW8M4LihovsHg5w4yucPmOy7thVbFRF2viUpU1MgIZXsQrcSI0qZydQn0O6Gkb+zTNhfJRbM",
+	"u5ozewfvyYNe8N5wslNCZlNN2uVaacdOY3c2nd6B6KMZy3/PtlNA4tAGTLol6haoCLRrHOwX0ofNzrzy",
+	"8FnYjwZsGI/oeHYUHkcn7DQ+o/3ZIBx6bnm9pnZtt5xXfmholnYW/vzTP/buL8J2F8Pt2MQi36VpIwuE",
+	"8AsNF86UFrp/P5PS0C22dUf6jNc1d3YvpjhryMaxS9vhI7ENfR7/6jEG9HvFKv8NDLN//XH0u7+rTaoD",
+	"aJfosYslnE0pT8xbE5bwa6c4Ijc4svqK2q0v3WeBbTjQWau7AC8jlq6nltdRKZfZJ+ef1rzYjbFxW5sK",
+	"sXFoZlFVtT63A/xsNBvEw95JOIh6J/1+v3eq/uMEIepBnL0/GdYc4I3pmGXSfGfuNuJchZ9wkz1Eh927",
+	"VUE8j3Y71MA61Zf1hur+zrHISu14K/kkRC5ohu05qCftRB626S1XzbZSG/O+XfNKx3Gny8p9LXB9B+xZ",
+	"ljUBnDH1FZmJaKsUaLQmueC94e2tsuggEaFyFpgZTadOayX5yubsL5mUgBCq1QxUnGeMzFi+YYxDFpYy",
+	"9a0pgB4vWGRGl/aHblYTviNDU+kK51CHELVza5PF/T0NFwlnvYzRSG0aJGSX2by2Ng8Ckl5szU+8XlJe",
+	"jK2fq3TYuCt9PPwOBKv1V6dLm/8v4hgDDERTj8QJSyPfTHYn2pR0ZOCbkOZsLrKtn2jlzWqVThh0NM64",
+	"IWudnavZpDC4j+u/TXgiF/9M+G44l9p1AYOlSrF+dpszLiG/WK5TsJ5Nesjl5bMnl5s/fPvNPHz+5A/i",
+	"u6eX/ZdPNxAW3Dzf/YCTNETX+UK9NKS5yJ6CbdZ585c/vzj68/zl336z6L/4Jnz1l9/+Zf4DzBDmpJ76",
+	"3ZuXLxDuv8/+9E36/G8iiYZ/TP78pz/26W/G678M/9h/zqFEtShC6Xz/7N2T539wcDHQ89OD9m0PCl/e",
+	"Aqa8Su/2vYcAFlFK9YjghEoyfQXr+D3bPrFDHuZC0ah7MAXUE4Al6f7AZpfrfMEfSXJZ0B13F3ZE/cTX",
+	"m2g3pnppKXu5+zWbJzLP7pu1/s/h0lzZNDDll7iq844YvljO/vT6erY8W//lD3fhzj+Pfpf++U+vU8Wh",
+	"fma0ce3vafiNENcdX6vtezOPSctz+oHek4vKe7mbh3Y2XEHW0P1WggKx1JQSpIk0MS6NtZOE3nqkcsnL",
+	"bimuQdv3MG8V+cLbBLeE+aGEgQWEtLFF1Nsc6Jhzp8dVObMagWcAH8iCTpg8+dxglDySapAAu+0qQ0qH",
+	"98tYqSaatl4FkNcdRSyacB2jKxAup9WsvSmkmk4B/8Q7O1Kf3IQDFoaFVXokCzSVgGwWSbjwgUZoZDc1",
+	"KhAMmmerZwHsSpKEIyWc2XryOEuxWZNgZF2WWoM1q+wEHVhZ2Thzvq0J69/UkEar3gdHy64ChaKKDsQy",
+	"zcEhzz43BEpk+/b+w/PBQBljMU3SdcZe69gmJmAU2DYANePAu7irUyyDGS9xNDo5G46PT0djRsOT8ex0",
+	"PDiL44gO+8MwPu0fDeIT2h95comOhr0T1h/0zugo7A1mw3AUQUZRv+Pg0bXN+HOSXLDuQG3B7W+pXJiF",
+	"lcBmXCwYF+ilgFvxycu7WnEVAn+4HzBAW7ShLw8vdG/gH2SfMsLBHTjpvuZye5TD5nY+U9vW9bwoc93Q",
+	"BML05taBTWHZBZnK9QwDmdPz4hs819jUjyRywvVxh0x2dLh3k5zMBZMYYOYhC8gU+Xl6cEGm+AI1qCu3",
+	"oaSBAaBhjhLPSNGIrfLFBZnqDq/nukc9xqpdsETI99ANF8iGbgN9W9IoTThTcl8QzmiGn3MAW4Q2nktG",
+	"+WaRpAzEPsS0lYbw80//A99qz8EUEYRBQF8Q9aaEzyccmota1FibCpSrZ1d0C1YlvjJb0lRNrSyYnXNv",
+	"aQ46GBBKSztvh6RCUDSfL3fDuhDFTzKZE3VQlqtc+1HWPE9SLbrxml0malshE0gRSk/m4N54khXArE9E",
+	"sbJwdUURvdoFuQfMqpuXxE7Cw3Qd6VU9FG5VEjmXgAPLAIJjJ3KVF67KbnFVJu/zJZUv7bbGhr+lfoGM",
+	"twPmz5iBRi+CLUDRUQa5eyQnHOO/6syYZNRAS3pwJ4AecYv+DxnYs1XsdpfKCZ+yfHGlPnu7XbFIGR9X",
+	"N2OlC8kNYnkf+JD6ypgy9WNjJqnjwM+jaRmuDT4ts0wDHs3uxCxzk3idn6AMhqEufwWNELeihu3T/u65",
+	"c6oRyMj6FEdDklEeiaWGmrDt/KDrQMUN2enfjuPBbBQOWZ+eRafhyeyYHsVjNoqG4WDWp2dnp6cnJ8fH",
+	"R0fj8Wg0HA4G/X4cMxZFYTibUXp2tmvqx+OPv/7k+7IZqyMjP//0fxIJ/70JiEXX6N6Q4Ym6LYanF6Sv",
+	"/jHAWDIFRF7zXQ2J6Wg2iE/CaETP2HGs1n8WnbKT+JgezcbhKBqyQdynZ7PT8CQ6ZkfxmI5mw3AQ9dlZ",
+	"fEpPZseDcBiN2Dg+osezk/A0OmP9eECHs1E4jo7YcXxCT2e7wp6D2T1APoJOLnZ66f0lnfeMQdyZS0HO",
+	"7EztK070DcuSWB2uJ1rqVM52GWLrU4C07rwMEPqXce6zst85yJAX1gvd34t5aQVQv+GCbcawLL+S5mQp",
+	"ZE7qsJWkO9WIWYcu1OVBQGw3qVGfSEKV2tMa03LvxNeeKT/fcfVflEEsnSmv74pd+WEQnJy2SN0odIAS",
+	"DlOJXa1akAujG3RKrFBVBlAkuzLLd/fvThXQZQxOugDJBfmbqGRKmT6qmUhZewv9l5Eh8Mn2r4X42InS",
+	"sbuF7IPGSz8JyQOGLMF5lBGod2uSBTeZnozejou/bJ54/2ldDMt5HjuhxWFcHx3vG9oyZBMbzrJ/j9hS",
+	"OIRb7WtJ+AnoNdWcunonwLE30tmmh+Hdmwoa/l3t6iP4fVNbAU+76bYkvkvmx5ItZyyTi2SFBdeVwu9W",
+	"qSCVvn1P2VKQNznK/xXLlomU2HLLZr/Lc6V5KoJoxod1AMRTJakOYw1PEHsFO32uys1J78IvawkuX3ji",
+	"sFm4Nf4QQVX3yr4SUXd1Eip1zaYhVmmU8u0rsFnO7uzpUNR6qnfoemT6HdWPkLvLjb4PtdfQGzwSpTXu",
+	"7fdt7pIdAgDGNj5BM2U3u+smYRvQTwoZG3RotIS6TWS/vekyDvlrHRf0LeVSwnfeq0szQGj74c+qh8Hb",
+	"rmutGM84NjTT6p/Jan1WI7Snc8J2dVhXw+t+6gBWWIImbCiwabzk3bdWVqqJVD5WflmKO/INTanXEaCb",
+	"lliFcSHSSBrISmay+jHtOherXqpYRcfLJKE6q2+Gw2sqT7jR3xFvbqr+DziO1T/kFCg0E/kiIIyGCyKw",
+	"NElsOElZNGfZudMiDtHowGE84ZAuaEDmnFqNcl7/hw69oQn4Nwt0Fd0PtgqBci9UD5THKZYzw5rUS+Hv",
+	"XS/XSvsruhXrXJZqSRSTGZWi9vOzMyzhaPh9H3I/St85QCEtS1YauojunnIlxbE28RqzmR2bpcw0QP5M",
+	"2Frla2G/zL+DzLEbXhc2zjkAzl7qJLcyoQyj7HuZObQOc7T+SRXmUsMZqGF8cqLKPk1I9oG6Xkjh+QW2",
+	"2XE710qX2my3By18H1b7p4Evh2XL3qIql2ff5u5qOC+NByGVJGKzJGdRAE2gtkwHwcQ6J11j5YuMrDIR",
+	"MikTPj9odWp2XtN4dzh4WbWj27SSGqeY47Dr8nl5o24Rtmnw7Jkk+EeSLMSSEajmYrLIonFvk8OWgl6f",
+	"RPnNVqe//bUZpsNo4IDLaTo0VXBLTpxaeHygeOMJvBFm+fwBoDQaRHH96ipdQ2YR32zf2NhxqEiQgtYC",
+	"4GGmvPbcNvmIOudDG5w8L+4YBNy1PKcumaBzI9L1ko36ke960VQIURMbBeAxKfkRfAb83e8M0qWSQF3h",
+	"zz/947He5ulBy6ukxhZefajo2WeoSmaZWM8XOUm4VwSWaxvgBCv15BzVoXdvnmowxTBjUQK4lLlGGEB8",
+	"vGmFq3THLLleGs3VzOTRhE/9IHHTAxtk06AFmPFshlZKXAL1cpB8kQkpScJzes3IbDvhgHBDZGIaGDoJ",
+	"G3PKUTxtFHUSSRYsjdRmnDtKGGqDVnjFmVhiFkBRGboQpinv7pJOPX0ewZDqxaZinkUTrsiPk+1Oq/wz",
+	"NcsT3FEQFeugVDmodKOrpcze+eYphEetcLbORQZUwhTN2uuzBet6BdNd/Oft+3HWRFyre9sKwA9f6n42",
+	"b6zP2E8uZ7faXOb30jvvZLzWRbbfodiK/p5EWTj/gBejGTDhqJhiSgPpYhGK/muFTfcCqK+VDakVO26V",
+	"cd+5Vk7818qwfq3U9sG5Z/xt2TAg9e7tExLRrQyISCMstchkHpBcRHQLT52XJKcj1oEG6qmuknyQYwQd",
+	"ElmS2XSmDYXUJpEpEhjJmmSkSfpewGRMguyEU74F8QXE3Cl27qUkN0JlexiD5qwWzNjfvA0fqlUvIzb2",
+	"3uNTVUDb6JzV29lzRFzu2KVzvspEnKTt/HewubOMorKtO8NpiFeb64vd5yHhN1+wZVUPdZqGnnd+1acn",
+	"YRx3gk7kdpOvNHifO5mJ9RzX1ECG7m3tfncXRl0Nc6fvLxRxyPAI8bWhuXEq1llApr/Ksvl8NptiR6ui",
+	"q/ojcOtUgvAFee7XqqpVh36slnb73db68xcd63XynFIaAMoiv1tn/vpO3jknNf3iTf3v02+7ZEZGpUa6",
+	"aUMD3Rptdp3aNyxcZ0m+vWOOGzgnGV2qPdUjgKqV8Hk1MV2vZhhTJJqnsVDxwIeG9+gKgoSb+Ppd/bzO",
+	"S3aRo3ATPAGQE18mQAtQlAoJZjS8ZjzCZssuQg3tM3ZCB+NhNDw+CQfx6PhkMGZjehqfHB0PhvGwT0/O",
+	"TtzmlhDAchXk9xARvKwjW2sQmvt4WxN+WfNkeq3koLNeRfsC2I7BUgLnrDGCn0w+lnDMGt3GaStJN2M0",
+	"6gmebg8Od3TRkY2AO0kkje1nmnw7ttaSbslaloGo2nvLqhGX2pa10ivu6mOtbWR7s6K96VBigrYJHD6m",
+	"+LDvEJeEoWcEZ4+rhkuNFJ49CPwc6K7PKzu85dffFY19ukuacM5yCany0OFYf5EjNq20bgRsCX9wSC4N",
+	"KuY12waEFj47HeqBX6AtgWPhfMiMpQJBytTVqnTAC2jKhaXREN0FPJMEI0BFJdsjWc6v17Fv8HWVap70",
+	"F7UddZ3h3mbAajKPpPHYt3Urft54iPULGE9ni+PR0uP81gz7qCxHGr3P9/Eyt3Yj+xj3JeB96kz3eM2j",
+	"ahs1PzSpAWrU6tL548eD4clh/7B/ODg/7Z/2HyMSIoLtzgaYqdGQ/PGrLJRX43gQgv9A/ay4qPb89BN7",
+	"B1t3TjsHTbHoDz7vjZl5C6Fc63p5906X+/oJ6tk4s652oNzVy9LHKq/oPOENuZGvhAS10eDizgE+jkIF",
+	"btWRgWiurwBSYhB0FlR+D4m0WsmEPlUaME/EMewQ5tvQFAsC1L/Uz5WAqKcsusNXpznozagE1+Dc5CgE",
+	"JE6FyLr4KvIY+2QdkH8hg5aywC6gKUcBVAUSizQVG5Q0K42TUb3r7OprHkYYQotwtQDwd89Zy1QKQ0f/",
+	"sPI6Wa1Y1D4tg6Y+v6v2euFqlzTH5naAz5SkGsa2leZRbG/1JSFL0i48YDfqPhITl2CIbclTbGVpFkGJ",
+	"p/wnA7JE/OjR80TmLAOmg6ewlkz9Y0lzliU0Vdavrs1b1Oz2Dx1K52vMpNP/63n+43RyqOWT9o96/cG9",
+	"IJmw86XM38nqeMO3/bNivAruQNCB2rmVyBBqVu1DxoHki+0sS6KOJyalV+lT9UtwH3Cfpo8kubz8zbvn",
+	"TwkFfIGMIdwkYA3QNNXeVCiEtV9LwgVnB63y0Uqpz7VzDYOir9Lsb2nUFonLu/AMWubMuVvTNEnw2+pi",
+	"tIS3nyTf7eiZJzcI0J05YA5ek8tlhTrS/AYzmTKxkSwjGaPhwrSGK216dy1nAeFxGJBZygJiWCogyFEH",
+	"d0nk8+V/FbAOetsDw5KlJew4/rtyvP/JZ7jt+Xy/I9u7kV8roYDWKM1Gat47LVwPgE0LG7wEAr9EvcRg",
+	"kJCQZWwp+BazHaac3iRzxWaHDhDzIe5B92BKui6TKwNuwht+M2c5/EAj+hwckunKAKRAlNSBQREbPuEe",
+	"+BRArUwEf2mmnhHPUzod3jyEkd0kI7978/IFoMhPeHeWcKqMQ0xXJEr3OR6vs/QgUFIzYjGUKs8Q+d8S",
+	"5ztINhwRuWJhEmusn1qyn12W7p4rNsXcMBNuN5KOB7/mfVBgBN0ZhypbgdVQAXtUL0qWTKzzzvlIu8PW",
+	"kmV/ZJldmvpVxmKWKX6rIzotWZQ0aL0aFsfA4dgnTcvNJcMiVMaNk5vKa2yo6c9eLtG0NTrPfh4CpmjD",
+	"R/CgxeppAepUTHnHCX2Ts9W71X8a2KZfLrjYf17sr91oSTsAclp22f3a5vFrm8evbR6/tnn82ubxa5vH",
+	"r20ev7Z5/Nrm8T9Dm0dPTKY4/rUYQyZuEolt0rrhgtEVkzkiUxzoVCINl0jAxZ5EkM7NdVpUEhkUizKa",
+	"Rv+o38ovvaernVZhLeJmvwKxjhNMTAJ6dRL9u0yirsF+uPdYGPVj0b5mfZgVAYQ10DUYZJKYfmFyxjH9",
+	"lAB0ts5YJV0d70TUUad0UZHJYJvq0Q72YrP40jI9mrsnzaEhc8sd6e6AF/fJV65fTLt+Wenz0B76otC+",
+	"a56LbM00g6qHsOhTpw90LeQsoZxM5fWVeuRqCjEL+5MiG0HjlU04HK8oMHiCUVGWIDgx+Q+QenAQEBDR",
+	"egpF3angrJwRofOEISUCf3pI3kIaA49wHk6pKlkmt+d6PJgtZwlE4CRjEpotAtbdhMMPcbkOSJoFQET8",
+	"24rLS98p9ZBd3aa5F+vdNa+nav182N+awWMafajkW+5pXbX3FcaWaokO8gf1uLfS3lxH4Fx8GYN11qIT",
+	"7mv9O3WlNUy2cDuYaoX7vUX9UL3GU8oExehZph5RvI9lS1KQmGYBwkLSAucXcl8ZP1enTYli7L9q0TAh",
+	"+RmQf7EOqCgt0qDAWBwk8yRNSbRmh+RyJrXHBCAqNVIy5Vv7zh1glC51HBWgxdYX6KktKKgTyz9WVYV7",
+	"HR3TwKHFe7EdpC8AVEoss5LTd2jqh6/oV1JJJqvoNP6ryiNCKmRpvPhLuf0WMVMfwuIUFWe4vK37AIw0",
+	"0aCRpj+hK01iFm7DlBFo9lnqixzYRN31ckmzbaWojtA4h+yIqkPPY2WNzgdDsOh0MKqqK2KemL+KdHhk",
+	"rV+rqbpNT13IaOPeYjf5FRg6w1M21pbQWdRng3hIR7NxeBQdg7bNflwzSHYbV/Vbp69qXdO9g3qxK/zm",
+	"klERFrYg0OROdG++fUr2QxXBIaaFFnqmiBiU3YTPDYz5bpDZirgClGASJZ8AntuE6FzGYNSVWBVClosR",
+	"ShxzFzBhK+ftwBAImom1iQ0lxSdKAbrnYisyzQqDyo77jnlTQoKebYQ1HNMNttXtJdEUE30kiZiSlFnC",
+	"qpjiLQ+Qp1e8OVG7t+yGZRKCGXbPlGCcM9IFSSdhdth/uG2Vsr8NUEEH9T3pTs35nqz7/VGIZIZ/s2lA",
+	"7Lc6Xdj9CKXyla7VKz1sbv1pQH7+6R8VUvoaNbdAUjY3Uu7KqWBXNL2Q9SaVoSEY88iQth759yY/7HLR",
+	"3V2gozfB43R4EEE+qAtyvCI/GQmvdJl+QtIDjNK8Q9hWyJTwNe7J16jZ16jZ16jZ16jZ16jZ16jZ16jZ",
+	"16jZ16jZf46o2XvFV24hzgPX0zyIjusFaSvNevcg9kmvWlwaa4eO/LrwIZfV5DcFBhRijaDbqgZARbp6",
+	"pEPbJU+6bX/yBatVa+wQesaJdQ+5oNFbGAJWhBm0sZEsBXmGTvTzr1fBf5GrYC1Z9PUi+AVdBOooAsRY",
+	"IzuVvoehOoP+Yf+o+OrJP3HD9BTefmWoXwZDBZ389ptUhNcvoES1cz46PQIrQH3xGyrfKQFwfozYwsbr",
+	"1enfnoSD+Ij16Wh2Fg3DMTuOT+lgNgqPohN2FvfpcDYOj6NTaH00mh2FJ9EZOMLGs+PwNOpjz7Tn8s1K",
+	"cCkyC2yvPn2dyGtIwInUfDoyzBjjCZ/3VuZD89SbELSPof2b3TBEl+m8eHn1+vmb38OjbxiPWObu6HjW",
+	"Pz07mfWPBqM4Ck/Co/FgdhydqbkPz8IxOxodj6NhNIOfv02WTOZ0ufK1Oh1Dq9P89q3SbJ4ICYdxVDbp",
+	"nG/fyejbDBv9yc75eHw2/lj3wH9yYxTnCmgR3i9d+K2j086PdgTAXW97RYNoFav3CTu/ihUZNMxkD0Ki",
+	"0z9oaEEGPNOtStGm175781S/OiD5RhAtAsgqpWEl96ozGB4eeVsWTiaH2Ldo6G88VZXcO7N/4CGPrN3Z",
+	"lgYeqouD+wXJC8lxz9+bGNdetqoIkcZfOEk0VQnT6i2OuPFAKCzprW4iCCBITkvBNosti64PFhPlyevn",
+	"b58/ufzOSLLfPv/Nb82/v3/29Pm7781f3738wfzTCL42Z7ImGluRwpGHDQKpzSCFvKyFwaDoPhTSnmW8",
+	"qpuP9F3eV5bAu9+tjvYySdNE8HwhvbG9fftbrWGzkrkqESvHtXLkvZLQI6WcTqTlg1zeuPrWu4e2vD/N",
+	"1KuevvJVUj41NT6vncOWCSKvnUSqaqIhRr8lwqI6qQGYqVs0uk9kkS0g+O5UgXOSL4Rk5pmQcsGTUDEJ",
+	"ZFp1HaCTg0CnnSz1b2yXDdMnGVDbFAdBIW1X/1na1YPAn2tFBHfW0s3YkiZKK3J+Cl0uDbqzuQ2lrnSP",
+	"cFyabuhWVlOGA7KBCRc/2hQpFvLAWwZnTI9xUUnuWU7pAX/b9QbDdAgJRPVVds47x/2GJuoVrJ3i4i3m",
+	"0BJ/x7uUTxnxLs1O/ct2337c/4Tux0XTwzJKj3fRDbPZcULfNCTCmLT1Io9L2TDMbVhU+CcdDOGglBCj",
+	"MYcLIOLAwSsuIYc50foqgU2GnpYY/nwzwXt4xou0GlEIkT39VA0vQlJYhdKlPLGZ3/iCj5XA9vn2dEC7",
+	"ydnmCpnO+WAY7PYU9o/+gsIXgOud2uhVKjKWlR3MMyqZDCk/FNn8cX77+EEsQeyy3OnfDlr+r9M+yH2C",
+	"0KXPecRudf8HPAlPKmTql3L29EnofN62Dw9rUjeIQy+I/GYhUn3jSdLVNkslGwgYt3Z26KfA07uD31GA",
+	"zvaYJZ5eEMUZal1h0dR0XGN2okBIKh2+96BxVg5kdWhQ0yTc72JlEleNzHkkA9s7y+C1A6RGTDODZL2h",
+	"ebjQfcnU2eQsIl19w3MistWCqo/MkAcXRdvfqfc0TFGNsKegbRune1S0WKmzq+uaFcAbKosOG7modphw",
+	"sB7rZl9JnjVmT6Jua5Qto7cBJxEzgs4e3ZiCr5DmNBXzNeIVOchPdaDnzyI+75Wuajrbu62z7yB+79si",
+	"txDFXuR/MX8kSaIeMJChQPoL0htojRVtQfCClmoMWuUWeyV/K0jEpuzeqWSMT0nXbx4UqJsRYyvCuFjP",
+	"FwcBmdqjNQ2IyMjUHNIp6UaZWK0QK4eSjIlsTnkiYbIXMJy2bg5cxUnNwtXgIJcKh/S0eCy18vDIucGZ",
+	"7tCCgu5Tm324Dh2X3R7Ch7w/OdXpLWJMY8uE5VvFvTGcpt+mBYmvdZjRkfVN6xRGlIV+E/M5ErAsoVpa",
+	"w0aD3Z9Fa85Kq0Tah0k/ter1p2agvvWmS1+SOLllUU8brQ56C7U9AXqhsmt5Cc/F2Bo6f8CGnivWg/3a",
+	"Zz2Idf5KpEm4fb1Ombf/a5IyQkkq1OsTPjc54xsKt/kau8OGQqQJn/dEHJMVyxIRYYWruucSriReyEg3",
+	"X2dqCKxPBPyrNJE5EXEcEIpNDljmjqU+XiRzdX2KjHB1T2ZMLkQKxbIRTdKthrQMsH9VplZhyiGS/Fwn",
+	"HUzVmsOcZbjWd+rDaeDCCwe2MpfyiHC2SbdE0hsWTbi2ihi2jYL+EiwidE4TLnH1ZnSt80hmyyPjhKUR",
+	"1CncsAD/ghZW8K9DcmmoCcQCgOk8mS9ypcvS1SpN1EtzUGIOyQt7V3OBZR6wB/WWojjfJ0jGl3H8W7HO",
+	"ZOd8OA46lugvebo11yxdrTJxQ9O3hrglNPygA3T+TpHZybLZG+5pmkarW6oyzw8eNahp1nd31Dd176gu",
+	"+4FGrkJR+9dRpUHQRND6RBsEkFjnb3Srib3NZlbwOFnBcQk0L4KmWmqjxiNzbA6/NA8OTKcGEccsq0Fy",
+	"W1QvnN+TlCbLp3QrO+cjsI9dcVCUR9SEhPnK267h1MnF+die/atwnutM2rI+8JQqsVOUdBmvTG8mxDVh",
+	"PM+2SjszFa2Eut00uhGL6TrNyXB8QfooY7WGdZ9T19gLNHD33gCbKiMsTFYJ4ybrYBqQudByTZBCkOIS",
+	"taqpPyawvq4ady3VmVLmnb3/LHQCAWxuSCoTOZkJ9dFsqysi7yIlqnewQ0WRmZeB4NZI95RvNawD3n2o",
+	"xuuGKraXuXnhBSa9dbEUHzblgKgLsHhEqpvvPsGY9gKrvMjvRdFCwT3H/2J2MlCkxDWW4PY9ABUHeGct",
+	"6VZZ4DeIXc63ZDgmix1rT+C6PyTPbmmYp4iiCTc4lPMhuz4gSRqFw97WUQR+KsHxgL8H5cc0zoTCxNsQ",
+	"+JaG10oxUSaR4ljgzzTh18VphOkc+Dm0JqCqU1OfggUFHFnwHvShKI4HvteqPoqeBZqIOlXqedtoU+Yi",
+	"Q5QRnOGo31ZIVGXnXg26omJ+bBC0XjBmYA+reub0mknC4hggN7hfHzpoxGu+l3thf4+WT687fXgVoM5W",
+	"zWehtqX+DdrXzuVVOfvGU+hseoq69ewiK11fZX+UySDGhGPXH6VNH11di0YuzxkHOxkzfZeUrwE+XS7E",
+	"Or8yj5ZsI/vM3sC7zfapXhvoXxDq+tOddnNC0aAjGc1ZQG5omkTaELEpsq0AOb9mIX+tBvtaDfaZq8Hu",
+	"iKgGkgzguNZbaCiylTo9I5EGscGp7yUxYzbeofWiuMDlrUCaDb24ai0guD5LtOfuUZBPxejyHu7qmp7p",
+	"h9rkSZKuphLBSR6cE6Y1z43ZSKNDTbhkypIlz0F5mpY5YaoE+9Q90tMAMa9YRNYrE8SJ2Ua927C79giZ",
+	"5mNq5zeLJMRkGvg1NHKNIklSpUvmC8rJgqZQWoPAJBCqB+tCm30U1TmAVkjy8wn/9eD08Kiv5vfrUdDv",
+	"96HTzbO3v1Wr6B/2+8eD4xP4uztV/3RP5vQAFXz9mPu/k8MJR0ogTthGZPnCmaWTmxOtmU7KKe712BIa",
+	"ToZ+UgP5TbimfTGAISB0a+3azSnTSFt9xtV8cEh+gPCvRdujE14khSuKDA77ffDb0VRRbouzgslGAgfT",
+	"GBhIxHdvnj6B3R+cHmkKqZcwPlFUKHMatAkxWbIwP2fnCCCnZSyoJDGBRgshS+ylREQ84SWelZrUZfpU",
+	"3Hxuzm+7sLNzH364U9OV/XnXd8rSLt+KPuzElZLgajehNX4R3ydd3DxvkL+oCuAmCHLbm4ue/hCs3sMX",
+	"ta96yXIlMtPQbNE578yTfLGeHYZi+dgAQkTOv2AgrF9phd0FimOB3JXfIYfZFwRy8y5znWBZBIYq8tcv",
+	"UCtb4AHcKljFjQPtDOO4y6xtKny5K13KXuhFLpQu2NJZUiWtvdCWqrz1moXKWN8+EZEvmGG+JqH6PtCd",
+	"l0W9q2JWHuevHToLI9aL54vkb54+TNnu175lnMiEz1PWW0uGL/+E1jvlt/k24zWLlSF5j+YRiKCBvSrr",
+	"XT00LGa7wgpo71nH+gNHs4gwt5OzDTToVncKducMsfW/9UsgIJaUiTAS9+AQKOJbtG7FWHV6cbbVLkp0",
+	"1ZST38z1b7NnHYwrY7AaGw9cLuq07UwktYKZVrsBF/5I+BX8GzUsdDObT77ZFtXRZuONQ6Km+w9GoxPT",
+	"s/BZzegZlv3Un68NpddQLL+aZZnIvmdSQt01LjC5Q9/KAuNFc+59wFw4yzciu/6WsRI20n3sO0YlsBg6",
+	"CJOo4yluLzvEa5+/EessZDWAJrqhSZ7w+RW1olyuZ2CAvbDzL0rN/P08q0xic/2O4lk0G44GyiaiMQtn",
+	"o+OTuD8aRmej+Hg8jI/Hg9M+pY25fveIhuxS6N8anapwTyK+clBW5gPtVnH8Q9olCslUakqHrdWhPdDU",
+	"1syrZ2XB+ww6cxfnAYL2kbT1UyIz9gOaCuSGpmtlsuReEYNl9eAtMiZFZLoatkGldoTKLpF8aZ4rm4zt",
+	"LcKKiPnwgH5Wt1GsxzVf9XODf30DyQkOJ1D0jhdBM9Kd/vzTP4xI+5BEH3+lMeigS7TGoDvQhjmAGW8S",
+	"ye6NnXgPm7ksFD/c7733ALduBmVuqcjXBKlv42LGiJFc6kDvMtY1zK9uvNgtb8n98SzvaJ5ooX7PjXAw",
+	"mHedRFRWLPCy76K4/wTKN4snrpKxUuA1pEuGMPM///Q/qkJPy7bAyC04g7YdF0g6Na/IZprC8YQIWpcz",
+	"FuFp1ILnIUBJ95PVwUn23Jne9pz4PTrrJMSZeAG8b30XPEd5b6OAOgYvK8JeO0mA+w9IwmXOaIQIg4nt",
+	"HShZdpM05fjeu9k1cvmnJzruD3u1yFgswUO7lqsDFV3Yl0V6Y0OmYpkoTcDRtqSwvvd1meU5ePUjZIVC",
+	"qTF45TJ0bmEXQ7ok3cutUneH014X8Tt/j2S88GTJhWmvRzh/CIPe0Pyt3p6+ya5Qn2t0w6fQU+AOxsZd",
+	"tHvDLU8TuUrp1gFUJE9EHMP+gQC6NHkkitH6t2f9+ORsFh+z2TAcx6cn/dHxETs5PTo7HbJBPOgP2Nlo",
+	"dtY/7rxv1sd3Kd7Adm7Y4+Ssz+Kz0/BsPIrO4uFgNouis9PwmB1HbBiNwhM6Gxz3+6dtO+3j7kdPDWq1",
+	"WFbDPGorbOjG+qI0E3SCjkb27Zx3BniRW22iMoRd/13jN0Wr/nbbCRZAsqTZVgexXH7GBYNce/b81clg",
+	"+FQv+a8fzCJ1a+GqXLLfmxXveMQRKPjIOuH58OgYnBKl41W81i5zx7gFDQtHjQ1htHn7x4/77KOWtZ07",
+	"VHh9eP2/MW0svqiCn9ytR0dJCnzwOp1LksDbA90mnEGuEty+jvl1QWihyeB1Lzizpc+JBN/UKke7zbgJ",
+	"23rtHlCnu5/yU5ZbPvo8e/2kN+wTE9rVKrcpNtdgBaFI+P31tnsrMoWy4qWzlZb7KQKH/K39jVdTsVqI",
+	"j/1c3aQ4P/u0kxL5q8pJhXu9akhNwSjWvUdheFu6Turb/vxV72Qw1Hp7RHOKDlGWwXGQJBdajXBM6+6U",
+	"5Ysr9b0d/epmPD04JyusAZhw1IZ1sA4si4STqb6MDu0Kp4cE5T2ZflDC8pxManfapBMYuHr19WDSCSZc",
+	"78LHKelyob5OYkzK0/x7bhPBbP8YSOlTOtDBBdH3EQZOpw65phMOAAdTZDFiLoFpQKZmJcXsAzLVopzo",
+	"CU1rKfhfr/D/6a/wWl2R3fIK6lVxSbfw5HHTYKpc21Mwiq8GzrJO8buB58GK3NPbU+yCmalPuDjs+CnL",
+	"c3jXJ5j+zjKbJa5MG4rYUwuRRiwr8EPRuomTNJXlvG/Xi2N4/cMeMjjs4nLFLmKUTkVBc5cfvaWK5sD4",
+	"g3FOSVqZxLxJBTLNN1rtMzzkW01Va9ndlFyzuVlNmRgFnzRfUPuaMPjrSSo9GL5G2r5G2v5TRNru6iq4",
+	"e6Ttl41trYPy/1xo67Kz3R9fsjDWeCZNnbFGUejeB8Aat+lIA1h70W4L2MYyWOFgOBqX0Achf7UEsnLE",
+	"TqJ+OKTj2SAesePoNDyj/dkgHEYjNo6P6PHsJDyNzqDmfDgbhePoiB3HJ/R0dhb2owFrABSlfcZO6GA8",
+	"jIbHJ+EgHh2fDMZsTE/jk6PjwTAe9unJ2cmw3wwoapaNgqgMKArLaIUoOuiPTvqDz4Ep2gaJ860bjfZ5",
+	"/KuhadLFCj7Kt6VgQhH6Omgfmt6PXHlXpMpdyJRtwBTvBZ54N7DE31Dpg0oMReLF37k/MqL7ondvngZk",
+	"wHrHmHjZKtxe7RnngzP8otiFuxPzSl4hT0YcGPc2Ne+cTKsXIlrb9holWwZQgs6ZAD0HjGzy8//6f0z4",
+	"VAOWTUlXj2V9SguRk43aSsyR0Mg+Njyofk+mBWTalHR1NBjaGkvGc/2MFdhT8r+QKWYJTi/I1Ja8TdGh",
+	"51mOyIid4YR3dTjOKDgBlNop6iWCwyQp12U7uvb04JB8i/WQlEdOjZ2phs1Yvs44gBwkmRUiwu3hrR0G",
+	"JvuxroLcBT/u7qhxr9lKZIhqgWzkZArW6puca7ASasKNxLhoLsiKbk0z+cr16IdL3FFs495z4VF/zKLx",
+	"aBjOjgaD0eksjPtnlB6xUzoe9KNoTAds2B+z+HQ8i1k0mLHBcRTP6GA2HPaPPdiKDoBhXRFAVEqlYl4U",
+	"2X6II2nC5i5FEklSIa6hBKAkPZrc23u7XuLAjyRZULkg3dGQzLY5kwFZsNsKFtMDEKd0JfVv1aVEe/Fl",
+	"79v3H47HH++CwKgX5hdBit1YtBul0GJjQV+RTP+mzH+ikj3VBrjQdhY4tdpWCUbPWgIaesijh989na1V",
+	"aQrlRN8qga6xQFED+m9lr53Z3wGK6nkuq1BUIIVKUFSV2xbPsw4sl1kSkthK8xq1yk9rwpx6wxi3eLQI",
+	"M2WBnwj07YYtzhcghy3+WwEopa6mB8SRap8gUTkGDg7TLnAlTQffGXkDMALf0jAX2T3ytsOF4iw+Zxoj",
+	"vTP6cdg72bz++19O+Z+uBzd/7od/WH23HMu3+bv1H29+2Pzp9s/bv/wdKuOATBHWlCgFvc7u1dH9xfP6",
+	"GQP8py7uHmZKL+ntd4zP84WybE69wIKRt7j2uBcl8yQnb1++fQV58wiKlLl5/KQ7vVX/68F/pweVFx6P",
+	"921eZXV6Nv5NSlmYQzVD441ZXCJlHWkh5Cdei7susj33ToPU9q9RGmdydTf0jtqW5FCUts8S7h/1+gNP",
+	"/9LcGHS1Ot3+UW808GWRnI1mg3jYOwkHkd9zBSWwaIyODvuHg8HoEFBTqdKZd09KOuev8BKuJcsu5xhr",
+	"+V78PUlT+vjo0KNTlOzQBhwDXcSnFVo8GS3BJQ3FfMymqyMs3iaYrhDvpvKaRY0YkkWMv3HMR5LQmRTp",
+	"OmeE8aj9hJuaYxfjJlErdSlZNUibFGwRG2fMC7KC3u81EV0+aNwlQ04o7suwkIbdYelVRvK+yMLGxPAc",
+	"ZJTDC7FMBRAj7wlj8bHEtT7azTKxkYg2VBBtk+SLw5Y4hE4Om0PSctlYsuq4E6nRpWDqHULIHyt4a8/S",
+	"I0lSpbboPZN3xQAsj/sCS3ctmmArB6cRl/dGBnzD8kudZQJqgmx7+1eKohMAmaVEI+oRABCQWImgi6mm",
+	"UPoELyMM7k/J/n/23my5jSRLG3wVN9aFgL8BENyUEmlp3UxKmaXOjU1Knb0gh+FAOIAoBtzR4Q5CaFWa",
+	"1dXYzO1vYzYvMFbzHjNvUk/ym59z3MMjEAGAFEFSWWyzrhQDsfh6/Kzfl924+qay8gzP26aHdfqgDdkB",
+	"nfCPYZv2gCykdKWkM9MLA89xQS9AvhH390HBMqEmoM9s9z//t17vY7db4z2b8I/v8AP7xGFCf+4tO6Fp",
+	"YIIont1Svy5LzKqCs/eCT34Uzke3FM9CaW9158D/4bwM5ZWaaIJtcKrdhCfW/OCS/1NIhbkD/vxQWfSP",
+	"/EklcjVOR6ZAo1VzCb4ouzs3D+csbyLf5qoNal8O4FBWQbdiBqr6uGT2FdzKPPc8JFvVYCPRMIT6eMWI",
+	"LC2BpSGqbeEYosxFYSxkptK07uTMh3lTtycO+5qKX8EnF/a+3/J5ua1WR8+5UaMPBy1u5XO2PEa/rlzh",
+	"ThJXhWS/hMX7mTiwwVa/s6D3U1xda+ZBHuymidWSxDhhgg/GzA6DwxNBE13JIuLpTSLmImuxWNyI1PaY",
+	"NU7P37FrsdAtRihIutliPJ7YLQn17C2oQ0vkyP4AQ8waRvCJvT6YZYlZFIxr/ATUm9M3AJtqAokBOEMF",
+	"V2R429L2qLEpl5GVqg6oZ8LFRyRcrDjfyzkxHroIZ+jXuozkjanglka5vG5+UHORDTjU2VNaK1kJJ7Bd",
+	"CjlGCOHowPFDdq6yp/U29BjLqDh5+qt/58uNwPaSFcjmMOCrQH3uxO2xrE4Fy2jJv+grWvG2NiSTOnrL",
+	"YsOCFbhsNHkH4RIiRCymmRhwjHmA47LGg6dvA+NeXOBLa8iaYjkSyUxD5eIQortrMEhqjLOHwiQxpf0X",
+	"bNhWjnr162bVW8HMu23qh3l5JwbrnF7fCmRCkGJdHPzKo1KZ6VvQwiaVVuwpOgSxhpeFMUbAxrQGHLgG",
+	"SyeGMlM+M+MPWWK/hn8c7+4aZab5YB7D+fVPsZgop7f8I37o63/+5vKXfz94c/72j+ffH5z/23n5796s",
+	"291/mWg9E9nX/oU7rZ3/ys5ULM7lCFVFfpxM+EjsTuXopM+1eHnYSv71m58v5t3vvxupr9FYziBose6T",
+	"y2I47GSV2huVOv63v/w1Yh8u3lV6TIKGV73rw8U7TNP8lwsY7xbjLKru4MrPuO5Wu4zsby1m33OwzxpG",
+	"EfKVtMYsxI6b6x0X9IVWODxh9ypXYRgfdRuyBiUAw4Rjlca6Pn7VyoHiaHWUFmiBGWj/cG/vq4NX3daO",
+	"uJmcOX3GyvXgCEdkTEwXcLwIFXmSnxP7+nXL4dgSHVKFvwo4axIkE5gk6LCiin1EALA25rVUc4gQ9gXe",
+	"dCeWy+Jg18Q5wD2HPjsX+7VqasOzGr4oMQ3ipH1GoCxy8xwdY+daRMnomSIhNJovrOXYKGv0RarmzZOe",
+	"jKS6ck/mL3S1E8tv8vpTlIkbYVe1ewoyIDAR4STI+4BCDLpjIQAKbSb9BIV8RFLF4oRFM8lveAIzEx3n",
+	"N/TkgEuA+RaIe9cnNDlKimBSzTsM+HbsiW3mCqHepJ6LTMQ4Rvvd/WK6RbBngoGAjFLsXSH/ImhadeAw",
+	"33ZV0ddbzBCwYbnGAVJCqkbM/pVt7I5cCrVXJXjfKgWhxVKnUW8h+2C11PZpVMGmDBSJIuVNPhFVwvwD",
+	"JNKiDX+H+Cp5H9DGXcb/upWHp1yAoFKxsslo/59napik4m7e4fc5FYlRhHh4wiIrDSM2SAXPCJhQjRQj",
+	"xwMfAIzhQKVqlpVtb/jtTKUqs/3t8q8GwyH6l2pKt5fNxfAVS/LuD1k2GvX7EWXeUhMTU1mIGDiK/1DI",
+	"YKlIYClq4H/SSnYu+Dwv0M+VcH2dTNtqiiPcniorpjP85G+lnpabv2dH+VXXDjQkf2bailc0SFUaXC7F",
+	"ql8VfeB7xYRR9Hq3e72Pe8Ne7+NXwxoH+IjrVGj9rRDnPCE07lUr87vg/gWKDLsOKrF4TiUDBjj24eKH",
+	"yrkJerPfPXy1crIcl9yWJum32j1VJEO5zy3F+5A9Az65ayGmDJMAlxNnPt2ZdWdtnGVz3h3P9v7Vfsj2",
+	"3r13Rp6SAwPQWnH1VDBiVKNehcz0/v+Kjd6AIuJetv46mo3l/gERRs5Wdfde7j1YL1cwZ2zEYVG/2A5e",
+	"HhV7VJFhXbNxcwYaYJ8b3efWBaQpzbThi9JOnfCPp+X6Mj8vpV/svG2wSck/XRsOPdyrjX9+2mvtd39b",
+	"G/pcE/lc7tOnDVZjMG9H3UoxsTwi9/PeUn5eGDl+uerQPG3/B2//d7f9ulNzWgY8OD408Gmj+O8vkP5M",
+	"RWJVTirig9CM+5wLSplGMGvDGm/fnbcPuq+OWIS/XPE4fkuI96DxRs0qH8HbkAIWU5UqYXpCY9YVoG8U",
+	"z2jtZNPBhyyFBIDl4sWjw6MKGNzlptUa0EtUtC1EdUwMhGSV3ACCr4xmkpsmvv/LYHsF6z533MLYbFSf",
+	"XRy+8B2vNvLoFwc7bDVxGCyFj91EBPfWzsmdQYULFlYIclFo79IA5M2rsmB+wWjjqQFUkOq071ikCeSi",
+	"cLyrrCW5Z/eoqNWt95QbIQeLH/XO8atD2xc9VVLD96/RSMzW0JagHXkGqaf7ILVLilTe7A1WBjXu0/pF",
+	"G7R8w6J517VKgEXwdu+x779xGYDo/tho/wSjtHH5XDBqVe2hArnshWZ/fP/+nOH93l0HbE3URAAevJOb",
+	"rsyfRDMVdigc50Kr3VQFA7ti7b6h5Vm9eMWN8+TQIjYKIISEjEGfIjcdYJJiG3X1+sZDegOuHffmTXMf",
+	"XsMp4MqtxY25gof2X4lDyix+HXeBjPigfzg4il+KJV6c1UXeqRqhw/nhNuqvrR0pPhoSK+ufhAwEmCBE",
+	"lq+qqfbP7VWhF/tJ+rQl+vhwWjcAyfIz+ulz+Ms3Tn8pyfEKn2JpPm4nTAqAJ97xGk6Zr3XzuUa/bguz",
+	"0g1tYU4Cp6NfC+VO14E74lBvIGLqc6w+M3upLMrunMJEL3pLA1OHLctD/FjKOEJRiRTKfmY93iz9SJQf",
+	"EwglGkcUsJzYPuGxWMa13IQVjZbPBeFJoIQSxZQgbIwd9ttJQuJOSCmnBiKOF8oALsFbGeugrGClBIKW",
+	"zjxsiD7e3Q2z6HYhgSsPWK8pRtiQuKk0MMsTu8gPOW2Q2L9hgvM+j7oc7nXZd0qKpks+xjrdjRQSUW+C",
+	"5RNTGSae9e2lvohxMUGQWJ8wgKNjE8Glppxn+8PG8RS34m8ceXuF7NsU2JBUpvWcGXWLZ4krB/AoPBr+",
+	"NBM3iZpplxfBU60Q0K1F/MKcZfTKzyguuK2QpbUcWjobLevNclRQo5sBIi+tj3wVLa3rmpG9DS5vSQZu",
+	"W2h7WXtfQvuXxIwva/ItTqXXXHPF1a6gRI58IoYjzUkXWLqZ6MDiCIZBBKfEvYtmByLUySvivxxp7bN7",
+	"5mMtBlc/Dr//l9fZq+++//f/yt7P//Th/M2rdz+c/8c7tf8D/4FfzpcFfDi0t1xDdak2l4bLmGcxo2e8",
+	"FGlE2MoIYv2YzVOqTd6wG+s2tO+Vb+Wq5ewlcuVxQApFrmkYlWsi9B3dYadknjoSOFjLUs3kQHhsbSnm",
+	"QCoHVmzk1t1MxohEFeUCOK9dBggl4HIfq8x4wzxny+tJ/yYHaRWRkI6WljZ9YgJ88FmWQMnOmEskIim+",
+	"zVpbeXIHPsjz2nqscPOUI3ESM19BDYzRxKznyI7UXBaTJ3zjcEfnuO6dAlDF8vbMr+UcX+6KV+/9Yx7S",
+	"Ir/mRzy4FsCBVQ7ATujfDdocXCw0O7w5aHlw2Tc1vDVoLUZCgk+5C8Hr6JJ/lbulBsejYiiXjljaFe+F",
+	"NhdCU0lTRXqH0Ib0I6zyJ1pwp9qVy5Lo8qZQbXdwNiwfksE3b2cJBznQm7k51ogjbwgGTaqUSH4lVAUB",
+	"nCkU0FxXwlQUYku3p37eK9dXDxaYwbcWDJDvfdV+PTgQ7a/6h0ftV/H+XvvlsCsO+X7/9eCgWwADxFP4",
+	"LliAkMYED0wh+N7e6xKy3xoUv9uxVXuHT5DAVXN8760hqwoCWH6ycG62z8j0qCS++fpZU5Ph7oNntFGT",
+	"H4XhTsldy3NUKr5FgD3PnBKQwqOc7GwZdz6kRioJzmwmqFLE3tRGpwRsf9YAVwToylyySF9f2VuuInYt",
+	"Fsw/wmKux31l1SvwYhz3JGDRq5lhUPGVSCnsaSvTRbPFoOX0RSux6YtSsIbBYiWNeFiQVgCxLny0w+wB",
+	"AFIdPgt1AQQtM0k+HtP7oHFSYMWwFkIzCWS1N0L3JDyIvdNI6gtFZnDvnC+Qn6wEeO3AMT+XUcoLiU9V",
+	"iL4evnEz/slcLHuapSUyyp8KsI7honOnrV6x7ugIWEfEFJQqhdmTt5BqK/ymm41ATgpw/7w+AZdPmZAn",
+	"B9CugLfPiX+cHLmVGe779labZMJNfV1lMKtzNUtjACqzW0+qOQAIjRH0HYvhmxuw5VRDDq86tsfKYLpA",
+	"eK7tb/h/4fNnXJ7zhVuIOcJunoByEF7+CevvjncO98to8DBkO3v3hXhlypCZeM7TkGshlyEzl6gO78jc",
+	"uElI5g5sh8tzdkf6jqXJq3Cbg3wtIiRSOYkpD66TySFmlz0sIMkQfh1x7eryhkKwAZ8iwYOdD1rnuoVG",
+	"n136+ItmOdQiGIUL4XL4G3gi2Y1kX8HtAVJTsV+xIivdtXwiCIATydsLXPqNQrCY+om1eNZCd/n4zbvE",
+	"jmvmaHnLlJv9lqi0i2Rxa8FKW1Wkb66HfkCDWb8Wi1buU7BTmRdBCJJ18bo86LrtU3dWVcrPlVzsM20X",
+	"Rl5fqNlUjEaI27bX7OzcO8ZaiR+uBLFWxwIHPauY3qqVurxTK4TA6sNoHbp9kG22GuH+2Rx8PHNwaQ72",
+	"j249B3vv914e770+Pnx16znYG74c7Le78dFX7a/43qv2a3F42D7o7w/24q54PTx8dU9zEGjU9V3Y7x4f",
+	"7P1HjkOLjAk7g4yiKRWg5vtHXsko/A6l1jv7R53wp7NHRGygJngAimdEicdGlCghnx+8Onz9aq+7X4A3",
+	"f7kPEjGoST0QR/yrwev+Xrw/PBQv+atBt2/b/1K84t3BnjgYHvGv+q/j/cGheDl8BTD5B/GR+Gr4mu/3",
+	"DweAXvtOX06V1CoLgGyqAPL3h6/53uBIfNU/iF8Nu/xw8FLs91/He8MDfjT4Srzud20zeD1AvttX3aNl",
+	"gPy9/cPuRvj4h/uvXoZO6HcbC4/f7lGshj7pSsEaypD7pqrYv1+qisCN+7h0FcuOiwrg3Jw1HgpGseg8",
+	"Z7EIbN5G/r4OiXyrRd+F0eL5RHg+EZ5PhN/jiXDvLCsF4ZCnd1IM3trtmZJGSAQUBdEx4XLG02psn0rO",
+	"ltW3EbJP3U1nt4KdKguGlZXecNNT4HEprOCqjLqHonq5DVvLBp0uLvLb4iQWni5NbWl5tKrpXZbW2QMz",
+	"vhRntrjZ1vHBLAUFlr2Rue7geWEgT0aEGIDbZCjBPCXAHby0mwql0DeCZyI7nRlY7n3461s38//8y/ud",
+	"cnTnjY+68QHAhWDwjXHJ3sZvLk/ZP//y3uXm9GdJatpA9aFnImONa7HQjJuejHY7c5GmbcAv2f3T/Fp3",
+	"/qSVjJqQvcw9FHELCWdculwiWSPSs37EopkW2XFv1u0eDJIY/iuiFsCOAnYw5Mn2JPfOQQI+HPpUIE1x",
+	"Q42ti1iDKHciZ/dfJbHGDK0oU6mgxmEE0T7Zk9RP8dGITPKU/TwV8t0bdqakFAPjuo0RxWmq4LuY0TSa",
+	"ZUKzRnR++u8/vv3p/eXVz+/enF29u7z88PYiOunJxOg8ywF5g21DOGJVwoUWKz198fMPb6/Ofjh992PU",
+	"YoTCG3T3CjvR6cmevFCp0C2WCoB4UWyitDlmEWJQRi0WeXRJ5OudJNL+A2C8IkLNzD3pU5FNEkSL9mNS",
+	"RNDssNMcXhrhNjWV8U8APkSPk6nHwOdm/EIH5EEAU2OXDSYbZ1igDEzj4ey+sFMJqTc4XzRuDZoujChD",
+	"jiU0EPhPIz1QUxH1JNx7zCL7rQg84h70E66xeZYYEQE6lh2OZoe9hdYg9m6iJINkKkzehGNLMKuSagwp",
+	"52PEEsOkEDEyOX9s579Ex3Zu/hze+2eaIxizP/fkn9vtNvy/vc/P7TG0usWiwBXqrzkUUn/BCD7xf/BZ",
+	"nBj8i/2Zuszw7X4N5I8Gl2g8/hxgouJjYRvwprAR/jGESsVHoEXBvSim8nsRPfXPdnROcSicl784tK1g",
+	"d0K4pYQUvbSyEs0Ouwc9GQ1V1k/iWMiow05lMKmgjcd2nhDQuI2AxseQoy9NRGCvGOlvuQRPBIa13QKG",
+	"bTmi3xD2FbPIYQ2QgPNAtfOxqsRPVpn9SefQtYxOX7vjpGj5B6h9Lm8SO8EN7HC212WTRM6M0Hb5Y62B",
+	"2zqRHvKoecxEqgUNijZiejWbXrmD3spIfC3jIyjDNiw6//nyPdu92dvlMzPetY+0Z9Oo2WG/eHKnijaX",
+	"++fibzQMdgiwX6K0yXDGYJEoGV/h43kLOz15GcoEzcb8RjCpKr7HM0Q5A0oHWCNKEosY7l+r18GJmJ+m",
+	"Y2Om9sQ/x513uQJkjzYnNDUTJiIOM4zmgD7h4evo1jatHp9MyxpEYZQPoYsSWj17Zyx4DK0j2/ff2tT5",
+	"NrWvfekw+pzvZZp8LxYlavtVvfDUnShMXcI6hEEzPoIeqiFKXcfNG7FG5Hh4Pzku6N/+gKc1voFO7GbL",
+	"7028r42fydOJ13cVO7Kip/iL/WOphw4IKti3VsOgjCPAV9yFDCQjtIG/mx1mPyyytk5igDGFI6XD/ggN",
+	"BJEPSb9ci3YitZA6sdb6Bh3BdrZtQ5d6YdW3RA5VfRfsxgfiflpZsMSt3Abu/iEbZIspEspNsGhMxg4s",
+	"TbeqMip1qyf9tpz102RA2XJpou2BnqYUPMcCNDIl8ujzSSHCXripJ1Er1SvJvDrsvT1LEwrXL6YibqM9",
+	"yPSYTwViD49mdh7gAkt0z57BkMwNcjUxrL9g0UjIXbivrW5ElvJFZ8EnaQSqkMvNP/bVdH17sBTGKRgU",
+	"6IaVeZj/7sZNv8jXbIuC/j1JAeqKOgCQL9iBvooTge+1f0ZhMn7EqMMNLaweBf3zsw97B9eTtlqSyeBF",
+	"MkaAu0SOmijOTGLAOPDL/Tzs3S9B707P3wX89cc7e0jMo6ZC8mmyc7xz0Ol2DjCtZAwWhBf9ibxJsNRD",
+	"7yIhBoDtVhKTXlozxX6d5U8Fx5GTKGkir0+YtYJS2Got9hWL+UI3od1QhgX34anRk4gMkqpRIlmshO5A",
+	"3zAbAKgJSMPMP/pCM0DWh1B8olmeehhNudZzlcVRTza4IT1sbz9AGmueILlcokHLgC+MkhvhVFtyxTP3",
+	"JqsF5+qu1wuB0iK1W3UBB1+i2bWYAl1cYo0InEN/BIIPCulN3vl+7KA5LrT5RsUg6AbgCjKEipUmA7hv",
+	"909Uiojram0qbekzDhvot6L9T/BGrgwd1sV+t3t/zZiZMaXgw5dLi8kR7pD6VzzpjYI56dhlfIhtqvqU",
+	"bzt87Bse+67ax/bWP/ZO3vA0ic8yEQtpEp5CauDh/uv1j75X6kcuF6euCvq31s7RJi19J9HufAvQAGDh",
+	"zyYTni38AintMLdrGCKG8xGUfdndu/OrfdzvZdhC9dv3bCwG1yiWcff4c8KvdD8p9jwFp8gxicWrRFo9",
+	"k7O9ozZqo+RK6Enc/I5QUcUL/+Kc5Iroo1jh3tDKxd8jNlDqOhE92fijMdOfZbposUs+EZeJEV9fmiwZ",
+	"mBY752b8tet1i11aDV2EKdO0qeyenKYAR2zMFCh/ejJVatrng2s2Vto07eYGCYCJy6VVOBJWQfIDUa28",
+	"olbak1GRPS8COV9StGGGdgs6f8QaR06/bwVS0x4Cp9KjxcKMWYNhnilIVMMpI/+CZ5BBaSbQxILUssPu",
+	"HpVTuUs9OVfZtT2nMwXeu2NrYgx5koJ7w9qEfDDwCXZ73S5cKxGN2QFLJNvzjbd6B2CZHO6/xuG8ECZb",
+	"tE/h43lqsTXhtXHfsxKaZC+bJzJW8yrB+QOs7O1IS3j334OI/PLF4yWxJ7kqg1yMcb8jNhCRu/bea7HY",
+	"7YuVAvM7oKAzZUrPqj0dsQZa+tFEmLGKdYQ2RUSfsjYTbg9Y6j2JaIPIuxFJfpOMuFFZZ5CPdGckTKNp",
+	"rTLU478Xi+jYKqN20cgXuifP3fV8fmiCf6a3J1i7+M+XP/9kvzRpgRkA2NYhdRw1UjcBQronByITEyUX",
+	"ULdpVEaGtt/qCHadyESPhWZKDgT4X0hWtZiegoGZObZwcKfgANJSdo4Tr+hRE8i5s8eiBJfeVTAiUZVo",
+	"+MbO4Tk+vU0xsfSdRxIZ1ASa4Sqx8T44AWmZ/V0JCcMz4/Waa7Fg2ogppoUQb+ttZAQu83oh8a8iS4YJ",
+	"nWAEbvhCAyVNhgZSVLFPO0bZTdloRk30ymliT6Cd15N9MZrJnCbBbyBUyLiZZcJaj+kC89Yzs2BJbHdX",
+	"MrIHhlPBbI/sJwdWvFih4Z8msmjAG0wGYzaZaYN+Nx7fcKj7bnB3E+OwnwE4HxUJFAvWAPvbX/4v1ldm",
+	"3JNdJj4igWOr+GGNaDWAAyzdM+CuH6QKnGvh3cfgVtIibjqN1BmJ/QXaia2Selk8GQEL/y1FHYYzjQXo",
+	"h929nqwUKzBYA/R3GDWH4jSE/bbXXtjGo6ZUJX++hfXxAAJo+UNPW2n5e5I5ODe5gHHmBAmRTeRNwShY",
+	"rZPoTXUS1IwGKhZEJUGujZxEvCH4YNyTnHhX4SxvMnSqO79LgWNc4yNsBgYH3h/ajcEmtQYMmSvwrU12",
+	"GPhmNtEjQm3KGzq1pkOBaXE727OKtv55Yz7VjVk4MNZuTzVb4RV9KymgXqIfr/du4HmTc03g1Q47Ted8",
+	"odl+95A1gCTBXkaFOXcEQHzNHp3ke6RSNTVD1oGlxW/b3tqZ8oxPhHGcSFUDmt+ye4HtPYMGQLZyac0e",
+	"VjiHfTvuur7uxzyESvIhBfSJknqD+W3zNF0zx44oujDLOPx2ZZFJ08jzYArJNs0Wtglc1shaGrdqVkLN",
+	"PJ6m6c4mU/G20FAhYxF3Nt7APlXog7TDo7Lkv0X8OdND8XNYd2Hi0n/+ahdWxezBOM/HIhOrJw6xrkdi",
+	"JTG6RxwKpgKKCl2Z6YJ03qJIyBVoHyvCm/nAgFKOpFMQMIDUBocfE2TVLE/jd8L8KHa2eAL8KOoMQhyN",
+	"L2AZvK/YVKvXgUriwe6Ap2mfD65XLwmi4wSHdJxkYmA6zLvFuUFfr4gwepnowJ5rlES6/WjUk7hhMbI1",
+	"k6CvtKwRhNkjtKetnuXWCzv//uwtu0GjMWu23D/x3ndvXJJaI7DyMCPNmlRxIuRAsK/xxeiQtVYf6EeL",
+	"lrWtBtSaPGsjAjfZFX0ojjCAmUfWuCFHms9bkGJu5VQT/D9ObTh2AX97NLiewx0ir8R26P4jJYBSItr1",
+	"gB+70WpnO/jPKJrwQrOIT7KIpdzOTTQZ8ghIgxI5E76iu5g7Y638454Mv/iHXTr2/7Hom//6b3/5K1JU",
+	"krfOXoAcotxipB7UvRDKFr8++/nN24g1vFWJy6fFIrfSruC+CHDJ3KWQ4q2VO7qg4/YCTtdM+glrsYhO",
+	"/ys7fFGzww67hz0Z2UV4JZW58tmJcRT61Bz7bIVa/HMSD87cnlnSD1ZuHScPMDrl2EUhTeK/ZiJb5FkS",
+	"AwTDyGXXEifSUrprZYm8HdXwwLWSAfwjdR+GJ2q/fPRyww8X5AUui8bFt2fs5VeHr9n/9/8edvY6+529",
+	"ZoslUhvBfe1R/Yg4wPVbNWyNtvbzuzdnl7bDdfraQXe/Qh4q4uKhtd1CiMulLdVyLGhu4KGA23vgbX9s",
+	"ZymhwX7nBzXw5WFVoMhlOdEpjEe5/7/d1Vg5XP+IHbmflDnzu+de1NAzNREMQoyQzWK7az/kV9MGpxlA",
+	"wdceZRd0dmnWOOjuNwsD6lglfZfK6c2uFayxvI97cpiqeQvPqEu7HO1hYM+UFoOUWxapqZBJjAdGhPEC",
+	"2p8gMIGLFgIc5bPS2T5Vgd0f+MdSVBeGoRWkPjZPMJEGiRgBacK2yx88hWMVqItclDnmhve5FmFwFTKb",
+	"3UDYE7DErzkYi9irCEsHWfkUqJTs9yCjwZNtBXXuVtxwV+eTrDJcirQu6jdx83kX18cab7mHXTxttTJK",
+	"N7GGi+mxwCndrDMwWz6AnmTaVJiKiTbn7vvbj0MBzEedzUHN+AKsDtuN6pjoZjO9m4lRoo3I1sWUTwO3",
+	"5QYxYKxgWgoDQwIkxYFZRXjpjNJJ6+LAEH+xbWeJQSW3KkY15ZkWpVd9m6mJfY2T/XWh4p6sjRWzRslb",
+	"vTyIeH/UzCtQ8hz7niwlhZMjrAFebYwu4wubVLHBKe2ffC8F3xBreAOnJwnpG1Qeq/tMAYSp5U4SoFYO",
+	"jqRjSmpfSrgHjMB5osW6gPUFdDjLkwEfNWjsk5CLUePP2beH3YP1T1/A7KDr/CchYvfoBrLfSbqfh8MH",
+	"8VFBbNkt00SONo3x1C3x28eVMcdqTVDZHR5UABkcLM2erIo3WzngIiqNoZpJwOmyMsNbzsWUXp8LAn5N",
+	"0ZOFUPQLzZKYcpqTUSIJPxMEhC7E5rH8KrLmERng3BihjasbCWJTXLNIKiki8I4XIsZAjwJRXpPNNASy",
+	"siCIXJWb0pMUVMrHAGSHWyfoGIkVYIIaVC0XGEfu+rSeK/pGdMK47Mlim9xU26aTjILHX+ePQxZydV5L",
+	"Idy7JCe2HF4Ov3erYNbefYusNbrF5rEGet8dQlpPRbgddl9v/MxbWFgPIRIpwvY5MvET/etd/Bvhnosq",
+	"EL4LAeV6YWh6SVuzViKVGEgFuciJZFwugDKgw34q6gNFRSLXBFzRqdhQEzhZqwg0W0wrxq0ETIUsRCMY",
+	"T22PyP7MoJNYqZU7YdqzKeP6GlTFZZX/DQzYuR/z9c48vBWldMN7KdJEm7xMbcrNOHdc+SnaKQuB0Oxb",
+	"Jmn/9X9UIJduFlHE+Y63Gq5+7L39kzLf2tP2IXYqjudtdifk09ZqKBdimvKB0Ms7ETLT68pvWpC2LAsJ",
+	"KUqKE1c0SljcYZQ1yTQTMq6IqJ1BoOU8z/3dxtFY/MitzsPDqjIM+7Z466Utj2ZLYwcLlSVrlho5Ver9",
+	"JYBfveS/AmJ27anz8poIyKPIQ7gFzw0CylLhWOAmbaAOCtar1Xv7M2OUbFYGcW2/z32jt5zRk3+oRhXy",
+	"qS18oR8t98I2BLJXjNqsWIkCiSvEizLckHRZkUvT8OFKikVi+NMZM/hroVSpFdYqvdBErZiVUkrhiFcS",
+	"XMVoMxRrmKaZ0EIaEZNBBQIKy1gAG9j7FxLDJpyyDPpCSNIBmi1KlnXAG8hIZ42FOTivsdLQaRqoqmjW",
+	"MHPFDO/7kipQuIxPxMOvgrhkB12ou6TyH1omrZ60dg5cwrpMNpPWhqkyQigR6NLn0Xx+HtH9i2f6SiCX",
+	"Hy/J7jRYbrRQGg4CBmeXMgYeIgnPTdt97O/vhCnspRCdJcgLoO6t3vq0NVa7x4F9w91Z7wyXYu6d4a1C",
+	"VbqaSzZMOSBxR6RoRNX+crdrtinK6Rur/OWut1+kv1znY7jB1O9+on+tsfkg8a7K4PMro2EP66Jo1kZN",
+	"NZur7DqRoxPkHA8WLTiqp66AEXO49oLaJoJdAUwrFKxsLDJRoQpciBt1LWqlY+0M38bw8uP0cIbX2yBj",
+	"8MHNrg1sJxrwh7Sd3kqsddkoo5Qs9rWV2Jy5kEUhxb5Wf3EyFwoNi76LRCOHC+IBuZIev1p1HSJSxBro",
+	"C2kyrq+t8ntSyGVGTF1NFNPl8LSYfphuy+ZSsXiSafTvkQizMCWPZ8tt5BO0H6UEITlME0Q/fOiU/E13",
+	"2nfJcjYulshttOk2re0N3GAYEV0uonGoWMeFWpMgaNuTt6nc3ahaNyzvDap2K32dcGyIGAMweRSjD9Eb",
+	"yPcIw5w5yEBPhigDQYS1XIzrwxXF9MZ1Qc1ALjzBGtitn0538dr/pHy446GCmKPkpuCrv8seWxfDDBBH",
+	"blEP67DFnOMbK2Epbt+TbkVb/ayuFDasg6VyViDuLte+opKXH7c9ecfzlus66QEhREotwNzQ2hOWnbqY",
+	"ZTBcdRHHtTHDrR7PhW/8Ds/prUQLn14+AwXv7iILjDLTVZabC7U5Fz+WQVCIPdB2mydVRaYj5Wj3K8Jd",
+	"CHbz3jbgiSifFUbUe0SNVMPhs3Z4j9VBswx9t2A5ldBWh8P1S3aXsFA3MM7Ap4Tr1kFGy0ylqYhzQM1Z",
+	"JnVQi+KbIgtG3F63tL5bTI+xmHNgNwWhGycZG3NIk+OZADQ5Am2eq+xaOxcvZhASswmLzvhgLNpnSppM",
+	"pRGTqg1ZNiW9LtjbckUMHA4ye/5iT61QaFSHtiu8IWc4sk9pX3bv0cmM82ebsELjDCf5Mff9ZwSv7yoy",
+	"HnXrb3BY7eKart/4P/Jr4Rwu7huZMFTys3/w6phd/vG0vddiL1mcjACB9aDLNGqsVtEspH/x6dSqlxjG",
+	"cQIDEHeVmdpbj3d3I/bh4h3BNPzLBZ2R5z99B0UL9jdEr5/zxCNih3KpJ8uptKGIi9YIi2MvLKBY4TVG",
+	"Rpfya4NacyXvJlaWlfdyrs0tk24rYa5XZt2+hcn3smlLUsK+H780se+q9fPDujKK6QGXnef9vsJMJQh6",
+	"Nps6d+lm0A2O3WEX0I/rQ01oi4IrxSfNwhMFktprqeb6hEWe0Cpimi90UEee6JAtAomFK7XXHxJtzrBN",
+	"awIG74yYIBwjZDs09uyK2et2uzlPxF6326wrNUTKuDBIQE8RjVzILnOwD6xDH5PJbAI/d1s7k0TSn8vE",
+	"M8vlkthYu6Svk2mQ+1PfPqKxq2xgZfNce7oV7fl1i5saZqsubpcT2uKyeegEjHw3Lcfn9Gw6VRkEnd2C",
+	"c5uFLixvlyKofZtSwTD5YvcT/YuCdqtTdcZK46fF4BqxuUcC1F4qi59poyYiOy6gLKAvE8HHHY3Af82U",
+	"Eb44QzPxkQ+Mv4fQ0D0uqT1M3747b798tefB/D9cvKMa+cTq3m5nCwBEG6RqcN1ic9vuOddwgAEWOUA6",
+	"aKZNkqYsnolWgZ4hyC9yhYLM8GwkMGRIONHcsccQF1CHneZKgvBk2HQfRa0998ASkUBPXotF88TDwNJJ",
+	"graGh4hxX6VagQAh6dBpBJoNeJYtgADoPR/1ZOPdsP2TkqL9IzeDMfvb//4/2UH3EHNp6tWGioP2O2HO",
+	"aMpvnS/iHjx3y2ynui7bNhlyAm4SMc/Vk7FIY9bo7fyP3g7m8jupbsfbLJhd/C2YCw4qkeDXqR3Ng+5h",
+	"T4ZpYWFqov3EC91hP1sjjbOBHQo2TqQ5ZpyI5qFSADyCDPiRrOgScU/az+PCgmkEbHQo9W6xiR1lLC3A",
+	"DB5aSvZrmMckDY5uJf1AYbJWFl5uVzDSPNfVE7mtb3tVKi+1U1iXGwnnKi19ucABwl3iJYgD2Gjke5mZ",
+	"ZCIY10mMofrVxagHVT6bn2g28O0x04m1zw2tOJyUjbU1Nzp38gO6h8MY9218MnSy3JtPpsScspxazBGD",
+	"14mxwtQXzh1aMnc/eXZHXKdC67b7sd6i+xakAJwf5MVHj74BS8+eEgfd7usioAWtKd8BePqFZhF9NoKi",
+	"JMr+O2YfLt+ctdjbDxdnLg5H5xpVIVgB++68/dXePoveZ1zqoch+Scz4NPxmRMZOjn5ixXisJhyQ2OnL",
+	"HbzwE58Abkjx6r8i+UOEjXCNRuoPLmOH0u5oU9Gu9AkoUw6xE8Lja7lq8dLZ2mIRCLyIfd2T/vtwCfgA",
+	"Ixw693F3Qk/TmYNlT/mCDYVAS7NAMmTNSEHYyCOumZKuEf3ZAoByIohBApp4xLru72+ArCzyWTths/Jf",
+	"G/Be1zBEy2m2rLXKZawm7GC/3V8YAfVlAxH5sJCXOnZ9QbHsWGSCUA9A6vTkAP2FSQ6CA6MOmCEpX4gs",
+	"F1LJwH5+rKyikaagKeDhAU80mZ71J4ByEJn6pWK/MoVM27FgI66Pi8sO7XCpGPLmUuADcZ1xAuDdSKEY",
+	"VO161jeGuEc8Hlj93X4NkB0AV00OKHrl2gebwSo0FMcitYloIZ16g8twDmdextLkWkBNDhjsrWCgSXrY",
+	"hiI7MxhZUYHk8ZiZzC7BIPMw5QsYbZ7a8QB+mGi/ux8dM187OIQkmxSXec5t4H4nTKSC1Ar2PEm/qCeH",
+	"Kk3t+QNl0yzCCTOI0YPTHUdW94iQ8RErmPHfAY5lUeL0JNY1kS5wHA4GIFlo+xfAbSLuRTbhKZvzRYdd",
+	"ICqNOw/9K3oyOux2i5+5oih+xBqgciHPHVYaJSKNj1kkbiZnSOUMjHN25RA9J/4NOEZWaEReFBT3ZWlX",
+	"tgobSioTCie7pQ+73Z4stpKGKGKN4gYHAQGDSDQPXIL3DdKl/bt8hDforUscxcivr+gkZy3MI/TJBZ7t",
+	"MSGyiV4Syihpmyf2W4dRLsTwgEmQ/CznQ6TVDLe/dn8DFIiaChn1ZGOYSJ623KoAD9iUZ8YrtFOexNi1",
+	"1/gReBqJpCO8DtLSjgi+eDgUOHihICZ2noz2YeL6D8sVcxvdy4pzAYFmfBeirSSazWgWPJOpFWLwYmi/",
+	"taCmaPlRL5otWI2vWSL1bDhMBokdhj5POayMBg0+ElPmc0vry472UfeASXUFH7nKEVZIZ88FTAHCJUYY",
+	"6Eu7QylVVI8dXVMoAjNhjWT9gvVn8UiYSiAW2OZOJ/uuIBTuw8jZUmJ8saG3Cpzsb6kRlS6UKiG9uR+F",
+	"PnCH+Mm9aOj/YjdZQU3fxKNKjb5ryPVz1Xv71MHGrfyQwxrd2jI454tcBacEsxHXLasacAcu6LSJezYU",
+	"rHh3NyNRYb2p8DNKzlxjCb1WXs4s+XNQDZkokCtcgviLZx6Wqiedggt5ewv7RkeqiuVrVpNoRPDPn/Pm",
+	"IjuirlZLejJS5VutogFILUK3MKqMfmO4BRRduA2cIR/5wBCdrvgIyTENd9I5va2S2a9ZiEOFSqdV9p2J",
+	"EMa9AT8i5cmkJ5EUjutrsDOQh7SM4I1t7DiIhPy8xB9A6Pu56Ek3GXSe4ZgksSvl8qaFP/HdgJ+wqPos",
+	"4tpqeOB1cI2pOA2AfXNpsu7tHNiSs2a5wbVBbLdSghXi4G2R6NNO5mM6QjYDQrC77bEE7C2l5Cnm3mOC",
+	"sVvHaD8zQui8T8EI4ljvfoL/woVsZS2WUyQr/Oqs4XbqhyyJmgxYkCmUDdmXl//6HUsmVorGGYeUFydq",
+	"wGnXWJa26OGz2xStZA1hUpaY5hp/MxzF/3KxFbfzzxWaPY6LhmgXOB9eHgaF7i1KMo1ZLOxoxHUVPjQL",
+	"K+t7ApTQl4etzyj3KQsUmJpdfTP6h4+TtChNltymVdKCpnqr1UJb0tOesDjwO87tNBrme5YDVDbXxnW8",
+	"KdKDX/7Om0HbAFQhqsX2GM0ujJJxQ4VNcAsBVlsTLklFQbdKjBbp0J7qUALamAoZJ3LUyj1U6B4lLx6q",
+	"C8o56uktPZloBuZ14HbpsFMwnV2DXZadFVoI7p6JFVXQhZWkn/p5f6vgDM4d1lDi4Dz14909+MQtqJ8U",
+	"ONRO72w/0dor7bV7lgNapGJgUAyskgJYqVDS/AdjlQzwcEQ4I0n5BugmRzwX2nGAy+uNSSQFBf/xgjp4",
+	"UnR+gjlCksXHUXmWJTdCA8DuaiectxFeAETT62VDLpQSpbcYho62SocQDFhBIDxhPxC2Flr5SNmzdxBG",
+	"+Wzg6txyRfIj+oIeW5TdUiLhagrmpxB+mvLFfUunwFmrVxd0FuyIFoGcUGwTYp3cQ1ajadFy3t+yV/iF",
+	"hlT8nnTBKRIMBnzyHeYyBShJFd8S4E8e21shr38CseYgTSETPLYyzypIgRvaWdgu9OVjs8VYrlTzllWm",
+	"MOuQS1b0gfeki7Ihijn6YPqpGlyjOHauNghhAW++qxTN9bqllKoMYocU33P+I05oN/57/nRAeGEvr7Gy",
+	"gaB3yKhVGdNCxiJr4RC7PBijGJd4ZLivF2OxXmw7V5Ubpwki7UAkDRCNp5kaCK0TOYpOiplboPhhWpcz",
+	"0cjtR50hbGM3FcDq4BXL3PcHLsxCNNVoNGFxPYiYApjUFBF/szi2DbYSNY4KNET5xI15nAdTE8MWAoZL",
+	"KnMStvEFULOMoXWJ8QkxbiAbSoqe9GFaIPDGIE3YYLvGYXBTZddyLD42Xfi0Gx0vhUoSzSaJFPGJI0X3",
+	"abDc6u0sTuKcsdQPWCNy3YmOYYjyNViXZ+D7L9UceUet6n/Sk5FUV+7x6Bhbw/ozEy6g0mouriNcW5kY",
+	"JNNEYKoD8O0o7y09YVFm162h9rrwrR0mACR032p2GIWZ3cd9s+2cQe5/RNZLVNqnL+xMxUE0cqxSmG3s",
+	"UaO4rjAAFwsKktltDktNKcC8nfPEhU84G4q5B4uCSoETxnGeCRBT56mB2iNHtQARNwoJDFyL7WDi+s0x",
+	"KnmQ6ICFsFyy0/N3bRB57vYxt30D0sYEUk+kgP40j+skR6HX8P3EgPcnkGOt3LkOe23CF17+GnQtd9gF",
+	"XHCJY+BdxrU+ogjomGcTyBOp0CLBeKyJ5S75piGWu0Kx9I0tbSRQMCnO69cNgs+55ocRy3w9u7J2DFdS",
+	"XqzxmnbxWA0hQGxLHNcZ+PVDls8kA6O6cbj/ulltA9sWOVXlfd6XJ6z3YpuDtj6S9ltogW1SnRpcLWtX",
+	"SVfQiTcL14qP3B5c9p+wj36aTfoi2zmWszRt7eSpHzvHrw6PDlo7KOF3jndIhFmtzgluTDc3H//I9Xjn",
+	"eKf78Whw1D0U8eHB/qB/tLd38Ko/GHZfc34kXvHDvW4cH/I9sd89FMNXh/2hiPf6Yu9lPOzzvf7+fvdl",
+	"13bjHgfzJ+UkaX56gtgCs1Oq+UmlBEoI7gkefTY3nkhqKYj25QMxcEFQNp3GdIwNbA+McbUhmtV2cJQz",
+	"GevdT/iP21Q4wCkU0RuCF0S3qnYIsjRb+eFKd6AKI4ilEKJDwaFA99vO+OzGPK2O0k970iymIsbKQgfS",
+	"2Yjg4htuuFVHoUZwIrTmI9HxOlLEUjE0Pj6Fg50rVva4qCxqwIF44YKGrpoS8Dzh0ocsjV5oNsz4yHZj",
+	"qa4BTYOgsIFCk1V1DdWRIYx0QsD2LuCVMI/bddOGLaxzjsDwYQ79FkVS0JI7SSV8/qlEWILerElad4sq",
+	"SFcoxiEDkUJS4o4SZRd+Xe3CACh4aINfzB32C2xMn8MIiFQ+rTxPbWy8PGL9BaSAjMXHpneC+o0YSIBG",
+	"FIwQ+4RBPuaaeuKtJi8FTtgskWb/6CUKJivfejLxWerRJ8kn4pj1djxUL72ttwMkpzpR0v68Z//2r2iC",
+	"ES3957x8K9ZPNTi5C2yfSGktWJLNY2t12B+HmOOu0lae/etgHAkp2o2I9xaw3ExrQA6jfbcr6p5OM3Vj",
+	"Ffm+A+YPcnrMOBPaWmVNnCU1Mz1ZnCka9WXbFuxuJ1k5M4JP2ERYpcwKV/dZl5rj6ee8bwLnBWCs7Ukn",
+	"YsqsBjkeZ3zO0xeagfWNt2L2aJqquYghlTf/RXMJJyumLFeAfuUWDo0d1julSo5ExrjLDAIWFJrLBqxj",
+	"EbfCXFEfjGueIK5RRcau/1Qxa7cnS2m7VeumNmHnjlk6pVNgC5gWeeMeDdriFkcQOVW9wvGlHUl3TB3a",
+	"O9josVTx+L1SP/BsJPC5o/XPfZC+UPdHESf8/WIqvoDjk4AanTgwXiHc6LxEDe9aLIqO/1ql+4dEk5ee",
+	"F3TNYn4lvAMEK7kUdREh2p42VGRex5xI7VhTmw/VoP6DcNAmeL7WlbtDNk1rY3g1eDOuhKpkpPDrntEO",
+	"DPZVlMgzfdsWXOJTFW34NhOCGfHRUC1rzEJeMe8Gi1kDAgZUHec8vWSx+UPR5O72oqfMe6iDO5wukB80",
+	"XIt2IrWQOoEEj2kmhsnHZms5D9dqdZmB2peK5/Ssj5pQMyi+LQ+k4Fmp6LbA4XwEUAXu773Nk7WWhvjS",
+	"thRIrmpaojLzzaIaQWGHqN9Orfoq5GwCFnFwDa3Od/IMlvuvmzYHK92tVrqiUT9nWK1c1a43by/Pgiad",
+	"wl9w8de7kF//ACgXm7BkI9zEVo052jTrsSLc3rWDmCbyGlrynTDfWiH1A8C6uoKJSisBhZnbZN5LPRKs",
+	"wfvg4A8c0iNIaBCTqVlUoHaNhKmuZPm042OwO8e22zhonb6KF3/YtUbEbnc3iT+H3Hdvk8Px/oHt8UT7",
+	"XixqcO2n+SHgDjJ/6dffWnW4cZh+DwBNH0XcJreO99GAku/ln+dQ9pHzwVgpKoEll1CnJyP8V2Rn0GmE",
+	"yBdrt8qxezsVadEuQ9SGZCQ9Has7DSu1Y2j3XauZ3sViMlVGyMHCDujWtOSwkY/ESFhqA36lnp8Q9+ac",
+	"a8fCWUJA8CNn2pBfuRBxXQvoqXywjX/Cfj2UINjIUHrcy3bPf7MfdJLKJVxXyiiHZ7aUNY3CCyJtleJo",
+	"dTr3JxrDzr+1L7Gkuk0dajtNdan1qGzCizbpYsunZNfe5VLoSQK2dn6eCumznCrHo4SH80KDPdVahoAh",
+	"5lSrUWPDV47Sww+P7W51SuzSass2yJx9oBZj2lK+bGsyiKqk8YZLV69NCnyIri7J39uu5Yc8zTcCrvtW",
+	"Zf0kjoXEJ15tYvdDs94nEwFJhxva/cFZ9ujG/6PmJK9QkPB8yfOhWK5dVKtLGxr+G2GLXQhepANa6wvo",
+	"sFNK+Vn+0SfBHHYPK2n+anWi+uM+iWv5U/PTZRs0PvduxKxRbLbq97sjdDo07L5ZgVbsBeREm/pVcj+r",
+	"3wWO6uNE3yU3QrOJkmIB1YEujc4fXoksnVuFul5GmYoUYIZoMiohPRlg05hxpmaj8VJa1oRLPhIZ+XXS",
+	"BYZW+CBT2qq6AGDd7LC3id123oIhR0PEGgMlMbuuqkSotRzDaAKeCr4lgBnKYTkKRcotJjqjTqHI2RdU",
+	"Yi0rQh/ljSc4n1w+9CQVBDMA9exDch0NaTEJgRvS7XUYGWlwSBmcZSLHyehJyCnUkJALge4woQvmmxHi",
+	"WRyz2dROaV5VnrhSiBizKe39V7Y3ItZXzgRstphUGfTWDhxiJ1FHGtUFz5jsSXErloeDHOhL2CsMiiWS",
+	"RS7Yc8XdbQQFnEf1Sz63MQduzNIqbdAaFRmQs+bKViJHbhFidNCnMAR8HyoDd6su5ws77isAJXKgxNWx",
+	"tSbBIi3X6E9VmgwWDISo8C3PY24crpUjbc4f2VfqutWTA6XSRI7aajhssZgn6YIBJmsrD+758GGLuQic",
+	"Jja4Wkv9swJZxRLXp2Tb3yEEtnfPIbA1FfGPZMpfeOSKJRuwcil82nFR/AqV/xE0/Lsd3dvU859IfG/L",
+	"2skF5bVUKCgbh+UCVaQWHKBWB3fnGuVqXAtHtlyMyVUH4ggB5Y5i7tskNSK7lbALH3RRry8s/IBdWB99",
+	"oIl5UBX+Ifz2mV8zd13om6R//ryB+UmvO/HKSfBbQ2WwC17o5loL9H6SVra63FYfmk/PTFzOCXkQKzFz",
+	"M3kPS3MXbYoVYFaAVV2pqltbyie7OYPF1S8RHNdCmKa1W1hf5KlbULrVkxTVygRRH6mCnQFo4TTz/kkI",
+	"XnEp1UwORAzEHkoWTKkOO5WLHm0VTFQItsYyASW75EMoXMyEyRZkfkgW6Kvt78WiUoWGRn32trqj7vwo",
+	"GzFPvnNbciu669Pf5xvphluhOVnlT4XZ+SwBkRuhn5U+FbxmEwXtl+CrmyRLBa/fTsZS3qAwaelL0t/y",
+	"HqzX4YLhXJFEkr9xVR5J/q7PTiUJPli2SvOv/N0llMwLe8Vt8PDqirQSdJc6DyN0VsTsw+UbVzjk/GpK",
+	"DpPRLPNuXnsY/9dMzMDnCGkgGg9+egJq+smh5WqqxkoL6eBbfgKHJPkZy5nvOYoLHf71HqvaRfHE0kvy",
+	"dj6SGyoYqJrDPNiqj+SOKoqUexQAf+fB53zgfu+OKR9CnodrpVoqbq767AptkgnHxI5aZxWBzVyLBTNz",
+	"a4gMWfTdWyRQdMJN735y/7TGVtU3omOsyuZYfp8fnuVol5IsomKniM3VLAXuBiBTkGruCpICgQ159CjX",
+	"E0nckcX4FpwDECoDWAhh5iq7BlYNilER8cNAJfRKCafFwLaohWWmAfBISEdhbT7bvMQgeLpHudEsEwBf",
+	"E3fYUfeARRVw7KAn2BZXAkZgRMaDX1ycn2FC5DRLBgIhJFQWgPPPHJrKQs2MrgyHvKXJWHW8rJSgfpzz",
+	"8anTRYvZ0qtC+CFv3cvDnU24885O35239x06fxxkzKmZC2hGIpnuHR1BbX5U10paaY+DJHofx56b0rrj",
+	"z+2/B3Yr3faceKrJO2547132fgrP9vvI3wnNm6oUnnAXr/Gh3lk81ObyFBSZp57Ocxud8ul5a/PWP7jH",
+	"dvMdUqM4uPLjNtdamNVBtIZDe7CKQJNNeZItWVx5fVtGQEX2bD8JatqIMBNPamJ+qtoSP9JLHfPGKTbw",
+	"tsaZ5yP+0fd6uw6SUntr1nNe9g23bXVRfx4ls3/6s0+PWxGp2zGCoSnyJACqUGLXVLDgfdn5zq+tnY/t",
+	"qciITgcSnpHJ4jgTHDo9na0Dj04TbY5ZhJ+PiIIKtEMAjkc9OIlZA3SivdcV2s+uyAb73ePux1cHB3/7",
+	"y1+jJoC38ZzrjunFpK9S1ig89eHyzRmwCdFecTxiQG7msugq9k9P/gTuj8j3dp4lppr79PIBttY24GFL",
+	"rX2kOvQ77e6wHh0gEJ+3e9nchkoGVLfuddfDPthZdwhi4LHdV+p65QkYHHSa30C0ipyTpXBEC+UFYUIj",
+	"RGBfDJSVJDNtdeIOK29ZK6Ci6jiG37DY0G9sO5/+QZg3ti5U8D7HjYKExOd9UeWZLy+1O598lb77S34D",
+	"Cap+IobBSTXDGnaW8r5IO+xdeRXDzYG+2ZMRveYME0t/Hg7/qGaZjkgGInUn9qgR4UtOTURgtoCU5dpB",
+	"7n64RrjBZp5AAD+IutPdV+Jjoo2OTiBK6SIGAacpxC610KzhuBmIuKXFeJl4Frmo6IR1CGKIBFONU2O/",
+	"mqPTgPEITIXV4DUddkpcLEfdLhPSZIltF3QHkm+vEBcZmTlncWJEXB+4qJANb6UBj8vTPc6x6eUmP1JE",
+	"Y2nkaiRVaR9+ccLq7y3vdJVgveQEDEOTeTe9wv6OOMbtIR8YlUE56QArkzZWOXY/WRmwIKdULFJRVfl5",
+	"IRAJDDingjwFh89LYTZ2LcSUwHLzperFyJIQeQOf264QaX2qP/dhBEAILuqdWTQ+W/JjHdYNdvwFbvHD",
+	"Wzx63+6qVRsORxTOyYIUffCNN03a12Kx2tNlbwhiXlhNRujswPjUnqhYOAbKFt6vhqyvgGgzFvoECnq0",
+	"Kd1oL9HdMl0gBYG1EZK4xeJET1O+IFygFrwHYaK4sS+UjqjAvsAxUDXgPValARAiT5Xe9PZFLG5Eavf8",
+	"ZhbGNPleLL4ENxs0dJVhYYe5nCT2bF4smxclDy5B4F6LxaaGRmmF1Zsa77SeBcVw+Zc8bm8Q+j49f9dy",
+	"IRjcRGPBgBwAHXIN8pH1ZGR3FeKNRvr6yv51FdnXnlh9+kZExG9Cv9tL+DvsLld+V9rWru4O9lqeDUiw",
+	"vnbXHTtjBjYc+gY9ElhO863H1thATP+GVD1ZygA+BjUEdj7G3gH+3ih/kNuWWkMAvkxsvj0ZnVkToX2G",
+	"OKLHTKo2NCSq2vjoDbQyiQYEOp9qRb0HuGMeTxIZ9WSmUsEaOCBw44BLQCGlal4rtJI8X0wXinCLEwj3",
+	"amUtLN+aFrNNUhLpVdA2I0RpoqEpyMhjdtg9YNHQbYuouYEpBLLhSzCAoKGB2bN9aKCYBqdGaEoxt2Pf",
+	"omWr5EAUUjcvxI26FsVXVSCq2JtWzsannWuxqEyxuhaL3cSqevmpjXfBIHWsYtgJftpuOtbnCXXs+cM6",
+	"Ul3eUi5cby/F70vH2v0Ek7zSrKGT2krRqQ5j7YDUS5jISYnjxUpYK38SyTibJHJm4B6MjCis6W+gDTRA",
+	"himoKLNtR8mC+L7NDoP1DJ9iuGpjOhgcOTibSfTZx/WCtZqLZO0euE9rCgsXk5g1PCcXlmhXG1S4+Z56",
+	"WsBqURXM17Oddo92mh3VexEg66TELE5MO1WjFSQWigJmMaYykks4zPAeADtaUc8/xugLORU0s80xQnqY",
+	"8hAggzRM/Izd78SzknNTxNzwPte5B9koNptaowxxhaxc60klRcuqOrDz1AiUJrDN+gK5qBpSMZciZMbK",
+	"WmhYyAv4EdCYFgM5C7ARPBsJ4tvgzCQTweaJjNX8BCsckAYDKccIWHGaiZtEzZDd7YVmkRQfzTd4R7PD",
+	"3gjDk9QheIxVCm92hBeczUV/rNQ1+3DxA6ieZKKCaamsJGERzBhakaxxk4i5yCq1sYJBaZ/5QY22JPug",
+	"bAc1c5zPhhYCvV3gwOrg5WZtzqTjh6pMPtzrdj8DGhfa5jjv+nkzVWbHe6ZFBnY/WBiAOo/eBj3r/0kM",
+	"zKomqwykd2WbD/bvrc2Op05BgzByksS1DcM1u9WWuWAJB0wvF1ZPNOyQunbZE3GnMv3VbuK2ffTWDSCe",
+	"77XfNuoevvyWPjoF6rSRYI09Ozf73W7LZ1UddWvnBWJK1UjHR91WIRn4YN8q3vxjMplNdo7tB3YmicS/",
+	"9jZJEy4MkkpjxwCK60iKTURVTTdwyHdW5jGvbOxWVRUSc+d8JFYXxdHgPPuiqphuMN82Tow9QzfUO/JT",
+	"aZ3GQUVgm6Z4LFWPsQZoIVR17hwgsulVhTAu40C5+jODpCALQaxYkDDvyU7xYUjjYn7kWR9Gik6EhiNz",
+	"JBduM6fYc82t4ZZyZ+c31PMn79YtN7hG93flfM+baDltMljBfT/tm2ykwiJbt5fER2D/9OiAnYG+Wbmx",
+	"ikQUPiaCvl0XvEwk+097XLeYUc0WHCB5ShXX7OLbM3a496rLzi7/tdWT2mSCT6xpfsoGIk0R7g7dqNrw",
+	"zJCe/HXUYtE/2P9p2//5p6jFODO8j+U9A55lCTIim1kmWaJ7EoMw5G1l0YsIdXtumJ7a4dFjIYxmsQoq",
+	"gdAFbM+kWco7LDKK/e3/+J9A/ozwEpj10ZMHL1+ymC8qkc7fwri6bVBP9XEv2vMljBFNSGaVvhZL5CCd",
+	"6eRGsIYd7YODg9eg4WjDJ1OHEG+Nn4ngEgqvjGbd7nG3yz68P2uuUcLqHQ6e+nNnv7v/sr231+7uoTIS",
+	"lgJtoCvFpQ6Jj5/VoRM3b8xNG+mdEUzsSsVv897ub9Tb9ZLXiI9ml7Zi/rXyeyplqt1SDiURS25ZpubH",
+	"YKN4Uo4Wmb7wT/vaFgEkONZ0Kj9rORSWNzNxRkV98Ldbjz8JQ9cRWnOw8IxrVGFwCRnS7jlIuPVvhb8+",
+	"SODOQYbXlkP4PXUQiyqLRWbf5sAcL8TwHSVSBYXIZzh47TeJhucTPK6K4xNxY/hgjNTbwyQVdpa/diKt",
+	"3Zt1uwcDux7gX4IuGIV/WtkYFRTXpQl5PseKRWAgBYNqEm2X5zbPsbCYa91RFqp593Ga9STsPXea0S70",
+	"yY90ojApZibjaaLhtAC9EUQcy2apgDEy4TmLPVt/xqwESXk+Zp6Pmcc+ZqoPmPzcIPL+lQcHWz43ykjC",
+	"+UlCJ8d9HhWByHg+LbZ0WhSyIm9zYAQPbnRmJPImMSBO69PI3uX3MGf9z7QV7i5uldOMlrKUIBU+TeQ1",
+	"8JeCu76QRAJ+eco1cRyzWJMWZH9FRvBJ2Ve/0lMftPjp+wnyxq5KASMQQRZM2LPLoJJNbHmgNtw7fpnV",
+	"p339iNlXTCdylIr2TIvgOy0GqInsKzjzMOqWR9817gMlB+K4JyMUlNNZP00G7MPFDygwd337dv9ABc3t",
+	"/AP/CHvj67/95a8UJ/N7haBIHLU7hO8S05O45bAGA9otMnshVaNmh10KAEBxgFaUy7RQs0yLdNhhDtZS",
+	"zSWQHNwkwLcmexKuAKo+PjMfK/AKUP42J+x3BDIZWllBNSF0xxX+Hh27YCUkOFC+ViK1ETwu54mxFWli",
+	"F47jmcbB+107kFLHJ5TdwBrQ8qY/tSmRAnND2JAiWlEpW+SY7tskYSvfzV9A0lbe2EfleIuDQasRf/km",
+	"8LA9djttltwVvH5Nglft7H3ayVtQDaflf/69pHx9RuXNe8En9w3quUrww7QJL49uI+8/N0EsOGZ2P4Vr",
+	"ZG2qWH7zCzobMHFsrrLrIGPMyeGKg82Fb5wa1uA9WaeYQcQyAdiW5iqBySrlJeJu3ZPAvNhsy91nTllh",
+	"rDdOLSts+Qcs2IG5e04Eu/dEMBmsg4eUEajtrK7TmQo1TQVoUnxgfBWBew3wVooJT9LcpZZkDBQmSCHN",
+	"EeYWbMIXgC3OEnkX6+lHau6Tt5zsMYONXWU50eg/W0t1FTN2gdzeRNpoye9+mmmRrTkM30qq28DT+4V2",
+	"UzZOpmjnQIKZNt6qKhxZlOIn+QSwdsdi0jxxBoWainDTI5YTHY7knODaOAvHuSgyLJl0dexcmyu4A46z",
+	"2x6d7F5PTtuw4j69t1NzzWN2s32Aydx5LjytPseepG7sq1Unbrnc47kHSZCDcR1noncEuDo5e16VHQuj",
+	"zIoPFuEWO0GtbHlX9mQsJgDCtrQtj6HcKiB/gW/i4wi5DsCvc4XXNIM3WWkh+GDsiDBchUYq+I2w6nLT",
+	"MRUSj90qYcIatj9pjIr8ZKYpU2omYxVkZd9B9b5P+fEBIhFPRH7cv1PDdc9265FAtXKVZLU6ksdFpZjj",
+	"tniWk48qJ8/QE8nz/W5n5SHNBHUjMqug19oJ35JREEboj1GIlPM7W1hlYgfJKl1xHkvvQ4UrwDBPrVQt",
+	"ZW62iNxgJiHM7R+beqqgsJwkSRfsRqWziYeYBcl90O3JD+/PMPbbMCrmC4ySxyJu4dU5saCGeRH/LTJV",
+	"jT0d5H/+7Ebpi0kA9S2ukQhu3p8tlIoUUL/rXmg2VhPBkHRDbyOBxhNJb5T8CXgWmKhVmTsT5L4MoTpK",
+	"t5gWPBuMW0yrDKtCZdyTUz6y/w6x8dcRWFP8BwHFEFwD40x9ZcZrC5m2nIoJ6l0xRzbRkGFXm/qxmIqN",
+	"iYeo9QivtO7rW6E+ohaEvEclQZ0Ja1Z/NGxi1WMRY7yb7O2cvJ5IvZsodGkxOXYAT7BMXMgimZpiwZ+H",
+	"aAjuANKZnJ6ZNQZci3YitZA6AaICzAduejEeEEfrscoMgFJUPKdnfXRk0vqqHEhY33VVU/tHR1DX4mvS",
+	"PqOG6tK2FOpla1qiMvPNorpUaMcn5+y0doScTawUCa8V6Qd+3bQ5cZIJJNhb0aifsxiU7qp2vXl7eRY0",
+	"6RT+govVbfiS2LZo06yn2vJp+M/H4XqIm2kuyrd2HO5+mjpm3982ORqtKrfxSRa+PPI8l4nxNARlvnjM",
+	"b1BZyGtAdj9C63AZHsWtAmHBatXy3DM3bysOlYv+mpCTH4wnj2jgBqsuXwl//n1atRUE6tve/N8JE674",
+	"RxQBu7FIkxuRJWK1oky3LcBH33Ay4W9/+esu1efr4E1Rk0meZWoOQPDQRXFT0B/d1u/JYoZhBVuJZ3zO",
+	"JdJqGVChHL/JO/m7EQdLbcg7Sey+s0w+nYrsrdK04BKkAVgJvpcv0mdhdo+GvQPpyIfXbnXu9sQLTQLg",
+	"wcQafa5OpL1FWZYMxWAxSEk8BdxhpJcEhTGs4fpIosyZagmNnBXo+rgnXU10hyoFohbzl4B4Rl9RFk/U",
+	"DOH4OaMhLTXDA5R3enJL4vHtzRYdCL9PTQmGbJWgwVXyLGTuSciclkUJ1DCliRQPJlIcp7hdiJX55J4p",
+	"AOreWh6dYTAWg+sWURKyqUqTAUJ8lhA32ZjLOAVPou7J6Pzny9tbXa6VFHoNUrrRJaJ7EtFBE0MMuCpj",
+	"Dfv7hC+gIIRPp5m6ESwxOVZvWIhSDy1XzJ2+cJzsDxKQxK+dezGywSMPSo+M7XukxGyailq8OvvrY1Ei",
+	"l5ZLFS3yyhX1acPkbDu89vHHoU9+SqJ6m0TMfycsDbgSc/2W+Qzk/Ai6fYnf54acK88DCDEM1yWsYu2R",
+	"v5fABkXsU1ddRxtGwdHhwhuOhaZcRY5g0AR1quQwsZZjoiTEbjDLlbN+qgbXbfFxmqpMZJhtA6xUIdvx",
+	"gBueqtFMEG7imANg1/a04fd+xJ4V4ltE8GjUVunEfn09q8X3aHsr2ca0j3z7hrb3lvRjNTNtR36xMXAZ",
+	"qJY8ZWacCT1Wadwq0q1gpH2AFF1tNRxaBTZRkGaSpNZgnyQGASZQArsWbMxaVwwQqJm5dH148hkopfbW",
+	"u+qtleEH5jnuVgPnVzDH7kxdV50we+aASiFdRKSxZhpOT0xjVRkDUoPjJWLU5gmL5CxNI4ahM0gHo11j",
+	"j1PaNoxO5XBXqOGww07t6kIHcAF1wO8Yr+N7lUUyJXuyoaTwJb9znkBCCzDuyXzbYm4+/dpE2hnKs3Vk",
+	"kiYZjY2gluPYnvQkz0uDuWGpUlpAXBDepZmdB0xUK298lkjbioFwTjgYEDjSX1gb2Z5wAyOyc/hSBB0t",
+	"XfwgTZJGTaiitp0kk5iIMMBJbl86mvEstpJziHk8AbGEr90jsqo8FeiGp7McdBWUmqER2fps3a3Jnm3l",
+	"4RYb/Ej5uHeSgEyqLy8Z73dpNZ15eIDPE76fbSdlapikq+FWHemVVcdbLFUjhdt7AHn7A5WqGYrgsdJW",
+	"JICPD1NgR8ito1crH9SGLybv1TW4btPhz8/qxmrgUxomWEv9jEMN+MPoHl6xGKSCZ9rxASinShRXdgMt",
+	"8GBNgzEvGRANEFNts8MuxzwTMesvAoq5DU6/e1/82ys/KbT4kc692+3BL5/V/fd++t2zQNiI1SSIXm1i",
+	"qjtroTIVvpizQ5Z3EQp8dVH6BTXmQYNDyGpyqxBR+KBLEF//1ClZSKdkN+18adm92O31yb20SJ4P/Q1y",
+	"ezO/5O/dG0ev3v3kIlz1ib0VLnPypIV+8k239HdrYnNb3tDbVn03CZv+Pj3Z2POnkRH7oBtnl7If6pM8",
+	"TllE2E2Rj5yPlRYscm6yjlMMAVzf6obI50pgm6PkBmH+6FOgPfOedKkazrdEvKdWP6dqegSImY8VixN8",
+	"H/ryWGJYg8u4hQ47KM6K2SDlyaQnfeHRfKwAD4M+q6FxyIyqZMymPMmABmYhNFOSJaZ5EprqyDWdQUWS",
+	"BjjC0IGIxfUunySXJQf5sFz1F1d0AzC+FjhW7a09GbCpQgm+dzza0fKAIs0TKKCHoYeEFeeu9Lcfdl/3",
+	"ZJRIQHC8gohjlFPNV5gneFKLv19h5tfik5dqTqm6D6G2UUqD1fvEQ9au02L0i/wRMgkqBOOAy4FIV8hF",
+	"zdZnrNW+N1qVaracaAbPPPZuvWOG2aPsbxzlNNjgW8nw+vvQhZ6m2MBN8cSkRib+JAamXmpcwO+O5xgN",
+	"kaXjHBcvxAvBL+nyagGQGIHFWz0Z0cr2Sz1qdtilT8cFEiR4o303+jdJXZnwBcOGEhAf+jZX6AvY7L9f",
+	"dWFZnDzrC4+28XExPubGz5taS5jsAS29acfITMJwghF8woxySJe+JCYEyFrpgLh0bfhiImq+xTWb7DmF",
+	"Z0VMza6XF5q5Z/xgBavf9mejONqs8mCixdlQGUE543qFzJfSwqzwWtj2La/Xy62u1/sPglUv1YcPfG26",
+	"VewhT8Tsz7umPv70OZsHH/nsI8NVjW8aj/LFlzKeqkQazRqIQAtY6IjemIqhYWpmCDC2WLMOgLN5RVMs",
+	"bkRqN+dG8SoqMH7rPv70D5lSi1dWKrpePW+ZqjjO0srbUMEqrbB6Gho7Bx8ufgCcUdYXbGzMVLOG/Q8D",
+	"SiUlGWexmKYKiwYgiZKnqZprNs2SG24EQ4573aRUT63SG9GTRjEipSE3MPh200VO6rb3MthS0yAy1GHv",
+	"jAZ1zNpL6MfpyUY0H2sxuPrbX/4atdil4TLmWcxotemmp69JNHmB4XtV227TOsLSSv4CiFhKLX6kor9S",
+	"K35JzPgSZnGdHPCcLDjptawsb0D+Uhmfn56lAj4U05vN5qcd14jKMj334+1IWVqwj0vtfFOAPSm2OF2W",
+	"/LUAIltq8YUCK7LYZpq+ZdYbuLnUYrr5AVr75Xn9tlf/mJ+3mM7x+0xlOo1jxpcOxtufixslLlXgC9Uq",
+	"jQEETpijFMJsCNAIuTFiMjWsYZJJQBWdcoOMz8IOCoI1umoDqkDYY99/0+yw78XUsIMu0qV/llK5dWwi",
+	"wNCMC+BAcD67easDAwpERVhz6EGAZjMQE2txicrfdxhQAONQ+/EbsfTlEjvsM1DSM1DSo/mfSoBHYGPe",
+	"1TDYUP4hoszuJ9oav+1mgr5eH1+5HIxFDOEPD8KG6LVlLu+IPtNO4qhld4KSgUbYiHJhEDUhZVz1JIpS",
+	"IXk/FXF+s571bRP6CP6WmBOwXmiYgBeWaZOkabHMzO7DbGHthwmPRU/GM8GkmjsCSftgrGb2S7czJi7c",
+	"IJU10JvtgkPiWCexHbsbQwYT5PUEI+1ocvPNVsdelsvDLSDHgYTe8rGwLNb2H1esMU1745mc7f5EI00B",
+	"4zIUNtvWDD/la3IlN9VPyoytwJmoDKLHtBhyQRXsxcBruELgLImbN7ewdrcWIi59dmOSJ2z883641/0g",
+	"gMv0oY2lcEvsooOgrb3/oC61VYq59/pUuPFO4KjeP2RjNcvCU4sNeGatKvAXcjPLBDAccmRH6EkkPALJ",
+	"MOCS6XliyB5TM8NSpTEDxG29HAcWWp4oSYXiM2mSlBnIt3XN6EmeIe0GcEk1j6GuXM3SmMWZmroc10yY",
+	"HFnf3gy8iqCHjFV6W6ViY4/L4+7x7hPyJuZr65kcqeRrokX+oEkjinCY/ES9KHv7H1REGaHNJmYM9/pz",
+	"xz4SkZrRiGJueEf1/yQGJjpm0afejv29t3MMGfgt1gsUV3v1b3/5629RE+yYgtrbglEQMQVSTJaImKXJ",
+	"tSDPkZNRJ8TyQcoCn06hrJZ44JCtvrAPSPAg7MWYG0jGtxsDe0BWE/QYLKZEl+yqBmeHe92e9L8kphmW",
+	"7WAruWQzeS3RYy8wL59sEY3p8iwKTaD3i6mIjhnvSS8Z9RikJx8MxNSUx5v7WiG2//FjlXB8L2oDp09K",
+	"ON67/WE7fiH0LF1nfSwAbPHZ/rh/sXYpAFjOLlUHE6tCIbctmZYn022c0JA/UlNQG2bobeJODtqwRUdy",
+	"CCu0FT6mvB8hJdPvveQ27/X6sttgCp59sxuU3s4LO+O2ybHrkzdCzGcIDJSxn+8D7DloUsQa12KBOU96",
+	"oKY5y4br9DHj7Fos2EyLuCcxl5YsKi9AAtXh9echPedr96HO9weFbs6791iZHPn41ugV+aw9LIwz1pyU",
+	"kJyD5i6lKgwKlVu1C2dzUOe85/XAzq0KuOlVjQwgpx+ohV9ACkU+Eg+WTJF/8ncPKI2rk/FwJz8JTOng",
+	"XbuA4zyqVXAv3cghdLMOaYjdsYjlW4Nrq6Y3xso0iR8T+SvnVCZSgK7MhAsxrqz/KC6WZPTl1IEstbyu",
+	"6Ap+nWH3nxW/1UBrwT4qjNtDAb2GC50oYKFckcdtJdNFs8PA/NCY9au5SfRw0ZNH3S772//5/7BJIvG/",
+	"/CP8d6/b6nbh/5ndtfrE7TGXNKxFdhOExkuwsush2ba4fbaFzVZu8iODs91pG3/5WG2PA5t2X9v7tt6d",
+	"XaFNMuFGrCh15KZ4jqshiwocxBFTkkWwgd/FEcWqpnwBOMhSzY9zyDWGD4KNGICx2EGeGfAlE6O01R6s",
+	"tYd/SmHmKrtmQyEKBysClnpS6rFKY92TQqrZaGxtSNuIxKDT2H1Z0nkOJzGYsyKGYmqPJJ339QWc1z3Z",
+	"8OAr+JaoRf29kspceRULqdFIhFzRI9FJwQq9cu7uiB12D5qdnnRRfCz/Jrn3fmnEZIyjAgrERz4w6QL8",
+	"7iGoDQ69Bqeh6UmjYr4AUL5kINDBb0cw0WzENfv//2/W6HON1/6BmWTazJOo7A0w8ioWzC0S7egzepI+",
+	"2DAKUp0GyTSx54SdAdsXGWAfQTeOwZE/nYqM9dVMxs0OOwKIHKmucCT5DU9SOzKR48xIAE5wILR26NYZ",
+	"5L2GbBoX52cAP459hAyrhsp6MlYCwwPZrEi/gQ3XlTT0b6mfW3QErLR1aaoTyT5cvsGDsc4JWSQBX5VF",
+	"FeZuvjzcqcjQXGrW2em78/Y+bZMkDgj81My0mOiMOiwSyXTv6Oj41eHRQVTXSpIJK9t3xyzYh3FeuhVR",
+	"GxWm37+EY67G4r3LgWef2uDTP6kzuwBO3c6+3Unpxr5w+tzZ4bn5kfgp9HDcCnow3MoV8IMbBEC+28BV",
+	"szUvZMVK2Xoaxi1cgb/PsGI+Ak8DnvA+ggt33Wu3QysMd1tf3Szp1B6p772jGSFtNcy9cjB8FFW4PVBh",
+	"Dj9oqvAFexLSyj3MIHFr3Du+4ElRR6/FEWSfASP4LJGK2IJfhGi6O15QtWR66hiDn6Uq3Kd3uSTa1uEN",
+	"QjICrxZvDUkmIqVyLYRpQuJpP4CuOobkKzIhsAiMauNET3rjygdygVkoWME5zBigk0qpZnJg7e8EEq+Q",
+	"jI0PwFfLTuWCgfbTk5gNEQZfl0XMJR8KKk3LFgSFJMsB5NuGbDeLvD20aHpaIIrrhVmOfBZKs2cwxd+h",
+	"jPSAiiRinqyovA3IYqgE3glosUYIBniJa9ASn7WiFYLkWS16GlCK297q0Kjsxq37WZbuHO/swpqkry1F",
+	"15ORbCeyxbSAb2J4vQBD59lafENfaDYVapoCcIvzhNqeL/swiRcFX0vszrqzREisKx51u7EQt2/wdDrm",
+	"zeANoaW8/JKLnHDGfQqTAsAZPdNGTQCFAWDtkeAW8S5faAduFHzLkQZU9BPxkNBXmybadEruV72aspmq",
+	"qNjp+TvWF+OEWlhJA9dwDBofsjRqFj6Et9V8ykNkhhN5ev6uxezkCWmsUCLiANaH9cz++Zf3wQfypfrb",
+	"r7/9rwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
