@@ -13,6 +13,7 @@
 // requests (a viem client would bring every transaction-preparing action and a curve library
 // along, none of which a browser wallet's eth_sendTransaction needs).
 import { decodeFunctionResult, encodeFunctionData, formatUnits, hexToBigInt, numberToHex } from "viem";
+import { failed, note, payWithoutGas } from "./gasless.js";
 
 // The two ERC-20 functions the page calls (JSON ABI: no parser in the bundle).
 const erc20 = [
@@ -31,7 +32,7 @@ let discoveryOver = false;
 let view = null;
 let busy = false;
 let shown = "";
-let sent = null; // {hash, quoteId} once a transaction left the wallet
+let sent = null; // {hash, quoteId} once a transaction left the wallet; {gasless: id, quoteId} once a signed one was accepted
 
 // EIP-6963: wallets announce themselves in answer to eip6963:requestProvider (several may).
 window.addEventListener("eip6963:announceProvider", (e) => {
@@ -48,8 +49,23 @@ setTimeout(() => {
 
 document.addEventListener("checkout:view", (e) => {
   view = e.detail;
+  followGasless();
   render();
 });
+
+// followGasless watches the signed payment the server accepted: a failed one lets the customer
+// pay again (nothing was taken).
+function followGasless() {
+  const gp = view && view.gaslessPayment;
+  if (!sent || !sent.gasless || !gp || gp.id !== sent.gasless) return;
+  if (gp.status === "failed") {
+    fail(failed(gp));
+    say("");
+    sent = null;
+  } else if (gp.status === "submitted" || gp.status === "relayed") {
+    say("Your payment is on its way: sent to the network with the fee paid for you, waiting for confirmations.");
+  }
+}
 
 function walletList() {
   const list = [...wallets.values()];
@@ -80,7 +96,7 @@ function render() {
   const q = selectedQuote(view);
   const list = walletList();
   const open = view && payable(view, q) && list.length > 0 && !sent;
-  const key = open ? `${q.id}|${list.map((w) => w.info.uuid).join(",")}` : "";
+  const key = open ? `${q.id}|${!!q.gasless}|${list.map((w) => w.info.uuid).join(",")}` : "";
   box.hidden = !open;
   if (key === shown) return;
   shown = key;
@@ -103,6 +119,19 @@ function render() {
     b.append(`Pay with ${walletName(w)}`);
     b.addEventListener("click", () => pay(w));
     buttons.append(b);
+    if (q.gasless) {
+      const g = b.cloneNode(true);
+      g.lastChild.textContent = `Pay with ${walletName(w)} without gas`;
+      g.addEventListener("click", () => pay(w, true));
+      buttons.append(g);
+    }
+  }
+  if (q.gasless) {
+    const n = document.createElement("p");
+    n.className = "wallet-status";
+    n.id = "wallet-gasless-note";
+    n.textContent = note(view, q);
+    buttons.append(n);
   }
 }
 
@@ -157,14 +186,21 @@ function reasonOf(err) {
 const declined = (w) =>
   `You declined the request in ${walletName(w)}. Nothing was sent: pay with the wallet again, or by the QR code and address below.`;
 
-async function pay(w) {
+async function pay(w, gasless) {
   if (busy || !view) return;
   const q = selectedQuote(view);
-  if (!payable(view, q)) return;
+  if (!payable(view, q) || (gasless && !q.gasless)) return;
   fail("");
   setBusy(true);
   try {
-    await send(w, q);
+    if (gasless) {
+      const accepted = await payWithoutGas(gaslessContext, w, q);
+      if (accepted) {
+        sent = { gasless: accepted.id, quoteId: q.id };
+        render();
+        refresh();
+      }
+    } else await send(w, q);
   } catch (err) {
     const code = codeOf(err);
     if (code === 4001) fail(declined(w));
@@ -259,6 +295,18 @@ async function balance(w, account, q) {
     return null;
   }
 }
+
+// gaslessContext is what payWithoutGas uses of this page.
+const gaslessContext = {
+  request, say, fail, walletName, balance,
+  switchTo: async (w, q) => (await chainIdOf(w)) === q.evmChainId || switchTo(w, q),
+  post: (path, body) => fetch(`${api}${path}`, {
+    method: "POST",
+    cache: "no-store",
+    headers: { "X-Service-Payment-Secret": secret, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  }),
+};
 
 // report tells the server the transaction's hash, again every few seconds while it is not mined
 // (202), up to about two minutes; the watcher records it in any case.
