@@ -4569,6 +4569,18 @@ export interface components {
          * @description A signed EIP-3009 `TransferWithAuthorization` of the quote's token: the EIP-712 domain's
          *     chain and contract, the message's six fields, and the signature (as
          *     `eth_signTypedData_v4` answers it).
+         * @example {
+         *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *       "evmChainId": 8453,
+         *       "tokenAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *       "from": "0x8fd379246834eac74b8419ffda202cf8051f7a03",
+         *       "to": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *       "value": "18500000",
+         *       "validAfter": 0,
+         *       "validBefore": 1795428900,
+         *       "nonce": "0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99",
+         *       "signature": "0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b"
+         *     }
          */
         GaslessPaymentRequest: {
             /** Format: uuid */
@@ -4688,6 +4700,15 @@ export interface components {
          *     `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
          *     `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
          *     quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+         * @example {
+         *       "domainName": "USD Coin",
+         *       "domainVersion": "2",
+         *       "valueAsset": "18500000",
+         *       "feeAsset": "0",
+         *       "feeCents": 0,
+         *       "feePaidBy": "merchant",
+         *       "validBefore": 1795428900
+         *     }
          */
         CheckoutGasless: {
             /**
