@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -113,8 +114,18 @@ func (s *Service) offer(p domain.Payment, q domain.Quote, d tokensig.Domain) (*G
 		ValidBefore: q.ExpiresAt.Unix()}, nil
 }
 
-// domainCache remembers tokens' EIP-712 domains (they never change; a failed read is not kept).
-type domainCache struct{ m sync.Map }
+// domainCache remembers tokens' EIP-712 domains (they never change), and for a short while that
+// a read failed: a view polled every few seconds must not wait on a chain that does not answer.
+type domainCache struct {
+	m      sync.Map // key → tokensig.Domain
+	failed sync.Map // key → time.Time of the last failed read
+}
+
+// domainRetryAfter is how long a token whose domain could not be read is not offered without gas.
+const domainRetryAfter = 30 * time.Second
+
+// errDomainUnread: the token's domain was not read (recently failed, or no client).
+var errDomainUnread = errors.New("the token's EIP-712 domain could not be read recently")
 
 // tokenDomain is tok's EIP-712 domain as its contract states it, read once per process.
 func (s *Service) tokenDomain(ctx context.Context, tok domain.Token) (tokensig.Domain, error) {
@@ -122,15 +133,22 @@ func (s *Service) tokenDomain(ctx context.Context, tok domain.Token) (tokensig.D
 	if d, ok := s.domains.m.Load(key); ok {
 		return d.(tokensig.Domain), nil
 	}
+	if at, ok := s.domains.failed.Load(key); ok && s.Now().Sub(at.(time.Time)) < domainRetryAfter {
+		return tokensig.Domain{}, errDomainUnread
+	}
 	c := s.gaslessChain(tok.Chain.ID)
 	if c == nil {
-		return tokensig.Domain{}, fmt.Errorf("no client for %s", tok.Chain.Name)
+		return tokensig.Domain{}, fmt.Errorf("%w: no client for %s", errDomainUnread, tok.Chain.Name)
 	}
 	d, err := chain.TokenDomain(ctx, c, tok.Chain.ID, common.HexToAddress(tok.ContractAddress))
 	if err != nil {
+		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.domains.failed.Store(key, s.Now())
+		}
 		return d, err
 	}
 	s.domains.m.Store(key, d)
+	s.domains.failed.Delete(key)
 	return d, nil
 }
 

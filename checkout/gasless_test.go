@@ -300,7 +300,19 @@ func TestGaslessChecks(t *testing.T) {
 func TestGaslessOffer(t *testing.T) {
 	f := newGaslessFixture(t, "sqlite")
 	ctx := context.Background()
+	// The chain down at the first view: not offered, and not asked again for 30 s (a polled view
+	// never waits on it); then read once and kept.
+	f.chain.down = true
 	o, err := f.svc.Offer(ctx, f.p, f.usdc)
+	require.NoError(t, err)
+	assert.Nil(t, o)
+	f.chain.down = false
+	o, err = f.svc.Offer(ctx, f.p, f.usdc)
+	require.NoError(t, err)
+	assert.Nil(t, o, "a failed read is not retried at once")
+	now := f.now
+	f.svc.Now = func() time.Time { return now.Add(31 * time.Second) }
+	o, err = f.svc.Offer(ctx, f.p, f.usdc)
 	require.NoError(t, err)
 	require.NotNil(t, o)
 	assert.Equal(t, f.chain.domain, o.Domain)
