@@ -195,6 +195,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 		return nil, err
 	}
 	a.wirePayouts(hot, devHot, depositPriv)
+	a.Checkout.GaslessChains = a.gaslessChains()
 	if err := a.wireChainHealth(); err != nil {
 		a.Close()
 		return nil, err

@@ -26,6 +26,19 @@ func (a *App) walletRPC() map[int64]string {
 	return out
 }
 
+// gaslessChains are the chains whose EIP-3009 quotes the checkout offers to pay without gas: those
+// this process relays on (a payout manager with a hot wallet, whose round submits the customers'
+// signed transfers). An API-only process relays on none.
+func (a *App) gaslessChains() map[int64]checkout.GaslessChain {
+	out := map[int64]checkout.GaslessChain{}
+	for _, m := range a.Payouts {
+		if m.Wallet != nil && a.Clients[m.Info.ID] != nil {
+			out[m.Info.ID] = a.Clients[m.Info.ID]
+		}
+	}
+	return out
+}
+
 // devnetPayerAccount pays from the checkout page's "Pay with a test wallet" button: a prefunded
 // test account the README's walk-through does not use.
 const devnetPayerAccount = 5

@@ -37,6 +37,7 @@ type Chain struct {
 	FinalizedTag        bool    `yaml:"finalizedTag"` // the node's `finalized` block may count as final
 	BlockExplorerURL    string  `yaml:"blockExplorerUrl"`
 	ConvenienceFeeCents int64   `yaml:"convenienceFeeCents"`
+	GaslessFeeCents     int64   `yaml:"gaslessFeeCents"` // the relay fee of a gasless payment when the buyer bears it
 	Tokens              []Token `yaml:"tokens"`
 }
 

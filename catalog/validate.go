@@ -59,6 +59,9 @@ func (f File) Validate() error {
 		if c.ConvenienceFeeCents < 0 {
 			fail("convenienceFeeCents must not be negative")
 		}
+		if c.GaslessFeeCents < 0 {
+			fail("gaslessFeeCents must not be negative")
+		}
 		if c.BlockExplorerURL != "" {
 			if u, err := url.Parse(c.BlockExplorerURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 				fail("blockExplorerUrl must be an http(s) URL")
@@ -152,7 +155,8 @@ func (f File) Domain() ([]domain.Chain, []domain.Token) {
 		id, _ := chainNumber(c.ChainID)
 		dc := domain.Chain{ID: id, Name: c.Name, NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals,
 			IsTestnet: c.IsTestnet, Enabled: c.IsActive, ConvenienceFeeCents: c.ConvenienceFeeCents,
-			RequiredConfirmations: c.Confirmations, FinalizedTag: c.FinalizedTag, BlockExplorerURL: c.BlockExplorerURL}
+			RequiredConfirmations: c.Confirmations, FinalizedTag: c.FinalizedTag, BlockExplorerURL: c.BlockExplorerURL,
+			GaslessFeeCents: c.GaslessFeeCents}
 		chains = append(chains, dc)
 		for _, t := range c.Tokens {
 			tokens = append(tokens, domain.Token{ID: t.ID, Chain: dc, Symbol: t.Symbol, MarketAPIID: t.MarketAPIID,

@@ -55,14 +55,20 @@ type Service struct {
 	// WalletRPC: the RPC URL a customer's wallet may be given to add a chain, by chain id (the
 	// devnets this deployment serves; nil: none).
 	WalletRPC map[int64]string
-	Now       func() time.Time
+	// GaslessChains: the clients of the chains whose EIP-3009 quotes this process offers to pay
+	// without gas (gasless.go; nil: none).
+	GaslessChains map[int64]GaslessChain
+	Now           func() time.Time
+
+	domains domainCache
 }
 
 // Quote is one way to pay, as the page shows it.
 type Quote struct {
 	domain.Quote
-	Amount     string // whole tokens, decimal, never an exponent
-	PaymentURI string // EIP-681
+	Amount     string        // whole tokens, decimal, never an exponent
+	PaymentURI string        // EIP-681
+	Gasless    *GaslessOffer // what the customer signs to pay it without gas (nil: not offered)
 }
 
 // View is a payment as its checkout page shows it.
@@ -76,6 +82,8 @@ type View struct {
 	ServerTime    time.Time
 	Overpayment   *domain.OverpaymentOffer // the excess the merchant offers back (nil: none)
 	Networks      []WalletNetwork          // chains a wallet may be asked to add
+	// GaslessPayment is the payment's newest signed transfer posted for relaying (nil: none).
+	GaslessPayment *store.GaslessAuthorization
 }
 
 // Received is what arrived for the settling quote and what is still due.
@@ -141,6 +149,9 @@ func (s *Service) View(ctx context.Context, p domain.Payment) (View, error) {
 			PaymentURI: PaymentURI(q.Token, p.DepositAddress.Address, q.ExpectedAmountAsset)})
 	}
 	v.Networks = s.walletNetworks(v)
+	if err := s.gaslessView(ctx, &v); err != nil {
+		return View{}, err
+	}
 	sel, err := s.Store.Read(ctx).SelectedQuote(p.ID)
 	if err != nil {
 		return View{}, err

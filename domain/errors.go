@@ -23,6 +23,9 @@ var (
 	ErrPaymentNotOpen       = errors.New("the payment is not open")
 	ErrQuoteNotActive       = errors.New("the quote is not active")
 	ErrQuoteNotFound        = errors.New("the payment has no such quote")
+	// ErrGaslessUnavailable: a payment without gas could not be checked because the quote's
+	// chain did not answer (503: retry, or pay the normal way).
+	ErrGaslessUnavailable = errors.New("the quote's chain cannot be read now to check the authorization")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")

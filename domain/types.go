@@ -15,8 +15,9 @@ type Merchant struct {
 	Name               string
 	ShortName          string
 	LogoURL            *string
-	DisplayName        *string // the name customers are shown (nil: ShortName); see Merchant.Shown
-	AccentColor        *string // the checkout page's accent, #rrggbb (nil: the page's own)
+	DisplayName        *string         // the name customers are shown (nil: ShortName); see Merchant.Shown
+	AccentColor        *string         // the checkout page's accent, #rrggbb (nil: the page's own)
+	GaslessFeePaidBy   GaslessFeePayer // who bears the relay gas of a payment made without gas (issue 24)
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
@@ -53,6 +54,9 @@ type Chain struct {
 	RequiredConfirmations int32
 	FinalizedTag          bool   // the node's `finalized` block may count as final before the depth
 	BlockExplorerURL      string // empty when the chain has none
+	// GaslessFeeCents is the relay fee a buyer pays for a payment made without gas when the
+	// merchant passes the gas on (GaslessFeeBuyer): catalogue data, like the convenience fee.
+	GaslessFeeCents int64
 }
 
 // Token is an asset on a chain.

@@ -199,6 +199,48 @@ func (e DepositAddressType) Valid() bool {
 	}
 }
 
+// Defines values for GaslessFeePayer.
+const (
+	Buyer    GaslessFeePayer = "buyer"
+	Merchant GaslessFeePayer = "merchant"
+)
+
+// Valid indicates whether the value is a known member of the GaslessFeePayer enum.
+func (e GaslessFeePayer) Valid() bool {
+	switch e {
+	case Buyer:
+		return true
+	case Merchant:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GaslessPaymentStatus.
+const (
+	GaslessPaymentStatusAccepted  GaslessPaymentStatus = "accepted"
+	GaslessPaymentStatusFailed    GaslessPaymentStatus = "failed"
+	GaslessPaymentStatusRelayed   GaslessPaymentStatus = "relayed"
+	GaslessPaymentStatusSubmitted GaslessPaymentStatus = "submitted"
+)
+
+// Valid indicates whether the value is a known member of the GaslessPaymentStatus enum.
+func (e GaslessPaymentStatus) Valid() bool {
+	switch e {
+	case GaslessPaymentStatusAccepted:
+		return true
+	case GaslessPaymentStatusFailed:
+		return true
+	case GaslessPaymentStatusRelayed:
+		return true
+	case GaslessPaymentStatusSubmitted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeMembershipsRole.
 const (
 	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
@@ -1105,9 +1147,12 @@ type Checkout struct {
 	// Currency Only USD.
 	//
 	// Example: USD
-	Currency  Currency           `json:"currency"`
-	ExpiresAt time.Time          `json:"expiresAt"`
-	Id        openapi_types.UUID `json:"id"`
+	Currency  Currency  `json:"currency"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// GaslessPayment The payment's newest signed transfer posted for relaying (absent when none).
+	GaslessPayment *GaslessPayment    `json:"gaslessPayment,omitempty"`
+	Id             openapi_types.UUID `json:"id"`
 
 	// Livemode False for a test-mode payment (testnet and devnet quotes only; the page says so and, on the devnet, offers its test wallet).
 	//
@@ -1173,6 +1218,52 @@ type Checkout struct {
 	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
+// CheckoutGasless What the customer signs to pay this quote without gas (EIP-3009
+// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+//
+// Example: {"domainName":"USD Coin","domainVersion":"2","feeAsset":"0","feeCents":0,"feePaidBy":"merchant","validBefore":1795428900,"valueAsset":"18500000"}
+type CheckoutGasless struct {
+	// DomainName The token's `name()` as its EIP-712 domain has it.
+	//
+	// Example: USD Coin
+	DomainName string `json:"domainName"`
+
+	// DomainVersion Example: 2
+	DomainVersion string `json:"domainVersion"`
+
+	// FeeAsset The relay fee the buyer pays within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeeCents The same fee in USD cents.
+	//
+	// Example: 0
+	FeeCents int64 `json:"feeCents"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// ValidBefore The latest `validBefore` accepted (the quote's expiry, unix seconds).
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// ValueAsset The value to sign, in the token's smallest unit — the quote's `amountAsset` plus `feeAsset`.
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
 // CheckoutQuote One way to pay, as the checkout shows it.
 //
 // Example: {"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}
@@ -1207,9 +1298,18 @@ type CheckoutQuote struct {
 	DepositAddress string `json:"depositAddress"`
 
 	// EvmChainId Example: 8453
-	EvmChainId int64              `json:"evmChainId"`
-	ExpiresAt  time.Time          `json:"expiresAt"`
-	Id         openapi_types.UUID `json:"id"`
+	EvmChainId int64     `json:"evmChainId"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+
+	// Gasless What the customer signs to pay this quote without gas (EIP-3009
+	// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+	// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+	// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+	//
+	//
+	// Example: {"domainName":"USD Coin","domainVersion":"2","feeAsset":"0","feeCents":0,"feePaidBy":"merchant","validBefore":1795428900,"valueAsset":"18500000"}
+	Gasless *CheckoutGasless   `json:"gasless,omitempty"`
+	Id      openapi_types.UUID `json:"id"`
 
 	// PaymentUri EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
 	//
@@ -1502,6 +1602,119 @@ type FinishPasskeyRegistrationRequest struct {
 	Name string `json:"name"`
 }
 
+// GaslessFeePayer Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+// plus the chain's relay fee, which the checkout shows before signing and which counts in
+// the payment's `convenienceFeeCents` and `amountDueCents`).
+//
+// Example: merchant
+type GaslessFeePayer string
+
+// GaslessPayment A customer's signed transfer for a quote, and where its relay is.
+//
+// Example: {"createdAt":"2026-11-22T10:02:11Z","failureReason":null,"feeAsset":"0","feePaidBy":"merchant","from":"0x8fd379246834eac74b8419ffda202cf8051f7a03","id":"01a200eb-2a52-7e01-9a3c-1b2c3d4e5f60","quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","status":"accepted","txHash":null,"validBefore":1795428900,"valueAsset":"18500000"}
+type GaslessPayment struct {
+	CreatedAt     time.Time `json:"createdAt"`
+	FailureReason *string   `json:"failureReason"`
+
+	// FeeAsset The relay fee within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// From Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From    string             `json:"from"`
+	Id      openapi_types.UUID `json:"id"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Status `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+	// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+	// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+	// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+	// moved and the payment stays payable the normal way.
+	Status GaslessPaymentStatus `json:"status"`
+
+	// TxHash The relay transaction (its first attempt; null until signed; the mined one once relayed).
+	TxHash      *string `json:"txHash"`
+	ValidBefore int64   `json:"validBefore"`
+
+	// ValueAsset What the signature moves, in the token's smallest unit (the relay fee included).
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
+// GaslessPaymentStatus `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+// moved and the payment stays payable the normal way.
+type GaslessPaymentStatus string
+
+// GaslessPaymentRequest A signed EIP-3009 `TransferWithAuthorization` of the quote's token: the EIP-712 domain's
+// chain and contract, the message's six fields, and the signature (as
+// `eth_signTypedData_v4` answers it).
+//
+// Example: {"evmChainId":8453,"from":"0x8fd379246834eac74b8419ffda202cf8051f7a03","nonce":"0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99","quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","signature":"0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b","to":"0x9858effd232b4033e47d90003d41ec34ecaeda94","tokenAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","validAfter":0,"validBefore":1795428900,"value":"18500000"}
+type GaslessPaymentRequest struct {
+	// EvmChainId The domain's `chainId` (the quote's chain).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// From The paying account, which signed.
+	//
+	// Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From string `json:"from"`
+
+	// Nonce 32 random bytes the signer chose.
+	//
+	// Example: 0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99
+	Nonce   string             `json:"nonce"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Signature r ‖ s ‖ v, 65 bytes (v 27 or 28; 0 or 1 is read as 27 or 28).
+	//
+	// Example: 0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b
+	Signature string `json:"signature"`
+
+	// To The payment's deposit address.
+	//
+	// Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
+	To string `json:"to"`
+
+	// TokenAddress The domain's `verifyingContract` (the quote's token contract).
+	//
+	// Example: 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+	TokenAddress string `json:"tokenAddress"`
+
+	// ValidAfter Unix seconds; must be 0.
+	//
+	// Example: 0
+	ValidAfter int64 `json:"validAfter"`
+
+	// ValidBefore Unix seconds; at most the quote's expiry (`gasless.validBefore`), at least 30 s away.
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// Value In the token's smallest unit; the quote's `gasless.valueAsset`.
+	//
+	// Example: 18500000
+	Value string `json:"value"`
+}
+
 // Invitation A pending invitation to join the merchant with a role.
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
@@ -1683,7 +1896,7 @@ type MerchantOverview struct {
 
 // MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
 //
-// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","gaslessFeePaidBy":"merchant","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
 type MerchantProfile struct {
 	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
 	//
@@ -1694,6 +1907,16 @@ type MerchantProfile struct {
 	//
 	// Example: Acme Coffee
 	DisplayName string `json:"displayName"`
+
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy GaslessFeePayer `json:"gaslessFeePaidBy"`
 
 	// LogoUrl Example: https://acme.example/logo.png
 	LogoUrl    *string            `json:"logoUrl"`
@@ -2644,6 +2867,16 @@ type UpdateMerchantProfileRequest struct {
 	// DisplayName 1 to 80 characters, no control characters.
 	DisplayName *string `json:"displayName,omitempty"`
 
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy *GaslessFeePayer `json:"gaslessFeePaidBy,omitempty"`
+
 	// LogoUrl An https URL (null clears it).
 	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
 }
@@ -3058,6 +3291,21 @@ type EndpointLimit = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type Forbidden = Error
+
+// GaslessBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessBadRequest = Error
+
+// GaslessConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessConflict = Error
+
+// GaslessUnavailable The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessUnavailable = Error
 
 // IdempotencyConflict The error body of every non-2xx response.
 //
@@ -3553,6 +3801,9 @@ type DisableTotpJSONRequestBody = CodeRequest
 // ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
 type ConfirmTotpJSONRequestBody = CodeRequest
 
+// SubmitCheckoutGaslessPaymentJSONRequestBody defines body for SubmitCheckoutGaslessPayment for application/json ContentType.
+type SubmitCheckoutGaslessPaymentJSONRequestBody = GaslessPaymentRequest
+
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
 
@@ -3866,6 +4117,9 @@ type ServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx echo.Context, paymentId CheckoutPaymentId, params GetCheckoutParams) error
+	// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments)
+	SubmitCheckoutGaslessPayment(ctx echo.Context, paymentId CheckoutPaymentId) error
 	// ClaimOverpaymentRefund Ask for the overpaid amount back
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
 	ClaimOverpaymentRefund(ctx echo.Context, paymentId CheckoutPaymentId) error
@@ -4442,6 +4696,22 @@ func (w *ServerInterfaceWrapper) GetCheckout(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetCheckout(ctx, paymentId, params)
+	return err
+}
+
+// SubmitCheckoutGaslessPayment converts echo context to params.
+func (w *ServerInterfaceWrapper) SubmitCheckoutGaslessPayment(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "paymentId" -------------
+	var paymentId CheckoutPaymentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "paymentId", ctx.Param("paymentId"), &paymentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter paymentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SubmitCheckoutGaslessPayment(ctx, paymentId)
 	return err
 }
 
@@ -6336,6 +6606,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/refresh-quotes", wrapper.RefreshCheckoutQuotes, options.OperationMiddlewares["refreshCheckoutQuotes"]...)
 	router.GET(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/quotes/:quoteId/qr", wrapper.GetCheckoutQuoteQR, options.OperationMiddlewares["getCheckoutQuoteQR"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/transactions", wrapper.ReportCheckoutTransaction, options.OperationMiddlewares["reportCheckoutTransaction"]...)
+	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/gasless-payments", wrapper.SubmitCheckoutGaslessPayment, options.OperationMiddlewares["submitCheckoutGaslessPayment"]...)
 	router.GET(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId", wrapper.GetRefundClaim, options.OperationMiddlewares["getRefundClaim"]...)
 	router.POST(options.BaseURL+"/v1/external/refund-claim-auth/refunds/:refundId/claim", wrapper.ClaimRefund, options.OperationMiddlewares["claimRefund"]...)
 	router.POST(options.BaseURL+"/v1/external/payment-secret-auth/payments/:paymentId/overpayment-refund", wrapper.ClaimOverpaymentRefund, options.OperationMiddlewares["claimOverpaymentRefund"]...)
@@ -6421,6 +6692,12 @@ type DashboardWithdrawalForbiddenJSONResponse Error
 type EndpointLimitJSONResponse Error
 
 type ForbiddenJSONResponse Error
+
+type GaslessBadRequestJSONResponse Error
+
+type GaslessConflictJSONResponse Error
+
+type GaslessUnavailableJSONResponse Error
 
 type IdempotencyConflictJSONResponse Error
 
@@ -8461,6 +8738,134 @@ func (response GetCheckout500JSONResponse) VisitGetCheckoutResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPaymentRequestObject struct {
+	PaymentId CheckoutPaymentId `json:"paymentId"`
+	Body      *SubmitCheckoutGaslessPaymentJSONRequestBody
+}
+
+type SubmitCheckoutGaslessPaymentResponseObject interface {
+	VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error
+}
+
+type SubmitCheckoutGaslessPayment202JSONResponse GaslessPayment
+
+func (response SubmitCheckoutGaslessPayment202JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment400JSONResponse struct{ GaslessBadRequestJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment400JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment401JSONResponse struct {
+	CheckoutUnauthorizedJSONResponse
+}
+
+func (response SubmitCheckoutGaslessPayment401JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment404JSONResponse struct {
+	CheckoutQuoteNotFoundJSONResponse
+}
+
+func (response SubmitCheckoutGaslessPayment404JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment409JSONResponse struct{ GaslessConflictJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment409JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment429JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment500JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitCheckoutGaslessPayment503JSONResponse struct{ GaslessUnavailableJSONResponse }
+
+func (response SubmitCheckoutGaslessPayment503JSONResponse) VisitSubmitCheckoutGaslessPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -15418,6 +15823,9 @@ type StrictServerInterface interface {
 	// GetCheckout Read a payment's checkout view
 	// (GET /v1/external/payment-secret-auth/payments/{paymentId})
 	GetCheckout(ctx context.Context, request GetCheckoutRequestObject) (GetCheckoutResponseObject, error)
+	// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments)
+	SubmitCheckoutGaslessPayment(ctx context.Context, request SubmitCheckoutGaslessPaymentRequestObject) (SubmitCheckoutGaslessPaymentResponseObject, error)
 	// ClaimOverpaymentRefund Ask for the overpaid amount back
 	// (POST /v1/external/payment-secret-auth/payments/{paymentId}/overpayment-refund)
 	ClaimOverpaymentRefund(ctx context.Context, request ClaimOverpaymentRefundRequestObject) (ClaimOverpaymentRefundResponseObject, error)
@@ -16551,6 +16959,54 @@ func (sh *strictHandler) GetCheckout(ctx echo.Context, paymentId CheckoutPayment
 		return err
 	} else if validResponse, ok := response.(GetCheckoutResponseObject); ok {
 		return validResponse.VisitGetCheckoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SubmitCheckoutGaslessPayment operation middleware
+func (sh *strictHandler) SubmitCheckoutGaslessPayment(ctx echo.Context, paymentId CheckoutPaymentId) error {
+	var request SubmitCheckoutGaslessPaymentRequestObject
+
+	request.PaymentId = paymentId
+
+	var body SubmitCheckoutGaslessPaymentJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SubmitCheckoutGaslessPayment(ctx.Request().Context(), request.(SubmitCheckoutGaslessPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SubmitCheckoutGaslessPayment")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SubmitCheckoutGaslessPaymentResponseObject); ok {
+		return validResponse.VisitSubmitCheckoutGaslessPaymentResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -18768,755 +19224,806 @@ func (sh *strictHandler) RejectMerchantWithdrawal(ctx echo.Context, merchantId D
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3dkhu5tS+IvwqCdoRYZydLJIv1HQ67WlK7Zbc+rCq57W5qF8FMkExXEmAnksVi66+IPjf/y5mIiXM5",
-	"146YuZjnmet+kgmsBSCRmUgyiyqp7b3VcY63ikwigYWFhfX5W+9boZgvBGc8k62z960ZoxFL4Z/PIzZf",
-	"iIzx7A1bJHTNIvVpxGSYxossFrx11hpl6ZKNyGrGOMlmsSQpkwvBJSOxJJSk8EMiJoRywmiaxCwlKftx",
-	"yWRGVnE2I9mMEUnnjNi3hevOn9l6vxW0ZDhjc6peyvhy3jr7oaXe1noXtLL1grXOWjJLYz5tffjwIWgt",
-	"aErnLNNzv1jROIv59GKxSMUtTepmfkYET9ZkwXgU8ykRnEmSzWhGOGORmjTVAxAuMrJmGZnGt4yTtpq3",
-	"+U6SH5dsyfbUnGM19o9Llq5bQYvTuZomLU/GXZpeyliIhFHeUkt5MmPhjVhmr+l6znj23EP3qxkjC/ya",
-	"xJF98YJms/y9C/v7oKWIHqdqC9W63QnM6d23jE+zWevsaKDomGUsVYP95w//ORzedbvv/sdvW1WSB62n",
-	"VM7GgqbRC5aGM1o/0bn+HjY7EzeMExpmkkxEStqUr4nIZiwllMsVSyUZdA/2alY0z9+0aUk7rOG7OJtF",
-	"KV3RpG4VK/tEPcVX7igPM0PnXPyZratTe0FvmCRhyqj6gEg6UTQmKcvS9T65VEfrhq0J5RGes7GI1uZc",
-	"qv2YxKnM7LE9x4fUL+B40iGP4smEpYrR1E8DIlKymsUJK/waT3QsicziJCHpkvOYTwNnT0/3yZ/ZWhKa",
-	"MiJDsWCRmmY2Y0Nu+UNN8oYtMuCM/oDMxDKV+0NuiI3CKSd3SWa0ati6f3gYtOYxN3/3ilw+HN71e53h",
-	"8O742bv/8G/Ct/E8zqq0f56xuSQLlpIFnTLS7qkl9brdbkAiNqHLJFN/1cqFBEZ1J61/1TrrdbtBayLS",
-	"Oc1aZ62YZwf9VqDWFM+VJIR3qCXpP+2cY56xKUth0q+eP31ymdGMPRHiJmZ+rpbqASWg1W6qXxAZT3kn",
-	"1uJ8nIqVZCkZsynlpC1ZRsZrMvrjsyvy+Lb3mC6z2WMRR+FjmdE0G52Tb7Js8Yon63zRIb69LJVkdK1+",
-	"WL9nR76NeDWZSFa7E5kg8iZekLahfj3tBQ7kJb6X9IbWXS+t37BJyuRsI6WZlLHgj9QdCQ9rUWiIqunu",
-	"kpC8WtAfl+yMKCF5S5Mlw8splnAd0SFP4lt35HCZwknFkeEx8y1pm9fmZ7IX4FvFMiP/WMqMhAmjqSRx",
-	"tuecuvoN1CP67jNnz96wyZJHX8dJxtINV5pasiLNkkcSGTKW5o6r20X3hsunYDdvuYwj73l2p6SOyFJu",
-	"mY85DxIerpsOfluYy29TNmmdtX7zOFezHuO38jHOQr8/n1bdBYRzqb98UvPrh7l4cDINdRC4cdTzH6WK",
-	"NJ/cFaPzt5Kl9SrHfMzSR5IslfSqJdkSh3iYOX3HxjMhbp7xaCHiepKt8DHC9HP1s2P5SA8xww9qELzm",
-	"UUdexH9m669FOo6jiHH1USi40vfVP+likcQhKBWP/yEFfM3u6HyRgHxjaSpS/Emk3jKxwwStOZOSTkHz",
-	"JVpAhSnLQKsIKSdzccvIXHC2Ju1cY1KKdyqWU20TwE866icXr5/vBUQKMqc3WkkH9VzCgzSax5ykImHn",
-	"JGK3LBELJdzm9IaRTCklN2wtc2osWDqPQSBe4xIUWZod12f6+Q+BZ1dR4kaCadEcohIDQsPqNyIlcSZh",
-	"siSh4Q2uQE0Y6PxIktFdJ5/hiLRHlq6jvYBQMlL0HAEllYElb1gE7xmvlbWlxh2zRKzICMgyAmUN9Dig",
-	"RWcuIjNVd2h1DfCQEb1d1X3aC4oz1fRXBl6ojr9koeARmdAwUzr9SGZscb1cXBumVZMHajjGgP5OjVL8",
-	"uXpK7aHgZEaRnOqKXC7UwPDkNT7pDL/f+hC0jH31QCxtzLvr8foa9GuRlpjbNQmkNgdZhJuh14QLOSNr",
-	"sUQlXem9iikEZ5+WKy8ksdaNpUhp26sbpT6rofE5oYkUQz7yEMa6AOzW4UPqvObLLhhRItVXhrISoiF3",
-	"JgYsrUiY3sahZVjXGgfvAr7pkQRlRe3/Mpt9RaM3aI183ObH/JYmcXQNf7q7rlahPlRTWKVCGTnsbqEo",
-	"pFZEk5TRaK2uHSW0wSkBKlTk7LYZW5tND7flz3FgEvPFMiPtkfWJXOtXqu3NPwSW41OULLAWq0AuqJQr",
-	"kUZD3h5ZUqQsYjyLaSJHAYFhyEj/4LV+3h1LpEQu1GBALmccEbFRMORmBPXnHhCPkyW/4WLFAyCg+szQ",
-	"Nua3cYayJx8p/9BMaMhHwC0jlye0EcQnSRw+EFuA2VSSBkUppjhUMwNKr3MSxZKOE0biDO3mz8ARaHjU",
-	"zEvwAKTrmKljirMEOa0+LBAalqul7C4nDPQNPdjFXCzxB2DRbKIyxUcLZIaPyFxZK2N122UrxjgZdLvg",
-	"PVCGMfxHQvBo5kfQjrWF5K4rUZ+njXOtnLHCdEUaKQ3zjGjTnaA2RhIwc9Vm9A8PnVnq5xtNM2VhvIgZ",
-	"z16K7CJJxIptnql9/pqL7JrqX7iztU9cRFHKpDwj5U9Q8EZsIWScEao/NNaaFthnpHA1wl4ljN6ywlMo",
-	"5LkdBCxbpXYooRER8IwYspSn0YA+DyxN97WgUgQYFflzZFeCvKmsaTEhY6EsxwCdm6tYsiH3CGTSjnmY",
-	"LMH7nLG7rGDg4/vfXn3dOQmIOmmpUPfmkI/jKE5ZqCZKk464ZWkaR4yEM5rSMFP6b8zVjGJ1uZI/Xb56",
-	"qS0iokyLiGSrOGRw1CnJ0iUP1QU95GMRKVXPc0UEZBTOaMyBdeRysRBpxtTsCzsNj6j1SzWbgm/vkVQL",
-	"mMTTJWqQ8HLtdkL3L+qmM4paxA1bP5JnqMGjqbCga4m05UOuPucsk3Do1fMRu+UsA29+gFos/kpwMqcx",
-	"h2fVl3DRjLxHQa1myJ3lZKLInw7v6s2Q5Jef/xd4Z0pHIgBFf0WTRL1YPaS2zbA4qLSKy9VJQe0GBqRh",
-	"pvZrkTLFp3HCUElSL2WRnchyoWbWvfvl539OJpNJQOiQL1KRiVAkRK5lxuZ2ONS7RzKecpotU+bwHTUO",
-	"hTCh8fyRJPYh5EFjywy5ms4tSyv0oEpPiKO9c80xI+AubdRMJjqmMolZEunb2EQ2HuYy1k4F2EOxKJme",
-	"hQiJYj41Ssaic9iZH5ciY9LsheLQKdv/TPexM6tJzFET1mqOtZJgftbPF2bxLdt3CfhSZF8r+fJwBJzA",
-	"cC4FXwoil+HM9cEZeey6czTJ7BgPR6yXwtJKxwpjSeIIYxnoUmjb+CF6NdEYFtlsr0Cuvyhy3p9mEt0r",
-	"MIUtSsCnJOSHoAX8sOV2l2KZhqxmDi7joVWNc4KB3RnBB1vm8+tu7ZkSNyV6o4NBSdgNyyTtUZVKuSmj",
-	"V25NB8M8bzldZjORxj+x6GGsBzN9XGlhny6ZvtD0M0ouIz1iTv7WucT7p6Pdsp1L+M6RXGqqykjDST2s",
-	"4Kp7PcG4nBJXWl8AOTYTCfiIrMcndwPC4ax6Jz6FC/JKcVYT79z+fxEn4b+Bo87u/MNcY1tEnxG/Zce7",
-	"K/UKrvZPeqPBVG7YOrDzCAi7Zer/aBVdpDYfxfF6jFki+FRi0LzAti5BH15WAc+2gpbj5NKHnIwZTUEt",
-	"vGF8v3XGl0ni0v25tYc/g2xy51IQRHOaTEQ6V7qVswTg1XjKjbc2S5cyYxGJpVyytEjTPDXkgQSVE/O4",
-	"1j6hIsd+5wRFaMpgtozDc1/kVo3cqhdbgrOdRFVgoiebt8J5ZXvk21ot9Exc0OaS7M5AkDhynTIazkqc",
-	"kwlB5soeLQs7eebexIoGVBnWMiO9I9KOmLKNgFLgmdz7TKZQYUJASjUjO2eiLXPS7h3tnZPyLIGsD3Qm",
-	"tf1ecyCf6m//JU7jhKGV3jZzLvHpnrEbN/BpZbmjgNQwr1YIYkkitkgE6tbgkgD1Wvt8JrnXBj057ZH6",
-	"P+gvAv/FCFwbrtLvhBtXM5YyzMWsc+1A4hiMZFUUdByt6Jqk6p7Gc+YkhT2Qzz8f8PqGra9TpqM7JSWz",
-	"lI1GVlQW4kFm0XlCnT5TruPBedeDMs3OkyPtkZ8AYCddYKJhKZfXJBxCrmFdsqDNFJRkRWOdDhpnGAxU",
-	"Yj9WHAZXCmQrnsNtgL8F39OExglkEYobxYhsMmEh5hCCs1kajiSTlLH9Ia+sI+bXS4kuXTQxlW6gWBDD",
-	"j8iXQpYmrlSKSCkcE5Eq23TIl4tpSiGwjufklqUSXJyc3Sq7NeaxnCkpBmd1mYViDr4dHewiS57FiZ0t",
-	"ailSG7Q4AZmJFPKRwRC2nkiWgsOcC6J0Q0itpvAayMRkNDH7isfInN5HcsjRFpOoieJJozpDA5xh0d6Z",
-	"Z8+A1kjoc5KoP2K4RGMuM/VqMVFbl6XrmE+1Ff2cZyzlNHmWn6rdVVIcSp+Moq6JXxH4irRtRmpEur3T",
-	"g3Fv0u8ch72oc9ztdjsn6n+6zn97rgW9iB/u6L3l7G7BQqVa6g2Doc+1PIbpk5Cmaaz5NZ84CjO8fZ/k",
-	"odcHCms7A3p0dsLmNE7APsK4rpK4agir5n8GlR7mEGhnCE4D/4J4sr4CwhlNEsanbjzenCsbgK6LYStN",
-	"wnEu0STZc6l+iZmTDxQx1oOVLFM3gfMMTBII3UxpzD+DV+elsMmomOUZGDXeZI3mYqpgPzEeKYE2Kq1u",
-	"tHdeXsOHoPVSPFFKwsUtjROlVHwcQbm4xlAUteOVrX2Ml6BmogQkev/chFLCxepc310JzZTJ92kEwEuj",
-	"IYGMBTuqRpdyJ8rceZ4RdY2s9TiljPkwZIsMwrKRYnm4Yt68foJ2GrC2ccfZvwjlqDjhgHG0hxYxZ0Ou",
-	"9TgnaodvYHrykpirJ9onL0U2U+MpXUIn+RRpijfAS/GaSnmDxQufIvUCCErDEKKv2uu70K/8TCEd17Q0",
-	"71b6wFQdb38exavnT5+8FBAKi6fL9GP9NSKOQtC2w3zAgmNZp/Wjnscx1x9StLTrFgJh9rf7n9oPVnx/",
-	"JqzcgAnG0pkLaY88q9Nk1Lz1UHlfeu+uUzapaPnmJlJ7a+vcFPPrh89suCFkKZsLvibtYkKTzbyxEb8z",
-	"MmZTIy333JQxe1P96yaOnZERp3M2AsaH4pejgZOEsBcMOWjS37HxxTKb8ZxqoG06pIN3Fig/Qv3TUtK5",
-	"iIYcr3VP3NS+wDqrblkaT9YQgnd1LknXUpkmarNmLLwxQR/NTs/uYpnJh2ElhmNVJJZhJaianMYyAwNE",
-	"s8hnEVxKbOaahUgfbZmUs0u4qOIZ/KzefD2RYjAVPvpMPnxDKVuqAneASw/5ajL5pLQw77FuKUdmioqi",
-	"8WlFemEuYjLxTIC0uXBlQaLMRLKgabYmoVgmERkrMzWNlfY2ScUcNNHFcpzEIXn75ttz4ovfGhZcJ4JG",
-	"V0J8S9Mp+1iy41HLhLhOYDiX6vqeQe9GJgSBRz5X9kjqvp3dhbYQQsY/MQKeYdLukRfxV2S8NmWIlkZz",
-	"TBf875s7UgijsWIU7TVd75SbhMVjNE7W1rdfm6YBj12jAx93r6RkYNpawugtBgBhmgmVGRTEkpU5J71+",
-	"nuYaEMzPmjEC42s2EBOdD1tJg33On+j02O1ppprHXjdIg8GEMr0uadIcPDqUMXyyLGGQtHsIi3l7+fQJ",
-	"acu5MullRpY8zvbObU4v3knqDWiDYtqy+QQqhExMA4ebi5RVln4hse7z0+ePuqc1ljqZc7zMyhaWLsFN",
-	"FV3EMiMLkcThWmtGksQZZGkbS2vItYPujIxiLpeTSRxCJuOYJpSHbKSxCYxxTPTnuUaEyXxxptSzkX/L",
-	"RliYVUpEQatRl0QGQF5M2IztXsKYrmjAp9VE9MSc7DecjM7Lw5QRnbKjGQO8wIvsHO3TIVcTr1Qc7gVk",
-	"5DtVI9LefJYCN2gy5MpAt2vDY6aueD04nGw4NKNzwu5omCVYP49HLbaxKk1VN7805tc6afJ6LMTNiLRH",
-	"8HASy+wVT9YjG+qgeZY1hCjpbR6+gY2PuVpuPnwoRBLz6bWYTEakjc8nOjuTk5Ee7wk+9Woy+UYsUzki",
-	"dCpK85SUQzox0E3wiseYmAckUdM+J3QZxRkD6pvFaZ1QDVw0eJ1k09xXbVAxnJzSvXNdBlKOVoRaJkM5",
-	"ij8aEZA6/75R7d9AKPlrCPO+RMH7UTdgOQZdSqVH5RkWaHXFTVHtM6IGJMtFuTjkU8QRnygZAjnn1nuB",
-	"mWb5fCRpu4uATOQ5VnTZBQVwVNVHywW5enX1eq+8RMGZtb0cL0k5lUgdABOYR4SVOCsc2F6XzGO+zJj0",
-	"Rf/Pyej1q0sHk0A90VkuRjqcjZcDkZlIAHwkhCOCSCSJmiKEUVisBRwUPnJY8SKhISMxKghYEv0kofH8",
-	"4RNttCTelBOIjzySmLLtTQzEKf5aeYGFt1fTAh0iPpStCDTbrIPmhel5OYmtlP+kGqiWeU0UUNIWaWAj",
-	"9bi/Ng8iIHOahTMdIsJt39PEBP3iKp4zscweyOrRg5XThwuWx0ofVh2ojeCwxvNfxwyK4ggd3qmyHc1U",
-	"1K0jM6VLRmS5UNbh3rmrSZFIcMyqfyMwye5T1wiq3TOb+kiSRcpuY7G0Gb4YEZfxlEsdE+53+0edXq/T",
-	"P7jqdc+66v99vyVr8ZNSHURxqqmlNMJbliZ0UQH+0apeeX3OypQ02jvXY6krZUpjrtWuKBULpcoLpbbm",
-	"HK9FIPBbSuZ0rd85EwkGS3W87rO6oXTgy5Uu+qPP5IYygTqPG+qz1L265V9YTTMV6LxZpELds6BlCPVl",
-	"yBJMrPocrFqszc/VTpNaWwnKBFt0z02JMC0NSfIwxFan7FqsOCvjDdjL4oaxBWTwJUydSKXBwPNniHth",
-	"AnwmoVh9ZbVKw6YW++Rz7AbarPp8m1pQ5/ZTu6VsX8r1bNujnApOUjokRDMDq+AWM1OzWmVcwUfX+IHZ",
-	"HiFeUL6+yDI2X3ysaz8T4npO+fqamuG8SZg6Q8kgapmHTZA05uRk0CWOGyalGTNm7IORvzQbM4s8d9GE",
-	"TkWKBxc/1KZoe1RZ7GjPrIBOMpaSN+rfnQv4N6r1gJDkQEk6T1RBcS7xJ/pioJZOEAScsfBGTdokRFSA",
-	"pnIUrg/5Lmu16CN3Od+NcrqfIak+K+6O9ojc/0wbat6e76RxjhR2MkyUhf9JtiwTkLvXYGMe3l6ii/ga",
-	"I/zV9CWnSMEtOvrk1tAL/VKREj3NctHTW26rp1+wKKZXMKGPoccyH/F6roa8hkW6ZHmCg3fUyyx0Qvk1",
-	"v4rmrh1do/JkRkCsvA5iR6d8XADPfIOJuxuRJz5Hrq+5gavwlRuygD8ELdfd+xV6dbfAaFTdwx4wDR0M",
-	"AKd5IaJU9SGLCcQdasA1mkcVPrFzXV9o1reeu9LPKulN5TUOeclRDgMiskPb73G3FaQFMqhbsviyIa/z",
-	"8JO234UdkC2u5KIT1/UGF37qeHfPiGSMFENdxu865LXKL8VbxmA/ko/ww+an+mEstVzT31YAaB90T2EJ",
-	"s/eTWmyOUdIwKmlfi5B9kIz33FYFOilPNIpixAN5nYoFS7NYicAJTSQLXOqZVFpApUpTFmadmUgl64wB",
-	"RhCkEJT8nbUOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/9Tt9c/GKh9XTjvdd9T",
-	"Vh4uCGcrAGbU+SaQYNy21kyvX8gh0mYZBBfA04w/NEhV4MMJtkHH2kX5EBmdKssk5jePpClpLAzb65/4",
-	"UB9zXMYf9DtyfHIx/gcLM4Ch0lmUEH30gI1+N6OZU6D1SOYnjaYaDiIiqAI7m0n1cD+8b0Fw6LnaVhYv",
-	"eoeHZyeDwwOll63nY5G0zlpvL58+MZtbfu4xS8N+96x7d3JwcHhyOgmjIxaNj1j3ZDIIj8ODfjSYHPfG",
-	"h4NxRLv9095B68O7IAfM1Vy25JgZ2jr74V2FH2jNyiHTGyoK4lsGsaVAqdGYCQtwSICOmbE5slVhULto",
-	"R0CU1l9hBEMQ9yeGNl6m2TD+/enWiIVAEJm12Rn7+Mros2lK160Pzpa8rwgf9HuGMyEZh5AMZhXrZGl4",
-	"r6K8ASMCKHwaRSyqJEhbrHp3y99XIkzwIl2QG8lKMlDuktEJ0G0uctwTqLHBANB8r8AB1U0q0KBET0OQ",
-	"wDCgM2fvQcXb9SsAcs3Sdenu0Zdv66zVvTukLKKHR/3e4bh3dHxyesBOuuPBhB0NDsf0KDoc0/Hx0TEA",
-	"/9UdTp01fZG1zlrW13tS8PXqR75aqyVy+gc5E4t9M6OgFatBuz3a74a9Xudw3Ged43DQ7ZxGvYNOf3JE",
-	"T9hgfBx2e62gldAxU5LgKmVULtM1uaQTNcYSSv2Kkzh1JlE9y4YKnt3Y5Ug6ZHDQmyOasU4Wz9mGn3y1",
-	"9slSoSPnSrHKYSKxoOSc8GWS+BAmgc3Ul1ijgDC7xRcHrbuOmMfgnlhrufcBN2Er7LSlv4do+Q5UF6Nh",
-	"NbVu1xGTiVpRLCLClAlOdYDJFCnP6ZpMhdIk0C5vQs7SmYHZ42RdMUQt9lq+X87U3T3ZcrK+jVFncQ5W",
-	"RDMK99h/zxNWvS+RIO9zubdJ56xIra1iUY3u3SUAhfYpbQ6IM8UkEBZhnAfyhTPJkgnY81D0iBWLAdZT",
-	"xpkkMypneyX1xbs5/cLm5NTvsnGnd9Trd4777KhzchKddrp9dhyOo97kuH+ilDXtnGXo507ZJL5TXH5z",
-	"rT66Hkz6FIC0b8UNvlQd9grhdxBGDc8/zm/zTr5Qz3zIZ+9Tl7DKGiszc005wJSoUEx5LJk+/bkILlGh",
-	"MjmHLDXL3iwavUJEr0IvvSg48hfW8+EmQfEvwTwfe27xtH3Eaa1rb/TdjGFTHZNokzE6NyEScAFquGrd",
-	"5wOrmU3lMM+wKHg1EyRCfHpXCdJA14YKgf1EyVD8pAhXX9UgnCF2Yream9idiO/o5KjURa1g56t/gx6i",
-	"3qfbDxh8BB22UmQ1qNhKRyloJEbKBhUEbJsHuJSZmKMVnNB4vrdPrgCMEUdXGgAKYbPFxu8VGUgbSLuk",
-	"KfqelPYw5MWeLnM2eiTJKI5GUJo1EyvQxMlqBlmPcT72eJllGIkTkwl2DSkLwi2Cw2UWbz8s9yg4yXbO",
-	"XgcuQ3kPyjKKs4swE6lfXwRzg5owpWJ9iJ8gLEU7XsBHajMvpsp2UTY5MEKesSPmc4AeiDmz6ZwIxlm+",
-	"9e4jleIFSLeD/e5+r3ewf9wKWjcxjzArUEI5sdE5PKqLnXDrrPVC/BQnCX18uN+tKvRxtJF9AzcLA28f",
-	"DLLYhl6PJJFLoPa+94JceNVeXIpH1QBkpk7MNUu7RyGvi4P8Hue4wPnJWRzPjA0sw1r2AjelWUaFbbNB",
-	"ZvMq1Glg93T/OUt0/UgraCFkEcAR4HZX+9Mp0aFG6NzSFBBS1VA5R742g+YfXdrh889e5S9yHtSvdK2L",
-	"jZX0uHt4vd1nBx1Wer/l5oddDYpWRLwosGPtEbU2d7kXD2T+iDTCum6N1ureSaF+VIcF97V8VaLBHPt/",
-	"iYNHN+grEctojBAPTdQRrXkO+kEro+mUQcuZBgs86LbML67ykvcbVERK97Qmq9dfaXLozsioRPVRkH+k",
-	"VSYAGEJQqmuLwGcfH/Lqlwj35P8hnvtrSB8rgxcVR3U+NhlI2OQC8pblvhM9wOq56+Uisj/3PCavNa7S",
-	"tS7EKAxnyuWv0d1UGAy1r/1UJMz9rfkY0o7dT/4hYq4jKtZDXVic87FDZedTM5vCFPVZve5PaD4Nd62L",
-	"VEzihNm5nzu9NohYccQrlEF+JNUtiO5Et9fjesjVRWkzc8REccoym+2jgL+OoQeJ/eQ65teYpDKCbh8F",
-	"lz9YkudDjpqNCwpisEmIEilYkOC8Qyyz/CWYKyevLbWGHL8xY7n7gj/BVHPdF2WZxtl6PxPZwjCBppz7",
-	"jQupZb/RGNpr6H4hr02ozH5v6mrB41ocNC+MRgY5t13J1M2FIUV5RnQpj3sEzSc549uKn33QHAuPGRXK",
-	"+Shl/wDwmtIBy58snjD38ZybYILX5u/8ROSFI2MhbvaZEv3O+j1fOkcER92vKWBxUekDk4Yt0iFHv6DJ",
-	"bTLF5+O1xq5yS1z29slLtiJUf6S06jFDjziqubltXb1zKvenvYQ2moO5lqpviqYeCOfm8AcCUfP2CHHN",
-	"8KStTQatUqkzbzAE3775Vmcc5t4coQjU8lzjPlXyj6lYSYx4opSA7TT1YFCHcsOwZaTbePFo0Ko2W3Tv",
-	"uve1mYYRwRmBpupVaNz7z+tkiTmYbThOTiZzr/mupeIxQUmO4lD9W0mxonweFU2DVp7S1MC3QjOr2wTm",
-	"ni4sy6FUziC1mte3YvqaYuG0a6ugF+MHR8GqXrQ76FiggtTrWLl6bZQseXOdxLfs+jTsRSUFK1ymyeOT",
-	"/fvpV8WMlbNDaKjqdyLvrGb1ympWTjqIn3J2l30FjpcaV6T1ITVzJuUKtCcy6L7Mx+8jdAGNjKtCPQ9t",
-	"bXXARDjFWOpj72GtsfTdTqkFPoZlFebm589s9lojxdREkFd0LR0QmZJxAI1moY04Qnvq2ek2ixfhnJHL",
-	"y1eg/dqsBa/bygxUnUABzgbSSwo/tG+u89PVttTVVRMFODAnAItr8Lbm1JN5JKEth/VUaIdN+/XF3188",
-	"e3l1ea2mfv3y4sWzvQC7uHlRgGpEkVmYb9/qU0CeKYNUqy82/yNRm7jnW2bpnXbcADekjmfeMOmNhV+Y",
-	"jOxHFo5xH3ukoE5qAfloqVawrYvwnO69sTRligigtnde20AP/UuIVlexXtVbrnTeDVv/aTb+Yxi/iv/0",
-	"9ffP3lz95fJPp/vsoLsf9pMcilvmnu/uYafbU5Kud6glne5Ee9ayq/LZds5LqzTqHXaw4rJEg68AaXvP",
-	"yImyr8Z72dp1X9Vn4eRIfgY3S+dQYvu4Q1P/Cc0qpwk4p/a8b3PoUxtOLaxJ/6BpuDRozVk2E5Gsa/Rc",
-	"qKJ1/L4Qm4VWLk4+g/EtKdsBIgyOoaARGJVO8C7YlvmQ73qdkHGmEkuDfx5zU3lfwfcXdrZmkjk7BS0/",
-	"m3smWjq+epa+U/sVm8ZcI8l8K6bxLgluZV77uDS2+3GucybUiWiXqpITtSRU+u6XWFaahY90ALHoOcec",
-	"PPvrC4T6K0dfa0LmsXxWvCdjeYWYzJbc+ub8ikrsC57Ft+wpC+M5AJT2Tsxnlyb57NnVN17amlSRUu7Q",
-	"xfPXnb7FJywqycXJOnQc9Hye53wx9afCi8eo0UXrLl6HKO833Mv5vDWxKjMsU8/5jSJkpRN91SAq0tp9",
-	"pyJ7A97SCR4w59Jwlfm5JHWpUMuTJoZbvl+UEqkODLxflngzj/J+diateWe/+FL9DuetBZ1SvZRcsoVI",
-	"YnqPl79T8n4ac2q8rra9qrLMekFrRuULUOHxbQniDfWDlphMpJpFN1AXCU1aZz3zT/VjZeJ8+LhYNQoY",
-	"z61TnPGmIV7nT3pD3IWxahiKT5lpNrvL5VBsV7shCZqzlfOUrqjsJIJPO+pKXsxSxVdVmVZ+gb9rvlZ6",
-	"uVg1Sl4uTMY3Imer7anUDV5Vlg2l1RRn4t8hbJrlP/EoYKm0PiQI5+AvUCDImVhBVFqnwptYt0dh5tkT",
-	"kYhUMVuXHoeTSSsom/X9QzDrlT2jpGgsuDQJCri0cI3Zvz6tulp3X3Ru9Omg2zkOD3qd00mXdQ7HJ9FB",
-	"eER7DFPB4luGQRw8qsYT9DSWi4SuXzq25xMxmTCszMFnvhVT8TZN8pY6+LHzm5ZuCad9M7qlbqt/aGmA",
-	"OFfqo67BAIOQhHZFQOLyprw59fnLggQ1PSUvnAy9e+Q965YT7q9PTw5P2GQS9Q/640H34IANjqPTbrd7",
-	"EA16LDwYsJCyiJ4O1O7czp+Yqaop1uxXv2AFVfar1zmOuv3Oyfgg7AzY4eSIHo9PMHVPM+fbNFa0UIed",
-	"Lef3yOz+A+SDZynlcsLS32sX8++aL3K47Hb7R8uYZ/3Do98522ZtOewDaXL489vkSH9yWUj1V5eJQefI",
-	"s3Kwb6zDXJIl4LP/i+77Zz9Ob1l6FQMDVN1phwUjU9fUO5BFGvnNa3Pac/t+Q0cYjTwN3cMTsUyt+0JJ",
-	"iYCMfpOm0+l4PNLJMxZiiE4ZBqlKrtVcRJR9VAsQ+er9//mbH7qdU9qZvHt/9OG3raYpR0WR4806wvKx",
-	"mJO3l0+xeK6Q9KOPRqDzTVy5R8KZEJLJ4nJQrt3X/VaXwlQUj5XYO9o0hrM17J7+EQQO1EJ0ApngDDPI",
-	"atKpi9zg5v000HPVqI0eLRucDDqYeSxUfW/VEcZeEVs0I/Nc2ffwoNmj+YVS3qGv1Xw1K2VMZh1owGNu",
-	"27ZuqAPuNt1LR7e/hZCqPTeIiSyFejAgFgNO/SCAfr4p3tvQkxlbGxe5UqtbVWPIe/d51Rg6Z27CWX4M",
-	"2qW6zQiHgl8EhCWQ8SrVD9MMPiyd/+JF63HolG5e14qaZdlCnj1+TMM5M0keypYX+wsQCzslDhYv9S2i",
-	"MF9WdVW+5ThAiQi3VX3D65RJQEc1HjHDLxaREf1vOcojpHss8+y2vPMb8gbkJrI78KuNaXhzlnOWfgLd",
-	"Ib/8/M/HzgQ7GJ7VXdQ19FUS8xuMsm6WIPi6C1fjee9KdCXQ3/3Hb/0JzxoEzEt8HTO26CLyBtMcAhJP",
-	"COXr/XvnOdbwQekubyQIC7f9tnSsKomKA5Sn4FDGp+AbtbOx1eh0YPZZj7mK4q+JTDUctM3Ny7JEXUC6",
-	"o697+VC+xiK3KI4a3D50F66x9949fxctmf1FCUsDQKyiJQtMJKEAgEvaXTyjCwoA/WSyhDY1QcMXm37O",
-	"26+YEt/kjaCLwLklCjhLa3qvFrRQj1cuxTvAoB7aO8DigVVFVRsfesEyGtGMErpYYIsacGv/uIRKR1jn",
-	"no5nIs/snPddUZvfP4w4cPVuf3BBfQ+Z3yK8gZoP7cEggHkQiRWXeVaymykuwhsib9iqeZgjjyds9urA",
-	"blziw/aIN/oRWKMfghaqEy9ZthLpTX199DgVKwkt/9TjGms0E4RGEWyzyJT2r/3GWQ55fMPFasjbI/zd",
-	"NY2iZ9rCA6NytBdo1FHb/s16f6XuAffm9RNIhCl5i4d8Ttdkht19LL3lIz1FeeZoURKBktNbJvfJd/g9",
-	"TA2ZGnHu8aXQyXwuWQLPXowLV3XKEDeFM7wiGwni71wKb604weRdo3Hqhy1DlLQXv4JXVaqCgvkXVFBD",
-	"rL7tqtGFI1E9d/ZCcm6SsklTlDibvFZ/MW32q+nHKwoNfRZ0HRBqogPac2WcVmUn1Re3zBe3TMUt41dD",
-	"aqS9sody78FqJhKdri8DvNoifJ2+3GwWH8S0QQKU7CBgxYrm0B4O9/Ffe7/3ahElXclTYnBHw8xMVd/e",
-	"VqGxBQauYlOeVzdvVdBEr3FOTR5Dx5iKGhjO0btC3FAfrU0V6zuHIf2DvmwcBKwc4ve1bbjNo44HCfK1",
-	"YOkkFHHZ9XUvcbCT0lKWIe8Lb7+HOKmmcjjyxRkVRU2DXNFP545xBVMlven5687RSe+MWIGlpMhBCBsI",
-	"/2R/wE807+FnVTGFD2ny4kNFeYQPqOMk8WvSfvbmSaffhZ5+pdcXxvFN4PcAJaYHXbHYDIm8VWKrfylh",
-	"vKPqCve9o7iWbXG72qNgB7t8G76MT+eyGlYelnfOgCtXtlnxuYCsipeyTafvoMpJLrC5e5q8SlRC4zm6",
-	"m5zIrKMP2WT9nZSND1XvcXm49y0uyjZ59677ftD98Fs8s87H2td/0fn6HT7g46J4yqHZuv+MH/f6xD5i",
-	"kn8sSD+UoxAwR3OwrxyUbRSQ8dppfoE98cDKbx8dkvE6Y5LM2F1ARrcj0j9+3D9RZ7r7uLdnLQLt84UX",
-	"6WFKnoHiOnsH3oVWamxLhPXutojYLgF4rGvr9Q8Gh0ee8LnXwX1BjjpRPI0z6DGhEwJFauIl5by1HDc2",
-	"wEYUAvunioiVY+BHg60hcDUjLwEg+b2MvOHnfLqbdl1nBfhhRjbB9DzwuXBUplICljOUnvMPvc7pO1Dk",
-	"3neD3rF/QFu86ubFdbtBax5z+3dRNfzP4fCu2+0Mh3e9r4fDu+Ov1T9Pv/7l5/+788vP/88v//OfnV/+",
-	"5//17n9sZ/d6pJsN2w7ADTvwv1vXWdkwE96hSfJqApH97VAhLg6bKRf154dg6S/Ehtr6JxDLgeYomViG",
-	"4DuFhtTYOAnQtSGznt0tkjiMMyV5hjyPMWmNFHHfsRqEUBzihq1Je9A9QNTHD7WU/CgwQ2xTftYaM14u",
-	"wU0F3LwRu2WJGqJKbf3j97X9fA04RI6FTckYKhp1u6KiQuSZRCHbZlDg5gMfN3vZ1axlMzdcMTp/o56r",
-	"+P91K3cYpJ6jX5twUb4JfK25sC6Rp63GIsogyLAlm2n9NdpD5FUMGKJ2ge22TE+feB5nslonkRvDFeV+",
-	"Tu/iuTLzTD84lA742UD95VHISvahyUvYmqOs5/HuQ1BdvdaRtPeRC72+cwh+S93bLJ5yoQsoiissT0mP",
-	"tn1K8O07PO9VOE0H+VuPWOOM6mGlUzn7CZAW4aqBf3V6XXC/bM3nqHFePMEC4UG3SzJhO/h1z4lZEagu",
-	"o7zdHHpJtVBaL9jePnm1QBFAKI+GXBMUf6eXODojlK+J3nCkvfWP2sblEPeOZUihVLnt+sWHXKdXOCi/",
-	"e6XqTiRYA1tzl3SBYtiiaDS8H7ZCmmbD1tmwNegPWx9KAqU7OLmHDDFLfsMmPl/H1znjSA33QeeMgEFI",
-	"ANpXliMK5hw4imdB3h02uq//3//zl5//t19+/t8b3NsOl7p0KjDsp55Bk9hVwTUMIH2FMBYi8FMil1CD",
-	"Mlkm5vSek1mWLdpyD+IQxdvFJCG4N8zjbEb5jSyEosFQ28gms2/e/ZBd4f9fvH73g7x89/uzx483s09m",
-	"C2WNrpF39yzLo0l8x6KO9gXau8K0okWcFkONjgYkdYVWSVgHzWWkE0EwrNLgxsOW4TW1HRqmqdBM1sle",
-	"ffvmWxAw0jZcK2At256pSI2nS6bTxHrd7mEldwxFDX74wkRYWFb4NhT8lvGY8ZB9zcxoOqV1OyJaRe5X",
-	"XXe72ir3hWOr9fv3urnf4fk9Mm71Nj/76wvjxvvYXN0ygc3nz++DK7c5p/dyJtJSYm/NVVzJ9y0z070g",
-	"MMuF0f9FuYDdLSBceFEMvp12T7rOf61PFba6z8RTmrG30uSVHAwOj/aPT0676Ck5PqkNOFlwbR1CtDGQ",
-	"0FSE/QqFXr6gZLfhf8CP7iviMlq5TOLFYHB21IWrLr1h2cUixgVqp7Q3PifdSWrqvU7jUJHdS3HNS7ci",
-	"oVmMptWXw/exh890+37YQ9d/iEPXa3zICnH6f6Ezdq/AvxOojqOPB7YvnsSljDqhwELh+pPoNiXIj6Jb",
-	"yKmIB+N8sAUNi8xbz7BFRfZUK8gVXZTveI/Fe3+2slETd1oLujaz2g/FXP39uMl4v0Hd8ncLed3/Ub75",
-	"8WD69NV1Z3l4ercYxJ35/Me/dH5Kf+w+/zZZR9/cvj7601WSXQ+wQDuFI3fPX3p6eVg9tkFOV4lm94ml",
-	"emyqb1DPNvo3IpK4TUFTessSi8Kg9PFJSqfqYS84gCGKvy7PVADD0G05EysOaYd725EwnEXYt7iECDze",
-	"p7JJUomelU0rA2U1IQuagreHJon6k5rJ75Nnujs9dIWclLsSgbUycsJ/I6+jyEjrQ3Mlp4xCKx6dWx5H",
-	"dc6gDUkipq+/Nx+EtNn+dL/QW9+8imAOcyXr1Y0s1IUqtpTn2IKcgIBllWYwvzzX2EyX0Eyb8dh3Rt0c",
-	"pJ3LJ2jH2dvvdvcCkoolJJ9GYsW9ODkbfZk9n3PJkL/it0kZIxm7ywIi2S1LaQJYplLxhVix6JxwQbAb",
-	"KNwXIskrQkn7STcgT599G5AnvT1oeD6OUaCi4w3nnWHfEP2jkpsHCpH8Tpbuifqfr9T/PFH/8+xjPS/V",
-	"cK/HXs/9U8YvRb7TGLBx5gRooXFhTaYsjeekPYL/+zZNELDhoSPLyzFc3joh82tW9K5o1aC0PnrDNDYT",
-	"/IhMGCNqYTryrD0u4AZtU7NOPGQp1nDAkhmDXqCIHxhLkirGkSyqw96pEVbfIfrZMw1+tkv45hYPpRWe",
-	"+zajOxeX+6glgidnWX/Pq6nIxxbZ1xPuufVLgGe34DZeL5jUCPosvmXnblgjh3pG+Dr18H7jxFtNplsn",
-	"3XlO757jb/vdaknE0ncPwqKJ4ISC64mkTIrkVjdX1rnDmuOZJG31OGYz5zWFDsYFSAdJFml8q+QYopRJ",
-	"6I/uICxLbCSa36Zb3JHlPfA4Ip0IWNEtCQMaP6R8/Pvf/OHdf7Txj9+8+x/etMTSBbysS+5FbrXYaxuu",
-	"V85WpS5xlYuxEWRc8NC5LpVbzM7r0B+e2HzD+KNl2xIhLZCMRrSn5i+OuS0atU+JUJrRREyXjLQtsBm7",
-	"U1tNk8eY4T46H3Io2xtBIz6WsfRa94sc7Z0rWY1dChIpyNi0gnJr4tzG4xqwDMLIQ97GceE90BLQNkgd",
-	"lYM7m9FkdkxmcANBub/c+FuLieXJmry9fOq6vdVz72oDOG6oaPdgkBNH+fQBk23XtmKrPMLO1yRhagok",
-	"pJKd60YyRCkzqfoEmh0w8hNLhf1VbKFcy5mv9/CePOgF7w0nO5UONtWkWa6VduzU9ubR6R2IPZey7M9s",
-	"PYI6bG3AJGuiboGSQLvBwf5FuvDYmZcePg27UY/1Jwd0MD4Mj6JjdjI5pd1xL+x7bnm9pmZNV5xXvq9p",
-	"lXMa/vLzP7fuL4K25sNt2MQ836VuI3N82HMNFsuUFrp9P+PC0A22dUP6jNc1d7oTU5zWZOPYpW3wkdh2",
-	"Do9/8xgD+p18lb8Hw+x3Px786Se1SVX41AI9NrGEsynFiflMjCTmN06JQ2ZQBPUVtVlf2mWBTTjQWau7",
-	"AC8jFq6nhtdRIZfZJ+efVrzYtbFxEwjH2DhAmZdVrU/tAD89GPcm/c5x2Is6x91ut3Oi/scJQlSDOFt/",
-	"0q84wGvTMYuk+dbcbcS5Cj/iJnuI/or3q4J4Hm12qIF1qi/rFdXdPSciLTRjLOWTEDmjKYKzU0/aidxv",
-	"0lmonG2lNuZds9ZljuNOVz/6GiD6Dtgz06DaUyalvsLW92KirUkueKd/d6csOkhEKJ2Fald3bKpuc/bL",
-	"/dxth/8xy1aMccjCUqa+NQVq+rdvb9xesanN3Jpkcb+g4SzmrJMyGkHHdfVYkc0ra/MAdejFVvzEyznl",
-	"+dj6uRK++n3p4+F3IFiluy6d2/x/MZlggMH2p5/ELIl8M9mcaFPQkYFvQpqxqUjXfqIVN6tROmHQ0iiz",
-	"hqxVdi5nk8LgPq7/OuaxnP2a4K1wLrXrAgZLlGL97C5jXEJ+sVwmYD2b9JCLi2dPLlZ/+fqrafj8yV/E",
-	"t08vuq+eriAsuHq++QEnaYgus5l6aUgzkT4F26x1+f3fXx7+ffrqH3+cdV9+Fb7+/pvvp9/BDGFO6qk/",
-	"Xb56iWDPXfa3r5Ln/xBx1P9r/Pe//bVL/zhYft//a/c5h0LTvAil9eLZ2yfP/+KUb6PnpwPNex4UvLYB",
-	"SG2Z3s07TwAolpTqEcEJlWT0GtbxZ7Z+Yofcz4SiUXtvBMX5UD3f/o6NL5bZjD+S5CKnO+4u7Ij6ia8z",
-	"xWZE3cJStnL3GzaNZZbumrX+63BppmwamPIrXNVZS/Rfzsd/e3Mznp8uv//Lfbjz7wd/Sv7+tzeJ4lA/",
-	"M9q49gsafiXETcvXaHVn5jFpeU43uB25qLiXm3loI9w+soZG2w9yvDpTSpDE0sS4NCREHHrrkYolL5ul",
-	"uIbs3cK8m21OHQ937E5l3fxDlFxuBo5dmXL37+P765qaH93h19aKbCz32IxE/6CK90eVhMCQhbqQIuLG",
-	"ZvU256aPbM/7a/LERzbuLToMdmveu6uOZMgmVpylf4jYXDiEW2xDNv6IMqiyc7YKKDzwqsxNoJDvj01s",
-	"+HexCY74RR2MkqdrRVMS38eFgJ3v5CxeYOZuKYO4kU+hBP/7lM0FucxECtvN0nmMTe2cMKo8U3aQIohm",
-	"fFgH1AqWvLN4aT3BIh4EDF8UMc7vwy9LCRa67ahcI9xqf4gYG9v7qLtE3YScWGi+QUMM9xcCt6X6S2d3",
-	"tiAyNp7qPVAeDb5j9Qi5u+yFxoK8BqHsXromkSiscWvbEHOXbBAAMLZRacyUXTfhbcxWADGby9igRaM5",
-	"JAAi+231uzjkryBM6VvKpYTvvJeXdq+W+4XD4IUnXeo+lkAGzbT6Z7Kc6FOLEeGcsE2NWqDpJbZlgar3",
-	"Qo17gy5JhUvefWtppbY5v3us/LIUd+QrmlAeslqQNqswzkQSSYN9YNsqY/wuE4tOolhFZ61I6KkN/alw",
-	"eE3lITfJYli4PFL/Z7R3TuAfcgQUGotsFhBGwxkRmOMiVpwkLJqy9MyBxMWyZoBIGnLdQhOrlZ2gfzFA",
-	"/L5Fb2kMTsa8TEfDypdraXYqD0F5nGBeLKxJvRT+3vRyrbS/xu6fhaQExWRGpaj8/PQUcwFqft8FJ0Lh",
-	"O6fipGHuQw0Y+eYpl3zllYlXmM3s2Dhhpo/CJyrSLF4L22X+PWSO3fCqsHHOAXD2XHtLi4QyjLLtZebQ",
-	"OszR+CdlvASdF6+G8bZ9K7FPHbBZoK4XnUKC+Ik3jG+4nSs5ME222wMetQ266+NQfPLQfhGepzj7JndX",
-	"zXmpPQiJJBEbxxmLAgC9XDMNJyOWGWkbK1+kZJGKkEkZ82mzlqsbr2m8O5zCy8rRrVtJhVPMcdh0+by6",
-	"VbcIW/nZykZTH0kyE3NGsI+hzN0x7m2y31DQ65Mov1prP+qGvkRGAweAB4NIWSqAOXaSqvGB/I3H8EaY",
-	"5fMHqMmoEcXVq6twDZlFfLW+tDBatok02Al5nuaZxXyMoBERNvCGh0yhBSC3WJ5Tl0zQuhXJcs4OupHv",
-	"etFUCFETOwjAY1LwI/gM+PvfGaRNJXbe/OXnfz7W2zxq2oe4whZefSjHKDZUJeNULKezjMTcKwKLQXI4",
-	"wUo9OUN16O3lU12VH6YsigHgINOp6lhoPSpx1UjX8y/nRnM1M3k05CN/tfFoz8K86+x3DJ2ZoZUSF0Pi",
-	"lXpkmgopScwzesPIeD3kUCpFZGwAm61KOGZTylE8rRR1YklmLIFGSGeOEobaoBVek1TMARHXSTGcCdOE",
-	"YHNuoJ4+j2BI9WKTes2iIVfkx8m2R2X+GZnlCe4oiIp1UKrsldB3a5vbNb55cuFRycCscpGpTjDZl/b6",
-	"bMC6XsFUfufzLeCdTWH2SyKu0b1tBeD7z3U/mzdWZ+wnl7NbTS7znfTOexmvVZHtdyg2or8n4gLnHwqP",
-	"NAPGHBVTLKwjbcxm0H8tsL1EAIma6tkwWUa6xMCNHNTdKoOuc60c+6+VfvVaqeyDc894c7mozMhBl7y9",
-	"ekIiupYBEUmEMftUZgHJRETX8NRZQXI6Yh1ooJ5qK8kHoR0K5UtxSnS5IuS8pCwUqSKBkaxxSuqk7zlM",
-	"BoSOWGZDTvkaxBcQc6PY2UlJrsVc8jAGRYDsQjBj66HTD1XSYBFkaevxKSugTXTO8u3sOSIud2zSOV+n",
-	"YhInzfx3sLnjlKKyrYHCN3S6y2Zs3rC3XbShc1xi0CW2Nqu5v5Pi/k28Cgstd/KqNO8627VzVzNs4kY9",
-	"hzCx1kXwr3QcynvwkCXP4iTvdZXdr9dQ8tl7DO3S/qNg5UUFXP/Ei+e/6QRdsnCZxtl6a5jLA3rN6FxR",
-	"X48Aak/Mp+WMUT31/oTWtO53H3hf8x7ba9/Euu/rc3Vesokcucn+BCpXfFH5BpUuJRKMaXjDeISNHtyy",
-	"I9pl7Jj2Bv2of3Qc9iYHR8e9ARvQk8nx4VGvP+l36fHpsdt3AIJJrrL6DqJzF1W4Il1ZtIvnM+YXFa+i",
-	"12INWstFtC2Y7BgPBcSFCiP4yeRjCcfE0Ni8a0naKaNRR/Bkvbe/ARpV1lZRxZE0dphpMOLYPXO6JktZ",
-	"6hDf2HNVjn5UtqzRHX9ff2dlI5ur+M3V+AITNE2m8DHF+22HuCD5PCM4e1w2Iiqk8OxB4OdAd31e2eHN",
-	"qf02R2ttz2nMOcskIKxBkz79hW4AKK1Jj+1o9vbJhYE6uGHrgNDcf6bDLvAL1OtxLJwPGbNEYOWpugSV",
-	"PnYOSMuY7wqRVihSiTEak6cnPdLaqwkb6jg0+J0KVQb6i8qOuo5pb58WNZlH0njPm7r4Pm1swtroxuvY",
-	"4Hg09P5emWEfFeVIrSd4F49vY5euj3Ff+XoRbsebMNX3Wjc6e/y41z/e7+5393tnJ92T7mMsb0cElXEP",
-	"syZqEjF+k4byejDphW5zO31RbfnpR7Z1uW93Obvo95sbFm4Vyp+8raCdjTPrcluBTQ0KfKzyutBJvtSv",
-	"UkhQGw3YyRRqgimkVZadCnVN87WSqbvmQxW0p29+sW1+r77Fu68ModcZUwluuqnJFwjIJBEibeOryGME",
-	"P94j/0F6DWWBXUBdvgCoCmQikgSaicUS3u9TWO3qK94+GEKLcLUA8D1PWcO0BkNH/7DyJl4sWNQ8RYIm",
-	"Ph+o9kDhauc0Q8RyKLqLE41N0kjzyLe3/JKQxUkbHrAbtYvExCUYYlvy5FtZmEVQ4Cn/yYCMDT8k0DSW",
-	"GUuB6eAp0laXrvrHnGYsjWkC/eKgMxQYumUvHKXTJWa16f86nv9x4PkquZ3dw063t1OdHbYzkNlbWR6v",
-	"f9U9zccrJZMHLegisxAp4oeofUg5kHy2Hqdx1PLEh/QqvR263RoOuE+TR5JcXPzx7fOnhELSeMoQQwAS",
-	"yGmSaM8mNOWzX2Nbvr1GuWGFNOTKuYZB0W9o9rd548Y42pak3jB/zd2aukmCDxUTKknMm0+Sb3bJYENG",
-	"mmkC5CZv9a5zWKEKH4bdFU3nyJTRcGbwvgub3l7KcUD4JAzIOIFmrMhSAUGO2rtPUp0vFyvP1dfbHhiW",
-	"LCxhw/HflG/9K5/hpufz3YbM61p+LbnlG0PvGKm5c4q2HgCR6Gu8BAK/RL3EFJaQkKVsLvgaMw9GnN7G",
-	"U8Vm+w66zj7uQXtvRNoukysDbshrfjNlGfxAl2nt7ZPRwlS9QMTSqW0RKz7knpoYgCKIBX9lpp4Sz1M6",
-	"Nd08hFHWOCV/unz1EqDBhrw9jjlVxiGmDhKl+xwNlmmyB+0JIzaJOZbwqvNmifMtJP4dELlgYTzRBVyV",
-	"xDu7LN0SRazyuWFW2ubyKE9R0rsgL/y6d3FhugCroVTBr14Uz5lYZq2zA+0OW0qW/pWldmnqVymbsFTx",
-	"W7VMb86iuEbr1bVOpsbJPmn6KMwhxgZ3kHZH207l/kziAk0bl1xt5yFgiiZ8BA/aAqwGlXr5lDec0MuM",
-	"Ld4u/m1q8f51K0b/fQs6N5fAvc4hTOu62WxpnfIFu/8Ldv8X7P4v2P1fsPu/YPd/we7/gt3/Bbv/3wG7",
-	"3xOTyY9/JcaQittYIvZ1O5wxumAyI3B57+mkH4p/EnCxxxGkVnOdwBRH+OWjYnJKr3vYrIHcFqhyrcLa",
-	"doPdEm4WTjA2yeDlSXTvM4mqBvt+57Ew6seibQjsmBUBhIWFPpIawlq3Rjb525gKSgAPSWePkraOd0Kq",
-	"uFtGqMik0yjNaEXvd8Pefj7N3ZPmUJOm5Y50f/CJXXKHqxfTpl+WwPuaw1Dk2nfFc5EumWZQ9RAWYOr0",
-	"gTbgv2GOFScjeXOtHrkeQczC/iTPRsAc9LMhh+MVBXjWKI/yEgHBicl/gNSDvYCAiDYtsm0NqOCsmBGh",
-	"c3YhJQJ/uk+uII2BR243XIyfzOO7Mz0ezJazGCJwkjEJCPpzccvkkMMPcbkysIkXCMS/omtsEVByeek7",
-	"pRqyq9o0O7HeffN6ytbP++14ex7T6H0pM3ILHvHWVxhbqiFSB7T491a9m+uoab9l2y8Qf6eutJrJ5m4H",
-	"Uzmw21vUD6sNX6GsCArD01Q9ongfS4ikIBOaBtCxRDFpSrmcsBSzVBk/U6dNiWJsqmG7nUAiMsBzYk1O",
-	"XuYDjGsKdWQWJwmJlsy2nxcp4jeO2USkDHqxmnduQGd0qVNoprl166UtbWhAQZ3k/aGsKux0dAwqX4P3",
-	"Isa/LwBUSCyzktN3aKqHLwehLCWTlXQa/1XlESElstRe/IU8e2kS5/UhzE9RfoaL27oNTEgTDboj+BO6",
-	"knjCwnWYMAIdHArNbgKbqLucz2m6LhW46VarVYeex8o6OOv1waLTwaiyroh5Yv6Kzv6htX6tpup2ssju",
-	"vqFyZpGuUWG/za7B0OmfsIG2hE6jLutN+vRgPAgPoyPQttmPSwbJboOyfus0y6hquvdQLzaF31wyKsLC",
-	"FgSa3LH0NbiuKtkPVZCG+BJa6JmCXlB2Yz5F1TswxYA1LYZK4iqDBJJIB3d3yrHPZVIt/dQ0sCqqRMhi",
-	"2UCBYyrhZc1C3tR1I+ftwBAIGouliQ3F+SdKAdpxsSWZZoVBacd9x7wuIUHPVrflHq2wV0onjkaY6CNJ",
-	"xJSkTGNWbrff8AB5GoCZE7V5y25ZKiGYYfdMCcYpI22QdNjaHpvKNK0Y9mO75nSAdvpt0xV9f7jsdg9C",
-	"JDP8m40C2zN9X6cLux+hVL7WdXOFh82tPwrILz//s0RKX/edBhDJ5kbKXDkVbIqm57LepDLUBGMeGdJW",
-	"I//e5IdNLrr7C3T0JnicDg8iyHtVQY5X5Eej0hUu049IeoBR6ncIsWJNOV3tnnyJmn2Jmn2Jmn2Jmn2J",
-	"mn2Jmn2Jmn2Jmn2Jmv17RM3eKb5yC3EeuJ7mQXRcL2BaYdabB7FPetXiwlgbdOQ3uQ+5qCZf5nhMiPuh",
-	"+yWWYXxIW4+0b6BCYok+VYzmZTNWqdbYIPSME2uXluWIpMKir5SqHKbQSEqyBOQZOtHPvlwF/02ugqVk",
-	"0ZeL4F/oIlBHEeC+atmp8D0M1ep197uH+VdPfsUN01O4+sJQ/xoMFbSyu68SEd68hBLV1tnBySFYAeqL",
-	"P1L5VgmAsyPE+TVer1b37jjsTQ5Zlx6MT6N+OGBHkxPaGx+Eh9ExO510aX88CI+iE9ad9OjB+DA8jk7B",
-	"ETYYH4UnURe0y7vn8nIhuBSpBZlXn76J5Q0k4ERqPi0ZpozxmE87C/OheeoyBO2jb/9mtwzRZVovX12/",
-	"eX75Z3j0kvGIpe6ODsbdk9PjcfewdzCJwuPwcNAbH0Wnau7903DADg+OBlE/GsPPr+I5kxmdL6oXSv9s",
-	"0PseH1KazRMh4TAeFE0659u3MvpasRdWEQ0Gp4MPVQ/8RzcpKTTj2966z73wG0ennR9tCIC73vaSBtEo",
-	"Vu8Tdn4VKzLIlPEWtMLc293rW5ABz3TLUrTutW8vn+pXByRbCaJFAFkkNCzlXrV6/f3Drg8xcTjcx2bS",
-	"fX8n6bLk3pj9Aw95ZO3GFjHwUFUc7BYkzyXHjr83Ma7tfR2LQqT2F04STVnCNHqLI248EApuk3W3vXqz",
-	"xRZFV96j8smb51fPn1x8ayTZN8//+I3594tnT5+/fWH++vbVd+afRvA1OZMV0diIFI48rBFITQbJ5WUl",
-	"DAZF96GQ9izjVV1/pO/zvqIE3vxudbTncZLEgmcz6Y3tbdvfcg2b00y0KBFLx7V05L2S0COl7NkpH+Ti",
-	"xlW33j20xf2pp1759BWvkuKpqfB55Rw2TBB54yRSlRMNMfotEaLUSQ3ATF2bLKLB+jBbQPDNqQJnJJsJ",
-	"ycwzIeWCx6FiEsi0ajtAJ3uBTjuZ69/Yjhfw7COJqG2Kg6CQtq3/LOzqXuDPtSKCO2tpp2xOY6UVOT89",
-	"J13M+IKadn0bSl3pHuG4NFnRtSynDAdkBRPOf7TKUyzknrcMzpgeg7yS3LOcwgMw96aGaR8SiKqrbJ21",
-	"jvSI27B28os3n0ND/B3vUj5mRLv2Jj3dvMt23350r7eXhJCZShmlx7vomtlsOKGXNYkwJm09z+NSNgxz",
-	"mwfl/kkHzzcoJMRo/N8cFDhwsIMLyGFOtL5MYJOhpyWGP99M8A6e8TytRuRCJG9A7W3UbXgRksJKlC7k",
-	"iY39xhd8rAS2z7enA9p1zjZXyLTOev1gs6ewe/i97hwZZ44hxu4WiUhZWnQwj6lkMqR8X6TTx9nd4wex",
-	"BCepmINd1mv4X6t5kPsYcUqf84jd6V4MeBKelMjULeTs6ZPQ+rQtGB7WpK4Rh15A99VMJPrGk6StbZZS",
-	"NhAwbuXs0I+BincHv6cAHW8xSzx9GfIz1LjCIgfr92J2okCIS028t6Bxlg5keWhQ0yTc72JhEleNzHkk",
-	"A9vHymCnA6TGhKYGVXpFs3Cme4Sps8lZRNr6hudEpIsZVR+ZIffOCc1IwqjMyMh7GkaoRthT0LSl0g4V",
-	"LVbqbOqAZgXwisq820Umyt0eHKzHqtlXkGe12ZOo2xply+htwEnEjKCzR1em4CukGU3EdIl4RQ7yUxXV",
-	"+ZOIz53SVVHmujrFvcTvru1qc1HsReEX00eSxOoBAxkKpD8nnZ7WWNEWBC9oocagUW6xV/I3gkSsy+4d",
-	"Scb4iLT95kGOuhkxtiCMi+V0theQkT1ao4CIlIzMIR2RdpSKxQKxcihJmUinlMcSJnsOw2nrZs9VnNQs",
-	"XA0OcqlwSE+7xUJbDY+c653qbiko6D628Ybr0HHZ7SF8yNuTU50+H8Y0tkxYvFXcG0MfELcdiK+Nl9GR",
-	"9U3rFEYUhX4d8zkSsCihGlrDRoPdnkVrzkqjRNqHST+16vXHZqBeedOlL8gkvmNRRxutDnoLtej9nVDZ",
-	"tbyA52JsDZ0/YEPPJevBfu2zHsQyey2SOFy/WSbM24s1ThihJBHq9TGfmpzxFYXbfImdWkMhkphPO2Iy",
-	"IQuWxiLCCld1z8VcSbyQkXa2TNUQWJ8I+FfQQl5MJgGh2I6Ape5Y6uNZPFXXp0gJV/dkyuRMJFAsG9E4",
-	"WWtIywB7SaVqFaYcIs7OdNLBSK05zFiKa32rPhwFLrxwYCtzKY8IZ6tkTSS9ZdGQa6uIYQsn6ATBIkKn",
-	"NOYSV29G1zqPZLY8chKzJII6hVsW4F/QTgr+tU8uDDWBWAAwncXTWaZ0WbpYJLF6aQZKzD55ae9qLrDM",
-	"A/ag2t4T5/sEyfhqMvlGLFPZOusPgpYl+iuerM01SxeLVNzS5MoQt4CGH7SAzt8qMjtZNlvDPXXTaHRL",
-	"leb53qMG1c36/o76uj4b5WU/0MhlKGr/Oso0COoIWp1ojQASy+xSt5rY2vhlAY+TBRyXQPMiaKqFlmY8",
-	"Msdm/3PzYM90ahCTCUsrkNwW1Qvn9ySh8fwpXcvW2QHYx644yMsjKkLCfOVt13Di5OJ8aM7+ZTjPZSpt",
-	"WR94SpXYyUu6jFemMxbihjCepWulnZmKVkLdbhrtiE3oMslIf3BOuihjtYa1y6mr7csZuHtvgE2VERbG",
-	"i5hxk3UwCshUaLkmSC5IcYla1dQfE1hfW427lOpMKfPO3n8WOoEANjcklYmMjIX6aLzWFZH3kRLlO9ih",
-	"okjNy0Bwa6R7ytca1gHvPlTjdUMV21fcvPAck97aWIoPm7JH1AWYPyLVzbdLMKa5wCou8oXIWyi45/g/",
-	"zE4GipS4xgLcvgegYg/vrDldKwv8FrHL+Zr0B2S2Ye0xXPf75NkdDbMEUTThBodyPmTXByRJrXDY2uSJ",
-	"wE8lOB7w96D8mCaWUJh4FwLf0vBGKSbKJFIcC/yZxPwmP40wnT0/h1YEVHlq6lOwoIAjc96DPhT58cD3",
-	"WtVH0TNHE1GnSj1vm17KTKSIMoIzPOg2FRJl2blVgy6pmB9qBK0XjBnYw6qeGb1hkrDJBCA3uF8f2qvF",
-	"a97JvbC9R8vH150+vApQZav6s1DZUv8GbWvn8rqYfeMpdDb9Pd16dpEWrq+iP8pkEGPCseuP0qaPrq5F",
-	"I5dnjIOdjJm+c8qXAJ8uZ2KZXZtHC7aRfWZr4N1m+5SvDfQvCHX96a63GaFo0JGUZiwgtzSJI22I2BTZ",
-	"RoCcX7KQv1SDfakG+8TVYPdEVANJBnBcyzU0FFlLnZ4RS4PY4NT3kgljNt6h9aJJjstbgjTre3HVGkBw",
-	"fZJoz/2jIB+L0eU93OU1PdMPNcmTJG1NJYKT3DsjTGueK7ORRocacsmUJUueg/I0KnLCSAn2kXukRwFi",
-	"XrGILBcmiDNhK/Vuw+7aI2Saj6mdX83iEJNp4NfQVDWKJEmULpnNKCczmkBpDQKTQKgerAtt9lFU5wBa",
-	"Ic7Ohvy3vZP9w66a328Pgm63C51unl19o1bR3e92j3pHx/B3e6T+6Z7M0R4q+Pox97/j/SFHSiBO2Eqk",
-	"2cyZpZObEy2ZTsrJ7/WJJTScDP2kBvIbck37fABDQOir2rabU6SRtvqMq3lvn3wH4V+LtkeHPE8KVxTp",
-	"7Xe74LejiaLcGmcFk40EDqYxMJCIby+fPoHd750cagqplzA+VFQochq0CTFZsjA/Z+cIIKelLCglMYFG",
-	"CyFL7KVExGTICzwrNamL9Cm5+dyc32ZhZ+c+fH+vpivb867vlaVdvBV92IkLJcHVbkKb+jy+T9q4ed4g",
-	"f14VwE0Q5K4zFR39IVi9+y8rX3Xi+UKkpqHZrHXWmsbZbDneD8X8sQGEiJx/wUBYv9IIuwsUxxy5K7tH",
-	"DrMvCOTmXWY6wTIPDJXkr1+glrbAA7iVs4obB9oYxnGXWdlU+HJTupS90PNcKF2wpbOkClp7ri2VeesN",
-	"C5Wxvn4iIl8ww3xNQvV9oHski2pXxbQ4zg8tOg4j1plMZ/E/PH2Y0s2vvWKcyJhPE9ZZSoYv/4jWO8W3",
-	"+TbjDZsoQ3KH5hGIoIG9KqtdPTQsZrPCCuzj/87XVwFgKyEfmq2glba6U7A7Z4ht+K1fAgGxpIyFkbh7",
-	"+0AR36J1K8ay04uztXZRoqummPxmrn+bPetgXBmD1dh44HJRp21jIqkVzLTcDTj3R8Kv4N+oYaGb2Xzy",
-	"1TqvjjYbbxwSFd2/d3BwbHoWPqsYPf2in/rTtaH0GorFV7M0FekLJiXUXeMC43v0rcwxXjTn7gLmwlm2",
-	"EunN14wVsJF2se8YlcBi6CCMo5anuL3oEK98fimWacgqAE10ReMs5tNrakW5XI7BAHtp55+Xmvn7eZaZ",
-	"xOb6HU7G0bh/0FM2EZ2wcHxwdDzpHvSj04PJ0aA/ORr0TrqU1ub67RAN2aTQXxmdKndPIr5yUFTmA+1W",
-	"cfxD2iUKyVRqSvuN1aEt0NTWzKtmZcH7DDpzG+cBgvaRtPVTIjX2A5oK5JYmS2WyZF4Rg2X14C0yJkVk",
-	"uho2QaV2hMomkXxhniuajM0twpKIef+Afla3UazHNV/2c4N/fQXJCQ4nUPSO50Ez0h798vM/jUh7H0cf",
-	"fqMx6KBLtMag29OGOYAZr2LJdsZO3MFmLgrF97u9dwdw63pQ5oaKfEWQ+jZuwhgxkksd6E3Guob51Y0X",
-	"28Ut2R3P8p7miRbqO26Eg8G86SSismKBl30Xxe4TKN4snrhKygqB15DOGcLM//Lz/yoLPS3bAiO34Aza",
-	"dlwg6dS8IptpCscTImhtzliEp1ELnocAJd1OVgcn2XNnettz4vforJMQZ+I58L71XfAM5b2NAuoYvCwJ",
-	"e+0kAe7fIzGXGaMRIgzGtnegZOltXJfju3Oza+Tyj0903B72apCxWICHdi1XByo6ty/z9MaaTMUiUeqA",
-	"o21JYXXvqzLLc/CqR8gKhUJj8NJl6NzCLoZ0QboXW6VuDqe9yeN3/h7JeOHJggvTXo9w/hAGvab5W7U9",
-	"fZ1doT7X6IZPoafAPYyN+2j3hluexnKR0LUDqEieiMkE9g8E0IXJI1GM1r077U6OT8eTIzbuh4PJyXH3",
-	"4OiQHZ8cnp70WW/S6/bY6cH4tHvUelevj29SvIHt3LDH8WmXTU5PwtPBQXQ66ffG4yg6PQmP2FHE+tFB",
-	"eEzHvaNu96Rpp33c/eipQa0W83KYR22FDd1YX5RmglbQ0si+rbNWDy9yq02UhrDrv2/8Jm/V32w7wQKI",
-	"5zRd6yCWy8+4YJBrz56/Pu71n+ol//DeLFK3Fi7LJfu9WfGGRxyBgo8sY571D4/AKVE4Xvlr7TI3jJvT",
-	"MHfU2BBGk7d/+LDNPmpY27lBhdeH1/8b08bisyr48f16dBSkwHuv07kgCbw90G3CGeQqwe3rmF/nhOaa",
-	"DF73gjNb+hxL8E0tMrTbjJuwqdfuAXW63ZSfotzy0efZmyedfpeY0K5WuU2xuQYrCEXMd9fbdlZkcmXF",
-	"S2crLbdTBA75lf2NV1OxWoiP/VzdJD8/27STAvnLykmJe71qSEXByNe9RWG4Klwn1W1//rpz3OtrvT2i",
-	"GUWHKEvhOEiSCa1GOKZ1e8Sy2bX63o5+fTsY7Z2RBdYADDlqwzpYB5ZFzMlIX0b7doWjfYLynozeK2F5",
-	"RoaVO23YCgxcvfq6N2wFQ6534cOItLlQX8cTTMrT/HtmE8Fs/xhI6VM60N450fcRBk5HDrlGQw4AByNk",
-	"MWIugVFARmYl+ewDMtKinOgJjSop+F+u8P/yV3ilrshueQn1Kr+kG3jyuGkwVaztyRnFVwNnWSf/Xc/z",
-	"YEnu6e3Jd8HM1CdcHHb8mOU5vOsTTD+x1GaJK9OGIvbUTCQRS3P8ULRuJnGSyGLet+vFMbz+fgsZHHZx",
-	"uWITMQqnIqe5y4/eUkVzYPzBOKckrUhiXqcCmeYbjfYZHvKtpqy1bG5KrtncrKZIjJxP6i+obU0Y/PUk",
-	"pR4MXyJtXyJt/xaRtvu6Cu4fafvXxrbWQflfF9q66Gz3x5csjDWeSVNnrFEU2rsAWOM2HWoAay/abQ7b",
-	"WAQr7PUPBgX0QchfLYCsHLLjqBv26WDcmxywo+gkPKXdcS/sRwdsMDmkR+Pj8CQ6hZrz/vggHESH7Ghy",
-	"TE/Gp2E36rEaQFHaZeyY9gb9qH90HPYmB0fHvQEb0JPJ8eFRrz/pd+nx6XG/Ww8oapaNgqgIKArLaIQo",
-	"2useHHd7nwJTtAkS55UbjfZ5/MuhadLGCj7K14VgQh762msemt6OXHlfpMpNyJRNwBR3Ak+8H1jiH6n0",
-	"QSWGIvbi7+yOjOi+6O3l04D0WOcIEy8bhdvLPeN8cIafFbtwc2JewSvkyYgD496m5p2RUflCRGvbXqNk",
-	"zQBK0DkToOeAkU1++f//H0M+0oBlI9LWY1mf0kxkZKW2EnMkNLKPDQ+q35NRDpk2Im0dDYa2xpLxTD9j",
-	"BfaI/P/ICLMER+dkZEveRujQ8yxHpMTOcMjbOhxnFJwASu0U9WLBYZKU67IdXXu6t0++xnpIyiOnxs5U",
-	"w6YsW6YcQA7i1AoR4fbw1g4Dk/1YVUHugx93f9S4N2whUkS1QDZyMgUr9U3ONVgKNeFGYlw0E2RB16aZ",
-	"fOl69MMlbii2ce+58LA7YNHgoB+OD3u9g5NxOOmeUnrITuig142iAe2xfnfAJieD8YRFvTHrHUWTMe2N",
-	"+/3ukQdb0QEwrCoCiEqpVMzzPNsPcSRN2NylSCxJIsQNlAAUpEede3tr10sc+JEkMypnpH3QJ+N1xmRA",
-	"ZuyuhMX0AMQpXEndO3Up0c7kovP1u/dHgw/3QWDUC/OLIMVuLNqMUmixsaCvSKp/U+Q/UcqeagJcaDsL",
-	"nFhtqwCjZy0BDT3k0cPvn87WqDSFcqJvlUDXWKCoAf23tNfO7O8BRfU8k2UoKpBCBSiq0m2L51kHloss",
-	"CUlshXkdNMpPq8OcumSMWzxahJmywE8E+nbDFmczkMMW/y0HlFJX0wPiSDVPkCgdAweHaRO4kqaD74xc",
-	"AozA1zTMRLpD3nY4U5zFp0xjpLcOfux3jldvfvr+hP/tpnf79274l8W384G8yt4u/3r73epvd39ff/8T",
-	"VMYBmSKsKVEKepXdy6P7i+f1Mwb4T13cHcyUntO7bxmfZjNl2Zx4gQUjb3HtUSeKp3FGrl5dvYa8eQRF",
-	"St08ftIe3an/OvC/o73SC48G2zavtDo9G/8mJSzMoJqh9sbML5GijjQT8iOvxU0X2ZZ7p0Zq+9cojTO5",
-	"vBt6R21LcihK22YJdw873Z6nf2lmDLpKnW73sHPQ82WRnB6Me5N+5zjsRX7PFZTAojF6sN/d7/UO9gE1",
-	"lSqdefOkpHP+ci/hUrL0YoqxlhfipzhJ6OPDfY9OUbBDa3AMdBGfVmjxZDQElzQU8zGbro6weJtgukK8",
-	"m8obFtViSOYx/toxH0lCx1Iky4wRxqPmE65rjp2PG0eN1KV4USNtErBFbJwxy8kKer/XRHT5oHaXDDmh",
-	"uC/FQhp2j6WXGcn7IgsbM4HnIKMcXohlKoAYuSOMxYcC1/poN07FSiLaUE60VZzN9hviEDo5bA5Ji2Vj",
-	"8aLlTqRCl5ypNwghf6zgyp6lR5IkSm3ReybviwFYHPcllu5aNMFGDk4jLndGBrxk2YXOMgE1QTa9/UtF",
-	"0TGAzFKiEfUIAAhIrETQxVQjKH2ClxEG96dk6a2pbyorz/B7NXW3Th+0IUXQOb1z59SDZiGlT0o6sx7Q",
-	"8RwX9ALsN2L+PihYJnoK6DN7/MN/Dod33W6N92xO757jC/q6h4n+s1d1QmvCOFE8daTeVSWmr+DsitH5",
-	"C2Z8dJV4Fkp7pTs7/g/jZShzaiw1bINR7eY0VuYH5fQPbivMFvjzXWXR/uQfIuabcTpSARqtWHHwRanT",
-	"2TycUz1Eds6+A6oGB3AopaArMQNVfZQTNQRVMs/8HpKtarCRNBlcfdxDkQoLVEhUO8MZRJmLwpjxVCRJ",
-	"3c2Zk7mp2xPJvqXil9H5G/Xch3xf7qvV6d8ZqukXOzMO8j2r0ujdRg43ktgXkv13YN6PxIF1jvrOgt5u",
-	"sb/WzII8qEMTiYrEOCeMhjOiyGDwRNBEF7yIeHobsxVLAxKxW5aoFZP2xevn5IatZUA0CpLcCwiN5upI",
-	"Qj17AHVoMZ+qL4DEpJ0xOlefh8s0ztYF4xpfAfXm+h2ATTWHxADcoYIr0n2scjxqbMoqspLvgvrScPFX",
-	"bLjoud/LOTEWugh36F1dRnLjVnAVKpf55luxYmlIoc5ep7VqK+EcjkshxwghHA04vtudq+xpvU97jCoq",
-	"Tp7+asc8agS2F29ANgeCbwL12am3R1Wdctio4l+0Fa34WAeSSU17y+LEHA6sGk3WQVhBhIjYImUhxZgH",
-	"OC5rPHjyPjDuRQav8JAyxXIkkqWEysUJRHe3YJDUGGefC5MkK50/58AGOerVu2bVW87Om2NqyVw9iQ6f",
-	"6+EDRyY4KdZF4nuvSpEtnoEWNvdasRfoEMQaXuLGGAEbUxlw4Bos3RgiW9BlNnubxupt+MfZ48eZyBY5",
-	"Mc/g/vpDxObC6C2/xxf97k9fXX7394Onr5998/rPB6//9rr893DZ7faPYimXLP2dHbAVtH5Mn4iIveZT",
-	"VBXpWTynU/Z4wafnYyrZ0SCI//rVqzer7p//OBW/Q2M5haDFtldWxbC7SJ/aOyot/Jef/zkib98893pM",
-	"nIn7xnr75jmmaf7lDdA7IJSM/Avc+BqzXL/LSH0XEDXOQZ+0M6GRr7gyZiF2vLfdcaHfELjkcZfn5UI3",
-	"PmoOZA1KAIYJZyKJZH38KsiB4jR3lBi00BmoP+j1jg9OukGL3c6fGH1GyXXnCkdkTEwXMH0RPHmSHxP7",
-	"eveJw7GldkgefxX0rImxmcA8RoeVrthHBABlY95wsYII4ZjhQzt1uSwSuybOAe459NmZ2K9SU9u2q+Gj",
-	"UqdB3LSPCJSNzD6PznBxgW7JaDtFQmg0Z6xqbJS0xywRq73zIR9xcW1+mQ9oaieqI1n9aZSyW6a42vwK",
-	"MiAwEeHcyfuAQgz9xJoBFNqS2w1y+xFxEbFzMlpyektj2JnRWf7AkIeUA8w3Q9y7sUaT00kRhIvVPoF+",
-	"O+rGzlYCod64XLGURUijfrdfTLdwzoxDCMgoxdUV8i+cqfkDh/mx80Vf77FD0A3LTA6QEhIxJeqvtLE7",
-	"shJq9yV43ysFISCJ0ag/QfbBZqlt06icQ+koEsWWN/lG+IT5W0ikRRt+h/iq9j6gjVvF/7qXh6dcgCAS",
-	"tnHKaP+/TsUkTthu3uGrvBVJJjTi4TkZKWk4ImHCaKqBCcVUEO14oCHAGIYiEcu0bHvDd09EIlK13i49",
-	"DicT9C/VlG5XzUV3iIq8+02aTqfj8Uhn3uopxpm3ENFxFP+mkMHiSWApauD/kILvv6GrvEA/V8LlTbzo",
-	"iAVSuLMQSkyn+MoPpZWWp99TVD7pKkJD8mcqlXhFg1QkzselWPVJ0QfeKyaMote7Mxze9SbD4d3xpMYB",
-	"rjbRC6RzwQm0byNv33zrJawzlX53cLKR0qYR3Cei8IfaA1HsZPKQ54GOIfUFHGo3jC0IZvBVs17e79wy",
-	"Z2uQpHnTHNuq/bjvtmrvPng7nZL3AaBWkXs87Sz8kFVuW3n7X3HSDfo7PMi53dYjo7o+6GKRt5rafZW9",
-	"z7bKDW0vGjWgqGe2g6PD4oo86dE1BzdvHwOt46YPeXQBJkoSmdF16aTO6d1FuTjM7kvpG7VvDQ6pdi7X",
-	"xjIHvdrg5fte0O9+2Bq33BK2rK7pfQNudPbtsOsVE1WKPMy4peQ6N+x7tOnGu+h8Tzs/dTun+zVXndPE",
-	"xvr13zcK3n4Hucu6wsvnYdLNHCShNmFC5zsjEnVG2s+ev+4cdE8OyQi/uaZR9EzD1YO6OtrzGfjP3P6t",
-	"mGfkxdhxLVFTPd4oGBG00kX4Nk0gel+tPDwcHHowbKtTq7V+K31kA4RkjDOIpwreAD+vDEWS2xV2/VWk",
-	"vIJpnntdgTaNiquL5HPHOGnkji8S2521bkBQif2ajXCerd2TnRGBC+aRi1BRmG+FAPn0fObHdxgqvMgA",
-	"0sOfsx2xJIZEEopPlbUk89uerkg1/J7QjPFw/UK2zk4Gai1yIbiE99+ghZdu6TmCRuATyBvtg9QuKVL5",
-	"tBtwhp7c++1M68y8YcW7WZoXHRFc1T3y569M+h76LhqdH4dKjWvfHKr55qOr29JHknxzdfWa4PPW1wat",
-	"lvQUATVwJx9bufmR3il3QS6dC7M2W+UQdgPvPtXs6WdedmvcMJqJMwH4P4xHoE9pHxsAiuIcpZ+/8ZJu",
-	"0CjHjNw0ceEUbgFTK81us2v4Uf+EDXRa8GnUhU7CB+NBeBgdsUpTm80V2omYorf48x3Ud0GLs7tMi5Xt",
-	"v4T0AdgghIX3FUTb3/V80MN2k95/ot7v7rY2QLiyO/r+Y5qPN85dKclxj0OwtB/3EyYFtBLrNXW3zBaq",
-	"2UShd58KcNKQtrAnjsfQ8kJ50XXIjEjqBiKmPkHqI1OPyqJs5/wjPdAzTZg6YFjqgr/qdCEUldj/2O6s",
-	"BYvVX+p+HXOIA2YG5b+alT6nEauCUjZpaabZ540Gg0AJxYr5PDgZRfb7SULd+CDRCTEQLnwjMgAVeMYj",
-	"6dQEbJRAMNOlxfyQZ48fuylwjyH7Ko82b6kkaNh1qUSY6sau80tOZtiVv505930eMhn0uuSPgrM9kzmM",
-	"RbaNFBJWb4LlG+ON8S7H6qMxi5CZIMIrzwlgyZE5o1zqhGX1ReNgyP/H3rvutpFsa4KvEtD5YbIPSVEX",
-	"u2wKGz0q2VXHpy72kexTfWFBGWQGxdxKRvBkBEWzvQvYvwYzfxsDzAsM9rzHzJvUkzRirRWRkclMkpJJ",
-	"Sa5SA312mcpLZFzWfX2f2/E3jnm9QvZtikpIJtN6wou6zbNEdANgEh7KfpqJm0TNtCtq4KlWiMbWInJg",
-	"zjJ65Bd0BtxWyNJeDj2djbb1ZgUmaNHNAE6X9ke+i5b2dc3M3gZUtyQDdy20vazdltD+JTHji5piiVPp",
-	"LdfccLU7KJFXvorCMd6kC+y7THTgcQTTIAItsXXR7BCAOnk7+9cjrX1pznysxfDyp9EP//Yqe/n9D//1",
-	"P7IP879+fP/65dsf3/+3t+rwR/4jv5gvC/hwam+5h+rqZC4MlzHPYkb3eCnSiHCUESTqsRSn1Fi84Wes",
-	"O9D+q/woV21nL5Er1QEZFLmlYVRuidB7dIedknvqGNxgL0s1k0PhgbGlmAMjHHixkdt3MxkjjFSUC+C8",
-	"8Rjwj4CIfawy4x3znOquL/2THB5VREI6Wtra9IoJkLlnWQL9NmMukUWk+DTrbeWVGXgjzxvjsT3N84XE",
-	"Scx8+zPQPRMtnmMqUnNZrHzwg8MTnYOydwooE8vHM/8tJ+hyv3jz3t/m8Sjy3/yMB78FWF6VE7AXxneD",
-	"MQc/FoYdXhyMPPjZDzW8NBgtZkKCV7kfgsfRT/5R7pIaEI6KqVxSsXQqPghtzoWmfqSK2gyhDdlH2KJP",
-	"nN7OtCv3FNHPm+Ks3SHYsKwkg3fezhMOCpg3C3OsEUfeEQyGVCmR/E6oSgI4VyjgqK7EmCjklm7P23xQ",
-	"bo4eLrD8bi2SHz/4pv1qeCTa3wyOn7dfxocH7Rejrjjmh4NXw6NuAckPtfBdgPygBglumELyvX3QJVi+",
-	"NRB8t6Oa9gGfoPqqRn0frGGaChJYfrFwbXZPp/SgDLz5/lnTUOGug3u0UZOfhOHOyF1LUlTqnEV0PE97",
-	"EjC6o5zs7Bg0PuQ1KgnObCaozcNe1MagBBx/1oBQBNjKXLJIX1/aSy4jdi0WzN/CYq7HA2XNK4hi9PoS",
-	"gOTVzDBo10qkFFbbynTRbDEYOb3RSmx6oxSsYbDTSCOYFZQVQK4Lb+0wqwBAqsNroaifcGEmyacePQ8G",
-	"JwW2+2ohNJPANHsjdF/Cjfh1Ghl5oUMMrp3zBZKLldCqHbLll9JBeSHxuQqO12MvbkYemYtlz5G0xCT5",
-	"cwGTMdx0TtvqFfuOVMA6FqWgzygsfbyFVFsRN91sBnJE/+2T8gREPGU2nRz9ugKbPmftcXLkVm64/7Y3",
-	"2iQTbuqbIoNVnatZGgPKmD16Us0B/WeMiO3Yyd7cgOqmGi94ldoeK4PlAqFeO9zw/4X3n3H5ni/cRszh",
-	"cfMClKPw55+xea63d3xYhnKHKds72BZclSnjXaKepynXQi7jXS7xFN6RdnGTlMwdqAqX1+yO3BtLi1cR",
-	"Ngf5WoQ3pF4QU55cJ5NDwC2rLKDIEP56xbVrqhsJwYZ8iuwMdj1on+sWOn126+NfNMtxEsEpXAhXgN9A",
-	"jWQPkn0Etwqkpt2+YkdWhmv5RBB6JjKvF4jwG4VkMX0nNtJZD90V0zfvkjuuWaPlI1Me9hviwS4yva1F",
-	"Gm1VMba5L/QTGqz6tVi08piCXcq8g0GQrIvXFTHXHZ86XVUpP1cSqc+03Rh5c6BmU3F1haBrB83O3tYB",
-	"0krkbiV8tDoKN/iyiuWt2qnLJ7VCCKxWRuug6YNqs9Xw9E/u4MO5g0trcPj81mtw8OHgRe/gVe/45a3X",
-	"4GD0YnjY7sbPv2l/ww9etl+J4+P20eBweBB3xavR8cstrUFgUdd/wmG3d3Tw33IQWaQ72BtmlE2pQCQ/",
-	"fO6NjMLfoU967/B5J/zT2QPCLdAQPHrEExzEQ8NBlGDLj14ev3p50D0sYJO/OASJGDSUHonn/Jvhq8FB",
-	"fDg6Fi/4y2F3YMf/Qrzk3eGBOBo9598MXsWHw2PxYvQSMO6P4ufim9Erfjg4HgL07Ft9MVVSqyxAoalC",
-	"tz8cveIHw+fim8FR/HLU5cfDF+Jw8Co+GB3x58NvxKtB1w6D16Pbu3PVfb6Mbn9weNzdCNz++PDlizAI",
-	"/XZj4fHbFsVqGJOuFKyhDNk2z8ThdnkmgjDuw3JNLAcuKlBvc8p36PbEjvGcgiLweRv58zok8q0VfRc6",
-	"iieN8KQRnjTCH1EjbJ0ipSAc8vJOysFbvz1T0giJaKAgOiZcznhaDcxTSbiy+jKC5am76OxWmFFlwbCy",
-	"TRsuegwkLIUdXFVRd188LbehWtngo4ub/LYgh4W7S0tb2h6tam6WpX12z3QtxZUtHrZ1ZC5LSYHlaGRu",
-	"O3hSF6iTESGA3y7pRbBOCUADL+yhQin0reCZyE5nBrb7AP71nVv5f/3lw145u/PaZ934ELA+MPnGuGRv",
-	"4tcXp+xff/nganMGsyQ1beDp0DORsca1WGjGTV9G+525SNM2gI/s/3V+rTt/1UpGTahe5h5HuIVsMa5c",
-	"LpGsEenZIGLRTIus1591u0fDJIb/FVELMEMB+BfqZPuS++AgoRaOfCmQpryhxtFFrEF8OZHz+y+TWGOF",
-	"VpSpVNDgMINo7+xL+k7xyYhM8pS9mwr59jU7U1KKoXGfjRnFaargvVjRdDXLhGaN6P3pf/3pzc8fLi7f",
-	"vX19dvn24uLjm/PopC8To/MqByT9tQPhCDQJP7RY6e7zdz++uTz78fTtT1GLEYRu8LmX+BGdvuzLc5UK",
-	"3WKpAHwWxSZKmx6LEEAyarHIQ0Mi2e4kkfY/AIMrIsjLPJI+FdkkQahnPydF+MsOO82xoRErU1Mb/wSw",
-	"P/Q4mXoAe27Gz3TA/AMYM3bbYLFxhg3KQBMeru4zu5RQeoPrRfPWoOXCjDLUWMIAgbw00kM1FVFfwrU9",
-	"Ftl3RRAR94id8BubZ4kREUBb2elodtgbGA0C5yZKMiimwuJNUFuCWZNUY0o5nyOWGCaFiJGG+VM7/0vU",
-	"s2vzt/Dav9EawZz9rS//1m634f/b6/za9mDULRYFoVD/m4MQ9T8YwSf+H3wWJwb/xf5Gn8zw6X4P5LcG",
-	"P9F8/C0ANMXbwjHgReEg/G2Ic4q3wIiCa1FM5dci9Onf7Oyc4lS4KH9xalvB6YR0SwnmeWlnJZodd4/6",
-	"MhqpbJDEsZBRh53KYFHBGo/tOiEacRvRiHtQoy9NREitmOlvuQJPRHW1nwX02PKK/oaYrVhFDnuABJxH",
-	"mZ2PVSX4scrsn3SOO8tI+9oTJ0XL30Djc3WT+BHcwAlnB102SeTMCG23P/YauKMT6RGPmj0mUi1oUrQR",
-	"08vZ9NIpeisj8bGMX0EbtmHR+3cXH9j+zcE+n5nxvr2lPZtGzQ77xTMzVYy5/H0u/0bTYKcAv0uUDhmu",
-	"GGwSJeNLvD0fYacvL0KZoNmY3wgmVcX7eIYQZcDHAHtESaIAw/Nr7TrQiLk2HRsztRr/PZ68ixUIeXQ4",
-	"YaiZMBERkGE2B+wJjz1Hl7Zp9/hiWtYg/qF8Cl2W0NrZe2PBYxgd+b7/pU0f36bxtS8cwJ6LvUyTH8Si",
-	"xEu/6is87yYKU1ewDmnQjF/BF6oRSl1HrBuxRuRIdD87Iuff/gm1NT6BNHaz5c8mXtfG1+TlxOs/FT9k",
-	"xZfiX+w/lr7QoTgF59ZaGFRxBOCI+1CBZIQ28O9mh9kXi6ytkxgwSEGldNi/wABB5EPRL9einUgtpE6s",
-	"t77Bh+A423agS19hzbdEjlT9J9iDD6z7tLNgi1u5DcT7IzbMFlNkg5tg05iMHdKZblVVVOpWX/pjORuk",
-	"yZCq5dJEW4WeppQ8xwY0ciXy7PNJIcNeuKgv0SrVK5m4OuyD1aUJpesXUxG30R9kesynAoGDr2Z2HeAH",
-	"lui+1cFQzA1yNTFssGDRlZD7cF1b3Ygs5YvOgk/SCEwhV5vf8910A6tYCvMUTAp8hpV5WP/u5k0/y/ds",
-	"i5L+fUkJ6oo+AJAv+AEDFScCn2v/GYXF+BGjD25oYe0o+D6/+nB2cD9payWZDB4kY0SnS+RVE8WZSQw4",
-	"B367vw+/7pfg607fvw3I53t7B8iqo6ZC8mmy19s76nQ7R1hWMgYPwov+RN4k2Oqh95HNApByK1lFL6yb",
-	"Yt/O8rsCdeQkSprI6xNmvaAUjlqLfcNivtBNGDe0YcF1qDX6EpFBUnWVSBYroTvwbVgNALwCZGHmL32m",
-	"GcDiQyo+0SwvPYymXOu5yuKoLxvckB12cBjAhDVPkBku0WBlwBuukhvhTFsKxTP3JGsF5+autwuBjyK1",
-	"R3UBii/R7FpMgestsU4ErqFXgRCDQm6St/479tAdF9p8q2IQdEMIBRlCxUqTIVy3/1dqRcR9tbaUtvQa",
-	"hw30W9H/J3gj14YO++Kw293eMGZmTCX48ObSZnJsOWT+FTW9UbAmHbuNj3FMVa/yY4eXfctj/6n2toP1",
-	"t72VNzxN4rNMxEKahKdQGnh8+Gr9rR+U+onLxanrgv6ttfd8k5G+leh3vgFoAPDwZ5MJzxZ+g5ROmDs1",
-	"DOG++RW0fdnTu/ervd2fZThC9cf3bCyG1yiW8fR4PeF3ul8Uq08hKNIjsXiZSGtncnbwvI3WKIUS+hIP",
-	"v2NDVPHCPzhnqCLuJ1a4NvRy8e8RGyp1nYi+bPyLMdN3Ml202AWfiIvEiL9cmCwZmhZ7z834L+6rW+zC",
-	"WugiLJmmQ2XP5DQFLGFjpsDX05epUtMBH16zsdKmaQ83SAAsXC7twithDSQ/EdXGK1qlfRkVqe8ikPMl",
-	"QxtWaL9g80es8dzZ961AalolcCo91CusmHUY5pmCQjVcMoovePoXlGYCXSwoLTvuHlA7lfupL+cqu7Z6",
-	"OlMQvetZF2PEkxTCG9Yn5MOhL7A76HbhtxJLmJ2wRLIDP3hrdwCWyfHhK5zOc2GyRfsUXp6XFlsXXhv3",
-	"PiuhSfayeSJjNa8SnD/Czt6NtIRn/xlE5NcvHi+I+sh1GeRijPsTsYGI3LfXXovF/kCsFJjfA3+cKfNx",
-	"Vp3piDXQ048mwoxVrCP0KSJ6lfWZ8HjAVu9LRBtE0oxI8pvkihuVdYb5THeuhGk0rVeGdvwPYhH1rDFq",
-	"N418pvvyvfs9Xx9a4Hf09AR7F//14t3P9k2TFrgBAEwd8r7RIHUT8J/7cigyMVFyAX2bRmXkaPujjkjV",
-	"iUz0WGim5FBA/IVkVYvpKTiYmaP6hnAKTiBtZRc48YYeDYGCOwcsSnDrXQYzElWJhm/tGr7Hu3cpJpbe",
-	"80Aig4ZAK1wlNj4EGpC22Z9KSBieGW/XXIsF00ZMsSyESFdvIyNwm9cLiX8XWTJKSIMRuOEzDXwyGTpI",
-	"UcU57RhlD2WjGTUxKqeJ+oBOXl8OxNVM5hwH/gChQcbNLBPWe0wXWLeemQVLYnu6kiurMJwJZr/IvnJo",
-	"xYsVGv5uYnoGvMFkOGaTmTYYd+PxDYe+7wZ3FzEO5xlQ79GQQLFgHbDf//5/sYEy477sMvEJ2RdbxRdr",
-	"RKsBHGDp7oFw/TBVEFwLr+5BWEmLuOksUuckDhboJ7ZK5mVRMwKQ/RvKOoxmGhvQj7sHfVkpVmCyhhjv",
-	"MGoOzWmI2W1/e2YHj5ZSlfz5DvbHPQig5Rc9bqPlzyRzcG1yAePcCRIim8ibglOw2ibRm9okaBkNVSyI",
-	"B4JCGzkDeEPw4bgvOZGmgi5vMgyqu7hLgSBc4y1sBg4HXh/6jcEhtQ4MuSvwrk1OGMRmNrEjQmvKOzq1",
-	"rkOBJnE3x7OKc/7pYD7Wg1lQGGuPp5qtiIq+kZRQL3GH10c3UN/kRBH4a4edpnO+0Oywe8wawHBgf0aD",
-	"OQ8EQH7Nqk6KPVKrmpoh68DS5rdjb+1NecYnwjhCo6oJzS/ZP8fxnsEAoFq5tGePK4LDfhx33V/bcQ+h",
-	"k3xECX3ik95gfds8TdessWN5LqwyTr/dWeTSNPI6mEKxTbOFY4KQNVKOxq2anVCzjqdpurfJUrwpDFTI",
-	"WMSdjQ+wLxX6KO30qCz5HyL+kuWh/Dnsu7Bw6b//ajdWxerBPM/HIhOrFw6xrq/ESlZzjzgULAU0Fbo2",
-	"0wXZvEWRkBvQPleEF/OhAaMcGaMgYQClDQ4/JqiqWV7G74X5SeztUAP8JOocQpyNr2AbfKg4VKv3gUri",
-	"4f6Qp+mAD69Xbwni0oSAdJxkYmg6zIfFucFYr4gwe5nowJ9rlES6fWnUl3hgMbM1k2CvtKwThNUjdKat",
-	"neX2C3v/w9kbdoNOY9Zsuf/Ea9++dkVqjcDLw4o061LFiZBDwf6CD8aArPX6wD5atKxvNaTR5FUbEYTJ",
-	"LulFcYQJzDyzxg0F0nzdghRzK6eaEP9xZkPPJfytanBfDleIvBPboftfKQGUEtG+B/zYj1YH2yF+RtmE",
-	"Z5pFfJJFLOV2baLJiEfA+JPImfAd3cXaGevl9/oyfOM/7ZPa/8/F2Pxffv/7P5BfkqJ19geoIco9RvqC",
-	"ugdC2+Jfzt69fhOxhvcqcfu0WOR22iVcFwEumfsp5Gdr5YEu+HD7Ay7XTPoFa7GItP+lnb6o2WHH3eO+",
-	"jOwmvJTKXPrqxDgKY2qOOrbCLH6XxMMzd2aW7IOVR8fJA8xOOWpQKJP4j5nIFnmVxBDBMHLZtcSJtFTu",
-	"Wtkib2c1VLhWMkB8pO7FcEftm5+/2PDFBXmB26Jx/t0Ze/HN8Sv2//2/x52DzmHnoNliidRGcN97VD8j",
-	"DnD9VgNbY629e/v67MJ+cJ29dtQ9rJCHirh4aG+3EOJy6Ui1HIWZm3ho4PYRePs99mOpoMG+50c19O1h",
-	"VaDIZTnRKcxH+ft/u6uzcrz+FjtzPytz5k/PVszQMzURDFKMUM1iP9e+yO+mDbQZQMHXqrJz0l2aNY66",
-	"h83ChDpKSP9J5fJmNwrWWD7HfTlK1byFOurCbkerDKxOaTEouWWRmgqZxKgwIswX0PkEgQlEspDgKOtK",
-	"5/tUJXZ/5J9KWV2YhlZQ+tg8wUIaZFEEpAk7Lq94CmoVqItcljnmhg+4FmFyFSqb3URYDVgixxyORexN",
-	"hCVFVtYClZJ9CzIaItlWUOdhxQ1Pdb7IKsOtSPui/hA3n05xfa7xlmfY5dNWG6N0EWu4nB4LgtLNOgez",
-	"5RPoSaZNhauYaPPevX/3eSiA+ajzOWgYX4HXYT+jOie62UrvZ+Iq0UZk63LKp0HYcoMcMHYwLaWBoQCS",
-	"8sCsIr10RuWkdXlgyL/YsbPEoJFblaOa8kyL0qO+y9TEPsbJ/rpUcV/W5opZoxStXp5EvD5q5h0oeY19",
-	"X5aKwikQ1oCoNmaX8YFN6tjgVPZPsZdCbIg1vIPTl4T0DSaPtX2mAMLUcpoEeJEDldSjovalgnvACJwn",
-	"WqxLWJ/DB2d5MeCDJo19EXIxa/wl5/a4e7T+7nNYHQyd/yxE7G7dQPY7SfduNLqXGBXklt02TeTVpjme",
-	"ui1++7wy1litSSo75UENkIFiafZlVb7ZygGXUWmM1EwCTpeVGd5zLpb0+loQiGuKviykop9plsRU05xc",
-	"JZLwM0FA6EJuHtuvIusekQPOjRHauL6RIDfFNYukkiKC6HghYwz0KJDlNdlMQyIrC5LIVbUpfUlJpXwO",
-	"QHa4fYKBkVgBJqhB03KBeeSuL+u5pHdEJ4zLviyOyS21HTrJKLj9VX47VCFX17UU0r1LcmLH6eXwfbdK",
-	"Zh1sW2StsS02zzXQ8+6Q0noswu24+2rje97AxroPkUgZti+RiZ/pv97GvxHuuagC4TsX0K4XpqaXrDXr",
-	"JVKLgVRQi5xIxuUCKAM67OeiPVA0JHJLwDWdig0tgZO1hkCzxbRi3ErAVMhCNoLx1H4R+Z8ZfCR2auVB",
-	"mPZsyri+BlNx2eR/DRP23s/5+mAeXopSuuGjFGmiTd6mNuVmnAeu/BLtlYVA6PYtM6z/+p8qkEs3yyji",
-	"esc7TVc/9Nn+WZnvrLa9j5OK83mb0wn1tLUWyrmYpnwo9PJJhMr0uvabFpQty0JBipLixDWNEhZ3mGVN",
-	"Ms2EjCsyameQaHmf1/7uQjUWX3IrfXhc1YZhnxbvvLXlwXxp/MBCZ8marUZBlfp4CeBXL8WvgJhde+q8",
-	"vCcC6ijyFG4hcoOAstQ4FoRJG2iDgvdq7d7BzBglm5VJXPvd7/2gd1zRk7+oxhTypS18oR+s9sIOBKpX",
-	"jNqsWYkSiSvEizLckHRZUUvT8OlKykVi+tM5M/jXQqtSK+xVeqaJWjErlZSCilcSQsXoMxR7mKaZ0EIa",
-	"EZNDBQIK21gAG9jHFxLDJpyqDAZCSLIBmi0qlnXAG8hIZ52FOQSvsdPQWRpoqmjWMHPFDB/4liowuIwv",
-	"xMO3grhkR13ou6T2H9omrb60fg78hH2ZbCatD1PlhFAh0IWvo/nyOqLti2d6SyCXH67I7jTYbrRRGg4C",
-	"BleXKgbuowjPLds2zvf3whTOUojOEtQF0OetPvp0NFaHx4F9w11ZHwyXYu6D4a1CV7qaSzZKOSBxR2Ro",
-	"RNXxcndqdinK6R2r4uXua7/KeLnO53CDpd//TP+1xueDwrsqh8/vjIZV1kXRrI2aajZX2XUir06QczzY",
-	"tBConroGRqzhOgh6mwh2BTCtULCyschEhSlwLm7UtaiVjrUrfBvHy8/T/Tleb4KKwXt3uzbwnWjC79N3",
-	"eiOx12WjilLy2Nd2YnPmUhaFEvta+8XJXGg0LMYuEo0cLogH5Fp6/G7VdYhIEWtgLKTJuL62xu9JoZYZ",
-	"MXU1UUyX09Ni+nG6K59LxeJRltF/QCLMwpI8nC+3UUzQvpQKhOQoTRD98L5L8jc9ad8ny9W42CK30aHb",
-	"tLc3CINhRnS5icahYvUKvSZB0rYvb9O5u1G3btjeG3TtVsY6QW2IGBMweRZjANkbqPcI05w5yEBfhigD",
-	"QYa13Izr0xXF8sZ1Sc1ALjzCHtida6e7RO1/Vj7dcV9JzKvkphCrv8sZW5fDDBBHbtEP67DFXOAbO2Ep",
-	"b9+Xbkdb+6yuFTbsg6V2ViDuLve+opGXq9u+vKO+5bpOekAKkUoLsDa0VsOyU5ezDKarLuO4Nme4U/Vc",
-	"eMcfUE/vJFv4+OoZKHl3F1lglJmu8txcqs2F+LENglLsgbXbPKlqMr1Sjna/It2FYDcf7AAeifFZ4UR9",
-	"QNRINRo9WYdb7A6aZRi7Bc+phLY6Gq3fsvuEhbqBcwYxJdy3DjJaZipNRZwDas4yqYNeFD8UWXDiDrql",
-	"/d1ieozNnEN7KAjdOMnYmEOZHM8EoMkRaPNcZdfahXixgpCYTVh0xodj0T5T0mQqjZhUbaiyKdl1wdmW",
-	"K3LgoMis/sUvtUKhUZ3aroiGnOHMPqZz2d1ikBnXzw5hhcUZLvJDnvsvSF7fVWQ86NHfQFnt456uP/g/",
-	"8WvhAi7uHZkw1PJzePSyxy7+5bR90GIvWJxcAQLrUZdptFitoVko/+LTqTUvMY3jBAYg7ioztZf29vcj",
-	"9vH8LcE0/Ns56cj3P38PTQv2b4heP+eJR8QO5VJflktpQxEXrREWPS8soFnhFWZGl+prg15zJe8mVpaN",
-	"93KtzS2LbithrldW3b6BxfeyaUdSwj4f3zSxz6qN88O+MorpIZedp/O+wk0lCHo2m7pw6WbQDY7dYR/Q",
-	"j+tTTeiLQijFF83CHQWS2mup5vqERZ7QKmKaL3TQR57okC0CiYUrrdcfE23OcExrEgZvjZggHCNUOzQO",
-	"7I456Ha7OU/EQbfbrGs1RMq4MElAdxGNXMguc3QIrEOfkslsAn/utvYmiaR/LhPPLLdL4mDtlr5OpkHt",
-	"T/34iMaucoCVw3Pj6VaM59cdHmpYrbq8XU5oi9vmvgsw8tO0nJ/Ts+lUZZB0dhvOHRb6Yfm4FEHt21QK",
-	"hsUX+5/pvyhpt7pUZ6w0vloMrxGb+0qA2Utt8TNt1ERkvQLKAsYyEXzc0Qj8x0wZ4ZszNBOf+ND4awgN",
-	"3eOSWmX65u379ouXBx7M/+P5W+qRT6zt7U62AEC0YaqG1y02t+Oecw0KDLDIAdJBM22SNGXxTLQK9AxB",
-	"fZFrFGSGZ1cCU4aEE80dewxxAXXYaW4kCE+GTddR1tpzDywRCfTltVg0TzwMLGkS9DU8RIx7K/UKBAhJ",
-	"x84i0GzIs2wBBEAf+FVfNt6O2j8rKdo/cTMcs9//9//JjrrHWEtTbzZUKNrvhTmjJb91vYi78b3bZnvV",
-	"fdl2yFATcJOIeW6ejEUas0Z/7z/197CW30l1O99mwezmb8FacDCJBL9O7WwedY/7MiwLC0sT7Sue6Q57",
-	"Z500zoZ2Ktg4kabHOBHNQ6cARAQZ8CNZ0SXivrSvx40FywjY6NDq3WITO8vYWoAVPLSV7NuwjkkanN1K",
-	"+oHCYq1svNytYKR1rusnckffflWpvdQuYV1tJOhV2vpygROEp8RLEAew0cjPMjPJRDCukxhT9aubUY+q",
-	"YjY/02rg02OmE+ufG9pxuCgbW2tudu4UB3Q3hznu28RkSLNsLSZTYk5ZLi3miMHrxFhh6Qt6h7bM3TXP",
-	"vnWx3cXIP1Lv070bjcD9ITlbVEZw5CvFNDolEwV9zlyCXohnvtu8L51AhnTcwj7RcSVhVSpLDGtE8J/v",
-	"8uEi6YkmBJbCHFlNFKnypdaFgwZMq7YgWITmIFzSAm/LXgYyzmpFYskSnyDm3UAXynpdgPNdTdjRLLiX",
-	"oWp+pp1WbRXCWdAWlvJkYkWcvD5hXF+DEEN6oTIwH46x4zqfYOzQEY9/gG55vxZ96RYjwcYrnJMkdhWa",
-	"nvPEt2a5Cbf2udSz0SgZJvYVA55yORQR47ov0UVfuMFUKC4g1VlarG3osF3K4OUB18am3E4JdohDrUL+",
-	"HruYDynfNutvsqftrqHqexaLp1hSg3UDbh+j4coIeGebghEMZb3/Gf4XfshWlljCdc90lbnMGu6kfsyS",
-	"qMmA3IwiVJBUvfj371kysVI0zjhEsp2oAV3cWJa2qLjtMZ1b6WM0RD9YYpprzMh/s8P8t/OdWJPvgtJC",
-	"r7xwHsGJhUrAF8dB/0qLcscxi4WdjbiucI9WYWXZXgD+8+K49QVVfGWBAkuzr2+u/vnTJC1KkyVrqEpa",
-	"0FLvtAhwKwIENsdXYiWd+hPnThpN85blAFXDtnEfb9rA5be/64umYwCmELVYeOg15x1l3FC9IlxCOHTW",
-	"m0pSUbCtEqNFOrJaHSq7G0R528rpRtH5xUc00VxQzv6mp/RlotkokTwNUIE77BSo1d2AXfLMCi3EbMzE",
-	"iuaGwk7Sj13f38rnwrXD0micnMeu3t2ND6Xg7V1Hm9RrQVDw1KE93cFhwlUpnrUtywEtUjE0KAZWSQEs",
-	"QCpZ/sOxSoaoHLFLWVIYEXFfsE2TThzAbXnoK+T6gQDYgj7wpCAK0B0hyeLDIzzLkhuhATcrd83gDegL",
-	"eFXtfYRn0Hn9atmRC6VE6SlIL3tTKREuYMIKAmFr8mAXiON2tDDKB0qK30EY5auBu3PHjQY7sjG+BlF2",
-	"S4mEuylYn1Ae2IO1belkMi61Y/JfWadd8CNa1Ls45VDuSUTMDokOXYsWy8RUZYY4SPMXPdNQYZNTpJJg",
-	"sI9O4g5zAUDKPeNTAliZnr0UynUmUCwQRB8zwWMr86yBlL/Qe9iQVZiaHBLSmYLIzirVvGWNKUwmcpmL",
-	"NPh7X84hYJwROCHGYAapGl6jOIZXjjA4g3SYrgA8t+uWMiUZwPZY6S9iHz/i1MTq3+e1A6KGeXmNBUvU",
-	"UUtOrcqYFjIWGbHQuvC2UYxLVBnu7a7ytiS2XajKzdMEG2gB+AOAyqaZGgqtE3kVnRQTMmD4YbbGuWgU",
-	"9qOPIcgytxQA1uoNyzz2N1gwXlhDwPW2LizuBxFj8tcNRcTfLnp2wFaixlEBXTxfuDGPmZ/sxLCFgOmS",
-	"ypyEY3wGiMtjomf2cW43kQ0lRV+61UZePrtBWoUB2z0Ok5squ5dj8akJrLnRYbcb9cqHAhhUEyniE8d1",
-	"6LPb3NrtLE7inIjIT1gjcp8T9WCK8j1IYJOlDdfKv1+qOdIJWdP/pC8jqS7d7VEPR8MGMxNuoNJuLu4j",
-	"3FuZGCbTBEKjBKOd03SfsCiz+9bQeIGAkLJ8gDPi3tXssOiwexj1/Mv9sO2aQUlPRN5LVDqnz+xKxSKP",
-	"TY5VCquNX9Qo7itEMY0FXKWh5Ru2mlIAZTXniSE4Pc5GYu57wKEA6IRxXGfCudF5xk/7hvAWAF1FIS6p",
-	"G7GdTNy/OfQMj/NPwfp2Ltnp+7dtEHnucqR5By6WRNojKAV8T7NXJzkKXw3vTwxEfwI51sqD63DWJnzh",
-	"5a/B0HKHncMPLh8E0WXc6xB5TuzYskkqdKUVCc6jVBURn5Pl2LSaChmtMCz9YEsHCQxMykf6fYOYEm74",
-	"mumx443O97PrVhnM4ithKN1tvKVdIpsPOvvsSByFAcT1Q/KeJAOnunF8+KpZ7QPbETlT5UP+LY/Y7sUx",
-	"B2N9IOu3MAI7pDozuFrWrpKuYBMfIsDvmrGKT9wqLvufcI5+nk0GItvryVmatvbEzQQ8VbvYL4+fH7X2",
-	"UMLv9fZIhFmrzglurCIxn/6F6/Feb6/76fnwefdYxMdHh8PB84ODo5eD4aj7ivPn4iU/PujG8TE/EIfd",
-	"YzF6eTwYifhgIA5exKMBPxgcHnZfAAv5FifzZ+Ukaa49QWyB2ynV/KRSAiXUxQ23PrkbjyRjDKJ9WSEG",
-	"IQg05kGzbeZ7YI6rDdmstkOZmclY73/G/7hN4RJooYieEDwgulURkxXPHnfGK1e6Ak0YQeQjkB0KlAJd",
-	"bz/GRWUXedHRm7fv298cHPalWUxFjAXDDnunEcGPr7nh1hyF0t+J0JpfiY63kSKWipHx+Smc7NywAv7p",
-	"qlolnIhnLmnoiqQBpgd++pil0TPNRhm/sp+xVK6ErkFQr0SpyapyperMEGY6IWF7F0waWMfdhmnDEdYF",
-	"R2D6sDRmhyIpGMmdpBLe/1gyLMHXrKlFcZsqKFco5iEDkUJS4o4SZR/+ujqEAQiPMAa/mTvsFziYvikV",
-	"Gs3duQ56VRsvnrPBAkpAxuJT0wdB/UEMJEAjCmaIfcYkH3NDPfFek5cCJ2yWSHP4/AUKJivfgGw1VhNr",
-	"UkefJZ+IHuvveQQuelp/D7iLdKKk/fOB/bd/RBOcaOlf5+VbsSyywSlcYL+JjNaCJ9nsWa/D/nEE9D+Z",
-	"SlssBwQmvU4AcG5GfLSA5W5aQ2XgT2nfqzGdZurGGvIDh7cZ1PSYcSa09cqauEpqZvqyuFI068u+Lfjd",
-	"TrJyZgSfsImwRpkVru61rjTHs0r42ASuC6DTWU0nYpYm19a6t3I8zvicp880A+8bLwV/haepmosYmIby",
-	"v2guQbNCw1ZVL3/u4dDcYRljquSVyBh3lUEAbkxr2YB9LOKW9RuHAvrh8mRc8wTblf1cXdILg1flWxt7",
-	"o9GKg9YpjBQt75vagp07VumUtMAOWtXywT1Yx9otVBAFVb3B8bWppDuWDh0cbXRbqnj8QakfeXYl8L7n",
-	"6+/7KH39/U8iTviHxVR8BeqT8FecODDeINxIX6KFdy0WxcB/rdH9Y6IpSs8LtmaxvhKeAYKVQoq6CPxm",
-	"tQ31jtQRotA41rTcQJG3f6GjEbWSvq6LBappWhujJsCTcSdUFSOFb/dEFeCwr2I6m+nbjuAC76oYw3eZ",
-	"EMyIT4ZK1OMCPb0Pg8WsAQkDAp9xkV7y2LxSNHm4vRgp8xHq4ApnC+SKhmvRTqQWUidQ4DHNxCj51Gwt",
-	"1+Faqy4zzE5KxX16NkBLqBnU1JcnUvCsVEtfoGZ7Dh1I7t8HmxdrLU3xhR0pYNfXjERl5ttFdWPUHjE6",
-	"nFrzVcjZBDzi4Df0Ot/KM9juv246HGxgsVbpikG9y7AJoWpcr99cnAVDOoV/wY+/3oXT7kdoXtuE/A67",
-	"yHbqzNGhWd8C5s6uncQ0kdcwku+F+c4KqR8BrYmeVe0loDBzh8xHqa8Ea/ABBPiDgPQVFDSIydQsKprx",
-	"r4QTeiWZ93nP52D3evazcdI6AxUv/mnfOhH73f0k/hLOroNNlOP28SpRo/0gFjVwldNcCThF5n/69bdW",
-	"HRwElt9D3/UnEbcprONjNGDke/nnqdF85nw4VkpTqhjv7fRlhP8FRLPOIkQaKHtUeu7pEYZV6JRhM1Zy",
-	"JT3LktOGldYxjLt6D6y3j9/GYjJVRsjhwk7ozqzkcJAPRDRSGgO+pZ52BM/mnGtHrlNqbPIzZ9pQX7kQ",
-	"cd0I6K58so2/w749lCA4yFB6bOW453+zL3SSyhVcV8ooB1OwVDWNwgsybZXiaHU592eaw85/aV9g03Wb",
-	"PqjtLNWl0aOxCQ/a5BNbviS79ipXQk8SsLX3biqkr3KqnI9Sm+szDf5Ua7mzkwiRiGU1E2blLN3/9NjP",
-	"rS6JXdpt2QaVs/c0YixbyrdtTQVRlTTecOvqtUWB9/GpS/L3tnv5PrX5RngU36lskMSxkHjHy038fhjW",
-	"h2QioOhwQ78/0GUP7vw/aE3yCgMJ9UteD8Vy66LaXNrQ8d8IMuBc8CLK99pYQIedUsnP8h99Ecxx97iS",
-	"vaPWJqpX90lcS4uUa5ddoHNv3YlZY9jsNO53R0REGNi2wb5XnAWkOpj6XbKd3e8SR/V5ou+TG6HZREmx",
-	"KHA2e+WVyJLeKvT1MqpUpAQzZJPRCOnLsfKxGTPO1OxqvFSWNeGSX4mM4jrpAlMrfJgpbU1dwKVrdtib",
-	"xB4778FQoCFijaGSWF1X1SLUWs5hNK2Ioaecai3I2aFceblJucVE56pTaHL2DZXYy4pIWfngBSZUcvnQ",
-	"l9QQzACrZwDFdTSlxSIEbsi212FmpMGhZHCWAVkM5j76EmoKNRTkQqI7LOiC9WYEZBDHbDa1S5p3lSeu",
-	"FSLGakp7/aX9GhHrS+cCNltMqgy+1k4cEtfQhzSqG56x2JPyVixPB51iYC0KvwqTYolkkUv2XHJ3GSF8",
-	"5Vn9UsxtzIHyprRLG7RHRQacS7mxlcgrtwkxO+hLGAIYX5VBuFWX64UdpL1VDB5rrDq3hmW+VT36U5Um",
-	"wwUDISr8yPOcG4ffypk2F48cKHXd6suhUmkir9pqNGqxmCfpggHUUitP7vn0YYu5DJwmkodaT/2LElnF",
-	"FtfH5NvfIQV2sOUU2JqO+Ady5c89csWSD1i5FT7vuSx+hcn/ABb+3VT3Lu38R5Lf27F1ck51LRUGysZp",
-	"ucAUqQUHqLXBnV6jWg3kEZ0ALkCYk6tOxBECyh3F3HdJakR2K2EX3uiyXl9Z+gE/YX32gRbmXk34+4jb",
-	"Z37P3HWjb1L++W4D95Med+KNk+BvDWIhf6abaz3Q7RSt7HS7rVaaj89NXK4JuRcvMXMruYWtuY8+xQow",
-	"K4CgqzTVrS/li92cw+L6lwhrdyFM0/otbCDy0i1o3epLymplghDNVcHPABBAWnl/JySvuJRqJociBrxe",
-	"JQuuFPD59+moYKFCcDSWeWXYBR9B42ImTLYg90OywF5t/yAWlSY0DOqLj9UdbecHOYh58Z07kjuxXR//",
-	"Od/INtwJevGqeCqszhcJiNwJ/aLyqeAxmxhovwRv3aRYKnj8biqW8gGFRUtfk/2Wf8F6Gy6YzhVFJPkT",
-	"V9WR5M/64lKS4IVlrzR/y5+uoGReOCvugIe/rigrwXCpizDCx4qYfbx47RqHXFwtpyjPgVj+YyZmEHOE",
-	"MhCNip/ugJ5+Cmi5nqqx0kI6+JafISBJccZy5XuO4kLKvz5iVbspHll5ST7OBwpDBRNVo8yDo/pA4aii",
-	"SNmiAPiTJ5/zifujB6Z8Cnke7pVqqbi56bMvtEkmHAs7aoNVBDZzLRbMzK0jMmLR92+QF8UJN73/2f2n",
-	"dbaq3hH1sCubY/t9rjzL2S4lWUTNThGbq1kasylfMAWIFXPXkBQIbKijR7numP1L+S3QA5AqA1gIYeYq",
-	"u2YjIVyOSnKoZR6qhB4pQVsM7Yha2GYaAI+wIOVnfT47vARGF6DcaJYJgK+JO+x594hFUl3CZ12W8CLs",
-	"iCsBIzAj48Evzt+fYUHkNEuGAiEkVJbDYWQzh6ayUDOjK9Mhb2gxVqmXlRLUz3M+P3W2aLFaelUKP6Sj",
-	"eHG8twklxtnp2/ftQ0LTSOKgYk7NXEIzEsn04Plz6M2P6kZJO+1hkES3ofbcktapP3f+7jmsdFs98ViL",
-	"d9z0bl32fg51+zbqd0L3pqqEJzzFa2KodxYPtbU8BUPmsZfz3MamfHzR2nz09x6x3fyE1BgOrv24zbUW",
-	"ZnUSreHQHqwh0GRTnmRLHlfe35YRUJHV7SdBTxvx4KCmdky2FUfiJ3roKY3wFAd4W+fM04z95L96twGS",
-	"0nhr9nPe9g2X7XRTfxnTmr/7i7XHrfgRiWXbFHcYA1ShxO6pYMP7tvO9X1t7n9pTkU0SYOaDgmdksuhl",
-	"gsNHT2frwKPTRJsei/D1EbThaaQuBeB4tIOTmDXAJjp4VWH97ItseNjtdT+9PDr6/e//iJoA3sbJfLIG",
-	"r15MBipljcJdHy9en0XNExbRWekxK60jdmVNTldFV3F++hIJiiP/tfMsqSG3v7iHo7ULeNjSaB+Kpvsu",
-	"pzvsRwcIxKfjXna3oZPBc+tv79TDOdhbpwQx8dgeKHW9UgMGik7zG8hWUXCylI5oEdUxYkIjROBADJWV",
-	"JDMg/O6w8pG1AiqqzmP4A4sD/daO8/ErwnywdamCDzluFBQkPp2Lqsh8eavdWfNVxu4v+A0UqPqFGAWa",
-	"aoY97CzlA5F22NvyLoaLA3uzLyN6zBkWlr4bjf5FzTIdkQxMEBcXvqgR4UNOTURgtoCU5cZB4X74jXCD",
-	"zTyBBH6QdaerL8WnRBsdnSBpL2UMQtbTTIxmWmjWcNwMRNzSYpzKtBGUhw+Ji4o0rEMQQySYapwa+9Yc",
-	"nQacx+Puqzrwmg47JS6W590uE9JkiR0XfA4U314iLjLA3JzO4sSIuD5xUSEb3kgDEZfHq85x6OUhP1BG",
-	"Y2nm6piOi+fwqxNWf7a605V8zJyAYWgx72ZX2L8jjnGbGJx7e0gZfhuTY/+zlQELCkrFIhVVnZ/nApHA",
-	"gHMqqFNw+LyUZmPXQkwJLDffql6MLAmR1/C63QqRStrTcAZACC7qg1k0PzuKYx3XTXb8FR7x41vcuu1w",
-	"1aoDhzMKerIgRe/94E2T9rVYrI502QuCnBd2kxE6OzA+tScqFo6BsoXXqxEbKCDajIU+gYYebUoX2p/o",
-	"apkukIIAmKDjFosTPU35gnCBWvAchInixj5QOqIC+wDHQNWA51iTBkCIoF5JZSJuev8iFjcitWd+Mw9j",
-	"mvwgFl9DmA0GusqxsNNcLhJ7ci+W3YtSBJcgcK/FYlNHo7TD6l2Nt1rPgma4/E0etzdIfZ++f9tyKRg8",
-	"RGPBgBwAA3INipH1ZWRPFeKNRvr60v7rMrKPPbH29I2IiN+E/m5/wr/D6XLtd6Vj7fru4Kzl1YAE62tP",
-	"Xc85M3DgMDbokcAoqTxAhFZJmP4NqfqyVAHcAzMETj7m3gH+3iivyO1Im47qnNh8+7Kexrzi4GM00Mok",
-	"mhD4+FQr+nqAO+bxJJFRX2YqFayBEwIXDrkEFFLq5rVCK8nrxXShCbe4gHCtVtbD8qNpMTskJZFeBX0z",
-	"QpQmGpqCjOyx4+4Ri0buWETNDVwhkA1fgwMEAw3cnt1DA8U0OTVCU4q5nfsWbVslh6JQunkubtS1KD6q",
-	"AlHFXrRyNT7vXYtFZYnVtVjsJ9bUy7U2XgWT1LGGYSf4027Lsb5MqOOX328g1dUt5cL19lJ8WzbW/mdY",
-	"5JVuDWlqK0WnOsy1A1IvYSInJY4XK2Gt/Ekk42ySyJmBazAzorCnv4E+0BAZpqCjzI4dJQvi+zY7DPYz",
-	"vIrhro1JMThycDaTRKBfL1iruUjWnoFtelPYuJjErOE5ubBFu9qhwsP32MsCVouqYL2e/LQt+ml2Vrci",
-	"QNZJiVmcmHaqrlaQWChKmMVYykgh4bDCewjsaEU7v4fZFwoqaGaHY4T0MOUhQAZZmPgae96JZyXnpoi5",
-	"4QOu8wiyUWw2tU4Z4gpZudaXSoqWNXXg5KkrMJrANxsI5KJqSMVciZAZK+uhYSMv4EfAYFoM5CzARvDs",
-	"ShDfBmcmmQg2T2Ss5ifY4YA0GEg5RsCK00zcJGqG7G7PNIuk+GS+xSuaHfZaGJ6kDsFjrFJ4siO84Gwu",
-	"BmOlrtnH8x/B9CQXFVxLZSUJi2DF0ItkjZtEzEVWaY0VHEp7z4/qakeyD9p20DLH9WxoITDaBQGsDv7c",
-	"rK2ZdPxQlcWHB93uF0Djwtgc590gH6bK7HzPtMjA7wcPA1DnMdqgZ4O/iqFZNWSVgfSuHPPR4dbG7Hjq",
-	"FAwIMydJXDsw3LM7HZlLlnDA9HJp9UTDCakbl9WIe5Xlr/YQt+2ttx4A8XyvfbdRW3jzG3rpFKjTrgRr",
-	"HNi1Oex2W76q6nm3dl0gp1SNdPy82yoUAx8dWsObf0oms8lez75gb5JI/NfBJmXChUlSaewYQHEfSbGJ",
-	"qKr5DJzyvZV1zCsHu1NThcTce34lVjfF0eQ8xaKqmG6w3jZOjNWhG9oduVZaZ3FQE9imJR5L3WOsAVYI",
-	"dZ27AIhselMhzMs4UK7BzCApyEIQKxYUzHuyU7wZyriYn3k2gJkijdBwZI4Uwm3mFHtuuDXcUk53fktf",
-	"/ujDuuUB19j+rp3v6RAtl00GO3jgl32Tg1TYZOvOkvgE7J8eHbAz1DcrD1aRiMLnRDC265KXiWT/3arr",
-	"FjOq2QIFkpdUcc3Ovztjxwcvu+zs4t9bfalNJvjEuuanbCjSFOHuMIyqDc8M2cl/iVos+mf7f9r2//xv",
-	"UYtxZvgA23uGPMsSZEQ2s0yyRPclJmEo2sqiZxHa9twwPbXTo8dCGM1iFXQCYQjY6qRZyjssMor9/n/8",
-	"TyB/RngJrProy6MXL1jMF5VI529gXt0xqKf62Ir1fAFzRAuSWaOvxRI5TGc6uRGsYWf76OjoFVg42vDJ",
-	"1CHEW+dnIriExiujWbfb63bZxw9nzTVGWH3AwVN/7h12D1+0Dw7a3QM0RsJWoA1spbj0QeLTF33QiVs3",
-	"5paN7M4IFnal4bf51x5u9LXrJa8Rn8w+HcX8beXnVMpUe6QcSiK23LJMzXvgo3hSjha5vvCf9rEtAkhw",
-	"rOnUftZyKCyvZ+KMmvrg324//iwM/Y7QmsOFZ1yjDoMLqJB290HBrX8q/OujBO4cZHhtOYTfUwexqLJY",
-	"ZPZpDszxXIzeUiFV0Ih8hpPXfp1ouD9BdVWcn4gbw4djpN4eJamwq/wXJ9La/Vm3ezS0+wH+S9APRuE/",
-	"rWyMCobr0oI86bFiExhIwaCbRNvtuUs9FjZzrVNloZm3DW3Wl3D2nDajU+iLH0mjMClmJuNpokFbgN0I",
-	"Io5ls1TAHJlQz+KXrdcxK0FSntTMk5p5aDVTrWByvUHk/SsVB1vWG2Uk4VyTkObYpqoIRMaTttiRtihU",
-	"Rd5GYQQ3bqQzEnmTGBCn9WVkb/NrmPP+Z9oKd5e3ymlGS1VKUAqfJvIa+EshXF8oIoG4PNWaOI5Z7EkL",
-	"qr8iI/ikHKtfGakPRvz44wT5YFeVgBGIIAsW7ClkUMkmtjxRG54dv83qy75+wuorphN5lYr2TIvgPS0G",
-	"qInsG9B5mHXLs+8az4GSQ9HrywgF5XQ2SJMh+3j+IwrMfT++/X+ihuZ2/oL/DGfjL7///R+UJ/NnhaBI",
-	"HLU7pO8S05d45LAHA8YtMvtDqq6aHXYhAADFAVpRLdNCzTIt0lGHOVhLNZdAcnCTAN+a7Ev4BVD18Z75",
-	"WEFUgOq3OWG/I5DJyMoK6gmhKy7x71HPJSuhwIHqtRKpjeBxuU6MrSgTO3cczzQPPu7agZI6PqHqBtaA",
-	"kTe91qZCCqwNYSPKaEWlapEeXbdJwVZ+mr+Coq18sA/K8RYHk1Yj/vJD4GF77HHarLgrePyaAq/a1fu8",
-	"l4+gGk7L//mPUvL1BZ03HwSfbBvUc5Xgh2UTXh7dRt5/aYFYoGb2P4d7ZG2pWH7xM9INWDg2V9l1UDHm",
-	"5HCFYnPpG2eGNXhf1hlmkLFMALaluUpgskp5ibhbWxKY55sduW3WlBXmeuPSssKRv8eGHVi7p0KwrReC",
-	"yWAf3KeMQGtndZ/OVKhpKsCS4kPjuwjcY4C3Ukx4kuYhtSRjYDBBCWmOMLdgE74AbHGWyLt4Tz/RcB+9",
-	"52TVDA52ledEs//kLdV1zNgNcnsXaaMtv/95pkW2Rhm+kdS3gdr7mXZLNk6m6OdAgZk23qsqqCwq8ZN8",
-	"Ali7YzFpnjiHQk1FeOgRy4mUIwUnuDbOw3EhigxbJl0fO9fmEq4AdXZb1cm2qjntwIrndGtac81t9rB9",
-	"hMXce2o8rdZjj9I29t2qE7ddtqj3oAhyOK7jTPSBANcnZ/VVObBwlVnxwSI8YidolS2fyr6MxQRA2JaO",
-	"ZQ/arQLyF3gn3o6Q6wD8Olf4m2bwJCstBB+OHRGG69BIBb8R1lxuOqZC4rFbJUxYw35PGqMhP5lpqpSa",
-	"yVgFVdl3ML23KT8+QibikciP7Qc13OfZz3ogUK3cJFltjuR5USnmeCye5OSDyskzjETy/LzbVblPN0Hd",
-	"iMwa6LV+wnfkFIQZ+h4KkXJ9Zwu7TOwkWaMrznPpA+hwBRjmqZWqpcrNFpEbzCSkuf1tU08VFLaTJOmC",
-	"3ah0NvEQsyC5j7p9+fHDGeZ+G0bFfIFZ8ljELfx1TiyoYV3E/xCZqsaeDuo/37lZ+moKQP2IaySCW/cn",
-	"D6WiBNSfumeajdVEMCTd0LsooPFE0hsVfwKeBRZqVdbOBLUvI+iO0i2mBc+G4xbTKsOuUBn35ZRf2f8O",
-	"sfHXEVhT/gcBxRBcA/NMA2XGaxuZdlyKCeZdsUY20VBhV1v6sZiKjYmHaPQIr7Tu7TuhPqIRhLxHJUGd",
-	"CetWfzJsYs1jEWO+m/ztnLyeSL2bKHRpMzl2AE+wTFzIIpmaYsOfh2gIrgDSmZyemTWGXIt2IrWQOgGi",
-	"AqwHbnoxHhBH67HKDIBSVNynZwMMZNL+qpxI2N91XVOHz59DX4vvSfuCHqoLO1Lol60ZicrMt4vqVqE9",
-	"X5yz19oTcjaxUiT8rUg/8Oumw4mTTCDB3opBvctiMLqrxvX6zcVZMKRT+Bf8WD2Gr4ltiw7NeqotX4b/",
-	"pA7XQ9xMc1G+M3W4/3nqmH1/20Q1WlNuY00WPjzyPJeJ8TQEZb54rG9QWchrQH4/QutwGariVoGwYLVp",
-	"+d4zN+8qD5WL/pqUk5+MR49o4Carrl4J//zH9GorCNR3ffi/Fybc8Q8oAvZjkSY3IkvEakOZLltAjL7h",
-	"ZMLvf//HPvXn6+BJUZNJnmVqDkDw8InipmA/uqPfl8UKwwq2Es/4nEuk1TKgwjh+nX/kH0YcLI0h/0hi",
-	"951l8vF0ZO+UpgW3IE3ASvC9fJM+CbMtOvYOpCOfXnvUuTsTzzQJgHsTa/S6OpH2BmVZMhLDxTAl8RRw",
-	"h5FdEjTGsIb7RhJlzlVLaOasQNe9vnQ90R3qFIhazP8ExDP6kqp4omYIx88ZTWlpGB6gvNOXOxKPb252",
-	"GED4Y1pKMGWrBA3ukichsyUhc1oWJdDDlCZS3JtIcZzidiNW1pN7pgDoe2t5dIbhWAyvW0RJyKYqTYYI",
-	"8VlC3GRjLuMUIom6L6P37y5u73W5UVLqNSjpxpCI7ktEB00MMeCqjDXs3yd8AQ0hfDrN1I1gicmxesNG",
-	"lHpouWLt9LnjZL+XhCS+7b0XIxvccq/0yDi+ByrMpqWoxauzf30oSuTSdqmiRV65oz5vWJxtp9fe/jD0",
-	"yY9JVO+SiPlPwtKAOzG3b5mvQM5V0O1b/L405VypDyDFMFpXsIq9R/5aAhsUsS9ddR/aMApUh0tvOBaa",
-	"chc5gkET1KmSo8R6jomSkLvBKlfOBqkaXrfFp2mqMpFhtQ2wUoVsx0NueKquZoJwE8ccALt2Zw1/8DP2",
-	"ZBDfIoNHs7bKJvb768ks3qLvrWQbyz7y4xv63juyj9XMtB35xcbAZWBa8pSZcSb0WKVxq0i3gpn2IVJ0",
-	"tdVoZA3YREGZSZJah32SGASYQAnsRrAxa10xQaBm5sJ9w6OvQCmNtz5Ub70MPzFPebcaOL+CO3Zn6rrq",
-	"gtkzB1QK5SIijTXToD2xjFVlDEgNekvEqM0TFslZmkYMU2dQDkanxqpTOjaMtHJ4KtRo1GGndndhALiA",
-	"OuBPjLfxvckimZJ92VBS+JbfOU+goAUY92R+bLE2n/7aRNoZqrN1ZJImuRobQSPHuT3pS563BnPDUqW0",
-	"gLwgPEszuw5YqFY++CyRdhRD4YJwMCGg0p9ZH9lquKER2Xt4UwQfWvrxozRJGjWhi9p+JLnERIQBQXL7",
-	"0KsZz2IrOUdYxxMQS/jePSKrykuBbng6y0FXwagZGZGtr9bdmezZVR1uccAPVI97JwnIpPr6ivH+kF7T",
-	"mYcH+DLh+8V+UqZGSboabtWRXllzvMVSdaXweA+hbn+oUjVDETxW2ooEiPFhCewVcuvo1cYHjeGrqXt1",
-	"A647dPjnJ3NjNfApTRPspUHGoQf8fmwPb1gMU8Ez7fgAlDMliju7gR54sKfBmZcMiAaIqbbZYRdjnomY",
-	"DRYBxdwG2m/rm3937SeFET+Q3rvdGfz6Wd3/6NpvywJhI1aTIHu1iavuvIXKUvhizQ553kUo8NVN6ec0",
-	"mHtNDiGrya1SROGNrkB8/V2n5CGdkt+097VV9+Jnry/upU3ypPQ3qO3N/JbfejSOHr3/2WW46gt7K0Lm",
-	"FEkL4+SbHunv1+Tmdnygd236bpI2/WNGsvHLH0dF7L0enH2qfqgv8jhlEWE3RT5zPlZasMiFyTrOMARw",
-	"fWsbIp8rgW1eJTcI80evAuuZ96Ur1XCxJeI9tfY5ddMjQMx8rFic4PMwlscSwxpcxi0M2EFzVsyGKU8m",
-	"fekbj+ZjBXgY9FoNg0NmVCVjNuVJBjQwC6GZkiwxzZPQVUeu6Qw6kjTAEYYBRGyud/UkuSw5yqflcrC4",
-	"pAuA8bXAsWov7cuATRVa8H3g0c6WBxRpnkADPUw9FKy4cKW//Lj7qi+jRAKC4yVkHKOcar7CPUFNLf68",
-	"wszvxUcv1ZxRtQ2htlFJg7X7xH32rtNm9Jv8ASoJKgTjkMuhSFfIRc3WV6zVPjdaVWq2XGgG9zz0ab1j",
-	"hdmDnG+c5TQ44Dup8Ppz2EKPU2zgoXhkUiMTfxVDUy81zuHvjucYHZEldY6bF/KFEJd0dbUASIzA4q2+",
-	"jGhn+60eNTvswpfjAgkSPNE+G+ObZK5M+ILhQAmID2ObK+wFHPaf11xYFidP9sKDHXzcjA958POh1hIm",
-	"e0BL79oxcpMwnWAEnzCjHNKlb4kJAbJWBiAu3Bi+moyaH3HNIXsq4VmRU7P75Zlm7h4/WcHut9+zUR5t",
-	"VqmYaHM2VEZQzrhfofKltDErohZ2fMv79WKn+3X7SbDqrXr/ia9Nj4pV8kTM/nRq6vNPX3J48JYvVhmu",
-	"a3zTfJRvvpTxVCXSaNZABFrAQkf0xlSMDFMzQ4CxxZ51AJzNO5picSNSezg3yldRg/Eb9/LHr2RKI17Z",
-	"qei+6unIVOVxlnbehgZWaYfV09DYNfh4/iPgjLKBYGNjppo17P8woFRSknEWi2mqsGkAiih5mqq5ZtMs",
-	"ueFGMOS4100q9dQqvRF9aRQjUhoKA0NsN13kpG4HL4IjNQ0yQx321mgwx6y/hHGcvmxE87EWw8vf//6P",
-	"qMUuDJcxz2JGu003PX1NoikKDO+rOnab9hGWdvJXQMRSGvEDNf2VRvFLYsYXsIrr5IDnZMFFr2VleQ3y",
-	"l9r4/PIsNfChmN5sNT/vuUFUtum5P96OlKUF57g0ztcF2JPiiNNlyV8LILKjEZ8r8CKLY6blW2a9gYtL",
-	"I6aL72G0X1/Ub3f9j7m+xXKOP2Yp02kcM76kGG+vFzcqXKrAF6o1GgMInLBGKYTZEGARcmPEZGpYwyST",
-	"gCo65QYZn4WdFARrdN0G1IFwwH74ttlhP4ipYUddpEv/IqNy59hEgKEZF8CBQD+7dasDAwpERdhz6EGA",
-	"ZjMQE2txicrvdxhQAONQ+/IbsfTmEjvsE1DSE1DSg8WfSoBH4GPe1THYUP4hosz+Zzoav+1ngt5en1+5",
-	"GI5FDOkPD8KG6LVlLu+IXtNO4qhlT4KSgUXYiHJhEDWhZFz1JYpSIfkgFXF+sZ4N7BAGCP6WmBPwXmia",
-	"gBeWaZOkabHNzJ7DbGH9hwmPRV/GM8GkmjsCSXtjrGb2TbdzJs7dJJUt0JvdgkPiXCexnbsbQw4T1PUE",
-	"M+1ocvPDVsdelsvDHSDHgYTesVpYFmuHDyvWmKaz8UTOtj3RSEvAuAyFza4tw8/5nlzJTfWzMmMrcCYq",
-	"g+wxbYZcUAVnMYgarhA4S+Lm9S283Z2liEuv3ZjkCQf/dB62eh4EcJnet7MUHol9DBC0tY8f1JW2SjH3",
-	"UZ+KMN4JqOrDYzZWsyzUWmzIM+tVQbyQm1kmgOGQIztCXyLhEUiGIZdMzxND/piaGZYqjRUg7ujlOLAw",
-	"8kRJahSfSZOkzEC9rRtGX/IMaTeAS6rZg75yNUtjFmdq6mpcM2FyZH17MfAqgh0yVultjYqNIy4Pe8a7",
-	"jyiamO+tJ3KkUqyJNvm9Fo0owmHyC/WsHO2/VxFlhDabuDHc288de0tEZkYjirnhHTX4qxiaqMeiz/09",
-	"+/f+Xg8q8FusHxiu9tff//6P36Im+DEFs7cFsyBiSqSYLBExS5NrQZEjJ6NOiOWDjAU+nUJbLfHAIVt9",
-	"4RyQ4EHYizE3UIxvDwZ+AXlN8MXgMSW65Fc1ODs+6Pal/0timmHbDo6SSzaT1xIj9gLr8skX0Vguz6LQ",
-	"BfqwmIqox3hfesmoxyA9+XAopqY839z3CrHDT5+qhOMHUZs4fVTCcev+h/3wc6Fn6TrvYwFgi0/+x/bF",
-	"2oUAYDm7VR1MrAqF3K5kWl5Mt3FBQ35LTUNtWKG3STg5GMMOA8khrNBO+Jjy7wgpmf7oLbf5V69vuw2W",
-	"4Ck2u0Hr7bxwMm5bHLu+eCPEfIbEQBn7eRtgz8GQIta4FgusedJDNc1ZNtxH9xhn12LBZlrEfYm1tORR",
-	"eQESmA6vvgzpOd+796Xf7xW6Of+8h6rkyOe3xq7IV+1+YZyx56SE5BwMd6lUYVjo3KrdOJuDOudfXg/s",
-	"3KqAm141yABy+p5G+BWUUOQzcW/FFPkr//CA0rg7GQ9P8qPAlA6etQ84zle1Bu6FmzmEbtYhDbFTi9i+",
-	"Nby2ZnpjrEyT+DGRv3JObSIF6MpMuBTjyv6P4mZJrr6ePpClkdc1XcFfZ/j5T4bfaqC14BwV5u2+gF7D",
-	"jU4UsNCuyOO2kumi2WHgfmis+tXcJHq06Mvn3S77/f/8f9gkkfi//BP870G31e3C/2f21OoTd8Zc0bAW",
-	"2U2QGi/Byq6HZNvh8dkVNlt5yA8MznanY/z1Y7U9DGzato73baM7+0KbZMKNWNHqyE1Rj6sRiwocxBFT",
-	"kkVwgN/GEeWqpnwBOMhSzXs55BrDG8FHDMBY7CTPDMSSiVHaWg/W28N/SmHmKrtmIyEKihUBSz0p9Vil",
-	"se5LIdXsamx9SDuIxGDQ2L1Zkj4HTQzurIihmdojSeff+gz0dV82PPgKPiVq0fdeSmUuvYmF1GgkQi7p",
-	"luik4IVeunB3xI67R81OX7osPrZ/k9z7sDRjMsZZAQPiEx+adAFx9xDUBqdeQ9DQ9KVRMV8AKF8yFBjg",
-	"tzOYaHbFNfv//2/WGHCNv/0zM8m0mRdR2Qtg5lUsmNsk2tFn9CW9sGEUlDoNk2li9YRdAfstMsA+gs/o",
-	"QSB/OhUZG6iZjJsd9hwgcqS6xJnkNzxJ7cxEjjMjATjBodDaoVtnUPcasmmcvz8D+HH8RqiwaqisL2Ml",
-	"MD2QzYr0GzhwXUlD/4a+c4eBgJW+Li11ItnHi9eoGOuCkEUS8FVVVGHt5ovjvYoKzaVhnZ2+fd8+pGOS",
-	"xAGBn5qZFhOdqw6LRDI9eP689/L4+VFUN0qSCSvHd8cq2PsJXrodUZsVpr9/DWquxuO9i8Kzd23w6p/V",
-	"md0Ap+5k305TurkvaJ87Bzw3V4mfwwjHraAHw6NcAT+4QQLk+w1CNTuLQlbslJ2XYdwiFPjHTCvmM/A4",
-	"4Am3kVy461m7HVpheNoG6mbJpvZIfR8czQhZq2HtlYPho6zC7YEKc/hBU4Uv2JdQVu5hBolbY+v4gidF",
-	"G70WR5B9AYzgk0QqYgt+FaLp7nhB1ZLpsWMMfpGpsM3ockm0rcMbhGIEXi3eGpJcRCrlWgjThMLTQQBd",
-	"1YPiK3IhsAmMeuNEX3rnyidygVko2ME5zBigk0qpZnJo/e8ECq+QjI0PIVbLTuWCgfXTl1gNESZfl0XM",
-	"BR8Jak3LFgSFJMsJ5NumbDfLvN23aHpcIIrrhVmOfBZKsycwxT+gjPSAiiRiHq2ovA3IYmgE3glosUYI",
-	"BniJa9ASn6yiFYLkySx6HFCKuz7qMKjsxu37WZbu9fb2YU/S25ay68mVbCeyxbSAd2J6vQBD59la/ECf",
-	"aTYVapoCcIuLhNovX45hEi8KPpbYnXVniZBYV9zqTmMhb9/g6XTMm8ETQk95+SHnOeGMexUWBUAweqaN",
-	"mgAKA8DaI8Et4l0+0w7cKHiXIw2o+E7EQ8JYbZpo0ymFX/VqymbqomKn79+ygRgnNMJKGriGY9D4mKVR",
-	"s/AivKzmVR4iM1zI0/dvW8wunpDGCiUiDmAD2M/sX3/5ELwg36q//frb/woAAP//",
+	"7L1bk9s4ti74VxDqjrDybCpNXfIeO/bOsl3d7q6y3b509UXeKYgEJXZSgIqgUqn2OKLOyzzOREycmKd5",
+	"7oiZh/k981y/ZAJrASBIgpIynXbXPtsd59R2ShQILCwsrOu3PnQisVgKznghO+cfOnNGY5bDP5/HbLEU",
+	"BePFa7bM6IbF6tOYyShPl0UqeOe8MynyFZuQ9ZxxUsxTSXIml4JLRlJJKMnhh0QkhHLCaJ6lLCc5+3HF",
+	"ZEHWaTEnxZwRSReM2LdFm97v2eawE3RkNGcLql7K+GrROf9rR72t8z7oFJsl65x3ZJGnfNb5+PFj0FnS",
+	"nC5Yoed+uaZpkfLZ5XKZixuatc38nAiebciS8TjlMyI4k6SY04JwxmI1aaoHIFwUZMMKMktvGCddNW/z",
+	"nSQ/rtiKHag5p2rsH1cs33SCDqcLNU1an4y7NL2UqRAZo7yjlvJkzqJrsSpe0c2C8eK5h+5v54ws8WuS",
+	"xvbFS1rMy/cu7e+DjiJ6mqstVOt2J7Cgt98xPivmnfPjkaJjUbBcDfYff/2P8fg2DN//t193miQPOk+p",
+	"nE8FzePvWR7NaftEF/p72OxCXDNOaFRIkoicdCnfEFHMWU4ol2uWSzIKhwctK1qUb9q2pHus4Ye0mMc5",
+	"XdOsbRVr+0Q7xdfuKA8zQ+dc/J5tmlP7nl4zSaKcUfUBkTRRNCY5K/LNIXmjjtY12xDKYzxnUxFvzLlU",
+	"+5GkuSzssb3Ah9Qv4HjSMY/TJGG5YjT104CInKznacYqv8YTnUoiizTLSL7iPOWzwNnTs0Pye7aRhOaM",
+	"yEgsWaymWczZmFv+UJO8ZssCOGMwInOxyuXhmBtio3AqyV2TGZ0Wth4cHQWdRcrN3/0ql4/Ht4N+bzy+",
+	"PXn2/l/8m/BdukiLJu2fF2whyZLlZElnjHT7akn9MAwDErOErrJC/dUqFzIY1Z20/lXnvB+GQScR+YIW",
+	"nfNOyovhoBOoNaULJQnhHWpJ+k8755QXbMZymPTL50+fvClowZ4IcZ0yP1dL9YAS0Go31S+ITGe8l2px",
+	"Ps3FWrKcTNmMctKVrCDTDZn85tlb8vim/5iuivljkcbRY1nQvJhckN8WxfIlzzbloiN8e10qyfhK/bB9",
+	"z459G/EySSRr3YlCEHmdLknXUL+d9gIH8hLfS3pD69BL69csyZmcb6U0kzIV/JG6I+FhLQoNUTXdXRKS",
+	"l0v644qdEyUkb2i2Yng5pRKuIzrmWXrjjhytcjipODI8Zr4lXfPa8kz2A3yrWBXkbytZkChjNJckLQ6c",
+	"U9e+gXpE333m7Nlrlqx4/G2aFSzfcqWpJSvSrHgskSFTae64tl10b7hyCnbzVqs09p5nd0rqiKzkjvmY",
+	"8yDh4bbp4LeVufw6Z0nnvPOrx6Wa9Ri/lY9xFvr95bTaLiCcS/vlk5tfP8zFg5PZUweBG0c9/0mqyP6T",
+	"e8vo4p1kebvKsZiy/JEkKyW9Wkm2wiEeZk4/sOlciOtnPF6KtJ1ka3yMMP1c++xYOdJDzPCjGgSvedSR",
+	"l+nv2eZbkU/TOGZcfRQJrvR99U+6XGZpBErF479JAV+zW7pYZiDfWJ6LHH8Sq7ckdpigs2BS0hlovkQL",
+	"qChnBWgVEeVkIW4YWQjONqRbakxK8c7FaqZtAvhJT/3k8tXzg4BIQRb0WivpoJ5LeJDGi5STXGTsgsTs",
+	"hmViqYTbgl4zUiil5JptZEmNJcsXKQjEK1yCIst+x/WZfv5j4NlVlLixYFo0R6jEgNCw+o3ISVpImCzJ",
+	"aHSNK1ATBjo/kmRy2ytnOCHdiaXr5CAglEwUPSdASWVgyWsWw3umG2VtqXGnLBNrMgGyTEBZAz0OaNFb",
+	"iNhM1R1aXQM8YkRvV3OfDoLqTDX9lYEXqeMvWSR4TBIaFUqnn8iCLa9WyyvDtGryQA3HGNDfqVGqP1dP",
+	"qT0UnMwpklNdkaulGhievMInneEPOx+DjrGvHoiljXl3Nd1cgX4t8hpzuyaB1OYgi3Ez9JpwIedkI1ao",
+	"pCu9VzGF4OzzcuWlJNa6sRSpbXtzo9RnLTS+IDSTYswnHsJYF4DdOnxInddy2RUjSuT6ylBWQjzmzsSA",
+	"pRUJ85s0sgzrWuPgXcA3PZKgrKj9XxXzb2j8Gq2RT9v8lN/QLI2v4E9319Uq1IdqCutcKCOH3S4VhdSK",
+	"aJYzGm/UtaOENjglQIWKnd02Y2uz6eG2/DkOTFK+XBWkO7E+kSv9SrW95YfAcnyGkgXWYhXIJZVyLfJ4",
+	"zLsTS4qcxYwXKc3kJCAwDJnoH7zSz7tjiZzIpRoMyOWMI2I2CcbcjKD+PADicbLi11yseQAEVJ8Z2qb8",
+	"Ji1Q9pQjlR+aCY35BLhl4vKENoJ4kqXRA7EFmE01aVCVYopDNTOg9LogcSrpNGMkLdBu/gIcgYZHy7wE",
+	"D0C6Tpk6pjhLkNPqwwqhYblayt7nhIG+oQe7XIgV/gAsmm1UpvhohczwEVkoa2WqbrtizRgnozAE74Ey",
+	"jOF/JAKPZnkE7Vg7SO66EvV52jrXxhmrTFfksdIwz4k23QlqYyQDM1dtxuDoyJmlfn6vaeYsSpcp48UL",
+	"UVxmmViz7TO1z19xUVxR/Qt3tvaJyzjOmZTnpP4JCt6YLYVMC0L1h8Za0wL7nFSuRtirjNEbVnkKhTy3",
+	"g4Blq9QOJTRiAp4RQ5b6NPagzwNL00MtqBQBJlX+nNiVIG8qa1okZCqU5Rigc3OdSjbmHoFMuimPshV4",
+	"nwt2W1QMfHz/u7ff9k4Dok5aLtS9OebTNE5zFqmJ0qwnbliepzEj0ZzmNCqU/ptyNaNUXa7kd29evtAW",
+	"EVGmRUyKdRoxOOqUFPmKR+qCHvOpiJWq57kiAjKJ5jTlwDpytVyKvGBq9pWdhkfU+qWaTcW390iqBSTp",
+	"bIUaJLxcu53Q/Yu66ZyiFnHNNo/kOWrwaCos6UYibfmYq885KyQcevV8zG44K8CbH6AWi78SnCxoyuFZ",
+	"9SVcNBPvUVCrGXNnOYWo8qfDu3ozJPn5p/8B3pnakQhA0V/TLFMvVg+pbTMsDiqt4nJ1UlC7gQFpVKj9",
+	"WuZM8WmaMVSS1EtZbCeyWqqZhbc///SPJEmSgNAxX+aiEJHIiNzIgi3scKh3T2Q647RY5czhO2ocClFG",
+	"08UjSexDyIPGlhlzNZ0bljfoQZWekMYHF5pjJsBd2qhJEh1TSVKWxfo2NpGNh7mMtVMB9lAsa6ZnJUKi",
+	"mE+NUrD4Anbmx5UomDR7oTh0xg6/0H3szCpJOWrCWs2xVhLMz/r5oiK9YYcuAV+I4lslXx6OgAkM51Lw",
+	"hSByFc1dH5yRx647R5PMjvFwxHohLK10rDCVJI0xloEuha6NH6JXE41hUcwPKuT6gyLn3Wkm0b0CU9ih",
+	"BHxOQn4MOsAPO253KVZ5xFrm4DIeWtU4JxjYnRF8sGM+/9ytPVfipkZvdDAoCbtlmaQ7aVKpNGX0yq3p",
+	"YJjnHaerYi7y9O8sfhjrwUwfV1rZpzdMX2j6GSWXkR4pJ3/qvcH7p6fdsr038J0judRUlZGGk3pYwdX2",
+	"eoJxOSWutL4AcmwuMvARWY9P6QaEw9n0TnwOF+RbxVn7eOcO/ydxEv4ncNTZnX+Ya2yH6DPit+54d6Ve",
+	"xdX+WW80mMo12wR2HgFhN0z9H62ii9zmozhejynLBJ9JDJpX2NYl6MPLKuDZTtBxnFz6kJMpozmohdeM",
+	"H3bO+SrLXLo/t/bwF5BN7lwqgmhBs0TkC6VbOUsAXk1n3Hhri3wlCxaTVMoVy6s0LVNDHkhQOTGPK+0T",
+	"qnLsD05QhOYMZss4PPdVbrXIrXaxJTi7l6gKTPRk+1Y4r+xOfFurhZ6JC9pckvszECSOXOWMRvMa5xRC",
+	"kIWyR+vCTp67N7GiAVWGtSxI/5h0Y6ZsI6AUeCYPvpApVJkQkFLNyM6ZaMucdPvHBxekPksg6wOdSW2/",
+	"txzIp/rbX8RpTBha6V0z5xqfHhi7cQufNpY7CUgL82qFIJUkZstMoG4NLglQr7XPJym9NujJ6U7U/0F/",
+	"EfgvJuDacJV+J9y4nrOcYS5mm2sHEsdgJKuioONoTTckV/c0nrPfUJkxKe/tprZukK3mVsOjUuEX++05",
+	"BrOtZ0XvTJKLxSNJ3uaUy4TlSt5f6nsbxR/SUzJSsHwB3rx3b54+eSTJs+eveif9AYnFgqbc0WDKae/j",
+	"O7bral0gdefjXST89FznJRmHvHVePJLaHxqQ/ukR+uRTXqaAKsNmQbOMyYKseMXbi3P64i7eOwXMtMe3",
+	"smnWbTYGr9JSZ1ga29NLUWt+croAHzAkVbIsPjD6ilL5BJFC8DGvD6I1mtKGhTG/YYnIdUxtPRfSZUB7",
+	"iZdOvTGfKH5UF3LTT2hHtl9Z+1gftLv78uCYTWlGecR2xIHkKknSCDy15gcuC4a3p0k8/Pmnf0R9bW4O",
+	"DwdwVC4q+WNaneifHrrBFrXqvU4LRHP3Pyw6+FuNGaMOhfdcKquc80htCY+YjXpGaqWZkt06VncOW0go",
+	"4WytUwfMKuCXX+S0+JyXFa16SfMi24BTGA5T1T1rlDzXtznm6NwkXXS/oD8ePkL+RVaF6gMCd0R3MkO+",
+	"w3EhNznWQ4+5n6yptJRdU0mWAnR9EwatHyr1qD7ieDDGHHkr025vDudsxSYQIW2yaP2EvOP0hqaZuk8/",
+	"TUnh4gqjMOV4dR+fkb14LWv/9pQRtVTCxVrZj9GcRdeYPOUu/AKTxgPcSZRdXOQLmqkr1vUxLdOH1Wg+",
+	"46SrGfQPlARQDnh1zTZXOWucePA61dLTgffcBBGjBZUZ9vrQupEI510PSvN7T04xvZcAwPaXuB+14h5T",
+	"gQDFB23VA7Z0QJI1TXV9SFpgdpCyA1OlcoKNCeULF2Ae4m/h6k1omkFZgbhWmilLEhZhUQFEn6VRUUmS",
+	"M3Y45o11pHD4IcaLPmclM5ROivlIqKiq+7Qy8YAsaMzIFG5dQvmYr5aznEKmHQr7G5ZLiHlypq7cJOWp",
+	"nCuzBpT3VRGJBQopzH4hK16kmZ2tVgO0h1tf6IXIoUAJPOM2NMng6lCLzwSfQa0VhddAaQajmdlX1KuN",
+	"Ov9Ijjk6ZyW6plD1pjplE6Jj8cG5Z8+A1kjoC5KpP1KwqlMuC/VqkaitK/JNymdaKD7nBcs5zZ6Vp+r+",
+	"PiocSp+MqvMJvyLwFenaEpWYhP2z4bSfDHonUT/unYRh2DtV/wmd/x18LnH3jrPbJYvU/aM3DIa+0AYa",
+	"TJ9ENM9Tza/lxFGY4fX+pMzFeqA8N2dAjxOPsAVNM9A6MNELtBQRM+v3+wI+PphDoKMjOA38CxLMtE0Y",
+	"zZVRwWdugp45VzYjrS2pTfBKtIlm2YFL9TdYSvFAKWR6sJqr2q3o0Fpfygmd0ZR/gTDPC2GrU7DsIzB+",
+	"PVNGUoqpiurHeKwE2qS2usnBRX0NH4POC/FE3fSXX0QreiG026BUL7QKWrUQxFrrEiSjBcs/lwB4YVwm",
+	"IGPBKGhxrrgTZe48z4m6RjZ6nFoJXRSxZQF5WrFiebhiXr96go5bYG0Tn7N/EcrRk4IDprHWvDkbc+3Y",
+	"cdJ48A1MT14Sc/XEh+SFKOZqPKVL6KzfKk3xBnghXlEpr7Ga8XPkYqKFFUWQjqXDwEv9yi+U4+H6ms27",
+	"lT4wQ2PHl1j58vnTJy8E5Maks1X+qQEckcYR2EhROWAl0qzr/FDP41j8BznbOpYLmTH2t4efOzBWfX8h",
+	"rNyACabSmQvpTjyr02TUvPVQieB6765ylnjterO3tvBdMb9++NzmH0QsZwvBN6RbzXC2qbg2BeicTNnM",
+	"SMsDN4fc3lS/3EzyczLhdMEmwPhQDXs8crISD4IxB036Bza9XBVzXlINtE2HdPDOCuUnqH9aSjoX0Zjj",
+	"te5JpLIvsI6vG5anyQZy8lydS9KNVKaJ2ixlahobXrPTs9tUFvJhWInhWA2JZVgJYBRmqSzAANEs8kUE",
+	"l3ZMac1C5I92TMrZJVxU9Qx+0fC+nkg1uwo++kJBfUMpW7sKd4BLD/kyST4rLcx7bJzKkZmioWh8XpFe",
+	"mYtIEs8ESJcLVxZkykwEL+KGRGKVxWSqzNQ8VdpbkosFaKLL1TRLI/Lu9XcXxJfQZVhwkwkavxXiO5rP",
+	"2KeSHY9aIcRVBsO5VNf3DHo3CiEIPPKl0klz9+3sNrKVkTL9OyMQKibdPvk+/YZMNwaXwNJogfUD/3WT",
+	"SSt5NayaVvOKbu6VrIzV5DTNNjbY3xo6gMeuMKKPu1dTMjCPPWP0BjOCYJoZlQUgZJC1OSf9QVn3EhCM",
+	"7cwZgfE1G4hEF8g06mKe8ye6XmZ3NETz2Ks98mIxw1yvS5q8R48OZQyfosgYVPFAxBAiOaRbiRMeXNgi",
+	"H7yT1BvQBsU6JvMJlAybJAccbiFy1lj6pUQgiC8TP3GgUlDDmq6KuoWlMTnAoS1WBVmKLI02WjOSJC2g",
+	"bMtYWmOuHXTnxB+N0GBFxjgm+vNSI8JAYFoo9Wzi37IJVmrXMlPRatQYCQGQF+Mjqd1LGNMVDfi0moie",
+	"mBNRwsnoRH3MIdU5vJoxwAu8LC7QPh1zNfEGBMFBQCa+UzUh3e1nKXCzKMZcGeh2bXjM1BWvB4eTDYdm",
+	"ckHYLY2KDKMPeNRSm7yiqeoWnKT8SldRXE2FuJ6Q7gQezlJZvOTZZmJzH2hZdgU5S/SmzOeAjU+5Wm45",
+	"fCRElvLZlUiSCeni807cSo/3BJ96mSS/FatcTgidido8JeVQXwR0E7zhMSbmAUnUtC8IXcVpwYD6ZnFa",
+	"J1QDVw1ep/qk9FUbmCynyOTgQgfa69GKSMtkqE/1RyMC0ubfN6r9a8gt+xbyvl6g4P2kG7CelFarrUPl",
+	"GRZodcVtaW7nRA1IVst6tejnSCx6omSISUAwhdXV+UjSdRcBpUkLLPG2CwrgqKqPVkvy9uXbVwf1JQrO",
+	"rO3leEnqucXqAJhMPYRcS4vKge2HZJHyVcGkLx3wgkxevXzjgBSpJ3qr5UTnt+HlQGQhMkAji+CIIDRZ",
+	"pqYIYRSWagEHSAgcVrzMaMRIigoCYqQ8yWi6ePjMWy2JtxUJ4COPJNZweSsFcIr/rEKBytubdQIOER/K",
+	"VgSabddBS6Sasr7UQud8Vg1Uy7x9FFDSFXlgU/dwf21iZEAWtIjmOkSE236giQn6xdt0wcSqeCCrRw9W",
+	"zzWoWB5ravOKGNhr6rCmi3+OGRSnMTq8c2U7mqmoW0cWFPJqVktlHR5cuJoUiQXHMrvXArPuPzdogNo9",
+	"s6mPJFnm7CYVK1vygxFxmc641DHhQTg47vX7vcHwbT88D9X/+8uOMobPSnUQxbmmltIIb1ie0WUDCVCr",
+	"evX1OStT0ujgQo+lrpQZTblWu+JcLJUqD8k8JcdrEQj8lpMF3eh3zkWGwVIdr/uibigd+HKli/7oC7mh",
+	"TKDO44b6IkAYbj04ZvLMBDpvlrlQ9yxoGaLMcftCrFoF6ynVTlNr0wjKBDt0z22JMB2NUfYwxFan7Eqs",
+	"OasDENnL4pqxJaT0Z0ydSKXBwPPnCIRlAnymwkh9ZbVKw6YWDO1L7AbarPp8G3AI5/ZTu6VsX8r1bLuT",
+	"kgpOlRpUSDGDs+Sim1CzWmVcwUdX+IHZHiG+p3xzWRRssfxU134hxNWC8s0VNcN5qzJ0hpKB2DQPmyBp",
+	"ysnpKCSOGyanBTNm7IORvzYbM4uymMGETkWOBxc/1KZod9JY7OTArIAmBcvJa/Xv3iX8G9V6gEx0sKWd",
+	"J5ooeW/wJ/pioJZOEAScs+haTdokRDSQJ0tYzo/lLmu16BN3udyNerqfIak+K+6O9ok8/EIbat5e7qRx",
+	"jlR2MsqUhf9ZtqwQkLu3x8Y8vL1El+kVRvib6UtO1aJbhfzZraHv9UtFTvQ061XQ77iFU/mexSl9CxP6",
+	"FHqsyhGvFmrIK1ikS5YnOHhPvcyWbtRf80/R3LWja1KfzASIVRZG3tMpn1bQtF+znZn9XyTX19zATTzr",
+	"LVnAH4NKfcQ3D1FPUQkGgNO8ElFq+pBFAnGHFrSt/aMKn9m5ri8061svXennjfSm+hrHvOYohwER6qkl",
+	"/98WzVTIoG7J6svGvM3DT7p+F3ZAdriSq05c1xtc+anj3T0nkjFSDXUZv+uYtyq/FG8ZAwZNPsEPW57q",
+	"h7HUSk1/FyKAfdA9hTUQ/89qsTlGyZ5RSftaxPCFZLznFibASXmicZwiQNirXCxZXqRKBCY0kyxwqWdS",
+	"aQGmMs9ZVPTmIpesNwVcYZBCgAFw3hn+OOidrF///S+n/E/X/Zs/h9Eflt8tRvJt8W71x5sf1n+6/fPm",
+	"L38P+4PhSO3r0nmv+5668nAJVU3K/ND5JpBg3LXWTH9QySHSZhkEF8DTjD800JXgwwl2YcnbRfkgmh3Y",
+	"hSzl14+kwTioDNsfnPpgoEug5r/qd5QNS8T0bywqAJdSZ1FC9NGDPv7DnBZOxfYjWZ40muuKmZigCuxs",
+	"JtXD/fVDB4JDz9W2snTZPzo6Px0dDZVetllMRdY577x78/SJ2dz6c49ZHg3C8/D2dDg8Oj1LoviYxdNj",
+	"Fp4mo+gkGg7iUXLSnx6NpjENB2f9Yefj+6BE0NdctuKYGdo5/+v7Bj/QlpVDpjdUFKQ3DGJLgVKjMRMW",
+	"8BEBLrtgC2SryqB20Y6AqK2/wQiGIO5PDG28TLNl/LvTbS8WAkFk1mZn7OMro8/mOd10Pjpb8qEhfNDv",
+	"Gc2FZBxCMphVrJOl4b2K8gadEHrj0DhmcSNB2javcbf8QyPCBC/SCB2xbCQDlS4ZnQDd5aIsFoQaGwwA",
+	"LQ4qHNDcpAoNavQ0BAkMAzpz9h5UvF2/AWT3It/U7h59+UIt6hFlMT06HvSPpv3jk9OzITsNp6OEHY+O",
+	"pvQ4PprS6cnxCSABtx1OnTV9WXTOO9bXe1rx9epHvtmoJXL673IulodmRkEnVYOGfToIo36/dzQdsN5J",
+	"NAp7Z3F/2Bskx/SUjaYnUdjvBJ2MTpmSBG9zRuUq35A3NFFjrKD2vzqJM2cSzbNsqODZjfscSYcMTjuH",
+	"mBasV6QLtuUn32x8slToyLlSrErcaCwouSB8lWU+yGlgM/Ul1igg7n71xUHnticWKbgnNlrufcRN2NmH",
+	"wtLfQ7RyB5qL0TjbWrfriSRRK0pFTJgywakOMBnUkgXdkJlQmgTa5fuQs3ZmYPY4WVcMUQvGWu6XM3V3",
+	"T3acrO9S1FmcgxXTgsI99l/zhDXvSyTIh1LubdM5G1Jrp1hUo3t3CbpE+JQ2p6sDxSQQFmOcB/KFC8my",
+	"BOx5KHrEisUA6ynTQpI5lfODmvri3ZxBZXNK6ods2usf9we9kwE77p2exme9cMBOomncT04Gp0pZ085Z",
+	"hn7unCXpreLy6yv10dUoGVDorHEjrvGl6rA3CH8PYbTn+cf5bd/J79UzH8vZ+9QlhF3BysxSUw4wJSoS",
+	"M55Kpk9/KYJrVGhMziFLy7K3i0avENGr0EuvCo7yhe18uE1Q/CKY51PPLZ62Tzitbf0Of5gz7LJnEm0K",
+	"RhcmRAIuQN2/Qjf+wmpmUznMCywKXs8FibFhjasE6c4XhgqB/UTJUPyk2r+mqUE4Q9yL3VpuYncivqNT",
+	"tqmoagX3vvq36CHqfbofkQFM0mErRVbTJkPpKBWNxEjZoNESw+YBrmQhFmgFZzRdHBySt4DOjKMrDQCF",
+	"sNli4/eKDcYdpF3SHH1PSnsY82qTtwWbPJJkksYTKM2aizVo4mQ9h6zHtBx7uioKjMSJJME2YnVBuENw",
+	"uMzibZDpHgUn2c7Z68BlKO9BWcVpcRkVIvfri2BuUBOmVKwP8RPEqeqmS/hIbeblTNkuyiYHRigzdsRi",
+	"AdADKWc2nRPRueu33l2kUroE6TY8DA/7/eHhSSfoXKc8xqxACeXERufwqC52wp3zzvfi72mW0cdHh2FT",
+	"oU/jrewbuFkYePtgkKUC77QCah96L8ilV+3FpXhUDYBq7KVcs7R7FMq6OMjvcY4LnJ+SxfHM2MAyrOUg",
+	"cFOaZVzZNhtkNq9CnQZ2TzektUTXj3SCDmIYAhwBbnezYa0SHWqE3g3NATJdDVVy5CszaPnRGzt8+dnL",
+	"8kXOg/qVrnWxtZIedw+vt7vsoMNKH3bc/LCrQdWKSJcVdmw9otbmrjfng8wfkcdY163h2907KdKP6rDg",
+	"oZavSjSYY/+LOHh0i74Ss4KmCPGwjzqiNc/RIOgUNJ8x6EG3xwKHYcf84m1Z8n6NikjtntZk9forTQ7d",
+	"OZnUqD4Jyo+0ygSIg4hSeWUhee3jY978EvEf/T/Ec38F6WN1NMPqqM7HJgMJu15B3rI8dKIHWD13tVrG",
+	"9ueex+SVBlq80oUYleFMufwVupsqg6H2dZiLjLm/NR9D2rH7yd9EynVExXqoK4tzPnao7HxqZlOZoj6r",
+	"V4OEltNw17rMRZJmzM79wmm+RcSaI4CxDMojqW5BdCe6zZ83Y64uSpuZIxLFKatifogC/iqFpmT2k6uU",
+	"X2GSygTaf1Vc/mBJXow5ajYuKIjBJiFKpGBBgvMOsSrKl2CunLyy1Bpz/MaM5e4L/gRTzXWjtFWeFpvD",
+	"QhRLwwSacu43Lsam/Ubj722gHZa8MqEy+72pqwWPa3XQsjAaGeTCtilVNxeGFOU50aU87hE0n5SMbyt+",
+	"DkFzrDxmVCjno5z9DcBragesfLJ6wtzHS26CCV6Zv8sTURaOTIW4PmRK9Dvr93zpHBEc9bClgMVtUxOY",
+	"NGyRjzn6BU1ukyk+n240dpVb4nJwSF6wNaH6I6VVTxl6xFHNLW3r5p3TuD/tJbTVHCy1VH1T7OuBcG4O",
+	"fyAQNW+PENcMT7raZNAqlTrzBlT43evvdMZh6c0RikAdzzXuUyV/k4u1xIgnSgnYTlMPBnUo1wx7SLud",
+	"mI9HnWb3Zfeu+9CaaRgTnBFoql6Fxr3/vE6WlIPZhuOUZDL3mu9aqh4TlOQoDtW/lRSryudJ1TTolClN",
+	"e/hWaGF1m8Dc05VlOZQqGaRV8/pOzF5RLJx2bRX0YvzVUbCaF+09dCxQQdp1rFK9NkqWvL7K0ht2dRb1",
+	"45qCFa3y7PHp4d30q2rGyvkRdFj3O5HvrWb162pWSTqIn3J2WyB4a4sr0vqQ9nMmlQq0JzLovszH7xN0",
+	"AU2Mq0I9D33udcBEOMVY6mPvYW2x9N3W6RU+hmVV5ubnz2L+SiPFtESQ13QjHRCZmnEAnecVY+OdbWan",
+	"+y5fRgtG3rx5CdqvzVrwuq3MQM0JVOBsIL2k8kP75jY/XWuPfV01UYEDcwKwuAZvr249mUcS+nRZT4V2",
+	"2HRfXf75+2cv3r65UlO/enH5/bODANu6elGAWkSRWZhv39pTQJ4pg1SrLzb/I1ObeOBbZu2ddtwAN6SN",
+	"Z14z6Y2FX5qM7EcWjvEQEY9RJ7WAfLRWK9jVRXhOO/9UmjJFBFA7uGjtqIv+JUSra1iv6i1vdd4N2/xu",
+	"Pv1NlL5Mf/ftX569fvuHN787O2TD8DAaZGVvDll6vsOjXthXkq5/pCWdbk2POOGwKp9t57y0SaP+UQ8r",
+	"Lms0+AZabxwYOVH31XgvW7vut+1ZOCWSn8HN0jmU2E/2yNR/QvfqWQbOqQPv2xz6tIZTK2vSP9g3XBp0",
+	"FqyYi7hFFtWqaB2/L8Rmobebk89gfEvKdoAIg2MoaARGpRO8D3ZlPpS73iZknKmk0jRESbmpvG80/BF2",
+	"tmaSJTsFHT+beyZaO756lr5T+w2bpVwjyXwnZul9EtzqvPZpaWx341znTKgT0a1VJWdqSaj03S2xrDYL",
+	"H+kAYtFzjjl59sfvEeqvHn1tCZmn8ln1nkzlW2zSYMmtb85vqIRIDS3SG/aURekCAEr7p+azNyb57Nnb",
+	"33ppa1JFarlDl89f9QYWn7CqJFcn69Bx1Pd5nsvFtJ8KLx6jRhdtu3gdonzYci+X89bEasywTj3nN4qQ",
+	"ro41HHgNoiqt3Xcqsu/BWzrBA+ZcG64xP5ekLhVaedLEcOv3i1Ii1YGB98sab5ZR3i/OpC3vHFRfqt/h",
+	"vLWiU6qXkjdsKbKU3uHl75W8n6WcGq+r7beuLLN+0JlT+T2o8Pi2DPGGBkFHJIlUswgDdZHQrHPeN/9U",
+	"P1YmzsdPi1WjgPHcOtUZbxviVfmkN8RdGauFofiMme7z97kcqv3rtyRBc7Z2ntIVlb1M8FlPXcnLea74",
+	"qinT6i/wquZG6eVivVfycmUyvhE5W+9Opd7jVXXZUFtNdSb+HcIumv4TjwKWSutDgnAO/gIFgpyLNUSl",
+	"dSq8iXV7FGZePBGZyBWzhfQkSpJOUDfrB0dg1it7RknRVHBpEhRwadEGs399WnWz7r7q3BjQUdg7iYb9",
+	"3lkSst7R9DQeRse0zzAVLL1hGMTBo2o8QU9Tuczo5oVjez4RScKwMgef+U7MxLs8K3vs4cfObzq6R6z2",
+	"zege+53BkaUB4lypj0KDAQYhCe2KgMTlbXlz6vMXFQlqmkxfOhl6d8h71j2o3F+fnR6dsiSJB8PBdBQO",
+	"h2x0Ep+FYTiMR30WDUcsoiymZyO1OzeLJ2aqaoot+zWoWEGN/er3TuJw0DudDqPeiB0lx/Rkeoqpe5o5",
+	"3+WpooU67Gy1uENm979DPnihWzz9m3Yx/+v+ixyvwnBwvEp5MTg6/ldn26wth41STA5/eZsc60/eVFL9",
+	"1WVi0DnKrBxsJO8wl2QZ+Oz/oBsB24/zG5a/TYEBmu60o4qRqWvqHcgijfzmtTntuf2wpUWcRp7mBYlE",
+	"Jla5dV8oKRGQya/yfDabTic6ecZCDNEZwyBVzbVaioi6j2oJIl+9/z9+9dewd0Z7yfsPxx9/3dk35agq",
+	"crxZR1g+hm29sHiukvSjj0ag801cuUeiuRCSyepyUK7d1f3WlsJUFY+N2DvaNIazNeye/hEEDtRCdAKZ",
+	"4AwzyFrSqavc4Ob97KHnqlH3erRucDJoaeqxUPW91UYYe0Xs0IzMc3Xfw37OBN3gyAFYpFn2MgHJvu21",
+	"v6n+DityWho4PZJKRYC2K2j12+3U3ZESQLvKKECydulUAnLmnHEAhkcIhX3T3O3NV2elbxVhNc8XTBY9",
+	"aB1o1IKubgUIfkHdBVA37ofYrz3gCN4shXowIBasTv0gINAiChUMNR5ZK8u5qB4frRc2rTbvJe3Vt+iC",
+	"uZlx5Xnt1gpMYxwKfhEQlkFqrlQ/zAv4sCaoqhqBx/NUUxFcc29eFEt5/vgxjRbMZKM8zsRMHC5Bft0r",
+	"w7GqfeyQ2eWymqvyLcdBdERcsOYbXuWsZEYXQdJCR6KjsISjhLyUVZmGV/asRd6AJEp2Cw7AKY2uz0vO",
+	"0k+g3+bnn/7x2JlgD+PIE83AiNGVpfwaw8HbRR2+7tJVzT64V4+6ed7/y6/9mdkarcxLfB3ctjAo8hpP",
+	"c0DShFC+ObxzQmYLH9SUjr0kdkUt2ZU31iRRdYD6FBzK+CwRox/vbd6iGQJ6kM/MLXUpf/FmrnGrbRJh",
+	"UWRKmOp+kO4tSfkGq/HiNN7jmqT34Rp7Qd/xd/GK2V/UQD8AbStescCEPCpIvaQb4hmFfoApJ8kK+ukE",
+	"e774R6OA7rxianxjfhjUEH5rFHCWtq8CUFGXPe7DHO8AA89o7wALXNYUVV186HtW0JgWlNDlEnvpgP/9",
+	"xxWUZMI6D3TgFXnm3gnqDf3+w8OIA9dA8EdB1PeQoi6iayhO0a4WAuAMsVhzWaZPuyntIrom8pqt94/H",
+	"lIGP7e4n2I03+LA94nv9CMzmj0EH1YkXrFiL/Lq9kHuai7WEZsXqcQ2KWghC4xi22W2AmBYlNvM1F+sx",
+	"707wd1c0jp9pUxSs38lBoOFRbZ8666aWulnd61dPIGOn5tYe8wXdkDm2IbL0lo/0FOW5o0VJRHTOb5g8",
+	"JD/g9zA1ZGoE5MeXjnkxZwvJMnj2clq5qk0HZM7witxLEP/gUnhnaQxmGRuNUz9sGaKmvfgVvKZSFVTs",
+	"1KABb2INA1ffrxyJ5rmzF5Jzk9Rtr6rE2eZe07p/C/9VhBHmDxRC98tMpb6RTGb8jErSffb8VW8Yhmdj",
+	"PmntUj0J6h2dq92pyYcJ/kNRFVL48M8/YjvESVDpFj0pPTqTgExqzqXJx4NDYjQ/0LfA9zHmxiBITD8q",
+	"WCstaCZmK0YWNL/GeanVKNtAnw23ZyLYOcqoqOXxfeiU80cvCnkiINRZWUjnvKO0nYSZi7IT4p/aAxDC",
+	"H69oiiWlhrk60IbbtGvunPdPzo5Gg9MzZckDhI8ZzfTPbnpP3On5ZK7ZF+jK0z2YGE9rbZ/m8HFVQXcW",
+	"21QJqqt3LY6B7/mSMn6FVZlDCWM6G2XDAFYG8wNT02wXBphYnaKixk8Z1XH1Ga05Rjrh3vpGuWHe6wtS",
+	"ZhirOG0qrwr3SlZ0OGEva/5b9fwGf1thlw9eOFYwcSttwMuGbV33uIGc2gRKU7s1iG9V0rn8uMfCXJb1",
+	"zQ37xOuUrGBrL3jrvbOywVHkJmSZrSSZGKaaVPfbHpb9tr0edSoPVJ3NKyt0eNphHHd3q7u1TXSjgeEt",
+	"cVnTjRbUAaEmAq2jIyYwUg+EfHX9f3X9N1z/fgtyi6QrPdTrucj0OZUBWiUxvk7bJTZTHPKmQIrVZPDg",
+	"yHcau+PxIf7r4N+8Arlm5nrK2G5pVJipasNru2Spzyu8i6yonJoyTwvj9mpgOEfvK7kp+mhtQ0W5d6qL",
+	"f9AXeyeaNA5xqwpBzKNOlAJygmHpJBJpPbxyJ3FwL3uzLkM+VN5+B3HSTBd05IszKoqaPW7C+7v89/VJ",
+	"GW1/fx+8K9IaybfPX/WOT/vnxIo6JX+GEWw9/JP9O36iuRY/awo4fEhvDD5UlWT4gDqIEr8m3Wevn/QG",
+	"IXScrb2+Mo5vAv8GF7IedM1SMyRyZY0hf1Fi/J7+CtAUHG9F3QFrV3sc3MMZuwv9zGdoW7O6TBpzTo8r",
+	"kXa5bkvR2hRMdUeevr0aMqDC5u459KpfGU0XGGNw8oYcTcqWkt1LTfnYjG3Wh/vQ4aLuiA1vww+j8OOv",
+	"8cw6H+tI9GXv2/f4gI+L0hmnxcpnHRiLzz5iUlNtCxkoliTggyyhKEvI0ElAphunNRN2bAXXbvf4iEw3",
+	"ygqfs9uATG4mZHDyeHCqznT4uH9g3UA60Acv0sPU3MHVdfaH3oU2ECBqhPXutojZfdLDsOq6PxiOjo49",
+	"yV3eqOYlOe7F6SwtoAOSTlcXuYnm17OqS1TzANskCezuLWJWz9A6Hu1M0FIz8hIASrPquFB+zqf308vb",
+	"7Ac/CNY2ELkHPheOslVLD3aG0nP+a7939h5UwA9h0D/xD2ihFdysbWUnL1Ju/64qlf8xHt+GYW88vu1/",
+	"Ox7fnnyr/nn27c8//T+9n3/6f3/+7//o/fzf/+/3/203u7fjsG3ZdoAVugf/u6gDjQ0zMf39shMQyMpF",
+	"CTVgBv7sRQSmgISArv4JBPChdVchVhEEzDKlf2JbP+j9AHVf7HaZpVFaKMkz5mVigdZlsSsJ1ioSikNc",
+	"sw3pjsIhYhJ/bKXkJ0HtAuxG57wzZbwOEJELuHljdsMyNUST2vrHH1q7zRvoorJTAyVTqLfXzfSqCpFn",
+	"EpVc0FGFm4c+bvayq1nLdm54y+jitXquEfSFZepB2jn6lckRKDeBbzQXtqWZdtVYRJkSBTYMNY0pJweI",
+	"C47OUdQuAuN+tD0dZbOKrzSjG2bBgt6mC2Ugmm6lKB3ws5H6y6OQ1SxLkzW3s4JGz+P9x6C5eq0j6ZAT",
+	"F3p9F5CaJXXnzXTGhS7vq66wPiU92u4pwbfvmzlIlzo12fal0CO2uLH6WIdbz80FHGC4auBfvX4Ijpud",
+	"2YYtbo8nCF8xCkNSCNtfNrwgZkWgukzKZqgYGtNCabNkB4fk5RJFAKE8HnNNUPydXuLknFC+IXrDkfY2",
+	"KGa9tJDslMqIApBG1w3djLlO/nMw6A9qMQsk2B5W6n2S2aqx6qrR8GHciWhejDvn485oMO58rAmUcHR6",
+	"BxlilvyaJT4vybcl40gNRkUXxscMwPOyHkY258BRPCvy7miv+/r/+79+/ul/+/mn/32Pe9vhUpdOFYb9",
+	"3DPYJ2Gh4lQGCNlKuBD7w1AiV1Ahmawyc3ovyLwoll15AMHn6u1iMs/cG+ZxMaf8Wlbyj8BQ28om89++",
+	"/2vxFv//8tX7v8o37//t/PHj7exTWBgHo2uUvafr8ihJb1nc015Ee1eYRumIImao0dNw2a7QqgnrYH8Z",
+	"6YSNDavscePJpeCyJQBkQAQrrc6d2op3r78DASNtO9BKJ4Ay4RSo8XRlImL9MDxqZDajqMEPvzdhdVZU",
+	"vo0Ev2E8ZTxi39r4mi642I3X2ZD7TafffW2Vu4KFtkYM+mHpd3h+h3oQvc3P/vi9ceN9aiVJncDm8+d3",
+	"QT3dXnHyZi7yWtlJy1XcqEapM9OdAJrrsB3/k3IBu11CjshlNWx3Fp6Gzv86nyvgdZeJ57Rg76RJJhyO",
+	"jo4PT07PQvSUnJy2hqps6wcdfLTRk8jUK/8TypB94cxwz/8BP7qvSOu9NGSWLkej8+MQrrr8mhWXyxQX",
+	"qJ3S3siedCepqfcqTyNFdi/FNS/diIwWKZpWXw/fpx4+Ra+HP3SDhzh0/b0PWSXC/ws6Y3dKGXBC3Gn8",
+	"6W1XqidxJeNehOlOW06i2zKnPIouzIAiHozz0ZbbLQtvtd0OFdlTSyfXdFm/4z0W793ZykZN3Gkt6cbM",
+	"6jASC/X3433G+xXqlv+6lFeDH+XrH4ezpy+vequjs9vlKO0tFj/+off3/Mfw+XfZJv7tzavj373NiqsR",
+	"wofkcOTu+EtPpymrx+6RyFuj2V1iqR6b6reoZxv9G/Gy3JbVOb1hmcUIUvp4ktOZetgLXWOI8qG9lMsM",
+	"3ZVzseaQa36wG6fJWYR9i0uIwON9qpskjehZ3bQyQIsJWdIcvD00y9Sf1Ez+kDy7pVGRbbBncVLvmQfW",
+	"SiX9y+soMtLa5n7ljEKjOF1QlMZtzqAt6SVQsWFaITVy1LrscHaIKSgZwkWaVxEsXGmUOriRhbZQxY7i",
+	"UZt5GBCwrPIC5lcWmJjpEpv1i13R1M1BuqV8gmbR/cMwPAhILlZQcRCLNfeiuG31ZfZ9ziVD/obfJmeM",
+	"FOy2CIhkNyynGSBtS8UXYs3iC8IFwV7VcF+IrMQrIN0nYUCePvsuIE/6B4SLnExTFKjoeMN5F9jVSv+o",
+	"5uaBMlm/kyU8Vf/5Rv3nifrPs0/1vDTDvR57vfRPGb8U+UHnYaeFE6CFtrot5RE0XZDuBP7vuzxDOKGH",
+	"jiyvpnB56yz8b1nVu6JVg9r66DXTyIHwI8ieVQvTkWftcQE3aJeadeIhy7FwD5bMGHSqRnTbVJJcMY5k",
+	"cRsyXIuw+gGxOZ9paM77hG9u8FBa4Xloy3hKcXmIWiJ4clbt97yainxscec94Z4bvwR4dgNu482SSd3f",
+	"haU37MINa5SNCBBcVT18uHe1hSbTjVPjsqC3z/G3g7BZB7fy3YOwaCI4oeB6IjmTIrvRrf91wYjmeCZJ",
+	"Vz2OJSxlxbuDwATSQZJlnt4oOYYYmvIApEWJ/y+xzXV5m+5wR9b3wOOIdCJgVbckDGj8kPLxv/3q39//",
+	"Sxf/+NX7/+ZNaKxdwKu2ig7kVosMuuV65Wxd62HauBj3AjQNHjrXpXGL2Xkd+cMT228Yf7RsVwqlhTnT",
+	"/Vao+YuXxR9pBGVXtlyka2E32a3aapo9xnqRycWYQ632BNrEsoLlV7qb8eTgQslq7KGTSUGmplGhWwjt",
+	"dHo1cJoQRh7zLo4L74GGtbZ996Qe3NmOdXbPZAY3EFT6y42/tZqSnm3IuzdPXbe3eu59awDHDRXdPxjk",
+	"xFE+f8Bk17Wt2KqMsPMNyZiaAomoZBe6zRlRykyuPoFWPIz8neXC/iq1QOP1nNk7eE8e9IL3hpOd8jab",
+	"arJfrpV27LR2jtPpHYiMmrPi92wzAZQQbcBkG6JugZpAu8bBfiE94uzMaw+fRWHcZ4NkSEfTo+g4PmGn",
+	"yRkNp/1o4Lnl9Zr2awnmvPJDSyO3s+jnn/6xc38RUrwcbssmlvkubRtZopdfaChzprTQ3fuZVobeY1u3",
+	"pM94XXNn92KKs5ZsHLu0LT4S22zo8a8eY0C/V67y38Aw+9cfh7/7u9qkJrh3hR7bWMLZlOrEvDVhKb92",
+	"iiMKg3Grr6jt+tJ9FrgPBzprdRfgZcTK9bTndVTJZfbJ+acNL3ZrbNzWzUJsHBpt1FWtz+0APxtO+8mg",
+	"dxL1495JGIa9U/UfJwjRDOLs/Mmg4QBvTceskuY7c7cR5yr8hJvsIbr/3q0K4nm83aEG1qm+rNdU955O",
+	"RF5pFVzLJyFyTnNsHUI9aSfycJ++d/VsK7Ux7/drrOk47nTJu689r++APcvzNvA1pr4iUxFvlAKN1iQX",
+	"vDe4vVUWHSQi1M4CM6Pp1GmtJF/ZnP0FkxLQS7WagYrzlJEpK9aMccjCUqa+NQXQ4wWLzOnC/tDNasJ3",
+	"5GgqXeEcmvCmdm77ZHF/T6N5ylkvZzRWmwYJ2VU2b6zNg86kF9vwE68WlJdj6+dq3T/uSh8PvwPBGr3f",
+	"6cLm/4skwQAD0dQjScqy2DeT7Yk2FR0Z+CaiBZuJfOMnWnWz9konDDoaA92QtcnO9WxSGNzH9d+mPJXz",
+	"fya0OJxL7bqAwTKlWD+7LRiXkF8sVxlYzyY95PLy2ZPL9R++/WYWPX/yB/Hd08vw5dM1hAXXz7c/4CQN",
+	"0VUxVy+NaCHyp2Cbdd785c8vjv48e/m338zDF99Er/7y27/MfoAZwpzUU7978/IFtiII2Z++yZ7/TaTx",
+	"4I/pn//0x5D+ZrT6y+CP4XMOJaplEUrn+2fvnjz/g4PZgZ6fHrSWe1Bo9T0g1Ov03r8vEkA2SqkeEZxQ",
+	"SSavYB2/Z5sndsjDQigadQ8mgMgCkCndH9j0clXM+SNJLku64+7Cjqif+Pombcd7ryxlJ3e/ZrNUFvl9",
+	"s9b/OVxaKJsGpvwSV3XeEYMXi+mfXl9PF2erv/zhLtz55+Hvsj//6XWmONTPjDau/T2NvhHiuuNrA35v",
+	"5jFpeU6v0ntyUXUvt/PQ1mYwyBq6F0xQoqmaUoIslSbGpXGA0shbj1QtedkuxTWg/A7mrSNfeBv0VjA/",
+	"lDCwYJU2toh6mwNrc+7036pmViMoDmAXWdAJkydfGIySR1INEmAnYGVI6fB+FcfVRNNWywDyuuOYxWOu",
+	"Y3Ql+uaknrU3gVTTCeCfeGdHmpMbc8DCsJBPj2SJphKQ9TyN5j7QCI06p0YFgkFjb/UsAHFJknKkhDNb",
+	"Tx5nJTZrEoysy1JrsA7YDaysapw53zaE9W8aKKh174OjZddBTFFFB2KZxuWQZ18YAqV1G26LMTY47/eV",
+	"MZbQNFvl7LWObWICRhP1xwf0o1gGM16SeHhyNhgdnw5HjEYno+npqH+WJDEdhIMoOQ2P+skJDYeeXKKj",
+	"Qe+Ehf3eGR1Gvf50EA1jyCgKOw5W3r4Zf06SC9YdqC24/S2Vc7OwT8UmuocVVyPwh/sBA+yLNvTl4YXu",
+	"DfyD7FNFOLgDJ93XXN4fgbG91dDEtpw9L8tc1zSFML25dWBTWH5BJnI1xUDm5Lz8Bs81NhwkqRxzfdwh",
+	"kx0d7t20IDPBJAaYecQCMkF+nhxckAm+QA3qym0oaWAAtligxDNSNGbLYn5BJrr77Lnun4+xahfIEfI9",
+	"dDMIsqabQN+WNM5SzpTcF4QzmuPnHIAgocXoglG+nqcZA7EPMW2lIfz80//At9pzMEF0YxDQF0S9KeWz",
+	"MYfGpxbR1qYCFerZJd2AVYmvzBc0U1OrCmbn3Fuagw4GhNLSztu9qRQU7efL3bAuRPHTXBZEHZTFstB+",
+	"lBUv0kyLbrxmF6naVsgEUoTSkzm4N9ZlDTDrE1GsLJReWUSvdkHuALPqFhWxk/IoW8V6VQ+FW5XGziXg",
+	"wDKA4NiKXOWFq7JbXJfJu3xJ1Ut7X2PD3+6/RO3bAkFozECjF8EWoOiogtw9kmOO8V91ZkwyaqAlPbgT",
+	"QI+4Rf+HDOzZKne7S+WYT1gxv1Kfvd0sWayMj6ubkdKF5Bpxxg8aKIJNwKr76AMgPOBHo6Q/HUYDFtKz",
+	"+DQ6mR7To2TEhvEg6k9DenZ2enpycnx8dDQaDYeDQb8fhknCWBxH0XRK6dnZvRQGx6wPb4+m/eQkiof0",
+	"jB0n6rVn8Sk7SY7p0XQUDeMB6ychPZueRifxMTtKRnQ4HUT9OGRnySk9mR73o0E8ZKPkiB5PT6LT+IyF",
+	"SZ8OpsNoFB+x4+SEnk63RdL6U0jDvbOrWXHHPROQ4XxcJoUySMJd6tFWzaiKL9QUoYZhdU7A83hShe6D",
+	"T6viowWbaHuSntEqvI5wMAyiSJdCg3WAx7KB87Q/B9857UyzfH2KwwHJKY/FQsOO2LaT0B2j5pJ+mPPS",
+	"OvXj0cdff7Lu1I7bkpOff/o/iYT/3gTEIq10b8jgRGkOg9MLEqp/9DGvgAJytPmugcr1izi4dwV8waP+",
+	"YWs3C0957z3jUXfm0qpU2X6ib1ieJupwPdE3UO1sV+HWPgVU7c7LcAVcI+/YQQm9sBGJcCf+qRVAYYuy",
+	"1Y5nWn0lLchCyII0IUxJd6LR0w5d2NODgNiuZ8OQSEKVCrw3vunOia88U36+RQ28qAKaOlNe3RXH9EM/",
+	"ODndI42n1AcrmFwVdrUqYiGMnli96+qKIYpkV2b59MDtaSO6pMVJHSGFIH8Ttaw50+83Fxnb31vzy8gW",
+	"+WRfiIV72YrYsr3V8YPGzj8J1QWGrEC7VJHSt1sVJTeZ3qHezqC/bJ54/2ndNqs5P1sh8GFcHx3vG+Y0",
+	"ZBNrzvJ/j9lCOIRb7mqd+QlIRvX8ymbHypE36r1Pr827N780/Lvc1u/y+7b2F5626PuS+C5ZQAu2mLJc",
+	"ztMlFt/XQAD2Sguq9Zd8yhaCvClQ/i9ZvkilxNZwthJCnivNUxFEMz6sA+C+agmWGHd6gjg82JF2WW2i",
+	"exd+WUlw/8MTh+3CrfWHCLC7U/ZViLqt41WluzuNsGKnUntRg1BzdmdHJ629p3qH7lymL1fzCLm73OoH",
+	"U3sNPexjUVnjzr705i7ZIgBgbOMfNlN2M/1uUrYG/aSUsUGHxguo4UX225k65ZC/0RlE31IuJXznvb40",
+	"A4q3Gwqvfhi8beVWivGMk0szrf6ZrNfqtcK8Oiesvec5Dq/7/gNwZQWmsqXYqvWSd99aW6kmUvVY+WUp",
+	"7sg3NKNeR4BurmMVxrnIYmngS5mp8MAU/EIse5liFR07lYTqDM8pDq+pPOZGf0fswYn6PxBEUP+QE6DQ",
+	"VBTzgDAazYnAMjWx5iRj8Yzl504rQ0QmhODBmEPqqAEcdOp26u5CekNT8HWXSDu6b3EdDudeCC8ojzMs",
+	"bYc1qZfC39terpX2V3QjVoWs1BUpJjMqRePnZ2dYztPy+xDygCrfOaAxe5YvtXS73T7lWrprY+INZjM7",
+	"Ns2YadT9mXDWqtfCbpl/B5ljN7wpbJxzAJy90AmPVUIZRtn1MnNoHebY+yd1yFMNbaGG8cmJOvu0dTUI",
+	"1PVCyigAsM2W27lRxrbPdnuQ43fh9n8aEHdUtewtwnZ19vvcXS3npfUgZJLEbJoWLA6gWdmG6YCoWBWk",
+	"a6x8kZNlLiImZcpnB3udmq3XNN4dDnZa4+i2raTBKeY4bLt8Xt6oW4StWzx7piDikSRzsWAEKvuYLDOq",
+	"3NvkcE9Br0+i/GajUyH/2g7ZYjRwwGg1ncRqGDYnDi4CPlC+8QTeCLN8/gCwKi2iuHl1Va4hs4hvNm9s",
+	"HkGkSJCB1gJAcqbU+tw2fIk75wMbqD4v7xgEX7Y8py6ZoHMjstWCDcPYd71oKkSoiQ0D8JhU/Ag+A/7u",
+	"dwbpUkmgxvTnn/7xWG/z5GDPq6TBFl59qOwtaahKprlYzeYFSblXBFbrXOAEK/XkHNWhd2+eamDNKGdx",
+	"ChilhUabQKzESY2rdGc3uVoYzdXM5NGYT/yAgZMDG3DVABaY/W6GVkpcCrWTkIiTCylJygt6zch0M+aA",
+	"dkRkahptOsk7M8pRPK0VdVJJ5iyL1WacO0oYaoNWeCW5WGBGSFklPBemefT28l49fR7DkOrFBj2BxWOu",
+	"yI+T7U7q/DMxyxPcURAV66BUOah1TWykT9/55imFR6OIuslFBmDEFFDb63MP1vUKprv4z/fvG9sQcXvd",
+	"21YAfvhS97N5Y3PGfnI5u7XPZX4vvfNOxmtTZPsdinvR35M0DecfsIM0A6YcFVNMbyFdLEjSfy2xOWQA",
+	"tdayJc1my60yCp1r5cR/rQya10pjH5x7xt+iDwNS794+ITHdyICILMaym1wWASlETDfw1HlFcjpiHWig",
+	"nuoqyQf5ZtDJk6W5TW1bU0hzE7kigZGsaU7apO8FTMYkS4855RsQX0DMrWLnXkpyK2y6hzFowRrBjN2N",
+	"/PChRiU74qTvPD51BXQfnbN+O3uOiMsd23TOV7lI0mw//x1s7jSnqGzrLoEa7tfmfUMve0z+LuZsUddD",
+	"nea2551fhfQkSpJO0ImdpriI90qeiCRhihYzJ0u1me+cGfhYW0lMowWzyCvq68Ml5O3d3YXRVMPc6fuL",
+	"hhwyPEKsdWjCnYlVHpDJr/J8NptOJ9jdrOz+/wjcOrUgfEme+7Utc2nqdfmpPcXKebcvM6YJOHsv5yIv",
+	"8GlMpFRKA8Ca1NMGqhvX1nvs20/IT7bb/cFTQ9628/ci3508I9vMyLjS8DlrafTcoM22U/uGRas8LTZ3",
+	"zHcE5ySjC7WnegRQtVI+qxcp6NUMEopE8zSZKh/40PIeXU2SchNfv6uf13nJNnKUboInAHjjywTYAyCn",
+	"RoIpja4Zj7EpuJvKR0PGTmh/NIgHxydRPxken/RHbERPk5Oj4/4gGYT05OzEbXQKASxXQX4PEcHLJsq5",
+	"BiS6j7c15ZcNT6bXSg46q2W8K4DtGCwVoNYGI/jJ5GMJx6zRLb02knRzRuOe4Nnm4HBLRyXZCr6UxtLY",
+	"fqYZvWNrLeiGrGQVlGx/b1k94tLYsr30irv6WBsbub9Zsb/pUGGCfRM4fEzxYdchrghDzwjOHtcNlwYp",
+	"PHsQ+DnQXZ9XdnhL8b8rmzx1FzTlnBUSyiag27X+okCcYmndCDG74Qx6QBmE1Gu2CQgtfXY61AO/QFsC",
+	"x8L5kCnLBALWqatV6YAX0KANy+QhugvYNilGgMqqxkeyWmuhY9/g66rUv+kvGjvqOsO9jaHVZB5J47Hf",
+	"1634eeMh1i9gPJ17HI89Pc5vzbCPqnKk1ft8Hy/z3m5kH+O+BOxXXfWQrHhcb6nnh6k1oJ1aXTp//Lg/",
+	"ODkMD8PD/vlpeBo+RlRMBF6e9jFToyX541d5JK9GST8C/4H6WXlR7fjpJ/aRtu6c/Rw05aI/+Lw3ZuZ7",
+	"COVGB9S7dz3d1VtSz8aZdb0b6ba+pj5WeUVnKW/JjXwlJKiNBiN5BlCCFKqx644MRPZ9BfAi/aAzp/J7",
+	"SKTVSib0LNPgiSJJYIcw34ZmWBCg/qV+rgREM2XRHb4+zX5vSiW4BmcmRyEgSSZE3sVXkcfYM+2A/Avp",
+	"7ykL7ALachRAVSCJyDKxRkmz1Jgp9bvOrr7hYYQhtAhXCwB/94ztmUph6OgfVl6nyyWL90/LoJnP76q9",
+	"XrjaBS2w0SFgdaWZhjTeS/Mot7f+koilWRcesBt1H4mJSzDEtuQpt7Iyi6DCU/6TAVkifiTxWSoLlgPT",
+	"wVNYV6j+saAFy1OaKetX12nOG3b7hw6lsxVm0un/9Tz/cbp6NPJJw6Ne2L8XPBd2QZXFO1kfb/A2PCvH",
+	"q2FQBB2oo1yKHGGH1T7kHEg+30zzNO54YlJ6lT5VvwL9Avdp9kiSy8vfvHv+lFDAmsgZQo8C7gTNMu1N",
+	"haJo+7UkXHB2sFc+WiX1uXGuYVD0VZr9rYy6R+LyNmyLPXPm3K1pmyT4bXVhYsr3nyTf7uiZpTcI1p47",
+	"wB5ek8tlhWbXgTVmMuViLVlOckajuWkTWNn07kpOA8KTKCDTjAXEsFRAkKMO7pLI58v/KiE+9LYHhiUr",
+	"S9hy/LfleP+Tz/C+5/P9lmzvVn6thQL2Ruw2UvPeaeF6AGxg2eIlEPgl6iUGj4ZELGcLwTeY7TDh9Cad",
+	"KTY7dEC5D3EPugcT0nWZXBlwY97ymxkr4Aca3engkEyWBiwHoqQOJI5Y8zH3QOkAgmkq+Esz9Zx4ntLp",
+	"8OYhjOymOfndm5cvoKPAmHenKafKOMR0RaJ0n+PRKs8OAiU1Y5ZA2foUu0BY4nwHyYZDIpcsShON+9RI",
+	"9rPL0p2UxbqcG2bCbUdV8mAZvQ9KvKg7Y5LlS7AaasCf6kXpgolV0TkfanfYSrL8jyy3S1O/ylnCcsVv",
+	"TXSvBYvTFq1XQyQZaCT7pGm/umBYhMq4cXJTeY3NVf3ZyxWa7o3UtJuHgCn24SN40OI27QHwVU55ywl9",
+	"U7Dlu+V/GgivXy7Q3H9eHLjtyFlbwJL27Lj8teXn15afX1t+fm35+bXl59eWn19bfn5t+fm15ed/hpaf",
+	"nphMefwbMYZc3KQSW+Z1ozmjSyYLRKY40KlEGjqTgIs9jSGdm+u0qDQ2KBZVNI3wKNzLL72jw6FWYS36",
+	"aliD28cJpiYBvT6J8C6TaGqwH+49Fkb9WLyrcSNmRQBhDXQNBpkkpl+YnHFMPyUAo64zVklXxzsRgdYp",
+	"XVRkMji3erSDndgsvrRMj+buSXNoydxyR7o74MV98pWbF9O2X9Z6fuwPfVFq3w3PRb5imkHVQ1j0qdMH",
+	"uhZ+mFBOJvL6Sj1yNYGYhf1JmY2gsevGHI5XHBhsybgsSxCcmPwHSD04CAiIaD2Fsu5UcFbNiNB5wpAS",
+	"gT89JG8hjYHHOA+nVJUs0ttzPR7MlrMUInCSMQmNNwH3cMzhh7hcBzDPgmEiFnLN5aXvlGbIrmnT3Iv1",
+	"7prXU7d+Puxu0+ExjT7U8i13tDHb+QpjS+2JDvIH9bi30t5cR+BcfJmAdbZHV+TX+nfqSmuZbOl2MNUK",
+	"93uL+qF6jaeUCYrR81w9ongfy5akIAnNA4QIpSXmM+S+Mn6uTpsSxdiL1yKjQvIzoEBjHVBZWqQBorE4",
+	"SBZplpF4xQ7J5VRqjwnAlWrUbMo39p1bgEld6jgqwB5bXyLp7kFBnVj+sa4q3OvomGYee7wXW4P6AkCV",
+	"xDIrOX2Hpnn4yt41tWSymk7jv6o8IqRGltaLv5Lbb9FT9SEsT1F5hqvbugvASBMNmqr6E7qyNGHRJsoY",
+	"gcavlR7ZgU3UXS0WNN/UiuoITQrIjqg79DxW1vC8PwCLTgej6roi5on5q0gHR9b6tZqq2wDXhQ837i12",
+	"U1yBoTM4ZSNtCZ3FIesnAzqcjqKj+Bi0bfbjikGy26iu3zo9dpua7h3Ui23hN5eMirCwBYEmd6r7NO5S",
+	"sh+qCA4xLbTQM0XEoOymfGYg7bcDDtfEFSBGkzj9BCDlNnTvKgajrsSqEbJajFDhmLsAS1s5bweGQNBU",
+	"rExsKC0/UQrQPRdbk2lWGNR23HfM2xIS9GxjrOGYrLHFci+NJ5joI0nMlKTMU1bHl9/zADUvEXuitm/Z",
+	"DcslBDPsninBOGOkC5JOwuywF/W+Vcr+llAlHdT3pDsx53u8CsNhhGSGf7NJQOy3Ol3Y/Qil8pWu1as8",
+	"bG79SUB+/ukfNVL6mnbvgaptbqTClVPBtmh6KetNKkNLMOaRIW0z8u9Nftjmoru7QEdvgsfp8CCCvN8U",
+	"5HhFfjISXuUy/YSkBxilfYewxZQp4Wvdk69Rs69Rs69Rs69Rs69Rs69Rs69Rs69Rs69Rs/8cUbP3iq/c",
+	"QpwHrqd5EB3XC9JWmfX2QeyTXrW4MtYWHfl16UOuqslvSgwoxBpBt1UDgIp09UiHtmOidFtAFXPWqNbY",
+	"IvSME+seckGjtzAErIhyaGkkWQbyDJ3o51+vgv8iV8FKsvjrRfALugjUUQSIsVZ2qnwPQ3X64WF4VH71",
+	"5J+4YXoKb78y1C+DoYJOcftNJqLrF1Ci2jkfnh6BFaC++A2V75QAOD9GbGHj9eqEtydRPzliIR1Oz+JB",
+	"NGLHySntT4fRUXzCzpKQDqaj6Dg+hdZHw+lRdBKfgSNsND2OTuMQ++c9l2+WgkuRW2B79enrVF5DAk6s",
+	"5tORUc4YT/mstzQfmqfeRKB9DOzf7IYhukznxcur18/f/B4efcN4zHJ3R0fT8PTsZBoe9YdJHJ1ER6P+",
+	"9Dg+U3MfnEUjdjQ8HsWDGDqo3b5NF0wWdLH0tb0dQdvb4vat0myeCAmHcVg16Zxv38n42xybPsrO+Wh0",
+	"NvrY9MB/cmMU5wrYI7xfufD3jk47P9oSAHe97TUNYq9YvU/Y+VWs2KBhpjsQEp3+QQMLMuCZbl2Ktr32",
+	"3Zun+tUBKdaCaBFAlhmNarlXnf7g8MjbvnI8PsS+RQN/46m65N6a/QMPeWTt1rY08FBTHNwvSF5Kjnv+",
+	"3sS4drJVTYi0/sJJoqlLmL3e4ogbD4TCgt7qJoIAguS0FNxnsVXR9cFiojx5/fzt8yeX3xlJ9tvnv/mt",
+	"+ff3z54+f/e9+eu7lz+YfxrBt8+ZbIjGvUjhyMMWgbTPIKW8bITBoOg+EtKeZbyq24/0Xd5XlcDb362O",
+	"9iLNslTwYi69sb1d+1uvYbOSuS4Ra8e1duS9ktAjpZyutNWDXN245ta7h7a6P+3Uq5++6lVSPTUNPm+c",
+	"wz0TRF47iVT1REOMfkuERXVSAzBT1yaLaAhAzBYQfHuqwDkp5kIy80xEueBppJgEMq26DtDJQaDTThb6",
+	"N7bLhumZDahtioOgkLar/6zs6kHgz7Uigjtr6eZsQVOlFTk/hS6XBt3Z3IZSV7rHOC7N1nQj6ynDAVnD",
+	"hMsfrcsUC3ngLYMzpseorCT3LKfygL+jbothOoAEouYqO+ed47ClbWwNa6e8eMs57Im/413Kp4x4l2an",
+	"/mW7bz8OP6ETdtn0sIrS4110y2y2nNA3LYkwJm29zONSNgxzGxaV/kkHQzioJMRozOESiDhw8IoryGFO",
+	"tL5OYJOhpyWGP99M8B6e8TKtRpRCZEc/VcOLkBRWo3QlT2zqN77gYyWwfb49HdBuc7a5QqZz3h8E2z2F",
+	"4dFfUPgCcL1TG73MRM7yqoN5SiWTEeWHIp89Lm4fP4glaFt99/f8X2f/IPcJQpc+5zG71f0f8CQ8qZEp",
+	"rOTs6ZPQ+bxtHx7WpG4Rh14Q+fVcZPrGk6SrbZZaNhAwbuPs0E+Bp3cHv6MAne4wSzy9IMoztHeFRVvT",
+	"cY3ZiQIhrXX43oHGWTuQ9aFBTZNwv4ulSVw1MueRDGzvLIPXDpAaCc0NkvWaFtFc9yVTZ5OzmHT1Dc+J",
+	"yJdzqj4yQx5clG1/J97TMEE1wp6Cfds43aOixUqdbV3XrABeU1l22ChEvcOEg/XYNPsq8qw1exJ1W6Ns",
+	"Gb0NOImYEXT26NoUfEW0oJmYrRCvyEF+agI9fxbxea90VdPZ3m2dfQfxe98WuaUo9iL/i9kjSVL1gIEM",
+	"BdJfkF5fa6xoC4IXtFJjsFdusVfy7wWJ2JbdO5GM8Qnp+s2DEnUzZmxJGBer2fwgIBN7tCYBETmZmEM6",
+	"Id04F8slYuVQkjORzyhPJUz2AobT1s2BqzipWbgaHORS4ZCeFo+VVh4eOdc/0x1aUNB9arMP16HjsttD",
+	"+JB3J6c6vUWMaWyZsHqruDeG0/TbtCDxtQ4zOrK+aZ3CiKrQb2M+RwJWJdSe1rDRYHdn0Zqzslci7cOk",
+	"n1r1+lMzUN9606UvSZLesrinjVYHvYXangC9SNm1vILnYmwNnT9gQ88168F+7bMexKp4JbI02rxeZczb",
+	"/zXNGKEkE+r1KZ+ZnPE1hdt8hd1hIyGylM96IknIkuWpiLHCVd1zKVcSL2KkW6xyNQTWJwL+VZbKgogk",
+	"CQjFJgcsd8dSH8/Tmbo+RU64uidzJucig2LZmKbZRkNaBti/KlerMOUQaXGukw4mas1RwXJc6zv14SRw",
+	"4YUDW5lLeUw4W2cbIukNi8dcW0UM20ZBfwkWEzqjKZe4ejO61nkks+WRScqyGOoUbliAf0ELK/jXIbk0",
+	"1ARiAcB0kc7mhdJl6XKZpeqlBSgxh+SFvau5wDIP2INmS1Gc7xMk48sk+a1Y5bJzPhgFHUv0lzzbmGuW",
+	"Lpe5uKHZW0PcChp+0AE6f6fI7GTZ7Az3tE1jr1uqNs8PHjWobdZ3d9S3de+oL/uBRq5DUfvXUadB0EbQ",
+	"5kRbBJBYFW90q4mdzWaW8DhZwnEJNC+Cplppo8Zjc2wOvzQP9k2nBpEkLG9AcltUL5zfk4ymi6d0Izvn",
+	"Q7CPXXFQlkc0hIT5ytuu4dTJxfm4P/vX4TxXubRlfeApVWKnLOkyXpneVIhrwniRb5R2ZipaCXW7aXRj",
+	"ltBVVpDB6IKEKGO1hnWfU9faCzRw994AmyojLEqXKeMm62ASkJnQck2QUpDiErWqqT8msL6uGncl1ZlS",
+	"5p29/yx0AgFsbkgqEwWZCvXRdKMrIu8iJep3sENFkZuXgeDWSPeUbzSsA959qMbrhiq2l7l54QUmvXWx",
+	"FB825YCoC7B8RKqb7z7BmP0FVnWR34uyhYJ7jv/F7GSgSIlrrMDtewAqDvDOWtCNssBvELucb8hgROZb",
+	"1p7CdX9Int3SqMgQRRNucCjnQ3Z9QJK0CoedraMI/FSC4wF/D8qPaZwJhYm3EfAtja6VYqJMIsWxwJ9Z",
+	"yq/L0wjTOfBzaENA1aemPgULCjiy5D3oQ1EeD3yvVX0UPUs0EXWq1PO20aYsRI4oIzjDYbivkKjLzp0a",
+	"dE3F/NgiaL1gzMAeVvUs6DWThCUJQG5wvz500IrXfC/3wu4eLZ9ed/rwKkCTrdrPQmNL/Ru0q53Lq2r2",
+	"jafQ2fQUdevZRV65vqr+KJNBjAnHrj9Kmz66uhaNXF4wDnYyZvouKF8BfLqci1VxZR6t2Eb2mZ2Bd5vt",
+	"U7820L8g1PWnO+0WhKJBR3JasIDc0CyNtSFiU2T3AuT8moX8tRrsazXYZ64GuyOiGkgygONabaChyEbq",
+	"9IxUGsQGp76XJIzZeIfWi5ISl7cGaTbw4qrtAcH1WaI9d4+CfCpGl/dw19f0TD+0T54k6WoqEZzkwTlh",
+	"WvNcm400OtSYS6YsWfIclKdJlRMmSrBP3CM9CRDzisVktTRBnISt1bsNu2uPkGk+pnZ+PU8jTKaBX0Mj",
+	"1ziWJFO6ZDGnnMxpBqU1CEwCoXqwLrTZR1GdA2iFtDgf81/3Tw+PQjW/Xw+DMAyh082zt79VqwgPw/C4",
+	"f3wCf3cn6p/uyZwcoIKvH3P/d3I45kgJxAlbi7yYO7N0cnPiFdNJOeW9nlhCw8nQT2ogvzHXtC8HMASE",
+	"bq1duzlVGmmrz7iaDw7JDxD+tWh7dMzLpHBFkf5hGILfjmaKchucFUw2FjiYxsBAIr578/QJ7H7/9EhT",
+	"SL2E8bGiQpXToE2IyZKF+Tk7RwA5LWdBLYkJNFoIWWIvJSKSMa/wrNSkrtKn5uZzc373Czs79+GHOzVd",
+	"2Z13facs7eqt6MNOXCoJrnYTWuOX8X3Sxc3zBvnLqgBugiC3vZno6Q/B6j180fiqly6WIjcNzead884s",
+	"Lear6WEkFo8NIETs/AsGwvqVvbC7QHEskbuKO+Qw+4JAbt5loRMsy8BQTf76BWptCzyAWyWruHGgrWEc",
+	"d5mNTYUvt6VL2Qu9zIXSBVs6S6qitZfaUp23XrNIGeubJyL2BTPM1yRS3we687JodlXMq+P8tUOnUcx6",
+	"yWye/s3Thynf/tq3jBOZ8lnGeivJ8OWf0Hqn+jbfZrxmiTIk79E8AhE0sFdls6uHhsXcr7AC2ns2sf7A",
+	"0SxizO3kbA0NutWdgt05I2z9b/0SCIglZSqMxD04BIr4Fq1bMdadXpxttIsSXTXV5Ddz/dvsWQfjyhis",
+	"xsYDl4s6bVsTSa1gpvVuwKU/En4F/0YNC93M5pNvNmV1tNl445Bo6P794fDE9Cx81jB6BlU/9edrQ+k1",
+	"FKuvZnku8u+ZlFB3jQtM79C3ssR40Zx7HzAXzoq1yK+/ZayCjXQf+45RCSyGDsI07niK26sO8cbnb8Qq",
+	"j1gDoImuaVqkfHZFrSiXqykYYC/s/MtSM38/zzqT2Fy/o2QaTwfDvrKJaMKi6fD4JAmHg/hsmByPBsnx",
+	"qH8aUtqa63ePaMg2hf6t0alK9yTiKwdVZT7QbhXHP6RdopBMpaZ0uLc6tAOa2pp5zawseJ9BZ+7iPEDQ",
+	"PpK2fkrkxn5AU4Hc0GylTJbCK2KwrB68RcakiE1Xw31QqR2hsk0kX5rnqibj/hZhTcR8eEA/q9so1uOa",
+	"r/u5wb++huQEhxMoesfLoBnpTn7+6R9GpH1I44+/0hh00CVaY9AdaMMcwIzXqWT3xk68h81cFYof7vfe",
+	"e4Bbt4My76nINwSpb+MSxoiRXOpAbzPWNcyvbrzYrW7J/fEs72ieaKF+z41wMJi3nURUVizwsu+iuP8E",
+	"qjeLJ66Ss0rgNaILhjDzP//0P+pCT8u2wMgtOIO2HRdIOjWv2GaawvGECFqXMxbjadSC5yFASXeT1cFJ",
+	"9tyZ3vac+D066yTEmXgJvG99F7xAeW+jgDoGL2vCXjtJgPsPSMplwWiMCIOp7R0oWX6TtuX43rvZNXL5",
+	"pyc67g577ZGxWIGHdi1XByq6tC/L9MaWTMUqUdqAo21JYXPvmzLLc/CaR8gKhUpj8Npl6NzCLoZ0RbpX",
+	"W6VuD6e9LuN3/h7JeOHJigvTXo9w/hAGvaX5W7M9fZtdoT7X6IZPoafAHYyNu2j3hluepnKZ0Y0DqEie",
+	"iCSB/QMBdGnySBSjhbdnYXJyNk2O2XQQjZLTk3B4fMROTo/OTgesn/TDPjsbTs/C4877dn18m+INbOeG",
+	"PU7OQpacnUZno2F8lgz602kcn51Gx+w4ZoN4GJ3Qaf84DE/37bSPux8/NajVYlEP86itsKEb64vSTNAJ",
+	"OhrZt3Pe6eNFbrWJ2hB2/XeN35St+vfbTrAA0gXNNzqI5fIzLhjk2rPnr076g6d6yX/9YBapWwvX5ZL9",
+	"3qx4yyOOQMFHVikvBkfH4JSoHK/ytXaZW8YtaVg6amwIY5+3f/y4yz7as7ZziwqvD6//N6aNxRdV8NO7",
+	"9eioSIEPXqdzRRJ4e6DbhDPIVYLb1zG/LggtNRm87gVntvQ5leCbWhZotxk34b5euwfU6e6n/FTllo8+",
+	"z14/6Q1CYkK7WuU2xeYarCASKb+/3nZvRaZUVrx0ttJyN0XgkL+1v/FqKlYL8bGfq5uU52eXdlIhf105",
+	"qXGvVw1pKBjluncoDG8r10lz25+/6p30B1pvj2lB0SHKcjgOkhRCqxGOad2dsGJ+pb63o1/djCYH52SJ",
+	"NQBjjtqwDtaBZZFyMtGX0aFd4eSQoLwnkw9KWJ6TceNOG3cCA1evvu6PO8GY6134OCFdLtTXaYJJeZp/",
+	"z20imO0fAyl9Sgc6uCD6PsLA6cQh12TMAeBggixGzCUwCcjErKScfUAmWpQTPaFJIwX/6xX+P/0V3qgr",
+	"slteQ70qL+k9PHncNJiq1vaUjOKrgbOsU/6u73mwJvf09pS7YGbqEy4OO37K8hze9Qmmv7PcZokr04Yi",
+	"9tRcZDHLS/xQtG6SNMtkNe/b9eIYXv+wgwwOu7hcsY0YlVNR0tzlR2+pojkw/mCcU5JWJTFvU4FM8429",
+	"9hke8q2mrrVsb0qu2dyspkqMkk/aL6hdTRj89SS1HgxfI21fI23/KSJtd3UV3D3S9svGttZB+X8utHXV",
+	"2e6PL1kYazyTps5Yoyh07wNgjdt0pAGsvWi3JWxjFaywPxiOKuiDkL9aAVk5YidxGA3oaNpPhuw4Po3O",
+	"aDjtR4N4yEbJET2enkSn8RnUnA+mw2gUH7Hj5ISeTs+iMO6zFkBRGjJ2QvujQTw4Pon6yfD4pD9iI3qa",
+	"nBwd9wfJIKQnZyeDsB1Q1CwbBVEVUBSWsReiaD8cnoT9z4Epug8S51s3Gu3z+NdD06SLFXyUbyrBhDL0",
+	"dbB/aHo3cuVdkSq3IVPuA6Z4L/DEu4El/oZKH1RiJFIv/s79kRHdF7178zQgfdY7xsTLvcLt9Z5xPjjD",
+	"L4pduD0xr+IV8mTEgXFvU/POyaR+IaK1ba9RsmEAJeicCdBzwMgmP/+v/8eYTzRg2YR09VjWpzQXBVmr",
+	"rcQcCY3sY8OD6vdkUkKmTUhXR4OhrbFkvNDPWIE9If8LmWCW4OSCTGzJ2wQdep7liJzYGY55V4fjjIIT",
+	"QKmdol4qOEyScl22o2tPDw7Jt1gPSXns1NiZaticFaucA8hBmlshItwe3tphYLIfmyrIXfDj7o4a95ot",
+	"RY6oFshGTqZgo77JuQZroSbcSIyLFoIs6cY0k69dj364xC3FNu49Fx2FIxaPhoNoetTvD0+nURKeUXrE",
+	"TumoH8bxiPbZIByx5HQ0TVjcn7L+cZxMaX86GITHHmxFB8CwqQggKqVSMS/KbD/EkTRhc5ciqSSZENdQ",
+	"AlCRHm3u7Z1dL3HgR5LMqZyT7nBAppuCyYDM2W0Ni+kBiFO5ksJbdSnRXnLZ+/b9h+PRx7sgMOqF+UWQ",
+	"YjcWb0cptNhY0Fck17+p8p+oZU/tA1xoOwucWm2rAqNnLQENPeTRw++ezrZXaQrlRN8qga6xQFED+m9t",
+	"r53Z3wGK6nkh61BUIIUqUFS12xbPsw4sV1kSktgq8xrulZ/Whjn1hjFu8WgRZsoCPxHo2w1bXMxBDlv8",
+	"txJQSl1ND4gjtX+CRO0YODhM28CVNB18Z+QNwAh8S6NC5PfI247mirP4jGmM9M7wx0HvZP3673855X+6",
+	"7t/8OYz+sPxuMZJvi3erP978sP7T7Z83f/k7VMYBmWKsKVEKepPd66P7i+f1Mwb4T13cPcyUXtDb7xif",
+	"FXNl2Zx6gQVjb3HtcS9OZ2lB3r58+wry5hEUKXfz+El3cqv+14P/Tg5qLzwe7dq82ur0bPyblLGogGqG",
+	"1huzvESqOtJcyE+8FrddZDvunRap7V+jNM7k+m7oHbUtyaEobZclHB71wr6nf2lhDLpGnW541Bv2fVkk",
+	"Z8NpPxn0TqJ+7PdcQQksGqPDw/Cw3x8eAmoqVTrz9klJ5/yVXsKVZPnlDGMt34u/p1lGHx8denSKih3a",
+	"gmOgi/i0QosnY09wSUMxH7Pp6giLtwmmK8S7qbxmcSuGZBnjbx3zkSR0KkW2KhhhPN5/wm3Nsctx03gv",
+	"dSldtkibDGwRG2csSrKC3u81EV0+aN0lQ04o7suxkIbdYel1RvK+yMLGJPAcZJTDC7FMBRAj7wlj8bHC",
+	"tT7aTXOxlog2VBJtnRbzwz1xCJ0cNoek1bKxdNlxJ/L/s/euy20cWf7gq2SwPwj4DwCCF8kSGY4ZmpLd",
+	"GtsSh5TGc4GXlUAlgGoWMjGVCUIYtSP608bu139sxL7ARu977L5JP8k/8pyTWVmFKgCkCJJycyKmLRbq",
+	"kteT5/r7LY1LvqhXCKHqWMEHv5eeaZZatYXmTN8UA7D43ndYuuvRBDdycDpxeWtkwAthTijLBNQEvenp",
+	"XyqKTgBkljNC1GMAIKCxEoGKqSIofYKPMQHnpxbZtatvKivP8LxtelinD9qQHdAJ/xS2aQ/IQkpXSjoz",
+	"vTDwHBf0AuQbcX8fFCwTagL6zHb/83/r9T51uzXeswn/9BY/sE8cJvTn3rITmgYmiOLZLfXrssSsKjj7",
+	"IPjkZ+F8dEvxLJT2VncO/B/Oy1BeqYkm2Aan2k14Ys0PLvk/hVSYO+DPD5VF/8ifVCJX43RkCjRaNZfg",
+	"i7K7c/NwzvIm8m2u2qD25QAOZRV0K2agqo9LZl/Brcxzz0OyVQ02Eg1DqI9XjMjSElgaotoWjiHKXBTG",
+	"QmYqTetOznyYN3V74rCvqfgVfHJu7/stn5ebanX0nBs1+nDQ4lY+Z8tj9OvKFe4kcVVI9mtYvF+IAxts",
+	"9VsLej/F1bVmHuTBbppYLUmMYyb4YMzsMDg8ETTRlSwinl4nYi6yFovFtUhtj1nj5OwtuxIL3WKEgqSb",
+	"Lcbjid2SUM/egjq0RI7sDzDErGEEn9jrg1mWmEXBuMZPQL05fQOwqSaQGIAzVHBFhrctbY8am3IZWanq",
+	"gHoiXHxAwsWK872cE+Ohi3CGfq3LSN6YCm5plMvr5ic1F9mAQ509pbWSlXAM26WQY4QQjg4cP2TnKnta",
+	"b0KPsYyKk6e/+ne+2AhsL1mBbA4DvgrU51bcHsvqVLCMlvyLvqIVb2tDMqmjtyw2LFiBy0aTdxAuIULE",
+	"YpqJAceYBzguazx4+iYw7sUFvrSGrCmWI5HMNFQuDiG6uwaDpMY4uy9MElPaf8GGbeWoV79uVr0VzLzb",
+	"pn6Yl3disM7p9a1AJgQp1sXBrzwqlZm+AS1sUmnFnqBDEGt4WRhjBGxMa8CBa7B0Yigz5TMz/pgl9mv4",
+	"x9HurlFmmg/mEZxf/xSLiXJ6yz/ih7795+8ufvn3g9dnb/549uPB2b+dlf/uzbrd/ReJ1jORfetfuNPa",
+	"+a/sVMXiTI5QVeRHyYSPxO5Ujo77XIsXh63kX797fz7v/vjDSH2LxnIGQYt1n1wWw2Enq9TeqNTxv/3l",
+	"rxH7eP620mMSNLzqXR/P32Ka5r+cw3i3GGdRdQdXfsZ1t9plZH9rMfueg33WMIqQr6Q1ZiF23FzvuKAv",
+	"tMLhCbtXuQrD+KjbkDUoARgmHKs01vXxq1YOFEero7RAC8xA+4d7e98cvOy2dsT15NTpM1auB0c4ImNi",
+	"uoDjRajIk/yS2NevWw7HluiQKvxVwFmTIJnAJEGHFVXsIwKAtTGvpJpDhLAv8KZbsVwWB7smzgHuOfTZ",
+	"udivVVMbntXwWYlpECftCwJlkZvn6Ag71yJKRs8UCaHRfGEtx0ZZoy9SNW8e92Qk1aV7Mn+hq51YfpPX",
+	"n6JMXAu7qt1TkAGBiQjHQd4HFGLQHQsBUGgz6Sco5COSKhbHLJpJfs0TmJnoKL+hJwdcAsy3QNy7PqHJ",
+	"UVIEk2reYcC3Y09sM1cI9Sb1XGQixjHa7+4X0y2CPRMMBGSUYu8K+RdB06oDh/m2q4q+3mCGgA3LNQ6Q",
+	"ElI1YvavbGN35FKovSrB+0YpCC2WOo16C9kHq6W2T6MKNmWgSBQpb/KJqBLmHyGRFm34W8RXyfuANu4y",
+	"/teNPDzlAgSVipVNRvv/LFPDJBW38w5/yKlIjCLEw2MWWWkYsUEqeEbAhGqkGDke+ABgDAcqVbOsbHvD",
+	"b6cqVZntb5d/MxgO0b9UU7q9bC6Gr1iSd3/IstGo348o85aamJjKQsTAUfyHQgZLRQJLUQP/k1ayc87n",
+	"eYF+roTrq2TaVlMc4fZUWTGd4Sd/K/W03Pw9O8ovu3agIfkz01a8okGq0uByKVb9sugD3ysmjKLXu93r",
+	"fdob9nqfvhnWOMBHXKdC6++FOOMJoXGvWpk/BPcvUGTYdVCJxXMiGTDAsY/nP1XOTdCb/e7hy5WT5bjk",
+	"tjRJv9XuqSIZyl1uKd6H7BnwyV0JMWWYBLicOPP51qw7a+Msm/PueLb3b/ZDtvfunTPylBwYgNaKq6eC",
+	"EaMa9Spkpvf/V2z0BhQRd7L119FsLPcPiDBytqrb93Lv3nq5gjljIw6L+sV28OJ5sUcVGdY1GzdnoAH2",
+	"udFdbl1AmtJMG74o7dQJ/3RSri/z81L6xc7bBpuU/NO14dDDvdr45+e91n73t7WhzzWRz+U+fd5gNQbz",
+	"9rxbKSaWR+Ru3lvKzwsjxy9WHZon7f/g7f/utl91ak7LgAfHhwY+bxT//QXSn6lIrMpJRXwQmnGfc0Ep",
+	"0whmbVjjzduz9kH35XMW4S+XPI7fEOI9aLxRs8pH8CakgMVUpUqYntCYdQXoG8UzWjvZdPAxSyEBYLl4",
+	"8fnh8woY3OWm1RrQS1S0LUR1TAyEZJXcAIKvjGaSmya+/8tgewXrPnfcwthsVJ9dHL7wHS838ugXBzts",
+	"NXEYLIWP3UQE99bOya1BhQsWVghyUWjv0gDkzauyYH7BaOOJAVSQ6rTvWKQJ5KJwvKusJbln96io1a33",
+	"lBshB4uf9c7Ry0PbFz1VUsP3r9BIzNbQlqAdeQqpp/sgtUuKVN7sDVYGNe7z+kUbtHzDonnXtUqARfB2",
+	"77Efv3MZgOj+2Gj/BKO0cflcMGpV7aECueyZZn/88OGM4f3eXQdsTdREAB68lZuuzJ9EMxV2KBznQqvd",
+	"VAUDu2LtvqblWb14xbXz5NAiNgoghISMQZ8iNx1gkmIbdfX6xkN6A64d9+ZNcx9ewSngyq3FtbmEh/Zf",
+	"ikPKLH4Vd4GM+KB/OHgevxBLvDiri7xTNUKH8/1t1F9bO1J8MiRW1j8JGQgwQYgsX1VT7Z/bq0Iv9pP0",
+	"eUv08eG0bgCS5Wf085fwl2+c/lKS4xU+xdJ83EyYFABPvOM1nDJf6+ZzjX7dFmalG9rCnAROR78Wyp2u",
+	"A3fEod5AxNTnWH1h9lJZlN06hYle9IYGpg5blof4sZRxhKISKZT9zHq8WfqRKD8mEEo0jihgObF9wmOx",
+	"jGu5CSsaLZ9zwpNACSWKKUHYGDvsN5OExJ2QUk4NRBzPlQFcgjcy1kFZwUoJBC2dedgQfbS7G2bR7UIC",
+	"Vx6wXlOMsCFxU2lglid2kR9y2iCxf8ME530edTnc67IflBRNl3yMdbobKSSi3gTLJ6YyTDzr20t9EeNi",
+	"giCxPmYAR8cmgktNOc/2h43jKW7FXzvy9grZtymwIalM6zkz6hbPElcO4FF4NPxpJq4TNdMuL4KnWiGg",
+	"W4v4hTnL6JVfUFxwUyFLazm0dDZa1pvlqKBGNwNEXlof+SpaWtc1I3sTXN6SDNy20Pay9q6E9i+JGV/U",
+	"5FucSK+55oqrXUGJHPlEDEeaky6wdDPRgcURDIMITok7F80ORKiTV8R/PdLaZ/fMx1oMLn8e/vgvr7KX",
+	"P/z47/+VfZj/6ePZ65dvfzr7j7dq/yf+E7+YLwv4cGhvuIbqUm0uDJcxz2JGz3gp0oiwlRHE+jGbp1Sb",
+	"vGE31m1o3yvfylXL2UvkyuOAFIpc0zAq10ToO7rDTsg8dSRwsJalmsmB8NjaUsyBVA6s2Mitu5mMEYkq",
+	"ygVwXrsMEErA5T5WmfGGec6W15P+TQ7SKiIhHS0tbfrEBPjgsyyBkp0xl0hEUnybtbby5A58kOe19Vjh",
+	"5ilH4iRmvoIaGKOJWc+RHam5LCZP+Mbhjs5x3TsFoIrl7Zlfyzm+3BWv3vvHPKRFfs2PeHAtgAOrHICd",
+	"0L8btDm4WGh2eHPQ8uCyb2p4a9BajIQEn3IXgtfRJf8qd0sNjkfFUC4dsbQrPghtzoWmkqaK9A6hDelH",
+	"WOVPtOBOtSuXJdHlTaHabuFsWD4kg2/ezBIOcqA3c3OsEUfeEAyaVCmR/EqoCgI4Uyigua6EqSjElm5O",
+	"/bxXrq8eLDCDby0YIN/7pv1qcCDa3/QPn7dfxvt77RfDrjjk+/1Xg4NuAQwQT+HbYAFCGhM8MIXge3uv",
+	"S8h+a1D8bsZW7R0+QQJXzfG9t4asKghg+cnCudk+I9ODkvjm62dNTYa7D57RRk1+FoY7JXctz1Gp+BYB",
+	"9jxzSkAKj3Kys2Xc+ZAaqSQ4s5mgShF7UxudErD9WQNcEaArc8kifXVpb7mM2JVYMP8Ii7ke95VVr8CL",
+	"cdSTgEWvZoZBxVcipbCnrUwXzRaDltMXrcSmL0rBGgaLlTTiYUFaAcS68NEOswcASHX4LNQFELTMJPl0",
+	"RO+DxkmBFcNaCM0kkNVeC92T8CD2TiOpLxSZwb1zvkB+shLgtQPH/FJGKS8kPlch+nr4xs34J3Ox7GmW",
+	"lsgo3xVgHcNF505bvWLd0RGwjogpKFUKsydvINVW+E03G4GcFODueX0CLp8yIU8OoF0Bb58T/zg5ciMz",
+	"3PftjTbJhJv6uspgVudqlsYAVGa3nlRzABAaI+g7FsM3N2DLqYYcXnVsj5XBdIHwXNvf8P/C50+5POML",
+	"txBzhN08AeUgvPwO6++Odg73y2jwMGQ7e3eFeGXKkJl4ztOQayGXITOXqA5vydy4SUjmFmyHy3N2S/qO",
+	"pcmrcJuDfC0iJFI5iSkPrpPJIWaXPSwgyRB+HXHt6vKGQrABnyLBg50PWue6hUafXfr4i2Y51CIYhQvh",
+	"cvgbeCLZjWRfwe0BUlOxX7EiK921fCIIgBPJ2wtc+o1CsJj6ibV41kJ3+fjN28SOa+ZoecuUm/2GqLSL",
+	"ZHFrwUpbVaRvrod+QINZvxKLVu5TsFOZF0EIknXxujzouu1Td1ZVys+VXOwzbRdGXl+o2VSMRojbttfs",
+	"7Nw5xlqJH64EsVbHAgc9q5jeqpW6vFMrhMDqw2gdun2QbbYa4f7JHHw4c3BpDvaf33gO9j7svTjae3V0",
+	"+PLGc7A3fDHYb3fj59+0v+F7L9uvxOFh+6C/P9iLu+LV8PDlHc1BoFHXd2G/e3Sw9x85Di0yJuwMMoqm",
+	"VICa7z/3Skbhdyi13tl/3gl/On1AxAZqggegeEKUeGhEiRLy+cHLw1cv97r7BXjzF/sgEYOa1APxnH8z",
+	"eNXfi/eHh+IFfzno9m37X4iXvDvYEwfD5/yb/qt4f3AoXgxfAkz+QfxcfDN8xff7hwNAr32rL6ZKapUF",
+	"QDZVAPn7w1d8b/BcfNM/iF8Ou/xw8ELs91/Fe8MD/nzwjXjV79pm8HqAfLevus+XAfL39g+7G+HjH+6/",
+	"fBE6od9uLDx+u0OxGvqkKwVrKEPumqpi/26pKgI37sPSVSw7LiqAc3PWeCgYxaLznMUisHkb+fs6JPKt",
+	"Fn0bRounE+HpRHg6EX6PJ8Kds6wUhEOe3kkxeGu3Z0oaIRFQFETHhMsZT6uxfSo5W1bfRsg+dTed3gh2",
+	"qiwYVlZ6w02PgcelsIKrMurui+rlJmwtG3S6uMhvipNYeLo0taXl0aqmd1laZ/fM+FKc2eJmW8cHsxQU",
+	"WPZG5rqD54WBPBkRYgBuk6EE85QAd/DCbiqUQt8JnonsZGZguffhr+/dzP/zLx92ytGd1z7qxgcAF4LB",
+	"N8YlexO/vjhh//zLB5eb058lqWkD1YeeiYw1rsRCM256MtrtzEWatgG/ZPdP8yvd+ZNWMmpC9jL3UMQt",
+	"JJxx6XKJZI1Iz/oRi2ZaZEe9Wbd7MEhi+K+IWgA7CtjBkCfbk9w7Bwn4cOhTgTTFDTW2LmINotyJnN1/",
+	"mcQaM7SiTKWCGocRRPtkT1I/xScjMslT9n4q5NvX7FRJKQbGdRsjitNUwXcxo2k0y4Rmjejs5N9/fvPu",
+	"w8Xl+7evTy/fXlx8fHMeHfdkYnSe5YC8wbYhHLEq4UKLlZ4+f//Tm8vTn07e/hy1GKHwBt29xE50erIn",
+	"z1UqdIulAiBeFJsobY5YhBiUUYtFHl0S+XonibT/ABiviFAzc0/6VGSTBNGi/ZgUETQ77CSHl0a4TU1l",
+	"/BOAD9HjZOox8LkZP9MBeRDA1Nhlg8nGGRYoA9N4OLvP7FRC6g3OF41bg6YLI8qQYwkNBP7TSA/UVEQ9",
+	"Cfcesch+KwKPuAf9hGtsniVGRICOZYej2WFvoDWIvZsoySCZCpM34dgSzKqkGkPK+RixxDApRIxMzp/a",
+	"+S/RkZ2bP4f3/pnmCMbszz3553a7Df9v7/NzewStbrEocIX6aw6F1F8wgk/8H3wWJwb/Yn+mLjN8u18D",
+	"+aPBJRqPPweYqPhY2Aa8KWyEfwyhUvERaFFwL4qp/F5ET/2zHZ0THArn5S8ObSvYnRBuKSFFL62sRLPD",
+	"7kFPRkOV9ZM4FjLqsBMZTCpo47GdJwQ0biOg8RHk6EsTEdgrRvpbLsETgWFtt4BhW47oN4R9xSxyWAMk",
+	"4DxQ7XysKvGTVWZ/0jl0LaPT1+44KVr+AWqfy5vETnADO5ztddkkkTMjtF3+WGvgtk6khzxqHjGRakGD",
+	"oo2YXs6ml+6gtzISX8v4CMqwDYvO3l98YLvXe7t8Zsa79pH2bBo1O+wXT+5U0eZy/1z8jYbBDgH2S5Q2",
+	"Gc4YLBIl40t8PG9hpycvQpmg2ZhfCyZVxfd4hihnQOkAa0RJYhHD/Wv1OjgR89N0bMzUnvhnuPMuVoDs",
+	"0eaEpmbCRMRhhtEc0Cc8fB3d2qbV45NpWYMojPIhdFFCq2fvjAWPoXVk+/5bmzrfpva1LxxGn/O9TJMf",
+	"xaJEbb+qF566E4WpS1iHMGjGR9BDNUSp67h5I9aIHA/vZ8cF/dsf8LTGN9CJ3Wz5vYn3tfEzeTrx+q5i",
+	"R1b0FH+xfyz10AFBBfvWahiUcQT4iruQgWSENvB3s8Psh0XW1kkMMKZwpHTYH6GBIPIh6Zdr0U6kFlIn",
+	"1lrfoCPYzrZt6FIvrPqWyKGq74Ld+EDcTysLlriV28DdP2SDbDFFQrkJFo3J2IGl6VZVRqVu9aTflrN+",
+	"mgwoWy5NtD3Q05SC51iARqZEHn0+LkTYCzf1JGqleiWZV4d9sGdpQuH6xVTEbbQHmR7zqUDs4dHMzgNc",
+	"YInu2TMYkrlBriaG9RcsGgm5C/e11bXIUr7oLPgkjUAVcrn5R76arm8PlsI4BYMC3bAyD/Pf3bjpZ/ma",
+	"bVHQvycpQF1RBwDyBTvQV3Ei8L32zyhMxo8YdbihhdWjoH9+9mHv4HrSVksyGbxIxghwl8hRE8WZSQwY",
+	"B365n4W9+yXo3cnZ24C//mhnD4l51FRIPk12jnYOOt3OAaaVjMGC8KI/kdcJlnroXSTEALDdSmLSC2um",
+	"2K+z/KngOHISJU3k1TGzVlAKW63FvmExX+gmtBvKsOA+PDV6EpFBUjVKJIuV0B3oG2YDADUBaZj5R59p",
+	"Bsj6EIpPNMtTD6Mp13qusjjqyQY3pIft7QdIY81jJJdLNGgZ8IVRci2cakuueObeZLXgXN31eiFQWqR2",
+	"qy7g4Es0uxJToItLrBGBc+iPQPBBIb3JW9+PHTTHhTbfqRgE3QBcQYZQsdJkAPft/olKEXFdrU2lLX3G",
+	"YQP9VrT/Cd7IlaHDutjvdu+uGTMzphR8+HJpMTnCHVL/iie9UTAnHbuMD7FNVZ/ybYePfcdj31X72N76",
+	"x97Ka54m8WkmYiFNwlNIDTzcf7X+0Q9K/czl4sRVQf/W2nm+SUvfSrQ73wA0AFj4s8mEZwu/QEo7zO0a",
+	"hojhfARlX3b37vxqH/d7GbZQ/fY9HYvBFYpl3D3+nPAr3U+KPU/BKXJEYvEykVbP5GzveRu1UXIl9CRu",
+	"fkeoqOKFf3FOckX0Uaxwb2jl4u8RGyh1lYiebPzRmOl7mS5a7IJPxEVixLcXJksGpsXOuBl/63rdYhdW",
+	"QxdhyjRtKrsnpynAERszBcqfnkyVmvb54IqNlTZNu7lBAmDicmkVjoRVkPxAVCuvqJX2ZFRkz4tAzpcU",
+	"bZih3YLOH7HGc6fftwKpaQ+BE+nRYmHGrMEwzxQkquGUkX/BM8igNBNoYkFq2WF3j8qp3KWenKvsyp7T",
+	"mQLv3ZE1MYY8ScG9YW1CPhj4BLu9bheulYjG7IAlku35xlu9A7BMDvdf4XCeC5Mt2ifw8Ty12Jrw2rjv",
+	"WQlNspfNExmreZXg/AlW9nakJbz770FEfv3i8YLYk1yVQS7GuN8RG4jIXXvvlVjs9sVKgfkDUNCZMqVn",
+	"1Z6OWAMt/WgizFjFOkKbIqJPWZsJtwcs9Z5EtEHk3Ygkv05G3KisM8hHujMSptG0Vhnq8T+KRXRklVG7",
+	"aOQz3ZNn7no+PzTB7+ntCdYu/vPF+3f2S5MWmAGAbR1Sx1EjdRMgpHtyIDIxUXIBdZtGZWRo+62OYNeJ",
+	"TPRYaKbkQID/hWRVi+kpGJiZYwsHdwoOIC1l5zjxih41gZw7eyxKcOldBiMSVYmG7+wcnuHT2xQTS995",
+	"IJFBTaAZrhIbH4ITkJbZ35WQMDwzXq+5EgumjZhiWgjxtt5ERuAyrxcS/yqyZJjQCUbghs80UNJkaCBF",
+	"Ffu0Y5TdlI1m1ESvnCb2BNp5PdkXo5nMaRL8BkKFjJtZJqz1mC4wbz0zC5bEdnclI3tgOBXM9sh+cmDF",
+	"ixUa/mkiiwa8wWQwZpOZNuh34/E1h7rvBnc3MQ77GYDzUZFAsWANsL/95f9ifWXGPdll4hMSOLaKH9aI",
+	"VgM4wNI9A+76QarAuRbefQRuJS3iptNInZHYX6Cd2Cqpl8WTEbDw31DUYTjTWIB+2N3ryUqxAoM1QH+H",
+	"UXMoTkPYb3vtmW08akpV8ud7WB/3IICWP/S4lZa/J5mDc5MLGGdOkBDZRN4UjILVOoneVCdBzWigYkFU",
+	"EuTayEnEG4IPxj3JiXcVzvImQ6e687sUOMY1PsJmYHDg/aHdGGxSa8CQuQLf2mSHgW9mEz0i1Ka8oVNr",
+	"OhSYFrezPato65825mPdmIUDY+32VLMVXtE3kgLqJfrxeu8Gnjc51wRe7bCTdM4Xmu13D1kDSBLsZVSY",
+	"c0cAxNfs0Um+RypVUzNkHVha/LbtrZ0pz/hEGMeJVDWg+S2759jeU2gAZCuX1uxhhXPYt+O26+tuzEOo",
+	"JB9SQJ8oqTeY3zZP0zVz7IiiC7OMw29XFpk0jTwPppBs02xhm8BljaylcatmJdTM40ma7mwyFW8KDRUy",
+	"FnFn4w3sU4U+Sjs8Kkv+W8RfMj0UP4d1FyYu/eevdmFVzB6M83wsMrF64hDreiRWEqN7xKFgKqCo0JWZ",
+	"LkjnLYqEXIH2sSK8mQ8MKOVIOgUBA0htcPgxQVbN8jT+IMzPYmeLJ8DPos4gxNH4CpbBh4pNtXodqCQe",
+	"7A54mvb54Gr1kiA6TnBIx0kmBqbDvFucG/T1igijl4kO7LlGSaTbj0Y9iRsWI1szCfpKyxpBmD1Ce9rq",
+	"WW69sLMfT9+wazQas2bL/RPvffvaJak1AisPM9KsSRUnQg4E+xZfjA5Za/WBfrRoWdtqQK3JszYicJNd",
+	"0ofiCAOYeWSNG3Kk+bwFKeZWTjXB/+PUhiMX8LdHg+s53CHySmyH7j9SAiglol0P+LEbrXa2g/+MognP",
+	"NIv4JItYyu3cRJMhj4A0KJEz4Su6i7kz1so/6snwi3/YpWP/H4u++W//9pe/IkUleevsBcghyi1G6kHd",
+	"C6Fs8dvT96/fRKzhrUpcPi0WuZV2CfdFgEvmLoUUb63c0QUdtxdwumbST1iLRXT6X9rhi5oddtg97MnI",
+	"LsJLqcylz06Mo9Cn5thnK9Ti90k8OHV7Zkk/WLl1nDzA6JRjF4U0if+aiWyRZ0kMEAwjl11LnEhL6a6V",
+	"JfJ2VMMD10oG8I/UfRieqP3y8xcbfrggL3BZNM6/P2Uvvjl8xf6///ews9fZ7+w1WyyR2gjua4/qR8QB",
+	"rt+oYWu0tfdvX59e2A7X6WsH3f0KeaiIi4fWdgshLpe2VMuxoLmBhwJu74G3/bGdpYQG+52f1MCXh1WB",
+	"IpflRKcwHuX+/3ZbY+Vw/SN25N4pc+p3z52ooadqIhiEGCGbxXbXfsivpg1OM4CCrz3Kzuns0qxx0N1v",
+	"FgbUsUr6LpXTm10rWGN5H/fkMFXzFp5RF3Y52sPAniktBim3LFJTIZMYD4wI4wW0P0FgAhctBDjKZ6Wz",
+	"faoCuz/xT6WoLgxDK0h9bB5jIg0SMQLShG2XP3gKxypQF7koc8wN73MtwuAqZDa7gbAnYIlfczAWsVcR",
+	"lg6y8ilQKdnvQEaDJ9sK6tytuOGuzidZZbgUaV3Ub+Lm0y6ujzXecA+7eNpqZZRuYg0X02OBU7pZZ2C2",
+	"fAA9ybSpMBUTbc7c97cfhwKYjzqbg5rxFVgdthvVMdHNZno3E6NEG5GtiymfBG7LDWLAWMG0FAaGBEiK",
+	"A7OK8NIppZPWxYEh/mLbzhKDSm5VjGrKMy1Kr/o+UxP7Gif760LFPVkbK2aNkrd6eRDx/qiZV6DkOfY9",
+	"WUoKJ0dYA7zaGF3GFzapYoNT2j/5Xgq+IdbwBk5PEtI3qDxW95kCCFPLnSRArRwcSUeU1L6UcA8YgfNE",
+	"i3UB63PocJYnAz5o0NgnIRejxl+ybw+7B+ufPofZQdf5OyFi9+gGst9JuvfD4b34qCC27JZpIkebxnjq",
+	"lvjN48qYY7UmqOwODyqADA6WZk9WxZutHHARlcZQzSTgdFmZ4S3nYkqvzwUBv6boyUIo+plmSUw5zcko",
+	"kYSfCQJCF2LzWH4VWfOIDHBujNDG1Y0EsSmuWSSVFBF4xwsRY6BHgSivyWYaAllZEESuyk3pSQoq5WMA",
+	"ssOtE3SMxAowQQ2qlguMI3d9Ws8lfSM6Zlz2ZLFNbqpt00lGweOv8schC7k6r6UQ7l2SE1sOL4ffu1Ew",
+	"a++uRdYa3WLzWAO97xYhrcci3A67rzZ+5g0srPsQiRRh+xKZ+Jn+9Tb+jXDPRRUI37mAcr0wNL2krVkr",
+	"kUoMpIJc5EQyLhdAGdBh74r6QFGRyDUBV3QqNtQEjtcqAs0W04pxKwFTIQvRCMZT2yOyPzPoJFZq5U6Y",
+	"9mzKuL4CVXFZ5X8NA3bmx3y9Mw9vRSnd8F6KNNEmL1ObcjPOHVd+inbKQiA0+5ZJ2n/9HxXIpZtFFHG+",
+	"462Gqx96b79T5nt72t7HTsXxvMnuhHzaWg3lXExTPhB6eSdCZnpd+U0L0pZlISFFSXHsikYJizuMsiaZ",
+	"ZkLGFRG1Uwi0nOW5v9s4GosfudF5eFhVhmHfFm+9tOXBbGnsYKGyZM1SI6dKvb8E8KuX/FdAzK49dV5e",
+	"EwF5FHkIt+C5QUBZKhwL3KQN1EHBerV6b39mjJLNyiCu7feZb/SWM3ryD9WoQj61hS/0g+Ve2IZA9opR",
+	"mxUrUSBxhXhRhhuSLityaRo+XEmxSAx/OmMGfy2UKrXCWqVnmqgVs1JKKRzxSoKrGG2GYg3TNBNaSCNi",
+	"MqhAQGEZC2ADe/9CYtiEU5ZBXwhJOkCzRcmyDngDGemssTAH5zVWGjpNA1UVzRpmrpjhfV9SBQqX8Yl4",
+	"+FUQl+ygC3WXVP5Dy6TVk9bOgUtYl8lm0towVUYIJQJd+DyaL88junvxTF8J5PLDJdmdBMuNFkrDQcDg",
+	"7FLGwH0k4blpu4v9/YMwhb0UorMEeQHUvdVbn7bGavc4sG+4O+ud4VLMvTO8VahKV3PJhikHJO6IFI2o",
+	"2l/uds02RTl9Y5W/3PX2q/SX63wMN5j63c/0rzU2HyTeVRl8fmU07GFdFM3aqKlmc5VdJXJ0jJzjwaIF",
+	"R/XUFTBiDtdeUNtEsCuAaYWClY1FJipUgXNxra5ErXSsneGbGF5+nO7P8HoTZAzeu9m1ge1EA36fttMb",
+	"ibUuG2WUksW+thKbMxeyKKTY1+ovTuZCoWHRd5Fo5HBBPCBX0uNXq65DRIpYA30hTcb1lVV+jwu5zIip",
+	"q4liuhyeFtOP023ZXCoWjzKN/gMSYRam5OFsuY18gvajlCAkh2mC6If3nZK/6U77IVnOxsUSuY023aa1",
+	"vYEbDCOiy0U0DhXrqFBrEgRte/ImlbsbVeuG5b1B1W6lrxOODRFjACaPYvQhegP5HmGYMwcZ6MkQZSCI",
+	"sJaLcX24opjeuC6oGciFR1gDu/XT6TZe+3fKhzvuK4g5Sq4Lvvrb7LF1McwAceQG9bAOW8w5vrESluL2",
+	"PelWtNXP6kphwzpYKmcF4u5y7Ssqeflx25O3PG+5rpMeEEKk1ALMDa09YdmJi1kGw1UXcVwbM9zq8Vz4",
+	"xu/wnN5KtPDx5TNQ8O42ssAoM11lublQm3PxYxkEhdgDbbd5XFVkOlKOdr8i3IVgNx9sAx6J8llhRH1A",
+	"1Eg1HD5ph3dYHTTL0HcLllMJbXU4XL9kdwkLdQPjDHxKuG4dZLTMVJqKOAfUnGVSB7UovimyYMTtdUvr",
+	"u8X0GIs5B3ZTELpxkrExhzQ5nglAkyPQ5rnKrrRz8WIGITGbsOiUD8aifaqkyVQaManakGVT0uuCvS1X",
+	"xMDhILPnL/bUCoVGdWi7whtyiiP7mPZl9w6dzDh/tgkrNM5wkh9y339B8Pq2IuNBt/4Gh9Uurun6jf8z",
+	"vxLO4eK+kQlDJT/7By+P2MUfT9p7LfaCxckIEFgPukyjxmoVzUL6F59OrXqJYRwnMABxV5mpvfVodzdi",
+	"H8/fEkzDv5zTGXn27gcoWrC/IXr9nCceETuUSz1ZTqUNRVy0RlgceWEBxQqvMDK6lF8b1JoreTuxsqy8",
+	"l3Ntbph0WwlzvTLr9g1MvpdNW5IS9v34pYl9V62fH9aVUUwPuOw87fcVZipB0LPZ1LlLN4NucOwOu4B+",
+	"XB9qQlsUXCk+aRaeKJDUXkk118cs8oRWEdN8oYM68kSHbBFILFypvf6UaHOKbVoTMHhrxAThGCHbobFn",
+	"V8xet9vNeSL2ut1mXakhUsaFQQJ6imjkQnaZg31gHfqUTGYT+Lnb2pkkkv5cJp5ZLpfExtolfZVMg9yf",
+	"+vYRjV1lAyub59rTrWjPr1vc1DBbdXG7nNAWl819J2Dku2k5Pqdn06nKIOjsFpzbLHRhebsUQe3blAqG",
+	"yRe7n+lfFLRbnaozVho/LQZXiM09EqD2Uln8TBs1EdlRAWUBfZkIPu5oBP5rpozwxRmaiU98YPw9hIbu",
+	"cUntYfrm7Vn7xcs9D+b/8fwt1cgnVvd2O1sAINogVYOrFpvbds+5hgMMsMgB0kEzbZI0ZfFMtAr0DEF+",
+	"kSsUZIZnI4EhQ8KJ5o49hriAOuwkVxKEJ8Om+yhq7bkHlogEevJKLJrHHgaWThK0NTxEjPsq1QoECEmH",
+	"TiPQbMCzbAEEQB/4qCcbb4ftd0qK9s/cDMbsb//7/2QH3UPMpalXGyoO2h+EOaUpv3G+iHvwzC2zneq6",
+	"bNtkyAm4TsQ8V0/GIo1Zo7fzP3o7mMvvpLodb7NgdvG3YC44qESCX6V2NA+6hz0ZpoWFqYn2E890h723",
+	"RhpnAzsUbJxIc8Q4Ec1DpQB4BBnwI1nRJeKetJ/HhQXTCNjoUOrdYhM7ylhagBk8tJTs1zCPSRoc3Ur6",
+	"gcJkrSy83K5gpHmuqydyW9/2qlReaqewLjcSzlVa+nKBA4S7xEsQB7DRyPcyM8lEMK6TGEP1q4tRD6p8",
+	"Nu9oNvDtMdOJtc8NrTiclI21NTc6t/IDuofDGPdNfDJ0styZT6bEnLKcWswRg9eJscLUF84dWjK3P3l2",
+	"R1ynQuu2+7HeovsepACcH+TFR4++AUvPnhIH3e6rIqAFrSnfAXj6mWYRfTaCoiTK/jtiHy9en7bYm4/n",
+	"py4OR+caVSFYAfv2rP3N3j6LPmRc6qHIfknM+CT8ZkTGTo5+YsV4rCYckNjpyx288I5PADekePVfkfwh",
+	"wka4RiP1B5exQ2l3tKloV/oElCmH2Anh8bVctXjpbG2xCARexL7tSf99uAR8gBEOnfu4O6Gn6czBsqd8",
+	"wYZCoKVZIBmyZqQgbOQR10xJ14j+bAFAORHEIAFNPGJd9/d3QFYW+aydsFn5rw14r2sYouU0W9Za5TJW",
+	"E3aw3+4vjID6soGIfFjISx27vqBYdiwyQagHIHV6coD+wiQHwYFRB8yQlC9ElgupZGA/P1ZW0UhT0BTw",
+	"8IAnmkzP+hNAOYhM/VKxX5lCpu1YsBHXR8Vlh3a4VAx5cynwgbjOOAHwbqRQDKp2PesbQ9wjHg+s/m6/",
+	"BsgOgKsmBxS9cu2DzWAVGopjkdpEtJBOvcFlOIczL2NpciWgJgcM9lYw0CQ9bEORnRmMrKhA8njETGaX",
+	"YJB5mPIFjDZP7XgAP0y0392PjpivHRxCkk2KyzznNnC/EyZSQWoFe56kX9STQ5Wm9vyBsmkW4YQZxOjB",
+	"6Y4jq3tEyPiIFcz47wDHsihxehLrmkgXOAoHA5AstP0L4DYR9yKb8JTN+aLDzhGVxp2H/hU9GR12u8XP",
+	"XFIUP2INULmQ5w4rjRKRxkcsEteTU6RyBsY5u3KInhP/BhwjKzQiLwqK+7K0K1uFDSWVCYWT3dKH3W5P",
+	"FltJQxSxRnGDg4CAQSSaBy7B+wbp0v5dPsIb9NYljmLk11d0krMW5hH65ALP9pgQ2UQvCWWUtM1j+63D",
+	"KBdieMAkSH6W8yHSaobbX7m/AQpETYWMerIxTCRPW25VgAdsyjPjFdopT2Ls2iv8CDyNRNIRXgdpaUcE",
+	"XzwcChy8UBATO09G+zBx/YflirmN7mXFuYBAM74L0VYSzWY0C57J1AoxeDG031pQU7T8qBfNFqzGVyyR",
+	"ejYcJoPEDkOfpxxWRoMGH4kp87ml9WVH+3n3gEl1CR+5zBFWSGfPBUwBwiVGGOgLu0MpVVSPHV1TKAIz",
+	"YY1k/Yz1Z/FImEogFtjmTif7oSAU7sLI2VJifLGhNwqc7G+pEZUulCohvbkfhT5wi/jJnWjo/2I3WUFN",
+	"38SjSo2+bcj1S9V7+9TBxq38mMMa3dgyOOOLXAWnBLMR1y2rGnAHLui0iTs2FKx4dzcjUWG9qfAeJWeu",
+	"sYReKy9nlvw5qIZMFMgVLkH8xTMPS9WTTsGFvL2FfaMjVcXyNatJNCL45/u8uciOqKvVkp6MVPlWq2gA",
+	"UovQLYwqo98YbgFFF24DZ8gnPjBEpys+QXJMw510Tm+rZPZrFuJQodJplX1nIoRxb8CPSHky6UkkheP6",
+	"CuwM5CEtI3hjGzsOIiE/L/EHEPp+LnrSTQadZzgmSexKubxp4U98N+DHLKo+i7i2Gh54HVxjKk4DYN9c",
+	"mqw7Owe25KxZbnBtENutlGCFOHhbJPq0k/mQjpDNgBDsbnsoAXtDKXmCufeYYOzWMdrPjBA671IwgjjW",
+	"u5/hv3AhW1mL5RTJCr86a7id+jFLoiYDFmQKZUP25cW//sCSiZWiccYh5cWJGnDaNZalLXr47DZFK1lD",
+	"mJQlprnG3wxH8b+cb8Xt/L5Cs8dx0RDtAufDi8Og0L1FSaYxi4UdjbiuwodmYWV9T4AS+uKw9QXlPmWB",
+	"AlOzq69H//BpkhalyZLbtEpa0FRvtVpoS3raIxYHfse5nUbDfMdygMrm2riON0V68MvfeTNoG4AqRLXY",
+	"HqPZhVEybqiwCW4hwGprwiWpKOhWidEiHdpTHUpAG1Mh40SOWrmHCt2j5MVDdUE5Rz29pScTzcC8Dtwu",
+	"HXYCprNrsMuys0ILwd0zsaIKurCS9GM/728UnMG5wxpKHJzHfry7Bx+5BfVOgUPt5Nb2E6290l67Yzmg",
+	"RSoGBsXAKimAlQolzX8wVskAD0eEM5KUb4BucsRzoR0HuLzemERSUPAfL6iDx0XnJ5gjJFl8HJVnWXIt",
+	"NADsrnbCeRvhGUA0vVo25EIpUXqLYehoq3QIwYAVBMIj9gNha6GVD5Q9ewthlM8Grs4tVyQ/oC/ooUXZ",
+	"DSUSrqZgfgrhpylf3LV0Cpy1enVBZ8GOaBHICcU2IdbJPWQ1mhYt5/0te4WfaUjF70kXnCLBYMAn32Eu",
+	"U4CSVPEtAf7kkb0V8vonEGsO0hQywWMr86yCFLihnYXtQl8+NluM5Uo1b1llCrMOuWRFH3hPuigbopij",
+	"D6afqsEVimPnaoMQFvDmu0rRXK9bSqnKIHZI8T3nP+KEduO/508HhBf28horGwh6h4xalTEtZCyyFg6x",
+	"y4MxinGJR4b7ejEW68W2c1W5cZog0g5E0gDReJqpgdA6kaPouJi5BYofpnU5E43cftQZwjZ2UwGsDl6x",
+	"zH1/4MIsRFONRhMW14OIKYBJTRHxd4sj22ArUeOoQEOUT9yYx3kwNTFsIWC4pDLHYRufATXLGFqXGJ8Q",
+	"4wayoaToSR+mBQJvDNKEDbZrHAY3VXYtx+JT04VPu9HRUqgk0WySSBEfO1J0nwbLrd7O4iTOGUv9gDUi",
+	"153oCIYoX4N1eQa+/1LNkXfUqv7HPRlJdekej46wNaw/M+ECKq3m4jrCtZWJQTJNBKY6AN+O8t7SYxZl",
+	"dt0aaq8L39phAkBC961mh1GY2X3cN9vOGeT+R2S9RKV9+szOVBxEI8cqhdnGHjWK6woDcLGgIJnd5rDU",
+	"lALM2zlPXPiEs6GYe7AoqBQ4ZhznmQAxdZ4aqD1yVAsQcaOQwMC12A4mrt8co5IHiQ5YCMslOzl72waR",
+	"524fc9s3IG1MIPVECuhP86hOchR6Dd9PDHh/AjnWyp3rsNcmfOHlr0HXcoedwwWXOAbeZVzrI4qAjnk2",
+	"gTyRCi0SjMeaWO6SbxpiuSsUS9/Y0kYCBZPivH7dIPica34YsczXsytrx3Al5cUar2kXj9UQAsS2xHGd",
+	"gV8/ZPlMMjCqG4f7r5rVNrBtkVNVPuR9ecR6L7Y5aOsDab+FFtgm1anB1bJ2lXQFnXizcK34xO3BZf8J",
+	"++jdbNIX2c6RnKVpaydP/dg5enn4/KC1gxJ+52iHRJjV6pzgxnRz8+mPXI93jna6n54PnncPRXx4sD/o",
+	"P9/bO3jZHwy7rzh/Ll7yw71uHB/yPbHfPRTDl4f9oYj3+mLvRTzs873+/n73Rdd24w4H851ykjQ/PUFs",
+	"gdkp1fy4UgIlBPcEjz6ZG48ktRRE+/KBGLggKJtOYzrGBrYHxrjaEM1qOzjKmYz17mf8x00qHOAUiugN",
+	"wQuiG1U7BFmarfxwpTtQhRHEUgjRoeBQoPttZ3x2Y55WR+mnPWkWUxFjZaED6WxEcPE1N9yqo1AjOBFa",
+	"85HoeB0pYqkYGh+fwsHOFSt7XFQWNeBAPHNBQ1dNCXiecOljlkbPNBtmfGS7sVTXgKZBUNhAocmquobq",
+	"yBBGOiFgexvwSpjH7bppwxbWOUdg+DCHfosiKWjJraQSPv9YIixBb9YkrbtFFaQrFOOQgUghKXFLibIL",
+	"v652YQAUPLTBL+YO+wU2ps9hBEQqn1aepzY2Xjxn/QWkgIzFp6Z3gvqNGEiARhSMEPuMQT7mmnrsrSYv",
+	"BY7ZLJFm//kLFExWvvVk4rPUo8+ST8QR6+14qF56W28HSE51oqT9ec/+7V/RBCNa+s95+Vasn2pwchfY",
+	"PpHSWrAkm0fW6rA/DjHHXaWtPPvXwTgSUrQbEe8tYLmZ1oAcRvtuV9Q9nWbq2iryfQfMH+T0mHEmtLXK",
+	"mjhLamZ6sjhTNOrLti3Y3U6ycmYEn7CJsEqZFa7usy41x9PPed8EzgvAWNuTTsSUWQ1yPM74nKfPNAPr",
+	"G2/F7NE0VXMRQypv/ovmEk5WTFmuAP3KLRwaO6x3SpUciYxxlxkELCg0lw1YxyJuhbmiPhjXPEZco4qM",
+	"Xf+pYtZuT5bSdqvWTW3Czi2zdEqnwBYwLfLGPRi0xQ2OIHKqeoXjazuSbpk6tHew0WOp4vEHpX7i2Ujg",
+	"c8/XP/dR+kLdn0Wc8A+LqfgKjk8CanTiwHiFcKPzEjW8K7EoOv5rle6fEk1eel7QNYv5lfAOEKzkUtRF",
+	"hGh72lCReR1zIrVjTW0+VIP6D8JBm+D5WlfuDtk0rY3h1eDNuBKqkpHCr3tGOzDYV1Eiz/RNW3CBT1W0",
+	"4ftMCGbEJ0O1rDELecW8GyxmDQgYUHWc8/SSxeYPRZO724ueMu+hDu5wukB+0HAt2onUQuoEEjymmRgm",
+	"n5qt5Txcq9VlBmpfKp7Tsz5qQs2g+LY8kIJnpaLbAofzc4AqcH/vbZ6stTTEF7alQHJV0xKVme8W1QgK",
+	"O0T9dmLVVyFnE7CIg2todb6Vp7Dcf920OVjpbrXSFY16n2G1clW7Xr+5OA2adAJ/wcVfb0N+/ROgXGzC",
+	"ko1wE1s15mjTrMeKcHvXDmKayCtoyQ/CfG+F1E8A6+oKJiqtBBRmbpN5L/VIsAbvg4M/cEiPIKFBTKZm",
+	"UYHaNRKmupLl846Pwe4c2W7joHX6Kl78YdcaEbvd3ST+EnLfvU0Ox7sHtscT7UexqMG1n+aHgDvI/KVf",
+	"f2vV4cZh+j0ANH0ScZvcOt5HA0q+l3+eQ9lHzgdjpagEllxCnZ6M8F+RnUGnESJfrN0qR+7tVKRFuwxR",
+	"G5KR9HSs7jSs1I6h3betZnobi8lUGSEHCzugW9OSw0Y+ECNhqQ34lXp+Qtybc64dC2cJAcGPnGlDfuVC",
+	"xHUtoKfywTb+Cfv1UIJgI0PpcSfbPf/NftBJKpdwXSmjHJ7ZUtY0Ci+ItFWKo9Xp3J9pDDv/1r7Akuo2",
+	"dajtNNWl1qOyCS/apIstn5Jde5dLoScJ2Np5PxXSZzlVjkcJD+eZBnuqtQwBQ8ypVqPGhq8cpfsfHtvd",
+	"6pTYpdWWbZA5e08txrSlfNnWZBBVSeMNl65emxR4H11dkr83Xcv3eZpvBFz3vcr6SRwLiU+83MTuh2Z9",
+	"SCYCkg43tPuDs+zBjf8HzUleoSDh+ZLnQ7Fcu6hWlzY0/DfCFjsXvEgHtNYX0GEnlPKz/KNPgjnsHlbS",
+	"/NXqRPXHfRLX8qfmp8s2aHzu3IhZo9hs1e93S+h0aNhdswKt2AvIiTb1q+RuVr8LHNXHiX5IroVmEyXF",
+	"AqoDXRqdP7wSWTq3CnW9jDIVKcAM0WRUQnoywKYx40zNRuOltKwJl3wkMvLrpAsMrfBBprRVdQHAutlh",
+	"bxK77bwFQ46GiDUGSmJ2XVWJUGs5htEEPBV8SwAzlMNyFIqUW0x0Rp1CkbMvqMRaVoQ+yhtPcD65fOhJ",
+	"KghmAOrZh+Q6GtJiEgI3pNvrMDLS4JAyOMtEjpPRk5BTqCEhFwLdYUIXzDcjxLM4ZrOpndK8qjxxpRAx",
+	"ZlPa+y9tb0SsL50J2GwxqTLorR04xE6ijjSqC54x2ZPiViwPBznQl7BXGBRLJItcsOeSu9sICjiP6pd8",
+	"bmMO3JilVdqgNSoyIGfNla1EjtwixOigT2EI+D5UBu5WXc4XdtxXAErkQImrY2tNgkVartGfqjQZLBgI",
+	"UeFbnsfcOFwrR9qcP7Kv1FWrJwdKpYkctdVw2GIxT9IFA0zWVh7c8+HDFnMROE1scLWW+hcFsoolro/J",
+	"tr9FCGzvjkNgayriH8iUP/fIFUs2YOVS+LzjovgVKv8DaPi3O7q3qec/kvjelrWTc8prqVBQNg7LBapI",
+	"LThArQ7uzjXK1bgSjmy5GJOrDsQRAsotxdz3SWpEdiNhFz7ool5fWfgBu7A++kATc68q/H347TO/Zm67",
+	"0DdJ/3y/gflJrzv2yknwW0NlsAue6eZaC/Rukla2utxWH5qPz0xczgm5FysxczN5B0tzF22KFWBWgFVd",
+	"qapbW8onuzmDxdUvERzXQpimtVtYX+SpW1C61ZMU1coEUR+pgp0BaOE08/5JCF5xKdVMDkQMxB5KFkyp",
+	"DjuRix5tFUxUCLbGMgElu+BDKFzMhMkWZH5IFuir7R/FolKFhkZ98ba6pe78IBsxT75zW3Iruuvj3+cb",
+	"6YZboTlZ5U+F2fkiAZEboV+UPhW8ZhMF7Zfgq5skSwWv307GUt6gMGnpa9Lf8h6s1+GC4VyRRJK/cVUe",
+	"Sf6uL04lCT5Ytkrzr/zdJZTMC3vFbfDw6oq0EnSXOg8jdFbE7OPFa1c45PxqSg6T0Szzbl57GP/XTMzA",
+	"5whpIBoPfnoCavrJoeVqqsZKC+ngW96BQ5L8jOXM9xzFhQ7/eo9V7aJ4ZOkleTsfyA0VDFTNYR5s1Qdy",
+	"RxVFyh0KgL/z4HM+cL93x5QPIc/DtVItFTdXfXaFNsmEY2JHrbOKwGauxIKZuTVEhiz64Q0SKDrhpnc/",
+	"u39aY6vqG9ERVmVzLL/PD89ytEtJFlGxU8TmapYCdwOQKUg1dwVJgcCGPHqU64kk7shifAvOAQiVASyE",
+	"MHOVXQGrBsWoiPhhoBJ6pYTTYmBb1MIy0wB4JKSjsDafbV5iEDzdo9xolgmAr4k77Hn3gEUVcOygJ9gW",
+	"VwJGYETGg1+cn51iQuQ0SwYCISRUFoDzzxyaykLNjK4Mh7yhyVh1vKyUoH6c8/Gp00WL2dKrQvghb92L",
+	"w51NuPNOT96etfcdOn8cZMypmQtoRiKZ7j1/DrX5UV0raaU9DJLoXRx7bkrrjj+3/+7ZrXTTc+KxJu+4",
+	"4b1z2fs5PNvvIn8nNG+qUnjCXbzGh3pr8VCby1NQZB57Os9NdMrH563NW3/vHtvNd0iN4uDKj9tca2FW",
+	"B9EaDu3BKgJNNuVJtmRx5fVtGQEV2bP9OKhpI8JMPKmJ+alqS/xML3XMGyfYwJsaZ56P+Gff6+06SErt",
+	"rVnPedk33LbVRf1llMz+6S8+PW5EpG7HCIamyJMAqEKJXVPBgvdl5zu/tnY+taciIzodSHhGJoujTHDo",
+	"9HS2Djw6TbQ5YhF+PiIKKtAOATge9eAkZg3QifZeVWg/uyIb7HePup9eHhz87S9/jZoA3sZzrjumF5O+",
+	"Slmj8NTHi9enwCZEe8XxiAG5mcuiq9g/PfkO3B+R7+08S0w19+nFPWytbcDDllr7QHXot9rdYT06QCA+",
+	"bfeyuQ2VDKhu3emuh32ws+4QxMBju6/U1coTMDjoNL+GaBU5J0vhiBbKC8KERojAvhgoK0lm2urEHVbe",
+	"slZARdVxDL9hsaHf2XY+/oMwb2xdqOBDjhsFCYlP+6LKM19earc++Sp99xf8GhJU/UQMg5NqhjXsLOV9",
+	"kXbY2/IqhpsDfbMnI3rNKSaWvh8O/6hmmY5IBiJ1J/aoEeFLTkxEYLaAlOXaQe5+uEa4wWaeQAA/iLrT",
+	"3ZfiU6KNjo4hSukiBgGnKcQutdCs4bgZiLilxXiZeBa5qOiEdQhiiARTjVNjv5qj04DxCEyF1eA1HXZC",
+	"XCzPu10mpMkS2y7oDiTfXiIuMjJzzuLEiLg+cFEhG95IAx6Xx3ucY9PLTX6giMbSyNVIqtI+/OqE1d9b",
+	"3ukqwXrBCRiGJvN2eoX9HXGM20M+MCqDctIBViZtrHLsfrYyYEFOqVikoqry81wgEhhwTgV5Cg6fl8Js",
+	"7EqIKYHl5kvVi5ElIfIaPrddIdL6XH/uwwiAEFzUO7NofLbkxzqsG+z4K9zihzd49K7dVas2HI4onJMF",
+	"KXrvG2+atK/EYrWny94QxLywmozQ2YHxqT1RsXAMlC28Xw1ZXwHRZiz0MRT0aFO60V6iu2W6QAoCayMk",
+	"cYvFiZ6mfEG4QC14D8JEcWNfKB1RgX2BY6BqwHusSgMgRJ4qventi1hci9Tu+c0sjGnyo1h8DW42aOgq",
+	"w8IOczlJ7Mm8WDYvSh5cgsC9EotNDY3SCqs3Nd5qPQuK4fIvedzeIPR9cva25UIwuInGggE5ADrkGuQj",
+	"68nI7irEG4301aX96zKyrz22+vS1iIjfhH63l/B32F2u/K60rV3dHey1PBuQYH3trjtyxgxsOPQNeiSw",
+	"nOZbj62xgZj+Dal6spQBfARqCOx8jL0D/L1R/iC3LbWGAHyZ2Hx7Mjq1JkL7FHFEj5hUbWhIVLXx0Rto",
+	"ZRINCHQ+1Yp6D3DHPJ4kMurJTKWCNXBA4MYBl4BCStW8Vmgleb6YLhThFicQ7tXKWli+NS1mm6Qk0qug",
+	"bUaI0kRDU5CRR+ywe8CiodsWUXMDUwhkw9dgAEFDA7Nn+9BAMQ1OjdCUYm7HvkXLVsmBKKRunotrdSWK",
+	"r6pAVLE3rZyNzztXYlGZYnUlFruJVfXyUxvvgkHqWMWwE/y03XSsLxPq2PP7daS6vKVcuN5cit+VjrX7",
+	"GSZ5pVlDJ7WVolMdxtoBqZcwkZMSx4uVsFb+JJJxNknkzMA9GBlRWNPfQBtogAxTUFFm246SBfF9mx0G",
+	"6xk+xXDVxnQwOHJwNpPos4/rBWs1F8naPXCX1hQWLiYxa3hOLizRrjaocPM99rSA1aIqmK8nO+0O7TQ7",
+	"qnciQNZJiVmcmHaqRitILBQFzGJMZSSXcJjhPQB2tKKef4TRF3IqaGabY4T0MOUhQAZpmPgZu9+JZyXn",
+	"poi54X2ucw+yUWw2tUYZ4gpZudaTSoqWVXVg56kRKE1gm/UFclE1pGIuRciMlbXQsJAX8COgMS0GchZg",
+	"I3g2EsS3wZlJJoLNExmr+TFWOCANBlKOEbDiNBPXiZohu9szzSIpPpnv8I5mh70WhiepQ/AYqxTe7Agv",
+	"OJuL/lipK/bx/CdQPclEBdNSWUnCIpgxtCJZ4zoRc5FVamMFg9I+85MabUn2QdkOauY4nw0tBHq7wIHV",
+	"wcvN2pxJxw9VmXy41+1+ATQutM1x3vXzZqrMjvdMiwzsfrAwAHUevQ161v+TGJhVTVYZSO/KNh/s31mb",
+	"HU+dggZh5CSJaxuGa3arLXPBEg6YXi6snmjYIXXtsifiTmX6q93EbfvojRtAPN9rv23UHXz5DX10CtRp",
+	"I8Eae3Zu9rvdls+qet6tnReIKVUjHT/vtgrJwAf7VvHmn5LJbLJzZD+wM0kk/rW3SZpwYZBUGjsGUFxH",
+	"Umwiqmq6gUO+szKPeWVjt6qqkJg74yOxuiiOBufJF1XFdIP5tnFi7Bm6od6Rn0rrNA4qAts0xWOpeow1",
+	"QAuhqnPnAJFNryqEcRkHytWfGSQFWQhixYKEeU92ig9DGhfzI8/6MFJ0IjQcmSO5cJs5xZ5rbg23lDs7",
+	"v6OeP3q3brnBNbq/K+d72kTLaZPBCu77ad9kIxUW2bq9JD4B+6dHB+wM9PXKjVUkovAxEfTtuuBlItl/",
+	"2uO6xYxqtuAAyVOquGbn35+yw72XXXZ68a+tntQmE3xiTfMTNhBpinB36EbVhmeG9ORvoxaL/sH+T9v+",
+	"zz9FLcaZ4X0s7xnwLEuQEdnMMskS3ZMYhCFvK4ueRajbc8P01A6PHgthNItVUAmELmB7Js1S3mGRUexv",
+	"/8f/BPJnhJfArI+ePHjxgsV8UYl0/gbG1W2DeqqPO9GeL2CMaEIyq/S1WCIH6Uwn14I17GgfHBy8Ag1H",
+	"Gz6ZOoR4a/xMBJdQeGU063aPul328cNpc40SVu9w8NSfO/vd/Rftvb12dw+VkbAUaANdKS51SHz6og4d",
+	"u3ljbtpI74xgYlcqfpv3dn+j3q6XvEZ8Mru0FfOvld9TKVPtlnIoiVhyyzI1PwIbxZNytMj0hX/a17YI",
+	"IMGxplP5WcuhsLyeiVMq6oO/3Xp8JwxdR2jNwcIzrlGFwQVkSLvnIOHWvxX++iiBOwcZXlsO4ffEQSyq",
+	"LBaZfZsDczwXw7eUSBUUIp/i4LVfJxqeT/C4Ko5PxI3hgzFSbw+TVNhZ/taJtHZv1u0eDOx6gH8JumAU",
+	"/mllY1RQXJcm5OkcKxaBgRQMqkm0XZ7bPMfCYq51R1mo5t3FadaTsPfcaUa70Cc/0onCpJiZjKeJhtMC",
+	"9EYQcSybpQLGyITnLPZs/RmzEiTl6Zh5OmYe+pipPmDyc4PI+1ceHGz53CgjCecnCZ0cd3lUBCLj6bTY",
+	"0mlRyIq8yYERPLjRmZHI68SAOK1PI3ub38Oc9T/TVri7uFVOM1rKUoJU+DSRV8BfCu76QhIJ+OUp18Rx",
+	"zGJNWpD9FRnBJ2Vf/UpPfdDix+8nyBu7KgWMQARZMGFPLoNKNrHlgdpw7/hlVp/29TNmXzGdyFEq2jMt",
+	"gu+0GKAmsm/gzMOoWx5917gPlByIo56MUFBOZ/00GbCP5z+hwNz17dv9AxU0t/MP/CPsjW//9pe/UpzM",
+	"7xWCInHU7hC+S0xP4pbDGgxot8jshVSNmh12IQAAxQFaUS7TQs0yLdJhhzlYSzWXQHJwnQDfmuxJuAKo",
+	"+vjMfKzAK0D525yw3xHIZGhlBdWE0B2X+Ht05IKVkOBA+VqJ1EbwuJwnxlakiZ07jmcaB+937UBKHZ9Q",
+	"dgNrQMub/tSmRArMDWFDimhFpWyRI7pvk4StfDd/BUlbeWMflOMtDgatRvzlm8DD9tjttFlyV/D6NQle",
+	"tbP3eSdvQTWclv/595Ly9QWVNx8En9w1qOcqwQ/TJrw8uom8/9IEseCY2f0crpG1qWL5zc/obMDEsbnK",
+	"roKMMSeHKw42F75xaliD92SdYgYRywRgW5qrBCarlJeIu3VHAvN8sy13lzllhbHeOLWssOXvsWAH5u4p",
+	"EezOE8FksA7uU0agtrO6Tmcq1DQVoEnxgfFVBO41wFspJjxJc5dakjFQmCCFNEeYW7AJXwC2OEvkbayn",
+	"n6m5j95ysscMNnaV5USj/2Qt1VXM2AVycxNpoyW/+3mmRbbmMHwjqW4DT+9n2k3ZOJminQMJZtp4q6pw",
+	"ZFGKn+QTwNodi0nz2BkUairCTY9YTnQ4knOCa+MsHOeiyLBk0tWxc20u4Q44zm56dLI7PTltw4r79M5O",
+	"zTWP2c32ESZz56nwtPoce5S6sa9WnbjlcofnHiRBDsZ1nIneEeDq5Ox5VXYsjDIrPliEW+wYtbLlXdmT",
+	"sZgACNvStjyCcquA/AW+iY8j5DoAv84VXtMM3mSlheCDsSPCcBUaqeDXwqrLTcdUSDx2q4QJa9j+pDEq",
+	"8pOZpkypmYxVkJV9C9X7LuXHR4hEPBL5cfdODdc9260HAtXKVZLV6kgeF5VijtviSU4+qJw8RU8kz/e7",
+	"nZX7NBPUtcisgl5rJ3xPRkEYoT9CIVLO72xhlYkdJKt0xXksvQ8VrgDDPLVStZS52SJyg5mEMLd/bOqp",
+	"gsJykiRdsGuVziYeYhYk90G3Jz9+OMXYb8OomC8wSh6LuIVX58SCGuZF/LfIVDX2dJD/+d6N0leTAOpb",
+	"XCMR3Lw/WSgVKaB+1z3TbKwmgiHpht5GAo0nkt4o+RPwLDBRqzJ3Jsh9GUJ1lG4xLXg2GLeYVhlWhcq4",
+	"J6d8ZP8dYuOvI7Cm+A8CiiG4BsaZ+sqM1xYybTkVE9S7Yo5soiHDrjb1YzEVGxMPUesRXmnd17dCfUQt",
+	"CHmPSoI6E9as/mTYxKrHIsZ4N9nbOXk9kXo3UejSYnLsAJ5gmbiQRTI1xYI/D9EQ3AGkMzk9M2sMuBbt",
+	"RGohdQJEBZgP3PRiPCCO1mOVGQClqHhOz/royKT1VTmQsL7rqqb2nz+HuhZfk/YFNVQXtqVQL1vTEpWZ",
+	"7xbVpUI7Pjlnp7Uj5GxipUh4rUg/8OumzYmTTCDB3opGvc9iULqr2vX6zcVp0KQT+AsuVrfha2Lbok2z",
+	"nmrLp+E/HYfrIW6muSjf2nG4+3nqmH1/2+RotKrcxidZ+PLI81wmxtMQlPniMb9BZSGvAdn9CK3DZXgU",
+	"twqEBatVyzPP3LytOFQu+mtCTn4wHj2igRusunwl/Pn3adVWEKhve/P/IEy44h9QBOzGIk2uRZaI1Yoy",
+	"3bYAH33DyYS//eWvu1Sfr4M3RU0meZapOQDBQxfFdUF/dFu/J4sZhhVsJZ7xOZdIq2VAhXL8Ou/k70Yc",
+	"LLUh7ySx+84y+XgqsrdK04JLkAZgJfhevkifhNkdGvYOpCMfXrvVudsTzzQJgHsTa/S5OpH2BmVZMhSD",
+	"xSAl8RRwh5FeEhTGsIbrI4kyZ6olNHJWoOujnnQ10R2qFIhazF8C4hl9SVk8UTOE4+eMhrTUDA9Q3unJ",
+	"LYnHN9dbdCD8PjUlGLJVggZXyZOQuSMhc1IWJVDDlCZS3JtIcZzidiFW5pN7pgCoe2t5dIbBWAyuWkRJ",
+	"yKYqTQYI8VlC3GRjLuMUPIm6J6Oz9xc3t7pcKyn0GqR0o0tE9ySigyaGGHBVxhr29wlfQEEIn04zdS1Y",
+	"YnKs3rAQpR5arpg7fe442e8lIIlfO/NiZINH7pUeGdv3QInZNBW1eHX214eiRC4tlypa5JUr6vOGydl2",
+	"eO3jD0Of/JhE9TaJmP9OWBpwJeb6LfMZyPkRdPMSvy8NOVeeBxBiGK5LWMXaI38vgQ2K2Keuuo42jIKj",
+	"w4U3HAtNuYocwaAJ6lTJYWItx0RJiN1glitn/VQNrtri0zRVmcgw2wZYqUK24wE3PFWjmSDcxDEHwK7t",
+	"acMf/Ig9KcQ3iODRqK3Sif36elKL79D2VrKNaR/59g1t7y3px2pm2o78YmPgMlAtecrMOBN6rNK4VaRb",
+	"wUj7ACm62mo4tApsoiDNJEmtwT5JDAJMoAR2LdiYta4YIFAzc+H68OgzUErtrXfVWyvDD8xT3K0Gzq9g",
+	"jt2auq46YfbUAZVCuohIY800nJ6YxqoyBqQGR0vEqM1jFslZmkYMQ2eQDka7xh6ntG0YncrhrlDDYYed",
+	"2NWFDuAC6oDfMV7H9yqLZEr2ZENJ4Ut+5zyBhBZg3JP5tsXcfPq1ibQzlGfryCRNMhobQS3HsT3uSZ6X",
+	"BnPDUqW0gLggvEszOw+YqFbe+CyRthUD4ZxwMCBwpD+zNrI94QZGZGfwpQg6Wrr4UZokjZpQRW07SSYx",
+	"EWGAk9y+dDTjWWwl5xDzeAJiCV+7R2RVeSrQNU9nOegqKDVDI7L12bpbkz3bysMtNviB8nFvJQGZVF9f",
+	"Mt7v0mo69fAAXyZ8v9hOytQwSVfDrTrSK6uOt1iqRgq39wDy9gcqVTMUwWOlrUgAHx+mwI6QW0evVj6o",
+	"DV9N3qtrcN2mw5+f1I3VwKc0TLCW+hmHGvD70T28YjFIBc+04wNQTpUoruwGWuDBmgZjXjIgGiCm2maH",
+	"XYx5JmLWXwQUcxucfne++LdXflJo8QOdezfbg18/q/vv/fS7Y4GwEatJEL3axFR31kJlKnwxZ4cs7yIU",
+	"+Oqi9HNqzL0Gh5DV5EYhovBBlyC+/qkTspBOyG7a+dqye7Hb65N7aZE8Hfob5PZmfsnfuTeOXr372UW4",
+	"6hN7K1zm5EkL/eSbbukf1sTmtryht636bhI2/X16srHnjyMj9l43zi5lP9QneZywiLCbIh85HystWOTc",
+	"ZB2nGAK4vtUNkc+VwDZHyTXC/NGnQHvmPelSNZxviXhPrX5O1fQIEDMfKxYn+D705bHEsAaXcQsddlCc",
+	"FbNBypNJT/rCo/lYAR4GfVZD45AZVcmYTXmSAQ3MQmimJEtM8zg01ZFrOoOKJA1whKEDEYvrXT5JLksO",
+	"8mG57C8u6QZgfC1wrNpbezJgU4USfO94tKPlAUWax1BAD0MPCSvOXelvP+y+6skokYDgeAkRxyinmq8w",
+	"T/CkFn+/wsyvxUcv1ZxSdRdCbaOUBqv3ifusXafF6Bf5A2QSVAjGAZcDka6Qi5qtz1irfW+0KtVsOdEM",
+	"nnno3XrLDLMH2d84ymmwwbeS4fX3oQs9TrGBm+KRSY1M/EkMTL3UOIffHc8xGiJLxzkuXogXgl/S5dUC",
+	"IDECi7d6MqKV7Zd61OywC5+OCyRI8Eb7bvRvkroy4QuGDSUgPvRtrtAXsNl/v+rCsjh50hcebOPjYnzI",
+	"jZ83tZYw2QNaetOOkZmE4QQj+IQZ5ZAufUlMCJC10gFx4drw1UTUfItrNtlTCs+KmJpdL880c8/4wQpW",
+	"v+3PRnG0WeXBRIuzoTKCcsb1CpkvpYVZ4bWw7VterxdbXa93HwSrXqr3H/jadKvYQ56I2Z92TX386Us2",
+	"Dz7yxUeGqxrfNB7liy9lPFWJNJo1EIEWsNARvTEVQ8PUzBBgbLFmHQBn84qmWFyL1G7OjeJVVGD8xn38",
+	"8R8ypRavrFR0vXraMlVxnKWVt6GCVVph9TQ0dg4+nv8EOKOsL9jYmKlmDfsfBpRKSjLOYjFNFRYNQBIl",
+	"T1M112yaJdfcCIYc97pJqZ5apdeiJ41iREpDbmDw7aaLnNRt70WwpaZBZKjD3hoN6pi1l9CP05ONaD7W",
+	"YnD5t7/8NWqxC8NlzLOY0WrTTU9fk2jyAsP3qrbdpnWEpZX8FRCxlFr8QEV/pVb8kpjxBcziOjngOVlw",
+	"0mtZWV6D/KUyPj89SwV8KKY3m83PO64RlWV67sebkbK0YB+X2vm6AHtSbHG6LPlrAUS21OJzBVZksc00",
+	"fcusN3BzqcV08z209uvz+m2v/jE/bzGd4/eZynQSx4wvHYw3Pxc3SlyqwBeqVRoDCJwwRymE2RCgEXJj",
+	"xGRqWMMkk4AqOuUGGZ+FHRQEa3TVBlSBsMd+/K7ZYT+KqWEHXaRL/yKlcuvYRIChGRfAgeB8dvNWBwYU",
+	"iIqw5tCDAM1mICbW4hKVv+8woADGofbj12LpyyV22CegpCegpAfzP5UAj8DGvK1hsKH8Q0SZ3c+0NX7b",
+	"zQR9vT6+cjEYixjCHx6EDdFry1zeEX2mncRRy+4EJQONsBHlwiBqQsq46kkUpULyfiri/GY969sm9BH8",
+	"LTHHYL3QMAEvLNMmSdNimZndh9nC2g8THouejGeCSTV3BJL2wVjN7JduZkycu0Eqa6DX2wWHxLFOYjt2",
+	"14YMJsjrCUba0eTmm62OvSyXh1tAjgMJveVjYVms7T+sWGOa9sYTOdvdiUaaAsZlKGy2rRl+ztfkSm6q",
+	"d8qMrcCZqAyix7QYckEV7MXAa7hC4CyJm9c3sHa3FiIufXZjkids/NN+uNP9IIDL9L6NpXBL7KKDoK29",
+	"/6AutVWKuff6VLjxjuGo3j9kYzXLwlOLDXhmrSrwF3IzywQwHHJkR+hJJDwCyTDgkul5YsgeUzPDUqUx",
+	"A8RtvRwHFlqeKEmF4jNpkpQZyLd1zehJniHtBnBJNY+grlzN0pjFmZq6HNdMmBxZ394MvIqgh4xVelOl",
+	"YmOPy8Pu8e4j8ibma+uJHKnka6JFfq9JI4pwmPxEPSt7++9VRBmhzSZmDPf6c8c+EpGa0YhibnhH9f8k",
+	"BiY6YtHn3o79vbdzBBn4LdYLFFd79W9/+etvURPsmILa24JREDEFUkyWiJilyZUgz5GTUcfE8kHKAp9O",
+	"oayWeOCQrb6wD0jwIOzFmBtIxrcbA3tAVhP0GCymRJfsqgZnh3vdnvS/JKYZlu1gK7lkM3kl0WMvMC+f",
+	"bBGN6fIsCk2gD4upiI4Y70kvGfUYpCcfDMTUlMeb+1ohtv/pU5Vw/CBqA6ePSjjeuf1hO34u9CxdZ30s",
+	"AGzxyf64e7F2IQBYzi5VBxOrQiG3LZmWJ9NtnNCQP1JTUBtm6G3iTg7asEVHcggrtBU+prwfISXT773k",
+	"Nu/1+rLbYAqefLMblN7OCzvjpsmx65M3QsxnCAyUsZ/vAuw5aFLEGldigTlPeqCmOcuG6/QR4+xKLNhM",
+	"i7gnMZeWLCovQALV4dWXIT3na/e+zvd7hW7Ou/dQmRz5+NboFfms3S+MM9aclJCcg+YupSoMCpVbtQtn",
+	"c1DnvOf1wM6tCrjpVY0MIKfvqYVfQQpFPhL3lkyRf/J3DyiNq5PxcCc/Ckzp4F27gOM8qlVwL9zIIXSz",
+	"DmmI3bGI5VuDK6umN8bKNIkfE/kr51QmUoCuzIQLMa6s/ygulmT09dSBLLW8rugKfp1h958Uv9VAa8E+",
+	"KozbfQG9hgudKGChXJHHbSXTRbPDwPzQmPWruUn0cNGTz7td9rf/8/9hk0Tif/kn+O9et9Xtwv8zu2v1",
+	"sdtjLmlYi+w6CI2XYGXXQ7JtcftsC5ut3OQHBme71Tb++rHaHgY27a629029O7tCm2TCjVhR6shN8RxX",
+	"QxYVOIgjpiSLYAO/jSOKVU35AnCQpZof5ZBrDB8EGzEAY7GDPDPgSyZGaas9WGsP/5TCzFV2xYZCFA5W",
+	"BCz1pNRjlca6J4VUs9HY2pC2EYlBp7H7sqTzHE5iMGdFDMXUHkk67+szOK97suHBV/AtUYv6eymVufQq",
+	"FlKjkQi5pEei44IVeunc3RE77B40Oz3povhY/k1y78PSiMkYRwUUiE98YNIF+N1DUBsceg1OQ9OTRsV8",
+	"AaB8yUCgg9+OYKLZiGv2///frNHnGq/9AzPJtJknUdkbYORVLJhbJNrRZ/QkfbBhFKQ6DZJpYs8JOwO2",
+	"LzLAPoJuHIEjfzoVGeurmYybHfYcIHKkusSR5Nc8Se3IRI4zIwE4wYHQ2qFbZ5D3GrJpnJ+dAvw49hEy",
+	"rBoq68lYCQwPZLMi/QY2XFfS0L+hfm7REbDS1qWpTiT7ePEaD8Y6J2SRBHxVFlWYu/nicKciQ3OpWacn",
+	"b8/a+7RNkjgg8FMz02KiM+qwSCTTvefPj14ePj+I6lpJMmFl+26ZBXs/zku3ImqjwvT713DM1Vi8tznw",
+	"7FMbfPqdOrUL4MTt7JudlG7sC6fPrR2emx+Jn0MPx42gB8OtXAE/uEEA5IcNXDVb80JWrJStp2HcwBX4",
+	"+wwr5iPwOOAJ7yK4cNu9djO0wnC39dX1kk7tkfo+OJoR0lbD3CsHw0dRhZsDFebwg6YKX7AnIa3cwwwS",
+	"t8ad4wseF3X0WhxB9gUwgk8SqYgt+FWIptvjBVVLpseOMfhFqsJdepdLom0d3iAkI/Bq8daQZCJSKtdC",
+	"mCYknvYD6KojSL4iEwKLwKg2TvSkN658IBeYhYIVnMOMATqplGomB9b+TiDxCsnY+AB8texELhhoPz2J",
+	"2RBh8HVZxFzwoaDStGxBUEiyHEC+ach2s8jbfYumxwWiuF6Y5chnoTR7AlP8HcpID6hIIubRisqbgCyG",
+	"SuCtgBZrhGCAl7gGLfFJK1ohSJ7UoscBpbjtrQ6Nyq7dup9l6c7Rzi6sSfraUnQ9Gcl2IltMC/gmhtcL",
+	"MHSercU39JlmU6GmKQC3OE+o7fmyD5N4UfC1xO6sO0uExLriUbcbC3H7Bk+nY94M3hBayssvOc8JZ9yn",
+	"MCkAnNEzbdQEUBgA1h4JbhHv8pl24EbBtxxpQEU/EQ8JfbVpok2n5H7VqymbqYqKnZy9ZX0xTqiFlTRw",
+	"Dceg8TFLo2bhQ3hbzac8RGY4kSdnb1vMTp6QxgolIg5gfVjP7J9/+RB8IF+qv/362/8KAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -56,6 +56,9 @@ func CheckProfile(c *ProfileChange) error {
 		lower := strings.ToLower(*c.AccentColor)
 		c.AccentColor = &lower
 	}
+	if c.GaslessFeePaidBy != "" && !c.GaslessFeePaidBy.Valid() {
+		return domain.Invalid(domain.CodeParameterInvalid, "gaslessFeePaidBy", "gaslessFeePaidBy must be merchant or buyer")
+	}
 	return nil
 }
 
@@ -117,6 +120,10 @@ func profileChanges(before, after domain.Merchant) map[string]any {
 	if text(before.AccentColor) != text(after.AccentColor) {
 		fields = append(fields, "accentColor")
 		details["accentColor"] = after.AccentColor
+	}
+	if before.GaslessFeePaidBy.Or() != after.GaslessFeePaidBy.Or() {
+		fields = append(fields, "gaslessFeePaidBy")
+		details["gaslessFeePaidBy"] = string(after.GaslessFeePaidBy.Or())
 	}
 	if len(fields) == 0 {
 		return nil

@@ -55,3 +55,19 @@ func GasFeeInToken(fee decimal.Decimal, nativeDecimals int32, nativePrice decima
 	}
 	return q, nil
 }
+
+// GasCostCents is a native cost in USD cents at price, rounded UP: a cost charged to someone
+// (the relay gas a merchant bears, issue 24) is never understated. Exact (no float).
+func GasCostCents(cost decimal.Decimal, nativeDecimals int32, price decimal.Decimal) (int64, error) {
+	if err := checkUnits(cost); err != nil {
+		return 0, err
+	}
+	if err := checkRate(price); err != nil {
+		return 0, err
+	}
+	c := ValueUSD(cost, nativeDecimals, price).Shift(2).Ceil()
+	if c.GreaterThan(decimal.NewFromInt(MaxSettledCents)) {
+		return 0, fmt.Errorf("%w: a cost of %s USD", ErrBeyondLimit, c.Shift(-2))
+	}
+	return c.IntPart(), nil
+}

@@ -21,6 +21,10 @@ type Terms struct {
 	Decimals       int32           // the token's
 	Rate           decimal.Decimal // USD per whole token, the quote's
 	MerchantFeeBps int64
+	// RelayCostCents is the gas of relaying the customer's signed transfer when the merchant
+	// bears it (issue 24, a payment made without gas): charged with the merchant fee when the
+	// payment is paid in full, never beyond the credit.
+	RelayCostCents int64
 }
 
 // Outcome says how what arrived compares with what was due.
@@ -40,7 +44,7 @@ type Amounts struct {
 	AmountInCents       int64 // a payment's amount; a deposit's is the value of what arrived
 	AmountDueCents      int64 // amount + convenience fee; a deposit's equals its amount
 	ConvenienceFeeCents int64 // the quote's, when paid in full; 0 for deposits and underpayments
-	MerchantFeeCents    int64 // FeeCents of the credit
+	MerchantFeeCents    int64 // FeeCents of the credit, plus the relay cost the merchant bears (RelayCostCents)
 	SwapFeeCents        int64 // 0: settled in the quoted token, no swap
 	CreditCents         int64 // what the merchant is owed before the merchant fee
 	NetCents            int64 // CreditCents − MerchantFeeCents: the ledger credit
@@ -59,6 +63,10 @@ type Amounts struct {
 //     buyer paid on top is not the merchant's); the merchant fee is on that total;
 //   - underpaid: the value of what arrived, merchant fee on it, no convenience fee;
 //   - deposited: the value of what arrived is the amount, due and credit.
+//
+// A payment made without gas whose relay the merchant pays for (Terms.RelayCostCents) has that
+// cost added to its merchant fee when paid in full, up to the credit (the net is never negative);
+// a buyer who pays the relay pays it in the due (Due.ConvenienceFeeCents and Due.Units).
 //
 // SettledUSD (the receipt's) is the value of everything received, rounded down to the cent. A
 // value over MaxSettledCents is ErrBeyondLimit.
@@ -95,7 +103,13 @@ func Settle(t Terms) (Amounts, error) {
 				t.Received, t.Rate, gross, a.CreditCents+a.ConvenienceFeeCents)
 		}
 	}
+	if t.RelayCostCents < 0 {
+		return Amounts{}, fmt.Errorf("money: relay cost %d cents is negative", t.RelayCostCents)
+	}
 	a.MerchantFeeCents = FeeCents(a.CreditCents, t.MerchantFeeBps)
+	if a.Outcome == Paid || a.Outcome == Overpaid {
+		a.MerchantFeeCents += min(t.RelayCostCents, a.CreditCents-a.MerchantFeeCents)
+	}
 	a.NetCents = a.CreditCents - a.MerchantFeeCents
 	return a, nil
 }

@@ -11,10 +11,16 @@ import (
 // token. The manual settlement, the watcher's (completed or expired short) and a transfer
 // credited on its own all come here, so no two paths can value the same money differently.
 func (s *Service) settledAmounts(p domain.Payment, q domain.Quote, received decimal.Decimal) (money.Amounts, error) {
+	return s.settledAmountsWith(p, q, received, nil)
+}
+
+// settledAmountsWith is settledAmounts with what relaying a signed transfer charges (nil: none).
+func (s *Service) settledAmountsWith(p domain.Payment, q domain.Quote, received decimal.Decimal, c *gaslessCharge) (money.Amounts, error) {
 	t := money.Terms{Received: received, Decimals: q.Token.Decimals, Rate: q.RateUSDAsset, MerchantFeeBps: s.MerchantFeeBps}
 	if p.Type == domain.TypePayment {
 		t.Due = &money.Due{AmountCents: p.AmountInCents, ConvenienceFeeCents: q.ConvenienceFeeCents, Units: q.ExpectedAmountAsset}
 	}
+	c.terms(&t)
 	return money.Settle(t)
 }
 

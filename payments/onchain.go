@@ -81,8 +81,12 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 	}
 	// What the receipt needs from outside the database is read before the transaction.
 	var receipt *domain.PaymentReceipt
+	var charge *gaslessCharge
 	if v.status == domain.PaymentCompleted {
 		if receipt, err = o.receipt(ctx, p, v); err != nil {
+			return false, err
+		}
+		if charge, err = o.gaslessCharge(ctx, p, v); err != nil {
 			return false, err
 		}
 	}
@@ -97,7 +101,7 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 			// payment.processing and then payment.underpaid, as a slower watcher would have.
 			seen := v
 			seen.confirmed = decimal.Zero
-			if _, err := s.Core.UpdatePaymentTx(tx, paymentID, func(p *domain.Payment) error { return s.apply(p, seen, nil) }); err != nil {
+			if _, err := s.Core.UpdatePaymentTx(tx, paymentID, func(p *domain.Payment) error { return s.apply(p, seen, nil, nil) }); err != nil {
 				return err
 			}
 		}
@@ -112,7 +116,7 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 			for _, t := range now.counted {
 				counted = append(counted, t.ID)
 			}
-			return s.apply(p, now, receipt)
+			return s.apply(p, now, receipt, charge)
 		})
 		if err != nil {
 			return err
@@ -125,8 +129,9 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 	return err == nil, err
 }
 
-// apply moves a locked payment to the verdict.
-func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentReceipt) error {
+// apply moves a locked payment to the verdict (charge: what relaying a signed transfer adds to a
+// completion; nil for none).
+func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentReceipt, charge *gaslessCharge) error {
 	if v.quote == nil {
 		p.Received = nil
 		if v.status != p.Status {
@@ -138,7 +143,7 @@ func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentRec
 	q := *v.quote
 	switch v.status {
 	case domain.PaymentCompleted:
-		if err := s.finaliseOnChain(p, q, v.confirmed); err != nil {
+		if err := s.finaliseOnChain(p, q, v.confirmed, charge); err != nil {
 			return err
 		}
 		p.Receipt = receipt
@@ -163,8 +168,8 @@ func (s *Service) apply(p *domain.Payment, v verdict, receipt *domain.PaymentRec
 // finaliseOnChain fixes a completed payment's amounts (settledAmounts: a payment is due its
 // quote's amount and keeps any excess, credited — the funds arrived and are the merchant's to
 // refund; a deposit is worth what arrived; values round down to the cent).
-func (s *Service) finaliseOnChain(p *domain.Payment, q domain.Quote, settled decimal.Decimal) error {
-	a, err := s.settledAmounts(*p, q, settled)
+func (s *Service) finaliseOnChain(p *domain.Payment, q domain.Quote, settled decimal.Decimal, charge *gaslessCharge) error {
+	a, err := s.settledAmountsWith(*p, q, settled, charge)
 	if err != nil {
 		return fmt.Errorf("payment %s: %w", p.ID, err)
 	}

@@ -139,7 +139,8 @@ func (m *Manager) Loop() worker.Loop {
 		}}
 }
 
-// Round follows every transaction in flight, then signs and sends what is pending, then sweeps.
+// Round follows every transaction in flight, then relays customers' signed transfers (relay.go),
+// signs and sends what is pending, then sweeps.
 // The caller holds the chain's lease (LeaseName): the loop's runtime, or a test.
 func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	var res RoundResult
@@ -163,6 +164,10 @@ func (m *Manager) Round(ctx context.Context) (RoundResult, error) {
 	if err := m.tx.Follow(ctx, m.hooks(&res)); errors.Is(err, store.ErrGenesisChanged) {
 		return res, err
 	} else if err != nil {
+		errs = append(errs, err)
+	}
+	// Customers' signed transfers first: each waits on a deadline, withdrawals do not.
+	if err := m.relayGaslessPayments(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := m.sendPending(ctx, &res); err != nil {

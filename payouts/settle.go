@@ -28,6 +28,9 @@ func (m *Manager) hooks(res *RoundResult) txmgr.Hooks {
 			if o.RefundID != nil {
 				return m.settleRefund(ctx, o, f, record, res)
 			}
+			if isRelay(o) {
+				return m.settleRelay(ctx, o, f, record)
+			}
 			if o.WithdrawalID == nil {
 				return record(nil)
 			}
@@ -39,6 +42,9 @@ func (m *Manager) hooks(res *RoundResult) txmgr.Hooks {
 			}
 			if o.RefundID != nil {
 				return m.abandonRefund(o, reason, record, res)
+			}
+			if isRelay(o) {
+				return m.abandonRelay(ctx, o, reason, record)
 			}
 			if o.WithdrawalID == nil {
 				return record(nil) // a sweep: the transfers it covered were orphaned with their chain

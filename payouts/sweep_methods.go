@@ -1,7 +1,6 @@
 package payouts
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/tokensig"
@@ -63,11 +63,8 @@ var batchABI = devnet.SweepBatchABI()
 // collectorABI reads collector() of both sweep contracts.
 var collectorABI = mustABI(`[{"type":"function","name":"collector","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"address"}]}]`)
 
-// tokenViewsABI is what the sweeper reads of a token to sign in its EIP-712 domain.
+// tokenViewsABI is what the sweeper reads of a token to sign a permit: its holders' nonces.
 var tokenViewsABI = mustABI(`[
- {"type":"function","name":"name","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"string"}]},
- {"type":"function","name":"version","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"string"}]},
- {"type":"function","name":"DOMAIN_SEPARATOR","stateMutability":"view","inputs":[],"outputs":[{"name":"","type":"bytes32"}]},
  {"type":"function","name":"nonces","stateMutability":"view","inputs":[{"name":"owner","type":"address"}],"outputs":[{"name":"","type":"uint256"}]}
 ]`)
 
@@ -117,39 +114,11 @@ func (m *Manager) callAddress(ctx context.Context, to common.Address, method str
 	return common.BytesToAddress(out), nil
 }
 
-// tokenDomain is tok's EIP-712 domain as its contract states it: name() and version() (FiatToken
-// v2; "1" when a token has no version(), as OpenZeppelin's ERC20Permit), checked against its own
-// DOMAIN_SEPARATOR() — a signature in any other domain would only fail on chain.
+// tokenDomain is tok's EIP-712 domain as its contract states it (chain.TokenDomain).
 func (m *Manager) tokenDomain(ctx context.Context, tok domain.Token) (tokensig.Domain, error) {
-	addr := common.HexToAddress(tok.ContractAddress)
-	read := func(method string) ([]any, error) {
-		data, err := tokenViewsABI.Pack(method)
-		if err != nil {
-			return nil, err
-		}
-		out, err := m.Chain.CallContract(ctx, ethereum.CallMsg{To: &addr, Data: data}, nil)
-		if err != nil {
-			return nil, err
-		}
-		return tokenViewsABI.Unpack(method, out)
-	}
-	d := tokensig.Domain{Version: "1", ChainID: m.Info.ID, Contract: addr}
-	name, err := read("name")
+	d, err := chain.TokenDomain(ctx, m.Chain, m.Info.ID, common.HexToAddress(tok.ContractAddress))
 	if err != nil {
-		return d, fmt.Errorf("%s name(): %w", tok.Symbol, err)
-	}
-	d.Name = name[0].(string)
-	if v, err := read("version"); err == nil {
-		d.Version = v[0].(string)
-	}
-	sep, err := read("DOMAIN_SEPARATOR")
-	if err != nil {
-		return d, fmt.Errorf("%s DOMAIN_SEPARATOR(): %w", tok.Symbol, err)
-	}
-	want := sep[0].([32]byte)
-	if got := d.Separator(); !bytes.Equal(got[:], want[:]) {
-		return d, fmt.Errorf("%s: the EIP-712 domain {%q, %q, %d, %s} does not hash to its DOMAIN_SEPARATOR()", tok.Symbol,
-			d.Name, d.Version, d.ChainID, strings.ToLower(addr.Hex()))
+		return d, fmt.Errorf("%s: %w", tok.Symbol, err)
 	}
 	return d, nil
 }

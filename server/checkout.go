@@ -44,7 +44,7 @@ func checkoutView(v checkout.View) gen.Checkout {
 		cq := gen.CheckoutQuote{Id: q.ID, Status: gen.QuoteStatus(q.Status), ChainId: chains.CAIP2(q.Token.Chain.ID), EvmChainId: q.Token.Chain.ID,
 			ChainName: q.Token.Chain.Name, TokenSymbol: q.Token.Symbol, TokenDecimals: q.Token.Decimals,
 			AssetType: gen.CheckoutQuoteAssetType(q.Token.AssetType), AmountAsset: q.ExpectedAmountAsset.String(), Amount: q.Amount,
-			DepositAddress: p.DepositAddress.Address, PaymentUri: q.PaymentURI, ExpiresAt: q.ExpiresAt}
+			DepositAddress: p.DepositAddress.Address, PaymentUri: q.PaymentURI, ExpiresAt: q.ExpiresAt, Gasless: checkoutGasless(q.Gasless)}
 		if q.Token.AssetType == domain.ERC20 {
 			addr := q.Token.ContractAddress
 			cq.ContractAddress = &addr
@@ -66,6 +66,10 @@ func checkoutView(v checkout.View) gen.Checkout {
 			TokenDecimals     int32               `json:"tokenDecimals"`
 			TokenSymbol       string              `json:"tokenSymbol"`
 		}{o.ExcessAsset.String(), o.RefundID, o.Token.Decimals, o.Token.Symbol}
+	}
+	if g := v.GaslessPayment; g != nil {
+		out.GaslessPayment = new(gen.GaslessPayment)
+		*out.GaslessPayment = gaslessPaymentOut(*g)
 	}
 	if len(v.Networks) > 0 {
 		out.WalletNetworks = walletNetworks(v.Networks)

@@ -12,7 +12,8 @@ import (
 // The merchant's profile and branding: what the hosted checkout page shows its customers.
 
 func profileOut(m domain.Merchant) gen.MerchantProfile {
-	return gen.MerchantProfile{MerchantId: m.ID, DisplayName: m.Shown(), LogoUrl: m.LogoURL, AccentColor: m.AccentColor}
+	return gen.MerchantProfile{MerchantId: m.ID, DisplayName: m.Shown(), LogoUrl: m.LogoURL, AccentColor: m.AccentColor,
+		GaslessFeePaidBy: gen.GaslessFeePayer(m.GaslessFeePaidBy.Or())}
 }
 
 func (h *handlers) GetMerchantProfile(ctx context.Context, _ gen.GetMerchantProfileRequestObject) (gen.GetMerchantProfileResponseObject, error) {
@@ -44,6 +45,9 @@ func (h *handlers) UpdateMerchantProfile(ctx context.Context, req gen.UpdateMerc
 		return nil, err
 	}
 	c := merchants.ProfileChange{DisplayName: req.Body.DisplayName}
+	if p := req.Body.GaslessFeePaidBy; p != nil {
+		c.GaslessFeePaidBy = domain.GaslessFeePayer(*p)
+	}
 	if c.LogoURL, c.ClearLogo, err = nullableString("logoUrl", req.Body.LogoUrl); err != nil {
 		return nil, err
 	}

@@ -193,6 +193,9 @@ func classify(err error) *apiError {
 	case errors.Is(err, domain.ErrPayoutEstimateUnavailable): // the dashboard's withdrawal estimate (issue 22)
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
 			"This chain cannot estimate a payout now (its RPC or a price is unavailable, or this process does not run its payouts); retry later.", ""}
+	case errors.Is(err, domain.ErrGaslessUnavailable): // a payment without gas (issue 24)
+		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
+			"The quote's chain cannot be read now to check the authorization; retry, or pay the normal way.", ""}
 	case errors.Is(err, domain.ErrNoQuotableTokens):
 		// Not the client's fault, and usually passing (a chain's RPC down): retry later.
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,

@@ -130,10 +130,12 @@ func newGuard(open func(ctx context.Context, paymentID, secret string) (domain.P
 		clientFailures: newLimiters(1, 20), paymentFailures: newLimiters(0.1, 20)}
 }
 
-// isReport says whether a request is a transaction report (reportCheckoutTransaction).
+// isReport says whether a request reads a chain on the customer's word: a transaction report
+// (reportCheckoutTransaction) or a signed transfer to relay (submitCheckoutGaslessPayment).
 func isReport(c echo.Context) bool {
 	r := c.Request()
-	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, paymentSecretPrefix) && strings.HasSuffix(r.URL.Path, "/transactions")
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, paymentSecretPrefix) &&
+		(strings.HasSuffix(r.URL.Path, "/transactions") || strings.HasSuffix(r.URL.Path, "/gasless-payments"))
 }
 
 // open authenticates a payment-secret API request (the payment id from its path).

@@ -181,7 +181,8 @@ func (s *Store) syncCatalog(ctx context.Context, f catalog.File, log *slog.Logge
 func chainRowOf(c domain.Chain) chainRow {
 	return chainRow{ChainID: c.ID, Name: c.Name, NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals,
 		IsTestnet: c.IsTestnet, IsActive: c.Enabled, ConvenienceFeeCents: c.ConvenienceFeeCents,
-		RequiredConfirmations: c.RequiredConfirmations, FinalizedTag: c.FinalizedTag, BlockExplorerURL: c.BlockExplorerURL}
+		RequiredConfirmations: c.RequiredConfirmations, FinalizedTag: c.FinalizedTag, BlockExplorerURL: c.BlockExplorerURL,
+		GaslessFeeCents: c.GaslessFeeCents}
 }
 
 func tokenRowOf(t domain.Token) tokenRow {

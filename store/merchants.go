@@ -13,7 +13,7 @@ import (
 // CreateMerchant inserts a merchant.
 func (t *Tx) CreateMerchant(m domain.Merchant) error {
 	return translate(t.db.Create(&merchantRow{ID: m.ID, Name: m.Name, ShortName: m.ShortName, LogoURL: m.LogoURL,
-		DepositsEnabled: m.DepositsEnabled, WithdrawalsEnabled: m.WithdrawalsEnabled, CreatedAt: m.CreatedAt}).Error)
+		GaslessFeePaidBy: string(m.GaslessFeePaidBy.Or()), DepositsEnabled: m.DepositsEnabled, WithdrawalsEnabled: m.WithdrawalsEnabled, CreatedAt: m.CreatedAt}).Error)
 }
 
 // GetMerchant reads a merchant.
@@ -84,6 +84,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		LogoURL            *string
 		DisplayName        *string
 		AccentColor        *string
+		GaslessFeePaidBy   string
 		DepositsEnabled    bool
 		WithdrawalsEnabled bool
 		CreatedAt          time.Time
@@ -92,7 +93,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		KeyPrefix          string
 	}
 	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, merchants.display_name, merchants.accent_color, "+
-		"merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
+		"merchants.gasless_fee_paid_by, merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
 		"api_keys.id AS key_id, api_keys.prefix AS key_prefix").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
 		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Limit(1).Scan(&r)
@@ -103,7 +104,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		return domain.Merchant{}, ErrNotFound
 	}
 	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
-		DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
+		GaslessFeePaidBy: r.GaslessFeePaidBy, DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
 	m.Mode = domain.ModeOf(r.KeyLivemode)
 	m.KeyID, m.KeyPrefix = r.KeyID, r.KeyPrefix
 	return m, nil
@@ -257,10 +258,12 @@ func liveFlags(modes []domain.Mode) []bool {
 }
 
 // MerchantProfile is the branding the dashboard changes; a nil field is left as it is, and
-// ClearLogo / ClearAccent set theirs to NULL.
+// ClearLogo / ClearAccent set theirs to NULL. GaslessFeePaidBy ("": unchanged) is who bears the
+// relay gas of payments made without gas.
 type MerchantProfile struct {
 	DisplayName, LogoURL, AccentColor *string
 	ClearLogo, ClearAccent            bool
+	GaslessFeePaidBy                  domain.GaslessFeePayer
 }
 
 // UpdateMerchantProfile changes a merchant's branding; ErrNotFound when there is no such merchant.
@@ -280,6 +283,9 @@ func (t *Tx) UpdateMerchantProfile(id uuid.UUID, p MerchantProfile) error {
 		set["accent_color"] = nil
 	case p.AccentColor != nil:
 		set["accent_color"] = *p.AccentColor
+	}
+	if p.GaslessFeePaidBy != "" {
+		set["gasless_fee_paid_by"] = string(p.GaslessFeePaidBy)
 	}
 	if len(set) == 0 {
 		_, err := t.GetMerchant(id)

@@ -18,6 +18,7 @@ type merchantRow struct {
 	LogoURL            *string
 	DisplayName        *string
 	AccentColor        *string
+	GaslessFeePaidBy   string
 	DepositsEnabled    bool
 	WithdrawalsEnabled bool
 	CreatedAt          time.Time
@@ -53,6 +54,7 @@ type chainRow struct {
 	RequiredConfirmations int32
 	FinalizedTag          bool
 	BlockExplorerURL      string `gorm:"column:block_explorer_url"`
+	GaslessFeeCents       int64
 }
 
 func (chainRow) TableName() string { return "chains" }
@@ -298,13 +300,15 @@ func (settingRow) TableName() string { return "settings" }
 
 func (r merchantRow) domain() domain.Merchant {
 	return domain.Merchant{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
-		DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}
+		GaslessFeePaidBy: domain.GaslessFeePayer(r.GaslessFeePaidBy).Or(), DepositsEnabled: r.DepositsEnabled,
+		WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}
 }
 
 func (r chainRow) domain() domain.Chain {
 	return domain.Chain{ID: r.ChainID, Name: r.Name, NativeSymbol: r.NativeSymbol, NativeDecimals: r.NativeDecimals,
 		IsTestnet: r.IsTestnet, Enabled: r.IsActive, ConvenienceFeeCents: r.ConvenienceFeeCents,
-		RequiredConfirmations: r.RequiredConfirmations, FinalizedTag: r.FinalizedTag, BlockExplorerURL: r.BlockExplorerURL}
+		RequiredConfirmations: r.RequiredConfirmations, FinalizedTag: r.FinalizedTag, BlockExplorerURL: r.BlockExplorerURL,
+		GaslessFeeCents: r.GaslessFeeCents}
 }
 
 func (r tokenRow) domain(c domain.Chain) domain.Token {

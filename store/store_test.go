@@ -90,7 +90,7 @@ func TestSeededCatalogue(t *testing.T) {
 	devTokens := map[int64][]domain.Token{}
 	for _, dc := range devnet.Chains() {
 		c := domain.Chain{ID: dc.ID, Name: dc.Name, NativeSymbol: "ETH", NativeDecimals: 18, IsTestnet: true,
-			Enabled: true, ConvenienceFeeCents: 0, RequiredConfirmations: 2}
+			Enabled: true, ConvenienceFeeCents: 0, RequiredConfirmations: 2, GaslessFeeCents: 1}
 		caip := "eip155:" + strconv.FormatInt(dc.ID, 10)
 		devChains[dc.ID] = c
 		devTokens[dc.ID] = []domain.Token{ // ordered by id, as ChainTokens lists them

@@ -193,6 +193,48 @@ func (e DepositAddressType) Valid() bool {
 	}
 }
 
+// Defines values for GaslessFeePayer.
+const (
+	Buyer    GaslessFeePayer = "buyer"
+	Merchant GaslessFeePayer = "merchant"
+)
+
+// Valid indicates whether the value is a known member of the GaslessFeePayer enum.
+func (e GaslessFeePayer) Valid() bool {
+	switch e {
+	case Buyer:
+		return true
+	case Merchant:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GaslessPaymentStatus.
+const (
+	GaslessPaymentStatusAccepted  GaslessPaymentStatus = "accepted"
+	GaslessPaymentStatusFailed    GaslessPaymentStatus = "failed"
+	GaslessPaymentStatusRelayed   GaslessPaymentStatus = "relayed"
+	GaslessPaymentStatusSubmitted GaslessPaymentStatus = "submitted"
+)
+
+// Valid indicates whether the value is a known member of the GaslessPaymentStatus enum.
+func (e GaslessPaymentStatus) Valid() bool {
+	switch e {
+	case GaslessPaymentStatusAccepted:
+		return true
+	case GaslessPaymentStatusFailed:
+		return true
+	case GaslessPaymentStatusRelayed:
+		return true
+	case GaslessPaymentStatusSubmitted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeMembershipsRole.
 const (
 	MeMembershipsRoleAdmin     MeMembershipsRole = "admin"
@@ -1099,9 +1141,12 @@ type Checkout struct {
 	// Currency Only USD.
 	//
 	// Example: USD
-	Currency  Currency           `json:"currency"`
-	ExpiresAt time.Time          `json:"expiresAt"`
-	Id        openapi_types.UUID `json:"id"`
+	Currency  Currency  `json:"currency"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// GaslessPayment The payment's newest signed transfer posted for relaying (absent when none).
+	GaslessPayment *GaslessPayment    `json:"gaslessPayment,omitempty"`
+	Id             openapi_types.UUID `json:"id"`
 
 	// Livemode False for a test-mode payment (testnet and devnet quotes only; the page says so and, on the devnet, offers its test wallet).
 	//
@@ -1167,6 +1212,52 @@ type Checkout struct {
 	WalletNetworks *[]WalletNetwork `json:"walletNetworks,omitempty"`
 }
 
+// CheckoutGasless What the customer signs to pay this quote without gas (EIP-3009
+// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+//
+// Example: {"domainName":"USD Coin","domainVersion":"2","feeAsset":"0","feeCents":0,"feePaidBy":"merchant","validBefore":1795428900,"valueAsset":"18500000"}
+type CheckoutGasless struct {
+	// DomainName The token's `name()` as its EIP-712 domain has it.
+	//
+	// Example: USD Coin
+	DomainName string `json:"domainName"`
+
+	// DomainVersion Example: 2
+	DomainVersion string `json:"domainVersion"`
+
+	// FeeAsset The relay fee the buyer pays within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeeCents The same fee in USD cents.
+	//
+	// Example: 0
+	FeeCents int64 `json:"feeCents"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// ValidBefore The latest `validBefore` accepted (the quote's expiry, unix seconds).
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// ValueAsset The value to sign, in the token's smallest unit — the quote's `amountAsset` plus `feeAsset`.
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
 // CheckoutQuote One way to pay, as the checkout shows it.
 //
 // Example: {"amount":"25","amountAsset":"25000000","assetType":"erc20","chainId":"eip155:8453","chainName":"Base","contractAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","depositAddress":"0x9858effd232b4033e47d90003d41ec34ecaeda94","evmChainId":8453,"expiresAt":"2026-11-22T10:15:00Z","id":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","paymentUri":"ethereum:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913@8453/transfer?address=0x9858effd232b4033e47d90003d41ec34ecaeda94\u0026uint256=25000000","status":"active","tokenDecimals":6,"tokenSymbol":"USDC"}
@@ -1201,9 +1292,18 @@ type CheckoutQuote struct {
 	DepositAddress string `json:"depositAddress"`
 
 	// EvmChainId Example: 8453
-	EvmChainId int64              `json:"evmChainId"`
-	ExpiresAt  time.Time          `json:"expiresAt"`
-	Id         openapi_types.UUID `json:"id"`
+	EvmChainId int64     `json:"evmChainId"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+
+	// Gasless What the customer signs to pay this quote without gas (EIP-3009
+	// `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+	// `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+	// quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+	//
+	//
+	// Example: {"domainName":"USD Coin","domainVersion":"2","feeAsset":"0","feeCents":0,"feePaidBy":"merchant","validBefore":1795428900,"valueAsset":"18500000"}
+	Gasless *CheckoutGasless   `json:"gasless,omitempty"`
+	Id      openapi_types.UUID `json:"id"`
 
 	// PaymentUri EIP-681: ethereum:<token>@<chainId>/transfer?address=<deposit>&uint256=<units> (ERC-20) or ethereum:<deposit>@<chainId>?value=<wei> (native).
 	//
@@ -1496,6 +1596,119 @@ type FinishPasskeyRegistrationRequest struct {
 	Name string `json:"name"`
 }
 
+// GaslessFeePayer Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+// plus the chain's relay fee, which the checkout shows before signing and which counts in
+// the payment's `convenienceFeeCents` and `amountDueCents`).
+//
+// Example: merchant
+type GaslessFeePayer string
+
+// GaslessPayment A customer's signed transfer for a quote, and where its relay is.
+//
+// Example: {"createdAt":"2026-11-22T10:02:11Z","failureReason":null,"feeAsset":"0","feePaidBy":"merchant","from":"0x8fd379246834eac74b8419ffda202cf8051f7a03","id":"01a200eb-2a52-7e01-9a3c-1b2c3d4e5f60","quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","status":"accepted","txHash":null,"validBefore":1795428900,"valueAsset":"18500000"}
+type GaslessPayment struct {
+	CreatedAt     time.Time `json:"createdAt"`
+	FailureReason *string   `json:"failureReason"`
+
+	// FeeAsset The relay fee within `valueAsset` (0 when the merchant bears the gas).
+	//
+	// Example: 0
+	FeeAsset string `json:"feeAsset"`
+
+	// FeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	FeePaidBy GaslessFeePayer `json:"feePaidBy"`
+
+	// From Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From    string             `json:"from"`
+	Id      openapi_types.UUID `json:"id"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Status `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+	// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+	// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+	// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+	// moved and the payment stays payable the normal way.
+	Status GaslessPaymentStatus `json:"status"`
+
+	// TxHash The relay transaction (its first attempt; null until signed; the mined one once relayed).
+	TxHash      *string `json:"txHash"`
+	ValidBefore int64   `json:"validBefore"`
+
+	// ValueAsset What the signature moves, in the token's smallest unit (the relay fee included).
+	//
+	// Example: 18500000
+	ValueAsset string `json:"valueAsset"`
+}
+
+// GaslessPaymentStatus `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+// signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+// the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+// too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+// moved and the payment stays payable the normal way.
+type GaslessPaymentStatus string
+
+// GaslessPaymentRequest A signed EIP-3009 `TransferWithAuthorization` of the quote's token: the EIP-712 domain's
+// chain and contract, the message's six fields, and the signature (as
+// `eth_signTypedData_v4` answers it).
+//
+// Example: {"evmChainId":8453,"from":"0x8fd379246834eac74b8419ffda202cf8051f7a03","nonce":"0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99","quoteId":"01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01","signature":"0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b","to":"0x9858effd232b4033e47d90003d41ec34ecaeda94","tokenAddress":"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913","validAfter":0,"validBefore":1795428900,"value":"18500000"}
+type GaslessPaymentRequest struct {
+	// EvmChainId The domain's `chainId` (the quote's chain).
+	//
+	// Example: 8453
+	EvmChainId int64 `json:"evmChainId"`
+
+	// From The paying account, which signed.
+	//
+	// Example: 0x8fd379246834eac74b8419ffda202cf8051f7a03
+	From string `json:"from"`
+
+	// Nonce 32 random bytes the signer chose.
+	//
+	// Example: 0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99
+	Nonce   string             `json:"nonce"`
+	QuoteId openapi_types.UUID `json:"quoteId"`
+
+	// Signature r ‖ s ‖ v, 65 bytes (v 27 or 28; 0 or 1 is read as 27 or 28).
+	//
+	// Example: 0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b
+	Signature string `json:"signature"`
+
+	// To The payment's deposit address.
+	//
+	// Example: 0x9858effd232b4033e47d90003d41ec34ecaeda94
+	To string `json:"to"`
+
+	// TokenAddress The domain's `verifyingContract` (the quote's token contract).
+	//
+	// Example: 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+	TokenAddress string `json:"tokenAddress"`
+
+	// ValidAfter Unix seconds; must be 0.
+	//
+	// Example: 0
+	ValidAfter int64 `json:"validAfter"`
+
+	// ValidBefore Unix seconds; at most the quote's expiry (`gasless.validBefore`), at least 30 s away.
+	//
+	// Example: 1795428900
+	ValidBefore int64 `json:"validBefore"`
+
+	// Value In the token's smallest unit; the quote's `gasless.valueAsset`.
+	//
+	// Example: 18500000
+	Value string `json:"value"`
+}
+
 // Invitation A pending invitation to join the merchant with a role.
 //
 // Example: {"createdAt":"2026-11-22T10:00:00Z","email":"ben@shop.example","expiresAt":"2026-11-29T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f729","role":"developer"}
@@ -1677,7 +1890,7 @@ type MerchantOverview struct {
 
 // MerchantProfile The merchant's name and branding as the hosted checkout page shows them.
 //
-// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
+// Example: {"accentColor":"#0a7cff","displayName":"Acme Coffee","gaslessFeePaidBy":"merchant","logoUrl":"https://acme.example/logo.png","merchantId":"01a200eb-1612-72e6-88d9-02e7cbd1f728"}
 type MerchantProfile struct {
 	// AccentColor The checkout page's accent colour, `#rrggbb` (null: the page's own).
 	//
@@ -1688,6 +1901,16 @@ type MerchantProfile struct {
 	//
 	// Example: Acme Coffee
 	DisplayName string `json:"displayName"`
+
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy GaslessFeePayer `json:"gaslessFeePaidBy"`
 
 	// LogoUrl Example: https://acme.example/logo.png
 	LogoUrl    *string            `json:"logoUrl"`
@@ -2692,6 +2915,16 @@ type UpdateMerchantProfileRequest struct {
 	// DisplayName 1 to 80 characters, no control characters.
 	DisplayName *string `json:"displayName,omitempty"`
 
+	// GaslessFeePaidBy Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+	// the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+	// to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+	// plus the chain's relay fee, which the checkout shows before signing and which counts in
+	// the payment's `convenienceFeeCents` and `amountDueCents`).
+	//
+	//
+	// Example: merchant
+	GaslessFeePaidBy *GaslessFeePayer `json:"gaslessFeePaidBy,omitempty"`
+
 	// LogoUrl An https URL (null clears it).
 	LogoUrl json.RawMessage `json:"logoUrl,omitempty"`
 }
@@ -3153,6 +3386,21 @@ type EndpointLimit = Error
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type Forbidden = Error
+
+// GaslessBadRequest The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessBadRequest = Error
+
+// GaslessConflict The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessConflict = Error
+
+// GaslessUnavailable The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type GaslessUnavailable = Error
 
 // IdempotencyConflict The error body of every non-2xx response.
 //
@@ -3647,6 +3895,9 @@ type DisableTotpJSONRequestBody = CodeRequest
 
 // ConfirmTotpJSONRequestBody defines body for ConfirmTotp for application/json ContentType.
 type ConfirmTotpJSONRequestBody = CodeRequest
+
+// SubmitCheckoutGaslessPaymentJSONRequestBody defines body for SubmitCheckoutGaslessPayment for application/json ContentType.
+type SubmitCheckoutGaslessPaymentJSONRequestBody = GaslessPaymentRequest
 
 // SelectCheckoutQuoteJSONRequestBody defines body for SelectCheckoutQuote for application/json ContentType.
 type SelectCheckoutQuoteJSONRequestBody = SelectQuoteRequest
@@ -4460,6 +4711,74 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitCheckoutGaslessPaymentWithBody Pay a quote without gas, by a signed transfer
+	//
+	// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+	// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+	// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+	// token contract) — from the paying account, to the deposit address, `value` =
+	// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+	// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+	// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+	// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+	// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+	// relay transaction is stored before it is broadcast and goes out once; the transfer is
+	// then recorded and settled by the chain watcher like any other, and the payment's
+	// receipt says `txIsSponsored: true` with the relay's real gas.
+	//
+	// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+	// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+	// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+	// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+	// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+	// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+	// signature_invalid` (the signature does not recover to `from` for these terms in the
+	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+	// (final, expired, or part already paid), `409 quote_not_active`, `409
+	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// when the chain cannot be read now. Submissions share the transaction reports' budget.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+	SubmitCheckoutGaslessPaymentWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+	//
+	// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+	// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+	// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+	// token contract) — from the paying account, to the deposit address, `value` =
+	// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+	// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+	// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+	// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+	// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+	// relay transaction is stored before it is broadcast and goes out once; the transfer is
+	// then recorded and settled by the chain watcher like any other, and the payment's
+	// receipt says `txIsSponsored: true` with the relay's real gas.
+	//
+	// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+	// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+	// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+	// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+	// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+	// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+	// signature_invalid` (the signature does not recover to `from` for these terms in the
+	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+	// (final, expired, or part already paid), `409 quote_not_active`, `409
+	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// when the chain cannot be read now. Submissions share the transaction reports' budget.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+	SubmitCheckoutGaslessPayment(ctx context.Context, paymentId CheckoutPaymentId, body SubmitCheckoutGaslessPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ClaimOverpaymentRefund Ask for the overpaid amount back
 	//
@@ -6180,6 +6499,94 @@ func (c *Client) ListChains(ctx context.Context, params *ListChainsParams, reqEd
 // Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCheckoutRequest(c.Server, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitCheckoutGaslessPaymentWithBody Pay a quote without gas, by a signed transfer
+//
+// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+// token contract) — from the paying account, to the deposit address, `value` =
+// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+// relay transaction is stored before it is broadcast and goes out once; the transfer is
+// then recorded and settled by the chain watcher like any other, and the payment's
+// receipt says `txIsSponsored: true` with the relay's real gas.
+//
+// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+// signature_invalid` (the signature does not recover to `from` for these terms in the
+// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+// (final, expired, or part already paid), `409 quote_not_active`, `409
+// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// when the chain cannot be read now. Submissions share the transaction reports' budget.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+func (c *Client) SubmitCheckoutGaslessPaymentWithBody(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitCheckoutGaslessPaymentRequestWithBody(c.Server, paymentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitCheckoutGaslessPayment Pay a quote without gas, by a signed transfer
+//
+// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+// token contract) — from the paying account, to the deposit address, `value` =
+// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+// relay transaction is stored before it is broadcast and goes out once; the transfer is
+// then recorded and settled by the chain watcher like any other, and the payment's
+// receipt says `txIsSponsored: true` with the relay's real gas.
+//
+// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+// signature_invalid` (the signature does not recover to `from` for these terms in the
+// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+// (final, expired, or part already paid), `409 quote_not_active`, `409
+// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// when the chain cannot be read now. Submissions share the transaction reports' budget.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+func (c *Client) SubmitCheckoutGaslessPayment(ctx context.Context, paymentId CheckoutPaymentId, body SubmitCheckoutGaslessPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitCheckoutGaslessPaymentRequest(c.Server, paymentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9045,6 +9452,53 @@ func NewGetCheckoutRequest(server string, paymentId CheckoutPaymentId, params *G
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewSubmitCheckoutGaslessPaymentRequest calls the generic SubmitCheckoutGaslessPayment builder with application/json body
+func NewSubmitCheckoutGaslessPaymentRequest(server string, paymentId CheckoutPaymentId, body SubmitCheckoutGaslessPaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitCheckoutGaslessPaymentRequestWithBody(server, paymentId, "application/json", bodyReader)
+}
+
+// NewSubmitCheckoutGaslessPaymentRequestWithBody constructs an http.Request for the SubmitCheckoutGaslessPayment method, with any body, and a specified content type
+func NewSubmitCheckoutGaslessPaymentRequestWithBody(server string, paymentId CheckoutPaymentId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/external/payment-secret-auth/payments/%s/gasless-payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -13175,6 +13629,74 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/external/payment-secret-auth/payments/{paymentId} (the `GetCheckout` operationId).
 	GetCheckoutWithResponse(ctx context.Context, paymentId CheckoutPaymentId, params *GetCheckoutParams, reqEditors ...RequestEditorFn) (*GetCheckoutResult, error)
 
+	// SubmitCheckoutGaslessPaymentWithBodyWithResponse Pay a quote without gas, by a signed transfer
+	//
+	// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+	// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+	// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+	// token contract) — from the paying account, to the deposit address, `value` =
+	// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+	// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+	// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+	// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+	// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+	// relay transaction is stored before it is broadcast and goes out once; the transfer is
+	// then recorded and settled by the chain watcher like any other, and the payment's
+	// receipt says `txIsSponsored: true` with the relay's real gas.
+	//
+	// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+	// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+	// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+	// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+	// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+	// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+	// signature_invalid` (the signature does not recover to `from` for these terms in the
+	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+	// (final, expired, or part already paid), `409 quote_not_active`, `409
+	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// when the chain cannot be read now. Submissions share the transaction reports' budget.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+	SubmitCheckoutGaslessPaymentWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitCheckoutGaslessPaymentResult, error)
+
+	// SubmitCheckoutGaslessPaymentWithResponse Pay a quote without gas, by a signed transfer
+	//
+	// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+	// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+	// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+	// token contract) — from the paying account, to the deposit address, `value` =
+	// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+	// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+	// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+	// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+	// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+	// relay transaction is stored before it is broadcast and goes out once; the transfer is
+	// then recorded and settled by the chain watcher like any other, and the payment's
+	// receipt says `txIsSponsored: true` with the relay's real gas.
+	//
+	// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+	// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+	// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+	// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+	// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+	// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+	// signature_invalid` (the signature does not recover to `from` for these terms in the
+	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+	// (final, expired, or part already paid), `409 quote_not_active`, `409
+	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// when the chain cannot be read now. Submissions share the transaction reports' budget.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+	SubmitCheckoutGaslessPaymentWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SubmitCheckoutGaslessPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitCheckoutGaslessPaymentResult, error)
+
 	// ClaimOverpaymentRefundWithResponse Ask for the overpaid amount back
 	//
 	// Offered by the checkout page when the payment completed with more than was due and the
@@ -15991,6 +16513,103 @@ func (r GetCheckoutResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCheckoutResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SubmitCheckoutGaslessPaymentResult429Headers the declared response headers of an HTTP 429 response for SubmitCheckoutGaslessPayment
+type SubmitCheckoutGaslessPaymentResult429Headers struct {
+	RetryAfter *int
+}
+
+type SubmitCheckoutGaslessPaymentResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *GaslessPayment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *GaslessBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *CheckoutUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *CheckoutQuoteNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *GaslessConflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *GaslessUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitCheckoutGaslessPaymentResult429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON202() *GaslessPayment {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON400() *GaslessBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON401() *CheckoutUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON404() *CheckoutQuoteNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON409() *GaslessConflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmitCheckoutGaslessPaymentResult) GetJSON503() *GaslessUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitCheckoutGaslessPaymentResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitCheckoutGaslessPaymentResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitCheckoutGaslessPaymentResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitCheckoutGaslessPaymentResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22128,6 +22747,86 @@ func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, payme
 	return ParseGetCheckoutResult(rsp)
 }
 
+// SubmitCheckoutGaslessPaymentWithBodyWithResponse Pay a quote without gas, by a signed transfer
+//
+// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+// token contract) — from the paying account, to the deposit address, `value` =
+// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+// relay transaction is stored before it is broadcast and goes out once; the transfer is
+// then recorded and settled by the chain watcher like any other, and the payment's
+// receipt says `txIsSponsored: true` with the relay's real gas.
+//
+// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+// signature_invalid` (the signature does not recover to `from` for these terms in the
+// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+// (final, expired, or part already paid), `409 quote_not_active`, `409
+// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// when the chain cannot be read now. Submissions share the transaction reports' budget.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+func (c *ClientWithResponses) SubmitCheckoutGaslessPaymentWithBodyWithResponse(ctx context.Context, paymentId CheckoutPaymentId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitCheckoutGaslessPaymentResult, error) {
+	rsp, err := c.SubmitCheckoutGaslessPaymentWithBody(ctx, paymentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitCheckoutGaslessPaymentResult(rsp)
+}
+
+// SubmitCheckoutGaslessPaymentWithResponse Pay a quote without gas, by a signed transfer
+//
+// For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+// present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+// token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+// token contract) — from the paying account, to the deposit address, `value` =
+// `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+// gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+// quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+// checks it and the chain's relayer (the service's hot wallet on that chain) submits
+// `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+// relay transaction is stored before it is broadcast and goes out once; the transfer is
+// then recorded and settled by the chain watcher like any other, and the payment's
+// receipt says `txIsSponsored: true` with the relay's real gas.
+//
+// `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+// follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+// moves nothing: the payment stays payable the normal way. Refusals change nothing:
+// `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+// `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+// authorization_expired` (`validBefore` passed or less than 30 s away), `400
+// signature_invalid` (the signature does not recover to `from` for these terms in the
+// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+// (final, expired, or part already paid), `409 quote_not_active`, `409
+// gasless_not_offered` (the quote's token or chain is not relayed here), `409
+// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// when the chain cannot be read now. Submissions share the transaction reports' budget.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments (the `SubmitCheckoutGaslessPayment` operationId).
+func (c *ClientWithResponses) SubmitCheckoutGaslessPaymentWithResponse(ctx context.Context, paymentId CheckoutPaymentId, body SubmitCheckoutGaslessPaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitCheckoutGaslessPaymentResult, error) {
+	rsp, err := c.SubmitCheckoutGaslessPayment(ctx, paymentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitCheckoutGaslessPaymentResult(rsp)
+}
+
 // ClaimOverpaymentRefundWithResponse Ask for the overpaid amount back
 //
 // Offered by the checkout page when the payment completed with more than was due and the
@@ -25149,6 +25848,94 @@ func ParseGetCheckoutResult(rsp *http.Response) (*GetCheckoutResult, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCheckoutResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSubmitCheckoutGaslessPaymentResult parses an HTTP response from a SubmitCheckoutGaslessPaymentWithResponse call
+func ParseSubmitCheckoutGaslessPaymentResult(rsp *http.Response) (*SubmitCheckoutGaslessPaymentResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitCheckoutGaslessPaymentResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest GaslessPayment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest GaslessBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest CheckoutUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest CheckoutQuoteNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest GaslessConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest GaslessUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SubmitCheckoutGaslessPaymentResult429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -15,6 +15,7 @@
 // page's catalogue's (checkoutI18n, i18n.js, loaded first), amounts written as the page writes
 // them (the exact digits of amounts.js, the locale's separators).
 import { decodeFunctionResult, encodeFunctionData, hexToBigInt, numberToHex } from "viem";
+import { failed, note, payWithoutGas } from "./gasless.js";
 
 /* global checkoutI18n */
 const t = (key, params) => checkoutI18n.t(key, params);
@@ -37,7 +38,7 @@ let discoveryOver = false;
 let view = null;
 let busy = false;
 let shown = "";
-let sent = null; // {hash, quoteId} once a transaction left the wallet
+let sent = null; // {hash, quoteId} once a transaction left the wallet; {gasless: id, quoteId} once a signed one was accepted
 
 // EIP-6963: wallets announce themselves in answer to eip6963:requestProvider (several may).
 window.addEventListener("eip6963:announceProvider", (e) => {
@@ -54,8 +55,23 @@ setTimeout(() => {
 
 document.addEventListener("checkout:view", (e) => {
   view = e.detail;
+  followGasless();
   render();
 });
+
+// followGasless watches the signed payment the server accepted: a failed one lets the customer
+// pay again (nothing was taken).
+function followGasless() {
+  const gp = view && view.gaslessPayment;
+  if (!sent || !sent.gasless || !gp || gp.id !== sent.gasless) return;
+  if (gp.status === "failed") {
+    fail(failed(gp));
+    say("");
+    sent = null;
+  } else if (gp.status === "submitted" || gp.status === "relayed") {
+    say(t("gasless.onItsWay"));
+  }
+}
 
 function walletList() {
   const list = [...wallets.values()];
@@ -86,7 +102,7 @@ function render() {
   const q = selectedQuote(view);
   const list = walletList();
   const open = view && payable(view, q) && list.length > 0 && !sent;
-  const key = open ? `${q.id}|${list.map((w) => w.info.uuid).join(",")}` : "";
+  const key = open ? `${q.id}|${!!q.gasless}|${list.map((w) => w.info.uuid).join(",")}` : "";
   box.hidden = !open;
   if (key === shown) return;
   shown = key;
@@ -109,6 +125,19 @@ function render() {
     b.append(t("wallet.payWith", { wallet: walletName(w) }));
     b.addEventListener("click", () => pay(w));
     buttons.append(b);
+    if (q.gasless) {
+      const g = b.cloneNode(true);
+      g.lastChild.textContent = t("gasless.payWith", { wallet: walletName(w) });
+      g.addEventListener("click", () => pay(w, true));
+      buttons.append(g);
+    }
+  }
+  if (q.gasless) {
+    const n = document.createElement("p");
+    n.className = "wallet-status";
+    n.id = "wallet-gasless-note";
+    n.textContent = note(view, q);
+    buttons.append(n);
   }
 }
 
@@ -162,14 +191,21 @@ function reasonOf(err) {
 
 const declined = (w) => t("wallet.declined", { wallet: walletName(w) });
 
-async function pay(w) {
+async function pay(w, gasless) {
   if (busy || !view) return;
   const q = selectedQuote(view);
-  if (!payable(view, q)) return;
+  if (!payable(view, q) || (gasless && !q.gasless)) return;
   fail("");
   setBusy(true);
   try {
-    await send(w, q);
+    if (gasless) {
+      const accepted = await payWithoutGas(gaslessContext, w, q);
+      if (accepted) {
+        sent = { gasless: accepted.id, quoteId: q.id };
+        render();
+        refresh();
+      }
+    } else await send(w, q);
   } catch (err) {
     const code = codeOf(err);
     if (code === 4001) fail(declined(w));
@@ -264,6 +300,18 @@ async function balance(w, account, q) {
     return null;
   }
 }
+
+// gaslessContext is what payWithoutGas uses of this page.
+const gaslessContext = {
+  request, say, fail, walletName, balance,
+  switchTo: async (w, q) => (await chainIdOf(w)) === q.evmChainId || switchTo(w, q),
+  post: (path, body) => fetch(`${api}${path}`, {
+    method: "POST",
+    cache: "no-store",
+    headers: { "X-Service-Payment-Secret": secret, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  }),
+};
 
 // report tells the server the transaction's hash, again every few seconds while it is not mined
 // (202), up to about two minutes; the watcher records it in any case.

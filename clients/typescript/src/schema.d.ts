@@ -949,6 +949,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/payment-secret-auth/payments/{paymentId}/gasless-payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay a quote without gas, by a signed transfer
+         * @description For a quote whose token takes EIP-3009 authorizations (the checkout quote's `gasless` is
+         *     present: USDC, EURC), the customer signs an EIP-712 `TransferWithAuthorization` in the
+         *     token's own domain (`gasless.domainName`, `gasless.domainVersion`, the quote's chain and
+         *     token contract) — from the paying account, to the deposit address, `value` =
+         *     `gasless.valueAsset` (the quote's amount, plus the relay fee when the merchant passes the
+         *     gas on to the buyer), `validAfter` 0, `validBefore` at most `gasless.validBefore` (the
+         *     quote's expiry), a random 32-byte `nonce` — and the page posts it here. The server
+         *     checks it and the chain's relayer (the service's hot wallet on that chain) submits
+         *     `transferWithAuthorization` and pays the gas: the customer needs no native token. The
+         *     relay transaction is stored before it is broadcast and goes out once; the transfer is
+         *     then recorded and settled by the chain watcher like any other, and the payment's
+         *     receipt says `txIsSponsored: true` with the relay's real gas.
+         *
+         *     `202`: accepted for relaying (`status: accepted`; the checkout view's `gaslessPayment`
+         *     follows it to `submitted`, `relayed` or `failed`). A failed or expired authorization
+         *     moves nothing: the payment stays payable the normal way. Refusals change nothing:
+         *     `400 authorization_invalid` (param names the field: `evmChainId`, `tokenAddress`, `to`,
+         *     `from`, `value`, `validAfter`, `validBefore`, `nonce` — not the quote's), `400
+         *     authorization_expired` (`validBefore` passed or less than 30 s away), `400
+         *     signature_invalid` (the signature does not recover to `from` for these terms in the
+         *     token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
+         *     (final, expired, or part already paid), `409 quote_not_active`, `409
+         *     gasless_not_offered` (the quote's token or chain is not relayed here), `409
+         *     authorization_used` (the nonce is used or cancelled on chain, or was posted already),
+         *     `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+         *     when the chain cannot be read now. Submissions share the transaction reports' budget.
+         */
+        post: operations["submitCheckoutGaslessPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/refund-claim-auth/refunds/{refundId}": {
         parameters: {
             query?: never;
@@ -4521,6 +4566,183 @@ export interface components {
             blockExplorerUrl?: string | null;
         };
         /**
+         * @description A signed EIP-3009 `TransferWithAuthorization` of the quote's token: the EIP-712 domain's
+         *     chain and contract, the message's six fields, and the signature (as
+         *     `eth_signTypedData_v4` answers it).
+         * @example {
+         *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *       "evmChainId": 8453,
+         *       "tokenAddress": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+         *       "from": "0x8fd379246834eac74b8419ffda202cf8051f7a03",
+         *       "to": "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+         *       "value": "18500000",
+         *       "validAfter": 0,
+         *       "validBefore": 1795428900,
+         *       "nonce": "0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99",
+         *       "signature": "0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b"
+         *     }
+         */
+        GaslessPaymentRequest: {
+            /** Format: uuid */
+            quoteId: string;
+            /**
+             * Format: int64
+             * @description The domain's `chainId` (the quote's chain).
+             * @example 8453
+             */
+            evmChainId: number;
+            /**
+             * @description The domain's `verifyingContract` (the quote's token contract).
+             * @example 0x833589fcd6edb6e08f4c7c32d4f71b54bda02913
+             */
+            tokenAddress: string;
+            /**
+             * @description The paying account, which signed.
+             * @example 0x8fd379246834eac74b8419ffda202cf8051f7a03
+             */
+            from: string;
+            /**
+             * @description The payment's deposit address.
+             * @example 0x9858effd232b4033e47d90003d41ec34ecaeda94
+             */
+            to: string;
+            /**
+             * @description In the token's smallest unit; the quote's `gasless.valueAsset`.
+             * @example 18500000
+             */
+            value: string;
+            /**
+             * Format: int64
+             * @description Unix seconds; must be 0.
+             * @example 0
+             */
+            validAfter: number;
+            /**
+             * Format: int64
+             * @description Unix seconds; at most the quote's expiry (`gasless.validBefore`), at least 30 s away.
+             * @example 1795428900
+             */
+            validBefore: number;
+            /**
+             * @description 32 random bytes the signer chose.
+             * @example 0x4f1b3c2e0a9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa99
+             */
+            nonce: string;
+            /**
+             * @description r ‖ s ‖ v, 65 bytes (v 27 or 28; 0 or 1 is read as 27 or 28).
+             * @example 0x5b1f7cd3a9e6f2c1b9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b61c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d1b
+             */
+            signature: string;
+        };
+        /**
+         * @description A customer's signed transfer for a quote, and where its relay is.
+         * @example {
+         *       "id": "01a200eb-2a52-7e01-9a3c-1b2c3d4e5f60",
+         *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
+         *       "status": "accepted",
+         *       "from": "0x8fd379246834eac74b8419ffda202cf8051f7a03",
+         *       "valueAsset": "18500000",
+         *       "feeAsset": "0",
+         *       "feePaidBy": "merchant",
+         *       "validBefore": 1795428900,
+         *       "txHash": null,
+         *       "failureReason": null,
+         *       "createdAt": "2026-11-22T10:02:11Z"
+         *     }
+         */
+        GaslessPayment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            quoteId: string;
+            /**
+             * @description `accepted`: checked, waiting for the relayer; `submitted`: the relay transaction is
+             *     signed and stored (it goes out once, `txHash`); `relayed`: its receipt succeeded at
+             *     the chain's depth; `failed`: never sent (the payment paid another way, the deadline
+             *     too near, the nonce used meanwhile) or reverted — `failureReason` says which; nothing
+             *     moved and the payment stays payable the normal way.
+             * @enum {string}
+             */
+            status: "accepted" | "submitted" | "relayed" | "failed";
+            /** @example 0x8fd379246834eac74b8419ffda202cf8051f7a03 */
+            from: string;
+            /**
+             * @description What the signature moves, in the token's smallest unit (the relay fee included).
+             * @example 18500000
+             */
+            valueAsset: string;
+            /**
+             * @description The relay fee within `valueAsset` (0 when the merchant bears the gas).
+             * @example 0
+             */
+            feeAsset: string;
+            feePaidBy: components["schemas"]["GaslessFeePayer"];
+            /** Format: int64 */
+            validBefore: number;
+            /** @description The relay transaction (its first attempt; null until signed; the mined one once relayed). */
+            txHash: string | null;
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description Who bears the gas of relaying a payment made without gas: `merchant` (the customer signs
+         *     the quote's amount; the relay's gas, from its receipt in USD cents rounded up, is added
+         *     to the payment's `merchantFeeCents`) or `buyer` (the customer signs the quote's amount
+         *     plus the chain's relay fee, which the checkout shows before signing and which counts in
+         *     the payment's `convenienceFeeCents` and `amountDueCents`).
+         * @example merchant
+         * @enum {string}
+         */
+        GaslessFeePayer: "merchant" | "buyer";
+        /**
+         * @description What the customer signs to pay this quote without gas (EIP-3009
+         *     `TransferWithAuthorization`, in the token's EIP-712 domain {`domainName`,
+         *     `domainVersion`, the quote's `evmChainId`, `contractAddress`}). Present for active
+         *     quotes of tokens the catalogue marks EIP-3009 on chains this server relays on.
+         * @example {
+         *       "domainName": "USD Coin",
+         *       "domainVersion": "2",
+         *       "valueAsset": "18500000",
+         *       "feeAsset": "0",
+         *       "feeCents": 0,
+         *       "feePaidBy": "merchant",
+         *       "validBefore": 1795428900
+         *     }
+         */
+        CheckoutGasless: {
+            /**
+             * @description The token's `name()` as its EIP-712 domain has it.
+             * @example USD Coin
+             */
+            domainName: string;
+            /** @example 2 */
+            domainVersion: string;
+            /**
+             * @description The value to sign, in the token's smallest unit — the quote's `amountAsset` plus `feeAsset`.
+             * @example 18500000
+             */
+            valueAsset: string;
+            /**
+             * @description The relay fee the buyer pays within `valueAsset` (0 when the merchant bears the gas).
+             * @example 0
+             */
+            feeAsset: string;
+            /**
+             * Format: int64
+             * @description The same fee in USD cents.
+             * @example 0
+             */
+            feeCents: number;
+            feePaidBy: components["schemas"]["GaslessFeePayer"];
+            /**
+             * Format: int64
+             * @description The latest `validBefore` accepted (the quote's expiry, unix seconds).
+             * @example 1795428900
+             */
+            validBefore: number;
+        };
+        /**
          * @description A transaction the customer's wallet sent to pay a quote.
          * @example {
          *       "quoteId": "01a200eb-2a41-7d02-8b3c-4e5f6a7b8c01",
@@ -4684,6 +4906,7 @@ export interface components {
             paymentUri: string;
             /** Format: date-time */
             expiresAt: string;
+            gasless?: components["schemas"]["CheckoutGasless"];
         };
         /**
          * @description A payment as its hosted checkout page shows it to the customer.
@@ -4725,6 +4948,8 @@ export interface components {
          *     }
          */
         Checkout: {
+            /** @description The payment's newest signed transfer posted for relaying (absent when none). */
+            gaslessPayment?: components["schemas"]["GaslessPayment"];
             /**
              * @description What a browser wallet needs to add a quote's chain it does not know
              *     (`wallet_addEthereumChain`), given only for the chains whose RPC URL this deployment
@@ -5066,10 +5291,12 @@ export interface components {
          *       "merchantId": "01a200eb-1612-72e6-88d9-02e7cbd1f728",
          *       "displayName": "Acme Coffee",
          *       "logoUrl": "https://acme.example/logo.png",
-         *       "accentColor": "#0a7cff"
+         *       "accentColor": "#0a7cff",
+         *       "gaslessFeePaidBy": "merchant"
          *     }
          */
         MerchantProfile: {
+            gaslessFeePaidBy: components["schemas"]["GaslessFeePayer"];
             /** Format: uuid */
             merchantId: string;
             /**
@@ -5093,6 +5320,7 @@ export interface components {
          *     }
          */
         UpdateMerchantProfileRequest: {
+            gaslessFeePaidBy?: components["schemas"]["GaslessFeePayer"];
             /** @description 1 to 80 characters, no control characters. */
             displayName?: string;
             /** @description An https URL (null clears it). */
@@ -6339,6 +6567,52 @@ export interface components {
                  *         "type": "invalid_request_error",
                  *         "code": "payment_not_open",
                  *         "message": "The payment is completed; its quotes cannot change."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Invalid input (`parameter_invalid`, `parameter_missing`), or an authorization that does
+         *     not pay the quote (`authorization_invalid`, param naming the field), expires too soon
+         *     (`authorization_expired`, param `validBefore`) or whose signature does not recover to
+         *     `from` (`signature_invalid`, param `signature`).
+         */
+        GaslessBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The payment is final, expired or partly paid (`payment_not_open`), the quote is not
+         *     active (`quote_not_active`) or not relayed here (`gasless_not_offered`), the
+         *     authorization's nonce is used or was posted already (`authorization_used`), or `from`
+         *     holds less than `value` (`insufficient_balance`).
+         */
+        GaslessConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The quote's chain cannot be read now to check the authorization; retry, or pay the normal way. */
+        GaslessUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "api_error",
+                 *         "code": "no_chain_available",
+                 *         "message": "The quote's chain cannot be read now to check the authorization; retry, or pay the normal way."
                  *       }
                  *     }
                  */
@@ -7966,6 +8240,40 @@ export interface operations {
             409: components["responses"]["CheckoutConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    submitCheckoutGaslessPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment id. */
+                paymentId: components["parameters"]["CheckoutPaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GaslessPaymentRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted for relaying. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GaslessPayment"];
+                };
+            };
+            400: components["responses"]["GaslessBadRequest"];
+            401: components["responses"]["CheckoutUnauthorized"];
+            404: components["responses"]["CheckoutQuoteNotFound"];
+            409: components["responses"]["GaslessConflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["GaslessUnavailable"];
         };
     };
     getRefundClaim: {

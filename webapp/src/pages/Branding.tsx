@@ -16,6 +16,7 @@ export function Branding() {
   const [displayName, setDisplayName] = useState("");
   const [logoUrl, setLogoUrl] = useState("");
   const [accent, setAccent] = useState("#2563eb");
+  const [gasFee, setGasFee] = useState<"merchant" | "buyer">("merchant");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -27,6 +28,7 @@ export function Branding() {
     setDisplayName(profile.data.displayName);
     setLogoUrl(profile.data.logoUrl ?? "");
     setAccent(profile.data.accentColor ?? "#2563eb");
+    setGasFee(profile.data.gaslessFeePaidBy);
   }, [profile]);
 
   const logo = safeHref(logoUrl.trim());
@@ -49,7 +51,7 @@ export function Branding() {
                 unwrap(
                   api.PATCH("/v1/merchants/{merchantId}/profile", {
                     params: { path: { merchantId } },
-                    body: { displayName: displayName.trim(), logoUrl: logoUrl.trim() === "" ? null : logoUrl.trim(), accentColor: accent.toLowerCase() },
+                    body: { displayName: displayName.trim(), logoUrl: logoUrl.trim() === "" ? null : logoUrl.trim(), accentColor: accent.toLowerCase(), gaslessFeePaidBy: gasFee },
                   }),
                 )
                   .then(() => {
@@ -90,6 +92,16 @@ export function Branding() {
                   </div>
                   <p className="help" id={`${id}-c-help`}>
                     A hex colour like #2563eb.
+                  </p>
+                </div>
+                <div className="field">
+                  <label htmlFor={`${id}-g`}>Network fee of payments without gas</label>
+                  <select id={`${id}-g`} value={gasFee} onChange={(e) => setGasFee(e.target.value === "buyer" ? "buyer" : "merchant")} aria-describedby={`${id}-g-help`}>
+                    <option value="merchant">You pay it (charged with your fee)</option>
+                    <option value="buyer">The customer pays it (added to what they sign)</option>
+                  </select>
+                  <p className="help" id={`${id}-g-help`}>
+                    Customers paying USDC without ETH sign a transfer that the service sends for them. Its network fee is charged to you by default, or added to the customer's total.
                   </p>
                 </div>
                 <ErrorMessage error={error} />

@@ -1,0 +1,182 @@
+package fault
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/paymentsd/paymentsd/devnet"
+)
+
+// USDC without gas on the hosted checkout (issue 24), in a real Chromium against a real
+// paymentsd on the devnet, with the test wallet answering eth_signTypedData_v4 (go-ethereum's
+// apitypes, as any wallet hashes EIP-712) for an account that holds USDC and no ETH at all:
+//   - the USDC quote offers "Pay with Go Test Wallet without gas" and says, before anything is
+//     signed, that the merchant pays the network fee;
+//   - a declined signature is said so, nothing is posted, the QR code stays;
+//   - one click then signs the token's TransferWithAuthorization (its own domain, the deposit
+//     address, the quote's amount, the quote's expiry) — the wallet sends no transaction — and
+//     the payment completes: its receipt says txIsSponsored, names the hot wallet as the sender
+//     and the real gas from the chain's receipt; the payer still holds no ETH and the deposit
+//     address exactly the quote. No CSP violation, nothing serious for axe-core.
+func TestGaslessPaymentInChromium(t *testing.T) {
+	ctx := browser(t)
+	axe := axeSource(t)
+	bin := paymentsdBinary(t)
+	db := filepath.Join(t.TempDir(), "paymentsd.db")
+	l1 := devnetAddr(t)
+	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=off", "PAYMENTS_SERVE_UNWATCHED=false",
+		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
+	var m struct{ SecretKey string }
+	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, bin, db)
+	srv.env = env
+	srv.start()
+	rpc := "http://" + l1
+	eth, err := ethclient.Dial(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eth.Close)
+	bg := context.Background()
+
+	created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": 1850, "currency": "USD", "orderId": "gasless-1"}`)
+	id := created["paymentId"].(string)
+	payURL := strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1)
+	var quoteID, deposit, amount string
+	for _, x := range created["payment"].(map[string]any)["quotes"].([]any) {
+		x := x.(map[string]any)
+		if x["chainId"] == "eip155:1337" && x["token"].(map[string]any)["symbol"] == "USDC" {
+			quoteID, amount = x["id"].(string), x["expectedAmountAsset"].(string)
+			deposit = x["depositAddress"].(map[string]any)["address"].(string)
+		}
+	}
+	if quoteID == "" {
+		t.Fatal("no devnet USDC quote")
+	}
+
+	// The payer: a new account given twice the quote in USDC, and no ETH.
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := crypto.PubkeyToAddress(key.PublicKey)
+	funder, err := devnet.AccountKey(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := new(big.Int).Mul(mustBig(t, amount), big.NewInt(2))
+	if _, err := devnet.Pay(bg, eth, funder, devnet.USDCAddress, payer, twice); err != nil {
+		t.Fatal(err)
+	}
+	usdc := func(who common.Address) *big.Int {
+		b, err := devnet.TokenBalance(bg, eth, common.HexToAddress(devnet.USDCAddress), who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for deadline := time.Now().Add(30 * time.Second); usdc(payer).Cmp(twice) != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the payer's USDC did not arrive")
+		}
+	}
+	noETH := func() {
+		t.Helper()
+		b, err := eth.BalanceAt(bg, payer, nil)
+		if err != nil || b.Sign() != 0 {
+			t.Fatalf("the payer holds %v wei (%v), want none", b, err)
+		}
+	}
+	noETH()
+
+	w := newTestWallet(key, devnet.ChainID)
+	w.rpc = map[int64]string{devnet.ChainID: rpc}
+	w.decline["eth_signTypedData_v4"] = true
+	tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	watchCSP(t, tctx)
+	injectWallet(t, tctx, w)
+	tctx, cancel2 := within(tctx, 120*time.Second)
+	t.Cleanup(cancel2)
+
+	if err := chromedp.Do(tctx, chromedp.Navigate(payURL), chromedp.WaitVisible(chromedp.CSS(`input[value="`+quoteID+`"]`)),
+		chromedp.Click(chromedp.CSS(`input[value="`+quoteID+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tctx, "the gasless button", `[...document.querySelectorAll("#wallet-buttons button")].some(b => b.textContent === "Pay with Go Test Wallet without gas")`, 15*time.Second)
+	waitJS(t, tctx, "who pays the network fee, before signing", `(document.getElementById("wallet-gasless-note") || {}).textContent === "Without gas: no ETH needed. Corner Bakery pays the network fee; you sign exactly 18.5 USDC."`, 5*time.Second)
+	shot(t, tctx, "checkout-gasless-phone-light")
+	checkPage(t, tctx, axe, "checkout offering a payment without gas")
+	clickGasless := func() {
+		t.Helper()
+		ok, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`(() => { const b = [...document.querySelectorAll("#wallet-buttons button")].find(b => b.textContent.endsWith("without gas")); if (!b) return false; b.click(); return true; })()`))
+		if err != nil || !ok {
+			t.Fatalf("click the gasless button: %v (found %v)", err, ok)
+		}
+	}
+
+	// Declined: said so, nothing posted, the QR code stays.
+	clickGasless()
+	waitJS(t, tctx, "the declined message", `document.getElementById("wallet-error").textContent.includes("You declined the request in Go Test Wallet.")`, 15*time.Second)
+	waitJS(t, tctx, "the QR code, still there", `!document.getElementById("qr").parentElement.hidden && document.getElementById("qr").naturalWidth > 0`, 10*time.Second)
+	if v := checkoutView(t, srv.base, id, created["secret"].(string)); v["status"] != "pending" || v["gaslessPayment"] != nil {
+		t.Fatalf("after a declined signature: %v, %v", v["status"], v["gaslessPayment"])
+	}
+
+	// Signed: relayed by the service, paid.
+	w.set(func(w *testWallet) { w.decline = map[string]bool{} })
+	clickGasless()
+	waitJS(t, tctx, "paid", `document.getElementById("status").textContent.startsWith("Paid")`, 60*time.Second)
+	if sent := w.sentHashes(); len(sent) != 0 {
+		t.Fatalf("the wallet sent transactions %v; it should only have signed", sent)
+	}
+	signed := w.signatures()
+	if len(signed) != 1 || signed[0].PrimaryType != "TransferWithAuthorization" || signed[0].Domain.Name != "USD Coin (devnet)" ||
+		signed[0].Domain.Version != "2" || !strings.EqualFold(signed[0].Domain.VerifyingContract, devnet.USDCAddress) {
+		t.Fatalf("the wallet signed %+v", signed)
+	}
+	msg := signed[0].Message
+	if !strings.EqualFold(msg["to"].(string), deposit) || msg["value"] != amount || msg["validAfter"] != "0" {
+		t.Fatalf("the signed message: %v (deposit %s, amount %s)", msg, deposit, amount)
+	}
+	p := apiJSON(t, srv.base, m.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+	receipt := p["receipt"].(map[string]any)
+	hot := strings.ToLower(devnet.AccountAddress(devnet.HotWalletAccount).Hex())
+	if p["status"] != "completed" || receipt["txIsSponsored"] != true || receipt["txSenderAddress"] != hot {
+		t.Fatalf("payment %v: sponsored %v, sender %v (the hot wallet is %s)", p["status"], receipt["txIsSponsored"], receipt["txSenderAddress"], hot)
+	}
+	rc, err := eth.TransactionReceipt(bg, common.HexToHash(receipt["txHash"].(string)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt["txGasUsed"].(float64); uint64(got) != rc.GasUsed {
+		t.Fatalf("receipt txGasUsed %v, the chain's %d", got, rc.GasUsed)
+	}
+	if cost := new(big.Int).Mul(new(big.Int).SetUint64(rc.GasUsed), rc.EffectiveGasPrice); receipt["txTotalCost"] != cost.String() {
+		t.Fatalf("receipt txTotalCost %v, the chain's %s", receipt["txTotalCost"], cost)
+	}
+	noETH()
+	if got := usdc(common.HexToAddress(deposit)); got.String() != amount {
+		t.Fatalf("the deposit address holds %s USDC units, want exactly %s", got, amount)
+	}
+	if got := usdc(payer); got.String() != mustBig(t, amount).String() {
+		t.Fatalf("the payer holds %s USDC units, want %s left", got, amount)
+	}
+	if v := cspViolations(tctx); len(v) > 0 {
+		t.Fatalf("CSP violations: %v", v)
+	}
+}
