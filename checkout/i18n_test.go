@@ -77,7 +77,7 @@ func TestCatalogueLanguagesMatchEnglish(t *testing.T) {
 func TestCatalogueKeysAreUsed(t *testing.T) {
 	en := catalogue(t)["en"]
 	sources := []string{"page/index.html", "page/refund.html", "page/assets/checkout.js", "page/assets/refund.js",
-		"page/assets/i18n.js", "wallet/src/wallet.js"}
+		"page/assets/i18n.js", "wallet/src/wallet.js", "wallet/src/gasless.js"}
 	used := map[string]bool{}
 	attr := regexp.MustCompile(`data-i18n(?:-alt|-aria-label)?="([^"]+)"`)
 	call := regexp.MustCompile(`\bt\("([^"]+)"`)
