@@ -118,7 +118,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, tctx, "the gasless button", `[...document.querySelectorAll("#wallet-buttons button")].some(b => b.textContent === "Pay with Go Test Wallet without gas")`, 15*time.Second)
-	waitJS(t, tctx, "who pays the network fee, before signing", `(document.getElementById("wallet-gasless-note") || {}).textContent === "Without gas: no ETH needed. Corner Bakery pays the network fee; you sign exactly 18.5 USDC."`, 5*time.Second)
+	waitJS(t, tctx, "who pays the network fee, before signing", `(document.getElementById("wallet-gasless-note") || {}).textContent === "Without gas: no ETH needed. Corner Bakery pays the network fee; you sign exactly 18.50 USDC."`, 5*time.Second)
 	shot(t, tctx, "checkout-gasless-phone-light")
 	checkPage(t, tctx, axe, "checkout offering a payment without gas")
 	clickGasless := func() {
