@@ -27,6 +27,10 @@ import (
 //     frontend, and the deposit address holds exactly the quote's amount on chain;
 //   - one click pays the USDC quote from a wallet that does not know the chain: the page adds it
 //     (wallet_addEthereumChain with the view's walletNetworks) and pays transfer(deposit, amount);
+//   - the page's report races the watcher: reported again from the page, the hash answers its one
+//     transfer, and the payment settled the quote's amount once;
+//   - a forged report from another payment's page (a real transaction that paid someone else)
+//     answers no_transfer and leaves that payment pending;
 //   - a declined transaction and an empty wallet each get their message; the QR code stays;
 //   - a wallet that only sets window.ethereum is offered too; no CSP violation anywhere, and
 //     axe-core finds nothing serious with the wallet's button and its messages on the page.
@@ -106,6 +110,24 @@ func TestWalletPaymentInChromium(t *testing.T) {
 			t.Fatalf("CSP violations: %v", v)
 		}
 	}
+	// reportFromPage posts a transaction report the way the page does, from inside the page (its
+	// origin, its secret from the fragment): what a customer, or someone tampering, could send.
+	reportFromPage := func(tctx context.Context, quoteID, hash string) map[string]any {
+		t.Helper()
+		js := `(async () => {
+			const id = location.pathname.split("/").pop();
+			const secret = new URLSearchParams(location.hash.slice(1)).get("secret");
+			const r = await fetch("/v1/external/payment-secret-auth/payments/" + id + "/transactions", {method: "POST",
+				headers: {"X-Service-Payment-Secret": secret, "Content-Type": "application/json"},
+				body: JSON.stringify({quoteId: ` + strconv.Quote(quoteID) + `, txHash: ` + strconv.Quote(hash) + `})});
+			return {code: r.status, body: await r.json()};
+		})()`
+		out, err := chromedp.Run(tctx, chromedp.Evaluate[map[string]any](js, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("report from the page: %v", err)
+		}
+		return out
+	}
 	keyOf := func(account int) *testWallet {
 		key, err := devnet.AccountKey(account)
 		if err != nil {
@@ -141,6 +163,16 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	bal, err := eth.BalanceAt(context.Background(), common.HexToAddress(q1.deposit), nil)
 	if err != nil || bal.String() != q1.amount {
 		t.Fatalf("the deposit address holds %v wei (%v), want exactly %s", bal, err, q1.amount)
+	}
+	// The page's report raced the watcher: one transfer all the same. Reported again from the
+	// page, the same hash answers the one transfer already recorded, and the payment received the
+	// quote once (it settled the quote's amount, not twice it).
+	again := reportFromPage(t1, q1.id, sent[0])
+	if body, _ := again["body"].(map[string]any); again["code"] != float64(200) || body["status"] != "recorded" || len(body["transfers"].([]any)) != 1 {
+		t.Fatalf("the hash reported again: %v", again)
+	}
+	if got := receiptOf(id1)["settledAmountAsset"]; got != q1.amount {
+		t.Fatalf("settled %v wei, the quote is %s: the transfer counted more than once", got, q1.amount)
 	}
 	noCSP(t1)
 
@@ -213,6 +245,15 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	waitJS(t, t4, "the QR code, still there", `!document.getElementById("qr").parentElement.hidden && document.getElementById("qr").naturalWidth > 0`, 10*time.Second)
 	if v := checkoutView(t, srv.base, id4, secret4); v["status"] != "pending" || len(w4.sentHashes()) != 0 {
 		t.Fatalf("after an empty wallet: %v, sent %v", v["status"], w4.sentHashes())
+	}
+	// A forged report: the hash of a real transaction that paid another address (the first
+	// payment's) posted from this payment's page changes nothing.
+	forged := reportFromPage(t4, q4.id, sent[0])
+	if body, _ := forged["body"].(map[string]any); forged["code"] != float64(200) || body["status"] != "no_transfer" || len(body["transfers"].([]any)) != 0 {
+		t.Fatalf("a forged report: %v", forged)
+	}
+	if v := checkoutView(t, srv.base, id4, secret4); v["status"] != "pending" {
+		t.Fatalf("after a forged report the payment is %v", v["status"])
 	}
 	noCSP(t4)
 
