@@ -45,17 +45,10 @@ func TestChainsFailAlone(t *testing.T) {
 
 func chainsFailAlone(t *testing.T, db string) {
 	bin := paymentsdBinary(t)
-	var created struct {
-		MerchantID string `json:"merchantId"`
-		SecretKey  string `json:"secretKey"`
-	}
 	devAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	// Created where the devnet is served: its withdrawal configuration names eip155:1337.
-	out := runCLIEnv(t, bin, db, []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false"},
-		"merchants", "create", "--name", "Chains fail alone", "--withdrawals", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false"},
+		"Chains fail alone", "--withdrawals")
 	key := created.SecretKey
 	other := startDevnet(t, bin, db, "250ms") // Base Sepolia's stand-in, reached only through the proxies
 	firstAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))

@@ -96,10 +96,7 @@ func TestCheckoutInChromium(t *testing.T) {
 	devAddr := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_QUOTE_TTL=10s"}
-	var m struct{ SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, "Corner Bakery")
 	var mu sync.Mutex
 	var landed []string
 	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

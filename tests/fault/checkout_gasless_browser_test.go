@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"path/filepath"
@@ -37,10 +36,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 	l1 := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=off", "PAYMENTS_SERVE_UNWATCHED=false",
 		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
-	var m struct{ SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, "Corner Bakery")
 	srv := newServer(t, bin, db)
 	srv.env = env
 	srv.start()
@@ -56,17 +52,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 		`{"amount": 1850, "currency": "USD", "orderId": "gasless-1"}`)
 	id := created["paymentId"].(string)
 	payURL := strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1)
-	var quoteID, deposit, amount string
-	for _, x := range created["payment"].(map[string]any)["quotes"].([]any) {
-		x := x.(map[string]any)
-		if x["chainId"] == "eip155:1337" && x["token"].(map[string]any)["symbol"] == "USDC" {
-			quoteID, amount = x["id"].(string), x["expectedAmountAsset"].(string)
-			deposit = x["depositAddress"].(map[string]any)["address"].(string)
-		}
-	}
-	if quoteID == "" {
-		t.Fatal("no devnet USDC quote")
-	}
+	quoteID, deposit, amount := paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", "USDC")
 
 	// The payer: a new account given twice the quote in USDC, and no ETH.
 	key, err := crypto.GenerateKey()

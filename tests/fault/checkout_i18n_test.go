@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -38,10 +37,7 @@ func TestCheckoutLanguagesInChromium(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
 	env := []string{"PAYMENTS_DEVNET=" + devnetAddr(t), "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
-	var m struct{ SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, "Corner Bakery")
 	srv := newServer(t, bin, db)
 	srv.env = env
 	srv.start()

@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"path/filepath"
@@ -42,10 +41,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	l1, l2 := devnetAddr(t), devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=" + l2, "PAYMENTS_SERVE_UNWATCHED=false",
 		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
-	var m struct{ SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Corner Bakery", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, "Corner Bakery")
 	srv := newServer(t, bin, db)
 	srv.env = env
 	srv.start()
@@ -60,16 +56,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	newPayment := func(order, symbol string) (id, secret, payURL string, q quote) {
 		created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
 			`{"amount": 1850, "currency": "USD", "orderId": "`+order+`"}`)
-		for _, x := range created["payment"].(map[string]any)["quotes"].([]any) {
-			x := x.(map[string]any)
-			if x["chainId"] == "eip155:1337" && x["token"].(map[string]any)["symbol"] == symbol {
-				q = quote{id: x["id"].(string), deposit: x["depositAddress"].(map[string]any)["address"].(string),
-					amount: x["expectedAmountAsset"].(string)}
-			}
-		}
-		if q.id == "" {
-			t.Fatalf("no devnet %s quote", symbol)
-		}
+		q.id, q.deposit, q.amount = paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", symbol)
 		return created["paymentId"].(string), created["secret"].(string),
 			strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1), q
 	}

@@ -27,10 +27,7 @@ func TestDashboardInChromium(t *testing.T) {
 	ctx := browser(t)
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	var m struct{ MerchantID, SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "merchants", "create", "--name", "Corner Bakery", "--deposits", "--withdrawals", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, nil, "Corner Bakery", "--deposits", "--withdrawals")
 	var tok struct{ AccessToken string }
 	if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "tokens", "issue", "--merchant", m.MerchantID, "--scope", "write", "--ttl", "15m", "--json"), &tok); err != nil {
 		t.Fatal(err)

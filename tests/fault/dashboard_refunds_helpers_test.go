@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,10 +40,7 @@ func newRefundsWalk(t *testing.T, db string) *refundsWalk {
 	w := &refundsWalk{t: t, root: browser(t), axe: axeSource(t), bin: paymentsdBinary(t), db: db, devAddr: devnetAddr(t)}
 	w.env = []string{"PAYMENTS_DEVNET=" + w.devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
-	var m struct{ MerchantID, SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, w.bin, db, w.env, "merchants", "create", "--name", "Corner Bakery", "--deposits", "--withdrawals", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, w.bin, db, w.env, "Corner Bakery", "--deposits", "--withdrawals")
 	w.merchantID, w.secretKey = m.MerchantID, m.SecretKey
 	pwFile := filepath.Join(t.TempDir(), "password")
 	if err := os.WriteFile(pwFile, []byte(walkPassword+"\n"), 0o600); err != nil {

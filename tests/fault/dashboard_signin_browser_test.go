@@ -1,7 +1,6 @@
 package fault
 
 import (
-	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,10 +27,7 @@ func TestDashboardSignInFlow(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
 	merchant := func(name string) string {
-		var m struct{ MerchantID string }
-		if err := json.Unmarshal(runCLIEnv(t, bin, db, nil, "merchants", "create", "--name", name, "--deposits", "--withdrawals", "--json"), &m); err != nil {
-			t.Fatal(err)
-		}
+		m := createMerchant(t, bin, db, nil, name, "--deposits", "--withdrawals")
 		return m.MerchantID
 	}
 	merchantA, merchantB := merchant("Corner Bakery"), merchant("<b>Second</b> Shop")

@@ -55,10 +55,7 @@ func dashboardWalk(t *testing.T, db string) {
 	devAddr := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true"}
-	var m struct{ MerchantID, SecretKey string }
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", hostileName, "--deposits", "--withdrawals", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, hostileName, "--deposits", "--withdrawals")
 	pwFile := filepath.Join(t.TempDir(), "password")
 	if err := os.WriteFile(pwFile, []byte(walkPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package fault
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"os"
@@ -43,13 +42,7 @@ func TestSecondDevnetChainTakesAPaymentAndPaysAWithdrawal(t *testing.T) {
 	rpc1, rpc2 := "http://"+devAddr, "http://127.0.0.1:"+strconv.Itoa(port+1)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Two chains", "--withdrawals", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, env, "Two chains", "--withdrawals")
 	srv := newServer(t, bin, db)
 	srv.env = env
 	srv.start()

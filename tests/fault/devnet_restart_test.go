@@ -28,12 +28,7 @@ func TestDevnetRestartStartsPayoutsOver(t *testing.T) {
 	devAddr := devnetAddr(t)
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=200ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms"}
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Restarts", "--withdrawals", "--json"), &created); err != nil {
-		t.Fatal(err)
-	}
+	created := createMerchant(t, bin, db, env, "Restarts", "--withdrawals")
 	srv := newServer(t, bin, db)
 	srv.env = env
 	srv.start()

@@ -221,14 +221,7 @@ func runScenario(t *testing.T, sc scenario) {
 	name := sc.backend + "/" + sc.fault
 
 	// Setup, as an operator would: a merchant from the CLI, the server, a funded balance.
-	var created struct {
-		MerchantID string `json:"merchantId"`
-		SecretKey  string `json:"secretKey"`
-	}
-	out := runCLI(t, sc.bin, sc.dbURL, "merchants", "create", "--name", "Fault "+sc.fault, "--deposits", "--withdrawals", "--mode", "live", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.MerchantID == "" || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, sc.bin, sc.dbURL, nil, "Fault "+sc.fault, "--deposits", "--withdrawals", "--mode", "live")
 	srv := newServer(t, sc.bin, sc.dbURL)
 	srv.start()
 	a := newAPI(created.SecretKey)

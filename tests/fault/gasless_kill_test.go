@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/devnet"
@@ -24,27 +23,12 @@ import (
 // hot wallet sent one transaction, the deposit address holds exactly the quote, the payer (who
 // holds no ETH) paid no gas, and the receipt is sponsored.
 func TestGaslessRelaySurvivesKill9(t *testing.T) {
-	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	rpc := startDevnet(t, bin, db, "200ms")
-	eth, err := ethclient.Dial(rpc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eth.Close()
+	rig := newDevnetRig(t, filepath.Join(t.TempDir(), "paymentsd.db"),
+		"PAYMENTS_SWEEP_MIN_USD=1000000") // no sweeps: the hot wallet sends the relay only
+	eth, env := rig.eth, rig.env
 	ctx := context.Background()
-	env := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=false",
-		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_SWEEP_MIN_USD=1000000"} // no sweeps: the hot wallet sends the relay only
-	var m struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Gasless", "--json")
-	if err := json.Unmarshal(out, &m); err != nil || m.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
-	srv := newServer(t, bin, db)
-	srv.env = append(env, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=30s")
-	srv.start()
+	m := rig.merchant(t, "Gasless")
+	srv := rig.server(t, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=30s")
 
 	created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
 		`{"amount": 2500, "currency": "USD", "orderId": "gasless-kill"}`)

@@ -2,7 +2,6 @@ package fault
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,13 +21,7 @@ func TestGracefulStopHandsLeasesOver(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := testdb.URL(t, "postgres")
 	rpc := startDevnet(t, bin, db, "250ms")
-	var created struct {
-		MerchantID string `json:"merchantId"`
-		SecretKey  string `json:"secretKey"`
-	}
-	if err := json.Unmarshal(runCLI(t, bin, db, "merchants", "create", "--name", "Hand-over", "--json"), &created); err != nil {
-		t.Fatal(err)
-	}
+	created := createMerchant(t, bin, db, nil, "Hand-over")
 	recv := newObjectReceiver(t)
 	runCLIEnv(t, bin, db, []string{"PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true"}, "webhooks", "create", "--merchant", created.MerchantID,
 		"--url", recv.srv.URL, "--events", "payment.created")

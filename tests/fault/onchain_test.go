@@ -30,14 +30,7 @@ import (
 func TestEmbeddedDefaultTakesAPaymentOnChain(t *testing.T) {
 	bin := paymentsdBinary(t)
 	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	var created struct {
-		MerchantID string `json:"merchantId"`
-		SecretKey  string `json:"secretKey"`
-	}
-	out := runCLI(t, bin, db, "merchants", "create", "--name", "On chain", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, nil, "On chain")
 	devAddr := devnetAddr(t) // and its second chain on the port after
 	srv := newServer(t, bin, db)
 	srv.env = []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
@@ -158,13 +151,7 @@ func TestTwoServeProcessesOnePostgresOneDevnet(t *testing.T) {
 	db := testdb.URL(t, "postgres")
 	rpc := startDevnet(t, bin, db, "250ms")
 
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLI(t, bin, db, "merchants", "create", "--name", "Two processes", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, nil, "Two processes")
 	var servers []*server
 	for range 2 {
 		s := newServer(t, bin, db)
@@ -286,13 +273,7 @@ func TestAPIAndWorkerRoles(t *testing.T) {
 	db := testdb.URL(t, "postgres")
 	rpc := startDevnet(t, bin, db, "250ms")
 	chainEnv := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms"}
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLIEnv(t, bin, db, chainEnv, "merchants", "create", "--name", "Roles", "--withdrawals", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, chainEnv, "Roles", "--withdrawals")
 	api, worker := newServer(t, bin, db), newServer(t, bin, db)
 	api.env = append(chainEnv, "PAYMENTS_ROLE=api")
 	worker.env = append(chainEnv, "PAYMENTS_ROLE=worker")

@@ -134,19 +134,12 @@ func runPayoutBatch(t *testing.T, backend string, rng *mrand.Rand) {
 	// One merchant per token: a withdrawal pays in the token of its merchant's configuration.
 	var merchants []batchMerchant
 	for _, token := range []string{"USDC", "USDT", "ETH"} {
-		var created struct {
-			MerchantID string `json:"merchantId"`
-			SecretKey  string `json:"secretKey"`
-		}
-		out := runCLIEnv(t, bin, db, chainEnv, "merchants", "create", "--name", "Batch "+token, "--withdrawals", "--json")
-		if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-			t.Fatalf("merchants create --json: %v: %s", err, out)
-		}
+		created := createMerchant(t, bin, db, chainEnv, "Batch "+token, "--withdrawals")
 		var cfg struct {
 			Token  string   `json:"token"`
 			Chains []string `json:"chains"`
 		}
-		out = runCLIEnv(t, bin, db, chainEnv, "merchants", "withdrawal-config", "--merchant", created.MerchantID,
+		out := runCLIEnv(t, bin, db, chainEnv, "merchants", "withdrawal-config", "--merchant", created.MerchantID,
 			"--token", token, "--chains", "eip155:1337")
 		if err := json.Unmarshal(out, &cfg); err != nil || cfg.Token != token || !slices.Equal(cfg.Chains, []string{"eip155:1337"}) {
 			t.Fatalf("merchants withdrawal-config: %v: %s", err, out)

@@ -3,10 +3,8 @@ package fault
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"math/big"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/internal/testdb"
@@ -25,31 +22,14 @@ import (
 func TestPayoutSurvivesKill9(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			bin := paymentsdBinary(t)
 			db := filepath.Join(t.TempDir(), "paymentsd.db")
 			if backend == "postgres" {
 				db = testdb.URL(t, "postgres")
 			}
-			rpc := startDevnet(t, bin, db, "200ms")
-			eth, err := ethclient.Dial(rpc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer eth.Close()
-
-			chainEnv := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=false",
-				"PAYMENTS_WATCH_INTERVAL=100ms"}
-			var created struct {
-				MerchantID string `json:"merchantId"`
-				SecretKey  string `json:"secretKey"`
-			}
-			out := runCLIEnv(t, bin, db, chainEnv, "merchants", "create", "--name", "Payouts", "--withdrawals", "--json")
-			if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-				t.Fatalf("merchants create --json: %v: %s", err, out)
-			}
-			srv := newServer(t, bin, db)
-			srv.env = append(chainEnv, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
-			srv.start()
+			rig := newDevnetRig(t, db)
+			bin, eth, chainEnv := rig.bin, rig.eth, rig.env
+			created := rig.merchant(t, "Payouts", "--withdrawals")
+			srv := rig.server(t, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
 			// A balance: a $100 payment settled by the operator.
 			p := apiJSON(t, srv.base, created.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
 				`{"amount": 10000, "currency": "USD", "orderId": "fund"}`)["payment"].(map[string]any)
@@ -121,21 +101,6 @@ func TestPayoutSurvivesKill9(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runCLIEnv is runCLI with extra settings.
-func runCLIEnv(t *testing.T, bin, db string, extra []string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = rootDir
-	cmd.Env = append(daemonEnv(db), extra...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("paymentsd %s: %v", strings.Join(args, " "), err)
-	}
-	return out
 }
 
 // waitLog waits until the server's log holds a line containing s.

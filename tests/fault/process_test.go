@@ -102,11 +102,17 @@ func daemonEnv(dbURL string) []string {
 // runCLI runs a one-shot paymentsd command and returns its stdout; failure ends the test.
 func runCLI(t *testing.T, bin, dbURL string, args ...string) []byte {
 	t.Helper()
+	return runCLIEnv(t, bin, dbURL, nil, args...)
+}
+
+// runCLIEnv is runCLI with extra settings.
+func runCLIEnv(t *testing.T, bin, dbURL string, extra []string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = rootDir
-	cmd.Env = daemonEnv(dbURL)
+	cmd.Env = append(daemonEnv(dbURL), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

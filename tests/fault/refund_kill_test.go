@@ -3,7 +3,6 @@ package fault
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/devnet"
 	"github.com/paymentsd/paymentsd/internal/testdb"
@@ -26,43 +24,20 @@ import (
 func TestRefundsSurviveKill9(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			bin := paymentsdBinary(t)
 			db := filepath.Join(t.TempDir(), "paymentsd.db")
 			if backend == "postgres" {
 				db = testdb.URL(t, "postgres")
 			}
-			rpc := startDevnet(t, bin, db, "200ms")
-			eth, err := ethclient.Dial(rpc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer eth.Close()
-			chainEnv := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=false",
-				"PAYMENTS_WATCH_INTERVAL=100ms"}
-			var created struct {
-				SecretKey string `json:"secretKey"`
-			}
-			out := runCLIEnv(t, bin, db, chainEnv, "merchants", "create", "--name", "Refunds", "--json")
-			if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-				t.Fatalf("merchants create --json: %v: %s", err, out)
-			}
-			key := created.SecretKey
-			srv := newServer(t, bin, db)
-			srv.env = append(chainEnv, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
-			srv.start()
+			rig := newDevnetRig(t, db)
+			bin, eth, chainEnv := rig.bin, rig.eth, rig.env
+			key := rig.merchant(t, "Refunds").SecretKey
+			srv := rig.server(t, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
 
 			// A $500 payment settled by the operator in devnet USDC: what the refunds come out of.
 			p := apiJSON(t, srv.base, key, http.MethodPost, "/v1/external/secretkey-auth/payments",
 				`{"amount": 50000, "currency": "USD", "orderId": "refunded"}`)["payment"].(map[string]any)
-			pid, quote := p["id"].(string), ""
-			for _, q := range p["quotes"].([]any) {
-				if q := q.(map[string]any); q["token"].(map[string]any)["symbol"] == "USDC" {
-					quote = q["id"].(string)
-				}
-			}
-			if quote == "" {
-				t.Fatalf("no devnet USDC quote: %v", p["quotes"])
-			}
+			pid := p["id"].(string)
+			quote, _, _ := paymentQuote(t, p, "eip155:1337", "USDC")
 			runCLIEnv(t, bin, db, chainEnv, "payments", "settle", "--payment", pid, "--quote", quote, "--tx-hash", "0x"+strings.Repeat("ef", 32))
 
 			want := map[common.Address]int64{} // recipient → USDC units it must hold at the end

@@ -105,13 +105,7 @@ func TestGracefulRestartResumesBackgroundWork(t *testing.T) {
 			recv := newObjectReceiver(t)
 			env := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_WATCH_INTERVAL=100ms",
 				"PAYMENTS_EXPIRY_INTERVAL=200ms", "PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true", "PAYMENTS_QUOTE_TTL=10s"}
-			var m struct {
-				MerchantID string `json:"merchantId"`
-				SecretKey  string `json:"secretKey"`
-			}
-			if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Restart", "--withdrawals", "--json"), &m); err != nil {
-				t.Fatal(err)
-			}
+			m := createMerchant(t, bin, db, env, "Restart", "--withdrawals")
 			runCLIEnv(t, bin, db, env, "webhooks", "create", "--merchant", m.MerchantID, "--url", recv.srv.URL, "--events", "payment.created")
 			s := newServer(t, bin, db)
 			s.env = env

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/devnet"
@@ -25,27 +24,11 @@ import (
 // empty of USDC and never held any native token, the hot wallet got exactly the three payments,
 // and the treasury shows them swept.
 func TestSweepBatchSurvivesKill9(t *testing.T) {
-	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	rpc := startDevnet(t, bin, db, "200ms")
-	eth, err := ethclient.Dial(rpc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eth.Close()
+	rig := newDevnetRig(t, filepath.Join(t.TempDir(), "paymentsd.db"), "PAYMENTS_SWEEP_MIN_USD=1000000") // only on request
+	bin, db, rpc, eth, env := rig.bin, rig.db, rig.rpc, rig.eth, rig.env
 	ctx := context.Background()
-	env := []string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=false",
-		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_SWEEP_MIN_USD=1000000"} // only on request
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Sweeps", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
-	srv := newServer(t, bin, db)
-	srv.env = append(env, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
-	srv.start()
+	created := rig.merchant(t, "Sweeps")
+	srv := rig.server(t, "PAYMENTS_FAULT_PAUSE_AFTER_SIGN=5s")
 
 	usdc := common.HexToAddress(devnet.USDCAddress)
 	hot := devnet.AccountAddress(devnet.HotWalletAccount)

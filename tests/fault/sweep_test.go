@@ -72,13 +72,7 @@ func TestSweepAndTreasuryOnTheEmbeddedDefault(t *testing.T) {
 	rpc := "http://" + devAddr
 	env := []string{"PAYMENTS_DEVNET=" + devAddr, "PAYMENTS_SERVE_UNWATCHED=false", "PAYMENTS_DEVNET_BLOCK_TIME=250ms",
 		"PAYMENTS_WATCH_INTERVAL=100ms", "PAYMENTS_SWEEP_MIN_USD=1000000"} // only on request
-	var created struct {
-		SecretKey string `json:"secretKey"`
-	}
-	out := runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Sweeps", "--json")
-	if err := json.Unmarshal(out, &created); err != nil || created.SecretKey == "" {
-		t.Fatalf("merchants create --json: %v: %s", err, out)
-	}
+	created := createMerchant(t, bin, db, env, "Sweeps")
 	if st, err := os.Stat(db + ".deposit-key"); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the development deposit key file beside the database, mode 0600: %v %v", st, err)
 	}

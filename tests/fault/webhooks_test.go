@@ -87,13 +87,7 @@ func TestWebhookSurvivesKill9(t *testing.T) {
 			env := []string{"PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=true", "PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true",
 				"PAYMENTS_WEBHOOK_RETRY_SCHEDULE=0s,3s,1s", "PAYMENTS_SECRETS_KEY=" + strings.Repeat("ab", 32)}
 			recv := newHookReceiver(t, 2) // the first two attempts of each event fail
-			var m struct {
-				MerchantID string `json:"merchantId"`
-				SecretKey  string `json:"secretKey"`
-			}
-			if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Hooks", "--json"), &m); err != nil {
-				t.Fatal(err)
-			}
+			m := createMerchant(t, bin, db, env, "Hooks")
 			var ep struct {
 				ID     string `json:"id"`
 				Secret string `json:"secret"`
@@ -171,13 +165,7 @@ func TestTwoServeProcessesDeliverEachWebhookOnce(t *testing.T) {
 	env := []string{"PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=true", "PAYMENTS_WEBHOOKS_ALLOW_PRIVATE=true",
 		"PAYMENTS_SECRETS_KEY=" + strings.Repeat("cd", 32)}
 	recv := newHookReceiver(t, 0)
-	var m struct {
-		MerchantID string `json:"merchantId"`
-		SecretKey  string `json:"secretKey"`
-	}
-	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "merchants", "create", "--name", "Hooks", "--json"), &m); err != nil {
-		t.Fatal(err)
-	}
+	m := createMerchant(t, bin, db, env, "Hooks")
 	var ep struct{ Secret string }
 	if err := json.Unmarshal(runCLIEnv(t, bin, db, env, "webhooks", "create", "--merchant", m.MerchantID, "--url", recv.srv.URL,
 		"--json"), &ep); err != nil {

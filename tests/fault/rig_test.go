@@ -1,0 +1,83 @@
+package fault
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+)
+
+// What most tests here start from, written once: a merchant made by the real CLI, a devnet of
+// their own that outlives every kill -9 of serve, and a payment's quote found by chain and token.
+
+// createdMerchant is what `paymentsd merchants create --json` prints that the tests use.
+type createdMerchant struct {
+	MerchantID string `json:"merchantId"`
+	SecretKey  string `json:"secretKey"`
+}
+
+// createMerchant makes a merchant with the CLI (name, then flags such as "--withdrawals"), with
+// env added to the process's settings.
+func createMerchant(t *testing.T, bin, db string, env []string, name string, flags ...string) createdMerchant {
+	t.Helper()
+	args := append([]string{"merchants", "create", "--name", name, "--json"}, flags...)
+	out := runCLIEnv(t, bin, db, env, args...)
+	var m createdMerchant
+	if err := json.Unmarshal(out, &m); err != nil || m.SecretKey == "" || m.MerchantID == "" {
+		t.Fatalf("merchants create --json: %v: %s", err, out)
+	}
+	return m
+}
+
+// devnetRig is a database, a `paymentsd devnet` process on a free port (eip155:1337, 200 ms
+// blocks) with a client of it, and the settings that point serve and the CLI at it by RPC URL,
+// watched every 100 ms. The devnet is its own process so serve can be killed without it.
+type devnetRig struct {
+	bin, db, rpc string
+	eth          *ethclient.Client
+	env          []string
+}
+
+// newDevnetRig starts the devnet for db; extra settings are added to env.
+func newDevnetRig(t *testing.T, db string, extra ...string) *devnetRig {
+	t.Helper()
+	bin := paymentsdBinary(t)
+	rpc := startDevnet(t, bin, db, "200ms")
+	eth, err := ethclient.Dial(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eth.Close)
+	env := append([]string{"PAYMENTS_RPC_URLS=eip155:1337=" + rpc, "PAYMENTS_DEVNET=off", "PAYMENTS_SERVE_UNWATCHED=false",
+		"PAYMENTS_WATCH_INTERVAL=100ms"}, extra...)
+	return &devnetRig{bin: bin, db: db, rpc: rpc, eth: eth, env: env}
+}
+
+// merchant creates a merchant on the rig's database.
+func (r *devnetRig) merchant(t *testing.T, name string, flags ...string) createdMerchant {
+	t.Helper()
+	return createMerchant(t, r.bin, r.db, r.env, name, flags...)
+}
+
+// server returns serve on the rig's database and chain, with extra settings, started.
+func (r *devnetRig) server(t *testing.T, extra ...string) *server {
+	t.Helper()
+	srv := newServer(t, r.bin, r.db)
+	srv.env = append(append([]string{}, r.env...), extra...)
+	srv.start()
+	return srv
+}
+
+// paymentQuote finds the quote of chainID ("eip155:1337") and token symbol in a payment as the
+// secret-key API returns it; none ends the test.
+func paymentQuote(t *testing.T, payment map[string]any, chainID, symbol string) (id, deposit, amount string) {
+	t.Helper()
+	for _, x := range payment["quotes"].([]any) {
+		q := x.(map[string]any)
+		if q["chainId"] == chainID && q["token"].(map[string]any)["symbol"] == symbol {
+			return q["id"].(string), q["depositAddress"].(map[string]any)["address"].(string), q["expectedAmountAsset"].(string)
+		}
+	}
+	t.Fatalf("no %s quote on %s: %v", symbol, chainID, payment["quotes"])
+	return "", "", ""
+}
