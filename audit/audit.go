@@ -27,9 +27,12 @@ const (
 
 // Actor is who made a change and from where.
 type Actor struct {
-	Kind      Kind
-	ID        string // user id, key id or token subject; "" for the system
-	Label     string // email, key prefix or token subject: what a reader recognises
+	Kind  Kind
+	ID    string // user id, key id or token subject; "" for the system
+	Label string // email, key prefix or token subject: what a reader recognises
+	// KeyMadeBy is, for a secret key, the user id of the person who made it from the dashboard
+	// ("" for a key made by the command line, and for every other actor).
+	KeyMadeBy string
 	IP        string
 	UserAgent string
 }
@@ -65,6 +68,37 @@ func ActorFrom(ctx context.Context) Actor {
 		return a
 	}
 	return System
+}
+
+// PersonOf is the user id of the signed-in person ctx acts as; nil for a key, a token without a
+// user, the command line or the service itself. Only a person approves.
+func PersonOf(ctx context.Context) *uuid.UUID {
+	a := ActorFrom(ctx)
+	if a.Kind != KindPerson {
+		return nil
+	}
+	return parseID(a.ID)
+}
+
+// CreatorOf is the person answerable for what ctx creates: the signed-in person, or the person
+// who made the secret key it acts with. A withdrawal or refund records it so that its creator
+// never approves it — through a key they minted either. nil when no person is.
+func CreatorOf(ctx context.Context) *uuid.UUID {
+	if id := PersonOf(ctx); id != nil {
+		return id
+	}
+	if a := ActorFrom(ctx); a.Kind == KindService && a.KeyMadeBy != "" {
+		return parseID(a.KeyMadeBy)
+	}
+	return nil
+}
+
+func parseID(s string) *uuid.UUID {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return nil
+	}
+	return &id
 }
 
 // Action names a recorded change (documented in openapi.yaml's AuditEntry.action).

@@ -29,6 +29,9 @@ type Merchant struct {
 	// actor), set by authentication and never stored; zero for every other credential.
 	KeyID     uuid.UUID
 	KeyPrefix string
+	// KeyCreatedBy is the person who made that key from the dashboard (nil: the command line):
+	// what the key creates counts as theirs for approvals.
+	KeyCreatedBy *uuid.UUID
 }
 
 // APIKey is a merchant secret key as stored: only its hash and a display prefix.
@@ -40,6 +43,7 @@ type APIKey struct {
 	Mode       Mode // live for sk_live_ keys, test for sk_test_ keys
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	CreatedBy  *uuid.UUID // the person who made it from the dashboard; nil for the command line
 }
 
 // Chain is an EVM chain. Enabled says whether this deployment serves it (configuration and data).

@@ -109,7 +109,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (Created, error) {
 			return err
 		}
 		var err error
-		out, err = s.createKey(tx, m, in.Mode.Norm(), now)
+		out, err = s.createKey(tx, m, in.Mode.Norm(), now, nil) // the command line: no person
 		return err
 	})
 	return out, err
@@ -126,7 +126,7 @@ func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID, mode doma
 		if err != nil {
 			return err
 		}
-		if out, err = s.createKey(tx, m, mode.Norm(), s.Now()); err != nil {
+		if out, err = s.createKey(tx, m, mode.Norm(), s.Now(), audit.PersonOf(ctx)); err != nil {
 			return err
 		}
 		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.APIKeyCreated, TargetType: audit.TargetAPIKey,
@@ -135,13 +135,14 @@ func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID, mode doma
 	return out, err
 }
 
-func (s *Service) createKey(tx *store.Tx, m domain.Merchant, mode domain.Mode, now time.Time) (Created, error) {
+// createKey makes a key; madeBy is the person making it from the dashboard (nil otherwise).
+func (s *Service) createKey(tx *store.Tx, m domain.Merchant, mode domain.Mode, now time.Time, madeBy *uuid.UUID) (Created, error) {
 	key, err := newSecretKey(mode)
 	if err != nil {
 		return Created{}, err
 	}
 	prefix := key[:keyPrefixLen]
-	k := domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix, Hash: HashKey(key), Mode: mode, CreatedAt: now}
+	k := domain.APIKey{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Prefix: prefix, Hash: HashKey(key), Mode: mode, CreatedAt: now, CreatedBy: madeBy}
 	err = tx.CreateAPIKey(k)
 	k.Hash = nil
 	m.Mode = mode

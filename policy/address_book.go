@@ -14,7 +14,6 @@ import (
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
 // maxAddressBookEntries bounds a merchant's address book (its list is answered whole).
@@ -97,7 +96,7 @@ func (s *Service) AddAddress(ctx context.Context, m domain.Merchant, in NewAddre
 		set = set.Effective(now) // a shortened cooling-off applies only once the old one is waited out
 		actor := audit.ActorFrom(ctx)
 		out = domain.AddressBookEntry{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Label: label, ChainID: in.ChainID, Address: addr,
-			CreatedAt: now, UsableAt: now.Add(time.Duration(set.AddressCoolingOffHours) * time.Hour), CreatedBy: withdrawals.ActingPerson(ctx)}
+			CreatedAt: now, UsableAt: now.Add(time.Duration(set.AddressCoolingOffHours) * time.Hour), CreatedBy: audit.PersonOf(ctx)}
 		if out.CreatedBy != nil {
 			out.CreatedByEmail = &actor.Label
 		}

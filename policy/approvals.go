@@ -8,7 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/audit"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/withdrawals"
 )
 
 // Approvals: a withdrawal created above the merchant's approval threshold stays pending, and
@@ -78,7 +77,7 @@ func (s *Service) decide(ctx context.Context, m domain.Merchant, id string, acti
 
 // approverOf is the person ctx acts for (user id and email), or nil.
 func approverOf(ctx context.Context) (*uuid.UUID, string) {
-	id := withdrawals.ActingPerson(ctx)
+	id := audit.PersonOf(ctx)
 	if id == nil {
 		return nil, ""
 	}

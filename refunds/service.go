@@ -98,7 +98,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, paymentID strin
 			}
 		}
 		r, err := s.create(ctx, tx, m, pid, amt, draft{recipient: recipient, reason: in.Reason, subtractFee: in.SubtractNetworkFee,
-			createdBy: actingPerson(ctx)})
+			createdBy: audit.CreatorOf(ctx)})
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ type draft struct {
 	reason      *string
 	subtractFee bool
 	overpayment bool
-	createdBy   *person
+	createdBy   *uuid.UUID // the person answerable for it (audit.CreatorOf)
 }
 
 // create checks and records a refund of amt in tx: the merchant's balance lock, then the
@@ -169,10 +169,7 @@ func (s *Service) create(ctx context.Context, tx *store.Tx, m domain.Merchant, p
 	now := s.Now()
 	r := domain.Refund{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, PaymentID: p.ID, Mode: mode, Chain: amt.token.Chain, Token: amt.token,
 		AmountInCents: amt.cents, AmountAsset: amt.units, SubtractNetworkFee: d.subtractFee, Reason: d.reason, Overpayment: d.overpayment,
-		Status: domain.RefundPending, Approval: domain.Approval{Required: decision.ApprovalRequired}, CreatedAt: now, UpdatedAt: now}
-	if d.createdBy != nil {
-		r.Approval.CreatedBy = &d.createdBy.id
-	}
+		Status: domain.RefundPending, Approval: domain.Approval{Required: decision.ApprovalRequired, CreatedBy: d.createdBy}, CreatedAt: now, UpdatedAt: now}
 	if d.recipient != nil {
 		src := domain.RecipientFromMerchant
 		r.RecipientAddress, r.RecipientSource = d.recipient, &src

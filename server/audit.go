@@ -24,9 +24,14 @@ func withActor(c echo.Context, a audit.Actor) {
 	c.SetRequest(c.Request().WithContext(audit.WithActor(c.Request().Context(), a)))
 }
 
-// keyActor is a secret-key request's actor: the key (its id, and its prefix to recognise it).
+// keyActor is a secret-key request's actor: the key (its id, and its prefix to recognise it),
+// and the person who made it, if a person did.
 func keyActor(m domain.Merchant) audit.Actor {
-	return audit.Actor{Kind: audit.KindService, ID: m.KeyID.String(), Label: m.KeyPrefix}
+	a := audit.Actor{Kind: audit.KindService, ID: m.KeyID.String(), Label: m.KeyPrefix}
+	if m.KeyCreatedBy != nil {
+		a.KeyMadeBy = m.KeyCreatedBy.String()
+	}
+	return a
 }
 
 // personActor is the actor of a person token's own operations (/v1/auth/…).

@@ -71,7 +71,7 @@ func (t *Tx) CountMerchants() (int64, error) {
 // CreateAPIKey stores a key's hash and display prefix.
 func (t *Tx) CreateAPIKey(k domain.APIKey) error {
 	return translate(t.db.Create(&apiKeyRow{ID: k.ID, MerchantID: k.MerchantID, Prefix: k.Prefix, KeyHash: k.Hash,
-		Livemode: k.Mode.Live(), CreatedAt: k.CreatedAt}).Error)
+		Livemode: k.Mode.Live(), CreatedAt: k.CreatedAt, CreatedBy: k.CreatedBy}).Error)
 }
 
 // MerchantByKeyHash finds the merchant owning an unrevoked key, acting in the key's mode.
@@ -91,10 +91,11 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 		KeyLivemode        bool
 		KeyID              uuid.UUID
 		KeyPrefix          string
+		KeyCreatedBy       *uuid.UUID
 	}
 	res := t.db.Table("merchants").Select("merchants.id, merchants.name, merchants.short_name, merchants.logo_url, merchants.display_name, merchants.accent_color, "+
 		"merchants.gasless_fee_paid_by, merchants.deposits_enabled, merchants.withdrawals_enabled, merchants.created_at, api_keys.livemode AS key_livemode, "+
-		"api_keys.id AS key_id, api_keys.prefix AS key_prefix").
+		"api_keys.id AS key_id, api_keys.prefix AS key_prefix, api_keys.created_by AS key_created_by").
 		Joins("JOIN api_keys ON api_keys.merchant_id = merchants.id").
 		Where("api_keys.key_hash = ? AND api_keys.revoked_at IS NULL", hash).Limit(1).Scan(&r)
 	if res.Error != nil {
@@ -106,7 +107,7 @@ func (t *Tx) MerchantByKeyHash(hash []byte) (domain.Merchant, error) {
 	m := merchantRow{ID: r.ID, Name: r.Name, ShortName: r.ShortName, LogoURL: r.LogoURL, DisplayName: r.DisplayName, AccentColor: r.AccentColor,
 		GaslessFeePaidBy: r.GaslessFeePaidBy, DepositsEnabled: r.DepositsEnabled, WithdrawalsEnabled: r.WithdrawalsEnabled, CreatedAt: r.CreatedAt}.domain()
 	m.Mode = domain.ModeOf(r.KeyLivemode)
-	m.KeyID, m.KeyPrefix = r.KeyID, r.KeyPrefix
+	m.KeyID, m.KeyPrefix, m.KeyCreatedBy = r.KeyID, r.KeyPrefix, r.KeyCreatedBy
 	return m, nil
 }
 

@@ -34,13 +34,14 @@ type apiKeyRow struct {
 	Livemode   bool
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	CreatedBy  *uuid.UUID // the person who made it from the dashboard; nil for the command line
 }
 
 func (apiKeyRow) TableName() string { return "api_keys" }
 
 func (r apiKeyRow) domain() domain.APIKey {
 	return domain.APIKey{ID: r.ID, MerchantID: r.MerchantID, Prefix: r.Prefix, Hash: r.KeyHash, Mode: domain.ModeOf(r.Livemode),
-		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt}
+		CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, CreatedBy: r.CreatedBy}
 }
 
 type chainRow struct {

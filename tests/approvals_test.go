@@ -113,7 +113,20 @@ func TestWithdrawalApprovals(t *testing.T) {
 			r = act(id, "approve", bob)
 			require.Equal(t, http.StatusNotFound, r.Status, string(r.Body))
 		}
-		r = act(keys, "approve", p.admin) // the key created it: Ann may approve
+		r = act(keys, "approve", p.admin) // a key the command line made created it: Ann may approve
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+
+		// A key Ann makes from the dashboard acts for her: she cannot approve what it creates, or
+		// one admin could mint a live key, withdraw with it and approve alone (review D2).
+		r = e.do(http.MethodPost, p.base+"/api-keys", "", map[string]any{"mode": "live"}, p.admin...)
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		r = e.do(http.MethodPost, withdrawalsPath, r.JSON(t)["secretKey"].(string), withdrawal(20_000))
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		annsKey := r.JSON(t)["id"].(string)
+		annID := e.do(http.MethodGet, p.base+"/withdrawals/"+anns, "", nil, bob...).JSON(t)["approval"].(map[string]any)["createdBy"]
+		assert.Equal(t, annID, r.JSON(t)["approval"].(map[string]any)["createdBy"], "Ann's key's withdrawal names Ann")
+		forbidden(act(annsKey, "approve", p.admin), "approval_by_creator")
+		r = act(annsKey, "approve", bob)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 		assert.Empty(t, ids(t, e.do(http.MethodGet, p.base+"/withdrawals?awaitingApproval=true", "", nil, vic...)))
 
@@ -129,7 +142,7 @@ func TestWithdrawalApprovals(t *testing.T) {
 		require.Equal(t, http.StatusConflict, act(rejected, "reject", bob).Status)
 		require.Equal(t, http.StatusConflict, act(rejected, "approve", bob).Status)
 
-		assert.Len(t, e.auditActions(p, "withdrawal.approved"), 2)
+		assert.Len(t, e.auditActions(p, "withdrawal.approved"), 3)
 		rej := e.auditActions(p, "withdrawal.rejected")
 		require.Len(t, rej, 1)
 		assert.Equal(t, rejected, rej[0]["targetId"])

@@ -119,7 +119,7 @@ func (s *Service) Create(ctx context.Context, m domain.Merchant, in CreateInput,
 		out = domain.Withdrawal{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, Mode: mode, AmountInCents: in.AmountInCents,
 			Chain: token.Chain, Token: token, RecipientAddress: recipient, Status: domain.WithdrawalPending, Currency: "USD",
 			OrderID: in.OrderID, CustomMetadata: in.CustomMetadata, CreatedAt: now, UpdatedAt: now,
-			Approval: domain.Approval{Required: decision.ApprovalRequired, CreatedBy: ActingPerson(ctx)}}
+			Approval: domain.Approval{Required: decision.ApprovalRequired, CreatedBy: audit.CreatorOf(ctx)}}
 		if err := s.Core.CreateWithdrawal(tx, &out); err != nil {
 			return err
 		}
@@ -220,21 +220,6 @@ func (s *Service) Cancel(ctx context.Context, merchantID uuid.UUID, mode domain.
 		return nil
 	})
 	return out, err
-}
-
-// ActingPerson is the user id of the person ctx acts for (the audit actor a dashboard person's
-// token names); nil for a secret key, a service token, the operator or the system. It is the
-// creator of what a request creates, who may never approve it.
-func ActingPerson(ctx context.Context) *uuid.UUID {
-	a := audit.ActorFrom(ctx)
-	if a.Kind != audit.KindPerson {
-		return nil
-	}
-	id, err := uuid.Parse(a.ID)
-	if err != nil {
-		return nil
-	}
-	return &id
 }
 
 // MerchantOf reads which merchant a withdrawal belongs to (operator commands scope their

@@ -945,9 +945,11 @@ type Approval struct {
 	// ApprovedBy The approving person's email.
 	ApprovedBy *string `json:"approvedBy"`
 
-	// CreatedBy The user id of the person who created it (null for a secret key, a service token or the
-	// customer's claim). That person may never approve it: the dashboard compares it with
-	// `GET /v1/auth/me`'s `id` to show them why their approve button is off.
+	// CreatedBy The user id of the person who created it: the signed-in person, or, for one made with
+	// a secret key, the person who made that key from the dashboard (null for a key made by
+	// the command line, a service token or the customer's claim). That person may never
+	// approve it: the dashboard compares it with `GET /v1/auth/me`'s `id` to show them why
+	// their approve button is off.
 	CreatedBy *openapi_types.UUID `json:"createdBy,omitempty"`
 	Required  bool                `json:"required"`
 }

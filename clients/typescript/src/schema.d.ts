@@ -3639,9 +3639,11 @@ export interface components {
             approvedAt: string | null;
             /**
              * Format: uuid
-             * @description The user id of the person who created it (null for a secret key, a service token or the
-             *     customer's claim). That person may never approve it: the dashboard compares it with
-             *     `GET /v1/auth/me`'s `id` to show them why their approve button is off.
+             * @description The user id of the person who created it: the signed-in person, or, for one made with
+             *     a secret key, the person who made that key from the dashboard (null for a key made by
+             *     the command line, a service token or the customer's claim). That person may never
+             *     approve it: the dashboard compares it with `GET /v1/auth/me`'s `id` to show them why
+             *     their approve button is off.
              */
             createdBy?: string | null;
         };
