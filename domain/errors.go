@@ -89,6 +89,7 @@ const (
 	CodeRecipientNotAllowed  ErrorCode = "recipient_not_allowed"
 	CodeModeNotServed        ErrorCode = "mode_not_served"
 	CodeNoChainAvailable     ErrorCode = "no_chain_available"
+	CodePriceUnavailable     ErrorCode = "price_unavailable"
 	CodeInternal             ErrorCode = "internal_error"
 	// Sign-in and sessions (issue 22).
 	CodeInvalidCredentials ErrorCode = "invalid_credentials"

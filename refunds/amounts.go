@@ -58,7 +58,8 @@ func (s *Service) amount(ctx context.Context, p domain.Payment, in CreateInput) 
 	}
 	rate, err := s.Prices.PriceUSD(ctx, pricing.Asset{Symbol: tok.Symbol, MarketAPIID: tok.MarketAPIID, Stablecoin: tok.Type == domain.Stablecoin})
 	if err != nil {
-		return amount{}, fmt.Errorf("refund of payment %s: the price of %s: %w", p.ID, tok.Symbol, err)
+		// The price source is down or does not know the token: not the client's fault (503).
+		return amount{}, fmt.Errorf("%w: refund of payment %s: the price of %s: %w", domain.ErrPriceUnavailable, p.ID, tok.Symbol, err)
 	}
 	units, err := money.UnitsToSend(cents, rate, tok.Decimals)
 	if err != nil {

@@ -3489,6 +3489,11 @@ type RefundClaimUnauthorized = Error
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
 type RefundNotFound = Error
 
+// RefundPriceUnavailable The error body of every non-2xx response.
+//
+// Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
+type RefundPriceUnavailable = Error
+
 // RequestTimeout The error body of every non-2xx response.
 //
 // Example: {"error":{"code":"invalid_amount","message":"amount must be between 400 and 100000000 cents","param":"amount","type":"invalid_request_error"}}
@@ -4991,7 +4996,9 @@ type ClientInterface interface {
 	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 	// signature, or types another address, which then needs a team member's approval). The
 	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-	// cooling-off, daily limit, approval threshold, sanctions list).
+	// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+	// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+	// `amountAsset` needs no price).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5012,7 +5019,9 @@ type ClientInterface interface {
 	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 	// signature, or types another address, which then needs a team member's approval). The
 	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-	// cooling-off, daily limit, approval threshold, sanctions list).
+	// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+	// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+	// `amountAsset` needs no price).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6948,7 +6957,9 @@ func (c *Client) GetPayment(ctx context.Context, paymentId string, reqEditors ..
 // merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 // signature, or types another address, which then needs a team member's approval). The
 // merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-// cooling-off, daily limit, approval threshold, sanctions list).
+// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+// `amountAsset` needs no price).
 //
 // Takes any type of body and a specified content type.
 //
@@ -6979,7 +6990,9 @@ func (c *Client) CreateRefundWithBody(ctx context.Context, paymentId RefundPayme
 // merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 // signature, or types another address, which then needs a team member's approval). The
 // merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-// cooling-off, daily limit, approval threshold, sanctions list).
+// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+// `amountAsset` needs no price).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13920,7 +13933,9 @@ type ClientWithResponsesInterface interface {
 	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 	// signature, or types another address, which then needs a team member's approval). The
 	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-	// cooling-off, daily limit, approval threshold, sanctions list).
+	// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+	// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+	// `amountAsset` needs no price).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13941,7 +13956,9 @@ type ClientWithResponsesInterface interface {
 	// merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 	// signature, or types another address, which then needs a team member's approval). The
 	// merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-	// cooling-off, daily limit, approval threshold, sanctions list).
+	// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+	// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+	// `amountAsset` needs no price).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17509,6 +17526,8 @@ type CreateRefundResult struct {
 	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *RefundPriceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateRefundResult201Headers
 }
@@ -17556,6 +17575,11 @@ func (r CreateRefundResult) GetJSON415() *UnsupportedMediaType {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateRefundResult) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateRefundResult) GetJSON503() *RefundPriceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -19804,6 +19828,8 @@ type CreateMerchantRefundResult struct {
 	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *RefundPriceUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateMerchantRefundResult201Headers
 }
@@ -19856,6 +19882,11 @@ func (r CreateMerchantRefundResult) GetJSON415() *UnsupportedMediaType {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateMerchantRefundResult) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateMerchantRefundResult) GetJSON503() *RefundPriceUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23134,7 +23165,9 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, paymen
 // merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 // signature, or types another address, which then needs a team member's approval). The
 // merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-// cooling-off, daily limit, approval threshold, sanctions list).
+// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+// `amountAsset` needs no price).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23161,7 +23194,9 @@ func (c *ClientWithResponses) CreateRefundWithBodyWithResponse(ctx context.Conte
 // merchant hands to the customer (the payer proves the paying wallet by an EIP-712
 // signature, or types another address, which then needs a team member's approval). The
 // merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-// cooling-off, daily limit, approval threshold, sanctions list).
+// cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+// when the token's price cannot be read to convert `amountInCents` (nothing is created;
+// `amountAsset` needs no price).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26791,6 +26826,13 @@ func ParseCreateRefundResult(rsp *http.Response) (*CreateRefundResult, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest RefundPriceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -28664,6 +28706,13 @@ func ParseCreateMerchantRefundResult(rsp *http.Response) (*CreateMerchantRefundR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest RefundPriceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

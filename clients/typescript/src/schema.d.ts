@@ -726,7 +726,9 @@ export interface paths {
          *     merchant hands to the customer (the payer proves the paying wallet by an EIP-712
          *     signature, or types another address, which then needs a team member's approval). The
          *     merchant's payout policy applies to the recipient as to a withdrawal's (address book,
-         *     cooling-off, daily limit, approval threshold, sanctions list).
+         *     cooling-off, daily limit, approval threshold, sanctions list). 503 `price_unavailable`
+         *     when the token's price cannot be read to convert `amountInCents` (nothing is created;
+         *     `amountAsset` needs no price).
          */
         post: operations["createRefund"];
         delete?: never;
@@ -6603,6 +6605,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The token's price cannot be read now, so an `amountInCents` cannot be converted; nothing was created. Retry later, or give `amountAsset` instead. */
+        RefundPriceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "type": "api_error",
+                 *         "code": "price_unavailable",
+                 *         "message": "The token's price cannot be read now to convert amountInCents; retry later, or give amountAsset (the token's smallest unit) instead."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The quote's chain cannot be read now to check the authorization; retry, or pay the normal way. */
         GaslessUnavailable: {
             headers: {
@@ -7934,6 +7954,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["RefundPriceUnavailable"];
         };
     };
     listRefunds: {
@@ -9098,6 +9119,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["RefundPriceUnavailable"];
         };
     };
     listMerchantRefunds: {
