@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -140,51 +139,28 @@ func (m *Manager) failRefund(ctx context.Context, id uuid.UUID, why string) erro
 // settleRefund completes a refund whose payout reached the chain's depth, with a receipt from the
 // chain (what the customer received: the amount sent), or fails it when the payout reverted.
 func (m *Manager) settleRefund(ctx context.Context, o store.OutgoingTx, f txmgr.Final, record txmgr.Record, res *RoundResult) error {
-	now := m.Now()
-	block := f.Receipt.BlockNumber.Int64()
-	tok, ok := m.Catalog.Tokens[o.TokenID]
-	if !ok {
-		return fmt.Errorf("payout %s: token %s is not in the catalogue", o.ID, o.TokenID)
-	}
-	cost, costUSD := m.gasCost(ctx, f)
-	err := record(func(tx *store.Tx) error {
+	return m.endPayout(ctx, o, f, record, res, "refund", *o.RefundID, func(tx *store.Tx, e payoutEnd) error {
 		_, err := m.Core.UpdateRefundTx(tx, *o.RefundID, func(r *domain.Refund) error {
-			if !f.Succeeded {
-				msg := fmt.Sprintf("the refund transaction %s reverted on chain (block %d, status 0); the amount is back in the balance", f.Hash, block)
-				r.ErrorMessage = &msg
+			if e.Failure != "" {
+				r.ErrorMessage = &e.Failure
 				return r.TransitionTo(domain.RefundFailed)
 			}
-			r.Receipt = &domain.RefundReceipt{RefundID: r.ID, Token: tok, SettledAmountAsset: o.AmountAsset, TxHash: f.Hash, TxBlockNumber: block,
-				TxTimestamp: time.Unix(int64(f.Block.Time), 0).UTC(), TxSenderAddress: strings.ToLower(o.Sender), TxGasUsed: int64(f.Receipt.GasUsed),
-				TxTotalCost: cost, TxTotalCostUSDFractions: costUSD, CreatedAt: now}
+			r.Receipt = &domain.RefundReceipt{RefundID: r.ID, Token: e.Token, SettledAmountAsset: o.AmountAsset, TxHash: e.Hash,
+				TxBlockNumber: e.Block, TxTimestamp: e.Time, TxSenderAddress: e.Sender, TxGasUsed: e.GasUsed, TxTotalCost: e.Cost,
+				TxTotalCostUSDFractions: e.CostUSD, CreatedAt: e.At}
 			return r.TransitionTo(domain.RefundCompleted)
 		})
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	if f.Succeeded {
-		res.Completed++
-		m.Log.Info("refund paid", "refund", *o.RefundID, "chain", chains.CAIP2(m.Info.ID), "tx", f.Hash, "block", block)
-	} else {
-		res.Failed++
-		m.Log.Error("refund failed on chain (status 0)", "refund", *o.RefundID, "tx", f.Hash, "block", block)
-	}
-	return nil
 }
 
 // abandonRefund fails a refund whose payout can never be mined (a development chain restarted).
 func (m *Manager) abandonRefund(o store.OutgoingTx, reason string, record txmgr.Record, res *RoundResult) error {
-	err := record(func(tx *store.Tx) error {
+	return abandonPayout(record, res, func(tx *store.Tx) error {
 		_, err := m.Core.UpdateRefundTx(tx, *o.RefundID, func(r *domain.Refund) error {
 			r.ErrorMessage = &reason
 			return r.TransitionTo(domain.RefundFailed)
 		})
 		return err
 	})
-	if err == nil {
-		res.Failed++
-	}
-	return err
 }
