@@ -14,6 +14,17 @@ import (
 // Refunds, by secret key and from the dashboard: the same code for the merchant the credential
 // acts for (merchantFrom: the key's, or the one bearer() authorised, in its mode).
 
+// refundRender is the renderer of ctx's refunds. A claim link lets whoever holds it direct the
+// refund's money (a typed address still waits for an approval), so a dashboard role that may not
+// move money (viewer, developer) reads claimUrl as null; a secret key and an admin see it.
+func (h *handlers) refundRender(ctx context.Context) settlement.Renderer {
+	r := h.render
+	if role := actingRole(ctx); role != "" && !role.Permits(domain.PermWithdrawalsWrite) {
+		r.ClaimURL = nil
+	}
+	return r
+}
+
 func (h *handlers) CreateRefund(ctx context.Context, req gen.CreateRefundRequestObject) (gen.CreateRefundResponseObject, error) {
 	return h.createRefund(ctx, req.PaymentId, *req.Body)
 }
@@ -72,7 +83,7 @@ func (h *handlers) ApproveMerchantRefund(ctx context.Context, req gen.ApproveMer
 	if err != nil {
 		return nil, err
 	}
-	return h.render.Refund(r, http.StatusOK), nil
+	return h.refundRender(ctx).Refund(r, http.StatusOK), nil
 }
 
 // RejectMerchantRefund cancels a refund waiting for its approval.
@@ -85,14 +96,14 @@ func (h *handlers) RejectMerchantRefund(ctx context.Context, req gen.RejectMerch
 	if err != nil {
 		return nil, err
 	}
-	return h.render.Refund(r, http.StatusOK), nil
+	return h.refundRender(ctx).Refund(r, http.StatusOK), nil
 }
 
 // createRefund creates a refund, rendered inside its transaction so the bytes sent are the
 // bytes an Idempotency-Key keeps.
 func (h *handlers) createRefund(ctx context.Context, paymentID string, b gen.CreateRefundRequest) (settlement.Raw, error) {
 	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(r domain.Refund) (idempotency.Outcome, error) {
-		return outcome(h.render.Refund(r, http.StatusCreated))
+		return outcome(h.refundRender(ctx).Refund(r, http.StatusCreated))
 	})
 	in := refunds.CreateInput{AmountInCents: b.AmountInCents, AmountAsset: b.AmountAsset, RecipientAddress: b.RecipientAddress,
 		Reason: b.Reason, SubtractNetworkFee: b.SubtractNetworkFee != nil && *b.SubtractNetworkFee}
@@ -108,7 +119,7 @@ func (h *handlers) listRefunds(ctx context.Context, in refunds.ListInput, limitP
 	if err != nil {
 		return settlement.Response{}, err
 	}
-	return h.render.RefundList(list, page), nil
+	return h.refundRender(ctx).RefundList(list, page), nil
 }
 
 func (h *handlers) getRefund(ctx context.Context, id string) (settlement.Response, error) {
@@ -116,12 +127,12 @@ func (h *handlers) getRefund(ctx context.Context, id string) (settlement.Respons
 	if err != nil {
 		return settlement.Response{}, err
 	}
-	return h.render.Refund(r, http.StatusOK), nil
+	return h.refundRender(ctx).Refund(r, http.StatusOK), nil
 }
 
 func (h *handlers) cancelRefund(ctx context.Context, id string) (settlement.Raw, error) {
 	step := idempotency.NewStep(idempotency.GuardFrom(ctx), func(r domain.Refund) (idempotency.Outcome, error) {
-		return outcome(h.render.Refund(r, http.StatusOK))
+		return outcome(h.refundRender(ctx).Refund(r, http.StatusOK))
 	})
 	if _, err := h.refunds.Cancel(ctx, merchantFrom(ctx), id, step); err != nil {
 		return settlement.Raw{}, err

@@ -32,6 +32,23 @@ func TestRefundApprovalsFromTheDashboard(t *testing.T) {
 		r := e.do(http.MethodPost, base+"/payments/"+pid+"/refunds", "", map[string]any{"amountInCents": 1_000, "reason": "broken"}, ana...)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		id, secret := claimLink(t, r.JSON(t)["claimUrl"].(string))
+		// The claim link directs the money: a viewer reads null, one who may move money sees it.
+		for _, list := range []bool{false, true} {
+			path := base + "/refunds/" + id
+			if list {
+				path = base + "/refunds?paymentId=" + pid
+			}
+			claimOf := func(as []string) any {
+				r := e.do(http.MethodGet, path, "", nil, as...)
+				require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+				if list {
+					return r.JSON(t)["data"].([]any)[0].(map[string]any)["claimUrl"]
+				}
+				return r.JSON(t)["claimUrl"]
+			}
+			assert.Nil(t, claimOf(viewer), "a viewer: %s", path)
+			assert.Contains(t, claimOf(ben), "#", "an owner: %s", path)
+		}
 		requireRefused(t, e.do(http.MethodPost, base+"/refunds/"+id+"/approve", "", nil, ben...), 409, "invalid_state") // nothing to approve yet
 		r = e.do(http.MethodPost, claimPath+id+"/claim", "", map[string]any{"recipientAddress": recipient}, "X-Service-Refund-Secret", secret)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Body))

@@ -2485,7 +2485,10 @@ type Refund struct {
 	ChainId        string     `json:"chainId"`
 	ClaimExpiresAt *time.Time `json:"claimExpiresAt"`
 
-	// ClaimUrl The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`); null otherwise.
+	// ClaimUrl The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`);
+	// null otherwise. Whoever holds it can direct the refund, so it is shown to a secret key
+	// and to dashboard roles that may move money (`withdrawals:write`); a viewer's or
+	// developer's token reads null.
 	ClaimUrl     *string            `json:"claimUrl"`
 	CreatedAt    time.Time          `json:"createdAt"`
 	ErrorMessage *string            `json:"errorMessage"`

@@ -3747,7 +3747,12 @@ export interface components {
             /** @description Where the address came from — the merchant's request, the payer's signature, or typed on the claim page (needs an approval). */
             recipientSource: string | null;
             reason: string | null;
-            /** @description The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`); null otherwise. */
+            /**
+             * @description The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`);
+             *     null otherwise. Whoever holds it can direct the refund, so it is shown to a secret key
+             *     and to dashboard roles that may move money (`withdrawals:write`); a viewer's or
+             *     developer's token reads null.
+             */
             claimUrl: string | null;
             /** Format: date-time */
             claimExpiresAt: string | null;
