@@ -80,6 +80,7 @@ func (a Approval) CheckApprover(approver *uuid.UUID, allowCreator bool) error {
 // PayoutSettings is a merchant's payout policy (one row per merchant; defaults without one).
 type PayoutSettings struct {
 	MerchantID             uuid.UUID
+	Mode                   Mode // each mode has its own: test access changes only test money's rules
 	ApprovalThresholdCents *int64 // nil: approvals off
 	AllowlistOnly          bool
 	AddressCoolingOffHours int32
@@ -148,9 +149,9 @@ func (s PayoutSettings) Effective(now time.Time) PayoutSettings {
 	return s
 }
 
-// DefaultPayoutSettings is the policy of a merchant that never changed it.
-func DefaultPayoutSettings(merchantID uuid.UUID) PayoutSettings {
-	return PayoutSettings{MerchantID: merchantID, AddressCoolingOffHours: 24, RefundClaimDays: 30}
+// DefaultPayoutSettings is the policy of a merchant's mode that never changed it.
+func DefaultPayoutSettings(merchantID uuid.UUID, mode Mode) PayoutSettings {
+	return PayoutSettings{MerchantID: merchantID, Mode: mode.Norm(), AddressCoolingOffHours: 24, RefundClaimDays: 30}
 }
 
 // AddressBookEntry is a saved recipient.

@@ -88,7 +88,7 @@ func (s *Service) AddAddress(ctx context.Context, m domain.Merchant, in NewAddre
 		if n >= maxAddressBookEntries {
 			return domain.Refuse(domain.CodeLimitReached, "address", "the address book holds at most %d entries: remove one first", maxAddressBookEntries)
 		}
-		set, err := s.Settings(tx, merchantID)
+		set, err := s.Settings(tx, merchantID, m.Mode)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ const stranger = "0x2222222222222222222222222222222222222222"
 func TestLooseningWaitsOutTheCoolingOff(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e env) {
 		e.set(t, policy.SettingsChange{AllowlistOnly: ptr(true), ApprovalThresholdCents: ptr(int64(1_000)), DailyLimitCents: ptr(int64(5_000))})
-		set, err := e.pol.SettingsOf(e.ctx, e.m.ID)
+		set, err := e.pol.SettingsOf(e.ctx, e.m.ID, e.m.Mode)
 		require.NoError(t, err)
 		assert.Nil(t, set.Stricter, "tightening applies at once: nothing waits")
 		_, err = e.pol.AddAddress(e.ctx, e.m, policy.NewAddress{Label: "payee", ChainID: 8453, Address: payee})
@@ -27,7 +27,7 @@ func TestLooseningWaitsOutTheCoolingOff(t *testing.T) {
 
 		// Everything off at once, cooling-off to 0.
 		e.set(t, policy.SettingsChange{AllowlistOnly: ptr(false), ClearApprovalThreshold: true, ClearDailyLimit: true, AddressCoolingOffHours: ptr(int32(0))})
-		set, err = e.pol.SettingsOf(e.ctx, e.m.ID)
+		set, err = e.pol.SettingsOf(e.ctx, e.m.ID, e.m.Mode)
 		require.NoError(t, err)
 		require.NotNil(t, set.Stricter)
 		assert.Equal(t, e.now.Add(24*time.Hour), *set.StricterUntil, "the 24 h in force when loosened")
@@ -45,7 +45,7 @@ func TestLooseningWaitsOutTheCoolingOff(t *testing.T) {
 
 		// A tightening meanwhile applies at once and keeps the wait.
 		e.set(t, policy.SettingsChange{ApprovalThresholdCents: ptr(int64(5_000))})
-		set, err = e.pol.SettingsOf(e.ctx, e.m.ID)
+		set, err = e.pol.SettingsOf(e.ctx, e.m.ID, e.m.Mode)
 		require.NoError(t, err)
 		require.NotNil(t, set.StricterUntil)
 

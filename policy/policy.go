@@ -50,7 +50,7 @@ func (s *Service) Check(ctx context.Context, tx *store.Tx, m domain.Merchant, o 
 			"%s is on this service's sanctions list: nothing is paid to it (the attempt is in the audit log)", o.Recipient)
 	}
 	now := s.Now()
-	set, err := s.Settings(tx, m.ID)
+	set, err := s.Settings(tx, m.ID, m.Mode)
 	if err != nil {
 		return domain.PolicyDecision{}, err
 	}
@@ -96,11 +96,11 @@ func checkSaved(tx *store.Tx, merchantID uuid.UUID, o domain.Outflow, now time.T
 	return nil
 }
 
-// Settings reads a merchant's payout settings: the defaults when they never changed.
-func (s *Service) Settings(tx *store.Tx, merchantID uuid.UUID) (domain.PayoutSettings, error) {
-	set, err := tx.PayoutSettings(merchantID)
+// Settings reads a merchant's payout settings of a mode: the defaults when they never changed.
+func (s *Service) Settings(tx *store.Tx, merchantID uuid.UUID, mode domain.Mode) (domain.PayoutSettings, error) {
+	set, err := tx.PayoutSettings(merchantID, mode.Norm())
 	if errors.Is(err, store.ErrNotFound) {
-		return domain.DefaultPayoutSettings(merchantID), nil
+		return domain.DefaultPayoutSettings(merchantID, mode), nil
 	}
 	return set, err
 }

@@ -81,7 +81,7 @@ func newEnv(t *testing.T, backendName string) env {
 
 func (e env) set(t *testing.T, c policy.SettingsChange) {
 	t.Helper()
-	_, err := e.pol.UpdateSettings(e.ctx, e.m.ID, c)
+	_, err := e.pol.UpdateSettings(e.ctx, e.m.ID, e.m.Mode, c)
 	require.NoError(t, err)
 }
 
@@ -308,21 +308,21 @@ func TestApprovalsThroughTheCore(t *testing.T) {
 
 func TestSettingsValidationChangesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e env) {
-		s, err := e.pol.SettingsOf(e.ctx, e.m.ID)
+		s, err := e.pol.SettingsOf(e.ctx, e.m.ID, e.m.Mode)
 		require.NoError(t, err)
-		assert.Equal(t, domain.DefaultPayoutSettings(e.m.ID), s)
+		assert.Equal(t, domain.DefaultPayoutSettings(e.m.ID, e.m.Mode), s)
 		for _, c := range []policy.SettingsChange{
 			{ApprovalThresholdCents: ptr(int64(-1))}, {DailyLimitCents: ptr(int64(0))}, {AddressCoolingOffHours: ptr(int32(721))},
 			{AddressCoolingOffHours: ptr(int32(-1))}, {RefundClaimDays: ptr(int32(0))}, {RefundClaimDays: ptr(int32(366))},
 			{DailyLimitCents: ptr(int64(100_000_000_001)), AllowlistOnly: ptr(true)},
 		} {
-			_, err := e.pol.UpdateSettings(e.ctx, e.m.ID, c)
+			_, err := e.pol.UpdateSettings(e.ctx, e.m.ID, e.m.Mode, c)
 			var inv *domain.InvalidInputError
 			require.ErrorAs(t, err, &inv)
 		}
-		s, err = e.pol.SettingsOf(e.ctx, e.m.ID)
+		s, err = e.pol.SettingsOf(e.ctx, e.m.ID, e.m.Mode)
 		require.NoError(t, err)
-		assert.Equal(t, domain.DefaultPayoutSettings(e.m.ID), s, "nothing changed")
+		assert.Equal(t, domain.DefaultPayoutSettings(e.m.ID, e.m.Mode), s, "nothing changed")
 		entries, _, err := e.st.Read(e.ctx).AuditLog(store.AuditFilter{MerchantID: e.m.ID, Action: string(audit.PayoutSettingsUpdated)})
 		require.NoError(t, err)
 		assert.Empty(t, entries)

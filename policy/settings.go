@@ -32,16 +32,16 @@ type SettingsChange struct {
 	OfferOverpaymentRefund *bool
 }
 
-// SettingsOf reads a merchant's payout settings (the defaults when never changed).
-func (s *Service) SettingsOf(ctx context.Context, merchantID uuid.UUID) (domain.PayoutSettings, error) {
-	return s.Settings(s.Store.Read(ctx), merchantID)
+// SettingsOf reads a merchant's payout settings of a mode (the defaults when never changed).
+func (s *Service) SettingsOf(ctx context.Context, merchantID uuid.UUID, mode domain.Mode) (domain.PayoutSettings, error) {
+	return s.Settings(s.Store.Read(ctx), merchantID, mode)
 }
 
 // UpdateSettings applies c to a merchant's payout settings and audits the values before and
 // after, in one transaction. An invalid value changes nothing (400 parameter_invalid naming it).
 // New withdrawals and refunds see the new settings; one already waiting for an approval keeps
 // waiting.
-func (s *Service) UpdateSettings(ctx context.Context, merchantID uuid.UUID, c SettingsChange) (domain.PayoutSettings, error) {
+func (s *Service) UpdateSettings(ctx context.Context, merchantID uuid.UUID, mode domain.Mode, c SettingsChange) (domain.PayoutSettings, error) {
 	if err := c.check(); err != nil {
 		return domain.PayoutSettings{}, err
 	}
@@ -52,7 +52,7 @@ func (s *Service) UpdateSettings(ctx context.Context, merchantID uuid.UUID, c Se
 		if _, err := tx.LockMerchant(merchantID); err != nil {
 			return err
 		}
-		before, err := s.Settings(tx, merchantID)
+		before, err := s.Settings(tx, merchantID, mode)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *Service) UpdateSettings(ctx context.Context, merchantID uuid.UUID, c Se
 		}
 		out = after
 		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.PayoutSettingsUpdated, TargetType: audit.TargetMerchant,
-			TargetID: merchantID.String(), Details: map[string]any{"before": settingsDetails(before), "after": settingsDetails(after)}})
+			TargetID: merchantID.String(), Details: map[string]any{"mode": string(after.Mode), "before": settingsDetails(before), "after": settingsDetails(after)}})
 	})
 	return out, err
 }

@@ -23,7 +23,7 @@ func (s *Service) Offer(ctx context.Context, p domain.Payment) (*domain.Overpaym
 		return nil, nil
 	}
 	rd := s.Store.Read(ctx)
-	on, err := s.offered(rd, p.Merchant.ID)
+	on, err := s.offered(rd, p.Merchant.ID, p.Mode)
 	if err != nil || !on {
 		return nil, err
 	}
@@ -41,11 +41,12 @@ func (s *Service) Offer(ctx context.Context, p domain.Payment) (*domain.Overpaym
 	return offer, nil
 }
 
-func (s *Service) offered(tx *store.Tx, merchantID uuid.UUID) (bool, error) {
+// offered reads whether the merchant offers overpaid amounts back in the payment's mode.
+func (s *Service) offered(tx *store.Tx, merchantID uuid.UUID, mode domain.Mode) (bool, error) {
 	if s.Policy == nil {
-		return domain.DefaultPayoutSettings(merchantID).OfferOverpaymentRefund, nil
+		return domain.DefaultPayoutSettings(merchantID, mode).OfferOverpaymentRefund, nil
 	}
-	settings, err := s.Policy.Settings(tx, merchantID)
+	settings, err := s.Policy.Settings(tx, merchantID, mode)
 	return settings.OfferOverpaymentRefund, err
 }
 
@@ -73,7 +74,7 @@ func (s *Service) ClaimOverpayment(ctx context.Context, p domain.Payment) (domai
 	reason := "overpaid"
 	var out domain.Refund
 	err = s.Store.InTx(ctx, func(tx *store.Tx) error {
-		on, err := s.offered(tx, m.ID)
+		on, err := s.offered(tx, m.ID, m.Mode)
 		if err != nil {
 			return err
 		}

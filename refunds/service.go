@@ -27,7 +27,7 @@ import (
 type Policy interface {
 	// Check runs in tx (the creating transaction) and refuses with *domain.PolicyRefusal.
 	Check(ctx context.Context, tx *store.Tx, m domain.Merchant, o domain.Outflow) (domain.PolicyDecision, error)
-	Settings(tx *store.Tx, merchantID uuid.UUID) (domain.PayoutSettings, error)
+	Settings(tx *store.Tx, merchantID uuid.UUID, mode domain.Mode) (domain.PayoutSettings, error)
 }
 
 // Sealer runs inside the create or cancel transaction: Begin before the effect, End with its
@@ -198,13 +198,13 @@ func refundable(p domain.Payment) error {
 // policy asks the payout policy (none: allowed, defaults) and reads the merchant's settings.
 func (s *Service) policy(ctx context.Context, tx *store.Tx, m domain.Merchant, o domain.Outflow) (domain.PolicyDecision, domain.PayoutSettings, error) {
 	if s.Policy == nil {
-		return domain.PolicyDecision{}, domain.DefaultPayoutSettings(m.ID), nil
+		return domain.PolicyDecision{}, domain.DefaultPayoutSettings(m.ID, m.Mode), nil
 	}
 	d, err := s.Policy.Check(ctx, tx, m, o)
 	if err != nil {
 		return d, domain.PayoutSettings{}, err
 	}
-	settings, err := s.Policy.Settings(tx, m.ID)
+	settings, err := s.Policy.Settings(tx, m.ID, m.Mode)
 	return d, settings, err
 }
 

@@ -22,7 +22,7 @@ func (h *handlers) GetMerchantPayoutSettings(ctx context.Context, _ gen.GetMerch
 	if err != nil {
 		return nil, err
 	}
-	s, err := h.policy.SettingsOf(ctx, m.ID)
+	s, err := h.policy.SettingsOf(ctx, m.ID, m.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (h *handlers) UpdateMerchantPayoutSettings(ctx context.Context, req gen.Upd
 	if c.DailyLimitCents, c.ClearDailyLimit, err = nullableCents("dailyLimitCents", b.DailyLimitCents); err != nil {
 		return nil, err
 	}
-	s, err := h.policy.UpdateSettings(ctx, m.ID, c)
+	s, err := h.policy.UpdateSettings(ctx, m.ID, m.Mode, c)
 	if err != nil {
 		return nil, err
 	}

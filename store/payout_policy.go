@@ -17,6 +17,7 @@ import (
 
 type payoutSettingsRow struct {
 	MerchantID              uuid.UUID `gorm:"primaryKey"`
+	Livemode                bool      `gorm:"primaryKey"`
 	ApprovalThresholdCents  *int64
 	AllowlistOnly           bool
 	AddressCoolingOffHours  int32
@@ -49,15 +50,15 @@ func (r addressBookRow) domain() domain.AddressBookEntry {
 		CreatedAt: r.CreatedAt, UsableAt: r.UsableAt, CreatedBy: r.CreatedBy, CreatedByEmail: r.CreatedByEmail}
 }
 
-// PayoutSettings reads a merchant's payout settings; ErrNotFound when they never changed (the
-// caller applies domain.DefaultPayoutSettings).
-func (t *Tx) PayoutSettings(merchantID uuid.UUID) (domain.PayoutSettings, error) {
+// PayoutSettings reads a merchant's payout settings of a mode; ErrNotFound when they never
+// changed (the caller applies domain.DefaultPayoutSettings).
+func (t *Tx) PayoutSettings(merchantID uuid.UUID, mode domain.Mode) (domain.PayoutSettings, error) {
 	var r payoutSettingsRow
-	if err := t.db.Take(&r, "merchant_id = ?", merchantID).Error; err != nil {
+	if err := t.db.Take(&r, "merchant_id = ? AND livemode = ?", merchantID, mode.Live()).Error; err != nil {
 		return domain.PayoutSettings{}, translate(err)
 	}
 	at := r.UpdatedAt
-	out := domain.PayoutSettings{MerchantID: r.MerchantID, ApprovalThresholdCents: r.ApprovalThresholdCents, AllowlistOnly: r.AllowlistOnly,
+	out := domain.PayoutSettings{MerchantID: r.MerchantID, Mode: domain.ModeOf(r.Livemode), ApprovalThresholdCents: r.ApprovalThresholdCents, AllowlistOnly: r.AllowlistOnly,
 		AddressCoolingOffHours: r.AddressCoolingOffHours, DailyLimitCents: r.DailyLimitCents, RefundClaimDays: r.RefundClaimDays,
 		OfferOverpaymentRefund: r.OfferOverpaymentRefunds, UpdatedAt: &at}
 	if r.StricterRules != nil && r.StricterUntil != nil {
@@ -71,9 +72,9 @@ func (t *Tx) PayoutSettings(merchantID uuid.UUID) (domain.PayoutSettings, error)
 	return out, nil
 }
 
-// PutPayoutSettings writes a merchant's payout settings whole (UpdatedAt must be set).
+// PutPayoutSettings writes a merchant's payout settings of s.Mode whole (UpdatedAt must be set).
 func (t *Tx) PutPayoutSettings(s domain.PayoutSettings) error {
-	row := payoutSettingsRow{MerchantID: s.MerchantID, ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
+	row := payoutSettingsRow{MerchantID: s.MerchantID, Livemode: s.Mode.Live(), ApprovalThresholdCents: s.ApprovalThresholdCents, AllowlistOnly: s.AllowlistOnly,
 		AddressCoolingOffHours: s.AddressCoolingOffHours, DailyLimitCents: s.DailyLimitCents, RefundClaimDays: s.RefundClaimDays,
 		OfferOverpaymentRefunds: s.OfferOverpaymentRefund, UpdatedAt: s.UpdatedAt.UTC()}
 	if s.Stricter != nil && s.StricterUntil != nil {

@@ -131,6 +131,35 @@ func TestPayoutSettings(t *testing.T) {
 	})
 }
 
+// Each mode has its own payout settings: a test-mode admin's change binds test money only, and a
+// live withdrawal follows live's rules (review D4: one shared set let test access change live's).
+func TestPayoutSettingsPerMode(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		p := e.policyMerchant(100_000)
+		testAdmin := bearerHeader(e.testPersonToken(e.member(p.id, "tess@shop.example", domain.RoleAdmin), "tess@shop.example"))
+		r := e.do(http.MethodPatch, p.base+"/payout-settings", "", map[string]any{"allowlistOnly": true, "approvalThresholdCents": 1}, testAdmin...)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.Equal(t, true, r.JSON(t)["allowlistOnly"])
+
+		live := e.do(http.MethodGet, p.base+"/payout-settings", "", nil, p.admin...).JSON(t)
+		assert.Equal(t, false, live["allowlistOnly"], "live's rules did not move")
+		assert.Nil(t, live["approvalThresholdCents"])
+		assert.Nil(t, live["updatedAt"], "live's never changed")
+		test := e.do(http.MethodGet, p.base+"/payout-settings", "", nil, testAdmin...).JSON(t)
+		assert.Equal(t, true, test["allowlistOnly"])
+
+		// A live withdrawal to an address in no book, of more than test's threshold: paid as
+		// live's rules say (no allowlist, no approval).
+		r = e.do(http.MethodPost, withdrawalsPath, p.key, withdrawal(5_000))
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		assert.Equal(t, false, approval(t, r)["required"])
+
+		entries := e.auditActions(p, "settings.payout_settings_updated")
+		require.Len(t, entries, 1)
+		assert.Equal(t, "test", entries[0]["details"].(map[string]any)["mode"], "the audit entry names the mode")
+	})
+}
+
 func TestAddressBookAllowlistAndCoolingOff(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := e.policyMerchant(100_000)

@@ -41,8 +41,8 @@ func (p testPolicy) Check(_ context.Context, _ *store.Tx, _ domain.Merchant, o d
 	return domain.PolicyDecision{ApprovalRequired: p.threshold != nil && o.Cents > *p.threshold}, nil
 }
 
-func (p testPolicy) Settings(_ *store.Tx, id uuid.UUID) (domain.PayoutSettings, error) {
-	s := domain.DefaultPayoutSettings(id)
+func (p testPolicy) Settings(_ *store.Tx, id uuid.UUID, mode domain.Mode) (domain.PayoutSettings, error) {
+	s := domain.DefaultPayoutSettings(id, mode)
 	s.OfferOverpaymentRefund = p.offer
 	return s, nil
 }

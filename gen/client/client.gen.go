@@ -5409,7 +5409,7 @@ type ClientInterface interface {
 
 	// GetMerchantPayoutSettings Read the payout policy
 	//
-	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings in the token's mode (each mode has its own; a merchant that never changed a mode's reads the defaults). Needs `settings:read`.
 	//
 	// Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
 	GetMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5421,7 +5421,9 @@ type ClientInterface interface {
 	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 	// a change that loosens it waits out the cooling-off period in force first (the answer's
 	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-	// move money at once. Audited with the values before and after.
+	// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+	// token never changes the rules of live money). Audited with the mode and the values before
+	// and after.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5435,7 +5437,9 @@ type ClientInterface interface {
 	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 	// a change that loosens it waits out the cooling-off period in force first (the answer's
 	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-	// move money at once. Audited with the values before and after.
+	// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+	// token never changes the rules of live money). Audited with the mode and the values before
+	// and after.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7780,7 +7784,7 @@ func (c *Client) ListMerchantPaymentTransfers(ctx context.Context, merchantId Da
 
 // GetMerchantPayoutSettings Read the payout policy
 //
-// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings in the token's mode (each mode has its own; a merchant that never changed a mode's reads the defaults). Needs `settings:read`.
 //
 // Corresponds with GET /v1/merchants/{merchantId}/payout-settings (the `GetMerchantPayoutSettings` operationId).
 func (c *Client) GetMerchantPayoutSettings(ctx context.Context, merchantId DashboardMerchantId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7802,7 +7806,9 @@ func (c *Client) GetMerchantPayoutSettings(ctx context.Context, merchantId Dashb
 // (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 // a change that loosens it waits out the cooling-off period in force first (the answer's
 // `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-// move money at once. Audited with the values before and after.
+// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+// token never changes the rules of live money). Audited with the mode and the values before
+// and after.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7826,7 +7832,9 @@ func (c *Client) UpdateMerchantPayoutSettingsWithBody(ctx context.Context, merch
 // (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 // a change that loosens it waits out the cooling-off period in force first (the answer's
 // `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-// move money at once. Audited with the values before and after.
+// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+// token never changes the rules of live money). Audited with the mode and the values before
+// and after.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14396,7 +14404,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMerchantPayoutSettingsWithResponse Read the payout policy
 	//
-	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+	// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings in the token's mode (each mode has its own; a merchant that never changed a mode's reads the defaults). Needs `settings:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14410,7 +14418,9 @@ type ClientWithResponsesInterface interface {
 	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 	// a change that loosens it waits out the cooling-off period in force first (the answer's
 	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-	// move money at once. Audited with the values before and after.
+	// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+	// token never changes the rules of live money). Audited with the mode and the values before
+	// and after.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14424,7 +14434,9 @@ type ClientWithResponsesInterface interface {
 	// (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 	// a change that loosens it waits out the cooling-off period in force first (the answer's
 	// `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-	// move money at once. Audited with the values before and after.
+	// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+	// token never changes the rules of live money). Audited with the mode and the values before
+	// and after.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23874,7 +23886,7 @@ func (c *ClientWithResponses) ListMerchantPaymentTransfersWithResponse(ctx conte
 
 // GetMerchantPayoutSettingsWithResponse Read the payout policy
 //
-// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+// The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings in the token's mode (each mode has its own; a merchant that never changed a mode's reads the defaults). Needs `settings:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23894,7 +23906,9 @@ func (c *ClientWithResponses) GetMerchantPayoutSettingsWithResponse(ctx context.
 // (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 // a change that loosens it waits out the cooling-off period in force first (the answer's
 // `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-// move money at once. Audited with the values before and after.
+// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+// token never changes the rules of live money). Audited with the mode and the values before
+// and after.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23914,7 +23928,9 @@ func (c *ClientWithResponses) UpdateMerchantPayoutSettingsWithBodyWithResponse(c
 // (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
 // a change that loosens it waits out the cooling-off period in force first (the answer's
 // `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-// move money at once. Audited with the values before and after.
+// move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+// token never changes the rules of live money). Audited with the mode and the values before
+// and after.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

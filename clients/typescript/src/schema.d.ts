@@ -1645,7 +1645,7 @@ export interface paths {
         };
         /**
          * Read the payout policy
-         * @description The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings. Needs `settings:read`.
+         * @description The merchant's approval threshold, address-book mode, cooling-off period, daily limit and refund settings in the token's mode (each mode has its own; a merchant that never changed a mode's reads the defaults). Needs `settings:read`.
          */
         get: operations["getMerchantPayoutSettings"];
         put?: never;
@@ -1660,7 +1660,9 @@ export interface paths {
          *     (one already waiting for an approval keeps waiting) — at once when it tightens the policy;
          *     a change that loosens it waits out the cooling-off period in force first (the answer's
          *     `stricterPolicy` and `stricterPolicyUntil`), so one person cannot turn the guards off and
-         *     move money at once. Audited with the values before and after.
+         *     move money at once. Each mode has its own settings: the token's mode's change (a test-mode
+         *     token never changes the rules of live money). Audited with the mode and the values before
+         *     and after.
          */
         patch: operations["updateMerchantPayoutSettings"];
         trace?: never;
