@@ -6,12 +6,12 @@
 // only "Confirm refund" creates it, with one Idempotency-Key per review.
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { waiting } from "../approvals";
-import { excessUnits, formatCents, formatDate, formatUnits, parseDollars, parseUnits, shortId } from "../format";
-import { href, navigate } from "../router";
+import { excessUnits, formatCents, formatDate, formatUnits, parseDollars, parseUnits } from "../format";
+import { IdCell, StatusCell } from "../lists";
+import { navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { DataTable, ErrorMessage, errorText, StatusBadge, useLive } from "../ui";
+import { DataTable, ErrorMessage, errorText, useLive } from "../ui";
 import { refundAmount } from "./Refunds";
 
 type Payment = Schemas["Payment"];
@@ -94,16 +94,9 @@ function RefundRows({ refunds }: { refunds: Refund[] }) {
     <DataTable columns={["Refund", { label: "Amount", num: true }, "Status", "Created"]}>
       {refunds.map((x) => (
         <tr key={x.id}>
-          <td>
-            <a href={href("refunds", x.id)} aria-label={`Refund ${x.id}`}>
-              <code>{shortId(x.id)}</code>
-            </a>
-          </td>
+          <IdCell page="refunds" id={x.id} label={`Refund ${x.id}`} />
           <td className="num">{refundAmount(x)}</td>
-          <td>
-            <StatusBadge status={x.status} />
-            {waiting(x.approval, x.status) ? <span className="badge status-awaiting">needs approval</span> : null}
-          </td>
+          <StatusCell status={x.status} approval={x.approval} />
           <td>{formatDate(x.createdAt)}</td>
         </tr>
       ))}

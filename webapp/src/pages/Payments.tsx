@@ -4,7 +4,8 @@ import { formatCents, formatDate, shortId } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
 import { PaymentRefunds } from "./PaymentRefunds";
-import { chainLabel, ExportCsv, Loaded, PagedTable, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
+import { PagedList, StatusFilter, useListFilters } from "../lists";
+import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
 const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
@@ -20,8 +21,7 @@ export function PaymentList() {
   const { merchantId, mode } = useMerchant();
   const [status, setStatus] = useState<Status | "">("");
   const [search, setSearch] = useState("");
-  const [applied, setApplied] = useState({ status: "" as Status | "", search: "" });
-  const [offset, setOffset] = useState(0);
+  const { filters: applied, applyFilters, offset, setOffset } = useListFilters<{ status: Status | ""; search: string }>({ status: "", search: "" });
   const id = useId();
   const list = useLive(
     (signal) =>
@@ -51,21 +51,10 @@ export function PaymentList() {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          setApplied({ status, search: search.trim() });
-          setOffset(0);
+          applyFilters({ status, search: search.trim() });
         }}
       >
-        <div className="field inline">
-          <label htmlFor={`${id}-s`}>Status</label>
-          <select id={`${id}-s`} value={status} onChange={(e) => setStatus(e.target.value as Status | "")}>
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <StatusFilter id={`${id}-s`} statuses={STATUSES} value={status} onChange={setStatus} />
         <div className="field inline">
           <label htmlFor={`${id}-q`}>Search</label>
           <input id={`${id}-q`} type="search" placeholder="Order id or payment id" value={search} onChange={(e) => setSearch(e.target.value)} />
@@ -74,36 +63,28 @@ export function PaymentList() {
           Search
         </button>
       </form>
-      <Loaded state={list}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <p className="card muted">No payments{applied.status || applied.search ? " match" : ""} in {mode} mode.</p>
-          ) : (
-            <PagedTable
-              columns={["Payment", { label: "Amount", num: true }, "Status", "Created"]}
-              pagination={l.pagination}
-              offset={offset}
-              page={PAGE}
-              onOffset={setOffset}
-            >
-              {l.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
-                      {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
-                    </a>
-                  </td>
-                  <td className="num">{formatCents(p.amountInCents)}</td>
-                  <td>
-                    <StatusBadge status={p.status} />
-                  </td>
-                  <td>{formatDate(p.createdAt)}</td>
-                </tr>
-              ))}
-            </PagedTable>
-          )
-        }
-      </Loaded>
+      <PagedList
+        state={list}
+        columns={["Payment", { label: "Amount", num: true }, "Status", "Created"]}
+        page={PAGE}
+        offset={offset}
+        onOffset={setOffset}
+        empty={`No payments${applied.status || applied.search ? " match" : ""} in ${mode} mode.`}
+        row={(p) => (
+          <tr key={p.id}>
+            <td>
+              <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
+                {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
+              </a>
+            </td>
+            <td className="num">{formatCents(p.amountInCents)}</td>
+            <td>
+              <StatusBadge status={p.status} />
+            </td>
+            <td>{formatDate(p.createdAt)}</td>
+          </tr>
+        )}
+      />
       <ExportCsv
         what="payments"
         fetchCsv={(from, to) =>

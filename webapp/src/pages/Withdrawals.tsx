@@ -1,11 +1,12 @@
 import { useId, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { formatCents, formatDate, parseDollars, shortId } from "../format";
+import { formatCents, formatDate, parseDollars } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
 import { ApprovalActions, approvalText, waiting } from "../approvals";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
+import { AwaitingApprovalCheckbox, IdCell, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
+import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
 import { Estimate, FocusedHeading, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
@@ -16,9 +17,8 @@ const PAGE = 25;
 export function WithdrawalList() {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
-  const [status, setStatus] = useState<Status | "">("");
-  const [awaiting, setAwaiting] = useState(false);
-  const [offset, setOffset] = useState(0);
+  const { filters, setFilter, offset, setOffset } = useListFilters<{ status: Status | ""; awaiting: boolean }>({ status: "", awaiting: false });
+  const { status, awaiting } = filters;
   // Live, like the payments: a withdrawal's progress to completed shows without a reload.
   const list = useLive(
     (signal) =>
@@ -40,72 +40,31 @@ export function WithdrawalList() {
         ) : null}
       </PageHeader>
       <div className="filters">
-        <div className="field inline">
-          <label htmlFor="wd-status">Status</label>
-          <select
-            id="wd-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.target.value as Status | "");
-              setOffset(0);
-            }}
-          >
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <label className="check" htmlFor="wd-awaiting">
-          <input
-            id="wd-awaiting"
-            type="checkbox"
-            checked={awaiting}
-            onChange={(e) => {
-              setAwaiting(e.target.checked);
-              setOffset(0);
-            }}
-          />
-          Awaiting approval only
-        </label>
+        <StatusFilter id="wd-status" statuses={STATUSES} value={status} onChange={(s) => setFilter("status", s)} />
+        <AwaitingApprovalCheckbox id="wd-awaiting" checked={awaiting} onChange={(a) => setFilter("awaiting", a)} />
       </div>
-      <Loaded state={list}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <p className="card muted">
-              No withdrawals{status ? ` with status ${status}` : ""}
-              {awaiting ? " awaiting approval" : ""} in {mode} mode.
-            </p>
-          ) : (
-            <PagedTable
-              columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
-              pagination={l.pagination}
-              offset={offset}
-              page={PAGE}
-              onOffset={setOffset}
-            >
-              {l.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
-                      <code>{shortId(w.id)}</code>
-                    </a>
-                  </td>
-                  <td className="num">{formatCents(w.amountInCents)}</td>
-                  <td>{chainLabel(chains, w.chainId)}</td>
-                  <td>
-                    <StatusBadge status={w.status} />
-                    {waiting(w.approval, w.status) ? <span className="badge status-awaiting">needs approval</span> : null}
-                  </td>
-                  <td>{formatDate(w.createdAt)}</td>
-                </tr>
-              ))}
-            </PagedTable>
-          )
+      <PagedList
+        state={list}
+        columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
+        page={PAGE}
+        offset={offset}
+        onOffset={setOffset}
+        empty={
+          <>
+            No withdrawals{status ? ` with status ${status}` : ""}
+            {awaiting ? " awaiting approval" : ""} in {mode} mode.
+          </>
         }
-      </Loaded>
+        row={(w) => (
+          <tr key={w.id}>
+            <IdCell page="withdrawals" id={w.id} label={`Withdrawal ${w.id}`} />
+            <td className="num">{formatCents(w.amountInCents)}</td>
+            <td>{chainLabel(chains, w.chainId)}</td>
+            <StatusCell status={w.status} approval={w.approval} />
+            <td>{formatDate(w.createdAt)}</td>
+          </tr>
+        )}
+      />
       <ExportCsv
         what="withdrawals"
         fetchCsv={(from, to) =>
