@@ -408,6 +408,34 @@ export function DataTable({ columns, className = "table-wrap", children }: { col
   );
 }
 
+// TableSection: a card with a heading and a table of items (a row each), or `empty` when there
+// are none; children follow the table.
+export function TableSection<T>({
+  id,
+  title,
+  columns,
+  items,
+  empty,
+  row,
+  children,
+}: {
+  id: string;
+  title: string;
+  columns: Column[];
+  items: readonly T[];
+  empty: string;
+  row: (item: T) => ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <section className="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {items.length === 0 ? <p className="muted">{empty}</p> : <DataTable columns={columns}>{items.map((x) => row(x))}</DataTable>}
+      {children}
+    </section>
+  );
+}
+
 // PagedTable: a list page's table in a card and its pager, offset paging `page` rows at a time.
 export function PagedTable({
   columns,

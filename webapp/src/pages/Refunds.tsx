@@ -4,7 +4,7 @@
 // address or pending) and Approve/Reject when it waits for a second person.
 import { useId } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { ApprovalActions, approvalText, waiting } from "../approvals";
+import { ApprovalCard, approvalText } from "../approvals";
 import { formatCents, formatDate, formatUnits } from "../format";
 import { currentQuery, href } from "../router";
 import { useMerchant } from "../session";
@@ -143,17 +143,11 @@ export function RefundDetail({ id }: { id: string }) {
               ) : null}
             </PageHeader>
             {prompt}
-            {waiting(r.approval, r.status) ? (
-              <section className="card warning-card" aria-labelledby="refund-approval-h">
-                <h2 id="refund-approval-h">Waiting for approval</h2>
-                <p>
-                  {r.recipientSource === "typed_address"
-                    ? "The customer typed this address on the claim page (no wallet signature): check it with them before approving."
-                    : "This refund is above the approval threshold: a second person with the admin or owner role approves it before it is sent."}
-                </p>
-                <ApprovalActions kind="refund" id={r.id} approval={r.approval} status={r.status} guard={guard} onDone={() => reload()} />
-              </section>
-            ) : null}
+            <ApprovalCard kind="refund" headingId="refund-approval-h" item={r} guard={guard} onDone={reload}>
+              {r.recipientSource === "typed_address"
+                ? "The customer typed this address on the claim page (no wallet signature): check it with them before approving."
+                : "This refund is above the approval threshold: a second person with the admin or owner role approves it before it is sent."}
+            </ApprovalCard>
             {r.status === "awaiting_address" && r.claimUrl ? <ClaimLink url={r.claimUrl} expires={r.claimExpiresAt} /> : null}
             <RefundFields r={r} chains={chains} />
           </>

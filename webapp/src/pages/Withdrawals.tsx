@@ -3,7 +3,7 @@ import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
-import { ApprovalActions, approvalText, waiting } from "../approvals";
+import { ApprovalCard, approvalText } from "../approvals";
 import { useStepUp } from "../stepup";
 import { AwaitingApprovalCheckbox, IdCell, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
 import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
@@ -112,13 +112,9 @@ export function WithdrawalDetail({ id }: { id: string }) {
               ) : null}
             </PageHeader>
             {prompt}
-            {waiting(w.approval, w.status) ? (
-              <section className="card warning-card" aria-labelledby="wd-approval-h">
-                <h2 id="wd-approval-h">Waiting for approval</h2>
-                <p>This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.</p>
-                <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={reload} />
-              </section>
-            ) : null}
+            <ApprovalCard kind="withdrawal" headingId="wd-approval-h" item={w} guard={guard} onDone={reload}>
+              This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.
+            </ApprovalCard>
             <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
           </>
         )}
