@@ -5,7 +5,7 @@ import { href } from "../router";
 import { useMerchant } from "../session";
 import { PaymentRefunds } from "./PaymentRefunds";
 import { PagedList, StatusFilter, useListFilters } from "../lists";
-import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
+import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, TableSection, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
 const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
@@ -165,91 +165,60 @@ export function PaymentDetail({ id }: { id: string }) {
               </dl>
             </section>
 
-            <section className="card" aria-labelledby="pay-quotes">
-              <h2 id="pay-quotes">Quotes</h2>
-              {p.quotes.length === 0 ? (
-                <p className="muted">No quotes.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Token</th>
-                        <th scope="col">Network</th>
-                        <th scope="col">Expected (smallest unit)</th>
-                        <th scope="col">Rate (USD)</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Expires</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {p.quotes.map((q) => (
-                        <tr key={q.id}>
-                          <td>{q.token.symbol}</td>
-                          <td>{chainLabel(chains, q.chainId)}</td>
-                          <td className="wrap">{q.expectedAmountAsset}</td>
-                          <td>{q.rateUsdAsset}</td>
-                          <td>
-                            <StatusBadge status={q.status} />
-                          </td>
-                          <td>{formatDate(q.expiresAt)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+            <TableSection
+              id="pay-quotes"
+              title="Quotes"
+              columns={["Token", "Network", "Expected (smallest unit)", "Rate (USD)", "Status", "Expires"]}
+              items={p.quotes}
+              empty="No quotes."
+              row={(q) => (
+                <tr key={q.id}>
+                  <td>{q.token.symbol}</td>
+                  <td>{chainLabel(chains, q.chainId)}</td>
+                  <td className="wrap">{q.expectedAmountAsset}</td>
+                  <td>{q.rateUsdAsset}</td>
+                  <td>
+                    <StatusBadge status={q.status} />
+                  </td>
+                  <td>{formatDate(q.expiresAt)}</td>
+                </tr>
               )}
-            </section>
+            />
 
-            <section className="card" aria-labelledby="pay-transfers">
-              <h2 id="pay-transfers">On-chain transfers</h2>
-              {transfers.data.length === 0 ? (
-                <p className="muted">No transfers seen yet.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Transaction</th>
-                        <th scope="col">Network</th>
-                        <th scope="col">Amount</th>
-                        <th scope="col">Confirmations</th>
-                        <th scope="col">Status</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {transfers.data.map((t) => {
-                        const link = safeHref(t.explorerUrl);
-                        return (
-                          <tr key={t.id}>
-                            <td>
-                              {link ? (
-                                <a href={link} target="_blank" rel="noopener noreferrer" aria-label={`Transaction ${t.txHash} (opens in a new tab)`}>
-                                  <code>{shortId(t.txHash)}</code>
-                                </a>
-                              ) : (
-                                <code className="wrap">{t.txHash}</code>
-                              )}
-                            </td>
-                            <td>{chainLabel(chains, t.chainId)}</td>
-                            <td>
-                              {t.amount} {t.tokenSymbol}
-                            </td>
-                            <td>
-                              {t.confirmations} / {t.requiredConfirmations}
-                            </td>
-                            <td>
-                              <StatusBadge status={t.status} />
-                              {t.credited ? " credited" : ""}
-                            </td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-            </section>
+            <TableSection
+              id="pay-transfers"
+              title="On-chain transfers"
+              columns={["Transaction", "Network", "Amount", "Confirmations", "Status"]}
+              items={transfers.data}
+              empty="No transfers seen yet."
+              row={(t) => {
+                const link = safeHref(t.explorerUrl);
+                return (
+                  <tr key={t.id}>
+                    <td>
+                      {link ? (
+                        <a href={link} target="_blank" rel="noopener noreferrer" aria-label={`Transaction ${t.txHash} (opens in a new tab)`}>
+                          <code>{shortId(t.txHash)}</code>
+                        </a>
+                      ) : (
+                        <code className="wrap">{t.txHash}</code>
+                      )}
+                    </td>
+                    <td>{chainLabel(chains, t.chainId)}</td>
+                    <td>
+                      {t.amount} {t.tokenSymbol}
+                    </td>
+                    <td>
+                      {t.confirmations} / {t.requiredConfirmations}
+                    </td>
+                    <td>
+                      <StatusBadge status={t.status} />
+                      {t.credited ? " credited" : ""}
+                    </td>
+                  </tr>
+                );
+              }}
+            />
 
             {p.receipt ? (
               <section className="card" aria-labelledby="pay-receipt">
@@ -298,44 +267,29 @@ export function PaymentDetail({ id }: { id: string }) {
               )}
             </section>
 
-            <section className="card" aria-labelledby="pay-deliveries">
-              <h2 id="pay-deliveries">Webhook deliveries</h2>
-              {deliveries.data.length === 0 ? (
-                <p className="muted">No webhook deliveries for this payment.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Event</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Attempts</th>
-                        <th scope="col">Last answer</th>
-                        <th scope="col">Updated</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {deliveries.data.map((d) => {
-                        const last = d.log[d.log.length - 1];
-                        return (
-                          <tr key={d.id}>
-                            <td>
-                              <code className="wrap">{d.eventId}</code>
-                            </td>
-                            <td>
-                              <StatusBadge status={d.status} />
-                            </td>
-                            <td>{d.attempts}</td>
-                            <td>{last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? "no answer")) : "—"}</td>
-                            <td>{formatDate(d.updatedAt)}</td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-            </section>
+            <TableSection
+              id="pay-deliveries"
+              title="Webhook deliveries"
+              columns={["Event", "Status", "Attempts", "Last answer", "Updated"]}
+              items={deliveries.data}
+              empty="No webhook deliveries for this payment."
+              row={(d) => {
+                const last = d.log[d.log.length - 1];
+                return (
+                  <tr key={d.id}>
+                    <td>
+                      <code className="wrap">{d.eventId}</code>
+                    </td>
+                    <td>
+                      <StatusBadge status={d.status} />
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>{last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? "no answer")) : "—"}</td>
+                    <td>{formatDate(d.updatedAt)}</td>
+                  </tr>
+                );
+              }}
+            />
           </>
         )}
       </Loaded>
