@@ -109,6 +109,75 @@ export function SecretOnce({ title, secret, onDone }: { title: string; secret: s
   );
 }
 
+// A heading that takes the focus when it appears (a step of a form replacing the previous
+// one), so keyboard and screen-reader users land on it.
+export function FocusedHeading({ id, level = 2, children }: { id: string; level?: 2 | 3; children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const H = level === 3 ? "h3" : "h2";
+  return (
+    <H id={id} ref={ref} tabIndex={-1}>
+      {children}
+    </H>
+  );
+}
+
+// useSubmit: a form's busy flag and error. submit(action, done) turns busy on and clears the
+// error, then calls done with the answer (which moves on: busy stays on) or shows the error.
+export function useSubmit(): {
+  busy: boolean;
+  error: string | null;
+  setError: (error: string | null) => void;
+  submit: <T>(action: () => Promise<T>, done: (answer: T) => void) => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = <T,>(action: () => Promise<T>, done: (answer: T) => void) => {
+    setBusy(true);
+    setError(null);
+    action().then(done, (err: unknown) => {
+      setBusy(false);
+      setError(errorText(err));
+    });
+  };
+  return { busy, error, setError, submit };
+}
+
+// ReviewActions: a review step's step-up prompt, error, confirm button (busyLabel while it runs)
+// and Edit (back to the form).
+export function ReviewActions({
+  prompt,
+  error,
+  busy,
+  label,
+  busyLabel,
+  onConfirm,
+  onEdit,
+}: {
+  prompt: ReactNode;
+  error: string | null;
+  busy: boolean;
+  label: string;
+  busyLabel: string;
+  onConfirm: () => void;
+  onEdit: () => void;
+}) {
+  return (
+    <>
+      {prompt}
+      <ErrorMessage error={error} />
+      <div className="row">
+        <button type="button" className="button" disabled={busy} onClick={onConfirm}>
+          {busy ? busyLabel : label}
+        </button>
+        <button type="button" className="button secondary" disabled={busy} onClick={onEdit}>
+          Edit
+        </button>
+      </div>
+    </>
+  );
+}
+
 // ConfirmButton asks once more before a destructive action.
 export function ConfirmButton({
   label,

@@ -11,7 +11,7 @@ import { IdCell, StatusCell } from "../lists";
 import { navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { DataTable, ErrorMessage, errorText, useLive } from "../ui";
+import { DataTable, ErrorMessage, FocusedHeading, ReviewActions, useLive, useSubmit } from "../ui";
 import { refundAmount } from "./Refunds";
 
 type Payment = Schemas["Payment"];
@@ -123,8 +123,7 @@ function RefundForm({
   const [reason, setReason] = useState(initial.reason);
   const [subtractFee, setSubtractFee] = useState(false);
   const [review, setReview] = useState<{ body: Schemas["CreateRefundRequest"]; key: string } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, setError, submit: send } = useSubmit();
   const { guard, prompt } = useStepUp();
   const id = useId();
   const first = useRef<HTMLInputElement>(null);
@@ -154,7 +153,7 @@ function RefundForm({
     const b = review.body;
     return (
       <section className="subcard" aria-labelledby={`${id}-rh`}>
-        <ReviewHeading id={`${id}-rh`}>Review the refund</ReviewHeading>
+        <FocusedHeading id={`${id}-rh`} level={3}>Review the refund</FocusedHeading>
         <dl className="fields">
           <dt>Amount</dt>
           <dd>
@@ -184,38 +183,28 @@ function RefundForm({
           <dd>{mode === "live" ? "live money" : "test money"}</dd>
         </dl>
         <p className="help">The amount is taken from your balance now, and returns to it if the refund is cancelled or fails.</p>
-        {prompt}
-        <ErrorMessage error={error} />
-        <div className="row">
-          <button
-            type="button"
-            className="button"
-            disabled={busy}
-            onClick={() => {
-              setBusy(true);
-              setError(null);
-              guard(() =>
-                unwrap(
-                  api.POST("/v1/merchants/{merchantId}/payments/{paymentId}/refunds", {
-                    params: { path: { merchantId, paymentId: payment.id }, header: { "Idempotency-Key": review.key } },
-                    body: review.body,
-                  }),
+        <ReviewActions
+          prompt={prompt}
+          error={error}
+          busy={busy}
+          label="Confirm refund"
+          busyLabel="Refunding…"
+          onConfirm={() =>
+            send(
+              () =>
+                guard(() =>
+                  unwrap(
+                    api.POST("/v1/merchants/{merchantId}/payments/{paymentId}/refunds", {
+                      params: { path: { merchantId, paymentId: payment.id }, header: { "Idempotency-Key": review.key } },
+                      body: review.body,
+                    }),
+                  ),
                 ),
-              ).then(
-                (made) => navigate("refunds", made.id),
-                (err: unknown) => {
-                  setBusy(false);
-                  setError(errorText(err));
-                },
-              );
-            }}
-          >
-            {busy ? "Refunding…" : "Confirm refund"}
-          </button>
-          <button type="button" className="button secondary" disabled={busy} onClick={() => setReview(null)}>
-            Edit
-          </button>
-        </div>
+              (made) => navigate("refunds", made.id),
+            )
+          }
+          onEdit={() => setReview(null)}
+        />
       </section>
     );
   }
@@ -278,15 +267,5 @@ function RefundForm({
         </button>
       </div>
     </form>
-  );
-}
-
-function ReviewHeading({ id, children }: { id: string; children: string }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return (
-    <h3 id={id} ref={ref} tabIndex={-1}>
-      {children}
-    </h3>
   );
 }

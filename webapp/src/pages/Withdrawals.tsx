@@ -6,8 +6,8 @@ import { useMerchant } from "../session";
 import { ApprovalCard, approvalText } from "../approvals";
 import { useStepUp } from "../stepup";
 import { AwaitingApprovalCheckbox, IdCell, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
-import { Estimate, FocusedHeading, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
+import { chainLabel, ConfirmButton, ErrorMessage, ExportCsv, FocusedHeading, Loaded, PageHeader, ReviewActions, StatusBadge, useChains, useLive, useLiveReload, useLoad, useSubmit } from "../ui";
+import { Estimate, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -203,8 +203,7 @@ export function NewWithdrawal() {
   const [chainId, setChainId] = useState("");
   const [recipient, setRecipient] = useState("");
   const [review, setReview] = useState<{ body: Schemas["CreateWithdrawalRequest"]; key: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, submit: send } = useSubmit();
   const ids = { amount: useId(), chain: useId(), to: useId(), amountHelp: useId() };
   const { guard, prompt } = useStepUp();
 
@@ -259,38 +258,28 @@ export function NewWithdrawal() {
                 </dl>
                 <Estimate amountInCents={review.body.amountInCents} chainId={review.body.chainId} />
                 <PolicyNotes amountInCents={review.body.amountInCents} chainId={review.body.chainId} recipient={review.body.recipientAddress} />
-                {prompt}
-                <ErrorMessage error={error} />
-                <div className="row">
-                  <button
-                    type="button"
-                    className="button"
-                    disabled={busy}
-                    onClick={() => {
-                      setBusy(true);
-                      setError(null);
-                      guard(() =>
-                        unwrap(
-                          api.POST("/v1/merchants/{merchantId}/withdrawals", {
-                            params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
-                            body: review.body,
-                          }),
+                <ReviewActions
+                  prompt={prompt}
+                  error={error}
+                  busy={busy}
+                  label="Confirm withdrawal"
+                  busyLabel="Sending…"
+                  onConfirm={() =>
+                    send(
+                      () =>
+                        guard(() =>
+                          unwrap(
+                            api.POST("/v1/merchants/{merchantId}/withdrawals", {
+                              params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
+                              body: review.body,
+                            }),
+                          ),
                         ),
-                      ).then(
-                        (w) => navigate("withdrawals", w.id),
-                        (err: unknown) => {
-                          setBusy(false);
-                          setError(errorText(err));
-                        },
-                      );
-                    }}
-                  >
-                    {busy ? "Sending…" : "Confirm withdrawal"}
-                  </button>
-                  <button type="button" className="button secondary" disabled={busy} onClick={() => setReview(null)}>
-                    Edit
-                  </button>
-                </div>
+                      (w) => navigate("withdrawals", w.id),
+                    )
+                  }
+                  onEdit={() => setReview(null)}
+                />
               </section>
             );
           }
