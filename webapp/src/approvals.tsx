@@ -3,8 +3,9 @@
 // admin or owner role approves it (never its creator); rejecting it cancels it. The API refuses
 // the creator (403 approval_by_creator) and service tokens (403 forbidden); the page says so
 // before anyone clicks: the creator sees Approve turned off with the reason next to it.
+// Also here: Cancel, the other action on a withdrawal or refund that has not been sent.
 import { useId, useState, type ReactNode } from "react";
-import { ApiError, api, unwrap, type Schemas } from "./api/client";
+import { ApiError, api, idempotencyKey, unwrap, type Schemas } from "./api/client";
 import { formatDate } from "./format";
 import { useMerchant, useSession } from "./session";
 import { ConfirmButton, ErrorMessage, errorText } from "./ui";
@@ -145,5 +146,30 @@ export function ApprovalCard({
       <p>{children}</p>
       <ApprovalActions kind={kind} id={item.id} approval={item.approval} status={item.status} guard={guard} onDone={onDone} />
     </section>
+  );
+}
+
+function cancel(kind: Outflow, merchantId: string, id: string, key: string): Promise<unknown> {
+  const header = { "Idempotency-Key": key };
+  return kind === "withdrawal"
+    ? unwrap(api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", { params: { path: { merchantId, withdrawalId: id }, header } }))
+    : unwrap(api.POST("/v1/merchants/{merchantId}/refunds/{refundId}/cancel", { params: { path: { merchantId, refundId: id }, header } }));
+}
+
+// CancelButton: "Cancel withdrawal" or "Cancel refund", asked once more, with one
+// Idempotency-Key per confirmation; onDone (if any) reloads the page's data.
+export function CancelButton({ kind, id, guard, onDone }: { kind: Outflow; id: string; guard: Guard; onDone?: () => void }) {
+  const { merchantId } = useMerchant();
+  return (
+    <ConfirmButton
+      label={`Cancel ${kind}`}
+      confirmLabel="Yes, cancel it"
+      question={`Cancel this ${kind}? Its amount returns to the available balance.`}
+      onConfirm={async () => {
+        const key = idempotencyKey();
+        await guard(() => cancel(kind, merchantId, id, key));
+        onDone?.();
+      }}
+    />
   );
 }

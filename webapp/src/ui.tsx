@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type DependencyList, type ReactNode } from "react";
 import { authErrorText } from "./api/auth";
 import { api, unwrap, type Schemas } from "./api/client";
+import { href } from "./router";
 
 export type Load<T> = { status: "loading" } | { status: "error"; error: string } | { status: "ok"; data: T };
 
@@ -54,6 +55,15 @@ export function PageHeader({ title, children }: { title: string; children?: Reac
       <h1>{title}</h1>
       {children ? <div className="page-actions">{children}</div> : null}
     </div>
+  );
+}
+
+// BackLink: a page's link back to its list (#/<page>).
+export function BackLink({ page, label }: { page: string; label: string }) {
+  return (
+    <p>
+      <a href={href(page)}>{`← ${label}`}</a>
+    </p>
   );
 }
 

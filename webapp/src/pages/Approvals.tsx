@@ -8,7 +8,7 @@ import { formatCents, formatDate } from "../format";
 import { IdCell } from "../lists";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { ACTIONS, chainLabel, Loaded, PageHeader, TableSection, useChains, useLiveReload, type ChainNames } from "../ui";
+import { ACTIONS, chainLabel, Loaded, PageHeader, TableSection, useChains, useLiveReload, type ChainNames, type Column } from "../ui";
 import { RefundAmountCell } from "./Refunds";
 
 const WHY: Record<string, string> = {
@@ -49,7 +49,7 @@ export function Approvals() {
             <TableSection
               id="appr-w"
               title="Withdrawals"
-              columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS]}
+              columns={waitingColumns("Withdrawal")}
               items={ws.data}
               empty="No withdrawals wait for an approval."
               row={(w) => (
@@ -70,7 +70,7 @@ export function Approvals() {
               <TableSection
                 id="appr-r"
                 title="Refunds"
-                columns={["Refund", { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS]}
+                columns={waitingColumns("Refund")}
                 items={rs.data}
                 empty="No refunds wait for an approval."
                 row={(r) => (
@@ -91,6 +91,10 @@ export function Approvals() {
       </Loaded>
     </>
   );
+}
+
+function waitingColumns(what: string): Column[] {
+  return [what, { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS];
 }
 
 // WaitingRow: a withdrawal or refund waiting for an approval, its recipient (children) and

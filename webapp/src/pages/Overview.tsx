@@ -4,6 +4,7 @@ import { href } from "../router";
 import { useMerchant } from "../session";
 import { chainLabel, DataTable, Loaded, PageHeader, StatusBadge, TableSection, useChains, useLive, useLoad } from "../ui";
 import { VolumeChart } from "./VolumeChart";
+import { NewWithdrawalLink } from "./Withdrawals";
 
 // Overview: the balance (GET …/balance), and from GET …/overview what payments brought in per
 // token, payments by status and the last 30 days' volume as a chart.
@@ -17,11 +18,7 @@ export function Overview() {
   return (
     <>
       <PageHeader title="Overview">
-        {can("withdrawals:write") ? (
-          <a className="button" href={href("withdrawals", "new")}>
-            New withdrawal
-          </a>
-        ) : null}
+        <NewWithdrawalLink />
       </PageHeader>
       <Loaded state={balance}>
         {(b) => (

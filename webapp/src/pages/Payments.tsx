@@ -5,7 +5,7 @@ import { href } from "../router";
 import { useMerchant } from "../session";
 import { PaymentRefunds } from "./PaymentRefunds";
 import { PagedList, StatusFilter, useListFilters } from "../lists";
-import { chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, TableSection, useChains, useLive } from "../ui";
+import { BackLink, chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, TableSection, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
 const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
@@ -111,9 +111,7 @@ export function PaymentDetail({ id }: { id: string }) {
   );
   return (
     <>
-      <p>
-        <a href={href("payments")}>← Payments</a>
-      </p>
+      <BackLink page="payments" label="Payments" />
       <Loaded state={data}>
         {([p, events, transfers, deliveries]) => (
           <>

@@ -3,14 +3,14 @@
 // while it awaits an address, the approval, the receipt once paid — with Cancel (awaiting an
 // address or pending) and Approve/Reject when it waits for a second person.
 import { useId } from "react";
-import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { ApprovalCard, approvalText } from "../approvals";
+import { api, unwrap, type Schemas } from "../api/client";
+import { ApprovalCard, approvalText, CancelButton } from "../approvals";
 import { formatCents, formatDate, formatUnits } from "../format";
 import { currentQuery, href } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
 import { AwaitingApprovalCheckbox, IdCell, IdFilter, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
-import { chainLabel, ConfirmButton, CopyButton, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, type ChainNames } from "../ui";
+import { BackLink, chainLabel, CopyButton, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, type ChainNames } from "../ui";
 
 type Refund = Schemas["Refund"];
 type Status = Schemas["RefundStatus"];
@@ -116,30 +116,13 @@ export function RefundDetail({ id }: { id: string }) {
   const { guard, prompt } = useStepUp();
   return (
     <>
-      <p>
-        <a href={href("refunds")}>← Refunds</a>
-      </p>
+      <BackLink page="refunds" label="Refunds" />
       <Loaded state={r}>
         {(r) => (
           <>
             <PageHeader title={`Refund of ${refundAmount(r)}`}>
               {(r.status === "awaiting_address" || r.status === "pending") && can("withdrawals:write") ? (
-                <ConfirmButton
-                  label="Cancel refund"
-                  confirmLabel="Yes, cancel it"
-                  question="Cancel this refund? Its amount returns to the available balance."
-                  onConfirm={async () => {
-                    const key = idempotencyKey();
-                    await guard(() =>
-                      unwrap(
-                        api.POST("/v1/merchants/{merchantId}/refunds/{refundId}/cancel", {
-                          params: { path: { merchantId, refundId: r.id }, header: { "Idempotency-Key": key } },
-                        }),
-                      ),
-                    );
-                    reload();
-                  }}
-                />
+                <CancelButton kind="refund" id={r.id} guard={guard} onDone={reload} />
               ) : null}
             </PageHeader>
             {prompt}

@@ -3,10 +3,10 @@ import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
 import { formatCents, formatDate, parseDollars } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
-import { ApprovalCard, approvalText } from "../approvals";
+import { ApprovalCard, approvalText, CancelButton } from "../approvals";
 import { useStepUp } from "../stepup";
 import { AwaitingApprovalCheckbox, IdCell, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
-import { chainLabel, ConfirmButton, ErrorMessage, ExportCsv, FocusedHeading, Loaded, PageHeader, ReviewActions, StatusBadge, useChains, useLive, useLiveReload, useLoad, useSubmit } from "../ui";
+import { BackLink, chainLabel, ErrorMessage, ExportCsv, FocusedHeading, Loaded, PageHeader, ReviewActions, StatusBadge, useChains, useLive, useLiveReload, useLoad, useSubmit } from "../ui";
 import { Estimate, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
@@ -15,7 +15,7 @@ const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "can
 const PAGE = 25;
 
 export function WithdrawalList() {
-  const { merchantId, mode, can } = useMerchant();
+  const { merchantId, mode } = useMerchant();
   const chains = useChains();
   const { filters, setFilter, offset, setOffset } = useListFilters<{ status: Status | ""; awaiting: boolean }>({ status: "", awaiting: false });
   const { status, awaiting } = filters;
@@ -33,11 +33,7 @@ export function WithdrawalList() {
   return (
     <>
       <PageHeader title="Withdrawals">
-        {can("withdrawals:write") ? (
-          <a className="button" href={href("withdrawals", "new")}>
-            New withdrawal
-          </a>
-        ) : null}
+        <NewWithdrawalLink />
       </PageHeader>
       <div className="filters">
         <StatusFilter id="wd-status" statuses={STATUSES} value={status} onChange={(s) => setFilter("status", s)} />
@@ -75,6 +71,16 @@ export function WithdrawalList() {
   );
 }
 
+// NewWithdrawalLink: the "New withdrawal" button, for people who may move money.
+export function NewWithdrawalLink() {
+  const { can } = useMerchant();
+  return can("withdrawals:write") ? (
+    <a className="button" href={href("withdrawals", "new")}>
+      New withdrawal
+    </a>
+  ) : null;
+}
+
 export function WithdrawalDetail({ id }: { id: string }) {
   const { merchantId, mode, can } = useMerchant();
   const chains = useChains();
@@ -86,29 +92,13 @@ export function WithdrawalDetail({ id }: { id: string }) {
   const { guard, prompt } = useStepUp();
   return (
     <>
-      <p>
-        <a href={href("withdrawals")}>← Withdrawals</a>
-      </p>
+      <BackLink page="withdrawals" label="Withdrawals" />
       <Loaded state={w}>
         {(w) => (
           <>
             <PageHeader title={`Withdrawal of ${formatCents(w.amountInCents)}`}>
               {w.status === "pending" && can("withdrawals:write") ? (
-                <ConfirmButton
-                  label="Cancel withdrawal"
-                  confirmLabel="Yes, cancel it"
-                  question="Cancel this withdrawal? Its amount returns to the available balance."
-                  onConfirm={async () => {
-                    const key = idempotencyKey();
-                    await guard(() =>
-                      unwrap(
-                        api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", {
-                          params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
-                        }),
-                      ),
-                    ); // the live detail shows it cancelled within a poll
-                  }}
-                />
+                <CancelButton kind="withdrawal" id={w.id} guard={guard} /> // no reload: the live detail shows it cancelled within a poll
               ) : null}
             </PageHeader>
             {prompt}
@@ -209,9 +199,7 @@ export function NewWithdrawal() {
 
   return (
     <>
-      <p>
-        <a href={href("withdrawals")}>← Withdrawals</a>
-      </p>
+      <BackLink page="withdrawals" label="Withdrawals" />
       <PageHeader title="New withdrawal" />
       <Loaded state={config}>
         {(cfg) => {
