@@ -2,9 +2,9 @@ import { api, unwrap } from "../api/client";
 import { formatCents } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
-import { chainLabel, DataTable, Loaded, PageHeader, StatusBadge, TableSection, useChains, useLive, useLoad } from "../ui";
+import { chainLabel, DataTable, Loaded, StatusBadge, TableSection, useChains, useLive, useLoad } from "../ui";
 import { VolumeChart } from "./VolumeChart";
-import { NewWithdrawalLink } from "./Withdrawals";
+import { NewWithdrawalHeader } from "./Withdrawals";
 
 // Overview: the balance (GET …/balance), and from GET …/overview what payments brought in per
 // token, payments by status and the last 30 days' volume as a chart.
@@ -17,9 +17,7 @@ export function Overview() {
   );
   return (
     <>
-      <PageHeader title="Overview">
-        <NewWithdrawalLink />
-      </PageHeader>
+      <NewWithdrawalHeader title="Overview" />
       <Loaded state={balance}>
         {(b) => (
           <>

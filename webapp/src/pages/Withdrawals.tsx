@@ -32,9 +32,7 @@ export function WithdrawalList() {
   );
   return (
     <>
-      <PageHeader title="Withdrawals">
-        <NewWithdrawalLink />
-      </PageHeader>
+      <NewWithdrawalHeader title="Withdrawals" />
       <div className="filters">
         <StatusFilter id="wd-status" statuses={STATUSES} value={status} onChange={(s) => setFilter("status", s)} />
         <AwaitingApprovalCheckbox id="wd-awaiting" checked={awaiting} onChange={(a) => setFilter("awaiting", a)} />
@@ -71,14 +69,19 @@ export function WithdrawalList() {
   );
 }
 
-// NewWithdrawalLink: the "New withdrawal" button, for people who may move money.
-export function NewWithdrawalLink() {
+// NewWithdrawalHeader: a page's header with the "New withdrawal" button for people who may move
+// money.
+export function NewWithdrawalHeader({ title }: { title: string }) {
   const { can } = useMerchant();
-  return can("withdrawals:write") ? (
-    <a className="button" href={href("withdrawals", "new")}>
-      New withdrawal
-    </a>
-  ) : null;
+  return (
+    <PageHeader title={title}>
+      {can("withdrawals:write") ? (
+        <a className="button" href={href("withdrawals", "new")}>
+          New withdrawal
+        </a>
+      ) : null}
+    </PageHeader>
+  );
 }
 
 export function WithdrawalDetail({ id }: { id: string }) {
