@@ -3,14 +3,17 @@
 // admin or owner role approves it (never its creator); rejecting it cancels it. The API refuses
 // the creator (403 approval_by_creator) and service tokens (403 forbidden); the page says so
 // before anyone clicks: the creator sees Approve turned off with the reason next to it.
-import { useId, useState } from "react";
-import { ApiError, api, unwrap, type Schemas } from "./api/client";
+// Also here: Cancel, the other action on a withdrawal or refund that has not been sent.
+import { useId, useState, type ReactNode } from "react";
+import { ApiError, api, idempotencyKey, unwrap, type Schemas } from "./api/client";
 import { formatDate } from "./format";
 import { useMerchant, useSession } from "./session";
 import { ConfirmButton, ErrorMessage, errorText } from "./ui";
 
 export type Approval = Schemas["Approval"];
 export type Outflow = "withdrawal" | "refund";
+// Guard: a page's step-up guard (useStepUp).
+export type Guard = <T>(action: () => Promise<T>) => Promise<T>;
 
 // waiting: an approval is required and not given yet (the payout manager does not send it).
 export function waiting(a: Approval | undefined, status: string): boolean {
@@ -50,7 +53,7 @@ export function ApprovalActions({
   id: string;
   approval: Approval | undefined;
   status: string;
-  guard: <T>(action: () => Promise<T>) => Promise<T>;
+  guard: Guard;
   onDone: () => void;
 }) {
   const s = useSession();
@@ -116,5 +119,57 @@ export function ApprovalActions({
       ) : null}
       <ErrorMessage error={error} />
     </div>
+  );
+}
+
+// ApprovalCard: on a withdrawal's or refund's page while it waits for an approval, why it waits
+// (children) and Approve/Reject.
+export function ApprovalCard({
+  kind,
+  headingId,
+  item,
+  guard,
+  onDone,
+  children,
+}: {
+  kind: Outflow;
+  headingId: string;
+  item: { id: string; approval?: Approval | undefined; status: string };
+  guard: Guard;
+  onDone: () => void;
+  children: ReactNode;
+}) {
+  if (!waiting(item.approval, item.status)) return null;
+  return (
+    <section className="card warning-card" aria-labelledby={headingId}>
+      <h2 id={headingId}>Waiting for approval</h2>
+      <p>{children}</p>
+      <ApprovalActions kind={kind} id={item.id} approval={item.approval} status={item.status} guard={guard} onDone={onDone} />
+    </section>
+  );
+}
+
+function cancel(kind: Outflow, merchantId: string, id: string, key: string): Promise<unknown> {
+  const header = { "Idempotency-Key": key };
+  return kind === "withdrawal"
+    ? unwrap(api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", { params: { path: { merchantId, withdrawalId: id }, header } }))
+    : unwrap(api.POST("/v1/merchants/{merchantId}/refunds/{refundId}/cancel", { params: { path: { merchantId, refundId: id }, header } }));
+}
+
+// CancelButton: "Cancel withdrawal" or "Cancel refund", asked once more, with one
+// Idempotency-Key per confirmation; onDone (if any) reloads the page's data.
+export function CancelButton({ kind, id, guard, onDone }: { kind: Outflow; id: string; guard: Guard; onDone?: () => void }) {
+  const { merchantId } = useMerchant();
+  return (
+    <ConfirmButton
+      label={`Cancel ${kind}`}
+      confirmLabel="Yes, cancel it"
+      question={`Cancel this ${kind}? Its amount returns to the available balance.`}
+      onConfirm={async () => {
+        const key = idempotencyKey();
+        await guard(() => cancel(kind, merchantId, id, key));
+        onDone?.();
+      }}
+    />
   );
 }

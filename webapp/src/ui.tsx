@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type DependencyList, type ReactNode } from "react";
 import { authErrorText } from "./api/auth";
 import { api, unwrap, type Schemas } from "./api/client";
+import { href } from "./router";
 
 export type Load<T> = { status: "loading" } | { status: "error"; error: string } | { status: "ok"; data: T };
 
@@ -57,6 +58,15 @@ export function PageHeader({ title, children }: { title: string; children?: Reac
   );
 }
 
+// BackLink: a page's link back to its list (#/<page>).
+export function BackLink({ page, label }: { page: string; label: string }) {
+  return (
+    <p>
+      <a href={href(page)}>{`← ${label}`}</a>
+    </p>
+  );
+}
+
 export function Placeholder({ title, coming, children }: { title: string; coming: string; children?: ReactNode }) {
   return (
     <>
@@ -106,6 +116,75 @@ export function SecretOnce({ title, secret, onDone }: { title: string; secret: s
         </button>
       </div>
     </div>
+  );
+}
+
+// A heading that takes the focus when it appears (a step of a form replacing the previous
+// one), so keyboard and screen-reader users land on it.
+export function FocusedHeading({ id, level = 2, children }: { id: string; level?: 2 | 3; children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const H = level === 3 ? "h3" : "h2";
+  return (
+    <H id={id} ref={ref} tabIndex={-1}>
+      {children}
+    </H>
+  );
+}
+
+// useSubmit: a form's busy flag and error. submit(action, done) turns busy on and clears the
+// error, then calls done with the answer (which moves on: busy stays on) or shows the error.
+export function useSubmit(): {
+  busy: boolean;
+  error: string | null;
+  setError: (error: string | null) => void;
+  submit: <T>(action: () => Promise<T>, done: (answer: T) => void) => void;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = <T,>(action: () => Promise<T>, done: (answer: T) => void) => {
+    setBusy(true);
+    setError(null);
+    action().then(done, (err: unknown) => {
+      setBusy(false);
+      setError(errorText(err));
+    });
+  };
+  return { busy, error, setError, submit };
+}
+
+// ReviewActions: a review step's step-up prompt, error, confirm button (busyLabel while it runs)
+// and Edit (back to the form).
+export function ReviewActions({
+  prompt,
+  error,
+  busy,
+  label,
+  busyLabel,
+  onConfirm,
+  onEdit,
+}: {
+  prompt: ReactNode;
+  error: string | null;
+  busy: boolean;
+  label: string;
+  busyLabel: string;
+  onConfirm: () => void;
+  onEdit: () => void;
+}) {
+  return (
+    <>
+      {prompt}
+      <ErrorMessage error={error} />
+      <div className="row">
+        <button type="button" className="button" disabled={busy} onClick={onConfirm}>
+          {busy ? busyLabel : label}
+        </button>
+        <button type="button" className="button secondary" disabled={busy} onClick={onEdit}>
+          Edit
+        </button>
+      </div>
+    </>
   );
 }
 
@@ -405,6 +484,34 @@ export function DataTable({ columns, className = "table-wrap", children }: { col
         <tbody>{children}</tbody>
       </table>
     </div>
+  );
+}
+
+// TableSection: a card with a heading and a table of items (a row each), or `empty` when there
+// are none; children follow the table.
+export function TableSection<T>({
+  id,
+  title,
+  columns,
+  items,
+  empty,
+  row,
+  children,
+}: {
+  id: string;
+  title: string;
+  columns: Column[];
+  items: readonly T[];
+  empty: string;
+  row: (item: T) => ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <section className="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {items.length === 0 ? <p className="muted">{empty}</p> : <DataTable columns={columns}>{items.map((x) => row(x))}</DataTable>}
+      {children}
+    </section>
   );
 }
 

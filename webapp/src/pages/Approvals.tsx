@@ -1,14 +1,15 @@
 // Approvals (issue 23): the withdrawals and refunds waiting for a second person
 // (`awaitingApproval=true` on both lists), each with Approve and Reject. Live, like the other
 // lists: one approved elsewhere leaves the page within a poll.
-import { api, unwrap, type Schemas } from "../api/client";
-import { ApprovalActions } from "../approvals";
-import { formatCents, formatDate, shortId } from "../format";
-import { href } from "../router";
+import type { ReactNode } from "react";
+import { api, unwrap } from "../api/client";
+import { ApprovalActions, type Approval, type Guard, type Outflow } from "../approvals";
+import { formatCents, formatDate } from "../format";
+import { IdCell } from "../lists";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { ACTIONS, chainLabel, DataTable, Loaded, PageHeader, useChains, useLiveReload } from "../ui";
-import { refundAmount } from "./Refunds";
+import { ACTIONS, chainLabel, Loaded, PageHeader, TableSection, useChains, useLiveReload, type ChainNames, type Column } from "../ui";
+import { RefundAmountCell } from "./Refunds";
 
 const WHY: Record<string, string> = {
   typed_address: "address typed by the customer: check it with them",
@@ -33,7 +34,6 @@ export function Approvals() {
       ]),
     [merchantId, mode],
   );
-  const done = reload;
   return (
     <>
       <PageHeader title="Approvals" />
@@ -46,75 +46,86 @@ export function Approvals() {
       <Loaded state={data}>
         {([ws, rs]) => (
           <>
-            <section className="card" aria-labelledby="appr-w">
-              <h2 id="appr-w">Withdrawals</h2>
-              {ws.data.length === 0 ? (
-                <p className="muted">No withdrawals wait for an approval.</p>
-              ) : (
-                <DataTable columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS]}>
-                  {ws.data.map((w) => (
-                    <tr key={w.id}>
-                      <td>
-                        <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
-                          <code>{shortId(w.id)}</code>
-                        </a>
-                      </td>
-                      <td className="num">{formatCents(w.amountInCents)}</td>
-                      <td>{chainLabel(chains, w.chainId)}</td>
-                      <td>
-                        <code className="wrap">{w.recipientAddress}</code>
-                      </td>
-                      <td>{formatDate(w.createdAt)}</td>
-                      <td>
-                        <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={done} />
-                      </td>
-                    </tr>
-                  ))}
-                </DataTable>
+            <TableSection
+              id="appr-w"
+              title="Withdrawals"
+              columns={waitingColumns("Withdrawal")}
+              items={ws.data}
+              empty="No withdrawals wait for an approval."
+              row={(w) => (
+                <WaitingRow
+                  key={w.id}
+                  kind="withdrawal"
+                  item={w}
+                  amountCell={<td className="num">{formatCents(w.amountInCents)}</td>}
+                  chains={chains}
+                  guard={guard}
+                  onDone={reload}
+                >
+                  <code className="wrap">{w.recipientAddress}</code>
+                </WaitingRow>
               )}
-            </section>
+            />
             {rs ? (
-              <section className="card" aria-labelledby="appr-r">
-                <h2 id="appr-r">Refunds</h2>
-                {rs.data.length === 0 ? (
-                  <p className="muted">No refunds wait for an approval.</p>
-                ) : (
-                  <DataTable columns={["Refund", { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS]}>
-                    {rs.data.map((r: Schemas["Refund"]) => (
-                      <tr key={r.id}>
-                        <td>
-                          <a href={href("refunds", r.id)} aria-label={`Refund ${r.id}`}>
-                            <code>{shortId(r.id)}</code>
-                          </a>
-                        </td>
-                        <td className="num">
-                          {refundAmount(r)}
-                          <br />
-                          <span className="muted">{formatCents(r.amountInCents)}</span>
-                        </td>
-                        <td>{chainLabel(chains, r.chainId)}</td>
-                        <td>
-                          <code className="wrap">{r.recipientAddress ?? "—"}</code>
-                          {r.recipientSource && WHY[r.recipientSource] ? (
-                            <>
-                              <br />
-                              <span className="muted">{WHY[r.recipientSource]}</span>
-                            </>
-                          ) : null}
-                        </td>
-                        <td>{formatDate(r.createdAt)}</td>
-                        <td>
-                          <ApprovalActions kind="refund" id={r.id} approval={r.approval} status={r.status} guard={guard} onDone={done} />
-                        </td>
-                      </tr>
-                    ))}
-                  </DataTable>
+              <TableSection
+                id="appr-r"
+                title="Refunds"
+                columns={waitingColumns("Refund")}
+                items={rs.data}
+                empty="No refunds wait for an approval."
+                row={(r) => (
+                  <WaitingRow key={r.id} kind="refund" item={r} amountCell={<RefundAmountCell r={r} />} chains={chains} guard={guard} onDone={reload}>
+                    <code className="wrap">{r.recipientAddress ?? "—"}</code>
+                    {r.recipientSource && WHY[r.recipientSource] ? (
+                      <>
+                        <br />
+                        <span className="muted">{WHY[r.recipientSource]}</span>
+                      </>
+                    ) : null}
+                  </WaitingRow>
                 )}
-              </section>
+              />
             ) : null}
           </>
         )}
       </Loaded>
     </>
+  );
+}
+
+function waitingColumns(what: string): Column[] {
+  return [what, { label: "Amount", num: true }, "Network", "Recipient", "Created", ACTIONS];
+}
+
+// WaitingRow: a withdrawal or refund waiting for an approval, its recipient (children) and
+// Approve/Reject.
+function WaitingRow({
+  kind,
+  item,
+  amountCell,
+  chains,
+  guard,
+  onDone,
+  children,
+}: {
+  kind: Outflow;
+  item: { id: string; chainId: string; createdAt: string; approval?: Approval | undefined; status: string };
+  amountCell: ReactNode;
+  chains: ChainNames;
+  guard: Guard;
+  onDone: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <tr>
+      <IdCell page={`${kind}s`} id={item.id} label={`${kind === "withdrawal" ? "Withdrawal" : "Refund"} ${item.id}`} />
+      {amountCell}
+      <td>{chainLabel(chains, item.chainId)}</td>
+      <td>{children}</td>
+      <td>{formatDate(item.createdAt)}</td>
+      <td>
+        <ApprovalActions kind={kind} id={item.id} approval={item.approval} status={item.status} guard={guard} onDone={onDone} />
+      </td>
+    </tr>
   );
 }

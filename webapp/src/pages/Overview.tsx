@@ -2,8 +2,9 @@ import { api, unwrap } from "../api/client";
 import { formatCents } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
-import { chainLabel, Loaded, PageHeader, StatusBadge, useChains, useLive, useLoad } from "../ui";
+import { chainLabel, DataTable, Loaded, StatusBadge, TableSection, useChains, useLive, useLoad } from "../ui";
 import { VolumeChart } from "./VolumeChart";
+import { NewWithdrawalHeader } from "./Withdrawals";
 
 // Overview: the balance (GET …/balance), and from GET …/overview what payments brought in per
 // token, payments by status and the last 30 days' volume as a chart.
@@ -16,13 +17,7 @@ export function Overview() {
   );
   return (
     <>
-      <PageHeader title="Overview">
-        {can("withdrawals:write") ? (
-          <a className="button" href={href("withdrawals", "new")}>
-            New withdrawal
-          </a>
-        ) : null}
-      </PageHeader>
+      <NewWithdrawalHeader title="Overview" />
       <Loaded state={balance}>
         {(b) => (
           <>
@@ -46,28 +41,15 @@ export function Overview() {
             {b.pendingPayouts.length > 0 ? (
               <section className="card" aria-labelledby="pending-h">
                 <h2 id="pending-h">Pending by network</h2>
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Network</th>
-                        <th scope="col">Token</th>
-                        <th scope="col" className="num">
-                          Amount
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {b.pendingPayouts.map((p) => (
-                        <tr key={`${p.chainId}/${p.tokenSymbol}`}>
-                          <td>{chainLabel(chains, p.chainId)}</td>
-                          <td>{p.tokenSymbol}</td>
-                          <td className="num">{formatCents(p.amountInCents)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <DataTable columns={["Network", "Token", { label: "Amount", num: true }]}>
+                  {b.pendingPayouts.map((p) => (
+                    <tr key={`${p.chainId}/${p.tokenSymbol}`}>
+                      <td>{chainLabel(chains, p.chainId)}</td>
+                      <td>{p.tokenSymbol}</td>
+                      <td className="num">{formatCents(p.amountInCents)}</td>
+                    </tr>
+                  ))}
+                </DataTable>
               </section>
             ) : null}
           </>
@@ -90,40 +72,23 @@ function PaymentsSummary() {
     <Loaded state={ov}>
       {(o) => (
         <>
-          <section className="card" aria-labelledby="ov-tokens">
-            <h2 id="ov-tokens">Received per token</h2>
-            {o.balancesByToken.length === 0 ? (
-              <p className="muted">No completed payments yet.</p>
-            ) : (
-              <div className="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Token</th>
-                      <th scope="col">Network</th>
-                      <th scope="col" className="num">
-                        Received (USD)
-                      </th>
-                      <th scope="col" className="num">
-                        Payments
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {o.balancesByToken.map((b) => (
-                      <tr key={b.tokenId}>
-                        <td>{b.tokenSymbol}</td>
-                        <td>{chainLabel(chains, b.chainId)}</td>
-                        <td className="num">{formatCents(b.receivedInCents)}</td>
-                        <td className="num">{b.payments}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+          <TableSection
+            id="ov-tokens"
+            title="Received per token"
+            columns={["Token", "Network", { label: "Received (USD)", num: true }, { label: "Payments", num: true }]}
+            items={o.balancesByToken}
+            empty="No completed payments yet."
+            row={(b) => (
+              <tr key={b.tokenId}>
+                <td>{b.tokenSymbol}</td>
+                <td>{chainLabel(chains, b.chainId)}</td>
+                <td className="num">{formatCents(b.receivedInCents)}</td>
+                <td className="num">{b.payments}</td>
+              </tr>
             )}
+          >
             <p className="help">What completed payments brought in since the start; the available balance above is what can be withdrawn.</p>
-          </section>
+          </TableSection>
           <section className="card" aria-labelledby="ov-status">
             <h2 id="ov-status">Payments by status</h2>
             <ul className="status-counts">

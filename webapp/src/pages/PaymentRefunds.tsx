@@ -6,12 +6,12 @@
 // only "Confirm refund" creates it, with one Idempotency-Key per review.
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { waiting } from "../approvals";
-import { excessUnits, formatCents, formatDate, formatUnits, parseDollars, parseUnits, shortId } from "../format";
-import { href, navigate } from "../router";
+import { excessUnits, formatCents, formatDate, formatUnits, parseDollars, parseUnits } from "../format";
+import { IdCell, StatusCell } from "../lists";
+import { navigate } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { DataTable, ErrorMessage, errorText, StatusBadge, useLive } from "../ui";
+import { DataTable, ErrorMessage, FocusedHeading, ReviewActions, useLive, useSubmit } from "../ui";
 import { refundAmount } from "./Refunds";
 
 type Payment = Schemas["Payment"];
@@ -94,16 +94,9 @@ function RefundRows({ refunds }: { refunds: Refund[] }) {
     <DataTable columns={["Refund", { label: "Amount", num: true }, "Status", "Created"]}>
       {refunds.map((x) => (
         <tr key={x.id}>
-          <td>
-            <a href={href("refunds", x.id)} aria-label={`Refund ${x.id}`}>
-              <code>{shortId(x.id)}</code>
-            </a>
-          </td>
+          <IdCell page="refunds" id={x.id} label={`Refund ${x.id}`} />
           <td className="num">{refundAmount(x)}</td>
-          <td>
-            <StatusBadge status={x.status} />
-            {waiting(x.approval, x.status) ? <span className="badge status-awaiting">needs approval</span> : null}
-          </td>
+          <StatusCell status={x.status} approval={x.approval} />
           <td>{formatDate(x.createdAt)}</td>
         </tr>
       ))}
@@ -130,8 +123,7 @@ function RefundForm({
   const [reason, setReason] = useState(initial.reason);
   const [subtractFee, setSubtractFee] = useState(false);
   const [review, setReview] = useState<{ body: Schemas["CreateRefundRequest"]; key: string } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, setError, submit: send } = useSubmit();
   const { guard, prompt } = useStepUp();
   const id = useId();
   const first = useRef<HTMLInputElement>(null);
@@ -161,7 +153,7 @@ function RefundForm({
     const b = review.body;
     return (
       <section className="subcard" aria-labelledby={`${id}-rh`}>
-        <ReviewHeading id={`${id}-rh`}>Review the refund</ReviewHeading>
+        <FocusedHeading id={`${id}-rh`} level={3}>Review the refund</FocusedHeading>
         <dl className="fields">
           <dt>Amount</dt>
           <dd>
@@ -191,38 +183,28 @@ function RefundForm({
           <dd>{mode === "live" ? "live money" : "test money"}</dd>
         </dl>
         <p className="help">The amount is taken from your balance now, and returns to it if the refund is cancelled or fails.</p>
-        {prompt}
-        <ErrorMessage error={error} />
-        <div className="row">
-          <button
-            type="button"
-            className="button"
-            disabled={busy}
-            onClick={() => {
-              setBusy(true);
-              setError(null);
-              guard(() =>
-                unwrap(
-                  api.POST("/v1/merchants/{merchantId}/payments/{paymentId}/refunds", {
-                    params: { path: { merchantId, paymentId: payment.id }, header: { "Idempotency-Key": review.key } },
-                    body: review.body,
-                  }),
+        <ReviewActions
+          prompt={prompt}
+          error={error}
+          busy={busy}
+          label="Confirm refund"
+          busyLabel="Refunding…"
+          onConfirm={() =>
+            send(
+              () =>
+                guard(() =>
+                  unwrap(
+                    api.POST("/v1/merchants/{merchantId}/payments/{paymentId}/refunds", {
+                      params: { path: { merchantId, paymentId: payment.id }, header: { "Idempotency-Key": review.key } },
+                      body: review.body,
+                    }),
+                  ),
                 ),
-              ).then(
-                (made) => navigate("refunds", made.id),
-                (err: unknown) => {
-                  setBusy(false);
-                  setError(errorText(err));
-                },
-              );
-            }}
-          >
-            {busy ? "Refunding…" : "Confirm refund"}
-          </button>
-          <button type="button" className="button secondary" disabled={busy} onClick={() => setReview(null)}>
-            Edit
-          </button>
-        </div>
+              (made) => navigate("refunds", made.id),
+            )
+          }
+          onEdit={() => setReview(null)}
+        />
       </section>
     );
   }
@@ -285,15 +267,5 @@ function RefundForm({
         </button>
       </div>
     </form>
-  );
-}
-
-function ReviewHeading({ id, children }: { id: string; children: string }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return (
-    <h3 id={id} ref={ref} tabIndex={-1}>
-      {children}
-    </h3>
   );
 }

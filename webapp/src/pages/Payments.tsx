@@ -4,7 +4,8 @@ import { formatCents, formatDate, shortId } from "../format";
 import { href } from "../router";
 import { useMerchant } from "../session";
 import { PaymentRefunds } from "./PaymentRefunds";
-import { chainLabel, ExportCsv, Loaded, PagedTable, PageHeader, safeHref, StatusBadge, useChains, useLive } from "../ui";
+import { PagedList, StatusFilter, useListFilters } from "../lists";
+import { BackLink, chainLabel, ExportCsv, Loaded, PageHeader, safeHref, StatusBadge, TableSection, useChains, useLive } from "../ui";
 
 type Status = Schemas["PaymentStatus"];
 const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "expired", "cancelled"];
@@ -20,8 +21,7 @@ export function PaymentList() {
   const { merchantId, mode } = useMerchant();
   const [status, setStatus] = useState<Status | "">("");
   const [search, setSearch] = useState("");
-  const [applied, setApplied] = useState({ status: "" as Status | "", search: "" });
-  const [offset, setOffset] = useState(0);
+  const { filters: applied, applyFilters, offset, setOffset } = useListFilters<{ status: Status | ""; search: string }>({ status: "", search: "" });
   const id = useId();
   const list = useLive(
     (signal) =>
@@ -51,21 +51,10 @@ export function PaymentList() {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          setApplied({ status, search: search.trim() });
-          setOffset(0);
+          applyFilters({ status, search: search.trim() });
         }}
       >
-        <div className="field inline">
-          <label htmlFor={`${id}-s`}>Status</label>
-          <select id={`${id}-s`} value={status} onChange={(e) => setStatus(e.target.value as Status | "")}>
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <StatusFilter id={`${id}-s`} statuses={STATUSES} value={status} onChange={setStatus} />
         <div className="field inline">
           <label htmlFor={`${id}-q`}>Search</label>
           <input id={`${id}-q`} type="search" placeholder="Order id or payment id" value={search} onChange={(e) => setSearch(e.target.value)} />
@@ -74,36 +63,28 @@ export function PaymentList() {
           Search
         </button>
       </form>
-      <Loaded state={list}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <p className="card muted">No payments{applied.status || applied.search ? " match" : ""} in {mode} mode.</p>
-          ) : (
-            <PagedTable
-              columns={["Payment", { label: "Amount", num: true }, "Status", "Created"]}
-              pagination={l.pagination}
-              offset={offset}
-              page={PAGE}
-              onOffset={setOffset}
-            >
-              {l.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
-                      {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
-                    </a>
-                  </td>
-                  <td className="num">{formatCents(p.amountInCents)}</td>
-                  <td>
-                    <StatusBadge status={p.status} />
-                  </td>
-                  <td>{formatDate(p.createdAt)}</td>
-                </tr>
-              ))}
-            </PagedTable>
-          )
-        }
-      </Loaded>
+      <PagedList
+        state={list}
+        columns={["Payment", { label: "Amount", num: true }, "Status", "Created"]}
+        page={PAGE}
+        offset={offset}
+        onOffset={setOffset}
+        empty={`No payments${applied.status || applied.search ? " match" : ""} in ${mode} mode.`}
+        row={(p) => (
+          <tr key={p.id}>
+            <td>
+              <a href={href("payments", p.id)} aria-label={`Payment ${paymentName(p)}`}>
+                {p.orderId ? <span className="wrap">{p.orderId}</span> : <code>{shortId(p.id)}</code>}
+              </a>
+            </td>
+            <td className="num">{formatCents(p.amountInCents)}</td>
+            <td>
+              <StatusBadge status={p.status} />
+            </td>
+            <td>{formatDate(p.createdAt)}</td>
+          </tr>
+        )}
+      />
       <ExportCsv
         what="payments"
         fetchCsv={(from, to) =>
@@ -130,9 +111,7 @@ export function PaymentDetail({ id }: { id: string }) {
   );
   return (
     <>
-      <p>
-        <a href={href("payments")}>← Payments</a>
-      </p>
+      <BackLink page="payments" label="Payments" />
       <Loaded state={data}>
         {([p, events, transfers, deliveries]) => (
           <>
@@ -184,91 +163,60 @@ export function PaymentDetail({ id }: { id: string }) {
               </dl>
             </section>
 
-            <section className="card" aria-labelledby="pay-quotes">
-              <h2 id="pay-quotes">Quotes</h2>
-              {p.quotes.length === 0 ? (
-                <p className="muted">No quotes.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Token</th>
-                        <th scope="col">Network</th>
-                        <th scope="col">Expected (smallest unit)</th>
-                        <th scope="col">Rate (USD)</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Expires</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {p.quotes.map((q) => (
-                        <tr key={q.id}>
-                          <td>{q.token.symbol}</td>
-                          <td>{chainLabel(chains, q.chainId)}</td>
-                          <td className="wrap">{q.expectedAmountAsset}</td>
-                          <td>{q.rateUsdAsset}</td>
-                          <td>
-                            <StatusBadge status={q.status} />
-                          </td>
-                          <td>{formatDate(q.expiresAt)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+            <TableSection
+              id="pay-quotes"
+              title="Quotes"
+              columns={["Token", "Network", "Expected (smallest unit)", "Rate (USD)", "Status", "Expires"]}
+              items={p.quotes}
+              empty="No quotes."
+              row={(q) => (
+                <tr key={q.id}>
+                  <td>{q.token.symbol}</td>
+                  <td>{chainLabel(chains, q.chainId)}</td>
+                  <td className="wrap">{q.expectedAmountAsset}</td>
+                  <td>{q.rateUsdAsset}</td>
+                  <td>
+                    <StatusBadge status={q.status} />
+                  </td>
+                  <td>{formatDate(q.expiresAt)}</td>
+                </tr>
               )}
-            </section>
+            />
 
-            <section className="card" aria-labelledby="pay-transfers">
-              <h2 id="pay-transfers">On-chain transfers</h2>
-              {transfers.data.length === 0 ? (
-                <p className="muted">No transfers seen yet.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Transaction</th>
-                        <th scope="col">Network</th>
-                        <th scope="col">Amount</th>
-                        <th scope="col">Confirmations</th>
-                        <th scope="col">Status</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {transfers.data.map((t) => {
-                        const link = safeHref(t.explorerUrl);
-                        return (
-                          <tr key={t.id}>
-                            <td>
-                              {link ? (
-                                <a href={link} target="_blank" rel="noopener noreferrer" aria-label={`Transaction ${t.txHash} (opens in a new tab)`}>
-                                  <code>{shortId(t.txHash)}</code>
-                                </a>
-                              ) : (
-                                <code className="wrap">{t.txHash}</code>
-                              )}
-                            </td>
-                            <td>{chainLabel(chains, t.chainId)}</td>
-                            <td>
-                              {t.amount} {t.tokenSymbol}
-                            </td>
-                            <td>
-                              {t.confirmations} / {t.requiredConfirmations}
-                            </td>
-                            <td>
-                              <StatusBadge status={t.status} />
-                              {t.credited ? " credited" : ""}
-                            </td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-            </section>
+            <TableSection
+              id="pay-transfers"
+              title="On-chain transfers"
+              columns={["Transaction", "Network", "Amount", "Confirmations", "Status"]}
+              items={transfers.data}
+              empty="No transfers seen yet."
+              row={(t) => {
+                const link = safeHref(t.explorerUrl);
+                return (
+                  <tr key={t.id}>
+                    <td>
+                      {link ? (
+                        <a href={link} target="_blank" rel="noopener noreferrer" aria-label={`Transaction ${t.txHash} (opens in a new tab)`}>
+                          <code>{shortId(t.txHash)}</code>
+                        </a>
+                      ) : (
+                        <code className="wrap">{t.txHash}</code>
+                      )}
+                    </td>
+                    <td>{chainLabel(chains, t.chainId)}</td>
+                    <td>
+                      {t.amount} {t.tokenSymbol}
+                    </td>
+                    <td>
+                      {t.confirmations} / {t.requiredConfirmations}
+                    </td>
+                    <td>
+                      <StatusBadge status={t.status} />
+                      {t.credited ? " credited" : ""}
+                    </td>
+                  </tr>
+                );
+              }}
+            />
 
             {p.receipt ? (
               <section className="card" aria-labelledby="pay-receipt">
@@ -317,44 +265,29 @@ export function PaymentDetail({ id }: { id: string }) {
               )}
             </section>
 
-            <section className="card" aria-labelledby="pay-deliveries">
-              <h2 id="pay-deliveries">Webhook deliveries</h2>
-              {deliveries.data.length === 0 ? (
-                <p className="muted">No webhook deliveries for this payment.</p>
-              ) : (
-                <div className="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Event</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Attempts</th>
-                        <th scope="col">Last answer</th>
-                        <th scope="col">Updated</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {deliveries.data.map((d) => {
-                        const last = d.log[d.log.length - 1];
-                        return (
-                          <tr key={d.id}>
-                            <td>
-                              <code className="wrap">{d.eventId}</code>
-                            </td>
-                            <td>
-                              <StatusBadge status={d.status} />
-                            </td>
-                            <td>{d.attempts}</td>
-                            <td>{last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? "no answer")) : "—"}</td>
-                            <td>{formatDate(d.updatedAt)}</td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
-              )}
-            </section>
+            <TableSection
+              id="pay-deliveries"
+              title="Webhook deliveries"
+              columns={["Event", "Status", "Attempts", "Last answer", "Updated"]}
+              items={deliveries.data}
+              empty="No webhook deliveries for this payment."
+              row={(d) => {
+                const last = d.log[d.log.length - 1];
+                return (
+                  <tr key={d.id}>
+                    <td>
+                      <code className="wrap">{d.eventId}</code>
+                    </td>
+                    <td>
+                      <StatusBadge status={d.status} />
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>{last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.error ?? "no answer")) : "—"}</td>
+                    <td>{formatDate(d.updatedAt)}</td>
+                  </tr>
+                );
+              }}
+            />
           </>
         )}
       </Loaded>

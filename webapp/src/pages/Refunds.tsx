@@ -2,14 +2,15 @@
 // detail — its amount, recipient and where the address came from, the customer's claim link
 // while it awaits an address, the approval, the receipt once paid — with Cancel (awaiting an
 // address or pending) and Approve/Reject when it waits for a second person.
-import { useId, useState } from "react";
-import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { ApprovalActions, approvalText, waiting } from "../approvals";
-import { formatCents, formatDate, formatUnits, shortId } from "../format";
+import { useId } from "react";
+import { api, unwrap, type Schemas } from "../api/client";
+import { ApprovalCard, approvalText, CancelButton } from "../approvals";
+import { formatCents, formatDate, formatUnits } from "../format";
 import { currentQuery, href } from "../router";
 import { useMerchant } from "../session";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, CopyButton, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLiveReload, type ChainNames } from "../ui";
+import { AwaitingApprovalCheckbox, IdCell, IdFilter, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
+import { BackLink, chainLabel, CopyButton, Loaded, PageHeader, StatusBadge, useChains, useLive, useLiveReload, type ChainNames } from "../ui";
 
 type Refund = Schemas["Refund"];
 type Status = Schemas["RefundStatus"];
@@ -30,10 +31,12 @@ const SOURCES: Record<string, string> = {
 export function RefundList() {
   const { merchantId, mode } = useMerchant();
   const chains = useChains();
-  const [status, setStatus] = useState<Status | "">("");
-  const [awaiting, setAwaiting] = useState(false);
-  const [paymentId, setPaymentId] = useState(() => currentQuery().get("paymentId") ?? "");
-  const [offset, setOffset] = useState(0);
+  const { filters, setFilter, offset, setOffset } = useListFilters<{ status: Status | ""; awaiting: boolean; paymentId: string }>(() => ({
+    status: "",
+    awaiting: false,
+    paymentId: currentQuery().get("paymentId") ?? "",
+  }));
+  const { status, awaiting, paymentId } = filters;
   const id = useId();
   const payment = UUID.test(paymentId.trim()) ? paymentId.trim() : "";
   const list = useLive(
@@ -60,99 +63,46 @@ export function RefundList() {
       <PageHeader title="Refunds" />
       <p className="help">Refund a payment from its page (Payments → a completed payment → Refund).</p>
       <div className="filters refund-filters">
-        <div className="field inline">
-          <label htmlFor={`${id}-s`}>Status</label>
-          <select
-            id={`${id}-s`}
-            value={status}
-            onChange={(e) => {
-              setStatus(e.target.value as Status | "");
-              setOffset(0);
-            }}
-          >
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s.replace(/_/g, " ")}
-              </option>
-            ))}
-          </select>
-        </div>
-        <label className="check" htmlFor={`${id}-a`}>
-          <input
-            id={`${id}-a`}
-            type="checkbox"
-            checked={awaiting}
-            onChange={(e) => {
-              setAwaiting(e.target.checked);
-              setOffset(0);
-            }}
-          />
-          Awaiting approval only
-        </label>
-        <div className="field inline">
-          <label htmlFor={`${id}-p`}>Payment id</label>
-          <input
-            id={`${id}-p`}
-            className="mono-text id-filter"
-            spellCheck={false}
-            autoComplete="off"
-            value={paymentId}
-            aria-describedby={`${id}-ph`}
-            onChange={(e) => {
-              setPaymentId(e.target.value);
-              setOffset(0);
-            }}
-          />
-          <span className="visually-hidden" id={`${id}-ph`}>
-            A complete payment id filters the list.
-          </span>
-        </div>
+        <StatusFilter id={`${id}-s`} statuses={STATUSES} value={status} onChange={(s) => setFilter("status", s)} />
+        <AwaitingApprovalCheckbox id={`${id}-a`} checked={awaiting} onChange={(a) => setFilter("awaiting", a)} />
+        <IdFilter
+          id={`${id}-p`}
+          label="Payment id"
+          hint="A complete payment id filters the list."
+          value={paymentId}
+          onChange={(p) => setFilter("paymentId", p)}
+        />
       </div>
-      <Loaded state={list}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <p className="card muted">
-              No refunds{status || awaiting || payment ? " match" : ""} in {mode} mode.
-            </p>
-          ) : (
-            <PagedTable
-              columns={["Refund", { label: "Amount", num: true }, "Network", "Payment", "Status", "Created"]}
-              pagination={l.pagination}
-              offset={offset}
-              page={PAGE}
-              onOffset={setOffset}
-            >
-              {l.data.map((r) => (
-                <tr key={r.id}>
-                  <td>
-                    <a href={href("refunds", r.id)} aria-label={`Refund ${r.id}`}>
-                      <code>{shortId(r.id)}</code>
-                    </a>
-                  </td>
-                  <td className="num">
-                    {refundAmount(r)}
-                    <br />
-                    <span className="muted">{formatCents(r.amountInCents)}</span>
-                  </td>
-                  <td>{chainLabel(chains, r.chainId)}</td>
-                  <td>
-                    <a href={href("payments", r.paymentId)} aria-label={`Payment ${r.paymentId} of refund ${r.id}`}>
-                      <code>{shortId(r.paymentId)}</code>
-                    </a>
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                    {waiting(r.approval, r.status) ? <span className="badge status-awaiting">needs approval</span> : null}
-                  </td>
-                  <td>{formatDate(r.createdAt)}</td>
-                </tr>
-              ))}
-            </PagedTable>
-          )
-        }
-      </Loaded>
+      <PagedList
+        state={list}
+        columns={["Refund", { label: "Amount", num: true }, "Network", "Payment", "Status", "Created"]}
+        page={PAGE}
+        offset={offset}
+        onOffset={setOffset}
+        empty={`No refunds${status || awaiting || payment ? " match" : ""} in ${mode} mode.`}
+        row={(r) => (
+          <tr key={r.id}>
+            <IdCell page="refunds" id={r.id} label={`Refund ${r.id}`} />
+            <RefundAmountCell r={r} />
+            <td>{chainLabel(chains, r.chainId)}</td>
+            <IdCell page="payments" id={r.paymentId} label={`Payment ${r.paymentId} of refund ${r.id}`} />
+            <StatusCell status={r.status} approval={r.approval} />
+            <td>{formatDate(r.createdAt)}</td>
+          </tr>
+        )}
+      />
     </>
+  );
+}
+
+// RefundAmountCell: the amount sent, and under it the dollars debited.
+export function RefundAmountCell({ r }: { r: Pick<Refund, "amountAsset" | "tokenDecimals" | "tokenSymbol" | "amountInCents"> }) {
+  return (
+    <td className="num">
+      {refundAmount(r)}
+      <br />
+      <span className="muted">{formatCents(r.amountInCents)}</span>
+    </td>
   );
 }
 
@@ -166,44 +116,21 @@ export function RefundDetail({ id }: { id: string }) {
   const { guard, prompt } = useStepUp();
   return (
     <>
-      <p>
-        <a href={href("refunds")}>← Refunds</a>
-      </p>
+      <BackLink page="refunds" label="Refunds" />
       <Loaded state={r}>
         {(r) => (
           <>
             <PageHeader title={`Refund of ${refundAmount(r)}`}>
               {(r.status === "awaiting_address" || r.status === "pending") && can("withdrawals:write") ? (
-                <ConfirmButton
-                  label="Cancel refund"
-                  confirmLabel="Yes, cancel it"
-                  question="Cancel this refund? Its amount returns to the available balance."
-                  onConfirm={async () => {
-                    const key = idempotencyKey();
-                    await guard(() =>
-                      unwrap(
-                        api.POST("/v1/merchants/{merchantId}/refunds/{refundId}/cancel", {
-                          params: { path: { merchantId, refundId: r.id }, header: { "Idempotency-Key": key } },
-                        }),
-                      ),
-                    );
-                    reload();
-                  }}
-                />
+                <CancelButton kind="refund" id={r.id} guard={guard} onDone={reload} />
               ) : null}
             </PageHeader>
             {prompt}
-            {waiting(r.approval, r.status) ? (
-              <section className="card warning-card" aria-labelledby="refund-approval-h">
-                <h2 id="refund-approval-h">Waiting for approval</h2>
-                <p>
-                  {r.recipientSource === "typed_address"
-                    ? "The customer typed this address on the claim page (no wallet signature): check it with them before approving."
-                    : "This refund is above the approval threshold: a second person with the admin or owner role approves it before it is sent."}
-                </p>
-                <ApprovalActions kind="refund" id={r.id} approval={r.approval} status={r.status} guard={guard} onDone={() => reload()} />
-              </section>
-            ) : null}
+            <ApprovalCard kind="refund" headingId="refund-approval-h" item={r} guard={guard} onDone={reload}>
+              {r.recipientSource === "typed_address"
+                ? "The customer typed this address on the claim page (no wallet signature): check it with them before approving."
+                : "This refund is above the approval threshold: a second person with the admin or owner role approves it before it is sent."}
+            </ApprovalCard>
             {r.status === "awaiting_address" && r.claimUrl ? <ClaimLink url={r.claimUrl} expires={r.claimExpiresAt} /> : null}
             <RefundFields r={r} chains={chains} />
           </>

@@ -2,23 +2,11 @@
 // the current rate, the network fee in the chain's coin and in US dollars, whether the hot wallet
 // can pay it now — and what the payout policy will do with it (a second person's approval above
 // the threshold; an address outside the address book when only saved ones are allowed).
-import { useEffect, useId, useRef } from "react";
+import { useId } from "react";
 import { api, unwrap } from "../api/client";
 import { formatCents, formatDate, formatUnits } from "../format";
 import { useMerchant } from "../session";
 import { useChains, useLoad } from "../ui";
-
-// A heading that takes the focus when it appears (a step of a form replacing the previous
-// one), so keyboard and screen-reader users land on it.
-export function FocusedHeading({ id, children }: { id: string; children: string }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return (
-    <h2 id={id} ref={ref} tabIndex={-1}>
-      {children}
-    </h2>
-  );
-}
 
 export function Estimate({ amountInCents, chainId }: { amountInCents: number; chainId: string }) {
   const { merchantId } = useMerchant();

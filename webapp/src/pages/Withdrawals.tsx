@@ -1,12 +1,13 @@
 import { useId, useState, type FormEvent } from "react";
 import { api, idempotencyKey, unwrap, type Schemas } from "../api/client";
-import { formatCents, formatDate, parseDollars, shortId } from "../format";
+import { formatCents, formatDate, parseDollars } from "../format";
 import { href, navigate } from "../router";
 import { useMerchant } from "../session";
-import { ApprovalActions, approvalText, waiting } from "../approvals";
+import { ApprovalCard, approvalText, CancelButton } from "../approvals";
 import { useStepUp } from "../stepup";
-import { chainLabel, ConfirmButton, ErrorMessage, errorText, ExportCsv, Loaded, PagedTable, PageHeader, StatusBadge, useChains, useLive, useLiveReload, useLoad } from "../ui";
-import { Estimate, FocusedHeading, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
+import { AwaitingApprovalCheckbox, IdCell, PagedList, StatusCell, StatusFilter, useListFilters } from "../lists";
+import { BackLink, chainLabel, ErrorMessage, ExportCsv, FocusedHeading, Loaded, PageHeader, ReviewActions, StatusBadge, useChains, useLive, useLiveReload, useLoad, useSubmit } from "../ui";
+import { Estimate, PolicyNotes, SavedRecipients } from "./WithdrawalReview";
 
 type Withdrawal = Schemas["Withdrawal"];
 type Status = Schemas["WithdrawalStatus"];
@@ -14,11 +15,10 @@ const STATUSES: Status[] = ["pending", "processing", "completed", "failed", "can
 const PAGE = 25;
 
 export function WithdrawalList() {
-  const { merchantId, mode, can } = useMerchant();
+  const { merchantId, mode } = useMerchant();
   const chains = useChains();
-  const [status, setStatus] = useState<Status | "">("");
-  const [awaiting, setAwaiting] = useState(false);
-  const [offset, setOffset] = useState(0);
+  const { filters, setFilter, offset, setOffset } = useListFilters<{ status: Status | ""; awaiting: boolean }>({ status: "", awaiting: false });
+  const { status, awaiting } = filters;
   // Live, like the payments: a withdrawal's progress to completed shows without a reload.
   const list = useLive(
     (signal) =>
@@ -32,80 +32,33 @@ export function WithdrawalList() {
   );
   return (
     <>
-      <PageHeader title="Withdrawals">
-        {can("withdrawals:write") ? (
-          <a className="button" href={href("withdrawals", "new")}>
-            New withdrawal
-          </a>
-        ) : null}
-      </PageHeader>
+      <NewWithdrawalHeader title="Withdrawals" />
       <div className="filters">
-        <div className="field inline">
-          <label htmlFor="wd-status">Status</label>
-          <select
-            id="wd-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.target.value as Status | "");
-              setOffset(0);
-            }}
-          >
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <label className="check" htmlFor="wd-awaiting">
-          <input
-            id="wd-awaiting"
-            type="checkbox"
-            checked={awaiting}
-            onChange={(e) => {
-              setAwaiting(e.target.checked);
-              setOffset(0);
-            }}
-          />
-          Awaiting approval only
-        </label>
+        <StatusFilter id="wd-status" statuses={STATUSES} value={status} onChange={(s) => setFilter("status", s)} />
+        <AwaitingApprovalCheckbox id="wd-awaiting" checked={awaiting} onChange={(a) => setFilter("awaiting", a)} />
       </div>
-      <Loaded state={list}>
-        {(l) =>
-          l.data.length === 0 ? (
-            <p className="card muted">
-              No withdrawals{status ? ` with status ${status}` : ""}
-              {awaiting ? " awaiting approval" : ""} in {mode} mode.
-            </p>
-          ) : (
-            <PagedTable
-              columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
-              pagination={l.pagination}
-              offset={offset}
-              page={PAGE}
-              onOffset={setOffset}
-            >
-              {l.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <a href={href("withdrawals", w.id)} aria-label={`Withdrawal ${w.id}`}>
-                      <code>{shortId(w.id)}</code>
-                    </a>
-                  </td>
-                  <td className="num">{formatCents(w.amountInCents)}</td>
-                  <td>{chainLabel(chains, w.chainId)}</td>
-                  <td>
-                    <StatusBadge status={w.status} />
-                    {waiting(w.approval, w.status) ? <span className="badge status-awaiting">needs approval</span> : null}
-                  </td>
-                  <td>{formatDate(w.createdAt)}</td>
-                </tr>
-              ))}
-            </PagedTable>
-          )
+      <PagedList
+        state={list}
+        columns={["Withdrawal", { label: "Amount", num: true }, "Network", "Status", "Created"]}
+        page={PAGE}
+        offset={offset}
+        onOffset={setOffset}
+        empty={
+          <>
+            No withdrawals{status ? ` with status ${status}` : ""}
+            {awaiting ? " awaiting approval" : ""} in {mode} mode.
+          </>
         }
-      </Loaded>
+        row={(w) => (
+          <tr key={w.id}>
+            <IdCell page="withdrawals" id={w.id} label={`Withdrawal ${w.id}`} />
+            <td className="num">{formatCents(w.amountInCents)}</td>
+            <td>{chainLabel(chains, w.chainId)}</td>
+            <StatusCell status={w.status} approval={w.approval} />
+            <td>{formatDate(w.createdAt)}</td>
+          </tr>
+        )}
+      />
       <ExportCsv
         what="withdrawals"
         fetchCsv={(from, to) =>
@@ -113,6 +66,21 @@ export function WithdrawalList() {
         }
       />
     </>
+  );
+}
+
+// NewWithdrawalHeader: a page's header with the "New withdrawal" button for people who may move
+// money.
+export function NewWithdrawalHeader({ title }: { title: string }) {
+  const { can } = useMerchant();
+  return (
+    <PageHeader title={title}>
+      {can("withdrawals:write") ? (
+        <a className="button" href={href("withdrawals", "new")}>
+          New withdrawal
+        </a>
+      ) : null}
+    </PageHeader>
   );
 }
 
@@ -127,39 +95,19 @@ export function WithdrawalDetail({ id }: { id: string }) {
   const { guard, prompt } = useStepUp();
   return (
     <>
-      <p>
-        <a href={href("withdrawals")}>← Withdrawals</a>
-      </p>
+      <BackLink page="withdrawals" label="Withdrawals" />
       <Loaded state={w}>
         {(w) => (
           <>
             <PageHeader title={`Withdrawal of ${formatCents(w.amountInCents)}`}>
               {w.status === "pending" && can("withdrawals:write") ? (
-                <ConfirmButton
-                  label="Cancel withdrawal"
-                  confirmLabel="Yes, cancel it"
-                  question="Cancel this withdrawal? Its amount returns to the available balance."
-                  onConfirm={async () => {
-                    const key = idempotencyKey();
-                    await guard(() =>
-                      unwrap(
-                        api.POST("/v1/merchants/{merchantId}/withdrawals/{withdrawalId}/cancel", {
-                          params: { path: { merchantId, withdrawalId: w.id }, header: { "Idempotency-Key": key } },
-                        }),
-                      ),
-                    ); // the live detail shows it cancelled within a poll
-                  }}
-                />
+                <CancelButton kind="withdrawal" id={w.id} guard={guard} /> // no reload: the live detail shows it cancelled within a poll
               ) : null}
             </PageHeader>
             {prompt}
-            {waiting(w.approval, w.status) ? (
-              <section className="card warning-card" aria-labelledby="wd-approval-h">
-                <h2 id="wd-approval-h">Waiting for approval</h2>
-                <p>This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.</p>
-                <ApprovalActions kind="withdrawal" id={w.id} approval={w.approval} status={w.status} guard={guard} onDone={reload} />
-              </section>
-            ) : null}
+            <ApprovalCard kind="withdrawal" headingId="wd-approval-h" item={w} guard={guard} onDone={reload}>
+              This withdrawal is above the approval threshold: a second person with the admin or owner role approves it before it is sent.
+            </ApprovalCard>
             <WithdrawalFields w={w} chainName={chainLabel(chains, w.chainId)} />
           </>
         )}
@@ -248,16 +196,13 @@ export function NewWithdrawal() {
   const [chainId, setChainId] = useState("");
   const [recipient, setRecipient] = useState("");
   const [review, setReview] = useState<{ body: Schemas["CreateWithdrawalRequest"]; key: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, submit: send } = useSubmit();
   const ids = { amount: useId(), chain: useId(), to: useId(), amountHelp: useId() };
   const { guard, prompt } = useStepUp();
 
   return (
     <>
-      <p>
-        <a href={href("withdrawals")}>← Withdrawals</a>
-      </p>
+      <BackLink page="withdrawals" label="Withdrawals" />
       <PageHeader title="New withdrawal" />
       <Loaded state={config}>
         {(cfg) => {
@@ -304,38 +249,28 @@ export function NewWithdrawal() {
                 </dl>
                 <Estimate amountInCents={review.body.amountInCents} chainId={review.body.chainId} />
                 <PolicyNotes amountInCents={review.body.amountInCents} chainId={review.body.chainId} recipient={review.body.recipientAddress} />
-                {prompt}
-                <ErrorMessage error={error} />
-                <div className="row">
-                  <button
-                    type="button"
-                    className="button"
-                    disabled={busy}
-                    onClick={() => {
-                      setBusy(true);
-                      setError(null);
-                      guard(() =>
-                        unwrap(
-                          api.POST("/v1/merchants/{merchantId}/withdrawals", {
-                            params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
-                            body: review.body,
-                          }),
+                <ReviewActions
+                  prompt={prompt}
+                  error={error}
+                  busy={busy}
+                  label="Confirm withdrawal"
+                  busyLabel="Sending…"
+                  onConfirm={() =>
+                    send(
+                      () =>
+                        guard(() =>
+                          unwrap(
+                            api.POST("/v1/merchants/{merchantId}/withdrawals", {
+                              params: { path: { merchantId }, header: { "Idempotency-Key": review.key } },
+                              body: review.body,
+                            }),
+                          ),
                         ),
-                      ).then(
-                        (w) => navigate("withdrawals", w.id),
-                        (err: unknown) => {
-                          setBusy(false);
-                          setError(errorText(err));
-                        },
-                      );
-                    }}
-                  >
-                    {busy ? "Sending…" : "Confirm withdrawal"}
-                  </button>
-                  <button type="button" className="button secondary" disabled={busy} onClick={() => setReview(null)}>
-                    Edit
-                  </button>
-                </div>
+                      (w) => navigate("withdrawals", w.id),
+                    )
+                  }
+                  onEdit={() => setReview(null)}
+                />
               </section>
             );
           }
