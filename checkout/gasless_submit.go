@@ -49,7 +49,9 @@ type GaslessRequest struct {
 
 // SubmitGasless checks an authorization posted for a quote of p and stores it for the chain's
 // relayer. Every refusal changes nothing. Checked, cheapest first: the quote is p's, active and
-// offered without gas, the payment open with nothing received; the domain's chain and token are
+// offered without gas, the payment open with nothing received, none of its authorizations in
+// flight and fewer than MaxFailedGasless failed (gaslessRefusal; the database holds the first
+// rule too, for two posted at once); the domain's chain and token are
 // the quote's; to is the deposit address, value the quote's amount plus the buyer's relay fee,
 // validAfter 0, validBefore after now + GaslessMinValidity and not after the quote's expiry; the
 // signature recovers to from in the token's own domain; the nonce is unused on chain
@@ -84,6 +86,18 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 	}
 	a, sig, err := parseAuthorization(r)
 	if err != nil {
+		return store.GaslessAuthorization{}, err
+	}
+	gs, err := s.Store.Read(ctx).PaymentGasless(p.ID)
+	if err != nil {
+		return store.GaslessAuthorization{}, err
+	}
+	for _, g := range gs {
+		if strings.EqualFold(g.From, a.From.Hex()) && strings.EqualFold(g.Nonce, a.Nonce.Hex()) {
+			return store.GaslessAuthorization{}, usedAuth("this authorization (its nonce) was posted already") // the same one again
+		}
+	}
+	if err := gaslessRefusal(gs); err != nil {
 		return store.GaslessAuthorization{}, err
 	}
 	if err := checkTerms(p, *q, r, a, now); err != nil {

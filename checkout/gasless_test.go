@@ -168,6 +168,20 @@ func (f gaslessFixture) stored(t *testing.T) []store.GaslessAuthorization {
 	return gs
 }
 
+// offered is what the checkout view offers f's USDC quote without gas (nil: not offered).
+func (f gaslessFixture) offered(t *testing.T) *checkout.GaslessOffer {
+	t.Helper()
+	v, err := f.svc.View(context.Background(), f.p)
+	require.NoError(t, err)
+	for _, q := range v.Quotes {
+		if q.ID == f.usdc.ID {
+			return q.Gasless
+		}
+	}
+	t.Fatal("the USDC quote is not in the view")
+	return nil
+}
+
 // refusal is an error's API code and param, and whether it is a 409 (state) rather than a 400.
 func refusal(err error) (code domain.ErrorCode, param string, conflict bool) {
 	var invalid *domain.InvalidInputError
@@ -276,13 +290,46 @@ func TestGaslessChecks(t *testing.T) {
 			assert.True(t, conflict)
 			assert.Len(t, f.stored(t), 1)
 
+			// One in flight per payment: a second authorization (a customer who signed again
+			// after a reload) is refused while the first waits or is relayed, and the view stops
+			// offering the quotes without gas; once it failed, another is taken.
+			second := func(name string) checkout.GaslessRequest {
+				return f.request(t, f.payer, func(a *tokensig.Authorization, _ *tokensig.Domain) { a.Nonce = crypto.Keccak256Hash([]byte(name)) })
+			}
+			_, err = f.svc.SubmitGasless(ctx, f.p, second("again"))
+			require.ErrorIs(t, err, domain.ErrGaslessInProgress)
+			assert.Len(t, f.stored(t), 1)
+			assert.Nil(t, f.offered(t), "not offered while one is in flight")
+			fail := func(id uuid.UUID) {
+				t.Helper()
+				why := "reverted"
+				require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error {
+					return tx.FinishGasless(id, []store.GaslessStatus{store.GaslessAccepted}, store.GaslessFailed, nil, &why, f.now)
+				}))
+			}
+			fail(g.ID)
+			require.NotNil(t, f.offered(t), "offered again once it failed")
+
 			// A wallet answering v as 0/1 is read as 27/28.
-			low := f.request(t, f.payer, func(a *tokensig.Authorization, _ *tokensig.Domain) { a.Nonce = crypto.Keccak256Hash([]byte("low v")) })
+			low := second("low v")
 			raw := common.FromHex(low.Signature)
 			raw[64] -= 27
 			low.Signature = fmt.Sprintf("0x%x", raw)
-			_, err = f.svc.SubmitGasless(ctx, f.p, low)
+			lowG, err := f.svc.SubmitGasless(ctx, f.p, low)
 			require.NoError(t, err)
+
+			// Three failed: no longer offered without gas, and a fourth is refused.
+			fail(lowG.ID)
+			third, err := f.svc.SubmitGasless(ctx, f.p, second("third"))
+			require.NoError(t, err)
+			fail(third.ID)
+			assert.Nil(t, f.offered(t), "not offered after three failed")
+			_, err = f.svc.SubmitGasless(ctx, f.p, second("fourth"))
+			code, param, conflict = refusal(err)
+			assert.Equal(t, checkout.CodeGaslessNotOffered, code, "%v", err)
+			assert.Equal(t, "quoteId", param)
+			assert.True(t, conflict)
+			assert.Len(t, f.stored(t), 3)
 
 			// A final payment takes none.
 			done := f.p

@@ -132,6 +132,11 @@ func TestGaslessPaymentOnTheDevnet(t *testing.T) {
 			assert.Equal(t, "accepted", res.JSON(t)["status"])
 			// Posted twice: the same nonce is refused (it was posted already).
 			requireRefused(t, r.submitGasless(a, good), http.StatusConflict, "authorization_used")
+			// Signed again (a reload, a double click) while the first is in flight: refused, one
+			// at a time, or the customer would pay twice; the checkout offers none meanwhile.
+			requireRefused(t, r.submitGasless(a, signedTransfer(t, key, a, offer, nil)), http.StatusConflict, "gasless_in_progress")
+			assert.Nil(t, r.gaslessOffer(a), "not offered while one is in flight")
+			assert.Len(t, r.gaslessRows(a), 1)
 			r.until("payment completed", func() bool { return r.status(a) == "completed" })
 
 			p := r.payment(a)

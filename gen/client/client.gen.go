@@ -4743,9 +4743,13 @@ type ClientInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes any type of body and a specified content type.
@@ -4777,9 +4781,13 @@ type ClientInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6544,9 +6552,13 @@ func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, p
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes any type of body and a specified content type.
@@ -6588,9 +6600,13 @@ func (c *Client) SubmitCheckoutGaslessPaymentWithBody(ctx context.Context, payme
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes a body of the `application/json` content type.
@@ -13668,9 +13684,13 @@ type ClientWithResponsesInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13702,9 +13722,13 @@ type ClientWithResponsesInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -22804,9 +22828,13 @@ func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, payme
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -22844,9 +22872,13 @@ func (c *ClientWithResponses) SubmitCheckoutGaslessPaymentWithBodyWithResponse(c
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
