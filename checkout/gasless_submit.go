@@ -192,7 +192,8 @@ func checkTerms(p domain.Payment, q domain.Quote, r GaslessRequest, a tokensig.A
 	return nil
 }
 
-// checkOnChain asks the chain whether the nonce is spent and whether from holds the value.
+// checkOnChain asks the chain whether the nonce is spent and whether from holds the value, beyond
+// what its other authorizations in flight will take.
 func (s *Service) checkOnChain(ctx context.Context, q domain.Quote, a tokensig.Authorization) error {
 	c, token := s.gaslessChain(q.Token.Chain.ID), common.HexToAddress(q.Token.ContractAddress)
 	used, err := chain.AuthorizationUsed(ctx, c, token, a.From, a.Nonce)
@@ -206,10 +207,27 @@ func (s *Service) checkOnChain(ctx context.Context, q domain.Quote, a tokensig.A
 	if err != nil {
 		return fmt.Errorf("%w: %v", errChainUnreadable, err)
 	}
-	if bal.Cmp(a.Value) < 0 {
+	// What from signed for other payments and is not mined yet will come off the same balance
+	// first: accepted here, it would only fail at the relayer (or revert, on our gas).
+	others, err := s.Store.Read(ctx).SignerGaslessInFlight(q.Token.ID, a.From.Hex())
+	if err != nil {
+		return err
+	}
+	pending := decimal.Zero
+	for _, o := range others {
+		if !o.RelayMined {
+			pending = pending.Add(o.Value)
+		}
+	}
+	have, value := decimal.NewFromBigInt(bal, 0), decimal.NewFromBigInt(a.Value, 0)
+	whole := func(d decimal.Decimal) string { return money.WholeTokens(d, q.Token.Decimals) }
+	switch {
+	case have.LessThan(value):
 		return domain.Refuse(domain.CodeInsufficientBalance, "from", "%s holds %s %s; this payment needs %s",
-			strings.ToLower(a.From.Hex()), money.WholeTokens(decimal.NewFromBigInt(bal, 0), q.Token.Decimals), q.Token.Symbol,
-			money.WholeTokens(decimal.NewFromBigInt(a.Value, 0), q.Token.Decimals))
+			strings.ToLower(a.From.Hex()), whole(have), q.Token.Symbol, whole(value))
+	case have.LessThan(value.Add(pending)):
+		return domain.Refuse(domain.CodeInsufficientBalance, "from", "%s holds %s %s; its other signed payments waiting to be relayed need %s and this one %s",
+			strings.ToLower(a.From.Hex()), whole(have), q.Token.Symbol, whole(pending), whole(value))
 	}
 	return nil
 }

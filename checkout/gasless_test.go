@@ -110,33 +110,7 @@ func newGaslessFixture(t *testing.T, backend string) gaslessFixture {
 	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	m := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: "Acme", ShortName: "acme", CreatedAt: now}
 	require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMerchant(m) }))
-	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Type: domain.TypePayment, AmountInCents: 1_850, AmountDueCents: 2_000,
-		Currency: "USD", Status: domain.PaymentPending, ExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now, Version: 1,
-		SecretHash: make([]byte, 32)}
-	usdc, ok := cat.Tokens[store.ERC20TokenID(1, usdcMainnet)]
-	require.True(t, ok)
-	native, ok := cat.Tokens[store.NativeTokenID(1)]
-	require.True(t, ok)
-	p.Quotes = []domain.Quote{
-		{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: usdc, ExpectedAmountAsset: decimal.NewFromInt(20_000_000),
-			RateUSDAsset: decimal.NewFromInt(1), ConvenienceFeeCents: 150, ExpiresAt: now.Add(15 * time.Minute), Status: domain.QuoteActive, CreatedAt: now},
-		{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: native, ExpectedAmountAsset: decimal.NewFromInt(6_666_666_666_666_667),
-			RateUSDAsset: decimal.NewFromInt(3_000), ConvenienceFeeCents: 150, ExpiresAt: now.Add(15 * time.Minute), Status: domain.QuoteActive, CreatedAt: now},
-	}
-	require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
-		idx, err := tx.AllocateDerivationIndex()
-		if err != nil {
-			return err
-		}
-		p.DepositAddress = domain.DepositAddress{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, PaymentID: &p.ID, DerivationIndex: idx,
-			Address: fmt.Sprintf("0x%040x", idx+0xabc), CreatedAt: now}
-		if err := tx.InsertDepositAddress(p.DepositAddress); err != nil {
-			return err
-		}
-		return tx.InsertPayment(p)
-	}))
-	loaded, err := st.Read(ctx).PaymentByID(p.ID, cat)
-	require.NoError(t, err)
+	loaded := insertGaslessPayment(t, st, cat, m, now)
 	payer, err := crypto.GenerateKey()
 	require.NoError(t, err)
 	fake := &fakeToken{domain: tokensig.Domain{Name: "USD Coin", Version: "2", ChainID: 1, Contract: common.HexToAddress(usdcMainnet)},

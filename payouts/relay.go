@@ -88,6 +88,20 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	if err != nil {
 		return fail(err.Error())
 	}
+	// One relay per signer in flight: the chain's balance does not show a relay not yet mined,
+	// so two relays checked against one balance could both go out and all but one revert, on our
+	// gas. This one waits (accepted) until the other is final, then is checked against what is left.
+	others, err := m.Store.Read(ctx).SignerGaslessInFlight(g.TokenID, g.From)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.ID != g.ID && o.Status == store.GaslessSubmitted {
+			m.Log.Info("payment without gas waits for the signer's other relay", "chain", chains.CAIP2(m.Info.ID),
+				"authorization", g.ID, "other", o.ID)
+			return nil
+		}
+	}
 	token := common.HexToAddress(tok.ContractAddress)
 	used, err := chain.AuthorizationUsed(ctx, m.Chain, token, a.From, a.Nonce)
 	if err != nil {
@@ -95,6 +109,15 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	}
 	if used {
 		return fail("the token has the authorization's nonce used or cancelled already")
+	}
+	// A transfer the watcher has not recorded yet may have paid the payment: relaying would pay
+	// it twice.
+	paid, err := chain.ERC20Balance(ctx, m.Chain, token, a.To)
+	if err != nil {
+		return err
+	}
+	if paid.Sign() > 0 {
+		return fail(fmt.Sprintf("the deposit address holds %s of the token already: it was paid another way before the authorization was relayed", paid))
 	}
 	bal, err := chain.ERC20Balance(ctx, m.Chain, token, a.From)
 	if err != nil {

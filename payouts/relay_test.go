@@ -205,3 +205,53 @@ func (f *fixture) sendCall(sender int, to common.Address, data []byte) {
 	}
 	f.t.Fatal("the call was not mined")
 }
+
+// One relay at a time per signer (review of issue 24, defect 2): a payer whose balance covers
+// one of two signed payments had both relayed, and the second reverted on chain with our gas. The
+// second now waits while the first is submitted, then fails without a transaction once the
+// balance is spent. And a deposit address that holds the token already (a normal transfer the
+// watcher has not recorded yet) has its authorization failed, nothing sent.
+func TestRelayOneAtATimePerSigner(t *testing.T) {
+	for _, backend := range testdb.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			f := newFixture(t, opts{backend: backend})
+			expiry := time.Now().Add(10 * time.Minute).Unix()
+			a, b := f.usdcPayment(1_850), f.usdcPayment(1_850)
+			key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt()) // enough for one
+			rowA, _, _ := f.accept(key, a, expiry)
+			rowB, _, _ := f.accept(key, b, expiry)
+
+			f.round()
+			gotA, gotB := f.gasless(rowA.ID, a.p.ID), f.gasless(rowB.ID, b.p.ID)
+			require.Equal(t, store.GaslessSubmitted, gotA.Status)
+			assert.Equal(t, store.GaslessAccepted, gotB.Status, "waits while the signer's other relay is in flight")
+			assert.Nil(t, gotB.OutgoingTx, "no relay transaction for the second")
+
+			f.until("first relayed", func() bool { return f.gasless(rowA.ID, a.p.ID).Status == store.GaslessRelayed })
+			f.round()
+			gotB = f.gasless(rowB.ID, b.p.ID)
+			assert.Equal(t, store.GaslessFailed, gotB.Status)
+			assert.Nil(t, gotB.OutgoingTx, "failed without a transaction: nothing reverted, no gas burnt")
+			assert.Contains(t, *gotB.Error, "holds 0")
+			assert.Zero(t, f.tokenBalance(devnet.USDCAddress, b.deposit).Sign())
+
+			// Paid by a normal transfer the watcher has not seen yet: failed, nothing sent.
+			c := f.usdcPayment(1_850)
+			keyC := f.gaslessPayer(c.q.ExpectedAmountAsset.BigInt())
+			rowC, _, _ := f.accept(keyC, c, expiry)
+			payer, err := devnet.AccountKey(0)
+			require.NoError(t, err)
+			_, err = devnet.Pay(f.ctx, f.eth, payer, devnet.USDCAddress, c.deposit, c.q.ExpectedAmountAsset.BigInt())
+			require.NoError(t, err)
+			f.mine(1)
+			f.round()
+			gotC := f.gasless(rowC.ID, c.p.ID)
+			assert.Equal(t, store.GaslessFailed, gotC.Status)
+			assert.Nil(t, gotC.OutgoingTx)
+			assert.Contains(t, *gotC.Error, "deposit address holds")
+			assert.Equal(t, c.q.ExpectedAmountAsset.String(), f.tokenBalance(devnet.USDCAddress, c.deposit).String(), "paid once")
+			assert.Equal(t, c.q.ExpectedAmountAsset.String(), f.tokenBalance(devnet.USDCAddress, crypto.PubkeyToAddress(keyC.PublicKey)).String(),
+				"the signer kept its tokens")
+		})
+	}
+}

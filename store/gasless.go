@@ -177,6 +177,44 @@ func (t *Tx) AcceptedGasless(chainID int64, limit int) ([]GaslessAuthorization, 
 	return out, nil
 }
 
+// SignerGasless is one of a signer's authorizations that may still move its tokens.
+type SignerGasless struct {
+	GaslessAuthorization
+	RelayMined bool // its relay transaction is in a block: the signer's balance on chain shows it
+}
+
+// SignerGaslessInFlight lists a signer's authorizations of a token that are accepted or
+// submitted (on any payment), oldest first: what the chain's balance of from may not show yet.
+func (t *Tx) SignerGaslessInFlight(tokenID, from string) ([]SignerGasless, error) {
+	var rows []gaslessRow
+	if err := t.db.Where("token_id = ? AND from_address = ? AND status IN ?", tokenID, strings.ToLower(from), gaslessInFlight).
+		Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	var relays []uuid.UUID
+	for _, r := range rows {
+		if r.OutgoingTxID != nil {
+			relays = append(relays, *r.OutgoingTxID)
+		}
+	}
+	mined := map[uuid.UUID]bool{}
+	if len(relays) > 0 {
+		var txs []outgoingTxRow
+		if err := t.db.Select("id").Where("id IN ? AND status IN ?", relays, []OutgoingStatus{OutgoingMined, OutgoingConfirmed}).
+			Find(&txs).Error; err != nil {
+			return nil, translate(err)
+		}
+		for _, o := range txs {
+			mined[o.ID] = true
+		}
+	}
+	out := make([]SignerGasless, len(rows))
+	for i, r := range rows {
+		out[i] = SignerGasless{GaslessAuthorization: r.domain(), RelayMined: r.OutgoingTxID != nil && mined[*r.OutgoingTxID]}
+	}
+	return out, nil
+}
+
 // GaslessRelay is an authorization and the hash of its relay transaction's attempt that is one
 // of the hashes asked about.
 type GaslessRelay struct {

@@ -111,3 +111,60 @@ func TestMigration27FailsASecondWaitingAuthorization(t *testing.T) {
 		})
 	}
 }
+
+// A signer's authorizations in flight, on any payment, with whether each relay is mined yet
+// (its value then shows in the signer's balance on chain): what the checkout counts against it.
+func TestSignerGaslessInFlight(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		cat := loadCatalog(t, st)
+		m := createMerchant(t, st, "Acme", "acme")
+		from := "0x00000000000000000000000000000000000000f1"
+		var rows []store.GaslessAuthorization
+		for i := range 3 {
+			p := insertPayment(t, st, cat, m, paymentSpec{Amount: 1_000, CreatedAt: t0.Add(time.Duration(i) * time.Second)})
+			g := gaslessRow(p, from, i+1)
+			g.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+			require.NoError(t, insertGasless(st, g))
+			rows = append(rows, g)
+		}
+		// rows[0] relayed and mined, rows[1] relayed not mined, rows[2] waiting.
+		hot := "0x00000000000000000000000000000000000000aa"
+		for i, status := range []store.OutgoingStatus{store.OutgoingMined, store.OutgoingSigned} {
+			o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: 1, Sender: hot, Nonce: int64(i), Kind: store.TxPayout,
+				TokenID: rows[i].TokenID, Recipient: rows[i].To, TxTo: usdcEthereum, GasLimit: 90_000, CreatedAt: t0}
+			hash := fmt.Sprintf("0x%064x", i+100)
+			require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
+				if err := tx.InsertOutgoingTx(o); err != nil {
+					return err
+				}
+				if err := tx.SubmitGasless(rows[i].ID, o.ID, hash, t0); err != nil {
+					return err
+				}
+				if status == store.OutgoingMined {
+					block := int64(7)
+					return tx.SetOutgoing(o.ID, status, &hash, &block, &hash, nil, t0)
+				}
+				return nil
+			}))
+		}
+		got, err := st.Read(ctx).SignerGaslessInFlight(rows[0].TokenID, "0x00000000000000000000000000000000000000F1")
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		for i, want := range []struct {
+			status store.GaslessStatus
+			mined  bool
+		}{{store.GaslessSubmitted, true}, {store.GaslessSubmitted, false}, {store.GaslessAccepted, false}} {
+			assert.Equal(t, rows[i].ID, got[i].ID)
+			assert.Equal(t, want.status, got[i].Status)
+			assert.Equal(t, want.mined, got[i].RelayMined, "row %d", i)
+		}
+		why := "reverted"
+		require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
+			return tx.FinishGasless(rows[2].ID, []store.GaslessStatus{store.GaslessAccepted}, store.GaslessFailed, nil, &why, t0)
+		}))
+		got, err = st.Read(ctx).SignerGaslessInFlight(rows[0].TokenID, from)
+		require.NoError(t, err)
+		assert.Len(t, got, 2, "a failed one is not in flight")
+	})
+}
