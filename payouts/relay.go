@@ -142,8 +142,11 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	if err != nil {
 		return err
 	}
+	// AmountAsset is what the transaction takes of its sender's TokenID (UnminedOutflow sums it
+	// against the hot wallet's balance): a relay moves the customer's tokens, none of ours. The
+	// value relayed is the authorization's.
 	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: store.TxPayout,
-		TokenID: tok.ID, Recipient: g.To, AmountAsset: g.Value, TxTo: strings.ToLower(token.Hex()), TxValue: decimal.Zero,
+		TokenID: tok.ID, Recipient: g.To, AmountAsset: decimal.Zero, TxTo: strings.ToLower(token.Hex()), TxValue: decimal.Zero,
 		TxData: hex.EncodeToString(data), GasLimit: int64(gas + gas/4), CreatedAt: now}
 	if short, err := m.tx.HotShort(ctx, o, feeCap); err != nil || short != "" {
 		if err == nil {

@@ -255,3 +255,35 @@ func TestRelayOneAtATimePerSigner(t *testing.T) {
 		})
 	}
 }
+
+// A relay moves the customer's tokens, not the hot wallet's (review of issue 24, defect 3): a
+// relay signed and not mined must not count as the hot wallet's outflow, or a USDC withdrawal
+// waits for funds the wallet holds (and the treasury understates what it holds). Fails before
+// the fix: the withdrawal waits with "the payouts signed and this one need …".
+func TestRelayInFlightIsNotTheHotWalletsOutflow(t *testing.T) {
+	for _, backend := range testdb.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			f, hot := newFixtureWithHotWallet(t, backend)
+			f.fundHot("", new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
+			f.fundHot(devnet.USDCAddress, big.NewInt(15_000_000)) // 15 USDC: the withdrawal's 10, not the relay's 18.50 more
+			f.mine(1)
+			f.fund(10_000)
+			a := f.usdcPayment(1_850)
+			key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt())
+			row, _, _ := f.accept(key, a, time.Now().Add(10*time.Minute).Unix())
+			w, _ := f.withdraw(1_000)
+
+			res := f.round() // the relay first, signed and broadcast, not mined; then the withdrawal
+			require.Equal(t, store.GaslessSubmitted, f.gasless(row.ID, a.p.ID).Status)
+			assert.NotContains(t, res.Blocked, "payouts signed")
+			assert.Equal(t, domain.WithdrawalProcessing, f.withdrawal(w.ID).Status, "the withdrawal is signed beside the relay")
+			usdc := a.q.Token.ID
+			signed, err := f.a.Store.Read(f.ctx).UnminedOutflow(devnet.ChainID, hot.Hex(), usdc)
+			require.NoError(t, err)
+			assert.Equal(t, "10000000", signed.String(), "the withdrawal's 10 USDC, nothing of the relay")
+			f.settleAll(w.ID)
+			f.until("relayed", func() bool { return f.gasless(row.ID, a.p.ID).Status == store.GaslessRelayed })
+			assert.Equal(t, "5000000", f.tokenBalance(devnet.USDCAddress, hot).String(), "the relay took none of the hot wallet's USDC")
+		})
+	}
+}
