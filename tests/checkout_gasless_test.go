@@ -222,3 +222,54 @@ func TestGaslessPaymentOnTheDevnet(t *testing.T) {
 		})
 	}
 }
+
+// The buyer's relay fee when the payment also has a cheaper quote of the token (review of issue
+// 24, defect 4): a token's transfers were judged against its cheapest quote (an older one the
+// checkout refreshed, say), so a relay signed for another quote lost its fee — taken for an
+// overpayment and credited to the merchant. The payment now settles on the quote the relayed
+// authorization was signed for. Fails before: settled on the older quote, convenienceFeeCents 0,
+// amountDueCents 1000, the merchant's net 991 (the fee's cent credited to it).
+func TestGaslessBuyerFeeWithACheaperQuote(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			r := newReportEnv(t, backend, 0)
+			ctx := context.Background()
+			a := r.newPayment("USDC")
+			stored, err := r.app.Store.Read(ctx).PaymentByID(uuid.MustParse(a.id), r.app.Catalog)
+			require.NoError(t, err)
+			require.NoError(t, r.app.Store.InTx(ctx, func(tx *store.Tx) error {
+				return tx.UpdateMerchantProfile(stored.Merchant.ID, store.MerchantProfile{GaslessFeePaidBy: domain.GaslessFeeBuyer})
+			}))
+			// An older USDC quote asking 0.005 USDC less, expired (still payable, and the cheapest).
+			var signedFor domain.Quote
+			for _, q := range stored.Quotes {
+				if q.ID.String() == a.quoteID {
+					signedFor = q
+				}
+			}
+			older := signedFor
+			older.ID, older.Status = uuid.Must(uuid.NewV7()), domain.QuoteExpired
+			older.ExpectedAmountAsset = signedFor.ExpectedAmountAsset.Sub(decimal.NewFromInt(5_000))
+			older.CreatedAt, older.ExpiresAt = signedFor.CreatedAt.Add(-time.Minute), time.Now().Add(-time.Second)
+			require.NoError(t, r.app.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertQuotes(stored.ID, []domain.Quote{older}) }))
+
+			offer := r.gaslessOffer(a)
+			require.Equal(t, "10000", offer["feeAsset"])
+			key := r.gaslessPayer(new(big.Int).Mul(a.due, big.NewInt(2)))
+			res := r.submitGasless(a, signedTransfer(t, key, a, offer, nil))
+			require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
+			r.until("payment completed", func() bool { return r.status(a) == "completed" })
+
+			p := r.payment(a)
+			assert.EqualValues(t, 1, p["convenienceFeeCents"], "the relay fee")
+			assert.EqualValues(t, 1_001, p["amountDueCents"])
+			assert.EqualValues(t, 1_000, p["amountInCents"], "no overpayment: the fee is not credited to the merchant")
+			assert.EqualValues(t, 1_000-money.FeeCents(1_000, 100), p["amountMerchantNetCents"])
+			settled, err := r.app.Store.Read(ctx).PaymentByID(stored.ID, r.app.Catalog)
+			require.NoError(t, err)
+			require.NotNil(t, settled.Received)
+			assert.Equal(t, signedFor.ID, settled.Received.QuoteID, "settled on the quote signed for")
+		})
+	}
+}
