@@ -158,6 +158,13 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	att, err := m.tx.SignAndStore(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
 		return tx.SubmitGasless(g.ID, o.ID, o.Attempts[0].Hash, now)
 	})
+	if errors.Is(err, store.ErrConflict) {
+		// Moved on since the checks (another relayer took it, or it failed; or another process
+		// took the nonce): the signed transaction was rolled back with it and nothing goes out;
+		// the next round looks again. A lost race, not this round's error.
+		m.Log.Info("payment without gas moved on before it was relayed", "chain", chains.CAIP2(m.Info.ID), "authorization", g.ID)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

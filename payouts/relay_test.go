@@ -22,6 +22,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/tokensig"
 )
@@ -286,4 +287,41 @@ func TestRelayInFlightIsNotTheHotWalletsOutflow(t *testing.T) {
 			assert.Equal(t, "5000000", f.tokenBalance(devnet.USDCAddress, hot).String(), "the relay took none of the hot wallet's USDC")
 		})
 	}
+}
+
+// raceOnEstimate runs hook once, when the relayer estimates a relay's gas: between its checks
+// and the signing, as another relayer or a failure would.
+type raceOnEstimate struct {
+	payouts.Chain
+	hook func()
+}
+
+func (c *raceOnEstimate) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
+	if h := c.hook; h != nil {
+		c.hook = nil
+		h()
+	}
+	return c.Chain.EstimateGas(ctx, msg)
+}
+
+// An authorization that moved on between the relayer's checks and its signing (another
+// relayer took it, or it failed) is not an error of the round: nothing is stored or sent, and
+// the round goes on. Fails before: the round reports the store's conflict (logged at Error).
+func TestRelayLostRaceIsNotAnError(t *testing.T) {
+	f := newFixture(t, opts{backend: "sqlite"})
+	a := f.usdcPayment(1_850)
+	key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt())
+	row, _, _ := f.accept(key, a, time.Now().Add(10*time.Minute).Unix())
+	why := "taken up elsewhere"
+	f.m.Chain = &raceOnEstimate{Chain: f.m.Chain, hook: func() {
+		require.NoError(t, f.a.Store.InTx(f.ctx, func(tx *store.Tx) error {
+			return tx.FinishGasless(row.ID, []store.GaslessStatus{store.GaslessAccepted}, store.GaslessFailed, nil, &why, time.Now())
+		}))
+	}}
+	_, err := f.m.Round(f.ctx)
+	require.NoError(t, err)
+	got := f.gasless(row.ID, a.p.ID)
+	assert.Equal(t, store.GaslessFailed, got.Status)
+	assert.Equal(t, why, *got.Error)
+	assert.Nil(t, got.OutgoingTx, "nothing stored: the signing's transaction rolled back")
 }
