@@ -89,3 +89,22 @@ func TestGaslessBalanceCountsSignedInFlight(t *testing.T) {
 		})
 	}
 }
+
+// A node that hangs: the checks of a posted authorization give up after GaslessReadTimeout and
+// answer 503 no_chain_available (ErrGaslessUnavailable), however long the request may wait.
+// Fails before: the reads waited on the request's own context.
+func TestGaslessChainReadsAreBounded(t *testing.T) {
+	f := newGaslessFixture(t, "sqlite")
+	o, err := f.svc.Offer(context.Background(), f.p, f.usdc) // the token's domain, read and kept
+	require.NoError(t, err)
+	require.NotNil(t, o)
+	f.chain.hang = true
+	f.svc.GaslessReadTimeout = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = f.svc.SubmitGasless(ctx, f.p, f.request(t, f.payer, nil))
+	require.ErrorIs(t, err, domain.ErrGaslessUnavailable)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Empty(t, f.stored(t))
+}

@@ -114,7 +114,9 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 		}
 		return store.GaslessAuthorization{}, invalidAuth("value", "value must be the quote's amount, %s in the token's smallest unit", o.Value)
 	}
-	d, err := s.tokenDomain(ctx, q.Token)
+	rctx, cancel := context.WithTimeout(ctx, s.gaslessReadTimeout())
+	defer cancel()
+	d, err := s.tokenDomain(rctx, q.Token)
 	if err != nil {
 		return store.GaslessAuthorization{}, fmt.Errorf("%w: %v", errChainUnreadable, err)
 	}
@@ -123,7 +125,7 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 			"the signature is not from's TransferWithAuthorization of these terms in %s's EIP-712 domain {name %q, version %q, chainId %d, verifyingContract %s}",
 			q.Token.Symbol, d.Name, d.Version, d.ChainID, strings.ToLower(d.Contract.Hex()))
 	}
-	if err := s.checkOnChain(ctx, *q, a); err != nil {
+	if err := s.checkOnChain(rctx, *q, a); err != nil {
 		return store.GaslessAuthorization{}, err
 	}
 	g := store.GaslessAuthorization{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, QuoteID: q.ID, ChainID: q.Token.Chain.ID,
@@ -139,6 +141,14 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 
 // errChainUnreadable: the quote's chain did not answer a check (503: retry).
 var errChainUnreadable = domain.ErrGaslessUnavailable
+
+// gaslessReadTimeout is how long the chain reads checking one posted authorization may take.
+func (s *Service) gaslessReadTimeout() time.Duration {
+	if s.GaslessReadTimeout > 0 {
+		return s.GaslessReadTimeout
+	}
+	return 10 * time.Second
+}
 
 func invalidAuth(param, format string, args ...any) error {
 	return domain.Invalid(CodeAuthorizationInvalid, param, format, args...)

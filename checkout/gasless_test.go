@@ -52,11 +52,16 @@ type fakeToken struct {
 	used     map[common.Hash]bool
 	balances map[common.Address]*big.Int
 	down     bool
+	hang     bool // answers nothing until the caller gives up
 }
 
-func (f *fakeToken) CallContract(_ context.Context, msg ethereum.CallMsg, _ *big.Int) ([]byte, error) {
+func (f *fakeToken) CallContract(ctx context.Context, msg ethereum.CallMsg, _ *big.Int) ([]byte, error) {
 	if f.down {
 		return nil, errors.New("connection refused")
+	}
+	if f.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	if msg.To == nil || *msg.To != f.domain.Contract {
 		return nil, errors.New("execution reverted")
