@@ -58,7 +58,10 @@ type Service struct {
 	// GaslessChains: the clients of the chains whose EIP-3009 quotes this process offers to pay
 	// without gas (gasless.go; nil: none).
 	GaslessChains map[int64]GaslessChain
-	Now           func() time.Time
+	// GaslessReadTimeout bounds the chain reads that check a posted authorization (0: 10 s): a
+	// node that hangs answers 503 no_chain_available, not a request left waiting.
+	GaslessReadTimeout time.Duration
+	Now                func() time.Time
 
 	domains domainCache
 }

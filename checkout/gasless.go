@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/chain"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/money"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/tokensig"
 )
 
@@ -152,11 +153,41 @@ func (s *Service) tokenDomain(ctx context.Context, tok domain.Token) (tokensig.D
 	return d, nil
 }
 
+// MaxFailedGasless is how many of a payment's signed transfers may fail before it is no longer
+// offered without gas: each failure is a customer's wasted signature (and, for a relay that
+// reverted, our gas); the payment stays payable by its address.
+const MaxFailedGasless = 3
+
+// gaslessRefusal says why payment's authorizations gs (newest first) forbid another one: one is
+// accepted or being relayed (a second would be relayed too, and the customer would pay twice),
+// or MaxFailedGasless failed. nil when another may be posted.
+func gaslessRefusal(gs []store.GaslessAuthorization) error {
+	failed := 0
+	for _, g := range gs {
+		switch g.Status {
+		case store.GaslessAccepted, store.GaslessSubmitted:
+			return fmt.Errorf("%w (posted at %s, now %s): wait for it, or pay by the address",
+				domain.ErrGaslessInProgress, g.CreatedAt.Format(time.RFC3339), g.Status)
+		case store.GaslessFailed:
+			failed++
+		}
+	}
+	if failed >= MaxFailedGasless {
+		return domain.Refuse(CodeGaslessNotOffered, "quoteId", "%d signed payments for this payment failed: pay it by the QR code or address", failed)
+	}
+	return nil
+}
+
 // gaslessView adds to a view what its quotes are signed for without gas (while the payment waits
-// for its first transfer) and the newest authorization posted for it.
+// for its first transfer and no authorization of it is in flight, fewer than MaxFailedGasless
+// failed) and the newest authorization posted for it.
 func (s *Service) gaslessView(ctx context.Context, v *View) error {
 	p := v.Payment
-	if p.Status == domain.PaymentPending && p.Received == nil {
+	gs, err := s.Store.Read(ctx).PaymentGasless(p.ID)
+	if err != nil {
+		return err
+	}
+	if p.Status == domain.PaymentPending && p.Received == nil && gaslessRefusal(gs) == nil {
 		for i, q := range v.Quotes {
 			o, err := s.Offer(ctx, p, q.Quote)
 			if err != nil {
@@ -165,10 +196,8 @@ func (s *Service) gaslessView(ctx context.Context, v *View) error {
 			v.Quotes[i].Gasless = o
 		}
 	}
-	gs, err := s.Store.Read(ctx).PaymentGasless(p.ID)
-	if err != nil || len(gs) == 0 {
-		return err
+	if len(gs) > 0 {
+		v.GaslessPayment = &gs[0]
 	}
-	v.GaslessPayment = &gs[0]
 	return nil
 }

@@ -49,7 +49,9 @@ type GaslessRequest struct {
 
 // SubmitGasless checks an authorization posted for a quote of p and stores it for the chain's
 // relayer. Every refusal changes nothing. Checked, cheapest first: the quote is p's, active and
-// offered without gas, the payment open with nothing received; the domain's chain and token are
+// offered without gas, the payment open with nothing received, none of its authorizations in
+// flight and fewer than MaxFailedGasless failed (gaslessRefusal; the database holds the first
+// rule too, for two posted at once); the domain's chain and token are
 // the quote's; to is the deposit address, value the quote's amount plus the buyer's relay fee,
 // validAfter 0, validBefore after now + GaslessMinValidity and not after the quote's expiry; the
 // signature recovers to from in the token's own domain; the nonce is unused on chain
@@ -86,6 +88,18 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 	if err != nil {
 		return store.GaslessAuthorization{}, err
 	}
+	gs, err := s.Store.Read(ctx).PaymentGasless(p.ID)
+	if err != nil {
+		return store.GaslessAuthorization{}, err
+	}
+	for _, g := range gs {
+		if strings.EqualFold(g.From, a.From.Hex()) && strings.EqualFold(g.Nonce, a.Nonce.Hex()) {
+			return store.GaslessAuthorization{}, usedAuth("this authorization (its nonce) was posted already") // the same one again
+		}
+	}
+	if err := gaslessRefusal(gs); err != nil {
+		return store.GaslessAuthorization{}, err
+	}
 	if err := checkTerms(p, *q, r, a, now); err != nil {
 		return store.GaslessAuthorization{}, err
 	}
@@ -100,7 +114,9 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 		}
 		return store.GaslessAuthorization{}, invalidAuth("value", "value must be the quote's amount, %s in the token's smallest unit", o.Value)
 	}
-	d, err := s.tokenDomain(ctx, q.Token)
+	rctx, cancel := context.WithTimeout(ctx, s.gaslessReadTimeout())
+	defer cancel()
+	d, err := s.tokenDomain(rctx, q.Token)
 	if err != nil {
 		return store.GaslessAuthorization{}, fmt.Errorf("%w: %v", errChainUnreadable, err)
 	}
@@ -109,7 +125,7 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 			"the signature is not from's TransferWithAuthorization of these terms in %s's EIP-712 domain {name %q, version %q, chainId %d, verifyingContract %s}",
 			q.Token.Symbol, d.Name, d.Version, d.ChainID, strings.ToLower(d.Contract.Hex()))
 	}
-	if err := s.checkOnChain(ctx, *q, a); err != nil {
+	if err := s.checkOnChain(rctx, *q, a); err != nil {
 		return store.GaslessAuthorization{}, err
 	}
 	g := store.GaslessAuthorization{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, QuoteID: q.ID, ChainID: q.Token.Chain.ID,
@@ -125,6 +141,14 @@ func (s *Service) SubmitGasless(ctx context.Context, p domain.Payment, r Gasless
 
 // errChainUnreadable: the quote's chain did not answer a check (503: retry).
 var errChainUnreadable = domain.ErrGaslessUnavailable
+
+// gaslessReadTimeout is how long the chain reads checking one posted authorization may take.
+func (s *Service) gaslessReadTimeout() time.Duration {
+	if s.GaslessReadTimeout > 0 {
+		return s.GaslessReadTimeout
+	}
+	return 10 * time.Second
+}
 
 func invalidAuth(param, format string, args ...any) error {
 	return domain.Invalid(CodeAuthorizationInvalid, param, format, args...)
@@ -178,7 +202,8 @@ func checkTerms(p domain.Payment, q domain.Quote, r GaslessRequest, a tokensig.A
 	return nil
 }
 
-// checkOnChain asks the chain whether the nonce is spent and whether from holds the value.
+// checkOnChain asks the chain whether the nonce is spent and whether from holds the value, beyond
+// what its other authorizations in flight will take.
 func (s *Service) checkOnChain(ctx context.Context, q domain.Quote, a tokensig.Authorization) error {
 	c, token := s.gaslessChain(q.Token.Chain.ID), common.HexToAddress(q.Token.ContractAddress)
 	used, err := chain.AuthorizationUsed(ctx, c, token, a.From, a.Nonce)
@@ -192,10 +217,27 @@ func (s *Service) checkOnChain(ctx context.Context, q domain.Quote, a tokensig.A
 	if err != nil {
 		return fmt.Errorf("%w: %v", errChainUnreadable, err)
 	}
-	if bal.Cmp(a.Value) < 0 {
+	// What from signed for other payments and is not mined yet will come off the same balance
+	// first: accepted here, it would only fail at the relayer (or revert, on our gas).
+	others, err := s.Store.Read(ctx).SignerGaslessInFlight(q.Token.ID, a.From.Hex())
+	if err != nil {
+		return err
+	}
+	pending := decimal.Zero
+	for _, o := range others {
+		if !o.RelayMined {
+			pending = pending.Add(o.Value)
+		}
+	}
+	have, value := decimal.NewFromBigInt(bal, 0), decimal.NewFromBigInt(a.Value, 0)
+	whole := func(d decimal.Decimal) string { return money.WholeTokens(d, q.Token.Decimals) }
+	switch {
+	case have.LessThan(value):
 		return domain.Refuse(domain.CodeInsufficientBalance, "from", "%s holds %s %s; this payment needs %s",
-			strings.ToLower(a.From.Hex()), money.WholeTokens(decimal.NewFromBigInt(bal, 0), q.Token.Decimals), q.Token.Symbol,
-			money.WholeTokens(decimal.NewFromBigInt(a.Value, 0), q.Token.Decimals))
+			strings.ToLower(a.From.Hex()), whole(have), q.Token.Symbol, whole(value))
+	case have.LessThan(value.Add(pending)):
+		return domain.Refuse(domain.CodeInsufficientBalance, "from", "%s holds %s %s; its other signed payments waiting to be relayed need %s and this one %s",
+			strings.ToLower(a.From.Hex()), whole(have), q.Token.Symbol, whole(pending), whole(value))
 	}
 	return nil
 }

@@ -52,11 +52,16 @@ type fakeToken struct {
 	used     map[common.Hash]bool
 	balances map[common.Address]*big.Int
 	down     bool
+	hang     bool // answers nothing until the caller gives up
 }
 
-func (f *fakeToken) CallContract(_ context.Context, msg ethereum.CallMsg, _ *big.Int) ([]byte, error) {
+func (f *fakeToken) CallContract(ctx context.Context, msg ethereum.CallMsg, _ *big.Int) ([]byte, error) {
 	if f.down {
 		return nil, errors.New("connection refused")
+	}
+	if f.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	if msg.To == nil || *msg.To != f.domain.Contract {
 		return nil, errors.New("execution reverted")
@@ -110,33 +115,7 @@ func newGaslessFixture(t *testing.T, backend string) gaslessFixture {
 	now := time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)
 	m := domain.Merchant{ID: uuid.Must(uuid.NewV7()), Name: "Acme", ShortName: "acme", CreatedAt: now}
 	require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error { return tx.CreateMerchant(m) }))
-	p := domain.Payment{ID: uuid.Must(uuid.NewV7()), Merchant: m, Type: domain.TypePayment, AmountInCents: 1_850, AmountDueCents: 2_000,
-		Currency: "USD", Status: domain.PaymentPending, ExpiresAt: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now, Version: 1,
-		SecretHash: make([]byte, 32)}
-	usdc, ok := cat.Tokens[store.ERC20TokenID(1, usdcMainnet)]
-	require.True(t, ok)
-	native, ok := cat.Tokens[store.NativeTokenID(1)]
-	require.True(t, ok)
-	p.Quotes = []domain.Quote{
-		{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: usdc, ExpectedAmountAsset: decimal.NewFromInt(20_000_000),
-			RateUSDAsset: decimal.NewFromInt(1), ConvenienceFeeCents: 150, ExpiresAt: now.Add(15 * time.Minute), Status: domain.QuoteActive, CreatedAt: now},
-		{ID: uuid.Must(uuid.NewV7()), PaymentID: p.ID, Token: native, ExpectedAmountAsset: decimal.NewFromInt(6_666_666_666_666_667),
-			RateUSDAsset: decimal.NewFromInt(3_000), ConvenienceFeeCents: 150, ExpiresAt: now.Add(15 * time.Minute), Status: domain.QuoteActive, CreatedAt: now},
-	}
-	require.NoError(t, st.InTx(ctx, func(tx *store.Tx) error {
-		idx, err := tx.AllocateDerivationIndex()
-		if err != nil {
-			return err
-		}
-		p.DepositAddress = domain.DepositAddress{ID: uuid.Must(uuid.NewV7()), MerchantID: m.ID, PaymentID: &p.ID, DerivationIndex: idx,
-			Address: fmt.Sprintf("0x%040x", idx+0xabc), CreatedAt: now}
-		if err := tx.InsertDepositAddress(p.DepositAddress); err != nil {
-			return err
-		}
-		return tx.InsertPayment(p)
-	}))
-	loaded, err := st.Read(ctx).PaymentByID(p.ID, cat)
-	require.NoError(t, err)
+	loaded := insertGaslessPayment(t, st, cat, m, now)
 	payer, err := crypto.GenerateKey()
 	require.NoError(t, err)
 	fake := &fakeToken{domain: tokensig.Domain{Name: "USD Coin", Version: "2", ChainID: 1, Contract: common.HexToAddress(usdcMainnet)},
@@ -166,6 +145,20 @@ func (f gaslessFixture) stored(t *testing.T) []store.GaslessAuthorization {
 	gs, err := f.st.Read(context.Background()).PaymentGasless(f.p.ID)
 	require.NoError(t, err)
 	return gs
+}
+
+// offered is what the checkout view offers f's USDC quote without gas (nil: not offered).
+func (f gaslessFixture) offered(t *testing.T) *checkout.GaslessOffer {
+	t.Helper()
+	v, err := f.svc.View(context.Background(), f.p)
+	require.NoError(t, err)
+	for _, q := range v.Quotes {
+		if q.ID == f.usdc.ID {
+			return q.Gasless
+		}
+	}
+	t.Fatal("the USDC quote is not in the view")
+	return nil
 }
 
 // refusal is an error's API code and param, and whether it is a 409 (state) rather than a 400.
@@ -276,13 +269,46 @@ func TestGaslessChecks(t *testing.T) {
 			assert.True(t, conflict)
 			assert.Len(t, f.stored(t), 1)
 
+			// One in flight per payment: a second authorization (a customer who signed again
+			// after a reload) is refused while the first waits or is relayed, and the view stops
+			// offering the quotes without gas; once it failed, another is taken.
+			second := func(name string) checkout.GaslessRequest {
+				return f.request(t, f.payer, func(a *tokensig.Authorization, _ *tokensig.Domain) { a.Nonce = crypto.Keccak256Hash([]byte(name)) })
+			}
+			_, err = f.svc.SubmitGasless(ctx, f.p, second("again"))
+			require.ErrorIs(t, err, domain.ErrGaslessInProgress)
+			assert.Len(t, f.stored(t), 1)
+			assert.Nil(t, f.offered(t), "not offered while one is in flight")
+			fail := func(id uuid.UUID) {
+				t.Helper()
+				why := "reverted"
+				require.NoError(t, f.st.InTx(ctx, func(tx *store.Tx) error {
+					return tx.FinishGasless(id, []store.GaslessStatus{store.GaslessAccepted}, store.GaslessFailed, nil, &why, f.now)
+				}))
+			}
+			fail(g.ID)
+			require.NotNil(t, f.offered(t), "offered again once it failed")
+
 			// A wallet answering v as 0/1 is read as 27/28.
-			low := f.request(t, f.payer, func(a *tokensig.Authorization, _ *tokensig.Domain) { a.Nonce = crypto.Keccak256Hash([]byte("low v")) })
+			low := second("low v")
 			raw := common.FromHex(low.Signature)
 			raw[64] -= 27
 			low.Signature = fmt.Sprintf("0x%x", raw)
-			_, err = f.svc.SubmitGasless(ctx, f.p, low)
+			lowG, err := f.svc.SubmitGasless(ctx, f.p, low)
 			require.NoError(t, err)
+
+			// Three failed: no longer offered without gas, and a fourth is refused.
+			fail(lowG.ID)
+			third, err := f.svc.SubmitGasless(ctx, f.p, second("third"))
+			require.NoError(t, err)
+			fail(third.ID)
+			assert.Nil(t, f.offered(t), "not offered after three failed")
+			_, err = f.svc.SubmitGasless(ctx, f.p, second("fourth"))
+			code, param, conflict = refusal(err)
+			assert.Equal(t, checkout.CodeGaslessNotOffered, code, "%v", err)
+			assert.Equal(t, "quoteId", param)
+			assert.True(t, conflict)
+			assert.Len(t, f.stored(t), 3)
 
 			// A final payment takes none.
 			done := f.p

@@ -26,6 +26,9 @@ var (
 	// ErrGaslessUnavailable: a payment without gas could not be checked because the quote's
 	// chain did not answer (503: retry, or pay the normal way).
 	ErrGaslessUnavailable = errors.New("the quote's chain cannot be read now to check the authorization")
+	// ErrGaslessInProgress: the payment has a signed transfer accepted or being relayed already;
+	// a second would be relayed too and pay twice (409 gasless_in_progress).
+	ErrGaslessInProgress = errors.New("a signed payment for this payment is already being relayed")
 	// The dashboard (bearer tokens).
 	ErrInvalidToken = errors.New("invalid, expired or missing bearer token")
 	ErrForbidden    = errors.New("this token does not act for this merchant with this permission")
@@ -80,6 +83,7 @@ const (
 	CodeInvalidPaymentSecret ErrorCode = "invalid_payment_secret"
 	CodePaymentNotOpen       ErrorCode = "payment_not_open"
 	CodeQuoteNotActive       ErrorCode = "quote_not_active"
+	CodeGaslessInProgress    ErrorCode = "gasless_in_progress"
 	CodeInvalidToken         ErrorCode = "invalid_token"
 	CodeForbidden            ErrorCode = "forbidden"
 	// Roles and second factors (issue 22).

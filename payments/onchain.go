@@ -75,7 +75,11 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 		t, ok := cursors[chainID]
 		return ok && t.After(p.ExpiresAt)
 	}
-	v := evaluate(p, ts, past)
+	signed, err := signedQuotes(rd, paymentID, ts)
+	if err != nil {
+		return false, err
+	}
+	v := evaluate(p, ts, past, signed)
 	if v.same(p) {
 		return false, nil
 	}
@@ -95,6 +99,10 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 		if err != nil {
 			return err
 		}
+		signed, err := signedQuotes(tx, paymentID, ts)
+		if err != nil {
+			return err
+		}
 		var counted []uuid.UUID
 		if v.status == domain.PaymentProcessing && v.confirmed.IsPositive() && p.Status == domain.PaymentPending {
 			// Seen and already confirmed short (a watcher catching up): announce both steps,
@@ -109,7 +117,7 @@ func (o *OnChain) Reconcile(ctx context.Context, paymentID uuid.UUID) (bool, err
 			if !p.Status.Open() {
 				return errSettlementMoved
 			}
-			now := evaluate(*p, ts, past)
+			now := evaluate(*p, ts, past, signed)
 			if now.status == domain.PaymentCompleted && (now.last == nil || v.last == nil || now.last.ID != v.last.ID) {
 				return errSettlementMoved
 			}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chains"
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/money"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 // gaslessCharge is what relaying the customer's signed transfer (issue 24, a payment made
@@ -35,9 +37,30 @@ func (c *gaslessCharge) terms(t *money.Terms) {
 	t.RelayCostCents = c.CostCents
 }
 
+// signedQuotes maps each token to the quote a relay among a payment's transfers was signed for
+// (evaluate settles that token's transfers on it).
+func signedQuotes(tx *store.Tx, paymentID uuid.UUID, ts []store.Transfer) (map[string]uuid.UUID, error) {
+	hashes := make([]string, 0, len(ts))
+	for _, t := range ts {
+		hashes = append(hashes, t.TxHash)
+	}
+	relays, err := tx.RelayedGaslessByTx(paymentID, hashes)
+	if err != nil || len(relays) == 0 {
+		return nil, err
+	}
+	out := map[string]uuid.UUID{}
+	for _, g := range relays { // oldest first: the first relayed decides (one is in flight at a time)
+		if _, ok := out[g.TokenID]; !ok {
+			out[g.TokenID] = g.QuoteID
+		}
+	}
+	return out, nil
+}
+
 // gaslessCharge finds the relayed authorization among the transfers completing p on v's quote
-// and what it charges. A buyer's fee counts only on the quote it was signed for and when the
-// confirmed amount covers it (else the units are simply part of what arrived); the merchant's
+// and what it charges. A buyer's fee counts only on the quote it was signed for (evaluate settles
+// on that quote once the relay's transfer is among the payment's) and when the confirmed amount
+// covers it (else the units are simply part of what arrived); the merchant's
 // cost is the relay transaction's gas from its receipt, in cents rounded up at the chain's native
 // price — nothing when no price can be had (logged).
 func (o *OnChain) gaslessCharge(ctx context.Context, p domain.Payment, v verdict) (*gaslessCharge, error) {

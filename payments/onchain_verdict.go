@@ -20,8 +20,9 @@ type verdict struct {
 }
 
 // evaluate applies the rules to a payment's transfers. scannedPast says the settling chain has
-// been scanned past the payment's expiry (no more timely transfer can appear there).
-func evaluate(p domain.Payment, ts []store.Transfer, scannedPast func(chainID int64) bool) verdict {
+// been scanned past the payment's expiry (no more timely transfer can appear there). signed maps
+// a token to the quote a relayed authorization among the transfers was signed for (signedQuotes).
+func evaluate(p domain.Payment, ts []store.Transfer, scannedPast func(chainID int64) bool, signed map[string]uuid.UUID) verdict {
 	v := verdict{status: p.Status}
 	if !p.Status.Open() {
 		return v
@@ -39,6 +40,15 @@ func evaluate(p domain.Payment, ts []store.Transfer, scannedPast func(chainID in
 			continue
 		}
 		if cur := quoteFor[q.Token.ID]; cur == nil || q.ExpectedAmountAsset.LessThan(cur.ExpectedAmountAsset) {
+			quoteFor[q.Token.ID] = q
+		}
+	}
+	// A transfer the customer signed (a payment without gas) was made for one quote: its value
+	// holds that quote's amount and, when the buyer pays the relay, the fee on top. Judged
+	// against a cheaper quote of the token, the fee would be taken for an overpayment.
+	for i := range p.Quotes {
+		q := &p.Quotes[i]
+		if id, ok := signed[q.Token.ID]; ok && id == q.ID && q.Status != domain.QuoteFailed {
 			quoteFor[q.Token.ID] = q
 		}
 	}

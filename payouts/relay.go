@@ -88,6 +88,20 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	if err != nil {
 		return fail(err.Error())
 	}
+	// One relay per signer in flight: the chain's balance does not show a relay not yet mined,
+	// so two relays checked against one balance could both go out and all but one revert, on our
+	// gas. This one waits (accepted) until the other is final, then is checked against what is left.
+	others, err := m.Store.Read(ctx).SignerGaslessInFlight(g.TokenID, g.From)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.ID != g.ID && o.Status == store.GaslessSubmitted {
+			m.Log.Info("payment without gas waits for the signer's other relay", "chain", chains.CAIP2(m.Info.ID),
+				"authorization", g.ID, "other", o.ID)
+			return nil
+		}
+	}
 	token := common.HexToAddress(tok.ContractAddress)
 	used, err := chain.AuthorizationUsed(ctx, m.Chain, token, a.From, a.Nonce)
 	if err != nil {
@@ -95,6 +109,15 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	}
 	if used {
 		return fail("the token has the authorization's nonce used or cancelled already")
+	}
+	// A transfer the watcher has not recorded yet may have paid the payment: relaying would pay
+	// it twice.
+	paid, err := chain.ERC20Balance(ctx, m.Chain, token, a.To)
+	if err != nil {
+		return err
+	}
+	if paid.Sign() > 0 {
+		return fail(fmt.Sprintf("the deposit address holds %s of the token already: it was paid another way before the authorization was relayed", paid))
 	}
 	bal, err := chain.ERC20Balance(ctx, m.Chain, token, a.From)
 	if err != nil {
@@ -119,8 +142,11 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	if err != nil {
 		return err
 	}
+	// AmountAsset is what the transaction takes of its sender's TokenID (UnminedOutflow sums it
+	// against the hot wallet's balance): a relay moves the customer's tokens, none of ours. The
+	// value relayed is the authorization's.
 	o := store.OutgoingTx{ID: uuid.Must(uuid.NewV7()), ChainID: m.Info.ID, Sender: strings.ToLower(hot.Hex()), Kind: store.TxPayout,
-		TokenID: tok.ID, Recipient: g.To, AmountAsset: g.Value, TxTo: strings.ToLower(token.Hex()), TxValue: decimal.Zero,
+		TokenID: tok.ID, Recipient: g.To, AmountAsset: decimal.Zero, TxTo: strings.ToLower(token.Hex()), TxValue: decimal.Zero,
 		TxData: hex.EncodeToString(data), GasLimit: int64(gas + gas/4), CreatedAt: now}
 	if short, err := m.tx.HotShort(ctx, o, feeCap); err != nil || short != "" {
 		if err == nil {
@@ -132,6 +158,13 @@ func (m *Manager) relay(ctx context.Context, g store.GaslessAuthorization) error
 	att, err := m.tx.SignAndStore(ctx, &o, tip, feeCap, func(tx *store.Tx) error {
 		return tx.SubmitGasless(g.ID, o.ID, o.Attempts[0].Hash, now)
 	})
+	if errors.Is(err, store.ErrConflict) {
+		// Moved on since the checks (another relayer took it, or it failed; or another process
+		// took the nonce): the signed transaction was rolled back with it and nothing goes out;
+		// the next round looks again. A lost race, not this round's error.
+		m.Log.Info("payment without gas moved on before it was relayed", "chain", chains.CAIP2(m.Info.ID), "authorization", g.ID)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

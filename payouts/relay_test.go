@@ -22,6 +22,7 @@ import (
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
 	"github.com/paymentsd/paymentsd/payments"
+	"github.com/paymentsd/paymentsd/payouts"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/tokensig"
 )
@@ -204,4 +205,123 @@ func (f *fixture) sendCall(sender int, to common.Address, data []byte) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	f.t.Fatal("the call was not mined")
+}
+
+// One relay at a time per signer (review of issue 24, defect 2): a payer whose balance covers
+// one of two signed payments had both relayed, and the second reverted on chain with our gas. The
+// second now waits while the first is submitted, then fails without a transaction once the
+// balance is spent. And a deposit address that holds the token already (a normal transfer the
+// watcher has not recorded yet) has its authorization failed, nothing sent.
+func TestRelayOneAtATimePerSigner(t *testing.T) {
+	for _, backend := range testdb.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			f := newFixture(t, opts{backend: backend})
+			expiry := time.Now().Add(10 * time.Minute).Unix()
+			a, b := f.usdcPayment(1_850), f.usdcPayment(1_850)
+			key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt()) // enough for one
+			rowA, _, _ := f.accept(key, a, expiry)
+			rowB, _, _ := f.accept(key, b, expiry)
+
+			f.round()
+			gotA, gotB := f.gasless(rowA.ID, a.p.ID), f.gasless(rowB.ID, b.p.ID)
+			require.Equal(t, store.GaslessSubmitted, gotA.Status)
+			assert.Equal(t, store.GaslessAccepted, gotB.Status, "waits while the signer's other relay is in flight")
+			assert.Nil(t, gotB.OutgoingTx, "no relay transaction for the second")
+
+			f.until("first relayed", func() bool { return f.gasless(rowA.ID, a.p.ID).Status == store.GaslessRelayed })
+			f.round()
+			gotB = f.gasless(rowB.ID, b.p.ID)
+			assert.Equal(t, store.GaslessFailed, gotB.Status)
+			assert.Nil(t, gotB.OutgoingTx, "failed without a transaction: nothing reverted, no gas burnt")
+			assert.Contains(t, *gotB.Error, "holds 0")
+			assert.Zero(t, f.tokenBalance(devnet.USDCAddress, b.deposit).Sign())
+
+			// Paid by a normal transfer the watcher has not seen yet: failed, nothing sent.
+			c := f.usdcPayment(1_850)
+			keyC := f.gaslessPayer(c.q.ExpectedAmountAsset.BigInt())
+			rowC, _, _ := f.accept(keyC, c, expiry)
+			payer, err := devnet.AccountKey(0)
+			require.NoError(t, err)
+			_, err = devnet.Pay(f.ctx, f.eth, payer, devnet.USDCAddress, c.deposit, c.q.ExpectedAmountAsset.BigInt())
+			require.NoError(t, err)
+			f.mine(1)
+			f.round()
+			gotC := f.gasless(rowC.ID, c.p.ID)
+			assert.Equal(t, store.GaslessFailed, gotC.Status)
+			assert.Nil(t, gotC.OutgoingTx)
+			assert.Contains(t, *gotC.Error, "deposit address holds")
+			assert.Equal(t, c.q.ExpectedAmountAsset.String(), f.tokenBalance(devnet.USDCAddress, c.deposit).String(), "paid once")
+			assert.Equal(t, c.q.ExpectedAmountAsset.String(), f.tokenBalance(devnet.USDCAddress, crypto.PubkeyToAddress(keyC.PublicKey)).String(),
+				"the signer kept its tokens")
+		})
+	}
+}
+
+// A relay moves the customer's tokens, not the hot wallet's (review of issue 24, defect 3): a
+// relay signed and not mined must not count as the hot wallet's outflow, or a USDC withdrawal
+// waits for funds the wallet holds (and the treasury understates what it holds). Fails before
+// the fix: the withdrawal waits with "the payouts signed and this one need …".
+func TestRelayInFlightIsNotTheHotWalletsOutflow(t *testing.T) {
+	for _, backend := range testdb.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			f, hot := newFixtureWithHotWallet(t, backend)
+			f.fundHot("", new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
+			f.fundHot(devnet.USDCAddress, big.NewInt(15_000_000)) // 15 USDC: the withdrawal's 10, not the relay's 18.50 more
+			f.mine(1)
+			f.fund(10_000)
+			a := f.usdcPayment(1_850)
+			key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt())
+			row, _, _ := f.accept(key, a, time.Now().Add(10*time.Minute).Unix())
+			w, _ := f.withdraw(1_000)
+
+			res := f.round() // the relay first, signed and broadcast, not mined; then the withdrawal
+			require.Equal(t, store.GaslessSubmitted, f.gasless(row.ID, a.p.ID).Status)
+			assert.NotContains(t, res.Blocked, "payouts signed")
+			assert.Equal(t, domain.WithdrawalProcessing, f.withdrawal(w.ID).Status, "the withdrawal is signed beside the relay")
+			usdc := a.q.Token.ID
+			signed, err := f.a.Store.Read(f.ctx).UnminedOutflow(devnet.ChainID, hot.Hex(), usdc)
+			require.NoError(t, err)
+			assert.Equal(t, "10000000", signed.String(), "the withdrawal's 10 USDC, nothing of the relay")
+			f.settleAll(w.ID)
+			f.until("relayed", func() bool { return f.gasless(row.ID, a.p.ID).Status == store.GaslessRelayed })
+			assert.Equal(t, "5000000", f.tokenBalance(devnet.USDCAddress, hot).String(), "the relay took none of the hot wallet's USDC")
+		})
+	}
+}
+
+// raceOnEstimate runs hook once, when the relayer estimates a relay's gas: between its checks
+// and the signing, as another relayer or a failure would.
+type raceOnEstimate struct {
+	payouts.Chain
+	hook func()
+}
+
+func (c *raceOnEstimate) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
+	if h := c.hook; h != nil {
+		c.hook = nil
+		h()
+	}
+	return c.Chain.EstimateGas(ctx, msg)
+}
+
+// An authorization that moved on between the relayer's checks and its signing (another
+// relayer took it, or it failed) is not an error of the round: nothing is stored or sent, and
+// the round goes on. Fails before: the round reports the store's conflict (logged at Error).
+func TestRelayLostRaceIsNotAnError(t *testing.T) {
+	f := newFixture(t, opts{backend: "sqlite"})
+	a := f.usdcPayment(1_850)
+	key := f.gaslessPayer(a.q.ExpectedAmountAsset.BigInt())
+	row, _, _ := f.accept(key, a, time.Now().Add(10*time.Minute).Unix())
+	why := "taken up elsewhere"
+	f.m.Chain = &raceOnEstimate{Chain: f.m.Chain, hook: func() {
+		require.NoError(t, f.a.Store.InTx(f.ctx, func(tx *store.Tx) error {
+			return tx.FinishGasless(row.ID, []store.GaslessStatus{store.GaslessAccepted}, store.GaslessFailed, nil, &why, time.Now())
+		}))
+	}}
+	_, err := f.m.Round(f.ctx)
+	require.NoError(t, err)
+	got := f.gasless(row.ID, a.p.ID)
+	assert.Equal(t, store.GaslessFailed, got.Status)
+	assert.Equal(t, why, *got.Error)
+	assert.Nil(t, got.OutgoingTx, "nothing stored: the signing's transaction rolled back")
 }

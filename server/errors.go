@@ -196,6 +196,8 @@ func classify(err error) *apiError {
 	case errors.Is(err, domain.ErrGaslessUnavailable): // a payment without gas (issue 24)
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodeNoChainAvailable,
 			"The quote's chain cannot be read now to check the authorization; retry, or pay the normal way.", ""}
+	case errors.Is(err, domain.ErrGaslessInProgress):
+		return &apiError{http.StatusConflict, typeInvalidRequest, domain.CodeGaslessInProgress, err.Error(), ""}
 	case errors.Is(err, domain.ErrPriceUnavailable): // a refund's amountInCents (issue 23)
 		return &apiError{http.StatusServiceUnavailable, typeAPI, domain.CodePriceUnavailable,
 			"The token's price cannot be read now to convert amountInCents; retry later, or give amountAsset (the token's smallest unit) instead.", ""}

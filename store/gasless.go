@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -88,16 +90,50 @@ func (r gaslessRow) domain() GaslessAuthorization {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-// InsertGasless stores an accepted authorization. ErrConflict: the signer's nonce for this token
-// is stored already (the same authorization posted twice, or a replay).
+// InsertGasless stores an accepted authorization (inside InTx). ErrConflict: the signer's nonce
+// for this token is stored already (the same authorization posted twice, or a replay).
+// domain.ErrGaslessInProgress: the payment has another authorization accepted or submitted
+// (index gasless_authorizations_in_flight_idx, migration 27: one in flight per payment).
 func (t *Tx) InsertGasless(g GaslessAuthorization) error {
 	now := g.CreatedAt.UTC()
-	return translate(t.db.Create(&gaslessRow{ID: g.ID, PaymentID: g.PaymentID, QuoteID: g.QuoteID, ChainID: g.ChainID,
+	row := &gaslessRow{ID: g.ID, PaymentID: g.PaymentID, QuoteID: g.QuoteID, ChainID: g.ChainID,
 		TokenID: g.TokenID, FromAddress: strings.ToLower(g.From), ToAddress: strings.ToLower(g.To), Value: g.Value,
 		ValidAfter: g.ValidAfter, ValidBefore: g.ValidBefore, Nonce: strings.ToLower(g.Nonce), Signature: strings.ToLower(g.Signature),
 		FeePaidBy: string(g.FeePaidBy), FeeCents: g.FeeCents, FeeAsset: g.FeeAsset, Status: string(GaslessAccepted),
-		CreatedAt: now, UpdatedAt: now}).Error)
+		CreatedAt: now, UpdatedAt: now}
+	// Neither driver says which unique rule a violation broke (SQLite's names only columns), so
+	// the insert runs under a savepoint and, when refused, the rows are asked: PostgreSQL keeps
+	// no transaction usable after a failed statement, a savepoint rolled back to does.
+	const sp = "gasless_insert"
+	if err := t.db.SavePoint(sp).Error; err != nil {
+		return translate(err)
+	}
+	err := translate(t.db.Create(row).Error)
+	if !errors.Is(err, ErrConflict) {
+		return err
+	}
+	if rb := t.db.RollbackTo(sp).Error; rb != nil {
+		return translate(rb)
+	}
+	var n int64
+	if e := t.db.Model(&gaslessRow{}).Where("token_id = ? AND from_address = ? AND nonce = ?", row.TokenID, row.FromAddress,
+		row.Nonce).Count(&n).Error; e != nil {
+		return translate(e)
+	}
+	if n > 0 {
+		return err
+	}
+	if e := t.db.Model(&gaslessRow{}).Where("payment_id = ? AND status IN ?", g.PaymentID, gaslessInFlight).Count(&n).Error; e != nil {
+		return translate(e)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: another signed payment for this payment is accepted or being relayed", domain.ErrGaslessInProgress)
+	}
+	return err
 }
+
+// gaslessInFlight are the states in which an authorization may still move the payer's tokens.
+var gaslessInFlight = []GaslessStatus{GaslessAccepted, GaslessSubmitted}
 
 // GaslessByNonce reads the authorization stored for a signer's nonce of a token.
 func (t *Tx) GaslessByNonce(tokenID, from, nonce string) (GaslessAuthorization, error) {
@@ -137,6 +173,44 @@ func (t *Tx) AcceptedGasless(chainID int64, limit int) ([]GaslessAuthorization, 
 	out := make([]GaslessAuthorization, len(rows))
 	for i, r := range rows {
 		out[i] = r.domain()
+	}
+	return out, nil
+}
+
+// SignerGasless is one of a signer's authorizations that may still move its tokens.
+type SignerGasless struct {
+	GaslessAuthorization
+	RelayMined bool // its relay transaction is in a block: the signer's balance on chain shows it
+}
+
+// SignerGaslessInFlight lists a signer's authorizations of a token that are accepted or
+// submitted (on any payment), oldest first: what the chain's balance of from may not show yet.
+func (t *Tx) SignerGaslessInFlight(tokenID, from string) ([]SignerGasless, error) {
+	var rows []gaslessRow
+	if err := t.db.Where("token_id = ? AND from_address = ? AND status IN ?", tokenID, strings.ToLower(from), gaslessInFlight).
+		Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, translate(err)
+	}
+	var relays []uuid.UUID
+	for _, r := range rows {
+		if r.OutgoingTxID != nil {
+			relays = append(relays, *r.OutgoingTxID)
+		}
+	}
+	mined := map[uuid.UUID]bool{}
+	if len(relays) > 0 {
+		var txs []outgoingTxRow
+		if err := t.db.Select("id").Where("id IN ? AND status IN ?", relays, []OutgoingStatus{OutgoingMined, OutgoingConfirmed}).
+			Find(&txs).Error; err != nil {
+			return nil, translate(err)
+		}
+		for _, o := range txs {
+			mined[o.ID] = true
+		}
+	}
+	out := make([]SignerGasless, len(rows))
+	for i, r := range rows {
+		out[i] = SignerGasless{GaslessAuthorization: r.domain(), RelayMined: r.OutgoingTxID != nil && mined[*r.OutgoingTxID]}
 	}
 	return out, nil
 }

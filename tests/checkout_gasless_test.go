@@ -132,6 +132,11 @@ func TestGaslessPaymentOnTheDevnet(t *testing.T) {
 			assert.Equal(t, "accepted", res.JSON(t)["status"])
 			// Posted twice: the same nonce is refused (it was posted already).
 			requireRefused(t, r.submitGasless(a, good), http.StatusConflict, "authorization_used")
+			// Signed again (a reload, a double click) while the first is in flight: refused, one
+			// at a time, or the customer would pay twice; the checkout offers none meanwhile.
+			requireRefused(t, r.submitGasless(a, signedTransfer(t, key, a, offer, nil)), http.StatusConflict, "gasless_in_progress")
+			assert.Nil(t, r.gaslessOffer(a), "not offered while one is in flight")
+			assert.Len(t, r.gaslessRows(a), 1)
 			r.until("payment completed", func() bool { return r.status(a) == "completed" })
 
 			p := r.payment(a)
@@ -214,6 +219,57 @@ func TestGaslessPaymentOnTheDevnet(t *testing.T) {
 			assert.EqualValues(t, 1_000-money.FeeCents(1_000, 100), pb["amountMerchantNetCents"])
 			assert.Equal(t, want.String(), r.usdc(b.deposit).String())
 			assert.Equal(t, true, pb["receipt"].(map[string]any)["txIsSponsored"])
+		})
+	}
+}
+
+// The buyer's relay fee when the payment also has a cheaper quote of the token (review of issue
+// 24, defect 4): a token's transfers were judged against its cheapest quote (an older one the
+// checkout refreshed, say), so a relay signed for another quote lost its fee — taken for an
+// overpayment and credited to the merchant. The payment now settles on the quote the relayed
+// authorization was signed for. Fails before: settled on the older quote, convenienceFeeCents 0,
+// amountDueCents 1000, the merchant's net 991 (the fee's cent credited to it).
+func TestGaslessBuyerFeeWithACheaperQuote(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			r := newReportEnv(t, backend, 0)
+			ctx := context.Background()
+			a := r.newPayment("USDC")
+			stored, err := r.app.Store.Read(ctx).PaymentByID(uuid.MustParse(a.id), r.app.Catalog)
+			require.NoError(t, err)
+			require.NoError(t, r.app.Store.InTx(ctx, func(tx *store.Tx) error {
+				return tx.UpdateMerchantProfile(stored.Merchant.ID, store.MerchantProfile{GaslessFeePaidBy: domain.GaslessFeeBuyer})
+			}))
+			// An older USDC quote asking 0.005 USDC less, expired (still payable, and the cheapest).
+			var signedFor domain.Quote
+			for _, q := range stored.Quotes {
+				if q.ID.String() == a.quoteID {
+					signedFor = q
+				}
+			}
+			older := signedFor
+			older.ID, older.Status = uuid.Must(uuid.NewV7()), domain.QuoteExpired
+			older.ExpectedAmountAsset = signedFor.ExpectedAmountAsset.Sub(decimal.NewFromInt(5_000))
+			older.CreatedAt, older.ExpiresAt = signedFor.CreatedAt.Add(-time.Minute), time.Now().Add(-time.Second)
+			require.NoError(t, r.app.Store.InTx(ctx, func(tx *store.Tx) error { return tx.InsertQuotes(stored.ID, []domain.Quote{older}) }))
+
+			offer := r.gaslessOffer(a)
+			require.Equal(t, "10000", offer["feeAsset"])
+			key := r.gaslessPayer(new(big.Int).Mul(a.due, big.NewInt(2)))
+			res := r.submitGasless(a, signedTransfer(t, key, a, offer, nil))
+			require.Equal(t, http.StatusAccepted, res.Status, string(res.Body))
+			r.until("payment completed", func() bool { return r.status(a) == "completed" })
+
+			p := r.payment(a)
+			assert.EqualValues(t, 1, p["convenienceFeeCents"], "the relay fee")
+			assert.EqualValues(t, 1_001, p["amountDueCents"])
+			assert.EqualValues(t, 1_000, p["amountInCents"], "no overpayment: the fee is not credited to the merchant")
+			assert.EqualValues(t, 1_000-money.FeeCents(1_000, 100), p["amountMerchantNetCents"])
+			settled, err := r.app.Store.Read(ctx).PaymentByID(stored.ID, r.app.Catalog)
+			require.NoError(t, err)
+			require.NotNil(t, settled.Received)
+			assert.Equal(t, signedFor.ID, settled.Received.QuoteID, "settled on the quote signed for")
 		})
 	}
 }

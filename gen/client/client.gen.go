@@ -4746,9 +4746,13 @@ type ClientInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes any type of body and a specified content type.
@@ -4780,9 +4784,13 @@ type ClientInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes a body of the `application/json` content type.
@@ -6551,9 +6559,13 @@ func (c *Client) GetCheckout(ctx context.Context, paymentId CheckoutPaymentId, p
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes any type of body and a specified content type.
@@ -6595,9 +6607,13 @@ func (c *Client) SubmitCheckoutGaslessPaymentWithBody(ctx context.Context, payme
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes a body of the `application/json` content type.
@@ -13679,9 +13695,13 @@ type ClientWithResponsesInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13713,9 +13733,13 @@ type ClientWithResponsesInterface interface {
 	// signature_invalid` (the signature does not recover to `from` for these terms in the
 	// token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 	// (final, expired, or part already paid), `409 quote_not_active`, `409
-	// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-	// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-	// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+	// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+	// payments for this payment failed already), `409 gasless_in_progress` (another signed
+	// payment for this payment is accepted or being relayed: at most one at a time, so a
+	// customer who signs again after a reload never pays twice; the checkout view offers no
+	// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+	// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+	// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 	// when the chain cannot be read now. Submissions share the transaction reports' budget.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -22819,9 +22843,13 @@ func (c *ClientWithResponses) GetCheckoutWithResponse(ctx context.Context, payme
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -22859,9 +22887,13 @@ func (c *ClientWithResponses) SubmitCheckoutGaslessPaymentWithBodyWithResponse(c
 // signature_invalid` (the signature does not recover to `from` for these terms in the
 // token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
 // (final, expired, or part already paid), `409 quote_not_active`, `409
-// gasless_not_offered` (the quote's token or chain is not relayed here), `409
-// authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-// `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+// gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+// payments for this payment failed already), `409 gasless_in_progress` (another signed
+// payment for this payment is accepted or being relayed: at most one at a time, so a
+// customer who signs again after a reload never pays twice; the checkout view offers no
+// `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+// or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+// what its other signed payments waiting to be relayed need); `503 no_chain_available`
 // when the chain cannot be read now. Submissions share the transaction reports' budget.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

@@ -59,10 +59,22 @@ document.addEventListener("checkout:view", (e) => {
   render();
 });
 
+// inFlight says the view's newest signed payment is accepted or being relayed: the server takes
+// no second one for the payment (409 gasless_in_progress), and one is relayed at a time.
+function inFlight(v) {
+  const gp = v && v.gaslessPayment;
+  return !!gp && (gp.status === "accepted" || gp.status === "submitted");
+}
+
 // followGasless watches the signed payment the server accepted: a failed one lets the customer
-// pay again (nothing was taken).
+// pay again (nothing was taken). One posted before a reload is followed the same way, so the
+// wallet buttons stay hidden until it failed: a second signature is never asked for meanwhile.
 function followGasless() {
   const gp = view && view.gaslessPayment;
+  if (!sent && inFlight(view)) {
+    sent = { gasless: gp.id, quoteId: gp.quoteId };
+    if (gp.status === "accepted") say(t("gasless.waiting"));
+  }
   if (!sent || !sent.gasless || !gp || gp.id !== sent.gasless) return;
   if (gp.status === "failed") {
     fail(failed(gp));

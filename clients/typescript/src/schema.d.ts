@@ -984,9 +984,13 @@ export interface paths {
          *     signature_invalid` (the signature does not recover to `from` for these terms in the
          *     token's domain); `404` when the quote is none of the payment's; `409 payment_not_open`
          *     (final, expired, or part already paid), `409 quote_not_active`, `409
-         *     gasless_not_offered` (the quote's token or chain is not relayed here), `409
-         *     authorization_used` (the nonce is used or cancelled on chain, or was posted already),
-         *     `409 insufficient_balance` (`from` holds less than `value`); `503 no_chain_available`
+         *     gasless_not_offered` (the quote's token or chain is not relayed here, or three signed
+         *     payments for this payment failed already), `409 gasless_in_progress` (another signed
+         *     payment for this payment is accepted or being relayed: at most one at a time, so a
+         *     customer who signs again after a reload never pays twice; the checkout view offers no
+         *     `gasless` meanwhile), `409 authorization_used` (the nonce is used or cancelled on chain,
+         *     or was posted already), `409 insufficient_balance` (`from` holds less than `value` and
+         *     what its other signed payments waiting to be relayed need); `503 no_chain_available`
          *     when the chain cannot be read now. Submissions share the transaction reports' budget.
          */
         post: operations["submitCheckoutGaslessPayment"];
@@ -6600,9 +6604,11 @@ export interface components {
         };
         /**
          * @description The payment is final, expired or partly paid (`payment_not_open`), the quote is not
-         *     active (`quote_not_active`) or not relayed here (`gasless_not_offered`), the
-         *     authorization's nonce is used or was posted already (`authorization_used`), or `from`
-         *     holds less than `value` (`insufficient_balance`).
+         *     active (`quote_not_active`) or not relayed here, or three signed payments for this
+         *     payment failed (`gasless_not_offered`), another signed payment for this payment is
+         *     accepted or being relayed (`gasless_in_progress`), the authorization's nonce is used or
+         *     was posted already (`authorization_used`), or `from` holds less than `value` and its
+         *     other signed payments waiting to be relayed (`insufficient_balance`).
          */
         GaslessConflict: {
             headers: {
