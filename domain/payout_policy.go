@@ -80,7 +80,7 @@ func (a Approval) CheckApprover(approver *uuid.UUID, allowCreator bool) error {
 // PayoutSettings is a merchant's payout policy (one row per merchant; defaults without one).
 type PayoutSettings struct {
 	MerchantID             uuid.UUID
-	Mode                   Mode // each mode has its own: test access changes only test money's rules
+	Mode                   Mode   // each mode has its own: test access changes only test money's rules
 	ApprovalThresholdCents *int64 // nil: approvals off
 	AllowlistOnly          bool
 	AddressCoolingOffHours int32
