@@ -77,7 +77,7 @@ func TestCatalogueLanguagesMatchEnglish(t *testing.T) {
 func TestCatalogueKeysAreUsed(t *testing.T) {
 	en := catalogue(t)["en"]
 	sources := []string{"page/index.html", "page/refund.html", "page/assets/checkout.js", "page/assets/refund.js",
-		"page/assets/i18n.js", "wallet/src/wallet.js", "wallet/src/gasless.js"}
+		"page/assets/i18n.js", "page/assets/wallets.js", "wallet/src/wallet.js", "wallet/src/gasless.js"}
 	used := map[string]bool{}
 	attr := regexp.MustCompile(`data-i18n(?:-alt|-aria-label)?="([^"]+)"`)
 	call := regexp.MustCompile(`\bt\("([^"]+)"`)
@@ -128,6 +128,7 @@ func TestI18nScript(t *testing.T) {
 	assert.Contains(t, string(page), `<script src="/pay/assets/i18n.js" defer></script>
 <script src="/pay/assets/amounts.js" defer></script>
 <script src="/pay/assets/checkout.js" defer></script>
+<script src="/pay/assets/wallets.js" defer></script>
 <script src="/pay/assets/wallet.js" defer></script>`)
 	refund, err := checkout.RefundPageHTML("01a20b10-0000-7000-8000-000000000001")
 	require.NoError(t, err)

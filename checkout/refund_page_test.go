@@ -18,11 +18,13 @@ func TestRefundPage(t *testing.T) {
 	require.NoError(t, err)
 	page := string(b)
 	assert.Contains(t, page, `data-refund-id="01a20b10-0000-7000-8000-000000000001&#34;&gt;&lt;script&gt;"`)
-	// The catalogue, then the amounts' formatter (deferred scripts run in order), then the page's own.
+	// The catalogue, the amounts' formatter, the wallets' discovery (deferred scripts run in
+	// order), then the page's own.
 	assert.Contains(t, page, `<script src="/pay/assets/i18n.js" defer></script>
 <script src="/pay/assets/amounts.js" defer></script>
+<script src="/pay/assets/wallets.js" defer></script>
 <script src="/pay/assets/refund.js" defer></script>`)
-	assert.Equal(t, 3, strings.Count(page, "<script"), "three scripts, all from this origin")
+	assert.Equal(t, 4, strings.Count(page, "<script"), "four scripts, all from this origin")
 	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "http:", "https:", "*"} {
 		assert.NotContains(t, checkout.RefundPageCSP, bad)
 	}
@@ -30,7 +32,12 @@ func TestRefundPage(t *testing.T) {
 	js, typ, err := checkout.Asset("refund.js")
 	require.NoError(t, err)
 	assert.Equal(t, "text/javascript; charset=utf-8", typ)
-	for _, want := range []string{"eip6963:requestProvider", "eth_signTypedData_v4", "X-Service-Refund-Secret"} {
+	for _, want := range []string{"checkoutWallets.list()", "eth_signTypedData_v4", "X-Service-Refund-Secret"} {
 		assert.Contains(t, string(js), want)
+	}
+	wallets, _, err := checkout.Asset("wallets.js")
+	require.NoError(t, err)
+	for _, want := range []string{"eip6963:requestProvider", "eip6963:announceProvider", "window.ethereum"} {
+		assert.Contains(t, string(wallets), want)
 	}
 }

@@ -23,7 +23,6 @@
   let wallet = null; // {info, provider} of the connected wallet
   let busy = false;
   let claimedTyped = false; // this page claimed with a typed address: it waits for an approval
-  const wallets = new Map(); // EIP-6963 announcements by uuid
 
   const t = checkoutI18n.t; // the page's language (i18n.js)
 
@@ -135,53 +134,23 @@
     }
   }
 
-  // EIP-6963: wallets announce themselves in answer to eip6963:requestProvider (several may).
-  window.addEventListener("eip6963:announceProvider", (e) => {
-    const d = e.detail;
-    if (!d || !d.info || !d.provider || typeof d.provider.request !== "function" || typeof d.info.uuid !== "string") return;
-    wallets.set(d.info.uuid, d);
+  // The wallets are found by wallets.js (EIP-6963, or window.ethereum), loaded before this script.
+  checkoutWallets.onChange(() => {
     if (view && view.status === "awaiting_address") showWallets();
   });
-  window.dispatchEvent(new Event("eip6963:requestProvider"));
-  let discoveryOver = false;
-  setTimeout(() => {
-    discoveryOver = true;
-    if (view && view.status === "awaiting_address") showWallets();
-  }, 600);
-
-  function walletList() {
-    const list = [...wallets.values()];
-    // An older wallet that only injects window.ethereum (EIP-1193), when none announced itself.
-    if (list.length === 0 && discoveryOver && window.ethereum && typeof window.ethereum.request === "function") {
-      list.push({ info: { uuid: "window.ethereum", name: t("common.browserWallet"), icon: "" }, provider: window.ethereum });
-    }
-    return list;
-  }
 
   let shownWallets = "";
 
   function showWallets() {
-    const list = walletList();
+    const list = checkoutWallets.list();
     const key = list.map((w) => w.info.uuid).join(",") + (wallet ? "|" + wallet.info.uuid : "");
-    $("no-wallet").hidden = list.length > 0 || !discoveryOver;
+    $("no-wallet").hidden = list.length > 0 || !checkoutWallets.discoveryOver();
     if (key === shownWallets) return;
     shownWallets = key;
     const box = $("wallets");
     box.replaceChildren();
     for (const w of list) {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "wallet";
-      // data: images only (EIP-6963 icons are data URIs; the CSP allows nothing else).
-      if (typeof w.info.icon === "string" && /^data:image\//.test(w.info.icon)) {
-        const img = document.createElement("img");
-        img.src = w.info.icon;
-        img.alt = "";
-        img.width = 24;
-        img.height = 24;
-        b.append(img);
-      }
-      b.append(t("refund.connect", { wallet: String(w.info.name || t("common.browserWallet")).slice(0, 60) }));
+      const b = checkoutWallets.button(w, t("refund.connect", { wallet: checkoutWallets.name(w) }));
       b.addEventListener("click", () => connect(w));
       box.append(b);
     }

@@ -17,7 +17,7 @@
 import { decodeFunctionResult, encodeFunctionData, hexToBigInt, numberToHex } from "viem";
 import { failed, note, payWithoutGas } from "./gasless.js";
 
-/* global checkoutI18n */
+/* global checkoutI18n, checkoutWallets */
 const t = (key, params) => checkoutI18n.t(key, params);
 const units = (amount, q) => t("common.tokenAmount", { amount: checkoutI18n.amount(amount.toString(), q.tokenDecimals), symbol: q.tokenSymbol });
 
@@ -33,25 +33,13 @@ const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
 const api = `/v1/external/payment-secret-auth/payments/${encodeURIComponent(paymentId)}`;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
-const wallets = new Map(); // EIP-6963 uuid → {info, provider}
-let discoveryOver = false;
 let view = null;
 let busy = false;
 let shown = "";
 let sent = null; // {hash, quoteId} once a transaction left the wallet; {gasless: id, quoteId} once a signed one was accepted
 
-// EIP-6963: wallets announce themselves in answer to eip6963:requestProvider (several may).
-window.addEventListener("eip6963:announceProvider", (e) => {
-  const d = e.detail;
-  if (!d || !d.info || !d.provider || typeof d.provider.request !== "function" || typeof d.info.uuid !== "string") return;
-  wallets.set(d.info.uuid, d);
-  render();
-});
-window.dispatchEvent(new Event("eip6963:requestProvider"));
-setTimeout(() => {
-  discoveryOver = true;
-  render();
-}, 600);
+// The wallets are found by wallets.js (EIP-6963, or window.ethereum), loaded before this bundle.
+checkoutWallets.onChange(render);
 
 document.addEventListener("checkout:view", (e) => {
   view = e.detail;
@@ -85,17 +73,6 @@ function followGasless() {
   }
 }
 
-function walletList() {
-  const list = [...wallets.values()];
-  // An older wallet that only injects window.ethereum (EIP-1193), when none announced itself.
-  const legacy = window.ethereum;
-  if (list.length === 0 && discoveryOver && legacy && typeof legacy.request === "function") {
-    const name = legacy.isMetaMask ? "MetaMask" : legacy.isCoinbaseWallet ? "Coinbase Wallet" : t("common.browserWallet");
-    list.push({ info: { uuid: "window.ethereum", name, icon: "" }, provider: legacy });
-  }
-  return list;
-}
-
 function selectedQuote(v) {
   return (v && v.selectedQuoteId && v.quotes.find((q) => q.id === v.selectedQuoteId)) || null;
 }
@@ -112,7 +89,7 @@ function render() {
   const box = $("wallet-pay");
   if (!box) return;
   const q = selectedQuote(view);
-  const list = walletList();
+  const list = checkoutWallets.list();
   const open = view && payable(view, q) && list.length > 0 && !sent;
   const key = open ? `${q.id}|${!!q.gasless}|${list.map((w) => w.info.uuid).join(",")}` : "";
   box.hidden = !open;
@@ -122,19 +99,7 @@ function render() {
   buttons.replaceChildren();
   if (!open) return;
   for (const w of list) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.className = "wallet";
-    // data: images only (EIP-6963 icons are data URIs; the CSP allows no other host).
-    if (typeof w.info.icon === "string" && /^data:image\//.test(w.info.icon)) {
-      const img = document.createElement("img");
-      img.src = w.info.icon;
-      img.alt = "";
-      img.width = 24;
-      img.height = 24;
-      b.append(img);
-    }
-    b.append(t("wallet.payWith", { wallet: walletName(w) }));
+    const b = checkoutWallets.button(w, t("wallet.payWith", { wallet: walletName(w) }));
     b.addEventListener("click", () => pay(w));
     buttons.append(b);
     if (q.gasless) {
@@ -153,7 +118,7 @@ function render() {
   }
 }
 
-const walletName = (w) => String(w.info.name || t("common.browserWallet")).slice(0, 60);
+const walletName = checkoutWallets.name;
 
 function say(text) {
   $("wallet-status").textContent = text;
