@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/big"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/devnet"
 )
@@ -31,28 +29,12 @@ import (
 func TestGaslessPaymentInChromium(t *testing.T) {
 	ctx := browser(t)
 	axe := axeSource(t)
-	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	l1 := devnetAddr(t)
-	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=off", "PAYMENTS_SERVE_UNWATCHED=false",
-		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
-	m := createMerchant(t, bin, db, env, "Corner Bakery")
-	srv := newServer(t, bin, db)
-	srv.env = env
-	srv.start()
-	rpc := "http://" + l1
-	eth, err := ethclient.Dial(rpc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eth.Close)
+	d := newServedDevnet(t, false)
+	srv, eth, rpc := d.srv, d.eth, d.rpc
 	bg := context.Background()
 
-	created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
-		`{"amount": 1850, "currency": "USD", "orderId": "gasless-1"}`)
-	id := created["paymentId"].(string)
-	payURL := strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1)
-	quoteID, deposit, amount := paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", "USDC")
+	id, secret, payURL, q := d.payment(t, 1850, "gasless-1", "USDC")
+	quoteID, deposit, amount := q.id, q.deposit, q.amount
 
 	// The payer: a new account given twice the quote in USDC, and no ETH.
 	key, err := crypto.GenerateKey()
@@ -119,7 +101,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 	clickGasless()
 	waitJS(t, tctx, "the declined message", `document.getElementById("wallet-error").textContent.includes("You declined the request in Go Test Wallet.")`, 15*time.Second)
 	waitJS(t, tctx, "the QR code, still there", `!document.getElementById("qr").parentElement.hidden && document.getElementById("qr").naturalWidth > 0`, 10*time.Second)
-	if v := checkoutView(t, srv.base, id, created["secret"].(string)); v["status"] != "pending" || v["gaslessPayment"] != nil {
+	if v := checkoutView(t, srv.base, id, secret); v["status"] != "pending" || v["gaslessPayment"] != nil {
 		t.Fatalf("after a declined signature: %v, %v", v["status"], v["gaslessPayment"])
 	}
 
@@ -139,7 +121,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 	if !strings.EqualFold(msg["to"].(string), deposit) || msg["value"] != amount || msg["validAfter"] != "0" {
 		t.Fatalf("the signed message: %v (deposit %s, amount %s)", msg, deposit, amount)
 	}
-	p := apiJSON(t, srv.base, m.SecretKey, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
+	p := apiJSON(t, srv.base, d.key, http.MethodGet, "/v1/external/secretkey-auth/payments/"+id, "")
 	receipt := p["receipt"].(map[string]any)
 	hot := strings.ToLower(devnet.AccountAddress(devnet.HotWalletAccount).Hex())
 	if p["status"] != "completed" || receipt["txIsSponsored"] != true || receipt["txSenderAddress"] != hot {

@@ -3,16 +3,12 @@ package fault
 import (
 	"context"
 	"math/big"
-	"net/http"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/devnet"
 )
@@ -24,33 +20,15 @@ import (
 // wallet is funded the relay goes out and the payment completes, the wallet having signed once.
 func TestGaslessInFlightAfterReloadInChromium(t *testing.T) {
 	ctx := browser(t)
-	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	l1 := devnetAddr(t)
 	hotKey, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=off", "PAYMENTS_SERVE_UNWATCHED=false",
-		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms",
-		"PAYMENTS_HOT_WALLET_KEY=" + common.Bytes2Hex(crypto.FromECDSA(hotKey))}
-	m := createMerchant(t, bin, db, env, "Corner Bakery")
-	srv := newServer(t, bin, db)
-	srv.env = env
-	srv.start()
-	rpc := "http://" + l1
-	eth, err := ethclient.Dial(rpc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eth.Close)
+	d := newServedDevnet(t, false, "PAYMENTS_HOT_WALLET_KEY="+common.Bytes2Hex(crypto.FromECDSA(hotKey)))
+	srv, eth, rpc := d.srv, d.eth, d.rpc
 	bg := context.Background()
-
-	created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
-		`{"amount": 1850, "currency": "USD", "orderId": "gasless-reload"}`)
-	id, secret := created["paymentId"].(string), created["secret"].(string)
-	payURL := strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1)
-	quoteID, _, amount := paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", "USDC")
+	id, secret, payURL, q := d.payment(t, 1850, "gasless-reload", "USDC")
+	quoteID, amount := q.id, q.amount
 
 	key, err := crypto.GenerateKey()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/big"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/devnet"
 )
@@ -36,29 +34,11 @@ import (
 func TestWalletPaymentInChromium(t *testing.T) {
 	ctx := browser(t)
 	axe := axeSource(t)
-	bin := paymentsdBinary(t)
-	db := filepath.Join(t.TempDir(), "paymentsd.db")
-	l1, l2 := devnetAddr(t), devnetAddr(t)
-	env := []string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=" + l2, "PAYMENTS_SERVE_UNWATCHED=false",
-		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}
-	m := createMerchant(t, bin, db, env, "Corner Bakery")
-	srv := newServer(t, bin, db)
-	srv.env = env
-	srv.start()
-	rpc1, rpc2 := "http://"+l1, "http://"+l2
-	eth, err := ethclient.Dial(rpc1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eth.Close)
-
-	type quote struct{ id, deposit, amount string }
-	newPayment := func(order, symbol string) (id, secret, payURL string, q quote) {
-		created := apiJSON(t, srv.base, m.SecretKey, http.MethodPost, "/v1/external/secretkey-auth/payments",
-			`{"amount": 1850, "currency": "USD", "orderId": "`+order+`"}`)
-		q.id, q.deposit, q.amount = paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", symbol)
-		return created["paymentId"].(string), created["secret"].(string),
-			strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1), q
+	d := newServedDevnet(t, true)
+	srv, eth, rpc1, rpc2 := d.srv, d.eth, d.rpc, d.rpc2
+	m := createdMerchant{SecretKey: d.key}
+	newPayment := func(order, symbol string) (id, secret, payURL string, q devnetQuote) {
+		return d.payment(t, 1850, order, symbol)
 	}
 	tab := func(w *testWallet) context.Context {
 		tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())

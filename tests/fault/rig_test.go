@@ -2,6 +2,10 @@ package fault
 
 import (
 	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -80,4 +84,55 @@ func paymentQuote(t *testing.T, payment map[string]any, chainID, symbol string) 
 	}
 	t.Fatalf("no %s quote on %s: %v", symbol, chainID, payment["quotes"])
 	return "", "", ""
+}
+
+// servedDevnet is serve running the devnet in its own process (PAYMENTS_DEVNET on a free port,
+// 250 ms blocks, watched every 100 ms; its second chain only when l2), a merchant "Corner
+// Bakery", and a client of the first chain: what the checkout's browser tests start from.
+type servedDevnet struct {
+	srv       *server
+	key       string // the merchant's secret key
+	rpc, rpc2 string // the chains' RPC URLs (rpc2 "" without the second chain)
+	eth       *ethclient.Client
+}
+
+func newServedDevnet(t *testing.T, l2 bool, extra ...string) *servedDevnet {
+	t.Helper()
+	bin := paymentsdBinary(t)
+	db := filepath.Join(t.TempDir(), "paymentsd.db")
+	l1, second := devnetAddr(t), "off"
+	if l2 {
+		second = devnetAddr(t)
+	}
+	env := append([]string{"PAYMENTS_DEVNET=" + l1, "PAYMENTS_DEVNET_L2=" + second, "PAYMENTS_SERVE_UNWATCHED=false",
+		"PAYMENTS_DEVNET_BLOCK_TIME=250ms", "PAYMENTS_WATCH_INTERVAL=100ms"}, extra...)
+	m := createMerchant(t, bin, db, env, "Corner Bakery")
+	srv := newServer(t, bin, db)
+	srv.env = env
+	srv.start()
+	d := &servedDevnet{srv: srv, key: m.SecretKey, rpc: "http://" + l1}
+	if l2 {
+		d.rpc2 = "http://" + second
+	}
+	eth, err := ethclient.Dial(d.rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eth.Close)
+	d.eth = eth
+	return d
+}
+
+// devnetQuote is a payment's quote on the first devnet chain.
+type devnetQuote struct{ id, deposit, amount string }
+
+// payment creates a payment of cents and answers its id, secret, page URL (on 127.0.0.1, the
+// browser's origin) and its quote of symbol on the first devnet chain.
+func (d *servedDevnet) payment(t *testing.T, cents int, order, symbol string) (id, secret, payURL string, q devnetQuote) {
+	t.Helper()
+	created := apiJSON(t, d.srv.base, d.key, http.MethodPost, "/v1/external/secretkey-auth/payments",
+		`{"amount": `+strconv.Itoa(cents)+`, "currency": "USD", "orderId": "`+order+`"}`)
+	q.id, q.deposit, q.amount = paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", symbol)
+	return created["paymentId"].(string), created["secret"].(string),
+		strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1), q
 }
