@@ -42,25 +42,14 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	payer := crypto.PubkeyToAddress(key.PublicKey)
-	funder, err := devnet.AccountKey(2)
-	if err != nil {
-		t.Fatal(err)
-	}
 	twice := new(big.Int).Mul(mustBig(t, amount), big.NewInt(2))
-	if _, err := devnet.Pay(bg, eth, funder, devnet.USDCAddress, payer, twice); err != nil {
-		t.Fatal(err)
-	}
+	fundUSDC(t, eth, payer, twice, twice)
 	usdc := func(who common.Address) *big.Int {
 		b, err := devnet.TokenBalance(bg, eth, common.HexToAddress(devnet.USDCAddress), who)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
-	}
-	for deadline := time.Now().Add(30 * time.Second); usdc(payer).Cmp(twice) != 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the payer's USDC did not arrive")
-		}
 	}
 	noETH := func() {
 		t.Helper()
@@ -74,12 +63,7 @@ func TestGaslessPaymentInChromium(t *testing.T) {
 	w := newTestWallet(key, devnet.ChainID)
 	w.rpc = map[int64]string{devnet.ChainID: rpc}
 	w.decline["eth_signTypedData_v4"] = true
-	tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	watchCSP(t, tctx)
-	injectWallet(t, tctx, w)
-	tctx, cancel2 := within(tctx, 120*time.Second)
-	t.Cleanup(cancel2)
+	tctx := walletTab(t, ctx, w)
 
 	if err := chromedp.Do(tctx, chromedp.Navigate(payURL), chromedp.WaitVisible(chromedp.CSS(`input[value="`+quoteID+`"]`)),
 		chromedp.Click(chromedp.CSS(`input[value="`+quoteID+`"]`))); err != nil {

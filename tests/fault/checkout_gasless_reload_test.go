@@ -35,31 +35,11 @@ func TestGaslessInFlightAfterReloadInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	payer := crypto.PubkeyToAddress(key.PublicKey)
-	funder, err := devnet.AccountKey(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := devnet.Pay(bg, eth, funder, devnet.USDCAddress, payer, mustBig(t, amount)); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		b, err := devnet.TokenBalance(bg, eth, common.HexToAddress(devnet.USDCAddress), payer)
-		if err == nil && b.String() == amount {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the payer's USDC did not arrive")
-		}
-	}
+	fundUSDC(t, eth, payer, mustBig(t, amount), mustBig(t, amount))
 
 	w := newTestWallet(key, devnet.ChainID)
 	w.rpc = map[int64]string{devnet.ChainID: rpc}
-	tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	watchCSP(t, tctx)
-	injectWallet(t, tctx, w)
-	tctx, cancel2 := within(tctx, 120*time.Second)
-	t.Cleanup(cancel2)
+	tctx := walletTab(t, ctx, w)
 	if err := chromedp.Do(tctx, chromedp.Navigate(payURL), chromedp.WaitVisible(chromedp.CSS(`input[value="`+quoteID+`"]`)),
 		chromedp.Click(chromedp.CSS(`input[value="`+quoteID+`"]`))); err != nil {
 		t.Fatal(err)
@@ -92,6 +72,10 @@ func TestGaslessInFlightAfterReloadInChromium(t *testing.T) {
 	waitJS(t, tctx, "no wallet button", `document.getElementById("wallet-pay").hidden && document.querySelectorAll("#wallet-buttons button").length === 0`, time.Second)
 
 	// The hot wallet funded: relayed, paid; one signature in all.
+	funder, err := devnet.AccountKey(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := devnet.Pay(bg, eth, funder, "", crypto.PubkeyToAddress(hotKey.PublicKey), big.NewInt(1e18)); err != nil {
 		t.Fatal(err)
 	}

@@ -40,15 +40,7 @@ func TestWalletPaymentInChromium(t *testing.T) {
 	newPayment := func(order, symbol string) (id, secret, payURL string, q devnetQuote) {
 		return d.payment(t, 1850, order, symbol)
 	}
-	tab := func(w *testWallet) context.Context {
-		tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
-		t.Cleanup(cancel)
-		watchCSP(t, tctx)
-		injectWallet(t, tctx, w)
-		tctx, cancel2 := within(tctx, 120*time.Second)
-		t.Cleanup(cancel2)
-		return tctx
-	}
+	tab := func(w *testWallet) context.Context { return walletTab(t, ctx, w) }
 	open := func(tctx context.Context, payURL, quoteID string) {
 		t.Helper()
 		if err := chromedp.Do(tctx, chromedp.Navigate(payURL), chromedp.WaitVisible(chromedp.CSS(`input[value="`+quoteID+`"]`)),

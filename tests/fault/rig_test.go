@@ -1,14 +1,20 @@
 package fault
 
 import (
+	"context"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/paymentsd/paymentsd/devnet"
 )
 
 // What most tests here start from, written once: a merchant made by the real CLI, a devnet of
@@ -135,4 +141,40 @@ func (d *servedDevnet) payment(t *testing.T, cents int, order, symbol string) (i
 	q.id, q.deposit, q.amount = paymentQuote(t, created["payment"].(map[string]any), "eip155:1337", symbol)
 	return created["paymentId"].(string), created["secret"].(string),
 		strings.Replace(created["paymentUrl"].(string), "http://localhost:", "http://127.0.0.1:", 1), q
+}
+
+// walletTab opens a new browser context with the test wallet injected and the CSP watched, for at
+// most two minutes.
+func walletTab(t *testing.T, browserCtx context.Context, w *testWallet) context.Context {
+	t.Helper()
+	tctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	watchCSP(t, tctx)
+	injectWallet(t, tctx, w)
+	tctx, cancel2 := within(tctx, 120*time.Second)
+	t.Cleanup(cancel2)
+	return tctx
+}
+
+// fundUSDC sends units of the devnet's USDC from a funded devnet account to who, and waits until
+// who holds exactly want (its balance after the transfer).
+func fundUSDC(t *testing.T, eth *ethclient.Client, who common.Address, units, want *big.Int) {
+	t.Helper()
+	ctx := context.Background()
+	funder, err := devnet.AccountKey(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devnet.Pay(ctx, eth, funder, devnet.USDCAddress, who, units); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		b, err := devnet.TokenBalance(ctx, eth, common.HexToAddress(devnet.USDCAddress), who)
+		if err == nil && b.Cmp(want) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %v USDC units (%v), want %s", who.Hex(), b, err, want)
+		}
+	}
 }
