@@ -38,13 +38,12 @@ func (a *App) wireRefunds() error {
 	return nil
 }
 
-// eventObjects renders events' objects in shape, refunds with their claim links.
+// eventObjects renders events' objects in shape. A refund's claim link is never in an event: it
+// lets its holder direct the refund, and a webhook endpoint is set up by anyone with
+// developers:write (who may not move money), so claimUrl is null in webhook bodies; the merchant's
+// backend has it from the create answer, or reads it with its secret key.
 func (a *App) eventObjects(shape settlement.Shape) eventObjects {
-	o := settlement.Objects{Shape: shape}
-	if a.Refunds != nil {
-		o.ClaimURL = a.Refunds.ClaimURL
-	}
-	return eventObjects{o}
+	return eventObjects{settlement.Objects{Shape: shape}}
 }
 
 // RefundLoops is the loop that cancels unclaimed refunds at their claim's expiry.

@@ -3757,7 +3757,8 @@ export interface components {
              * @description The customer's claim link while the refund awaits an address (`…/refund/{id}#<secret>`);
              *     null otherwise. Whoever holds it can direct the refund, so it is shown to a secret key
              *     and to dashboard roles that may move money (`withdrawals:write`); a viewer's or
-             *     developer's token reads null.
+             *     developer's token reads null, and so does every webhook event's body (an endpoint is
+             *     set up with `developers:write`).
              */
             claimUrl: string | null;
             /** Format: date-time */
