@@ -32,7 +32,7 @@ func TestRefundPage(t *testing.T) {
 	js, typ, err := checkout.Asset("refund.js")
 	require.NoError(t, err)
 	assert.Equal(t, "text/javascript; charset=utf-8", typ)
-	for _, want := range []string{"checkoutWallets.list()", "eth_signTypedData_v4", "X-Service-Refund-Secret"} {
+	for _, want := range []string{"checkoutWallets", "eth_signTypedData_v4", "X-Service-Refund-Secret"} {
 		assert.Contains(t, string(js), want)
 	}
 	wallets, _, err := checkout.Asset("wallets.js")

@@ -44,6 +44,9 @@ type APIKey struct {
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 	CreatedBy  *uuid.UUID // the person who made it from the dashboard; nil for the command line
+	// CreatedByEmail is that person's email as listed (nil when no person made it, or the
+	// person's account is gone).
+	CreatedByEmail *string
 }
 
 // Chain is an EVM chain. Enabled says whether this deployment serves it (configuration and data).

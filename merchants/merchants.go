@@ -129,6 +129,10 @@ func (s *Service) CreateKey(ctx context.Context, merchantID uuid.UUID, mode doma
 		if out, err = s.createKey(tx, m, mode.Norm(), s.Now(), audit.PersonOf(ctx)); err != nil {
 			return err
 		}
+		if out.Key.CreatedBy != nil {
+			email := audit.ActorFrom(ctx).Label // a person actor's label is their email
+			out.Key.CreatedByEmail = &email
+		}
 		return audit.Append(ctx, tx, audit.Event{MerchantID: merchantID, Action: audit.APIKeyCreated, TargetType: audit.TargetAPIKey,
 			TargetID: out.Key.ID.String(), Details: map[string]any{"mode": string(out.Key.Mode.Norm()), "prefix": out.KeyPrefix}})
 	})

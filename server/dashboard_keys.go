@@ -14,7 +14,8 @@ import (
 // revoked, always for the merchant bearer() authorised.
 
 func apiKeyOut(k domain.APIKey) gen.ApiKey {
-	return gen.ApiKey{Id: k.ID, Prefix: k.Prefix, Mode: gen.Mode(k.Mode.Norm()), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+	return gen.ApiKey{Id: k.ID, Prefix: k.Prefix, Mode: gen.Mode(k.Mode.Norm()), CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt,
+		CreatedBy: k.CreatedByEmail}
 }
 
 func (h *handlers) ListMerchantApiKeys(ctx context.Context, _ gen.ListMerchantApiKeysRequestObject) (gen.ListMerchantApiKeysResponseObject, error) {

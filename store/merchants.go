@@ -146,7 +146,41 @@ func (t *Tx) APIKeys(merchantID uuid.UUID, modes ...domain.Mode) ([]domain.APIKe
 	for i, r := range rows {
 		out[i] = r.domain()
 	}
-	return out, nil
+	return out, t.keyMakers(out)
+}
+
+// keyMakers fills in the email of the person who made each key (one query for the list).
+func (t *Tx) keyMakers(keys []domain.APIKey) error {
+	var ids []uuid.UUID
+	for _, k := range keys {
+		if k.CreatedBy != nil {
+			ids = append(ids, *k.CreatedBy)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var users []userRow
+	if err := t.db.Select("id", "email").Where("id IN ?", ids).Find(&users).Error; err != nil {
+		return translate(err)
+	}
+	email := make(map[uuid.UUID]string, len(users))
+	for _, u := range users {
+		email[u.ID] = u.Email
+	}
+	for i, k := range keys {
+		if e, ok := email[derefID(k.CreatedBy)]; ok {
+			keys[i].CreatedByEmail = &e
+		}
+	}
+	return nil
+}
+
+func derefID(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
 }
 
 // RevokeAPIKey revokes one of a merchant's keys (a revoked key stays as it was) and reads it
@@ -161,7 +195,11 @@ func (t *Tx) RevokeAPIKey(merchantID uuid.UUID, modes []domain.Mode, keyID uuid.
 	if err := t.db.Omit("key_hash").Take(&r, "id = ? AND merchant_id = ? AND livemode IN ?", keyID, merchantID, liveFlags(modes)).Error; err != nil {
 		return domain.APIKey{}, false, translate(err)
 	}
-	return r.domain(), res.RowsAffected > 0, nil
+	keys := []domain.APIKey{r.domain()}
+	if err := t.keyMakers(keys); err != nil {
+		return domain.APIKey{}, false, err
+	}
+	return keys[0], res.RowsAffected > 0, nil
 }
 
 // PutWithdrawalConfig replaces a merchant's withdrawal configuration.

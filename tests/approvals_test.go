@@ -120,6 +120,21 @@ func TestWithdrawalApprovals(t *testing.T) {
 		// one admin could mint a live key, withdraw with it and approve alone (review D2).
 		r = e.do(http.MethodPost, p.base+"/api-keys", "", map[string]any{"mode": "live"}, p.admin...)
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		assert.Equal(t, "ann@shop.example", r.JSON(t)["key"].(map[string]any)["createdBy"], "the key names its maker")
+		madeBy := map[string]any{}
+		for _, k := range e.do(http.MethodGet, p.base+"/api-keys", "", nil, bob...).JSON(t)["data"].([]any) {
+			k := k.(map[string]any)
+			madeBy[k["prefix"].(string)] = k["createdBy"]
+		}
+		assert.Len(t, madeBy, 2)
+		assert.Contains(t, madeBy, r.JSON(t)["key"].(map[string]any)["prefix"])
+		for prefix, by := range madeBy {
+			if prefix == r.JSON(t)["key"].(map[string]any)["prefix"] {
+				assert.Equal(t, "ann@shop.example", by, "listed with its maker")
+			} else {
+				assert.Nil(t, by, "the command line's key names no person")
+			}
+		}
 		r = e.do(http.MethodPost, withdrawalsPath, r.JSON(t)["secretKey"].(string), withdrawal(20_000))
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 		annsKey := r.JSON(t)["id"].(string)

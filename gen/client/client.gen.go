@@ -912,9 +912,17 @@ type AddressBookList struct {
 
 // ApiKey A secret key as listed (the key itself is never stored, only its hash).
 //
-// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
+// Example: {"createdAt":"2026-11-22T10:00:00Z","createdBy":"ann@shop.example","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
 type ApiKey struct {
-	CreatedAt time.Time          `json:"createdAt"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CreatedBy The email of the person who made it from the dashboard; null for a key the command
+	// line or a service token made (or whose maker's account is gone). A withdrawal or
+	// refund made with the key counts as that person's: they cannot approve it.
+	//
+	//
+	// Example: ann@shop.example
+	CreatedBy *string            `json:"createdBy"`
 	Id        openapi_types.UUID `json:"id"`
 
 	// Mode Live money (mainnets) or test money (testnets and the devnet). A secret key, a dashboard
@@ -1507,7 +1515,7 @@ type CreateWithdrawalRequestCurrency string
 type CreatedApiKey struct {
 	// Key A secret key as listed (the key itself is never stored, only its hash).
 	//
-	// Example: {"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
+	// Example: {"createdAt":"2026-11-22T10:00:00Z","createdBy":"ann@shop.example","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}
 	Key ApiKey `json:"key"`
 
 	// SecretKey Example: sk_test_4f2a9c…

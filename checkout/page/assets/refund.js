@@ -135,22 +135,28 @@
   }
 
   // The wallets are found by wallets.js (EIP-6963, or window.ethereum), loaded before this script.
-  checkoutWallets.onChange(() => {
+  // Without it (a failed load) the page says no wallet was found and the typed address still works.
+  /* global checkoutWallets */
+  const found =
+    typeof checkoutWallets === "undefined"
+      ? { list: () => [], discoveryOver: () => true, onChange: () => {}, name: () => "", button: () => document.createElement("button") }
+      : checkoutWallets;
+  found.onChange(() => {
     if (view && view.status === "awaiting_address") showWallets();
   });
 
   let shownWallets = "";
 
   function showWallets() {
-    const list = checkoutWallets.list();
+    const list = found.list();
     const key = list.map((w) => w.info.uuid).join(",") + (wallet ? "|" + wallet.info.uuid : "");
-    $("no-wallet").hidden = list.length > 0 || !checkoutWallets.discoveryOver();
+    $("no-wallet").hidden = list.length > 0 || !found.discoveryOver();
     if (key === shownWallets) return;
     shownWallets = key;
     const box = $("wallets");
     box.replaceChildren();
     for (const w of list) {
-      const b = checkoutWallets.button(w, t("refund.connect", { wallet: checkoutWallets.name(w) }));
+      const b = found.button(w, t("refund.connect", { wallet: found.name(w) }));
       b.addEventListener("click", () => connect(w));
       box.append(b);
     }

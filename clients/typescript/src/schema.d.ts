@@ -5588,7 +5588,8 @@ export interface components {
          *       "prefix": "sk_test_4f2a",
          *       "mode": "test",
          *       "createdAt": "2026-11-22T10:00:00Z",
-         *       "revokedAt": null
+         *       "revokedAt": null,
+         *       "createdBy": "ann@shop.example"
          *     }
          */
         ApiKey: {
@@ -5604,6 +5605,13 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             revokedAt: string | null;
+            /**
+             * @description The email of the person who made it from the dashboard; null for a key the command
+             *     line or a service token made (or whose maker's account is gone). A withdrawal or
+             *     refund made with the key counts as that person's: they cannot approve it.
+             * @example ann@shop.example
+             */
+            createdBy: string | null;
         };
         /**
          * @description What a person may do for the merchant; each role includes the ones before it: viewer, developer (API keys, webhooks), admin (money, settings), owner (team, security).

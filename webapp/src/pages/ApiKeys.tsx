@@ -68,7 +68,7 @@ export function ApiKeys() {
           l.data.length === 0 ? (
             <p className="card muted">No keys yet.</p>
           ) : (
-            <DataTable className="table-wrap card" columns={["Key", "Mode", "Created", "Status", ACTIONS]}>
+            <DataTable className="table-wrap card" columns={["Key", "Mode", "Created", "Made by", "Status", ACTIONS]}>
               {l.data.map((k) => (
                 <tr key={k.id}>
                   <td>
@@ -76,6 +76,7 @@ export function ApiKeys() {
                   </td>
                   <td>{k.mode}</td>
                   <td>{formatDate(k.createdAt)}</td>
+                  <td>{k.createdBy ?? <span className="muted">not a person</span>}</td>
                   <td>{k.revokedAt ? `revoked ${formatDate(k.revokedAt)}` : "active"}</td>
                   <td>
                     {!k.revokedAt && writable ? (
