@@ -939,7 +939,7 @@ type ApiKey struct {
 	RevokedAt *time.Time `json:"revokedAt"`
 }
 
-// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}]}
+// ApiKeyList Example: {"data":[{"createdAt":"2026-11-22T10:00:00Z","createdBy":"ann@shop.example","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null}]}
 type ApiKeyList struct {
 	Data []ApiKey `json:"data"`
 }
@@ -1511,7 +1511,7 @@ type CreateWithdrawalRequestCurrency string
 
 // CreatedApiKey A new key; `secretKey` is shown only here.
 //
-// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
+// Example: {"key":{"createdAt":"2026-11-22T10:00:00Z","createdBy":"ann@shop.example","id":"01a200eb-1612-72e6-88d9-02e7cbd1f728","mode":"test","prefix":"sk_test_4f2a","revokedAt":null},"secretKey":"sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"}
 type CreatedApiKey struct {
 	// Key A secret key as listed (the key itself is never stored, only its hash).
 	//

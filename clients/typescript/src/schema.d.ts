@@ -5866,7 +5866,8 @@ export interface components {
          *           "prefix": "sk_test_4f2a",
          *           "mode": "test",
          *           "createdAt": "2026-11-22T10:00:00Z",
-         *           "revokedAt": null
+         *           "revokedAt": null,
+         *           "createdBy": "ann@shop.example"
          *         }
          *       ]
          *     }
@@ -5882,7 +5883,8 @@ export interface components {
          *         "prefix": "sk_test_4f2a",
          *         "mode": "test",
          *         "createdAt": "2026-11-22T10:00:00Z",
-         *         "revokedAt": null
+         *         "revokedAt": null,
+         *         "createdBy": "ann@shop.example"
          *       },
          *       "secretKey": "sk_test_4f2a9c0d1e2f3a4b5c6d7e8f9a0b1c2d"
          *     }
