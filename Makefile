@@ -40,7 +40,7 @@ test: lint check-generated ts-check web-check wallet-check build
 	scripts/with-postgres.sh $(MAKE) --no-print-directory test-go contract ts-example
 
 test-go:
-	$(GO) test -count=1 -race -timeout 30m ./...
+	GO=$(GO) scripts/test-go.sh
 
 # CI budget: a fixed seed and ~50 examples per operation and phase, about 30 s per shape.
 contract: build
