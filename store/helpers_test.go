@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
@@ -182,3 +183,23 @@ func paymentIDs(ps []domain.Payment) []uuid.UUID {
 }
 
 func idLess(a, b uuid.UUID) bool { return bytes.Compare(a[:], b[:]) < 0 }
+
+// storeAt opens a database of backend migrated up to version — the older schema a migration
+// test fills by hand before migrating the rest — and answers it with its raw connection.
+func storeAt(t *testing.T, backend string, version int64) (*store.Store, *gorm.DB) {
+	t.Helper()
+	st, err := store.Open(testdb.URL(t, backend))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, st.MigrateUpTo(context.Background(), version))
+	return st, st.GormDB()
+}
+
+// rawMerchant inserts a merchant row by hand (a migration test's older schema) and answers its id.
+func rawMerchant(t *testing.T, db *gorm.DB) uuid.UUID {
+	t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	require.NoError(t, db.Exec(`INSERT INTO merchants (id, name, short_name, deposits_enabled, withdrawals_enabled, created_at)
+		VALUES (?, 'M', 'm', TRUE, TRUE, ?)`, id, t0).Error)
+	return id
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/internal/testdb"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 // Migration 26 on the data of version 25: a key a person made from the dashboard (the audit log's
@@ -18,15 +17,10 @@ func TestMigrationTwentySixNamesWhoMadeEachKey(t *testing.T) {
 	for _, backend := range testdb.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(testdb.URL(t, backend))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.MigrateUpTo(ctx, 25))
-			db := st.GormDB()
-			m, ann := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+			st, db := storeAt(t, backend, 25)
+			ann := uuid.Must(uuid.NewV7())
 			byAnn, byCLI := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
-			require.NoError(t, db.Exec(`INSERT INTO merchants (id, name, short_name, deposits_enabled, withdrawals_enabled, created_at)
-				VALUES (?, 'M', 'm', TRUE, TRUE, ?)`, m, t0).Error)
+			m := rawMerchant(t, db)
 			for i, k := range []uuid.UUID{byAnn, byCLI} {
 				require.NoError(t, db.Exec(`INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at, livemode)
 					VALUES (?, ?, 'sk_live_abcd', ?, ?, TRUE)`, k, m, []byte{byte(i), 1, 2, 3}, t0).Error)

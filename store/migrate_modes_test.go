@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/paymentsd/paymentsd/internal/testdb"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 // Migration 12 on the data of version 11: every existing row gets the mode its key's prefix or
@@ -19,11 +18,7 @@ func TestMigrationTwelveGivesExistingRowsTheirMode(t *testing.T) {
 	for _, backend := range testdb.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(testdb.URL(t, backend))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.MigrateUpTo(ctx, 11))
-			db := st.GormDB()
+			st, db := storeAt(t, backend, 11)
 			now := time.Now().UTC()
 			exec := func(q string, args ...any) {
 				t.Helper()

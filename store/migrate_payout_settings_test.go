@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,14 +20,8 @@ func TestMigrationTwentyEightSplitsPayoutSettingsByMode(t *testing.T) {
 	for _, backend := range testdb.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(testdb.URL(t, backend))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.MigrateUpTo(ctx, 26))
-			db := st.GormDB()
-			m := uuid.Must(uuid.NewV7())
-			require.NoError(t, db.Exec(`INSERT INTO merchants (id, name, short_name, deposits_enabled, withdrawals_enabled, created_at)
-				VALUES (?, 'M', 'm', TRUE, TRUE, ?)`, m, t0).Error)
+			st, db := storeAt(t, backend, 26)
+			m := rawMerchant(t, db)
 			require.NoError(t, db.Exec(`INSERT INTO payout_settings (merchant_id, approval_threshold_cents, allowlist_only,
 				address_cooling_off_hours, daily_limit_cents, refund_claim_days, offer_overpayment_refunds, updated_at, stricter_rules, stricter_until)
 				VALUES (?, 5000, TRUE, 48, 90000, 7, TRUE, ?, '{"approvalThresholdCents":1000,"allowlistOnly":true,"addressCoolingOffHours":48,"dailyLimitCents":null}', ?)`,

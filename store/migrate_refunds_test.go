@@ -10,7 +10,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/domain"
 	"github.com/paymentsd/paymentsd/internal/testdb"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 // Migration 20 on the data of version 19: the ledger and the events (rebuilt on SQLite to widen
@@ -20,14 +19,9 @@ func TestMigrationTwentyKeepsLedgerAndEvents(t *testing.T) {
 	for _, backend := range testdb.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(testdb.URL(t, backend))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.MigrateUpTo(ctx, 19))
-			db := st.GormDB()
-			m, ep, evID := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), "evt_0001"
-			require.NoError(t, db.Exec(`INSERT INTO merchants (id, name, short_name, deposits_enabled, withdrawals_enabled, created_at)
-				VALUES (?, 'M', 'm', TRUE, TRUE, ?)`, m, t0).Error)
+			st, db := storeAt(t, backend, 19)
+			ep, evID := uuid.Must(uuid.NewV7()), "evt_0001"
+			m := rawMerchant(t, db)
 			require.NoError(t, db.Exec(`INSERT INTO ledger_entries (id, merchant_id, kind, amount_cents, created_at, livemode)
 				VALUES (?, ?, 'transfer_credit', 1234, ?, TRUE)`, uuid.Must(uuid.NewV7()), m, t0).Error)
 			require.NoError(t, db.Exec(`INSERT INTO events (id, type, entity, entity_id, merchant_id, sequence, payload, created_at, livemode)

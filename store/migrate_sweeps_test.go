@@ -18,11 +18,7 @@ func TestMigrationEightKeepsPayoutsAndMakesNoncesPerGenesis(t *testing.T) {
 	for _, backend := range testdb.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(testdb.URL(t, backend))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = st.Close() })
-			require.NoError(t, st.MigrateUpTo(ctx, 7))
-			db := st.GormDB()
+			st, db := storeAt(t, backend, 7)
 			sender := "0xa0ee7a142d267c1f36714e4a8f75612f20a79720"
 			oid, aid := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
 			require.NoError(t, db.Exec(`INSERT INTO tx_nonces (chain_id, sender, next_nonce) VALUES (1337, ?, 1)`, sender).Error)
