@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"math/big"
 	"net/http"
@@ -41,18 +42,12 @@ import (
 func TestRefundClaimPageInChromium(t *testing.T) {
 	ctx := browser(t)
 	axe := axeSource(t)
-	payerKey, err := devnet.AccountKey(3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := newClaimSite(t)
+	payerKey, payer, api := site.payerKey, site.payer, site.api
 	otherKey, err := devnet.AccountKey(6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	payer := strings.ToLower(crypto.PubkeyToAddress(payerKey.PublicKey).Hex())
-	api := newFakeClaimAPI(t, 1337, payer)
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
 
 	tab := func(w *testWallet) chromedpCtx {
 		tctx, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
@@ -70,13 +65,7 @@ func TestRefundClaimPageInChromium(t *testing.T) {
 		}
 		return tctx
 	}
-	visit := func(tctx chromedpCtx, refund, secret string) {
-		t.Helper()
-		// about:blank first: a URL differing only in its fragment would not load the page again.
-		if err := chromedp.Do(tctx, chromedp.Navigate("about:blank"), chromedp.Navigate(srv.URL+"/refund/"+refund+"#"+secret)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	visit := func(tctx chromedpCtx, refund, secret string) { site.visit(t, tctx, refund, "", secret) }
 
 	// A wrong secret.
 	plain := tab(nil)
@@ -202,6 +191,37 @@ func noWide(t *testing.T, ctx chromedpCtx, what string) {
 
 // fakeClaimAPI stands in for the refund-claim API: one refund view per id, its secret, and the
 // claim it received.
+// claimSite is the claim page served with the stand-in API, whose refunds were paid by the
+// devnet's account 3 (payerKey, payer).
+type claimSite struct {
+	api      *fakeClaimAPI
+	url      string
+	payerKey *ecdsa.PrivateKey
+	payer    string
+}
+
+func newClaimSite(t *testing.T) claimSite {
+	t.Helper()
+	key, err := devnet.AccountKey(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := strings.ToLower(crypto.PubkeyToAddress(key.PublicKey).Hex())
+	api := newFakeClaimAPI(t, 1337, payer)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return claimSite{api: api, url: srv.URL, payerKey: key, payer: payer}
+}
+
+// visit opens a refund's claim page (query: "?lang=…" or "") with secret as its fragment.
+func (s claimSite) visit(t *testing.T, tctx context.Context, refund, query, secret string) {
+	t.Helper()
+	// about:blank first: a URL differing only in its fragment would not load the page again.
+	if err := chromedp.Do(tctx, chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/refund/"+refund+query+"#"+secret)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type fakeClaimAPI struct {
 	t       *testing.T
 	chainID int64

@@ -3,17 +3,11 @@ package fault
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-	"github.com/ethereum/go-ethereum/crypto"
-
 	"github.com/paymentsd/paymentsd/checkout"
-	"github.com/paymentsd/paymentsd/devnet"
 )
 
 // The refund claim page in the customer's language (issue 24), against the stand-in claim API
@@ -28,19 +22,10 @@ import (
 func TestRefundClaimPageLanguagesInChromium(t *testing.T) {
 	ctx := browser(t)
 	axe := axeSource(t)
-	payerKey, err := devnet.AccountKey(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payer := strings.ToLower(crypto.PubkeyToAddress(payerKey.PublicKey).Hex())
-	api := newFakeClaimAPI(t, 1337, payer)
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
+	site := newClaimSite(t)
+	payerKey, payer, api := site.payerKey, site.payer, site.api
 	visit := func(tctx context.Context, refund, query string) {
-		t.Helper()
-		if err := chromedp.Do(tctx, chromedp.Navigate("about:blank"), chromedp.Navigate(srv.URL+"/refund/"+refund+query+"#"+api.secret(refund))); err != nil {
-			t.Fatal(err)
-		}
+		site.visit(t, tctx, refund, query, api.secret(refund))
 	}
 
 	// French by ?lang=fr, no wallet: the typed address.
